@@ -1,0 +1,472 @@
+"""AST: the frozen nodes every front end produces and every later stage reads.
+
+Takes nothing: this module only declares nodes. Each node is an `attrs.frozen` class with
+typed fields and a keyword-only `span` that does not take part in equality, so two programs
+that differ only in layout compare equal (the formatter's safety test relies on that).
+The parser builds them from `.eval` text; the suite loaders build them from YAML objects.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+import attrs
+
+from evaldsl.source import Span
+
+NO_SPAN = Span(0, 0)
+
+
+def _span() -> Span:
+    return attrs.field(default=NO_SPAN, kw_only=True, eq=False, repr=False)
+
+
+# ---- values ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Str:
+    """A quoted string: `"Xiamen"`, `'x'`."""
+
+    value: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class Num:
+    """A number: `42`, `0.7`, `-1`."""
+
+    value: int | float
+    span: Span = _span()
+
+
+@attrs.frozen
+class Bool:
+    """`true` or `false`."""
+
+    value: bool
+    span: Span = _span()
+
+
+@attrs.frozen
+class Null:
+    """`null`."""
+
+    span: Span = _span()
+
+
+@attrs.frozen
+class Name:
+    """A bare word standing for a name: `completed`, `search`."""
+
+    value: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class Duration:
+    """A duration, kept in seconds and in the unit it was written in: `250ms`, `2s`, `1.5m`."""
+
+    seconds: float
+    text: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class Money:
+    """An amount of money in dollars: `$0.05`."""
+
+    amount: float
+    text: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class ListLit:
+    """A list: `[a, "b", 3]`."""
+
+    items: tuple[Value, ...]
+    span: Span = _span()
+
+
+@attrs.frozen
+class ObjectLit:
+    """An object with bare or quoted keys: `{city: "Paris", "odd key": 1}`."""
+
+    pairs: tuple[tuple[str, Value], ...]
+    span: Span = _span()
+
+
+@attrs.frozen
+class Regex:
+    """A regex literal: `/\\d+ C/i` (pattern text and flags as written)."""
+
+    pattern: str
+    flags: str
+    span: Span = _span()
+
+
+Value: TypeAlias = Str | Num | Bool | Null | Name | Duration | Money | ListLit | ObjectLit
+
+
+# ---- subjects ----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Key:
+    """One step into a JSON value: `.summary`, `["odd key"]` (key) or `[0]` (index)."""
+
+    key: str | int
+    span: Span = _span()
+
+
+SubjectKind = Literal[
+    "answer",
+    "answer_json",
+    "output",
+    "memory",
+    "state",
+    "status",
+    "nodes",
+    "tools",
+    "tool",
+    "tokens",
+    "input_tokens",
+    "output_tokens",
+    "steps",
+    "tool_calls",
+    "guards",
+    "errors",
+    "latency",
+    "cost",
+    "budget",
+]
+
+
+@attrs.frozen
+class Subject:
+    """What an assertion looks at: `answer`, `answer[2]`, `answer json $.x`, `tool search`,
+    `memory.a.b`, `state.iteration_count`, `tokens`, …; `kind` is its vocabulary entry."""
+
+    kind: SubjectKind
+    name: str | None = None  # the tool of `tool NAME`
+    index: int | None = None  # N of `answer[N]`
+    path: str | None = None  # the JSONPath of `answer json $.x`
+    keys: tuple[Key, ...] = ()  # `.a.b` of memory / output / state
+    span: Span = _span()
+
+
+# ---- predicates --------------------------------------------------------------------------
+
+CountForm = Literal["any", "times", "once", "twice", "never", "at_least", "at_most", "between"]
+
+
+@attrs.frozen
+class Count:
+    """How many calls: `2 times`, `once`, `at least 2 times`, `between 1 and 3 times`."""
+
+    form: CountForm
+    low: int = 1
+    high: int | None = None  # None: no upper bound
+    span: Span = _span()
+
+
+@attrs.frozen
+class Called:
+    """`called`, `called 2 times`, `never called`, … (Calls)."""
+
+    count: Count
+    span: Span = _span()
+
+
+@attrs.frozen
+class Compare:
+    """`== VALUE`, `!= VALUE`, `< VALUE`, `<= VALUE`, `> VALUE`, `>= VALUE`."""
+
+    op: Literal["==", "!=", "<", "<=", ">", ">="]
+    value: Value
+    span: Span = _span()
+
+
+@attrs.frozen
+class Contains:
+    """`contains VALUE`."""
+
+    value: Value
+    span: Span = _span()
+
+
+@attrs.frozen
+class ListTest:
+    """`contains all [..]`, `contains any [..]`, `in order [..]`, `in [..]`, `only [..]`."""
+
+    op: Literal["all", "any", "in_order", "in", "only"]
+    items: ListLit
+    span: Span = _span()
+
+
+@attrs.frozen
+class Emptiness:
+    """`is empty` (empty=True) or `not empty` (empty=False)."""
+
+    empty: bool
+    span: Span = _span()
+
+
+JsonType = Literal["string", "number", "integer", "boolean", "array", "object", "null"]
+
+
+@attrs.frozen
+class IsType:
+    """`is string`, `is number`, `is integer`, `is boolean`, `is array`, `is object`, `is null`."""
+
+    type: JsonType
+    span: Span = _span()
+
+
+@attrs.frozen
+class TextEdge:
+    """`starts with "x"` (at_start=True) or `ends with "x"`."""
+
+    at_start: bool
+    text: Str
+    span: Span = _span()
+
+
+@attrs.frozen
+class Matches:
+    """`matches /re/flags`."""
+
+    regex: Regex
+    span: Span = _span()
+
+
+@attrs.frozen
+class HasKey:
+    """`has KEY`: the key is present, whatever its value."""
+
+    key: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class Judged:
+    """`judged "rubric" [>= 0.7] [by "model"]` (the LLM judge)."""
+
+    rubric: str
+    threshold: float | None = None
+    op: str | None = None
+    model: str | None = None
+    span: Span = _span()
+
+
+@attrs.frozen
+class WithinBudget:
+    """`within budget` (of `tokens`): cycgraph's token_budget_respected."""
+
+    span: Span = _span()
+
+
+@attrs.frozen
+class Cites:
+    """`cites tool NAME [at least N values]`: the answer quotes values that tool returned."""
+
+    tool: str
+    at_least: int | None = None
+    span: Span = _span()
+
+
+ValueTest: TypeAlias = Compare | Contains | Matches | ListTest | IsType | Emptiness
+
+
+@attrs.frozen
+class CallTest:
+    """`args [PATH] TEST` or `result [PATH] TEST`: some call's value satisfies TEST."""
+
+    target: Literal["args", "result"]
+    path: str | None
+    test: ValueTest
+    span: Span = _span()
+
+
+Predicate: TypeAlias = (
+    Called
+    | CallTest
+    | Compare
+    | Contains
+    | ListTest
+    | Emptiness
+    | IsType
+    | TextEdge
+    | Matches
+    | HasKey
+    | Judged
+    | WithinBudget
+    | Cites
+)
+
+
+# ---- assertions --------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Check:
+    """A subject and a predicate: `tool search called 2 times`, `answer matches /x/`."""
+
+    subject: Subject
+    predicate: Predicate
+    every: bool = False  # `every tool NAME …`: every call, and at least one
+    span: Span = _span()
+
+
+@attrs.frozen
+class NoTool:
+    """`no tool NAME`: the same as `tool NAME never called`."""
+
+    name: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class NodeVisited:
+    """`node NAME visited`: the same as `nodes contains NAME`."""
+
+    name: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class Not:
+    """`not A`."""
+
+    operand: Expr
+    span: Span = _span()
+
+
+@attrs.frozen
+class And:
+    """`A and B and …`."""
+
+    operands: tuple[Expr, ...]
+    span: Span = _span()
+
+
+@attrs.frozen
+class Or:
+    """`A or B or …`."""
+
+    operands: tuple[Expr, ...]
+    span: Span = _span()
+
+
+Expr: TypeAlias = Check | NoTool | NodeVisited | Not | And | Or
+
+
+# ---- declarations (header and case lines) ------------------------------------------------
+
+
+@attrs.frozen
+class SuiteDecl:
+    """`suite "name"`."""
+
+    name: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class NamesDecl:
+    """`tools a, b` (kind "tools") or `nodes a, b` (kind "nodes")."""
+
+    kind: Literal["tools", "nodes"]
+    names: tuple[Name | Str, ...]
+    span: Span = _span()
+
+
+@attrs.frozen
+class JudgeDecl:
+    """`judge model "gpt-4o-mini"`."""
+
+    model: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class TimeoutDecl:
+    """`timeout 30s`."""
+
+    duration: Duration
+    span: Span = _span()
+
+
+@attrs.frozen
+class CaseDecl:
+    """`case "name"`: the lines after it belong to this case."""
+
+    name: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class SourceDecl:
+    """`cassette "x.jsonl"`, `state "s.json"`, `dataset "rows.json"`, `trace "t.json" as otel`."""
+
+    kind: Literal["cassette", "state", "dataset", "trace"]
+    path: str
+    format: str | None = None
+    span: Span = _span()
+
+
+@attrs.frozen
+class RunDecl:
+    """`run package.module:function`."""
+
+    target: str
+    span: Span = _span()
+
+
+@attrs.frozen
+class ValueDecl:
+    """`input {…}` (kind "input") or `each [{…}, …]` (kind "each")."""
+
+    kind: Literal["input", "each"]
+    value: Value
+    span: Span = _span()
+
+
+Decl: TypeAlias = (
+    SuiteDecl | NamesDecl | JudgeDecl | TimeoutDecl | CaseDecl | SourceDecl | RunDecl | ValueDecl
+)
+Statement: TypeAlias = Decl | Expr
+
+
+@attrs.frozen
+class Program:
+    """A parsed file or snippet: its statements in source order."""
+
+    statements: tuple[Statement, ...]
+    span: Span = _span()
+
+
+EXPR_TYPES = (Check, NoTool, NodeVisited, Not, And, Or)
+
+
+def to_json(value: Value) -> object:
+    """The plain JSON value a literal stands for (bare names become strings)."""
+    match value:
+        case Str(v) | Name(v):
+            return v
+        case Num(v):
+            return v
+        case Bool(v):
+            return v
+        case Null():
+            return None
+        case Duration(seconds=s):
+            return s
+        case Money(amount=a):
+            return a
+        case ListLit(items):
+            return [to_json(i) for i in items]
+        case ObjectLit(pairs):
+            return {k: to_json(v) for k, v in pairs}
+    raise AssertionError(f"unhandled value {value!r}")

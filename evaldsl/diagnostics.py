@@ -1,0 +1,212 @@
+"""Diagnostics: what every stage reports instead of raising.
+
+Takes a `Source` and a `Span` (or a file position) and gives `Diagnostic` records with a
+stable code, a severity, a message in the user's words and an optional hint. Stages
+collect them and keep going; `EvalDslError` carries the whole list to the API boundary.
+The renderers here turn the same records into text (`full`, `concise`) and JSON; SARIF
+and GitHub annotations read the same fields.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import attrs
+
+from evaldsl.source import Source, Span
+
+Severity = Literal["error", "warning", "info"]
+
+#: Every code, with a one-line title. Codes are stable: never renumber, only add.
+CODES: dict[str, str] = {
+    "E101": "syntax error",
+    "E102": "unterminated string or regex",
+    "E103": "character not allowed here",
+    "E201": "predicate does not apply to this subject",
+    "E202": "missing or wrong unit",
+    "E203": "unknown status value",
+    "E204": "text must be quoted",
+    "E205": "value of the wrong type",
+    "E206": "line not allowed here",
+    "E207": "invalid count or index",
+    "E208": "invalid judge threshold",
+    "E301": "unknown tool",
+    "E302": "unknown node",
+    "E303": "subject not available from this source",
+    "E401": "invalid regular expression",
+    "E402": "regular expression construct not supported",
+    "E403": "unknown regular expression flag",
+    "E404": "invalid JSONPath",
+    "E501": "file not found",
+    "E502": "unreadable run",
+    "E503": "case source missing or repeated",
+    "E504": "invalid suite",
+    "W301": "tool never occurs in the recording",
+    "W302": "node never occurs in the state",
+    "W504": "case with no assertions",
+    "W601": "assertion can never fail",
+    "W602": "assertion can never pass",
+}
+
+
+@attrs.frozen
+class Diagnostic:
+    """One problem at one place: `x.eval:3:8: error[E301]: unknown tool "get_wether"`."""
+
+    code: str
+    severity: Severity
+    message: str
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    hint: str | None = None
+    source_line: str = attrs.field(default="", eq=False, repr=False)
+
+    @classmethod
+    def at(
+        cls,
+        source: Source,
+        span: Span,
+        code: str,
+        message: str,
+        hint: str | None = None,
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        """Build a diagnostic for a span of a source; severity follows the code's letter."""
+        start = source.position(span.start)
+        end = source.position(max(span.end, span.start))
+        return cls(
+            code=code,
+            severity=severity or _default_severity(code),
+            message=message,
+            path=source.path,
+            line=start.line,
+            column=start.column,
+            end_line=end.line,
+            end_column=end.column,
+            hint=hint,
+            source_line=source.line_text(start.line),
+        )
+
+    @classmethod
+    def in_file(
+        cls,
+        path: str,
+        code: str,
+        message: str,
+        *,
+        line: int = 1,
+        column: int = 1,
+        hint: str | None = None,
+        source_line: str = "",
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        """A diagnostic about a file position when no parsed `Source` is at hand."""
+        return cls(
+            code=code,
+            severity=severity or _default_severity(code),
+            message=message,
+            path=path,
+            line=line,
+            column=column,
+            end_line=line,
+            end_column=column + 1,
+            hint=hint,
+            source_line=source_line,
+        )
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    def to_json(self) -> dict[str, object]:
+        """The record `check --format json` prints (1-based lines and columns)."""
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+def _default_severity(code: str) -> Severity:
+    return "warning" if code.startswith("W") else "error"
+
+
+class EvalDslError(Exception):
+    """Raised at the API boundary when a program has errors; carries every diagnostic."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = list(diagnostics)
+        errors = [d for d in self.diagnostics if d.is_error]
+        shown = errors or self.diagnostics
+        super().__init__(render(shown, style="concise") if shown else "evaldsl error")
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+
+def did_you_mean(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The closest candidate to a misspelt word, if one is close: `caled` → `called`."""
+    pool = sorted(set(candidates))
+    if not pool:
+        return None
+    found = difflib.get_close_matches(word, pool, n=1, cutoff=cutoff)
+    if found:
+        return found[0]
+    lowered = {c.lower(): c for c in pool}
+    return lowered.get(word.lower())
+
+
+def sort_key(d: Diagnostic) -> tuple[str, int, int, str]:
+    return (d.path, d.line, d.column, d.code)
+
+
+def render(
+    diagnostics: Iterable[Diagnostic],
+    style: Literal["full", "concise"] = "full",
+) -> str:
+    """Render diagnostics as text, rustc style.
+
+    `concise` gives one line each: `x.eval:3:8: error[E301]: unknown tool "a"`.
+    `full` adds the source line, a caret underline and the hint.
+    """
+    out: list[str] = []
+    for d in diagnostics:
+        head = f"{d.path}:{d.line}:{d.column}: {d.severity}[{d.code}]: {d.message}"
+        if style == "concise":
+            out.append(head + (f" ({d.hint})" if d.hint else ""))
+            continue
+        out.append(head)
+        if d.source_line:
+            gutter = str(d.line)
+            pad = " " * len(gutter)
+            width = (
+                max(1, d.end_column - d.column)
+                if d.end_line == d.line
+                else max(1, len(d.source_line) - d.column + 1)
+            )
+            expanded = d.source_line.replace("\t", " ")
+            out.append(f"{pad} |")
+            out.append(f"{gutter} | {expanded}")
+            out.append(f"{pad} | {' ' * (d.column - 1)}{'^' * width}")
+        if d.hint:
+            pad = " " * len(str(d.line))
+            out.append(f"{pad} = hint: {d.hint}")
+    return "\n".join(out)
+
+
+def to_json(diagnostics: Iterable[Diagnostic]) -> str:
+    """The JSON array `check --format json` prints."""
+    return json.dumps([d.to_json() for d in diagnostics], indent=2, ensure_ascii=False)

@@ -1,0 +1,61 @@
+"""Facts about a case's source file, for the checker.
+
+Takes a source line (`cassette "x.jsonl"`, `state "s.json"`, `dataset "rows.json"`,
+`trace "t.json" as otel`) and the suite's folder, and gives `SourceFacts`: what kind of
+run the file holds, the tool names it records (for did-you-mean on tool names) and the
+nodes a state visited; or a diagnostic at the source line when the file is missing or
+cannot be read as a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaldsl import ast
+from evaldsl.checker import SourceFacts
+from evaldsl.diagnostics import Diagnostic
+from evaldsl.runs.cassette import scan_tool_names
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.events import tool_call_name
+from evaldsl.runs.model import RunError
+from evaldsl.source import Source
+
+
+def read_facts(decl: ast.SourceDecl, base_dir: Path, source: Source) -> SourceFacts | Diagnostic:
+    """Read what the checker needs from a case's source file (one streaming pass)."""
+    path = base_dir / decl.path
+    if not path.exists():
+        return Diagnostic.at(
+            source,
+            decl.span,
+            "E501",
+            f'file not found: "{decl.path}" (looked in {base_dir})',
+            "paths are relative to the suite file",
+        )
+    if decl.kind == "dataset":
+        return SourceFacts(kind=None)
+    try:
+        run = load_run(path, decl.format)
+        if run.state is not None:
+            visited = run.state.get("visited_nodes")
+            nodes = (
+                frozenset(n for n in visited if isinstance(n, str))
+                if isinstance(visited, list)
+                else None
+            )
+            return SourceFacts(kind="state", nodes=nodes)
+        if run.events is None:
+            return SourceFacts(kind="value")
+        if run.format == "traceplay":
+            tools = scan_tool_names(path)
+        else:
+            tools = frozenset(n for n in (tool_call_name(e) for e in run.events) if n is not None)
+        return SourceFacts(kind="trace", tools=tools)
+    except RunError as err:
+        return Diagnostic.at(
+            source,
+            decl.span,
+            err.code,
+            f'cannot read "{decl.path}": {err.message} (line {err.line})',
+            err.hint,
+        )

@@ -1,0 +1,249 @@
+"""Run index: one pass over a run's events, keeping only what the assertions need.
+
+Takes a `Run` (a stream or list of events, a state, an output) and a `Needs` (which tools'
+calls, which answers, which measurements the compiled assertions read) and gives
+`RunFacts`: counters, usage sums, the needed answers, the needed tools' calls with their
+linked results, the state and the output. Every checker reads the same facts, so K
+assertions over N events cost O(N + K); and since only needed facts are kept, memory grows
+with what the assertions ask for, not with the trace.
+
+Event vocabulary read here (unknown types are ignored, as traceplay does):
+- traceplay: `llm.request` (a step; its `model` prices usage), `llm.response` (an answer
+  and its usage), `tool.call` (`name`, `arguments`, `callId`, else its `id` links results),
+  `tool.result` (`callId`, `output`, `isError`), `agent.error`;
+- verydia: `llm.invoke` (a step and an answer: `output`, `tokensIn`, `tokensOut`),
+  `mcp.call` (a tool call with its result inline), `policy.evaluate` (a guard);
+- `error` events count as errors too.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from evaldsl.runs.model import Run
+from evaldsl.runs.text import answer_text, usage_tokens
+from evaldsl.values import MISSING
+
+# Prices in dollars per million tokens (input, output), for `cost` on traces. A trace
+# names its model on `llm.request`; a model not listed here makes `cost` an error verdict.
+PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
+    "gpt-4.1": (2.0, 8.0),
+    "gpt-4.1-mini": (0.4, 1.6),
+    "o3-mini": (1.1, 4.4),
+    "claude-3-5-sonnet": (3.0, 15.0),
+    "claude-3-5-haiku": (0.8, 4.0),
+    "claude-sonnet-4": (3.0, 15.0),
+}
+
+
+@attrs.define
+class Needs:
+    """What the compiled assertions of a case read from its trace."""
+
+    tool_detail: set[str] = attrs.Factory(set)  # tools whose calls (arguments) are read
+    tool_results: set[str] = attrs.Factory(set)  # tools whose linked results are read
+    tool_sequence: bool = False  # `tools`: every call's name, in order
+    answers: set[int] = attrs.Factory(set)  # 1-based positions of answers read
+    answer_tail: int = 0  # how many of the last answers are read (answer, answer[-2], …)
+    times: bool = False  # `latency`: first and last timestamps
+    cost: bool = False  # `cost`: usage priced by each request's model
+
+
+class CallRecord:
+    """One tool call: its name, arguments and (once linked) its result."""
+
+    __slots__ = ("arguments", "is_error", "name", "result")
+
+    def __init__(self, name: str, arguments: Any, result: Any = MISSING) -> None:
+        self.name = name
+        self.arguments = arguments
+        self.result = result
+        self.is_error = False
+
+
+@attrs.define
+class TraceFacts:
+    """What one pass over a trace's events found."""
+
+    steps: int = 0
+    responses: int = 0
+    tool_calls: int = 0
+    guards: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = 0.0
+    unpriced_model: str | None = None
+    call_counts: dict[str, int] = attrs.Factory(dict)
+    calls: dict[str, list[CallRecord]] = attrs.Factory(dict)
+    sequence: list[str] = attrs.Factory(list)
+    answers_at: dict[int, Any] = attrs.Factory(dict)  # position → raw output
+    answers_tail: list[Any] = attrs.Factory(list)  # the last outputs, oldest first
+    first_at: str | None = None
+    last_at: str | None = None
+
+    def answer(self, index: int) -> str:
+        """The N-th answer's text (1-based; negative from the end); out of range is ""."""
+        if index > 0:
+            raw = self.answers_at.get(index, MISSING)
+            return "" if raw is MISSING else answer_text(raw)
+        tail = self.answers_tail
+        if -index > len(tail):
+            return ""
+        return answer_text(tail[index])
+
+    def wall_seconds(self) -> float | None:
+        if self.first_at is None or self.last_at is None:
+            return None
+        try:
+            start = datetime.fromisoformat(self.first_at.replace("Z", "+00:00"))
+            end = datetime.fromisoformat(self.last_at.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return max(0.0, (end - start).total_seconds())
+
+
+@attrs.define
+class RunFacts:
+    """Everything the checkers read: trace facts, state, output, measured latency."""
+
+    trace: TraceFacts | None
+    state: dict[str, Any] | None
+    output: Any
+    latency_seconds: float | None
+    path: str | None = None
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector around bulk decoding: it is 70-75% of the cost
+    of materialising many small dicts, and decoded events hold no cycles."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def index_run(run: Run, needs: Needs) -> RunFacts:
+    """Index a run once for all its assertions (may raise `RunError` for a bad line)."""
+    trace = None
+    if run.events is not None:
+        with paused_gc():
+            trace = index_events(run.events, needs)
+    output = run.output
+    latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
+    return RunFacts(trace, run.state, output, latency, run.path)
+
+
+def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
+    """The one pass. Kept as one flat loop with local variables: it runs once per event."""
+    facts = TraceFacts()
+    counts = facts.call_counts
+    calls = facts.calls
+    detail = needs.tool_detail | needs.tool_results
+    want_results = bool(needs.tool_results)
+    by_call_id: dict[Any, CallRecord] = {}
+    sequence = facts.sequence if needs.tool_sequence else None
+    positions = needs.answers
+    tail: deque[Any] | None = deque(maxlen=needs.answer_tail) if needs.answer_tail else None
+    want_times = needs.times
+    want_cost = needs.cost
+    model: str | None = None
+    steps = responses = tool_calls = guards = errors = 0
+    tokens_in = tokens_out = 0
+    cost = 0.0
+    unpriced: str | None = None
+    first_at: Any = None
+    last_at: Any = None
+
+    for ev in events:
+        kind = ev.get("type")
+        if want_times:
+            at = ev.get("at")
+            if at is not None:
+                if first_at is None:
+                    first_at = at
+                last_at = at
+        if kind == "tool.call" or kind == "mcp.call":
+            tool_calls += 1
+            name = ev.get("name")
+            if name is None and kind == "mcp.call":
+                name = ev.get("tool")
+            if not isinstance(name, str):
+                continue
+            counts[name] = counts.get(name, 0) + 1
+            if sequence is not None:
+                sequence.append(name)
+            if name in detail:
+                args = ev.get("arguments", MISSING)
+                if args is MISSING and kind == "mcp.call":
+                    args = ev.get("args", ev.get("input", MISSING))
+                record = CallRecord(name, args)
+                if kind == "mcp.call":
+                    record.result = ev.get("result", ev.get("output", MISSING))
+                    record.is_error = bool(ev.get("isError"))
+                elif want_results:
+                    # traceplay links results by the call's callId, else by its event id
+                    call_id = ev.get("callId", ev.get("id"))
+                    if call_id is not None:
+                        by_call_id[call_id] = record
+                calls.setdefault(name, []).append(record)
+        elif kind == "llm.response" or kind == "llm.invoke":
+            responses += 1
+            if kind == "llm.invoke":
+                steps += 1
+            raw = ev.get("output")
+            if responses in positions:
+                facts.answers_at[responses] = raw
+            if tail is not None:
+                tail.append(raw)
+            used_in, used_out = usage_tokens(ev)
+            tokens_in += used_in
+            tokens_out += used_out
+            if want_cost and (used_in or used_out):
+                price = PRICES.get(ev.get("model") or model or "")
+                if price is None:
+                    unpriced = ev.get("model") or model or "(no model)"
+                else:
+                    cost += (used_in * price[0] + used_out * price[1]) / 1_000_000
+        elif kind == "llm.request":
+            steps += 1
+            if want_cost:
+                model = ev.get("model")
+        elif kind == "tool.result":
+            if want_results:
+                record_for = by_call_id.get(ev.get("callId"))
+                if record_for is not None:
+                    record_for.result = ev.get("output", MISSING)
+                    record_for.is_error = bool(ev.get("isError"))
+        elif kind == "policy.evaluate":
+            guards += 1
+        elif kind == "agent.error" or kind == "error":
+            errors += 1
+
+    facts.steps = steps
+    facts.responses = responses
+    facts.tool_calls = tool_calls
+    facts.guards = guards
+    facts.errors = errors
+    facts.input_tokens = tokens_in
+    facts.output_tokens = tokens_out
+    facts.cost = cost if unpriced is None else None
+    facts.unpriced_model = unpriced
+    if tail is not None:
+        facts.answers_tail = list(tail)
+    if isinstance(first_at, str) and isinstance(last_at, str):
+        facts.first_at, facts.last_at = first_at, last_at
+    return facts

@@ -1,0 +1,238 @@
+"""Outline: group a program's statements into a suite header and cases.
+
+Takes a parsed `Program` and gives an `Outline`: the header (suite name, declared tools
+and nodes, judge model, timeout, suite-level assertions) and the cases, each with its
+source lines and assertions, plus diagnostics for lines in the wrong place. A file with
+no `case` line is one implicit case, so `tool a called; answer contains "x"` is a whole
+program. The checker, the compiler, the suite loader and the formatter all read this.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from evaldsl import ast
+from evaldsl.diagnostics import Diagnostic
+from evaldsl.source import Source, Span
+
+_HEADER_ONLY = (ast.SuiteDecl, ast.NamesDecl, ast.JudgeDecl)
+_CASE_ONLY = (ast.SourceDecl, ast.RunDecl, ast.ValueDecl)
+
+
+@attrs.frozen
+class CaseOutline:
+    """One case: `case "name"` and the lines after it."""
+
+    name: str
+    span: Span
+    source: ast.SourceDecl | ast.RunDecl | None
+    input: ast.ValueDecl | None
+    each: ast.ValueDecl | None
+    timeout: ast.TimeoutDecl | None
+    assertions: tuple[ast.Expr, ...]
+    implicit: bool = False  # a file without `case` lines
+
+
+@attrs.frozen
+class Outline:
+    """A file's header and cases."""
+
+    suite_name: str | None
+    tools: ast.NamesDecl | None
+    nodes: ast.NamesDecl | None
+    judge_model: str | None
+    timeout: ast.TimeoutDecl | None
+    assertions: tuple[ast.Expr, ...]  # suite level: every case must satisfy them
+    cases: tuple[CaseOutline, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def declared_tools(self) -> frozenset[str] | None:
+        return frozenset(n.value for n in self.tools.names) if self.tools else None
+
+    @property
+    def declared_nodes(self) -> frozenset[str] | None:
+        return frozenset(n.value for n in self.nodes.names) if self.nodes else None
+
+
+def _line_word(stmt: ast.Statement) -> str:
+    match stmt:
+        case ast.SuiteDecl():
+            return "suite"
+        case ast.NamesDecl(kind=kind):
+            return kind
+        case ast.JudgeDecl():
+            return "judge"
+        case ast.SourceDecl(kind=kind):
+            return kind
+        case ast.RunDecl():
+            return "run"
+        case ast.ValueDecl(kind=kind):
+            return kind
+        case _:
+            return type(stmt).__name__
+
+
+def outline(program: ast.Program, source: Source) -> Outline:
+    """Group statements into header and cases; report lines in the wrong place."""
+    diags: list[Diagnostic] = []
+    has_cases = any(isinstance(s, ast.CaseDecl) for s in program.statements)
+
+    suite_name: str | None = None
+    tools: ast.NamesDecl | None = None
+    nodes: ast.NamesDecl | None = None
+    judge: str | None = None
+    suite_timeout: ast.TimeoutDecl | None = None
+    header_asserts: list[ast.Expr] = []
+    cases: list[CaseOutline] = []
+
+    # the case being filled
+    current: dict[str, object] | None = None
+    if not has_cases:
+        current = _new_case("", Span(0, 0))
+
+    def close() -> None:
+        if current is not None:
+            cases.append(CaseOutline(**current, implicit=not has_cases))  # type: ignore[arg-type]
+
+    def first_line(span: Span) -> int:
+        return source.position(span.start).line
+
+    for stmt in program.statements:
+        in_case = current is not None and has_cases
+        if isinstance(stmt, ast.CaseDecl):
+            close()
+            current = _new_case(stmt.name, stmt.span)
+            continue
+        if isinstance(stmt, _HEADER_ONLY):
+            if in_case:
+                diags.append(
+                    Diagnostic.at(
+                        source,
+                        stmt.span,
+                        "E206",
+                        f"`{_line_word(stmt)}` belongs in the suite's header, before the first "
+                        "case",
+                        "move this line above the first `case`",
+                    )
+                )
+                continue
+            match stmt:
+                case ast.SuiteDecl(name=name):
+                    suite_name = name
+                case ast.NamesDecl(kind="tools"):
+                    tools = _merge(tools, stmt)
+                case ast.NamesDecl(kind="nodes"):
+                    nodes = _merge(nodes, stmt)
+                case ast.JudgeDecl(model=model):
+                    judge = model
+            continue
+        if isinstance(stmt, ast.TimeoutDecl):
+            if current is not None and has_cases:
+                current["timeout"] = stmt
+            else:
+                suite_timeout = stmt
+            continue
+        if isinstance(stmt, _CASE_ONLY):
+            if current is None:
+                diags.append(
+                    Diagnostic.at(
+                        source,
+                        stmt.span,
+                        "E206",
+                        f"`{_line_word(stmt)}` belongs to a case",
+                        'open a case first: case "name"',
+                    )
+                )
+                continue
+            key: str
+            if isinstance(stmt, ast.ValueDecl):
+                key = stmt.kind
+                previous = current[key]
+            else:
+                key = "source"
+                previous = current["source"]
+            if isinstance(previous, (ast.SourceDecl, ast.RunDecl, ast.ValueDecl)):
+                diags.append(
+                    Diagnostic.at(
+                        source,
+                        stmt.span,
+                        "E503",
+                        f"this case already has `{_line_word(previous)}` on line "
+                        f"{first_line(previous.span)}; a case runs against one source",
+                        "split it into two cases",
+                    )
+                )
+                continue
+            current[key] = stmt
+            continue
+        # an assertion
+        if current is None:
+            header_asserts.append(stmt)
+        else:
+            current["assertions"] = (*current["assertions"], stmt)  # type: ignore[misc]
+    close()
+
+    if has_cases:
+        for case in cases:
+            if case.source is None:
+                diags.append(
+                    Diagnostic.at(
+                        source,
+                        case.span,
+                        "E503",
+                        f'case "{case.name}" has no source',
+                        'add a line such as cassette "x.jsonl", state "s.json", '
+                        'run package.module:function or dataset "rows.json"',
+                    )
+                )
+            if case.input is not None and not isinstance(case.source, ast.RunDecl):
+                diags.append(
+                    Diagnostic.at(
+                        source,
+                        case.input.span,
+                        "E206",
+                        "`input` is the input of a `run` target, and this case has none",
+                        "add run package.module:function, or remove `input`",
+                    )
+                )
+            # dataset rows carry their own expectations (expectedOutput, expectedBehavior)
+            is_dataset = isinstance(case.source, ast.SourceDecl) and case.source.kind == "dataset"
+            if not case.assertions and not header_asserts and not is_dataset:
+                diags.append(
+                    Diagnostic.at(
+                        source,
+                        case.span,
+                        "W504",
+                        f'case "{case.name}" has no assertions: it always passes',
+                        "add what the run must have done, e.g. tool NAME called",
+                    )
+                )
+    return Outline(
+        suite_name,
+        tools,
+        nodes,
+        judge,
+        suite_timeout,
+        tuple(header_asserts),
+        tuple(cases),
+        tuple(diags),
+    )
+
+
+def _new_case(name: str, span: Span) -> dict[str, object]:
+    return {
+        "name": name,
+        "span": span,
+        "source": None,
+        "input": None,
+        "each": None,
+        "timeout": None,
+        "assertions": (),
+    }
+
+
+def _merge(previous: ast.NamesDecl | None, new: ast.NamesDecl) -> ast.NamesDecl:
+    if previous is None:
+        return new
+    return ast.NamesDecl(new.kind, previous.names + new.names, span=previous.span)

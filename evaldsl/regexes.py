@@ -1,0 +1,87 @@
+"""Regexes: compile regex literals once, with a linear-time engine.
+
+Takes a pattern and its flags as written (`/\\d+ C/i`) and gives a compiled RE2 pattern,
+or a `RegexProblem` saying why it cannot be used (a syntax error, a construct RE2 cannot
+run in linear time such as a backreference or a lookaround, an unknown flag). RE2 never
+backtracks, so no pattern can hang a run whatever text it meets; and like JavaScript
+(the dialect of traceplay and cycgraph) its `$` does not match before a final newline and
+its `\\d` is ASCII.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import attrs
+import re2
+
+FLAGS = "ims"
+
+
+@attrs.frozen
+class RegexProblem:
+    """Why a regex cannot be compiled: a diagnostic code, a message, a hint."""
+
+    code: str
+    message: str
+    hint: str | None = None
+
+
+def _options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every rejected pattern to stderr
+    return options
+
+
+# RE2's messages for constructs it refuses by design (most specific first).
+_UNSUPPORTED = (
+    ("invalid perl operator: (?<=", "lookbehinds"),
+    ("invalid perl operator: (?<!", "negative lookbehinds"),
+    ("invalid perl operator: (?=", "lookaheads"),
+    ("invalid perl operator: (?!", "negative lookaheads"),
+)
+
+
+@lru_cache(maxsize=4096)
+def compile_regex(pattern: str, flags: str = "") -> Any | RegexProblem:
+    """A compiled pattern (with `.search(text)`), or the problem with it.
+
+    >>> compile_regex(r"\\d+ C").search("31 C") is not None
+    True
+    >>> compile_regex(r"(a)\\1").code
+    'E402'
+    """
+    unknown = sorted(set(flags) - set(FLAGS))
+    if unknown:
+        return RegexProblem(
+            "E403",
+            f"unknown regex flag{'s' if len(unknown) > 1 else ''} `{''.join(unknown)}`",
+            "the flags are i (ignore case), m (^ and $ at line ends), s (. matches newline)",
+        )
+    prefix = f"(?{''.join(sorted(set(flags)))})" if flags else ""
+    try:
+        return re2.compile(prefix + pattern, _options())
+    except re2.error as err:
+        text = err.args[0].decode() if err.args and isinstance(err.args[0], bytes) else str(err)
+        for needle, what in _UNSUPPORTED:
+            if text.startswith(needle):
+                return RegexProblem(
+                    "E402",
+                    f"{what} are not supported: regexes run in linear time (RE2), so no "
+                    "pattern can hang a run",
+                    "rewrite the pattern without it",
+                )
+        if text.startswith("invalid escape sequence: \\") and text[-1:].isdigit():
+            return RegexProblem(
+                "E402",
+                "backreferences are not supported: regexes run in linear time (RE2), so no "
+                "pattern can hang a run",
+                "repeat the group's pattern instead of referring back to it",
+            )
+        return RegexProblem("E401", f"invalid regex: {text}", None)
+
+
+def matches_everything(compiled: Any) -> bool:
+    """A pattern that matches the empty text is found in every text: the test cannot fail."""
+    return compiled.search("") is not None

@@ -1,0 +1,54 @@
+"""Runs: what one execution of an agent left behind, read from any format it was recorded in.
+
+Takes files (traceplay cassettes, JSON event lists, verydia events, cycgraph states, OpenAI
+and Anthropic response bodies, OTLP traces) or values a `run` target returned, and gives
+`Run` records: a re-iterable trace of event dicts, a state, an output and a latency.
+Everything unreadable is a `RunError` with a path, a line, a column and a hint.
+"""
+
+from evaldsl.runs.cassette import EventStream, load_cassette, read_header, scan_tool_names
+from evaldsl.runs.detect import FORMATS, coerce_run, load_run, run_from_value
+from evaldsl.runs.events import (
+    RESPONSE_TYPES,
+    STEP_TYPES,
+    TOOL_CALL_TYPES,
+    VERYDIA_TYPES,
+    inline_result,
+    load_events,
+    tool_call_arguments,
+    tool_call_name,
+    trace_format,
+)
+from evaldsl.runs.model import MISSING, Run, RunError
+from evaldsl.runs.state import STATUSES, initial_state, load_state, validate_state
+from evaldsl.runs.text import answer_text, js_json, usage_tokens
+
+__all__ = [
+    "FORMATS",
+    "MISSING",
+    "RESPONSE_TYPES",
+    "STATUSES",
+    "STEP_TYPES",
+    "TOOL_CALL_TYPES",
+    "VERYDIA_TYPES",
+    "EventStream",
+    "Run",
+    "RunError",
+    "answer_text",
+    "coerce_run",
+    "initial_state",
+    "inline_result",
+    "js_json",
+    "load_cassette",
+    "load_events",
+    "load_run",
+    "load_state",
+    "read_header",
+    "run_from_value",
+    "scan_tool_names",
+    "tool_call_arguments",
+    "tool_call_name",
+    "trace_format",
+    "usage_tokens",
+    "validate_state",
+]

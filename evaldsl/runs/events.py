@@ -1,0 +1,215 @@
+"""Plain event lists: JSON arrays of events, `{"events": [...]}` objects and headerless JSONL.
+
+Takes a `.json` file holding an array of event objects, or an object with an `events` (or
+`trace`) array and an optional `output`; or a `.jsonl` file with one event per line and no
+traceplay header; or such a list already in memory. Gives a `Run` whose format is
+"verydia" when any event is a verydia event, else "events". Also gives the event vocabulary
+the rest of evaldsl reads (`TOOL_CALL_TYPES`, `tool_call_name`, ...).
+
+Events are traceplay-style (`user.message`, `llm.request`, `llm.response`, `tool.call`,
+`tool.result`, `agent.error`; seed-semantics §3.2) or verydia-style. verydia documents its
+event names but not their payloads (seed-semantics §2), so evaldsl defines the fields it
+reads; every field but `type` is optional:
+
+- `llm.invoke`: one LLM call, request and response in one event:
+  `{type, name?, model?, input?, output?, tokensIn?, tokensOut?, latencyMs?, at?}`.
+  `output` is the answer, in any shape answer extraction understands (a string, an OpenAI or
+  Anthropic body, `{content: "..."}`); `tokensIn`/`tokensOut` are its usage (a `usage`
+  object in OpenAI, Anthropic or traceplay spelling is read when they are absent).
+  It counts as one step and one response.
+- `mcp.call`: one tool call with its result inline:
+  `{type, name, arguments?, result?, isError?, at?}`. `tool` is accepted for `name`,
+  `args` or `input` for `arguments`, `output` for `result`.
+- `policy.evaluate`: one guard check: `{type, name?, decision?, at?}`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import orjson
+
+from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.model import (
+    MISSING,
+    Run,
+    RunError,
+    check_file,
+    decode_document,
+    decode_text,
+    describe,
+    locate,
+    os_error,
+    read_bytes,
+)
+
+# traceplay event types (seed-semantics §3.2)
+USER_MESSAGE = "user.message"
+LLM_REQUEST = "llm.request"
+LLM_RESPONSE = "llm.response"
+TOOL_CALL = "tool.call"
+TOOL_RESULT = "tool.result"
+AGENT_ERROR = "agent.error"
+# verydia event types (seed-semantics §2)
+LLM_INVOKE = "llm.invoke"
+MCP_CALL = "mcp.call"
+POLICY_EVALUATE = "policy.evaluate"
+
+VERYDIA_TYPES = frozenset({LLM_INVOKE, MCP_CALL, POLICY_EVALUATE})
+#: Events that count as one LLM step (`steps`).
+STEP_TYPES = frozenset({LLM_REQUEST, LLM_INVOKE})
+#: Events that carry an answer in `output` and usage (`answer`, `tokens`).
+RESPONSE_TYPES = frozenset({LLM_RESPONSE, LLM_INVOKE})
+#: Events that are one tool call (`tools`, `tool NAME`, `tool calls`).
+TOOL_CALL_TYPES = frozenset({TOOL_CALL, MCP_CALL})
+
+LINE_EXTENSIONS = (".jsonl", ".ndjson")
+
+_LIST_HINT = 'expected a JSON array of event objects, or an object with an "events" array'
+
+
+def tool_call_name(event: dict[str, Any]) -> str | None:
+    """The tool name of a `tool.call` or `mcp.call` event; `None` for any other event.
+
+    >>> tool_call_name({"type": "mcp.call", "tool": "search"})
+    'search'
+    """
+    kind = event.get("type")
+    if kind == TOOL_CALL:
+        name = event.get("name")
+    elif kind == MCP_CALL:
+        name = event.get("name", event.get("tool"))
+    else:
+        return None
+    return name if isinstance(name, str) else None
+
+
+def tool_call_arguments(event: dict[str, Any]) -> Any:
+    """The arguments of a tool call event (`MISSING` when it records none)."""
+    for key in ("arguments", "args", "input") if event.get("type") == MCP_CALL else ("arguments",):
+        if key in event:
+            return event[key]
+    return MISSING
+
+
+def inline_result(event: dict[str, Any]) -> Any:
+    """The result an `mcp.call` carries itself (`MISSING` if none; `tool.call`s link theirs)."""
+    if event.get("type") == MCP_CALL:
+        for key in ("result", "output"):
+            if key in event:
+                return event[key]
+    return MISSING
+
+
+def trace_format(events: Iterable[dict[str, Any]]) -> str:
+    """ "verydia" when any event has a verydia type, else "events".
+
+    >>> trace_format([{"type": "llm.request"}, {"type": "mcp.call"}])
+    'verydia'
+    """
+    return "verydia" if any(e.get("type") in VERYDIA_TYPES for e in events) else "events"
+
+
+# --- loading -------------------------------------------------------------------------------
+
+
+def load_events(path: str | os.PathLike[str], format: str | None = None) -> Run:
+    """An event-list file as a `Run`: JSONL when the name ends in .jsonl/.ndjson, else JSON.
+
+    `format="verydia"` names the format instead of deciding it from the events.
+    """
+    p = os.fspath(path)
+    if p.lower().endswith(LINE_EXTENSIONS):
+        return load_event_lines(p, format)
+    data = read_bytes(p)
+    doc = decode_document(data, p, hint=_LIST_HINT)
+    return events_from_document(doc, path=p, text=decode_text(data), format=format)
+
+
+def load_event_lines(path: str | os.PathLike[str], format: str | None = None) -> Run:
+    """A headerless JSONL file, one event per line, streamed like a cassette.
+
+    Deciding "verydia" needs one pass; it decodes only the lines that mention a verydia type.
+    """
+    p = os.fspath(path)
+    check_file(p)
+    stream = EventStream(p, header=False)
+    return Run(events=stream, path=p, format=format or _lines_format(p))
+
+
+def _lines_format(path: str) -> str:
+    markers = tuple(t.encode() for t in VERYDIA_TYPES)
+    try:
+        with open(path, "rb") as f:
+            for raw in f:
+                if any(m in raw for m in markers):
+                    try:
+                        event = orjson.loads(raw)
+                    except orjson.JSONDecodeError:
+                        continue  # the stream reports bad lines, with their numbers, when read
+                    if isinstance(event, dict) and event.get("type") in VERYDIA_TYPES:
+                        return "verydia"
+    except OSError as exc:
+        raise os_error(path, exc) from None
+    return "events"
+
+
+def events_from_document(
+    doc: Any, *, path: str, text: str | None = None, format: str | None = None
+) -> Run:
+    """A decoded JSON document (array, or object with `events`/`trace`) as a `Run`.
+
+    `text` is the file's text, used only to put a line and column on errors.
+    """
+    key: str | None = None
+    output: Any = MISSING
+    if isinstance(doc, dict):
+        key = next((k for k in ("events", "trace") if k in doc), None)
+        if key is None:
+            raise RunError(
+                'no event list: the object has no "events" or "trace" array',
+                path=path,
+                hint=_LIST_HINT,
+            )
+        output = doc.get("output", MISSING)
+        items = doc[key]
+    else:
+        items = doc
+    events = check_events(items, path=path, text=text, at=(key,) if key else ())
+    return Run(events=events, output=output, path=path, format=format or trace_format(events))
+
+
+def check_events(
+    items: Any, *, path: str = "<value>", text: str | None = None, at: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """`items` as a list of event objects, or a `RunError` naming the element that is not one.
+
+    `at` is where the list sits in the document (`("events",)`), to find its line in `text`.
+    """
+    if not isinstance(items, list):
+        where = f'"{at[0]}" is' if at else "the file holds"
+        raise _error(
+            f"{where} {describe(items)}, not a list of events", path, text, locate_in(text, at)
+        )
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _error(
+                f"element [{index}] of the event list is {describe(item)}, not an event object",
+                path,
+                text,
+                locate_in(text, [*at, index]),
+            )
+    return items
+
+
+def locate_in(text: str | None, steps: Sequence[str | int]) -> int | None:
+    """`locate` that tolerates a missing text (values that never were a file)."""
+    return None if text is None else locate(text, steps)
+
+
+def _error(message: str, path: str, text: str | None, offset: int | None) -> RunError:
+    if text is None:
+        return RunError(message, path=path, hint=_LIST_HINT)
+    return RunError.at_offset(message, path=path, text=text, offset=offset, hint=_LIST_HINT)

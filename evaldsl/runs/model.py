@@ -1,0 +1,332 @@
+"""The run model: what one execution left behind, and the error of reading one.
+
+Takes nothing itself; the adapters of this package (`cassette`, `events`, `state`, `detect`)
+build `Run` records and raise `RunError`s. It also holds the few file and JSON helpers every
+adapter shares, so that each error anywhere points at the same 1-based line and column:
+reading a file's bytes with friendly errors, decoding one JSON document, and finding where
+a key or an array element starts in the text (only ever on the error path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import attrs
+import orjson
+
+from evaldsl.diagnostics import Diagnostic
+from evaldsl.source import Source
+from evaldsl.values import MISSING as MISSING  # re-exported: the run model's "no output"
+
+RunKind = Literal["trace", "state", "value"]
+RunErrorCode = Literal["E501", "E502"]
+
+#: Source lines longer than this are not echoed under a diagnostic: a caret under a
+#: megabyte of JSON helps nobody, and the line and column still say where to look.
+MAX_SOURCE_LINE = 1000
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class RunError(Exception):
+    """A run that cannot be read. Carries path, 1-based line and column, message, hint.
+
+    >>> str(RunError("empty cassette", path="a.jsonl"))
+    'a.jsonl:1:1: empty cassette'
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str,
+        line: int = 1,
+        column: int = 1,
+        hint: str | None = None,
+        source_line: str = "",
+        code: RunErrorCode = "E502",
+    ) -> None:
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.hint = hint
+        self.source_line = source_line if len(source_line) <= MAX_SOURCE_LINE else ""
+        self.code: RunErrorCode = code
+        super().__init__(f"{path}:{line}:{column}: {message}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only arguments defeat the default exception pickling, and a process-pool
+        # runner sends these errors back from its workers.
+        return (_rebuild_run_error, (self.message, self._fields()))
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "hint": self.hint,
+            "source_line": self.source_line,
+            "code": self.code,
+        }
+
+    def to_diagnostic(self) -> Diagnostic:
+        """The same problem as a `Diagnostic` (E501 for a missing file, else E502)."""
+        return Diagnostic.in_file(
+            self.path,
+            self.code,
+            self.message,
+            line=self.line,
+            column=self.column,
+            hint=self.hint,
+            source_line=self.source_line,
+        )
+
+    @classmethod
+    def at_offset(
+        cls, message: str, *, path: str, text: str, offset: int | None, hint: str | None = None
+    ) -> RunError:
+        """An error at a code-point offset of a file's text (line 1, column 1 when unknown)."""
+        if offset is None:
+            return cls(message, path=path, hint=hint)
+        source = Source(text, path)
+        pos = source.position(offset)
+        return cls(
+            message,
+            path=path,
+            line=pos.line,
+            column=pos.column,
+            hint=hint,
+            source_line=source.line_text(pos.line),
+        )
+
+
+def _rebuild_run_error(message: str, fields: dict[str, Any]) -> RunError:
+    return RunError(message, **fields)
+
+
+@attrs.frozen
+class Run:
+    """What one execution left behind.
+
+    `events` is re-iterable (a list, or an `EventStream` that reads its file again on each
+    pass) and `None` for a pure state or value. `format` names the adapter that made it:
+    "traceplay", "verydia", "events", "openai", "anthropic", "otel", "cycgraph" or "value".
+
+    >>> Run(events=[{"type": "tool.call", "name": "search"}]).kind
+    'trace'
+    >>> Run(events=None, output=42, format="value").kind
+    'value'
+    """
+
+    events: Iterable[dict[str, Any]] | None
+    state: dict[str, Any] | None = None
+    output: Any = MISSING
+    path: str | None = None
+    format: str = "events"
+    latency_ms: float | None = None
+
+    @property
+    def kind(self) -> RunKind:
+        """What the run can answer about: a state wins over a trace, a trace over a value."""
+        if self.state is not None:
+            return "state"
+        if self.events is not None:
+            return "trace"
+        return "value"
+
+    @property
+    def has_output(self) -> bool:
+        return self.output is not MISSING
+
+
+def describe(value: Any) -> str:
+    """A JSON value's kind in the user's words, for messages: "a list", "a string", "null".
+
+    >>> describe([1]), describe(True), describe(None)
+    ('a list', 'a boolean', 'null')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "an object" if isinstance(value, dict) else f"a {type(value).__name__}"
+
+
+# --- files --------------------------------------------------------------------------------
+
+
+def check_file(path: str) -> None:
+    """Raise a `RunError` unless `path` names a regular file we may read.
+
+    A missing file is E501 (what the checker reports for `cassette "typo.jsonl"`); a folder
+    or an unreadable file is E502.
+    """
+    if not os.path.exists(path):
+        raise RunError(
+            f'file not found: "{path}"',
+            path=path,
+            code="E501",
+            hint="check the spelling; relative paths start at the suite file's folder",
+        )
+    if os.path.isdir(path):
+        raise RunError(
+            f'"{path}" is a folder, not a run file',
+            path=path,
+            hint="name one file: a .jsonl cassette, a .json event list or a .json state",
+        )
+    if not os.access(path, os.R_OK):
+        raise RunError(f'cannot read "{path}": permission denied', path=path)
+
+
+def os_error(path: str, exc: OSError) -> RunError:
+    """A `RunError` for an `OSError` met while opening or reading `path`."""
+    if isinstance(exc, FileNotFoundError):
+        return RunError(f'file not found: "{path}"', path=path, code="E501")
+    if isinstance(exc, IsADirectoryError):
+        return RunError(f'"{path}" is a folder, not a run file', path=path)
+    reason = exc.strerror or type(exc).__name__
+    return RunError(f'cannot read "{path}": {reason}', path=path)
+
+
+def read_bytes(path: str) -> bytes:
+    """The bytes of a run file, with a leading UTF-8 BOM removed."""
+    check_file(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise os_error(path, exc) from None
+    return strip_bom(data)
+
+
+def strip_bom(data: bytes) -> bytes:
+    """`data` without a leading UTF-8 byte-order mark (editors on Windows add one)."""
+    return data[3:] if data.startswith(_BOM) else data
+
+
+def decode_text(data: bytes) -> str:
+    """Text for positions and source lines; invalid UTF-8 must not hide the real error."""
+    return data.decode("utf-8", errors="replace")
+
+
+def decode_document(data: bytes, path: str, *, hint: str | None = None) -> Any:
+    """One JSON document from a file's bytes, or a `RunError` at the decoder's position.
+
+    orjson reports 1-based line and code-point column like the stdlib decoder, so the
+    position goes straight into the error.
+    """
+    if not data.strip():
+        raise RunError("empty file", path=path, hint=hint or "a run file holds one JSON value")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise json_error(exc, data, path, hint=hint) from None
+
+
+def json_error(
+    exc: orjson.JSONDecodeError, data: bytes, path: str, *, hint: str | None = None
+) -> RunError:
+    """The `RunError` for a decoder error over a whole file's bytes."""
+    source = Source(decode_text(data), path)
+    return RunError(
+        f"invalid JSON on line {exc.lineno}: {exc.msg}",
+        path=path,
+        line=exc.lineno,
+        column=exc.colno,
+        hint=hint,
+        source_line=source.line_text(exc.lineno),
+    )
+
+
+# --- where things are in a JSON text (error path only) -------------------------------------
+
+_decoder = json.JSONDecoder()
+_WS = " \t\r\n"
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in _WS:
+        i += 1
+    return i
+
+
+def object_members(text: str, start: int) -> dict[str, tuple[int, int]]:
+    """Each direct key of the object at `start`, with the offsets of the key and its value.
+
+    The stdlib decoder's `raw_decode` skips each value exactly, so nested objects that use
+    the same key names (`memory.status`) never shadow the object's own keys.
+    """
+    found: dict[str, tuple[int, int]] = {}
+    i = _skip_ws(text, start)
+    if not text.startswith("{", i):
+        return found
+    i = _skip_ws(text, i + 1)
+    try:
+        while i < len(text) and text[i] != "}":
+            key, after_key = _decoder.raw_decode(text, i)
+            colon = _skip_ws(text, after_key)
+            value_at = _skip_ws(text, colon + 1)
+            _, after_value = _decoder.raw_decode(text, value_at)
+            if isinstance(key, str):
+                found.setdefault(key, (i, value_at))
+            i = _skip_ws(text, after_value)
+            if text.startswith(",", i):
+                i = _skip_ws(text, i + 1)
+    except ValueError:
+        pass  # a position is a courtesy; the document itself already decoded
+    return found
+
+
+def array_elements(text: str, start: int) -> list[int]:
+    """The offset of each element of the array at `start`."""
+    offsets: list[int] = []
+    i = _skip_ws(text, start)
+    if not text.startswith("[", i):
+        return offsets
+    i = _skip_ws(text, i + 1)
+    try:
+        while i < len(text) and text[i] != "]":
+            offsets.append(i)
+            _, after = _decoder.raw_decode(text, i)
+            i = _skip_ws(text, after)
+            if text.startswith(",", i):
+                i = _skip_ws(text, i + 1)
+    except ValueError:
+        pass
+    return offsets
+
+
+def locate(text: str, steps: Sequence[str | int], *, at_key: bool = False) -> int | None:
+    """The offset of the value reached by `steps` (keys and indices) from the root.
+
+    With `at_key`, the offset of the last key instead (where a field's name is written).
+    `None` when a step is not found.
+
+    >>> locate('{"a": [1, {"b": 2}]}', ["a", 1, "b"])
+    16
+    """
+    at = _skip_ws(text, 0)
+    for n, step in enumerate(steps):
+        if isinstance(step, int):
+            elements = array_elements(text, at)
+            if not 0 <= step < len(elements):
+                return None
+            at = elements[step]
+            continue
+        members = object_members(text, at)
+        if step not in members:
+            return None
+        key_at, at = members[step]
+        if at_key and n == len(steps) - 1:
+            return key_at
+    return at

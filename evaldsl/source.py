@@ -1,0 +1,119 @@
+"""Source text and positions.
+
+Takes the text of a file (or of a DSL snippet embedded in another file) and gives
+`Span`s (half-open code-point offsets) and their human positions: 1-based line and
+column in code points, and the UTF-16 column that editors speak. Every position shown to
+a user is computed here, in one place.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import attrs
+
+
+@attrs.frozen
+class Span:
+    """A half-open range `[start, end)` of code-point offsets into a `Source`'s text."""
+
+    start: int
+    end: int
+
+    def cover(self, other: Span) -> Span:
+        """The smallest span holding both: `Span(0, 2).cover(Span(5, 7)) == Span(0, 7)`."""
+        return Span(min(self.start, other.start), max(self.end, other.end))
+
+
+@attrs.frozen
+class Position:
+    """A 1-based line and column (in code points) in the file the user edits."""
+
+    line: int
+    column: int
+
+
+class Source:
+    """Text with a name and a line table.
+
+    `path` names the file for messages. For a snippet embedded in another file (DSL text
+    inside YAML), `origins` maps each line of the snippet to where it starts in the host
+    file: `origins[i] = (host_line, host_column)` for the snippet's 0-based line `i`.
+
+    >>> s = Source("a\\nbc", "x.eval")
+    >>> s.position(3)
+    Position(line=2, column=2)
+    """
+
+    __slots__ = ("_host_lines", "_line_starts", "_origins", "path", "text")
+
+    def __init__(
+        self,
+        text: str,
+        path: str = "<string>",
+        *,
+        origins: Sequence[tuple[int, int]] | None = None,
+        host_lines: Sequence[str] | None = None,
+    ) -> None:
+        self.text = text
+        self.path = path
+        starts = [0]
+        find = text.find
+        i = find("\n")
+        while i >= 0:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        self._line_starts = starts
+        self._origins = list(origins) if origins is not None else None
+        self._host_lines = list(host_lines) if host_lines is not None else None
+
+    def local_position(self, offset: int) -> Position:
+        """Line and column within this text itself (1-based)."""
+        offset = max(0, min(offset, len(self.text)))
+        index = bisect_right(self._line_starts, offset) - 1
+        return Position(index + 1, offset - self._line_starts[index] + 1)
+
+    def position(self, offset: int) -> Position:
+        """Line and column in the file the user edits (the host file for a snippet)."""
+        local = self.local_position(offset)
+        if self._origins is None:
+            return local
+        line0 = min(local.line - 1, len(self._origins) - 1)
+        host_line, host_col = self._origins[line0]
+        return Position(host_line, host_col + local.column - 1)
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line of the file the user edits, without its newline."""
+        if self._host_lines is not None:
+            if 1 <= line <= len(self._host_lines):
+                return self._host_lines[line - 1].rstrip("\r\n")
+            return ""
+        if not 1 <= line <= len(self._line_starts):
+            return ""
+        start = self._line_starts[line - 1]
+        end = self.text.find("\n", start)
+        return self.text[start : end if end >= 0 else len(self.text)].rstrip("\r")
+
+    def line_count(self) -> int:
+        return len(self._line_starts)
+
+
+def utf16_column(line_text: str, column: int) -> int:
+    """Convert a 1-based code-point column on a line to a 0-based UTF-16 offset (LSP).
+
+    >>> utf16_column("é😀x", 3)
+    3
+    """
+    prefix = line_text[: max(0, column - 1)]
+    return len(prefix) + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
+
+
+def codepoint_column(line_text: str, utf16: int) -> int:
+    """Convert a 0-based UTF-16 offset on a line back to a 1-based code-point column."""
+    units = 0
+    for i, ch in enumerate(line_text):
+        if units >= utf16:
+            return i + 1
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(line_text) + 1

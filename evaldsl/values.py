@@ -1,0 +1,159 @@
+"""Values: the exact semantics of JSON equality, containment, emptiness and types.
+
+Takes plain Python values decoded from JSON (dict, list, str, int, float, bool, None, or
+`MISSING` for a key that is not there) and gives the answers LANGUAGE.md §6 fixes:
+- equality is structural: key order ignored, array order kept, types strict
+  (`true` ≠ `1`, `"42"` ≠ `42`, `1` = `1.0`);
+- `contains`: text in text, an equal element in a list, a sub-object in an object (the
+  typed version of cycgraph's JSON-text comparison);
+- empty: missing, null, whitespace-only text, `[]`, `{}`; `0` and `false` are not empty;
+- JSON types as traceplay's answer.shape names them.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import Any, Literal
+
+import orjson
+
+
+class _Missing(enum.Enum):
+    """The type of `MISSING`; an enum so that `value is MISSING` narrows for mypy."""
+
+    MISSING = "MISSING"
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    __str__ = __repr__
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: A key that is not there, or a run with no output: distinct from `None` (JSON null).
+MISSING = _Missing.MISSING
+Missing = Literal[_Missing.MISSING]
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number: int or float, never a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Structural JSON equality with strict types.
+
+    >>> json_equal({"a": [1, 2]}, {"a": [1.0, 2]}), json_equal(True, 1), json_equal("42", 42)
+    (True, False, False)
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if is_number(a) and is_number(b):
+        return bool(a == b)
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a == b
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return False
+
+
+def json_contains(container: Any, item: Any) -> bool:
+    """Text: a substring; list: an equal element; object: a sub-object.
+
+    >>> json_contains({"a": 1, "b": 2}, {"a": 1}), json_contains([1, [2]], [2])
+    (True, True)
+    >>> json_contains("hello", "ell"), json_contains({"a": 1}, "a")
+    (True, False)
+    """
+    if isinstance(container, str):
+        return isinstance(item, str) and item in container
+    if isinstance(container, list):
+        return any(json_equal(element, item) for element in container)
+    if isinstance(container, dict):
+        return isinstance(item, dict) and all(
+            k in container and json_equal(container[k], v) for k, v in item.items()
+        )
+    return False
+
+
+def is_empty(value: Any) -> bool:
+    """Missing, null, whitespace-only text, `[]` or `{}`; `0` and `false` are not empty."""
+    if value is MISSING or value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip() == ""
+    if isinstance(value, (list, dict)):
+        return len(value) == 0
+    return False
+
+
+def json_type(value: Any) -> str:
+    """The JSON type word of a value: string, integer, number, boolean, array, object, null."""
+    if value is MISSING:
+        return "missing"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def has_type(value: Any, wanted: str) -> bool:
+    """`is number` holds for finite numbers (integers too); `is integer` for whole ones."""
+    found = json_type(value)
+    if wanted == "number":
+        return found in ("integer", "number") and math.isfinite(value)
+    return found == wanted
+
+
+def js_text(value: Any) -> str:
+    """Compact JSON text of a value, as JavaScript's JSON.stringify writes it (integral
+    floats without `.0`), for matching regexes against non-text values."""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(_js_numbers(value)).decode()
+
+
+def _js_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, list):
+        return [_js_numbers(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    return value
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A value as a message shows it: JSON, shortened."""
+    if value is MISSING:
+        return "nothing (missing)"
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def to_report(value: Any) -> Any:
+    """A value as a JSON report stores it (`MISSING` becomes null)."""
+    if value is MISSING:
+        return None
+    return value

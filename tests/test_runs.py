@@ -1,0 +1,806 @@
+"""Tests for evaldsl.runs: every input adapter, its errors, answer text and usage.
+
+The traceplay cassettes under tests/fixtures/traceplay/ are byte-for-byte copies of the
+shared fixtures (see their README.md); the small files under tests/data/runs/ are ours.
+"""
+
+from __future__ import annotations
+
+import doctest
+import filecmp
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaldsl.runs import (
+    MISSING,
+    EventStream,
+    Run,
+    RunError,
+    answer_text,
+    cassette,
+    coerce_run,
+    detect,
+    events,
+    initial_state,
+    js_json,
+    load_cassette,
+    load_run,
+    load_state,
+    model,
+    read_header,
+    run_from_value,
+    scan_tool_names,
+    state,
+    text,
+    tool_call_arguments,
+    tool_call_name,
+    usage_tokens,
+    validate_state,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "traceplay"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "traceplay"
+DATA = ROOT / "tests" / "data" / "runs"
+DEMO = FIXTURES / "demo" / "cassette.example.jsonl"
+
+
+def events_of(run: Run) -> list[dict[str, Any]]:
+    assert run.events is not None
+    return list(run.events)
+
+
+def responses(run: Run) -> list[dict[str, Any]]:
+    return [e for e in events_of(run) if e.get("type") in ("llm.response", "llm.invoke")]
+
+
+def final_answer(run: Run) -> str:
+    return answer_text(responses(run)[-1].get("output"))
+
+
+def total_tokens(run: Run) -> int:
+    return sum(sum(usage_tokens(e)) for e in responses(run))
+
+
+def write(tmp_path: Path, name: str, content: bytes | str) -> Path:
+    p = tmp_path / name
+    p.write_bytes(content.encode() if isinstance(content, str) else content)
+    return p
+
+
+# --- the real traceplay cassettes ------------------------------------------------------------
+
+FIXTURE_TABLE = [
+    # folder, file, events, final answer, tokens, tool names
+    ("demo", "cassette.example.jsonl", 5, "Xiamen is sunny, 31C.", 144, {"get_weather"}),
+    (
+        "anthropic",
+        "cassette.anthropic.jsonl",
+        3,
+        "Quantum entanglement is a phenomenon where two particles become correlated such that "
+        "measuring one instantly determines the state of the other, regardless of the distance "
+        "between them.",
+        77,
+        set(),
+    ),
+    (
+        "multi-tool",
+        "cassette.multi-tool.jsonl",
+        7,
+        "Xiamen is sunny, 31C with 65% humidity. BTC is currently at $67,234.50, up 2.3% in the "
+        "last 24 hours.",
+        252,
+        {"get_weather", "get_crypto_price"},
+    ),
+    # event-level camelCase usage wins over the snake_case copy inside `output`: 600, not 1200
+    (
+        "multistep",
+        "cassette.multistep.jsonl",
+        8,
+        "Final answer: shipped and documented.",
+        600,
+        {"search"},
+    ),
+    # the streamed record gives its plain text, real newlines included (LANGUAGE.md §6)
+    (
+        "streaming",
+        "cassette.streaming.jsonl",
+        3,
+        "Silent keystrokes fall,\nLogic blooms in midnight light,\nShip before the dawn.",
+        48,
+        set(),
+    ),
+    # a string output is the answer as it is: the JSON text itself
+    (
+        "structured",
+        "cassette.structured.jsonl",
+        4,
+        '{"ticket":"TC-4821","priority":"high","assignee":"mina",'
+        '"nextStep":"route TC-4821 to mina within 4 hours"}',
+        178,
+        {"get_ticket"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "count", "answer", "tokens", "tools"),
+    FIXTURE_TABLE,
+    ids=[row[0] for row in FIXTURE_TABLE],
+)
+def test_fixture_cassettes_load(
+    folder: str, name: str, count: int, answer: str, tokens: int, tools: set[str]
+) -> None:
+    path = FIXTURES / folder / name
+    run = load_run(path)
+    assert (run.kind, run.format, run.path) == ("trace", "traceplay", str(path))
+    assert isinstance(run.events, EventStream)
+    assert len(events_of(run)) == count
+    assert len(events_of(run)) == count  # a second pass reads the file again
+    assert final_answer(run) == answer
+    assert total_tokens(run) == tokens
+    assert scan_tool_names(path) == tools
+    assert load_cassette(path).format == "traceplay"
+    assert read_header(path)["cassette"] == "traceplay"
+
+
+def test_fixture_copies_match_shared() -> None:
+    if not SHARED.is_dir():
+        pytest.skip("shared fixtures are not beside this checkout")
+    compare = filecmp.dircmp(SHARED, FIXTURES)
+    assert not compare.left_only and not compare.right_only
+    for folder in compare.common_dirs:
+        for f in (SHARED / folder).iterdir():
+            assert f.read_bytes() == (FIXTURES / folder / f.name).read_bytes(), f
+    assert "MIT License" in (FIXTURES / "README.md").read_text(encoding="utf-8")
+
+
+def test_multistep_answers_per_step() -> None:
+    run = load_run(FIXTURES / "multistep" / "cassette.multistep.jsonl")
+    texts = [answer_text(e["output"]) for e in responses(run)]
+    assert texts == [
+        "Draft 1: outline the plan.",
+        "Draft 2: fill in the details.",
+        "Final answer: shipped and documented.",
+    ]
+
+
+def test_header_is_exposed() -> None:
+    header = read_header(DEMO)
+    assert header == {
+        "cassette": "traceplay",
+        "version": 1,
+        "recordedAt": "2026-09-01T00:00:00.000Z",
+        "redacted": True,
+        "providerBaseUrl": "https://api.openai.com/v1",
+        "project": "demo",
+    }
+    stream = load_cassette(DEMO).events
+    assert isinstance(stream, EventStream) and stream.header == header
+
+
+# --- cassette robustness ---------------------------------------------------------------------
+
+
+def demo_lines() -> list[bytes]:
+    return DEMO.read_bytes().splitlines()
+
+
+def test_bom_crlf_and_blank_lines(tmp_path: Path) -> None:
+    lines = demo_lines()
+    messy = b"\xef\xbb\xbf" + b"\r\n".join([lines[0], b"", *lines[1:3], b"   \t", *lines[3:]])
+    path = write(tmp_path, "messy.jsonl", messy + b"\r\n\r\n")
+    run = load_run(path)
+    assert events_of(run) == events_of(load_run(DEMO))
+    assert read_header(path)["project"] == "demo"
+
+
+def test_leading_blank_lines_before_header(tmp_path: Path) -> None:
+    path = write(tmp_path, "lead.jsonl", b"\n\n" + DEMO.read_bytes())
+    assert len(events_of(load_cassette(path))) == 5
+
+
+def test_corrupted_line_reports_physical_line(tmp_path: Path) -> None:
+    lines = demo_lines()
+    lines[2] = b'{"id":"e2","seq":1, oops}'
+    path = write(tmp_path, "bad.jsonl", b"\n".join(lines))
+    run = load_cassette(path)  # the header is fine, so loading succeeds: events stream later
+    with pytest.raises(RunError) as info:
+        events_of(run)
+    err = info.value
+    assert (err.line, err.column) == (3, 21)
+    assert err.message.startswith("invalid JSON on line 3: ")
+    assert str(path) in str(err) and "line 3" in str(err)
+    assert err.source_line == '{"id":"e2","seq":1, oops}'
+    assert err.hint == "each line after the header must be one JSON object"
+    diag = err.to_diagnostic()
+    assert (diag.code, diag.line, diag.column, diag.path) == ("E502", 3, 21, str(path))
+
+
+def test_line_numbers_count_blank_lines(tmp_path: Path) -> None:
+    lines = demo_lines()
+    path = write(tmp_path, "bad.jsonl", b"\n".join([*lines[:2], b"", b"", b"nope", *lines[2:]]))
+    with pytest.raises(RunError) as info:
+        events_of(load_run(path))
+    assert info.value.line == 5
+
+
+def test_event_line_that_is_not_an_object(tmp_path: Path) -> None:
+    path = write(tmp_path, "arr.jsonl", b"\n".join([demo_lines()[0], b"[1, 2]"]))
+    with pytest.raises(RunError, match=r"line 2 is a list, not an event object") as info:
+        events_of(load_run(path))
+    assert info.value.line == 2
+
+
+HEADER_TABLE = [
+    ('{"version":1}', 'not a traceplay cassette (line 1 has no "cassette": "traceplay" marker)'),
+    ('{"cassette":"agent-vcr","version":1}', "not a traceplay cassette (line 1 has no"),
+    ("[1,2]", "not a traceplay cassette"),
+    ('{"cassette":"traceplay"}', 'cassette header has no "version"'),
+    ('{"cassette":"traceplay","version":"1"}', 'cassette header has a non-numeric ("1") "version"'),
+    ('{"cassette":"traceplay","version":true}', "non-numeric (true)"),
+    (
+        '{"cassette":"traceplay","version":2}',
+        "unsupported cassette version 2 (only version 1 is supported)",
+    ),
+    ('{"cassette":"traceplay","version":1.5}', "unsupported cassette version 1.5"),
+    ('{"cassette":"traceplay", version: 1}', "invalid cassette header on line 1: "),
+]
+
+
+@pytest.mark.parametrize(("header", "message"), HEADER_TABLE)
+def test_bad_headers_fail_at_load_time(tmp_path: Path, header: str, message: str) -> None:
+    path = write(tmp_path, "h.jsonl", header + "\n" + demo_lines()[1].decode())
+    for load in (load_cassette, read_header, lambda p: load_run(p, "traceplay")):
+        with pytest.raises(RunError) as info:
+            load(path)
+        assert message in info.value.message
+        assert info.value.line == 1 and info.value.path == str(path)
+
+
+@pytest.mark.parametrize(
+    ("first", "outcome"),
+    [
+        ('{"cassette":"agent-vcr","version":1}', "not a traceplay cassette"),
+        ('{"cassette":"traceplay","version":2}', "unsupported cassette version 2"),
+        ("[1,2]", "line 1 is a list, not an event object"),
+        ('{"type": oops}', "invalid JSON on line 1: "),
+        ('{"version":1}', 2),  # no "cassette" key: a headerless event file
+    ],
+)
+def test_detection_of_jsonl_first_lines(tmp_path: Path, first: str, outcome: str | int) -> None:
+    path = write(tmp_path, "x.jsonl", first + "\n" + demo_lines()[1].decode())
+    if isinstance(outcome, int):
+        run = load_run(path)
+        assert run.format == "events" and len(events_of(run)) == outcome
+        return
+    with pytest.raises(RunError) as info:
+        load_run(path)  # fails at load time, not when the events are first read
+    assert outcome in info.value.message and info.value.line == 1
+
+
+def test_header_errors_point_at_the_field(tmp_path: Path) -> None:
+    path = write(tmp_path, "h.jsonl", '{"cassette":"traceplay","version":3}\n')
+    with pytest.raises(RunError) as info:
+        load_cassette(path)
+    assert info.value.column == len('{"cassette":"traceplay",') + 1
+    with pytest.raises(RunError) as info:
+        load_cassette(write(tmp_path, "v.jsonl", '{"cassette":"agent-vcr","version":1}\n'))
+    assert info.value.hint is not None and '"agent-vcr"' in info.value.hint
+
+
+def test_version_one_as_float_is_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path, "f.jsonl", '{"cassette":"traceplay","version":1.0}\n{"type":"x"}\n')
+    assert events_of(load_cassette(path)) == [{"type": "x"}]
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \r\n", b"\xef\xbb\xbf"])
+def test_empty_cassette(tmp_path: Path, content: bytes) -> None:
+    path = write(tmp_path, "empty.jsonl", content)
+    for load in (load_cassette, load_run):
+        with pytest.raises(RunError, match="empty cassette") as info:
+            load(path)
+        assert info.value.to_diagnostic().code == "E502"
+
+
+def test_header_only_cassette_has_no_events(tmp_path: Path) -> None:
+    path = write(tmp_path, "h.jsonl", demo_lines()[0])
+    assert events_of(load_run(path)) == []
+
+
+def test_stream_reads_the_file_on_each_pass(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.jsonl", b"\n".join(demo_lines()[:2]))
+    run = load_cassette(path)
+    assert len(events_of(run)) == 1
+    path.write_bytes(DEMO.read_bytes())
+    assert len(events_of(run)) == 5  # nothing was cached in memory
+    assert iter(run.events or []) is not iter(run.events or [])
+
+
+# --- missing and unreadable files ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        load_run,
+        load_cassette,
+        load_state,
+        read_header,
+        scan_tool_names,
+        events.load_events,
+        lambda p: load_run(p, "otel"),
+        lambda p: load_run(p, "openai"),
+    ],
+)
+def test_missing_file_is_e501(tmp_path: Path, load: Any) -> None:
+    with pytest.raises(RunError) as info:
+        load(tmp_path / "nope.jsonl")
+    err = info.value
+    assert err.code == "E501" and err.to_diagnostic().code == "E501"
+    assert "file not found" in err.message and "nope.jsonl" in err.message
+    assert err.hint is not None
+
+
+def test_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="is a folder, not a run file") as info:
+        load_run(tmp_path)
+    assert info.value.code == "E502"
+
+
+def test_missing_file_via_coerce_uses_base(tmp_path: Path) -> None:
+    with pytest.raises(RunError) as info:
+        coerce_run("cassettes/typo.jsonl", base=tmp_path)
+    assert info.value.path == str(tmp_path / "cassettes" / "typo.jsonl")
+    assert info.value.code == "E501"
+    assert coerce_run("demo/cassette.example.jsonl", base=FIXTURES).format == "traceplay"
+
+
+def test_run_error_pickles() -> None:
+    err = RunError("bad", path="x.json", line=4, column=2, hint="h", code="E501")
+    back = pickle.loads(pickle.dumps(err))
+    assert (back.message, back.path, back.line, back.column, back.hint, back.code) == (
+        "bad",
+        "x.json",
+        4,
+        2,
+        "h",
+        "E501",
+    )
+    assert str(back) == "x.json:4:2: bad"
+
+
+# --- JSON event lists and verydia ------------------------------------------------------------
+
+
+def test_verydia_event_list() -> None:
+    path = DATA / "verydia-events.json"
+    run = load_run(path)
+    assert (run.kind, run.format) == ("trace", "verydia")
+    evs = events_of(run)
+    assert len(evs) == 5
+    assert [tool_call_name(e) for e in evs] == [None, None, "lookup_patient", "schedule", None]
+    assert tool_call_arguments(evs[2]) == {"id": 12}
+    assert events.inline_result(evs[3]) == "booked"
+    assert scan_tool_names(path) == {"lookup_patient", "schedule"}
+    assert [usage_tokens(e) for e in responses(run)] == [(50, 10), (80, 12)]
+    assert final_answer(run) == "Ada is booked for 09:00."
+
+
+def test_wrapped_event_list_keeps_output() -> None:
+    run = load_run(DATA / "events-wrapped.json")
+    assert (run.format, run.output) == ("events", {"summary": "done", "hits": 3})
+    assert len(events_of(run)) == 4 and total_tokens(run) == 10
+    assert scan_tool_names(DATA / "events-wrapped.json") == {"search"}
+
+
+def test_trace_key_is_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.json", '{"trace": [{"type": "mcp.call", "name": "a"}]}')
+    run = load_run(path)
+    assert run.format == "verydia" and run.output is MISSING
+
+
+def test_headerless_jsonl_events() -> None:
+    run = load_run(DATA / "events-lines.jsonl")
+    assert (run.format, len(events_of(run))) == ("events", 3)
+    assert isinstance(run.events, EventStream) and run.events.header is None
+    verydia = load_run(DATA / "verydia-lines.jsonl")
+    assert verydia.format == "verydia"
+    assert scan_tool_names(DATA / "verydia-lines.jsonl") == {"fetch"}
+
+
+def test_json_lines_in_a_json_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.json", '{"type":"tool.call","name":"a"}\n{"type":"llm.response"}\n')
+    assert len(events_of(load_run(path))) == 2
+
+
+def test_element_that_is_not_an_event() -> None:
+    with pytest.raises(RunError) as info:
+        load_run(DATA / "events-bad-element.json")
+    err = info.value
+    assert err.message == "element [1] of the event list is a string, not an event object"
+    assert (err.line, err.column) == (4, 5)
+
+
+def test_invalid_json_file_position(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.json", '[\n  {"type": "a"},\n  {"type": }\n]')
+    with pytest.raises(RunError) as info:
+        load_run(path)
+    assert (info.value.line, info.value.column) == (3, 12)
+    assert info.value.message.startswith("invalid JSON on line 3")
+    assert info.value.source_line == '  {"type": }'
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"foo": 1}', "cannot tell what kind of run this is (an object)"),
+        ('"text"', "cannot tell what kind of run this is (a string)"),
+        ('{"events": {"a": 1}}', '"events" is an object, not a list of events'),
+        ("  \n", "empty file"),
+    ],
+)
+def test_unrecognised_json(tmp_path: Path, content: str, message: str) -> None:
+    with pytest.raises(RunError) as info:
+        load_run(write(tmp_path, "x.json", content))
+    assert message in info.value.message
+
+
+def test_explicit_format_names(tmp_path: Path) -> None:
+    assert load_run(DATA / "events-wrapped.json", "verydia").format == "verydia"
+    assert load_run(DATA / "state-ok.json", "state").format == "cycgraph"
+    assert load_run(DEMO, "cassette").format == "traceplay"
+    with pytest.raises(RunError) as info:
+        load_run(DEMO, "otle")
+    assert info.value.message == 'unknown run format "otle"'
+    assert info.value.hint is not None and 'did you mean "otel"' in info.value.hint
+    with pytest.raises(RunError, match="not a traceplay cassette"):
+        load_run(DATA / "verydia-lines.jsonl", "traceplay")
+
+
+# --- states ----------------------------------------------------------------------------------
+
+
+def test_state_file() -> None:
+    run = load_run(DATA / "state-ok.json")
+    assert (run.kind, run.format, run.events, run.output) == ("state", "cycgraph", None, MISSING)
+    assert run.state is not None and run.state["visited_nodes"][1] == "researcher"
+    assert load_state(DATA / "state-ok.json") == run
+
+
+def test_wrapped_state_keeps_output() -> None:
+    run = load_run(DATA / "state-wrapped.json")
+    assert run.state == {"status": "failed", "memory": {}, "visited_nodes": ["start"]}
+    assert run.output == {"error": "budget"}
+
+
+def test_wrong_state_fields_with_positions() -> None:
+    path = DATA / "state-bad-types.json"
+    text_ = path.read_text(encoding="utf-8")
+    import json
+
+    errors = validate_state(json.loads(text_), str(path), text=text_)
+    got = [(e.line, e.column, e.message) for e in errors]
+    assert got == [
+        (3, 3, 'unknown status "complete"'),  # not line 2: that "status" is a memory key
+        (4, 30, "visited_nodes[1] must be a node name (text), found a number"),
+        (5, 3, '"total_tokens_used" must be a number, found a string ("500")'),
+        (6, 3, '"total_input_tokens" must be a number, found a boolean (true)'),
+    ]
+    assert errors[0].hint is not None and 'did you mean "completed"?' in errors[0].hint
+    assert errors[2].hint == "write the number without quotes: 500"
+    with pytest.raises(RunError) as info:
+        load_state(path)
+    assert (info.value.line, info.value.column) == (3, 3)
+    assert info.value.source_line == '  "status": "complete",'
+
+
+@pytest.mark.parametrize(
+    ("state_", "message"),
+    [
+        ({"status": 1}, '"status" must be text, found a number'),
+        ({"memory": []}, '"memory" must be an object, found a list'),
+        ({"visited_nodes": "a,b"}, '"visited_nodes" must be a list of node names'),
+        ({"memory": {}, "goal": 3}, '"goal" must be text'),
+        ({"memory": {}, "constraints": ["a", None]}, "constraints[1] must be a constraint"),
+        ({"memory": {}, "max_token_budget": "2000"}, '"max_token_budget" must be a number'),
+        ({"memory": {}, "total_cost_usd": False}, '"total_cost_usd" must be a number'),
+        ({"memory": {}, "iteration_count": None}, '"iteration_count" must be a number'),
+    ],
+)
+def test_state_field_types(state_: dict[str, Any], message: str) -> None:
+    errors = validate_state(state_, "<value>")
+    assert len(errors) == 1 and message in errors[0].message
+    with pytest.raises(RunError, match="must be"):
+        coerce_run(state_)
+
+
+def test_valid_state_shapes() -> None:
+    ok: dict[str, Any] = {
+        "status": "completed",
+        "memory": {},
+        "visited_nodes": [],
+        "max_token_budget": None,
+        "total_tokens_used": 10.0,
+        "budget_usd": None,
+    }
+    assert validate_state(ok, "<value>") == []
+    assert coerce_run(ok).kind == "state"
+
+
+def test_json_object_that_is_not_a_state(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="not a workflow state"):
+        load_state(write(tmp_path, "s.json", '{"workflow_id": "x"}'))
+    with pytest.raises(RunError, match="must be a JSON object, found a list"):
+        load_state(write(tmp_path, "l.json", "[]"))
+
+
+INITIAL_TABLE = [
+    ({}, "Eval case execution", [], None),
+    ({"goal": "Summarize AI news"}, "Summarize AI news", [], None),
+    ({"goal": 42}, "Eval case execution", [], None),
+    (
+        {"constraints": ["be fast", 42, "be safe", None]},
+        "Eval case execution",
+        ["be fast", "be safe"],
+        None,
+    ),
+    ({"constraints": "be fast"}, "Eval case execution", [], None),
+    ({"max_token_budget": 1000}, "Eval case execution", [], 1000),
+    ({"max_token_budget": 0}, "Eval case execution", [], 0),
+    ({"max_token_budget": 2.5}, "Eval case execution", [], 2.5),
+    ({"max_token_budget": "1000"}, "Eval case execution", [], None),
+    ({"max_token_budget": True}, "Eval case execution", [], None),
+]
+
+
+@pytest.mark.parametrize(("input_", "goal", "constraints", "budget"), INITIAL_TABLE)
+def test_initial_state(
+    input_: dict[str, Any], goal: str, constraints: list[str], budget: float | None
+) -> None:
+    s = initial_state(input_)
+    assert s["goal"] == goal and s["constraints"] == constraints
+    assert s.get("max_token_budget") == budget and ("max_token_budget" in s) == (budget is not None)
+    assert s["memory"] == input_ and s["memory"] is not input_  # the whole input, control keys too
+    assert s["status"] == "pending" and s["visited_nodes"] == []
+    assert s["total_tokens_used"] == s["total_input_tokens"] == s["total_output_tokens"] == 0
+    assert s["max_execution_time_ms"] == 60000
+    assert validate_state(s, "<value>") == []
+    assert initial_state(input_, timeout_ms=5000)["max_execution_time_ms"] == 5000
+
+
+# --- provider bodies and OTLP ----------------------------------------------------------------
+
+
+def test_openai_single_response() -> None:
+    run = load_run(DATA / "openai-response.json", "openai")
+    evs = events_of(run)
+    assert [e["type"] for e in evs] == ["llm.request", "llm.response", "tool.call"]
+    assert [e["seq"] for e in evs] == [0, 1, 2]
+    assert evs[0]["model"] == "gpt-4o-mini" and evs[1]["requestId"] == evs[0]["id"]
+    assert evs[1]["usage"] == {"promptTokens": 21, "completionTokens": 9}
+    assert (evs[2]["name"], evs[2]["arguments"], evs[2]["callId"]) == (
+        "get_weather",
+        {"city": "Xiamen"},
+        "call_1",
+    )
+    assert final_answer(run) == "It is 31C in Xiamen."
+    assert run.format == "openai" and total_tokens(run) == 30
+
+
+def test_anthropic_response_list() -> None:
+    run = load_run(DATA / "anthropic-responses.json", "anthropic")
+    evs = events_of(run)
+    assert [e["type"] for e in evs] == [
+        "llm.request",
+        "llm.response",
+        "tool.call",
+        "llm.request",
+        "llm.response",
+    ]
+    assert evs[2]["arguments"] == {"q": "entanglement"} and evs[2]["callId"] == "toolu_1"
+    assert [e["usage"] for e in responses(run)] == [
+        {"promptTokens": 40, "completionTokens": 15},
+        {"promptTokens": 90, "completionTokens": 20},
+    ]
+    assert (
+        final_answer(run) == "Entangled particles share one state.\nMeasuring one fixes the other."
+    )
+    # a tool_use block has no text: traceplay gives its JSON text
+    assert answer_text(responses(run)[0]["output"]) == (
+        'Let me look that up.\n{"type":"tool_use","id":"toolu_1","name":"search",'
+        '"input":{"q":"entanglement"}}'
+    )
+
+
+def test_provider_body_shape_errors(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="not an OpenAI chat completion"):
+        load_run(DATA / "anthropic-responses.json", "openai")
+    path = write(tmp_path, "r.json", '[\n {"content": []},\n {"error": {"message": "x"}}\n]')
+    with pytest.raises(RunError) as info:
+        load_run(path, "anthropic")
+    assert info.value.message == "element [1] is an error body, not an Anthropic message"
+    assert info.value.line == 3
+
+
+def test_otel_trace() -> None:
+    run = load_run(DATA / "otel-trace.json", "otel")
+    assert load_run(DATA / "otel-trace.json").format == "otel"  # detected by resourceSpans
+    evs = events_of(run)
+    assert [e["type"] for e in evs] == [
+        "llm.request",
+        "llm.response",
+        "tool.call",
+        "tool.result",
+        "llm.request",
+        "llm.response",
+        "agent.error",
+    ]
+    assert [e["seq"] for e in evs] == list(range(7))
+    assert evs[0]["at"] == "2026-09-01T00:00:01.000Z" and evs[0]["model"] == "gpt-4o-mini"
+    assert evs[1]["latencyMs"] == 750.0 and evs[1]["at"] == "2026-09-01T00:00:01.750Z"
+    assert (evs[2]["name"], evs[2]["arguments"], evs[2]["callId"]) == (
+        "get_weather",
+        {"city": "Xiamen"},
+        "call_1",
+    )
+    assert (evs[3]["callId"], evs[3]["output"]) == ("call_1", "sunny, 31C")
+    assert evs[6]["message"] == "publish failed: 503"
+    assert final_answer(run) == "Xiamen is sunny, 31C."
+    assert total_tokens(run) == 120 + 14 + 200 + 24
+    assert run.latency_ms == 4500.0
+    assert scan_tool_names(DATA / "otel-trace.json") == {"get_weather"}
+
+
+def test_otel_small_variants() -> None:
+    span = {
+        "spanId": "s1",
+        "name": "chat",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.completion", "value": {"stringValue": "plain answer"}},
+        ],
+        "status": {"code": "STATUS_CODE_ERROR"},
+        "events": [
+            {
+                "name": "exception",
+                "attributes": [
+                    {"key": "exception.message", "value": {"stringValue": "rate limited"}}
+                ],
+            }
+        ],
+    }
+    evs, latency = detect.otel_events({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+    assert [e["type"] for e in evs] == ["llm.request", "llm.response", "agent.error"]
+    assert evs[1]["status"] == 500 and answer_text(evs[1]["output"]) == "plain answer"
+    assert evs[2]["message"] == "rate limited" and latency is None
+    with pytest.raises(RunError, match="not an OTLP JSON trace"):
+        detect.otel_events({"spans": []})
+
+
+# --- values ----------------------------------------------------------------------------------
+
+
+def test_coerce_run() -> None:
+    run = Run(events=[])
+    assert coerce_run(run) is run
+    listed = coerce_run([{"type": "tool.call", "name": "a"}])
+    assert (listed.kind, listed.format) == ("trace", "events")
+    assert coerce_run({"status": "completed", "memory": {}}).kind == "state"
+    assert coerce_run({"events": [], "output": 3}).output == 3
+    assert coerce_run(DEMO).format == "traceplay"
+    with pytest.raises(RunError, match=r"element \[0\] of the event list is a number"):
+        coerce_run([1])
+    assert coerce_run(42).kind == "value"
+
+
+def test_run_from_value() -> None:
+    assert run_from_value("answer").output == "answer"
+    assert run_from_value({"status": "ok"}).kind == "value"
+    assert run_from_value([]).kind == "value"
+    assert run_from_value([1, 2]).output == [1, 2]
+    assert run_from_value({"status": "completed"}).kind == "state"
+    assert run_from_value([{"type": "llm.invoke"}]).format == "verydia"
+    assert run_from_value({"events": [{"type": "x"}], "output": 1}).output == 1
+    assert run_from_value(None).output is None
+    assert run_from_value("x", latency_ms=12.5).latency_ms == 12.5
+    with pytest.raises(RunError, match="unknown status"):
+        run_from_value({"status": "done", "memory": {}})
+
+
+def test_run_kind_and_missing() -> None:
+    assert Run(events=None).kind == "value"
+    assert Run(events=[], state={}).kind == "state"
+    assert Run(events=[]).output is MISSING and not Run(events=[]).has_output
+    assert Run(events=None, output=None).has_output
+    assert repr(MISSING) == "MISSING" and not MISSING
+
+
+# --- answer text, JSON text, usage -----------------------------------------------------------
+
+ANSWER_TABLE: list[tuple[Any, str]] = [
+    (None, ""),
+    ("plain", "plain"),
+    ("", ""),
+    ({"choices": [{"message": {"content": "hi"}}]}, "hi"),
+    ({"choices": [{"message": {"content": [{"type": "text", "text": "a"}, "b"]}}]}, "a\nb"),
+    ({"choices": [{"text": "legacy"}]}, "legacy"),
+    ({"choices": [{"message": {"content": None}}], "text": "t"}, "t"),
+    ({"content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]}, "x\ny"),
+    ({"content": []}, ""),
+    ({"content": "streamed\ntext", "usage": {"prompt_tokens": 1}}, "streamed\ntext"),
+    ({"text": "gemini-ish"}, "gemini-ish"),
+    ({"choices": []}, '{"choices":[]}'),
+    ({"score": 1.0, "ok": True}, '{"score":1,"ok":true}'),
+    ([1, "é"], '[1,"é"]'),
+    (2.0, "2"),
+    (False, "false"),
+]
+
+
+@pytest.mark.parametrize(("output", "expected"), ANSWER_TABLE)
+def test_answer_text(output: Any, expected: str) -> None:
+    assert answer_text(output) == expected
+
+
+JS_TABLE: list[tuple[Any, str]] = [
+    ({"a": 1.0, "b": [0.5, -0.0]}, '{"a":1,"b":[0.5,0]}'),
+    ({"b": 1, "2": 2, "1": 3, "01": 4}, '{"1":3,"2":2,"b":1,"01":4}'),
+    (1e21, "1e+21"),
+    (1e20, "100000000000000000000"),
+    (1.5e-7, "1.5e-7"),
+    (0.000001, "0.000001"),
+    (float("nan"), "null"),
+    ('a\nb"é\u2028', '"a\\nb\\"é\u2028"'),
+    ((1, 2), "[1,2]"),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), JS_TABLE)
+def test_js_json(value: Any, expected: str) -> None:
+    assert js_json(value) == expected
+
+
+USAGE_TABLE: list[tuple[dict[str, Any], tuple[int, int]]] = [
+    ({"usage": {"promptTokens": 120, "completionTokens": 24}}, (120, 24)),
+    ({"usage": {"prompt_tokens": 5, "completion_tokens": 6}}, (5, 6)),
+    ({"usage": {"input_tokens": 7, "output_tokens": 8}}, (7, 8)),
+    ({"usage": {"promptTokens": 9}}, (9, 0)),
+    ({"output": {"usage": {"prompt_tokens": 1, "completion_tokens": 2}}}, (1, 2)),
+    ({"output": {"usage": {"input_tokens": 3, "output_tokens": 4}}}, (3, 4)),
+    (
+        {
+            "usage": {"promptTokens": 1, "completionTokens": 1},
+            "output": {"usage": {"prompt_tokens": 100, "completion_tokens": 100}},
+        },
+        (1, 1),
+    ),
+    ({"usage": {"promptTokens": "100", "completionTokens": 20}}, (0, 20)),
+    ({"usage": {"promptTokens": True, "completionTokens": None}}, (0, 0)),
+    ({"usage": {"promptTokens": 3.0, "completionTokens": 2.6}}, (3, 3)),
+    ({"output": "text only"}, (0, 0)),
+    ({}, (0, 0)),
+    ({"type": "llm.invoke", "tokensIn": 50, "tokensOut": 10}, (50, 10)),
+    ({"type": "llm.invoke", "tokensIn": "50"}, (0, 0)),
+    ({"type": "llm.invoke", "usage": {"prompt_tokens": 2, "completion_tokens": 3}}, (2, 3)),
+]
+
+
+@pytest.mark.parametrize(("event", "expected"), USAGE_TABLE)
+def test_usage_tokens(event: dict[str, Any], expected: tuple[int, int]) -> None:
+    assert usage_tokens({"type": "llm.response", **event}) == expected
+
+
+# --- documentation examples --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "module", [model, text, cassette, events, state, detect], ids=lambda m: m.__name__
+)
+def test_docstring_examples(module: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # the examples name fixture files relative to the project root
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
