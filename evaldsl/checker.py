@@ -307,7 +307,10 @@ class _Checker:
     def path(self, text: str, span: Span) -> None:
         compiled = compile_path(text)
         if isinstance(compiled, PathProblem):
-            self.error(span, "E404", compiled.message, compiled.hint)
+            # point at the path itself within the subject or predicate that holds it
+            at = self.source.text.find(text, span.start, span.end)
+            where = Span(at, at + len(text)) if at >= 0 else span
+            self.error(where, "E404", compiled.message, compiled.hint)
 
     # -- checks
 

@@ -26,6 +26,7 @@ class CaseOutline:
     name: str
     span: Span
     source: ast.SourceDecl | ast.RunDecl | None
+    dataset: ast.SourceDecl | None  # `dataset "rows.json"`: rows of inputs for `run`
     input: ast.ValueDecl | None
     each: ast.ValueDecl | None
     timeout: ast.TimeoutDecl | None
@@ -150,8 +151,13 @@ def outline(program: ast.Program, source: Source) -> Outline:
                 key = stmt.kind
                 previous = current[key]
             else:
-                key = "source"
-                previous = current["source"]
+                # a dataset supplies inputs to a `run` target, so it sits beside it
+                key = (
+                    "dataset"
+                    if isinstance(stmt, ast.SourceDecl) and stmt.kind == "dataset"
+                    else "source"
+                )
+                previous = current[key]
             if isinstance(previous, (ast.SourceDecl, ast.RunDecl, ast.ValueDecl)):
                 diags.append(
                     Diagnostic.at(
@@ -173,9 +179,21 @@ def outline(program: ast.Program, source: Source) -> Outline:
             current["assertions"] = (*current["assertions"], stmt)  # type: ignore[misc]
     close()
 
+    for case in cases:
+        # an implicit case (a file without `case` lines) may have a source too
+        if case.input is not None and not isinstance(case.source, ast.RunDecl):
+            diags.append(
+                Diagnostic.at(
+                    source,
+                    case.input.span,
+                    "E206",
+                    "`input` is the input of a `run` target, and this case has none",
+                    "add run package.module:function, or remove `input`",
+                )
+            )
     if has_cases:
         for case in cases:
-            if case.source is None:
+            if case.source is None and case.dataset is None:
                 diags.append(
                     Diagnostic.at(
                         source,
@@ -186,19 +204,18 @@ def outline(program: ast.Program, source: Source) -> Outline:
                         'run package.module:function or dataset "rows.json"',
                     )
                 )
-            if case.input is not None and not isinstance(case.source, ast.RunDecl):
+            if case.dataset is not None and not isinstance(case.source, ast.RunDecl):
                 diags.append(
                     Diagnostic.at(
                         source,
-                        case.input.span,
-                        "E206",
-                        "`input` is the input of a `run` target, and this case has none",
-                        "add run package.module:function, or remove `input`",
+                        case.dataset.span,
+                        "E503",
+                        "a dataset's rows are inputs: the case also needs a `run` target",
+                        "add run package.module:function",
                     )
                 )
             # dataset rows carry their own expectations (expectedOutput, expectedBehavior)
-            is_dataset = isinstance(case.source, ast.SourceDecl) and case.source.kind == "dataset"
-            if not case.assertions and not header_asserts and not is_dataset:
+            if not case.assertions and not header_asserts and case.dataset is None:
                 diags.append(
                     Diagnostic.at(
                         source,
@@ -225,6 +242,7 @@ def _new_case(name: str, span: Span) -> dict[str, object]:
         "name": name,
         "span": span,
         "source": None,
+        "dataset": None,
         "input": None,
         "each": None,
         "timeout": None,

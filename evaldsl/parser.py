@@ -546,21 +546,33 @@ def split_statements(text: str) -> list[tuple[int, int]]:
 # ---- errors in the user's words --------------------------------------------------------
 
 _WORDS: dict[str, str] = {
-    "NAME": "a name",
     "STRING": "a quoted string",
-    "INT": "a whole number",
+    "INT": "a number",
     "DECIMAL": "a number",
     "DURATION": "a duration such as `2s`",
     "MONEY": "an amount such as `$0.05`",
+    "NAME": "a name",
     "REGEX": "a regex such as `/x/`",
     "PATH": "a JSONPath such as `$.city`",
     "CMP_OP": "a comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`)",
-    "JSON_TYPE": "a JSON type (`string`, `number`, `integer`, `boolean`, `array`, …)",
+    "JSON_TYPE": "a JSON type (`string`, `number`, `integer`, `boolean`, `array`, `object`, `null`)",
     "TARGET": "a target such as `package.module:function`",
     "_NL": "the end of the statement",
     "SEMICOLON": "the end of the statement",
     "$END": "the end of the statement",
 }
+
+# Terminal sets that stand for one idea: said as that idea instead of a long list of words.
+# (A statement or an assertion can start here; a predicate is expected; a value is expected.)
+_SUBJECT_STARTS = frozenset({"ANSWER", "TOOL", "TOKENS", "MEMORY", "STATUS", "LATENCY"})
+_STATEMENT_STARTS = frozenset({"CASE", "CASSETTE", "SUITE", "TOOLS"})
+_PREDICATE_STARTS = frozenset({"CALLED", "CONTAINS", "MATCHES", "JUDGED"})
+_VALUE_STARTS = frozenset({"STRING", "INT", "LSQB", "LBRACE"})
+_JSON_TYPES = ["string", "number", "integer", "boolean", "array", "object", "null"]
+_VALUE_TERMINALS = frozenset(
+    {"STRING", "INT", "DECIMAL", "DURATION", "MONEY", "NAME", "TRUE", "FALSE", "NULL"}
+    | {"LSQB", "LBRACE"}
+)
 
 
 def _keyword_spellings(lark: Lark) -> dict[str, str]:
@@ -573,20 +585,59 @@ def _spellings() -> dict[str, str]:
     return _keyword_spellings(lark)
 
 
+def _one_of(parts: list[str]) -> str:
+    """`a`; `a or b`; `a, b or c` (and `…` past twelve)."""
+    if len(parts) > 12:
+        parts = [*parts[:11], "…"]
+    if len(parts) == 1:
+        return parts[0]
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
 def _describe_expected(names: set[str]) -> tuple[str, list[str]]:
-    """User words for a set of terminal names, and the keyword spellings among them."""
+    """User words for a set of terminal names, and the keyword spellings among them.
+
+    Never a terminal's name: a terminal without user words is left out.
+    >>> _describe_expected({"TIME", "TIMES"})[0]
+    '`time` or `times`'
+    """
     spell = _spellings()
     keywords = sorted(spell[n] for n in names if n in spell and spell[n].isalpha())
-    symbols = sorted(spell[n] for n in names if n in spell and not spell[n].isalpha())
-    words = sorted({_WORDS[n] for n in names if n in _WORDS})
-    parts = [f"`{k}`" for k in keywords] + [f"`{s}`" for s in symbols] + words
-    if len(parts) > 10:
-        parts = [*parts[:9], "…"]
+    if "JSON_TYPE" in names:
+        keywords += _JSON_TYPES
+    if _SUBJECT_STARTS <= names:
+        if _STATEMENT_STARTS <= names:
+            return (
+                'a statement: an assertion such as `answer contains "x"` or `tool NAME called`, '
+                'or a line such as `case "name"` or `cassette "x.jsonl"`',
+                keywords,
+            )
+        return (
+            'an assertion such as `answer contains "x"`, `tool NAME called` or `not …`',
+            keywords,
+        )
+    if _PREDICATE_STARTS <= names:
+        return (
+            "a predicate such as `contains`, `matches`, `==`, `called`, `is empty` or `judged`",
+            keywords,
+        )
+    rest = set(names)
+    parts: list[str] = []
+    if _VALUE_STARTS <= names:
+        rest -= _VALUE_TERMINALS
+        parts.append('a value (`"text"`, `42`, `2s`, `$0.05`, `true`, `null`, `[…]`, `{…}`, a name)')
+    parts += [f"`{spell[n]}`" for n in sorted(rest, key=lambda n: spell.get(n, n)) if n in spell
+              and spell[n].isalpha()]
+    parts += [f"`{spell[n]}`" for n in sorted(rest) if n in spell and not spell[n].isalpha()
+              and n != "SEMICOLON"]
+    words: list[str] = []
+    for n in sorted(rest, key=lambda n: (n in ("_NL", "SEMICOLON", "$END"), n)):
+        if n in _WORDS and _WORDS[n] not in words:
+            words.append(_WORDS[n])
+    parts += words
     if not parts:
         return "something else", keywords
-    if len(parts) == 1:
-        return parts[0], keywords
-    return "one of " + ", ".join(parts), keywords
+    return _one_of(parts), keywords
 
 
 def _describe_found(tok: Token) -> str:
@@ -613,6 +664,15 @@ def _syntax_diagnostic(source: Source, err: UnexpectedInput, base: int, stop: in
             start = base + (tok.start_pos or 0)
         end = start + (len(str(tok)) if not at_end else 1)
         wanted, keywords = _describe_expected(expected)
+        glued = None if at_end else _glued_word(text, start)
+        if glued is not None:
+            # A keyword ran into the next letters (`bye` lexed as `by` + `e`): the word the
+            # user wrote is the whole run of letters, and it is no keyword.
+            start, end = glued
+            word = text[start:end]
+            guess = did_you_mean(word, [w for w in _spellings().values() if w.isalpha()])
+            hint = f"did you mean `{guess}`?" if guess and guess != word else None
+            return Diagnostic.at(source, Span(start, end), "E101", f"unknown word `{word}`", hint)
         hint = None
         if tok.type == "NAME" or (tok.type in _spellings() and str(tok).isalpha()):
             guess = did_you_mean(str(tok), keywords)
@@ -630,13 +690,7 @@ def _syntax_diagnostic(source: Source, err: UnexpectedInput, base: int, stop: in
         expected = set(err.allowed or ())
         wanted, keywords = _describe_expected(expected)
         if char in "\"'":
-            return Diagnostic.at(
-                source,
-                Span(pos, _line_end(text, pos)),
-                "E102",
-                "unterminated string (or an escape JSON does not know)",
-                f'close it with {char} on the same line; escapes are \\n \\t \\" \\\\ \\uXXXX',
-            )
+            return _string_diagnostic(source, pos, char)
         if char == "/":
             return Diagnostic.at(
                 source,
@@ -647,15 +701,21 @@ def _syntax_diagnostic(source: Source, err: UnexpectedInput, base: int, stop: in
             )
         word = _WORD_AT.match(text, pos)
         if word:
-            guess = did_you_mean(word.group(), keywords)
-            hint = f"did you mean `{guess}`?" if guess else None
-            return Diagnostic.at(
-                source,
-                Span(pos, word.end()),
-                "E101",
-                f"expected {wanted}, found `{word.group()}`",
-                hint,
+            glued = _glued_word(text, pos)
+            if glued is not None:  # `calledx`: a keyword ran into the next letters
+                found_word = text[glued[0] : glued[1]]
+                pool = [w for w in _spellings().values() if w.isalpha()]
+                at = glued
+            else:
+                found_word, pool, at = word.group(), keywords, (pos, word.end())
+            guess = did_you_mean(found_word, pool)
+            hint = f"did you mean `{guess}`?" if guess and guess != found_word else None
+            message = (
+                f"unknown word `{found_word}`"
+                if glued is not None
+                else f"expected {wanted}, found `{found_word}`"
             )
+            return Diagnostic.at(source, Span(*at), "E101", message, hint)
         shown = repr(char) if char.isspace() or not char else f"`{char}`"
         return Diagnostic.at(
             source, Span(pos, pos + 1), "E103", f"unexpected character {shown}; expected {wanted}"
@@ -663,6 +723,59 @@ def _syntax_diagnostic(source: Source, err: UnexpectedInput, base: int, stop: in
     if isinstance(err, UnexpectedEOF):  # pragma: no cover - LALR reports $END as a token
         return Diagnostic.at(source, Span(len(text), len(text)), "E101", "unexpected end of input")
     raise err  # pragma: no cover
+
+
+_LOOSE_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
+_GOOD_ESCAPES = {'"': frozenset('"\\/bfnrt'), "'": frozenset("'\"\\/bfnrt")}
+
+
+def _string_diagnostic(source: Source, pos: int, quote: str) -> Diagnostic:
+    """A string the lexer refused: an escape JSON does not know, or no closing quote."""
+    text = source.text
+    closed = _LOOSE_STRING.match(text, pos)
+    if closed is not None:
+        good = _GOOD_ESCAPES[quote]
+        for bad in _ESCAPE.finditer(text, pos, closed.end()):
+            if len(bad.group()) > 2 or bad.group()[1] in good:
+                continue
+            shown = bad.group()
+            others = r" (and \' in single quotes)" if quote == "'" else ""
+            return Diagnostic.at(
+                source,
+                Span(bad.start(), bad.start() + 2),
+                "E104",
+                f"unknown escape `{shown}` in a string",
+                r'strings take JSON escapes: \n \t \r \" \\ \/ \b \f \uXXXX'
+                + others
+                + r"; write a backslash as \\",
+            )
+    return Diagnostic.at(
+        source,
+        Span(pos, _line_end(text, pos)),
+        "E102",
+        "unterminated string",
+        f"close it with {quote} on the same line",
+    )
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _glued_word(text: str, pos: int) -> tuple[int, int] | None:
+    """The whole word around `pos` when letters run on from the character before it."""
+    if pos <= 0 or pos >= len(text) or not _is_word_char(text[pos]):
+        return None
+    if not _is_word_char(text[pos - 1]):
+        return None
+    start = pos
+    while start > 0 and _is_word_char(text[start - 1]):
+        start -= 1
+    end = pos
+    while end < len(text) and _is_word_char(text[end]):
+        end += 1
+    return start, end
 
 
 def _line_end(text: str, pos: int) -> int:

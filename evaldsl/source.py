@@ -46,7 +46,7 @@ class Source:
     Position(line=2, column=2)
     """
 
-    __slots__ = ("_host_lines", "_line_starts", "_origins", "path", "text")
+    __slots__ = ("_fixed", "_host_lines", "_line_starts", "_origins", "path", "text")
 
     def __init__(
         self,
@@ -55,6 +55,7 @@ class Source:
         *,
         origins: Sequence[tuple[int, int]] | None = None,
         host_lines: Sequence[str] | None = None,
+        fixed: Position | None = None,
     ) -> None:
         self.text = text
         self.path = path
@@ -67,6 +68,9 @@ class Source:
         self._line_starts = starts
         self._origins = list(origins) if origins is not None else None
         self._host_lines = list(host_lines) if host_lines is not None else None
+        # Text generated from something else (a YAML assertion object): every position
+        # is the place that object is written.
+        self._fixed = fixed
 
     def local_position(self, offset: int) -> Position:
         """Line and column within this text itself (1-based)."""
@@ -76,6 +80,8 @@ class Source:
 
     def position(self, offset: int) -> Position:
         """Line and column in the file the user edits (the host file for a snippet)."""
+        if self._fixed is not None:
+            return self._fixed
         local = self.local_position(offset)
         if self._origins is None:
             return local

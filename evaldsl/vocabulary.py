@@ -357,15 +357,15 @@ PREDICATES: dict[str, PredicateSpec] = {
         _p(
             "starts_with",
             'starts with "x"',
-            {"Text"},
-            "Text starts with the string.",
+            {"Text", "Json"},
+            "Text (or a JSON string) starts with the string.",
             'answer starts with "Dear"',
         ),
         _p(
             "ends_with",
             'ends with "x"',
-            {"Text"},
-            "Text ends with the string.",
+            {"Text", "Json"},
+            "Text (or a JSON string) ends with the string.",
             'answer ends with "."',
         ),
         _p(

@@ -1,0 +1,248 @@
+"""The `evaldsl` command.
+
+Takes command-line arguments and gives an exit code: 0 when everything passed, 1 when a
+case failed or errored (or `check` found an error), 2 for bad usage or unreadable input.
+
+    evaldsl run PATH... [--json F] [--junit F] [--markdown F] [--fail-under S] [-j N] [-k PAT] [-q]
+    evaldsl check PATH... [--format full|concise|json|github|sarif]
+    evaldsl convert PATH
+    evaldsl vocabulary
+    evaldsl --version
+
+Heavy modules are imported inside the commands that need them, so `--version` and
+`--help` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    from evaldsl import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="evaldsl",
+        description="Check what AI agents and workflows did, with a terse typed assertion language.",
+        epilog="Exit codes: 0 all passed; 1 a case failed or errored, or check found an error; "
+        "2 bad usage or unreadable input.",
+    )
+    parser.add_argument("--version", action="version", version=f"evaldsl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run suites (files or folders) and report")
+    run.add_argument("paths", nargs="+", metavar="PATH")
+    run.add_argument("--json", metavar="FILE", help="write the JSON report here")
+    run.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
+    run.add_argument("--markdown", metavar="FILE", help="write a Markdown summary here")
+    run.add_argument("--fail-under", type=float, metavar="SCORE",
+                     help="exit 1 when the overall score is below SCORE (0-1)")
+    run.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                     help="run cases in N processes (same report as a serial run)")
+    run.add_argument("-k", dest="select", metavar="PATTERN",
+                     help="only cases whose 'suite::case' name contains PATTERN (globs and "
+                     "'not PATTERN' work)")
+    run.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    run.add_argument("--no-color", action="store_true", help="never color the output")
+    _judge_options(run)
+    run.add_argument("--dry-run", action="store_true",
+                     help="check and plan only: say how many cases and judge calls would run")
+
+    check = sub.add_parser("check", help="parse and check suites; nothing is executed")
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("--format", default="full",
+                       choices=["full", "concise", "json", "github", "sarif"])
+    _judge_options(check)
+
+    convert = sub.add_parser("convert", help="print a YAML or JSON suite as an equivalent .eval file")
+    convert.add_argument("path", metavar="PATH")
+
+    sub.add_parser("vocabulary", help="print every subject, predicate and line of the language")
+    return parser
+
+
+def _judge_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--judge", choices=["live", "frozen", "off"], default=None,
+                   help="LLM judge: live (default; calls the endpoint on a cache miss), frozen "
+                   "(a cache miss is an error: for CI), off (skip judge assertions)")
+    p.add_argument("--judge-cache", metavar="DIR",
+                   help="judge cache folder (default .evaldsl/judge-cache; a traceplay cache "
+                   "folder works too)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return cmd_run(args, sys.stdout)
+        if args.command == "check":
+            return cmd_check(args, sys.stdout)
+        if args.command == "convert":
+            return cmd_convert(args, sys.stdout)
+        if args.command == "vocabulary":
+            from evaldsl.vocabulary import help_text
+
+            print(help_text())
+            return EXIT_OK
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_FAILED
+    _parser().print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def _usage_error(message: str) -> int:
+    print(f"evaldsl: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _judge_factory(args: argparse.Namespace) -> object | None:
+    """A picklable factory for the judge (worker processes build their own)."""
+    try:
+        from evaldsl import judge as judge_module
+    except ImportError:  # pragma: no cover - judge.py ships with evaldsl
+        return None
+    make = getattr(judge_module, "judge_from_options", None)
+    if make is None:
+        return None
+    import functools
+
+    return functools.partial(make, mode=args.judge, cache_dir=args.judge_cache)
+
+
+def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object], int | None]:
+    from evaldsl.suites import discover, load_suite
+
+    files, missing = discover(paths)
+    for m in missing:
+        print(f"evaldsl: error: no such file or folder: {m}", file=sys.stderr)
+    if missing:
+        return [], EXIT_USAGE
+    if not files:
+        print("evaldsl: error: no suite files found (.eval, or YAML/JSON with `cases:`) in "
+              + ", ".join(paths), file=sys.stderr)
+        return [], EXIT_USAGE
+    factory = _judge_factory(args)
+    judge = factory() if callable(factory) else None
+    return [load_suite(f, judge=judge) for f in files], None
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    from evaldsl.diagnostics import render
+    from evaldsl.reports import write_json, write_junit, write_markdown
+    from evaldsl.reports.console import ConsoleReporter
+    from evaldsl.runner import RunOptions, run_suites
+    from evaldsl.suites import Suite
+
+    if args.jobs < 1:
+        return _usage_error("-j takes a number of processes ≥ 1")
+    if args.fail_under is not None and not 0 <= args.fail_under <= 1:
+        return _usage_error("--fail-under takes a score between 0 and 1")
+    loaded, code = _load(args.paths, args)
+    if code is not None:
+        return code
+    suites = [s for s in loaded if isinstance(s, Suite)]
+    for s in suites:
+        if s.diagnostics:
+            shown = [d for d in s.diagnostics if d.is_error or not args.quiet]
+            if shown:
+                print(render(shown), file=sys.stderr)
+    if args.dry_run:
+        return _dry_run(suites, args, out)
+    factory = _judge_factory(args)
+    options = RunOptions(jobs=args.jobs, select=args.select,
+                         judge_factory=factory if callable(factory) else None)  # type: ignore[arg-type]
+    color = False if args.no_color or os.environ.get("NO_COLOR") else None
+    reporter = ConsoleReporter(out, color=color, quiet=args.quiet)
+    total = sum(len(s.cases) for s in suites)
+    reporter.start(total)
+    report = run_suites(suites, options, on_case=reporter.case_done)
+    reporter.finish(report)
+    for path, write in ((args.json, write_json), (args.junit, write_junit),
+                        (args.markdown, write_markdown)):
+        if path:
+            try:
+                write(report, path)
+            except OSError as err:
+                print(f"evaldsl: error: cannot write {path}: {err.strerror}", file=sys.stderr)
+                return EXIT_USAGE
+    if not report.ok:
+        return EXIT_FAILED
+    if args.fail_under is not None and report.summary.overall_score < args.fail_under:
+        print(f"overall score {report.summary.overall_score:.3f} is below --fail-under "
+              f"{args.fail_under}", file=out)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) -> int:
+    from evaldsl.runner import selected
+    from evaldsl.suites import Suite
+
+    cases = 0
+    for s in suites:
+        assert isinstance(s, Suite)
+        for c in s.cases:
+            if selected(s, c, args.select):
+                cases += 1
+    print(f"{cases} case{'s' if cases != 1 else ''} in {len(suites)} suite"
+          f"{'s' if len(suites) != 1 else ''} would run", file=out)
+    errors = sum(len(s.errors) for s in suites if isinstance(s, Suite))
+    return EXIT_FAILED if errors else EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from evaldsl.diagnostics import render, to_json
+    from evaldsl.suites import Suite
+
+    loaded, code = _load(args.paths, args)
+    if code is not None:
+        return code
+    diags = [d for s in loaded if isinstance(s, Suite) for d in s.diagnostics]
+    fmt = args.format
+    if fmt in ("full", "concise"):
+        if diags:
+            print(render(diags, style=fmt), file=out)
+        errors = sum(1 for d in diags if d.is_error)
+        warnings = len(diags) - errors
+        files = len(loaded)
+        print(f"{files} file{'s' if files != 1 else ''} checked: {errors} error"
+              f"{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
+              file=out)
+    elif fmt == "json":
+        print(to_json(diags), file=out)
+    else:
+        try:
+            from evaldsl.reports import annotations
+        except ImportError:
+            return _usage_error(f"--format {fmt} is not available in this build")
+        print(annotations.render(diags, fmt), file=out)
+    return EXIT_FAILED if any(d.is_error for d in diags) else EXIT_OK
+
+
+def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
+    from evaldsl.convert import to_eval
+    from evaldsl.diagnostics import render
+    from evaldsl.suites import read_draft
+
+    path = Path(args.path)
+    if not path.is_file():
+        return _usage_error(f"no such file: {args.path}")
+    draft = read_draft(path)
+    text, problems = to_eval(draft)
+    if problems:
+        print(render(problems), file=sys.stderr)
+    out.write(text)
+    return EXIT_FAILED if any(d.is_error for d in problems) else EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

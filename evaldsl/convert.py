@@ -1,0 +1,77 @@
+"""Convert: a suite draft (from YAML or JSON) → the equivalent `.eval` text.
+
+Takes a `SuiteDraft` and gives `.eval` text with the same header, cases, sources and
+assertions (object-form assertions written as the evaldsl text they compile from), plus
+the diagnostics met on the way. An assertion that could not be converted is kept as a
+comment saying why, so nothing is silently dropped. Paths stay relative to the suite's
+folder: save the output next to the YAML file.
+"""
+
+from __future__ import annotations
+
+from evaldsl.diagnostics import Diagnostic
+from evaldsl.objects import dsl_name, dsl_string, dsl_value
+from evaldsl.suites import CaseDraft, Snippet, SuiteDraft
+from evaldsl.values import MISSING
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 1 and float(seconds).is_integer():
+        return f"{int(seconds)}s"
+    return f"{round(seconds * 1000)}ms"
+
+
+def _statements(snippet: Snippet) -> list[str]:
+    text = snippet.source.text
+    out = []
+    for expr in snippet.exprs:
+        piece = text[expr.span.start : expr.span.end]
+        out.append(" ".join(line.strip() for line in piece.splitlines()))
+    return out
+
+
+def _case_lines(case: CaseDraft) -> list[str]:
+    lines = [f"case {dsl_string(case.name)}"]
+    src = case.source
+    if src is not None:
+        if src.kind == "run":
+            lines.append(f"  run {src.target}")
+        elif src.kind == "trace":
+            lines.append(f"  trace {dsl_string(src.path or '')} as {src.format or 'events'}")
+        else:
+            lines.append(f"  {src.kind} {dsl_string(src.path or '')}")
+    if case.dataset is not None:
+        lines.append(f"  dataset {dsl_string(case.dataset.path or '')}")
+    if case.input is not MISSING:
+        lines.append(f"  input {dsl_value(case.input)}")
+    if case.each is not None:
+        lines.append(f"  each {dsl_value(list(case.each))}")
+    if case.timeout is not None:
+        lines.append(f"  timeout {_duration(case.timeout)}")
+    for d in case.diagnostics:
+        if d.is_error:
+            lines.append(f"  # not converted ({d.path}:{d.line}:{d.column}): {d.message}")
+    for snippet in case.snippets:
+        lines.extend(f"  {s}" for s in _statements(snippet))
+    return lines
+
+
+def to_eval(draft: SuiteDraft) -> tuple[str, list[Diagnostic]]:
+    """The `.eval` text of a suite, and every diagnostic of the draft."""
+    lines = [f"suite {dsl_string(draft.name)}"]
+    if draft.tools:
+        lines.append("tools " + ", ".join(dsl_name(t) for t in sorted(draft.tools)))
+    if draft.nodes:
+        lines.append("nodes " + ", ".join(dsl_name(n) for n in sorted(draft.nodes)))
+    if draft.judge_model:
+        lines.append(f"judge model {dsl_string(draft.judge_model)}")
+    if draft.timeout is not None:
+        lines.append(f"timeout {_duration(draft.timeout)}")
+    for snippet in draft.header:
+        lines.extend(_statements(snippet))
+    problems = list(draft.diagnostics)
+    for case in draft.cases:
+        lines.append("")
+        lines.extend(_case_lines(case))
+        problems.extend(case.diagnostics)
+    return "\n".join(lines) + "\n", problems

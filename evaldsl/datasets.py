@@ -1,0 +1,110 @@
+"""Datasets: verydia-style rows → one case per row.
+
+Takes a dataset file (a JSON or YAML array of `{input, expectedOutput, expectedBehavior:
+{guardEvaluated, noGuardEvaluation}, metadata}` rows) and gives `DatasetRow`s: the row's
+input for the `run` target, a name (`metadata.id`, `metadata.name`, else `row N`) and the
+row's expectations as evaldsl text, positioned at the row in the dataset file:
+`expectedOutput` → `output == …` (deep JSON equality, key order ignored, as verydia's
+README says); `guardEvaluated: true` → `guards >= 1`; `noGuardEvaluation: true` →
+`guards == 0`. A row without expectations adds none (it passes on the case's own
+assertions alone).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from evaldsl import ast
+from evaldsl.diagnostics import Diagnostic, did_you_mean
+from evaldsl.objects import dsl_value
+from evaldsl.parser import parse
+from evaldsl.source import Position, Source
+from evaldsl.suites import DatasetRow, Snippet, SourceSpec
+
+ROW_KEYS = {"input", "expectedOutput", "expectedBehavior", "metadata"}
+BEHAVIOUR_KEYS = {"guardEvaluated", "noGuardEvaluation"}
+
+
+def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], list[Diagnostic]]:
+    """Read a dataset's rows; problems are diagnostics at the dataset file's positions."""
+    assert spec.path is not None
+    path = base_dir / spec.path
+    shown = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError:
+        return [], [
+            Diagnostic.at(spec.source, spec.span, "E501", f'dataset not found: "{spec.path}"',
+                          "paths are relative to the suite file")
+        ]
+    except UnicodeDecodeError:
+        return [], [Diagnostic.in_file(shown, "E504", "dataset is not UTF-8 text")]
+    lines = text.splitlines()
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        line = mark.line + 1 if mark else 1
+        return [], [
+            Diagnostic.in_file(shown, "E504", f"invalid dataset: {err.problem}", line=line,
+                               column=(mark.column + 1 if mark else 1),
+                               source_line=lines[line - 1] if 0 < line <= len(lines) else "")
+        ]
+    constructor = yaml.constructor.SafeConstructor()
+
+    def at(node: yaml.Node, code: str, message: str, hint: str | None = None) -> Diagnostic:
+        line, column = node.start_mark.line + 1, node.start_mark.column + 1
+        return Diagnostic.in_file(shown, code, message, line=line, column=column, hint=hint,
+                                  source_line=lines[line - 1] if 0 < line <= len(lines) else "")
+
+    if not isinstance(root, yaml.SequenceNode):
+        where = root if root is not None else None
+        message = "a dataset is a list of rows: [{input, expectedOutput, expectedBehavior}]"
+        if where is None:
+            return [], [Diagnostic.in_file(shown, "E504", message)]
+        return [], [at(where, "E504", message)]
+    rows: list[DatasetRow] = []
+    diags: list[Diagnostic] = []
+    for i, node in enumerate(root.value, 1):
+        value = constructor.construct_object(node, deep=True)
+        if not isinstance(value, dict):
+            diags.append(at(node, "E507", f"dataset row {i} must be an object"))
+            continue
+        for key in value:
+            if key not in ROW_KEYS:
+                guess = did_you_mean(str(key), ROW_KEYS)
+                diags.append(at(node, "E508", f"`{key}` is not a dataset row field",
+                                f"did you mean `{guess}`?" if guess else None))
+        meta = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+        name = str(meta.get("id") or meta.get("name") or f"row {i}")
+        parts = []
+        if "expectedOutput" in value:
+            parts.append(f"output == {dsl_value(value['expectedOutput'])}")
+        behaviour = value.get("expectedBehavior")
+        if behaviour is not None:
+            if not isinstance(behaviour, dict):
+                diags.append(at(node, "E507", "`expectedBehavior` must be an object"))
+            else:
+                for key in behaviour:
+                    if key not in BEHAVIOUR_KEYS:
+                        guess = did_you_mean(str(key), BEHAVIOUR_KEYS)
+                        diags.append(at(node, "E508", f"`{key}` is not an expectedBehavior field",
+                                        f"did you mean `{guess}`?" if guess else None))
+                if behaviour.get("guardEvaluated") is True:
+                    parts.append("guards >= 1")
+                if behaviour.get("noGuardEvaluation") is True:
+                    parts.append("guards == 0")
+        snippet = None
+        if parts:
+            text = "; ".join(parts)
+            source = Source(text, shown, fixed=Position(node.start_mark.line + 1,
+                                                         node.start_mark.column + 1),
+                            host_lines=lines)
+            parsed = parse(text, shown, start="statements", source=source)
+            diags.extend(parsed.diagnostics)
+            exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
+            snippet = Snippet(exprs, source)  # type: ignore[arg-type]
+        rows.append(DatasetRow(name, value.get("input"), snippet))
+    return rows, diags

@@ -1,0 +1,206 @@
+"""Results: what a run of suites produced, as plain records every report reads.
+
+Takes nothing itself: the runner builds these records from verdicts, and the reporters
+(JSON, JUnit, Markdown, console) only read them. The JSON shape `to_json` gives is the
+documented `--json` report (README, "Reports").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from evaldsl.diagnostics import Diagnostic
+from evaldsl.values import to_report
+from evaldsl.verdicts import Status
+
+STATUSES: tuple[Status, ...] = ("pass", "fail", "skip", "error")
+
+
+@attrs.frozen
+class AssertionResult:
+    """One statement's verdict with where it is written (1-based line and column)."""
+
+    text: str
+    path: str
+    line: int
+    column: int
+    status: Status
+    message: str
+    actual: Any = None
+    expected: Any = None
+    end_column: int = 0
+    source_line: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "location": {"path": self.path, "line": self.line, "column": self.column},
+            "status": self.status,
+            "message": self.message,
+            "actual": _jsonable(self.actual),
+            "expected": _jsonable(self.expected),
+        }
+
+
+@attrs.frozen
+class CaseMetrics:
+    """What a case's run measured (None where the run cannot say)."""
+
+    latency_ms: float | None = None
+    steps: int | None = None
+    tool_calls: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    guards: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class CaseResult:
+    """One case: passed when no assertion failed or errored and the run did not crash."""
+
+    name: str
+    passed: bool
+    score: float
+    duration_ms: float
+    error: str | None = None
+    metrics: CaseMetrics = CaseMetrics()
+    assertions: tuple[AssertionResult, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "score": round(self.score, 6),
+            "duration_ms": round(self.duration_ms, 3),
+            "error": self.error,
+            "metrics": self.metrics.to_json(),
+            "assertions": [a.to_json() for a in self.assertions],
+        }
+
+
+@attrs.frozen
+class Summary:
+    """Totals over cases: counts, the mean score, the pass rate, assertion counts."""
+
+    cases: int
+    passed: int
+    failed: int
+    overall_score: float
+    pass_rate: float
+    assertions: dict[str, int]
+    duration_ms: float
+    metrics: dict[str, float | int | None]
+
+    @classmethod
+    def of(cls, cases: list[CaseResult], duration_ms: float) -> Summary:
+        n = len(cases)
+        passed = sum(1 for c in cases if c.passed)
+        counts = {s: 0 for s in STATUSES}
+        for c in cases:
+            for a in c.assertions:
+                counts[a.status] += 1
+        return cls(
+            cases=n,
+            passed=passed,
+            failed=n - passed,
+            # an empty suite scores 0 (cycgraph), and so does an empty run
+            overall_score=sum(c.score for c in cases) / n if n else 0.0,
+            pass_rate=passed / n if n else 0.0,
+            assertions=counts,
+            duration_ms=duration_ms,
+            metrics=_totals(cases),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "passed": self.passed,
+            "failed": self.failed,
+            "overall_score": round(self.overall_score, 6),
+            "pass_rate": round(self.pass_rate, 6),
+            "assertions": dict(self.assertions),
+            "duration_ms": round(self.duration_ms, 3),
+            "metrics": self.metrics,
+        }
+
+
+def _totals(cases: list[CaseResult]) -> dict[str, float | int | None]:
+    totals: dict[str, float | int | None] = {}
+    for field in attrs.fields(CaseMetrics):
+        values = [getattr(c.metrics, field.name) for c in cases]
+        present = [v for v in values if v is not None]
+        totals[field.name] = sum(present) if present else None
+    return totals
+
+
+@attrs.frozen
+class SuiteResult:
+    """One suite file's cases, and the problems found while loading and checking it."""
+
+    name: str
+    path: str
+    cases: tuple[CaseResult, ...]
+    duration_ms: float
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def summary(self) -> Summary:
+        return Summary.of(list(self.cases), self.duration_ms)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "cases": [c.to_json() for c in self.cases],
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "summary": self.summary.to_json(),
+        }
+
+
+@attrs.frozen
+class Report:
+    """A whole `evaldsl run`: every suite, and the totals."""
+
+    suites: tuple[SuiteResult, ...]
+    duration_ms: float
+
+    @property
+    def cases(self) -> list[CaseResult]:
+        return [c for s in self.suites for c in s.cases]
+
+    @property
+    def summary(self) -> Summary:
+        return Summary.of(self.cases, self.duration_ms)
+
+    @property
+    def ok(self) -> bool:
+        """Every case passed and no suite had an error."""
+        return all(c.passed for c in self.cases) and not any(s.errors for s in self.suites)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "suites": [s.to_json() for s in self.suites],
+            "summary": self.summary.to_json(),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    value = to_report(value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return repr(value)

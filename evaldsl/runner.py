@@ -1,0 +1,318 @@
+"""Runner: cases → results (runs, scoring, isolation, timeouts, parallelism).
+
+Takes suite files (or loaded `Suite`s) and options, and gives a `Report`. Each case's run
+is read from its cassette, trace or state, or produced by calling its `run` target with
+its input; its assertions are checked against the run indexed once; its verdicts are
+scored as LANGUAGE.md §5 says. A crash (an unreadable run, a target that raises or times
+out) fails that case with score 0 and the error, and the other cases go on. With `jobs >
+1` cases run in worker processes and the report is the same as a serial run's: results
+are put back in suite and case order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import importlib
+import inspect
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from evaldsl.api import evaluate
+from evaldsl.compiler import Judge
+from evaldsl.index import Needs, RunFacts, index_run
+from evaldsl.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
+from evaldsl.runs.detect import load_run, run_from_value
+from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.state import initial_state, is_state_value
+from evaldsl.suites import Case, Suite, assertion_location, load_suite
+from evaldsl.values import MISSING
+from evaldsl.verdicts import case_passed, score
+
+DEFAULT_TIMEOUT = 60.0  # seconds, for `run` targets (cycgraph's timeout_ms default)
+
+JudgeFactory = Callable[[], Judge | None]
+
+
+@attrs.frozen
+class RunOptions:
+    """How to run: parallel jobs, case selection, the judge (built per process)."""
+
+    jobs: int = 1
+    select: str | None = None
+    judge_factory: JudgeFactory | None = None
+
+
+def selected(suite: Suite, case: Case, pattern: str | None) -> bool:
+    """`-k PATTERN`: a case whose `suite::case` name contains the pattern (case-insensitive),
+    or matches it as a glob when it has `*`, `?` or `[`; `not PATTERN` inverts it."""
+    if not pattern:
+        return True
+    negate = pattern.startswith("not ")
+    pat = pattern[4:].strip() if negate else pattern
+    full = f"{suite.name}::{case.name}".lower()
+    if any(ch in pat for ch in "*?["):
+        hit = fnmatch.fnmatch(full, pat.lower()) or fnmatch.fnmatch(case.name.lower(), pat.lower())
+    else:
+        hit = pat.lower() in full
+    return hit != negate
+
+
+# ---- one case ------------------------------------------------------------------------
+
+
+def execute_case(case: Case, suite: Suite) -> CaseResult:
+    """Run one case and score it; never raises."""
+    started = time.perf_counter()
+    if case.error is not None:
+        return CaseResult(case.name, False, 0.0, 0.0, error=case.error)
+    try:
+        run = produce_run(case, suite)
+        facts = index_run(run, _with_metrics(case.needs))
+    except RunError as err:
+        return _crashed(case, started, str(err))
+    except _Crash as crash:
+        return _crashed(case, started, str(crash))
+    verdicts = [evaluate(a, facts) for a in case.assertions]
+    results = []
+    for assertion, source, verdict in zip(case.assertions, case.sources, verdicts, strict=True):
+        path, line, column, end_column, source_line = assertion_location(assertion, source)
+        results.append(
+            AssertionResult(
+                text=assertion.text,
+                path=path,
+                line=line,
+                column=column,
+                status=verdict.status,
+                message=verdict.message,
+                actual=verdict.actual,
+                expected=verdict.expected,
+                end_column=end_column,
+                source_line=source_line,
+            )
+        )
+    return CaseResult(
+        case.name,
+        case_passed(verdicts),
+        score(verdicts),
+        (time.perf_counter() - started) * 1000,
+        None,
+        metrics_of(facts),
+        tuple(results),
+    )
+
+
+class _Crash(Exception):
+    """A run target raised or timed out."""
+
+
+def _crashed(case: Case, started: float, message: str) -> CaseResult:
+    return CaseResult(case.name, False, 0.0, (time.perf_counter() - started) * 1000, error=message)
+
+
+def _with_metrics(needs: Needs) -> Needs:
+    """Metrics want timestamps and priced usage whatever the assertions read."""
+    return attrs.evolve(needs, times=True, cost=True)
+
+
+def metrics_of(facts: RunFacts) -> CaseMetrics:
+    trace, state = facts.trace, facts.state
+    latency = facts.latency_seconds
+    if latency is None and trace is not None:
+        latency = trace.wall_seconds()
+    if trace is not None:
+        return CaseMetrics(
+            latency_ms=latency * 1000 if latency is not None else None,
+            steps=trace.steps,
+            tool_calls=trace.tool_calls,
+            input_tokens=trace.input_tokens,
+            output_tokens=trace.output_tokens,
+            cost=trace.cost,
+            guards=trace.guards,
+        )
+    if state is not None:
+        cost = state.get("total_cost_usd")
+        return CaseMetrics(
+            latency_ms=latency * 1000 if latency is not None else None,
+            input_tokens=_int(state.get("total_input_tokens")),
+            output_tokens=_int(state.get("total_output_tokens")),
+            cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+        )
+    return CaseMetrics(latency_ms=latency * 1000 if latency is not None else None)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def produce_run(case: Case, suite: Suite) -> Run:
+    """Read the case's recorded run, or call its target."""
+    spec = case.source
+    if spec is None:
+        raise _Crash("this case has no source to check")
+    if spec.kind == "run":
+        assert spec.target is not None
+        return call_target(spec.target, case.input, case.timeout or DEFAULT_TIMEOUT, suite.base_dir)
+    assert spec.path is not None
+    fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
+    return load_run(suite.base_dir / spec.path, fmt)
+
+
+# ---- live targets ---------------------------------------------------------------------
+
+
+def resolve_target(target: str, base_dir: Path) -> Callable[..., Any]:
+    """Import `package.module:function`, looking next to the suite first."""
+    module_name, _, attr = target.partition(":")
+    added = str(base_dir.resolve())
+    if added not in sys.path:
+        sys.path.insert(0, added)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as err:
+        raise _Crash(f"cannot import {module_name!r} for run target {target!r}: "
+                     f"{type(err).__name__}: {err}") from None
+    fn = module
+    for part in attr.split("."):
+        fn = getattr(fn, part, None)  # type: ignore[assignment]
+        if fn is None:
+            raise _Crash(f"module {module_name!r} has no {attr!r} (run target {target!r})")
+    if not callable(fn):
+        raise _Crash(f"run target {target!r} is not callable")
+    return fn  # type: ignore[return-value]
+
+
+def call_target(target: str, value: Any, timeout: float, base_dir: Path) -> Run:
+    """Call a target with the case input (sync or async), bounded by `timeout` seconds.
+
+    It may return a workflow state (cycgraph's initial-state rules then apply), a list of
+    events, an `evaldsl.Run`, or any other value (the run's output). A raised exception or
+    a timeout is a crash naming it.
+    """
+    fn = resolve_target(target, base_dir)
+    args = () if value is MISSING else (value,)
+    started = time.perf_counter()
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            result = fn(*args)
+            if inspect.isawaitable(result):
+                result = asyncio.run(_bounded(result, timeout))
+            outcome["value"] = result
+        except BaseException as err:  # reported as the case's crash, never re-raised
+            outcome["error"] = err
+
+    # A daemon thread: a sync target that never returns cannot be stopped, but it can be
+    # abandoned, so the run goes on (the process exits without waiting for it).
+    worker = threading.Thread(target=call, name=f"evaldsl-target-{target}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    if worker.is_alive():
+        raise _Crash(f"run target {target!r} timed out after {timeout:g}s")
+    if "error" in outcome:
+        err = outcome["error"]
+        if isinstance(err, asyncio.TimeoutError | TimeoutError):
+            raise _Crash(f"run target {target!r} timed out after {timeout:g}s")
+        raise _Crash(f"run target {target!r} raised {type(err).__name__}: {err}")
+    result = outcome.get("value")
+    if isinstance(result, Run):
+        return result if result.latency_ms is not None else attrs.evolve(result, latency_ms=elapsed_ms)
+    if isinstance(value, dict) and is_state_value(result):
+        result = _final_state(value, result, timeout)
+    try:
+        return run_from_value(result, latency_ms=elapsed_ms)
+    except RunError as err:
+        raise _Crash(f"run target {target!r} returned an unusable value: {err.message}") from None
+
+
+async def _bounded(awaitable: Any, timeout: float) -> Any:
+    return await asyncio.wait_for(awaitable, timeout)
+
+
+def _final_state(value: dict[str, Any], returned: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """cycgraph's initial state (goal, constraints and max_token_budget lifted from the
+    input, the whole input seeded into memory) under what the target returned."""
+    state = initial_state(value, timeout_ms=int(timeout * 1000))
+    memory = dict(state.get("memory") or {})
+    if isinstance(returned.get("memory"), dict):
+        memory.update(returned["memory"])
+    state.update({k: v for k, v in returned.items() if k != "memory"})
+    state["memory"] = memory
+    return state
+
+
+# ---- whole runs ------------------------------------------------------------------------
+
+
+_WORKER_SUITES: dict[str, Suite] = {}
+
+
+def _worker_case(path: str, index: int, judge_factory: JudgeFactory | None) -> CaseResult:
+    """A case run in a worker process: the suite is loaded once per process."""
+    suite = _WORKER_SUITES.get(path)
+    if suite is None:
+        judge = judge_factory() if judge_factory is not None else None
+        suite = load_suite(path, judge=judge)
+        _WORKER_SUITES[path] = suite
+    return execute_case(suite.cases[index], suite)
+
+
+def run_suites(
+    suites: Sequence[Suite],
+    options: RunOptions = RunOptions(),
+    *,
+    on_case: Callable[[Suite, CaseResult], None] | None = None,
+) -> Report:
+    """Run every selected case of the suites; the report keeps suite and case order."""
+    started = time.perf_counter()
+    work = [
+        (s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)
+    ]
+    results: dict[tuple[int, int], CaseResult] = {}
+    if options.jobs > 1 and len(work) > 1:
+        with ProcessPoolExecutor(max_workers=options.jobs) as pool:
+            futures = {
+                pool.submit(_worker_case, s.path, i, options.judge_factory): (id(s), i, s)
+                for s, i in work
+            }
+            for future, (sid, i, s) in futures.items():
+                try:
+                    result = future.result()
+                except Exception as err:  # a worker that died: that case crashed
+                    result = CaseResult(s.cases[i].name, False, 0.0, 0.0,
+                                        error=f"worker failed: {type(err).__name__}: {err}")
+                results[(sid, i)] = result
+                if on_case:
+                    on_case(s, result)
+    else:
+        for s, i in work:
+            result = execute_case(s.cases[i], s)
+            results[(id(s), i)] = result
+            if on_case:
+                on_case(s, result)
+    suite_results = []
+    for s in suites:
+        cases = tuple(results[(id(s), i)] for i in range(len(s.cases)) if (id(s), i) in results)
+        suite_results.append(
+            SuiteResult(
+                s.name,
+                s.path,
+                cases,
+                sum(c.duration_ms for c in cases),
+                s.diagnostics,
+            )
+        )
+    return Report(tuple(suite_results), (time.perf_counter() - started) * 1000)
+
+
+def load_suites(paths: Iterable[Path], judge: Judge | None = None) -> list[Suite]:
+    return [load_suite(p, judge=judge) for p in paths]

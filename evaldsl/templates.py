@@ -1,0 +1,86 @@
+"""Templates: `{{key}}` placeholders of `each` rows, rendered into a case.
+
+Takes a row (a JSON object) and gives rendered strings, AST nodes and plain values with
+every `{{ key }}` replaced, as traceplay's `each` does: the key may be dotted
+(`{{ user.name }}` reads into the row), surrounded by spaces; a known key renders as text
+(null as ""; numbers and booleans as JSON writes them; objects as compact JSON); an
+unknown key is left as written, so a typo shows up in the report instead of vanishing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+import attrs
+
+from evaldsl.values import MISSING, js_text
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
+
+T = TypeVar("T")
+
+
+def _lookup(row: dict[str, Any], key: str) -> Any:
+    value: Any = row
+    for part in key.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return MISSING
+    return value
+
+
+def render_text(text: str, row: dict[str, Any]) -> str:
+    """Replace placeholders in one string.
+
+    >>> render_text("weather in {{ city }} {{nope}}", {"city": "Paris"})
+    'weather in Paris {{nope}}'
+    """
+    if "{{" not in text:
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        value = _lookup(row, m.group(1))
+        if value is MISSING:
+            return m.group(0)
+        if value is None:
+            return ""
+        return value if isinstance(value, str) else js_text(value)
+
+    return _PLACEHOLDER.sub(replace, text)
+
+
+def render_value(value: Any, row: dict[str, Any]) -> Any:
+    """Render every string inside a plain JSON value (keys included)."""
+    if isinstance(value, str):
+        return render_text(value, row)
+    if isinstance(value, list):
+        return [render_value(v, row) for v in value]
+    if isinstance(value, dict):
+        return {render_text(k, row): render_value(v, row) for k, v in value.items()}
+    return value
+
+
+def render_node(node: T, row: dict[str, Any]) -> T:
+    """Render every string field of an AST node and its children (attrs nodes, tuples)."""
+    if isinstance(node, str):
+        return render_text(node, row)  # type: ignore[return-value]
+    if isinstance(node, tuple):
+        return tuple(render_node(item, row) for item in node)  # type: ignore[return-value]
+    if not attrs.has(type(node)):
+        return node
+    changes: dict[str, Any] = {}
+    for field in attrs.fields(type(node)):
+        if field.name == "span":
+            continue
+        old = getattr(node, field.name)
+        new = render_node(old, row)
+        if new is not old and new != old:
+            changes[field.name] = new
+    return attrs.evolve(node, **changes) if changes else node  # type: ignore[misc]
+
+
+def row_label(row: dict[str, Any]) -> str:
+    """How a row names its case: `k=v, k2=v2` (non-text values as JSON)."""
+    return ", ".join(f"{k}={v if isinstance(v, str) else js_text(v)}" for k, v in row.items())

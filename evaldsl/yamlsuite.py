@@ -1,0 +1,404 @@
+"""YAML and JSON suites → a `SuiteDraft`, with exact positions.
+
+Takes the text of a YAML or JSON suite (traceplay's format, cycgraph-style objects,
+evaldsl's `expect:` blocks) and gives a `SuiteDraft`. YAML is only ever loaded safely
+(`yaml.compose` with the safe loader, C-accelerated when present). Composing keeps every
+node's position, so a problem in a field, or a syntax error inside DSL text under
+`expect:`, is reported at its own line and column in the YAML file.
+
+Suite keys: `suite` (or `name`), `description`, `tools`, `nodes`, `judge` (a model name or
+`{model: …}`), `timeout`, `expect` (suite-level assertions), `cases`. Case keys: `name`,
+one source (`cassette`, `state`, `trace` with `format`, `run` with `input`, `dataset` with
+`run`), `each`, `timeout`, `expect` (DSL: one string, a list of strings or a block) and
+`assertions` (traceplay and cycgraph objects, or DSL strings), `description`, `metadata`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evaldsl import ast
+from evaldsl.diagnostics import Diagnostic, did_you_mean
+from evaldsl.objects import Place, object_to_dsl
+from evaldsl.parser import parse, parse_duration
+from evaldsl.source import Position, Source, Span
+from evaldsl.suites import CaseDraft, Snippet, SourceSpec, SuiteDraft
+from evaldsl.values import MISSING
+
+try:  # the C loader when libyaml is present: same results, several times faster
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - depends on the platform's PyYAML build
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+SUITE_KEYS = {"suite", "name", "description", "tools", "nodes", "judge", "timeout", "expect", "cases"}
+CASE_KEYS = {
+    "name",
+    "description",
+    "metadata",
+    "tags",
+    "cassette",
+    "state",
+    "trace",
+    "format",
+    "run",
+    "input",
+    "dataset",
+    "each",
+    "timeout",
+    "expect",
+    "assertions",
+}
+_SOURCES = ("cassette", "state", "trace", "run", "dataset")
+
+
+class _Doc:
+    """A composed YAML document: plain values from nodes, positions, source lines."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self.lines = text.splitlines()
+        self._constructor = yaml.constructor.SafeConstructor()
+
+    def value(self, node: yaml.Node) -> Any:
+        return self._constructor.construct_object(node, deep=True)
+
+    def line_text(self, line: int) -> str:
+        return self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
+
+    def pos(self, node: yaml.Node) -> tuple[int, int]:
+        return node.start_mark.line + 1, node.start_mark.column + 1
+
+    def error(
+        self, node: yaml.Node | None, code: str, message: str, hint: str | None = None
+    ) -> Diagnostic:
+        line, column = self.pos(node) if node is not None else (1, 1)
+        return Diagnostic.in_file(
+            self.path,
+            code,
+            message,
+            line=line,
+            column=column,
+            hint=hint,
+            source_line=self.line_text(line),
+        )
+
+    def place(self, node: yaml.Node) -> Place:
+        fields: dict[str, tuple[int, int]] = {}
+        if isinstance(node, yaml.MappingNode):
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    fields[str(key.value)] = self.pos(key)
+        line, column = self.pos(node)
+        return Place(self.path, line, column, fields, self.line_text)
+
+    def fixed_source(self, text: str, node: yaml.Node) -> Source:
+        line, column = self.pos(node)
+        return Source(text, self.path, fixed=Position(line, column), host_lines=self.lines)
+
+    def snippet_source(self, node: yaml.ScalarNode) -> Source:
+        """A Source for DSL text held by a scalar, mapping its positions into the file."""
+        text = node.value
+        line0, col0 = node.start_mark.line, node.start_mark.column
+        count = text.count("\n") + 1
+        if node.style in ("|", ">"):
+            # block scalars: content starts on the next line, at the block's indentation
+            indent = 0
+            for raw in self.lines[line0 + 1 :]:
+                if raw.strip():
+                    indent = len(raw) - len(raw.lstrip(" "))
+                    break
+            origins = [(line0 + 2 + i, indent + 1) for i in range(count)]
+        else:
+            first = col0 + (1 if node.style in ('"', "'") else 0)
+            origins = [(line0 + 1, first + 1)] + [
+                (line0 + 1 + i, 1) for i in range(1, count)
+            ]
+        return Source(text, self.path, origins=origins, host_lines=self.lines)
+
+
+def _mapping(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    assert isinstance(node, yaml.MappingNode)
+    return {str(k.value): (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+
+
+def yaml_draft(text: str, path: str) -> SuiteDraft:
+    """Read a YAML or JSON suite into a draft; problems become diagnostics, never raises."""
+    p = Path(path)
+    doc = _Doc(text, path)
+    empty = SuiteDraft(p.stem, path, p.parent)
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line = mark.line + 1 if mark else 1
+        column = mark.column + 1 if mark else 1
+        what = "JSON" if p.suffix == ".json" else "YAML"
+        diag = Diagnostic.in_file(
+            path,
+            "E504",
+            f"invalid {what}: {err.problem or err}",
+            line=line,
+            column=column,
+            hint=err.context if err.context else None,
+            source_line=doc.line_text(line),
+        )
+        return attrs_evolve(empty, diagnostics=(diag,))
+    except yaml.YAMLError as err:
+        return attrs_evolve(empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),))
+    if root is None or not isinstance(root, yaml.MappingNode):
+        return attrs_evolve(
+            empty,
+            diagnostics=(
+                doc.error(root, "E504", "a suite is a mapping with a `cases:` list", "cases:\n  - name: …"),
+            ),
+        )
+    diags: list[Diagnostic] = []
+    top = _mapping(root)
+    for key, (knode, _) in top.items():
+        if key not in SUITE_KEYS:
+            guess = did_you_mean(key, SUITE_KEYS)
+            diags.append(
+                doc.error(
+                    knode,
+                    "E508",
+                    f"`{key}` is not a suite field",
+                    f"did you mean `{guess}:`?" if guess else "fields: " + ", ".join(sorted(SUITE_KEYS)),
+                )
+            )
+
+    def text_field(name: str) -> str | None:
+        if name not in top:
+            return None
+        value = doc.value(top[name][1])
+        if isinstance(value, str):
+            return value
+        diags.append(doc.error(top[name][1], "E507", f"`{name}` must be a string"))
+        return None
+
+    def names_field(name: str) -> frozenset[str] | None:
+        if name not in top:
+            return None
+        value = doc.value(top[name][1])
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return frozenset(value)
+        diags.append(doc.error(top[name][1], "E507", f"`{name}` must be a list of names"))
+        return None
+
+    suite_name = text_field("suite") or text_field("name") or p.stem
+    judge_model = None
+    if "judge" in top:
+        judge = doc.value(top["judge"][1])
+        if isinstance(judge, str):
+            judge_model = judge
+        elif isinstance(judge, dict) and isinstance(judge.get("model"), str):
+            judge_model = judge["model"]
+        else:
+            diags.append(doc.error(top["judge"][1], "E507", "`judge` is a model name or {model: …}"))
+    timeout = _timeout(doc, top.get("timeout"), diags)
+    header = _expect(doc, top["expect"][1], diags) if "expect" in top else []
+
+    cases: list[CaseDraft] = []
+    if "cases" not in top:
+        diags.append(doc.error(root, "E504", "a suite needs a `cases:` list", "cases:\n  - name: …"))
+    else:
+        cnode = top["cases"][1]
+        if not isinstance(cnode, yaml.SequenceNode):
+            diags.append(doc.error(cnode, "E507", "`cases` must be a list of cases"))
+        else:
+            for i, item in enumerate(cnode.value, 1):
+                cases.append(_case(doc, item, i, diags))
+    return SuiteDraft(
+        name=suite_name,
+        path=path,
+        base_dir=p.parent,
+        tools=names_field("tools"),
+        nodes=names_field("nodes"),
+        judge_model=judge_model,
+        timeout=timeout,
+        header=tuple(header),
+        cases=tuple(cases),
+        diagnostics=tuple(diags),
+    )
+
+
+def attrs_evolve(draft: SuiteDraft, **changes: Any) -> SuiteDraft:
+    import attrs
+
+    return attrs.evolve(draft, **changes)
+
+
+def _timeout(doc: _Doc, entry: tuple[yaml.Node, yaml.Node] | None, diags: list[Diagnostic]) -> float | None:
+    if entry is None:
+        return None
+    value = doc.value(entry[1])
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return parse_duration(value.strip())
+        except (KeyError, ValueError):
+            pass
+    diags.append(doc.error(entry[1], "E507", "`timeout` is a duration such as 30s (or seconds)"))
+    return None
+
+
+def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet]:
+    """DSL text: one string, a block, or a list of strings."""
+    items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+    snippets = []
+    for item in items:
+        if not isinstance(item, yaml.ScalarNode) or not isinstance(doc.value(item), str):
+            diags.append(
+                doc.error(item, "E507", "`expect` holds evaldsl text: a string or a list of strings")
+            )
+            continue
+        snippets.append(_dsl(doc, item, diags))
+    return snippets
+
+
+def _dsl(doc: _Doc, node: yaml.ScalarNode, diags: list[Diagnostic]) -> Snippet:
+    source = doc.snippet_source(node)
+    parsed = parse(source.text, doc.path, start="statements", source=source)
+    diags.extend(parsed.diagnostics)
+    exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
+    return Snippet(exprs, source)  # type: ignore[arg-type]
+
+
+def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> CaseDraft:
+    line, _ = doc.pos(node)
+    if not isinstance(node, yaml.MappingNode):
+        problem = doc.error(node, "E507", f"case #{index} must be a mapping with `name:` and a source")
+        return CaseDraft(f"case #{index}", doc.path, line, None, diagnostics=(problem,))
+    own: list[Diagnostic] = []
+    fields = _mapping(node)
+    for key, (knode, _) in fields.items():
+        if key not in CASE_KEYS and key != "kind":
+            guess = did_you_mean(key, CASE_KEYS)
+            own.append(
+                doc.error(
+                    knode,
+                    "E508",
+                    f"`{key}` is not a case field",
+                    f"did you mean `{guess}:`?" if guess else "fields: " + ", ".join(sorted(CASE_KEYS)),
+                )
+            )
+    name_value = doc.value(fields["name"][1]) if "name" in fields else None
+    name = name_value if isinstance(name_value, str) and name_value else f"case #{index}"
+
+    def path_of(key: str) -> tuple[str | None, yaml.Node | None]:
+        if key not in fields:
+            return None, None
+        value = doc.value(fields[key][1])
+        if isinstance(value, str) and value:
+            return value, fields[key][0]
+        own.append(doc.error(fields[key][1], "E507", f"`{key}` must be a non-empty string"))
+        return None, None
+
+    source: SourceSpec | None = None
+    dataset: SourceSpec | None = None
+    present = [k for k in _SOURCES if k in fields]
+    if len([k for k in present if k != "dataset"]) > 1:
+        second = [k for k in present if k != "dataset"][1]
+        own.append(
+            doc.error(
+                fields[second][0],
+                "E503",
+                f"case \"{name}\" has both `{present[0]}` and `{second}`; a case runs against one source",
+                "split it into two cases",
+            )
+        )
+    for key in present:
+        value, knode = path_of(key)
+        if value is None or knode is None:
+            continue
+        fmt = None
+        if key == "trace" and "format" in fields:
+            raw = doc.value(fields["format"][1])
+            fmt = raw if isinstance(raw, str) else None
+        src = doc.fixed_source(f"{key} {value}", knode)
+        if key == "run":
+            spec = SourceSpec("run", target=value, source=src)
+        else:
+            spec = SourceSpec(key, value, None, fmt, src)  # type: ignore[arg-type]
+        if key == "dataset":
+            dataset = spec
+        elif source is None:
+            source = spec
+    if source is None and dataset is None:
+        own.append(
+            doc.error(
+                node,
+                "E503",
+                f'case "{name}" has no source',
+                "add `cassette: path.jsonl`, `state: path.json`, `run: package.module:function` "
+                "or `dataset: rows.json` with `run:`",
+            )
+        )
+
+    each = None
+    if "each" in fields:
+        rows = doc.value(fields["each"][1])
+        if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
+            each = tuple(rows)
+        else:
+            own.append(
+                doc.error(
+                    fields["each"][1],
+                    "E507",
+                    f'case "{name}" has an invalid `each`: expected a list of row objects',
+                    "each: [{city: Paris}, {city: Tokyo}]",
+                )
+            )
+
+    snippets: list[Snippet] = []
+    if "expect" in fields:
+        snippets.extend(_expect(doc, fields["expect"][1], own))
+    if "assertions" in fields:
+        anode = fields["assertions"][1]
+        if not isinstance(anode, yaml.SequenceNode):
+            own.append(doc.error(anode, "E507", "`assertions` must be a list"))
+        else:
+            for item in anode.value:
+                if isinstance(item, yaml.ScalarNode) and isinstance(doc.value(item), str):
+                    snippets.append(_dsl(doc, item, own))
+                    continue
+                text, problems = object_to_dsl(doc.value(item), doc.place(item))
+                own.extend(problems)
+                if text is not None:
+                    src = doc.fixed_source(text, item)
+                    parsed = parse(text, doc.path, start="statements", source=src)
+                    own.extend(parsed.diagnostics)
+                    exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
+                    snippets.append(Snippet(exprs, src))  # type: ignore[arg-type]
+    if not snippets and dataset is None:
+        own.append(
+            doc.error(
+                node,
+                "W504",
+                f'case "{name}" has no assertions: it always passes',
+                "add `expect:` text or `assertions:`",
+            )
+        )
+    timeout = _timeout(doc, fields.get("timeout"), own)
+    input_value = doc.value(fields["input"][1]) if "input" in fields else MISSING
+    return CaseDraft(
+        name=name,
+        path=doc.path,
+        line=line,
+        source=source,
+        input=input_value,
+        each=each,
+        timeout=timeout,
+        snippets=tuple(snippets),
+        dataset=dataset,
+        diagnostics=tuple(own),
+    )
+
+
+__all__ = ["Span", "yaml_draft"]
