@@ -18,7 +18,10 @@ c. File to verdicts: `program.check(path)`, streaming the cassette from disk, ag
 d. Peak memory: the file-to-verdicts path in fresh subprocesses (peak RSS, ru_maxrss) for
    assertions that need little, for assertions that keep every call of a frequent tool,
    and for a process that loads all events into a list. Memory must grow with what the
-   assertions need, not with the trace.
+   assertions need, not with the trace. (Measured first, while this process is small, and
+   in children started by fork: Linux carries the RSS high-water mark of the memory a
+   process execs away from into its ru_maxrss, which under vfork is the parent's. VmHWM
+   is printed as a cross-check.)
 
 The cassette (a traceplay v1 cassette with a realistic mix of events) and the `.eval` file
 are generated deterministically from a fixed seed and cached under `benchmarks/data/`
@@ -590,17 +593,26 @@ def ensure_data(events: int, statements: int) -> tuple[Path, Path, dict[str, Any
 
 
 def best_of(
-    runs: int, fn: Callable[[], T], before: Callable[[], None] | None = None
+    runs: int,
+    fn: Callable[[], T],
+    before: Callable[[], None] | None = None,
+    times: list[float] | None = None,
 ) -> tuple[float, T]:
-    """The fastest of `runs` calls (seconds) and the last result."""
+    """The fastest of `runs` calls (seconds) and the last result; each starts after a full
+    collection, with the previous result dropped."""
     best = float("inf")
     result: Any = None
     for _ in range(runs):
+        result = None  # the previous result must not weigh on this run's garbage collections
+        gc.collect()
         if before is not None:
             before()
         t0 = time.perf_counter()
         result = fn()
-        best = min(best, time.perf_counter() - t0)
+        took = time.perf_counter() - t0
+        best = min(best, took)
+        if times is not None:
+            times.append(took)
     return best, result
 
 
@@ -718,6 +730,17 @@ def maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+def hwm_mb() -> float | None:
+    """This process's own peak RSS (VmHWM, Linux), a cross-check of ru_maxrss."""
+    try:
+        for text in Path("/proc/self/status").read_text().splitlines():
+            if text.startswith("VmHWM:"):
+                return int(text.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
 def child(mode: str, cassette: str) -> None:
     """One memory measurement in a fresh process; prints one JSON line."""
     t0 = time.perf_counter()
@@ -734,12 +757,19 @@ def child(mode: str, cassette: str) -> None:
             out["statuses"] = Counter(result.statuses)
     out["seconds"] = time.perf_counter() - t0
     out["maxrss_mb"] = maxrss_mb()
+    out["hwm_mb"] = hwm_mb()
     sys.stdout.write(orjson.dumps(out).decode() + "\n")
+
+
+def _force_fork() -> None:
+    """A `preexec_fn` makes subprocess fork instead of vfork/posix_spawn. Linux folds the
+    high-water RSS of the memory a process execs away from into its ru_maxrss; under vfork
+    that memory is the parent's, so the child would report the parent's peak."""
 
 
 def run_child(mode: str, cassette: Path) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--child", mode, "--cassette", str(cassette)]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, preexec_fn=_force_fork)
     if done.returncode != 0:
         raise SystemExit(f"child {mode} failed:\n{done.stderr}")
     result: dict[str, Any] = orjson.loads(done.stdout.strip().splitlines()[-1])
@@ -782,36 +812,46 @@ def machine() -> str:
     versions = ", ".join(
         f"{pkg} {metadata.version(pkg)}" for pkg in ("lark", "orjson", "google-re2")
     )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return (
         f"machine: nproc {len(os.sched_getaffinity(0))} ({model or platform.machine()}), "
+        f"load average {load}, "
         f"Python {platform.python_version()} ({platform.python_implementation()}), "
         f"{platform.system()} {platform.release()}; {versions}"
     )
 
 
-def bench_compile(eval_file: Path, n: int, runs: int) -> list[Row]:
+def bench_compile(eval_file: Path, n: int, runs: int, warm: float) -> list[Row]:
     """(a) statements compiled per second, and the stages."""
     text = eval_file.read_text(encoding="utf-8")
     path = str(eval_file)
-    t0 = time.perf_counter()
-    evaldsl.compile("steps < 1")  # builds the Lark parser once per process
-    warm = time.perf_counter() - t0
-    t_all, program = best_of(runs, lambda: evaldsl.compile(text, path=path), clear_caches)
+    spread: list[float] = []
+    t_all, program = best_of(
+        runs, lambda: evaldsl.compile(text, path=path), clear_caches, times=spread
+    )
     compiled = sum(len(c.assertions) for c in program.cases)
     assert compiled == n, f"compiled {compiled} assertions, generated {n}"
     t_parse, parsed = best_of(runs, lambda: parse(text, path))
     t_outline, shape = best_of(runs, lambda: outline(parsed.program, parsed.source))
     t_check, _ = best_of(runs, lambda: check_outline(shape, parsed.source), clear_caches)
     t_compile, _ = best_of(runs, lambda: compile_cases(shape, parsed.source, None))
+    with paused_gc():
+        t_nogc, _ = best_of(runs, lambda: evaldsl.compile(text, path=path), clear_caches)
     rate = n / t_all
     print(
-        f"\n(a) compile: {n:,} statements in {t_all * 1000:.0f} ms, best of {runs} (regex and "
-        f"path caches cleared before each run; Lark parser built beforehand, "
-        f"{warm * 1000:.0f} ms); {len(program.warnings)} warnings"
+        f"\n(a) compile: {n:,} statements in {t_all * 1000:.0f} ms, best of {runs} (runs: "
+        + ", ".join(f"{t * 1000:.0f}" for t in spread)
+        + " ms; regex and path caches cleared before each run; the Lark parser was built "
+        f"beforehand: first compile in this process {warm * 1000:.0f} ms); "
+        f"{len(program.warnings)} warnings"
     )
     print(
         f"    stages: parse {t_parse * 1000:.0f} ms, outline {t_outline * 1000:.0f} ms, "
         f"check {t_check * 1000:.0f} ms, compile {t_compile * 1000:.0f} ms"
+    )
+    print(
+        f"    the same compile with the cyclic GC paused (evaldsl.index.paused_gc): "
+        f"{t_nogc * 1000:.0f} ms"
     )
     rows: list[Row] = [
         (
@@ -825,6 +865,15 @@ def bench_compile(eval_file: Path, n: int, runs: int) -> list[Row]:
     stages = (("parse", t_parse), ("outline", t_outline), ("check", t_check))
     for label, t in (*stages, ("compile", t_compile)):
         rows.append((f"    {label} only", f"{n / t:,.0f}/s", "", f"{t / t_all:.0%} of all", ""))
+    rows.append(
+        (
+            "    (info) compile with GC paused",
+            f"{n / t_nogc:,.0f}/s",
+            ">= 30,000/s",
+            f"{n / t_nogc / 30000:.2f}",
+            "",
+        )
+    )
     return rows
 
 
@@ -932,8 +981,13 @@ def bench_rss(cassette: Path, meta: dict[str, Any]) -> list[Row]:
     args = run_child("args", cassette)
     whole = run_child("list", cassette)
     kept = meta["tools"].get("search_web", 0)
+
+    def hwm(r: dict[str, Any]) -> str:
+        return "n/a" if r.get("hwm_mb") is None else f"{r['hwm_mb']:.0f}"
+
     print(
-        f"\n(d) peak RSS (ru_maxrss) of fresh processes; cassette {size_mb:.0f} MiB on disk:\n"
+        f"\n(d) peak RSS of fresh processes: ru_maxrss (VmHWM {hwm(base)}/{hwm(little)}/"
+        f"{hwm(args)}/{hwm(whole)} MiB as a cross-check); cassette {size_mb:.0f} MiB on disk:\n"
         f"    import + compile only: {base['maxrss_mb']:.0f} MiB\n"
         f"    20 little-needs assertions (counts, tokens, last answer): "
         f"{little['maxrss_mb']:.0f} MiB, {little['seconds']:.2f} s, {little['statuses']}\n"
@@ -1001,19 +1055,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{meta['distinct']:,} distinct statement texts, {meta['cases']} cases, each with a "
         "cassette line)"
     )
+    t0 = time.perf_counter()
+    evaldsl.compile("steps < 1")  # the first compile builds the Lark parser
+    warm = time.perf_counter() - t0
+    # (d) first, while this process is small: a child's ru_maxrss can never be below what
+    # it inherited when it was forked
+    rss_rows = bench_rss(cassette, meta)
     mixed = evaldsl.compile(MIXED_20)
-    rows = bench_compile(eval_file, meta["statements"], runs)
+    rows = bench_compile(eval_file, meta["statements"], runs, warm)
     memory_rows, facts = bench_memory(cassette, mixed, runs)
     rows += memory_rows
     gc.collect()
     rows += bench_file(cassette, mixed, facts, runs)
-    rows += bench_rss(cassette, meta)
+    rows += rss_rows
     print(
         "\nratio column: (a) value/target, stage share of the whole compile; (b), (c) "
         "evaldsl ms / baseline ms; (d) growth over import+compile"
     )
     print_table(rows)
-    print(f"total benchmark time {time.perf_counter() - started:.0f} s")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"total benchmark time {time.perf_counter() - started:.0f} s; load average now {load} "
+        "(other processes on the machine skew every timing: compare ratios, rerun if high)"
+    )
     return 0
 
 

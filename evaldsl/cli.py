@@ -30,7 +30,8 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="evaldsl",
-        description="Check what AI agents and workflows did, with a terse typed assertion language.",
+        description="Check what AI agents and workflows did, in a terse, typed assertion "
+        "language.",
         epilog="Exit codes: 0 all passed; 1 a case failed or errored, or check found an error; "
         "2 bad usage or unreadable input.",
     )
@@ -42,26 +43,47 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="FILE", help="write the JSON report here")
     run.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     run.add_argument("--markdown", metavar="FILE", help="write a Markdown summary here")
-    run.add_argument("--fail-under", type=float, metavar="SCORE",
-                     help="exit 1 when the overall score is below SCORE (0-1)")
-    run.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                     help="run cases in N processes (same report as a serial run)")
-    run.add_argument("-k", dest="select", metavar="PATTERN",
-                     help="only cases whose 'suite::case' name contains PATTERN (globs and "
-                     "'not PATTERN' work)")
-    run.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    run.add_argument(
+        "--fail-under",
+        type=float,
+        metavar="SCORE",
+        help="exit 1 when the overall score is below SCORE (0-1)",
+    )
+    run.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run cases in N processes (same report as a serial run)",
+    )
+    run.add_argument(
+        "-k",
+        dest="select",
+        metavar="PATTERN",
+        help="only cases whose 'suite::case' name contains PATTERN (globs and 'not PATTERN' work)",
+    )
+    run.add_argument(
+        "-q", "--quiet", action="store_true", help="print only failures and the summary"
+    )
     run.add_argument("--no-color", action="store_true", help="never color the output")
     _judge_options(run)
-    run.add_argument("--dry-run", action="store_true",
-                     help="check and plan only: say how many cases and judge calls would run")
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check and plan only: say how many cases and judge calls would run",
+    )
 
     check = sub.add_parser("check", help="parse and check suites; nothing is executed")
     check.add_argument("paths", nargs="+", metavar="PATH")
-    check.add_argument("--format", default="full",
-                       choices=["full", "concise", "json", "github", "sarif"])
+    check.add_argument(
+        "--format", default="full", choices=["full", "concise", "json", "github", "sarif"]
+    )
     _judge_options(check)
 
-    convert = sub.add_parser("convert", help="print a YAML or JSON suite as an equivalent .eval file")
+    convert = sub.add_parser(
+        "convert", help="print a YAML or JSON suite as an equivalent .eval file"
+    )
     convert.add_argument("path", metavar="PATH")
 
     sub.add_parser("vocabulary", help="print every subject, predicate and line of the language")
@@ -69,12 +91,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _judge_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--judge", choices=["live", "frozen", "off"], default=None,
-                   help="LLM judge: live (default; calls the endpoint on a cache miss), frozen "
-                   "(a cache miss is an error: for CI), off (skip judge assertions)")
-    p.add_argument("--judge-cache", metavar="DIR",
-                   help="judge cache folder (default .evaldsl/judge-cache; a traceplay cache "
-                   "folder works too)")
+    p.add_argument(
+        "--judge",
+        choices=["live", "frozen", "off"],
+        default=None,
+        help="LLM judge: live (default; calls the endpoint on a cache miss), frozen "
+        "(a cache miss is an error: for CI), off (skip judge assertions)",
+    )
+    p.add_argument(
+        "--judge-cache",
+        metavar="DIR",
+        help="judge cache folder (default .evaldsl/judge-cache; a traceplay cache "
+        "folder works too)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -127,8 +156,11 @@ def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object],
     if missing:
         return [], EXIT_USAGE
     if not files:
-        print("evaldsl: error: no suite files found (.eval, or YAML/JSON with `cases:`) in "
-              + ", ".join(paths), file=sys.stderr)
+        print(
+            "evaldsl: error: no suite files found (.eval, or YAML/JSON with `cases:`) in "
+            + ", ".join(paths),
+            file=sys.stderr,
+        )
         return [], EXIT_USAGE
     factory = _judge_factory(args)
     judge = factory() if callable(factory) else None
@@ -150,24 +182,26 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if code is not None:
         return code
     suites = [s for s in loaded if isinstance(s, Suite)]
-    for s in suites:
-        if s.diagnostics:
-            shown = [d for d in s.diagnostics if d.is_error or not args.quiet]
-            if shown:
-                print(render(shown), file=sys.stderr)
     if args.dry_run:
+        for s in suites:
+            if s.diagnostics:
+                print(render(s.diagnostics), file=out)
         return _dry_run(suites, args, out)
     factory = _judge_factory(args)
-    options = RunOptions(jobs=args.jobs, select=args.select,
-                         judge_factory=factory if callable(factory) else None)  # type: ignore[arg-type]
+    options = RunOptions(
+        jobs=args.jobs, select=args.select, judge_factory=factory if callable(factory) else None
+    )
     color = False if args.no_color or os.environ.get("NO_COLOR") else None
     reporter = ConsoleReporter(out, color=color, quiet=args.quiet)
     total = sum(len(s.cases) for s in suites)
     reporter.start(total)
     report = run_suites(suites, options, on_case=reporter.case_done)
     reporter.finish(report)
-    for path, write in ((args.json, write_json), (args.junit, write_junit),
-                        (args.markdown, write_markdown)):
+    for path, write in (
+        (args.json, write_json),
+        (args.junit, write_junit),
+        (args.markdown, write_markdown),
+    ):
         if path:
             try:
                 write(report, path)
@@ -177,8 +211,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if not report.ok:
         return EXIT_FAILED
     if args.fail_under is not None and report.summary.overall_score < args.fail_under:
-        print(f"overall score {report.summary.overall_score:.3f} is below --fail-under "
-              f"{args.fail_under}", file=out)
+        print(
+            f"overall score {report.summary.overall_score:.3f} is below --fail-under "
+            f"{args.fail_under}",
+            file=out,
+        )
         return EXIT_FAILED
     return EXIT_OK
 
@@ -193,8 +230,11 @@ def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) ->
         for c in s.cases:
             if selected(s, c, args.select):
                 cases += 1
-    print(f"{cases} case{'s' if cases != 1 else ''} in {len(suites)} suite"
-          f"{'s' if len(suites) != 1 else ''} would run", file=out)
+    print(
+        f"{cases} case{'s' if cases != 1 else ''} in {len(suites)} suite"
+        f"{'s' if len(suites) != 1 else ''} would run",
+        file=out,
+    )
     errors = sum(len(s.errors) for s in suites if isinstance(s, Suite))
     return EXIT_FAILED if errors else EXIT_OK
 
@@ -214,9 +254,11 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         errors = sum(1 for d in diags if d.is_error)
         warnings = len(diags) - errors
         files = len(loaded)
-        print(f"{files} file{'s' if files != 1 else ''} checked: {errors} error"
-              f"{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
-              file=out)
+        print(
+            f"{files} file{'s' if files != 1 else ''} checked: {errors} error"
+            f"{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
+            file=out,
+        )
     elif fmt == "json":
         print(to_json(diags), file=out)
     else:

@@ -23,7 +23,7 @@ from evaldsl.checker import predicate_key, subject_type
 from evaldsl.index import CallRecord, Needs, RunFacts, TraceFacts
 from evaldsl.paths import CompiledPath, compile_path
 from evaldsl.regexes import RegexProblem, compile_regex
-from evaldsl.runs.text import answer_text
+from evaldsl.runs.text import answer_text, js_number
 from evaldsl.source import Source, Span
 from evaldsl.values import (
     MISSING,
@@ -181,9 +181,10 @@ class Compiler:
                 actual = value
             if ok:
                 return Verdict("pass", f"{shown} {pred_text}", span, actual, expected)
+            # `show`, not `_found`: a subject whose value is [] found [], not nothing
             return Verdict(
                 "fail",
-                f"expected {shown} {pred_text}, found {_found(actual)}",
+                f"expected {shown} {pred_text}, found {show(actual)}",
                 span,
                 actual,
                 expected,
@@ -267,6 +268,8 @@ class Compiler:
                 return Verdict("error", str(why), span)
             except _Fails as why:
                 return Verdict("fail", str(why), span)
+            if value is MISSING:
+                return Verdict("fail", f"`{shown}` is missing: there is nothing to judge", span)
             if isinstance(value, _Found):
                 value = value.values
             text = value if isinstance(value, str) else js_text(value)
@@ -345,7 +348,9 @@ class Compiler:
                     if facts.trace is not None:
                         return facts.trace.answer(index)
                     if facts.output is not MISSING:
-                        return answer_text(facts.output)
+                        # a value run has one answer, its output: answer[1] and answer[-1]
+                        # are it, any other position is out of range ("")
+                        return answer_text(facts.output) if index in (1, -1) else ""
                     raise _Unavailable(_no_trace("answer"))
 
                 if kind == "answer":
@@ -478,7 +483,11 @@ class Compiler:
                     same = op == "=="
                     return lambda v: json_equal(v, expected) is same
                 order = _ORDER[op]
-                return lambda v: is_number(v) and not math.isnan(v) and order(v, expected)
+                return lambda v: (
+                    is_number(v)
+                    and not (isinstance(v, float) and math.isnan(v))
+                    and order(v, expected)
+                )
             case ast.Contains(value=lit):
                 item = ast.to_json(lit)
                 return lambda v: json_contains(v, item)
@@ -565,9 +574,11 @@ def citable_values(results: Iterable[Any]) -> set[str]:
         v = stack.pop()
         if isinstance(v, bool) or v is None:
             continue
-        if isinstance(v, (int, float)):
+        if isinstance(v, int):
+            leaves.add(str(v))
+        elif isinstance(v, float):
             if math.isfinite(v):
-                leaves.add(str(int(v)) if float(v).is_integer() else repr(float(v)))
+                leaves.add(js_number(v))  # JavaScript's String(n): 4.0 → "4", 1e21 → "1e+21"
         elif isinstance(v, str):
             t = v.strip()
             if 3 <= len(t) <= 120:

@@ -13,6 +13,7 @@ assertions alone).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -36,8 +37,13 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         text = path.read_bytes().decode("utf-8-sig")
     except OSError:
         return [], [
-            Diagnostic.at(spec.source, spec.span, "E501", f'dataset not found: "{spec.path}"',
-                          "paths are relative to the suite file")
+            Diagnostic.at(
+                spec.source,
+                spec.span,
+                "E501",
+                f'dataset not found: "{spec.path}"',
+                "paths are relative to the suite file",
+            )
         ]
     except UnicodeDecodeError:
         return [], [Diagnostic.in_file(shown, "E504", "dataset is not UTF-8 text")]
@@ -48,16 +54,28 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         mark = err.problem_mark
         line = mark.line + 1 if mark else 1
         return [], [
-            Diagnostic.in_file(shown, "E504", f"invalid dataset: {err.problem}", line=line,
-                               column=(mark.column + 1 if mark else 1),
-                               source_line=lines[line - 1] if 0 < line <= len(lines) else "")
+            Diagnostic.in_file(
+                shown,
+                "E504",
+                f"invalid dataset: {err.problem}",
+                line=line,
+                column=(mark.column + 1 if mark else 1),
+                source_line=lines[line - 1] if 0 < line <= len(lines) else "",
+            )
         ]
     constructor = yaml.constructor.SafeConstructor()
 
     def at(node: yaml.Node, code: str, message: str, hint: str | None = None) -> Diagnostic:
         line, column = node.start_mark.line + 1, node.start_mark.column + 1
-        return Diagnostic.in_file(shown, code, message, line=line, column=column, hint=hint,
-                                  source_line=lines[line - 1] if 0 < line <= len(lines) else "")
+        return Diagnostic.in_file(
+            shown,
+            code,
+            message,
+            line=line,
+            column=column,
+            hint=hint,
+            source_line=lines[line - 1] if 0 < line <= len(lines) else "",
+        )
 
     if not isinstance(root, yaml.SequenceNode):
         where = root if root is not None else None
@@ -75,9 +93,15 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         for key in value:
             if key not in ROW_KEYS:
                 guess = did_you_mean(str(key), ROW_KEYS)
-                diags.append(at(node, "E508", f"`{key}` is not a dataset row field",
-                                f"did you mean `{guess}`?" if guess else None))
-        meta = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+                diags.append(
+                    at(
+                        node,
+                        "E508",
+                        f"`{key}` is not a dataset row field",
+                        f"did you mean `{guess}`?" if guess else None,
+                    )
+                )
+        meta: dict[str, Any] = value["metadata"] if isinstance(value.get("metadata"), dict) else {}
         name = str(meta.get("id") or meta.get("name") or f"row {i}")
         parts = []
         if "expectedOutput" in value:
@@ -90,8 +114,14 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
                 for key in behaviour:
                     if key not in BEHAVIOUR_KEYS:
                         guess = did_you_mean(str(key), BEHAVIOUR_KEYS)
-                        diags.append(at(node, "E508", f"`{key}` is not an expectedBehavior field",
-                                        f"did you mean `{guess}`?" if guess else None))
+                        diags.append(
+                            at(
+                                node,
+                                "E508",
+                                f"`{key}` is not an expectedBehavior field",
+                                f"did you mean `{guess}`?" if guess else None,
+                            )
+                        )
                 if behaviour.get("guardEvaluated") is True:
                     parts.append("guards >= 1")
                 if behaviour.get("noGuardEvaluation") is True:
@@ -99,12 +129,15 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         snippet = None
         if parts:
             text = "; ".join(parts)
-            source = Source(text, shown, fixed=Position(node.start_mark.line + 1,
-                                                         node.start_mark.column + 1),
-                            host_lines=lines)
+            source = Source(
+                text,
+                shown,
+                fixed=Position(node.start_mark.line + 1, node.start_mark.column + 1),
+                host_lines=lines,
+            )
             parsed = parse(text, shown, start="statements", source=source)
             diags.extend(parsed.diagnostics)
             exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
-            snippet = Snippet(exprs, source)  # type: ignore[arg-type]
+            snippet = Snippet(exprs, source)
         rows.append(DatasetRow(name, value.get("input"), snippet))
     return rows, diags

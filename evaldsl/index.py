@@ -22,7 +22,7 @@ import gc
 from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -102,14 +102,22 @@ class TraceFacts:
         return answer_text(tail[index])
 
     def wall_seconds(self) -> float | None:
+        """Seconds from the first event's `at` to the last one's (0 if they go backwards)."""
         if self.first_at is None or self.last_at is None:
             return None
-        try:
-            start = datetime.fromisoformat(self.first_at.replace("Z", "+00:00"))
-            end = datetime.fromisoformat(self.last_at.replace("Z", "+00:00"))
-        except ValueError:
+        start, end = _instant(self.first_at), _instant(self.last_at)
+        if start is None or end is None:
             return None
         return max(0.0, (end - start).total_seconds())
+
+
+def _instant(text: str) -> datetime | None:
+    """An ISO timestamp as an aware datetime; one without a zone is taken as UTC."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @attrs.define
@@ -172,7 +180,7 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
         kind = ev.get("type")
         if want_times:
             at = ev.get("at")
-            if at is not None:
+            if isinstance(at, str):  # ISO times; events without one do not count
                 if first_at is None:
                     first_at = at
                 last_at = at
@@ -195,8 +203,12 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
                     record.result = ev.get("result", ev.get("output", MISSING))
                     record.is_error = bool(ev.get("isError"))
                 elif want_results:
-                    # traceplay links results by the call's callId, else by its event id
-                    call_id = ev.get("callId", ev.get("id"))
+                    # a result names its call by the call's callId or by its event id
+                    # (traceplay cassettes before v0.6 have no callId)
+                    event_id = ev.get("id")
+                    if event_id is not None:
+                        by_call_id.setdefault(event_id, record)
+                    call_id = ev.get("callId")
                     if call_id is not None:
                         by_call_id[call_id] = record
                 calls.setdefault(name, []).append(record)

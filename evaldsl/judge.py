@@ -20,7 +20,7 @@ while the report keeps source order:
 
     recorder = RecordingJudge()
     evaldsl.compile(text, judge=recorder).check(run)      # notes (text, rubric, model)
-    judge = LLMJudge(JudgeConfig.from_env(mode="frozen"))
+    judge = LLMJudge(JudgeConfig.from_env(mode="live"))   # or "frozen" in CI
     total, cached = judge.plan(recorder.requests)
     judge.prefetch(recorder.requests)                     # concurrent, bounded
     evaldsl.compile(text, judge=judge).check(run)         # every judge call is a hit
@@ -39,7 +39,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -290,8 +290,8 @@ def read_cache(path: str | os.PathLike[str]) -> JudgeReply | None:
     """
     try:
         with open(path, "rb") as file:
-            value = json.loads(file.read(), parse_constant=_reject_constant)
-        return _reply_from_object(value, "")
+            text = file.read().decode("utf-8")
+        return _reply_from_object(json.loads(text, parse_constant=_reject_constant), text)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, _BadReply) as why:
@@ -766,3 +766,53 @@ def plan(
     JudgePlan(total=1, cached=0)
     """
     return LLMJudge(config).plan(requests)
+
+
+class TwoPhaseJudge:
+    """The judge a suite is compiled with: it can record a case's judge questions instead
+    of answering them, so the runner plans them, fetches the misses concurrently
+    (`prefetch`), then evaluates the case again with every answer at hand, in source
+    order.
+
+    >>> judge = TwoPhaseJudge(RecordingJudge())
+    >>> with judge.recording() as asked:
+    ...     _ = judge("sunny", "mentions weather", model=None, threshold=None)
+    >>> asked
+    [JudgeRequest(text='sunny', rubric='mentions weather', model=None)]
+    """
+
+    def __init__(self, inner: LLMJudge | RecordingJudge) -> None:
+        self.inner = inner
+        self._asked: list[JudgeRequest] | None = None
+
+    def __call__(
+        self, text: str, rubric: str, *, model: str | None, threshold: float | None
+    ) -> JudgeOutcome:
+        if self._asked is not None:
+            self._asked.append(JudgeRequest(text, rubric, model))
+            return JudgeOutcome("skip", "judge: planned, not run")
+        return self.inner(text, rubric, model=model, threshold=threshold)
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[list[JudgeRequest]]:
+        """Within the block, calls are recorded (and skipped) instead of judged."""
+        self._asked = []
+        try:
+            yield self._asked
+        finally:
+            self._asked = None
+
+    def prefetch(self, requests: Iterable[JudgeRequest]) -> int:
+        return self.inner.prefetch(requests) if isinstance(self.inner, LLMJudge) else 0
+
+    def plan(self, requests: Iterable[JudgeRequest]) -> JudgePlan:
+        if isinstance(self.inner, LLMJudge):
+            return self.inner.plan(requests)
+        distinct = {(r.text, r.rubric, r.model) for r in requests}
+        return JudgePlan(len(distinct), 0)
+
+
+def judge_from_options(mode: str | None = None, cache_dir: str | None = None) -> TwoPhaseJudge:
+    """The judge the CLI builds from `--judge` and `--judge-cache` and the environment
+    (a module-level function, so worker processes can build their own)."""
+    return TwoPhaseJudge(LLMJudge(JudgeConfig.from_env(mode=mode, cache_dir=cache_dir)))

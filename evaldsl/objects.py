@@ -109,6 +109,32 @@ def dsl_key_access(subject: str, key: str) -> str:
 
 # ---- field checking -----------------------------------------------------------------------
 
+# Field names people write for the real ones (traceplay's docs list `path:` for
+# `jsonPath:` as the most common mistake); spelling distance alone would miss them.
+_ALIASES = {
+    "path": "jsonPath",
+    "json_path": "jsonPath",
+    "jsonpath": "jsonPath",
+    "equal": "equals",
+    "eq": "equals",
+    "match": "matches",
+    "pattern": "regex",
+    "contains": "text",
+    "tool": "name",
+    "tools": "names",
+    "max": "value",
+    "min_hits": "minHits",
+    "node": "node_id",
+    "status": "expected",
+}
+
+
+def _guess_field(key: str, known: set[str]) -> str | None:
+    alias = _ALIASES.get(key)
+    if alias in known:
+        return alias
+    return did_you_mean(key, known)
+
 
 class _Fields:
     """Reads an object's fields, collecting diagnostics instead of raising."""
@@ -118,15 +144,20 @@ class _Fields:
         self.place = place
         self.what = what
         self.diags: list[Diagnostic] = []
+        self.renamed: dict[str, str] = {}
         for key in obj:
             if key not in known:
-                guess = did_you_mean(str(key), known)
+                guess = _guess_field(str(key), known)
+                if guess:
+                    self.renamed[guess] = str(key)
                 self.diags.append(
                     place.error(
                         str(key),
                         "E508",
                         f"`{key}` is not a field of {what}",
-                        f"did you mean `{guess}:`?" if guess else "fields: " + ", ".join(sorted(known)),
+                        f"did you mean `{guess}:`?"
+                        if guess
+                        else "fields: " + ", ".join(sorted(known)),
                     )
                 )
 
@@ -136,12 +167,17 @@ class _Fields:
             self.place.error(key, "E507", f"`{key}` of {self.what} must be {wanted}, not {found}")
         )
 
+    def missing(self, key: str, example: str = "…") -> None:
+        if key in self.renamed:
+            return  # already reported at the misspelt field, with the right name
+        self.diags.append(
+            self.place.error(None, "E506", f"{self.what} needs `{key}`", f"add `{key}: {example}`")
+        )
+
     def text(self, key: str, *, required: bool = True, empty_ok: bool = False) -> str | None:
         if key not in self.obj:
             if required:
-                self.diags.append(
-                    self.place.error(None, "E506", f"{self.what} needs `{key}`", f"add `{key}: …`")
-                )
+                self.missing(key)
             return None
         value = self.obj[key]
         if not isinstance(value, str) or (not empty_ok and value == ""):
@@ -152,9 +188,7 @@ class _Fields:
     def integer(self, key: str, *, required: bool = False, minimum: int = 0) -> int | None:
         if key not in self.obj:
             if required:
-                self.diags.append(
-                    self.place.error(None, "E506", f"{self.what} needs `{key}`", f"add `{key}: N`")
-                )
+                self.missing(key, "N")
             return None
         value = self.obj[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -165,9 +199,7 @@ class _Fields:
     def number(self, key: str, *, required: bool = True) -> float | int | None:
         if key not in self.obj:
             if required:
-                self.diags.append(
-                    self.place.error(None, "E506", f"{self.what} needs `{key}`", f"add `{key}: N`")
-                )
+                self.missing(key, "N")
             return None
         value = self.obj[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -177,9 +209,7 @@ class _Fields:
 
     def names(self, key: str) -> list[str] | None:
         if key not in self.obj:
-            self.diags.append(
-                self.place.error(None, "E506", f"{self.what} needs `{key}`", f"add `{key}: [a, b]`")
-            )
+            self.missing(key, "[a, b]")
             return None
         value = self.obj[key]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -216,7 +246,9 @@ _SHAPE_SPEC_FIELDS = {"type", "equals", "contains", "matches", "enum"}
 _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 
 
-def _traceplay(kind: str, obj: Mapping[str, Any], place: Place) -> tuple[str | None, list[Diagnostic]]:
+def _traceplay(
+    kind: str, obj: Mapping[str, Any], place: Place
+) -> tuple[str | None, list[Diagnostic]]:
     f = _Fields(obj, place, f"`{kind}`", _TRACEPLAY_FIELDS[kind] | {"kind", "description"})
     text: str | None = None
     match kind:
@@ -319,8 +351,9 @@ def _shape(f: _Fields, obj: Mapping[str, Any], place: Place) -> str | None:
                         "fields",
                         "E508",
                         f"`{key}` is not part of a field spec",
-                        f"did you mean `{guess}`?" if guess else "use type, equals, contains, "
-                        "matches or enum",
+                        f"did you mean `{guess}`?"
+                        if guess
+                        else "use type, equals, contains, matches or enum",
                     )
                 )
         at = f"{subject} {path}"
@@ -375,7 +408,9 @@ _CYCGRAPH_FIELDS: dict[str, set[str]] = {
 }
 
 
-def _cycgraph(kind: str, obj: Mapping[str, Any], place: Place) -> tuple[str | None, list[Diagnostic]]:
+def _cycgraph(
+    kind: str, obj: Mapping[str, Any], place: Place
+) -> tuple[str | None, list[Diagnostic]]:
     f = _Fields(obj, place, f"`{kind}`", _CYCGRAPH_FIELDS[kind] | {"type", "description"})
     text: str | None = None
     match kind:
@@ -475,7 +510,9 @@ def object_to_dsl(obj: Any, place: Place) -> tuple[str | None, list[Diagnostic]]
                 "type",
                 "E505",
                 f"unknown assertion type `{kind}`",
-                f"did you mean `{guess}`?" if guess else "types: " + ", ".join(sorted(_CYCGRAPH_FIELDS)),
+                f"did you mean `{guess}`?"
+                if guess
+                else "types: " + ", ".join(sorted(_CYCGRAPH_FIELDS)),
             )
         ]
     return None, [

@@ -236,7 +236,8 @@ class _Builder(Transformer[Token, Any]):
         return ast.Not(c[1], span=self._span(c))
 
     def group(self, c: list[Any]) -> ast.Expr:
-        return cast(ast.Expr, c[1])
+        # the span takes in the parentheses, so `not (a)` spans its `)` too
+        return cast(ast.Expr, attrs.evolve(c[1], span=self._span(c)))
 
     def check(self, c: list[Any]) -> ast.Check:
         return ast.Check(c[0], c[1], span=self._span(c))
@@ -605,25 +606,25 @@ def _describe_expected(names: set[str]) -> tuple[str, list[str]]:
     keywords = sorted(spell[n] for n in names if n in spell and spell[n].isalpha())
     if "JSON_TYPE" in names:
         keywords += _JSON_TYPES
-    if _SUBJECT_STARTS <= names:
-        if _STATEMENT_STARTS <= names:
+    if names >= _SUBJECT_STARTS:
+        if names >= _STATEMENT_STARTS:
             return (
-                'a statement: an assertion such as `answer contains "x"` or `tool NAME called`, '
+                'a statement: an assertion such as `answer contains "x"` or `tool search called`, '
                 'or a line such as `case "name"` or `cassette "x.jsonl"`',
                 keywords,
             )
         return (
-            'an assertion such as `answer contains "x"`, `tool NAME called` or `not …`',
+            'an assertion such as `answer contains "x"`, `tool search called` or `not …`',
             keywords,
         )
-    if _PREDICATE_STARTS <= names:
+    if names >= _PREDICATE_STARTS:
         return (
             "a predicate such as `contains`, `matches`, `==`, `called`, `is empty` or `judged`",
             keywords,
         )
     rest = set(names)
     parts: list[str] = []
-    if _VALUE_STARTS <= names:
+    if names >= _VALUE_STARTS:
         rest -= _VALUE_TERMINALS
         parts.append('a value (`"text"`, `42`, `2s`, `$0.05`, `true`, `null`, `[…]`, `{…}`, a name)')
     parts += [f"`{spell[n]}`" for n in sorted(rest, key=lambda n: spell.get(n, n)) if n in spell

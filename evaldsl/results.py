@@ -101,7 +101,7 @@ class Summary:
     def of(cls, cases: list[CaseResult], duration_ms: float) -> Summary:
         n = len(cases)
         passed = sum(1 for c in cases if c.passed)
-        counts = {s: 0 for s in STATUSES}
+        counts: dict[str, int] = {s: 0 for s in STATUSES}
         for c in cases:
             for a in c.assertions:
                 counts[a.status] += 1

@@ -20,8 +20,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -35,6 +36,16 @@ from evaldsl.runs.state import initial_state, is_state_value
 from evaldsl.suites import Case, Suite, assertion_location, load_suite
 from evaldsl.values import MISSING
 from evaldsl.verdicts import case_passed, score
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """A judge that can record a case's questions, then fetch them all at once."""
+
+    def recording(self) -> AbstractContextManager[list[Any]]: ...
+
+    def prefetch(self, requests: list[Any]) -> int: ...
+
 
 DEFAULT_TIMEOUT = 60.0  # seconds, for `run` targets (cycgraph's timeout_ms default)
 
@@ -80,6 +91,14 @@ def execute_case(case: Case, suite: Suite) -> CaseResult:
         return _crashed(case, started, str(err))
     except _Crash as crash:
         return _crashed(case, started, str(crash))
+    planner = suite.judge
+    if case.judged and isinstance(planner, Planner):
+        # First pass: note every judge question of the case; fetch the misses
+        # concurrently; then the real pass finds them answered, in source order.
+        with planner.recording() as asked:
+            for a in case.assertions:
+                evaluate(a, facts)
+        planner.prefetch(asked)
     verdicts = [evaluate(a, facts) for a in case.assertions]
     results = []
     for assertion, source, verdict in zip(case.assertions, case.sources, verdicts, strict=True):
@@ -143,7 +162,9 @@ def metrics_of(facts: RunFacts) -> CaseMetrics:
             latency_ms=latency * 1000 if latency is not None else None,
             input_tokens=_int(state.get("total_input_tokens")),
             output_tokens=_int(state.get("total_output_tokens")),
-            cost=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+            cost=float(cost)
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool)
+            else None,
         )
     return CaseMetrics(latency_ms=latency * 1000 if latency is not None else None)
 
@@ -177,8 +198,9 @@ def resolve_target(target: str, base_dir: Path) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except Exception as err:
-        raise _Crash(f"cannot import {module_name!r} for run target {target!r}: "
-                     f"{type(err).__name__}: {err}") from None
+        raise _Crash(
+            f"cannot import {module_name!r} for run target {target!r}: {type(err).__name__}: {err}"
+        ) from None
     fn = module
     for part in attr.split("."):
         fn = getattr(fn, part, None)  # type: ignore[assignment]
@@ -186,7 +208,7 @@ def resolve_target(target: str, base_dir: Path) -> Callable[..., Any]:
             raise _Crash(f"module {module_name!r} has no {attr!r} (run target {target!r})")
     if not callable(fn):
         raise _Crash(f"run target {target!r} is not callable")
-    return fn  # type: ignore[return-value]
+    return fn
 
 
 def call_target(target: str, value: Any, timeout: float, base_dir: Path) -> Run:
@@ -225,8 +247,10 @@ def call_target(target: str, value: Any, timeout: float, base_dir: Path) -> Run:
         raise _Crash(f"run target {target!r} raised {type(err).__name__}: {err}")
     result = outcome.get("value")
     if isinstance(result, Run):
-        return result if result.latency_ms is not None else attrs.evolve(result, latency_ms=elapsed_ms)
-    if isinstance(value, dict) and is_state_value(result):
+        return (
+            result if result.latency_ms is not None else attrs.evolve(result, latency_ms=elapsed_ms)
+        )
+    if isinstance(value, dict) and isinstance(result, dict) and is_state_value(result):
         result = _final_state(value, result, timeout)
     try:
         return run_from_value(result, latency_ms=elapsed_ms)
@@ -274,9 +298,7 @@ def run_suites(
 ) -> Report:
     """Run every selected case of the suites; the report keeps suite and case order."""
     started = time.perf_counter()
-    work = [
-        (s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)
-    ]
+    work = [(s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)]
     results: dict[tuple[int, int], CaseResult] = {}
     if options.jobs > 1 and len(work) > 1:
         with ProcessPoolExecutor(max_workers=options.jobs) as pool:
@@ -288,8 +310,13 @@ def run_suites(
                 try:
                     result = future.result()
                 except Exception as err:  # a worker that died: that case crashed
-                    result = CaseResult(s.cases[i].name, False, 0.0, 0.0,
-                                        error=f"worker failed: {type(err).__name__}: {err}")
+                    result = CaseResult(
+                        s.cases[i].name,
+                        False,
+                        0.0,
+                        0.0,
+                        error=f"worker failed: {type(err).__name__}: {err}",
+                    )
                 results[(sid, i)] = result
                 if on_case:
                     on_case(s, result)

@@ -28,6 +28,7 @@ from evaldsl.parser import parse
 from evaldsl.source import Position, Source, Span
 from evaldsl.templates import render_node, render_text, render_value, row_label
 from evaldsl.values import MISSING
+from evaldsl.vocabulary import SourceKind as RunKind
 
 SourceKind = Literal["cassette", "trace", "state", "run", "dataset"]
 
@@ -47,7 +48,8 @@ class SourceSpec:
 
     def decl(self) -> ast.SourceDecl | None:
         if self.kind in ("cassette", "trace", "state", "dataset") and self.path is not None:
-            return ast.SourceDecl(self.kind, self.path, self.format, span=self.span)  # type: ignore[arg-type]
+            kind: Literal["cassette", "trace", "state", "dataset"] = self.kind
+            return ast.SourceDecl(kind, self.path, self.format, span=self.span)
         return None
 
     def rendered(self, row: dict[str, Any]) -> SourceSpec:
@@ -119,6 +121,7 @@ class Case:
     sources: tuple[Source, ...]  # the source of each assertion, for locations
     needs: Needs
     error: str | None = None  # why the case cannot run (its check errors)
+    judged: bool = False  # has `judged` assertions (the runner plans their calls)
 
 
 @attrs.frozen
@@ -130,6 +133,7 @@ class Suite:
     base_dir: Path
     cases: tuple[Case, ...]
     diagnostics: tuple[Diagnostic, ...]
+    judge: Judge | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -162,7 +166,10 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
         if p.is_dir():
             for sub in sorted(p.rglob("*")):
                 parts = sub.relative_to(p).parts
-                if any(part.startswith(".") or part in ("node_modules", "__pycache__") for part in parts):
+                if any(
+                    part.startswith(".") or part in ("node_modules", "__pycache__")
+                    for part in parts
+                ):
                     continue
                 if sub.is_file() and is_suite_file(sub):
                     found.append(sub)
@@ -183,7 +190,10 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     except UnicodeDecodeError as err:
         diag = Diagnostic.in_file(
-            str(p), "E504", f"suite file is not UTF-8 text (byte {err.start})", hint="save it as UTF-8"
+            str(p),
+            "E504",
+            f"suite file is not UTF-8 text (byte {err.start})",
+            hint="save it as UTF-8",
         )
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     if p.suffix in (".yaml", ".yml", ".json"):
@@ -232,8 +242,8 @@ def eval_draft(text: str, path: str) -> SuiteDraft:
         elif isinstance(decl, ast.SourceDecl):
             src = SourceSpec(decl.kind, decl.path, None, decl.format, source, decl.span)
         if c.dataset is not None:
-            d = c.dataset
-            dataset = SourceSpec("dataset", d.path, None, None, source, d.span)
+            rows_decl = c.dataset
+            dataset = SourceSpec("dataset", rows_decl.path, None, None, source, rows_decl.span)
         diags = per_case.get(i, [])
         if c.implicit and decl is None and c.assertions:
             diags.append(
@@ -242,8 +252,7 @@ def eval_draft(text: str, path: str) -> SuiteDraft:
                     c.assertions[0].span,
                     "E503",
                     "this file has assertions but nothing to check them against",
-                    'add a source line such as cassette "x.jsonl" (or open cases with '
-                    'case "name")',
+                    'add a source line such as cassette "x.jsonl" (or open cases with case "name")',
                 )
             )
         each = None
@@ -311,7 +320,14 @@ def build_suite(draft: SuiteDraft, *, judge: Judge | None = None) -> Suite:
     for case in draft.cases:
         for concrete in _expand(case, draft, diags):
             cases.append(_build_case(concrete, draft, header_env, header_broken, judge, diags))
-    return Suite(draft.name, draft.path, draft.base_dir, tuple(cases), tuple(sorted(set(diags), key=sort_key)))
+    return Suite(
+        draft.name,
+        draft.path,
+        draft.base_dir,
+        tuple(cases),
+        tuple(sorted(set(diags), key=sort_key)),
+        judge,
+    )
 
 
 def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list[CaseDraft]:
@@ -340,7 +356,9 @@ def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list
                         base,
                         name=f"{base.name} #{i} [{row_label(row)}]",
                         source=base.source.rendered(row) if base.source else None,
-                        input=render_value(base.input, row) if base.input is not MISSING else MISSING,
+                        input=render_value(base.input, row)
+                        if base.input is not MISSING
+                        else MISSING,
                         snippets=tuple(
                             Snippet(render_node(s.exprs, row), s.source) for s in base.snippets
                         ),
@@ -396,7 +414,19 @@ def _build_case(
         sources=tuple(sources),
         needs=needs,
         error=error,
+        judged=any(_has_judge(a.node) for a in assertions),
     )
+
+
+def _has_judge(expr: ast.Expr) -> bool:
+    match expr:
+        case ast.Check(predicate=ast.Judged()):
+            return True
+        case ast.Not(operand=operand):
+            return _has_judge(operand)
+        case ast.And(operands=ops) | ast.Or(operands=ops):
+            return any(_has_judge(op) for op in ops)
+    return False
 
 
 def _environment(
@@ -411,7 +441,7 @@ def _environment(
             if problem:
                 own.append(Diagnostic.at(spec.source, spec.span, "E509", problem[0], problem[1]))
         return attrs.evolve(header, source_kind=None, source_word="run target")
-    kind = "state" if spec.kind == "state" else "trace"
+    kind: RunKind = "state" if spec.kind == "state" else "trace"
     env = attrs.evolve(header, source_kind=kind, source_word=spec.kind)
     decl = spec.decl()
     if decl is None or "{{" in decl.path:

@@ -10,7 +10,7 @@ unknown key is left as written, so a typo shows up in the report instead of vani
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import attrs
 
@@ -71,7 +71,7 @@ def render_node(node: T, row: dict[str, Any]) -> T:
     if not attrs.has(type(node)):
         return node
     changes: dict[str, Any] = {}
-    for field in attrs.fields(type(node)):
+    for field in attrs.fields(cast(Any, type(node))):
         if field.name == "span":
             continue
         old = getattr(node, field.name)

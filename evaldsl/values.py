@@ -119,26 +119,25 @@ def has_type(value: Any, wanted: str) -> bool:
     """`is number` holds for finite numbers (integers too); `is integer` for whole ones."""
     found = json_type(value)
     if wanted == "number":
-        return found in ("integer", "number") and math.isfinite(value)
+        # ints are always finite (and may be too big for a float: no math.isfinite)
+        return found == "integer" or (found == "number" and math.isfinite(value))
     return found == wanted
 
 
 def js_text(value: Any) -> str:
-    """Compact JSON text of a value, as JavaScript's JSON.stringify writes it (integral
-    floats without `.0`), for matching regexes against non-text values."""
+    """A text as itself, any other value as the compact JSON text JavaScript's
+    JSON.stringify writes (`1.0` → `1`, `1e21` → `1e+21`, integers of any size), for
+    matching regexes against non-text values and for judging them.
+
+    >>> js_text("a"), js_text({"n": 1.0, "big": 2**70})
+    ('a', '{"n":1,"big":1180591620717411303424}')
+    """
     if isinstance(value, str):
         return value
-    return orjson.dumps(_js_numbers(value)).decode()
+    # imported here: evaldsl.runs imports this module (for MISSING)
+    from evaldsl.runs.text import js_json
 
-
-def _js_numbers(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return int(value)
-    if isinstance(value, list):
-        return [_js_numbers(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _js_numbers(v) for k, v in value.items()}
-    return value
+    return js_json(value)
 
 
 def show(value: Any, limit: int = 80) -> str:

@@ -33,7 +33,17 @@ try:  # the C loader when libyaml is present: same results, several times faster
 except ImportError:  # pragma: no cover - depends on the platform's PyYAML build
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-SUITE_KEYS = {"suite", "name", "description", "tools", "nodes", "judge", "timeout", "expect", "cases"}
+SUITE_KEYS = {
+    "suite",
+    "name",
+    "description",
+    "tools",
+    "nodes",
+    "judge",
+    "timeout",
+    "expect",
+    "cases",
+}
 CASE_KEYS = {
     "name",
     "description",
@@ -114,9 +124,7 @@ class _Doc:
             origins = [(line0 + 2 + i, indent + 1) for i in range(count)]
         else:
             first = col0 + (1 if node.style in ('"', "'") else 0)
-            origins = [(line0 + 1, first + 1)] + [
-                (line0 + 1 + i, 1) for i in range(1, count)
-            ]
+            origins = [(line0 + 1, first + 1)] + [(line0 + 1 + i, 1) for i in range(1, count)]
         return Source(text, self.path, origins=origins, host_lines=self.lines)
 
 
@@ -143,17 +151,26 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             f"invalid {what}: {err.problem or err}",
             line=line,
             column=column,
-            hint=err.context if err.context else None,
+            hint=(
+                f"{err.context} that starts at line {err.context_mark.line + 1}, column "
+                f"{err.context_mark.column + 1}"
+                if err.context and err.context_mark
+                else err.context
+            ),
             source_line=doc.line_text(line),
         )
         return attrs_evolve(empty, diagnostics=(diag,))
     except yaml.YAMLError as err:
-        return attrs_evolve(empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),))
+        return attrs_evolve(
+            empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),)
+        )
     if root is None or not isinstance(root, yaml.MappingNode):
         return attrs_evolve(
             empty,
             diagnostics=(
-                doc.error(root, "E504", "a suite is a mapping with a `cases:` list", "cases:\n  - name: …"),
+                doc.error(
+                    root, "E504", "a suite is a mapping with a `cases:` list", "cases:\n  - name: …"
+                ),
             ),
         )
     diags: list[Diagnostic] = []
@@ -166,7 +183,9 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
                     knode,
                     "E508",
                     f"`{key}` is not a suite field",
-                    f"did you mean `{guess}:`?" if guess else "fields: " + ", ".join(sorted(SUITE_KEYS)),
+                    f"did you mean `{guess}:`?"
+                    if guess
+                    else "fields: " + ", ".join(sorted(SUITE_KEYS)),
                 )
             )
 
@@ -199,13 +218,17 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         elif isinstance(judge, dict) and isinstance(judge.get("model"), str):
             judge_model = judge["model"]
         else:
-            diags.append(doc.error(top["judge"][1], "E507", "`judge` is a model name or {model: …}"))
+            diags.append(
+                doc.error(top["judge"][1], "E507", "`judge` is a model name or {model: …}")
+            )
     timeout = _timeout(doc, top.get("timeout"), diags)
     header = _expect(doc, top["expect"][1], diags) if "expect" in top else []
 
     cases: list[CaseDraft] = []
     if "cases" not in top:
-        diags.append(doc.error(root, "E504", "a suite needs a `cases:` list", "cases:\n  - name: …"))
+        diags.append(
+            doc.error(root, "E504", "a suite needs a `cases:` list", "cases:\n  - name: …")
+        )
     else:
         cnode = top["cases"][1]
         if not isinstance(cnode, yaml.SequenceNode):
@@ -233,7 +256,9 @@ def attrs_evolve(draft: SuiteDraft, **changes: Any) -> SuiteDraft:
     return attrs.evolve(draft, **changes)
 
 
-def _timeout(doc: _Doc, entry: tuple[yaml.Node, yaml.Node] | None, diags: list[Diagnostic]) -> float | None:
+def _timeout(
+    doc: _Doc, entry: tuple[yaml.Node, yaml.Node] | None, diags: list[Diagnostic]
+) -> float | None:
     if entry is None:
         return None
     value = doc.value(entry[1])
@@ -255,7 +280,9 @@ def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet
     for item in items:
         if not isinstance(item, yaml.ScalarNode) or not isinstance(doc.value(item), str):
             diags.append(
-                doc.error(item, "E507", "`expect` holds evaldsl text: a string or a list of strings")
+                doc.error(
+                    item, "E507", "`expect` holds evaldsl text: a string or a list of strings"
+                )
             )
             continue
         snippets.append(_dsl(doc, item, diags))
@@ -267,13 +294,15 @@ def _dsl(doc: _Doc, node: yaml.ScalarNode, diags: list[Diagnostic]) -> Snippet:
     parsed = parse(source.text, doc.path, start="statements", source=source)
     diags.extend(parsed.diagnostics)
     exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
-    return Snippet(exprs, source)  # type: ignore[arg-type]
+    return Snippet(exprs, source)
 
 
 def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> CaseDraft:
     line, _ = doc.pos(node)
     if not isinstance(node, yaml.MappingNode):
-        problem = doc.error(node, "E507", f"case #{index} must be a mapping with `name:` and a source")
+        problem = doc.error(
+            node, "E507", f"case #{index} must be a mapping with `name:` and a source"
+        )
         return CaseDraft(f"case #{index}", doc.path, line, None, diagnostics=(problem,))
     own: list[Diagnostic] = []
     fields = _mapping(node)
@@ -285,7 +314,9 @@ def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> Ca
                     knode,
                     "E508",
                     f"`{key}` is not a case field",
-                    f"did you mean `{guess}:`?" if guess else "fields: " + ", ".join(sorted(CASE_KEYS)),
+                    f"did you mean `{guess}:`?"
+                    if guess
+                    else "fields: " + ", ".join(sorted(CASE_KEYS)),
                 )
             )
     name_value = doc.value(fields["name"][1]) if "name" in fields else None
@@ -309,19 +340,20 @@ def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> Ca
             doc.error(
                 fields[second][0],
                 "E503",
-                f"case \"{name}\" has both `{present[0]}` and `{second}`; a case runs against one source",
+                f'case "{name}" has both `{present[0]}` and `{second}`; a case runs against '
+                "one source",
                 "split it into two cases",
             )
         )
     for key in present:
-        value, knode = path_of(key)
-        if value is None or knode is None:
+        value, key_node = path_of(key)
+        if value is None or key_node is None:
             continue
         fmt = None
         if key == "trace" and "format" in fields:
             raw = doc.value(fields["format"][1])
             fmt = raw if isinstance(raw, str) else None
-        src = doc.fixed_source(f"{key} {value}", knode)
+        src = doc.fixed_source(f"{key} {value}", key_node)
         if key == "run":
             spec = SourceSpec("run", target=value, source=src)
         else:
@@ -374,8 +406,10 @@ def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> Ca
                     src = doc.fixed_source(text, item)
                     parsed = parse(text, doc.path, start="statements", source=src)
                     own.extend(parsed.diagnostics)
-                    exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
-                    snippets.append(Snippet(exprs, src))  # type: ignore[arg-type]
+                    exprs = tuple(
+                        s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES)
+                    )
+                    snippets.append(Snippet(exprs, src))
     if not snippets and dataset is None:
         own.append(
             doc.error(

@@ -1,7 +1,7 @@
 """Reports: JSON, JUnit XML, Markdown and the console, from hand-built `Report`s."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: it would clash with the imported
+# `evaldsl.reports.annotations` module.
 import doctest
 import io
 import json
@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import evaldsl.reports
@@ -349,8 +350,8 @@ def test_markdown_headline_and_totals_table() -> None:
     )
     assert lines[header + 1].startswith("|---:")
     assert lines[header + 2] == "| 5 | 2 | 3 | 0.47 | 40.0% | 3 / 2 / 1 / 1 | 1.23 s |"
-    assert "| ❌ weather | 5 | 2 | 3 | 0.47 |" in text
-    assert "| ✅ empty | 0 | 0 | 0 | 0.00 |" in text
+    assert f"| ❌ weather | `{WEATHER}` | 5 | 2 | 3 | 0.47 |" in text
+    assert "| ✅ empty | `examples/empty.eval` | 0 | 0 | 0 | 0.00 |" in text
 
 
 def test_markdown_lists_failing_assertions_and_escapes_pipes() -> None:
@@ -364,7 +365,7 @@ def test_markdown_lists_failing_assertions_and_escapes_pipes() -> None:
     # every row has exactly its three cells once escaped pipes are set aside
     assert row.replace("\\|", "").count("|") == 4
     assert f"| `{WEATHER}:8` | `steps <= 3` | expected at most 3 steps, found 5" in text
-    assert "**Error:** `RuntimeError: boom\\x00\\x1b[31m`" in text
+    assert "```text\nRuntimeError: boom\\x00\\x1b[31m\n```" in text
     assert "\x00" not in text and "\x1b" not in text
     assert "**error:** the regex hit its bound" in text
 
@@ -394,6 +395,12 @@ def test_markdown_all_passed() -> None:
     text = to_markdown_text(Report(suites=(ok,), duration_ms=5.0))
     assert text.startswith("## ✅ evaldsl: all 1 cases passed\n")
     assert "<details>" not in text and "| ok |" not in text  # one suite: no suite table
+
+
+def test_markdown_crash_traceback_is_a_fenced_block() -> None:
+    case = CaseResult("c", False, 0.0, 1.0, error="Traceback:\n  ```\n  boom | <x>")
+    text = to_markdown_text(Report((SuiteResult("s", "t.eval", (case,), 1.0),), 1.0))
+    assert "````text\nTraceback:\n  ```\n  boom | <x>\n````" in text
 
 
 def test_markdown_cell_escaping() -> None:
@@ -498,6 +505,19 @@ def test_console_prints_cases_the_runner_did_not_report() -> None:
     out = stream.getvalue()
     assert out.count("sunny day") == 1
     assert RAINY in out and "regex bound" in out
+
+
+def test_console_prints_a_twin_suites_cases_once_each() -> None:
+    report = report_under_test()
+    twin = attrs.evolve(report.suites[0], path="examples/weather.yaml")
+    report = Report((report.suites[0], twin), 1.0)
+    stream = io.StringIO()
+    reporter = ConsoleReporter(stream, color=False)
+    reporter.start(10)
+    for case in report.suites[0].cases:
+        reporter.case_done("weather", case)  # the twin's cases never reported
+    reporter.finish(report)
+    assert stream.getvalue().count("sunny day") == 2
 
 
 def test_console_takes_any_suite_with_a_name() -> None:

@@ -27,7 +27,6 @@ regex, and traceplay's mutation catalog applied to real fixtures.
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +78,8 @@ def build_run(run: Any, tmp: Path | None = None) -> Any:
     if "fixture" in spec:
         return str(FIXTURES / spec["fixture"])
     if "file" in spec:
+        if "format" in spec:
+            return load_run(ROOT / spec["file"], spec["format"])
         return str(ROOT / spec["file"])
     if "events" in spec:
         events = copy.deepcopy(spec["events"])
@@ -88,7 +89,8 @@ def build_run(run: Any, tmp: Path | None = None) -> Any:
     if "state" in spec:
         return copy.deepcopy(spec["state"])
     if "output" in spec:
-        return Run(events=None, output=copy.deepcopy(spec["output"]), format="value")
+        output = copy.deepcopy(spec["output"])
+        return Run(events=None, output=output, format="value", latency_ms=spec.get("latency_ms"))
     if "answers" in spec:
         return [{"type": "llm.response", "output": a} for a in copy.deepcopy(spec["answers"])]
     if "lines" in spec:
@@ -193,11 +195,13 @@ class SubstringJudge:
     def __init__(self, needle: str) -> None:
         self.needle = needle
         self.seen: list[str] = []
+        self.asked: list[tuple[str, str | None, float | None]] = []
 
     def __call__(
         self, text: str, rubric: str, *, model: str | None, threshold: float | None
     ) -> JudgeOutcome:
         self.seen.append(text)
+        self.asked.append((rubric, model, threshold))
         ok = self.needle in text
         return JudgeOutcome("pass" if ok else "fail", f"judge saw {text!r}", 1.0 if ok else 0.0)
 
@@ -304,6 +308,16 @@ def test_fake_judge_sees_the_answer_text(tmp_path: Path) -> None:
     result = program.check(build_run("demo", tmp_path))
     assert result.statuses == ["pass"]
     assert judge.seen == ["Xiamen is sunny, 31C."]
+    assert judge.asked == [("mentions the weather", None, None)]
+
+
+def test_judge_gets_rubric_threshold_and_model() -> None:
+    judge = SubstringJudge("Ada")
+    text = 'answer judged "names the patient" >= 0.7 by "gpt-4o"; answer[1] judged "x"'
+    result = evaldsl.compile(text, judge=judge).check(build_run("verydia"))
+    assert result.statuses == ["pass", "fail"]
+    assert judge.seen == ["Ada (36) is booked for 09:00.", "Looking up patient 12."]
+    assert judge.asked == [("names the patient", "gpt-4o", 0.7), ("x", None, None)]
 
 
 # ---- scores (§5) -----------------------------------------------------------------------------
@@ -441,7 +455,7 @@ def _final_response(events: list[dict[str, Any]]) -> dict[str, Any]:
         ("multi_tool", 'answer contains "BTC"'),
         ("streaming", 'answer contains "keystrokes"'),
         ("anthropic", 'answer contains "entanglement"'),
-        ("structured", "answer json $.ticket == \"TC-4821\""),
+        ("structured", 'answer json $.ticket == "TC-4821"'),
         ("multistep", 'answer contains "shipped"'),
     ],
 )
@@ -513,7 +527,7 @@ def _perturb(value: Any) -> Any:
         ("demo", 'tool get_weather args $.city == "Xiamen"'),
         ("demo", 'tool get_weather args == {city: "Xiamen"}'),
         ("multi_tool", 'tool get_crypto_price args contains {symbol: "BTC"}'),
-        ("multistep", 'tool search args $.topic matches /^release$/'),
+        ("multistep", "tool search args $.topic matches /^release$/"),
         ("structured", 'tool get_ticket args $.id in ["TC-4821"]'),
     ],
 )
@@ -528,7 +542,14 @@ def test_mutation_perturbed_arguments(fixture: str, text: str) -> None:
 
 def test_perturb_flips_every_primitive() -> None:
     args = {"n": 1, "x": 1.5, "b": True, "s": "a", "l": [False], "z": None}
-    assert _perturb(args) == {"n": 2, "x": 2.5, "b": False, "s": "a__mutated", "l": [True], "z": None}
+    assert _perturb(args) == {
+        "n": 2,
+        "x": 2.5,
+        "b": False,
+        "s": "a__mutated",
+        "l": [True],
+        "z": None,
+    }
     events = [{"type": "tool.call", "name": "t", "arguments": _perturb(args)}]
     assert statuses("tool t args $.b == true; tool t args $.l[0] == true", events) == [
         "fail",
@@ -555,13 +576,16 @@ def test_mutation_usage_times_100(fixture: str, budget: int) -> None:
 )
 def test_mutation_extra_llm_pair(fixture: str, steps: int) -> None:
     events = fixture_events(fixture)
-    text = f'steps <= {steps}; steps == {steps}; answer[{steps}] == answer[-1]'
-    assert statuses(text, events) == ["pass", "pass", "pass"]
+    text = (
+        f"steps <= {steps}; steps == {steps}; answer[{steps + 1}] is empty; "
+        'not answer contains "an extra turn"'
+    )
+    assert statuses(text, events) == ["pass", "pass", "pass", "pass"]
     events += [
         {"type": "llm.request", "model": "demo", "messages": []},
         {"type": "llm.response", "status": 200, "output": "an extra turn"},
     ]
-    assert statuses(text, events) == ["fail", "fail", "fail"]
+    assert statuses(text, events) == ["fail", "fail", "fail", "fail"]
 
 
 # ---- verdict combination (§5), exhaustively over the four statuses ---------------------------
@@ -596,8 +620,3 @@ def test_and_or_precedence() -> None:
     p, f = BY_STATUS["pass"], BY_STATUS["fail"]
     got = evaldsl.compile(f"{p} or {f} and {f}; ({p} or {f}) and {f}; not {f} and {p}")
     assert got.check(build_run("demo")).statuses == ["pass", "fail", "pass"]
-
-
-def test_environment_is_not_needed_for_paths() -> None:
-    # rows use paths relative to the repository; make sure tests do not depend on the cwd
-    assert os.path.isabs(build_run("demo"))

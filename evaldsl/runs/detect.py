@@ -224,7 +224,8 @@ def run_from_value(value: object, *, latency_ms: float | None = None) -> Run:
     A `Run` is kept; a non-empty list of objects that all have a string `type` is a trace;
     a dict with `memory` or `visited_nodes`, or a `status` that is one of cycgraph's
     statuses, is a state (a wrong field type is a `RunError`); a dict with an
-    `events`/`trace` event list is a trace with its `output`; anything else (text,
+    `events`/`trace` event list (empty too, beside an `output`) is a trace with its
+    `output`; anything else (text,
     `{"status": "ok"}`, `[]`) is the output value.
 
     >>> run_from_value("Paris is sunny").output
@@ -241,7 +242,10 @@ def run_from_value(value: object, *, latency_ms: float | None = None) -> Run:
         if errors:
             raise errors[0]
         run = Run(events=None, state=value, format="cycgraph")
-    elif isinstance(value, dict) and any(_is_event_list(value.get(k)) for k in ("events", "trace")):
+    elif isinstance(value, dict) and any(
+        _is_event_list(value.get(k)) or (value.get(k) == [] and "output" in value)
+        for k in ("events", "trace")
+    ):
         run = events_from_document(value, path="<value>")
     else:
         run = Run(events=None, output=value, format="value")

@@ -1,0 +1,256 @@
+"""The `evaldsl` command, run as a subprocess: exit codes, reports, selection, parallel
+runs, bad input of every kind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "traceplay"
+
+
+def evaldsl(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    full_env.pop("EVALDSL_JUDGE_API_KEY", None)
+    return subprocess.run(
+        [sys.executable, "-m", "evaldsl.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+    )
+
+
+def test_version() -> None:
+    from evaldsl import __version__
+
+    r = evaldsl("--version")
+    assert r.returncode == 0
+    assert r.stdout.strip() == f"evaldsl {__version__}"
+
+
+def test_no_command_is_usage_error() -> None:
+    r = evaldsl()
+    assert r.returncode == 2
+
+
+def test_run_examples_passes_and_writes_every_report(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    r = evaldsl(
+        "run", "examples", "--json", str(out / "r.json"), "--junit", str(out / "r.xml"),
+        "--markdown", str(out / "r.md"),
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 failed" in r.stdout
+    report = json.loads((out / "r.json").read_text(encoding="utf-8"))
+    assert report["version"] == 1
+    summary = report["summary"]
+    assert summary["cases"] == summary["passed"] > 20
+    assert summary["failed"] == 0 and summary["pass_rate"] == 1.0
+    assert set(summary["assertions"]) == {"pass", "fail", "skip", "error"}
+    suite = report["suites"][0]
+    assert {"name", "path", "cases", "summary"} <= set(suite)
+    case = suite["cases"][0]
+    assert set(case) == {"name", "passed", "score", "duration_ms", "error", "metrics", "assertions"}
+    first = case["assertions"][0]
+    assert set(first) == {"text", "location", "status", "message", "actual", "expected"}
+    assert set(first["location"]) == {"path", "line", "column"}
+    tree = ET.parse(out / "r.xml").getroot()
+    assert tree.tag == "testsuites"
+    assert sum(int(s.get("tests", "0")) for s in tree) == summary["cases"]
+    assert "✅" in (out / "r.md").read_text(encoding="utf-8")
+
+
+def test_assertions_in_source_order_one_entry_per_statement(tmp_path: Path) -> None:
+    suite = tmp_path / "s.eval"
+    cassette = FIXTURES / "demo" / "cassette.example.jsonl"
+    suite.write_text(
+        f'case "c"\n  cassette "{cassette}"\n  tool get_weather called; answer contains "sunny"\n'
+        '  steps <= 3\n',
+        encoding="utf-8",
+    )
+    r = evaldsl("run", str(suite), "--json", str(tmp_path / "r.json"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    case = json.loads((tmp_path / "r.json").read_text())["suites"][0]["cases"][0]
+    got = [(a["text"], a["location"]["line"], a["location"]["column"]) for a in case["assertions"]]
+    assert got == [
+        ("tool get_weather called", 3, 3),
+        ('answer contains "sunny"', 3, 28),
+        ("steps <= 3", 4, 3),
+    ]
+
+
+def test_failures_exit_1_and_show_source_caret_found_expected() -> None:
+    r = evaldsl("run", "examples-failing/failures.eval")
+    assert r.returncode == 1
+    out = r.stdout
+    assert 'tool "get_weather" called 1 time, expected exactly 2' in out
+    assert "  tool get_weather called 2 times" in out  # the source line
+    assert "^^^^" in out
+    assert "found: 461" in out and "expected: 100" in out
+    # crashes name their cause, and the other cases still ran
+    assert "corrupted.jsonl:4" in out and "invalid JSON on line 4" in out
+    assert "raised ValueError: no forecast for 'Atlantis'" in out
+    assert "timed out after 0.2s" in out
+
+
+def test_bad_input_never_stops_the_other_suites(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("cases:\n  - name: x\n    cassette: [oops\n", encoding="utf-8")
+    (tmp_path / "good.eval").write_text(
+        f'case "ok"\n  cassette "{FIXTURES / "demo" / "cassette.example.jsonl"}"\n'
+        "  tool get_weather called\n",
+        encoding="utf-8",
+    )
+    r = evaldsl("run", str(tmp_path), "--json", str(tmp_path / "r.json"))
+    assert r.returncode == 1
+    assert "bad.yaml:4:1" in r.stdout  # where YAML noticed, and where the list opened:
+    assert "flow sequence that starts at line 3, column 15" in r.stdout
+    assert "Traceback" not in r.stdout + r.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    good = next(s for s in report["suites"] if s["path"].endswith("good.eval"))
+    assert good["cases"][0]["passed"] is True
+
+
+def test_missing_path_is_usage_error() -> None:
+    r = evaldsl("run", "no/such/suite.eval")
+    assert r.returncode == 2
+    assert "no such file or folder: no/such/suite.eval" in r.stderr
+
+
+def test_empty_folder_is_usage_error(tmp_path: Path) -> None:
+    r = evaldsl("run", str(tmp_path))
+    assert r.returncode == 2
+    assert "no suite files found" in r.stderr
+
+
+def test_select_with_k(tmp_path: Path) -> None:
+    r = evaldsl("run", "examples/weather/weather.eval", "-k", "tokyo", "--json", str(tmp_path / "r.json"))
+    assert r.returncode == 0
+    names = [c["name"] for c in json.loads((tmp_path / "r.json").read_text())["suites"][0]["cases"]]
+    assert names == ["streams the Tokyo forecast", "each city is in the request #2 [file=tokyo-stream.jsonl, city=Tokyo]"]
+    r = evaldsl("run", "examples/weather/weather.eval", "-k", "not tokyo", "--json", str(tmp_path / "n.json"))
+    names = [c["name"] for c in json.loads((tmp_path / "n.json").read_text())["suites"][0]["cases"]]
+    assert names and not any("Tokyo" in n for n in names)
+
+
+def _stable(report: dict[str, object]) -> object:
+    """A report without timings (the only thing a parallel run may change)."""
+    text = json.dumps(report, sort_keys=True)
+    data = json.loads(text)
+
+    def strip(value: object) -> object:
+        if isinstance(value, dict):
+            timed = str(value.get("text", "")).startswith("latency")  # a measured wall time
+            return {
+                k: strip(v)
+                for k, v in value.items()
+                if k not in ("duration_ms", "latency_ms") and not (timed and k == "actual")
+            }
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return strip(data)
+
+
+def test_parallel_run_gives_the_same_report(tmp_path: Path) -> None:
+    serial = evaldsl("run", "examples", "examples-failing/failures.eval", "--json", str(tmp_path / "s.json"))
+    parallel = evaldsl(
+        "run", "examples", "examples-failing/failures.eval", "-j", "2", "--json", str(tmp_path / "p.json")
+    )
+    assert serial.returncode == parallel.returncode == 1
+    a = _stable(json.loads((tmp_path / "s.json").read_text()))
+    b = _stable(json.loads((tmp_path / "p.json").read_text()))
+    assert a == b
+
+
+def test_fail_under() -> None:
+    assert evaldsl("run", "examples-failing/failures.eval", "--fail-under", "0.01").returncode == 1
+    r = evaldsl("run", "examples/research", "--fail-under", "0.99")
+    assert r.returncode == 0
+    assert evaldsl("run", "examples", "--fail-under", "1.5").returncode == 2
+
+
+def test_check_examples_clean() -> None:
+    r = evaldsl("check", "examples")
+    assert r.returncode == 0, r.stdout
+    assert ": 0 errors" in r.stdout
+
+
+def test_check_reports_every_mistake_with_codes() -> None:
+    r = evaldsl("check", "examples-failing/mistakes.eval", "examples-failing/mistakes.yaml", "--format", "json")
+    assert r.returncode == 1
+    diags = json.loads(r.stdout)
+    assert all(
+        set(d) == {"path", "line", "column", "end_line", "end_column", "severity", "code", "message", "hint"}
+        for d in diags
+    )
+    codes = {(Path(d["path"]).name, d["line"], d["code"]) for d in diags}
+    assert ("mistakes.eval", 7, "E101") in codes  # caled
+    assert ("mistakes.eval", 8, "E301") in codes  # get_wether
+    assert ("mistakes.eval", 9, "E303") in codes  # status in a cassette case
+    assert ("mistakes.eval", 10, "E202") in codes  # latency < 2
+    assert ("mistakes.eval", 11, "E204") in codes  # bare text
+    assert ("mistakes.eval", 12, "E402") in codes  # backreference
+    assert ("mistakes.yaml", 7, "E508") in codes  # path: → jsonPath:
+    assert ("mistakes.yaml", 8, "E505") in codes  # tool.caled
+    assert ("mistakes.yaml", 12, "E101") in codes  # DSL error inside a YAML block, own line
+    assert ("mistakes.yaml", 17, "E501") in codes  # missing cassette
+    path_hint = next(d for d in diags if d["code"] == "E508")
+    assert "jsonPath" in path_hint["hint"]
+    yaml_dsl = next(d for d in diags if d["code"] == "E101" and d["path"].endswith(".yaml"))
+    assert yaml_dsl["column"] == 14  # `contans` inside the `|` block
+
+
+def test_check_full_format_renders_caret() -> None:
+    r = evaldsl("check", "examples-failing/mistakes.eval")
+    assert r.returncode == 1
+    assert "mistakes.eval:7:20: error[E101]" in r.stdout
+    assert "did you mean `called`?" in r.stdout
+    assert "|   tool get_weather caled once" in r.stdout
+
+
+def test_convert_yaml_to_eval_runs_the_same(tmp_path: Path) -> None:
+    for yaml_suite in sorted(FIXTURES.glob("*/suite.*.yaml")):
+        r = evaldsl("convert", str(yaml_suite))
+        assert r.returncode == 0, r.stderr
+        converted = yaml_suite.parent / f"_converted_{yaml_suite.stem}.eval"
+        try:
+            converted.write_text(r.stdout, encoding="utf-8")
+            a = evaldsl("run", str(yaml_suite), "--json", str(tmp_path / "a.json"))
+            b = evaldsl("run", str(converted), "--json", str(tmp_path / "b.json"))
+            assert a.returncode == b.returncode == 0, b.stdout
+            ja = json.loads((tmp_path / "a.json").read_text())["suites"][0]
+            jb = json.loads((tmp_path / "b.json").read_text())["suites"][0]
+            assert [c["name"] for c in ja["cases"]] == [c["name"] for c in jb["cases"]]
+            assert [[a["status"] for a in c["assertions"]] for c in ja["cases"]] == [
+                [a["status"] for a in c["assertions"]] for c in jb["cases"]
+            ]
+        finally:
+            converted.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"cassette":"traceplay","version":1}\n{"type":"tool.call"\n', "line 2"),
+        ('{"cassette":"traceplay","version":7}\n', "version"),
+        ("", "empty"),
+    ],
+)
+def test_malformed_cassettes_name_file_and_line(tmp_path: Path, content: str, expected: str) -> None:
+    (tmp_path / "c.jsonl").write_text(content, encoding="utf-8")
+    (tmp_path / "s.eval").write_text('case "x"\n  cassette "c.jsonl"\n  steps >= 1\n', encoding="utf-8")
+    r = evaldsl("run", str(tmp_path / "s.eval"))
+    assert r.returncode == 1
+    assert "c.jsonl" in r.stdout + r.stderr
+    assert expected in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr

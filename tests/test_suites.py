@@ -1,0 +1,394 @@
+"""Suites: the three front ends, object forms, each/dataset expansion, live targets and
+the runner's scoring — loaded from real files in a temporary folder."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evaldsl.results import Summary
+from evaldsl.runner import RunOptions, run_suites
+from evaldsl.suites import Suite, load_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "traceplay"
+DEMO = FIXTURES / "demo" / "cassette.example.jsonl"
+STRUCTURED = FIXTURES / "structured" / "cassette.structured.jsonl"
+
+
+def write(tmp: Path, name: str, text: str) -> Path:
+    path = tmp / name
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def statuses(suite: Suite) -> list[list[str]]:
+    report = run_suites([suite])
+    return [[a.status for a in c.assertions] for c in report.cases]
+
+
+# ---- every traceplay fixture suite runs as traceplay ran it -------------------------------
+
+
+@pytest.mark.parametrize("suite_file", sorted(FIXTURES.glob("*/suite.*.yaml")), ids=lambda p: p.parent.name)
+def test_traceplay_fixture_suites_pass(suite_file: Path) -> None:
+    suite = load_suite(suite_file)
+    assert not suite.errors, suite.errors
+    report = run_suites([suite])
+    assert report.cases and all(c.passed for c in report.cases), [
+        (c.name, [a.message for a in c.assertions if a.status != "pass"]) for c in report.cases
+    ]
+
+
+def test_multistep_suite_name_key_and_steps() -> None:
+    suite = load_suite(FIXTURES / "multistep" / "suite.multistep.yaml")
+    assert suite.name == "multistep-demo"  # `name:` instead of `suite:`
+    texts = [a.text for a in suite.cases[0].assertions]
+    assert texts[:3] == ['answer[1] contains "outline"', 'answer[2] contains "details"', 'answer contains "shipped"']
+
+
+def test_each_rows_name_cases_and_render_strings() -> None:
+    suite = load_suite(FIXTURES / "structured" / "suite.structured.yaml")
+    names = [c.name for c in suite.cases]
+    assert names[1:] == [
+        "every key field is echoed in the answer (data-driven) #1 [value=TC-4821]",
+        "every key field is echoed in the answer (data-driven) #2 [value=mina]",
+    ]
+    assert [c.assertions[0].text for c in suite.cases[1:]] == ['answer contains "{{value}}"'] * 2
+    assert statuses(suite)[1:] == [["pass"], ["pass"]]
+
+
+# ---- YAML positions ---------------------------------------------------------------------
+
+
+def test_dsl_errors_in_yaml_point_at_their_own_line_and_column(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        cases:
+          - name: plain
+            cassette: {DEMO}
+            expect: tool get_weather caled
+          - name: quoted list
+            cassette: {DEMO}
+            expect:
+              - "answer contains 'x'"
+              - "answer contans 'x'"
+          - name: block
+            cassette: {DEMO}
+            expect: |
+              tool get_weather called
+                answer matches /(a)\\1/
+        """,
+    )
+    suite = load_suite(path)
+    got = {(d.line, d.column, d.code) for d in suite.diagnostics}
+    assert (4, 30, "E101") in got  # `caled` in a plain scalar
+    assert (9, 17, "E101") in got  # `contans` inside a double-quoted item
+    assert (14, 24, "E402") in got  # the regex on the block's second line
+    assert all(c.error for c in suite.cases)
+
+
+def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        cases:
+          - name: objects
+            cassette: {DEMO}
+            assertions:
+              - kind: tool.args
+                name: get_weather
+                path: $.city
+                equals: Xiamen
+              - {{kind: tool.called, name: 3}}
+              - {{type: memory_match, key: a}}
+              - {{text: hello}}
+        """,
+    )
+    suite = load_suite(path)
+    by_code = {(d.code, d.line): d for d in suite.diagnostics}
+    assert by_code[("E508", 7)].hint == "did you mean `jsonPath:`?"
+    assert ("E507", 9) in by_code  # name: 3
+    assert "did you mean `memory_matches`?" == by_code[("E505", 10)].hint
+    assert ("E506", 11) in by_code  # neither kind nor type
+
+
+def test_unknown_case_and_suite_fields(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        suit: misspelt
+        cases:
+          - name: c
+            casette: {DEMO}
+            expect: steps <= 3
+        """,
+    )
+    suite = load_suite(path)
+    hints = {d.line: d.hint for d in suite.diagnostics}
+    assert hints[1] == "did you mean `suite:`?"
+    assert hints[4] == "did you mean `cassette:`?"
+
+
+def test_json_suites_are_read_with_positions(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.json",
+        f"""
+        {{"suite": "j", "cases": [
+          {{"name": "c", "cassette": "{DEMO}",
+           "assertions": [{{"kind": "tool.called", "name": "get_weather", "times": 1}},
+                          {{"kind": "answer.contains", "text": "rainy"}}]}}
+        ]}}
+        """,
+    )
+    suite = load_suite(path)
+    assert not suite.diagnostics
+    assert statuses(suite) == [["pass", "fail"]]
+
+
+# ---- object forms compile to the same checks ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("obj", "text", "status"),
+    [
+        ("{kind: tool.called, name: get_weather}", "tool get_weather called", "pass"),
+        ("{kind: tool.called, name: get_weather, times: 2}", "tool get_weather called 2 times", "fail"),
+        ("{kind: tool.order, names: [get_weather]}", "tools in order [get_weather]", "pass"),
+        ("{kind: tool.order, names: []}", "tools in order []", "pass"),
+        ("{kind: tool.args, name: get_weather, jsonPath: $.city, equals: Beijing}",
+         'tool get_weather args $.city == "Beijing"', "fail"),
+        ("{kind: tool.args, name: get_weather, jsonPath: $.city, matches: '^Xia'}",
+         "tool get_weather args $.city matches /^Xia/", "pass"),
+        ("{kind: forbid.tool, name: execute_shell}", "no tool execute_shell", "pass"),
+        ("{kind: answer.contains, text: sunny}", 'answer contains "sunny"', "pass"),
+        ("{kind: answer.contains, text: sunny, step: 0}", 'answer contains "sunny"', "pass"),
+        ("{kind: answer.contains, text: sunny, step: 99}", 'answer[99] contains "sunny"', "fail"),
+        ("{kind: answer.matches, regex: '\\d+C'}", "answer matches /\\d+C/", "pass"),
+        ("{kind: answer.matches, regex: 'a/b'}", "answer matches /a\\/b/", "fail"),
+        ("{kind: budget.maxTokens, value: 500}", "tokens <= 500", "pass"),
+        ("{kind: budget.maxTokens, value: 100}", "tokens <= 100", "fail"),
+        ("{kind: budget.maxSteps, value: 0}", "steps <= 0", "fail"),
+        ("{kind: answer.judge, rubric: mentions weather}", 'answer judged "mentions weather"', "skip"),
+    ],
+)
+def test_traceplay_objects(tmp_path: Path, obj: str, text: str, status: str) -> None:
+    path = write(
+        tmp_path, "s.yaml", f"cases:\n  - name: c\n    cassette: {DEMO}\n    assertions:\n      - {obj}\n"
+    )
+    suite = load_suite(path)
+    assert not suite.errors, suite.errors
+    assert [a.text for a in suite.cases[0].assertions] == [text]
+    assert statuses(suite) == [[status]]
+
+
+STATE = {
+    "status": "completed",
+    "memory": {"result": "hello world", "count": 42, "nested": {"key": "value"}, "empty": [],
+               "blank": "  ", "zero": 0, "off": False},
+    "visited_nodes": ["start", "middle", "end"],
+    "total_tokens_used": 500,
+    "max_token_budget": 1000,
+}
+
+
+@pytest.mark.parametrize(
+    ("obj", "status"),
+    [
+        ("{type: status_equals, expected: completed}", "pass"),
+        ("{type: status_equals, expected: failed}", "fail"),
+        ("{type: node_visited, node_id: middle}", "pass"),
+        ("{type: node_visited, node_id: nowhere}", "fail"),
+        ("{type: memory_contains, key: empty}", "pass"),
+        ("{type: memory_contains, key: constructor}", "fail"),
+        ("{type: memory_not_empty, key: empty}", "fail"),
+        ("{type: memory_not_empty, key: blank}", "fail"),
+        ("{type: memory_not_empty, key: zero}", "pass"),
+        ("{type: memory_not_empty, key: 'off'}", "pass"),
+        ("{type: memory_not_empty, key: missing}", "fail"),
+        ("{type: memory_matches, key: count, mode: exact, pattern: '', expected: 42}", "pass"),
+        ("{type: memory_matches, key: count, mode: exact, pattern: '', expected: 99}", "fail"),
+        ("{type: memory_matches, key: result, mode: contains, pattern: '', expected: hello}", "pass"),
+        ("{type: memory_matches, key: nested, mode: contains, pattern: '', expected: {key: value}}", "pass"),
+        ("{type: memory_matches, key: result, mode: regex, pattern: '^hello\\s\\w+$'}", "pass"),
+        ("{type: memory_matches, key: count, mode: regex, pattern: '42'}", "pass"),
+        ("{type: token_budget_respected}", "pass"),
+        ("{type: llm_judge, criteria: is a summary, threshold: 0.7, evaluator_agent_id: judge}", "skip"),
+    ],
+)
+def test_cycgraph_objects(tmp_path: Path, obj: str, status: str) -> None:
+    import json
+
+    (tmp_path / "state.json").write_text(json.dumps(STATE), encoding="utf-8")
+    path = write(tmp_path, "s.yaml", f"cases:\n  - name: c\n    state: state.json\n    assertions:\n      - {obj}\n")
+    suite = load_suite(path)
+    assert not suite.errors, suite.errors
+    assert statuses(suite) == [[status]]
+
+
+def test_memory_matches_exact_without_expected_is_a_check_error(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.yaml",
+        "cases:\n  - name: c\n    state: s.json\n    assertions:\n"
+        "      - {type: memory_matches, key: count, mode: exact, pattern: ''}\n",
+    )
+    (tmp_path / "s.json").write_text('{"status": "completed", "memory": {}}', encoding="utf-8")
+    suite = load_suite(path)
+    assert [d.code for d in suite.errors] == ["E506"]
+
+
+# ---- datasets and live targets ----------------------------------------------------------
+
+FLOW = '''
+import asyncio
+
+
+def echo(input):
+    return {"events": [{"type": "policy.evaluate"}] if input.get("guard") else [],
+            "output": {"text": input["text"], "length": len(input["text"])}}
+
+
+async def slow(input):
+    await asyncio.sleep(input.get("seconds", 5))
+    return "late"
+
+
+def boom(input):
+    raise RuntimeError("flow exploded")
+
+
+def workflow(input):
+    return {"status": "completed", "memory": {"done": True}, "visited_nodes": ["a"],
+            "total_tokens_used": 10}
+'''
+
+
+def test_dataset_rows_become_cases(tmp_path: Path) -> None:
+    (tmp_path / "flow.py").write_text(FLOW, encoding="utf-8")
+    (tmp_path / "rows.json").write_text(
+        """[
+          {"input": {"text": "hello"}, "expectedOutput": {"length": 5, "text": "hello"},
+           "metadata": {"id": "case-1"}},
+          {"input": {"text": "hi", "guard": true}, "expectedOutput": {"text": "hi", "length": 3},
+           "expectedBehavior": {"guardEvaluated": true}},
+          {"input": {"text": "x"}, "expectedBehavior": {"noGuardEvaluation": true}}
+        ]""",
+        encoding="utf-8",
+    )
+    path = write(tmp_path, "s.eval", 'case "rows"\n  run flow:echo\n  dataset "rows.json"\n')
+    suite = load_suite(path)
+    assert not suite.errors, suite.errors
+    report = run_suites([suite])
+    assert [c.name for c in report.cases] == ["rows [case-1]", "rows [row 2]", "rows [row 3]"]
+    assert [[a.status for a in c.assertions] for c in report.cases] == [
+        ["pass"],
+        ["fail", "pass"],  # length 3 is wrong; the guard ran
+        ["pass"],
+    ]
+    assert report.summary.pass_rate == pytest.approx(2 / 3)
+
+
+def test_live_targets_crash_and_timeout_without_stopping_others(tmp_path: Path) -> None:
+    (tmp_path / "flow.py").write_text(FLOW, encoding="utf-8")
+    path = write(
+        tmp_path,
+        "s.eval",
+        """
+        case "boom"
+          run flow:boom
+          input {}
+          output == 1
+        case "slow"
+          run flow:slow
+          input {seconds: 5}
+          timeout 100ms
+          output == "late"
+        case "ok"
+          run flow:echo
+          input {text: "abc"}
+          output.length == 3
+        case "state"
+          run flow:workflow
+          input {goal: "g", constraints: ["a", 1, "b"], max_token_budget: 5}
+          status == completed
+          memory.goal == "g"
+          memory.done == true
+          state.constraints == ["a", "b"]
+          budget == 5
+          not tokens within budget
+        """,
+    )
+    report = run_suites([load_suite(path)])
+    boom, slow, ok, state = report.cases
+    assert boom.score == 0 and boom.error == "run target 'flow:boom' raised RuntimeError: flow exploded"
+    assert slow.score == 0 and slow.error is not None and "timed out after 0.1s" in slow.error
+    assert ok.passed and ok.score == 1.0
+    assert state.passed, [a.message for a in state.assertions if a.status != "pass"]
+
+
+def test_scores_follow_the_language(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.eval",
+        f"""
+        case "two of three"
+          cassette "{DEMO}"
+          tool get_weather called; answer contains "sunny"; steps == 7
+        case "only skips"
+          cassette "{DEMO}"
+          answer judged "x"
+        """,
+    )
+    report = run_suites([load_suite(path)])
+    two, skips = report.cases
+    assert two.score == pytest.approx(2 / 3) and not two.passed
+    assert skips.score == 1.0 and skips.passed  # nothing counted
+    assert report.summary.overall_score == pytest.approx((2 / 3 + 1) / 2)
+    assert Summary.of([], 0).overall_score == 0.0  # an empty suite scores 0
+
+
+def test_select_and_parallel_options(tmp_path: Path) -> None:
+    path = write(tmp_path, "s.eval", f'case "alpha"\n  cassette "{DEMO}"\n  steps >= 1\ncase "beta"\n  cassette "{DEMO}"\n  steps >= 1\n')
+    suite = load_suite(path)
+    report = run_suites([suite], RunOptions(select="beta"))
+    assert [c.name for c in report.cases] == ["beta"]
+    report = run_suites([suite], RunOptions(select="*alph*"))
+    assert [c.name for c in report.cases] == ["alpha"]
+
+
+def test_suite_level_assertions_apply_to_every_case(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.eval",
+        f"""
+        no tool get_weather
+        case "a"
+          cassette "{DEMO}"
+          steps >= 1
+        case "b"
+          cassette "{STRUCTURED}"
+          steps >= 1
+        """,
+    )
+    report = run_suites([load_suite(path)])
+    assert [[a.status for a in c.assertions] for c in report.cases] == [["fail", "pass"], ["pass", "pass"]]
+
+
+def test_case_with_check_error_is_reported_and_others_run(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "s.eval",
+        f'case "bad"\n  cassette "{DEMO}"\n  answer matches /(a)\\1/\ncase "good"\n  cassette "{DEMO}"\n  steps >= 1\n',
+    )
+    report = run_suites([load_suite(path)])
+    bad, good = report.cases
+    assert bad.error is not None and bad.error.startswith("not run: 1 check error") and bad.score == 0
+    assert good.passed
