@@ -6,6 +6,9 @@ case failed or errored (or `check` found an error), 2 for bad usage or unreadabl
     evaldsl run PATH... [--json F] [--junit F] [--markdown F] [--fail-under S] [-j N] [-k PAT] [-q]
     evaldsl check PATH... [--format full|concise|json|github|sarif]
     evaldsl convert PATH
+    evaldsl fmt PATH... [--check] [--diff]
+    evaldsl schema
+    evaldsl lsp
     evaldsl vocabulary
     evaldsl --version
 
@@ -20,7 +23,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -32,8 +35,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="evaldsl",
         description="Check what AI agents and workflows did, in a terse, typed assertion "
         "language.",
-        epilog="Exit codes: 0 all passed; 1 a case failed or errored, or check found an error; "
+        epilog=_vocabulary_summary()
+        + "\n\nExit codes: 0 all passed; 1 a case failed or errored, or check found an error; "
         "2 bad usage or unreadable input.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"evaldsl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -86,8 +91,34 @@ def _parser() -> argparse.ArgumentParser:
     )
     convert.add_argument("path", metavar="PATH")
 
+    fmt = sub.add_parser("fmt", help="format .eval files in the one canonical layout")
+    fmt.add_argument("paths", nargs="+", metavar="PATH")
+    fmt.add_argument("--check", action="store_true", help="only say which files would change")
+    fmt.add_argument("--diff", action="store_true", help="print a diff instead of writing")
+
+    sub.add_parser("schema", help="print the JSON Schema of YAML/JSON suites")
+    sub.add_parser("lsp", help="run the language server over stdio (needs evaldsl[lsp])")
+
     sub.add_parser("vocabulary", help="print every subject, predicate and line of the language")
     return parser
+
+
+def _vocabulary_summary() -> str:
+    """The language at a glance, from the vocabulary table (`evaldsl vocabulary` has docs)."""
+    import textwrap
+
+    from evaldsl.vocabulary import PREDICATES, SUBJECTS
+
+    subjects = ", ".join(s.syntax for s in SUBJECTS.values())
+    predicates = "; ".join(p.syntax for p in PREDICATES.values())
+    wrap = textwrap.TextWrapper(width=92, subsequent_indent="  ")
+    return "\n".join(
+        [
+            wrap.fill("subjects: " + subjects),
+            wrap.fill("predicates: " + predicates),
+            "combine with not, and, or and parentheses; `evaldsl vocabulary` explains each",
+        ]
+    )
 
 
 def _judge_options(p: argparse.ArgumentParser) -> None:
@@ -116,6 +147,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_check(args, sys.stdout)
         if args.command == "convert":
             return cmd_convert(args, sys.stdout)
+        if args.command == "fmt":
+            from evaldsl.formatter import fmt_command
+
+            return fmt_command(
+                args.paths, check=args.check, diff=args.diff, out=sys.stdout, err=sys.stderr
+            )
+        if args.command == "schema":
+            from evaldsl.schema import schema_command
+
+            return schema_command(sys.stdout)
+        if args.command == "lsp":
+            try:
+                from evaldsl.lsp import main as lsp_main
+            except ImportError as err:
+                return _usage_error(
+                    f"the language server needs pygls: pip install 'evaldsl[lsp]' ({err})"
+                )
+            lsp_main()
+            return EXIT_OK
         if args.command == "vocabulary":
             from evaldsl.vocabulary import help_text
 
@@ -235,8 +285,17 @@ def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) ->
         f"{'s' if len(suites) != 1 else ''} would run",
         file=out,
     )
+    _print_judge_plan([s for s in suites if isinstance(s, Suite)], args.select, out)
     errors = sum(len(s.errors) for s in suites if isinstance(s, Suite))
     return EXIT_FAILED if errors else EXIT_OK
+
+
+def _print_judge_plan(suites: Sequence[Any], select: str | None, out: TextIO) -> None:
+    from evaldsl.runner import plan_judge
+
+    plan = plan_judge(suites, select)
+    if plan is not None:
+        print(plan.describe(), file=out)
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
@@ -259,6 +318,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             f"{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
             file=out,
         )
+        _print_judge_plan([s for s in loaded if isinstance(s, Suite)], None, out)
     elif fmt == "json":
         print(to_json(diags), file=out)
     else:

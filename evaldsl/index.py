@@ -9,8 +9,8 @@ with what the assertions ask for, not with the trace.
 
 Event vocabulary read here (unknown types are ignored, as traceplay does):
 - traceplay: `llm.request` (a step; its `model` prices usage), `llm.response` (an answer
-  and its usage), `tool.call` (`name`, `arguments`, `callId`, else its `id` links results),
-  `tool.result` (`callId`, `output`, `isError`), `agent.error`;
+  and its usage), `tool.call` (`name`, `arguments`; a result names it by its `callId` or
+  by its event `id`), `tool.result` (`callId`, `output`, `isError`), `agent.error`;
 - verydia: `llm.invoke` (a step and an answer: `output`, `tokensIn`, `tokensOut`),
   `mcp.call` (a tool call with its result inline), `policy.evaluate` (a guard);
 - `error` events count as errors too.

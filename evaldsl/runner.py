@@ -343,3 +343,51 @@ def run_suites(
 
 def load_suites(paths: Iterable[Path], judge: Judge | None = None) -> list[Suite]:
     return [load_suite(p, judge=judge) for p in paths]
+
+
+@attrs.frozen
+class JudgePlanSummary:
+    """How many judge calls a run would make, how many are cached already, and how many
+    judge assertions depend on live targets (unknown until they run)."""
+
+    calls: int
+    cached: int
+    on_live_targets: int
+
+    def describe(self) -> str:
+        text = f"judge: {self.calls} call{'s' if self.calls != 1 else ''} planned, {self.cached} cached"
+        if self.on_live_targets:
+            text += f"; {self.on_live_targets} on live targets (known when they run)"
+        return text
+
+
+def plan_judge(suites: Sequence[Suite], select: str | None = None) -> JudgePlanSummary | None:
+    """Plan the judge calls of recorded cases without running any target: read each
+    case's recording, note the judge questions its assertions would ask, and count the
+    distinct ones and those already in the cache. None when no case uses the judge."""
+    asked: list[Any] = []
+    live = 0
+    planner = None
+    for suite in suites:
+        if not isinstance(suite.judge, Planner):
+            continue
+        for case in suite.cases:
+            if not case.judged or case.error or not selected(suite, case, select):
+                continue
+            planner = suite.judge
+            if case.source is not None and case.source.kind == "run":
+                live += sum(1 for a in case.assertions if "judged" in a.text)
+                continue
+            try:
+                facts = index_run(produce_run(case, suite), case.needs)
+            except (RunError, _Crash):
+                continue
+            with suite.judge.recording() as questions:
+                for a in case.assertions:
+                    evaluate(a, facts)
+            asked.extend(questions)
+    if planner is None:
+        return None
+    plan = planner.plan(asked) if hasattr(planner, "plan") else None
+    calls, cached = (plan.total, plan.cached) if plan is not None else (len(asked), 0)
+    return JudgePlanSummary(calls, cached, live)

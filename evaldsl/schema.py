@@ -27,13 +27,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 SCHEMA_FILE = "evaldsl-suite.schema.json"
+#: Where the schema is in a source checkout (`grammar/` beside the package).
+TREE_PATH = Path(__file__).resolve().parent.parent / "grammar" / SCHEMA_FILE
 
 
 def schema_text() -> str:
-    """The schema file's text, exactly as shipped."""
-    here = Path(__file__).resolve().parent.parent / "grammar" / SCHEMA_FILE
-    if here.is_file():
-        return here.read_text(encoding="utf-8")
+    """The schema file's text, exactly as shipped: from the source tree when run from a
+    checkout, else from the installed package `evaldsl.grammar`."""
+    if TREE_PATH.is_file():
+        return TREE_PATH.read_text(encoding="utf-8")
     return resources.files("evaldsl.grammar").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
 
 

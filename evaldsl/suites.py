@@ -298,6 +298,21 @@ def eval_draft(text: str, path: str) -> SuiteDraft:
     )
 
 
+def draft_from_text(text: str, path: str) -> SuiteDraft:
+    """A draft from text in memory (an editor's unsaved buffer); the front end is chosen
+    by the path's extension, and relative paths resolve next to `path`."""
+    if Path(path).suffix in (".yaml", ".yml", ".json"):
+        from evaldsl.yamlsuite import yaml_draft
+
+        return yaml_draft(text, path)
+    return eval_draft(text, path)
+
+
+def check_text(text: str, path: str) -> list[Diagnostic]:
+    """Every diagnostic `evaldsl check` reports for this text, as if saved at `path`."""
+    return list(build_suite(draft_from_text(text.removeprefix("\ufeff"), path)).diagnostics)
+
+
 # ---- expansion, checking, compiling ---------------------------------------------------
 
 

@@ -620,3 +620,38 @@ def test_and_or_precedence() -> None:
     p, f = BY_STATUS["pass"], BY_STATUS["fail"]
     got = evaldsl.compile(f"{p} or {f} and {f}; ({p} or {f}) and {f}; not {f} and {p}")
     assert got.check(build_run("demo")).statuses == ["pass", "fail", "pass"]
+
+
+# ---- subjects a source cannot provide are check-time errors (§3) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        ('cassette "demo/cassette.example.jsonl"', "status == completed"),
+        ('cassette "demo/cassette.example.jsonl"', "memory has summary"),
+        ('cassette "demo/cassette.example.jsonl"', "tokens within budget"),
+        ('cassette "demo/cassette.example.jsonl"', "node start visited"),
+        ('state "../../data/runs/state-ok.json"', "tool search called"),
+        ('state "../../data/runs/state-ok.json"', 'answer contains "x"'),
+        ('state "../../data/runs/state-ok.json"', "steps <= 3"),
+    ],
+)
+def test_unavailable_subject_is_a_check_time_error(source: str, text: str) -> None:
+    program = f'case "c"\n  {source}\n  {text}\n'
+    with pytest.raises(EvalDslError) as raised:
+        evaldsl.compile(program, base_dir=FIXTURES)
+    assert [d.code for d in raised.value.errors] == ["E303"]
+    # the same assertion through the API, with no source to check against: an error verdict
+    run = build_run("demo" if source.startswith("cassette") else "state_file")
+    assert evaldsl.compile(text).check(run).statuses == ["error"]
+
+
+def test_doctests_of_the_semantic_modules() -> None:
+    import doctest
+
+    from evaldsl import compiler, index, values, verdicts
+
+    for module in (values, verdicts, index, compiler):
+        failed, _ = doctest.testmod(module)
+        assert failed == 0, module.__name__

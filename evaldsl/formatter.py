@@ -1,0 +1,784 @@
+"""Format `.eval` text in one canonical layout, keeping every comment and the meaning.
+
+Takes the text of a `.eval` file and gives the same program laid out one way: the text
+parses to an equal AST (spans aside) and holds the same comments in the same order, and
+formatting it again changes nothing. Text with syntax errors is refused (`EvalDslError`),
+so `fmt` is safe to run on save. `fmt_command` is the `evaldsl fmt` command.
+
+How it works: the parser gives the statements and `split_statements` the source range of
+each, so the user's `;` grouping and blank lines are read from the text between
+statements; comments are found with the grammar's own terminals (the parser's scanner,
+which skips strings, regexes and paths). Each statement is printed from its AST node, so
+the spacing, quoting and parentheses come out canonical whatever the input was. Before
+returning, the result is parsed again and compared with the input (AST and comments): a
+difference is a formatter bug, raised as `FormatterError` instead of written to disk.
+
+The layout (the README quotes these rules):
+- Header lines (suite, tools, nodes, judge, timeout, suite-level assertions) at column 0.
+  `case "name"` at column 0 with one blank line before it (and before the comments
+  directly above it); every other line of a case is indented two spaces.
+- One statement per line, except statements the user joined with `;`: they stay on one
+  line, joined by `; `. A `case` line always stands alone on its line.
+- One space between words; no space inside `[]`, `{}`, `()`; `, ` between items and
+  `key: value` in objects; bare keys and names where they are bare words (a quoted name
+  that could be bare loses its quotes: `tool "search"` → `tool search`).
+- Strings in double quotes with the fewest escapes JSON needs (`'it\\'s'` → `"it's"`),
+  their decoded text unchanged; regexes, JSONPaths, numbers (`1.0` stays `1.0`),
+  durations and money exactly as written.
+- `called 1 time`, `at least 1 value`: the singular for one, the plural otherwise.
+- `and`/`or`/`not` with the fewest parentheses their precedence (not > and > or) needs:
+  `(a and b) or c` → `a and b or c`; `(a or b) and c` keeps its parentheses.
+- A list or object the user wrote on one line stays on one line, however long (no
+  wrapping). One the user spread over several lines is written one item per line, each
+  item indented two more spaces and followed by a comma, the closing bracket on a line
+  of its own; written on one line it collapses to one line. (Exception: a bare item
+  `case` cannot start a line, so such a literal is written on one line.)
+- Comments: a comment on a line of its own keeps its place between statements and is
+  indented like the statement that follows it (or, at the end of the file, like the one
+  before it); a comment after a statement stays at the end of its line, two spaces after
+  it. Comments inside a multi-line list or object stay with their item. A comment inside a
+  statement anywhere else (a parenthesised expression over several lines) moves above
+  that statement's line. Comment text is kept as written, trailing spaces removed.
+- Blank lines: the user's are kept, at most one in a row; none at the start; the file
+  ends with exactly one newline. Line endings are `\\n`; a byte-order mark is dropped.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import math
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TextIO, assert_never
+
+import attrs
+
+from evaldsl import ast
+from evaldsl.diagnostics import EvalDslError, render
+from evaldsl.parser import _scanner, parse, split_statements
+
+__all__ = ["FormatterError", "check_text", "fmt_command", "format_text"]
+
+_WS = " \t\f\r\n\ufeff"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z")
+_CMP = re.compile(r"==|!=|<=|>=|<|>")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_INDENT = "  "
+
+# Words a name cannot be written as, bare, in one place: after `tool`, `calls` is the
+# subject `tool calls`. Everywhere else a name position accepts only a name or a string,
+# and the contextual lexer reads any bare word there as a name.
+_TOOL_SUBJECT_WORDS = frozenset({"calls"})
+
+_SUBJECT_WORDS: dict[ast.SubjectKind, str] = {
+    "status": "status",
+    "nodes": "nodes",
+    "tools": "tools",
+    "tokens": "tokens",
+    "input_tokens": "input tokens",
+    "output_tokens": "output tokens",
+    "steps": "steps",
+    "tool_calls": "tool calls",
+    "guards": "guards",
+    "errors": "errors",
+    "latency": "latency",
+    "cost": "cost",
+    "budget": "budget",
+}
+_LIST_TESTS = {
+    "all": "contains all",
+    "any": "contains any",
+    "in_order": "in order",
+    "in": "in",
+    "only": "only",
+}
+
+
+class FormatterError(Exception):
+    """The formatted text would not mean what the input meant (a formatter bug): nothing is
+    written. The message says what differed."""
+
+
+# ---- small printers ------------------------------------------------------------------
+
+
+def quote(value: str) -> str:
+    """A string literal for `value`: double quotes, the fewest JSON escapes.
+
+    >>> quote('say "hi"\\n'), quote("café")
+    ('"say \\\\"hi\\\\"\\\\n"', '"café"')
+    """
+    out = ['"']
+    for ch in value:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\b":
+            out.append("\\b")
+        elif ch == "\f":
+            out.append("\\f")
+        elif code < 0x20 or code == 0x7F or 0xD800 <= code <= 0xDFFF or ch in "\u2028\u2029":
+            # control characters, lone surrogates (not encodable as UTF-8) and the line
+            # separators editors break lines at
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _name(value: str, reserved: frozenset[str] = frozenset()) -> str:
+    """A name bare where it is a bare word, quoted otherwise: `search`, `"web-search"`."""
+    if _NAME.match(value) and value not in reserved:
+        return value
+    return quote(value)
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+# ---- what the source says besides the AST ----------------------------------------------
+
+
+@attrs.frozen
+class _Comment:
+    """`# text` at `[start, end)` of the source (end before any `\\r`)."""
+
+    start: int
+    end: int
+    text: str
+
+
+def _scan(text: str) -> tuple[list[_Comment], str]:
+    """The comments of a text, and the text masked: comments turned to spaces, strings,
+    regexes and paths turned to `_` (same length, same newlines)."""
+    comments: list[_Comment] = []
+    masked = list(text)
+    for m in _scanner().finditer(text):
+        if m.lastgroup not in ("skip", "bad"):
+            continue
+        start, end = m.span()
+        if text[start] == "#":
+            body = text[start:end].rstrip()
+            comments.append(_Comment(start, start + len(body), body))
+            masked[start:end] = " " * (end - start)
+        else:
+            masked[start:end] = "_" * (end - start)
+    return comments, "".join(masked)
+
+
+@attrs.frozen
+class _Stmt:
+    """A statement and where its text is: `[start, end)` without white space or a comment
+    after it."""
+
+    node: ast.Statement
+    start: int
+    end: int
+
+
+@attrs.define
+class _Line:
+    """Statements printed on one line, joined by `; `, and the comment that ends the line."""
+
+    stmts: list[_Stmt]
+    trailing: _Comment | None = None
+
+    @property
+    def start(self) -> int:
+        return self.stmts[0].start
+
+    @property
+    def end(self) -> int:
+        return self.trailing.end if self.trailing else self.stmts[-1].end
+
+    @property
+    def is_case(self) -> bool:
+        return isinstance(self.stmts[0].node, ast.CaseDecl)
+
+
+_Element = _Line | _Comment
+
+
+# ---- printing statements -----------------------------------------------------------------
+
+
+class _Printer:
+    """Prints AST nodes as canonical text; places the comments found inside multi-line lists
+    and objects (it `claims` them); reads numbers as written from the source."""
+
+    def __init__(self, text: str, masked: str, comments: Sequence[_Comment]) -> None:
+        self.text = text
+        self.masked = masked
+        self.comments = comments
+        self._starts = [c.start for c in comments]
+        self.claimed: set[int] = set()  # indexes into comments
+
+    def comments_in(self, start: int, end: int) -> list[int]:
+        """Indexes of the comments that start within `[start, end)`."""
+        lo = bisect.bisect_left(self._starts, start)
+        hi = bisect.bisect_left(self._starts, end)
+        return list(range(lo, hi))
+
+    # -- statements
+
+    def statement(self, node: ast.Statement, indent: str) -> str:
+        match node:
+            case ast.SuiteDecl(name=name):
+                return f"suite {quote(name)}"
+            case ast.NamesDecl(kind=kind, names=names):
+                return f"{kind} " + ", ".join(self.value(n, indent) for n in names)
+            case ast.JudgeDecl(model=model):
+                return f"judge model {quote(model)}"
+            case ast.TimeoutDecl(duration=duration):
+                return f"timeout {duration.text}"
+            case ast.CaseDecl(name=name):
+                return f"case {quote(name)}"
+            case ast.SourceDecl(kind=kind, path=path, format=fmt):
+                return f"{kind} {quote(path)}" + (f" as {fmt}" if fmt is not None else "")
+            case ast.RunDecl(target=target):
+                return "run " + (target if _TARGET.match(target) else quote(target))
+            case ast.ValueDecl(kind=kind, value=value):
+                return f"{kind} {self.value(value, indent)}"
+            case ast.Check() | ast.NoTool() | ast.NodeVisited() | ast.Not() | ast.And() | ast.Or():
+                return self.expr(node, indent)
+            case _:
+                assert_never(node)
+
+    # -- assertions
+
+    def expr(self, node: ast.Expr, indent: str) -> str:
+        match node:
+            case ast.Or(operands=ops):
+                return " or ".join(self._operand(op, indent, (ast.Or,)) for op in ops)
+            case ast.And(operands=ops):
+                return " and ".join(self._operand(op, indent, (ast.Or, ast.And)) for op in ops)
+            case ast.Not(operand=op):
+                return "not " + self._operand(op, indent, (ast.Or, ast.And))
+            case ast.NoTool(name=name):
+                return f"no tool {_name(name)}"
+            case ast.NodeVisited(name=name):
+                return f"node {_name(name)} visited"
+            case ast.Check(subject=subject, predicate=predicate, every=every):
+                head = f"every tool {_name(subject.name or '')}" if every else self.subject(subject)
+                return f"{head} {self.predicate(predicate, indent)}"
+            case _:
+                assert_never(node)
+
+    def _operand(
+        self,
+        node: ast.Expr,
+        indent: str,
+        grouped: tuple[type[ast.Or] | type[ast.And], ...],
+    ) -> str:
+        text = self.expr(node, indent)
+        return f"({text})" if isinstance(node, grouped) else text
+
+    def subject(self, s: ast.Subject) -> str:
+        kind = s.kind
+        match kind:
+            case "answer":
+                return "answer" if s.index is None else f"answer[{s.index}]"
+            case "answer_json":
+                return "answer json" + (f" {s.path}" if s.path is not None else "")
+            case "output" | "memory":
+                return kind + self.keys(s.keys)
+            case "state":
+                first, *rest = s.keys
+                return f"state.{first.key}" + self.keys(rest)
+            case "tool":
+                return f"tool {_name(s.name or '', _TOOL_SUBJECT_WORDS)}"
+            case (
+                "status"
+                | "nodes"
+                | "tools"
+                | "tokens"
+                | "input_tokens"
+                | "output_tokens"
+                | "steps"
+                | "tool_calls"
+                | "guards"
+                | "errors"
+                | "latency"
+                | "cost"
+                | "budget"
+            ):
+                return _SUBJECT_WORDS[kind]
+            case _:
+                assert_never(kind)
+
+    @staticmethod
+    def keys(keys: Sequence[ast.Key]) -> str:
+        parts: list[str] = []
+        for k in keys:
+            if isinstance(k.key, int):
+                parts.append(f"[{k.key}]")
+            elif _NAME.match(k.key):
+                parts.append(f".{k.key}")
+            else:
+                parts.append(f"[{quote(k.key)}]")
+        return "".join(parts)
+
+    # -- predicates
+
+    def predicate(self, p: ast.Predicate, indent: str) -> str:
+        match p:
+            case ast.Called(count=count):
+                return self.count(count)
+            case ast.CallTest(target=target, path=path, test=test):
+                return (
+                    target
+                    + (f" {path}" if path is not None else "")
+                    + " "
+                    + self.test(test, indent)
+                )
+            case ast.TextEdge(at_start=at_start, text=text):
+                return ("starts with " if at_start else "ends with ") + quote(text.value)
+            case ast.HasKey(key=key):
+                return f"has {_name(key)}"
+            case ast.Judged():
+                return self.judged(p)
+            case ast.WithinBudget():
+                return "within budget"
+            case ast.Cites(tool=tool, at_least=at_least):
+                more = (
+                    "" if at_least is None else " at least " + _plural(at_least, "value", "values")
+                )
+                return f"cites tool {_name(tool)}{more}"
+            case (
+                ast.Compare()
+                | ast.Contains()
+                | ast.Matches()
+                | ast.ListTest()
+                | ast.IsType()
+                | ast.Emptiness()
+            ):
+                return self.test(p, indent)
+            case _:
+                assert_never(p)
+
+    def test(self, t: ast.ValueTest, indent: str) -> str:
+        match t:
+            case ast.Compare(op=op, value=value):
+                return f"{op} {self.value(value, indent)}"
+            case ast.Contains(value=value):
+                return f"contains {self.value(value, indent)}"
+            case ast.Matches(regex=regex):
+                return f"matches /{regex.pattern}/{regex.flags}"
+            case ast.ListTest(op=op, items=items):
+                return f"{_LIST_TESTS[op]} {self.value(items, indent)}"
+            case ast.IsType(type=json_type):
+                return f"is {json_type}"
+            case ast.Emptiness(empty=empty):
+                return "is empty" if empty else "not empty"
+            case _:
+                assert_never(t)
+
+    @staticmethod
+    def count(c: ast.Count) -> str:
+        match c.form:
+            case "any":
+                return "called"
+            case "never":
+                return "never called"
+            case "once":
+                return "called once"
+            case "twice":
+                return "called twice"
+            case "times":
+                return "called " + _plural(c.low, "time", "times")
+            case "at_least":
+                return "called at least " + _plural(c.low, "time", "times")
+            case "at_most":
+                return "called at most " + _plural(c.high or 0, "time", "times")
+            case "between":
+                return f"called between {c.low} and " + _plural(c.high or 0, "time", "times")
+            case _:
+                assert_never(c.form)
+
+    def judged(self, j: ast.Judged) -> str:
+        out = f"judged {quote(j.rubric)}"
+        if j.op is not None and j.threshold is not None:
+            out += f" {j.op} {self._threshold(j)}"
+        if j.model is not None:
+            out += f" by {quote(j.model)}"
+        return out
+
+    def _threshold(self, j: ast.Judged) -> str:
+        """The threshold as written (`0.70` stays `0.70`): the number after the first
+        comparison in the predicate's text, strings and comments masked out."""
+        assert j.threshold is not None
+        op = _CMP.search(self.masked, j.span.start, j.span.end)
+        if op is not None:
+            at = op.end()
+            while at < j.span.end and self.masked[at] in _WS:
+                at += 1
+            number = _NUMBER.match(self.text, at)
+            if number is not None and float(number.group()) == j.threshold:
+                return number.group()
+        if math.isinf(j.threshold):
+            return "1e999" if j.threshold > 0 else "-1e999"
+        return repr(j.threshold)
+
+    # -- values
+
+    def value(self, v: ast.Value | ast.Name | ast.Str, indent: str, *, flat: bool = False) -> str:
+        match v:
+            case ast.Str(value=s):
+                return quote(s)
+            case ast.Name(value=name):
+                return name
+            case ast.Num(value=n):
+                written = self.text[v.span.start : v.span.end]
+                if _NUMBER.fullmatch(written) and _same_number(written, n):
+                    return written
+                return repr(n)
+            case ast.Bool(value=b):
+                return "true" if b else "false"
+            case ast.Null():
+                return "null"
+            case ast.Duration(text=text) | ast.Money(text=text):
+                return text
+            case ast.ListLit() | ast.ObjectLit():
+                return self.literal(v, indent, flat=flat)
+            case _:
+                assert_never(v)
+
+    def literal(self, v: ast.ListLit | ast.ObjectLit, indent: str, *, flat: bool) -> str:
+        if isinstance(v, ast.ListLit):
+            keys: list[str | None] = [None] * len(v.items)
+            values = list(v.items)
+            brackets = "[]"
+        else:
+            keys = [k for k, _ in v.pairs]
+            values = [x for _, x in v.pairs]
+            brackets = "{}"
+        start, end = v.span.start, v.span.end
+        inside = self.comments_in(start + 1, end - 1) if end > start else []
+        spread = end > start and "\n" in self.text[start:end] and (values or inside)
+        bare_case = any(
+            (k is None and isinstance(x, ast.Name) and x.value == "case")
+            or (k is not None and k == "case")
+            for k, x in zip(keys, values, strict=True)
+        )
+        if flat or not spread or bare_case:
+            # One line. (A line that starts with a bare `case` inside brackets would open
+            # a case in the parser's eyes, hence bare_case.)
+            items = [self._item(k, x, indent, flat=True) for k, x in zip(keys, values, strict=True)]
+            return brackets[0] + ", ".join(items) + brackets[1]
+        inner = indent + _INDENT
+        items = [self._item(k, x, inner, flat=False) for k, x in zip(keys, values, strict=True)]
+        # Place the comments nested literals did not take: after the opening bracket, on
+        # the line before an item, after an item, or before the closing bracket.
+        ends = [x.span.end for x in values]
+        opening: list[_Comment] = []
+        before: list[list[_Comment]] = [[] for _ in values]
+        after: list[list[_Comment]] = [[] for _ in values]
+        closing: list[_Comment] = []
+        for i in inside:
+            if i in self.claimed:
+                continue
+            self.claimed.add(i)
+            c = self.comments[i]
+            within = next(
+                (k for k, x in enumerate(values) if x.span.start <= c.start < x.span.end), None
+            )
+            if within is not None:
+                before[within].append(c)
+                continue
+            k = bisect.bisect_right(ends, c.start)
+            if k == 0:
+                if "\n" not in self.text[start : c.start]:
+                    opening.append(c)
+                else:
+                    (before[0] if values else closing).append(c)
+            elif "\n" not in self.text[ends[k - 1] : c.start]:
+                after[k - 1].append(c)
+            elif k < len(values):
+                before[k].append(c)
+            else:
+                closing.append(c)
+        lines = [brackets[0] + "".join("  " + c.text for c in opening)]
+        for k, item in enumerate(items):
+            lines += [inner + c.text for c in before[k]]
+            lines.append(inner + item + "," + "".join("  " + c.text for c in after[k]))
+        lines += [inner + c.text for c in closing]
+        lines.append(indent + brackets[1])
+        return "\n".join(lines)
+
+    def _item(self, key: str | None, value: ast.Value, indent: str, *, flat: bool) -> str:
+        text = self.value(value, indent, flat=flat)
+        return text if key is None else f"{_name(key)}: {text}"
+
+
+def _same_number(written: str, value: int | float) -> bool:
+    try:
+        parsed: int | float = int(written)
+    except ValueError:
+        parsed = float(written)
+    return parsed == value and type(parsed) is type(value)
+
+
+# ---- laying out a file -----------------------------------------------------------------
+
+
+def _statements(text: str, masked: str, program: ast.Program) -> list[_Stmt]:
+    """Each statement with the range of its text (the piece `split_statements` cut it from,
+    without the white space and comment around it)."""
+    pieces = split_statements(text)
+    starts = [b for b, _ in pieces]
+    out: list[_Stmt] = []
+    used: set[int] = set()
+    for node in program.statements:
+        i = bisect.bisect_right(starts, node.span.start) - 1
+        if i in used:  # pragma: no cover - one statement per piece, by construction
+            raise FormatterError("two statements in one piece of text")
+        used.add(i)
+        b, e = pieces[i]
+        piece = masked[b:e]
+        start = b + len(piece) - len(piece.lstrip(_WS))
+        end = b + len(piece.rstrip(_WS))
+        out.append(_Stmt(node, start, end))
+    return out
+
+
+def _elements(text: str, stmts: list[_Stmt], comments: list[_Comment]) -> list[_Element]:
+    """Lines (statements joined by `;` on one source line) and comments on lines of their
+    own, in source order."""
+    lines: list[_Line] = []
+    owner: list[_Line] = []  # the line of each statement
+    for s in stmts:
+        prev = lines[-1] if lines else None
+        if (
+            prev is not None
+            and not prev.is_case
+            and not isinstance(s.node, ast.CaseDecl)
+            and "\n" not in text[prev.stmts[-1].end : s.start]
+        ):
+            prev.stmts.append(s)
+        else:
+            lines.append(_Line([s]))
+        owner.append(lines[-1])
+    ends = [s.end for s in stmts]
+    elements: list[_Element] = list(lines)
+    for c in comments:
+        k = bisect.bisect_right(ends, c.start)  # statements ending before the comment
+        if k < len(stmts) and stmts[k].start <= c.start:
+            continue  # inside a statement: the printer places it
+        if k and "\n" not in text[ends[k - 1] : c.start]:
+            owner[k - 1].trailing = c
+        else:
+            elements.append(c)
+    elements.sort(key=lambda el: el.start)
+    return elements
+
+
+def _layout(text: str, elements: list[_Element], printer: _Printer) -> str:
+    def blank_between(i: int) -> bool:
+        return text.count("\n", elements[i - 1].end, elements[i].start) >= 2
+
+    blank = [i > 0 and blank_between(i) for i in range(len(elements))]
+    for i, el in enumerate(elements):
+        if isinstance(el, _Line) and el.is_case:
+            # a blank line before the case, above the comments right on top of it
+            j = i
+            while j > 0 and isinstance(elements[j - 1], _Comment) and not blank[j]:
+                j -= 1
+            if j > 0:
+                blank[j] = True
+
+    # Indentation: a case line at column 0, the lines after it two spaces in. A comment is
+    # indented like the line after it; but when a blank line parts it from the case line
+    # that follows, it ends the case before, and is indented like the line before it.
+    indents: list[str] = []
+    in_case = False
+    for el in elements:
+        if isinstance(el, _Line):
+            in_case = in_case or el.is_case
+            indents.append("" if el.is_case or not in_case else _INDENT)
+        else:
+            indents.append("")
+    previous = ""  # the indentation of the last line seen
+    for i, el in enumerate(elements):
+        if isinstance(el, _Line):
+            previous = indents[i]
+        else:
+            indents[i] = previous  # kept when the comment ends the case before
+    following, to_case, parted = (_INDENT if in_case else ""), False, False
+    for i in range(len(elements) - 1, -1, -1):
+        el = elements[i]
+        if isinstance(el, _Line):
+            following, to_case, parted = indents[i], el.is_case, blank[i]
+            continue
+        if not (to_case and parted):
+            indents[i] = following
+        parted = parted or blank[i]
+
+    out: list[str] = []
+    for i, el in enumerate(elements):
+        if blank[i]:
+            out.append("")
+        indent = indents[i]
+        if isinstance(el, _Comment):
+            out.append(indent + el.text)
+            continue
+        body = "; ".join(printer.statement(s.node, indent) for s in el.stmts)
+        for s in el.stmts:  # comments inside the statement that no literal took: above it
+            for k in printer.comments_in(s.start, s.end):
+                if k not in printer.claimed:
+                    printer.claimed.add(k)
+                    out.append(indent + printer.comments[k].text)
+        trailing = f"  {el.trailing.text}" if el.trailing else ""
+        out.append(indent + body + trailing)
+    return "\n".join(out) + "\n" if out else ""
+
+
+# ---- the entry points -------------------------------------------------------------------
+
+
+def format_text(text: str, path: str = "<string>") -> str:
+    """`text` in the canonical layout. Raises `EvalDslError` when it has syntax errors,
+    `FormatterError` if the result would not mean the same (a bug; nothing to write).
+
+    >>> format_text("case 'a'\\ncassette 'x.jsonl'\\ntool  a called;answer contains('x')")
+    'case "a"\\n  cassette "x.jsonl"\\n  tool a called; answer contains "x"\\n'
+    """
+    text = text.removeprefix("\ufeff")
+    result = parse(text, path)
+    if result.diagnostics:
+        raise EvalDslError(result.diagnostics)
+    comments, masked = _scan(text)
+    printer = _Printer(text, masked, comments)
+    stmts = _statements(text, masked, result.program)
+    formatted = _layout(text, _elements(text, stmts, comments), printer)
+    _verify(result.program, comments, formatted, path)
+    return formatted
+
+
+def _verify(program: ast.Program, comments: list[_Comment], formatted: str, path: str) -> None:
+    """The formatted text parses to the same program and holds the same comments."""
+    again = parse(formatted, path)
+    if again.diagnostics:
+        raise FormatterError(
+            "formatting would break the file (a formatter bug):\n" + render(again.diagnostics)
+        )
+    if again.program != program:
+        for k, (a, b) in enumerate(zip(program.statements, again.program.statements, strict=False)):
+            if a != b:
+                raise FormatterError(
+                    f"formatting would change statement {k + 1} (a formatter bug): "
+                    f"{a!r} became {b!r}"
+                )
+        raise FormatterError("formatting would change the number of statements (a formatter bug)")
+    if [c.text for c in _scan(formatted)[0]] != [c.text for c in comments]:
+        raise FormatterError("formatting would lose or reorder comments (a formatter bug)")
+
+
+def check_text(text: str, path: str = "<string>") -> bool:
+    """Whether `text` is already in the canonical layout (raises like `format_text`)."""
+    return format_text(text, path) == text
+
+
+def _eval_files(root: Path) -> Iterator[Path]:
+    for sub in sorted(root.rglob("*.eval")):
+        parts = sub.relative_to(root).parts
+        if any(p.startswith(".") or p in ("node_modules", "__pycache__") for p in parts):
+            continue
+        if sub.is_file():
+            yield sub
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file beside `path` and `os.replace`: a reader sees the old
+    file or the new one, never half of one. The file keeps its permissions."""
+    mode = stat.S_IMODE(path.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: TextIO) -> int:
+    """`evaldsl fmt PATH... [--check] [--diff]`: format `.eval` files (folders are searched,
+    hidden folders skipped).
+
+    Rewrites each file that changes in place and prints `reformatted PATH`. With `check`,
+    prints `would reformat PATH` instead, and with `diff` a unified diff; neither writes.
+    A file with syntax errors is reported (rendered diagnostics on `err`) and left alone.
+    Exit code: 0 all fine (or all rewritten); 1 a file would change (`check`/`diff`) or
+    could not be formatted; 2 a path does not exist.
+    """
+    files: list[Path] = []
+    missing = [p for p in paths if not Path(p).exists()]
+    for m in missing:
+        print(f"evaldsl: error: no such file or folder: {m}", file=err)
+    if missing:
+        return 2
+    for raw in paths:
+        p = Path(raw)
+        files.extend(_eval_files(p) if p.is_dir() else [p])
+    status = 0
+    for f in files:
+        try:
+            with f.open(encoding="utf-8", newline="") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as error:
+            print(f"evaldsl: error: cannot read {f}: {error}", file=err)
+            status = 1
+            continue
+        try:
+            formatted = format_text(text, str(f))
+        except EvalDslError as error:
+            print(render(error.errors or error.diagnostics), file=err)
+            print(f"evaldsl: error: not formatted (syntax errors): {f}", file=err)
+            status = 1
+            continue
+        except FormatterError as error:
+            print(f"evaldsl: error: not formatted: {f}: {error}", file=err)
+            status = 1
+            continue
+        if formatted == text:
+            continue
+        if diff:
+            out.writelines(
+                difflib.unified_diff(
+                    text.splitlines(keepends=True),
+                    formatted.splitlines(keepends=True),
+                    fromfile=str(f),
+                    tofile=str(f),
+                )
+            )
+        if check:
+            print(f"would reformat {f}", file=out)
+        if check or diff:
+            status = 1
+            continue
+        try:
+            _write_atomically(f, formatted)
+        except OSError as error:
+            print(f"evaldsl: error: cannot write {f}: {error}", file=err)
+            status = 1
+            continue
+        print(f"reformatted {f}", file=out)
+    return status
