@@ -228,7 +228,7 @@ class _Checker:
         self.error(
             span,
             "E303",
-            f"a {word} cannot provide `{spec.syntax.split(',')[0]}`: {why}",
+            f"a {word} cannot provide `{spec.syntax.split(',')[0].split('[')[0].strip()}`: {why}",
             f"a {word} provides: {', '.join(provides)}",
         )
         return False
@@ -645,6 +645,8 @@ def _count_bounds(expr: ast.Expr) -> tuple[str, int, float] | None:
             predicate=ast.Called(count=c),
             every=False,
         ):
+            if c.low < 0 or (c.high is not None and not 0 <= c.low <= c.high):
+                return None  # an invalid count (E207) contradicts nothing
             return name, c.low, float("inf") if c.high is None else c.high
     return None
 

@@ -174,6 +174,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_FAILED
+    except BrokenPipeError:
+        # `evaldsl check … | head`: the reader left; say nothing more, like other tools
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
     _parser().print_help(sys.stderr)
     return EXIT_USAGE
 

@@ -62,7 +62,7 @@ from evaldsl import ast
 from evaldsl.diagnostics import EvalDslError, render
 from evaldsl.parser import _scanner, parse, split_statements
 
-__all__ = ["FormatterError", "check_text", "fmt_command", "format_text"]
+__all__ = ["FormatterError", "check_text", "fmt_command", "format_text", "quote", "unified_diff"]
 
 _WS = " \t\f\r\n\ufeff"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -604,21 +604,15 @@ def _layout(text: str, elements: list[_Element], printer: _Printer) -> str:
 
     # Indentation: a case line at column 0, the lines after it two spaces in. A comment is
     # indented like the line after it; but when a blank line parts it from the case line
-    # that follows, it ends the case before, and is indented like the line before it.
+    # that follows, it ends the case before, and is indented like that case's lines.
     indents: list[str] = []
     in_case = False
     for el in elements:
-        if isinstance(el, _Line):
-            in_case = in_case or el.is_case
-            indents.append("" if el.is_case or not in_case else _INDENT)
-        else:
+        if isinstance(el, _Line) and el.is_case:
+            in_case = True
             indents.append("")
-    previous = ""  # the indentation of the last line seen
-    for i, el in enumerate(elements):
-        if isinstance(el, _Line):
-            previous = indents[i]
         else:
-            indents[i] = previous  # kept when the comment ends the case before
+            indents.append(_INDENT if in_case else "")
     following, to_case, parted = (_INDENT if in_case else ""), False, False
     for i in range(len(elements) - 1, -1, -1):
         el = elements[i]
@@ -655,7 +649,7 @@ def format_text(text: str, path: str = "<string>") -> str:
     """`text` in the canonical layout. Raises `EvalDslError` when it has syntax errors,
     `FormatterError` if the result would not mean the same (a bug; nothing to write).
 
-    >>> format_text("case 'a'\\ncassette 'x.jsonl'\\ntool  a called;answer contains('x')")
+    >>> format_text("case 'a'\\ncassette 'x.jsonl'\\ntool  a called;answer contains 'x'")
     'case "a"\\n  cassette "x.jsonl"\\n  tool a called; answer contains "x"\\n'
     """
     text = text.removeprefix("\ufeff")
@@ -685,13 +679,38 @@ def _verify(program: ast.Program, comments: list[_Comment], formatted: str, path
                     f"{a!r} became {b!r}"
                 )
         raise FormatterError("formatting would change the number of statements (a formatter bug)")
-    if [c.text for c in _scan(formatted)[0]] != [c.text for c in comments]:
-        raise FormatterError("formatting would lose or reorder comments (a formatter bug)")
+    # (Comments moved above a statement may change order with ones kept inside it.)
+    if sorted(c.text for c in _scan(formatted)[0]) != sorted(c.text for c in comments):
+        raise FormatterError("formatting would lose comments (a formatter bug)")
 
 
 def check_text(text: str, path: str = "<string>") -> bool:
     """Whether `text` is already in the canonical layout (raises like `format_text`)."""
     return format_text(text, path) == text
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their newline (only `\\n` ends a line, as in the parser)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def unified_diff(old: str, new: str, path: str) -> str:
+    """A unified diff from `old` to `new`, as `diff -u` and `git apply` read it.
+
+    >>> print(unified_diff("a\\nb", "a\\nc\\n", "x.eval"), end="")
+    --- x.eval
+    +++ x.eval
+    @@ -1,2 +1,2 @@
+     a
+    -b
+    \\ No newline at end of file
+    +c
+    """
+    out: list[str] = []
+    for line in difflib.unified_diff(_lines(old), _lines(new), fromfile=path, tofile=path):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
 
 
 def _eval_files(root: Path) -> Iterator[Path]:
@@ -761,14 +780,7 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
         if formatted == text:
             continue
         if diff:
-            out.writelines(
-                difflib.unified_diff(
-                    text.splitlines(keepends=True),
-                    formatted.splitlines(keepends=True),
-                    fromfile=str(f),
-                    tofile=str(f),
-                )
-            )
+            out.write(unified_diff(text, formatted, str(f)))
         if check:
             print(f"would reformat {f}", file=out)
         if check or diff:

@@ -544,6 +544,73 @@ def split_statements(text: str) -> list[tuple[int, int]]:
     return pieces
 
 
+_CLOSERS = {"[": "]", "{": "}", "(": ")"}
+_LINE_WORD = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)(?=[ \t]|\r?$)", re.M)
+
+
+@lru_cache(maxsize=1)
+def _statement_words() -> frozenset[str]:
+    """The keywords a statement can start with (`answer`, `tool`, `case`, `not`, …)."""
+    lark, _ = _lark(False)
+    spell = _spellings()
+    accepts = lark.parse_interactive("", start="file").accepts()
+    return frozenset(spell[n] for n in accepts if n in spell and spell[n].isalpha())
+
+
+def _recover_unclosed(
+    source: Source, begin: int, end: int, start: Start
+) -> tuple[Diagnostic, list[tuple[int, int]]] | None:
+    """Recovery from a bracket that is never closed (only called on a syntax error).
+
+    Inside brackets newlines do not end a statement, so an unclosed `[` would swallow the
+    lines after it. When the statement `text[begin:end]` has an unclosed bracket and a later
+    line starts like a statement (`answer …`, `tool …`), the broken statement ends there:
+    report it (at the bracket when it simply ran out), and give the rest back as statements.
+    """
+    text = source.text
+    stack: list[int] = []
+    for m in _scanner().finditer(text, begin, end):
+        group = m.lastgroup
+        if group == "open":
+            stack.append(m.start())
+        elif group == "close" and stack:
+            stack.pop()
+    if not stack:
+        return None
+    bracket = stack[0]
+    words = _statement_words()
+    cut = None
+    for line in _LINE_WORD.finditer(text, text.find("\n", bracket, end) + 1 or end, end):
+        if line.group(1) in words and line.start() > bracket:
+            cut = line.start()
+            break
+    if cut is None:
+        return None
+    lark, builder = _lark(True)
+    assert builder is not None
+    builder.base = begin
+    try:
+        lark.parse(text[begin:cut], start=start)
+        diagnostic = None  # pragma: no cover - an unclosed bracket never parses
+    except UnexpectedInput as err:
+        diagnostic = _syntax_diagnostic(source, err, begin, cut)
+        ran_out = isinstance(err, UnexpectedToken) and err.token.type in ("$END", "_NL")
+        if ran_out:
+            opener = text[bracket]
+            diagnostic = Diagnostic.at(
+                source,
+                Span(bracket, bracket + 1),
+                "E101",
+                f"this `{opener}` is never closed",
+                f"close it with `{_CLOSERS[opener]}`; a list or object may span lines, "
+                "but a statement cannot start inside it",
+            )
+    if diagnostic is None:  # pragma: no cover
+        return None
+    rest = [(cut + a, cut + b) for a, b in split_statements(text[cut:end])]
+    return diagnostic, rest
+
+
 # ---- errors in the user's words --------------------------------------------------------
 
 _WORDS: dict[str, str] = {
@@ -813,7 +880,11 @@ def parse(
     assert builder is not None
     statements: list[ast.Statement] = []
     diagnostics: list[Diagnostic] = []
-    for begin, end in split_statements(text):
+    pieces = split_statements(text)
+    i = 0
+    while i < len(pieces):
+        begin, end = pieces[i]
+        i += 1
         chunk = text[begin:end]
         if not chunk or chunk.isspace():
             continue
@@ -821,7 +892,13 @@ def parse(
         try:
             program = cast(ast.Program, lark.parse(chunk, start=start))
         except UnexpectedInput as err:
-            diagnostics.append(_syntax_diagnostic(src, err, begin, end))
+            recovered = _recover_unclosed(src, begin, end, start)
+            if recovered is None:
+                diagnostics.append(_syntax_diagnostic(src, err, begin, end))
+            else:
+                diagnostic, rest = recovered
+                diagnostics.append(diagnostic)
+                pieces[i:i] = rest
             continue
         statements.extend(program.statements)
     span = Span(0, len(text))

@@ -192,9 +192,14 @@ def produce_run(case: Case, suite: Suite) -> Run:
 def resolve_target(target: str, base_dir: Path) -> Callable[..., Any]:
     """Import `package.module:function`, looking next to the suite first."""
     module_name, _, attr = target.partition(":")
-    added = str(base_dir.resolve())
-    if added not in sys.path:
-        sys.path.insert(0, added)
+    folder = base_dir.resolve()
+    # The suite's folder goes first on sys.path, and a module of the same name imported
+    # earlier from another suite's folder (two examples with a `flow.py`) is forgotten,
+    # so each suite gets the module that sits next to it.
+    if str(folder) in sys.path:
+        sys.path.remove(str(folder))
+    sys.path.insert(0, str(folder))
+    _forget_shadowed(module_name, folder)
     try:
         module = importlib.import_module(module_name)
     except Exception as err:
@@ -209,6 +214,19 @@ def resolve_target(target: str, base_dir: Path) -> Callable[..., Any]:
     if not callable(fn):
         raise _Crash(f"run target {target!r} is not callable")
     return fn
+
+
+def _forget_shadowed(module_name: str, folder: Path) -> None:
+    top = module_name.split(".")[0]
+    local = folder / top
+    if not (local.with_suffix(".py").is_file() or (local / "__init__.py").is_file()):
+        return
+    loaded = sys.modules.get(top)
+    origin = getattr(loaded, "__file__", None)
+    if loaded is None or (origin and Path(origin).resolve().is_relative_to(folder)):
+        return
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
 
 
 def call_target(target: str, value: Any, timeout: float, base_dir: Path) -> Run:

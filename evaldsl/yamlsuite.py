@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover - depends on the platform's PyYAML build
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 SUITE_KEYS = {
+    "$schema",
     "suite",
     "name",
     "description",

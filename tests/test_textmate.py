@@ -18,6 +18,7 @@ string, regex or comment scope spills outside those tokens.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -484,6 +485,7 @@ def _lark_keywords() -> set[str]:
     return set(re.findall(r'"([a-z]+)"', LARK.read_text(encoding="utf-8")))
 
 
+@functools.cache
 def _lexer() -> Lark:
     return Lark(LARK.read_text(encoding="utf-8"), parser="lalr", lexer="basic", start="file")
 

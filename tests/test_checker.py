@@ -1,0 +1,270 @@
+"""The checker: every problem of a file before anything runs, each with its stable code.
+
+Two kinds of tests: golden files (`tests/golden/*.eval`, rendered in full next to them as
+`*.expected`; regenerate with `UPDATE_GOLDEN=1 pytest tests/test_checker.py`), and a table
+of (source, the (line, column, code) it must give) for the exact positions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from evaldsl.api import diagnose
+from evaldsl.diagnostics import CODES, Diagnostic, render
+from evaldsl.facts import read_facts
+
+HERE = Path(__file__).parent
+GOLDEN = HERE / "golden"
+DEMO = HERE / "fixtures" / "traceplay" / "demo"
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+
+# The modules whose diagnostics `diagnose` gives for `.eval` text (the YAML, JSON and
+# dataset loaders have codes of their own, tested with them).
+CHECK_STAGES = ["parser", "outline", "checker", "facts", "regexes", "paths", "runs/model"]
+
+
+def codes_of_check_stages() -> set[str]:
+    root = HERE.parent / "evaldsl"
+    found: set[str] = set()
+    for module in CHECK_STAGES:
+        text = (root / f"{module}.py").read_text(encoding="utf-8")
+        found |= set(re.findall(r'"([EW]\d{3})"', text))
+    return found
+
+
+def check_file(path: Path) -> list[Diagnostic]:
+    text = path.read_text(encoding="utf-8")
+    *_, diagnostics = diagnose(text, path.name, base_dir=path.parent, facts=read_facts)
+    return diagnostics
+
+
+def rendered(path: Path) -> str:
+    out = render(check_file(path), style="full")
+    # messages name the folder looked in: keep the golden files independent of the checkout
+    out = out.replace(str(path.parent), "tests/golden")
+    return out + "\n" if out else ""
+
+
+GOLDEN_FILES = sorted(GOLDEN.glob("*.eval"))
+
+
+@pytest.mark.parametrize("path", GOLDEN_FILES, ids=lambda p: p.name)
+def test_golden(path: Path) -> None:
+    expected_path = path.with_suffix(".expected")
+    got = rendered(path)
+    if UPDATE:
+        expected_path.write_text(got, encoding="utf-8")
+    assert expected_path.exists(), f"no {expected_path.name}: run with UPDATE_GOLDEN=1"
+    assert got == expected_path.read_text(encoding="utf-8")
+
+
+def test_goldens_cover_every_code() -> None:
+    """Every code the parser and checker can emit shows up in some golden file."""
+    emitted = codes_of_check_stages()
+    assert len(emitted) >= 25
+    assert emitted <= set(CODES)
+    seen = {d.code for path in GOLDEN_FILES for d in check_file(path)}
+    assert sorted(emitted - seen) == []
+    assert seen <= set(CODES)
+
+
+def test_clean_golden_is_clean() -> None:
+    assert check_file(GOLDEN / "clean.eval") == []
+
+
+def test_every_golden_diagnostic_is_sorted_and_placed() -> None:
+    for path in GOLDEN_FILES:
+        diagnostics = check_file(path)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        keys = [(d.line, d.column) for d in diagnostics]
+        assert keys == sorted(keys), path.name
+        for d in diagnostics:
+            assert d.path == path.name
+            assert 1 <= d.line <= len(lines)
+            assert d.source_line == lines[d.line - 1]
+            assert d.message and d.message[0].islower() or d.message[0] in "`\"'", d.message
+
+
+# ---- the brief's own suite checks clean -------------------------------------------------
+
+LANGUAGE_SUITE = """\
+# weather.eval
+suite "weather agent"
+tools get_weather, search, summarize     # optional: the tools that exist; other names are errors
+
+no tool execute_shell                    # before the first case: holds for every case
+
+case "answers with the Xiamen forecast"
+  cassette "cassettes/xiamen.jsonl"
+  tool get_weather called once
+  tool get_weather args $.city == "Xiamen"
+  answer matches /\\d+\\s*C/
+  tokens <= 2000; steps <= 5
+  answer judged "mentions the temperature and the sky" >= 0.7
+
+case "research pipeline completes"
+  state "states/research.json"
+  status == completed
+  node researcher visited
+  memory has summary
+  memory.count == 42
+  tokens within budget
+"""
+
+
+def test_language_suite_checks_clean() -> None:
+    *_, diagnostics = diagnose(LANGUAGE_SUITE, "weather.eval")
+    assert diagnostics == []
+
+
+def test_no_tool_outside_the_tools_line_is_not_an_error() -> None:
+    text = "tools get_weather, search, summarize\nno tool execute_shell\ntool search called"
+    *_, diagnostics = diagnose(text)
+    assert diagnostics == []
+    # but a near miss of a declared tool is flagged: it would always pass
+    *_, diagnostics = diagnose("tools get_weather, search\nno tool get_wether")
+    assert [(d.code, d.hint) for d in diagnostics] == [("W301", "did you mean `get_weather`?")]
+
+
+# ---- exact places, one table -------------------------------------------------------------
+
+CASSETTE = 'case "c"\ncassette "cassette.example.jsonl"\n'
+STATE = 'case "s"\nstate "../../../golden/runs/research.json"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # E201: a predicate that does not apply to its subject
+        ('tool search contains "x"', [(1, 13, "E201")]),
+        ("status > 2", [(1, 8, "E201")]),
+        ("answer within budget", [(1, 8, "E201")]),
+        ("every tool a called", [(1, 1, "E201")]),
+        # E202: units
+        ("latency < 2", [(1, 11, "E202")]),
+        ("cost < 5", [(1, 8, "E202")]),
+        ("tokens < 2s", [(1, 10, "E202")]),
+        # E203: status values
+        ("status == complete", [(1, 11, "E203")]),
+        # E204: bare text
+        ("answer == hello", [(1, 11, "E204")]),
+        ("output == {a: b}", [(1, 15, "E204")]),
+        # E205: values of the wrong type
+        ('tokens == "x"', [(1, 11, "E205")]),
+        ("answer contains 5", [(1, 17, "E205")]),
+        ("status == 3", [(1, 11, "E205")]),
+        ('tool a args $.n < "x"', [(1, 19, "E205")]),
+        # E206: lines in the wrong place
+        ('cassette "x.jsonl"\ncase "c"\nrun a.b:c\nsuite "s"\noutput == 1', [(1, 1, "E206"), (4, 1, "E206")]),
+        ("input {a: 1}", [(1, 1, "E206")]),
+        # E207: counts and indexes
+        ("tool a called between 3 and 1 times", [(1, 15, "E207")]),
+        ("tool a called -1 times", [(1, 15, "E207")]),
+        ('answer[0] contains "a"', [(1, 1, "E207")]),
+        # E208: judge thresholds
+        ('answer judged "x" >= 2', [(1, 8, "E208")]),
+        ('answer judged "x" < 0.5', [(1, 8, "E208")]),
+        # E301 / E302: names against the tools and nodes lines
+        ("tools a, b\ntool c called", [(2, 1, "E301")]),
+        ("tools a, b\ntools contains c", [(2, 16, "E301")]),
+        ("nodes a, b\nnode c visited", [(2, 1, "E302")]),
+        # E303: a subject the source cannot provide
+        (CASSETTE + "status == completed", [(3, 1, "E303")]),
+        (CASSETTE + "node a visited", [(3, 1, "E303")]),
+        (CASSETTE + "tokens within budget", [(3, 8, "E303")]),
+        (STATE + 'answer contains "x"', [(3, 1, "E303")]),
+        # E401 / E402 / E403 / E404: regexes and paths
+        ("answer matches /(/", [(1, 16, "E401")]),
+        ("answer matches /(a)\\1/", [(1, 16, "E402")]),
+        ("answer matches /a(?=b)/", [(1, 16, "E402")]),
+        ("answer matches /x/q", [(1, 16, "E403")]),
+        ("answer json $.. is string", [(1, 13, "E404")]),
+        ("tool a args $[abc def] == 1", [(1, 13, "E404")]),
+        # E501 / E502: source files
+        ('case "c"\ncassette "missing.jsonl"\nanswer contains "x"', [(2, 1, "E501")]),
+        # E503: case sources
+        ('case "c"\nanswer contains "x"', [(1, 1, "E503")]),
+        (CASSETTE + 'state "s.json"\nanswer contains "x"', [(3, 1, "E503")]),
+        # W301: a tool the cassette never recorded, with a did-you-mean
+        (CASSETTE + "tool get_wether called", [(3, 1, "W301")]),
+        (CASSETTE + "tool unrelated_tool called", []),  # no near miss: no warning
+        # W504: a case with no assertions
+        (CASSETTE, [(1, 1, "W504")]),
+        # W601: can never fail
+        ('answer contains ""', [(1, 8, "W601")]),
+        ("answer matches /x*/", [(1, 16, "W601")]),
+        ("answer matches /^/m", [(1, 16, "W601")]),
+        ("tokens >= 0", [(1, 8, "W601")]),
+        # W602: can never pass
+        ("tool x called 0 times\ntool x called", [(2, 1, "W602")]),
+        ("tool x called\ntool x called 0 times", [(2, 1, "W602")]),
+        ("tool x called once; no tool x", [(1, 21, "W602")]),
+        ("tool x called twice\ntool x called at most 1 time", [(2, 1, "W602")]),
+        ("tokens < 0", [(1, 8, "W602")]),
+        # consistent counts are fine
+        ("tool x called\ntool x called at most 3 times\ntool x called twice", []),
+        ("tool x called 0 times\ntool y called", []),
+    ],
+)
+def test_diagnostic_places(text: str, expected: list[tuple[int, int, str]]) -> None:
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [(d.line, d.column, d.code) for d in diagnostics] == expected, render(diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("latency < 2", "write `2s` or `2ms`"),
+        ("cost < 5", "write `$5`"),
+        ("status == complete", "did you mean `completed`?"),
+        ("answer == hello", 'write "hello"'),
+        ("tools get_weather, search\ntool get_wether called", "did you mean `get_weather`?"),
+        ("nodes researcher\nnode reseacher visited", "did you mean `researcher`?"),
+        (CASSETTE + "tool get_wether called", "did you mean `get_weather`?"),
+    ],
+)
+def test_hints(text: str, hint: str) -> None:
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [d.hint for d in diagnostics] == [hint]
+
+
+def test_status_in_a_cassette_case_lists_what_cassettes_have() -> None:
+    *_, (diag,) = diagnose(CASSETTE + "status == completed", "t.eval", base_dir=DEMO, facts=read_facts)
+    assert diag.code == "E303"
+    assert "cassette" in diag.message and "status" in diag.message
+    assert diag.hint is not None and "answer" in diag.hint and "tool NAME" in diag.hint
+
+
+def test_unreadable_run(tmp_path: Path) -> None:
+    (tmp_path / "bad.jsonl").write_text("this is not json\n", encoding="utf-8")
+    text = 'case "c"\ncassette "bad.jsonl"\nanswer contains "x"'
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=tmp_path, facts=read_facts)
+    assert [(d.line, d.column, d.code) for d in diagnostics] == [(2, 1, "E502")]
+
+
+def test_missing_file_names_the_path() -> None:
+    text = 'case "c"\ncassette "cassettes/nowhere.jsonl"\nanswer contains "x"'
+    *_, (diag,) = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert diag.code == "E501"
+    assert '"cassettes/nowhere.jsonl"' in diag.message
+
+
+def test_templated_paths_are_not_read() -> None:
+    text = 'case "c"\neach [{f: "a"}]\ncassette "{{f}}.jsonl"\nanswer contains "x"'
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert diagnostics == []
+
+
+def test_checker_keeps_going_after_syntax_errors() -> None:
+    text = "tool a caled\nlatency < 2\nanswer contans 'x'\nstatus == complete"
+    *_, diagnostics = diagnose(text, "t.eval")
+    assert [(d.line, d.code) for d in diagnostics] == [
+        (1, "E101"),
+        (2, "E202"),
+        (3, "E101"),
+        (4, "E203"),
+    ]
