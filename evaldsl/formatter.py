@@ -1,17 +1,18 @@
 """Format `.eval` text in one canonical layout, keeping every comment and the meaning.
 
 Takes the text of a `.eval` file and gives the same program laid out one way: the text
-parses to an equal AST (spans aside) and holds the same comments in the same order, and
-formatting it again changes nothing. Text with syntax errors is refused (`EvalDslError`),
-so `fmt` is safe to run on save. `fmt_command` is the `evaldsl fmt` command.
+parses to an equal AST (spans aside) and holds the same comments, and formatting it again
+changes nothing. Text with syntax errors is refused (`EvalDslError`), so `fmt` is safe to
+run on save. `fmt_command` is the `evaldsl fmt` command.
 
-How it works: the parser gives the statements and `split_statements` the source range of
-each, so the user's `;` grouping and blank lines are read from the text between
-statements; comments are found with the grammar's own terminals (the parser's scanner,
-which skips strings, regexes and paths). Each statement is printed from its AST node, so
-the spacing, quoting and parentheses come out canonical whatever the input was. Before
-returning, the result is parsed again and compared with the input (AST and comments): a
-difference is a formatter bug, raised as `FormatterError` instead of written to disk.
+How it works: the parser gives the statements; comments are found with the grammar's own
+terminals (the parser's scanner, which skips strings, regexes and paths), and the text is
+cut where the grammar separates statements (`;` and newlines outside brackets), so the
+source range of each statement is known, and with it the user's `;` grouping, blank lines
+and where each comment sits. Each statement is printed from its AST node, so the spacing,
+quoting and parentheses come out canonical whatever the input was. Before returning, the
+result is parsed again and compared with the input (AST and comments): a difference is a
+formatter bug, raised as `FormatterError` instead of written to disk.
 
 The layout (the README quotes these rules):
 - Header lines (suite, tools, nodes, judge, timeout, suite-level assertions) at column 0.
@@ -21,26 +22,32 @@ The layout (the README quotes these rules):
   line, joined by `; `. A `case` line always stands alone on its line.
 - One space between words; no space inside `[]`, `{}`, `()`; `, ` between items and
   `key: value` in objects; bare keys and names where they are bare words (a quoted name
-  that could be bare loses its quotes: `tool "search"` → `tool search`).
+  that could be bare loses its quotes: `tool "search"` → `tool search`; `tool "calls"`
+  keeps them, as `tool calls` is a subject).
 - Strings in double quotes with the fewest escapes JSON needs (`'it\\'s'` → `"it's"`),
-  their decoded text unchanged; regexes, JSONPaths, numbers (`1.0` stays `1.0`),
-  durations and money exactly as written.
+  their decoded text unchanged; regexes, JSONPaths, numbers (`1.0` stays `1.0`, `1e5`
+  stays `1e5`), judge thresholds, durations and money exactly as written. Counts and
+  indexes are plain integers (`called 02 times` → `called 2 times`).
 - `called 1 time`, `at least 1 value`: the singular for one, the plural otherwise.
-- `and`/`or`/`not` with the fewest parentheses their precedence (not > and > or) needs:
-  `(a and b) or c` → `a and b or c`; `(a or b) and c` keeps its parentheses.
-- A list or object the user wrote on one line stays on one line, however long (no
-  wrapping). One the user spread over several lines is written one item per line, each
-  item indented two more spaces and followed by a comma, the closing bracket on a line
-  of its own; written on one line it collapses to one line. (Exception: a bare item
-  `case` cannot start a line, so such a literal is written on one line.)
+- `and`/`or`/`not` with the fewest parentheses the meaning needs (not > and > or):
+  `(a and b) or c` → `a and b or c`; `(a or b) and c` keeps them, and so does a chain
+  the user grouped inside one of its own kind, `(a or b) or c` (a different tree).
+- A list or object written on one line stays on one line, however long (no wrapping).
+  One written over several lines (a line break anywhere between its brackets) is written
+  one item per line, each item indented two more spaces and followed by a comma, the
+  closing bracket on a line of its own; join it onto one line to have it on one line.
+  (A list or object with a bare `case` item or key stays on one line: inside brackets, a
+  line starting with `case` is where the parser resynchronises after an error.)
 - Comments: a comment on a line of its own keeps its place between statements and is
-  indented like the statement that follows it (or, at the end of the file, like the one
-  before it); a comment after a statement stays at the end of its line, two spaces after
-  it. Comments inside a multi-line list or object stay with their item. A comment inside a
-  statement anywhere else (a parenthesised expression over several lines) moves above
-  that statement's line. Comment text is kept as written, trailing spaces removed.
-- Blank lines: the user's are kept, at most one in a row; none at the start; the file
-  ends with exactly one newline. Line endings are `\\n`; a byte-order mark is dropped.
+  indented like the line that follows it, except that a comment parted by a blank line
+  from the `case` line after it closes the case before and is indented like that case's
+  lines. A comment after a statement stays at the end of its line, two spaces after it.
+  Comments inside a multi-line list or object stay with their item. A comment inside a
+  statement anywhere else (inside parentheses over several lines) moves above that
+  statement's line. Comment text is kept as written, trailing spaces removed.
+- Blank lines: the user's are kept, at most one in a row (none inside a statement);
+  none at the start; the file ends with exactly one newline. Line endings are `\\n`; a
+  byte-order mark is dropped.
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ import attrs
 
 from evaldsl import ast
 from evaldsl.diagnostics import EvalDslError, render
-from evaldsl.parser import _scanner, parse, split_statements
+from evaldsl.parser import _scanner, parse
 
 __all__ = ["FormatterError", "check_text", "fmt_command", "format_text", "quote", "unified_diff"]
 
@@ -70,6 +77,7 @@ _TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z
 _CMP = re.compile(r"==|!=|<=|>=|<|>")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _INDENT = "  "
+_SEPARATORS = re.compile(r"[;\n()\[\]{}]")
 
 # Words a name cannot be written as, bare, in one place: after `tool`, `calls` is the
 # subject `tool calls`. Everywhere else a name position accepts only a name or a string,
@@ -437,7 +445,7 @@ class _Printer:
 
     # -- values
 
-    def value(self, v: ast.Value | ast.Name | ast.Str, indent: str, *, flat: bool = False) -> str:
+    def value(self, v: ast.Value, indent: str, *, flat: bool = False) -> str:
         match v:
             case ast.Str(value=s):
                 return quote(s)
@@ -537,17 +545,35 @@ def _same_number(written: str, value: int | float) -> bool:
 # ---- laying out a file -----------------------------------------------------------------
 
 
-def _statements(text: str, masked: str, program: ast.Program) -> list[_Stmt]:
-    """Each statement with the range of its text (the piece `split_statements` cut it from,
-    without the white space and comment around it)."""
-    pieces = split_statements(text)
+def _pieces(masked: str) -> list[tuple[int, int]]:
+    """Cut masked text at `;` and newlines outside brackets, as the grammar separates
+    statements (inside brackets a newline is white space)."""
+    pieces: list[tuple[int, int]] = []
+    start = depth = 0
+    for m in _SEPARATORS.finditer(masked):
+        ch = m.group()
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+        elif not depth:
+            pieces.append((start, m.start()))
+            start = m.end()
+    pieces.append((start, len(masked)))
+    return pieces
+
+
+def _statements(masked: str, program: ast.Program) -> list[_Stmt]:
+    """Each statement with the range of its text: the piece of text it was cut from,
+    without the white space and comment around it."""
+    pieces = _pieces(masked)
     starts = [b for b, _ in pieces]
     out: list[_Stmt] = []
     used: set[int] = set()
     for node in program.statements:
         i = bisect.bisect_right(starts, node.span.start) - 1
-        if i in used:  # pragma: no cover - one statement per piece, by construction
-            raise FormatterError("two statements in one piece of text")
+        if i in used:  # pragma: no cover - one statement per piece, by the grammar
+            raise FormatterError("two statements in one piece of text (a formatter bug)")
         used.add(i)
         b, e = pieces[i]
         piece = masked[b:e]
@@ -658,7 +684,7 @@ def format_text(text: str, path: str = "<string>") -> str:
         raise EvalDslError(result.diagnostics)
     comments, masked = _scan(text)
     printer = _Printer(text, masked, comments)
-    stmts = _statements(text, masked, result.program)
+    stmts = _statements(masked, result.program)
     formatted = _layout(text, _elements(text, stmts, comments), printer)
     _verify(result.program, comments, formatted, path)
     return formatted
@@ -743,7 +769,8 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
     hidden folders skipped).
 
     Rewrites each file that changes in place and prints `reformatted PATH`. With `check`,
-    prints `would reformat PATH` instead, and with `diff` a unified diff; neither writes.
+    prints `would reformat PATH` instead, and with `diff` a unified diff (then the `would
+    reformat` lines go to `err`); neither writes.
     A file with syntax errors is reported (rendered diagnostics on `err`) and left alone.
     Exit code: 0 all fine (or all rewritten); 1 a file would change (`check`/`diff`) or
     could not be formatted; 2 a path does not exist.
@@ -779,10 +806,10 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
             continue
         if formatted == text:
             continue
-        if diff:
+        if diff:  # the diff alone on `out`, so it can be piped to `git apply`
             out.write(unified_diff(text, formatted, str(f)))
         if check:
-            print(f"would reformat {f}", file=out)
+            print(f"would reformat {f}", file=err if diff else out)
         if check or diff:
             status = 1
             continue

@@ -73,12 +73,7 @@ _SEVERITY = {
     "info": types.DiagnosticSeverity.Information,
 }
 _SOURCE_KEYS = ("cassette", "state", "trace", "dataset")
-_SOURCE_TERMINALS = {
-    "CASSETTE": "cassette",
-    "STATE": "state",
-    "TRACE": "trace",
-    "DATASET": "dataset",
-}
+_SOURCE_TERMINALS = frozenset({"CASSETTE", "STATE", "TRACE", "DATASET"})
 _CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
 _JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
 _WORD_END = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -828,6 +823,8 @@ class EvalDslServer(LanguageServer):
         self.open: set[str] = set()
         # diagnostics a document's check found in other files: owner → file → diagnostics
         self.foreign: dict[str, dict[str, list[types.Diagnostic]]] = {}
+        # a checked open document's own diagnostics, and the version they are for
+        self.own: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}
         self._analyses: dict[str, tuple[int | None, Analysis]] = {}
 
     def analysis(self, uri: str) -> Analysis:
@@ -878,10 +875,7 @@ class EvalDslServer(LanguageServer):
             return
         own = os.path.normpath(os.path.abspath(path))
         lines = _lines(text.removeprefix("\ufeff"))
-        mine = [lsp_diagnostic(d, lines) for d in groups.pop(own, [])]
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=mine, version=version)
-        )
+        self.own[uri] = (version, [lsp_diagnostic(d, lines) for d in groups.pop(own, [])])
         foreign: dict[str, list[types.Diagnostic]] = {}
         for other, diags in groups.items():
             other_uri = from_fs_path(other)
@@ -891,6 +885,18 @@ class EvalDslServer(LanguageServer):
                 lsp_diagnostic(d, self._file_lines(other_uri, other)) for d in diags
             ]
         self._set_foreign(uri, foreign)
+        self.publish(uri)
+
+    def publish(self, uri: str) -> None:
+        """A document's own diagnostics (if it is open and checked) and those other
+        documents' checks found in it (a dataset file's problems)."""
+        version, own = self.own.get(uri, (None, []))
+        found = [
+            d for owner, files in self.foreign.items() if owner != uri for d in files.get(uri, [])
+        ]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=own + found, version=version)
+        )
 
     def _file_lines(self, uri: str, path: str) -> list[str]:
         if uri in self.open:
@@ -905,12 +911,8 @@ class EvalDslServer(LanguageServer):
         if found:
             self.foreign[owner] = found
         for uri in set(before) | set(found):
-            if uri in self.open:
-                continue  # an open suite publishes its own diagnostics
-            merged = [d for owned in self.foreign.values() for d in owned.get(uri, [])]
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=merged)
-            )
+            if uri != owner:
+                self.publish(uri)
 
     def closed(self, uri: str) -> None:
         self.open.discard(uri)
@@ -918,10 +920,9 @@ class EvalDslServer(LanguageServer):
         task = self.pending.pop(uri, None)
         if task is not None:
             task.cancel()
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-        )
+        self.own.pop(uri, None)
         self._set_foreign(uri, {})
+        self.publish(uri)  # cleared, but for what open suites found in this file
 
 
 def build_server() -> EvalDslServer:

@@ -318,7 +318,10 @@ def check_text(text: str, path: str) -> list[Diagnostic]:
 
 def load_suite(path: str | os.PathLike[str], *, judge: Judge | None = None) -> Suite:
     """Read, expand, check and compile a suite file. Never raises for bad input."""
-    return build_suite(read_draft(path), judge=judge)
+    from evaldsl.index import paused_gc
+
+    with paused_gc():  # many small objects, no cycles: see api.compile
+        return build_suite(read_draft(path), judge=judge)
 
 
 def build_suite(draft: SuiteDraft, *, judge: Judge | None = None) -> Suite:

@@ -90,7 +90,10 @@ _PREDICATE_SUBJECTS = [
     (("has",), "memory"),
     (("is string", "is number", "is integer", "is boolean", "is array", "is object"), "output"),
     (("is null",), "output"),
-    (("judged", "contains", "starts with", "ends with", "matches", "is empty", "not empty"), "answer"),
+    (
+        ("judged", "contains", "starts with", "ends with", "matches", "is empty", "not empty"),
+        "answer",
+    ),
     (("cites",), "answer"),
     ((">= 0.7", "by "), 'answer judged "rubric"'),
     (("==", "!=", "<", ">", "in ["), "tokens"),
@@ -98,7 +101,7 @@ _PREDICATE_SUBJECTS = [
 
 # Examples of punctuation, shown in use.
 EXPLICIT: dict[str, list[str]] = {
-    ";": ["tool search called; answer contains \"x\""],
+    ";": ['tool search called; answer contains "x"'],
     "#": ["tool search called  # a comment", "# a whole-line comment"],
 }
 

@@ -86,7 +86,7 @@ def test_every_golden_diagnostic_is_sorted_and_placed() -> None:
             assert d.path == path.name
             assert 1 <= d.line <= len(lines)
             assert d.source_line == lines[d.line - 1]
-            assert d.message and d.message[0].islower() or d.message[0] in "`\"'", d.message
+            assert d.message[:1].islower() or d.message[:1] in ("`", '"', "'"), d.message
 
 
 # ---- the brief's own suite checks clean -------------------------------------------------
@@ -159,7 +159,10 @@ STATE = 'case "s"\nstate "../../../golden/runs/research.json"\n'
         ("status == 3", [(1, 11, "E205")]),
         ('tool a args $.n < "x"', [(1, 19, "E205")]),
         # E206: lines in the wrong place
-        ('cassette "x.jsonl"\ncase "c"\nrun a.b:c\nsuite "s"\noutput == 1', [(1, 1, "E206"), (4, 1, "E206")]),
+        (
+            'cassette "x.jsonl"\ncase "c"\nrun a.b:c\nsuite "s"\noutput == 1',
+            [(1, 1, "E206"), (4, 1, "E206")],
+        ),
         ("input {a: 1}", [(1, 1, "E206")]),
         # E207: counts and indexes
         ("tool a called between 3 and 1 times", [(1, 15, "E207")]),
@@ -233,7 +236,9 @@ def test_hints(text: str, hint: str) -> None:
 
 
 def test_status_in_a_cassette_case_lists_what_cassettes_have() -> None:
-    *_, (diag,) = diagnose(CASSETTE + "status == completed", "t.eval", base_dir=DEMO, facts=read_facts)
+    *_, (diag,) = diagnose(
+        CASSETTE + "status == completed", "t.eval", base_dir=DEMO, facts=read_facts
+    )
     assert diag.code == "E303"
     assert "cassette" in diag.message and "status" in diag.message
     assert diag.hint is not None and "answer" in diag.hint and "tool NAME" in diag.hint

@@ -29,9 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "format"
 CANONICAL = sorted(CORPUS.glob("*.eval"))
 MESSY = sorted((CORPUS / "messy").glob("*.eval"))
-EXAMPLES = sorted((ROOT / "examples").rglob("*.eval")) + sorted(
-    (ROOT / "examples-failing").glob("*.eval")
-)
+# the example suites, and the other stages' .eval test files (some with errors on purpose)
+EXAMPLES = [
+    *sorted((ROOT / "examples").rglob("*.eval")),
+    *sorted((ROOT / "examples-failing").glob("*.eval")),
+    *sorted(p for p in (ROOT / "tests").rglob("*.eval") if CORPUS not in p.parents),
+]
 KEYWORDS = frozenset(w for w in _spellings().values() if w.isalpha())
 
 
@@ -238,6 +241,9 @@ def test_a_bare_case_item_keeps_a_list_on_one_line() -> None:
     or object with a bare `case` item or key is never spread over lines."""
     text = "each [case,  # why\n  x]\noutput == {case: 1,\n  b: 2}\n"
     assert format_text(text) == "# why\neach [case, x]\noutput == {case: 1, b: 2}\n"
+    assert_safe(text)
+    text = "each [x,\n  case]\noutput == {\n  a: {case: 2},\n}\n"
+    assert format_text(text) == "each [x, case]\noutput == {\n  a: {case: 2},\n}\n"
     assert_safe(text)
 
 
@@ -560,6 +566,13 @@ def _apply(text: str, diff: str) -> str:
             new.append(line[1:])
     new += old[at:]
     return "\n".join(new)
+
+
+def test_check_and_diff_together(tree: Path) -> None:
+    code, out, err = run_fmt([str(tree)], check=True, diff=True)
+    assert code == 1
+    assert out.startswith(f"--- {tree / 'messy.eval'}\n") and "would reformat" not in out
+    assert err == f"would reformat {tree / 'messy.eval'}\n"
 
 
 def test_in_place_rewrites_atomically_and_keeps_the_mode(tree: Path) -> None:

@@ -96,7 +96,9 @@ def test_fenced_suite_parses_and_checks_clean() -> None:
 @needs_doc
 def test_yaml_expect_items_parse_as_statements() -> None:
     bodies = [body for lang, body in fenced_blocks(_DOC_TEXT) if lang == "yaml"]
-    items = [item for body in bodies for case in yaml.safe_load(body)["cases"] for item in case["expect"]]
+    items = [
+        item for body in bodies for case in yaml.safe_load(body)["cases"] for item in case["expect"]
+    ]
     assert items == ["tool get_weather called once", "answer matches /\\d+\\s*C/"]
     for item in items:
         assert len(ok(item, start="statements")) == 1
@@ -308,7 +310,11 @@ def test_design_card_line_is_two_statements() -> None:
     assert ok(text, start="statements") == (first, second)
 
 
-A, B, C = answer_contains("a"), called("b"), ast.Check(ast.Subject("tokens"), ast.Compare("<", ast.Num(5)))
+A, B, C = (
+    answer_contains("a"),
+    called("b"),
+    ast.Check(ast.Subject("tokens"), ast.Compare("<", ast.Num(5))),
+)
 
 
 @pytest.mark.parametrize(
@@ -435,7 +441,7 @@ def test_timeout_keeps_its_unit() -> None:
 
 
 def test_values_of_every_kind() -> None:
-    stmt = one('output == [1, 2.5, "s", \'q\', name, true, false, null, 2s, $1, [], {}]')
+    stmt = one("output == [1, 2.5, \"s\", 'q', name, true, false, null, 2s, $1, [], {}]")
     assert isinstance(stmt, ast.Check) and isinstance(stmt.predicate, ast.Compare)
     assert stmt.predicate.value == ast.ListLit(
         (
@@ -526,7 +532,9 @@ def test_case_lines() -> None:
         ast.Check(ast.Subject("output"), ast.Compare("==", ast.Num(1))),
     )
     assert one('trace "t.json" as otel') == ast.SourceDecl("trace", "t.json", "otel")
-    assert one('tools a, "web-search"') == ast.NamesDecl("tools", (ast.Name("a"), ast.Str("web-search")))
+    assert one('tools a, "web-search"') == ast.NamesDecl(
+        "tools", (ast.Name("a"), ast.Str("web-search"))
+    )
 
 
 def test_subjects_mean_what_they_say() -> None:
@@ -701,9 +709,9 @@ BAD_INPUTS = [
     "answer @ 3",
     "answer contains 'a' ~",
     "é",
-    "answer contains \"abc",
+    'answer contains "abc',
     "answer matches /abc",
-    "answer contains \"\\q\"",
+    'answer contains "\\q"',
     "answer contains 'a' 'b'",
     "tool a called; ;; tool",
     "tokens < 5 5",

@@ -54,7 +54,7 @@ def assert_well_formed(text: str, result: ParseResult) -> None:
 
 
 def assert_diagnose_works(text: str, start: str) -> None:
-    source, program, shape, diagnostics = diagnose(
+    _, program, _, diagnostics = diagnose(
         text,
         "fuzz.eval",
         start=start,  # type: ignore[arg-type]
@@ -175,7 +175,13 @@ def value(draw: st.DrawFn, depth: int = 0) -> tuple[str, ast.Value]:
     if kind == 7:
         body = sep.join(t for t, _ in items)
         return f"[{body}{trailing}]", ast.ListLit(tuple(v for _, v in items))
-    keys = draw(st.lists(st.one_of(bare_name.map(lambda n: (n, n)), string_literal()), min_size=len(items), max_size=len(items)))
+    keys = draw(
+        st.lists(
+            st.one_of(bare_name.map(lambda n: (n, n)), string_literal()),
+            min_size=len(items),
+            max_size=len(items),
+        )
+    )
     body = sep.join(f"{k}: {t}" for (k, _), (t, _) in zip(keys, items, strict=True))
     pairs = tuple((k, v) for (_, k), (_, v) in zip(keys, items, strict=True))
     return "{" + body + trailing + "}", ast.ObjectLit(pairs)
@@ -239,11 +245,16 @@ def check(draw: st.DrawFn) -> tuple[str, ast.Expr]:
         key_text, key = draw(st.one_of(bare_name.map(lambda n: (n, n)), string_literal()))
         return f"memory has {key_text}", ast.Check(ast.Subject("memory"), ast.HasKey(key))
     if kind == 8:
-        names = draw(st.lists(bare_name.filter(lambda n: n not in ("true", "false", "null")), max_size=4))
-        verb, op = draw(st.sampled_from([("in order", "in_order"), ("only", "only"), ("contains all", "all")]))
+        names = draw(
+            st.lists(bare_name.filter(lambda n: n not in ("true", "false", "null")), max_size=4)
+        )
+        verb, op = draw(
+            st.sampled_from([("in order", "in_order"), ("only", "only"), ("contains all", "all")])
+        )
         items = ast.ListLit(tuple(ast.Name(n) for n in names))
         return f"tools {verb} [{', '.join(names)}]", ast.Check(
-            ast.Subject("tools"), ast.ListTest(op, items)  # type: ignore[arg-type]
+            ast.Subject("tools"),
+            ast.ListTest(op, items),  # type: ignore[arg-type]
         )
     name_text, name = draw(tool_name())
     text, v = draw(value())
@@ -286,18 +297,27 @@ def program(draw: st.DrawFn) -> tuple[str, list[ast.Statement]]:
         indent = draw(st.sampled_from(["", "  ", "\t"]))
         text += indent + stmt
         if i < len(items) - 1:
-            text += draw(st.sampled_from(["\n", ";", " ; ", "\n\n", "  # note; ok\n", ";\n", "\r\n"]))
+            text += draw(
+                st.sampled_from(["\n", ";", " ; ", "\n\n", "  # note; ok\n", ";\n", "\r\n"])
+            )
     text += draw(st.sampled_from(["", "\n", ";", "  # end"]))
     return text, [n for _, n in items]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program())
-@example(("tool search called 2 times; answer matches /\\d+ C/", [
-    ast.Check(ast.Subject("tool", name="search"), ast.Called(ast.Count("times", 2, 2))),
-    ast.Check(ast.Subject("answer"), ast.Matches(ast.Regex("\\d+ C", ""))),
-]))
-def test_valid_programs_parse_into_what_was_generated(generated: tuple[str, list[ast.Statement]]) -> None:
+@example(
+    (
+        "tool search called 2 times; answer matches /\\d+ C/",
+        [
+            ast.Check(ast.Subject("tool", name="search"), ast.Called(ast.Count("times", 2, 2))),
+            ast.Check(ast.Subject("answer"), ast.Matches(ast.Regex("\\d+ C", ""))),
+        ],
+    )
+)
+def test_valid_programs_parse_into_what_was_generated(
+    generated: tuple[str, list[ast.Statement]],
+) -> None:
     text, expected = generated
     for start in ("file", "statements"):
         first = parse(text, start=start)  # type: ignore[arg-type]
@@ -313,3 +333,57 @@ def test_valid_programs_parse_into_what_was_generated(generated: tuple[str, list
     for stmt in first.program.statements:
         alone = parse(text[stmt.span.start : stmt.span.end])
         assert alone.program.statements == (stmt,)
+
+
+@st.composite
+def declaration(draw: st.DrawFn) -> tuple[str, ast.Statement]:
+    """A header or case line."""
+    kind = draw(st.integers(0, 8))
+    text, v = draw(string_literal())
+    if kind == 0:
+        return f"case {text}", ast.CaseDecl(v)
+    if kind == 1:
+        return f"cassette {text}", ast.SourceDecl("cassette", v)
+    if kind == 2:
+        return f"state {text}", ast.SourceDecl("state", v)
+    if kind == 3:
+        fmt = draw(bare_name)
+        return f"trace {text} as {fmt}", ast.SourceDecl("trace", v, fmt)
+    if kind == 4:
+        names = draw(st.lists(tool_name(), min_size=1, max_size=4))
+        word = draw(st.sampled_from(["tools", "nodes"]))
+        items = tuple(ast.Str(n) if t.startswith(("'", '"')) else ast.Name(n) for t, n in names)
+        body = ", ".join(t for t, _ in names)
+        return f"{word} {body}", ast.NamesDecl(word, items)  # type: ignore[arg-type]
+    if kind == 5:
+        value_text, value_node = draw(value())
+        word = draw(st.sampled_from(["input", "each"]))
+        return f"{word} {value_text}", ast.ValueDecl(word, value_node)  # type: ignore[arg-type]
+    if kind == 6:
+        n = draw(st.integers(1, 600))
+        return f"timeout {n}s", ast.TimeoutDecl(ast.Duration(float(n), f"{n}s"))
+    if kind == 7:
+        target = draw(
+            st.from_regex(
+                r"[a-z_][a-z0-9_]{0,6}(\.[a-z_][a-z0-9_]{0,6}){0,2}:[a-z_][a-z0-9_]{0,6}", fullmatch=True
+            )
+        )
+        return f"run {target}", ast.RunDecl(target)
+    return f"suite {text}", ast.SuiteDecl(v)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(declaration(), assertion()), min_size=1, max_size=10), st.data())
+def test_valid_files_parse_into_what_was_generated(
+    items: list[tuple[str, ast.Statement]], data: st.DataObject
+) -> None:
+    seps = data.draw(
+        st.lists(
+            st.sampled_from(["\n", ";", "\n  ", " # c\n"]), min_size=len(items), max_size=len(items)
+        )
+    )
+    text = "".join(t + sep for (t, _), sep in zip(items, seps, strict=True))
+    result = parse(text)
+    assert result.diagnostics == (), [d.message for d in result.diagnostics]
+    assert list(result.program.statements) == [n for _, n in items]
+    assert parse(text).program == result.program

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT_FILES = ["pyproject.toml", "README.md", "LICENSE", "evaldsl", "grammar"]
 
 SNIPPET = textwrap.dedent(
-    r'''
+    r"""
     import os, sys
     from pathlib import Path
 
@@ -53,7 +53,7 @@ SNIPPET = textwrap.dedent(
     events = [{"type": "tool.call", "name": "get_weather", "arguments": {}}]
     assert program.check(events).statuses == ["pass", "fail"]
     print("wheel ok:", here.parent)
-    '''
+    """
 )
 
 
