@@ -263,8 +263,9 @@ def check(draw: st.DrawFn) -> tuple[str, ast.Expr]:
     )
 
 
-def _wrap(text: str, node: ast.Expr, needs: bool) -> str:
-    return f"({text})" if needs else text
+def _wrap(text: str, node: ast.Expr) -> str:
+    """Parentheses around a chain inside another chain or under `not`."""
+    return f"({text})" if isinstance(node, (ast.And, ast.Or)) else text
 
 
 @st.composite
@@ -276,12 +277,12 @@ def assertion(draw: st.DrawFn, depth: int = 0) -> tuple[str, ast.Expr]:
         text, node = draw(check())
     elif kind == 1:
         inner_text, inner = draw(assertion(depth + 1))
-        text = "not " + _wrap(inner_text, inner, isinstance(inner, (ast.And, ast.Or)))
+        text = "not " + _wrap(inner_text, inner)
         node = ast.Not(inner)
     else:
         parts = draw(st.lists(assertion(depth + 1), min_size=2, max_size=3))
         word, kind_ = ("and", ast.And) if kind == 2 else ("or", ast.Or)
-        texts = [_wrap(t, n, isinstance(n, (ast.And, ast.Or))) for t, n in parts]
+        texts = [_wrap(t, n) for t, n in parts]
         text = f" {word} ".join(texts)
         node = kind_(tuple(n for _, n in parts))
     if draw(st.integers(0, 5)) == 0:
@@ -365,7 +366,8 @@ def declaration(draw: st.DrawFn) -> tuple[str, ast.Statement]:
     if kind == 7:
         target = draw(
             st.from_regex(
-                r"[a-z_][a-z0-9_]{0,6}(\.[a-z_][a-z0-9_]{0,6}){0,2}:[a-z_][a-z0-9_]{0,6}", fullmatch=True
+                r"[a-z_][a-z0-9_]{0,6}(\.[a-z_][a-z0-9_]{0,6}){0,2}:[a-z_][a-z0-9_]{0,6}",
+                fullmatch=True,
             )
         )
         return f"run {target}", ast.RunDecl(target)
