@@ -269,14 +269,18 @@ class WithinBudget:
 
 @attrs.frozen
 class Cites:
-    """`cites tool NAME [at least N values]`: the answer quotes values that tool returned."""
+    """`cites tool NAME [PATH] [at least N values]`: the answer quotes values that tool
+    returned (those at PATH in each result, when given)."""
 
     tool: str
     at_least: int | None = None
+    path: str | None = None  # read the citable values at this JSONPath of each result
     span: Span = _span()
 
 
-ValueTest: TypeAlias = Compare | Contains | Matches | ListTest | IsType | Emptiness
+ValueTest: TypeAlias = (
+    Compare | Contains | Matches | ListTest | IsType | Emptiness | TextEdge | HasKey
+)
 
 
 @attrs.frozen

@@ -323,8 +323,11 @@ class _Checker:
         spec = PREDICATES[key]
         subject_text = self.text(subject.span) or subject.kind
         if stype not in spec.applies_to:
+            ordered = stype in ("Number", "Duration", "Money", "Json")
             fitting = [
-                p.syntax.split(" [")[0] for p in PREDICATES.values() if stype in p.applies_to
+                "== != VALUE" if p.name == "compare" and not ordered else p.syntax.split(" [")[0]
+                for p in PREDICATES.values()
+                if stype in p.applies_to
             ]
             self.error(
                 pred.span,
@@ -435,8 +438,10 @@ class _Checker:
                         "E208",
                         f"a judge score is between 0 and 1; {threshold:g} is out of range",
                     )
-            case ast.Cites(tool=tool, at_least=at_least):
+            case ast.Cites(tool=tool, at_least=at_least, path=path):
                 self.tool_name(tool, pred.span, env, recorded=True)
+                if path is not None:
+                    self.path(path, pred.span)
                 if at_least is not None and at_least < 1:
                     self.error(pred.span, "E207", "cite at least 1 value")
             case _:

@@ -33,8 +33,7 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="evaldsl",
-        description="Check what AI agents and workflows did, in a terse, typed assertion "
-        "language.",
+        description="Check what AI agents and workflows did, in a terse, typed assertion language.",
         epilog=_vocabulary_summary()
         + "\n\nExit codes: 0 all passed; 1 a case failed or errored, or check found an error; "
         "2 bad usage or unreadable input.",

@@ -285,6 +285,7 @@ class Compiler:
         self.needs.tool_detail.add(tool)
         self.needs.tool_results.add(tool)
         need = max(1, pred.at_least or 1)
+        finder = _path_getter(pred.path)
 
         def run(facts: RunFacts) -> Verdict:
             try:
@@ -293,7 +294,7 @@ class Compiler:
                 return Verdict("error", str(why), span)
             trace = facts.trace
             records = trace.calls.get(tool, []) if trace is not None else []
-            results = [r.result for r in records if r.result is not MISSING]
+            results = [v for r in records if r.result is not MISSING for v in finder(r.result)]
             if not records:
                 return Verdict("fail", f'tool "{tool}" was never called', span, None, need)
             if not results:

@@ -56,6 +56,6 @@ def read_facts(decl: ast.SourceDecl, base_dir: Path, source: Source) -> SourceFa
             source,
             decl.span,
             err.code,
-            f'cannot read "{decl.path}": {err.message} (line {err.line})',
+            f'cannot read "{decl.path}": {err.message}',
             err.hint,
         )

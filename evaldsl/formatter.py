@@ -303,7 +303,8 @@ class _Printer:
             case "answer":
                 return "answer" if s.index is None else f"answer[{s.index}]"
             case "answer_json":
-                return "answer json" + (f" {s.path}" if s.path is not None else "")
+                head = "answer" if s.index is None else f"answer[{s.index}]"
+                return f"{head} json" + (f" {s.path}" if s.path is not None else "")
             case "output" | "memory":
                 return kind + self.keys(s.keys)
             case "state":
@@ -363,11 +364,12 @@ class _Printer:
                 return self.judged(p)
             case ast.WithinBudget():
                 return "within budget"
-            case ast.Cites(tool=tool, at_least=at_least):
+            case ast.Cites(tool=tool, at_least=at_least, path=path):
                 more = (
                     "" if at_least is None else " at least " + _plural(at_least, "value", "values")
                 )
-                return f"cites tool {_name(tool)}{more}"
+                where = "" if path is None else f" {path}"
+                return f"cites tool {_name(tool)}{where}{more}"
             case (
                 ast.Compare()
                 | ast.Contains()

@@ -285,6 +285,11 @@ class _Builder(Transformer[Token, Any]):
     def answer_json(self, c: list[Any]) -> ast.Subject:
         return self._subject("answer_json", c, path=str(c[2]) if len(c) > 2 else None)
 
+    def answer_json_at(self, c: list[Any]) -> ast.Subject:
+        # answer [ INT ] json PATH?
+        path = str(c[5]) if len(c) > 5 else None
+        return self._subject("answer_json", c, index=int(c[2]), path=path)
+
     def output(self, c: list[Any]) -> ast.Subject:
         return self._subject("output", c, keys=tuple(c[1:]))
 
@@ -409,8 +414,11 @@ class _Builder(Transformer[Token, Any]):
         return ast.WithinBudget(span=self._span(c))
 
     def cites(self, c: list[Any]) -> ast.Cites:
-        at_least = int(c[5]) if len(c) > 3 else None
-        return ast.Cites(self._name(c[2]), at_least, span=self._span(c))
+        # cites tool NAME PATH? (at least INT value(s))?
+        rest = c[3:]
+        path = str(rest[0]) if rest and rest[0].type == "PATH" else None
+        at_least = int(rest[-2]) if rest and rest[-1].type in ("VALUE", "VALUES") else None
+        return ast.Cites(self._name(c[2]), at_least, path, span=self._span(c))
 
     # -- values
 

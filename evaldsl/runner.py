@@ -373,7 +373,8 @@ class JudgePlanSummary:
     on_live_targets: int
 
     def describe(self) -> str:
-        text = f"judge: {self.calls} call{'s' if self.calls != 1 else ''} planned, {self.cached} cached"
+        plural = "s" if self.calls != 1 else ""
+        text = f"judge: {self.calls} call{plural} planned, {self.cached} cached"
         if self.on_live_targets:
             text += f"; {self.on_live_targets} on live targets (known when they run)"
         return text

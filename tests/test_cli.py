@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "traceplay"
 
 
-def evaldsl(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def evaldsl(
+    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     full_env.pop("EVALDSL_JUDGE_API_KEY", None)
     return subprocess.run(
@@ -45,8 +47,14 @@ def test_no_command_is_usage_error() -> None:
 def test_run_examples_passes_and_writes_every_report(tmp_path: Path) -> None:
     out = tmp_path / "r"
     r = evaldsl(
-        "run", "examples", "--json", str(out / "r.json"), "--junit", str(out / "r.xml"),
-        "--markdown", str(out / "r.md"),
+        "run",
+        "examples",
+        "--json",
+        str(out / "r.json"),
+        "--junit",
+        str(out / "r.xml"),
+        "--markdown",
+        str(out / "r.md"),
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "0 failed" in r.stdout
@@ -74,7 +82,7 @@ def test_assertions_in_source_order_one_entry_per_statement(tmp_path: Path) -> N
     cassette = FIXTURES / "demo" / "cassette.example.jsonl"
     suite.write_text(
         f'case "c"\n  cassette "{cassette}"\n  tool get_weather called; answer contains "sunny"\n'
-        '  steps <= 3\n',
+        "  steps <= 3\n",
         encoding="utf-8",
     )
     r = evaldsl("run", str(suite), "--json", str(tmp_path / "r.json"))
@@ -103,7 +111,9 @@ def test_failures_exit_1_and_show_source_caret_found_expected() -> None:
 
 
 def test_bad_input_never_stops_the_other_suites(tmp_path: Path) -> None:
-    (tmp_path / "bad.yaml").write_text("cases:\n  - name: x\n    cassette: [oops\n", encoding="utf-8")
+    (tmp_path / "bad.yaml").write_text(
+        "cases:\n  - name: x\n    cassette: [oops\n", encoding="utf-8"
+    )
     (tmp_path / "good.eval").write_text(
         f'case "ok"\n  cassette "{FIXTURES / "demo" / "cassette.example.jsonl"}"\n'
         "  tool get_weather called\n",
@@ -132,11 +142,23 @@ def test_empty_folder_is_usage_error(tmp_path: Path) -> None:
 
 
 def test_select_with_k(tmp_path: Path) -> None:
-    r = evaldsl("run", "examples/weather/weather.eval", "-k", "tokyo", "--json", str(tmp_path / "r.json"))
+    r = evaldsl(
+        "run", "examples/weather/weather.eval", "-k", "tokyo", "--json", str(tmp_path / "r.json")
+    )
     assert r.returncode == 0
     names = [c["name"] for c in json.loads((tmp_path / "r.json").read_text())["suites"][0]["cases"]]
-    assert names == ["streams the Tokyo forecast", "each city is in the request #2 [file=tokyo-stream.jsonl, city=Tokyo]"]
-    r = evaldsl("run", "examples/weather/weather.eval", "-k", "not tokyo", "--json", str(tmp_path / "n.json"))
+    assert names == [
+        "streams the Tokyo forecast",
+        "each city is in the request #2 [file=tokyo-stream.jsonl, city=Tokyo]",
+    ]
+    r = evaldsl(
+        "run",
+        "examples/weather/weather.eval",
+        "-k",
+        "not tokyo",
+        "--json",
+        str(tmp_path / "n.json"),
+    )
     names = [c["name"] for c in json.loads((tmp_path / "n.json").read_text())["suites"][0]["cases"]]
     assert names and not any("Tokyo" in n for n in names)
 
@@ -162,9 +184,17 @@ def _stable(report: dict[str, object]) -> object:
 
 
 def test_parallel_run_gives_the_same_report(tmp_path: Path) -> None:
-    serial = evaldsl("run", "examples", "examples-failing/failures.eval", "--json", str(tmp_path / "s.json"))
+    serial = evaldsl(
+        "run", "examples", "examples-failing/failures.eval", "--json", str(tmp_path / "s.json")
+    )
     parallel = evaldsl(
-        "run", "examples", "examples-failing/failures.eval", "-j", "2", "--json", str(tmp_path / "p.json")
+        "run",
+        "examples",
+        "examples-failing/failures.eval",
+        "-j",
+        "2",
+        "--json",
+        str(tmp_path / "p.json"),
     )
     assert serial.returncode == parallel.returncode == 1
     a = _stable(json.loads((tmp_path / "s.json").read_text()))
@@ -186,11 +216,28 @@ def test_check_examples_clean() -> None:
 
 
 def test_check_reports_every_mistake_with_codes() -> None:
-    r = evaldsl("check", "examples-failing/mistakes.eval", "examples-failing/mistakes.yaml", "--format", "json")
+    r = evaldsl(
+        "check",
+        "examples-failing/mistakes.eval",
+        "examples-failing/mistakes.yaml",
+        "--format",
+        "json",
+    )
     assert r.returncode == 1
     diags = json.loads(r.stdout)
     assert all(
-        set(d) == {"path", "line", "column", "end_line", "end_column", "severity", "code", "message", "hint"}
+        set(d)
+        == {
+            "path",
+            "line",
+            "column",
+            "end_line",
+            "end_column",
+            "severity",
+            "code",
+            "message",
+            "hint",
+        }
         for d in diags
     )
     codes = {(Path(d["path"]).name, d["line"], d["code"]) for d in diags}
@@ -246,9 +293,13 @@ def test_convert_yaml_to_eval_runs_the_same(tmp_path: Path) -> None:
         ("", "empty"),
     ],
 )
-def test_malformed_cassettes_name_file_and_line(tmp_path: Path, content: str, expected: str) -> None:
+def test_malformed_cassettes_name_file_and_line(
+    tmp_path: Path, content: str, expected: str
+) -> None:
     (tmp_path / "c.jsonl").write_text(content, encoding="utf-8")
-    (tmp_path / "s.eval").write_text('case "x"\n  cassette "c.jsonl"\n  steps >= 1\n', encoding="utf-8")
+    (tmp_path / "s.eval").write_text(
+        'case "x"\n  cassette "c.jsonl"\n  steps >= 1\n', encoding="utf-8"
+    )
     r = evaldsl("run", str(tmp_path / "s.eval"))
     assert r.returncode == 1
     assert "c.jsonl" in r.stdout + r.stderr

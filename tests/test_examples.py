@@ -18,7 +18,9 @@ EXAMPLES = sorted(discover([ROOT / "examples"])[0])
 def test_every_example_kind_is_there() -> None:
     names = {p.relative_to(ROOT / "examples").as_posix() for p in EXAMPLES}
     for folder in ("weather", "research", "triage", "live"):
-        stem = {"weather": "weather", "research": "research", "triage": "triage", "live": "live"}[folder]
+        stem = {"weather": "weather", "research": "research", "triage": "triage", "live": "live"}[
+            folder
+        ]
         assert f"{folder}/{stem}.eval" in names and f"{folder}/{stem}.yaml" in names
 
 
@@ -27,12 +29,17 @@ def test_example_checks_clean_and_passes(path: Path) -> None:
     suite = load_suite(path)
     assert not suite.diagnostics, suite.diagnostics
     report = run_suites([suite])
-    failing = [(c.name, c.error, [a.message for a in c.assertions if a.status in ("fail", "error")])
-               for c in report.cases if not c.passed]
+    failing = [
+        (c.name, c.error, [a.message for a in c.assertions if a.status in ("fail", "error")])
+        for c in report.cases
+        if not c.passed
+    ]
     assert report.cases and not failing
 
 
-@pytest.mark.parametrize("stem", ["weather/weather", "research/research", "triage/triage", "live/live"])
+@pytest.mark.parametrize(
+    "stem", ["weather/weather", "research/research", "triage/triage", "live/live"]
+)
 def test_eval_and_yaml_twins_agree(stem: str) -> None:
     a = run_suites([load_suite(ROOT / "examples" / f"{stem}.eval")])
     b = run_suites([load_suite(ROOT / "examples" / f"{stem}.yaml")])
@@ -48,7 +55,10 @@ def test_failing_examples_fail_as_documented() -> None:
     assert [a.status for a in wrong.assertions] == ["fail", "fail", "fail", "fail", "pass"]
     assert wrong.score == pytest.approx(0.2)
     assert corrupted.error is not None and "corrupted.jsonl:4:" in corrupted.error
-    assert raises.error == "run target 'agent_failures:explode' raised ValueError: no forecast for 'Atlantis'"
+    assert (
+        raises.error
+        == "run target 'agent_failures:explode' raised ValueError: no forecast for 'Atlantis'"
+    )
     assert hangs.error == "run target 'agent_failures:hang' timed out after 0.2s"
     assert report.summary.passed == 0
 

@@ -28,8 +28,12 @@ def evaldsl(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("EVALDSL_JUDGE_API_KEY", None)
     return subprocess.run(
-        [sys.executable, "-m", "evaldsl.cli", *args], cwd=ROOT, capture_output=True, text=True,
-        env=env, timeout=120,
+        [sys.executable, "-m", "evaldsl.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 

@@ -32,7 +32,9 @@ def statuses(suite: Suite) -> list[list[str]]:
 # ---- every traceplay fixture suite runs as traceplay ran it -------------------------------
 
 
-@pytest.mark.parametrize("suite_file", sorted(FIXTURES.glob("*/suite.*.yaml")), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize(
+    "suite_file", sorted(FIXTURES.glob("*/suite.*.yaml")), ids=lambda p: p.parent.name
+)
 def test_traceplay_fixture_suites_pass(suite_file: Path) -> None:
     suite = load_suite(suite_file)
     assert not suite.errors, suite.errors
@@ -46,7 +48,11 @@ def test_multistep_suite_name_key_and_steps() -> None:
     suite = load_suite(FIXTURES / "multistep" / "suite.multistep.yaml")
     assert suite.name == "multistep-demo"  # `name:` instead of `suite:`
     texts = [a.text for a in suite.cases[0].assertions]
-    assert texts[:3] == ['answer[1] contains "outline"', 'answer[2] contains "details"', 'answer contains "shipped"']
+    assert texts[:3] == [
+        'answer[1] contains "outline"',
+        'answer[2] contains "details"',
+        'answer contains "shipped"',
+    ]
 
 
 def test_each_rows_name_cases_and_render_strings() -> None:
@@ -114,7 +120,7 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
     by_code = {(d.code, d.line): d for d in suite.diagnostics}
     assert by_code[("E508", 7)].hint == "did you mean `jsonPath:`?"
     assert ("E507", 9) in by_code  # name: 3
-    assert "did you mean `memory_matches`?" == by_code[("E505", 10)].hint
+    assert by_code[("E505", 10)].hint == "did you mean `memory_matches`?"
     assert ("E506", 11) in by_code  # neither kind nor type
 
 
@@ -160,13 +166,23 @@ def test_json_suites_are_read_with_positions(tmp_path: Path) -> None:
     ("obj", "text", "status"),
     [
         ("{kind: tool.called, name: get_weather}", "tool get_weather called", "pass"),
-        ("{kind: tool.called, name: get_weather, times: 2}", "tool get_weather called 2 times", "fail"),
+        (
+            "{kind: tool.called, name: get_weather, times: 2}",
+            "tool get_weather called 2 times",
+            "fail",
+        ),
         ("{kind: tool.order, names: [get_weather]}", "tools in order [get_weather]", "pass"),
         ("{kind: tool.order, names: []}", "tools in order []", "pass"),
-        ("{kind: tool.args, name: get_weather, jsonPath: $.city, equals: Beijing}",
-         'tool get_weather args $.city == "Beijing"', "fail"),
-        ("{kind: tool.args, name: get_weather, jsonPath: $.city, matches: '^Xia'}",
-         "tool get_weather args $.city matches /^Xia/", "pass"),
+        (
+            "{kind: tool.args, name: get_weather, jsonPath: $.city, equals: Beijing}",
+            'tool get_weather args $.city == "Beijing"',
+            "fail",
+        ),
+        (
+            "{kind: tool.args, name: get_weather, jsonPath: $.city, matches: '^Xia'}",
+            "tool get_weather args $.city matches /^Xia/",
+            "pass",
+        ),
         ("{kind: forbid.tool, name: execute_shell}", "no tool execute_shell", "pass"),
         ("{kind: answer.contains, text: sunny}", 'answer contains "sunny"', "pass"),
         ("{kind: answer.contains, text: sunny, step: 0}", 'answer contains "sunny"', "pass"),
@@ -176,12 +192,18 @@ def test_json_suites_are_read_with_positions(tmp_path: Path) -> None:
         ("{kind: budget.maxTokens, value: 500}", "tokens <= 500", "pass"),
         ("{kind: budget.maxTokens, value: 100}", "tokens <= 100", "fail"),
         ("{kind: budget.maxSteps, value: 0}", "steps <= 0", "fail"),
-        ("{kind: answer.judge, rubric: mentions weather}", 'answer judged "mentions weather"', "skip"),
+        (
+            "{kind: answer.judge, rubric: mentions weather}",
+            'answer judged "mentions weather"',
+            "skip",
+        ),
     ],
 )
 def test_traceplay_objects(tmp_path: Path, obj: str, text: str, status: str) -> None:
     path = write(
-        tmp_path, "s.yaml", f"cases:\n  - name: c\n    cassette: {DEMO}\n    assertions:\n      - {obj}\n"
+        tmp_path,
+        "s.yaml",
+        f"cases:\n  - name: c\n    cassette: {DEMO}\n    assertions:\n      - {obj}\n",
     )
     suite = load_suite(path)
     assert not suite.errors, suite.errors
@@ -191,8 +213,15 @@ def test_traceplay_objects(tmp_path: Path, obj: str, text: str, status: str) -> 
 
 STATE = {
     "status": "completed",
-    "memory": {"result": "hello world", "count": 42, "nested": {"key": "value"}, "empty": [],
-               "blank": "  ", "zero": 0, "off": False},
+    "memory": {
+        "result": "hello world",
+        "count": 42,
+        "nested": {"key": "value"},
+        "empty": [],
+        "blank": "  ",
+        "zero": 0,
+        "off": False,
+    },
     "visited_nodes": ["start", "middle", "end"],
     "total_tokens_used": 500,
     "max_token_budget": 1000,
@@ -215,19 +244,33 @@ STATE = {
         ("{type: memory_not_empty, key: missing}", "fail"),
         ("{type: memory_matches, key: count, mode: exact, pattern: '', expected: 42}", "pass"),
         ("{type: memory_matches, key: count, mode: exact, pattern: '', expected: 99}", "fail"),
-        ("{type: memory_matches, key: result, mode: contains, pattern: '', expected: hello}", "pass"),
-        ("{type: memory_matches, key: nested, mode: contains, pattern: '', expected: {key: value}}", "pass"),
+        (
+            "{type: memory_matches, key: result, mode: contains, pattern: '', expected: hello}",
+            "pass",
+        ),
+        (
+            "{type: memory_matches, key: nested, mode: contains, pattern: '', "
+            "expected: {key: value}}",
+            "pass",
+        ),
         ("{type: memory_matches, key: result, mode: regex, pattern: '^hello\\s\\w+$'}", "pass"),
         ("{type: memory_matches, key: count, mode: regex, pattern: '42'}", "pass"),
         ("{type: token_budget_respected}", "pass"),
-        ("{type: llm_judge, criteria: is a summary, threshold: 0.7, evaluator_agent_id: judge}", "skip"),
+        (
+            "{type: llm_judge, criteria: is a summary, threshold: 0.7, evaluator_agent_id: judge}",
+            "skip",
+        ),
     ],
 )
 def test_cycgraph_objects(tmp_path: Path, obj: str, status: str) -> None:
     import json
 
     (tmp_path / "state.json").write_text(json.dumps(STATE), encoding="utf-8")
-    path = write(tmp_path, "s.yaml", f"cases:\n  - name: c\n    state: state.json\n    assertions:\n      - {obj}\n")
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"cases:\n  - name: c\n    state: state.json\n    assertions:\n      - {obj}\n",
+    )
     suite = load_suite(path)
     assert not suite.errors, suite.errors
     assert statuses(suite) == [[status]]
@@ -247,7 +290,7 @@ def test_memory_matches_exact_without_expected_is_a_check_error(tmp_path: Path) 
 
 # ---- datasets and live targets ----------------------------------------------------------
 
-FLOW = '''
+FLOW = """
 import asyncio
 
 
@@ -268,7 +311,7 @@ def boom(input):
 def workflow(input):
     return {"status": "completed", "memory": {"done": True}, "visited_nodes": ["a"],
             "total_tokens_used": 10}
-'''
+"""
 
 
 def test_dataset_rows_become_cases(tmp_path: Path) -> None:
@@ -328,7 +371,10 @@ def test_live_targets_crash_and_timeout_without_stopping_others(tmp_path: Path) 
     )
     report = run_suites([load_suite(path)])
     boom, slow, ok, state = report.cases
-    assert boom.score == 0 and boom.error == "run target 'flow:boom' raised RuntimeError: flow exploded"
+    assert (
+        boom.score == 0
+        and boom.error == "run target 'flow:boom' raised RuntimeError: flow exploded"
+    )
     assert slow.score == 0 and slow.error is not None and "timed out after 0.1s" in slow.error
     assert ok.passed and ok.score == 1.0
     assert state.passed, [a.message for a in state.assertions if a.status != "pass"]
@@ -356,7 +402,12 @@ def test_scores_follow_the_language(tmp_path: Path) -> None:
 
 
 def test_select_and_parallel_options(tmp_path: Path) -> None:
-    path = write(tmp_path, "s.eval", f'case "alpha"\n  cassette "{DEMO}"\n  steps >= 1\ncase "beta"\n  cassette "{DEMO}"\n  steps >= 1\n')
+    path = write(
+        tmp_path,
+        "s.eval",
+        f'case "alpha"\n  cassette "{DEMO}"\n  steps >= 1\n'
+        f'case "beta"\n  cassette "{DEMO}"\n  steps >= 1\n',
+    )
     suite = load_suite(path)
     report = run_suites([suite], RunOptions(select="beta"))
     assert [c.name for c in report.cases] == ["beta"]
@@ -379,16 +430,22 @@ def test_suite_level_assertions_apply_to_every_case(tmp_path: Path) -> None:
         """,
     )
     report = run_suites([load_suite(path)])
-    assert [[a.status for a in c.assertions] for c in report.cases] == [["fail", "pass"], ["pass", "pass"]]
+    assert [[a.status for a in c.assertions] for c in report.cases] == [
+        ["fail", "pass"],
+        ["pass", "pass"],
+    ]
 
 
 def test_case_with_check_error_is_reported_and_others_run(tmp_path: Path) -> None:
     path = write(
         tmp_path,
         "s.eval",
-        f'case "bad"\n  cassette "{DEMO}"\n  answer matches /(a)\\1/\ncase "good"\n  cassette "{DEMO}"\n  steps >= 1\n',
+        f'case "bad"\n  cassette "{DEMO}"\n  answer matches /(a)\\1/\n'
+        f'case "good"\n  cassette "{DEMO}"\n  steps >= 1\n',
     )
     report = run_suites([load_suite(path)])
     bad, good = report.cases
-    assert bad.error is not None and bad.error.startswith("not run: 1 check error") and bad.score == 0
+    assert (
+        bad.error is not None and bad.error.startswith("not run: 1 check error") and bad.score == 0
+    )
     assert good.passed
