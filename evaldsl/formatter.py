@@ -356,10 +356,6 @@ class _Printer:
                     + " "
                     + self.test(test, indent)
                 )
-            case ast.TextEdge(at_start=at_start, text=text):
-                return ("starts with " if at_start else "ends with ") + quote(text.value)
-            case ast.HasKey(key=key):
-                return f"has {_name(key)}"
             case ast.Judged():
                 return self.judged(p)
             case ast.WithinBudget():
@@ -377,6 +373,8 @@ class _Printer:
                 | ast.ListTest()
                 | ast.IsType()
                 | ast.Emptiness()
+                | ast.TextEdge()
+                | ast.HasKey()
             ):
                 return self.test(p, indent)
             case _:
@@ -396,6 +394,10 @@ class _Printer:
                 return f"is {json_type}"
             case ast.Emptiness(empty=empty):
                 return "is empty" if empty else "not empty"
+            case ast.TextEdge(at_start=at_start, text=text):
+                return ("starts with " if at_start else "ends with ") + quote(text.value)
+            case ast.HasKey(key=key):
+                return f"has {_name(key)}"
             case _:
                 assert_never(t)
 
