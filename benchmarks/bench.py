@@ -69,7 +69,7 @@ T = TypeVar("T")
 
 DATA = ROOT / "benchmarks" / "data"
 SEED = 20260901
-GENERATOR_VERSION = 4  # bump when the generators change: cached data is then regenerated
+GENERATOR_VERSION = 5  # bump when the generators change: cached data is then regenerated
 
 # ---- the vocabulary of the generated data ---------------------------------------------------
 
@@ -549,7 +549,9 @@ def write_eval(path: Path, statements: int, cassette_name: str, seed: int) -> di
             lines.append(s)
         if rng.random() < 0.02:
             lines.append(f"# note {case_no}: {gen.word()}")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp.replace(path)
     return {"statements": len(texts), "distinct": len(set(texts)), "cases": case_no}
 
 
@@ -557,7 +559,7 @@ def ensure_data(events: int, statements: int) -> tuple[Path, Path, dict[str, Any
     """The cached cassette and `.eval` file, regenerated when missing or stale."""
     DATA.mkdir(parents=True, exist_ok=True)
     cassette = DATA / f"bench-{events}.jsonl"
-    eval_file = DATA / f"bench-{statements}.eval"
+    eval_file = DATA / f"bench-{events}-{statements}.eval"  # it names the cassette
     meta_path = DATA / f"bench-{events}-{statements}.meta.json"
     want = {"generator": GENERATOR_VERSION, "seed": SEED, "events": events}
     meta: dict[str, Any] = {}
@@ -569,6 +571,7 @@ def ensure_data(events: int, statements: int) -> tuple[Path, Path, dict[str, Any
         and all(meta.get(k) == v for k, v in want.items())
         and meta.get("statements") == statements
         and meta.get("cassette_bytes") == cassette.stat().st_size
+        and meta.get("eval_bytes") == eval_file.stat().st_size
     )
     if fresh:
         print(f"data: cached {cassette.name}, {eval_file.name} (seed {SEED})")
@@ -583,6 +586,7 @@ def ensure_data(events: int, statements: int) -> tuple[Path, Path, dict[str, Any
         **stats,
         "statements": statements,
         "cassette_bytes": cassette.stat().st_size,
+        "eval_bytes": eval_file.stat().st_size,
     }
     meta_path.write_bytes(orjson.dumps(meta, option=orjson.OPT_INDENT_2))
     print(f"data: written in {time.perf_counter() - t0:.1f} s")
