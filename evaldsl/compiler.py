@@ -20,7 +20,7 @@ import orjson
 
 from evaldsl import ast
 from evaldsl.checker import predicate_key, subject_type
-from evaldsl.index import CallRecord, Needs, RunFacts, TraceFacts
+from evaldsl.index import CallProbe, Needs, RunFacts, TraceFacts
 from evaldsl.paths import CompiledPath, compile_path
 from evaldsl.regexes import RegexProblem, compile_regex
 from evaldsl.runs.text import answer_text, js_number
@@ -213,31 +213,24 @@ class Compiler:
         return run
 
     def call_test(self, name: str, pred: ast.CallTest, every: bool, span: Span) -> Check:
-        self.needs.tool_detail.add(name)
-        if pred.target == "result":
-            self.needs.tool_results.add(name)
-        finder = _path_getter(pred.path)
-        test = self.value_test(pred.test, "Json")
+        use_result = pred.target == "result"
+        probe = CallProbe(
+            name, use_result, _path_getter(pred.path), self.value_test(pred.test, "Json")
+        )
+        self.needs.probes.append(probe)  # applied to each call while the run is indexed
         expected = _expected_of(pred.test)
         what = self.text(pred.span)
-        use_result = pred.target == "result"
 
         def run(facts: RunFacts) -> Verdict:
             trace = facts.trace
             if trace is None:
                 return Verdict("error", _no_trace(f'tool "{name}"'), span)
-            records: list[CallRecord] = trace.calls.get(name, [])
-            if not records:
+            n = trace.call_counts.get(name, 0)
+            if n == 0:
                 return Verdict("fail", f'tool "{name}" was never called', span, None, expected)
-            found: list[Any] = []
-            good = 0
-            for record in records:
-                target = record.result if use_result else record.arguments
-                values = [] if target is MISSING else finder(target)
-                found.extend(values)
-                if any(test(v) for v in values):
-                    good += 1
-            n = len(records)
+            tally = trace.tallies[probe]
+            good = tally.good
+            found = tally.sample  # the first values found (SAMPLE of them at most)
             ok = good == n if every else good > 0
             if ok:
                 which = "every call" if every else f"{good} of {n} call{'s' if n > 1 else ''}"
@@ -246,10 +239,11 @@ class Compiler:
                 message = f'{n - good} of {n} calls of tool "{name}" fail {what}'
             else:
                 message = f'no call of tool "{name}" has {what}'
-            if use_result and all(r.result is MISSING for r in records):
+            if use_result and tally.fed == 0:
                 message += "; no result was recorded"
             else:
-                message += f"; found {_found(found)}"
+                more = f" (and {tally.found - len(found)} more)" if tally.found > len(found) else ""
+                message += f"; found {_found(found)}{more}"
             return Verdict("fail", message, span, found, expected)
 
         return run

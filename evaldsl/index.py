@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import gc
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 
-from evaldsl.runs.model import Run
+from evaldsl.runs.model import Run, RunError, describe
 from evaldsl.runs.text import answer_text, usage_tokens
 from evaldsl.values import MISSING
 
@@ -45,12 +45,57 @@ PRICES: dict[str, tuple[float, float]] = {
 }
 
 
+SAMPLE = 10  # how many of the values a call test found are kept for its message
+
+
+class Tally:
+    """How the calls of one tool fared against one `args`/`result` test in one run:
+    values fed (calls, or linked results), how many passed, and a few values found."""
+
+    __slots__ = ("fed", "found", "good", "sample")
+
+    def __init__(self) -> None:
+        self.fed = 0
+        self.good = 0
+        self.found = 0
+        self.sample: list[Any] = []
+
+
+@attrs.frozen(eq=False)
+class CallProbe:
+    """An `args`/`result` test applied to each call of one tool while the run is indexed,
+    so the calls need not be kept and walked again (K tests over N events: O(N + K))."""
+
+    tool: str
+    on_result: bool
+    finder: Callable[[Any], list[Any]]
+    test: Callable[[Any], bool]
+
+    def feed(self, tally: Tally, target: Any) -> None:
+        tally.fed += 1
+        if target is MISSING:
+            return
+        values = self.finder(target)
+        if not values:
+            return
+        tally.found += len(values)
+        room = SAMPLE - len(tally.sample)
+        if room > 0:
+            tally.sample.extend(values[:room])
+        test = self.test
+        for value in values:
+            if test(value):
+                tally.good += 1
+                return
+
+
 @attrs.define
 class Needs:
     """What the compiled assertions of a case read from its trace."""
 
-    tool_detail: set[str] = attrs.Factory(set)  # tools whose calls (arguments) are read
-    tool_results: set[str] = attrs.Factory(set)  # tools whose linked results are read
+    tool_detail: set[str] = attrs.Factory(set)  # tools whose calls (arguments) are kept
+    tool_results: set[str] = attrs.Factory(set)  # tools whose linked results are kept
+    probes: list[CallProbe] = attrs.Factory(list)  # args/result tests run during the pass
     tool_sequence: bool = False  # `tools`: every call's name, in order
     answers: set[int] = attrs.Factory(set)  # 1-based positions of answers read
     answer_tail: int = 0  # how many of the last answers are read (answer, answer[-2], …)
@@ -90,6 +135,7 @@ class TraceFacts:
     answers_tail: list[Any] = attrs.Factory(list)  # the last outputs, oldest first
     first_at: str | None = None
     last_at: str | None = None
+    tallies: dict[CallProbe, Tally] = attrs.Factory(dict)
 
     def answer(self, index: int) -> str:
         """The N-th answer's text (1-based; negative from the end); out of range is ""."""
@@ -156,13 +202,37 @@ def index_run(run: Run, needs: Needs) -> RunFacts:
 
 
 def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
-    """The one pass. Kept as one flat loop with local variables: it runs once per event."""
+    """The one pass over the events (any non-object element is a `RunError`)."""
+    try:
+        return _index(events, needs)
+    except AttributeError:
+        if isinstance(events, list):
+            for index, item in enumerate(events):
+                if not isinstance(item, dict):
+                    raise RunError(
+                        f"element [{index}] of the event list is {describe(item)}, "
+                        "not an event object",
+                        path="<value>",
+                    ) from None
+        raise
+
+
+def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
+    """Kept as one flat loop with local variables: it runs once per event."""
     facts = TraceFacts()
     counts = facts.call_counts
     calls = facts.calls
     detail = needs.tool_detail | needs.tool_results
     want_results = bool(needs.tool_results)
     by_call_id: dict[Any, CallRecord] = {}
+    # args/result tests, per tool, each with this run's tally
+    arg_probes: dict[str, list[tuple[CallProbe, Tally]]] = {}
+    result_probes: dict[str, list[tuple[CallProbe, Tally]]] = {}
+    for probe in needs.probes:
+        tally = facts.tallies.setdefault(probe, Tally())
+        table = result_probes if probe.on_result else arg_probes
+        table.setdefault(probe.tool, []).append((probe, tally))
+    result_owner: dict[Any, list[Any]] = {}  # call id → [tool, result already fed]
     sequence = facts.sequence if needs.tool_sequence else None
     positions = needs.answers
     tail: deque[Any] | None = deque(maxlen=needs.answer_tail) if needs.answer_tail else None
@@ -194,10 +264,29 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
             counts[name] = counts.get(name, 0) + 1
             if sequence is not None:
                 sequence.append(name)
-            if name in detail:
+            probes = arg_probes.get(name) if arg_probes else None
+            if probes is not None or name in detail:
                 args = ev.get("arguments", MISSING)
                 if args is MISSING and kind == "mcp.call":
                     args = ev.get("args", ev.get("input", MISSING))
+                if probes is not None:
+                    for probe, tally in probes:
+                        probe.feed(tally, args)
+            if result_probes and name in result_probes:
+                if kind == "mcp.call":
+                    inline = ev.get("result", ev.get("output", MISSING))
+                    if inline is not MISSING:
+                        for probe, tally in result_probes[name]:
+                            probe.feed(tally, inline)
+                else:
+                    owner = [name, False]
+                    event_id = ev.get("id")
+                    if event_id is not None:
+                        result_owner.setdefault(event_id, owner)
+                    call_id = ev.get("callId")
+                    if call_id is not None:
+                        result_owner[call_id] = owner
+            if name in detail:
                 record = CallRecord(name, args)
                 if kind == "mcp.call":
                     record.result = ev.get("result", ev.get("output", MISSING))
@@ -221,7 +310,15 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
                 facts.answers_at[responses] = raw
             if tail is not None:
                 tail.append(raw)
-            used_in, used_out = usage_tokens(ev)
+            usage = ev.get("usage")
+            # traceplay's own shape first (every recorded response has it); the general
+            # reader handles the rest
+            if type(usage) is dict and type(p := usage.get("promptTokens")) is int and type(
+                c := usage.get("completionTokens")
+            ) is int:
+                used_in, used_out = p, c
+            else:
+                used_in, used_out = usage_tokens(ev)
             tokens_in += used_in
             tokens_out += used_out
             if want_cost and (used_in or used_out):
@@ -240,6 +337,13 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
                 if record_for is not None:
                     record_for.result = ev.get("output", MISSING)
                     record_for.is_error = bool(ev.get("isError"))
+            if result_owner:
+                owner_of = result_owner.get(ev.get("callId"))
+                if owner_of is not None and not owner_of[1]:
+                    owner_of[1] = True  # one result per call: the first that names it
+                    output = ev.get("output", MISSING)
+                    for probe, tally in result_probes[owner_of[0]]:
+                        probe.feed(tally, output)
         elif kind == "policy.evaluate":
             guards += 1
         elif kind == "agent.error" or kind == "error":

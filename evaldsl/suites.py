@@ -507,6 +507,7 @@ def _target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
 def _merge(into: Needs, more: Needs) -> None:
     into.tool_detail |= more.tool_detail
     into.tool_results |= more.tool_results
+    into.probes.extend(more.probes)
     into.tool_sequence = into.tool_sequence or more.tool_sequence
     into.answers |= more.answers
     into.answer_tail = max(into.answer_tail, more.answer_tail)

@@ -692,8 +692,12 @@ def test_coerce_run() -> None:
     assert coerce_run({"status": "completed", "memory": {}}).kind == "state"
     assert coerce_run({"events": [], "output": 3}).output == 3
     assert coerce_run(DEMO).format == "traceplay"
-    with pytest.raises(RunError, match=r"element \[0\] of the event list is a number"):
-        coerce_run([1])
+    # a list is not walked when it is coerced: the index pass names the bad element
+    import evaldsl
+
+    result = evaldsl.compile("steps >= 0").check([{"type": "llm.request"}, 1])
+    assert result.error is not None
+    assert "element [1] of the event list is a number" in result.error
     assert coerce_run(42).kind == "value"
 
 

@@ -210,7 +210,11 @@ def coerce_run(value: object, *, base: Path | None = None) -> Run:
             p = base / p
         return load_run(p)
     if isinstance(value, list):
-        return Run(events=check_events(value), format=trace_format(value))
+        # Not walked here: the index pass reports a non-object element by its index, and
+        # the format is told by the first events, so a million in-memory events are read
+        # once, not three times.
+        head = [e for e in value[:1000] if isinstance(e, dict)]
+        return Run(events=value, format=trace_format(head))
     if isinstance(value, dict) and looks_like_state(value):
         return state_from_document(value, path="<value>")
     if isinstance(value, dict) and ("events" in value or "trace" in value):

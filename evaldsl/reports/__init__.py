@@ -1,0 +1,76 @@
+"""Reports: a `Report` written out in each format the CLI offers, one module per format.
+
+Takes the records of `evaldsl.results` and gives text: `json_report` (the documented
+`--json` shape), `junit` (JUnit XML for CI), `markdown` (a pull-request comment) and
+`console` (the live console reporter); `annotations` gives `check` diagnostics as GitHub
+workflow commands or SARIF. `FORMATS` maps each file format's name to its
+renderer; `write` puts a rendered report in a file, or on standard output for `-`.
+
+    >>> from evaldsl.results import Report
+    >>> sorted(FORMATS)
+    ['json', 'junit', 'markdown']
+"""
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+# No `from __future__ import annotations` in this file: it would bind the name
+# `annotations` here and shadow the `evaldsl.reports.annotations` module.
+from evaldsl.reports import annotations
+from evaldsl.reports.console import ConsoleReporter
+from evaldsl.reports.json_report import to_json_text
+from evaldsl.reports.junit import to_junit_text
+from evaldsl.reports.markdown import to_markdown_text
+from evaldsl.results import Report
+
+__all__ = [
+    "FORMATS",
+    "ConsoleReporter",
+    "annotations",
+    "to_json_text",
+    "to_junit_text",
+    "to_markdown_text",
+    "write",
+    "write_json",
+    "write_junit",
+    "write_markdown",
+]
+
+#: Every file format a report can be written in, by the name its CLI option uses.
+FORMATS: dict[str, Callable[[Report], str]] = {
+    "json": to_json_text,
+    "junit": to_junit_text,
+    "markdown": to_markdown_text,
+}
+
+
+def write(report: Report, fmt: str, path: str | os.PathLike[str]) -> None:
+    """Render `report` as `fmt` into `path` (UTF-8; parent folders made; `-`: stdout).
+
+    Raises KeyError for an unknown format and OSError when the file cannot be written.
+    """
+    text = FORMATS[fmt](report)
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8", newline="\n")
+
+
+def write_json(report: Report, path: str | os.PathLike[str]) -> None:
+    """Write the `--json` report: `write_json(report, "out/report.json")`."""
+    write(report, "json", path)
+
+
+def write_junit(report: Report, path: str | os.PathLike[str]) -> None:
+    """Write the `--junit` report: `write_junit(report, "out/junit.xml")`."""
+    write(report, "junit", path)
+
+
+def write_markdown(report: Report, path: str | os.PathLike[str]) -> None:
+    """Write the `--markdown` report: `write_markdown(report, "out/summary.md")`."""
+    write(report, "markdown", path)

@@ -1,0 +1,118 @@
+"""Text helpers the reporters share: durations, values, locations, outcomes.
+
+Takes records from `evaldsl.results` and gives short strings; no reporter formats a
+duration or a found/expected value differently from another.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from evaldsl.results import AssertionResult, CaseResult
+
+Outcome = Literal["passed", "failed", "error", "skipped"]
+
+#: How many characters of a found/expected value a report shows before cutting it.
+VALUE_LIMIT = 200
+
+# Control characters (C0 but tab and newline, DEL, C1) and lone surrogates: an agent's
+# output can hold any of them, and on a terminal an escape sequence would act, not show.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_OR_NEWLINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def visible(text: str, *, newlines: bool = True) -> str:
+    r"""`text` with control characters shown as escapes (`\x1b`), never acted on.
+
+    With `newlines=False` line breaks are escaped too, for text that must stay on one line.
+
+    >>> print(visible("boom\x1b[31m"), visible("a\nb", newlines=False))
+    boom\x1b[31m a\nb
+    """
+    pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
+    return pattern.sub(_escape, text.replace("\r\n", "\n"))
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code == 0x0A:
+        return "\\n"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def duration(ms: float) -> str:
+    """A duration for people: `12 ms`, `1.23 s`.
+
+    >>> duration(12.4), duration(1234.0)
+    ('12 ms', '1.23 s')
+    """
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000:.2f} s"
+
+
+def seconds(ms: float) -> str:
+    """Milliseconds as the decimal seconds JUnit's `time` wants: `1234.5` → `1.234`."""
+    return f"{max(ms, 0.0) / 1000:.3f}"
+
+
+def shorten(text: str, limit: int | None = VALUE_LIMIT) -> str:
+    """Cut `text` to `limit` characters, marking the cut with `…` (None: never cut)."""
+    if limit is None or len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + "…"
+
+
+def value(raw: Any, limit: int | None = VALUE_LIMIT) -> str:
+    """A found/expected value as JSON text (strings quoted), cut to `limit`.
+
+    >>> value("sunny"), value([1, 2]), value(None)
+    ('"sunny"', '[1, 2]', 'null')
+    """
+    try:
+        text = json.dumps(raw, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(raw)
+    return shorten(text, limit)
+
+
+def found_expected(a: AssertionResult) -> tuple[Any, Any]:
+    """The assertion's found and expected values as the JSON report stores them."""
+    data = a.to_json()
+    return data["actual"], data["expected"]
+
+
+def has_values(a: AssertionResult) -> bool:
+    """Whether the assertion carries a found or an expected value worth showing."""
+    actual, expected = found_expected(a)
+    return actual is not None or expected is not None
+
+
+def location(a: AssertionResult, *, column: bool = True) -> str:
+    """`path:line:col` (or `path:line`) of an assertion."""
+    if column:
+        return f"{a.path}:{a.line}:{a.column}"
+    return f"{a.path}:{a.line}"
+
+
+def problems(case: CaseResult) -> list[AssertionResult]:
+    """The assertions that made a case fail: every `fail` and `error`, in source order."""
+    return [a for a in case.assertions if a.status in ("fail", "error")]
+
+
+def outcome(case: CaseResult) -> Outcome:
+    """What one case amounts to for a test report.
+
+    `error` when the run crashed or an assertion could not be evaluated (it should have
+    been, LANGUAGE.md §5), else `failed` when the case did not pass, else `skipped` when
+    every assertion was skipped, else `passed`.
+    """
+    if case.error is not None or any(a.status == "error" for a in case.assertions):
+        return "error"
+    if not case.passed:
+        return "failed"
+    if case.assertions and all(a.status == "skip" for a in case.assertions):
+        return "skipped"
+    return "passed"

@@ -1,0 +1,300 @@
+"""Console reporter: cases as they finish, why they failed, and a pytest-like summary.
+
+Takes the runner's progress calls (`start`, `case_done`, `finish`) and writes text to a
+stream:
+
+- one line per case: `✓` passed, `✗` failed, `!` crashed or errored, `○` every assertion
+  skipped, then suite › case, score and duration (quiet mode: failing cases only);
+- under a failing case, each failing or erroring assertion rustc-style —
+  `path:line:col: fail: message`, the source line with a caret underline, `found:` and
+  `expected:`;
+- a progress counter (`[37/120]`, rewritten in place) on long runs, on a terminal only;
+- the suites' load and check diagnostics, then a summary:
+  `3 passed, 1 failed in 1.23s · score 0.88 · pass rate 75.0%` and the assertion counts.
+
+Colors only on a terminal with `NO_COLOR` unset, unless `color=` says otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import unicodedata
+from collections import Counter
+from typing import Protocol, TextIO
+
+from evaldsl.diagnostics import render
+from evaldsl.reports import _text
+from evaldsl.results import AssertionResult, CaseResult, Report
+
+#: A run shows the progress counter once it has this many cases, or has lasted this long.
+PROGRESS_MIN_CASES = 10
+PROGRESS_MIN_SECONDS = 1.0
+#: Case names are padded to this width so scores and durations line up.
+NAME_WIDTH = 60
+
+_SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "○"}
+_COLORS = {"passed": "32", "failed": "31", "error": "33", "skipped": "36"}
+_RESET = "\x1b[0m"
+_CLEAR_LINE = "\r\x1b[2K"
+
+
+class Named(Protocol):
+    """Anything with a suite's name: a `SuiteResult`, or the runner's loaded `Suite`."""
+
+    @property
+    def name(self) -> str: ...
+
+
+def wants_color(stream: TextIO, color: bool | None = None) -> bool:
+    """Whether to color: `color` when given, else a terminal with `NO_COLOR` unset or empty."""
+    if color is not None:
+        return color
+    return _isatty(stream) and not os.environ.get("NO_COLOR")
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # closed or not a real file
+        return False
+
+
+class ConsoleReporter:
+    """Writes a run's progress, failures and summary to `stream`.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> reporter = ConsoleReporter(out, color=False)
+    >>> reporter.start(0)
+    >>> reporter.finish(Report(suites=(), duration_ms=1234.0))
+    >>> out.getvalue().splitlines()[-2]
+    '0 passed, 0 failed in 1.23s · score 0.00 · pass rate 0.0%'
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        color: bool | None = None,
+        quiet: bool = False,
+        verbose: bool = False,
+        diagnostics: bool = True,
+    ) -> None:
+        """`diagnostics=False` leaves the suites' load and check diagnostics out of
+        `finish`, for a caller that has printed them already."""
+        self.stream = stream
+        self.color = wants_color(stream, color)
+        self.quiet = quiet
+        self.verbose = verbose
+        self.diagnostics = diagnostics
+        self._tty = _isatty(stream)
+        self._total = 0
+        self._done = 0
+        self._started = time.monotonic()
+        self._progress_shown = False
+        # (suite, case) names printed by case_done; a Counter, for twins with one name
+        self._printed: Counter[tuple[str, str]] = Counter()
+        self._after_blank = True  # nothing written yet: no blank line needed first
+
+    # -- the runner's calls ------------------------------------------------------------
+
+    def start(self, total_cases: int) -> None:
+        """A run of `total_cases` cases begins."""
+        self._total = total_cases
+        self._done = 0
+        self._started = time.monotonic()
+
+    def case_done(self, suite: Named | str, case: CaseResult) -> None:
+        """One case finished: print its line (and why it failed), then the progress.
+
+        `suite` is the case's suite (anything with a `name`) or that name.
+        """
+        suite_name = suite if isinstance(suite, str) else suite.name
+        self._done += 1
+        self._printed[suite_name, case.name] += 1
+        self._clear_progress()
+        self._case(suite_name, case)
+        self._progress(suite_name, case)
+
+    def finish(self, report: Report) -> None:
+        """The run ended: print cases not yet printed, suite diagnostics and the summary."""
+        self._clear_progress()
+        for suite in report.suites:
+            for case in suite.cases:
+                for key in ((suite.name, case.name), (suite.path, case.name)):
+                    if self._printed[key] > 0:
+                        self._printed[key] -= 1
+                        break
+                else:
+                    self._case(suite.name, case)
+        for suite in report.suites:
+            shown = suite.errors if self.quiet else list(suite.diagnostics)
+            if shown and self.diagnostics:
+                self._blank()
+                self._write(_text.visible(render(shown, style="full")))
+        self._blank()
+        self._summary(report)
+
+    # -- what a case prints ------------------------------------------------------------
+
+    def _case(self, suite_name: str, case: CaseResult) -> None:
+        kind = _text.outcome(case)
+        if self.quiet and kind in ("passed", "skipped"):
+            return
+        name = _text.visible(f"{suite_name} › {case.name}", newlines=False)
+        pad = " " * max(NAME_WIDTH - _width(name), 2)
+        symbol = self._paint(_SYMBOLS[kind], _COLORS[kind], bold=True)
+        score = f"{case.score:.2f}"
+        took = self._paint(f"{_text.duration(case.duration_ms):>8}", "2")
+        self._write(f"{symbol} {name}{pad}{score} {took}")
+        if case.error is not None:
+            label = self._paint("error", "31", bold=True)
+            message = _text.visible(case.error).replace("\n", "\n    ")
+            self._write(f"  {label}: {message}")
+        for a in case.assertions:
+            if a.status in ("fail", "error"):
+                self._assertion(a)
+            elif self.verbose:
+                text = _text.visible(a.text, newlines=False)
+                self._write(f"  {a.status}: {_text.location(a)}: {text}")
+                if a.status == "skip" and a.message:
+                    self._write(f"    {_text.visible(a.message, newlines=False)}")
+        if self.verbose:
+            self._metrics(case)
+        if kind in ("failed", "error"):
+            self._blank()
+
+    def _assertion(self, a: AssertionResult) -> None:
+        """`path:line:col: fail: message`, the source line, a caret, found and expected."""
+        label = self._paint(a.status, "31" if a.status == "fail" else "33", bold=True)
+        where = self._paint(_text.visible(_text.location(a), newlines=False), "1")
+        self._write(f"{where}: {label}: {_text.visible(a.message)}")
+        gutter = str(a.line)
+        pad = " " * len(gutter)
+        bar = self._paint("|", "34", bold=True)
+        if a.source_line:
+            raw = a.source_line.replace("\t", " ")
+            line = _text.visible(raw, newlines=False)
+            start, width = _underline(raw, a.column, a.end_column, a.text)
+            carets = self._paint("^" * width, "31" if a.status == "fail" else "33", bold=True)
+            self._write(f"{pad} {bar}")
+            self._write(f"{self._paint(gutter, '34', bold=True)} {bar} {line}")
+            self._write(f"{pad} {bar} {' ' * start}{carets}")
+        if _text.has_values(a):
+            limit = None if self.verbose else _text.VALUE_LIMIT
+            actual, expected = _text.found_expected(a)
+            eq = self._paint("=", "34", bold=True)
+            self._write(f"{pad} {eq} found: {_text.value(actual, limit)}")
+            self._write(f"{pad} {eq} expected: {_text.value(expected, limit)}")
+
+    def _metrics(self, case: CaseResult) -> None:
+        m = case.metrics
+        parts = [
+            f"{label} {value}"
+            for label, value in (
+                ("steps", m.steps),
+                ("tool calls", m.tool_calls),
+                ("input tokens", m.input_tokens),
+                ("output tokens", m.output_tokens),
+                ("cost", None if m.cost is None else f"{m.cost:.4f}"),
+                ("guards", m.guards),
+            )
+            if value is not None
+        ]
+        if parts:
+            self._write(self._paint("  " + ", ".join(parts), "2"))
+
+    # -- the end ---------------------------------------------------------------------
+
+    def _summary(self, report: Report) -> None:
+        s = report.summary
+        crashed = sum(1 for c in report.cases if c.error is not None)
+        parts = [
+            self._paint(f"{s.passed} passed", "32", bold=bool(s.passed)),
+            self._paint(f"{s.failed - crashed} failed", "31", bold=s.failed > crashed),
+        ]
+        if crashed:
+            parts.append(self._paint(f"{crashed} crashed", "31", bold=True))
+        broken = sum(1 for suite in report.suites if suite.errors)
+        if broken:
+            parts.append(
+                self._paint(f"{broken} suite{'s' if broken != 1 else ''} with errors", "31")
+            )
+        took = f"{report.duration_ms / 1000:.2f}s"
+        self._write(
+            f"{', '.join(parts)} in {took}"
+            f" · score {s.overall_score:.2f} · pass rate {s.pass_rate:.1%}"
+        )
+        n = s.assertions
+        self._write(
+            f"assertions: {n['pass']} passed, {n['fail']} failed,"
+            f" {n['skip']} skipped, {n['error']} errored"
+        )
+
+    # -- output plumbing -------------------------------------------------------------
+
+    def _progress(self, suite_name: str, case: CaseResult) -> None:
+        if not self._tty or self._done >= self._total:
+            return
+        long_run = self._total >= PROGRESS_MIN_CASES or (
+            time.monotonic() - self._started >= PROGRESS_MIN_SECONDS
+        )
+        if not long_run:
+            return
+        text = _text.visible(
+            f"[{self._done}/{self._total}] {suite_name} › {case.name}", newlines=False
+        )
+        # one row only: a wrapped line would survive the in-place rewrite
+        columns = shutil.get_terminal_size().columns
+        self.stream.write(self._paint(_text.shorten(text, max(columns - 1, 10)), "2"))
+        self.stream.flush()
+        self._progress_shown = True
+
+    def _clear_progress(self) -> None:
+        if self._progress_shown:
+            self.stream.write(_CLEAR_LINE)
+            self._progress_shown = False
+
+    def _write(self, line: str) -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+        self._after_blank = not line
+
+    def _blank(self) -> None:
+        """One empty line between blocks, never two in a row, none at the top."""
+        if not self._after_blank:
+            self._write("")
+
+    def _paint(self, text: str, code: str, *, bold: bool = False) -> str:
+        if not self.color or not text:
+            return text
+        return f"\x1b[{'1;' if bold else ''}{code}m{text}{_RESET}"
+
+
+def _width(text: str) -> int:
+    """Terminal columns `text` takes: wide East Asian characters take two."""
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in text
+    )
+
+
+def _underline(line: str, column: int, end_column: int, text: str) -> tuple[int, int]:
+    """Where the caret underline starts and how wide it is, in terminal columns (as shown).
+
+    `column` and `end_column` are 1-based code points, `end_column` exclusive (0 when
+    unknown: then the assertion's text when the line holds it there, else one caret).
+    """
+    start = min(max(column, 1), len(line) + 1) - 1
+    if end_column > column:
+        end = min(end_column - 1, len(line))
+    elif text and line.startswith(text, start):
+        end = start + len(text)
+    else:
+        end = start + 1
+    end = max(end, start + 1)
+    shown = (_text.visible(part, newlines=False) for part in (line[:start], line[start:end]))
+    before, under = (_width(part) for part in shown)
+    return before, max(under, 1)

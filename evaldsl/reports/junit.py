@@ -1,0 +1,172 @@
+"""JUnit XML report: a `Report` as the test-result file CI systems read.
+
+Takes a `Report` and gives JUnit XML in the common Ant/Surefire dialect that Jenkins,
+GitLab and the GitHub Actions test reporters read:
+
+- `<testsuites>` holds one `<testsuite>` per suite file (`name`, `file`, `tests`,
+  `failures`, `errors`, `skipped`, `time` in seconds), and the totals but `skipped`;
+- one `<testcase>` per case (`classname` = suite name, `name` = case name, `time`);
+- a case gets at most one outcome element, the first that applies:
+  `<error>` when its run crashed or an assertion errored, `<failure>` when an assertion
+  failed, `<skipped>` when every assertion was skipped. The element's text lists each
+  failing or erroring assertion as `path:line:col: <text>`, its message, found, expected;
+- a suite whose loading or checking found errors gets one more `<testcase>` named after
+  the file, with an `<error>` holding the rendered diagnostics; warnings only go to the
+  suite's `<system-out>`.
+
+Counts always match the elements, so `failures + errors + skipped <= tests`. Only the
+attributes Jenkins' xUnit schema (junit-10.xsd) allows are written, so the file passes
+its validation as well as GitLab's and the GitHub Actions reporters' parsers.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from evaldsl.diagnostics import render
+from evaldsl.reports import _text
+from evaldsl.results import CaseResult, Report, SuiteResult
+
+# Characters XML 1.0 forbids anywhere (C0 controls but tab, LF and CR; lone surrogates;
+# U+FFFE and U+FFFF). ElementTree escapes markup but writes these as they are, which
+# makes a file no parser accepts.
+_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+#: The `<testsuites name>` every report carries.
+TOOL_NAME = "evaldsl"
+
+
+def clean(text: str) -> str:
+    """`text` without the characters XML 1.0 forbids.
+
+    >>> clean("a\\x00b\\x1bc")
+    'abc'
+    """
+    return _FORBIDDEN.sub("", text)
+
+
+def to_junit_text(report: Report) -> str:
+    """The `--junit` report: an XML declaration and `<testsuites>`, ending in a newline.
+
+    >>> to_junit_text(Report(suites=(), duration_ms=0.0)).splitlines()[1][:30]
+    '<testsuites name="evaldsl" tes'
+    """
+    root = to_element(report)
+    ET.indent(root, space="  ")
+    body = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+
+
+def to_element(report: Report) -> ET.Element:
+    """The `<testsuites>` element of a report."""
+    root = ET.Element("testsuites", {"name": TOOL_NAME})
+    # No `skipped` total here: Jenkins' schema does not allow one on <testsuites>.
+    totals = dict.fromkeys(("tests", "failures", "errors"), 0)
+    for suite in report.suites:
+        element = _suite(suite)
+        root.append(element)
+        for key in totals:
+            totals[key] += int(element.get(key, "0"))
+    for key, count in totals.items():
+        root.set(key, str(count))
+    root.set("time", _text.seconds(report.duration_ms))
+    return root
+
+
+def _suite(suite: SuiteResult) -> ET.Element:
+    element = ET.Element(
+        "testsuite",
+        {"name": clean(suite.name), "file": clean(suite.path)},
+    )
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    key_of = {"failed": "failures", "error": "errors", "skipped": "skipped"}
+    for case in suite.cases:
+        element.append(_case(suite, case))
+        counts["tests"] += 1
+        kind = _text.outcome(case)
+        if kind in key_of:
+            counts[key_of[kind]] += 1
+    if suite.errors:
+        element.append(_diagnostics_case(suite))
+        counts["tests"] += 1
+        counts["errors"] += 1
+    elif suite.diagnostics:
+        out = ET.SubElement(element, "system-out")
+        out.text = clean(render(suite.diagnostics))
+    for key, count in counts.items():
+        element.set(key, str(count))
+    element.set("time", _text.seconds(suite.duration_ms))
+    return element
+
+
+def _case(suite: SuiteResult, case: CaseResult) -> ET.Element:
+    element = ET.Element(
+        "testcase",
+        {
+            "classname": clean(suite.name),
+            "name": clean(case.name),
+            "time": _text.seconds(case.duration_ms),
+        },
+    )
+    kind = _text.outcome(case)
+    if kind == "passed":
+        return element
+    if kind == "skipped":
+        reasons = {a.message for a in case.assertions if a.message}
+        child = ET.SubElement(element, "skipped")
+        child.set("message", clean("; ".join(sorted(reasons)) or "every assertion was skipped"))
+        return element
+    child = ET.SubElement(element, "error" if kind == "error" else "failure")
+    child.set("type", "crash" if case.error is not None else "assertion")
+    child.set("message", clean(_message(case)))
+    child.text = clean(_details(case))
+    return element
+
+
+def _message(case: CaseResult) -> str:
+    """One line for the outcome's `message`: the crash, or the first problem and a count."""
+    if case.error is not None:
+        return case.error.splitlines()[0] if case.error else "the run crashed"
+    found = _text.problems(case)
+    if not found:
+        return "the case did not pass"
+    first = found[0].message.splitlines()[0] if found[0].message else found[0].text
+    more = len(found) - 1
+    return first + (f" (and {more} more)" if more else "")
+
+
+def _details(case: CaseResult) -> str:
+    """The outcome's text: the crash, then each failing or erroring assertion."""
+    blocks: list[str] = []
+    if case.error is not None:
+        blocks.append(f"error: {case.error}")
+    for a in _text.problems(case):
+        lines = [f"{_text.location(a)}: {a.text}", f"  {a.status}: {a.message}"]
+        actual, expected = _text.found_expected(a)
+        if actual is not None or expected is not None:
+            lines.append(f"  found: {_text.value(actual, None)}")
+            lines.append(f"  expected: {_text.value(expected, None)}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _diagnostics_case(suite: SuiteResult) -> ET.Element:
+    element = ET.Element(
+        "testcase",
+        {"classname": clean(suite.name), "name": clean(suite.path), "time": "0.000"},
+    )
+    errors = suite.errors
+    first = errors[0]
+    more = len(errors) - 1
+    child = ET.SubElement(element, "error")
+    child.set("type", "load" if first.code.startswith("E5") else "check")
+    child.set(
+        "message",
+        clean(
+            f"{first.path}:{first.line}:{first.column}: {first.message}"
+            + (f" (and {more} more)" if more else "")
+        ),
+    )
+    child.text = clean(render(suite.diagnostics))
+    return element

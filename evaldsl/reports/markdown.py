@@ -1,0 +1,183 @@
+"""Markdown report: a `Report` as a summary fit for a pull-request comment.
+
+Takes a `Report` and gives GitHub-flavoured Markdown: a headline with ✅ or ❌, a totals
+table, a table per suite when there are several, then one collapsed `<details>` block per
+failing case listing each failing or erroring assertion (`path:line`, its text, why), and
+the suites whose loading or checking found problems. Passing cases are only counted, and
+at most `MAX_CASES` failing cases are listed, so a comment stays short.
+"""
+
+from __future__ import annotations
+
+import html
+
+from evaldsl.reports import _text
+from evaldsl.results import AssertionResult, CaseResult, Report, Summary
+
+#: Failing cases listed in full; the rest are counted (GitHub cuts comments at 65,536).
+MAX_CASES = 50
+#: Characters of a cell's message, found or expected value before it is cut.
+CELL_LIMIT = 160
+#: Characters of a crashed case's error (a traceback, say) before it is cut.
+ERROR_LIMIT = 1500
+
+
+def to_markdown_text(report: Report) -> str:
+    """The `--markdown` report, ending in a newline.
+
+    >>> to_markdown_text(Report(suites=(), duration_ms=0.0)).splitlines()[0]
+    '## ✅ evaldsl: no cases ran'
+    """
+    summary = report.summary
+    mark = "✅" if report.ok else "❌"
+    out: list[str] = [f"## {mark} evaldsl: {_headline(report, summary)}", ""]
+    out += _totals(summary)
+    if len(report.suites) > 1:
+        out += ["", *_suites_table(report)]
+    failing = [(s.name, c) for s in report.suites for c in s.cases if not c.passed]
+    if failing:
+        _end_block(out)
+        out += ["### Failing cases", ""]
+        for suite_name, case in failing[:MAX_CASES]:
+            out += _case_block(suite_name, case)
+        if len(failing) > MAX_CASES:
+            out += [f"…and {len(failing) - MAX_CASES} more failing cases.", ""]
+    troubled = [s for s in report.suites if s.diagnostics]
+    if troubled:
+        _end_block(out)
+        out += ["### Suite problems", ""]
+        for suite in troubled:
+            for d in suite.diagnostics:
+                where = f"{d.path}:{d.line}:{d.column}"
+                hint = f" ({_inline(d.hint)})" if d.hint else ""
+                out.append(f"- {code(where)} {d.severity}[{d.code}]: {_inline(d.message)}{hint}")
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def cell(text: str, limit: int | None = CELL_LIMIT) -> str:
+    """Text made safe for a table cell: `|` escaped, newlines as `<br>`, HTML escaped.
+
+    >>> cell("a|b\\n<c>")
+    'a\\\\|b<br>&lt;c&gt;'
+    """
+    text = html.escape(_text.visible(_text.shorten(text, limit)), quote=False)
+    return text.replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
+
+
+def code(text: str, limit: int | None = CELL_LIMIT, *, table: bool = False) -> str:
+    """Text as an inline code span that survives backticks and newlines (and `|` in tables).
+
+    >>> code("a`b"), code("a|b", table=True)
+    ('``a`b``', '`a\\\\|b`')
+    """
+    text = _text.shorten(_text.visible(" ".join(text.split())), limit)
+    fence = "`"
+    while fence in text:
+        fence += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    if table:
+        # GFM splits table rows on `|` even inside code spans; `\|` renders as `|` there.
+        text = text.replace("|", "\\|")
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def fenced(text: str, limit: int = ERROR_LIMIT) -> list[str]:
+    """Text as a fenced code block whose fence no line of the text can close.
+
+    >>> fenced("boom")
+    ['```text', 'boom', '```']
+    """
+    body = _text.visible(_text.shorten(text, limit)).splitlines() or [""]
+    fence = "```"
+    while any(line.lstrip().startswith(fence) for line in body):
+        fence += "`"
+    return [f"{fence}text", *body, fence]
+
+
+def _end_block(out: list[str]) -> None:
+    """End what `out` holds with exactly one empty line."""
+    while out and out[-1] == "":
+        out.pop()
+    out.append("")
+
+
+def _inline(text: str) -> str:
+    return html.escape(_text.visible(" ".join(text.split())), quote=False)
+
+
+def _headline(report: Report, summary: Summary) -> str:
+    broken = sum(1 for s in report.suites if s.errors)
+    suites = f", {broken} suite{'s' if broken != 1 else ''} with errors" if broken else ""
+    if summary.cases == 0:
+        return "no cases ran" + suites
+    if summary.failed == 0:
+        return f"all {summary.cases} cases passed" + suites
+    return f"{summary.failed} of {summary.cases} cases failed" + suites
+
+
+def _totals(summary: Summary) -> list[str]:
+    counts = summary.assertions
+    return [
+        "| Cases | Passed | Failed | Score | Pass rate | Assertions pass / fail / skip / error"
+        " | Duration |",
+        "|---:|---:|---:|---:|---:|:---:|---:|",
+        f"| {summary.cases} | {summary.passed} | {summary.failed} "
+        f"| {summary.overall_score:.2f} | {summary.pass_rate:.1%} "
+        f"| {counts['pass']} / {counts['fail']} / {counts['skip']} / {counts['error']} "
+        f"| {_text.duration(summary.duration_ms)} |",
+    ]
+
+
+def _suites_table(report: Report) -> list[str]:
+    rows = [
+        "| Suite | File | Cases | Passed | Failed | Score |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for suite in report.suites:
+        s = suite.summary
+        mark = "❌" if s.failed or suite.errors else "✅"
+        rows.append(
+            f"| {mark} {cell(suite.name)} | {code(suite.path, table=True)} "
+            f"| {s.cases} | {s.passed} | {s.failed} "
+            f"| {s.overall_score:.2f} |"
+        )
+    return rows
+
+
+def _case_block(suite_name: str, case: CaseResult) -> list[str]:
+    problems = _text.problems(case)
+    counted = sum(1 for a in case.assertions if a.status != "skip")
+    why = (
+        "crashed"
+        if case.error is not None
+        else f"{len(problems)} of {counted} assertions did not pass"
+    )
+    title = _inline(f"{suite_name} › {case.name}")
+    out = [
+        "<details>",
+        f"<summary>❌ <b>{title}</b> — score {case.score:.2f}, {why}</summary>",
+        "",
+    ]
+    if case.error is not None:
+        out += [*fenced(case.error), ""]
+    if problems:
+        out += ["| Where | Assertion | Why |", "|---|---|---|"]
+        for a in problems:
+            out.append(
+                f"| {code(_text.location(a, column=False), table=True)} "
+                f"| {code(a.text, table=True)} | {_why(a)} |"
+            )
+        out.append("")
+    out += ["</details>", ""]
+    return out
+
+
+def _why(a: AssertionResult) -> str:
+    parts = [cell(a.message) if a.status == "fail" else f"**error:** {cell(a.message)}"]
+    actual, expected = _text.found_expected(a)
+    if actual is not None or expected is not None:
+        parts.append(f"found {code(_text.value(actual), table=True)}")
+        parts.append(f"expected {code(_text.value(expected), table=True)}")
+    return "<br>".join(parts)
