@@ -313,9 +313,11 @@ def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
             usage = ev.get("usage")
             # traceplay's own shape first (every recorded response has it); the general
             # reader handles the rest
-            if type(usage) is dict and type(p := usage.get("promptTokens")) is int and type(
-                c := usage.get("completionTokens")
-            ) is int:
+            if (
+                type(usage) is dict
+                and type(p := usage.get("promptTokens")) is int
+                and type(c := usage.get("completionTokens")) is int
+            ):
                 used_in, used_out = p, c
             else:
                 used_in, used_out = usage_tokens(ev)

@@ -50,7 +50,6 @@ from evaldsl.diagnostics import did_you_mean
 from evaldsl.runs.cassette import EventStream, first_line, load_cassette
 from evaldsl.runs.events import (
     LINE_EXTENSIONS,
-    check_events,
     events_from_document,
     load_event_lines,
     load_events,
