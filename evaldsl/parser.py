@@ -38,6 +38,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from evaldsl import ast
 from evaldsl.diagnostics import Diagnostic, did_you_mean
 from evaldsl.source import Source, Span
+from evaldsl.vocabulary import SUBJECTS
 
 Start = Literal["file", "statements"]
 
@@ -441,22 +442,11 @@ def _simple_subject(kind: ast.SubjectKind) -> Any:
     return build
 
 
-for _kind in (
-    "status",
-    "nodes",
-    "tools",
-    "tokens",
-    "input_tokens",
-    "output_tokens",
-    "steps",
-    "tool_calls",
-    "guards",
-    "errors",
-    "latency",
-    "cost",
-    "budget",
-):
-    setattr(_Builder, _kind, _simple_subject(_kind))
+# Subjects without a syntax of their own (`status`, `tokens`, `tool calls`, …) build
+# alike; the vocabulary is the list of them.
+for _kind in SUBJECTS:
+    if not hasattr(_Builder, _kind):
+        setattr(_Builder, _kind, _simple_subject(cast(ast.SubjectKind, _kind)))
 
 
 class _BracketNewlines:

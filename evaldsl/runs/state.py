@@ -33,18 +33,9 @@ from evaldsl.runs.model import (
     read_bytes,
 )
 from evaldsl.runs.text import js_json
+from evaldsl.vocabulary import STATUS_VALUES
 
-STATUSES = (
-    "pending",
-    "scheduled",
-    "running",
-    "waiting",
-    "retrying",
-    "completed",
-    "failed",
-    "cancelled",
-    "timeout",
-)
+STATUSES = STATUS_VALUES  # cycgraph's statuses, declared once in the vocabulary
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timeout"})
 
 #: Any one of these makes a JSON object a state when a file's kind is detected.
