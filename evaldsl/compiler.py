@@ -214,12 +214,27 @@ class Compiler:
 
     def call_test(self, name: str, pred: ast.CallTest, every: bool, span: Span) -> Check:
         use_result = pred.target == "result"
+        compiled = compile_path(pred.path) if pred.path is not None else None
+        single = (
+            compiled.steps[0]
+            if isinstance(compiled, CompiledPath)
+            and compiled.steps is not None
+            and len(compiled.steps) == 1
+            and isinstance(compiled.steps[0], str)
+            else None
+        )
         probe = CallProbe(
-            name, use_result, _path_getter(pred.path), self.value_test(pred.test, "Json")
+            name,
+            use_result,
+            _path_getter(pred.path),
+            self.value_test(pred.test, "Json"),
+            single,
+            every,
         )
         self.needs.probes.append(probe)  # applied to each call while the run is indexed
         expected = _expected_of(pred.test)
         what = self.text(pred.span)
+        unit = "result" if use_result else "call"  # results are counted as they arrive
 
         def run(facts: RunFacts) -> Verdict:
             trace = facts.trace
@@ -229,16 +244,33 @@ class Compiler:
             if n == 0:
                 return Verdict("fail", f'tool "{name}" was never called', span, None, expected)
             tally = trace.tallies[probe]
-            good = tally.good
             found = tally.sample  # the first values found (SAMPLE of them at most)
-            ok = good == n if every else good > 0
-            if ok:
-                which = "every call" if every else f"{good} of {n} call{'s' if n > 1 else ''}"
-                return Verdict("pass", f'tool "{name}" {what} ({which})', span, found, expected)
             if every:
-                message = f'{n - good} of {n} calls of tool "{name}" fail {what}'
-            else:
-                message = f'no call of tool "{name}" has {what}'
+                if not tally.decided and tally.good == n:
+                    return Verdict(
+                        "pass", f'tool "{name}" {what} (every call)', span, found, expected
+                    )
+                if tally.decided:
+                    message = (
+                        f'{unit} {tally.first} of {n} of tool "{name}" fails {what}; '
+                        f"found {_found(tally.last)}"
+                    )
+                    return Verdict("fail", message, span, tally.last, expected)
+                missing = n - tally.fed
+                message = (
+                    f'{missing} of {n} calls of tool "{name}" have no result, so not every '
+                    f"call has {what}"
+                )
+                return Verdict("fail", message, span, found, expected)
+            if tally.decided:
+                return Verdict(
+                    "pass",
+                    f'tool "{name}" {what} ({unit} {tally.first} of {n})',
+                    span,
+                    tally.last,
+                    expected,
+                )
+            message = f'no call of tool "{name}" has {what}'
             if use_result and tally.fed == 0:
                 message += "; no result was recorded"
             else:
@@ -476,6 +508,8 @@ class Compiler:
                 expected = ast.to_json(lit)
                 if op in ("==", "!="):
                     same = op == "=="
+                    if type(expected) is str:  # json_equal's answer, without its dispatch
+                        return lambda v: (type(v) is str and v == expected) is same
                     return lambda v: json_equal(v, expected) is same
                 order = _ORDER[op]
                 return lambda v: (

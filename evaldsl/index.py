@@ -50,15 +50,19 @@ SAMPLE = 10  # how many of the values a call test found are kept for its message
 
 class Tally:
     """How the calls of one tool fared against one `args`/`result` test in one run:
-    values fed (calls, or linked results), how many passed, and a few values found."""
+    values fed (calls, or linked results), how many passed before the verdict was
+    decided, the call that decided it, and the first few values found."""
 
-    __slots__ = ("fed", "found", "good", "sample")
+    __slots__ = ("decided", "fed", "first", "found", "good", "last", "sample")
 
     def __init__(self) -> None:
         self.fed = 0
         self.good = 0
         self.found = 0
         self.sample: list[Any] = []
+        self.decided = False  # a passing call (any call) or a failing one (`every`)
+        self.first = 0  # the 1-based number of the call that decided it
+        self.last: Any = MISSING  # that call's values
 
 
 @attrs.frozen(eq=False)
@@ -70,23 +74,43 @@ class CallProbe:
     on_result: bool
     finder: Callable[[Any], list[Any]]
     test: Callable[[Any], bool]
+    key: str | None = None  # set when the path is one plain field (`$.city`): a dict lookup
+    every: bool = False
 
     def feed(self, tally: Tally, target: Any) -> None:
+        """Test one call's arguments (or result). Once one call decides the verdict (the
+        first passing call, or with `every` the first failing one), later calls are only
+        counted."""
         tally.fed += 1
-        if target is MISSING:
+        if tally.decided:
             return
-        values = self.finder(target)
-        if not values:
-            return
-        tally.found += len(values)
-        room = SAMPLE - len(tally.sample)
-        if room > 0:
-            tally.sample.extend(values[:room])
+        key = self.key
+        if key is not None:  # the common `args $.field …`, without building a list
+            if type(target) is dict and key in target:
+                values = [target[key]]
+            else:
+                values = []
+        elif target is MISSING:
+            values = []
+        else:
+            values = self.finder(target)
+        if values:
+            tally.found += len(values)
+            room = SAMPLE - len(tally.sample)
+            if room > 0:
+                tally.sample.extend(values[:room])
         test = self.test
+        ok = False
         for value in values:
             if test(value):
-                tally.good += 1
-                return
+                ok = True
+                break
+        if ok:
+            tally.good += 1
+        if ok is not self.every:
+            tally.decided = True
+            tally.first = tally.fed
+            tally.last = values
 
 
 @attrs.define
@@ -237,6 +261,14 @@ def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
     positions = needs.answers
     tail: deque[Any] | None = deque(maxlen=needs.answer_tail) if needs.answer_tail else None
     want_times = needs.times
+    # A list's first and last timestamps are found after the pass, from its two ends;
+    # a stream is seen once, so its timestamps are followed in the pass.
+    times_in_pass = want_times and not isinstance(events, list)
+    # one lookup per call: what each named tool needs (probes, kept records)
+    tool_plan: dict[str, tuple[Any, Any, bool]] = {
+        name: (arg_probes.get(name), result_probes.get(name), name in detail)
+        for name in {*arg_probes, *result_probes, *detail}
+    }
     want_cost = needs.cost
     model: str | None = None
     steps = responses = tool_calls = guards = errors = 0
@@ -248,7 +280,7 @@ def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
 
     for ev in events:
         kind = ev.get("type")
-        if want_times:
+        if times_in_pass:
             at = ev.get("at")
             if isinstance(at, str):  # ISO times; events without one do not count
                 if first_at is None:
@@ -264,15 +296,23 @@ def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
             counts[name] = counts.get(name, 0) + 1
             if sequence is not None:
                 sequence.append(name)
-            probes = arg_probes.get(name) if arg_probes else None
-            if probes is not None or name in detail:
-                args = ev.get("arguments", MISSING)
-                if args is MISSING and kind == "mcp.call":
-                    args = ev.get("args", ev.get("input", MISSING))
-                if probes is not None:
-                    for probe, tally in probes:
-                        probe.feed(tally, args)
-            if result_probes and name in result_probes:
+            plan = tool_plan.get(name)
+            if plan is None:
+                continue
+            probes, on_result, keep = plan
+            args = ev.get("arguments", MISSING)
+            if args is MISSING and kind == "mcp.call":
+                args = ev.get("args", ev.get("input", MISSING))
+            if probes is not None:
+                for probe, tally in probes:
+                    probe.feed(tally, args)
+                if all(tally.decided for _, tally in probes):
+                    # every test of this tool's arguments is decided: later calls are
+                    # only counted (results stay wired for tests that are not decided)
+                    plan = tool_plan[name] = (None, on_result, keep)
+                    if plan == (None, None, False):
+                        del tool_plan[name]
+            if on_result is not None:
                 if kind == "mcp.call":
                     inline = ev.get("result", ev.get("output", MISSING))
                     if inline is not MISSING:
@@ -286,7 +326,7 @@ def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
                     call_id = ev.get("callId")
                     if call_id is not None:
                         result_owner[call_id] = owner
-            if name in detail:
+            if keep:
                 record = CallRecord(name, args)
                 if kind == "mcp.call":
                     record.result = ev.get("result", ev.get("output", MISSING))
@@ -344,8 +384,18 @@ def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
                 if owner_of is not None and not owner_of[1]:
                     owner_of[1] = True  # one result per call: the first that names it
                     output = ev.get("output", MISSING)
-                    for probe, tally in result_probes[owner_of[0]]:
+                    owned = result_probes[owner_of[0]]
+                    for probe, tally in owned:
                         probe.feed(tally, output)
+                    if all(tally.decided for _, tally in owned):
+                        # decided: stop wiring this tool's calls to their results
+                        arg_side, _, keep_it = tool_plan.get(owner_of[0], (None, None, False))
+                        if arg_side is None and not keep_it:
+                            tool_plan.pop(owner_of[0], None)
+                        else:
+                            tool_plan[owner_of[0]] = (arg_side, None, keep_it)
+                        if not any(entry[1] for entry in tool_plan.values()):
+                            result_owner.clear()  # no result is read any more
         elif kind == "policy.evaluate":
             guards += 1
         elif kind == "agent.error" or kind == "error":
@@ -362,6 +412,12 @@ def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
     facts.unpriced_model = unpriced
     if tail is not None:
         facts.answers_tail = list(tail)
+    if want_times and not times_in_pass:
+        assert isinstance(events, list)
+        first_at = next((e.get("at") for e in events if isinstance(e.get("at"), str)), None)
+        last_at = next(
+            (e.get("at") for e in reversed(events) if isinstance(e.get("at"), str)), None
+        )
     if isinstance(first_at, str) and isinstance(last_at, str):
         facts.first_at, facts.last_at = first_at, last_at
     return facts
