@@ -86,10 +86,7 @@ class CallProbe:
             return
         key = self.key
         if key is not None:  # the common `args $.field …`, without building a list
-            if type(target) is dict and key in target:
-                values = [target[key]]
-            else:
-                values = []
+            values = [target[key]] if type(target) is dict and key in target else []
         elif target is MISSING:
             values = []
         else:
