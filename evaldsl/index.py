@@ -26,7 +26,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
+import orjson
 
+from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.model import Run, RunError, describe
 from evaldsl.runs.text import answer_text, usage_tokens
 from evaldsl.values import MISSING
@@ -224,6 +226,15 @@ def index_run(run: Run, needs: Needs) -> RunFacts:
 
 def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
     """The one pass over the events (any non-object element is a `RunError`)."""
+    if isinstance(events, EventStream):
+        try:
+            with events.fast() as decoded:
+                return _index(decoded, needs, again=events.__iter__)
+        except (orjson.JSONDecodeError, AttributeError):
+            # a line that is not a JSON object: the careful reader names file and line
+            for _ in events:
+                pass
+            raise
     try:
         return _index(events, needs)
     except AttributeError:
@@ -238,7 +249,11 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
         raise
 
 
-def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
+def _index(
+    events: Iterable[dict[str, Any]],
+    needs: Needs,
+    again: Callable[[], Iterable[dict[str, Any]]] | None = None,
+) -> TraceFacts:
     """Kept as one flat loop with local variables: it runs once per event."""
     facts = TraceFacts()
     counts = facts.call_counts
@@ -274,15 +289,17 @@ def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
     unpriced: str | None = None
     first_at: Any = None
     last_at: Any = None
+    last_ev: Any = None
 
     for ev in events:
         kind = ev.get("type")
         if times_in_pass:
-            at = ev.get("at")
-            if isinstance(at, str):  # ISO times; events without one do not count
-                if first_at is None:
+            # the first timestamp now; the last from the last event, after the pass
+            last_ev = ev
+            if first_at is None:
+                at = ev.get("at")
+                if isinstance(at, str):  # ISO times; events without one do not count
                     first_at = at
-                last_at = at
         if kind == "tool.call" or kind == "mcp.call":
             tool_calls += 1
             name = ev.get("name")
@@ -409,6 +426,14 @@ def _index(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
     facts.unpriced_model = unpriced
     if tail is not None:
         facts.answers_tail = list(tail)
+    if times_in_pass and last_ev is not None:
+        last_at = last_ev.get("at")
+        if not isinstance(last_at, str) and again is not None:
+            # the last event has no time (rare): find the last one that has, in a new pass
+            for e in again():
+                at = e.get("at")
+                if isinstance(at, str):
+                    last_at = at
     if want_times and not times_in_pass:
         assert isinstance(events, list)
         first_at = next((e.get("at") for e in events if isinstance(e.get("at"), str)), None)

@@ -14,6 +14,8 @@ counted), which is the line an editor jumps to.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 from collections.abc import Generator, Iterator
 from typing import IO, Any
@@ -72,6 +74,28 @@ class EventStream:
             return next(events, None)
         finally:
             events.close()  # release the file now, not when the generator is collected
+
+    @contextlib.contextmanager
+    def fast(self) -> Iterator[Iterator[Any]]:
+        """The decoded lines as a C-level iterator (`map(orjson.loads, …)` over the lines
+        that are not blank): no Python frame runs per event, which matters at a million
+        events. It does not explain errors: a line that is not JSON raises orjson's error
+        and a line that is not an object passes through; on either, iterate the stream
+        itself (`for _ in stream`) for the `RunError` naming the line.
+        """
+        path = self.path
+        try:
+            f = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise os_error(path, exc) from None
+        try:
+            if self._has_header:
+                self._header, _ = _read_header_from(f, path)
+            elif f.read(3) != b"\xef\xbb\xbf":
+                f.seek(0)
+            yield map(orjson.loads, itertools.filterfalse(bytes.isspace, f))
+        finally:
+            f.close()
 
     def __iter__(self) -> Generator[dict[str, Any], None, None]:
         path = self.path

@@ -1,0 +1,77 @@
+"""The index pass: the fast path over a cassette file gives the same facts as the same
+events in a list, and its error and timing edge cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import evaldsl
+from evaldsl.index import Needs, index_events
+from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.model import RunError
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "traceplay"
+HEADER = '{"cassette":"traceplay","version":1}'
+
+EVERYTHING = """
+tool get_weather called; tools contains get_weather; answer not empty; answer[1] not empty
+tokens >= 0; steps >= 0; tool calls >= 0; latency >= 0s; errors == 0
+tool get_weather args $.city == "Xiamen"; tool get_weather result contains "sunny"
+"""
+
+
+@pytest.mark.parametrize("cassette", sorted(FIXTURES.glob("*/*.jsonl")), ids=lambda p: p.name)
+def test_file_and_list_give_the_same_verdicts(cassette: Path) -> None:
+    case = evaldsl.compile(EVERYTHING).cases[0]
+    events = list(EventStream(cassette))
+    from_file = case.check(str(cassette))
+    from_list = case.check(events)
+    assert [(v.status, v.message) for v in from_file.verdicts] == [
+        (v.status, v.message) for v in from_list.verdicts
+    ]
+
+
+def _cassette(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join([HEADER, *lines]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_latency_when_the_last_event_has_no_time(tmp_path: Path) -> None:
+    path = _cassette(
+        tmp_path,
+        [
+            '{"type":"user.message","at":"2026-01-01T00:00:00Z"}',
+            '{"type":"llm.request","at":"2026-01-01T00:00:03Z"}',
+            '{"type":"llm.response","output":"hi"}',
+        ],
+    )
+    needs = Needs(times=True)
+    facts = index_events(EventStream(path), needs)
+    assert facts.wall_seconds() == 3.0
+    assert index_events(list(EventStream(path)), needs).wall_seconds() == 3.0
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [('{"type": "llm.request"', "invalid JSON on line 3"), ("[1, 2]", "line 3")],
+)
+def test_a_bad_line_is_named_by_the_fast_path(tmp_path: Path, line: str, words: str) -> None:
+    path = _cassette(tmp_path, ['{"type":"llm.request"}', line, '{"type":"llm.request"}'])
+    with pytest.raises(RunError) as err:
+        index_events(EventStream(path), Needs())
+    assert words in str(err.value)
+    assert str(path) in str(err.value)
+
+
+def test_blank_lines_crlf_and_bom_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    body = "\r\n".join(
+        [json.dumps({"type": "llm.request"}), "", "   ", json.dumps({"type": "llm.request"})]
+    )
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    facts = index_events(EventStream(path, header=False), Needs())
+    assert facts.steps == 2
