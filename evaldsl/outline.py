@@ -94,7 +94,8 @@ def outline(program: ast.Program, source: Source) -> Outline:
 
     def close() -> None:
         if current is not None:
-            cases.append(CaseOutline(**current, implicit=not has_cases))  # type: ignore[arg-type]
+            fields = {**current, "assertions": tuple(current["assertions"])}  # type: ignore[arg-type]
+            cases.append(CaseOutline(**fields, implicit=not has_cases))  # type: ignore[arg-type]
 
     def first_line(span: Span) -> int:
         return source.position(span.start).line
@@ -176,7 +177,7 @@ def outline(program: ast.Program, source: Source) -> Outline:
         if current is None:
             header_asserts.append(stmt)
         else:
-            current["assertions"] = (*current["assertions"], stmt)  # type: ignore[misc]
+            current["assertions"].append(stmt)  # type: ignore[attr-defined]
     close()
 
     for case in cases:
@@ -246,7 +247,7 @@ def _new_case(name: str, span: Span) -> dict[str, object]:
         "input": None,
         "each": None,
         "timeout": None,
-        "assertions": (),
+        "assertions": [],  # a list while the case fills (a tuple in the outline)
     }
 
 
