@@ -1,0 +1,175 @@
+"""The judge through the command, as a CI job would run it: live with a key against a real
+server on 127.0.0.1, frozen from a committed cache after the server is gone, skipped
+without a key, off on request; planning in `check` and `--dry-run`; the key never in a
+report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.judge_server import JudgeServer, judged
+
+ROOT = Path(__file__).resolve().parents[1]
+CASSETTE = ROOT / "tests" / "fixtures" / "traceplay" / "demo" / "cassette.example.jsonl"
+KEY = "sk-test-secret-1234567890"
+
+
+def suite(tmp: Path) -> Path:
+    path = tmp / "judge.eval"
+    path.write_text(
+        f'case "weather answer"\n  cassette "{CASSETTE}"\n'
+        '  answer judged "mentions the weather" >= 0.7\n'
+        '  answer contains "sunny"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def run(
+    tmp: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("EVALDSL_JUDGE")}
+    return subprocess.run(
+        [sys.executable, "-m", "evaldsl.cli", *args],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        env={**base, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(env or {})},
+        timeout=120,
+    )
+
+
+def statuses(report: Path) -> list[str]:
+    case = json.loads(report.read_text(encoding="utf-8"))["suites"][0]["cases"][0]
+    return [a["status"] for a in case["assertions"]]
+
+
+def test_live_then_frozen_from_the_cache_then_skipped_without_a_key(tmp_path: Path) -> None:
+    eval_file = suite(tmp_path)
+    cache = tmp_path / "judge-cache"
+    with JudgeServer(judged(True, 0.9, "mentions sun and temperature")) as server:
+        env = {"EVALDSL_JUDGE_API_KEY": KEY, "EVALDSL_JUDGE_BASE_URL": server.url}
+        plan = run(tmp_path, "check", str(eval_file), "--judge-cache", str(cache), env=env)
+        assert "judge: 1 call planned, 0 cached" in plan.stdout
+        live = run(
+            tmp_path,
+            "run",
+            str(eval_file),
+            "--judge-cache",
+            str(cache),
+            "--json",
+            "live.json",
+            "--junit",
+            "live.xml",
+            env=env,
+        )
+        assert live.returncode == 0, live.stdout + live.stderr
+        assert server.count == 1
+        assert server.requests[0].path == "/v1/chat/completions"
+    assert statuses(tmp_path / "live.json") == ["pass", "pass"]
+    assert len(list(cache.glob("*.json"))) == 1
+    for written in (tmp_path / "live.json", tmp_path / "live.xml", *cache.glob("*.json")):
+        assert KEY not in written.read_text(encoding="utf-8")
+    assert KEY not in live.stdout + live.stderr
+
+    # the server is gone and there is no key: the committed cache answers, deterministically
+    frozen = run(
+        tmp_path,
+        "run",
+        str(eval_file),
+        "--judge",
+        "frozen",
+        "--judge-cache",
+        str(cache),
+        "--json",
+        "frozen.json",
+        env={"EVALDSL_JUDGE_BASE_URL": server.url},
+    )
+    assert frozen.returncode == 0, frozen.stdout
+    assert statuses(tmp_path / "frozen.json") == ["pass", "pass"]
+    dry = run(
+        tmp_path,
+        "run",
+        str(eval_file),
+        "--dry-run",
+        "--judge-cache",
+        str(cache),
+        env={"EVALDSL_JUDGE_BASE_URL": server.url},
+    )
+    assert "judge: 1 call planned, 1 cached" in dry.stdout
+
+    # no key and no cache: a clear skip, and the case still passes
+    skipped = run(
+        tmp_path,
+        "run",
+        str(eval_file),
+        "--json",
+        "skip.json",
+        "--judge-cache",
+        str(tmp_path / "empty"),
+    )
+    assert skipped.returncode == 0
+    assert statuses(tmp_path / "skip.json") == ["skip", "pass"]
+    case = json.loads((tmp_path / "skip.json").read_text())["suites"][0]["cases"][0]
+    assert "EVALDSL_JUDGE_API_KEY" in case["assertions"][0]["message"]
+
+
+def test_frozen_miss_is_an_error_and_off_skips(tmp_path: Path) -> None:
+    eval_file = suite(tmp_path)
+    frozen = run(
+        tmp_path,
+        "run",
+        str(eval_file),
+        "--judge",
+        "frozen",
+        "--judge-cache",
+        str(tmp_path / "empty"),
+        "--json",
+        "f.json",
+        env={"EVALDSL_JUDGE_API_KEY": KEY},
+    )
+    assert frozen.returncode == 1
+    assert statuses(tmp_path / "f.json") == ["error", "pass"]
+    off = run(
+        tmp_path,
+        "run",
+        str(eval_file),
+        "--judge",
+        "off",
+        "--json",
+        "o.json",
+        env={"EVALDSL_JUDGE_API_KEY": KEY},
+    )
+    assert off.returncode == 0
+    assert statuses(tmp_path / "o.json") == ["skip", "pass"]
+
+
+def test_a_traceplay_cache_is_reused(tmp_path: Path) -> None:
+    from evaldsl.judge import cache_key
+
+    eval_file = tmp_path / "t.eval"
+    eval_file.write_text(
+        f'case "c"\n  cassette "{CASSETTE}"\n  answer judged "mentions weather"\n', encoding="utf-8"
+    )
+    cache = tmp_path / ".traceplay" / "judge-cache"
+    cache.mkdir(parents=True)
+    key = cache_key("Xiamen is sunny, 31C.", "mentions weather")
+    assert key == "23bfe9152918833134ecb9268a2dabee3678ea8380dd2f818006852e89c52e42"
+    (cache / f"{key}.json").write_text('{"passed":true,"reason":"says sunny"}', encoding="utf-8")
+    r = run(
+        tmp_path,
+        "run",
+        str(eval_file),
+        "--judge",
+        "frozen",
+        "--judge-cache",
+        str(cache),
+        "--json",
+        "r.json",
+    )
+    assert r.returncode == 0, r.stdout
+    assert statuses(tmp_path / "r.json") == ["pass"]
