@@ -471,6 +471,13 @@ def _cycgraph(
     return (text if not f.diags else None), f.diags
 
 
+# traceplay objects say `kind:`, cycgraph objects `type:`
+_FRONT_ENDS = (
+    ("kind", _TRACEPLAY_FIELDS, _traceplay),
+    ("type", _CYCGRAPH_FIELDS, _cycgraph),
+)
+
+
 # ---- entry point --------------------------------------------------------------------------
 
 
@@ -485,34 +492,19 @@ def object_to_dsl(obj: Any, place: Place) -> tuple[str | None, list[Diagnostic]]
                 "or a string of evaldsl text",
             )
         ]
-    if "kind" in obj:
-        kind = obj["kind"]
-        if kind in _TRACEPLAY_FIELDS:
-            return _traceplay(str(kind), obj, place)
-        guess = did_you_mean(str(kind), _TRACEPLAY_FIELDS)
+    for field, known, convert in _FRONT_ENDS:
+        if field not in obj:
+            continue
+        kind = obj[field]
+        if kind in known:
+            return convert(str(kind), obj, place)
+        guess = did_you_mean(str(kind), known)
         return None, [
             place.error(
-                "kind",
+                field,
                 "E505",
-                f"unknown assertion kind `{kind}`",
-                f"did you mean `{guess}`?"
-                if guess
-                else "kinds: " + ", ".join(sorted(_TRACEPLAY_FIELDS)),
-            )
-        ]
-    if "type" in obj:
-        kind = obj["type"]
-        if kind in _CYCGRAPH_FIELDS:
-            return _cycgraph(str(kind), obj, place)
-        guess = did_you_mean(str(kind), _CYCGRAPH_FIELDS)
-        return None, [
-            place.error(
-                "type",
-                "E505",
-                f"unknown assertion type `{kind}`",
-                f"did you mean `{guess}`?"
-                if guess
-                else "types: " + ", ".join(sorted(_CYCGRAPH_FIELDS)),
+                f"unknown assertion {field} `{kind}`",
+                f"did you mean `{guess}`?" if guess else f"{field}s: " + ", ".join(sorted(known)),
             )
         ]
     return None, [

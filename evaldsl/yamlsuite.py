@@ -87,15 +87,7 @@ class _Doc:
         self, node: yaml.Node | None, code: str, message: str, hint: str | None = None
     ) -> Diagnostic:
         line, column = self.pos(node) if node is not None else (1, 1)
-        return Diagnostic.in_file(
-            self.path,
-            code,
-            message,
-            line=line,
-            column=column,
-            hint=hint,
-            source_line=self.line_text(line),
-        )
+        return Place(self.path, line, column, {}, self.line_text).error(None, code, message, hint)
 
     def place(self, node: yaml.Node) -> Place:
         fields: dict[str, tuple[int, int]] = {}
