@@ -34,6 +34,7 @@ from typing import Any, Literal, cast
 import attrs
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.lexer import ContextualLexer
 
 from evaldsl import ast
 from evaldsl.diagnostics import Diagnostic, did_you_mean
@@ -468,6 +469,64 @@ class _BracketNewlines:
             yield tok
 
 
+class _FastContextualLexer(ContextualLexer):
+    """Lark's contextual lexer with less work per token: the same per-state scanners,
+    keyword callbacks and ignored terminals (so exactly the same tokens), but ignored
+    white space and comments are skipped without building anything, and lines are counted
+    once at the end instead of at every token (spans are code-point offsets; the Source
+    turns them into lines). Where no terminal fits, Lark's own `lex` takes over at that
+    point, so errors are exactly Lark's. A test compares the two token streams.
+    """
+
+    def lex(self, lexer_state: Any, parser_state: Any) -> Iterator[Token]:
+        text_slice = lexer_state.text
+        text, end = text_slice.text, text_slice.end
+        line_ctr = lexer_state.line_ctr
+        start = pos = line_ctr.char_pos
+        plans = self._plans()
+        stack = parser_state.state_stack
+        while pos < end:
+            char = text[pos]
+            if char == " " or char == "\t":  # white space is ignored in every state
+                pos += 1
+                continue
+            scanners, ignore, callbacks = plans[stack[-1]]
+            m = None
+            for mre in scanners:
+                m = mre.match(text, pos, end)
+                if m:
+                    break
+            if m is None:
+                # Nothing fits here: Lark explains it (and keeps its line count right).
+                line_ctr.feed(text[start:pos])
+                yield from ContextualLexer.lex(self, lexer_state, parser_state)
+                return
+            kind = m.lastgroup
+            after = m.end()
+            if kind in ignore:
+                pos = after
+                continue
+            tok = Token(kind, m.group(0), pos, None, None, None, None, after)
+            callback = callbacks.get(kind)
+            if callback is not None:
+                tok = callback(tok)  # a NAME that spells a keyword accepted here
+            lexer_state.last_token = tok
+            pos = after
+            yield tok
+        line_ctr.feed(text[start:pos])
+
+    def _plans(self) -> dict[int, tuple[Any, Any, Any]]:
+        """Per parser state: its scanner's regexes, ignored terminals, keyword callbacks."""
+        plans: dict[int, tuple[Any, Any, Any]] | None = getattr(self, "_fast_plans", None)
+        if plans is None:
+            plans = {
+                state: (lexer.scanner._mres, lexer.ignore_types, lexer.callback)
+                for state, lexer in cast(dict[int, Any], self.lexers).items()
+            }
+            self._fast_plans = plans
+        return plans
+
+
 # ---- the parser instances --------------------------------------------------------------
 
 _local = threading.local()
@@ -484,19 +543,26 @@ def _lark(with_builder: bool) -> tuple[Lark, _Builder | None]:
     cached = getattr(_local, key, None)
     if cached is None:
         builder = _Builder() if with_builder else None
-        lark = Lark(
-            _grammar(),
-            parser="lalr",
-            lexer="contextual",
-            start=["file", "statements"],
-            keep_all_tokens=True,
-            maybe_placeholders=False,
-            postlex=_BracketNewlines(),
-            transformer=builder,
-        )
-        cached = (lark, builder)
+        cached = (new_lark(builder), builder)
         setattr(_local, key, cached)
     return cast(tuple[Lark, _Builder | None], cached)
+
+
+def new_lark(builder: _Builder | None, *, fast_lexer: bool = True) -> Lark:
+    """A Lark LALR parser for the grammar (the AST built during the parse when a builder
+    is given). `fast_lexer=False` keeps Lark's stock lexer, which tests compare against."""
+    plugins = {"ContextualLexer": _FastContextualLexer} if fast_lexer else {}
+    return Lark(
+        _grammar(),
+        parser="lalr",
+        lexer="contextual",
+        start=["file", "statements"],
+        keep_all_tokens=True,
+        maybe_placeholders=False,
+        postlex=_BracketNewlines(),
+        transformer=builder,
+        _plugins=plugins,
+    )
 
 
 def interactive(text: str, start: Start = "file") -> Any:
