@@ -271,7 +271,12 @@ def _index(
     result_owner: dict[Any, list[Any]] = {}  # call id → [tool, result already fed]
     sequence = facts.sequence if needs.tool_sequence else None
     positions = needs.answers
-    tail: deque[Any] | None = deque(maxlen=needs.answer_tail) if needs.answer_tail else None
+    last_position = max(positions, default=0)  # answers after it are not looked up
+    # the last two answers in two variables (answer, answer[-2]); a deque beyond that
+    keep_tail = needs.answer_tail
+    tail: deque[Any] | None = deque(maxlen=keep_tail) if keep_tail > 2 else None
+    before_last: Any = MISSING
+    last: Any = MISSING
     want_times = needs.times
     # A list's first and last timestamps are found after the pass, from its two ends;
     # a stream is seen once, so its timestamps are followed in the pass.
@@ -360,10 +365,13 @@ def _index(
             if kind == "llm.invoke":
                 steps += 1
             raw = ev.get("output")
-            if responses in positions:
+            if responses <= last_position and responses in positions:
                 facts.answers_at[responses] = raw
-            if tail is not None:
-                tail.append(raw)
+            if keep_tail:
+                before_last = last
+                last = raw
+                if tail is not None:
+                    tail.append(raw)
             usage = ev.get("usage")
             # traceplay's own shape first (every recorded response has it); the general
             # reader handles the rest
@@ -426,6 +434,8 @@ def _index(
     facts.unpriced_model = unpriced
     if tail is not None:
         facts.answers_tail = list(tail)
+    elif keep_tail:
+        facts.answers_tail = [a for a in (before_last, last)[2 - keep_tail :] if a is not MISSING]
     if times_in_pass and last_ev is not None:
         last_at = last_ev.get("at")
         if not isinstance(last_at, str) and again is not None:
