@@ -43,13 +43,13 @@ from evaldsl.source import codepoint_column, utf16_column
 from evaldsl.suites import SuiteDraft, check_text, draft_from_text
 from evaldsl.vocabulary import (
     PREDICATES,
-    STATEMENTS,
     STATUS_VALUES,
     SUBJECTS,
-    TYPE_WORDS,
     PredicateSpec,
     SubjectSpec,
     describe,
+    spec_markdown,
+    statement_markdown,
 )
 
 try:  # the C loader when libyaml is present, as the YAML front end uses
@@ -488,18 +488,6 @@ class Analysis:
 # ---- hover ------------------------------------------------------------------------------
 
 
-def _spec_markdown(spec: SubjectSpec | PredicateSpec) -> str:
-    """A two-word subject or predicate, shown as `describe` shows one-word ones."""
-    if isinstance(spec, SubjectSpec):
-        return f"**{spec.syntax}** — {TYPE_WORDS[spec.type]}\n\n{spec.doc}\n\n`{spec.example}`"
-    return f"**{spec.syntax}**\n\n{spec.doc}\n\n`{spec.example}`"
-
-
-def _statement_markdown(word: str) -> str:
-    syntax, doc = STATEMENTS[word]
-    return f"**{syntax}**\n\n{doc}"
-
-
 _SPECS: list[SubjectSpec | PredicateSpec] = [*SUBJECTS.values(), *PREDICATES.values()]
 #: Two-word subjects and predicates (`input tokens`, `is empty`, `cites tool`), by words.
 _PAIRS: dict[tuple[str, str], SubjectSpec | PredicateSpec] = {
@@ -522,13 +510,13 @@ def keyword_doc(tokens: Sequence[Any], i: int) -> str | None:
             "nodes": nxt is not None and nxt.type in ("NAME", "STRING"),
         }[word]
         if line_form:
-            return _statement_markdown(word)
+            return statement_markdown(word)
     if word == "not" and (nxt is None or nxt.type != "EMPTY"):
-        return _statement_markdown("not")
+        return statement_markdown("not")
     if prev is not None and (str(prev), word) in _PAIRS:
-        return _spec_markdown(_PAIRS[str(prev), word])
+        return spec_markdown(_PAIRS[str(prev), word])
     if nxt is not None and (word, str(nxt)) in _PAIRS:
-        return _spec_markdown(_PAIRS[word, str(nxt)])
+        return spec_markdown(_PAIRS[word, str(nxt)])
     return describe(word)
 
 

@@ -432,17 +432,27 @@ STATEMENTS: dict[str, tuple[str, str]] = {
 }
 
 
+def spec_markdown(spec: SubjectSpec | PredicateSpec) -> str:
+    """A subject or predicate as hover shows it: syntax, type, doc, example."""
+    if isinstance(spec, SubjectSpec):
+        return f"**{spec.syntax}** — {TYPE_WORDS[spec.type]}\n\n{spec.doc}\n\n`{spec.example}`"
+    return f"**{spec.syntax}**\n\n{spec.doc}\n\n`{spec.example}`"
+
+
+def statement_markdown(word: str) -> str:
+    """A header or case line (`suite`, `cassette`, …) as hover shows it."""
+    syntax, doc = STATEMENTS[word]
+    return f"**{syntax}**\n\n{doc}"
+
+
 def describe(word: str) -> str | None:
     """Markdown doc for a word under the cursor (hover): subject, predicate or line."""
-    for s in SUBJECTS.values():
-        if word in s.words[:1]:
-            return f"**{s.syntax}** — {TYPE_WORDS[s.type]}\n\n{s.doc}\n\n`{s.example}`"
-    for p in PREDICATES.values():
-        if word in p.words[:1]:
-            return f"**{p.syntax}**\n\n{p.doc}\n\n`{p.example}`"
+    specs: list[SubjectSpec | PredicateSpec] = [*SUBJECTS.values(), *PREDICATES.values()]
+    for spec in specs:
+        if word in spec.words[:1]:
+            return spec_markdown(spec)
     if word in STATEMENTS:
-        syntax, doc = STATEMENTS[word]
-        return f"**{syntax}**\n\n{doc}"
+        return statement_markdown(word)
     return None
 
 
