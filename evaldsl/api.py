@@ -162,7 +162,7 @@ def compile(
         facts = read_facts
     # Compiling builds many small objects and no garbage cycles: the cyclic collector
     # would only rescan the growing AST (a third of the time on large files).
-    with paused_gc():
+    with paused_gc(long_lived=True):
         source, _, shape, diagnostics = diagnose(text, path, base_dir=base, facts=facts, env=env)
         if any(d.is_error for d in diagnostics):
             raise EvalDslError(diagnostics)

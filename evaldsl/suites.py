@@ -320,7 +320,7 @@ def load_suite(path: str | os.PathLike[str], *, judge: Judge | None = None) -> S
     """Read, expand, check and compile a suite file. Never raises for bad input."""
     from evaldsl.index import paused_gc
 
-    with paused_gc():  # many small objects, no cycles: see api.compile
+    with paused_gc(long_lived=True):  # many small objects, no cycles: see api.compile
         return build_suite(read_draft(path), judge=judge)
 
 
