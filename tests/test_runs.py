@@ -30,6 +30,8 @@ from evaldsl.runs import (
     load_run,
     load_state,
     model,
+    otel,
+    providers,
     read_header,
     run_from_value,
     scan_tool_names,
@@ -802,7 +804,9 @@ def test_usage_tokens(event: dict[str, Any], expected: tuple[int, int]) -> None:
 
 
 @pytest.mark.parametrize(
-    "module", [model, text, cassette, events, state, detect], ids=lambda m: m.__name__
+    "module",
+    [model, text, cassette, events, state, detect, providers, otel],
+    ids=lambda m: m.__name__,
 )
 def test_docstring_examples(module: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # the examples name fixture files relative to the project root
