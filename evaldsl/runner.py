@@ -18,7 +18,7 @@ import inspect
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -357,10 +357,6 @@ def run_suites(
             )
         )
     return Report(tuple(suite_results), (time.perf_counter() - started) * 1000)
-
-
-def load_suites(paths: Iterable[Path], judge: Judge | None = None) -> list[Suite]:
-    return [load_suite(p, judge=judge) for p in paths]
 
 
 @attrs.frozen
