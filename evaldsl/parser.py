@@ -542,6 +542,7 @@ class _FastContextualLexer(ContextualLexer):
         return plans
 
 
+_new_str = str.__new__
 _OPEN_TYPES = frozenset({"LSQB", "LBRACE", "LPAR"})
 _CLOSE_TYPES = frozenset({"RSQB", "RBRACE", "RPAR"})
 
@@ -583,7 +584,14 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
         if kind in ignore:
             pos = after
             continue
-        tok = Token(kind, m.group(0), pos, None, None, None, None, after)
+        # Token's own constructor, minus its argument shuffling: this runs once per token
+        value = m.group(0)
+        tok = _new_str(Token, value)
+        tok.type = kind
+        tok.start_pos = pos
+        tok.value = value
+        tok.line = tok.column = tok.end_line = tok.end_column = None
+        tok.end_pos = after
         callback = token_callbacks.get(kind)
         if callback is not None:
             tok = callback(tok)

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import attrs
 
 
-@attrs.frozen
-class Span:
-    """A half-open range `[start, end)` of code-point offsets into a `Source`'s text."""
+class Span(NamedTuple):
+    """A half-open range `[start, end)` of code-point offsets into a `Source`'s text.
+
+    A named tuple rather than an attrs class: every AST node carries one and a large file
+    makes hundreds of thousands, so it is the cheapest immutable record CPython has.
+    """
 
     start: int
     end: int
