@@ -547,6 +547,25 @@ _OPEN_TYPES = frozenset({"LSQB", "LBRACE", "LPAR"})
 _CLOSE_TYPES = frozenset({"RSQB", "RBRACE", "RPAR"})
 
 
+def _tables(frontend: Any) -> tuple[dict[int, dict[str, Any]], dict[Any, tuple[Any, ...]]]:
+    """Lark's parse table with plain-string keys (its rule names are Tokens, whose Python
+    `__eq__` would run at every goto), and per rule: its length, callback, origin name."""
+    cached = getattr(frontend, "_evaldsl_tables", None)
+    if cached is None:
+        parser = frontend.parser.parser
+        states = {
+            state: {str(name): entry for name, entry in row.items()}
+            for state, row in parser.parse_table.states.items()
+        }
+        rules = {
+            rule: (len(rule.expansion), build, str(rule.origin.name))
+            for rule, build in parser.callbacks.items()
+        }
+        cached = (states, rules)
+        frontend._evaldsl_tables = cached
+    return cast(tuple[dict[int, dict[str, Any]], dict[Any, tuple[Any, ...]]], cached)
+
+
 def drive(lark: Lark, text: str, start: Start) -> Any | None:
     """Parse text that has no error in one loop over Lark's own LALR tables: the same
     per-state scanners as `_FastContextualLexer`, the bracket rule of `_BracketNewlines`,
@@ -558,8 +577,7 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
     frontend = lark.parser
     parser = frontend.parser.parser
     table = parser.parse_table
-    states = table.states
-    callbacks = parser.callbacks
+    states, rules = _tables(frontend)
     plans = frontend.lexer.lexer._plans()
     state_stack: list[int] = [table.start_states[start]]
     value_stack: list[Any] = []
@@ -613,30 +631,29 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
                 state_stack.append(rule)
                 value_stack.append(tok)
                 break
-            size = len(rule.expansion)
+            size, build, origin = rules[rule]
             if size:
                 children = value_stack[-size:]
                 del state_stack[-size:]
                 del value_stack[-size:]
             else:
                 children = []
-            value = callbacks[rule](children)
-            state_stack.append(states[state_stack[-1]][rule.origin.name][1])
+            value = build(children)
+            state_stack.append(states[state_stack[-1]][origin][1])
             value_stack.append(value)
     while True:  # the end of the text: reduce what is left
         entry = states[state_stack[-1]].get("$END")
         if entry is None or entry[0] is Shift:
             return None
-        rule = entry[1]
-        size = len(rule.expansion)
+        size, build, origin = rules[entry[1]]
         if size:
             children = value_stack[-size:]
             del state_stack[-size:]
             del value_stack[-size:]
         else:
             children = []
-        value = callbacks[rule](children)
-        state_stack.append(states[state_stack[-1]][rule.origin.name][1])
+        value = build(children)
+        state_stack.append(states[state_stack[-1]][origin][1])
         value_stack.append(value)
         if state_stack[-1] == end_state:
             return value_stack[-1]
