@@ -58,6 +58,7 @@ if str(ROOT) not in sys.path:
 import evaldsl  # noqa: E402
 from evaldsl.api import compile_cases  # noqa: E402
 from evaldsl.checker import check_outline  # noqa: E402
+from evaldsl.diagnostics import _closest  # noqa: E402
 from evaldsl.index import paused_gc  # noqa: E402
 from evaldsl.outline import outline  # noqa: E402
 from evaldsl.parser import parse  # noqa: E402
@@ -645,6 +646,7 @@ def clear_caches() -> None:
     """Forget compiled regexes and paths, so every compile run pays for its own."""
     compile_regex.cache_clear()
     compile_path.cache_clear()
+    _closest.cache_clear()  # did-you-mean answers are memoised too
 
 
 # ---- (b) the hand-written single pass -------------------------------------------------------

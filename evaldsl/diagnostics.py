@@ -10,6 +10,7 @@ and GitHub annotations read the same fields.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -165,7 +166,12 @@ class EvalDslError(Exception):
 
 def did_you_mean(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The closest candidate to a misspelt word, if one is close: `caled` → `called`."""
-    pool = sorted(set(candidates))
+    return _closest(word, tuple(sorted(set(candidates))), cutoff)
+
+
+@functools.lru_cache(maxsize=4096)
+def _closest(word: str, pool: tuple[str, ...], cutoff: float) -> str | None:
+    # cached: a suite asks the same question (`no tool delete_database` in every case)
     if not pool:
         return None
     found = difflib.get_close_matches(word, pool, n=1, cutoff=cutoff)
