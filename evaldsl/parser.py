@@ -155,7 +155,17 @@ class _Builder(Transformer[Token, Any]):
         return item.span.end  # type: ignore[no-any-return]
 
     def _span(self, children: Sequence[Any]) -> Span:
-        return Span(self._start(children[0]), self._end(children[-1]))
+        # `_start` and `_end` written out: this runs for every node
+        first, last = children[0], children[-1]
+        if type(first) is Token:
+            start = self.base + first.start_pos  # type: ignore[operator]
+        else:
+            start = self._start(first)
+        if type(last) is Token:
+            end = self.base + last.end_pos  # type: ignore[operator]
+        else:
+            end = self._end(last)
+        return Span(start, end)
 
     def _value(self, item: Any) -> ast.Value:
         if not isinstance(item, Token):
