@@ -105,6 +105,11 @@ def _number(text: str) -> int | float:
         return float(text)
 
 
+# A Span straight from the tuple constructor: the named tuple's own `__new__` is a Python
+# function, and spans are made for every node and token.
+_new_span = tuple.__new__
+
+
 class _Inline:
     """The children of a rule Lark inlines into its parent."""
 
@@ -138,7 +143,7 @@ class _Builder(Transformer[Token, Any]):
 
     def _tspan(self, tok: Token) -> Span:
         base = self.base
-        return Span(base + tok.start_pos, base + tok.end_pos)  # type: ignore[operator]
+        return _new_span(Span, (base + tok.start_pos, base + tok.end_pos))  # type: ignore[operator]
 
     def _start(self, item: Any) -> int:
         if isinstance(item, Token):
@@ -165,7 +170,7 @@ class _Builder(Transformer[Token, Any]):
             end = self.base + last.end_pos  # type: ignore[operator]
         else:
             end = self._end(last)
-        return Span(start, end)
+        return _new_span(Span, (start, end))
 
     def _value(self, item: Any) -> ast.Value:
         if not isinstance(item, Token):
@@ -557,23 +562,26 @@ _OPEN_TYPES = frozenset({"LSQB", "LBRACE", "LPAR"})
 _CLOSE_TYPES = frozenset({"RSQB", "RBRACE", "RPAR"})
 
 
-def _tables(frontend: Any) -> tuple[dict[int, dict[str, Any]], dict[Any, tuple[Any, ...]]]:
-    """Lark's parse table with plain-string keys (its rule names are Tokens, whose Python
-    `__eq__` would run at every goto), and per rule: its length, callback, origin name."""
+def _tables(frontend: Any) -> dict[int, dict[str, tuple[bool, Any]]]:
+    """Lark's parse table for `drive`: plain-string keys (Lark's rule names are Tokens,
+    whose Python `__eq__` would run at every goto), and each entry `(shift?, target)`
+    where a reduce's target is already (rule length, callback, origin name) (Lark's rules
+    hash in Python too)."""
     cached = getattr(frontend, "_evaldsl_tables", None)
     if cached is None:
         parser = frontend.parser.parser
-        states = {
-            state: {str(name): entry for name, entry in row.items()}
+        callbacks = parser.callbacks
+        cached = {
+            state: {
+                str(name): (True, arg)
+                if action is Shift
+                else (False, (len(arg.expansion), callbacks[arg], str(arg.origin.name)))
+                for name, (action, arg) in row.items()
+            }
             for state, row in parser.parse_table.states.items()
         }
-        rules = {
-            rule: (len(rule.expansion), build, str(rule.origin.name))
-            for rule, build in parser.callbacks.items()
-        }
-        cached = (states, rules)
         frontend._evaldsl_tables = cached
-    return cast(tuple[dict[int, dict[str, Any]], dict[Any, tuple[Any, ...]]], cached)
+    return cast(dict[int, dict[str, tuple[bool, Any]]], cached)
 
 
 def drive(lark: Lark, text: str, start: Start) -> Any | None:
@@ -587,7 +595,7 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
     frontend = lark.parser
     parser = frontend.parser.parser
     table = parser.parse_table
-    states, rules = _tables(frontend)
+    states = _tables(frontend)
     plans = frontend.lexer.lexer._plans()
     state_stack: list[int] = [table.start_states[start]]
     value_stack: list[Any] = []
@@ -636,12 +644,12 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
             entry = states[state_stack[-1]].get(kind)
             if entry is None:
                 return None
-            action, rule = entry
-            if action is Shift:
-                state_stack.append(rule)
+            shift, target = entry
+            if shift:
+                state_stack.append(target)
                 value_stack.append(tok)
                 break
-            size, build, origin = rules[rule]
+            size, build, origin = target
             if size:
                 children = value_stack[-size:]
                 del state_stack[-size:]
@@ -653,9 +661,9 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
             value_stack.append(value)
     while True:  # the end of the text: reduce what is left
         entry = states[state_stack[-1]].get("$END")
-        if entry is None or entry[0] is Shift:
+        if entry is None or entry[0]:
             return None
-        size, build, origin = rules[entry[1]]
+        size, build, origin = entry[1]
         if size:
             children = value_stack[-size:]
             del state_stack[-size:]
