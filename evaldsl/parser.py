@@ -162,14 +162,16 @@ class _Builder(Transformer[Token, Any]):
     def _span(self, children: Sequence[Any]) -> Span:
         # `_start` and `_end` written out: this runs for every node
         first, last = children[0], children[-1]
-        if type(first) is Token:
-            start = self.base + first.start_pos  # type: ignore[operator]
-        else:
-            start = self._start(first)
-        if type(last) is Token:
-            end = self.base + last.end_pos  # type: ignore[operator]
-        else:
-            end = self._end(last)
+        start = (
+            self.base + first.start_pos  # type: ignore[operator]
+            if type(first) is Token
+            else self._start(first)
+        )
+        end = (
+            self.base + last.end_pos  # type: ignore[operator]
+            if type(last) is Token
+            else self._end(last)
+        )
         return _new_span(Span, (start, end))
 
     def _value(self, item: Any) -> ast.Value:
