@@ -604,50 +604,55 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
     end_state = table.end_states[start]
     pos, end = 0, len(text)
     depth = 0
-    while pos < end:
-        char = text[pos]
-        if char == " " or char == "\t":
-            pos += 1
-            continue
-        scanners, ignore, token_callbacks = plans[state_stack[-1]]
-        m = None
-        for mre in scanners:
-            m = mre.match(text, pos)
-            if m:
-                break
-        if m is None:
-            return None
-        kind = m.lastgroup
-        after = m.end()
-        if kind in ignore:
-            pos = after
-            continue
-        # Token's own constructor, minus its argument shuffling: this runs once per token
-        value = m.group(0)
-        tok = _new_str(Token, value)
-        tok.type = kind
-        tok.start_pos = pos
-        tok.value = value
-        tok.line = tok.column = tok.end_line = tok.end_column = None
-        tok.end_pos = after
-        callback = token_callbacks.get(kind)
-        if callback is not None:
-            tok = callback(tok)
-            kind = tok.type
-        pos = after
-        if kind == "_NL":
-            if depth:
+    while True:
+        if pos < end:
+            char = text[pos]
+            if char == " " or char == "\t":
+                pos += 1
                 continue
-        elif kind in _OPEN_TYPES:
-            depth += 1
-        elif kind in _CLOSE_TYPES and depth:
-            depth -= 1
+            scanners, ignore, token_callbacks = plans[state_stack[-1]]
+            m = None
+            for mre in scanners:
+                m = mre.match(text, pos)
+                if m:
+                    break
+            if m is None:
+                return None
+            kind = m.lastgroup
+            after = m.end()
+            if kind in ignore:
+                pos = after
+                continue
+            # Token's own constructor, minus its argument shuffling: it runs once per token
+            value = m.group(0)
+            tok = _new_str(Token, value)
+            tok.type = kind
+            tok.start_pos = pos
+            tok.value = value
+            tok.line = tok.column = tok.end_line = tok.end_column = None
+            tok.end_pos = after
+            callback = token_callbacks.get(kind)
+            if callback is not None:
+                tok = callback(tok)
+                kind = tok.type
+            pos = after
+            if kind == "_NL":
+                if depth:
+                    continue
+            elif kind in _OPEN_TYPES:
+                depth += 1
+            elif kind in _CLOSE_TYPES and depth:
+                depth -= 1
+        else:
+            kind, tok = "$END", None  # the end of the text: reduce what is left
         while True:
             entry = states[state_stack[-1]].get(kind)
             if entry is None:
                 return None
             shift, target = entry
             if shift:
+                if tok is None:
+                    return None  # the end is never shifted
                 state_stack.append(target)
                 value_stack.append(tok)
                 break
@@ -661,22 +666,8 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
             value = build(children)
             state_stack.append(states[state_stack[-1]][origin][1])
             value_stack.append(value)
-    while True:  # the end of the text: reduce what is left
-        entry = states[state_stack[-1]].get("$END")
-        if entry is None or entry[0]:
-            return None
-        size, build, origin = entry[1]
-        if size:
-            children = value_stack[-size:]
-            del state_stack[-size:]
-            del value_stack[-size:]
-        else:
-            children = []
-        value = build(children)
-        state_stack.append(states[state_stack[-1]][origin][1])
-        value_stack.append(value)
-        if state_stack[-1] == end_state:
-            return value_stack[-1]
+            if tok is None and state_stack[-1] == end_state:
+                return value_stack[-1]
 
 
 # ---- the parser instances --------------------------------------------------------------
