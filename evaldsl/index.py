@@ -79,37 +79,46 @@ class CallProbe:
     key: str | None = None  # set when the path is one plain field (`$.city`): a dict lookup
     every: bool = False
 
-    def feed(self, tally: Tally, target: Any) -> None:
-        """Test one call's arguments (or result). Once one call decides the verdict (the
-        first passing call, or with `every` the first failing one), later calls are only
-        counted."""
+    def feed(self, tally: Tally, target: Any) -> bool:
+        """Test one call's arguments (or result); True when this call decided the verdict
+        (the first passing call, or with `every` the first failing one). Once decided,
+        later calls are only counted."""
         tally.fed += 1
         if tally.decided:
-            return
+            return False
         key = self.key
-        if key is not None:  # the common `args $.field …`, without building a list
-            values = [target[key]] if type(target) is dict and key in target else []
-        elif target is MISSING:
-            values = []
+        values: Any
+        if key is not None:  # the common `args $.field …`: one lookup, no list
+            if type(target) is dict and key in target:
+                value = target[key]
+                tally.found += 1
+                if len(tally.sample) < SAMPLE:
+                    tally.sample.append(value)
+                ok = self.test(value)
+                values = (value,)
+            else:
+                ok, values = False, ()
         else:
-            values = self.finder(target)
-        if values:
-            tally.found += len(values)
-            room = SAMPLE - len(tally.sample)
-            if room > 0:
-                tally.sample.extend(values[:room])
-        test = self.test
-        ok = False
-        for value in values:
-            if test(value):
-                ok = True
-                break
+            values = [] if target is MISSING else self.finder(target)
+            if values:
+                tally.found += len(values)
+                room = SAMPLE - len(tally.sample)
+                if room > 0:
+                    tally.sample.extend(values[:room])
+            test = self.test
+            ok = False
+            for value in values:
+                if test(value):
+                    ok = True
+                    break
         if ok:
             tally.good += 1
         if ok is not self.every:
             tally.decided = True
             tally.first = tally.fed
-            tally.last = values
+            tally.last = list(values)
+            return True
+        return False
 
 
 @attrs.define
@@ -333,9 +342,11 @@ def _index(
             if args is MISSING and kind == "mcp.call":
                 args = ev.get("args", ev.get("input", MISSING))
             if probes is not None:
+                settled = False
                 for probe, tally in probes:
-                    probe.feed(tally, args)
-                if all(tally.decided for _, tally in probes):
+                    if probe.feed(tally, args):
+                        settled = True
+                if settled and all(tally.decided for _, tally in probes):
                     # every test of this tool's arguments is decided: later calls are
                     # only counted (results stay wired for tests that are not decided)
                     plan = tool_plan[name] = (None, on_result, keep)
@@ -384,9 +395,11 @@ def _index(
                     owner_of[1] = True  # one result per call: the first that names it
                     output = ev.get("output", MISSING)
                     owned = result_probes[owner_of[0]]
+                    settled = False
                     for probe, tally in owned:
-                        probe.feed(tally, output)
-                    if all(tally.decided for _, tally in owned):
+                        if probe.feed(tally, output):
+                            settled = True
+                    if settled and all(tally.decided for _, tally in owned):
                         # decided: stop wiring this tool's calls to their results
                         arg_side, _, keep_it = tool_plan.get(owner_of[0], (None, None, False))
                         if arg_side is None and not keep_it:
