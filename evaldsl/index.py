@@ -276,6 +276,7 @@ def _index(
     """Kept as one flat loop with local variables: it runs once per event."""
     facts = TraceFacts()
     counts = facts.call_counts
+    tools: dict[str, list[Any]] = {}  # name → [calls so far, its plan], one lookup a call
     calls = facts.calls
     detail = needs.tool_detail | needs.tool_results
     want_results = bool(needs.tool_results)
@@ -331,10 +332,14 @@ def _index(
                 name = ev.get("tool")
             if not isinstance(name, str):
                 continue
-            counts[name] = counts.get(name, 0) + 1
+            # one lookup per call for its count and its plan (what the tool needs)
+            seen = tools.get(name)
+            if seen is None:
+                seen = tools[name] = [0, tool_plan.get(name)]
+            seen[0] += 1
             if sequence is not None:
                 sequence.append(name)
-            plan = tool_plan.get(name)
+            plan = seen[1]
             if plan is None:
                 continue
             probes, on_result, keep = plan
@@ -352,6 +357,7 @@ def _index(
                     plan = tool_plan[name] = (None, on_result, keep)
                     if plan == (None, None, False):
                         del tool_plan[name]
+                    seen[1] = tool_plan.get(name)
             if on_result is not None:
                 if kind == "mcp.call":
                     inline = ev.get("result", ev.get("output", MISSING))
@@ -406,6 +412,7 @@ def _index(
                             tool_plan.pop(owner_of[0], None)
                         else:
                             tool_plan[owner_of[0]] = (arg_side, None, keep_it)
+                        tools[owner_of[0]][1] = tool_plan.get(owner_of[0])
                         if not any(entry[1] for entry in tool_plan.values()):
                             result_owner.clear()  # no result is read any more
         elif kind == "llm.request":
@@ -448,6 +455,8 @@ def _index(
         elif kind == "agent.error" or kind == "error":
             errors += 1
 
+    for tool_name, (calls_of, _) in tools.items():
+        counts[tool_name] = calls_of
     facts.steps = steps
     facts.responses = responses
     facts.tool_calls = tool_calls
