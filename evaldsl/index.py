@@ -300,7 +300,9 @@ def _index(
     want_times = needs.times
     # A list's first and last timestamps are found after the pass, from its two ends;
     # a stream is seen once, so its timestamps are followed in the pass.
-    times_in_pass = want_times and not isinstance(events, list)
+    # (a cassette stream can be read again: its first timestamp is read from a new pass,
+    # which stops at the first event, and its last from the pass's last event)
+    times_in_pass = want_times and not isinstance(events, list) and again is None
     # one lookup per call: what each named tool needs (probes, kept records)
     tool_plan: dict[str, tuple[Any, Any, bool]] = {
         name: (arg_probes.get(name), result_probes.get(name), name in detail)
@@ -315,6 +317,7 @@ def _index(
     first_at: Any = None
     last_at: Any = None
     last_ev: Any = None
+    ev: Any = None  # after the loop: the last event
 
     for ev in events:
         kind = ev.get("type")
@@ -470,7 +473,10 @@ def _index(
         facts.answers_tail = list(tail)
     elif keep_tail:
         facts.answers_tail = [a for a in (before_last, last)[2 - keep_tail :] if a is not MISSING]
-    if times_in_pass and last_ev is not None:
+    if want_times and again is not None:
+        last_ev = ev
+        first_at = next((e.get("at") for e in again() if isinstance(e.get("at"), str)), None)
+    if (times_in_pass or again is not None) and last_ev is not None:
         last_at = last_ev.get("at")
         if not isinstance(last_at, str) and again is not None:
             # the last event has no time (rare): find the last one that has, in a new pass
@@ -478,7 +484,7 @@ def _index(
                 at = e.get("at")
                 if isinstance(at, str):
                     last_at = at
-    if want_times and not times_in_pass:
+    if want_times and not times_in_pass and again is None:
         assert isinstance(events, list)
         first_at = next((e.get("at") for e in events if isinstance(e.get("at"), str)), None)
         last_at = next(
