@@ -354,10 +354,11 @@ def _index(
                 for probe, tally in probes:
                     if probe.feed(tally, args):
                         settled = True
-                if settled and all(tally.decided for _, tally in probes):
-                    # every test of this tool's arguments is decided: later calls are
-                    # only counted (results stay wired for tests that are not decided)
-                    plan = tool_plan[name] = (None, on_result, keep)
+                if settled:
+                    # a decided test is not fed again; when none is left, later calls
+                    # are only counted (results stay wired for tests not yet decided)
+                    left = [entry for entry in probes if not entry[1].decided]
+                    plan = tool_plan[name] = (left or None, on_result, keep)
                     if plan == (None, None, False):
                         del tool_plan[name]
                     seen[1] = tool_plan.get(name)
@@ -408,7 +409,9 @@ def _index(
                     for probe, tally in owned:
                         if probe.feed(tally, output):
                             settled = True
-                    if settled and all(tally.decided for _, tally in owned):
+                    if settled:
+                        owned[:] = [entry for entry in owned if not entry[1].decided]
+                    if settled and not owned:
                         # decided: stop wiring this tool's calls to their results
                         arg_side, _, keep_it = tool_plan.get(owner_of[0], (None, None, False))
                         if arg_side is None and not keep_it:
