@@ -79,46 +79,58 @@ class CallProbe:
     key: str | None = None  # set when the path is one plain field (`$.city`): a dict lookup
     every: bool = False
 
-    def feed(self, tally: Tally, target: Any) -> bool:
-        """Test one call's arguments (or result); True when this call decided the verdict
-        (the first passing call, or with `every` the first failing one). Once decided,
-        later calls are only counted."""
-        tally.fed += 1
-        if tally.decided:
+    def feeder(self, tally: Tally) -> Callable[[Any], bool]:
+        """The test as a function of one call's arguments (or result) for one run, keeping
+        score in `tally`; it returns True when that call decided the verdict (the first
+        passing call, or with `every` the first failing one). Once decided, later calls
+        are only counted. A closure, not a method: it runs for every call of the tool."""
+        key, test, finder, every = self.key, self.test, self.finder, self.every
+        sample = tally.sample
+
+        def decide(ok: bool, values: list[Any]) -> bool:
+            if ok:
+                tally.good += 1
+            if ok is not every:
+                tally.decided = True
+                tally.first = tally.fed
+                tally.last = values
+                return True
             return False
-        key = self.key
-        values: Any
-        if key is not None:  # the common `args $.field …`: one lookup, no list
-            if type(target) is dict and key in target:
-                value = target[key]
-                tally.found += 1
-                if len(tally.sample) < SAMPLE:
-                    tally.sample.append(value)
-                ok = self.test(value)
-                values = (value,)
-            else:
-                ok, values = False, ()
-        else:
-            values = [] if target is MISSING else self.finder(target)
+
+        if key is not None:
+
+            def feed_field(target: Any) -> bool:  # `args $.field …`: one dict lookup
+                tally.fed += 1
+                if tally.decided:
+                    return False
+                if type(target) is dict and key in target:
+                    value = target[key]
+                    tally.found += 1
+                    if len(sample) < SAMPLE:
+                        sample.append(value)
+                    ok = test(value)
+                    if ok is every:  # neither passed (any call) nor failed (every)
+                        if ok:
+                            tally.good += 1
+                        return False
+                    return decide(ok, [value])
+                return decide(False, [])
+
+            return feed_field
+
+        def feed_path(target: Any) -> bool:
+            tally.fed += 1
+            if tally.decided:
+                return False
+            values = [] if target is MISSING else finder(target)
             if values:
                 tally.found += len(values)
-                room = SAMPLE - len(tally.sample)
+                room = SAMPLE - len(sample)
                 if room > 0:
-                    tally.sample.extend(values[:room])
-            test = self.test
-            ok = False
-            for value in values:
-                if test(value):
-                    ok = True
-                    break
-        if ok:
-            tally.good += 1
-        if ok is not self.every:
-            tally.decided = True
-            tally.first = tally.fed
-            tally.last = list(values)
-            return True
-        return False
+                    sample.extend(values[:room])
+            return decide(any(test(value) for value in values), values)
+
+        return feed_path
 
 
 @attrs.define
@@ -282,12 +294,12 @@ def _index(
     want_results = bool(needs.tool_results)
     by_call_id: dict[Any, CallRecord] = {}
     # args/result tests, per tool, each with this run's tally
-    arg_probes: dict[str, list[tuple[CallProbe, Tally]]] = {}
-    result_probes: dict[str, list[tuple[CallProbe, Tally]]] = {}
+    arg_probes: dict[str, list[tuple[Callable[[Any], bool], Tally]]] = {}
+    result_probes: dict[str, list[tuple[Callable[[Any], bool], Tally]]] = {}
     for probe in needs.probes:
         tally = facts.tallies.setdefault(probe, Tally())
         table = result_probes if probe.on_result else arg_probes
-        table.setdefault(probe.tool, []).append((probe, tally))
+        table.setdefault(probe.tool, []).append((probe.feeder(tally), tally))
     result_owner: dict[Any, list[Any]] = {}  # call id → [tool, result already fed]
     sequence = facts.sequence if needs.tool_sequence else None
     positions = needs.answers
@@ -351,8 +363,8 @@ def _index(
                 args = ev.get("args", ev.get("input", MISSING))
             if probes is not None:
                 settled = False
-                for probe, tally in probes:
-                    if probe.feed(tally, args):
+                for feed, _ in probes:
+                    if feed(args):
                         settled = True
                 if settled:
                     # a decided test is not fed again; when none is left, later calls
@@ -366,8 +378,8 @@ def _index(
                 if kind == "mcp.call":
                     inline = ev.get("result", ev.get("output", MISSING))
                     if inline is not MISSING:
-                        for probe, tally in result_probes[name]:
-                            probe.feed(tally, inline)
+                        for feed, _ in result_probes[name]:
+                            feed(inline)
                 else:
                     owner = [name, False]
                     event_id = ev.get("id")
@@ -406,8 +418,8 @@ def _index(
                     output = ev.get("output", MISSING)
                     owned = result_probes[owner_of[0]]
                     settled = False
-                    for probe, tally in owned:
-                        if probe.feed(tally, output):
+                    for feed, _ in owned:
+                        if feed(output):
                             settled = True
                     if settled:
                         owned[:] = [entry for entry in owned if not entry[1].decided]
