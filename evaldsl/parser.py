@@ -501,62 +501,18 @@ class _BracketNewlines:
             yield tok
 
 
-class _FastContextualLexer(ContextualLexer):
-    """Lark's contextual lexer with less work per token: the same per-state scanners,
-    keyword callbacks and ignored terminals (so exactly the same tokens), but ignored
-    white space and comments are skipped without building anything, and lines are counted
-    once at the end instead of at every token (spans are code-point offsets; the Source
-    turns them into lines). Where no terminal fits, Lark's own `lex` takes over at that
-    point, so errors are exactly Lark's. A test compares the two token streams.
-    """
-
-    def lex(self, lexer_state: Any, parser_state: Any) -> Iterator[Token]:
-        text_slice = lexer_state.text
-        text, end = text_slice.text, text_slice.end
-        line_ctr = lexer_state.line_ctr
-        start = pos = line_ctr.char_pos
-        plans = self._plans()
-        stack = parser_state.state_stack
-        while pos < end:
-            char = text[pos]
-            if char == " " or char == "\t":  # white space is ignored in every state
-                pos += 1
-                continue
-            scanners, ignore, callbacks = plans[stack[-1]]
-            m = None
-            for mre in scanners:
-                m = mre.match(text, pos, end)
-                if m:
-                    break
-            if m is None:
-                # Nothing fits here: Lark explains it (and keeps its line count right).
-                line_ctr.feed(text[start:pos])
-                yield from ContextualLexer.lex(self, lexer_state, parser_state)
-                return
-            kind = m.lastgroup
-            after = m.end()
-            if kind in ignore:
-                pos = after
-                continue
-            tok = Token(kind, m.group(0), pos, None, None, None, None, after)
-            callback = callbacks.get(kind)
-            if callback is not None:
-                tok = callback(tok)  # a NAME that spells a keyword accepted here
-            lexer_state.last_token = tok
-            pos = after
-            yield tok
-        line_ctr.feed(text[start:pos])
-
-    def _plans(self) -> dict[int, tuple[Any, Any, Any]]:
-        """Per parser state: its scanner's regexes, ignored terminals, keyword callbacks."""
-        plans: dict[int, tuple[Any, Any, Any]] | None = getattr(self, "_fast_plans", None)
-        if plans is None:
-            plans = {
-                state: (lexer.scanner._mres, lexer.ignore_types, lexer.callback)
-                for state, lexer in cast(dict[int, Any], self.lexers).items()
-            }
-            self._fast_plans = plans
-        return plans
+def _plans(lexer: ContextualLexer) -> dict[int, tuple[Any, Any, Any]]:
+    """Per parser state, what Lark's contextual lexer uses there: its scanner's regexes,
+    the ignored terminals and the keyword callbacks (a NAME that spells a keyword accepted
+    in that state becomes that keyword), so `drive` makes exactly Lark's tokens."""
+    plans: dict[int, tuple[Any, Any, Any]] | None = getattr(lexer, "_evaldsl_plans", None)
+    if plans is None:
+        plans = {
+            state: (sub.scanner._mres, sub.ignore_types, sub.callback)
+            for state, sub in cast(dict[int, Any], lexer.lexers).items()
+        }
+        lexer._evaldsl_plans = plans  # type: ignore[attr-defined]
+    return plans
 
 
 _new_str = str.__new__
@@ -588,7 +544,7 @@ def _tables(frontend: Any) -> dict[int, dict[str, tuple[bool, Any]]]:
 
 def drive(lark: Lark, text: str, start: Start) -> Any | None:
     """Parse text that has no error in one loop over Lark's own LALR tables: the same
-    per-state scanners as `_FastContextualLexer`, the bracket rule of `_BracketNewlines`,
+    per-state scanners as Lark's contextual lexer, the bracket rule of `_BracketNewlines`,
     and Lark's shift/reduce steps with the same callbacks (so the same AST), without the
     generators and method calls between them. None at the first thing that does not fit:
     the caller then parses with Lark's loop, which reports the error as Lark does. A test
@@ -598,7 +554,7 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
     parser = frontend.parser.parser
     table = parser.parse_table
     states = _tables(frontend)
-    plans = frontend.lexer.lexer._plans()
+    plans = _plans(frontend.lexer.lexer)
     state_stack: list[int] = [table.start_states[start]]
     value_stack: list[Any] = []
     end_state = table.end_states[start]
@@ -691,10 +647,9 @@ def _lark(with_builder: bool) -> tuple[Lark, _Builder | None]:
     return cast(tuple[Lark, _Builder | None], cached)
 
 
-def new_lark(builder: _Builder | None, *, fast_lexer: bool = True) -> Lark:
+def new_lark(builder: _Builder | None) -> Lark:
     """A Lark LALR parser for the grammar (the AST built during the parse when a builder
-    is given). `fast_lexer=False` keeps Lark's stock lexer, which tests compare against."""
-    plugins = {"ContextualLexer": _FastContextualLexer} if fast_lexer else {}
+    is given)."""
     return Lark(
         _grammar(),
         parser="lalr",
@@ -704,7 +659,6 @@ def new_lark(builder: _Builder | None, *, fast_lexer: bool = True) -> Lark:
         maybe_placeholders=False,
         postlex=_BracketNewlines(),
         transformer=builder,
-        _plugins=plugins,
     )
 
 
