@@ -102,9 +102,16 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 class Compiler:
     """Compiles the assertions of one case, accumulating what they need from the run."""
 
-    def __init__(self, source: Source, judge: Judge | None = None, judge_model: str | None = None):
+    def __init__(
+        self,
+        source: Source,
+        judge: Judge | None = None,
+        judge_model: str | None = None,
+        needs: Needs | None = None,
+    ):
         self.source = source
-        self.needs = Needs()
+        # a case whose assertions come from several sources (YAML snippets) shares one
+        self.needs = needs if needs is not None else Needs()
         self.judge = judge or no_judge
         self.judge_model = judge_model
 

@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from evaldsl import ast
-from evaldsl.diagnostics import Diagnostic, did_you_mean
-from evaldsl.objects import dsl_value
+from evaldsl.diagnostics import Diagnostic
+from evaldsl.objects import dsl_value, unknown_field
 from evaldsl.parser import parse
 from evaldsl.source import Position, Source
 from evaldsl.suites import DatasetRow, Snippet, SourceSpec
@@ -92,15 +92,8 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
             continue
         for key in value:
             if key not in ROW_KEYS:
-                guess = did_you_mean(str(key), ROW_KEYS)
-                diags.append(
-                    at(
-                        node,
-                        "E508",
-                        f"`{key}` is not a dataset row field",
-                        f"did you mean `{guess}`?" if guess else None,
-                    )
-                )
+                _, message, hint = unknown_field(key, ROW_KEYS, "a dataset row field")
+                diags.append(at(node, "E508", message, hint))
         meta: dict[str, Any] = value["metadata"] if isinstance(value.get("metadata"), dict) else {}
         name = str(meta.get("id") or meta.get("name") or f"row {i}")
         parts = []
@@ -113,15 +106,10 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
             else:
                 for key in behaviour:
                     if key not in BEHAVIOUR_KEYS:
-                        guess = did_you_mean(str(key), BEHAVIOUR_KEYS)
-                        diags.append(
-                            at(
-                                node,
-                                "E508",
-                                f"`{key}` is not an expectedBehavior field",
-                                f"did you mean `{guess}`?" if guess else None,
-                            )
+                        _, message, hint = unknown_field(
+                            key, BEHAVIOUR_KEYS, "an expectedBehavior field"
                         )
+                        diags.append(at(node, "E508", message, hint))
                 if behaviour.get("guardEvaluated") is True:
                     parts.append("guards >= 1")
                 if behaviour.get("noGuardEvaluation") is True:

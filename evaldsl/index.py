@@ -29,6 +29,19 @@ import attrs
 import orjson
 
 from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.events import (
+    ERROR_TYPES,
+    LLM_INVOKE,
+    LLM_REQUEST,
+    MCP_CALL,
+    POLICY_EVALUATE,
+    RESPONSE_TYPES,
+    TOOL_CALL_TYPES,
+    TOOL_RESULT,
+    inline_result,
+    tool_call_arguments,
+    tool_call_name,
+)
 from evaldsl.runs.model import Run, RunError, describe
 from evaldsl.runs.text import answer_text, usage_tokens
 from evaldsl.values import MISSING
@@ -280,6 +293,17 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
         raise
 
 
+def _link(table: dict[Any, Any], call: dict[str, Any], value: Any) -> None:
+    """File `value` under the ids a tool result may name its call by: the call's `callId`,
+    or its event `id` (traceplay cassettes before v0.6 have no callId); callId wins."""
+    event_id = call.get("id")
+    if event_id is not None:
+        table.setdefault(event_id, value)
+    call_id = call.get("callId")
+    if call_id is not None:
+        table[call_id] = value
+
+
 def _index(
     events: Iterable[dict[str, Any]],
     needs: Needs,
@@ -330,6 +354,10 @@ def _index(
     last_at: Any = None
     last_ev: Any = None
     ev: Any = None  # after the loop: the last event
+    # the event types (declared in runs/events.py) as locals: tested once per event
+    call_types, response_types, error_types = TOOL_CALL_TYPES, RESPONSE_TYPES, ERROR_TYPES
+    mcp_call, tool_result, llm_request = MCP_CALL, TOOL_RESULT, LLM_REQUEST
+    llm_invoke, policy_evaluate = LLM_INVOKE, POLICY_EVALUATE
 
     for ev in events:
         kind = ev.get("type")
@@ -340,11 +368,11 @@ def _index(
                 at = ev.get("at")
                 if isinstance(at, str):  # ISO times; events without one do not count
                     first_at = at
-        if kind == "tool.call" or kind == "mcp.call":
+        if kind in call_types:
             tool_calls += 1
             name = ev.get("name")
-            if name is None and kind == "mcp.call":
-                name = ev.get("tool")
+            if name is None and kind == mcp_call:
+                name = tool_call_name(ev)
             if not isinstance(name, str):
                 continue
             # one lookup per call for its count and its plan (what the tool needs)
@@ -359,8 +387,8 @@ def _index(
                 continue
             probes, on_result, keep = plan
             args = ev.get("arguments", MISSING)
-            if args is MISSING and kind == "mcp.call":
-                args = ev.get("args", ev.get("input", MISSING))
+            if args is MISSING and kind == mcp_call:
+                args = tool_call_arguments(ev)
             if probes is not None:
                 settled = False
                 for feed, _ in probes:
@@ -375,37 +403,24 @@ def _index(
                         del tool_plan[name]
                     seen[1] = tool_plan.get(name)
             if on_result is not None:
-                if kind == "mcp.call":
-                    inline = ev.get("result", ev.get("output", MISSING))
+                if kind == mcp_call:
+                    inline = inline_result(ev)
                     if inline is not MISSING:
                         for feed, _ in result_probes[name]:
                             feed(inline)
                 else:
-                    owner = [name, False]
-                    event_id = ev.get("id")
-                    if event_id is not None:
-                        result_owner.setdefault(event_id, owner)
-                    call_id = ev.get("callId")
-                    if call_id is not None:
-                        result_owner[call_id] = owner
+                    _link(result_owner, ev, [name, False])
             if keep:
                 record = CallRecord(name, args)
-                if kind == "mcp.call":
-                    record.result = ev.get("result", ev.get("output", MISSING))
+                if kind == mcp_call:
+                    record.result = inline_result(ev)
                     record.is_error = bool(ev.get("isError"))
                 elif want_results:
-                    # a result names its call by the call's callId or by its event id
-                    # (traceplay cassettes before v0.6 have no callId)
-                    event_id = ev.get("id")
-                    if event_id is not None:
-                        by_call_id.setdefault(event_id, record)
-                    call_id = ev.get("callId")
-                    if call_id is not None:
-                        by_call_id[call_id] = record
+                    _link(by_call_id, ev, record)
                 calls.setdefault(name, []).append(record)
         # the branches in the order events are most common in recordings: results and
         # requests come as often as calls and responses; each `==` skipped is time saved
-        elif kind == "tool.result":
+        elif kind == tool_result:
             if want_results:
                 record_for = by_call_id.get(ev.get("callId"))
                 if record_for is not None:
@@ -433,13 +448,13 @@ def _index(
                         tools[owner_of[0]][1] = tool_plan.get(owner_of[0])
                         if not any(entry[1] for entry in tool_plan.values()):
                             result_owner.clear()  # no result is read any more
-        elif kind == "llm.request":
+        elif kind == llm_request:
             steps += 1
             if want_cost:
                 model = ev.get("model")
-        elif kind == "llm.response" or kind == "llm.invoke":
+        elif kind in response_types:
             responses += 1
-            if kind == "llm.invoke":
+            if kind == llm_invoke:
                 steps += 1
             raw = ev.get("output")
             if responses <= last_position and responses in positions:
@@ -468,9 +483,9 @@ def _index(
                     unpriced = ev.get("model") or model or "(no model)"
                 else:
                     cost += (used_in * price[0] + used_out * price[1]) / 1_000_000
-        elif kind == "policy.evaluate":
+        elif kind == policy_evaluate:
             guards += 1
-        elif kind == "agent.error" or kind == "error":
+        elif kind in error_types:
             errors += 1
 
     for tool_name, (calls_of, _) in tools.items():

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
@@ -129,11 +129,24 @@ _ALIASES = {
 }
 
 
-def _guess_field(key: str, known: set[str]) -> str | None:
+def _guess_field(key: str, known: Collection[str]) -> str | None:
     alias = _ALIASES.get(key)
     if alias in known:
         return alias
     return did_you_mean(key, known)
+
+
+def unknown_field(key: object, known: Collection[str], what: str) -> tuple[str | None, str, str]:
+    """The likely field, the message and the hint for a key that is not one of `known`
+    (`what` completes "`key` is not …": "a case field", "a field of `tool.args`").
+    Every front end reports unknown keys through this, with the same did-you-mean.
+
+    >>> unknown_field("path", {"jsonPath", "name"}, "a field of `tool.args`")[2]
+    'did you mean `jsonPath:`?'
+    """
+    guess = _guess_field(str(key), known)
+    hint = f"did you mean `{guess}:`?" if guess else "fields: " + ", ".join(sorted(known))
+    return guess, f"`{key}` is not {what}", hint
 
 
 class _Fields:
@@ -147,19 +160,10 @@ class _Fields:
         self.renamed: dict[str, str] = {}
         for key in obj:
             if key not in known:
-                guess = _guess_field(str(key), known)
+                guess, message, hint = unknown_field(key, known, f"a field of {what}")
                 if guess:
                     self.renamed[guess] = str(key)
-                self.diags.append(
-                    place.error(
-                        str(key),
-                        "E508",
-                        f"`{key}` is not a field of {what}",
-                        f"did you mean `{guess}:`?"
-                        if guess
-                        else "fields: " + ", ".join(sorted(known)),
-                    )
-                )
+                self.diags.append(place.error(str(key), "E508", message, hint))
 
     def _wrong(self, key: str, wanted: str) -> None:
         found = type(self.obj[key]).__name__.replace("NoneType", "null").replace("dict", "mapping")

@@ -32,8 +32,6 @@ from evaldsl.vocabulary import SourceKind as RunKind
 
 SourceKind = Literal["cassette", "trace", "state", "run", "dataset"]
 
-SUITE_SUFFIXES = (".eval", ".yaml", ".yml", ".json")
-
 
 @attrs.frozen
 class SourceSpec:
@@ -416,11 +414,10 @@ def _build_case(
         )
     else:
         for snippet in (*draft.header, *case.snippets):
-            compiler = Compiler(snippet.source, judge, draft.judge_model)
+            compiler = Compiler(snippet.source, judge, draft.judge_model, needs)
             for expr in snippet.exprs:
                 assertions.append(compiler.compile(expr))
                 sources.append(snippet.source)
-            _merge(needs, compiler.needs)
     return Case(
         name=case.name,
         path=case.path,
@@ -502,17 +499,6 @@ def _target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
         f"cannot find module `{module}` for run target `{target}`",
         f"looked next to the suite ({base_dir}), in the working folder and on sys.path",
     )
-
-
-def _merge(into: Needs, more: Needs) -> None:
-    into.tool_detail |= more.tool_detail
-    into.tool_results |= more.tool_results
-    into.probes.extend(more.probes)
-    into.tool_sequence = into.tool_sequence or more.tool_sequence
-    into.answers |= more.answers
-    into.answer_tail = max(into.answer_tail, more.answer_tail)
-    into.times = into.times or more.times
-    into.cost = into.cost or more.cost
 
 
 def assertion_location(a: CompiledAssertion, source: Source) -> tuple[str, int, int, int, str]:

@@ -17,7 +17,6 @@ SourceKind = Literal["trace", "state", "value"]
 
 TRACE: frozenset[SourceKind] = frozenset({"trace"})
 STATE: frozenset[SourceKind] = frozenset({"state"})
-ANY: frozenset[SourceKind] = frozenset({"trace", "state", "value"})
 
 STATUS_VALUES = (
     "pending",

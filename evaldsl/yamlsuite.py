@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from evaldsl import ast
-from evaldsl.diagnostics import Diagnostic, did_you_mean
-from evaldsl.objects import Place, object_to_dsl
+from evaldsl.diagnostics import Diagnostic
+from evaldsl.objects import Place, object_to_dsl, unknown_field
 from evaldsl.parser import parse, parse_duration
 from evaldsl.source import Position, Source, Span
 from evaldsl.suites import CaseDraft, Snippet, SourceSpec, SuiteDraft
@@ -170,17 +170,8 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
     top = _mapping(root)
     for key, (knode, _) in top.items():
         if key not in SUITE_KEYS:
-            guess = did_you_mean(key, SUITE_KEYS)
-            diags.append(
-                doc.error(
-                    knode,
-                    "E508",
-                    f"`{key}` is not a suite field",
-                    f"did you mean `{guess}:`?"
-                    if guess
-                    else "fields: " + ", ".join(sorted(SUITE_KEYS)),
-                )
-            )
+            _, message, hint = unknown_field(key, SUITE_KEYS, "a suite field")
+            diags.append(doc.error(knode, "E508", message, hint))
 
     def text_field(name: str) -> str | None:
         if name not in top:
@@ -301,17 +292,8 @@ def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> Ca
     fields = _mapping(node)
     for key, (knode, _) in fields.items():
         if key not in CASE_KEYS and key != "kind":
-            guess = did_you_mean(key, CASE_KEYS)
-            own.append(
-                doc.error(
-                    knode,
-                    "E508",
-                    f"`{key}` is not a case field",
-                    f"did you mean `{guess}:`?"
-                    if guess
-                    else "fields: " + ", ".join(sorted(CASE_KEYS)),
-                )
-            )
+            _, message, hint = unknown_field(key, CASE_KEYS, "a case field")
+            own.append(doc.error(knode, "E508", message, hint))
     name_value = doc.value(fields["name"][1]) if "name" in fields else None
     name = name_value if isinstance(name_value, str) and name_value else f"case #{index}"
 

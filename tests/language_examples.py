@@ -167,3 +167,30 @@ def subject_statements(example: str) -> list[str]:
     """Second tries for an example that is a subject on its own (`answer[-1]`, `tool NAME`)."""
     filled = fill(example)
     return [f"{filled} == 1", f"{filled} called", f"{filled} contains search"]
+
+
+#: The brief's example suite (LANGUAGE.md §2), kept here for when the brief is not beside
+#: the checkout.
+BRIEF_SUITE = """\
+# weather.eval
+suite "weather agent"
+tools get_weather, search, summarize     # optional: the tools that exist; other names are errors
+
+no tool execute_shell                    # before the first case: holds for every case
+
+case "answers with the Xiamen forecast"
+  cassette "cassettes/xiamen.jsonl"
+  tool get_weather called once
+  tool get_weather args $.city == "Xiamen"
+  answer matches /\\d+\\s*C/
+  tokens <= 2000; steps <= 5
+  answer judged "mentions the temperature and the sky" >= 0.7
+
+case "research pipeline completes"
+  state "states/research.json"
+  status == completed
+  node researcher visited
+  memory has summary
+  memory.count == 42
+  tokens within budget
+"""

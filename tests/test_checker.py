@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from language_examples import BRIEF_SUITE
 
 from evaldsl.api import diagnose
 from evaldsl.diagnostics import CODES, Diagnostic, render
@@ -91,33 +92,9 @@ def test_every_golden_diagnostic_is_sorted_and_placed() -> None:
 
 # ---- the brief's own suite checks clean -------------------------------------------------
 
-LANGUAGE_SUITE = """\
-# weather.eval
-suite "weather agent"
-tools get_weather, search, summarize     # optional: the tools that exist; other names are errors
-
-no tool execute_shell                    # before the first case: holds for every case
-
-case "answers with the Xiamen forecast"
-  cassette "cassettes/xiamen.jsonl"
-  tool get_weather called once
-  tool get_weather args $.city == "Xiamen"
-  answer matches /\\d+\\s*C/
-  tokens <= 2000; steps <= 5
-  answer judged "mentions the temperature and the sky" >= 0.7
-
-case "research pipeline completes"
-  state "states/research.json"
-  status == completed
-  node researcher visited
-  memory has summary
-  memory.count == 42
-  tokens within budget
-"""
-
 
 def test_language_suite_checks_clean() -> None:
-    *_, diagnostics = diagnose(LANGUAGE_SUITE, "weather.eval")
+    *_, diagnostics = diagnose(BRIEF_SUITE, "weather.eval")
     assert diagnostics == []
 
 

@@ -4,31 +4,18 @@ runs, bad input of every kind."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from tests.clitools import run_evaldsl
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "traceplay"
 
 
-def evaldsl(
-    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
-    full_env.pop("EVALDSL_JUDGE_API_KEY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "evaldsl.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=120,
-    )
+evaldsl = run_evaldsl
 
 
 def test_version() -> None:

@@ -6,11 +6,10 @@ report."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.clitools import run_evaldsl
 from tests.judge_server import JudgeServer, judged
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,15 +31,7 @@ def suite(tmp: Path) -> Path:
 def run(
     tmp: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("EVALDSL_JUDGE")}
-    return subprocess.run(
-        [sys.executable, "-m", "evaldsl.cli", *args],
-        cwd=tmp,
-        capture_output=True,
-        text=True,
-        env={**base, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(env or {})},
-        timeout=120,
-    )
+    return run_evaldsl(*args, cwd=tmp, env=env)
 
 
 def statuses(report: Path) -> list[str]:

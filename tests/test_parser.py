@@ -8,6 +8,7 @@ import re
 import pytest
 import yaml
 from language_examples import (
+    BRIEF_SUITE,
     fenced_blocks,
     inline_codes,
     language_md,
@@ -134,29 +135,7 @@ def test_words_in_prose_are_keywords() -> None:
 
 # ---- an explicit list, independent of the brief's file -----------------------------------
 
-SUITE = """\
-# weather.eval
-suite "weather agent"
-tools get_weather, search, summarize     # optional: the tools that exist; other names are errors
-
-no tool execute_shell                    # before the first case: holds for every case
-
-case "answers with the Xiamen forecast"
-  cassette "cassettes/xiamen.jsonl"
-  tool get_weather called once
-  tool get_weather args $.city == "Xiamen"
-  answer matches /\\d+\\s*C/
-  tokens <= 2000; steps <= 5
-  answer judged "mentions the temperature and the sky" >= 0.7
-
-case "research pipeline completes"
-  state "states/research.json"
-  status == completed
-  node researcher visited
-  memory has summary
-  memory.count == 42
-  tokens within budget
-"""
+SUITE = BRIEF_SUITE
 
 EXAMPLES = [
     SUITE,

@@ -3,10 +3,7 @@ YAML suites load, shell commands exit as the README says, and shown output is re
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ import yaml
 
 from evaldsl.api import diagnose
 from evaldsl.yamlsuite import yaml_draft
+from tests.clitools import run_evaldsl
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -24,17 +22,7 @@ def blocks(kind: str) -> list[str]:
     return [body for lang, body in BLOCKS if lang == kind]
 
 
-def evaldsl(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    env.pop("EVALDSL_JUDGE_API_KEY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "evaldsl.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+evaldsl = run_evaldsl
 
 
 def test_readme_opens_with_the_two_commands() -> None:

@@ -52,6 +52,7 @@ LLM_RESPONSE = "llm.response"
 TOOL_CALL = "tool.call"
 TOOL_RESULT = "tool.result"
 AGENT_ERROR = "agent.error"
+ERROR = "error"  # a generic error event (other recorders); counts as `errors` too
 # verydia event types (seed-semantics §2)
 LLM_INVOKE = "llm.invoke"
 MCP_CALL = "mcp.call"
@@ -64,6 +65,8 @@ STEP_TYPES = frozenset({LLM_REQUEST, LLM_INVOKE})
 RESPONSE_TYPES = frozenset({LLM_RESPONSE, LLM_INVOKE})
 #: Events that are one tool call (`tools`, `tool NAME`, `tool calls`).
 TOOL_CALL_TYPES = frozenset({TOOL_CALL, MCP_CALL})
+#: Events that count as one error (`errors`).
+ERROR_TYPES = frozenset({AGENT_ERROR, ERROR})
 
 LINE_EXTENSIONS = (".jsonl", ".ndjson")
 
