@@ -13,7 +13,7 @@ b. Evaluation overhead in memory: 20 mixed assertions over N already decoded eve
    computing the same 20 facts. The language must cost little over code a user would
    write by hand (target <= 1.2x). The 20 verdicts must agree with the function's booleans.
 c. File to verdicts: `program.check(path)`, streaming the cassette from disk, against bare
-   decoding of the same file with orjson (GC paused as `evaldsl.index.paused_gc` does).
+   decoding of the same file with orjson (GC paused as `evaldsl.runs.index.paused_gc` does).
    Decoding is the floor; indexing and checking must add little (target <= 1.5x).
 d. Peak memory: the file-to-verdicts path in fresh subprocesses (peak RSS, ru_maxrss) for
    assertions that need little, for assertions that keep every call of a frequent tool,
@@ -57,13 +57,13 @@ if str(ROOT) not in sys.path:
 
 import evaldsl  # noqa: E402
 from evaldsl.api import compile_cases  # noqa: E402
-from evaldsl.checker import check_outline  # noqa: E402
-from evaldsl.diagnostics import _closest  # noqa: E402
-from evaldsl.index import paused_gc  # noqa: E402
-from evaldsl.outline import outline  # noqa: E402
-from evaldsl.parser import parse  # noqa: E402
-from evaldsl.paths import compile_path  # noqa: E402
-from evaldsl.regexes import compile_regex  # noqa: E402
+from evaldsl.check.checker import check_outline  # noqa: E402
+from evaldsl.language.diagnostics import _closest  # noqa: E402
+from evaldsl.language.outline import outline  # noqa: E402
+from evaldsl.language.parser import parse  # noqa: E402
+from evaldsl.language.paths import compile_path  # noqa: E402
+from evaldsl.language.regexes import compile_regex  # noqa: E402
+from evaldsl.runs.index import paused_gc  # noqa: E402
 
 Event = dict[str, Any]
 T = TypeVar("T")
@@ -1000,7 +1000,7 @@ def bench_file(cassette: Path, mixed: evaldsl.Program, facts: list[bool], runs: 
     print(
         f"\n(c) file to verdicts, best of {runs}: program.check(path) {t_file * 1000:.0f} ms; "
         f"bare decode {t_bare * 1000:.0f} ms (`for line in open(path, 'rb'): orjson.loads(line)`, "
-        f"{lines:,} lines, with the GC paused like evaldsl.index.paused_gc); verdicts "
+        f"{lines:,} lines, with the GC paused like evaldsl.runs.index.paused_gc); verdicts "
         + ("agree" if agree else "!!!!!!!! DIFFER from the hand-written function !!!!!!!!")
     )
     print(

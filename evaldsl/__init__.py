@@ -6,7 +6,7 @@
     result.passed                               # bool
     [v.status for v in result.verdicts]         # "pass" | "fail" | "skip" | "error"
 
-Vocabulary (the full table, with docs and examples, is `evaldsl.vocabulary`, and
+Vocabulary (the full table, with docs and examples, is `evaldsl.language.vocabulary`, and
 `evaldsl help` prints it):
 
 Subjects: answer, answer[N], answer json [PATH], output, memory[.KEY], state.FIELD, status,
@@ -22,9 +22,9 @@ combined with not, and, or and parentheses.
 """
 
 from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run
-from evaldsl.diagnostics import Diagnostic, EvalDslError
+from evaldsl.language.diagnostics import Diagnostic, EvalDslError
+from evaldsl.language.verdicts import Verdict
 from evaldsl.runs.model import Run, RunError
-from evaldsl.verdicts import Verdict
 
 __version__ = "0.1.0"
 

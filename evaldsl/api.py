@@ -19,18 +19,18 @@ from typing import Any
 
 import attrs
 
-from evaldsl import ast
-from evaldsl.checker import Environment, FactsProvider, check_outline
-from evaldsl.compiler import CompiledAssertion, Compiler, Judge
-from evaldsl.diagnostics import Diagnostic, EvalDslError, sort_key
-from evaldsl.index import Needs, index_run, paused_gc
-from evaldsl.outline import CaseOutline, Outline, outline
-from evaldsl.parser import Start, parse
+from evaldsl.check.checker import Environment, FactsProvider, check_outline
+from evaldsl.compile.compiler import CompiledAssertion, Compiler, Judge
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic, EvalDslError, sort_key
+from evaldsl.language.outline import CaseOutline, Outline, outline
+from evaldsl.language.parser import Start, parse
+from evaldsl.language.source import Source
+from evaldsl.language.verdicts import Status, Verdict, case_passed, score
 from evaldsl.runs.detect import coerce_run
 from evaldsl.runs.detect import load_run as _load_run
+from evaldsl.runs.index import Needs, index_run, paused_gc
 from evaldsl.runs.model import Run, RunError
-from evaldsl.source import Source
-from evaldsl.verdicts import Status, Verdict, case_passed, score
 
 RunLike = str | os.PathLike[str] | Sequence[dict[str, Any]] | dict[str, Any] | Run
 
@@ -157,7 +157,7 @@ def compile(
     base = Path(base_dir) if base_dir is not None else None
     facts = None
     if base is not None:
-        from evaldsl.facts import read_facts
+        from evaldsl.check.sources import read_facts
 
         facts = read_facts
     # Compiling builds many small objects and no garbage cycles: the cyclic collector

@@ -13,11 +13,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_evaldsl(
     *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m evaldsl.cli ARGS` from `cwd`, without colour and without any judge
+    """`python -m evaldsl.tools.cli ARGS` from `cwd`, without colour and without any judge
     setting of the calling shell (a test sets the ones it wants through `env`)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("EVALDSL_JUDGE")}
     return subprocess.run(
-        [sys.executable, "-m", "evaldsl.cli", *args],
+        [sys.executable, "-m", "evaldsl.tools.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 
 import evaldsl
-from evaldsl.diagnostics import CODES, Diagnostic
+from evaldsl.language.diagnostics import CODES, Diagnostic
 from evaldsl.reports import annotations
-from evaldsl.suites import load_suite
+from evaldsl.suites.core import load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA_PATH = Path(__file__).parent / "data" / "sarif" / "sarif-schema-2.1.0.json"

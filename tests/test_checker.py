@@ -15,8 +15,8 @@ import pytest
 from language_examples import BRIEF_SUITE
 
 from evaldsl.api import diagnose
-from evaldsl.diagnostics import CODES, Diagnostic, render
-from evaldsl.facts import read_facts
+from evaldsl.check.sources import read_facts
+from evaldsl.language.diagnostics import CODES, Diagnostic, render
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden"
@@ -25,7 +25,15 @@ UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
 # The modules whose diagnostics `diagnose` gives for `.eval` text (the YAML, JSON and
 # dataset loaders have codes of their own, tested with them).
-CHECK_STAGES = ["parser", "outline", "checker", "facts", "regexes", "paths", "runs/model"]
+CHECK_STAGES = [
+    "language/parser",
+    "language/outline",
+    "check/checker",
+    "check/sources",
+    "language/regexes",
+    "language/paths",
+    "runs/model",
+]
 
 
 def codes_of_check_stages() -> set[str]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaldsl.runner import run_suites
-from evaldsl.suites import discover, load_suite
+from evaldsl.runner.core import run_suites
+from evaldsl.suites.core import discover, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(discover([ROOT / "examples"])[0])

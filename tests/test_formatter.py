@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from language_examples import inline_codes, language_md, statements_for
 
-from evaldsl import ast
-from evaldsl.diagnostics import EvalDslError
-from evaldsl.formatter import fmt_command, format_text, quote, unified_diff
-from evaldsl.parser import _spellings, parse
+from evaldsl.format.formatter import fmt_command, format_text, quote, unified_diff
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import EvalDslError
+from evaldsl.language.parser import _spellings, parse
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "format"
@@ -45,7 +45,7 @@ def read(path: Path) -> str:
 
 def comments_of(text: str) -> list[str]:
     """The comments of a text, as the formatter's safety check sees them."""
-    from evaldsl.formatter import _scan
+    from evaldsl.format.formatter import _scan
 
     return [c.text for c in _scan(text)[0]]
 
@@ -485,7 +485,7 @@ def test_generated_assertions_get_the_fewest_parentheses(text: str) -> None:
     assume(parse(text).ok)
     once = assert_safe(text)
     program = parse(once).program
-    from evaldsl.formatter import _scan
+    from evaldsl.format.formatter import _scan
 
     masked = _scan(once)[1]  # strings, regexes and paths masked: parentheses are groups
     stack: list[int] = []

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import evaldsl
-from evaldsl.index import Needs, index_events
 from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.index import Needs, index_events
 from evaldsl.runs.model import RunError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "traceplay"

@@ -1,4 +1,4 @@
-"""Tests for evaldsl.judge against a real chat-completions server on 127.0.0.1.
+"""Tests for evaldsl.judge.core against a real chat-completions server on 127.0.0.1.
 
 The server (tests/judge_server.py) speaks HTTP on an ephemeral port and is scripted per
 test: replies, status codes, delays. Retries never really sleep: the judge is given a
@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 import evaldsl
-from evaldsl import judge as judge_module
-from evaldsl.judge import (
+from evaldsl.judge import core as judge_module
+from evaldsl.judge.core import (
     DEFAULT_BASE_URL,
     ENABLE_HINT,
     JudgeConfig,
@@ -374,7 +374,7 @@ def test_concurrent_writers_in_threads_never_corrupt(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from evaldsl.judge import write_cache
+from evaldsl.judge.core import write_cache
 path, n = sys.argv[1], int(sys.argv[2])
 for i in range(60):
     write_cache(path, {"passed": True, "score": n / 10, "reason": str(n) * (i * 131)})

@@ -27,7 +27,7 @@ from pygls.uris import from_fs_path  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features  # noqa: E402
 
-from evaldsl.vocabulary import PREDICATES, SUBJECTS  # noqa: E402
+from evaldsl.language.vocabulary import PREDICATES, SUBJECTS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTI_TOOL = ROOT / "tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"
@@ -77,7 +77,7 @@ CAPABILITIES = types.ClientCapabilities(
 @pytest_lsp.fixture(  # type: ignore[untyped-decorator]
     scope="module",
     config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "evaldsl.lsp"], client_factory=_client_factory
+        server_command=[sys.executable, "-m", "evaldsl.tools.lsp"], client_factory=_client_factory
     ),
 )
 async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
@@ -132,7 +132,7 @@ async def _diagnostics(
 def _check_json(path: Path) -> list[dict[str, Any]]:
     """What `evaldsl check --format json` prints for the saved file."""
     out = subprocess.run(
-        [sys.executable, "-m", "evaldsl.cli", "check", "--format", "json", str(path)],
+        [sys.executable, "-m", "evaldsl.tools.cli", "check", "--format", "json", str(path)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -466,9 +466,9 @@ async def _format(client: LanguageClient, uri: str) -> Sequence[types.TextEdit] 
 
 async def test_formatting_returns_the_formatter_output(client: LanguageClient, work: Path) -> None:
     try:
-        from evaldsl.formatter import format_text
+        from evaldsl.format.formatter import format_text
     except ImportError:
-        pytest.skip("evaldsl.formatter is not there yet (being written alongside)")
+        pytest.skip("evaldsl.format.formatter is not there yet (being written alongside)")
     path = work / "fmt.eval"
     uri = _open(client, path, UNFORMATTED)
     edits = await _format(client, uri)

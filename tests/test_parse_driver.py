@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark.exceptions import UnexpectedInput
 
-from evaldsl.parser import _Builder, drive, new_lark
+from evaldsl.language.parser import _Builder, drive, new_lark
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted(

@@ -16,10 +16,16 @@ from language_examples import (
     subject_statements,
 )
 
-from evaldsl import ast
 from evaldsl.api import diagnose
-from evaldsl.diagnostics import CODES, Diagnostic
-from evaldsl.parser import _spellings, decode_string, parse, parse_duration, split_statements
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import CODES, Diagnostic
+from evaldsl.language.parser import (
+    _spellings,
+    decode_string,
+    parse,
+    parse_duration,
+    split_statements,
+)
 
 KEYWORDS = frozenset(w for w in _spellings().values() if w.isalpha())
 

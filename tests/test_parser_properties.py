@@ -10,11 +10,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from evaldsl import ast
 from evaldsl.api import diagnose
-from evaldsl.diagnostics import CODES, render
-from evaldsl.facts import read_facts
-from evaldsl.parser import ParseResult, _spellings, parse
+from evaldsl.check.sources import read_facts
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import CODES, render
+from evaldsl.language.parser import ParseResult, _spellings, parse
 
 DEMO = Path(__file__).parent / "fixtures" / "traceplay" / "demo"
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from evaldsl.api import diagnose
-from evaldsl.yamlsuite import yaml_draft
+from evaldsl.suites.yamlfile import yaml_draft
 from tests.clitools import run_evaldsl
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ import attrs
 import pytest
 
 import evaldsl.reports
-from evaldsl.diagnostics import Diagnostic
+from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.reports import (
     FORMATS,
     ConsoleReporter,
@@ -31,7 +31,7 @@ from evaldsl.reports import (
     write_junit,
     write_markdown,
 )
-from evaldsl.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
+from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 
 SCHEMAS = sorted((Path(__file__).parent / "data" / "junit").glob("*.xsd"))
 ANSI = re.compile(r"\x1b\[")

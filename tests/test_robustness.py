@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evaldsl
-from evaldsl.runner import run_suites
-from evaldsl.suites import load_suite
+from evaldsl.runner.core import run_suites
+from evaldsl.suites.core import load_suite
 
 FIELDS = [
     "name", "kind", "type", "cassette", "state", "run", "input", "each", "expect",

@@ -3,7 +3,7 @@
 Every YAML suite in examples/ and in the traceplay fixtures validates; common mistakes
 (`path:` for `jsonPath:`, an unknown kind, no `cases`) fail where an editor would show
 them; and the schema agrees with the loader: the same suite and case keys, the same
-kinds and types with the same fields (evaldsl.yamlsuite, evaldsl.objects).
+kinds and types with the same fields (evaldsl.suites.yamlfile, evaldsl.suites.objects).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import jsonschema
 import pytest
 import yaml
 
-import evaldsl.schema
-from evaldsl.objects import _CYCGRAPH_FIELDS, _TRACEPLAY_FIELDS, Place, object_to_dsl
-from evaldsl.schema import SCHEMA_FILE, schema_command, schema_text, suite_schema
-from evaldsl.yamlsuite import CASE_KEYS, SUITE_KEYS, yaml_draft
+import evaldsl.suites.schema
+from evaldsl.suites.objects import _CYCGRAPH_FIELDS, _TRACEPLAY_FIELDS, Place, object_to_dsl
+from evaldsl.suites.schema import SCHEMA_FILE, schema_command, schema_text, suite_schema
+from evaldsl.suites.yamlfile import CASE_KEYS, SUITE_KEYS, yaml_draft
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "grammar" / SCHEMA_FILE
@@ -99,7 +99,7 @@ def test_suite_schema_loads_the_grammar_file() -> None:
 def test_schema_is_read_from_the_package_when_not_in_a_checkout(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(evaldsl.schema, "TREE_PATH", tmp_path / "missing.json")
+    monkeypatch.setattr(evaldsl.suites.schema, "TREE_PATH", tmp_path / "missing.json")
     assert schema_text() == SCHEMA_PATH.read_text(encoding="utf-8")  # evaldsl.grammar
 
 

@@ -38,12 +38,12 @@ import yaml
 import evaldsl
 from evaldsl import EvalDslError, Run
 from evaldsl.api import Result
-from evaldsl.checker import predicate_key
-from evaldsl.compiler import JudgeOutcome
-from evaldsl.parser import parse
+from evaldsl.check.checker import predicate_key
+from evaldsl.compile.compiler import JudgeOutcome
+from evaldsl.language.parser import parse
+from evaldsl.language.values import json_equal
+from evaldsl.language.vocabulary import PREDICATES, SUBJECTS
 from evaldsl.runs import coerce_run, load_run
-from evaldsl.values import json_equal
-from evaldsl.vocabulary import PREDICATES, SUBJECTS
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "cases"
@@ -242,7 +242,7 @@ def test_tables_are_big_enough() -> None:
 
 def _predicate_keys(text: str) -> set[str]:
     """The vocabulary keys of the predicates a statement uses."""
-    from evaldsl import ast
+    from evaldsl.language import ast
 
     keys: set[str] = set()
     parsed = parse(text)
@@ -650,7 +650,9 @@ def test_unavailable_subject_is_a_check_time_error(source: str, text: str) -> No
 def test_doctests_of_the_semantic_modules() -> None:
     import doctest
 
-    from evaldsl import compiler, index, values, verdicts
+    from evaldsl.compile import compiler
+    from evaldsl.language import values, verdicts
+    from evaldsl.runs import index
 
     for module in (values, verdicts, index, compiler):
         failed, _ = doctest.testmod(module)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evaldsl.results import Summary
-from evaldsl.runner import RunOptions, run_suites
-from evaldsl.suites import Suite, load_suite
+from evaldsl.runner.core import RunOptions, run_suites
+from evaldsl.runner.results import Summary
+from evaldsl.suites.core import Suite, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "traceplay"

@@ -31,7 +31,7 @@ SNIPPET = textwrap.dedent(
 
     import evaldsl
     from evaldsl.api import diagnose
-    from evaldsl.parser import grammar_text, parse
+    from evaldsl.language.parser import grammar_text, parse
 
     here = Path(evaldsl.__file__).resolve()
     source_root = Path(sys.argv[1]).resolve()

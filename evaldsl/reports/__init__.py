@@ -1,12 +1,12 @@
 """Reports: a `Report` written out in each format the CLI offers, one module per format.
 
-Takes the records of `evaldsl.results` and gives text: `json_report` (the documented
+Takes the records of `evaldsl.runner.results` and gives text: `json_report` (the documented
 `--json` shape), `junit` (JUnit XML for CI), `markdown` (a pull-request comment) and
 `console` (the live console reporter); `annotations` gives `check` diagnostics as GitHub
 workflow commands or SARIF. `FORMATS` maps each file format's name to its
 renderer; `write` puts a rendered report in a file, or on standard output for `-`.
 
-    >>> from evaldsl.results import Report
+    >>> from evaldsl.runner.results import Report
     >>> sorted(FORMATS)
     ['json', 'junit', 'markdown']
 """
@@ -23,7 +23,7 @@ from evaldsl.reports.console import ConsoleReporter
 from evaldsl.reports.json_report import to_json_text
 from evaldsl.reports.junit import to_junit_text
 from evaldsl.reports.markdown import to_markdown_text
-from evaldsl.results import Report
+from evaldsl.runner.results import Report
 
 __all__ = [
     "FORMATS",

@@ -1,6 +1,6 @@
 """Text helpers the reporters share: durations, values, locations, outcomes.
 
-Takes records from `evaldsl.results` and gives short strings; no reporter formats a
+Takes records from `evaldsl.runner.results` and gives short strings; no reporter formats a
 duration or a found/expected value differently from another.
 """
 
@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any, Literal
 
-from evaldsl.results import AssertionResult, CaseResult
+from evaldsl.runner.results import AssertionResult, CaseResult
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 

@@ -32,8 +32,8 @@ from pathlib import Path, PurePath
 from typing import Any, Literal
 from urllib.parse import quote
 
-from evaldsl.diagnostics import CODES, Diagnostic, sort_key
-from evaldsl.source import utf16_column
+from evaldsl.language.diagnostics import CODES, Diagnostic, sort_key
+from evaldsl.language.source import utf16_column
 
 # No `from __future__ import annotations` in this module: its name is `annotations`, and
 # `evaldsl.reports` imports it by that name.

@@ -24,9 +24,9 @@ import unicodedata
 from collections import Counter
 from typing import Protocol, TextIO
 
-from evaldsl.diagnostics import render
+from evaldsl.language.diagnostics import render
 from evaldsl.reports import _text
-from evaldsl.results import AssertionResult, CaseResult, Report
+from evaldsl.runner.results import AssertionResult, CaseResult, Report
 
 #: A run shows the progress counter once it has this many cases, or has lasted this long.
 PROGRESS_MIN_CASES = 10

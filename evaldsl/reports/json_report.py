@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from evaldsl.results import Report
+from evaldsl.runner.results import Report
 
 
 def to_json_text(report: Report) -> str:

@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from evaldsl.diagnostics import render
+from evaldsl.language.diagnostics import render
 from evaldsl.reports import _text
-from evaldsl.results import CaseResult, Report, SuiteResult
+from evaldsl.runner.results import CaseResult, Report, SuiteResult
 
 # Characters XML 1.0 forbids anywhere (C0 controls but tab, LF and CR; lone surrogates;
 # U+FFFE and U+FFFF). ElementTree escapes markup but writes these as they are, which

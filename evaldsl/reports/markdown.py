@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 
 from evaldsl.reports import _text
-from evaldsl.results import AssertionResult, CaseResult, Report, Summary
+from evaldsl.runner.results import AssertionResult, CaseResult, Report, Summary
 
 #: Failing cases listed in full; the rest are counted (GitHub cuts comments at 65,536).
 MAX_CASES = 50

@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 import orjson
 
-from evaldsl.diagnostics import did_you_mean
+from evaldsl.language.diagnostics import did_you_mean
 from evaldsl.runs.cassette import EventStream, first_line, load_cassette
 from evaldsl.runs.events import (
     LINE_EXTENSIONS,

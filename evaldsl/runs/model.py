@@ -17,9 +17,9 @@ from typing import Any, Literal
 import attrs
 import orjson
 
-from evaldsl.diagnostics import Diagnostic
-from evaldsl.source import Source
-from evaldsl.values import MISSING as MISSING  # re-exported: the run model's "no output"
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.source import Source
+from evaldsl.language.values import MISSING as MISSING  # re-exported: the run model's "no output"
 
 RunKind = Literal["trace", "state", "value"]
 RunErrorCode = Literal["E501", "E502"]

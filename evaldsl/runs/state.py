@@ -21,7 +21,8 @@ import os
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from evaldsl.diagnostics import did_you_mean
+from evaldsl.language.diagnostics import did_you_mean
+from evaldsl.language.vocabulary import STATUS_VALUES
 from evaldsl.runs.model import (
     MISSING,
     Run,
@@ -33,7 +34,6 @@ from evaldsl.runs.model import (
     read_bytes,
 )
 from evaldsl.runs.text import js_json
-from evaldsl.vocabulary import STATUS_VALUES
 
 STATUSES = STATUS_VALUES  # cycgraph's statuses, declared once in the vocabulary
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timeout"})

@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 import orjson
 
+from evaldsl.language.values import MISSING
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.events import (
     ERROR_TYPES,
@@ -44,7 +45,6 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.model import Run, RunError, describe
 from evaldsl.runs.text import answer_text, usage_tokens
-from evaldsl.values import MISSING
 
 # Prices in dollars per million tokens (input, output), for `cost` on traces. A trace
 # names its model on `llm.request`; a model not listed here makes `cost` an error verdict.

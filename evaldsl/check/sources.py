@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaldsl import ast
-from evaldsl.checker import SourceFacts
-from evaldsl.diagnostics import Diagnostic
+from evaldsl.check.checker import SourceFacts
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.source import Source
 from evaldsl.runs.cassette import scan_tool_names
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.model import RunError
-from evaldsl.source import Source
 
 
 def read_facts(decl: ast.SourceDecl, base_dir: Path, source: Source) -> SourceFacts | Diagnostic:

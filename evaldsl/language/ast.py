@@ -12,7 +12,7 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from evaldsl.source import Span
+from evaldsl.language.source import Span
 
 NO_SPAN = Span(0, 0)
 

@@ -106,7 +106,7 @@ def _vocabulary_summary() -> str:
     """The language at a glance, from the vocabulary table (`evaldsl vocabulary` has docs)."""
     import textwrap
 
-    from evaldsl.vocabulary import PREDICATES, SUBJECTS
+    from evaldsl.language.vocabulary import PREDICATES, SUBJECTS
 
     subjects = ", ".join(s.syntax for s in SUBJECTS.values())
     predicates = "; ".join(p.syntax for p in PREDICATES.values())
@@ -147,18 +147,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "convert":
             return cmd_convert(args, sys.stdout)
         if args.command == "fmt":
-            from evaldsl.formatter import fmt_command
+            from evaldsl.format.formatter import fmt_command
 
             return fmt_command(
                 args.paths, check=args.check, diff=args.diff, out=sys.stdout, err=sys.stderr
             )
         if args.command == "schema":
-            from evaldsl.schema import schema_command
+            from evaldsl.suites.schema import schema_command
 
             return schema_command(sys.stdout)
         if args.command == "lsp":
             try:
-                from evaldsl.lsp import main as lsp_main
+                from evaldsl.tools.lsp import main as lsp_main
             except ImportError as err:
                 return _usage_error(
                     f"the language server needs pygls: pip install 'evaldsl[lsp]' ({err})"
@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             lsp_main()
             return EXIT_OK
         if args.command == "vocabulary":
-            from evaldsl.vocabulary import help_text
+            from evaldsl.language.vocabulary import help_text
 
             print(help_text())
             return EXIT_OK
@@ -190,7 +190,7 @@ def _usage_error(message: str) -> int:
 def _judge_factory(args: argparse.Namespace) -> object | None:
     """A picklable factory for the judge (worker processes build their own)."""
     try:
-        from evaldsl import judge as judge_module
+        from evaldsl.judge import core as judge_module
     except ImportError:  # pragma: no cover - judge.py ships with evaldsl
         return None
     make = getattr(judge_module, "judge_from_options", None)
@@ -202,7 +202,7 @@ def _judge_factory(args: argparse.Namespace) -> object | None:
 
 
 def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object], int | None]:
-    from evaldsl.suites import discover, load_suite
+    from evaldsl.suites.core import discover, load_suite
 
     files, missing = discover(paths)
     for m in missing:
@@ -222,11 +222,11 @@ def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object],
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
-    from evaldsl.diagnostics import render
+    from evaldsl.language.diagnostics import render
     from evaldsl.reports import write_json, write_junit, write_markdown
     from evaldsl.reports.console import ConsoleReporter
-    from evaldsl.runner import RunOptions, run_suites
-    from evaldsl.suites import Suite
+    from evaldsl.runner.core import RunOptions, run_suites
+    from evaldsl.suites.core import Suite
 
     if args.jobs < 1:
         return _usage_error("-j takes a number of processes ≥ 1")
@@ -275,8 +275,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) -> int:
-    from evaldsl.runner import selected
-    from evaldsl.suites import Suite
+    from evaldsl.runner.core import selected
+    from evaldsl.suites.core import Suite
 
     cases = 0
     for s in suites:
@@ -295,7 +295,7 @@ def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) ->
 
 
 def _print_judge_plan(suites: Sequence[Any], select: str | None, out: TextIO) -> None:
-    from evaldsl.runner import plan_judge
+    from evaldsl.runner.core import plan_judge
 
     plan = plan_judge(suites, select)
     if plan is not None:
@@ -303,8 +303,8 @@ def _print_judge_plan(suites: Sequence[Any], select: str | None, out: TextIO) ->
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from evaldsl.diagnostics import render, to_json
-    from evaldsl.suites import Suite
+    from evaldsl.language.diagnostics import render, to_json
+    from evaldsl.suites.core import Suite
 
     loaded, code = _load(args.paths, args)
     if code is not None:
@@ -335,9 +335,9 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
-    from evaldsl.convert import to_eval
-    from evaldsl.diagnostics import render
-    from evaldsl.suites import read_draft
+    from evaldsl.language.diagnostics import render
+    from evaldsl.suites.convert import to_eval
+    from evaldsl.suites.core import read_draft
 
     path = Path(args.path)
     if not path.is_file():

@@ -50,8 +50,8 @@ from typing import Any, Literal, NamedTuple
 import attrs
 import httpx
 
-from evaldsl.compiler import JudgeOutcome
-from evaldsl.verdicts import Status
+from evaldsl.compile.compiler import JudgeOutcome
+from evaldsl.language.verdicts import Status
 
 __all__ = [
     "DEFAULT_BASE_URL",

@@ -20,13 +20,13 @@ from typing import Any
 
 import yaml
 
-from evaldsl import ast
-from evaldsl.diagnostics import Diagnostic
-from evaldsl.objects import Place, object_to_dsl, unknown_field
-from evaldsl.parser import parse, parse_duration
-from evaldsl.source import Position, Source, Span
-from evaldsl.suites import CaseDraft, Snippet, SourceSpec, SuiteDraft
-from evaldsl.values import MISSING
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.parser import parse, parse_duration
+from evaldsl.language.source import Position, Source, Span
+from evaldsl.language.values import MISSING
+from evaldsl.suites.core import CaseDraft, Snippet, SourceSpec, SuiteDraft
+from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
 
 try:  # the C loader when libyaml is present: same results, several times faster
     from yaml import CSafeLoader as _Loader

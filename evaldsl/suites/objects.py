@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from evaldsl.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # words that would read as a keyword where a bare name is written

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import attrs
 
-from evaldsl import ast
-from evaldsl.diagnostics import Diagnostic
-from evaldsl.source import Source, Span
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.source import Source, Span
 
 _HEADER_ONLY = (ast.SuiteDecl, ast.NamesDecl, ast.JudgeDecl)
 _CASE_ONLY = (ast.SourceDecl, ast.RunDecl, ast.ValueDecl)

@@ -9,11 +9,11 @@ formatting (`.eval`, the same code as `evaldsl fmt`) and go-to-definition on a c
 source path.
 
 Positions: LSP speaks UTF-16 code units, evaldsl code points. Every conversion goes
-through `evaldsl.source.utf16_column` / `codepoint_column`, using the text of the line
+through `evaldsl.language.source.utf16_column` / `codepoint_column`, using the text of the line
 as it is in the editor's buffer. The server always announces UTF-16, whatever encodings
 a client offers.
 
-Run it with `evaldsl lsp` or `python -m evaldsl.lsp`; needs the `evaldsl[lsp]` extra.
+Run it with `evaldsl lsp` or `python -m evaldsl.tools.lsp`; needs the `evaldsl[lsp]` extra.
 """
 
 from __future__ import annotations
@@ -37,11 +37,10 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
-from evaldsl.diagnostics import Diagnostic
-from evaldsl.parser import _spellings, decode_string, interactive, split_statements
-from evaldsl.source import codepoint_column, utf16_column
-from evaldsl.suites import SuiteDraft, check_text, draft_from_text
-from evaldsl.vocabulary import (
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.parser import _spellings, decode_string, interactive, split_statements
+from evaldsl.language.source import codepoint_column, utf16_column
+from evaldsl.language.vocabulary import (
     PREDICATES,
     STATUS_VALUES,
     SUBJECTS,
@@ -51,6 +50,7 @@ from evaldsl.vocabulary import (
     spec_markdown,
     statement_markdown,
 )
+from evaldsl.suites.core import SuiteDraft, check_text, draft_from_text
 
 try:  # the C loader when libyaml is present, as the YAML front end uses
     from yaml import CSafeLoader as _Loader
@@ -463,7 +463,7 @@ class Analysis:
             return []
         if "{{" not in raw:
             return [raw]
-        from evaldsl.templates import render_text
+        from evaldsl.suites.templates import render_text
 
         out = [render_text(raw, row) for row in each]
         return list(dict.fromkeys(p for p in out if "{{" not in p))
@@ -787,7 +787,7 @@ def definition_at(analysis: Analysis, line0: int, column0: int) -> list[Path]:
 
 
 class _Protocol(LanguageServerProtocol):
-    """Always UTF-16: the conversions in `evaldsl.source` are the only ones there are."""
+    """Always UTF-16: the conversions in `evaldsl.language.source` are the only ones there are."""
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(
@@ -1008,10 +1008,10 @@ def build_server() -> EvalDslServer:
 def format_edits(text: str, path: str) -> list[types.TextEdit] | None:
     """One edit replacing the whole buffer with `evaldsl fmt`'s layout; none on errors."""
     try:
-        from evaldsl.formatter import format_text
+        from evaldsl.format.formatter import format_text
     except ImportError:  # pragma: no cover - the formatter ships with evaldsl
         return None
-    from evaldsl.diagnostics import EvalDslError
+    from evaldsl.language.diagnostics import EvalDslError
 
     try:
         formatted = format_text(text, path)

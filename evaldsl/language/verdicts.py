@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
-from evaldsl.source import Span
+from evaldsl.language.source import Span
 
 Status = Literal["pass", "fail", "skip", "error"]
 

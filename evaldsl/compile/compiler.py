@@ -18,14 +18,12 @@ from typing import Any, Literal, Protocol, assert_never
 import attrs
 import orjson
 
-from evaldsl import ast
-from evaldsl.checker import predicate_key, subject_type
-from evaldsl.index import CallProbe, Needs, RunFacts, TraceFacts
-from evaldsl.paths import CompiledPath, compile_path
-from evaldsl.regexes import RegexProblem, compile_regex
-from evaldsl.runs.text import answer_text, js_number
-from evaldsl.source import Source, Span
-from evaldsl.values import (
+from evaldsl.check.checker import predicate_key, subject_type
+from evaldsl.language import ast
+from evaldsl.language.paths import CompiledPath, compile_path
+from evaldsl.language.regexes import RegexProblem, compile_regex
+from evaldsl.language.source import Source, Span
+from evaldsl.language.values import (
     MISSING,
     has_type,
     is_empty,
@@ -35,8 +33,10 @@ from evaldsl.values import (
     json_equal,
     show,
 )
-from evaldsl.verdicts import Status, Verdict, combine, negate
-from evaldsl.vocabulary import Type
+from evaldsl.language.verdicts import Status, Verdict, combine, negate
+from evaldsl.language.vocabulary import Type
+from evaldsl.runs.index import CallProbe, Needs, RunFacts, TraceFacts
+from evaldsl.runs.text import answer_text, js_number
 
 Check = Callable[[RunFacts], Verdict]
 

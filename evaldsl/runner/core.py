@@ -27,15 +27,15 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from evaldsl.api import evaluate
-from evaldsl.compiler import Judge
-from evaldsl.index import Needs, RunFacts, index_run
-from evaldsl.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
+from evaldsl.compile.compiler import Judge
+from evaldsl.language.values import MISSING
+from evaldsl.language.verdicts import case_passed, score
+from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runs.detect import load_run, run_from_value
+from evaldsl.runs.index import Needs, RunFacts, index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.state import initial_state, is_state_value
-from evaldsl.suites import Case, Suite, assertion_location, load_suite
-from evaldsl.values import MISSING
-from evaldsl.verdicts import case_passed, score
+from evaldsl.suites.core import Case, Suite, assertion_location, load_suite
 
 
 @runtime_checkable

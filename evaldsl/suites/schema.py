@@ -28,7 +28,7 @@ from typing import Any, TextIO
 
 SCHEMA_FILE = "evaldsl-suite.schema.json"
 #: Where the schema is in a source checkout (`grammar/` beside the package).
-TREE_PATH = Path(__file__).resolve().parent.parent / "grammar" / SCHEMA_FILE
+TREE_PATH = Path(__file__).resolve().parents[2] / "grammar" / SCHEMA_FILE
 
 
 def schema_text() -> str:

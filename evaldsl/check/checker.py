@@ -16,13 +16,13 @@ from typing import assert_never
 
 import attrs
 
-from evaldsl import ast
-from evaldsl.diagnostics import Diagnostic, did_you_mean
-from evaldsl.outline import CaseOutline, Outline
-from evaldsl.paths import PathProblem, compile_path
-from evaldsl.regexes import RegexProblem, compile_regex, matches_everything
-from evaldsl.source import Source, Span
-from evaldsl.vocabulary import (
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.outline import CaseOutline, Outline
+from evaldsl.language.paths import PathProblem, compile_path
+from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
+from evaldsl.language.source import Source, Span
+from evaldsl.language.vocabulary import (
     PREDICATES,
     STATUS_VALUES,
     SUBJECTS,

@@ -9,10 +9,10 @@ folder: save the output next to the YAML file.
 
 from __future__ import annotations
 
-from evaldsl.diagnostics import Diagnostic
-from evaldsl.objects import dsl_name, dsl_string, dsl_value
-from evaldsl.suites import CaseDraft, Snippet, SuiteDraft
-from evaldsl.values import MISSING
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.values import MISSING
+from evaldsl.suites.core import CaseDraft, Snippet, SuiteDraft
+from evaldsl.suites.objects import dsl_name, dsl_string, dsl_value
 
 
 def _duration(seconds: float) -> str:

@@ -17,12 +17,12 @@ from typing import Any
 
 import yaml
 
-from evaldsl import ast
-from evaldsl.diagnostics import Diagnostic
-from evaldsl.objects import dsl_value, unknown_field
-from evaldsl.parser import parse
-from evaldsl.source import Position, Source
-from evaldsl.suites import DatasetRow, Snippet, SourceSpec
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.parser import parse
+from evaldsl.language.source import Position, Source
+from evaldsl.suites.core import DatasetRow, Snippet, SourceSpec
+from evaldsl.suites.objects import dsl_value, unknown_field
 
 ROW_KEYS = {"input", "expectedOutput", "expectedBehavior", "metadata"}
 BEHAVIOUR_KEYS = {"guardEvaluated", "noGuardEvaluation"}

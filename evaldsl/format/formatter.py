@@ -65,9 +65,9 @@ from typing import TextIO, assert_never
 
 import attrs
 
-from evaldsl import ast
-from evaldsl.diagnostics import EvalDslError, render
-from evaldsl.parser import _scanner, parse
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import EvalDslError, render
+from evaldsl.language.parser import _scanner, parse
 
 __all__ = ["FormatterError", "check_text", "fmt_command", "format_text", "quote", "unified_diff"]
 

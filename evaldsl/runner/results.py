@@ -11,9 +11,9 @@ from typing import Any
 
 import attrs
 
-from evaldsl.diagnostics import Diagnostic
-from evaldsl.values import to_report
-from evaldsl.verdicts import Status
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.values import to_report
+from evaldsl.language.verdicts import Status
 
 STATUSES: tuple[Status, ...] = ("pass", "fail", "skip", "error")
 

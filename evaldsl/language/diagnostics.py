@@ -17,7 +17,7 @@ from typing import Literal
 
 import attrs
 
-from evaldsl.source import Source, Span
+from evaldsl.language.source import Source, Span
 
 Severity = Literal["error", "warning", "info"]
 

@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
-from evaldsl.values import MISSING, js_text
+from evaldsl.language.values import MISSING, js_text
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 

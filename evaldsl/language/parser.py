@@ -37,10 +37,10 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.lexer import ContextualLexer
 from lark.parsers.lalr_analysis import Shift
 
-from evaldsl import ast
-from evaldsl.diagnostics import Diagnostic, did_you_mean
-from evaldsl.source import Source, Span
-from evaldsl.vocabulary import SUBJECTS
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.source import Source, Span
+from evaldsl.language.vocabulary import SUBJECTS
 
 Start = Literal["file", "statements"]
 
@@ -60,7 +60,7 @@ class ParseResult:
 
 def grammar_text() -> str:
     """The grammar, from the source tree or from inside the installed wheel."""
-    here = Path(__file__).resolve().parent.parent / "grammar" / "evaldsl.lark"
+    here = Path(__file__).resolve().parents[2] / "grammar" / "evaldsl.lark"
     if here.is_file():
         return here.read_text(encoding="utf-8")
     return resources.files("evaldsl.grammar").joinpath("evaldsl.lark").read_text(encoding="utf-8")

@@ -17,18 +17,18 @@ from typing import Any, Literal
 
 import attrs
 
-from evaldsl import ast
-from evaldsl.checker import Environment, check_statements
-from evaldsl.compiler import CompiledAssertion, Compiler, Judge
-from evaldsl.diagnostics import Diagnostic, sort_key
-from evaldsl.facts import read_facts
-from evaldsl.index import Needs
-from evaldsl.outline import outline
-from evaldsl.parser import parse
-from evaldsl.source import Position, Source, Span
-from evaldsl.templates import render_node, render_text, render_value, row_label
-from evaldsl.values import MISSING
-from evaldsl.vocabulary import SourceKind as RunKind
+from evaldsl.check.checker import Environment, check_statements
+from evaldsl.check.sources import read_facts
+from evaldsl.compile.compiler import CompiledAssertion, Compiler, Judge
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic, sort_key
+from evaldsl.language.outline import outline
+from evaldsl.language.parser import parse
+from evaldsl.language.source import Position, Source, Span
+from evaldsl.language.values import MISSING
+from evaldsl.language.vocabulary import SourceKind as RunKind
+from evaldsl.runs.index import Needs
+from evaldsl.suites.templates import render_node, render_text, render_value, row_label
 
 SourceKind = Literal["cassette", "trace", "state", "run", "dataset"]
 
@@ -195,7 +195,7 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
         )
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     if p.suffix in (".yaml", ".yml", ".json"):
-        from evaldsl.yamlsuite import yaml_draft
+        from evaldsl.suites.yamlfile import yaml_draft
 
         return yaml_draft(text, str(p))
     return eval_draft(text, str(p))
@@ -300,7 +300,7 @@ def draft_from_text(text: str, path: str) -> SuiteDraft:
     """A draft from text in memory (an editor's unsaved buffer); the front end is chosen
     by the path's extension, and relative paths resolve next to `path`."""
     if Path(path).suffix in (".yaml", ".yml", ".json"):
-        from evaldsl.yamlsuite import yaml_draft
+        from evaldsl.suites.yamlfile import yaml_draft
 
         return yaml_draft(text, path)
     return eval_draft(text, path)
@@ -316,7 +316,7 @@ def check_text(text: str, path: str) -> list[Diagnostic]:
 
 def load_suite(path: str | os.PathLike[str], *, judge: Judge | None = None) -> Suite:
     """Read, expand, check and compile a suite file. Never raises for bad input."""
-    from evaldsl.index import paused_gc
+    from evaldsl.runs.index import paused_gc
 
     with paused_gc(long_lived=True):  # many small objects, no cycles: see api.compile
         return build_suite(read_draft(path), judge=judge)
@@ -349,7 +349,7 @@ def build_suite(draft: SuiteDraft, *, judge: Judge | None = None) -> Suite:
 def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list[CaseDraft]:
     expanded = [case]
     if case.dataset is not None:
-        from evaldsl.datasets import dataset_rows
+        from evaldsl.suites.datasets import dataset_rows
 
         rows, problems = dataset_rows(case.dataset, draft.base_dir)
         diags.extend(problems)
