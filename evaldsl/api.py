@@ -20,7 +20,8 @@ from typing import Any
 import attrs
 
 from evaldsl.check.checker import Environment, FactsProvider, check_outline
-from evaldsl.compile.compiler import CompiledAssertion, Compiler, Judge
+from evaldsl.compile.compiler import CompiledAssertion, Compiler
+from evaldsl.judge.protocol import Judge
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, EvalDslError, sort_key
 from evaldsl.language.outline import CaseOutline, Outline, outline

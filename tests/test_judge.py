@@ -1,4 +1,4 @@
-"""Tests for evaldsl.judge.core against a real chat-completions server on 127.0.0.1.
+"""Tests for evaldsl.judge against a real chat-completions server on 127.0.0.1.
 
 The server (tests/judge_server.py) speaks HTTP on an ephemeral port and is scripted per
 test: replies, status codes, delays. Retries never really sleep: the judge is given a
@@ -22,23 +22,18 @@ from typing import Any
 import pytest
 
 import evaldsl
-from evaldsl.judge import core as judge_module
-from evaldsl.judge.core import (
-    DEFAULT_BASE_URL,
-    ENABLE_HINT,
-    JudgeConfig,
-    JudgePlan,
-    JudgeReply,
-    JudgeRequest,
-    LLMJudge,
-    RecordingJudge,
-    cache_key,
-    parse_reply,
-    plan,
-    read_cache,
-    verdict,
-    write_cache,
-)
+import evaldsl.judge.cache
+import evaldsl.judge.client
+import evaldsl.judge.config
+import evaldsl.judge.plan
+import evaldsl.judge.protocol
+import evaldsl.judge.reply
+from evaldsl.judge.cache import cache_key, read_cache, write_cache
+from evaldsl.judge.client import LLMJudge
+from evaldsl.judge.config import DEFAULT_BASE_URL, ENABLE_HINT, JudgeConfig
+from evaldsl.judge.plan import RecordingJudge, plan
+from evaldsl.judge.protocol import JudgePlan, JudgeRequest
+from evaldsl.judge.reply import JudgeReply, parse_reply, verdict
 from tests.judge_server import JudgeServer, Recorded, Reply, Script, completion, judged
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -374,7 +369,7 @@ def test_concurrent_writers_in_threads_never_corrupt(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from evaldsl.judge.core import write_cache
+from evaldsl.judge.cache import write_cache
 path, n = sys.argv[1], int(sys.argv[2])
 for i in range(60):
     write_cache(path, {"passed": True, "score": n / 10, "reason": str(n) * (i * 131)})
@@ -525,7 +520,7 @@ def test_429_every_time_is_an_error(serve: Any, judges: Judges) -> None:
 
 
 def test_retry_after_parsing() -> None:
-    retry_after = judge_module._retry_after
+    retry_after = evaldsl.judge.client.retry_after
     assert retry_after("2.5", 30) == 2.5
     assert retry_after("-3", 30) == 0.0
     assert retry_after("soon", 30) is None
@@ -724,5 +719,14 @@ def test_verdict_messages() -> None:
 
 
 def test_doctests() -> None:
-    result = doctest.testmod(judge_module)
-    assert result.attempted > 0 and result.failed == 0
+    judge = evaldsl.judge
+    for module in (
+        judge.cache,
+        judge.client,
+        judge.config,
+        judge.plan,
+        judge.protocol,
+        judge.reply,
+    ):
+        result = doctest.testmod(module)
+        assert result.failed == 0, module.__name__

@@ -140,7 +140,7 @@ def test_frozen_miss_is_an_error_and_off_skips(tmp_path: Path) -> None:
 
 
 def test_a_traceplay_cache_is_reused(tmp_path: Path) -> None:
-    from evaldsl.judge.core import cache_key
+    from evaldsl.judge.cache import cache_key
 
     eval_file = tmp_path / "t.eval"
     eval_file.write_text(

@@ -39,7 +39,7 @@ import evaldsl
 from evaldsl import EvalDslError, Run
 from evaldsl.api import Result
 from evaldsl.check.checker import predicate_key
-from evaldsl.compile.compiler import JudgeOutcome
+from evaldsl.judge.protocol import JudgeOutcome
 from evaldsl.language.parser import parse
 from evaldsl.language.values import json_equal
 from evaldsl.language.vocabulary import PREDICATES, SUBJECTS

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, Protocol, assert_never
+from typing import Any, Literal, assert_never
 
 import attrs
 import orjson
 
 from evaldsl.check.checker import predicate_key, subject_type
+from evaldsl.judge.protocol import Judge, no_judge
 from evaldsl.language import ast
 from evaldsl.language.paths import CompiledPath, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex
@@ -33,36 +34,12 @@ from evaldsl.language.values import (
     json_equal,
     show,
 )
-from evaldsl.language.verdicts import Status, Verdict, combine, negate
+from evaldsl.language.verdicts import Verdict, combine, negate
 from evaldsl.language.vocabulary import Type
 from evaldsl.runs.index import CallProbe, Needs, RunFacts, TraceFacts
 from evaldsl.runs.text import answer_text, js_number
 
 Check = Callable[[RunFacts], Verdict]
-
-
-@attrs.frozen
-class JudgeOutcome:
-    """What a judge said: a status, a message, and the score when there is one."""
-
-    status: Status
-    message: str
-    score: float | None = None
-
-
-class Judge(Protocol):
-    """Decides `X judged "rubric"`; the real one (with its cache) lives in judge.py."""
-
-    def __call__(
-        self, text: str, rubric: str, *, model: str | None, threshold: float | None
-    ) -> JudgeOutcome: ...
-
-
-def no_judge(text: str, rubric: str, *, model: str | None, threshold: float | None) -> JudgeOutcome:
-    """The judge when none is configured: every judge assertion is skipped."""
-    return JudgeOutcome(
-        "skip", "no LLM judge configured: set EVALDSL_JUDGE_API_KEY to judge this assertion"
-    )
 
 
 @attrs.frozen

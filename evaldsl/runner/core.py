@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from evaldsl.api import evaluate
-from evaldsl.compile.compiler import Judge
+from evaldsl.judge.protocol import Judge
 from evaldsl.language.values import MISSING
 from evaldsl.language.verdicts import case_passed, score
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult

@@ -19,7 +19,8 @@ import attrs
 
 from evaldsl.check.checker import Environment, check_statements
 from evaldsl.check.sources import read_facts
-from evaldsl.compile.compiler import CompiledAssertion, Compiler, Judge
+from evaldsl.compile.compiler import CompiledAssertion, Compiler
+from evaldsl.judge.protocol import Judge
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, sort_key
 from evaldsl.language.outline import outline

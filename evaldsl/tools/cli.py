@@ -189,16 +189,11 @@ def _usage_error(message: str) -> int:
 
 def _judge_factory(args: argparse.Namespace) -> object | None:
     """A picklable factory for the judge (worker processes build their own)."""
-    try:
-        from evaldsl.judge import core as judge_module
-    except ImportError:  # pragma: no cover - judge.py ships with evaldsl
-        return None
-    make = getattr(judge_module, "judge_from_options", None)
-    if make is None:
-        return None
     import functools
 
-    return functools.partial(make, mode=args.judge, cache_dir=args.judge_cache)
+    from evaldsl.judge.plan import judge_from_options
+
+    return functools.partial(judge_from_options, mode=args.judge, cache_dir=args.judge_cache)
 
 
 def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object], int | None]:

@@ -1,0 +1,91 @@
+"""The judge's cache: content-addressed verdict files, traceplay's key and format.
+
+Takes a question (answer, rubric, model, endpoint) and gives its cache key, and reads and
+writes the verdict files of a cache folder (`<key>.json`). traceplay's files are read too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evaldsl.judge.config import DEFAULT_BASE_URL, DEFAULT_MODEL
+from evaldsl.judge.reply import BadReply, JudgeReply, reject_constant, reply_from_object
+
+log = logging.getLogger("evaldsl.judge")
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def cache_key(
+    answer: str, rubric: str, model: str = DEFAULT_MODEL, api_base: str = DEFAULT_BASE_URL
+) -> str:
+    """traceplay's cache key: SHA-256 of `JSON.stringify({answer, rubric, model, apiBase})`.
+
+    Compact JSON, keys in that order, non-ASCII kept, hashed as UTF-8. A lone surrogate
+    (which UTF-8 cannot carry) is written `\\udXXX`, as JavaScript writes it.
+
+    >>> cache_key("Xiamen is sunny, 31C.", "mentions weather")
+    '23bfe9152918833134ecb9268a2dabee3678ea8380dd2f818006852e89c52e42'
+    """
+    fields = {"answer": answer, "rubric": rubric, "model": model, "apiBase": api_base}
+    if any(_SURROGATE.search(v) for v in fields.values()):
+        # JavaScript strings are UTF-16: a surrogate pair is one character there.
+        fields = {
+            k: v.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+            for k, v in fields.items()
+        }
+    text = json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_cache(path: str | os.PathLike[str]) -> JudgeReply | None:
+    """A cached verdict, or None when the file is missing, unreadable or not a verdict.
+
+    Reads evaldsl's files and traceplay's (`{"passed": true, "reason": "…"}`, no score).
+    A file without a boolean `passed` (traceplay cached `{}` for error replies) is a miss.
+    """
+    try:
+        with open(path, "rb") as file:
+            text = file.read().decode("utf-8")
+        return reply_from_object(json.loads(text, parse_constant=reject_constant), text)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, BadReply) as why:
+        log.warning("ignoring judge cache file %s: %s", path, why)
+        return None
+
+
+def write_cache(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
+    """Write a cache file atomically: a temporary file in the same folder, then `os.replace`.
+
+    Readers see the old file or the new one, never a part of either, and two writers of
+    the same key (threads or processes) leave one whole file.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        data = json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: keep it, escaped
+        data = json.dumps(record, ensure_ascii=True, indent=2).encode("ascii")
+    fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data + b"\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temp, 0o644)  # mkstemp makes 0600; a cache is meant to be shared
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

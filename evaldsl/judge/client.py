@@ -1,0 +1,406 @@
+"""The judge's client: cache first, then an OpenAI-compatible chat endpoint.
+
+Takes judge questions and gives outcomes (`LLMJudge`, callable as the `Judge` protocol),
+with a memo so one run asks each question once, bounded retries with backoff for
+timeouts, 5xx and 429, concurrent prefetching, and the API key redacted from everything
+it says.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import attrs
+import httpx
+
+from evaldsl.judge.cache import cache_key, read_cache, write_cache
+from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, OFF_MESSAGE, JudgeConfig
+from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
+from evaldsl.judge.reply import (
+    SHOWN,
+    BadReply,
+    JudgeReply,
+    number_text,
+    parse_reply,
+    quoted,
+    verdict,
+)
+from evaldsl.language.verdicts import Status
+
+log = logging.getLogger("evaldsl.judge")
+
+_REDACTED = "[redacted]"
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what a Bearer token can carry
+SYSTEM_PROMPT = (
+    "You are a strict evaluator. Decide whether the answer meets the rubric. "
+    'Reply with ONLY a JSON object, no prose and no code fences: {"passed": true or false, '
+    '"score": a number from 0 to 1, "reason": "one short sentence"}. '
+    "score measures how well the answer meets the rubric (1 = fully, 0 = not at all); "
+    "passed is true only when the answer fully meets the rubric."
+)
+
+
+@attrs.frozen
+class _Failed:
+    """No verdict: why (a skip or an error)."""
+
+    status: Status
+    message: str
+
+
+_Resolved = JudgeReply | _Failed
+
+
+def retry_after(value: str | None, cap: float) -> float | None:
+    """Seconds to wait from a `Retry-After` header (seconds or an HTTP date), capped."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), cap)
+
+
+def message_content(data: Any) -> str | None:
+    """`choices[0].message.content`: a string, or text parts joined."""
+    try:
+        message = data["choices"][0]["message"]
+        content = message["content"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        texts = [p for p in parts if isinstance(p, str)]
+        return "\n".join(texts) if texts else None
+    return content if isinstance(content, str) else None
+
+
+class LLMJudge:
+    """The judge of `X judged "rubric"`: cache first, then an OpenAI-compatible endpoint.
+
+    Callable per compiler.py's `Judge` protocol; safe to call from several threads (one
+    call per distinct question, the others wait for it). Results, errors included, are
+    remembered until `forget()`, so one run asks each question at most once. `calls` and
+    `hits` count the questions sent to the endpoint and those answered by the cache folder.
+    `sleep` is what waits between retries (tests inject their own); `client` an httpx
+    client to use instead of one of its own.
+
+    >>> LLMJudge(JudgeConfig(mode="off"))("text", "rubric", model=None, threshold=None).message
+    'judge assertions are off (--judge off)'
+    """
+
+    def __init__(
+        self,
+        config: JudgeConfig | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        client: httpx.Client | None = None,
+    ) -> None:
+        self.config = config if config is not None else JudgeConfig.from_env()
+        self.calls = 0  # questions sent to the endpoint (retries not counted)
+        self.hits = 0  # questions answered by the cache folder
+        self._sleep = sleep
+        self._client = client
+        self._owns_client = client is None
+        self._lock = threading.Lock()
+        self._memo: dict[str, Future[_Resolved]] = {}
+
+    def __repr__(self) -> str:
+        return f"LLMJudge({self.config!r})"
+
+    # -- the Judge protocol
+
+    def __call__(
+        self, text: str, rubric: str, *, model: str | None, threshold: float | None
+    ) -> JudgeOutcome:
+        """Judge one assertion; see the module docstring for the modes and the cache."""
+        if self.config.mode == "off":
+            return JudgeOutcome("skip", OFF_MESSAGE)
+        resolved = self._resolve(JudgeRequest(text, rubric, model))
+        if isinstance(resolved, _Failed):
+            return JudgeOutcome(resolved.status, self._redact(resolved.message))
+        outcome = verdict(resolved, threshold)
+        return attrs.evolve(outcome, message=self._redact(outcome.message))
+
+    # -- cache addressing
+
+    def key(self, request: JudgeRequest) -> str:
+        """The cache key of a request, with this judge's default model and base URL."""
+        model = request.model or self.config.model
+        return cache_key(request.text, request.rubric, model, self.config.base_url)
+
+    def cache_path(self, request: JudgeRequest) -> Path:
+        """Where the request's verdict is (or would be) cached."""
+        return self.config.cache_dir / f"{self.key(request)}.json"
+
+    # -- planning and prefetching
+
+    def plan(self, requests: Iterable[JudgeRequest | tuple[str, str, str | None]]) -> JudgePlan:
+        """Count the distinct judge calls of `requests` and those already cached."""
+        keys = {self.key(JudgeRequest(*r)): JudgeRequest(*r) for r in requests}
+        cached = 0
+        for key, request in keys.items():
+            with self._lock:
+                future = self._memo.get(key)
+            if future is not None and future.done():
+                if isinstance(future.result(), JudgeReply):
+                    cached += 1
+            elif read_cache(self.cache_path(request)) is not None:
+                cached += 1
+        return JudgePlan(len(keys), cached)
+
+    def prefetch(self, requests: Iterable[JudgeRequest | tuple[str, str, str | None]]) -> int:
+        """Resolve every distinct request now, `max_concurrency` at a time.
+
+        Misses go to the endpoint concurrently (live mode with a key only; otherwise there
+        is nothing to fetch); the per-assertion calls that follow are then memo hits, in
+        whatever order the report needs. Returns how many endpoint calls were made.
+        """
+        if self.config.mode != "live" or self.config.api_key is None:
+            return 0
+        distinct: dict[str, JudgeRequest] = {}
+        for r in requests:
+            request = JudgeRequest(*r)
+            distinct.setdefault(self.key(request), request)
+        with self._lock:
+            todo = [r for k, r in distinct.items() if k not in self._memo]
+        if not todo:
+            return 0
+        before = self.calls
+        workers = min(self.config.max_concurrency, len(todo))
+        with ThreadPoolExecutor(workers, thread_name_prefix="evaldsl-judge") as pool:
+            for _ in pool.map(self._resolve, todo):
+                pass
+        return self.calls - before
+
+    # -- resolution: memo, cache, endpoint
+
+    def _resolve(self, request: JudgeRequest) -> _Resolved:
+        key = self.key(request)
+        with self._lock:
+            future = self._memo.get(key)
+            owner = future is None
+            if future is None:
+                future = self._memo[key] = Future()
+        if owner:
+            try:
+                result = self._fetch(key, request)
+            except BaseException as exc:  # a bug, not a verdict: let a later call retry
+                with self._lock:
+                    self._memo.pop(key, None)
+                future.set_exception(exc)
+                raise
+            future.set_result(result)
+        return future.result()
+
+    def _fetch(self, key: str, request: JudgeRequest) -> _Resolved:
+        path = self.config.cache_dir / f"{key}.json"
+        cached = read_cache(path)
+        if cached is not None:
+            with self._lock:
+                self.hits += 1
+            log.debug("judge cache hit %s", path)
+            return cached
+        if self.config.mode == "frozen":
+            return _Failed(
+                "error",
+                f"judge: no cached verdict for this judge assertion (looked for {path}) "
+                "and --judge frozen forbids calling the judge",
+            )
+        if self.config.api_key is None:
+            return _Failed(
+                "skip", f"judge: skipped, no API key and no cached verdict: {ENABLE_HINT} to run it"
+            )
+        model = request.model or self.config.model
+        try:
+            result = self._call(request.text, request.rubric, model)
+        except Exception as exc:  # never let a judge problem crash the run
+            result = _Failed(
+                "error", f"judge: call failed: {type(exc).__name__}: {self._redact(str(exc))}"
+            )
+        if isinstance(result, JudgeReply):
+            record = {
+                "passed": result.passed,
+                "score": result.score,
+                "reason": self._redact(result.reason),
+                "model": model,
+                "rubric": request.rubric,
+            }
+            try:
+                write_cache(path, record)
+            except OSError as why:
+                log.warning("could not write judge cache file %s: %s", path, why)
+        return result
+
+    # -- the endpoint
+
+    def _http(self) -> httpx.Client:
+        with self._lock:
+            if self._client is None:
+                n = self.config.max_concurrency
+                self._client = httpx.Client(
+                    timeout=httpx.Timeout(self.config.timeout),
+                    limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
+                    follow_redirects=False,  # a redirect would resend the key elsewhere
+                )
+            return self._client
+
+    def _call(self, answer: str, rubric: str, model: str) -> _Resolved:
+        key = self.config.api_key
+        assert key is not None
+        if _HEADER_SAFE.fullmatch(key) is None:
+            return _Failed(
+                "error",
+                f"judge: {ENV_API_KEY} holds characters an HTTP header "
+                "cannot carry (only visible ASCII is allowed)",
+            )
+        body = {
+            "model": model,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": f"Rubric: {rubric}\n\nAnswer: {answer}"},
+            ],
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+        }
+        # ASCII escapes keep any text (a lone surrogate too) sendable.
+        payload = json.dumps(body, ensure_ascii=True).encode("ascii")
+        headers = {
+            "Authorization": f"Bearer {key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
+        attempts = self.config.retries + 1
+        problem = "no attempt made"
+        with self._lock:
+            self.calls += 1
+        for attempt in range(attempts):
+            wait: float | None = None
+            try:
+                response = self._http().post(self.config.chat_url, content=payload, headers=headers)
+            except httpx.TimeoutException as exc:
+                problem = (
+                    f"timed out after {number_text(self.config.timeout)} s ({type(exc).__name__})"
+                )
+            except httpx.LocalProtocolError as exc:  # our request is malformed: no retry
+                return _Failed(
+                    "error", f"judge: could not send the request: {self._redact(str(exc))}"
+                )
+            except httpx.TransportError as exc:
+                problem = (
+                    f"could not reach {self._redact(self.config.chat_url)}: "
+                    f"{type(exc).__name__}: {self._redact(str(exc))}"
+                )
+            else:
+                status = response.status_code
+                if status == 429 or status >= 500:
+                    problem = f"HTTP {status}: {self._body(response)}"
+                    wait = retry_after(
+                        response.headers.get("retry-after"), self.config.retry_after_cap
+                    )
+                elif not 200 <= status < 300:
+                    return _Failed(
+                        "error",
+                        f"judge: the endpoint answered HTTP {status}: {self._body(response)}",
+                    )
+                else:
+                    return self._parse(response)
+            if attempt + 1 < attempts:
+                delay = wait if wait is not None else self._backoff(attempt)
+                log.info(
+                    "judge call attempt %d/%d failed (%s); retrying in %.2f s",
+                    attempt + 1,
+                    attempts,
+                    problem,
+                    delay,
+                )
+                self._sleep(delay)
+        return _Failed(
+            "error",
+            f"judge: no verdict after {attempts} attempt{'s' if attempts > 1 else ''}: {problem}",
+        )
+
+    def _backoff(self, attempt: int) -> float:
+        # Exponential, with jitter so concurrent callers do not retry in lockstep.
+        delay = min(self.config.max_backoff, self.config.backoff * 2.0**attempt)
+        return delay * random.uniform(0.5, 1.0)
+
+    def _body(self, response: httpx.Response) -> str:
+        try:
+            text = response.text
+        except Exception:  # an undecodable body
+            text = repr(response.content[:SHOWN])
+        return quoted(self._redact(text)) if text.strip() else "(empty body)"
+
+    def _parse(self, response: httpx.Response) -> _Resolved:
+        try:
+            data = response.json()
+        except ValueError:
+            return _Failed(
+                "error", f"judge: the endpoint's reply is not JSON: {self._body(response)}"
+            )
+        content = message_content(data)
+        if content is None:
+            return _Failed(
+                "error",
+                f"judge: the endpoint's reply has no "
+                f"choices[0].message.content: {self._body(response)}",
+            )
+        try:
+            return parse_reply(content)
+        except BadReply as why:
+            return _Failed("error", f"judge: bad verdict, {self._redact(str(why))}")
+
+    def _redact(self, text: str) -> str:
+        key = self.config.api_key
+        return text.replace(key, _REDACTED) if key else text
+
+    # -- lifetime
+
+    def forget(self) -> None:
+        """Drop what this judge remembers (errors included); the cache folder stays."""
+        with self._lock:
+            self._memo = {k: f for k, f in self._memo.items() if not f.done()}
+
+    def close(self) -> None:
+        """Close the HTTP client (if this judge made it)."""
+        if not self._owns_client:
+            return
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> LLMJudge:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,115 @@
+"""Judge settings: where the endpoint is, how hard to try, where verdicts are cached.
+
+Takes the environment (`EVALDSL_JUDGE_API_KEY`, `EVALDSL_JUDGE_BASE_URL`,
+`EVALDSL_JUDGE_MODEL`) and overrides, and gives a validated `JudgeConfig`; also the
+defaults and the words messages use to say how to enable the judge.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+JudgeMode = Literal["live", "frozen", "off"]
+MODES: tuple[JudgeMode, ...] = ("live", "frozen", "off")
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_CACHE_DIR = Path(".evaldsl/judge-cache")
+ENV_API_KEY = "EVALDSL_JUDGE_API_KEY"
+ENV_BASE_URL = "EVALDSL_JUDGE_BASE_URL"
+ENV_MODEL = "EVALDSL_JUDGE_MODEL"
+ENABLE_HINT = f"set {ENV_API_KEY} (and optionally {ENV_BASE_URL}, {ENV_MODEL})"
+OFF_MESSAGE = "judge assertions are off (--judge off)"
+
+
+def _optional_key(value: str | None) -> str | None:
+    # A key pasted with a trailing newline is common; an empty variable means "no key".
+    return (value.strip() or None) if value is not None else None
+
+
+def _base_url(value: str) -> str:
+    return value.strip().rstrip("/")
+
+
+def _path(value: str | os.PathLike[str]) -> Path:
+    return Path(value)
+
+
+def _check_base_url(instance: Any, attribute: Any, value: str) -> None:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"the judge base URL must start with http:// or https://, got {value!r}")
+
+
+def _positive(instance: Any, attribute: Any, value: float) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name} must be a positive number of seconds, got {value!r}")
+
+
+def _non_negative(instance: Any, attribute: Any, value: float) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+        raise ValueError(f"{attribute.name} must be ≥ 0 seconds, got {value!r}")
+
+
+@attrs.frozen
+class JudgeConfig:
+    """How to reach the judge, how hard to try, and where its verdicts are cached.
+
+    `retries` is how many times a timeout, a 5xx or a 429 is retried after the first
+    attempt; the wait doubles from `backoff` seconds up to `max_backoff` (a server's
+    `Retry-After` is honoured up to `retry_after_cap`). The key is left out of the repr.
+
+    >>> JudgeConfig(api_key="sk-secret").chat_url
+    'https://api.openai.com/v1/chat/completions'
+    >>> "sk-secret" in repr(JudgeConfig(api_key="sk-secret"))
+    False
+    """
+
+    api_key: str | None = attrs.field(default=None, repr=False, converter=_optional_key)
+    base_url: str = attrs.field(
+        default=DEFAULT_BASE_URL, converter=_base_url, validator=_check_base_url
+    )
+    model: str = DEFAULT_MODEL
+    timeout: float = attrs.field(default=30.0, validator=_positive)
+    retries: int = attrs.field(
+        default=3, validator=[attrs.validators.ge(0), attrs.validators.le(10)]
+    )
+    backoff: float = attrs.field(default=0.5, validator=_non_negative)
+    max_backoff: float = attrs.field(default=8.0, validator=_non_negative)
+    retry_after_cap: float = attrs.field(default=30.0, validator=_non_negative)
+    mode: JudgeMode = attrs.field(default="live", validator=attrs.validators.in_(MODES))
+    cache_dir: Path = attrs.field(default=DEFAULT_CACHE_DIR, converter=_path)
+    max_concurrency: int = attrs.field(
+        default=8, validator=[attrs.validators.ge(1), attrs.validators.le(256)]
+    )
+
+    @property
+    def chat_url(self) -> str:
+        """The chat-completions URL: the base URL's path (`/v1`) is kept."""
+        return f"{self.base_url}/chat/completions"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ, **overrides: Any) -> JudgeConfig:
+        """Read `EVALDSL_JUDGE_API_KEY`, `…_BASE_URL` and `…_MODEL`, then apply overrides.
+
+        An override of None is ignored, so a CLI can pass its unset options through.
+
+        >>> config = JudgeConfig.from_env({"EVALDSL_JUDGE_MODEL": "m"}, mode="frozen", timeout=None)
+        >>> config.model, config.mode, config.timeout, config.api_key
+        ('m', 'frozen', 30.0, None)
+        """
+        unknown = sorted(set(overrides) - set(attrs.fields_dict(cls)))
+        if unknown:
+            raise TypeError(f"unknown judge setting(s): {', '.join(unknown)}")
+        values: dict[str, Any] = {
+            "api_key": environ.get(ENV_API_KEY) or None,
+            "base_url": environ.get(ENV_BASE_URL, "").strip() or DEFAULT_BASE_URL,
+            "model": environ.get(ENV_MODEL, "").strip() or DEFAULT_MODEL,
+        }
+        values.update({name: v for name, v in overrides.items() if v is not None})
+        return cls(**values)

@@ -1,0 +1,100 @@
+"""Planning judge calls: record a run's questions, count them, fetch them ahead.
+
+Takes compiled cases to evaluate and gives the questions they would ask the judge
+(`RecordingJudge`, `TwoPhaseJudge.recording`), how many calls that means and how many are
+cached (`plan`), and the judge the command builds from its options (`judge_from_options`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterable, Iterator
+
+from evaldsl.judge.client import LLMJudge
+from evaldsl.judge.config import JudgeConfig
+from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
+
+
+class RecordingJudge:
+    """A judge that only notes what it is asked (and skips): the first pass of planning.
+
+    >>> recorder = RecordingJudge()
+    >>> recorder("sunny", "mentions weather", model=None, threshold=0.7).status
+    'skip'
+    >>> recorder.requests
+    [JudgeRequest(text='sunny', rubric='mentions weather', model=None)]
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[JudgeRequest] = []
+        self._lock = threading.Lock()
+
+    def __call__(
+        self, text: str, rubric: str, *, model: str | None, threshold: float | None
+    ) -> JudgeOutcome:
+        with self._lock:
+            self.requests.append(JudgeRequest(text, rubric, model))
+        return JudgeOutcome("skip", "judge: planned, not run")
+
+
+def plan(
+    requests: Iterable[JudgeRequest | tuple[str, str, str | None]],
+    config: JudgeConfig | None = None,
+) -> JudgePlan:
+    """Count the distinct judge calls of `requests` and those already cached.
+
+    >>> plan([("sunny", "mentions weather", None)] * 3, JudgeConfig(cache_dir="/nonexistent"))
+    JudgePlan(total=1, cached=0)
+    """
+    return LLMJudge(config).plan(requests)
+
+
+class TwoPhaseJudge:
+    """The judge a suite is compiled with: it can record a case's judge questions instead
+    of answering them, so the runner plans them, fetches the misses concurrently
+    (`prefetch`), then evaluates the case again with every answer at hand, in source
+    order.
+
+    >>> judge = TwoPhaseJudge(RecordingJudge())
+    >>> with judge.recording() as asked:
+    ...     _ = judge("sunny", "mentions weather", model=None, threshold=None)
+    >>> asked
+    [JudgeRequest(text='sunny', rubric='mentions weather', model=None)]
+    """
+
+    def __init__(self, inner: LLMJudge | RecordingJudge) -> None:
+        self.inner = inner
+        self._asked: list[JudgeRequest] | None = None
+
+    def __call__(
+        self, text: str, rubric: str, *, model: str | None, threshold: float | None
+    ) -> JudgeOutcome:
+        if self._asked is not None:
+            self._asked.append(JudgeRequest(text, rubric, model))
+            return JudgeOutcome("skip", "judge: planned, not run")
+        return self.inner(text, rubric, model=model, threshold=threshold)
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[list[JudgeRequest]]:
+        """Within the block, calls are recorded (and skipped) instead of judged."""
+        self._asked = []
+        try:
+            yield self._asked
+        finally:
+            self._asked = None
+
+    def prefetch(self, requests: Iterable[JudgeRequest]) -> int:
+        return self.inner.prefetch(requests) if isinstance(self.inner, LLMJudge) else 0
+
+    def plan(self, requests: Iterable[JudgeRequest]) -> JudgePlan:
+        if isinstance(self.inner, LLMJudge):
+            return self.inner.plan(requests)
+        distinct = {(r.text, r.rubric, r.model) for r in requests}
+        return JudgePlan(len(distinct), 0)
+
+
+def judge_from_options(mode: str | None = None, cache_dir: str | None = None) -> TwoPhaseJudge:
+    """The judge the CLI builds from `--judge` and `--judge-cache` and the environment
+    (a module-level function, so worker processes can build their own)."""
+    return TwoPhaseJudge(LLMJudge(JudgeConfig.from_env(mode=mode, cache_dir=cache_dir)))

@@ -1,0 +1,122 @@
+"""The judge's replies: parse what came back, and turn a verdict into an outcome.
+
+Takes the text of the judge's message (a JSON object, bare or in a ```json fence) and
+gives a `JudgeReply`, or a `BadReply` error naming what came back; `verdict` gives the
+assertion's `JudgeOutcome` for a reply and an optional threshold.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import attrs
+
+from evaldsl.judge.protocol import JudgeOutcome
+from evaldsl.language.verdicts import Status
+
+SHOWN = 200  # characters of a bad reply quoted in an error message
+_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\r?\n?(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+@attrs.frozen
+class JudgeReply:
+    """A judge's verdict: `passed`, an optional `score` in [0, 1], and its reason."""
+
+    passed: bool
+    score: float | None = None
+    reason: str = ""
+
+
+class BadReply(ValueError):
+    """What came back is not the verdict asked for; the message says what it was."""
+
+
+def shorten(text: str, limit: int = SHOWN) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def quoted(text: str) -> str:
+    """`text` shortened and JSON-quoted, for quoting a reply inside a message."""
+    return json.dumps(shorten(text), ensure_ascii=False)
+
+
+def reply_from_object(value: Any, shown: str) -> JudgeReply:
+    """The verdict a decoded reply object holds; `BadReply` quoting `shown` if it is none."""
+    if not isinstance(value, dict):
+        raise BadReply(f"the reply is not a JSON object: {quoted(shown)}")
+    passed = value.get("passed")
+    if not isinstance(passed, bool):
+        raise BadReply(f'the reply has no boolean "passed": {quoted(shown)}')
+    score = value.get("score")
+    if score is not None:
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            raise BadReply(f'the reply\'s "score" is not a number: {quoted(shown)}')
+        if not (math.isfinite(score) and 0 <= score <= 1):
+            raise BadReply(f'the reply\'s "score" {score!r} is not in [0, 1]: {quoted(shown)}')
+        score = float(score)
+    reason = value.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise BadReply(f'the reply\'s "reason" is not a string: {quoted(shown)}')
+    return JudgeReply(passed, score, reason or "")
+
+
+def reject_constant(name: str) -> Any:
+    """A `parse_constant` for `json.loads` that refuses NaN and the infinities."""
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_reply(content: str) -> JudgeReply:
+    """Parse the judge's message: a JSON object, bare or inside a ```json fence.
+
+    Raises ValueError naming what came back (shortened) when it is anything else.
+
+    >>> parse_reply('```json\\n{"passed": true, "score": 0.8, "reason": "ok"}\\n```')
+    JudgeReply(passed=True, score=0.8, reason='ok')
+    """
+    text = content.strip()
+    fenced = _FENCE.search(text)
+    if fenced is not None and not text.startswith("{"):
+        text = fenced.group(1).strip()
+    try:
+        value = json.loads(text, parse_constant=reject_constant)
+    except ValueError:
+        raise BadReply(f"the reply is not JSON: {quoted(content)}") from None
+    return reply_from_object(value, content)
+
+
+def number_text(value: float) -> str:
+    """A score or a threshold as messages write it: `1`, `0.7`."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def verdict(reply: JudgeReply, threshold: float | None) -> JudgeOutcome:
+    """The assertion's outcome: score ≥ threshold (inclusive) with one, else `passed`.
+
+    >>> verdict(JudgeReply(True, 0.7, "sunny"), 0.7).message
+    'judge: PASS (score 0.7 ≥ 0.7) — sunny'
+    >>> verdict(JudgeReply(True, None, ""), 0.5).status
+    'error'
+    """
+    reason = f" — {reply.reason}" if reply.reason else ""
+    if threshold is not None:
+        if reply.score is None:
+            return JudgeOutcome(
+                "error",
+                f"judge: the verdict has no score, and a threshold (>= {number_text(threshold)}) "
+                f"needs one{reason}",
+            )
+        ok = reply.score >= threshold
+        sign = "≥" if ok else "<"
+        shown = f"score {number_text(reply.score)} {sign} {number_text(threshold)}"
+        status: Status = "pass" if ok else "fail"
+    else:
+        ok = reply.passed
+        shown = f"score {number_text(reply.score)}" if reply.score is not None else ""
+        status = "pass" if ok else "fail"
+    detail = f" ({shown})" if shown else ""
+    return JudgeOutcome(status, f"judge: {status.upper()}{detail}{reason}", reply.score)
