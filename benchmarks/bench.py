@@ -13,7 +13,7 @@ b. Evaluation overhead in memory: 20 mixed assertions over N already decoded eve
    computing the same 20 facts. The language must cost little over code a user would
    write by hand (target <= 1.2x). The 20 verdicts must agree with the function's booleans.
 c. File to verdicts: `program.check(path)`, streaming the cassette from disk, against bare
-   decoding of the same file with orjson (GC paused as `evaldsl.runs.index.paused_gc` does).
+   decoding of the same file with orjson (GC paused as `evaldsl.gcpause.paused_gc` does).
    Decoding is the floor; indexing and checking must add little (target <= 1.5x).
 d. Peak memory: the file-to-verdicts path in fresh subprocesses (peak RSS, ru_maxrss) for
    assertions that need little, for assertions that keep every call of a frequent tool,
@@ -56,14 +56,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import evaldsl  # noqa: E402
-from evaldsl.api import compile_cases  # noqa: E402
-from evaldsl.check.checker import check_outline  # noqa: E402
-from evaldsl.language.diagnostics import _closest  # noqa: E402
+from evaldsl.gcpause import paused_gc  # noqa: E402
+from evaldsl.language.diagnostics import forget_suggestions  # noqa: E402
 from evaldsl.language.outline import outline  # noqa: E402
 from evaldsl.language.parser import parse  # noqa: E402
 from evaldsl.language.paths import compile_path  # noqa: E402
 from evaldsl.language.regexes import compile_regex  # noqa: E402
-from evaldsl.runs.index import paused_gc  # noqa: E402
+from evaldsl.suites.build import check_suite, compile_suite  # noqa: E402
+from evaldsl.suites.evalfile import read_eval  # noqa: E402
 
 Event = dict[str, Any]
 T = TypeVar("T")
@@ -646,7 +646,7 @@ def clear_caches() -> None:
     """Forget compiled regexes and paths, so every compile run pays for its own."""
     compile_regex.cache_clear()
     compile_path.cache_clear()
-    _closest.cache_clear()  # did-you-mean answers are memoised too
+    forget_suggestions()  # did-you-mean answers are memoised too
 
 
 # ---- (b) the hand-written single pass -------------------------------------------------------
@@ -872,9 +872,12 @@ def bench_compile(eval_file: Path, n: int, runs: int, warm: float) -> list[Row]:
     # The stages one by one, with the GC paused around them as evaldsl.compile does.
     with paused_gc():
         t_parse, parsed = best_of(runs, lambda: parse(text, path))
-        t_outline, shape = best_of(runs, lambda: outline(parsed.program, parsed.source))
-        t_check, _ = best_of(runs, lambda: check_outline(shape, parsed.source), clear_caches)
-        t_compile, _ = best_of(runs, lambda: compile_cases(shape, parsed.source, None))
+        t_outline, _ = best_of(runs, lambda: outline(parsed.program, parsed.source))
+        draft = read_eval(text, path, standalone=True).draft
+        t_check, checked = best_of(
+            runs, lambda: check_suite(draft, read=None, targets=False), clear_caches
+        )
+        t_compile, _ = best_of(runs, lambda: compile_suite(checked))
     # the same statements as one implicit case (no `case`/`cassette` lines)
     flat = "\n".join(x for x in text.splitlines() if not x.startswith(("case ", "cassette ")))
     t_flat, _ = best_of(runs, lambda: evaldsl.compile(flat, path=path), clear_caches)
@@ -1000,7 +1003,7 @@ def bench_file(cassette: Path, mixed: evaldsl.Program, facts: list[bool], runs: 
     print(
         f"\n(c) file to verdicts, best of {runs}: program.check(path) {t_file * 1000:.0f} ms; "
         f"bare decode {t_bare * 1000:.0f} ms (`for line in open(path, 'rb'): orjson.loads(line)`, "
-        f"{lines:,} lines, with the GC paused like evaldsl.runs.index.paused_gc); verdicts "
+        f"{lines:,} lines, with the GC paused like evaldsl.gcpause.paused_gc); verdicts "
         + ("agree" if agree else "!!!!!!!! DIFFER from the hand-written function !!!!!!!!")
     )
     print(

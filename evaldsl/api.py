@@ -2,8 +2,8 @@
 
 Takes DSL text (and optionally a judge, a base folder for case files) and gives a
 `Program` whose `check(run)` returns a `Result`: one verdict per statement, in source
-order. Everything here only calls the pipeline's stages: parse → outline → check →
-compile → index → verdicts.
+order. A program goes through exactly the stages a suite file does (the `.eval` front
+end, then `suites.build`: expansion, checking, compiling), to the same `Case` model.
 
 >>> program = compile('tool get_weather called once; answer contains "sunny"')
 >>> program.check([{"type": "tool.call", "name": "get_weather", "arguments": {}}]).statuses
@@ -13,86 +13,30 @@ compile → index → verdicts.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
-from evaldsl.check.checker import Environment, FactsProvider, check_outline
-from evaldsl.compile.compiler import CompiledAssertion, Compiler
+from evaldsl.check.environment import Environment, SourceReader
+from evaldsl.check.sources import read_facts
+from evaldsl.compile.evaluate import Result, RunLike
+from evaldsl.gcpause import paused_gc
 from evaldsl.judge.protocol import Judge
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic, EvalDslError, sort_key
-from evaldsl.language.outline import CaseOutline, Outline, outline
-from evaldsl.language.parser import Start, parse
+from evaldsl.language.diagnostics import Diagnostic, EvalDslError
+from evaldsl.language.outline import Outline
+from evaldsl.language.parser import Start
 from evaldsl.language.source import Source
-from evaldsl.language.verdicts import Status, Verdict, case_passed, score
-from evaldsl.runs.detect import coerce_run
-from evaldsl.runs.detect import load_run as _load_run
-from evaldsl.runs.index import Needs, index_run, paused_gc
-from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.detect import load_run as read_run
+from evaldsl.runs.model import Run
+from evaldsl.suites.build import check_suite, compile_suite
+from evaldsl.suites.evalfile import read_eval
+from evaldsl.suites.model import Case
 
-RunLike = str | os.PathLike[str] | Sequence[dict[str, Any]] | dict[str, Any] | Run
+#: The compiled case `Program.cases` holds: the suites' `Case` (one model for both).
+CompiledCase = Case
 
-
-@attrs.frozen
-class Result:
-    """The verdicts of one case's assertions against one run.
-
-    `verdicts` has one entry per statement, in source order (`a; b` gives two).
-    """
-
-    verdicts: tuple[Verdict, ...]
-    texts: tuple[str, ...]
-    error: str | None = None  # the run could not be read or produced
-
-    @property
-    def passed(self) -> bool:
-        """No assertion failed or errored, and the run itself did not crash."""
-        return self.error is None and case_passed(self.verdicts)
-
-    @property
-    def score(self) -> float:
-        """passed ÷ (passed + failed + errors); 0 for a crashed run."""
-        return 0.0 if self.error is not None else score(self.verdicts)
-
-    @property
-    def statuses(self) -> list[Status]:
-        return [v.status for v in self.verdicts]
-
-
-@attrs.frozen
-class CompiledCase:
-    """One case's compiled assertions (suite-level ones first) and what they need."""
-
-    name: str
-    assertions: tuple[CompiledAssertion, ...]
-    needs: Needs
-    outline: CaseOutline | None = None
-
-    def check(self, run: RunLike, *, base: Path | None = None) -> Result:
-        """Check a run (a path, a list of events, a state dict or a `Run`)."""
-        texts = tuple(a.text for a in self.assertions)
-        try:
-            facts = index_run(coerce_run(run, base=base), self.needs)
-        except RunError as err:
-            return crashed(self.assertions, str(err))
-        return Result(tuple(evaluate(a, facts) for a in self.assertions), texts)
-
-
-def evaluate(assertion: CompiledAssertion, facts: Any) -> Verdict:
-    """Run one checker; an unexpected exception becomes that assertion's error verdict."""
-    try:
-        return assertion.run(facts)
-    except Exception as err:  # one broken assertion must not take the others down
-        return Verdict("error", f"internal error: {type(err).__name__}: {err}", assertion.node.span)
-
-
-def crashed(assertions: Sequence[CompiledAssertion], message: str) -> Result:
-    """A run that could not be read or produced: every assertion errors with the reason."""
-    verdicts = tuple(Verdict("error", message, a.node.span) for a in assertions)
-    return Result(verdicts, tuple(a.text for a in assertions), error=message)
+__all__ = ["CompiledCase", "Program", "Result", "RunLike", "compile", "diagnose", "load_run"]
 
 
 @attrs.frozen
@@ -102,13 +46,14 @@ class Program:
     source: Source
     outline: Outline
     diagnostics: tuple[Diagnostic, ...]
-    cases: tuple[CompiledCase, ...]
+    cases: tuple[Case, ...]
 
     def check(self, run: RunLike, *, case: str | None = None) -> Result:
         """Check a run against the program's case (name it when there are several)."""
         return self.case(case).check(run)
 
-    def case(self, name: str | None = None) -> CompiledCase:
+    def case(self, name: str | None = None) -> Case:
+        """The case of that name, or the only one."""
         if name is None:
             if len(self.cases) != 1:
                 names = ", ".join(repr(c.name) for c in self.cases)
@@ -130,16 +75,19 @@ def diagnose(
     *,
     start: Start = "file",
     base_dir: Path | None = None,
-    facts: FactsProvider | None = None,
+    facts: SourceReader | None = None,
     env: Environment | None = None,
     source: Source | None = None,
 ) -> tuple[Source, ast.Program, Outline, list[Diagnostic]]:
-    """Parse and check without raising: every diagnostic, sorted by position."""
-    parsed = parse(text, path, start=start, source=source)
-    shape = outline(parsed.program, parsed.source)
-    found = list(parsed.diagnostics)
-    found.extend(check_outline(shape, parsed.source, base_dir=base_dir, facts=facts, env=env))
-    return parsed.source, parsed.program, shape, sorted(found, key=sort_key)
+    """Parse and check without raising: every diagnostic, sorted by position.
+
+    Case source files are read (by `facts`, e.g. `evaldsl.check.sources.read_facts`) only
+    when both `facts` and `base_dir` are given.
+    """
+    read = read_eval(text, path, start=start, source=source, base_dir=base_dir, standalone=True)
+    reader = facts if base_dir is not None else None
+    checked = check_suite(read.draft, env=env, read=reader, targets=False)
+    return read.parsed.source, read.parsed.program, read.outline, list(checked.diagnostics)
 
 
 def compile(
@@ -156,33 +104,17 @@ def compile(
     ''
     """
     base = Path(base_dir) if base_dir is not None else None
-    facts = None
-    if base is not None:
-        from evaldsl.check.sources import read_facts
-
-        facts = read_facts
     # Compiling builds many small objects and no garbage cycles: the cyclic collector
     # would only rescan the growing AST (a third of the time on large files).
     with paused_gc(long_lived=True):
-        source, _, shape, diagnostics = diagnose(text, path, base_dir=base, facts=facts, env=env)
+        read = read_eval(text, path, base_dir=base, standalone=True)
+        reader = read_facts if base is not None else None
+        checked = check_suite(read.draft, env=env, read=reader, targets=False)
+        diagnostics = list(checked.diagnostics)
         if any(d.is_error for d in diagnostics):
             raise EvalDslError(diagnostics)
-        cases = compile_cases(shape, source, judge)
-    return Program(source, shape, tuple(diagnostics), cases)
-
-
-def compile_cases(shape: Outline, source: Source, judge: Judge | None) -> tuple[CompiledCase, ...]:
-    """Compile every case of a checked outline (suite-level assertions into each)."""
-    cases = []
-    for case in shape.cases:
-        compiler = Compiler(source, judge, shape.judge_model)
-        assertions = compiler.compile_all((*shape.assertions, *case.assertions))
-        cases.append(CompiledCase(case.name, tuple(assertions), compiler.needs, case))
-    if not cases:
-        compiler = Compiler(source, judge, shape.judge_model)
-        assertions = compiler.compile_all(shape.assertions)
-        cases.append(CompiledCase("", tuple(assertions), compiler.needs))
-    return tuple(cases)
+        suite = compile_suite(checked, judge=judge)
+    return Program(read.parsed.source, read.outline, tuple(diagnostics), suite.cases)
 
 
 def load_run(path: str | os.PathLike[str], format: str | None = None) -> Run:
@@ -191,4 +123,4 @@ def load_run(path: str | os.PathLike[str], format: str | None = None) -> Run:
     The format is detected unless named (`traceplay`, `events`, `verydia`, `state`,
     `openai`, `anthropic`, `otel`). Large cassettes are streamed, not loaded whole.
     """
-    return _load_run(path, format)
+    return read_run(path, format)

@@ -18,7 +18,7 @@ import pytest
 import evaldsl
 from evaldsl.language.diagnostics import CODES, Diagnostic
 from evaldsl.reports import annotations
-from evaldsl.suites.core import load_suite
+from evaldsl.suites.build import load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA_PATH = Path(__file__).parent / "data" / "sarif" / "sarif-schema-2.1.0.json"

@@ -243,10 +243,15 @@ def test_missing_file_names_the_path() -> None:
     assert '"cassettes/nowhere.jsonl"' in diag.message
 
 
-def test_templated_paths_are_not_read() -> None:
-    text = 'case "c"\neach [{f: "a"}]\ncassette "{{f}}.jsonl"\nanswer contains "x"'
+def test_templated_paths_are_read_once_rendered() -> None:
+    # `each` rows are expanded before checking (the API and suites share one pipeline):
+    # the template itself is never looked up, each row's rendered path is.
+    text = 'case "c"\neach [{f: "cassette.example"}]\ncassette "{{f}}.jsonl"\nanswer contains "x"'
     *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
     assert diagnostics == []
+    missing = text.replace("cassette.example", "a")
+    *_, (diag,) = diagnose(missing, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert (diag.code, diag.line) == ("E501", 3) and '"a.jsonl"' in diag.message
 
 
 def test_checker_keeps_going_after_syntax_errors() -> None:

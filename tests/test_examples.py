@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from evaldsl.runner.core import run_suites
-from evaldsl.suites.core import discover, load_suite
+from evaldsl.suites.build import load_suite
+from evaldsl.suites.files import discover
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(discover([ROOT / "examples"])[0])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import evaldsl
 from evaldsl.runner.core import run_suites
-from evaldsl.suites.core import load_suite
+from evaldsl.suites.build import load_suite
 
 FIELDS = [
     "name", "kind", "type", "cassette", "state", "run", "input", "each", "expect",

@@ -10,7 +10,8 @@ import pytest
 
 from evaldsl.runner.core import RunOptions, run_suites
 from evaldsl.runner.results import Summary
-from evaldsl.suites.core import Suite, load_suite
+from evaldsl.suites.build import load_suite
+from evaldsl.suites.model import Suite
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "traceplay"

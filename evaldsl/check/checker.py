@@ -1,8 +1,8 @@
 """Checker: find every problem of a program before anything runs.
 
-Takes a parsed program (through its `Outline`) and an environment per case (what its
-source provides, the declared tools and nodes, the tools a cassette recorded and the nodes
-a state visited) and gives diagnostics: types of subjects and predicates, units, status
+Takes a case's assertions and its environment (what its source provides, the declared
+tools and nodes, the tools a cassette recorded and the nodes a state visited; see
+`environment.py`) and gives diagnostics: types of subjects and predicates, units, status
 values, tool and node names with did-you-mean, subjects the source cannot provide, regex
 and JSONPath validity (both compiled here, once: the compiler reuses them), and warnings
 for assertions that cannot fail or cannot pass. It never stops at the first problem.
@@ -10,15 +10,12 @@ for assertions that cannot fail or cannot pass. It never stops at the first prob
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Iterable
 from typing import assert_never
 
-import attrs
-
+from evaldsl.check.environment import Environment
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
-from evaldsl.language.outline import CaseOutline, Outline
 from evaldsl.language.paths import PathProblem, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
 from evaldsl.language.source import Source, Span
@@ -27,41 +24,8 @@ from evaldsl.language.vocabulary import (
     STATUS_VALUES,
     SUBJECTS,
     TYPE_WORDS,
-    SourceKind,
     Type,
 )
-
-
-@attrs.frozen
-class Environment:
-    """What a case's assertions are checked against."""
-
-    source_kind: SourceKind | None = None  # None: not known before the run (a `run` target)
-    source_word: str | None = None  # "cassette", "state", … for messages
-    declared_tools: frozenset[str] | None = None
-    declared_nodes: frozenset[str] | None = None
-    recorded_tools: frozenset[str] | None = None
-    recorded_nodes: frozenset[str] | None = None
-
-
-@attrs.frozen
-class SourceFacts:
-    """What reading a case's source file told the checker."""
-
-    kind: SourceKind | None
-    tools: frozenset[str] | None = None
-    nodes: frozenset[str] | None = None
-
-
-#: Reads a case's source file: facts, or a diagnostic (missing file, unreadable run).
-FactsProvider = Callable[[ast.SourceDecl, Path, Source], "SourceFacts | Diagnostic"]
-
-_SOURCE_KINDS: dict[str, SourceKind | None] = {
-    "cassette": "trace",
-    "trace": "trace",
-    "state": "state",
-    "dataset": None,
-}
 
 
 def predicate_key(pred: ast.Predicate) -> str:
@@ -101,38 +65,6 @@ def subject_type(subject: ast.Subject) -> Type:
     return SUBJECTS[subject.kind].type
 
 
-def check_outline(
-    outline: Outline,
-    source: Source,
-    *,
-    base_dir: Path | None = None,
-    facts: FactsProvider | None = None,
-    env: Environment | None = None,
-) -> list[Diagnostic]:
-    """Check every case of an outlined program; `facts` reads source files when given."""
-    out: list[Diagnostic] = list(outline.diagnostics)
-    base = env or Environment()
-    declared_tools = outline.declared_tools or base.declared_tools
-    declared_nodes = outline.declared_nodes or base.declared_nodes
-    header_env = attrs.evolve(base, declared_tools=declared_tools, declared_nodes=declared_nodes)
-    checker = _Checker(source, out)
-    case_envs: list[Environment] = []
-    for case in outline.cases:
-        case_env = _case_environment(case, header_env, source, base_dir, facts, out)
-        case_envs.append(case_env)
-        checker.case(case.assertions, case_env)
-    if outline.assertions:
-        # Suite-level assertions hold for every case: check them against what all cases
-        # have in common (or against nothing in particular when no case says).
-        kinds = {e.source_kind for e in case_envs}
-        shared_kind = kinds.pop() if len(kinds) == 1 else None
-        word = case_envs[0].source_word if shared_kind is not None and case_envs else None
-        checker.case(
-            outline.assertions, attrs.evolve(header_env, source_kind=shared_kind, source_word=word)
-        )
-    return out
-
-
 def check_statements(
     statements: Iterable[ast.Expr], source: Source, env: Environment | None = None
 ) -> list[Diagnostic]:
@@ -140,36 +72,6 @@ def check_statements(
     out: list[Diagnostic] = []
     _Checker(source, out).case(tuple(statements), env or Environment())
     return out
-
-
-def _case_environment(
-    case: CaseOutline,
-    header: Environment,
-    source: Source,
-    base_dir: Path | None,
-    facts: FactsProvider | None,
-    out: list[Diagnostic],
-) -> Environment:
-    decl = case.source
-    if decl is None:
-        return header
-    if isinstance(decl, ast.RunDecl):
-        return attrs.evolve(header, source_kind=None, source_word="run target")
-    kind = _SOURCE_KINDS[decl.kind]
-    env = attrs.evolve(header, source_kind=kind, source_word=decl.kind)
-    templated = "{{" in decl.path
-    if facts is None or base_dir is None or templated:
-        return env
-    found = facts(decl, base_dir, source)
-    if isinstance(found, Diagnostic):
-        out.append(found)
-        return env
-    return attrs.evolve(
-        env,
-        source_kind=found.kind if found.kind is not None else kind,
-        recorded_tools=found.tools,
-        recorded_nodes=found.nodes,
-    )
 
 
 class _Checker:

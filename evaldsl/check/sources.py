@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaldsl.check.checker import SourceFacts
+from evaldsl.check.environment import SourceFacts
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Source

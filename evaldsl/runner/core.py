@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from evaldsl.api import evaluate
+from evaldsl.compile.evaluate import evaluate
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.values import MISSING
 from evaldsl.language.verdicts import case_passed, score
@@ -35,7 +35,8 @@ from evaldsl.runs.detect import load_run, run_from_value
 from evaldsl.runs.index import Needs, RunFacts, index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.state import initial_state, is_state_value
-from evaldsl.suites.core import Case, Suite, assertion_location, load_suite
+from evaldsl.suites.build import assertion_location, load_suite
+from evaldsl.suites.model import Case, Suite
 
 
 @runtime_checkable

@@ -18,16 +18,15 @@ Event vocabulary read here (unknown types are ignored, as traceplay does):
 
 from __future__ import annotations
 
-import gc
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 import orjson
 
+from evaldsl.gcpause import paused_gc
 from evaldsl.language.values import MISSING
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.events import (
@@ -232,29 +231,6 @@ class RunFacts:
     output: Any
     latency_seconds: float | None
     path: str | None = None
-
-
-@contextmanager
-def paused_gc(*, long_lived: bool = False) -> Iterator[None]:
-    """Pause the cyclic garbage collector around bulk work: it is 70-75% of the cost of
-    materialising many small dicts, and decoded events hold no cycles.
-
-    `long_lived=True` is for what outlives the block (a compiled program): its objects are
-    handed straight to the oldest generation (`gc.freeze()` then `gc.unfreeze()`, two list
-    splices), instead of being traversed by the young collections that would otherwise
-    follow, which cost a sixth of compiling a large file. Skipped when the application has
-    frozen objects itself (a pre-fork server), so its frozen set is never disturbed.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if long_lived and gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 def index_run(run: Run, needs: Needs) -> RunFacts:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.values import MISSING
-from evaldsl.suites.core import CaseDraft, Snippet, SuiteDraft
+from evaldsl.suites.model import CaseDraft, Snippet, SuiteDraft
 from evaldsl.suites.objects import dsl_name, dsl_string, dsl_value
 
 

@@ -21,7 +21,7 @@ from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.parser import parse
 from evaldsl.language.source import Position, Source
-from evaldsl.suites.core import DatasetRow, Snippet, SourceSpec
+from evaldsl.suites.model import DatasetRow, Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
 
 ROW_KEYS = {"input", "expectedOutput", "expectedBehavior", "metadata"}

@@ -25,7 +25,7 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.parser import parse, parse_duration
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
-from evaldsl.suites.core import CaseDraft, Snippet, SourceSpec, SuiteDraft
+from evaldsl.suites.model import CaseDraft, Snippet, SourceSpec, SuiteDraft
 from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
 
 try:  # the C loader when libyaml is present: same results, several times faster

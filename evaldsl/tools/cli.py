@@ -197,7 +197,8 @@ def _judge_factory(args: argparse.Namespace) -> object | None:
 
 
 def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object], int | None]:
-    from evaldsl.suites.core import discover, load_suite
+    from evaldsl.suites.build import load_suite
+    from evaldsl.suites.files import discover
 
     files, missing = discover(paths)
     for m in missing:
@@ -221,7 +222,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     from evaldsl.reports import write_json, write_junit, write_markdown
     from evaldsl.reports.console import ConsoleReporter
     from evaldsl.runner.core import RunOptions, run_suites
-    from evaldsl.suites.core import Suite
+    from evaldsl.suites.model import Suite
 
     if args.jobs < 1:
         return _usage_error("-j takes a number of processes ≥ 1")
@@ -271,7 +272,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) -> int:
     from evaldsl.runner.core import selected
-    from evaldsl.suites.core import Suite
+    from evaldsl.suites.model import Suite
 
     cases = 0
     for s in suites:
@@ -299,7 +300,7 @@ def _print_judge_plan(suites: Sequence[Any], select: str | None, out: TextIO) ->
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from evaldsl.language.diagnostics import render, to_json
-    from evaldsl.suites.core import Suite
+    from evaldsl.suites.model import Suite
 
     loaded, code = _load(args.paths, args)
     if code is not None:
@@ -332,7 +333,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     from evaldsl.language.diagnostics import render
     from evaldsl.suites.convert import to_eval
-    from evaldsl.suites.core import read_draft
+    from evaldsl.suites.files import read_draft
 
     path = Path(args.path)
     if not path.is_file():

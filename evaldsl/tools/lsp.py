@@ -50,7 +50,9 @@ from evaldsl.language.vocabulary import (
     spec_markdown,
     statement_markdown,
 )
-from evaldsl.suites.core import SuiteDraft, check_text, draft_from_text
+from evaldsl.suites.build import check_text
+from evaldsl.suites.files import draft_from_text
+from evaldsl.suites.model import SuiteDraft
 
 try:  # the C loader when libyaml is present, as the YAML front end uses
     from yaml import CSafeLoader as _Loader

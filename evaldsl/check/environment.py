@@ -1,0 +1,138 @@
+"""Environments: what a case's assertions are checked against.
+
+Takes a case's source line (`cassette "x.jsonl"`, `state "s.json"`, `trace "t" as otel`,
+`run pkg.mod:fn`, or none), the suite header's environment and the suite's folder, and gives
+the case's `Environment`: which kind of run the source provides, the declared tools and
+nodes, and the tools a recording calls and the nodes a state visited (read from the file by
+a `SourceReader`, for did-you-mean), plus the diagnostics met on the way (a missing file, an
+unreadable run, a run target whose module cannot be found). Every front end (`.eval`, YAML,
+JSON, the API) goes through `case_environment`: there is one way a source becomes an
+environment.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.source import Source
+from evaldsl.language.vocabulary import SourceKind
+
+
+@attrs.frozen
+class Environment:
+    """What a case's assertions are checked against."""
+
+    source_kind: SourceKind | None = None  # None: not known before the run (a `run` target)
+    source_word: str | None = None  # "cassette", "state", … for messages
+    declared_tools: frozenset[str] | None = None
+    declared_nodes: frozenset[str] | None = None
+    recorded_tools: frozenset[str] | None = None
+    recorded_nodes: frozenset[str] | None = None
+
+
+@attrs.frozen
+class SourceFacts:
+    """What reading a case's source file told the checker."""
+
+    kind: SourceKind | None
+    tools: frozenset[str] | None = None
+    nodes: frozenset[str] | None = None
+
+
+#: Reads a case's source file: facts, or a diagnostic (missing file, unreadable run).
+SourceReader = Callable[[ast.SourceDecl, Path, Source], "SourceFacts | Diagnostic"]
+
+#: What each source line provides, before its file is read.
+SOURCE_KINDS: dict[str, SourceKind | None] = {
+    "cassette": "trace",
+    "trace": "trace",
+    "state": "state",
+    "dataset": None,
+}
+
+
+def case_environment(
+    decl: ast.SourceDecl | ast.RunDecl | None,
+    source: Source,
+    header: Environment,
+    base_dir: Path | None = None,
+    read: SourceReader | None = None,
+    *,
+    targets: bool = True,
+) -> tuple[Environment, list[Diagnostic]]:
+    """The environment of a case whose source line is `decl` (written in `source`).
+
+    The file is read only when `read` and `base_dir` are given and its path has no
+    `{{placeholder}}` (an `each` template is read once per rendered row instead). A `run`
+    target's module is looked for when `targets` (a program checked through the API is
+    given its runs and never calls a target).
+
+    >>> env, problems = case_environment(None, Source(""), Environment(source_kind="trace"))
+    >>> env.source_kind, problems
+    ('trace', [])
+    """
+    if decl is None:
+        return header, []
+    if isinstance(decl, ast.RunDecl):
+        problems: list[Diagnostic] = []
+        if targets and base_dir is not None:
+            problem = target_problem(decl.target, base_dir)
+            if problem is not None:
+                problems.append(Diagnostic.at(source, decl.span, "E509", *problem))
+        return attrs.evolve(header, source_kind=None, source_word="run target"), problems
+    kind = SOURCE_KINDS[decl.kind]
+    env = attrs.evolve(header, source_kind=kind, source_word=decl.kind)
+    if read is None or base_dir is None or "{{" in decl.path:
+        return env, []
+    found = read(decl, base_dir, source)
+    if isinstance(found, Diagnostic):
+        return env, [found]
+    return (
+        attrs.evolve(
+            env,
+            source_kind=found.kind if found.kind is not None else kind,
+            recorded_tools=found.tools,
+            recorded_nodes=found.nodes,
+        ),
+        [],
+    )
+
+
+def shared_environment(header: Environment, cases: list[Environment]) -> Environment:
+    """The environment suite-level assertions are checked in: they hold for every case, so
+    they are checked against the kind of run all cases have in common (or against nothing
+    in particular when the cases differ or there are none)."""
+    kinds = {env.source_kind for env in cases}
+    shared = kinds.pop() if len(kinds) == 1 else None
+    word = cases[0].source_word if shared is not None else None
+    return attrs.evolve(header, source_kind=shared, source_word=word)
+
+
+def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
+    """Whether `package.module:function` names a module file that exists, found without
+    importing anything (`check` executes nothing): `None`, or (message, hint)."""
+    module, _, function = target.partition(":")
+    if not module or not function:
+        return (f"`{target}` is not a target", "write run package.module:function")
+    parts = module.split(".")
+    roots = [base_dir, Path.cwd(), *(Path(p) for p in sys.path if p)]
+    for root in roots:
+        base = root.joinpath(*parts)
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return None
+    try:
+        if importlib.util.find_spec(parts[0]) is not None:
+            return None  # an installed package: its submodules are checked when run
+    except (ImportError, ValueError):
+        pass
+    return (
+        f"cannot find module `{module}` for run target `{target}`",
+        f"looked next to the suite ({base_dir}), in the working folder and on sys.path",
+    )

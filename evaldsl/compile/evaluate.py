@@ -1,0 +1,78 @@
+"""Evaluating compiled assertions against a run.
+
+Takes a case's compiled assertions, what they need from a run, and a run (a path, events,
+a state, a `Run`), and gives a `Result`: the run is indexed once for all the assertions,
+then every checker reads the index. A run that cannot be read makes every assertion an
+error verdict with the reason; an assertion whose checker fails unexpectedly is an error
+verdict of its own, never a crash of the others.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from evaldsl.compile.compiler import CompiledAssertion
+from evaldsl.language.verdicts import Status, Verdict, case_passed, score
+from evaldsl.runs.detect import coerce_run
+from evaldsl.runs.index import Needs, RunFacts, index_run
+from evaldsl.runs.model import Run, RunError
+
+#: What `check` accepts as a run: a path, a list of events, a state dict, or a `Run`.
+RunLike = str | os.PathLike[str] | Sequence[dict[str, Any]] | dict[str, Any] | Run
+
+
+@attrs.frozen
+class Result:
+    """The verdicts of one case's assertions against one run.
+
+    `verdicts` has one entry per statement, in source order (`a; b` gives two).
+    """
+
+    verdicts: tuple[Verdict, ...]
+    texts: tuple[str, ...]
+    error: str | None = None  # the run could not be read or produced
+
+    @property
+    def passed(self) -> bool:
+        """No assertion failed or errored, and the run itself did not crash."""
+        return self.error is None and case_passed(self.verdicts)
+
+    @property
+    def score(self) -> float:
+        """passed ÷ (passed + failed + errors); 0 for a crashed run."""
+        return 0.0 if self.error is not None else score(self.verdicts)
+
+    @property
+    def statuses(self) -> list[Status]:
+        return [v.status for v in self.verdicts]
+
+
+def evaluate(assertion: CompiledAssertion, facts: RunFacts) -> Verdict:
+    """Run one checker; an unexpected exception becomes that assertion's error verdict."""
+    try:
+        return assertion.run(facts)
+    except Exception as err:  # one broken assertion must not take the others down
+        return Verdict("error", f"internal error: {type(err).__name__}: {err}", assertion.node.span)
+
+
+def crashed(assertions: Sequence[CompiledAssertion], message: str) -> Result:
+    """A run that could not be read or produced: every assertion errors with the reason."""
+    verdicts = tuple(Verdict("error", message, a.node.span) for a in assertions)
+    return Result(verdicts, tuple(a.text for a in assertions), error=message)
+
+
+def check_run(
+    assertions: Sequence[CompiledAssertion], needs: Needs, run: RunLike, base: Path | None = None
+) -> Result:
+    """Index `run` once for `needs` and evaluate every assertion against it."""
+    texts = tuple(a.text for a in assertions)
+    try:
+        facts = index_run(coerce_run(run, base=base), needs)
+    except RunError as err:
+        return crashed(assertions, str(err))
+    return Result(tuple(evaluate(a, facts) for a in assertions), texts)

@@ -1,0 +1,227 @@
+"""Building suites: a draft → expanded, checked, compiled cases.
+
+Takes a `SuiteDraft` (from any front end) and gives a `Suite`: `each` and dataset rows are
+expanded into cases, every case is checked in its own environment (what its source file
+provides, read once by a `SourceReader`), suite-level assertions are checked against what
+the cases have in common, and every case without an error of its own is compiled. A case
+with an error is kept, marked as not runnable, so one bad case never stops the others.
+`evaldsl.compile` and `evaldsl check`/`run` all go through `check_suite` and
+`compile_suite`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import attrs
+
+from evaldsl.check.checker import check_statements
+from evaldsl.check.environment import (
+    Environment,
+    SourceReader,
+    case_environment,
+    shared_environment,
+)
+from evaldsl.check.sources import read_facts
+from evaldsl.compile.compiler import CompiledAssertion, Compiler
+from evaldsl.gcpause import paused_gc
+from evaldsl.judge.protocol import Judge
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic, sort_key
+from evaldsl.language.source import Position, Source
+from evaldsl.language.values import MISSING
+from evaldsl.runs.index import Needs
+from evaldsl.suites.datasets import dataset_rows
+from evaldsl.suites.files import draft_from_text, read_draft
+from evaldsl.suites.model import Case, CaseDraft, Snippet, Suite, SuiteDraft
+from evaldsl.suites.templates import render_node, render_value, row_label
+
+
+@attrs.frozen
+class CheckedCase:
+    """One expanded case, its environment and its own diagnostics."""
+
+    draft: CaseDraft
+    env: Environment
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.is_error for d in self.diagnostics)
+
+
+@attrs.frozen
+class CheckedSuite:
+    """A draft after expansion and checking: what compiling needs, and every diagnostic."""
+
+    draft: SuiteDraft
+    cases: tuple[CheckedCase, ...]
+    diagnostics: tuple[Diagnostic, ...]  # every problem of the suite, sorted, once each
+    header_broken: bool  # the header has an error: no case can run
+
+
+def load_suite(path: str | os.PathLike[str], *, judge: Judge | None = None) -> Suite:
+    """Read, expand, check and compile a suite file. Never raises for bad input."""
+    with paused_gc(long_lived=True):  # many small objects, no cycles: see gcpause
+        return build_suite(read_draft(path), judge=judge)
+
+
+def build_suite(
+    draft: SuiteDraft,
+    *,
+    judge: Judge | None = None,
+    env: Environment | None = None,
+    read: SourceReader | None = read_facts,
+) -> Suite:
+    """Expand, check and compile a draft (`read=None`: source files are not read)."""
+    return compile_suite(check_suite(draft, env=env, read=read), judge=judge)
+
+
+def check_suite(
+    draft: SuiteDraft,
+    *,
+    env: Environment | None = None,
+    read: SourceReader | None = read_facts,
+    targets: bool = True,
+) -> CheckedSuite:
+    """Expand every case and check it against its source; check the suite's header.
+
+    `env` supplies declarations the draft does not make itself (the draft's `tools` and
+    `nodes` lines win); `read` reads case source files (`None`: not read); `targets`
+    looks for the module of each `run` target.
+    """
+    base = env or Environment()
+    header_env = attrs.evolve(
+        base,
+        declared_tools=draft.tools if draft.tools is not None else base.declared_tools,
+        declared_nodes=draft.nodes if draft.nodes is not None else base.declared_nodes,
+    )
+    diags: list[Diagnostic] = list(draft.diagnostics)
+    cases: list[CheckedCase] = []
+    for case in draft.cases:
+        for concrete in _expand(case, draft, diags):
+            own = list(concrete.diagnostics)
+            decl = concrete.source.node() if concrete.source is not None else None
+            source = concrete.source.source if concrete.source is not None else Source("")
+            case_env, problems = case_environment(
+                decl, source, header_env, draft.base_dir, read, targets=targets
+            )
+            own.extend(problems)
+            for snippet in concrete.snippets:
+                own.extend(check_statements(snippet.exprs, snippet.source, case_env))
+            diags.extend(own)
+            cases.append(CheckedCase(concrete, case_env, tuple(own)))
+    header_diags: list[Diagnostic] = []
+    suite_env = shared_environment(header_env, [c.env for c in cases])
+    for snippet in draft.header:
+        header_diags.extend(check_statements(snippet.exprs, snippet.source, suite_env))
+    diags.extend(header_diags)
+    header_broken = any(d.is_error for d in (*draft.diagnostics, *header_diags))
+    return CheckedSuite(draft, tuple(cases), tuple(sorted(set(diags), key=sort_key)), header_broken)
+
+
+def compile_suite(checked: CheckedSuite, *, judge: Judge | None = None) -> Suite:
+    """Compile every case of a checked suite that has no error (suite-level assertions
+    first, into each case)."""
+    draft = checked.draft
+    cases = [_compile_case(c, draft, checked.header_broken, judge) for c in checked.cases]
+    return Suite(draft.name, draft.path, draft.base_dir, tuple(cases), checked.diagnostics, judge)
+
+
+def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list[CaseDraft]:
+    expanded = [case]
+    if case.dataset is not None:
+        rows, problems = dataset_rows(case.dataset, draft.base_dir)
+        diags.extend(problems)
+        expanded = [
+            attrs.evolve(
+                case,
+                name=f"{case.name} [{row.name}]",
+                input=row.input,
+                dataset=None,
+                snippets=case.snippets + ((row.snippet,) if row.snippet is not None else ()),
+            )
+            for row in rows
+        ] or [case]
+    if case.each is not None:
+        out = []
+        for base in expanded:
+            for i, row in enumerate(case.each, 1):
+                out.append(
+                    attrs.evolve(
+                        base,
+                        name=f"{base.name} #{i} [{row_label(row)}]",
+                        source=base.source.rendered(row) if base.source else None,
+                        input=render_value(base.input, row)
+                        if base.input is not MISSING
+                        else MISSING,
+                        snippets=tuple(
+                            Snippet(render_node(s.exprs, row), s.source) for s in base.snippets
+                        ),
+                        each=None,
+                    )
+                )
+        expanded = out
+    return expanded
+
+
+def _compile_case(
+    checked: CheckedCase, draft: SuiteDraft, header_broken: bool, judge: Judge | None
+) -> Case:
+    case = checked.draft
+    assertions: list[CompiledAssertion] = []
+    sources: list[Source] = []
+    needs = Needs()
+    errors = [d for d in checked.diagnostics if d.is_error]
+    error: str | None = None
+    if errors or header_broken:
+        first = errors[0] if errors else None
+        error = (
+            f"not run: {len(errors)} check error{'s' if len(errors) != 1 else ''} "
+            f"(first: {first.path}:{first.line}:{first.column}: {first.message})"
+            if first
+            else "not run: the suite's header has errors"
+        )
+    else:
+        for snippet in (*draft.header, *case.snippets):
+            compiler = Compiler(snippet.source, judge, draft.judge_model, needs)
+            for expr in snippet.exprs:
+                assertions.append(compiler.compile(expr))
+                sources.append(snippet.source)
+    return Case(
+        name=case.name,
+        path=case.path,
+        line=case.line,
+        source=case.source,
+        input=case.input,
+        timeout=case.timeout if case.timeout is not None else draft.timeout,
+        assertions=tuple(assertions),
+        sources=tuple(sources),
+        needs=needs,
+        error=error,
+        judged=any(_has_judge(a.node) for a in assertions),
+    )
+
+
+def _has_judge(expr: ast.Expr) -> bool:
+    match expr:
+        case ast.Check(predicate=ast.Judged()):
+            return True
+        case ast.Not(operand=operand):
+            return _has_judge(operand)
+        case ast.And(operands=ops) | ast.Or(operands=ops):
+            return any(_has_judge(op) for op in ops)
+    return False
+
+
+def assertion_location(a: CompiledAssertion, source: Source) -> tuple[str, int, int, int, str]:
+    """path, line, column, end column and source line of a compiled assertion."""
+    start: Position = source.position(a.node.span.start)
+    end: Position = source.position(a.node.span.end)
+    end_column = end.column if end.line == start.line else len(source.line_text(start.line)) + 1
+    return source.path, start.line, start.column, end_column, source.line_text(start.line)
+
+
+def check_text(text: str, path: str) -> list[Diagnostic]:
+    """Every diagnostic `evaldsl check` reports for this text, as if saved at `path`."""
+    return list(check_suite(draft_from_text(text.removeprefix("\ufeff"), path)).diagnostics)

@@ -1,0 +1,147 @@
+"""The `.eval` front end: suite text → a `SuiteDraft`.
+
+Takes the text of a `.eval` file (or a program given to `evaldsl.compile`) and gives the
+parse, the outline (header and cases) and a `SuiteDraft`: the header's declarations and
+suite-level assertions, and one `CaseDraft` per case with its source, input, `each` rows,
+timeout and assertions. Syntax and outline problems are handed to the case whose lines
+they are on, so one broken case never stops the others.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.outline import Outline, outline
+from evaldsl.language.parser import ParseResult, Start, parse
+from evaldsl.language.source import Source
+from evaldsl.language.values import MISSING
+from evaldsl.suites.model import CaseDraft, Snippet, SourceSpec, SuiteDraft
+
+
+def eval_draft(text: str, path: str) -> SuiteDraft:
+    """The `.eval` front end: a suite file's text as a draft."""
+    return read_eval(text, path).draft
+
+
+@attrs.frozen
+class EvalFile:
+    """A `.eval` text read: what the parser and the outline gave, and the draft."""
+
+    parsed: ParseResult
+    outline: Outline
+    draft: SuiteDraft
+
+
+def read_eval(
+    text: str,
+    path: str,
+    *,
+    start: Start = "file",
+    source: Source | None = None,
+    base_dir: Path | None = None,
+    standalone: bool = False,
+) -> EvalFile:
+    """Parse and outline `.eval` text and draft its suite.
+
+    `standalone` is for a program compiled through the API, which is checked against
+    whatever run it is given: a file without `case` lines needs no source line, and its
+    one case is named "". `base_dir` is where relative paths start (the file's folder
+    when not given).
+    """
+    parsed = parse(text, path, start=start, source=source)
+    source = parsed.source
+    shape = outline(parsed.program, source)
+    base_dir = base_dir if base_dir is not None else Path(path).parent
+    all_diags = list(parsed.diagnostics) + list(shape.diagnostics)
+    stem = Path(path).stem
+
+    case_lines = [source.position(c.span.start).line for c in shape.cases]
+    first_case_line = case_lines[0] if case_lines and not shape.cases[0].implicit else None
+
+    def owner(d: Diagnostic) -> int | None:
+        """Which case a diagnostic belongs to (None: the header)."""
+        if first_case_line is None:
+            return 0 if shape.cases else None
+        if d.line < first_case_line:
+            return None
+        index = 0
+        for i, line in enumerate(case_lines):
+            if line <= d.line:
+                index = i
+        return index
+
+    per_case: dict[int, list[Diagnostic]] = {}
+    header_diags: list[Diagnostic] = []
+    for d in all_diags:
+        who = owner(d)
+        (header_diags if who is None else per_case.setdefault(who, [])).append(d)
+
+    cases = []
+    for i, c in enumerate(shape.cases):
+        src: SourceSpec | None = None
+        dataset: SourceSpec | None = None
+        decl = c.source
+        if isinstance(decl, ast.RunDecl):
+            src = SourceSpec("run", target=decl.target, source=source, span=decl.span)
+        elif isinstance(decl, ast.SourceDecl):
+            src = SourceSpec(decl.kind, decl.path, None, decl.format, source, decl.span)
+        if c.dataset is not None:
+            rows_decl = c.dataset
+            dataset = SourceSpec("dataset", rows_decl.path, None, None, source, rows_decl.span)
+        diags = per_case.get(i, [])
+        if c.implicit and decl is None and c.assertions and not standalone:
+            diags.append(
+                Diagnostic.at(
+                    source,
+                    c.assertions[0].span,
+                    "E503",
+                    "this file has assertions but nothing to check them against",
+                    'add a source line such as cassette "x.jsonl" (or open cases with case "name")',
+                )
+            )
+        each = None
+        if c.each is not None:
+            rows = ast.to_json(c.each.value)
+            if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
+                each = tuple(rows)
+            else:
+                diags.append(
+                    Diagnostic.at(
+                        source,
+                        c.each.span,
+                        "E504",
+                        "`each` takes a list of rows",
+                        'each [{city: "Paris"}, {city: "Tokyo"}]',
+                    )
+                )
+        cases.append(
+            CaseDraft(
+                name="" if standalone and c.implicit else c.name or shape.suite_name or stem,
+                path=path,
+                line=source.position(c.span.start).line if not c.implicit else 1,
+                source=src,
+                input=ast.to_json(c.input.value) if c.input is not None else MISSING,
+                each=each,
+                timeout=c.timeout.duration.seconds if c.timeout is not None else None,
+                snippets=(Snippet(c.assertions, source),),
+                dataset=dataset,
+                diagnostics=tuple(diags),
+            )
+        )
+    draft = SuiteDraft(
+        name=shape.suite_name or stem,
+        path=path,
+        base_dir=base_dir,
+        tools=shape.declared_tools,
+        nodes=shape.declared_nodes,
+        judge_model=shape.judge_model,
+        timeout=shape.timeout.duration.seconds if shape.timeout is not None else None,
+        header=(Snippet(shape.assertions, source),) if shape.assertions else (),
+        cases=tuple(cases),
+        diagnostics=tuple(header_diags),
+    )
+    return EvalFile(parsed, shape, draft)

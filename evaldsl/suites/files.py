@@ -1,0 +1,83 @@
+"""Suite files: finding them, and reading each with its front end.
+
+Takes paths (files and folders) and gives the suite files under them (`discover`), and a
+`SuiteDraft` for a file or for text in memory, read by the front end its extension names:
+`.yaml`, `.yml` and `.json` by `yamlfile.py`, anything else as `.eval`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.suites.evalfile import eval_draft
+from evaldsl.suites.model import SuiteDraft
+from evaldsl.suites.yamlfile import yaml_draft
+
+
+def is_suite_file(path: Path) -> bool:
+    """`.eval` files, and YAML/JSON files whose top level has `cases:`."""
+    if path.suffix == ".eval":
+        return True
+    if path.suffix not in (".yaml", ".yml", ".json"):
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return False
+    return b"cases" in head
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
+    """Suite files under the given files and folders (sorted), and paths that don't exist."""
+    found: list[Path] = []
+    missing: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for sub in sorted(p.rglob("*")):
+                parts = sub.relative_to(p).parts
+                if any(
+                    part.startswith(".") or part in ("node_modules", "__pycache__")
+                    for part in parts
+                ):
+                    continue
+                if sub.is_file() and is_suite_file(sub):
+                    found.append(sub)
+        elif p.is_file():
+            found.append(p)
+        else:
+            missing.append(str(raw))
+    return found, missing
+
+
+def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
+    """Read a suite file with the front end its extension names."""
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except OSError as err:
+        diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {err.strerror}")
+        return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
+    except UnicodeDecodeError as err:
+        diag = Diagnostic.in_file(
+            str(p),
+            "E504",
+            f"suite file is not UTF-8 text (byte {err.start})",
+            hint="save it as UTF-8",
+        )
+        return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
+    if p.suffix in (".yaml", ".yml", ".json"):
+        return yaml_draft(text, str(p))
+    return eval_draft(text, str(p))
+
+
+def draft_from_text(text: str, path: str) -> SuiteDraft:
+    """A draft from text in memory (an editor's unsaved buffer); the front end is chosen
+    by the path's extension, and relative paths resolve next to `path`."""
+    if Path(path).suffix in (".yaml", ".yml", ".json"):
+        return yaml_draft(text, path)
+    return eval_draft(text, path)

@@ -1,0 +1,143 @@
+"""The suite model: what front ends draft, and the checked, compiled cases they become.
+
+Takes nothing itself: every front end (`.eval` in `evalfile.py`, YAML and JSON in
+`yamlfile.py`, verydia datasets in `datasets.py`) produces a `SuiteDraft` of `CaseDraft`s
+holding `Snippet`s of parsed assertions; `build.py` expands, checks and compiles a draft
+into a `Suite` of `Case`s. `evaldsl.compile` gives the same `Case`s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from evaldsl.compile.compiler import CompiledAssertion
+from evaldsl.compile.evaluate import Result, RunLike, check_run
+from evaldsl.judge.protocol import Judge
+from evaldsl.language import ast
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.source import Source, Span
+from evaldsl.language.values import MISSING
+from evaldsl.runs.index import Needs
+from evaldsl.suites.templates import render_text
+
+SourceKind = Literal["cassette", "trace", "state", "run", "dataset"]
+
+
+@attrs.frozen
+class SourceSpec:
+    """What a case runs against: a file (`cassette`, `trace`, `state`) or a `run` target."""
+
+    kind: SourceKind
+    path: str | None = None  # as written (relative to the suite file)
+    target: str | None = None  # `package.module:function`
+    format: str | None = None
+    source: Source = attrs.field(factory=lambda: Source(""), eq=False, repr=False)
+    span: Span = attrs.field(default=Span(0, 0), eq=False, repr=False)
+
+    def decl(self) -> ast.SourceDecl | None:
+        """The source line of a file source (`cassette`, `trace`, `state`, `dataset`)."""
+        if self.kind in ("cassette", "trace", "state", "dataset") and self.path is not None:
+            kind: Literal["cassette", "trace", "state", "dataset"] = self.kind
+            return ast.SourceDecl(kind, self.path, self.format, span=self.span)
+        return None
+
+    def node(self) -> ast.SourceDecl | ast.RunDecl | None:
+        """The source line this spec stands for, as the checker reads it."""
+        if self.kind == "run":
+            return ast.RunDecl(self.target, span=self.span) if self.target is not None else None
+        return self.decl()
+
+    def rendered(self, row: dict[str, Any]) -> SourceSpec:
+        if self.path is None:
+            return self
+        return attrs.evolve(self, path=render_text(self.path, row))
+
+
+@attrs.frozen
+class Snippet:
+    """Assertions parsed from one piece of text, with the source their spans index."""
+
+    exprs: tuple[ast.Expr, ...]
+    source: Source
+
+
+@attrs.frozen
+class DatasetRow:
+    """One verydia dataset row, turned into a case."""
+
+    name: str
+    input: Any
+    snippet: Snippet | None
+
+
+@attrs.frozen
+class CaseDraft:
+    """A case as a front end read it, before expansion, checking and compiling."""
+
+    name: str
+    path: str
+    line: int
+    source: SourceSpec | None
+    input: Any = MISSING
+    each: tuple[dict[str, Any], ...] | None = None
+    timeout: float | None = None
+    snippets: tuple[Snippet, ...] = ()
+    dataset: SourceSpec | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()  # problems that belong to this case
+
+
+@attrs.frozen
+class SuiteDraft:
+    """A suite as a front end read it."""
+
+    name: str
+    path: str
+    base_dir: Path
+    tools: frozenset[str] | None = None
+    nodes: frozenset[str] | None = None
+    judge_model: str | None = None
+    timeout: float | None = None
+    header: tuple[Snippet, ...] = ()
+    cases: tuple[CaseDraft, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()  # problems of the whole suite
+
+
+@attrs.frozen
+class Case:
+    """A checked, compiled case, ready to run."""
+
+    name: str
+    path: str
+    line: int
+    source: SourceSpec | None
+    input: Any
+    timeout: float | None
+    assertions: tuple[CompiledAssertion, ...]
+    sources: tuple[Source, ...]  # the source of each assertion, for locations
+    needs: Needs
+    error: str | None = None  # why the case cannot run (its check errors)
+    judged: bool = False  # has `judged` assertions (the runner plans their calls)
+
+    def check(self, run: RunLike, *, base: Path | None = None) -> Result:
+        """Check a run (a path, a list of events, a state dict or a `Run`) against this
+        case's assertions, suite-level ones first."""
+        return check_run(self.assertions, self.needs, run, base)
+
+
+@attrs.frozen
+class Suite:
+    """A loaded suite file."""
+
+    name: str
+    path: str
+    base_dir: Path
+    cases: tuple[Case, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    judge: Judge | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
