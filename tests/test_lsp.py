@@ -27,7 +27,8 @@ from pygls.uris import from_fs_path  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features  # noqa: E402
 
-from evaldsl.language.vocabulary import PREDICATES, SUBJECTS  # noqa: E402
+from evaldsl.language.vocabulary import SUBJECTS  # noqa: E402
+from evaldsl.predicates.registry import PREDICATES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTI_TOOL = ROOT / "tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"

@@ -19,49 +19,12 @@ from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 from evaldsl.language.paths import PathProblem, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
 from evaldsl.language.source import Source, Span
-from evaldsl.language.vocabulary import (
-    PREDICATES,
-    STATUS_VALUES,
-    SUBJECTS,
-    TYPE_WORDS,
-    Type,
-)
-
-
-def predicate_key(pred: ast.Predicate) -> str:
-    """The vocabulary entry of a predicate node."""
-    match pred:
-        case ast.Called(count=count):
-            return "never_called" if count.form == "never" else "called"
-        case ast.CallTest(target=target):
-            return target
-        case ast.Compare():
-            return "compare"
-        case ast.Contains():
-            return "contains"
-        case ast.ListTest(op=op):
-            return {"all": "contains_all", "any": "contains_any"}.get(op, op)
-        case ast.Emptiness(empty=empty):
-            return "is_empty" if empty else "not_empty"
-        case ast.IsType():
-            return "is_type"
-        case ast.TextEdge(at_start=at_start):
-            return "starts_with" if at_start else "ends_with"
-        case ast.Matches():
-            return "matches"
-        case ast.HasKey():
-            return "has"
-        case ast.Judged():
-            return "judged"
-        case ast.WithinBudget():
-            return "within_budget"
-        case ast.Cites():
-            return "cites"
-        case _:
-            assert_never(pred)
+from evaldsl.language.vocabulary import STATUS_VALUES, SUBJECTS, TYPE_WORDS, SourceKind, Type
+from evaldsl.predicates.registry import PREDICATES, family_of
 
 
 def subject_type(subject: ast.Subject) -> Type:
+    """The type of a subject, from the vocabulary."""
     return SUBJECTS[subject.kind].type
 
 
@@ -70,16 +33,26 @@ def check_statements(
 ) -> list[Diagnostic]:
     """Check a list of assertions (a YAML `expect:` block) against one environment."""
     out: list[Diagnostic] = []
-    _Checker(source, out).case(tuple(statements), env or Environment())
+    _Checker(source, out, env or Environment()).case(tuple(statements))
     return out
 
 
 class _Checker:
-    """One pass over assertions, appending diagnostics to `out`."""
+    """One pass over a case's assertions in one environment, appending diagnostics to
+    `out`. It is the `CheckContext` predicate families check themselves in."""
 
-    def __init__(self, source: Source, out: list[Diagnostic]) -> None:
+    def __init__(self, source: Source, out: list[Diagnostic], env: Environment) -> None:
         self.source = source
         self.out = out
+        self.env = env
+
+    @property
+    def source_kind(self) -> SourceKind | None:
+        return self.env.source_kind
+
+    @property
+    def source_word(self) -> str | None:
+        return self.env.source_word
 
     # -- reporting
 
@@ -91,32 +64,33 @@ class _Checker:
 
     # -- a case
 
-    def case(self, assertions: tuple[ast.Expr, ...], env: Environment) -> None:
+    def case(self, assertions: tuple[ast.Expr, ...]) -> None:
         for expr in assertions:
-            self.expr(expr, env)
+            self.expr(expr)
         self.contradictions(assertions)
 
-    def expr(self, expr: ast.Expr, env: Environment) -> None:
+    def expr(self, expr: ast.Expr) -> None:
         match expr:
             case ast.Check():
-                self.check(expr, env)
+                self.check(expr)
             case ast.NoTool(name=name):
-                self.forbidden_tool(name, expr.span, env)
-                self.available("tools", expr.span, env)
+                self.forbidden_tool(name, expr.span)
+                self.available("tools", expr.span)
             case ast.NodeVisited(name=name):
-                self.node_name(name, expr.span, env)
-                self.available("nodes", expr.span, env)
+                self.node_name(name, expr.span)
+                self.available("nodes", expr.span)
             case ast.Not(operand=operand):
-                self.expr(operand, env)
+                self.expr(operand)
             case ast.And(operands=ops) | ast.Or(operands=ops):
                 for op in ops:
-                    self.expr(op, env)
+                    self.expr(op)
             case _:
                 assert_never(expr)
 
     # -- subjects
 
-    def available(self, kind: str, span: Span, env: Environment) -> bool:
+    def available(self, kind: str, span: Span) -> bool:
+        env = self.env
         spec = SUBJECTS[kind]
         if env.source_kind is None or env.source_kind in spec.sources:
             return True
@@ -135,7 +109,8 @@ class _Checker:
         )
         return False
 
-    def tool_name(self, name: str, span: Span, env: Environment, *, recorded: bool) -> None:
+    def tool_name(self, name: str, span: Span, *, recorded: bool) -> None:
+        env = self.env
         if env.declared_tools is not None and name not in env.declared_tools:
             guess = did_you_mean(name, env.declared_tools)
             self.error(
@@ -156,9 +131,10 @@ class _Checker:
                     f"did you mean `{guess}`?",
                 )
 
-    def forbidden_tool(self, name: str, span: Span, env: Environment) -> None:
+    def forbidden_tool(self, name: str, span: Span) -> None:
         """`no tool X` may name a tool that does not exist (a safety net), but a near miss
         of a declared or recorded tool is most likely a typo that would always pass."""
+        env = self.env
         known = (env.declared_tools or frozenset()) | (env.recorded_tools or frozenset())
         if name in known:
             return
@@ -171,7 +147,8 @@ class _Checker:
                 f"did you mean `{guess}`?",
             )
 
-    def node_name(self, name: str, span: Span, env: Environment) -> None:
+    def node_name(self, name: str, span: Span) -> None:
+        env = self.env
         if env.declared_nodes is not None and name not in env.declared_nodes:
             guess = did_you_mean(name, env.declared_nodes)
             self.error(
@@ -192,10 +169,10 @@ class _Checker:
                     f"did you mean `{guess}`?",
                 )
 
-    def subject(self, subject: ast.Subject, env: Environment, *, forbidding: bool) -> None:
-        self.available(subject.kind, subject.span, env)
+    def subject(self, subject: ast.Subject, *, forbidding: bool) -> None:
+        self.available(subject.kind, subject.span)
         if subject.kind == "tool" and subject.name is not None and not forbidding:
-            self.tool_name(subject.name, subject.span, env, recorded=True)
+            self.tool_name(subject.name, subject.span, recorded=True)
         if subject.index == 0:
             self.error(
                 subject.span,
@@ -216,13 +193,12 @@ class _Checker:
 
     # -- checks
 
-    def check(self, check: ast.Check, env: Environment) -> None:
+    def check(self, check: ast.Check) -> None:
         subject, pred = check.subject, check.predicate
-        forbidding = isinstance(pred, ast.Called) and pred.count.high == 0
-        self.subject(subject, env, forbidding=forbidding)
+        family = family_of(pred)
+        self.subject(subject, forbidding=family.forbids(pred))
         stype = subject_type(subject)
-        key = predicate_key(pred)
-        spec = PREDICATES[key]
+        spec = PREDICATES[family.key(pred)]
         subject_text = self.text(subject.span) or subject.kind
         if stype not in spec.applies_to:
             ordered = stype in ("Number", "Duration", "Money", "Json")
@@ -246,137 +222,13 @@ class _Checker:
                 "`every` applies to `args` and `result` tests",
                 "every tool NAME args $.path <= 10",
             )
-        self.predicate(pred, stype, subject, subject_text, env)
+        self.predicate(pred, stype, subject, subject_text)
 
     def predicate(
-        self,
-        pred: ast.Predicate,
-        stype: Type,
-        subject: ast.Subject,
-        subject_text: str,
-        env: Environment,
+        self, pred: ast.Predicate, stype: Type, subject: ast.Subject, subject_text: str
     ) -> None:
-        match pred:
-            case ast.Called(count=count):
-                self.count(count)
-                if count.form == "never" and subject.name is not None:
-                    self.forbidden_tool(subject.name, subject.span, env)
-            case ast.CallTest(path=path, test=test):
-                if path is not None:
-                    self.path(path, pred.span)
-                self.predicate(test, "Json", subject, f"{pred.target} of {subject_text}", env)
-            case ast.Compare(op=op, value=value):
-                if op not in ("==", "!=") and stype not in ("Number", "Duration", "Money", "Json"):
-                    self.error(
-                        pred.span,
-                        "E201",
-                        f"`{op}` does not apply to `{subject_text}` ({TYPE_WORDS[stype]})",
-                        "order comparisons apply to numbers, durations and money",
-                    )
-                    return
-                if op not in ("==", "!=") and stype == "Json" and not isinstance(value, ast.Num):
-                    self.error(
-                        value.span,
-                        "E205",
-                        f"`{op}` compares numbers; found {_value_word(value)}",
-                    )
-                    return
-                self.value(value, stype, subject, subject_text, env, whole=True)
-                self.trivial_compare(pred, subject)
-            case ast.Contains(value=value):
-                self.value(value, stype, subject, subject_text, env, whole=False)
-                if stype == "Text" and isinstance(value, ast.Str) and value.value == "":
-                    self.error(
-                        pred.span,
-                        "W601",
-                        'this can never fail: every text contains ""',
-                        "say which text the answer must contain",
-                    )
-            case ast.ListTest(op=op, items=items):
-                item_type: Type = "Status" if stype == "Status" else stype
-                if stype == "Json" and op in ("in",):
-                    item_type = "Json"
-                for item in items.items:
-                    self.value(item, item_type, subject, subject_text, env, whole=False)
-                if not items.items:
-                    if op in ("all",):
-                        self.error(pred.span, "W601", "this can never fail: the list is empty")
-                    elif op in ("any", "in"):
-                        self.error(pred.span, "W602", "this can never pass: the list is empty")
-            case ast.Emptiness() | ast.IsType() | ast.WithinBudget():
-                if isinstance(pred, ast.WithinBudget):
-                    if subject.kind != "tokens":
-                        self.error(
-                            pred.span,
-                            "E201",
-                            "`within budget` applies to `tokens`",
-                            "tokens within budget",
-                        )
-                    elif env.source_kind is not None and env.source_kind != "state":
-                        self.error(
-                            pred.span,
-                            "E303",
-                            f"a {env.source_word or env.source_kind} has no token budget: "
-                            "`within budget` reads a workflow state's max_token_budget",
-                            "use a number: tokens <= 2000",
-                        )
-            case ast.TextEdge(text=text):
-                if text.value == "":
-                    self.error(pred.span, "W601", "this can never fail: the string is empty")
-            case ast.Matches(regex=regex):
-                self.regex(regex)
-            case ast.HasKey():
-                pass
-            case ast.Judged(threshold=threshold, op=op):
-                if op is not None and op not in (">=", ">"):
-                    self.error(
-                        pred.span,
-                        "E208",
-                        f"a judge threshold is a minimum score: `>= T`, not `{op} T`",
-                    )
-                if threshold is not None and not 0.0 <= threshold <= 1.0:
-                    self.error(
-                        pred.span,
-                        "E208",
-                        f"a judge score is between 0 and 1; {threshold:g} is out of range",
-                    )
-            case ast.Cites(tool=tool, at_least=at_least, path=path):
-                self.tool_name(tool, pred.span, env, recorded=True)
-                if path is not None:
-                    self.path(path, pred.span)
-                if at_least is not None and at_least < 1:
-                    self.error(pred.span, "E207", "cite at least 1 value")
-            case _:
-                assert_never(pred)
-
-    def count(self, count: ast.Count) -> None:
-        if count.low < 0 or (count.high is not None and count.high < 0):
-            self.error(count.span, "E207", "a call count cannot be negative")
-        elif count.high is not None and count.low > count.high:
-            self.error(
-                count.span,
-                "E207",
-                f"between {count.low} and {count.high}: the smaller number comes first",
-                f"between {count.high} and {count.low} times",
-            )
-        elif count.form == "at_least" and count.low == 0:
-            self.error(
-                count.span, "W601", "this can never fail: every tool is called at least 0 times"
-            )
-
-    def trivial_compare(self, pred: ast.Compare, subject: ast.Subject) -> None:
-        if subject_type(subject) != "Number" or not isinstance(pred.value, ast.Num):
-            return
-        n = pred.value.value
-        # counts and token sums are never negative
-        if (pred.op == ">=" and n <= 0) or (pred.op == ">" and n < 0):
-            self.error(
-                pred.span, "W601", f"this can never fail: `{subject.kind}` is never negative"
-            )
-        elif (pred.op == "<" and n <= 0) or (pred.op == "<=" and n < 0):
-            self.error(
-                pred.span, "W602", f"this can never pass: `{subject.kind}` is never negative"
-            )
+        """Check a predicate by its family's rule."""
+        family_of(pred).check(self, pred, stype, subject, subject_text)
 
     def regex(self, regex: ast.Regex) -> None:
         compiled = compile_regex(regex.pattern, regex.flags)
@@ -398,7 +250,6 @@ class _Checker:
         stype: Type,
         subject: ast.Subject,
         subject_text: str,
-        env: Environment,
         *,
         whole: bool,
     ) -> None:
@@ -412,14 +263,14 @@ class _Checker:
                     self.error(
                         value.span,
                         "E202",
-                        f"`{subject_text}` is a number, not {_value_word(value)}",
+                        f"`{subject_text}` is a number, not {ast.value_word(value)}",
                         f"write {_plain_number(value)}",
                     )
                 else:
                     self.error(
                         value.span,
                         "E205",
-                        f"`{subject_text}` is a number; found {_value_word(value)}",
+                        f"`{subject_text}` is a number; found {ast.value_word(value)}",
                     )
             case "Duration":
                 if isinstance(value, ast.Duration):
@@ -435,7 +286,7 @@ class _Checker:
                     self.error(
                         value.span,
                         "E205",
-                        f"`{subject_text}` is a duration; found {_value_word(value)}",
+                        f"`{subject_text}` is a duration; found {ast.value_word(value)}",
                     )
             case "Money":
                 if isinstance(value, ast.Money):
@@ -449,7 +300,9 @@ class _Checker:
                     )
                 else:
                     self.error(
-                        value.span, "E205", f"`{subject_text}` is money; found {_value_word(value)}"
+                        value.span,
+                        "E205",
+                        f"`{subject_text}` is money; found {ast.value_word(value)}",
                     )
             case "Text":
                 if isinstance(value, ast.Str):
@@ -461,7 +314,7 @@ class _Checker:
                     self.error(
                         value.span,
                         "E205",
-                        f"`{subject_text}` is text; found {_value_word(value)}",
+                        f"`{subject_text}` is text; found {ast.value_word(value)}",
                         f'quote it: "{shown}"' if isinstance(value, (ast.Num, ast.Bool)) else None,
                     )
             case "Status":
@@ -477,24 +330,24 @@ class _Checker:
                         )
                     return
                 self.error(
-                    value.span, "E205", f"`status` is a status name; found {_value_word(value)}"
+                    value.span, "E205", f"`status` is a status name; found {ast.value_word(value)}"
                 )
             case "Names":
                 if whole and isinstance(value, ast.ListLit):
                     for item in value.items:
-                        self.value(item, "Names", subject, subject_text, env, whole=False)
+                        self.value(item, "Names", subject, subject_text, whole=False)
                     return
                 if isinstance(value, (ast.Name, ast.Str)):
                     if subject.kind == "tools":
-                        self.tool_name(value.value, value.span, env, recorded=True)
+                        self.tool_name(value.value, value.span, recorded=True)
                     elif subject.kind == "nodes":
-                        self.node_name(value.value, value.span, env)
+                        self.node_name(value.value, value.span)
                     return
                 wanted = "a list of names" if whole else "a name"
                 self.error(
                     value.span,
                     "E205",
-                    f"`{subject_text}` compares with {wanted}; found {_value_word(value)}",
+                    f"`{subject_text}` compares with {wanted}; found {ast.value_word(value)}",
                 )
             case "Json":
                 self.json_value(value)
@@ -556,30 +409,6 @@ def _count_bounds(expr: ast.Expr) -> tuple[str, int, float] | None:
                 return None  # an invalid count (E207) contradicts nothing
             return name, c.low, float("inf") if c.high is None else c.high
     return None
-
-
-def _value_word(value: ast.Value) -> str:
-    match value:
-        case ast.Str(value=v):
-            return f'the text "{v}"'
-        case ast.Num(value=v):
-            return f"the number {v}"
-        case ast.Bool(value=v):
-            return "true" if v else "false"
-        case ast.Null():
-            return "null"
-        case ast.Name(value=v):
-            return f"the name {v}"
-        case ast.Duration(text=t):
-            return f"a duration ({t})"
-        case ast.Money(text=t):
-            return f"an amount of money ({t})"
-        case ast.ListLit():
-            return "a list"
-        case ast.ObjectLit():
-            return "an object"
-        case _:
-            assert_never(value)
 
 
 def _plain_number(value: ast.Duration | ast.Money) -> str:

@@ -68,6 +68,8 @@ import attrs
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.language.parser import _scanner, parse
+from evaldsl.language.source import Span
+from evaldsl.predicates import registry
 
 __all__ = ["FormatterError", "check_text", "fmt_command", "format_text", "quote", "unified_diff"]
 
@@ -98,13 +100,6 @@ _SUBJECT_WORDS: dict[ast.SubjectKind, str] = {
     "latency": "latency",
     "cost": "cost",
     "budget": "budget",
-}
-_LIST_TESTS = {
-    "all": "contains all",
-    "any": "contains any",
-    "in_order": "in order",
-    "in": "in",
-    "only": "only",
 }
 
 
@@ -154,10 +149,6 @@ def _name(value: str, reserved: frozenset[str] = frozenset()) -> str:
     if _NAME.match(value) and value not in reserved:
         return value
     return quote(value)
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 # ---- what the source says besides the AST ----------------------------------------------
@@ -343,109 +334,33 @@ class _Printer:
                 parts.append(f"[{quote(k.key)}]")
         return "".join(parts)
 
-    # -- predicates
+    # -- predicates: each family prints its own (the `Printer` protocol)
 
     def predicate(self, p: ast.Predicate, indent: str) -> str:
-        match p:
-            case ast.Called(count=count):
-                return self.count(count)
-            case ast.CallTest(target=target, path=path, test=test):
-                return (
-                    target
-                    + (f" {path}" if path is not None else "")
-                    + " "
-                    + self.test(test, indent)
-                )
-            case ast.Judged():
-                return self.judged(p)
-            case ast.WithinBudget():
-                return "within budget"
-            case ast.Cites(tool=tool, at_least=at_least, path=path):
-                more = (
-                    "" if at_least is None else " at least " + _plural(at_least, "value", "values")
-                )
-                where = "" if path is None else f" {path}"
-                return f"cites tool {_name(tool)}{where}{more}"
-            case (
-                ast.Compare()
-                | ast.Contains()
-                | ast.Matches()
-                | ast.ListTest()
-                | ast.IsType()
-                | ast.Emptiness()
-                | ast.TextEdge()
-                | ast.HasKey()
-            ):
-                return self.test(p, indent)
-            case _:
-                assert_never(p)
-
-    def test(self, t: ast.ValueTest, indent: str) -> str:
-        match t:
-            case ast.Compare(op=op, value=value):
-                return f"{op} {self.value(value, indent)}"
-            case ast.Contains(value=value):
-                return f"contains {self.value(value, indent)}"
-            case ast.Matches(regex=regex):
-                return f"matches /{regex.pattern}/{regex.flags}"
-            case ast.ListTest(op=op, items=items):
-                return f"{_LIST_TESTS[op]} {self.value(items, indent)}"
-            case ast.IsType(type=json_type):
-                return f"is {json_type}"
-            case ast.Emptiness(empty=empty):
-                return "is empty" if empty else "not empty"
-            case ast.TextEdge(at_start=at_start, text=text):
-                return ("starts with " if at_start else "ends with ") + quote(text.value)
-            case ast.HasKey(key=key):
-                return f"has {_name(key)}"
-            case _:
-                assert_never(t)
+        return registry.family_of(p).print(self, p, indent)
 
     @staticmethod
-    def count(c: ast.Count) -> str:
-        match c.form:
-            case "any":
-                return "called"
-            case "never":
-                return "never called"
-            case "once":
-                return "called once"
-            case "twice":
-                return "called twice"
-            case "times":
-                return "called " + _plural(c.low, "time", "times")
-            case "at_least":
-                return "called at least " + _plural(c.low, "time", "times")
-            case "at_most":
-                return "called at most " + _plural(c.high or 0, "time", "times")
-            case "between":
-                return f"called between {c.low} and " + _plural(c.high or 0, "time", "times")
-            case _:
-                assert_never(c.form)
+    def quote(value: str) -> str:
+        return quote(value)
 
-    def judged(self, j: ast.Judged) -> str:
-        out = f"judged {quote(j.rubric)}"
-        if j.op is not None and j.threshold is not None:
-            out += f" {j.op} {self._threshold(j)}"
-        if j.model is not None:
-            out += f" by {quote(j.model)}"
-        return out
+    @staticmethod
+    def name(value: str) -> str:
+        return _name(value)
 
-    def _threshold(self, j: ast.Judged) -> str:
-        """The threshold as written (`0.70` stays `0.70`): the number after the first
-        comparison in the predicate's text, strings and comments masked out."""
-        assert j.threshold is not None
-        op = _CMP.search(self.masked, j.span.start, j.span.end)
+    def number(self, value: float, span: Span) -> str:
+        """The number after the first comparison within `span`, as written (`0.70` stays
+        `0.70`), strings and comments masked out."""
+        op = _CMP.search(self.masked, span.start, span.end)
         if op is not None:
             at = op.end()
-            while at < j.span.end and self.masked[at] in _WS:
+            while at < span.end and self.masked[at] in _WS:
                 at += 1
             number = _NUMBER.match(self.text, at)
-            if number is not None and float(number.group()) == j.threshold:
+            if number is not None and float(number.group()) == value:
                 return number.group()
-        if math.isinf(j.threshold):
-            return "1e999" if j.threshold > 0 else "-1e999"
-        return repr(j.threshold)
+        if math.isinf(value):
+            return "1e999" if value > 0 else "-1e999"
+        return repr(value)
 
     # -- values
 

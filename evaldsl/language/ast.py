@@ -8,7 +8,7 @@ The parser builds them from `.eval` text; the suite loaders build them from YAML
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 
 import attrs
 
@@ -474,3 +474,28 @@ def to_json(value: Value) -> object:
         case ObjectLit(pairs):
             return {k: to_json(v) for k, v in pairs}
     raise AssertionError(f"unhandled value {value!r}")
+
+
+def value_word(value: Value) -> str:
+    """A literal in the user's words, for messages: `the text "x"`, `a duration (2s)`."""
+    match value:
+        case Str(value=v):
+            return f'the text "{v}"'
+        case Num(value=v):
+            return f"the number {v}"
+        case Bool(value=v):
+            return "true" if v else "false"
+        case Null():
+            return "null"
+        case Name(value=v):
+            return f"the name {v}"
+        case Duration(text=t):
+            return f"a duration ({t})"
+        case Money(text=t):
+            return f"an amount of money ({t})"
+        case ListLit():
+            return "a list"
+        case ObjectLit():
+            return "an object"
+        case _:
+            assert_never(value)

@@ -143,3 +143,16 @@ def compile_path(text: str) -> CompiledPath | PathProblem:
             "paths look like $.a.b, $.items[0], $.items[*].id, $['odd key']",
         )
     return CompiledPath(text, None, ng)
+
+
+def path_finder(path: str | None) -> Callable[[Any], list[Any]]:
+    """The values a checked path finds in a value (no path: the value itself).
+
+    >>> path_finder("$.city")({"city": "Paris"}), path_finder(None)(3)
+    (['Paris'], [3])
+    """
+    if path is None:
+        return lambda v: [v]
+    compiled = compile_path(path)
+    assert isinstance(compiled, CompiledPath), "the checker rejects invalid paths"
+    return compiled.getter()

@@ -1,9 +1,11 @@
-"""The vocabulary: every subject and predicate of the language, declared once.
+"""The vocabulary of subjects, lines and types, declared once.
 
-Takes nothing; gives two tables, `SUBJECTS` and `PREDICATES`, keyed by the names the AST
-uses. Each entry has the syntax, the types, a one-line doc and an example. The checker
-reads the types, the compiler reads the keys, and hover, completion and `evaldsl --help`
-read the docs: adding a predicate is one entry here plus its implementation.
+Takes nothing; gives `SUBJECTS` (keyed by the names the AST uses; each with its syntax,
+type, the sources that provide it, a one-line doc and an example), `STATEMENTS` (header
+and case lines), the types and statuses, and the record every predicate family declares
+its own entries with (`PredicateSpec`, made by `predicate_spec`; the predicates' table is
+`evaldsl.predicates.registry.PREDICATES`). The checker reads the types, the compiler the
+keys, and hover, completion and `evaldsl vocabulary` the docs (`evaldsl.vocabulary`).
 """
 
 from __future__ import annotations
@@ -238,173 +240,14 @@ SUBJECTS: dict[str, SubjectSpec] = {
     ]
 }
 
-_ORDERED: frozenset[Type] = frozenset({"Number", "Duration", "Money", "Json"})
-_EQUATABLE: frozenset[Type] = frozenset(
-    {"Text", "Json", "Status", "Names", "Number", "Duration", "Money"}
-)
 
-
-def _p(
-    name: str, syntax: str, applies: set[Type] | frozenset[Type], doc: str, ex: str
+def predicate_spec(
+    name: str, syntax: str, applies: set[Type] | frozenset[Type], doc: str, example: str
 ) -> PredicateSpec:
+    """A predicate's vocabulary entry; its leading keywords are read from its syntax."""
     words = tuple(w for w in syntax.split() if w.isalpha() and w.islower())
-    return PredicateSpec(name, syntax, frozenset(applies), doc, ex, words[:2])
+    return PredicateSpec(name, syntax, frozenset(applies), doc, example, words[:2])
 
-
-PREDICATES: dict[str, PredicateSpec] = {
-    p.name: p
-    for p in [
-        _p(
-            "called",
-            "called [N times | once | twice | at least N times | at most N times | "
-            "between N and M times]",
-            {"Calls"},
-            "Called at least once, or the given number of times.",
-            "tool search called 2 times",
-        ),
-        _p(
-            "never_called",
-            "never called",
-            {"Calls"},
-            "Never called (also: no tool NAME).",
-            "tool execute_shell never called",
-        ),
-        _p(
-            "args",
-            "args [PATH] TEST",
-            {"Calls"},
-            "Some call's arguments (or the values PATH finds in them) satisfy TEST.",
-            'tool get_weather args $.city == "Xiamen"',
-        ),
-        _p(
-            "result",
-            "result [PATH] TEST",
-            {"Calls"},
-            "Some call's linked result (or the values PATH finds in it) satisfies TEST.",
-            'tool search result contains "release"',
-        ),
-        _p(
-            "compare",
-            "== != < <= > >= VALUE",
-            _EQUATABLE,
-            "Equality (structural for JSON) or order (numbers, durations, money).",
-            "tokens <= 2000",
-        ),
-        _p(
-            "contains",
-            "contains VALUE",
-            {"Text", "Json", "Names"},
-            "Text: a substring; list: an equal element; object: a sub-object.",
-            'answer contains "sunny"',
-        ),
-        _p(
-            "contains_all",
-            "contains all [..]",
-            {"Text", "Json", "Names"},
-            "Contains every item.",
-            "tools contains all [search, summarize]",
-        ),
-        _p(
-            "contains_any",
-            "contains any [..]",
-            {"Text", "Json", "Names"},
-            "Contains at least one item.",
-            'answer contains any ["sunny", "clear"]',
-        ),
-        _p(
-            "in_order",
-            "in order [..]",
-            {"Names"},
-            "The items occur in this order (a subsequence; repeated names need repeats).",
-            "tools in order [search, summarize]",
-        ),
-        _p(
-            "in",
-            "in [..]",
-            {"Text", "Json", "Status", "Number"},
-            "The value is one of the items.",
-            "status in [completed, waiting]",
-        ),
-        _p(
-            "only",
-            "only [..]",
-            {"Names"},
-            "Nothing outside the list occurs.",
-            "tools only [search, get_weather]",
-        ),
-        _p(
-            "is_empty",
-            "is empty",
-            {"Text", "Json", "Names"},
-            "Empty text (after trimming), [], {}, null or missing.",
-            "nodes is empty",
-        ),
-        _p(
-            "not_empty",
-            "not empty",
-            {"Text", "Json", "Names"},
-            "Present and not empty; 0 and false are not empty.",
-            "memory.summary not empty",
-        ),
-        _p(
-            "is_type",
-            "is string|number|integer|boolean|array|object|null",
-            {"Json"},
-            "The JSON type of the value.",
-            "answer json $.ticket is string",
-        ),
-        _p(
-            "starts_with",
-            'starts with "x"',
-            {"Text", "Json"},
-            "Text (or a JSON string) starts with the string.",
-            'answer starts with "Dear"',
-        ),
-        _p(
-            "ends_with",
-            'ends with "x"',
-            {"Text", "Json"},
-            "Text (or a JSON string) ends with the string.",
-            'answer ends with "."',
-        ),
-        _p(
-            "matches",
-            "matches /re/flags",
-            {"Text", "Json"},
-            "A regex search (not a full match); flags i, m, s. Linear time: no pattern can "
-            "hang a run.",
-            r"answer matches /\d+\s*C/",
-        ),
-        _p(
-            "has",
-            "has KEY",
-            {"Json"},
-            "The key is present, whatever its value.",
-            "memory has summary",
-        ),
-        _p(
-            "judged",
-            'judged "rubric" [>= 0.7] [by "model"]',
-            {"Text", "Json"},
-            "An LLM judge decides whether the subject meets the rubric.",
-            'answer judged "mentions the temperature" >= 0.7',
-        ),
-        _p(
-            "within_budget",
-            "within budget",
-            {"Number"},
-            "tokens only: total_tokens_used <= max_token_budget (no budget, or 0, passes).",
-            "tokens within budget",
-        ),
-        _p(
-            "cites",
-            "cites tool NAME [at least N values]",
-            {"Text"},
-            "The answer quotes values that tool returned (numbers, or text of 3-120 chars).",
-            "answer cites tool get_ticket at least 2 values",
-        ),
-    ]
-}
 
 #: Header and case lines, for hover, completion and --help.
 STATEMENTS: dict[str, tuple[str, str]] = {
@@ -442,31 +285,3 @@ def statement_markdown(word: str) -> str:
     """A header or case line (`suite`, `cassette`, …) as hover shows it."""
     syntax, doc = STATEMENTS[word]
     return f"**{syntax}**\n\n{doc}"
-
-
-def describe(word: str) -> str | None:
-    """Markdown doc for a word under the cursor (hover): subject, predicate or line."""
-    specs: list[SubjectSpec | PredicateSpec] = [*SUBJECTS.values(), *PREDICATES.values()]
-    for spec in specs:
-        if word in spec.words[:1]:
-            return spec_markdown(spec)
-    if word in STATEMENTS:
-        return statement_markdown(word)
-    return None
-
-
-def help_text() -> str:
-    """The vocabulary as plain text (`evaldsl help`)."""
-    lines = ["Subjects:"]
-    for s in SUBJECTS.values():
-        lines.append(f"  {s.syntax:<28} {TYPE_WORDS[s.type]:<18} {s.doc}")
-    lines.append("")
-    lines.append("Predicates:")
-    for p in PREDICATES.values():
-        applies = ", ".join(sorted(TYPE_WORDS[t] for t in p.applies_to))
-        lines.append(f"  {p.syntax}\n      {p.doc} (on {applies})  e.g. {p.example}")
-    lines.append("")
-    lines.append("Lines:")
-    for syntax, doc in STATEMENTS.values():
-        lines.append(f"  {syntax:<36} {doc}")
-    return "\n".join(lines)

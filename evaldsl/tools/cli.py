@@ -106,7 +106,8 @@ def _vocabulary_summary() -> str:
     """The language at a glance, from the vocabulary table (`evaldsl vocabulary` has docs)."""
     import textwrap
 
-    from evaldsl.language.vocabulary import PREDICATES, SUBJECTS
+    from evaldsl.language.vocabulary import SUBJECTS
+    from evaldsl.predicates.registry import PREDICATES
 
     subjects = ", ".join(s.syntax for s in SUBJECTS.values())
     predicates = "; ".join(p.syntax for p in PREDICATES.values())
@@ -166,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             lsp_main()
             return EXIT_OK
         if args.command == "vocabulary":
-            from evaldsl.language.vocabulary import help_text
+            from evaldsl.vocabulary import help_text
 
             print(help_text())
             return EXIT_OK

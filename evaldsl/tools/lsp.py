@@ -41,18 +41,18 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.parser import _spellings, decode_string, interactive, split_statements
 from evaldsl.language.source import codepoint_column, utf16_column
 from evaldsl.language.vocabulary import (
-    PREDICATES,
     STATUS_VALUES,
     SUBJECTS,
     PredicateSpec,
     SubjectSpec,
-    describe,
     spec_markdown,
     statement_markdown,
 )
+from evaldsl.predicates.registry import PREDICATES
 from evaldsl.suites.build import check_text
 from evaldsl.suites.files import draft_from_text
 from evaldsl.suites.model import SuiteDraft
+from evaldsl.vocabulary import describe
 
 try:  # the C loader when libyaml is present, as the YAML front end uses
     from yaml import CSafeLoader as _Loader

@@ -1,0 +1,214 @@
+"""What a predicate family is: the parts every stage reads, and the contexts stages give.
+
+Takes nothing itself. A family module (`counts.py`, `text.py`, …) declares one `Family`:
+the AST node classes it handles, its vocabulary entries, the build rules the parser calls
+for its grammar rules, its check rule, its compiled form (a test of one value, or a whole
+checker for predicates that read the run itself) and its printed form. Each stage hands
+the family a small context (`BuildKit`, `CheckContext`, `CompileContext`, `Printer`), so
+a family depends on no stage and every stage reads the same table (`registry.py`).
+
+Also here: what subject readers and checkers share: `Unavailable` (the run cannot provide
+the subject: an error verdict), `SubjectFails` (the subject itself fails the assertion, as
+an answer that is not JSON does), `Found` (the several values a path found), and the
+wording of the two most common error verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from evaldsl.judge.protocol import Judge
+from evaldsl.language import ast
+from evaldsl.language.source import Span
+from evaldsl.language.values import show
+from evaldsl.language.verdicts import Verdict
+from evaldsl.language.vocabulary import PredicateSpec, SourceKind, Type
+from evaldsl.runs.index import Needs, RunFacts
+
+#: A compiled assertion: reads a run's facts, gives a verdict.
+Checker = Callable[[RunFacts], Verdict]
+#: A compiled value test: one value (the subject's, or one a path found) → holds or not.
+ValueTest = Callable[[Any], bool]
+#: Reads a subject from a run's facts (may raise `Unavailable` or `SubjectFails`).
+SubjectReader = Callable[[RunFacts], Any]
+
+
+class Unavailable(Exception):
+    """The run cannot provide the subject: the assertion is an error verdict."""
+
+
+class SubjectFails(Exception):
+    """The subject itself makes the assertion fail (an answer that is not JSON)."""
+
+
+class Found:
+    """Several values a JSONPath found: the predicate holds if one of them satisfies it."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+
+
+def no_trace(label: str) -> str:
+    """The message of a subject read from a run that has no trace of events."""
+    return f"this run has no trace of events, so `{label}` cannot be read"
+
+
+def no_state(label: str) -> str:
+    """The message of a subject read from a run that has no workflow state."""
+    return f"this run has no workflow state, so `{label}` cannot be read"
+
+
+def found_text(value: Any) -> str:
+    """What a test found, for a message: "nothing" for no values."""
+    if isinstance(value, list) and not value:
+        return "nothing"
+    return show(value)
+
+
+# ---- what each stage gives a family ------------------------------------------------------
+
+
+class BuildKit(Protocol):
+    """What the parser gives a build rule: the rule's children are tokens (opaque: ask the
+    kit) and nodes already built."""
+
+    def span(self, children: Sequence[Any]) -> Span: ...
+
+    def token_span(self, token: Any) -> Span: ...
+
+    def kind(self, token: Any) -> str:
+        """The terminal a token is (`"CMP_OP"`, `"PATH"`, …); "" for a node."""
+        ...
+
+    def text(self, token: Any) -> str: ...
+
+    def string(self, token: Any) -> str:
+        """A string literal's decoded text."""
+        ...
+
+    def name(self, token: Any) -> str:
+        """A name, bare or quoted."""
+        ...
+
+    def value(self, item: Any) -> ast.Value: ...
+
+
+class CheckContext(Protocol):
+    """What the checker gives a check rule: its environment and its reporting."""
+
+    @property
+    def source_kind(self) -> SourceKind | None: ...
+
+    @property
+    def source_word(self) -> str | None: ...
+
+    def error(self, span: Span, code: str, message: str, hint: str | None = None) -> None: ...
+
+    def value(
+        self,
+        value: ast.Value,
+        stype: Type,
+        subject: ast.Subject,
+        subject_text: str,
+        *,
+        whole: bool,
+    ) -> None:
+        """Check a literal against what the subject holds (`whole`: the value itself, not
+        an element of it)."""
+        ...
+
+    def path(self, text: str, span: Span) -> None: ...
+
+    def regex(self, regex: ast.Regex) -> None: ...
+
+    def tool_name(self, name: str, span: Span, *, recorded: bool) -> None: ...
+
+    def forbidden_tool(self, name: str, span: Span) -> None: ...
+
+    def predicate(
+        self, pred: ast.Predicate, stype: Type, subject: ast.Subject, subject_text: str
+    ) -> None:
+        """Check a nested predicate (the test of `args`/`result`)."""
+        ...
+
+
+class CompileContext(Protocol):
+    """What the compiler gives a compile rule: what the case needs from its run, the judge,
+    subject readers and value tests."""
+
+    @property
+    def needs(self) -> Needs: ...
+
+    @property
+    def judge(self) -> Judge: ...
+
+    @property
+    def judge_model(self) -> str | None: ...
+
+    def text(self, span: Span) -> str: ...
+
+    def subject(self, subject: ast.Subject) -> SubjectReader: ...
+
+    def value_test(self, pred: ast.Predicate, stype: Type) -> ValueTest: ...
+
+    def expected(self, pred: ast.Predicate) -> Any: ...
+
+
+class Printer(Protocol):
+    """What the formatter gives a print rule."""
+
+    def value(self, value: ast.Value, indent: str) -> str: ...
+
+    def quote(self, text: str) -> str: ...
+
+    def name(self, name: str) -> str: ...
+
+    def predicate(self, pred: ast.Predicate, indent: str) -> str:
+        """Print a nested predicate (the test of `args`/`result`)."""
+        ...
+
+    def number(self, value: float, span: Span) -> str:
+        """A number as the source wrote it within `span` (`0.70` stays `0.70`)."""
+        ...
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """`1 time`, `2 times`: printed forms say the singular for one."""
+    return f"{n} {one if n == 1 else many}"
+
+
+# ---- the family record ---------------------------------------------------------------------
+
+BuildRule = Callable[[Any, list[Any]], Any]  # (kit, children) → node; the kit is the parser's
+
+
+def _never_forbids(pred: Any) -> bool:
+    return False
+
+
+@attrs.frozen
+class Family:
+    """One family of predicates, fully described: every stage reads its part here.
+
+    `value_test` is for predicates that test one value (the subject's, or each value a
+    path finds); `compile` for those that read the run themselves (call counts, call
+    tests, the judge, citations, the budget). `forbids` tells the checker the predicate
+    says a tool must not be called (its name is then not checked against the recording).
+    """
+
+    name: str
+    nodes: tuple[type, ...]
+    entries: tuple[PredicateSpec, ...]
+    rules: Mapping[str, BuildRule]
+    key: Callable[[Any], str]
+    check: Callable[[CheckContext, Any, Type, ast.Subject, str], None]
+    print: Callable[[Printer, Any, str], str]
+    expected: Callable[[Any], Any]
+    value_test: Callable[[Any, Type], ValueTest] | None = None
+    compile: Callable[[CompileContext, ast.Check], Checker] | None = None
+    forbids: Callable[[Any], bool] = _never_forbids

@@ -1,0 +1,151 @@
+"""Call tests: `tool NAME args [PATH] TEST` and `tool NAME result [PATH] TEST`, with the
+prefix `every tool NAME …`.
+
+Takes `CallTest` nodes and gives their vocabulary entries, build rules, check rule (the
+path is valid; the nested TEST is checked as a test of JSON values), checker and printed
+form. Some call (with `every`: every call, and at least one) must have a value at PATH in
+its arguments (or its linked result) that satisfies TEST. The test is applied to each call
+while the run is indexed (a `CallProbe`), so the calls need not be kept; the checker reads
+the probe's tally.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from evaldsl.language import ast
+from evaldsl.language.paths import CompiledPath, compile_path, path_finder
+from evaldsl.language.verdicts import Verdict
+from evaldsl.language.vocabulary import Type, predicate_spec
+from evaldsl.predicates.base import (
+    BuildKit,
+    CheckContext,
+    Checker,
+    CompileContext,
+    Family,
+    Printer,
+    found_text,
+    no_trace,
+)
+from evaldsl.runs.index import CallProbe, RunFacts
+
+ENTRIES = (
+    predicate_spec(
+        "args",
+        "args [PATH] TEST",
+        {"Calls"},
+        "Some call's arguments (or the values PATH finds in them) satisfy TEST.",
+        'tool get_weather args $.city == "Xiamen"',
+    ),
+    predicate_spec(
+        "result",
+        "result [PATH] TEST",
+        {"Calls"},
+        "Some call's linked result (or the values PATH finds in it) satisfies TEST.",
+        'tool search result contains "release"',
+    ),
+)
+
+
+def _build(target: Literal["args", "result"]) -> Any:
+    def build(kit: BuildKit, c: list[Any]) -> ast.CallTest:
+        path = kit.text(c[1]) if len(c) == 3 else None
+        return ast.CallTest(target, path, c[-1], span=kit.span(c))
+
+    return build
+
+
+def check(
+    ctx: CheckContext, pred: ast.CallTest, stype: Type, subject: ast.Subject, subject_text: str
+) -> None:
+    if pred.path is not None:
+        ctx.path(pred.path, pred.span)
+    ctx.predicate(pred.test, "Json", subject, f"{pred.target} of {subject_text}")
+
+
+def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
+    pred = node.predicate
+    assert isinstance(pred, ast.CallTest) and node.subject.name is not None
+    name, every, span = node.subject.name, node.every, node.span
+    use_result = pred.target == "result"
+    compiled = compile_path(pred.path) if pred.path is not None else None
+    single = (
+        compiled.steps[0]
+        if isinstance(compiled, CompiledPath)
+        and compiled.steps is not None
+        and len(compiled.steps) == 1
+        and isinstance(compiled.steps[0], str)
+        else None
+    )
+    probe = CallProbe(
+        name,
+        use_result,
+        path_finder(pred.path),
+        ctx.value_test(pred.test, "Json"),
+        single,
+        every,
+    )
+    ctx.needs.probes.append(probe)  # applied to each call while the run is indexed
+    expected = ctx.expected(pred.test)
+    what = ctx.text(pred.span)
+    unit = "result" if use_result else "call"  # results are counted as they arrive
+
+    def run(facts: RunFacts) -> Verdict:
+        trace = facts.trace
+        if trace is None:
+            return Verdict("error", no_trace(f'tool "{name}"'), span)
+        n = trace.call_counts.get(name, 0)
+        if n == 0:
+            return Verdict("fail", f'tool "{name}" was never called', span, None, expected)
+        tally = trace.tallies[probe]
+        found = tally.sample  # the first values found (SAMPLE of them at most)
+        if every:
+            if not tally.decided and tally.good == n:
+                return Verdict("pass", f'tool "{name}" {what} (every call)', span, found, expected)
+            if tally.decided:
+                message = (
+                    f'{unit} {tally.first} of {n} of tool "{name}" fails {what}; '
+                    f"found {found_text(tally.last)}"
+                )
+                return Verdict("fail", message, span, tally.last, expected)
+            missing = n - tally.fed
+            message = (
+                f'{missing} of {n} calls of tool "{name}" have no result, so not every '
+                f"call has {what}"
+            )
+            return Verdict("fail", message, span, found, expected)
+        if tally.decided:
+            return Verdict(
+                "pass",
+                f'tool "{name}" {what} ({unit} {tally.first} of {n})',
+                span,
+                tally.last,
+                expected,
+            )
+        message = f'no call of tool "{name}" has {what}'
+        if use_result and tally.fed == 0:
+            message += "; no result was recorded"
+        else:
+            more = f" (and {tally.found - len(found)} more)" if tally.found > len(found) else ""
+            message += f"; found {found_text(found)}{more}"
+        return Verdict("fail", message, span, found, expected)
+
+    return run
+
+
+def print_call_test(p: Printer, pred: ast.CallTest, indent: str) -> str:
+    path = f" {pred.path}" if pred.path is not None else ""
+    return f"{pred.target}{path} {p.predicate(pred.test, indent)}"
+
+
+FAMILY = Family(
+    name="calls",
+    nodes=(ast.CallTest,),
+    entries=ENTRIES,
+    rules={"args": _build("args"), "result": _build("result")},
+    key=lambda pred: pred.target,
+    check=check,
+    print=print_call_test,
+    expected=lambda pred: None,
+    compile=compile_call_test,
+)

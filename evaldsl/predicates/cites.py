@@ -1,0 +1,148 @@
+"""Citations: `cites tool NAME [PATH] [at least N values]` (traceplay's flow.usesResult).
+
+Takes `Cites` nodes and gives their vocabulary entry, build rule, check rule (the tool is
+known, the path valid, N at least 1), checker and printed form. The subject (an answer)
+must quote at least N of the values the tool returned (those at PATH in each result, when
+given): finite numbers as JavaScript writes them, and trimmed strings of 3 to 120
+characters, compared case-insensitively.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from evaldsl.language import ast
+from evaldsl.language.paths import path_finder
+from evaldsl.language.values import MISSING, show
+from evaldsl.language.verdicts import Verdict
+from evaldsl.language.vocabulary import Type, predicate_spec
+from evaldsl.predicates.base import (
+    BuildKit,
+    CheckContext,
+    Checker,
+    CompileContext,
+    Family,
+    Printer,
+    Unavailable,
+    plural,
+)
+from evaldsl.runs.index import RunFacts
+from evaldsl.runs.text import js_number
+
+ENTRIES = (
+    predicate_spec(
+        "cites",
+        "cites tool NAME [at least N values]",
+        {"Text"},
+        "The answer quotes values that tool returned (numbers, or text of 3-120 chars).",
+        "answer cites tool get_ticket at least 2 values",
+    ),
+)
+
+
+def build(kit: BuildKit, c: list[Any]) -> ast.Cites:
+    # cites tool NAME PATH? (at least INT value(s))?
+    rest = c[3:]
+    path = kit.text(rest[0]) if rest and kit.kind(rest[0]) == "PATH" else None
+    at_least = (
+        int(kit.text(rest[-2])) if rest and kit.kind(rest[-1]) in ("VALUE", "VALUES") else None
+    )
+    return ast.Cites(kit.name(c[2]), at_least, path, span=kit.span(c))
+
+
+def check(ctx: CheckContext, pred: ast.Cites, stype: Type, subject: ast.Subject, _: str) -> None:
+    ctx.tool_name(pred.tool, pred.span, recorded=True)
+    if pred.path is not None:
+        ctx.path(pred.path, pred.span)
+    if pred.at_least is not None and pred.at_least < 1:
+        ctx.error(pred.span, "E207", "cite at least 1 value")
+
+
+def citable_values(results: Iterable[Any]) -> set[str]:
+    """traceplay's citable leaves: finite numbers as text, trimmed strings of 3-120
+    characters; booleans and null skipped; objects and arrays walked.
+
+    >>> sorted(citable_values([{"temp": 31.0, "sky": "clear", "ok": True, "id": "ab"}]))
+    ['31', 'clear']
+    """
+    leaves: set[str] = set()
+    stack = list(results)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, bool) or v is None:
+            continue
+        if isinstance(v, int):
+            leaves.add(str(v))
+        elif isinstance(v, float):
+            if math.isfinite(v):
+                leaves.add(js_number(v))  # JavaScript's String(n): 4.0 → "4", 1e21 → "1e+21"
+        elif isinstance(v, str):
+            t = v.strip()
+            if 3 <= len(t) <= 120:
+                leaves.add(t)
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return leaves
+
+
+def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
+    pred = node.predicate
+    assert isinstance(pred, ast.Cites)
+    get = ctx.subject(node.subject)
+    shown = ctx.text(node.subject.span) or node.subject.kind
+    span = node.span
+    tool = pred.tool
+    ctx.needs.tool_detail.add(tool)
+    ctx.needs.tool_results.add(tool)
+    need = max(1, pred.at_least or 1)
+    finder = path_finder(pred.path)
+
+    def run(facts: RunFacts) -> Verdict:
+        try:
+            answer = get(facts)
+        except Unavailable as why:
+            return Verdict("error", str(why), span)
+        trace = facts.trace
+        records = trace.calls.get(tool, []) if trace is not None else []
+        results = [v for r in records if r.result is not MISSING for v in finder(r.result)]
+        if not records:
+            return Verdict("fail", f'tool "{tool}" was never called', span, None, need)
+        if not results:
+            return Verdict("fail", f'tool "{tool}" has no result recorded', span, None, need)
+        leaves = sorted(citable_values(results))
+        if not leaves:
+            return Verdict("fail", f'tool "{tool}" produced no citable value', span, [], need)
+        lowered = str(answer).lower()
+        hits = [leaf for leaf in leaves if leaf.lower() in lowered]
+        ok = len(hits) >= need
+        message = f'{shown} cites {len(hits)} of {len(leaves)} values from tool "{tool}"'
+        if hits:
+            message += ": " + ", ".join(show(h, 30) for h in hits[:5])
+        if not ok:
+            message += f", expected at least {need}"
+        return Verdict("pass" if ok else "fail", message, span, hits, need)
+
+    return run
+
+
+def print_cites(p: Printer, pred: ast.Cites, indent: str) -> str:
+    more = "" if pred.at_least is None else " at least " + plural(pred.at_least, "value", "values")
+    where = "" if pred.path is None else f" {pred.path}"
+    return f"cites tool {p.name(pred.tool)}{where}{more}"
+
+
+FAMILY = Family(
+    name="cites",
+    nodes=(ast.Cites,),
+    entries=ENTRIES,
+    rules={"cites": build},
+    key=lambda pred: "cites",
+    check=check,
+    print=print_cites,
+    expected=lambda pred: max(1, pred.at_least or 1),
+    compile=compile_cites,
+)

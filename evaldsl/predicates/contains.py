@@ -1,0 +1,66 @@
+"""Containment: `contains VALUE`.
+
+Takes `Contains` nodes and gives their vocabulary entry, build rule, check rule (the value
+must fit the subject; `contains ""` on text can never fail), value test and printed form.
+Typed: text in text, an equal element in a list, a sub-object in an object (every given
+key present with an equal value).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaldsl.language import ast
+from evaldsl.language.values import json_contains
+from evaldsl.language.vocabulary import Type, predicate_spec
+from evaldsl.predicates.base import BuildKit, CheckContext, Family, Printer, ValueTest
+
+ENTRIES = (
+    predicate_spec(
+        "contains",
+        "contains VALUE",
+        {"Text", "Json", "Names"},
+        "Text: a substring; list: an equal element; object: a sub-object.",
+        'answer contains "sunny"',
+    ),
+)
+
+
+def build(kit: BuildKit, c: list[Any]) -> ast.Contains:
+    return ast.Contains(kit.value(c[1]), span=kit.span(c))
+
+
+def check(
+    ctx: CheckContext, pred: ast.Contains, stype: Type, subject: ast.Subject, subject_text: str
+) -> None:
+    value = pred.value
+    ctx.value(value, stype, subject, subject_text, whole=False)
+    if stype == "Text" and isinstance(value, ast.Str) and value.value == "":
+        ctx.error(
+            pred.span,
+            "W601",
+            'this can never fail: every text contains ""',
+            "say which text the answer must contain",
+        )
+
+
+def value_test(pred: ast.Contains, stype: Type) -> ValueTest:
+    item = ast.to_json(pred.value)
+    return lambda v: json_contains(v, item)
+
+
+def print_contains(p: Printer, pred: ast.Contains, indent: str) -> str:
+    return f"contains {p.value(pred.value, indent)}"
+
+
+FAMILY = Family(
+    name="contains",
+    nodes=(ast.Contains,),
+    entries=ENTRIES,
+    rules={"contains": build},
+    key=lambda pred: "contains",
+    check=check,
+    print=print_contains,
+    expected=lambda pred: ast.to_json(pred.value),
+    value_test=value_test,
+)

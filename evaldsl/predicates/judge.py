@@ -1,0 +1,114 @@
+"""The LLM judge: `judged "rubric" [>= 0.7] [by "model"]`.
+
+Takes `Judged` nodes and gives their vocabulary entry, build rule, check rule (a threshold
+is a minimum score in [0, 1], written `>= T` or `> T`), checker and printed form. The
+checker asks the case's judge (`evaldsl.judge`) about the subject's text (a JSON subject's
+JSON text); what the judge answers is the verdict: pass, fail, skip (no key) or error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaldsl.language import ast
+from evaldsl.language.values import MISSING, js_text
+from evaldsl.language.verdicts import Verdict
+from evaldsl.language.vocabulary import Type, predicate_spec
+from evaldsl.predicates.base import (
+    BuildKit,
+    CheckContext,
+    Checker,
+    CompileContext,
+    Family,
+    Found,
+    Printer,
+    SubjectFails,
+    Unavailable,
+)
+from evaldsl.runs.index import RunFacts
+
+ENTRIES = (
+    predicate_spec(
+        "judged",
+        'judged "rubric" [>= 0.7] [by "model"]',
+        {"Text", "Json"},
+        "An LLM judge decides whether the subject meets the rubric.",
+        'answer judged "mentions the temperature" >= 0.7',
+    ),
+)
+
+
+def build(kit: BuildKit, c: list[Any]) -> ast.Judged:
+    threshold: float | None = None
+    op: str | None = None
+    model: str | None = None
+    i = 2
+    if i < len(c) and kit.kind(c[i]) == "CMP_OP":
+        op, threshold = kit.text(c[i]), float(kit.text(c[i + 1]))
+        i += 2
+    if i < len(c) and kit.kind(c[i]) == "BY":
+        model = kit.string(c[i + 1])
+    return ast.Judged(kit.string(c[1]), threshold, op, model, span=kit.span(c))
+
+
+def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject, _: str) -> None:
+    if pred.op is not None and pred.op not in (">=", ">"):
+        ctx.error(
+            pred.span, "E208", f"a judge threshold is a minimum score: `>= T`, not `{pred.op} T`"
+        )
+    if pred.threshold is not None and not 0.0 <= pred.threshold <= 1.0:
+        ctx.error(
+            pred.span,
+            "E208",
+            f"a judge score is between 0 and 1; {pred.threshold:g} is out of range",
+        )
+
+
+def compile_judged(ctx: CompileContext, node: ast.Check) -> Checker:
+    pred = node.predicate
+    assert isinstance(pred, ast.Judged)
+    get = ctx.subject(node.subject)
+    shown = ctx.text(node.subject.span) or node.subject.kind
+    span = node.span
+    judge = ctx.judge
+    model = pred.model or ctx.judge_model
+    rubric, threshold = pred.rubric, pred.threshold
+
+    def run(facts: RunFacts) -> Verdict:
+        try:
+            value = get(facts)
+        except Unavailable as why:
+            return Verdict("error", str(why), span)
+        except SubjectFails as why:
+            return Verdict("fail", str(why), span)
+        if value is MISSING:
+            return Verdict("fail", f"`{shown}` is missing: there is nothing to judge", span)
+        if isinstance(value, Found):
+            value = value.values
+        text = value if isinstance(value, str) else js_text(value)
+        outcome = judge(text, rubric, model=model, threshold=threshold)
+        return Verdict(outcome.status, outcome.message, span, outcome.score, threshold)
+
+    return run
+
+
+def print_judged(p: Printer, pred: ast.Judged, indent: str) -> str:
+    out = f"judged {p.quote(pred.rubric)}"
+    if pred.op is not None and pred.threshold is not None:
+        out += f" {pred.op} {p.number(pred.threshold, pred.span)}"
+    if pred.model is not None:
+        out += f" by {p.quote(pred.model)}"
+    return out
+
+
+FAMILY = Family(
+    name="judge",
+    nodes=(ast.Judged,),
+    entries=ENTRIES,
+    rules={"judged": build},
+    key=lambda pred: "judged",
+    check=check,
+    print=print_judged,
+    expected=lambda pred: pred.threshold,
+    compile=compile_judged,
+)

@@ -1,0 +1,126 @@
+"""Text tests: `starts with "x"`, `ends with "x"` and `matches /re/flags`.
+
+Takes `TextEdge` and `Matches` nodes and gives their vocabulary entries, build rules, check
+rules (an empty prefix or suffix, and a regex that matches the empty text, can never fail;
+a regex RE2 cannot run is an error), value tests and printed forms. A regex searches (not a
+full match) the text, or the JSON text of any other value; RE2 runs in linear time, so no
+pattern can hang a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaldsl.language import ast
+from evaldsl.language.regexes import RegexProblem, compile_regex
+from evaldsl.language.values import MISSING, js_text
+from evaldsl.language.vocabulary import Type, predicate_spec
+from evaldsl.predicates.base import BuildKit, CheckContext, Family, Printer, ValueTest
+
+EDGE_ENTRIES = (
+    predicate_spec(
+        "starts_with",
+        'starts with "x"',
+        {"Text", "Json"},
+        "Text (or a JSON string) starts with the string.",
+        'answer starts with "Dear"',
+    ),
+    predicate_spec(
+        "ends_with",
+        'ends with "x"',
+        {"Text", "Json"},
+        "Text (or a JSON string) ends with the string.",
+        'answer ends with "."',
+    ),
+)
+MATCH_ENTRIES = (
+    predicate_spec(
+        "matches",
+        "matches /re/flags",
+        {"Text", "Json"},
+        "A regex search (not a full match); flags i, m, s. Linear time: no pattern can hang a run.",
+        r"answer matches /\d+\s*C/",
+    ),
+)
+
+
+# ---- starts with, ends with --------------------------------------------------------------
+
+
+def _build_edge(at_start: bool) -> Any:
+    def build(kit: BuildKit, c: list[Any]) -> ast.TextEdge:
+        text = ast.Str(kit.string(c[2]), span=kit.token_span(c[2]))
+        return ast.TextEdge(at_start, text, span=kit.span(c))
+
+    return build
+
+
+def check_edge(ctx: CheckContext, pred: ast.TextEdge, stype: Type, _: ast.Subject, __: str) -> None:
+    if pred.text.value == "":
+        ctx.error(pred.span, "W601", "this can never fail: the string is empty")
+
+
+def edge_test(pred: ast.TextEdge, stype: Type) -> ValueTest:
+    s = pred.text.value
+    if pred.at_start:
+        return lambda v: isinstance(v, str) and v.startswith(s)
+    return lambda v: isinstance(v, str) and v.endswith(s)
+
+
+def print_edge(p: Printer, pred: ast.TextEdge, indent: str) -> str:
+    return ("starts with " if pred.at_start else "ends with ") + p.quote(pred.text.value)
+
+
+EDGES = Family(
+    name="text edges",
+    nodes=(ast.TextEdge,),
+    entries=EDGE_ENTRIES,
+    rules={"starts_with": _build_edge(True), "ends_with": _build_edge(False)},
+    key=lambda pred: "starts_with" if pred.at_start else "ends_with",
+    check=check_edge,
+    print=print_edge,
+    expected=lambda pred: pred.text.value,
+    value_test=edge_test,
+)
+
+
+# ---- matches -------------------------------------------------------------------------------
+
+
+def build_matches(kit: BuildKit, c: list[Any]) -> ast.Matches:
+    raw = kit.text(c[1])
+    end = raw.rindex("/")
+    regex = ast.Regex(raw[1:end], raw[end + 1 :], span=kit.token_span(c[1]))
+    return ast.Matches(regex, span=kit.span(c))
+
+
+def check_matches(
+    ctx: CheckContext, pred: ast.Matches, stype: Type, _: ast.Subject, __: str
+) -> None:
+    ctx.regex(pred.regex)
+
+
+def matches_test(pred: ast.Matches, stype: Type) -> ValueTest:
+    compiled = compile_regex(pred.regex.pattern, pred.regex.flags)
+    assert not isinstance(compiled, RegexProblem), "the checker rejects bad regexes"
+    search = compiled.search
+
+    def matches(v: Any) -> bool:
+        if v is MISSING:
+            return False
+        return search(v if isinstance(v, str) else js_text(v)) is not None
+
+    return matches
+
+
+MATCHES = Family(
+    name="matches",
+    nodes=(ast.Matches,),
+    entries=MATCH_ENTRIES,
+    rules={"matches": build_matches},
+    key=lambda pred: "matches",
+    check=check_matches,
+    print=lambda p, pred, indent: f"matches /{pred.regex.pattern}/{pred.regex.flags}",
+    expected=lambda pred: f"/{pred.regex.pattern}/{pred.regex.flags}",
+    value_test=matches_test,
+)
