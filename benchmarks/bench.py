@@ -58,12 +58,12 @@ if str(ROOT) not in sys.path:
 import evaldsl  # noqa: E402
 from evaldsl.gcpause import paused_gc  # noqa: E402
 from evaldsl.language.diagnostics import forget_suggestions  # noqa: E402
-from evaldsl.language.outline import outline  # noqa: E402
-from evaldsl.language.parser import parse  # noqa: E402
 from evaldsl.language.paths import compile_path  # noqa: E402
 from evaldsl.language.regexes import compile_regex  # noqa: E402
 from evaldsl.suites.build import check_suite, compile_suite  # noqa: E402
 from evaldsl.suites.evalfile import read_eval  # noqa: E402
+from evaldsl.syntax.outline import outline  # noqa: E402
+from evaldsl.syntax.parser import parse  # noqa: E402
 
 Event = dict[str, Any]
 T = TypeVar("T")

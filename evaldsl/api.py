@@ -24,14 +24,14 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.judge.protocol import Judge
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, EvalDslError
-from evaldsl.language.outline import Outline
-from evaldsl.language.parser import Start
 from evaldsl.language.source import Source
 from evaldsl.runs.detect import load_run as read_run
 from evaldsl.runs.model import Run
 from evaldsl.suites.build import check_suite, compile_suite
 from evaldsl.suites.evalfile import read_eval
 from evaldsl.suites.model import Case
+from evaldsl.syntax.outline import Outline
+from evaldsl.syntax.parser import Start
 
 #: The compiled case `Program.cases` holds: the suites' `Case` (one model for both).
 CompiledCase = Case

@@ -23,7 +23,8 @@ from language_examples import inline_codes, language_md, statements_for
 from evaldsl.format.formatter import fmt_command, format_text, quote, unified_diff
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError
-from evaldsl.language.parser import _spellings, parse
+from evaldsl.syntax.grammar import spellings
+from evaldsl.syntax.parser import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "format"
@@ -35,7 +36,7 @@ EXAMPLES = [
     *sorted((ROOT / "examples-failing").glob("*.eval")),
     *sorted(p for p in (ROOT / "tests").rglob("*.eval") if CORPUS not in p.parents),
 ]
-KEYWORDS = frozenset(w for w in _spellings().values() if w.isalpha())
+KEYWORDS = frozenset(w for w in spellings().values() if w.isalpha())
 
 
 def read(path: Path) -> str:

@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lark.exceptions import UnexpectedInput
 
-from evaldsl.language.parser import _Builder, drive, new_lark
+from evaldsl.syntax.build import Builder
+from evaldsl.syntax.drive import drive
+from evaldsl.syntax.grammar import new_lark
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted(
@@ -22,8 +24,8 @@ FILES = sorted(
     for p in (ROOT / folder).rglob("*.eval")
     if "node_modules" not in p.parts
 )
-FAST = new_lark(_Builder())
-STOCK = new_lark(_Builder())
+FAST = new_lark(Builder())
+STOCK = new_lark(Builder())
 
 
 def driven(text: str) -> object:
@@ -123,3 +125,45 @@ WORDS = [
 def test_token_soup_parses_the_same(words: list[str]) -> None:
     text = " ".join(words)
     assert driven(text) == outcome(STOCK, text)
+
+
+def parsed_in_new_thread(texts: list[str]) -> list[object]:
+    """Each text parsed by a parser built in a fresh thread (parsers are per thread)."""
+    import threading
+
+    from evaldsl.syntax.parser import parse
+
+    results: list[object] = []
+
+    def work() -> None:
+        for text in texts:
+            r = parse(text)
+            results.append(
+                (r.program, [(d.code, d.line, d.column, d.message) for d in r.diagnostics])
+            )
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    return results
+
+
+def test_the_corpus_parses_the_same_without_the_fast_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # When the Lark in use is not one `drive` was written for, Lark's own loop parses
+    # everything: the same programs and the same diagnostics, error-free or not.
+    from evaldsl.syntax import drive as drive_module
+
+    texts = [p.read_text(encoding="utf-8") for p in FILES]
+    texts += ["tool a caled\nlatency < 2", "answer contains [1,\ntool b called"]
+    fast = parsed_in_new_thread(texts)
+    calls: list[object] = []
+    monkeypatch.setattr(drive_module, "drive", lambda *a: calls.append(a))
+    monkeypatch.setattr(drive_module, "available", lambda lark: False)
+    assert parsed_in_new_thread(texts) == fast
+    assert calls == []  # the fast loop was never used
+
+
+def test_the_fast_loop_is_used_with_the_lark_it_was_written_for() -> None:
+    from evaldsl.syntax import drive as drive_module
+
+    assert drive_module.available(FAST)

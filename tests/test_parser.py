@@ -19,15 +19,12 @@ from language_examples import (
 from evaldsl.api import diagnose
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import CODES, Diagnostic
-from evaldsl.language.parser import (
-    _spellings,
-    decode_string,
-    parse,
-    parse_duration,
-    split_statements,
-)
+from evaldsl.syntax.grammar import spellings
+from evaldsl.syntax.literals import decode_string, parse_duration
+from evaldsl.syntax.parser import parse
+from evaldsl.syntax.recovery import split_statements
 
-KEYWORDS = frozenset(w for w in _spellings().values() if w.isalpha())
+KEYWORDS = frozenset(w for w in spellings().values() if w.isalpha())
 
 # ---- helpers ---------------------------------------------------------------------------
 

@@ -14,11 +14,12 @@ from evaldsl.api import diagnose
 from evaldsl.check.sources import read_facts
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import CODES, render
-from evaldsl.language.parser import ParseResult, _spellings, parse
+from evaldsl.syntax.grammar import spellings
+from evaldsl.syntax.parser import ParseResult, parse
 
 DEMO = Path(__file__).parent / "fixtures" / "traceplay" / "demo"
 
-KEYWORDS = sorted({w for w in _spellings().values()})
+KEYWORDS = sorted({w for w in spellings().values()})
 TERMINAL_NAME = re.compile(
     r"\$END|\b(?:NAME|STRING|INT|DECIMAL|DURATION|MONEY|REGEX|PATH|TARGET|JSON_TYPE|_NL|"
     r"CMP_OP|SEMICOLON|LSQB|RSQB|LBRACE|RBRACE|LPAR|RPAR|COMMA|COLON|DOT|WS|COMMENT|"

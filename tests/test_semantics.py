@@ -39,11 +39,11 @@ import evaldsl
 from evaldsl import EvalDslError, Run
 from evaldsl.api import Result
 from evaldsl.judge.protocol import JudgeOutcome
-from evaldsl.language.parser import parse
 from evaldsl.language.values import json_equal
 from evaldsl.language.vocabulary import SUBJECTS
 from evaldsl.predicates.registry import PREDICATES, predicate_key
 from evaldsl.runs import coerce_run, load_run
+from evaldsl.syntax.parser import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "cases"

@@ -450,3 +450,18 @@ def test_case_with_check_error_is_reported_and_others_run(tmp_path: Path) -> Non
         bad.error is not None and bad.error.startswith("not run: 1 check error") and bad.score == 0
     )
     assert good.passed
+
+
+def test_a_run_target_whose_module_cannot_be_found_is_a_check_error(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text("def run(x):\n    return x\n")
+    suite = tmp_path / "s.eval"
+    suite.write_text(
+        'case "found"\nrun agent:run\noutput == 1\n\n'
+        'case "missing"\nrun nowhere_at_all.agent:run\noutput == 1\n'
+    )
+    loaded = load_suite(suite)
+    codes = [(d.code, d.line) for d in loaded.diagnostics]
+    assert codes == [("E509", 6)]
+    assert "nowhere_at_all.agent" in loaded.diagnostics[0].message
+    found, missing = loaded.cases
+    assert found.error is None and missing.error is not None

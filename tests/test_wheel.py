@@ -31,7 +31,8 @@ SNIPPET = textwrap.dedent(
 
     import evaldsl
     from evaldsl.api import diagnose
-    from evaldsl.language.parser import grammar_text, parse
+    from evaldsl.syntax.grammar import grammar_text
+    from evaldsl.syntax.parser import parse
 
     here = Path(evaldsl.__file__).resolve()
     source_root = Path(sys.argv[1]).resolve()

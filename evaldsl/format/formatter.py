@@ -67,9 +67,10 @@ import attrs
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError, render
-from evaldsl.language.parser import _scanner, parse
 from evaldsl.language.source import Span
 from evaldsl.predicates import registry
+from evaldsl.syntax.parser import parse
+from evaldsl.syntax.recovery import scanner
 
 __all__ = ["FormatterError", "check_text", "fmt_command", "format_text", "quote", "unified_diff"]
 
@@ -168,7 +169,7 @@ def _scan(text: str) -> tuple[list[_Comment], str]:
     regexes and paths turned to `_` (same length, same newlines)."""
     comments: list[_Comment] = []
     masked = list(text)
-    for m in _scanner().finditer(text):
+    for m in scanner().finditer(text):
         if m.lastgroup not in ("skip", "bad"):
             continue
         start, end = m.span()

@@ -95,7 +95,9 @@ class BuildKit(Protocol):
         """A name, bare or quoted."""
         ...
 
-    def value(self, item: Any) -> ast.Value: ...
+    def literal(self, item: Any) -> ast.Value:
+        """The value a literal token (or a list or object already built) stands for."""
+        ...
 
 
 class CheckContext(Protocol):

@@ -41,7 +41,7 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 
 
 def build(kit: BuildKit, c: list[Any]) -> ast.Compare:
-    return ast.Compare(cast(Any, kit.text(c[0])), kit.value(c[1]), span=kit.span(c))
+    return ast.Compare(cast(Any, kit.text(c[0])), kit.literal(c[1]), span=kit.span(c))
 
 
 def check(

@@ -27,7 +27,7 @@ ENTRIES = (
 
 
 def build(kit: BuildKit, c: list[Any]) -> ast.Contains:
-    return ast.Contains(kit.value(c[1]), span=kit.span(c))
+    return ast.Contains(kit.literal(c[1]), span=kit.span(c))
 
 
 def check(

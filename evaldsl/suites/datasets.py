@@ -19,10 +19,10 @@ import yaml
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
-from evaldsl.language.parser import parse
 from evaldsl.language.source import Position, Source
 from evaldsl.suites.model import DatasetRow, Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
+from evaldsl.syntax.parser import parse
 
 ROW_KEYS = {"input", "expectedOutput", "expectedBehavior", "metadata"}
 BEHAVIOUR_KEYS = {"guardEvaluated", "noGuardEvaluation"}

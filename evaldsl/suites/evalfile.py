@@ -15,11 +15,11 @@ import attrs
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
-from evaldsl.language.outline import Outline, outline
-from evaldsl.language.parser import ParseResult, Start, parse
 from evaldsl.language.source import Source
 from evaldsl.language.values import MISSING
 from evaldsl.suites.model import CaseDraft, Snippet, SourceSpec, SuiteDraft
+from evaldsl.syntax.outline import Outline, outline
+from evaldsl.syntax.parser import ParseResult, Start, parse
 
 
 def eval_draft(text: str, path: str) -> SuiteDraft:

@@ -22,11 +22,12 @@ import yaml
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
-from evaldsl.language.parser import parse, parse_duration
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.suites.model import CaseDraft, Snippet, SourceSpec, SuiteDraft
 from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
+from evaldsl.syntax.literals import parse_duration
+from evaldsl.syntax.parser import parse
 
 try:  # the C loader when libyaml is present: same results, several times faster
     from yaml import CSafeLoader as _Loader

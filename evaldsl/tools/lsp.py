@@ -38,7 +38,6 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from evaldsl.language.diagnostics import Diagnostic
-from evaldsl.language.parser import _spellings, decode_string, interactive, split_statements
 from evaldsl.language.source import codepoint_column, utf16_column
 from evaldsl.language.vocabulary import (
     STATUS_VALUES,
@@ -52,6 +51,10 @@ from evaldsl.predicates.registry import PREDICATES
 from evaldsl.suites.build import check_text
 from evaldsl.suites.files import draft_from_text
 from evaldsl.suites.model import SuiteDraft
+from evaldsl.syntax.grammar import Start, spellings
+from evaldsl.syntax.literals import decode_string
+from evaldsl.syntax.recovery import split_statements
+from evaldsl.syntax.tokens import next_terminals, statement_tokens
 from evaldsl.vocabulary import describe
 
 try:  # the C loader when libyaml is present, as the YAML front end uses
@@ -67,7 +70,6 @@ DEBOUNCE_SECONDS = 0.25
 COUNT_LIMIT_BYTES = 32 * 1024 * 1024
 
 Kind = Literal["eval", "yaml"]
-Start = Literal["file", "statements"]
 
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -200,20 +202,6 @@ class Spot:
         if not newlines:
             return self.line0, self.column0 + offset
         return self.line0 + newlines, offset - (before.rfind("\n") + 1)
-
-
-def statement_tokens(text: str, start: Start) -> list[Any]:
-    """The tokens of a statement, as far as the grammar can follow it (never raises)."""
-    from lark.exceptions import LarkError
-
-    tokens: list[Any] = []
-    try:
-        for tok in interactive(text, start).iter_parse():
-            if tok.type not in ("_NL", "SEMICOLON"):
-                tokens.append(tok)
-    except LarkError:
-        pass
-    return tokens
 
 
 @dataclass
@@ -501,29 +489,29 @@ _PAIRS: dict[tuple[str, str], SubjectSpec | PredicateSpec] = {
 
 def keyword_doc(tokens: Sequence[Any], i: int) -> str | None:
     """Hover text for the keyword `tokens[i]`, read in its context."""
-    word = str(tokens[i])
+    word = tokens[i].text
     nxt = tokens[i + 1] if i + 1 < len(tokens) else None
     prev = tokens[i - 1] if i > 0 else None
     if i == 0 and word in ("state", "input", "tools", "nodes"):
         line_form = {
-            "state": nxt is not None and nxt.type == "STRING",
-            "input": nxt is not None and nxt.type != "TOKENS",
-            "tools": nxt is not None and nxt.type in ("NAME", "STRING"),
-            "nodes": nxt is not None and nxt.type in ("NAME", "STRING"),
+            "state": nxt is not None and nxt.kind == "STRING",
+            "input": nxt is not None and nxt.kind != "TOKENS",
+            "tools": nxt is not None and nxt.kind in ("NAME", "STRING"),
+            "nodes": nxt is not None and nxt.kind in ("NAME", "STRING"),
         }[word]
         if line_form:
             return statement_markdown(word)
-    if word == "not" and (nxt is None or nxt.type != "EMPTY"):
+    if word == "not" and (nxt is None or nxt.kind != "EMPTY"):
         return statement_markdown("not")
-    if prev is not None and (str(prev), word) in _PAIRS:
-        return spec_markdown(_PAIRS[str(prev), word])
-    if nxt is not None and (word, str(nxt)) in _PAIRS:
-        return spec_markdown(_PAIRS[word, str(nxt)])
+    if prev is not None and (prev.text, word) in _PAIRS:
+        return spec_markdown(_PAIRS[prev.text, word])
+    if nxt is not None and (word, nxt.text) in _PAIRS:
+        return spec_markdown(_PAIRS[word, nxt.text])
     return describe(word)
 
 
 def _name(tok: Any) -> str:
-    return decode_string(str(tok)) if tok.type == "STRING" else str(tok)
+    return decode_string(tok.text) if tok.kind == "STRING" else tok.text
 
 
 def tool_doc(name: str, analysis: Analysis, case: int | None) -> str:
@@ -550,19 +538,19 @@ def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, i
     if spot is None:
         return None
     tokens = statement_tokens(spot.text, spot.start)
-    spell = _spellings()
+    spell = spellings()
     for i, tok in enumerate(tokens):
-        start, end = tok.start_pos, tok.end_pos
+        start, end = tok.start, tok.end
         if not start <= spot.offset <= end or (spot.offset == end and _touches_next(tokens, i)):
             continue
-        if tok.type in spell and spell[tok.type].isalpha():
+        if tok.kind in spell and spell[tok.kind].isalpha():
             doc = keyword_doc(tokens, i)
-        elif tok.type in ("NAME", "STRING") and i and tokens[i - 1].type == "TOOL":
+        elif tok.kind in ("NAME", "STRING") and i and tokens[i - 1].kind == "TOOL":
             doc = tool_doc(_name(tok), analysis, spot.case)
         else:
             doc = None
         return (doc, spot, start, end) if doc else None
-    if tokens and spot.offset <= tokens[-1].end_pos:
+    if tokens and spot.offset <= tokens[-1].end:
         return None
     # past the point the grammar could follow: a plain word, unless inside a string
     for m in _WORD.finditer(spot.text):
@@ -574,7 +562,7 @@ def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, i
 
 
 def _touches_next(tokens: Sequence[Any], i: int) -> bool:
-    return i + 1 < len(tokens) and tokens[i + 1].start_pos == tokens[i].end_pos
+    return i + 1 < len(tokens) and tokens[i + 1].start == tokens[i].end
 
 
 # ---- completion -------------------------------------------------------------------------
@@ -595,8 +583,8 @@ def _term_tokens(tokens: Sequence[Any]) -> list[Any]:
     """The tokens of the last `and`/`or`/`not`/`(` term of a statement."""
     cut = 0
     for i, tok in enumerate(tokens):
-        if tok.type in ("AND", "OR", "LPAR") or (
-            tok.type == "NOT" and (i == 0 or tokens[i - 1].type in ("AND", "OR", "LPAR", "NOT"))
+        if tok.kind in ("AND", "OR", "LPAR") or (
+            tok.kind == "NOT" and (i == 0 or tokens[i - 1].kind in ("AND", "OR", "LPAR", "NOT"))
         ):
             cut = i + 1
     return list(tokens[cut:])
@@ -607,15 +595,15 @@ def _walk(value: Any, chain: Sequence[Any]) -> Any:
     i = 0
     while i < len(chain) and value is not None:
         tok = chain[i]
-        if tok.type == "DOT" and i + 1 < len(chain) and chain[i + 1].type == "NAME":
+        if tok.kind == "DOT" and i + 1 < len(chain) and chain[i + 1].kind == "NAME":
             value = value.get(str(chain[i + 1])) if isinstance(value, dict) else None
             i += 2
-        elif tok.type == "LSQB" and i + 2 < len(chain) and chain[i + 2].type == "RSQB":
+        elif tok.kind == "LSQB" and i + 2 < len(chain) and chain[i + 2].kind == "RSQB":
             key = chain[i + 1]
-            if key.type == "STRING" and isinstance(value, dict):
-                value = value.get(decode_string(str(key)))
-            elif key.type == "INT" and isinstance(value, list):
-                n = int(str(key))
+            if key.kind == "STRING" and isinstance(value, dict):
+                value = value.get(decode_string(key.text))
+            elif key.kind == "INT" and isinstance(value, list):
+                n = int(key.text)
                 value = value[n] if -len(value) <= n < len(value) else None
             else:
                 value = None
@@ -697,7 +685,7 @@ def _name_offers(analysis: Analysis, case: int | None, tokens: Sequence[Any]) ->
     term = _term_tokens(tokens)
     if not term:
         return []
-    first, last = term[0].type, term[-1].type
+    first, last = term[0].kind, term[-1].kind
     if last == "TOOL":  # tool NAME, no tool NAME, every tool NAME, cites tool NAME
         return _tool_offers(analysis, case)
     if last == "NODE":
@@ -724,15 +712,11 @@ def completions_at(analysis: Analysis, line0: int, column0: int) -> list[Offer]:
     head = prefix[: partial.start()] if partial else prefix
     if _IN_PATH.search(head):
         return []
-    from lark.exceptions import LarkError
-
-    parser = interactive(head, spot.start)
-    try:
-        tokens = [t for t in parser.exhaust_lexer() if t.type not in ("_NL", "SEMICOLON")]
-        accepts: set[str] = set(parser.accepts())
-    except LarkError:
+    lexed = next_terminals(head, spot.start)
+    if lexed is None:
         return []  # the statement is already wrong before the cursor (or in a string)
-    spell = _spellings()
+    tokens, accepts = lexed
+    spell = spellings()
     offers: list[Offer] = []
     if accepts & {"NAME", "STRING"}:
         offers.extend(_name_offers(analysis, spot.case, tokens))
@@ -774,10 +758,10 @@ def definition_at(analysis: Analysis, line0: int, column0: int) -> list[Path]:
             tokens = statement_tokens(spot.text, spot.start)
             if (
                 len(tokens) > 1
-                and tokens[0].type in _SOURCE_TERMINALS
-                and tokens[1].type == "STRING"
+                and tokens[0].kind in _SOURCE_TERMINALS
+                and tokens[1].kind == "STRING"
             ):
-                raw, case = decode_string(str(tokens[1])), spot.case
+                raw, case = decode_string(tokens[1].text), spot.case
     if not raw:
         return []
     base = analysis.draft.base_dir

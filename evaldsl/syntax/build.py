@@ -1,0 +1,382 @@
+"""Building the AST: one callback per grammar rule, called by the parser as it reduces.
+
+Takes the children of each grammar rule as Lark gives them (tokens and nodes already
+built) and gives AST nodes with spans in whole-text offsets. Statements, declarations,
+subjects and values are built here; each predicate family builds its own nodes (its
+`rules`, from `evaldsl.predicates.registry`), through the `BuildKit` this builder is. No
+rule goes unbuilt: a grammar rule without a callback is an error when this module is
+imported, naming the rule, and Lark's own helper rules (named `_…`) are the only ones
+inlined into their parent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, cast
+
+import attrs
+from lark import Token, Transformer
+
+from evaldsl.language import ast
+from evaldsl.language.source import Span
+from evaldsl.language.vocabulary import SUBJECTS
+from evaldsl.predicates.registry import RULES
+from evaldsl.syntax.grammar import cached_grammar
+from evaldsl.syntax.literals import decode_string, parse_duration, parse_number
+
+#: Punctuation terminals: dropped when a list or object is built.
+PUNCT = frozenset(
+    {"LSQB", "RSQB", "LBRACE", "RBRACE", "LPAR", "RPAR", "COMMA", "COLON", "SEMICOLON", "DOT"}
+)
+
+# A Span straight from the tuple constructor: the named tuple's own `__new__` is a Python
+# function, and spans are made for every node and token.
+_new_span = tuple.__new__
+
+
+class Inline:
+    """The children of one of Lark's helper rules (repetitions), inlined into its parent."""
+
+    __slots__ = ("children",)
+
+    def __init__(self, children: list[Any]) -> None:
+        self.children = children
+
+
+class MissingRule(Exception):
+    """A grammar rule has no build callback (a bug: the grammar and the builder disagree)."""
+
+
+class Builder(Transformer[Token, Any]):
+    """Lark callbacks, one per grammar rule or alias, each building one AST node.
+
+    `base` is the offset of the statement being parsed within the whole text, so spans
+    come out in whole-text offsets.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(visit_tokens=False)
+        self.base = 0
+
+    def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
+        # Lark's helper rules (repetitions, named `_…` or `__…`) are inlined into their
+        # parent, which only reads `.children`: a slotted holder is enough, not a Tree.
+        # Any other rule without a callback is a grammar rule nobody builds.
+        if not str(data).startswith("_"):
+            raise MissingRule(f"the grammar rule `{data}` has no build callback")
+        return Inline(children)
+
+    def kind(self, token: Any) -> str:
+        """The terminal a token is; "" for a node already built."""
+        return str(token.type) if isinstance(token, Token) else ""
+
+    def text(self, token: Any) -> str:
+        """A token's text as written."""
+        return str(token)
+
+    def string(self, token: Any) -> str:
+        """A string literal's decoded text."""
+        return decode_string(str(token))
+
+    # -- helpers
+
+    # Spans are built for every node: these run once per token, so they stay lean (no
+    # `cast` calls, no intermediate spans). Children come in source order, so a node spans
+    # from its first child's start to its last child's end.
+
+    def token_span(self, tok: Token) -> Span:
+        base = self.base
+        return _new_span(Span, (base + tok.start_pos, base + tok.end_pos))  # type: ignore[operator]
+
+    def _start(self, item: Any) -> int:
+        if isinstance(item, Token):
+            return self.base + item.start_pos  # type: ignore[operator]
+        if isinstance(item, tuple):  # an object pair: (key token, value)
+            return self._start(item[0])
+        return item.span.start  # type: ignore[no-any-return]
+
+    def _end(self, item: Any) -> int:
+        if isinstance(item, Token):
+            return self.base + item.end_pos  # type: ignore[operator]
+        if isinstance(item, tuple):
+            return self._end(item[1])
+        return item.span.end  # type: ignore[no-any-return]
+
+    def span(self, children: Sequence[Any]) -> Span:
+        # `_start` and `_end` written out: this runs for every node
+        first, last = children[0], children[-1]
+        start = (
+            self.base + first.start_pos  # type: ignore[operator]
+            if type(first) is Token
+            else self._start(first)
+        )
+        end = (
+            self.base + last.end_pos  # type: ignore[operator]
+            if type(last) is Token
+            else self._end(last)
+        )
+        return _new_span(Span, (start, end))
+
+    def literal(self, item: Any) -> ast.Value:
+        if not isinstance(item, Token):
+            return cast(ast.Value, item)
+        kind, text, span = item.type, str(item), self.token_span(item)
+        if kind == "STRING":
+            return ast.Str(decode_string(text), span=span)
+        if kind in ("INT", "DECIMAL"):
+            return ast.Num(parse_number(text), span=span)
+        if kind == "NAME":
+            return ast.Name(text, span=span)
+        if kind == "TRUE":
+            return ast.Bool(True, span=span)
+        if kind == "FALSE":
+            return ast.Bool(False, span=span)
+        if kind == "NULL":
+            return ast.Null(span=span)
+        if kind == "DURATION":
+            return ast.Duration(parse_duration(text), text, span=span)
+        if kind == "MONEY":
+            return ast.Money(float(text[1:]), text, span=span)
+        raise AssertionError(f"unexpected value token {kind}")
+
+    @staticmethod
+    def name(tok: Token) -> str:
+        """A name, bare or quoted."""
+        return decode_string(str(tok)) if tok.type == "STRING" else str(tok)
+
+    @staticmethod
+    def _nodes(children: Sequence[Any]) -> list[Any]:
+        return [c for c in children if not isinstance(c, Token)]
+
+    # -- programs
+
+    def file(self, c: list[Any]) -> ast.Program:
+        stmts = tuple(self._nodes(c))
+        span = self.span(stmts) if stmts else Span(self.base, self.base)
+        return ast.Program(stmts, span=span)
+
+    statements = file
+
+    # -- declarations
+
+    def suite_decl(self, c: list[Any]) -> ast.SuiteDecl:
+        return ast.SuiteDecl(decode_string(c[1]), span=self.span(c))
+
+    def _names(self, kind: Literal["tools", "nodes"], c: list[Any]) -> ast.NamesDecl:
+        names: list[ast.Name | ast.Str] = []
+        for tok in c[1:]:
+            if tok.type == "NAME":
+                names.append(ast.Name(str(tok), span=self.token_span(tok)))
+            elif tok.type == "STRING":
+                names.append(ast.Str(decode_string(tok), span=self.token_span(tok)))
+        return ast.NamesDecl(kind, tuple(names), span=self.span(c))
+
+    def tools_decl(self, c: list[Any]) -> ast.NamesDecl:
+        return self._names("tools", c)
+
+    def nodes_decl(self, c: list[Any]) -> ast.NamesDecl:
+        return self._names("nodes", c)
+
+    def judge_decl(self, c: list[Any]) -> ast.JudgeDecl:
+        return ast.JudgeDecl(decode_string(c[2]), span=self.span(c))
+
+    def timeout_decl(self, c: list[Any]) -> ast.TimeoutDecl:
+        return ast.TimeoutDecl(cast(ast.Duration, self.literal(c[1])), span=self.span(c))
+
+    def case_decl(self, c: list[Any]) -> ast.CaseDecl:
+        return ast.CaseDecl(decode_string(c[1]), span=self.span(c))
+
+    def cassette_src(self, c: list[Any]) -> ast.SourceDecl:
+        return ast.SourceDecl("cassette", decode_string(c[1]), span=self.span(c))
+
+    def state_src(self, c: list[Any]) -> ast.SourceDecl:
+        return ast.SourceDecl("state", decode_string(c[1]), span=self.span(c))
+
+    def dataset_src(self, c: list[Any]) -> ast.SourceDecl:
+        return ast.SourceDecl("dataset", decode_string(c[1]), span=self.span(c))
+
+    def trace_src(self, c: list[Any]) -> ast.SourceDecl:
+        return ast.SourceDecl("trace", decode_string(c[1]), str(c[3]), span=self.span(c))
+
+    def run_src(self, c: list[Any]) -> ast.RunDecl:
+        return ast.RunDecl(self.name(c[1]), span=self.span(c))
+
+    def input_src(self, c: list[Any]) -> ast.ValueDecl:
+        return ast.ValueDecl("input", self.literal(c[1]), span=self.span(c))
+
+    def each_src(self, c: list[Any]) -> ast.ValueDecl:
+        return ast.ValueDecl("each", self.literal(c[1]), span=self.span(c))
+
+    # -- assertions
+
+    def assertion(self, c: list[Any]) -> ast.Expr:
+        # A flat `t (and|or) t …` chain: `and` binds tighter than `or`.
+        ors: list[ast.Expr] = []
+        ands: list[ast.Expr] = [c[0]]
+        for op, term in zip(c[1::2], c[2::2], strict=True):
+            if op.type == "AND":
+                ands.append(term)
+            else:
+                ors.append(self._join(ast.And, ands))
+                ands = [term]
+        ors.append(self._join(ast.And, ands))
+        return self._join(ast.Or, ors)
+
+    def _join(self, kind: type[ast.And] | type[ast.Or], items: list[ast.Expr]) -> ast.Expr:
+        if len(items) == 1:
+            return items[0]
+        return kind(tuple(items), span=items[0].span.cover(items[-1].span))
+
+    def negation(self, c: list[Any]) -> ast.Not:
+        return ast.Not(c[1], span=self.span(c))
+
+    def group(self, c: list[Any]) -> ast.Expr:
+        # the span takes in the parentheses, so `not (a)` spans its `)` too
+        return cast(ast.Expr, attrs.evolve(c[1], span=self.span(c)))
+
+    def check(self, c: list[Any]) -> ast.Check:
+        return ast.Check(c[0], c[1], span=self.span(c))
+
+    def no_tool(self, c: list[Any]) -> ast.NoTool:
+        return ast.NoTool(self.name(c[2]), span=self.span(c))
+
+    def node_visited(self, c: list[Any]) -> ast.NodeVisited:
+        return ast.NodeVisited(self.name(c[1]), span=self.span(c))
+
+    def every_tool(self, c: list[Any]) -> ast.Check:
+        subject = ast.Subject(
+            "tool", name=self.name(c[2]), span=self.token_span(c[1]).cover(self.token_span(c[2]))
+        )
+        return ast.Check(subject, c[3], every=True, span=self.span(c))
+
+    # -- subjects
+
+    def _subject(self, kind: ast.SubjectKind, c: list[Any], **kw: Any) -> ast.Subject:
+        return ast.Subject(kind, span=self.span(c), **kw)
+
+    def answer(self, c: list[Any]) -> ast.Subject:
+        return self._subject("answer", c)
+
+    def answer_at(self, c: list[Any]) -> ast.Subject:
+        return self._subject("answer", c, index=int(c[2]))
+
+    def answer_json(self, c: list[Any]) -> ast.Subject:
+        return self._subject("answer_json", c, path=str(c[2]) if len(c) > 2 else None)
+
+    def answer_json_at(self, c: list[Any]) -> ast.Subject:
+        # answer [ INT ] json PATH?
+        path = str(c[5]) if len(c) > 5 else None
+        return self._subject("answer_json", c, index=int(c[2]), path=path)
+
+    def output(self, c: list[Any]) -> ast.Subject:
+        return self._subject("output", c, keys=tuple(c[1:]))
+
+    def memory(self, c: list[Any]) -> ast.Subject:
+        return self._subject("memory", c, keys=tuple(c[1:]))
+
+    def state_field(self, c: list[Any]) -> ast.Subject:
+        first = ast.Key(str(c[2]), span=self.token_span(c[2]))
+        return self._subject("state", c, keys=(first, *c[3:]))
+
+    def tool(self, c: list[Any]) -> ast.Subject:
+        return self._subject("tool", c, name=self.name(c[1]))
+
+    def key_access(self, c: list[Any]) -> ast.Key:
+        tok = c[1]
+        return ast.Key(self.name(tok), span=self.span(c))
+
+    def index_access(self, c: list[Any]) -> ast.Key:
+        return ast.Key(int(c[1]), span=self.span(c))
+
+    # -- values
+
+    def list_lit(self, c: list[Any]) -> ast.ListLit:
+        items = tuple(self.literal(x) for x in c if not (isinstance(x, Token) and x.type in PUNCT))
+        return ast.ListLit(items, span=self.span(c))
+
+    def pair(self, c: list[Any]) -> tuple[Token, ast.Value]:
+        return (c[0], self.literal(c[2]))
+
+    def object_lit(self, c: list[Any]) -> ast.ObjectLit:
+        pairs = tuple((self.name(k), v) for k, v in (x for x in c if isinstance(x, tuple)))
+        return ast.ObjectLit(pairs, span=self.span(c))
+
+
+def _simple_subject(kind: ast.SubjectKind) -> Any:
+    def build(self: Builder, c: list[Any]) -> ast.Subject:
+        return self._subject(kind, c)
+
+    return build
+
+
+# Subjects without a syntax of their own (`status`, `tokens`, `tool calls`, …) build
+# alike; the vocabulary is the list of them.
+for _kind in SUBJECTS:
+    if not hasattr(Builder, _kind):
+        setattr(Builder, _kind, _simple_subject(cast(ast.SubjectKind, _kind)))
+
+
+# Predicates: each family builds its own nodes.
+for _rule, _build in RULES.items():
+    if hasattr(Builder, _rule):
+        raise MissingRule(f"the predicate rule `{_rule}` clashes with a builder method")
+    setattr(Builder, _rule, _build)
+
+
+def grammar_rules(grammar: str) -> set[str]:
+    """The rule and alias names of a grammar that get a callback: every `-> alias`, and
+    every rule not named `_…` or `?…` that has an alternative without an alias.
+
+    >>> sorted(grammar_rules('a: "x" -> b | "y"\nc: "z" -> d\n?e: f -> g | h'))
+    ['a', 'b', 'd', 'g']
+    """
+    names: set[str] = set()
+    definitions = list(re.finditer(r"^(\??)([a-z_][a-z0-9_]*)\s*:", grammar, re.M))
+    for n, found in enumerate(definitions):
+        end = definitions[n + 1].start() if n + 1 < len(definitions) else len(grammar)
+        body = _strip_literals(grammar[found.end() : end])
+        alternatives = _top_level_alternatives(body)
+        names.update(re.findall(r"->\s*([a-z][a-z0-9_]*)", body))
+        inlined = found.group(1) == "?" or found.group(2).startswith("_")
+        if not inlined and any("->" not in alt for alt in alternatives):
+            names.add(found.group(2))
+    return names
+
+
+def _strip_literals(body: str) -> str:
+    """A rule body without comments, quoted literals and terminal definitions after it."""
+    body = re.split(r"^[A-Z_][A-Z0-9_]*(?:\.\d+)?\s*:", body, maxsplit=1, flags=re.M)[0]
+    body = re.sub(r"//[^\n]*", "", body)
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', body)
+
+
+def _top_level_alternatives(body: str) -> list[str]:
+    alternatives: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for ch in body:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "|" and depth == 0:
+            alternatives.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    alternatives.append("".join(current))
+    return alternatives
+
+
+def _check_rules() -> None:
+    missing = sorted(r for r in grammar_rules(cached_grammar()) if not hasattr(Builder, r))
+    if missing:
+        raise MissingRule(
+            "grammar rules without a build callback: "
+            + ", ".join(f"`{r}`" for r in missing)
+            + " (add a method to evaldsl/syntax/build.py, or a rule to a predicate family)"
+        )
+
+
+_check_rules()

@@ -1,0 +1,89 @@
+"""The grammar and the Lark parsers made from it.
+
+Takes `grammar/evaldsl.lark` (from the source tree, or from inside the installed wheel)
+and gives Lark LALR parsers with the contextual lexer (`new_lark`, and one instance per
+thread from `lark_parser`), the post-lexer that lets lists and objects span lines
+(`BracketNewlines`), and the keyword spelling of every terminal (`spellings`). Lark is
+used inside `evaldsl.syntax` only: the rest of evaldsl sees AST nodes, diagnostics and
+evaldsl's own tokens (`tokens.py`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from lark import Lark, Token, Transformer
+
+#: The grammar's start symbols: a whole `.eval` file, or an assertion list (YAML `expect:`).
+Start = Literal["file", "statements"]
+
+
+def grammar_text() -> str:
+    """The grammar, from the source tree or from inside the installed wheel."""
+    here = Path(__file__).resolve().parents[2] / "grammar" / "evaldsl.lark"
+    if here.is_file():
+        return here.read_text(encoding="utf-8")
+    return resources.files("evaldsl.grammar").joinpath("evaldsl.lark").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def cached_grammar() -> str:
+    """The grammar text, read once per process."""
+    return grammar_text()
+
+
+class BracketNewlines:
+    """Post-lexer: inside brackets a newline is white space, so lists may span lines."""
+
+    always_accept = ("_NL",)
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        depth = 0
+        for tok in stream:
+            kind = tok.type
+            if kind == "_NL":
+                if depth:
+                    continue
+            elif kind in ("LSQB", "LBRACE", "LPAR"):
+                depth += 1
+            elif kind in ("RSQB", "RBRACE", "RPAR") and depth:
+                depth -= 1
+            yield tok
+
+
+def new_lark(builder: Transformer[Token, Any] | None) -> Lark:
+    """A Lark LALR parser for the grammar (the AST built during the parse when a builder
+    is given)."""
+    return Lark(
+        cached_grammar(),
+        parser="lalr",
+        lexer="contextual",
+        start=["file", "statements"],
+        keep_all_tokens=True,
+        maybe_placeholders=False,
+        postlex=BracketNewlines(),
+        transformer=builder,
+    )
+
+
+_local = threading.local()
+
+
+def plain_parser() -> Lark:
+    """This thread's Lark parser without a builder (tokens, completion, error wording)."""
+    cached = getattr(_local, "plain", None)
+    if cached is None:
+        cached = _local.plain = new_lark(None)
+    return cast(Lark, cached)
+
+
+@lru_cache(maxsize=1)
+def spellings() -> dict[str, str]:
+    """Each keyword and punctuation terminal with its spelling: `CALLED` → `called`."""
+    lark = plain_parser()
+    return {t.name: str(t.pattern.value) for t in lark.terminals if t.pattern.type == "str"}

@@ -1,0 +1,49 @@
+"""Literals: the values string, number and duration tokens stand for.
+
+Takes the text of a literal as written (`"a\\nb"`, `'it\\'s'`, `250ms`, `42`, `1e3`) and
+gives its value. Strings take JSON escapes (single-quoted ones also `\\'`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import cast
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_SINGLE_ESCAPES = re.compile(r"\\'|\\.|\"")
+
+
+def decode_string(raw: str) -> str:
+    """The text a string literal stands for: `"a\\nb"` → a, newline, b; `'it\\'s'` → it's.
+
+    >>> decode_string("'it\\\\'s'")
+    "it's"
+    """
+    body = raw[1:-1]
+    if "\\" not in body:
+        return body
+    if raw[0] == "'":
+        # Turn the single-quoted body into a JSON string body, then let json decode it
+        # (that handles \\uXXXX surrogate pairs exactly as JSON does).
+        body = _SINGLE_ESCAPES.sub(
+            lambda m: "'" if m.group() == "\\'" else ('\\"' if m.group() == '"' else m.group()),
+            body,
+        )
+    # strict=False: a raw tab inside a string is text, as it is without escapes
+    return cast(str, json.loads('"' + body + '"', strict=False))
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration literal: `250ms` → 0.25, `1.5m` → 90.0."""
+    number = text.rstrip("smh")
+    unit = text[len(number) :]
+    return float(number) * _UNITS[unit]
+
+
+def parse_number(text: str) -> int | float:
+    """An integer when the literal is one, else a float: `42` → 42, `1e3` → 1000.0."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)

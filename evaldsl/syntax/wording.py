@@ -1,0 +1,264 @@
+"""Syntax errors in the user's words.
+
+Takes a Lark parse error over one statement and gives one `Diagnostic`: what was expected,
+said as ideas ("an assertion such as …", "a predicate such as …", "a value") and keyword
+spellings, never a terminal's name; what was found; and a did-you-mean for a misspelt
+keyword, a keyword run into the next letters (`calledx`), an unknown escape or an
+unterminated string or regex.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lark import Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.source import Source, Span
+from evaldsl.syntax.grammar import spellings
+
+_WORDS: dict[str, str] = {
+    "STRING": "a quoted string",
+    "INT": "a number",
+    "DECIMAL": "a number",
+    "DURATION": "a duration such as `2s`",
+    "MONEY": "an amount such as `$0.05`",
+    "NAME": "a name",
+    "REGEX": "a regex such as `/x/`",
+    "PATH": "a JSONPath such as `$.city`",
+    "CMP_OP": "a comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`)",
+    "JSON_TYPE": (
+        "a JSON type (`string`, `number`, `integer`, `boolean`, `array`, `object`, `null`)"
+    ),
+    "TARGET": "a target such as `package.module:function`",
+    "_NL": "the end of the statement",
+    "SEMICOLON": "the end of the statement",
+    "$END": "the end of the statement",
+}
+
+# Terminal sets that stand for one idea: said as that idea instead of a long list of words.
+# (A statement or an assertion can start here; a predicate is expected; a value is expected.)
+_SUBJECT_STARTS = frozenset({"ANSWER", "TOOL", "TOKENS", "MEMORY", "STATUS", "LATENCY"})
+_STATEMENT_STARTS = frozenset({"CASE", "CASSETTE", "SUITE", "TOOLS"})
+_PREDICATE_STARTS = frozenset({"CALLED", "CONTAINS", "MATCHES", "JUDGED"})
+_VALUE_STARTS = frozenset({"STRING", "INT", "LSQB", "LBRACE"})
+_JSON_TYPES = ["string", "number", "integer", "boolean", "array", "object", "null"]
+_VALUE_TERMINALS = frozenset(
+    {"STRING", "INT", "DECIMAL", "DURATION", "MONEY", "NAME", "TRUE", "FALSE", "NULL"}
+    | {"LSQB", "LBRACE"}
+)
+
+
+def _one_of(parts: list[str]) -> str:
+    """`a`; `a or b`; `a, b or c` (and `…` past twelve)."""
+    if len(parts) > 12:
+        parts = [*parts[:11], "…"]
+    if len(parts) == 1:
+        return parts[0]
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def describe_expected(names: set[str]) -> tuple[str, list[str]]:
+    """User words for a set of terminal names, and the keyword spellings among them.
+
+    Never a terminal's name: a terminal without user words is left out.
+    >>> describe_expected({"TIME", "TIMES"})[0]
+    '`time` or `times`'
+    """
+    spell = spellings()
+    keywords = sorted(spell[n] for n in names if n in spell and spell[n].isalpha())
+    if "JSON_TYPE" in names:
+        keywords += _JSON_TYPES
+    if names >= _SUBJECT_STARTS:
+        if names >= _STATEMENT_STARTS:
+            return (
+                'a statement: an assertion such as `answer contains "x"` or `tool search called`, '
+                'or a line such as `case "name"` or `cassette "x.jsonl"`',
+                keywords,
+            )
+        return (
+            'an assertion such as `answer contains "x"`, `tool search called` or `not …`',
+            keywords,
+        )
+    if names >= _PREDICATE_STARTS:
+        return (
+            "a predicate such as `contains`, `matches`, `==`, `called`, `is empty` or `judged`",
+            keywords,
+        )
+    rest = set(names)
+    parts: list[str] = []
+    if names >= _VALUE_STARTS:
+        rest -= _VALUE_TERMINALS
+        parts.append(
+            'a value (`"text"`, `42`, `2s`, `$0.05`, `true`, `null`, `[…]`, `{…}`, a name)'
+        )
+    parts += [
+        f"`{spell[n]}`"
+        for n in sorted(rest, key=lambda n: spell.get(n, n))
+        if n in spell and spell[n].isalpha()
+    ]
+    parts += [
+        f"`{spell[n]}`"
+        for n in sorted(rest)
+        if n in spell and not spell[n].isalpha() and n != "SEMICOLON"
+    ]
+    words: list[str] = []
+    for n in sorted(rest, key=lambda n: (n in ("_NL", "SEMICOLON", "$END"), n)):
+        if n in _WORDS and _WORDS[n] not in words:
+            words.append(_WORDS[n])
+    parts += words
+    if not parts:
+        return "something else", keywords
+    return _one_of(parts), keywords
+
+
+def _describe_found(tok: Token) -> str:
+    if tok.type in ("$END", "_NL", "SEMICOLON"):
+        return "the end of the statement"
+    text = str(tok)
+    return f"`{text}`" if len(text) <= 40 else f"`{text[:37]}...`"
+
+
+_WORD_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def syntax_diagnostic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diagnostic:
+    """One diagnostic for the first syntax error of the statement `text[base:stop]`."""
+    text = source.text
+    if isinstance(err, UnexpectedToken):
+        tok = err.token
+        expected = set(err.accepts or err.expected)
+        at_end = tok.type in ("$END", "_NL", "SEMICOLON")
+        if at_end:
+            where = stop if tok.type == "$END" else base + (tok.start_pos or 0)
+            start = _end_of_statement(text, where)
+        else:
+            start = base + (tok.start_pos or 0)
+        end = start + (len(str(tok)) if not at_end else 1)
+        wanted, keywords = describe_expected(expected)
+        glued = None if at_end else _glued_word(text, start)
+        if glued is not None:
+            # A keyword ran into the next letters (`bye` lexed as `by` + `e`): the word the
+            # user wrote is the whole run of letters, and it is no keyword.
+            start, end = glued
+            word = text[start:end]
+            guess = did_you_mean(word, [w for w in spellings().values() if w.isalpha()])
+            hint = f"did you mean `{guess}`?" if guess and guess != word else None
+            return Diagnostic.at(source, Span(start, end), "E101", f"unknown word `{word}`", hint)
+        hint = None
+        if tok.type == "NAME" or (tok.type in spellings() and str(tok).isalpha()):
+            guess = did_you_mean(str(tok), keywords)
+            if guess and guess != str(tok):
+                hint = f"did you mean `{guess}`?"
+        if hint is None and tok.type == "NAME" and "STRING" in expected and at_end is False:
+            hint = f'text is quoted: "{tok}"'
+        found = _describe_found(tok)
+        return Diagnostic.at(
+            source, Span(start, end), "E101", f"expected {wanted}, found {found}", hint
+        )
+    if isinstance(err, UnexpectedCharacters):
+        pos = base + (err.pos_in_stream or 0)
+        char = text[pos] if pos < len(text) else ""
+        expected = set(err.allowed or ())
+        wanted, keywords = describe_expected(expected)
+        if char in "\"'":
+            return _string_diagnostic(source, pos, char)
+        if char == "/":
+            return Diagnostic.at(
+                source,
+                Span(pos, _line_end(text, pos)),
+                "E102",
+                "unterminated regex",
+                "close it with / on the same line; write a literal / as \\/",
+            )
+        at_word = _WORD_AT.match(text, pos)
+        if at_word:
+            glued = _glued_word(text, pos)
+            if glued is not None:  # `calledx`: a keyword ran into the next letters
+                found_word = text[glued[0] : glued[1]]
+                pool = [w for w in spellings().values() if w.isalpha()]
+                at = glued
+            else:
+                found_word, pool, at = at_word.group(), keywords, (pos, at_word.end())
+            guess = did_you_mean(found_word, pool)
+            hint = f"did you mean `{guess}`?" if guess and guess != found_word else None
+            message = (
+                f"unknown word `{found_word}`"
+                if glued is not None
+                else f"expected {wanted}, found `{found_word}`"
+            )
+            return Diagnostic.at(source, Span(*at), "E101", message, hint)
+        shown = repr(char) if char.isspace() or not char else f"`{char}`"
+        return Diagnostic.at(
+            source, Span(pos, pos + 1), "E103", f"unexpected character {shown}; expected {wanted}"
+        )
+    if isinstance(err, UnexpectedEOF):  # pragma: no cover - LALR reports $END as a token
+        return Diagnostic.at(source, Span(len(text), len(text)), "E101", "unexpected end of input")
+    raise err  # pragma: no cover
+
+
+_LOOSE_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
+_GOOD_ESCAPES = {'"': frozenset('"\\/bfnrt'), "'": frozenset("'\"\\/bfnrt")}
+
+
+def _string_diagnostic(source: Source, pos: int, quote: str) -> Diagnostic:
+    """A string the lexer refused: an escape JSON does not know, or no closing quote."""
+    text = source.text
+    closed = _LOOSE_STRING.match(text, pos)
+    if closed is not None:
+        good = _GOOD_ESCAPES[quote]
+        for bad in _ESCAPE.finditer(text, pos, closed.end()):
+            if len(bad.group()) > 2 or bad.group()[1] in good:
+                continue
+            shown = bad.group()
+            others = r" (and \' in single quotes)" if quote == "'" else ""
+            return Diagnostic.at(
+                source,
+                Span(bad.start(), bad.start() + 2),
+                "E104",
+                f"unknown escape `{shown}` in a string",
+                r"strings take JSON escapes: \n \t \r \" \\ \/ \b \f \uXXXX"
+                + others
+                + r"; write a backslash as \\",
+            )
+    return Diagnostic.at(
+        source,
+        Span(pos, _line_end(text, pos)),
+        "E102",
+        "unterminated string",
+        f"close it with {quote} on the same line",
+    )
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _glued_word(text: str, pos: int) -> tuple[int, int] | None:
+    """The whole word around `pos` when letters run on from the character before it."""
+    if pos <= 0 or pos >= len(text) or not _is_word_char(text[pos]):
+        return None
+    if not _is_word_char(text[pos - 1]):
+        return None
+    start = pos
+    while start > 0 and _is_word_char(text[start - 1]):
+        start -= 1
+    end = pos
+    while end < len(text) and _is_word_char(text[end]):
+        end += 1
+    return start, end
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return end if end >= 0 else len(text)
+
+
+def _end_of_statement(text: str, pos: int) -> int:
+    """Where to point when a statement ends too early: just after its last character."""
+    pos = min(pos, len(text))
+    while pos > 0 and text[pos - 1] in " \t\r\n;":
+        pos -= 1
+    return pos
