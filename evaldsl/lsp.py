@@ -373,8 +373,7 @@ def file_facts(path: Path, fmt: str | None = None) -> FileFacts:
 
 
 def _read_facts(path: Path, fmt: str | None, size: int) -> FileFacts:
-    from evaldsl.runs.cassette import scan_tool_names
-    from evaldsl.runs.detect import load_run
+    from evaldsl.runs.detect import load_run, scan_tool_names
     from evaldsl.runs.events import tool_call_name
     from evaldsl.runs.model import RunError
 

@@ -25,6 +25,7 @@ from evaldsl.facts import read_facts
 from evaldsl.index import Needs
 from evaldsl.outline import outline
 from evaldsl.parser import parse
+from evaldsl.runs.detect import inspect_samples
 from evaldsl.source import Position, Source, Span
 from evaldsl.templates import render_node, render_text, render_value, row_label
 from evaldsl.values import MISSING
@@ -43,6 +44,7 @@ class SourceSpec:
     format: str | None = None
     source: Source = attrs.field(factory=lambda: Source(""), eq=False, repr=False)
     span: Span = attrs.field(default=Span(0, 0), eq=False, repr=False)
+    sample: str | None = None  # one sample of an Inspect AI log with several
 
     def decl(self) -> ast.SourceDecl | None:
         if self.kind in ("cassette", "trace", "state", "dataset") and self.path is not None:
@@ -382,7 +384,21 @@ def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list
                     )
                 )
         expanded = out
-    return expanded
+    return [sample for base in expanded for sample in _samples(base, draft)]
+
+
+def _samples(case: CaseDraft, draft: SuiteDraft) -> list[CaseDraft]:
+    """An Inspect AI log with several samples: one case per sample, named by its id."""
+    spec = case.source
+    if spec is None or spec.kind not in ("cassette", "trace") or spec.path is None:
+        return [case]
+    if "{{" in spec.path:
+        return [case]
+    ids = inspect_samples(draft.base_dir / spec.path, spec.format)
+    return [
+        attrs.evolve(case, name=f"{case.name} [{i}]", source=attrs.evolve(spec, sample=i))
+        for i in ids
+    ] or [case]
 
 
 def _build_case(
@@ -461,7 +477,7 @@ def _environment(
     decl = spec.decl()
     if decl is None or "{{" in decl.path:
         return env
-    found = read_facts(decl, draft.base_dir, spec.source)
+    found = read_facts(decl, draft.base_dir, spec.source, spec.sample)
     if isinstance(found, Diagnostic):
         own.append(found)
         return env
