@@ -287,8 +287,17 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
             for _ in events:
                 pass
             raise
+        except TypeError:
+            raise RunError(
+                "an event's `type` is not text (a list or an object)", path=events.path
+            ) from None
     try:
         return _index(events, needs)
+    except TypeError:
+        # an event `type` that is a list or an object cannot be looked up
+        raise RunError(
+            "an event's `type` is not text (a list or an object)", path="<value>"
+        ) from None
     except AttributeError:
         if isinstance(events, list):
             for index, item in enumerate(events):

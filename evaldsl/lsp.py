@@ -41,6 +41,7 @@ from evaldsl.diagnostics import Diagnostic
 from evaldsl.parser import _spellings, decode_string, interactive, split_statements
 from evaldsl.source import codepoint_column, utf16_column
 from evaldsl.suites import SuiteDraft, check_text, draft_from_text
+from evaldsl.summary import summary_markdown
 from evaldsl.vocabulary import (
     PREDICATES,
     STATUS_VALUES,
@@ -558,6 +559,11 @@ def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, i
             doc = tool_doc(_name(tok), analysis, spot.case)
         else:
             doc = None
+        if i < 2 and _source_line(tokens) and spot.start == "file":
+            # `cassette "x"` / `trace "x" as F` / `state "x"`: what evaldsl reads from it
+            fmt = str(tokens[3]) if str(tokens[0]) == "trace" and len(tokens) > 3 else None
+            path = Path(analysis.path).parent / _name(tokens[1])
+            doc = (doc + "\n\n" if doc else "") + summary_markdown(path, fmt)
         return (doc, spot, start, end) if doc else None
     if tokens and spot.offset <= tokens[-1].end_pos:
         return None
@@ -568,6 +574,14 @@ def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, i
             doc = describe(m.group()) if quotes % 2 == 0 else None
             return (doc, spot, m.start(), m.end()) if doc else None
     return None
+
+
+def _source_line(tokens: Sequence[Any]) -> bool:
+    return (
+        len(tokens) > 1
+        and str(tokens[0]) in ("cassette", "trace", "state")
+        and tokens[1].type == "STRING"
+    )
 
 
 def _touches_next(tokens: Sequence[Any], i: int) -> bool:

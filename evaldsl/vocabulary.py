@@ -418,7 +418,7 @@ STATEMENTS: dict[str, tuple[str, str]] = {
     "trace": (
         'trace "x.json" as otel',
         "A trace in a named format: traceplay, events, verydia, state, openai, anthropic, "
-        "otel, inspect, openai-agents (`evaldsl vocabulary` describes each).",
+        "otel, inspect, openai_agents (`evaldsl vocabulary` describes each).",
     ),
     "state": ('state "x.json"', "The case runs against a workflow's final state."),
     "run": ("run package.module:function", "The case calls a Python function with `input`."),
@@ -451,7 +451,7 @@ RUN_FORMATS: dict[str, tuple[tuple[str, ...], str]] = {
         "OpenInference or OpenLLMetry attributes",
     ),
     "inspect": ((), "an Inspect AI eval log (JSON); several samples make one case each"),
-    "openai-agents": ((), "OpenAI Agents SDK exported spans (trace.span objects)"),
+    "openai_agents": ((), "OpenAI Agents SDK exported spans (trace.span objects)"),
 }
 
 

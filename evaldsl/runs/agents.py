@@ -4,7 +4,7 @@ Takes `Items` of exported trace objects: spans `{"object": "trace.span", id, tra
 parent_id, started_at, ended_at, span_data: {type, …}, error}` and traces `{"object":
 "trace", workflow_name, …}`, as JSONL (a file processor), a JSON array, or the batch
 `{"data": [...]}` the SDK posts. Gives the events of `providers` (format
-"openai-agents"). Spans are taken in `started_at` order:
+"openai_agents"). Spans are taken in `started_at` order:
 
 - `generation` span: one step; model from `model`; tokens from `usage.input_tokens`/
   `output_tokens`; the answer from the assistant messages of `output` (`content`), whose
@@ -58,7 +58,7 @@ def _time(text: Any) -> datetime | None:
 
 def read_agents(items: Items, why: str) -> tuple[Trace, float | None]:
     """The events of exported Agents SDK spans (see the module doc) and the latency in ms."""
-    trace = Trace("openai-agents", items.path, why)
+    trace = Trace("openai_agents", items.path, why)
     spans: list[dict[str, Any]] = []
     values = items.values
     if len(values) == 1 and is_agents_batch(values[0]):
@@ -130,7 +130,7 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
                 name, parse_json_text(data.get("input")) if data.get("input") else {}, None, start
             )
         failed = error is not None
-        trace.result(cid, parse_json_text(data.get("output")), is_error=failed, at=end)
+        trace.result(cid, data.get("output"), is_error=failed, at=end)
     elif kind == "guardrail":
         trace.saw("guardrail span")
         trace.guard(str(data.get("name")), data.get("triggered"), end)

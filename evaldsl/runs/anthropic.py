@@ -68,7 +68,7 @@ def is_message(d: Any) -> bool:
 
 def is_stream_event(d: Any) -> bool:
     """A streaming event (`message_start`, `content_block_delta`, …)."""
-    return isinstance(d, dict) and d.get("type") in STREAM_TYPES
+    return isinstance(d, dict) and isinstance(d.get("type"), str) and d["type"] in STREAM_TYPES
 
 
 def is_request(d: Any) -> bool:

@@ -15,7 +15,7 @@ document and on its first items, and exactly one must match:
   with an `events`/`trace` list); a JSONL of them is streamed, never held in memory;
 - `state`: `memory` or `visited_nodes`, or a cycgraph status beside another WorkflowState
   field (a `status` alone is not enough: Responses API bodies and Inspect logs have one);
-- `openai`, `anthropic`, `otel`, `openai-agents`: the shapes their modules list;
+- `openai`, `anthropic`, `otel`, `openai_agents`: the shapes their modules list;
 - `inspect`: an object with an `eval` spec beside `samples`/`status`.
 
 None matching, or two, is a `RunError` naming the file's first keys and the candidates, with
@@ -52,6 +52,7 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.inspect_ai import is_eval_log, read_inspect, sample_ids
 from evaldsl.runs.model import (
+    MISSING,
     Reading,
     Run,
     RunError,
@@ -268,7 +269,7 @@ def candidates(items: Items) -> list[tuple[str, str]]:
             )
             found.append((trace_format(events), 'an object with an "events"/"trace" list'))
         if is_agents_batch(doc):
-            found.append(("openai-agents", 'a {"data": [...]} batch of Agents SDK spans'))
+            found.append(("openai_agents", 'a {"data": [...]} batch of Agents SDK spans'))
     if _event_types(values):
         fmt = "verydia" if _event_types(values) & VERYDIA_TYPES else "events"
         found.append((fmt, _events_why(values)))
@@ -281,7 +282,7 @@ def candidates(items: Items) -> list[tuple[str, str]]:
         if shapes:
             found.append((fmt, "items are " + ", ".join(shapes)))
     if any(is_agents_item(v) for v in values[:HEAD_ITEMS]):
-        found.append(("openai-agents", "items are Agents SDK trace.span objects"))
+        found.append(("openai_agents", "items are Agents SDK trace.span objects"))
     if any(is_plain_request(v) for v in values[:HEAD_ITEMS]) and not any(
         f in ("openai", "anthropic") for f, _ in found
     ):
@@ -343,7 +344,7 @@ def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -
             )
         trace, latency = read_inspect(items, why, sample)
         return trace.run(items, latency_ms=latency)
-    assert fmt == "openai-agents", fmt
+    assert fmt == "openai_agents", fmt
     trace, latency = read_agents(items, why)
     return trace.run(items, latency_ms=latency)
 
@@ -420,6 +421,14 @@ def check_head(run: Run) -> None:
     """Raise the run-time "nothing recognised" `RunError` now, for a streamed trace whose
     first events hold no recognised one and which ends within them (what `check` can
     know without reading a whole large file)."""
+    if isinstance(run.events, list) and run.output is MISSING:
+        found = [e.get("type") for e in run.events if isinstance(e, dict)]
+        if not any(isinstance(t, str) and t in KNOWN_TYPES for t in found):
+            counts: dict[str, int] = {}
+            for t in found:
+                counts[str(t)] = counts.get(str(t), 0) + 1
+            raise nothing_recognised(counts, run.path or "<value>")
+        return
     if not isinstance(run.events, EventStream):
         return
     unknown: dict[str, int] = {}

@@ -425,7 +425,7 @@ def _kind(span: Span) -> str:
     ):
         return "llm"
     if not a:
-        return "a span without attributes"
+        return "spans without attributes"
     if oi:
         return f"`{oi}` spans (OpenInference)"
     if tl:
@@ -484,7 +484,7 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         for call_id, name, output in _input_results(a):
             found = trace.known_call(call_id if isinstance(call_id, str) else None, name)
             if found is not None:
-                trace.result(found, parse_json_text(output), at=start)
+                trace.result(found, output, at=start)
         out = _output(span)
         model = _first(a, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
@@ -526,9 +526,7 @@ def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> 
         args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
         cid = trace.call(name, parse_json_text(args) if args is not None else {}, call_id, start)
     if result is not None or is_error:
-        trace.result(
-            cid, parse_json_text(result if result is not None else ""), is_error=is_error, at=end
-        )
+        trace.result(cid, result if result is not None else "", is_error=is_error, at=end)
 
 
 def _exception_message(span: Span) -> str | None:

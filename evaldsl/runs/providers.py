@@ -216,7 +216,12 @@ class Trace:
     def result(
         self, call_id: str, output: Any, *, is_error: bool = False, at: str | None = None
     ) -> None:
-        """A `tool.result` for the call `call_id`."""
+        """A `tool.result` for the call `call_id`. A result written as JSON text of an object
+        or a list is read as that value (`result $.weather == "SUNNY"`); other text stays
+        text (a tool that answered "2001" answered text, not a number)."""
+        if isinstance(output, str) and output.lstrip()[:1] in ("{", "["):
+            parsed = parse_json_text(output)
+            output = parsed if isinstance(parsed, dict | list) else output
         event: dict[str, Any] = {"type": "tool.result", "callId": call_id, "output": output}
         if is_error:
             event["isError"] = True
