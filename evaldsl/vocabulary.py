@@ -8,6 +8,7 @@ Takes the subject and line tables (`evaldsl.language.vocabulary`) and the predic
 from __future__ import annotations
 
 from evaldsl.language.vocabulary import (
+    RUN_FORMATS,
     STATEMENTS,
     SUBJECTS,
     TYPE_WORDS,
@@ -48,4 +49,9 @@ def help_text() -> str:
     lines.append("Lines:")
     for syntax, doc in STATEMENTS.values():
         lines.append(f"  {syntax:<36} {doc}")
+    lines.append("")
+    lines.append('Formats (detected by `cassette`, named by `trace "…" as FORMAT`):')
+    for name, (aliases, doc) in RUN_FORMATS.items():
+        also = f" (also {', '.join(aliases)})" if aliases else ""
+        lines.append(f"  {name + also:<36} {doc}")
     return "\n".join(lines)

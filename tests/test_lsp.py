@@ -375,6 +375,40 @@ async def test_hover_shows_the_vocabulary(client: LanguageClient, work: Path) ->
     _close(client, uri)
 
 
+SOURCE_HOVER = """\
+case "stream"
+  trace "stream.sse" as openai
+  steps == 1
+
+case "state"
+  state "states/completed.json"
+  status == completed
+
+case "unreadable"
+  cassette "notes.jsonl"
+  steps == 1
+"""
+
+
+async def test_hover_on_a_source_line_shows_what_was_read(
+    client: LanguageClient, work: Path
+) -> None:
+    shutil.copy(ROOT / "tests/fixtures/realworld/openai-chat-stream/stream.sse", work)
+    (work / "notes.jsonl").write_text('{"note": 1}\n{"note": 2}\n', encoding="utf-8")
+    uri = _open(client, work / "sources.eval", SOURCE_HOVER)
+    stream = await _hover(client, uri, _pos(SOURCE_HOVER, "tra"))
+    assert stream is not None and "format      openai (named: `as openai`)" in stream
+    assert "get_current_weather called 2 times" in stream
+    assert "tokens      126 (input tokens 75, output tokens 51)" in stream
+    on_path = await _hover(client, uri, _pos(SOURCE_HOVER, '"stre', after="trace"))
+    assert on_path is not None and "18 chat.completion.chunk, 1 [DONE]" in on_path
+    state = await _hover(client, uri, _pos(SOURCE_HOVER, "  sta", after='case "state"'))
+    assert state is not None and "nodes    planner, researcher, writer, reviewer" in state
+    bad = await _hover(client, uri, _pos(SOURCE_HOVER, "cass"))
+    assert bad is not None and "cannot read: nothing in `notes.jsonl`" in bad
+    _close(client, uri)
+
+
 async def test_hover_in_yaml_dsl_text(client: LanguageClient, work: Path) -> None:
     uri = _open(client, work / "hover.yaml", YAML_SUITE)
     called = await _hover(client, uri, _pos(YAML_SUITE, "cal", after="get_weather"))

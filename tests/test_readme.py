@@ -76,6 +76,7 @@ def test_shown_output_is_real() -> None:
     real = (
         evaldsl("run", "examples-failing/failures.eval").stdout
         + evaldsl("check", "examples-failing/mistakes.eval").stdout
+        + evaldsl("inspect", "tests/fixtures/realworld/openai-chat-stream/stream.sse").stdout
     )
     squeeze = re.compile(r"[ \t]+")
     real = squeeze.sub(" ", real)

@@ -12,6 +12,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from evaldsl.runs import (
@@ -439,8 +440,8 @@ def test_invalid_json_file_position(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ('{"foo": 1}', "cannot tell what kind of run this is (an object)"),
-        ('"text"', "cannot tell what kind of run this is (a string)"),
+        ('{"foo": 1}', "nothing in `x.json` is a recognised trace or state"),
+        ('"text"', "`x.json` holds a string, not a trace or a state"),
         ('{"events": {"a": 1}}', '"events" is an object, not a list of events'),
         ("  \n", "empty file"),
     ],
@@ -470,7 +471,8 @@ def test_state_file() -> None:
     run = load_run(DATA / "state-ok.json")
     assert (run.kind, run.format, run.events, run.output) == ("state", "cycgraph", None, MISSING)
     assert run.state is not None and run.state["visited_nodes"][1] == "researcher"
-    assert load_state(DATA / "state-ok.json") == run
+    assert load_state(DATA / "state-ok.json") == attrs.evolve(run, read=None)
+    assert run.read is not None and run.read.format == "state"
 
 
 def test_wrapped_state_keeps_output() -> None:
@@ -611,20 +613,17 @@ def test_anthropic_response_list() -> None:
     assert (
         final_answer(run) == "Entangled particles share one state.\nMeasuring one fixes the other."
     )
-    # a tool_use block has no text: traceplay gives its JSON text
-    assert answer_text(responses(run)[0]["output"]) == (
-        'Let me look that up.\n{"type":"tool_use","id":"toolu_1","name":"search",'
-        '"input":{"q":"entanglement"}}'
-    )
+    # a tool_use block has no text (LANGUAGE.md §6; traceplay gave its JSON text)
+    assert answer_text(responses(run)[0]["output"]) == "Let me look that up."
 
 
 def test_provider_body_shape_errors(tmp_path: Path) -> None:
-    with pytest.raises(RunError, match="not an OpenAI chat completion"):
+    with pytest.raises(RunError, match="not an OpenAI body"):
         load_run(DATA / "anthropic-responses.json", "openai")
     path = write(tmp_path, "r.json", '[\n {"content": []},\n {"error": {"message": "x"}}\n]')
     with pytest.raises(RunError) as info:
         load_run(path, "anthropic")
-    assert info.value.message == "element [1] is an error body, not an Anthropic message"
+    assert info.value.message == "element [1] is an error body, not an Anthropic message: x"
     assert info.value.line == 3
 
 
@@ -734,7 +733,9 @@ ANSWER_TABLE: list[tuple[Any, str]] = [
     ({"choices": [{"message": {"content": "hi"}}]}, "hi"),
     ({"choices": [{"message": {"content": [{"type": "text", "text": "a"}, "b"]}}]}, "a\nb"),
     ({"choices": [{"text": "legacy"}]}, "legacy"),
-    ({"choices": [{"message": {"content": None}}], "text": "t"}, "t"),
+    # a message with `content: null` only calls tools: no text, never the body's JSON
+    ({"choices": [{"message": {"content": None}}], "text": "t"}, ""),
+    ({"content": [{"type": "text", "text": "a"}, {"type": "tool_use", "id": "t1"}]}, "a"),
     ({"content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]}, "x\ny"),
     ({"content": []}, ""),
     ({"content": "streamed\ntext", "usage": {"prompt_tokens": 1}}, "streamed\ntext"),

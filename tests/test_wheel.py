@@ -53,6 +53,10 @@ SNIPPET = textwrap.dedent(
     program = evaldsl.compile('tool get_weather called once; answer contains "sunny"')
     events = [{"type": "tool.call", "name": "get_weather", "arguments": {}}]
     assert program.check(events).statuses == ["pass", "fail"]
+
+    # the price table is data shipped in the wheel; a dated model id prices as its family
+    from evaldsl.runs.prices import price_of
+    assert price_of("gpt-4o-mini-2024-07-18") == (0.15, 0.6), price_of("gpt-4o-mini-2024-07-18")
     print("wheel ok:", here.parent)
     """
 )
@@ -94,6 +98,7 @@ def test_wheel_installs_and_parses_outside_the_source_tree(tmp_path: Path) -> No
 
     names = zipfile.ZipFile(wheel_path).namelist()
     assert "evaldsl/grammar/evaldsl.lark" in names
+    assert "evaldsl/runs/prices.json" in names
     assert not any(n.startswith("grammar/") for n in names), "a top-level `grammar` package"
     # every package of the source tree is in the wheel
     for init in (ROOT / "evaldsl").rglob("__init__.py"):

@@ -46,8 +46,9 @@ class SourceFacts:
     nodes: frozenset[str] | None = None
 
 
-#: Reads a case's source file: facts, or a diagnostic (missing file, unreadable run).
-SourceReader = Callable[[ast.SourceDecl, Path, Source], "SourceFacts | Diagnostic"]
+#: Reads a case's source file: facts, or a diagnostic (missing file, unreadable run). The
+#: last argument names one sample of a file holding several (an Inspect AI log).
+SourceReader = Callable[[ast.SourceDecl, Path, Source, str | None], "SourceFacts | Diagnostic"]
 
 #: What each source line provides, before its file is read.
 SOURCE_KINDS: dict[str, SourceKind | None] = {
@@ -66,13 +67,15 @@ def case_environment(
     read: SourceReader | None = None,
     *,
     targets: bool = True,
+    sample: str | None = None,
 ) -> tuple[Environment, list[Diagnostic]]:
     """The environment of a case whose source line is `decl` (written in `source`).
 
     The file is read only when `read` and `base_dir` are given and its path has no
-    `{{placeholder}}` (an `each` template is read once per rendered row instead). A `run`
-    target's module is looked for when `targets` (a program checked through the API is
-    given its runs and never calls a target).
+    `{{placeholder}}` (an `each` template is read once per rendered row instead); `sample`
+    names the sample of a log with several that the case reads. A `run` target's module is
+    looked for when `targets` (a program checked through the API is given its runs and
+    never calls a target).
 
     >>> env, problems = case_environment(None, Source(""), Environment(source_kind="trace"))
     >>> env.source_kind, problems
@@ -91,7 +94,7 @@ def case_environment(
     env = attrs.evolve(header, source_kind=kind, source_word=decl.kind)
     if read is None or base_dir is None or "{{" in decl.path:
         return env, []
-    found = read(decl, base_dir, source)
+    found = read(decl, base_dir, source, sample)
     if isinstance(found, Diagnostic):
         return env, [found]
     return (

@@ -15,14 +15,17 @@ from evaldsl.check.environment import SourceFacts
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Source
-from evaldsl.runs.cassette import scan_tool_names
-from evaldsl.runs.detect import load_run
+from evaldsl.runs.detect import check_head, load_run, scan_tool_names
 from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.model import RunError
 
 
-def read_facts(decl: ast.SourceDecl, base_dir: Path, source: Source) -> SourceFacts | Diagnostic:
-    """Read what the checker needs from a case's source file (one streaming pass)."""
+def read_facts(
+    decl: ast.SourceDecl, base_dir: Path, source: Source, sample: str | None = None
+) -> SourceFacts | Diagnostic:
+    """Read what the checker needs from a case's source file (one streaming pass); a
+    trace whose head shows nothing recognised is a diagnostic (`sample`: which sample of
+    an Inspect AI log the case reads)."""
     path = base_dir / decl.path
     if not path.exists():
         return Diagnostic.at(
@@ -35,7 +38,7 @@ def read_facts(decl: ast.SourceDecl, base_dir: Path, source: Source) -> SourceFa
     if decl.kind == "dataset":
         return SourceFacts(kind=None)
     try:
-        run = load_run(path, decl.format)
+        run = load_run(path, decl.format, sample=sample)
         if run.state is not None:
             visited = run.state.get("visited_nodes")
             nodes = (
@@ -46,6 +49,7 @@ def read_facts(decl: ast.SourceDecl, base_dir: Path, source: Source) -> SourceFa
             return SourceFacts(kind="state", nodes=nodes)
         if run.events is None:
             return SourceFacts(kind="value")
+        check_head(run)
         if run.format == "traceplay":
             tools = scan_tool_names(path)
         else:

@@ -260,7 +260,8 @@ STATEMENTS: dict[str, tuple[str, str]] = {
     "cassette": ('cassette "x.jsonl"', "The case runs against a recorded trace."),
     "trace": (
         'trace "x.json" as otel',
-        "A trace in a named format (otel, openai, anthropic, events, verydia).",
+        "A trace in a named format: traceplay, events, verydia, state, openai, anthropic, "
+        "otel, inspect, openai_agents (`evaldsl vocabulary` describes each).",
     ),
     "state": ('state "x.json"', "The case runs against a workflow's final state."),
     "run": ("run package.module:function", "The case calls a Python function with `input`."),
@@ -271,6 +272,29 @@ STATEMENTS: dict[str, tuple[str, str]] = {
     "node": ("node NAME visited", "The node was visited (nodes contains NAME)."),
     "every": ("every tool NAME args PATH TEST", "Every call satisfies it (and there is one)."),
     "not": ("not A", "Negation: pass ↔ fail; skip and error stay."),
+}
+
+
+#: The run formats `cassette "…"` detects and `trace "…" as FORMAT` names: name → (other
+#: names it answers to, what it reads). The README's formats table lists the same names.
+RUN_FORMATS: dict[str, tuple[tuple[str, ...], str]] = {
+    "traceplay": (("cassette",), "traceplay cassette v1: a JSONL file with a header line"),
+    "events": ((), "traceplay-style events: a JSON array, {events: [...]}, or JSONL"),
+    "verydia": ((), "verydia events (llm.invoke, mcp.call, policy.evaluate)"),
+    "state": (("cycgraph",), "a cycgraph WorkflowState (a final state, not a trace)"),
+    "openai": (
+        (),
+        "OpenAI Chat Completions bodies, request transcripts, streamed chunks (JSONL or "
+        "SSE), Responses API objects and their streaming events",
+    ),
+    "anthropic": ((), "Anthropic Messages bodies, request transcripts, SSE streams"),
+    "otel": (
+        (),
+        "OpenTelemetry spans: OTLP JSON or flat span JSONL (Phoenix), with GenAI, "
+        "OpenInference or OpenLLMetry attributes",
+    ),
+    "inspect": ((), "an Inspect AI eval log (JSON); several samples make one case each"),
+    "openai_agents": ((), "OpenAI Agents SDK exported spans (trace.span objects)"),
 }
 
 

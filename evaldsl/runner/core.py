@@ -184,7 +184,7 @@ def produce_run(case: Case, suite: Suite) -> Run:
         return call_target(spec.target, case.input, case.timeout or DEFAULT_TIMEOUT, suite.base_dir)
     assert spec.path is not None
     fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
-    return load_run(suite.base_dir / spec.path, fmt)
+    return load_run(suite.base_dir / spec.path, fmt, sample=spec.sample)
 
 
 # ---- live targets ---------------------------------------------------------------------

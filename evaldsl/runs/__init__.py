@@ -1,13 +1,23 @@
 """Runs: what one execution of an agent left behind, read from any format it was recorded in.
 
 Takes files (traceplay cassettes, JSON event lists, verydia events, cycgraph states, OpenAI
-and Anthropic response bodies, OTLP traces) or values a `run` target returned, and gives
-`Run` records: a re-iterable trace of event dicts, a state, an output and a latency.
-Everything unreadable is a `RunError` with a path, a line, a column and a hint.
+and Anthropic bodies and streams, OpenTelemetry spans, Inspect AI logs, Agents SDK spans)
+or values a `run` target returned, and gives `Run` records: a re-iterable trace of event
+dicts, a state, an output, a latency and a `Reading` of what was read. Everything
+unreadable, and every trace in which nothing was recognised, is a `RunError` with a path,
+a line, a column and a hint.
 """
 
-from evaldsl.runs.cassette import EventStream, load_cassette, read_header, scan_tool_names
-from evaldsl.runs.detect import FORMATS, coerce_run, load_run, run_from_value
+from evaldsl.runs.cassette import EventStream, load_cassette, read_header
+from evaldsl.runs.detect import (
+    FORMATS,
+    check_head,
+    coerce_run,
+    inspect_samples,
+    load_run,
+    run_from_value,
+    scan_tool_names,
+)
 from evaldsl.runs.events import (
     RESPONSE_TYPES,
     STEP_TYPES,
@@ -19,7 +29,7 @@ from evaldsl.runs.events import (
     tool_call_name,
     trace_format,
 )
-from evaldsl.runs.model import MISSING, Run, RunError
+from evaldsl.runs.model import MISSING, Reading, Run, RunError
 from evaldsl.runs.state import STATUSES, initial_state, load_state, validate_state
 from evaldsl.runs.text import answer_text, js_json, usage_tokens
 
@@ -32,12 +42,15 @@ __all__ = [
     "TOOL_CALL_TYPES",
     "VERYDIA_TYPES",
     "EventStream",
+    "Reading",
     "Run",
     "RunError",
     "answer_text",
+    "check_head",
     "coerce_run",
     "initial_state",
     "inline_result",
+    "inspect_samples",
     "js_json",
     "load_cassette",
     "load_events",

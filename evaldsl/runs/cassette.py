@@ -4,7 +4,7 @@ Takes the path of a JSONL file and gives an `EventStream`: a re-iterable that re
 again on each pass and yields one decoded event dict per line, so a million-line cassette
 never sits in memory. `load_cassette` checks the header eagerly (a bad header fails at load
 time, an event line only when the stream reaches it) and gives a `Run`; `read_header` gives
-the header object; `scan_tool_names` gives the tool names a recording calls.
+the header object; `scan_cassette_tools` gives the tool names a cassette calls.
 
 Line 1 of a cassette is its header, `{"cassette": "traceplay", "version": 1, ...}` (seed-
 semantics §3.2). A UTF-8 BOM is dropped, CRLF line ends are fine and blank lines are
@@ -272,28 +272,13 @@ def load_cassette(path: str | os.PathLike[str]) -> Run:
     return Run(events=stream, path=p, format="traceplay")
 
 
-def scan_tool_names(path: str | os.PathLike[str]) -> frozenset[str]:
-    """The names of every tool a recording calls (`tool.call`, verydia `mcp.call`).
+def scan_cassette_tools(stream: EventStream) -> frozenset[str]:
+    """The names of the tools a cassette's `tool.call` events call (a did-you-mean list).
 
-    For the checker's "unknown tool" and did-you-mean. A cassette is scanned without
-    decoding lines that cannot hold a tool call; any other file goes through `load_run`.
-
-    >>> sorted(scan_tool_names("tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"))
+    >>> path = "tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"
+    >>> sorted(scan_cassette_tools(EventStream(path)))
     ['get_crypto_price', 'get_weather']
     """
-    from evaldsl.runs.detect import load_run  # detect imports this module
-    from evaldsl.runs.events import tool_call_name
-
-    p = os.fspath(path)
-    run = load_run(p)
-    if isinstance(run.events, EventStream) and run.format == "traceplay":
-        return _scan_cassette(run.events)
-    names = {tool_call_name(event) for event in run.events or ()}
-    names.discard(None)
-    return frozenset(n for n in names if n is not None)
-
-
-def _scan_cassette(stream: EventStream) -> frozenset[str]:
     # Only lines that mention a tool call are decoded: the substring test is ~50x cheaper
     # than decoding, and an event type written with escapes ("tool\u002ecall") is not worth
     # the cost for a did-you-mean list.

@@ -1,25 +1,33 @@
-"""Which adapter reads a run: format detection, and runs made of values.
+"""Which adapter reads a run: format detection by signature, and runs made of values.
 
-Takes a path (and optionally a format name), or a value already in memory, and gives a
-`Run`. `load_run` detects the format of a file; `coerce_run` accepts a `Run`, a path, an
-event list or a state dict; `run_from_value` turns what a `run` target returned into a run.
+Takes a path (and optionally a format name, and for an Inspect AI log a sample id), or a
+value already in memory, and gives a `Run` whose `read` says which format was chosen and
+why. `load_run` detects the format of a file; `coerce_run` accepts a `Run`, a path, an event
+list or a state dict; `run_from_value` turns what a `run` target returned into a run.
 
-Detection, in order: a file whose first non-blank line is an object with a `"cassette"` key
-is a traceplay cassette; another `.jsonl`/`.ndjson` file holds one event per line; otherwise
-the file is one JSON document: an array is an event list, an object with `status`, `memory`
-or `visited_nodes` a cycgraph state, an object with an `events` or `trace` array an event
-list, and an object with `resourceSpans` an OTLP trace. (A `.json` file whose lines are
-separate objects is read as JSONL too.) Named formats skip detection:
-`traceplay`/`cassette`, `events`, `verydia`, `state`/`cycgraph`, `openai`, `anthropic`, `otel`.
+Detection reads the file's container first: a first line with a `"cassette"` marker is a
+traceplay cassette (streamed); a first line `data:`/`event:` is an SSE stream; a first line
+that is a whole JSON value followed by more lines is JSONL; anything else is one JSON
+document (an array's elements are its items). Then every format's signature is tried on the
+document and on its first items, and exactly one must match:
 
-The adapters live beside this module: `cassette` (traceplay), `events` (event lists and
-verydia), `state` (cycgraph), `providers` (`openai`/`anthropic` response bodies) and `otel`
-(OTLP JSON, whose span-to-event mapping that module documents).
+- `events`/`verydia`: items whose `type` is a traceplay or verydia event type (or an object
+  with an `events`/`trace` list); a JSONL of them is streamed, never held in memory;
+- `state`: `memory` or `visited_nodes`, or a cycgraph status beside another WorkflowState
+  field (a `status` alone is not enough: Responses API bodies and Inspect logs have one);
+- `openai`, `anthropic`, `otel`, `openai_agents`: the shapes their modules list;
+- `inspect`: an object with an `eval` spec beside `samples`/`status`.
+
+None matching, or two, is a `RunError` naming the file's first keys and the candidates, with
+the hint to name the format (`trace "…" as FORMAT`). A format named explicitly skips
+detection. The format names are declared once, in `evaldsl.vocabulary.RUN_FORMATS`.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,29 +35,44 @@ import attrs
 import orjson
 
 from evaldsl.language.diagnostics import did_you_mean
-from evaldsl.runs.cassette import EventStream, first_line, load_cassette
+from evaldsl.language.vocabulary import RUN_FORMATS
+from evaldsl.runs.agents import is_agents_batch, is_agents_item, read_agents
+from evaldsl.runs.anthropic import read_anthropic
+from evaldsl.runs.anthropic import shape_of as anthropic_shape
+from evaldsl.runs.cassette import EventStream, first_line, load_cassette, scan_cassette_tools
 from evaldsl.runs.events import (
+    KNOWN_TYPES,
     LINE_EXTENSIONS,
+    VERYDIA_TYPES,
     events_from_document,
     load_event_lines,
     load_events,
+    nothing_recognised,
+    tool_call_name,
     trace_format,
 )
+from evaldsl.runs.inspect_ai import is_eval_log, read_inspect, sample_ids
 from evaldsl.runs.model import (
+    MISSING,
+    Reading,
     Run,
     RunError,
     check_file,
-    decode_document,
     decode_text,
     describe,
     json_error,
     os_error,
     read_bytes,
 )
+from evaldsl.runs.openai import is_plain_request, read_openai
+from evaldsl.runs.openai import shape_of as openai_shape
 from evaldsl.runs.otel import otel_events as otel_events  # re-export: `detect.otel_events`
 from evaldsl.runs.otel import otel_run
-from evaldsl.runs.providers import provider_events
+from evaldsl.runs.otel import shape_of as otel_shape
+from evaldsl.runs.providers import Items, keys_of
+from evaldsl.runs.sse import looks_like_sse, parse_sse
 from evaldsl.runs.state import (
+    is_state_document,
     is_state_value,
     load_state,
     looks_like_state,
@@ -57,60 +80,47 @@ from evaldsl.runs.state import (
     validate_state,
 )
 
-#: Format names `load_run` accepts, and the adapter format each one means.
+#: Format names `load_run` accepts (aliases included), and the adapter format each means.
 FORMATS: dict[str, str] = {
-    "traceplay": "traceplay",
-    "cassette": "traceplay",
-    "events": "events",
-    "verydia": "verydia",
-    "state": "cycgraph",
-    "cycgraph": "cycgraph",
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "otel": "otel",
+    alias: ("cycgraph" if name == "state" else name)
+    for name, (aliases, _) in RUN_FORMATS.items()
+    for alias in (name, *aliases)
 }
 
-_KINDS_HINT = (
-    'expected a traceplay cassette, a JSON array of events, an object with an "events" '
-    "array, or a workflow state; name another format with `as FORMAT` (openai, anthropic, otel)"
-)
+HEAD_ITEMS = 50  # items whose signatures detection reads
+HEAD_EVENTS = 1000  # events of a streamed file `check` reads for one it recognises
+
+_LINE_HINT = "each line after the header must be one JSON object"
+_KINDS_HINT = 'name the format with `trace "…" as FORMAT` (' + ", ".join(RUN_FORMATS) + ")"
 
 
-def load_run(path: str | os.PathLike[str], format: str | None = None) -> Run:
+def load_run(
+    path: str | os.PathLike[str], format: str | None = None, *, sample: str | None = None
+) -> Run:
     """Read the run a file holds, detecting its format unless `format` names one.
 
-    Every failure is a `RunError` (E501 when the file does not exist), never a traceback.
+    `sample` picks one sample of an Inspect AI log that has several. Every failure is a
+    `RunError` (E501 when the file does not exist), never a traceback.
 
     >>> load_run("tests/fixtures/traceplay/streaming/cassette.streaming.jsonl").format
     'traceplay'
     """
     p = os.fspath(path)
     if format is not None:
-        return _load_as(p, _canonical_format(format, p))
+        return _load_as(p, _canonical_format(format, p), sample)
     check_file(p)
     first, lineno = _first_line(p)
     if not lineno:
-        raise RunError(
-            "empty cassette" if p.lower().endswith(LINE_EXTENSIONS) else "empty file",
-            path=p,
-            hint=_KINDS_HINT,
-        )
+        if p.lower().endswith(LINE_EXTENSIONS):
+            raise RunError("empty cassette", path=p, hint=_KINDS_HINT)
+        raise RunError("empty file", path=p, hint="a run file holds JSON, JSONL or SSE text")
     head = _try_object(first)
     if head is not None and "cassette" in head:
-        return load_cassette(p)
-    if p.lower().endswith(LINE_EXTENSIONS):
-        run = load_event_lines(p)
-        if head is None and isinstance(run.events, EventStream):
-            run.events.first()  # a first line that is no event fails now, not on first read
-        return run
-    data = read_bytes(p)
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        if head is not None and exc.lineno > lineno:
-            return load_event_lines(p)  # one object per line in a file not named .jsonl
-        raise json_error(exc, data, p, hint=_KINDS_HINT) from None
-    return _from_document(doc, p, decode_text(data))
+        return _with_reading(load_cassette(p), "traceplay", 'line 1 is a "cassette" header')
+    items, done = _read_items(p, first, head)
+    if isinstance(items, Run):
+        return items
+    return _from_items(items, done, sample)
 
 
 def _first_line(path: str) -> tuple[bytes, int]:
@@ -129,42 +139,329 @@ def _try_object(raw: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _from_document(doc: Any, path: str, text: str) -> Run:
+def _with_reading(run: Run, fmt: str, why: str) -> Run:
+    return attrs.evolve(run, read=Reading(fmt, why))
+
+
+def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[Items | Run, bool]:
+    """The file's items, or a streamed `Run` for a JSONL of events."""
+    if looks_like_sse(decode_text(first)):
+        return parse_sse(decode_text(read_bytes(path)), path)
+    named_lines = path.lower().endswith(LINE_EXTENSIONS)
+    if head is not None or named_lines:
+        lines = _head_lines(path)
+        if len(lines) > 1 or named_lines:
+            values = [v for v, _ in lines]
+            if _event_types(values):
+                for value, at in lines:
+                    if not isinstance(value, dict):
+                        raise RunError(
+                            f"line {at} is {describe(value)}, not an event object",
+                            path=path,
+                            line=at,
+                            hint=_LINE_HINT,
+                        )
+                run = load_event_lines(path)
+                return _with_reading(run, run.format, _events_why(values)), False
+            return _jsonl(path), False
+    data = read_bytes(path)
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        hint = _LINE_HINT if named_lines else _KINDS_HINT
+        raise json_error(exc, data, path, hint=hint) from None
+    text = decode_text(data)
     if isinstance(doc, list):
-        return events_from_document(doc, path=path, text=text)
-    if looks_like_state(doc):
-        return state_from_document(doc, path=path, text=text)
-    if isinstance(doc, dict) and ("events" in doc or "trace" in doc):
-        return events_from_document(doc, path=path, text=text)
-    if isinstance(doc, dict) and "resourceSpans" in doc:
-        return otel_run(doc, path)
-    raise RunError(
-        f"cannot tell what kind of run this is ({describe(doc)})", path=path, hint=_KINDS_HINT
-    )
+        return Items(path, doc, "array", text=text), False
+    return Items(path, [doc], "document", text=text), False
+
+
+def _head_lines(path: str) -> list[tuple[Any, int]]:
+    """The first JSON values of a file, one per line (fewer when a line is not JSON)."""
+    out: list[tuple[Any, int]] = []
+    try:
+        with open(path, "rb") as f:
+            for lineno, raw in enumerate(itertools.islice(f, HEAD_ITEMS * 4), 1):
+                if not raw.strip() or (raw.startswith(b"\xef\xbb\xbf") and not raw[3:].strip()):
+                    continue
+                try:
+                    out.append((orjson.loads(raw.removeprefix(b"\xef\xbb\xbf")), lineno))
+                except orjson.JSONDecodeError:
+                    break
+                if len(out) >= HEAD_ITEMS:
+                    break
+    except OSError as exc:
+        raise os_error(path, exc) from None
+    return out
+
+
+def _jsonl(path: str) -> Items:
+    """Every line of a JSONL file as an item (a bad line is an error naming it)."""
+    values: list[Any] = []
+    lines: list[int] = []
+    for lineno, raw in enumerate(decode_text(read_bytes(path)).splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            values.append(orjson.loads(raw))
+        except orjson.JSONDecodeError as exc:
+            raise RunError(
+                f"invalid JSON on line {lineno}: {exc.msg}",
+                path=path,
+                line=lineno,
+                column=exc.colno,
+                hint=_LINE_HINT,
+                source_line=raw,
+            ) from None
+        if not isinstance(values[-1], dict):
+            raise RunError(
+                f"line {lineno} is {describe(values[-1])}, not an event object",
+                path=path,
+                line=lineno,
+                hint=_LINE_HINT,
+                source_line=raw,
+            )
+        lines.append(lineno)
+    return Items(path, values, "jsonl", lines=lines)
+
+
+def _event_types(values: list[Any]) -> set[str]:
+    return {
+        v["type"]
+        for v in values[:HEAD_ITEMS]
+        if isinstance(v, dict) and isinstance(v.get("type"), str) and v["type"] in KNOWN_TYPES
+    }
+
+
+def _events_why(values: list[Any]) -> str:
+    types = sorted(_event_types(values))
+    return "items have event types " + ", ".join(f"`{t}`" for t in types[:5])
+
+
+# --- signatures ------------------------------------------------------------------------------
+
+
+def _item_shapes(values: list[Any], shape: Callable[[Any], str | None]) -> list[str]:
+    found: list[str] = []
+    for v in values[:HEAD_ITEMS]:
+        name = shape(v)
+        if name is not None and name not in found:
+            found.append(name)
+    return found
+
+
+def candidates(items: Items) -> list[tuple[str, str]]:
+    """Every format whose signature the items match: (format, why), in a fixed order."""
+    values = items.values
+    found: list[tuple[str, str]] = []
+    doc = values[0] if items.container == "document" else None
+    if isinstance(doc, dict):
+        if is_state_document(doc):
+            found.append(("cycgraph", "an object with cycgraph state fields and status"))
+        if is_eval_log(doc):
+            found.append(("inspect", "an object with an Inspect AI `eval` spec and samples"))
+        if "events" in doc or "trace" in doc:
+            listed = doc.get("events", doc.get("trace"))
+            events = (
+                [e for e in listed[:HEAD_ITEMS] if isinstance(e, dict)]
+                if isinstance(listed, list)
+                else []
+            )
+            found.append((trace_format(events), 'an object with an "events"/"trace" list'))
+        if is_agents_batch(doc):
+            found.append(("openai_agents", 'a {"data": [...]} batch of Agents SDK spans'))
+    if _event_types(values):
+        fmt = "verydia" if _event_types(values) & VERYDIA_TYPES else "events"
+        found.append((fmt, _events_why(values)))
+    for fmt, shape in (
+        ("openai", openai_shape),
+        ("anthropic", anthropic_shape),
+        ("otel", otel_shape),
+    ):
+        shapes = _item_shapes(values, shape)
+        if shapes:
+            found.append((fmt, "items are " + ", ".join(shapes)))
+    if any(is_agents_item(v) for v in values[:HEAD_ITEMS]):
+        found.append(("openai_agents", "items are Agents SDK trace.span objects"))
+    if any(is_plain_request(v) for v in values[:HEAD_ITEMS]) and not any(
+        f in ("openai", "anthropic") for f, _ in found
+    ):
+        why = "a request whose messages are plain user/assistant text"
+        found += [("openai", why), ("anthropic", why)]
+    return found
+
+
+def _from_items(items: Items, done: bool, sample: str | None) -> Run:
+    found = candidates(items)
+    name = items.path.rsplit("/", 1)[-1]
+    if not found:
+        if not items.values:
+            raise RunError(f"`{name}` holds no items: there is nothing to check", path=items.path)
+        if items.container == "document" and not isinstance(items.values[0], dict):
+            raise RunError(
+                f"`{name}` holds {describe(items.values[0])}, not a trace or a state",
+                path=items.path,
+                hint=_KINDS_HINT,
+            )
+        raise RunError(
+            f"nothing in `{name}` is a recognised trace or state: the first "
+            f"{'lines have' if items.lines else 'items have'} keys {keys_of(items.values)}",
+            path=items.path,
+            hint=_KINDS_HINT,
+        )
+    formats = list(dict.fromkeys(f for f, _ in found))
+    if len(formats) > 1:
+        listed = "; ".join(f"{f} ({why})" for f, why in found)
+        raise RunError(
+            f"`{name}` matches more than one format: {listed}",
+            path=items.path,
+            hint='name the one it is with `trace "…" as FORMAT`',
+        )
+    return _read_as(items, formats[0], found[0][1], done, sample)
+
+
+def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
+    path = items.path
+    if fmt in ("events", "verydia"):
+        doc: Any = items.values[0] if items.container == "document" else items.values
+        if isinstance(doc, dict) and "events" not in doc and "trace" not in doc:
+            doc = [doc]  # one event object on its own
+        run = events_from_document(doc, path=path, text=items.text, format=fmt)
+        return _with_reading(run, run.format, why)
+    if fmt == "cycgraph":
+        run = state_from_document(items.values[0], path=path, text=items.text)
+        return _with_reading(run, "state", why)
+    if fmt == "openai":
+        return read_openai(items, why, done=done).run(items)
+    if fmt == "anthropic":
+        return read_anthropic(items, why).run(items)
+    if fmt == "otel":
+        return otel_run(items, why)
+    if fmt == "inspect":
+        if len(items.values) != 1 or not is_eval_log(items.values[0]):
+            raise RunError(
+                "an Inspect AI log is one JSON object with `eval` and `samples`", path=path
+            )
+        trace, latency = read_inspect(items, why, sample)
+        return trace.run(items, latency_ms=latency)
+    assert fmt == "openai_agents", fmt
+    trace, latency = read_agents(items, why)
+    return trace.run(items, latency_ms=latency)
 
 
 def _canonical_format(name: str, path: str) -> str:
     found = FORMATS.get(name.lower())
     if found is None:
         near = did_you_mean(name, FORMATS)
-        hint = (f'did you mean "{near}"? ' if near else "") + "formats: " + ", ".join(FORMATS)
+        hint = (f'did you mean "{near}"? ' if near else "") + "formats: " + ", ".join(RUN_FORMATS)
         raise RunError(f'unknown run format "{name}"', path=path, hint=hint)
     return found
 
 
-def _load_as(path: str, fmt: str) -> Run:
+def _load_as(path: str, fmt: str, sample: str | None) -> Run:
+    why = f"named: `as {fmt}`"
     if fmt == "traceplay":
-        return load_cassette(path)
+        return _with_reading(load_cassette(path), fmt, why)
     if fmt in ("events", "verydia"):
-        return load_events(path, "verydia" if fmt == "verydia" else None)
+        run = load_events(path, "verydia" if fmt == "verydia" else None)
+        return _with_reading(run, run.format, why)
     if fmt == "cycgraph":
-        return load_state(path)
+        return _with_reading(load_state(path), "state", why)
+    check_file(path)
+    first, lineno = _first_line(path)
+    if not lineno:
+        raise RunError("empty file", path=path, hint=f"a {fmt} trace holds JSON, JSONL or SSE")
+    items, done = (
+        parse_sse(decode_text(read_bytes(path)), path)
+        if looks_like_sse(decode_text(first))
+        else (_named_items(path, first), False)
+    )
+    return _read_as(items, fmt, why, done, sample)
+
+
+def _named_items(path: str, first: bytes) -> Items:
+    if _try_object(first) is not None and len(_head_lines(path)) > 1:
+        return _jsonl(path)
     data = read_bytes(path)
-    text = decode_text(data)
-    doc = decode_document(data, path)
-    if fmt == "otel":
-        return otel_run(doc, path)
-    return Run(events=provider_events(doc, fmt, path=path, text=text), path=path, format=fmt)
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise json_error(exc, data, path) from None
+    if isinstance(doc, list):
+        return Items(path, doc, "array", text=decode_text(data))
+    return Items(path, [doc], "document", text=decode_text(data))
+
+
+# --- what a file holds, for the checker and the editor -----------------------------------------
+
+
+def inspect_samples(path: str | os.PathLike[str], format: str | None = None) -> list[str]:
+    """The sample ids of an Inspect AI log with more than one sample, else `[]`.
+
+    Reads only files that are one JSON document (never a cassette or a JSONL file), and
+    never raises: a file that cannot be read is reported when its run is loaded.
+    """
+    p = os.fspath(path)
+    if format is not None and FORMATS.get(format.lower()) != "inspect":
+        return []
+    try:
+        first, lineno = _first_line(p)
+        if not lineno or _try_object(first) is not None or not first.lstrip().startswith(b"{"):
+            return []
+        doc = orjson.loads(read_bytes(p))
+    except (RunError, orjson.JSONDecodeError):
+        return []
+    if not is_eval_log(doc):
+        return []
+    ids = sample_ids(doc)
+    return ids if len(ids) > 1 else []
+
+
+def check_head(run: Run) -> None:
+    """Raise the run-time "nothing recognised" `RunError` now, for a streamed trace whose
+    first events hold no recognised one and which ends within them (what `check` can
+    know without reading a whole large file)."""
+    if isinstance(run.events, list) and run.output is MISSING:
+        found = [e.get("type") for e in run.events if isinstance(e, dict)]
+        if not any(isinstance(t, str) and t in KNOWN_TYPES for t in found):
+            counts: dict[str, int] = {}
+            for t in found:
+                counts[str(t)] = counts.get(str(t), 0) + 1
+            raise nothing_recognised(counts, run.path or "<value>")
+        return
+    if not isinstance(run.events, EventStream):
+        return
+    unknown: dict[str, int] = {}
+    events = iter(run.events)  # the careful reader: a bad line is a RunError naming it
+    try:
+        for event in itertools.islice(events, HEAD_EVENTS + 1):
+            kind = event.get("type")
+            if isinstance(kind, str) and kind in KNOWN_TYPES:
+                return
+            unknown[str(kind)] = unknown.get(str(kind), 0) + 1
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    if sum(unknown.values()) <= HEAD_EVENTS:
+        raise nothing_recognised(unknown, run.events.path)
+
+
+def scan_tool_names(path: str | os.PathLike[str], format: str | None = None) -> frozenset[str]:
+    """The names of every tool a recording calls (`tool.call`, verydia `mcp.call`).
+
+    For the checker's "unknown tool" and did-you-mean. A cassette is scanned without
+    decoding lines that cannot hold a tool call; any other file goes through `load_run`.
+
+    >>> sorted(scan_tool_names("tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"))
+    ['get_crypto_price', 'get_weather']
+    """
+    p = os.fspath(path)
+    run = load_run(p, format)
+    if isinstance(run.events, EventStream) and run.format == "traceplay":
+        return scan_cassette_tools(run.events)
+    names = {tool_call_name(event) for event in run.events or ()}
+    return frozenset(n for n in names if n is not None)
 
 
 # --- values ----------------------------------------------------------------------------------
@@ -174,10 +471,10 @@ def coerce_run(value: object, *, base: Path | None = None) -> Run:
     """Make a `Run` of whatever names or holds one.
 
     A `Run` is itself; a `str` or path-like is a file (relative to `base` when given) read by
-    `load_run`; a list must be event objects; a dict with `status`, `memory` or
-    `visited_nodes` is a state (checked like a state file); a dict with an `events`/`trace`
-    list is a trace; any other value is the run's output. For what a `run` target returned,
-    where a string is an answer and not a path, use `run_from_value`.
+    `load_run`; a list must be event objects; a dict with cycgraph's state signature (see
+    `looks_like_state`) is a state (checked like a state file); a dict with an
+    `events`/`trace` list is a trace; any other value is the run's output. For what a `run`
+    target returned, where a string is an answer and not a path, use `run_from_value`.
 
     >>> coerce_run([{"type": "tool.call", "name": "search"}]).kind
     'trace'

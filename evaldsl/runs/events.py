@@ -67,6 +67,10 @@ RESPONSE_TYPES = frozenset({LLM_RESPONSE, LLM_INVOKE})
 TOOL_CALL_TYPES = frozenset({TOOL_CALL, MCP_CALL})
 #: Events that count as one error (`errors`).
 ERROR_TYPES = frozenset({AGENT_ERROR, ERROR})
+#: Every event type evaldsl reads; a trace with none of them is not a run.
+KNOWN_TYPES = frozenset(
+    {USER_MESSAGE, LLM_REQUEST, LLM_RESPONSE, TOOL_CALL, TOOL_RESULT, *ERROR_TYPES, *VERYDIA_TYPES}
+)
 
 LINE_EXTENSIONS = (".jsonl", ".ndjson")
 
@@ -113,6 +117,25 @@ def trace_format(events: Iterable[dict[str, Any]]) -> str:
     'verydia'
     """
     return "verydia" if any(e.get("type") in VERYDIA_TYPES for e in events) else "events"
+
+
+def nothing_recognised(unknown: dict[str, int], path: str) -> RunError:
+    """The error of a trace in which no event was recognised: none at all, or only events
+    whose types (counted in `unknown`) evaldsl does not read."""
+    name = path.rsplit("/", 1)[-1]
+    if not unknown:
+        return RunError(
+            f"`{name}` holds no events: there is nothing to check",
+            path=path,
+            hint="a trace needs at least one event (llm.request, tool.call, …)",
+        )
+    kinds = ", ".join(f"`{k}` ×{n}" for k, n in list(unknown.items())[:6])
+    return RunError(
+        f"nothing in `{name}` is a recognised event: its events have types {kinds}",
+        path=path,
+        hint='name the format with `trace "…" as FORMAT` (`evaldsl vocabulary` lists them), '
+        "or record traceplay event types (llm.request, llm.response, tool.call, …)",
+    )
 
 
 # --- loading -------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ linked results, the state and the output. Every checker reads the same facts, so
 assertions over N events cost O(N + K); and since only needed facts are kept, memory grows
 with what the assertions ask for, not with the trace.
 
-Event vocabulary read here (unknown types are ignored, as traceplay does):
+Event vocabulary read here (unknown types are counted, not read; a trace in which no event
+at all is recognised is a `RunError`, never a run whose every fact is zero):
 - traceplay: `llm.request` (a step; its `model` prices usage), `llm.response` (an answer
   and its usage), `tool.call` (`name`, `arguments`; a result names it by its `callId` or
   by its event `id`), `tool.result` (`callId`, `output`, `isError`), `agent.error`;
@@ -38,26 +39,15 @@ from evaldsl.runs.events import (
     RESPONSE_TYPES,
     TOOL_CALL_TYPES,
     TOOL_RESULT,
+    USER_MESSAGE,
     inline_result,
+    nothing_recognised,
     tool_call_arguments,
     tool_call_name,
 )
 from evaldsl.runs.model import Run, RunError, describe
+from evaldsl.runs.prices import price_of
 from evaldsl.runs.text import answer_text, usage_tokens
-
-# Prices in dollars per million tokens (input, output), for `cost` on traces. A trace
-# names its model on `llm.request`; a model not listed here makes `cost` an error verdict.
-PRICES: dict[str, tuple[float, float]] = {
-    "gpt-4o": (2.5, 10.0),
-    "gpt-4o-mini": (0.15, 0.6),
-    "gpt-4.1": (2.0, 8.0),
-    "gpt-4.1-mini": (0.4, 1.6),
-    "o3-mini": (1.1, 4.4),
-    "claude-3-5-sonnet": (3.0, 15.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-    "claude-sonnet-4": (3.0, 15.0),
-}
-
 
 SAMPLE = 10  # how many of the values a call test found are kept for its message
 
@@ -192,6 +182,22 @@ class TraceFacts:
     first_at: str | None = None
     last_at: str | None = None
     tallies: dict[CallProbe, Tally] = attrs.Factory(dict)
+    results: int = 0  # tool results
+    others: int = 0  # other recognised events (`user.message`)
+    unknown: dict[str, int] = attrs.Factory(dict)  # events of no known type, by type
+
+    @property
+    def recognised(self) -> int:
+        """How many events were recognised (any known type)."""
+        return (
+            self.steps
+            + self.responses
+            + self.tool_calls
+            + self.results
+            + self.guards
+            + self.errors
+            + self.others
+        )
 
     def answer(self, index: int) -> str:
         """The N-th answer's text (1-based; negative from the end); out of range is ""."""
@@ -239,6 +245,8 @@ def index_run(run: Run, needs: Needs) -> RunFacts:
     if run.events is not None:
         with paused_gc():
             trace = index_events(run.events, needs)
+        if not trace.recognised and not run.has_output:
+            raise nothing_recognised(trace.unknown, run.path or "<value>")
     output = run.output
     latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
     return RunFacts(trace, run.state, output, latency, run.path)
@@ -255,8 +263,17 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
             for _ in events:
                 pass
             raise
+        except TypeError:
+            raise RunError(
+                "an event's `type` is not text (a list or an object)", path=events.path
+            ) from None
     try:
         return _index(events, needs)
+    except TypeError:
+        # an event `type` that is a list or an object cannot be looked up
+        raise RunError(
+            "an event's `type` is not text (a list or an object)", path="<value>"
+        ) from None
     except AttributeError:
         if isinstance(events, list):
             for index, item in enumerate(events):
@@ -322,7 +339,8 @@ def _index(
     }
     want_cost = needs.cost
     model: str | None = None
-    steps = responses = tool_calls = guards = errors = 0
+    steps = responses = tool_calls = guards = errors = results = others = 0
+    unknown: dict[Any, int] = {}
     tokens_in = tokens_out = 0
     cost = 0.0
     unpriced: str | None = None
@@ -333,7 +351,7 @@ def _index(
     # the event types (declared in runs/events.py) as locals: tested once per event
     call_types, response_types, error_types = TOOL_CALL_TYPES, RESPONSE_TYPES, ERROR_TYPES
     mcp_call, tool_result, llm_request = MCP_CALL, TOOL_RESULT, LLM_REQUEST
-    llm_invoke, policy_evaluate = LLM_INVOKE, POLICY_EVALUATE
+    llm_invoke, policy_evaluate, user_message = LLM_INVOKE, POLICY_EVALUATE, USER_MESSAGE
 
     for ev in events:
         kind = ev.get("type")
@@ -397,6 +415,7 @@ def _index(
         # the branches in the order events are most common in recordings: results and
         # requests come as often as calls and responses; each `==` skipped is time saved
         elif kind == tool_result:
+            results += 1
             if want_results:
                 record_for = by_call_id.get(ev.get("callId"))
                 if record_for is not None:
@@ -454,7 +473,7 @@ def _index(
             tokens_in += used_in
             tokens_out += used_out
             if want_cost and (used_in or used_out):
-                price = PRICES.get(ev.get("model") or model or "")
+                price = price_of(ev.get("model") or model or "")
                 if price is None:
                     unpriced = ev.get("model") or model or "(no model)"
                 else:
@@ -463,6 +482,10 @@ def _index(
             guards += 1
         elif kind in error_types:
             errors += 1
+        elif kind == user_message:
+            others += 1
+        else:  # not read: counted, so a trace in which nothing is recognised is an error
+            unknown[kind] = unknown.get(kind, 0) + 1
 
     for tool_name, (calls_of, _) in tools.items():
         counts[tool_name] = calls_of
@@ -471,6 +494,9 @@ def _index(
     facts.tool_calls = tool_calls
     facts.guards = guards
     facts.errors = errors
+    facts.results = results
+    facts.others = others
+    facts.unknown = {str(k): n for k, n in unknown.items()}
     facts.input_tokens = tokens_in
     facts.output_tokens = tokens_out
     facts.cost = cost if unpriced is None else None

@@ -109,12 +109,40 @@ def _rebuild_run_error(message: str, fields: dict[str, Any]) -> RunError:
 
 
 @attrs.frozen
+class Reading:
+    """What an adapter read from a file: the format, why it was chosen, what it recognised
+    (source items by kind, e.g. `{"chunk": 18}`), what it skipped (by reason, with counts)
+    and notes that change what some subject means (`span times are not numbers`).
+
+    `recognised` is `None` for a stream read lazily (a cassette, a JSONL event file): its
+    events are only counted during the index pass, which fails the run when nothing in it
+    was recognised.
+
+    >>> Reading("openai", "objects are chat.completion.chunk", {"chunk": 3}).total
+    3
+    """
+
+    format: str
+    why: str
+    recognised: dict[str, int] | None = None
+    skipped: dict[str, int] = attrs.Factory(dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int | None:
+        """How many source items were recognised (`None`: not known before indexing)."""
+        return None if self.recognised is None else sum(self.recognised.values())
+
+
+@attrs.frozen
 class Run:
     """What one execution left behind.
 
     `events` is re-iterable (a list, or an `EventStream` that reads its file again on each
     pass) and `None` for a pure state or value. `format` names the adapter that made it:
-    "traceplay", "verydia", "events", "openai", "anthropic", "otel", "cycgraph" or "value".
+    "traceplay", "verydia", "events", "openai", "anthropic", "otel", "inspect",
+    "openai_agents", "cycgraph" or "value". `read` says what the adapter read (`None` for
+    values made in memory).
 
     >>> Run(events=[{"type": "tool.call", "name": "search"}]).kind
     'trace'
@@ -128,6 +156,7 @@ class Run:
     path: str | None = None
     format: str = "events"
     latency_ms: float | None = None
+    read: Reading | None = None
 
     @property
     def kind(self) -> RunKind:

@@ -1,228 +1,110 @@
-"""Read an OpenTelemetry trace (OTLP JSON) as a trace of synthetic traceplay events.
+"""OpenTelemetry spans (OTLP JSON, flat span JSONL) under the GenAI, OpenInference and
+OpenLLMetry conventions, as normalised events.
 
-Takes OTLP JSON (`resourceSpans[].scopeSpans[].spans[]`, format `otel`), or a list of such
-documents, and gives the events its spans stand for and the run's latency. Spans are taken in
-start order:
-- a span with `gen_ai.operation.name` = `execute_tool`, or with a `gen_ai.tool.name`, is a
-  `tool.call` (`name` from `gen_ai.tool.name`, `arguments` parsed from
-  `gen_ai.tool.call.arguments`, `callId` from `gen_ai.tool.call.id` or the span id), plus
-  a `tool.result` when it records `gen_ai.tool.call.result` or failed;
-- a span whose operation is `chat`, `text_completion` or `generate_content`, or which names
-  a `gen_ai.system`/`gen_ai.provider.name` (other than agent and embedding operations), is
-  an `llm.request` at its start and an `llm.response` at its end: usage from
-  `gen_ai.usage.input_tokens`/`output_tokens` (or `prompt_tokens`/`completion_tokens`),
-  answer text from `gen_ai.output.messages`, `gen_ai.completion`,
-  `gen_ai.completion.0.content` or a `gen_ai.choice` span event, status 500 if it failed;
-- any span with status code 2 (ERROR) adds an `agent.error` with the status message (or
-  the span's `exception.message`);
-- other spans are skipped. `at` is the ISO time of the span's start or end, and the run's
-  `latency_ms` is the time from the first span's start to the last span's end.
+Takes `Items`: OTLP JSON documents (`resourceSpans[].scopeSpans[].spans[]`, as the file
+exporter and collectors write them; one document, an array or JSONL of them), or flat spans
+(one object per span with `name`, `context.span_id`, `attributes` as an object, ISO
+`start_time`/`end_time`: Phoenix's export and the SDK's console exporter). Gives the
+events of `providers` (format "otel") and the run's latency.
+
+Spans are taken in start order (file order when a start time is not a number: then the
+run has no latency, and `latency` is an error rather than 0). Each span is classified:
+
+- a **tool span**: `gen_ai.operation.name` = `execute_tool`, a `gen_ai.tool.name`,
+  `openinference.span.kind` = `TOOL` or `traceloop.span.kind` = `tool`. Name from
+  `gen_ai.tool.name` / `tool.name` / `traceloop.entity.name` (else the span name);
+  arguments from `gen_ai.tool.call.arguments` / `input.value` / `traceloop.entity.input`;
+  call id from `gen_ai.tool.call.id` / `tool_call.id`; result from
+  `gen_ai.tool.call.result` / `gen_ai.tool.result.value` / `output.value` /
+  `traceloop.entity.output`; a failed span (or `gen_ai.tool.result.is_error`) gives an
+  error result. When an earlier LLM span asked for this call (same id, or the oldest
+  unanswered call of that name), the span gives that call its result instead of a second
+  call;
+- an **LLM span**: an operation `chat`, `text_completion`, `generate_content` or
+  `completion`, or a `gen_ai.system`/`gen_ai.provider.name` outside agent and embedding
+  operations, or `openinference.span.kind` = `LLM`, or `llm.request.type`. One step:
+  model from `gen_ai.request.model` / `gen_ai.response.model` / `llm.model_name`; tokens
+  from `gen_ai.usage.input_tokens` (older name `prompt_tokens`) and `output_tokens`
+  (`completion_tokens`), or `llm.token_count.prompt`/`completion` (each counted once
+  whatever spellings a span carries); the answer and tool calls from the output messages
+  in the newest convention the span uses: `gen_ai.output.messages` (parts `text`,
+  `tool_call`), `gen_ai.completion` (JSON), OpenLLMetry's `gen_ai.completion.N.content` /
+  `.tool_calls.M.name|arguments|id`, `gen_ai.choice` span events, OpenInference's
+  `llm.output_messages.N.message.content|contents|tool_calls` (nested lists or flattened
+  keys), else `output.value` when it is text. Tool results that the next call's input
+  messages carry (`gen_ai.input.messages` `tool_call_response` parts, OpenLLMetry
+  `gen_ai.prompt.N` with role `tool`, OpenInference `llm.input_messages.N` with role
+  `tool`) answer the calls they name by id (or, without one, by tool name);
+- any span with status ERROR adds an `agent.error` (its status message, or its
+  `exception` event's message);
+- every other span (agents, chains, workflows, embeddings, retrievers, spans without
+  attributes) is skipped, and counted by reason.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
+import attrs
 
 from evaldsl.runs.model import Run, RunError
-from evaldsl.runs.providers import parse_json_text
-from evaldsl.runs.text import normalized_usage
+from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts
 
-_LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
-_NOT_LLM_OPERATIONS = frozenset({"execute_tool", "embeddings", "create_agent", "invoke_agent"})
-_STATUS_ERROR = (2, "STATUS_CODE_ERROR")
-
-
-def otel_run(doc: Any, path: str) -> Run:
-    """The `Run` an OTLP JSON document read from `path` stands for."""
-    events, latency = otel_events(doc, path=path)
-    return Run(events=events, path=path, format="otel", latency_ms=latency)
+_LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+_NOT_LLM_OPERATIONS = frozenset(
+    {"execute_tool", "embeddings", "create_agent", "invoke_agent", "tool", "retrieval"}
+)
+_STATUS_ERROR = (2, "STATUS_CODE_ERROR", "ERROR")
+_INDEXED = re.compile(r"^(\d+)\.(.+)$")
 
 
-def otel_events(doc: Any, *, path: str = "<value>") -> tuple[list[dict[str, Any]], float | None]:
-    """The events an OTLP JSON trace stands for, and its latency in ms (see the module doc)."""
-    docs = doc if isinstance(doc, list) else [doc]
-    if not docs or not all(isinstance(d, dict) and "resourceSpans" in d for d in docs):
-        raise RunError(
-            'not an OTLP JSON trace: no "resourceSpans"',
-            path=path,
-            hint="export spans with the OTLP JSON exporter (resourceSpans[].scopeSpans[].spans[])",
-        )
-    spans = sorted(
-        _spans(docs),
-        key=lambda s: (_nanos(s.get("startTimeUnixNano")), _nanos(s.get("endTimeUnixNano"))),
-    )
-    events: list[dict[str, Any]] = []
-    for span in spans:
-        events.extend(_span_events(span))
-    for seq, event in enumerate(events):
-        event["seq"] = seq
-    starts = [_nanos(s.get("startTimeUnixNano")) for s in spans if s.get("startTimeUnixNano")]
-    ends = [_nanos(s.get("endTimeUnixNano")) for s in spans if s.get("endTimeUnixNano")]
-    latency = (max(ends) - min(starts)) / 1e6 if starts and ends else None
-    return events, latency
+@attrs.define
+class Span:
+    """One span, whatever file shape it came in."""
+
+    name: str
+    span_id: str
+    attrs: dict[str, Any]
+    start: int | None  # unix nanoseconds
+    end: int | None
+    start_text: Any  # as written, for the note on a time that is not a number
+    events: list[dict[str, Any]]
+    failed: bool
+    status_message: str | None
+    kind: str | None = None  # a flat span's own `span_kind` (Phoenix)
 
 
-def _spans(docs: list[Any]) -> Iterator[dict[str, Any]]:
-    for doc in docs:
-        for resource in _list(doc.get("resourceSpans")):
-            scopes = resource.get("scopeSpans", resource.get("instrumentationLibrarySpans"))
-            for scope in _list(scopes):
-                yield from _list(scope.get("spans"))
+# --- signatures ------------------------------------------------------------------------------
 
 
-def _list(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+def is_otlp(d: Any) -> bool:
+    """An OTLP JSON document."""
+    return isinstance(d, dict) and isinstance(d.get("resourceSpans"), list)
 
 
-def _span_events(span: dict[str, Any]) -> list[dict[str, Any]]:
-    attrs_ = attributes(span.get("attributes"))
-    operation = attrs_.get("gen_ai.operation.name")
-    raw_status = span.get("status")
-    status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
-    failed = status.get("code") in _STATUS_ERROR
-    span_id = str(span.get("spanId") or span.get("name") or "span")
-    start, end = _iso(span.get("startTimeUnixNano")), _iso(span.get("endTimeUnixNano"))
-    events: list[dict[str, Any]] = []
-    if operation == "execute_tool" or "gen_ai.tool.name" in attrs_:
-        events += _tool_span(span, attrs_, span_id, start, end, failed)
-    elif operation in _LLM_OPERATIONS or (
-        operation not in _NOT_LLM_OPERATIONS
-        and ("gen_ai.system" in attrs_ or "gen_ai.provider.name" in attrs_)
-    ):
-        events += _llm_span(span, attrs_, span_id, start, end, failed)
-    if failed:
-        message = (
-            status.get("message")
-            or _exception_message(span)
-            or (f'span "{span.get("name", span_id)}" failed')
-        )
-        events.append(
-            _stamp({"id": f"{span_id}-error", "type": "agent.error", "message": message}, end)
-        )
-    return events
+def is_flat_span(d: Any) -> bool:
+    """One span as Phoenix or the SDK's console exporter writes it."""
+    if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+        return False
+    context = d.get("context")
+    return isinstance(context, dict) and ("span_id" in context or "trace_id" in context)
 
 
-def _tool_span(
-    span: dict[str, Any],
-    a: dict[str, Any],
-    span_id: str,
-    start: str | None,
-    end: str | None,
-    failed: bool,
-) -> list[dict[str, Any]]:
-    name = a.get("gen_ai.tool.name")
-    if not isinstance(name, str):
-        name = str(span.get("name", "")).removeprefix("execute_tool").strip()
-    call_id = str(a.get("gen_ai.tool.call.id") or span_id)
-    call: dict[str, Any] = {
-        "id": f"{span_id}-call",
-        "type": "tool.call",
-        "name": name,
-        "callId": call_id,
-    }
-    if "gen_ai.tool.call.arguments" in a:
-        call["arguments"] = parse_json_text(a["gen_ai.tool.call.arguments"])
-    out = [_stamp(call, start)]
-    if "gen_ai.tool.call.result" in a or failed:
-        result: dict[str, Any] = {
-            "id": f"{span_id}-result",
-            "type": "tool.result",
-            "callId": call_id,
-        }
-        result["output"] = parse_json_text(a.get("gen_ai.tool.call.result", ""))
-        if failed:
-            result["isError"] = True
-        out.append(_stamp(result, end))
-    return out
+SHAPES = {"OTLP JSON": is_otlp, "span": is_flat_span}
 
 
-def _llm_span(
-    span: dict[str, Any],
-    a: dict[str, Any],
-    span_id: str,
-    start: str | None,
-    end: str | None,
-    failed: bool,
-) -> list[dict[str, Any]]:
-    request: dict[str, Any] = {"id": f"{span_id}-request", "type": "llm.request"}
-    provider = a.get("gen_ai.provider.name", a.get("gen_ai.system"))
-    if provider is not None:
-        request["provider"] = provider
-    if "gen_ai.request.model" in a:
-        request["model"] = a["gen_ai.request.model"]
-    request["messages"] = _messages(a.get("gen_ai.input.messages", a.get("gen_ai.prompt")))
-    response: dict[str, Any] = {
-        "id": f"{span_id}-response",
-        "type": "llm.response",
-        "requestId": request["id"],
-        "status": 500 if failed else 200,
-        "output": _completion(span, a),
-    }
-    usage = normalized_usage(
-        {k.removeprefix("gen_ai.usage."): v for k, v in a.items() if k.startswith("gen_ai.usage.")}
-    )
-    if usage is not None:
-        response["usage"] = usage
-    start_ns, end_ns = _nanos(span.get("startTimeUnixNano")), _nanos(span.get("endTimeUnixNano"))
-    if start_ns and end_ns:
-        response["latencyMs"] = (end_ns - start_ns) / 1e6
-    return [_stamp(request, start), _stamp(response, end)]
-
-
-def _messages(value: Any) -> list[Any]:
-    parsed = parse_json_text(value)
-    return parsed if isinstance(parsed, list) else []
-
-
-def _completion(span: dict[str, Any], a: dict[str, Any]) -> str | None:
-    """The answer text an LLM span records, in the newest convention it uses."""
-    for key in ("gen_ai.output.messages", "gen_ai.completion"):
-        if key in a:
-            return _message_text(parse_json_text(a[key]))
-    if "gen_ai.completion.0.content" in a:
-        return _message_text(a["gen_ai.completion.0.content"])
-    for event in _list(span.get("events")):
-        if event.get("name") in ("gen_ai.choice", "gen_ai.content.completion"):
-            e = attributes(event.get("attributes"))
-            for key in ("message", "gen_ai.completion", "content"):
-                if key in e:
-                    return _message_text(parse_json_text(e[key]))
+def shape_of(d: Any) -> str | None:
+    """The OTel shape of one item, or `None`."""
+    for name, test in SHAPES.items():
+        if test(d):
+            return name
     return None
 
 
-def _message_text(value: Any) -> str:
-    """Text of a completion: a string, a message, its parts, or the last of a message list."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return _message_text(value[-1]) if value else ""
-    if isinstance(value, dict):
-        if "parts" in value and isinstance(value["parts"], list):
-            return "\n".join(_part_text(p) for p in value["parts"] if _part_text(p))
-        for key in ("content", "text"):
-            if key in value:
-                return _message_text(value[key])
-    return "" if value is None else orjson.dumps(value).decode()
-
-
-def _part_text(part: Any) -> str:
-    if isinstance(part, dict) and part.get("type", "text") == "text":
-        text = part.get("content", part.get("text"))
-        return text if isinstance(text, str) else ""
-    return ""
-
-
-def _exception_message(span: dict[str, Any]) -> str | None:
-    for event in _list(span.get("events")):
-        if event.get("name") == "exception":
-            message = attributes(event.get("attributes")).get("exception.message")
-            if isinstance(message, str):
-                return message
-    return None
+# --- spans from either shape -----------------------------------------------------------------
 
 
 def attributes(items: Any) -> dict[str, Any]:
@@ -259,23 +141,418 @@ def _any_value(value: Any) -> Any:
     return None
 
 
-def _nanos(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
+def _list(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
-def _iso(value: Any) -> str | None:
+def _nanos(value: Any) -> int | None:
+    """Unix nanoseconds from OTLP digits or an ISO time; `None` when it is neither."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        if value.isdigit():
+            return int(value)
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+    return None
+
+
+def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
+    for resource in _list(doc.get("resourceSpans")):
+        scopes = resource.get("scopeSpans", resource.get("instrumentationLibrarySpans"))
+        for scope in _list(scopes):
+            for s in _list(scope.get("spans")):
+                raw_status = s.get("status")
+                status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
+                start = s.get("startTimeUnixNano")
+                yield Span(
+                    name=str(s.get("name", "")),
+                    span_id=str(s.get("spanId") or s.get("name") or "span"),
+                    attrs=attributes(s.get("attributes")),
+                    start=_nanos(start),
+                    end=_nanos(s.get("endTimeUnixNano")),
+                    start_text=start,
+                    events=[
+                        {"name": e.get("name"), "attrs": attributes(e.get("attributes"))}
+                        for e in _list(s.get("events"))
+                    ],
+                    failed=status.get("code") in _STATUS_ERROR,
+                    status_message=status.get("message") or None,
+                )
+
+
+def _flat_span(s: dict[str, Any]) -> Span:
+    context = s.get("context") if isinstance(s.get("context"), dict) else {}
+    assert isinstance(context, dict)
+    status = s.get("status") if isinstance(s.get("status"), dict) else {}
+    assert isinstance(status, dict)
+    code = s.get("status_code", status.get("status_code"))
+    raw_attrs = s.get("attributes")
+    return Span(
+        name=str(s.get("name", "")),
+        span_id=str(context.get("span_id") or s.get("name") or "span"),
+        attrs=raw_attrs if isinstance(raw_attrs, dict) else {},
+        start=_nanos(s.get("start_time")),
+        end=_nanos(s.get("end_time")),
+        start_text=s.get("start_time"),
+        events=[
+            {"name": e.get("name"), "attrs": e.get("attributes") or {}}
+            for e in _list(s.get("events"))
+        ],
+        failed=code in _STATUS_ERROR,
+        status_message=s.get("status_message") or status.get("description") or None,
+        kind=s.get("span_kind") if isinstance(s.get("span_kind"), str) else None,
+    )
+
+
+def _iso(ns: int | None) -> str | None:
     """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`."""
-    ns = _nanos(value)
     if not ns:
         return None
     moment = datetime.fromtimestamp(ns // 1_000_000_000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{ns // 1_000_000 % 1000:03d}Z"
 
 
-def _stamp(event: dict[str, Any], at: str | None) -> dict[str, Any]:
-    if at is not None:
-        event["at"] = at
-    return event
+# --- attribute readers -----------------------------------------------------------------------
+
+
+def indexed(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """The list under `prefix`: a nested list (Phoenix), or flattened `prefix.N.key`
+    attributes (OTLP) gathered into one dict per index.
+
+    >>> indexed({"m.0.role": "user", "m.1.role": "tool", "m.1.content": "x"}, "m")
+    [{'role': 'user'}, {'role': 'tool', 'content': 'x'}]
+    """
+    value = a.get(prefix)
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, dict)]
+    found: dict[int, dict[str, Any]] = {}
+    lead = prefix + "."
+    for key, v in a.items():
+        if key.startswith(lead):
+            m = _INDEXED.match(key[len(lead) :])
+            if m:
+                found.setdefault(int(m.group(1)), {})[m.group(2)] = v
+    return [found[i] for i in sorted(found)]
+
+
+def _first(a: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if key in a and a[key] is not None:
+            return a[key]
+    return None
+
+
+def _usage(a: dict[str, Any]) -> tuple[int, int] | None:
+    spellings = (
+        ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
+        (
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+            "llm.token_count.completion",
+        ),
+    )
+    found = [_first(a, *names) for names in spellings]
+    if all(v is None for v in found):
+        return None
+    return tuple(v if isinstance(v, int) and not isinstance(v, bool) else 0 for v in found)  # type: ignore[return-value]
+
+
+@attrs.frozen
+class _Output:
+    text: str
+    calls: list[tuple[str, Any, str | None]]  # name, arguments, id
+
+
+def _genai_messages(value: Any) -> _Output | None:
+    """Text and tool calls of GenAI `gen_ai.output.messages` (parts) or message JSON."""
+    messages = parse_json_text(value)
+    if isinstance(messages, dict):
+        messages = [messages]
+    if isinstance(messages, str):
+        return _Output(messages, [])
+    if not isinstance(messages, list):
+        return None
+    text: list[str] = []
+    calls: list[tuple[str, Any, str | None]] = []
+    for message in messages:
+        if isinstance(message, str):
+            text.append(message)
+            continue
+        if not isinstance(message, dict):
+            continue
+        if isinstance(message.get("message"), dict):  # a choice: {index, message, …}
+            message = message["message"]
+        parts = message.get("parts")
+        if isinstance(parts, list):
+            for part in parts:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "text" and isinstance(part.get("content"), str):
+                    text.append(part["content"])
+                elif part.get("type") == "tool_call" and isinstance(part.get("name"), str):
+                    calls.append(
+                        (part["name"], parse_json_text(part.get("arguments")), part.get("id"))
+                    )
+        else:
+            content = text_of_parts(message.get("content"))
+            if content:
+                text.append(content)
+            for call in _list(message.get("tool_calls")):
+                function: dict[str, Any] = (
+                    call["function"] if isinstance(call.get("function"), dict) else call
+                )
+                name = function.get("name")
+                if isinstance(name, str):
+                    calls.append((name, parse_json_text(function.get("arguments")), call.get("id")))
+    return _Output("\n".join(text), calls)
+
+
+def _openinference_output(a: dict[str, Any]) -> _Output | None:
+    messages = indexed(a, "llm.output_messages")
+    if not messages:
+        return None
+    text: list[str] = []
+    calls: list[tuple[str, Any, str | None]] = []
+    for m in messages:
+        if isinstance(m.get("message.content"), str):
+            text.append(m["message.content"])
+        for part in indexed(m, "message.contents"):
+            if part.get("message_content.type", "text") == "text" and isinstance(
+                part.get("message_content.text"), str
+            ):
+                text.append(part["message_content.text"])
+        for call in indexed(m, "message.tool_calls"):
+            name = call.get("tool_call.function.name")
+            if isinstance(name, str):
+                args = parse_json_text(call.get("tool_call.function.arguments"))
+                calls.append((name, args, call.get("tool_call.id")))
+    return _Output("\n".join(text), calls)
+
+
+def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
+    completions = indexed(a, "gen_ai.completion")
+    if not completions:
+        return None
+    text: list[str] = []
+    calls: list[tuple[str, Any, str | None]] = []
+    for c in completions:
+        if isinstance(c.get("content"), str):
+            text.append(c["content"])
+        for call in indexed(c, "tool_calls"):
+            if isinstance(call.get("name"), str):
+                calls.append((call["name"], parse_json_text(call.get("arguments")), call.get("id")))
+    return _Output("\n".join(text), calls)
+
+
+def _output(span: Span) -> _Output:
+    a = span.attrs
+    for key in ("gen_ai.output.messages", "gen_ai.completion"):
+        # `gen_ai.completion` as one JSON text is the older GenAI name; OpenLLMetry's
+        # indexed `gen_ai.completion.N.*` attributes are read below
+        if key in a and (key == "gen_ai.output.messages" or isinstance(a[key], str)):
+            found = _genai_messages(a[key])
+            if found is not None:
+                return found
+    for reader in (_openllmetry_output, _openinference_output):
+        found = reader(a)
+        if found is not None:
+            return found
+    for event in span.events:
+        if event.get("name") in ("gen_ai.choice", "gen_ai.content.completion"):
+            e = event["attrs"] if isinstance(event.get("attrs"), dict) else {}
+            for key in ("message", "gen_ai.completion", "content"):
+                if key in e:
+                    found = _genai_messages(e[key])
+                    if found is not None:
+                        return found
+            if "tool_calls" in e:
+                found = _genai_messages({"tool_calls": parse_json_text(e["tool_calls"])})
+                if found is not None:
+                    return found
+    value = a.get("output.value")
+    if isinstance(value, str) and a.get("output.mime_type", "text/plain") == "text/plain":
+        return _Output(value, [])
+    return _Output("", [])
+
+
+def _input_results(a: dict[str, Any]) -> list[tuple[str | None, str | None, Any]]:
+    """Tool results an LLM span's input messages carry: (call id, tool name, output)."""
+    found: list[tuple[str | None, str | None, Any]] = []
+    messages = parse_json_text(a.get("gen_ai.input.messages"))
+    for message in messages if isinstance(messages, list) else []:
+        for part in _list(message.get("parts") if isinstance(message, dict) else None):
+            if part.get("type") == "tool_call_response":
+                found.append((part.get("id"), None, part.get("response")))
+    for p in indexed(a, "gen_ai.prompt"):
+        if p.get("role") == "tool":
+            found.append((p.get("tool_call_id"), p.get("name"), p.get("content")))
+    for m in indexed(a, "llm.input_messages"):
+        if m.get("message.role") == "tool":
+            found.append(
+                (m.get("message.tool_call_id"), m.get("message.name"), m.get("message.content"))
+            )
+    return found
+
+
+# --- classification and reading --------------------------------------------------------------
+
+
+def _kind(span: Span) -> str:
+    a = span.attrs
+    oi = str(a.get("openinference.span.kind") or span.kind or "").upper()
+    tl = str(a.get("traceloop.span.kind") or "").lower()
+    op = a.get("gen_ai.operation.name")
+    if (
+        op == "execute_tool"
+        or oi == "TOOL"
+        or tl == "tool"
+        or ("gen_ai.tool.name" in a and op not in _LLM_OPERATIONS)
+    ):
+        return "tool"
+    if (
+        op in _LLM_OPERATIONS
+        or oi == "LLM"
+        or (op not in _NOT_LLM_OPERATIONS and ("gen_ai.system" in a or "gen_ai.provider.name" in a))
+        or (not oi and not tl and a.get("llm.request.type") in ("chat", "completion"))
+    ):
+        return "llm"
+    if not a:
+        return "spans without attributes"
+    if oi:
+        return f"`{oi}` spans (OpenInference)"
+    if tl:
+        return f"`{tl}` spans (OpenLLMetry)"
+    if op:
+        return f"`{op}` spans"
+    return "spans with no GenAI, OpenInference or OpenLLMetry kind"
+
+
+def read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
+    """The events of OTel items (see the module doc) and the run's latency in ms."""
+    trace = Trace("otel", items.path, why)
+    spans: list[Span] = []
+    for index, item in enumerate(items):
+        if is_otlp(item):
+            trace.saw("OTLP document")
+            spans.extend(_otlp_spans(item))
+        elif is_flat_span(item):
+            spans.append(_flat_span(item))
+        else:
+            raise items.error(
+                index,
+                f"{items.where(index)} is not an OTLP JSON document or a span",
+                "OTLP JSON has `resourceSpans`; a flat span has `name`, `context.span_id` "
+                "and `attributes`",
+            )
+    times = [s.start for s in spans]
+    bad = next((s.start_text for s in spans if s.start is None and s.start_text is not None), None)
+    if bad is not None:
+        trace.note(
+            f"span times are not numbers ({bad!r}): spans are taken in file order and "
+            "`latency` cannot be measured"
+        )
+    elif all(t is not None for t in times):
+        spans.sort(key=lambda s: (s.start or 0, s.end or 0))
+    clock = bad is None
+    for span in spans:
+        _span_events(span, trace, clock)
+    latency = None
+    starts = [s.start for s in spans if s.start is not None]
+    ends = [s.end for s in spans if s.end is not None]
+    if clock and starts and ends:
+        latency = (max(ends) - min(starts)) / 1e6
+    return trace, latency
+
+
+def _span_events(span: Span, trace: Trace, clock: bool) -> None:
+    a = span.attrs
+    start, end = (_iso(span.start), _iso(span.end)) if clock else (None, None)
+    kind = _kind(span)
+    if kind == "tool":
+        trace.saw("tool span")
+        _tool_span(span, trace, start, end)
+    elif kind == "llm":
+        trace.saw("LLM span")
+        for call_id, name, output in _input_results(a):
+            found = trace.known_call(call_id if isinstance(call_id, str) else None, name)
+            if found is not None:
+                trace.result(found, output, at=start)
+        out = _output(span)
+        model = _first(a, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
+        latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
+        trace.llm(
+            out.text,
+            _usage(a),
+            model=model if isinstance(model, str) else None,
+            start=start,
+            end=end,
+            failed=span.failed,
+            latency_ms=latency,
+        )
+        for name, args, call_id in out.calls:
+            trace.call(name, args, call_id if isinstance(call_id, str) else None, end)
+    else:
+        trace.skip(kind)
+    if span.failed:
+        message = span.status_message or _exception_message(span) or f'span "{span.name}" failed'
+        trace.error(message, end)
+
+
+def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> None:
+    a = span.attrs
+    name = _first(a, "gen_ai.tool.name", "tool.name", "traceloop.entity.name")
+    if not isinstance(name, str):
+        name = span.name.removeprefix("execute_tool").strip() or span.name
+    call_id = _first(a, "gen_ai.tool.call.id", "tool_call.id")
+    call_id = call_id if isinstance(call_id, str) else None
+    result = _first(
+        a,
+        "gen_ai.tool.call.result",
+        "gen_ai.tool.result.value",
+        "output.value",
+        "traceloop.entity.output",
+    )
+    is_error = span.failed or a.get("gen_ai.tool.result.is_error") is True
+    cid = trace.known_call(call_id, name)
+    if cid is None:
+        args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+        cid = trace.call(name, parse_json_text(args) if args is not None else {}, call_id, start)
+    if result is not None or is_error:
+        trace.result(cid, result if result is not None else "", is_error=is_error, at=end)
+
+
+def _exception_message(span: Span) -> str | None:
+    for event in span.events:
+        if event.get("name") == "exception":
+            e = event["attrs"] if isinstance(event.get("attrs"), dict) else {}
+            message = e.get("exception.message")
+            if isinstance(message, str):
+                return message
+    return None
+
+
+def otel_events(doc: Any, *, path: str = "<value>") -> tuple[list[dict[str, Any]], float | None]:
+    """The events an OTLP JSON document (or a list of them) stands for, and its latency."""
+    docs = doc if isinstance(doc, list) else [doc]
+    if not docs or not all(is_otlp(d) for d in docs):
+        raise RunError(
+            'not an OTLP JSON trace: no "resourceSpans"',
+            path=path,
+            hint="export spans with the OTLP JSON exporter (resourceSpans[].scopeSpans[].spans[])",
+        )
+    trace, latency = read_otel(Items(path, docs, "array"), "named otel")
+    return trace.events, latency
+
+
+def otel_run(items: Items, why: str) -> Run:
+    """The `Run` of OTel items."""
+    trace, latency = read_otel(items, why)
+    return trace.run(items, latency_ms=latency)

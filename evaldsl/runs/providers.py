@@ -1,12 +1,21 @@
-"""Read OpenAI and Anthropic response bodies as a trace of synthetic traceplay events.
+"""The normalised events every provider and telemetry adapter builds, and the items it reads.
 
-Takes one provider response body, or a list of them (formats `openai` and `anthropic`), and
-gives the events they stand for. Each body becomes an `llm.request` (so it counts as a step)
-and an `llm.response` whose `output` is the body and whose `usage` is normalised as traceplay
-records it (`promptTokens`, `completionTokens`), followed by a `tool.call` for each tool call
-the body asks for (OpenAI `message.tool_calls`, Anthropic `tool_use` blocks; `callId` is the
-provider's call id). A body without the provider's `choices`/`content` list is a `RunError`
-pointing at it.
+Takes what an adapter found in its format (an LLM call with its answer text and usage, a tool
+call, a tool result, an error) and gives the traceplay-style events the run index reads, so
+the index, the compiler, mutation testing and scoring need no per-format code:
+
+- `llm.request` `{id, type, model?, at?}`: one LLM call (a step);
+- `llm.response` `{id, type, requestId, output, usage?, model?, status, at?, latencyMs?}`:
+  `output` is the answer text only (text blocks and parts; a response with only tool calls
+  has `""`), `usage` is `{promptTokens, completionTokens}` when the format records usage;
+- `tool.call` `{id, type, name, arguments, callId, at?}`;
+- `tool.result` `{id, type, callId, output, isError?, at?}`;
+- `agent.error` `{id, type, message, at?}`.
+
+`Trace` collects them with what was recognised and skipped, and makes the `Run` (a
+`RunError` when nothing was recognised). `Items` is what an adapter reads: the JSON values
+of a document, an array, a JSONL file or an SSE stream, each with where it sits in the file
+so that an error names its line.
 """
 
 from __future__ import annotations
@@ -14,96 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import orjson
 
-from evaldsl.runs.events import locate_in
-from evaldsl.runs.model import RunError, describe
-from evaldsl.runs.text import normalized_usage
-
-
-def provider_events(
-    doc: Any, provider: str, *, path: str = "<value>", text: str | None = None
-) -> list[dict[str, Any]]:
-    """Synthetic traceplay events for one OpenAI/Anthropic response body or a list of them.
-
-    >>> body = {"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": 3}}
-    >>> [(e["type"], e.get("usage")) for e in provider_events(body, "openai")]
-    [('llm.request', None), ('llm.response', {'promptTokens': 3, 'completionTokens': 0})]
-    """
-    bodies = doc if isinstance(doc, list) else [doc]
-    events: list[dict[str, Any]] = []
-    for index, body in enumerate(bodies):
-        _check_body(body, provider, path, text, [index] if isinstance(doc, list) else [])
-        request_id = f"req-{index + 1}"
-        request: dict[str, Any] = {
-            "id": request_id,
-            "type": "llm.request",
-            "provider": "anthropic" if provider == "anthropic" else "openai-compatible",
-            "messages": [],
-        }
-        if isinstance(body.get("model"), str):
-            request["model"] = body["model"]
-        response: dict[str, Any] = {
-            "id": f"res-{index + 1}",
-            "type": "llm.response",
-            "requestId": request_id,
-            "status": 200,
-            "output": body,
-        }
-        usage = normalized_usage(body.get("usage"))
-        if usage is not None:
-            response["usage"] = usage
-        events += [request, response]
-        for n, call in enumerate(_tool_calls(body, provider), 1):
-            events.append({"id": f"call-{index + 1}-{n}", **call})
-    for seq, event in enumerate(events):
-        event["seq"] = seq
-    return events
-
-
-def _check_body(body: Any, provider: str, path: str, text: str | None, at: list[int]) -> None:
-    key, name = ("choices", "an OpenAI chat completion")
-    if provider == "anthropic":
-        key, name = ("content", "an Anthropic message")
-    if isinstance(body, dict) and isinstance(body.get(key), list):
-        return
-    where = f"element [{at[0]}] is" if at else "the file holds"
-    found = describe(body)
-    if isinstance(body, dict):
-        found = "an error body" if "error" in body else f'an object without a "{key}" list'
-    message = f"{where} {found}, not {name}"
-    hint = f'a {provider} response body has a "{key}" list'
-    offset = locate_in(text, at)
-    if text is None:
-        raise RunError(message, path=path, hint=hint)
-    raise RunError.at_offset(message, path=path, text=text, offset=offset, hint=hint)
-
-
-def _tool_calls(body: dict[str, Any], provider: str) -> Iterator[dict[str, Any]]:
-    if provider == "anthropic":
-        for block in body.get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                yield _tool_call(block.get("name"), block.get("input", {}), block.get("id"))
-        return
-    choices = body.get("choices") or [None]
-    message = choices[0].get("message") if isinstance(choices[0], dict) else None
-    if not isinstance(message, dict):
-        return
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict):
-            args = parse_json_text(function.get("arguments", {}))
-            yield _tool_call(function.get("name"), args, call.get("id"))
-    legacy = message.get("function_call")
-    if isinstance(legacy, dict):
-        yield _tool_call(legacy.get("name"), parse_json_text(legacy.get("arguments", {})), None)
-
-
-def _tool_call(name: Any, arguments: Any, call_id: Any) -> dict[str, Any]:
-    event: dict[str, Any] = {"type": "tool.call", "name": name, "arguments": arguments}
-    if isinstance(call_id, str):
-        event["callId"] = call_id
-    return event
+from evaldsl.runs.model import MISSING, Reading, Run, RunError, locate
 
 
 def parse_json_text(value: Any) -> Any:
@@ -118,3 +41,266 @@ def parse_json_text(value: Any) -> Any:
         return orjson.loads(value)
     except orjson.JSONDecodeError:
         return value
+
+
+def is_json_text(value: str) -> bool:
+    """Whether `value` is complete JSON (a streamed argument cut in the middle is not)."""
+    try:
+        orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+@attrs.frozen
+class Items:
+    """The JSON values an adapter reads, and where each one sits in its file.
+
+    `container` is "document" (one JSON value), "array" (the elements of a top-level
+    array), "jsonl" (one value per line) or "sse" (the `data:` payloads of an event
+    stream); `lines` holds each value's physical line (JSONL and SSE); `text` is the file's
+    text, used only to put a line and column on an error inside an array.
+    """
+
+    path: str
+    values: list[Any]
+    container: str = "document"
+    lines: list[int] | None = None
+    text: str | None = attrs.field(default=None, repr=False)
+    events: list[str | None] | None = None  # SSE `event:` names, when the stream has them
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.values)
+
+    def where(self, index: int) -> str:
+        """The item in the user's words: "line 3", "element [2]", "the document"."""
+        if self.lines is not None:
+            return f"line {self.lines[index]}"
+        if self.container == "array":
+            return f"element [{index}]"
+        return "the document"
+
+    def error(self, index: int, message: str, hint: str | None = None) -> RunError:
+        """A `RunError` at item `index` (its line, or its place in the array)."""
+        if self.lines is not None:
+            return RunError(message, path=self.path, line=self.lines[index], hint=hint)
+        if self.container == "array" and self.text is not None:
+            offset = locate(self.text, [index])
+            return RunError.at_offset(
+                message, path=self.path, text=self.text, offset=offset, hint=hint
+            )
+        return RunError(message, path=self.path, hint=hint)
+
+
+def keys_of(values: list[Any], limit: int = 3) -> str:
+    """The keys of the first objects, for "nothing was recognised" messages."""
+    seen: list[str] = []
+    for value in values[:limit]:
+        if isinstance(value, dict):
+            for key in value:
+                if key not in seen:
+                    seen.append(key)
+    shown = ", ".join(f"`{k}`" for k in seen[:8])
+    return shown + (", …" if len(seen) > 8 else "") if seen else "no keys"
+
+
+class Trace:
+    """The normalised events of one run, built by an adapter, with what it read.
+
+    >>> t = Trace("openai", "a.json", "an object with choices")
+    >>> t.saw("chat.completion")
+    >>> t.llm("hi", (3, 1), model="gpt-4o-mini")
+    >>> [e["type"] for e in t.events]
+    ['llm.request', 'llm.response']
+    """
+
+    def __init__(self, format: str, path: str, why: str) -> None:
+        self.format = format
+        self.path = path
+        self.why = why
+        self.events: list[dict[str, Any]] = []
+        self.recognised: dict[str, int] = {}
+        self.skipped: dict[str, int] = {}
+        self.notes: list[str] = []
+        self.output: Any = MISSING
+        self._calls: dict[str, dict[str, Any]] = {}  # callId → its tool.call event
+        self._unresolved: list[str] = []  # callIds without a result, oldest first
+        self._resolved: set[str] = set()
+
+    # --- what was read ---------------------------------------------------------------
+
+    def saw(self, kind: str, n: int = 1) -> None:
+        """Count a source item of `kind` as recognised."""
+        self.recognised[kind] = self.recognised.get(kind, 0) + n
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        """Count something the adapter read past, by reason (shown by `evaldsl inspect`)."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+    def note(self, text: str) -> None:
+        """A fact that changes what a subject means (said once)."""
+        if text not in self.notes:
+            self.notes.append(text)
+
+    # --- events ----------------------------------------------------------------------
+
+    def _add(self, event: dict[str, Any], at: str | None) -> dict[str, Any]:
+        event["id"] = f"e{len(self.events) + 1}"
+        event["seq"] = len(self.events)
+        if at is not None:
+            event["at"] = at
+        self.events.append(event)
+        return event
+
+    def llm(
+        self,
+        text: str,
+        usage: tuple[int, int] | None,
+        *,
+        model: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        failed: bool = False,
+        latency_ms: float | None = None,
+    ) -> None:
+        """One LLM call: an `llm.request` and its `llm.response` (answer text, usage)."""
+        request: dict[str, Any] = {"type": "llm.request"}
+        if model:
+            request["model"] = model
+        self._add(request, start)
+        response: dict[str, Any] = {
+            "type": "llm.response",
+            "requestId": request["id"],
+            "status": 500 if failed else 200,
+            "output": text,
+        }
+        if usage is not None:
+            response["usage"] = {"promptTokens": usage[0], "completionTokens": usage[1]}
+        if model:
+            response["model"] = model
+        if latency_ms is not None:
+            response["latencyMs"] = latency_ms
+        self._add(response, end if end is not None else start)
+
+    def call(
+        self, name: str, arguments: Any, call_id: str | None = None, at: str | None = None
+    ) -> str:
+        """A `tool.call`; gives its callId (made up when the format records none)."""
+        cid = call_id if call_id else f"call-{len(self._calls) + 1}"
+        while cid in self._calls:  # a repeated id must not link one result to two calls
+            cid += "'"
+        event = self._add(
+            {"type": "tool.call", "name": name, "arguments": arguments, "callId": cid}, at
+        )
+        self._calls[cid] = event
+        self._unresolved.append(cid)
+        return cid
+
+    def known_call(self, call_id: str | None = None, name: str | None = None) -> str | None:
+        """The callId of a call already made that has no result yet: by its id, or else the
+        oldest such call of tool `name`. Lets a tool span or a tool message that executes a
+        call an LLM response asked for attach its result, instead of counting the call twice.
+        """
+        if call_id and call_id in self._calls:
+            return call_id if call_id not in self._resolved else None
+        if name is not None:
+            for cid in self._unresolved:
+                if self._calls[cid]["name"] == name and (not call_id or cid.startswith("call-")):
+                    return cid
+        return None
+
+    def has_call(self, call_id: str) -> bool:
+        """Whether a call with this callId was made (resolved or not)."""
+        return call_id in self._calls
+
+    def result(
+        self, call_id: str, output: Any, *, is_error: bool = False, at: str | None = None
+    ) -> None:
+        """A `tool.result` for the call `call_id`. A result written as JSON text of an object
+        or a list is read as that value (`result $.weather == "SUNNY"`); other text stays
+        text (a tool that answered "2001" answered text, not a number)."""
+        if isinstance(output, str) and output.lstrip()[:1] in ("{", "["):
+            parsed = parse_json_text(output)
+            output = parsed if isinstance(parsed, dict | list) else output
+        event: dict[str, Any] = {"type": "tool.result", "callId": call_id, "output": output}
+        if is_error:
+            event["isError"] = True
+        self._add(event, at)
+        self._resolved.add(call_id)
+        if call_id in self._unresolved:
+            self._unresolved.remove(call_id)
+
+    def error(self, message: str, at: str | None = None) -> None:
+        """An `agent.error`."""
+        self._add({"type": "agent.error", "message": message}, at)
+
+    def guard(self, name: str, decision: Any, at: str | None = None) -> None:
+        """A guard check (verydia `policy.evaluate`: counted by `guards`)."""
+        self._add({"type": "policy.evaluate", "name": name, "decision": decision}, at)
+
+    # --- the run ---------------------------------------------------------------------
+
+    def reading(self) -> Reading:
+        return Reading(
+            self.format, self.why, dict(self.recognised), dict(self.skipped), tuple(self.notes)
+        )
+
+    def run(self, items: Items | None = None, *, latency_ms: float | None = None) -> Run:
+        """The `Run`; a `RunError` when nothing in the file was recognised."""
+        if not self.events and self.output is MISSING:
+            shown = f": the first items have keys {keys_of(items.values)}" if items else ""
+            what = "holds nothing" if items is not None and not items.values else "has nothing"
+            raise RunError(
+                f"`{self.path.rsplit('/', 1)[-1]}` {what} evaldsl recognises as a "
+                f"{self.format} LLM call, tool call or result{shown}",
+                path=self.path,
+                hint='name the format with `trace "…" as FORMAT`; '
+                "`evaldsl inspect FILE` shows what was read",
+            )
+        return Run(
+            events=self.events,
+            output=self.output,
+            path=self.path,
+            format=self.format,
+            latency_ms=latency_ms,
+            read=self.reading(),
+        )
+
+
+def text_of_parts(parts: Any, text_types: tuple[str, ...] = ("text",)) -> str:
+    """The text of a content value: a string, or the text parts of a list (joined by "\\n");
+    other parts (images, tool calls, thinking) are not text.
+
+    >>> text_of_parts([{"type": "text", "text": "a"}, {"type": "image_url"}, "b"])
+    'a\\nb'
+    """
+    if isinstance(parts, str):
+        return parts
+    if not isinstance(parts, list):
+        return ""
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict) and part.get("type", "text") in text_types:
+            value = part.get("text", part.get("content"))
+            if isinstance(value, str):
+                out.append(value)
+    return "\n".join(out)
+
+
+def usage_of(usage: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[int, int] | None:
+    """(input, output) tokens of a usage object under the first spelling it uses, or `None`
+    when it has none (a number that is not an int counts 0, never a string's digits)."""
+    if not isinstance(usage, dict):
+        return None
+    for prompt, completion in pairs:
+        if prompt in usage or completion in usage:
+            return _count(usage.get(prompt)), _count(usage.get(completion))
+    return None
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value)

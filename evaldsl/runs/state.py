@@ -40,6 +40,27 @@ TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timeout"})
 
 #: Any one of these makes a JSON object a state when a file's kind is detected.
 STATE_KEYS = ("status", "memory", "visited_nodes")
+#: cycgraph's own WorkflowState fields: a `status` alone is not a state (a Responses API
+#: body and an Inspect AI log have one too); a cycgraph status beside one of these is.
+STATE_FIELDS = (
+    "memory",
+    "visited_nodes",
+    "goal",
+    "constraints",
+    "total_tokens_used",
+    "total_input_tokens",
+    "total_output_tokens",
+    "total_cost_usd",
+    "iteration_count",
+    "max_token_budget",
+    "budget_usd",
+    "node_breakdown",
+    "model_breakdown",
+    "supervisor_history",
+    "last_error",
+    "max_execution_time_ms",
+    "workflow_id",
+)
 
 _COUNTERS = (
     "total_tokens_used",
@@ -54,14 +75,36 @@ _STATE_HINT = "a workflow state is a JSON object with cycgraph's WorkflowState f
 
 
 def looks_like_state(doc: Any) -> bool:
-    """Whether a decoded file is meant as a state: an object with a status, memory or nodes.
-
-    Loose on purpose: a state file with a misspelt status should be reported as a bad state,
-    not as a file of unknown kind.
+    """Whether a value given in memory is meant as a state: an object with a status, memory
+    or nodes (loose on purpose: the caller said it is a run; a wrong field is reported).
+    Files are detected by the stricter `is_state_document`.
     """
     return isinstance(doc, dict) and (
         any(k in doc for k in STATE_KEYS) or _wrapped_state(doc) is not None
     )
+
+
+def is_state_document(doc: Any) -> bool:
+    """Whether a decoded file is a cycgraph state, by its signature: `memory` or
+    `visited_nodes`, or a cycgraph status beside another WorkflowState field (also inside
+    `{"state": {...}}`).
+
+    A state file with a misspelt status but its memory is still a state, and is reported as
+    a bad state, not as a file of unknown kind.
+
+    >>> is_state_document({"status": "completed", "output": [], "usage": {}})
+    False
+    >>> is_state_document({"status": "completed", "total_tokens_used": 3})
+    True
+    """
+    if not isinstance(doc, dict):
+        return False
+    inner = _wrapped_state(doc)
+    if inner is not None:
+        return is_state_document(inner)
+    if "memory" in doc or "visited_nodes" in doc:
+        return True
+    return doc.get("status") in STATUSES and any(k in doc for k in STATE_FIELDS)
 
 
 def is_state_value(value: Any) -> bool:

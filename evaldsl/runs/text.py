@@ -5,11 +5,13 @@ and gives the plain answer text (`answer_text`), JavaScript-compatible JSON text
 and the (input, output) token counts (`usage_tokens`).
 
 Answer text follows traceplay's `toText` (seed-semantics §3.3) in order: `None` → "";
-a string → itself; OpenAI `choices[0].message.content` (a string, or parts joined with
-"\\n"), else `choices[0].text`; Anthropic `content` blocks joined with "\\n" (a text block
-gives its text, any other block its JSON); a string `text` field; else the JSON text.
-One deliberate difference (LANGUAGE.md §6 wins): a streamed record `{"content": "..."}`
-gives its plain text, where traceplay gives the record's JSON text.
+a string → itself; OpenAI `choices[0].message.content` (a string, or its text parts joined
+with "\\n"; `null`, a message that only calls tools, is ""), else `choices[0].text`;
+Anthropic `content` text blocks joined with "\\n"; a string `text` field; else the JSON
+text. Deliberate differences (LANGUAGE.md §6 wins): a streamed record `{"content": "..."}`
+gives its plain text, where traceplay gives the record's JSON text; non-text blocks and
+parts (`tool_use`, images) are not in the answer, and a tool-calls-only message has no
+text, where traceplay gives their JSON text.
 
 JSON text is what JavaScript's `JSON.stringify` writes, because the seeds compared and
 hashed that text (seed-semantics §5.1): compact separators, non-ASCII kept, integral
@@ -32,8 +34,8 @@ def answer_text(output: Any) -> str:
 
     >>> answer_text({"choices": [{"message": {"content": "Hi"}}]})
     'Hi'
-    >>> answer_text({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})
-    'a\\nb'
+    >>> answer_text({"content": [{"type": "text", "text": "a"}, {"type": "tool_use", "id": "t"}]})
+    'a'
     >>> answer_text({"content": "streamed", "usage": None})
     'streamed'
     >>> answer_text({"score": 1.0})
@@ -59,7 +61,7 @@ def _dict_text(output: dict[str, Any]) -> str | None:
             return text
     content = output.get("content")
     if isinstance(content, list):
-        return "\n".join(answer_text(block) for block in content)
+        return _text_parts(content)
     if isinstance(content, str):
         return content  # a streamed record (LANGUAGE.md §6; traceplay gives JSON here)
     text = output.get("text")
@@ -77,9 +79,25 @@ def _choice_text(choice: Any) -> str | None:
         if isinstance(content, str):
             return content
         if isinstance(content, list):
-            return "\n".join(answer_text(part) for part in content)
+            return _text_parts(content)
+        if content is None and "content" in message:
+            return ""  # only tool calls: no text (never the body's JSON)
     text = choice.get("text")
     return text if isinstance(text, str) else None
+
+
+def _text_parts(parts: list[Any]) -> str:
+    """Text blocks and parts (strings, or `{"type": "text", "text": …}`) joined with "\\n";
+    other blocks (tool_use, images, thinking) are not answer text."""
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict) and part.get("type", "text") in ("text", "output_text"):
+            text = part.get("text")
+            if isinstance(text, str):
+                out.append(text)
+    return "\n".join(out)
 
 
 # --- JavaScript's JSON.stringify ----------------------------------------------------------

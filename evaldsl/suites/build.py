@@ -30,6 +30,7 @@ from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, sort_key
 from evaldsl.language.source import Position, Source
 from evaldsl.language.values import MISSING
+from evaldsl.runs.detect import inspect_samples
 from evaldsl.runs.index import Needs
 from evaldsl.suites.datasets import dataset_rows
 from evaldsl.suites.files import draft_from_text, read_draft
@@ -103,8 +104,9 @@ def check_suite(
             own = list(concrete.diagnostics)
             decl = concrete.source.node() if concrete.source is not None else None
             source = concrete.source.source if concrete.source is not None else Source("")
+            sample = concrete.source.sample if concrete.source is not None else None
             case_env, problems = case_environment(
-                decl, source, header_env, draft.base_dir, read, targets=targets
+                decl, source, header_env, draft.base_dir, read, targets=targets, sample=sample
             )
             own.extend(problems)
             for snippet in concrete.snippets:
@@ -162,7 +164,21 @@ def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list
                     )
                 )
         expanded = out
-    return expanded
+    return [sample for base in expanded for sample in _samples(base, draft)]
+
+
+def _samples(case: CaseDraft, draft: SuiteDraft) -> list[CaseDraft]:
+    """An Inspect AI log with several samples: one case per sample, named by its id."""
+    spec = case.source
+    if spec is None or spec.kind not in ("cassette", "trace") or spec.path is None:
+        return [case]
+    if "{{" in spec.path:
+        return [case]
+    ids = inspect_samples(draft.base_dir / spec.path, spec.format)
+    return [
+        attrs.evolve(case, name=f"{case.name} [{i}]", source=attrs.evolve(spec, sample=i))
+        for i in ids
+    ] or [case]
 
 
 def _compile_case(

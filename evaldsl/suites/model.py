@@ -36,6 +36,7 @@ class SourceSpec:
     format: str | None = None
     source: Source = attrs.field(factory=lambda: Source(""), eq=False, repr=False)
     span: Span = attrs.field(default=Span(0, 0), eq=False, repr=False)
+    sample: str | None = None  # one sample of an Inspect AI log with several
 
     def decl(self) -> ast.SourceDecl | None:
         """The source line of a file source (`cassette`, `trace`, `state`, `dataset`)."""

@@ -7,6 +7,7 @@ case failed or errored (or `check` found an error), 2 for bad usage or unreadabl
     evaldsl check PATH... [--format full|concise|json|github|sarif]
     evaldsl convert PATH
     evaldsl fmt PATH... [--check] [--diff]
+    evaldsl inspect TRACE [--as FORMAT] [--format text|json]
     evaldsl schema
     evaldsl lsp
     evaldsl vocabulary
@@ -95,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--check", action="store_true", help="only say which files would change")
     fmt.add_argument("--diff", action="store_true", help="print a diff instead of writing")
 
+    inspect = sub.add_parser(
+        "inspect", help="print what evaldsl reads from a trace or state, as assertions see it"
+    )
+    inspect.add_argument("trace", metavar="TRACE")
+    inspect.add_argument("--as", dest="as_format", metavar="FORMAT", help="name the format")
+    inspect.add_argument("--format", default="text", choices=["text", "json"])
+
     sub.add_parser("schema", help="print the JSON Schema of YAML/JSON suites")
     sub.add_parser("lsp", help="run the language server over stdio (needs evaldsl[lsp])")
 
@@ -153,6 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return fmt_command(
                 args.paths, check=args.check, diff=args.diff, out=sys.stdout, err=sys.stderr
             )
+        if args.command == "inspect":
+            from evaldsl.tools.inspect import inspect_command
+
+            return inspect_command(args.trace, args.as_format, args.format, sys.stdout)
         if args.command == "schema":
             from evaldsl.suites.schema import schema_command
 

@@ -48,6 +48,7 @@ from evaldsl.language.vocabulary import (
     statement_markdown,
 )
 from evaldsl.predicates.registry import PREDICATES
+from evaldsl.runs.summary import summary_markdown
 from evaldsl.suites.build import check_text
 from evaldsl.suites.files import draft_from_text
 from evaldsl.suites.model import SuiteDraft
@@ -363,8 +364,7 @@ def file_facts(path: Path, fmt: str | None = None) -> FileFacts:
 
 
 def _read_facts(path: Path, fmt: str | None, size: int) -> FileFacts:
-    from evaldsl.runs.cassette import scan_tool_names
-    from evaldsl.runs.detect import load_run
+    from evaldsl.runs.detect import load_run, scan_tool_names
     from evaldsl.runs.events import tool_call_name
     from evaldsl.runs.model import RunError
 
@@ -549,6 +549,11 @@ def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, i
             doc = tool_doc(_name(tok), analysis, spot.case)
         else:
             doc = None
+        if i < 2 and _source_line(tokens) and spot.start == "file":
+            # `cassette "x"` / `trace "x" as F` / `state "x"`: what evaldsl reads from it
+            fmt = tokens[3].text if tokens[0].text == "trace" and len(tokens) > 3 else None
+            path = Path(analysis.path).parent / _name(tokens[1])
+            doc = (doc + "\n\n" if doc else "") + summary_markdown(path, fmt)
         return (doc, spot, start, end) if doc else None
     if tokens and spot.offset <= tokens[-1].end:
         return None
@@ -559,6 +564,14 @@ def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, i
             doc = describe(m.group()) if quotes % 2 == 0 else None
             return (doc, spot, m.start(), m.end()) if doc else None
     return None
+
+
+def _source_line(tokens: Sequence[Any]) -> bool:
+    return (
+        len(tokens) > 1
+        and tokens[0].text in ("cassette", "trace", "state")
+        and tokens[1].kind == "STRING"
+    )
 
 
 def _touches_next(tokens: Sequence[Any], i: int) -> bool:

@@ -1,0 +1,141 @@
+"""OpenAI Agents SDK traces, as its processors export them, as normalised events.
+
+Takes `Items` of exported trace objects: spans `{"object": "trace.span", id, trace_id,
+parent_id, started_at, ended_at, span_data: {type, …}, error}` and traces `{"object":
+"trace", workflow_name, …}`, as JSONL (a file processor), a JSON array, or the batch
+`{"data": [...]}` the SDK posts. Gives the events of `providers` (format
+"openai_agents"). Spans are taken in `started_at` order:
+
+- `generation` span: one step; model from `model`; tokens from `usage.input_tokens`/
+  `output_tokens`; the answer from the assistant messages of `output` (`content`), whose
+  `tool_calls` are tool calls;
+- `response` span (a Responses API call): one step with its `usage`; its export holds no
+  answer text (only `response_id`), which `evaldsl inspect` notes;
+- `function` span: a tool call of `name` with `input` (JSON text) as arguments and `output`
+  as its result; when a generation asked for it (the oldest unanswered call of that
+  name), it gives that call its result; an `error` makes it an error result;
+- `guardrail` span: a guard check (`guards`), its `triggered` the decision;
+- a span with an `error` adds an `agent.error`; `trace` objects and `agent`, `handoff`,
+  `custom`, `mcp_tools`, … spans are skipped and counted.
+The run's latency is from the first `started_at` to the last `ended_at`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts, usage_of
+
+_USAGE = (("input_tokens", "output_tokens"), ("prompt_tokens", "completion_tokens"))
+
+
+def is_agents_item(d: Any) -> bool:
+    """An exported Agents SDK span or trace."""
+    return isinstance(d, dict) and (
+        (d.get("object") == "trace.span" and isinstance(d.get("span_data"), dict))
+        or (d.get("object") == "trace" and "workflow_name" in d)
+    )
+
+
+def is_agents_batch(d: Any) -> bool:
+    """The `{"data": [...]}` batch the SDK's exporter posts."""
+    return (
+        isinstance(d, dict)
+        and isinstance(d.get("data"), list)
+        and any(is_agents_item(x) for x in d["data"][:50])
+    )
+
+
+def _time(text: Any) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def read_agents(items: Items, why: str) -> tuple[Trace, float | None]:
+    """The events of exported Agents SDK spans (see the module doc) and the latency in ms."""
+    trace = Trace("openai_agents", items.path, why)
+    spans: list[dict[str, Any]] = []
+    values = items.values
+    if len(values) == 1 and is_agents_batch(values[0]):
+        values = values[0]["data"]
+    for index, item in enumerate(values):
+        if not is_agents_item(item):
+            raise items.error(
+                index if len(items.values) > 1 else 0,
+                f"{items.where(index if len(items.values) > 1 else 0)} is not an exported "
+                "Agents SDK span or trace",
+                'an exported span has "object": "trace.span" and "span_data"',
+            )
+        if item["object"] == "trace":
+            trace.skip("trace records (the workflow, not an event)")
+        else:
+            spans.append(item)
+    starts = [_time(s.get("started_at")) for s in spans]
+    if all(t is not None for t in starts):
+        order = sorted(range(len(spans)), key=lambda i: starts[i])  # type: ignore[arg-type,return-value]
+        spans = [spans[i] for i in order]
+    for span in spans:
+        _span(span, trace)
+    first = [t for t in starts if t is not None]
+    last = [t for t in (_time(s.get("ended_at")) for s in spans) if t is not None]
+    latency = (max(last) - min(first)).total_seconds() * 1000 if first and last else None
+    return trace, latency
+
+
+def _span(span: dict[str, Any], trace: Trace) -> None:
+    data = span["span_data"]
+    kind = data.get("type")
+    start = span.get("started_at") if isinstance(span.get("started_at"), str) else None
+    end = span.get("ended_at") if isinstance(span.get("ended_at"), str) else None
+    error = span.get("error")
+    if kind == "generation":
+        trace.saw("generation span")
+        text: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for message in data.get("output") or []:
+            if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
+                content = text_of_parts(message.get("content"))
+                if content:
+                    text.append(content)
+                calls += [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+        model = data.get("model") if isinstance(data.get("model"), str) else None
+        trace.llm(
+            "\n".join(text), usage_of(data.get("usage"), _USAGE), model=model, start=start, end=end
+        )
+        for call in calls:
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            assert isinstance(function, dict)
+            if isinstance(function.get("name"), str):
+                trace.call(
+                    function["name"],
+                    parse_json_text(function.get("arguments")),
+                    call.get("id"),
+                    end,
+                )
+    elif kind == "response":
+        trace.saw("response span")
+        trace.note("`response` spans export no answer text (only a response_id): `answer` is empty")
+        trace.llm("", usage_of(data.get("usage"), _USAGE), start=start, end=end)
+    elif kind == "function":
+        trace.saw("function span")
+        name = str(data.get("name"))
+        cid = trace.known_call(None, name)
+        if cid is None:
+            cid = trace.call(
+                name, parse_json_text(data.get("input")) if data.get("input") else {}, None, start
+            )
+        failed = error is not None
+        trace.result(cid, data.get("output"), is_error=failed, at=end)
+    elif kind == "guardrail":
+        trace.saw("guardrail span")
+        trace.guard(str(data.get("name")), data.get("triggered"), end)
+    else:
+        trace.skip(f"`{kind}` spans (structure, not an event)")
+    if error is not None:
+        message = error.get("message") if isinstance(error, dict) else error
+        trace.error(str(message or "the span failed"), end)

@@ -1,0 +1,298 @@
+"""Anthropic: Messages bodies, request transcripts and SSE streams.
+
+Takes `Items` (one body, an array or JSONL of them, or the SSE text as the API streams it)
+and gives the normalised events of `providers` (format "anthropic"). Shapes and what
+becomes what:
+
+- a Messages response body (`type: "message"`, `content[]`): one step; only `text` blocks
+  make the answer (joined with "\\n"); `tool_use` and `server_tool_use` blocks are tool
+  calls (`name`, `input`, `id`); a `*_tool_result` block (`web_search_tool_result`,
+  `code_execution_tool_result`, `mcp_tool_result`, …) is the result of the call its
+  `tool_use_id` names; `thinking` blocks are skipped; tokens from `usage.input_tokens`/
+  `output_tokens`;
+- a request body (`messages[]` whose content holds blocks): each assistant message is one
+  step (its `text` blocks the answer, its `tool_use` blocks the calls) and each
+  `tool_result` block the result of the call its `tool_use_id` names (`is_error` kept). A
+  transcript records no token usage;
+- a stream (`message_start`, `content_block_start`/`delta`/`stop`, `message_delta`,
+  `message_stop`, `ping`; SSE or JSONL of the `data:` payloads): each `message_start` opens
+  one step; `text_delta` pieces join into the answer, `input_json_delta` pieces into a tool
+  call's input (parsed when its block stops); input tokens from `message_start`, output
+  tokens from the last `message_delta` (its counts are cumulative). A stream that ends
+  before `message_delta`/`message_stop`, or inside a tool call's input, is cut: an error.
+  An `error` event is an `agent.error`.
+
+A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaldsl.runs.model import describe
+from evaldsl.runs.providers import (
+    Items,
+    Trace,
+    is_json_text,
+    parse_json_text,
+    text_of_parts,
+    usage_of,
+)
+
+_USAGE = (("input_tokens", "output_tokens"),)
+_CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+STREAM_TYPES = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+    }
+)
+
+
+# --- signatures ------------------------------------------------------------------------------
+
+
+def is_message(d: Any) -> bool:
+    """A Messages API response body."""
+    return (
+        isinstance(d, dict)
+        and isinstance(d.get("content"), list)
+        and (d.get("type") == "message" or d.get("role") == "assistant")
+    )
+
+
+def is_stream_event(d: Any) -> bool:
+    """A streaming event (`message_start`, `content_block_delta`, …)."""
+    return isinstance(d, dict) and isinstance(d.get("type"), str) and d["type"] in STREAM_TYPES
+
+
+def is_request(d: Any) -> bool:
+    """A request body only Anthropic writes this way: a top-level `system`, or content
+    blocks of type `tool_use`/`tool_result`."""
+    messages = d.get("messages") if isinstance(d, dict) else None
+    if not isinstance(messages, list) or "choices" in d:
+        return False
+    if "system" in d and all(isinstance(m, dict) and "role" in m for m in messages):
+        return True
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in content
+        ):
+            return True
+    return False
+
+
+SHAPES = {"message": is_message, "stream event": is_stream_event, "messages request": is_request}
+
+
+def shape_of(d: Any) -> str | None:
+    """The Anthropic shape of one item, or `None`."""
+    for name, test in SHAPES.items():
+        if test(d):
+            return name
+    return None
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def read_anthropic(items: Items, why: str) -> Trace:
+    """The events of Anthropic items (see the module doc)."""
+    trace = Trace("anthropic", items.path, why)
+    stream: _Stream | None = None
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and item.get("type") == "error" and stream is not None:
+            trace.saw("error event")
+            error = item.get("error")
+            message = error.get("message") if isinstance(error, dict) else None
+            trace.error(str(message or "the stream reported an error"))
+            continue
+        if is_stream_event(item):
+            if item["type"] == "message_start":
+                if stream is not None:
+                    stream.finish(items, trace)
+                stream = _Stream(index)
+            elif stream is None:
+                raise items.error(
+                    index,
+                    f"{items.where(index)} is a `{item['type']}` event before any `message_start`",
+                    "record the stream from its start",
+                )
+            stream.add(item, items, index, trace)
+            continue
+        if stream is not None:
+            stream.finish(items, trace)
+            stream = None
+        if isinstance(item, dict) and isinstance(item.get("error"), dict):
+            message = item["error"].get("message")
+            said = f": {message}" if isinstance(message, str) else ""
+            raise items.error(
+                index,
+                f"{items.where(index)} is an error body, not an Anthropic message{said}",
+                "the API answered with an error: there is no run to check",
+            )
+        if is_message(item) or (isinstance(item, dict) and isinstance(item.get("content"), list)):
+            trace.saw("message")
+            _message(item, trace)
+        elif isinstance(item, dict) and isinstance(item.get("messages"), list):
+            trace.saw("messages request")
+            _transcript(item, items, index, trace)
+        else:
+            found = describe(item)
+            if isinstance(item, dict):
+                found = "an object without a `content` list"
+            raise items.error(
+                index,
+                f"{items.where(index)} is {found}, not an Anthropic message",
+                'an Anthropic message has a "content" list of blocks',
+            )
+    if stream is not None:
+        stream.finish(items, trace)
+    return trace
+
+
+def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> None:
+    text: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            text.append(str(block.get("text", "")))
+        elif kind in _CALL_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
+            calls.append(block)
+        elif kind in ("thinking", "redacted_thinking"):
+            trace.skip("thinking blocks (not answer text)")
+        else:
+            trace.skip(f"content blocks of type `{kind}`")
+    trace.llm("\n".join(text), usage_of(usage, _USAGE), model=model)
+    for block in calls:
+        if block["type"] in _CALL_BLOCKS:
+            trace.call(str(block.get("name")), block.get("input", {}), block.get("id"))
+        else:
+            _result(block, trace)
+
+
+def _result(block: dict[str, Any], trace: Trace) -> None:
+    call_id = block.get("tool_use_id")
+    if not isinstance(call_id, str) or not trace.has_call(call_id):
+        trace.skip("a tool result whose tool_use_id names no call")
+        return
+    content = block.get("content")
+    output = content if not isinstance(content, list) else text_of_parts(content)
+    trace.result(call_id, output, is_error=bool(block.get("is_error")))
+
+
+def _message(body: dict[str, Any], trace: Trace) -> None:
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    _blocks(body["content"], trace, model, body.get("usage"))
+
+
+def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    trace.note("a request transcript records no token usage: tokens count 0")
+    for message in body["messages"]:
+        if not isinstance(message, dict):
+            raise items.error(index, f"a message of {items.where(index)} is not an object")
+        content = message.get("content")
+        if message.get("role") == "assistant":
+            trace.saw("assistant message")
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            _blocks(blocks, trace, model, None)
+        else:
+            trace.saw(f"{message.get('role')} message")
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    _result(block, trace)
+
+
+class _Stream:
+    """The events of one streamed message, reassembled."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.model: str | None = None
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.open: set[int] = set()
+        self.ended = False
+
+    def add(self, event: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
+        kind = event["type"]
+        trace.saw(kind)
+        if kind == "message_start":
+            message = event.get("message") if isinstance(event.get("message"), dict) else {}
+            assert isinstance(message, dict)
+            if isinstance(message.get("model"), str):
+                self.model = message["model"]
+            self._usage(message.get("usage"))
+        elif kind == "content_block_start":
+            block = event.get("content_block")
+            at = event.get("index", len(self.blocks))
+            if isinstance(block, dict):
+                self.blocks[at] = {**block, "_json": []}
+                self.open.add(at)
+        elif kind == "content_block_delta":
+            block = self.blocks.get(event.get("index", -1))
+            delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
+            assert isinstance(delta, dict)
+            if block is None:
+                raise items.error(index, "a content_block_delta for a block that never started")
+            if delta.get("type") == "text_delta":
+                block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
+            elif delta.get("type") == "input_json_delta":
+                block["_json"].append(str(delta.get("partial_json", "")))
+            else:
+                trace.skip(f"deltas of type `{delta.get('type')}`")
+        elif kind == "content_block_stop":
+            self.open.discard(event.get("index", -1))
+        elif kind == "message_delta":
+            self._usage(event.get("usage"))
+            delta = event.get("delta")
+            if isinstance(delta, dict) and delta.get("stop_reason"):
+                self.ended = True
+        elif kind == "message_stop":
+            self.ended = True
+
+    def _usage(self, usage: Any) -> None:
+        # counts in message_delta are cumulative: the last one seen is the total
+        if isinstance(usage, dict):
+            if isinstance(usage.get("input_tokens"), int):
+                self.input_tokens = usage["input_tokens"]
+            if isinstance(usage.get("output_tokens"), int):
+                self.output_tokens = usage["output_tokens"]
+
+    def finish(self, items: Items, trace: Trace) -> None:
+        for at, block in sorted(self.blocks.items()):
+            text = "".join(block["_json"])
+            if block.get("type") in _CALL_BLOCKS and (
+                at in self.open or not is_json_text(text or "{}")
+            ):
+                raise items.error(
+                    self.start,
+                    f"the stream is cut in the middle of tool call `{block.get('name')}`: "
+                    f"its input ends at {text[-20:]!r}",
+                    "record the whole stream: a tool call's input is read only when complete",
+                )
+            if text:
+                block["input"] = parse_json_text(text)
+            del block["_json"]
+        if not self.ended:
+            raise items.error(
+                self.start,
+                "the stream ends before `message_delta`/`message_stop`: the recording is cut",
+                "record the whole stream, up to message_stop",
+            )
+        usage = None
+        if self.input_tokens is not None or self.output_tokens is not None:
+            usage = {
+                "input_tokens": self.input_tokens or 0,
+                "output_tokens": self.output_tokens or 0,
+            }
+        _blocks([b for _, b in sorted(self.blocks.items())], trace, self.model, usage)

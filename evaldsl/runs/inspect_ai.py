@@ -1,0 +1,201 @@
+"""Inspect AI eval logs (the JSON `EvalLog`), one sample at a time, as normalised events.
+
+Takes a decoded `EvalLog` (`version`, `status`, `eval{task, model, …}`, `samples[]`) and
+the id of one of its samples (or none, when the log has exactly one), and gives the
+events of `providers` (format "inspect"). A log with several samples expands into one case
+per sample in a suite, named by the sample's id, the way `each` rows do (`sample_ids`).
+
+From the sample's `events` transcript:
+- a `model` event is one step: model from `model`; the answer from
+  `output.choices[0].message.content` (text, or the text parts of a content list); its
+  `tool_calls` (`function`, `arguments`, `id`) are tool calls; tokens from
+  `output.usage.input_tokens`/`output_tokens`; an `error` adds an `agent.error`;
+- a `tool` event executes a call (`function`, `arguments`, `id`): it gives the call a model
+  event asked for its `result` (an `error` makes it an error result), or is a call of its
+  own when no model event asked for it;
+- an `error` event is an `agent.error`; other events (`span_begin`, `state`, `score`,
+  `sample_init`, `info`, `logger`, …) are skipped and counted.
+A sample without events is read from its `messages` (assistant messages are steps, `tool`
+messages results by `tool_call_id`; tokens from `model_usage`). Strings stored as
+`attachment://HASH` are replaced by the sample's `attachments`. The run's latency is the
+sample's `total_time`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaldsl.runs.model import RunError
+from evaldsl.runs.providers import Items, Trace, text_of_parts, usage_of
+
+_USAGE = (("input_tokens", "output_tokens"),)
+
+
+def is_eval_log(d: Any) -> bool:
+    """An Inspect AI `EvalLog`: an `eval` spec with its task, beside samples or a status."""
+    return (
+        isinstance(d, dict)
+        and isinstance(d.get("eval"), dict)
+        and ("task" in d["eval"] or "task_id" in d["eval"])
+        and any(k in d for k in ("samples", "status", "results"))
+    )
+
+
+def sample_ids(log: dict[str, Any]) -> list[str]:
+    """The ids of a log's samples, as text (`1`, `"q-7"`), epochs after the first marked
+    `id@epoch`."""
+    out: list[str] = []
+    for sample in log.get("samples") or []:
+        if isinstance(sample, dict):
+            out.append(_sample_key(sample))
+    return out
+
+
+def _sample_key(sample: dict[str, Any]) -> str:
+    key = str(sample.get("id"))
+    epoch = sample.get("epoch", 1)
+    return key if epoch in (1, None) else f"{key}@{epoch}"
+
+
+def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, float | None]:
+    """The events of one sample of an eval log, and its latency in ms."""
+    log = items.values[0]
+    samples = [s for s in log.get("samples") or [] if isinstance(s, dict)]
+    ids = [_sample_key(s) for s in samples]
+    if not samples:
+        raise RunError(
+            "this Inspect AI log has no samples (it was written without them, or is a "
+            "header only): there is no run to check",
+            path=items.path,
+            hint="write the log with samples (`log_samples` on)",
+        )
+    if sample is None and len(samples) > 1:
+        raise RunError(
+            f"this Inspect AI log has {len(samples)} samples ({', '.join(ids[:8])}): name one",
+            path=items.path,
+            hint="in a suite each sample becomes a case of its own; from Python, "
+            "load_run(path, sample=ID)",
+        )
+    chosen = samples[0] if sample is None else None
+    for s, key in zip(samples, ids, strict=True):
+        if sample is not None and key == sample:
+            chosen = s
+    if chosen is None:
+        raise RunError(
+            f'no sample "{sample}" in this Inspect AI log (it has {", ".join(ids[:8])})',
+            path=items.path,
+        )
+    trace = Trace("inspect", items.path, why)
+    attachments = chosen.get("attachments") if isinstance(chosen.get("attachments"), dict) else {}
+    assert isinstance(attachments, dict)
+    events = [e for e in chosen.get("events") or [] if isinstance(e, dict)]
+    if events:
+        for event in events:
+            _event(_resolve(event, attachments), trace)
+    else:
+        _messages(_resolve(chosen, attachments), trace)
+    if isinstance(chosen.get("error"), dict) and not any(e.get("event") == "error" for e in events):
+        trace.error(str(chosen["error"].get("message") or "the sample failed"))
+    total = chosen.get("total_time")
+    latency = float(total) * 1000 if isinstance(total, int | float) else None
+    return trace, latency
+
+
+def _resolve(value: Any, attachments: dict[str, Any]) -> Any:
+    """`value` with `attachment://HASH` strings replaced by the attachment's text."""
+    if isinstance(value, str):
+        if value.startswith("attachment://"):
+            found = attachments.get(value.removeprefix("attachment://"))
+            return found if isinstance(found, str) else value
+        return value
+    if isinstance(value, list):
+        return [_resolve(v, attachments) for v in value]
+    if isinstance(value, dict):
+        return {k: _resolve(v, attachments) for k, v in value.items()}
+    return value
+
+
+def _message_text(message: Any) -> str:
+    if not isinstance(message, dict):
+        return ""
+    return text_of_parts(message.get("content"))
+
+
+def _calls(message: Any, trace: Trace, at: str | None) -> None:
+    if not isinstance(message, dict):
+        return
+    for call in message.get("tool_calls") or []:
+        if isinstance(call, dict) and isinstance(call.get("function"), str):
+            trace.call(call["function"], call.get("arguments", {}), call.get("id"), at)
+
+
+def _event(event: dict[str, Any], trace: Trace) -> None:
+    kind = event.get("event")
+    at = event.get("timestamp") if isinstance(event.get("timestamp"), str) else None
+    if kind == "model":
+        trace.saw("model event")
+        output = event.get("output") if isinstance(event.get("output"), dict) else {}
+        assert isinstance(output, dict)
+        choices = output.get("choices") or []
+        message = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
+        model = event.get("model") if isinstance(event.get("model"), str) else None
+        end = event.get("completed") if isinstance(event.get("completed"), str) else at
+        trace.llm(
+            _message_text(message),
+            usage_of(output.get("usage"), _USAGE),
+            model=model,
+            start=at,
+            end=end,
+            failed=event.get("error") is not None,
+        )
+        _calls(message, trace, end)
+        if event.get("error") is not None:
+            trace.error(str(event["error"]), end)
+    elif kind == "tool":
+        trace.saw("tool event")
+        name = str(event.get("function"))
+        call_id = event.get("id") if isinstance(event.get("id"), str) else None
+        cid = trace.known_call(call_id, name)
+        if cid is None:
+            cid = trace.call(name, event.get("arguments", {}), call_id, at)
+        error = event.get("error")
+        end = event.get("completed") if isinstance(event.get("completed"), str) else at
+        if isinstance(error, dict):
+            trace.result(cid, error.get("message", error), is_error=True, at=end)
+        else:
+            trace.result(cid, event.get("result"), at=end)
+    elif kind == "error":
+        trace.saw("error event")
+        error = event.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        trace.error(str(message or "error"), at)
+    else:
+        trace.skip(f"`{kind}` events (not a step, call or result)")
+
+
+def _messages(sample: dict[str, Any], trace: Trace) -> None:
+    trace.note("the sample has no event transcript: read from its messages")
+    for message in sample.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "assistant":
+            trace.saw("assistant message")
+            trace.llm(_message_text(message), None, model=message.get("model"))
+            _calls(message, trace, None)
+        elif role == "tool":
+            trace.saw("tool message")
+            call_id = message.get("tool_call_id")
+            if isinstance(call_id, str) and trace.has_call(call_id):
+                trace.result(call_id, _message_text(message), is_error="error" in message)
+            else:
+                trace.skip("a tool message whose tool_call_id names no call")
+        else:
+            trace.saw(f"{role} message")
+    usage = sample.get("model_usage")
+    if isinstance(usage, dict) and trace.events:
+        pairs = [usage_of(u, _USAGE) for u in usage.values()]
+        total = (sum(p[0] for p in pairs if p), sum(p[1] for p in pairs if p))
+        responses = [e for e in trace.events if e["type"] == "llm.response"]
+        if responses:
+            responses[-1]["usage"] = {"promptTokens": total[0], "completionTokens": total[1]}

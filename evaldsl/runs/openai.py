@@ -1,0 +1,439 @@
+"""OpenAI: Chat Completions bodies, request transcripts, streamed chunks, the Responses API.
+
+Takes `Items` (one body, an array or JSONL of them, or the SSE text as the API streams it)
+and gives the normalised events of `providers` (format "openai"). Shapes and what becomes
+what:
+
+- a Chat Completions response body (`object: "chat.completion"`, `choices[].message`): one
+  step; the answer is `choices[0].message.content` (text or text parts; `null` when the
+  model only calls tools gives `""`, never the body's JSON); each `tool_calls[]` entry is a
+  `tool.call` (`function.name`, `function.arguments` parsed from JSON text, `id`); legacy
+  `function_call` too; tokens from `usage.prompt_tokens`/`completion_tokens`;
+- a request body (`messages[]` with `role`): the transcript the application sent back; each
+  assistant message is one step (its text the answer, its `tool_calls` the calls) and each
+  `role: "tool"` message the result of the call its `tool_call_id` names (`role:
+  "function"` by name). A transcript records no token usage;
+- streamed chunks (`object: "chat.completion.chunk"`, JSONL or SSE ending in `data:
+  [DONE]`): chunks of one `id` are one step; `delta.content` pieces join into the answer,
+  `delta.tool_calls[]` fragments are reassembled by `index` (the `id` and `name` come
+  first, the `arguments` text arrives in pieces); usage from the final chunk
+  (`stream_options.include_usage`). A stream without a `finish_reason` is cut: an error
+  naming the tool call whose arguments were left unfinished;
+- a Responses API body (`object: "response"`, `output[]`): one step; `message` items'
+  `output_text` parts make the answer (a `refusal` is not answer text); `function_call`
+  (JSON-text `arguments`, `call_id`) and `custom_tool_call` are tool calls,
+  `function_call_output` a result; built-in tools (`web_search_call`, `file_search_call`,
+  `code_interpreter_call`, `computer_call`, `image_generation_call`, `local_shell_call`) are
+  calls of the tool named by the type without `_call` (`web_search`) with the item's
+  `action`/`queries`/`code` as arguments, and `mcp_call` a call of its `name` with its
+  `output` as result; `reasoning` items are skipped; tokens from `usage.input_tokens`/
+  `output_tokens`; `status: "failed"` or an `error` object adds an `agent.error` (`"error":
+  null` is no error);
+- Responses API streaming events (`type: "response.…"`): each stream ends in
+  `response.completed`/`incomplete`/`failed`, whose `response` is read as a body (its
+  `output` completed from the `response.output_item.done` items when empty); a stream
+  without one is cut, an error.
+
+A body with an `error` object and no result (`{"error": {"message": …}}`) is an error, as
+is any item that is none of these shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaldsl.runs.model import describe
+from evaldsl.runs.providers import (
+    Items,
+    Trace,
+    is_json_text,
+    parse_json_text,
+    text_of_parts,
+    usage_of,
+)
+
+_CHAT_USAGE = (("prompt_tokens", "completion_tokens"),)
+_RESPONSES_USAGE = (("input_tokens", "output_tokens"),)
+_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+_BUILTIN_CALLS = {
+    "web_search_call": ("action", "queries"),
+    "file_search_call": ("queries",),
+    "code_interpreter_call": ("code",),
+    "computer_call": ("action",),
+    "image_generation_call": (),
+    "local_shell_call": ("action",),
+}
+_REQUEST_ONLY_ROLES = frozenset({"tool", "function", "system", "developer"})
+
+
+# --- signatures ------------------------------------------------------------------------------
+
+
+def _first_choice(d: dict[str, Any]) -> Any:
+    choices = d.get("choices")
+    return choices[0] if isinstance(choices, list) and choices else None
+
+
+def is_completion(d: Any) -> bool:
+    """A Chat Completions response body."""
+    if not isinstance(d, dict) or not isinstance(d.get("choices"), list):
+        return False
+    choice = _first_choice(d)
+    return d.get("object") in ("chat.completion", "text_completion") or (
+        isinstance(choice, dict) and ("message" in choice or "text" in choice)
+    )
+
+
+def is_chunk(d: Any) -> bool:
+    """A streamed Chat Completions chunk."""
+    if not isinstance(d, dict) or not isinstance(d.get("choices"), list):
+        return False
+    choice = _first_choice(d)
+    return d.get("object") == "chat.completion.chunk" or (
+        isinstance(choice, dict) and "delta" in choice
+    )
+
+
+def is_request(d: Any) -> bool:
+    """A Chat Completions request body whose transcript only OpenAI writes this way: a
+    `tool`/`system` role, or `tool_calls` on a message."""
+    messages = d.get("messages") if isinstance(d, dict) else None
+    if not isinstance(messages, list) or "choices" in d or "output" in d:
+        return False
+    return any(
+        isinstance(m, dict)
+        and (m.get("role") in _REQUEST_ONLY_ROLES or "tool_calls" in m or "tool_call_id" in m)
+        for m in messages
+    )
+
+
+def is_plain_request(d: Any) -> bool:
+    """A request body of user/assistant messages only (OpenAI and Anthropic both write it)."""
+    messages = d.get("messages") if isinstance(d, dict) else None
+    return (
+        isinstance(messages, list)
+        and bool(messages)
+        and "choices" not in d
+        and "system" not in d
+        and all(isinstance(m, dict) and m.get("role") in ("user", "assistant") for m in messages)
+        and all(isinstance(m.get("content"), str) for m in messages)
+    )
+
+
+def is_response(d: Any) -> bool:
+    """A Responses API body."""
+    return (
+        isinstance(d, dict)
+        and isinstance(d.get("output"), list)
+        and (d.get("object") == "response" or str(d.get("id", "")).startswith("resp_"))
+    )
+
+
+def is_response_event(d: Any) -> bool:
+    """A Responses API streaming event."""
+    return isinstance(d, dict) and str(d.get("type", "")).startswith("response.")
+
+
+SHAPES = {
+    "chat.completion": is_completion,
+    "chat.completion.chunk": is_chunk,
+    "chat request": is_request,
+    "response": is_response,
+    "response event": is_response_event,
+}
+
+
+def shape_of(d: Any) -> str | None:
+    """The OpenAI shape of one item, or `None`."""
+    for name, test in SHAPES.items():
+        if test(d):
+            return name
+    return None
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
+    """The events of OpenAI items (see the module doc); `done`: an SSE `[DONE]` was seen."""
+    trace = Trace("openai", items.path, why)
+    streams: dict[str, _Stream] = {}
+    response_stream: _ResponseStream | None = None
+    for index, item in enumerate(items):
+        if is_chunk(item):
+            key = str(item.get("id", ""))
+            if key not in streams:
+                streams[key] = _Stream(index)
+            streams[key].add(item, trace)
+            continue
+        if streams and not is_chunk(item):
+            _finish_streams(streams, items, trace, done)
+        if response_stream is not None and isinstance(item, dict) and item.get("type") == "error":
+            trace.saw("error event")
+            trace.error(str(item.get("message") or "the stream reported an error"))
+            continue
+        if is_response_event(item):
+            response_stream = response_stream or _ResponseStream(index)
+            if _response_event(item, response_stream, trace):
+                response_stream = None
+            continue
+        _error_body(item, items, index)
+        if is_completion(item):
+            trace.saw("chat.completion")
+            _completion(item, trace)
+        elif is_response(item):
+            trace.saw("response")
+            _response(item, trace)
+        elif isinstance(item, dict) and isinstance(item.get("messages"), list):
+            trace.saw("chat request")
+            _transcript(item, items, index, trace)
+        else:
+            raise items.error(
+                index,
+                f"{items.where(index)} is {_found(item)}, not an OpenAI body",
+                "an OpenAI item is a chat.completion, a chunk, a request with messages, "
+                "a Responses API object or one of its streaming events",
+            )
+    _finish_streams(streams, items, trace, done)
+    if response_stream is not None:
+        raise items.error(
+            response_stream.start,
+            "the Responses API stream ends before `response.completed` "
+            "(or `incomplete`/`failed`): the recording is cut",
+            "record the whole stream, up to its terminal event",
+        )
+    if done:
+        trace.saw("[DONE]")
+    return trace
+
+
+def _found(item: Any) -> str:
+    if isinstance(item, dict):
+        return "an object with keys " + ", ".join(f"`{k}`" for k in list(item)[:6])
+    return describe(item)
+
+
+def _error_body(item: Any, items: Items, index: int) -> None:
+    if (
+        isinstance(item, dict)
+        and isinstance(item.get("error"), dict)
+        and not any(k in item for k in ("choices", "output", "messages"))
+    ):
+        message = item["error"].get("message")
+        said = f": {message}" if isinstance(message, str) else ""
+        raise items.error(
+            index,
+            f"{items.where(index)} is an error body, not a response{said}",
+            "the API answered with an error: there is no run to check",
+        )
+
+
+def _message_calls(message: dict[str, Any], trace: Trace, at: str | None = None) -> None:
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            trace.skip("a tool call without a function name")
+            continue
+        args = parse_json_text(function.get("arguments", {}))
+        trace.call(function["name"], args, call.get("id"), at)
+    legacy = message.get("function_call")
+    if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
+        trace.call(legacy["name"], parse_json_text(legacy.get("arguments", {})), None, at)
+
+
+def _completion(body: dict[str, Any], trace: Trace) -> None:
+    choice = _first_choice(body)
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if isinstance(message, dict):
+        text = text_of_parts(message.get("content"))
+    else:
+        text = choice.get("text", "") if isinstance(choice, dict) else ""
+    if len(body.get("choices") or []) > 1:
+        trace.skip("choices after the first (n > 1)", len(body["choices"]) - 1)
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    trace.llm(text, usage_of(body.get("usage"), _CHAT_USAGE), model=model)
+    if isinstance(message, dict):
+        _message_calls(message, trace)
+
+
+def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    trace.note("a request transcript records no token usage: tokens count 0")
+    for message in body["messages"]:
+        if not isinstance(message, dict):
+            raise items.error(index, f"a message of {items.where(index)} is not an object")
+        role = message.get("role")
+        if role == "assistant":
+            trace.saw("assistant message")
+            trace.llm(text_of_parts(message.get("content")), None, model=model)
+            _message_calls(message, trace)
+        elif role == "tool":
+            trace.saw("tool message")
+            call_id = message.get("tool_call_id")
+            output = text_of_parts(message.get("content"))
+            if isinstance(call_id, str) and trace.has_call(call_id):
+                trace.result(call_id, output)
+            else:
+                trace.skip("a tool message whose tool_call_id names no call")
+        elif role == "function":
+            trace.saw("function message")
+            found = trace.known_call(None, message.get("name"))
+            if found is not None:
+                trace.result(found, text_of_parts(message.get("content")))
+            else:
+                trace.skip("a function message that names no call")
+        else:
+            trace.saw(f"{role} message")
+
+
+class _Stream:
+    """The chunks of one streamed chat completion, reassembled."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.usage: tuple[int, int] | None = None
+        self.model: str | None = None
+        self.finished = False
+
+    def add(self, chunk: dict[str, Any], trace: Trace) -> None:
+        trace.saw("chat.completion.chunk")
+        if isinstance(chunk.get("model"), str):
+            self.model = chunk["model"]
+        usage = usage_of(chunk.get("usage"), _CHAT_USAGE)
+        if usage is not None:
+            self.usage = usage
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict):
+                continue
+            if choice.get("index", 0) != 0:
+                trace.skip("deltas of choices after the first (n > 1)")
+                continue
+            if choice.get("finish_reason"):
+                self.finished = True
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                continue
+            if isinstance(delta.get("content"), str):
+                self.text.append(delta["content"])
+            for part in delta.get("tool_calls") or []:
+                if not isinstance(part, dict):
+                    continue
+                slot = self.calls.setdefault(
+                    part.get("index", 0), {"id": None, "name": None, "arguments": []}
+                )
+                if part.get("id"):
+                    slot["id"] = part["id"]
+                function = part.get("function")
+                if isinstance(function, dict):
+                    if function.get("name"):
+                        slot["name"] = function["name"]
+                    if isinstance(function.get("arguments"), str):
+                        slot["arguments"].append(function["arguments"])
+
+    def finish(self, items: Items, trace: Trace, done: bool) -> None:
+        for n, slot in sorted(self.calls.items()):
+            text = "".join(slot["arguments"])
+            if text and not is_json_text(text):
+                raise items.error(
+                    self.start,
+                    f"the stream is cut in the middle of tool call #{n + 1} "
+                    f"({slot['name'] or 'no name'}): its arguments end at {text[-20:]!r}",
+                    "record the whole stream: a tool call's arguments are read only when complete",
+                )
+        if not self.finished and not done:
+            raise items.error(
+                self.start,
+                "the stream ends before a `finish_reason`: the recording is cut",
+                "record the whole stream, up to the chunk with a finish_reason",
+            )
+        trace.llm("".join(self.text), self.usage, model=self.model)
+        for slot in (s for _, s in sorted(self.calls.items())):
+            if not slot["name"]:
+                trace.skip("a streamed tool call without a name")
+                continue
+            text = "".join(slot["arguments"])
+            trace.call(slot["name"], parse_json_text(text) if text else {}, slot["id"])
+
+
+def _finish_streams(streams: dict[str, _Stream], items: Items, trace: Trace, done: bool) -> None:
+    for stream in streams.values():
+        stream.finish(items, trace, done)
+    streams.clear()
+
+
+def _response(body: dict[str, Any], trace: Trace) -> None:
+    text: list[str] = []
+    calls: list[tuple[str, Any, str | None, Any, bool]] = []  # name, args, id, result, error
+    for item in body.get("output") or []:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "message":
+            for part in item.get("content") or []:
+                if isinstance(part, dict) and part.get("type") == "output_text":
+                    text.append(str(part.get("text", "")))
+                else:
+                    trace.skip("message parts that are not output_text (refusals, …)")
+        elif kind in ("function_call", "custom_tool_call"):
+            args = item.get("arguments") if kind == "function_call" else item.get("input")
+            calls.append(
+                (str(item.get("name")), parse_json_text(args), item.get("call_id"), None, False)
+            )
+        elif kind == "function_call_output":
+            calls.append(("", None, item.get("call_id"), item.get("output"), True))
+        elif kind == "mcp_call":
+            args = parse_json_text(item.get("arguments"))
+            calls.append((str(item.get("name")), args, item.get("id"), item, False))
+        elif kind in _BUILTIN_CALLS:
+            args = {k: item[k] for k in _BUILTIN_CALLS[kind] if k in item}
+            calls.append((kind.removesuffix("_call"), args, item.get("id"), None, False))
+        elif kind == "reasoning":
+            trace.skip("reasoning items (not answer text)")
+        else:
+            trace.skip(f"output items of type `{kind}`")
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    trace.llm("".join(text), usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
+    for name, args, call_id, result, is_output in calls:
+        if is_output:  # a function_call_output: the result of a call made earlier
+            if isinstance(call_id, str) and trace.has_call(call_id):
+                trace.result(call_id, result)
+            else:
+                trace.skip("a function_call_output whose call_id names no call")
+            continue
+        cid = trace.call(name, args, call_id if isinstance(call_id, str) else None)
+        if isinstance(result, dict):  # an mcp_call carries its own output or error
+            failed = result.get("error") is not None
+            trace.result(
+                cid, result.get("error") if failed else result.get("output"), is_error=failed
+            )
+    error = body.get("error")
+    if body.get("status") == "failed" or isinstance(error, dict):
+        message = error.get("message") if isinstance(error, dict) else None
+        trace.error(str(message or "the response failed"))
+    elif body.get("status") == "incomplete":
+        trace.note("a response is incomplete (status `incomplete`): its answer may be cut")
+
+
+class _ResponseStream:
+    """The events of one streamed Responses API call."""
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.items: list[Any] = []
+
+
+def _response_event(event: dict[str, Any], stream: _ResponseStream, trace: Trace) -> bool:
+    """Read one streaming event; True when it ends the stream."""
+    kind = event["type"]
+    trace.saw("response event")
+    if kind == "response.output_item.done":
+        stream.items.append(event.get("item"))
+    if kind not in _TERMINAL:
+        return False
+    body = event.get("response")
+    if not isinstance(body, dict):
+        body = {}
+    if not body.get("output") and stream.items:
+        body = {**body, "output": stream.items}
+    _response(body, trace)
+    return True

@@ -1,0 +1,285 @@
+"""What evaldsl read from a trace or state, in the words of the language (`evaldsl inspect`).
+
+Takes a run file (and optionally a format name) and gives `Summary` records, one per run
+the file holds (an Inspect AI log with several samples holds one per sample): the format
+and why it was chosen, what the adapter recognised and skipped, the events by kind, each
+tool with its call count and first arguments, steps, tokens, cost, the first and last
+answers (abridged), latency, errors, guards; for a state its status, nodes, memory keys,
+tokens, budget and cost. The numbers come from the same index pass the assertions read,
+so what `inspect` shows is what `tokens <= 2000` or `tool search called` will see.
+`render_text` and `to_json` print it; `summary_markdown` is the language server's hover.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import attrs
+import orjson
+
+from evaldsl.runs.detect import inspect_samples, load_run
+from evaldsl.runs.events import tool_call_arguments, tool_call_name
+from evaldsl.runs.index import Needs, index_run
+from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.prices import model_family, price_of
+from evaldsl.runs.text import js_json
+
+ABRIDGE = 120  # characters of an answer or of arguments shown
+
+
+@attrs.frozen
+class ToolSummary:
+    """One tool: how often it was called and the arguments of its first call."""
+
+    name: str
+    calls: int
+    first_args: Any
+
+
+@attrs.frozen
+class Summary:
+    """What one run holds, as the assertions see it."""
+
+    path: str
+    format: str
+    why: str
+    kind: str  # "trace" or "state"
+    sample: str | None = None
+    recognised: dict[str, int] | None = None
+    skipped: dict[str, int] = attrs.Factory(dict)
+    notes: tuple[str, ...] = ()
+    events: dict[str, int] = attrs.Factory(dict)
+    tools: tuple[ToolSummary, ...] = ()
+    steps: int | None = None
+    tool_calls: int | None = None
+    results: int | None = None
+    errors: int | None = None
+    guards: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    cost_note: str | None = None
+    answers: int | None = None
+    first_answer: str | None = None
+    last_answer: str | None = None
+    latency_s: float | None = None
+    status: str | None = None
+    nodes: tuple[str, ...] | None = None
+    memory_keys: tuple[str, ...] | None = None
+    budget: Any = None
+
+
+def summarize(path: str | os.PathLike[str], format: str | None = None) -> list[Summary]:
+    """One `Summary` per run the file holds (a `RunError` when it cannot be read).
+
+    >>> path = "tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"
+    >>> [t.name for t in summarize(path)[0].tools]
+    ['get_weather', 'get_crypto_price']
+    """
+    p = os.fspath(path)
+    samples = inspect_samples(p, format)
+    if samples:
+        return [summarize_run(load_run(p, format, sample=s), p, sample=s) for s in samples]
+    return [summarize_run(load_run(p, format), p)]
+
+
+def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
+    """The summary of one run already loaded."""
+    read = run.read
+    base = Summary(
+        path=path,
+        format=read.format if read else run.format,
+        why=read.why if read else "given in memory",
+        kind="state" if run.state is not None else "trace",
+        sample=sample,
+        recognised=read.recognised if read else None,
+        skipped=dict(read.skipped) if read else {},
+        notes=read.notes if read else (),
+    )
+    if run.state is not None:
+        return _state(base, run.state)
+    needs = Needs(tool_sequence=True, answers={1}, answer_tail=1, times=True, cost=True)
+    facts = index_run(run, needs)
+    trace = facts.trace
+    assert trace is not None
+    events: dict[str, int] = {}
+    first_args: dict[str, Any] = {}
+    models: list[str] = []
+    for event in run.events or ():
+        kind = str(event.get("type"))
+        events[kind] = events.get(kind, 0) + 1
+        name = tool_call_name(event)
+        if name is not None and name not in first_args:
+            first_args[name] = tool_call_arguments(event)
+        model = event.get("model")
+        if kind == "llm.request" and isinstance(model, str) and model not in models:
+            models.append(model)
+    skipped = dict(base.skipped)
+    for kind, n in trace.unknown.items():
+        skipped[f"events of unknown type `{kind}`"] = n
+    latency = facts.latency_seconds if facts.latency_seconds is not None else trace.wall_seconds()
+    tools = tuple(
+        ToolSummary(name, trace.call_counts.get(name, 0), first_args.get(name))
+        for name in dict.fromkeys(trace.sequence)
+    )
+    return attrs.evolve(
+        base,
+        skipped=skipped,
+        events=events,
+        tools=tools,
+        steps=trace.steps,
+        tool_calls=trace.tool_calls,
+        results=trace.results,
+        errors=trace.errors,
+        guards=trace.guards,
+        input_tokens=trace.input_tokens,
+        output_tokens=trace.output_tokens,
+        cost=trace.cost,
+        cost_note=_cost_note(trace.unpriced_model, models),
+        answers=trace.responses,
+        first_answer=trace.answer(1) if trace.responses else None,
+        last_answer=trace.answer(-1) if trace.responses else None,
+        latency_s=latency,
+    )
+
+
+def _cost_note(unpriced: str | None, models: list[str]) -> str | None:
+    if unpriced is not None:
+        return f"no price for model {unpriced!r} (`cost` is an error)"
+    priced = [
+        f"{m} as {model_family(m)}"
+        for m in models
+        if price_of(m) is not None and model_family(m) != m
+    ]
+    return ("priced " + ", ".join(priced)) if priced else None
+
+
+def _state(base: Summary, state: dict[str, Any]) -> Summary:
+    memory = state.get("memory")
+    nodes = state.get("visited_nodes")
+    cost = state.get("total_cost_usd")
+    return attrs.evolve(
+        base,
+        status=state.get("status") if isinstance(state.get("status"), str) else None,
+        nodes=tuple(n for n in nodes if isinstance(n, str)) if isinstance(nodes, list) else None,
+        memory_keys=tuple(memory) if isinstance(memory, dict) else None,
+        input_tokens=_int(state.get("total_input_tokens")),
+        output_tokens=_int(state.get("total_output_tokens")),
+        budget=state.get("max_token_budget"),
+        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+# --- output ----------------------------------------------------------------------------------
+
+
+def abridge(text: str, limit: int = ABRIDGE) -> str:
+    """`text` on one line, cut to `limit` characters with "…".
+
+    >>> abridge("a\\nb" + "c" * 200, 10)
+    'a⏎bccccccc…'
+    """
+    flat = text.replace("\r\n", "⏎").replace("\n", "⏎")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _counts(counts: dict[str, int] | None) -> str:
+    if not counts:
+        return "nothing"
+    return ", ".join(f"{n} {k}" for k, n in counts.items())
+
+
+def _quoted(text: str | None) -> str:
+    return "none" if text is None else js_json(abridge(text))
+
+
+def render_text(summary: Summary) -> str:
+    """The summary as aligned `word  value` lines."""
+    s = summary
+    title = s.path + (f" [sample {s.sample}]" if s.sample else "")
+    rows: list[tuple[str, str]] = [("format", f"{s.format} ({s.why})")]
+    if s.recognised is not None:
+        rows.append(("read", _counts(s.recognised)))
+    if s.kind == "state":
+        rows += [
+            ("status", s.status or "none"),
+            ("nodes", ", ".join(s.nodes) if s.nodes else "none"),
+            ("memory", ", ".join(s.memory_keys) if s.memory_keys else "no keys"),
+            ("tokens", _tokens(s)),
+            ("budget", "none" if s.budget in (None, 0) else js_json(s.budget)),
+            ("cost", "none" if s.cost is None else f"${s.cost:.6g}"),
+        ]
+    else:
+        rows += [
+            ("events", _counts(s.events)),
+            ("tools", "; ".join(_tool(t) for t in s.tools) if s.tools else "none called"),
+            ("steps", str(s.steps)),
+            ("tool calls", f"{s.tool_calls} ({s.results} with a result)"),
+            ("tokens", _tokens(s)),
+            ("cost", _cost(s)),
+            ("answer", _answers(s)),
+            ("latency", "none recorded" if s.latency_s is None else f"{s.latency_s:.3g}s"),
+            ("errors", str(s.errors)),
+            ("guards", str(s.guards)),
+        ]
+    rows.append(("skipped", _counts(s.skipped)))
+    rows += [("note", note) for note in s.notes]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join([title, *(f"  {k:<{width}}  {v}" for k, v in rows)])
+
+
+def _tool(t: ToolSummary) -> str:
+    times = "once" if t.calls == 1 else f"{t.calls} times"
+    args = "" if t.first_args is None else ", first args " + abridge(js_json(t.first_args), 80)
+    return f"{t.name} called {times}{args}"
+
+
+def _tokens(s: Summary) -> str:
+    if s.input_tokens is None and s.output_tokens is None:
+        return "none recorded"
+    i, o = s.input_tokens or 0, s.output_tokens or 0
+    return f"{i + o} (input tokens {i}, output tokens {o})"
+
+
+def _cost(s: Summary) -> str:
+    if s.cost is None:
+        return s.cost_note or "none"
+    return f"${s.cost:.6g}" + (f" ({s.cost_note})" if s.cost_note else "")
+
+
+def _answers(s: Summary) -> str:
+    if not s.answers:
+        return "no response"
+    if s.answers == 1:
+        return f"{_quoted(s.last_answer)} (1 response)"
+    return (
+        f"{_quoted(s.last_answer)} (last of {s.answers} responses; "
+        f"answer[1] = {_quoted(s.first_answer)})"
+    )
+
+
+def to_json(summaries: list[Summary]) -> str:
+    """The summaries as a JSON array (answers abridged like the text)."""
+    out = []
+    for s in summaries:
+        d = attrs.asdict(s)
+        for key in ("first_answer", "last_answer"):
+            if d[key] is not None:
+                d[key] = abridge(d[key])
+        out.append(d)
+    return orjson.dumps(out, option=orjson.OPT_INDENT_2, default=str).decode()
+
+
+def summary_markdown(path: str | os.PathLike[str], format: str | None = None) -> str:
+    """The hover text of a `cassette`/`trace`/`state` line: the summary, or why the file
+    cannot be read."""
+    try:
+        summaries = summarize(path, format)
+    except RunError as err:
+        return f"cannot read: {err.message}" + (f" ({err.hint})" if err.hint else "")
+    return "\n\n".join("```text\n" + render_text(s) + "\n```" for s in summaries)

@@ -1,0 +1,508 @@
+"""The trace formats: fixtures written from each format's documentation, generated edge
+cases (empty and cut streams, spans without attributes, both spellings of attributes),
+detection by signature, and failing closed: a trace in which nothing is recognised is an
+error for `check` and for the run, and no file any adapter rejects or half-reads ever
+yields a passing `no tool X`, `tools is empty` or `tokens < N`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import evaldsl
+from evaldsl.language.vocabulary import RUN_FORMATS
+from evaldsl.runner import run_suites
+from evaldsl.runs import RunError, load_run
+from evaldsl.runs.events import KNOWN_TYPES
+from evaldsl.runs.prices import model_family, price_of
+from evaldsl.suites import load_suite
+from tests.clitools import run_evaldsl
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "formats"
+REAL = ROOT / "tests" / "fixtures" / "realworld"
+
+
+def check(path: Path, text: str, fmt: str | None = None) -> list[str]:
+    """The statuses of `text`'s statements against the run in `path`."""
+    run = load_run(path, fmt)
+    return evaldsl.compile(text).check(run).statuses
+
+
+# --- fixtures written from the documentation ------------------------------------------------
+
+DOCUMENTED: list[tuple[str, str, str]] = [
+    (
+        "responses-stream.sse",
+        "openai",
+        'tools == ["web_search", "get_weather"]; tool get_weather args == {city: "Oslo"}; '
+        'tool web_search args $.action.query == "weather Oslo"; answer == "Checking Oslo."; '
+        "input tokens == 40; output tokens == 12; steps == 1",
+    ),
+    (
+        "responses-builtin.json",
+        "openai",
+        'tools == ["lookup_ticket", "file_search"]; tool lookup_ticket args $.id == 42; '
+        'tool lookup_ticket result $.state == "open"; answer == "Ticket 42 is open."; '
+        "tokens == 120; errors == 0",
+    ),
+    (
+        "anthropic-request.json",
+        "anthropic",
+        'tool get_weather called twice; tool get_weather result == "19C, cloudy"; '
+        'tool get_weather result == "service down"; answer[1] == "Let me check both."; '
+        'answer == "Lima is 19C; Quito is unknown."; steps == 2; tokens == 0',
+    ),
+    (
+        "anthropic-thinking.sse",
+        "anthropic",
+        'tools is empty; answer == "It is 4."; input tokens == 50; output tokens == 30',
+    ),
+    (
+        "openllmetry.otlp.json",
+        "otel",
+        'tools == ["convert"]; tool convert args == {amount: 10, to: "EUR"}; '
+        'tool convert result $.eur == 9.2; answer == "10 USD is 9.2 EUR."; '
+        "input tokens == 80; output tokens == 17; steps == 2; latency == 3.1s",
+    ),
+    (
+        "openinference-tool.jsonl",
+        "otel",
+        'tools == ["search_docs"]; tool search_docs args $.q == "rate limits"; errors == 1; '
+        'answer == "The search timed out."; tokens == 181; steps == 2; latency == 4s',
+    ),
+    (
+        "genai-events.otlp.json",
+        "otel",
+        'answer == "Paris."; input tokens == 11; output tokens == 4; latency == 500ms',
+    ),
+    (
+        "agents-spans.jsonl",
+        "openai_agents",
+        'tools == ["lookup_order"]; tool lookup_order args $.order == 7; '
+        'tool lookup_order result == "shipped"; guards == 1; steps == 2; '
+        'answer == "Order 7 has shipped."; input tokens == 65; latency == 5s',
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "fmt", "text"), DOCUMENTED, ids=[d[0] for d in DOCUMENTED])
+def test_documented_shapes(name: str, fmt: str, text: str) -> None:
+    path = DATA / name
+    for named in (None, fmt):
+        statuses = check(path, text, named)
+        assert statuses == ["pass"] * len(statuses), (named, statuses)
+    assert load_run(path).format == fmt
+
+
+def test_inspect_log_samples_expand_into_cases(tmp_path: Path) -> None:
+    log = DATA / "inspect-two-samples.json"
+    suite_file = tmp_path / "s.eval"
+    suite_file.write_text(
+        f'case "capitals"\n  cassette "{log}"\n  answer matches /^(Paris|Berlin)$/\n'
+        "  tokens < 100\n",
+        encoding="utf-8",
+    )
+    suite = load_suite(suite_file)
+    assert [c.name for c in suite.cases] == ["capitals [fr]", "capitals [de]"]
+    assert not suite.errors
+    report = run_suites([suite])
+    assert report.ok and [c.name for c in report.suites[0].cases] == [
+        "capitals [fr]",
+        "capitals [de]",
+    ]
+    with pytest.raises(RunError, match="has 2 samples \\(fr, de\\): name one"):
+        load_run(log)
+    fr = load_run(log, sample="fr")
+    assert evaldsl.compile('tool lookup result contains "capital of France"').check(fr).passed
+
+
+# --- answer and cost semantics ---------------------------------------------------------------
+
+
+def test_dated_models_price_as_their_family() -> None:
+    assert price_of("gpt-4o-mini-2024-07-18") == price_of("gpt-4o-mini") == (0.15, 0.6)
+    assert model_family("claude-3-5-sonnet-20241022") == "claude-3-5-sonnet"
+    assert model_family("openai/gpt-4o") == "gpt-4o"
+    assert price_of("claude-opus-4-5-20251101") is None  # never a shorter family's price
+    assert price_of(3) is None
+
+
+def test_cost_of_a_dated_model(tmp_path: Path) -> None:
+    path = REAL / "openai-chat-tools" / "response-toolcalls.json"
+    # 75 input and 51 output tokens at gpt-4o-mini's price: $0.00004185
+    assert check(path, "cost > $0.0000418; cost < $0.0000419") == ["pass", "pass"]
+
+
+# --- detection -------------------------------------------------------------------------------
+
+
+def write(tmp: Path, name: str, text: str) -> Path:
+    path = tmp / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_status_alone_is_not_a_state(tmp_path: Path) -> None:
+    responses = load_run(REAL / "openai-responses-api" / "response-message.json")
+    assert (responses.kind, responses.format) == ("trace", "openai")
+    inspect_log = load_run(REAL / "inspect-ai-eval-log" / "log_read_sample.json")
+    assert (inspect_log.kind, inspect_log.format) == ("trace", "inspect")
+    state = load_run(write(tmp_path, "s.json", '{"status": "completed", "goal": "x"}'))
+    assert state.kind == "state"
+
+
+def test_error_null_is_not_an_error_body(tmp_path: Path) -> None:
+    body = {
+        "object": "response",
+        "id": "resp_1",
+        "status": "completed",
+        "error": None,
+        "output": [],
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    run = load_run(write(tmp_path, "r.json", json.dumps(body)))
+    assert check(tmp_path / "r.json", "errors == 0; tokens == 2") == ["pass", "pass"]
+    assert run.format == "openai"
+    failed = {**body, "status": "failed", "error": {"message": "server_error"}}
+    run = load_run(write(tmp_path, "f.json", json.dumps(failed)))
+    assert check(tmp_path / "f.json", "errors == 1") == ["pass"]
+    with pytest.raises(RunError, match="an error body, not a response: quota"):
+        load_run(write(tmp_path, "e.json", '{"error": {"message": "quota"}}'), "openai")
+
+
+def test_two_formats_or_none_is_a_clear_error(tmp_path: Path) -> None:
+    plain = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+    }
+    with pytest.raises(RunError) as info:
+        load_run(write(tmp_path, "p.json", json.dumps(plain)))
+    assert "matches more than one format: openai (" in info.value.message
+    assert "anthropic (" in info.value.message and info.value.hint is not None
+    assert load_run(tmp_path / "p.json", "anthropic").format == "anthropic"
+    with pytest.raises(RunError) as none:
+        load_run(write(tmp_path, "n.json", '{"spans": [], "kind": 1}'))
+    assert "the first items have keys `spans`, `kind`" in none.value.message
+    assert "inspect" in (none.value.hint or "")
+
+
+# --- generated edge cases --------------------------------------------------------------------
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return json.dumps({"id": "c1", "object": "chat.completion.chunk", "choices": [choice]})
+
+
+CALL_START = chunk(
+    {"tool_calls": [{"index": 0, "id": "t1", "function": {"name": "f", "arguments": ""}}]}
+)
+CALL_PART = chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"q": "ab'}}]})
+CALL_END = chunk({"tool_calls": [{"index": 0, "function": {"arguments": 'c"}'}}]}, "tool_calls")
+
+
+def test_openai_streams_empty_cut_and_whole(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match=r"nothing|holds no"):
+        load_run(write(tmp_path, "empty.sse", "data: [DONE]\n\n"))
+    with pytest.raises(RunError, match="cut in the middle of tool call #1 \\(f\\)"):
+        load_run(write(tmp_path, "cut.jsonl", CALL_START + "\n" + CALL_PART + "\n"))
+    with pytest.raises(RunError, match="ends before a `finish_reason`"):
+        load_run(
+            write(
+                tmp_path,
+                "open.jsonl",
+                chunk({"content": "hel"}) + "\n" + chunk({"content": "lo"}) + "\n",
+            )
+        )
+    whole = write(tmp_path, "whole.jsonl", "\n".join([CALL_START, CALL_PART, CALL_END]) + "\n")
+    assert check(whole, 'tool f args $.q == "abc"; answer == ""') == ["pass", "pass"]
+
+
+def anthropic_events(*, stop: bool = True, whole_input: bool = True) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {"model": "claude-3-5-haiku", "usage": {"input_tokens": 9}},
+        },
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "tu", "name": "g", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"a": '},
+        },
+    ]
+    if whole_input:
+        events += [
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": "1}"},
+            },
+            {"type": "content_block_stop", "index": 0},
+        ]
+    if stop:
+        events += [
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use"},
+                "usage": {"output_tokens": 7},
+            },
+            {"type": "message_stop"},
+        ]
+    return events
+
+
+def sse(events: list[dict[str, Any]]) -> str:
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def test_anthropic_streams_cut_and_whole(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="cut in the middle of tool call `g`"):
+        load_run(write(tmp_path, "cut.sse", sse(anthropic_events(stop=False, whole_input=False))))
+    with pytest.raises(RunError, match="ends before `message_delta`"):
+        load_run(write(tmp_path, "open.sse", sse(anthropic_events(stop=False))))
+    whole = write(tmp_path, "whole.sse", sse(anthropic_events()))
+    assert check(whole, "tool g args $.a == 1; tokens == 16") == ["pass", "pass"]
+    lines = write(tmp_path, "whole.jsonl", "\n".join(json.dumps(e) for e in anthropic_events()))
+    assert check(lines, "tool g args $.a == 1; tokens == 16") == ["pass", "pass"]
+
+
+def otlp(spans: list[dict[str, Any]]) -> str:
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+
+
+def attr(key: str, value: Any) -> dict[str, Any]:
+    kind = "intValue" if isinstance(value, int) else "stringValue"
+    return {"key": key, "value": {kind: value}}
+
+
+@pytest.mark.parametrize(
+    ("usage", "tokens"),
+    [
+        ([("gen_ai.usage.input_tokens", 5), ("gen_ai.usage.output_tokens", 2)], 7),
+        ([("gen_ai.usage.prompt_tokens", 5), ("gen_ai.usage.completion_tokens", 2)], 7),
+        (  # both spellings on one span (Latitude writes both): counted once
+            [
+                ("gen_ai.usage.input_tokens", 5),
+                ("gen_ai.usage.prompt_tokens", 5),
+                ("gen_ai.usage.output_tokens", 2),
+                ("gen_ai.usage.completion_tokens", 2),
+            ],
+            7,
+        ),
+        ([("llm.token_count.prompt", 5), ("llm.token_count.completion", 2)], 7),
+    ],
+)
+def test_both_spellings_of_token_attributes(
+    tmp_path: Path, usage: list[tuple[str, int]], tokens: int
+) -> None:
+    span = {"spanId": "a", "name": "chat", "attributes": [attr("gen_ai.operation.name", "chat")]}
+    span["attributes"] += [attr(k, v) for k, v in usage]
+    path = write(tmp_path, "t.json", otlp([span]))
+    assert check(path, f"tokens == {tokens}; steps == 1") == ["pass", "pass"]
+
+
+@pytest.mark.parametrize(
+    "tool_attrs",
+    [
+        [
+            attr("gen_ai.operation.name", "execute_tool"),
+            attr("gen_ai.tool.name", "f"),
+            attr("gen_ai.tool.call.arguments", '{"x": 1}'),
+            attr("gen_ai.tool.call.result", "ok"),
+        ],
+        [
+            attr("openinference.span.kind", "TOOL"),
+            attr("tool.name", "f"),
+            attr("input.value", '{"x": 1}'),
+            attr("output.value", "ok"),
+        ],
+        [
+            attr("traceloop.span.kind", "tool"),
+            attr("traceloop.entity.name", "f"),
+            attr("traceloop.entity.input", '{"x": 1}'),
+            attr("traceloop.entity.output", "ok"),
+        ],
+    ],
+    ids=["genai", "openinference", "openllmetry"],
+)
+def test_tool_spans_in_each_convention(tmp_path: Path, tool_attrs: list[dict[str, Any]]) -> None:
+    bare = {"spanId": "b", "name": "no attributes"}
+    path = write(
+        tmp_path, "t.json", otlp([{"spanId": "a", "name": "f", "attributes": tool_attrs}, bare])
+    )
+    assert (
+        check(path, 'tools == ["f"]; tool f args $.x == 1; tool f result == "ok"') == ["pass"] * 3
+    )
+    read = load_run(path).read
+    assert read is not None and read.skipped == {"spans without attributes": 1}
+
+
+def test_non_numeric_span_times(tmp_path: Path) -> None:
+    span = {
+        "spanId": "a",
+        "name": "chat",
+        "startTimeUnixNano": "soon",
+        "endTimeUnixNano": "later",
+        "attributes": [attr("gen_ai.operation.name", "chat")],
+    }
+    path = write(tmp_path, "t.json", otlp([span]))
+    assert check(path, "latency < 1s; steps == 1") == ["error", "pass"]
+
+
+# --- nothing recognised: an error for check and for the run ----------------------------------
+
+UNRECOGNISED: list[tuple[str, str, str | None]] = [
+    ("events.jsonl", '{"type": "note", "text": "a"}\n{"type": "note", "text": "b"}\n', None),
+    ("events.json", '[{"type": "note"}]', "events"),
+    ("cassette.jsonl", '{"cassette": "traceplay", "version": 1}\n{"type": "note"}\n', None),
+    ("openai.json", '{"choices": []}', "openai"),
+    ("anthropic.jsonl", '{"type": "ping"}\n{"type": "ping"}\n', None),
+    ("spans.json", '{"resourceSpans": []}', None),
+    ("spans.jsonl", '{"name": "a", "context": {"span_id": "1"}, "attributes": {}}\n', "otel"),
+    (
+        "inspect.json",
+        '{"eval": {"task": "t"}, "samples": [{"id": 1, "events": [{"event": "info"}]}]}',
+        None,
+    ),
+    ("agents.jsonl", '{"object": "trace", "workflow_name": "w"}\n', "openai_agents"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "fmt"), UNRECOGNISED, ids=[u[0] for u in UNRECOGNISED])
+def test_nothing_recognised_fails_check_and_run(
+    tmp_path: Path, name: str, text: str, fmt: str | None
+) -> None:
+    write(tmp_path, name, text)
+    line = f'trace "{name}" as {fmt}' if fmt else f'cassette "{name}"'
+    suite_file = write(
+        tmp_path, "s.eval", f'case "x"\n  {line}\n  no tool rm_rf\n  tools is empty\n'
+    )
+    suite = load_suite(suite_file)
+    assert [d.code for d in suite.errors] == ["E502"], suite.diagnostics
+    assert "cannot read" in suite.errors[0].message
+    report = run_suites([suite])
+    assert not report.ok and report.suites[0].cases[0].error is not None
+    # the run, without the check, is an error too (never a pass)
+    try:
+        run = load_run(tmp_path / name, fmt)
+    except RunError:
+        return  # rejected when loaded: the case is an error
+    result = evaldsl.compile("no tool rm_rf; tools is empty").check(run)
+    assert result.error is not None and "nothing in" in result.error
+    assert result.statuses == ["error", "error"]
+
+
+def test_a_long_stream_of_unknown_events_is_a_run_error(tmp_path: Path) -> None:
+    # beyond what `check` reads of a file's head: the run itself fails closed
+    header = '{"cassette": "traceplay", "version": 1}\n'
+    path = write(tmp_path, "long.jsonl", header + '{"type": "note"}\n' * 1500)
+    assert not load_suite(
+        write(tmp_path, "s.eval", 'case "x"\n  cassette "long.jsonl"\n  tools is empty\n')
+    ).errors
+    result = evaldsl.compile("no tool x; tools is empty; tokens < 5000").check(path)
+    assert result.statuses == ["error"] * 3
+    assert result.error is not None and "`note` ×1500" in result.error
+
+
+# --- the property: rejected or half-read files never pass ------------------------------------
+
+FRAGMENTS = [
+    (REAL / "openai-chat-stream" / "stream.sse").read_text(encoding="utf-8"),
+    (REAL / "anthropic-stream-tooluse" / "tool_use_response.txt").read_text(encoding="utf-8"),
+    (REAL / "openinference-phoenix-spans" / "spans.jsonl").read_text(encoding="utf-8"),
+    (REAL / "openai-chat-jsonl" / "responses.jsonl").read_text(encoding="utf-8"),
+    (REAL / "otel-latitude-otlp" / "trace.otlp.json").read_text(encoding="utf-8"),
+    (DATA / "agents-spans.jsonl").read_text(encoding="utf-8"),
+    '{"type": "note"}\n{"type": "mark"}\n',
+    '{"status": "completed", "output": [], "usage": {}}',
+]
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "name",
+                    "choices",
+                    "content",
+                    "resourceSpans",
+                    "events",
+                    "status",
+                    "messages",
+                    "output",
+                    "span_data",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+files = st.one_of(
+    # a real trace cut anywhere: a half-read stream or document
+    st.tuples(st.sampled_from(FRAGMENTS), st.floats(0, 1)).map(
+        lambda t: t[0][: int(len(t[0]) * t[1])]
+    ),
+    json_values.map(json.dumps),
+    st.lists(json_values, min_size=1, max_size=4).map(
+        lambda vs: "\n".join(json.dumps(v) for v in vs)
+    ),
+)
+
+
+def recognised_something(path: Path, fmt: str | None) -> bool:
+    run = load_run(path, fmt)
+    if run.state is not None:
+        return True
+    return any(isinstance(e, dict) and e.get("type") in KNOWN_TYPES for e in run.events or ())
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    text=files,
+    fmt=st.sampled_from([None, *RUN_FORMATS]),
+    ext=st.sampled_from([".json", ".jsonl", ".sse"]),
+)
+def test_fail_closed_property(tmp_path: Path, text: str, fmt: str | None, ext: str) -> None:
+    path = tmp_path / f"trace{ext}"
+    path.write_text(text, encoding="utf-8")
+    program = evaldsl.compile("no tool execute_shell; tools is empty; tokens < 100000")
+    try:
+        run = load_run(path, fmt)
+    except RunError:
+        # rejected: checking the file is an error, never a pass
+        result = program.check(path) if fmt is None else None
+        assert result is None or (result.error is not None and "pass" not in result.statuses)
+        return
+    result = program.check(run)
+    if "pass" in result.statuses:
+        assert result.error is None and recognised_something(path, fmt), text
+
+
+def test_vocabulary_and_readme_list_the_same_formats() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("### Trace formats") : readme.index("### YAML and JSON suites")]
+    listed = [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")]
+    assert listed == list(RUN_FORMATS)
+    done = run_evaldsl("vocabulary")
+    formats = done.stdout[done.stdout.index("Formats") :]
+    assert [line.split()[0] for line in formats.splitlines()[1:]] == list(RUN_FORMATS)

@@ -1,0 +1,94 @@
+"""`evaldsl inspect`: what evaldsl read from a trace, as text and JSON, run as a subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from clitools import ROOT, run_evaldsl
+
+REAL = ROOT / "tests" / "fixtures" / "realworld"
+TRACES = sorted(p for p in REAL.rglob("*") if p.is_file() and p.suffix not in (".md", ".yaml"))
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.relative_to(REAL).as_posix())
+def test_every_real_trace_inspects(path: Path) -> None:
+    done = run_evaldsl("inspect", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(str(path)) and "  format " in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_text_output_in_the_words_of_the_language() -> None:
+    done = run_evaldsl("inspect", "tests/fixtures/realworld/openai-chat-stream/stream.sse")
+    assert done.returncode == 0
+    lines = done.stdout.splitlines()
+    assert lines[0] == "tests/fixtures/realworld/openai-chat-stream/stream.sse"
+    assert lines[1:6] == [
+        "  format      openai (items are chat.completion.chunk)",
+        "  read        18 chat.completion.chunk, 1 [DONE]",
+        "  events      1 llm.request, 1 llm.response, 2 tool.call",
+        '  tools       get_current_weather called 2 times, first args {"location":"Seattle, WA"}',
+        "  steps       1",
+    ]
+    assert "  tokens      126 (input tokens 75, output tokens 51)" in lines
+    assert "  cost        $4.185e-05 (priced gpt-4o-mini-2024-07-18 as gpt-4o-mini)" in lines
+    assert '  answer      "" (1 response)' in lines
+
+
+def test_json_output() -> None:
+    done = run_evaldsl(
+        "inspect", "tests/fixtures/realworld/otel-latitude-otlp/trace.otlp.json", "--format", "json"
+    )
+    assert done.returncode == 0
+    (summary,) = json.loads(done.stdout)
+    assert (summary["format"], summary["kind"], summary["steps"]) == ("otel", "trace", 4)
+    assert summary["tools"] == [
+        {"name": "get_weather", "calls": 1, "first_args": {"location": "Barcelona"}}
+    ]
+    assert (summary["input_tokens"], summary["output_tokens"]) == (199, 52)
+    assert summary["last_answer"] == "The weather in Barcelona is sunny."
+    assert summary["latency_s"] is None and "not numbers" in summary["notes"][0]
+    assert summary["skipped"] == {"spans with no GenAI, OpenInference or OpenLLMetry kind": 1}
+    assert summary["recognised"] == {"OTLP document": 1, "LLM span": 4, "tool span": 1}
+
+
+def test_named_format_and_a_state() -> None:
+    done = run_evaldsl(
+        "inspect",
+        "tests/fixtures/realworld/anthropic-stream-tooluse/events.jsonl",
+        "--as",
+        "anthropic",
+    )
+    assert done.returncode == 0 and "anthropic (named: `as anthropic`)" in done.stdout
+    state = run_evaldsl("inspect", "examples/research/states/completed.json", "--format", "json")
+    (s,) = json.loads(state.stdout)
+    assert (s["kind"], s["status"], s["budget"]) == ("state", "completed", 10000)
+    assert s["memory_keys"] == ["goal", "summary", "sources", "count", "draft", "review"]
+
+
+def test_an_inspect_log_with_two_samples_gives_two_summaries() -> None:
+    done = run_evaldsl("inspect", "tests/data/formats/inspect-two-samples.json", "--format", "json")
+    assert done.returncode == 0
+    fr, de = json.loads(done.stdout)
+    assert (fr["sample"], fr["last_answer"], fr["tools"][0]["name"]) == ("fr", "Paris", "lookup")
+    assert (de["sample"], de["last_answer"], de["input_tokens"]) == ("de", "Berlin", 12)
+
+
+def test_unreadable_traces_exit_non_zero_with_a_message(tmp_path: Path) -> None:
+    spans = tmp_path / "spans.jsonl"
+    spans.write_text('{"name": "x", "span_kind": "LLM"}\n{"name": "y"}\n', encoding="utf-8")
+    done = run_evaldsl("inspect", str(spans))
+    assert done.returncode == 1 and done.stdout == ""
+    assert "nothing in `spans.jsonl` is a recognised trace or state" in done.stderr
+    assert "keys `name`, `span_kind`" in done.stderr
+    assert 'hint: name the format with `trace "…" as FORMAT`' in done.stderr
+    missing = run_evaldsl("inspect", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and "file not found" in missing.stderr
+    wrong = run_evaldsl("inspect", str(spans), "--as", "otle")
+    assert wrong.returncode == 1 and 'did you mean "otel"?' in wrong.stderr
+    for text in ("", "[]", '{"status": "completed", "output": []}'):
+        (tmp_path / "x.json").write_text(text, encoding="utf-8")
+        done = run_evaldsl("inspect", str(tmp_path / "x.json"))
+        assert done.returncode == 1 and "Traceback" not in done.stderr, text
