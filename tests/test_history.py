@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -466,3 +467,39 @@ def test_keys_of_a_run_name_suite_case_and_text(monkeypatch: pytest.MonkeyPatch)
         0,
     )
     assert first.label().startswith("examples/weather/weather.eval :: answers with")
+
+
+# ---- the README -----------------------------------------------------------------------------
+
+
+def _squeezed(text: str) -> list[str]:
+    """Lines with times, commits and runs of spaces made alike (they differ on every run)."""
+    text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "TIME", text)
+    text = re.sub(r"\b[0-9a-f]{7}\b", "COMMIT", text)
+    return [" ".join(line.split()) for line in text.strip().splitlines()]
+
+
+def test_the_readme_history_is_real_output(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = [
+        b
+        for b in re.findall(r"^```console\n(.*?)^```", readme, flags=re.S | re.M)
+        if b.startswith("$ evaldsl history\n")
+    ]
+    shown = block.split("\n", 1)[1]
+    # the README's story: before a change (committed), after it (committed), then the old
+    # files back without a commit
+    project = checkout(tmp_path / "project", "before")
+    who = ["-c", "user.name=dev", "-c", "user.email=dev@example.org"]
+    _git(project, "init", "-q")
+    _git(project, *who, "add", ".")
+    _git(project, *who, "commit", "-q", "-m", "before")
+    run_in(project, "run", "agent.eval")
+    checkout(project, "after")
+    _git(project, *who, "add", "-A")
+    _git(project, *who, "commit", "-q", "-m", "after")
+    run_in(project, "run", "agent.eval")
+    checkout(project, "before")
+    run_in(project, "run", "agent.eval")
+    real = run_in(project, "history").stdout
+    assert _squeezed(shown) == _squeezed(real)

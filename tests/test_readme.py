@@ -76,6 +76,10 @@ def test_shown_output_is_real() -> None:
     real = (
         evaldsl("run", "examples-failing/failures.eval").stdout
         + evaldsl("check", "examples-failing/mistakes.eval").stdout
+        + evaldsl(
+            "diff", "examples-failing/diff/before.json", "examples-failing/diff/after.json"
+        ).stdout
+        + evaldsl("mutate", "examples/research/research.eval").stdout
     )
     squeeze = re.compile(r"[ \t]+")
     real = squeeze.sub(" ", real)
