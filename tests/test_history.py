@@ -93,6 +93,25 @@ def test_suite_paths_are_keyed_relative_to_the_working_folder(tmp_path: Path) ->
     assert suite_key(str(elsewhere), tmp_path) == "/somewhere/else/z.eval"
 
 
+def test_two_cases_of_one_name_keep_apart(tmp_path: Path) -> None:
+    shutil.copy(WEATHER.parent / "cassettes" / "xiamen.jsonl", tmp_path)
+    suite = tmp_path / "twice.eval"
+    suite.write_text(
+        'case "same"\n  cassette "xiamen.jsonl"\n  steps <= 5\n'
+        'case "same"\n  cassette "xiamen.jsonl"\n  steps <= 1\n'
+    )
+    report = run_suites([load_suite(suite)])
+    db = tmp_path / "h.sqlite"
+    with History.open(db, create=True) as history:
+        back = history.snapshot(
+            history.record(snapshot_of_report(report), started_at="t", duration_ms=1)
+        )
+    assert [(c.name, c.assertions[0].status) for c in back.cases] == [
+        ("same", "pass"),
+        ("same (2)", "fail"),
+    ]
+
+
 def test_reformatting_a_suite_keeps_every_identity(tmp_path: Path) -> None:
     (tmp_path / "cassettes").mkdir()
     shutil.copy(WEATHER.parent / "cassettes" / "xiamen.jsonl", tmp_path / "cassettes")
