@@ -77,6 +77,10 @@ def test_shown_output_is_real() -> None:
         evaldsl("run", "examples-failing/failures.eval").stdout
         + evaldsl("check", "examples-failing/mistakes.eval").stdout
         + evaldsl("inspect", "tests/fixtures/realworld/openai-chat-stream/stream.sse").stdout
+        + evaldsl(
+            "diff", "examples-failing/diff/before.json", "examples-failing/diff/after.json"
+        ).stdout
+        + evaldsl("mutate", "examples/research/research.eval").stdout
     )
     squeeze = re.compile(r"[ \t]+")
     real = squeeze.sub(" ", real)

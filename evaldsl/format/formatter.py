@@ -72,7 +72,15 @@ from evaldsl.predicates import registry
 from evaldsl.syntax.parser import parse
 from evaldsl.syntax.recovery import scanner
 
-__all__ = ["FormatterError", "check_text", "fmt_command", "format_text", "quote", "unified_diff"]
+__all__ = [
+    "FormatterError",
+    "canonical_statement",
+    "check_text",
+    "fmt_command",
+    "format_text",
+    "quote",
+    "unified_diff",
+]
 
 _WS = " \t\f\r\n\ufeff"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -222,10 +230,15 @@ class _Printer:
     """Prints AST nodes as canonical text; places the comments found inside multi-line lists
     and objects (it `claims` them); reads numbers as written from the source."""
 
-    def __init__(self, text: str, masked: str, comments: Sequence[_Comment]) -> None:
+    def __init__(
+        self, text: str, masked: str, comments: Sequence[_Comment], *, flat: bool = False
+    ) -> None:
         self.text = text
         self.masked = masked
         self.comments = comments
+        # `canonical_statement`: every list and object on one line, thresholds as plain
+        # numbers (neither needs the masked text nor the comments)
+        self.flat = flat
         self._starts = [c.start for c in comments]
         self.claimed: set[int] = set()  # indexes into comments
 
@@ -351,7 +364,7 @@ class _Printer:
     def number(self, value: float, span: Span) -> str:
         """The number after the first comparison within `span`, as written (`0.70` stays
         `0.70`), strings and comments masked out."""
-        op = _CMP.search(self.masked, span.start, span.end)
+        op = None if self.flat else _CMP.search(self.masked, span.start, span.end)
         if op is not None:
             at = op.end()
             while at < span.end and self.masked[at] in _WS:
@@ -404,7 +417,7 @@ class _Printer:
             or (k is not None and k == "case")
             for k, x in zip(keys, values, strict=True)
         )
-        if flat or not spread or bare_case:
+        if flat or self.flat or not spread or bare_case:
             # One line. (A line that starts with a bare `case` inside brackets would open
             # a case in the parser's eyes, hence bare_case.)
             items = [self._item(k, x, indent, flat=True) for k, x in zip(keys, values, strict=True)]
@@ -628,6 +641,30 @@ def _verify(program: ast.Program, comments: list[_Comment], formatted: str, path
     # (Comments moved above a statement may change order with ones kept inside it.)
     if sorted(c.text for c in _scan(formatted)[0]) != sorted(c.text for c in comments):
         raise FormatterError("formatting would lose comments (a formatter bug)")
+
+
+def canonical_statement(text: str) -> str:
+    """One assertion's text in the canonical form, on one line: what `evaldsl fmt` prints
+    for it, with lists and objects written over several lines joined onto one, a judge
+    threshold as a plain number (`0.70` → `0.7`) and comments left out. Two spellings of
+    one assertion give the same text, so it identifies an assertion across reformatting
+    (the run history keys on it). Text that is not exactly one assertion comes back with
+    its white space squeezed.
+
+    >>> canonical_statement("tool  'get_weather'   called 1 times")
+    'tool get_weather called 1 time'
+    >>> canonical_statement('tools in order [\\n  search,  # first\\n  get_weather,\\n]')
+    'tools in order [search, get_weather]'
+    """
+    text = text.removeprefix("\ufeff")
+    result = parse(text)
+    statements = result.program.statements
+    if result.diagnostics or len(statements) != 1:
+        return " ".join(text.split())
+    node = statements[0]
+    if not isinstance(node, ast.Check | ast.NoTool | ast.NodeVisited | ast.Not | ast.And | ast.Or):
+        return " ".join(text.split())
+    return _Printer(text, text, (), flat=True).expr(node, "")
 
 
 def check_text(text: str, path: str = "<string>") -> bool:

@@ -4,7 +4,11 @@ Takes command-line arguments and gives an exit code: 0 when everything passed, 1
 case failed or errored (or `check` found an error), 2 for bad usage or unreadable input.
 
     evaldsl run PATH... [--json F] [--junit F] [--markdown F] [--fail-under S] [-j N] [-k PAT] [-q]
+                        [--history DB | --no-history]
     evaldsl check PATH... [--format full|concise|json|github|sarif]
+    evaldsl history [PATH...] [--format text|json] [--last N] [--history DB]
+    evaldsl diff [A] [B] [--format text|json|markdown] [--fail-on-regression] [--history DB]
+    evaldsl mutate PATH... [--seed N] [--max-mutants N] [--format text|json] [--fail-under S]
     evaldsl convert PATH
     evaldsl fmt PATH... [--check] [--diff]
     evaldsl inspect TRACE [--as FORMAT] [--format text|json]
@@ -78,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="check and plan only: say how many cases and judge calls would run",
     )
+    recording = run.add_mutually_exclusive_group()
+    recording.add_argument(
+        "--history",
+        metavar="DB",
+        help="record the run in this SQLite file (default .evaldsl/history.sqlite)",
+    )
+    recording.add_argument("--no-history", action="store_true", help="do not record the run")
 
     check = sub.add_parser("check", help="parse and check suites; nothing is executed")
     check.add_argument("paths", nargs="+", metavar="PATH")
@@ -103,11 +114,63 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--as", dest="as_format", metavar="FORMAT", help="name the format")
     inspect.add_argument("--format", default="text", choices=["text", "json"])
 
+    _history_commands(sub)
+
     sub.add_parser("schema", help="print the JSON Schema of YAML/JSON suites")
     sub.add_parser("lsp", help="run the language server over stdio (needs evaldsl[lsp])")
 
     sub.add_parser("vocabulary", help="print every subject, predicate and line of the language")
     return parser
+
+
+def _history_commands(sub: Any) -> None:
+    """The sub-commands that read recorded runs: history, diff, mutate."""
+    db_help = "the history database (default .evaldsl/history.sqlite)"
+    history = sub.add_parser(
+        "history", help="recorded runs over time: pass rate and score per suite, flaky assertions"
+    )
+    history.add_argument("paths", nargs="*", metavar="PATH", help="only suites at or under PATH")
+    history.add_argument("--format", default="text", choices=["text", "json"])
+    history.add_argument("--last", type=int, default=20, metavar="N", help="the last N runs")
+    history.add_argument("--history", metavar="DB", help=db_help)
+
+    diff = sub.add_parser("diff", help="what changed between two runs (default: the last two)")
+    diff.add_argument(
+        "runs", nargs="*", metavar="RUN", help="a run id, last, last~N, or a --json report file"
+    )
+    diff.add_argument("--format", default="text", choices=["text", "json", "markdown"])
+    diff.add_argument(
+        "--fail-on-regression", action="store_true", help="exit 1 when an assertion regressed"
+    )
+    diff.add_argument(
+        "--min-change",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="list only metrics that moved by at least PCT percent",
+    )
+    diff.add_argument("--history", metavar="DB", help=db_help)
+
+    mutate = sub.add_parser(
+        "mutate", help="mutation testing: which changes to the recorded runs the suites notice"
+    )
+    mutate.add_argument("paths", nargs="+", metavar="PATH")
+    mutate.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    mutate.add_argument(
+        "--max-mutants", type=int, default=50, metavar="N", help="at most N mutants a case"
+    )
+    mutate.add_argument("--format", default="text", choices=["text", "json"])
+    mutate.add_argument(
+        "--fail-under", type=float, metavar="SCORE", help="exit 1 when the score is below SCORE"
+    )
+    mutate.add_argument("-k", dest="select", metavar="PATTERN", help="only matching cases")
+    mutate.add_argument(
+        "--judge",
+        choices=["off", "live"],
+        default="off",
+        help="judge assertions: off (default; skipped) or live (each mutant judged)",
+    )
+    mutate.add_argument("--judge-cache", metavar="DIR", help="judge cache folder")
 
 
 def _vocabulary_summary() -> str:
@@ -155,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_check(args, sys.stdout)
         if args.command == "convert":
             return cmd_convert(args, sys.stdout)
+        if args.command in ("history", "diff", "mutate"):
+            return cmd_recorded(args, sys.stdout)
         if args.command == "fmt":
             from evaldsl.format.formatter import fmt_command
 
@@ -260,6 +325,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     reporter.start(total)
     report = run_suites(suites, options, on_case=reporter.case_done)
     reporter.finish(report)
+    if not args.no_history:
+        from evaldsl.history.store import DEFAULT_PATH, record_report
+
+        database = Path(args.history) if args.history else DEFAULT_PATH
+        record_report(report, database, selection=args.select, err=sys.stderr)
     for path, write in (
         (args.json, write_json),
         (args.junit, write_junit),
@@ -341,6 +411,48 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             return _usage_error(f"--format {fmt} is not available in this build")
         print(annotations.render(diags, fmt), file=out)
     return EXIT_FAILED if any(d.is_error for d in diags) else EXIT_OK
+
+
+def cmd_recorded(args: argparse.Namespace, out: TextIO) -> int:
+    """`history`, `diff` and `mutate` (each implemented in its own module)."""
+    if args.command == "history":
+        from evaldsl.history.trends import history_command
+
+        return history_command(
+            args.paths,
+            database=args.history,
+            last=args.last,
+            fmt=args.format,
+            out=out,
+            err=sys.stderr,
+        )
+    if args.command == "diff":
+        from evaldsl.history.diff import diff_command
+
+        return diff_command(
+            args.runs,
+            database=args.history,
+            fmt=args.format,
+            fail_on_regression=args.fail_on_regression,
+            min_change=args.min_change,
+            out=out,
+            err=sys.stderr,
+        )
+    from evaldsl.mutation.mutate import mutate_command
+
+    factory = _judge_factory(args)
+    return mutate_command(
+        args.paths,
+        seed=args.seed,
+        max_mutants=args.max_mutants,
+        select=args.select,
+        fmt=args.format,
+        fail_under=args.fail_under,
+        judge=factory() if callable(factory) else None,
+        judge_mode=args.judge,
+        out=out,
+        err=sys.stderr,
+    )
 
 
 def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:

@@ -1,0 +1,350 @@
+"""Mutation testing: how many small changes to its recorded runs a suite notices.
+
+Takes suite files and gives a `MutationReport`: for each case with a recorded run (a
+`cassette`, `trace` or `state`), the run's events are read into a list once, its mutants
+(mutants.py) are made from copies, and each mutant is checked with the case's compiled
+assertions the way the runner checks a run (indexed once with the case's needs, every
+assertion evaluated). A mutant is killed when some assertion fails or errors on it, and
+survives when the case still passes. The mutation score is killed ÷ mutants, per case, per
+suite and overall; every survivor is said in words.
+
+Seeded and bounded: at most `max_mutants` mutants a case, picked at random with `seed`
+when there are more, and every choice a mutant makes comes from the same seed, so a run
+is repeatable. A case must pass on its recording to be mutated. Live targets (`run
+module:function`, datasets) are out of scope: calling the agent again measures the
+agent, not the suite, so such cases are listed as not mutated, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import attrs
+
+from evaldsl.compile.evaluate import evaluate
+from evaldsl.judge.protocol import Judge
+from evaldsl.mutation.mutants import Mutant, MutantKind, mutants
+from evaldsl.runner.core import produce_run, selected
+from evaldsl.runs.index import index_run
+from evaldsl.runs.model import Run, RunError
+from evaldsl.suites import Case, Suite, discover, load_suite
+
+#: Mutants checked per case unless `--max-mutants` says otherwise.
+DEFAULT_MAX_MUTANTS = 50
+#: The `version` of the JSON `evaldsl mutate --format json` prints.
+JSON_VERSION = 1
+
+LIVE_REASON = "a live target: mutate reads recorded runs only (live targets are out of scope)"
+
+
+@attrs.frozen
+class MutantResult:
+    """One mutant and whether the suite noticed it (which assertions did)."""
+
+    kind: MutantKind
+    description: str
+    noticed_by: tuple[str, ...]  # the texts of the assertions that failed or errored
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.noticed_by)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "description": self.description,
+            "killed": self.killed,
+            "noticed_by": list(self.noticed_by),
+        }
+
+
+@attrs.frozen
+class CaseMutation:
+    """One case: its mutants' results, or why it was not mutated."""
+
+    name: str
+    results: tuple[MutantResult, ...] = ()
+    candidates: int = 0  # mutants there were before the bound picked `results`
+    not_mutated: str | None = None  # the reason, when it was not
+
+    @property
+    def killed(self) -> int:
+        return sum(1 for r in self.results if r.killed)
+
+    @property
+    def score(self) -> float | None:
+        return self.killed / len(self.results) if self.results else None
+
+    @property
+    def survivors(self) -> list[MutantResult]:
+        return [r for r in self.results if not r.killed]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "mutated": self.not_mutated is None,
+            "reason": self.not_mutated,
+            "score": _rounded(self.score),
+            "killed": self.killed,
+            "total": len(self.results),
+            "candidates": self.candidates,
+            "mutants": [r.to_json() for r in self.results],
+        }
+
+
+@attrs.frozen
+class SuiteMutation:
+    """One suite file's cases."""
+
+    path: str
+    name: str
+    cases: tuple[CaseMutation, ...]
+    errors: int = 0  # error diagnostics found while loading and checking it
+
+    @property
+    def killed(self) -> int:
+        return sum(c.killed for c in self.cases)
+
+    @property
+    def total(self) -> int:
+        return sum(len(c.results) for c in self.cases)
+
+    @property
+    def score(self) -> float | None:
+        return self.killed / self.total if self.total else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "name": self.name,
+            "score": _rounded(self.score),
+            "killed": self.killed,
+            "total": self.total,
+            "errors": self.errors,
+            "cases": [c.to_json() for c in self.cases],
+        }
+
+
+@attrs.frozen
+class MutationReport:
+    """Every suite's mutation results, and how they were chosen."""
+
+    suites: tuple[SuiteMutation, ...]
+    seed: int
+    max_mutants: int
+    judge: str  # "off" or "live"
+
+    @property
+    def killed(self) -> int:
+        return sum(s.killed for s in self.suites)
+
+    @property
+    def total(self) -> int:
+        return sum(s.total for s in self.suites)
+
+    @property
+    def score(self) -> float | None:
+        return self.killed / self.total if self.total else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": JSON_VERSION,
+            "seed": self.seed,
+            "max_mutants": self.max_mutants,
+            "judge": self.judge,
+            "score": _rounded(self.score),
+            "killed": self.killed,
+            "total": self.total,
+            "suites": [s.to_json() for s in self.suites],
+        }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+# ---- running -------------------------------------------------------------------------------
+
+
+def mutate_case(
+    case: Case, suite: Suite, *, seed: int = 0, max_mutants: int = DEFAULT_MAX_MUTANTS
+) -> CaseMutation:
+    """Mutate one case's recorded run and check every mutant picked; never raises."""
+    if case.error is not None:
+        return CaseMutation(case.name, not_mutated=f"not run: {case.error}")
+    if case.source is None or case.source.kind == "run":
+        return CaseMutation(case.name, not_mutated=LIVE_REASON)
+    try:
+        run = produce_run(case, suite)
+        events = list(run.events) if run.events is not None else None
+        original = attrs.evolve(run, events=events)
+        noticed = _noticed(case, original)
+    except RunError as err:
+        return CaseMutation(case.name, not_mutated=f"its run cannot be read: {err}")
+    if noticed:
+        return CaseMutation(
+            case.name,
+            not_mutated=f"it fails on its own recording ({len(noticed)} of "
+            f"{len(case.assertions)} assertions fail or error): mutants are measured "
+            "against a passing case",
+        )
+    if events is None and run.state is None:
+        return CaseMutation(case.name, not_mutated="its run has no events and no state to mutate")
+    candidates = mutants(events, run.state, seed=seed)
+    picked = _pick(candidates, max_mutants, f"{seed}:{suite.path}:{case.name}")
+    return CaseMutation(
+        case.name,
+        tuple(_check(case, original, m) for m in picked),
+        candidates=len(candidates),
+    )
+
+
+def _pick(candidates: list[Mutant], bound: int, seed: str) -> list[Mutant]:
+    """At most `bound` of the candidates, a seeded random choice kept in their order."""
+    if len(candidates) <= bound:
+        return candidates
+    chosen = sorted(random.Random(seed).sample(range(len(candidates)), bound))
+    return [candidates[i] for i in chosen]
+
+
+def _check(case: Case, original: Run, mutant: Mutant) -> MutantResult:
+    events, state = mutant.make()
+    run = attrs.evolve(original, events=events, state=state)
+    try:
+        noticed = _noticed(case, run)
+    except RunError as err:  # the runner would report the case crashed: noticed
+        noticed = (f"(the run could not be read: {err})",)
+    return MutantResult(mutant.kind, mutant.description, noticed)
+
+
+def _noticed(case: Case, run: Run) -> tuple[str, ...]:
+    """The assertions that fail or error on `run`, checked as the runner checks a case."""
+    facts = index_run(run, case.needs)
+    return tuple(a.text for a in case.assertions if evaluate(a, facts).status in ("fail", "error"))
+
+
+def mutate_suites(
+    suites: Sequence[Suite],
+    *,
+    seed: int = 0,
+    max_mutants: int = DEFAULT_MAX_MUTANTS,
+    select: str | None = None,
+    judge: str = "off",
+) -> MutationReport:
+    """Mutate every selected case of the suites (`select` is `-k`'s pattern)."""
+    results = []
+    for suite in suites:
+        cases = tuple(
+            mutate_case(c, suite, seed=seed, max_mutants=max_mutants)
+            for c in suite.cases
+            if selected(suite, c, select)
+        )
+        results.append(SuiteMutation(suite.path, suite.name, cases, len(suite.errors)))
+    return MutationReport(tuple(results), seed, max_mutants, judge)
+
+
+# ---- text ----------------------------------------------------------------------------------
+
+
+def render_text(report: MutationReport) -> str:
+    """The report as `evaldsl mutate` prints it."""
+    out: list[str] = []
+    live = False
+    for suite in report.suites:
+        out.append(f"{suite.path}: {suite.name}")
+        for case in suite.cases:
+            if case.not_mutated is not None:
+                live = live or case.not_mutated == LIVE_REASON
+                out.append(f"  {case.name}: not mutated: {case.not_mutated}")
+                continue
+            picked = ""
+            if case.candidates > len(case.results):
+                picked = f" (picked from {case.candidates} with seed {report.seed})"
+            out.append(
+                f"  {case.name}: {case.killed} of {len(case.results)} mutants killed"
+                f"{picked}, score {_score(case.score)}"
+            )
+            for r in case.survivors:
+                out.append(f"    survived: no assertion noticed when {r.description}")
+        if suite.errors:
+            out.append(f"  the suite has {suite.errors} error(s): `evaldsl check` shows them")
+        out.append(
+            f"  mutation score {_score(suite.score)}: {suite.killed} of {suite.total} "
+            "mutants killed"
+            if suite.total
+            else "  nothing mutated"
+        )
+        out.append("")
+    out.append(
+        f"mutation score {_score(report.score)}: {report.killed} of {report.total} mutants "
+        f"killed (seed {report.seed}, at most {report.max_mutants} a case)"
+    )
+    if live:
+        out.append("live targets are out of scope: mutate reads recorded runs only")
+    if report.judge == "off":
+        out.append("judge assertions were skipped (--judge live asks the judge of each mutant)")
+    return "\n".join(out) + "\n"
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+# ---- the command ---------------------------------------------------------------------------
+
+
+def mutate_command(
+    paths: Sequence[str],
+    *,
+    seed: int,
+    max_mutants: int,
+    select: str | None,
+    fmt: str,
+    fail_under: float | None,
+    judge: Judge | None,
+    judge_mode: str,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """`evaldsl mutate PATH...`: 0 when measured (and at or above `--fail-under`), 1 when
+    under it, when nothing could be mutated or a suite has errors, 2 for bad usage."""
+    if max_mutants < 1:
+        print("evaldsl: error: --max-mutants takes a number ≥ 1", file=err)
+        return 2
+    if fail_under is not None and not 0 <= fail_under <= 1:
+        print("evaldsl: error: --fail-under takes a score between 0 and 1", file=err)
+        return 2
+    files, missing = discover(paths)
+    for m in missing:
+        print(f"evaldsl: error: no such file or folder: {m}", file=err)
+    if missing:
+        return 2
+    if not files:
+        print(f"evaldsl: error: no suite files found in {', '.join(paths)}", file=err)
+        return 2
+    suites = [load_suite(f, judge=judge) for f in files]
+    report = mutate_suites(
+        suites, seed=seed, max_mutants=max_mutants, select=select, judge=judge_mode
+    )
+    if fmt == "json":
+        out.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        out.write(render_text(report))
+    if any(s.errors for s in report.suites):
+        return 1
+    if report.score is None:
+        print(
+            "evaldsl: nothing was mutated: no selected case has a recorded run that passes",
+            file=err,
+        )
+        return 1
+    if fail_under is not None and report.score < fail_under:
+        print(
+            f"mutation score {report.score:.3f} is below --fail-under {fail_under}",
+            file=out if fmt != "json" else err,
+        )
+        return 1
+    return 0

@@ -1,0 +1,524 @@
+"""The run history: `evaldsl run` records every run in SQLite (real files, real processes),
+assertions keep their identity when a suite is reformatted, old databases are migrated,
+concurrent runs both land whole, and a broken or locked database never costs a run its
+report. `evaldsl history` shows the runs over time and the assertions that flip."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evaldsl.format.formatter import canonical_statement
+from evaldsl.history.snapshots import AssertionKey, keyed, snapshot_of_report, suite_key
+from evaldsl.history.store import (
+    LOCK_TIMEOUT,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    GitState,
+    History,
+    HistoryError,
+    git_state,
+    record_report,
+)
+from evaldsl.runner import run_suites
+from evaldsl.suites import load_suite
+from tests.clitools import ROOT, run_evaldsl
+from tests.historytools import checkout, read_json, run_in
+
+WEATHER = ROOT / "examples" / "weather" / "weather.eval"
+
+
+def history_json(project: Path, *args: str) -> dict:
+    result = run_in(project, "history", "--format", "json", *args)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+# ---- identities --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("tool  'get_weather'   called  once", "tool get_weather called once"),
+        ('tool get_weather args $.city=="Xiamen"', 'tool get_weather args $.city == "Xiamen"'),
+        (
+            "tools in order [\n  search,  # first\n  get_weather,\n]",
+            "tools in order [search, get_weather]",
+        ),
+        (
+            "(answer contains 'a') or (steps <= 2 and not tokens > 5)",
+            'answer contains "a" or steps <= 2 and not tokens > 5',
+        ),
+        ('answer judged "ok >= 1" >=  0.70', 'answer judged "ok >= 1" >= 0.7'),
+    ],
+)
+def test_canonical_text_is_the_same_for_two_spellings(a: str, b: str) -> None:
+    assert canonical_statement(a) == canonical_statement(b) == b.replace("\n", " ")
+
+
+def test_canonical_text_tells_different_assertions_apart() -> None:
+    texts = [
+        "steps <= 2",
+        "steps < 2",
+        "tool a called once",
+        "tool a called twice",
+        "answer contains 'A'",
+    ]
+    assert len({canonical_statement(t) for t in texts}) == len(texts)
+
+
+def test_a_repeated_assertion_gets_its_occurrence() -> None:
+    keys = keyed("s.eval", "c", ["steps <= 2", "tokens < 9", "steps  <=  2"])
+    assert [(k.text, k.occurrence) for k in keys] == [
+        ("steps <= 2", 0),
+        ("tokens < 9", 0),
+        ("steps <= 2", 1),
+    ]
+
+
+def test_suite_paths_are_keyed_relative_to_the_working_folder(tmp_path: Path) -> None:
+    assert suite_key(str(tmp_path / "a" / "b.eval"), tmp_path) == "a/b.eval"
+    assert suite_key("./x/y.eval") == "x/y.eval"
+    elsewhere = Path("/somewhere/else/z.eval")
+    assert suite_key(str(elsewhere), tmp_path) == "/somewhere/else/z.eval"
+
+
+def test_two_cases_of_one_name_keep_apart(tmp_path: Path) -> None:
+    shutil.copy(WEATHER.parent / "cassettes" / "xiamen.jsonl", tmp_path)
+    suite = tmp_path / "twice.eval"
+    suite.write_text(
+        'case "same"\n  cassette "xiamen.jsonl"\n  steps <= 5\n'
+        'case "same"\n  cassette "xiamen.jsonl"\n  steps <= 1\n'
+    )
+    report = run_suites([load_suite(suite)])
+    db = tmp_path / "h.sqlite"
+    with History.open(db, create=True) as history:
+        back = history.snapshot(
+            history.record(snapshot_of_report(report), started_at="t", duration_ms=1)
+        )
+    assert [(c.name, c.assertions[0].status) for c in back.cases] == [
+        ("same", "pass"),
+        ("same (2)", "fail"),
+    ]
+
+
+def test_reformatting_a_suite_keeps_every_identity(tmp_path: Path) -> None:
+    (tmp_path / "cassettes").mkdir()
+    shutil.copy(WEATHER.parent / "cassettes" / "xiamen.jsonl", tmp_path / "cassettes")
+    text = (
+        'suite "w"\ntools get_weather\n'
+        'case "c"\n  cassette "cassettes/xiamen.jsonl"\n'
+        "  tool  'get_weather'   called 1 time ;answer matches /\\d+\\s*C/\n"
+        "  tools in order [\n    get_weather,  # the only one\n  ]\n"
+        '  (tool get_weather args $.city=="Xiamen") and steps<=5\n'
+    )
+    suite = tmp_path / "w.eval"
+    suite.write_text(text)
+    before = snapshot_of_report(run_suites([load_suite(suite)]))
+    assert run_evaldsl("fmt", str(suite)).returncode == 0
+    assert suite.read_text() != text
+    after = snapshot_of_report(run_suites([load_suite(suite)]))
+    keys = [a.key for c in before.cases for a in c.assertions]
+    assert keys == [a.key for c in after.cases for a in c.assertions]
+    assert [k.text for k in keys] == [
+        "tool get_weather called 1 time",
+        "answer matches /\\d+\\s*C/",
+        "tools in order [get_weather]",
+        'tool get_weather args $.city == "Xiamen" and steps <= 5',
+    ]
+
+
+# ---- recording ---------------------------------------------------------------------------
+
+
+def test_every_run_is_recorded_beside_the_judge_cache(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "p", "before")
+    assert run_in(project, "run", "agent.eval").returncode == 1  # `lookup` fails on purpose
+    db = project / ".evaldsl" / "history.sqlite"
+    assert db.is_file()
+    with History.open(db) as history:
+        (run,) = history.runs()
+        assert (run.cases, run.passed) == (2, 1)
+        assert run.score == pytest.approx((1.0 + 2 / 3) / 2)
+        snap = history.snapshot(run.id)
+    lookup = snap.cases[1]
+    assert [(a.key.text, a.status) for a in lookup.assertions] == [
+        ("tool search called once", "pass"),
+        ("answer matches /\\d+ results/", "fail"),
+        ('answer contains "sorry"', "pass"),
+    ]
+    failed = lookup.assertions[1]
+    assert failed.found == "I'm sorry: refunds are accepted within 30 days."
+    assert failed.expected == "/\\d+ results/"
+    assert (failed.line, failed.column) == (16, 3)
+    assert snap.cases[0].metrics["input_tokens"] == 290
+
+
+def test_no_history_records_nothing_and_history_path_chooses_the_file(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "p", "before")
+    run_in(project, "run", "agent.eval", "--no-history")
+    assert not (project / ".evaldsl").exists()
+    run_in(project, "run", "agent.eval", "--history", "elsewhere/runs.sqlite")
+    assert (project / "elsewhere" / "runs.sqlite").is_file()
+    assert not (project / ".evaldsl").exists()
+
+
+def test_a_recorded_run_reads_back_exactly_as_it_was_reported(tmp_path: Path) -> None:
+    report = run_suites(
+        [load_suite(WEATHER), load_suite(ROOT / "examples-failing" / "failures.eval")]
+    )
+    db = tmp_path / "h.sqlite"
+    run_id = record_report(report, db, selection="not nothing")
+    assert run_id == 1
+    with History.open(db) as history:
+        back = history.snapshot(run_id)
+    expected = snapshot_of_report(report)
+    assert back.suites == expected.suites
+    assert back.selection == "not nothing"
+    crashed = [c for c in back.cases if c.crashed]
+    assert len(crashed) == 3 and all(c.error for c in crashed)
+
+
+def test_history_over_runs_shows_pass_rates_and_the_assertions_that_flip(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    for version in ("before", "after", "before"):
+        checkout(project, version)
+        run_in(project, "run", "agent.eval")
+    data = history_json(project)
+    assert data["total_runs"] == 3
+    assert [(r["id"], r["cases"], r["passed"]) for r in data["runs"]] == [
+        (1, 2, 1),
+        (2, 2, 1),
+        (3, 2, 1),
+    ]
+    (suite,) = data["suites"]
+    assert suite["path"] == "agent.eval" and suite["name"] == "support agent"
+    assert [r["score"] for r in suite["runs"]] == pytest.approx([0.833333, 0.875, 0.833333])
+    flips = {(f["case"], f["assertion"]): f for f in data["flaky"]}
+    assert set(flips) == {
+        ("forecast", 'answer contains "umbrella"'),
+        ("lookup", "answer matches /\\d+ results/"),
+    }
+    umbrella = flips[("forecast", 'answer contains "umbrella"')]
+    assert umbrella["changes"] == 2
+    assert [s["status"] for s in umbrella["statuses"]] == ["pass", "fail", "pass"]
+    # `answer contains "sorry"` was not checked in run 2: it has two statuses, no change
+    assert ("lookup", 'answer contains "sorry"') not in flips
+
+    text = run_in(project, "history").stdout
+    assert "3 runs" in text
+    assert "2 changes in 3 runs (pass fail pass)" in text
+    assert 'agent.eval :: forecast :: answer contains "umbrella"' in text
+    last_two = history_json(project, "--last", "2")
+    assert [r["id"] for r in last_two["runs"]] == [2, 3]
+
+
+def test_history_of_some_paths_only(tmp_path: Path) -> None:
+    db = tmp_path / "h.sqlite"
+    run_evaldsl("run", "examples/weather", "examples/research", "--history", str(db))
+    result = run_evaldsl("history", "examples/research", "--history", str(db), "--format", "json")
+    paths = [s["path"] for s in json.loads(result.stdout)["suites"]]
+    assert paths == ["examples/research/research.eval", "examples/research/research.yaml"]
+    missing = run_evaldsl("history", "examples/triage", "--history", str(db))
+    assert missing.returncode == 2
+    assert "no suite under examples/triage" in missing.stderr
+
+
+def test_history_says_clearly_when_there_is_none(tmp_path: Path) -> None:
+    result = run_evaldsl("history", "--history", str(tmp_path / "none.sqlite"))
+    assert result.returncode == 2
+    assert "no history at" in result.stderr and "none.sqlite" in result.stderr
+    assert run_evaldsl("history", "--last", "0").returncode == 2
+
+
+# ---- schema versions ---------------------------------------------------------------------
+
+
+def _version_1_database(path: Path) -> None:
+    """A database as schema version 1 wrote it, with one run of two assertions."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    for statement in MIGRATIONS[0]:
+        db.execute(statement)
+    db.execute(
+        "INSERT INTO runs VALUES (1, '2026-01-02T03:04:05.000Z', 12.5, 'abc123', 0, '0.0.9', NULL)"
+    )
+    db.execute("INSERT INTO suites VALUES (1, 1, 0, 'agent.eval', 'support agent', 0)")
+    db.execute(
+        "INSERT INTO cases VALUES (1, 1, 1, 0, 'forecast', 1, 1.0, NULL, 1700.0, 2, 1, 290, 50,"
+        " 0.00007, 0)"
+    )
+    for k, (text, status) in enumerate(
+        [("tool get_weather called once", "pass"), ('answer contains "umbrella"', "pass")]
+    ):
+        db.execute(
+            "INSERT INTO assertions VALUES (?, 1, 1, ?, 'agent.eval', 'forecast', ?, 0, ?, ?, 3,"
+            " ?, 'ok', NULL, NULL)",
+            (k + 1, k, text, text, 8 + k, status),
+        )
+    db.execute("PRAGMA user_version = 1")
+    db.close()
+
+
+def test_an_old_database_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None:
+    assert SCHEMA_VERSION == 2
+    project = checkout(tmp_path / "p", "after")
+    db = project / ".evaldsl" / "history.sqlite"
+    db.parent.mkdir()
+    _version_1_database(db)
+    result = run_in(project, "run", "agent.eval")
+    assert "warning" not in result.stderr
+    with History.open(db) as history:
+        assert history.version == SCHEMA_VERSION
+        old = history.snapshot(1)
+        assert [(a.key.text, a.status, a.line) for a in old.cases[0].assertions] == [
+            ("tool get_weather called once", "pass", 8),
+            ('answer contains "umbrella"', "pass", 9),
+        ]
+        assert old.commit == "abc123" and old.dirty is False
+        assert old.cases[0].metrics["latency_ms"] == 1700.0
+    # the old run and the new one share identities: the umbrella flipped between them
+    data = history_json(project)
+    assert [r["id"] for r in data["runs"]] == [1, 2]
+    (umbrella,) = [f for f in data["flaky"] if f["assertion"] == 'answer contains "umbrella"']
+    assert [s["status"] for s in umbrella["statuses"]] == ["pass", "fail"]
+    raw = sqlite3.connect(db)
+    same = raw.execute(
+        "SELECT COUNT(*) FROM identities WHERE case_name = 'forecast' "
+        "AND canonical = 'tool get_weather called once'"
+    ).fetchone()[0]
+    assert same == 1
+    raw.close()
+    diff = run_in(project, "diff", "1", "2", "--format", "json")
+    assert [c["assertion"] for c in json.loads(diff.stdout)["regressions"]] == [
+        'answer contains "umbrella"'
+    ]
+
+
+def test_a_database_of_a_newer_evaldsl_is_left_alone(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "p", "before")
+    db = project / ".evaldsl" / "history.sqlite"
+    db.parent.mkdir()
+    raw = sqlite3.connect(db)
+    raw.execute("PRAGMA user_version = 99")
+    raw.close()
+    result = run_in(project, "run", "agent.eval")
+    assert result.returncode == 1  # the suite's own verdict, as without history
+    assert "written by a newer evaldsl (schema version 99" in result.stderr
+    shown = run_in(project, "history")
+    assert shown.returncode == 2 and "newer evaldsl" in shown.stderr
+
+
+# ---- concurrency and failures ------------------------------------------------------------
+
+
+def test_two_runs_at_once_both_land_whole(tmp_path: Path) -> None:
+    db = tmp_path / "h.sqlite"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("EVALDSL_JUDGE")},
+        "PYTHONPATH": str(ROOT),
+        "NO_COLOR": "1",
+    }
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "evaldsl.tools.cli",
+                "run",
+                "examples/weather",
+                "examples/research",
+                "--history",
+                str(db),
+                "--json",
+                str(tmp_path / f"r{i}.json"),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(3)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert "warning" not in err
+    report = read_json(tmp_path / "r0.json")
+    cases = report["summary"]["cases"]
+    assertions = sum(report["summary"]["assertions"].values())
+    with History.open(db) as history:
+        runs = history.runs()
+        assert len(runs) == 3
+        for run in runs:
+            snap = history.snapshot(run.id)
+            assert len(snap.cases) == cases
+            assert sum(len(c.assertions) for c in snap.cases) == assertions
+    raw = sqlite3.connect(db)
+    assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    raw.close()
+
+
+def test_a_corrupted_database_is_a_warning_and_the_run_still_reports(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "p", "before")
+    db = project / ".evaldsl" / "history.sqlite"
+    db.parent.mkdir()
+    db.write_bytes(b"this is not a database, it is a shopping list\n" * 100)
+    result = run_in(project, "run", "agent.eval", "--json", "report.json")
+    assert result.returncode == 1  # `lookup` fails, as it would without history
+    assert "1 passed, 1 failed" in result.stdout
+    assert "warning: this run is not in the history" in result.stderr
+    assert "not a readable history database" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert read_json(project / "report.json")["summary"]["cases"] == 2
+    passing = run_in(project, "run", "agent.eval", "-k", "forecast")
+    assert passing.returncode == 0 and "warning" in passing.stderr
+
+
+def test_a_locked_database_is_a_warning_after_a_bounded_wait(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "p", "before")
+    assert run_in(project, "run", "agent.eval").returncode == 1
+    db = project / ".evaldsl" / "history.sqlite"
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        started = time.monotonic()
+        result = run_in(project, "run", "agent.eval", "-k", "forecast")
+        waited = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.returncode == 0
+    assert "1 passed, 0 failed" in result.stdout
+    assert "is locked by another process" in result.stderr
+    assert waited >= LOCK_TIMEOUT
+    with History.open(db) as history:
+        assert history.count() == 1  # nothing half-written
+
+
+def test_an_unwritable_history_folder_is_a_warning(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "p", "before")
+    (project / "blocker").write_text("a file where a folder should be")
+    result = run_in(project, "run", "agent.eval", "--history", "blocker/h.sqlite")
+    assert result.returncode == 1
+    assert "warning: this run is not in the history" in result.stderr
+
+
+def test_history_open_refuses_garbage_with_a_clear_error(tmp_path: Path) -> None:
+    db = tmp_path / "h.sqlite"
+    db.write_bytes(b"\x00" * 10 + b"garbage" * 1000)
+    with pytest.raises(HistoryError, match="not a readable history database"):
+        History.open(db)
+
+
+# ---- git -----------------------------------------------------------------------------------
+
+
+def _git(folder: Path, *args: str) -> str:
+    assert shutil.which("git"), "git is needed for these tests (the CI machine has it)"
+    done = subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_the_commit_and_dirty_flag_are_recorded_inside_a_repository(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "repo", "before")
+    _git(project, "init", "-q")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@example.org", "add", ".")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "x")
+    head = _git(project, "rev-parse", "HEAD")
+    run_in(project, "run", "agent.eval")  # .evaldsl/ is untracked: not dirty
+    (project / "notes.txt").write_text("untracked")
+    run_in(project, "run", "agent.eval")
+    with (project / "agent.eval").open("a") as f:
+        f.write("\n# edited\n")
+    run_in(project, "run", "agent.eval")
+    runs = history_json(project)["runs"]
+    assert [(r["commit"], r["dirty"]) for r in runs] == [
+        (head, False),
+        (head, False),
+        (head, True),
+    ]
+    assert "+" in run_in(project, "history").stdout  # the dirty mark
+
+
+def test_no_repository_or_no_git_records_no_commit(tmp_path: Path) -> None:
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    env_ceiling = os.environ.get("GIT_CEILING_DIRECTORIES")
+    os.environ["GIT_CEILING_DIRECTORIES"] = str(tmp_path)
+    try:
+        assert git_state(outside) == GitState(None, None)
+    finally:
+        if env_ceiling is None:
+            del os.environ["GIT_CEILING_DIRECTORIES"]
+        else:
+            os.environ["GIT_CEILING_DIRECTORIES"] = env_ceiling
+    # no git at all: PATH without it (the interpreter is named by its full path)
+    project = checkout(tmp_path / "p", "before")
+    result = run_evaldsl("run", "agent.eval", cwd=project, env={"PATH": str(tmp_path / "empty")})
+    assert "warning" not in result.stderr
+    with History.open(project / ".evaldsl" / "history.sqlite") as history:
+        (run,) = history.runs()
+    assert (run.commit, run.dirty) == (None, None)
+
+
+def test_keys_of_a_run_name_suite_case_and_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    report = run_suites([load_suite(WEATHER)])
+    snap = snapshot_of_report(report)
+    first = snap.cases[0].assertions[0].key
+    assert first == AssertionKey(
+        "examples/weather/weather.eval",
+        "answers with the Xiamen forecast",
+        "no tool execute_shell",
+        0,
+    )
+    assert first.label().startswith("examples/weather/weather.eval :: answers with")
+
+
+# ---- the README -----------------------------------------------------------------------------
+
+
+def _squeezed(text: str) -> list[str]:
+    """Lines with times, commits and runs of spaces made alike (they differ on every run)."""
+    text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "TIME", text)
+    text = re.sub(r"\b[0-9a-f]{7}\b", "COMMIT", text)
+    return [" ".join(line.split()) for line in text.strip().splitlines()]
+
+
+def test_the_readme_history_is_real_output(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = [
+        b
+        for b in re.findall(r"^```console\n(.*?)^```", readme, flags=re.S | re.M)
+        if b.startswith("$ evaldsl history\n")
+    ]
+    shown = block.split("\n", 1)[1]
+    # the README's story: before a change (committed), after it (committed), then the old
+    # files back without a commit
+    project = checkout(tmp_path / "project", "before")
+    who = ["-c", "user.name=dev", "-c", "user.email=dev@example.org"]
+    _git(project, "init", "-q")
+    _git(project, *who, "add", ".")
+    _git(project, *who, "commit", "-q", "-m", "before")
+    run_in(project, "run", "agent.eval")
+    checkout(project, "after")
+    _git(project, *who, "add", "-A")
+    _git(project, *who, "commit", "-q", "-m", "after")
+    run_in(project, "run", "agent.eval")
+    checkout(project, "before")
+    run_in(project, "run", "agent.eval")
+    real = run_in(project, "history").stdout
+    assert _squeezed(shown) == _squeezed(real)

@@ -1,0 +1,399 @@
+"""`evaldsl mutate`: typed mutants of recorded runs, each checked as the runner checks a
+run. The examples' survivors are derived by reading their assertions (comments below say
+why each survives) and asserted; a differential test writes every mutant to a file and
+runs it through the runner; seeds and bounds make runs repeatable; live targets are out of
+scope and said to be."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+import evaldsl
+from evaldsl.mutation.mutants import KINDS, mutants, perturb, with_answer
+from evaldsl.mutation.mutate import LIVE_REASON, mutate_suites
+from evaldsl.runner import run_suites
+from evaldsl.runs.text import answer_text, usage_tokens
+from evaldsl.suites import load_suite
+from tests.clitools import ROOT, run_evaldsl
+
+EXAMPLES = ROOT / "examples"
+
+
+def survivors(path: Path) -> dict[str, list[str]]:
+    report = mutate_suites([load_suite(path)])
+    (suite,) = report.suites
+    return {c.name: [r.description for r in c.survivors] for c in suite.cases}
+
+
+# Why each survives: no assertion of the case reads what the mutant changed.
+WEATHER_SURVIVORS = {
+    "answers with the Xiamen forecast": [
+        # only $.city is asserted
+        '`get_weather`\'s `$.unit` changed from "C" to "C_"',
+        # /\d+\s*C/ and the two cited values (Xiamen, sunny) are still in the answer
+        'the answer became a near miss ("in" → "io")',
+        "the answer's digits changed (31 → 42, 65 → 76)",
+        "tokens doubled (461 → 922)",  # under the 2000 of the header
+        "steps doubled (2 → 4: every LLM call made twice)",  # steps <= 5
+    ],
+    "streams the Tokyo forecast": [
+        "the call to `get_weather` was made twice",  # `called`, with no count
+        '`get_weather`\'s `$.city` changed from "Tokyo" to "Tokyo_"',
+        "the result of the call to `get_weather` was dropped",
+        'the answer became a near miss ("take" → "uake")',
+        "the answer's digits changed (12 → 23)",  # /\d+ C/ still matches
+        "tokens doubled (106 → 212)",
+        "steps doubled (1 → 2: every LLM call made twice)",
+    ],
+    "answers from Anthropic content blocks": [
+        "the call to `get_weather` was made twice",  # every call still has unit C
+        '`get_weather`\'s `$.city` changed from "Paris" to "Paris_"',
+        "the result of the call to `get_weather` was dropped",
+        'the answer became a near miss ("and" → "bnd")',
+        "the answer's digits changed (4 → 5)",
+        "tokens doubled (81 → 162)",  # cost stays under $0.01
+        "steps doubled (1 → 2: every LLM call made twice)",
+    ],
+    "each city is in the request #1 [file=xiamen.jsonl, city=Xiamen]": [
+        "the call to `get_weather` was made twice",
+        '`get_weather`\'s `$.unit` changed from "C" to "C_"',
+        "the result of the call to `get_weather` was dropped",
+        'the answer became a near miss ("in" → "io")',
+        "the answer's digits changed (31 → 42, 65 → 76)",
+        'the answer was cut to its first half ("It\'s sunny in Xiamen toda")',  # has Xiamen
+        "tokens doubled (461 → 922)",
+        "steps doubled (2 → 4: every LLM call made twice)",
+    ],
+    "each city is in the request #2 [file=tokyo-stream.jsonl, city=Tokyo]": [
+        "the call to `get_weather` was made twice",
+        "the result of the call to `get_weather` was dropped",
+        'the answer became a near miss ("take" → "uake")',
+        "the answer's digits changed (12 → 23)",
+        'the answer was cut to its first half ("Tokyo is rainy today,\\n1")',
+        "tokens doubled (106 → 212)",
+        "steps doubled (1 → 2: every LLM call made twice)",
+    ],
+}
+
+RESEARCH_SURVIVORS = {
+    "research pipeline completes": [
+        # `nodes in order [planner, researcher, writer]` holds without the reviewer
+        "node `reviewer` was dropped from the visited nodes",
+        "memory key `goal` was removed",  # no assertion reads memory.goal
+        'memory `goal` changed from "Summarize recent AI news" to "Summarize recent AI news_"',
+        'memory `summary` changed from "…lished guidance on agent audits." to '
+        '"…lished guidance on agent audits._"',  # still not empty
+        'memory `sources` changed from ["https://example.org/a", "https://exam… to '
+        '["https://example.org/a"]',  # still an array
+        'memory `draft` changed from "" to "_"',  # `memory has draft` only
+        'memory `review` changed from {"approved": true, "reviewer": "editor"} to '
+        '{"approved": true}',  # still contains {approved: true}
+    ],
+    "approval waits for a human": [
+        'the status changed from "waiting" to "running"',  # status in [waiting, running]
+        "node `planner` was dropped from the visited nodes",
+        "node `writer` was dropped from the visited nodes",
+        "memory key `approver` was removed",
+        'memory `digest` changed from "Draft ready for approval." to '
+        '"Draft ready for approval._"',  # still starts with Draft
+        'memory `approver` changed from null to "_"',
+        "tokens doubled (total_tokens_used 2300 → 4600)",  # a budget of 0 is no budget
+        "steps doubled (iteration_count 1 → 2)",
+    ],
+}
+
+
+def test_weather_survivors() -> None:
+    assert survivors(EXAMPLES / "weather" / "weather.eval") == WEATHER_SURVIVORS
+
+
+def test_research_survivors() -> None:
+    assert survivors(EXAMPLES / "research" / "research.eval") == RESEARCH_SURVIVORS
+
+
+@pytest.mark.parametrize("stem", ["weather/weather", "research/research"])
+def test_yaml_twins_score_the_same(stem: str) -> None:
+    a = mutate_suites([load_suite(EXAMPLES / f"{stem}.eval")]).to_json()
+    b = mutate_suites([load_suite(EXAMPLES / f"{stem}.yaml")]).to_json()
+    for report in (a, b):
+        for suite in report["suites"]:
+            del suite["path"]
+            for case in suite["cases"]:
+                for m in case["mutants"]:
+                    del m["noticed_by"]  # the texts differ (objects vs DSL), not the verdicts
+    assert a == b
+
+
+def test_scores_per_case_and_suite() -> None:
+    report = mutate_suites([load_suite(EXAMPLES / "research" / "research.eval")])
+    (suite,) = report.suites
+    assert [(c.killed, len(c.results)) for c in suite.cases] == [(19, 26), (9, 17)]
+    assert suite.score == pytest.approx(28 / 43)
+    assert report.score == suite.score
+    killed = next(r for r in suite.cases[0].results if r.kind == "double-steps")
+    assert killed.killed and killed.noticed_by == ("state.iteration_count <= 3",)
+
+
+def test_every_kind_appears_on_the_examples() -> None:
+    report = mutate_suites(
+        [
+            load_suite(EXAMPLES / "weather" / "weather.eval"),
+            load_suite(EXAMPLES / "research" / "research.eval"),
+        ]
+    )
+    seen = {r.kind for s in report.suites for c in s.cases for r in c.results}
+    assert seen == set(KINDS) - {"swap-calls"}  # no example case calls two tools
+    two_calls = [
+        {"type": "tool.call", "name": "search", "callId": "a", "arguments": {"q": "x"}},
+        {"type": "tool.call", "name": "get_weather", "callId": "b", "arguments": {"city": "Oslo"}},
+    ]
+    (swap,) = [m for m in mutants(two_calls, None) if m.kind == "swap-calls"]
+    assert swap.description == ("the call to `search` and the call to `get_weather` swapped places")
+    events, _ = swap.make()
+    assert [e["name"] for e in events] == ["get_weather", "search"]
+
+
+# ---- the same path as the runner ---------------------------------------------------------
+
+
+def _write_suite(folder: Path, tools: str, source_line: str, texts: list[str]) -> Path:
+    lines = ['suite "mutant"', tools, 'case "m"', "  " + source_line, *("  " + t for t in texts)]
+    path = folder / "m.eval"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("suite_path", "case_index"),
+    [("weather/weather.eval", 0), ("research/research.eval", 0), ("research/research.eval", 1)],
+)
+def test_mutants_are_killed_exactly_when_the_runner_fails_them(
+    tmp_path: Path, suite_path: str, case_index: int
+) -> None:
+    suite = load_suite(EXAMPLES / suite_path)
+    case = suite.cases[case_index]
+    results = mutate_suites([suite], select=case.name).suites[0].cases[0].results
+    run = evaldsl.load_run(suite.base_dir / case.source.path)  # type: ignore[union-attr]
+    events = list(run.events) if run.events is not None else None
+    candidates = mutants(events, run.state)
+    assert [m.description for m in candidates] == [r.description for r in results]
+    texts = [a.text for a in case.assertions]
+    for k, (mutant, result) in enumerate(zip(candidates, results, strict=True)):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        new_events, new_state = mutant.make()
+        if new_state is not None:
+            (folder / "run.json").write_text(json.dumps(new_state))
+            path = _write_suite(folder, "", 'state "run.json"', texts)
+        else:
+            header = (suite.base_dir / case.source.path).read_text().splitlines()[0]  # type: ignore[union-attr]
+            body = "\n".join(json.dumps(e) for e in new_events or [])
+            (folder / "run.jsonl").write_text(header + "\n" + body + "\n")
+            path = _write_suite(
+                folder, "tools get_weather, search, summarize", 'cassette "run.jsonl"', texts
+            )
+        (outcome,) = run_suites([load_suite(path)]).cases
+        assert outcome.passed is not result.killed, mutant.description
+        failing = tuple(a.text for a in outcome.assertions if a.status in ("fail", "error"))
+        assert failing == result.noticed_by
+
+
+# ---- what is not mutated ------------------------------------------------------------------
+
+
+def test_live_targets_are_out_of_scope_and_said_to_be() -> None:
+    report = mutate_suites([load_suite(EXAMPLES / "live" / "live.eval")])
+    assert all(c.not_mutated == LIVE_REASON for c in report.suites[0].cases)
+    assert report.score is None
+    result = run_evaldsl("mutate", "examples/live")
+    assert result.returncode == 1
+    assert "live targets are out of scope: mutate reads recorded runs only" in result.stdout
+    assert "nothing was mutated" in result.stderr
+
+
+def test_failing_and_unreadable_cases_are_not_mutated() -> None:
+    report = mutate_suites([load_suite(ROOT / "examples-failing" / "failures.eval")])
+    reasons = [c.not_mutated for c in report.suites[0].cases]
+    assert reasons[0] == (
+        "it fails on its own recording (4 of 5 assertions fail or error): mutants are "
+        "measured against a passing case"
+    )
+    assert reasons[1] is not None and reasons[1].startswith("its run cannot be read: ")
+    assert "corrupted.jsonl:4:" in reasons[1]
+    assert reasons[2:] == [LIVE_REASON, LIVE_REASON]
+
+
+# ---- seeds, bounds, the command -----------------------------------------------------------
+
+
+def test_seeded_and_bounded() -> None:
+    suite = load_suite(EXAMPLES / "research" / "research.eval")
+    everything = mutate_suites([suite]).suites[0].cases
+    a = mutate_suites([suite], max_mutants=4, seed=7).to_json()
+    assert a == mutate_suites([suite], max_mutants=4, seed=7).to_json()
+    b = mutate_suites([suite], max_mutants=4, seed=8).to_json()
+    assert a != b
+    for report in (a, b):
+        for case, full in zip(report["suites"][0]["cases"], everything, strict=True):
+            assert case["total"] == 4 and case["candidates"] == len(full.results)
+            picked = [m["description"] for m in case["mutants"]]
+            order = [r.description for r in full.results]
+            assert picked == [d for d in order if d in picked]  # kept in order
+    text = run_evaldsl("mutate", "examples/research/research.eval", "--max-mutants", "4").stdout
+    assert "(picked from 26 with seed 0)" in text
+
+
+def test_the_near_miss_follows_the_seed() -> None:
+    events = list(
+        evaldsl.load_run(EXAMPLES / "weather" / "cassettes" / "xiamen.jsonl").events or []
+    )
+    misses = {
+        next(m.description for m in mutants(events, None, seed=s) if m.kind == "answer-near-miss")
+        for s in range(8)
+    }
+    assert len(misses) > 1
+    again = [m.description for m in mutants(events, None, seed=3)]
+    assert again == [m.description for m in mutants(events, None, seed=3)]
+
+
+def test_the_command_text_json_and_fail_under() -> None:
+    result = run_evaldsl("mutate", "examples/research/research.eval")
+    assert result.returncode == 0
+    assert "  research pipeline completes: 19 of 26 mutants killed, score 0.73" in result.stdout
+    assert "    survived: no assertion noticed when memory key `goal` was removed" in result.stdout
+    assert (
+        "mutation score 0.65: 28 of 43 mutants killed (seed 0, at most 50 a case)" in result.stdout
+    )
+    data = json.loads(run_evaldsl("mutate", "examples/research", "--format", "json").stdout)
+    assert (data["version"], data["seed"], data["max_mutants"], data["judge"]) == (1, 0, 50, "off")
+    assert (data["killed"], data["total"]) == (56, 86)
+    case = data["suites"][0]["cases"][0]
+    assert set(case) == {
+        "name",
+        "mutated",
+        "reason",
+        "score",
+        "killed",
+        "total",
+        "candidates",
+        "mutants",
+    }
+    assert set(case["mutants"][0]) == {"kind", "description", "killed", "noticed_by"}
+    under = run_evaldsl("mutate", "examples/research/research.eval", "--fail-under", "0.7")
+    assert under.returncode == 1 and "below --fail-under 0.7" in under.stdout
+    assert (
+        run_evaldsl("mutate", "examples/research/research.eval", "--fail-under", "0.6").returncode
+        == 0
+    )
+    only = run_evaldsl("mutate", "examples/research/research.eval", "-k", "approval")
+    assert "research pipeline completes" not in only.stdout and "9 of 17" in only.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["no/such/suite.eval"], "no such file or folder: no/such/suite.eval"),
+        (["examples/research", "--max-mutants", "0"], "--max-mutants takes a number ≥ 1"),
+        (["examples/research", "--fail-under", "2"], "--fail-under takes a score between 0 and 1"),
+    ],
+)
+def test_bad_usage(args: list[str], message: str) -> None:
+    result = run_evaldsl("mutate", *args)
+    assert result.returncode == 2 and message in result.stderr
+
+
+# ---- the mutants themselves ---------------------------------------------------------------
+
+
+VERYDIA = [
+    {"type": "llm.invoke", "output": "The total is 42 EUR", "tokensIn": 10, "tokensOut": 5},
+    {
+        "type": "mcp.call",
+        "name": "lookup",
+        "args": {"id": 7, "tags": ["a"]},
+        "result": {"ok": True},
+    },
+    {
+        "type": "mcp.call",
+        "name": "pay",
+        "arguments": {"amount": 42.5, "confirm": False, "note": None},
+    },
+]
+
+
+def test_mutants_never_change_the_original() -> None:
+    xiamen = list(
+        evaldsl.load_run(EXAMPLES / "weather" / "cassettes" / "xiamen.jsonl").events or []
+    )
+    state = evaldsl.load_run(EXAMPLES / "research" / "states" / "completed.json").state
+    for events, st in ((xiamen, None), (VERYDIA, None), (None, state)):
+        before = copy.deepcopy((events, st))
+        for m in mutants(events, st):
+            made = m.make()
+            assert made != (events, st), m.description
+        assert (events, st) == before
+
+
+def test_verydia_events_are_mutated_through_their_own_fields() -> None:
+    by_kind: dict[str, list] = {}
+    for m in mutants(VERYDIA, None):
+        by_kind.setdefault(m.kind, []).append(m)
+    assert len(by_kind["swap-calls"]) == 1 and len(by_kind["drop-call"]) == 2
+    changes = [m.description for m in by_kind["change-argument"]]
+    assert changes == [
+        "`lookup`'s `$.id` changed from 7 to 8",
+        '`lookup`\'s `$.tags[0]` changed from "a" to "a_"',
+        "`pay`'s `$.amount` changed from 42.5 to 43.5",
+        "`pay`'s `$.confirm` changed from false to true",
+        '`pay`\'s `$.note` changed from null to "_"',
+    ]
+    events, _ = by_kind["change-argument"][1].make()
+    assert events[1]["args"] == {"id": 7, "tags": ["a_"]}
+    (drop,) = by_kind["drop-result"]
+    events, _ = drop.make()
+    assert "result" not in events[1]
+    events, _ = by_kind["double-tokens"][0].make()
+    assert usage_tokens(events[0]) == (20, 10)
+    events, _ = by_kind["double-steps"][0].make()
+    assert evaldsl.compile("steps == 2").check(events).passed
+    digits = next(m for m in by_kind["answer-digits"])
+    events, _ = digits.make()
+    assert events[0]["output"] == "The total is 53 EUR"
+
+
+def test_a_duplicated_call_has_its_own_result() -> None:
+    events = list(
+        evaldsl.load_run(EXAMPLES / "weather" / "cassettes" / "xiamen.jsonl").events or []
+    )
+    (dup,) = [m for m in mutants(events, None) if m.kind == "duplicate-call"]
+    twice, _ = dup.make()
+    program = evaldsl.compile(
+        'tool get_weather called twice; every tool get_weather result $.sky == "sunny"'
+    )
+    assert program.check(twice).statuses == ["pass", "pass"]
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "plain",
+        {"choices": [{"message": {"content": "openai"}}]},
+        {"choices": [{"text": "completion"}]},
+        {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+        {"content": "streamed", "usage": {"promptTokens": 1}},
+        {"text": "text field"},
+    ],
+)
+def test_answers_are_rewritten_in_their_own_shape(output: object) -> None:
+    new = with_answer(output, "a new answer")
+    assert answer_text(new) == "a new answer"
+    assert type(new) is type(output)
+
+
+def test_perturbed_values_differ() -> None:
+    for value in ["", "x", 0, 1.5, True, False, None, [], [1], {}, {"a": 1}]:
+        assert perturb(value) != value
