@@ -433,6 +433,8 @@ case "state"
   status == \n\
   node \n\
   memory.\n\
+  memory.review.\n\
+  memory["review"].\n\
 """
 
 
@@ -465,6 +467,11 @@ async def test_completion_offers_nodes_and_memory_keys_of_the_state(
     assert {"planner", "researcher", "writer", "reviewer"} <= set(nodes)
     keys = await _complete(client, uri, _pos(COMPLETE, "memory."))
     assert {"summary", "sources", "review"} <= set(keys)
+    # the keys of the value the accessor chain reaches
+    for chain in ("memory.review.", 'memory["review"].'):
+        nested = await _complete(client, uri, _pos(COMPLETE, chain))
+        assert {"approved", "reviewer"} <= set(nested), chain
+        assert "summary" not in nested
     _close(client, uri)
 
 

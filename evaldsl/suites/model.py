@@ -75,6 +75,43 @@ class DatasetRow:
 
 
 @attrs.frozen
+class TextPlace:
+    """Where one scalar of DSL text is written in a YAML or JSON suite (for editors): the
+    case that holds it (None: the suite's header), its YAML style (`|`, `>`, `"`, `'`, or
+    None for a plain scalar) and its first and last 0-based line and column."""
+
+    case: int | None
+    style: str | None
+    start_line: int
+    start_column: int
+    end_line: int
+    end_column: int
+
+
+@attrs.frozen
+class PathPlace:
+    """Where a case's source path is written in a YAML or JSON suite: the case, the key
+    (`cassette`, `state`, `trace`, `run`, `dataset`), the 0-based lines of the key and of
+    its value, and the value when it is text."""
+
+    case: int
+    key: str
+    key_line: int
+    value_line: int
+    value: str | None
+
+
+@attrs.frozen
+class Layout:
+    """What a YAML or JSON front end saw where: DSL text, each case's first and last
+    0-based line, and source paths. Editors read it instead of walking the file again."""
+
+    texts: tuple[TextPlace, ...] = ()
+    cases: tuple[tuple[int, int], ...] = ()
+    paths: tuple[PathPlace, ...] = ()
+
+
+@attrs.frozen
 class CaseDraft:
     """A case as a front end read it, before expansion, checking and compiling."""
 
@@ -104,6 +141,7 @@ class SuiteDraft:
     header: tuple[Snippet, ...] = ()
     cases: tuple[CaseDraft, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()  # problems of the whole suite
+    layout: Layout = Layout()  # where things are written (YAML and JSON suites)
 
 
 @attrs.frozen

@@ -18,13 +18,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import yaml
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
-from evaldsl.suites.model import CaseDraft, Snippet, SourceSpec, SuiteDraft
+from evaldsl.suites.model import (
+    CaseDraft,
+    Layout,
+    PathPlace,
+    Snippet,
+    SourceSpec,
+    SuiteDraft,
+    TextPlace,
+)
 from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
 from evaldsl.syntax.literals import parse_duration
 from evaldsl.syntax.parser import parse
@@ -74,6 +83,25 @@ class _Doc:
         self.path = path
         self.lines = text.splitlines()
         self._constructor = yaml.constructor.SafeConstructor()
+        # where things are written, for editors (the draft's `layout`)
+        self.texts: list[TextPlace] = []
+        self.case_lines: list[tuple[int, int]] = []
+        self.paths: list[PathPlace] = []
+        self.case: int | None = None  # the 0-based index of the case being read
+
+    def note_text(self, node: yaml.Node) -> None:
+        """Note where a scalar of DSL text is (an empty item too: one being typed)."""
+        if isinstance(node, yaml.ScalarNode) and str(node.tag).rsplit(":", 1)[-1] in (
+            "str",
+            "null",
+        ):
+            start, end = node.start_mark, node.end_mark
+            self.texts.append(
+                TextPlace(self.case, node.style, start.line, start.column, end.line, end.column)
+            )
+
+    def layout(self) -> Layout:
+        return Layout(tuple(self.texts), tuple(self.case_lines), tuple(self.paths))
 
     def value(self, node: yaml.Node) -> Any:
         return self._constructor.construct_object(node, deep=True)
@@ -153,13 +181,13 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             ),
             source_line=doc.line_text(line),
         )
-        return attrs_evolve(empty, diagnostics=(diag,))
+        return attrs.evolve(empty, diagnostics=(diag,))
     except yaml.YAMLError as err:
-        return attrs_evolve(
+        return attrs.evolve(
             empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),)
         )
     if root is None or not isinstance(root, yaml.MappingNode):
-        return attrs_evolve(
+        return attrs.evolve(
             empty,
             diagnostics=(
                 doc.error(
@@ -220,6 +248,9 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             diags.append(doc.error(cnode, "E507", "`cases` must be a list of cases"))
         else:
             for i, item in enumerate(cnode.value, 1):
+                doc.case = i - 1
+                last = item.end_mark.line - (1 if item.end_mark.column == 0 else 0)
+                doc.case_lines.append((item.start_mark.line, max(last, item.start_mark.line)))
                 cases.append(_case(doc, item, i, diags))
     return SuiteDraft(
         name=suite_name,
@@ -232,13 +263,8 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         header=tuple(header),
         cases=tuple(cases),
         diagnostics=tuple(diags),
+        layout=doc.layout(),
     )
-
-
-def attrs_evolve(draft: SuiteDraft, **changes: Any) -> SuiteDraft:
-    import attrs
-
-    return attrs.evolve(draft, **changes)
 
 
 def _timeout(
@@ -263,6 +289,7 @@ def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet
     items = node.value if isinstance(node, yaml.SequenceNode) else [node]
     snippets = []
     for item in items:
+        doc.note_text(item)
         if not isinstance(item, yaml.ScalarNode) or not isinstance(doc.value(item), str):
             diags.append(
                 doc.error(
@@ -301,7 +328,17 @@ def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> Ca
     def path_of(key: str) -> tuple[str | None, yaml.Node | None]:
         if key not in fields:
             return None, None
-        value = doc.value(fields[key][1])
+        key_node, value_node = fields[key]
+        value = doc.value(value_node)
+        doc.paths.append(
+            PathPlace(
+                index - 1,
+                key,
+                key_node.start_mark.line,
+                value_node.start_mark.line,
+                value if isinstance(value, str) else None,
+            )
+        )
         if isinstance(value, str) and value:
             return value, fields[key][0]
         own.append(doc.error(fields[key][1], "E507", f"`{key}` must be a non-empty string"))
@@ -373,6 +410,7 @@ def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> Ca
             own.append(doc.error(anode, "E507", "`assertions` must be a list"))
         else:
             for item in anode.value:
+                doc.note_text(item)
                 if isinstance(item, yaml.ScalarNode) and isinstance(doc.value(item), str):
                     snippets.append(_dsl(doc, item, own))
                     continue

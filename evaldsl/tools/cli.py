@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return schema_command(sys.stdout)
         if args.command == "lsp":
             try:
-                from evaldsl.tools.lsp import main as lsp_main
+                from evaldsl.tools.lsp.server import main as lsp_main
             except ImportError as err:
                 return _usage_error(
                     f"the language server needs pygls: pip install 'evaldsl[lsp]' ({err})"

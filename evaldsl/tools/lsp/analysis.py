@@ -1,0 +1,245 @@
+"""Analysis: one buffer read once for the features, and the statement under the cursor.
+
+Takes a buffer's text, its path and kind, and gives an `Analysis`: its lines, its suite
+draft (read by the same front ends `evaldsl check` uses, so a YAML suite is walked once,
+by `suites/yamlfile.py`, whose `Layout` says where its DSL text, cases and paths are), the
+statement under the cursor (`Spot`), the case holding a line, and what each case's files
+hold (`FileFacts`: tool calls of a trace, or a state), cached until the file changes.
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaldsl.runs.detect import load_run, scan_tool_names
+from evaldsl.runs.events import tool_call_name
+from evaldsl.runs.model import RunError
+from evaldsl.suites.files import draft_from_text
+from evaldsl.suites.model import Layout, SuiteDraft, TextPlace
+from evaldsl.suites.templates import render_text
+from evaldsl.syntax.grammar import Start
+from evaldsl.syntax.recovery import split_statements
+from evaldsl.tools.lsp.documents import Kind, buffer_lines, line_at, line_starts
+
+log = logging.getLogger("evaldsl.lsp")
+
+#: Files larger than this are not decoded to count tool calls for hover (names only).
+COUNT_LIMIT_BYTES = 32 * 1024 * 1024
+
+
+@dataclass
+class Spot:
+    """The statement the cursor is in: its text, the cursor's offset in it, where the
+    statement starts in the buffer (0-based line and code-point column), the grammar's
+    start symbol for it, and the index of the case that holds it (None: the header)."""
+
+    text: str
+    offset: int
+    line0: int
+    column0: int
+    start: Start
+    case: int | None = None
+
+    def host(self, offset: int) -> tuple[int, int]:
+        """The buffer's 0-based line and code-point column of an offset into `text`."""
+        before = self.text[:offset]
+        newlines = before.count("\n")
+        if not newlines:
+            return self.line0, self.column0 + offset
+        return self.line0 + newlines, offset - (before.rfind("\n") + 1)
+
+
+def _yaml_segment(place: TextPlace, lines: Sequence[str], line0: int) -> tuple[int, int] | None:
+    """The code-point columns `[start, end)` of a DSL scalar's text on a buffer line."""
+    first, last = place.start_line, place.end_line
+    text = line_at(lines, line0 + 1)
+    if place.style in ("|", ">"):
+        if place.end_column == 0:
+            last -= 1
+        if not first < line0 <= last:
+            return None
+        indent = 0
+        for raw in lines[first + 1 :]:
+            if raw.strip():
+                indent = len(raw) - len(raw.lstrip(" "))
+                break
+        return indent, max(indent, len(text))
+    if line0 != first:
+        return None  # a flow scalar over several lines: only its first line is followed
+    begin = place.start_column
+    if place.style in ('"', "'"):
+        end = place.end_column - 1 if last == first else len(text)
+        return begin + 1, max(begin + 1, end)
+    while begin < len(text) and text[begin] == " ":  # an empty item: `- ` then the cursor
+        begin += 1
+    return begin, len(text)
+
+
+def yaml_spot(layout: Layout, lines: Sequence[str], line0: int, column0: int) -> Spot | None:
+    """The DSL statement under the cursor in a YAML suite (one line of DSL text)."""
+    for item in layout.texts:
+        segment = _yaml_segment(item, lines, line0)
+        if segment is None or not segment[0] <= column0 <= segment[1]:
+            continue
+        begin, end = segment
+        text = line_at(lines, line0 + 1)[begin:end]
+        offset = column0 - begin
+        for s, e in split_statements(text):
+            if s <= offset <= e:
+                return Spot(text[s:e], offset - s, line0, begin + s, "statements", item.case)
+    return None
+
+
+def eval_spot(text: str, line0: int, column0: int) -> Spot | None:
+    """The statement under the cursor in a `.eval` buffer."""
+    starts = line_starts(text)
+    if line0 >= len(starts):
+        return None
+    line_end = starts[line0 + 1] - 1 if line0 + 1 < len(starts) else len(text)
+    offset = min(starts[line0] + column0, line_end)
+    for s, e in split_statements(text):
+        if s <= offset <= e:
+            line = bisect_right(starts, s) - 1
+            return Spot(text[s:e], offset - s, line, s - starts[line], "file")
+    return None
+
+
+# ---- what the case's files say ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What a case's source file holds, for completion and hover."""
+
+    tools: Counter[str] | None = None  # tool name → calls (None: not a trace)
+    counted: bool = True  # False: names only (a file too large to decode for hover)
+    state: dict[str, Any] | None = None
+
+
+_facts_cache: dict[tuple[str, str | None, int, int], FileFacts] = {}
+
+
+def file_facts(path: Path, fmt: str | None = None) -> FileFacts:
+    """Tool calls or the state a run file holds; cached until the file changes."""
+    try:
+        st = path.stat()
+    except OSError:
+        return FileFacts()
+    key = (str(path), fmt, st.st_mtime_ns, st.st_size)
+    found = _facts_cache.get(key)
+    if found is None:
+        found = _read_facts(path, fmt, st.st_size)
+        if len(_facts_cache) > 64:
+            _facts_cache.clear()
+        _facts_cache[key] = found
+    return found
+
+
+def _read_facts(path: Path, fmt: str | None, size: int) -> FileFacts:
+    try:
+        run = load_run(path, fmt)
+        if run.state is not None:
+            return FileFacts(state=run.state)
+        if run.events is None:
+            return FileFacts()
+        if size > COUNT_LIMIT_BYTES:
+            names = (
+                scan_tool_names(path)
+                if run.format == "traceplay"
+                else {n for n in map(tool_call_name, run.events) if n is not None}
+            )
+            return FileFacts(tools=Counter(dict.fromkeys(names, 0)), counted=False)
+        return FileFacts(tools=Counter(n for n in map(tool_call_name, run.events) if n is not None))
+    except (RunError, OSError, ValueError) as err:
+        log.info("cannot read %s: %s", path, err)
+        return FileFacts()
+
+
+# ---- one analysed buffer ----------------------------------------------------------------
+
+
+class Analysis:
+    """A buffer's text with what the features need, computed once per version."""
+
+    def __init__(self, text: str, path: str, kind: Kind) -> None:
+        self.text = text.removeprefix("\ufeff")
+        self.path = path
+        self.kind = kind
+        self.lines = buffer_lines(self.text)
+        self._draft: SuiteDraft | None = None
+
+    @property
+    def draft(self) -> SuiteDraft:
+        if self._draft is None:
+            try:
+                self._draft = draft_from_text(self.text, self.path)
+            except Exception as err:  # a half-typed buffer must never take a feature down
+                log.warning("cannot read %s: %s", self.path, err)
+                p = Path(self.path)
+                self._draft = SuiteDraft(p.stem, self.path, p.parent)
+        return self._draft
+
+    @property
+    def layout(self) -> Layout:
+        """Where the YAML front end found DSL text, cases and source paths."""
+        return self.draft.layout
+
+    def spot(self, line0: int, column0: int) -> Spot | None:
+        if self.kind == "yaml":
+            return yaml_spot(self.layout, self.lines, line0, column0)
+        found = eval_spot(self.text, line0, column0)
+        if found is not None:
+            found.case = self.case_at(found.line0)
+        return found
+
+    def case_at(self, line0: int) -> int | None:
+        """The index (in `draft.cases`) of the case that holds a buffer line."""
+        if self.kind == "yaml":
+            for i in range(len(self.layout.cases) - 1, -1, -1):
+                first, last = self.layout.cases[i]
+                if first <= line0:
+                    return i if line0 <= last else None
+            return None
+        at: int | None = None
+        for i, case in enumerate(self.draft.cases):
+            if case.line - 1 <= line0:
+                at = i
+        return at
+
+    def case_paths(self, case: int | None, raw: str | None = None) -> list[str]:
+        """A case's source path (or `raw`), with `each` rows filled in: as written."""
+        cases = self.draft.cases
+        each: tuple[dict[str, Any], ...] = ()
+        if case is not None and case < len(cases):
+            each = cases[case].each or ()
+            if raw is None:
+                spec = cases[case].source
+                raw = spec.path if spec is not None else None
+        if raw is None:
+            return []
+        if "{{" not in raw:
+            return [raw]
+        out = [render_text(raw, row) for row in each]
+        return list(dict.fromkeys(p for p in out if "{{" not in p))
+
+    def sources(self, case: int | None) -> list[tuple[str, FileFacts]]:
+        """The facts of the files the case runs against (all cases' for the header)."""
+        draft = self.draft
+        indexes = (
+            [case] if case is not None and case < len(draft.cases) else range(len(draft.cases))
+        )
+        out: dict[str, FileFacts] = {}
+        for i in indexes:
+            spec = draft.cases[i].source
+            if spec is None or spec.kind not in ("cassette", "trace", "state"):
+                continue
+            for raw in self.case_paths(i):
+                if raw not in out:
+                    out[raw] = file_facts(draft.base_dir / raw, spec.format)
+        return list(out.items())

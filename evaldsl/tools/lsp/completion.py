@@ -1,0 +1,200 @@
+"""Completion: what may come at the cursor.
+
+Takes an `Analysis` and a cursor and gives `Offer`s: the words the grammar accepts next
+(keywords with their vocabulary docs, comparison operators, JSON types), and names from
+the case: tool names its cassette calls or its `tools` line declares, nodes and memory
+keys of its state, statuses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+
+from evaldsl.language.vocabulary import STATUS_VALUES
+from evaldsl.syntax.grammar import spellings
+from evaldsl.syntax.literals import decode_string
+from evaldsl.syntax.tokens import Token, next_terminals
+from evaldsl.tools.lsp.analysis import Analysis
+from evaldsl.vocabulary import describe
+
+_CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
+_JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
+_WORD_END = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IN_PATH = re.compile(r"\$\S*\Z")  # the cursor is inside a JSONPath
+
+
+@dataclass
+class Offer:
+    """One completion: its label, kind, a short detail and the markdown doc."""
+
+    label: str
+    kind: types.CompletionItemKind
+    detail: str | None = None
+    doc: str | None = None
+    rank: int = 1  # 0: names from the case's files, 1: keywords, 2: operators
+
+
+def _term_tokens(tokens: Sequence[Token]) -> list[Token]:
+    """The tokens of the last `and`/`or`/`not`/`(` term of a statement."""
+    cut = 0
+    for i, tok in enumerate(tokens):
+        if tok.kind in ("AND", "OR", "LPAR") or (
+            tok.kind == "NOT" and (i == 0 or tokens[i - 1].kind in ("AND", "OR", "LPAR", "NOT"))
+        ):
+            cut = i + 1
+    return list(tokens[cut:])
+
+
+def _walk(value: Any, chain: Sequence[Token]) -> Any:
+    """Follow `.key`, `["key"]`, `[0]` accessor tokens from a JSON value (None when lost)."""
+    i = 0
+    while i < len(chain) and value is not None:
+        tok = chain[i]
+        if tok.kind == "DOT" and i + 1 < len(chain) and chain[i + 1].kind == "NAME":
+            value = value.get(chain[i + 1].text) if isinstance(value, dict) else None
+            i += 2
+        elif tok.kind == "LSQB" and i + 2 < len(chain) and chain[i + 2].kind == "RSQB":
+            key = chain[i + 1]
+            if key.kind == "STRING" and isinstance(value, dict):
+                value = value.get(decode_string(key.text))
+            elif key.kind == "INT" and isinstance(value, list):
+                n = int(key.text)
+                value = value[n] if -len(value) <= n < len(value) else None
+            else:
+                value = None
+            i += 3
+        else:
+            return None
+    return value
+
+
+def _tool_offers(analysis: Analysis, case: int | None) -> list[Offer]:
+    offers: dict[str, Offer] = {}
+    for raw, facts in analysis.sources(case):
+        for name, n in sorted((facts.tools or {}).items()):
+            detail = (
+                f"called {n} time{'s' if n != 1 else ''} in {raw}" if facts.counted else f"in {raw}"
+            )
+            offers.setdefault(name, Offer(name, types.CompletionItemKind.Function, detail, rank=0))
+    for name in sorted(analysis.draft.tools or ()):
+        offers.setdefault(
+            name, Offer(name, types.CompletionItemKind.Function, "declared in `tools`", rank=0)
+        )
+    return list(offers.values())
+
+
+def _states(analysis: Analysis, case: int | None) -> list[tuple[str, dict[str, Any]]]:
+    return [(raw, f.state) for raw, f in analysis.sources(case) if f.state is not None]
+
+
+def _node_offers(analysis: Analysis, case: int | None) -> list[Offer]:
+    offers: dict[str, Offer] = {}
+    for raw, state in _states(analysis, case):
+        visited = state.get("visited_nodes")
+        for name in visited if isinstance(visited, list) else ():
+            if isinstance(name, str):
+                offers.setdefault(
+                    name, Offer(name, types.CompletionItemKind.Module, f"visited in {raw}", rank=0)
+                )
+    for name in sorted(analysis.draft.nodes or ()):
+        offers.setdefault(
+            name, Offer(name, types.CompletionItemKind.Module, "declared in `nodes`", rank=0)
+        )
+    return list(offers.values())
+
+
+def _key_offers(
+    analysis: Analysis, case: int | None, root: str, accessors: Sequence[Token]
+) -> list[Offer]:
+    offers: dict[str, Offer] = {}
+    for raw, state in _states(analysis, case):
+        value = _walk(state.get("memory") if root == "memory" else state, accessors)
+        if isinstance(value, dict):
+            for key in value:
+                if isinstance(key, str) and key not in offers and _WORD.fullmatch(key):
+                    offers[key] = Offer(
+                        key, types.CompletionItemKind.Field, f"{root} key in {raw}", rank=0
+                    )
+    return list(offers.values())
+
+
+def _status_offers(analysis: Analysis, case: int | None) -> list[Offer]:
+    actual = {
+        str(state.get("status")): raw
+        for raw, state in _states(analysis, case)
+        if isinstance(state.get("status"), str)
+    }
+    return [
+        Offer(
+            v,
+            types.CompletionItemKind.EnumMember,
+            f"the status in {actual[v]}" if v in actual else "a status",
+            rank=0,
+        )
+        for v in STATUS_VALUES
+    ]
+
+
+def _name_offers(analysis: Analysis, case: int | None, tokens: Sequence[Token]) -> list[Offer]:
+    """The names that fit where the grammar accepts a NAME, read from the term so far."""
+    term = _term_tokens(tokens)
+    if not term:
+        return []
+    first, last = term[0].kind, term[-1].kind
+    if last == "TOOL":  # tool NAME, no tool NAME, every tool NAME, cites tool NAME
+        return _tool_offers(analysis, case)
+    if last == "NODE":
+        return _node_offers(analysis, case)
+    if first == "TOOLS":
+        return _tool_offers(analysis, case)
+    if first == "NODES":
+        return _node_offers(analysis, case)
+    if first == "STATUS":
+        return _status_offers(analysis, case)
+    if first in ("MEMORY", "STATE") and last in ("DOT", "HAS"):
+        # memory.a.  memory.a has  state.  state.x.  : keys of the value the chain reaches
+        return _key_offers(analysis, case, first.lower(), term[1:-1])
+    return []
+
+
+def completions_at(analysis: Analysis, line0: int, column0: int) -> list[Offer]:
+    """What may come at the cursor: the grammar's next words, and names from the case."""
+    spot = analysis.spot(line0, column0)
+    if spot is None:
+        return []
+    prefix = spot.text[: spot.offset]
+    partial = _WORD_END.search(prefix)
+    head = prefix[: partial.start()] if partial else prefix
+    if _IN_PATH.search(head):
+        return []
+    lexed = next_terminals(head, spot.start)
+    if lexed is None:
+        return []  # the statement is already wrong before the cursor (or in a string)
+    tokens, accepts = lexed
+    spell = spellings()
+    offers: list[Offer] = []
+    if accepts & {"NAME", "STRING"}:
+        offers.extend(_name_offers(analysis, spot.case, tokens))
+    for name in sorted(accepts):
+        word = spell.get(name)
+        if word is not None and word.isalpha():
+            offers.append(Offer(word, types.CompletionItemKind.Keyword, doc=describe(word)))
+    if "CMP_OP" in accepts:
+        offers.extend(Offer(op, types.CompletionItemKind.Operator, rank=2) for op in _CMP_OPS)
+    if "JSON_TYPE" in accepts:
+        offers.extend(
+            Offer(t, types.CompletionItemKind.TypeParameter, "a JSON type") for t in _JSON_TYPES
+        )
+    seen: set[str] = set()
+    unique = []
+    for offer in offers:
+        if offer.label not in seen:
+            seen.add(offer.label)
+            unique.append(offer)
+    return unique

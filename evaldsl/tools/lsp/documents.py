@@ -1,0 +1,127 @@
+"""Documents: what the editor's buffers are, and positions and diagnostics in LSP terms.
+
+Takes an editor's document (its URI, language id and text) and gives the file it stands
+for and its kind (`.eval`, or a YAML/JSON suite), the buffer's lines, and the one place
+positions are converted: LSP speaks UTF-16 code units, evaldsl code points, and every
+conversion goes through `evaldsl.language.source.utf16_column` / `codepoint_column` with
+the text of the line as it is in the buffer. Diagnostics are `evaldsl check`'s, grouped
+by the file they are in (a dataset's problems belong to the dataset file).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
+
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.source import codepoint_column, utf16_column
+from evaldsl.suites.build import check_text
+
+Kind = Literal["eval", "yaml"]
+
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
+
+
+def document_path(doc: TextDocument) -> str:
+    """The file a document is (or would be) saved as; relative paths resolve next to it."""
+    path = to_fs_path(doc.uri) if doc.uri.startswith("file:") else None
+    if path:
+        return path
+    suffix = ".yaml" if doc.language_id in ("yaml", "json") else ".eval"
+    return os.path.join(os.getcwd(), "untitled" + suffix)
+
+
+def document_kind(path: str, language_id: str | None = None) -> Kind:
+    suffix = Path(path).suffix.lower()
+    if suffix in (".yaml", ".yml", ".json"):
+        return "yaml"
+    if suffix == ".eval":
+        return "eval"
+    return "yaml" if language_id in ("yaml", "json") else "eval"
+
+
+def buffer_lines(text: str) -> list[str]:
+    """The buffer's lines, numbered as evaldsl numbers them (a line ends at `\\n`)."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def line_starts(text: str) -> list[int]:
+    starts = [0]
+    i = text.find("\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = text.find("\n", i + 1)
+    return starts
+
+
+def line_at(lines: Sequence[str], line: int) -> str:
+    """A 1-based line of the buffer ("" past its end)."""
+    return lines[line - 1] if 1 <= line <= len(lines) else ""
+
+
+def lsp_position(lines: Sequence[str], line0: int, column0: int) -> types.Position:
+    """An LSP position (UTF-16) for a 0-based line and 0-based code-point column."""
+    return types.Position(
+        line=line0, character=utf16_column(line_at(lines, line0 + 1), column0 + 1)
+    )
+
+
+def cursor(lines: Sequence[str], position: types.Position) -> tuple[int, int]:
+    """A 0-based line and 0-based code-point column for an incoming LSP position."""
+    return position.line, codepoint_column(
+        line_at(lines, position.line + 1), position.character
+    ) - 1
+
+
+# ---- diagnostics ------------------------------------------------------------------------
+
+
+def lsp_diagnostic(d: Diagnostic, lines: Sequence[str]) -> types.Diagnostic:
+    """An evaldsl diagnostic as LSP shows it; columns converted with the buffer's lines.
+
+    The message is `check`'s message; the hint, if any, follows on its own line.
+    """
+    start_text = line_at(lines, d.line)
+    start = types.Position(line=max(d.line - 1, 0), character=utf16_column(start_text, d.column))
+    end = types.Position(
+        line=max(d.end_line - 1, start.line),
+        character=utf16_column(line_at(lines, d.end_line), d.end_column),
+    )
+    if (end.line, end.character) <= (start.line, start.character):
+        # an empty range (a position, not a span): cover the character there
+        end = types.Position(line=start.line, character=utf16_column(start_text, d.column + 1))
+    message = d.message + (f"\nhint: {d.hint}" if d.hint else "")
+    return types.Diagnostic(
+        range=types.Range(start=start, end=end),
+        message=message,
+        severity=_SEVERITY.get(d.severity, types.DiagnosticSeverity.Error),
+        code=d.code,
+        source="evaldsl",
+    )
+
+
+def is_suite_text(text: str, kind: Kind) -> bool:
+    """`.eval` text always is; a YAML/JSON document only when it has `cases`."""
+    return kind == "eval" or "cases" in text
+
+
+def diagnostics_by_file(text: str, path: str, kind: Kind) -> dict[str, list[Diagnostic]]:
+    """`check_text`'s diagnostics, grouped by the file they are in (normalised paths)."""
+    if not is_suite_text(text, kind):
+        return {}
+    own = os.path.normpath(os.path.abspath(path))
+    groups: dict[str, list[Diagnostic]] = {own: []}
+    for d in check_text(text, path):
+        where = own if d.path == path else os.path.normpath(os.path.abspath(d.path))
+        groups.setdefault(where, []).append(d)
+    return groups

@@ -1,0 +1,131 @@
+"""Hover: the doc of the word under the cursor, read in its context.
+
+Takes an `Analysis` and a cursor and gives markdown: a keyword's vocabulary entry (two-word
+subjects and predicates such as `input tokens` and `is empty` read as one), a tool's
+declaration and call counts in the case's files, and on a `cassette`/`trace`/`state` line
+what evaldsl reads from that file (`evaldsl inspect`'s summary).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from evaldsl.language.vocabulary import (
+    SUBJECTS,
+    PredicateSpec,
+    SubjectSpec,
+    spec_markdown,
+    statement_markdown,
+)
+from evaldsl.predicates.registry import PREDICATES
+from evaldsl.runs.summary import summary_markdown
+from evaldsl.syntax.grammar import spellings
+from evaldsl.syntax.literals import decode_string
+from evaldsl.syntax.tokens import Token, statement_tokens
+from evaldsl.tools.lsp.analysis import Analysis, Spot
+from evaldsl.vocabulary import describe
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+_SPECS: list[SubjectSpec | PredicateSpec] = [*SUBJECTS.values(), *PREDICATES.values()]
+#: Two-word subjects and predicates (`input tokens`, `is empty`, `cites tool`), by words.
+_PAIRS: dict[tuple[str, str], SubjectSpec | PredicateSpec] = {
+    (spec.words[0], spec.words[1]): spec
+    for spec in _SPECS
+    if len(spec.words) == 2 and spec.syntax.startswith(f"{spec.words[0]} {spec.words[1]}")
+}
+
+
+def keyword_doc(tokens: Sequence[Token], i: int) -> str | None:
+    """Hover text for the keyword `tokens[i]`, read in its context."""
+    word = tokens[i].text
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    prev = tokens[i - 1] if i > 0 else None
+    if i == 0 and word in ("state", "input", "tools", "nodes"):
+        line_form = {
+            "state": nxt is not None and nxt.kind == "STRING",
+            "input": nxt is not None and nxt.kind != "TOKENS",
+            "tools": nxt is not None and nxt.kind in ("NAME", "STRING"),
+            "nodes": nxt is not None and nxt.kind in ("NAME", "STRING"),
+        }[word]
+        if line_form:
+            return statement_markdown(word)
+    if word == "not" and (nxt is None or nxt.kind != "EMPTY"):
+        return statement_markdown("not")
+    if prev is not None and (prev.text, word) in _PAIRS:
+        return spec_markdown(_PAIRS[prev.text, word])
+    if nxt is not None and (word, nxt.text) in _PAIRS:
+        return spec_markdown(_PAIRS[word, nxt.text])
+    return describe(word)
+
+
+def token_name(tok: Token) -> str:
+    """A NAME or STRING token's name."""
+    return decode_string(tok.text) if tok.kind == "STRING" else tok.text
+
+
+def tool_doc(name: str, analysis: Analysis, case: int | None) -> str:
+    lines = [f"**tool** `{name}`"]
+    declared = analysis.draft.tools
+    if declared is not None:
+        lines.append("declared in `tools`" if name in declared else "not declared in `tools`")
+    for raw, facts in analysis.sources(case):
+        if facts.tools is None:
+            continue
+        if name not in facts.tools:
+            lines.append(f"never called in `{raw}`")
+        elif not facts.counted:
+            lines.append(f"called in `{raw}`")
+        else:
+            n = facts.tools[name]
+            lines.append(f"called {n} time{'s' if n != 1 else ''} in `{raw}`")
+    return "\n\n".join(lines)
+
+
+def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, int, int] | None:
+    """Markdown for the word under the cursor, and its span in the statement."""
+    spot = analysis.spot(line0, column0)
+    if spot is None:
+        return None
+    tokens = statement_tokens(spot.text, spot.start)
+    spell = spellings()
+    for i, tok in enumerate(tokens):
+        start, end = tok.start, tok.end
+        if not start <= spot.offset <= end or (spot.offset == end and _touches_next(tokens, i)):
+            continue
+        if tok.kind in spell and spell[tok.kind].isalpha():
+            doc = keyword_doc(tokens, i)
+        elif tok.kind in ("NAME", "STRING") and i and tokens[i - 1].kind == "TOOL":
+            doc = tool_doc(token_name(tok), analysis, spot.case)
+        else:
+            doc = None
+        if i < 2 and _source_line(tokens) and spot.start == "file":
+            # `cassette "x"` / `trace "x" as F` / `state "x"`: what evaldsl reads from it
+            fmt = tokens[3].text if tokens[0].text == "trace" and len(tokens) > 3 else None
+            path = Path(analysis.path).parent / token_name(tokens[1])
+            doc = (doc + "\n\n" if doc else "") + summary_markdown(path, fmt)
+        return (doc, spot, start, end) if doc else None
+    if tokens and spot.offset <= tokens[-1].end:
+        return None
+    # past the point the grammar could follow: a plain word, unless inside a string
+    for m in _WORD.finditer(spot.text):
+        if m.start() <= spot.offset <= m.end():
+            quotes = spot.text[: m.start()].count('"')
+            doc = describe(m.group()) if quotes % 2 == 0 else None
+            return (doc, spot, m.start(), m.end()) if doc else None
+    return None
+
+
+def _source_line(tokens: Sequence[Token]) -> bool:
+    return (
+        len(tokens) > 1
+        and tokens[0].text in ("cassette", "trace", "state")
+        and tokens[1].kind == "STRING"
+    )
+
+
+def _touches_next(tokens: Sequence[Token], i: int) -> bool:
+    return i + 1 < len(tokens) and tokens[i + 1].start == tokens[i].end

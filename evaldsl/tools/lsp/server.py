@@ -1,0 +1,283 @@
+"""The server: the editor's requests over stdio, answered by the features beside it.
+
+Takes LSP messages (pygls 2) and gives responses: diagnostics as `evaldsl check` reports
+them (on open, on change after a pause, on save), hover, completion, go to definition and
+formatting (the same code as `evaldsl fmt`). It always announces UTF-16 positions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Generator, Sequence
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import from_fs_path
+
+from evaldsl.format.formatter import format_text
+from evaldsl.language.diagnostics import EvalDslError
+from evaldsl.tools.lsp.analysis import Analysis
+from evaldsl.tools.lsp.completion import completions_at
+from evaldsl.tools.lsp.definition import definition_at
+from evaldsl.tools.lsp.documents import (
+    buffer_lines,
+    cursor,
+    diagnostics_by_file,
+    document_kind,
+    document_path,
+    lsp_diagnostic,
+    lsp_position,
+)
+from evaldsl.tools.lsp.hover import hover_at
+
+log = logging.getLogger("evaldsl.lsp")
+
+#: How long the buffer must stay unchanged before it is checked again (seconds).
+DEBOUNCE_SECONDS = 0.25
+
+
+class _Protocol(LanguageServerProtocol):
+    """Always UTF-16: the conversions in `evaldsl.language.source` are the only ones there are."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(
+        self, params: types.InitializeParams
+    ) -> Generator[Any, Any, types.InitializeResult]:
+        general = params.capabilities.general
+        if general is not None:
+            general.position_encodings = [types.PositionEncodingKind.Utf16]
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        return result
+
+
+class EvalDslServer(LanguageServer):
+    """The evaldsl language server: state for debounced checks and published files."""
+
+    def __init__(self, version: str) -> None:
+        super().__init__("evaldsl", version, protocol_cls=_Protocol)
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.open: set[str] = set()
+        # diagnostics a document's check found in other files: owner → file → diagnostics
+        self.foreign: dict[str, dict[str, list[types.Diagnostic]]] = {}
+        # a checked open document's own diagnostics, and the version they are for
+        self.own: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}
+        self._analyses: dict[str, tuple[int | None, Analysis]] = {}
+
+    def analysis(self, uri: str) -> Analysis:
+        doc = self.workspace.get_text_document(uri)
+        cached = self._analyses.get(uri)
+        if cached is not None and cached[0] == doc.version and cached[0] is not None:
+            return cached[1]
+        path = document_path(doc)
+        found = Analysis(doc.source, path, document_kind(path, doc.language_id))
+        self._analyses[uri] = (doc.version, found)
+        return found
+
+    def markdown(self, formats: Sequence[types.MarkupKind] | None) -> bool:
+        return formats is None or types.MarkupKind.Markdown in formats
+
+    # diagnostics
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Check a document after `delay` seconds; a newer request cancels this one."""
+        old = self.pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        task = asyncio.get_running_loop().create_task(self._validate(uri, delay))
+        self.pending[uri] = task
+
+        def done(t: asyncio.Task[None]) -> None:
+            if self.pending.get(uri) is t:
+                del self.pending[uri]
+
+        task.add_done_callback(done)
+
+    async def _validate(self, uri: str, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        doc = self.workspace.get_text_document(uri)
+        version, text = doc.version, doc.source
+        path = document_path(doc)
+        kind = document_kind(path, doc.language_id)
+        try:
+            groups = await asyncio.to_thread(diagnostics_by_file, text, path, kind)
+        except Exception as err:  # a bug in a check must not silence the server
+            log.exception("checking %s failed", path)
+            self.window_log_message(
+                types.LogMessageParams(types.MessageType.Error, f"evaldsl: {err}")
+            )
+            return
+        if uri not in self.open or self.workspace.get_text_document(uri).version != version:
+            return
+        own = os.path.normpath(os.path.abspath(path))
+        lines = buffer_lines(text.removeprefix("\ufeff"))
+        self.own[uri] = (version, [lsp_diagnostic(d, lines) for d in groups.pop(own, [])])
+        foreign: dict[str, list[types.Diagnostic]] = {}
+        for other, diags in groups.items():
+            other_uri = from_fs_path(other)
+            if other_uri is None:
+                continue
+            foreign[other_uri] = [
+                lsp_diagnostic(d, self._filebuffer_lines(other_uri, other)) for d in diags
+            ]
+        self._set_foreign(uri, foreign)
+        self.publish(uri)
+
+    def publish(self, uri: str) -> None:
+        """A document's own diagnostics (if it is open and checked) and those other
+        documents' checks found in it (a dataset file's problems)."""
+        version, own = self.own.get(uri, (None, []))
+        found = [
+            d for owner, files in self.foreign.items() if owner != uri for d in files.get(uri, [])
+        ]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=own + found, version=version)
+        )
+
+    def _filebuffer_lines(self, uri: str, path: str) -> list[str]:
+        if uri in self.open:
+            return buffer_lines(self.workspace.get_text_document(uri).source)
+        try:
+            return buffer_lines(Path(path).read_text("utf-8-sig"))
+        except (OSError, UnicodeDecodeError):
+            return []
+
+    def _set_foreign(self, owner: str, found: dict[str, list[types.Diagnostic]]) -> None:
+        before = self.foreign.pop(owner, {})
+        if found:
+            self.foreign[owner] = found
+        for uri in set(before) | set(found):
+            if uri != owner:
+                self.publish(uri)
+
+    def closed(self, uri: str) -> None:
+        self.open.discard(uri)
+        self._analyses.pop(uri, None)
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        self.own.pop(uri, None)
+        self._set_foreign(uri, {})
+        self.publish(uri)  # cleared, but for what open suites found in this file
+
+
+def build_server(version: str) -> EvalDslServer:
+    """The server with its features registered."""
+    server = EvalDslServer(version)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: EvalDslServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.open.add(params.text_document.uri)
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: EvalDslServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: EvalDslServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: EvalDslServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.closed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: EvalDslServer, params: types.HoverParams) -> types.Hover | None:
+        analysis = ls.analysis(params.text_document.uri)
+        line0, column0 = cursor(analysis.lines, params.position)
+        found = hover_at(analysis, line0, column0)
+        if found is None:
+            return None
+        doc, spot, start, end = found
+        caps = ls.client_capabilities.text_document
+        formats = caps.hover.content_format if caps and caps.hover else None
+        kind = types.MarkupKind.Markdown if ls.markdown(formats) else types.MarkupKind.PlainText
+        return types.Hover(
+            contents=types.MarkupContent(kind=kind, value=doc),
+            range=types.Range(
+                start=lsp_position(analysis.lines, *spot.host(start)),
+                end=lsp_position(analysis.lines, *spot.host(end)),
+            ),
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=[" ", ".", "["]),
+    )
+    def completion(ls: EvalDslServer, params: types.CompletionParams) -> types.CompletionList:
+        analysis = ls.analysis(params.text_document.uri)
+        line0, column0 = cursor(analysis.lines, params.position)
+        caps = ls.client_capabilities.text_document
+        item_caps = caps.completion.completion_item if caps and caps.completion else None
+        markdown = item_caps is not None and ls.markdown(item_caps.documentation_format or [])
+        items = []
+        for offer in completions_at(analysis, line0, column0):
+            doc: str | types.MarkupContent | None = offer.doc
+            if offer.doc is not None and markdown:
+                doc = types.MarkupContent(kind=types.MarkupKind.Markdown, value=offer.doc)
+            items.append(
+                types.CompletionItem(
+                    label=offer.label,
+                    kind=offer.kind,
+                    detail=offer.detail,
+                    documentation=doc,
+                    sort_text=f"{offer.rank}{offer.label}",
+                )
+            )
+        return types.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls: EvalDslServer, params: types.DefinitionParams) -> list[types.Location]:
+        analysis = ls.analysis(params.text_document.uri)
+        line0, column0 = cursor(analysis.lines, params.position)
+        top = types.Range(start=types.Position(0, 0), end=types.Position(0, 0))
+        return [
+            types.Location(uri=uri, range=top)
+            for uri in (
+                from_fs_path(str(p.resolve())) for p in definition_at(analysis, line0, column0)
+            )
+            if uri is not None
+        ]
+
+    @server.feature(types.TEXT_DOCUMENT_FORMATTING)
+    def formatting(
+        ls: EvalDslServer, params: types.DocumentFormattingParams
+    ) -> list[types.TextEdit] | None:
+        analysis = ls.analysis(params.text_document.uri)
+        if analysis.kind != "eval":
+            return None
+        return format_edits(
+            ls.workspace.get_text_document(params.text_document.uri).source, analysis.path
+        )
+
+    return server
+
+
+def format_edits(text: str, path: str) -> list[types.TextEdit] | None:
+    """One edit replacing the whole buffer with `evaldsl fmt`'s layout; none on errors."""
+    try:
+        formatted = format_text(text, path)
+    except EvalDslError:
+        return []  # a buffer with syntax errors is left as it is
+    if formatted == text:
+        return []
+    lines = buffer_lines(text)
+    end = lsp_position(lines, len(lines) - 1, len(lines[-1]))
+    return [
+        types.TextEdit(range=types.Range(start=types.Position(0, 0), end=end), new_text=formatted)
+    ]
+
+
+def main() -> None:
+    """Serve over stdio until the client says exit."""
+    from evaldsl import __version__  # the package imports this module's parents first
+
+    logging.basicConfig(level=logging.WARNING, format="evaldsl lsp: %(message)s")
+    build_server(__version__).start_io()
