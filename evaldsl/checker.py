@@ -79,6 +79,8 @@ def predicate_key(pred: ast.Predicate) -> str:
             return {"all": "contains_all", "any": "contains_any"}.get(op, op)
         case ast.Emptiness(empty=empty):
             return "is_empty" if empty else "not_empty"
+        case ast.Exists():
+            return "exists"
         case ast.IsType():
             return "is_type"
         case ast.TextEdge(at_start=at_start):
@@ -423,7 +425,7 @@ class _Checker:
                     self.error(pred.span, "W601", "this can never fail: the string is empty")
             case ast.Matches(regex=regex):
                 self.regex(regex)
-            case ast.HasKey():
+            case ast.HasKey() | ast.Exists():
                 pass
             case ast.Judged(threshold=threshold, op=op):
                 if op is not None and op not in (">=", ">"):

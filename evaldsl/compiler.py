@@ -108,15 +108,20 @@ class Compiler:
         judge: Judge | None = None,
         judge_model: str | None = None,
         needs: Needs | None = None,
+        shown: Callable[[str], str] | None = None,
     ):
         self.source = source
+        # how the source text of a node is shown in messages: an `each` row's values
+        # replace its placeholders there, as they do in the node
+        self.shown = shown
         # a case whose assertions come from several sources (YAML snippets) shares one
         self.needs = needs if needs is not None else Needs()
         self.judge = judge or no_judge
         self.judge_model = judge_model
 
     def text(self, span: Span) -> str:
-        return self.source.text[span.start : span.end]
+        text = self.source.text[span.start : span.end]
+        return text if self.shown is None else self.shown(text)
 
     def compile(self, expr: ast.Expr) -> CompiledAssertion:
         return CompiledAssertion(expr, self.text(expr.span), self.expr(expr))
@@ -563,6 +568,8 @@ class Compiler:
                 return matches
             case ast.HasKey(key=key):
                 return lambda v: isinstance(v, dict) and key in v
+            case ast.Exists():
+                return lambda v: v is not MISSING
             case ast.Called() | ast.CallTest() | ast.Judged() | ast.WithinBudget() | ast.Cites():
                 raise AssertionError(f"{predicate_key(pred)} is not a value test")
             case _:
@@ -660,6 +667,8 @@ def _expected_of(pred: ast.Predicate) -> Any:
             return k
         case ast.Emptiness(empty=e):
             return "empty" if e else "not empty"
+        case ast.Exists():
+            return "present"
     return None
 
 

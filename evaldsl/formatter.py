@@ -373,6 +373,7 @@ class _Printer:
                 | ast.ListTest()
                 | ast.IsType()
                 | ast.Emptiness()
+                | ast.Exists()
                 | ast.TextEdge()
                 | ast.HasKey()
             ):
@@ -394,6 +395,8 @@ class _Printer:
                 return f"is {json_type}"
             case ast.Emptiness(empty=empty):
                 return "is empty" if empty else "not empty"
+            case ast.Exists():
+                return "exists"
             case ast.TextEdge(at_start=at_start, text=text):
                 return ("starts with " if at_start else "ends with ") + quote(text.value)
             case ast.HasKey(key=key):

@@ -51,11 +51,7 @@ from evaldsl.vocabulary import (
     spec_markdown,
     statement_markdown,
 )
-
-try:  # the C loader when libyaml is present, as the YAML front end uses
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on the platform's PyYAML build
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+from evaldsl.yaml12 import compose as compose_yaml
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +244,7 @@ def _is_text(node: yaml.Node) -> TypeGuard[yaml.ScalarNode]:
 def yaml_layout(text: str) -> YamlLayout:
     layout = YamlLayout()
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = compose_yaml(text)
     except yaml.YAMLError:
         return layout
     if not isinstance(root, yaml.MappingNode):

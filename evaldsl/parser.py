@@ -421,6 +421,9 @@ class _Builder(Transformer[Token, Any]):
     def not_empty(self, c: list[Any]) -> ast.Emptiness:
         return ast.Emptiness(False, span=self._span(c))
 
+    def exists(self, c: list[Any]) -> ast.Exists:
+        return ast.Exists(span=self._span(c))
+
     def starts_with(self, c: list[Any]) -> ast.TextEdge:
         text = ast.Str(decode_string(c[2]), span=self._tspan(c[2]))
         return ast.TextEdge(True, text, span=self._span(c))

@@ -11,7 +11,7 @@ kept, marked as not runnable, so one bad case never stops the others.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,10 +58,25 @@ class SourceSpec:
 
 @attrs.frozen
 class Snippet:
-    """Assertions parsed from one piece of text, with the source their spans index."""
+    """Assertions parsed from one piece of text, with the source their spans index.
+
+    An `each` row renders it (`rendered`): its strings get the row's values, and its
+    messages show them (`row`). A snippet converted from a traceplay object renders the
+    object and converts it again instead (`template`), as traceplay renders the object.
+    """
 
     exprs: tuple[ast.Expr, ...]
     source: Source
+    row: dict[str, Any] | None = attrs.field(default=None, eq=False)
+    template: Callable[[dict[str, Any]], tuple[Snippet, tuple[Diagnostic, ...]]] | None = (
+        attrs.field(default=None, eq=False, repr=False)
+    )
+
+    def rendered(self, row: dict[str, Any]) -> tuple[Snippet, tuple[Diagnostic, ...]]:
+        """This snippet for one `each` row, and any problem the rendering brought."""
+        if self.template is not None:
+            return self.template(row)
+        return Snippet(render_node(self.exprs, row), self.source, row=row), ()
 
 
 @attrs.frozen
@@ -367,6 +382,12 @@ def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list
         out = []
         for base in expanded:
             for i, row in enumerate(case.each, 1):
+                snippets: list[Snippet] = []
+                rendering: list[Diagnostic] = []
+                for s in base.snippets:
+                    snippet, found = s.rendered(row)
+                    snippets.append(snippet)
+                    rendering.extend(found)
                 out.append(
                     attrs.evolve(
                         base,
@@ -375,9 +396,8 @@ def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list
                         input=render_value(base.input, row)
                         if base.input is not MISSING
                         else MISSING,
-                        snippets=tuple(
-                            Snippet(render_node(s.exprs, row), s.source) for s in base.snippets
-                        ),
+                        snippets=tuple(snippets),
+                        diagnostics=(*base.diagnostics, *rendering),
                         each=None,
                     )
                 )
@@ -414,7 +434,9 @@ def _build_case(
         )
     else:
         for snippet in (*draft.header, *case.snippets):
-            compiler = Compiler(snippet.source, judge, draft.judge_model, needs)
+            row = snippet.row
+            shown = None if row is None else (lambda text, row=row: render_text(text, row))
+            compiler = Compiler(snippet.source, judge, draft.judge_model, needs, shown)
             for expr in snippet.exprs:
                 assertions.append(compiler.compile(expr))
                 sources.append(snippet.source)

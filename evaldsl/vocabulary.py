@@ -347,6 +347,13 @@ PREDICATES: dict[str, PredicateSpec] = {
             "memory.summary not empty",
         ),
         _p(
+            "exists",
+            "exists",
+            {"Json"},
+            "A value is there (a JSONPath finds one), whatever it is: null, [] and {} too.",
+            "answer json $.items[0] exists",
+        ),
+        _p(
             "is_type",
             "is string|number|integer|boolean|array|object|null",
             {"Json"},
