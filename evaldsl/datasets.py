@@ -98,7 +98,12 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         name = str(meta.get("id") or meta.get("name") or f"row {i}")
         parts = []
         if "expectedOutput" in value:
-            parts.append(f"output == {dsl_value(value['expectedOutput'])}")
+            try:
+                parts.append(f"output == {dsl_value(value['expectedOutput'])}")
+            except ValueError:  # NaN, which nothing equals
+                diags.append(
+                    at(node, "E507", "`expectedOutput` holds NaN (.nan): nothing equals it")
+                )
         behaviour = value.get("expectedBehavior")
         if behaviour is not None:
             if not isinstance(behaviour, dict):

@@ -31,6 +31,7 @@ differently, and a lone surrogate escape matches nothing here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from evaldsl.regexes import RegexProblem, compile_regex
@@ -56,6 +57,7 @@ _CLASS_ESCAPES = {"d": (_DIGITS, False), "D": (_DIGITS, True), "w": (_WORD, Fals
 _CLASS_ESCAPES |= {"W": (_WORD, True), "s": (_SPACE, False), "S": (_SPACE, True)}
 _CONTROL = {"f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B}
 _NOTHING = "[^\\x{0}-\\x{10FFFF}]"
+_PLACEHOLDER = re.compile(r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}")
 DOT = "[^\\n\\r\\x{2028}\\x{2029}]"
 _LOOKAROUND = {
     "(?=": "lookaheads",
@@ -318,7 +320,13 @@ class _Translator:
 
     def atom(self) -> None:
         ch = self._peek()
-        if ch == ".":
+        placeholder = _PLACEHOLDER.match(self.p, self.i) if ch == "{" else None
+        if placeholder:
+            # `{{key}}` of an `each` row: literal braces in both dialects, kept as written
+            # so that a row's value can still replace it in the evaldsl text
+            self.i = placeholder.end()
+            self.out.append(placeholder.group())
+        elif ch == ".":
             self.i += 1
             self.out.append(DOT)
         elif ch == "(":

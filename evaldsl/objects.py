@@ -32,6 +32,7 @@ from evaldsl.jsforms import has_nan, string_literal, traceplay_path, value_liter
 from evaldsl.jsregex import translate
 from evaldsl.regexes import RegexProblem
 from evaldsl.runs.text import js_number
+from evaldsl.values import MISSING
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # words that would read as a keyword where a bare name is written
@@ -165,7 +166,10 @@ class _Fields:
         return not any(d.is_error for d in self.diags)
 
     def _wrong(self, key: str, wanted: str) -> None:
-        found = type(self.obj[key]).__name__.replace("NoneType", "null").replace("dict", "mapping")
+        value = self.obj[key]
+        found = type(value).__name__.replace("NoneType", "null").replace("dict", "mapping")
+        if value == "":
+            found = "an empty one"
         self.diags.append(
             self.place.error(key, "E507", f"`{key}` of {self.what} must be {wanted}, not {found}")
         )
@@ -225,9 +229,10 @@ class _Fields:
             return None
         return value
 
-    def value(self, key: str, value: Any = None) -> str | None:
-        """A JSON value field as a DSL literal (NaN, which nothing equals, is an error)."""
-        value = self.obj[key] if value is None else value
+    def value(self, key: str, value: Any = MISSING) -> str | None:
+        """A JSON value field (or `value`, found inside it) as a DSL literal; NaN, which
+        nothing equals, is an error."""
+        value = self.obj[key] if value is MISSING else value
         if has_nan(value):
             self.never(key, f"`{key}` of {self.what} holds NaN (`.nan`), which nothing equals")
             return None
@@ -393,7 +398,8 @@ def _traceplay(
             text = _shape(f, obj, place)
         case "flow.usesResult":
             tool = f.text("tool")
-            from_path = f.text("fromPath", required=False)
+            # traceplay: `if (assertion.fromPath)`, so an empty one is no path at all
+            from_path = f.text("fromPath", required=False, empty_ok=True) or None
             need = _min_hits(f)
             if tool is not None and need is not None:
                 text = f"{f.step()} cites tool {dsl_name(tool)}"
@@ -521,7 +527,7 @@ def _field_checks(
             parts.append(f"{at} is {wanted}")
         elif wanted != "string":  # the text is a string: any other type never holds
             f.never("fields", f"with `json: false` the answer is text, never {wanted}")
-    if spec.get("equals") is not None or ("equals" in spec and json_mode):
+    if "equals" in spec:  # traceplay: `equals !== undefined`, so null is checked too
         value = f.value("fields", spec["equals"])
         if not json_mode and not isinstance(spec["equals"], str):
             f.never("fields", "with `json: false` the answer is text: `equals` needs text")

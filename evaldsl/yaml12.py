@@ -172,6 +172,16 @@ def construct(node: yaml.Node | None) -> Any:
     return None if node is None else build(node)
 
 
+def _key_identity(key: Any) -> Any:
+    """When two keys are the same key for the npm `yaml` package: equal scalar values
+    (`1` and `1.0` are, `null` and `""` or `true` and `"true"` are not; NaN never is)."""
+    if isinstance(key, bool) or key is None or isinstance(key, str):
+        return (type(key).__name__, key)
+    if isinstance(key, (int, float)):
+        return None if key != key else ("number", float(key))
+    return ("json", js_text(key))
+
+
 @attrs.frozen
 class Problem:
     """Something a YAML 1.2 loader refuses, at a node."""
@@ -204,21 +214,21 @@ def problems(root: yaml.Node | None) -> list[Problem]:
             if isinstance(value, str):
                 found.append(Problem(node, f"`{value}` is not a {tag.replace(_TAG, '')}"))
         if isinstance(node, yaml.MappingNode):
-            keys: dict[str, yaml.Node] = {}
+            keys: dict[Any, yaml.Node] = {}
             for k, _ in node.value:
-                name = js_key(construct(k))
-                if name in keys:
+                same = _key_identity(construct(k))
+                if same is not None and same in keys:
                     found.append(
                         Problem(
                             k,
-                            f"duplicate key `{name}` in this mapping",
-                            f"it is already at line {keys[name].start_mark.line + 1}; "
+                            f"duplicate key `{js_key(construct(k))}` in this mapping",
+                            f"it is already at line {keys[same].start_mark.line + 1}; "
                             "keep one of them",
                             duplicate=True,
                         )
                     )
-                else:
-                    keys[name] = k
+                elif same is not None:
+                    keys[same] = k
             stack.extend(v for pair in reversed(node.value) for v in reversed(pair))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(reversed(node.value))

@@ -30,8 +30,9 @@ from typing import Any
 import pytest
 import yaml
 
+from evaldsl.convert import to_eval
 from evaldsl.runner import run_suites
-from evaldsl.suites import load_suite
+from evaldsl.suites import load_suite, read_draft
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ROOT / "tests" / "compat"
@@ -100,3 +101,21 @@ def test_compat_row(row: dict[str, Any], tmp_path: Path) -> None:
 def test_every_point_has_rows() -> None:
     points = {param.values[0]["point"] for param in ROWS}
     assert points == set(range(1, 10))
+
+
+def test_nan_where_no_literal_can_write_it(tmp_path: Path) -> None:
+    """`.nan` in a case's input or rows: `convert` says it is not converted (no traceback),
+    and a dataset row expecting NaN is an error at the row."""
+    (tmp_path / "rows.yaml").write_text("- {input: {x: 1}, expectedOutput: .nan}\n", "utf-8")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "cases:\n  - name: c\n    run: flow:target\n    input: {x: .nan}\n"
+        "    each: [{v: .nan}]\n    assertions: ['output.x exists']\n"
+        "  - name: d\n    run: flow:target\n    dataset: rows.yaml\n",
+        encoding="utf-8",
+    )
+    text, _ = to_eval(read_draft(suite))
+    assert "# not converted: `input` holds NaN" in text
+    assert "# not converted: `each` holds NaN" in text
+    codes = [(d.code, Path(d.path).name, d.line) for d in load_suite(suite).diagnostics]
+    assert ("E507", "rows.yaml", 1) in codes
