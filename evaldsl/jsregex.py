@@ -4,9 +4,11 @@ Takes a pattern as traceplay and cycgraph compile it (`new RegExp(pattern)`: Jav
 syntax, no flags, with the web-compatibility rules every engine follows) and gives the RE2
 pattern that matches the same texts, written so that it can stand between the slashes of
 an evaldsl regex literal, or a `RegexProblem`: a JavaScript syntax error (`(?i)`, `a**`,
-`[z-a]`), or a construct RE2 cannot run in linear time (backreferences, lookaround,
-repetition counts over 1000). The DSL's own `/re/` literals are RE2 already and never
-pass through here.
+`[z-a]`), or a construct evaldsl refuses (E402: backreferences and lookaround, which RE2
+cannot run in linear time, repetition counts over 1000, a quantifier right after a
+character outside the BMP, which JavaScript applies to half of it). The DSL's own `/re/`
+literals are RE2 already and never pass through here; `{{key}}` placeholders of `each`
+rows are kept as written (literal braces in both dialects).
 
 What changes on the way (JavaScript → RE2):
 - `.` → `[^\\n\\r\\x{2028}\\x{2029}]`; `\\s` and `\\S` → JavaScript's whitespace set
@@ -21,7 +23,8 @@ What changes on the way (JavaScript → RE2):
 What still differs (README, "Coming from traceplay, cycgraph and verydia"): JavaScript
 without the `u` flag sees a character outside the BMP (an emoji) as two UTF-16 units, RE2
 as one character, so `.`, negated classes and quantifiers count such characters
-differently, and a lone surrogate escape matches nothing here.
+differently, and a lone surrogate escape matches nothing here; RE2's `\\B` also matches
+inside a non-ASCII character (it works on UTF-8 bytes).
 
 >>> translate(r"\\p{L}\\u6771.")
 'p\\\\{L\\\\}東[^\\\\n\\\\r\\\\x{2028}\\\\x{2029}]'
@@ -58,7 +61,7 @@ _CLASS_ESCAPES |= {"W": (_WORD, True), "s": (_SPACE, False), "S": (_SPACE, True)
 _CONTROL = {"f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B}
 _NOTHING = "[^\\x{0}-\\x{10FFFF}]"
 _PLACEHOLDER = re.compile(r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}")
-DOT = "[^\\n\\r\\x{2028}\\x{2029}]"
+_DOT = "[^\\n\\r\\x{2028}\\x{2029}]"
 _LOOKAROUND = {
     "(?=": "lookaheads",
     "(?!": "negative lookaheads",
@@ -328,7 +331,7 @@ class _Translator:
             self.out.append(placeholder.group())
         elif ch == ".":
             self.i += 1
-            self.out.append(DOT)
+            self.out.append(_DOT)
         elif ch == "(":
             self.group()
         elif ch == "[":
