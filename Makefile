@@ -21,6 +21,19 @@ $(DEV_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(STAMP)
 
+# node and npm run the JavaScript references of the tests (tests/test_jsref.py,
+# tests/test_textmate.py); a fresh machine running as root (the CI machine) gets Debian's
+NODE_STAMP := $(VENV)/.node-checked
+$(NODE_STAMP): | $(BIN)/python
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq nodejs npm; \
+	  else \
+	    echo "note: install nodejs and npm, or the JavaScript reference tests skip"; \
+	  fi; \
+	fi
+	@touch $@
+
 run: $(STAMP)
 	$(BIN)/evaldsl run examples
 
@@ -33,7 +46,7 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy evaldsl
 
-pytest: $(DEV_STAMP)
+pytest: $(DEV_STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

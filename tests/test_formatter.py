@@ -141,6 +141,7 @@ def test_the_corpus_covers_the_vocabulary() -> None:
         "Contains",
         "ListTest",
         "Emptiness",
+        "Exists",
         "IsType",
         "TextEdge",
         "Matches",

@@ -787,7 +787,8 @@ USAGE_TABLE: list[tuple[dict[str, Any], tuple[int, int]]] = [
     ),
     ({"usage": {"promptTokens": "100", "completionTokens": 20}}, (0, 20)),
     ({"usage": {"promptTokens": True, "completionTokens": None}}, (0, 0)),
-    ({"usage": {"promptTokens": 3.0, "completionTokens": 2.6}}, (3, 3)),
+    # fractions are kept, as traceplay adds them (2.6 is not rounded to 3)
+    ({"usage": {"promptTokens": 3.0, "completionTokens": 2.6}}, (3, 2.6)),
     ({"output": "text only"}, (0, 0)),
     ({}, (0, 0)),
     ({"type": "llm.invoke", "tokensIn": 50, "tokensOut": 10}, (50, 10)),

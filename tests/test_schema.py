@@ -173,7 +173,12 @@ AGREEMENT: list[tuple[dict[str, Any], bool]] = [
     ({"kind": "tool.args", "name": "s", "jsonPath": "$.q", "matches": "^a"}, True),
     ({"kind": "tool.args", "name": "s", "jsonPath": "$.q"}, False),
     ({"kind": "tool.args", "name": "s", "path": "$.q", "equals": 1}, False),
-    ({"kind": "tool.args", "name": "s", "jsonPath": "$.q", "matches": 3}, False),
+    # a number is a regex of its text (new RegExp(3) is /3/)
+    ({"kind": "tool.args", "name": "s", "jsonPath": "$.q", "matches": 3}, True),
+    ({"kind": "tool.args", "name": "s", "jsonPath": "$.q", "matches": [3]}, False),
+    # traceplay's JSONPath skips `['q']`: a warning, and not valid for the schema either
+    ({"kind": "tool.args", "name": "s", "jsonPath": "$['q']", "equals": 1}, False),
+    ({"kind": "tool.args", "name": "s", "jsonPath": "$.a b.1[*]", "equals": 1}, True),
     ({"kind": "forbid.tool", "name": "shell"}, True),
     ({"kind": "forbid.tool", "names": ["shell"]}, False),
     ({"kind": "answer.contains", "text": ""}, True),
@@ -194,7 +199,12 @@ AGREEMENT: list[tuple[dict[str, Any], bool]] = [
     ({"kind": "answer.shape", "fields": {"$.b": "str"}}, False),
     ({"kind": "answer.shape", "required": "$.a"}, False),
     ({"kind": "flow.usesResult", "tool": "t", "minHits": 2, "fromPath": "$.id"}, True),
-    ({"kind": "flow.usesResult", "tool": "t", "minHits": 0}, False),
+    ({"kind": "flow.usesResult", "tool": "t", "minHits": 0}, True),  # traceplay: max(1, 0)
+    ({"kind": "flow.usesResult", "tool": "t", "minHits": "2"}, False),
+    ({"kind": "tool.called", "name": "search", "times": 1.0}, True),
+    ({"kind": "answer.contains", "text": 42, "step": 1.0}, True),
+    ({"kind": "answer.shape", "json": False, "fields": {"$": {"matches": "^a"}}}, True),
+    ({"kind": "answer.shape", "json": "no"}, False),
     ({"kind": "flow.usesResult", "name": "t"}, False),
     ({"kind": "tool.caled", "name": "search"}, False),
     ({"type": "status_equals", "expected": "completed"}, True),

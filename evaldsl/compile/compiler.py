@@ -58,15 +58,20 @@ class Compiler:
         judge: Judge | None = None,
         judge_model: str | None = None,
         needs: Needs | None = None,
+        shown: Callable[[str], str] | None = None,
     ):
         self.source = source
+        # how the source text of a node is shown in messages: an `each` row's values
+        # replace its placeholders there, as they do in the node
+        self.shown = shown
         # a case whose assertions come from several sources (YAML snippets) shares one
         self.needs = needs if needs is not None else Needs()
         self.judge = judge or no_judge
         self.judge_model = judge_model
 
     def text(self, span: Span) -> str:
-        return self.source.text[span.start : span.end]
+        text = self.source.text[span.start : span.end]
+        return text if self.shown is None else self.shown(text)
 
     def compile(self, expr: ast.Expr) -> CompiledAssertion:
         return CompiledAssertion(expr, self.text(expr.span), self.expr(expr))

@@ -213,6 +213,13 @@ class Emptiness:
     span: Span = _span()
 
 
+@attrs.frozen
+class Exists:
+    """`exists`: the subject (or a value its path finds) is there, whatever it is."""
+
+    span: Span = _span()
+
+
 JsonType = Literal["string", "number", "integer", "boolean", "array", "object", "null"]
 
 
@@ -279,7 +286,7 @@ class Cites:
 
 
 ValueTest: TypeAlias = (
-    Compare | Contains | Matches | ListTest | IsType | Emptiness | TextEdge | HasKey
+    Compare | Contains | Matches | ListTest | IsType | Emptiness | Exists | TextEdge | HasKey
 )
 
 
@@ -300,6 +307,7 @@ Predicate: TypeAlias = (
     | Contains
     | ListTest
     | Emptiness
+    | Exists
     | IsType
     | TextEdge
     | Matches

@@ -54,6 +54,8 @@ CODES: dict[str, str] = {
     "W301": "tool never occurs in the recording",
     "W302": "node never occurs in the state",
     "W504": "case with no assertions",
+    "W505": "duplicate key in a JSON suite",
+    "W506": "part of a traceplay JSONPath that traceplay skips",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }

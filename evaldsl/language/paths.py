@@ -8,7 +8,8 @@ paths); anything else is parsed and evaluated by jsonpath-ng's extended parser. 
 that neither accepts is a `PathProblem` (a check-time error).
 
 Keys are looked up as own keys of JSON objects only: unlike traceplay's JavaScript,
-`$.items.length` and `$.constructor` find nothing.
+`$.items.length` and `$.constructor` find nothing. A step of digits after a dot (`$.tags.1`)
+is, as in traceplay, the element at that index of a list or the key `"1"` of an object.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import attrs
 
 _STEP = re.compile(
     r"""\.(?P<name>[A-Za-z_][\w-]*)
+      | \.(?P<member>[0-9]+)(?![\w-])
       | \.\*(?P<dotstar>)
       | \[(?P<index>-?\d+)\]
       | \[\*\](?P<star>)
@@ -32,6 +34,18 @@ _STEP = re.compile(
 )
 
 STAR = object()
+
+
+@attrs.frozen
+class Member:
+    """`.1`: a list's element at that index, or an object's key `"1"` (JavaScript's `in`
+    on arrays: `"01"` is no index)."""
+
+    key: str
+
+    @property
+    def index(self) -> int | None:
+        return int(self.key) if self.key == "0" or not self.key.startswith("0") else None
 
 
 @attrs.frozen
@@ -65,6 +79,11 @@ class CompiledPath:
                 elif isinstance(step, int):
                     if isinstance(v, list) and -len(v) <= step < len(v):
                         nxt.append(v[step])
+                elif isinstance(step, Member):
+                    if isinstance(v, dict) and step.key in v:
+                        nxt.append(v[step.key])
+                    elif isinstance(v, list) and step.index is not None and step.index < len(v):
+                        nxt.append(v[step.index])
                 elif isinstance(v, dict) and step in v:
                     nxt.append(v[step])
             if not nxt:
@@ -104,6 +123,8 @@ def _fast_steps(text: str) -> tuple[object, ...] | None:
             return None
         if m.group("name") is not None:
             steps.append(m.group("name"))
+        elif m.group("member") is not None:
+            steps.append(Member(m.group("member")))
         elif m.group("index") is not None:
             steps.append(int(m.group("index")))
         elif m.group("sq") is not None:

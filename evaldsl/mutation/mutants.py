@@ -510,8 +510,12 @@ def _word_at(text: str, at: int) -> tuple[int, str]:
 # ---- usage and steps ---------------------------------------------------------------------
 
 
-def _trace_tokens(events: Events) -> int:
-    return sum(sum(usage_tokens(ev)) for ev in events if ev.get("type") in RESPONSE_TYPES)
+def _trace_tokens(events: Events) -> float:
+    total: float = 0
+    for ev in events:
+        if ev.get("type") in RESPONSE_TYPES:
+            total += sum(usage_tokens(ev))
+    return total
 
 
 def _double_counts(usage: Any) -> Any:

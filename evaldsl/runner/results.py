@@ -51,8 +51,8 @@ class CaseMetrics:
     latency_ms: float | None = None
     steps: int | None = None
     tool_calls: int | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: float | None = None  # whole unless a recording counted fractions
+    output_tokens: float | None = None
     cost: float | None = None
     guards: int | None = None
 

@@ -170,8 +170,8 @@ class TraceFacts:
     tool_calls: int = 0
     guards: int = 0
     errors: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: float = 0  # whole numbers unless a recording has fractions
+    output_tokens: float = 0
     cost: float | None = 0.0
     unpriced_model: str | None = None
     call_counts: dict[str, int] = attrs.Factory(dict)
@@ -341,7 +341,8 @@ def _index(
     model: str | None = None
     steps = responses = tool_calls = guards = errors = results = others = 0
     unknown: dict[Any, int] = {}
-    tokens_in = tokens_out = 0
+    tokens_in: float = 0
+    tokens_out: float = 0
     cost = 0.0
     unpriced: str | None = None
     first_at: Any = None
@@ -460,6 +461,8 @@ def _index(
                 if tail is not None:
                     tail.append(raw)
             usage = ev.get("usage")
+            used_in: float
+            used_out: float
             # traceplay's own shape first (every recorded response has it); the general
             # reader handles the rest
             if (

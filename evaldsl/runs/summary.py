@@ -56,8 +56,8 @@ class Summary:
     results: int | None = None
     errors: int | None = None
     guards: int | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: float | None = None  # whole unless a recording counted fractions
+    output_tokens: float | None = None  # whole unless a recording counted fractions
     cost: float | None = None
     cost_note: str | None = None
     answers: int | None = None

@@ -231,7 +231,7 @@ _USAGE_FIELDS = (
 )
 
 
-def usage_tokens(event: dict[str, Any]) -> tuple[int, int]:
+def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
     """(input, output) tokens of one `llm.response` or `llm.invoke` event; (0, 0) without usage.
 
     Event-level counts win: verydia `tokensIn`/`tokensOut`, then the event's `usage` (camelCase,
@@ -260,7 +260,7 @@ def usage_tokens(event: dict[str, Any]) -> tuple[int, int]:
     return 0, 0
 
 
-def usage_pair(usage: Any) -> tuple[int, int] | None:
+def usage_pair(usage: Any) -> tuple[float, float] | None:
     """(input, output) from a usage object in any of the known spellings, or `None`.
 
     >>> usage_pair({"prompt_tokens": 3, "completion_tokens": 4})
@@ -276,7 +276,7 @@ def usage_pair(usage: Any) -> tuple[int, int] | None:
     return None
 
 
-def normalized_usage(usage: Any) -> dict[str, int] | None:
+def normalized_usage(usage: Any) -> dict[str, float] | None:
     """traceplay's event-level `usage` (`promptTokens`, `completionTokens`) for a provider usage.
 
     >>> normalized_usage({"input_tokens": 9})
@@ -288,12 +288,13 @@ def normalized_usage(usage: Any) -> dict[str, int] | None:
     return {"promptTokens": pair[0], "completionTokens": pair[1]}
 
 
-def _count(value: Any) -> int:
-    """A token count: a number that is not a boolean, else 0."""
+def _count(value: Any) -> float:
+    """A token count: a number that is not a boolean, else 0. A fraction is kept, as
+    traceplay adds it (`2.5` tokens are over a budget of 2)."""
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
         return value
     if isinstance(value, float) and math.isfinite(value):
-        return round(value)
+        return int(value) if value.is_integer() else value
     return 0

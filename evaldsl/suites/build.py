@@ -11,6 +11,7 @@ with an error is kept, marked as not runnable, so one bad case never stops the o
 
 from __future__ import annotations
 
+import functools
 import os
 
 import attrs
@@ -35,7 +36,7 @@ from evaldsl.runs.index import Needs
 from evaldsl.suites.datasets import dataset_rows
 from evaldsl.suites.files import draft_from_text, read_draft
 from evaldsl.suites.model import Case, CaseDraft, Snippet, Suite, SuiteDraft
-from evaldsl.suites.templates import render_node, render_value, row_label
+from evaldsl.suites.templates import render_text, render_value, row_label
 
 
 @attrs.frozen
@@ -149,6 +150,12 @@ def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list
         out = []
         for base in expanded:
             for i, row in enumerate(case.each, 1):
+                snippets: list[Snippet] = []
+                rendering: list[Diagnostic] = []
+                for s in base.snippets:
+                    snippet, found = s.rendered(row)
+                    snippets.append(snippet)
+                    rendering.extend(found)
                 out.append(
                     attrs.evolve(
                         base,
@@ -157,9 +164,8 @@ def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list
                         input=render_value(base.input, row)
                         if base.input is not MISSING
                         else MISSING,
-                        snippets=tuple(
-                            Snippet(render_node(s.exprs, row), s.source) for s in base.snippets
-                        ),
+                        snippets=tuple(snippets),
+                        diagnostics=(*base.diagnostics, *rendering),
                         each=None,
                     )
                 )
@@ -200,7 +206,9 @@ def _compile_case(
         )
     else:
         for snippet in (*draft.header, *case.snippets):
-            compiler = Compiler(snippet.source, judge, draft.judge_model, needs)
+            row = snippet.row
+            shown = None if row is None else functools.partial(render_text, row=row)
+            compiler = Compiler(snippet.source, judge, draft.judge_model, needs, shown)
             for expr in snippet.exprs:
                 assertions.append(compiler.compile(expr))
                 sources.append(snippet.source)

@@ -42,10 +42,14 @@ def _case_lines(case: CaseDraft) -> list[str]:
             lines.append(f"  {src.kind} {dsl_string(src.path or '')}")
     if case.dataset is not None:
         lines.append(f"  dataset {dsl_string(case.dataset.path or '')}")
-    if case.input is not MISSING:
-        lines.append(f"  input {dsl_value(case.input)}")
-    if case.each is not None:
-        lines.append(f"  each {dsl_value(list(case.each))}")
+    each = list(case.each) if case.each is not None else MISSING
+    for word, value in (("input", case.input), ("each", each)):
+        if value is MISSING:
+            continue
+        try:
+            lines.append(f"  {word} {dsl_value(value)}")
+        except ValueError:  # NaN: no evaldsl literal stands for it
+            lines.append(f"  # not converted: `{word}` holds NaN (.nan), which no literal writes")
     if case.timeout is not None:
         lines.append(f"  timeout {_duration(case.timeout)}")
     for d in case.diagnostics:

@@ -22,6 +22,7 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Position, Source
 from evaldsl.suites.model import DatasetRow, Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
+from evaldsl.suites.yaml12 import compose, construct, problems
 from evaldsl.syntax.parser import parse
 
 ROW_KEYS = {"input", "expectedOutput", "expectedBehavior", "metadata"}
@@ -49,7 +50,7 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         return [], [Diagnostic.in_file(shown, "E504", "dataset is not UTF-8 text")]
     lines = text.splitlines()
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = compose(text)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         line = mark.line + 1 if mark else 1
@@ -63,7 +64,6 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
                 source_line=lines[line - 1] if 0 < line <= len(lines) else "",
             )
         ]
-    constructor = yaml.constructor.SafeConstructor()
 
     def at(node: yaml.Node, code: str, message: str, hint: str | None = None) -> Diagnostic:
         line, column = node.start_mark.line + 1, node.start_mark.column + 1
@@ -84,9 +84,9 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
             return [], [Diagnostic.in_file(shown, "E504", message)]
         return [], [at(where, "E504", message)]
     rows: list[DatasetRow] = []
-    diags: list[Diagnostic] = []
+    diags = [at(p.node, "E504", p.message, p.hint) for p in problems(root)]
     for i, node in enumerate(root.value, 1):
-        value = constructor.construct_object(node, deep=True)
+        value = construct(node)
         if not isinstance(value, dict):
             diags.append(at(node, "E507", f"dataset row {i} must be an object"))
             continue
@@ -98,7 +98,12 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         name = str(meta.get("id") or meta.get("name") or f"row {i}")
         parts = []
         if "expectedOutput" in value:
-            parts.append(f"output == {dsl_value(value['expectedOutput'])}")
+            try:
+                parts.append(f"output == {dsl_value(value['expectedOutput'])}")
+            except ValueError:  # NaN, which nothing equals
+                diags.append(
+                    at(node, "E507", "`expectedOutput` holds NaN (.nan): nothing equals it")
+                )
         behaviour = value.get("expectedBehavior")
         if behaviour is not None:
             if not isinstance(behaviour, dict):

@@ -8,6 +8,7 @@ into a `Suite` of `Case`s. `evaldsl.compile` gives the same `Case`s.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.runs.index import Needs
-from evaldsl.suites.templates import render_text
+from evaldsl.suites.templates import render_node, render_text
 
 SourceKind = Literal["cassette", "trace", "state", "run", "dataset"]
 
@@ -59,10 +60,25 @@ class SourceSpec:
 
 @attrs.frozen
 class Snippet:
-    """Assertions parsed from one piece of text, with the source their spans index."""
+    """Assertions parsed from one piece of text, with the source their spans index.
+
+    An `each` row renders it (`rendered`): its strings get the row's values, and its
+    messages show them (`row`). A snippet converted from a traceplay object renders the
+    object and converts it again instead (`template`), as traceplay renders the object.
+    """
 
     exprs: tuple[ast.Expr, ...]
     source: Source
+    row: dict[str, Any] | None = attrs.field(default=None, eq=False)
+    template: Callable[[dict[str, Any]], tuple[Snippet, tuple[Diagnostic, ...]]] | None = (
+        attrs.field(default=None, eq=False, repr=False)
+    )
+
+    def rendered(self, row: dict[str, Any]) -> tuple[Snippet, tuple[Diagnostic, ...]]:
+        """This snippet for one `each` row, and any problem the rendering brought."""
+        if self.template is not None:
+            return self.template(row)
+        return Snippet(render_node(self.exprs, row), self.source, row=row), ()
 
 
 @attrs.frozen

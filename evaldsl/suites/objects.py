@@ -8,15 +8,19 @@ unknown field with a did-you-mean (`path:` → `jsonPath:`). The text is then pa
 checked and compiled like any other, so both front ends share every check; and
 `evaldsl convert` prints the same text.
 
-Where evaldsl deliberately differs from the originals (README, "Coming from traceplay and
-cycgraph"): `contains` is typed rather than a search in JSON text; `budget.maxTokens`
-counts every usage shape; `answer.shape` and JSONPaths read own keys only; `memory_matches`
-exact with no `expected` is an error rather than a pass on a missing key.
+Fields are read as the originals read them: regexes are JavaScript's, translated to RE2
+(`evaldsl.jsregex`); JSONPaths are read by traceplay's tokenizer (`evaldsl.jsforms`); numbers
+are JavaScript numbers (`times: 1.0` is 1, `minHits: 0` counts as 1); a number or boolean
+where traceplay searches text is that text (`text: 42` looks for "42"). Where evaldsl
+deliberately differs (README, "Coming from traceplay, cycgraph and verydia"): `contains` is
+typed rather than a search in JSON text; `budget.maxTokens` counts every usage shape;
+JSONPaths read own keys only; `memory_matches` exact with no `expected` is an error rather
+than a pass on a missing key; a field that can never hold (`.nan`, `times: 2.5`) is an error.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -24,6 +28,11 @@ from typing import Any
 import attrs
 
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.regexes import RegexProblem
+from evaldsl.language.values import MISSING
+from evaldsl.runs.text import js_number
+from evaldsl.suites.jsforms import has_nan, string_literal, traceplay_path, value_literal
+from evaldsl.suites.jsregex import translate
 
 _BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # words that would read as a keyword where a bare name is written
@@ -65,7 +74,7 @@ class Place:
 
 def dsl_string(text: str) -> str:
     """A DSL string literal (JSON escapes): `dsl_string('a"b') == '"a\\\\"b"'`."""
-    return json.dumps(text, ensure_ascii=False)
+    return string_literal(text)
 
 
 def dsl_name(name: str) -> str:
@@ -74,33 +83,19 @@ def dsl_name(name: str) -> str:
 
 
 def dsl_value(value: Any) -> str:
-    """A JSON value as a DSL literal (JSON itself is valid DSL value syntax)."""
-    return json.dumps(value, ensure_ascii=False)
+    """A JSON value as a DSL literal (±Infinity as ±1e999); raises `ValueError` for NaN."""
+    return value_literal(value)
 
 
-def dsl_regex(pattern: str) -> str:
-    """A regex literal: `/…/` with any unescaped `/` escaped, newlines written `\\n`."""
-    out: list[str] = []
-    escaped = False
-    in_class = False
-    for ch in pattern:
-        if escaped:
-            out.append(ch)
-            escaped = False
-            continue
-        if ch == "\\":
-            escaped = True
-        elif ch == "[":
-            in_class = True
-        elif ch == "]":
-            in_class = False
-        elif ch == "/" and not in_class:
-            out.append("\\")
-        elif ch == "\n":
-            out.append("\\n")
-            continue
-        out.append(ch)
-    return "/" + "".join(out) + "/"
+def dsl_regex(pattern: str) -> str | RegexProblem:
+    """The regex literal for a JavaScript pattern from a traceplay or cycgraph object
+    (translated to RE2, `/(?:)/` for the empty pattern), or why it cannot be one.
+
+    >>> dsl_regex("a/b"), dsl_regex("")
+    ('/a\\\\/b/', '/(?:)/')
+    """
+    translated = translate(pattern)
+    return translated if isinstance(translated, RegexProblem) else f"/{translated}/"
 
 
 def dsl_key_access(subject: str, key: str) -> str:
@@ -150,7 +145,8 @@ def unknown_field(key: object, known: Collection[str], what: str) -> tuple[str |
 
 
 class _Fields:
-    """Reads an object's fields, collecting diagnostics instead of raising."""
+    """Reads an object's fields as JavaScript would hold them, collecting diagnostics
+    instead of raising."""
 
     def __init__(self, obj: Mapping[str, Any], place: Place, what: str, known: set[str]):
         self.obj = obj
@@ -165,11 +161,23 @@ class _Fields:
                     self.renamed[guess] = str(key)
                 self.diags.append(place.error(str(key), "E508", message, hint))
 
+    @property
+    def ok(self) -> bool:
+        return not any(d.is_error for d in self.diags)
+
     def _wrong(self, key: str, wanted: str) -> None:
-        found = type(self.obj[key]).__name__.replace("NoneType", "null").replace("dict", "mapping")
+        value = self.obj[key]
+        found = type(value).__name__.replace("NoneType", "null").replace("dict", "mapping")
+        if value == "":
+            found = "an empty one"
         self.diags.append(
             self.place.error(key, "E507", f"`{key}` of {self.what} must be {wanted}, not {found}")
         )
+
+    def never(self, key: str, message: str, hint: str | None = None) -> None:
+        """A field that makes the assertion unable ever to hold: an error, not a run that
+        always fails (traceplay ran it and failed)."""
+        self.diags.append(self.place.error(key, "E507", message, hint))
 
     def missing(self, key: str, example: str = "…") -> None:
         if key in self.renamed:
@@ -178,24 +186,31 @@ class _Fields:
             self.place.error(None, "E506", f"{self.what} needs `{key}`", f"add `{key}: {example}`")
         )
 
-    def text(self, key: str, *, required: bool = True, empty_ok: bool = False) -> str | None:
+    def text(
+        self, key: str, *, required: bool = True, empty_ok: bool = False, coerce: bool = False
+    ) -> str | None:
+        """A string field. With `coerce`, a number or boolean is the text JavaScript makes
+        of it (`includes(42)` searches "42", `new RegExp(1.5)` is /1.5/)."""
         if key not in self.obj:
             if required:
                 self.missing(key)
             return None
         value = self.obj[key]
+        if coerce and not isinstance(value, str):
+            value = _js_string(value)
         if not isinstance(value, str) or (not empty_ok and value == ""):
             self._wrong(key, "a non-empty string" if not empty_ok else "a string")
             return None
         return value
 
     def integer(self, key: str, *, required: bool = False, minimum: int = 0) -> int | None:
+        """A whole number; `1.0` is 1, as JavaScript has it."""
         if key not in self.obj:
             if required:
                 self.missing(key, "N")
             return None
-        value = self.obj[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        value = _whole(self.obj[key])
+        if value is None or value < minimum:
             self._wrong(key, f"a whole number ≥ {minimum}")
             return None
         return value
@@ -209,7 +224,47 @@ class _Fields:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self._wrong(key, "a number")
             return None
+        if isinstance(value, float) and math.isnan(value):
+            self.never(key, f"`{key}` of {self.what} is NaN (`.nan`): it never compares true")
+            return None
         return value
+
+    def value(self, key: str, value: Any = MISSING) -> str | None:
+        """A JSON value field (or `value`, found inside it) as a DSL literal; NaN, which
+        nothing equals, is an error."""
+        value = self.obj[key] if value is MISSING else value
+        if has_nan(value):
+            self.never(key, f"`{key}` of {self.what} holds NaN (`.nan`), which nothing equals")
+            return None
+        return dsl_value(value)
+
+    def regex(self, key: str, *, required: bool = True, pattern: str | None = None) -> str | None:
+        """A JavaScript regex field as an evaldsl (RE2) regex literal."""
+        if pattern is None:
+            pattern = self.text(key, required=required, empty_ok=True, coerce=True)
+            if pattern is None:
+                return None
+        literal = dsl_regex(pattern)
+        if isinstance(literal, RegexProblem):
+            self.diags.append(self.place.error(key, literal.code, literal.message, literal.hint))
+            return None
+        return literal
+
+    def path(self, key: str, text: str) -> str:
+        """A traceplay JSONPath as an evaldsl path; parts traceplay skips are a warning."""
+        converted, dropped = traceplay_path(text)
+        if dropped:
+            skipped = ", ".join(f"`{d}`" for d in dropped)
+            self.diags.append(
+                self.place.error(
+                    key,
+                    "W506",
+                    f"traceplay skips {skipped} in the JSONPath `{text}`, so it reads "
+                    f"`{converted}`; evaldsl reads it the same way",
+                    "traceplay reads only .key, [N] and [*] steps after `$`",
+                )
+            )
+        return converted
 
     def names(self, key: str) -> list[str] | None:
         if key not in self.obj:
@@ -223,11 +278,37 @@ class _Fields:
 
     def step(self) -> str:
         """traceplay's `step`: 1-based among responses; absent, 0, negative or not an
-        integer means the last."""
-        value = self.obj.get("step")
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        integer means the last (`1.0` is 1)."""
+        value = _whole(self.obj.get("step"))
+        if value is not None and value >= 1:
             return f"answer[{value}]"
         return "answer"
+
+
+def _whole(value: Any) -> int | None:
+    """A JavaScript integer: an int, or a float with no fraction (`1.0`, `1e3`)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _js_string(value: Any) -> Any:
+    """`String(value)` for numbers and booleans; anything else unchanged."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return js_number(value)
+    return value
 
 
 # ---- traceplay ----------------------------------------------------------------------------
@@ -269,13 +350,15 @@ def _traceplay(
                 text = f"tools in order [{', '.join(dsl_name(n) for n in names)}]"
         case "tool.args":
             name = f.text("name")
-            path = f.text("jsonPath")
+            raw_path = f.text("jsonPath")
+            path = f.path("jsonPath", raw_path) if raw_path is not None else None
             test: str | None = None
-            if "equals" in obj:
-                test = f"== {dsl_value(obj['equals'])}"
+            if "equals" in obj:  # traceplay: equals wins when both are given
+                value = f.value("equals")
+                test = f"== {value}" if value is not None else None
             elif "matches" in obj:
-                pattern = f.text("matches", empty_ok=True)
-                test = f"matches {dsl_regex(pattern)}" if pattern is not None else None
+                regex = f.regex("matches")
+                test = f"matches {regex}" if regex is not None else None
             else:
                 f.diags.append(
                     place.error(
@@ -292,13 +375,13 @@ def _traceplay(
             if name is not None:
                 text = f"no tool {dsl_name(name)}"
         case "answer.contains":
-            needle = f.text("text", empty_ok=True)
+            needle = f.text("text", empty_ok=True, coerce=True)
             if needle is not None:
                 text = f"{f.step()} contains {dsl_string(needle)}"
         case "answer.matches":
-            pattern = f.text("regex", empty_ok=True)
-            if pattern is not None:
-                text = f"{f.step()} matches {dsl_regex(pattern)}"
+            regex = f.regex("regex")
+            if regex is not None:
+                text = f"{f.step()} matches {regex}"
         case "answer.judge":
             rubric = f.text("rubric")
             model = f.text("model", required=False)
@@ -307,96 +390,177 @@ def _traceplay(
                 if model is not None:
                     text += f" by {dsl_string(model)}"
         case "budget.maxTokens" | "budget.maxSteps":
-            value = f.number("value")
-            if value is not None:
+            limit = f.number("value")
+            if limit is not None:
                 subject = "tokens" if kind == "budget.maxTokens" else "steps"
-                text = f"{subject} <= {dsl_value(value)}"
+                text = f"{subject} <= {dsl_value(limit)}"
         case "answer.shape":
             text = _shape(f, obj, place)
         case "flow.usesResult":
             tool = f.text("tool")
-            hits = f.integer("minHits", minimum=1)
-            from_path = f.text("fromPath", required=False)
-            if tool is not None:
+            # traceplay: `if (assertion.fromPath)`, so an empty one is no path at all
+            from_path = f.text("fromPath", required=False, empty_ok=True) or None
+            need = _min_hits(f)
+            if tool is not None and need is not None:
                 text = f"{f.step()} cites tool {dsl_name(tool)}"
                 if from_path is not None:
-                    text += f" {from_path}"
-                if hits is not None:
-                    text += f" at least {hits} values"
-    return (text if not f.diags else None), f.diags
+                    text += f" {f.path('fromPath', from_path)}"
+                if need > 1:
+                    text += f" at least {need} values"
+    return (text if f.ok else None), f.diags
+
+
+def _min_hits(f: _Fields) -> int | None:
+    """traceplay needs `Math.max(1, minHits)` cited values: 0 or less is 1, 2.5 is 3."""
+    if "minHits" not in f.obj:
+        return 1
+    value = f.obj["minHits"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        f._wrong("minHits", "a number")
+        return None
+    if isinstance(value, float) and (math.isnan(value) or value == math.inf):
+        f.never("minHits", f"`minHits: {_js_string(value)}` can never be reached")
+        return None
+    return 1 if value <= 1 else math.ceil(value)
 
 
 def _shape(f: _Fields, obj: Mapping[str, Any], place: Place) -> str | None:
-    subject = f.step() + " json"
+    """`answer.shape`: the answer parsed as JSON (or, with `json: false`, the text itself),
+    each `required` path found, each `fields` path found and matching its spec."""
+    json_mode = True
+    if "json" in obj:
+        if not isinstance(obj["json"], bool):
+            f._wrong("json", "true or false")
+        json_mode = obj["json"] is not False
+    subject = f.step() + (" json" if json_mode else "")
     parts: list[str] = []
     required = obj.get("required", [])
     if not isinstance(required, list) or not all(isinstance(p, str) for p in required):
         f.diags.append(place.error("required", "E507", "`required` must be a list of JSONPaths"))
         required = []
-    for path in required:
-        parts.append(_exists(subject, path))
+    for raw in required:
+        path = f.path("required", raw)
+        if not json_mode:
+            if path != "$":
+                f.never("required", *_text_root(raw))
+        elif path == "$":
+            parts.append(f"{subject} exists")
+        else:
+            parts.append(f"{subject} {path} exists")
     fields = obj.get("fields", {})
     if not isinstance(fields, dict):
         f.diags.append(place.error("fields", "E507", "`fields` must map JSONPaths to specs"))
         fields = {}
-    for path, spec in fields.items():
+    for raw, spec in fields.items():
         if isinstance(spec, str):
             spec = {"type": spec}
         if not isinstance(spec, dict):
             f.diags.append(
-                place.error("fields", "E507", f"the spec of `{path}` must be a type name or a map")
+                place.error("fields", "E507", f"the spec of `{raw}` must be a type name or a map")
             )
             continue
-        for key in spec:
-            if key not in _SHAPE_SPEC_FIELDS:
-                guess = did_you_mean(str(key), _SHAPE_SPEC_FIELDS)
-                f.diags.append(
-                    place.error(
-                        "fields",
-                        "E508",
-                        f"`{key}` is not part of a field spec",
-                        f"did you mean `{guess}`?"
-                        if guess
-                        else "use type, equals, contains, matches or enum",
-                    )
+        path = f.path("fields", raw)
+        if not json_mode and path != "$":
+            f.never("fields", *_text_root(raw))
+            continue
+        at = subject if path == "$" else f"{subject} {path}"
+        checks = _field_checks(f, at, spec, json_mode, place)
+        # traceplay fails a path that finds nothing even when its spec checks nothing
+        parts.extend(checks or ([f"{at} exists"] if json_mode else []))
+    if parts:
+        return " and ".join(parts)
+    if json_mode:
+        return f"{subject} exists"  # valid JSON is all it asks
+    if not f.ok:
+        return None
+    f.diags.append(
+        place.error(
+            None,
+            "W601",
+            "`answer.shape` with `json: false` and nothing to check on `$` tests nothing",
+            "traceplay passed it whenever that step had a response; add "
+            "`fields: {$: {matches: …}}` or remove it",
+        )
+    )
+    return None
+
+
+def _text_root(raw: str) -> tuple[str, str]:
+    return (
+        f"with `json: false` the answer is text, so `{raw}` is never found in it",
+        "check the text itself with `$`, or remove `json: false`",
+    )
+
+
+def _field_checks(
+    f: _Fields, at: str, spec: Mapping[str, Any], json_mode: bool, place: Place
+) -> list[str]:
+    """The checks of one `fields` spec, in traceplay's order: type, equals, contains,
+    matches, enum. Without `json`, `at` is the answer's text."""
+    parts: list[str] = []
+    for key in spec:
+        if key not in _SHAPE_SPEC_FIELDS:
+            guess = did_you_mean(str(key), _SHAPE_SPEC_FIELDS)
+            f.diags.append(
+                place.error(
+                    "fields",
+                    "E508",
+                    f"`{key}` is not part of a field spec",
+                    f"did you mean `{guess}`?"
+                    if guess
+                    else "use type, equals, contains, matches or enum",
                 )
-        at = f"{subject} {path}"
-        if "type" in spec:
-            if spec["type"] not in _JSON_TYPES:
-                guess = did_you_mean(str(spec["type"]), _JSON_TYPES)
-                f.diags.append(
-                    place.error(
-                        "fields",
-                        "E507",
-                        f"unknown JSON type `{spec['type']}`",
-                        f"did you mean `{guess}`?" if guess else None,
-                    )
+            )
+    wanted = spec.get("type")
+    if wanted is not None:
+        if wanted not in _JSON_TYPES:
+            guess = did_you_mean(str(wanted), _JSON_TYPES)
+            f.diags.append(
+                place.error(
+                    "fields",
+                    "E507",
+                    f"unknown JSON type `{wanted}`",
+                    f"did you mean `{guess}`?" if guess else None,
                 )
+            )
+        elif json_mode:
+            parts.append(f"{at} is {wanted}")
+        elif wanted != "string":  # the text is a string: any other type never holds
+            f.never("fields", f"with `json: false` the answer is text, never {wanted}")
+    if "equals" in spec:  # traceplay: `equals !== undefined`, so null is checked too
+        value = f.value("fields", spec["equals"])
+        if not json_mode and not isinstance(spec["equals"], str):
+            f.never("fields", "with `json: false` the answer is text: `equals` needs text")
+        elif value is not None:
+            parts.append(f"{at} == {value}")
+    if spec.get("contains") is not None:
+        needle = _js_string(spec["contains"])  # traceplay searches text: includes(String(x))
+        if isinstance(needle, str):
+            parts.append(f"{at} contains {dsl_string(needle)}")
+        else:
+            f.diags.append(place.error("fields", "E507", "`contains` must be text"))
+    if spec.get("matches") is not None:
+        pattern = _js_string(spec["matches"])
+        if isinstance(pattern, str):
+            regex = f.regex("fields", pattern=pattern)
+            if regex is not None:
+                parts.append(f"{at} matches {regex}")
+        else:
+            f.diags.append(place.error("fields", "E507", "`matches` must be a regex"))
+    if "enum" in spec:
+        options = spec["enum"]
+        if not isinstance(options, list):
+            f.diags.append(place.error("fields", "E507", "`enum` must be a list of values"))
+        else:
+            if not json_mode:  # the text can only equal text
+                options = [o for o in options if isinstance(o, str)]
+            if not options:
+                f.never("fields", "`enum` has no value the answer can equal")
             else:
-                parts.append(f"{at} is {spec['type']}")
-        if "equals" in spec:
-            parts.append(f"{at} == {dsl_value(spec['equals'])}")
-        if "contains" in spec:
-            parts.append(f"{at} contains {dsl_value(spec['contains'])}")
-        if "matches" in spec and isinstance(spec["matches"], str):
-            parts.append(f"{at} matches {dsl_regex(spec['matches'])}")
-        if "enum" in spec and isinstance(spec["enum"], list):
-            parts.append(f"{at} in {dsl_value(spec['enum'])}")
-    if not parts:
-        parts.append(f"{subject} not empty")
-    return " and ".join(parts)
-
-
-def _exists(subject: str, path: str) -> str:
-    """`required` paths: the path finds a value (null included), written with `has` on
-    its parent where the last step is a key."""
-    m = re.match(r"^(.*?)(?:\.([A-Za-z_][\w-]*)|\[(['\"])(.*)\3\])$", path)
-    if m and m.group(1).startswith("$"):
-        parent = m.group(1)
-        key = m.group(2) if m.group(2) is not None else m.group(4)
-        where = subject if parent == "$" else f"{subject} {parent}"
-        return f"{where} has {dsl_name(key)}"
-    return f"{subject} {path} not empty"
+                value = f.value("fields", options)
+                if value is not None:
+                    parts.append(f"{at} in {value}")
+    return parts
 
 
 # ---- cycgraph -----------------------------------------------------------------------------
@@ -433,12 +597,13 @@ def _cycgraph(
         case "memory_matches":
             key = f.text("key")
             mode = f.text("mode")
-            pattern = f.text("pattern", required=mode == "regex", empty_ok=True)
             if key is not None and mode is not None:
                 subject = dsl_key_access("memory", key)
                 if mode == "regex":
-                    if pattern is not None:
-                        text = f"{subject} matches {dsl_regex(pattern)}"
+                    regex = f.regex("pattern")
+                    if regex is not None:
+                        # cycgraph's regex mode tests text only: 42 never matches /^42$/
+                        text = f"{subject} is string and {subject} matches {regex}"
                 elif mode in ("exact", "contains"):
                     if "expected" not in obj:
                         f.diags.append(
@@ -451,7 +616,9 @@ def _cycgraph(
                         )
                     else:
                         op = "==" if mode == "exact" else "contains"
-                        text = f"{subject} {op} {dsl_value(obj['expected'])}"
+                        value = f.value("expected")
+                        if value is not None:
+                            text = f"{subject} {op} {value}"
                 else:
                     f.diags.append(
                         place.error(
@@ -472,7 +639,7 @@ def _cycgraph(
             node = f.text("node_id")
             if node is not None:
                 text = f"node {dsl_name(node)} visited"
-    return (text if not f.diags else None), f.diags
+    return (text if f.ok else None), f.diags
 
 
 # traceplay objects say `kind:`, cycgraph objects `type:`

@@ -9,6 +9,7 @@ unknown key is left as written, so a typo shows up in the report instead of vani
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, TypeVar, cast
 
@@ -46,6 +47,8 @@ def render_text(text: str, row: dict[str, Any]) -> str:
             return m.group(0)
         if value is None:
             return ""
+        if isinstance(value, float) and not math.isfinite(value):  # String(NaN) is "NaN"
+            return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
         return value if isinstance(value, str) else js_text(value)
 
     return _PLACEHOLDER.sub(replace, text)

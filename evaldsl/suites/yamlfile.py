@@ -1,10 +1,10 @@
 """YAML and JSON suites → a `SuiteDraft`, with exact positions.
 
 Takes the text of a YAML or JSON suite (traceplay's format, cycgraph-style objects,
-evaldsl's `expect:` blocks) and gives a `SuiteDraft`. YAML is only ever loaded safely
-(`yaml.compose` with the safe loader, C-accelerated when present). Composing keeps every
-node's position, so a problem in a field, or a syntax error inside DSL text under
-`expect:`, is reported at its own line and column in the YAML file.
+evaldsl's `expect:` blocks) and gives a `SuiteDraft`. YAML is only ever loaded safely,
+as YAML 1.2 like traceplay's loader (`evaldsl.yaml12`: `on` is text, `1e3` a number).
+Composing keeps every node's position, so a problem in a field, or a syntax error inside
+DSL text under `expect:`, is reported at its own line and column in the YAML file.
 
 Suite keys: `suite` (or `name`), `description`, `tools`, `nodes`, `judge` (a model name or
 `{model: …}`), `timeout`, `expect` (suite-level assertions), `cases`. Case keys: `name`,
@@ -15,6 +15,7 @@ one source (`cassette`, `state`, `trace` with `format`, `run` with `input`, `dat
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +36,10 @@ from evaldsl.suites.model import (
     TextPlace,
 )
 from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
+from evaldsl.suites.templates import render_value
+from evaldsl.suites.yaml12 import compose, construct, problems
 from evaldsl.syntax.literals import parse_duration
 from evaldsl.syntax.parser import parse
-
-try:  # the C loader when libyaml is present: same results, several times faster
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on the platform's PyYAML build
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 SUITE_KEYS = {
     "$schema",
@@ -82,7 +80,6 @@ class _Doc:
         self.text = text
         self.path = path
         self.lines = text.splitlines()
-        self._constructor = yaml.constructor.SafeConstructor()
         # where things are written, for editors (the draft's `layout`)
         self.texts: list[TextPlace] = []
         self.case_lines: list[tuple[int, int]] = []
@@ -104,7 +101,7 @@ class _Doc:
         return Layout(tuple(self.texts), tuple(self.case_lines), tuple(self.paths))
 
     def value(self, node: yaml.Node) -> Any:
-        return self._constructor.construct_object(node, deep=True)
+        return construct(node)
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
@@ -161,7 +158,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
     doc = _Doc(text, path)
     empty = SuiteDraft(p.stem, path, p.parent)
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = compose(text)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark else 1
@@ -196,6 +193,12 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             ),
         )
     diags: list[Diagnostic] = []
+    for problem in problems(root):
+        if problem.duplicate and p.suffix == ".json":
+            # JSON.parse (traceplay's reader of .json suites) keeps the last one
+            diags.append(doc.error(problem.node, "W505", problem.message, problem.hint))
+        else:
+            diags.append(doc.error(problem.node, "E504", problem.message, problem.hint))
     top = _mapping(root)
     for key, (knode, _) in top.items():
         if key not in SUITE_KEYS:
@@ -251,7 +254,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
                 doc.case = i - 1
                 last = item.end_mark.line - (1 if item.end_mark.column == 0 else 0)
                 doc.case_lines.append((item.start_mark.line, max(last, item.start_mark.line)))
-                cases.append(_case(doc, item, i, diags))
+                cases.append(_case(doc, item, i, diags, bool(header)))
     return SuiteDraft(
         name=suite_name,
         path=path,
@@ -309,7 +312,28 @@ def _dsl(doc: _Doc, node: yaml.ScalarNode, diags: list[Diagnostic]) -> Snippet:
     return Snippet(exprs, source)
 
 
-def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> CaseDraft:
+def _object(doc: _Doc, item: yaml.Node, value: Any) -> tuple[Snippet, tuple[Diagnostic, ...]]:
+    """A traceplay or cycgraph object as a snippet of evaldsl text (no assertions when it
+    cannot be converted), and the problems met."""
+    text, problems = object_to_dsl(value, doc.place(item))
+    if text is None:
+        return Snippet((), doc.fixed_source("", item)), tuple(problems)
+    src = doc.fixed_source(text, item)
+    parsed = parse(text, doc.path, start="statements", source=src)
+    exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
+    return Snippet(exprs, src), (*problems, *parsed.diagnostics)
+
+
+def _rendered(
+    doc: _Doc, item: yaml.Node, row: dict[str, Any]
+) -> tuple[Snippet, tuple[Diagnostic, ...]]:
+    """An object of a case with `each`, rendered for one row and converted."""
+    return _object(doc, item, render_value(doc.value(item), row))
+
+
+def _case(
+    doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic], header: bool
+) -> CaseDraft:
     line, _ = doc.pos(node)
     if not isinstance(node, yaml.MappingNode):
         problem = doc.error(
@@ -414,17 +438,23 @@ def _case(doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic]) -> Ca
                 if isinstance(item, yaml.ScalarNode) and isinstance(doc.value(item), str):
                     snippets.append(_dsl(doc, item, own))
                     continue
-                text, problems = object_to_dsl(doc.value(item), doc.place(item))
-                own.extend(problems)
-                if text is not None:
-                    src = doc.fixed_source(text, item)
-                    parsed = parse(text, doc.path, start="statements", source=src)
-                    own.extend(parsed.diagnostics)
-                    exprs = tuple(
-                        s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES)
-                    )
-                    snippets.append(Snippet(exprs, src))
-    if not snippets and dataset is None:
+                snippet, problems = _object(doc, item, doc.value(item))
+                # with `each`, traceplay renders the object for each row, then reads it:
+                # each row's case is converted again (`template`), and reports its own
+                # problems; the template's warnings may be about a placeholder only
+                own.extend(d for d in problems if each is None or d.is_error)
+                snippets.append(attrs.evolve(snippet, template=partial(_rendered, doc, item)))
+    if "assertions" not in fields and "expect" not in fields and dataset is None and not header:
+        # traceplay rejects such a case (`… missing an "assertions" array`)
+        own.append(
+            doc.error(
+                node,
+                "E506",
+                f'case "{name}" has no `assertions:` list',
+                "add `assertions:` (traceplay and cycgraph objects) or `expect:` (evaldsl text)",
+            )
+        )
+    elif not snippets and dataset is None and not header:
         own.append(
             doc.error(
                 node,

@@ -1,0 +1,236 @@
+"""YAML 1.2: suites read as traceplay's loader reads them, with every node's position.
+
+Takes YAML (or JSON) text and gives composed nodes that keep their marks (`compose`), the
+plain values they stand for (`construct`), and the problems a YAML 1.2 loader reports
+(`problems`: duplicate keys, unknown tags). PyYAML alone reads YAML 1.1; here its safe
+loader (C-accelerated when present) gets the scalars of the YAML 1.2 core schema, the
+schema of the npm `yaml` package traceplay parses suites with:
+
+- `null`, `Null`, `NULL`, `~` and nothing are null; `true`/`True`/`TRUE` and the `false`
+  spellings are booleans; `on`, `yes`, `no`, `off`, `y`, `n` are text;
+- `017` and `+12` are decimal integers, `0o17` octal, `0x1F` hexadecimal; `1e3`, `.5`, `5.`
+  and `1.5E+3` are numbers; `.inf`, `-.inf`, `.nan` (and their capitalised spellings) too;
+- `1_000`, `1:30`, `0b101`, `2024-01-01`, `=` and `<<` are text (no underscores, no base 60,
+  no binary, no timestamps, no merge keys);
+- mapping keys become text as JavaScript makes them (`1: x` is `{"1": "x"}`, a null key is
+  `""`), and a key written twice is an error, as it is for traceplay.
+
+Explicit tags of the core schema (`!!str`, `!!int`, `!!float`, `!!bool`, `!!null`,
+`!!seq`, `!!map`) are honoured; any other tag is reported.
+
+>>> construct(compose("a: [on, 1e3, 017, 0o17, 1_000, 2024-01-01, .inf]"))
+{'a': ['on', 1000.0, 17, 15, '1_000', '2024-01-01', inf]}
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import attrs
+import yaml
+
+from evaldsl.language.values import js_text
+from evaldsl.runs.text import js_number
+
+try:  # the C parser when libyaml is present: same nodes, several times faster
+    from yaml import CSafeLoader as _Base
+except ImportError:  # pragma: no cover - depends on the platform's PyYAML build
+    from yaml import SafeLoader as _Base  # type: ignore[assignment]
+
+_TAG = "tag:yaml.org,2002:"
+NULL, BOOL, INT, FLOAT, STR = (_TAG + t for t in ("null", "bool", "int", "float", "str"))
+SEQ, MAP = _TAG + "seq", _TAG + "map"
+
+# The core schema's scalars, as the npm `yaml` package (v2) tests them.
+_NULL = re.compile(r"(?:~|[Nn]ull|NULL)?\Z")
+_BOOL = re.compile(r"(?:[Tt]rue|TRUE|[Ff]alse|FALSE)\Z")
+_INT_OCT = re.compile(r"0o[0-7]+\Z")
+_INT_DEC = re.compile(r"[-+]?[0-9]+\Z")
+_INT_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT_SPECIAL = re.compile(r"(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)\Z")
+_FLOAT_EXP = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+\Z")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)\Z")
+_INTS = (_INT_OCT, _INT_DEC, _INT_HEX)
+_FLOATS = (_FLOAT_SPECIAL, _FLOAT_EXP, _FLOAT)
+_KNOWN_TAGS = {NULL, BOOL, INT, FLOAT, STR, SEQ, MAP}
+
+
+class Loader(_Base):
+    """PyYAML's safe loader with the YAML 1.2 core schema's implicit scalar types."""
+
+    # a table of its own: PyYAML's class attribute holds the YAML 1.1 resolvers
+    yaml_implicit_resolvers = {}  # noqa: RUF012
+
+
+# Checked in this order on every plain scalar (a wildcard entry: a scalar's first character
+# narrows too little to be worth PyYAML's per-character tables).
+for _tag, _patterns in (
+    (NULL, (_NULL,)),
+    (BOOL, (_BOOL,)),
+    (INT, _INTS),
+    (FLOAT, _FLOATS),
+):
+    for _pattern in _patterns:
+        Loader.add_implicit_resolver(_tag, _pattern, None)
+
+
+def compose(text: str) -> yaml.Node | None:
+    """The document's root node (None for an empty document); raises `yaml.YAMLError`."""
+    return yaml.compose(text, Loader=Loader)
+
+
+def _int(text: str) -> int | None:
+    if _INT_DEC.match(text):
+        return int(text, 10)
+    if _INT_OCT.match(text):
+        return int(text[2:], 8)
+    if _INT_HEX.match(text):
+        return int(text[2:], 16)
+    return None
+
+
+def _float(text: str) -> float | None:
+    if _FLOAT_SPECIAL.match(text):
+        if text.lower().endswith("nan"):
+            return math.nan
+        return -math.inf if text.startswith("-") else math.inf
+    if _FLOAT_EXP.match(text) or _FLOAT.match(text):
+        return float(text)
+    return None
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    text, tag = node.value, node.tag
+    if tag == NULL:
+        return None if _NULL.match(text) else text
+    if tag == BOOL:
+        return text.lower() == "true" if _BOOL.match(text) else text
+    if tag == INT:
+        number = _int(text)
+        return text if number is None else number
+    if tag == FLOAT:
+        number = _int(text)  # `!!float 1` is the number 1
+        value = _float(text) if number is None else float(number)
+        return text if value is None else value
+    return text  # `!!str`, and tags that `problems` reports
+
+
+def js_key(key: Any) -> str:
+    """A mapping key as JavaScript makes it a property name: `String(key)`, null as `""`.
+
+    >>> [js_key(k) for k in ("a", 1, 1.0, 1.5, True, None, math.inf)]
+    ['a', '1', '1', '1.5', 'true', '', 'Infinity']
+    """
+    if isinstance(key, str):
+        return key
+    if key is None:
+        return ""
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float):
+        if math.isnan(key):
+            return "NaN"
+        if math.isinf(key):
+            return "Infinity" if key > 0 else "-Infinity"
+        return js_number(key)
+    return js_text(key)  # a collection key: its JSON text
+
+
+def construct(node: yaml.Node | None) -> Any:
+    """The plain value a node stands for: dict, list, str, int, float, bool or None.
+
+    Never raises: a node `problems` reports is read as the text or collection it holds.
+    Aliases give the same value; an alias inside its own anchor is read as null.
+    """
+    memo: dict[int, Any] = {}
+    building: set[int] = set()
+
+    def build(n: yaml.Node) -> Any:
+        key = id(n)
+        if key in memo:
+            return memo[key]
+        if key in building:
+            return None  # a recursive alias: JSON has no such values
+        building.add(key)
+        value: Any
+        if isinstance(n, yaml.ScalarNode):
+            value = _scalar(n)
+        elif isinstance(n, yaml.SequenceNode):
+            value = [build(item) for item in n.value]
+        else:
+            value = {}
+            for k, v in n.value:
+                value[js_key(build(k))] = build(v)
+        building.discard(key)
+        memo[key] = value
+        return value
+
+    return None if node is None else build(node)
+
+
+def _key_identity(key: Any) -> Any:
+    """When two keys are the same key for the npm `yaml` package: equal scalar values
+    (`1` and `1.0` are, `null` and `""` or `true` and `"true"` are not; NaN never is)."""
+    if isinstance(key, bool) or key is None or isinstance(key, str):
+        return (type(key).__name__, key)
+    if isinstance(key, (int, float)):
+        return None if key != key else ("number", float(key))
+    return ("json", js_text(key))
+
+
+@attrs.frozen
+class Problem:
+    """Something a YAML 1.2 loader refuses, at a node."""
+
+    node: yaml.Node
+    message: str
+    hint: str | None = None
+    duplicate: bool = False  # a key written twice (JSON.parse keeps the last one)
+
+
+def problems(root: yaml.Node | None) -> list[Problem]:
+    """Duplicate keys, tags outside the core schema, and explicitly tagged scalars that do
+    not hold what their tag says (`!!int abc`), in document order."""
+    found: list[Problem] = []
+    seen: set[int] = set()
+    stack: list[yaml.Node] = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        tag = str(node.tag)
+        if tag not in _KNOWN_TAGS:
+            shown = tag.replace(_TAG, "!!")
+            found.append(
+                Problem(node, f"unsupported YAML tag `{shown}`", "suites hold plain JSON values")
+            )
+        elif isinstance(node, yaml.ScalarNode) and tag != STR:
+            value = _scalar(node)
+            if isinstance(value, str):
+                found.append(Problem(node, f"`{value}` is not a {tag.replace(_TAG, '')}"))
+        if isinstance(node, yaml.MappingNode):
+            keys: dict[Any, yaml.Node] = {}
+            for k, _ in node.value:
+                same = _key_identity(construct(k))
+                if same is not None and same in keys:
+                    found.append(
+                        Problem(
+                            k,
+                            f"duplicate key `{js_key(construct(k))}` in this mapping",
+                            f"it is already at line {keys[same].start_mark.line + 1}; "
+                            "keep one of them",
+                            duplicate=True,
+                        )
+                    )
+                elif same is not None:
+                    keys[same] = k
+            stack.extend(v for pair in reversed(node.value) for v in reversed(pair))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+    found.sort(key=lambda p: (p.node.start_mark.line, p.node.start_mark.column))
+    return found
