@@ -5,8 +5,11 @@ pytest's JUnit XML; the judge options; and `evaldsl.expect` inside ordinary test
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -406,3 +409,27 @@ def test_expect_docstring_examples() -> None:
 
     failed, tried = doctest.testmod(evaldsl.expectation)
     assert (failed, tried > 0) == (0, True)
+
+
+def test_the_readme_shows_real_pytest_output() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```console\n(.*?)^```", readme, flags=re.S | re.M)
+    (block,) = [b for b in blocks if b.startswith("$ pytest -p evaldsl")]
+    command, *shown = block.splitlines()
+    done = subprocess.run(
+        [sys.executable, "-m", *command.removeprefix("$ ").split(), "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "PYTEST_ADDOPTS": ""},
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+
+    def same(text: str) -> str:
+        return re.sub(r"in \d+\.\d+s", "in …s", text)
+
+    real = same(done.stdout).splitlines()
+    for line in shown:
+        if line != "…":
+            assert same(line) in real, line
