@@ -39,14 +39,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--evaldsl-judge",
         choices=["live", "frozen", "off"],
         default=None,
-        help="LLM judge: live (default; calls the endpoint on a cache miss), frozen "
-        "(a cache miss is an error: for CI), off (skip judge assertions)",
+        help="the LLM judge, as `evaldsl run --judge`: live (the default), frozen "
+        "(only cached verdicts; for CI) or off",
     )
     group.addoption(
         "--evaldsl-judge-cache",
         metavar="DIR",
         default=None,
-        help="judge cache folder (default .evaldsl/judge-cache under the rootdir)",
+        help="the judge's cache folder (default: .evaldsl/judge-cache under the rootdir)",
     )
     parser.addini(
         "evaldsl",

@@ -29,9 +29,10 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import evaldsl.reports.html as html_module
-from evaldsl.reports.html import json_for_html, span, to_html_text, write_html
+from evaldsl.reports.html import json_for_html, to_html_text, write_html
 from evaldsl.reports.timeline import read_timeline, timelines
 from evaldsl.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runner import RunOptions, run_suites
@@ -117,12 +118,6 @@ def test_the_data_keeps_each_string_once_and_every_assertion() -> None:
     assert data["summary"]["outcomes"] == {"passed": 5, "failed": 0, "error": 0, "skipped": 0}
 
 
-def test_span_matches_the_console_caret() -> None:
-    assert span("  tool get_weather called 2 times", 3, 34, "") == (2, 33)
-    assert span("  a; b", 6, 0, "b") == (5, 6)
-    assert span("x", 9, 0, "") == (1, 2)  # past the end: one character after it
-
-
 def test_timeline_of_a_recorded_case() -> None:
     suite = load_suite(ROOT / "examples" / "weather" / "weather.eval")
     case = next(c for c in suite.cases if c.name == "answers with the Xiamen forecast")
@@ -164,6 +159,9 @@ def test_run_writes_the_html_report_and_reports_an_unwritable_path(tmp_path: Pat
     assert done.returncode == 1  # the failures are on purpose
     data = page_data((tmp_path / "r.html").read_text(encoding="utf-8"))
     assert data["summary"]["cases"] == 4
+    to_stdout = run_evaldsl("run", "examples/weather/weather.eval", "--html", "-", "-q")
+    assert to_stdout.returncode == 0
+    assert page_data(to_stdout.stdout)["summary"]["cases"] == 5
     blocked = tmp_path / "file"
     blocked.write_text("")
     bad = run_evaldsl("run", "examples/weather", "--html", str(blocked / "r.html"))
@@ -200,7 +198,10 @@ class Opened:
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.goto(path.resolve().as_uri())
-        self.page.wait_for_selector("body[data-ready=true]")
+        try:
+            self.page.wait_for_selector("body[data-ready=true]", timeout=20_000)
+        except PlaywrightTimeout:
+            raise AssertionError(f"the page never got ready; its errors: {self.errors}") from None
 
     def visible_cases(self) -> list[str]:
         return self.page.locator("#rows .row.case .name").all_inner_texts()

@@ -297,14 +297,7 @@ def _underline(line: str, column: int, end_column: int, text: str) -> tuple[int,
     `column` and `end_column` are 1-based code points, `end_column` exclusive (0 when
     unknown: then the assertion's text when the line holds it there, else one caret).
     """
-    start = min(max(column, 1), len(line) + 1) - 1
-    if end_column > column:
-        end = min(end_column - 1, len(line))
-    elif text and line.startswith(text, start):
-        end = start + len(text)
-    else:
-        end = start + 1
-    end = max(end, start + 1)
+    start, end = _text.span(line, column, end_column, text)
     shown = (_text.visible(part, newlines=False) for part in (line[:start], line[start:end]))
     before, under = (_width(part) for part in shown)
     return before, max(under, 1)

@@ -27,8 +27,9 @@ where strings are indexes into `strings`, and
          "metrics": [latency_ms, steps, tool_calls, input_tokens, output_tokens, cost,
                      guards], "assertions": [A...], "timeline": T | null}
     A = [text, path, line, column, status, message, found, expected, source_line,
-         span_start, span_end, judge]   (span: code points of source_line, end exclusive;
-                                        judge: null or [score, threshold, reason])
+         span_start, span_end, judge]   (span: code points of source_line to underline,
+                                        as the console does; judge: null or
+                                        [score, threshold, reason])
     T = [truncated, [[kind, name, at_ms, ms, sent, got, error], ...]]
     D = [severity, code, message, path, line, column, source_line, span_start,
          span_end, hint]
@@ -41,6 +42,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import resources
@@ -93,11 +95,17 @@ def write_html(
 ) -> None:
     """Write the HTML report: `write_html(report, "out/report.html", suites=loaded)`.
 
-    Parent folders are made; raises OSError when the file cannot be written.
+    Parent folders are made; `-` writes to standard output; raises OSError when the file
+    cannot be written.
     """
+    text = to_html_text(report, suites)
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(to_html_text(report, suites), encoding="utf-8", newline="\n")
+    target.write_text(text, encoding="utf-8", newline="\n")
 
 
 def json_for_html(value: Any) -> str:
@@ -185,7 +193,7 @@ class _Data:
     def assertion(self, a: AssertionResult) -> list[Any]:
         found, expected = _text.found_expected(a)
         has_values = found is not None or expected is not None
-        start, end = span(a.source_line, a.column, a.end_column, a.text)
+        start, end = _text.span(a.source_line, a.column, a.end_column, a.text)
         return [
             self.s(a.text),
             self.s(a.path),
@@ -230,7 +238,7 @@ class _Data:
 
     def diagnostic(self, d: Diagnostic) -> list[Any]:
         end = d.end_column if d.end_line == d.line else len(d.source_line) + 1
-        start, stop = span(d.source_line, d.column, end, "")
+        start, stop = _text.span(d.source_line, d.column, end, "")
         return [
             d.severity,
             d.code,
@@ -243,27 +251,6 @@ class _Data:
             stop,
             self.s(d.hint),
         ]
-
-
-def span(line: str, column: int, end_column: int, text: str) -> tuple[int, int]:
-    """The code points of `line` to underline: 0-based start, exclusive end.
-
-    `column` and `end_column` are 1-based, `end_column` exclusive (0 when unknown: then
-    the assertion's text where the line holds it, else one character), as the console.
-
-    >>> span("  tool x called", 3, 16, "tool x called")
-    (2, 15)
-    >>> span("a; b", 4, 0, "b")
-    (3, 4)
-    """
-    start = min(max(column, 1), len(line) + 1) - 1
-    if end_column > column:
-        end = min(end_column - 1, len(line))
-    elif text and line.startswith(text, start):
-        end = start + len(text)
-    else:
-        end = start + 1
-    return start, max(end, start + 1)
 
 
 def _ms(value: float | None) -> float | None:
