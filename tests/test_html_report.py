@@ -490,3 +490,28 @@ def test_ten_thousand_cases_render_only_the_rows_on_screen(
 def test_docstring_examples() -> None:
     result = doctest.testmod(html_module)
     assert (result.failed, result.attempted > 0) == (0, True)
+
+
+def test_timeline_of_verydia_events_guards_and_errors(tmp_path: Path) -> None:
+    events = [
+        {"type": "llm.invoke", "model": "m1", "input": "hi", "output": "hello",
+         "tokensIn": 3, "tokensOut": 2, "latencyMs": 40, "at": "2026-01-01T00:00:00Z"},
+        {"type": "mcp.call", "tool": "crm", "args": {"id": 7}, "result": {"ok": False},
+         "isError": True, "at": "2026-01-01T00:00:00.050Z"},
+        {"type": "policy.evaluate", "name": "pii", "decision": "allow"},
+        {"type": "agent.error", "message": "gave up " + "x" * 300},
+    ]  # fmt: skip
+    (tmp_path / "run.json").write_text(json.dumps(events), encoding="utf-8")
+    (tmp_path / "s.eval").write_text('case "c"\n  cassette "run.json"\n  guards == 1\n')
+    suite = load_suite(tmp_path / "s.eval")
+    timeline = read_timeline(suite.cases[0], suite)
+    assert timeline is not None
+    llm, tool, guard, error = timeline.steps
+    assert (llm.kind, llm.name, llm.sent, llm.got) == ("llm", "m1", "3 → 2 tokens", "hello")
+    assert llm.ms == 40.0
+    assert (tool.kind, tool.name, tool.sent, tool.got, tool.error) == (
+        "tool", "crm", '{"id":7}', '{"ok":false}', True
+    )  # fmt: skip
+    assert tool.at_ms == 50.0
+    assert (guard.kind, guard.name, guard.got, guard.at_ms) == ("guard", "pii", "allow", None)
+    assert error.error and error.got.startswith("gave up x") and len(error.got) == 160

@@ -433,3 +433,28 @@ def test_the_readme_shows_real_pytest_output() -> None:
     for line in shown:
         if line != "…":
             assert same(line) in real, line
+
+
+def test_dataset_rows_are_items_with_their_ids(pytester: pytest.Pytester) -> None:
+    for path in (ROOT / "examples" / "triage").iterdir():
+        if path.is_file():
+            shutil.copy(path, pytester.path / path.name)
+    pytester.makeini(INI)
+    result = pytester.runpytest("-p", "evaldsl", "triage.eval", "-v")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines_random(
+        [
+            lit("triage.eval::triage dataset [double-charge] PASSED") + "*",
+            lit("triage.eval::triage dataset [password-reset] PASSED") + "*",
+            lit("triage.eval::triage dataset [invoice] PASSED") + "*",
+        ]
+    )
+
+
+def test_with_autoloading_off_dash_p_still_turns_it_on(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    project.makeini("[pytest]\n")  # no pytest-asyncio option: that plugin is not loaded now
+    project.runpytest("-p", "evaldsl").assert_outcomes(passed=3, failed=1)
+    assert project.runpytest().ret == pytest.ExitCode.NO_TESTS_COLLECTED

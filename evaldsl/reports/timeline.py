@@ -147,7 +147,7 @@ def _steps(events: Iterable[dict[str, Any]], limit: int) -> Iterator[Step]:
         elif kind == LLM_INVOKE:
             step = Step("llm", str(ev.get("model") or ev.get("name") or "llm"), at)
             step.sent = _short(ev.get("input", ""))
-            _answer(step, ev, at)
+            _answer(step, ev, None)  # one event: its duration is its own `latencyMs`
             latency = ev.get("latencyMs")
             if isinstance(latency, int | float) and not isinstance(latency, bool):
                 step.ms = float(latency)
