@@ -62,13 +62,17 @@ class SuiteCollector:
         self._judge: Judge | None = None
 
     def judge(self) -> Judge:
+        """The judge every suite of this process shares (its cache and its settings)."""
         if self._judge is None:
-            cache = self.config.getoption("evaldsl_judge_cache")
-            folder = Path(cache) if cache is not None else Path(".evaldsl", "judge-cache")
-            base = self.config.invocation_params.dir if cache else self.config.rootpath
-            self._judge = judge_from_options(
-                self.config.getoption("evaldsl_judge"), str(base / folder)
+            given = self.config.getoption("evaldsl_judge_cache")
+            # a folder given on the command line is relative to where pytest started;
+            # the default belongs to the project, so it sits under the rootdir
+            cache = (
+                self.config.invocation_params.dir / given
+                if given is not None
+                else self.config.rootpath / ".evaldsl" / "judge-cache"
             )
+            self._judge = judge_from_options(self.config.getoption("evaldsl_judge"), str(cache))
         return self._judge
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
