@@ -40,6 +40,7 @@ __all__ = [
     "write_json",
     "write_junit",
     "write_markdown",
+    "write_text",
 ]
 
 #: Every file format a report can be written in, by the name its CLI option uses.
@@ -55,7 +56,11 @@ def write(report: Report, fmt: str, path: str | os.PathLike[str]) -> None:
 
     Raises KeyError for an unknown format and OSError when the file cannot be written.
     """
-    text = FORMATS[fmt](report)
+    write_text(FORMATS[fmt](report), path)
+
+
+def write_text(text: str, path: str | os.PathLike[str]) -> None:
+    """Put a rendered report in `path` (UTF-8; parent folders made; `-`: stdout)."""
     if str(path) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()

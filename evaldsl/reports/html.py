@@ -42,16 +42,14 @@ import hashlib
 import json
 import os
 import re
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from evaldsl import __version__
 from evaldsl.diagnostics import Diagnostic
-from evaldsl.reports import _text
+from evaldsl.reports import _text, write_text
 from evaldsl.reports.timeline import Timeline, timelines
 from evaldsl.results import AssertionResult, CaseResult, Report
 from evaldsl.suites import Suite
@@ -98,14 +96,7 @@ def write_html(
     Parent folders are made; `-` writes to standard output; raises OSError when the file
     cannot be written.
     """
-    text = to_html_text(report, suites)
-    if str(path) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8", newline="\n")
+    write_text(to_html_text(report, suites), path)
 
 
 def json_for_html(value: Any) -> str:
