@@ -19,9 +19,7 @@ from pathlib import Path
 
 from evaldsl.api import Result, RunLike, compile
 from evaldsl.compiler import Judge
-from evaldsl.reports.console import ConsoleReporter
 from evaldsl.results import AssertionResult, CaseResult
-from evaldsl.suites import assertion_location
 
 #: The path failures name: the statements are a string in the caller's code, not a file.
 EXPECT_PATH = "<expect>"
@@ -63,6 +61,11 @@ def expect(
     if result.error is not None:
         # every statement errored with the same reason: say it once
         raise AssertionError(f"evaldsl: the run could not be checked: {result.error}")
+    # Only a failure needs the reporters and the suite loader: `import evaldsl` (which
+    # imports this module) stays as quick as it was.
+    from evaldsl.reports.console import ConsoleReporter
+    from evaldsl.suites import assertion_location
+
     located = []
     for assertion, verdict in zip(case.assertions, result.verdicts, strict=True):
         path, line, column, end_column, source_line = assertion_location(assertion, program.source)
