@@ -5,6 +5,7 @@
     result = program.check("cassette.jsonl")   # a path, a list of events, a state, a Run
     result.passed                               # bool
     [v.status for v in result.verdicts]         # "pass" | "fail" | "skip" | "error"
+    evaldsl.expect(run, "answer matches /C/")   # in a test: AssertionError with the report
 
 Vocabulary (the full table, with docs and examples, is `evaldsl.language.vocabulary`, and
 `evaldsl help` prints it):
@@ -22,6 +23,7 @@ combined with not, and, or and parentheses.
 """
 
 from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run
+from evaldsl.expectation import expect
 from evaldsl.language.diagnostics import Diagnostic, EvalDslError
 from evaldsl.language.verdicts import Verdict
 from evaldsl.runs.model import Run, RunError
@@ -40,5 +42,6 @@ __all__ = [
     "__version__",
     "compile",
     "diagnose",
+    "expect",
     "load_run",
 ]

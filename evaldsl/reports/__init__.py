@@ -3,8 +3,10 @@
 Takes the records of `evaldsl.runner.results` and gives text: `json_report` (the documented
 `--json` shape), `junit` (JUnit XML for CI), `markdown` (a pull-request comment) and
 `console` (the live console reporter); `annotations` gives `check` diagnostics as GitHub
-workflow commands or SARIF. `FORMATS` maps each file format's name to its
-renderer; `write` puts a rendered report in a file, or on standard output for `-`.
+workflow commands or SARIF. `outcome` says what a case amounts to (passed, failed, error,
+skipped) the same way for every report and for the pytest plugin. `FORMATS` maps each
+file format's name to its renderer; `write` puts a rendered report in a file, or on
+standard output for `-`.
 
     >>> from evaldsl.runner.results import Report
     >>> sorted(FORMATS)
@@ -19,6 +21,7 @@ from pathlib import Path
 # No `from __future__ import annotations` in this file: it would bind the name
 # `annotations` here and shadow the `evaldsl.reports.annotations` module.
 from evaldsl.reports import annotations
+from evaldsl.reports._text import outcome
 from evaldsl.reports.console import ConsoleReporter
 from evaldsl.reports.json_report import to_json_text
 from evaldsl.reports.junit import to_junit_text
@@ -29,6 +32,7 @@ __all__ = [
     "FORMATS",
     "ConsoleReporter",
     "annotations",
+    "outcome",
     "to_json_text",
     "to_junit_text",
     "to_markdown_text",
@@ -36,6 +40,7 @@ __all__ = [
     "write_json",
     "write_junit",
     "write_markdown",
+    "write_text",
 ]
 
 #: Every file format a report can be written in, by the name its CLI option uses.
@@ -51,7 +56,11 @@ def write(report: Report, fmt: str, path: str | os.PathLike[str]) -> None:
 
     Raises KeyError for an unknown format and OSError when the file cannot be written.
     """
-    text = FORMATS[fmt](report)
+    write_text(FORMATS[fmt](report), path)
+
+
+def write_text(text: str, path: str | os.PathLike[str]) -> None:
+    """Put a rendered report in `path` (UTF-8; parent folders made; `-`: stdout)."""
     if str(path) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -97,6 +97,25 @@ def location(a: AssertionResult, *, column: bool = True) -> str:
     return f"{a.path}:{a.line}"
 
 
+def span(line: str, column: int, end_column: int, text: str) -> tuple[int, int]:
+    """The code points of a source line to underline: 0-based start, exclusive end.
+
+    `column` and `end_column` are 1-based, `end_column` exclusive (0 when unknown: then
+    the assertion's text where the line holds it, else one character).
+
+    >>> span("  tool x called", 3, 16, "tool x called"), span("a; b", 4, 0, "b")
+    ((2, 15), (3, 4))
+    """
+    start = min(max(column, 1), len(line) + 1) - 1
+    if end_column > column:
+        end = min(end_column - 1, len(line))
+    elif text and line.startswith(text, start):
+        end = start + len(text)
+    else:
+        end = start + 1
+    return start, max(end, start + 1)
+
+
 def problems(case: CaseResult) -> list[AssertionResult]:
     """The assertions that made a case fail: every `fail` and `error`, in source order."""
     return [a for a in case.assertions if a.status in ("fail", "error")]

@@ -149,10 +149,7 @@ class ConsoleReporter:
         score = f"{case.score:.2f}"
         took = self._paint(f"{_text.duration(case.duration_ms):>8}", "2")
         self._write(f"{symbol} {name}{pad}{score} {took}")
-        if case.error is not None:
-            label = self._paint("error", "31", bold=True)
-            message = _text.visible(case.error).replace("\n", "\n    ")
-            self._write(f"  {label}: {message}")
+        self._run_error(case)
         for a in case.assertions:
             if a.status in ("fail", "error"):
                 self._assertion(a)
@@ -165,6 +162,19 @@ class ConsoleReporter:
             self._metrics(case)
         if kind in ("failed", "error"):
             self._blank()
+
+    def problems(self, case: CaseResult) -> None:
+        """Print why a case failed, as under its line: the run's error, then each failing
+        or erroring assertion (for callers that show the case's name themselves)."""
+        self._run_error(case)
+        for a in _text.problems(case):
+            self._assertion(a)
+
+    def _run_error(self, case: CaseResult) -> None:
+        if case.error is not None:
+            label = self._paint("error", "31", bold=True)
+            message = _text.visible(case.error).replace("\n", "\n    ")
+            self._write(f"  {label}: {message}")
 
     def _assertion(self, a: AssertionResult) -> None:
         """`path:line:col: fail: message`, the source line, a caret, found and expected."""
@@ -287,14 +297,7 @@ def _underline(line: str, column: int, end_column: int, text: str) -> tuple[int,
     `column` and `end_column` are 1-based code points, `end_column` exclusive (0 when
     unknown: then the assertion's text when the line holds it there, else one caret).
     """
-    start = min(max(column, 1), len(line) + 1) - 1
-    if end_column > column:
-        end = min(end_column - 1, len(line))
-    elif text and line.startswith(text, start):
-        end = start + len(text)
-    else:
-        end = start + 1
-    end = max(end, start + 1)
+    start, end = _text.span(line, column, end_column, text)
     shown = (_text.visible(part, newlines=False) for part in (line[:start], line[start:end]))
     before, under = (_width(part) for part in shown)
     return before, max(under, 1)

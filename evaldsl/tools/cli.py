@@ -3,8 +3,8 @@
 Takes command-line arguments and gives an exit code: 0 when everything passed, 1 when a
 case failed or errored (or `check` found an error), 2 for bad usage or unreadable input.
 
-    evaldsl run PATH... [--json F] [--junit F] [--markdown F] [--fail-under S] [-j N] [-k PAT] [-q]
-                        [--history DB | --no-history]
+    evaldsl run PATH... [--json F] [--junit F] [--markdown F] [--html F] [--fail-under S] [-j N]
+                        [-k PAT] [-q] [--history DB | --no-history]
     evaldsl check PATH... [--format full|concise|json|github|sarif]
     evaldsl history [PATH...] [--format text|json] [--last N] [--history DB]
     evaldsl diff [A] [B] [--format text|json|markdown] [--fail-on-regression] [--history DB]
@@ -52,6 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="FILE", help="write the JSON report here")
     run.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     run.add_argument("--markdown", metavar="FILE", help="write a Markdown summary here")
+    run.add_argument(
+        "--html", metavar="FILE", help="write a self-contained HTML report here (opens offline)"
+    )
     run.add_argument(
         "--fail-under",
         type=float,
@@ -296,9 +299,12 @@ def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object],
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    from functools import partial
+
     from evaldsl.language.diagnostics import render
     from evaldsl.reports import write_json, write_junit, write_markdown
     from evaldsl.reports.console import ConsoleReporter
+    from evaldsl.reports.html import write_html
     from evaldsl.runner.core import RunOptions, run_suites
     from evaldsl.suites.model import Suite
 
@@ -334,6 +340,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         (args.json, write_json),
         (args.junit, write_junit),
         (args.markdown, write_markdown),
+        (args.html, partial(write_html, suites=suites)),
     ):
         if path:
             try:

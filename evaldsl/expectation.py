@@ -1,0 +1,92 @@
+"""`expect`: evaldsl assertions inside ordinary Python tests.
+
+Takes a run (anything `Program.check` accepts: a path, a list of events, a state dict, a
+`Run`) and evaldsl statements, and gives the `Result` when every statement passes or
+skips; otherwise it raises `AssertionError` whose message is the console's report of
+each failing statement (its source line, a caret, found and expected), so pytest,
+unittest or a plain script shows exactly what `evaldsl run` would.
+
+    >>> events = [{"type": "tool.call", "name": "get_weather", "arguments": {}}]
+    >>> expect(events, "tool get_weather called once").statuses
+    ['pass']
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+from evaldsl.api import Result, RunLike, compile
+from evaldsl.judge.protocol import Judge
+from evaldsl.runner.results import AssertionResult, CaseResult
+
+#: The path failures name: the statements are a string in the caller's code, not a file.
+EXPECT_PATH = "<expect>"
+
+
+def expect(
+    run: RunLike,
+    text: str,
+    *,
+    judge: Judge | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Result:
+    r"""Check `run` against `text`; raise `AssertionError` with the report when it fails.
+
+    `text` is one or more statements (`;` or newlines between them), without `case`
+    lines. Malformed text raises `evaldsl.EvalDslError` with every diagnostic, and a run
+    that cannot be read fails with the reason. `base_dir` is where relative paths in the
+    text and a relative `run` path start (default: the working folder). Without `judge`,
+    `judged` statements are skipped.
+
+    >>> expect([{"type": "llm.response", "output": "31 C"}], r"answer matches /\d+ F/")
+    Traceback (most recent call last):
+    ...
+    AssertionError: evaldsl: 1 of 1 statement failed
+    <expect>:1:1: fail: expected answer matches /\d+ F/, found "31 C"
+      |
+    1 | answer matches /\d+ F/
+      | ^^^^^^^^^^^^^^^^^^^^^^
+      = found: "31 C"
+      = expected: "/\\d+ F/"
+    """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this function's
+    base = Path(base_dir) if base_dir is not None else None
+    program = compile(text, path=EXPECT_PATH, judge=judge, base_dir=base)
+    case = program.case()
+    result = case.check(run, base=base)
+    if result.passed:
+        return result
+    if result.error is not None:
+        # every statement errored with the same reason: say it once
+        raise AssertionError(f"evaldsl: the run could not be checked: {result.error}")
+    # Only a failure needs the reporters and the suite loader: `import evaldsl` (which
+    # imports this module) stays as quick as it was.
+    from evaldsl.reports.console import ConsoleReporter
+    from evaldsl.suites.build import assertion_location
+
+    located = []
+    for assertion, verdict in zip(case.assertions, result.verdicts, strict=True):
+        path, line, column, end_column, source_line = assertion_location(assertion, program.source)
+        located.append(
+            AssertionResult(
+                assertion.text,
+                path,
+                line,
+                column,
+                verdict.status,
+                verdict.message,
+                verdict.actual,
+                verdict.expected,
+                end_column,
+                source_line,
+            )
+        )
+    failed = CaseResult("", False, result.score, 0.0, assertions=tuple(located))
+    out = io.StringIO()
+    ConsoleReporter(out, color=False).problems(failed)
+    bad = sum(1 for a in located if a.status in ("fail", "error"))
+    total = len(located)
+    headline = f"evaldsl: {bad} of {total} statement{'s' if total != 1 else ''} failed"
+    raise AssertionError(f"{headline}\n{out.getvalue().rstrip()}")

@@ -1,0 +1,219 @@
+"""pytest collectors and items for evaldsl suites, registered by the plugin once it is on.
+
+Takes the suite files pytest walks past and gives one `SuiteFile` collector per file and
+one `CaseItem` per case, named as `evaldsl run` names them (an `each` row or a dataset
+row is its own item, with its id: `weather.eval::each city #1 [city=Xiamen]`). Only the
+pipeline's public functions are used: `load_suite` reads, checks and compiles a file,
+`execute_case` runs one case, and the console renderer shows why one failed.
+
+- A suite with check errors is a collection error listing every diagnostic; warnings
+  become pytest warnings.
+- A case fails with the console's report of each failing assertion (source line, caret,
+  found, expected), or of the run's crash; a case whose assertions all skipped is skipped
+  with their reason; its score is a `user_properties` entry (JUnit `<property>`).
+- Items carry the `evaldsl` marker, plus `evaldsl_judge` (uses the LLM judge) and
+  `evaldsl_live` (calls a Python target), so `-m` selects them; `-k`, `--lf` and
+  pytest-xdist work as for any test.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+import os
+from collections import Counter
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from evaldsl.judge.plan import judge_from_options
+from evaldsl.judge.protocol import Judge
+from evaldsl.language.diagnostics import Diagnostic, render
+from evaldsl.reports import ConsoleReporter, outcome
+from evaldsl.runner.core import execute_case
+from evaldsl.runner.results import CaseResult
+from evaldsl.suites import Case, Suite, load_suite
+
+
+class EvalDslWarning(UserWarning):
+    """A warning `evaldsl check` reports for a collected suite (W301, W504, …)."""
+
+
+class CaseFailed(Exception):
+    """A case that failed or errored; carries its result for the failure report."""
+
+    def __init__(self, result: CaseResult) -> None:
+        super().__init__(result.name)
+        self.result = result
+
+
+class SuiteCollector:
+    """The plugin's hooks once it is on: which files are suites, and the session's judge
+    (built once per process from `--evaldsl-judge` and `--evaldsl-judge-cache`)."""
+
+    #: The name the plugin registers it under.
+    NAME = "evaldsl-suites"
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self._judge: Judge | None = None
+
+    def judge(self) -> Judge:
+        """The judge every suite of this process shares (its cache and its settings)."""
+        if self._judge is None:
+            given = self.config.getoption("evaldsl_judge_cache")
+            # a folder given on the command line is relative to where pytest started;
+            # the default belongs to the project, so it sits under the rootdir
+            cache = (
+                self.config.invocation_params.dir / given
+                if given is not None
+                else self.config.rootpath / ".evaldsl" / "judge-cache"
+            )
+            self._judge = judge_from_options(self.config.getoption("evaldsl_judge"), str(cache))
+        return self._judge
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
+        if not wants(file_path, self.config, named=parent.session.isinitpath(file_path)):
+            return None
+        return SuiteFile.from_parent(parent, path=file_path)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        # A skip raised in `runtest` would be reported at this module's line: point it
+        # at the case's `case` line instead, as pytest does for its own skip markers.
+        if isinstance(item, CaseItem) and report.skipped and call.excinfo is not None:
+            reason = str(getattr(call.excinfo.value, "msg", call.excinfo.value))
+            report.longrepr = (shown_path(item.path, self.config), item.case.line, reason)
+        return report
+
+
+def wants(file_path: Path, config: pytest.Config, *, named: bool) -> bool:
+    """Whether a file is a suite to collect: every `.eval` file; a YAML or JSON file
+    that an `evaldsl_suites` glob matches, or that was named on the command line."""
+    if file_path.suffix == ".eval":
+        return True
+    if file_path.suffix not in (".yaml", ".yml", ".json"):
+        return False
+    if named:
+        return True
+    return any(_matches(file_path, glob, config.rootpath) for glob in _globs(config))
+
+
+def _globs(config: pytest.Config) -> list[str]:
+    value: Any = config.getini("evaldsl_suites")
+    return [str(v) for v in value]
+
+
+def _matches(path: Path, glob: str, root: Path) -> bool:
+    """A glob without `/` matches the file name; one with `/` the path relative to the
+    rootdir (`*` crosses folders, as in `fnmatch`)."""
+    if "/" not in glob:
+        return fnmatch.fnmatch(path.name, glob)
+    try:
+        relative = path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        relative = path.as_posix()
+    return fnmatch.fnmatch(relative, glob.removeprefix("./"))
+
+
+def shown_path(path: str | os.PathLike[str], config: pytest.Config) -> str:
+    """A path as pytest shows paths: relative to where pytest was started, if under it."""
+    target = Path(path)
+    try:
+        return target.relative_to(config.invocation_params.dir).as_posix()
+    except ValueError:
+        return str(target)
+
+
+class SuiteFile(pytest.File):
+    """One suite file: its cases, or a collection error listing its check errors."""
+
+    def collect(self) -> Iterator[CaseItem]:
+        plugin = self.config.pluginmanager.get_plugin(SuiteCollector.NAME)
+        assert isinstance(plugin, SuiteCollector)
+        suite = load_suite(self.path, judge=plugin.judge())
+        diagnostics = [self.shown(d) for d in suite.diagnostics]
+        errors = [d for d in diagnostics if d.is_error]
+        if errors:
+            warned = len(diagnostics) - len(errors)
+            head = (
+                f"{len(errors)} check error{'s' if len(errors) != 1 else ''}"
+                f"{f', {warned} warning' + ('s' if warned != 1 else '') if warned else ''}"
+                f" in {shown_path(self.path, self.config)}: no case of this file was run"
+            )
+            raise self.CollectError(f"{head}\n{render(diagnostics)}")
+        for d in diagnostics:
+            self.warn(EvalDslWarning(render([d])))
+        seen: Counter[str] = Counter()
+        for case in suite.cases:
+            seen[case.name] += 1
+            # twins get `(2)`, `(3)`: one node id per case, so `--lf` finds each again
+            name = case.name if seen[case.name] == 1 else f"{case.name} ({seen[case.name]})"
+            yield CaseItem.from_parent(self, name=name, suite=suite, case=case)
+
+    def shown(self, d: Diagnostic) -> Diagnostic:
+        return attrs.evolve(d, path=shown_path(d.path, self.config))
+
+
+class CaseItem(pytest.Item):
+    """One case of a suite, run by `execute_case` when pytest runs the item."""
+
+    def __init__(self, *, suite: Suite, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+        self.case = case
+        # pytest-lsp's `pytest_runtest_call` reads `funcargs` of every item in the session
+        self.funcargs: dict[str, Any] = {}
+        self.add_marker("evaldsl")
+        if case.judged:
+            self.add_marker("evaldsl_judge")
+        if case.source is not None and case.source.kind == "run":
+            self.add_marker("evaldsl_live")
+
+    def runtest(self) -> None:
+        result = execute_case(self.case, self.suite)
+        self.user_properties.append(("evaldsl_score", f"{result.score:.3f}"))
+        kind = outcome(result)
+        if kind == "skipped":
+            reasons = dict.fromkeys(a.message for a in result.assertions if a.message)
+            pytest.skip("; ".join(reasons) or "every assertion was skipped")
+        if kind in ("failed", "error"):
+            raise CaseFailed(result)
+
+    def repr_failure(
+        self,
+        excinfo: pytest.ExceptionInfo[BaseException],
+        style: Any = None,
+    ) -> Any:
+        if not isinstance(excinfo.value, CaseFailed):
+            return super().repr_failure(excinfo, style)
+        result = excinfo.value.result
+        # paths as pytest shows them: the suite was loaded by its absolute path
+        here = f"{self.config.invocation_params.dir}{os.sep}"
+        shown = attrs.evolve(
+            result,
+            error=result.error.replace(here, "") if result.error is not None else None,
+            assertions=tuple(
+                attrs.evolve(
+                    a, path=shown_path(a.path, self.config), message=a.message.replace(here, "")
+                )
+                for a in result.assertions
+            ),
+        )
+        if shown.error is not None:  # the run crashed: no assertion was checked
+            return f"error: {shown.error}"
+        counted = [a for a in result.assertions if a.status != "skip"]
+        bad = [a for a in counted if a.status in ("fail", "error")]
+        out = io.StringIO()
+        out.write(f"{len(bad)} of {len(counted)} assertions failed (score {result.score:.2f})\n")
+        ConsoleReporter(out, color=False).problems(shown)
+        return out.getvalue().rstrip("\n")
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.case.line - 1, f"{self.suite.name} › {self.case.name}"

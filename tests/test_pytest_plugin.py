@@ -1,0 +1,460 @@
+"""The pytest plugin, run by pytest itself through its `pytester` fixture: off unless asked
+for; one item per case and per `each` row; failures with the console's report; check
+errors as collection errors; skips with their reason; `-k`, `--lf`, markers, xdist and
+pytest's JUnit XML; the judge options; and `evaldsl.expect` inside ordinary tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+# pytester's in-process runs forget the modules first imported inside them, and PyYAML's
+# C loader keeps the node classes of its first import: the YAML front end is loaded here,
+# once, so every inner run sees the same classes.
+import evaldsl
+import evaldsl.suites.yamlfile
+from tests.judge_server import JudgeServer, judged
+
+ROOT = Path(__file__).resolve().parents[1]
+CASSETTES = ROOT / "examples" / "weather" / "cassettes"
+
+WEATHER = """\
+suite "weather"
+tools get_weather
+
+case "answers with the forecast"
+  cassette "xiamen.jsonl"
+  tool get_weather called once
+  answer matches /\\d+ C/
+
+case "wrong expectations"
+  cassette "xiamen.jsonl"
+  tool get_weather called 2 times
+  answer contains "sunny"
+
+case "each city"
+  cassette "{{file}}"
+  each [{file: "xiamen.jsonl", city: "Xiamen"}, {file: "tokyo-stream.jsonl", city: "Tokyo"}]
+  tool get_weather args $.city == "{{city}}"
+"""
+
+JUDGED = """\
+case "judged only"
+  cassette "xiamen.jsonl"
+  answer judged "mentions the temperature"
+"""
+
+BROKEN = """\
+tools get_weather
+
+case "typos"
+  cassette "xiamen.jsonl"
+  tool get_weather caled once
+  latency < 2
+"""
+
+YAML_SUITE = """\
+suite: yaml weather
+cases:
+  - name: yaml case
+    cassette: xiamen.jsonl
+    expect: tool get_weather called once
+"""
+
+
+# pytest-asyncio, installed here, warns in every inner session that does not set this
+INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+
+
+def lit(text: str) -> str:
+    """`text` as an fnmatch pattern matching itself (brackets are character classes)."""
+    return re.sub(r"[\[\]]", lambda m: f"[{m.group()}]", text)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A folder with the weather cassettes and a suite with passing and failing cases."""
+    for name in ("EVALDSL_JUDGE_API_KEY", "EVALDSL_JUDGE_BASE_URL", "EVALDSL_JUDGE_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    for cassette in CASSETTES.glob("*.jsonl"):
+        shutil.copy(cassette, pytester.path / cassette.name)
+    pytester.makefile(".eval", weather=WEATHER)
+    pytester.makeini(INI)
+    return pytester
+
+
+def test_off_unless_asked_for(project: pytest.Pytester) -> None:
+    result = project.runpytest()
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.assert_outcomes()
+    # the options are there all the same, so `addopts` can name them
+    help_text = project.runpytest("--help").stdout.str()
+    assert "--evaldsl-judge={live,frozen,off}" in help_text
+    assert "--evaldsl-judge-cache=DIR" in help_text
+
+
+def test_dash_p_collects_one_item_per_case_and_each_row(project: pytest.Pytester) -> None:
+    result = project.runpytest("-p", "evaldsl", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        [
+            "weather.eval::answers with the forecast",
+            "weather.eval::wrong expectations",
+            "weather.eval::each city #1 [[]file=xiamen.jsonl, city=Xiamen[]]",
+            "weather.eval::each city #2 [[]file=tokyo-stream.jsonl, city=Tokyo[]]",
+        ]
+    )
+
+
+def test_a_failing_case_shows_the_console_report(project: pytest.Pytester) -> None:
+    result = project.runpytest("-p", "evaldsl")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ weather › wrong expectations _*",
+            "1 of 2 assertions failed (score 0.50)",
+            'weather.eval:11:3: fail: tool "get_weather" called 1 time, expected exactly 2',
+            "   |",
+            "11 |   tool get_weather called 2 times",
+            "   |   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+            "   = found: 1",
+            '   = expected: "exactly 2"',
+            "FAILED weather.eval::wrong expectations - 1 of 2 assertions failed (score 0.50)",
+        ]
+    )
+    # the passing assertion of the failing case is not reported
+    assert 'answer contains "sunny"' not in result.stdout.str()
+
+
+def test_ini_switch_and_yaml_globs(project: pytest.Pytester) -> None:
+    suites = project.mkdir("suites")
+    (suites / "weather.yaml").write_text(YAML_SUITE.replace("xiamen", "../xiamen"))
+    (project.path / "other.yaml").write_text(YAML_SUITE)  # not matched by the glob
+    project.makeini(INI + "evaldsl_suites = suites/*.yaml\n")
+    result = project.runpytest("--collect-only", "-q")
+    lines = result.stdout.str()
+    assert "suites/weather.yaml::yaml case" in lines
+    assert "other.yaml" not in lines
+    assert "weather.eval::answers with the forecast" in lines  # the glob turns it on
+
+    project.makeini(INI + "evaldsl = true\n")
+    result = project.runpytest("--collect-only", "-q")
+    assert "weather.eval::answers with the forecast" in result.stdout.str()
+    assert "yaml case" not in result.stdout.str()
+    # a YAML suite named on the command line is collected without a glob
+    named = project.runpytest("other.yaml")
+    named.assert_outcomes(passed=1)
+
+
+def test_check_errors_are_a_collection_error_listing_every_diagnostic(
+    project: pytest.Pytester,
+) -> None:
+    project.makefile(".eval", broken=BROKEN)
+    result = project.runpytest("-p", "evaldsl", "--continue-on-collection-errors")
+    result.assert_outcomes(passed=3, failed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting broken.eval*",
+            "2 check errors in broken.eval: no case of this file was run",
+            lit("broken.eval:5:20: error[E101]: expected a predicate") + "*found `caled`",
+            "5 |   tool get_weather caled once",
+            "  |                    ^^^^^",
+            "  = hint: did you mean `called`?",
+            lit("broken.eval:6:13: error[E202]: `latency` is a duration: give the number a unit"),
+            "  = hint: write `2s` or `2ms`",
+        ]
+    )
+    # without the flag pytest stops before running anything, as for any collection error
+    stopped = project.runpytest("-p", "evaldsl")
+    assert stopped.ret == pytest.ExitCode.INTERRUPTED
+    stopped.assert_outcomes(errors=1)
+
+
+def test_check_warnings_become_pytest_warnings(project: pytest.Pytester) -> None:
+    project.makefile(
+        ".eval",
+        warned='case "w"\n  cassette "xiamen.jsonl"\n  no tool get_wether\n'
+        "  tool get_weather called\n",
+    )
+    result = project.runpytest("-p", "evaldsl", "warned.eval")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*EvalDslWarning: " + lit("warned.eval:3:3: warning[W301]") + "*",
+            "  3 |   no tool get_wether",
+        ]
+    )
+
+
+def test_a_case_whose_assertions_all_skip_is_skipped_with_the_reason(
+    project: pytest.Pytester,
+) -> None:
+    project.makefile(".eval", judged=JUDGED)
+    result = project.runpytest("-p", "evaldsl", "judged.eval", "-rs")
+    result.assert_outcomes(skipped=1)
+    # reported at the case's line, not inside the plugin
+    result.stdout.fnmatch_lines(
+        [lit("SKIPPED [1] judged.eval:1: judge: skipped, no API key") + "*EVALDSL_JUDGE_API_KEY*"]
+    )
+
+
+def test_judge_options(project: pytest.Pytester) -> None:
+    project.makefile(".eval", judged=JUDGED)
+    cache = project.path / "cache"
+    off = project.runpytest("-p", "evaldsl", "judged.eval", "--evaldsl-judge", "off", "-rs")
+    off.assert_outcomes(skipped=1)
+    frozen = project.runpytest(
+        "-p", "evaldsl", "judged.eval", "--evaldsl-judge=frozen", f"--evaldsl-judge-cache={cache}"
+    )
+    frozen.assert_outcomes(failed=1)  # a cache miss in frozen mode is an error, never a pass
+    frozen.stdout.fnmatch_lines(["*judged.eval:3:3: error: *"])
+
+    with JudgeServer(judged(True, 0.9, "mentions 31 C")) as server:
+        env = {"EVALDSL_JUDGE_API_KEY": "sk-test", "EVALDSL_JUDGE_BASE_URL": server.url}
+        with pytest.MonkeyPatch.context() as mp:
+            for key, value in env.items():
+                mp.setenv(key, value)
+            live = project.runpytest(
+                "-p", "evaldsl", "judged.eval", "--evaldsl-judge-cache", "cache"
+            )
+        live.assert_outcomes(passed=1)
+        assert server.count == 1
+    assert len(list(cache.glob("*.json"))) == 1
+    # the server is gone and there is no key: the cache the live run wrote answers
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EVALDSL_JUDGE_BASE_URL", server.url)  # part of the cache key
+        again = project.runpytest(
+            "-p",
+            "evaldsl",
+            "judged.eval",
+            "--evaldsl-judge",
+            "frozen",
+            f"--evaldsl-judge-cache={cache}",
+        )
+    again.assert_outcomes(passed=1)
+
+
+def test_dash_k_selects_cases(project: pytest.Pytester) -> None:
+    result = project.runpytest("-p", "evaldsl", "-k", "Tokyo or forecast")
+    result.assert_outcomes(passed=2, deselected=2)
+    result = project.runpytest("-p", "evaldsl", "-k", "not each", "-v")
+    result.assert_outcomes(passed=1, failed=1, deselected=2)
+    result.stdout.fnmatch_lines(["weather.eval::answers with the forecast PASSED*"])
+
+
+def test_last_failed_reruns_only_the_failing_case(project: pytest.Pytester) -> None:
+    first = project.runpytest("-p", "evaldsl")
+    first.assert_outcomes(passed=3, failed=1)
+    rerun = project.runpytest("-p", "evaldsl", "--lf", "-v")
+    rerun.assert_outcomes(failed=1)
+    rerun.stdout.fnmatch_lines(
+        [
+            "collecting ... collected 1 item",
+            "run-last-failure: rerun previous 1 failure",
+            "weather.eval::wrong expectations FAILED*",
+        ]
+    )
+
+
+def test_markers_select_and_strict_markers_accept_them(project: pytest.Pytester) -> None:
+    project.makefile(".eval", judged=JUDGED)
+    (project.path / "agent.py").write_text("def answer():\n    return 'hello'\n")
+    project.makefile(".eval", live='case "live"\n  run agent:answer\n  output == "hello"\n')
+    everything = project.runpytest("-p", "evaldsl", "-m", "evaldsl", "--strict-markers")
+    everything.assert_outcomes(passed=4, failed=1, skipped=1)
+    no_judge = project.runpytest("-p", "evaldsl", "-m", "not evaldsl_judge", "--strict-markers")
+    no_judge.assert_outcomes(passed=4, failed=1, deselected=1)
+    live = project.runpytest("-p", "evaldsl", "-m", "evaldsl_live", "-v")
+    live.assert_outcomes(passed=1, deselected=5)
+    live.stdout.fnmatch_lines(["live.eval::live PASSED*"])
+
+
+def test_twin_case_names_get_distinct_node_ids(project: pytest.Pytester) -> None:
+    project.makefile(
+        ".eval",
+        twins='case "same"\n  cassette "xiamen.jsonl"\n  tool get_weather called\n'
+        'case "same"\n  cassette "xiamen.jsonl"\n  tool get_weather called 2 times\n',
+    )
+    result = project.runpytest("-p", "evaldsl", "twins.eval", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["twins.eval::same PASSED*", "twins.eval::same (2) FAILED*"])
+
+
+def test_xdist_runs_the_cases_in_two_workers(project: pytest.Pytester) -> None:
+    result = project.runpytest_subprocess("-p", "evaldsl", "-n", "2", "-v")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*2 workers [[]4 items[]]*"])
+    # the failure report crosses the process boundary whole
+    result.stdout.fnmatch_lines(["11 |   tool get_weather called 2 times", "   = found: 1"])
+    assert "[gw0]" in result.stdout.str() and "[gw1]" in result.stdout.str()
+
+
+def test_junit_xml_from_pytest(project: pytest.Pytester) -> None:
+    project.makefile(".eval", judged=JUDGED)
+    result = project.runpytest("-p", "evaldsl", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=3, failed=1, skipped=1)
+    root = ET.parse(project.path / "junit.xml").getroot()
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("5", "1", "1")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert set(cases) == {
+        "answers with the forecast",
+        "wrong expectations",
+        "each city #1 [file=xiamen.jsonl, city=Xiamen]",
+        "each city #2 [file=tokyo-stream.jsonl, city=Tokyo]",
+        "judged only",
+    }
+    failure = cases["wrong expectations"].find("failure")
+    assert failure is not None and failure.text is not None
+    assert (failure.get("message") or "").startswith("1 of 2 assertions failed (score 0.50)\n")
+    assert "11 |   tool get_weather called 2 times" in failure.text
+    assert "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^" in failure.text
+    scores = {
+        name: {p.get("name"): p.get("value") for p in case.iter("property")}
+        for name, case in cases.items()
+    }
+    assert scores["wrong expectations"] == {"evaldsl_score": "0.500"}
+    assert scores["answers with the forecast"] == {"evaldsl_score": "1.000"}
+    skipped = cases["judged only"].find("skipped")
+    assert skipped is not None and "EVALDSL_JUDGE_API_KEY" in (skipped.get("message") or "")
+
+
+def test_a_crashed_run_fails_with_its_error(project: pytest.Pytester) -> None:
+    project.makefile(".eval", gone='case "gone"\n  run agent:missing_function\n  output == 1\n')
+    (project.path / "agent.py").write_text("def other():\n    return 1\n")
+    result = project.runpytest("-p", "evaldsl", "gone.eval")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["error: module 'agent' has no 'missing_function' (run target 'agent:missing_function')"]
+    )
+
+
+def test_expect_in_an_ordinary_test(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_agent=r"""
+        import evaldsl
+
+        def test_good():
+            result = evaldsl.expect("xiamen.jsonl", "tool get_weather called once")
+            assert result.statuses == ["pass"]
+
+        def test_bad():
+            evaldsl.expect("xiamen.jsonl", r"tool get_weather called once; answer matches /\d+ F/")
+        """
+    )
+    result = project.runpytest("test_agent.py")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "E       AssertionError: evaldsl: 1 of 2 statements failed",
+            "E       <expect>:1:31: fail: expected answer matches /\\d+ F/, found*",
+            "E       1 | tool get_weather called once; answer matches /\\d+ F/",
+            "E         |                               ^^^^^^^^^^^^^^^^^^^^^^",
+            'E         = found: "It\'s sunny in Xiamen today, 31 C with 65% humidity."',
+        ]
+    )
+
+
+def test_the_collector_is_registered_only_when_asked_for(project: pytest.Pytester) -> None:
+    def registered(*args: str) -> bool:
+        config = project.parseconfigure(*args)
+        return config.pluginmanager.get_plugin("evaldsl-suites") is not None
+
+    assert not registered()
+    assert registered("-p", "evaldsl")
+    project.makeini(INI + "evaldsl = true\n")
+    assert registered()
+    assert not registered("-p", "no:evaldsl")
+
+
+def test_expect_returns_the_result_or_raises_with_the_report() -> None:
+    cassette = str(CASSETTES / "xiamen.jsonl")
+    result = evaldsl.expect(cassette, 'tool get_weather called once; answer judged "x"')
+    assert result.statuses == ["pass", "skip"]
+    with pytest.raises(AssertionError) as failed:
+        evaldsl.expect(cassette, "tokens <= 100\nsteps <= 5")
+    assert str(failed.value).splitlines() == [
+        "evaldsl: 1 of 2 statements failed",
+        "<expect>:1:1: fail: expected tokens <= 100, found 461",
+        "  |",
+        "1 | tokens <= 100",
+        "  | ^^^^^^^^^^^^^",
+        "  = found: 461",
+        "  = expected: 100",
+    ]
+
+
+def test_expect_with_an_unreadable_run_or_bad_text() -> None:
+    with pytest.raises(AssertionError, match=r"could not be checked: .*file not found"):
+        evaldsl.expect("no-such-cassette.jsonl", "tool get_weather called")
+    with pytest.raises(evaldsl.EvalDslError) as bad:
+        evaldsl.expect([], "tool x caled; latency < 2")
+    assert [d.code for d in bad.value.diagnostics] == ["E101", "E202"]
+    # relative paths start at base_dir
+    assert evaldsl.expect("xiamen.jsonl", "steps == 2", base_dir=CASSETTES).passed
+
+
+def test_expect_docstring_examples() -> None:
+    import doctest
+
+    import evaldsl.expectation
+
+    failed, tried = doctest.testmod(evaldsl.expectation)
+    assert (failed, tried > 0) == (0, True)
+
+
+def test_the_readme_shows_real_pytest_output() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```console\n(.*?)^```", readme, flags=re.S | re.M)
+    (block,) = [b for b in blocks if b.startswith("$ pytest -p evaldsl")]
+    command, *shown = block.splitlines()
+    done = subprocess.run(
+        [sys.executable, "-m", *command.removeprefix("$ ").split(), "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "PYTEST_ADDOPTS": ""},
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+
+    def same(text: str) -> str:
+        return re.sub(r"in \d+\.\d+s", "in …s", text)
+
+    real = same(done.stdout).splitlines()
+    for line in shown:
+        if line != "…":
+            assert same(line) in real, line
+
+
+def test_dataset_rows_are_items_with_their_ids(pytester: pytest.Pytester) -> None:
+    for path in (ROOT / "examples" / "triage").iterdir():
+        if path.is_file():
+            shutil.copy(path, pytester.path / path.name)
+    pytester.makeini(INI)
+    result = pytester.runpytest("-p", "evaldsl", "triage.eval", "-v")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines_random(
+        [
+            lit("triage.eval::triage dataset [double-charge] PASSED") + "*",
+            lit("triage.eval::triage dataset [password-reset] PASSED") + "*",
+            lit("triage.eval::triage dataset [invoice] PASSED") + "*",
+        ]
+    )
+
+
+def test_with_autoloading_off_dash_p_still_turns_it_on(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    project.makeini("[pytest]\n")  # no pytest-asyncio option: that plugin is not loaded now
+    project.runpytest("-p", "evaldsl").assert_outcomes(passed=3, failed=1)
+    assert project.runpytest().ret == pytest.ExitCode.NO_TESTS_COLLECTED
