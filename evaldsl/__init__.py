@@ -27,8 +27,7 @@ from evaldsl.expectation import expect
 from evaldsl.language.diagnostics import Diagnostic, EvalDslError
 from evaldsl.language.verdicts import Verdict
 from evaldsl.runs.model import Run, RunError
-
-__version__ = "0.1.0"
+from evaldsl.version import __version__
 
 __all__ = [
     "CompiledCase",

@@ -46,9 +46,9 @@ def read(path: Path) -> str:
 
 def comments_of(text: str) -> list[str]:
     """The comments of a text, as the formatter's safety check sees them."""
-    from evaldsl.format.formatter import _scan
+    from evaldsl.format.formatter import scan_comments
 
-    return [c.text for c in _scan(text)[0]]
+    return [c.text for c in scan_comments(text)[0]]
 
 
 def assert_safe(text: str) -> str:
@@ -487,9 +487,9 @@ def test_generated_assertions_get_the_fewest_parentheses(text: str) -> None:
     assume(parse(text).ok)
     once = assert_safe(text)
     program = parse(once).program
-    from evaldsl.format.formatter import _scan
+    from evaldsl.format.formatter import scan_comments
 
-    masked = _scan(once)[1]  # strings, regexes and paths masked: parentheses are groups
+    masked = scan_comments(once)[1]  # strings, regexes and paths masked: parentheses are groups
     stack: list[int] = []
     for i, ch in enumerate(masked):
         if ch == "(":

@@ -18,8 +18,8 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.reports import (
     FORMATS,
     ConsoleReporter,
-    _text,
     annotations,
+    common,
     console,
     json_report,
     junit,
@@ -615,7 +615,7 @@ def test_write_dash_goes_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "module", [evaldsl.reports, _text, annotations, console, json_report, junit, markdown]
+    "module", [evaldsl.reports, common, annotations, console, json_report, junit, markdown]
 )
 def test_docstring_examples(module: Any) -> None:
     result = doctest.testmod(module)

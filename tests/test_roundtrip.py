@@ -32,10 +32,10 @@ from hypothesis import strategies as st
 import evaldsl
 from evaldsl import EvalDslError
 from evaldsl.language import ast
+from evaldsl.language.jsjson import js_number
 from evaldsl.language.paths import CompiledPath, compile_path
 from evaldsl.language.regexes import RegexProblem
 from evaldsl.language.values import json_equal
-from evaldsl.runs.text import js_number
 from evaldsl.suites.convert import to_eval
 from evaldsl.suites.evalfile import eval_draft
 from evaldsl.suites.files import read_draft

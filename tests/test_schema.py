@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 import evaldsl.suites.schema
-from evaldsl.suites.objects import _CYCGRAPH_FIELDS, _TRACEPLAY_FIELDS, Place, object_to_dsl
+from evaldsl.suites.objects import CYCGRAPH_FIELDS, TRACEPLAY_FIELDS, Place, object_to_dsl
 from evaldsl.suites.schema import SCHEMA_FILE, schema_command, schema_text, suite_schema
 from evaldsl.suites.yamlfile import CASE_KEYS, SUITE_KEYS, yaml_draft
 
@@ -141,10 +141,10 @@ def _object_alternatives(schema: dict[str, Any]) -> dict[tuple[str, str], dict[s
 
 def test_kinds_and_types_match_the_loader(schema: dict[str, Any]) -> None:
     alternatives = _object_alternatives(schema)
-    assert {name for tag, name in alternatives if tag == "kind"} == set(_TRACEPLAY_FIELDS)
-    assert {name for tag, name in alternatives if tag == "type"} == set(_CYCGRAPH_FIELDS)
+    assert {name for tag, name in alternatives if tag == "kind"} == set(TRACEPLAY_FIELDS)
+    assert {name for tag, name in alternatives if tag == "type"} == set(CYCGRAPH_FIELDS)
     for (tag, name), definition in alternatives.items():
-        fields = _TRACEPLAY_FIELDS[name] if tag == "kind" else _CYCGRAPH_FIELDS[name]
+        fields = TRACEPLAY_FIELDS[name] if tag == "kind" else CYCGRAPH_FIELDS[name]
         assert set(definition["properties"]) == fields | {tag, "description"}, name
         assert definition["additionalProperties"] is False, name
         assert tag in definition["required"], name
@@ -152,7 +152,7 @@ def test_kinds_and_types_match_the_loader(schema: dict[str, Any]) -> None:
 
 def test_assertion_alternatives_are_one_string_and_objects(schema: dict[str, Any]) -> None:
     alternatives = schema["definitions"]["assertion"]["oneOf"]
-    assert len(alternatives) == 1 + len(_TRACEPLAY_FIELDS) + len(_CYCGRAPH_FIELDS)
+    assert len(alternatives) == 1 + len(TRACEPLAY_FIELDS) + len(CYCGRAPH_FIELDS)
     assert schema["definitions"]["dsl"]["type"] == "string"
 
 

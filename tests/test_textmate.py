@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -122,7 +123,7 @@ def _ensure_node_modules(npm: str) -> None:
 def tokenized(tmp_path_factory: pytest.TempPathFactory) -> Tokenized:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("node and npm are not on PATH: vscode-textmate needs Node.js (18 or later)")
+        missing_tool("node and npm are not on PATH: vscode-textmate needs Node.js (18 or later)")
     _ensure_node_modules(npm)
     tricky = tmp_path_factory.mktemp("textmate") / "tricky.eval"
     tricky.write_text(TRICKY, encoding="utf-8")
@@ -218,6 +219,13 @@ def _walk(rule: Any) -> Iterator[dict[str, Any]]:
             yield from _walk(item)
 
 
+def missing_tool(reason: str) -> None:
+    """Skip where a tool is missing, but fail in CI (`CI` set): `make test` installs it."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: `make test` installs it as root)")
+    pytest.skip(reason)
+
+
 def test_grammar_copies_are_identical() -> None:
     assert GRAMMAR_COPY.read_bytes() == GRAMMAR.read_bytes(), (
         "editors/vscode/syntaxes/evaldsl.tmLanguage.json must be a byte-identical copy of "
@@ -256,6 +264,18 @@ def test_every_keyword_of_the_lark_grammar_has_a_pattern() -> None:
     assert not missing, f"keywords of evaldsl.lark the TextMate grammar does not know: {missing}"
 
 
+def test_every_keyword_the_textmate_grammar_colours_is_one_of_the_language() -> None:
+    """The other way round: no word stays in the highlighting after the language drops it."""
+    known = _lark_keywords() | {"string", "number", "integer", "boolean", "array", "object"}
+    words: set[str] = set()
+    for rule in _rules(_grammar()):
+        if "keyword" in str(rule.get("name", "")) and isinstance(rule.get("match"), str):
+            for group in re.findall(r"\(\?:([a-z|]+)\)", rule["match"]):
+                words.update(group.split("|"))
+    assert words, "no keyword alternation found in the TextMate grammar"
+    assert sorted(words - known) == []
+
+
 def test_vscode_extension_manifest() -> None:
     manifest = json.loads((VSCODE / "package.json").read_text(encoding="utf-8"))
     assert manifest["name"] == "evaldsl" and manifest["publisher"] == "evaldsl"
@@ -289,7 +309,7 @@ def test_vscode_extension_manifest() -> None:
 def test_extension_js_is_valid_javascript() -> None:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not on PATH")
+        missing_tool("node is not on PATH")
     proc = subprocess.run(
         [node, "--check", str(VSCODE / "extension.js")],
         capture_output=True,

@@ -164,7 +164,7 @@ def _name(value: str, reserved: frozenset[str] = frozenset()) -> str:
 
 
 @attrs.frozen
-class _Comment:
+class Comment:
     """`# text` at `[start, end)` of the source (end before any `\\r`)."""
 
     start: int
@@ -172,10 +172,10 @@ class _Comment:
     text: str
 
 
-def _scan(text: str) -> tuple[list[_Comment], str]:
+def scan_comments(text: str) -> tuple[list[Comment], str]:
     """The comments of a text, and the text masked: comments turned to spaces, strings,
     regexes and paths turned to `_` (same length, same newlines)."""
-    comments: list[_Comment] = []
+    comments: list[Comment] = []
     masked = list(text)
     for m in scanner().finditer(text):
         if m.lastgroup not in ("skip", "bad"):
@@ -183,7 +183,7 @@ def _scan(text: str) -> tuple[list[_Comment], str]:
         start, end = m.span()
         if text[start] == "#":
             body = text[start:end].rstrip()
-            comments.append(_Comment(start, start + len(body), body))
+            comments.append(Comment(start, start + len(body), body))
             masked[start:end] = " " * (end - start)
         else:
             masked[start:end] = "_" * (end - start)
@@ -205,7 +205,7 @@ class _Line:
     """Statements printed on one line, joined by `; `, and the comment that ends the line."""
 
     stmts: list[_Stmt]
-    trailing: _Comment | None = None
+    trailing: Comment | None = None
 
     @property
     def start(self) -> int:
@@ -220,7 +220,7 @@ class _Line:
         return isinstance(self.stmts[0].node, ast.CaseDecl)
 
 
-_Element = _Line | _Comment
+_Element = _Line | Comment
 
 
 # ---- printing statements -----------------------------------------------------------------
@@ -231,7 +231,7 @@ class _Printer:
     and objects (it `claims` them); reads numbers as written from the source."""
 
     def __init__(
-        self, text: str, masked: str, comments: Sequence[_Comment], *, flat: bool = False
+        self, text: str, masked: str, comments: Sequence[Comment], *, flat: bool = False
     ) -> None:
         self.text = text
         self.masked = masked
@@ -427,10 +427,10 @@ class _Printer:
         # Place the comments nested literals did not take: after the opening bracket, on
         # the line before an item, after an item, or before the closing bracket.
         ends = [x.span.end for x in values]
-        opening: list[_Comment] = []
-        before: list[list[_Comment]] = [[] for _ in values]
-        after: list[list[_Comment]] = [[] for _ in values]
-        closing: list[_Comment] = []
+        opening: list[Comment] = []
+        before: list[list[Comment]] = [[] for _ in values]
+        after: list[list[Comment]] = [[] for _ in values]
+        closing: list[Comment] = []
         for i in inside:
             if i in self.claimed:
                 continue
@@ -516,7 +516,7 @@ def _statements(masked: str, program: ast.Program) -> list[_Stmt]:
     return out
 
 
-def _elements(text: str, stmts: list[_Stmt], comments: list[_Comment]) -> list[_Element]:
+def _elements(text: str, stmts: list[_Stmt], comments: list[Comment]) -> list[_Element]:
     """Lines (statements joined by `;` on one source line) and comments on lines of their
     own, in source order."""
     lines: list[_Line] = []
@@ -556,7 +556,7 @@ def _layout(text: str, elements: list[_Element], printer: _Printer) -> str:
         if isinstance(el, _Line) and el.is_case:
             # a blank line before the case, above the comments right on top of it
             j = i
-            while j > 0 and isinstance(elements[j - 1], _Comment) and not blank[j]:
+            while j > 0 and isinstance(elements[j - 1], Comment) and not blank[j]:
                 j -= 1
             if j > 0:
                 blank[j] = True
@@ -587,7 +587,7 @@ def _layout(text: str, elements: list[_Element], printer: _Printer) -> str:
         if blank[i]:
             out.append("")
         indent = indents[i]
-        if isinstance(el, _Comment):
+        if isinstance(el, Comment):
             out.append(indent + el.text)
             continue
         body = "; ".join(printer.statement(s.node, indent) for s in el.stmts)
@@ -615,7 +615,7 @@ def format_text(text: str, path: str = "<string>") -> str:
     result = parse(text, path)
     if result.diagnostics:
         raise EvalDslError(result.diagnostics)
-    comments, masked = _scan(text)
+    comments, masked = scan_comments(text)
     printer = _Printer(text, masked, comments)
     stmts = _statements(masked, result.program)
     formatted = _layout(text, _elements(text, stmts, comments), printer)
@@ -623,7 +623,7 @@ def format_text(text: str, path: str = "<string>") -> str:
     return formatted
 
 
-def _verify(program: ast.Program, comments: list[_Comment], formatted: str, path: str) -> None:
+def _verify(program: ast.Program, comments: list[Comment], formatted: str, path: str) -> None:
     """The formatted text parses to the same program and holds the same comments."""
     again = parse(formatted, path)
     if again.diagnostics:
@@ -639,7 +639,7 @@ def _verify(program: ast.Program, comments: list[_Comment], formatted: str, path
                 )
         raise FormatterError("formatting would change the number of statements (a formatter bug)")
     # (Comments moved above a statement may change order with ones kept inside it.)
-    if sorted(c.text for c in _scan(formatted)[0]) != sorted(c.text for c in comments):
+    if sorted(c.text for c in scan_comments(formatted)[0]) != sorted(c.text for c in comments):
         raise FormatterError("formatting would lose comments (a formatter bug)")
 
 

@@ -29,7 +29,6 @@ from typing import Any, TextIO, cast
 
 import attrs
 
-from evaldsl import __version__
 from evaldsl.history.snapshots import (
     METRICS,
     AssertionKey,
@@ -41,6 +40,7 @@ from evaldsl.history.snapshots import (
 )
 from evaldsl.language.verdicts import Status
 from evaldsl.runner.results import Report
+from evaldsl.version import __version__
 
 #: Where runs are recorded unless `--history PATH` says otherwise (beside the judge cache).
 DEFAULT_PATH = Path(".evaldsl/history.sqlite")

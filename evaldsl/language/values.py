@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 import orjson
 
+from evaldsl.language.jsjson import js_json
+
 
 class _Missing(enum.Enum):
     """The type of `MISSING`; an enum so that `value is MISSING` narrows for mypy."""
@@ -134,9 +136,6 @@ def js_text(value: Any) -> str:
     """
     if isinstance(value, str):
         return value
-    # imported here: evaldsl.runs imports this module (for MISSING)
-    from evaldsl.runs.text import js_json
-
     return js_json(value)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from evaldsl.language import ast
+from evaldsl.language.jsjson import js_number
 from evaldsl.language.paths import path_finder
 from evaldsl.language.values import MISSING, show
 from evaldsl.language.verdicts import Verdict
@@ -29,7 +30,6 @@ from evaldsl.predicates.base import (
     plural,
 )
 from evaldsl.runs.index import RunFacts
-from evaldsl.runs.text import js_number
 
 ENTRIES = (
     predicate_spec(

@@ -55,7 +55,9 @@ class RegistryError(ImportError):
     """The predicate table is incomplete or ambiguous (a bug in a family module)."""
 
 
-def _by_node(families: tuple[Family, ...]) -> dict[type, Family]:
+def index_families(families: tuple[Family, ...]) -> dict[type, Family]:
+    """Each AST predicate class with its family; `RegistryError` naming what is missing,
+    claimed twice or incomplete."""
     table: dict[type, Family] = {}
     for family in families:
         for node in family.nodes:
@@ -92,7 +94,7 @@ def _unique(pairs: list[tuple[str, Any]], what: str) -> dict[str, Any]:
     return table
 
 
-_FAMILY_OF: dict[type, Family] = _by_node(FAMILIES)
+_FAMILY_OF: dict[type, Family] = index_families(FAMILIES)
 
 #: Every predicate's vocabulary entry, by name, in the order `evaldsl vocabulary` lists them.
 PREDICATES: dict[str, PredicateSpec] = _unique(

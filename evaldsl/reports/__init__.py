@@ -21,7 +21,7 @@ from pathlib import Path
 # No `from __future__ import annotations` in this file: it would bind the name
 # `annotations` here and shadow the `evaldsl.reports.annotations` module.
 from evaldsl.reports import annotations
-from evaldsl.reports._text import outcome
+from evaldsl.reports.common import outcome
 from evaldsl.reports.console import ConsoleReporter
 from evaldsl.reports.json_report import to_json_text
 from evaldsl.reports.junit import to_junit_text

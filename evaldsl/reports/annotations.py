@@ -133,7 +133,7 @@ def sarif(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
 
 def sarif_log(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> dict[str, Any]:
     """The SARIF log as a dict (what `sarif` serialises)."""
-    from evaldsl import __version__
+    from evaldsl.version import __version__
 
     root = base if base is not None else Path.cwd()
     codes = sorted({d.code for d in diagnostics})

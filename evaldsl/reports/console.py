@@ -25,7 +25,7 @@ from collections import Counter
 from typing import Protocol, TextIO
 
 from evaldsl.language.diagnostics import render
-from evaldsl.reports import _text
+from evaldsl.reports import common
 from evaldsl.runner.results import AssertionResult, CaseResult, Report
 
 #: A run shows the progress counter once it has this many cases, or has lasted this long.
@@ -133,31 +133,31 @@ class ConsoleReporter:
             shown = suite.errors if self.quiet else list(suite.diagnostics)
             if shown and self.diagnostics:
                 self._blank()
-                self._write(_text.visible(render(shown, style="full")))
+                self._write(common.visible(render(shown, style="full")))
         self._blank()
         self._summary(report)
 
     # -- what a case prints ------------------------------------------------------------
 
     def _case(self, suite_name: str, case: CaseResult) -> None:
-        kind = _text.outcome(case)
+        kind = common.outcome(case)
         if self.quiet and kind in ("passed", "skipped"):
             return
-        name = _text.visible(f"{suite_name} › {case.name}", newlines=False)
+        name = common.visible(f"{suite_name} › {case.name}", newlines=False)
         pad = " " * max(NAME_WIDTH - _width(name), 2)
         symbol = self._paint(_SYMBOLS[kind], _COLORS[kind], bold=True)
         score = f"{case.score:.2f}"
-        took = self._paint(f"{_text.duration(case.duration_ms):>8}", "2")
+        took = self._paint(f"{common.duration(case.duration_ms):>8}", "2")
         self._write(f"{symbol} {name}{pad}{score} {took}")
         self._run_error(case)
         for a in case.assertions:
             if a.status in ("fail", "error"):
                 self._assertion(a)
             elif self.verbose:
-                text = _text.visible(a.text, newlines=False)
-                self._write(f"  {a.status}: {_text.location(a)}: {text}")
+                text = common.visible(a.text, newlines=False)
+                self._write(f"  {a.status}: {common.location(a)}: {text}")
                 if a.status == "skip" and a.message:
-                    self._write(f"    {_text.visible(a.message, newlines=False)}")
+                    self._write(f"    {common.visible(a.message, newlines=False)}")
         if self.verbose:
             self._metrics(case)
         if kind in ("failed", "error"):
@@ -167,37 +167,37 @@ class ConsoleReporter:
         """Print why a case failed, as under its line: the run's error, then each failing
         or erroring assertion (for callers that show the case's name themselves)."""
         self._run_error(case)
-        for a in _text.problems(case):
+        for a in common.problems(case):
             self._assertion(a)
 
     def _run_error(self, case: CaseResult) -> None:
         if case.error is not None:
             label = self._paint("error", "31", bold=True)
-            message = _text.visible(case.error).replace("\n", "\n    ")
+            message = common.visible(case.error).replace("\n", "\n    ")
             self._write(f"  {label}: {message}")
 
     def _assertion(self, a: AssertionResult) -> None:
         """`path:line:col: fail: message`, the source line, a caret, found and expected."""
         label = self._paint(a.status, "31" if a.status == "fail" else "33", bold=True)
-        where = self._paint(_text.visible(_text.location(a), newlines=False), "1")
-        self._write(f"{where}: {label}: {_text.visible(a.message)}")
+        where = self._paint(common.visible(common.location(a), newlines=False), "1")
+        self._write(f"{where}: {label}: {common.visible(a.message)}")
         gutter = str(a.line)
         pad = " " * len(gutter)
         bar = self._paint("|", "34", bold=True)
         if a.source_line:
             raw = a.source_line.replace("\t", " ")
-            line = _text.visible(raw, newlines=False)
+            line = common.visible(raw, newlines=False)
             start, width = _underline(raw, a.column, a.end_column, a.text)
             carets = self._paint("^" * width, "31" if a.status == "fail" else "33", bold=True)
             self._write(f"{pad} {bar}")
             self._write(f"{self._paint(gutter, '34', bold=True)} {bar} {line}")
             self._write(f"{pad} {bar} {' ' * start}{carets}")
-        if _text.has_values(a):
-            limit = None if self.verbose else _text.VALUE_LIMIT
-            actual, expected = _text.found_expected(a)
+        if common.has_values(a):
+            limit = None if self.verbose else common.VALUE_LIMIT
+            actual, expected = common.found_expected(a)
             eq = self._paint("=", "34", bold=True)
-            self._write(f"{pad} {eq} found: {_text.value(actual, limit)}")
-            self._write(f"{pad} {eq} expected: {_text.value(expected, limit)}")
+            self._write(f"{pad} {eq} found: {common.value(actual, limit)}")
+            self._write(f"{pad} {eq} expected: {common.value(expected, limit)}")
 
     def _metrics(self, case: CaseResult) -> None:
         m = case.metrics
@@ -253,12 +253,12 @@ class ConsoleReporter:
         )
         if not long_run:
             return
-        text = _text.visible(
+        text = common.visible(
             f"[{self._done}/{self._total}] {suite_name} › {case.name}", newlines=False
         )
         # one row only: a wrapped line would survive the in-place rewrite
         columns = shutil.get_terminal_size().columns
-        self.stream.write(self._paint(_text.shorten(text, max(columns - 1, 10)), "2"))
+        self.stream.write(self._paint(common.shorten(text, max(columns - 1, 10)), "2"))
         self.stream.flush()
         self._progress_shown = True
 
@@ -297,7 +297,7 @@ def _underline(line: str, column: int, end_column: int, text: str) -> tuple[int,
     `column` and `end_column` are 1-based code points, `end_column` exclusive (0 when
     unknown: then the assertion's text when the line holds it there, else one caret).
     """
-    start, end = _text.span(line, column, end_column, text)
-    shown = (_text.visible(part, newlines=False) for part in (line[:start], line[start:end]))
+    start, end = common.span(line, column, end_column, text)
+    shown = (common.visible(part, newlines=False) for part in (line[:start], line[start:end]))
     before, under = (_width(part) for part in shown)
     return before, max(under, 1)

@@ -47,12 +47,12 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
-from evaldsl import __version__
 from evaldsl.language.diagnostics import Diagnostic
-from evaldsl.reports import _text, write_text
+from evaldsl.reports import common, write_text
 from evaldsl.reports.timeline import Timeline, timelines
 from evaldsl.runner.results import AssertionResult, CaseResult, Report
 from evaldsl.suites import Suite
+from evaldsl.version import __version__
 
 DATA_VERSION = 1
 
@@ -136,7 +136,7 @@ class _Data:
         for i, suite in enumerate(report.suites):
             cases = []
             for j, case in enumerate(suite.cases):
-                outcomes[_text.outcome(case)] += 1
+                outcomes[common.outcome(case)] += 1
                 timeline = lines[i][j] if lines is not None else None
                 cases.append(self.case(case, timeline))
             suites.append(
@@ -164,7 +164,7 @@ class _Data:
         m = case.metrics
         return {
             "name": self.s(case.name),
-            "outcome": _text.outcome(case),
+            "outcome": common.outcome(case),
             "score": round(case.score, 4),
             "ms": round(case.duration_ms, 2),
             "error": self.s(case.error),
@@ -182,9 +182,9 @@ class _Data:
         }
 
     def assertion(self, a: AssertionResult) -> list[Any]:
-        found, expected = _text.found_expected(a)
+        found, expected = common.found_expected(a)
         has_values = found is not None or expected is not None
-        start, end = _text.span(a.source_line, a.column, a.end_column, a.text)
+        start, end = common.span(a.source_line, a.column, a.end_column, a.text)
         return [
             self.s(a.text),
             self.s(a.path),
@@ -192,8 +192,8 @@ class _Data:
             a.column,
             a.status,
             self.s(a.message),
-            self.s(_text.value(found, VALUE_LIMIT)) if has_values else None,
-            self.s(_text.value(expected, VALUE_LIMIT)) if has_values else None,
+            self.s(common.value(found, VALUE_LIMIT)) if has_values else None,
+            self.s(common.value(expected, VALUE_LIMIT)) if has_values else None,
             self.s(a.source_line),
             start,
             end,
@@ -229,7 +229,7 @@ class _Data:
 
     def diagnostic(self, d: Diagnostic) -> list[Any]:
         end = d.end_column if d.end_line == d.line else len(d.source_line) + 1
-        start, stop = _text.span(d.source_line, d.column, end, "")
+        start, stop = common.span(d.source_line, d.column, end, "")
         return [
             d.severity,
             d.code,

@@ -25,7 +25,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from evaldsl.language.diagnostics import render
-from evaldsl.reports import _text
+from evaldsl.reports import common
 from evaldsl.runner.results import CaseResult, Report, SuiteResult
 
 # Characters XML 1.0 forbids anywhere (C0 controls but tab, LF and CR; lone surrogates;
@@ -70,7 +70,7 @@ def to_element(report: Report) -> ET.Element:
             totals[key] += int(element.get(key, "0"))
     for key, count in totals.items():
         root.set(key, str(count))
-    root.set("time", _text.seconds(report.duration_ms))
+    root.set("time", common.seconds(report.duration_ms))
     return root
 
 
@@ -84,7 +84,7 @@ def _suite(suite: SuiteResult) -> ET.Element:
     for case in suite.cases:
         element.append(_case(suite, case))
         counts["tests"] += 1
-        kind = _text.outcome(case)
+        kind = common.outcome(case)
         if kind in key_of:
             counts[key_of[kind]] += 1
     if suite.errors:
@@ -96,7 +96,7 @@ def _suite(suite: SuiteResult) -> ET.Element:
         out.text = clean(render(suite.diagnostics))
     for key, count in counts.items():
         element.set(key, str(count))
-    element.set("time", _text.seconds(suite.duration_ms))
+    element.set("time", common.seconds(suite.duration_ms))
     return element
 
 
@@ -106,10 +106,10 @@ def _case(suite: SuiteResult, case: CaseResult) -> ET.Element:
         {
             "classname": clean(suite.name),
             "name": clean(case.name),
-            "time": _text.seconds(case.duration_ms),
+            "time": common.seconds(case.duration_ms),
         },
     )
-    kind = _text.outcome(case)
+    kind = common.outcome(case)
     if kind == "passed":
         return element
     if kind == "skipped":
@@ -128,7 +128,7 @@ def _message(case: CaseResult) -> str:
     """One line for the outcome's `message`: the crash, or the first problem and a count."""
     if case.error is not None:
         return case.error.splitlines()[0] if case.error else "the run crashed"
-    found = _text.problems(case)
+    found = common.problems(case)
     if not found:
         return "the case did not pass"
     first = found[0].message.splitlines()[0] if found[0].message else found[0].text
@@ -141,12 +141,12 @@ def _details(case: CaseResult) -> str:
     blocks: list[str] = []
     if case.error is not None:
         blocks.append(f"error: {case.error}")
-    for a in _text.problems(case):
-        lines = [f"{_text.location(a)}: {a.text}", f"  {a.status}: {a.message}"]
-        actual, expected = _text.found_expected(a)
+    for a in common.problems(case):
+        lines = [f"{common.location(a)}: {a.text}", f"  {a.status}: {a.message}"]
+        actual, expected = common.found_expected(a)
         if actual is not None or expected is not None:
-            lines.append(f"  found: {_text.value(actual, None)}")
-            lines.append(f"  expected: {_text.value(expected, None)}")
+            lines.append(f"  found: {common.value(actual, None)}")
+            lines.append(f"  expected: {common.value(expected, None)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

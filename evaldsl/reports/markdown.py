@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from evaldsl.reports import _text
+from evaldsl.reports import common
 from evaldsl.runner.results import AssertionResult, CaseResult, Report, Summary
 
 #: Failing cases listed in full; the rest are counted (GitHub cuts comments at 65,536).
@@ -62,7 +62,7 @@ def cell(text: str, limit: int | None = CELL_LIMIT) -> str:
     >>> cell("a|b\\n<c>")
     'a\\\\|b<br>&lt;c&gt;'
     """
-    text = html.escape(_text.visible(_text.shorten(text, limit)), quote=False)
+    text = html.escape(common.visible(common.shorten(text, limit)), quote=False)
     return text.replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
 
 
@@ -72,7 +72,7 @@ def code(text: str, limit: int | None = CELL_LIMIT, *, table: bool = False) -> s
     >>> code("a`b"), code("a|b", table=True)
     ('``a`b``', '`a\\\\|b`')
     """
-    text = _text.shorten(_text.visible(" ".join(text.split())), limit)
+    text = common.shorten(common.visible(" ".join(text.split())), limit)
     fence = "`"
     while fence in text:
         fence += "`"
@@ -89,7 +89,7 @@ def fenced(text: str, limit: int = ERROR_LIMIT) -> list[str]:
     >>> fenced("boom")
     ['```text', 'boom', '```']
     """
-    body = _text.visible(_text.shorten(text, limit)).splitlines() or [""]
+    body = common.visible(common.shorten(text, limit)).splitlines() or [""]
     fence = "```"
     while any(line.lstrip().startswith(fence) for line in body):
         fence += "`"
@@ -104,7 +104,7 @@ def _end_block(out: list[str]) -> None:
 
 
 def _inline(text: str) -> str:
-    return html.escape(_text.visible(" ".join(text.split())), quote=False)
+    return html.escape(common.visible(" ".join(text.split())), quote=False)
 
 
 def _headline(report: Report, summary: Summary) -> str:
@@ -126,7 +126,7 @@ def _totals(summary: Summary) -> list[str]:
         f"| {summary.cases} | {summary.passed} | {summary.failed} "
         f"| {summary.overall_score:.2f} | {summary.pass_rate:.1%} "
         f"| {counts['pass']} / {counts['fail']} / {counts['skip']} / {counts['error']} "
-        f"| {_text.duration(summary.duration_ms)} |",
+        f"| {common.duration(summary.duration_ms)} |",
     ]
 
 
@@ -147,7 +147,7 @@ def _suites_table(report: Report) -> list[str]:
 
 
 def _case_block(suite_name: str, case: CaseResult) -> list[str]:
-    problems = _text.problems(case)
+    problems = common.problems(case)
     counted = sum(1 for a in case.assertions if a.status != "skip")
     why = (
         "crashed"
@@ -166,7 +166,7 @@ def _case_block(suite_name: str, case: CaseResult) -> list[str]:
         out += ["| Where | Assertion | Why |", "|---|---|---|"]
         for a in problems:
             out.append(
-                f"| {code(_text.location(a, column=False), table=True)} "
+                f"| {code(common.location(a, column=False), table=True)} "
                 f"| {code(a.text, table=True)} | {_why(a)} |"
             )
         out.append("")
@@ -176,8 +176,8 @@ def _case_block(suite_name: str, case: CaseResult) -> list[str]:
 
 def _why(a: AssertionResult) -> str:
     parts = [cell(a.message) if a.status == "fail" else f"**error:** {cell(a.message)}"]
-    actual, expected = _text.found_expected(a)
+    actual, expected = common.found_expected(a)
     if actual is not None or expected is not None:
-        parts.append(f"found {code(_text.value(actual), table=True)}")
-        parts.append(f"expected {code(_text.value(expected), table=True)}")
+        parts.append(f"found {code(common.value(actual), table=True)}")
+        parts.append(f"expected {code(common.value(expected), table=True)}")
     return "<br>".join(parts)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import attrs
 
+from evaldsl.language.jsjson import js_json
 from evaldsl.runner.core import produce_run
 from evaldsl.runner.results import Report
 from evaldsl.runs.events import (
@@ -40,7 +41,7 @@ from evaldsl.runs.events import (
     tool_call_name,
 )
 from evaldsl.runs.model import MISSING, RunError
-from evaldsl.runs.text import answer_text, js_json, usage_tokens
+from evaldsl.runs.text import answer_text, usage_tokens
 from evaldsl.suites import Case, Suite
 
 #: Steps kept per case, steps kept per report, and characters kept per text.

@@ -31,7 +31,7 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.model import MISSING, Reading, Run, RunError
 from evaldsl.runs.state import STATUSES, initial_state, load_state, validate_state
-from evaldsl.runs.text import answer_text, js_json, usage_tokens
+from evaldsl.runs.text import answer_text, usage_tokens
 
 __all__ = [
     "FORMATS",
@@ -51,7 +51,6 @@ __all__ = [
     "initial_state",
     "inline_result",
     "inspect_samples",
-    "js_json",
     "load_cassette",
     "load_events",
     "load_run",

@@ -22,6 +22,7 @@ from typing import IO, Any
 
 import orjson
 
+from evaldsl.language.jsjson import js_json
 from evaldsl.runs.model import (
     Run,
     RunError,
@@ -31,7 +32,6 @@ from evaldsl.runs.model import (
     os_error,
     strip_bom,
 )
-from evaldsl.runs.text import js_json
 
 SUPPORTED_VERSIONS = (1,)
 

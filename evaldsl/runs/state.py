@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from evaldsl.language.diagnostics import did_you_mean
+from evaldsl.language.jsjson import js_json
 from evaldsl.language.vocabulary import STATUS_VALUES
 from evaldsl.runs.model import (
     MISSING,
@@ -33,7 +34,6 @@ from evaldsl.runs.model import (
     locate,
     read_bytes,
 )
-from evaldsl.runs.text import js_json
 
 STATUSES = STATUS_VALUES  # cycgraph's statuses, declared once in the vocabulary
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timeout"})

@@ -18,12 +18,12 @@ from typing import Any
 import attrs
 import orjson
 
+from evaldsl.language.jsjson import js_json
 from evaldsl.runs.detect import inspect_samples, load_run
 from evaldsl.runs.events import tool_call_arguments, tool_call_name
 from evaldsl.runs.index import Needs, index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.prices import model_family, price_of
-from evaldsl.runs.text import js_json
 
 ABRIDGE = 120  # characters of an answer or of arguments shown
 

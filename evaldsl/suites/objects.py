@@ -28,9 +28,9 @@ from typing import Any
 import attrs
 
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.jsjson import js_number
 from evaldsl.language.regexes import RegexProblem
 from evaldsl.language.values import MISSING
-from evaldsl.runs.text import js_number
 from evaldsl.suites.jsforms import has_nan, string_literal, traceplay_path, value_literal
 from evaldsl.suites.jsregex import translate
 
@@ -313,7 +313,7 @@ def _js_string(value: Any) -> Any:
 
 # ---- traceplay ----------------------------------------------------------------------------
 
-_TRACEPLAY_FIELDS: dict[str, set[str]] = {
+TRACEPLAY_FIELDS: dict[str, set[str]] = {
     "tool.called": {"name", "times"},
     "tool.order": {"names"},
     "tool.args": {"name", "jsonPath", "equals", "matches"},
@@ -334,7 +334,7 @@ _JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "nul
 def _traceplay(
     kind: str, obj: Mapping[str, Any], place: Place
 ) -> tuple[str | None, list[Diagnostic]]:
-    f = _Fields(obj, place, f"`{kind}`", _TRACEPLAY_FIELDS[kind] | {"kind", "description"})
+    f = _Fields(obj, place, f"`{kind}`", TRACEPLAY_FIELDS[kind] | {"kind", "description"})
     text: str | None = None
     match kind:
         case "tool.called":
@@ -565,7 +565,7 @@ def _field_checks(
 
 # ---- cycgraph -----------------------------------------------------------------------------
 
-_CYCGRAPH_FIELDS: dict[str, set[str]] = {
+CYCGRAPH_FIELDS: dict[str, set[str]] = {
     "status_equals": {"expected"},
     "memory_contains": {"key"},
     "memory_not_empty": {"key"},
@@ -579,7 +579,7 @@ _CYCGRAPH_FIELDS: dict[str, set[str]] = {
 def _cycgraph(
     kind: str, obj: Mapping[str, Any], place: Place
 ) -> tuple[str | None, list[Diagnostic]]:
-    f = _Fields(obj, place, f"`{kind}`", _CYCGRAPH_FIELDS[kind] | {"type", "description"})
+    f = _Fields(obj, place, f"`{kind}`", CYCGRAPH_FIELDS[kind] | {"type", "description"})
     text: str | None = None
     match kind:
         case "status_equals":
@@ -644,8 +644,8 @@ def _cycgraph(
 
 # traceplay objects say `kind:`, cycgraph objects `type:`
 _FRONT_ENDS = (
-    ("kind", _TRACEPLAY_FIELDS, _traceplay),
-    ("type", _CYCGRAPH_FIELDS, _cycgraph),
+    ("kind", TRACEPLAY_FIELDS, _traceplay),
+    ("type", CYCGRAPH_FIELDS, _cycgraph),
 )
 
 

@@ -31,8 +31,8 @@ from typing import Any
 import attrs
 import yaml
 
+from evaldsl.language.jsjson import js_number
 from evaldsl.language.values import js_text
-from evaldsl.runs.text import js_number
 
 try:  # the C parser when libyaml is present: same nodes, several times faster
     from yaml import CSafeLoader as _Base

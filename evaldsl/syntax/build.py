@@ -369,8 +369,9 @@ def _top_level_alternatives(body: str) -> list[str]:
     return alternatives
 
 
-def _check_rules() -> None:
-    missing = sorted(r for r in grammar_rules(cached_grammar()) if not hasattr(Builder, r))
+def check_rules(grammar: str) -> None:
+    """`MissingRule` naming every rule of `grammar` that has no build callback."""
+    missing = sorted(r for r in grammar_rules(grammar) if not hasattr(Builder, r))
     if missing:
         raise MissingRule(
             "grammar rules without a build callback: "
@@ -379,4 +380,4 @@ def _check_rules() -> None:
         )
 
 
-_check_rules()
+check_rules(cached_grammar())

@@ -34,7 +34,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _parser() -> argparse.ArgumentParser:
-    from evaldsl import __version__
+    from evaldsl.version import __version__
 
     parser = argparse.ArgumentParser(
         prog="evaldsl",

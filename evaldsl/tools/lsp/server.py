@@ -277,7 +277,7 @@ def format_edits(text: str, path: str) -> list[types.TextEdit] | None:
 
 def main() -> None:
     """Serve over stdio until the client says exit."""
-    from evaldsl import __version__  # the package imports this module's parents first
+    from evaldsl.version import __version__  # the package imports this module's parents first
 
     logging.basicConfig(level=logging.WARNING, format="evaldsl lsp: %(message)s")
     build_server(__version__).start_io()

@@ -1,0 +1,134 @@
+"""JavaScript's JSON text: what `JSON.stringify` and `String(number)` write.
+
+Takes JSON values (and floats) and gives the text JavaScript writes for them, because the
+tools evaldsl replaces compared and hashed that text (see docs/language.md, "Values"):
+compact separators, non-ASCII kept, integral floats as integers (`1.0` → `1`), other
+numbers in JavaScript's shortest form (`1e-7`, not `1e-07`), NaN and infinities as `null`,
+and integer-like object keys first in ascending order, as JavaScript objects keep them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+_MAX_INDEX_KEY = 2**32 - 2  # JavaScript array indices: canonical integers 0 .. 2**32 - 2
+
+
+def js_json(value: Any) -> str:
+    """`JSON.stringify(value)` as JavaScript writes it.
+
+    >>> js_json({"b": [1.0, 0.5, 1e-7], "2": True, "1": None, "é": "x"})
+    '{"1":null,"2":true,"b":[1,0.5,1e-7],"é":"x"}'
+    """
+    out: list[str] = []
+    _write(value, out)
+    return "".join(out)
+
+
+def _write(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(_js_string(value))
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(js_number(value))
+    elif isinstance(value, dict):
+        _write_object(value, out)
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _write(item, out)
+        out.append("]")
+    else:
+        # Live targets may return values JSON has no word for (dates, sets): show their text
+        # rather than fail the whole answer.
+        out.append(_js_string(str(value)))
+
+
+def _write_object(value: dict[Any, Any], out: list[str]) -> None:
+    out.append("{")
+    for i, (key, item) in enumerate(_js_key_order(value)):
+        if i:
+            out.append(",")
+        out.append(_js_string(key))
+        out.append(":")
+        _write(item, out)
+    out.append("}")
+
+
+def _js_key_order(value: dict[Any, Any]) -> list[tuple[str, Any]]:
+    """Items in JavaScript's property order: integer-like keys ascending, then the rest."""
+    items = [(k if isinstance(k, str) else str(k), v) for k, v in value.items()]
+    indexed = [(k, v) for k, v in items if _is_index_key(k)]
+    if not indexed:
+        return items
+    indexed.sort(key=lambda kv: int(kv[0]))
+    return indexed + [(k, v) for k, v in items if not _is_index_key(k)]
+
+
+def _is_index_key(key: str) -> bool:
+    if not key.isdigit() or not key.isascii():
+        return False
+    return (key == "0" or not key.startswith("0")) and int(key) <= _MAX_INDEX_KEY
+
+
+def _js_string(s: str) -> str:
+    # The stdlib escapes exactly the characters JSON.stringify escapes, with the same
+    # short forms (\n, \t, ...) and \u00XX for the other control characters.
+    text = json.dumps(s, ensure_ascii=False)
+    if _has_surrogate(text):
+        # JSON.stringify escapes lone surrogates (well-formed JSON.stringify, ES2019).
+        text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def js_number(x: float) -> str:
+    """A float as JavaScript's `Number.prototype.toString` writes it.
+
+    >>> [js_number(v) for v in (1.0, -0.0, 0.1, 1e21, 1.5e-7, 123456789012.5)]
+    ['1', '0', '0.1', '1e+21', '1.5e-7', '123456789012.5']
+    """
+    if not math.isfinite(x):
+        return "null"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    # repr() gives the shortest digits that round-trip, the same digits JavaScript picks;
+    # only where the decimal point goes and when to use an exponent differ.
+    mantissa, _, exp = repr(abs(x)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    significant = (whole + frac).lstrip("0")
+    # `point`: how many digits stand before the decimal point (JavaScript's n, with x =
+    # 0.d1d2... * 10**n); every leading zero dropped moves it one place left.
+    point = len(whole) + int(exp or 0) - (len(whole + frac) - len(significant))
+    digits = significant.rstrip("0")
+    k, n = len(digits), point
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        body = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if e >= 0 else "-")
+        body += str(abs(e))
+    return sign + body
