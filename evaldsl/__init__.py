@@ -7,19 +7,9 @@
     [v.status for v in result.verdicts]         # "pass" | "fail" | "skip" | "error"
     evaldsl.expect(run, "answer matches /C/")   # in a test: AssertionError with the report
 
-Vocabulary (the full table, with docs and examples, is `evaldsl.language.vocabulary`, and
-`evaldsl help` prints it):
-
-Subjects: answer, answer[N], answer json [PATH], output, memory[.KEY], state.FIELD, status,
-nodes, tools, tool NAME, tokens, input tokens, output tokens, steps, tool calls, guards,
-errors, latency, cost, budget.
-
-Predicates: called [N times | once | twice | at least N times | at most N times |
-between N and M times], never called, args [PATH] TEST, result [PATH] TEST, == != < <= > >=,
-contains, contains all [..], contains any [..], in order [..], in [..], only [..], is empty,
-not empty, is TYPE, starts with, ends with, matches /re/, has KEY, judged "rubric",
-within budget, cites tool NAME; and `no tool NAME`, `node NAME visited`, `every tool …`,
-combined with not, and, or and parentheses.
+Every subject, predicate and line, with its doc and an example: `evaldsl vocabulary` (the
+table is `evaldsl.language.vocabulary` for subjects and lines and
+`evaldsl.predicates.registry` for predicates); the language reference is docs/language.md.
 """
 
 from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run

@@ -1,34 +1,26 @@
-"""The examples of LANGUAGE.md (the normative brief), as evaldsl statements to parse.
+"""The examples of the language reference (docs/language.md), as evaldsl statements to parse.
 
-Takes the brief's text and gives its fenced code blocks and its inline `code` examples,
+Takes the reference's text and gives its fenced code blocks and its inline `code` examples,
 each turned into whole statements: an inline example is often a fragment (`called N
 times`, `$.items[0]`, `>= 0.7`), so placeholders are filled in (`N` → 2, `PATH` → `$.x`)
 and the fragment is put where it belongs (a predicate after a subject of its type, a path
 after `answer json`, a value after `output ==`). Words that are not evaldsl text (run
 fields such as `llm.request`, file names) are listed in `NOT_DSL`; an example that none
-of the rules place fails the test, so a new example in the brief is never skipped silently.
+of the rules place fails the test, so a new example in the reference is never skipped
+silently.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
+
+from evaldsl.language.vocabulary import SUBJECTS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def language_md() -> Path | None:
-    """LANGUAGE.md: `$EVALDSL_LANGUAGE_MD`, or `shared/` beside the repository."""
-    candidates = [
-        os.environ.get("EVALDSL_LANGUAGE_MD", ""),
-        str(ROOT.parent / "shared" / "LANGUAGE.md"),
-        "/work/shared/LANGUAGE.md",
-    ]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file():
-            return Path(candidate)
-    return None
+LANGUAGE_MD = ROOT / "docs" / "language.md"
 
 
 # Inline code in the brief that is not evaldsl text: run-file fields and event types, file
@@ -65,8 +57,43 @@ NOT_DSL = frozenset(
         "i",  # regex flags, tested with `/x/ims`
         "m",
         "s",
+        "()",  # brackets named in prose
+        "[]",
+        "{}",
     }
 )
+
+# Inline code the reference writes about other things than evaldsl text: commands and
+# options, file paths, diagnostic codes, YAML `key: value` fields, and names of fields and
+# events of the run formats (identifiers, dotted or not, that start with no word of the
+# language).
+_NOT_DSL_SHAPES = [
+    re.compile(r"^(?:evaldsl |--)"),
+    re.compile(r"^[^\w\"'$/\[{(-]"),  # punctuation named in prose: `()`, `]`, `\n`, `.1`
+    re.compile(r"\{\{"),  # a template placeholder, inside strings
+    # syntax notation rather than an example: alternatives, optional parts, ellipses
+    re.compile(r"…|\w\|\w|\[(?:[A-Z]|>=|by |at )"),
+    re.compile(r"\.(?:json|jsonl|py|md|eval)\b|/\w+/\w+"),
+    re.compile(r"^[EW]\d{3}\b"),
+    re.compile(r"^[\w.$]+: "),
+]
+#: The first word of every subject (`memory.count` is evaldsl text, `metadata.id` is not).
+SUBJECT_WORDS = frozenset(
+    spec.syntax.split()[0].split("[")[0].split(".")[0].rstrip(",") for spec in SUBJECTS.values()
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w]*)*")
+
+
+def is_prose_code(example: str, subjects: frozenset[str]) -> bool:
+    """Inline code that names something else than evaldsl text (see `_NOT_DSL_SHAPES`)."""
+    if any(shape.search(example) for shape in _NOT_DSL_SHAPES):
+        return True
+    if not _IDENTIFIER.fullmatch(example):
+        return False
+    first = example.split(".")[0]
+    # `memory.count` reads into a value; `tool.call`, `metadata.id` name fields and events
+    return first not in subjects or ("." in example and first not in ("memory", "output", "state"))
+
 
 # Placeholders the brief writes in capitals or dots, and what stands in for them.
 _PLACEHOLDERS = [
@@ -130,7 +157,7 @@ def statements_for(example: str, keywords: frozenset[str]) -> list[str]:
     """The statements that show an inline example parses ([] when it is not evaldsl text
     or a lone keyword). A subject on its own comes back as it is: it does not parse alone,
     and the test then tries `subject_statements`."""
-    if example in NOT_DSL:
+    if example in NOT_DSL or is_prose_code(example, SUBJECT_WORDS):
         return []
     if example in EXPLICIT:
         return EXPLICIT[example]
@@ -144,7 +171,7 @@ def statements_for(example: str, keywords: frozenset[str]) -> list[str]:
     filled = fill(example)
     if example in ('"..."', "'...'"):
         return [f"answer contains {filled}"]
-    if example == "/.../":
+    if example == "/.../" or re.fullmatch(r"/.+/[ims]*", example):
         return [f"answer matches {filled}"]
     if _VALUE_START.match(filled):
         return [f"output == {filled}"]
@@ -169,7 +196,7 @@ def subject_statements(example: str) -> list[str]:
     return [f"{filled} == 1", f"{filled} called", f"{filled} contains search"]
 
 
-#: The brief's example suite (LANGUAGE.md §2), kept here for when the brief is not beside
+#: The brief's example suite (docs/language.md §2), kept here for when the brief is not beside
 #: the checkout.
 BRIEF_SUITE = """\
 # weather.eval

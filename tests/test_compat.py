@@ -17,7 +17,7 @@ folder and run with `load_suite` and `run_suites`:
 
 A row with an error code in `codes` is not run (its case is reported as not run), so it
 has no `expect`. Every expected value was worked out from traceplay's and cycgraph's
-sources (seed-semantics.md and their code), not by running evaldsl.
+sources (their documents and code), not by running evaldsl.
 """
 
 from __future__ import annotations

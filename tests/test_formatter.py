@@ -2,7 +2,7 @@
 
 Golden files under tests/format/: every `*.eval` there is already canonical and must come
 back byte for byte; every `messy/*.eval` must come out as its `*.expected`. Then the same
-properties on every example suite, on every example of LANGUAGE.md and on programs
+properties on every example suite, on every example of docs/language.md and on programs
 hypothesis writes from the grammar's vocabulary in a messy layout.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from language_examples import inline_codes, language_md, statements_for
+from language_examples import LANGUAGE_MD, inline_codes, statements_for
 
 from evaldsl.format.formatter import fmt_command, format_text, quote, unified_diff
 from evaldsl.language import ast
@@ -165,14 +165,9 @@ def test_examples_format_safely(path: Path) -> None:
     assert_safe(text)
 
 
-_DOC = language_md()
-
-
-@pytest.mark.skipif(_DOC is None, reason="LANGUAGE.md (shared/) is not beside the repo")
-def test_every_example_of_the_brief_formats_safely() -> None:
-    assert _DOC is not None
-    doc = _DOC.read_text(encoding="utf-8")
-    fenced = re.search(r"```\n(# weather\.eval.*?)```", doc, re.S)
+def test_every_example_of_the_reference_formats_safely() -> None:
+    doc = LANGUAGE_MD.read_text(encoding="utf-8")
+    fenced = re.search(r"```eval\n(# weather\.eval.*?)```", doc, re.S)
     assert fenced is not None
     assert_safe(fenced.group(1))
     seen = 0

@@ -88,3 +88,21 @@ def test_shown_output_is_real() -> None:
         for line in body.splitlines():
             if line.strip():
                 assert squeeze.sub(" ", line.rstrip()) in real, line
+
+
+def test_the_predicate_list_names_every_predicate() -> None:
+    """README's list of predicates is checked against the predicate table: a predicate
+    added to the language is listed, and nothing listed is gone."""
+    from evaldsl.predicates.registry import PREDICATES
+
+    text = README
+    start = text.index("\nPredicates: ")
+    listed = text[start : text.index("\n\n", start)].replace("\n", " ")
+    codes = re.findall(r"`([^`]+)`", listed)
+    for spec in PREDICATES.values():
+        head = spec.syntax.split(" [")[0].split(" VALUE")[0].split(' "')[0].split(" /")[0]
+        assert any(head in code for code in codes), f"README does not list `{spec.syntax}`"
+    known = " ".join(spec.syntax for spec in PREDICATES.values())
+    for code in codes:
+        first = code.split()[0]
+        assert first in known or first in ("no", "every", "node", "tokens"), code

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import pytest
 
+from evaldsl.language.jsjson import js_json
 from evaldsl.runs import (
     MISSING,
     EventStream,
@@ -26,7 +27,6 @@ from evaldsl.runs import (
     detect,
     events,
     initial_state,
-    js_json,
     load_cassette,
     load_run,
     load_state,
@@ -107,7 +107,7 @@ FIXTURE_TABLE = [
         600,
         {"search"},
     ),
-    # the streamed record gives its plain text, real newlines included (LANGUAGE.md §6)
+    # the streamed record gives its plain text, real newlines included (docs/language.md §6)
     (
         "streaming",
         "cassette.streaming.jsonl",
@@ -613,7 +613,7 @@ def test_anthropic_response_list() -> None:
     assert (
         final_answer(run) == "Entangled particles share one state.\nMeasuring one fixes the other."
     )
-    # a tool_use block has no text (LANGUAGE.md §6; traceplay gave its JSON text)
+    # a tool_use block has no text (docs/language.md §6; traceplay gave its JSON text)
     assert answer_text(responses(run)[0]["output"]) == "Let me look that up."
 
 

@@ -1,4 +1,4 @@
-"""Data-driven tests of the language's semantics (LANGUAGE.md §3-§6).
+"""Data-driven tests of the language's semantics (docs/language.md §3-§6).
 
 Each table in tests/cases/*.yaml (except runs.yaml, which names the runs) is a list of rows:
 
@@ -18,7 +18,8 @@ or the same statement against several runs at once (`message` may be a mapping t
       expect: {demo: pass, multistep: fail, state: error}
 
 A file may set `run:` at its top level as the default run of its rows. Every expected value
-in the tables was worked out from LANGUAGE.md and the seed semantics, by hand.
+in the tables was worked out from docs/language.md and from how traceplay, cycgraph and
+verydia behave, by hand.
 
 The Python tests below cover what a table cannot say well: scores, crashes, the catastrophic
 regex, and traceplay's mutation catalog applied to real fixtures.

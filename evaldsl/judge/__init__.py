@@ -1,8 +1,8 @@
 """The LLM judge: decide `X judged "rubric"` through an OpenAI-compatible chat endpoint.
 
 Takes (text, rubric, model, threshold) and gives a `JudgeOutcome` (the `Judge` protocol of
-`protocol.py`), reading a content-addressed cache before any network call. LANGUAGE.md §7 is
-the contract; seed-semantics §3.7 (traceplay) the precedent, kept where it is good:
+`protocol.py`), reading a content-addressed cache before any network call. docs/language.md §7 is
+the contract; docs/language.md §7 (traceplay) the precedent, kept where it is good:
 
 - the cache key is traceplay's, `sha256(JSON.stringify({answer, rubric, model, apiBase}))`,
   so `.traceplay/judge-cache` can be reused, and its `{"passed", "reason"}` files are read;

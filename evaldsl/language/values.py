@@ -1,7 +1,7 @@
 """Values: the exact semantics of JSON equality, containment, emptiness and types.
 
 Takes plain Python values decoded from JSON (dict, list, str, int, float, bool, None, or
-`MISSING` for a key that is not there) and gives the answers LANGUAGE.md §6 fixes:
+`MISSING` for a key that is not there) and gives the answers docs/language.md §6 fixes:
 - equality is structural: key order ignored, array order kept, types strict
   (`true` ≠ `1`, `"42"` ≠ `42`, `1` = `1.0`);
 - `contains`: text in text, an equal element in a list, a sub-object in an object (the

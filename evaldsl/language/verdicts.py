@@ -1,7 +1,7 @@
 """Verdicts: pass / fail / skip / error, how they combine, and how cases are scored.
 
 Takes the verdicts of compiled assertions and gives combined verdicts (`not`, `and`, `or`
-with Kleene logic, error dominating skip) and case scores, exactly as LANGUAGE.md §5 says:
+with Kleene logic, error dominating skip) and case scores, exactly as docs/language.md §5 says:
 - `not` swaps pass and fail and leaves skip and error alone;
 - `and` fails if any operand fails, else errors if any errors, else skips if any skips;
 - `or` passes if any operand passes, else errors if any errors, else skips if any skips;

@@ -125,7 +125,7 @@ def outcome(case: CaseResult) -> Outcome:
     """What one case amounts to for a test report.
 
     `error` when the run crashed or an assertion could not be evaluated (it should have
-    been, LANGUAGE.md §5), else `failed` when the case did not pass, else `skipped` when
+    been, docs/language.md §5), else `failed` when the case did not pass, else `skipped` when
     every assertion was skipped, else `passed`.
     """
     if case.error is not None or any(a.status == "error" for a in case.assertions):

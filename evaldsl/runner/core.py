@@ -3,7 +3,7 @@
 Takes suite files (or loaded `Suite`s) and options, and gives a `Report`. Each case's run
 is read from its cassette, trace or state, or produced by calling its `run` target with
 its input; its assertions are checked against the run indexed once; its verdicts are
-scored as LANGUAGE.md §5 says. A crash (an unreadable run, a target that raises or times
+scored as docs/language.md §5 says. A crash (an unreadable run, a target that raises or times
 out) fails that case with score 0 and the error, and the other cases go on. With `jobs >
 1` cases run in worker processes and the report is the same as a serial run's: results
 are put back in suite and case order.

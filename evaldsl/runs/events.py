@@ -7,8 +7,8 @@ traceplay header; or such a list already in memory. Gives a `Run` whose format i
 the rest of evaldsl reads (`TOOL_CALL_TYPES`, `tool_call_name`, ...).
 
 Events are traceplay-style (`user.message`, `llm.request`, `llm.response`, `tool.call`,
-`tool.result`, `agent.error`; seed-semantics §3.2) or verydia-style. verydia documents its
-event names but not their payloads (seed-semantics §2), so evaldsl defines the fields it
+`tool.result`, `agent.error`; docs/language.md §9.1) or verydia-style. verydia documents its
+event names but not their payloads (docs/language.md §9.1), so evaldsl defines the fields it
 reads; every field but `type` is optional:
 
 - `llm.invoke`: one LLM call, request and response in one event:
@@ -45,7 +45,7 @@ from evaldsl.runs.model import (
     read_bytes,
 )
 
-# traceplay event types (seed-semantics §3.2)
+# traceplay event types (docs/language.md §9.1)
 USER_MESSAGE = "user.message"
 LLM_REQUEST = "llm.request"
 LLM_RESPONSE = "llm.response"
@@ -53,7 +53,7 @@ TOOL_CALL = "tool.call"
 TOOL_RESULT = "tool.result"
 AGENT_ERROR = "agent.error"
 ERROR = "error"  # a generic error event (other recorders); counts as `errors` too
-# verydia event types (seed-semantics §2)
+# verydia event types (docs/language.md §9.1)
 LLM_INVOKE = "llm.invoke"
 MCP_CALL = "mcp.call"
 POLICY_EVALUATE = "policy.evaluate"

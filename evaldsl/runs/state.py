@@ -1,17 +1,17 @@
 """cycgraph workflow states: a final `WorkflowState` as JSON.
 
 Takes a `.json` file (or a dict a live target returned) holding cycgraph's WorkflowState
-fields (seed-semantics §1.1) and gives a `Run` of format "cycgraph" whose `state` is that
+fields (docs/language.md §9.4) and gives a `Run` of format "cycgraph" whose `state` is that
 object. An object `{"state": {...}, "output": ...}` without a `status` of its own is
 unwrapped, and its `output` kept. Also gives `initial_state`, cycgraph's `buildInitialState`
-for `run` targets that take a state (seed-semantics §1.3).
+for `run` targets that take a state (docs/language.md §2.3).
 
 The fields evaldsl reads are type-checked, each error at its line and column in the file:
 `status` (one of the nine statuses), `memory` (an object), `visited_nodes` (a list of
 names), `goal` (text), `constraints` (a list of text) and the counters (`total_tokens_used`,
 `total_input_tokens`, `total_output_tokens`, `total_cost_usd`, `iteration_count`,
 `max_token_budget`, `budget_usd`), which must be numbers: a boolean or a quoted number is
-an error, never coerced (seed-semantics §5.7). Absent fields are fine: the subject that
+an error, never coerced (docs/language.md §6.7). Absent fields are fine: the subject that
 needs one reports it. `max_token_budget` and `budget_usd` may be `null` (no budget).
 """
 
@@ -36,7 +36,6 @@ from evaldsl.runs.model import (
 )
 
 STATUSES = STATUS_VALUES  # cycgraph's statuses, declared once in the vocabulary
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timeout"})
 
 #: Any one of these makes a JSON object a state when a file's kind is detected.
 STATE_KEYS = ("status", "memory", "visited_nodes")

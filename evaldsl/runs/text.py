@@ -4,11 +4,11 @@ Takes the `output` of an `llm.response` (or verydia `llm.invoke`) event, or the 
 and gives the plain answer text (`answer_text`) and the (input, output) token counts
 (`usage_tokens`).
 
-Answer text follows traceplay's `toText` (seed-semantics §3.3) in order: `None` → "";
+Answer text follows traceplay's `toText` (docs/language.md §6.6) in order: `None` → "";
 a string → itself; OpenAI `choices[0].message.content` (a string, or its text parts joined
 with "\\n"; `null`, a message that only calls tools, is ""), else `choices[0].text`;
 Anthropic `content` text blocks joined with "\\n"; a string `text` field; else the JSON
-text. Deliberate differences (LANGUAGE.md §6 wins): a streamed record `{"content": "..."}`
+text. Deliberate differences (docs/language.md §6 wins): a streamed record `{"content": "..."}`
 gives its plain text, where traceplay gives the record's JSON text; non-text blocks and
 parts (`tool_use`, images) are not in the answer, and a tool-calls-only message has no
 text, where traceplay gives their JSON text.
@@ -59,7 +59,7 @@ def _dict_text(output: dict[str, Any]) -> str | None:
     if isinstance(content, list):
         return _text_parts(content)
     if isinstance(content, str):
-        return content  # a streamed record (LANGUAGE.md §6; traceplay gives JSON here)
+        return content  # a streamed record (docs/language.md §6; traceplay gives JSON here)
     text = output.get("text")
     if isinstance(text, str):
         return text
@@ -112,7 +112,7 @@ def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
     Event-level counts win: verydia `tokensIn`/`tokensOut`, then the event's `usage` (camelCase,
     snake_case or Anthropic names); only an event with none of them is read through its
     `output.usage` (or Gemini `output.usageMetadata`). A missing field counts 0, and so does a
-    value that is not a number: `"100"` and `true` add nothing (seed-semantics §5.7: traceplay
+    value that is not a number: `"100"` and `true` add nothing (docs/language.md §6.7: traceplay
     would concatenate strings).
 
     >>> usage_tokens({"type": "llm.response", "usage": {"promptTokens": 120}})
