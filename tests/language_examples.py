@@ -117,6 +117,7 @@ _PREDICATE_SUBJECTS = [
     (("has",), "memory"),
     (("is string", "is number", "is integer", "is boolean", "is array", "is object"), "output"),
     (("is null",), "output"),
+    (("is json",), "answer"),
     (
         ("judged", "contains", "starts with", "ends with", "matches", "is empty", "not empty"),
         "answer",

@@ -220,6 +220,13 @@ class Exists:
     span: Span = _span()
 
 
+@attrs.frozen
+class IsJson:
+    """`is json`: text (or a JSON string) that parses as JSON."""
+
+    span: Span = _span()
+
+
 JsonType = Literal["string", "number", "integer", "boolean", "array", "object", "null"]
 
 
@@ -286,7 +293,16 @@ class Cites:
 
 
 ValueTest: TypeAlias = (
-    Compare | Contains | Matches | ListTest | IsType | Emptiness | Exists | TextEdge | HasKey
+    Compare
+    | Contains
+    | Matches
+    | ListTest
+    | IsType
+    | IsJson
+    | Emptiness
+    | Exists
+    | TextEdge
+    | HasKey
 )
 
 
@@ -309,6 +325,7 @@ Predicate: TypeAlias = (
     | Emptiness
     | Exists
     | IsType
+    | IsJson
     | TextEdge
     | Matches
     | HasKey
