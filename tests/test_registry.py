@@ -81,3 +81,11 @@ def test_each_entry_example_goes_through_every_stage(name: str) -> None:
     assert len(program.cases[0].assertions) == 1
     # it prints back as written: the family's printed form is the canonical one
     assert canonical_statement(spec.example) == spec.example
+
+
+def test_the_grammar_knows_the_json_types_the_ast_declares() -> None:
+    import re
+
+    terminal = re.search(r"^JSON_TYPE[^:]*:\s*/\((.*?)\)", grammar_text(), re.M)
+    assert terminal is not None
+    assert tuple(terminal.group(1).split("|")) == ast.JSON_TYPES

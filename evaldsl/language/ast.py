@@ -8,6 +8,7 @@ The parser builds them from `.eval` text; the suite loaders build them from YAML
 
 from __future__ import annotations
 
+import typing
 from typing import Literal, TypeAlias, assert_never
 
 import attrs
@@ -228,6 +229,8 @@ class IsJson:
 
 
 JsonType = Literal["string", "number", "integer", "boolean", "array", "object", "null"]
+#: The JSON type names of `is TYPE`, in the order the docs list them.
+JSON_TYPES: tuple[JsonType, ...] = typing.get_args(JsonType)
 
 
 @attrs.frozen

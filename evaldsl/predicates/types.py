@@ -17,7 +17,7 @@ from evaldsl.predicates.base import BuildKit, CheckContext, Family, ValueTest
 ENTRIES = (
     predicate_spec(
         "is_type",
-        "is string|number|integer|boolean|array|object|null",
+        "is " + "|".join(ast.JSON_TYPES),
         {"Json"},
         "The JSON type of the value.",
         "answer json $.ticket is string",

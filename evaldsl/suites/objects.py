@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from evaldsl.language.ast import JSON_TYPES
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 from evaldsl.language.jsjson import js_number
 from evaldsl.language.regexes import RegexProblem
@@ -328,7 +329,6 @@ TRACEPLAY_FIELDS: dict[str, set[str]] = {
 }
 
 _SHAPE_SPEC_FIELDS = {"type", "equals", "contains", "matches", "enum"}
-_JSON_TYPES = {"string", "number", "integer", "boolean", "array", "object", "null"}
 
 
 def _traceplay(
@@ -513,8 +513,8 @@ def _field_checks(
             )
     wanted = spec.get("type")
     if wanted is not None:
-        if wanted not in _JSON_TYPES:
-            guess = did_you_mean(str(wanted), _JSON_TYPES)
+        if wanted not in JSON_TYPES:
+            guess = did_you_mean(str(wanted), JSON_TYPES)
             f.diags.append(
                 place.error(
                     "fields",

@@ -23,7 +23,7 @@ from lark import Lark, Token
 from lark.lexer import ContextualLexer
 from lark.parsers.lalr_analysis import Shift
 
-from evaldsl.syntax.grammar import Start
+from evaldsl.syntax.grammar import CLOSING, OPENING, Start
 
 #: The Lark minor versions whose internals `drive` was written against.
 SUPPORTED_LARK = ("1.3.",)
@@ -65,8 +65,6 @@ def _plans(lexer: ContextualLexer) -> dict[int, tuple[Any, Any, Any]]:
 
 
 _new_str = str.__new__
-_OPEN_TYPES = frozenset({"LSQB", "LBRACE", "LPAR"})
-_CLOSE_TYPES = frozenset({"RSQB", "RBRACE", "RPAR"})
 
 
 def _tables(frontend: Any) -> dict[int, dict[str, tuple[bool, Any]]]:
@@ -139,9 +137,9 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
             if kind == "_NL":
                 if depth:
                     continue
-            elif kind in _OPEN_TYPES:
+            elif kind in OPENING:
                 depth += 1
-            elif kind in _CLOSE_TYPES and depth:
+            elif kind in CLOSING and depth:
                 depth -= 1
         else:
             kind, tok = "$END", None  # the end of the text: reduce what is left

@@ -37,6 +37,11 @@ def cached_grammar() -> str:
     return grammar_text()
 
 
+#: The terminals that open and close a bracket: inside brackets a newline is white space.
+OPENING = frozenset({"LSQB", "LBRACE", "LPAR"})
+CLOSING = frozenset({"RSQB", "RBRACE", "RPAR"})
+
+
 class BracketNewlines:
     """Post-lexer: inside brackets a newline is white space, so lists may span lines."""
 
@@ -49,9 +54,9 @@ class BracketNewlines:
             if kind == "_NL":
                 if depth:
                     continue
-            elif kind in ("LSQB", "LBRACE", "LPAR"):
+            elif kind in OPENING:
                 depth += 1
-            elif kind in ("RSQB", "RBRACE", "RPAR") and depth:
+            elif kind in CLOSING and depth:
                 depth -= 1
             yield tok
 

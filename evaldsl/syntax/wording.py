@@ -14,6 +14,7 @@ import re
 from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from evaldsl.language.ast import JSON_TYPES
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 from evaldsl.language.source import Source, Span
 from evaldsl.syntax.grammar import spellings
@@ -43,7 +44,6 @@ _SUBJECT_STARTS = frozenset({"ANSWER", "TOOL", "TOKENS", "MEMORY", "STATUS", "LA
 _STATEMENT_STARTS = frozenset({"CASE", "CASSETTE", "SUITE", "TOOLS"})
 _PREDICATE_STARTS = frozenset({"CALLED", "CONTAINS", "MATCHES", "JUDGED"})
 _VALUE_STARTS = frozenset({"STRING", "INT", "LSQB", "LBRACE"})
-_JSON_TYPES = ["string", "number", "integer", "boolean", "array", "object", "null"]
 _VALUE_TERMINALS = frozenset(
     {"STRING", "INT", "DECIMAL", "DURATION", "MONEY", "NAME", "TRUE", "FALSE", "NULL"}
     | {"LSQB", "LBRACE"}
@@ -69,7 +69,7 @@ def describe_expected(names: set[str]) -> tuple[str, list[str]]:
     spell = spellings()
     keywords = sorted(spell[n] for n in names if n in spell and spell[n].isalpha())
     if "JSON_TYPE" in names:
-        keywords += _JSON_TYPES
+        keywords += JSON_TYPES
     if names >= _SUBJECT_STARTS:
         if names >= _STATEMENT_STARTS:
             return (

@@ -15,6 +15,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from evaldsl.language.ast import JSON_TYPES
 from evaldsl.language.vocabulary import STATUS_VALUES
 from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.literals import decode_string
@@ -23,7 +24,6 @@ from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.vocabulary import describe
 
 _CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
-_JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
 _WORD_END = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IN_PATH = re.compile(r"\$\S*\Z")  # the cursor is inside a JSONPath
@@ -189,7 +189,7 @@ def completions_at(analysis: Analysis, line0: int, column0: int) -> list[Offer]:
         offers.extend(Offer(op, types.CompletionItemKind.Operator, rank=2) for op in _CMP_OPS)
     if "JSON_TYPE" in accepts:
         offers.extend(
-            Offer(t, types.CompletionItemKind.TypeParameter, "a JSON type") for t in _JSON_TYPES
+            Offer(t, types.CompletionItemKind.TypeParameter, "a JSON type") for t in JSON_TYPES
         )
     seen: set[str] = set()
     unique = []
