@@ -12,12 +12,16 @@ table is `evaldsl.language.vocabulary` for subjects and lines and
 `evaldsl.predicates.registry` for predicates); the language reference is docs/language.md.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run
-from evaldsl.expectation import expect
 from evaldsl.language.diagnostics import Diagnostic, EvalDslError
 from evaldsl.language.verdicts import Verdict
 from evaldsl.runs.model import Run, RunError
 from evaldsl.version import __version__
+
+if TYPE_CHECKING:  # loaded on first use (below); typed as itself for type checkers
+    from evaldsl.expectation import expect
 
 __all__ = [
     "CompiledCase",
@@ -34,3 +38,13 @@ __all__ = [
     "expect",
     "load_run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # `expect` loads the console report and the runner's records: on first use only, so
+    # `import evaldsl` (and every pytest run where evaldsl is installed) stays light
+    if name == "expect":
+        from evaldsl.expectation import expect
+
+        return expect
+    raise AttributeError(f"module 'evaldsl' has no attribute {name!r}")
