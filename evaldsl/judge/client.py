@@ -101,7 +101,7 @@ def message_content(data: Any) -> str | None:
 class LLMJudge:
     """The judge of `X judged "rubric"`: cache first, then an OpenAI-compatible endpoint.
 
-    Callable per compiler.py's `Judge` protocol; safe to call from several threads (one
+    Callable as the `Judge` protocol (`protocol.py`); safe to call from several threads (one
     call per distinct question, the others wait for it). Results, errors included, are
     remembered until `forget()`, so one run asks each question at most once. `calls` and
     `hits` count the questions sent to the endpoint and those answered by the cache folder.

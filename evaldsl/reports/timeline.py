@@ -6,7 +6,7 @@ LLM call (model, tokens, the answer or the tools it asked for), each tool call (
 result, error flag), guards and errors, with their times from the run's first timestamp
 and, for a call, how long until its response or result.
 
-The runner keeps only what a case's assertions read (one pass, `evaldsl.index`), not the
+The runner keeps only what a case's assertions read (one pass, `evaldsl.runs.index`), not the
 events, so the recording is read again here: a second pass over each file, made only
 when an HTML report is written. Cases checked against a workflow state have no events;
 a live `run` target's run is gone once checked (and is never called twice), so neither
