@@ -1,5 +1,5 @@
 """The runner: cases → results."""
 
-from evaldsl.runner.core import RunOptions, run_suites
+from evaldsl.runner.core import RunInterrupted, RunOptions, run_suites
 
-__all__ = ["RunOptions", "run_suites"]
+__all__ = ["RunInterrupted", "RunOptions", "run_suites"]
