@@ -14,6 +14,7 @@ import re
 # output can hold any of them, and on a terminal an escape sequence would act, not show.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_OR_NEWLINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_BUT_BREAKS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def visible(text: str, *, newlines: bool = True) -> str:
@@ -26,6 +27,16 @@ def visible(text: str, *, newlines: bool = True) -> str:
     """
     pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
     return pattern.sub(_escape, text.replace("\r\n", "\n"))
+
+
+def controls_escaped(text: str) -> str:
+    r"""`text` with control characters but tab, CR and LF shown as escapes, for formats
+    that encode line breaks themselves (GitHub workflow commands).
+
+    >>> controls_escaped("a\r\n\x1b[2J")
+    'a\r\n\\x1b[2J'
+    """
+    return _CONTROL_BUT_BREAKS.sub(_escape, text)
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -69,6 +69,10 @@ class _Gone(Exception):
     """The worker process ended."""
 
 
+class _Garbled(Exception):
+    """The worker sent something that is not one of its messages."""
+
+
 class _Process:
     """One worker process, for targets next to one suite folder."""
 
@@ -86,13 +90,12 @@ class _Process:
                 start_new_session=True,  # its own process group, killed whole
             )
         except OSError as err:
-            for fd in (request_r, request_w, answer_r, answer_w):
-                os.close(fd)
+            os.close(request_w)
+            os.close(answer_r)
             raise TargetError(f"cannot start a worker process: {err}") from None
         finally:
-            with contextlib.suppress(OSError):
-                os.close(request_r)
-                os.close(answer_w)
+            os.close(request_r)  # the worker's ends of the pipes
+            os.close(answer_w)
         self.pid = self.popen.pid
         self.requests = request_w
         self.answers = answer_r
@@ -101,14 +104,18 @@ class _Process:
         self.selector.register(answer_r, selectors.EVENT_READ)
         self.closed = False
         try:
-            ready = self.next_message(time.monotonic() + START_TIMEOUT)
-        except (_Gone, TargetError):
-            ready = None
+            self._handshake(folder)
+        except BaseException:  # Ctrl-C while it starts: it must not outlive the run
+            self.kill()
+            raise
+
+    def _handshake(self, folder: str) -> None:
         try:
+            ready = self.next_message(time.monotonic() + START_TIMEOUT)
             if ready is None or "ready" not in ready:
                 raise _Gone
             self.send({"path": _import_path(folder)})
-        except _Gone:
+        except (_Gone, _Garbled):
             code = self.kill()
             raise TargetError(f"cannot start a worker process ({_ending(code)})") from None
 
@@ -119,6 +126,8 @@ class _Process:
 
     def send_bytes(self, body: bytes) -> None:
         view = memoryview(worker.HEADER.pack(len(body)) + body)
+        if self.requests < 0:
+            raise _Gone
         try:
             while view:
                 view = view[os.write(self.requests, view) :]
@@ -178,6 +187,12 @@ class _Process:
         while True:
             try:
                 message = self.next_message(deadline)
+            except _Garbled:
+                self.kill()
+                raise TargetError(
+                    f"run target {target!r} garbled its worker's answer {_where(target, phase, [])}"
+                    " (did it write to a file descriptor it did not open?)"
+                ) from None
             except _Gone:
                 if not self.wait_exit(min(deadline, time.monotonic() + EXIT_GRACE)):
                     self.kill()
@@ -207,25 +222,27 @@ class _Process:
         status (negative: the signal)."""
         if not self.closed:
             self.closed = True
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, signal.SIGKILL)
-            self._release()
+            for kill, pid in ((os.killpg, self.pid), (os.kill, self.pid)):
+                # the group, and the worker itself should it have left the group
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    kill(pid, signal.SIGKILL)
+            self.selector.close()
+            self._close_requests()
+            os.close(self.answers)
         return self.popen.wait()
 
     def close(self) -> None:
         """Let an idle worker exit by itself for a moment, then kill what is left."""
         if self.closed:
             return
-        with contextlib.suppress(OSError):
-            os.close(self.requests)
+        self._close_requests()  # the end of requests: the worker exits
         self.wait_exit(time.monotonic() + CLOSE_GRACE)
         self.kill()
 
-    def _release(self) -> None:
-        self.selector.close()
-        for fd in (self.requests, self.answers):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+    def _close_requests(self) -> None:
+        if self.requests >= 0:
+            os.close(self.requests)
+            self.requests = -1
 
 
 class TargetWorkers:
@@ -392,7 +409,7 @@ def _decode(line: bytes) -> dict[str, Any]:
     except (ValueError, RecursionError):
         message = None
     if not isinstance(message, dict) or not _well_formed(message):
-        raise TargetError("the worker process sent a message evaldsl cannot read")
+        raise _Garbled
     return message
 
 

@@ -172,7 +172,7 @@ HOSTILE_TEXT = (
 )
 
 
-@pytest.mark.parametrize("style", ["full", "concise"])
+@pytest.mark.parametrize("style", ["full", "concise", "github"])
 def test_check_shows_control_characters_as_escapes(tmp_path: Path, style: str) -> None:
     suite = tmp_path / "evil.eval"
     suite.write_text(HOSTILE_TEXT, encoding="utf-8")

@@ -18,6 +18,7 @@ import pytest
 from clitools import run_evaldsl
 
 from evaldsl import atomicfile
+from evaldsl.language import printable
 from evaldsl.runner import jsondata, targets
 from evaldsl.runner.jsondata import MAX_DEPTH, NotJsonData, to_json_data
 from evaldsl.runner.targets import TargetWorkers, call_target
@@ -105,6 +106,11 @@ def close_everything(x=None):
     os.closerange(3, 4096)
     return "closed"
 
+def forged(x=None):
+    # the worker's answer pipe is its 5th argument: write a line that is no answer
+    os.write(int(sys.argv[4]), b"not json\\n")
+    return "returned"
+
 def circular(x=None):
     loop = []
     loop.append(loop)
@@ -190,6 +196,7 @@ CASES: dict[str, tuple[str, str | None]] = {
     "close_stdout": ('output == "closed"', None),
     "print_after": ("output is string", None),
     "close_everything": ('output == "closed"', "its answer pipe was closed"),
+    "forged": ('output == "returned"', "run target 'hostile:forged' garbled its worker's answer"),
     "circular": (
         'output == "x"',
         "returned a value that is not JSON data: $.a[0]: it contains itself (a circular",
@@ -225,7 +232,10 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         lines.append(f'case "{name}"\n  run hostile:{name}\n  {assertion}\n')
     for name in IMPORT_CASES:
         lines.append(f'case "{name}"\n  run {name}:f\n  output == 1\n')
-    lines.append('case "a_run"\n  run returns_run:a_run\n  tool search called once\n')
+    # importing evaldsl counts in the timeout: a loaded machine may take seconds
+    lines.append(
+        'case "a_run"\n  run returns_run:a_run\n  timeout 120s\n  tool search called once\n'
+    )
     lines.append('case "last"\n  run hostile:ok\n  output == "fine"\n')
     (folder / "hostile.eval").write_text("\n".join(lines), encoding="utf-8")
     try:
@@ -360,5 +370,5 @@ def test_the_worker_modules_import_nothing_of_evaldsl() -> None:
 
 
 def test_doctests_of_the_new_modules() -> None:
-    for module in (jsondata, targets, atomicfile, outputs):
+    for module in (jsondata, targets, atomicfile, outputs, printable):
         assert doctest.testmod(module).failed == 0, module.__name__
