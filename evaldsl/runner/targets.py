@@ -32,6 +32,7 @@ from typing import Any
 
 import attrs
 
+from evaldsl.judge.config import ENV_API_KEY
 from evaldsl.language.values import MISSING, is_number
 from evaldsl.runner import jsondata, worker
 from evaldsl.runs.detect import run_from_value
@@ -87,6 +88,7 @@ class _Process:
                 pass_fds=(request_r, answer_w),
                 stdin=subprocess.DEVNULL,
                 stdout=_stderr_fd(),
+                env=_environment(),
                 start_new_session=True,  # its own process group, killed whole
             )
         except OSError as err:
@@ -494,6 +496,12 @@ def _stderr_fd() -> int:
     except OSError:
         return subprocess.DEVNULL
     return 2
+
+
+def _environment() -> dict[str, str]:
+    """evaldsl's environment but the judge's key: it is evaldsl's, not the target's (a
+    target's error or output that shows its environment must not carry it into a report)."""
+    return {k: v for k, v in os.environ.items() if k != ENV_API_KEY}
 
 
 def _import_path(folder: str) -> list[str]:

@@ -161,6 +161,9 @@ def plain(x=None):
 
 def ok(x=None):
     return "fine"
+
+def show_environment(x=None):
+    raise RuntimeError(repr(dict(os.environ)))
 """
 
 IMPORTS = {
@@ -174,6 +177,7 @@ IMPORTS = {
 }
 
 TIMEOUT = 2  # seconds; only the cases that hang wait for it
+KEY, SECRET = "EVALDSL_JUDGE_API_KEY", "sk-hostile-0123456789"  # the judge's key, for evaldsl
 
 # case → (assertion on its output, the error expected: None for a case that passes)
 CASES: dict[str, tuple[str, str | None]] = {
@@ -196,6 +200,7 @@ CASES: dict[str, tuple[str, str | None]] = {
     "close_stdout": ('output == "closed"', None),
     "print_after": ("output is string", None),
     "close_everything": ('output == "closed"', "its answer pipe was closed"),
+    "show_environment": ('output == "x"', "raised RuntimeError: {"),
     "forged": ('output == "returned"', "run target 'hostile:forged' garbled its worker's answer"),
     "circular": (
         'output == "x"',
@@ -240,7 +245,9 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     (folder / "hostile.eval").write_text("\n".join(lines), encoding="utf-8")
     try:
         # a relative report path: a target that changes folder must not move it
-        result = run_evaldsl("run", "hostile.eval", "--json", "out/report.json", cwd=folder)
+        result = run_evaldsl(
+            "run", "hostile.eval", "--json", "out/report.json", cwd=folder, env={KEY: SECRET}
+        )
     finally:
         leftovers = numbers(folder / "pids") if (folder / "pids").exists() else set()
     report = json.loads((folder / "out" / "report.json").read_text(encoding="utf-8"))
@@ -275,6 +282,13 @@ def test_the_other_cases_run_and_evaldsl_ends(ran: dict[str, Any]) -> None:
     assert ran["cases"]["last"]["passed"]
     assert ran["cases"]["a_run"]["passed"]  # an evaldsl.Run comes back as itself
     assert len(ran["cases"]) == len(CASES) + len(IMPORT_CASES) + 2
+
+
+def test_a_target_never_sees_the_judges_key(ran: dict[str, Any]) -> None:
+    shown = ran["cases"]["show_environment"]["error"]
+    assert "PATH" in shown and KEY not in shown and SECRET not in shown
+    report = (ran["folder"] / "out" / "report.json").read_text(encoding="utf-8")
+    assert SECRET not in report + ran["result"].stdout + ran["result"].stderr
 
 
 def test_a_target_that_changed_folder_leaves_the_next_case_where_evaldsl_is(
