@@ -232,11 +232,14 @@ def _sigint_mask(how: int) -> None:
 def _sigint_held() -> Iterator[None]:
     """Hold Ctrl-C while `-j` processes start (they inherit the mask and ignore SIGINT
     before they let it in); a Ctrl-C meanwhile is delivered when this block ends."""
-    _sigint_mask(signal.SIG_BLOCK)
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        _sigint_mask(signal.SIG_UNBLOCK)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 Work = list[tuple[Suite, int]]
