@@ -19,6 +19,7 @@ PACKAGE = ROOT / "evaldsl"
 LAYERS: dict[str, int] = {
     "evaldsl.version": 0,
     "evaldsl.gcpause": 0,
+    "evaldsl.atomicfile": 0,
     "evaldsl.language": 0,
     "evaldsl.runs": 1,
     "evaldsl.judge.protocol": 1,

@@ -55,16 +55,14 @@ from __future__ import annotations
 import bisect
 import difflib
 import math
-import os
 import re
-import stat
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO, assert_never
 
 import attrs
 
+from evaldsl.atomicfile import write_atomically
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.language.source import Span
@@ -705,22 +703,6 @@ def _eval_files(root: Path) -> Iterator[Path]:
             yield sub
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Write through a temporary file beside `path` and `os.replace`: a reader sees the old
-    file or the new one, never half of one. The file keeps its permissions."""
-    mode = stat.S_IMODE(path.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: TextIO) -> int:
     """`evaldsl fmt PATH... [--check] [--diff]`: format `.eval` files (folders are searched,
     hidden folders skipped).
@@ -771,7 +753,7 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
             status = 1
             continue
         try:
-            _write_atomically(f, formatted)
+            write_atomically(f, formatted)  # a symlink stays a symlink
         except OSError as error:
             print(f"evaldsl: error: cannot write {f}: {error}", file=err)
             status = 1

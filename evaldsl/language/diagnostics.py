@@ -17,6 +17,7 @@ from typing import Literal
 
 import attrs
 
+from evaldsl.language.printable import visible
 from evaldsl.language.source import Source, Span
 
 Severity = Literal["error", "warning", "info"]
@@ -203,9 +204,13 @@ def render(
     """
     out: list[str] = []
     for d in diagnostics:
-        head = f"{d.path}:{d.line}:{d.column}: {d.severity}[{d.code}]: {d.message}"
+        # Paths, messages and source lines come from suites: control characters in them
+        # are shown as escapes (`\x1b`), never sent to the terminal as they are.
+        path, message = visible(d.path, newlines=False), visible(d.message, newlines=False)
+        hint = visible(d.hint, newlines=False) if d.hint else None
+        head = f"{path}:{d.line}:{d.column}: {d.severity}[{d.code}]: {message}"
         if style == "concise":
-            out.append(head + (f" ({d.hint})" if d.hint else ""))
+            out.append(head + (f" ({hint})" if hint else ""))
             continue
         out.append(head)
         if d.source_line:
@@ -217,12 +222,15 @@ def render(
                 else max(1, len(d.source_line) - d.column + 1)
             )
             expanded = d.source_line.replace("\t", " ")
+            start = max(d.column - 1, 0)
+            before = visible(expanded[:start], newlines=False)
+            under = visible(expanded[start : start + width], newlines=False)
             out.append(f"{pad} |")
-            out.append(f"{gutter} | {expanded}")
-            out.append(f"{pad} | {' ' * (d.column - 1)}{'^' * width}")
-        if d.hint:
+            out.append(f"{gutter} | {visible(expanded, newlines=False)}")
+            out.append(f"{pad} | {' ' * len(before)}{'^' * max(len(under), width)}")
+        if hint:
             pad = " " * len(str(d.line))
-            out.append(f"{pad} = hint: {d.hint}")
+            out.append(f"{pad} = hint: {hint}")
     return "\n".join(out)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 # No `from __future__ import annotations` in this file: it would bind the name
 # `annotations` here and shadow the `evaldsl.reports.annotations` module.
+from evaldsl.atomicfile import write_atomically
 from evaldsl.reports import annotations
 from evaldsl.reports.common import outcome
 from evaldsl.reports.console import ConsoleReporter
@@ -54,7 +55,9 @@ FORMATS: dict[str, Callable[[Report], str]] = {
 def write(report: Report, fmt: str, path: str | os.PathLike[str]) -> None:
     """Render `report` as `fmt` into `path` (UTF-8; parent folders made; `-`: stdout).
 
-    Raises KeyError for an unknown format and OSError when the file cannot be written.
+    The file is written whole or not at all (a temporary file beside it, then renamed):
+    a failure, a full disk say, leaves an earlier report as it was. Raises KeyError for
+    an unknown format and OSError when the file cannot be written.
     """
     write_text(FORMATS[fmt](report), path)
 
@@ -67,7 +70,7 @@ def write_text(text: str, path: str | os.PathLike[str]) -> None:
         return
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8", newline="\n")
+    write_atomically(target, text)
 
 
 def write_json(report: Report, path: str | os.PathLike[str]) -> None:

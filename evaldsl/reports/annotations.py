@@ -33,6 +33,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from evaldsl.language.diagnostics import CODES, Diagnostic, sort_key
+from evaldsl.language.printable import controls_escaped
 from evaldsl.language.source import utf16_column
 
 # No `from __future__ import annotations` in this module: its name is `annotations`, and
@@ -99,8 +100,10 @@ def github(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
         if end_line == line:
             props.append(("endColumn", str(end_column)))
         props.append(("title", f"evaldsl {d.code}"))
-        head = ",".join(f"{key}={escape_property(value)}" for key, value in props)
-        lines.append(f"::{_GITHUB_LEVEL[d.severity]} {head}::{escape_data(message_text(d))}")
+        # control characters from a suite would act on the log viewer: shown as escapes
+        head = ",".join(f"{key}={escape_property(controls_escaped(v))}" for key, v in props)
+        message = escape_data(controls_escaped(message_text(d)))
+        lines.append(f"::{_GITHUB_LEVEL[d.severity]} {head}::{message}")
     return "\n".join(lines)
 
 

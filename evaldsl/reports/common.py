@@ -7,39 +7,15 @@ duration or a found/expected value differently from another.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
+from evaldsl.language.printable import visible as visible  # every reporter's escaping
 from evaldsl.runner.results import AssertionResult, CaseResult
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
 #: How many characters of a found/expected value a report shows before cutting it.
 VALUE_LIMIT = 200
-
-# Control characters (C0 but tab and newline, DEL, C1) and lone surrogates: an agent's
-# output can hold any of them, and on a terminal an escape sequence would act, not show.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROL_OR_NEWLINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def visible(text: str, *, newlines: bool = True) -> str:
-    r"""`text` with control characters shown as escapes (`\x1b`), never acted on.
-
-    With `newlines=False` line breaks are escaped too, for text that must stay on one line.
-
-    >>> print(visible("boom\x1b[31m"), visible("a\nb", newlines=False))
-    boom\x1b[31m a\nb
-    """
-    pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
-    return pattern.sub(_escape, text.replace("\r\n", "\n"))
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code == 0x0A:
-        return "\\n"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def duration(ms: float) -> str:

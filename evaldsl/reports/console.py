@@ -242,6 +242,9 @@ class ConsoleReporter:
             f"assertions: {n['pass']} passed, {n['fail']} failed,"
             f" {n['skip']} skipped, {n['error']} errored"
         )
+        if report.interrupted:
+            planned = f" of {self._total}" if self._total >= s.cases else ""
+            self._write(self._paint(f"interrupted: {s.cases}{planned} cases ran", "33", bold=True))
 
     # -- output plumbing -------------------------------------------------------------
 

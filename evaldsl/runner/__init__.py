@@ -7,7 +7,7 @@ record does not load the machinery of running (processes, asyncio).
 
 from typing import Any
 
-__all__ = ["RunOptions", "run_suites"]
+__all__ = ["RunInterrupted", "RunOptions", "run_suites"]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,38 +3,38 @@
 Takes suite files (or loaded `Suite`s) and options, and gives a `Report`. Each case's run
 is read from its cassette, trace or state, or produced by calling its `run` target with
 its input; its assertions are checked against the run indexed once; its verdicts are
-scored as docs/language.md §5 says. A crash (an unreadable run, a target that raises or times
-out) fails that case with score 0 and the error, and the other cases go on. With `jobs >
-1` cases run in worker processes and the report is the same as a serial run's: results
-are put back in suite and case order.
+scored as docs/language.md §5 says. A crash (an unreadable run, a target that raises, exits or
+times out) fails that case with score 0 and the error, and the other cases go on. Live
+targets run in worker processes (`targets.py`), never in this one. With `jobs > 1` cases
+run in at most that many processes (never more than cases) that die with this one, and
+the report is the same as a serial run's: results are put back in suite and case order.
+Ctrl-C stops the run at once: `RunInterrupted` carries the report of the cases that ran.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import fnmatch
-import importlib
-import inspect
-import sys
-import threading
+import multiprocessing
+import os
+import signal
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.judge.protocol import Judge
-from evaldsl.language.values import MISSING
 from evaldsl.language.verdicts import case_passed, score
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
-from evaldsl.runs.detect import load_run, run_from_value
+from evaldsl.runner.targets import TargetError, TargetWorkers, call_target
+from evaldsl.runner.worker import die_with_parent
+from evaldsl.runs.detect import load_run
 from evaldsl.runs.index import Needs, RunFacts, index_run
 from evaldsl.runs.model import Run, RunError
-from evaldsl.runs.state import initial_state, is_state_value
 from evaldsl.suites.build import assertion_location, load_suite
 from evaldsl.suites.model import Case, Suite
 
@@ -80,17 +80,18 @@ def selected(suite: Suite, case: Case, pattern: str | None) -> bool:
 # ---- one case ------------------------------------------------------------------------
 
 
-def execute_case(case: Case, suite: Suite) -> CaseResult:
-    """Run one case and score it; never raises."""
+def execute_case(case: Case, suite: Suite, workers: TargetWorkers | None = None) -> CaseResult:
+    """Run one case and score it; never raises (but for Ctrl-C). A live target runs in
+    one of `workers` (a worker of its own without)."""
     started = time.perf_counter()
     if case.error is not None:
         return CaseResult(case.name, False, 0.0, 0.0, error=case.error)
     try:
-        run = produce_run(case, suite)
+        run = produce_run(case, suite, workers)
         facts = index_run(run, _with_metrics(case.needs))
     except RunError as err:
         return _crashed(case, started, str(err))
-    except _Crash as crash:
+    except (_Crash, TargetError) as crash:
         return _crashed(case, started, str(crash))
     planner = suite.judge
     if case.judged and isinstance(planner, Planner):
@@ -130,7 +131,7 @@ def execute_case(case: Case, suite: Suite) -> CaseResult:
 
 
 class _Crash(Exception):
-    """A run target raised or timed out."""
+    """A case with nothing to run."""
 
 
 def _crashed(case: Case, started: float, message: str) -> CaseResult:
@@ -174,129 +175,34 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def produce_run(case: Case, suite: Suite) -> Run:
-    """Read the case's recorded run, or call its target."""
+def produce_run(case: Case, suite: Suite, workers: TargetWorkers | None = None) -> Run:
+    """Read the case's recorded run, or call its target (in one of `workers`)."""
     spec = case.source
     if spec is None:
         raise _Crash("this case has no source to check")
     if spec.kind == "run":
         assert spec.target is not None
-        return call_target(spec.target, case.input, case.timeout or DEFAULT_TIMEOUT, suite.base_dir)
+        timeout = case.timeout or DEFAULT_TIMEOUT
+        return call_target(spec.target, case.input, timeout, suite.base_dir, workers)
     assert spec.path is not None
     fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
     return load_run(suite.base_dir / spec.path, fmt, sample=spec.sample)
 
 
-# ---- live targets ---------------------------------------------------------------------
-
-
-def resolve_target(target: str, base_dir: Path) -> Callable[..., Any]:
-    """Import `package.module:function`, looking next to the suite first."""
-    module_name, _, attr = target.partition(":")
-    folder = base_dir.resolve()
-    # The suite's folder goes first on sys.path, and a module of the same name imported
-    # earlier from another suite's folder (two examples with a `flow.py`) is forgotten,
-    # so each suite gets the module that sits next to it.
-    if str(folder) in sys.path:
-        sys.path.remove(str(folder))
-    sys.path.insert(0, str(folder))
-    _forget_shadowed(module_name, folder)
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as err:
-        raise _Crash(
-            f"cannot import {module_name!r} for run target {target!r}: {type(err).__name__}: {err}"
-        ) from None
-    fn = module
-    for part in attr.split("."):
-        fn = getattr(fn, part, None)  # type: ignore[assignment]
-        if fn is None:
-            raise _Crash(f"module {module_name!r} has no {attr!r} (run target {target!r})")
-    if not callable(fn):
-        raise _Crash(f"run target {target!r} is not callable")
-    return fn
-
-
-def _forget_shadowed(module_name: str, folder: Path) -> None:
-    top = module_name.split(".")[0]
-    local = folder / top
-    if not (local.with_suffix(".py").is_file() or (local / "__init__.py").is_file()):
-        return
-    loaded = sys.modules.get(top)
-    origin = getattr(loaded, "__file__", None)
-    if loaded is None or (origin and Path(origin).resolve().is_relative_to(folder)):
-        return
-    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
-        del sys.modules[name]
-
-
-def call_target(target: str, value: Any, timeout: float, base_dir: Path) -> Run:
-    """Call a target with the case input (sync or async), bounded by `timeout` seconds.
-
-    It may return a workflow state (cycgraph's initial-state rules then apply), a list of
-    events, an `evaldsl.Run`, or any other value (the run's output). A raised exception or
-    a timeout is a crash naming it.
-    """
-    fn = resolve_target(target, base_dir)
-    args = () if value is MISSING else (value,)
-    started = time.perf_counter()
-    outcome: dict[str, Any] = {}
-
-    def call() -> None:
-        try:
-            result = fn(*args)
-            if inspect.isawaitable(result):
-                result = asyncio.run(_bounded(result, timeout))
-            outcome["value"] = result
-        except BaseException as err:  # reported as the case's crash, never re-raised
-            outcome["error"] = err
-
-    # A daemon thread: a sync target that never returns cannot be stopped, but it can be
-    # abandoned, so the run goes on (the process exits without waiting for it).
-    worker = threading.Thread(target=call, name=f"evaldsl-target-{target}", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    if worker.is_alive():
-        raise _Crash(f"run target {target!r} timed out after {timeout:g}s")
-    if "error" in outcome:
-        err = outcome["error"]
-        if isinstance(err, asyncio.TimeoutError | TimeoutError):
-            raise _Crash(f"run target {target!r} timed out after {timeout:g}s")
-        raise _Crash(f"run target {target!r} raised {type(err).__name__}: {err}")
-    result = outcome.get("value")
-    if isinstance(result, Run):
-        return (
-            result if result.latency_ms is not None else attrs.evolve(result, latency_ms=elapsed_ms)
-        )
-    if isinstance(value, dict) and isinstance(result, dict) and is_state_value(result):
-        result = _final_state(value, result, timeout)
-    try:
-        return run_from_value(result, latency_ms=elapsed_ms)
-    except RunError as err:
-        raise _Crash(f"run target {target!r} returned an unusable value: {err.message}") from None
-
-
-async def _bounded(awaitable: Any, timeout: float) -> Any:
-    return await asyncio.wait_for(awaitable, timeout)
-
-
-def _final_state(value: dict[str, Any], returned: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """cycgraph's initial state (goal, constraints and max_token_budget lifted from the
-    input, the whole input seeded into memory) under what the target returned."""
-    state = initial_state(value, timeout_ms=int(timeout * 1000))
-    memory = dict(state.get("memory") or {})
-    if isinstance(returned.get("memory"), dict):
-        memory.update(returned["memory"])
-    state.update({k: v for k, v in returned.items() if k != "memory"})
-    state["memory"] = memory
-    return state
-
-
 # ---- whole runs ------------------------------------------------------------------------
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `run_suites`: `report` holds the cases that finished (and says it
+    was interrupted); the cases queued or running were not run."""
+
+    def __init__(self, report: Report) -> None:
+        super().__init__("interrupted")
+        self.report = report
+
+
 _WORKER_SUITES: dict[str, Suite] = {}
+_WORKER_TARGETS = TargetWorkers()  # each -j process's own target workers
 
 
 def _worker_case(path: str, index: int, judge_factory: JudgeFactory | None) -> CaseResult:
@@ -306,45 +212,112 @@ def _worker_case(path: str, index: int, judge_factory: JudgeFactory | None) -> C
         judge = judge_factory() if judge_factory is not None else None
         suite = load_suite(path, judge=judge)
         _WORKER_SUITES[path] = suite
-    return execute_case(suite.cases[index], suite)
+    return execute_case(suite.cases[index], suite, _WORKER_TARGETS)
+
+
+def _worker_started() -> None:
+    """Each `-j` process: Ctrl-C is its parent's to handle (it stops the run), and it
+    dies with its parent, even by `kill -9` (its target workers die with it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _sigint_mask(signal.SIG_UNBLOCK)
+    die_with_parent(os.getppid())
+
+
+def _sigint_mask(how: int) -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(how, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Hold Ctrl-C while `-j` processes start (they inherit the mask and ignore SIGINT
+    before they let it in); a Ctrl-C meanwhile is delivered when this block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+Work = list[tuple[Suite, int]]
+Results = dict[tuple[int, int], CaseResult]
+OnCase = Callable[[Suite, CaseResult], None] | None
 
 
 def run_suites(
     suites: Sequence[Suite],
     options: RunOptions = RunOptions(),
     *,
-    on_case: Callable[[Suite, CaseResult], None] | None = None,
+    on_case: OnCase = None,
 ) -> Report:
-    """Run every selected case of the suites; the report keeps suite and case order."""
+    """Run every selected case of the suites; the report keeps suite and case order.
+
+    Ctrl-C raises `RunInterrupted` (a `KeyboardInterrupt`) with the report of the cases
+    that finished; queued cases do not start and running ones are stopped.
+    """
     started = time.perf_counter()
     work = [(s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)]
-    results: dict[tuple[int, int], CaseResult] = {}
-    if options.jobs > 1 and len(work) > 1:
-        with ProcessPoolExecutor(max_workers=options.jobs) as pool:
-            futures = {
-                pool.submit(_worker_case, s.path, i, options.judge_factory): (id(s), i, s)
-                for s, i in work
-            }
-            for future, (sid, i, s) in futures.items():
-                try:
-                    result = future.result()
-                except Exception as err:  # a worker that died: that case crashed
-                    result = CaseResult(
-                        s.cases[i].name,
-                        False,
-                        0.0,
-                        0.0,
-                        error=f"worker failed: {type(err).__name__}: {err}",
-                    )
-                results[(sid, i)] = result
-                if on_case:
-                    on_case(s, result)
-    else:
-        for s, i in work:
-            result = execute_case(s.cases[i], s)
-            results[(id(s), i)] = result
+    results: Results = {}
+    try:
+        if options.jobs > 1 and len(work) > 1:
+            _run_parallel(work, options, results, on_case)
+        else:
+            with TargetWorkers() as workers:
+                for s, i in work:
+                    result = execute_case(s.cases[i], s, workers)
+                    results[(id(s), i)] = result
+                    if on_case:
+                        on_case(s, result)
+    except KeyboardInterrupt:
+        raise RunInterrupted(_report(suites, results, started, interrupted=True)) from None
+    return _report(suites, results, started)
+
+
+def _run_parallel(work: Work, options: RunOptions, results: Results, on_case: OnCase) -> None:
+    """Cases in `-j` processes (never more than cases), results in submission order."""
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(
+        max_workers=min(options.jobs, len(work)), initializer=_worker_started
+    )
+    ours: list[Any] = []
+    futures: dict[Future[CaseResult], tuple[int, int, Suite]] = {}
+    try:
+        with _sigint_held():
+            for s, i in work:
+                future = pool.submit(_worker_case, s.path, i, options.judge_factory)
+                futures[future] = (id(s), i, s)
+            ours = [p for p in multiprocessing.active_children() if p not in before]
+        for future, (sid, i, s) in futures.items():
+            results[(sid, i)] = _outcome(future, s.cases[i])
             if on_case:
-                on_case(s, result)
+                on_case(s, results[(sid, i)])
+    except KeyboardInterrupt:
+        for process in ours:
+            process.kill()  # its target workers die with it
+        pool.shutdown(wait=True, cancel_futures=True)
+        for future, (sid, i, _) in futures.items():
+            finished = future.done() and not future.cancelled() and not future.exception()
+            if finished and (sid, i) not in results:
+                results[(sid, i)] = future.result()
+        raise
+    pool.shutdown()
+
+
+def _outcome(future: Future[CaseResult], case: Case) -> CaseResult:
+    try:
+        return future.result()
+    except Exception as err:  # a worker that died: that case crashed
+        return CaseResult(
+            case.name, False, 0.0, 0.0, error=f"worker failed: {type(err).__name__}: {err}"
+        )
+
+
+def _report(
+    suites: Sequence[Suite], results: Results, started: float, *, interrupted: bool = False
+) -> Report:
     suite_results = []
     for s in suites:
         cases = tuple(results[(id(s), i)] for i in range(len(s.cases)) if (id(s), i) in results)
@@ -357,7 +330,8 @@ def run_suites(
                 s.diagnostics,
             )
         )
-    return Report(tuple(suite_results), (time.perf_counter() - started) * 1000)
+    duration_ms = (time.perf_counter() - started) * 1000
+    return Report(tuple(suite_results), duration_ms, interrupted=interrupted)
 
 
 @attrs.frozen
@@ -396,7 +370,7 @@ def plan_judge(suites: Sequence[Suite], select: str | None = None) -> JudgePlanS
                 continue
             try:
                 facts = index_run(produce_run(case, suite), case.needs)
-            except (RunError, _Crash):
+            except (RunError, _Crash, TargetError):
                 continue
             with suite.judge.recording() as questions:
                 for a in case.assertions:

@@ -169,10 +169,12 @@ class SuiteResult:
 
 @attrs.frozen
 class Report:
-    """A whole `evaldsl run`: every suite, and the totals."""
+    """A whole `evaldsl run`: every suite, and the totals. `interrupted`: Ctrl-C stopped
+    it, and only the cases that finished are in it."""
 
     suites: tuple[SuiteResult, ...]
     duration_ms: float
+    interrupted: bool = False
 
     @property
     def cases(self) -> list[CaseResult]:
@@ -184,15 +186,22 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """Every case passed and no suite had an error."""
-        return all(c.passed for c in self.cases) and not any(s.errors for s in self.suites)
+        """Every case passed, no suite had an error, and the run was not interrupted."""
+        return (
+            not self.interrupted
+            and all(c.passed for c in self.cases)
+            and not any(s.errors for s in self.suites)
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shape: dict[str, Any] = {
             "version": 1,
             "suites": [s.to_json() for s in self.suites],
             "summary": self.summary.to_json(),
         }
+        if self.interrupted:
+            shape["interrupted"] = True
+        return shape
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,7 +1,8 @@
 """The `evaldsl` command.
 
 Takes command-line arguments and gives an exit code: 0 when everything passed, 1 when a
-case failed or errored (or `check` found an error), 2 for bad usage or unreadable input.
+case failed or errored, no case ran (or `check` found an error), 2 for bad usage or
+unreadable input, 130 when Ctrl-C stopped it.
 
     evaldsl run PATH... [--json F] [--junit F] [--markdown F] [--html F] [--fail-under S] [-j N]
                         [-k PAT] [-q] [--history DB | --no-history]
@@ -24,6 +25,7 @@ Heavy modules are imported inside the commands that need them, so `--version` an
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,8 +43,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="evaldsl",
         description="Check what AI agents and workflows did, in a terse, typed assertion language.",
         epilog=_vocabulary_summary()
-        + "\n\nExit codes: 0 all passed; 1 a case failed or errored, or check found an error; "
-        "2 bad usage or unreadable input.",
+        + "\n\nExit codes: 0 all passed; 1 a case failed or errored, no case ran, or check "
+        "found an error; 2 bad usage or unreadable input; 130 interrupted (Ctrl-C).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"evaldsl {__version__}")
@@ -57,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--fail-under",
-        type=float,
+        type=_score,
         metavar="SCORE",
         help="exit 1 when the overall score is below SCORE (0-1)",
     )
@@ -164,7 +167,7 @@ def _history_commands(sub: Any) -> None:
     )
     mutate.add_argument("--format", default="text", choices=["text", "json"])
     mutate.add_argument(
-        "--fail-under", type=float, metavar="SCORE", help="exit 1 when the score is below SCORE"
+        "--fail-under", type=_score, metavar="SCORE", help="exit 1 when the score is below SCORE"
     )
     mutate.add_argument("-k", dest="select", metavar="PATTERN", help="only matching cases")
     mutate.add_argument(
@@ -174,6 +177,17 @@ def _history_commands(sub: Any) -> None:
         help="judge assertions: off (default; skipped) or live (each mutant judged)",
     )
     mutate.add_argument("--judge-cache", metavar="DIR", help="judge cache folder")
+
+
+def _score(text: str) -> float:
+    """A `--fail-under` score: a finite number from 0 to 1 (`nan`, `inf` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise argparse.ArgumentTypeError(f"--fail-under takes a score between 0 and 1, not {text}")
+    return value
 
 
 def _vocabulary_summary() -> str:
@@ -253,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `evaldsl check … | head`: the reader left; say nothing more, like other tools
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -299,19 +313,26 @@ def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object],
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
-    from functools import partial
-
     from evaldsl.language.diagnostics import render
-    from evaldsl.reports import write_json, write_junit, write_markdown
     from evaldsl.reports.console import ConsoleReporter
-    from evaldsl.reports.html import write_html
-    from evaldsl.runner.core import RunOptions, run_suites
+    from evaldsl.runner.core import RunInterrupted, RunOptions, run_suites
     from evaldsl.suites.model import Suite
+    from evaldsl.tools.outputs import UsageError, plan_outputs, write_outputs
 
     if args.jobs < 1:
         return _usage_error("-j takes a number of processes ≥ 1")
-    if args.fail_under is not None and not 0 <= args.fail_under <= 1:
-        return _usage_error("--fail-under takes a score between 0 and 1")
+    try:
+        requested = {
+            "--json": args.json,
+            "--junit": args.junit,
+            "--markdown": args.markdown,
+            "--html": args.html,
+        }
+        outputs = plan_outputs(requested, args.paths)
+    except UsageError as err:
+        return _usage_error(str(err))
+    if any(o.to_stdout for o in outputs):
+        out = sys.stderr  # standard output carries the report, and nothing else
     loaded, code = _load(args.paths, args)
     if code is not None:
         return code
@@ -329,25 +350,24 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     reporter = ConsoleReporter(out, color=color, quiet=args.quiet)
     total = sum(len(s.cases) for s in suites)
     reporter.start(total)
-    report = run_suites(suites, options, on_case=reporter.case_done)
+    try:
+        report = run_suites(suites, options, on_case=reporter.case_done)
+    except RunInterrupted as stop:
+        report = stop.report
     reporter.finish(report)
-    if not args.no_history:
+    ran = len(report.cases)
+    if not args.no_history and ran and not report.interrupted:
         from evaldsl.history.store import DEFAULT_PATH, record_report
 
         database = Path(args.history) if args.history else DEFAULT_PATH
         record_report(report, database, selection=args.select, err=sys.stderr)
-    for path, write in (
-        (args.json, write_json),
-        (args.junit, write_junit),
-        (args.markdown, write_markdown),
-        (args.html, partial(write_html, suites=suites)),
-    ):
-        if path:
-            try:
-                write(report, path)
-            except OSError as err:
-                print(f"evaldsl: error: cannot write {path}: {err.strerror}", file=sys.stderr)
-                return EXIT_USAGE
+    if not write_outputs(report, outputs, sys.stderr, suites):
+        return EXIT_USAGE
+    if report.interrupted:
+        return EXIT_INTERRUPTED
+    if not ran:
+        print(f"evaldsl: no case ran: {_nothing_ran(args, total)}", file=sys.stderr)
+        return EXIT_FAILED
     if not report.ok:
         return EXIT_FAILED
     if args.fail_under is not None and report.summary.overall_score < args.fail_under:
@@ -358,6 +378,13 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         )
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _nothing_ran(args: argparse.Namespace, total: int) -> str:
+    """Why a run ran no case: its `-k` matched none, or its suites have none."""
+    if args.select and total:
+        return f"-k {args.select!r} matches none of the {total} case{'s' if total != 1 else ''}"
+    return "the suites hold no case (an `each []` expands to none)"
 
 
 def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) -> int:
@@ -377,7 +404,7 @@ def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) ->
     )
     _print_judge_plan([s for s in suites if isinstance(s, Suite)], args.select, out)
     errors = sum(len(s.errors) for s in suites if isinstance(s, Suite))
-    return EXIT_FAILED if errors else EXIT_OK
+    return EXIT_FAILED if errors or not cases else EXIT_OK
 
 
 def _print_judge_plan(suites: Sequence[Any], select: str | None, out: TextIO) -> None:

@@ -1,0 +1,516 @@
+"""Live targets, run in worker processes: `run package.module:function` → a `Run`.
+
+Takes a target, the case's input, a timeout and the suite's folder, and gives the `Run`
+the target's return value stands for. Whatever the target does — raise, exit, abort, be
+killed, hang at import or in a C loop, fork, leave threads, change folder, close its
+streams, return what JSON cannot hold — is a `TargetError` naming the cause, and nothing
+of it reaches the evaldsl process.
+
+The target runs in a worker process (`worker.py`) started in a session of its own; the
+timeout covers the import, the call and the non-daemon threads the call leaves, and is
+enforced from here by killing the worker's whole process group. The worker dies with
+this process (`kill -9` of evaldsl leaves none behind). `TargetWorkers` keeps a worker
+between the cases of one suite folder, so a suite of live cases starts one interpreter,
+not one per case; a worker the target changed is replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import pickle
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import attrs
+
+from evaldsl.judge.config import ENV_API_KEY
+from evaldsl.language.values import MISSING, is_number
+from evaldsl.runner import jsondata, worker
+from evaldsl.runs.detect import run_from_value
+from evaldsl.runs.model import Reading, Run, RunError, describe
+from evaldsl.runs.state import initial_state, is_state_value, validate_state
+
+#: Seconds a new worker may take to start (not counted in any case's timeout).
+START_TIMEOUT = 30.0
+#: Seconds a worker may take to exit by itself (its atexit handlers) when a run ends.
+CLOSE_GRACE = 1.0
+#: Seconds a worker that closed its answer pipe has to end, so that its exit says why.
+EXIT_GRACE = 2.0
+#: How often a wait checks that the worker is still alive, in seconds.
+_POLL = 0.1
+
+# `python -c` code that loads the worker by its file path, without the evaldsl package.
+_BOOT = """\
+import importlib.util, sys
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+data = load("evaldsl_worker_jsondata", sys.argv[1])
+load("evaldsl_worker", sys.argv[2]).serve(data, sys.argv[3:])
+"""
+
+
+class TargetError(Exception):
+    """A live target that did not give a usable run; the message is the case's error."""
+
+
+class _Gone(Exception):
+    """The worker process ended."""
+
+
+class _Garbled(Exception):
+    """The worker sent something that is not one of its messages."""
+
+
+class _Process:
+    """One worker process, for targets next to one suite folder."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        request_r, request_w = os.pipe()
+        answer_r, answer_w = os.pipe()
+        argv = [sys.executable, "-c", _BOOT, jsondata.__file__, worker.__file__]
+        try:
+            self.popen = subprocess.Popen(
+                [*argv, str(request_r), str(answer_w), str(os.getpid())],
+                pass_fds=(request_r, answer_w),
+                stdin=subprocess.DEVNULL,
+                stdout=_stderr_fd(),
+                env=_environment(),
+                start_new_session=True,  # its own process group, killed whole
+            )
+        except OSError as err:
+            os.close(request_w)
+            os.close(answer_r)
+            raise TargetError(f"cannot start a worker process: {err}") from None
+        finally:
+            os.close(request_r)  # the worker's ends of the pipes
+            os.close(answer_w)
+        self.pid = self.popen.pid
+        self.requests = request_w
+        self.answers = answer_r
+        self.buffer = bytearray()
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(answer_r, selectors.EVENT_READ)
+        self.closed = False
+        try:
+            self._handshake(folder)
+        except BaseException:  # Ctrl-C while it starts: it must not outlive the run
+            self.kill()
+            raise
+
+    def _handshake(self, folder: str) -> None:
+        try:
+            ready = self.next_message(time.monotonic() + START_TIMEOUT)
+            if ready is None or "ready" not in ready:
+                raise _Gone
+            self.send({"path": _import_path(folder)})
+        except (_Gone, _Garbled):
+            code = self.kill()
+            raise TargetError(f"cannot start a worker process ({_ending(code)})") from None
+
+    # -- talking -----------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_bytes(pickle.dumps(message))
+
+    def send_bytes(self, body: bytes) -> None:
+        view = memoryview(worker.HEADER.pack(len(body)) + body)
+        if self.requests < 0:
+            raise _Gone
+        try:
+            while view:
+                view = view[os.write(self.requests, view) :]
+        except OSError:
+            raise _Gone from None
+
+    def next_message(self, deadline: float) -> dict[str, Any] | None:
+        """The worker's next message; None when `deadline` passes first."""
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                return _decode(line)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if self.selector.select(min(remaining, _POLL)):
+                chunk = os.read(self.answers, 1 << 16)
+                if not chunk:
+                    raise _Gone  # the worker and every child that held the pipe are gone
+                self.buffer += chunk
+            elif self.exited():
+                raise _Gone  # gone, while a child it forked still holds the pipe
+
+    def exited(self) -> bool:
+        """Whether the worker has ended, without reaping it (its group id stays ours)."""
+        if hasattr(os, "waitid"):
+            try:
+                found = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return True
+            return found is not None
+        return self.popen.poll() is not None
+
+    # -- one call ------------------------------------------------------------------------
+
+    def call(self, target: str, value: Any, timeout: float) -> dict[str, Any]:
+        """Run `target` once; its answer, or a `TargetError` with the cause."""
+        has_input = value is not MISSING
+        request = {"target": target, "has_input": has_input, "input": value if has_input else None}
+        try:
+            body = pickle.dumps(request)
+        except Exception as err:  # a YAML input of a type pickle refuses, or too deep
+            raise TargetError(
+                f"run target {target!r}: the case input cannot be sent to its worker: "
+                f"{jsondata.describe_error(err)}"
+            ) from None
+        phase: str = "import"
+        threads: list[str] = []
+        try:
+            self.send_bytes(body)
+        except _Gone:
+            code = self.kill()
+            raise TargetError(_ended(target, phase, threads, code)) from None
+        deadline = time.monotonic() + (timeout if timeout > 0 else 0.0)
+        while True:
+            try:
+                message = self.next_message(deadline)
+            except _Garbled:
+                self.kill()
+                raise TargetError(
+                    f"run target {target!r} garbled its worker's answer {_where(target, phase, [])}"
+                    " (did it write to a file descriptor it did not open?)"
+                ) from None
+            except _Gone:
+                if not self.wait_exit(min(deadline, time.monotonic() + EXIT_GRACE)):
+                    self.kill()
+                    raise TargetError(_silent(target, phase, threads)) from None
+                code = self.kill()
+                raise TargetError(_ended(target, phase, threads, code)) from None
+            if message is None:
+                self.kill()
+                raise TargetError(_timed_out(target, timeout, phase, threads))
+            if "phase" in message:
+                phase, threads = message["phase"], message.get("threads", [])
+                continue
+            return message
+
+    def wait_exit(self, deadline: float) -> bool:
+        """Whether the worker ends by `deadline` (it is not reaped)."""
+        while not self.exited():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    # -- ending --------------------------------------------------------------------------
+
+    def kill(self) -> int:
+        """Kill the worker's process group (the worker and any child it left); its exit
+        status (negative: the signal)."""
+        if not self.closed:
+            self.closed = True
+            for kill, pid in ((os.killpg, self.pid), (os.kill, self.pid)):
+                # the group, and the worker itself should it have left the group
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    kill(pid, signal.SIGKILL)
+            self.selector.close()
+            self._close_requests()
+            os.close(self.answers)
+        return self.popen.wait()
+
+    def close(self) -> None:
+        """Let an idle worker exit by itself for a moment, then kill what is left."""
+        if self.closed:
+            return
+        self._close_requests()  # the end of requests: the worker exits
+        self.wait_exit(time.monotonic() + CLOSE_GRACE)
+        self.kill()
+
+    def _close_requests(self) -> None:
+        if self.requests >= 0:
+            os.close(self.requests)
+            self.requests = -1
+
+
+class TargetWorkers:
+    """The worker processes of one run (or one process of `-j`): at most one idle worker,
+    kept for the next case of the same suite folder; `close()` ends them all.
+
+    >>> with TargetWorkers() as workers:
+    ...     pass   # workers.call(...) for each live case
+    """
+
+    def __init__(self) -> None:
+        self._idle: _Process | None = None
+
+    def __enter__(self) -> TargetWorkers:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def call(self, target: str, value: Any, timeout: float, base_dir: Path) -> dict[str, Any]:
+        """The worker's answer to one call: `value` or `run` data, or `error`."""
+        folder = str(base_dir.resolve())
+        process = self._take(folder)
+        try:
+            answer = process.call(target, value, timeout)
+        except BaseException:  # a timeout, a crash, Ctrl-C: nothing survives the case
+            process.kill()
+            raise
+        if answer.get("reuse") is True:
+            self._idle = process
+        else:
+            process.kill()
+        return answer
+
+    def _take(self, folder: str) -> _Process:
+        idle, self._idle = self._idle, None
+        if idle is not None:
+            if idle.folder == folder and not idle.exited():
+                return idle
+            idle.close()
+        return _Process(folder)
+
+    def close(self) -> None:
+        """End the idle worker, if any."""
+        idle, self._idle = self._idle, None
+        if idle is not None:
+            idle.close()
+
+
+# ---- the run a target's answer stands for ---------------------------------------------
+
+
+def call_target(
+    target: str,
+    value: Any,
+    timeout: float,
+    base_dir: Path,
+    workers: TargetWorkers | None = None,
+) -> Run:
+    """Call a target with the case input (sync or async) in a worker, bounded by `timeout`
+    seconds (import included), and give the `Run` its return value stands for.
+
+    It may return a workflow state (cycgraph's initial-state rules then apply), a list of
+    events, an `evaldsl.Run`, or any other JSON value (the run's output). Anything else —
+    an exception, an exit, a signal, a timeout, a value JSON cannot hold — is a
+    `TargetError` naming it. Without `workers`, a worker is started for this call only.
+    """
+    if workers is None:
+        with TargetWorkers() as own:
+            return call_target(target, value, timeout, base_dir, own)
+    answer = workers.call(target, value, timeout, base_dir)
+    if "error" in answer:
+        raise TargetError(answer["error"])
+    elapsed_ms = answer["elapsed_ms"]
+    if "run" in answer:
+        run = _returned_run(target, answer["run"])
+        return run if run.latency_ms is not None else attrs.evolve(run, latency_ms=elapsed_ms)
+    result = answer["value"]
+    if isinstance(value, dict) and isinstance(result, dict) and is_state_value(result):
+        result = _final_state(value, result, timeout)
+    try:
+        return run_from_value(result, latency_ms=elapsed_ms)
+    except RunError as err:
+        raise TargetError(
+            f"run target {target!r} returned an unusable value: {err.message}"
+        ) from None
+
+
+def _returned_run(target: str, fields: dict[str, Any]) -> Run:
+    """The `evaldsl.Run` a target returned, rebuilt from its fields (checked: they are
+    the user's)."""
+    problems = []
+    events, state = fields.get("events"), fields.get("state")
+    if events is not None and not (
+        isinstance(events, list) and all(isinstance(e, dict) for e in events)
+    ):
+        problems.append(f"its events must be a list of objects, found {describe(events)}")
+    if state is not None:
+        if not isinstance(state, dict):
+            problems.append(f"its state must be an object, found {describe(state)}")
+        else:
+            problems.extend(e.message for e in validate_state(state, "<value>"))
+    if not isinstance(fields.get("format"), str):
+        problems.append(f"its format must be text, found {describe(fields.get('format'))}")
+    if fields.get("path") is not None and not isinstance(fields["path"], str):
+        problems.append(f"its path must be text, found {describe(fields['path'])}")
+    latency = fields.get("latency_ms")
+    if latency is not None and not is_number(latency):
+        problems.append(f"its latency_ms must be a number, found {describe(latency)}")
+    read = _reading(fields.get("read"))
+    if problems:
+        raise TargetError(f"run target {target!r} returned an unusable evaldsl.Run: {problems[0]}")
+    return Run(
+        events=events,
+        state=state,
+        output=fields.get("output", MISSING),
+        path=fields.get("path"),
+        format=fields["format"],
+        latency_ms=latency,
+        read=read,
+    )
+
+
+def _reading(read: Any) -> Reading | None:
+    if not isinstance(read, dict):
+        return None
+    try:
+        return Reading(
+            str(read["format"]),
+            str(read["why"]),
+            dict(read["recognised"]) if read.get("recognised") is not None else None,
+            dict(read.get("skipped") or {}),
+            tuple(str(n) for n in read.get("notes") or ()),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _final_state(value: dict[str, Any], returned: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """cycgraph's initial state (goal, constraints and max_token_budget lifted from the
+    input, the whole input seeded into memory) under what the target returned."""
+    timeout_ms = int(timeout * 1000) if math.isfinite(timeout) else None
+    state = initial_state(value, timeout_ms=timeout_ms)
+    memory = dict(state.get("memory") or {})
+    if isinstance(returned.get("memory"), dict):
+        memory.update(returned["memory"])
+    state.update({k: v for k, v in returned.items() if k != "memory"})
+    state["memory"] = memory
+    return state
+
+
+# ---- messages --------------------------------------------------------------------------
+
+
+def _decode(line: bytes) -> dict[str, Any]:
+    """One message of the worker, checked: a target could write to the pipe itself."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        message = None
+    if not isinstance(message, dict) or not _well_formed(message):
+        raise _Garbled
+    return message
+
+
+def _well_formed(message: dict[str, Any]) -> bool:
+    if "phase" in message:
+        threads = message.get("threads", [])
+        return isinstance(message["phase"], str) and (
+            isinstance(threads, list) and all(isinstance(t, str) for t in threads)
+        )
+    if "ready" in message:
+        return True
+    if not isinstance(message.get("reuse"), bool):
+        return False
+    if "error" in message:
+        return isinstance(message["error"], str)
+    if not is_number(message.get("elapsed_ms")):
+        return False
+    return "value" in message or isinstance(message.get("run"), dict)
+
+
+def _ending(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    if code == worker.LOST_PIPE:
+        return f"its answer pipe was closed: {_CLOSED_FDS}"
+    return f"exit status {code}"
+
+
+_CLOSED_FDS = "did the target close file descriptors it did not open?"
+
+
+def _silent(target: str, phase: str, threads: list[str]) -> str:
+    return (
+        f"run target {target!r} closed its worker's answer pipe {_where(target, phase, threads)}"
+        f" and went on running ({_CLOSED_FDS})"
+    )
+
+
+def _where(target: str, phase: str, threads: list[str]) -> str:
+    module = target.partition(":")[0]
+    if phase == "import":
+        return f"while importing {module!r}"
+    if phase == "threads":
+        return f"after returning, while its {_threads(threads)} still ran"
+    return "before returning"
+
+
+def _threads(names: list[str]) -> str:
+    shown = ", ".join(repr(n) for n in names[:3]) + (", …" if len(names) > 3 else "")
+    return f"thread{'s' if len(names) != 1 else ''} {shown}"
+
+
+def _ended(target: str, phase: str, threads: list[str], code: int) -> str:
+    return (
+        f"run target {target!r} ended its worker process {_where(target, phase, threads)} "
+        f"({_ending(code)})"
+    )
+
+
+def _timed_out(target: str, timeout: float, phase: str, threads: list[str]) -> str:
+    text = f"run target {target!r} timed out after {timeout:g}s"
+    if phase == "import":
+        return f"{text} {_where(target, phase, threads)}"
+    if phase == "threads":
+        return (
+            f"{text}: it returned, but its non-daemon {_threads(threads)} still ran "
+            "(they are waited for, as Python waits for them before exiting)"
+        )
+    return text
+
+
+# ---- the worker's surroundings --------------------------------------------------------
+
+
+def _stderr_fd() -> int:
+    """Where the target's own output goes: evaldsl's stderr (stdout may carry a report)."""
+    try:
+        os.fstat(2)
+    except OSError:
+        return subprocess.DEVNULL
+    return 2
+
+
+def _environment() -> dict[str, str]:
+    """evaldsl's environment but the judge's key: it is evaldsl's, not the target's (a
+    target's error or output that shows its environment must not carry it into a report)."""
+    return {k: v for k, v in os.environ.items() if k != ENV_API_KEY}
+
+
+def _import_path(folder: str) -> list[str]:
+    """The worker's `sys.path`: the suite's folder first, then this process's path, then
+    the working folder (where `evaldsl check` also looks for target modules)."""
+    cwd = os.getcwd()
+    path: list[str] = []
+    for entry in [folder, *sys.path, cwd]:
+        full = os.path.abspath(entry or cwd)
+        if full not in path:
+            path.append(full)
+    return path

@@ -1,0 +1,101 @@
+"""Where `evaldsl run` writes its reports: paths checked before anything runs, and written.
+
+Takes the `--json`, `--junit`, `--markdown` and `--html` options and gives `Output`s whose paths are
+absolute (resolved against the working folder when the command starts, whatever a
+target does later), or a `UsageError` saying what is wrong: two formats on one path (or
+both on standard output), a path that is a folder, a path that is one of the suites
+being run. `write_outputs` writes each report whole or not at all and says which could
+not be written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TextIO
+
+import attrs
+
+from evaldsl.reports import write
+from evaldsl.reports.html import write_html
+from evaldsl.runner.results import Report
+from evaldsl.suites.model import Suite
+
+#: The report options of `evaldsl run`, with the format each writes.
+REPORT_OPTIONS = (
+    ("--json", "json"),
+    ("--junit", "junit"),
+    ("--markdown", "markdown"),
+    ("--html", "html"),
+)
+
+STDOUT = "-"
+
+
+class UsageError(Exception):
+    """Report options that cannot be honoured; the message says why."""
+
+
+@attrs.frozen
+class Output:
+    """One report to write: its option, its format and its path (absolute, or `-`)."""
+
+    option: str
+    fmt: str
+    path: str
+
+    @property
+    def to_stdout(self) -> bool:
+        return self.path == STDOUT
+
+
+def plan_outputs(requested: dict[str, str | None], inputs: Sequence[str] = ()) -> list[Output]:
+    """The reports `requested` (option → path or None) asks for, checked: `UsageError`
+    when two share a path, a path is a folder, or a path is one of the `inputs`.
+
+    >>> [o.fmt for o in plan_outputs({"--json": "-", "--junit": None})]
+    ['json']
+    >>> plan_outputs({"--json": "r.out", "--markdown": "./r.out"})
+    Traceback (most recent call last):
+    ...
+    evaldsl.tools.outputs.UsageError: --json and --markdown both write ./r.out (one file each)
+    """
+    outputs: list[Output] = []
+    seen: dict[str, Output] = {}
+    suites = {os.path.realpath(p) for p in inputs if os.path.isfile(p)}
+    for option, fmt in REPORT_OPTIONS:
+        given = requested.get(option)
+        if not given:
+            continue
+        path = given if given == STDOUT else os.path.abspath(given)
+        key = path if given == STDOUT else os.path.realpath(path)
+        if key in seen:
+            where = "standard output (-)" if given == STDOUT else given
+            raise UsageError(f"{seen[key].option} and {option} both write {where} (one file each)")
+        if given != STDOUT and os.path.isdir(key):
+            raise UsageError(f"{option} {given}: that is a folder; name a file")
+        if key in suites:
+            raise UsageError(f"{option} {given}: that is a suite being run; name another file")
+        seen[key] = Output(option, fmt, path)
+        outputs.append(seen[key])
+    return outputs
+
+
+def write_outputs(
+    report: Report, outputs: Sequence[Output], err: TextIO, suites: Sequence[Suite] = ()
+) -> bool:
+    """Write every report (each whole or not at all); False when one could not be
+    written (each failure is said on `err`, and the others are still written). The HTML
+    report reads the `suites` again for each case's tool timeline."""
+    ok = True
+    for output in outputs:
+        try:
+            if output.fmt == "html":
+                write_html(report, output.path, suites=suites)
+            else:
+                write(report, output.fmt, output.path)
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            print(f"evaldsl: error: cannot write {output.path}: {reason}", file=err)
+            ok = False
+    return ok
