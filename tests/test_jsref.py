@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,6 +29,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from nodetools import node_and_npm, npm_ci
 
 from evaldsl.language.regexes import RegexProblem, compile_regex
 from evaldsl.suites import yaml12
@@ -43,37 +42,10 @@ FIXTURES = ROOT / "tests" / "fixtures" / "traceplay"
 Ask = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def _missing(what: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{what} is not on PATH: node 18 or later and npm run these tests")
-    pytest.skip(f"{what} is not on PATH: node 18 or later and npm run these tests")
-
-
-def _ensure_yaml_package(npm: str) -> None:
-    lock = json.loads((JSREF / "package-lock.json").read_text(encoding="utf-8"))
-    wanted = lock["packages"]["node_modules/yaml"]["version"]
-    manifest = JSREF / "node_modules" / "yaml" / "package.json"
-    if manifest.is_file() and json.loads(manifest.read_text("utf-8"))["version"] == wanted:
-        return
-    proc = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund"],
-        cwd=JSREF,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"`npm ci` in tests/jsref failed:\n{proc.stdout}\n{proc.stderr}")
-
-
 @pytest.fixture(scope="module")
 def ask() -> Iterator[Ask]:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        _missing("node" if node is None else "npm")
-    assert node is not None and npm is not None
-    _ensure_yaml_package(npm)
+    node, npm = node_and_npm()
+    npm_ci(JSREF, ["yaml"], npm)
     proc = subprocess.Popen(
         [node, str(JSREF / "reference.mjs")],
         stdin=subprocess.PIPE,

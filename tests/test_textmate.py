@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ from typing import Any
 
 import pytest
 from lark import Lark
+from nodetools import missing_tool, node_and_npm, npm_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAMMAR = ROOT / "grammar" / "evaldsl.tmLanguage.json"
@@ -88,43 +88,10 @@ def _rel(path: Path) -> str:
 # ---- running vscode-textmate --------------------------------------------------------------
 
 
-def _installed(package: str) -> str | None:
-    manifest = TEXTMATE / "node_modules" / package / "package.json"
-    if not manifest.is_file():
-        return None
-    return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
-
-
-def _locked(package: str) -> str:
-    lock = json.loads((TEXTMATE / "package-lock.json").read_text(encoding="utf-8"))
-    return str(lock["packages"][f"node_modules/{package}"]["version"])
-
-
-def _ensure_node_modules(npm: str) -> None:
-    """`npm ci` in tests/textmate unless the locked versions are installed already."""
-    if all(_installed(p) == _locked(p) for p in PACKAGES):
-        return
-    proc = subprocess.run(
-        [npm, "ci", "--no-audit", "--no-fund"],
-        cwd=TEXTMATE,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if proc.returncode != 0:
-        pytest.fail(
-            "`npm ci` in tests/textmate failed (it installs vscode-textmate and "
-            f"vscode-oniguruma from the npm registry):\n{proc.stdout}\n{proc.stderr}"
-        )
-
-
 @pytest.fixture(scope="module")
 def tokenized(tmp_path_factory: pytest.TempPathFactory) -> Tokenized:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        missing_tool("node and npm are not on PATH: vscode-textmate needs Node.js (18 or later)")
-    _ensure_node_modules(npm)
+    node, npm = node_and_npm()
+    npm_ci(TEXTMATE, PACKAGES, npm)
     tricky = tmp_path_factory.mktemp("textmate") / "tricky.eval"
     tricky.write_text(TRICKY, encoding="utf-8")
     files = [*EXAMPLES, *FORMAT_CORPUS, *FAILING, tricky]
@@ -217,13 +184,6 @@ def _walk(rule: Any) -> Iterator[dict[str, Any]]:
     elif isinstance(rule, list):
         for item in rule:
             yield from _walk(item)
-
-
-def missing_tool(reason: str) -> None:
-    """Skip where a tool is missing, but fail in CI (`CI` set): `make test` installs it."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI is set: `make test` installs it as root)")
-    pytest.skip(reason)
 
 
 def test_grammar_copies_are_identical() -> None:
