@@ -3,7 +3,8 @@
 Takes the parsed command-line arguments and gives an exit code: 0 when every trace was
 read and passed, 1 when a trace failed or could not be read, 2 for bad usage (a program
 with errors or several cases, a path that does not exist, no traces at all, an
-unreachable Dask scheduler, `--dask` without dask installed). Records go to standard
+unreachable Dask scheduler, `--dask` without dask installed, an engine that stopped: the
+output is then closed with the summary of what was scored). Records go to standard
 output in the chosen format as they come; diagnostics, the cluster's start-up and the
 throughput go to standard error, so standard output stays data.
 """
@@ -31,6 +32,8 @@ from evaldsl.score.sources import STDIN, Item, items, missing_paths
 from evaldsl.score.summary import Summary
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+FLUSH_SECONDS = 1.0
 
 DASK_MISSING = "--dask needs dask and distributed: pip install 'evaldsl[dask]'"
 
@@ -72,9 +75,8 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     begin = time.perf_counter()
     batch = args.batch_size or LOCAL_BATCH
     records = score_items(spec, work, jobs=args.jobs, batch_size=batch)
-    _write(records, summary, args, texts, out)
-    _throughput(err, summary.traces, time.perf_counter() - begin)
-    return EXIT_OK if summary.ok else EXIT_FAILED
+    stopped = _write(records, summary, args, texts, out)
+    return _finish(err, summary, stopped, time.perf_counter() - begin)
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
@@ -97,12 +99,22 @@ def _write(
     args: argparse.Namespace,
     texts: list[str],
     out: TextIO,
-) -> None:
+) -> str | None:
+    """Write every record and the summary; the reason the engine stopped, if it did."""
     w = writer(args.format, out, args.program, texts)
-    for rec in records:
-        w.trace(rec)
-        summary.add(rec)
-    w.finish(summary)
+    flushed = time.monotonic()
+    stopped = None
+    try:
+        for rec in records:
+            w.trace(rec)
+            summary.add(rec)
+            if summary.traces % 256 == 0 and time.monotonic() - flushed > FLUSH_SECONDS:
+                out.flush()  # a reader at the end of a pipe sees records as they come
+                flushed = time.monotonic()
+    except Exception as exc:  # a lost scheduler, a pool that cannot start: say so below
+        stopped = f"{type(exc).__name__}: {exc}"
+    w.finish(summary)  # the output is whole either way, with what was scored
+    return stopped
 
 
 def _on_dask(
@@ -132,22 +144,20 @@ def _on_dask(
         err.write(f"dask: {what} with {workers} workers in {seconds:.2f} s\n")
         begin = time.perf_counter()
         batch = args.batch_size or on_dask.CLUSTER_BATCH
-        _write(
-            on_dask.score_on_cluster(client, spec, work, batch_size=batch),
-            summary,
-            args,
-            texts,
-            out,
-        )
-        _throughput(err, summary.traces, time.perf_counter() - begin)
+        records = on_dask.score_on_cluster(client, spec, work, batch_size=batch)
+        stopped = _write(records, summary, args, texts, out)
     finally:
         on_dask.close(client, cluster)
+    return _finish(err, summary, stopped, time.perf_counter() - begin)
+
+
+def _finish(err: TextIO, summary: Summary, stopped: str | None, seconds: float) -> int:
+    """The throughput line, and the exit code."""
+    rate = summary.traces / seconds if seconds > 0 else 0.0
+    err.write(f"scored {summary.traces:,} traces in {seconds:.2f} s ({rate:,.0f} traces/s)\n")
+    if stopped is not None:
+        return _usage(err, f"the run stopped after {summary.traces:,} traces: {stopped}")
     return EXIT_OK if summary.ok else EXIT_FAILED
-
-
-def _throughput(err: TextIO, traces: int, seconds: float) -> None:
-    rate = traces / seconds if seconds > 0 else 0.0
-    err.write(f"scored {traces:,} traces in {seconds:.2f} s ({rate:,.0f} traces/s)\n")
 
 
 def _usage(err: TextIO, message: str) -> int:

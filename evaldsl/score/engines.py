@@ -130,40 +130,51 @@ class PoolEngine:
         self.pool = self._new_pool()
         self.futures: dict[Future[list[TraceRecord]], Batch] = {}
         self.attempts: dict[int, int] = {}
+        self.given_up: list[tuple[Batch, Outcome]] = []
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("forkserver"))
+        methods = multiprocessing.get_all_start_methods()
+        method = "forkserver" if "forkserver" in methods else "spawn"  # spawn: Windows
+        return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context(method))
 
     def submit(self, batch: Batch) -> None:
         self.attempts[batch.number] = self.attempts.get(batch.number, 0) + 1
-        self.futures[self.pool.submit(score_batch, self.spec, batch.items)] = batch
+        try:
+            self.futures[self.pool.submit(score_batch, self.spec, batch.items)] = batch
+        except BrokenProcessPool:  # a worker died since the last look: this one never left
+            self.attempts[batch.number] -= 1
+            self._restart([batch])
+
+    def _restart(self, unsent: list[Batch]) -> None:
+        """Every batch still out on a broken pool is lost with it: start a new pool and
+        send them again, or give up on those already sent MAX_ATTEMPTS times."""
+        lost = sorted([*self.futures.values(), *unsent])
+        self.futures.clear()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool = self._new_pool()
+        for batch in lost:
+            if self.attempts.get(batch.number, 0) < MAX_ATTEMPTS:
+                self.submit(batch)
+            else:
+                reason = f"a worker process died {MAX_ATTEMPTS} times while scoring this batch"
+                self.given_up.append((batch, BrokenProcessPool(reason)))
 
     def completed(self) -> list[tuple[Batch, Outcome]]:
-        finished, _ = wait(self.futures, return_when=FIRST_COMPLETED)
         results: list[tuple[Batch, Outcome]] = []
-        broken = False
-        for future in finished:
-            error = future.exception()
-            if isinstance(error, BrokenProcessPool):
-                broken = True
-            else:
-                batch = self.futures.pop(future)
-                results.append((batch, error if error is not None else future.result()))
-        if broken:
-            # Every batch still out on a broken pool is lost with it: start a new pool
-            # and send them again, or give up on those tried MAX_ATTEMPTS times.
-            lost = sorted(self.futures.values())
-            self.futures.clear()
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = self._new_pool()
-            for batch in lost:
-                if self.attempts[batch.number] < MAX_ATTEMPTS:
-                    self.submit(batch)
+        if not self.given_up:
+            finished, _ = wait(self.futures, return_when=FIRST_COMPLETED)
+            broken = False
+            for future in finished:
+                error = future.exception()
+                if isinstance(error, BrokenProcessPool):
+                    broken = True
                 else:
-                    error = BrokenProcessPool(
-                        f"a worker process died {MAX_ATTEMPTS} times while scoring this batch"
-                    )
-                    results.append((batch, error))
+                    batch = self.futures.pop(future)
+                    results.append((batch, error if error is not None else future.result()))
+            if broken:
+                self._restart([])
+        results += self.given_up
+        self.given_up = []
         for batch, _ in results:
             self.attempts.pop(batch.number, None)
         return results
