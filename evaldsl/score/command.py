@@ -136,7 +136,7 @@ def _on_dask(
         return _usage(err, str(exc))
     try:
         client, cluster, seconds = on_dask.started(args.dask)
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
         return _usage(err, f"cannot reach the Dask scheduler at {args.dask}: {exc}")
     try:
         workers = on_dask.worker_count(client)
