@@ -158,6 +158,23 @@ def peak_mib() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
+def alive_children_cpu() -> float:
+    """CPU seconds of this process's children still running, and of the children they
+    reaped (a process pool's forkserver outlives the pool; its workers do not)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():  # fields[1] is the parent's pid
+            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return total / tick
+
+
 def child_score(engine: str, count: int, program: str) -> dict[str, Any]:
     """The command on `count` traces with one engine, its output thrown away."""
     from evaldsl.cli import main
@@ -174,6 +191,7 @@ def child_score(engine: str, count: int, program: str) -> dict[str, Any]:
         code = main(args)
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     text = err.getvalue()
     scored = re.search(r"scored ([\d,]+) traces in ([\d.]+) s", text)
     if code not in (0, 1) or scored is None:
@@ -185,6 +203,9 @@ def child_score(engine: str, count: int, program: str) -> dict[str, Any]:
         "startup": float(started.group(1)) if started else None,
         "peak_mib": peak_mib(),
         "parent_cpu": cpu,  # this process only: with local:2, the scheduler is in it too
+        # CPU of this process and every process under it (pool workers, Dask workers):
+        # unlike wall time, it hardly moves with the machine's load.
+        "tree_cpu": cpu + children.ru_utime + children.ru_stime + alive_children_cpu(),
     }
 
 
@@ -289,19 +310,36 @@ def report(
         print(f"  {name:15} {rate(engine):8,.0f} traces/s  {ratio:.2f}x serial{verdict}")
     startup = results["dask", count]["startup"]
     print(f"  LocalCluster(2) start-up: {startup:.2f} s (not in the figures above)")
+    print("CPU per trace, all processes, past start-up (the N/10 and N runs' difference):")
+    cpu = {engine: marginal(results, engine, "tree_cpu", small, count) for engine in names}
+    for engine, name in names.items():
+        print(
+            f"  {name:15} {cpu[engine] * 1e6:6.0f} µs  {cpu[engine] / cpu['serial']:.2f}x serial"
+            + (
+                ""
+                if engine == "serial"
+                else f"; on 2 idle cores at most {2 * cpu['serial'] / cpu[engine]:.2f}x serial"
+            )
+        )
     print(f"parent peak memory, {small:,} -> {count:,} traces:")
     for engine, name in names.items():
         a, b = results[engine, small]["peak_mib"], results[engine, count]["peak_mib"]
         print(f"  {name:15} {a:6.1f} MiB -> {b:6.1f} MiB  ({b - a:+.1f} MiB)")
     task = overhead["task_seconds"]
     per_trace = 1 / serial
-    # The parent's CPU per trace past start-up: the difference between the two runs.
-    big, little = results["dask", count], results["dask", small]
-    client = (big["parent_cpu"] - little["parent_cpu"]) / (big["traces"] - little["traces"])
+    client = marginal(results, "dask", "parent_cpu", small, count)
     print(f"serial cost per trace: {per_trace * 1e6:.0f} µs")
     print(f"Dask overhead per task (LocalCluster(2), empty batches): {task * 1000:.2f} ms")
     print(f"client + scheduler CPU per trace (--dask local:2 run): {client * 1e6:.1f} µs")
     project(per_trace, task, client)
+
+
+def marginal(
+    results: dict[tuple[str, int], dict[str, Any]], engine: str, key: str, small: int, count: int
+) -> float:
+    """A cost per trace past start-up: the difference between the N and N/10 runs."""
+    big, little = results[engine, count], results[engine, small]
+    return float((big[key] - little[key]) / (big["traces"] - little["traces"]))
 
 
 def project(per_trace: float, task: float, client: float) -> None:
@@ -321,3 +359,7 @@ def project(per_trace: float, task: float, client: float) -> None:
             f"{scheduling / 3600:.2f} h, one client collecting {collecting / 3600:.2f} h "
             f"-> about {pace / 3600:.1f} h"
         )
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,8 @@ Workers receive the program's text and compile it once each (`scoring.compiled`)
 pickled closure. Paths are read by the workers: every worker must see them (a shared file
 system; a relative path is relative to the worker's working folder).
 
-    import dask.bag as db
+    import dask
+import dask.bag as db
     import evaldsl, evaldsl.dask
 
     program = evaldsl.compile(open("checks.eval").read(), path="checks.eval")
@@ -27,11 +28,13 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import time
 import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import dask
 import dask.bag as db
 from dask.delayed import Delayed
 from distributed import Client, Future, LocalCluster, as_completed
@@ -127,13 +130,16 @@ def merge_summaries(parts: Iterable[Summary]) -> Summary:
 
 def connect(address: str) -> tuple[Client, LocalCluster | None]:
     """A client for `--dask ADDRESS` (a scheduler address) or `--dask local[:N]` (a
-    `LocalCluster` of N single-threaded worker processes, one per core by default,
-    started here and closed with the client)."""
+    `LocalCluster` of N single-threaded worker processes, one per core by default, without
+    dashboard or profiler, started here and closed with the client)."""
     if address == "local" or address.startswith("local:"):
         workers = parse_local(address) or os.cpu_count() or 1
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+        # The workers' statistical profiler samples every task's stack 100 times a second
+        # for a dashboard this cluster does not serve: ~10% of the CPU of scoring, measured.
+        with dask.config.set({"distributed.worker.profile.enabled": False}):
+            cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
         return Client(cluster), cluster
     return Client(address), None
 
@@ -175,7 +181,8 @@ class ClusterEngine:
         # A key of our own per batch: the scheduler knows each task by it, and a
         # retried task keeps it.
         key = f"evaldsl-score-{self.token}-{batch.number}"
-        future = self.client.submit(score_batch, self.spec, batch.items, key=key)
+        packed = pickle.dumps(batch.items, protocol=pickle.HIGHEST_PROTOCOL)
+        future = self.client.submit(score_packed, self.spec, packed, key=key)
         self.batches[key] = batch
         self.results.add(future)
 
@@ -198,10 +205,19 @@ class ClusterEngine:
         return max(WINDOW_PER_WORKER, WINDOW_PER_WORKER * threads)
 
 
+def score_packed(spec: ProgramSpec, packed: bytes) -> bytes:
+    """The command's task: a batch of items in, its records out, each pickled into one
+    `bytes` value. Dask walks lists and tuples it is given, looking for futures (a
+    thousand items and records per task made the client spend more per trace than the
+    scoring did); bytes it only moves."""
+    records = score_batch(spec, pickle.loads(packed))
+    return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def outcome(future: Future[Any], result: Any) -> Outcome:
     """A finished task's records, or the exception it ended with."""
     if future.status == "finished":
-        records: list[TraceRecord] = result
+        records: list[TraceRecord] = pickle.loads(result)
         return records
     if isinstance(result, BaseException):
         return result
