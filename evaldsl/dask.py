@@ -131,7 +131,13 @@ def merge_summaries(parts: Iterable[Summary]) -> Summary:
 def connect(address: str) -> tuple[Client, LocalCluster | None]:
     """A client for `--dask ADDRESS` (a scheduler address) or `--dask local[:N]` (a
     `LocalCluster` of N single-threaded worker processes, one per core by default, without
-    dashboard or profiler, started here and closed with the client)."""
+    dashboard or profiler, started here and closed with the client). Sets this process's
+    `distributed.admin.low-level-log-length` to 0, so its memory stays flat."""
+    # Each connection keeps its last 1,000 messages under 1 MB for debugging, and a
+    # task's message carries its batch: ~100 MB per connection, growing with the run until
+    # the log is full. This process keeps none (the client's, and a LocalCluster's
+    # scheduler's, which runs here).
+    dask.config.set({"distributed.admin.low-level-log-length": 0})
     if address == "local" or address.startswith("local:"):
         workers = parse_local(address) or os.cpu_count() or 1
         # The workers' statistical profiler samples every task's stack 100 times a second
