@@ -326,12 +326,12 @@ def report(
         a, b = results[engine, small]["peak_mib"], results[engine, count]["peak_mib"]
         print(f"  {name:15} {a:6.1f} MiB -> {b:6.1f} MiB  ({b - a:+.1f} MiB)")
     task = overhead["task_seconds"]
-    per_trace = 1 / serial
     client = marginal(results, "dask", "parent_cpu", small, count)
-    print(f"serial cost per trace: {per_trace * 1e6:.0f} µs")
+    worker = cpu["dask"] - client
     print(f"Dask overhead per task (LocalCluster(2), empty batches): {task * 1000:.2f} ms")
-    print(f"client + scheduler CPU per trace (--dask local:2 run): {client * 1e6:.1f} µs")
-    project(per_trace, task, client)
+    print(f"--dask local:2 CPU per trace: workers {worker * 1e6:.0f} µs, ", end="")
+    print(f"client + scheduler {client * 1e6:.1f} µs")
+    project(worker, task, client)
 
 
 def marginal(
@@ -343,7 +343,8 @@ def marginal(
 
 
 def project(per_trace: float, task: float, client: float) -> None:
-    """10 nodes, 10^8 traces, from the measured costs (README: "At scale"). The three
+    """10 nodes, 10^8 traces, from the measured costs (README: "At scale"): a Dask
+    worker's CPU per trace, the cost of a task, the client's CPU per trace. The three
     stages run at the same time, so the slowest one sets the pace."""
     traces, batch = 10**8, 1000
     tasks = traces // batch
