@@ -313,8 +313,10 @@ def report(
     print("CPU per trace, all processes, past start-up (the N/10 and N runs' difference):")
     cpu = {engine: marginal(results, engine, "tree_cpu", small, count) for engine in names}
     for engine, name in names.items():
+        parent = marginal(results, engine, "parent_cpu", small, count)
         print(
-            f"  {name:15} {cpu[engine] * 1e6:6.0f} µs  {cpu[engine] / cpu['serial']:.2f}x serial"
+            f"  {name:15} {cpu[engine] * 1e6:6.0f} µs (parent {parent * 1e6:5.1f} µs)  "
+            f"{cpu[engine] / cpu['serial']:.2f}x serial"
             + (
                 ""
                 if engine == "serial"
