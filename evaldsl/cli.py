@@ -91,7 +91,12 @@ def _parser() -> argparse.ArgumentParser:
         help="apply one program to many traces (files, folders, globs, - for JSONL on stdin)",
     )
     score.add_argument("program", metavar="PROGRAM", help="a .eval file without `case` lines")
-    score.add_argument("traces", nargs="+", metavar="TRACES")
+    score.add_argument(
+        "traces",
+        nargs="+",
+        metavar="TRACES",
+        help="files, folders, quoted globs, or - for one trace per line on standard input",
+    )
     score.add_argument("--format", default="text", choices=["text", "json", "jsonl"])
     score.add_argument(
         "-j", "--jobs", type=int, default=1, metavar="N", help="score in N processes"
