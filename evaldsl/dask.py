@@ -150,6 +150,18 @@ def connect(address: str) -> tuple[Client, LocalCluster | None]:
     return Client(address), None
 
 
+def prepare(client: Client, spec: ProgramSpec) -> None:
+    """Compile the program on every worker now, imports included, so the first batches do
+    not carry that cost and a worker that cannot compile it is found before any trace is
+    sent (a worker that joins later compiles on its first batch)."""
+    client.run(compile_here, spec)
+
+
+def compile_here(spec: ProgramSpec) -> None:
+    """Compile a spec in this process, keeping it for the batches to come."""
+    compiled(spec)
+
+
 def worker_count(client: Client) -> int:
     """How many workers the client's cluster has now."""
     workers: dict[str, int] = client.nthreads()

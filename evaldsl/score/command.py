@@ -139,9 +139,17 @@ def _on_dask(
     except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
         return _usage(err, f"cannot reach the Dask scheduler at {args.dask}: {exc}")
     try:
+        begin = time.perf_counter()
+        try:
+            on_dask.prepare(client, spec)
+        except Exception as exc:  # a worker without evaldsl, or another version of it
+            return _usage(err, f"the Dask workers cannot compile the program: {exc}")
+        seconds += time.perf_counter() - begin
         workers = on_dask.worker_count(client)
         what = "LocalCluster started" if cluster is not None else f"connected to {args.dask}"
-        err.write(f"dask: {what} with {workers} workers in {seconds:.2f} s\n")
+        err.write(
+            f"dask: {what} with {workers} workers in {seconds:.2f} s (program compiled on each)\n"
+        )
         begin = time.perf_counter()
         batch = args.batch_size or on_dask.CLUSTER_BATCH
         records = on_dask.score_on_cluster(client, spec, work, batch_size=batch)
