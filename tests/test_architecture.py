@@ -35,8 +35,10 @@ LAYERS: dict[str, int] = {
     "evaldsl.runner": 5,
     "evaldsl.reports": 6,
     "evaldsl.mutation": 6,
+    "evaldsl.score": 6,
     "evaldsl.expectation": 7,
     "evaldsl.history": 7,
+    "evaldsl.dask": 7,
     "evaldsl.tools": 8,
     "evaldsl": 9,  # the package itself: the public API
 }

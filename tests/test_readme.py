@@ -3,7 +3,10 @@ YAML suites load, shell commands exit as the README says, and shown output is re
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,6 +76,21 @@ def test_shell_commands_exit_as_documented(command: str, code: int) -> None:
 
 
 def test_shown_output_is_real() -> None:
+    # The score examples: the traces in the order a shell expands `traces/*.json`, and
+    # the exported JSONL piped in on standard input.
+    production = ROOT / "examples-production"
+    traces = sorted(str(p.relative_to(ROOT)) for p in (production / "traces").glob("*.json"))
+    command = ["score", "examples-production/checks.eval", "-", "--format", "jsonl"]
+    piped = subprocess.run(
+        [sys.executable, "-m", "evaldsl.tools.cli", *command],
+        input=(production / "exported.jsonl").read_text(),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+        check=False,
+    )
     real = (
         evaldsl("run", "examples-failing/failures.eval").stdout
         + evaldsl("check", "examples-failing/mistakes.eval").stdout
@@ -81,6 +99,8 @@ def test_shown_output_is_real() -> None:
             "diff", "examples-failing/diff/before.json", "examples-failing/diff/after.json"
         ).stdout
         + evaldsl("mutate", "examples/research/research.eval").stdout
+        + evaldsl("score", "examples-production/checks.eval", *traces).stdout
+        + piped.stdout
     )
     squeeze = re.compile(r"[ \t]+")
     real = squeeze.sub(" ", real)

@@ -291,6 +291,17 @@ def candidates(items: Items) -> list[tuple[str, str]]:
     return found
 
 
+def read_document(value: Any, path: str) -> Run:
+    """The run a JSON document already in memory holds, its format detected by the same
+    signatures as a file's (`path` names it in messages); a `RunError` when it matches no
+    format, or several.
+
+    >>> read_document({"choices": [{"message": {"content": "hi"}}]}, "<line 1>").format
+    'openai'
+    """
+    return _from_items(Items(path, [value]), True, None)
+
+
 def _from_items(items: Items, done: bool, sample: str | None) -> Run:
     found = candidates(items)
     name = items.path.rsplit("/", 1)[-1]

@@ -10,6 +10,7 @@ unreadable input, 130 when Ctrl-C stopped it.
     evaldsl history [PATH...] [--format text|json] [--last N] [--history DB]
     evaldsl diff [A] [B] [--format text|json|markdown] [--fail-on-regression] [--history DB]
     evaldsl mutate PATH... [--seed N] [--max-mutants N] [--format text|json] [--fail-under S]
+    evaldsl score PROGRAM TRACES... [--format text|json|jsonl] [-j N | --dask ADDRESS|local[:N]]
     evaldsl convert PATH
     evaldsl fmt PATH... [--check] [--diff]
     evaldsl inspect TRACE [--as FORMAT] [--format text|json]
@@ -102,6 +103,33 @@ def _parser() -> argparse.ArgumentParser:
         "--format", default="full", choices=["full", "concise", "json", "github", "sarif"]
     )
     _judge_options(check)
+
+    score = sub.add_parser(
+        "score",
+        help="apply one program to many traces (files, folders, globs, - for JSONL on stdin)",
+    )
+    score.add_argument("program", metavar="PROGRAM", help="a .eval file without `case` lines")
+    score.add_argument(
+        "traces",
+        nargs="+",
+        metavar="TRACES",
+        help="files, folders, quoted globs, or - for one trace per line on standard input",
+    )
+    score.add_argument("--format", default="text", choices=["text", "json", "jsonl"])
+    score.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="score in N processes"
+    )
+    score.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="score on the Dask cluster at ADDRESS, or on a LocalCluster of N workers "
+        "started for the run with local[:N] (needs evaldsl[dask])",
+    )
+    score.add_argument("--batch-size", type=int, metavar="N", help="traces per task")
+    score.add_argument(
+        "--samples", type=int, default=3, metavar="K", help="failing traces shown per assertion"
+    )
+    _judge_options(score)
 
     convert = sub.add_parser(
         "convert", help="print a YAML or JSON suite as an equivalent .eval file"
@@ -233,6 +261,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_run(args, sys.stdout)
         if args.command == "check":
             return cmd_check(args, sys.stdout)
+        if args.command == "score":
+            from evaldsl.score.command import score_command
+
+            return score_command(args, sys.stdout, sys.stderr)
         if args.command == "convert":
             return cmd_convert(args, sys.stdout)
         if args.command in ("history", "diff", "mutate"):

@@ -1,0 +1,173 @@
+"""`evaldsl score PROGRAM TRACES...`: one program over many traces, streamed.
+
+Takes the parsed command-line arguments and gives an exit code: 0 when every trace was
+read and passed, 1 when a trace failed or could not be read, 2 for bad usage (a program
+with errors or several cases, a path that does not exist, no traces at all, an
+unreachable Dask scheduler, `--dask` without dask installed, an engine that stopped: the
+output is then closed with the summary of what was scored). Records go to standard
+output in the chosen format as they come; diagnostics, the cluster's start-up and the
+throughput go to standard error, so standard output stays data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+from evaldsl.language.diagnostics import EvalDslError, render
+from evaldsl.score.engines import LOCAL_BATCH, score_items
+from evaldsl.score.output import writer
+from evaldsl.score.scoring import (
+    ProgramShapeError,
+    ProgramSpec,
+    TraceRecord,
+    compiled_program,
+    the_case,
+)
+from evaldsl.score.sources import STDIN, Item, items, missing_paths
+from evaldsl.score.summary import Summary
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+FLUSH_SECONDS = 1.0
+
+DASK_MISSING = "--dask needs dask and distributed: pip install 'evaldsl[dask]'"
+
+
+def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run `evaldsl score` (see the module doc for the exit codes)."""
+    problem = _usage_problem(args)
+    if problem is not None:
+        return _usage(err, problem)
+    try:
+        text = Path(args.program).read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        return _usage(err, f"cannot read {args.program}: {exc.strerror}")
+    except UnicodeDecodeError:
+        return _usage(err, f"{args.program} is not UTF-8 text")
+    spec = ProgramSpec(text, args.program, args.judge, args.judge_cache)
+    try:
+        program = compiled_program(spec)
+    except EvalDslError as exc:
+        err.write(render(exc.diagnostics) + "\n")
+        return EXIT_USAGE
+    except ProgramShapeError as exc:
+        return _usage(err, f"{args.program}: {exc}")
+    if program.warnings:
+        err.write(render(program.warnings) + "\n")
+    missing = missing_paths(args.traces)
+    if missing:
+        return _usage(err, "no such file or folder: " + ", ".join(missing))
+    stream = items(args.traces)
+    first = next(stream, None)
+    if first is None:
+        return _usage(err, "no traces found in " + " ".join(args.traces))
+    work = itertools.chain([first], stream)
+
+    summary = Summary.of(program, args.samples)
+    texts = [a.text for a in the_case(program).assertions]
+    if args.dask is not None:
+        return _on_dask(args, spec, work, summary, texts, out, err)
+    begin = time.perf_counter()
+    batch = args.batch_size or LOCAL_BATCH
+    records = score_items(spec, work, jobs=args.jobs, batch_size=batch)
+    stopped = _write(records, summary, args, texts, out)
+    return _finish(err, summary, stopped, time.perf_counter() - begin)
+
+
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    if args.jobs < 1:
+        return "-j takes a number of processes ≥ 1"
+    if args.dask is not None and args.jobs > 1:
+        return "-j and --dask do not go together: the cluster's workers are the processes"
+    if args.batch_size is not None and args.batch_size < 1:
+        return "--batch-size takes a number of traces ≥ 1"
+    if args.samples < 0:
+        return "--samples takes a number ≥ 0"
+    if args.traces.count(STDIN) > 1:
+        return "standard input (-) can be read once"
+    return None
+
+
+def _write(
+    records: Iterator[TraceRecord],
+    summary: Summary,
+    args: argparse.Namespace,
+    texts: list[str],
+    out: TextIO,
+) -> str | None:
+    """Write every record and the summary; the reason the engine stopped, if it did."""
+    w = writer(args.format, out, args.program, texts)
+    flushed = time.monotonic()
+    stopped = None
+    try:
+        for rec in records:
+            w.trace(rec)
+            summary.add(rec)
+            if summary.traces % 256 == 0 and time.monotonic() - flushed > FLUSH_SECONDS:
+                out.flush()  # a reader at the end of a pipe sees records as they come
+                flushed = time.monotonic()
+    except Exception as exc:  # a lost scheduler, a pool that cannot start: say so below
+        stopped = f"{type(exc).__name__}: {exc}"
+    w.finish(summary)  # the output is whole either way, with what was scored
+    return stopped
+
+
+def _on_dask(
+    args: argparse.Namespace,
+    spec: ProgramSpec,
+    work: Iterator[Item],
+    summary: Summary,
+    texts: list[str],
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    try:
+        from evaldsl.score import cluster as on_dask
+    except ImportError:
+        return _usage(err, DASK_MISSING)
+    try:
+        on_dask.parse_local(args.dask)
+    except ValueError as exc:
+        return _usage(err, str(exc))
+    try:
+        client, cluster, seconds = on_dask.started(args.dask)
+    except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
+        return _usage(err, f"cannot reach the Dask scheduler at {args.dask}: {exc}")
+    try:
+        begin = time.perf_counter()
+        try:
+            on_dask.prepare(client, spec)
+        except Exception as exc:  # a worker without evaldsl, or another version of it
+            return _usage(err, f"the Dask workers cannot compile the program: {exc}")
+        seconds += time.perf_counter() - begin
+        workers = on_dask.worker_count(client)
+        what = "LocalCluster started" if cluster is not None else f"connected to {args.dask}"
+        err.write(
+            f"dask: {what} with {workers} workers in {seconds:.2f} s (program compiled on each)\n"
+        )
+        begin = time.perf_counter()
+        batch = args.batch_size or on_dask.CLUSTER_BATCH
+        records = on_dask.score_on_cluster(client, spec, work, batch_size=batch)
+        stopped = _write(records, summary, args, texts, out)
+    finally:
+        on_dask.close(client, cluster)
+    return _finish(err, summary, stopped, time.perf_counter() - begin)
+
+
+def _finish(err: TextIO, summary: Summary, stopped: str | None, seconds: float) -> int:
+    """The throughput line, and the exit code."""
+    rate = summary.traces / seconds if seconds > 0 else 0.0
+    err.write(f"scored {summary.traces:,} traces in {seconds:.2f} s ({rate:,.0f} traces/s)\n")
+    if stopped is not None:
+        return _usage(err, f"the run stopped after {summary.traces:,} traces: {stopped}")
+    return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+def _usage(err: TextIO, message: str) -> int:
+    err.write(f"evaldsl: error: {message}\n")
+    return EXIT_USAGE

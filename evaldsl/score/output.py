@@ -1,0 +1,94 @@
+"""What `evaldsl score` prints, as records come: text, one JSON document, or JSON lines.
+
+Takes `TraceRecord`s one at a time and the `Summary` at the end, and writes to a text
+stream as it goes (nothing is held back but the summary's counters):
+
+- `jsonl`: one line per trace, `{"trace", "id", "passed", "score", "statuses", "failures",
+  "error"}`, then a last line `{"summary": {…}}`;
+- `json`: one document `{"program", "assertions", "traces": [one per trace], "summary"}`,
+  written while the traces are scored;
+- `text`: a block per trace that failed or could not be read (passing traces are counted,
+  not shown), then the summary.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, TextIO
+
+import orjson
+
+from evaldsl.score.scoring import TraceRecord
+from evaldsl.score.summary import Summary
+
+Format = Literal["text", "json", "jsonl"]
+FORMATS: tuple[Format, ...] = ("text", "json", "jsonl")
+
+
+class Writer(Protocol):
+    def trace(self, rec: TraceRecord) -> None: ...
+
+    def finish(self, summary: Summary) -> None: ...
+
+
+def dumps(value: object) -> str:
+    """Compact JSON text of a record (keys in the record's order)."""
+    return orjson.dumps(value).decode()
+
+
+class JsonLines:
+    """`--format jsonl`."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def trace(self, rec: TraceRecord) -> None:
+        self.out.write(dumps(rec) + "\n")
+
+    def finish(self, summary: Summary) -> None:
+        self.out.write(dumps({"summary": summary.to_json()}) + "\n")
+
+
+class JsonDocument:
+    """`--format json`: the document is opened before the first trace and closed after
+    the summary, so it is whole once the command ends and never held in memory."""
+
+    def __init__(self, out: TextIO, program: str, assertions: list[str]) -> None:
+        self.out = out
+        self.first = True
+        out.write(f'{{"program": {dumps(program)}, "assertions": {dumps(assertions)},\n')
+        out.write(' "traces": [')
+
+    def trace(self, rec: TraceRecord) -> None:
+        self.out.write(("\n  " if self.first else ",\n  ") + dumps(rec))
+        self.first = False
+
+    def finish(self, summary: Summary) -> None:
+        self.out.write(("" if self.first else "\n ") + "],\n")
+        self.out.write(f' "summary": {dumps(summary.to_json())}}}\n')
+
+
+class Text:
+    """`--format text`: failing and unreadable traces, then the summary."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def trace(self, rec: TraceRecord) -> None:
+        if rec["error"] is not None:
+            self.out.write(f"ERROR {rec['trace']}\n  {rec['error']}\n")
+        elif not rec["passed"]:
+            self.out.write(f"FAIL {rec['trace']}  score {rec['score']:.2f}\n")
+            for f in rec["failures"]:
+                self.out.write(f"  {f['status']}: {f['assertion']}: {f['message']}\n")
+
+    def finish(self, summary: Summary) -> None:
+        self.out.write(summary.render() + "\n")
+
+
+def writer(fmt: Format, out: TextIO, program: str, assertions: list[str]) -> Writer:
+    """The writer of a format."""
+    if fmt == "jsonl":
+        return JsonLines(out)
+    if fmt == "json":
+        return JsonDocument(out, program, assertions)
+    return Text(out)

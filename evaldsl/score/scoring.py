@@ -1,0 +1,221 @@
+"""Score one trace, or a batch of them, against a program: the work every engine shares.
+
+Takes a `ProgramSpec` (the program's text and path, and the judge settings: plain strings,
+so a worker process or a Dask worker receives data, never a pickled closure) and `Item`s
+from `sources`, and gives one `TraceRecord` per trace: a JSON-ready dict, the line
+`evaldsl score --format jsonl` prints. Each process compiles a spec once (`compiled`) and
+keeps it for the batches that follow.
+
+A trace that cannot be read, or whose checking breaks in a way nobody foresaw, is a record
+with its `error` and every assertion in error: one bad trace never stops the others.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any, TypedDict
+
+import attrs
+import orjson
+
+from evaldsl.api import CompiledCase, Program, Result, compile
+from evaldsl.compile.evaluate import crashed
+from evaldsl.judge.plan import judge_from_options
+from evaldsl.language.verdicts import Status
+from evaldsl.runs.detect import coerce_run, read_document
+from evaldsl.runs.model import Run, RunError, describe
+from evaldsl.score.sources import Item
+
+
+class Failure(TypedDict):
+    """An assertion that failed or errored on one trace."""
+
+    index: int  # 0-based position of the assertion in the program
+    assertion: str
+    status: Status
+    message: str
+
+
+class TraceRecord(TypedDict):
+    """One trace's outcome; the shape of a `--format jsonl` line."""
+
+    trace: str  # the path, or `<stdin>:LINE`
+    id: str | int | None  # a standard-input trace's own `trace_id`/`traceId`/`id`
+    passed: bool
+    score: float
+    statuses: list[Status]  # one per assertion, in source order
+    failures: list[Failure]  # the failed and errored assertions, with their messages
+    error: str | None  # why the trace could not be read
+
+
+@attrs.frozen
+class ProgramSpec:
+    """What a worker needs to compile the program itself: text, path, judge settings."""
+
+    text: str
+    path: str = "<string>"
+    judge: str | None = None  # `--judge` mode: live, frozen, off (None: live)
+    judge_cache: str | None = None
+
+    def compile(self) -> Program:
+        """Compile the program (raises `EvalDslError` with every diagnostic)."""
+        judge = judge_from_options(self.judge, self.judge_cache)
+        return compile(self.text, path=self.path, judge=judge)
+
+
+class ProgramShapeError(ValueError):
+    """A program `score` cannot apply: it has several cases."""
+
+
+def the_case(program: Program) -> CompiledCase:
+    """The one case a scoring program applies (a file without `case` lines, or one case)."""
+    if len(program.cases) != 1:
+        names = ", ".join(repr(c.name) for c in program.cases)
+        raise ProgramShapeError(
+            f"score applies one program to every trace, and this one has "
+            f"{len(program.cases)} cases ({names}): keep the header and the assertions, "
+            "without `case` lines"
+        )
+    return program.cases[0]
+
+
+_COMPILED: dict[ProgramSpec, Program] = {}
+_COMPILE_LOCK = threading.Lock()
+_KEEP = 8  # programs a long-lived (Dask) worker keeps compiled
+
+
+def compiled_program(spec: ProgramSpec) -> Program:
+    """The spec compiled once per process (a lock: Dask workers have threads)."""
+    program = _COMPILED.get(spec)
+    if program is not None:
+        return program
+    with _COMPILE_LOCK:
+        program = _COMPILED.get(spec)
+        if program is None:
+            if len(_COMPILED) >= _KEEP:
+                _COMPILED.clear()
+            program = _COMPILED[spec] = spec.compile()
+            the_case(program)  # a program score cannot apply fails here, once
+    return program
+
+
+def compiled(spec: ProgramSpec) -> CompiledCase:
+    """The spec's one case, compiled once per process."""
+    return the_case(compiled_program(spec))
+
+
+def score_batch(spec: ProgramSpec, items: Iterable[Item]) -> list[TraceRecord]:
+    """Score a batch of traces in this process: the task every engine sends out."""
+    case = compiled(spec)
+    return [score_item(case, item) for item in items]
+
+
+def score_item(case: CompiledCase, item: Item) -> TraceRecord:
+    """Score one trace; never raises."""
+    trace_id: str | int | None = None
+    try:
+        if item.problem is not None:
+            result = crashed(case.assertions, item.problem)
+        elif item.line is None:
+            result = case.check(item.key)
+        else:
+            value = decode_line(item.line, item.lineno)
+            trace_id = line_id(value)
+            result = case.check(run_from_line(value, item.lineno))
+    except RunError as err:
+        result = crashed(case.assertions, str(err))
+    except Exception as err:  # an adapter bug must cost one trace, not the run
+        result = crashed(
+            case.assertions, f"{item.key}: internal error: {type(err).__name__}: {err}"
+        )
+    return record(item.key, trace_id, case, result)
+
+
+def record(key: str, trace_id: str | int | None, case: CompiledCase, result: Result) -> TraceRecord:
+    """The JSON-ready record of one trace's result."""
+    failures: list[Failure] = []
+    if result.error is None:
+        for index, (assertion, verdict) in enumerate(
+            zip(case.assertions, result.verdicts, strict=True)
+        ):
+            if verdict.status in ("fail", "error"):
+                failures.append(
+                    Failure(
+                        index=index,
+                        assertion=assertion.text,
+                        status=verdict.status,
+                        message=verdict.message,
+                    )
+                )
+    return TraceRecord(
+        trace=key,
+        id=trace_id,
+        passed=result.passed,
+        score=result.score,
+        statuses=result.statuses,
+        failures=failures,
+        error=result.error,
+    )
+
+
+# --- standard input: one trace per line ------------------------------------------------------
+
+_LINE_HINT = (
+    "each line holds one trace: a JSON array of events, an object with an `events` (or "
+    "`trace`) array, a workflow state, an OTLP JSON trace (`resourceSpans`), or an OpenAI "
+    "chat completion or Anthropic message body"
+)
+
+
+def decode_line(line: bytes, lineno: int) -> Any:
+    """The JSON value of one standard-input line, or a `RunError` at its line and column."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise RunError(
+            f"invalid JSON: {exc.msg}", path="<stdin>", line=lineno, column=exc.colno
+        ) from None
+
+
+def run_from_line(value: Any, lineno: int) -> Run:
+    """The run one line of standard input holds.
+
+    An object is read as a file holding it would be: its format detected by signature
+    (`load_run`'s detection: an event list, a workflow state, an OTLP trace, an OpenAI or
+    Anthropic body, an Inspect AI log, …); an array is an event list, as the API's own
+    coercion takes it. Anything else is an error, not a run made of nothing (a string is
+    not taken as a path here).
+    """
+    where = f"<stdin>:{lineno}"
+    try:
+        if isinstance(value, dict):
+            return read_document(value, where)
+        if isinstance(value, list):
+            run = coerce_run(value)
+            if run.kind != "value":
+                return run
+    except RunError as err:
+        # Adapters name values by their container at line 1: the line of the input says more.
+        raise RunError(err.message, path="<stdin>", line=lineno, hint=err.hint) from None
+    shown = describe(value)
+    if isinstance(value, dict):
+        keys = ", ".join(list(value)[:6])
+        shown += f" with keys {keys}" if keys else " with no keys"
+    raise RunError(
+        f"cannot tell what kind of trace this line holds ({shown})",
+        path="<stdin>",
+        line=lineno,
+        hint=_LINE_HINT,
+    )
+
+
+def line_id(value: Any) -> str | int | None:
+    """A trace's own id, when its line is an object that has one."""
+    if not isinstance(value, dict):
+        return None
+    for key in ("trace_id", "traceId", "id"):
+        found = value.get(key)
+        if isinstance(found, str | int) and not isinstance(found, bool):
+            return found
+    return None

@@ -1,0 +1,113 @@
+"""Where `evaldsl score` finds its traces: files, folders, globs and standard input.
+
+Takes the TRACES arguments of the command and gives a lazy stream of `Item`s, each a trace
+to score: a file path, or one line of standard input (`-`) with its line number. Nothing is
+listed ahead: a folder of millions of files is walked as it is read, so memory does not grow
+with the number of traces.
+
+- a file is a trace, whatever its name;
+- a folder is walked recursively for files ending in `TRACE_EXTENSIONS`, skipping hidden
+  files and folders; entries come in the file system's own order (like `find`), not
+  sorted, since sorting a folder of millions of names means holding them all;
+- an argument with `*`, `?` or `[` is a glob (`**` crosses folders; quote it so the shell
+  leaves it alone): each match that is a file is a trace, each folder is walked;
+- `-` is standard input: one trace per non-blank line (see `scoring.run_from_line`).
+
+>>> [i.key for i in items(["tests/fixtures/traceplay/streaming/cassette.streaming.jsonl"])]
+['tests/fixtures/traceplay/streaming/cassette.streaming.jsonl']
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import BinaryIO, NamedTuple
+
+#: The file names a folder walk takes as traces (a file named on the command line is
+#: always read, whatever its name).
+TRACE_EXTENSIONS = (".json", ".jsonl", ".ndjson")
+
+STDIN = "-"
+GLOB_CHARACTERS = frozenset("*?[")
+
+
+class Item(NamedTuple):
+    """One trace to score: `key` names it in the output (a path, or `<stdin>:LINE`).
+
+    `line` holds the raw bytes of a standard-input line (and `lineno` its number); a file
+    has `line=None` and is read where it is scored. `problem` is why a path named by a
+    folder walk cannot be read at all (an unreadable folder).
+    """
+
+    key: str
+    line: bytes | None = None
+    lineno: int = 0
+    problem: str | None = None
+
+
+def is_glob(argument: str) -> bool:
+    """Whether an argument is a pattern rather than a path."""
+    return any(ch in GLOB_CHARACTERS for ch in argument)
+
+
+def missing_paths(arguments: Sequence[str]) -> list[str]:
+    """The arguments that are neither `-`, a glob, nor an existing file or folder."""
+    return [a for a in arguments if a != STDIN and not is_glob(a) and not os.path.exists(a)]
+
+
+def items(arguments: Iterable[str], stdin: BinaryIO | None = None) -> Iterator[Item]:
+    """Every trace the arguments name, in argument order, read lazily.
+
+    A glob that matches nothing yields nothing (the caller counts traces and says so
+    when there are none at all).
+    """
+    for argument in arguments:
+        if argument == STDIN:
+            yield from stdin_items(stdin if stdin is not None else sys.stdin.buffer)
+        elif is_glob(argument):
+            for match in glob.iglob(argument, recursive=True):
+                yield from path_items(match)
+        else:
+            yield from path_items(argument)
+
+
+def path_items(path: str) -> Iterator[Item]:
+    """A file is one trace; a folder gives the trace files under it."""
+    if os.path.isdir(path):
+        yield from walk(path)
+    else:
+        yield Item(path)
+
+
+def walk(folder: str) -> Iterator[Item]:
+    """Trace files under `folder`, depth first, hidden entries skipped, without a listing
+    held in memory beyond the folders still to visit."""
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = os.scandir(current)
+        except OSError as err:
+            # An unreadable folder is in the output with its reason, never silently missing.
+            reason = err.strerror or type(err).__name__
+            yield Item(current, problem=f'cannot read folder "{current}": {reason}')
+            continue
+        with entries:
+            subfolders = []
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    subfolders.append(entry.path)
+                elif entry.name.lower().endswith(TRACE_EXTENSIONS):
+                    yield Item(entry.path)
+        stack.extend(reversed(subfolders))
+
+
+def stdin_items(stream: BinaryIO) -> Iterator[Item]:
+    """One item per non-blank line of a byte stream, keyed `<stdin>:LINE`."""
+    for lineno, line in enumerate(stream, 1):
+        if line.strip():
+            yield Item(f"<stdin>:{lineno}", line, lineno)

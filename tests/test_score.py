@@ -1,0 +1,432 @@
+"""`evaldsl score`: traces found, read and scored one by one, in order, in N processes, with
+a bounded summary; the command as a subprocess with its formats and exit codes.
+(The Dask engine has its own module, `test_score_dask.py`.)"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+import evaldsl
+from evaldsl.score import ProgramSpec, Summary, items, score_items
+from evaldsl.score.engines import Batch, Outcome, batches, checked, in_order
+from evaldsl.score.scoring import TraceRecord, compiled, run_from_line, score_batch
+from evaldsl.score.sources import Item, missing_paths, walk
+from tests.clitools import run_evaldsl
+from tests.score_traces import PROGRAM, write_traces
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "runs"
+SPEC = ProgramSpec(PROGRAM, "checks.eval")
+TWO_CASES = 'case "a"\n  cassette "a.jsonl"\n  steps < 3\ncase "b"\n  cassette "b.jsonl"\n'
+SEARCH = b'[{"type": "tool.call", "name": "search"}]'
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("traces")
+    write_traces(folder, 600)
+    return folder
+
+
+def serial(folder: Path) -> list[TraceRecord]:
+    return list(score_items(SPEC, items([str(folder)])))
+
+
+# --- finding traces ----------------------------------------------------------------------------
+
+
+def test_folders_are_walked_for_trace_files_skipping_hidden_ones(tmp_path: Path) -> None:
+    for name in ["a.json", "b.jsonl", "c.ndjson", "notes.txt", ".hidden.json", "sub/d.json"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("[]")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "e.json").write_text("[]")
+    found = sorted(Path(i.key).relative_to(tmp_path).as_posix() for i in items([str(tmp_path)]))
+    assert found == ["a.json", "b.jsonl", "c.ndjson", "sub/d.json"]
+
+
+def test_globs_files_and_stdin_in_argument_order(tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    for name in ["x/1.json", "x/2.json", "x/skip.txt", "named.txt"]:
+        (tmp_path / name).write_text("[]")
+    stdin = io.BytesIO(b'[]\n\n  \n{"events": []}\n')
+    keys = [
+        i.key
+        for i in items([str(tmp_path / "named.txt"), "-", str(tmp_path / "**" / "*.json")], stdin)
+    ]
+    assert keys[:3] == [str(tmp_path / "named.txt"), "<stdin>:1", "<stdin>:4"]
+    assert sorted(keys[3:]) == [str(tmp_path / "x" / "1.json"), str(tmp_path / "x" / "2.json")]
+
+
+def test_missing_paths_are_named_but_globs_and_stdin_are_not(tmp_path: Path) -> None:
+    assert missing_paths(["-", str(tmp_path), "nope/*.json", "nope.json"]) == ["nope.json"]
+
+
+def test_a_folder_that_cannot_be_listed_is_an_item_with_its_reason(tmp_path: Path) -> None:
+    [item] = list(walk(str(tmp_path / "gone")))
+    assert item.problem is not None and "cannot read folder" in item.problem
+    [rec] = score_batch(SPEC, [item])
+    assert rec["error"] == item.problem and rec["statuses"] == ["error"] * 3
+
+
+# --- one trace ---------------------------------------------------------------------------------
+
+
+def line_record(line: bytes, lineno: int = 5) -> TraceRecord:
+    return score_batch(SPEC, [Item(f"<stdin>:{lineno}", line, lineno)])[0]
+
+
+def test_a_file_trace_gets_each_assertion_status_and_the_failures(tmp_path: Path) -> None:
+    trace = tmp_path / "t.json"
+    calls = [{"type": "tool.call", "name": "execute_shell", "arguments": {}}]
+    trace.write_text(json.dumps(calls))
+    [rec] = score_batch(SPEC, [Item(str(trace))])
+    assert rec["statuses"] == ["fail", "fail", "pass"]
+    assert rec["score"] == pytest.approx(1 / 3) and not rec["passed"] and rec["error"] is None
+    assert [(f["index"], f["assertion"]) for f in rec["failures"]] == [
+        (0, "no tool execute_shell"),
+        (1, "tool search called at least 1 time"),
+    ]
+    assert "execute_shell" in rec["failures"][0]["message"]
+
+
+def test_an_unreadable_file_is_an_error_record_and_the_batch_goes_on(tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_text('[{"type": "tool.call", "name": "search"}]')
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"type": "tool.call",\n oops]')
+    recs = score_batch(
+        SPEC, [Item(str(bad)), Item(str(tmp_path / "missing.json")), Item(str(good))]
+    )
+    assert recs[0]["error"] is not None and recs[0]["error"].startswith(f"{bad}:2:")
+    assert recs[0]["statuses"] == ["error"] * 3 and recs[0]["score"] == 0.0
+    assert recs[1]["error"] is not None and "file not found" in recs[1]["error"]
+    assert recs[2]["passed"] and recs[2]["error"] is None
+
+
+@pytest.mark.parametrize(
+    ("value", "statuses"),
+    [
+        ([{"type": "tool.call", "name": "search"}], ["pass", "pass", "pass"]),
+        ({"events": [{"type": "tool.call", "name": "execute_shell"}]}, ["fail", "fail", "pass"]),
+        ({"trace": [], "output": "hi"}, ["pass", "fail", "pass"]),
+    ],
+)
+def test_a_stdin_line_is_coerced_as_the_api_coerces_values(
+    value: object, statuses: list[str]
+) -> None:
+    rec = line_record(orjson.dumps(value))
+    assert rec["statuses"] == statuses
+    assert rec == score_batch(SPEC, [Item("<stdin>:5", orjson.dumps(value), 5)])[0]
+    program = evaldsl.compile(PROGRAM)
+    assert program.check(value).statuses == statuses  # the same coercion as the API's
+
+
+@pytest.mark.parametrize(
+    ("fixture", "fmt"),
+    [("openai-response.json", "openai"), ("otel-trace.json", "otel"), ("state-ok.json", None)],
+)
+def test_a_stdin_line_may_hold_a_provider_body_an_otlp_trace_or_a_state(
+    fixture: str, fmt: str | None
+) -> None:
+    value = json.loads((DATA / fixture).read_text())
+    run = run_from_line(value, 3)
+    expected = evaldsl.load_run(DATA / fixture, fmt)
+    assert run.format == expected.format
+    assert list(run.events or []) == list(expected.events or [])
+    assert run.state == expected.state
+
+
+def test_an_anthropic_message_line_is_one_llm_call() -> None:
+    body = json.loads((DATA / "anthropic-responses.json").read_text())[0]
+    run = run_from_line(body, 1)
+    assert run.format == "anthropic"
+    assert [e["type"] for e in run.events or []] == ["llm.request", "llm.response", "tool.call"]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b'{"events": [1, }', "<stdin>:5:16: invalid JSON"),
+        (
+            b'"traces/a.json"',
+            "<stdin>:5:1: cannot tell what kind of trace this line holds (a string)",
+        ),
+        (b'{"name": "x"}', "<stdin>:5:1: nothing in `<stdin>:5` is a recognised trace or state"),
+        (b"42", "(a number)"),
+        (b'{"status": "weird"}', "<stdin>:5:1: "),
+    ],
+)
+def test_a_bad_stdin_line_is_an_error_record_naming_its_line(line: bytes, message: str) -> None:
+    rec = line_record(line)
+    assert rec["error"] is not None and message in rec["error"], rec["error"]
+    assert rec["statuses"] == ["error"] * 3 and not rec["passed"]
+
+
+def test_a_stdin_object_may_carry_its_own_id() -> None:
+    assert line_record(b'{"trace_id": "t-9", "events": []}')["id"] == "t-9"
+    assert line_record(b'{"id": 12, "events": []}')["id"] == 12
+    assert line_record(b"[]")["id"] is None
+
+
+def test_a_program_with_several_cases_is_refused() -> None:
+    spec = ProgramSpec(TWO_CASES)
+    with pytest.raises(ValueError, match="has 2 cases"):
+        compiled(spec)
+
+
+# --- engines: order, processes, exactly once -------------------------------------------------
+
+
+def test_n_processes_give_the_serial_records_in_the_same_order(traces: Path) -> None:
+    expected = serial(traces)
+    assert len(expected) == 600
+    assert sum(r["error"] is not None for r in expected) > 0  # unreadable ones are there
+    assert {r["passed"] for r in expected} == {True, False}
+    parallel = list(score_items(SPEC, items([str(traces)]), jobs=2, batch_size=7))
+    assert parallel == expected
+
+
+def worker_pids() -> list[int]:
+    """The pool's worker processes: the children of this process's forkserver."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            if state != "Z":  # a worker of an earlier pool, exited and not yet reaped
+                children.setdefault(int(ppid), []).append(int(entry))
+    return [w for server in children.get(os.getpid(), []) for w in children.get(server, [])]
+
+
+def test_a_killed_worker_process_loses_and_doubles_nothing(traces: Path) -> None:
+    expected = serial(traces)
+    got: list[TraceRecord] = []
+    killed = None
+    for rec in score_items(SPEC, items([str(traces)]), jobs=2, batch_size=5):
+        got.append(rec)
+        if len(got) == 50:
+            pids = worker_pids()
+            assert pids
+            killed = pids[0]
+            os.kill(killed, signal.SIGKILL)
+    assert killed is not None
+    assert got == expected
+
+
+class ScrambledEngine:
+    """Completes batches late, in reverse, and some twice: what `in_order` must undo."""
+
+    def __init__(self) -> None:
+        self.out: list[Batch] = []
+        self.most_out = 0
+        self.submitted = 0
+
+    def submit(self, batch: Batch) -> None:
+        self.out.append(batch)
+        self.submitted += 1
+        self.most_out = max(self.most_out, len(self.out))
+
+    def completed(self) -> list[tuple[Batch, Outcome]]:
+        done = self.out[::-1][:2]
+        self.out = [b for b in self.out if b not in done]
+        twice = [done[0]] * 2 + done
+        return [(b, score_batch(SPEC, b.items)) for b in twice]
+
+
+def lines(n: int) -> Iterator[Item]:
+    for i in range(1, n + 1):
+        yield Item(
+            f"<stdin>:{i}", b"[]" if i % 3 else b'[{"type": "tool.call", "name": "search"}]', i
+        )
+
+
+def test_in_order_restores_order_drops_doubles_and_bounds_what_is_out() -> None:
+    engine = ScrambledEngine()
+    got = list(in_order(engine, batches(lines(103), 4), 5, compiled(SPEC)))
+    assert [r["trace"] for r in got] == [f"<stdin>:{i}" for i in range(1, 104)]
+    assert got == list(score_items(SPEC, lines(103)))
+    assert engine.submitted == 26 and engine.most_out <= 5
+
+
+def test_a_batch_that_comes_back_broken_is_an_error_record_per_trace() -> None:
+    case = compiled(SPEC)
+    batch = Batch(0, list(lines(3)))
+    failed = checked(batch, RuntimeError("worker gone"), case)
+    assert [r["trace"] for r in failed] == ["<stdin>:1", "<stdin>:2", "<stdin>:3"]
+    assert all("worker gone" in (r["error"] or "") for r in failed)
+    other = score_batch(SPEC, list(lines(4))[1:])
+    mixed = checked(batch, other, case)
+    assert all("results of other traces" in (r["error"] or "") for r in mixed)
+
+
+# --- the summary -------------------------------------------------------------------------------
+
+
+def test_the_summary_counts_rates_and_keeps_only_a_few_samples(traces: Path) -> None:
+    records = serial(traces)
+    program = evaldsl.compile(PROGRAM, path="checks.eval")
+    summary = Summary.of(program, samples=2)
+    for rec in records:
+        summary.add(rec)
+    data = summary.to_json()
+    assert data["traces"] == 600 == data["passed"] + data["failed"] + data["unreadable"]
+    assert data["unreadable"] == sum(r["error"] is not None for r in records)
+    for n, tally in enumerate(data["assertions"]):
+        statuses = [r["statuses"][n] for r in records]
+        assert [tally[s] for s in ("pass", "fail", "skip", "error")] == [
+            statuses.count(s) for s in ("pass", "fail", "skip", "error")
+        ]
+        assert tally["pass_rate"] == pytest.approx(tally["pass"] / (600 - tally["skip"]))
+        first = [r["trace"] for r in records if r["error"] is None and r["statuses"][n] == "fail"]
+        assert [s["trace"] for s in tally["failing"]] == first[:2]
+    assert data["assertions"][0]["location"] == "checks.eval:3:1"
+    assert len(data["unreadable_samples"]) == 2
+    mean = sum(r["score"] for r in records) / 600
+    assert data["mean_score"] == pytest.approx(mean)
+
+
+def test_summaries_of_parts_merge_into_the_summary_of_the_whole(traces: Path) -> None:
+    records = serial(traces)
+    program = evaldsl.compile(PROGRAM, path="checks.eval")
+    whole, first, second = (Summary.of(program) for _ in range(3))
+    for n, rec in enumerate(records):
+        whole.add(rec)
+        (first if n < 250 else second).add(rec)
+    merged = first.merge(second).to_json()
+    assert merged == {**whole.to_json(), "mean_score": pytest.approx(whole.to_json()["mean_score"])}
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def program_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("program") / "checks.eval"
+    path.write_text(PROGRAM)
+    return path
+
+
+def test_jsonl_is_one_line_per_trace_then_the_summary(traces: Path, program_file: Path) -> None:
+    result = run_evaldsl("score", str(program_file), str(traces), "--format", "jsonl")
+    assert result.returncode == 1, result.stderr  # some traces fail
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[:-1] == serial(traces)
+    assert lines[-1]["summary"]["traces"] == 600
+    assert "scored 600 traces in" in result.stderr
+
+
+def test_json_is_one_whole_document(traces: Path, program_file: Path) -> None:
+    result = run_evaldsl("score", str(program_file), str(traces), "--format", "json", "-j", "2")
+    doc = json.loads(result.stdout)
+    assert doc["program"] == str(program_file)
+    assert doc["assertions"] == [
+        "no tool execute_shell",
+        "tool search called at least 1 time",
+        "tokens <= 4000",
+    ]
+    assert doc["traces"] == serial(traces)
+    assert doc["summary"]["traces"] == 600
+
+
+def test_text_shows_failing_traces_and_the_summary(program_file: Path, tmp_path: Path) -> None:
+    (tmp_path / "ok.json").write_text('[{"type": "tool.call", "name": "search"}]')
+    (tmp_path / "shell.json").write_text(
+        '[{"type": "tool.call", "name": "search"}, {"type": "tool.call", "name": "execute_shell"}]'
+    )
+    (tmp_path / "broken.json").write_text("[")
+    result = run_evaldsl("score", str(program_file), str(tmp_path))
+    assert result.returncode == 1
+    out = result.stdout
+    assert f"FAIL {tmp_path / 'shell.json'}  score 0.67" in out
+    assert '  fail: no tool execute_shell: tool "execute_shell" called 1 time' in out
+    assert f"ERROR {tmp_path / 'broken.json'}" in out
+    assert "ok.json" not in out  # passing traces are counted, not listed
+    assert "3 traces: 1 passed, 1 failed, 1 unreadable; mean score 0.556" in out
+    assert " 33.3%  1 pass, 1 fail, 0 skip, 1 error  " in out
+
+
+def test_stdin_traces_and_an_all_passing_run_exit_0(program_file: Path) -> None:
+    body = SEARCH + b'\n{"events": ' + SEARCH + b"}\n"
+    result = run_with_stdin(["score", str(program_file), "-", "--format", "jsonl"], body)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["trace"] for r in lines[:-1]] == ["<stdin>:1", "<stdin>:2"]
+    assert lines[-1]["summary"]["passed"] == 2
+
+
+def run_with_stdin(args: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "evaldsl.tools.cli", *args],
+        input=data,
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope.json"], "no such file or folder: nope.json"),
+        (["-j", "0", "."], "-j takes a number of processes"),
+        (["-j", "2", "--dask", "local", "."], "-j and --dask do not go together"),
+        (["-", "-"], "standard input (-) can be read once"),
+        (["--dask", "local:0", "."], "--dask local:N takes a number of workers"),
+        (["--batch-size", "0", "."], "--batch-size takes a number"),
+    ],
+)
+def test_bad_usage_exits_2(program_file: Path, args: list[str], message: str) -> None:
+    result = run_evaldsl("score", str(program_file), *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert result.stdout == ""
+
+
+def test_no_traces_found_exits_2(program_file: Path, tmp_path: Path) -> None:
+    result = run_evaldsl("score", str(program_file), str(tmp_path))
+    assert result.returncode == 2 and "no traces found in" in result.stderr
+
+
+def test_a_program_with_errors_exits_2_with_its_diagnostics(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.eval"
+    bad.write_text("tool x caled once\n")
+    result = run_evaldsl("score", str(bad), str(tmp_path))
+    assert result.returncode == 2
+    assert f"{bad}:1:8: error[E101]" in result.stderr
+
+
+def test_a_program_with_cases_exits_2(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.eval"
+    cases.write_text(TWO_CASES)
+    result = run_evaldsl("score", str(cases), str(tmp_path))
+    assert result.returncode == 2 and "without `case` lines" in result.stderr
+
+
+def test_dask_missing_says_how_to_install(program_file: Path, traces: Path) -> None:
+    # The command as a user without the extra has it: dask and distributed not importable.
+    code = (
+        "import sys; sys.modules['dask'] = None; sys.modules['distributed'] = None\n"
+        "from evaldsl.tools.cli import main\n"
+        f"sys.exit(main(['score', {str(program_file)!r}, {str(traces)!r}, '--dask', 'local']))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert result.returncode == 2
+    assert "pip install 'evaldsl[dask]'" in result.stderr

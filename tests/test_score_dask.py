@@ -1,0 +1,174 @@
+"""Scoring on a real Dask cluster: a `distributed.LocalCluster` of two worker processes
+gives the serial records, loses and doubles nothing when a worker is killed mid-run, and
+serves the bag API and `evaldsl score --dask`.
+
+dask and distributed are in the dev extra: a missing one fails this module, never skips it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dask.bag as db
+import pytest
+from distributed import Client, LocalCluster
+
+import evaldsl
+import evaldsl.dask
+from evaldsl.score import ProgramSpec, cluster, items, score_items
+from evaldsl.score.scoring import TraceRecord
+from tests.clitools import run_evaldsl
+from tests.score_traces import PROGRAM, write_traces
+
+SPEC = ProgramSpec(PROGRAM, "checks.eval")
+COUNT = 3000
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Client]:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as c,
+    ):
+        yield c
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("traces")
+    write_traces(folder, COUNT, seed=11)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def expected(traces: Path) -> list[TraceRecord]:
+    return list(score_items(SPEC, items([str(traces)])))
+
+
+def test_the_cluster_gives_the_serial_records(
+    client: Client, traces: Path, expected: list[TraceRecord]
+) -> None:
+    assert len(expected) == COUNT
+    assert {r["passed"] for r in expected} == {True, False}
+    got = list(cluster.score_on_cluster(client, SPEC, items([str(traces)]), batch_size=64))
+    assert got == expected
+
+
+def test_a_worker_killed_mid_run_loses_and_doubles_nothing(
+    client: Client, traces: Path, expected: list[TraceRecord]
+) -> None:
+    pids: dict[str, int] = client.run(os.getpid)
+    assert len(pids) == 2
+    got: list[TraceRecord] = []
+    victim = ""
+    stream = cluster.score_on_cluster(client, SPEC, items([str(traces)]), batch_size=25)
+    for rec in stream:
+        got.append(rec)
+        if len(got) == 100:
+            # Batches are out; while this loop holds the stream nothing is released, so
+            # what a worker holds or runs now is still there when it is killed.
+            victim = busiest(client, pids)
+            os.kill(pids[victim], signal.SIGKILL)
+    assert got == expected
+    assert len({r["trace"] for r in got}) == COUNT
+    [removed] = [m for _, m in client.get_events(victim) if m.get("action") == "remove-worker"]
+    lost = [*removed["processing-tasks"], *removed["lost-computed-tasks"]]
+    assert any(str(k).startswith("evaldsl-score-") for k in lost), removed
+    client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed worker
+    after: dict[str, int] = client.run(os.getpid)
+    assert pids[victim] not in after.values()
+
+
+def busiest(client: Client, pids: dict[str, int]) -> str:
+    """The worker that runs or holds the most of our tasks (waiting, on a loaded machine,
+    until one does: the stream is held, so the window's batches are out)."""
+    deadline = time.monotonic() + 30
+    while True:
+        victim = max(pids, key=lambda w: len(ours(client, w)))
+        if ours(client, victim) or time.monotonic() > deadline:
+            assert ours(client, victim), "no worker held a scoring task within 30 s"
+            return victim
+        time.sleep(0.05)
+
+
+def ours(client: Client, worker: str) -> list[str]:
+    """The scoring tasks a worker runs or holds the results of."""
+    held = client.processing().get(worker, ())
+    stored = client.has_what().get(worker, ())
+    return [str(k) for k in (*held, *stored) if str(k).startswith("evaldsl-score-")]
+
+
+def test_the_bag_api_scores_a_bag_of_paths(
+    client: Client, traces: Path, expected: list[TraceRecord]
+) -> None:
+    paths = [r["trace"] for r in expected]
+    program = evaldsl.compile(PROGRAM, path="checks.eval")
+    bag = db.from_sequence(paths, partition_size=300)
+    results = evaldsl.dask.score(program, bag)
+    assert results.compute() == expected
+    summary = evaldsl.dask.summarize(program, results).compute()
+    serial = evaldsl.score.Summary.of(program)
+    for rec in expected:
+        serial.add(rec)
+    assert summary.to_json() == {
+        **serial.to_json(),
+        "mean_score": pytest.approx(serial.to_json()["mean_score"]),
+    }
+    failing = results.filter(lambda r: not r["passed"]).pluck("trace").compute()
+    assert failing == [r["trace"] for r in expected if not r["passed"]]
+
+
+def test_the_bag_api_refuses_a_program_with_errors_on_the_client() -> None:
+    with pytest.raises(evaldsl.EvalDslError):
+        evaldsl.dask.score("tool x caled", db.from_sequence(["a.json"]))
+
+
+def test_the_command_on_a_scheduler_address(client: Client, traces: Path, tmp_path: Path) -> None:
+    program = tmp_path / "checks.eval"
+    program.write_text(PROGRAM)
+    address = client.scheduler.address
+    serial = run_evaldsl("score", str(program), str(traces), "--format", "jsonl")
+    cluster = run_evaldsl(
+        "score", str(program), str(traces), "--format", "jsonl", "--dask", address
+    )
+    assert cluster.returncode == serial.returncode == 1, cluster.stderr
+    assert cluster.stdout == serial.stdout
+    assert f"dask: connected to {address} with 2 workers" in cluster.stderr
+
+
+def test_the_command_starts_a_local_cluster(tmp_path: Path) -> None:
+    program = tmp_path / "checks.eval"
+    program.write_text(PROGRAM)
+    write_traces(tmp_path / "t", 40, seed=3)
+    serial = run_evaldsl("score", str(program), str(tmp_path / "t"), "--format", "json")
+    local = run_evaldsl(
+        "score", str(program), str(tmp_path / "t"), "--format", "json", "--dask", "local:2"
+    )
+    assert local.returncode == serial.returncode, local.stderr
+    assert json.loads(local.stdout) == json.loads(serial.stdout)
+    assert "dask: LocalCluster started with 2 workers in" in local.stderr
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:9", "weird://127.0.0.1:9"])
+def test_an_unreachable_scheduler_exits_2(tmp_path: Path, address: str) -> None:
+    program = tmp_path / "checks.eval"
+    program.write_text(PROGRAM)
+    (tmp_path / "t.json").write_text("[]")
+    result = run_evaldsl(
+        "score",
+        str(program),
+        str(tmp_path / "t.json"),
+        "--dask",
+        address,
+        env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
+    )
+    assert result.returncode == 2, result.stderr
+    assert f"cannot reach the Dask scheduler at {address}: " in result.stderr
+    assert "Traceback" not in result.stderr
