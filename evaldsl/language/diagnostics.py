@@ -17,7 +17,7 @@ from typing import Literal
 
 import attrs
 
-from evaldsl.language.source import Source, Span
+from evaldsl.language.source import Source, Span, line_window
 
 Severity = Literal["error", "warning", "info"]
 
@@ -27,6 +27,7 @@ CODES: dict[str, str] = {
     "E102": "unterminated string or regex",
     "E103": "character not allowed here",
     "E104": "unknown escape in a string",
+    "E105": "nested deeper than the limit",
     "E201": "predicate does not apply to this subject",
     "E202": "missing or wrong unit",
     "E203": "unknown status value",
@@ -35,6 +36,8 @@ CODES: dict[str, str] = {
     "E206": "line not allowed here",
     "E207": "invalid count or index",
     "E208": "invalid judge threshold",
+    "E209": "number out of range",
+    "E210": "invalid timeout",
     "E301": "unknown tool",
     "E302": "unknown node",
     "E303": "subject not available from this source",
@@ -209,15 +212,13 @@ def render(
         if d.source_line:
             gutter = str(d.line)
             pad = " " * len(gutter)
-            width = (
-                max(1, d.end_column - d.column)
-                if d.end_line == d.line
-                else max(1, len(d.source_line) - d.column + 1)
-            )
-            expanded = d.source_line.replace("\t", " ")
+            end = d.end_column if d.end_line == d.line else len(d.source_line) + 1
+            shown, column, end = line_window(d.source_line, d.column, end)
+            width = max(1, end - column)
+            expanded = shown.replace("\t", " ")
             out.append(f"{pad} |")
             out.append(f"{gutter} | {expanded}")
-            out.append(f"{pad} | {' ' * (d.column - 1)}{'^' * width}")
+            out.append(f"{pad} | {' ' * (column - 1)}{'^' * width}")
         if d.hint:
             pad = " " * len(str(d.line))
             out.append(f"{pad} = hint: {d.hint}")

@@ -15,6 +15,7 @@ one source (`cassette`, `state`, `trace` with `format`, `run` with `input`, `dat
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import yaml
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.limits import timeout_problem
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.suites.model import (
@@ -139,7 +141,8 @@ class _Doc:
         if node.style in ("|", ">"):
             # block scalars: content starts on the next line, at the block's indentation
             indent = 0
-            for raw in self.lines[line0 + 1 :]:
+            for i in range(line0 + 1, len(self.lines)):  # no slice: a copy per snippet
+                raw = self.lines[i]
                 if raw.strip():
                     indent = len(raw) - len(raw.lstrip(" "))
                     break
@@ -273,15 +276,22 @@ def _timeout(
     if entry is None:
         return None
     value = doc.value(entry[1])
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return parse_duration(value.strip())
-        except (KeyError, ValueError):
-            pass
-    diags.append(doc.error(entry[1], "E507", "`timeout` is a duration such as 30s (or seconds)"))
-    return None
+    seconds: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str):
+        with contextlib.suppress(KeyError, ValueError):  # not a duration: said below
+            seconds = parse_duration(value.strip())
+    if seconds is None:
+        diags.append(
+            doc.error(entry[1], "E507", "`timeout` is a duration such as 30s (or seconds)")
+        )
+        return None
+    problem = timeout_problem(seconds)
+    if problem is not None:  # `0s`, `-1`, `.inf`: never "the default"
+        diags.append(doc.error(entry[1], "E210", problem, "a duration such as 30s"))
+        return None
+    return seconds
 
 
 def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet]:

@@ -210,6 +210,7 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
+    _escape_unencodable()
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":
@@ -258,6 +259,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     _parser().print_help(sys.stderr)
     return EXIT_USAGE
+
+
+def _escape_unencodable() -> None:
+    """Text the terminal's encoding cannot carry (a lone surrogate from a file name or an
+    agent's answer) is printed as an escape (`\\udc80`), never a crash mid-report."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def _usage_error(message: str) -> int:
