@@ -60,7 +60,9 @@ from evaldsl.runs.model import (
     check_file,
     decode_text,
     describe,
+    file_lines,
     json_error,
+    open_file,
     os_error,
     read_bytes,
 )
@@ -125,8 +127,8 @@ def load_run(
 
 def _first_line(path: str) -> tuple[bytes, int]:
     try:
-        with open(path, "rb") as f:
-            return first_line(f)
+        with open_file(path) as f:
+            return first_line(f, path)
     except OSError as exc:
         raise os_error(path, exc) from None
 
@@ -180,8 +182,8 @@ def _head_lines(path: str) -> list[tuple[Any, int]]:
     """The first JSON values of a file, one per line (fewer when a line is not JSON)."""
     out: list[tuple[Any, int]] = []
     try:
-        with open(path, "rb") as f:
-            for lineno, raw in enumerate(itertools.islice(f, HEAD_ITEMS * 4), 1):
+        with open_file(path) as f:
+            for lineno, raw in itertools.islice(file_lines(f, path), HEAD_ITEMS * 4):
                 if not raw.strip() or (raw.startswith(b"\xef\xbb\xbf") and not raw[3:].strip()):
                     continue
                 try:

@@ -242,8 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _usage_error(
                     f"the language server needs pygls: pip install 'evaldsl[lsp]' ({err})"
                 )
-            lsp_main()
-            return EXIT_OK
+            return lsp_main()  # 0 after shutdown then exit, 1 otherwise (LSP)
         if args.command == "vocabulary":
             from evaldsl.vocabulary import help_text
 

@@ -65,7 +65,8 @@ def _yaml_segment(place: TextPlace, lines: Sequence[str], line0: int) -> tuple[i
         if not first < line0 <= last:
             return None
         indent = 0
-        for raw in lines[first + 1 :]:
+        for i in range(first + 1, len(lines)):  # no slice: one copy per scalar adds up
+            raw = lines[i]
             if raw.strip():
                 indent = len(raw) - len(raw.lstrip(" "))
                 break
