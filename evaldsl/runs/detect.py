@@ -81,6 +81,7 @@ from evaldsl.runs.state import (
     state_from_document,
     validate_state,
 )
+from evaldsl.runs.text import BadUsage
 
 #: Format names `load_run` accepts (aliases included), and the adapter format each means.
 FORMATS: dict[str, str] = {
@@ -323,6 +324,17 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
 
 
 def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
+    try:
+        return _adapt(items, fmt, why, done, sample)
+    except BadUsage as bad:  # usage nobody can count: the run's error, never 0 tokens
+        raise RunError(
+            f"an LLM call's {bad}",
+            path=items.path,
+            hint="token counts are whole numbers ≥ 0; fix or re-record the trace",
+        ) from None
+
+
+def _adapt(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
     path = items.path
     if fmt in ("events", "verydia"):
         doc: Any = items.values[0] if items.container == "document" else items.values

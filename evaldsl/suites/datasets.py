@@ -24,6 +24,7 @@ from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.source import Position, Source
 from evaldsl.suites.model import DatasetRow, Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
+from evaldsl.suites.yamlguard import check_yaml
 from evaldsl.syntax.parser import parse
 
 ROW_KEYS = {"input", "expectedOutput", "expectedBehavior", "metadata"}
@@ -69,6 +70,12 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         ]
     except yaml.YAMLError:
         return [], [Diagnostic.in_file(shown, "E504", "not a dataset: the file is not YAML")]
+    refused = check_yaml(root)
+    if refused:
+        return [], [
+            Diagnostic.in_file(shown, "E510", p.message, line=p.line, column=p.column, hint=p.hint)
+            for p in refused
+        ]
     constructor = yaml.constructor.SafeConstructor()
 
     def at(node: yaml.Node, code: str, message: str, hint: str | None = None) -> Diagnostic:

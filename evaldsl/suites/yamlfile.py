@@ -11,6 +11,10 @@ Suite keys: `suite` (or `name`), `description`, `tools`, `nodes`, `judge` (a mod
 one source (`cassette`, `state`, `trace` with `format`, `run` with `input`, `dataset` with
 `run`), `each`, `timeout`, `expect` (DSL: one string, a list of strings or a block) and
 `assertions` (traceplay and cycgraph objects, or DSL strings), `description`, `metadata`.
+
+Before any value is built the composed document goes through `yamlguard.check_yaml`: a
+tag that is not plain data, a recursive alias, nesting past the limit and an alias bomb
+are diagnostics at their line (E510), and the suite is not read further.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from evaldsl.suites.model import (
     TextPlace,
 )
 from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
+from evaldsl.suites.yamlguard import check_yaml
 from evaldsl.syntax.literals import parse_duration
 from evaldsl.syntax.parser import parse
 
@@ -90,6 +95,7 @@ class _Doc:
         self.case_lines: list[tuple[int, int]] = []
         self.paths: list[PathPlace] = []
         self.case: int | None = None  # the 0-based index of the case being read
+        self.problems: list[Diagnostic] = []  # values the constructor could not build
 
     def note_text(self, node: yaml.Node) -> None:
         """Note where a scalar of DSL text is (an empty item too: one being typed)."""
@@ -106,7 +112,15 @@ class _Doc:
         return Layout(tuple(self.texts), tuple(self.case_lines), tuple(self.paths))
 
     def value(self, node: yaml.Node) -> Any:
-        return self._constructor.construct_object(node, deep=True)
+        try:
+            return self._constructor.construct_object(node, deep=True)
+        except (yaml.YAMLError, ValueError, RecursionError) as why:
+            # the guard refuses what cannot be built; this is the net under it
+            problem = getattr(why, "problem", None) or str(why)
+            self.problems.append(
+                self.error(node, "E510", f"a value that cannot be read: {problem}")
+            )
+            return None
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
@@ -189,6 +203,23 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         return attrs.evolve(
             empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),)
         )
+    refused = check_yaml(root)
+    if refused:
+        return attrs.evolve(
+            empty,
+            diagnostics=tuple(
+                Diagnostic.in_file(
+                    path,
+                    "E510",
+                    p.message,
+                    line=p.line,
+                    column=p.column,
+                    hint=p.hint,
+                    source_line=doc.line_text(p.line),
+                )
+                for p in refused
+            ),
+        )
     if root is None or not isinstance(root, yaml.MappingNode):
         return attrs.evolve(
             empty,
@@ -265,7 +296,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         timeout=timeout,
         header=tuple(header),
         cases=tuple(cases),
-        diagnostics=tuple(diags),
+        diagnostics=(*diags, *doc.problems),
         layout=doc.layout(),
     )
 
