@@ -33,6 +33,10 @@ from typing import Any, TextIO
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+class UsageError(Exception):
+    """Bad usage found past the argument parser (a judge setting): exit 2 with the message."""
+
+
 def _parser() -> argparse.ArgumentParser:
     from evaldsl import __version__
 
@@ -248,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             print(help_text())
             return EXIT_OK
+    except UsageError as err:
+        return _usage_error(str(err))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_FAILED
@@ -278,8 +284,13 @@ def _judge_factory(args: argparse.Namespace) -> object | None:
     """A picklable factory for the judge (worker processes build their own)."""
     import functools
 
+    from evaldsl.judge.config import JudgeConfig, JudgeConfigError
     from evaldsl.judge.plan import judge_from_options
 
+    try:  # settings from the environment, checked before anything runs
+        JudgeConfig.from_env(mode=args.judge, cache_dir=args.judge_cache)
+    except JudgeConfigError as err:
+        raise UsageError(str(err)) from None
     return functools.partial(judge_from_options, mode=args.judge, cache_dir=args.judge_cache)
 
 
