@@ -77,6 +77,9 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     except OSError as err:
         reason = err.strerror or type(err).__name__
         raise FileProblem(f'cannot read "{shown}": {reason}', "unreadable", shown) from None
+    except ValueError:  # a NUL character: no file has such a name
+        shown = shown.replace("\x00", "\\x00")
+        raise FileProblem(f'file not found: "{shown}"', "missing", shown) from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):

@@ -217,3 +217,12 @@ def test_a_long_first_line_is_an_error(tmp_path: Path) -> None:
         f.write(b"[" + b" " * (MAX_LINE_BYTES + 10))
     with pytest.raises(RunError, match="line 1 is longer than 64 MiB"):
         load_run(path)
+
+
+def test_a_nul_in_a_path_is_a_missing_file_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "s.eval").write_text(
+        'case "a"\n  cassette "x\\u0000y"\n  steps >= 0\n', encoding="utf-8"
+    )
+    done = run_evaldsl("check", "s.eval", cwd=tmp_path)
+    assert done.returncode == 1 and "not found" in done.stdout
+    assert "Traceback" not in done.stderr

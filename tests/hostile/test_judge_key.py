@@ -129,9 +129,7 @@ def test_a_verdict_quoting_the_key_is_cached_and_reported_redacted(
     assert "[redacted]" in text and KEY not in text and KEY[:12] not in text
 
 
-def test_a_bad_verdict_quoting_the_key_past_the_cut_is_redacted(
-    serve: Any, tmp_path: Path
-) -> None:
+def test_a_bad_verdict_quoting_the_key_past_the_cut_is_redacted(serve: Any, tmp_path: Path) -> None:
     # the key straddles character 200, where a quoted reply is cut
     server = serve(completion("z" * 185 + KEY + " not json"))
     with make_judge(server, tmp_path) as judge:

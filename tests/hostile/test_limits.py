@@ -206,12 +206,15 @@ def test_lone_surrogates_are_escaped_in_every_report(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     done = run_evaldsl(
-        "run", "s.eval", "--no-history", "--json", "r.json", "--junit", "r.xml",
+        "run", "s.eval", "--history", "h.sqlite", "--json", "r.json", "--junit", "r.xml",
         "--markdown", "r.md", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
+    assert "not in the history" not in done.stderr  # recorded, escaped
     assert "\\udc80" in done.stdout  # escaped on the console
+    shown = run_evaldsl("diff", "--history", "h.sqlite", "1", "r.json", cwd=tmp_path)
+    assert shown.returncode == 0 and "no changes" in shown.stdout  # the same names both ways
     text = (tmp_path / "r.json").read_text(encoding="utf-8")
     assert "\\ud800" in text
     report = json.loads(text)

@@ -57,7 +57,7 @@ def test_filters_search_with_re2(pattern: str, status: str) -> None:
 
 
 def test_filters_without_a_regex_still_work() -> None:
-    text = "tool t args $.items[?(@.id > 1)].name contains \"Par\"; tool t args $..id == 2"
+    text = 'tool t args $.items[?(@.id > 1)].name contains "Par"; tool t args $..id == 2'
     assert evaldsl.compile(text).check([CALL]).statuses == ["pass", "pass"]
 
 

@@ -130,7 +130,7 @@ def file_facts(path: Path, fmt: str | None = None) -> FileFacts:
     """Tool calls or the state a run file holds; cached until the file changes."""
     try:
         st = path.stat()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the name
         return FileFacts()
     key = (str(path), fmt, st.st_mtime_ns, st.st_size)
     found = _facts_cache.get(key)

@@ -127,7 +127,7 @@ def file_summary(path: Path, fmt: str | None) -> str:
     `MAX_LSP_FILE_BYTES` is named, not read (`evaldsl inspect` reads it)."""
     try:
         size = path.stat().st_size
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the name
         size = 0  # missing or unreadable: the summary says why
     if size > MAX_LSP_FILE_BYTES:
         return (
