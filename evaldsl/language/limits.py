@@ -43,11 +43,13 @@ MAX_YAML_NODES = 1_000_000
 
 # ---- runs ---------------------------------------------------------------------------------
 
-#: One line of a JSONL trace (a cassette, an event or span file): read in one piece.
-MAX_LINE_BYTES = 64 * 1024 * 1024
-
 #: A trace, state or log read as one JSON document.
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+
+#: One line of a JSONL trace (a cassette, an event or span file): read in one piece, so
+#: bounded like a whole document. (A file no larger than this is read at C speed, a line
+#: at a time, with no check at all: no line of it can be longer.)
+MAX_LINE_BYTES = MAX_DOCUMENT_BYTES
 
 #: JSON nesting that the decoder accepts in traces (orjson's own limit, stated here).
 MAX_TRACE_NESTING = 1024

@@ -40,7 +40,7 @@ from evaldsl.runs.model import (
     decode_document,
     decode_text,
     describe,
-    file_lines,
+    fast_lines,
     locate,
     open_file,
     os_error,
@@ -171,7 +171,7 @@ def _lines_format(path: str) -> str:
     markers = tuple(t.encode() for t in VERYDIA_TYPES)
     try:
         with open_file(path) as f:
-            for _, raw in file_lines(f, path):
+            for raw in fast_lines(f):  # C-level: this pass reads the whole file
                 if any(m in raw for m in markers):
                     try:
                         event = orjson.loads(raw)

@@ -268,6 +268,9 @@ def file_lines(f: IO[bytes], path: str, after: int = 0) -> Iterator[tuple[int, b
     each read in one piece of at most `MAX_LINE_BYTES`: a longer line is a `RunError`
     naming it, never gigabytes of memory.
     """
+    if _small(f):  # no line can be longer than the file: the file's own C-level lines
+        yield from enumerate(f, after + 1)
+        return
     readline = f.readline
     lineno = after
     while True:
@@ -290,9 +293,17 @@ def fast_lines(f: IO[bytes]) -> Iterator[bytes]:
     """The lines of an open file, read at C speed (no Python frame per line), none longer
     than `MAX_LINE_BYTES + 1` bytes: a longer one comes as pieces, which do not decode,
     and `file_lines` then names it. A file no larger than that is iterated as it is."""
-    if os.fstat(f.fileno()).st_size <= MAX_LINE_BYTES:
+    if _small(f):
         return iter(f)
     return iter(functools.partial(f.readline, MAX_LINE_BYTES + 1), b"")
+
+
+def _small(f: IO[bytes]) -> bool:
+    """Whether an open file is no longer than one line may be (then no line is too long)."""
+    try:
+        return os.fstat(f.fileno()).st_size <= MAX_LINE_BYTES
+    except (OSError, ValueError):  # not a real file: read it line by bounded line
+        return False
 
 
 def strip_bom(data: bytes) -> bytes:

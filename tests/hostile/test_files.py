@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
+import evaldsl
 from evaldsl.judge.cache import cache_key, read_cache
 from evaldsl.judge.client import LLMJudge
 from evaldsl.judge.config import JudgeConfig
 from evaldsl.language import reading
-from evaldsl.language.limits import MAX_LINE_BYTES
+from evaldsl.language.limits import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
+from evaldsl.runs import model
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import RunError
 from tests.clitools import ROOT, run_evaldsl
@@ -193,30 +195,41 @@ def test_a_judge_cache_entry_that_is_not_a_file_is_a_miss(tmp_path: Path, entry:
 
 # ---- lines past the stated size ---------------------------------------------------------
 
+SMALL_LIMIT = 1 << 20  # the limit is 256 MiB; the same code path is tested at 1 MiB
 
-def test_a_trace_line_past_the_limit_is_an_error_not_memory(tmp_path: Path) -> None:
+
+def test_a_trace_line_past_the_limit_is_an_error_not_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A JSONL trace whose second line never ends: read a piece at a time, refused at
     `MAX_LINE_BYTES + 1` bytes, with the line number."""
+    monkeypatch.setattr(model, "MAX_LINE_BYTES", SMALL_LIMIT)
     path = tmp_path / "long.jsonl"
     with path.open("wb") as f:
         f.write(b'{"cassette": "traceplay", "version": 1}\n{"type": "llm.response", "x": "')
-        chunk = b"a" * (1 << 20)
-        for _ in range(MAX_LINE_BYTES // len(chunk) + 2):
-            f.write(chunk)
+        f.write(b"a" * (3 * SMALL_LIMIT))
     run = load_run(path)
     assert run.events is not None
     with pytest.raises(RunError) as caught:
         for _ in run.events:
             pass
-    assert caught.value.line == 2 and "longer than 64 MiB" in caught.value.message
+    assert caught.value.line == 2 and "longer than 1 MiB" in caught.value.message
+    # and through the index's fast path, which reads lines at C speed
+    result = evaldsl.compile("no tool x; tokens <= 5").check(path)
+    assert result.statuses == ["error", "error"]
+    assert result.error is not None and "line 2 is longer than 1 MiB" in result.error
 
 
-def test_a_long_first_line_is_an_error(tmp_path: Path) -> None:
+def test_a_long_first_line_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(model, "MAX_LINE_BYTES", SMALL_LIMIT)
     path = tmp_path / "one-line.jsonl"
-    with path.open("wb") as f:
-        f.write(b"[" + b" " * (MAX_LINE_BYTES + 10))
-    with pytest.raises(RunError, match="line 1 is longer than 64 MiB"):
+    path.write_bytes(b"[" + b" " * (SMALL_LIMIT + 10))
+    with pytest.raises(RunError, match="line 1 is longer than 1 MiB"):
         load_run(path)
+
+
+def test_the_line_limit_is_the_document_limit() -> None:
+    assert MAX_LINE_BYTES == MAX_DOCUMENT_BYTES == 256 * 1024 * 1024
 
 
 def test_a_nul_in_a_path_is_a_missing_file_not_a_crash(tmp_path: Path) -> None:
