@@ -57,20 +57,6 @@ def test_every_encoding_of_the_key_is_redacted(form: str) -> None:
     assert Redactor(KEY)(text) == "before [redacted] after"
 
 
-@pytest.fixture
-def serve() -> Iterator[Callable[[Any], JudgeServer]]:
-    servers: list[JudgeServer] = []
-
-    def start(script: Any) -> JudgeServer:
-        server = JudgeServer(script).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
-
-
 def make_judge(server: JudgeServer, cache: Path, **settings: Any) -> LLMJudge:
     values: dict[str, Any] = {
         "api_key": KEY,

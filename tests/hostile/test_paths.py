@@ -13,15 +13,7 @@ import pytest
 import evaldsl
 from evaldsl.language.paths import CompiledPath, PathProblem, compile_path
 from tests.clitools import ROOT
-
-
-def codes(text: str) -> list[str]:
-    try:
-        evaldsl.compile(text)
-    except evaldsl.EvalDslError as err:
-        return [d.code for d in err.diagnostics]
-    return []
-
+from tests.hostile.test_limits import codes
 
 CALL = {
     "type": "tool.call",
