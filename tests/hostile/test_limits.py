@@ -219,8 +219,8 @@ def test_lone_surrogates_are_escaped_in_every_report(tmp_path: Path) -> None:
     assert "\\ud800" in text
     report = json.loads(text)
     assert report["suites"][0]["cases"][0]["name"] == "bad \udc80 name"
-    for name in ("r.xml", "r.md"):
-        (tmp_path / name).read_text(encoding="utf-8")  # valid UTF-8 all through
+    for name in ("r.xml", "r.md"):  # valid UTF-8 all through, the name kept as an escape
+        assert "bad \\udc80 name" in (tmp_path / name).read_text(encoding="utf-8")
 
 
 # ---- memory grows with the input --------------------------------------------------------
