@@ -1,8 +1,12 @@
-"""Session-wide test settings."""
+"""Session-wide test settings, and fixtures more than one module uses."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import pytest
+
+from tests.judge_server import JudgeServer, Script
 
 # `pytester` runs pytest inside the tests (the pytest plugin's tests use it).
 pytest_plugins = ["pytester"]
@@ -14,3 +18,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if not hasattr(item, "funcargs"):
             item.funcargs = {}  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Script], JudgeServer]]:
+    """Start real judge servers on 127.0.0.1 (`serve(script)`); all stop after the test."""
+    servers: list[JudgeServer] = []
+
+    def start(script: Script) -> JudgeServer:
+        server = JudgeServer(script).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

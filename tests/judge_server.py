@@ -4,7 +4,9 @@
 POST is recorded (path, headers, JSON body) and answered by the script: one `Reply` for
 every request, a list of them used in order (the last one repeating), or a function of
 the recorded request. A reply can be delayed; delays end early when the server stops, so
-a test never waits on a sleeping handler. The server counts requests in flight and keeps
+a test never waits on a sleeping handler. A reply can also be streamed (chunked transfer
+encoding) from a generator, with a pause between chunks: an endless body, or one that
+drips a byte at a time. The server counts requests in flight and keeps
 the highest count seen, which is how the tests observe concurrency.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -33,12 +35,15 @@ class Recorded:
 
 @dataclass
 class Reply:
-    """What the server answers: a status, a body (a dict is sent as JSON), headers, a delay."""
+    """What the server answers: a status, a body (a dict is sent as JSON), headers, a delay;
+    or `stream`, a function giving the chunks of a streamed body, sent `gap` seconds apart."""
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    stream: Callable[[], Iterator[bytes]] | None = None
+    gap: float = 0.0
 
 
 def completion(content: Any, *, model: str = "judge-test") -> Reply:
@@ -177,7 +182,29 @@ class JudgeServer:
                     with server._lock:
                         server.in_flight -= 1
 
+            def _stream(self, reply: Reply) -> None:
+                assert reply.stream is not None
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for chunk in reply.stream():
+                        if server._stopping.is_set():
+                            return
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                        self.wfile.flush()
+                        if reply.gap:
+                            server._stopping.wait(reply.gap)
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up on the body: what the tests want
+                self.close_connection = True
+
             def _send(self, reply: Reply) -> None:
+                if reply.stream is not None:
+                    self._stream(reply)
+                    return
                 body = reply.body
                 if isinstance(body, dict | list):
                     data = json.dumps(body).encode()

@@ -159,8 +159,7 @@ def test_no_private_name_crosses_a_module(path: Path) -> None:
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evaldsl"):
             for alias in node.names:
                 assert not alias.name.startswith("_") or alias.name.startswith("__"), (
-                    f"line {node.lineno}: imports the private name {alias.name} "
-                    f"from {node.module}"
+                    f"line {node.lineno}: imports the private name {alias.name} from {node.module}"
                 )
                 if f"{node.module}.{alias.name}" in MODULES:
                     aliases.add(alias.asname or alias.name)

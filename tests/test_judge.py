@@ -34,7 +34,7 @@ from evaldsl.judge.config import DEFAULT_BASE_URL, ENABLE_HINT, JudgeConfig
 from evaldsl.judge.plan import RecordingJudge, plan
 from evaldsl.judge.protocol import JudgePlan, JudgeRequest
 from evaldsl.judge.reply import JudgeReply, parse_reply, verdict
-from tests.judge_server import JudgeServer, Recorded, Reply, Script, completion, judged
+from tests.judge_server import JudgeServer, Recorded, Reply, completion, judged
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTE = ROOT / "tests/fixtures/traceplay/demo/cassette.example.jsonl"
@@ -45,20 +45,6 @@ KEY = "sk-test-SECRET-0123456789abcdef"
 
 
 # -- fixtures
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Script], JudgeServer]]:
-    servers: list[JudgeServer] = []
-
-    def start(script: Script) -> JudgeServer:
-        server = JudgeServer(script).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()
 
 
 class Judges:

@@ -278,7 +278,8 @@ def test_junit_errors_skips_and_passes() -> None:
     crash = case_named(root, "crash")
     assert [child.tag for child in crash] == ["error"]
     assert crash[0].get("type") == "crash"
-    assert crash[0].get("message") == "RuntimeError: boom[31m"  # forbidden chars stripped
+    # forbidden characters escaped, as the console and Markdown show them
+    assert crash[0].get("message") == "RuntimeError: boom\\x00\\x1b[31m"
     bounded = case_named(root, "regex bound")
     assert [child.tag for child in bounded] == ["error"]
     assert f"{WEATHER}:15:3: answer matches /(a+)+b/" in (bounded[0].text or "")
@@ -316,13 +317,13 @@ def test_junit_warnings_only_go_to_system_out() -> None:
     assert out is not None and "warning[W504]" in (out.text or "")
 
 
-def test_junit_strips_characters_xml_forbids_and_escapes_markup() -> None:
+def test_junit_escapes_characters_xml_forbids_and_markup() -> None:
     text = to_junit_text(report_under_test())
     assert "\x00" not in text and "\x1b" not in text
     assert "&lt;&amp;&quot;day&quot;&gt;" in text  # the case name, as an attribute
     assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')
     assert case_named(junit_root(), RAINY).get("name") == RAINY
-    assert junit.clean("a\ud800b\ufffec\U0001f600") == "abc\U0001f600"
+    assert junit.clean("a\ud800b\ufffec\U0001f600") == "a\\ud800b\\ufffec\U0001f600"
 
 
 @pytest.mark.parametrize("schema_path", SCHEMAS, ids=lambda p: p.name)

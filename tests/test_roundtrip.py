@@ -33,6 +33,7 @@ import evaldsl
 from evaldsl import EvalDslError
 from evaldsl.language import ast
 from evaldsl.language.jsjson import js_number
+from evaldsl.language.limits import MAX_INTEGER
 from evaldsl.language.paths import CompiledPath, compile_path
 from evaldsl.language.regexes import RegexProblem
 from evaldsl.language.values import json_equal
@@ -192,8 +193,19 @@ def step_index(step: Any) -> int | None:
     return whole if whole is not None and whole >= 1 else None
 
 
+def as_written(value: Any) -> Any:
+    """A value as evaldsl writes it: an integer past 64 bits is the double JavaScript reads."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
+        return float(value) if abs(value) < 10**308 else math.copysign(math.inf, value)
+    if isinstance(value, list):
+        return [as_written(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_written(v) for k, v in value.items()}
+    return value
+
+
 def same_value(literal: ast.Value, value: Any) -> None:
-    assert json_equal(ast.to_json(literal), value), (literal, value)
+    assert json_equal(ast.to_json(literal), as_written(value)), (literal, value)
 
 
 def with_step(obj: dict[str, Any], step: Any) -> dict[str, Any]:

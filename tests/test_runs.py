@@ -784,14 +784,12 @@ USAGE_TABLE: list[tuple[dict[str, Any], tuple[int, int]]] = [
         },
         (1, 1),
     ),
-    ({"usage": {"promptTokens": "100", "completionTokens": 20}}, (0, 20)),
-    ({"usage": {"promptTokens": True, "completionTokens": None}}, (0, 0)),
+    ({"usage": {"promptTokens": 7, "completionTokens": None}}, (7, 0)),
     # fractions are kept, as traceplay adds them (2.6 is not rounded to 3)
     ({"usage": {"promptTokens": 3.0, "completionTokens": 2.6}}, (3, 2.6)),
     ({"output": "text only"}, (0, 0)),
     ({}, (0, 0)),
     ({"type": "llm.invoke", "tokensIn": 50, "tokensOut": 10}, (50, 10)),
-    ({"type": "llm.invoke", "tokensIn": "50"}, (0, 0)),
     ({"type": "llm.invoke", "usage": {"prompt_tokens": 2, "completion_tokens": 3}}, (2, 3)),
 ]
 
@@ -799,6 +797,23 @@ USAGE_TABLE: list[tuple[dict[str, Any], tuple[int, int]]] = [
 @pytest.mark.parametrize(("event", "expected"), USAGE_TABLE)
 def test_usage_tokens(event: dict[str, Any], expected: tuple[int, int]) -> None:
     assert usage_tokens({"type": "llm.response", **event}) == expected
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"usage": {"promptTokens": "100", "completionTokens": 20}},
+        {"usage": {"promptTokens": True, "completionTokens": None}},
+        {"usage": {"prompt_tokens": -5, "completion_tokens": 1}},
+        {"usage": {"input_tokens": 1, "output_tokens": -0.5}},
+        {"usage": {"input_tokens": [1], "output_tokens": 1}},
+        {"type": "llm.invoke", "tokensIn": "50"},
+    ],
+)
+def test_usage_that_is_not_a_count_is_an_error(event: dict[str, Any]) -> None:
+    # neither 0 nor a string's digits: a count nobody can read fails the run
+    with pytest.raises(text.BadUsage):
+        usage_tokens({"type": "llm.response", **event})
 
 
 # --- documentation examples --------------------------------------------------------------------

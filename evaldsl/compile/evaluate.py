@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from evaldsl.compile.compiler import CompiledAssertion
+from evaldsl.language.limits import MAX_TRACE_NESTING
 from evaldsl.language.verdicts import Status, Verdict, case_passed, score
 from evaldsl.runs.detect import coerce_run
 from evaldsl.runs.index import Needs, RunFacts, index_run
@@ -56,6 +57,15 @@ def evaluate(assertion: CompiledAssertion, facts: RunFacts) -> Verdict:
     """Run one checker; an unexpected exception becomes that assertion's error verdict."""
     try:
         return assertion.run(facts)
+    except RecursionError:
+        # JSON in a trace may nest 1,024 levels; a JSONPath or a comparison that walks
+        # all of it can run out of Python's stack: that is this assertion's error
+        return Verdict(
+            "error",
+            "the values this assertion reads are nested too deeply to evaluate "
+            f"(traces may nest up to {MAX_TRACE_NESTING} levels)",
+            assertion.node.span,
+        )
     except Exception as err:  # one broken assertion must not take the others down
         return Verdict("error", f"internal error: {type(err).__name__}: {err}", assertion.node.span)
 

@@ -65,6 +65,8 @@ import attrs
 from evaldsl.atomicfile import write_atomically
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError, render
+from evaldsl.language.limits import MAX_SUITE_BYTES
+from evaldsl.language.reading import read_regular
 from evaldsl.language.source import Span
 from evaldsl.predicates import registry
 from evaldsl.syntax.parser import parse
@@ -725,9 +727,8 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
         files.extend(_eval_files(p) if p.is_dir() else [p])
     status = 0
     for f in files:
-        try:
-            with f.open(encoding="utf-8", newline="") as handle:
-                text = handle.read()
+        try:  # a regular file only: a pipe or a device is refused, never waited on
+            text = read_regular(f, MAX_SUITE_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError) as error:
             print(f"evaldsl: error: cannot read {f}: {error}", file=err)
             status = 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -189,6 +190,9 @@ def _unique_case_names(names: Iterable[str]) -> list[str]:
     return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def snapshot_of_report(report: Report, *, label: str = "this run") -> RunSnapshot:
     """The snapshot of a run that just happened (the `Report` the runner gave)."""
     return snapshot_of_json(report.to_json(), label=label)
@@ -227,7 +231,14 @@ def load_report_file(path: str | os.PathLike[str]) -> RunSnapshot:
 
 
 def snapshot_of_json(data: dict[str, Any], *, label: str, where: str = "report") -> RunSnapshot:
-    """A decoded `--json` report as a snapshot, every field checked on the way."""
+    """A decoded `--json` report as a snapshot, every field checked on the way.
+
+    A lone surrogate (in a case name, an answer, a message) is kept as its escape, the
+    text `\\udc80`: SQLite stores UTF-8, which cannot carry one, a run must never be left
+    out of the history for it, and a report file and the history must name it alike."""
+    text = json.dumps(data, ensure_ascii=False)
+    if _SURROGATE.search(text):
+        data = json.loads(_SURROGATE.sub(lambda m: f"\\\\u{ord(m.group()):04x}", text))
     reader = _Reader(where)
     suites = []
     for i, suite in enumerate(reader.items(data, "suites", "")):

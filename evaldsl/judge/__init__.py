@@ -26,6 +26,7 @@ while the report keeps source order:
     evaldsl.compile(text, judge=judge).check(run)         # every judge call is a hit
 
 The parts: `protocol` (what the rest of evaldsl calls), `config` (settings), `cache` (keys
-and files), `reply` (parsing replies, outcomes), `client` (the endpoint, retries, redaction),
-`plan` (recording, counting and prefetching a run's questions).
+and files), `reply` (parsing replies, outcomes), `secrets` (the key in every form a reply
+can echo it in), `client` (the endpoint, bounded replies, retries, redaction), `plan`
+(recording, counting and prefetching a run's questions).
 """

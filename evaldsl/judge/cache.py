@@ -19,6 +19,8 @@ from typing import Any
 
 from evaldsl.judge.config import DEFAULT_BASE_URL, DEFAULT_MODEL
 from evaldsl.judge.reply import BadReply, JudgeReply, reject_constant, reply_from_object
+from evaldsl.language.limits import MAX_JUDGE_CACHE_BYTES
+from evaldsl.language.reading import FileProblem, read_regular
 
 log = logging.getLogger("evaldsl.judge")
 
@@ -52,15 +54,18 @@ def read_cache(path: str | os.PathLike[str]) -> JudgeReply | None:
     """A cached verdict, or None when the file is missing, unreadable or not a verdict.
 
     Reads evaldsl's files and traceplay's (`{"passed": true, "reason": "…"}`, no score).
-    A file without a boolean `passed` (traceplay cached `{}` for error replies) is a miss.
+    A file without a boolean `passed` (traceplay cached `{}` for error replies) is a miss,
+    and so is anything but a regular file of at most `MAX_JUDGE_CACHE_BYTES` (a folder, a
+    pipe or a device there is refused at once, never read or waited on).
     """
     try:
-        with open(path, "rb") as file:
-            text = file.read().decode("utf-8")
+        text = read_regular(path, MAX_JUDGE_CACHE_BYTES).decode("utf-8")
         return reply_from_object(json.loads(text, parse_constant=reject_constant), text)
-    except FileNotFoundError:
+    except FileProblem as why:
+        if why.kind != "missing":
+            log.warning("ignoring judge cache entry %s: %s", path, why)
         return None
-    except (OSError, ValueError, BadReply) as why:
+    except (OSError, ValueError, BadReply, RecursionError) as why:
         log.warning("ignoring judge cache file %s: %s", path, why)
         return None
 

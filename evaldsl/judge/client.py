@@ -3,7 +3,12 @@
 Takes judge questions and gives outcomes (`LLMJudge`, callable as the `Judge` protocol),
 with a memo so one run asks each question once, bounded retries with backoff for
 timeouts, 5xx and 429, concurrent prefetching, and the API key redacted from everything
-it says.
+it says (in every form a reply can echo it in, before any text is cut for a message).
+
+A reply is read as a stream and bounded: more than `MAX_JUDGE_REPLY_BYTES` is an error
+(an endless body never fills memory), and a reply still arriving `timeout` seconds after
+the request was sent is a timeout (a server that drips a byte at a time never holds a
+run: httpx's own timeouts bound each read, not the whole reply).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -30,7 +35,6 @@ from evaldsl.judge.cache import cache_key, read_cache, write_cache
 from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, OFF_MESSAGE, JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
 from evaldsl.judge.reply import (
-    SHOWN,
     BadReply,
     JudgeReply,
     number_text,
@@ -38,11 +42,13 @@ from evaldsl.judge.reply import (
     quoted,
     verdict,
 )
+from evaldsl.judge.secrets import Redactor
+from evaldsl.language.limits import MAX_JUDGE_REPLY_BYTES
+from evaldsl.language.reading import size_text
 from evaldsl.language.verdicts import Status
 
 log = logging.getLogger("evaldsl.judge")
 
-_REDACTED = "[redacted]"
 _HEADER_SAFE = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what a Bearer token can carry
 SYSTEM_PROMPT = (
     "You are a strict evaluator. Decide whether the answer meets the rubric. "
@@ -62,6 +68,38 @@ class _Failed:
 
 
 _Resolved = JudgeReply | _Failed
+
+
+class _Overlong(Exception):
+    """The reply is larger than `MAX_JUDGE_REPLY_BYTES` (not retried: it would be again)."""
+
+
+class _Late(Exception):
+    """The reply was still arriving at the call's deadline (retried, as a timeout)."""
+
+
+@attrs.frozen
+class _Reply:
+    """A reply read whole: its status, and its body (at most `MAX_JUDGE_REPLY_BYTES`)."""
+
+    status: int
+    body: bytes
+    headers: httpx.Headers
+
+
+def read_bounded(chunks: Iterator[bytes], deadline: float, limit: int) -> bytes:
+    """The bytes of `chunks`, or `_Overlong` past `limit` bytes, or `_Late` past
+    `deadline` (a `time.monotonic()` time)."""
+    parts: list[bytes] = []
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > limit:
+            raise _Overlong()
+        parts.append(chunk)
+        if time.monotonic() > deadline:
+            raise _Late()
+    return b"".join(parts)
 
 
 def retry_after(value: str | None, cap: float) -> float | None:
@@ -127,6 +165,7 @@ class LLMJudge:
         self._owns_client = client is None
         self._lock = threading.Lock()
         self._memo: dict[str, Future[_Resolved]] = {}
+        self._redact = Redactor(self.config.api_key)
 
     def __repr__(self) -> str:
         return f"LLMJudge({self.config!r})"
@@ -300,10 +339,18 @@ class LLMJudge:
         for attempt in range(attempts):
             wait: float | None = None
             try:
-                response = self._http().post(self.config.chat_url, content=payload, headers=headers)
-            except httpx.TimeoutException as exc:
+                response = self._post(payload, headers)
+            except (httpx.TimeoutException, _Late) as exc:
                 problem = (
                     f"timed out after {number_text(self.config.timeout)} s ({type(exc).__name__})"
+                    if isinstance(exc, httpx.TimeoutException)
+                    else f"the reply was still arriving after {number_text(self.config.timeout)} s"
+                )
+            except _Overlong:
+                return _Failed(
+                    "error",
+                    f"judge: the endpoint's reply is larger than "
+                    f"{size_text(MAX_JUDGE_REPLY_BYTES)}, the most evaldsl reads of one",
                 )
             except httpx.LocalProtocolError as exc:  # our request is malformed: no retry
                 return _Failed(
@@ -315,7 +362,7 @@ class LLMJudge:
                     f"{type(exc).__name__}: {self._redact(str(exc))}"
                 )
             else:
-                status = response.status_code
+                status = response.status
                 if status == 429 or status >= 500:
                     problem = f"HTTP {status}: {self._body(response)}"
                     wait = retry_after(
@@ -348,17 +395,28 @@ class LLMJudge:
         delay = min(self.config.max_backoff, self.config.backoff * 2.0**attempt)
         return delay * random.uniform(0.5, 1.0)
 
-    def _body(self, response: httpx.Response) -> str:
-        try:
-            text = response.text
-        except Exception:  # an undecodable body
-            text = repr(response.content[:SHOWN])
-        return quoted(self._redact(text)) if text.strip() else "(empty body)"
+    def _post(self, payload: bytes, headers: dict[str, str]) -> _Reply:
+        """One request, its reply read whole within the size limit and the deadline."""
+        deadline = time.monotonic() + self.config.timeout
+        with self._http().stream(
+            "POST", self.config.chat_url, content=payload, headers=headers
+        ) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > MAX_JUDGE_REPLY_BYTES:
+                raise _Overlong()
+            body = read_bounded(response.iter_bytes(), deadline, MAX_JUDGE_REPLY_BYTES)
+            return _Reply(response.status_code, body, response.headers)
 
-    def _parse(self, response: httpx.Response) -> _Resolved:
+    def _body(self, response: _Reply) -> str:
+        # decoded (never raises), redacted whole, and only then cut for the message: a
+        # key that straddles the cut is gone before the cut is made
+        text = self._redact(response.body.decode("utf-8", errors="replace"))
+        return quoted(text) if text.strip() else "(empty body)"
+
+    def _parse(self, response: _Reply) -> _Resolved:
         try:
-            data = response.json()
-        except ValueError:
+            data = json.loads(response.body)
+        except (ValueError, RecursionError):
             return _Failed(
                 "error", f"judge: the endpoint's reply is not JSON: {self._body(response)}"
             )
@@ -370,13 +428,10 @@ class LLMJudge:
                 f"choices[0].message.content: {self._body(response)}",
             )
         try:
-            return parse_reply(content)
+            # redacted first: a reason or an error quoting the reply never holds the key
+            return parse_reply(self._redact(content))
         except BadReply as why:
-            return _Failed("error", f"judge: bad verdict, {self._redact(str(why))}")
-
-    def _redact(self, text: str) -> str:
-        key = self.config.api_key
-        return text.replace(key, _REDACTED) if key else text
+            return _Failed("error", f"judge: bad verdict, {why}")
 
     # -- lifetime
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import attrs
+import httpx
 
 JudgeMode = Literal["live", "frozen", "off"]
 MODES: tuple[JudgeMode, ...] = ("live", "frozen", "off")
@@ -41,9 +42,45 @@ def _path(value: str | os.PathLike[str]) -> Path:
     return Path(value)
 
 
+class JudgeConfigError(ValueError):
+    """A judge setting that cannot be used (the CLI says it and exits 2)."""
+
+
+def base_url_problem(value: str) -> str | None:
+    """Why a judge base URL cannot be used, or None: an http(s) URL with a host, and
+    without a user name, a password, a query or a fragment (the key goes in
+    `EVALDSL_JUDGE_API_KEY`; `/chat/completions` is added to the path).
+
+    >>> base_url_problem("http://127.0.0.1:8080/v1") is None
+    True
+    >>> base_url_problem("https://user:pw@host/v1")
+    'it must not hold a user name or password (put the key in EVALDSL_JUDGE_API_KEY)'
+    """
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        return "it holds spaces or control characters"
+    try:
+        url = httpx.URL(value)
+    except (httpx.InvalidURL, ValueError, TypeError) as why:
+        return f"it is not a URL ({why})"
+    if url.scheme not in ("http", "https"):
+        return "it must start with http:// or https://"
+    if not url.host:
+        return "it has no host"
+    if url.port is not None and not 0 < url.port < 65536:
+        return f"its port {url.port} is not a port (1 to 65535)"
+    if url.userinfo:
+        return f"it must not hold a user name or password (put the key in {ENV_API_KEY})"
+    if url.query or url.fragment or "?" in value or "#" in value:
+        return "it must not have a query or a fragment (`/chat/completions` is added to its path)"
+    return None
+
+
 def _check_base_url(instance: Any, attribute: Any, value: str) -> None:
-    if not value.startswith(("http://", "https://")):
-        raise ValueError(f"the judge base URL must start with http:// or https://, got {value!r}")
+    problem = base_url_problem(value)
+    if problem is not None:
+        # the URL is not echoed whole: it may hold a password
+        shown = value.split("@")[-1] if "@" in value else value
+        raise JudgeConfigError(f"{ENV_BASE_URL} cannot be used: {problem}: {shown!r}")
 
 
 def _positive(instance: Any, attribute: Any, value: float) -> None:

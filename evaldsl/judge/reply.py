@@ -1,7 +1,8 @@
 """The judge's replies: parse what came back, and turn a verdict into an outcome.
 
-Takes the text of the judge's message (a JSON object, bare or in a ```json fence) and
-gives a `JudgeReply`, or a `BadReply` error naming what came back; `verdict` gives the
+Takes the text of the judge's message (a JSON object, bare or in one ```json fence) and
+gives a `JudgeReply`, or a `BadReply` error naming what came back (two fenced blocks are
+one: which one is the verdict cannot be known); `verdict` gives the
 assertion's `JudgeOutcome` for a reply and an optional threshold.
 """
 
@@ -79,9 +80,14 @@ def parse_reply(content: str) -> JudgeReply:
     JudgeReply(passed=True, score=0.8, reason='ok')
     """
     text = content.strip()
-    fenced = _FENCE.search(text)
-    if fenced is not None and not text.startswith("{"):
-        text = fenced.group(1).strip()
+    fences = _FENCE.findall(text)
+    if len(fences) > 1:
+        # two verdicts, or a verdict and an example: which one is meant cannot be known
+        raise BadReply(
+            f"the reply holds {len(fences)} fenced blocks, not one verdict: {quoted(content)}"
+        )
+    if fences and not text.startswith("{"):
+        text = fences[0].strip()
     try:
         value = json.loads(text, parse_constant=reject_constant)
     except ValueError:

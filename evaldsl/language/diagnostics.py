@@ -18,7 +18,7 @@ from typing import Literal
 import attrs
 
 from evaldsl.language.printable import visible
-from evaldsl.language.source import Source, Span
+from evaldsl.language.source import Source, Span, line_window
 
 Severity = Literal["error", "warning", "info"]
 
@@ -28,6 +28,7 @@ CODES: dict[str, str] = {
     "E102": "unterminated string or regex",
     "E103": "character not allowed here",
     "E104": "unknown escape in a string",
+    "E105": "nested deeper than the limit",
     "E201": "predicate does not apply to this subject",
     "E202": "missing or wrong unit",
     "E203": "unknown status value",
@@ -36,6 +37,8 @@ CODES: dict[str, str] = {
     "E206": "line not allowed here",
     "E207": "invalid count or index",
     "E208": "invalid judge threshold",
+    "E209": "number out of range",
+    "E210": "invalid timeout",
     "E301": "unknown tool",
     "E302": "unknown node",
     "E303": "subject not available from this source",
@@ -52,6 +55,7 @@ CODES: dict[str, str] = {
     "E507": "field of the wrong type",
     "E508": "unknown field",
     "E509": "run target cannot be imported",
+    "E510": "YAML construct not allowed",
     "W301": "tool never occurs in the recording",
     "W302": "node never occurs in the state",
     "W504": "case with no assertions",
@@ -216,13 +220,11 @@ def render(
         if d.source_line:
             gutter = str(d.line)
             pad = " " * len(gutter)
-            width = (
-                max(1, d.end_column - d.column)
-                if d.end_line == d.line
-                else max(1, len(d.source_line) - d.column + 1)
-            )
-            expanded = d.source_line.replace("\t", " ")
-            start = max(d.column - 1, 0)
+            end = d.end_column if d.end_line == d.line else len(d.source_line) + 1
+            shown, column, end = line_window(d.source_line, d.column, end)
+            width = max(1, end - column)
+            expanded = shown.replace("\t", " ")
+            start = max(column - 1, 0)
             before = visible(expanded[:start], newlines=False)
             under = visible(expanded[start : start + width], newlines=False)
             out.append(f"{pad} |")

@@ -19,51 +19,55 @@ _MAX_INDEX_KEY = 2**32 - 2  # JavaScript array indices: canonical integers 0 .. 
 def js_json(value: Any) -> str:
     """`JSON.stringify(value)` as JavaScript writes it.
 
+    Written without recursion: a trace may hold JSON nested as deep as its decoder allows
+    (1,024 levels), deeper than Python's own stack.
+
     >>> js_json({"b": [1.0, 0.5, 1e-7], "2": True, "1": None, "é": "x"})
     '{"1":null,"2":true,"b":[1,0.5,1e-7],"é":"x"}'
     """
     out: list[str] = []
-    _write(value, out)
+    # Work items: a value to write, or a literal piece of text (punctuation, a key).
+    stack: list[tuple[bool, Any]] = [(False, value)]
+    while stack:
+        is_text, item = stack.pop()
+        if is_text:
+            out.append(item)
+        elif isinstance(item, dict):
+            out.append("{")
+            stack.append((True, "}"))
+            items = _js_key_order(item)
+            for i in range(len(items) - 1, -1, -1):
+                key, child = items[i]
+                stack.append((False, child))
+                stack.append((True, ("," if i else "") + _js_string(key) + ":"))
+        elif isinstance(item, list | tuple):
+            out.append("[")
+            stack.append((True, "]"))
+            for i in range(len(item) - 1, -1, -1):
+                stack.append((False, item[i]))
+                if i:
+                    stack.append((True, ","))
+        else:
+            out.append(_scalar(item))
     return "".join(out)
 
 
-def _write(value: Any, out: list[str]) -> None:
+def _scalar(value: Any) -> str:
     if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, str):
-        out.append(_js_string(value))
-    elif isinstance(value, int):
-        out.append(str(value))
-    elif isinstance(value, float):
-        out.append(js_number(value))
-    elif isinstance(value, dict):
-        _write_object(value, out)
-    elif isinstance(value, list | tuple):
-        out.append("[")
-        for i, item in enumerate(value):
-            if i:
-                out.append(",")
-            _write(item, out)
-        out.append("]")
-    else:
-        # Live targets may return values JSON has no word for (dates, sets): show their text
-        # rather than fail the whole answer.
-        out.append(_js_string(str(value)))
-
-
-def _write_object(value: dict[Any, Any], out: list[str]) -> None:
-    out.append("{")
-    for i, (key, item) in enumerate(_js_key_order(value)):
-        if i:
-            out.append(",")
-        out.append(_js_string(key))
-        out.append(":")
-        _write(item, out)
-    out.append("}")
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _js_string(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return js_number(value)
+    # Live targets may return values JSON has no word for (dates, sets): show their text
+    # rather than fail the whole answer.
+    return _js_string(str(value))
 
 
 def _js_key_order(value: dict[Any, Any]) -> list[tuple[str, Any]]:

@@ -7,6 +7,13 @@ here and evaluated by direct lookups (jsonpath-ng's `find` is 40-50× slower on 
 paths); anything else is parsed and evaluated by jsonpath-ng's extended parser. A path
 that neither accepts is a `PathProblem` (a check-time error).
 
+No regex of a path runs outside RE2: jsonpath-ng matches a filter's `=~ "pattern"` with
+Python's backtracking `re` (`(a+)+$` hangs it), so each such filter is replaced, once at
+compile time, by one that matches with RE2 (a pattern RE2 cannot run is a check-time
+error, as for `matches /…/`); `sub()`, jsonpath-ng's other regex, is refused. Filters stay
+usable, and no pattern in a path can hang a run. A path nested more than `MAX_NESTING`
+brackets deep is refused too.
+
 Keys are looked up as own keys of JSON objects only: unlike traceplay's JavaScript,
 `$.items.length` and `$.constructor` find nothing. A step of digits after a dot (`$.tags.1`)
 is, as in traceplay, the element at that index of a list or the key `"1"` of an object.
@@ -22,14 +29,17 @@ from typing import Any
 
 import attrs
 
+from evaldsl.language.limits import MAX_NESTING
+from evaldsl.language.regexes import RegexProblem, compile_regex
+
 _STEP = re.compile(
     r"""\.(?P<name>[A-Za-z_][\w-]*)
       | \.(?P<member>[0-9]+)(?![\w-])
       | \.\*(?P<dotstar>)
       | \[(?P<index>-?\d+)\]
       | \[\*\](?P<star>)
-      | \[(?P<sq>'(?:[^'\\]|\\.)*')\]
-      | \[(?P<dq>"(?:[^"\\]|\\.)*")\]""",
+      | \[(?P<sq>'(?:[^'\\]|\\.)*+')\]
+      | \[(?P<dq>"(?:[^"\\]|\\.)*+")\]""",  # possessive: no backtracking record per char
     re.VERBOSE,
 )
 
@@ -154,6 +164,8 @@ def compile_path(text: str) -> CompiledPath | PathProblem:
     steps = _fast_steps(text)
     if steps is not None:
         return CompiledPath(text, steps)
+    if _bracket_depth(text) > MAX_NESTING:
+        return PathProblem(f"the JSONPath is nested more than {MAX_NESTING} brackets deep")
     try:
         from jsonpath_ng.ext.parser import parse as ng_parse  # imported lazily: ~30 ms
 
@@ -163,7 +175,86 @@ def compile_path(text: str) -> CompiledPath | PathProblem:
             f"invalid JSONPath `{text}`: {err}",
             "paths look like $.a.b, $.items[0], $.items[*].id, $['odd key']",
         )
+    problem = _through_re2(ng)
+    if problem is not None:
+        return problem
     return CompiledPath(text, None, ng)
+
+
+def _bracket_depth(text: str) -> int:
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "])":
+            depth -= 1
+    return deepest
+
+
+def _through_re2(root: Any) -> PathProblem | None:
+    """Make every `=~` filter of a parsed jsonpath-ng path match with RE2, in place;
+    the problem when a pattern cannot run on RE2, or when the path uses `sub()`.
+
+    The tree is walked with a stack of its own: a path's nodes are plain objects whose
+    attributes (and lists of them) hold the nodes below."""
+    from jsonpath_ng.ext.filter import Expression
+    from jsonpath_ng.ext.string import Sub
+    from jsonpath_ng.jsonpath import JSONPath
+
+    re2_expression = _re2_expression_class()
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Sub):
+            return PathProblem(
+                "`sub()` is not supported in paths: its regex would run on Python's "
+                "backtracking engine, which a pattern can hang",
+                "test the value instead: args $.x matches /…/",
+            )
+        for name, value in list(vars(node).items()):
+            items = value if isinstance(value, list) else [value]
+            for i, item in enumerate(items):
+                if not isinstance(item, JSONPath):
+                    continue
+                if isinstance(item, Expression) and item.op == "=~":
+                    if not isinstance(item.value, str):
+                        return PathProblem('`=~` in a filter takes a quoted pattern: =~ "a.*"')
+                    compiled = compile_regex(item.value)
+                    if isinstance(compiled, RegexProblem):
+                        return PathProblem(
+                            f"the filter pattern {json.dumps(item.value)}: {compiled.message}",
+                            compiled.hint,
+                        )
+                    item = re2_expression(item.target, item.value, compiled)
+                    if isinstance(value, list):
+                        value[i] = item
+                    else:
+                        setattr(node, name, item)
+                stack.append(item)
+    return None
+
+
+@lru_cache(maxsize=1)
+def _re2_expression_class() -> Any:
+    """jsonpath-ng's filter expression, matching `=~` with a compiled RE2 pattern (made on
+    first use: jsonpath-ng is imported lazily)."""
+    from jsonpath_ng.ext.filter import Expression
+    from jsonpath_ng.jsonpath import DatumInContext
+
+    class Re2Expression(Expression):
+        """`@.path =~ "pattern"`: the values at the path that are text the pattern finds."""
+
+        def __init__(self, target: Any, pattern: str, compiled: Any) -> None:
+            super().__init__(target, "=~", pattern)
+            self.compiled = compiled
+
+        def find(self, datum: Any) -> list[Any]:
+            found = self.target.find(DatumInContext.wrap(datum))
+            search = self.compiled.search
+            return [d for d in found if isinstance(d.value, str) and search(d.value)]
+
+    return Re2Expression
 
 
 def path_finder(path: str | None) -> Callable[[Any], list[Any]]:

@@ -44,13 +44,16 @@ class Source:
     `path` names the file for messages. For a snippet embedded in another file (DSL text
     inside YAML), `origins` maps each line of the snippet to where it starts in the host
     file: `origins[i] = (host_line, host_column)` for the snippet's 0-based line `i`.
+    `host_lines` (the host file's lines) is shared, never copied: a YAML file holds one
+    snippet per case, and a copy in each would make memory grow with the square of the
+    file. Each line's text is made once and then shared by every message about it.
 
     >>> s = Source("a\\nbc", "x.eval")
     >>> s.position(3)
     Position(line=2, column=2)
     """
 
-    __slots__ = ("_fixed", "_host_lines", "_line_starts", "_origins", "path", "text")
+    __slots__ = ("_fixed", "_host_lines", "_line_starts", "_lines", "_origins", "path", "text")
 
     def __init__(
         self,
@@ -71,7 +74,8 @@ class Source:
             i = find("\n", i + 1)
         self._line_starts = starts
         self._origins = list(origins) if origins is not None else None
-        self._host_lines = list(host_lines) if host_lines is not None else None
+        self._host_lines = host_lines
+        self._lines: dict[int, str] = {}
         # Text generated from something else (a YAML assertion object): every position
         # is the place that object is written.
         self._fixed = fixed
@@ -101,9 +105,13 @@ class Source:
             return ""
         if not 1 <= line <= len(self._line_starts):
             return ""
-        start = self._line_starts[line - 1]
-        end = self.text.find("\n", start)
-        return self.text[start : end if end >= 0 else len(self.text)].rstrip("\r")
+        found = self._lines.get(line)
+        if found is None:
+            start = self._line_starts[line - 1]
+            end = self.text.find("\n", start)
+            found = self._lines[line] = self.text[start : end if end >= 0 else len(self.text)]
+            found = self._lines[line] = found.rstrip("\r")
+        return found
 
     def line_count(self) -> int:
         return len(self._line_starts)
@@ -127,3 +135,30 @@ def codepoint_column(line_text: str, utf16: int) -> int:
             return i + 1
         units += 2 if ord(ch) > 0xFFFF else 1
     return len(line_text) + 1
+
+
+#: Source lines longer than this many characters are shown as a window around the place a
+#: message points at: a caret under a megabyte-long line helps nobody, and one failure
+#: per statement of such a line would print the line once each.
+SHOWN_LINE = 240
+
+
+def line_window(line: str, column: int, end_column: int) -> tuple[str, int, int]:
+    """`line` cut to about `SHOWN_LINE` characters around the 1-based columns
+    `[column, end_column)`, with `…` where it was cut, and the columns within the cut.
+
+    >>> line_window("ab", 2, 3)
+    ('ab', 2, 3)
+    >>> text, col, end = line_window("x" * 1000 + "HERE" + "y" * 1000, 1001, 1005)
+    >>> text[col - 1 : end - 1], len(text) <= SHOWN_LINE + 2
+    ('HERE', True)
+    """
+    if len(line) <= SHOWN_LINE:
+        return line, column, end_column
+    first = max(0, min(column - 1, len(line)) - SHOWN_LINE // 4)
+    last = min(len(line), first + SHOWN_LINE)
+    head = "…" if first > 0 else ""
+    tail = "…" if last < len(line) else ""
+    shift = first - len(head)
+    new_end = min(end_column, last + 1) - shift if end_column > column else end_column
+    return head + line[first:last] + tail, column - shift, new_end

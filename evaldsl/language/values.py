@@ -19,6 +19,7 @@ from typing import Any, Literal
 import orjson
 
 from evaldsl.language.jsjson import js_json
+from evaldsl.language.limits import clip_value
 
 
 class _Missing(enum.Enum):
@@ -145,8 +146,15 @@ def show(value: Any, limit: int = 80) -> str:
         return "nothing (missing)"
     try:
         text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        text = repr(value)
+    except TypeError:  # not JSON, a lone surrogate, or nested past orjson's 255 levels
+        shallow = clip_value(value, 16)
+        try:
+            text = orjson.dumps(shallow, option=orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:
+            try:
+                text = repr(shallow)
+            except Exception:  # a value whose repr raises: say what it is, never crash
+                text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -91,6 +91,10 @@ class BuildKit(Protocol):
         """A string literal's decoded text."""
         ...
 
+    def integer(self, token: Any) -> int:
+        """An INT token's value (one out of range is reported, and stands as 1)."""
+        ...
+
     def name(self, token: Any) -> str:
         """A name, bare or quoted."""
         ...

@@ -46,9 +46,7 @@ def build(kit: BuildKit, c: list[Any]) -> ast.Cites:
     # cites tool NAME PATH? (at least INT value(s))?
     rest = c[3:]
     path = kit.text(rest[0]) if rest and kit.kind(rest[0]) == "PATH" else None
-    at_least = (
-        int(kit.text(rest[-2])) if rest and kit.kind(rest[-1]) in ("VALUE", "VALUES") else None
-    )
+    at_least = kit.integer(rest[-2]) if rest and kit.kind(rest[-1]) in ("VALUE", "VALUES") else None
     return ast.Cites(kit.name(c[2]), at_least, path, span=kit.span(c))
 
 

@@ -57,7 +57,7 @@ def build_never_called(kit: BuildKit, c: list[Any]) -> ast.Called:
 
 
 def build_exact(kit: BuildKit, c: list[Any]) -> ast.Count:
-    n = int(kit.text(c[0]))
+    n = kit.integer(c[0])
     return ast.Count("times", n, n, span=kit.span(c))
 
 
@@ -70,15 +70,15 @@ def build_twice(kit: BuildKit, c: list[Any]) -> ast.Count:
 
 
 def build_at_least(kit: BuildKit, c: list[Any]) -> ast.Count:
-    return ast.Count("at_least", int(kit.text(c[2])), None, span=kit.span(c))
+    return ast.Count("at_least", kit.integer(c[2]), None, span=kit.span(c))
 
 
 def build_at_most(kit: BuildKit, c: list[Any]) -> ast.Count:
-    return ast.Count("at_most", 0, int(kit.text(c[2])), span=kit.span(c))
+    return ast.Count("at_most", 0, kit.integer(c[2]), span=kit.span(c))
 
 
 def build_between(kit: BuildKit, c: list[Any]) -> ast.Count:
-    return ast.Count("between", int(kit.text(c[1])), int(kit.text(c[3])), span=kit.span(c))
+    return ast.Count("between", kit.integer(c[1]), kit.integer(c[3]), span=kit.span(c))
 
 
 # ---- checking ----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from collections import Counter
 from typing import Protocol, TextIO
 
 from evaldsl.language.diagnostics import render
+from evaldsl.language.source import line_window
 from evaldsl.reports import common
 from evaldsl.runner.results import AssertionResult, CaseResult, Report
 
@@ -185,9 +186,10 @@ class ConsoleReporter:
         pad = " " * len(gutter)
         bar = self._paint("|", "34", bold=True)
         if a.source_line:
-            raw = a.source_line.replace("\t", " ")
+            shown, column, end_column = line_window(a.source_line, a.column, a.end_column)
+            raw = shown.replace("\t", " ")
             line = common.visible(raw, newlines=False)
-            start, width = _underline(raw, a.column, a.end_column, a.text)
+            start, width = _underline(raw, column, end_column, a.text)
             carets = self._paint("^" * width, "31" if a.status == "fail" else "33", bold=True)
             self._write(f"{pad} {bar}")
             self._write(f"{self._paint(gutter, '34', bold=True)} {bar} {line}")

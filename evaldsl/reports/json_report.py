@@ -1,14 +1,19 @@
 """JSON report: a `Report` as the documented `--json` text.
 
 Takes a `Report` and gives exactly `Report.to_json()` as UTF-8 JSON text, indented by two
-spaces, non-ASCII characters kept as they are (README, "Reports").
+spaces, non-ASCII characters kept as they are (README, "Reports"), except lone surrogates
+(text an agent or a suite can hold, which UTF-8 cannot carry): those are written as JSON
+escapes (`\\ud800`), so the report is always a file that can be written and read back.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from evaldsl.runner.results import Report
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def to_json_text(report: Report) -> str:
@@ -17,4 +22,6 @@ def to_json_text(report: Report) -> str:
     >>> to_json_text(Report(suites=(), duration_ms=0.0)).splitlines()[:2]
     ['{', '  "version": 1,']
     """
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+    # A surrogate can only stand inside a JSON string here, where its escape is valid.
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -30,7 +30,7 @@ from evaldsl.runner.results import CaseResult, Report, SuiteResult
 
 # Characters XML 1.0 forbids anywhere (C0 controls but tab, LF and CR; lone surrogates;
 # U+FFFE and U+FFFF). ElementTree escapes markup but writes these as they are, which
-# makes a file no parser accepts.
+# makes a file no parser accepts: they are written as escapes instead.
 _FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 #: The `<testsuites name>` every report carries.
@@ -38,12 +38,18 @@ TOOL_NAME = "evaldsl"
 
 
 def clean(text: str) -> str:
-    """`text` without the characters XML 1.0 forbids.
+    """`text` with the characters XML 1.0 forbids written as escapes (`\\x1b`, `\\ud800`):
+    a case named with a lone surrogate keeps its name, readable, in a file any parser takes.
 
-    >>> clean("a\\x00b\\x1bc")
-    'abc'
+    >>> print(clean("a\\x00b\\x1bc\\ud800"))
+    a\\x00b\\x1bc\\ud800
     """
-    return _FORBIDDEN.sub("", text)
+    return _FORBIDDEN.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def to_junit_text(report: Report) -> str:

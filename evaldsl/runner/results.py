@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.limits import clip_value
 from evaldsl.language.values import to_report
 from evaldsl.language.verdicts import Status
 
@@ -20,7 +21,12 @@ STATUSES: tuple[Status, ...] = ("pass", "fail", "skip", "error")
 
 @attrs.frozen
 class AssertionResult:
-    """One statement's verdict with where it is written (1-based line and column)."""
+    """One statement's verdict with where it is written (1-based line and column).
+
+    `actual` and `expected` keep at most `REPORT_DEPTH` levels of nesting (deeper parts
+    are cut, saying so): a trace may hold JSON 1,000 levels deep, and every report,
+    the history and the worker processes' pickles must take what this record holds.
+    """
 
     text: str
     path: str
@@ -28,8 +34,8 @@ class AssertionResult:
     column: int
     status: Status
     message: str
-    actual: Any = None
-    expected: Any = None
+    actual: Any = attrs.field(default=None, converter=clip_value)
+    expected: Any = attrs.field(default=None, converter=clip_value)
     end_column: int = 0
     source_line: str = ""
 

@@ -38,6 +38,7 @@ from evaldsl.runs.providers import (
     text_of_parts,
     usage_of,
 )
+from evaldsl.runs.text import token_count
 
 _USAGE = (("input_tokens", "output_tokens"),)
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
@@ -217,8 +218,8 @@ class _Stream:
     def __init__(self, start: int) -> None:
         self.start = start
         self.model: str | None = None
-        self.input_tokens: int | None = None
-        self.output_tokens: int | None = None
+        self.input_tokens: float | None = None
+        self.output_tokens: float | None = None
         self.blocks: dict[int, dict[str, Any]] = {}
         self.open: set[int] = set()
         self.ended = False
@@ -263,10 +264,10 @@ class _Stream:
     def _usage(self, usage: Any) -> None:
         # counts in message_delta are cumulative: the last one seen is the total
         if isinstance(usage, dict):
-            if isinstance(usage.get("input_tokens"), int):
-                self.input_tokens = usage["input_tokens"]
-            if isinstance(usage.get("output_tokens"), int):
-                self.output_tokens = usage["output_tokens"]
+            if usage.get("input_tokens") is not None:
+                self.input_tokens = token_count(usage["input_tokens"], "input_tokens")
+            if usage.get("output_tokens") is not None:
+                self.output_tokens = token_count(usage["output_tokens"], "output_tokens")
 
     def finish(self, items: Items, trace: Trace) -> None:
         for at, block in sorted(self.blocks.items()):

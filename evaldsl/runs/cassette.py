@@ -26,9 +26,11 @@ from evaldsl.language.jsjson import js_json
 from evaldsl.runs.model import (
     Run,
     RunError,
-    check_file,
     decode_text,
     describe,
+    fast_lines,
+    file_lines,
+    open_file,
     os_error,
     strip_bom,
 )
@@ -84,25 +86,19 @@ class EventStream:
         itself (`for _ in stream`) for the `RunError` naming the line.
         """
         path = self.path
-        try:
-            f = open(path, "rb")  # noqa: SIM115 - closed below
-        except OSError as exc:
-            raise os_error(path, exc) from None
+        f = open_file(path)
         try:
             if self._has_header:
                 self._header, _ = _read_header_from(f, path)
             elif f.read(3) != b"\xef\xbb\xbf":
                 f.seek(0)
-            yield map(orjson.loads, itertools.filterfalse(bytes.isspace, f))
+            yield map(orjson.loads, itertools.filterfalse(bytes.isspace, fast_lines(f)))
         finally:
             f.close()
 
     def __iter__(self) -> Generator[dict[str, Any], None, None]:
         path = self.path
-        try:
-            f = open(path, "rb")  # noqa: SIM115 - the generator closes it in `finally`
-        except OSError as exc:
-            raise os_error(path, exc) from None
+        f = open_file(path)
         try:
             lineno = 0
             if self._has_header:
@@ -121,7 +117,7 @@ def _events(f: IO[bytes], path: str, after: int) -> Iterator[dict[str, Any]]:
     """
     loads = orjson.loads
     first = after == 0  # no header consumed: the first line may still carry a BOM
-    for lineno, raw in enumerate(f, after + 1):
+    for lineno, raw in file_lines(f, path, after):
         try:
             event = loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -174,20 +170,19 @@ def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     'demo'
     """
     p = os.fspath(path)
-    check_file(p)
     try:
-        with open(p, "rb") as f:
+        with open_file(p) as f:
             return _read_header_from(f, p)[0]
     except OSError as exc:
         raise os_error(p, exc) from None
 
 
-def first_line(f: IO[bytes]) -> tuple[bytes, int]:
+def first_line(f: IO[bytes], path: str) -> tuple[bytes, int]:
     """The first non-blank line of a file (BOM removed) and its physical line number.
 
-    `(b"", 0)` for a file with no such line.
+    `(b"", 0)` for a file with no such line; a line past the size limit is a `RunError`.
     """
-    for lineno, raw in enumerate(f, 1):
+    for lineno, raw in file_lines(f, path):
         line = strip_bom(raw) if lineno == 1 else raw
         if line.strip():
             return line, lineno
@@ -195,7 +190,7 @@ def first_line(f: IO[bytes]) -> tuple[bytes, int]:
 
 
 def _read_header_from(f: IO[bytes], path: str) -> tuple[dict[str, Any], int]:
-    raw, lineno = first_line(f)
+    raw, lineno = first_line(f, path)
     if not lineno:
         raise RunError(
             "empty cassette",
@@ -283,13 +278,9 @@ def scan_cassette_tools(stream: EventStream) -> frozenset[str]:
     # than decoding, and an event type written with escapes ("tool\u002ecall") is not worth
     # the cost for a did-you-mean list.
     names: set[str] = set()
-    try:
-        f = open(stream.path, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise os_error(stream.path, exc) from None
-    with f:
+    with open_file(stream.path) as f:
         _, header_line = _read_header_from(f, stream.path)
-        for lineno, raw in enumerate(f, header_line + 1):
+        for lineno, raw in file_lines(f, stream.path, header_line):
             if b"tool.call" not in raw:
                 continue
             try:

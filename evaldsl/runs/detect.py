@@ -60,7 +60,9 @@ from evaldsl.runs.model import (
     check_file,
     decode_text,
     describe,
+    file_lines,
     json_error,
+    open_file,
     os_error,
     read_bytes,
 )
@@ -79,6 +81,7 @@ from evaldsl.runs.state import (
     state_from_document,
     validate_state,
 )
+from evaldsl.runs.text import BadUsage
 
 #: Format names `load_run` accepts (aliases included), and the adapter format each means.
 FORMATS: dict[str, str] = {
@@ -125,8 +128,8 @@ def load_run(
 
 def _first_line(path: str) -> tuple[bytes, int]:
     try:
-        with open(path, "rb") as f:
-            return first_line(f)
+        with open_file(path) as f:
+            return first_line(f, path)
     except OSError as exc:
         raise os_error(path, exc) from None
 
@@ -180,8 +183,8 @@ def _head_lines(path: str) -> list[tuple[Any, int]]:
     """The first JSON values of a file, one per line (fewer when a line is not JSON)."""
     out: list[tuple[Any, int]] = []
     try:
-        with open(path, "rb") as f:
-            for lineno, raw in enumerate(itertools.islice(f, HEAD_ITEMS * 4), 1):
+        with open_file(path) as f:
+            for lineno, raw in itertools.islice(file_lines(f, path), HEAD_ITEMS * 4):
                 if not raw.strip() or (raw.startswith(b"\xef\xbb\xbf") and not raw[3:].strip()):
                     continue
                 try:
@@ -332,6 +335,17 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
 
 
 def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
+    try:
+        return _adapt(items, fmt, why, done, sample)
+    except BadUsage as bad:  # usage nobody can count: the run's error, never 0 tokens
+        raise RunError(
+            f"an LLM call's {bad}",
+            path=items.path,
+            hint="token counts are whole numbers ≥ 0; fix or re-record the trace",
+        ) from None
+
+
+def _adapt(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
     path = items.path
     if fmt in ("events", "verydia"):
         doc: Any = items.values[0] if items.container == "document" else items.values

@@ -40,7 +40,9 @@ from evaldsl.runs.model import (
     decode_document,
     decode_text,
     describe,
+    fast_lines,
     locate,
+    open_file,
     os_error,
     read_bytes,
 )
@@ -168,8 +170,8 @@ def load_event_lines(path: str | os.PathLike[str], format: str | None = None) ->
 def _lines_format(path: str) -> str:
     markers = tuple(t.encode() for t in VERYDIA_TYPES)
     try:
-        with open(path, "rb") as f:
-            for raw in f:
+        with open_file(path) as f:
+            for raw in fast_lines(f):  # C-level: this pass reads the whole file
                 if any(m in raw for m in markers):
                     try:
                         event = orjson.loads(raw)

@@ -47,7 +47,7 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.model import Run, RunError, describe
 from evaldsl.runs.prices import price_of
-from evaldsl.runs.text import answer_text, usage_tokens
+from evaldsl.runs.text import BadUsage, answer_text, usage_tokens
 
 SAMPLE = 10  # how many of the values a call test found are kept for its message
 
@@ -243,8 +243,15 @@ def index_run(run: Run, needs: Needs) -> RunFacts:
     """Index a run once for all its assertions (may raise `RunError` for a bad line)."""
     trace = None
     if run.events is not None:
-        with paused_gc():
-            trace = index_events(run.events, needs)
+        try:
+            with paused_gc():
+                trace = index_events(run.events, needs)
+        except BadUsage as why:  # usage nobody can count: the run's error, never 0 tokens
+            raise RunError(
+                f"an LLM response's {why}",
+                path=run.path or "<value>",
+                hint="token counts are whole numbers ≥ 0; fix or re-record the trace",
+            ) from None
         if not trace.recognised and not run.has_output:
             raise nothing_recognised(trace.unknown, run.path or "<value>")
     output = run.output
@@ -469,6 +476,7 @@ def _index(
                 type(usage) is dict
                 and type(p := usage.get("promptTokens")) is int
                 and type(c := usage.get("completionTokens")) is int
+                and p >= 0 <= c
             ):
                 used_in, used_out = p, c
             else:

@@ -9,15 +9,18 @@ a key or an array element starts in the text (only ever on the error path).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any, BinaryIO, Literal
 
 import attrs
 import orjson
 
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.limits import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES
+from evaldsl.language.reading import FileProblem, open_regular, read_regular, size_text
 from evaldsl.language.source import Source
 from evaldsl.language.values import MISSING as MISSING  # re-exported: the run model's "no output"
 
@@ -194,27 +197,47 @@ def describe(value: Any) -> str:
 # --- files --------------------------------------------------------------------------------
 
 
-def check_file(path: str) -> None:
-    """Raise a `RunError` unless `path` names a regular file we may read.
-
-    A missing file is E501 (what the checker reports for `cassette "typo.jsonl"`); a folder
-    or an unreadable file is E502.
-    """
-    if not os.path.exists(path):
-        raise RunError(
+def file_error(problem: FileProblem) -> RunError:
+    """The `RunError` for a file that cannot be read as a run (E501 when it is missing)."""
+    path = problem.path
+    if problem.kind == "missing":
+        return RunError(
             f'file not found: "{path}"',
             path=path,
             code="E501",
             hint="check the spelling; relative paths start at the suite file's folder",
         )
-    if os.path.isdir(path):
-        raise RunError(
+    if problem.kind == "folder":
+        return RunError(
             f'"{path}" is a folder, not a run file',
             path=path,
             hint="name one file: a .jsonl cassette, a .json event list or a .json state",
         )
-    if not os.access(path, os.R_OK):
-        raise RunError(f'cannot read "{path}": permission denied', path=path)
+    if problem.kind == "special":
+        return RunError(
+            problem.message,
+            path=path,
+            hint="evaldsl reads runs from regular files only: save the stream to a file first",
+        )
+    return RunError(problem.message, path=path)
+
+
+def open_file(path: str) -> BinaryIO:
+    """A run file opened for reading in binary: a regular file, else a `RunError` (a FIFO
+    or a device is refused at once, never read or waited on)."""
+    try:
+        return open_regular(path)
+    except FileProblem as problem:
+        raise file_error(problem) from None
+
+
+def check_file(path: str) -> None:
+    """Raise a `RunError` unless `path` names a regular file we may read.
+
+    A missing file is E501 (what the checker reports for `cassette "typo.jsonl"`); a folder,
+    a pipe, a device or an unreadable file is E502.
+    """
+    open_file(path).close()
 
 
 def os_error(path: str, exc: OSError) -> RunError:
@@ -228,14 +251,59 @@ def os_error(path: str, exc: OSError) -> RunError:
 
 
 def read_bytes(path: str) -> bytes:
-    """The bytes of a run file, with a leading UTF-8 BOM removed."""
-    check_file(path)
+    """The bytes of a run file read whole (at most `MAX_DOCUMENT_BYTES`), with a leading
+    UTF-8 BOM removed."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise os_error(path, exc) from None
+        data = read_regular(path, MAX_DOCUMENT_BYTES)
+    except FileProblem as problem:
+        error = file_error(problem)
+        if problem.kind == "too-large":
+            error.hint = "a JSONL file (one event per line) is read a line at a time, at any size"
+        raise error from None
     return strip_bom(data)
+
+
+def file_lines(f: IO[bytes], path: str, after: int = 0) -> Iterator[tuple[int, bytes]]:
+    """The lines of an open file with their physical 1-based numbers (from `after + 1`),
+    each read in one piece of at most `MAX_LINE_BYTES`: a longer line is a `RunError`
+    naming it, never gigabytes of memory.
+    """
+    if _small(f):  # no line can be longer than the file: the file's own C-level lines
+        yield from enumerate(f, after + 1)
+        return
+    readline = f.readline
+    lineno = after
+    while True:
+        raw = readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            raise RunError(
+                f"line {lineno} is longer than {size_text(MAX_LINE_BYTES)}, the most evaldsl "
+                "reads of one line",
+                path=path,
+                line=lineno,
+                hint="each line of a JSONL trace is one event; is this file JSONL?",
+            )
+        yield lineno, raw
+
+
+def fast_lines(f: IO[bytes]) -> Iterator[bytes]:
+    """The lines of an open file, read at C speed (no Python frame per line), none longer
+    than `MAX_LINE_BYTES + 1` bytes: a longer one comes as pieces, which do not decode,
+    and `file_lines` then names it. A file no larger than that is iterated as it is."""
+    if _small(f):
+        return iter(f)
+    return iter(functools.partial(f.readline, MAX_LINE_BYTES + 1), b"")
+
+
+def _small(f: IO[bytes]) -> bool:
+    """Whether an open file is no longer than one line may be (then no line is too long)."""
+    try:
+        return os.fstat(f.fileno()).st_size <= MAX_LINE_BYTES
+    except (OSError, ValueError):  # not a real file: read it line by bounded line
+        return False
 
 
 def strip_bom(data: bytes) -> bytes:

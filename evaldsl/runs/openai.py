@@ -293,7 +293,7 @@ class _Stream:
         self.start = start
         self.text: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
-        self.usage: tuple[int, int] | None = None
+        self.usage: tuple[float, float] | None = None
         self.model: str | None = None
         self.finished = False
 

@@ -7,8 +7,12 @@ exporter and collectors write them; one document, an array or JSONL of them), or
 `start_time`/`end_time`: Phoenix's export and the SDK's console exporter). Gives the
 events of `providers` (format "otel") and the run's latency.
 
-Spans are taken in start order (file order when a start time is not a number: then the
-run has no latency, and `latency` is an error rather than 0). Each span is classified:
+Spans are taken in start order (file order when a start or end time is not a number of
+nanoseconds since 1970 up to the year 9999, or a span ends before it starts: then the run
+has no latency, and `latency` is an error rather than 0 or a negative time). The
+containers are checked: `resourceSpans`, `scopeSpans`, `spans` and `attributes` that are
+not lists of objects are an error naming the span, never a trace read as empty. Each span
+is classified:
 
 - a **tool span**: `gen_ai.operation.name` = `execute_tool`, a `gen_ai.tool.name`,
   `openinference.span.kind` = `TOOL` or `traceloop.span.kind` = `tool`. Name from
@@ -52,6 +56,7 @@ import attrs
 
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts
+from evaldsl.runs.text import token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 _NOT_LLM_OPERATIONS = frozenset(
@@ -71,6 +76,7 @@ class Span:
     start: int | None  # unix nanoseconds
     end: int | None
     start_text: Any  # as written, for the note on a time that is not a number
+    end_text: Any
     events: list[dict[str, Any]]
     failed: bool
     status_message: str | None
@@ -145,40 +151,79 @@ def _list(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
+#: The last nanosecond of the year 9999: a later time (or one before 1970) is not a time.
+MAX_NANOS = 253_402_300_799_999_999_999
+
+
 def _nanos(value: Any) -> int | None:
-    """Unix nanoseconds from OTLP digits or an ISO time; `None` when it is neither."""
+    """Unix nanoseconds from OTLP digits or an ISO time; `None` when it is neither, or
+    when it is outside 1970 to 9999.
+
+    >>> _nanos("1700000000000000000"), _nanos("-5"), _nanos("9" * 40), _nanos(1e300)
+    (1700000000000000000, None, None, None)
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return value if 0 <= value <= MAX_NANOS else None
     if isinstance(value, str):
-        if value.isdigit():
-            return int(value)
+        if value.isascii() and value.isdigit():
+            found = int(value) if len(value) <= 21 else MAX_NANOS + 1
+            return found if found <= MAX_NANOS else None
         try:
             moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+        try:
+            found = int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+        except (OverflowError, ValueError):  # a time the platform cannot place
+            return None
+        return found if 0 <= found <= MAX_NANOS else None
     return None
 
 
+def _objects(value: Any, what: str, where: str) -> list[dict[str, Any]]:
+    """`value` as a list of objects; anything else is an error naming where it is."""
+    if value is None:
+        return []
+    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        return value
+    at = f"{where}: " if where else ""
+    raise ValueError(f"{at}`{what}` must be a list of objects, not {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
 def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
-    for resource in _list(doc.get("resourceSpans")):
-        scopes = resource.get("scopeSpans", resource.get("instrumentationLibrarySpans"))
-        for scope in _list(scopes):
-            for s in _list(scope.get("spans")):
+    """The spans of an OTLP document; a container of the wrong type is a `ValueError`
+    saying where (the caller turns it into the run's error)."""
+    for r, resource in enumerate(_objects(doc.get("resourceSpans"), "resourceSpans", "")):
+        at = f"resourceSpans[{r}]"
+        key = "scopeSpans" if "scopeSpans" in resource else "instrumentationLibrarySpans"
+        for c, scope in enumerate(_objects(resource.get(key), key, at)):
+            where = f"{at}.{key}[{c}]"
+            for n, s in enumerate(_objects(scope.get("spans"), "spans", where)):
+                if not isinstance(s.get("attributes"), list | None):
+                    raise ValueError(
+                        f"{where}.spans[{n}]: `attributes` must be a list of "
+                        f"{{key, value}} objects, not {_shown(s.get('attributes'))}"
+                    )
                 raw_status = s.get("status")
                 status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
-                start = s.get("startTimeUnixNano")
+                start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
                 yield Span(
                     name=str(s.get("name", "")),
                     span_id=str(s.get("spanId") or s.get("name") or "span"),
                     attrs=attributes(s.get("attributes")),
                     start=_nanos(start),
-                    end=_nanos(s.get("endTimeUnixNano")),
+                    end=_nanos(end),
                     start_text=start,
+                    end_text=end,
                     events=[
                         {"name": e.get("name"), "attrs": attributes(e.get("attributes"))}
                         for e in _list(s.get("events"))
@@ -202,6 +247,7 @@ def _flat_span(s: dict[str, Any]) -> Span:
         start=_nanos(s.get("start_time")),
         end=_nanos(s.get("end_time")),
         start_text=s.get("start_time"),
+        end_text=s.get("end_time"),
         events=[
             {"name": e.get("name"), "attrs": e.get("attributes") or {}}
             for e in _list(s.get("events"))
@@ -250,7 +296,7 @@ def _first(a: dict[str, Any], *keys: str) -> Any:
     return None
 
 
-def _usage(a: dict[str, Any]) -> tuple[int, int] | None:
+def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
     spellings = (
         ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
         (
@@ -262,7 +308,10 @@ def _usage(a: dict[str, Any]) -> tuple[int, int] | None:
     found = [_first(a, *names) for names in spellings]
     if all(v is None for v in found):
         return None
-    return tuple(v if isinstance(v, int) and not isinstance(v, bool) else 0 for v in found)  # type: ignore[return-value]
+    return (
+        token_count(found[0], spellings[0][0]),
+        token_count(found[1], spellings[1][0]),
+    )
 
 
 @attrs.frozen
@@ -442,7 +491,14 @@ def read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
     for index, item in enumerate(items):
         if is_otlp(item):
             trace.saw("OTLP document")
-            spans.extend(_otlp_spans(item))
+            try:
+                spans.extend(_otlp_spans(item))
+            except ValueError as why:
+                raise items.error(
+                    index,
+                    f"{items.where(index)} is not OTLP JSON: {why}",
+                    "resourceSpans[].scopeSpans[].spans[] are lists of objects",
+                ) from None
         elif is_flat_span(item):
             spans.append(_flat_span(item))
         else:
@@ -453,12 +509,16 @@ def read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
                 "and `attributes`",
             )
     times = [s.start for s in spans]
-    bad = next((s.start_text for s in spans if s.start is None and s.start_text is not None), None)
+    bad = next((_shown(t) for s in spans for t in _unread_times(s)), None)
     if bad is not None:
         trace.note(
-            f"span times are not numbers ({bad!r}): spans are taken in file order and "
-            "`latency` cannot be measured"
+            f"span times are not numbers of nanoseconds since 1970 up to 9999 ({bad}): spans "
+            "are taken in file order and `latency` cannot be measured"
         )
+    elif any(s.start is not None and s.end is not None and s.end < s.start for s in spans):
+        backwards = next(s for s in spans if s.start and s.end and s.end < s.start)
+        bad = backwards.name
+        trace.note(f'span "{backwards.name}" ends before it starts: `latency` cannot be measured')
     elif all(t is not None for t in times):
         spans.sort(key=lambda s: (s.start or 0, s.end or 0))
     clock = bad is None
@@ -470,6 +530,14 @@ def read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
     if clock and starts and ends:
         latency = (max(ends) - min(starts)) / 1e6
     return trace, latency
+
+
+def _unread_times(span: Span) -> Iterator[Any]:
+    """The times a span writes that are not times (as written)."""
+    if span.start is None and span.start_text is not None:
+        yield span.start_text
+    if span.end is None and span.end_text is not None:
+        yield span.end_text
 
 
 def _span_events(span: Span, trace: Trace, clock: bool) -> None:

@@ -27,6 +27,7 @@ import attrs
 import orjson
 
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, locate
+from evaldsl.runs.text import token_count
 
 
 def parse_json_text(value: Any) -> Any:
@@ -155,7 +156,7 @@ class Trace:
     def llm(
         self,
         text: str,
-        usage: tuple[int, int] | None,
+        usage: tuple[float, float] | None,
         *,
         model: str | None = None,
         start: str | None = None,
@@ -289,18 +290,14 @@ def text_of_parts(parts: Any, text_types: tuple[str, ...] = ("text",)) -> str:
     return "\n".join(out)
 
 
-def usage_of(usage: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[int, int] | None:
+def usage_of(usage: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[float, float] | None:
     """(input, output) tokens of a usage object under the first spelling it uses, or `None`
-    when it has none (a number that is not an int counts 0, never a string's digits)."""
+    when it has none; a count that is negative or not a number is a `BadUsage`."""
     if not isinstance(usage, dict):
         return None
     for prompt, completion in pairs:
         if prompt in usage or completion in usage:
-            return _count(usage.get(prompt)), _count(usage.get(completion))
+            return token_count(usage.get(prompt), prompt), token_count(
+                usage.get(completion), completion
+            )
     return None
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return int(value)

@@ -242,6 +242,8 @@ def _check_number(d: dict[str, Any], field: str, report: _Report) -> None:
     if value is None and field in _OPTIONAL_COUNTERS:
         return
     if isinstance(value, int | float) and not isinstance(value, bool):
+        if value < 0 and field in _COUNTERS:  # a negative count would pass `tokens <= N`
+            report(f'"{field}" must be a number ≥ 0, found {value}', [field])
         return
     hint = None
     if isinstance(value, str) and _is_number_text(value):

@@ -2,7 +2,8 @@
 
 Takes the `output` of an `llm.response` (or verydia `llm.invoke`) event, or the event itself,
 and gives the plain answer text (`answer_text`) and the (input, output) token counts
-(`usage_tokens`).
+(`usage_tokens`; a count that is negative or not a number is a `BadUsage`, which the readers
+turn into the run's error: never 0, never a pass).
 
 Answer text follows traceplay's `toText` (docs/language.md §6.6) in order: `None` → "";
 a string → itself; OpenAI `choices[0].message.content` (a string, or its text parts joined
@@ -106,14 +107,45 @@ _USAGE_FIELDS = (
 )
 
 
+class BadUsage(ValueError):
+    """A token count that is negative or not a number (the message says which and what)."""
+
+
+def token_count(value: Any, name: str = "token count") -> float:
+    """A token count: a number ≥ 0 (a fraction is kept, as traceplay adds it: `2.5` tokens
+    are over a budget of 2); a missing count (`None`) is 0.
+
+    Anything else (`-5`, `"100"`, `true`, an object) is a `BadUsage`: traceplay would
+    concatenate strings (docs/language.md §6.7), and counting them 0 would pass
+    `tokens <= N` on a trace whose usage nobody can read.
+
+    >>> token_count(120), token_count(7.0), token_count(None)
+    (120, 7, 0)
+    >>> token_count("100", "promptTokens")
+    Traceback (most recent call last):
+    ...
+    evaldsl.runs.text.BadUsage: token usage `promptTokens` is "100", not a number
+    """
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise BadUsage(f"token usage `{name}` is {value}: a count cannot be negative")
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value >= 0:
+        return int(value) if value.is_integer() else value
+    if isinstance(value, float):
+        raise BadUsage(f"token usage `{name}` is {value!r}: a count cannot be negative")
+    raise BadUsage(f"token usage `{name}` is {js_json(value)[:40]}, not a number")
+
+
 def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
     """(input, output) tokens of one `llm.response` or `llm.invoke` event; (0, 0) without usage.
 
     Event-level counts win: verydia `tokensIn`/`tokensOut`, then the event's `usage` (camelCase,
     snake_case or Anthropic names); only an event with none of them is read through its
-    `output.usage` (or Gemini `output.usageMetadata`). A missing field counts 0, and so does a
-    value that is not a number: `"100"` and `true` add nothing (docs/language.md §6.7: traceplay
-    would concatenate strings).
+    `output.usage` (or Gemini `output.usageMetadata`). A missing field counts 0; a value that
+    is negative or not a number (`"100"`, `true`) is a `BadUsage` (`token_count`).
 
     >>> usage_tokens({"type": "llm.response", "usage": {"promptTokens": 120}})
     (120, 0)
@@ -121,7 +153,10 @@ def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
     (5, 0)
     """
     if "tokensIn" in event or "tokensOut" in event:
-        return _count(event.get("tokensIn")), _count(event.get("tokensOut"))
+        return (
+            token_count(event.get("tokensIn"), "tokensIn"),
+            token_count(event.get("tokensOut"), "tokensOut"),
+        )
     found = usage_pair(event.get("usage"))
     if found is not None:
         return found
@@ -147,7 +182,9 @@ def usage_pair(usage: Any) -> tuple[float, float] | None:
         return None
     for prompt, completion in _USAGE_FIELDS:
         if prompt in usage or completion in usage:
-            return _count(usage.get(prompt)), _count(usage.get(completion))
+            return token_count(usage.get(prompt), prompt), token_count(
+                usage.get(completion), completion
+            )
     return None
 
 
@@ -161,15 +198,3 @@ def normalized_usage(usage: Any) -> dict[str, float] | None:
     if pair is None:
         return None
     return {"promptTokens": pair[0], "completionTokens": pair[1]}
-
-
-def _count(value: Any) -> float:
-    """A token count: a number that is not a boolean, else 0. A fraction is kept, as
-    traceplay adds it (`2.5` tokens are over a budget of 2)."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return int(value) if value.is_integer() else value
-    return 0

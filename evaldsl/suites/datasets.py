@@ -19,10 +19,13 @@ import yaml
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.limits import MAX_SUITE_BYTES
+from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.source import Position, Source
 from evaldsl.suites.model import DatasetRow, Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
 from evaldsl.suites.yaml12 import compose, construct, problems
+from evaldsl.suites.yamlguard import check_yaml
 from evaldsl.syntax.parser import parse
 
 ROW_KEYS = {"input", "expectedOutput", "expectedBehavior", "metadata"}
@@ -35,54 +38,54 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
     path = base_dir / spec.path
     shown = str(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError:
+        text = read_regular(path, MAX_SUITE_BYTES).decode("utf-8-sig")
+    except FileProblem as problem:
+        message = (
+            f'dataset not found: "{spec.path}"'
+            if problem.kind == "missing"
+            else f"cannot read the dataset: {problem}"
+        )
         return [], [
             Diagnostic.at(
-                spec.source,
-                spec.span,
-                "E501",
-                f'dataset not found: "{spec.path}"',
-                "paths are relative to the suite file",
+                spec.source, spec.span, "E501", message, "paths are relative to the suite file"
             )
         ]
     except UnicodeDecodeError:
         return [], [Diagnostic.in_file(shown, "E504", "dataset is not UTF-8 text")]
     lines = text.splitlines()
+    # No problem of the file itself quotes a line of it: the path may name any file (a key,
+    # a password file), and messages end up in CI logs.
     try:
         root = compose(text)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
-        line = mark.line + 1 if mark else 1
         return [], [
             Diagnostic.in_file(
                 shown,
                 "E504",
-                f"invalid dataset: {err.problem}",
-                line=line,
+                "not a dataset: the file is not JSON or YAML",
+                line=mark.line + 1 if mark else 1,
                 column=(mark.column + 1 if mark else 1),
-                source_line=lines[line - 1] if 0 < line <= len(lines) else "",
+                hint="a dataset is a JSON or YAML list of rows: [{input, expectedOutput}]",
             )
+        ]
+    except yaml.YAMLError:
+        return [], [Diagnostic.in_file(shown, "E504", "not a dataset: the file is not YAML")]
+    refused = check_yaml(root)
+    if refused:
+        return [], [
+            Diagnostic.in_file(shown, "E510", p.message, line=p.line, column=p.column, hint=p.hint)
+            for p in refused
         ]
 
     def at(node: yaml.Node, code: str, message: str, hint: str | None = None) -> Diagnostic:
+        # a place, never the line's text: a row that is not an object may be anything
         line, column = node.start_mark.line + 1, node.start_mark.column + 1
-        return Diagnostic.in_file(
-            shown,
-            code,
-            message,
-            line=line,
-            column=column,
-            hint=hint,
-            source_line=lines[line - 1] if 0 < line <= len(lines) else "",
-        )
+        return Diagnostic.in_file(shown, code, message, line=line, column=column, hint=hint)
 
     if not isinstance(root, yaml.SequenceNode):
-        where = root if root is not None else None
-        message = "a dataset is a list of rows: [{input, expectedOutput, expectedBehavior}]"
-        if where is None:
-            return [], [Diagnostic.in_file(shown, "E504", message)]
-        return [], [at(where, "E504", message)]
+        message = "not a dataset: a dataset is a list of rows: [{input, expectedOutput}]"
+        return [], [Diagnostic.in_file(shown, "E504", message)]
     rows: list[DatasetRow] = []
     diags = [at(p.node, "E504", p.message, p.hint) for p in problems(root)]
     for i, node in enumerate(root.value, 1):

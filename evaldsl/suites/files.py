@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.limits import MAX_SUITE_BYTES
+from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.suites.evalfile import eval_draft
 from evaldsl.suites.model import SuiteDraft
 
@@ -46,7 +48,7 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
                     continue
                 if sub.is_file() and is_suite_file(sub):
                     found.append(sub)
-        elif p.is_file():
+        elif p.exists():  # a file, or a pipe or a device: reading it says which
             found.append(p)
         else:
             missing.append(str(raw))
@@ -57,9 +59,9 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
     """Read a suite file with the front end its extension names."""
     p = Path(path)
     try:
-        text = p.read_bytes().decode("utf-8-sig")
-    except OSError as err:
-        diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {err.strerror}")
+        text = read_regular(p, MAX_SUITE_BYTES).decode("utf-8-sig")
+    except FileProblem as err:
+        diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {err}")
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     except UnicodeDecodeError as err:
         diag = Diagnostic.in_file(

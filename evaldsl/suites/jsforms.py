@@ -25,6 +25,8 @@ import math
 import re
 from typing import Any
 
+from evaldsl.language.limits import MAX_INTEGER
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DIGITS = re.compile(r"[0-9]+\Z")
 # traceplay's tokenizer (src/core/jsonpath.ts): every other character is skipped
@@ -60,9 +62,21 @@ def string_literal(text: str) -> str:
 
 
 def number_literal(x: int | float) -> str:
-    """A number as DSL text; raises `ValueError` for NaN (no literal stands for it)."""
+    """A number as DSL text; raises `ValueError` for NaN (no literal stands for it).
+
+    An integer past 64 bits is the number JavaScript reads it as, a double (evaldsl's
+    integer literals stop at 64 bits):
+
+    >>> number_literal(2**63), number_literal(10**400), number_literal(-7)
+    ('9.223372036854776e+18', '1e999', '-7')
+    """
     if isinstance(x, int):
-        return str(x)
+        if -MAX_INTEGER <= x <= MAX_INTEGER:
+            return str(x)
+        try:
+            x = float(x)
+        except OverflowError:
+            x = math.inf if x > 0 else -math.inf
     if math.isnan(x):
         raise ValueError("NaN has no evaldsl literal")
     if math.isinf(x):

@@ -11,10 +11,15 @@ Suite keys: `suite` (or `name`), `description`, `tools`, `nodes`, `judge` (a mod
 one source (`cassette`, `state`, `trace` with `format`, `run` with `input`, `dataset` with
 `run`), `each`, `timeout`, `expect` (DSL: one string, a list of strings or a block) and
 `assertions` (traceplay and cycgraph objects, or DSL strings), `description`, `metadata`.
+
+Before any value is built the composed document goes through `yamlguard.check_yaml`: a
+tag that is not plain data, a recursive alias, nesting past the limit and an alias bomb
+are diagnostics at their line (E510), and the suite is not read further.
 """
 
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,6 +29,7 @@ import yaml
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.limits import timeout_problem
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.suites.model import (
@@ -38,6 +44,7 @@ from evaldsl.suites.model import (
 from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
 from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
+from evaldsl.suites.yamlguard import check_yaml
 from evaldsl.syntax.literals import parse_duration
 from evaldsl.syntax.parser import parse
 
@@ -101,7 +108,7 @@ class _Doc:
         return Layout(tuple(self.texts), tuple(self.case_lines), tuple(self.paths))
 
     def value(self, node: yaml.Node) -> Any:
-        return construct(node)
+        return construct(node)  # never raises: `check_yaml` refused what cannot be built
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1] if 1 <= line <= len(self.lines) else ""
@@ -136,7 +143,8 @@ class _Doc:
         if node.style in ("|", ">"):
             # block scalars: content starts on the next line, at the block's indentation
             indent = 0
-            for raw in self.lines[line0 + 1 :]:
+            for i in range(line0 + 1, len(self.lines)):  # no slice: a copy per snippet
+                raw = self.lines[i]
                 if raw.strip():
                     indent = len(raw) - len(raw.lstrip(" "))
                     break
@@ -182,6 +190,23 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
     except yaml.YAMLError as err:
         return attrs.evolve(
             empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),)
+        )
+    refused = check_yaml(root)
+    if refused:
+        return attrs.evolve(
+            empty,
+            diagnostics=tuple(
+                Diagnostic.in_file(
+                    path,
+                    "E510",
+                    p.message,
+                    line=p.line,
+                    column=p.column,
+                    hint=p.hint,
+                    source_line=doc.line_text(p.line),
+                )
+                for p in refused
+            ),
         )
     if root is None or not isinstance(root, yaml.MappingNode):
         return attrs.evolve(
@@ -276,15 +301,22 @@ def _timeout(
     if entry is None:
         return None
     value = doc.value(entry[1])
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return parse_duration(value.strip())
-        except (KeyError, ValueError):
-            pass
-    diags.append(doc.error(entry[1], "E507", "`timeout` is a duration such as 30s (or seconds)"))
-    return None
+    seconds: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str):
+        with contextlib.suppress(KeyError, ValueError):  # not a duration: said below
+            seconds = parse_duration(value.strip())
+    if seconds is None:
+        diags.append(
+            doc.error(entry[1], "E507", "`timeout` is a duration such as 30s (or seconds)")
+        )
+        return None
+    problem = timeout_problem(seconds)
+    if problem is not None:  # `0s`, `-1`, `.inf`: never "the default"
+        diags.append(doc.error(entry[1], "E210", problem, "a duration such as 30s"))
+        return None
+    return seconds
 
 
 def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet]:

@@ -7,6 +7,12 @@ subjects and values are built here; each predicate family builds its own nodes (
 rule goes unbuilt: a grammar rule without a callback is an error when this module is
 imported, naming the rule, and Lark's own helper rules (named `_…`) are the only ones
 inlined into their parent.
+
+Limits are checked as nodes are built (README, "Limits"): an integer literal out of range
+and a number that overflows are noted with a stand-in value, and so is nesting deeper than
+`MAX_NESTING` (lists and objects, and assertions under `not`, `and`, `or`, counted
+together); the parser turns the notes (`problems`) into diagnostics. Nothing here raises
+on what the user wrote, and nothing later walks a node deeper than the limit.
 """
 
 from __future__ import annotations
@@ -19,11 +25,19 @@ import attrs
 from lark import Token, Transformer
 
 from evaldsl.language import ast
+from evaldsl.language.limits import (
+    INFINITY_SPELLING,
+    MAX_NESTING,
+    finite_problem,
+    integer_problem,
+    nesting_problem,
+    timeout_problem,
+)
 from evaldsl.language.source import Span
 from evaldsl.language.vocabulary import SUBJECTS
 from evaldsl.predicates.registry import RULES
 from evaldsl.syntax.grammar import cached_grammar
-from evaldsl.syntax.literals import decode_string, parse_duration, parse_number
+from evaldsl.syntax.literals import decode_string, parse_duration
 
 #: Punctuation terminals: dropped when a list or object is built.
 PUNCT = frozenset(
@@ -48,16 +62,33 @@ class MissingRule(Exception):
     """A grammar rule has no build callback (a bug: the grammar and the builder disagree)."""
 
 
+#: A problem noted while building: (span, code, message).
+Problem = tuple[Span, str, str]
+
+
 class Builder(Transformer[Token, Any]):
     """Lark callbacks, one per grammar rule or alias, each building one AST node.
 
     `base` is the offset of the statement being parsed within the whole text, so spans
-    come out in whole-text offsets.
+    come out in whole-text offsets. `problems` collects the limits crossed since `reset`.
     """
 
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
         self.base = 0
+        self.problems: list[Problem] = []
+        # Depth of the nested nodes built so far (lists, objects, assertions), by id; the
+        # node is kept beside its depth so that an id is never mistaken for another's.
+        self._depths: dict[int, tuple[object, int]] = {}
+        # The deepest value built since the last assertion: the next one holds it.
+        self._pending = 0
+
+    def reset(self, base: int = 0) -> None:
+        """Forget the problems and depths of an earlier parse; spans start at `base`."""
+        self.base = base
+        self.problems.clear()
+        self._depths.clear()
+        self._pending = 0
 
     def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
         # Lark's helper rules (repetitions, named `_…` or `__…`) are inlined into their
@@ -78,6 +109,30 @@ class Builder(Transformer[Token, Any]):
     def string(self, token: Any) -> str:
         """A string literal's decoded text."""
         return decode_string(str(token))
+
+    def integer(self, token: Any) -> int:
+        """An INT token's value; one out of range is a problem, and stands as 1."""
+        text = str(token)
+        problem = integer_problem(text)
+        if problem is not None:
+            self.problems.append((self.token_span(token), "E209", problem))
+            return 1
+        return int(text)
+
+    # -- nesting
+
+    def _depth(self, node: Any, empty: int) -> int:
+        entry = self._depths.get(id(node))
+        return entry[1] if entry is not None and entry[0] is node else empty
+
+    def _nested(self, node: Any, children: Sequence[Any], empty: int, what: str) -> None:
+        """Note the depth of `node` (one more than its deepest child); the first node past
+        the limit on a branch is a problem."""
+        below = max((self._depth(c, empty) for c in children), default=0)
+        depth = below + 1
+        self._depths[id(node)] = (node, depth)
+        if depth > MAX_NESTING >= below:
+            self.problems.append((node.span, "E105", nesting_problem(what)))
 
     # -- helpers
 
@@ -124,8 +179,13 @@ class Builder(Transformer[Token, Any]):
         kind, text, span = item.type, str(item), self.token_span(item)
         if kind == "STRING":
             return ast.Str(decode_string(text), span=span)
-        if kind in ("INT", "DECIMAL"):
-            return ast.Num(parse_number(text), span=span)
+        if kind == "INT":
+            return ast.Num(self.integer(item), span=span)
+        if kind == "DECIMAL":
+            if text.lstrip("+-").lower() == INFINITY_SPELLING:
+                # Infinity as evaldsl writes it (YAML's `.inf`): the one overflow meant
+                return ast.Num(float(text), span=span)
+            return ast.Num(self._finite(float(text), text, span), span=span)
         if kind == "NAME":
             return ast.Name(text, span=span)
         if kind == "TRUE":
@@ -135,10 +195,17 @@ class Builder(Transformer[Token, Any]):
         if kind == "NULL":
             return ast.Null(span=span)
         if kind == "DURATION":
-            return ast.Duration(parse_duration(text), text, span=span)
+            return ast.Duration(self._finite(parse_duration(text), text, span), text, span=span)
         if kind == "MONEY":
-            return ast.Money(float(text[1:]), text, span=span)
+            return ast.Money(self._finite(float(text[1:]), text, span), text, span=span)
         raise AssertionError(f"unexpected value token {kind}")
+
+    def _finite(self, value: float, text: str, span: Span) -> float:
+        problem = finite_problem(value, text)
+        if problem is not None:
+            self.problems.append((span, "E209", problem))
+            return 1.0
+        return value
 
     @staticmethod
     def name(tok: Token) -> str:
@@ -182,7 +249,12 @@ class Builder(Transformer[Token, Any]):
         return ast.JudgeDecl(decode_string(c[2]), span=self.span(c))
 
     def timeout_decl(self, c: list[Any]) -> ast.TimeoutDecl:
-        return ast.TimeoutDecl(cast(ast.Duration, self.literal(c[1])), span=self.span(c))
+        duration = cast(ast.Duration, self.literal(c[1]))
+        problem = timeout_problem(duration.seconds)
+        if problem is not None:
+            # `timeout 0s` never means "the default": it is an error, as any bad bound
+            self.problems.append((duration.span, "E210", problem))
+        return ast.TimeoutDecl(duration, span=self.span(c))
 
     def case_decl(self, c: list[Any]) -> ast.CaseDecl:
         return ast.CaseDecl(decode_string(c[1]), span=self.span(c))
@@ -203,9 +275,11 @@ class Builder(Transformer[Token, Any]):
         return ast.RunDecl(self.name(c[1]), span=self.span(c))
 
     def input_src(self, c: list[Any]) -> ast.ValueDecl:
+        self._pending = 0
         return ast.ValueDecl("input", self.literal(c[1]), span=self.span(c))
 
     def each_src(self, c: list[Any]) -> ast.ValueDecl:
+        self._pending = 0
         return ast.ValueDecl("each", self.literal(c[1]), span=self.span(c))
 
     # -- assertions
@@ -226,17 +300,37 @@ class Builder(Transformer[Token, Any]):
     def _join(self, kind: type[ast.And] | type[ast.Or], items: list[ast.Expr]) -> ast.Expr:
         if len(items) == 1:
             return items[0]
-        return kind(tuple(items), span=items[0].span.cover(items[-1].span))
+        node = kind(tuple(items), span=items[0].span.cover(items[-1].span))
+        self._nested(node, items, 1, "this assertion")
+        return node
 
     def negation(self, c: list[Any]) -> ast.Not:
-        return ast.Not(c[1], span=self.span(c))
+        node = ast.Not(c[1], span=self.span(c))
+        self._nested(node, (c[1],), 1, "this assertion")
+        return node
 
     def group(self, c: list[Any]) -> ast.Expr:
         # the span takes in the parentheses, so `not (a)` spans its `)` too
-        return cast(ast.Expr, attrs.evolve(c[1], span=self.span(c)))
+        node = cast(ast.Expr, attrs.evolve(c[1], span=self.span(c)))
+        depth = self._depth(c[1], 0)
+        if depth:
+            self._depths[id(node)] = (node, depth)
+        return node
+
+    def _assertion(self, node: ast.Expr) -> None:
+        """An assertion holds the values built since the one before it (LALR builds left
+        to right, bottom up): its depth is theirs plus one."""
+        if self._pending:
+            below, self._pending = self._pending, 0
+            self._depths[id(node)] = (node, below + 1)
+            if below == MAX_NESTING:
+                self.problems.append((node.span, "E105", nesting_problem("this assertion")))
 
     def check(self, c: list[Any]) -> ast.Check:
-        return ast.Check(c[0], c[1], span=self.span(c))
+        node = ast.Check(c[0], c[1], span=self.span(c))
+        if self._pending:  # most checks hold no list or object: no call for them
+            self._assertion(node)
+        return node
 
     def no_tool(self, c: list[Any]) -> ast.NoTool:
         return ast.NoTool(self.name(c[2]), span=self.span(c))
@@ -248,7 +342,9 @@ class Builder(Transformer[Token, Any]):
         subject = ast.Subject(
             "tool", name=self.name(c[2]), span=self.token_span(c[1]).cover(self.token_span(c[2]))
         )
-        return ast.Check(subject, c[3], every=True, span=self.span(c))
+        node = ast.Check(subject, c[3], every=True, span=self.span(c))
+        self._assertion(node)
+        return node
 
     # -- subjects
 
@@ -259,7 +355,7 @@ class Builder(Transformer[Token, Any]):
         return self._subject("answer", c)
 
     def answer_at(self, c: list[Any]) -> ast.Subject:
-        return self._subject("answer", c, index=int(c[2]))
+        return self._subject("answer", c, index=self.integer(c[2]))
 
     def answer_json(self, c: list[Any]) -> ast.Subject:
         return self._subject("answer_json", c, path=str(c[2]) if len(c) > 2 else None)
@@ -267,7 +363,7 @@ class Builder(Transformer[Token, Any]):
     def answer_json_at(self, c: list[Any]) -> ast.Subject:
         # answer [ INT ] json PATH?
         path = str(c[5]) if len(c) > 5 else None
-        return self._subject("answer_json", c, index=int(c[2]), path=path)
+        return self._subject("answer_json", c, index=self.integer(c[2]), path=path)
 
     def output(self, c: list[Any]) -> ast.Subject:
         return self._subject("output", c, keys=tuple(c[1:]))
@@ -287,20 +383,30 @@ class Builder(Transformer[Token, Any]):
         return ast.Key(self.name(tok), span=self.span(c))
 
     def index_access(self, c: list[Any]) -> ast.Key:
-        return ast.Key(int(c[1]), span=self.span(c))
+        return ast.Key(self.integer(c[1]), span=self.span(c))
 
     # -- values
 
     def list_lit(self, c: list[Any]) -> ast.ListLit:
         items = tuple(self.literal(x) for x in c if not (isinstance(x, Token) and x.type in PUNCT))
-        return ast.ListLit(items, span=self.span(c))
+        node = ast.ListLit(items, span=self.span(c))
+        self._value(node, items)
+        return node
 
     def pair(self, c: list[Any]) -> tuple[Token, ast.Value]:
         return (c[0], self.literal(c[2]))
 
     def object_lit(self, c: list[Any]) -> ast.ObjectLit:
         pairs = tuple((self.name(k), v) for k, v in (x for x in c if isinstance(x, tuple)))
-        return ast.ObjectLit(pairs, span=self.span(c))
+        node = ast.ObjectLit(pairs, span=self.span(c))
+        self._value(node, [v for _, v in pairs])
+        return node
+
+    def _value(self, node: ast.ListLit | ast.ObjectLit, items: Sequence[Any]) -> None:
+        self._nested(node, items, 0, "this value")
+        depth = self._depths[id(node)][1]
+        if depth > self._pending:
+            self._pending = depth
 
 
 def _simple_subject(kind: ast.SubjectKind) -> Any:

@@ -16,11 +16,17 @@ How it works, and why:
   file comes out of one pass, each said in the user's words (`wording.py`).
 - The cyclic garbage collector is paused while parsing: the AST holds no cycles, and the
   collections its allocations trigger would rescan the caller's whole heap.
+- Limits (nesting, integer range, `timeout`) are noted by the builder as it builds and
+  reported here as diagnostics beside the syntax errors; a statement that crosses one is
+  left out of the program, like a statement with a syntax error, so no later stage walks
+  a node deeper than the limit.
 """
 
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
+from collections.abc import Sequence
 from typing import Any, cast
 
 import attrs
@@ -94,7 +100,10 @@ def parse(
     # triggered by those allocations, would scan the whole heap again and again (measured:
     # 40% of the parse time beside a large compiled program).
     with paused_gc():
-        return _parse(text, path, start, source)
+        try:
+            return _parse(text, path, start, source)
+        finally:
+            building_parser()[1].reset()  # the builder keeps no node past its parse
 
 
 def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseResult:
@@ -104,10 +113,14 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
     # Most text parses: one pass over all of it is the fast path (one parser and lexer
     # state instead of one per statement). Only text with an error is parsed again,
     # statement by statement, to report every error of it.
-    builder.base = 0
+    builder.reset()
     whole = _whole(lark, text, start)
     if whole is not None:
+        if builder.problems:
+            kept, limits = _limits(src, builder, whole.statements)
+            return ParseResult(ast.Program(kept, span=span), limits, src)
         return ParseResult(ast.Program(whole.statements, span=span), (), src)
+    builder.reset()  # what the failed whole pass noted is noted again statement by statement
     statements: list[ast.Statement] = []
     diagnostics: list[Diagnostic] = []
     pieces = split_statements(text)
@@ -131,4 +144,28 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
                 pieces[i:i] = rest
             continue
         statements.extend(program.statements)
-    return ParseResult(ast.Program(tuple(statements), span=span), tuple(diagnostics), src)
+    kept = tuple(statements)
+    if builder.problems:
+        kept, limits = _limits(src, builder, kept)
+        diagnostics.extend(limits)
+        diagnostics.sort(key=lambda d: (d.line, d.column))
+    return ParseResult(ast.Program(kept, span=span), tuple(diagnostics), src)
+
+
+def _limits(
+    source: Source, builder: Builder, statements: Sequence[ast.Statement]
+) -> tuple[tuple[ast.Statement, ...], tuple[Diagnostic, ...]]:
+    """The statements that crossed no limit, and the limits crossed as diagnostics."""
+    found = tuple(
+        Diagnostic.at(source, sp, code, message) for sp, code, message in builder.problems
+    )
+    starts = [s.span.start for s in statements]
+    dropped: set[int] = set()
+    for sp, _, _ in builder.problems:
+        # statements are in source order and do not overlap: the one holding the problem
+        # is the last one starting at or before it
+        i = bisect_right(starts, sp.start) - 1
+        if i >= 0 and sp.end <= statements[i].span.end:
+            dropped.add(i)
+    builder.reset()
+    return tuple(s for i, s in enumerate(statements) if i not in dropped), found

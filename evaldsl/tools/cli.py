@@ -37,6 +37,10 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
 
 
+class UsageError(Exception):
+    """Bad usage found past the argument parser (a judge setting): exit 2 with the message."""
+
+
 def _parser() -> argparse.ArgumentParser:
     from evaldsl.version import __version__
 
@@ -255,6 +259,7 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
+    _escape_unencodable()
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":
@@ -290,13 +295,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _usage_error(
                     f"the language server needs pygls: pip install 'evaldsl[lsp]' ({err})"
                 )
-            lsp_main()
-            return EXIT_OK
+            return lsp_main()  # 0 after shutdown then exit, 1 otherwise (LSP)
         if args.command == "vocabulary":
             from evaldsl.vocabulary import help_text
 
             print(help_text())
             return EXIT_OK
+    except UsageError as err:
+        return _usage_error(str(err))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -309,6 +315,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE
 
 
+def _escape_unencodable() -> None:
+    """Text the terminal's encoding cannot carry (a lone surrogate from a file name or an
+    agent's answer) is printed as an escape (`\\udc80`), never a crash mid-report."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def _usage_error(message: str) -> int:
     print(f"evaldsl: error: {message}", file=sys.stderr)
     return EXIT_USAGE
@@ -318,8 +333,13 @@ def _judge_factory(args: argparse.Namespace) -> object | None:
     """A picklable factory for the judge (worker processes build their own)."""
     import functools
 
+    from evaldsl.judge.config import JudgeConfig, JudgeConfigError
     from evaldsl.judge.plan import judge_from_options
 
+    try:  # settings from the environment, checked before anything runs
+        JudgeConfig.from_env(mode=args.judge, cache_dir=args.judge_cache)
+    except JudgeConfigError as err:
+        raise UsageError(str(err)) from None
     return functools.partial(judge_from_options, mode=args.judge, cache_dir=args.judge_cache)
 
 

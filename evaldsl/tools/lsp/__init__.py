@@ -9,6 +9,7 @@ source path.
 
 The parts: `documents` (buffers, positions, diagnostics in LSP terms: the one place
 UTF-16 is converted), `analysis` (one buffer read once, the statement under the cursor,
-what the case's files hold), `hover`, `completion`, `definition` and `server`. Run it with
+what the case's files hold), `hover`, `completion`, `definition`, `framing` (messages read
+from the byte stream, bounded, whatever it holds) and `server`. Run it with
 `evaldsl lsp` or `python -m evaldsl.tools.lsp`.
 """

@@ -65,7 +65,8 @@ def _yaml_segment(place: TextPlace, lines: Sequence[str], line0: int) -> tuple[i
         if not first < line0 <= last:
             return None
         indent = 0
-        for raw in lines[first + 1 :]:
+        for i in range(first + 1, len(lines)):  # no slice: one copy per scalar adds up
+            raw = lines[i]
             if raw.strip():
                 indent = len(raw) - len(raw.lstrip(" "))
                 break
@@ -129,7 +130,7 @@ def file_facts(path: Path, fmt: str | None = None) -> FileFacts:
     """Tool calls or the state a run file holds; cached until the file changes."""
     try:
         st = path.stat()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the name
         return FileFacts()
     key = (str(path), fmt, st.st_mtime_ns, st.st_size)
     found = _facts_cache.get(key)

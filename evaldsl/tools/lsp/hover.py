@@ -3,7 +3,8 @@
 Takes an `Analysis` and a cursor and gives markdown: a keyword's vocabulary entry (two-word
 subjects and predicates such as `input tokens` and `is empty` read as one), a tool's
 declaration and call counts in the case's files, and on a `cassette`/`trace`/`state` line
-what evaldsl reads from that file (`evaldsl inspect`'s summary).
+what evaldsl reads from that file (`evaldsl inspect`'s summary). It reads files: the
+server calls it on a worker thread, never on its event loop.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from evaldsl.language.limits import MAX_LSP_FILE_BYTES
+from evaldsl.language.reading import size_text
 from evaldsl.language.vocabulary import (
     SUBJECTS,
     PredicateSpec,
@@ -106,7 +109,7 @@ def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, i
             # `cassette "x"` / `trace "x" as F` / `state "x"`: what evaldsl reads from it
             fmt = tokens[3].text if tokens[0].text == "trace" and len(tokens) > 3 else None
             path = Path(analysis.path).parent / token_name(tokens[1])
-            doc = (doc + "\n\n" if doc else "") + summary_markdown(path, fmt)
+            doc = (doc + "\n\n" if doc else "") + file_summary(path, fmt)
         return (doc, spot, start, end) if doc else None
     if tokens and spot.offset <= tokens[-1].end:
         return None
@@ -117,6 +120,21 @@ def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, i
             doc = describe(m.group()) if quotes % 2 == 0 else None
             return (doc, spot, m.start(), m.end()) if doc else None
     return None
+
+
+def file_summary(path: Path, fmt: str | None) -> str:
+    """What evaldsl reads from a run file, for hover: the whole file is read, so one over
+    `MAX_LSP_FILE_BYTES` is named, not read (`evaldsl inspect` reads it)."""
+    try:
+        size = path.stat().st_size
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        size = 0  # missing or unreadable: the summary says why
+    if size > MAX_LSP_FILE_BYTES:
+        return (
+            f"{size_text(size)}: too large to summarise on hover (over "
+            f"{size_text(MAX_LSP_FILE_BYTES)}); `evaldsl inspect` shows what it holds"
+        )
+    return summary_markdown(path, fmt)
 
 
 def _source_line(tokens: Sequence[Token]) -> bool:

@@ -3,6 +3,13 @@
 Takes LSP messages (pygls 2) and gives responses: diagnostics as `evaldsl check` reports
 them (on open, on change after a pause, on save), hover, completion, go to definition and
 formatting (the same code as `evaldsl fmt`). It always announces UTF-16 positions.
+
+It survives its protocol: messages are read by `framing.py` (bounded, resynchronising),
+a request whose parameters do not fit the method gets an Invalid Params error, a request
+after `shutdown` an Invalid Request error, and `exit` ends the process with 0 after
+`shutdown` and 1 without (the LSP specification). Work that reads files (hover's trace
+summary and tool counts, completion's names from a case's files, other files' lines for
+their diagnostics) runs on worker threads, never on the event loop.
 """
 
 from __future__ import annotations
@@ -10,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Generator, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -22,6 +31,8 @@ from pygls.uris import from_fs_path
 
 from evaldsl.format.formatter import format_text
 from evaldsl.language.diagnostics import EvalDslError
+from evaldsl.language.limits import MAX_LSP_FILE_BYTES
+from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.tools.lsp.completion import completions_at
 from evaldsl.tools.lsp.definition import definition_at
@@ -34,6 +45,7 @@ from evaldsl.tools.lsp.documents import (
     lsp_diagnostic,
     lsp_position,
 )
+from evaldsl.tools.lsp.framing import INVALID_REQUEST, read_messages
 from evaldsl.tools.lsp.hover import hover_at
 
 log = logging.getLogger("evaldsl.lsp")
@@ -43,7 +55,45 @@ DEBOUNCE_SECONDS = 0.25
 
 
 class _Protocol(LanguageServerProtocol):
-    """Always UTF-16: the conversions in `evaldsl.language.source` are the only ones there are."""
+    """Always UTF-16: the conversions in `evaldsl.language.source` are the only ones there are.
+
+    It is also what `framing.read_messages` dispatches to: it answers what pygls would drop
+    (parameters of the wrong type, requests after `shutdown`) with a JSON-RPC error.
+    """
+
+    shut_down = False  # the client asked the server to shut down
+
+    def dispatch(self, data: dict[str, Any]) -> None:
+        """Handle one decoded message; a request that cannot be handled gets an error."""
+        method = data.get("method")
+        msg_id = data.get("id")
+        request = "id" in data and isinstance(method, str)
+        if self.shut_down and request and method != types.EXIT:
+            self.send_error(
+                msg_id, INVALID_REQUEST, f"Invalid Request: {method} after shutdown (exit only)"
+            )
+            return
+        try:
+            message = self.structure_message(data)
+        except JsonRpcException as err:  # parameters that do not fit the method's types
+            if request:
+                self.send_error(msg_id, err.code, f"{err.message}: not the parameters of {method}")
+            else:
+                log.error("dropped a %s notification: %s", method, err)
+            return
+        self.handle_message(message)
+
+    def send_error(self, msg_id: str | int | None, code: int, message: str) -> None:
+        """Answer a request (or the stream, with id None) with a JSON-RPC error."""
+        # a plain object: pygls's own response type leaves out an id of null, which JSON-RPC
+        # requires in the answer to a message whose id cannot be read
+        error = {"code": code, "message": message}
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        yield from super().lsp_shutdown(*args)
+        self.shut_down = True
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(
@@ -68,6 +118,24 @@ class EvalDslServer(LanguageServer):
         # a checked open document's own diagnostics, and the version they are for
         self.own: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}
         self._analyses: dict[str, tuple[int | None, Analysis]] = {}
+        self.exit_code = 1  # until the client says `shutdown` then `exit`
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio until `exit` or the end of the input; `exit_code` is then 0 after
+        `shutdown` and 1 otherwise."""
+        protocol = self.protocol
+        assert isinstance(protocol, _Protocol)
+        protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(read_messages(stdin or sys.stdin.buffer, protocol))
+            self.exit_code = 0 if protocol.shut_down else 1
+        except SystemExit as done:  # pygls's `exit` handler: 0 after shutdown, else 1
+            self.exit_code = done.code if isinstance(done.code, int) else 1
+        except BrokenPipeError:
+            log.error("the client closed the connection")
+            self.exit_code = 1
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls's own, untyped
 
     def analysis(self, uri: str) -> Analysis:
         doc = self.workspace.get_text_document(uri)
@@ -123,9 +191,11 @@ class EvalDslServer(LanguageServer):
             other_uri = from_fs_path(other)
             if other_uri is None:
                 continue
-            foreign[other_uri] = [
-                lsp_diagnostic(d, self._filebuffer_lines(other_uri, other)) for d in diags
-            ]
+            if other_uri in self.open:
+                lines = buffer_lines(self.workspace.get_text_document(other_uri).source)
+            else:  # a file on disk: read on a worker thread, never on the event loop
+                lines = await asyncio.to_thread(file_lines, other)
+            foreign[other_uri] = [lsp_diagnostic(d, lines) for d in diags]
         self._set_foreign(uri, foreign)
         self.publish(uri)
 
@@ -139,14 +209,6 @@ class EvalDslServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=own + found, version=version)
         )
-
-    def _filebuffer_lines(self, uri: str, path: str) -> list[str]:
-        if uri in self.open:
-            return buffer_lines(self.workspace.get_text_document(uri).source)
-        try:
-            return buffer_lines(Path(path).read_text("utf-8-sig"))
-        except (OSError, UnicodeDecodeError):
-            return []
 
     def _set_foreign(self, owner: str, found: dict[str, list[types.Diagnostic]]) -> None:
         before = self.foreign.pop(owner, {})
@@ -189,10 +251,11 @@ def build_server(version: str) -> EvalDslServer:
         ls.closed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: EvalDslServer, params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: EvalDslServer, params: types.HoverParams) -> types.Hover | None:
         analysis = ls.analysis(params.text_document.uri)
         line0, column0 = cursor(analysis.lines, params.position)
-        found = hover_at(analysis, line0, column0)
+        # hover may read the case's files (a trace summary, tool counts): off the loop
+        found = await asyncio.to_thread(hover_at, analysis, line0, column0)
         if found is None:
             return None
         doc, spot, start, end = found
@@ -211,14 +274,16 @@ def build_server(version: str) -> EvalDslServer:
         types.TEXT_DOCUMENT_COMPLETION,
         types.CompletionOptions(trigger_characters=[" ", ".", "["]),
     )
-    def completion(ls: EvalDslServer, params: types.CompletionParams) -> types.CompletionList:
+    async def completion(ls: EvalDslServer, params: types.CompletionParams) -> types.CompletionList:
         analysis = ls.analysis(params.text_document.uri)
         line0, column0 = cursor(analysis.lines, params.position)
         caps = ls.client_capabilities.text_document
         item_caps = caps.completion.completion_item if caps and caps.completion else None
         markdown = item_caps is not None and ls.markdown(item_caps.documentation_format or [])
         items = []
-        for offer in completions_at(analysis, line0, column0):
+        # completion offers names from the case's files (tools, nodes, keys): off the loop
+        offers = await asyncio.to_thread(completions_at, analysis, line0, column0)
+        for offer in offers:
             doc: str | types.MarkupContent | None = offer.doc
             if offer.doc is not None and markdown:
                 doc = types.MarkupContent(kind=types.MarkupKind.Markdown, value=offer.doc)
@@ -234,15 +299,14 @@ def build_server(version: str) -> EvalDslServer:
         return types.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    def definition(ls: EvalDslServer, params: types.DefinitionParams) -> list[types.Location]:
+    async def definition(ls: EvalDslServer, params: types.DefinitionParams) -> list[types.Location]:
         analysis = ls.analysis(params.text_document.uri)
         line0, column0 = cursor(analysis.lines, params.position)
         top = types.Range(start=types.Position(0, 0), end=types.Position(0, 0))
+        found = await asyncio.to_thread(definition_at, analysis, line0, column0)  # stats files
         return [
             types.Location(uri=uri, range=top)
-            for uri in (
-                from_fs_path(str(p.resolve())) for p in definition_at(analysis, line0, column0)
-            )
+            for uri in (from_fs_path(str(p.resolve())) for p in found)
             if uri is not None
         ]
 
@@ -275,9 +339,27 @@ def format_edits(text: str, path: str) -> list[types.TextEdit] | None:
     ]
 
 
-def main() -> None:
-    """Serve over stdio until the client says exit."""
+def file_lines(path: str) -> list[str]:
+    """The lines of a file on disk, for positions in its diagnostics ([] when it cannot be
+    read: a folder, a pipe, a device or a file over `MAX_LSP_FILE_BYTES`)."""
+    try:
+        return buffer_lines(read_regular(path, MAX_LSP_FILE_BYTES).decode("utf-8-sig"))
+    except (FileProblem, UnicodeDecodeError):
+        return []
+
+
+def _no_deserialize_tracebacks(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("Unable to deserialize message")
+
+
+def main() -> int:
+    """Serve over stdio until the client says exit; the process's exit code."""
     from evaldsl.version import __version__  # the package imports this module's parents first
 
     logging.basicConfig(level=logging.WARNING, format="evaldsl lsp: %(message)s")
-    build_server(__version__).start_io()
+    # pygls logs a traceback for parameters it cannot read; the client gets an error
+    # response for them instead (`_Protocol.dispatch`), and the log one line
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_no_deserialize_tracebacks)
+    server = build_server(__version__)
+    server.start_io()
+    return server.exit_code

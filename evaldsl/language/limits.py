@@ -1,0 +1,183 @@
+"""Limits: every bound evaldsl puts on what it reads, in one place.
+
+Takes nothing: it declares the limits (README, "Limits", lists each with its reason) and
+gives the small checks the stages share, so a limit crossed anywhere is said the same way,
+as a diagnostic or a `RunError`, never as a traceback or an exhausted machine:
+
+- `nesting_problem(depth)`: text for a value or an assertion nested deeper than allowed;
+- `integer_problem(text)`, `finite_problem(value, what)`: numbers written in DSL text;
+- `timeout_problem(seconds)`: the meaning of `timeout` (more than 0, at most a day);
+- `json_depth(value, limit)`: how deep a decoded JSON value goes, without recursion;
+- `clip_value(value)`: a value fit for a report (nesting cut at `REPORT_DEPTH`).
+
+    >>> timeout_problem(0.0)
+    'a timeout must be more than 0 s'
+    >>> json_depth([[1], {"a": [2]}], 10)
+    3
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# ---- text the user writes -----------------------------------------------------------------
+
+#: Nesting of DSL text (lists, objects, `not`, `and`/`or`), of JSON and YAML values in
+#: suites: deeper than any real suite, far below what would exhaust Python's stack.
+MAX_NESTING = 200
+
+#: Integer literals (values, counts, `answer[N]`): a signed 64-bit integer, the range JSON
+#: producers write; a longer literal is a typo or an attack, never a count.
+MAX_INTEGER = 2**63 - 1
+
+#: `timeout` of a `run` target: more than 0 s and at most a day.
+MAX_TIMEOUT_SECONDS = 86_400.0
+
+#: A suite file (`.eval`, YAML, JSON) or a dataset: read whole, so bounded.
+MAX_SUITE_BYTES = 64 * 1024 * 1024
+
+#: YAML aliases: a suite whose values, with every alias expanded, hold more nodes than this
+#: is refused (an alias bomb is a few lines that expand to billions).
+MAX_YAML_NODES = 1_000_000
+
+# ---- runs ---------------------------------------------------------------------------------
+
+#: A trace, state or log read as one JSON document.
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+
+#: One line of a JSONL trace (a cassette, an event or span file): read in one piece, so
+#: bounded like a whole document. (A file no larger than this is read at C speed, a line
+#: at a time, with no check at all: no line of it can be longer.)
+MAX_LINE_BYTES = MAX_DOCUMENT_BYTES
+
+#: JSON nesting that the decoder accepts in traces (orjson's own limit, stated here).
+MAX_TRACE_NESTING = 1024
+
+# ---- reports ------------------------------------------------------------------------------
+
+#: Found and expected values in reports keep this many levels; deeper ones are cut.
+REPORT_DEPTH = 64
+
+
+# ---- the judge ----------------------------------------------------------------------------
+
+#: The body of one judge reply; a longer one is an error (an endless body never fills memory).
+MAX_JUDGE_REPLY_BYTES = 1024 * 1024
+
+#: A judge cache file; a larger one is not a verdict.
+MAX_JUDGE_CACHE_BYTES = 1024 * 1024
+
+# ---- the language server ------------------------------------------------------------------
+
+#: One message to the language server (its `Content-Length`).
+MAX_LSP_MESSAGE_BYTES = 64 * 1024 * 1024
+
+#: A file the language server reads for hover or completion (a cassette, a state).
+MAX_LSP_FILE_BYTES = 16 * 1024 * 1024
+
+
+def nesting_problem(what: str = "this") -> str:
+    """The message for text nested deeper than `MAX_NESTING`."""
+    return f"{what} is nested more than {MAX_NESTING} levels deep (the limit)"
+
+
+def integer_problem(text: str) -> str | None:
+    """Why an integer literal is out of range, or `None` when it is fine.
+
+    Decided on the digits, so a literal of a million digits costs nothing to refuse.
+
+    >>> integer_problem("42") is None, integer_problem("-9223372036854775807") is None
+    (True, True)
+    >>> integer_problem("9223372036854775808")
+    'the integer 9223372036854775808 is out of range (at most 19 digits: ±9223372036854775807)'
+    """
+    digits = text.lstrip("+-")
+    if len(digits) < 19 or (len(digits) == 19 and int(digits) <= MAX_INTEGER):
+        return None
+    shown = text if len(text) <= 40 else text[:20] + "…" + text[-5:]
+    return f"the integer {shown} is out of range (at most 19 digits: ±{MAX_INTEGER})"
+
+
+#: How evaldsl writes Infinity (`evaldsl convert` turns YAML's `.inf` into it): the one
+#: decimal literal allowed past a 64-bit float, as in JavaScript, where `1e999` is Infinity.
+INFINITY_SPELLING = "1e999"
+
+
+def finite_problem(value: float, text: str) -> str | None:
+    """Why a number written as `text` is out of range (it overflowed to infinity)."""
+    if math.isfinite(value):
+        return None
+    shown = text if len(text) <= 40 else text[:20] + "…" + text[-5:]
+    return f"the number {shown} is out of range (larger than a 64-bit float holds)"
+
+
+def timeout_problem(seconds: float) -> str | None:
+    """Why a `timeout` is not usable, or `None`: it must be more than 0 s and at most a day.
+
+    >>> timeout_problem(30.0) is None, timeout_problem(-1.0), timeout_problem(math.inf)
+    (True, 'a timeout must be more than 0 s', 'a timeout must be at most 86400 s (a day)')
+    """
+    if math.isnan(seconds) or seconds <= 0:
+        return "a timeout must be more than 0 s"
+    if seconds > MAX_TIMEOUT_SECONDS:
+        return f"a timeout must be at most {MAX_TIMEOUT_SECONDS:g} s (a day)"
+    return None
+
+
+def json_depth(value: Any, limit: int) -> int:
+    """How many levels of lists and objects `value` has, counting no further than `limit + 1`.
+
+    Iterative, so a value of any depth is measured without touching Python's stack.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
+def clip_value(value: Any, depth: int = REPORT_DEPTH) -> Any:
+    """`value` with every list or object deeper than `depth` levels replaced by a text
+    saying so.
+
+    The value itself when it is not that deep (the common case costs one measuring walk).
+    Without recursion, so any depth a trace can hold is clipped safely.
+
+    >>> clip_value([[["x"]]], 2)
+    [['… (nested deeper than 2 levels)']]
+    """
+    if json_depth(value, depth) <= depth:
+        return value
+    cut = f"… (nested deeper than {depth} levels)"
+    root: list[Any] = [None]
+    # (source value, the container to put its copy in, the key or index there, its level)
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
+    while stack:
+        item, into, key, level = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if level >= depth:
+                into[key] = cut
+                continue
+            if isinstance(item, dict):
+                copy: Any = dict.fromkeys(item)
+                stack.extend((v, copy, k, level + 1) for k, v in item.items())
+            else:
+                copy = [None] * len(item)
+                stack.extend((v, copy, i, level + 1) for i, v in enumerate(item))
+            into[key] = copy
+        else:
+            into[key] = item
+    return root[0]

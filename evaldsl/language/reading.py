@@ -1,0 +1,138 @@
+"""Reading files the user names: regular files only, and never more than a limit.
+
+Takes a path and a size limit and gives the file's bytes (`read_regular`) or an open
+binary file (`open_regular`), or raises `FileProblem` saying in the user's words what is
+wrong: missing, a folder, a named pipe, a device or a socket (`/dev/stdin`, `/dev/zero`, a
+FIFO), unreadable, or larger than the limit. A FIFO or a device is refused before a byte
+is read, so naming one never blocks a command, the judge cache or the language server:
+the file is opened without blocking and checked on the open descriptor (no race between a
+check and the open).
+
+    >>> try:
+    ...     read_regular("/dev/zero", 10)
+    ... except FileProblem as why:
+    ...     print(why.kind, why)
+    special "/dev/zero" is a character device, not a file
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import BinaryIO, Literal
+
+ProblemKind = Literal["missing", "folder", "special", "unreadable", "too-large"]
+
+_PIECE = 1 << 20  # what is read at a time past the size a file says it has
+
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class FileProblem(OSError):
+    """Why a named file cannot be read; `kind` says which way (`missing`, `folder`, …)."""
+
+    def __init__(self, message: str, kind: ProblemKind, path: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind: ProblemKind = kind
+        self.path = path
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (FileProblem, (self.message, self.kind, self.path))
+
+
+def size_text(size: int) -> str:
+    """A byte count for messages: `64 MiB`, `1 KiB`, `12 bytes`."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size:,} bytes"
+
+
+def _what(mode: int) -> str | None:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return None
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for reading in binary, when it is a regular file; else `FileProblem`."""
+    shown = os.fsdecode(path)
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer would wait forever without it
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise FileProblem(f'file not found: "{shown}"', "missing", shown) from None
+    except IsADirectoryError:
+        raise FileProblem(f'"{shown}" is a folder, not a file', "folder", shown) from None
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise FileProblem(f'cannot read "{shown}": {reason}', "unreadable", shown) from None
+    except ValueError:  # a NUL character: no file has such a name
+        shown = shown.replace("\x00", "\\x00")
+        raise FileProblem(f'file not found: "{shown}"', "missing", shown) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise FileProblem(f'"{shown}" is a folder, not a file', "folder", shown)
+        what = _what(mode)
+        if what is not None or not stat.S_ISREG(mode):
+            raise FileProblem(
+                f'"{shown}" is {what or "not a regular file"}, not a file', "special", shown
+            )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; else `FileProblem`.
+
+    Reads at most `limit + 1` bytes whatever the file claims, so a file that grows while
+    it is read is refused too.
+    """
+    shown = os.fsdecode(path)
+    with open_regular(path) as f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            if size > limit:
+                raise _too_large(shown, limit)
+            # `read(n)` allocates n bytes at once: ask for the size the file says it has
+            # (and one byte more, to see it grow), then in pieces (files in /proc say 0)
+            parts: list[bytes] = []
+            total, want = 0, size + 1
+            while total <= limit:
+                part = f.read(min(want, limit + 1 - total))
+                if not part:
+                    break
+                parts.append(part)
+                total += len(part)
+                want = _PIECE
+        except FileProblem:
+            raise
+        except OSError as err:
+            reason = err.strerror or type(err).__name__
+            raise FileProblem(f'cannot read "{shown}": {reason}', "unreadable", shown) from None
+    if total > limit:
+        raise _too_large(shown, limit)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _too_large(shown: str, limit: int) -> FileProblem:
+    return FileProblem(
+        f'"{shown}" is larger than {size_text(limit)}, the most evaldsl reads of such a file',
+        "too-large",
+        shown,
+    )

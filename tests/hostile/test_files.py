@@ -1,0 +1,241 @@
+"""Special files and devices: a FIFO, `/dev/stdin`, `/dev/zero`, a folder given as a trace,
+suite, dataset or judge cache entry is refused at once with a clear error (never read,
+never waited on); a dataset path never echoes a file that is not a dataset; a trace line
+past the stated size is an error, not gigabytes of memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import evaldsl
+from evaldsl.judge.cache import cache_key, read_cache
+from evaldsl.judge.client import LLMJudge
+from evaldsl.judge.config import JudgeConfig
+from evaldsl.language import reading
+from evaldsl.language.limits import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES
+from evaldsl.language.reading import FileProblem, read_regular
+from evaldsl.runs import model
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.model import RunError
+from tests.clitools import ROOT, run_evaldsl
+
+CASSETTE = ROOT / "tests/fixtures/traceplay/demo/cassette.example.jsonl"
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Iterator[Path]:
+    """A named pipe nobody writes to: reading it would block for ever."""
+    path = tmp_path / "pipe.jsonl"
+    os.mkfifo(path)
+    yield path
+
+
+def test_reading_doctests() -> None:
+    import doctest
+
+    assert doctest.testmod(reading).failed == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "words"),
+    [
+        ("fifo", "special", "named pipe"),
+        ("/dev/zero", "special", "character device"),
+        ("/dev/null", "special", "character device"),
+        ("folder", "folder", "is a folder"),
+        ("missing", "missing", "not found"),
+    ],
+)
+def test_read_regular_refuses_what_is_not_a_file(
+    fifo: Path, tmp_path: Path, name: str, kind: str, words: str
+) -> None:
+    path = {"fifo": fifo, "folder": tmp_path, "missing": tmp_path / "nope"}.get(name, name)
+    with pytest.raises(FileProblem) as caught:
+        read_regular(path, 100)
+    assert caught.value.kind == kind and words in str(caught.value)
+
+
+def test_read_regular_refuses_a_file_over_its_limit(tmp_path: Path) -> None:
+    path = tmp_path / "big"
+    path.write_bytes(b"x" * 101)
+    with pytest.raises(FileProblem, match="larger than 100 bytes"):
+        read_regular(path, 100)
+    assert read_regular(path, 101) == b"x" * 101
+
+
+def test_stdin_as_a_trace_is_refused_whatever_it_is(tmp_path: Path) -> None:
+    """`/dev/stdin` is a pipe here (and a terminal at a prompt): never read."""
+    done = subprocess.run(
+        [*_evaldsl(), "inspect", "/dev/stdin"],
+        stdin=subprocess.PIPE,  # left open: a read would wait for ever
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 1
+    assert "named pipe" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _evaldsl() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "evaldsl.tools.cli"]
+
+
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero", "/dev/stdin", "folder"])
+@pytest.mark.parametrize("line", ["cassette", "trace", "state"])
+def test_a_special_run_file_is_an_error_at_check_and_run(
+    fifo: Path, tmp_path: Path, target: str, line: str
+) -> None:
+    path = {"fifo": str(fifo), "folder": str(tmp_path)}.get(target, target)
+    source = f'trace "{path}" as otel' if line == "trace" else f'{line} "{path}"'
+    (tmp_path / "s.eval").write_text(f'case "a"\n  {source}\n  steps >= 0\n', encoding="utf-8")
+    for command in ("check", "run"):
+        done = run_evaldsl(command, "s.eval", "--no-history" * (command == "run"), cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        out = done.stdout + done.stderr
+        assert ("is a folder" in out) if target == "folder" else ("device" in out or "pipe" in out)
+        assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero", "/dev/stdin"])
+def test_a_special_suite_file_is_refused(fifo: Path, tmp_path: Path, target: str) -> None:
+    path = str(fifo.with_name("s.eval")) if target == "fifo" else target
+    if target == "fifo":
+        os.mkfifo(path)
+    for command in (["check", path], ["run", path, "--no-history"], ["fmt", path]):
+        done = run_evaldsl(*command, cwd=tmp_path)
+        assert done.returncode in (1, 2), done
+        out = done.stdout + done.stderr
+        assert "device" in out or "pipe" in out, out
+        assert "Traceback" not in out
+
+
+def test_a_fifo_in_a_searched_folder_is_skipped(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.eval")
+    (tmp_path / "ok.eval").write_text(
+        f'case "a"\n  cassette "{CASSETTE}"\n  steps >= 0\n', encoding="utf-8"
+    )
+    for command in (["fmt", "--check"], ["check"], ["run", "--no-history"]):
+        done = run_evaldsl(*command, str(tmp_path), cwd=tmp_path)
+        assert done.returncode == 0, done
+        assert "pipe.eval" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero", "folder"])
+def test_a_special_dataset_is_an_error(fifo: Path, tmp_path: Path, target: str) -> None:
+    path = {"fifo": str(fifo), "folder": str(tmp_path)}.get(target, target)
+    (tmp_path / "s.eval").write_text(
+        f'case "a"\n  run agent:main\n  dataset "{path}"\n', encoding="utf-8"
+    )
+    (tmp_path / "agent.py").write_text("def main(x=None):\n    return x\n", encoding="utf-8")
+    done = run_evaldsl("check", "s.eval", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "cannot read the dataset" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
+        "API_KEY=sk-live-topsecret\n",
+        "password: hunter2\nuser: admin\n",
+        "- sk-live-topsecret\n- another-secret\n",
+        '[{"user": "admin", "password": "hunter2"}]',
+        "key: [unclosed sk-live-topsecret\n",
+    ],
+)
+def test_a_dataset_path_never_echoes_a_file_that_is_not_a_dataset(
+    tmp_path: Path, secret: str
+) -> None:
+    (tmp_path / "secret.txt").write_text(secret, encoding="utf-8")
+    (tmp_path / "agent.py").write_text("def main(x=None):\n    return x\n", encoding="utf-8")
+    (tmp_path / "s.eval").write_text(
+        'case "a"\n  run agent:main\n  dataset "secret.txt"\n', encoding="utf-8"
+    )
+    for command in (["check", "s.eval"], ["run", "s.eval", "--no-history", "--json", "r.json"]):
+        done = run_evaldsl(*command, cwd=tmp_path)
+        out = done.stdout + done.stderr
+        for word in ("hunter2", "topsecret", "root:x", "OPENSSH", "b3Blbn", "another-secret"):
+            assert word not in out, (command, out)
+        assert done.returncode == 1
+    report = (tmp_path / "r.json").read_text(encoding="utf-8")
+    assert "hunter2" not in report and "topsecret" not in report
+
+
+@pytest.mark.parametrize("entry", ["fifo", "folder", "/dev/zero", "big"])
+def test_a_judge_cache_entry_that_is_not_a_file_is_a_miss(tmp_path: Path, entry: str) -> None:
+    config = JudgeConfig(mode="frozen", cache_dir=tmp_path)
+    judge = LLMJudge(config)
+    key = cache_key("answer", "rubric", config.model, config.base_url)
+    path = tmp_path / f"{key}.json"
+    if entry == "fifo":
+        os.mkfifo(path)
+    elif entry == "folder":
+        path.mkdir()
+    elif entry == "big":
+        path.write_text(json.dumps({"passed": True, "reason": "x" * 2_000_000}), encoding="utf-8")
+    else:
+        path.symlink_to(entry)
+    assert read_cache(path) is None
+    outcome = judge("answer", "rubric", model=None, threshold=None)
+    assert outcome.status == "error" and "no cached verdict" in outcome.message
+
+
+# ---- lines past the stated size ---------------------------------------------------------
+
+SMALL_LIMIT = 1 << 20  # the limit is 256 MiB; the same code path is tested at 1 MiB
+
+
+def test_a_trace_line_past_the_limit_is_an_error_not_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSONL trace whose second line never ends: read a piece at a time, refused at
+    `MAX_LINE_BYTES + 1` bytes, with the line number."""
+    monkeypatch.setattr(model, "MAX_LINE_BYTES", SMALL_LIMIT)
+    path = tmp_path / "long.jsonl"
+    with path.open("wb") as f:
+        f.write(b'{"cassette": "traceplay", "version": 1}\n{"type": "llm.response", "x": "')
+        f.write(b"a" * (3 * SMALL_LIMIT))
+    run = load_run(path)
+    assert run.events is not None
+    with pytest.raises(RunError) as caught:
+        for _ in run.events:
+            pass
+    assert caught.value.line == 2 and "longer than 1 MiB" in caught.value.message
+    # and through the index's fast path, which reads lines at C speed
+    result = evaldsl.compile("no tool x; tokens <= 5").check(path)
+    assert result.statuses == ["error", "error"]
+    assert result.error is not None and "line 2 is longer than 1 MiB" in result.error
+
+
+def test_a_long_first_line_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(model, "MAX_LINE_BYTES", SMALL_LIMIT)
+    path = tmp_path / "one-line.jsonl"
+    path.write_bytes(b"[" + b" " * (SMALL_LIMIT + 10))
+    with pytest.raises(RunError, match="line 1 is longer than 1 MiB"):
+        load_run(path)
+
+
+def test_the_line_limit_is_the_document_limit() -> None:
+    assert MAX_LINE_BYTES == MAX_DOCUMENT_BYTES == 256 * 1024 * 1024
+
+
+def test_a_nul_in_a_path_is_a_missing_file_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "s.eval").write_text(
+        'case "a"\n  cassette "x\\u0000y"\n  steps >= 0\n', encoding="utf-8"
+    )
+    done = run_evaldsl("check", "s.eval", cwd=tmp_path)
+    assert done.returncode == 1 and "not found" in done.stdout
+    assert "Traceback" not in done.stderr

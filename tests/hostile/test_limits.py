@@ -1,0 +1,299 @@
+"""Limits instead of tracebacks: nesting, integers, numbers, timeouts, long lines, and
+memory that grows with the input, not with its square (README, "Limits")."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import evaldsl
+from evaldsl.language import limits
+from evaldsl.language.limits import MAX_NESTING, clip_value, json_depth
+from evaldsl.runner.results import AssertionResult
+from evaldsl.suites.build import check_text
+from evaldsl.syntax.parser import parse
+from tests.clitools import ROOT, run_evaldsl
+
+CASSETTE = ROOT / "tests/fixtures/traceplay/demo/cassette.example.jsonl"
+
+
+def nested(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def codes(text: str) -> list[str]:
+    try:
+        evaldsl.compile(text)
+    except evaldsl.EvalDslError as err:
+        return [d.code for d in err.diagnostics]
+    return []
+
+
+def test_limits_doctests() -> None:
+    assert doctest.testmod(limits).failed == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (f"output == {nested(MAX_NESTING + 1)}", "E105"),
+        (f"output == {nested(5000)}", "E105"),
+        ("output == " + "{a: " * 3000 + "1" + "}" * 3000, "E105"),
+        ("not " * 5000 + 'answer contains "x"', "E105"),
+        ("not " * 100 + f"output == {nested(100)}", "E105"),  # counted together
+        ("(answer contains 'x' and (" * 300 + "tokens < 1" + "))" * 300, "E105"),
+    ],
+    ids=["list-201", "list-5000", "object-3000", "not-5000", "not-and-list", "and-300"],
+)
+def test_nesting_past_the_limit_is_a_diagnostic(text: str, code: str) -> None:
+    assert codes(text) == [code]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"output == {nested(MAX_NESTING - 1)}",
+        "not " * (MAX_NESTING - 1) + 'answer contains "x"',
+        "not " * 99 + f"output == {nested(100)}",
+        "(" * 5000 + 'answer contains "x"' + ")" * 5000,  # parentheses alone add nothing
+        " and ".join(['answer contains "x"'] * 5000),  # a long chain is flat
+    ],
+)
+def test_nesting_up_to_the_limit_compiles(text: str) -> None:
+    assert evaldsl.compile(text).check([{"type": "llm.response", "output": "x"}]).verdicts
+
+
+def test_one_statement_past_the_limit_leaves_the_others() -> None:
+    result = parse(f'answer contains "a"; output == {nested(300)}; tokens < 5')
+    assert [d.code for d in result.diagnostics] == ["E105"]
+    assert len(result.program.statements) == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tool x called " + "9" * 5000 + " times",
+        "tokens <= " + "9" * 20,
+        "answer[" + "9" * 30 + '] contains "x"',
+        "tool x called between 1 and 99999999999999999999 times",
+        "answer cites tool x at least 99999999999999999999 values",
+        "output[99999999999999999999] == 1",
+        "tokens <= 1e400",
+        "latency < " + "9" * 400 + "s",
+        "cost <= $1" + "0" * 400,
+    ],
+)
+def test_numbers_out_of_range_are_diagnostics(text: str) -> None:
+    assert "E209" in codes(text)
+
+
+def test_largest_integer_is_fine() -> None:
+    assert codes(f"tokens <= {limits.MAX_INTEGER}") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("timeout 0s", "more than 0 s"),
+        ("timeout 0ms", "more than 0 s"),
+        ("timeout -5s", "more than 0 s"),
+        ("timeout 25h", "at most 86400 s"),
+        ("timeout " + "9" * 400 + "s", "out of range"),
+    ],
+)
+def test_timeouts_that_mean_nothing_are_errors(line: str, message: str) -> None:
+    text = f'{line}\ncase "a"\n  run agent:main\n  answer contains "x"\n'
+    found = [d for d in check_text(text, str(ROOT / "x.eval")) if d.is_error]
+    assert any(message in d.message for d in found), found
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("0s", "more than 0 s"), (0, "more than 0 s"), ("-1s", "more than 0 s"),
+     (-3, "more than 0 s"), (".inf", "at most"), (100000, "at most"), ("0.0", "more than 0")],
+)  # fmt: skip
+def test_yaml_timeouts_that_mean_nothing_are_errors(value: object, message: str) -> None:
+    text = textwrap.dedent(f"""\
+        suite: s
+        timeout: {value}
+        cases:
+          - name: a
+            run: agent:main
+            timeout: {value}
+            expect: answer contains "x"
+        """)
+    found = [d for d in check_text(text, str(ROOT / "x.yaml")) if d.code == "E210"]
+    assert len(found) == 2 and all(message in d.message for d in found), found
+
+
+def test_clip_value_cuts_deep_values_without_recursion() -> None:
+    deep: object = "leaf"
+    for _ in range(100_000):
+        deep = [deep]
+    assert json_depth(deep, 10**6) == 100_000
+    clipped = clip_value(deep, 3)
+    assert clipped == [[["… (nested deeper than 3 levels)"]]]
+    shallow = {"a": [1, {"b": 2}]}
+    assert clip_value(shallow, 3) is shallow
+
+
+def test_assertion_results_keep_a_bounded_depth() -> None:
+    deep: object = 1
+    for _ in range(2000):
+        deep = {"k": deep}
+    result = AssertionResult("t", "p", 1, 1, "fail", "m", actual=deep, expected=[deep])
+    assert json_depth(result.actual, 10_000) == limits.REPORT_DEPTH
+    json.dumps(result.to_json())  # no RecursionError
+
+
+def write_deep_cassette(folder: Path, depth: int) -> Path:
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    lines = [
+        {"cassette": "traceplay", "version": 1},
+        {"type": "llm.request", "at": "2025-01-01T00:00:00Z"},
+        {"type": "llm.response", "output": {"deep": value}, "at": "2025-01-01T00:00:01Z"},
+        {"type": "tool.call", "name": "t", "callId": "1", "arguments": {"a": value}},
+        {"type": "tool.result", "callId": "1", "result": {"r": value}},
+    ]
+    path = folder / "deep.jsonl"
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))  # only to write the fixture
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("depth", [500, 1020])
+def test_deep_json_in_a_trace_never_kills_a_report(tmp_path: Path, depth: int) -> None:
+    write_deep_cassette(tmp_path, depth)
+    (tmp_path / "s.eval").write_text(
+        textwrap.dedent("""\
+        case "deep"
+          cassette "deep.jsonl"
+          answer contains "zzz"
+          answer == "x"
+          answer json $.deep == 1
+          tool t args $.a == 2
+          tool t args $..a == 2
+          tool t result $.r == 3
+          tool t args contains {a: 1}
+          answer matches /zzz/
+        """),
+        encoding="utf-8",
+    )
+    done = run_evaldsl(
+        "run", "s.eval", "--no-history", "--json", "r.json", "--junit", "r.xml",
+        "--markdown", "r.md", cwd=tmp_path,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr + done.stdout
+    assert done.returncode == 1
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    statuses = [a["status"] for a in report["suites"][0]["cases"][0]["assertions"]]
+    assert statuses == ["fail"] * 8  # each read the deep values and said what it found
+    assert (tmp_path / "r.xml").stat().st_size > 0 and (tmp_path / "r.md").stat().st_size > 0
+
+
+def test_lone_surrogates_are_escaped_in_every_report(tmp_path: Path) -> None:
+    (tmp_path / "s.eval").write_text(
+        f'case "bad \\udc80 name"\n  cassette "{CASSETTE}"\n'
+        '  answer == "\\ud800"\n  answer contains "\\udfff"\n',
+        encoding="utf-8",
+    )
+    done = run_evaldsl(
+        "run", "s.eval", "--history", "h.sqlite", "--json", "r.json", "--junit", "r.xml",
+        "--markdown", "r.md", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "not in the history" not in done.stderr  # recorded, escaped
+    assert "\\udc80" in done.stdout  # escaped on the console
+    shown = run_evaldsl("diff", "--history", "h.sqlite", "1", "r.json", cwd=tmp_path)
+    assert shown.returncode == 0 and "no changes" in shown.stdout  # the same names both ways
+    text = (tmp_path / "r.json").read_text(encoding="utf-8")
+    assert "\\ud800" in text
+    report = json.loads(text)
+    assert report["suites"][0]["cases"][0]["name"] == "bad \udc80 name"
+    for name in ("r.xml", "r.md"):  # valid UTF-8 all through, the name kept as an escape
+        assert "bad \\udc80 name" in (tmp_path / name).read_text(encoding="utf-8")
+
+
+# ---- memory grows with the input --------------------------------------------------------
+
+_PEAK = """
+import sys, tracemalloc
+from evaldsl.suites.build import load_suite
+tracemalloc.start()
+load_suite(sys.argv[1])
+print(tracemalloc.get_traced_memory()[1])
+"""
+
+
+def peak_bytes(path: Path) -> int:
+    """Peak traced memory of loading and checking one suite, in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    return int(done.stdout.split()[-1])
+
+
+def yaml_suite(folder: Path, cases: int) -> Path:
+    path = folder / f"big{cases}.yaml"
+    with path.open("w", encoding="utf-8") as f:
+        f.write("suite: big\ncases:\n")
+        for i in range(cases):
+            f.write(
+                f"  - name: case {i}\n    cassette: {CASSETTE}\n    expect: |\n"
+                f"      tool t{i} called\n      tokens <= {i}\n"
+            )
+    return path
+
+
+def test_yaml_suite_memory_is_linear(tmp_path: Path) -> None:
+    """Four times the cases take about four times the memory (each snippet once copied
+    every line of the file: sixteen times, and 18.9 GB at 20,000 cases)."""
+    small = peak_bytes(yaml_suite(tmp_path, 400))
+    large = peak_bytes(yaml_suite(tmp_path, 1600))
+    assert large < 7 * small, (small, large)
+
+
+def test_many_statements_on_one_line_stay_small(tmp_path: Path) -> None:
+    """10,000 failing `;`-joined statements on one line: each result once held its own
+    copy of the 190 KB line (1.9 GB), and the console printed it 10,000 times."""
+    line = "; ".join(f"tool t{i} called" for i in range(10_000))
+    suite = tmp_path / "one-line.eval"
+    suite.write_text(f'case "x"\n  cassette "{CASSETTE}"\n  {line}\n', encoding="utf-8")
+    assert peak_bytes(suite) < 200 * len(line)
+    done = run_evaldsl("run", str(suite), "--no-history", cwd=tmp_path)
+    assert done.returncode == 1
+    assert len(done.stdout) < 10_000 * 1_000  # a window of the line per failure, not all of it
+
+
+def test_a_long_string_literal_takes_memory_in_proportion(tmp_path: Path) -> None:
+    """A 4 MB string literal: the lexer's regex once kept a backtracking record per
+    character (950 MB)."""
+    suite = tmp_path / "long.eval"
+    size = 4_000_000
+    suite.write_text(
+        f'case "x"\n  cassette "{CASSETTE}"\n  answer contains "{"a" * size}"\n'
+        f"  answer matches /{'b' * size}/\n",
+        encoding="utf-8",
+    )
+    assert peak_bytes(suite) < 20 * size
+
+
+@pytest.mark.parametrize("text", ["tokens <= 1e999", "output.x > -1e999", "tokens <= 1E999"])
+def test_infinity_as_evaldsl_writes_it_is_not_out_of_range(text: str) -> None:
+    # `evaldsl convert` writes YAML's `.inf` as 1e999 (Infinity in JavaScript too)
+    assert "E209" not in codes(text)
+    assert "E209" in codes(text.replace("999", "400"))
