@@ -136,8 +136,8 @@ class _Checker:
         of a declared or recorded tool is most likely a typo that would always pass."""
         env = self.env
         known = (env.declared_tools or frozenset()) | (env.recorded_tools or frozenset())
-        if name in known:
-            return
+        if name in known or (env.recorded_tools is not None and name in env.recorded_tools):
+            return  # (the second test: recorded names read from a head search the rest)
         guess = did_you_mean(name, known, cutoff=0.8)
         if guess:
             self.error(

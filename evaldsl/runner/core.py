@@ -11,15 +11,12 @@ are put back in suite and case order.
 
 from __future__ import annotations
 
-import asyncio
 import fnmatch
 import importlib
-import inspect
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -30,12 +27,13 @@ from evaldsl.compile.evaluate import evaluate
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.values import MISSING
 from evaldsl.language.verdicts import case_passed, score
+from evaldsl.runner.parallel import run_parallel
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runs.detect import load_run, run_from_value
 from evaldsl.runs.index import Needs, RunFacts, index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.state import initial_state, is_state_value
-from evaldsl.suites.build import assertion_location, load_suite
+from evaldsl.suites.build import assertion_location
 from evaldsl.suites.model import Case, Suite
 
 
@@ -237,6 +235,9 @@ def call_target(target: str, value: Any, timeout: float, base_dir: Path) -> Run:
     events, an `evaldsl.Run`, or any other value (the run's output). A raised exception or
     a timeout is a crash naming it.
     """
+    import asyncio  # only live targets need these (`check` and recorded runs never do)
+    import inspect
+
     fn = resolve_target(target, base_dir)
     args = () if value is MISSING else (value,)
     started = time.perf_counter()
@@ -278,6 +279,8 @@ def call_target(target: str, value: Any, timeout: float, base_dir: Path) -> Run:
 
 
 async def _bounded(awaitable: Any, timeout: float) -> Any:
+    import asyncio  # see `call_target`
+
     return await asyncio.wait_for(awaitable, timeout)
 
 
@@ -296,19 +299,6 @@ def _final_state(value: dict[str, Any], returned: dict[str, Any], timeout: float
 # ---- whole runs ------------------------------------------------------------------------
 
 
-_WORKER_SUITES: dict[str, Suite] = {}
-
-
-def _worker_case(path: str, index: int, judge_factory: JudgeFactory | None) -> CaseResult:
-    """A case run in a worker process: the suite is loaded once per process."""
-    suite = _WORKER_SUITES.get(path)
-    if suite is None:
-        judge = judge_factory() if judge_factory is not None else None
-        suite = load_suite(path, judge=judge)
-        _WORKER_SUITES[path] = suite
-    return execute_case(suite.cases[index], suite)
-
-
 def run_suites(
     suites: Sequence[Suite],
     options: RunOptions = RunOptions(),
@@ -320,25 +310,12 @@ def run_suites(
     work = [(s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)]
     results: dict[tuple[int, int], CaseResult] = {}
     if options.jobs > 1 and len(work) > 1:
-        with ProcessPoolExecutor(max_workers=options.jobs) as pool:
-            futures = {
-                pool.submit(_worker_case, s.path, i, options.judge_factory): (id(s), i, s)
-                for s, i in work
-            }
-            for future, (sid, i, s) in futures.items():
-                try:
-                    result = future.result()
-                except Exception as err:  # a worker that died: that case crashed
-                    result = CaseResult(
-                        s.cases[i].name,
-                        False,
-                        0.0,
-                        0.0,
-                        error=f"worker failed: {type(err).__name__}: {err}",
-                    )
-                results[(sid, i)] = result
-                if on_case:
-                    on_case(s, result)
+        # workers inherit the loaded suites; largest cases start first (runner/parallel.py)
+        done = run_parallel(work, options.jobs, execute_case, options.judge_factory)
+        for (s, i), result in zip(work, done, strict=True):
+            results[(id(s), i)] = result
+            if on_case:
+                on_case(s, result)
     else:
         for s, i in work:
             result = execute_case(s.cases[i], s)

@@ -32,7 +32,6 @@ from evaldsl.language.source import Position, Source
 from evaldsl.language.values import MISSING
 from evaldsl.runs.detect import inspect_samples
 from evaldsl.runs.index import Needs
-from evaldsl.suites.datasets import dataset_rows
 from evaldsl.suites.files import draft_from_text, read_draft
 from evaldsl.suites.model import Case, CaseDraft, Snippet, Suite, SuiteDraft
 from evaldsl.suites.templates import render_node, render_value, row_label
@@ -133,6 +132,9 @@ def compile_suite(checked: CheckedSuite, *, judge: Judge | None = None) -> Suite
 def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list[CaseDraft]:
     expanded = [case]
     if case.dataset is not None:
+        # imported here: datasets read YAML, and a suite without one need not load PyYAML
+        from evaldsl.suites.datasets import dataset_rows
+
         rows, problems = dataset_rows(case.dataset, draft.base_dir)
         diags.extend(problems)
         expanded = [

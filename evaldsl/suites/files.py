@@ -14,7 +14,6 @@ from pathlib import Path
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.suites.evalfile import eval_draft
 from evaldsl.suites.model import SuiteDraft
-from evaldsl.suites.yamlfile import yaml_draft
 
 
 def is_suite_file(path: Path) -> bool:
@@ -71,7 +70,7 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
         )
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     if p.suffix in (".yaml", ".yml", ".json"):
-        return yaml_draft(text, str(p))
+        return _yaml_draft(text, str(p))
     return eval_draft(text, str(p))
 
 
@@ -79,5 +78,12 @@ def draft_from_text(text: str, path: str) -> SuiteDraft:
     """A draft from text in memory (an editor's unsaved buffer); the front end is chosen
     by the path's extension, and relative paths resolve next to `path`."""
     if Path(path).suffix in (".yaml", ".yml", ".json"):
-        return yaml_draft(text, path)
+        return _yaml_draft(text, path)
     return eval_draft(text, path)
+
+
+def _yaml_draft(text: str, path: str) -> SuiteDraft:
+    # imported on first use: PyYAML costs ~20 ms at start-up, and `.eval` suites never need it
+    from evaldsl.suites.yamlfile import yaml_draft
+
+    return yaml_draft(text, path)
