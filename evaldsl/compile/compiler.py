@@ -152,6 +152,10 @@ class Compiler:
         """What the predicate expects, as reports show it."""
         return registry.expected(pred)
 
+    def fragment(self, pred: ast.Predicate, stype: Type) -> Callable[[Any], str | None]:
+        """The predicate's code fragment for a generated pass (`runs/codegen.py`)."""
+        return lambda ctx: registry.fragment(ctx, pred, stype)
+
     # -- subjects: RunFacts → value
 
     def subject(self, subject: ast.Subject) -> SubjectReader:

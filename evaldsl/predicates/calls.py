@@ -84,6 +84,9 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
         ctx.value_test(pred.test, "Json"),
         single,
         every,
+        pred.test,
+        ctx.fragment(pred.test, "Json"),
+        pred.path,
     )
     ctx.needs.probes.append(probe)  # applied to each call while the run is indexed
     expected = ctx.expected(pred.test)
@@ -147,5 +150,6 @@ FAMILY = Family(
     check=check,
     print=print_call_test,
     expected=lambda pred: None,
+    fragment=None,  # reads the run itself: never a test of one value
     compile=compile_call_test,
 )

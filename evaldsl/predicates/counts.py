@@ -194,6 +194,7 @@ FAMILY = Family(
     check=check,
     print=print_called,
     expected=lambda pred: count_words(pred.count),
+    fragment=None,  # reads the run itself: never a test of one value
     compile=compile_called,
     forbids=lambda pred: pred.count.high == 0,
 )

@@ -30,8 +30,9 @@ from evaldsl.language.verdicts import case_passed, score
 from evaldsl.runner.parallel import run_parallel
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runs.detect import load_run, run_from_value
-from evaldsl.runs.index import Needs, RunFacts, index_run
+from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.passes import index_run
 from evaldsl.runs.state import initial_state, is_state_value
 from evaldsl.suites.build import assertion_location
 from evaldsl.suites.model import Case, Suite

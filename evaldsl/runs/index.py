@@ -80,6 +80,10 @@ class CallProbe:
     test: Callable[[Any], bool]
     key: str | None = None  # set when the path is one plain field (`$.city`): a dict lookup
     every: bool = False
+    # for generated passes (`codegen.py`): the test's node, its code fragment, the path
+    node: Any = None
+    fragment: Callable[[Any], str | None] | None = None
+    path: str | None = None
 
     def feeder(self, tally: Tally) -> Callable[[Any], bool]:
         """The test as a function of one call's arguments (or result) for one run, keeping
@@ -147,6 +151,8 @@ class Needs:
     answer_tail: int = 0  # how many of the last answers are read (answer, answer[-2], …)
     times: bool = False  # `latency`: first and last timestamps
     cost: bool = False  # `cost`: usage priced by each request's model
+    # the generated passes made for these needs (`passes.py`), shared by their evolutions
+    passes: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False)
 
 
 class CallRecord:

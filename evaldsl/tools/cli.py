@@ -12,6 +12,7 @@ case failed or errored (or `check` found an error), 2 for bad usage or unreadabl
     evaldsl convert PATH
     evaldsl fmt PATH... [--check] [--diff]
     evaldsl inspect TRACE [--as FORMAT] [--format text|json]
+    evaldsl inspect --code SUITE
     evaldsl schema
     evaldsl lsp
     evaldsl vocabulary
@@ -111,6 +112,11 @@ def _parser() -> argparse.ArgumentParser:
         "inspect", help="print what evaldsl reads from a trace or state, as assertions see it"
     )
     inspect.add_argument("trace", metavar="TRACE")
+    inspect.add_argument(
+        "--code",
+        action="store_true",
+        help="TRACE is a suite: print the generated pass each of its cases runs",
+    )
     inspect.add_argument("--as", dest="as_format", metavar="FORMAT", help="name the format")
     inspect.add_argument("--format", default="text", choices=["text", "json"])
 
@@ -226,6 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return fmt_command(
                 args.paths, check=args.check, diff=args.diff, out=sys.stdout, err=sys.stderr
             )
+        if args.command == "inspect" and args.code:
+            from evaldsl.tools.code import code_command
+
+            return code_command(args.trace, sys.stdout)
         if args.command == "inspect":
             from evaldsl.tools.inspect import inspect_command
 
