@@ -27,7 +27,6 @@ from evaldsl.compile.evaluate import evaluate
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.values import MISSING
 from evaldsl.language.verdicts import case_passed, score
-from evaldsl.runner.parallel import run_parallel
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runs.detect import load_run, run_from_value
 from evaldsl.runs.index import Needs, RunFacts
@@ -311,7 +310,10 @@ def run_suites(
     work = [(s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)]
     results: dict[tuple[int, int], CaseResult] = {}
     if options.jobs > 1 and len(work) > 1:
-        # workers inherit the loaded suites; largest cases start first (runner/parallel.py)
+        # workers inherit the loaded suites; largest cases start first. Imported here:
+        # the process pool costs ~15 ms to import, which `check` and serial runs skip.
+        from evaldsl.runner.parallel import run_parallel
+
         done = run_parallel(work, options.jobs, execute_case, options.judge_factory)
         for (s, i), result in zip(work, done, strict=True):
             results[(id(s), i)] = result

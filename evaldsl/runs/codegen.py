@@ -211,6 +211,16 @@ def _literal_set(texts: list[str]) -> Any:
     return _regex_set([(re.escape(t), "") for t in texts])
 
 
+def _set_matcher(found: Any) -> Callable[[str], Any]:
+    """The indices of a compiled RE2 Set's patterns found in a text (`Set.Match`, without
+    its Python wrapper: it runs for every value of every call)."""
+    inner = getattr(found, "_set", None)
+    match = getattr(inner, "Match", None)
+    if match is None:
+        return found.Match  # type: ignore[no-any-return]
+    return lambda text: match(text.encode("utf-8"))
+
+
 class _Generator:
     def __init__(self, needs: Needs, raw: bool, raw_type: type | None) -> None:
         self.needs = needs
@@ -334,7 +344,12 @@ class _Generator:
         tool, on_result, path = key
         side = "result" if on_result else "args"
         out(f"# group {g}: {len(probes)} test(s) on the {side} of {self.tool_names[tool]}")
-        out(f"g{g}_open = {len(probes)}", f"g{g}_fed = g{g}_found = 0", f"g{g}_sample = []")
+        out(
+            f"g{g}_open = {len(probes)}",
+            f"g{g}_fed = g{g}_found = 0",
+            f"g{g}_sample = []",
+            f"g{g}_room = {SAMPLE}  # found values still to keep for messages",
+        )
         first = probes[0].probe
         if first.key is not None and all(p.probe.key == first.key for p in probes):
             self.keys[g] = names.bind("K", first.key, f"the key {first.key!r}")
@@ -371,12 +386,14 @@ class _Generator:
                 out(f"g{g}_{kind} = list({names.bind('B', ordered, 'thresholds, sorted')})")
             elif kind == "re":
                 patterns = [p.bulk[1] for p in members]  # type: ignore[index]
-                rs = names.bind("S", _regex_set(patterns), "one RE2 Set of the regexes")
+                rs = names.bind(
+                    "S", _set_matcher(_regex_set(patterns)), "one RE2 Set of the regexes"
+                )
                 ids = names.const(tuple(p.index for p in members))
                 plan["re"] = (rs, ids)
             elif kind == "has":
                 texts = [p.bulk[1] for p in members]  # type: ignore[index]
-                ls = names.bind("S", _literal_set(texts), "one RE2 Set of the texts")
+                ls = names.bind("S", _set_matcher(_literal_set(texts)), "one RE2 Set of the texts")
                 ids = names.const(tuple(p.index for p in members))
                 plan["has"] = (ls, ids, names.bind("H", _text_table(members), "texts → tests"))
         for p in inline:
@@ -413,7 +430,7 @@ class _Generator:
             out(f"if type({target}) is dict and {key} in {target}:")
             out.indent()
             out(f"v = {target}[{key}]", f"g{g}_found += 1")
-            out(f"if len(g{g}_sample) < {SAMPLE}:", f"    g{g}_sample.append(v)")
+            out(f"if g{g}_room:", f"    g{g}_sample.append(v)", f"    g{g}_room -= 1")
             self.tests_on_value(g, plan, "[v]")
             out.dedent()
             everys = [p for p in plan["inline"] if p.probe.every]
@@ -437,8 +454,9 @@ class _Generator:
             out(f"vals = [] if {target} is MISSING else {finder}({target})")
             out("if vals:")
             out(f"    g{g}_found += len(vals)")
-            out(f"    room = {SAMPLE} - len(g{g}_sample)")
-            out("    if room > 0:", f"        g{g}_sample.extend(vals[:room])")
+            out(f"    if g{g}_room:")
+            out(f"        g{g}_sample.extend(vals[:g{g}_room])")
+            out(f"        g{g}_room = {SAMPLE} - len(g{g}_sample)")
             self.tests_on_values(g, plan)
         out.dedent()
 
@@ -501,7 +519,7 @@ class _Generator:
             rs, ids = plan["re"]
             out("if v is not MISSING:")
             out.indent()
-            out(f"for i in {rs}.Match(v if isinstance(v, str) else value_text(v)) or ():")
+            out(f"for i in {rs}(v if isinstance(v, str) else value_text(v)) or ():")
             out.indent()
             out(f"j = {ids}[i]")
             out(f"if j in g{g}_bulk:")
@@ -514,7 +532,7 @@ class _Generator:
             ls, ids, table = plan["has"]
             out("if type(v) is str:")
             out.indent()
-            out(f"for i in {ls}.Match(v) or ():")
+            out(f"for i in {ls}(v) or ():")
             out.indent()
             out(f"j = {ids}[i]")
             out(f"if j in g{g}_bulk:")
