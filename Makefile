@@ -39,6 +39,7 @@ pytest: $(DEV_STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/history_bench.py
+	$(BIN)/python benchmarks/speed.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

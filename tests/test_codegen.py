@@ -23,6 +23,7 @@ from evaldsl.language import ast
 from evaldsl.language.values import MISSING
 from evaldsl.predicates import registry
 from evaldsl.predicates.base import Family
+from evaldsl.runner.core import metrics_of
 from evaldsl.runs import codegen, passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.index import index_run as reference_index_run
@@ -216,14 +217,22 @@ def _verdicts(case: Any, facts: Any) -> list[tuple[Any, ...]]:
 
 
 def _both(case: Any, run: Run, fresh: Any) -> tuple[Any, Any]:
-    def outcome(index: Any, needs: Any) -> Any:
+    """What the reference and the generated pass give: the verdicts with the case's own
+    needs, then the verdicts and the case's metrics with the needs the runner adds."""
+
+    def outcome(index: Any, needs: Any, metrics: bool) -> Any:
         try:
-            return _verdicts(case, index(run, needs))
+            facts = index(run, needs)
         except RunError as err:
             return ("error", str(err))
+        return _verdicts(case, facts), metrics_of(facts) if metrics else None
 
-    needs = attrs.evolve(case.needs, times=True, cost=True)  # as the runner asks
-    return outcome(reference_index_run, needs), outcome(passes.index_run, fresh(needs))
+    runner = attrs.evolve(case.needs, times=True, cost=True, tokens=True, passes={})
+    reference = [outcome(reference_index_run, case.needs, False)]
+    reference.append(outcome(reference_index_run, runner, True))
+    generated = [outcome(passes.index_run, fresh(case.needs), False)]
+    generated.append(outcome(passes.index_run, fresh(runner), True))
+    return reference, generated
 
 
 def _compiled(statements: list[str]) -> Any:

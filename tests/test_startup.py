@@ -122,7 +122,9 @@ def _imported_by(*args: str) -> set[str]:
     return set(line.split()[1:])
 
 
-HEAVY = {"httpx", "jsonpath_ng", "yaml", "pygls", "lsprotocol", "sqlite3", "asyncio", "multiprocessing"}
+HEAVY = {
+    "httpx", "jsonpath_ng", "yaml", "pygls", "lsprotocol", "sqlite3", "asyncio", "multiprocessing"
+}  # fmt: skip
 
 
 def test_check_imports_only_what_it_needs() -> None:

@@ -82,6 +82,7 @@ class Compiler:
                 return self.check(expr)
             case ast.NoTool(name=name):
                 count = ast.Count("never", 0, 0, span=expr.span)
+                self.needs.counted.add(name)
                 return called_checker(name, count, expr.span)
             case ast.NodeVisited(name=name):
                 subject = ast.Subject("nodes", span=expr.span)
@@ -228,6 +229,7 @@ class Compiler:
             case "tool":
                 raise AssertionError("tool subjects compile with their predicate")
             case "tokens" | "input_tokens" | "output_tokens":
+                self.needs.tokens = True
                 state_field = {
                     "tokens": "total_tokens_used",
                     "input_tokens": "total_input_tokens",

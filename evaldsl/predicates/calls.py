@@ -89,6 +89,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
         pred.path,
     )
     ctx.needs.probes.append(probe)  # applied to each call while the run is indexed
+    ctx.needs.counted.add(name)
     expected = ctx.expected(pred.test)
     what = ctx.text(pred.span)
     unit = "result" if use_result else "call"  # results are counted as they arrive

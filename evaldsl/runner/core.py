@@ -137,7 +137,7 @@ def _crashed(case: Case, started: float, message: str) -> CaseResult:
 
 def _with_metrics(needs: Needs) -> Needs:
     """Metrics want timestamps and priced usage whatever the assertions read."""
-    return attrs.evolve(needs, times=True, cost=True)
+    return attrs.evolve(needs, times=True, cost=True, tokens=True)
 
 
 def metrics_of(facts: RunFacts) -> CaseMetrics:

@@ -264,7 +264,7 @@ class _Generator:
     def generate(self) -> tuple[str, dict[str, Any], list[str]]:
         needs, out = self.needs, self.out
         tools = sorted(
-            {p.tool for p in needs.probes} | needs.tool_detail | needs.tool_results,
+            {p.tool for p in needs.probes} | needs.tool_detail | needs.tool_results | needs.counted,
             key=lambda t: (t not in {p.tool for p in needs.probes}, t),
         )
         self.tool_slot = {t: i for i, t in enumerate(tools)}
@@ -314,6 +314,8 @@ class _Generator:
             out("by_call_id = {}")
         if self.any_result_probes:
             out("owners = {}  # call id → [tool, its result already fed]")
+        for i in range(len(tools)):
+            out(f"c{i} = 0  # calls of {self.tool_names[tools[i]]}")
         for g, (key, probes) in enumerate(self.groups):
             self.group_setup(g, key, probes)
         out("ev = None")
@@ -599,20 +601,23 @@ class _Generator:
         out, needs = self.out, self.needs
         out("if kind in CALL_TYPES:")
         out.indent()
+        out("tool_calls += 1")
+        if not (tools or needs.tool_sequence):
+            out.dedent()
+            return
         out(
-            "tool_calls += 1",
             'name = ev.get("name")',
             'if name is None and kind == "mcp.call":',
             "    name = tool_call_name(ev)",
-            "if not isinstance(name, str):",
-            "    continue",
-            "counts[name] = counts.get(name, 0) + 1",
         )
         if needs.tool_sequence:
-            out("sequence.append(name)")
+            out("if not isinstance(name, str):", "    continue", "sequence.append(name)")
+        # (only the tools the assertions name are counted and looked at: a name that is
+        # not text equals none of them)
         for i, tool in enumerate(tools):
             out(f"{'if' if i == 0 else 'elif'} name == {self.tool_names[tool]}:")
             out.indent()
+            out(f"c{i} += 1")
             self.tool_block(tool)
             out.dedent()
         out.dedent()
@@ -622,13 +627,10 @@ class _Generator:
         arg_groups = self.groups_of(tool, False)
         result_groups = self.groups_of(tool, True)
         keep = tool in needs.tool_detail or tool in needs.tool_results
-        wants_args = arg_groups or keep
-        if not (wants_args or result_groups):
-            out("pass")
+        if not (arg_groups or result_groups or keep):
             return
-        if wants_args:
-            cond = "True" if keep else self.open_expr(arg_groups)
-            out(f"if {cond}:")
+        if arg_groups:
+            out(f"if {self.open_expr(arg_groups)}:")
             out.indent()
             out('args = ev.get("arguments", MISSING)')
             out('if args is MISSING and kind == "mcp.call":', "    args = tool_call_arguments(ev)")
@@ -664,7 +666,8 @@ class _Generator:
             out.dedent()
             out.dedent()
         if keep:
-            out("record = CallRecord(name, args)")
+            # a kept call's arguments are never read (`cites` reads its result): not decoded
+            out("record = CallRecord(name, MISSING)")
             out('if kind == "mcp.call":')
             out.indent()
             out("found = inline_result(ev)")
@@ -742,6 +745,10 @@ class _Generator:
             out("before_last = last", "last = raw")
             if tail > 2:
                 out(f"tail.append({copied})")
+        if not (needs.tokens or needs.cost):
+            out.dedent()
+            self.other_branches()
+            return
         out(
             'usage = ev.get("usage")',
             "if (",
@@ -765,7 +772,10 @@ class _Generator:
                 "        cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
             )
         out.dedent()
-        out(
+        self.other_branches()
+
+    def other_branches(self) -> None:
+        self.out(
             'elif kind == "policy.evaluate":',
             "    guards += 1",
             "elif kind in ERROR_TYPES:",
@@ -790,6 +800,8 @@ class _Generator:
             "facts.input_tokens = tokens_in",
             "facts.output_tokens = tokens_out",
         )
+        for i, tool in enumerate(self.tool_slot):
+            out(f"if c{i}:", f"    counts[{self.tool_names[tool]}] = c{i}")
         if needs.cost:
             out(
                 "facts.cost = cost if unpriced is None else None", "facts.unpriced_model = unpriced"

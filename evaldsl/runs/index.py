@@ -151,6 +151,9 @@ class Needs:
     answer_tail: int = 0  # how many of the last answers are read (answer, answer[-2], …)
     times: bool = False  # `latency`: first and last timestamps
     cost: bool = False  # `cost`: usage priced by each request's model
+    # (read by generated passes only; the reference pass always counts everything)
+    tokens: bool = False  # usage sums: `tokens`, `input tokens`, `output tokens`
+    counted: set[str] = attrs.Factory(set)  # tools whose call counts are read
     # the generated passes made for these needs (`passes.py`), shared by their evolutions
     passes: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False)
 

@@ -29,8 +29,8 @@ from evaldsl.runs.events import nothing_recognised
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
 from evaldsl.runs.model import Run
 
-#: Fields every pass reads (counts, steps, tokens; `output` for usage inside it).
-BASE_FIELDS = frozenset({"type", "name", "tool", "usage", "tokensIn", "tokensOut", "output"})
+#: Fields every pass reads: the event's kind and a call's tool name.
+BASE_FIELDS = frozenset({"type", "name", "tool"})
 
 
 def reference_only() -> bool:
@@ -44,12 +44,16 @@ def read_fields(needs: Needs) -> frozenset[str]:
     keep = bool(needs.tool_detail or needs.tool_results)
     on_args = any(not p.on_result for p in needs.probes)
     on_results = any(p.on_result for p in needs.probes)
-    if on_args or keep:
+    if on_args:
         fields |= {"arguments", "args", "input"}
     if on_results or keep:
         fields.add("result")  # an `mcp.call`'s own result
     if on_results or needs.tool_results:
-        fields |= {"callId", "id"}  # results name their calls
+        fields |= {"callId", "id", "output"}  # results name their calls
+    if needs.tokens or needs.cost:
+        fields |= {"usage", "tokensIn", "tokensOut", "output"}  # (usage may sit in output)
+    if needs.answers or needs.answer_tail:
+        fields.add("output")
     if keep:
         fields.add("isError")
     if needs.cost:
@@ -61,7 +65,7 @@ def read_fields(needs: Needs) -> frozenset[str]:
 
 def pass_for(needs: Needs, *, raw: bool) -> IndexPass:
     """The generated pass for `needs`, made once and kept on them."""
-    key = (raw, needs.times, needs.cost, needs.tool_sequence)
+    key = (raw, needs.times, needs.cost, needs.tokens, needs.tool_sequence)
     made = needs.passes.get(key)
     if made is None:
         made = needs.passes[key] = generate(needs, raw=raw, raw_type=raw_type() if raw else None)
