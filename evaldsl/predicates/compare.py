@@ -100,8 +100,12 @@ def fragment(ctx: FragmentContext, pred: ast.Compare, stype: Type) -> str:
         else:
             same = f"{ctx.const(json_equal)}(v, {c})"
         return same if pred.op == "==" else f"(not {same})"
-    number, isnan = ctx.const(is_number), ctx.const(math.isnan)
-    return f"({number}(v) and not (isinstance(v, float) and {isnan}(v)) and v {pred.op} {c})"
+    # `is_number(v)` and not NaN, without the calls: a number that is not a bool, and a
+    # float that equals itself
+    return (
+        f"(isinstance(v, (int, float)) and type(v) is not bool"
+        f" and not (isinstance(v, float) and v != v) and v {pred.op} {c})"
+    )
 
 
 def print_compare(p: Printer, pred: ast.Compare, indent: str) -> str:

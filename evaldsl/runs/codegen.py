@@ -45,6 +45,7 @@ import orjson
 import re2
 
 from evaldsl.language import ast
+from evaldsl.language.paths import STAR, CompiledPath, Descend, compile_path
 from evaldsl.language.regexes import compile_regex
 from evaldsl.language.values import MISSING, is_number, json_equal
 from evaldsl.language.values import js_text as value_text
@@ -230,6 +231,7 @@ class _Generator:
         self.raw_type = raw_type
         self.keys: dict[int, str] = {}
         self.finders: dict[int, str] = {}
+        self.steps: dict[int, tuple[object, ...]] = {}
         self.plans: dict[int, dict[str, Any]] = {}
         ns = self.names.namespace
         ns.update(
@@ -356,9 +358,13 @@ class _Generator:
         if first.key is not None and all(p.probe.key == first.key for p in probes):
             self.keys[g] = names.bind("K", first.key, f"the key {first.key!r}")
         else:
-            self.finders[g] = names.bind(
-                "F", first.finder, f"the path {path!r}" if path else "the whole value"
-            )
+            compiled = compile_path(path) if path is not None else None
+            if isinstance(compiled, CompiledPath) and compiled.steps is not None:
+                self.steps[g] = compiled.steps  # written out as loops: no call per value
+            else:
+                self.finders[g] = names.bind(
+                    "F", first.finder, f"the path {path!r}" if path else "the whole value"
+                )
         kinds: dict[str, list[_Probe]] = {}
         for p in probes:
             if p.bulk is not None:
@@ -452,8 +458,15 @@ class _Generator:
                     out.dedent()
                 out.dedent()
         else:
-            finder = self.finders[g]
-            out(f"vals = [] if {target} is MISSING else {finder}({target})")
+            if g in self.steps:
+                out("vals = []")
+                out(f"if {target} is not MISSING:")
+                out.indent()
+                self.find_steps(target, self.steps[g], 0)
+                out.dedent()
+            else:
+                finder = self.finders[g]
+                out(f"vals = [] if {target} is MISSING else {finder}({target})")
             out("if vals:")
             out(f"    g{g}_found += len(vals)")
             out(f"    if g{g}_room:")
@@ -461,6 +474,39 @@ class _Generator:
             out(f"        g{g}_room = {SAMPLE} - len(g{g}_sample)")
             self.tests_on_values(g, plan)
         out.dedent()
+
+    def find_steps(self, value: str, steps: tuple[object, ...], depth: int) -> None:
+        """A path's fast form as nested loops filling `vals` (what `CompiledPath.find`
+        finds, in its order: each step's values in their parents' order)."""
+        out = self.out
+        if not steps:
+            out(f"vals.append({value})")
+            return
+        step, rest, x = steps[0], steps[1:], f"x{depth}"
+        if isinstance(step, Descend):
+            out(f"{self.names.bind('F', step, f'..{step.name}')}.find({value}, vals)")
+        elif step is STAR:
+            out(f"if isinstance({value}, list):", f"    items{depth} = {value}")
+            out(f"elif isinstance({value}, dict):", f"    items{depth} = {value}.values()")
+            out("else:", f"    items{depth} = ()")
+            out(f"for {x} in items{depth}:")
+            out.indent()
+            self.find_steps(x, rest, depth + 1)
+            out.dedent()
+        elif isinstance(step, int):
+            i = self.names.bind("I", step, f"the index {step}")
+            out(f"if isinstance({value}, list) and -len({value}) <= {i} < len({value}):")
+            out.indent()
+            out(f"{x} = {value}[{i}]")
+            self.find_steps(x, rest, depth + 1)
+            out.dedent()
+        else:
+            k = self.names.bind("K", step, f"the key {step!r}")
+            out(f"if isinstance({value}, dict) and {k} in {value}:")
+            out.indent()
+            out(f"{x} = {value}[{k}]")
+            self.find_steps(x, rest, depth + 1)
+            out.dedent()
 
     def tests_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
         """Every open test of the group on one value `v` (a key's value, or one found)."""
@@ -504,7 +550,10 @@ class _Generator:
             out.dedent()
         numeric = [k for k in ("lt", "le", "gt", "ge") if k in bulk]
         if numeric:
-            out("if is_number(v) and not (isinstance(v, float) and isnan(v)):")
+            out(
+                "if isinstance(v, (int, float)) and type(v) is not bool"
+                " and not (isinstance(v, float) and v != v):"
+            )
             out.indent()
             for kind in numeric:
                 cmp = {"lt": ">", "le": ">=", "gt": "<", "ge": "<="}[kind]
