@@ -118,6 +118,27 @@ bulk_tests = st.builds(
     ),
 )
 
+# `contains {key: "text"}` on whole arguments or results: a dict lookup per key
+sub_bulk = st.builds(
+    lambda tool, side, pairs: [f"tool {tool} {side} contains {{{k}: {_q(t)}}}" for k, t in pairs],
+    tools,
+    st.sampled_from(["args", "result"]),
+    st.lists(st.tuples(keys, texts), min_size=4, max_size=8),
+)
+
+# regexes and texts on one path: one RE2 Set for both
+mixed_bulk = st.builds(
+    lambda tool, side, key, regexes, texts: [
+        *(f"tool {tool} {side} $.{key} matches {r}" for r in regexes),
+        *(f"tool {tool} {side} $.{key} contains {_q(t)}" for t in texts),
+    ],
+    tools,
+    st.sampled_from(["args", "result"]),
+    keys,
+    st.lists(st.sampled_from(["/a/", "/^P/", "/[0-9]/", "/rain|sun/i", "/s$/"]), min_size=4),
+    st.lists(texts.filter(bool), min_size=4, max_size=6),
+)
+
 other_statements = st.one_of(
     st.builds(lambda t, n: f"tool {t} called at least {n} times", tools, st.integers(0, 3)),
     st.builds(lambda t: f"tool {t} called", tools),
@@ -137,9 +158,10 @@ other_statements = st.one_of(
 )
 
 programs = st.builds(
-    lambda a, b, c: [*a, *b, *c],
+    lambda a, b, c, d: [*a, *b, *c, *d],
     st.lists(call_tests, max_size=10),
     st.lists(bulk_tests, max_size=2).map(lambda xs: [s for x in xs for s in x]),
+    st.one_of(st.just([]), mixed_bulk, sub_bulk),
     st.lists(other_statements, max_size=5),
 ).filter(bool)
 
@@ -435,3 +457,29 @@ def test_the_plain_search_agrees_with_re2s_own(pattern: str, text: str) -> None:
 
     compiled = compile_regex(pattern)
     assert searcher(compiled)(text) == (compiled.search(text) is not None)
+
+
+def test_text_subclasses_are_compared_as_each_test_compares_them() -> None:
+    # events from a live target may hold str subclasses (a StrEnum): `==` holds for `str`
+    # itself only (compare's rule), `in [..]` and `contains` follow JSON equality
+    import enum
+
+    class City(enum.StrEnum):
+        PARIS = "Paris"
+
+    statements = [
+        'tool w args $.city == "Paris"',
+        'tool w args $.city in ["Paris", "Oslo"]',
+        'tool w args $.city contains "ar"',
+        'tool w args contains {city: "Paris"}',
+        'tool w args $.city matches /^P/',
+        *(f'tool w args $.city == "{c}"' for c in ("A", "B", "C", "Paris")),
+        *(f'tool w args $.city contains "{c}"' for c in ("x", "y", "z", "ari")),
+        *(f"tool w args contains {{city: {_q(c)}}}" for c in ("a", "b", "c", "Paris")),
+    ]
+    case = _compiled(statements)
+    events = [{"type": "tool.call", "name": "w", "arguments": {"city": City.PARIS}}]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    statuses = [v[0] for v in reference[0][0]]
+    assert statuses[:5] == ["fail", "pass", "pass", "pass", "pass"]

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import attrs
+import pytest
 
 from evaldsl.runner import parallel
 from evaldsl.runner.core import RunOptions, run_suites
@@ -52,3 +53,15 @@ def test_largest_cases_start_first(tmp_path: Path) -> None:
     }
     order = largest_first([(suite, i) for i in range(len(suite.cases))])
     assert [sizes[i] for i in order] == sorted(sizes.values(), reverse=True)
+
+
+def test_without_fork_each_worker_loads_the_suite_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # where processes cannot be forked, workers load the suite from its file (once each)
+    path = _copy_weather(tmp_path)
+    suite = load_suite(path)
+    serial = run_suites([suite])
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)
+    together = run_suites([suite], RunOptions(jobs=2))
+    assert _stable(together) == _stable(serial)

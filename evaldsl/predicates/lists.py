@@ -139,7 +139,7 @@ def fragment(ctx: FragmentContext, pred: ast.ListTest, stype: Type) -> str | Non
     keep their closures."""
     wanted = [ast.to_json(i) for i in pred.items.items]
     if pred.op == "in" and wanted and all(type(w) is str for w in wanted):
-        return f"(type(v) is str and v in {ctx.const(frozenset(wanted))})"
+        return f"(isinstance(v, str) and v in {ctx.const(frozenset(wanted))})"
     items = ctx.const(tuple(wanted))
     match pred.op:
         case "in":

@@ -14,7 +14,9 @@ gets its own block; each `args`/`result` test is inlined as its family's code fr
 through closures. A family without a fragment for a node is called through its closure,
 and the source says so. Tests on the same path of the same tool are decided together,
 so many tests cost about as much as one (K = 1000 ≈ K = 1):
-- equality with text (and `in` a list of texts) by one dict lookup per value,
+- equality with text by one dict lookup per value (`== "text"` holds for a text only, as
+  `compare` says; `in [..]` follows JSON equality and stays inline),
+- `contains {key: "text"}` by one dict lookup per key,
 - thresholds (`< <= > >=` a number) by sorted lists popped from one end,
 - regexes by one RE2 `Set` per path (one pass over the text for every pattern),
 - `contains "text"` by one RE2 `Set` of the literal texts;
@@ -138,17 +140,18 @@ def _bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
         if node.op in ("<", "<=", ">", ">=") and isinstance(node.value, ast.Num):
             op = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[node.op]
             return (op, ast.to_json(node.value))
-    if (
-        isinstance(node, ast.ListTest)
-        and node.op == "in"
-        and node.items.items
-        and all(isinstance(i, ast.Str) for i in node.items.items)
-    ):
-        return ("eq", tuple(ast.to_json(i) for i in node.items.items))
     if isinstance(node, ast.Matches):
         return ("re", (node.regex.pattern, node.regex.flags))
     if isinstance(node, ast.Contains) and isinstance(node.value, ast.Str):
         return ("has", node.value.value)
+    if (
+        isinstance(node, ast.Contains)
+        and isinstance(node.value, ast.ObjectLit)
+        and len(node.value.pairs) == 1
+        and isinstance(node.value.pairs[0][1], ast.Str)
+    ):
+        key, text = node.value.pairs[0]
+        return ("sub", (key, text.value))  # type: ignore[union-attr]
     return None
 
 
@@ -404,6 +407,25 @@ class _Generator:
                 ls = names.bind("S", _set_matcher(_literal_set(texts)), "one RE2 Set of the texts")
                 ids = names.const(tuple(p.index for p in members))
                 plan["has"] = (ls, ids, names.bind("H", _text_table(members), "texts → tests"))
+        if "sub" in bulk:
+            subs: dict[str, dict[str, list[int]]] = {}
+            for p in bulk["sub"]:
+                field, text = p.bulk[1]  # type: ignore[index]
+                subs.setdefault(field, {}).setdefault(text, []).append(p.index)
+            names_of = []
+            for n, (field, table) in enumerate(subs.items()):
+                out(f"g{g}_sub{n} = dict({names.bind('E', table, 'texts at a key → tests')})")
+                names_of.append((names.bind("K", field, f"the key {field!r}"), f"g{g}_sub{n}"))
+            plan["sub"] = (names_of, names.bind("E", subs, "keys → texts → tests"))
+        if "re" in bulk and "has" in bulk:
+            both = [(p.bulk[1][0], p.bulk[1][1]) for p in bulk["re"]]  # type: ignore[index]
+            both += [(re.escape(p.bulk[1]), "") for p in bulk["has"]]  # type: ignore[index]
+            matcher = _set_matcher(_regex_set(both))
+            order = tuple(p.index for p in (*bulk["re"], *bulk["has"]))
+            plan["both"] = (
+                names.bind("S", matcher, "one RE2 Set of the regexes and the texts"),
+                names.const(order),
+            )
         for p in inline:
             out(f"o{p.index} = True")
         if loop:
@@ -566,11 +588,13 @@ class _Generator:
                 out.dedent()
                 out.dedent()
             out.dedent()
-        if "re" in bulk:
-            rs, ids = plan["re"]
-            out("if v is not MISSING:")
+        if "sub" in bulk:
+            self.sub_objects(g, plan, last)
+        if "both" in plan:  # regexes and texts in one Set: one search of a text for both
+            both, ids = plan["both"]
+            out("if isinstance(v, str):")
             out.indent()
-            out(f"for i in {rs}(v if isinstance(v, str) else value_text(v)) or ():")
+            out(f"for i in {both}(v) or ():")
             out.indent()
             out(f"j = {ids}[i]")
             out(f"if j in g{g}_bulk:")
@@ -579,9 +603,20 @@ class _Generator:
             out.dedent()
             out.dedent()
             out.dedent()
+            out("elif v is not MISSING:")
+            out.indent()
+            self.regex_on_text(g, plan, last, "value_text(v)")
+            self.texts_in_list(g, plan, last)
+            out.dedent()
+            return
+        if "re" in bulk:
+            out("if v is not MISSING:")
+            out.indent()
+            self.regex_on_text(g, plan, last, "v if isinstance(v, str) else value_text(v)")
+            out.dedent()
         if "has" in bulk:
-            ls, ids, table = plan["has"]
-            out("if type(v) is str:")
+            ls, ids, _ = plan["has"]
+            out("if isinstance(v, str):")
             out.indent()
             out(f"for i in {ls}(v) or ():")
             out.indent()
@@ -592,15 +627,71 @@ class _Generator:
             out.dedent()
             out.dedent()
             out.dedent()
-            out("elif type(v) is list:  # a list contains the text as an element")
+            out("else:")
             out.indent()
-            out("for e in v:")
-            out(f"    for j in (({table}.get(e) or ()) if type(e) is str else ()):")
-            out(f"        if j in g{g}_bulk:")
-            out.depth += 3
-            self.decide(g, "j", last, bulk=True)
-            out.depth -= 3
+            self.texts_in_list(g, plan, last)
             out.dedent()
+
+    def sub_objects(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """`contains {key: "text"}`: an object with that text at that key, or a list with
+        an element equal to `{key: "text"}`."""
+        out = self.out
+        keyed, table = plan["sub"]
+        out("if isinstance(v, dict):")
+        out.indent()
+        for key, sub in keyed:
+            out(f"x = v.get({key}, MISSING)", "if isinstance(x, str):")
+            out.indent()
+            out(f"hit = {sub}.pop(x, None)", "if hit is not None:")
+            out.indent()
+            out("for j in hit:", f"    if j in g{g}_bulk:")
+            out.depth += 2
+            self.decide(g, "j", last, bulk=True)
+            out.depth -= 2
+            out.dedent()
+            out.dedent()
+        out.dedent()
+        out("elif isinstance(v, list):")
+        out.indent()
+        out("for e in v:")
+        out.indent()
+        out("if isinstance(e, dict) and len(e) == 1:")
+        out.indent()
+        out("for k, x in e.items():")
+        out(f"    for j in (({table}.get(k) or {{}}).get(x) or ()) if isinstance(x, str) else ():")
+        out(f"        if j in g{g}_bulk:")
+        out.depth += 3
+        self.decide(g, "j", last, bulk=True)
+        out.depth -= 3
+        out.dedent()
+        out.dedent()
+        out.dedent()
+
+    def regex_on_text(self, g: int, plan: dict[str, Any], last: str, text: str) -> None:
+        out = self.out
+        rs, ids = plan["re"]
+        out(f"for i in {rs}({text}) or ():")
+        out.indent()
+        out(f"j = {ids}[i]")
+        out(f"if j in g{g}_bulk:")
+        out.indent()
+        self.decide(g, "j", last, bulk=True)
+        out.dedent()
+        out.dedent()
+
+    def texts_in_list(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """`contains "text"` on a list: an element equal to the text."""
+        out = self.out
+        _, _, table = plan["has"]
+        out("if isinstance(v, list):")
+        out.indent()
+        out("for e in v:")
+        out(f"    for j in (({table}.get(e) or ()) if isinstance(e, str) else ()):")
+        out(f"        if j in g{g}_bulk:")
+        out.depth += 3
+        self.decide(g, "j", last, bulk=True)
+        out.depth -= 3
+        out.dedent()
 
     def tests_on_values(self, g: int, plan: dict[str, Any]) -> None:
         """Every open test of the group on the values a path found (some value passing

@@ -8,7 +8,7 @@ decoding everything with orjson. Large fields a pass reads only for some events 
 call's arguments, a response's output, a tool's result) are given as undecoded
 `msgspec.Raw` bytes, which the pass decodes for the calls and answers it reads.
 
-Lines are decoded a chunk (~1 MiB of whole lines) at a time by `Decoder.decode_lines`,
+Lines are decoded a chunk (~256 KiB of whole lines) at a time by `Decoder.decode_lines`,
 so no Python code runs per line and memory stays bounded whatever the file's length.
 Anything the typed decoder cannot take (a line that is not a JSON object, text that is
 not UTF-8, a field of an unexpected shape) raises `Undecodable`: the caller then reads
@@ -28,7 +28,7 @@ from typing import Any, TypedDict
 from evaldsl.runs.cassette import EventStream, first_line
 from evaldsl.runs.model import os_error
 
-CHUNK = 1 << 20
+CHUNK = 1 << 18  # 256 KiB: the decoded list of one chunk is what memory holds
 
 #: Fields given as undecoded bytes (`msgspec.Raw`).
 RAW_FIELDS = frozenset({"arguments", "args", "input", "output", "result"})

@@ -24,7 +24,7 @@ from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.model import RunError, decode_text, os_error
 
 #: How much of a recording `check` reads for tool names.
-HEAD_BYTES = 256 * 1024
+HEAD_BYTES = 64 * 1024
 
 _MARKERS = (b"tool.call", b"mcp.call")
 
