@@ -8,9 +8,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evaldsl.syntax import tables
 from evaldsl.syntax.build import Builder
@@ -174,3 +177,32 @@ def test_check_warns_about_a_near_miss_only_when_the_file_lacks_it(
     text = 'cassette "c.jsonl"\ntool searches called\ntool serch called\n'
     codes = [(d.line, d.code) for d in check_text(text, str(suite))]
     assert codes == [(3, "W301")]  # `searches` is in the tail: found; `serch` is a typo
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(["tool.call", "mcp.call", "llm.response", "x"]),
+                "name": st.sampled_from(["search", "fetch", "tool.call", "a b"]),
+            },
+            optional={
+                "tool": st.sampled_from(["mcp_tool", "other"]),
+                "output": st.sampled_from(["mentions tool.call", "mcp.call", "none"]),
+            },
+        ),
+        max_size=30,
+    )
+)
+def test_head_names_are_the_names_a_full_read_finds(events: list[dict[str, str]]) -> None:
+    from evaldsl.runs.cassette import EventStream
+    from evaldsl.runs.events import tool_call_name
+    from evaldsl.runs.toolnames import recorded_tool_names
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "e.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in events))
+        found = recorded_tool_names(EventStream(path, header=False))
+    expected = {n for n in (tool_call_name(e) for e in events) if n is not None}
+    assert found == expected

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -26,7 +28,23 @@ from evaldsl.runs.model import RunError, decode_text, os_error
 #: How much of a recording `check` reads for tool names.
 HEAD_BYTES = 64 * 1024
 
-_MARKERS = (b"tool.call", b"mcp.call")
+#: What a line that holds a tool call mentions (only those lines are decoded).
+_MARKER = re.compile(rb"tool\.call|mcp\.call")
+
+
+def _tool_lines(block: bytes) -> Iterator[tuple[int, int]]:
+    """Where the lines of `block` that mention a tool call begin and end (linear: each
+    mention found by one C-level search, then its line's two ends)."""
+    pos = 0
+    while True:
+        found = _MARKER.search(block, pos)
+        if found is None:
+            return
+        begin = block.rfind(b"\n", 0, found.start()) + 1
+        end = block.find(b"\n", found.end())
+        end = len(block) if end < 0 else end
+        yield begin, end
+        pos = end
 
 
 class PartialNames(frozenset[str]):
@@ -64,8 +82,9 @@ def _occurs_after(path: str, offset: int, needle: bytes) -> bool:
 
 def recorded_tool_names(stream: EventStream, limit: int = HEAD_BYTES) -> frozenset[str]:
     """The tool names the first `limit` bytes of a streamed recording call (exact when
-    the file is no longer; else `PartialNames`). Lines that cannot name a tool call are
-    not decoded; a line cut by the limit is not read (a later search finds its name)."""
+    the file is no longer; else `PartialNames`). The head is read as one block and only
+    its lines that mention a tool call are found (by one regex search) and decoded; a
+    line cut by the limit is left to the search of the rest."""
     names: set[str] = set()
     try:
         f = open(stream.path, "rb")  # noqa: SIM115 - closed below
@@ -73,26 +92,29 @@ def recorded_tool_names(stream: EventStream, limit: int = HEAD_BYTES) -> frozens
         raise os_error(stream.path, exc) from None
     with f:
         after = first_line(f)[1] if stream.header is not None else 0  # the header line
-        read = f.tell()
-        for lineno, raw in enumerate(f, after + 1):
-            read += len(raw)
-            if read > limit:
-                return PartialNames(names, stream.path, read - len(raw))
-            if not any(m in raw for m in _MARKERS):
-                continue
-            try:
-                event = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
-            except orjson.JSONDecodeError as exc:
-                raise RunError(
-                    f"invalid JSON on line {lineno}: {exc.msg}",
-                    path=stream.path,
-                    line=lineno,
-                    column=exc.colno,
-                    hint="each line after the header must be one JSON object",
-                    source_line=decode_text(raw).rstrip("\r\n"),
-                ) from None
-            if isinstance(event, dict):
-                name = tool_call_name(event)
-                if name is not None:
-                    names.add(name)
+        start = f.tell()
+        head = f.read(limit)
+        more = bool(f.read(1))
+    if more:
+        head = head[: head.rfind(b"\n") + 1]
+    for begin, end in _tool_lines(head):
+        raw = head[begin:end]
+        try:
+            event = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+        except orjson.JSONDecodeError as exc:
+            lineno = after + 1 + head.count(b"\n", 0, begin)
+            raise RunError(
+                f"invalid JSON on line {lineno}: {exc.msg}",
+                path=stream.path,
+                line=lineno,
+                column=exc.colno,
+                hint="each line after the header must be one JSON object",
+                source_line=decode_text(raw).rstrip("\r\n"),
+            ) from None
+        if isinstance(event, dict):
+            name = tool_call_name(event)
+            if name is not None:
+                names.add(name)
+    if more:
+        return PartialNames(names, stream.path, start + len(head))
     return frozenset(names)
