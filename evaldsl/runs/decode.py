@@ -25,8 +25,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, TypedDict
 
-from evaldsl.runs.cassette import EventStream, first_line
-from evaldsl.runs.model import os_error
+from evaldsl.runs.cassette import EventStream
 
 CHUNK = 1 << 18  # 256 KiB: the decoded list of one chunk is what memory holds
 
@@ -80,20 +79,9 @@ def typed_events(stream: EventStream, fields: frozenset[str]) -> Iterator[Iterat
     import msgspec  # see `_decoder`
 
     decode_lines = _decoder(fields).decode_lines
-    path = stream.path
-    try:
-        f = open(path, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise os_error(path, exc) from None
-    try:
-        if stream.header is not None:
-            first_line(f)  # checked when the stream was loaded
-        elif f.read(3) != b"\xef\xbb\xbf":
-            f.seek(0)
+    with stream.body() as f:
         decoded = itertools.chain.from_iterable(map(decode_lines, _chunks(f)))
         try:
             yield decoded
         except (msgspec.DecodeError, msgspec.ValidationError) as err:
             raise Undecodable(str(err)) from None
-    finally:
-        f.close()

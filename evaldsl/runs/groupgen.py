@@ -17,8 +17,9 @@ never written into the source), and `Out`, its lines.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -81,6 +82,17 @@ class Out:
 
     def dedent(self) -> None:
         self.depth -= 1
+
+    @contextlib.contextmanager
+    def nested(self, *headers: str) -> Iterator[None]:
+        """Lines written inside are inside each of `headers` (a line opening a block)."""
+        for header in headers:
+            self(header)
+            self.indent()
+        try:
+            yield
+        finally:
+            self.depth -= len(headers)
 
 
 @attrs.frozen
@@ -375,20 +387,13 @@ class GroupWriter:
             out.dedent()
 
     def bulk_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """The tests decided together, on one value `v`."""
         out = self.out
         bulk = plan["bulk"]
         if "eq" in bulk:
-            out("if type(v) is str:")
+            out("if type(v) is str:")  # `== "text"` holds for a text only (compare's rule)
             out.indent()
-            out(f"hit = g{g}_eq.pop(v, None)")
-            out("if hit is not None:")
-            out.indent()
-            out("for j in hit:")
-            out(f"    if j in g{g}_bulk:")
-            out.depth += 2
-            self.decide(g, "j", last, bulk=True)
-            out.depth -= 2
-            out.dedent()
+            self.each_open(g, f"g{g}_eq.pop(v, ())", last)
             out.dedent()
         numeric = [k for k in ("lt", "le", "gt", "ge") if k in bulk]
         if numeric:
@@ -401,56 +406,55 @@ class GroupWriter:
                 cmp = {"lt": ">", "le": ">=", "gt": "<", "ge": "<="}[kind]
                 out(f"while g{g}_{kind} and g{g}_{kind}[-1][0] {cmp} v:")
                 out.indent()
-                out(f"j = g{g}_{kind}.pop()[1]")
-                out(f"if j in g{g}_bulk:")
-                out.indent()
-                self.decide(g, "j", last, bulk=True)
-                out.dedent()
+                self.each_open(g, f"(g{g}_{kind}.pop()[1],)", last)
                 out.dedent()
             out.dedent()
         if "sub" in bulk:
             self.sub_objects(g, plan, last)
         if "both" in plan:  # regexes and texts in one Set: one search of a text for both
-            both, ids = plan["both"]
             out("if isinstance(v, str):")
             out.indent()
-            out(f"for i in {both}(v) or ():")
-            out.indent()
-            out(f"j = {ids}[i]")
-            out(f"if j in g{g}_bulk:")
-            out.indent()
-            self.decide(g, "j", last, bulk=True)
-            out.dedent()
-            out.dedent()
+            both, ids = plan["both"]
+            self.set_hits(g, both, ids, "v", last)
             out.dedent()
             out("elif v is not MISSING:")
             out.indent()
-            self.regex_on_text(g, plan, last, "value_text(v)")
+            rs, ids = plan["re"]
+            self.set_hits(g, rs, ids, "value_text(v)", last)
             self.texts_in_list(g, plan, last)
             out.dedent()
             return
         if "re" in bulk:
             out("if v is not MISSING:")
             out.indent()
-            self.regex_on_text(g, plan, last, "v if isinstance(v, str) else value_text(v)")
+            rs, ids = plan["re"]
+            self.set_hits(g, rs, ids, "v if isinstance(v, str) else value_text(v)", last)
             out.dedent()
         if "has" in bulk:
-            ls, ids, _ = plan["has"]
             out("if isinstance(v, str):")
             out.indent()
-            out(f"for i in {ls}(v) or ():")
-            out.indent()
-            out(f"j = {ids}[i]")
-            out(f"if j in g{g}_bulk:")
-            out.indent()
-            self.decide(g, "j", last, bulk=True)
-            out.dedent()
-            out.dedent()
+            ls, ids, _ = plan["has"]
+            self.set_hits(g, ls, ids, "v", last)
             out.dedent()
             out("else:")
             out.indent()
             self.texts_in_list(g, plan, last)
             out.dedent()
+
+    def each_open(self, g: int, tests: str, last: str) -> None:
+        """Decide each test of `tests` (an expression) still open in the group."""
+        out = self.out
+        out(f"for j in {tests}:")
+        out.indent()
+        out(f"if j in g{g}_bulk:")
+        out.indent()
+        self.decide(g, "j", last, bulk=True)
+        out.dedent()
+        out.dedent()
+
+    def set_hits(self, g: int, matcher: str, ids: str, text: str, last: str) -> None:
+        """Decide the tests whose patterns an RE2 Set finds in `text`."""
+        self.each_open(g, f"[{ids}[i] for i in {matcher}({text}) or ()]", last)
 
     def sub_objects(self, g: int, plan: dict[str, Any], last: str) -> None:
         """`contains {key: "text"}`: an object with that text at that key, or a list with
@@ -462,56 +466,24 @@ class GroupWriter:
         for key, sub in keyed:
             out(f"x = v.get({key}, MISSING)", "if isinstance(x, str):")
             out.indent()
-            out(f"hit = {sub}.pop(x, None)", "if hit is not None:")
-            out.indent()
-            out("for j in hit:", f"    if j in g{g}_bulk:")
-            out.depth += 2
-            self.decide(g, "j", last, bulk=True)
-            out.depth -= 2
-            out.dedent()
+            self.each_open(g, f"{sub}.pop(x, ())", last)
             out.dedent()
         out.dedent()
-        out("elif isinstance(v, list):")
-        out.indent()
-        out("for e in v:")
-        out.indent()
-        out("if isinstance(e, dict) and len(e) == 1:")
-        out.indent()
-        out("for k, x in e.items():")
-        out(f"    for j in (({table}.get(k) or {{}}).get(x) or ()) if isinstance(x, str) else ():")
-        out(f"        if j in g{g}_bulk:")
-        out.depth += 3
-        self.decide(g, "j", last, bulk=True)
-        out.depth -= 3
-        out.dedent()
-        out.dedent()
-        out.dedent()
-
-    def regex_on_text(self, g: int, plan: dict[str, Any], last: str, text: str) -> None:
-        out = self.out
-        rs, ids = plan["re"]
-        out(f"for i in {rs}({text}) or ():")
-        out.indent()
-        out(f"j = {ids}[i]")
-        out(f"if j in g{g}_bulk:")
-        out.indent()
-        self.decide(g, "j", last, bulk=True)
-        out.dedent()
-        out.dedent()
+        heads = ("for k, x in e.items():", "if isinstance(x, str):")
+        list_heads = (
+            "elif isinstance(v, list):",
+            "for e in v:",
+            "if isinstance(e, dict) and len(e) == 1:",
+        )
+        with out.nested(*list_heads, *heads):
+            self.each_open(g, f"({table}.get(k) or {{}}).get(x, ())", last)
 
     def texts_in_list(self, g: int, plan: dict[str, Any], last: str) -> None:
         """`contains "text"` on a list: an element equal to the text."""
         out = self.out
         _, _, table = plan["has"]
-        out("if isinstance(v, list):")
-        out.indent()
-        out("for e in v:")
-        out(f"    for j in (({table}.get(e) or ()) if isinstance(e, str) else ()):")
-        out(f"        if j in g{g}_bulk:")
-        out.depth += 3
-        self.decide(g, "j", last, bulk=True)
-        out.depth -= 3
-        out.dedent()
+        with out.nested("if isinstance(v, list):", "for e in v:", "if isinstance(e, str):"):
+            self.each_open(g, f"{table}.get(e, ())", last)
 
     def tests_on_values(self, g: int, plan: dict[str, Any]) -> None:
         """Every open test of the group on the values a path found (some value passing

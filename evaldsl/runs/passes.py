@@ -21,12 +21,11 @@ from typing import Any
 
 import orjson
 
-from evaldsl.gcpause import paused_gc
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.codegen import IndexPass, generate
 from evaldsl.runs.decode import Undecodable, raw_type, typed_events
-from evaldsl.runs.events import nothing_recognised
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
+from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run
 
 #: Fields every pass reads: the event's kind and a call's tool name.
@@ -92,11 +91,4 @@ def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFa
 
 def index_run(run: Run, needs: Needs) -> RunFacts:
     """`index.index_run` with the generated pass (may raise `RunError`)."""
-    trace = None
-    if run.events is not None:
-        with paused_gc():
-            trace = index_events_fast(run.events, needs)
-        if not trace.recognised and not run.has_output:
-            raise nothing_recognised(trace.unknown, run.path or "<value>")
-    latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
-    return RunFacts(trace, run.state, run.output, latency, run.path)
+    return reference_index_run(run, needs, index_events_fast)
