@@ -483,3 +483,14 @@ def test_text_subclasses_are_compared_as_each_test_compares_them() -> None:
     assert generated == reference
     statuses = [v[0] for v in reference[0][0]]
     assert statuses[:5] == ["fail", "pass", "pass", "pass", "pass"]
+
+
+def test_a_file_of_no_events_is_not_a_run_whatever_its_output(tmp_path: Path) -> None:
+    path = tmp_path / "trace.json"
+    for output in ("null", "[]", '"an answer"'):
+        path.write_text(f'{{"events": [], "output": {output}}}')
+        result = evaldsl.compile("no tool execute_shell").check(path)
+        assert result.error is not None and result.statuses == ["error"], output
+    # a value run (what a `run` target returned) is its output
+    value = {"events": [], "output": "an answer"}
+    assert evaldsl.compile('output == "an answer"').check(value).statuses == ["pass"]

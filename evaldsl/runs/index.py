@@ -259,7 +259,11 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
     if run.events is not None:
         with paused_gc():
             trace = (events or index_events)(run.events, needs)
-        if not trace.recognised and not run.has_output:
+        # A value run (what a `run` target returned) may be its output beside no events;
+        # a file in which no event is recognised is not a run, whatever `output` it holds
+        # (`{"events": [], "output": null}` would pass every `no tool …`).
+        from_file = run.path is not None and run.path != "<value>"
+        if not trace.recognised and (from_file or not run.has_output):
             raise nothing_recognised(trace.unknown, run.path or "<value>")
     output = run.output
     latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
