@@ -494,3 +494,16 @@ def test_a_file_of_no_events_is_not_a_run_whatever_its_output(tmp_path: Path) ->
     # a value run (what a `run` target returned) is its output
     value = {"events": [], "output": "an answer"}
     assert evaldsl.compile('output == "an answer"').check(value).statuses == ["pass"]
+
+
+def test_a_model_that_is_not_text_prices_as_the_reference_says() -> None:
+    # an unhashable model id cannot be looked up in the generated pass's price memo: the
+    # reference pass reads the run instead, and says the cost cannot be computed
+    case = _compiled(["cost <= $1", "tokens > 1"])
+    events = [
+        {"type": "llm.request", "model": {"odd": 1}},
+        {"type": "llm.response", "usage": {"promptTokens": 5, "completionTokens": 1}},
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert reference[0][0][0][0] == "error"  # cost: no price known

@@ -165,7 +165,7 @@ class _Generator:
         if needs.tool_sequence:
             out("sequence = facts.sequence")
         if needs.cost:
-            out("cost = 0.0", "unpriced = None", "model = None")
+            out("cost = 0.0", "unpriced = None", "model = None", "prices = {}")
         positions = sorted(needs.answers)
         if positions:
             out(f"positions = {self.names.bind('A', frozenset(positions), 'answer positions')}")
@@ -392,7 +392,11 @@ class _Generator:
         if needs.cost:
             out(
                 "if used_in or used_out:",
-                '    price = price_of(ev.get("model") or model or "")',
+                '    priced_as = ev.get("model") or model or ""',
+                "    if priced_as in prices:  # one lookup in the price table per model",
+                "        price = prices[priced_as]",
+                "    else:",
+                "        price = prices[priced_as] = price_of(priced_as)",
                 "    if price is None:",
                 '        unpriced = ev.get("model") or model or "(no model)"',
                 "    else:",
