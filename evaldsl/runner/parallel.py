@@ -92,8 +92,12 @@ def run_parallel(
     if can_fork():
         _SHARED[:] = list(work)
         _RUN_CASE[:] = [run_case]
-        gc.collect()
-        gc.freeze()  # the loaded suites stay out of every collection: shared, not copied
+        # the loaded suites stay out of every collection: shared, not copied (unless the
+        # application froze objects itself, whose frozen set is never disturbed)
+        freeze = gc.get_freeze_count() == 0
+        if freeze:
+            gc.collect()
+            gc.freeze()
         try:
             context = multiprocessing.get_context("fork")
             with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
@@ -101,7 +105,8 @@ def run_parallel(
                     futures[k] = pool.submit(_forked_case, k)
                 yield from _in_order(work, futures)
         finally:
-            gc.unfreeze()
+            if freeze:
+                gc.unfreeze()
             _SHARED.clear()
             _RUN_CASE.clear()
         return
