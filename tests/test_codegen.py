@@ -11,6 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import attrs
 import pytest
@@ -277,8 +278,11 @@ def test_generated_pass_agrees_on_streams(statements: list[str], events: list[An
         path = Path(folder) / "events.jsonl"
         path.write_text("".join(json.dumps(e) + "\n" for e in events))
         run = Run(events=EventStream(path, header=False), path=str(path), format="events")
-        reference, generated = _both(case, run, lambda n: n)
-    assert generated == reference, "\n".join(statements)
+        # small files are decoded whole; from TYPED_FROM on, by the typed decoder: both
+        for typed_from in (passes.TYPED_FROM, 0):
+            with mock.patch.object(passes, "TYPED_FROM", typed_from):
+                reference, generated = _both(case, run, lambda n: attrs.evolve(n, passes={}))
+            assert generated == reference, "\n".join(statements)
 
 
 # ---- fragments ----------------------------------------------------------------------------
@@ -386,7 +390,7 @@ def test_the_typed_decoder_fails_closed(tmp_path: Path, lines: list[str]) -> Non
     path.write_bytes(data + b"\n")
     case = _compiled(["tool search called"])
     run = Run(events=EventStream(path, header=False), path=str(path), format="events")
-    with pytest.raises(RunError) as fast:
+    with mock.patch.object(passes, "TYPED_FROM", 0), pytest.raises(RunError) as fast:
         passes.index_run(run, case.needs)
     with pytest.raises(RunError) as reference:
         reference_index_run(run, case.needs)

@@ -126,7 +126,8 @@ def _imported_by(*args: str) -> set[str]:
 
 
 HEAVY = {
-    "httpx", "jsonpath_ng", "yaml", "pygls", "lsprotocol", "sqlite3", "asyncio", "multiprocessing"
+    "httpx", "jsonpath_ng", "yaml", "pygls", "lsprotocol", "sqlite3", "asyncio", "multiprocessing",
+    "msgspec",
 }  # fmt: skip
 
 

@@ -2,12 +2,12 @@
 
 Takes a `Run` and a case's `Needs` and gives the `RunFacts` `index.index_run` gives,
 faster: the events go through the pass generated for those needs (`codegen.py`, made
-once per needs and kept on them); a streamed recording is decoded by the typed decoder
-of the fields that pass reads (`decode.py`). Whatever the fast path cannot take — a line
-that is not an event object, text that is not UTF-8, an event `type` that is not text —
-is handed to the reference pass (`index.py`), which reads the file in full and reports
-the problem with its line and column, exactly as before: the fast path can make a run
-quicker, never make an error a pass.
+once per needs and kept on them); a streamed recording of 1 MiB or more is decoded by
+the typed decoder of the fields that pass reads (`decode.py`). Whatever the fast path
+cannot take — a line that is not an event object, text that is not UTF-8, an event
+`type` that is not text — is handed to the reference pass (`index.py`), which reads the
+file in full and reports the problem with its line and column, exactly as before: the
+fast path can make a run quicker, never make an error a pass.
 
 `EVALDSL_REFERENCE=1` in the environment makes every run use the reference pass (to
 compare, or to rule the generated code out when looking for a bug).
@@ -30,6 +30,18 @@ from evaldsl.runs.model import Run
 
 #: Fields every pass reads: the event's kind and a call's tool name.
 BASE_FIELDS = frozenset({"type", "name", "tool"})
+
+
+#: From this size on a streamed recording is decoded by the typed decoder (below it,
+#: importing msgspec would cost more than decoding every field saves).
+TYPED_FROM = 1 << 20
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return TYPED_FROM  # the typed path reports the error as the reference would
 
 
 def reference_only() -> bool:
@@ -77,6 +89,9 @@ def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFa
         return index_events(events, needs)
     if isinstance(events, EventStream):
         try:
+            if _size(events.path) < TYPED_FROM:  # small: decoded whole, msgspec not loaded
+                with events.fast() as lines:
+                    return pass_for(needs, raw=False).run(lines, events.__iter__, False)
             with typed_events(events, read_fields(needs)) as decoded:
                 return pass_for(needs, raw=True).run(decoded, events.__iter__, False)
         except (Undecodable, orjson.JSONDecodeError, TypeError, AttributeError):
