@@ -21,10 +21,15 @@ within budget, cites tool NAME; and `no tool NAME`, `node NAME visited`, `every 
 combined with not, and, or and parentheses.
 """
 
-from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run
-from evaldsl.language.diagnostics import Diagnostic, EvalDslError
-from evaldsl.language.verdicts import Verdict
-from evaldsl.runs.model import Run, RunError
+from evaldsl.gcpause import paused_gc
+
+# Importing evaldsl makes ~100 classes and many small objects, and no garbage: the
+# collections those allocations would trigger only walk them again (a tenth of a start).
+with paused_gc(long_lived=True):
+    from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run
+    from evaldsl.language.diagnostics import Diagnostic, EvalDslError
+    from evaldsl.language.verdicts import Verdict
+    from evaldsl.runs.model import Run, RunError
 
 __version__ = "0.1.0"
 
