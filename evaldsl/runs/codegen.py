@@ -393,7 +393,9 @@ class _Generator:
             out(
                 "if used_in or used_out:",
                 '    priced_as = ev.get("model") or model or ""',
-                "    if priced_as in prices:  # one lookup in the price table per model",
+                "    if type(priced_as) is not str:  # a model id that is not text names no price",
+                "        price = price_of(priced_as)",
+                "    elif priced_as in prices:  # one lookup in the price table per model",
                 "        price = prices[priced_as]",
                 "    else:",
                 "        price = prices[priced_as] = price_of(priced_as)",
