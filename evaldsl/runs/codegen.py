@@ -26,8 +26,8 @@ here only for the calls and answers an assertion reads.
 
 from __future__ import annotations
 
+import functools
 import math
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -50,8 +50,12 @@ from evaldsl.runs.index import CallRecord, Needs, Tally, TraceFacts
 from evaldsl.runs.prices import price_of
 from evaldsl.runs.text import usage_tokens
 
-_CACHE: dict[str, Any] = {}  # source → code object
-_LOCK = threading.Lock()
+
+@functools.lru_cache(maxsize=256)
+def compiled(source: str) -> Any:
+    """The code object of a generated source, compiled once per shape of needs (the 256
+    last shapes are kept: a long run of many shapes does not grow without bound)."""
+    return compile(source, "<evaldsl generated pass>", "exec")
 
 
 @attrs.frozen
@@ -492,10 +496,7 @@ def generate(needs: Needs, *, raw: bool = False, raw_type: type | None = None) -
     """The generated pass for `needs` (`raw`: events from the typed decoder, whose large
     fields are `raw_type` bytes)."""
     source, namespace, notes = _Generator(needs, raw, raw_type).generate()
-    with _LOCK:
-        code = _CACHE.get(source)
-        if code is None:
-            code = _CACHE[source] = compile(source, "<evaldsl generated pass>", "exec")
+    code = compiled(source)
     scope = dict(namespace)
     exec(code, scope)
     return IndexPass(source, tuple(notes), scope["index_pass"])
