@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test lint typecheck pytest bench bench-score browser screenshot clean
+.PHONY: run test lint typecheck pytest bench bench-score browser screenshot clean tables
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,9 +70,13 @@ screenshot: $(DEV_STAMP) browser
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/history_bench.py
+	$(BIN)/python benchmarks/speed.py
 
 bench-score: $(DEV_STAMP)
 	$(BIN)/python benchmarks/score_bench.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+tables: $(STAMP)
+	$(BIN)/python -c "from evaldsl.syntax.grammar import write_tables; print('wrote', write_tables())"

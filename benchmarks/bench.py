@@ -7,14 +7,15 @@ What it measures, and why:
 a. Compile throughput: `evaldsl.compile(text)` (parse + outline + check + compile) on a file
    of M mixed, mostly unique statements, in statements per second, with a breakdown by
    stage. A suite is compiled on every run and on every keystroke in the editor, so it
-   must stay cheap (target >= 30,000 statements/s).
+   must stay cheap (target >= 50,000 distinct statements/s, issue 10; it was 30,000).
 b. Evaluation overhead in memory: 20 mixed assertions over N already decoded events via
    `program.cases[0].check(events)` against a hand-written single-pass Python function
    computing the same 20 facts. The language must cost little over code a user would
-   write by hand (target <= 1.2x). The 20 verdicts must agree with the function's booleans.
+   write by hand (target <= 1.1x, issue 10). The 20 verdicts must agree with the
+   function's booleans.
 c. File to verdicts: `program.check(path)`, streaming the cassette from disk, against bare
    decoding of the same file with orjson (GC paused as `evaldsl.gcpause.paused_gc` does).
-   Decoding is the floor; indexing and checking must add little (target <= 1.5x).
+   Decoding everything is no floor: decode only what is read (target <= 0.8x, issue 10).
 d. Peak memory: the file-to-verdicts path in fresh subprocesses (peak RSS, ru_maxrss) for
    assertions that need little, for assertions that keep every call of a frequent tool,
    and for a process that loads all events into a list. Memory must grow with what the
@@ -899,9 +900,9 @@ def bench_compile(eval_file: Path, n: int, runs: int, warm: float) -> list[Row]:
         (
             "(a) compile: statements/s",
             f"{rate:,.0f}/s",
-            ">= 30,000/s",
-            f"{rate / 30000:.2f}",
-            verdict(rate >= 30000),
+            ">= 50,000/s",
+            f"{rate / 50000:.2f}",
+            verdict(rate >= 50000),
         )
     ]
     stages = (("parse", t_parse), ("outline", t_outline), ("check", t_check))
@@ -912,8 +913,8 @@ def bench_compile(eval_file: Path, n: int, runs: int, warm: float) -> list[Row]:
         (
             "    (info) without case lines",
             f"{n / t_flat:,.0f}/s",
-            ">= 30,000/s",
-            f"{n / t_flat / 30000:.2f}",
+            ">= 50,000/s",
+            f"{n / t_flat / 50000:.2f}",
             "",
         )
     )
@@ -967,9 +968,9 @@ def bench_memory(cassette: Path, mixed: evaldsl.Program, runs: int) -> tuple[lis
         (
             "(b) 20 assertions in memory vs hand",
             f"{ratio:.2f}x",
-            "<= 1.2x",
+            "<= 1.1x",
             f"{t_dsl * 1000:.0f}/{t_hand * 1000:.0f} ms",
-            verdict(ratio <= 1.2),
+            verdict(ratio <= 1.1),
         ),
         (
             "    verdicts agree with hand-written",
@@ -1014,15 +1015,15 @@ def bench_file(cassette: Path, mixed: evaldsl.Program, facts: list[bool], runs: 
         (
             "(c) file to verdicts vs bare decode",
             f"{ratio:.2f}x",
-            "<= 1.5x",
+            "<= 0.8x",
             f"{t_file * 1000:.0f}/{t_bare * 1000:.0f} ms",
-            verdict(ratio <= 1.5),
+            verdict(ratio <= 0.8),
         ),
         ("    file verdicts agree", "yes" if agree else "NO", "yes", "", verdict(agree)),
         (
             "    (info) 20 little-needs assertions",
             f"{t_little / t_bare:.2f}x",
-            "<= 1.5x",
+            "<= 0.8x",
             f"{t_little * 1000:.0f}/{t_bare * 1000:.0f} ms",
             "",
         ),

@@ -14,11 +14,16 @@ table is `evaldsl.language.vocabulary` for subjects and lines and
 
 from typing import TYPE_CHECKING, Any
 
-from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run
-from evaldsl.language.diagnostics import Diagnostic, EvalDslError
-from evaldsl.language.verdicts import Verdict
-from evaldsl.runs.model import Run, RunError
-from evaldsl.version import __version__
+from evaldsl.gcpause import paused_gc
+
+# Importing evaldsl makes ~100 classes and many small objects, and no garbage: the
+# collections those allocations would trigger only walk them again (a tenth of a start).
+with paused_gc(long_lived=True):
+    from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run
+    from evaldsl.language.diagnostics import Diagnostic, EvalDslError
+    from evaldsl.language.verdicts import Verdict
+    from evaldsl.runs.model import Run, RunError
+    from evaldsl.version import __version__
 
 if TYPE_CHECKING:  # loaded on first use (below); typed as itself for type checkers
     from evaldsl.expectation import expect

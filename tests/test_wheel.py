@@ -57,6 +57,9 @@ SNIPPET = textwrap.dedent(
     # the price table is data shipped in the wheel; a dated model id prices as its family
     from evaldsl.runs.prices import price_of
     assert price_of("gpt-4o-mini-2024-07-18") == (0.15, 0.6), price_of("gpt-4o-mini-2024-07-18")
+    # the parser's tables come from the wheel and fit its grammar and Lark: none is built
+    from evaldsl.syntax.grammar import tables_stale
+    assert not tables_stale(), "the wheel's parser tables do not fit its grammar"
     print("wheel ok:", here.parent)
     """
 )
@@ -99,6 +102,7 @@ def test_wheel_installs_and_parses_outside_the_source_tree(tmp_path: Path) -> No
     names = zipfile.ZipFile(wheel_path).namelist()
     assert "evaldsl/grammar/evaldsl.lark" in names
     assert "evaldsl/runs/prices.json" in names
+    assert "evaldsl/grammar/evaldsl.parser.json" in names  # the parser's tables, not rebuilt
     assert not any(n.startswith("grammar/") for n in names), "a top-level `grammar` package"
     # every package of the source tree is in the wheel
     for init in (ROOT / "evaldsl").rglob("__init__.py"):

@@ -121,9 +121,16 @@ class _Checker:
                 f"did you mean `{guess}`?" if guess else "add it to the `tools` line",
             )
             return
-        if recorded and env.recorded_tools is not None and name not in env.recorded_tools:
-            guess = did_you_mean(name, env.recorded_tools)
-            if guess:
+        recorded_tools = env.recorded_tools
+        if (
+            recorded
+            and recorded_tools is not None
+            and not frozenset.__contains__(recorded_tools, name)
+        ):
+            # names read from a recording's head (`runs/toolnames.py`): the rest of the
+            # file is searched only when there is a warning to give
+            guess = did_you_mean(name, recorded_tools)
+            if guess and name not in recorded_tools:
                 self.error(
                     span,
                     "W301",
@@ -139,7 +146,8 @@ class _Checker:
         if name in known:
             return
         guess = did_you_mean(name, known, cutoff=0.8)
-        if guess:
+        # (recorded names read from a recording's head search the rest of the file here)
+        if guess and not (env.recorded_tools is not None and name in env.recorded_tools):
             self.error(
                 span,
                 "W301",

@@ -15,17 +15,19 @@ from evaldsl.check.environment import SourceFacts
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Source
-from evaldsl.runs.detect import check_head, load_run, scan_tool_names
+from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.detect import check_head, load_run
 from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.model import RunError
+from evaldsl.runs.toolnames import recorded_tool_names
 
 
 def read_facts(
     decl: ast.SourceDecl, base_dir: Path, source: Source, sample: str | None = None
 ) -> SourceFacts | Diagnostic:
-    """Read what the checker needs from a case's source file (one streaming pass); a
-    trace whose head shows nothing recognised is a diagnostic (`sample`: which sample of
-    an Inspect AI log the case reads)."""
+    """Read what the checker needs from a case's source file (of a streamed recording, a
+    bounded head: see `runs/toolnames.py`); a trace whose head shows nothing recognised
+    is a diagnostic (`sample`: which sample of an Inspect AI log the case reads)."""
     path = base_dir / decl.path
     if not path.exists():
         return Diagnostic.at(
@@ -50,8 +52,8 @@ def read_facts(
         if run.events is None:
             return SourceFacts(kind="value")
         check_head(run)
-        if run.format == "traceplay":
-            tools = scan_tool_names(path)
+        if isinstance(run.events, EventStream):
+            tools = recorded_tool_names(run.events)  # a bounded head: the run reads it all
         else:
             tools = frozenset(n for n in (tool_call_name(e) for e in run.events) if n is not None)
         return SourceFacts(kind="trace", tools=tools)

@@ -87,6 +87,7 @@ class Compiler:
                 return self.check(expr)
             case ast.NoTool(name=name):
                 count = ast.Count("never", 0, 0, span=expr.span)
+                self.needs.counted.add(name)
                 return called_checker(name, count, expr.span)
             case ast.NodeVisited(name=name):
                 subject = ast.Subject("nodes", span=expr.span)
@@ -156,6 +157,10 @@ class Compiler:
     def expected(self, pred: ast.Predicate) -> Any:
         """What the predicate expects, as reports show it."""
         return registry.expected(pred)
+
+    def fragment(self, pred: ast.Predicate, stype: Type) -> Callable[[Any], str | None]:
+        """The predicate's code fragment for a generated pass (`runs/codegen.py`)."""
+        return lambda ctx: registry.fragment(ctx, pred, stype)
 
     # -- subjects: RunFacts → value
 
@@ -229,6 +234,7 @@ class Compiler:
             case "tool":
                 raise AssertionError("tool subjects compile with their predicate")
             case "tokens" | "input_tokens" | "output_tokens":
+                self.needs.tokens = True
                 state_field = {
                     "tokens": "total_tokens_used",
                     "input_tokens": "total_input_tokens",

@@ -20,8 +20,9 @@ from evaldsl.compile.compiler import CompiledAssertion
 from evaldsl.language.limits import MAX_TRACE_NESTING
 from evaldsl.language.verdicts import Status, Verdict, case_passed, score
 from evaldsl.runs.detect import coerce_run
-from evaldsl.runs.index import Needs, RunFacts, index_run
+from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.passes import index_run
 
 #: What `check` accepts as a run: a path, a list of events, a state dict, or a `Run`.
 RunLike = str | os.PathLike[str] | Sequence[dict[str, Any]] | dict[str, Any] | Run

@@ -23,13 +23,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import httpx
+
+if TYPE_CHECKING:  # imported when the endpoint is first called: `check` never needs it
+    import httpx
 
 from evaldsl.judge.cache import cache_key, read_cache, write_cache
 from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, OFF_MESSAGE, JudgeConfig
@@ -111,6 +112,8 @@ def retry_after(value: str | None, cap: float) -> float | None:
         seconds = float(value)
     except ValueError:
         try:
+            from email.utils import parsedate_to_datetime  # rare: a Retry-After date
+
             when = parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError):
             return None
@@ -297,6 +300,8 @@ class LLMJudge:
     # -- the endpoint
 
     def _http(self) -> httpx.Client:
+        import httpx  # here, not at the top: only a live judge call pays for importing it
+
         with self._lock:
             if self._client is None:
                 n = self.config.max_concurrency
@@ -336,6 +341,8 @@ class LLMJudge:
         problem = "no attempt made"
         with self._lock:
             self.calls += 1
+        import httpx  # see `_http`
+
         for attempt in range(attempts):
             wait: float | None = None
             try:

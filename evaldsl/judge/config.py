@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import attrs
-import httpx
 
 JudgeMode = Literal["live", "frozen", "off"]
 MODES: tuple[JudgeMode, ...] = ("live", "frozen", "off")
@@ -56,8 +55,12 @@ def base_url_problem(value: str) -> str | None:
     >>> base_url_problem("https://user:pw@host/v1")
     'it must not hold a user name or password (put the key in EVALDSL_JUDGE_API_KEY)'
     """
+    if value == DEFAULT_BASE_URL:
+        return None  # checked here, not parsed: `check` and `run` need no HTTP client
     if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
         return "it holds spaces or control characters"
+    import httpx  # only a URL that was set is parsed (see above)
+
     try:
         url = httpx.URL(value)
     except (httpx.InvalidURL, ValueError, TypeError) as why:

@@ -9,7 +9,6 @@ and GitHub annotations read the same fields.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from collections.abc import Iterable, Sequence
@@ -181,6 +180,8 @@ def _closest(word: str, pool: tuple[str, ...], cutoff: float) -> str | None:
     # cached: a suite asks the same question (`no tool delete_database` in every case)
     if not pool:
         return None
+    import difflib  # only when a name is unknown: not every start pays for it
+
     found = difflib.get_close_matches(word, pool, n=1, cutoff=cutoff)
     if found:
         return found[0]

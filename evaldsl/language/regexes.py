@@ -10,6 +10,7 @@ its `\\d` is ASCII.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -85,3 +86,26 @@ def compile_regex(pattern: str, flags: str = "") -> Any | RegexProblem:
 def matches_everything(compiled: Any) -> bool:
     """A pattern that matches the empty text is found in every text: the test cannot fail."""
     return compiled.search("") is not None
+
+
+def searcher(compiled: Any) -> Callable[[str], bool]:
+    """Whether the pattern is found in a text, as a plain function: `compiled.search(t)
+    is not None`, without building the match object (google-re2's `search` converts
+    every offset back to characters in Python: most of its time). Reads the wrapper's
+    compiled RE2 object; a wrapper without one gets `search` itself.
+
+    >>> searcher(compile_regex(r"\\d+ C"))("it is 31 C")
+    True
+    """
+    regexp = getattr(compiled, "_regexp", None)
+    match = getattr(regexp, "Match", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if match is None or anchor is None:
+        return lambda text: compiled.search(text) is not None
+    null = (-1, -1)
+
+    def found(text: str) -> bool:
+        encoded = text.encode("utf-8")
+        return bool(match(anchor, encoded, 0, len(encoded))[0] != null)
+
+    return found

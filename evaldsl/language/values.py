@@ -78,6 +78,8 @@ def json_contains(container: Any, item: Any) -> bool:
     if isinstance(container, str):
         return isinstance(item, str) and item in container
     if isinstance(container, list):
+        if type(item) is str:  # only a text equals a text: the list's own (C) search
+            return item in container
         return any(json_equal(element, item) for element in container)
     if isinstance(container, dict):
         return isinstance(item, dict) and all(
@@ -144,6 +146,10 @@ def show(value: Any, limit: int = 80) -> str:
     """A value as a message shows it: JSON, shortened."""
     if value is MISSING:
         return "nothing (missing)"
+    if isinstance(value, list) and len(value) > limit:
+        # only what is shown is written: each element takes 2 characters at least
+        # ("1,"), so the first `limit` elements already fill the text that is cut
+        value = value[:limit]
     try:
         text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:  # not JSON, a lone surrogate, or nested past orjson's 255 levels

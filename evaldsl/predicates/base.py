@@ -164,6 +164,27 @@ class CompileContext(Protocol):
 
     def expected(self, pred: ast.Predicate) -> Any: ...
 
+    def fragment(self, pred: ast.Predicate, stype: Type) -> Callable[[Any], str | None]:
+        """The predicate's code fragment, made when a generated pass is (given that
+        pass's `FragmentContext`)."""
+        ...
+
+
+class FragmentContext(Protocol):
+    """What the code generator gives a fragment rule: a name in the generated function's
+    namespace for each value the fragment needs. Values never enter the source text."""
+
+    def const(self, value: Any) -> str:
+        """The name the generated code reads `value` by (a literal, a compiled regex, a
+        helper function)."""
+        ...
+
+
+#: A value test as Python source: an expression over the value `v` (its helpers and
+#: constants named through the context), or None where this node has no fragment and
+#: the generated code calls the family's `value_test` closure instead.
+FragmentRule = Callable[[FragmentContext, Any, Type], "str | None"]
+
 
 class Printer(Protocol):
     """What the formatter gives a print rule."""
@@ -205,6 +226,13 @@ class Family:
     path finds); `compile` for those that read the run themselves (call counts, call
     tests, the judge, citations, the budget). `forbids` tells the checker the predicate
     says a tool must not be called (its name is then not checked against the recording).
+
+    `fragment` is the family's part of a generated checker (`runs/codegen.py`): the
+    value test as a Python expression, inlined where the generated pass tests each call's
+    arguments or result. Every family states it: a rule (which may still answer None for
+    one node), or None for a family without one (those that read the run themselves are
+    never a test of one value); the generated code then calls the family's closure, and
+    says so in a comment.
     """
 
     name: str
@@ -215,6 +243,7 @@ class Family:
     check: Callable[[CheckContext, Any, Type, ast.Subject, str], None]
     print: Callable[[Printer, Any, str], str]
     expected: Callable[[Any], Any]
+    fragment: FragmentRule | None
     value_test: Callable[[Any, Type], ValueTest] | None = None
     compile: Callable[[CompileContext, ast.Check], Checker] | None = None
     forbids: Callable[[Any], bool] = _never_forbids

@@ -84,5 +84,6 @@ FAMILY = Family(
     check=check,
     print=lambda p, pred, indent: "within budget",
     expected=lambda pred: None,
+    fragment=None,  # reads the run itself: never a test of one value
     compile=compile_within_budget,
 )

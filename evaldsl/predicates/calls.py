@@ -84,8 +84,12 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
         ctx.value_test(pred.test, "Json"),
         single,
         every,
+        pred.test,
+        ctx.fragment(pred.test, "Json"),
+        pred.path,
     )
     ctx.needs.probes.append(probe)  # applied to each call while the run is indexed
+    ctx.needs.counted.add(name)
     expected = ctx.expected(pred.test)
     what = ctx.text(pred.span)
     unit = "result" if use_result else "call"  # results are counted as they arrive
@@ -147,5 +151,6 @@ FAMILY = Family(
     check=check,
     print=print_call_test,
     expected=lambda pred: None,
+    fragment=None,  # reads the run itself: never a test of one value
     compile=compile_call_test,
 )

@@ -142,5 +142,6 @@ FAMILY = Family(
     check=check,
     print=print_cites,
     expected=lambda pred: max(1, pred.at_least or 1),
+    fragment=None,  # reads the run itself: never a test of one value
     compile=compile_cites,
 )

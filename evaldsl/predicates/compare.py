@@ -18,7 +18,14 @@ from typing import Any, cast
 from evaldsl.language import ast
 from evaldsl.language.values import is_number, json_equal
 from evaldsl.language.vocabulary import TYPE_WORDS, Type, predicate_spec
-from evaldsl.predicates.base import BuildKit, CheckContext, Family, Printer, ValueTest
+from evaldsl.predicates.base import (
+    BuildKit,
+    CheckContext,
+    Family,
+    FragmentContext,
+    Printer,
+    ValueTest,
+)
 
 ORDERED: frozenset[Type] = frozenset({"Number", "Duration", "Money", "Json"})
 
@@ -83,6 +90,24 @@ def value_test(pred: ast.Compare, stype: Type) -> ValueTest:
     )
 
 
+def fragment(ctx: FragmentContext, pred: ast.Compare, stype: Type) -> str:
+    """`value_test` as source: the same tests, without the closure call."""
+    expected = ast.to_json(pred.value)
+    c = ctx.const(expected)
+    if pred.op in ("==", "!="):
+        if type(expected) is str:
+            same = f"(type(v) is str and v == {c})"
+        else:
+            same = f"{ctx.const(json_equal)}(v, {c})"
+        return same if pred.op == "==" else f"(not {same})"
+    # `is_number(v)` and not NaN, without the calls: a number that is not a bool, and a
+    # float that equals itself
+    return (
+        f"(isinstance(v, (int, float)) and type(v) is not bool"
+        f" and not (isinstance(v, float) and v != v) and v {pred.op} {c})"
+    )
+
+
 def print_compare(p: Printer, pred: ast.Compare, indent: str) -> str:
     return f"{pred.op} {p.value(pred.value, indent)}"
 
@@ -96,5 +121,6 @@ FAMILY = Family(
     check=check,
     print=print_compare,
     expected=lambda pred: ast.to_json(pred.value),
+    fragment=fragment,
     value_test=value_test,
 )

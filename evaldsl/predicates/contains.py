@@ -13,7 +13,14 @@ from typing import Any
 from evaldsl.language import ast
 from evaldsl.language.values import json_contains
 from evaldsl.language.vocabulary import Type, predicate_spec
-from evaldsl.predicates.base import BuildKit, CheckContext, Family, Printer, ValueTest
+from evaldsl.predicates.base import (
+    BuildKit,
+    CheckContext,
+    Family,
+    FragmentContext,
+    Printer,
+    ValueTest,
+)
 
 ENTRIES = (
     predicate_spec(
@@ -49,6 +56,15 @@ def value_test(pred: ast.Contains, stype: Type) -> ValueTest:
     return lambda v: json_contains(v, item)
 
 
+def fragment(ctx: FragmentContext, pred: ast.Contains, stype: Type) -> str:
+    item = ast.to_json(pred.value)
+    contains = ctx.const(json_contains)
+    if type(item) is str:  # text in text without the call; other containers as ever
+        c = ctx.const(item)
+        return f"({c} in v if type(v) is str else {contains}(v, {c}))"
+    return f"{contains}(v, {ctx.const(item)})"
+
+
 def print_contains(p: Printer, pred: ast.Contains, indent: str) -> str:
     return f"contains {p.value(pred.value, indent)}"
 
@@ -62,5 +78,6 @@ FAMILY = Family(
     check=check,
     print=print_contains,
     expected=lambda pred: ast.to_json(pred.value),
+    fragment=fragment,
     value_test=value_test,
 )

@@ -125,6 +125,7 @@ def count_words(count: ast.Count) -> str:
 
 def compile_called(ctx: CompileContext, node: ast.Check) -> Checker:
     assert isinstance(node.predicate, ast.Called) and node.subject.name is not None
+    ctx.needs.counted.add(node.subject.name)
     return called_checker(node.subject.name, node.predicate.count, node.span)
 
 
@@ -194,6 +195,7 @@ FAMILY = Family(
     check=check,
     print=print_called,
     expected=lambda pred: count_words(pred.count),
+    fragment=None,  # reads the run itself: never a test of one value
     compile=compile_called,
     forbids=lambda pred: pred.count.high == 0,
 )

@@ -12,7 +12,7 @@ from typing import Any
 from evaldsl.language import ast
 from evaldsl.language.values import is_empty
 from evaldsl.language.vocabulary import Type, predicate_spec
-from evaldsl.predicates.base import BuildKit, CheckContext, Family, ValueTest
+from evaldsl.predicates.base import BuildKit, CheckContext, Family, FragmentContext, ValueTest
 
 ENTRIES = (
     predicate_spec(
@@ -50,6 +50,11 @@ def value_test(pred: ast.Emptiness, stype: Type) -> ValueTest:
     return lambda v: is_empty(v) is empty
 
 
+def fragment(ctx: FragmentContext, pred: ast.Emptiness, stype: Type) -> str:
+    test = f"{ctx.const(is_empty)}(v)"
+    return test if pred.empty else f"(not {test})"
+
+
 FAMILY = Family(
     name="emptiness",
     nodes=(ast.Emptiness,),
@@ -59,5 +64,6 @@ FAMILY = Family(
     check=check,
     print=lambda p, pred, indent: "is empty" if pred.empty else "not empty",
     expected=lambda pred: "empty" if pred.empty else "not empty",
+    fragment=fragment,
     value_test=value_test,
 )

@@ -13,7 +13,7 @@ from typing import Any
 from evaldsl.language import ast
 from evaldsl.language.values import MISSING
 from evaldsl.language.vocabulary import Type, predicate_spec
-from evaldsl.predicates.base import BuildKit, CheckContext, Family, ValueTest
+from evaldsl.predicates.base import BuildKit, CheckContext, Family, FragmentContext, ValueTest
 
 ENTRIES = (
     predicate_spec(
@@ -38,6 +38,10 @@ def value_test(pred: ast.Exists, stype: Type) -> ValueTest:
     return lambda v: v is not MISSING
 
 
+def fragment(ctx: FragmentContext, pred: ast.Exists, stype: Type) -> str:
+    return f"(v is not {ctx.const(MISSING)})"
+
+
 FAMILY = Family(
     name="exists",
     nodes=(ast.Exists,),
@@ -47,5 +51,6 @@ FAMILY = Family(
     check=check,
     print=lambda p, pred, indent: "exists",
     expected=lambda pred: "present",
+    fragment=fragment,
     value_test=value_test,
 )

@@ -14,7 +14,7 @@ import orjson
 
 from evaldsl.language import ast
 from evaldsl.language.vocabulary import Type, predicate_spec
-from evaldsl.predicates.base import BuildKit, CheckContext, Family, ValueTest
+from evaldsl.predicates.base import BuildKit, CheckContext, Family, FragmentContext, ValueTest
 
 ENTRIES = (
     predicate_spec(
@@ -54,6 +54,10 @@ def value_test(pred: ast.IsJson, stype: Type) -> ValueTest:
     return parses
 
 
+def fragment(ctx: FragmentContext, pred: ast.IsJson, stype: Type) -> str:
+    return f"{ctx.const(parses)}(v)"
+
+
 FAMILY = Family(
     name="json text",
     nodes=(ast.IsJson,),
@@ -63,5 +67,6 @@ FAMILY = Family(
     check=check,
     print=lambda p, pred, indent: "is json",
     expected=lambda pred: "JSON text",
+    fragment=fragment,
     value_test=value_test,
 )

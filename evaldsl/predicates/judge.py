@@ -110,5 +110,6 @@ FAMILY = Family(
     check=check,
     print=print_judged,
     expected=lambda pred: pred.threshold,
+    fragment=None,  # reads the run itself: never a test of one value
     compile=compile_judged,
 )

@@ -11,7 +11,7 @@ from typing import Any
 
 from evaldsl.language import ast
 from evaldsl.language.vocabulary import Type, predicate_spec
-from evaldsl.predicates.base import BuildKit, CheckContext, Family, ValueTest
+from evaldsl.predicates.base import BuildKit, CheckContext, Family, FragmentContext, ValueTest
 
 ENTRIES = (
     predicate_spec(
@@ -37,6 +37,10 @@ def value_test(pred: ast.HasKey, stype: Type) -> ValueTest:
     return lambda v: isinstance(v, dict) and key in v
 
 
+def fragment(ctx: FragmentContext, pred: ast.HasKey, stype: Type) -> str:
+    return f"(isinstance(v, dict) and {ctx.const(pred.key)} in v)"
+
+
 FAMILY = Family(
     name="keys",
     nodes=(ast.HasKey,),
@@ -46,5 +50,6 @@ FAMILY = Family(
     check=check,
     print=lambda p, pred, indent: f"has {p.name(pred.key)}",
     expected=lambda pred: pred.key,
+    fragment=fragment,
     value_test=value_test,
 )

@@ -16,7 +16,14 @@ from typing import Any
 from evaldsl.language import ast
 from evaldsl.language.values import json_contains, json_equal
 from evaldsl.language.vocabulary import Type, predicate_spec
-from evaldsl.predicates.base import BuildKit, CheckContext, Family, Printer, ValueTest
+from evaldsl.predicates.base import (
+    BuildKit,
+    CheckContext,
+    Family,
+    FragmentContext,
+    Printer,
+    ValueTest,
+)
 
 ENTRIES = (
     predicate_spec(
@@ -93,7 +100,18 @@ def in_order(seen: list[Any], wanted: list[Any]) -> bool:
     (True, False)
     """
     it: Iterator[Any] = iter(seen)
-    return all(any(json_equal(x, w) for x in it) for w in wanted)
+    # `w in it` consumes the iterator up to the first equal item: the subsequence test at
+    # C speed; only a text equals a text, so it is exact for texts (names, always)
+    return all((w in it) if type(w) is str else any(json_equal(x, w) for x in it) for w in wanted)
+
+
+def _only_names(seen: list[Any], names: frozenset[Any]) -> bool:
+    """Every element is one of the names (a text equals only a text: the set's own test
+    is exact, at C speed; an element that cannot be hashed is walked)."""
+    try:
+        return names.issuperset(seen)
+    except TypeError:
+        return all(type(x) is str and x in names for x in seen)
 
 
 def value_test(pred: ast.ListTest, stype: Type) -> ValueTest:
@@ -106,11 +124,31 @@ def value_test(pred: ast.ListTest, stype: Type) -> ValueTest:
         case "in":
             return lambda v: any(json_equal(v, w) for w in wanted)
         case "only":
+            if all(type(w) is str for w in wanted):  # names: a set lookup per element
+                names = frozenset(wanted)
+                return lambda v: isinstance(v, list) and _only_names(v, names)
             return lambda v: (
                 isinstance(v, list) and all(any(json_equal(x, w) for w in wanted) for x in v)
             )
         case "in_order":
             return lambda v: isinstance(v, list) and in_order(v, wanted)
+
+
+def fragment(ctx: FragmentContext, pred: ast.ListTest, stype: Type) -> str | None:
+    """`in` and `contains all/any` as source; `in order` and `only` walk the value and
+    keep their closures."""
+    wanted = [ast.to_json(i) for i in pred.items.items]
+    if pred.op == "in" and wanted and all(type(w) is str for w in wanted):
+        return f"(isinstance(v, str) and v in {ctx.const(frozenset(wanted))})"
+    items = ctx.const(tuple(wanted))
+    match pred.op:
+        case "in":
+            return f"any({ctx.const(json_equal)}(v, w) for w in {items})"
+        case "all":
+            return f"all({ctx.const(json_contains)}(v, w) for w in {items})"
+        case "any":
+            return f"any({ctx.const(json_contains)}(v, w) for w in {items})"
+    return None
 
 
 def print_list_test(p: Printer, pred: ast.ListTest, indent: str) -> str:
@@ -132,5 +170,6 @@ FAMILY = Family(
     check=check,
     print=print_list_test,
     expected=lambda pred: ast.to_json(pred.items),
+    fragment=fragment,
     value_test=value_test,
 )

@@ -5,7 +5,8 @@ entries (`PREDICATES`), the parser's build rules (`RULES`), and per node the fam
 (`family_of`), its entry (`predicate_key`), its value test (`value_test`) and what it
 expects (`expected`). The table is checked when it is built: every member of the AST's
 `Predicate` union has exactly one family, every entry and rule name is declared once, and
-every family can check, print and compile what it declares. A missing piece is an
+every family can check, print and compile what it declares, and states its part of a
+generated checker (a code fragment, or none). A missing piece is an
 `ImportError` naming it, never a `None` found at run time.
 """
 
@@ -32,7 +33,7 @@ from evaldsl.predicates import (
     text,
     types,
 )
-from evaldsl.predicates.base import BuildRule, Family, ValueTest
+from evaldsl.predicates.base import BuildRule, Family, FragmentContext, ValueTest
 
 FAMILIES: tuple[Family, ...] = (
     counts.FAMILY,
@@ -84,6 +85,11 @@ def index_families(families: tuple[Family, ...]) -> dict[type, Family]:
             raise RegistryError(
                 f"the {family.name!r} family needs exactly one of a value test and a compile rule"
             )
+        if family.compile is not None and family.fragment is not None:
+            raise RegistryError(
+                f"the {family.name!r} family reads the run itself: a code fragment (a test "
+                "of one value) would never be used; declare fragment=None"
+            )
     return table
 
 
@@ -125,6 +131,13 @@ def value_test(pred: ast.Predicate, stype: Type) -> ValueTest:
     if test is None:
         raise AssertionError(f"{type(pred).__name__} is not a value test")
     return test(pred, stype)
+
+
+def fragment(ctx: FragmentContext, pred: ast.Predicate, stype: Type) -> str | None:
+    """A value predicate's test as Python source over `v`, or None where its family has
+    none for this node (the generated code then calls `value_test`'s closure)."""
+    rule = _FAMILY_OF[type(pred)].fragment
+    return None if rule is None else rule(ctx, pred, stype)
 
 
 def expected(pred: ast.Predicate) -> Any:

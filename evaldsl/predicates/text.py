@@ -12,10 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from evaldsl.language import ast
-from evaldsl.language.regexes import RegexProblem, compile_regex
+from evaldsl.language.regexes import RegexProblem, compile_regex, searcher
 from evaldsl.language.values import MISSING, js_text
 from evaldsl.language.vocabulary import Type, predicate_spec
-from evaldsl.predicates.base import BuildKit, CheckContext, Family, Printer, ValueTest
+from evaldsl.predicates.base import (
+    BuildKit,
+    CheckContext,
+    Family,
+    FragmentContext,
+    Printer,
+    ValueTest,
+)
 
 EDGE_ENTRIES = (
     predicate_spec(
@@ -67,6 +74,11 @@ def edge_test(pred: ast.TextEdge, stype: Type) -> ValueTest:
     return lambda v: isinstance(v, str) and v.endswith(s)
 
 
+def edge_fragment(ctx: FragmentContext, pred: ast.TextEdge, stype: Type) -> str:
+    method = "startswith" if pred.at_start else "endswith"
+    return f"(isinstance(v, str) and v.{method}({ctx.const(pred.text.value)}))"
+
+
 def print_edge(p: Printer, pred: ast.TextEdge, indent: str) -> str:
     return ("starts with " if pred.at_start else "ends with ") + p.quote(pred.text.value)
 
@@ -80,6 +92,7 @@ EDGES = Family(
     check=check_edge,
     print=print_edge,
     expected=lambda pred: pred.text.value,
+    fragment=edge_fragment,
     value_test=edge_test,
 )
 
@@ -103,14 +116,21 @@ def check_matches(
 def matches_test(pred: ast.Matches, stype: Type) -> ValueTest:
     compiled = compile_regex(pred.regex.pattern, pred.regex.flags)
     assert not isinstance(compiled, RegexProblem), "the checker rejects bad regexes"
-    search = compiled.search
+    found = searcher(compiled)
 
     def matches(v: Any) -> bool:
         if v is MISSING:
             return False
-        return search(v if isinstance(v, str) else js_text(v)) is not None
+        return found(v if isinstance(v, str) else js_text(v))
 
     return matches
+
+
+def matches_fragment(ctx: FragmentContext, pred: ast.Matches, stype: Type) -> str:
+    compiled = compile_regex(pred.regex.pattern, pred.regex.flags)
+    assert not isinstance(compiled, RegexProblem), "the checker rejects bad regexes"
+    found, missing, text = ctx.const(searcher(compiled)), ctx.const(MISSING), ctx.const(js_text)
+    return f"(v is not {missing} and {found}(v if isinstance(v, str) else {text}(v)))"
 
 
 MATCHES = Family(
@@ -122,5 +142,6 @@ MATCHES = Family(
     check=check_matches,
     print=lambda p, pred, indent: f"matches /{pred.regex.pattern}/{pred.regex.flags}",
     expected=lambda pred: f"/{pred.regex.pattern}/{pred.regex.flags}",
+    fragment=matches_fragment,
     value_test=matches_test,
 )

@@ -12,7 +12,7 @@ from typing import Any, cast
 from evaldsl.language import ast
 from evaldsl.language.values import has_type
 from evaldsl.language.vocabulary import Type, predicate_spec
-from evaldsl.predicates.base import BuildKit, CheckContext, Family, ValueTest
+from evaldsl.predicates.base import BuildKit, CheckContext, Family, FragmentContext, ValueTest
 
 ENTRIES = (
     predicate_spec(
@@ -38,6 +38,10 @@ def value_test(pred: ast.IsType, stype: Type) -> ValueTest:
     return lambda v: has_type(v, wanted)
 
 
+def fragment(ctx: FragmentContext, pred: ast.IsType, stype: Type) -> str:
+    return f"{ctx.const(has_type)}(v, {ctx.const(pred.type)})"
+
+
 FAMILY = Family(
     name="types",
     nodes=(ast.IsType,),
@@ -47,5 +51,6 @@ FAMILY = Family(
     check=check,
     print=lambda p, pred, indent: f"is {pred.type}",
     expected=lambda pred: pred.type,
+    fragment=fragment,
     value_test=value_test,
 )

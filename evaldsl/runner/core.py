@@ -13,14 +13,9 @@ Ctrl-C stops the run at once: `RunInterrupted` carries the report of the cases t
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
-import multiprocessing
-import os
-import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -31,11 +26,11 @@ from evaldsl.judge.protocol import Judge
 from evaldsl.language.verdicts import case_passed, score
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runner.targets import TargetError, TargetWorkers, call_target
-from evaldsl.runner.worker import die_with_parent
 from evaldsl.runs.detect import load_run
-from evaldsl.runs.index import Needs, RunFacts, index_run
+from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
-from evaldsl.suites.build import assertion_location, load_suite
+from evaldsl.runs.passes import index_run
+from evaldsl.suites.build import assertion_location
 from evaldsl.suites.model import Case, Suite
 
 
@@ -140,7 +135,7 @@ def _crashed(case: Case, started: float, message: str) -> CaseResult:
 
 def _with_metrics(needs: Needs) -> Needs:
     """Metrics want timestamps and priced usage whatever the assertions read."""
-    return attrs.evolve(needs, times=True, cost=True)
+    return attrs.evolve(needs, times=True, cost=True, tokens=True)
 
 
 def metrics_of(facts: RunFacts) -> CaseMetrics:
@@ -201,48 +196,6 @@ class RunInterrupted(KeyboardInterrupt):
         self.report = report
 
 
-_WORKER_SUITES: dict[str, Suite] = {}
-_WORKER_TARGETS = TargetWorkers()  # each -j process's own target workers
-
-
-def _worker_case(path: str, index: int, judge_factory: JudgeFactory | None) -> CaseResult:
-    """A case run in a worker process: the suite is loaded once per process."""
-    suite = _WORKER_SUITES.get(path)
-    if suite is None:
-        judge = judge_factory() if judge_factory is not None else None
-        suite = load_suite(path, judge=judge)
-        _WORKER_SUITES[path] = suite
-    return execute_case(suite.cases[index], suite, _WORKER_TARGETS)
-
-
-def _worker_started() -> None:
-    """Each `-j` process: Ctrl-C is its parent's to handle (it stops the run), and it
-    dies with its parent, even by `kill -9` (its target workers die with it)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _sigint_mask(signal.SIG_UNBLOCK)
-    die_with_parent(os.getppid())
-
-
-def _sigint_mask(how: int) -> None:
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(how, {signal.SIGINT})
-
-
-@contextlib.contextmanager
-def _sigint_held() -> Iterator[None]:
-    """Hold Ctrl-C while `-j` processes start (they inherit the mask and ignore SIGINT
-    before they let it in); a Ctrl-C meanwhile is delivered when this block ends."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
-
-
-Work = list[tuple[Suite, int]]
 Results = dict[tuple[int, int], CaseResult]
 OnCase = Callable[[Suite, CaseResult], None] | None
 
@@ -276,43 +229,29 @@ def run_suites(
     return _report(suites, results, started)
 
 
-def _run_parallel(work: Work, options: RunOptions, results: Results, on_case: OnCase) -> None:
-    """Cases in `-j` processes (never more than cases), results in submission order."""
-    before = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(
-        max_workers=min(options.jobs, len(work)), initializer=_worker_started
-    )
-    ours: list[Any] = []
-    futures: dict[Future[CaseResult], tuple[int, int, Suite]] = {}
-    try:
-        with _sigint_held():
-            for s, i in work:
-                future = pool.submit(_worker_case, s.path, i, options.judge_factory)
-                futures[future] = (id(s), i, s)
-            ours = [p for p in multiprocessing.active_children() if p not in before]
-        for future, (sid, i, s) in futures.items():
-            results[(sid, i)] = _outcome(future, s.cases[i])
-            if on_case:
-                on_case(s, results[(sid, i)])
-    except KeyboardInterrupt:
-        for process in ours:
-            process.kill()  # its target workers die with it
-        pool.shutdown(wait=True, cancel_futures=True)
-        for future, (sid, i, _) in futures.items():
-            finished = future.done() and not future.cancelled() and not future.exception()
-            if finished and (sid, i) not in results:
-                results[(sid, i)] = future.result()
-        raise
-    pool.shutdown()
+def _run_parallel(
+    work: list[tuple[Suite, int]], options: RunOptions, results: Results, on_case: OnCase
+) -> None:
+    """Cases in `-j` processes; `results` gets each in report order (on Ctrl-C, also the
+    ones that had finished out of order)."""
+    # Imported here: the process pool costs ~15 ms to import, which `check` and serial
+    # runs skip.
+    from evaldsl.runner.parallel import run_parallel
 
+    done: dict[int, CaseResult] = {}
 
-def _outcome(future: Future[CaseResult], case: Case) -> CaseResult:
+    def announce(position: int) -> None:
+        suite, index = work[position]
+        results[(id(suite), index)] = done[position]
+        if on_case:
+            on_case(suite, done[position])
+
     try:
-        return future.result()
-    except Exception as err:  # a worker that died: that case crashed
-        return CaseResult(
-            case.name, False, 0.0, 0.0, error=f"worker failed: {type(err).__name__}: {err}"
-        )
+        run_parallel(work, options.jobs, execute_case, options.judge_factory, done, announce)
+    finally:
+        for position, result in done.items():
+            suite, index = work[position]
+            results[(id(suite), index)] = result
 
 
 def _report(

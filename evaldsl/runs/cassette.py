@@ -85,6 +85,13 @@ class EventStream:
         and a line that is not an object passes through; on either, iterate the stream
         itself (`for _ in stream`) for the `RunError` naming the line.
         """
+        with self.body() as f:
+            yield map(orjson.loads, itertools.filterfalse(bytes.isspace, fast_lines(f)))
+
+    @contextlib.contextmanager
+    def body(self) -> Iterator[IO[bytes]]:
+        """The file, open at its first event line: after the header (checked again) of a
+        cassette, after a UTF-8 BOM of a file without one."""
         path = self.path
         f = open_file(path)
         try:
@@ -92,7 +99,7 @@ class EventStream:
                 self._header, _ = _read_header_from(f, path)
             elif f.read(3) != b"\xef\xbb\xbf":
                 f.seek(0)
-            yield map(orjson.loads, itertools.filterfalse(bytes.isspace, fast_lines(f)))
+            yield f
         finally:
             f.close()
 

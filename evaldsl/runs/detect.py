@@ -53,7 +53,6 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.inspect_ai import is_eval_log, read_inspect, sample_ids
 from evaldsl.runs.model import (
-    MISSING,
     Reading,
     Run,
     RunError,
@@ -446,7 +445,7 @@ def check_head(run: Run) -> None:
     """Raise the run-time "nothing recognised" `RunError` now, for a streamed trace whose
     first events hold no recognised one and which ends within them (what `check` can
     know without reading a whole large file)."""
-    if isinstance(run.events, list) and run.output is MISSING:
+    if isinstance(run.events, list):  # (a file's `output` beside no event is no run)
         found = [e.get("type") for e in run.events if isinstance(e, dict)]
         if not any(isinstance(t, str) and t in KNOWN_TYPES for t in found):
             counts: dict[str, int] = {}

@@ -80,6 +80,10 @@ class CallProbe:
     test: Callable[[Any], bool]
     key: str | None = None  # set when the path is one plain field (`$.city`): a dict lookup
     every: bool = False
+    # for generated passes (`codegen.py`): the test's node, its code fragment, the path
+    node: Any = None
+    fragment: Callable[[Any], str | None] | None = None
+    path: str | None = None
 
     def feeder(self, tally: Tally) -> Callable[[Any], bool]:
         """The test as a function of one call's arguments (or result) for one run, keeping
@@ -147,6 +151,11 @@ class Needs:
     answer_tail: int = 0  # how many of the last answers are read (answer, answer[-2], …)
     times: bool = False  # `latency`: first and last timestamps
     cost: bool = False  # `cost`: usage priced by each request's model
+    # (the reference pass counts everything else whatever these say)
+    tokens: bool = False  # usage sums: `tokens`, `input tokens`, `output tokens`
+    counted: set[str] = attrs.Factory(set)  # tools whose call counts are read
+    # the generated passes made for these needs (`passes.py`), shared by their evolutions
+    passes: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False)
 
 
 class CallRecord:
@@ -239,20 +248,30 @@ class RunFacts:
     path: str | None = None
 
 
-def index_run(run: Run, needs: Needs) -> RunFacts:
-    """Index a run once for all its assertions (may raise `RunError` for a bad line)."""
+#: Indexes a run's events for some needs (the reference `index_events`, or a faster one).
+EventIndexer = Callable[[Iterable[dict[str, Any]], "Needs"], "TraceFacts"]
+
+
+def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> RunFacts:
+    """Index a run once for all its assertions (may raise `RunError` for a bad line);
+    `events` indexes its events (default: the reference pass, `index_events`)."""
     trace = None
     if run.events is not None:
         try:
             with paused_gc():
-                trace = index_events(run.events, needs)
+                trace = (events or index_events)(run.events, needs)
         except BadUsage as why:  # usage nobody can count: the run's error, never 0 tokens
             raise RunError(
                 f"an LLM response's {why}",
                 path=run.path or "<value>",
                 hint="token counts are whole numbers ≥ 0; fix or re-record the trace",
             ) from None
-        if not trace.recognised and not run.has_output:
+        # A value run (what a `run` target returned, a line of standard input: named in
+        # angle brackets, `<value>`, `<stdin>:5`) may be its output beside no events; a
+        # file in which no event is recognised is not a run, whatever `output` it holds
+        # (`{"events": [], "output": null}` would pass every `no tool …`).
+        from_file = run.path is not None and not run.path.startswith("<")
+        if not trace.recognised and (from_file or not run.has_output):
             raise nothing_recognised(trace.unknown, run.path or "<value>")
     output = run.output
     latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
@@ -345,6 +364,8 @@ def _index(
         for name in {*arg_probes, *result_probes, *detail}
     }
     want_cost = needs.cost
+    # usage is read only when counted: a bad count nobody reads is not the run's error
+    want_usage = needs.tokens or want_cost
     model: str | None = None
     steps = responses = tool_calls = guards = errors = results = others = 0
     unknown: dict[Any, int] = {}
@@ -467,16 +488,20 @@ def _index(
                 last = raw
                 if tail is not None:
                     tail.append(raw)
+            if not want_usage:
+                continue
             usage = ev.get("usage")
             used_in: float
             used_out: float
             # traceplay's own shape first (every recorded response has it); the general
-            # reader handles the rest
+            # reader handles the rest (verydia's `tokensIn`, which wins, a bad count)
             if (
                 type(usage) is dict
                 and type(p := usage.get("promptTokens")) is int
                 and type(c := usage.get("completionTokens")) is int
                 and p >= 0 <= c
+                and "tokensIn" not in ev
+                and "tokensOut" not in ev
             ):
                 used_in, used_out = p, c
             else:

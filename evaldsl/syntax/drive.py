@@ -50,16 +50,28 @@ def available(lark: Lark) -> bool:
         return False
 
 
-def _plans(lexer: ContextualLexer) -> dict[int, tuple[Any, Any, Any]]:
+class _Plans(dict[int, tuple[Any, Any, Any]]):
     """Per parser state, what Lark's contextual lexer uses there: its scanner's regexes,
     the ignored terminals and the keyword callbacks (a NAME that spells a keyword accepted
-    in that state becomes that keyword), so `drive` makes exactly Lark's tokens."""
-    plans: dict[int, tuple[Any, Any, Any]] | None = getattr(lexer, "_evaldsl_plans", None)
+    in that state becomes that keyword), so `drive` makes exactly Lark's tokens. Filled
+    on first use of each state: a scanner compiles its regexes when first asked for, and
+    a short text visits few states (this matters at start-up)."""
+
+    def __init__(self, lexers: dict[int, Any]) -> None:
+        super().__init__()
+        self.lexers = lexers
+
+    def __missing__(self, state: int) -> tuple[Any, Any, Any]:
+        sub = self.lexers[state]
+        plan = self[state] = (sub.scanner._mres, sub.ignore_types, sub.callback)
+        return plan
+
+
+def _plans(lexer: ContextualLexer) -> _Plans:
+    """The lexer plans of a parser's contextual lexer, kept on the lexer."""
+    plans: _Plans | None = getattr(lexer, "_evaldsl_plans", None)
     if plans is None:
-        plans = {
-            state: (sub.scanner._mres, sub.ignore_types, sub.callback)
-            for state, sub in cast(dict[int, Any], lexer.lexers).items()
-        }
+        plans = _Plans(cast(dict[int, Any], lexer.lexers))
         lexer._evaldsl_plans = plans  # type: ignore[attr-defined]
     return plans
 

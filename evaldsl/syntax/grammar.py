@@ -19,6 +19,8 @@ from typing import Any, Literal, cast
 
 from lark import Lark, Token, Transformer
 
+from evaldsl.syntax.tables import load_or_build, serialise, shipped_key, shipped_path, table_key
+
 #: The grammar's start symbols: a whole `.eval` file, or an assertion list (YAML `expect:`).
 Start = Literal["file", "statements"]
 
@@ -61,19 +63,42 @@ class BracketNewlines:
             yield tok
 
 
+def parser_options(builder: Transformer[Token, Any] | None) -> dict[str, Any]:
+    """The options of evaldsl's Lark parsers (the AST built during the parse when a
+    builder is given)."""
+    return {
+        "parser": "lalr",
+        "lexer": "contextual",
+        "start": ["file", "statements"],
+        "keep_all_tokens": True,
+        "maybe_placeholders": False,
+        "postlex": BracketNewlines(),
+        "transformer": builder,
+    }
+
+
+def build_lark(builder: Transformer[Token, Any] | None) -> Lark:
+    """A Lark LALR parser built from the grammar (~60 ms: `new_lark` loads it instead)."""
+    return Lark(cached_grammar(), **parser_options(builder))
+
+
 def new_lark(builder: Transformer[Token, Any] | None) -> Lark:
-    """A Lark LALR parser for the grammar (the AST built during the parse when a builder
-    is given)."""
-    return Lark(
-        cached_grammar(),
-        parser="lalr",
-        lexer="contextual",
-        start=["file", "statements"],
-        keep_all_tokens=True,
-        maybe_placeholders=False,
-        postlex=BracketNewlines(),
-        transformer=builder,
-    )
+    """A Lark LALR parser for the grammar, its tables loaded from the serialised form
+    (`tables.py`) when that fits the grammar and the installed Lark, else built."""
+    return load_or_build(cached_grammar(), parser_options(builder), lambda: build_lark(builder))
+
+
+def tables_stale() -> bool:
+    """Whether the shipped parser tables were made for another grammar, Lark or options."""
+    return shipped_key() != table_key(cached_grammar(), parser_options(None))
+
+
+def write_tables() -> Path:
+    """Build the parser and write its tables where the wheel ships them (`make tables`)."""
+    options = parser_options(None)
+    path = shipped_path()
+    path.write_text(serialise(build_lark(None), table_key(cached_grammar(), options)))
+    return path
 
 
 _local = threading.local()

@@ -1,0 +1,552 @@
+"""Speed on any assertion mix (issue 10): each target beside its same-run ratio.
+
+Run:  .venv/bin/python benchmarks/speed.py [--events N] [--runs R] [--quick]
+      (`make bench` runs it after bench.py)
+
+What it measures, each against a baseline measured in the same run:
+
+1. Three mixes of 20 assertions over N in-memory events (N = 1,000,000 by default), each
+   beside its own hand-written single pass computing the same facts over the same events:
+   - "mixed": bench.py's 20 assertions (counts, args and result tests, answers, numbers);
+   - "hard": `every` tests that never settle, `only`, an `in order` that fails at the
+     end, JSONPath `[*]` and `..`, regexes on answers and results, `cites`,
+     `answer json $.x`: nothing a pass can stop early for;
+   - "families": one predicate of each family (`budget` reads a workflow state, not a
+     trace: left out).
+   The verdicts must agree with the hand-written booleans. Target: <= 1.1x.
+2. File to verdicts: `program.check(path)` of each mix on the cassette, and the whole
+   `evaldsl run` process on a suite naming it, against bare orjson decoding of every
+   line (in this process; and a whole process doing only that). Target: <= 0.8x.
+3. `evaldsl check` of a small file (examples/weather/weather.eval), whole process,
+   median of several runs. Target: <= 150 ms. Beside it: a bare `python -c pass`.
+4. K scaling: K = 1, 10, 100, 1000 distinct statements (the generator of bench.py's
+   compile file) over the same in-memory events. Target: K=1000 / K=1 <= 3x.
+5. -j scaling: 120 cassettes of 5,000 events, one case each, `evaldsl run -j 1` and
+   `-j 2`, whole process, median. Target: -j 2 / -j 1 <= 0.6x.
+6. Compile throughput of distinct statements is bench.py's (a) (target >= 50,000/s), and
+   peak memory its (d): `make bench` runs both.
+
+Timings are medians (and ranges) of `--runs` repetitions; the machine is shared, so read
+the ratios, and rerun when the load average printed at the end is high.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+for where in (ROOT, ROOT / "benchmarks"):
+    if str(where) not in sys.path:
+        sys.path.insert(0, str(where))
+
+import bench  # noqa: E402
+
+import evaldsl  # noqa: E402
+from evaldsl.gcpause import paused_gc  # noqa: E402
+from evaldsl.predicates.cites import citable_values  # noqa: E402
+
+Event = dict[str, Any]
+EVALDSL = str(Path(sys.executable).with_name("evaldsl"))
+
+ALL_TOOLS = ", ".join(bench.TOOLS)
+
+HARD_20 = rf"""
+every tool search_web args $.limit >= 1
+every tool get_weather args $.units in ["metric", "imperial"]
+every tool run_sql args $.db matches /^(analytics|prod)$/
+every tool get_weather result $.temp >= -20
+tools only [{ALL_TOOLS}]
+tools in order [search_web, get_weather, delete_database]
+tool search_web result $.hits[*].title matches /Zzz notes/
+tool search_web result $..url contains "x.io/7"
+tool fetch_url args $.url matches /^https:\/\/nowhere\//
+answer matches /\d+ C/
+answer[1] matches /^(The|I|Here)/
+answer[-2] matches /tool call/
+answer cites tool get_weather
+answer json $.x == 1
+tool read_file args $.path matches /\/archive\/\d{{5}}\.csv$/
+tool get_crypto_price result matches /ZZZ/
+tool run_sql result $.rows > 500
+tool translate args $.target in ["xx", "yy"]
+every tool write_file args $.bytes >= 1
+not (tools contains delete_database)
+""".strip()
+
+FAMILIES_12 = r"""
+tool search_web called at least 1000 times
+tool get_weather args $.city == "Paris"
+tokens <= 900000000
+answer contains "the"
+tools contains any [send_email, delete_database]
+answer[-2] not empty
+tool run_sql args $.limit is integer
+answer starts with "The"
+answer matches /\d+/
+tool get_weather result has condition
+answer judged "answers the question"
+answer cites tool get_crypto_price
+""".strip()
+
+# ---- the hand-written passes --------------------------------------------------------------
+
+_DB = re.compile(r"^(analytics|prod)$")
+_ZZZ_NOTES = re.compile(r"Zzz notes")
+_NOWHERE = re.compile(r"^https://nowhere/")
+_DEGREES = re.compile(r"\d+ C")
+_OPENING = re.compile(r"^(The|I|Here)")
+_TOOL_CALL = re.compile(r"tool call")
+_ARCHIVE = re.compile(r"/archive/\d{5}\.csv$")
+_ZZZ = re.compile(r"ZZZ")
+_DIGITS = re.compile(r"\d+")
+_ALLOWED = frozenset(bench.TOOLS)
+
+
+def _text(output: Any) -> str:
+    return output["choices"][0]["message"]["content"] if output is not None else ""
+
+
+def _cites(answer: str, results: list[Any]) -> bool:
+    lowered = answer.lower()
+    return any(leaf.lower() in lowered for leaf in citable_values(results))
+
+
+def _urls(value: Any) -> list[Any]:
+    """Every `url` value anywhere in a result (what `$..url` finds)."""
+    found: list[Any] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k == "url":
+                    found.append(x)
+                stack.append(x)
+        elif isinstance(v, list):
+            stack.extend(v)
+    return found
+
+
+def hand_hard(events: Sequence[Event]) -> list[bool]:
+    """The 20 facts of HARD_20 in one loop, as a user would write them."""
+    limit_ok = units_ok = db_ok = temp_ok = only_ok = bytes_ok = True
+    n_search = n_weather = n_sql = n_write = 0
+    order_at = 0
+    order = ("search_web", "get_weather", "delete_database")
+    zzz_title = url7 = nowhere = archive = zzz_price = many_rows = translate_xx = False
+    saw_delete = False
+    owner: dict[Any, str] = {}
+    weather_results: list[Any] = []
+    weather_seen_results: set[Any] = set()
+    first_out: Any = None
+    prev_out: Any = None
+    last_out: Any = None
+    responses = 0
+    for ev in events:
+        kind = ev.get("type")
+        if kind == "tool.call":
+            name = ev.get("name")
+            args = ev.get("arguments")
+            if name not in _ALLOWED:
+                only_ok = False
+            if name == "delete_database":
+                saw_delete = True
+            if order_at < 3 and name == order[order_at]:
+                order_at += 1
+            if name == "search_web":
+                n_search += 1
+                limit = args.get("limit") if isinstance(args, dict) else None
+                if not (isinstance(limit, int | float) and limit >= 1):
+                    limit_ok = False
+                owner[ev.get("callId")] = name
+            elif name == "get_weather":
+                n_weather += 1
+                if not (isinstance(args, dict) and args.get("units") in ("metric", "imperial")):
+                    units_ok = False
+                owner[ev.get("callId")] = name
+            elif name == "run_sql":
+                n_sql += 1
+                db = args.get("db") if isinstance(args, dict) else None
+                if not (isinstance(db, str) and _DB.search(db)):
+                    db_ok = False
+                owner[ev.get("callId")] = name
+            elif name == "fetch_url":
+                url = args.get("url") if isinstance(args, dict) else None
+                if isinstance(url, str) and _NOWHERE.search(url):
+                    nowhere = True
+            elif name == "read_file":
+                path = args.get("path") if isinstance(args, dict) else None
+                if isinstance(path, str) and _ARCHIVE.search(path):
+                    archive = True
+            elif name == "get_crypto_price":
+                owner[ev.get("callId")] = name
+            elif name == "translate":
+                if isinstance(args, dict) and args.get("target") in ("xx", "yy"):
+                    translate_xx = True
+            elif name == "write_file":
+                n_write += 1
+                size = args.get("bytes") if isinstance(args, dict) else None
+                if not (isinstance(size, int | float) and size >= 1):
+                    bytes_ok = False
+        elif kind == "tool.result":
+            call = ev.get("callId")
+            tool = owner.get(call)
+            if tool is None:
+                continue
+            out = ev.get("output")
+            if tool == "get_weather":
+                if call not in weather_seen_results:
+                    weather_seen_results.add(call)
+                    weather_results.append(out)
+                    temp = out.get("temp") if isinstance(out, dict) else None
+                    if not (isinstance(temp, int | float) and temp >= -20):
+                        temp_ok = False
+            elif tool == "search_web":
+                if isinstance(out, dict):
+                    for hit in out.get("hits") or ():
+                        title = hit.get("title") if isinstance(hit, dict) else None
+                        if isinstance(title, str) and _ZZZ_NOTES.search(title):
+                            zzz_title = True
+                for url in _urls(out):
+                    if isinstance(url, str) and "x.io/7" in url:
+                        url7 = True
+            elif tool == "get_crypto_price":
+                if isinstance(out, str) and _ZZZ.search(out):
+                    zzz_price = True
+            elif tool == "run_sql":
+                rows = out.get("rows") if isinstance(out, dict) else None
+                if isinstance(rows, int | float) and rows > 500:
+                    many_rows = True
+        elif kind == "llm.response":
+            responses += 1
+            out = ev.get("output")
+            if responses == 1:
+                first_out = out
+            prev_out = last_out
+            last_out = out
+    answer = _text(last_out)
+    try:
+        parsed = orjson.loads(answer)
+        json_x = isinstance(parsed, dict) and parsed.get("x") == 1
+    except orjson.JSONDecodeError:
+        json_x = False
+    return [
+        n_search > 0 and limit_ok,
+        n_weather > 0 and units_ok,
+        n_sql > 0 and db_ok,
+        n_weather > 0 and temp_ok,
+        only_ok,
+        order_at == 3,
+        zzz_title,
+        url7,
+        nowhere,
+        _DEGREES.search(answer) is not None,
+        _OPENING.search(_text(first_out)) is not None,
+        _TOOL_CALL.search(_text(prev_out)) is not None,
+        _cites(answer, weather_results),
+        json_x,
+        archive,
+        zzz_price,
+        many_rows,
+        translate_xx,
+        n_write > 0 and bytes_ok,
+        not saw_delete,
+    ]
+
+
+def hand_families(events: Sequence[Event]) -> list[bool | None]:
+    """The 12 facts of FAMILIES_12 in one loop (None: the judge, skipped without a key)."""
+    n_search = 0
+    paris = sql_int = has_condition = send_or_delete = False
+    weather_calls: set[Any] = set()
+    price_calls: set[Any] = set()
+    price_results: list[Any] = []
+    tokens = 0
+    prev_out: Any = None
+    last_out: Any = None
+    for ev in events:
+        kind = ev.get("type")
+        if kind == "tool.call":
+            name = ev.get("name")
+            if name == "search_web":
+                n_search += 1
+            elif name == "get_weather":
+                weather_calls.add(ev.get("callId"))
+                if not paris and (ev.get("arguments") or {}).get("city") == "Paris":
+                    paris = True
+            elif name == "run_sql":
+                limit = (ev.get("arguments") or {}).get("limit")
+                if type(limit) is int:
+                    sql_int = True
+            elif name == "get_crypto_price":
+                price_calls.add(ev.get("callId"))
+            elif name in ("send_email", "delete_database"):
+                send_or_delete = True
+        elif kind == "tool.result":
+            call = ev.get("callId")
+            if call in weather_calls and not has_condition:
+                out = ev.get("output")
+                has_condition = isinstance(out, dict) and "condition" in out
+            elif call in price_calls:
+                price_results.append(ev.get("output"))
+        elif kind == "llm.response":
+            usage = ev["usage"]
+            tokens += usage["promptTokens"] + usage["completionTokens"]
+            prev_out = last_out
+            last_out = ev.get("output")
+    answer = _text(last_out)
+    return [
+        n_search >= 1000,
+        paris,
+        tokens <= 900_000_000,
+        "the" in answer,
+        send_or_delete,
+        _text(prev_out).strip() != "",
+        sql_int,
+        answer.startswith("The"),
+        _DIGITS.search(answer) is not None,
+        has_condition,
+        None,
+        _cites(answer, price_results),
+    ]
+
+
+MIXES: dict[str, tuple[str, Callable[[Sequence[Event]], list[Any]]]] = {
+    "mixed": (bench.MIXED_20, bench.hand_written),
+    "hard": (HARD_20, hand_hard),
+    "families": (FAMILIES_12, hand_families),
+}
+
+# ---- timing helpers -----------------------------------------------------------------------
+
+
+def timed(runs: int, fn: Callable[[], Any]) -> tuple[list[float], Any]:
+    """Each run's seconds (after a full collection) and the last result."""
+    times: list[float] = []
+    result: Any = None
+    for _ in range(runs):
+        result = None
+        gc.collect()
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return times, result
+
+
+def process_times(runs: int, cmd: list[str], env: dict[str, str] | None = None) -> list[float]:
+    """Wall seconds of a whole process, `runs` times (after one warm-up run)."""
+    subprocess.run(cmd, capture_output=True, env=env, check=False)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, env=env, check=False)
+        times.append(time.perf_counter() - t0)
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"{shlex.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
+    return times
+
+
+def spread(times: list[float]) -> str:
+    ms = sorted(t * 1000 for t in times)
+    return f"median {statistics.median(ms):.0f} ms (range {ms[0]:.0f}-{ms[-1]:.0f})"
+
+
+Row = tuple[str, str, str, str]
+ROWS: list[Row] = []
+
+
+def row(measure: str, ratio: float, target: float, detail: str, *, at_most: bool = True) -> None:
+    ok = ratio <= target if at_most else ratio >= target
+    sign = "<=" if at_most else ">="
+    ROWS.append((measure, f"{ratio:.2f}", f"{sign} {target:g}", ("met" if ok else "NOT met")))
+    print(f"    -> {measure}: {ratio:.2f} (target {sign} {target:g}) {detail}")
+
+
+# ---- the measurements ---------------------------------------------------------------------
+
+
+def bench_mixes(events: list[Event], runs: int) -> None:
+    print(f"\n1. mixes in memory: {len(events):,} events decoded beforehand, frozen out of the GC")
+    for name, (text, hand) in MIXES.items():
+        case = evaldsl.compile(text).cases[0]
+        t_dsl, result = timed(runs, lambda case=case: case.check(events))
+        t_hand, facts = timed(runs, lambda hand=hand: hand(events))
+        got = [None if v.status == "skip" else v.status == "pass" for v in result.verdicts]
+        agree = got == facts
+        ratio = statistics.median(t_dsl) / statistics.median(t_hand)
+        print(
+            f"  {name}: evaldsl {spread(t_dsl)}; hand-written {spread(t_hand)}; verdicts "
+            + ("agree" if agree else "!!! DIFFER !!!")
+            + f" ({sum(1 for g in got if g)} pass, {sum(1 for g in got if g is False)} fail)"
+        )
+        if not agree:
+            for line, g, f in zip(text.splitlines(), got, facts, strict=True):
+                print(f"      {'  ' if g == f else '!!'} {g!s:5} {f!s:5} {line}")
+        row(f"{name} mix in memory / hand-written", ratio, 1.1, "(medians)")
+
+
+def bare_decode(path: Path) -> int:
+    loads = orjson.loads
+    count = 0
+    with paused_gc(), open(path, "rb") as f:
+        for line in f:
+            loads(line)
+            count += 1
+    return count
+
+
+def bench_files(cassette: Path, runs: int) -> None:
+    print(f"\n2. file to verdicts: {cassette.name} ({cassette.stat().st_size / 2**20:.0f} MiB)")
+    t_bare, lines = timed(runs, lambda: bare_decode(cassette))
+    print(f"  bare orjson decoding of every line ({lines:,} lines): {spread(t_bare)}")
+    bare = statistics.median(t_bare)
+    for name, (text, _) in MIXES.items():
+        program = evaldsl.compile(text)
+        t_file, _ = timed(runs, lambda program=program: program.check(cassette))
+        print(f"  {name}: program.check(path) {spread(t_file)}")
+        row(f"{name}: API file->verdicts / orjson", statistics.median(t_file) / bare, 0.8, "")
+    # whole processes: `evaldsl run` on a suite naming the cassette vs decoding alone
+    with tempfile.TemporaryDirectory() as folder:
+        suite = Path(folder) / "speed.eval"
+        suite.write_text(f'case "mixed"\ncassette "{cassette}"\n{bench.MIXED_20}\n')
+        decode = (
+            "import orjson, gc, sys\ngc.disable()\n"
+            "for line in open(sys.argv[1], 'rb'): orjson.loads(line)\n"
+        )
+        t_proc = process_times(runs, [sys.executable, "-c", decode, str(cassette)])
+        t_run = process_times(runs, [EVALDSL, "run", "-q", "--no-history", str(suite)])
+    print(f"  process decoding every line with orjson: {spread(t_proc)}")
+    print(f"  `evaldsl run -q --no-history` of the mixed suite: {spread(t_run)}")
+    row(
+        "evaldsl run (process) / orjson process",
+        statistics.median(t_run) / statistics.median(t_proc),
+        0.8,
+        "",
+    )
+
+
+def bench_start(runs: int) -> None:
+    print("\n3. start-up: whole processes")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    small = str(ROOT / "examples" / "weather" / "weather.eval")
+    t_check = process_times(runs, [EVALDSL, "check", small], env)
+    t_bare = process_times(runs, [sys.executable, "-c", "pass"], env)
+    print(f"  evaldsl check examples/weather/weather.eval: {spread(t_check)}")
+    print(f"  python -c pass: {spread(t_bare)}")
+    median_ms = statistics.median(t_check) * 1000
+    row("check, small file, median ms", median_ms, 150, "", at_most=True)
+
+
+def k_statements(k: int) -> str:
+    """K distinct statements from bench.py's generator (its compile file's mix)."""
+    gen = bench.StatementGen(bench.random.Random(bench.SEED + 7))
+    seen: dict[str, None] = {}
+    while len(seen) < k:
+        seen.setdefault(gen.statement(), None)
+    return "\n".join(seen)
+
+
+def bench_k(events: list[Event], runs: int) -> None:
+    print("\n4. K distinct assertions over the same in-memory events")
+    base = 0.0
+    for k in (1, 10, 100, 1000):
+        case = evaldsl.compile(k_statements(k)).cases[0]
+        t, _ = timed(runs, lambda case=case: case.check(events))
+        median = statistics.median(t)
+        base = base or median
+        print(f"  K={k}: {spread(t)} ({median / base:.2f}x K=1)")
+    row("K=1000 / K=1", median / base, 3.0, "")
+
+
+def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
+    print(f"\n5. -j: {cassettes} cassettes of {events:,} events, one case each")
+    folder = bench.DATA / f"jobs-{cassettes}x{events}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(cassettes):
+        path = folder / f"c{i:03d}.jsonl"
+        if not path.exists():
+            bench.write_cassette(path, events, bench.SEED + i)
+    suite = folder / "jobs.eval"
+    body = "\n".join(
+        f'case "c{i:03d}"\ncassette "c{i:03d}.jsonl"\n' + bench.MIXED_20 for i in range(cassettes)
+    )
+    suite.write_text(body + "\n")
+    t1 = process_times(runs, [EVALDSL, "run", "-q", "--no-history", "-j", "1", str(suite)])
+    t2 = process_times(runs, [EVALDSL, "run", "-q", "--no-history", "-j", "2", str(suite)])
+    print(f"  -j 1: {spread(t1)}; -j 2: {spread(t2)}")
+    # what the machine gives two processes right now: pure CPU work, 2 processes vs 1
+    spin = "import sys\nx = 0\nfor i in range(4_000_000): x += i\n"
+    one = process_times(runs, [sys.executable, "-c", spin + spin])
+    two: list[float] = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2)]
+        for p in procs:
+            p.wait()
+        two.append(time.perf_counter() - t0)
+    machine = statistics.median(two) / statistics.median(one)
+    print(
+        f"  the machine now: the same CPU work in 2 processes takes {machine:.2f}x the time "
+        "of 1 process (0.5 on two idle cores; higher when other work holds the cores)"
+    )
+    row(
+        "-j 2 / -j 1 (wall)",
+        statistics.median(t2) / statistics.median(t1),
+        0.6,
+        f"(machine's own 2-process ratio now: {machine:.2f})",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--events", type=int, default=1_000_000, help="events of the cassette")
+    parser.add_argument("--runs", type=int, default=5, help="repetitions (medians)")
+    parser.add_argument("--quick", action="store_true", help="300,000 events, 3 runs")
+    opts = parser.parse_args(argv)
+    if opts.quick:
+        opts.events, opts.runs = 300_000, 3
+    started = time.perf_counter()
+    print("evaldsl speed benchmark (issue 10)")
+    print("command: " + shlex.join([sys.executable, *sys.argv]))
+    print(bench.machine())
+    cassette, _, _ = bench.ensure_data(opts.events, 10_000)
+    bench_start(max(opts.runs, 9))
+    bench_jobs(opts.runs)
+    bench_files(cassette, opts.runs)
+    events = bench.load_events(cassette)
+    gc.collect()
+    gc.freeze()
+    try:
+        bench_mixes(events, opts.runs)
+        bench_k(events, opts.runs)
+    finally:
+        gc.unfreeze()
+    width = max(len(r[0]) for r in ROWS)
+    print("\nmeasure".ljust(width + 1) + "  ratio   target    ")
+    for measure, ratio, target, verdict in ROWS:
+        print(f"{measure.ljust(width)}  {ratio:>6}  {target:<8}  {verdict}")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"total {time.perf_counter() - started:.0f} s; load average now {load}; compile "
+        "throughput and peak memory: benchmarks/bench.py (a) and (d)"
+    )
+    return 0 if all(not math.isnan(float(r[1])) for r in ROWS) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

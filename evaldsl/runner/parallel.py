@@ -1,0 +1,207 @@
+"""Running cases in worker processes (`-j N`), with nothing done twice.
+
+Takes the (suite, case index) pairs to run, in report order, and a function that runs one
+case, and gives each case's result, in that same order (so the report, and the console's
+progress lines, are the serial run's). How, and why:
+
+- Workers are forked from the process that loaded the suites, so they inherit the loaded,
+  checked and compiled suites: no worker reads a suite file again or repeats a check-time
+  scan of a recording (with 120 cassettes that redone work made `-j 2` slower than
+  `-j 1`). Before forking, the loaded objects are moved out of the garbage collector's
+  reach (`gc.freeze`), so workers do not copy the pages a collection would touch.
+- Cases are scheduled largest first (by the size of their recorded run; live targets
+  first of all, since their time is unknown), so one big case does not start last and
+  leave the other workers idle at the end.
+- Where processes cannot be forked (Windows, or a platform whose default is `spawn`
+  with fork unavailable), each worker loads each suite once, as before.
+- Never more processes than cases. Each dies with this process, even by `kill -9`, and
+  ignores Ctrl-C, which is this process's to handle: on Ctrl-C the workers are killed
+  (their target workers die with them), queued cases never start, and the results of the
+  cases that had finished are kept.
+- Each worker keeps its own target workers (`TargetWorkers`) for the live cases it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+from evaldsl.runner.results import CaseResult
+from evaldsl.runner.targets import TargetWorkers
+from evaldsl.runner.worker import die_with_parent
+from evaldsl.suites.build import load_suite
+from evaldsl.suites.model import Case, Suite
+
+Work = Sequence[tuple[Suite, int]]
+RunCase = Callable[[Case, Suite, TargetWorkers], CaseResult]
+
+#: The work of the current parallel run, read by forked workers (set before forking).
+_SHARED: list[tuple[Suite, int]] = []
+_RUN_CASE: list[RunCase] = []
+#: Suites a spawned worker loaded (where fork is not available).
+_LOADED: dict[str, Suite] = {}
+#: This worker process's own target workers (made when it starts: never inherited).
+_TARGETS: list[TargetWorkers] = []
+
+
+def case_size(suite: Suite, case: Case) -> float:
+    """How long a case is expected to take, for scheduling: its recording's size in
+    bytes; a live target (unknown) counts as the largest."""
+    spec = case.source
+    if spec is None or case.error is not None:
+        return 0.0
+    if spec.kind == "run":
+        return float("inf")
+    if spec.path is None:
+        return 0.0
+    try:
+        return float(os.stat(suite.base_dir / spec.path).st_size)
+    except OSError:
+        return 0.0
+
+
+def largest_first(work: Work) -> list[int]:
+    """The positions of `work`, in the order to start them: largest case first (ties in
+    report order)."""
+    sizes = [case_size(s, s.cases[i]) for s, i in work]
+    return sorted(range(len(work)), key=lambda k: -sizes[k])
+
+
+def _worker_started() -> None:
+    """Each worker: Ctrl-C is its parent's to handle (it stops the run), it dies with
+    its parent, even by `kill -9`, and it has target workers of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _sigint_mask(signal.SIG_UNBLOCK)
+    die_with_parent(os.getppid())
+    _TARGETS[:] = [TargetWorkers()]
+
+
+def _sigint_mask(how: int) -> None:
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(how, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Hold Ctrl-C while workers start (they inherit the mask and ignore SIGINT before
+    they let it in); a Ctrl-C meanwhile is delivered when this block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _forked_case(position: int) -> CaseResult:
+    suite, index = _SHARED[position]
+    return _RUN_CASE[0](suite.cases[index], suite, _TARGETS[0])
+
+
+def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) -> CaseResult:
+    suite = _LOADED.get(path)
+    if suite is None:
+        judge = judge_factory() if judge_factory is not None else None
+        suite = _LOADED[path] = load_suite(path, judge=judge)
+    return run_case(suite.cases[index], suite, _TARGETS[0])
+
+
+def can_fork() -> bool:
+    """Whether workers can be forked (and so inherit the loaded suites)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def run_parallel(
+    work: Work,
+    jobs: int,
+    run_case: RunCase,
+    judge_factory: Any,
+    done: dict[int, CaseResult],
+    announce: Callable[[int], None],
+) -> None:
+    """Run every case of `work` in at most `jobs` processes, putting each result in
+    `done` (by position in `work`) and calling `announce(position)` in `work` order.
+
+    A worker that dies makes its case's result a crash naming why, never a lost case. On
+    Ctrl-C the workers are killed, `done` gets the cases that had finished (announced or
+    not), and the `KeyboardInterrupt` goes on.
+    """
+    fork = can_fork()
+    freeze = fork and gc.get_freeze_count() == 0
+    if fork:
+        _SHARED[:] = list(work)
+        _RUN_CASE[:] = [run_case]
+        # the loaded suites stay out of every collection: shared, not copied (unless the
+        # application froze objects itself, whose frozen set is never disturbed)
+        if freeze:
+            gc.collect()
+            gc.freeze()
+    try:
+        context = multiprocessing.get_context("fork" if fork else None)
+        spawn = (judge_factory, run_case)  # what a spawned worker loads suites and runs with
+        _run_pool(work, min(jobs, len(work)), context, fork, spawn, done, announce)
+    finally:
+        if freeze:
+            gc.unfreeze()
+        _SHARED.clear()
+        _RUN_CASE.clear()
+
+
+def _run_pool(
+    work: Work,
+    processes: int,
+    context: Any,
+    fork: bool,
+    spawn: tuple[Any, RunCase],
+    done: dict[int, CaseResult],
+    announce: Callable[[int], None],
+) -> None:
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(
+        max_workers=processes, mp_context=context, initializer=_worker_started
+    )
+    ours: list[Any] = []
+    futures: dict[int, Future[CaseResult]] = {}
+    try:
+        with _sigint_held():
+            for k in largest_first(work):
+                if fork:
+                    futures[k] = pool.submit(_forked_case, k)
+                else:
+                    suite, index = work[k]
+                    futures[k] = pool.submit(_spawned_case, suite.path, index, *spawn)
+            ours = [p for p in multiprocessing.active_children() if p not in before]
+        for k in range(len(work)):
+            done[k] = _outcome(futures[k], work[k][1], work[k][0])
+            announce(k)
+    except KeyboardInterrupt:
+        for process in ours:
+            process.kill()  # its target workers die with it
+        pool.shutdown(wait=True, cancel_futures=True)
+        for k, future in futures.items():
+            finished = future.done() and not future.cancelled() and not future.exception()
+            if finished and k not in done:
+                done[k] = future.result()
+        raise
+    pool.shutdown()
+
+
+def _outcome(future: Future[CaseResult], index: int, suite: Suite) -> CaseResult:
+    try:
+        return future.result()
+    except Exception as err:  # a worker that died: that case crashed
+        return CaseResult(
+            suite.cases[index].name,
+            False,
+            0.0,
+            0.0,
+            error=f"worker failed: {type(err).__name__}: {err}",
+        )

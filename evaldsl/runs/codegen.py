@@ -1,0 +1,508 @@
+"""Generated index passes: a case's needs → the source of one Python function, the loop
+over its events a careful engineer would write by hand for exactly those assertions.
+
+Takes a case's `Needs` (which tools' calls and results its assertions test, and with
+what; which answers, times, cost) and gives an `IndexPass`: the function's source, and the
+function, which reads a run's events and gives the same `TraceFacts` the reference pass
+(`index.py`) gives, so the checkers, closures over those facts, give the same verdicts. A
+differential test runs both on random programs and random traces.
+
+What is specialised: only the branches the needs read are written (no answer kept that
+no assertion reads, no timestamps, prices, token sums or call counts unless asked); each
+tool an assertion names gets its own block; the `args`/`result` tests on each path of a
+tool are written by `groupgen.py`: inlined from their families' code fragments, and many
+of one kind decided together (K = 1000 costs about what K = 1 does).
+
+No value from a suite is ever written into the source: tool names, keys, constants,
+compiled regexes and paths are names (`T0`, `K1`, `C2`) in the function's namespace, so
+the source depends only on the shape of the needs, and compiled code objects are cached
+by it. `evaldsl inspect --code SUITE` prints the source of each case's pass, with a
+comment saying what each name holds.
+
+Events are dicts; with `raw=True` they come from the typed decoder (`decode.py`), whose
+large fields (arguments, outputs, results) are undecoded `msgspec.Raw` bytes, decoded
+here only for the calls and answers an assertion reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+import orjson
+
+from evaldsl.language.values import MISSING, is_number, json_equal
+from evaldsl.language.values import js_text as value_text
+from evaldsl.runs.events import (
+    ERROR_TYPES,
+    RESPONSE_TYPES,
+    TOOL_CALL_TYPES,
+    inline_result,
+    tool_call_arguments,
+    tool_call_name,
+)
+from evaldsl.runs.groupgen import GroupTest, GroupWriter, Names, Out, bulk_kind
+from evaldsl.runs.index import CallRecord, Needs, Tally, TraceFacts
+from evaldsl.runs.prices import price_of
+from evaldsl.runs.text import usage_tokens
+
+
+@functools.lru_cache(maxsize=256)
+def compiled(source: str) -> Any:
+    """The code object of a generated source, compiled once per shape of needs (the 256
+    last shapes are kept: a long run of many shapes does not grow without bound)."""
+    return compile(source, "<evaldsl generated pass>", "exec")
+
+
+@attrs.frozen
+class IndexPass:
+    """A generated pass: its source, what its names hold, and the function."""
+
+    source: str
+    notes: tuple[str, ...]
+    run: Callable[[Iterable[Any], Callable[[], Iterable[Any]] | None, bool], TraceFacts]
+
+
+def _make_tally(decided: Any, fed: int, found: int, sample: list[Any], every: bool) -> Tally:
+    """A test's tally as the reference pass leaves it, for the checkers that read it."""
+    tally = Tally()
+    if decided is not None:
+        tally.decided = True
+        tally.first, tally.last = decided
+        tally.fed = tally.first
+        tally.good = tally.first - 1 if every else 1
+    else:
+        tally.fed = fed
+        tally.good = fed if every else 0
+    tally.found = found
+    tally.sample = list(sample)
+    return tally
+
+
+def _first_time(events: Iterable[Any]) -> Any:
+    """The first `at` that is text, of events in the order given."""
+    return next((e.get("at") for e in events if isinstance(e.get("at"), str)), None)
+
+
+def _decode_raw(value: Any) -> Any:
+    """A `msgspec.Raw` field, decoded as the reference decodes every field (orjson)."""
+    return orjson.loads(bytes(value))
+
+
+def _raw_usage(event: dict[str, Any], raw_type: type) -> tuple[float, float]:
+    output = event.get("output")
+    if type(output) is raw_type:
+        event = {**event, "output": _decode_raw(output)}
+    return usage_tokens(event)
+
+
+class _Generator:
+    def __init__(self, needs: Needs, raw: bool, raw_type: type | None) -> None:
+        self.needs = needs
+        self.raw = raw
+        self.names = Names()
+        self.out = Out()
+        self.raw_type = raw_type
+        self.writer = GroupWriter(self.names, self.out)
+        ns = self.names.namespace
+        ns.update(
+            MISSING=MISSING,
+            TraceFacts=TraceFacts,
+            CallRecord=CallRecord,
+            CALL_TYPES=TOOL_CALL_TYPES,
+            RESPONSE_TYPES=RESPONSE_TYPES,
+            ERROR_TYPES=ERROR_TYPES,
+            tool_call_name=tool_call_name,
+            tool_call_arguments=tool_call_arguments,
+            inline_result=inline_result,
+            usage_tokens=usage_tokens,
+            price_of=price_of,
+            make_tally=_make_tally,
+            first_time=_first_time,
+            decode=_decode_raw,
+            raw_usage=_raw_usage,
+            Raw=raw_type,
+            value_text=value_text,
+            is_number=is_number,
+            isnan=math.isnan,
+            json_equal=json_equal,
+        )
+
+    # -- the parts
+
+    def decoded(self, var: str) -> None:
+        if self.raw:
+            self.out(f"if type({var}) is Raw:", f"    {var} = decode({var})")
+
+    def generate(self) -> tuple[str, dict[str, Any], list[str]]:
+        needs, out = self.needs, self.out
+        tools = sorted(
+            {p.tool for p in needs.probes} | needs.tool_detail | needs.tool_results | needs.counted,
+            key=lambda t: (t not in {p.tool for p in needs.probes}, t),
+        )
+        self.tool_slot = {t: i for i, t in enumerate(tools)}
+        self.tool_names = {t: self.names.bind("T", t, f"tool {t!r}") for t in tools}
+        # groups: (tool, on_result, path) → probes
+        groups: dict[tuple[str, bool, str | None], list[GroupTest]] = {}
+        for i, p in enumerate(needs.probes):
+            groups.setdefault((p.tool, p.on_result, p.path), []).append(
+                GroupTest(i, p, bulk_kind(p))
+            )
+        self.groups = list(groups.items())
+        self.want_results = bool(needs.tool_results)
+        self.any_result_probes = any(p.on_result for p in needs.probes)
+
+        out("def index_pass(events, again, is_list):")
+        out.indent()
+        out(
+            "facts = TraceFacts()",
+            "counts = facts.call_counts",
+            "steps = responses = tool_calls = guards = errors = results = others = 0",
+            "tokens_in = tokens_out = 0",
+            "unknown = {}",
+            "dec = {}  # test → (the call that decided it, the values it found there)",
+        )
+        if needs.tool_sequence:
+            out("sequence = facts.sequence")
+        if needs.cost:
+            out("cost = 0.0", "unpriced = None", "model = None", "prices = {}")
+        positions = sorted(needs.answers)
+        if positions:
+            out(f"positions = {self.names.bind('A', frozenset(positions), 'answer positions')}")
+            last = self.names.bind("N", max(positions), "the last answer position read")
+            out(f"last_position = {last}", "answers_at = facts.answers_at")
+        tail = needs.answer_tail
+        if tail:
+            out("before_last = last = MISSING")
+            if tail > 2:
+                kept = self.names.bind("N", tail, "how many of the last answers are read")
+                out(f"tail = {self.names.bind('D', deque)}(maxlen={kept})")
+        if needs.times:
+            out(
+                "first_at = None",
+                "last_ev = None",
+                "times_in_pass = not is_list and again is None",
+            )
+        if needs.tool_detail or needs.tool_results:
+            out("calls = facts.calls")
+        if self.want_results:
+            out("by_call_id = {}")
+        if self.any_result_probes:
+            out("owners = {}  # call id → [tool, its result already fed]")
+        for i in range(len(tools)):
+            out(f"c{i} = 0  # calls of {self.tool_names[tools[i]]}")
+        for g, (key, probes) in enumerate(self.groups):
+            self.writer.setup(g, key, self.tool_names[key[0]], probes)
+        out("ev = None")
+        out("for ev in events:")
+        out.indent()
+        out('kind = ev.get("type")')
+        if needs.times:
+            out(
+                "if times_in_pass:",
+                "    last_ev = ev",
+                "    if first_at is None:",
+                '        at = ev.get("at")',
+                "        if isinstance(at, str):",
+                "            first_at = at",
+            )
+        self.tool_call_branch(tools)
+        self.result_branch()
+        self.response_branches()
+        out.dedent()
+        self.epilogue()
+        out.dedent()
+        return "\n".join(out.lines) + "\n", self.names.namespace, self.names.notes
+
+    # -- groups of tests on one path of one tool
+
+    def groups_of(self, tool: str, on_result: bool) -> list[int]:
+        return [g for g, (k, _) in enumerate(self.groups) if k[0] == tool and k[1] == on_result]
+
+    def open_expr(self, groups: list[int]) -> str:
+        return " or ".join(f"g{g}_open" for g in groups) or "False"
+
+    # -- the event kinds
+
+    def tool_call_branch(self, tools: list[str]) -> None:
+        out, needs = self.out, self.needs
+        out("if kind in CALL_TYPES:")
+        out.indent()
+        out("tool_calls += 1")
+        if not (tools or needs.tool_sequence):
+            out.dedent()
+            return
+        out(
+            'name = ev.get("name")',
+            'if name is None and kind == "mcp.call":',
+            "    name = tool_call_name(ev)",
+        )
+        if needs.tool_sequence:
+            out("if not isinstance(name, str):", "    continue", "sequence.append(name)")
+        # (only the tools the assertions name are counted and looked at: a name that is
+        # not text equals none of them)
+        for i, tool in enumerate(tools):
+            out(f"{'if' if i == 0 else 'elif'} name == {self.tool_names[tool]}:")
+            out.indent()
+            out(f"c{i} += 1")
+            self.tool_block(tool)
+            out.dedent()
+        out.dedent()
+
+    def tool_block(self, tool: str) -> None:
+        out, needs = self.out, self.needs
+        arg_groups = self.groups_of(tool, False)
+        result_groups = self.groups_of(tool, True)
+        keep = tool in needs.tool_detail or tool in needs.tool_results
+        if not (arg_groups or result_groups or keep):
+            return
+        if arg_groups:
+            out(f"if {self.open_expr(arg_groups)}:")
+            out.indent()
+            out('args = ev.get("arguments", MISSING)')
+            out('if args is MISSING and kind == "mcp.call":', "    args = tool_call_arguments(ev)")
+            self.decoded("args")
+            for g in arg_groups:
+                self.writer.feed(g, "args")
+            out.dedent()
+        if result_groups:
+            out(f"if {self.open_expr(result_groups)}:")
+            out.indent()
+            out('if kind == "mcp.call":')
+            out.indent()
+            out("inline = inline_result(ev)")
+            self.decoded("inline")
+            out("if inline is not MISSING:")
+            out.indent()
+            for g in result_groups:
+                self.writer.feed(g, "inline")
+            out.dedent()
+            out.dedent()
+            out("else:")
+            out.indent()
+            slot = self.tool_slot[tool]
+            out(
+                f"owner = [{slot}, False]",
+                'eid = ev.get("id")',
+                "if eid is not None:",
+                "    owners.setdefault(eid, owner)",
+                'cid = ev.get("callId")',
+                "if cid is not None:",
+                "    owners[cid] = owner",
+            )
+            out.dedent()
+            out.dedent()
+        if keep:
+            # a kept call's arguments are never read (`cites` reads its result): not decoded
+            out("record = CallRecord(name, MISSING)")
+            out('if kind == "mcp.call":')
+            out.indent()
+            out("found = inline_result(ev)")
+            self.decoded("found")
+            out("record.result = found", 'record.is_error = bool(ev.get("isError"))')
+            out.dedent()
+            if self.want_results:
+                out(
+                    "else:",
+                    '    eid = ev.get("id")',
+                    "    if eid is not None:",
+                    "        by_call_id.setdefault(eid, record)",
+                    '    cid = ev.get("callId")',
+                    "    if cid is not None:",
+                    "        by_call_id[cid] = record",
+                )
+            out("calls.setdefault(name, []).append(record)")
+
+    def result_branch(self) -> None:
+        out = self.out
+        out('elif kind == "tool.result":')
+        out.indent()
+        out("results += 1")
+        if self.want_results:
+            out('record_for = by_call_id.get(ev.get("callId"))', "if record_for is not None:")
+            out.indent()
+            out('found = ev.get("output", MISSING)')
+            self.decoded("found")
+            out("record_for.result = found", 'record_for.is_error = bool(ev.get("isError"))')
+            out.dedent()
+        if self.any_result_probes:
+            out("if owners:")
+            out.indent()
+            out('owner = owners.get(ev.get("callId"))', "if owner is not None and not owner[1]:")
+            out.indent()
+            out("owner[1] = True", 'output = ev.get("output", MISSING)')
+            self.decoded("output")
+            tools = [t for t in self.tool_slot if self.groups_of(t, True)]
+            every_open = []
+            for n, tool in enumerate(tools):
+                groups = self.groups_of(tool, True)
+                every_open.extend(groups)
+                out(f"{'if' if n == 0 else 'elif'} owner[0] == {self.tool_slot[tool]}:")
+                out.indent()
+                for g in groups:
+                    self.writer.feed(g, "output")
+                out.dedent()
+            out(
+                f"if not ({self.open_expr(every_open)}):",
+                "    owners.clear()  # nothing reads results",
+            )
+            out.dedent()
+            out.dedent()
+        out.dedent()
+
+    def response_branches(self) -> None:
+        out, needs = self.out, self.needs
+        out('elif kind == "llm.request":', "    steps += 1")
+        if needs.cost:
+            out('    model = ev.get("model")')
+        out("elif kind in RESPONSE_TYPES:")
+        out.indent()
+        out("responses += 1", 'if kind == "llm.invoke":', "    steps += 1")
+        positions, tail = bool(needs.answers), needs.answer_tail
+        if positions or tail:
+            out('raw = ev.get("output")')
+        # (an undecoded answer kept past its chunk is copied: it would keep the chunk)
+        copied = "raw.copy() if type(raw) is Raw else raw" if self.raw else "raw"
+        if positions:
+            out(
+                "if responses <= last_position and responses in positions:",
+                f"    answers_at[responses] = {copied}",
+            )
+        if tail:
+            out("before_last = last", "last = raw")
+            if tail > 2:
+                out(f"tail.append({copied})")
+        if not (needs.tokens or needs.cost):
+            out.dedent()
+            self.other_branches()
+            return
+        out(
+            'usage = ev.get("usage")',
+            "# the common case inline; anything else (verydia's tokensIn, which wins, a",
+            "# negative count) through usage_tokens, which raises BadUsage where it must",
+            "if (",
+            "    type(usage) is dict",
+            '    and type(p := usage.get("promptTokens")) is int',
+            '    and type(c := usage.get("completionTokens")) is int',
+            "    and p >= 0",
+            "    and c >= 0",
+            '    and "tokensIn" not in ev',
+            '    and "tokensOut" not in ev',
+            "):",
+            "    used_in, used_out = p, c",
+            "else:",
+            "    used_in, used_out = " + ("raw_usage(ev, Raw)" if self.raw else "usage_tokens(ev)"),
+            "tokens_in += used_in",
+            "tokens_out += used_out",
+        )
+        if needs.cost:
+            out(
+                "if used_in or used_out:",
+                '    priced_as = ev.get("model") or model or ""',
+                "    if type(priced_as) is not str:  # a model id that is not text names no price",
+                "        price = price_of(priced_as)",
+                "    elif priced_as in prices:  # one lookup in the price table per model",
+                "        price = prices[priced_as]",
+                "    else:",
+                "        price = prices[priced_as] = price_of(priced_as)",
+                "    if price is None:",
+                '        unpriced = ev.get("model") or model or "(no model)"',
+                "    else:",
+                "        cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
+            )
+        out.dedent()
+        self.other_branches()
+
+    def other_branches(self) -> None:
+        self.out(
+            'elif kind == "policy.evaluate":',
+            "    guards += 1",
+            "elif kind in ERROR_TYPES:",
+            "    errors += 1",
+            'elif kind == "user.message":',
+            "    others += 1",
+            "else:  # not read: counted, so a trace in which nothing is recognised is an error",
+            "    unknown[kind] = unknown.get(kind, 0) + 1",
+        )
+
+    def epilogue(self) -> None:
+        out, needs = self.out, self.needs
+        out(
+            "facts.steps = steps",
+            "facts.responses = responses",
+            "facts.tool_calls = tool_calls",
+            "facts.guards = guards",
+            "facts.errors = errors",
+            "facts.results = results",
+            "facts.others = others",
+            "facts.unknown = {str(k): n for k, n in unknown.items()}",
+            "facts.input_tokens = tokens_in",
+            "facts.output_tokens = tokens_out",
+        )
+        for i, tool in enumerate(self.tool_slot):
+            out(f"if c{i}:", f"    counts[{self.tool_names[tool]}] = c{i}")
+        if needs.cost:
+            out(
+                "facts.cost = cost if unpriced is None else None", "facts.unpriced_model = unpriced"
+            )
+        if self.raw and needs.answers:
+            out(
+                "for at, value in answers_at.items():",
+                "    if type(value) is Raw:",
+                "        answers_at[at] = decode(value)",
+            )
+        tail = needs.answer_tail
+        if tail:
+            kept = (
+                "list(tail)"
+                if tail > 2
+                else f"[a for a in (before_last, last)[{2 - tail}:] if a is not MISSING]"
+            )
+            out(f"kept = {kept}")
+            if self.raw:
+                out("kept = [decode(a) if type(a) is Raw else a for a in kept]")
+            out("facts.answers_tail = kept")
+        if needs.times:
+            out(
+                "last_at = None",
+                "if again is not None:",
+                "    last_ev = ev",
+                "    first_at = first_time(again())",
+                "if (times_in_pass or again is not None) and last_ev is not None:",
+                '    last_at = last_ev.get("at")',
+                "    if not isinstance(last_at, str) and again is not None:",
+                "        for e in again():",
+                '            at = e.get("at")',
+                "            if isinstance(at, str):",
+                "                last_at = at",
+                "if not times_in_pass and again is None:",
+                "    first_at = first_time(events)",
+                "    last_at = first_time(reversed(events))",
+                "if isinstance(first_at, str) and isinstance(last_at, str):",
+                "    facts.first_at, facts.last_at = first_at, last_at",
+            )
+        if self.groups:
+            out("tallies = facts.tallies")
+        for g, (_, probes) in enumerate(self.groups):
+            members = tuple((p.index, p.probe, p.probe.every) for p in probes)
+            table = self.names.bind("G", members, f"group {g}'s tests (whose tallies they fill)")
+            out(
+                f"for j, probe, every in {table}:",
+                f"    tallies[probe] = make_tally(dec.get(j), g{g}_fed, g{g}_found, "
+                f"g{g}_sample, every)",
+            )
+        out("return facts")
+
+
+def generate(needs: Needs, *, raw: bool = False, raw_type: type | None = None) -> IndexPass:
+    """The generated pass for `needs` (`raw`: events from the typed decoder, whose large
+    fields are `raw_type` bytes)."""
+    source, namespace, notes = _Generator(needs, raw, raw_type).generate()
+    code = compiled(source)
+    scope = dict(namespace)
+    exec(code, scope)
+    return IndexPass(source, tuple(notes), scope["index_pass"])

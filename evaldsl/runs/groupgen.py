@@ -1,0 +1,527 @@
+"""Generated tests of calls: the code that tests one path of one tool's calls.
+
+Takes the `args`/`result` tests (`CallProbe`s) a case makes on one path of one tool's
+arguments or results, and writes, into the pass `codegen.py` generates, the code that
+feeds them one call's value: the values the path finds (its fast form written out as
+loops), the first ones kept for messages, and each test still open, inlined from its
+family's code fragment (`Family.fragment`) or, for a node without one, a call of the
+family's closure. Many tests of one kind are decided together, so K of them cost about
+one: `== "text"` by a dict lookup (a text only equals a text, as `compare` says),
+`contains {key: "text"}` by a dict lookup per key, thresholds by sorted lists popped
+from one end, regexes and `contains "text"` by one RE2 `Set` (both in one Set when a
+path has both); each test leaves its structure once decided.
+
+Also here: `Names`, the namespace the generated source reads every value by (a value is
+never written into the source), and `Out`, its lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+import re2
+
+from evaldsl.language import ast
+from evaldsl.language.paths import STAR, CompiledPath, Descend, Member, compile_path
+from evaldsl.language.regexes import compile_regex
+from evaldsl.runs.index import SAMPLE, CallProbe
+
+#: From this many tests of one kind on one path, they are decided together.
+BULK_MIN = 4
+#: At most this many other tests on one path are inlined; more are fed through a loop.
+INLINE_MAX = 16
+
+
+class Names:
+    """The generated function's namespace: each value gets a name the source reads it by
+    (the `FragmentContext` families make their fragments in)."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {}
+        self.notes: list[str] = []
+        self.count = 0
+        self._by_id: dict[int, str] = {}
+
+    def bind(self, prefix: str, value: Any, note: str | None = None) -> str:
+        key = id(value)
+        known = self._by_id.get(key)
+        if known is not None and self.namespace[known] is value:
+            return known
+        self.count += 1
+        name = f"{prefix}{self.count}"
+        self.namespace[name] = value
+        self._by_id[key] = name
+        if note is not None:
+            self.notes.append(f"{name}: {note}")
+        return name
+
+    def const(self, value: Any) -> str:
+        shown = getattr(value, "__qualname__", None) if callable(value) else None
+        text = shown or repr(value)
+        return self.bind("C", value, text if len(text) <= 60 else text[:59] + "…")
+
+
+class Out:
+    """Source lines with indentation."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def __call__(self, *lines: str) -> None:
+        for line in lines:
+            self.lines.append("    " * self.depth + line)
+
+    def indent(self) -> Out:
+        self.depth += 1
+        return self
+
+    def dedent(self) -> None:
+        self.depth -= 1
+
+    @contextlib.contextmanager
+    def nested(self, *headers: str) -> Iterator[None]:
+        """Lines written inside are inside each of `headers` (a line opening a block)."""
+        for header in headers:
+            self(header)
+            self.indent()
+        try:
+            yield
+        finally:
+            self.depth -= len(headers)
+
+
+@attrs.frozen
+class GroupTest:
+    """One `args`/`result` test, as the generator places it."""
+
+    index: int  # its position in `Needs.probes`: the tally it fills
+    probe: CallProbe
+    bulk: tuple[str, Any] | None  # ("eq", texts) ("lt"/"le"/"gt"/"ge", number) ("re", …)
+
+
+def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
+    """Which shared structure a test can be decided in, from its node (any-call tests)."""
+    node = p.node
+    if p.every or node is None:
+        return None
+    if isinstance(node, ast.Compare):
+        if node.op == "==" and isinstance(node.value, ast.Str):
+            return ("eq", (node.value.value,))
+        if node.op in ("<", "<=", ">", ">=") and isinstance(node.value, ast.Num):
+            op = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[node.op]
+            return (op, ast.to_json(node.value))
+    if isinstance(node, ast.Matches):
+        return ("re", (node.regex.pattern, node.regex.flags))
+    if isinstance(node, ast.Contains) and isinstance(node.value, ast.Str):
+        return ("has", node.value.value)
+    if (
+        isinstance(node, ast.Contains)
+        and isinstance(node.value, ast.ObjectLit)
+        and len(node.value.pairs) == 1
+        and isinstance(node.value.pairs[0][1], ast.Str)
+    ):
+        key, text = node.value.pairs[0]
+        return ("sub", (key, text.value))  # type: ignore[union-attr]
+    return None
+
+
+def regex_set(patterns: list[tuple[str, str]]) -> Any:
+    """One RE2 Set searching for every pattern at once (each with its flags inline, as
+    `compile_regex` writes them)."""
+    options = re2.Options()
+    options.log_errors = False
+    found = re2.Set.SearchSet(options)
+    for pattern, flags in patterns:
+        assert not isinstance(compile_regex(pattern, flags), Exception)
+        prefix = f"(?{''.join(sorted(set(flags)))})" if flags else ""
+        found.Add(prefix + pattern)
+    found.Compile()
+    return found
+
+
+def literal_set(texts: list[str]) -> Any:
+    return regex_set([(re.escape(t), "") for t in texts])
+
+
+def set_matcher(found: Any) -> Callable[[str], Any]:
+    """The indices of a compiled RE2 Set's patterns found in a text (`Set.Match`, without
+    its Python wrapper: it runs for every value of every call)."""
+    inner = getattr(found, "_set", None)
+    match = getattr(inner, "Match", None)
+    if match is None:
+        return found.Match  # type: ignore[no-any-return]
+    return lambda text: match(text.encode("utf-8"))
+
+
+def _text_table(members: list[GroupTest]) -> dict[str, list[int]]:
+    table: dict[str, list[int]] = {}
+    for p in members:
+        table.setdefault(p.bulk[1], []).append(p.index)  # type: ignore[index]
+    return table
+
+
+class GroupWriter:
+    """Writes the code of each group of tests (a path of a tool's arguments or results)
+    into a generated pass: `setup` before the loop, `feed` where a call's value is."""
+
+    def __init__(self, names: Names, out: Out) -> None:
+        self.names = names
+        self.out = out
+        self.keys: dict[int, str] = {}
+        self.finders: dict[int, str] = {}
+        self.steps: dict[int, tuple[object, ...]] = {}
+        self.plans: dict[int, dict[str, Any]] = {}
+
+    def setup(
+        self, g: int, key: tuple[str, bool, str | None], tool_name: str, probes: list[GroupTest]
+    ) -> None:
+        """Declare group `g`'s state (`tool_name`: the tool's name in the namespace)."""
+        out, names = self.out, self.names
+        _, on_result, path = key
+        side = "result" if on_result else "args"
+        out(f"# group {g}: {len(probes)} test(s) on the {side} of {tool_name}")
+        out(
+            f"g{g}_open = {len(probes)}",
+            f"g{g}_fed = g{g}_found = 0",
+            f"g{g}_sample = []",
+            f"g{g}_room = {SAMPLE}  # found values still to keep for messages",
+        )
+        first = probes[0].probe
+        if first.key is not None and all(p.probe.key == first.key for p in probes):
+            self.keys[g] = names.bind("K", first.key, f"the key {first.key!r}")
+        else:
+            compiled = compile_path(path) if path is not None else None
+            if (
+                isinstance(compiled, CompiledPath)
+                and compiled.steps is not None
+                # `.1` (a list's element or an object's key) is left to `find`: rare
+                and not any(isinstance(step, Member) for step in compiled.steps)
+            ):
+                self.steps[g] = compiled.steps  # written out as loops: no call per value
+            else:
+                self.finders[g] = names.bind(
+                    "F", first.finder, f"the path {path!r}" if path else "the whole value"
+                )
+        kinds: dict[str, list[GroupTest]] = {}
+        for p in probes:
+            if p.bulk is not None:
+                kinds.setdefault(p.bulk[0], []).append(p)
+        bulk = {k: v for k, v in kinds.items() if len(v) >= BULK_MIN}
+        in_bulk = {p.index for v in bulk.values() for p in v}
+        rest = [p for p in probes if p.index not in in_bulk]
+        inline, loop = rest[:INLINE_MAX], rest[INLINE_MAX:]
+        plan: dict[str, Any] = {"bulk": bulk, "inline": inline, "loop": loop}
+        self.plans[g] = plan
+        if in_bulk:
+            out(f"g{g}_bulk = set({names.const(tuple(sorted(in_bulk)))})  # tests still open")
+        for kind, members in bulk.items():
+            if kind == "eq":
+                table: dict[str, list[int]] = {}
+                for p in members:
+                    for text in p.bulk[1]:  # type: ignore[index]
+                        table.setdefault(text, []).append(p.index)
+                out(f"g{g}_eq = dict({names.bind('E', table, 'texts → the tests they pass')})")
+            elif kind in ("lt", "le", "gt", "ge"):
+                descending = kind in ("gt", "ge")
+                ordered = sorted(
+                    ((p.bulk[1], p.index) for p in members),  # type: ignore[index]
+                    key=lambda x: x[0],
+                    reverse=descending,
+                )
+                out(f"g{g}_{kind} = list({names.bind('B', ordered, 'thresholds, sorted')})")
+            elif kind == "re":
+                patterns = [p.bulk[1] for p in members]  # type: ignore[index]
+                rs = names.bind("S", set_matcher(regex_set(patterns)), "one RE2 Set of the regexes")
+                ids = names.const(tuple(p.index for p in members))
+                plan["re"] = (rs, ids)
+            elif kind == "has":
+                texts = [p.bulk[1] for p in members]  # type: ignore[index]
+                ls = names.bind("S", set_matcher(literal_set(texts)), "one RE2 Set of the texts")
+                ids = names.const(tuple(p.index for p in members))
+                plan["has"] = (ls, ids, names.bind("H", _text_table(members), "texts → tests"))
+        if "sub" in bulk:
+            subs: dict[str, dict[str, list[int]]] = {}
+            for p in bulk["sub"]:
+                field, text = p.bulk[1]  # type: ignore[index]
+                subs.setdefault(field, {}).setdefault(text, []).append(p.index)
+            names_of = []
+            for n, (field, table) in enumerate(subs.items()):
+                out(f"g{g}_sub{n} = dict({names.bind('E', table, 'texts at a key → tests')})")
+                names_of.append((names.bind("K", field, f"the key {field!r}"), f"g{g}_sub{n}"))
+            plan["sub"] = (names_of, names.bind("E", subs, "keys → texts → tests"))
+        if "re" in bulk and "has" in bulk:
+            both = [(p.bulk[1][0], p.bulk[1][1]) for p in bulk["re"]]  # type: ignore[index]
+            both += [(re.escape(p.bulk[1]), "") for p in bulk["has"]]  # type: ignore[index]
+            matcher = set_matcher(regex_set(both))
+            order = tuple(p.index for p in (*bulk["re"], *bulk["has"]))
+            plan["both"] = (
+                names.bind("S", matcher, "one RE2 Set of the regexes and the texts"),
+                names.const(order),
+            )
+        for p in inline:
+            out(f"o{p.index} = True")
+        if loop:
+            entries = tuple((p.index, p.probe.test, p.probe.every) for p in loop)
+            out(f"g{g}_loop = list({names.bind('L', entries, 'tests fed through a loop')})")
+
+    def decide(self, g: int, j: str, last: str, *, bulk: bool) -> None:
+        """Mark test `j` decided at this call (`last`: the values found there)."""
+        out = self.out
+        if bulk:
+            out(f"g{g}_bulk.discard({j})")
+        out(f"g{g}_open -= 1", f"dec[{j}] = (g{g}_fed, {last})")
+
+    def test_source(self, p: GroupTest) -> str:
+        made = p.probe.fragment(self.names) if p.probe.fragment is not None else None
+        if made is None:
+            closure = self.names.bind(
+                "X", p.probe.test, "a test without a code fragment: its family's closure"
+            )
+            return f"{closure}(v)"
+        return made
+
+    def feed(self, g: int, target: str) -> None:
+        """The tests of group `g` on one call's value `target` (its arguments or result)."""
+        out = self.out
+        plan = self.plans[g]
+        key = self.keys.get(g)
+        out(f"if g{g}_open:")
+        out.indent()
+        out(f"g{g}_fed += 1")
+        if key is not None:
+            out(f"if type({target}) is dict and {key} in {target}:")
+            out.indent()
+            out(f"v = {target}[{key}]", f"g{g}_found += 1")
+            out(f"if g{g}_room:", f"    g{g}_sample.append(v)", f"    g{g}_room -= 1")
+            self.tests_on_value(g, plan, "[v]")
+            out.dedent()
+            everys = [p for p in plan["inline"] if p.probe.every]
+            if everys or plan["loop"]:
+                out("else:  # no value: an `every` test fails here")
+                out.indent()
+                for p in everys:
+                    out(f"if o{p.index}:", f"    o{p.index} = False")
+                    out.indent()
+                    self.decide(g, str(p.index), "[]", bulk=False)
+                    out.dedent()
+                if plan["loop"]:
+                    out(f"for entry in [e for e in g{g}_loop if e[2]]:")
+                    out.indent()
+                    out(f"g{g}_loop.remove(entry)")
+                    self.decide(g, "entry[0]", "[]", bulk=False)
+                    out.dedent()
+                out.dedent()
+        else:
+            if g in self.steps:
+                out("vals = []")
+                out(f"if {target} is not MISSING:")
+                out.indent()
+                self.find_steps(target, self.steps[g], 0)
+                out.dedent()
+            else:
+                finder = self.finders[g]
+                out(f"vals = [] if {target} is MISSING else {finder}({target})")
+            out("if vals:")
+            out(f"    g{g}_found += len(vals)")
+            out(f"    if g{g}_room:")
+            out(f"        g{g}_sample.extend(vals[:g{g}_room])")
+            out(f"        g{g}_room = {SAMPLE} - len(g{g}_sample)")
+            self.tests_on_values(g, plan)
+        out.dedent()
+
+    def find_steps(self, value: str, steps: tuple[object, ...], depth: int) -> None:
+        """A path's fast form as nested loops filling `vals` (what `CompiledPath.find`
+        finds, in its order: each step's values in their parents' order)."""
+        out = self.out
+        if not steps:
+            out(f"vals.append({value})")
+            return
+        step, rest, x = steps[0], steps[1:], f"x{depth}"
+        if isinstance(step, Descend):
+            out(f"{self.names.bind('F', step, f'..{step.name}')}.find({value}, vals)")
+        elif step is STAR:
+            out(f"if isinstance({value}, list):", f"    items{depth} = {value}")
+            out(f"elif isinstance({value}, dict):", f"    items{depth} = {value}.values()")
+            out("else:", f"    items{depth} = ()")
+            out(f"for {x} in items{depth}:")
+            out.indent()
+            self.find_steps(x, rest, depth + 1)
+            out.dedent()
+        elif isinstance(step, int):
+            i = self.names.bind("I", step, f"the index {step}")
+            out(f"if isinstance({value}, list) and -len({value}) <= {i} < len({value}):")
+            out.indent()
+            out(f"{x} = {value}[{i}]")
+            self.find_steps(x, rest, depth + 1)
+            out.dedent()
+        else:
+            k = self.names.bind("K", step, f"the key {step!r}")
+            out(f"if isinstance({value}, dict) and {k} in {value}:")
+            out.indent()
+            out(f"{x} = {value}[{k}]")
+            self.find_steps(x, rest, depth + 1)
+            out.dedent()
+
+    def tests_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """Every open test of the group on one value `v` (a key's value, or one found)."""
+        out = self.out
+        for p in plan["inline"]:
+            test = self.test_source(p)
+            if p.probe.every:
+                out(f"if o{p.index} and not {test}:")
+            else:
+                out(f"if o{p.index} and {test}:")
+            out.indent()
+            out(f"o{p.index} = False")
+            self.decide(g, str(p.index), last, bulk=False)
+            out.dedent()
+        self.bulk_on_value(g, plan, last)
+        if plan["loop"]:
+            out(f"for entry in list(g{g}_loop):")
+            out.indent()
+            out("if entry[1](v) is not entry[2]:")
+            out.indent()
+            out(f"g{g}_loop.remove(entry)")
+            self.decide(g, "entry[0]", last, bulk=False)
+            out.dedent()
+            out.dedent()
+
+    def bulk_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """The tests decided together, on one value `v`."""
+        out = self.out
+        bulk = plan["bulk"]
+        if "eq" in bulk:
+            out("if type(v) is str:")  # `== "text"` holds for a text only (compare's rule)
+            out.indent()
+            self.each_open(g, f"g{g}_eq.pop(v, ())", last)
+            out.dedent()
+        numeric = [k for k in ("lt", "le", "gt", "ge") if k in bulk]
+        if numeric:
+            out(
+                "if isinstance(v, (int, float)) and type(v) is not bool"
+                " and not (isinstance(v, float) and v != v):"
+            )
+            out.indent()
+            for kind in numeric:
+                cmp = {"lt": ">", "le": ">=", "gt": "<", "ge": "<="}[kind]
+                out(f"while g{g}_{kind} and g{g}_{kind}[-1][0] {cmp} v:")
+                out.indent()
+                self.each_open(g, f"(g{g}_{kind}.pop()[1],)", last)
+                out.dedent()
+            out.dedent()
+        if "sub" in bulk:
+            self.sub_objects(g, plan, last)
+        if "both" in plan:  # regexes and texts in one Set: one search of a text for both
+            out("if isinstance(v, str):")
+            out.indent()
+            both, ids = plan["both"]
+            self.set_hits(g, both, ids, "v", last)
+            out.dedent()
+            out("elif v is not MISSING:")
+            out.indent()
+            rs, ids = plan["re"]
+            self.set_hits(g, rs, ids, "value_text(v)", last)
+            self.texts_in_list(g, plan, last)
+            out.dedent()
+            return
+        if "re" in bulk:
+            out("if v is not MISSING:")
+            out.indent()
+            rs, ids = plan["re"]
+            self.set_hits(g, rs, ids, "v if isinstance(v, str) else value_text(v)", last)
+            out.dedent()
+        if "has" in bulk:
+            out("if isinstance(v, str):")
+            out.indent()
+            ls, ids, _ = plan["has"]
+            self.set_hits(g, ls, ids, "v", last)
+            out.dedent()
+            out("else:")
+            out.indent()
+            self.texts_in_list(g, plan, last)
+            out.dedent()
+
+    def each_open(self, g: int, tests: str, last: str) -> None:
+        """Decide each test of `tests` (an expression) still open in the group."""
+        out = self.out
+        out(f"for j in {tests}:")
+        out.indent()
+        out(f"if j in g{g}_bulk:")
+        out.indent()
+        self.decide(g, "j", last, bulk=True)
+        out.dedent()
+        out.dedent()
+
+    def set_hits(self, g: int, matcher: str, ids: str, text: str, last: str) -> None:
+        """Decide the tests whose patterns an RE2 Set finds in `text`."""
+        self.each_open(g, f"[{ids}[i] for i in {matcher}({text}) or ()]", last)
+
+    def sub_objects(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """`contains {key: "text"}`: an object with that text at that key, or a list with
+        an element equal to `{key: "text"}`."""
+        out = self.out
+        keyed, table = plan["sub"]
+        out("if isinstance(v, dict):")
+        out.indent()
+        for key, sub in keyed:
+            out(f"x = v.get({key}, MISSING)", "if isinstance(x, str):")
+            out.indent()
+            self.each_open(g, f"{sub}.pop(x, ())", last)
+            out.dedent()
+        out.dedent()
+        heads = ("for k, x in e.items():", "if isinstance(x, str):")
+        list_heads = (
+            "elif isinstance(v, list):",
+            "for e in v:",
+            "if isinstance(e, dict) and len(e) == 1:",
+        )
+        with out.nested(*list_heads, *heads):
+            self.each_open(g, f"({table}.get(k) or {{}}).get(x, ())", last)
+
+    def texts_in_list(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """`contains "text"` on a list: an element equal to the text."""
+        out = self.out
+        _, _, table = plan["has"]
+        with out.nested("if isinstance(v, list):", "for e in v:", "if isinstance(e, str):"):
+            self.each_open(g, f"{table}.get(e, ())", last)
+
+    def tests_on_values(self, g: int, plan: dict[str, Any]) -> None:
+        """Every open test of the group on the values a path found (some value passing
+        passes the call)."""
+        out = self.out
+        for p in plan["inline"]:
+            test = self.test_source(p)
+            out(f"if o{p.index}:")
+            out.indent()
+            out(
+                "ok = False",
+                "for v in vals:",
+                f"    if {test}:",
+                "        ok = True",
+                "        break",
+            )
+            out(f"if {'not ok' if p.probe.every else 'ok'}:")
+            out.indent()
+            out(f"o{p.index} = False")
+            self.decide(g, str(p.index), "vals", bulk=False)
+            out.dedent()
+            out.dedent()
+        if plan["bulk"]:
+            out("for v in vals:")
+            out.indent()
+            self.bulk_on_value(g, plan, "vals")
+            out.dedent()
+        if plan["loop"]:
+            out(f"for entry in list(g{g}_loop):")
+            out.indent()
+            out("if any(entry[1](v) for v in vals) is not entry[2]:")
+            out.indent()
+            out(f"g{g}_loop.remove(entry)")
+            self.decide(g, "entry[0]", "vals", bulk=False)
+            out.dedent()
+            out.dedent()

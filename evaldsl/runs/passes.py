@@ -1,0 +1,109 @@
+"""Indexing a run with its generated pass: what `evaluate` and the runner call.
+
+Takes a `Run` and a case's `Needs` and gives the `RunFacts` `index.index_run` gives,
+faster: the events go through the pass generated for those needs (`codegen.py`, made
+once per needs and kept on them); a streamed recording of 1 MiB or more is decoded by
+the typed decoder of the fields that pass reads (`decode.py`). Whatever the fast path
+cannot take — a line that is not an event object, text that is not UTF-8, an event
+`type` that is not text — is handed to the reference pass (`index.py`), which reads the
+file in full and reports the problem with its line and column, exactly as before: the
+fast path can make a run quicker, never make an error a pass.
+
+`EVALDSL_REFERENCE=1` in the environment makes every run use the reference pass (to
+compare, or to rule the generated code out when looking for a bug).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.codegen import IndexPass, generate
+from evaldsl.runs.decode import Undecodable, raw_type, typed_events
+from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
+from evaldsl.runs.index import index_run as reference_index_run
+from evaldsl.runs.model import Run
+
+#: Fields every pass reads: the event's kind and a call's tool name.
+BASE_FIELDS = frozenset({"type", "name", "tool"})
+
+
+#: From this size on a streamed recording is decoded by the typed decoder (below it,
+#: importing msgspec would cost more than decoding every field saves).
+TYPED_FROM = 1 << 20
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return TYPED_FROM  # the typed path reports the error as the reference would
+
+
+def reference_only() -> bool:
+    """Whether `EVALDSL_REFERENCE` asks for the reference pass."""
+    return os.environ.get("EVALDSL_REFERENCE", "") not in ("", "0")
+
+
+def read_fields(needs: Needs) -> frozenset[str]:
+    """The event fields a pass for `needs` reads."""
+    fields = set(BASE_FIELDS)
+    keep = bool(needs.tool_detail or needs.tool_results)
+    on_args = any(not p.on_result for p in needs.probes)
+    on_results = any(p.on_result for p in needs.probes)
+    if on_args:
+        fields |= {"arguments", "args", "input"}
+    if on_results or keep:
+        fields.add("result")  # an `mcp.call`'s own result
+    if on_results or needs.tool_results:
+        fields |= {"callId", "id", "output"}  # results name their calls
+    if needs.tokens or needs.cost:
+        fields |= {"usage", "tokensIn", "tokensOut", "output"}  # (usage may sit in output)
+    if needs.answers or needs.answer_tail:
+        fields.add("output")
+    if keep:
+        fields.add("isError")
+    if needs.cost:
+        fields.add("model")
+    if needs.times:
+        fields.add("at")
+    return frozenset(fields)
+
+
+def pass_for(needs: Needs, *, raw: bool) -> IndexPass:
+    """The generated pass for `needs`, made once and kept on them."""
+    key = (raw, needs.times, needs.cost, needs.tokens, needs.tool_sequence)
+    made = needs.passes.get(key)
+    if made is None:
+        made = needs.passes[key] = generate(needs, raw=raw, raw_type=raw_type() if raw else None)
+    return made
+
+
+def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
+    """`index.index_events`, through the generated pass where it can go."""
+    if reference_only():
+        return index_events(events, needs)
+    if isinstance(events, EventStream):
+        try:
+            if _size(events.path) < TYPED_FROM:  # small: decoded whole, msgspec not loaded
+                with events.fast() as lines:
+                    return pass_for(needs, raw=False).run(lines, events.__iter__, False)
+            with typed_events(events, read_fields(needs)) as decoded:
+                return pass_for(needs, raw=True).run(decoded, events.__iter__, False)
+        except (Undecodable, orjson.JSONDecodeError, TypeError, AttributeError):
+            return index_events(events, needs)  # the careful reader: names the bad line
+    if isinstance(events, list):
+        try:
+            return pass_for(needs, raw=False).run(events, None, True)
+        except (TypeError, AttributeError):
+            return index_events(events, needs)  # says which element is not an event
+    return index_events(events, needs)
+
+
+def index_run(run: Run, needs: Needs) -> RunFacts:
+    """`index.index_run` with the generated pass (may raise `RunError`)."""
+    return reference_index_run(run, needs, index_events_fast)

@@ -1,0 +1,116 @@
+"""The tool names a streamed recording calls, read from a bounded head.
+
+Takes an `EventStream` (a traceplay cassette or a headerless JSONL of events) and gives
+the names its `tool.call` and `mcp.call` events call, for the checker's "this tool never
+occurs in the recording" warning and its did-you-mean. `check` must not read a large
+recording twice (once now, once when it runs), so only the first `HEAD_BYTES` are read:
+a file that fits is read whole and the names are exact; for a larger one the names are
+`PartialNames`, which answer `name in names` for a name not seen in the head by looking
+for its JSON text in the rest of the file (a byte search, no decoding: ~100x cheaper than
+a pass), so a warning is never given for a tool the file does call. Did-you-mean
+suggestions then come from the head's names.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from evaldsl.runs.cassette import EventStream, first_line
+from evaldsl.runs.events import tool_call_name
+from evaldsl.runs.model import RunError, decode_text, open_file
+
+#: How much of a recording `check` reads for tool names.
+HEAD_BYTES = 64 * 1024
+
+#: What a line that holds a tool call mentions (only those lines are decoded).
+_MARKER = re.compile(rb"tool\.call|mcp\.call")
+
+
+def _tool_lines(block: bytes) -> Iterator[tuple[int, int]]:
+    """Where the lines of `block` that mention a tool call begin and end (linear: each
+    mention found by one C-level search, then its line's two ends)."""
+    pos = 0
+    while True:
+        found = _MARKER.search(block, pos)
+        if found is None:
+            return
+        begin = block.rfind(b"\n", 0, found.start()) + 1
+        end = block.find(b"\n", found.end())
+        end = len(block) if end < 0 else end
+        yield begin, end
+        pos = end
+
+
+class PartialNames(frozenset[str]):
+    """Tool names read from a file's head; membership also searches the rest of the file."""
+
+    path: str
+    offset: int
+
+    def __new__(cls, names: Any, path: str, offset: int) -> PartialNames:
+        made = super().__new__(cls, names)
+        made.path, made.offset = path, offset
+        return made
+
+    def __contains__(self, name: object) -> bool:
+        if frozenset.__contains__(self, name):
+            return True
+        if not isinstance(name, str):
+            return False
+        return _occurs_after(self.path, self.offset, orjson.dumps(name))
+
+    def __reduce__(self) -> Any:  # pickled with its file, not as a plain frozenset
+        return (PartialNames, (frozenset(self), self.path, self.offset))
+
+
+def _occurs_after(path: str, offset: int, needle: bytes) -> bool:
+    try:
+        with open_file(path) as f:  # a regular file only: never waits on a FIFO
+            if os.fstat(f.fileno()).st_size <= offset:
+                return False
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return data.find(needle, offset) >= 0
+    except (OSError, ValueError, RunError):
+        return True  # cannot look: assume it occurs, so no warning is made up
+
+
+def recorded_tool_names(stream: EventStream, limit: int = HEAD_BYTES) -> frozenset[str]:
+    """The tool names the first `limit` bytes of a streamed recording call (exact when
+    the file is no longer; else `PartialNames`). The head is read as one block and only
+    its lines that mention a tool call are found (by one regex search) and decoded; a
+    line cut by the limit is left to the search of the rest."""
+    names: set[str] = set()
+    with open_file(stream.path) as f:
+        after = first_line(f, stream.path)[1] if stream.header is not None else 0
+        start = f.tell()
+        head = f.read(limit)
+        more = bool(f.read(1))
+    if more:
+        head = head[: head.rfind(b"\n") + 1]
+    for begin, end in _tool_lines(head):
+        raw = head[begin:end]
+        try:
+            event = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+        except orjson.JSONDecodeError as exc:
+            lineno = after + 1 + head.count(b"\n", 0, begin)
+            raise RunError(
+                f"invalid JSON on line {lineno}: {exc.msg}",
+                path=stream.path,
+                line=lineno,
+                column=exc.colno,
+                hint="each line after the header must be one JSON object",
+                source_line=decode_text(raw).rstrip("\r\n"),
+            ) from None
+        if isinstance(event, dict):
+            name = tool_call_name(event)
+            if name is not None:
+                names.add(name)
+    if more:
+        return PartialNames(names, stream.path, start + len(head))
+    return frozenset(names)

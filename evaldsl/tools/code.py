@@ -1,0 +1,45 @@
+"""`evaldsl inspect --code SUITE`: the generated pass each case of a suite runs.
+
+Takes a suite file and gives, for each case that would run, the source of the function
+its run is indexed by (`runs/codegen.py`) with what each name in it holds; the exit code
+is 1 when the suite has errors (a case with errors has no pass), 2 when it does not exist.
+The pass printed is the one `evaldsl run` uses: with timestamps and prices (the case's
+metrics), and for a streamed recording (`.jsonl`) the typed-decoder variant.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import attrs
+
+from evaldsl.runs.events import LINE_EXTENSIONS
+from evaldsl.runs.passes import pass_for, read_fields
+from evaldsl.suites.build import load_suite
+
+
+def code_command(path: str, out: TextIO) -> int:
+    """Print each case's generated pass."""
+    if not Path(path).is_file():
+        print(f"evaldsl: error: no such suite file: {path}", file=sys.stderr)
+        return 2
+    suite = load_suite(path)
+    for case in suite.cases:
+        print(f"# case {case.name!r} ({suite.path}:{case.line})", file=out)
+        if case.error is not None:
+            print(f"# {case.error}\n", file=out)
+            continue
+        spec = case.source
+        streamed = spec is not None and (spec.path or "").lower().endswith(LINE_EXTENSIONS)
+        needs = attrs.evolve(case.needs, times=True, cost=True)  # as `evaldsl run` reads
+        made = pass_for(needs, raw=streamed)
+        if streamed:
+            print(
+                "# events decoded with fields: " + ", ".join(sorted(read_fields(needs))), file=out
+            )
+        for note in made.notes:
+            print(f"# {note}", file=out)
+        print(made.source, file=out)
+    return 1 if suite.errors else 0

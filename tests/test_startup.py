@@ -1,0 +1,209 @@
+"""A fast start: the parser's tables are loaded, not built (from the file shipped beside
+the grammar, or from a private cache of the user's), and `evaldsl check` imports only what
+it needs. Timings are the benchmarks' business; these tests check the mechanisms."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evaldsl.syntax import tables
+from evaldsl.syntax.build import Builder
+from evaldsl.syntax.drive import drive
+from evaldsl.syntax.grammar import (
+    build_lark,
+    cached_grammar,
+    new_lark,
+    parser_options,
+    tables_stale,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = sorted(
+    p
+    for folder in ("examples", "examples-failing", "tests")
+    for p in (ROOT / folder).rglob("*.eval")
+    if "node_modules" not in p.parts
+)
+
+
+def test_shipped_tables_fit_the_grammar() -> None:
+    # `make tables` writes them; an edited grammar without new tables fails here
+    assert not tables_stale(), "the grammar changed: run `make tables`"
+
+
+def test_loaded_parser_parses_the_corpus_as_a_built_one() -> None:
+    loaded, built = new_lark(Builder()), build_lark(Builder())
+    key = tables.table_key(cached_grammar(), parser_options(None))
+    assert tables.shipped_key() == key
+    for path in CORPUS:
+        text = path.read_text(encoding="utf-8")
+        for chunk in [text, *text.splitlines()]:
+            assert drive(loaded, chunk, "file") == drive(built, chunk, "file"), chunk
+
+
+def test_a_stale_shipped_file_falls_back_to_a_private_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = tmp_path / "shipped.json"
+    shipped.write_text('{"format":1,"key":"another grammar","data":{},"memo":{}}')
+    monkeypatch.setattr(tables, "shipped_path", lambda: shipped)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    builds: list[int] = []
+
+    def build() -> object:
+        builds.append(1)
+        return build_lark(None)
+
+    options = parser_options(None)
+    first = tables.load_or_build(cached_grammar(), options, build)  # type: ignore[arg-type]
+    folder = tmp_path / "cache" / "evaldsl"
+    written = list(folder.glob("parser-*.json"))
+    assert builds == [1] and len(written) == 1
+    assert folder.stat().st_mode & 0o777 == 0o700
+    second = tables.load_or_build(cached_grammar(), options, build)  # type: ignore[arg-type]
+    assert builds == [1], "the cached tables were not used"
+    text = "tool x called once; answer matches /a/"
+    assert second.parse(text, start="file") == first.parse(text, start="file")
+
+
+def test_a_cache_others_may_write_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tables, "shipped_path", lambda: tmp_path / "none.json")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    options = parser_options(None)
+    tables.load_or_build(cached_grammar(), options, lambda: build_lark(None))
+    (cached,) = (tmp_path / "cache" / "evaldsl").glob("parser-*.json")
+    cached.chmod(0o666)  # world-writable: someone else could have put anything there
+    builds: list[int] = []
+
+    def build() -> object:
+        builds.append(1)
+        return build_lark(None)
+
+    tables.load_or_build(cached_grammar(), options, build)  # type: ignore[arg-type]
+    assert builds == [1]
+
+
+def test_a_damaged_cache_is_rebuilt_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tables, "shipped_path", lambda: tmp_path / "none.json")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    options = parser_options(None)
+    key = tables.table_key(cached_grammar(), options)
+    folder = tmp_path / "cache" / "evaldsl"
+    folder.mkdir(parents=True, mode=0o700)
+    (folder / f"parser-{key[:32]}.json").write_text(
+        json.dumps({"format": 1, "key": key, "data": {"parser": 1}, "memo": {}})
+    )
+    lark = tables.load_or_build(cached_grammar(), options, lambda: build_lark(None))
+    assert lark.parse("steps < 1", start="file") is not None
+
+
+def _imported_by(*args: str) -> set[str]:
+    """The top-level modules a CLI command imports, run in a fresh interpreter."""
+    code = (
+        "import sys\nfrom evaldsl.tools.cli import main\n"
+        f"code = main({list(args)!r})\n"
+        "print('MODULES', ' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    line = next(x for x in done.stdout.splitlines() if x.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+HEAVY = {
+    "httpx", "jsonpath_ng", "yaml", "pygls", "lsprotocol", "sqlite3", "asyncio", "multiprocessing",
+    "msgspec",
+}  # fmt: skip
+
+
+def test_check_imports_only_what_it_needs() -> None:
+    modules = _imported_by("check", "examples/weather/weather.eval")
+    assert "evaldsl" in modules and "lark" in modules
+    assert not modules & HEAVY, sorted(modules & HEAVY)
+
+
+def test_a_yaml_suite_still_loads_yaml() -> None:
+    # the lazy import is not a missing one
+    assert "yaml" in _imported_by("check", "examples/weather/weather.yaml")
+
+
+def _cassette(path: Path, names: list[str]) -> Path:
+    lines = ['{"cassette": "traceplay", "version": 1}']
+    for i, name in enumerate(names):
+        lines.append(json.dumps({"type": "tool.call", "name": name, "callId": f"c{i}"}))
+        lines.append(json.dumps({"type": "llm.response", "output": "x" * 200}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_tool_names_come_from_a_bounded_head(tmp_path: Path) -> None:
+    from evaldsl.runs.cassette import EventStream
+    from evaldsl.runs.toolnames import PartialNames, recorded_tool_names
+
+    path = _cassette(tmp_path / "c.jsonl", ["search"] * 50 + ["get_weather", "fetch"])
+    whole = recorded_tool_names(EventStream(path))
+    assert whole == {"search", "get_weather", "fetch"} and not isinstance(whole, PartialNames)
+    head = recorded_tool_names(EventStream(path), limit=2000)
+    assert isinstance(head, PartialNames)
+    assert set(head) == {"search"}  # only the head was decoded
+    # membership still sees the whole file: no warning for a tool called after the head
+    assert "fetch" in head and "get_weather" in head and "get_weathr" not in head
+
+
+def test_check_warns_about_a_near_miss_only_when_the_file_lacks_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaldsl.runs import toolnames
+    from evaldsl.suites.build import check_text
+
+    monkeypatch.setattr(toolnames, "HEAD_BYTES", 2000)
+    monkeypatch.setattr(toolnames.recorded_tool_names, "__defaults__", (2000,))
+    _cassette(tmp_path / "c.jsonl", ["search"] * 50 + ["searches"])
+    suite = tmp_path / "s.eval"
+    text = 'cassette "c.jsonl"\ntool searches called\ntool serch called\n'
+    codes = [(d.line, d.code) for d in check_text(text, str(suite))]
+    assert codes == [(3, "W301")]  # `searches` is in the tail: found; `serch` is a typo
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(["tool.call", "mcp.call", "llm.response", "x"]),
+                "name": st.sampled_from(["search", "fetch", "tool.call", "a b"]),
+            },
+            optional={
+                "tool": st.sampled_from(["mcp_tool", "other"]),
+                "output": st.sampled_from(["mentions tool.call", "mcp.call", "none"]),
+            },
+        ),
+        max_size=30,
+    )
+)
+def test_head_names_are_the_names_a_full_read_finds(events: list[dict[str, str]]) -> None:
+    from evaldsl.runs.cassette import EventStream
+    from evaldsl.runs.events import tool_call_name
+    from evaldsl.runs.toolnames import recorded_tool_names
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "e.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in events))
+        found = recorded_tool_names(EventStream(path, header=False))
+    expected = {n for n in (tool_call_name(e) for e in events) if n is not None}
+    assert found == expected
