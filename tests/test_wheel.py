@@ -60,6 +60,11 @@ SNIPPET = textwrap.dedent(
     # the parser's tables come from the wheel and fit its grammar and Lark: none is built
     from evaldsl.syntax.grammar import tables_stale
     assert not tables_stale(), "the wheel's parser tables do not fit its grammar"
+    # the HTML report's page, styles and script are data shipped in the wheel
+    from evaldsl.reports.html import to_html_text
+    from evaldsl.runner.results import Report
+    page = to_html_text(Report(suites=(), duration_ms=0.0))
+    assert page.startswith("<!doctype html>") and "<script" in page and "<style" in page
     print("wheel ok:", here.parent)
     """
 )
@@ -103,6 +108,8 @@ def test_wheel_installs_and_parses_outside_the_source_tree(tmp_path: Path) -> No
     assert "evaldsl/grammar/evaldsl.lark" in names
     assert "evaldsl/runs/prices.json" in names
     assert "evaldsl/grammar/evaldsl.parser.json" in names  # the parser's tables, not rebuilt
+    for asset in ("report.html", "report.css", "report.js"):
+        assert f"evaldsl/reports/html_assets/{asset}" in names
     assert not any(n.startswith("grammar/") for n in names), "a top-level `grammar` package"
     # every package of the source tree is in the wheel
     for init in (ROOT / "evaldsl").rglob("__init__.py"):
