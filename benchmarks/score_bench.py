@@ -214,8 +214,8 @@ def child_overhead(program: str) -> dict[str, Any]:
     LocalCluster(2), so what is timed is scheduling, transfer and collection alone."""
     from distributed import Client, LocalCluster
 
-    from evaldsl.dask import ClusterEngine
     from evaldsl.score import ProgramSpec
+    from evaldsl.score.cluster import ClusterEngine
     from evaldsl.score.engines import Batch, in_order
     from evaldsl.score.scoring import compiled
 

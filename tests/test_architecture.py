@@ -189,3 +189,23 @@ def test_lark_stays_inside_syntax(module: str) -> None:
         return
     for line, imported, _ in imports(MODULES[module]):
         assert imported.split(".")[0] != "lark", f"{module}:{line} imports {imported}"
+
+
+@pytest.mark.parametrize("path", python_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_evaldsl_name_imported_exists(path: Path) -> None:
+    # imports inside functions too (benchmarks import late): a name that moved in a
+    # restructure must fail here, not in the first run of a benchmark
+    import importlib
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evaldsl"):
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                assert hasattr(module, alias.name) or f"{node.module}.{alias.name}" in MODULES, (
+                    f"line {node.lineno}: {node.module} has no {alias.name}"
+                )
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("evaldsl"):
+                    importlib.import_module(alias.name)
