@@ -7,7 +7,7 @@ summary of 10⁸ traces is as small as one of ten. Summaries of parts merge (`me
 order, into the summary of the whole (what a Dask reduction does).
 
 Pass rate of an assertion = passed ÷ (passed + failed + errors), skips not counted
-(LANGUAGE.md's scoring); `None` when nothing counted. An unreadable trace counts as an
+(docs/language.md §5); `None` when nothing counted. An unreadable trace counts as an
 error of every assertion, and is sampled once under `unreadable`, not under each assertion.
 """
 
