@@ -418,6 +418,50 @@ async def test_hover_in_yaml_dsl_text(client: LanguageClient, work: Path) -> Non
     _close(client, uri)
 
 
+SOURCE_HOVER_YAML = """\
+suite: sources
+cases:
+  - name: stream
+    trace: stream.sse
+    format: openai
+    expect: [steps == 1]
+  - name: state
+    state:
+      states/completed.json
+    expect: [status == completed]
+  - name: rows
+    cassette: "{{file}}"
+    each: [{file: notes.jsonl}, {file: multi.jsonl}]
+    expect: [steps >= 0]
+"""
+
+
+async def test_hover_on_a_yaml_source_key_shows_what_was_read(
+    client: LanguageClient, work: Path
+) -> None:
+    shutil.copy(ROOT / "tests/fixtures/realworld/openai-chat-stream/stream.sse", work)
+    (work / "notes.jsonl").write_text('{"note": 1}\n{"note": 2}\n', encoding="utf-8")
+    uri = _open(client, work / "sources.yaml", SOURCE_HOVER_YAML)
+    stream = await _hover(client, uri, _pos(SOURCE_HOVER_YAML, "tra"))
+    assert stream is not None and "format      openai (named: `as openai`)" in stream
+    assert "get_current_weather called 2 times" in stream
+    on_value = await _hover(client, uri, _pos(SOURCE_HOVER_YAML, "stre", after="trace:"))
+    assert on_value == stream
+    # a value on the line under its key: either line shows it
+    state = await _hover(client, uri, _pos(SOURCE_HOVER_YAML, "    sta", after="name: state"))
+    assert state is not None and "nodes    planner, researcher, writer, reviewer" in state
+    below = await _hover(client, uri, _pos(SOURCE_HOVER_YAML, "states/"))
+    assert below == state
+    # an `each` template: the files its rows name, each with its summary
+    rows = await _hover(client, uri, _pos(SOURCE_HOVER_YAML, "cass"))
+    assert rows is not None and "cannot read: nothing in `notes.jsonl`" in rows
+    assert "`multi.jsonl`" in rows and "get_weather called" in rows
+    # a line that names no file: not a summary
+    name = await _hover(client, uri, _pos(SOURCE_HOVER_YAML, "name: str"))
+    assert name is None or "format" not in name
+    _close(client, uri)
+
+
 # ---- completion -------------------------------------------------------------------------
 
 COMPLETE = """\

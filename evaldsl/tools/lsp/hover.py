@@ -3,8 +3,9 @@
 Takes an `Analysis` and a cursor and gives markdown: a keyword's vocabulary entry (two-word
 subjects and predicates such as `input tokens` and `is empty` read as one), a tool's
 declaration and call counts in the case's files, and on a `cassette`/`trace`/`state` line
-what evaldsl reads from that file (`evaldsl inspect`'s summary). It reads files: the
-server calls it on a worker thread, never on its event loop.
+of a `.eval` file, or such a key of a YAML or JSON suite, what evaldsl reads from that file
+(`evaldsl inspect`'s summary). It reads files: the server calls it on a worker thread,
+never on its event loop.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from evaldsl.tools.lsp.analysis import Analysis, Spot
 from evaldsl.vocabulary import describe
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_HOVER_FILES = 3  # an `each` template's first files: hover reads each one whole
 
 
 _SPECS: list[SubjectSpec | PredicateSpec] = [*SUBJECTS.values(), *PREDICATES.values()]
@@ -88,8 +90,40 @@ def tool_doc(name: str, analysis: Analysis, case: int | None) -> str:
     return "\n\n".join(lines)
 
 
+_RUN_FILE_KEYS = ("cassette", "trace", "state")
+
+
+def yaml_source_hover(analysis: Analysis, line0: int) -> tuple[str, Spot, int, int] | None:
+    """On a `cassette:`/`trace:`/`state:` key of a YAML or JSON suite (its line or its
+    value's), the summary of the file it names, spanning the value."""
+    for entry in analysis.layout.paths:
+        if entry.key not in _RUN_FILE_KEYS or line0 not in (entry.key_line, entry.value_line):
+            continue
+        paths = analysis.case_paths(entry.case, entry.value) if entry.value else []
+        if not paths:
+            return None
+        case = analysis.draft.cases[entry.case] if entry.case < len(analysis.draft.cases) else None
+        fmt = case.source.format if case is not None and case.source is not None else None
+        base = analysis.draft.base_dir
+        doc = "\n\n---\n\n".join(
+            (f"`{raw}`\n\n" if len(paths) > 1 else "") + file_summary(base / raw, fmt)
+            for raw in paths[:MAX_HOVER_FILES]
+        )
+        text = analysis.lines[entry.value_line] if entry.value_line < len(analysis.lines) else ""
+        start = text.find(entry.value) if entry.value else -1
+        spot = Spot(text, 0, entry.value_line, 0, "file", entry.case)
+        if start < 0:
+            return doc, spot, 0, len(text)
+        return doc, spot, start, start + len(entry.value or "")
+    return None
+
+
 def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, int, int] | None:
     """Markdown for the word under the cursor, and its span in the statement."""
+    if analysis.kind == "yaml":
+        found = yaml_source_hover(analysis, line0)
+        if found is not None:
+            return found
     spot = analysis.spot(line0, column0)
     if spot is None:
         return None
