@@ -433,6 +433,65 @@ def test_langsmith_edge_cases(tmp_path: Path) -> None:
     assert "does not read (`weird`)" in shown.stdout and "not counted" in shown.stdout
 
 
+@pytest.mark.parametrize(
+    ("outputs", "extra"),
+    [
+        (
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": "Hi.",
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": '{"x": 1}'},
+                        }
+                    ],
+                },
+                "usage_metadata": {"input_tokens": 3, "output_tokens": 2},
+            },
+            None,
+        ),
+        (
+            {
+                "messages": [
+                    {"role": "user", "content": "q"},
+                    {
+                        "type": "ai",
+                        "content": [
+                            {"type": "text", "text": "Hi."},
+                            {"type": "tool_call", "name": "f", "args": {"x": 1}},
+                        ],
+                    },
+                ],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+            },
+            None,
+        ),
+        (
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Hi."},
+                    {"type": "tool_use", "id": "t", "name": "f", "input": {"x": 1}},
+                ],
+            },
+            {"metadata": {"usage_metadata": {"input_tokens": 3, "output_tokens": 2}}},
+        ),
+    ],
+    ids=["message", "messages", "anthropic-with-set-usage"],
+)
+def test_langsmith_llm_output_shapes(
+    tmp_path: Path, outputs: dict[str, Any], extra: dict[str, Any] | None
+) -> None:
+    run = ls_run("l", "llm", "m", outputs=outputs, extra=extra, prompt_tokens=0)
+    path = write(tmp_path, "o.json", json.dumps(run))
+    text = 'answer == "Hi."; tool f args $.x == 1; tokens == 5; steps == 1'
+    assert check(path, text) == ["pass"] * 4
+
+
 def test_langsmith_errors_are_counted_where_they_start(tmp_path: Path) -> None:
     failing = ls_run("t", "tool", "fetch", error="boom", parent_run_id="r")
     root = ls_run("r", "chain", "agent", error="boom", child_runs=[failing])

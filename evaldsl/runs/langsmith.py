@@ -14,16 +14,19 @@ else as they appear (a tree depth first).
 
 - `llm` run: one step; the answer text and the tool calls it asked for come from
   `outputs` in the shapes the LangSmith documentation gives for LLM runs: LangChain's
-  `generations` (the first generation's message `content`, its `tool_calls`
-  `{name, args, id}` or OpenAI-style `additional_kwargs.tool_calls`, else its `text`), an
-  OpenAI Chat Completions body as `wrap_openai` logs it (`choices[0].message`), an
-  Anthropic Messages body (`content` blocks: `text`, `tool_use`), a message `{content,
-  tool_calls?}`, or `{"output": text}` (what `@traceable(run_type="llm")` logs for a text
-  return). Tokens from the run's `prompt_tokens`/`completion_tokens`, else the output's
-  `usage_metadata` (`input_tokens`/`output_tokens`), `usage` (OpenAI or Anthropic),
-  `llm_output.token_usage`, or the generation message's `usage_metadata`. Tokens are read
-  from `llm` runs only: a chain run's counts are LangSmith's sums of its children's. The
-  model is `extra.invocation_params.model` (or `model_name`), else
+  `generations` (the first generation's message `content`, else its `text`), an OpenAI
+  Chat Completions body as `wrap_openai` logs it (`choices[0].message`), an Anthropic
+  Messages body (`type: message`, `content` blocks), `{message: {...}}`, `{messages:
+  [...]}` (the last assistant message), a message `{content, …}`, or `{"output": text}`
+  (what `@traceable(run_type="llm")` logs for a text return). A message's calls are its
+  `tool_calls` (LangChain `{name, args, id}` or OpenAI `{id, function}`, also in
+  `additional_kwargs`), else its content's `tool_use`/`tool_call` blocks. Tokens from the
+  run's `prompt_tokens`/`completion_tokens` (unless both are 0 beside a usage recorded
+  below), else the output's `usage_metadata` (`input_tokens`/`output_tokens`), `usage`
+  (OpenAI or Anthropic), `llm_output.token_usage`, the generation message's
+  `usage_metadata`, or `extra.metadata.usage_metadata` (`run.set(usage_metadata=…)`).
+  Tokens are read from `llm` runs only: a chain run's counts are LangSmith's sums of its
+  children's. The model is `extra.invocation_params.model` (or `model_name`), else
   `extra.metadata.ls_model_name`, else the output body's `model`;
 - an `llm` run whose `outputs` are in none of these shapes is skipped and counted, with a
   note that its step, tokens and answer are not counted (never an empty answer); one with
@@ -188,7 +191,10 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                     for k in ("prompt_tokens", "completion_tokens")
                     if run.get(k) is not None
                 }
-                tokens = usage_of(top, (("prompt_tokens", "completion_tokens"),)) or usage
+                tokens = usage_of(top, (("prompt_tokens", "completion_tokens"),))
+                recorded = usage or _set_usage(run.get("extra"))
+                if tokens is None or (tokens == (0, 0) and recorded is not None):
+                    tokens = recorded
                 model = _model(run.get("extra")) or body_model
                 trace.llm(text, tokens, model=model, start=start, end=end)
                 for tool, args, cid in calls:
@@ -243,7 +249,7 @@ def _llm_output(
             if model is None and isinstance(meta, dict):
                 found = meta.get("model_name", meta.get("model"))
                 model = found if isinstance(found, str) else None
-            return text, _calls(message), usage, model
+            return text, _read_message(message)[1], usage, model
         if isinstance(first.get("text"), str):
             return first["text"], [], usage, model
         return None
@@ -253,22 +259,18 @@ def _llm_output(
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
             return None
-        return text_of_parts(message.get("content")), _calls(message), usage, model
-    content = outputs.get("content")
-    if isinstance(content, list) and (
-        outputs.get("type") == "message" or outputs.get("role") == "assistant"
-    ):  # an Anthropic Messages body
-        calls: list[Call] = [
-            (b["name"], b.get("input", {}), b.get("id"))
-            for b in content
-            if isinstance(b, dict)
-            and b.get("type") == "tool_use"
-            and isinstance(b.get("name"), str)
-        ]
-        return text_of_parts(content), calls, usage, model
+        return (*_read_message(message), usage, model)
+    if isinstance(outputs.get("content"), list) and outputs.get("type") == "message":
+        return (*_read_message(outputs), usage, model)  # an Anthropic Messages body
+    if isinstance(outputs.get("message"), dict):
+        return (*_read_message(outputs["message"]), usage, model)
+    messages = outputs.get("messages")
+    if isinstance(messages, list):
+        said = [m for m in map(_message, messages) if m is not None and _is_assistant(m)]
+        return (*_read_message(said[-1]), usage, model) if said else None
     message = _message(outputs)
     if message is not None and "content" in message:
-        return text_of_parts(message.get("content")), _calls(message), usage, model
+        return (*_read_message(message), usage, model)
     if list(outputs) == ["output"]:
         inner = outputs["output"]
         if isinstance(inner, str):
@@ -286,6 +288,27 @@ def _message(value: Any) -> dict[str, Any] | None:
         kwargs: dict[str, Any] = value["kwargs"]
         return kwargs
     return value
+
+
+def _is_assistant(message: dict[str, Any]) -> bool:
+    return message.get("role", message.get("type")) in ("assistant", "ai", "AIMessage")
+
+
+def _read_message(message: dict[str, Any]) -> tuple[str, list[Call]]:
+    """The text and tool calls of an assistant message: `tool_calls` (see `_calls`), else
+    the content's `tool_use` (Anthropic) or `tool_call` (LangChain) blocks."""
+    content = message.get("content")
+    calls = _calls(message)
+    if not calls and isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict) or not isinstance(block.get("name"), str):
+                continue
+            cid = block.get("id") if isinstance(block.get("id"), str) else None
+            if block.get("type") == "tool_use":
+                calls.append((block["name"], block.get("input", {}), cid))
+            elif block.get("type") == "tool_call":
+                calls.append((block["name"], block.get("args", {}), cid))
+    return text_of_parts(content), calls
 
 
 def _calls(message: dict[str, Any]) -> list[Call]:
@@ -318,6 +341,14 @@ def _usage(outputs: dict[str, Any]) -> tuple[float, float] | None:
     llm_output = outputs.get("llm_output")
     if isinstance(llm_output, dict):
         return usage_of(llm_output.get("token_usage"), _USAGE)
+    return None
+
+
+def _set_usage(extra: Any) -> tuple[float, float] | None:
+    """Usage set on the run (`run.set(usage_metadata=…)` keeps it in `extra.metadata`)."""
+    metadata = extra.get("metadata") if isinstance(extra, dict) else None
+    if isinstance(metadata, dict):
+        return usage_of(metadata.get("usage_metadata"), _USAGE)
     return None
 
 
