@@ -37,6 +37,13 @@ def check(path: Path, text: str, fmt: str | None = None) -> list[str]:
 
 # --- fixtures written from the documentation ------------------------------------------------
 
+TREE_FACTS = (
+    'tools == ["get_weather"]; tool get_weather called once; tool get_weather args $.city == '
+    '"Oslo"; tool get_weather result == "12 C, rain"; answer == "Oslo: 12 C and rain."; '
+    "input tokens == 130; output tokens == 21; steps == 2; latency == 4s; errors == 0; "
+    "cost > $0.00003; cost < $0.00004"
+)
+
 DOCUMENTED: list[tuple[str, str, str]] = [
     (
         "responses-stream.sse",
@@ -88,6 +95,16 @@ DOCUMENTED: list[tuple[str, str, str]] = [
         'tools == ["lookup_order"]; tool lookup_order args $.order == 7; '
         'tool lookup_order result == "shipped"; guards == 1; steps == 2; '
         'answer == "Order 7 has shipped."; input tokens == 65; latency == 5s',
+    ),
+    ("langsmith-tree.json", "langsmith", TREE_FACTS),
+    ("langsmith-runs.jsonl", "langsmith", TREE_FACTS),  # the same runs, flat
+    (
+        "langsmith-wrappers.json",
+        "langsmith",
+        'tools == ["search_docs"]; tool search_docs called once; '
+        'tool search_docs args $.q == "rate limits"; errors == 1; '
+        'tool search_docs result contains "timed out"; answer == "The search timed out."; '
+        "input tokens == 100; output tokens == 18; steps == 2; latency == 6s",
     ),
 ]
 
@@ -361,6 +378,151 @@ def test_non_numeric_span_times(tmp_path: Path) -> None:
     assert check(path, "latency < 1s; steps == 1") == ["error", "pass"]
 
 
+# --- LangSmith runs --------------------------------------------------------------------------
+
+
+def ls_run(rid: str, run_type: str, name: str, **fields: Any) -> dict[str, Any]:
+    return {"id": rid, "name": name, "run_type": run_type, "inputs": {}, **fields}
+
+
+def test_langsmith_tree_and_flat_runs_are_the_same_events() -> None:
+    tree = load_run(DATA / "langsmith-tree.json")
+    flat = load_run(DATA / "langsmith-runs.jsonl", "langsmith")
+    assert tree.events == flat.events and tree.latency_ms == flat.latency_ms == 4000
+    assert tree.read is not None and tree.read.recognised == {"llm run": 2, "tool run": 1}
+    assert tree.read.skipped == {"`chain` runs (structure, not an event)": 1}
+
+
+def test_langsmith_suite_reads_cassette_and_trace_as(tmp_path: Path) -> None:
+    facts = "\n".join(f"  {t.strip()}" for t in TREE_FACTS.split(";"))
+    suite_file = write(
+        tmp_path,
+        "s.eval",
+        f'case "tree"\n  cassette "{DATA / "langsmith-tree.json"}"\n{facts}\n'
+        f'case "flat"\n  trace "{DATA / "langsmith-runs.jsonl"}" as langsmith\n{facts}\n',
+    )
+    suite = load_suite(suite_file)
+    assert not suite.errors, suite.diagnostics
+    report = run_suites([suite])
+    assert report.ok, report
+
+
+def test_langsmith_edge_cases(tmp_path: Path) -> None:
+    runs = [
+        ls_run("r", "chain", "agent", child_runs=[]),
+        ls_run("a", "llm", "model", outputs={"weird": [1]}, prompt_tokens=5),
+        ls_run("b", "llm", "model"),  # no outputs: still running, or not exported
+        ls_run("c", "tool", "lookup", inputs={"input": "not json"}),  # no result yet
+        ls_run("d", "tool", "lookup", inputs={"id": 2}, error="KeyError: 2"),
+        ls_run("e", "llm", "model", outputs={"output": "Done."}),
+    ]
+    path = write(tmp_path, "runs.json", json.dumps(runs))
+    text = (
+        'tool lookup called twice; tool lookup args == {input: "not json"}; '
+        'tool lookup result == "KeyError: 2"; errors == 1; steps == 1; answer == "Done."; '
+        "tokens == 0"
+    )
+    statuses = check(path, text)
+    assert statuses == ["pass"] * len(statuses), statuses
+    read = load_run(path).read
+    assert read is not None
+    assert read.skipped["`llm` runs whose outputs evaldsl does not read (`weird`)"] == 1
+    assert read.skipped["`llm` runs without outputs (still running, or not exported)"] == 1
+    assert any("not counted" in n for n in read.notes)
+    shown = run_evaldsl("inspect", str(path))
+    assert "does not read (`weird`)" in shown.stdout and "not counted" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("outputs", "extra"),
+    [
+        (
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": "Hi.",
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": '{"x": 1}'},
+                        }
+                    ],
+                },
+                "usage_metadata": {"input_tokens": 3, "output_tokens": 2},
+            },
+            None,
+        ),
+        (
+            {
+                "messages": [
+                    {"role": "user", "content": "q"},
+                    {
+                        "type": "ai",
+                        "content": [
+                            {"type": "text", "text": "Hi."},
+                            {"type": "tool_call", "name": "f", "args": {"x": 1}},
+                        ],
+                    },
+                ],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+            },
+            None,
+        ),
+        (
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Hi."},
+                    {"type": "tool_use", "id": "t", "name": "f", "input": {"x": 1}},
+                ],
+            },
+            {"metadata": {"usage_metadata": {"input_tokens": 3, "output_tokens": 2}}},
+        ),
+    ],
+    ids=["message", "messages", "anthropic-with-set-usage"],
+)
+def test_langsmith_llm_output_shapes(
+    tmp_path: Path, outputs: dict[str, Any], extra: dict[str, Any] | None
+) -> None:
+    run = ls_run("l", "llm", "m", outputs=outputs, extra=extra, prompt_tokens=0)
+    path = write(tmp_path, "o.json", json.dumps(run))
+    text = 'answer == "Hi."; tool f args $.x == 1; tokens == 5; steps == 1'
+    assert check(path, text) == ["pass"] * 4
+
+
+def test_langsmith_errors_are_counted_where_they_start(tmp_path: Path) -> None:
+    failing = ls_run("t", "tool", "fetch", error="boom", parent_run_id="r")
+    root = ls_run("r", "chain", "agent", error="boom", child_runs=[failing])
+    path = write(tmp_path, "t.json", json.dumps(root))
+    assert check(path, "errors == 1; tool fetch called once") == ["pass", "pass"]
+
+
+def test_langsmith_bad_shapes_are_the_runs_error(tmp_path: Path) -> None:
+    bad = ls_run("r", "chain", "agent", child_runs={"a": 1})
+    with pytest.raises(RunError, match="`child_runs` of run `agent` is an object, not a list"):
+        load_run(write(tmp_path, "c.json", json.dumps(bad)))
+    child = ls_run("r", "chain", "agent", child_runs=[{"id": "x"}])
+    with pytest.raises(RunError, match=r"`agent`.child_runs\[0\] is an object, not a LangSmith"):
+        load_run(write(tmp_path, "d.json", json.dumps(child)))
+    negative = ls_run("l", "llm", "m", outputs={"output": "hi"}, prompt_tokens=-3)
+    with pytest.raises(RunError, match="cannot be negative"):
+        load_run(write(tmp_path, "n.json", json.dumps(negative)))
+
+
+def test_a_langsmith_run_with_events_is_not_an_event_list(tmp_path: Path) -> None:
+    run = ls_run(
+        "l",
+        "llm",
+        "m",
+        outputs={"role": "assistant", "content": "hi"},
+        events=[{"name": "start", "time": "2025-01-01T00:00:00"}],
+        status="success",
+    )
+    assert load_run(write(tmp_path, "e.json", json.dumps(run))).format == "langsmith"
+
+
 # --- nothing recognised: an error for check and for the run ----------------------------------
 
 UNRECOGNISED: list[tuple[str, str, str | None]] = [
@@ -377,6 +539,13 @@ UNRECOGNISED: list[tuple[str, str, str | None]] = [
         None,
     ),
     ("agents.jsonl", '{"object": "trace", "workflow_name": "w"}\n', "openai_agents"),
+    ("langsmith.json", '{"id": "r", "name": "a", "run_type": "chain", "inputs": {}}', None),
+    (
+        "langsmith.jsonl",
+        '{"id": "r", "name": "a", "run_type": "chain", "inputs": {}}\n'
+        '{"id": "l", "name": "m", "run_type": "llm", "parent_run_id": "r", "outputs": {"x": 1}}\n',
+        "langsmith",
+    ),
 ]
 
 
@@ -425,6 +594,8 @@ FRAGMENTS = [
     (REAL / "openai-chat-jsonl" / "responses.jsonl").read_text(encoding="utf-8"),
     (REAL / "otel-latitude-otlp" / "trace.otlp.json").read_text(encoding="utf-8"),
     (DATA / "agents-spans.jsonl").read_text(encoding="utf-8"),
+    (DATA / "langsmith-runs.jsonl").read_text(encoding="utf-8"),
+    (DATA / "langsmith-tree.json").read_text(encoding="utf-8"),
     '{"type": "note"}\n{"type": "mark"}\n',
     '{"status": "completed", "output": [], "usage": {}}',
 ]
@@ -446,6 +617,8 @@ json_values = st.recursive(
                     "messages",
                     "output",
                     "span_data",
+                    "run_type",
+                    "child_runs",
                 ]
             ),
             inner,

@@ -261,7 +261,7 @@ STATEMENTS: dict[str, tuple[str, str]] = {
     "trace": (
         'trace "x.json" as otel',
         "A trace in a named format: traceplay, events, verydia, state, openai, anthropic, "
-        "otel, inspect, openai_agents (`evaldsl vocabulary` describes each).",
+        "otel, inspect, openai_agents, langsmith (`evaldsl vocabulary` describes each).",
     ),
     "state": ('state "x.json"', "The case runs against a workflow's final state."),
     "run": ("run package.module:function", "The case calls a Python function with `input`."),
@@ -295,6 +295,7 @@ RUN_FORMATS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "inspect": ((), "an Inspect AI eval log (JSON); several samples make one case each"),
     "openai_agents": ((), "OpenAI Agents SDK exported spans (trace.span objects)"),
+    "langsmith": ((), "LangSmith runs: a run tree (child_runs) or a flat array/JSONL of runs"),
 }
 
 

@@ -15,7 +15,8 @@ document and on its first items, and exactly one must match:
   with an `events`/`trace` list); a JSONL of them is streamed, never held in memory;
 - `state`: `memory` or `visited_nodes`, or a cycgraph status beside another WorkflowState
   field (a `status` alone is not enough: Responses API bodies and Inspect logs have one);
-- `openai`, `anthropic`, `otel`, `openai_agents`: the shapes their modules list;
+- `openai`, `anthropic`, `otel`, `openai_agents`, `langsmith`: the shapes their modules
+  list (a LangSmith run's own `events` list is not a traceplay event list);
 - `inspect`: an object with an `eval` spec beside `samples`/`status`.
 
 None matching, or two, is a `RunError` naming the file's first keys and the candidates, with
@@ -52,6 +53,7 @@ from evaldsl.runs.events import (
     trace_format,
 )
 from evaldsl.runs.inspect_ai import is_eval_log, read_inspect, sample_ids
+from evaldsl.runs.langsmith import is_langsmith_run, read_langsmith
 from evaldsl.runs.model import (
     Reading,
     Run,
@@ -262,7 +264,7 @@ def candidates(items: Items) -> list[tuple[str, str]]:
             found.append(("cycgraph", "an object with cycgraph state fields and status"))
         if is_eval_log(doc):
             found.append(("inspect", "an object with an Inspect AI `eval` spec and samples"))
-        if "events" in doc or "trace" in doc:
+        if ("events" in doc or "trace" in doc) and not is_langsmith_run(doc):
             listed = doc.get("events", doc.get("trace"))
             events = (
                 [e for e in listed[:HEAD_ITEMS] if isinstance(e, dict)]
@@ -285,6 +287,8 @@ def candidates(items: Items) -> list[tuple[str, str]]:
             found.append((fmt, "items are " + ", ".join(shapes)))
     if any(is_agents_item(v) for v in values[:HEAD_ITEMS]):
         found.append(("openai_agents", "items are Agents SDK trace.span objects"))
+    if any(is_langsmith_run(v) for v in values[:HEAD_ITEMS]):
+        found.append(("langsmith", "items are LangSmith runs (a `run_type` and `name`)"))
     if any(is_plain_request(v) for v in values[:HEAD_ITEMS]) and not any(
         f in ("openai", "anthropic") for f, _ in found
     ):
@@ -367,6 +371,9 @@ def _adapt(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> 
                 "an Inspect AI log is one JSON object with `eval` and `samples`", path=path
             )
         trace, latency = read_inspect(items, why, sample)
+        return trace.run(items, latency_ms=latency)
+    if fmt == "langsmith":
+        trace, latency = read_langsmith(items, why)
         return trace.run(items, latency_ms=latency)
     assert fmt == "openai_agents", fmt
     trace, latency = read_agents(items, why)

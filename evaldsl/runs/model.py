@@ -144,8 +144,8 @@ class Run:
     `events` is re-iterable (a list, or an `EventStream` that reads its file again on each
     pass) and `None` for a pure state or value. `format` names the adapter that made it:
     "traceplay", "verydia", "events", "openai", "anthropic", "otel", "inspect",
-    "openai_agents", "cycgraph" or "value". `read` says what the adapter read (`None` for
-    values made in memory).
+    "openai_agents", "langsmith", "cycgraph" or "value". `read` says what the adapter read
+    (`None` for values made in memory).
 
     >>> Run(events=[{"type": "tool.call", "name": "search"}]).kind
     'trace'

@@ -1,0 +1,388 @@
+"""LangSmith runs, as the LangSmith SDK serialises them, as normalised events.
+
+Takes `Items` of LangSmith `Run` objects (`id`, `name`, `run_type`, `start_time`,
+`end_time`, `inputs`, `outputs`, `error`, `extra`, `trace_id`, `parent_run_id`,
+`dotted_order`, `prompt_tokens`/`completion_tokens`, `child_runs`): a run tree as
+`Client.read_run(id, load_child_runs=True)` gives it (a root run with nested
+`child_runs`), or a flat JSON array or JSONL of runs as `Client.list_runs(trace_id=…)`
+exports them; both give the same events. Gives the events of `providers` (format
+"langsmith"). A run that appears twice (nested and listed) is read once, by `id`.
+
+Runs are taken in execution order: by `dotted_order` when every run has one (a parent
+sorts before its children), else by `start_time` (ISO; a time without a zone is UTC),
+else as they appear (a tree depth first).
+
+- `llm` run: one step; the answer text and the tool calls it asked for come from
+  `outputs` in the shapes the LangSmith documentation gives for LLM runs: LangChain's
+  `generations` (the first generation's message `content`, else its `text`), an OpenAI
+  Chat Completions body as `wrap_openai` logs it (`choices[0].message`), an Anthropic
+  Messages body (`type: message`, `content` blocks), `{message: {...}}`, `{messages:
+  [...]}` (the last assistant message), a message `{content, …}`, or `{"output": text}`
+  (what `@traceable(run_type="llm")` logs for a text return). A message's calls are its
+  `tool_calls` (LangChain `{name, args, id}` or OpenAI `{id, function}`, also in
+  `additional_kwargs`), else its content's `tool_use`/`tool_call` blocks. Tokens from the
+  run's `prompt_tokens`/`completion_tokens` (unless both are 0 beside a usage recorded
+  below), else the output's `usage_metadata` (`input_tokens`/`output_tokens`), `usage`
+  (OpenAI or Anthropic), `llm_output.token_usage`, the generation message's
+  `usage_metadata`, or `extra.metadata.usage_metadata` (`run.set(usage_metadata=…)`).
+  Tokens are read from `llm` runs only: a chain run's counts are LangSmith's sums of its
+  children's. The model is `extra.invocation_params.model` (or `model_name`), else
+  `extra.metadata.ls_model_name`, else the output body's `model`;
+- an `llm` run whose `outputs` are in none of these shapes is skipped and counted, with a
+  note that its step, tokens and answer are not counted (never an empty answer); one with
+  no `outputs` and an `error` is an error, not a step; one with neither (still running,
+  or exported without outputs) is skipped and counted;
+- `tool` run: a tool call of `name` with `inputs` as its arguments (a lone
+  `{"input": "<JSON text of an object>"}`, as LangChain logs a tool's input string, is
+  that object; other text stays `{"input": text}`), and `outputs` as its result
+  (`{"output": x}` is `x`; a serialised LangChain `ToolMessage` is its `content`). When
+  an LLM run asked for the call (by the ToolMessage's `tool_call_id`, else the oldest
+  unanswered call of that name), the tool run gives that call its result instead of
+  counting a second call: the arguments are the LLM's (a tool run never answers another
+  tool run's call). An `error` makes the result an
+  error result. A tool run without `outputs` or `error` is a call without a result;
+- `chain`, `retriever`, `embedding`, `prompt`, `parser` runs are skipped and counted;
+- an `error` is an `agent.error` where it started: a run whose descendant also failed
+  (LangSmith records the error again on every ancestor) is not counted twice.
+
+The run's latency is from the first `start_time` to the last `end_time`. Cost is
+evaldsl's price table by model, as for every format: LangSmith's own `total_cost` is not
+read (it depends on the workspace's pricing). A `child_runs` that is not a list, an item
+or child that is not a run, and a token count that is negative or not a number are the
+run's error, naming where.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from evaldsl.runs.model import describe
+from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts, usage_of
+
+RUN_TYPES = ("llm", "chain", "tool", "retriever", "embedding", "prompt", "parser")
+_RUN_KEYS = ("inputs", "outputs", "child_runs", "dotted_order", "trace_id", "parent_run_id")
+_USAGE = (("input_tokens", "output_tokens"), ("prompt_tokens", "completion_tokens"))
+_HINT = 'a LangSmith run has "run_type", "name" and "inputs"; `child_runs` is a list of runs'
+
+
+def is_langsmith_run(d: Any) -> bool:
+    """A LangSmith run object: a known `run_type` and `name` beside a run field."""
+    return (
+        isinstance(d, dict)
+        and d.get("run_type") in RUN_TYPES
+        and isinstance(d.get("name"), str)
+        and any(k in d for k in _RUN_KEYS)
+    )
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def _flatten(items: Items) -> tuple[list[dict[str, Any]], dict[int, str | None]]:
+    """Every run of the items (children after their parent, each id once) and each run's
+    parent id (from the nesting, else `parent_run_id`)."""
+    runs: list[dict[str, Any]] = []
+    parents: dict[int, str | None] = {}
+    seen: set[str] = set()
+
+    def visit(run: Any, index: int, where: str, parent: str | None) -> None:
+        if not is_langsmith_run(run):
+            raise items.error(index, f"{where} is {describe(run)}, not a LangSmith run", _HINT)
+        rid = str(run["id"]) if run.get("id") is not None else None
+        if rid is not None and rid in seen:
+            return
+        if rid is not None:
+            seen.add(rid)
+        runs.append(run)
+        up = run.get("parent_run_id")
+        parents[id(run)] = parent if parent is not None else (str(up) if up else None)
+        children = run.get("child_runs")
+        if children is None:
+            return
+        if not isinstance(children, list):
+            raise items.error(
+                index,
+                f"{where}: `child_runs` of run `{run['name']}` is {describe(children)}, not a list",
+                _HINT,
+            )
+        for n, child in enumerate(children):
+            visit(child, index, f"{where} → `{run['name']}`.child_runs[{n}]", rid)
+
+    for index, item in enumerate(items.values):
+        visit(item, index, items.where(index), None)
+    return runs, parents
+
+
+def read_langsmith(items: Items, why: str) -> tuple[Trace, float | None]:
+    """The events of LangSmith runs (see the module doc) and the latency in ms."""
+    trace = Trace("langsmith", items.path, why)
+    runs, parents = _flatten(items)
+    orders = [r.get("dotted_order") for r in runs]
+    starts = [_time(r.get("start_time")) for r in runs]
+    if runs and all(isinstance(o, str) and o for o in orders):
+        runs = [runs[i] for i in sorted(range(len(runs)), key=lambda i: str(orders[i]))]
+    elif all(t is not None for t in starts):
+        order = sorted(range(len(runs)), key=lambda i: starts[i])  # type: ignore[arg-type,return-value]
+        runs = [runs[i] for i in order]
+    failing = _failing_ancestors(runs, parents)
+    asked: set[str] = set()  # the callIds of tool calls LLM runs asked for
+    for run in runs:
+        _run(run, trace, asked, repeated=id(run) in failing)
+    first = [t for t in starts if t is not None]
+    last = [t for t in (_time(r.get("end_time")) for r in runs) if t is not None]
+    latency = (max(last) - min(first)).total_seconds() * 1000 if first and last else None
+    return trace, latency
+
+
+def _failing_ancestors(runs: list[dict[str, Any]], parents: dict[int, str | None]) -> set[int]:
+    """The runs (by `id()`) one of whose descendants has an error."""
+    by_id = {str(r["id"]): r for r in runs if r.get("id") is not None}
+    marked: set[int] = set()
+    for run in runs:
+        if not run.get("error"):
+            continue
+        up = parents.get(id(run))
+        hops = 0
+        while up is not None and up in by_id and hops <= len(runs):
+            parent = by_id[up]
+            marked.add(id(parent))
+            up = parents.get(id(parent))
+            hops += 1
+    return marked
+
+
+def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) -> None:
+    kind = run["run_type"]
+    name = run["name"]
+    start = run.get("start_time") if isinstance(run.get("start_time"), str) else None
+    end = run.get("end_time") if isinstance(run.get("end_time"), str) else None
+    error = run.get("error")
+    outputs = run.get("outputs")
+    if kind == "llm":
+        if outputs is None:
+            if not error:
+                trace.skip("`llm` runs without outputs (still running, or not exported)")
+        else:
+            read = _llm_output(outputs)
+            if read is None:
+                keys = (
+                    ", ".join(f"`{k}`" for k in list(outputs)[:4])
+                    if isinstance(outputs, dict)
+                    else describe(outputs)
+                )
+                trace.skip(f"`llm` runs whose outputs evaldsl does not read ({keys})")
+                trace.note(
+                    "an `llm` run's outputs are in no shape evaldsl reads: its step, tokens "
+                    "and answer are not counted"
+                )
+            else:
+                trace.saw("llm run")
+                text, calls, usage, body_model = read
+                top = {
+                    k: run[k]
+                    for k in ("prompt_tokens", "completion_tokens")
+                    if run.get(k) is not None
+                }
+                tokens = usage_of(top, (("prompt_tokens", "completion_tokens"),))
+                recorded = usage or _set_usage(run.get("extra"))
+                if tokens is None or (tokens == (0, 0) and recorded is not None):
+                    tokens = recorded
+                model = _model(run.get("extra")) or body_model
+                trace.llm(text, tokens, model=model, start=start, end=end)
+                for tool, args, cid in calls:
+                    asked.add(trace.call(tool, args, cid, end))
+    elif kind == "tool":
+        trace.saw("tool run")
+        result, call_id = _tool_output(outputs)
+        cid = trace.known_call(call_id, name)
+        if cid is None or cid not in asked:  # a tool run never answers another tool run
+            cid = trace.call(name, _tool_args(run.get("inputs")), call_id, start)
+        if error:
+            trace.result(cid, str(error), is_error=True, at=end)
+        elif outputs is not None:
+            trace.result(cid, result, at=end)
+    else:
+        trace.skip(f"`{kind}` runs (structure, not an event)")
+    if error:
+        if repeated:
+            trace.skip("errors a child run already counts")
+        else:
+            trace.error(str(error), end)
+
+
+# --- llm outputs -------------------------------------------------------------------------
+
+Call = tuple[str, Any, str | None]
+
+
+def _llm_output(
+    outputs: Any,
+) -> tuple[str, list[Call], tuple[float, float] | None, str | None] | None:
+    """(answer text, tool calls, usage, model) of an llm run's outputs; `None` when they
+    are in no shape the module doc lists."""
+    if not isinstance(outputs, dict):
+        return None
+    usage = _usage(outputs)
+    model = outputs.get("model") if isinstance(outputs.get("model"), str) else None
+    generations = outputs.get("generations")
+    if isinstance(generations, list) and generations:
+        first = generations[0]
+        if isinstance(first, list):
+            first = first[0] if first else None
+        if not isinstance(first, dict):
+            return None
+        message = _message(first.get("message"))
+        if message is not None:
+            text = text_of_parts(message.get("content"))
+            if not text and isinstance(first.get("text"), str):
+                text = first["text"]
+            usage = usage or usage_of(message.get("usage_metadata"), _USAGE)
+            meta = message.get("response_metadata")
+            if model is None and isinstance(meta, dict):
+                found = meta.get("model_name", meta.get("model"))
+                model = found if isinstance(found, str) else None
+            return text, _read_message(message)[1], usage, model
+        if isinstance(first.get("text"), str):
+            return first["text"], [], usage, model
+        return None
+    choices = outputs.get("choices")
+    if isinstance(choices, list) and choices:
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            return None
+        return (*_read_message(message), usage, model)
+    if isinstance(outputs.get("content"), list) and outputs.get("type") == "message":
+        return (*_read_message(outputs), usage, model)  # an Anthropic Messages body
+    if isinstance(outputs.get("message"), dict):
+        return (*_read_message(outputs["message"]), usage, model)
+    messages = outputs.get("messages")
+    if isinstance(messages, list):
+        said = [m for m in map(_message, messages) if m is not None and _is_assistant(m)]
+        return (*_read_message(said[-1]), usage, model) if said else None
+    message = _message(outputs)
+    if message is not None and "content" in message:
+        return (*_read_message(message), usage, model)
+    if list(outputs) == ["output"]:
+        inner = outputs["output"]
+        if isinstance(inner, str):
+            return inner, [], usage, model
+        if isinstance(inner, dict):
+            return _llm_output(inner)
+    return None
+
+
+def _message(value: Any) -> dict[str, Any] | None:
+    """A message dict: plain, or LangChain's serialised `{"lc": 1, "kwargs": {...}}`."""
+    if not isinstance(value, dict):
+        return None
+    if value.get("lc") is not None and isinstance(value.get("kwargs"), dict):
+        kwargs: dict[str, Any] = value["kwargs"]
+        return kwargs
+    return value
+
+
+def _is_assistant(message: dict[str, Any]) -> bool:
+    return message.get("role", message.get("type")) in ("assistant", "ai", "AIMessage")
+
+
+def _read_message(message: dict[str, Any]) -> tuple[str, list[Call]]:
+    """The text and tool calls of an assistant message: `tool_calls` (see `_calls`), else
+    the content's `tool_use` (Anthropic) or `tool_call` (LangChain) blocks."""
+    content = message.get("content")
+    calls = _calls(message)
+    if not calls and isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict) or not isinstance(block.get("name"), str):
+                continue
+            cid = block.get("id") if isinstance(block.get("id"), str) else None
+            if block.get("type") == "tool_use":
+                calls.append((block["name"], block.get("input", {}), cid))
+            elif block.get("type") == "tool_call":
+                calls.append((block["name"], block.get("args", {}), cid))
+    return text_of_parts(content), calls
+
+
+def _calls(message: dict[str, Any]) -> list[Call]:
+    """The tool calls of a message: LangChain `{name, args, id}` or OpenAI
+    `{id, function: {name, arguments}}` (in `tool_calls` or `additional_kwargs`)."""
+    listed = message.get("tool_calls")
+    extra = message.get("additional_kwargs")
+    if not listed and isinstance(extra, dict):
+        listed = extra.get("tool_calls")
+    out: list[Call] = []
+    for call in listed if isinstance(listed, list) else []:
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function")
+        cid = call.get("id") if isinstance(call.get("id"), str) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            out.append((function["name"], parse_json_text(function.get("arguments")), cid))
+        elif isinstance(call.get("name"), str):
+            out.append((call["name"], call.get("args", {}), cid))
+    return out
+
+
+def _usage(outputs: dict[str, Any]) -> tuple[float, float] | None:
+    for found in (
+        usage_of(outputs.get("usage_metadata"), _USAGE),
+        usage_of(outputs.get("usage"), _USAGE),
+    ):
+        if found is not None:
+            return found
+    llm_output = outputs.get("llm_output")
+    if isinstance(llm_output, dict):
+        return usage_of(llm_output.get("token_usage"), _USAGE)
+    return None
+
+
+def _set_usage(extra: Any) -> tuple[float, float] | None:
+    """Usage set on the run (`run.set(usage_metadata=…)` keeps it in `extra.metadata`)."""
+    metadata = extra.get("metadata") if isinstance(extra, dict) else None
+    if isinstance(metadata, dict):
+        return usage_of(metadata.get("usage_metadata"), _USAGE)
+    return None
+
+
+def _model(extra: Any) -> str | None:
+    if not isinstance(extra, dict):
+        return None
+    params = extra.get("invocation_params")
+    if isinstance(params, dict):
+        for key in ("model", "model_name"):
+            if isinstance(params.get(key), str):
+                return str(params[key])
+    metadata = extra.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("ls_model_name"), str):
+        return str(metadata["ls_model_name"])
+    return None
+
+
+# --- tool runs ---------------------------------------------------------------------------
+
+
+def _tool_args(inputs: Any) -> Any:
+    if isinstance(inputs, dict) and list(inputs) == ["input"] and isinstance(inputs["input"], str):
+        parsed = parse_json_text(inputs["input"])
+        return parsed if isinstance(parsed, dict) else inputs
+    return inputs if inputs is not None else {}
+
+
+def _tool_output(outputs: Any) -> tuple[Any, str | None]:
+    """A tool run's result and the `tool_call_id` it answers, when it records one."""
+    value = outputs
+    if isinstance(outputs, dict) and list(outputs) == ["output"]:
+        value = outputs["output"]
+    message = _message(value)
+    if message is not None and ("tool_call_id" in message or message.get("type") == "tool"):
+        cid = message.get("tool_call_id")
+        return message.get("content"), cid if isinstance(cid, str) else None
+    return value, None
