@@ -73,6 +73,10 @@ class Builder(Transformer[Token, Any]):
     come out in whole-text offsets. `problems` collects the limits crossed since `reset`.
     """
 
+    #: What `__default__` makes of the children of Lark's helper rules (the fast parse
+    #: loop, `drive.py`, calls it directly).
+    helper = Inline
+
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
         self.base = 0
