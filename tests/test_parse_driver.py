@@ -1,21 +1,26 @@
 """The parser's fast path gives exactly what Lark's own loop gives: the one-loop driver
-(`drive`) produces the same AST as `Lark.parse` for every statement of every `.eval` file
-in the project and of generated text, and on broken text it steps aside (None), so Lark
-reports the error (kind, position, expected terminals) as it always does."""
+(`drive`) produces the same AST, spans included, as `Lark.parse` for every statement of
+every `.eval` file in the project and of generated text (valid programs, token soup,
+nesting deeper than the driver remembers, and with its memo bounded to a few stacks), and
+on broken text it steps aside (None), so Lark reports the error (kind, position, expected
+terminals) as it always does."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lark.exceptions import UnexpectedInput
 
+from evaldsl.syntax import drive as drive_module
 from evaldsl.syntax.build import Builder
 from evaldsl.syntax.drive import drive
 from evaldsl.syntax.grammar import new_lark
+from tests.test_parser_properties import assertion, declaration
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted(
@@ -28,15 +33,35 @@ FAST = new_lark(Builder())
 STOCK = new_lark(Builder())
 
 
-def driven(text: str) -> object:
+def full(result: object) -> list[object]:
+    """A parse's result with every span in it (`==` on AST nodes leaves spans out): its
+    nodes and collections in preorder, each with its type and size (a loop, not a
+    recursion: the corpus nests deeper than Python's recursion limit)."""
+    out: list[object] = []
+    stack = [result]
+    while stack:
+        item = stack.pop()
+        if attrs.has(type(item)):
+            fields = [getattr(item, f.name) for f in attrs.fields(cast(Any, type(item)))]
+            out.append((type(item).__name__, len(fields)))
+            stack.extend(reversed(fields))
+        elif isinstance(item, tuple | list):
+            out.append((type(item).__name__, len(item)))
+            stack.extend(reversed(item))
+        else:
+            out.append(item)
+    return out
+
+
+def driven(text: str, lark: Any = FAST, start: str = "file") -> object:
     """What `drive` gives, or Lark's error when it steps aside (as `parse` then does)."""
-    result = drive(FAST, text, "file")
-    return outcome(STOCK, text) if result is None else result
+    result = drive(lark, text, start)  # type: ignore[arg-type]
+    return outcome(STOCK, text, start) if result is None else full(result)
 
 
-def outcome(lark: Any, text: str) -> object:
+def outcome(lark: Any, text: str, start: str = "file") -> object:
     try:
-        return lark.parse(text, start="file")
+        return full(lark.parse(text, start=start))
     except UnexpectedInput as err:
         token = getattr(err, "token", None)
         return (
@@ -167,3 +192,61 @@ def test_the_fast_loop_is_used_with_the_lark_it_was_written_for() -> None:
     from evaldsl.syntax import drive as drive_module
 
     assert drive_module.available(FAST)
+
+
+@st.composite
+def eval_file(draw: st.DrawFn, header: bool = True) -> str:
+    """A valid file: header and case lines (when `header`) and assertions, separated by
+    newlines, semicolons, comments and blank lines."""
+    kinds = st.one_of(declaration(), assertion()) if header else assertion()
+    items = draw(st.lists(kinds, min_size=1, max_size=12))
+    seps = st.sampled_from(["\n", ";", " ; ", "\n\n", "  # note\n", ";\n", "\r\n", "\n\t"])
+    return "".join(text + draw(seps) for text, _ in items) + draw(st.sampled_from(["", "  "]))
+
+
+GENERATED = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@GENERATED
+@given(eval_file())
+def test_generated_files_parse_the_same(text: str) -> None:
+    expected = outcome(STOCK, text)
+    assert not isinstance(expected, tuple), expected  # the generator writes valid files
+    assert driven(text) == expected
+
+
+@GENERATED
+@given(eval_file(header=False))
+def test_generated_statement_lists_parse_the_same(text: str) -> None:
+    expected = outcome(STOCK, text, "statements")
+    assert not isinstance(expected, tuple), expected
+    assert driven(text, start="statements") == expected
+
+
+def test_nesting_deeper_than_the_memo_parses_the_same() -> None:
+    # stacks deeper than MAX_STACK are walked step by step, from where the memo stops
+    deep = drive_module.MAX_STACK + 20
+    texts = [
+        "not " * deep + "tool a called",
+        "(" * deep + "steps < 1" + ")" * deep + "\nerrors == 0",
+        "answer == " + "[" * deep + "1" + "]" * deep + "; tool b called",
+        "input " + "[" * deep + "\n" + "]" * deep,
+    ]
+    for text in texts:
+        expected = outcome(STOCK, text)
+        assert not isinstance(expected, tuple), expected
+        assert driven(text) == expected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(eval_file(), st.integers(1, 6))
+def test_a_full_memo_parses_the_same(monkeypatch_text: str, configs: int) -> None:
+    # past MAX_CONFIGS stacks the loop walks the table from there on: the same result
+    lark = new_lark(Builder())
+    original = drive_module.MAX_CONFIGS
+    drive_module.MAX_CONFIGS = configs
+    try:
+        assert driven(monkeypatch_text, lark) == outcome(STOCK, monkeypatch_text)
+        assert driven(monkeypatch_text, lark) == outcome(STOCK, monkeypatch_text)
+    finally:
+        drive_module.MAX_CONFIGS = original

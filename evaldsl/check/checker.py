@@ -178,7 +178,9 @@ class _Checker:
                 )
 
     def subject(self, subject: ast.Subject, *, forbidding: bool) -> None:
-        self.available(subject.kind, subject.span)
+        source_kind = self.env.source_kind
+        if source_kind is not None and source_kind not in SUBJECTS[subject.kind].sources:
+            self.available(subject.kind, subject.span)
         if subject.kind == "tool" and subject.name is not None and not forbidding:
             self.tool_name(subject.name, subject.span, recorded=True)
         if subject.index == 0:
@@ -205,9 +207,10 @@ class _Checker:
         subject, pred = check.subject, check.predicate
         family = family_of(pred)
         self.subject(subject, forbidding=family.forbids(pred))
-        stype = subject_type(subject)
+        stype = SUBJECTS[subject.kind].type
         spec = PREDICATES[family.key(pred)]
-        subject_text = self.text(subject.span) or subject.kind
+        start, end = subject.span
+        subject_text = self.source.text[start:end] or subject.kind
         if stype not in spec.applies_to:
             ordered = stype in ("Number", "Duration", "Money", "Json")
             fitting = [
@@ -230,7 +233,7 @@ class _Checker:
                 "`every` applies to `args` and `result` tests",
                 "every tool NAME args $.path <= 10",
             )
-        self.predicate(pred, stype, subject, subject_text)
+        family.check(self, pred, stype, subject, subject_text)  # `predicate`, written out
 
     def predicate(
         self, pred: ast.Predicate, stype: Type, subject: ast.Subject, subject_text: str
@@ -405,18 +408,22 @@ class _Checker:
 
 
 def _count_bounds(expr: ast.Expr) -> tuple[str, int, float] | None:
-    match expr:
-        case ast.NoTool(name=name):
-            return name, 0, 0
-        case ast.Check(
-            subject=ast.Subject(kind="tool", name=str(name)),
-            predicate=ast.Called(count=c),
-            every=False,
-        ):
-            if c.low < 0 or (c.high is not None and not 0 <= c.low <= c.high):
-                return None  # an invalid count (E207) contradicts nothing
-            return name, c.low, float("inf") if c.high is None else c.high
-    return None
+    # by exact type, not `match`: it runs for every assertion (AST nodes have no subclasses)
+    kind = type(expr)
+    if kind is ast.NoTool:
+        return expr.name, 0, 0  # type: ignore[union-attr]
+    if kind is not ast.Check:
+        return None
+    subject, pred = expr.subject, expr.predicate  # type: ignore[union-attr]
+    name = subject.name
+    if expr.every or subject.kind != "tool" or type(pred) is not ast.Called:  # type: ignore[union-attr]
+        return None
+    if not isinstance(name, str):
+        return None
+    c = pred.count
+    if c.low < 0 or (c.high is not None and not 0 <= c.low <= c.high):
+        return None  # an invalid count (E207) contradicts nothing
+    return name, c.low, float("inf") if c.high is None else c.high
 
 
 def _plain_number(value: ast.Duration | ast.Money) -> str:

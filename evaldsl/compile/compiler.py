@@ -166,7 +166,7 @@ class Compiler:
 
     def subject(self, subject: ast.Subject) -> SubjectReader:
         kind = subject.kind
-        keys = tuple(k.key for k in subject.keys)
+        keys = tuple(k.key for k in subject.keys) if subject.keys else ()
         match kind:
             case "answer" | "answer_json":
                 index = subject.index if subject.index is not None else -1

@@ -484,6 +484,13 @@ EXPR_TYPES = (Check, NoTool, NodeVisited, Not, And, Or)
 
 def to_json(value: Value) -> object:
     """The plain JSON value a literal stands for (bare names become strings)."""
+    # the common literals first, by their exact type (compiling calls this for every
+    # literal, often twice); the `match` below is the definition and takes any other
+    kind = type(value)
+    if kind is Str or kind is Num or kind is Name or kind is Bool:
+        return value.value  # type: ignore[union-attr]
+    if kind is ListLit:
+        return [to_json(i) for i in value.items]  # type: ignore[union-attr]
     match value:
         case Str(v) | Name(v):
             return v

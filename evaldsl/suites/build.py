@@ -230,13 +230,14 @@ def _compile_case(
 
 
 def _has_judge(expr: ast.Expr) -> bool:
-    match expr:
-        case ast.Check(predicate=ast.Judged()):
-            return True
-        case ast.Not(operand=operand):
-            return _has_judge(operand)
-        case ast.And(operands=ops) | ast.Or(operands=ops):
-            return any(_has_judge(op) for op in ops)
+    # by exact type, not `match` (it runs for every assertion; AST nodes have no subclasses)
+    kind = type(expr)
+    if kind is ast.Check:
+        return type(expr.predicate) is ast.Judged  # type: ignore[union-attr]
+    if kind is ast.Not:
+        return _has_judge(expr.operand)  # type: ignore[union-attr]
+    if kind is ast.And or kind is ast.Or:
+        return any(_has_judge(op) for op in expr.operands)  # type: ignore[union-attr]
     return False
 
 

@@ -39,6 +39,11 @@ from evaldsl.predicates.registry import RULES
 from evaldsl.syntax.grammar import cached_grammar
 from evaldsl.syntax.literals import decode_string, parse_duration
 
+#: Every AST node class: a child of a rule that is one of these has its span already.
+_NODES = frozenset(
+    c for c in vars(ast).values() if isinstance(c, type) and attrs.has(c) and hasattr(c, "span")
+)
+
 #: Punctuation terminals: dropped when a list or object is built.
 PUNCT = frozenset(
     {"LSQB", "RSQB", "LBRACE", "RBRACE", "LPAR", "RPAR", "COMMA", "COLON", "SEMICOLON", "DOT"}
@@ -72,6 +77,10 @@ class Builder(Transformer[Token, Any]):
     `base` is the offset of the statement being parsed within the whole text, so spans
     come out in whole-text offsets. `problems` collects the limits crossed since `reset`.
     """
+
+    #: What `__default__` makes of the children of Lark's helper rules (the fast parse
+    #: loop, `drive.py`, calls it directly).
+    helper = Inline
 
     def __init__(self) -> None:
         super().__init__(visit_tokens=False)
@@ -159,27 +168,37 @@ class Builder(Transformer[Token, Any]):
         return item.span.end  # type: ignore[no-any-return]
 
     def span(self, children: Sequence[Any]) -> Span:
-        # `_start` and `_end` written out: this runs for every node
+        # `_start` and `_end` written out: this runs for every node. A child is a token
+        # (the parse loops make plain `Token`s) or a node already built (with its span).
         first, last = children[0], children[-1]
-        start = (
-            self.base + first.start_pos  # type: ignore[operator]
-            if type(first) is Token
-            else self._start(first)
-        )
-        end = (
-            self.base + last.end_pos  # type: ignore[operator]
-            if type(last) is Token
-            else self._end(last)
-        )
+        kind = type(first)
+        if kind is Token:
+            start = self.base + first.start_pos
+        elif kind in _NODES:
+            start = first.span[0]
+        else:
+            start = self._start(first)
+        kind = type(last)
+        if kind is Token:
+            end = self.base + last.end_pos
+        elif kind in _NODES:
+            end = last.span[1]
+        else:
+            end = self._end(last)
         return _new_span(Span, (start, end))
 
     def literal(self, item: Any) -> ast.Value:
         if not isinstance(item, Token):
             return cast(ast.Value, item)
-        kind, text, span = item.type, str(item), self.token_span(item)
+        kind, text = item.type, str(item)
+        base = self.base
+        span = _new_span(Span, (base + item.start_pos, base + item.end_pos))  # type: ignore[operator]
         if kind == "STRING":
             return ast.Str(decode_string(text), span=span)
         if kind == "INT":
+            # `integer` written out: most literals are small integers
+            if len(text) < 16:
+                return ast.Num(int(text), span=span)
             return ast.Num(self.integer(item), span=span)
         if kind == "DECIMAL":
             if text.lstrip("+-").lower() == INFINITY_SPELLING:
@@ -327,7 +346,9 @@ class Builder(Transformer[Token, Any]):
                 self.problems.append((node.span, "E105", nesting_problem("this assertion")))
 
     def check(self, c: list[Any]) -> ast.Check:
-        node = ast.Check(c[0], c[1], span=self.span(c))
+        subject, predicate = c  # two nodes: the span from the subject's start to the end
+        span = _new_span(Span, (subject.span[0], predicate.span[1]))
+        node = ast.Check(subject, predicate, span=span)
         if self._pending:  # most checks hold no list or object: no call for them
             self._assertion(node)
         return node
@@ -352,7 +373,7 @@ class Builder(Transformer[Token, Any]):
         return ast.Subject(kind, span=self.span(c), **kw)
 
     def answer(self, c: list[Any]) -> ast.Subject:
-        return self._subject("answer", c)
+        return ast.Subject("answer", span=self.span(c))
 
     def answer_at(self, c: list[Any]) -> ast.Subject:
         return self._subject("answer", c, index=self.integer(c[2]))
@@ -376,7 +397,7 @@ class Builder(Transformer[Token, Any]):
         return self._subject("state", c, keys=(first, *c[3:]))
 
     def tool(self, c: list[Any]) -> ast.Subject:
-        return self._subject("tool", c, name=self.name(c[1]))
+        return ast.Subject("tool", self.name(c[1]), span=self.span(c))
 
     def key_access(self, c: list[Any]) -> ast.Key:
         tok = c[1]
@@ -411,7 +432,7 @@ class Builder(Transformer[Token, Any]):
 
 def _simple_subject(kind: ast.SubjectKind) -> Any:
     def build(self: Builder, c: list[Any]) -> ast.Subject:
-        return self._subject(kind, c)
+        return ast.Subject(kind, span=self.span(c))
 
     return build
 

@@ -7,6 +7,15 @@ Lark's contextual lexer, the bracket rule of `BracketNewlines`, and Lark's shift
 steps with the same callbacks (so the same AST), without the generators and method calls
 between them: parsing is most of compiling.
 
+The steps are memoised. An LALR parser's next steps depend on its whole state stack and
+the next token's kind only, and the stacks seen while parsing statements are few (a
+statement ends where it began: at the file's repetition). So each stack met is kept once
+as a `_Config`, holding the lexer plan of its top state and, per token kind, the
+reductions that kind causes and the config it leads to: after the first statements of a
+shape, a token costs one dict lookup instead of a walk of the table per step, and the
+reductions that only pass a single child up (`?rule`, `?value`) cost nothing. Configs are
+bounded (`MAX_CONFIGS`, `MAX_STACK`): past them the loop walks the table as Lark does.
+
 It reads Lark internals (`scanner._mres`, the parse table, the callbacks), so it is
 guarded: `available(lark)` holds only for the Lark versions it was written for
 (`SUPPORTED_LARK`) when those internals have the expected shape; otherwise `drive` is
@@ -16,11 +25,14 @@ the whole corpus both ways.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any, cast
 
 import lark as lark_module
 from lark import Lark, Token
-from lark.lexer import ContextualLexer
+from lark.lexer import ContextualLexer, PatternStr, UnlessCallback
+from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
 from evaldsl.syntax.grammar import CLOSING, OPENING, Start
@@ -79,15 +91,19 @@ def _plans(lexer: ContextualLexer) -> _Plans:
 _new_str = str.__new__
 
 
-def _tables(frontend: Any) -> dict[int, dict[str, tuple[bool, Any]]]:
+def _tables(frontend: Any, helper: Any) -> dict[int, dict[str, tuple[bool, Any]]]:
     """Lark's parse table for `drive`: plain-string keys (Lark's rule names are Tokens,
     whose Python `__eq__` would run at every goto), and each entry `(shift?, target)`
     where a reduce's target is already (rule length, callback, origin name) (Lark's rules
-    hash in Python too)."""
+    hash in Python too), with the callbacks of Lark's helper rules made cheaper
+    (`_helper_callback`)."""
     cached = getattr(frontend, "_evaldsl_tables", None)
     if cached is None:
         parser = frontend.parser.parser
-        callbacks = parser.callbacks
+        callbacks = {
+            rule: _helper_callback(rule, callback, helper)
+            for rule, callback in parser.callbacks.items()
+        }
         cached = {
             state: {
                 str(name): (True, arg)
@@ -101,19 +117,264 @@ def _tables(frontend: Any) -> dict[int, dict[str, tuple[bool, Any]]]:
     return cast(dict[int, dict[str, tuple[bool, Any]]], cached)
 
 
+def _is_default(callback: Any) -> bool:
+    """Whether `callback` is Lark's callback for a rule the builder has no method for
+    (it calls the builder's `__default__` with the rule's name)."""
+    return isinstance(callback, partial) and callback.func.__name__ == "default_callback"
+
+
+def _helper_callback(rule: Any, callback: Any, helper: Any) -> Any:
+    """The callback of one of Lark's helper rules (`__file_star_0`: the repetitions the
+    grammar's `*`, `+` and `?` make), cheaper and giving the same: the builder's
+    `__default__` turns their children into an `Inline` holder (`helper`), which the
+    parent only reads the children of; and a left-recursive repetition (`rep: rep x y`)
+    appends its new children to the list of the holder below it, as Lark's child filter
+    does, and passes that holder on. Any other callback is kept as it is."""
+    if helper is None or not str(rule.origin.name).startswith("_") or rule.alias:
+        return callback
+    if _is_default(callback):
+        return helper
+    if type(callback) is ChildFilterLALR_NoPlaceholders and _is_default(callback.node_builder):
+        include = list(callback.to_include)
+        if include and include[0] == (0, True) and not any(expand for _, expand in include[1:]):
+            return _extend_left(tuple(i for i, _ in include[1:]))
+    return callback
+
+
+def _extend_left(indices: tuple[int, ...]) -> Callable[[list[Any]], Any]:
+    """`rep: rep x …`: the children at `indices` appended to the holder `rep` built."""
+
+    def extend(children: list[Any]) -> Any:
+        head = children[0]
+        head.children.extend([children[i] for i in indices])
+        return head
+
+    if indices == (1,):
+
+        def extend(children: list[Any]) -> Any:
+            head = children[0]
+            head.children.append(children[1])
+            return head
+
+    elif indices == (1, 2):
+
+        def extend(children: list[Any]) -> Any:
+            head = children[0]
+            held = head.children
+            held.append(children[1])
+            held.append(children[2])
+            return head
+
+    return extend
+
+
+def _keyword_callback(callback: Any) -> Any:
+    """A NAME token's keyword callback as a dict lookup: Lark's (`UnlessCallback`) gives
+    the token the type of the keyword its text spells, found by matching the text against
+    every keyword; for plain keywords (no regex flags) that is the dict lookup. Any other
+    callback is kept as it is."""
+    scanner = getattr(callback, "scanner", None)
+    if type(callback) is not UnlessCallback or scanner is None or scanner.g_regex_flags:
+        return callback
+    terminals = scanner.terminals
+    if not all(type(t.pattern) is PatternStr and not t.pattern.flags for t in terminals):
+        return callback
+    words = {t.pattern.value: t.name for t in terminals}
+
+    def keyword(tok: Token) -> Token:
+        found = words.get(tok.value)
+        if found is not None:
+            tok.type = found
+        return tok
+
+    return keyword
+
+
+MAX_CONFIGS = 4096
+"""How many parser stacks `drive` remembers per start symbol (statements meet a few dozen)."""
+MAX_STACK = 64
+"""The deepest stack `drive` remembers (deep nesting is walked step by step instead)."""
+
+#: The token kinds that open or close a bracket, and the newline: inside brackets a
+#: newline is white space (`BracketNewlines`).
+_LAYOUT = OPENING | CLOSING | {"_NL"}
+
+#: The config a step leads to when it accepts the text.
+_ACCEPT: Any = object()
+
+#: A parser stack remembered: the lexer plan of its top state, the steps from it by token
+#: kind (filled as they are met) and the stack itself.
+_Config = tuple[Any, Any, Any, dict[str, Any], tuple[int, ...]]
+#: What a token kind does from a config: the reductions (rule length, callback) before it
+#: is shifted, the config after the shift (`_ACCEPT` at the end of the text, `None` when
+#: that stack is not remembered) and the stack after the shift.
+_Step = tuple[tuple[tuple[int, Any], ...], Any, list[int]]
+
+
+class _Memo:
+    """The configs met so far by one parser for one start symbol (see the module doc)."""
+
+    def __init__(self, frontend: Any, start: Start) -> None:
+        table = frontend.parser.parser.parse_table
+        # the builder names what its `__default__` makes of a helper rule's children
+        helper = getattr(frontend.options.transformer, "helper", None)
+        self.states = _tables(frontend, helper)
+        self.plans = _plans(frontend.lexer.lexer)
+        self.end_state: int = table.end_states[start]
+        self.by_stack: dict[tuple[int, ...], _Config] = {}
+        self.lexings: dict[int, tuple[Any, Any, Any]] = {}
+        first = self.config((table.start_states[start],))
+        assert first is not None
+        self.start: _Config = first
+
+    def config(self, stack: tuple[int, ...]) -> _Config | None:
+        """The config of `stack`, made on first sight; `None` past the bounds."""
+        found = self.by_stack.get(stack)
+        if found is None:
+            if len(self.by_stack) >= MAX_CONFIGS or len(stack) > MAX_STACK:
+                return None
+            found = self.by_stack[stack] = (*self.lexing(stack[-1]), {}, stack)
+        return found
+
+    def lexing(self, state: int) -> tuple[Any, Any, Any]:
+        """How `drive` lexes in a parser state: Lark's scanner's `match` (a loop when its
+        regexes were split in several), the ignored terminals, and the token callbacks
+        (`None` when there are none), keyword callbacks as dict lookups."""
+        found = self.lexings.get(state)
+        if found is None:
+            scanners, ignore, callbacks = self.plans[state]
+            if len(scanners) == 1:
+                match = scanners[0].match
+            else:
+
+                def match(text: str, pos: int) -> Any:
+                    for mre in scanners:
+                        m = mre.match(text, pos)
+                        if m:
+                            return m
+                    return None
+
+            fast = {kind: _keyword_callback(callback) for kind, callback in callbacks.items()}
+            found = self.lexings[state] = (match, ignore, fast or None)
+        return found
+
+    def step(self, config: _Config, kind: str) -> _Step | None:
+        """What a token of `kind` does from `config`, walked in Lark's table as Lark's
+        loop walks it; `None` when the table has no action (a syntax error)."""
+        states = self.states
+        stack = list(config[4])
+        ops: list[tuple[int, Any]] = []
+        while True:
+            entry = states[stack[-1]].get(kind)
+            if entry is None:
+                return None
+            shift, target = entry
+            if shift:
+                if kind == "$END":
+                    return None  # the end is never shifted
+                stack.append(target)
+                return tuple(ops), self.config(tuple(stack)), stack
+            size, build, origin = target
+            if size:
+                del stack[-size:]
+            stack.append(states[stack[-1]][origin][1])
+            # `?rule` reductions of one child (Lark's ExpandSingleChild) pass it up as it
+            # is: on the value stack they change nothing
+            if not (size == 1 and type(build) is ExpandSingleChild):
+                ops.append((size, build))
+            if kind == "$END" and stack[-1] == self.end_state:
+                return tuple(ops), _ACCEPT, stack
+
+
+def _memo(frontend: Any, start: Start) -> _Memo:
+    """The memo of a parser for a start symbol, kept on the parser."""
+    memos: dict[str, _Memo] | None = getattr(frontend, "_evaldsl_memos", None)
+    if memos is None:
+        memos = frontend._evaldsl_memos = {}
+    memo = memos.get(start)
+    if memo is None:
+        memo = memos[start] = _Memo(frontend, start)
+    return memo
+
+
 def drive(lark: Lark, text: str, start: Start) -> Any | None:
     """Parse error-free text in one loop (see the module doc); `None` at the first thing
     that does not fit. Only call it when `available(lark)`."""
-    frontend = lark.parser
-    parser = frontend.parser.parser
-    table = parser.parse_table
-    states = _tables(frontend)
-    plans = _plans(frontend.lexer.lexer)
-    state_stack: list[int] = [table.start_states[start]]
-    value_stack: list[Any] = []
-    end_state = table.end_states[start]
+    memo = _memo(lark.parser, start)
+    config = memo.start
+    match, ignore, token_callbacks, row, _ = config
+    values: list[Any] = []
     pos, end = 0, len(text)
     depth = 0
+    while True:
+        if pos < end:
+            char = text[pos]
+            if char == " " or char == "\t":
+                pos += 1
+                continue
+            m = match(text, pos)
+            if m is None:
+                return None
+            kind = m.lastgroup
+            after = m.end()
+            if kind in ignore:
+                pos = after
+                continue
+            # Token's own constructor, minus its argument shuffling: it runs once per token
+            value = m.group(0)
+            tok = _new_str(Token, value)
+            tok.type = kind
+            tok.start_pos = pos
+            tok.value = value
+            tok.line = tok.column = tok.end_line = tok.end_column = None
+            tok.end_pos = after
+            if token_callbacks is not None:
+                callback = token_callbacks.get(kind)
+                if callback is not None:
+                    tok = callback(tok)
+                    kind = tok.type
+            pos = after
+            if kind in _LAYOUT:
+                if kind == "_NL":
+                    if depth:
+                        continue
+                elif kind in OPENING:
+                    depth += 1
+                elif depth:
+                    depth -= 1
+        else:
+            kind, tok = "$END", None  # the end of the text: reduce what is left
+        step = row.get(kind)
+        if step is None:
+            step = memo.step(config, kind)
+            if step is None:
+                return None
+            if step[1] is not None:
+                row[kind] = step
+        ops, following, stack = step
+        for size, build in ops:
+            if size:
+                children = values[-size:]
+                del values[-size:]
+            else:
+                children = []
+            values.append(build(children))
+        if following is _ACCEPT:
+            return values[-1]
+        values.append(tok)
+        if following is None:  # a stack past the bounds: walk the table from here
+            return _walk(memo, text, pos, depth, list(stack), values)
+        config = following
+        match, ignore, token_callbacks, row, _ = config
+
+
+def _walk(
+    memo: _Memo, text: str, pos: int, depth: int, state_stack: list[int], value_stack: list[Any]
+) -> Any | None:
+    """`drive`'s loop without the memo, from `pos` with the given stacks: Lark's steps
+    one by one, for stacks too deep or too many to remember."""
+    states, plans, end_state = memo.states, memo.plans, memo.end_state
+    end = len(text)
     while True:
         if pos < end:
             char = text[pos]
@@ -133,7 +394,6 @@ def drive(lark: Lark, text: str, start: Start) -> Any | None:
             if kind in ignore:
                 pos = after
                 continue
-            # Token's own constructor, minus its argument shuffling: it runs once per token
             value = m.group(0)
             tok = _new_str(Token, value)
             tok.type = kind
