@@ -12,21 +12,17 @@ table is `evaldsl.language.vocabulary` for subjects and lines and
 `evaldsl.predicates.registry` for predicates); the language reference is docs/language.md.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from evaldsl.gcpause import paused_gc
+from evaldsl.version import __version__
 
-# Importing evaldsl makes ~100 classes and many small objects, and no garbage: the
-# collections those allocations would trigger only walk them again (a tenth of a start).
-with paused_gc(long_lived=True):
+if TYPE_CHECKING:  # loaded on first use (below); typed as themselves for type checkers
     from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run
+    from evaldsl.expectation import expect
     from evaldsl.language.diagnostics import Diagnostic, EvalDslError
     from evaldsl.language.verdicts import Verdict
     from evaldsl.runs.model import Run, RunError
-    from evaldsl.version import __version__
-
-if TYPE_CHECKING:  # loaded on first use (below); typed as itself for type checkers
-    from evaldsl.expectation import expect
 
 __all__ = [
     "CompiledCase",
@@ -44,12 +40,46 @@ __all__ = [
     "load_run",
 ]
 
+# Where each public name lives. They are imported on first use, not with the package:
+# every submodule (`evaldsl.tools.cli`, the pytest plugin) imports this package first, and
+# loading the whole API here would make `evaldsl check` import what it never uses.
+# `expect` loads the console report and the runner's records.
+_HOMES = {
+    "CompiledCase": "evaldsl.api",
+    "Program": "evaldsl.api",
+    "Result": "evaldsl.api",
+    "compile": "evaldsl.api",
+    "diagnose": "evaldsl.api",
+    "load_run": "evaldsl.api",
+    "Diagnostic": "evaldsl.language.diagnostics",
+    "EvalDslError": "evaldsl.language.diagnostics",
+    "Verdict": "evaldsl.language.verdicts",
+    "Run": "evaldsl.runs.model",
+    "RunError": "evaldsl.runs.model",
+    "expect": "evaldsl.expectation",
+}
+
+
+# `evaldsl.compile` names both the sub-package of the compiler and the public function.
+# Loading a sub-package sets the package's attribute of its name, once: load it now and
+# remove that attribute, so `evaldsl.compile` reaches `__getattr__`, which gives the function.
+importlib.import_module("evaldsl.compile")
+del globals()["compile"]
+
 
 def __getattr__(name: str) -> Any:
-    # `expect` loads the console report and the runner's records: on first use only, so
-    # `import evaldsl` (and every pytest run where evaldsl is installed) stays light
-    if name == "expect":
-        from evaldsl.expectation import expect
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'evaldsl' has no attribute {name!r}")
+    from evaldsl.gcpause import paused_gc
 
-        return expect
-    raise AttributeError(f"module 'evaldsl' has no attribute {name!r}")
+    # the API makes ~100 classes and many small objects, and no garbage: the collections
+    # those allocations would trigger only walk them again (a tenth of a start)
+    with paused_gc(long_lived=True):
+        value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # the next use is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

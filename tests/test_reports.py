@@ -451,6 +451,40 @@ def test_console_prints_a_line_per_case_and_rustc_style_failures() -> None:
     assert "\x00" not in out
 
 
+class FlushCounter(io.StringIO):
+    """A stream that counts flushes and what was written since the last one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.flushes = 0
+        self.unflushed = 0
+
+    def write(self, text: str) -> int:
+        self.unflushed += len(text)
+        return super().write(text)
+
+    def flush(self) -> None:
+        self.flushes += 1
+        self.unflushed = 0
+
+
+def test_console_flushes_once_per_case_and_leaves_nothing_unflushed() -> None:
+    stream = FlushCounter()
+    reporter = ConsoleReporter(stream, color=False)
+    report = report_under_test()
+    reporter.start(len(report.cases))
+    for case in report.suites[0].cases:
+        before = stream.flushes
+        reporter.case_done("weather", case)
+        # a failing case prints several lines: still one flush, after the last of them
+        assert (stream.flushes - before, stream.unflushed) == (1, 0), case.name
+    assert stream.getvalue().count("\n") > 2 * len(report.suites[0].cases)
+    reporter.problems(report.suites[0].cases[1])
+    assert stream.unflushed == 0
+    reporter.finish(report)
+    assert stream.unflushed == 0 and "assertions: 3 passed" in stream.getvalue()
+
+
 def test_console_caret_counts_wide_characters_twice() -> None:
     out = run_console(io.StringIO(), report_under_test(), color=False)
     lines = out.splitlines()

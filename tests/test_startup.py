@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -110,12 +111,16 @@ def test_a_damaged_cache_is_rebuilt_not_an_error(
     assert lark.parse("steps < 1", start="file") is not None
 
 
-def _imported_by(*args: str) -> set[str]:
-    """The top-level modules a CLI command imports, run in a fresh interpreter."""
+def _imported_by(*args: str, full: bool = False) -> set[str]:
+    """The top-level modules a CLI command imports (`full`: every module and submodule),
+    run in a fresh interpreter."""
     code = (
         "import sys\nfrom evaldsl.tools.cli import main\n"
-        f"code = main({list(args)!r})\n"
-        "print('MODULES', ' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+        f"try:\n    code = main({list(args)!r})\nexcept SystemExit:\n    pass\n"
+        "names = sys.modules if "
+        + repr(full)
+        + " else {m.split('.')[0] for m in sys.modules}\n"
+        "print('MODULES', ' '.join(sorted(names)))\n"
     )
     env = {**os.environ, "NO_COLOR": "1"}
     done = subprocess.run(
@@ -135,6 +140,74 @@ def test_check_imports_only_what_it_needs() -> None:
     modules = _imported_by("check", "examples/weather/weather.eval")
     assert "evaldsl" in modules and "lark" in modules
     assert not modules & HEAVY, sorted(modules & HEAVY)
+
+
+def test_check_loads_no_machinery_of_running_nor_reports() -> None:
+    # the runner's part `check` needs (its judge plan reads recordings) is runner.cases;
+    # worker processes, result records, report formats and thread pools are not loaded
+    modules = _imported_by("check", "examples/weather/weather.eval", full=True)
+    assert "evaldsl.runner.cases" in modules and "evaldsl.judge.client" in modules
+    unused = {
+        "evaldsl.api",
+        "evaldsl.runner.core",
+        "evaldsl.runner.targets",
+        "evaldsl.runner.results",
+        "evaldsl.reports",
+        "concurrent.futures.thread",
+        "subprocess",
+        "html",
+        "importlib.resources",
+    }
+    assert not modules & unused, sorted(modules & unused)
+
+
+def test_version_loads_neither_the_language_nor_lark() -> None:
+    # the help's epilog (the vocabulary at a glance) is written only when help is printed
+    modules = _imported_by("--version", full=True)
+    assert not {m for m in modules if m.startswith(("evaldsl.language", "evaldsl.predicates"))}
+    assert not {"lark", "attrs", "attr"} & modules
+
+
+def test_help_still_shows_the_vocabulary(capsys: pytest.CaptureFixture[str]) -> None:
+    from evaldsl.tools.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert "subjects: answer" in shown and "predicates: called" in shown
+    assert "Exit codes: 0 all passed" in shown
+
+
+def test_a_serial_run_loads_only_the_reports_it_writes(tmp_path: Path) -> None:
+    suite = str(ROOT / "examples" / "weather" / "weather.eval")
+    modules = _imported_by("run", "-q", "--no-history", "--judge", "off", suite, full=True)
+    assert "evaldsl.reports.console" in modules
+    unused = {
+        "evaldsl.reports.junit",
+        "evaldsl.reports.html",
+        "evaldsl.reports.markdown",
+        "evaldsl.runner.parallel",
+        "multiprocessing",
+        "sqlite3",
+        "xml",
+    }
+    assert not modules & unused, sorted(modules & unused)
+    junit = str(tmp_path / "junit.xml")
+    written = _imported_by("run", "-q", "--no-history", "--judge", "off", "--junit", junit, suite)
+    assert "xml" in written  # the lazy import is not a missing one
+
+
+def test_the_package_loads_its_api_on_first_use() -> None:
+    code = (
+        "import sys, evaldsl\n"
+        "assert 'evaldsl.api' not in sys.modules\n"
+        "import evaldsl.compile.compiler  # the sub-package does not hide the function\n"
+        "program = evaldsl.compile('tool search called once')\n"
+        "from evaldsl import Run, expect, EvalDslError\n"
+        "print(type(program).__name__, Run.__name__, expect.__name__, 'compile' in dir(evaldsl))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.split() == ["Program", "Run", "expect", "True"], done.stderr
 
 
 def test_a_yaml_suite_still_loads_yaml() -> None:
@@ -207,3 +280,33 @@ def test_head_names_are_the_names_a_full_read_finds(events: list[dict[str, str]]
         found = recorded_tool_names(EventStream(path, header=False))
     expected = {n for n in (tool_call_name(e) for e in events) if n is not None}
     assert found == expected
+
+
+_MENTION = re.compile(rb"tool\.call|mcp\.call")
+
+
+def _lines_by_regex(block: bytes) -> list[tuple[int, int]]:
+    """The reference: each line holding a regex match of either marker."""
+    found, pos = [], 0
+    while (m := _MENTION.search(block, pos)) is not None:
+        begin = block.rfind(b"\n", 0, m.start()) + 1
+        end = block.find(b"\n", m.end())
+        end = len(block) if end < 0 else end
+        found.append((begin, end))
+        pos = end
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [b"tool.call", b"mcp.call", b".call", b"tool", b"mcp", b"tool.", b"\n", b"x", b"."]
+        ),
+        max_size=40,
+    ).map(b"".join)
+)
+def test_tool_lines_are_the_lines_a_regex_finds(block: bytes) -> None:
+    from evaldsl.runs.toolnames import tool_lines
+
+    assert list(tool_lines(block)) == _lines_by_regex(block)

@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -233,6 +233,8 @@ class LLMJudge:
             return 0
         before = self.calls
         workers = min(self.config.max_concurrency, len(todo))
+        from concurrent.futures import ThreadPoolExecutor  # when there are calls to make
+
         with ThreadPoolExecutor(workers, thread_name_prefix="evaldsl-judge") as pool:
             for _ in pool.map(self._resolve, todo):
                 pass

@@ -13,7 +13,6 @@ for a message, so a key split across the cut never shows half of itself.
 
 from __future__ import annotations
 
-import html
 import re
 
 REDACTED = "[redacted]"
@@ -43,6 +42,8 @@ def _char(c: str) -> str:
         forms.append(r"\+")
     forms.append(f"&#0*{code};")
     forms.append("&#[xX]0*" + _hex(code, 1 if code < 16 else 2 if code < 256 else 4) + ";")
+    import html  # only with a key: a start without one does not load it
+
     named = html.escape(c, quote=True)
     if named != c:
         forms.append(re.escape(named))

@@ -17,17 +17,19 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 # No `from __future__ import annotations` in this file: it would bind the name
 # `annotations` here and shadow the `evaldsl.reports.annotations` module.
 from evaldsl.atomicfile import write_atomically
-from evaldsl.reports import annotations
-from evaldsl.reports.common import outcome
-from evaldsl.reports.console import ConsoleReporter
-from evaldsl.reports.json_report import to_json_text
-from evaldsl.reports.junit import to_junit_text
-from evaldsl.reports.markdown import to_markdown_text
 from evaldsl.runner.results import Report
+
+if TYPE_CHECKING:  # imported on first use (`__getattr__` below)
+    from evaldsl.reports.common import outcome
+    from evaldsl.reports.console import ConsoleReporter
+    from evaldsl.reports.json_report import to_json_text
+    from evaldsl.reports.junit import to_junit_text
+    from evaldsl.reports.markdown import to_markdown_text
 
 __all__ = [
     "FORMATS",
@@ -44,11 +46,49 @@ __all__ = [
     "write_text",
 ]
 
+# Each format's module is imported when it is first used, not with the package: `evaldsl
+# run` loads the console reporter and the formats it writes, not all of them (XML, HTML).
+_HOMES = {
+    "ConsoleReporter": "console",
+    "outcome": "common",
+    "to_json_text": "json_report",
+    "to_junit_text": "junit",
+    "to_markdown_text": "markdown",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'evaldsl.reports' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"evaldsl.reports.{home}"), name)
+
+
+def _json(report: Report) -> str:
+    from evaldsl.reports.json_report import to_json_text
+
+    return to_json_text(report)
+
+
+def _junit(report: Report) -> str:
+    from evaldsl.reports.junit import to_junit_text
+
+    return to_junit_text(report)
+
+
+def _markdown(report: Report) -> str:
+    from evaldsl.reports.markdown import to_markdown_text
+
+    return to_markdown_text(report)
+
+
 #: Every file format a report can be written in, by the name its CLI option uses.
 FORMATS: dict[str, Callable[[Report], str]] = {
-    "json": to_json_text,
-    "junit": to_junit_text,
-    "markdown": to_markdown_text,
+    "json": _json,
+    "junit": _junit,
+    "markdown": _markdown,
 }
 
 

@@ -118,6 +118,7 @@ class ConsoleReporter:
         self._clear_progress()
         self._case(suite_name, case)
         self._progress(suite_name, case)
+        self.stream.flush()  # one case's lines at once (a flush per line cost a write each)
 
     def finish(self, report: Report) -> None:
         """The run ended: print cases not yet printed, suite diagnostics and the summary."""
@@ -137,6 +138,7 @@ class ConsoleReporter:
                 self._write(common.visible(render(shown, style="full")))
         self._blank()
         self._summary(report)
+        self.stream.flush()
 
     # -- what a case prints ------------------------------------------------------------
 
@@ -170,6 +172,7 @@ class ConsoleReporter:
         self._run_error(case)
         for a in common.problems(case):
             self._assertion(a)
+        self.stream.flush()
 
     def _run_error(self, case: CaseResult) -> None:
         if case.error is not None:
@@ -273,8 +276,8 @@ class ConsoleReporter:
             self._progress_shown = False
 
     def _write(self, line: str) -> None:
+        """One line; the public methods flush the stream when their lines are written."""
         self.stream.write(line + "\n")
-        self.stream.flush()
         self._after_blank = not line
 
     def _blank(self) -> None:
@@ -290,6 +293,8 @@ class ConsoleReporter:
 
 def _width(text: str) -> int:
     """Terminal columns `text` takes: wide East Asian characters take two."""
+    if text.isascii():  # no wide or combining character: one column each
+        return len(text)
     return sum(
         0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
         for ch in text

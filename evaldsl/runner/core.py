@@ -13,37 +13,23 @@ Ctrl-C stops the run at once: `RunInterrupted` carries the report of the cases t
 
 from __future__ import annotations
 
-import fnmatch
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import attrs
 
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.verdicts import case_passed, score
+from evaldsl.runner.cases import NothingToRun, Planner, produce_run, selected
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
-from evaldsl.runner.targets import TargetError, TargetWorkers, call_target
-from evaldsl.runs.detect import load_run
+from evaldsl.runner.targets import TargetError, TargetWorkers
 from evaldsl.runs.index import Needs, RunFacts
-from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
 from evaldsl.suites.build import assertion_location
 from evaldsl.suites.model import Case, Suite
-
-
-@runtime_checkable
-class Planner(Protocol):
-    """A judge that can record a case's questions, then fetch them all at once."""
-
-    def recording(self) -> AbstractContextManager[list[Any]]: ...
-
-    def prefetch(self, requests: list[Any]) -> int: ...
-
-
-DEFAULT_TIMEOUT = 60.0  # seconds, for `run` targets (cycgraph's timeout_ms default)
 
 JudgeFactory = Callable[[], Judge | None]
 
@@ -55,21 +41,6 @@ class RunOptions:
     jobs: int = 1
     select: str | None = None
     judge_factory: JudgeFactory | None = None
-
-
-def selected(suite: Suite, case: Case, pattern: str | None) -> bool:
-    """`-k PATTERN`: a case whose `suite::case` name contains the pattern (case-insensitive),
-    or matches it as a glob when it has `*`, `?` or `[`; `not PATTERN` inverts it."""
-    if not pattern:
-        return True
-    negate = pattern.startswith("not ")
-    pat = pattern[4:].strip() if negate else pattern
-    full = f"{suite.name}::{case.name}".lower()
-    if any(ch in pat for ch in "*?["):
-        hit = fnmatch.fnmatch(full, pat.lower()) or fnmatch.fnmatch(case.name.lower(), pat.lower())
-    else:
-        hit = pat.lower() in full
-    return hit != negate
 
 
 # ---- one case ------------------------------------------------------------------------
@@ -86,7 +57,7 @@ def execute_case(case: Case, suite: Suite, workers: TargetWorkers | None = None)
         facts = index_run(run, _with_metrics(case.needs))
     except RunError as err:
         return _crashed(case, started, str(err))
-    except (_Crash, TargetError) as crash:
+    except (NothingToRun, TargetError) as crash:
         return _crashed(case, started, str(crash))
     planner = suite.judge
     if case.judged and isinstance(planner, Planner):
@@ -123,10 +94,6 @@ def execute_case(case: Case, suite: Suite, workers: TargetWorkers | None = None)
         metrics_of(facts),
         tuple(results),
     )
-
-
-class _Crash(Exception):
-    """A case with nothing to run."""
 
 
 def _crashed(case: Case, started: float, message: str) -> CaseResult:
@@ -168,20 +135,6 @@ def metrics_of(facts: RunFacts) -> CaseMetrics:
 
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def produce_run(case: Case, suite: Suite, workers: TargetWorkers | None = None) -> Run:
-    """Read the case's recorded run, or call its target (in one of `workers`)."""
-    spec = case.source
-    if spec is None:
-        raise _Crash("this case has no source to check")
-    if spec.kind == "run":
-        assert spec.target is not None
-        timeout = case.timeout or DEFAULT_TIMEOUT
-        return call_target(spec.target, case.input, timeout, suite.base_dir, workers)
-    assert spec.path is not None
-    fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
-    return load_run(suite.base_dir / spec.path, fmt, sample=spec.sample)
 
 
 # ---- whole runs ------------------------------------------------------------------------
@@ -271,52 +224,3 @@ def _report(
         )
     duration_ms = (time.perf_counter() - started) * 1000
     return Report(tuple(suite_results), duration_ms, interrupted=interrupted)
-
-
-@attrs.frozen
-class JudgePlanSummary:
-    """How many judge calls a run would make, how many are cached already, and how many
-    judge assertions depend on live targets (unknown until they run)."""
-
-    calls: int
-    cached: int
-    on_live_targets: int
-
-    def describe(self) -> str:
-        plural = "s" if self.calls != 1 else ""
-        text = f"judge: {self.calls} call{plural} planned, {self.cached} cached"
-        if self.on_live_targets:
-            text += f"; {self.on_live_targets} on live targets (known when they run)"
-        return text
-
-
-def plan_judge(suites: Sequence[Suite], select: str | None = None) -> JudgePlanSummary | None:
-    """Plan the judge calls of recorded cases without running any target: read each
-    case's recording, note the judge questions its assertions would ask, and count the
-    distinct ones and those already in the cache. None when no case uses the judge."""
-    asked: list[Any] = []
-    live = 0
-    planner = None
-    for suite in suites:
-        if not isinstance(suite.judge, Planner):
-            continue
-        for case in suite.cases:
-            if not case.judged or case.error or not selected(suite, case, select):
-                continue
-            planner = suite.judge
-            if case.source is not None and case.source.kind == "run":
-                live += sum(1 for a in case.assertions if "judged" in a.text)
-                continue
-            try:
-                facts = index_run(produce_run(case, suite), case.needs)
-            except (RunError, _Crash, TargetError):
-                continue
-            with suite.judge.recording() as questions:
-                for a in case.assertions:
-                    evaluate(a, facts)
-            asked.extend(questions)
-    if planner is None:
-        return None
-    plan = planner.plan(asked) if hasattr(planner, "plan") else None
-    calls, cached = (plan.total, plan.cached) if plan is not None else (len(asked), 0)
-    return JudgePlanSummary(calls, cached, live)

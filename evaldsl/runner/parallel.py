@@ -9,11 +9,13 @@ progress lines, are the serial run's). How, and why:
   scan of a recording (with 120 cassettes that redone work made `-j 2` slower than
   `-j 1`). Before forking, the loaded objects are moved out of the garbage collector's
   reach (`gc.freeze`), so workers do not copy the pages a collection would touch.
+- The forked workers take their cases from one pipe and send results back on their own
+  (`forkpool.py`): no thread, queue or future per case in this process.
 - Cases are scheduled largest first (by the size of their recorded run; live targets
   first of all, since their time is unknown), so one big case does not start last and
   leave the other workers idle at the end.
-- Where processes cannot be forked (Windows, or a platform whose default is `spawn`
-  with fork unavailable), each worker loads each suite once, as before.
+- Where processes cannot be forked (Windows), a `ProcessPoolExecutor`'s workers load
+  each suite once.
 - Never more processes than cases. Each dies with this process, even by `kill -9`, and
   ignores Ctrl-C, which is this process's to handle: on Ctrl-C the workers are killed
   (their target workers die with them), queued cases never start, and the results of the
@@ -23,15 +25,14 @@ progress lines, are the serial run's). How, and why:
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import multiprocessing
 import os
 import signal
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
+from evaldsl.runner.forkpool import run_forked, sigint_held, sigint_mask
 from evaldsl.runner.results import CaseResult
 from evaldsl.runner.targets import TargetWorkers
 from evaldsl.runner.worker import die_with_parent
@@ -77,31 +78,12 @@ def _worker_started() -> None:
     """Each worker: Ctrl-C is its parent's to handle (it stops the run), it dies with
     its parent, even by `kill -9`, and it has target workers of its own."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _sigint_mask(signal.SIG_UNBLOCK)
+    sigint_mask(signal.SIG_UNBLOCK)
     die_with_parent(os.getppid())
     _TARGETS[:] = [TargetWorkers()]
 
 
-def _sigint_mask(how: int) -> None:
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(how, {signal.SIGINT})
-
-
-@contextlib.contextmanager
-def _sigint_held() -> Iterator[None]:
-    """Hold Ctrl-C while workers start (they inherit the mask and ignore SIGINT before
-    they let it in); a Ctrl-C meanwhile is delivered when this block ends."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
-
-
-def _forked_case(position: int) -> CaseResult:
+def _forked_case(position: int) -> CaseResult:  # in a forked worker
     suite, index = _SHARED[position]
     return _RUN_CASE[0](suite.cases[index], suite, _TARGETS[0])
 
@@ -116,7 +98,7 @@ def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) 
 
 def can_fork() -> bool:
     """Whether workers can be forked (and so inherit the loaded suites)."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    return hasattr(os, "fork")
 
 
 def run_parallel(
@@ -134,20 +116,33 @@ def run_parallel(
     Ctrl-C the workers are killed, `done` gets the cases that had finished (announced or
     not), and the `KeyboardInterrupt` goes on.
     """
-    fork = can_fork()
-    freeze = fork and gc.get_freeze_count() == 0
-    if fork:
-        _SHARED[:] = list(work)
-        _RUN_CASE[:] = [run_case]
-        # the loaded suites stay out of every collection: shared, not copied (unless the
-        # application froze objects itself, whose frozen set is never disturbed)
-        if freeze:
-            gc.collect()
-            gc.freeze()
+    processes = min(jobs, len(work))
+    if not can_fork():
+        _run_spawned(work, processes, (judge_factory, run_case), done, announce)
+        return
+    _SHARED[:] = list(work)
+    _RUN_CASE[:] = [run_case]
+    # The loaded suites stay out of every collection: shared, not copied (unless the
+    # application froze objects itself, whose frozen set is never disturbed). No full
+    # collection first: it would walk every loaded object (~40 ms for 120 cases, on the
+    # critical path) for little garbage (suites are built with the collector paused).
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    announced = [0]  # how many positions, from the first, have been announced
+
+    def arrived(position: int, result: CaseResult) -> None:
+        done[position] = result
+        while announced[0] < len(work) and announced[0] in done:
+            announced[0] += 1
+            announce(announced[0] - 1)
+
+    def crashed(position: int, why: str) -> CaseResult:
+        suite, index = work[position]
+        return _crash(suite, index, why)
+
     try:
-        context = multiprocessing.get_context("fork" if fork else None)
-        spawn = (judge_factory, run_case)  # what a spawned worker loads suites and runs with
-        _run_pool(work, min(jobs, len(work)), context, fork, spawn, done, announce)
+        run_forked(largest_first(work), processes, _forked_case, _worker_started, arrived, crashed)
     finally:
         if freeze:
             gc.unfreeze()
@@ -155,29 +150,29 @@ def run_parallel(
         _RUN_CASE.clear()
 
 
-def _run_pool(
+def _run_spawned(
     work: Work,
     processes: int,
-    context: Any,
-    fork: bool,
     spawn: tuple[Any, RunCase],
     done: dict[int, CaseResult],
     announce: Callable[[int], None],
 ) -> None:
+    """Where processes cannot be forked: a process pool whose workers load each suite
+    once (`_spawned_case`)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(
-        max_workers=processes, mp_context=context, initializer=_worker_started
+        max_workers=processes, mp_context=multiprocessing.get_context(), initializer=_worker_started
     )
     ours: list[Any] = []
     futures: dict[int, Future[CaseResult]] = {}
     try:
-        with _sigint_held():
+        with sigint_held():
             for k in largest_first(work):
-                if fork:
-                    futures[k] = pool.submit(_forked_case, k)
-                else:
-                    suite, index = work[k]
-                    futures[k] = pool.submit(_spawned_case, suite.path, index, *spawn)
+                suite, index = work[k]
+                futures[k] = pool.submit(_spawned_case, suite.path, index, *spawn)
             ours = [p for p in multiprocessing.active_children() if p not in before]
         for k in range(len(work)):
             done[k] = _outcome(futures[k], work[k][1], work[k][0])
@@ -198,10 +193,8 @@ def _outcome(future: Future[CaseResult], index: int, suite: Suite) -> CaseResult
     try:
         return future.result()
     except Exception as err:  # a worker that died: that case crashed
-        return CaseResult(
-            suite.cases[index].name,
-            False,
-            0.0,
-            0.0,
-            error=f"worker failed: {type(err).__name__}: {err}",
-        )
+        return _crash(suite, index, f"worker failed: {type(err).__name__}: {err}")
+
+
+def _crash(suite: Suite, index: int, why: str) -> CaseResult:
+    return CaseResult(suite.cases[index].name, False, 0.0, 0.0, error=why)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,23 +27,30 @@ from evaldsl.runs.model import RunError, decode_text, open_file
 #: How much of a recording `check` reads for tool names.
 HEAD_BYTES = 64 * 1024
 
-#: What a line that holds a tool call mentions (only those lines are decoded).
-_MARKER = re.compile(rb"tool\.call|mcp\.call")
 
+def tool_lines(block: bytes) -> Iterator[tuple[int, int]]:
+    """Where the lines of `block` that mention a tool call (`tool.call`, `mcp.call`)
+    begin and end.
 
-def _tool_lines(block: bytes) -> Iterator[tuple[int, int]]:
-    """Where the lines of `block` that mention a tool call begin and end (linear: each
-    mention found by one C-level search, then its line's two ends)."""
+    Linear, and at C speed: `.call` is found by a byte search (`bytes.find`), and what
+    precedes it is compared with `tool` and `mcp`; a regex for the two words,
+    `tool\\.call|mcp\\.call`, has no literal prefix to search for and takes ~6x as long
+    (most of reading tool names from 120 cassettes' heads).
+    """
     pos = 0
+    find = block.find
     while True:
-        found = _MARKER.search(block, pos)
-        if found is None:
+        dot = find(b".call", pos)
+        if dot < 0:
             return
-        begin = block.rfind(b"\n", 0, found.start()) + 1
-        end = block.find(b"\n", found.end())
-        end = len(block) if end < 0 else end
-        yield begin, end
-        pos = end
+        if block.endswith(b"tool", 0, dot) or block.endswith(b"mcp", 0, dot):
+            begin = block.rfind(b"\n", 0, dot) + 1
+            end = find(b"\n", dot + 5)
+            end = len(block) if end < 0 else end
+            yield begin, end
+            pos = end
+        else:
+            pos = dot + 5
 
 
 class PartialNames(frozenset[str]):
@@ -93,7 +99,7 @@ def recorded_tool_names(stream: EventStream, limit: int = HEAD_BYTES) -> frozens
         more = bool(f.read(1))
     if more:
         head = head[: head.rfind(b"\n") + 1]
-    for begin, end in _tool_lines(head):
+    for begin, end in tool_lines(head):
         raw = head[begin:end]
         try:
             event = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -30,6 +29,8 @@ def grammar_text() -> str:
     here = Path(__file__).resolve().parents[2] / "grammar" / "evaldsl.lark"
     if here.is_file():
         return here.read_text(encoding="utf-8")
+    from importlib import resources  # an installed wheel only: the source tree has it
+
     return resources.files("evaldsl.grammar").joinpath("evaldsl.lark").read_text(encoding="utf-8")
 
 

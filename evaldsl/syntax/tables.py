@@ -28,7 +28,6 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +94,8 @@ def shipped_path() -> Path:
     here = Path(__file__).resolve().parents[2] / "grammar"
     if (here / "evaldsl.lark").is_file():
         return here / SHIPPED_NAME
+    from importlib import resources  # an installed wheel only: the source tree has it
+
     return Path(str(resources.files("evaldsl.grammar").joinpath(SHIPPED_NAME)))
 
 

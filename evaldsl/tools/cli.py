@@ -45,15 +45,26 @@ class UsageError(Exception):
     """Bad usage found past the argument parser (a judge setting): exit 2 with the message."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """The top-level parser. Its epilog, the language at a glance, is read from the
+    vocabulary tables when help is printed, not at every start (`--version` loads none)."""
+
+    def format_help(self) -> str:
+        if self.epilog is None:
+            self.epilog = (
+                _vocabulary_summary()
+                + "\n\nExit codes: 0 all passed; 1 a case failed or errored, no case ran, or "
+                "check found an error; 2 bad usage or unreadable input; 130 interrupted (Ctrl-C)."
+            )
+        return super().format_help()
+
+
 def _parser() -> argparse.ArgumentParser:
     from evaldsl.version import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="evaldsl",
         description="Check what AI agents and workflows did, in a terse, typed assertion language.",
-        epilog=_vocabulary_summary()
-        + "\n\nExit codes: 0 all passed; 1 a case failed or errored, no case ran, or check "
-        "found an error; 2 bad usage or unreadable input; 130 interrupted (Ctrl-C).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"evaldsl {__version__}")
@@ -370,8 +381,9 @@ def _judge_factory(args: argparse.Namespace) -> object | None:
 
 
 def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object], int | None]:
-    from evaldsl.suites.build import load_suite
-    from evaldsl.suites.files import discover
+    with paused_gc(long_lived=True):  # imports make many objects, no garbage: see gcpause
+        from evaldsl.suites.build import load_suite
+        from evaldsl.suites.files import discover
 
     files, missing = discover(paths)
     for m in missing:
@@ -391,11 +403,12 @@ def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object],
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
-    from evaldsl.language.diagnostics import render
-    from evaldsl.reports.console import ConsoleReporter
-    from evaldsl.runner.core import RunInterrupted, RunOptions, run_suites
-    from evaldsl.suites.model import Suite
-    from evaldsl.tools.outputs import UsageError, plan_outputs, write_outputs
+    with paused_gc(long_lived=True):  # imports make many objects, no garbage: see gcpause
+        from evaldsl.language.diagnostics import render
+        from evaldsl.reports.console import ConsoleReporter
+        from evaldsl.runner.core import RunInterrupted, RunOptions, run_suites
+        from evaldsl.suites.model import Suite
+        from evaldsl.tools.outputs import UsageError, plan_outputs, write_outputs
 
     if args.jobs < 1:
         return _usage_error("-j takes a number of processes ≥ 1")
@@ -466,7 +479,7 @@ def _nothing_ran(args: argparse.Namespace, total: int) -> str:
 
 
 def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) -> int:
-    from evaldsl.runner.core import selected
+    from evaldsl.runner.cases import selected
     from evaldsl.suites.model import Suite
 
     cases = 0
@@ -486,7 +499,7 @@ def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) ->
 
 
 def _print_judge_plan(suites: Sequence[Any], select: str | None, out: TextIO) -> None:
-    from evaldsl.runner.core import plan_judge
+    from evaldsl.runner.cases import plan_judge
 
     plan = plan_judge(suites, select)
     if plan is not None:
@@ -494,6 +507,13 @@ def _print_judge_plan(suites: Sequence[Any], select: str | None, out: TextIO) ->
 
 
 def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    # Checking imports most of evaldsl and builds the suites: many objects that live until
+    # the process ends, and no garbage cycles; collections would only walk them again.
+    with paused_gc(long_lived=True):
+        return _check(args, out)
+
+
+def _check(args: argparse.Namespace, out: TextIO) -> int:
     from evaldsl.language.diagnostics import render, to_json
     from evaldsl.suites.model import Suite
 

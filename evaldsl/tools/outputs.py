@@ -17,7 +17,6 @@ from typing import TextIO
 import attrs
 
 from evaldsl.reports import write
-from evaldsl.reports.html import write_html
 from evaldsl.runner.results import Report
 from evaldsl.suites.model import Suite
 
@@ -91,6 +90,8 @@ def write_outputs(
     for output in outputs:
         try:
             if output.fmt == "html":
+                from evaldsl.reports.html import write_html  # only when asked: a large module
+
                 write_html(report, output.path, suites=suites)
             else:
                 write(report, output.fmt, output.path)

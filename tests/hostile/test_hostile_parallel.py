@@ -159,12 +159,14 @@ def test_ctrl_c_stops_the_run_writes_what_ran_and_exits_130(tmp_path: Path, jobs
 def test_j_starts_no_more_processes_than_cases(tmp_path: Path) -> None:
     (tmp_path / "nap.py").write_text(NAP, encoding="utf-8")
     (tmp_path / "naps.eval").write_text(
-        'case "one"\n  run nap:siblings\n  output == 2\n\n'
-        'case "two"\n  run nap:siblings\n  output == 2\n',
+        'case "one"\n  run nap:siblings\n  output >= 1; output <= 2\n\n'
+        'case "two"\n  run nap:siblings\n  output >= 1; output <= 2\n',
         encoding="utf-8",
     )
     command = _start(tmp_path, "-j", "8", "--json", "report.json")
     out, err = command.communicate(timeout=120)
     report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    # at most 2 -j processes at any time (a worker with no case left exits at once, so a
+    # case may count only its own)
     found = [a["actual"] for c in report["suites"][0]["cases"] for a in c["assertions"]]
-    assert command.returncode == 0 and found == [2, 2], (found, out, err)
+    assert command.returncode == 0 and all(n in (1, 2) for n in found), (found, out, err)

@@ -1,0 +1,122 @@
+"""A case's run, which cases `-k` selects, and the judge plan of recorded cases.
+
+Takes compiled cases and their suites, and gives each case's `Run` (its recording read,
+or its live target called in a worker process), whether a `-k` pattern selects it, and
+the judge calls the recorded cases would make (`plan_judge`). These are the parts of the
+runner that `evaldsl check` needs: this module does not load the machinery of running
+(worker processes, result records), which is imported for a live target only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import attrs
+
+from evaldsl.compile.evaluate import evaluate
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.passes import index_run
+from evaldsl.suites.model import Case, Suite
+
+if TYPE_CHECKING:
+    from evaldsl.runner.targets import TargetWorkers
+
+DEFAULT_TIMEOUT = 60.0  # seconds, for `run` targets (cycgraph's timeout_ms default)
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """A judge that can record a case's questions, then fetch them all at once."""
+
+    def recording(self) -> AbstractContextManager[list[Any]]: ...
+
+    def prefetch(self, requests: list[Any]) -> int: ...
+
+
+class NothingToRun(Exception):
+    """A case with nothing to run (no recording, no target)."""
+
+
+def selected(suite: Suite, case: Case, pattern: str | None) -> bool:
+    """`-k PATTERN`: a case whose `suite::case` name contains the pattern (case-insensitive),
+    or matches it as a glob when it has `*`, `?` or `[`; `not PATTERN` inverts it."""
+    if not pattern:
+        return True
+    negate = pattern.startswith("not ")
+    pat = pattern[4:].strip() if negate else pattern
+    full = f"{suite.name}::{case.name}".lower()
+    if any(ch in pat for ch in "*?["):
+        hit = fnmatch.fnmatch(full, pat.lower()) or fnmatch.fnmatch(case.name.lower(), pat.lower())
+    else:
+        hit = pat.lower() in full
+    return hit != negate
+
+
+def produce_run(case: Case, suite: Suite, workers: TargetWorkers | None = None) -> Run:
+    """Read the case's recorded run, or call its target (in one of `workers`)."""
+    spec = case.source
+    if spec is None:
+        raise NothingToRun("this case has no source to check")
+    if spec.kind == "run":
+        # live targets only: worker processes and their pipes (`check` never calls one)
+        from evaldsl.runner.targets import call_target
+
+        assert spec.target is not None
+        timeout = case.timeout or DEFAULT_TIMEOUT
+        return call_target(spec.target, case.input, timeout, suite.base_dir, workers)
+    assert spec.path is not None
+    fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
+    return load_run(suite.base_dir / spec.path, fmt, sample=spec.sample)
+
+
+@attrs.frozen
+class JudgePlanSummary:
+    """How many judge calls a run would make, how many are cached already, and how many
+    judge assertions depend on live targets (unknown until they run)."""
+
+    calls: int
+    cached: int
+    on_live_targets: int
+
+    def describe(self) -> str:
+        plural = "s" if self.calls != 1 else ""
+        text = f"judge: {self.calls} call{plural} planned, {self.cached} cached"
+        if self.on_live_targets:
+            text += f"; {self.on_live_targets} on live targets (known when they run)"
+        return text
+
+
+def plan_judge(suites: Sequence[Suite], select: str | None = None) -> JudgePlanSummary | None:
+    """Plan the judge calls of recorded cases without running any target: read each
+    case's recording, note the judge questions its assertions would ask, and count the
+    distinct ones and those already in the cache. None when no case uses the judge."""
+    asked: list[Any] = []
+    live = 0
+    planner = None
+    for suite in suites:
+        if not isinstance(suite.judge, Planner):
+            continue
+        for case in suite.cases:
+            if not case.judged or case.error or not selected(suite, case, select):
+                continue
+            planner = suite.judge
+            if case.source is not None and case.source.kind == "run":
+                live += sum(1 for a in case.assertions if "judged" in a.text)
+                continue
+            try:  # a recording (live targets were counted above, never called)
+                facts = index_run(produce_run(case, suite), case.needs)
+            except (RunError, NothingToRun):
+                continue
+            with suite.judge.recording() as questions:
+                for a in case.assertions:
+                    evaluate(a, facts)
+            asked.extend(questions)
+    if planner is None:
+        return None
+    plan = planner.plan(asked) if hasattr(planner, "plan") else None
+    calls, cached = (plan.total, plan.cached) if plan is not None else (len(asked), 0)
+    return JudgePlanSummary(calls, cached, live)

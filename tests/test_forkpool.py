@@ -1,0 +1,118 @@
+"""The forked pool of `-j` (`runner/forkpool.py`): every position runs exactly once, in
+some worker; results arrive whole; a worker that dies or a case that raises is a crash
+for that case only, and a case no worker was left to run is a crash, never lost."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaldsl.runner.forkpool import run_forked
+from evaldsl.runner.results import CaseResult
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers only")
+
+
+def _result(position: int, size: int = 0) -> CaseResult:
+    return CaseResult(f"case {position}", True, 1.0, 0.0, error="x" * size or None)
+
+
+def _crash(position: int, why: str) -> CaseResult:
+    return CaseResult(f"case {position}", False, 0.0, 0.0, error=why)
+
+
+def _run(order: list[int], processes: int, run_case: object) -> dict[int, CaseResult]:
+    got: dict[int, CaseResult] = {}
+
+    def arrived(position: int, result: CaseResult) -> None:
+        assert position not in got, f"position {position} arrived twice"
+        got[position] = result
+
+    run_forked(order, processes, run_case, lambda: None, arrived, _crash)  # type: ignore[arg-type]
+    return got
+
+
+def test_every_position_runs_once_in_another_process() -> None:
+    parent = os.getpid()
+
+    def run_case(position: int) -> CaseResult:
+        assert os.getpid() != parent
+        return _result(position, size=position % 7 * 30_000)  # results of up to ~200 KB
+
+    order = list(range(300))[::-1]
+    got = _run(order, 3, run_case)
+    assert got == {k: _result(k, size=k % 7 * 30_000) for k in order}
+
+
+def test_more_positions_than_the_task_pipe_holds() -> None:
+    # 4 bytes each: 40,000 positions do not fit in a 64 KiB pipe at once
+    got = _run(list(range(40_000)), 2, _result)
+    assert len(got) == 40_000 and all(r.passed for r in got.values())
+
+
+def test_a_case_that_raises_is_a_crash_of_that_case_only() -> None:
+    def run_case(position: int) -> CaseResult:
+        if position == 5:
+            raise ValueError("bad case")
+        return _result(position)
+
+    got = _run(list(range(20)), 2, run_case)
+    assert got[5].error == "worker failed: ValueError: bad case"
+    assert all(got[k].passed for k in range(20) if k != 5)
+
+
+def test_a_worker_that_dies_crashes_its_case_and_the_others_go_on() -> None:
+    def run_case(position: int) -> CaseResult:
+        if position == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return _result(position)
+
+    got = _run(list(range(40)), 2, run_case)
+    assert got[3].error == "worker failed: the worker was killed by signal 9 (SIGKILL)"
+    assert all(got[k].passed for k in range(40) if k != 3)
+
+
+def test_cases_no_worker_was_left_to_run_are_crashes() -> None:
+    def run_case(position: int) -> CaseResult:
+        os._exit(3)  # every worker dies on its first case
+
+    got = _run(list(range(10)), 2, run_case)
+    assert sorted(got) == list(range(10))
+    died = [r for r in got.values() if r.error == "worker failed: the worker exited with status 3"]
+    assert len(died) == 2
+    assert all(
+        r.error in ("worker failed: no worker was left to run it", died[0].error)
+        for r in got.values()
+    )
+
+
+def test_no_more_processes_than_positions(tmp_path: Path) -> None:
+    def started() -> None:  # each worker, once
+        (tmp_path / str(os.getpid())).touch()
+
+    run_forked([0, 1], 8, _result, started, lambda position, result: None, _crash)
+    assert len(list(tmp_path.iterdir())) == 2
+
+
+def test_what_cases_print_is_written_once(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a line the parent buffered before forking is not written again by each worker; what
+    # a worker prints is flushed before it exits (`os._exit` flushes nothing)
+    buffered = io.TextIOWrapper(io.BufferedWriter(io.FileIO(os.dup(1), "w"), 1 << 16))
+    monkeypatch.setattr(sys, "stdout", buffered)
+    sys.stdout.write("parent's line\n")
+
+    def run_case(position: int) -> CaseResult:
+        sys.stdout.write(f"printed by case {position}\n")
+        return _result(position)
+
+    _run(list(range(6)), 2, run_case)
+    buffered.close()
+    out = capfd.readouterr().out.splitlines()
+    assert sorted(out) == sorted(["parent's line", *(f"printed by case {k}" for k in range(6))])
