@@ -43,7 +43,7 @@ test: $(DEV_STAMP) browser lint typecheck pytest
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check evaldsl tests benchmarks
-	$(BIN)/ruff format --check evaldsl
+	$(BIN)/ruff format --check evaldsl tests benchmarks
 
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy evaldsl

@@ -117,9 +117,7 @@ def _imported_by(*args: str, full: bool = False) -> set[str]:
     code = (
         "import sys\nfrom evaldsl.tools.cli import main\n"
         f"try:\n    code = main({list(args)!r})\nexcept SystemExit:\n    pass\n"
-        "names = sys.modules if "
-        + repr(full)
-        + " else {m.split('.')[0] for m in sys.modules}\n"
+        "names = sys.modules if " + repr(full) + " else {m.split('.')[0] for m in sys.modules}\n"
         "print('MODULES', ' '.join(sorted(names)))\n"
     )
     env = {**os.environ, "NO_COLOR": "1"}
