@@ -27,6 +27,7 @@ from evaldsl.predicates.base import Family
 from evaldsl.runner.core import metrics_of
 from evaldsl.runs import passes
 from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.groupgen import INLINE_MAX
 from evaldsl.runs.index import index_events as reference_index_events
 from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run, RunError
@@ -144,6 +145,18 @@ mixed_bulk = st.builds(
     st.lists(texts.filter(bool), min_size=4, max_size=6),
 )
 
+# K mixed tests on one path, `every` and not, more than are inlined (`INLINE_MAX`): every
+# kind decided together beside the inlined tests and the loop over the rest
+many_on_one_path = st.builds(
+    lambda tool, side, path, tests: [
+        f"{'every ' if every else ''}tool {tool} {side} {path} {test}" for every, test in tests
+    ],
+    tools,
+    st.sampled_from(["args", "result"]),
+    st.one_of(keys.map(lambda k: f"$.{k}"), st.sampled_from(["$.items[*]", "$..city"])),
+    st.lists(st.tuples(st.booleans(), value_tests), min_size=INLINE_MAX, max_size=40),
+).map(lambda xs: [x for x in xs if _compiles(x)])
+
 other_statements = st.one_of(
     st.builds(lambda t, n: f"tool {t} called at least {n} times", tools, st.integers(0, 3)),
     st.builds(lambda t: f"tool {t} called", tools),
@@ -166,7 +179,7 @@ programs = st.builds(
     lambda a, b, c, d: [*a, *b, *c, *d],
     st.lists(call_tests, max_size=10),
     st.lists(bulk_tests, max_size=2).map(lambda xs: [s for x in xs for s in x]),
-    st.one_of(st.just([]), mixed_bulk, sub_bulk),
+    st.one_of(st.just([]), mixed_bulk, sub_bulk, many_on_one_path),
     st.lists(other_statements, max_size=5),
 ).filter(bool)
 
@@ -401,6 +414,23 @@ def test_many_tests_on_one_path_are_decided_together() -> None:
     events = [{"type": "tool.call", "name": "w", "arguments": {"city": c}} for c in cities[::2]]
     statuses = case.check(events).statuses
     assert statuses == ["pass" if i % 2 == 0 else "fail" for i in range(300)]
+
+
+def test_more_tests_on_one_path_than_are_inlined_go_through_a_loop() -> None:
+    """The loop over the open tests past `INLINE_MAX` (which `many_on_one_path` draws)."""
+    statements = [
+        f'{"every " if i % 3 == 0 else ""}tool w args $.city starts with "{c}"'
+        for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    ]
+    case = _compiled(statements)
+    assert "_loop" in passes.pass_for(case.needs, raw=False).source
+    events = [
+        {"type": "tool.call", "name": "w", "arguments": {"city": c}}
+        for c in ("Accra", "Bern", "Cairo", "Zurich")
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert {v[0] for v in reference[0][0]} == {"pass", "fail"}
 
 
 # ---- failing closed -----------------------------------------------------------------------
