@@ -11,7 +11,7 @@ What is specialised: only the branches the needs read are written (no answer kep
 no assertion reads, no timestamps, prices, token sums or call counts unless asked); each
 tool an assertion names gets its own block; the `args`/`result` tests on each path of a
 tool are written by `groupgen.py`: inlined from their families' code fragments, and many
-of one kind decided together (K = 1000 costs about what K = 1 does).
+of one kind decided together (K of them on one path cost about what one does).
 
 No value from a suite is ever written into the source: tool names, keys, constants,
 compiled regexes and paths are names (`T0`, `K1`, `C2`) in the function's namespace, so
