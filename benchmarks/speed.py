@@ -1,6 +1,6 @@
 """Speed on any assertion mix (issue 10): each target beside its same-run ratio.
 
-Run:  .venv/bin/python benchmarks/speed.py [--events N] [--runs R] [--quick]
+Run:  .venv/bin/python benchmarks/speed.py [--events N] [--runs R] [--quick] [--only SECTION]
       (`make bench` runs it after bench.py)
 
 What it measures, each against a baseline measured in the same run:
@@ -463,13 +463,17 @@ def k_statements(k: int) -> str:
 
 def bench_k(events: list[Event], runs: int) -> None:
     print("\n4. K distinct assertions over the same in-memory events")
-    base = 0.0
-    for k in (1, 10, 100, 1000):
-        case = evaldsl.compile(k_statements(k)).cases[0]
-        t, _ = timed(runs, lambda case=case: case.check(events))
-        median = statistics.median(t)
-        base = base or median
-        print(f"  K={k}: {spread(t)} ({median / base:.2f}x K=1)")
+    ks = (1, 10, 100, 1000)
+    cases = {k: evaldsl.compile(k_statements(k)).cases[0] for k in ks}
+    times: dict[int, list[float]] = {k: [] for k in ks}
+    for _ in range(runs):  # in turns, so a change of load falls on every K alike
+        for k in ks:
+            t, _ = timed(1, lambda case=cases[k]: case.check(events))
+            times[k] += t
+    base = statistics.median(times[1])
+    for k in ks:
+        median = statistics.median(times[k])
+        print(f"  K={k}: {spread(times[k])} ({median / base:.2f}x K=1)")
     row("K=1000 / K=1", median / base, 3.0, "")
 
 
@@ -512,12 +516,23 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
     )
 
 
+#: The sections `--only` can pick, in the order they run.
+SECTIONS = ("start", "jobs", "files", "mixes", "k")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--events", type=int, default=1_000_000, help="events of the cassette")
     parser.add_argument("--runs", type=int, default=5, help="repetitions (medians)")
     parser.add_argument("--quick", action="store_true", help="300,000 events, 3 runs")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=SECTIONS,
+        help="run only this section (repeatable): " + ", ".join(SECTIONS),
+    )
     opts = parser.parse_args(argv)
+    only = set(opts.only or SECTIONS)
     if opts.quick:
         opts.events, opts.runs = 300_000, 3
     started = time.perf_counter()
@@ -525,17 +540,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("command: " + shlex.join([sys.executable, *sys.argv]))
     print(bench.machine())
     cassette, _, _ = bench.ensure_data(opts.events, 10_000)
-    bench_start(max(opts.runs, 9))
-    bench_jobs(opts.runs)
-    bench_files(cassette, opts.runs)
-    events = bench.load_events(cassette)
-    gc.collect()
-    gc.freeze()
-    try:
-        bench_mixes(events, opts.runs)
-        bench_k(events, opts.runs)
-    finally:
-        gc.unfreeze()
+    if "start" in only:
+        bench_start(max(opts.runs, 9))
+    if "jobs" in only:
+        bench_jobs(opts.runs)
+    if "files" in only:
+        bench_files(cassette, opts.runs)
+    if only & {"mixes", "k"}:
+        events = bench.load_events(cassette)
+        gc.collect()
+        gc.freeze()
+        try:
+            if "mixes" in only:
+                bench_mixes(events, opts.runs)
+            if "k" in only:
+                bench_k(events, opts.runs)
+        finally:
+            gc.unfreeze()
     width = max(len(r[0]) for r in ROWS)
     print("\nmeasure".ljust(width + 1) + "  ratio   target    ")
     for measure, ratio, target, verdict in ROWS:

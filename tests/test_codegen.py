@@ -27,12 +27,15 @@ from evaldsl.predicates.base import Family
 from evaldsl.runner.core import metrics_of
 from evaldsl.runs import passes
 from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.groupgen import INLINE_MAX
 from evaldsl.runs.index import index_events as reference_index_events
 from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.syntax.parser import parse
 
 TOOLS = ["search", "fetch", "get_weather"]
+#: Ids that calls share (as event id or callId) and results name: linking's odd cases.
+SHARED_IDS = ["c1", "e1", "x"]
 KEYS = ["city", "limit", "q", "items"]
 TEXTS = ["Paris", "Oslo", "rain", "sun", "a", "", "[1, 2]"]
 NUMBERS = [-1, 0, 1, 2.5, 7, 10, 100]
@@ -144,6 +147,18 @@ mixed_bulk = st.builds(
     st.lists(texts.filter(bool), min_size=4, max_size=6),
 )
 
+# K mixed tests on one path, `every` and not, more than are inlined (`INLINE_MAX`): every
+# kind decided together beside the inlined tests and the loop over the rest
+many_on_one_path = st.builds(
+    lambda tool, side, path, tests: [
+        f"{'every ' if every else ''}tool {tool} {side} {path} {test}" for every, test in tests
+    ],
+    tools,
+    st.sampled_from(["args", "result"]),
+    st.one_of(keys.map(lambda k: f"$.{k}"), st.sampled_from(["$.items[*]", "$..city"])),
+    st.lists(st.tuples(st.booleans(), value_tests), min_size=INLINE_MAX, max_size=40),
+).map(lambda xs: [x for x in xs if _compiles(x)])
+
 other_statements = st.one_of(
     st.builds(lambda t, n: f"tool {t} called at least {n} times", tools, st.integers(0, 3)),
     st.builds(lambda t: f"tool {t} called", tools),
@@ -166,7 +181,7 @@ programs = st.builds(
     lambda a, b, c, d: [*a, *b, *c, *d],
     st.lists(call_tests, max_size=10),
     st.lists(bulk_tests, max_size=2).map(lambda xs: [s for x in xs for s in x]),
-    st.one_of(st.just([]), mixed_bulk, sub_bulk),
+    st.one_of(st.just([]), mixed_bulk, sub_bulk, many_on_one_path),
     st.lists(other_statements, max_size=5),
 ).filter(bool)
 
@@ -219,7 +234,13 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
         if kind == "tool.call":
             call += 1
             ev["name"] = draw(tools)
-            ev["callId"] = f"c{call}"
+            # mostly a callId of its own; sometimes none, or one another call has, or an
+            # event id (which a result may name it by) that is another call's id or callId
+            call_id = draw(st.sampled_from([f"c{call}"] * 4 + [None, *SHARED_IDS]))
+            if call_id is not None:
+                ev["callId"] = call_id
+            if draw(st.booleans()):
+                ev["id"] = draw(st.sampled_from([f"e{i}", *SHARED_IDS]))
             if draw(st.integers(0, 5)):
                 ev["arguments"] = draw(arguments)
         elif kind == "mcp.call":
@@ -228,7 +249,12 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
             if draw(st.booleans()):
                 ev[draw(st.sampled_from(["result", "output"]))] = draw(json_value)
         elif kind == "tool.result":
-            ev["callId"] = f"c{draw(st.integers(1, max(call, 1) + 1))}"
+            ev["callId"] = draw(
+                st.one_of(
+                    st.integers(1, max(call, 1) + 1).map(lambda n: f"c{n}"),
+                    st.sampled_from([*SHARED_IDS, f"e{max(i - 1, 0)}"]),
+                )
+            )
             if draw(st.integers(0, 5)):
                 ev["output"] = draw(json_value)
         elif kind == "llm.request":
@@ -401,6 +427,95 @@ def test_many_tests_on_one_path_are_decided_together() -> None:
     events = [{"type": "tool.call", "name": "w", "arguments": {"city": c}} for c in cities[::2]]
     statuses = case.check(events).statuses
     assert statuses == ["pass" if i % 2 == 0 else "fail" for i in range(300)]
+
+
+@st.composite
+def linked_traces(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Calls and results only, every id from a pool of three: calls filed under an id a
+    fed call had, results naming calls by event id and by callId, twice."""
+    pool = st.sampled_from(["a", "b", "c"])
+    events: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(1, 14))):
+        if draw(st.booleans()):
+            ev: dict[str, Any] = {"type": "tool.call", "name": draw(tools)}
+            for field in ("id", "callId"):
+                if draw(st.booleans()):
+                    ev[field] = draw(pool)
+        else:
+            ev = {"type": "tool.result", "callId": draw(pool), "output": draw(json_value)}
+        events.append(ev)
+    return events
+
+
+result_tests = st.lists(
+    st.builds(
+        lambda every, tool, path, test: (
+            f"{'every ' if every else ''}tool {tool} result{path} {test}"
+        ),
+        st.booleans(),
+        tools,
+        st.sampled_from(["", " $.city", " $.items[*]"]),
+        value_tests,
+    ).filter(_compiles),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(result_tests, linked_traces())
+def test_results_are_linked_to_calls_as_the_reference_links_them(
+    statements: list[str], events: list[Any]
+) -> None:
+    """The generated pass files a call only until its result comes (`FedKeys`)."""
+    case = _compiled(statements)
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+
+
+def test_a_call_filed_under_a_fed_calls_id_is_not_found_by_it() -> None:
+    events = [
+        {"type": "tool.call", "name": "search", "callId": "a"},
+        {"type": "tool.result", "callId": "a", "output": {"q": "first"}},
+        {"type": "tool.call", "name": "search", "id": "a", "callId": "b"},
+        {"type": "tool.result", "callId": "a", "output": {"q": "second"}},  # not linked
+        {"type": "tool.call", "name": "search", "id": "c"},
+        {"type": "tool.result", "callId": "c", "output": {"q": "third"}},
+    ]
+    case = _compiled(['tool search result $.q == "second"', 'tool search result $.q == "third"'])
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert [v[0] for v in reference[0][0]] == ["fail", "pass"]
+
+
+def test_a_fed_call_leaves_the_ids_later_calls_took_from_it() -> None:
+    events = [
+        {"type": "tool.call", "name": "search", "id": "a", "callId": "b"},
+        {"type": "tool.call", "name": "search", "callId": "b"},  # b names this call now
+        {"type": "tool.result", "callId": "a", "output": {"q": "first"}},
+        {"type": "tool.result", "callId": "b", "output": {"q": "second"}},
+    ]
+    case = _compiled(['tool search result $.q == "first"', 'tool search result $.q == "second"'])
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert [v[0] for v in reference[0][0]] == ["pass", "pass"]
+
+
+def test_more_tests_on_one_path_than_are_inlined_go_through_a_loop() -> None:
+    """The loop over the open tests past `INLINE_MAX` (which `many_on_one_path` draws)."""
+    statements = [
+        f'{"every " if i % 3 == 0 else ""}tool w args $.city starts with "{c}"'
+        for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    ]
+    case = _compiled(statements)
+    assert "_loop" in passes.pass_for(case.needs, raw=False).source
+    events = [
+        {"type": "tool.call", "name": "w", "arguments": {"city": c}}
+        for c in ("Accra", "Bern", "Cairo", "Zurich")
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert {v[0] for v in reference[0][0]} == {"pass", "fail"}
 
 
 # ---- failing closed -----------------------------------------------------------------------

@@ -11,7 +11,7 @@ What is specialised: only the branches the needs read are written (no answer kep
 no assertion reads, no timestamps, prices, token sums or call counts unless asked); each
 tool an assertion names gets its own block; the `args`/`result` tests on each path of a
 tool are written by `groupgen.py`: inlined from their families' code fragments, and many
-of one kind decided together (K = 1000 costs about what K = 1 does).
+of one kind decided together (K of them on one path cost about what one does).
 
 No value from a suite is ever written into the source: tool names, keys, constants,
 compiled regexes and paths are names (`T0`, `K1`, `C2`) in the function's namespace, so
@@ -88,6 +88,35 @@ def _first_time(events: Iterable[Any]) -> Any:
     return next((e.get("at") for e in events if isinstance(e.get("at"), str)), None)
 
 
+class FedKeys:
+    """The ids under which calls whose result was fed were filed, in the order their
+    results came (`keys`), for the generated pass's linking of results to calls.
+
+    The reference files every call under its ids for the whole run (`index._link`). The
+    pass files a call only until its result comes, so its table stays as small as the
+    calls waiting for a result (a table that grows with the run cost a third of a pass
+    of 1,000 tests). The one thing a fed call's id still does in the reference is keep
+    a later call filed under the same event id (`setdefault`) from being found by it;
+    `filed_before` says whether an id was fed before a call was filed, which the pass
+    asks only of a result that names a call by its event id, not its `callId`.
+    """
+
+    __slots__ = ("first", "indexed", "keys")
+
+    def __init__(self) -> None:
+        self.keys: list[Any] = []
+        self.first: dict[Any, int] = {}
+        self.indexed = 0
+
+    def filed_before(self, key: Any, mark: int) -> bool:
+        """Whether `key` named one of the first `mark` fed calls."""
+        keys, first = self.keys, self.first
+        for i in range(self.indexed, len(keys)):
+            first.setdefault(keys[i], i)
+        self.indexed = len(keys)
+        return first.get(key, mark) < mark
+
+
 def _decode_raw(value: Any) -> Any:
     """A `msgspec.Raw` field, decoded as the reference decodes every field (orjson)."""
     return orjson.loads(bytes(value))
@@ -130,6 +159,7 @@ class _Generator:
             is_number=is_number,
             isnan=math.isnan,
             json_equal=json_equal,
+            FedKeys=FedKeys,
         )
 
     # -- the parts
@@ -192,7 +222,11 @@ class _Generator:
         if self.want_results:
             out("by_call_id = {}")
         if self.any_result_probes:
-            out("owners = {}  # call id → [tool, its result already fed]")
+            out(
+                "owners = {}  # call id → [tool, fed, event id, callId, fed calls before it]",
+                "fed_keys = FedKeys()  # the ids of the calls fed, no longer in owners",
+                "fed_ids = fed_keys.keys",
+            )
         for i in range(len(tools)):
             out(f"c{i} = 0  # calls of {self.tool_names[tools[i]]}")
         for g, (key, probes) in enumerate(self.groups):
@@ -286,13 +320,15 @@ class _Generator:
             out.indent()
             slot = self.tool_slot[tool]
             out(
-                f"owner = [{slot}, False]",
+                f"owner = [{slot}, False, None, None, len(fed_ids)]",
                 'eid = ev.get("id")',
-                "if eid is not None:",
-                "    owners.setdefault(eid, owner)",
+                "if eid is not None and eid not in owners:",
+                "    owners[eid] = owner",
+                "    owner[2] = eid",
                 'cid = ev.get("callId")',
                 "if cid is not None:",
                 "    owners[cid] = owner",
+                "    owner[3] = cid",
             )
             out.dedent()
             out.dedent()
@@ -332,9 +368,25 @@ class _Generator:
         if self.any_result_probes:
             out("if owners:")
             out.indent()
-            out('owner = owners.get(ev.get("callId"))', "if owner is not None and not owner[1]:")
+            out(
+                'key = ev.get("callId")',
+                "owner = owners.get(key)",
+                "# found by its event id: not if that id had named a fed call before (the",
+                "# reference keeps it filed under that call: FedKeys)",
+                "if owner is not None and not owner[1] and (",
+                "    key != owner[2] or key == owner[3]",
+                "    or not fed_keys.filed_before(key, owner[4])",
+                "):",
+            )
             out.indent()
-            out("owner[1] = True", 'output = ev.get("output", MISSING)')
+            out("owner[1] = True")
+            for side in ("2", "3"):
+                out(
+                    f"if owner[{side}] is not None and owners.get(owner[{side}]) is owner:",
+                    f"    del owners[owner[{side}]]",
+                    f"    fed_ids.append(owner[{side}])",
+                )
+            out('output = ev.get("output", MISSING)')
             self.decoded("output")
             tools = [t for t in self.tool_slot if self.groups_of(t, True)]
             every_open = []
