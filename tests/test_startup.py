@@ -157,6 +157,31 @@ def test_check_loads_no_machinery_of_running_nor_reports() -> None:
         "importlib.resources",
     }
     assert not modules & unused, sorted(modules & unused)
+    # the cassettes it names are read by their own reader: no other format's adapter
+    adapters = {
+        f"evaldsl.runs.{name}"
+        for name in (
+            "agents", "anthropic", "inspect_ai", "langsmith", "openai", "otel", "providers",
+            "sse", "state",
+        )
+    }  # fmt: skip
+    assert not modules & adapters, sorted(modules & adapters)
+
+
+def test_the_runs_package_loads_its_names_on_first_use() -> None:
+    code = (
+        "import sys, evaldsl.runs.index\n"
+        "assert 'evaldsl.runs.detect' not in sys.modules\n"
+        "from evaldsl.runs import load_run, RunError, otel_events_of\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert "cannot import name 'otel_events_of'" in done.stderr, done.stderr
+    code = (
+        "import evaldsl.runs as runs\nfrom evaldsl.runs import detect\n"
+        "print(runs.load_run.__module__, detect.otel_events.__module__, 'FORMATS' in dir(runs))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.split() == ["evaldsl.runs.detect", "evaldsl.runs.otel", "True"], done.stderr
 
 
 def test_version_loads_neither_the_language_nor_lark() -> None:
