@@ -1,6 +1,8 @@
 """The fast parse loop: error-free text parsed in one loop over Lark's own LALR tables.
 
-Takes a Lark parser (built with the AST builder) and text, and gives the parse's result,
+Takes a Lark parser (built with the AST builder), or the same tables loaded from the file
+`make tables` writes (`drivetables.py`, with the builder's callbacks bound as Lark binds
+them), and text, and gives the parse's result,
 or `None` at the first thing that does not fit (the caller then parses with Lark's own
 loop, which reports the error as Lark does). It uses the same per-state scanners as
 Lark's contextual lexer, the bracket rule of `BracketNewlines`, and Lark's shift/reduce
@@ -35,6 +37,8 @@ from lark.lexer import ContextualLexer, PatternStr, UnlessCallback
 from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
 from lark.parsers.lalr_analysis import Shift
 
+from evaldsl.syntax import drivetables
+from evaldsl.syntax.drivetables import Tables
 from evaldsl.syntax.grammar import CLOSING, OPENING, Start
 
 #: The Lark minor versions whose internals `drive` was written against.
@@ -101,7 +105,9 @@ def _tables(frontend: Any, helper: Any) -> dict[int, dict[str, tuple[bool, Any]]
     if cached is None:
         parser = frontend.parser.parser
         callbacks = {
-            rule: _helper_callback(rule, callback, helper)
+            rule: _helper_callback(
+                str(rule.origin.name).startswith("_") and not rule.alias, callback, helper
+            )
             for rule, callback in parser.callbacks.items()
         }
         cached = {
@@ -117,24 +123,50 @@ def _tables(frontend: Any, helper: Any) -> dict[int, dict[str, tuple[bool, Any]]
     return cast(dict[int, dict[str, tuple[bool, Any]]], cached)
 
 
+class _LoadedStates(dict[int, dict[str, tuple[bool, Any]]]):
+    """`_tables` for tables loaded from the file (`drivetables.py`), each state's row
+    converted on first use (a short text visits few states)."""
+
+    def __init__(self, tables: Tables, helper: Any) -> None:
+        super().__init__()
+        self.raw = tables.raw_states
+        self.rules = [
+            (size, _helper_callback(is_helper, callback, helper), origin)
+            for origin, size, callback, is_helper in tables.rules
+        ]
+
+    def __missing__(self, state: int) -> dict[str, tuple[bool, Any]]:
+        rules = self.rules
+        row = self[state] = {
+            kind: (True, arg) if action == 0 else (False, rules[arg])
+            for kind, (action, arg) in self.raw[state].items()
+        }
+        return row
+
+
+#: Lark's wrappers of a callback and the same ones of the loaded tables (`drivetables.py`).
+_EXPAND_ONE = (ExpandSingleChild, drivetables.ExpandSingleChild)
+_CHILD_FILTERS = (ChildFilterLALR_NoPlaceholders, drivetables.ChildFilter)
+
+
 def _is_default(callback: Any) -> bool:
     """Whether `callback` is Lark's callback for a rule the builder has no method for
     (it calls the builder's `__default__` with the rule's name)."""
     return isinstance(callback, partial) and callback.func.__name__ == "default_callback"
 
 
-def _helper_callback(rule: Any, callback: Any, helper: Any) -> Any:
+def _helper_callback(is_helper: bool, callback: Any, helper: Any) -> Any:
     """The callback of one of Lark's helper rules (`__file_star_0`: the repetitions the
     grammar's `*`, `+` and `?` make), cheaper and giving the same: the builder's
     `__default__` turns their children into an `Inline` holder (`helper`), which the
     parent only reads the children of; and a left-recursive repetition (`rep: rep x y`)
     appends its new children to the list of the holder below it, as Lark's child filter
     does, and passes that holder on. Any other callback is kept as it is."""
-    if helper is None or not str(rule.origin.name).startswith("_") or rule.alias:
+    if helper is None or not is_helper:
         return callback
     if _is_default(callback):
         return helper
-    if type(callback) is ChildFilterLALR_NoPlaceholders and _is_default(callback.node_builder):
+    if type(callback) in _CHILD_FILTERS and _is_default(callback.node_builder):
         include = list(callback.to_include)
         if include and include[0] == (0, True) and not any(expand for _, expand in include[1:]):
             return _extend_left(tuple(i for i, _ in include[1:]))
@@ -214,16 +246,23 @@ _Step = tuple[tuple[tuple[int, Any], ...], Any, list[int]]
 class _Memo:
     """The configs met so far by one parser for one start symbol (see the module doc)."""
 
-    def __init__(self, frontend: Any, start: Start) -> None:
-        table = frontend.parser.parser.parse_table
-        # the builder names what its `__default__` makes of a helper rule's children
-        helper = getattr(frontend.options.transformer, "helper", None)
-        self.states = _tables(frontend, helper)
-        self.plans = _plans(frontend.lexer.lexer)
-        self.end_state: int = table.end_states[start]
+    def __init__(self, parser: Any, start: Start) -> None:
+        if isinstance(parser, Tables):
+            # the builder names what its `__default__` makes of a helper rule's children
+            helper = getattr(parser.builder, "helper", None)
+            self.states: Any = _LoadedStates(parser, helper)
+            self.plans: Any = parser.lexing
+            start_states, end_states = parser.start_states, parser.end_states
+        else:
+            table = parser.parser.parser.parse_table
+            helper = getattr(parser.options.transformer, "helper", None)
+            self.states = _tables(parser, helper)
+            self.plans = _plans(parser.lexer.lexer)
+            start_states, end_states = table.start_states, table.end_states
+        self.end_state: int = end_states[start]
         self.by_stack: dict[tuple[int, ...], _Config] = {}
         self.lexings: dict[int, tuple[Any, Any, Any]] = {}
-        first = self.config((table.start_states[start],))
+        first = self.config((start_states[start],))
         assert first is not None
         self.start: _Config = first
 
@@ -280,27 +319,29 @@ class _Memo:
             stack.append(states[stack[-1]][origin][1])
             # `?rule` reductions of one child (Lark's ExpandSingleChild) pass it up as it
             # is: on the value stack they change nothing
-            if not (size == 1 and type(build) is ExpandSingleChild):
+            if not (size == 1 and type(build) in _EXPAND_ONE):
                 ops.append((size, build))
             if kind == "$END" and stack[-1] == self.end_state:
                 return tuple(ops), _ACCEPT, stack
 
 
-def _memo(frontend: Any, start: Start) -> _Memo:
-    """The memo of a parser for a start symbol, kept on the parser."""
-    memos: dict[str, _Memo] | None = getattr(frontend, "_evaldsl_memos", None)
+def _memo(parser: Any, start: Start) -> _Memo:
+    """The memo of a parser (Lark's frontend, or loaded tables) for a start symbol, kept
+    on the parser."""
+    memos: dict[str, _Memo] | None = getattr(parser, "_evaldsl_memos", None)
     if memos is None:
-        memos = frontend._evaldsl_memos = {}
+        memos = parser._evaldsl_memos = {}
     memo = memos.get(start)
     if memo is None:
-        memo = memos[start] = _Memo(frontend, start)
+        memo = memos[start] = _Memo(parser, start)
     return memo
 
 
-def drive(lark: Lark, text: str, start: Start) -> Any | None:
+def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     """Parse error-free text in one loop (see the module doc); `None` at the first thing
-    that does not fit. Only call it when `available(lark)`."""
-    memo = _memo(lark.parser, start)
+    that does not fit. Only call it with tables loaded from the file (`drivetables.py`) or
+    a Lark parser for which `available(lark)`."""
+    memo = _memo(lark if isinstance(lark, Tables) else lark.parser, start)
     config = memo.start
     match, ignore, token_callbacks, row, _ = config
     values: list[Any] = []

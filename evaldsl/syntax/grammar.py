@@ -18,6 +18,7 @@ from typing import Any, Literal, cast
 
 from lark import Lark, Token, Transformer
 
+from evaldsl.syntax import drivetables
 from evaldsl.syntax.tables import load_or_build, serialise, shipped_key, shipped_path, table_key
 
 #: The grammar's start symbols: a whole `.eval` file, or an assertion list (YAML `expect:`).
@@ -90,16 +91,36 @@ def new_lark(builder: Transformer[Token, Any] | None) -> Lark:
 
 
 def tables_stale() -> bool:
-    """Whether the shipped parser tables were made for another grammar, Lark or options."""
-    return shipped_key() != table_key(cached_grammar(), parser_options(None))
+    """Whether the shipped parser tables (Lark's, and the fast loop's) were made for
+    another grammar, Lark or options."""
+    key = table_key(cached_grammar(), parser_options(None))
+    drive_key = shipped_key(shipped_path().with_name(drivetables.SHIPPED_NAME))
+    return shipped_key() != key or drive_key != key
 
 
 def write_tables() -> Path:
-    """Build the parser and write its tables where the wheel ships them (`make tables`)."""
+    """Build the parser and write its tables where the wheel ships them (`make tables`):
+    Lark's serialised parser, and the fast parse loop's tables (`drivetables.py`)."""
     options = parser_options(None)
     path = shipped_path()
-    path.write_text(serialise(build_lark(None), table_key(cached_grammar(), options)))
+    built = build_lark(None)
+    key = table_key(cached_grammar(), options)
+    path.write_text(serialise(built, key))
+    data = drivetables.export(built)
+    if data is not None:  # else the fast loop reads Lark's parser (its shape is unknown)
+        path.with_name(drivetables.SHIPPED_NAME).write_text(drivetables.serialise(data, key))
     return path
+
+
+def loaded_drive_tables(builder: Transformer[Token, Any]) -> drivetables.Tables | None:
+    """The fast parse loop's tables from the shipped file, with `builder`'s callbacks,
+    when the file fits the grammar, the installed Lark and the options (else `None`)."""
+    path = shipped_path().with_name(drivetables.SHIPPED_NAME)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return drivetables.load(text, table_key(cached_grammar(), parser_options(builder)), builder)
 
 
 _local = threading.local()

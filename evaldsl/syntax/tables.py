@@ -99,10 +99,11 @@ def shipped_path() -> Path:
     return Path(str(resources.files("evaldsl.grammar").joinpath(SHIPPED_NAME)))
 
 
-def shipped_key() -> str | None:
-    """The key the shipped tables were made for (None when there are none)."""
+def shipped_key(path: Path | None = None) -> str | None:
+    """The key the shipped tables (at `path`, else Lark's) were made for (None when there
+    are none)."""
     try:
-        with open(shipped_path(), encoding="utf-8") as f:
+        with open(path or shipped_path(), encoding="utf-8") as f:
             head = f.read(200)
     except OSError:
         return None
