@@ -136,8 +136,33 @@ HEAVY = {
 
 def test_check_imports_only_what_it_needs() -> None:
     modules = _imported_by("check", "examples/weather/weather.eval")
-    assert "evaldsl" in modules and "lark" in modules
+    assert "evaldsl" in modules and "attrs" in modules
     assert not modules & HEAVY, sorted(modules & HEAVY)
+    # error-free text is parsed with the fast loop's shipped tables: Lark is not loaded
+    assert "lark" not in modules
+
+
+def test_check_loads_lark_for_text_with_an_error(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.eval"
+    broken.write_text("tool a called\ntool b caled\n", encoding="utf-8")
+    modules = _imported_by("check", str(broken))
+    assert "lark" in modules
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "evaldsl.tools.cli", "check", str(broken)],
+        capture_output=True, text=True, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1 and "broken.eval:2:" in done.stdout + done.stderr
+
+
+def test_the_lark_version_is_read_without_importing_lark() -> None:
+    code = (
+        "import sys\nfrom evaldsl.syntax.tables import lark_version\n"
+        "version = lark_version()\nassert 'lark' not in sys.modules\n"
+        "import lark\nprint(version == lark.__version__, version)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.split()[:1] == ["True"], done.stdout + done.stderr
 
 
 def test_check_loads_no_machinery_of_running_nor_reports() -> None:

@@ -29,17 +29,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, cast
-
-import lark as lark_module
-from lark import Lark, Token
-from lark.lexer import ContextualLexer, PatternStr, UnlessCallback
-from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
-from lark.parsers.lalr_analysis import Shift
+from typing import TYPE_CHECKING, Any, cast
 
 from evaldsl.syntax import drivetables
-from evaldsl.syntax.drivetables import Tables
+from evaldsl.syntax.drivetables import Tables, Token
 from evaldsl.syntax.grammar import CLOSING, OPENING, Start
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+# Lark is imported only where a Lark parser is read (no shipped tables that fit): parsing
+# with the loaded tables does not load it.
 
 #: The Lark minor versions whose internals `drive` was written against.
 SUPPORTED_LARK = ("1.3.",)
@@ -48,6 +48,8 @@ SUPPORTED_LARK = ("1.3.",)
 def available(lark: Lark) -> bool:
     """Whether `drive` may run on this Lark parser: a supported Lark version whose
     parser and lexer have the shape `drive` reads."""
+    import lark as lark_module
+
     if not str(lark_module.__version__).startswith(SUPPORTED_LARK):
         return False
     try:
@@ -83,12 +85,12 @@ class _Plans(dict[int, tuple[Any, Any, Any]]):
         return plan
 
 
-def _plans(lexer: ContextualLexer) -> _Plans:
+def _plans(lexer: Any) -> _Plans:
     """The lexer plans of a parser's contextual lexer, kept on the lexer."""
     plans: _Plans | None = getattr(lexer, "_evaldsl_plans", None)
     if plans is None:
         plans = _Plans(cast(dict[int, Any], lexer.lexers))
-        lexer._evaldsl_plans = plans  # type: ignore[attr-defined]
+        lexer._evaldsl_plans = plans
     return plans
 
 
@@ -103,10 +105,14 @@ def _tables(frontend: Any, helper: Any) -> dict[int, dict[str, tuple[bool, Any]]
     (`_helper_callback`)."""
     cached = getattr(frontend, "_evaldsl_tables", None)
     if cached is None:
+        from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
+        from lark.parsers.lalr_analysis import Shift
+
         parser = frontend.parser.parser
+        filters = (ChildFilterLALR_NoPlaceholders, drivetables.ChildFilter)
         callbacks = {
             rule: _helper_callback(
-                str(rule.origin.name).startswith("_") and not rule.alias, callback, helper
+                str(rule.origin.name).startswith("_") and not rule.alias, callback, helper, filters
             )
             for rule, callback in parser.callbacks.items()
         }
@@ -130,8 +136,9 @@ class _LoadedStates(dict[int, dict[str, tuple[bool, Any]]]):
     def __init__(self, tables: Tables, helper: Any) -> None:
         super().__init__()
         self.raw = tables.raw_states
+        filters = (drivetables.ChildFilter,)
         self.rules = [
-            (size, _helper_callback(is_helper, callback, helper), origin)
+            (size, _helper_callback(is_helper, callback, helper, filters), origin)
             for origin, size, callback, is_helper in tables.rules
         ]
 
@@ -144,29 +151,25 @@ class _LoadedStates(dict[int, dict[str, tuple[bool, Any]]]):
         return row
 
 
-#: Lark's wrappers of a callback and the same ones of the loaded tables (`drivetables.py`).
-_EXPAND_ONE = (ExpandSingleChild, drivetables.ExpandSingleChild)
-_CHILD_FILTERS = (ChildFilterLALR_NoPlaceholders, drivetables.ChildFilter)
-
-
 def _is_default(callback: Any) -> bool:
     """Whether `callback` is Lark's callback for a rule the builder has no method for
     (it calls the builder's `__default__` with the rule's name)."""
     return isinstance(callback, partial) and callback.func.__name__ == "default_callback"
 
 
-def _helper_callback(is_helper: bool, callback: Any, helper: Any) -> Any:
+def _helper_callback(is_helper: bool, callback: Any, helper: Any, filters: tuple[type, ...]) -> Any:
     """The callback of one of Lark's helper rules (`__file_star_0`: the repetitions the
     grammar's `*`, `+` and `?` make), cheaper and giving the same: the builder's
     `__default__` turns their children into an `Inline` holder (`helper`), which the
     parent only reads the children of; and a left-recursive repetition (`rep: rep x y`)
     appends its new children to the list of the holder below it, as Lark's child filter
-    does, and passes that holder on. Any other callback is kept as it is."""
+    does (`filters`: its class, Lark's or the loaded tables'), and passes that holder on.
+    Any other callback is kept as it is."""
     if helper is None or not is_helper:
         return callback
     if _is_default(callback):
         return helper
-    if type(callback) in _CHILD_FILTERS and _is_default(callback.node_builder):
+    if type(callback) in filters and _is_default(callback.node_builder):
         include = list(callback.to_include)
         if include and include[0] == (0, True) and not any(expand for _, expand in include[1:]):
             return _extend_left(tuple(i for i, _ in include[1:]))
@@ -205,6 +208,8 @@ def _keyword_callback(callback: Any) -> Any:
     the token the type of the keyword its text spells, found by matching the text against
     every keyword; for plain keywords (no regex flags) that is the dict lookup. Any other
     callback is kept as it is."""
+    from lark.lexer import PatternStr, UnlessCallback
+
     scanner = getattr(callback, "scanner", None)
     if type(callback) is not UnlessCallback or scanner is None or scanner.g_regex_flags:
         return callback
@@ -253,7 +258,12 @@ class _Memo:
             self.states: Any = _LoadedStates(parser, helper)
             self.plans: Any = parser.lexing
             start_states, end_states = parser.start_states, parser.end_states
+            # the wrapper of a `?rule`'s callback (Lark's, or the loaded tables')
+            self.expand_one: tuple[type, ...] = (drivetables.ExpandSingleChild,)
         else:
+            from lark.parse_tree_builder import ExpandSingleChild
+
+            self.expand_one = (ExpandSingleChild, drivetables.ExpandSingleChild)
             table = parser.parser.parser.parse_table
             helper = getattr(parser.options.transformer, "helper", None)
             self.states = _tables(parser, helper)
@@ -293,7 +303,10 @@ class _Memo:
                             return m
                     return None
 
-            fast = {kind: _keyword_callback(callback) for kind, callback in callbacks.items()}
+            if isinstance(self.plans, drivetables.Lexing):  # keyword lookups already
+                fast = dict(callbacks)
+            else:
+                fast = {kind: _keyword_callback(cb) for kind, cb in callbacks.items()}
             found = self.lexings[state] = (match, ignore, fast or None)
         return found
 
@@ -319,7 +332,7 @@ class _Memo:
             stack.append(states[stack[-1]][origin][1])
             # `?rule` reductions of one child (Lark's ExpandSingleChild) pass it up as it
             # is: on the value stack they change nothing
-            if not (size == 1 and type(build) in _EXPAND_ONE):
+            if not (size == 1 and type(build) in self.expand_one):
                 ops.append((size, build))
             if kind == "$END" and stack[-1] == self.end_state:
                 return tuple(ops), _ACCEPT, stack

@@ -25,11 +25,45 @@ import json
 import re
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, cast
+
+# No Lark import here (`export` imports what it reads): loading these tables and parsing
+# with them must not load Lark, whose import is a large part of a start.
 
 #: Bump when the layout of the file changes.
 FORMAT = 1
 SHIPPED_NAME = "evaldsl.drive.json"
+
+
+class Token(str):
+    """A token as the fast loop makes it: its text, with the attributes of Lark's `Token`
+    (the builder reads `type`, `start_pos` and `end_pos`; lines are not counted)."""
+
+    __slots__ = (
+        "column", "end_column", "end_line", "end_pos", "line", "start_pos", "type", "value",
+    )  # fmt: skip
+
+    type: str
+    start_pos: int | None
+    value: str
+    line: int | None
+    column: int | None
+    end_line: int | None
+    end_column: int | None
+    end_pos: int | None
+
+
+#: The token classes a builder is given: the fast loop's, and Lark's once a Lark parser
+#: has been made (`admit_tokens`: text with an error is parsed by Lark's own loop). Typed
+#: as this module's class: Lark's has the same attributes, of the same types.
+TOKEN_TYPES: tuple[type[Token], ...] = (Token,)
+
+
+def admit_tokens(kind: type) -> None:
+    """Builders are given tokens of class `kind` too (Lark's, from `grammar.py`)."""
+    global TOKEN_TYPES
+    if kind not in TOKEN_TYPES:
+        TOKEN_TYPES = (*TOKEN_TYPES, cast("type[Token]", kind))
 
 
 class ExpandSingleChild:

@@ -29,11 +29,9 @@ from __future__ import annotations
 import threading
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
-from lark import Lark
-from lark.exceptions import UnexpectedInput
 
 from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
@@ -42,8 +40,12 @@ from evaldsl.language.source import Source, Span
 from evaldsl.syntax import drive
 from evaldsl.syntax.build import Builder
 from evaldsl.syntax.grammar import Start, loaded_drive_tables, new_lark
-from evaldsl.syntax.recovery import recover_unclosed, split_statements
-from evaldsl.syntax.wording import syntax_diagnostic
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+# Lark, and the modules that read its errors (`recovery`, `wording`), are loaded for text
+# with an error only: error-free text is parsed with the fast loop's tables without them.
 
 __all__ = ["ParseResult", "Start", "parse"]
 
@@ -90,6 +92,8 @@ class _Parsers:
         lark = self.lark
         if self.lark_drives:
             return drive.drive(lark, text, start)
+        from lark.exceptions import UnexpectedInput
+
         try:
             return lark.parse(text, start=start)
         except UnexpectedInput:
@@ -149,6 +153,11 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
             return ParseResult(ast.Program(kept, span=span), limits, src)
         return ParseResult(ast.Program(whole.statements, span=span), (), src)
     builder.reset()  # what the failed whole pass noted is noted again statement by statement
+    from lark.exceptions import UnexpectedInput
+
+    from evaldsl.syntax.recovery import recover_unclosed, split_statements
+    from evaldsl.syntax.wording import syntax_diagnostic
+
     lark = parsers.lark
     statements: list[ast.Statement] = []
     diagnostics: list[Diagnostic] = []
