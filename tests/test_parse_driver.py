@@ -1,5 +1,6 @@
 """The parser's fast path gives exactly what Lark's own loop gives: the one-loop driver
-(`drive`) produces the same AST, spans included, as `Lark.parse` for every statement of
+(`drive`), on Lark's parser and on the tables loaded from the shipped file
+(`drivetables.py`), produces the same AST, spans included, as `Lark.parse` for every statement of
 every `.eval` file in the project and of generated text (valid programs, token soup,
 nesting deeper than the driver remembers, and with its memo bounded to a few stacks), and
 on broken text it steps aside (None), so Lark reports the error (kind, position, expected
@@ -19,7 +20,7 @@ from lark.exceptions import UnexpectedInput
 from evaldsl.syntax import drive as drive_module
 from evaldsl.syntax.build import Builder
 from evaldsl.syntax.drive import drive
-from evaldsl.syntax.grammar import new_lark
+from evaldsl.syntax.grammar import loaded_drive_tables, new_lark
 from tests.test_parser_properties import assertion, declaration
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +32,7 @@ FILES = sorted(
 )
 FAST = new_lark(Builder())
 STOCK = new_lark(Builder())
+LOADED = loaded_drive_tables(Builder())
 
 
 def full(result: object) -> list[object]:
@@ -54,8 +56,14 @@ def full(result: object) -> list[object]:
 
 
 def driven(text: str, lark: Any = FAST, start: str = "file") -> object:
-    """What `drive` gives, or Lark's error when it steps aside (as `parse` then does)."""
+    """What `drive` gives, or Lark's error when it steps aside (as `parse` then does); the
+    loaded tables give the same as Lark's parser, or step aside as it does."""
     result = drive(lark, text, start)  # type: ignore[arg-type]
+    assert LOADED is not None, "the shipped tables of the fast loop do not fit: make tables"
+    loaded = drive(LOADED, text, start)  # type: ignore[arg-type]
+    assert (loaded is None) == (result is None), text
+    if result is not None:
+        assert full(loaded) == full(result), text
     return outcome(STOCK, text, start) if result is None else full(result)
 
 
@@ -174,8 +182,9 @@ def parsed_in_new_thread(texts: list[str]) -> list[object]:
 
 
 def test_the_corpus_parses_the_same_without_the_fast_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    # When the Lark in use is not one `drive` was written for, Lark's own loop parses
-    # everything: the same programs and the same diagnostics, error-free or not.
+    # When the Lark in use is not one `drive` was written for (nor the one the shipped
+    # tables were made with), Lark's own loop parses everything: the same programs and the
+    # same diagnostics, error-free or not.
     from evaldsl.syntax import drive as drive_module
 
     texts = [p.read_text(encoding="utf-8") for p in FILES]
@@ -184,6 +193,10 @@ def test_the_corpus_parses_the_same_without_the_fast_loop(monkeypatch: pytest.Mo
     calls: list[object] = []
     monkeypatch.setattr(drive_module, "drive", lambda *a: calls.append(a))
     monkeypatch.setattr(drive_module, "available", lambda lark: False)
+    # (the shipped tables are keyed by the Lark version: another Lark does not load them)
+    from evaldsl.syntax import parser as parser_module
+
+    monkeypatch.setattr(parser_module, "loaded_drive_tables", lambda builder: None)
     assert parsed_in_new_thread(texts) == fast
     assert calls == []  # the fast loop was never used
 
@@ -192,6 +205,41 @@ def test_the_fast_loop_is_used_with_the_lark_it_was_written_for() -> None:
     from evaldsl.syntax import drive as drive_module
 
     assert drive_module.available(FAST)
+
+
+def test_error_free_text_is_parsed_without_making_larks_parser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the loaded tables parse it; Lark's parser is made for the first text with an error
+    from evaldsl.syntax import parser as parser_module
+
+    made: list[object] = []
+    real = parser_module.new_lark
+
+    def counted(builder: Builder) -> object:
+        made.append(builder)
+        return real(builder)
+
+    monkeypatch.setattr(parser_module, "new_lark", counted)
+    texts = [p.read_text(encoding="utf-8") for p in FILES[:20]]
+    good = [t for t in texts if parser_module.parse(t).ok]
+    made.clear()
+    fresh = parsed_in_new_thread(good)
+    assert made == [] and all(not diagnostics for _, diagnostics in fresh)  # type: ignore[misc]
+    broken = parsed_in_new_thread(["tool a caled"])
+    assert len(made) == 1 and broken[0][1]  # type: ignore[index]
+
+
+def test_tables_made_for_another_grammar_are_not_loaded() -> None:
+    from evaldsl.syntax import drivetables
+    from evaldsl.syntax.grammar import build_lark
+
+    data = drivetables.export(build_lark(None))
+    assert data is not None
+    text = drivetables.serialise(data, "another key")
+    assert drivetables.load(text, "another key", Builder()) is not None
+    assert drivetables.load(text, "the grammar in use", Builder()) is None
+    assert drivetables.load("{damaged", "another key", Builder()) is None
 
 
 @st.composite

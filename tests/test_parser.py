@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import attrs
 import pytest
 import yaml
 from language_examples import (
@@ -19,6 +20,7 @@ from language_examples import (
 from evaldsl.api import diagnose
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import CODES, Diagnostic
+from evaldsl.language.source import Span
 from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.literals import decode_string, parse_duration
 from evaldsl.syntax.parser import parse
@@ -893,3 +895,21 @@ def test_unclosed_bracket_reports_once() -> None:
     result = parse("each [1,\n  2,\n  3\ntool a called")
     assert len(result.diagnostics) == 1
     assert result.diagnostics[0].code == "E101"
+
+
+def test_nodes_show_as_attrs_shows_them() -> None:
+    # the nodes share one repr (cheaper to make than attrs' own per class): the same text,
+    # fields in order, the span left out, nested nodes shown the same way
+    (node,) = parse('tool x args $.a == [1, "b", {k: null}]').program.statements
+    assert repr(node) == (
+        "Check(subject=Subject(kind='tool', name='x', index=None, path=None, keys=()), "
+        "predicate=CallTest(target='args', path='$.a', test=Compare(op='==', "
+        "value=ListLit(items=(Num(value=1), Str(value='b'), ObjectLit(pairs=(('k', "
+        "Null()),)))))), every=False)"
+    )
+    assert repr(ast.Str("x", span=Span(3, 9))) == "Str(value='x')"
+    assert all(
+        c.__repr__ is ast.Str.__repr__
+        for c in vars(ast).values()
+        if isinstance(c, type) and attrs.has(c) and c.__module__ == ast.__name__
+    )

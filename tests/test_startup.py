@@ -136,8 +136,33 @@ HEAVY = {
 
 def test_check_imports_only_what_it_needs() -> None:
     modules = _imported_by("check", "examples/weather/weather.eval")
-    assert "evaldsl" in modules and "lark" in modules
+    assert "evaldsl" in modules and "attrs" in modules
     assert not modules & HEAVY, sorted(modules & HEAVY)
+    # error-free text is parsed with the fast loop's shipped tables: Lark is not loaded
+    assert "lark" not in modules
+
+
+def test_check_loads_lark_for_text_with_an_error(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.eval"
+    broken.write_text("tool a called\ntool b caled\n", encoding="utf-8")
+    modules = _imported_by("check", str(broken))
+    assert "lark" in modules
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "evaldsl.tools.cli", "check", str(broken)],
+        capture_output=True, text=True, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1 and "broken.eval:2:" in done.stdout + done.stderr
+
+
+def test_the_lark_version_is_read_without_importing_lark() -> None:
+    code = (
+        "import sys\nfrom evaldsl.syntax.tables import lark_version\n"
+        "version = lark_version()\nassert 'lark' not in sys.modules\n"
+        "import lark\nprint(version == lark.__version__, version)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.split()[:1] == ["True"], done.stdout + done.stderr
 
 
 def test_check_loads_no_machinery_of_running_nor_reports() -> None:
@@ -151,12 +176,38 @@ def test_check_loads_no_machinery_of_running_nor_reports() -> None:
         "evaldsl.runner.targets",
         "evaldsl.runner.results",
         "evaldsl.reports",
-        "concurrent.futures.thread",
+        "concurrent.futures",
+        "logging",  # the judge's logger is made when there is something to log
         "subprocess",
         "html",
         "importlib.resources",
     }
     assert not modules & unused, sorted(modules & unused)
+    # the cassettes it names are read by their own reader: no other format's adapter
+    adapters = {
+        f"evaldsl.runs.{name}"
+        for name in (
+            "agents", "anthropic", "inspect_ai", "langsmith", "openai", "otel", "providers",
+            "sse", "state",
+        )
+    }  # fmt: skip
+    assert not modules & adapters, sorted(modules & adapters)
+
+
+def test_the_runs_package_loads_its_names_on_first_use() -> None:
+    code = (
+        "import sys, evaldsl.runs.index\n"
+        "assert 'evaldsl.runs.detect' not in sys.modules\n"
+        "from evaldsl.runs import load_run, RunError, otel_events_of\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert "cannot import name 'otel_events_of'" in done.stderr, done.stderr
+    code = (
+        "import evaldsl.runs as runs\nfrom evaldsl.runs import detect\n"
+        "print(runs.load_run.__module__, detect.otel_events.__module__, 'FORMATS' in dir(runs))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.stdout.split() == ["evaldsl.runs.detect", "evaldsl.runs.otel", "True"], done.stderr
 
 
 def test_version_loads_neither_the_language_nor_lark() -> None:

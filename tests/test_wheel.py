@@ -108,6 +108,7 @@ def test_wheel_installs_and_parses_outside_the_source_tree(tmp_path: Path) -> No
     assert "evaldsl/grammar/evaldsl.lark" in names
     assert "evaldsl/runs/prices.json" in names
     assert "evaldsl/grammar/evaldsl.parser.json" in names  # the parser's tables, not rebuilt
+    assert "evaldsl/grammar/evaldsl.drive.json" in names  # the fast loop's tables
     for asset in ("report.html", "report.css", "report.js"):
         assert f"evaldsl/reports/html_assets/{asset}" in names
     assert not any(n.startswith("grammar/") for n in names), "a top-level `grammar` package"

@@ -9,20 +9,29 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaldsl.judge.config import DEFAULT_BASE_URL, DEFAULT_MODEL
 from evaldsl.judge.reply import BadReply, JudgeReply, reject_constant, reply_from_object
 from evaldsl.language.limits import MAX_JUDGE_CACHE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
 
-log = logging.getLogger("evaldsl.judge")
+if TYPE_CHECKING:
+    import logging
+
+
+def judge_log() -> logging.Logger:
+    """The judge's logger, `evaldsl.judge` (`logging` is loaded when there is something to
+    log: `check`, and runs whose judge has nothing to say, never load it)."""
+    import logging
+
+    return logging.getLogger("evaldsl.judge")
+
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -63,10 +72,10 @@ def read_cache(path: str | os.PathLike[str]) -> JudgeReply | None:
         return reply_from_object(json.loads(text, parse_constant=reject_constant), text)
     except FileProblem as why:
         if why.kind != "missing":
-            log.warning("ignoring judge cache entry %s: %s", path, why)
+            judge_log().warning("ignoring judge cache entry %s: %s", path, why)
         return None
     except (OSError, ValueError, BadReply, RecursionError) as why:
-        log.warning("ignoring judge cache file %s: %s", path, why)
+        judge_log().warning("ignoring judge cache file %s: %s", path, why)
         return None
 
 

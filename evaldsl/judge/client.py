@@ -14,14 +14,12 @@ run: httpx's own timeouts bound each read, not the whole reply).
 from __future__ import annotations
 
 import json
-import logging
 import math
 import random
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -30,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:  # imported when the endpoint is first called: `check` never needs it
+    from concurrent.futures import Future
+
     import httpx
 
-from evaldsl.judge.cache import cache_key, read_cache, write_cache
+from evaldsl.judge.cache import cache_key, judge_log, read_cache, write_cache
 from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, OFF_MESSAGE, JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
 from evaldsl.judge.reply import (
@@ -47,8 +47,6 @@ from evaldsl.judge.secrets import Redactor
 from evaldsl.language.limits import MAX_JUDGE_REPLY_BYTES
 from evaldsl.language.reading import size_text
 from evaldsl.language.verdicts import Status
-
-log = logging.getLogger("evaldsl.judge")
 
 _HEADER_SAFE = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what a Bearer token can carry
 SYSTEM_PROMPT = (
@@ -248,6 +246,8 @@ class LLMJudge:
             future = self._memo.get(key)
             owner = future is None
             if future is None:
+                from concurrent.futures import Future  # a run's first judge question
+
                 future = self._memo[key] = Future()
         if owner:
             try:
@@ -266,7 +266,7 @@ class LLMJudge:
         if cached is not None:
             with self._lock:
                 self.hits += 1
-            log.debug("judge cache hit %s", path)
+            judge_log().debug("judge cache hit %s", path)
             return cached
         if self.config.mode == "frozen":
             return _Failed(
@@ -296,7 +296,7 @@ class LLMJudge:
             try:
                 write_cache(path, record)
             except OSError as why:
-                log.warning("could not write judge cache file %s: %s", path, why)
+                judge_log().warning("could not write judge cache file %s: %s", path, why)
         return result
 
     # -- the endpoint
@@ -386,7 +386,7 @@ class LLMJudge:
                     return self._parse(response)
             if attempt + 1 < attempts:
                 delay = wait if wait is not None else self._backoff(attempt)
-                log.info(
+                judge_log().info(
                     "judge call attempt %d/%d failed (%s); retrying in %.2f s",
                     attempt + 1,
                     attempts,

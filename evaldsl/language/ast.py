@@ -9,7 +9,7 @@ The parser builds them from `.eval` text; the suite loaders build them from YAML
 from __future__ import annotations
 
 import typing
-from typing import Literal, TypeAlias, assert_never
+from typing import Any, Literal, TypeAlias, assert_never
 
 import attrs
 
@@ -22,10 +22,22 @@ def _span() -> Span:
     return attrs.field(default=NO_SPAN, kw_only=True, eq=False, repr=False)
 
 
+def _node_repr(self: object) -> str:
+    """attrs' own repr of a node (`Str(value='x')`: its fields but the span), one function
+    for every node class (set below): attrs generating and compiling one per class was
+    about a third of making the classes, which every start does. Nodes hold no cycles, so
+    attrs' guard against them is not needed."""
+    cls: Any = type(self)
+    shown = ", ".join(
+        f"{a.name}={getattr(self, a.name)!r}" for a in attrs.fields(cls) if a.repr is not False
+    )
+    return f"{cls.__qualname__.rsplit('>.', 1)[-1]}({shown})"
+
+
 # ---- values ------------------------------------------------------------------------------
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Str:
     """A quoted string: `"Xiamen"`, `'x'`."""
 
@@ -33,7 +45,7 @@ class Str:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Num:
     """A number: `42`, `0.7`, `-1`."""
 
@@ -41,7 +53,7 @@ class Num:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Bool:
     """`true` or `false`."""
 
@@ -49,14 +61,14 @@ class Bool:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Null:
     """`null`."""
 
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Name:
     """A bare word standing for a name: `completed`, `search`."""
 
@@ -64,7 +76,7 @@ class Name:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Duration:
     """A duration, kept in seconds and in the unit it was written in: `250ms`, `2s`, `1.5m`."""
 
@@ -73,7 +85,7 @@ class Duration:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Money:
     """An amount of money in dollars: `$0.05`."""
 
@@ -82,7 +94,7 @@ class Money:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ListLit:
     """A list: `[a, "b", 3]`."""
 
@@ -90,7 +102,7 @@ class ListLit:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ObjectLit:
     """An object with bare or quoted keys: `{city: "Paris", "odd key": 1}`."""
 
@@ -98,7 +110,7 @@ class ObjectLit:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Regex:
     """A regex literal: `/\\d+ C/i` (pattern text and flags as written)."""
 
@@ -113,7 +125,7 @@ Value: TypeAlias = Str | Num | Bool | Null | Name | Duration | Money | ListLit |
 # ---- subjects ----------------------------------------------------------------------------
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Key:
     """One step into a JSON value: `.summary`, `["odd key"]` (key) or `[0]` (index)."""
 
@@ -144,7 +156,7 @@ SubjectKind = Literal[
 ]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Subject:
     """What an assertion looks at: `answer`, `answer[2]`, `answer json $.x`, `tool search`,
     `memory.a.b`, `state.iteration_count`, `tokens`, …; `kind` is its vocabulary entry."""
@@ -162,7 +174,7 @@ class Subject:
 CountForm = Literal["any", "times", "once", "twice", "never", "at_least", "at_most", "between"]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Count:
     """How many calls: `2 times`, `once`, `at least 2 times`, `between 1 and 3 times`."""
 
@@ -172,7 +184,7 @@ class Count:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Called:
     """`called`, `called 2 times`, `never called`, … (Calls)."""
 
@@ -180,7 +192,7 @@ class Called:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Compare:
     """`== VALUE`, `!= VALUE`, `< VALUE`, `<= VALUE`, `> VALUE`, `>= VALUE`."""
 
@@ -189,7 +201,7 @@ class Compare:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Contains:
     """`contains VALUE`."""
 
@@ -197,7 +209,7 @@ class Contains:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ListTest:
     """`contains all [..]`, `contains any [..]`, `in order [..]`, `in [..]`, `only [..]`."""
 
@@ -206,7 +218,7 @@ class ListTest:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Emptiness:
     """`is empty` (empty=True) or `not empty` (empty=False)."""
 
@@ -214,14 +226,14 @@ class Emptiness:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Exists:
     """`exists`: the subject (or a value its path finds) is there, whatever it is."""
 
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class IsJson:
     """`is json`: text (or a JSON string) that parses as JSON."""
 
@@ -233,7 +245,7 @@ JsonType = Literal["string", "number", "integer", "boolean", "array", "object", 
 JSON_TYPES: tuple[JsonType, ...] = typing.get_args(JsonType)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class IsType:
     """`is string`, `is number`, `is integer`, `is boolean`, `is array`, `is object`, `is null`."""
 
@@ -241,7 +253,7 @@ class IsType:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TextEdge:
     """`starts with "x"` (at_start=True) or `ends with "x"`."""
 
@@ -250,7 +262,7 @@ class TextEdge:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Matches:
     """`matches /re/flags`."""
 
@@ -258,7 +270,7 @@ class Matches:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class HasKey:
     """`has KEY`: the key is present, whatever its value."""
 
@@ -266,7 +278,7 @@ class HasKey:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Judged:
     """`judged "rubric" [>= 0.7] [by "model"]` (the LLM judge)."""
 
@@ -277,14 +289,14 @@ class Judged:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class WithinBudget:
     """`within budget` (of `tokens`): cycgraph's token_budget_respected."""
 
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Cites:
     """`cites tool NAME [PATH] [at least N values]`: the answer quotes values that tool
     returned (those at PATH in each result, when given)."""
@@ -309,7 +321,7 @@ ValueTest: TypeAlias = (
 )
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class CallTest:
     """`args [PATH] TEST` or `result [PATH] TEST`: some call's value satisfies TEST."""
 
@@ -341,7 +353,7 @@ Predicate: TypeAlias = (
 # ---- assertions --------------------------------------------------------------------------
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Check:
     """A subject and a predicate: `tool search called 2 times`, `answer matches /x/`."""
 
@@ -351,7 +363,7 @@ class Check:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class NoTool:
     """`no tool NAME`: the same as `tool NAME never called`."""
 
@@ -359,7 +371,7 @@ class NoTool:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class NodeVisited:
     """`node NAME visited`: the same as `nodes contains NAME`."""
 
@@ -367,7 +379,7 @@ class NodeVisited:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Not:
     """`not A`."""
 
@@ -375,7 +387,7 @@ class Not:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class And:
     """`A and B and …`."""
 
@@ -383,7 +395,7 @@ class And:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Or:
     """`A or B or …`."""
 
@@ -397,7 +409,7 @@ Expr: TypeAlias = Check | NoTool | NodeVisited | Not | And | Or
 # ---- declarations (header and case lines) ------------------------------------------------
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SuiteDecl:
     """`suite "name"`."""
 
@@ -405,7 +417,7 @@ class SuiteDecl:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class NamesDecl:
     """`tools a, b` (kind "tools") or `nodes a, b` (kind "nodes")."""
 
@@ -414,7 +426,7 @@ class NamesDecl:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class JudgeDecl:
     """`judge model "gpt-4o-mini"`."""
 
@@ -422,7 +434,7 @@ class JudgeDecl:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class TimeoutDecl:
     """`timeout 30s`."""
 
@@ -430,7 +442,7 @@ class TimeoutDecl:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class CaseDecl:
     """`case "name"`: the lines after it belong to this case."""
 
@@ -438,7 +450,7 @@ class CaseDecl:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class SourceDecl:
     """`cassette "x.jsonl"`, `state "s.json"`, `dataset "rows.json"`, `trace "t.json" as otel`."""
 
@@ -448,7 +460,7 @@ class SourceDecl:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class RunDecl:
     """`run package.module:function`."""
 
@@ -456,7 +468,7 @@ class RunDecl:
     span: Span = _span()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class ValueDecl:
     """`input {…}` (kind "input") or `each [{…}, …]` (kind "each")."""
 
@@ -471,13 +483,16 @@ Decl: TypeAlias = (
 Statement: TypeAlias = Decl | Expr
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Program:
     """A parsed file or snippet: its statements in source order."""
 
     statements: tuple[Statement, ...]
     span: Span = _span()
 
+
+for _node in [c for c in list(globals().values()) if isinstance(c, type) and attrs.has(c)]:
+    _node.__repr__ = _node_repr  # type: ignore[method-assign]
 
 EXPR_TYPES = (Check, NoTool, NodeVisited, Not, And, Or)
 

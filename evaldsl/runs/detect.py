@@ -30,16 +30,13 @@ import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import orjson
 
 from evaldsl.language.diagnostics import did_you_mean
 from evaldsl.language.vocabulary import RUN_FORMATS
-from evaldsl.runs.agents import is_agents_batch, is_agents_item, read_agents
-from evaldsl.runs.anthropic import read_anthropic
-from evaldsl.runs.anthropic import shape_of as anthropic_shape
 from evaldsl.runs.cassette import EventStream, first_line, load_cassette, scan_cassette_tools
 from evaldsl.runs.events import (
     KNOWN_TYPES,
@@ -52,8 +49,6 @@ from evaldsl.runs.events import (
     tool_call_name,
     trace_format,
 )
-from evaldsl.runs.inspect_ai import is_eval_log, read_inspect, sample_ids
-from evaldsl.runs.langsmith import is_langsmith_run, read_langsmith
 from evaldsl.runs.model import (
     Reading,
     Run,
@@ -67,22 +62,14 @@ from evaldsl.runs.model import (
     os_error,
     read_bytes,
 )
-from evaldsl.runs.openai import is_plain_request, read_openai
-from evaldsl.runs.openai import shape_of as openai_shape
-from evaldsl.runs.otel import otel_events as otel_events  # re-export: `detect.otel_events`
-from evaldsl.runs.otel import otel_run
-from evaldsl.runs.otel import shape_of as otel_shape
-from evaldsl.runs.providers import Items, keys_of
-from evaldsl.runs.sse import looks_like_sse, parse_sse
-from evaldsl.runs.state import (
-    is_state_document,
-    is_state_value,
-    load_state,
-    looks_like_state,
-    state_from_document,
-    validate_state,
-)
 from evaldsl.runs.text import BadUsage
+
+if TYPE_CHECKING:
+    from evaldsl.runs.providers import Items
+
+# Each format's adapter (`openai`, `otel`, `state`, ...) is imported where a file turns out
+# not to be a cassette: `evaldsl check` and most runs read cassettes only, and loading
+# every adapter at start cost them more than the rest of this module.
 
 #: Format names `load_run` accepts (aliases included), and the adapter format each means.
 FORMATS: dict[str, str] = {
@@ -149,6 +136,9 @@ def _with_reading(run: Run, fmt: str, why: str) -> Run:
 
 def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[Items | Run, bool]:
     """The file's items, or a streamed `Run` for a JSONL of events."""
+    from evaldsl.runs.providers import Items
+    from evaldsl.runs.sse import looks_like_sse, parse_sse
+
     if looks_like_sse(decode_text(first)):
         return parse_sse(decode_text(read_bytes(path)), path)
     named_lines = path.lower().endswith(LINE_EXTENSIONS)
@@ -201,6 +191,8 @@ def _head_lines(path: str) -> list[tuple[Any, int]]:
 
 def _jsonl(path: str) -> Items:
     """Every line of a JSONL file as an item (a bad line is an error naming it)."""
+    from evaldsl.runs.providers import Items
+
     values: list[Any] = []
     lines: list[int] = []
     for lineno, raw in enumerate(decode_text(read_bytes(path)).splitlines(), 1):
@@ -256,6 +248,15 @@ def _item_shapes(values: list[Any], shape: Callable[[Any], str | None]) -> list[
 
 def candidates(items: Items) -> list[tuple[str, str]]:
     """Every format whose signature the items match: (format, why), in a fixed order."""
+    from evaldsl.runs.agents import is_agents_batch, is_agents_item
+    from evaldsl.runs.anthropic import shape_of as anthropic_shape
+    from evaldsl.runs.inspect_ai import is_eval_log
+    from evaldsl.runs.langsmith import is_langsmith_run
+    from evaldsl.runs.openai import is_plain_request
+    from evaldsl.runs.openai import shape_of as openai_shape
+    from evaldsl.runs.otel import shape_of as otel_shape
+    from evaldsl.runs.state import is_state_document
+
     values = items.values
     found: list[tuple[str, str]] = []
     doc = values[0] if items.container == "document" else None
@@ -305,10 +306,14 @@ def read_document(value: Any, path: str) -> Run:
     >>> read_document({"choices": [{"message": {"content": "hi"}}]}, "<line 1>").format
     'openai'
     """
+    from evaldsl.runs.providers import Items
+
     return _from_items(Items(path, [value]), True, None)
 
 
 def _from_items(items: Items, done: bool, sample: str | None) -> Run:
+    from evaldsl.runs.providers import keys_of
+
     found = candidates(items)
     name = items.path.rsplit("/", 1)[-1]
     if not found:
@@ -349,6 +354,14 @@ def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -
 
 
 def _adapt(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
+    from evaldsl.runs.agents import read_agents
+    from evaldsl.runs.anthropic import read_anthropic
+    from evaldsl.runs.inspect_ai import is_eval_log, read_inspect
+    from evaldsl.runs.langsmith import read_langsmith
+    from evaldsl.runs.openai import read_openai
+    from evaldsl.runs.otel import otel_run
+    from evaldsl.runs.state import state_from_document
+
     path = items.path
     if fmt in ("events", "verydia"):
         doc: Any = items.values[0] if items.container == "document" else items.values
@@ -397,11 +410,15 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
         run = load_events(path, "verydia" if fmt == "verydia" else None)
         return _with_reading(run, run.format, why)
     if fmt == "cycgraph":
+        from evaldsl.runs.state import load_state
+
         return _with_reading(load_state(path), "state", why)
     check_file(path)
     first, lineno = _first_line(path)
     if not lineno:
         raise RunError("empty file", path=path, hint=f"a {fmt} trace holds JSON, JSONL or SSE")
+    from evaldsl.runs.sse import looks_like_sse, parse_sse
+
     items, done = (
         parse_sse(decode_text(read_bytes(path)), path)
         if looks_like_sse(decode_text(first))
@@ -411,6 +428,8 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
 
 
 def _named_items(path: str, first: bytes) -> Items:
+    from evaldsl.runs.providers import Items
+
     if _try_object(first) is not None and len(_head_lines(path)) > 1:
         return _jsonl(path)
     data = read_bytes(path)
@@ -442,6 +461,8 @@ def inspect_samples(path: str | os.PathLike[str], format: str | None = None) -> 
         doc = orjson.loads(read_bytes(p))
     except (RunError, orjson.JSONDecodeError):
         return []
+    from evaldsl.runs.inspect_ai import is_eval_log, sample_ids
+
     if not is_eval_log(doc):
         return []
     ids = sample_ids(doc)
@@ -523,6 +544,8 @@ def coerce_run(value: object, *, base: Path | None = None) -> Run:
         # once, not three times.
         head = [e for e in value[:1000] if isinstance(e, dict)]
         return Run(events=value, format=trace_format(head))
+    from evaldsl.runs.state import looks_like_state, state_from_document
+
     if isinstance(value, dict) and looks_like_state(value):
         return state_from_document(value, path="<value>")
     if isinstance(value, dict) and ("events" in value or "trace" in value):
@@ -543,6 +566,8 @@ def run_from_value(value: object, *, latency_ms: float | None = None) -> Run:
     >>> run_from_value("Paris is sunny").output
     'Paris is sunny'
     """
+    from evaldsl.runs.state import is_state_value, validate_state
+
     if isinstance(value, Run):
         run = value
     elif _is_event_list(value):
@@ -572,3 +597,12 @@ def _is_event_list(value: object) -> bool:
         and bool(value)
         and all(isinstance(e, dict) and isinstance(e.get("type"), str) for e in value)
     )
+
+
+def __getattr__(name: str) -> Any:
+    # `detect.otel_events`: the OTLP reader, re-exported without loading it at import
+    if name == "otel_events":
+        from evaldsl.runs.otel import otel_events
+
+        return otel_events
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from evaldsl.runs.cassette import EventStream
-from evaldsl.runs.codegen import IndexPass, generate
 from evaldsl.runs.decode import Undecodable, raw_type, typed_events
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
 from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run
+
+if TYPE_CHECKING:
+    from evaldsl.runs.codegen import IndexPass
 
 #: Fields every pass reads: the event's kind and a call's tool name.
 BASE_FIELDS = frozenset({"type", "name", "tool"})
@@ -79,6 +81,9 @@ def pass_for(needs: Needs, *, raw: bool) -> IndexPass:
     key = (raw, needs.times, needs.cost, needs.tokens, needs.tool_sequence)
     made = needs.passes.get(key)
     if made is None:
+        # the generator is loaded by the first run, not at start (`check` never runs one)
+        from evaldsl.runs.codegen import generate
+
         made = needs.passes[key] = generate(needs, raw=raw, raw_type=raw_type() if raw else None)
     return made
 

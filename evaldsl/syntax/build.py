@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any, Literal, cast
 
 import attrs
-from lark import Token, Transformer
 
 from evaldsl.language import ast
 from evaldsl.language.limits import (
@@ -36,6 +35,8 @@ from evaldsl.language.limits import (
 from evaldsl.language.source import Span
 from evaldsl.language.vocabulary import SUBJECTS
 from evaldsl.predicates.registry import RULES
+from evaldsl.syntax import drivetables
+from evaldsl.syntax.drivetables import Token
 from evaldsl.syntax.grammar import cached_grammar
 from evaldsl.syntax.literals import decode_string, parse_duration
 
@@ -71,8 +72,13 @@ class MissingRule(Exception):
 Problem = tuple[Span, str, str]
 
 
-class Builder(Transformer[Token, Any]):
+class Builder:
     """Lark callbacks, one per grammar rule or alias, each building one AST node.
+
+    Lark finds them by name (`getattr`), as the fast loop's tables do: the builder needs
+    no base class (Lark's `Transformer` would load Lark with it). Tokens come from the
+    fast loop (`drivetables.Token`) or from Lark's loop (Lark's `Token`), both in
+    `drivetables.TOKEN_TYPES`.
 
     `base` is the offset of the statement being parsed within the whole text, so spans
     come out in whole-text offsets. `problems` collects the limits crossed since `reset`.
@@ -83,7 +89,6 @@ class Builder(Transformer[Token, Any]):
     helper = Inline
 
     def __init__(self) -> None:
-        super().__init__(visit_tokens=False)
         self.base = 0
         self.problems: list[Problem] = []
         # Depth of the nested nodes built so far (lists, objects, assertions), by id; the
@@ -109,7 +114,7 @@ class Builder(Transformer[Token, Any]):
 
     def kind(self, token: Any) -> str:
         """The terminal a token is; "" for a node already built."""
-        return str(token.type) if isinstance(token, Token) else ""
+        return str(token.type) if isinstance(token, drivetables.TOKEN_TYPES) else ""
 
     def text(self, token: Any) -> str:
         """A token's text as written."""
@@ -154,14 +159,14 @@ class Builder(Transformer[Token, Any]):
         return _new_span(Span, (base + tok.start_pos, base + tok.end_pos))  # type: ignore[operator]
 
     def _start(self, item: Any) -> int:
-        if isinstance(item, Token):
+        if isinstance(item, drivetables.TOKEN_TYPES):
             return self.base + item.start_pos  # type: ignore[operator]
         if isinstance(item, tuple):  # an object pair: (key token, value)
             return self._start(item[0])
         return item.span.start  # type: ignore[no-any-return]
 
     def _end(self, item: Any) -> int:
-        if isinstance(item, Token):
+        if isinstance(item, drivetables.TOKEN_TYPES):
             return self.base + item.end_pos  # type: ignore[operator]
         if isinstance(item, tuple):
             return self._end(item[1])
@@ -169,7 +174,8 @@ class Builder(Transformer[Token, Any]):
 
     def span(self, children: Sequence[Any]) -> Span:
         # `_start` and `_end` written out: this runs for every node. A child is a token
-        # (the parse loops make plain `Token`s) or a node already built (with its span).
+        # (the fast loop's `Token`, else Lark's, which `_start` and `_end` take) or a node
+        # already built (with its span).
         first, last = children[0], children[-1]
         kind = type(first)
         if kind is Token:
@@ -188,7 +194,7 @@ class Builder(Transformer[Token, Any]):
         return _new_span(Span, (start, end))
 
     def literal(self, item: Any) -> ast.Value:
-        if not isinstance(item, Token):
+        if not isinstance(item, drivetables.TOKEN_TYPES):
             return cast(ast.Value, item)
         kind, text = item.type, str(item)
         base = self.base
@@ -233,7 +239,8 @@ class Builder(Transformer[Token, Any]):
 
     @staticmethod
     def _nodes(children: Sequence[Any]) -> list[Any]:
-        return [c for c in children if not isinstance(c, Token)]
+        tokens = drivetables.TOKEN_TYPES
+        return [c for c in children if not isinstance(c, tokens)]
 
     # -- programs
 
@@ -409,7 +416,8 @@ class Builder(Transformer[Token, Any]):
     # -- values
 
     def list_lit(self, c: list[Any]) -> ast.ListLit:
-        items = tuple(self.literal(x) for x in c if not (isinstance(x, Token) and x.type in PUNCT))
+        tokens = drivetables.TOKEN_TYPES
+        items = tuple(self.literal(x) for x in c if not (isinstance(x, tokens) and x.type in PUNCT))
         node = ast.ListLit(items, span=self.span(c))
         self._value(node, items)
         return node

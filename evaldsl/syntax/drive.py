@@ -1,6 +1,8 @@
 """The fast parse loop: error-free text parsed in one loop over Lark's own LALR tables.
 
-Takes a Lark parser (built with the AST builder) and text, and gives the parse's result,
+Takes a Lark parser (built with the AST builder), or the same tables loaded from the file
+`make tables` writes (`drivetables.py`, with the builder's callbacks bound as Lark binds
+them), and text, and gives the parse's result,
 or `None` at the first thing that does not fit (the caller then parses with Lark's own
 loop, which reports the error as Lark does). It uses the same per-state scanners as
 Lark's contextual lexer, the bracket rule of `BracketNewlines`, and Lark's shift/reduce
@@ -27,15 +29,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import lark as lark_module
-from lark import Lark, Token
-from lark.lexer import ContextualLexer, PatternStr, UnlessCallback
-from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
-from lark.parsers.lalr_analysis import Shift
-
+from evaldsl.syntax import drivetables
+from evaldsl.syntax.drivetables import Tables, Token
 from evaldsl.syntax.grammar import CLOSING, OPENING, Start
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+# Lark is imported only where a Lark parser is read (no shipped tables that fit): parsing
+# with the loaded tables does not load it.
 
 #: The Lark minor versions whose internals `drive` was written against.
 SUPPORTED_LARK = ("1.3.",)
@@ -44,6 +48,8 @@ SUPPORTED_LARK = ("1.3.",)
 def available(lark: Lark) -> bool:
     """Whether `drive` may run on this Lark parser: a supported Lark version whose
     parser and lexer have the shape `drive` reads."""
+    import lark as lark_module
+
     if not str(lark_module.__version__).startswith(SUPPORTED_LARK):
         return False
     try:
@@ -79,12 +85,12 @@ class _Plans(dict[int, tuple[Any, Any, Any]]):
         return plan
 
 
-def _plans(lexer: ContextualLexer) -> _Plans:
+def _plans(lexer: Any) -> _Plans:
     """The lexer plans of a parser's contextual lexer, kept on the lexer."""
     plans: _Plans | None = getattr(lexer, "_evaldsl_plans", None)
     if plans is None:
         plans = _Plans(cast(dict[int, Any], lexer.lexers))
-        lexer._evaldsl_plans = plans  # type: ignore[attr-defined]
+        lexer._evaldsl_plans = plans
     return plans
 
 
@@ -99,9 +105,15 @@ def _tables(frontend: Any, helper: Any) -> dict[int, dict[str, tuple[bool, Any]]
     (`_helper_callback`)."""
     cached = getattr(frontend, "_evaldsl_tables", None)
     if cached is None:
+        from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
+        from lark.parsers.lalr_analysis import Shift
+
         parser = frontend.parser.parser
+        filters = (ChildFilterLALR_NoPlaceholders, drivetables.ChildFilter)
         callbacks = {
-            rule: _helper_callback(rule, callback, helper)
+            rule: _helper_callback(
+                str(rule.origin.name).startswith("_") and not rule.alias, callback, helper, filters
+            )
             for rule, callback in parser.callbacks.items()
         }
         cached = {
@@ -117,24 +129,47 @@ def _tables(frontend: Any, helper: Any) -> dict[int, dict[str, tuple[bool, Any]]
     return cast(dict[int, dict[str, tuple[bool, Any]]], cached)
 
 
+class _LoadedStates(dict[int, dict[str, tuple[bool, Any]]]):
+    """`_tables` for tables loaded from the file (`drivetables.py`), each state's row
+    converted on first use (a short text visits few states)."""
+
+    def __init__(self, tables: Tables, helper: Any) -> None:
+        super().__init__()
+        self.raw = tables.raw_states
+        filters = (drivetables.ChildFilter,)
+        self.rules = [
+            (size, _helper_callback(is_helper, callback, helper, filters), origin)
+            for origin, size, callback, is_helper in tables.rules
+        ]
+
+    def __missing__(self, state: int) -> dict[str, tuple[bool, Any]]:
+        rules = self.rules
+        row = self[state] = {
+            kind: (True, arg) if action == 0 else (False, rules[arg])
+            for kind, (action, arg) in self.raw[state].items()
+        }
+        return row
+
+
 def _is_default(callback: Any) -> bool:
     """Whether `callback` is Lark's callback for a rule the builder has no method for
     (it calls the builder's `__default__` with the rule's name)."""
     return isinstance(callback, partial) and callback.func.__name__ == "default_callback"
 
 
-def _helper_callback(rule: Any, callback: Any, helper: Any) -> Any:
+def _helper_callback(is_helper: bool, callback: Any, helper: Any, filters: tuple[type, ...]) -> Any:
     """The callback of one of Lark's helper rules (`__file_star_0`: the repetitions the
     grammar's `*`, `+` and `?` make), cheaper and giving the same: the builder's
     `__default__` turns their children into an `Inline` holder (`helper`), which the
     parent only reads the children of; and a left-recursive repetition (`rep: rep x y`)
     appends its new children to the list of the holder below it, as Lark's child filter
-    does, and passes that holder on. Any other callback is kept as it is."""
-    if helper is None or not str(rule.origin.name).startswith("_") or rule.alias:
+    does (`filters`: its class, Lark's or the loaded tables'), and passes that holder on.
+    Any other callback is kept as it is."""
+    if helper is None or not is_helper:
         return callback
     if _is_default(callback):
         return helper
-    if type(callback) is ChildFilterLALR_NoPlaceholders and _is_default(callback.node_builder):
+    if type(callback) in filters and _is_default(callback.node_builder):
         include = list(callback.to_include)
         if include and include[0] == (0, True) and not any(expand for _, expand in include[1:]):
             return _extend_left(tuple(i for i, _ in include[1:]))
@@ -173,6 +208,8 @@ def _keyword_callback(callback: Any) -> Any:
     the token the type of the keyword its text spells, found by matching the text against
     every keyword; for plain keywords (no regex flags) that is the dict lookup. Any other
     callback is kept as it is."""
+    from lark.lexer import PatternStr, UnlessCallback
+
     scanner = getattr(callback, "scanner", None)
     if type(callback) is not UnlessCallback or scanner is None or scanner.g_regex_flags:
         return callback
@@ -214,16 +251,28 @@ _Step = tuple[tuple[tuple[int, Any], ...], Any, list[int]]
 class _Memo:
     """The configs met so far by one parser for one start symbol (see the module doc)."""
 
-    def __init__(self, frontend: Any, start: Start) -> None:
-        table = frontend.parser.parser.parse_table
-        # the builder names what its `__default__` makes of a helper rule's children
-        helper = getattr(frontend.options.transformer, "helper", None)
-        self.states = _tables(frontend, helper)
-        self.plans = _plans(frontend.lexer.lexer)
-        self.end_state: int = table.end_states[start]
+    def __init__(self, parser: Any, start: Start) -> None:
+        if isinstance(parser, Tables):
+            # the builder names what its `__default__` makes of a helper rule's children
+            helper = getattr(parser.builder, "helper", None)
+            self.states: Any = _LoadedStates(parser, helper)
+            self.plans: Any = parser.lexing
+            start_states, end_states = parser.start_states, parser.end_states
+            # the wrapper of a `?rule`'s callback (Lark's, or the loaded tables')
+            self.expand_one: tuple[type, ...] = (drivetables.ExpandSingleChild,)
+        else:
+            from lark.parse_tree_builder import ExpandSingleChild
+
+            self.expand_one = (ExpandSingleChild, drivetables.ExpandSingleChild)
+            table = parser.parser.parser.parse_table
+            helper = getattr(parser.options.transformer, "helper", None)
+            self.states = _tables(parser, helper)
+            self.plans = _plans(parser.lexer.lexer)
+            start_states, end_states = table.start_states, table.end_states
+        self.end_state: int = end_states[start]
         self.by_stack: dict[tuple[int, ...], _Config] = {}
         self.lexings: dict[int, tuple[Any, Any, Any]] = {}
-        first = self.config((table.start_states[start],))
+        first = self.config((start_states[start],))
         assert first is not None
         self.start: _Config = first
 
@@ -254,7 +303,10 @@ class _Memo:
                             return m
                     return None
 
-            fast = {kind: _keyword_callback(callback) for kind, callback in callbacks.items()}
+            if isinstance(self.plans, drivetables.Lexing):  # keyword lookups already
+                fast = dict(callbacks)
+            else:
+                fast = {kind: _keyword_callback(cb) for kind, cb in callbacks.items()}
             found = self.lexings[state] = (match, ignore, fast or None)
         return found
 
@@ -280,27 +332,29 @@ class _Memo:
             stack.append(states[stack[-1]][origin][1])
             # `?rule` reductions of one child (Lark's ExpandSingleChild) pass it up as it
             # is: on the value stack they change nothing
-            if not (size == 1 and type(build) is ExpandSingleChild):
+            if not (size == 1 and type(build) in self.expand_one):
                 ops.append((size, build))
             if kind == "$END" and stack[-1] == self.end_state:
                 return tuple(ops), _ACCEPT, stack
 
 
-def _memo(frontend: Any, start: Start) -> _Memo:
-    """The memo of a parser for a start symbol, kept on the parser."""
-    memos: dict[str, _Memo] | None = getattr(frontend, "_evaldsl_memos", None)
+def _memo(parser: Any, start: Start) -> _Memo:
+    """The memo of a parser (Lark's frontend, or loaded tables) for a start symbol, kept
+    on the parser."""
+    memos: dict[str, _Memo] | None = getattr(parser, "_evaldsl_memos", None)
     if memos is None:
-        memos = frontend._evaldsl_memos = {}
+        memos = parser._evaldsl_memos = {}
     memo = memos.get(start)
     if memo is None:
-        memo = memos[start] = _Memo(frontend, start)
+        memo = memos[start] = _Memo(parser, start)
     return memo
 
 
-def drive(lark: Lark, text: str, start: Start) -> Any | None:
+def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     """Parse error-free text in one loop (see the module doc); `None` at the first thing
-    that does not fit. Only call it when `available(lark)`."""
-    memo = _memo(lark.parser, start)
+    that does not fit. Only call it with tables loaded from the file (`drivetables.py`) or
+    a Lark parser for which `available(lark)`."""
+    memo = _memo(lark if isinstance(lark, Tables) else lark.parser, start)
     config = memo.start
     match, ignore, token_callbacks, row, _ = config
     values: list[Any] = []

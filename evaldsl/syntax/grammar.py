@@ -14,11 +14,16 @@ import threading
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from lark import Lark, Token, Transformer
-
+from evaldsl.syntax import drivetables
 from evaldsl.syntax.tables import load_or_build, serialise, shipped_key, shipped_path, table_key
+
+if TYPE_CHECKING:
+    from lark import Lark, Token
+
+# Lark is imported where a Lark parser is made: error-free text is parsed with the fast
+# loop's tables (`drivetables.py`) without it.
 
 #: The grammar's start symbols: a whole `.eval` file, or an assertion list (YAML `expect:`).
 Start = Literal["file", "statements"]
@@ -64,7 +69,7 @@ class BracketNewlines:
             yield tok
 
 
-def parser_options(builder: Transformer[Token, Any] | None) -> dict[str, Any]:
+def parser_options(builder: object | None) -> dict[str, Any]:
     """The options of evaldsl's Lark parsers (the AST built during the parse when a
     builder is given)."""
     return {
@@ -78,28 +83,59 @@ def parser_options(builder: Transformer[Token, Any] | None) -> dict[str, Any]:
     }
 
 
-def build_lark(builder: Transformer[Token, Any] | None) -> Lark:
+def _admit_lark_tokens() -> None:
+    """Builders are given Lark's tokens too, from the parsers made here."""
+    from lark import Token
+
+    drivetables.admit_tokens(Token)
+
+
+def build_lark(builder: object | None) -> Lark:
     """A Lark LALR parser built from the grammar (~60 ms: `new_lark` loads it instead)."""
+    from lark import Lark
+
+    _admit_lark_tokens()
     return Lark(cached_grammar(), **parser_options(builder))
 
 
-def new_lark(builder: Transformer[Token, Any] | None) -> Lark:
+def new_lark(builder: object | None) -> Lark:
     """A Lark LALR parser for the grammar, its tables loaded from the serialised form
     (`tables.py`) when that fits the grammar and the installed Lark, else built."""
+    _admit_lark_tokens()
     return load_or_build(cached_grammar(), parser_options(builder), lambda: build_lark(builder))
 
 
 def tables_stale() -> bool:
-    """Whether the shipped parser tables were made for another grammar, Lark or options."""
-    return shipped_key() != table_key(cached_grammar(), parser_options(None))
+    """Whether the shipped parser tables (Lark's, and the fast loop's) were made for
+    another grammar, Lark or options."""
+    key = table_key(cached_grammar(), parser_options(None))
+    drive_key = shipped_key(shipped_path().with_name(drivetables.SHIPPED_NAME))
+    return shipped_key() != key or drive_key != key
 
 
 def write_tables() -> Path:
-    """Build the parser and write its tables where the wheel ships them (`make tables`)."""
+    """Build the parser and write its tables where the wheel ships them (`make tables`):
+    Lark's serialised parser, and the fast parse loop's tables (`drivetables.py`)."""
     options = parser_options(None)
     path = shipped_path()
-    path.write_text(serialise(build_lark(None), table_key(cached_grammar(), options)))
+    built = build_lark(None)
+    key = table_key(cached_grammar(), options)
+    path.write_text(serialise(built, key))
+    data = drivetables.export(built)
+    if data is not None:  # else the fast loop reads Lark's parser (its shape is unknown)
+        path.with_name(drivetables.SHIPPED_NAME).write_text(drivetables.serialise(data, key))
     return path
+
+
+def loaded_drive_tables(builder: object) -> drivetables.Tables | None:
+    """The fast parse loop's tables from the shipped file, with `builder`'s callbacks,
+    when the file fits the grammar, the installed Lark and the options (else `None`)."""
+    path = shipped_path().with_name(drivetables.SHIPPED_NAME)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return drivetables.load(text, table_key(cached_grammar(), parser_options(builder)), builder)
 
 
 _local = threading.local()
@@ -110,7 +146,7 @@ def plain_parser() -> Lark:
     cached = getattr(_local, "plain", None)
     if cached is None:
         cached = _local.plain = new_lark(None)
-    return cast(Lark, cached)
+    return cast("Lark", cached)
 
 
 @lru_cache(maxsize=1)

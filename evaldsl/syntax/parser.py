@@ -9,10 +9,12 @@ How it works, and why:
   parser: no parse tree is built (about 40% faster than tree + Transformer). Embedded
   builders cannot receive `meta`, so the grammar keeps every keyword token and spans are
   read from tokens.
-- Text without an error is parsed in one pass: by the fast loop over Lark's tables
-  (`drive.py`) where that loop is available for the installed Lark, else by Lark's own
-  loop. Text with an error is cut into statements (`recovery.py`) and each statement is
-  parsed on its own, so one bad statement never hides the next: every syntax error of a
+- Text without an error is parsed in one pass by the fast loop (`drive.py`) over the
+  tables shipped for it (`drivetables.py`: no Lark parser is made for such text), else,
+  when those do not fit the installed Lark, over Lark's parser where the loop is
+  available for that Lark, else by Lark's own loop. Text with an error is cut into
+  statements (`recovery.py`) and each statement is parsed on its own (by Lark's parser,
+  made then), so one bad statement never hides the next: every syntax error of a
   file comes out of one pass, each said in the user's words (`wording.py`).
 - The cyclic garbage collector is paused while parsing: the AST holds no cycles, and the
   collections its allocations trigger would rescan the caller's whole heap.
@@ -27,11 +29,9 @@ from __future__ import annotations
 import threading
 from bisect import bisect_right
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
-from lark import Lark
-from lark.exceptions import UnexpectedInput
 
 from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
@@ -39,9 +39,13 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Source, Span
 from evaldsl.syntax import drive
 from evaldsl.syntax.build import Builder
-from evaldsl.syntax.grammar import Start, new_lark
-from evaldsl.syntax.recovery import recover_unclosed, split_statements
-from evaldsl.syntax.wording import syntax_diagnostic
+from evaldsl.syntax.grammar import Start, loaded_drive_tables, new_lark
+
+if TYPE_CHECKING:
+    from lark import Lark
+
+# Lark, and the modules that read its errors (`recovery`, `wording`), are loaded for text
+# with an error only: error-free text is parsed with the fast loop's tables without them.
 
 __all__ = ["ParseResult", "Start", "parse"]
 
@@ -62,25 +66,52 @@ class ParseResult:
 _local = threading.local()
 
 
+class _Parsers:
+    """One thread's parsers, all with the same builder (which carries the offset of the
+    statement being parsed, so each thread has its own): the fast loop's tables loaded
+    from the shipped file, and Lark's parser, made only when needed (text with an error,
+    or no tables that fit)."""
+
+    def __init__(self) -> None:
+        self.builder = Builder()
+        self.tables = loaded_drive_tables(self.builder)
+        self._lark: Lark | None = None
+        self.lark_drives = False  # whether `drive` runs on Lark's parser (no tables)
+
+    @property
+    def lark(self) -> Lark:
+        if self._lark is None:
+            self._lark = new_lark(self.builder)
+            self.lark_drives = self.tables is None and drive.available(self._lark)
+        return self._lark
+
+    def whole(self, text: str, start: Start) -> Any | None:
+        """The whole text parsed in one pass, or `None` when it has an error."""
+        if self.tables is not None:
+            return drive.drive(self.tables, text, start)
+        lark = self.lark
+        if self.lark_drives:
+            return drive.drive(lark, text, start)
+        from lark.exceptions import UnexpectedInput
+
+        try:
+            return lark.parse(text, start=start)
+        except UnexpectedInput:
+            return None
+
+
+def _parsers() -> _Parsers:
+    cached: _Parsers | None = getattr(_local, "parsers", None)
+    if cached is None:
+        cached = _local.parsers = _Parsers()
+    return cached
+
+
 def building_parser() -> tuple[Lark, Builder]:
     """This thread's Lark parser with the AST builder embedded (the builder carries the
     offset of the statement being parsed, so each thread has its own)."""
-    cached = getattr(_local, "parser", None)
-    if cached is None:
-        builder = Builder()
-        lark = new_lark(builder)
-        cached = _local.parser = (lark, builder, drive.available(lark))
-    return cached[0], cached[1]
-
-
-def _whole(lark: Lark, text: str, start: Start) -> Any | None:
-    """The whole text parsed in one pass, or `None` when it has an error."""
-    if _local.parser[2]:
-        return drive.drive(lark, text, start)
-    try:
-        return lark.parse(text, start=start)
-    except UnexpectedInput:
-        return None
+    parsers = _parsers()
+    return parsers.lark, parsers.builder
 
 
 def parse(
@@ -103,24 +134,31 @@ def parse(
         try:
             return _parse(text, path, start, source)
         finally:
-            building_parser()[1].reset()  # the builder keeps no node past its parse
+            _parsers().builder.reset()  # the builder keeps no node past its parse
 
 
 def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseResult:
     src = source or Source(text, path)
-    lark, builder = building_parser()
+    parsers = _parsers()
+    builder = parsers.builder
     span = Span(0, len(text))
     # Most text parses: one pass over all of it is the fast path (one parser and lexer
     # state instead of one per statement). Only text with an error is parsed again,
     # statement by statement, to report every error of it.
     builder.reset()
-    whole = _whole(lark, text, start)
+    whole = parsers.whole(text, start)
     if whole is not None:
         if builder.problems:
             kept, limits = _limits(src, builder, whole.statements)
             return ParseResult(ast.Program(kept, span=span), limits, src)
         return ParseResult(ast.Program(whole.statements, span=span), (), src)
     builder.reset()  # what the failed whole pass noted is noted again statement by statement
+    from lark.exceptions import UnexpectedInput
+
+    from evaldsl.syntax.recovery import recover_unclosed, split_statements
+    from evaldsl.syntax.wording import syntax_diagnostic
+
+    lark = parsers.lark
     statements: list[ast.Statement] = []
     diagnostics: list[Diagnostic] = []
     pieces = split_statements(text)

@@ -25,16 +25,16 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import lark as lark_module
-from lark import Lark
-from lark.grammar import Rule
-from lark.lexer import TerminalDef
+if TYPE_CHECKING:
+    from lark import Lark
 
 SHIPPED_NAME = "evaldsl.parser.json"
 FORMAT = 1  # bump when the file's layout changes
@@ -43,10 +43,35 @@ FORMAT = 1  # bump when the file's layout changes
 RUNTIME_OPTIONS = ("transformer", "postlex")
 
 
+#: `__version__ = "1.3.1"` in Lark's `__init__.py` (annotated with `: str` or not).
+_VERSION = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+def lark_version() -> str:
+    """The installed Lark's version: from the loaded module, else read from its
+    `__init__.py` without importing it (importing Lark is a large part of a start that
+    the fast loop's tables spare), else from importing it."""
+    loaded = sys.modules.get("lark")
+    if loaded is None:
+        from importlib.util import find_spec
+
+        with contextlib.suppress(Exception):
+            spec = find_spec("lark")
+            if spec is not None and spec.origin:
+                with open(spec.origin, encoding="utf-8") as f:
+                    found = _VERSION.search(f.read())
+                if found is not None:
+                    return found.group(1)
+        import lark
+
+        return str(lark.__version__)
+    return str(loaded.__version__)
+
+
 def table_key(grammar: str, options: dict[str, Any]) -> str:
     """What the tables depend on: the grammar text, the Lark version and the options."""
     fixed = sorted((k, repr(v)) for k, v in options.items() if k not in RUNTIME_OPTIONS)
-    text = f"{FORMAT}\n{lark_module.__version__}\n{fixed!r}\n{grammar}"
+    text = f"{FORMAT}\n{lark_version()}\n{fixed!r}\n{grammar}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -72,6 +97,9 @@ def _int_keys(obj: dict[str, Any]) -> Any:
 
 def serialise(lark: Lark, key: str) -> str:
     """A built parser's tables as JSON text, stamped with `key`."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
     data, memo = lark.memo_serialize([TerminalDef, Rule])
     data["options"] = {k: v for k, v in data["options"].items() if k not in RUNTIME_OPTIONS}
     body = {"format": FORMAT, "key": key, "data": _encode(data), "memo": _encode(memo)}
@@ -80,6 +108,8 @@ def serialise(lark: Lark, key: str) -> str:
 
 def _load(text: str, key: str, runtime: dict[str, Any]) -> Lark | None:
     """The parser from JSON text, or None when the text is not the tables for `key`."""
+    from lark import Lark
+
     try:
         body = json.loads(text, object_hook=_int_keys)
         if not isinstance(body, dict) or body.get("key") != key:
@@ -99,10 +129,11 @@ def shipped_path() -> Path:
     return Path(str(resources.files("evaldsl.grammar").joinpath(SHIPPED_NAME)))
 
 
-def shipped_key() -> str | None:
-    """The key the shipped tables were made for (None when there are none)."""
+def shipped_key(path: Path | None = None) -> str | None:
+    """The key the shipped tables (at `path`, else Lark's) were made for (None when there
+    are none)."""
     try:
-        with open(shipped_path(), encoding="utf-8") as f:
+        with open(path or shipped_path(), encoding="utf-8") as f:
             head = f.read(200)
     except OSError:
         return None

@@ -1,0 +1,277 @@
+"""The tables of the fast parse loop, written once and loaded without making a Lark parser.
+
+Takes a Lark LALR parser (made with `grammar.build_lark`) and gives what `drive.py` reads
+from it, as JSON data (`export`): the parse table (shifts, and reductions as rule
+numbers), per rule what Lark's tree builder wraps the rule's callback in, and per parser
+state the lexer Lark's contextual lexer uses there (its scanner's regexes, the ignored
+terminals, the keywords a NAME may spell). `make tables` writes it beside the grammar
+(`grammar/evaldsl.drive.json`); `load` gives the same tables back with the builder's
+callbacks bound, resolved as Lark resolves them (the builder's method of the rule's name
+or alias, else its `__default__`), so `drive` parses a file without Lark making its
+parser: loading Lark's own serialised parser and converting its table for `drive` was
+~15 ms of every start, this is ~3 ms.
+
+Exactness: whatever has a shape not listed here (a callback wrapper, a lexer callback
+other than plain keywords) makes `export` give `None`, and then no file is written and
+`drive` reads a Lark parser as before. The file is keyed like the parser's tables
+(grammar, Lark version, options) and used only when the key fits.
+`tests/test_parse_driver.py` parses the corpus and generated files with the loaded tables,
+Lark's parser through `drive`, and Lark's own loop, and compares every node and span.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from functools import partial
+from typing import Any, cast
+
+# No Lark import here (`export` imports what it reads): loading these tables and parsing
+# with them must not load Lark, whose import is a large part of a start.
+
+#: Bump when the layout of the file changes.
+FORMAT = 1
+SHIPPED_NAME = "evaldsl.drive.json"
+
+
+class Token(str):
+    """A token as the fast loop makes it: its text, with the attributes of Lark's `Token`
+    (the builder reads `type`, `start_pos` and `end_pos`; lines are not counted)."""
+
+    __slots__ = (
+        "column", "end_column", "end_line", "end_pos", "line", "start_pos", "type", "value",
+    )  # fmt: skip
+
+    type: str
+    start_pos: int | None
+    value: str
+    line: int | None
+    column: int | None
+    end_line: int | None
+    end_column: int | None
+    end_pos: int | None
+
+
+#: The token classes a builder is given: the fast loop's, and Lark's once a Lark parser
+#: has been made (`admit_tokens`: text with an error is parsed by Lark's own loop). Typed
+#: as this module's class: Lark's has the same attributes, of the same types.
+TOKEN_TYPES: tuple[type[Token], ...] = (Token,)
+
+
+def admit_tokens(kind: type) -> None:
+    """Builders are given tokens of class `kind` too (Lark's, from `grammar.py`)."""
+    global TOKEN_TYPES
+    if kind not in TOKEN_TYPES:
+        TOKEN_TYPES = (*TOKEN_TYPES, cast("type[Token]", kind))
+
+
+class ExpandSingleChild:
+    """Lark's `?rule`: one child is passed up as it is, several are built."""
+
+    __slots__ = ("node_builder",)
+
+    def __init__(self, node_builder: Callable[[list[Any]], Any]) -> None:
+        self.node_builder = node_builder
+
+    def __call__(self, children: list[Any]) -> Any:
+        if len(children) == 1:
+            return children[0]
+        return self.node_builder(children)
+
+
+class ChildFilter:
+    """Lark's child filter of an LALR rule without placeholders: the children at the
+    listed positions, those of a helper rule (`_rule`, expand) inlined."""
+
+    __slots__ = ("node_builder", "to_include")
+
+    def __init__(
+        self, to_include: list[tuple[int, bool]], node_builder: Callable[[list[Any]], Any]
+    ) -> None:
+        self.node_builder = node_builder
+        self.to_include = to_include
+
+    def __call__(self, children: list[Any]) -> Any:
+        filtered: list[Any] = []
+        for i, to_expand in self.to_include:
+            if to_expand:
+                if filtered:
+                    filtered += children[i].children
+                else:  # left recursion: the holder's own list, as Lark does
+                    filtered = children[i].children
+            else:
+                filtered.append(children[i])
+        return self.node_builder(filtered)
+
+
+def export(lark: Any) -> dict[str, Any] | None:
+    """`drive`'s tables of a built Lark parser as JSON data; `None` when any part of it has
+    a shape this module does not know."""
+    from lark.lexer import PatternStr, UnlessCallback
+    from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
+    from lark.parse_tree_builder import ExpandSingleChild as LarkExpand
+    from lark.parsers.lalr_analysis import Shift
+
+    frontend = lark.parser
+    table = frontend.parser.parser.parse_table
+    numbers: dict[Any, int] = {}
+    rules: list[list[Any]] = []
+    for rule, chain in lark._parse_tree_builder.rule_builders:
+        wrappers: list[Any] = []
+        for wrap in chain:
+            if wrap is LarkExpand:
+                wrappers.append("expand1")
+            elif (
+                isinstance(wrap, partial)
+                and wrap.func is ChildFilterLALR_NoPlaceholders
+                and len(wrap.args) == 1
+                and not wrap.keywords
+            ):
+                wrappers.append([[i, bool(expand)] for i, expand in wrap.args[0]])
+            else:
+                return None
+        name = rule.alias or rule.options.template_source or rule.origin.name
+        numbers[rule] = len(rules)
+        aliased = bool(rule.alias)
+        rules.append([str(rule.origin.name), len(rule.expansion), str(name), aliased, wrappers])
+    states: list[dict[str, list[Any]]] = []
+    for state in range(len(table.states)):
+        row = table.states[state]
+        states.append(
+            {
+                str(kind): [0, arg] if action is Shift else [1, numbers[arg]]
+                for kind, (action, arg) in row.items()
+            }
+        )
+    contextual = frontend.lexer.lexer
+    lexers: list[list[Any]] = []
+    seen: dict[int, int] = {}
+    lexer_of: list[int] = []
+    for state in range(len(table.states)):
+        sub = contextual.lexers[state]
+        if id(sub) not in seen:
+            scanner = sub.scanner
+            words: dict[str, dict[str, str]] = {}
+            for kind, callback in sub.callback.items():
+                inner = getattr(callback, "scanner", None)
+                if type(callback) is not UnlessCallback or inner is None or inner.g_regex_flags:
+                    return None
+                words_of = inner.terminals
+                if not all(type(t.pattern) is PatternStr and not t.pattern.flags for t in words_of):
+                    return None
+                spelled = {t.pattern.value: t.name for t in words_of}
+                if len(spelled) != len(words_of):
+                    return None
+                words[kind] = spelled
+            patterns = [[mre.pattern, mre.flags] for mre in scanner._mres]
+            seen[id(sub)] = len(lexers)
+            lexers.append([patterns, sorted(sub.ignore_types), words])
+        lexer_of.append(seen[id(sub)])
+    terminals = sorted(t.name for t in lark.terminals)
+    return {
+        "rules": rules,
+        "states": states,
+        "start_states": dict(table.start_states),
+        "end_states": dict(table.end_states),
+        "lexers": lexers,
+        "lexer_of": lexer_of,
+        "terminals": terminals,
+    }
+
+
+def serialise(data: dict[str, Any], key: str) -> str:
+    """The tables as the file's text, stamped with the parser tables' `key`."""
+    body = {"format": FORMAT, "key": key, "data": data}
+    return json.dumps(body, separators=(",", ":"))
+
+
+class Lexing:
+    """Per parser state, how Lark's contextual lexer lexes there, compiled on first use
+    of each lexer (a short text visits few states): a `dict` of state → (the scanner's
+    compiled regexes, the ignored terminals, the keyword callbacks by terminal)."""
+
+    def __init__(self, lexers: list[list[Any]], lexer_of: list[int]) -> None:
+        self.lexers = lexers
+        self.lexer_of = lexer_of
+        self.made: dict[int, tuple[Any, Any, Any]] = {}
+
+    def __getitem__(self, state: int) -> tuple[Any, Any, Any]:
+        index = self.lexer_of[state]
+        found = self.made.get(index)
+        if found is None:
+            patterns, ignore, words = self.lexers[index]
+            found = self.made[index] = (
+                [re.compile(pattern, flags) for pattern, flags in patterns],
+                frozenset(ignore),
+                {kind: _Keywords(spelled) for kind, spelled in words.items()},
+            )
+        return found
+
+
+class _Keywords:
+    """A NAME that spells a keyword accepted in this state becomes that keyword (Lark's
+    `UnlessCallback` over plain strings)."""
+
+    __slots__ = ("words",)
+
+    def __init__(self, words: dict[str, str]) -> None:
+        self.words = words
+
+    def __call__(self, tok: Any) -> Any:
+        found = self.words.get(tok.value)
+        if found is not None:
+            tok.type = found
+        return tok
+
+
+class Tables:
+    """The loaded tables with a builder's callbacks bound: what `drive`'s memo reads.
+
+    `rules` holds per rule number (origin name, length, callback, whether it is one of
+    Lark's helper rules: named `_…` and not aliased)."""
+
+    def __init__(self, data: dict[str, Any], builder: Any) -> None:
+        default = getattr(builder, "__default__", None)
+        if default is None:
+            raise ValueError("the builder has no __default__")
+        if any(hasattr(builder, t) for t in data["terminals"]):
+            raise ValueError("the builder has a lexer callback")  # Lark would call it
+        self.rules: list[tuple[str, int, Any, bool]] = []
+        for origin, size, name, aliased, wrappers in data["rules"]:
+            method = getattr(builder, name, None)
+            if method is None:
+                f: Any = partial(default_callback, default, name)
+            elif getattr(method, "visit_wrapper", None) is not None:
+                raise ValueError(f"the builder's {name} is wrapped (v_args)")
+            else:
+                f = method
+            for wrap in wrappers:
+                if wrap == "expand1":
+                    f = ExpandSingleChild(f)
+                else:
+                    f = ChildFilter([(i, expand) for i, expand in wrap], f)
+            helper = str(origin).startswith("_") and not aliased
+            self.rules.append((str(origin), int(size), f, helper))
+        self.raw_states: list[dict[str, list[Any]]] = data["states"]
+        self.start_states: dict[str, int] = data["start_states"]
+        self.end_states: dict[str, int] = data["end_states"]
+        self.lexing = Lexing(data["lexers"], data["lexer_of"])
+        self.builder = builder
+
+
+def default_callback(default: Any, name: str, children: list[Any]) -> Any:
+    """Lark's callback for a rule the builder has no method for (its `__default__`)."""
+    return default(name, children, None)
+
+
+def load(text: str, key: str, builder: Any) -> Tables | None:
+    """The tables from the file's text with `builder`'s callbacks, or `None` when the
+    text is not the tables for `key` or the builder does not fit them."""
+    try:
+        body = json.loads(text)
+        if not isinstance(body, dict) or body.get("key") != key or body.get("format") != FORMAT:
+            return None
+        return Tables(body["data"], builder)
+    except (ValueError, KeyError, TypeError, IndexError, re.error):
+        return None
