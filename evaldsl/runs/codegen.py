@@ -267,6 +267,24 @@ class _Generator:
         out("if kind in CALL_TYPES:")
         out.indent()
         out("tool_calls += 1")
+        tables = (["owners"] if self.any_result_probes else []) + (
+            ["by_call_id"] if self.want_results else []
+        )
+        if tables:
+            # a callId names the latest call that carries it, whatever its tool (as in
+            # the reference): a call no result is read for hides an earlier one
+            out(
+                f'if kind != "mcp.call" and ({" or ".join(tables)}):',
+                '    shadowed = ev.get("callId")',
+                "    if shadowed is not None:",
+            )
+            if self.any_result_probes:
+                out(
+                    "        if shadowed in owners:",
+                    "            owners[shadowed] = [None, True, None, None, 0]",
+                )
+            if self.want_results:
+                out("        if shadowed in by_call_id:", "            by_call_id[shadowed] = None")
         if not (tools or needs.tool_sequence):
             out.dedent()
             return

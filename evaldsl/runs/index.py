@@ -335,7 +335,7 @@ def _index(
     calls = facts.calls
     detail = needs.tool_detail | needs.tool_results
     want_results = bool(needs.tool_results)
-    by_call_id: dict[Any, CallRecord] = {}
+    by_call_id: dict[Any, CallRecord | None] = {}
     # args/result tests, per tool, each with this run's tally
     arg_probes: dict[str, list[tuple[Callable[[Any], bool], Tally]]] = {}
     result_probes: dict[str, list[tuple[Callable[[Any], bool], Tally]]] = {}
@@ -393,6 +393,15 @@ def _index(
                     first_at = at
         if kind in call_types:
             tool_calls += 1
+            if kind != mcp_call and (result_owner or by_call_id):
+                # a callId names the latest call that carries it, whatever its tool: a
+                # call no result is read for hides an earlier call filed under its id
+                shadowed = ev.get("callId")
+                if shadowed is not None:
+                    if shadowed in result_owner:
+                        result_owner[shadowed] = [None, True]
+                    if shadowed in by_call_id:
+                        by_call_id[shadowed] = None
             name = ev.get("name")
             if name is None and kind == mcp_call:
                 name = tool_call_name(ev)
