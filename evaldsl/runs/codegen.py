@@ -39,11 +39,7 @@ from evaldsl.language.values import MISSING, is_number, json_equal
 from evaldsl.language.values import js_text as value_text
 from evaldsl.runs.events import (
     ERROR_TYPES,
-    LLM_INVOKE,
-    LLM_RESPONSE,
-    MCP_CALL,
     RESPONSE_TYPES,
-    TOOL_CALL,
     TOOL_CALL_TYPES,
     inline_result,
     tool_call_arguments,
@@ -90,13 +86,6 @@ def _make_tally(decided: Any, fed: int, found: int, sample: list[Any], every: bo
 def _first_time(events: Iterable[Any]) -> Any:
     """The first `at` that is text, of events in the order given."""
     return next((e.get("at") for e in events if isinstance(e.get("at"), str)), None)
-
-
-def _is_one_of(kinds: tuple[str, ...], of: frozenset[str]) -> str:
-    """`kind in of` as comparisons, most common kind first (`kinds`: the same texts of
-    the event vocabulary, never a suite's)."""
-    assert frozenset(kinds) == of
-    return " or ".join(f"kind == {k!r}" for k in kinds)
 
 
 def _decode_raw(value: Any) -> Any:
@@ -241,9 +230,7 @@ class _Generator:
 
     def tool_call_branch(self, tools: list[str]) -> None:
         out, needs = self.out, self.needs
-        # (the kinds compared, not looked up in a set: an event's `type` is a fresh text
-        # whose hash would be computed for each event)
-        out(f"if {_is_one_of((TOOL_CALL, MCP_CALL), TOOL_CALL_TYPES)}:")
+        out("if kind in CALL_TYPES:")
         out.indent()
         out("tool_calls += 1")
         if not (tools or needs.tool_sequence):
@@ -378,7 +365,7 @@ class _Generator:
         out('elif kind == "llm.request":', "    steps += 1")
         if needs.cost:
             out('    model = ev.get("model")')
-        out(f"elif {_is_one_of((LLM_RESPONSE, LLM_INVOKE), RESPONSE_TYPES)}:")
+        out("elif kind in RESPONSE_TYPES:")
         out.indent()
         out("responses += 1", 'if kind == "llm.invoke":', "    steps += 1")
         positions, tail = bool(needs.answers), needs.answer_tail
