@@ -68,6 +68,10 @@ value_tests = st.one_of(
     st.sampled_from(["/a/", "/^P/", "/[0-9]/", "/rain|sun/i", "/s$/", "/\\d+/"]).map(
         lambda r: f"matches {r}"
     ),
+    # fixed texts (a string method) and a required text before RE2 (`regexlits.py`)
+    st.sampled_from(
+        ["/^(Paris|Oslo)$/", "/ai|su/", "/(r|s)a/", "/n$/", "/^(O|P)a?/", "/\\d, \\d/", "/^\\[/"]
+    ).map(lambda r: f"matches {r}"),
     st.sampled_from(
         ["is empty", "not empty", "is string", "is number", "is integer", "exists", "is json"]
     ),
@@ -169,6 +173,9 @@ other_statements = st.one_of(
     st.just("answer json $.x == 1"),
     st.just("tools in order [search, fetch]"),
     st.just("tools contains get_weather"),
+    st.just("tools only [search, fetch]"),
+    st.just("tools contains any [fetch, other]"),
+    st.just("not (tools contains search)"),
     st.just("latency < 5s"),
     st.just("cost <= $1"),
     st.just("tokens > 10"),
@@ -619,6 +626,51 @@ def test_the_plain_search_agrees_with_re2s_own(pattern: str, text: str) -> None:
 
     compiled = compile_regex(pattern)
     assert searcher(compiled)(text) == (compiled.search(text) is not None)
+
+
+# pieces of patterns: literal characters, escaped punctuation, classes, anchors,
+# repetitions, groups of literal alternatives, `|`, and what only RE2 reads
+_PIECES = ["a", "b", "P", "é", " ", "\\.", "\\/", "\\$", "\\n", ".", "\\d", "\\b", "^", "$"]
+_PIECES += ["?", "*", "+", "{2}", "{1,}", "??", "(a|b)", "(?:ab|)", "(P|é.)", "|", "(", ")"]
+_PIECES += ["[ab]", "\\Q", "{", "x{,2}", "(?i)a"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=6).map("".join),
+    st.sampled_from(["", "m", "s", "i", "ms"]),
+    st.one_of(
+        st.text(alphabet="abPé .\n/-$_2", max_size=10),
+        st.lists(
+            st.sampled_from(["a", "b", "P", "é", " ", ".", "/", "$", "\n", "ab"]), max_size=6
+        ).map("".join),
+    ),
+)
+def test_a_regex_of_fixed_texts_is_searched_for_as_re2_searches(
+    pattern: str, flags: str, text: str
+) -> None:
+    from evaldsl.language.regexes import RegexProblem, compile_regex
+    from evaldsl.language.regexlits import text_searcher
+
+    compiled = compile_regex(pattern, flags)
+    if isinstance(compiled, RegexProblem):
+        return  # the checker rejects it
+    assert text_searcher(pattern, flags)(text) == (compiled.search(text) is not None)
+
+
+def test_which_regexes_are_fixed_texts() -> None:
+    from evaldsl.language.regexlits import Literals, literal_form, required_text
+
+    assert literal_form("^(analytics|prod)$") == Literals(("analytics", "prod"), True, True)
+    assert literal_form("^https:\\/\\/x\\/") == Literals(("https://x/",), True, False)
+    assert literal_form("tool call|ZZZ") == Literals(("tool call", "ZZZ"), False, False)
+    assert literal_form("(a|b)(c|d)$") == Literals(("ac", "ad", "bc", "bd"), False, True)
+    for pattern, flags in [("ZZZ", "i"), ("^a", "m"), ("a+", ""), ("[ab]", ""), ("^a|b", "")]:
+        assert literal_form(pattern, flags) is None, pattern
+    assert required_text("\\/archive\\/\\d{5}\\.csv$") == "/archive/"
+    assert required_text("\\d+ C") == " C"
+    assert required_text("ab?c") == "a"  # `b` may be absent
+    assert required_text("a|bc") is None and required_text("abc", "i") is None
 
 
 def test_text_subclasses_are_compared_as_each_test_compares_them() -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from nodetools import node_and_npm, npm_ci
 
@@ -95,6 +95,8 @@ TEXTS = [
 
 @SETTINGS
 @given(pattern=st.lists(st.sampled_from(TOKENS), max_size=8).map("".join))
+@example(pattern="(?<=)*")  # a repeated lookbehind is JavaScript's syntax error (E401)
+@example(pattern="(?=a)*")  # a repeated lookahead is not (Annex B): unsupported (E402)
 def test_regexes_find_what_javascript_finds(ask: Ask, pattern: str) -> None:
     js = ask({"regex": pattern, "texts": TEXTS})
     translated = translate(pattern)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -57,16 +57,34 @@ class Descend:
     name: str
 
     def find(self, value: Any, out: list[Any]) -> None:
-        stack = [value]
         name = self.name
-        while stack:
-            v = stack.pop()
-            if isinstance(v, dict):
-                if name in v:
-                    out.append(v[name])
-                stack.extend(reversed(v.values()))
-            elif isinstance(v, list):
-                stack.extend(reversed(v))
+        if isinstance(value, dict):
+            if name in value:
+                out.append(value[name])
+            top: Iterator[Any] = iter(value.values())
+        elif isinstance(value, list):
+            top = iter(value)
+        else:
+            return
+        # A stack of the open containers' iterators, each paused where a child container
+        # was entered (no recursion: JSON may nest deeper than Python's stack); values
+        # that are not containers are passed over where they are, never stacked.
+        parents: list[Iterator[Any]] = []
+        while True:
+            for v in top:
+                if isinstance(v, (dict, list)):
+                    parents.append(top)
+                    if isinstance(v, dict):
+                        if name in v:
+                            out.append(v[name])
+                        top = iter(v.values())
+                    else:
+                        top = iter(v)
+                    break
+            else:
+                if not parents:
+                    return
+                top = parents.pop()
 
 
 @attrs.frozen

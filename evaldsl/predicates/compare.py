@@ -101,9 +101,11 @@ def fragment(ctx: FragmentContext, pred: ast.Compare, stype: Type) -> str:
             same = f"{ctx.const(json_equal)}(v, {c})"
         return same if pred.op == "==" else f"(not {same})"
     # `is_number(v)` and not NaN, without the calls: a number that is not a bool, and a
-    # float that equals itself
+    # float that equals itself; a plain int or float first, compared at once (a NaN
+    # fails every order comparison, as `value_test` says it must)
     return (
-        f"(isinstance(v, (int, float)) and type(v) is not bool"
+        f"(v {pred.op} {c} if type(v) is int or type(v) is float"
+        f" else isinstance(v, (int, float)) and type(v) is not bool"
         f" and not (isinstance(v, float) and v != v) and v {pred.op} {c})"
     )
 

@@ -4,7 +4,8 @@ Takes `TextEdge` and `Matches` nodes and gives their vocabulary entries, build r
 rules (an empty prefix or suffix, and a regex that matches the empty text, can never fail;
 a regex RE2 cannot run is an error), value tests and printed forms. A regex searches (not a
 full match) the text, or the JSON text of any other value; RE2 runs in linear time, so no
-pattern can hang a run.
+pattern can hang a run; a pattern of fixed texts is searched for with a string method,
+and RE2 runs only on texts holding what every match holds (`language/regexlits.py`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from evaldsl.language import ast
 from evaldsl.language.regexes import RegexProblem, compile_regex, searcher
+from evaldsl.language.regexlits import literal_form, required_text, text_searcher
 from evaldsl.language.values import MISSING, js_text
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
@@ -114,9 +116,7 @@ def check_matches(
 
 
 def matches_test(pred: ast.Matches, stype: Type) -> ValueTest:
-    compiled = compile_regex(pred.regex.pattern, pred.regex.flags)
-    assert not isinstance(compiled, RegexProblem), "the checker rejects bad regexes"
-    found = searcher(compiled)
+    found = text_searcher(pred.regex.pattern, pred.regex.flags)
 
     def matches(v: Any) -> bool:
         if v is MISSING:
@@ -126,11 +126,33 @@ def matches_test(pred: ast.Matches, stype: Type) -> ValueTest:
     return matches
 
 
-def matches_fragment(ctx: FragmentContext, pred: ast.Matches, stype: Type) -> str:
-    compiled = compile_regex(pred.regex.pattern, pred.regex.flags)
+def _on_text(ctx: FragmentContext, pattern: str, flags: str) -> str | None:
+    """The search of a text `v` as source, where a string method does it: the pattern's
+    fixed texts, or its required text before RE2 (`regexlits.py`)."""
+    form = literal_form(pattern, flags)
+    if form is not None:
+        if form.start and form.end:
+            return f"v in {ctx.const(frozenset(form.texts))}"
+        if form.start or form.end:
+            method = "startswith" if form.start else "endswith"
+            return f"v.{method}({ctx.const(form.texts)})"
+        if len(form.texts) <= 4:
+            return " or ".join(f"{ctx.const(t)} in v" for t in form.texts)
+        return None
+    need = required_text(pattern, flags)
+    if need is None:
+        return None
+    compiled = compile_regex(pattern, flags)
     assert not isinstance(compiled, RegexProblem), "the checker rejects bad regexes"
-    found, missing, text = ctx.const(searcher(compiled)), ctx.const(MISSING), ctx.const(js_text)
-    return f"(v is not {missing} and {found}(v if isinstance(v, str) else {text}(v)))"
+    return f"{ctx.const(need)} in v and {ctx.const(searcher(compiled))}(v)"
+
+
+def matches_fragment(ctx: FragmentContext, pred: ast.Matches, stype: Type) -> str:
+    pattern, flags = pred.regex.pattern, pred.regex.flags
+    found = ctx.const(text_searcher(pattern, flags))
+    missing, text = ctx.const(MISSING), ctx.const(js_text)
+    on_text = _on_text(ctx, pattern, flags) or f"{found}(v)"
+    return f"(({on_text}) if isinstance(v, str) else (v is not {missing} and {found}({text}(v))))"
 
 
 MATCHES = Family(

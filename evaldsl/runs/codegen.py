@@ -294,15 +294,21 @@ class _Generator:
             "    name = tool_call_name(ev)",
         )
         if needs.tool_sequence:
-            out("if not isinstance(name, str):", "    continue", "sequence.append(name)")
+            out("if not isinstance(name, str):", "    continue")
         # (only the tools the assertions name are counted and looked at: a name that is
         # not text equals none of them)
         for i, tool in enumerate(tools):
             out(f"{'if' if i == 0 else 'elif'} name == {self.tool_names[tool]}:")
             out.indent()
+            if needs.tool_sequence:
+                # the suite's own text, equal to the name: the `tools` tests that read the
+                # sequence afterwards hash one text per tool, not one per call
+                out(f"sequence.append({self.tool_names[tool]})")
             out(f"c{i} += 1")
             self.tool_block(tool)
             out.dedent()
+        if needs.tool_sequence:
+            out(*(("else:", "    sequence.append(name)") if tools else ("sequence.append(name)",)))
         out.dedent()
 
     def tool_block(self, tool: str) -> None:

@@ -344,8 +344,10 @@ class _Translator:
 
     def group(self) -> None:
         p, i = self.p, self.i
+        behind = False
         for start, what in _LOOKAROUND.items():
             if p.startswith(start, i):
+                behind = start.startswith("(?<")
                 self._unsupported(
                     RegexProblem(
                         "E402",
@@ -364,6 +366,8 @@ class _Translator:
             raise _JsSyntaxError("unterminated group")
         self.i += 1
         self.out.append(")")
+        if behind:  # a lookahead may be repeated (Annex B), a lookbehind may not
+            self._no_quantifier()
 
     def _open_group(self) -> None:
         p, i = self.p, self.i
