@@ -388,6 +388,7 @@ def test_the_pass_over_each_kinds_structs_agrees(statements: list[str], events: 
 _CALL = '{"type": "tool.call", "name": "search", "callId": "c1", "arguments": {"q": "x"}}\n'
 _RESULT = '{"type": "tool.result", "callId": "c1", "output": "Paris"}\n'
 _ANSWER = '{"type": "llm.response", "output": "It is 20 C in Paris"}\n'
+_TIMED = '{"type": "tool.result", "callId": "c1", "output": "x", "at": "2026-01-01T00:01:00Z"}\n'
 
 
 @pytest.mark.parametrize(
@@ -402,6 +403,18 @@ _ANSWER = '{"type": "llm.response", "output": "It is 20 C in Paris"}\n'
         [_CALL, '{"type": "tool.call", "name": "search", "callId": ["c1"]}\n', _RESULT],
         [_CALL, _RESULT, '{"type": "llm.response", "tokensIn": -1, "output": "x"}\n'],
         [_CALL, '{"type": "tool.call", "name": "search", "id": "c1"}\n', _RESULT, _ANSWER],
+        # the time of the last event: read from its line (blank lines after it skipped)
+        ['{"type": "user.message", "at": "2026-01-01T00:00:00Z"}\n', _CALL, _TIMED, "\n \n"],
+        [
+            '{"type": "user.message", "at": "2026-01-01T00:00:00Z"}\r\n',
+            _TIMED.replace("\n", "\r\n"),
+        ],
+        ['{"type": "user.message", "at": "2026-01-01T00:00:00Z"}\n', _TIMED, _CALL],
+        [
+            '{"type": "user.message", "at": "2026-01-01T00:00:00Z"}\n',
+            _CALL,
+            '{"type": "error", "at": 5}\n',
+        ],
     ],
 )
 @pytest.mark.parametrize(

@@ -150,7 +150,7 @@ def _struct_usage(event: Any, raw_type: type) -> tuple[float, float]:
 
 
 #: The kinds a `by_kind` pass reads fields of by name (an `mcp.call` is never one of its
-#: events: `decode.KINDS`), and every kind (the time of any event may be read).
+#: events: `decode.KINDS`; its branch is written but never taken).
 _CALL = (TOOL_CALL,)
 _RESULT = (TOOL_RESULT,)
 _REQUEST = (LLM_REQUEST,)
@@ -165,7 +165,6 @@ class _Generator:
         self.needs = needs
         self.raw = raw
         self.by_kind = by_kind
-        self.all_kinds: tuple[str, ...] = ()  # (`by_kind`) every kind an event can be
         self.reads: dict[str, dict[str, bool]] = {}
         self.names = Names()
         self.out = Out()
@@ -287,12 +286,12 @@ class _Generator:
         out("for ev in events:")
         out.indent()
         out("kind = ev.type" if self.by_kind else 'kind = ev.get("type")')
-        if needs.times:
+        if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
             out(
                 "if times_in_pass:",
                 "    last_ev = ev",
                 "    if first_at is None:",
-                f"        at = {self.get('at', self.all_kinds)}",
+                '        at = ev.get("at")',
                 "        if isinstance(at, str):",
                 "            first_at = at",
             )
@@ -613,7 +612,7 @@ class _Generator:
                 "    last_ev = ev",
                 "    first_at = first_time(again())",
                 "if (times_in_pass or again is not None) and last_ev is not None:",
-                f"    last_at = {self.get('at', self.all_kinds, ev='last_ev')}",
+                "    last_at = " + ("events.last_at()" if self.by_kind else 'last_ev.get("at")'),
                 "    if not isinstance(last_at, str) and again is not None:",
                 "        for e in again():",
                 '            at = e.get("at")',
@@ -644,13 +643,11 @@ def generate(
     raw: bool = False,
     raw_type: type | None = None,
     by_kind: bool = False,
-    kinds: tuple[str, ...] = (),
 ) -> IndexPass:
     """The generated pass for `needs` (`raw`: events from the typed decoder, whose large
-    fields are `raw_type` bytes; `by_kind`: the structs of `decode.kind_events`, of the
-    event `kinds` it decodes)."""
+    fields are `raw_type` bytes; `by_kind`: the `decode.KindEvents` of a streamed
+    recording, whose last event's time is read by `last_at`)."""
     made = _Generator(needs, raw or by_kind, raw_type, by_kind)
-    made.all_kinds = kinds
     source, namespace, notes = made.generate()
     code = compiled(source)
     scope = dict(namespace)

@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, TypedDict, Union
 
+import orjson
+
 from evaldsl.language.limits import MAX_LINE_BYTES
 from evaldsl.language.values import MISSING
 from evaldsl.runs.cassette import EventStream
@@ -140,13 +142,55 @@ def typed_events(stream: EventStream, fields: frozenset[str]) -> Iterator[Iterat
         yield decoded
 
 
+class KindEvents:
+    """The events of `kind_events`: iterating them is a C-level iterator over the
+    decoded chunks; `last_at()` gives the last event's `at` (decoded from its line)."""
+
+    __slots__ = ("_chunks", "_decode_lines", "_last")
+
+    def __init__(self, chunks: Iterator[bytes], decode_lines: Any) -> None:
+        self._chunks = chunks
+        self._decode_lines = decode_lines
+        self._last = b""  # the last chunk that held an event
+
+    def _lists(self) -> Iterator[list[Any]]:
+        decode_lines = self._decode_lines
+        for chunk in self._chunks:
+            events = decode_lines(chunk)
+            if events:
+                self._last = chunk
+            yield events
+
+    def __iter__(self) -> Iterator[Any]:
+        return itertools.chain.from_iterable(self._lists())
+
+    def last_at(self) -> Any:
+        """The `at` of the last event read (`None` if it has none, or none was read): the
+        one field of every event a run's times read, read here for one event, not all.
+        Its line is one the typed decoder took as an object (blank lines it skips);
+        decoded in full, as the reference would (a number too large for a double in
+        it is `Undecodable`)."""
+        for line in reversed(self._last.split(b"\n")):
+            if line.strip():
+                try:
+                    return orjson.loads(line).get("at")
+                except orjson.JSONDecodeError:
+                    raise Undecodable("the last event") from None
+        return None
+
+
 @contextlib.contextmanager
-def kind_events(stream: EventStream, reads: Reads) -> Iterator[Iterator[Any]]:
+def kind_events(stream: EventStream, reads: Reads) -> Iterator[KindEvents]:
     """The stream's events as structs, each of its kind's fields in `reads` only (absent
-    ones `None` or `MISSING`, as `reads` says), the kind in `type`. Iterating raises
-    `Undecodable` at an event of a kind not in `KINDS` too."""
-    with _decoded(stream, _kind_decoder(reads)) as decoded:
-        yield decoded
+    ones `None` or `MISSING`, as `reads` says), the kind in `type`; see `KindEvents`.
+    Iterating raises `Undecodable` at an event of a kind not in `KINDS` too."""
+    import msgspec  # see `_decoder`
+
+    with stream.body() as f:
+        try:
+            yield KindEvents(_chunks(f), _kind_decoder(reads).decode_lines)
+        except (msgspec.DecodeError, msgspec.ValidationError) as err:
+            raise Undecodable(str(err)) from None
 
 
 @contextlib.contextmanager

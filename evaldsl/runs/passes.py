@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from evaldsl.runs.cassette import EventStream
-from evaldsl.runs.decode import KINDS, Undecodable, kind_events, raw_type, typed_events
+from evaldsl.runs.decode import Undecodable, kind_events, raw_type, typed_events
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
 from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run
@@ -93,7 +93,6 @@ def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
             raw=raw,
             raw_type=raw_type() if raw or by_kind else None,
             by_kind=by_kind,
-            kinds=KINDS,
         )
     return made
 
