@@ -21,7 +21,10 @@ comment saying what each name holds.
 
 Events are dicts; with `raw=True` they come from the typed decoder (`decode.py`), whose
 large fields (arguments, outputs, results) are undecoded `msgspec.Raw` bytes, decoded
-here only for the calls and answers an assertion reads.
+here only for the calls and answers an assertion reads. With `by_kind=True` too they are
+the structs of `decode.kind_events`, one per event kind, read by attribute: the pass
+says in `IndexPass.reads` which fields it reads of which kind (and whether it tells an
+absent field from `null`), and the decoder builds only those.
 """
 
 from __future__ import annotations
@@ -39,8 +42,13 @@ from evaldsl.language.values import MISSING, is_number, json_equal
 from evaldsl.language.values import js_text as value_text
 from evaldsl.runs.events import (
     ERROR_TYPES,
+    LLM_REQUEST,
+    LLM_RESPONSE,
+    MCP_CALL,
     RESPONSE_TYPES,
+    TOOL_CALL,
     TOOL_CALL_TYPES,
+    TOOL_RESULT,
     inline_result,
     tool_call_arguments,
     tool_call_name,
@@ -65,6 +73,8 @@ class IndexPass:
     source: str
     notes: tuple[str, ...]
     run: Callable[[Iterable[Any], Callable[[], Iterable[Any]] | None, bool], TraceFacts]
+    #: (`by_kind` passes) what it reads of each event kind, for `decode.kind_events`
+    reads: tuple[tuple[str, tuple[tuple[str, bool], ...]], ...] = ()
 
 
 def _make_tally(decided: Any, fed: int, found: int, sample: list[Any], every: bool) -> Tally:
@@ -129,10 +139,33 @@ def _raw_usage(event: dict[str, Any], raw_type: type) -> tuple[float, float]:
     return usage_tokens(event)
 
 
+def _struct_usage(event: Any, raw_type: type) -> tuple[float, float]:
+    """`_raw_usage` of a response decoded as a struct (`by_kind`): the fields
+    `usage_tokens` reads, as the dict the typed decoder would have given."""
+    as_dict = {"type": event.type, "usage": event.usage, "output": event.output}
+    for key in ("tokensIn", "tokensOut"):
+        if getattr(event, key) is not MISSING:
+            as_dict[key] = getattr(event, key)
+    return _raw_usage(as_dict, raw_type)
+
+
+#: The kinds a `by_kind` pass reads fields of by name (an `mcp.call` is never one of its
+#: events: `decode.KINDS`; its branch is written but never taken).
+_CALL = (TOOL_CALL,)
+_RESULT = (TOOL_RESULT,)
+_REQUEST = (LLM_REQUEST,)
+_RESPONSE = (LLM_RESPONSE,)
+_MCP = (MCP_CALL,)
+
+
 class _Generator:
-    def __init__(self, needs: Needs, raw: bool, raw_type: type | None) -> None:
+    def __init__(
+        self, needs: Needs, raw: bool, raw_type: type | None, by_kind: bool = False
+    ) -> None:
         self.needs = needs
         self.raw = raw
+        self.by_kind = by_kind
+        self.reads: dict[str, dict[str, bool]] = {}
         self.names = Names()
         self.out = Out()
         self.raw_type = raw_type
@@ -154,6 +187,7 @@ class _Generator:
             first_time=_first_time,
             decode=_decode_raw,
             raw_usage=_raw_usage,
+            struct_usage=_struct_usage,
             Raw=raw_type,
             value_text=value_text,
             is_number=is_number,
@@ -163,6 +197,23 @@ class _Generator:
         )
 
     # -- the parts
+
+    def get(self, field: str, kinds: tuple[str, ...], missing: bool = False, ev: str = "ev") -> str:
+        """The expression reading `field` of an event of one of `kinds` (`ev.get(field)`;
+        absent, `MISSING` if `missing`, else `None`)."""
+        if not self.by_kind:
+            return f'{ev}.get("{field}", MISSING)' if missing else f'{ev}.get("{field}")'
+        for kind in kinds:
+            # one default per field of a kind: the struct holds one (see `IndexPass.reads`)
+            if self.reads.setdefault(kind, {}).setdefault(field, missing) != missing:
+                raise AssertionError(f"{kind}.{field} read both as MISSING and as None")
+        return f"{ev}.{field}"
+
+    def absent(self, field: str, kinds: tuple[str, ...]) -> str:
+        """The test that an event of one of `kinds` has no `field`."""
+        if not self.by_kind:
+            return f'"{field}" not in ev'
+        return f"{self.get(field, kinds, missing=True)} is MISSING"
 
     def decoded(self, var: str) -> None:
         if self.raw:
@@ -234,8 +285,8 @@ class _Generator:
         out("ev = None")
         out("for ev in events:")
         out.indent()
-        out('kind = ev.get("type")')
-        if needs.times:
+        out("kind = ev.type" if self.by_kind else 'kind = ev.get("type")')
+        if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
             out(
                 "if times_in_pass:",
                 "    last_ev = ev",
@@ -275,7 +326,7 @@ class _Generator:
             # the reference): a call no result is read for hides an earlier one
             out(
                 f'if kind != "mcp.call" and ({" or ".join(tables)}):',
-                '    shadowed = ev.get("callId")',
+                f"    shadowed = {self.get('callId', _CALL)}",
                 "    if shadowed is not None:",
             )
             if self.any_result_probes:
@@ -289,7 +340,7 @@ class _Generator:
             out.dedent()
             return
         out(
-            'name = ev.get("name")',
+            f"name = {self.get('name', _CALL)}",
             'if name is None and kind == "mcp.call":',
             "    name = tool_call_name(ev)",
         )
@@ -321,7 +372,7 @@ class _Generator:
         if arg_groups:
             out(f"if {self.open_expr(arg_groups)}:")
             out.indent()
-            out('args = ev.get("arguments", MISSING)')
+            out(f"args = {self.get('arguments', _CALL, missing=True)}")
             out('if args is MISSING and kind == "mcp.call":', "    args = tool_call_arguments(ev)")
             self.decoded("args")
             for g in arg_groups:
@@ -345,11 +396,11 @@ class _Generator:
             slot = self.tool_slot[tool]
             out(
                 f"owner = [{slot}, False, None, None, len(fed_ids)]",
-                'eid = ev.get("id")',
+                f"eid = {self.get('id', _CALL)}",
                 "if eid is not None and eid not in owners:",
                 "    owners[eid] = owner",
                 "    owner[2] = eid",
-                'cid = ev.get("callId")',
+                f"cid = {self.get('callId', _CALL)}",
                 "if cid is not None:",
                 "    owners[cid] = owner",
                 "    owner[3] = cid",
@@ -363,15 +414,15 @@ class _Generator:
             out.indent()
             out("found = inline_result(ev)")
             self.decoded("found")
-            out("record.result = found", 'record.is_error = bool(ev.get("isError"))')
+            out("record.result = found", f"record.is_error = bool({self.get('isError', _MCP)})")
             out.dedent()
             if self.want_results:
                 out(
                     "else:",
-                    '    eid = ev.get("id")',
+                    f"    eid = {self.get('id', _CALL)}",
                     "    if eid is not None:",
                     "        by_call_id.setdefault(eid, record)",
-                    '    cid = ev.get("callId")',
+                    f"    cid = {self.get('callId', _CALL)}",
                     "    if cid is not None:",
                     "        by_call_id[cid] = record",
                 )
@@ -383,17 +434,23 @@ class _Generator:
         out.indent()
         out("results += 1")
         if self.want_results:
-            out('record_for = by_call_id.get(ev.get("callId"))', "if record_for is not None:")
+            out(
+                f"record_for = by_call_id.get({self.get('callId', _RESULT)})",
+                "if record_for is not None:",
+            )
             out.indent()
-            out('found = ev.get("output", MISSING)')
+            out(f"found = {self.get('output', _RESULT, missing=True)}")
             self.decoded("found")
-            out("record_for.result = found", 'record_for.is_error = bool(ev.get("isError"))')
+            out(
+                "record_for.result = found",
+                f"record_for.is_error = bool({self.get('isError', _RESULT)})",
+            )
             out.dedent()
         if self.any_result_probes:
             out("if owners:")
             out.indent()
             out(
-                'key = ev.get("callId")',
+                f"key = {self.get('callId', _RESULT)}",
                 "owner = owners.get(key)",
                 "# found by its event id: not if that id had named a fed call before (the",
                 "# reference keeps it filed under that call: FedKeys)",
@@ -410,7 +467,7 @@ class _Generator:
                     f"    del owners[owner[{side}]]",
                     f"    fed_ids.append(owner[{side}])",
                 )
-            out('output = ev.get("output", MISSING)')
+            out(f"output = {self.get('output', _RESULT, missing=True)}")
             self.decoded("output")
             tools = [t for t in self.tool_slot if self.groups_of(t, True)]
             every_open = []
@@ -434,13 +491,13 @@ class _Generator:
         out, needs = self.out, self.needs
         out('elif kind == "llm.request":', "    steps += 1")
         if needs.cost:
-            out('    model = ev.get("model")')
+            out(f"    model = {self.get('model', _REQUEST)}")
         out("elif kind in RESPONSE_TYPES:")
         out.indent()
         out("responses += 1", 'if kind == "llm.invoke":', "    steps += 1")
         positions, tail = bool(needs.answers), needs.answer_tail
         if positions or tail:
-            out('raw = ev.get("output")')
+            out(f"raw = {self.get('output', _RESPONSE)}")
         # (an undecoded answer kept past its chunk is copied: it would keep the chunk)
         copied = "raw.copy() if type(raw) is Raw else raw" if self.raw else "raw"
         if positions:
@@ -457,7 +514,7 @@ class _Generator:
             self.other_branches()
             return
         out(
-            'usage = ev.get("usage")',
+            f"usage = {self.get('usage', _RESPONSE)}",
             "# the common case inline; anything else (verydia's tokensIn, which wins, a",
             "# negative count) through usage_tokens, which raises BadUsage where it must",
             "if (",
@@ -466,19 +523,19 @@ class _Generator:
             '    and type(c := usage.get("completionTokens")) is int',
             "    and p >= 0",
             "    and c >= 0",
-            '    and "tokensIn" not in ev',
-            '    and "tokensOut" not in ev',
+            f"    and {self.absent('tokensIn', _RESPONSE)}",
+            f"    and {self.absent('tokensOut', _RESPONSE)}",
             "):",
             "    used_in, used_out = p, c",
             "else:",
-            "    used_in, used_out = " + ("raw_usage(ev, Raw)" if self.raw else "usage_tokens(ev)"),
+            "    used_in, used_out = " + self.usage_call(),
             "tokens_in += used_in",
             "tokens_out += used_out",
         )
         if needs.cost:
             out(
                 "if used_in or used_out:",
-                '    priced_as = ev.get("model") or model or ""',
+                f'    priced_as = {self.get("model", _RESPONSE)} or model or ""',
                 "    if type(priced_as) is not str:  # a model id that is not text names no price",
                 "        price = price_of(priced_as)",
                 "    elif priced_as in prices:  # one lookup in the price table per model",
@@ -486,12 +543,18 @@ class _Generator:
                 "    else:",
                 "        price = prices[priced_as] = price_of(priced_as)",
                 "    if price is None:",
-                '        unpriced = ev.get("model") or model or "(no model)"',
+                f'        unpriced = {self.get("model", _RESPONSE)} or model or "(no model)"',
                 "    else:",
                 "        cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
             )
         out.dedent()
         self.other_branches()
+
+    def usage_call(self) -> str:
+        if self.by_kind:
+            self.get("output", _RESPONSE)  # read there, as the typed decoder gives it
+            return "struct_usage(ev, Raw)"
+        return "raw_usage(ev, Raw)" if self.raw else "usage_tokens(ev)"
 
     def other_branches(self) -> None:
         self.out(
@@ -549,7 +612,7 @@ class _Generator:
                 "    last_ev = ev",
                 "    first_at = first_time(again())",
                 "if (times_in_pass or again is not None) and last_ev is not None:",
-                '    last_at = last_ev.get("at")',
+                "    last_at = " + ("events.last_at()" if self.by_kind else 'last_ev.get("at")'),
                 "    if not isinstance(last_at, str) and again is not None:",
                 "        for e in again():",
                 '            at = e.get("at")',
@@ -574,11 +637,20 @@ class _Generator:
         out("return facts")
 
 
-def generate(needs: Needs, *, raw: bool = False, raw_type: type | None = None) -> IndexPass:
+def generate(
+    needs: Needs,
+    *,
+    raw: bool = False,
+    raw_type: type | None = None,
+    by_kind: bool = False,
+) -> IndexPass:
     """The generated pass for `needs` (`raw`: events from the typed decoder, whose large
-    fields are `raw_type` bytes)."""
-    source, namespace, notes = _Generator(needs, raw, raw_type).generate()
+    fields are `raw_type` bytes; `by_kind`: the `decode.KindEvents` of a streamed
+    recording, whose last event's time is read by `last_at`)."""
+    made = _Generator(needs, raw or by_kind, raw_type, by_kind)
+    source, namespace, notes = made.generate()
     code = compiled(source)
     scope = dict(namespace)
     exec(code, scope)
-    return IndexPass(source, tuple(notes), scope["index_pass"])
+    reads = tuple(sorted((k, tuple(sorted(f.items()))) for k, f in made.reads.items()))
+    return IndexPass(source, tuple(notes), scope["index_pass"], reads)

@@ -15,6 +15,12 @@ not UTF-8, a field of an unexpected shape) raises `Undecodable`: the caller then
 the file with the careful full decoder, which names the line and column of the problem
 (fail closed: nothing is skipped silently). One deliberate difference: a number too large
 for a double in a field no assertion reads is not an error here (it is not read).
+
+`kind_events` goes further: each event kind is decoded into a struct of the fields the
+pass reads of that kind only (`Reads`, from the generated pass): a call's ids are not
+built for a response, nor a response's usage for a call. A kind without a struct of its
+own (anything but `KINDS`: an `mcp.call`, a kind no recorder here writes) is
+`Undecodable` there, and the caller decodes the file by `typed_events` instead.
 """
 
 from __future__ import annotations
@@ -23,15 +29,45 @@ import contextlib
 import itertools
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, TypedDict
+from typing import Any, TypedDict, Union
+
+import orjson
 
 from evaldsl.language.limits import MAX_LINE_BYTES
+from evaldsl.language.values import MISSING
 from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.events import (
+    AGENT_ERROR,
+    ERROR,
+    LLM_REQUEST,
+    LLM_RESPONSE,
+    POLICY_EVALUATE,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER_MESSAGE,
+)
 
 CHUNK = 1 << 18  # 256 KiB: the decoded list of one chunk is what memory holds
 
 #: Fields given as undecoded bytes (`msgspec.Raw`).
 RAW_FIELDS = frozenset({"arguments", "args", "input", "output", "result"})
+
+
+#: The event kinds `kind_events` decodes, each into a struct of its own: the kinds whose
+#: fields a generated pass reads by name (an `mcp.call`'s are read by helpers, as dicts).
+KINDS = (
+    TOOL_CALL,
+    TOOL_RESULT,
+    LLM_REQUEST,
+    LLM_RESPONSE,
+    USER_MESSAGE,
+    AGENT_ERROR,
+    ERROR,
+    POLICY_EVALUATE,
+)
+
+#: What a pass reads of each kind: (kind, ((field, absent is `MISSING`, else `None`), ...)).
+Reads = tuple[tuple[str, tuple[tuple[str, bool], ...]], ...]
 
 
 class Undecodable(Exception):
@@ -47,6 +83,28 @@ def _decoder(fields: frozenset[str]) -> Any:
     annotations = {f: (msgspec.Raw if f in RAW_FIELDS else Any) for f in sorted(fields)}
     shape = TypedDict("Event", annotations, total=False)  # type: ignore[misc]
     return msgspec.json.Decoder(shape)
+
+
+@lru_cache(maxsize=64)
+def _kind_decoder(reads: Reads) -> Any:
+    import msgspec  # see `_decoder`
+
+    wanted = dict(reads)
+    structs = []
+    for kind in KINDS:
+        fields = [
+            (f, msgspec.Raw if f in RAW_FIELDS else Any, MISSING if missing else None)
+            for f, missing in wanted.get(kind, ())
+        ]
+        # the kind is the struct's tag, and a class attribute `type` the pass reads; a
+        # decoded event holds no reference cycle, so the garbage collector skips it
+        structs.append(
+            msgspec.defstruct(
+                "Event", fields, tag_field="type", tag=kind, namespace={"type": kind}, gc=False
+            )
+        )
+    # (a union of classes made here: `Union[...]` takes them as a tuple, `|` one by one)
+    return msgspec.json.Decoder(Union[tuple(structs)])  # noqa: UP007
 
 
 def raw_type() -> type:
@@ -80,9 +138,66 @@ def _chunks(f: Any) -> Iterator[bytes]:
 def typed_events(stream: EventStream, fields: frozenset[str]) -> Iterator[Iterator[Any]]:
     """The stream's events holding only `fields` (a C-level iterator). Iterating raises
     `Undecodable` where the typed decoder cannot go on."""
+    with _decoded(stream, _decoder(fields)) as decoded:
+        yield decoded
+
+
+class KindEvents:
+    """The events of `kind_events`: iterating them is a C-level iterator over the
+    decoded chunks; `last_at()` gives the last event's `at` (decoded from its line)."""
+
+    __slots__ = ("_chunks", "_decode_lines", "_last")
+
+    def __init__(self, chunks: Iterator[bytes], decode_lines: Any) -> None:
+        self._chunks = chunks
+        self._decode_lines = decode_lines
+        self._last = b""  # the last chunk that held an event
+
+    def _lists(self) -> Iterator[list[Any]]:
+        decode_lines = self._decode_lines
+        for chunk in self._chunks:
+            events = decode_lines(chunk)
+            if events:
+                self._last = chunk
+            yield events
+
+    def __iter__(self) -> Iterator[Any]:
+        return itertools.chain.from_iterable(self._lists())
+
+    def last_at(self) -> Any:
+        """The `at` of the last event read (`None` if it has none, or none was read): the
+        one field of every event a run's times read, read here for one event, not all.
+        Its line is one the typed decoder took as an object (blank lines it skips);
+        decoded in full, as the reference would (a number too large for a double in
+        it is `Undecodable`)."""
+        for line in reversed(self._last.split(b"\n")):
+            if line.strip():
+                try:
+                    return orjson.loads(line).get("at")
+                except orjson.JSONDecodeError:
+                    raise Undecodable("the last event") from None
+        return None
+
+
+@contextlib.contextmanager
+def kind_events(stream: EventStream, reads: Reads) -> Iterator[KindEvents]:
+    """The stream's events as structs, each of its kind's fields in `reads` only (absent
+    ones `None` or `MISSING`, as `reads` says), the kind in `type`; see `KindEvents`.
+    Iterating raises `Undecodable` at an event of a kind not in `KINDS` too."""
     import msgspec  # see `_decoder`
 
-    decode_lines = _decoder(fields).decode_lines
+    with stream.body() as f:
+        try:
+            yield KindEvents(_chunks(f), _kind_decoder(reads).decode_lines)
+        except (msgspec.DecodeError, msgspec.ValidationError) as err:
+            raise Undecodable(str(err)) from None
+
+
+@contextlib.contextmanager
+def _decoded(stream: EventStream, decoder: Any) -> Iterator[Iterator[Any]]:
+    import msgspec  # see `_decoder`
+
+    decode_lines = decoder.decode_lines
     with stream.body() as f:
         decoded = itertools.chain.from_iterable(map(decode_lines, _chunks(f)))
         try:

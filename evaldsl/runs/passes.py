@@ -3,7 +3,10 @@
 Takes a `Run` and a case's `Needs` and gives the `RunFacts` `index.index_run` gives,
 faster: the events go through the pass generated for those needs (`codegen.py`, made
 once per needs and kept on them); a streamed recording of 1 MiB or more is decoded by
-the typed decoder of the fields that pass reads (`decode.py`). Whatever the fast path
+the typed decoder of the fields that pass reads (`decode.py`): first each event kind into
+a struct of the fields read of that kind (`decode.kind_events`), and where a kind has no
+struct of its own (an `mcp.call`, a kind unknown here), again into dicts of every field
+read of any kind (`decode.typed_events`). Whatever the fast path
 cannot take — a line that is not an event object, text that is not UTF-8, an event
 `type` that is not text — is handed to the reference pass (`index.py`), which reads the
 file in full and reports the problem with its line and column, exactly as before: the
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from evaldsl.runs.cassette import EventStream
-from evaldsl.runs.decode import Undecodable, raw_type, typed_events
+from evaldsl.runs.decode import Undecodable, kind_events, raw_type, typed_events
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
 from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run
@@ -76,15 +79,21 @@ def read_fields(needs: Needs) -> frozenset[str]:
     return frozenset(fields)
 
 
-def pass_for(needs: Needs, *, raw: bool) -> IndexPass:
-    """The generated pass for `needs`, made once and kept on them."""
-    key = (raw, needs.times, needs.cost, needs.tokens, needs.tool_sequence)
+def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
+    """The generated pass for `needs`, made once and kept on them (`raw`: for the typed
+    decoder's dicts; `by_kind`: for its structs of each kind)."""
+    key = (raw, by_kind, needs.times, needs.cost, needs.tokens, needs.tool_sequence)
     made = needs.passes.get(key)
     if made is None:
         # the generator is loaded by the first run, not at start (`check` never runs one)
         from evaldsl.runs.codegen import generate
 
-        made = needs.passes[key] = generate(needs, raw=raw, raw_type=raw_type() if raw else None)
+        made = needs.passes[key] = generate(
+            needs,
+            raw=raw,
+            raw_type=raw_type() if raw or by_kind else None,
+            by_kind=by_kind,
+        )
     return made
 
 
@@ -97,6 +106,12 @@ def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFa
             if _size(events.path) < TYPED_FROM:  # small: decoded whole, msgspec not loaded
                 with events.fast() as lines:
                     return pass_for(needs, raw=False).run(lines, events.__iter__, False)
+            try:
+                by_kind = pass_for(needs, raw=True, by_kind=True)
+                with kind_events(events, by_kind.reads) as decoded:
+                    return by_kind.run(decoded, events.__iter__, False)
+            except (Undecodable, TypeError, AttributeError):
+                pass  # a kind without a struct, or anything odd: into dicts, then the reference
             with typed_events(events, read_fields(needs)) as decoded:
                 return pass_for(needs, raw=True).run(decoded, events.__iter__, False)
         except (Undecodable, orjson.JSONDecodeError, TypeError, AttributeError):

@@ -4,7 +4,8 @@ Takes a suite file and gives, for each case that would run, the source of the fu
 its run is indexed by (`runs/codegen.py`) with what each name in it holds; the exit code
 is 1 when the suite has errors (a case with errors has no pass), 2 when it does not exist.
 The pass printed is the one `evaldsl run` uses: with timestamps and prices (the case's
-metrics), and for a streamed recording (`.jsonl`) the typed-decoder variant.
+metrics), and for a streamed recording (`.jsonl`) the variant over the typed decoder's
+structs of each event kind (`runs/decode.py`), with the fields it reads of each.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TextIO
 
 import attrs
 
+from evaldsl.runs.decode import KINDS
 from evaldsl.runs.events import LINE_EXTENSIONS
 from evaldsl.runs.passes import pass_for, read_fields
 from evaldsl.suites.build import load_suite
@@ -34,10 +36,18 @@ def code_command(path: str, out: TextIO) -> int:
         spec = case.source
         streamed = spec is not None and (spec.path or "").lower().endswith(LINE_EXTENSIONS)
         needs = attrs.evolve(case.needs, times=True, cost=True)  # as `evaldsl run` reads
-        made = pass_for(needs, raw=streamed)
+        made = pass_for(needs, raw=streamed, by_kind=streamed)
         if streamed:
+            for kind, fields in made.reads:
+                if kind in KINDS:
+                    print(
+                        f"# {kind} events decoded with: {', '.join(f for f, _ in fields)}", file=out
+                    )
             print(
-                "# events decoded with fields: " + ", ".join(sorted(read_fields(needs))), file=out
+                "# (a file with other kinds of events: every event with "
+                + ", ".join(sorted(read_fields(needs)))
+                + ")",
+                file=out,
             )
         for note in made.notes:
             print(f"# {note}", file=out)
