@@ -232,9 +232,13 @@ def test_a_slow_hover_does_not_hold_other_requests(client: RawClient, tmp_path: 
         f.write((event + "\n") * 200_000)
     uri = open_document(client, tmp_path / "s.eval", 'case "a"\n  cassette "big.jsonl"\n')
     other = open_document(client, tmp_path / "t.eval", "tool  x   called\n")
-    client.send({"id": 20, "method": "textDocument/hover", "params": hover_params(uri, 1, 4)})
     options = {"tabSize": 2, "insertSpaces": True}
     params = {"textDocument": {"uri": other}, "options": options}
+    # the formatter's modules load on first use: load them before the race, which is
+    # about the event loop being free, not about how long a first import takes
+    client.send({"id": 19, "method": "textDocument/formatting", "params": params})
+    assert "result" in client.answer(19)
+    client.send({"id": 20, "method": "textDocument/hover", "params": hover_params(uri, 1, 4)})
     client.send({"id": 21, "method": "textDocument/formatting", "params": params})
     order = []
     while len(order) < 2:
