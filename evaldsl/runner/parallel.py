@@ -29,8 +29,7 @@ import gc
 import os
 import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaldsl.runner.forkpool import run_forked, sigint_held, sigint_mask
 from evaldsl.runner.results import CaseResult
@@ -38,6 +37,10 @@ from evaldsl.runner.targets import TargetWorkers
 from evaldsl.runner.worker import die_with_parent
 from evaldsl.suites.build import load_suite
 from evaldsl.suites.model import Case, Suite
+
+if TYPE_CHECKING:  # the process pool is imported only where fork is missing (~3 ms:
+    # `concurrent.futures` brings `logging`), not on a forked run's serial path
+    from concurrent.futures import Future
 
 Work = Sequence[tuple[Suite, int]]
 RunCase = Callable[[Case, Suite, TargetWorkers], CaseResult]
