@@ -361,6 +361,22 @@ def process_times(runs: int, cmd: list[str], env: dict[str, str] | None = None) 
     return times
 
 
+def process_times_in_turns(runs: int, cmds: list[list[str]]) -> list[list[float]]:
+    """`process_times` of each command (one warm-up run each), the commands taking turns
+    in each of the `runs` rounds."""
+    for cmd in cmds:
+        subprocess.run(cmd, capture_output=True, check=False)
+    times: list[list[float]] = [[] for _ in cmds]
+    for _ in range(runs):
+        for cmd, column in zip(cmds, times, strict=True):
+            t0 = time.perf_counter()
+            done = subprocess.run(cmd, capture_output=True, check=False)
+            column.append(time.perf_counter() - t0)
+            if done.returncode not in (0, 1):
+                raise SystemExit(f"{shlex.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
+    return times
+
+
 def spread(times: list[float]) -> str:
     ms = sorted(t * 1000 for t in times)
     return f"median {statistics.median(ms):.0f} ms (range {ms[0]:.0f}-{ms[-1]:.0f})"
@@ -515,8 +531,17 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
         f'case "c{i:03d}"\ncassette "c{i:03d}.jsonl"\n' + bench.MIXED_20 for i in range(cassettes)
     )
     suite.write_text(body + "\n")
-    t1 = process_times(runs, [EVALDSL, "run", "-q", "--no-history", "-j", "1", str(suite)])
-    t2 = process_times(runs, [EVALDSL, "run", "-q", "--no-history", "-j", "2", str(suite)])
+    run = [EVALDSL, "run", "-q", "--no-history"]
+    # in turns, so a change of load falls on each alike; `--dry-run` loads and checks the
+    # suite (reading every cassette's head) and runs nothing: the part no -j can share
+    t_load, t1, t2 = process_times_in_turns(
+        runs,
+        [
+            [*run, "--dry-run", str(suite)],
+            [*run, "-j", "1", str(suite)],
+            [*run, "-j", "2", str(suite)],
+        ],
+    )
     print(f"  -j 1: {spread(t1)}; -j 2: {spread(t2)}")
     # what the machine gives two processes right now: pure CPU work, 2 processes vs 1
     spin = "import sys\nx = 0\nfor i in range(4_000_000): x += i\n"
@@ -532,6 +557,15 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
     print(
         f"  the machine now: the same CPU work in 2 processes takes {machine:.2f}x the time "
         "of 1 process (0.5 on two idle cores; higher when other work holds the cores)"
+    )
+    serial = statistics.median(t_load)
+    work = statistics.median(t1) - serial
+    best = (serial + machine * work) / statistics.median(t1)
+    print(
+        f"  serial part (`run --dry-run`: start, imports, loading the suite): {spread(t_load)}; "
+        f"so -j 1 runs cases for ~{work * 1000:.0f} ms, and -j 2 at the machine's ratio "
+        f"would take at best {best:.2f}x -j 1 (0.6 needs a serial part of at most "
+        f"~{max(0.0, (0.6 - machine) * work / 0.4) * 1000:.0f} ms)"
     )
     row(
         "-j 2 / -j 1 (wall)",
