@@ -229,7 +229,10 @@ def test_a_slow_hover_does_not_hold_other_requests(client: RawClient, tmp_path: 
     event = json.dumps({"type": "tool.call", "name": "search", "arguments": {"q": "x" * 40}})
     with cassette.open("w", encoding="utf-8") as f:
         f.write('{"cassette": "traceplay", "version": 1}\n')
-        f.write((event + "\n") * 200_000)
+        # long enough that the summary's Python part (past the decoding, which one C
+        # call may do whole) spans many of the interpreter's thread switches
+        for _ in range(10):
+            f.write((event + "\n") * 100_000)
     uri = open_document(client, tmp_path / "s.eval", 'case "a"\n  cassette "big.jsonl"\n')
     other = open_document(client, tmp_path / "t.eval", "tool  x   called\n")
     options = {"tabSize": 2, "insertSpaces": True}
