@@ -6,6 +6,7 @@ report. `evaldsl history` shows the runs over time and the assertions that flip.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -320,6 +321,31 @@ def test_a_database_of_a_newer_evaldsl_is_left_alone(tmp_path: Path) -> None:
 
 
 # ---- concurrency and failures ------------------------------------------------------------
+
+
+def _open_together(path: str, barrier: object) -> str:
+    barrier.wait()  # type: ignore[attr-defined]
+    try:
+        with History.open(Path(path), create=True):
+            return "ok"
+    except HistoryError as err:
+        return str(err)
+
+
+def test_processes_opening_a_new_history_at_once_all_get_it(tmp_path: Path) -> None:
+    """SQLite refuses the switch to WAL at once ("locked", no wait) while another process
+    opens the new file: every opener must still get the history (three runs finishing
+    together lost theirs)."""
+    context = multiprocessing.get_context("fork")
+    for trial in range(8):
+        db = tmp_path / f"h{trial}.sqlite"
+        with context.Manager() as manager:
+            barrier = manager.Barrier(4)
+            with context.Pool(4) as pool:
+                answers = pool.starmap(_open_together, [(str(db), barrier)] * 4)
+        assert answers == ["ok"] * 4
+    with History.open(db) as history:
+        assert history.runs() == []
 
 
 def test_two_runs_at_once_both_land_whole(tmp_path: Path) -> None:

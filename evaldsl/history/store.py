@@ -20,6 +20,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -167,6 +168,26 @@ class GitState:
     dirty: bool | None = None
 
 
+def _wal(db: sqlite3.Connection) -> Any:
+    """Switch to WAL mode; gives the mode the database is in.
+
+    On a database several processes open for the first time at once, SQLite answers the
+    switch "database is locked" at once, without waiting as it does for a transaction
+    (three runs finishing together lost their history so): try again until the lock
+    timeout has passed.
+    """
+    deadline = time.monotonic() + LOCK_TIMEOUT
+    pause = 0.005
+    while True:
+        try:
+            return db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 def git_state(folder: Path | None = None, timeout: float = GIT_TIMEOUT) -> GitState:
     """The git state of `folder` (the working folder by default), asked of `git` itself.
 
@@ -286,7 +307,7 @@ class History:
         history = cls(db, path)
         try:
             with history._errors():
-                mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                mode = _wal(db)
                 if str(mode).lower() != "wal":
                     raise HistoryError(f"{path}: cannot switch the database to WAL mode ({mode})")
                 db.execute("PRAGMA foreign_keys=ON")
