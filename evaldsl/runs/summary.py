@@ -182,16 +182,29 @@ def abridge(text: str, limit: int = ABRIDGE) -> str:
     """`text` on one line, cut to `limit` characters with "…".
 
     >>> abridge("a\\nb" + "c" * 200, 10)
-    'a⏎bccccccc…'
+    'a⏎bcccccc…'
     """
     flat = text.replace("\r\n", "⏎").replace("\n", "⏎")
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _counts(counts: dict[str, int] | None) -> str:
+def _counts(counts: dict[str, int] | None, *, plural: bool = False) -> str:
     if not counts:
         return "nothing"
-    return ", ".join(f"{n} {k}" for k, n in counts.items())
+    return ", ".join(f"{n} {_noun(k, n) if plural else k}" for k, n in counts.items())
+
+
+def _noun(kind: str, n: int) -> str:
+    """`kind` for `n` items: words in English (`2 llm runs`, `1 tool span`); names from
+    the format itself (`chat.completion.chunk`, `[DONE]`) as they are written.
+
+    >>> _noun("llm run", 2), _noun("LLM span", 1), _noun("chat.completion", 3)
+    ('llm runs', 'LLM span', 'chat.completion')
+    """
+    last = kind.rsplit(" ", 1)[-1]
+    if n == 1 or not last.isalpha() or not last.isascii() or last.endswith("s"):
+        return kind
+    return kind + "s"
 
 
 def _quoted(text: str | None) -> str:
@@ -204,7 +217,7 @@ def render_text(summary: Summary) -> str:
     title = s.path + (f" [sample {s.sample}]" if s.sample else "")
     rows: list[tuple[str, str]] = [("format", f"{s.format} ({s.why})")]
     if s.recognised is not None:
-        rows.append(("read", _counts(s.recognised)))
+        rows.append(("read", _counts(s.recognised, plural=True)))
     if s.kind == "state":
         rows += [
             ("status", s.status or "none"),

@@ -191,8 +191,11 @@ def score_items(
     come in item order either way.
 
     >>> spec = ProgramSpec("tool search called once")
-    >>> [r["statuses"] for r in score_items(spec, [Item("<stdin>:1", b"[]", 1)])]
+    >>> calls = b'[{"type": "tool.call", "name": "fetch"}]'
+    >>> [r["statuses"] for r in score_items(spec, [Item("<stdin>:1", calls, 1)])]
     [['fail']]
+    >>> [r["statuses"] for r in score_items(spec, [Item("<stdin>:2", b"[]", 2)])]
+    [['error']]
     """
     case = compiled(spec)
     if jobs <= 1:

@@ -463,7 +463,7 @@ def grammar_rules(grammar: str) -> set[str]:
     """The rule and alias names of a grammar that get a callback: every `-> alias`, and
     every rule not named `_…` or `?…` that has an alternative without an alias.
 
-    >>> sorted(grammar_rules('a: "x" -> b | "y"\nc: "z" -> d\n?e: f -> g | h'))
+    >>> sorted(grammar_rules('a: "x" -> b | "y"\\nc: "z" -> d\\n?e: f -> g | h'))
     ['a', 'b', 'd', 'g']
     """
     names: set[str] = set()
