@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from evaldsl.language.limits import MAX_LSP_FILE_BYTES
 from tests.clitools import ROOT
 
 TIMEOUT = 30.0  # generous: the machine may be busy; a hang fails long before a test run ends
@@ -229,10 +230,11 @@ def test_a_slow_hover_does_not_hold_other_requests(client: RawClient, tmp_path: 
     event = json.dumps({"type": "tool.call", "name": "search", "arguments": {"q": "x" * 40}})
     with cassette.open("w", encoding="utf-8") as f:
         f.write('{"cassette": "traceplay", "version": 1}\n')
-        # long enough that the summary's Python part (past the decoding, which one C
-        # call may do whole) spans many of the interpreter's thread switches
-        for _ in range(10):
-            f.write((event + "\n") * 100_000)
+        # as many events as hover reads (a file over MAX_LSP_FILE_BYTES is named, not
+        # read, and its hover is instant: the race would be a coin toss)
+        lines = (MAX_LSP_FILE_BYTES - 100) // (len(event) + 1)
+        f.write((event + "\n") * lines)
+    assert cassette.stat().st_size <= MAX_LSP_FILE_BYTES
     uri = open_document(client, tmp_path / "s.eval", 'case "a"\n  cassette "big.jsonl"\n')
     other = open_document(client, tmp_path / "t.eval", "tool  x   called\n")
     options = {"tabSize": 2, "insertSpaces": True}
@@ -243,9 +245,11 @@ def test_a_slow_hover_does_not_hold_other_requests(client: RawClient, tmp_path: 
     assert "result" in client.answer(19)
     client.send({"id": 20, "method": "textDocument/hover", "params": hover_params(uri, 1, 4)})
     client.send({"id": 21, "method": "textDocument/formatting", "params": params})
-    order = []
+    order, answers = [], {}
     while len(order) < 2:
         message = client.next()
         if message.get("id") in (20, 21) and "method" not in message:
             order.append(message["id"])
+            answers[message["id"]] = message
+    assert "search called" in json.dumps(answers[20]["result"])  # the file was read
     assert order == [21, 20]
