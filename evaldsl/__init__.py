@@ -15,6 +15,7 @@ table is `evaldsl.language.vocabulary` for subjects and lines and
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from evaldsl.lazyattrs import lazy_attributes
 from evaldsl.version import __version__
 
 if TYPE_CHECKING:  # loaded on first use (below); typed as themselves for type checkers
@@ -67,18 +68,16 @@ importlib.import_module("evaldsl.compile")
 del globals()["compile"]
 
 
+_load = lazy_attributes(__name__, _HOMES)
+
+
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'evaldsl' has no attribute {name!r}")
     from evaldsl.gcpause import paused_gc
 
     # the API makes ~100 classes and many small objects, and no garbage: the collections
     # those allocations would trigger only walk them again (a tenth of a start)
     with paused_gc(long_lived=True):
-        value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # the next use is a plain attribute
-    return value
+        return _load(name)
 
 
 def __dir__() -> list[str]:

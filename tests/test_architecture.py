@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "evaldsl.version": 0,
     "evaldsl.gcpause": 0,
     "evaldsl.atomicfile": 0,
+    "evaldsl.lazyattrs": 0,
     "evaldsl.language": 0,
     "evaldsl.runs": 1,
     "evaldsl.judge.protocol": 1,

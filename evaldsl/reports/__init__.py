@@ -17,11 +17,12 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # No `from __future__ import annotations` in this file: it would bind the name
 # `annotations` here and shadow the `evaldsl.reports.annotations` module.
 from evaldsl.atomicfile import write_atomically
+from evaldsl.lazyattrs import lazy_attributes
 from evaldsl.runner.results import Report
 
 if TYPE_CHECKING:  # imported on first use (`__getattr__` below)
@@ -49,21 +50,13 @@ __all__ = [
 # Each format's module is imported when it is first used, not with the package: `evaldsl
 # run` loads the console reporter and the formats it writes, not all of them (XML, HTML).
 _HOMES = {
-    "ConsoleReporter": "console",
-    "outcome": "common",
-    "to_json_text": "json_report",
-    "to_junit_text": "junit",
-    "to_markdown_text": "markdown",
+    "ConsoleReporter": "evaldsl.reports.console",
+    "outcome": "evaldsl.reports.common",
+    "to_json_text": "evaldsl.reports.json_report",
+    "to_junit_text": "evaldsl.reports.junit",
+    "to_markdown_text": "evaldsl.reports.markdown",
 }
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'evaldsl.reports' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"evaldsl.reports.{home}"), name)
+__getattr__ = lazy_attributes(__name__, _HOMES)
 
 
 def _json(report: Report) -> str:

@@ -5,14 +5,8 @@ every report reads. The entry points are loaded on first use, so that reading a 
 record does not load the machinery of running (processes, asyncio).
 """
 
-from typing import Any
+from evaldsl.lazyattrs import lazy_attributes
 
 __all__ = ["RunInterrupted", "RunOptions", "run_suites"]
 
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from evaldsl.runner import core
-
-        return getattr(core, name)
-    raise AttributeError(f"module 'evaldsl.runner' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, dict.fromkeys(__all__, "evaldsl.runner.core"))

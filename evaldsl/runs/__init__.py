@@ -8,8 +8,9 @@ unreadable, and every trace in which nothing was recognised, is a `RunError` wit
 a line, a column and a hint.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evaldsl.lazyattrs import lazy_attributes
 
 if TYPE_CHECKING:  # loaded on first use (below); typed as themselves for type checkers
     from evaldsl.runs.cassette import EventStream, load_cassette, read_header
@@ -105,13 +106,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'evaldsl.runs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # the next use is a plain attribute
-    return value
+__getattr__ = lazy_attributes(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:

@@ -37,6 +37,7 @@ import orjson
 
 from evaldsl.language.diagnostics import did_you_mean
 from evaldsl.language.vocabulary import RUN_FORMATS
+from evaldsl.lazyattrs import lazy_attributes
 from evaldsl.runs.cassette import EventStream, first_line, load_cassette, scan_cassette_tools
 from evaldsl.runs.events import (
     KNOWN_TYPES,
@@ -599,10 +600,5 @@ def _is_event_list(value: object) -> bool:
     )
 
 
-def __getattr__(name: str) -> Any:
-    # `detect.otel_events`: the OTLP reader, re-exported without loading it at import
-    if name == "otel_events":
-        from evaldsl.runs.otel import otel_events
-
-        return otel_events
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# `detect.otel_events`: the OTLP reader, re-exported without loading it at import
+__getattr__ = lazy_attributes(__name__, {"otel_events": "evaldsl.runs.otel"})
