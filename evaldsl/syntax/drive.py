@@ -208,15 +208,9 @@ def _keyword_callback(callback: Any) -> Any:
     the token the type of the keyword its text spells, found by matching the text against
     every keyword; for plain keywords (no regex flags) that is the dict lookup. Any other
     callback is kept as it is."""
-    from lark.lexer import PatternStr, UnlessCallback
-
-    scanner = getattr(callback, "scanner", None)
-    if type(callback) is not UnlessCallback or scanner is None or scanner.g_regex_flags:
+    words = drivetables.keyword_spellings(callback)
+    if words is None:
         return callback
-    terminals = scanner.terminals
-    if not all(type(t.pattern) is PatternStr and not t.pattern.flags for t in terminals):
-        return callback
-    words = {t.pattern.value: t.name for t in terminals}
 
     def keyword(tok: Token) -> Token:
         found = words.get(tok.value)

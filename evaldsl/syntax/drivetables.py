@@ -105,10 +105,23 @@ class ChildFilter:
         return self.node_builder(filtered)
 
 
+def keyword_spellings(callback: Any) -> dict[str, str] | None:
+    """The keywords a NAME token's Lark callback (`UnlessCallback`) gives it, text → token
+    type, when all are plain words (no regex, no flags); None for any other callback."""
+    from lark.lexer import PatternStr, UnlessCallback
+
+    scanner = getattr(callback, "scanner", None)
+    if type(callback) is not UnlessCallback or scanner is None or scanner.g_regex_flags:
+        return None
+    terminals = scanner.terminals
+    if not all(type(t.pattern) is PatternStr and not t.pattern.flags for t in terminals):
+        return None
+    return {t.pattern.value: t.name for t in terminals}
+
+
 def export(lark: Any) -> dict[str, Any] | None:
     """`drive`'s tables of a built Lark parser as JSON data; `None` when any part of it has
     a shape this module does not know."""
-    from lark.lexer import PatternStr, UnlessCallback
     from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
     from lark.parse_tree_builder import ExpandSingleChild as LarkExpand
     from lark.parsers.lalr_analysis import Shift
@@ -154,14 +167,8 @@ def export(lark: Any) -> dict[str, Any] | None:
             scanner = sub.scanner
             words: dict[str, dict[str, str]] = {}
             for kind, callback in sub.callback.items():
-                inner = getattr(callback, "scanner", None)
-                if type(callback) is not UnlessCallback or inner is None or inner.g_regex_flags:
-                    return None
-                words_of = inner.terminals
-                if not all(type(t.pattern) is PatternStr and not t.pattern.flags for t in words_of):
-                    return None
-                spelled = {t.pattern.value: t.name for t in words_of}
-                if len(spelled) != len(words_of):
+                spelled = keyword_spellings(callback)
+                if spelled is None or len(spelled) != len(callback.scanner.terminals):
                     return None
                 words[kind] = spelled
             patterns = [[mre.pattern, mre.flags] for mre in scanner._mres]
