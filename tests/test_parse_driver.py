@@ -298,3 +298,49 @@ def test_a_full_memo_parses_the_same(monkeypatch_text: str, configs: int) -> Non
         assert driven(monkeypatch_text, lark) == outcome(STOCK, monkeypatch_text)
     finally:
         drive_module.MAX_CONFIGS = original
+
+
+BLANKS = st.lists(st.sampled_from([" ", "\t", "\ufeff", "  ", "\t "]), min_size=1, max_size=3)
+
+
+@GENERATED
+@given(eval_file(), st.lists(BLANKS.map("".join), min_size=1, max_size=8), st.booleans())
+def test_blank_runs_parse_the_same(text: str, blanks: list[str], trailing: bool) -> None:
+    # the fast loop takes the spaces and tabs before a token in the token's match: runs of
+    # blanks of every kind (the BOM is white space too), and blanks ending the text
+    words = text.split(" ")
+    spaced = "".join(w + blanks[i % len(blanks)] for i, w in enumerate(words[:-1])) + words[-1]
+    if trailing:
+        spaced += blanks[0]
+    assert driven(spaced) == outcome(STOCK, spaced)
+
+
+def test_blank_text_and_a_bad_token_after_blanks() -> None:
+    for text in ["", " ", "\t\t ", " \n\t", "tool a called  \t", "tool a called \t @", "  @"]:
+        assert driven(text) == outcome(STOCK, text), repr(text)
+    assert drive(FAST, "tool a called \t @", "file") is None
+
+
+def test_the_fast_loops_tokens_answer_as_larks() -> None:
+    seen: list[Any] = []
+    builder = Builder()
+    original = builder.tool
+
+    def tool(c: list[Any]) -> Any:
+        seen.extend(c)
+        return original(c)
+
+    builder.tool = tool  # type: ignore[method-assign]
+    tables = loaded_drive_tables(builder)
+    assert tables is not None
+    drive(tables, "  tool\tsearch called", "file")
+    keyword, name = seen
+    assert (keyword.type, keyword.start_pos, keyword.end_pos, keyword.value) == (
+        "TOOL",
+        2,
+        6,
+        "tool",
+    )
+    assert (name.type, name.start_pos, name.end_pos, name.value) == ("NAME", 7, 13, "search")
+    assert (name.line, name.column, name.end_line, name.end_column) == (None, None, None, None)
+    assert type(name.value) is str

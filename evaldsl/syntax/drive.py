@@ -27,6 +27,7 @@ the whole corpus both ways.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
@@ -204,21 +205,20 @@ def _extend_left(indices: tuple[int, ...]) -> Callable[[list[Any]], Any]:
 
 
 def _keyword_callback(callback: Any) -> Any:
-    """A NAME token's keyword callback as a dict lookup: Lark's (`UnlessCallback`) gives
-    the token the type of the keyword its text spells, found by matching the text against
-    every keyword; for plain keywords (no regex flags) that is the dict lookup. Any other
-    callback is kept as it is."""
+    """A NAME token's keyword callback as what `drive` reads: Lark's (`UnlessCallback`)
+    gives the token the type of the keyword its text spells, found by matching the text
+    against every keyword; for plain keywords (no regex flags) that is a lookup in the
+    `dict` of them given here. Any other callback is kept as it is (and called)."""
     words = drivetables.keyword_spellings(callback)
-    if words is None:
-        return callback
+    return callback if words is None else words
 
-    def keyword(tok: Token) -> Token:
-        found = words.get(tok.value)
-        if found is not None:
-            tok.type = found
-        return tok
 
-    return keyword
+def _blank_first(pattern: str, flags: int) -> re.Pattern[str]:
+    """A scanner's regex preceded by the spaces and tabs before a token: `drive` skips
+    them as white space (the grammar ignores them), so one match finds the next token.
+    The spaces are taken possessively, so the alternatives see exactly the text the
+    scanner would see once they were skipped."""
+    return re.compile(f"[ \t]*+(?:{pattern})", flags)
 
 
 MAX_CONFIGS = 4096
@@ -280,24 +280,30 @@ class _Memo:
         return found
 
     def lexing(self, state: int) -> tuple[Any, Any, Any]:
-        """How `drive` lexes in a parser state: Lark's scanner's `match` (a loop when its
-        regexes were split in several), the ignored terminals, and the token callbacks
-        (`None` when there are none), keyword callbacks as dict lookups."""
+        """How `drive` lexes in a parser state: the `match` of Lark's scanner's regex
+        preceded by blanks (`_blank_first`; a loop when its regexes were split in
+        several), the ignored terminals, and the token callbacks (`None` when there are
+        none), plain keyword callbacks as `dict`s of keywords."""
         found = self.lexings.get(state)
         if found is None:
             scanners, ignore, callbacks = self.plans[state]
-            if len(scanners) == 1:
-                match = scanners[0].match
+            regexes = [
+                _blank_first(*(s if isinstance(s, tuple) else (s.pattern, s.flags)))
+                for s in scanners
+            ]
+            match: Callable[[str, int], Any]
+            if len(regexes) == 1:
+                match = regexes[0].match
             else:
 
                 def match(text: str, pos: int) -> Any:
-                    for mre in scanners:
-                        m = mre.match(text, pos)
+                    for regex in regexes:
+                        m = regex.match(text, pos)
                         if m:
                             return m
                     return None
 
-            if isinstance(self.plans, drivetables.Lexing):  # keyword lookups already
+            if isinstance(self.plans, drivetables.Lexing):  # keyword dicts already
                 fast = dict(callbacks)
             else:
                 fast = {kind: _keyword_callback(cb) for kind, cb in callbacks.items()}
@@ -356,40 +362,44 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     depth = 0
     while True:
         if pos < end:
-            char = text[pos]
-            if char == " " or char == "\t":
-                pos += 1
-                continue
-            m = match(text, pos)
+            m = match(text, pos)  # the blanks before the token, and the token
             if m is None:
-                return None
-            kind = m.lastgroup
-            after = m.end()
-            if kind in ignore:
+                while pos < end and (text[pos] == " " or text[pos] == "\t"):
+                    pos += 1
+                if pos < end:
+                    return None  # no token fits here
+                kind, tok = "$END", None  # blanks to the end: reduce what is left
+            else:
+                kind = m.lastgroup
+                after = m.end()
+                if kind in ignore:
+                    pos = after
+                    continue
+                value = m.group(kind)
+                # Token's own constructor, minus its argument shuffling: it runs once per token
+                tok = _new_str(Token, value)
+                tok.start_pos = after - len(value)
+                tok.end_pos = after
+                tok.type = kind
+                if token_callbacks is not None:
+                    callback = token_callbacks.get(kind)
+                    if callback is not None:
+                        if type(callback) is dict:  # keywords: a NAME spelling one is it
+                            keyword = callback.get(value)
+                            if keyword is not None:
+                                tok.type = kind = keyword
+                        else:
+                            tok = callback(tok)
+                            kind = tok.type
                 pos = after
-                continue
-            # Token's own constructor, minus its argument shuffling: it runs once per token
-            value = m.group(0)
-            tok = _new_str(Token, value)
-            tok.type = kind
-            tok.start_pos = pos
-            tok.value = value
-            tok.line = tok.column = tok.end_line = tok.end_column = None
-            tok.end_pos = after
-            if token_callbacks is not None:
-                callback = token_callbacks.get(kind)
-                if callback is not None:
-                    tok = callback(tok)
-                    kind = tok.type
-            pos = after
-            if kind in _LAYOUT:
-                if kind == "_NL":
-                    if depth:
-                        continue
-                elif kind in OPENING:
-                    depth += 1
-                elif depth:
-                    depth -= 1
+                if kind in _LAYOUT:
+                    if kind == "_NL":
+                        if depth:
+                            continue
+                    elif kind in OPENING:
+                        depth += 1
+                    elif depth:
+                        depth -= 1
         else:
             kind, tok = "$END", None  # the end of the text: reduce what is left
         step = row.get(kind)
@@ -421,46 +431,45 @@ def _walk(
 ) -> Any | None:
     """`drive`'s loop without the memo, from `pos` with the given stacks: Lark's steps
     one by one, for stacks too deep or too many to remember."""
-    states, plans, end_state = memo.states, memo.plans, memo.end_state
+    states, lexing, end_state = memo.states, memo.lexing, memo.end_state
     end = len(text)
     while True:
         if pos < end:
-            char = text[pos]
-            if char == " " or char == "\t":
-                pos += 1
-                continue
-            scanners, ignore, token_callbacks = plans[state_stack[-1]]
-            m = None
-            for mre in scanners:
-                m = mre.match(text, pos)
-                if m:
-                    break
+            match, ignore, token_callbacks = lexing(state_stack[-1])
+            m = match(text, pos)
             if m is None:
-                return None
-            kind = m.lastgroup
-            after = m.end()
-            if kind in ignore:
-                pos = after
-                continue
-            value = m.group(0)
-            tok = _new_str(Token, value)
-            tok.type = kind
-            tok.start_pos = pos
-            tok.value = value
-            tok.line = tok.column = tok.end_line = tok.end_column = None
-            tok.end_pos = after
-            callback = token_callbacks.get(kind)
-            if callback is not None:
-                tok = callback(tok)
-                kind = tok.type
-            pos = after
-            if kind == "_NL":
-                if depth:
+                while pos < end and (text[pos] == " " or text[pos] == "\t"):
+                    pos += 1
+                if pos < end:
+                    return None
+                kind, tok = "$END", None
+            else:
+                kind = m.lastgroup
+                after = m.end()
+                if kind in ignore:
+                    pos = after
                     continue
-            elif kind in OPENING:
-                depth += 1
-            elif kind in CLOSING and depth:
-                depth -= 1
+                value = m.group(kind)
+                tok = _new_str(Token, value)
+                tok.start_pos = after - len(value)
+                tok.end_pos = after
+                tok.type = kind
+                callback = token_callbacks.get(kind) if token_callbacks is not None else None
+                if type(callback) is dict:
+                    keyword = callback.get(value)
+                    if keyword is not None:
+                        tok.type = kind = keyword
+                elif callback is not None:
+                    tok = callback(tok)
+                    kind = tok.type
+                pos = after
+                if kind == "_NL":
+                    if depth:
+                        continue
+                elif kind in OPENING:
+                    depth += 1
+                elif kind in CLOSING and depth:
+                    depth -= 1
         else:
             kind, tok = "$END", None  # the end of the text: reduce what is left
         while True:

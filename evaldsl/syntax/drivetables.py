@@ -37,20 +37,22 @@ SHIPPED_NAME = "evaldsl.drive.json"
 
 class Token(str):
     """A token as the fast loop makes it: its text, with the attributes of Lark's `Token`
-    (the builder reads `type`, `start_pos` and `end_pos`; lines are not counted)."""
+    (the builder reads `type`, `start_pos` and `end_pos`; lines are not counted, and
+    `value` is the text itself: only the three are stored, as the loop makes one per
+    token)."""
 
-    __slots__ = (
-        "column", "end_column", "end_line", "end_pos", "line", "start_pos", "type", "value",
-    )  # fmt: skip
+    __slots__ = ("end_pos", "start_pos", "type")
 
     type: str
     start_pos: int | None
-    value: str
-    line: int | None
-    column: int | None
-    end_line: int | None
-    end_column: int | None
     end_pos: int | None
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+    # Lines and columns are not counted (None, as in a Lark token made without them).
+    line = column = end_line = end_column = property(lambda self: None)
 
 
 #: The token classes a builder is given: the fast loop's, and Lark's once a Lark parser
@@ -194,9 +196,11 @@ def serialise(data: dict[str, Any], key: str) -> str:
 
 
 class Lexing:
-    """Per parser state, how Lark's contextual lexer lexes there, compiled on first use
-    of each lexer (a short text visits few states): a `dict` of state → (the scanner's
-    compiled regexes, the ignored terminals, the keyword callbacks by terminal)."""
+    """Per parser state, how Lark's contextual lexer lexes there, made on first use of
+    each lexer (a short text visits few states): a `dict` of state → (the scanner's
+    regexes as (pattern, flags), which `drive` compiles, the ignored terminals, and per
+    terminal the keywords a NAME of it may spell: text → keyword terminal, as Lark's
+    `UnlessCallback` over plain strings)."""
 
     def __init__(self, lexers: list[list[Any]], lexer_of: list[int]) -> None:
         self.lexers = lexers
@@ -209,27 +213,11 @@ class Lexing:
         if found is None:
             patterns, ignore, words = self.lexers[index]
             found = self.made[index] = (
-                [re.compile(pattern, flags) for pattern, flags in patterns],
+                [(str(pattern), int(flags)) for pattern, flags in patterns],
                 frozenset(ignore),
-                {kind: _Keywords(spelled) for kind, spelled in words.items()},
+                {kind: dict(spelled) for kind, spelled in words.items()},
             )
         return found
-
-
-class _Keywords:
-    """A NAME that spells a keyword accepted in this state becomes that keyword (Lark's
-    `UnlessCallback` over plain strings)."""
-
-    __slots__ = ("words",)
-
-    def __init__(self, words: dict[str, str]) -> None:
-        self.words = words
-
-    def __call__(self, tok: Any) -> Any:
-        found = self.words.get(tok.value)
-        if found is not None:
-            tok.type = found
-        return tok
 
 
 class Tables:
