@@ -1,0 +1,70 @@
+"""The AST nodes' own `__init__` (`ast._fast_init`, through the slots' descriptors) makes
+the same node as attrs' generated one, for every node class, and refuses the same calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evaldsl.language import ast
+
+CLASSES = sorted(ast.ATTRS_INIT, key=lambda c: c.__name__)
+VALUES = st.one_of(st.none(), st.integers(), st.text(max_size=3), st.tuples(st.integers()))
+
+
+def fields_of(node: object) -> list[Any]:
+    return [getattr(node, f.name) for f in attrs.fields(type(node))]  # type: ignore[misc]
+
+
+def test_every_node_class_has_the_fast_init() -> None:
+    nodes = [c for c in vars(ast).values() if isinstance(c, type) and attrs.has(c)]
+    assert len(nodes) > 30
+    assert set(nodes) == set(ast.ATTRS_INIT)
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+@given(data=st.data())
+def test_the_same_node_as_attrs_makes(cls: type, data: st.DataObject) -> None:
+    fields = attrs.fields(cls)  # type: ignore[misc]
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    by_keyword = data.draw(st.booleans())
+    for f in fields:
+        optional = f.default is not attrs.NOTHING
+        if optional and not data.draw(st.booleans()):
+            continue  # the default
+        value = data.draw(VALUES)
+        if f.kw_only or by_keyword or (optional and kwargs):
+            kwargs[f.name] = value
+        else:
+            args.append(value)
+    fast = cls(*args, **kwargs)
+    reference = object.__new__(cls)
+    ast.ATTRS_INIT[cls](reference, *args, **kwargs)
+    assert fields_of(fast) == fields_of(reference)
+    assert [type(v) for v in fields_of(fast)] == [type(v) for v in fields_of(reference)]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        fast.span = ast.NO_SPAN
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_the_same_calls_are_refused(cls: type) -> None:
+    fields = attrs.fields(cls)  # type: ignore[misc]
+    required = [f.name for f in fields if f.default is attrs.NOTHING]
+    positional = [f for f in fields if not f.kw_only]
+    for args, kwargs in [
+        ((), {}),
+        ((0,) * (len(positional) + 1), {}),
+        ((), {"nonesuch": 1, **dict.fromkeys(required, 0)}),
+        ((), {"span": 1, **dict.fromkeys(required, 0), "SPAN": 2}),
+    ]:
+        if not required and not args and not kwargs:
+            continue
+        with pytest.raises(TypeError):
+            cls(*args, **kwargs)
+        with pytest.raises(TypeError):
+            ast.ATTRS_INIT[cls](object.__new__(cls), *args, **kwargs)
