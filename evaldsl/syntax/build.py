@@ -142,7 +142,15 @@ class Builder:
     def _nested(self, node: Any, children: Sequence[Any], empty: int, what: str) -> None:
         """Note the depth of `node` (one more than its deepest child); the first node past
         the limit on a branch is a problem."""
-        below = max((self._depth(c, empty) for c in children), default=0)
+        # `_depth` of each child written out: this runs for every and, or, not, list and
+        # object
+        depths = self._depths
+        below = 0
+        for child in children:
+            entry = depths.get(id(child))
+            depth = entry[1] if entry is not None and entry[0] is child else empty
+            if depth > below:
+                below = depth
         depth = below + 1
         self._depths[id(node)] = (node, depth)
         if depth > MAX_NESTING >= below:
@@ -312,6 +320,18 @@ class Builder:
 
     def assertion(self, c: list[Any]) -> ast.Expr:
         # A flat `t (and|or) t …` chain: `and` binds tighter than `or`.
+        if len(c) == 3:  # `a and b`, `a or b`: most chains, built at once
+            first, last = c[0], c[2]
+            kind = ast.And if c[1].type == "AND" else ast.Or
+            (a, b), (x, y) = first.span, last.span
+            node = kind((first, last), span=_new_span(Span, (min(a, x), max(b, y))))  # cover
+            self._nested(node, (first, last), 1, "this assertion")
+            return node
+        return self.chain(c)
+
+    def chain(self, c: list[Any]) -> ast.Expr:
+        """`assertion` for any chain (the definition; `assertion` builds a chain of two
+        at once, and the tests compare it with this)."""
         ors: list[ast.Expr] = []
         ands: list[ast.Expr] = [c[0]]
         for op, term in zip(c[1::2], c[2::2], strict=True):
