@@ -522,7 +522,7 @@ def _fast_init(cls: type) -> None:
     init = names["__init__"]
     init.__annotations__ = dict(getattr(cls.__init__, "__annotations__", {}))  # type: ignore[misc]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    ATTRS_INIT[cls] = cls.__init__  # the reference, compared with it by the tests
+    ATTRS_INIT[cls] = cls.__dict__["__init__"]  # the reference, compared with it by the tests
     setattr(cls, "__init__", init)  # noqa: B010
 
 
