@@ -140,6 +140,32 @@ def test_inspect_log_samples_expand_into_cases(tmp_path: Path) -> None:
     assert evaldsl.compile('tool lookup result contains "capital of France"').check(fr).passed
 
 
+def test_a_log_named_by_many_cases_is_looked_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaldsl.suites import build
+
+    log = DATA / "inspect-two-samples.json"
+    looked: list[object] = []
+    original = build.inspect_samples
+    monkeypatch.setattr(build, "inspect_samples", lambda *a: looked.append(a) or original(*a))
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(log.read_bytes())
+    suite_file = tmp_path / "s.eval"
+    suite_file.write_text(
+        "".join(f'case "c{i}"\n  cassette "{log}"\n  tokens < 100\n' for i in range(3))
+        + f'case "other"\n  cassette "{copy}"\n  tokens < 100\n',
+        encoding="utf-8",
+    )
+    suite = load_suite(suite_file)
+    assert [c.name for c in suite.cases] == [
+        *(f"c{i} [{s}]" for i in range(3) for s in ("fr", "de")),
+        "other [fr]",
+        "other [de]",
+    ]
+    assert len(looked) == 2  # once per file
+
+
 # --- answer and cost semantics ---------------------------------------------------------------
 
 

@@ -99,8 +99,9 @@ def check_suite(
     )
     diags: list[Diagnostic] = list(draft.diagnostics)
     cases: list[CheckedCase] = []
+    samples: dict[tuple[str, str | None], list[str]] = {}  # each file read once a suite
     for case in draft.cases:
-        for concrete in _expand(case, draft, diags):
+        for concrete in _expand(case, draft, diags, samples):
             own = list(concrete.diagnostics)
             decl = concrete.source.node() if concrete.source is not None else None
             source = concrete.source.source if concrete.source is not None else Source("")
@@ -130,7 +131,12 @@ def compile_suite(checked: CheckedSuite, *, judge: Judge | None = None) -> Suite
     return Suite(draft.name, draft.path, draft.base_dir, tuple(cases), checked.diagnostics, judge)
 
 
-def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list[CaseDraft]:
+def _expand(
+    case: CaseDraft,
+    draft: SuiteDraft,
+    diags: list[Diagnostic],
+    samples: dict[tuple[str, str | None], list[str]],
+) -> list[CaseDraft]:
     expanded = [case]
     if case.dataset is not None:
         # imported for a case with a dataset only: it loads PyYAML (a faster start)
@@ -172,17 +178,24 @@ def _expand(case: CaseDraft, draft: SuiteDraft, diags: list[Diagnostic]) -> list
                     )
                 )
         expanded = out
-    return [sample for base in expanded for sample in _samples(base, draft)]
+    return [sample for base in expanded for sample in _samples(base, draft, samples)]
 
 
-def _samples(case: CaseDraft, draft: SuiteDraft) -> list[CaseDraft]:
-    """An Inspect AI log with several samples: one case per sample, named by its id."""
+def _samples(
+    case: CaseDraft, draft: SuiteDraft, seen: dict[tuple[str, str | None], list[str]]
+) -> list[CaseDraft]:
+    """An Inspect AI log with several samples: one case per sample, named by its id.
+    `seen` holds the sample ids of the files read so far (a suite's cases often name the
+    same file: it is looked at once)."""
     spec = case.source
     if spec is None or spec.kind not in ("cassette", "trace") or spec.path is None:
         return [case]
     if "{{" in spec.path:
         return [case]
-    ids = inspect_samples(draft.base_dir / spec.path, spec.format)
+    key = (spec.path, spec.format)
+    ids = seen.get(key)
+    if ids is None:
+        ids = seen[key] = inspect_samples(draft.base_dir / spec.path, spec.format)
     return [
         attrs.evolve(case, name=f"{case.name} [{i}]", source=attrs.evolve(spec, sample=i))
         for i in ids
