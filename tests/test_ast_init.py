@@ -1,5 +1,6 @@
-"""The AST nodes' own `__init__` (`ast._fast_init`, through the slots' descriptors) makes
-the same node as attrs' generated one, for every node class, and refuses the same calls."""
+"""The `__init__` `slotinit.slot_init` gives (through the slots' descriptors) makes the
+same instance as attrs' generated one, for every AST node class and the other classes
+given it, and refuses the same calls."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evaldsl.compile.compiler import CompiledAssertion
 from evaldsl.language import ast
+from evaldsl.language.slotinit import ATTRS_INIT
+from evaldsl.runs.index import CallProbe
 
-CLASSES = sorted(ast.ATTRS_INIT, key=lambda c: c.__name__)
+CLASSES = sorted(ATTRS_INIT, key=lambda c: c.__name__)
 VALUES = st.one_of(st.none(), st.integers(), st.text(max_size=3), st.tuples(st.integers()))
 
 
@@ -20,10 +24,10 @@ def fields_of(node: object) -> list[Any]:
     return [getattr(node, f.name) for f in attrs.fields(type(node))]  # type: ignore[misc]
 
 
-def test_every_node_class_has_the_fast_init() -> None:
+def test_every_node_class_and_the_compilers_have_it() -> None:
     nodes = [c for c in vars(ast).values() if isinstance(c, type) and attrs.has(c)]
     assert len(nodes) > 30
-    assert set(nodes) == set(ast.ATTRS_INIT)
+    assert set(nodes) | {CompiledAssertion, CallProbe} == set(ATTRS_INIT)
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
@@ -44,7 +48,7 @@ def test_the_same_node_as_attrs_makes(cls: type, data: st.DataObject) -> None:
             args.append(value)
     fast = cls(*args, **kwargs)
     reference = object.__new__(cls)
-    ast.ATTRS_INIT[cls](reference, *args, **kwargs)
+    ATTRS_INIT[cls](reference, *args, **kwargs)
     assert fields_of(fast) == fields_of(reference)
     assert [type(v) for v in fields_of(fast)] == [type(v) for v in fields_of(reference)]
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
@@ -67,4 +71,4 @@ def test_the_same_calls_are_refused(cls: type) -> None:
         with pytest.raises(TypeError):
             cls(*args, **kwargs)
         with pytest.raises(TypeError):
-            ast.ATTRS_INIT[cls](object.__new__(cls), *args, **kwargs)
+            ATTRS_INIT[cls](object.__new__(cls), *args, **kwargs)

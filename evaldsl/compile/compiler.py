@@ -11,6 +11,7 @@ filled, so each is compiled once.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from typing import Any, Literal, assert_never
 
 import attrs
@@ -19,6 +20,7 @@ import orjson
 from evaldsl.judge.protocol import Judge, no_judge
 from evaldsl.language import ast
 from evaldsl.language.paths import path_finder
+from evaldsl.language.slotinit import slot_init
 from evaldsl.language.source import Source, Span
 from evaldsl.language.values import MISSING, is_number, show
 from evaldsl.language.verdicts import Verdict, combine, negate
@@ -46,6 +48,9 @@ class CompiledAssertion:
     node: ast.Expr
     text: str
     run: Checker
+
+
+slot_init(CompiledAssertion)  # one a statement
 
 
 class Compiler:
@@ -82,6 +87,8 @@ class Compiler:
     # -- boolean structure
 
     def expr(self, expr: ast.Expr) -> Checker:
+        if type(expr) is ast.Check:  # most assertions (AST node classes have no subclasses)
+            return self.check(expr)
         match expr:
             case ast.Check():
                 return self.check(expr)
@@ -235,16 +242,7 @@ class Compiler:
                 raise AssertionError("tool subjects compile with their predicate")
             case "tokens" | "input_tokens" | "output_tokens":
                 self.needs.tokens = True
-                state_field = {
-                    "tokens": "total_tokens_used",
-                    "input_tokens": "total_input_tokens",
-                    "output_tokens": "total_output_tokens",
-                }[kind]
-                pick: Callable[[TraceFacts], Any] = {
-                    "tokens": lambda t: t.input_tokens + t.output_tokens,
-                    "input_tokens": lambda t: t.input_tokens,
-                    "output_tokens": lambda t: t.output_tokens,
-                }[kind]
+                state_field, pick = _TOKENS[kind]
 
                 def tokens(facts: RunFacts) -> Any:
                     if facts.trace is not None:
@@ -255,13 +253,8 @@ class Compiler:
 
                 return tokens
             case "steps" | "tool_calls" | "guards" | "errors":
-                attr = {
-                    "steps": "steps",
-                    "tool_calls": "tool_calls",
-                    "guards": "guards",
-                    "errors": "errors",
-                }[kind]
-                return self._trace(kind.replace("_", " "), lambda t: getattr(t, attr))
+                label, read = _COUNTS[kind]
+                return self._trace(label, read)
             case "latency":
                 self.needs.times = True
 
@@ -306,6 +299,19 @@ class Compiler:
 
 
 # ---- helpers ---------------------------------------------------------------------------
+
+#: Per token subject, the state's field and what is read from a trace.
+_TOKENS: dict[str, tuple[str, Callable[[TraceFacts], Any]]] = {
+    "tokens": ("total_tokens_used", lambda t: t.input_tokens + t.output_tokens),
+    "input_tokens": ("total_input_tokens", lambda t: t.input_tokens),
+    "output_tokens": ("total_output_tokens", lambda t: t.output_tokens),
+}
+
+#: Per count subject, its name in messages and what is read from a trace.
+_COUNTS: dict[str, tuple[str, Callable[[TraceFacts], Any]]] = {
+    name: (name.replace("_", " "), attrgetter(name))
+    for name in ("steps", "tool_calls", "guards", "errors")
+}
 
 
 def _dig(value: Any, keys: tuple[str | int, ...]) -> Any:

@@ -9,10 +9,11 @@ The parser builds them from `.eval` text; the suite loaders build them from YAML
 from __future__ import annotations
 
 import typing
-from typing import Any, Literal, TypeAlias, assert_never, cast
+from typing import Any, Literal, TypeAlias, assert_never
 
 import attrs
 
+from evaldsl.language.slotinit import slot_init
 from evaldsl.language.source import Span
 
 NO_SPAN = Span(0, 0)
@@ -491,48 +492,10 @@ class Program:
     span: Span = _span()
 
 
-def _fast_init(cls: type) -> None:
-    """Give a node class an `__init__` that stores its fields through their slots'
-    descriptors: attrs' own, for a frozen class, goes through `object.__setattr__` once
-    per field, and the parser makes a node of most grammar rules (about a fifth of the
-    making of a node, for the same node). Only for fields as the nodes here declare them
-    (no validator, converter or factory, all in `__init__`): any other keeps attrs'."""
-    fields = attrs.fields(cast(Any, cls))
-    if any(
-        f.validator or f.converter or not f.init or f.alias != f.name
-        or isinstance(f.default, cast(Any, attrs.Factory))
-        for f in fields
-    ):  # fmt: skip
-        return
-    names: dict[str, Any] = {}
-    positional: list[str] = []
-    keywords: list[str] = []
-    body: list[str] = []
-    for i, f in enumerate(fields):
-        names[f"_set{i}"] = cls.__dict__[f.name].__set__
-        param = f.name
-        if f.default is not attrs.NOTHING:
-            names[f"_default{i}"] = f.default
-            param += f"=_default{i}"
-        (keywords if f.kw_only else positional).append(param)
-        body.append(f"    _set{i}(self, {f.name})\n")
-    params = ", ".join(["self", *positional, *(["*", *keywords] if keywords else [])])
-    source = f"def __init__({params}):\n" + ("".join(body) or "    pass\n")
-    exec(source, names)
-    init = names["__init__"]
-    init.__annotations__ = dict(getattr(cls.__init__, "__annotations__", {}))  # type: ignore[misc]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    ATTRS_INIT[cls] = cls.__dict__["__init__"]  # the reference, compared with it by the tests
-    setattr(cls, "__init__", init)  # noqa: B010
-
-
-#: attrs' own `__init__` of each node class `_fast_init` replaced.
-ATTRS_INIT: dict[type, Any] = {}
-
-
 for _node in [c for c in list(globals().values()) if isinstance(c, type) and attrs.has(c)]:
     _node.__repr__ = _node_repr  # type: ignore[method-assign]
-    _fast_init(_node)
+    # the parser makes a node of most grammar rules: about a fifth of making one
+    slot_init(_node)
 
 EXPR_TYPES = (Check, NoTool, NodeVisited, Not, And, Or)
 

@@ -28,6 +28,7 @@ import attrs
 import orjson
 
 from evaldsl.gcpause import paused_gc
+from evaldsl.language.slotinit import slot_init
 from evaldsl.language.values import MISSING
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.events import (
@@ -137,6 +138,9 @@ class CallProbe:
             return decide(any(test(value) for value in values), values)
 
         return feed_path
+
+
+slot_init(CallProbe)  # one an `args` or `result` test
 
 
 @attrs.define

@@ -209,6 +209,7 @@ def _compile_case(
     assertions: list[CompiledAssertion] = []
     sources: list[Source] = []
     needs = Needs()
+    judged = False  # whether an assertion asks the judge
     errors = [d for d in checked.diagnostics if d.is_error]
     error: str | None = None
     if errors or header_broken:
@@ -227,6 +228,8 @@ def _compile_case(
             for expr in snippet.exprs:
                 assertions.append(compiler.compile(expr))
                 sources.append(snippet.source)
+                if not judged:
+                    judged = _has_judge(expr)
     return Case(
         name=case.name,
         path=case.path,
@@ -238,7 +241,7 @@ def _compile_case(
         sources=tuple(sources),
         needs=needs,
         error=error,
-        judged=any(_has_judge(a.node) for a in assertions),
+        judged=judged,
     )
 
 
