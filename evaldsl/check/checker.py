@@ -177,12 +177,8 @@ class _Checker:
                     f"did you mean `{guess}`?",
                 )
 
-    def subject(self, subject: ast.Subject, *, forbidding: bool) -> None:
-        source_kind = self.env.source_kind
-        if source_kind is not None and source_kind not in SUBJECTS[subject.kind].sources:
-            self.available(subject.kind, subject.span)
-        if subject.kind == "tool" and subject.name is not None and not forbidding:
-            self.tool_name(subject.name, subject.span, recorded=True)
+    def subject_details(self, subject: ast.Subject) -> None:
+        """The answer index and JSONPath of a subject."""
         if subject.index == 0:
             self.error(
                 subject.span,
@@ -206,8 +202,18 @@ class _Checker:
     def check(self, check: ast.Check) -> None:
         subject, pred = check.subject, check.predicate
         family = family_of(pred)
-        self.subject(subject, forbidding=family.forbids(pred))
-        stype = SUBJECTS[subject.kind].type
+        kind = subject.kind
+        entry = SUBJECTS[kind]
+        # the subject: available from this source, a known tool (unless the predicate
+        # forbids it: asked only for a tool), its index and path
+        source_kind = self.env.source_kind
+        if source_kind is not None and source_kind not in entry.sources:
+            self.available(kind, subject.span)
+        if kind == "tool" and subject.name is not None and not family.forbids(pred):
+            self.tool_name(subject.name, subject.span, recorded=True)
+        if subject.index == 0 or subject.path is not None:
+            self.subject_details(subject)
+        stype = entry.type
         spec = PREDICATES[family.key(pred)]
         start, end = subject.span
         subject_text = self.source.text[start:end] or subject.kind

@@ -424,7 +424,13 @@ class Builder:
         return self._subject("state", c, keys=(first, *c[3:]))
 
     def tool(self, c: list[Any]) -> ast.Subject:
-        return ast.Subject("tool", self.name(c[1]), span=self.span(c))
+        # `tool NAME`: two tokens; `name` and `span` written out (one a tool subject)
+        keyword, tok = c
+        name = decode_string(str(tok)) if tok.type == "STRING" else str(tok)
+        base = self.base
+        return ast.Subject(
+            "tool", name, span=_new_span(Span, (base + keyword.start_pos, base + tok.end_pos))
+        )
 
     def key_access(self, c: list[Any]) -> ast.Key:
         tok = c[1]
@@ -460,7 +466,11 @@ class Builder:
 
 def _simple_subject(kind: ast.SubjectKind) -> Any:
     def build(self: Builder, c: list[Any]) -> ast.Subject:
-        return ast.Subject(kind, span=self.span(c))
+        # keywords only (`steps`, `tool calls`): the span from the first token to the last
+        base = self.base
+        return ast.Subject(
+            kind, span=_new_span(Span, (base + c[0].start_pos, base + c[-1].end_pos))
+        )
 
     return build
 
