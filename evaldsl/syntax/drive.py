@@ -375,7 +375,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                 if kind in ignore:
                     pos = after
                     continue
-                value = m.group(kind)
+                value = m[kind]
                 # Token's own constructor, minus its argument shuffling: it runs once per token
                 tok = _new_str(Token, value)
                 tok.start_pos = after - len(value)
@@ -449,7 +449,7 @@ def _walk(
                 if kind in ignore:
                     pos = after
                     continue
-                value = m.group(kind)
+                value = m[kind]
                 tok = _new_str(Token, value)
                 tok.start_pos = after - len(value)
                 tok.end_pos = after
