@@ -466,3 +466,69 @@ def test_a_number_too_large_in_an_unread_value_is_not_read(
     monkeypatch.setenv("EVALDSL_REFERENCE", "1")
     with pytest.raises(RunError, match="invalid JSON on line 51"):
         load_run(path)
+
+
+#: Ways an OTLP JSON document (or array of them) goes wrong, or is not one the typed
+#: decoder takes (another key beside `resourceSpans`, a flat span among the documents).
+DOCUMENT_BREAKS = [
+    lambda text: text[:-1],
+    lambda text: text + " x",
+    lambda text: text.replace('"spans": [', '"spans": {"x": [', 1).replace("]}]}", "]}}]}", 1),
+    lambda text: text.replace('"attributes": [', '"attributes": 7, "was": [', 1),
+    # (in a value the reader reads: one too large in a value it skips is not read)
+    lambda text: text.replace('"spans": [', '"spans": [{"name": 1e400}, ', 1),
+    lambda text: text.replace('"resourceSpans": ', '"schemaUrl": "x", "resourceSpans": ', 1),
+    lambda text: text.replace('"resourceSpans": [', '"resourceSpans": [1, ', 1),
+    lambda text: text.replace('"ok"', '"o\u2028k"', 1),
+    lambda text: f'[{text}, {{"name": "llm", "context": {{"span_id": "s"}}}}]',
+    lambda text: json.dumps({"choices": [{"message": {"content": "hi"}}]}),
+]
+
+
+@st.composite
+def document_files(draw: st.DrawFn) -> tuple[bytes, bool]:
+    """An OTLP JSON file's bytes (one document or an array), and whether it was broken."""
+    documents = draw(st.lists(otlp_document(), min_size=1, max_size=3))
+    value: Any = documents if len(documents) > 1 or draw(st.booleans()) else documents[0]
+    text = json.dumps(value, indent=draw(st.sampled_from([None, 2])), ensure_ascii=False)
+    broken = draw(st.sampled_from([False, False, False, True]))
+    if broken:
+        text = draw(st.sampled_from(DOCUMENT_BREAKS))(text)
+    data = text.encode()
+    if draw(st.integers(0, 9)) == 0:
+        data = b"\xef\xbb\xbf" + data
+    if draw(st.integers(0, 9)) == 0 and b'"ok"' in data:
+        data, broken = data.replace(b'"ok"', b'"o\xffk"', 1), True  # not UTF-8
+    if draw(st.integers(0, 5)) == 0 and b'"scope": {"name": "x"}' in data:
+        # not UTF-8 where nobody reads (msgspec does not look into what it skips)
+        data, broken = data.replace(b'"name": "x"', b'"name": "\xff"', 1), True
+    return data, broken
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(document_files())
+def test_typed_document_reading_is_the_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: tuple[bytes, bool]
+) -> None:
+    data, broken = case
+    path = tmp_path / "spans.json"
+    path.write_bytes(data)
+    for fmt in (None, "otel"):
+        monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+        reference = outcome(path, fmt)
+        monkeypatch.delenv("EVALDSL_REFERENCE")
+        typed = outcome(path, fmt)
+        assert typed == reference, (fmt, data)
+        if not broken and not isinstance(reference, tuple):
+            why: str = reference.read.why
+
+            def chosen(container: str, count: int, why: str = why) -> str:
+                return why
+
+            assert (
+                otlpdecode.read_otel_document(str(path), data.removeprefix(b"\xef\xbb\xbf"), chosen)
+                == reference
+            )

@@ -1,9 +1,10 @@
-"""Decoding only what the OTel reader reads: typed decoding of a large span JSONL file.
+"""Decoding only what the OTel reader reads: typed decoding of large OTel span files.
 
 Takes the path of a JSONL file of OTLP JSON documents (`resourceSpans[].scopeSpans[]
-.spans[]`, one export per line) and/or flat spans (Phoenix, the SDK's console exporter),
-and gives its `Run` as `otel.py` reads it, or `None` when this decoder cannot take the
-file (the caller then reads it in full, as it reads a small one).
+.spans[]`, one export per line) and/or flat spans (Phoenix, the SDK's console exporter)
+(`read_otel_lines`), or the bytes of one OTLP JSON document or an array of them
+(`read_otel_document`), and gives its `Run` as `otel.py` reads it, or `None` when this
+decoder cannot take the file (the caller then reads it in full, as it reads a small one).
 
 msgspec decodes each line into structs of the containers `otel.py` walks (resources,
 scopes, spans, their events) with each attribute as its key and its value undecoded
@@ -12,7 +13,7 @@ skipped without being built. The attributes go to `otel.py` as `RawAttrs`, which
 value when the reader reads it, with the decoder of a file read whole (orjson, then
 `otel.any_value`): a span's input messages, prompt, tool definitions and parameters are
 skipped unless the reader looks into them (see `otel._may_hold`). Lines are decoded a
-chunk (~256 KiB of whole lines) at a time.
+chunk (~256 KiB of whole lines) at a time; a document, whole (as the full reader does).
 
 Failing closed, as `decode.py` does: a line that is not a JSON object, text that is not
 UTF-8 (or holds U+0085, U+2028 or U+2029, where the full reader splits lines), a
@@ -99,7 +100,14 @@ class _Line(msgspec.Struct, gc=False):
     events: list[_FlatEvent] | None = None
 
 
+class _Document(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A whole OTLP JSON document of `resourceSpans` alone (see `read_otel_document`)."""
+
+    resourceSpans: list[_Resource]  # (OTLP spells its fields in camelCase)
+
+
 _DECODE_LINES = msgspec.json.Decoder(_Line).decode_lines
+_DECODE_DOCUMENT = msgspec.json.Decoder(_Document | list[_Document]).decode
 _MISSING = object()
 
 
@@ -165,6 +173,30 @@ def _read(path: str, why: Callable[[list[Any]], str | None], head_items: int) ->
         trace.saw("OTLP document", documents)
     latency = read_spans(spans, trace)
     return trace.run(None, latency_ms=latency)
+
+
+def read_otel_document(path: str, data: bytes, why: Callable[[str, int], str | None]) -> Run | None:
+    """The run of an OTLP JSON document, or an array of them, from the file's bytes (`data`,
+    as `model.read_bytes` gives them), or `None` when the typed decoder cannot read it:
+    anything but `resourceSpans` in a document, or the reasons of the module doc. `why`
+    gives, from the container ("document" or "array") and the number of documents, the
+    reason detection chose `otel` (`None`: it would not have)."""
+    try:
+        if not data.isascii():
+            data.decode("utf-8")  # (msgspec does not look into what it skips)
+        decoded = _DECODE_DOCUMENT(data)
+        documents = decoded if isinstance(decoded, list) else [decoded]
+        reason = why("array" if isinstance(decoded, list) else "document", len(documents))
+        if reason is None:
+            raise Undecodable("detection would not choose otel")
+        spans = [span for d in documents for span in _otlp_spans(d.resourceSpans)]
+        trace = Trace("otel", path, reason)
+        if documents:
+            trace.saw("OTLP document", len(documents))
+        latency = read_spans(spans, trace)
+        return trace.run(None, latency_ms=latency)
+    except Exception:  # anything at all: the full reader says what it is
+        return None
 
 
 def _blocks(f: Any) -> Iterator[bytes]:
