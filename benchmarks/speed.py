@@ -1,6 +1,7 @@
 """Speed on any assertion mix (issue 10): each target beside its same-run ratio.
 
-Run:  .venv/bin/python benchmarks/speed.py [--events N] [--runs R] [--quick] [--only SECTION]
+Run:  .venv/bin/python benchmarks/speed.py [--events N] [--turns T] [--runs R] [--quick]
+      [--only SECTION]
       (`make bench` runs it after bench.py)
 
 What it measures, each against a baseline measured in the same run:
@@ -25,6 +26,11 @@ What it measures, each against a baseline measured in the same run:
    `-j 2`, whole process, median. Target: -j 2 / -j 1 <= 0.6x.
 6. Compile throughput of distinct statements is bench.py's (a) (target >= 50,000/s), and
    peak memory its (d): `make bench` runs both.
+7. OTel spans: `program.check(path)` of 12 assertions on an OTLP JSONL file (`--turns`
+   exports, one agent turn each, the GenAI, OpenInference and OpenLLMetry conventions in
+   turns: ~18 KiB a line), read by the typed decoder (`runs/otlpdecode.py`) and by the
+   full decoding (`EVALDSL_REFERENCE=1`), against bare orjson decoding of every line, the
+   three taking turns. Target: the file-to-verdicts one, <= 0.8x.
 
 Timings are medians (and ranges) of `--runs` repetitions; the machine is shared, so read
 the ratios, and rerun when the load average printed at the end is high.
@@ -575,14 +581,294 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
     )
 
 
+# ---- 7. OTel spans: an OTLP JSONL file to verdicts ---------------------------------------
+
+OTLP_MIX = r"""
+tool search_web called at least 100 times
+tool get_weather args $.city == "Paris"
+every tool get_weather args $.units in ["metric", "imperial"]
+tool get_weather result $.temp > 40
+no tool delete_database
+tools contains any [search_web, read_file]
+answer contains "weather"
+answer matches /\d+ C/
+input tokens > 1000
+output tokens < 100000000
+steps >= 100
+errors == 0
+""".strip()
+
+_SYSTEM = (
+    "You are a careful assistant. Answer with the facts the tools give; cite them; never "
+    "guess a number. " * 12
+)
+_OTLP_VERSION = 1  # bump when the generator changes: the cached file is made again
+
+
+def _anyvalue(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    return {"stringValue": value}
+
+
+def _otlp_line(rng: Any, turn: int) -> dict[str, Any]:
+    """One export (one agent turn: an agent span, 1-4 model calls with a tool call each,
+    a last model call with the answer) in one of three conventions, taking turns."""
+    convention = turn % 3
+    trace_id = f"{rng.getrandbits(128):032x}"
+    clock = 1_700_000_000_000_000_000 + turn * 60_000_000_000
+    spans: list[dict[str, Any]] = []
+
+    def span(name: str, attrs: list[tuple[str, Any]], ms: int) -> None:
+        nonlocal clock
+        spans.append(
+            {
+                "traceId": trace_id,
+                "spanId": f"{rng.getrandbits(64):016x}",
+                "parentSpanId": f"{rng.getrandbits(64):016x}",
+                "name": name,
+                "kind": 1,
+                "startTimeUnixNano": str(clock),
+                "endTimeUnixNano": str(clock + ms * 1_000_000),
+                "attributes": [{"key": k, "value": _anyvalue(v)} for k, v in attrs],
+                "status": {"code": 1},
+            }
+        )
+        clock += ms * 1_000_000 + 1_000_000
+
+    agent_kind = ("gen_ai.operation.name", "invoke_agent")
+    span(
+        "agent",
+        [
+            (("openinference.span.kind", "CHAIN"), ("traceloop.span.kind", "workflow"), agent_kind)[
+                convention
+            ],
+            ("session.id", f"s{turn}"),
+        ],
+        5,
+    )
+    history: list[tuple[str, str]] = [
+        ("system", _SYSTEM),
+        ("user", f"What is the weather in Paris, and what did search say? (turn {turn})"),
+    ]
+    steps = 1 + rng.randrange(4)
+    for step in range(steps + 1):
+        last = step == steps
+        tool = ("get_weather", "search_web", "read_file")[rng.randrange(3)]
+        call_id = f"call_{turn}_{step}"
+        args = (
+            {"city": "Paris" if rng.random() < 0.3 else "Oslo", "units": "metric"}
+            if tool == "get_weather"
+            else {"q": f"weather report {turn}", "limit": 5}
+            if tool == "search_web"
+            else {"path": f"/data/logs/{turn}.csv"}
+        )
+        answer = f"The weather in Paris is {rng.randrange(30)} C, as the tools say." if last else ""
+        usage = (1200 + 300 * step, 40 + rng.randrange(60))
+        attrs: list[tuple[str, Any]]
+        if convention == 0:  # GenAI
+            inputs = [{"role": r, "parts": [{"type": "text", "content": c}]} for r, c in history]
+            out = (
+                [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+                if last
+                else [
+                    {
+                        "role": "assistant",
+                        "parts": [
+                            {"type": "tool_call", "id": call_id, "name": tool, "arguments": args}
+                        ],
+                    }
+                ]
+            )
+            attrs = [
+                ("gen_ai.operation.name", "chat"),
+                ("gen_ai.provider.name", "openai"),
+                ("gen_ai.request.model", "gpt-4o-mini"),
+                ("gen_ai.input.messages", orjson.dumps(inputs).decode()),
+                ("gen_ai.output.messages", orjson.dumps(out).decode()),
+                ("gen_ai.usage.input_tokens", usage[0]),
+                ("gen_ai.usage.output_tokens", usage[1]),
+            ]
+        elif convention == 1:  # OpenInference
+            attrs = [("openinference.span.kind", "LLM"), ("llm.model_name", "gpt-4o-mini")]
+            for i, (r, c) in enumerate(history):
+                attrs += [
+                    (f"llm.input_messages.{i}.message.role", r),
+                    (f"llm.input_messages.{i}.message.content", c),
+                ]
+            attrs += [
+                ("input.value", orjson.dumps({"messages": history}).decode()),
+                ("llm.invocation_parameters", '{"temperature": 0}'),
+                ("llm.token_count.prompt", usage[0]),
+                ("llm.token_count.completion", usage[1]),
+            ]
+            prefix = "llm.output_messages.0.message"
+            attrs += [(f"{prefix}.role", "assistant")]
+            attrs += (
+                [(f"{prefix}.content", answer)]
+                if last
+                else [
+                    (f"{prefix}.tool_calls.0.tool_call.id", call_id),
+                    (f"{prefix}.tool_calls.0.tool_call.function.name", tool),
+                    (
+                        f"{prefix}.tool_calls.0.tool_call.function.arguments",
+                        orjson.dumps(args).decode(),
+                    ),
+                ]
+            )
+        else:  # OpenLLMetry
+            attrs = [
+                ("llm.request.type", "chat"),
+                ("gen_ai.system", "openai"),
+                ("gen_ai.request.model", "gpt-4o-mini"),
+            ]
+            for i, (r, c) in enumerate(history):
+                attrs += [(f"gen_ai.prompt.{i}.role", r), (f"gen_ai.prompt.{i}.content", c)]
+            attrs += [
+                ("gen_ai.usage.prompt_tokens", usage[0]),
+                ("gen_ai.usage.completion_tokens", usage[1]),
+                ("gen_ai.completion.0.role", "assistant"),
+            ]
+            attrs += (
+                [("gen_ai.completion.0.content", answer)]
+                if last
+                else [
+                    ("gen_ai.completion.0.tool_calls.0.id", call_id),
+                    ("gen_ai.completion.0.tool_calls.0.name", tool),
+                    ("gen_ai.completion.0.tool_calls.0.arguments", orjson.dumps(args).decode()),
+                ]
+            )
+        span("chat gpt-4o-mini", attrs, 400 + rng.randrange(800))
+        if last:
+            break
+        result = (
+            {"temp": rng.randrange(-10, 45), "sky": "clear " * 20}
+            if tool == "get_weather"
+            else {
+                "hits": [
+                    {"title": f"Report {i}", "url": f"https://x.io/{i}", "snippet": "weather " * 20}
+                    for i in range(3)
+                ]
+            }
+        )
+        text = orjson.dumps(result).decode()
+        tool_attrs = [
+            [
+                ("gen_ai.operation.name", "execute_tool"),
+                ("gen_ai.tool.name", tool),
+                ("gen_ai.tool.call.id", call_id),
+                ("gen_ai.tool.call.arguments", orjson.dumps(args).decode()),
+                ("gen_ai.tool.call.result", text),
+            ],
+            [
+                ("openinference.span.kind", "TOOL"),
+                ("tool.name", tool),
+                ("input.value", orjson.dumps(args).decode()),
+                ("output.value", text),
+            ],
+            [
+                ("traceloop.span.kind", "tool"),
+                ("traceloop.entity.name", tool),
+                ("traceloop.entity.input", orjson.dumps(args).decode()),
+                ("traceloop.entity.output", text),
+            ],
+        ][convention]
+        span(f"execute_tool {tool}", tool_attrs, 50 + rng.randrange(300))
+        history += [("assistant", f"calling {tool} {orjson.dumps(args).decode()}"), ("tool", text)]
+    resource = [
+        ("service.name", "agent"),
+        ("telemetry.sdk.language", "python"),
+        ("telemetry.sdk.version", "1.27.0"),
+        ("host.name", f"worker-{turn % 7}"),
+    ]
+    return {
+        "resourceSpans": [
+            {
+                "resource": {
+                    "attributes": [{"key": k, "value": _anyvalue(v)} for k, v in resource]
+                },
+                "scopeSpans": [
+                    {"scope": {"name": "agent.instrumentation", "version": "0.1"}, "spans": spans}
+                ],
+            }
+        ]
+    }
+
+
+def ensure_otlp(turns: int) -> Path:
+    """The cached OTLP JSONL file of `turns` agent turns (one export per line)."""
+    path = bench.DATA / f"otlp-{turns}-v{_OTLP_VERSION}.jsonl"
+    if not path.exists():
+        bench.DATA.mkdir(parents=True, exist_ok=True)
+        rng = bench.random.Random(bench.SEED)
+        part = path.with_suffix(".part")
+        with open(part, "wb") as f:
+            for turn in range(turns):
+                f.write(orjson.dumps(_otlp_line(rng, turn)) + b"\n")
+        part.replace(path)
+    return path
+
+
+def bench_otlp(turns: int, runs: int) -> None:
+    path = ensure_otlp(turns)
+    size = path.stat().st_size / 2**20
+    print(f"\n7. OTel spans to verdicts: {path.name} ({size:.0f} MiB, {turns:,} exports)")
+    program = evaldsl.compile(OTLP_MIX)
+    timings: dict[str, list[float]] = {"orjson": [], "typed": [], "full": []}
+    cpu: dict[str, list[float]] = {"orjson": [], "typed": [], "full": []}
+    verdicts: dict[str, list[str]] = {}
+
+    def check() -> list[str]:
+        return program.check(path).statuses
+
+    for _ in range(runs):  # in turns, so a change of load falls on all three alike
+        for name in timings:
+            if name == "full":
+                os.environ["EVALDSL_REFERENCE"] = "1"
+            try:
+                fn = (lambda: bare_decode(path)) if name == "orjson" else check
+                wall, spent, result = cpu_timed(fn)
+            finally:
+                os.environ.pop("EVALDSL_REFERENCE", None)
+            timings[name].append(wall)
+            cpu[name].append(spent)
+            if name != "orjson":
+                verdicts[name] = result
+    agree = verdicts["typed"] == verdicts["full"]
+    print(f"  bare orjson decoding of every line: {spread(timings['orjson'])}")
+    print(f"  program.check(path), typed decoding: {spread(timings['typed'])}")
+    print(f"  program.check(path), full decoding (EVALDSL_REFERENCE=1): {spread(timings['full'])}")
+    print(
+        "  verdicts "
+        + ("agree" if agree else "!!! DIFFER !!!")
+        + f": {verdicts['typed'].count('pass')} pass, {verdicts['typed'].count('fail')} fail"
+    )
+    bare = statistics.median(timings["orjson"])
+    cpu_bare = statistics.median(cpu["orjson"])
+    print("    CPU time: " + "; ".join(f"{name} {spread(times)}" for name, times in cpu.items()))
+    row(
+        "OTLP JSONL file->verdicts / orjson",
+        statistics.median(timings["typed"]) / bare,
+        0.8,
+        f"(CPU time: {statistics.median(cpu['typed']) / cpu_bare:.2f}; with full decoding "
+        f"{statistics.median(timings['full']) / bare:.2f}, CPU "
+        f"{statistics.median(cpu['full']) / cpu_bare:.2f})",
+    )
+
+
 #: The sections `--only` can pick, in the order they run.
-SECTIONS = ("start", "jobs", "files", "mixes", "k")
+SECTIONS = ("start", "jobs", "files", "mixes", "k", "otlp")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--events", type=int, default=1_000_000, help="events of the cassette")
     parser.add_argument("--runs", type=int, default=5, help="repetitions (medians)")
+    parser.add_argument(
+        "--turns", type=int, default=6_000, help="agent turns (lines) of the OTLP file"
+    )
     parser.add_argument("--quick", action="store_true", help="300,000 events, 3 runs")
     parser.add_argument(
         "--only",
@@ -593,12 +879,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     only = set(opts.only or SECTIONS)
     if opts.quick:
-        opts.events, opts.runs = 300_000, 3
+        opts.events, opts.runs, opts.turns = 300_000, 3, 2_000
     started = time.perf_counter()
     print("evaldsl speed benchmark (issue 10)")
     print("command: " + shlex.join([sys.executable, *sys.argv]))
     print(bench.machine())
-    cassette, _, _ = bench.ensure_data(opts.events, 10_000)
+    if only - {"otlp", "start", "jobs"}:
+        cassette, _, _ = bench.ensure_data(opts.events, 10_000)
     if "start" in only:
         bench_start(max(opts.runs, 9))
     if "jobs" in only:
@@ -616,6 +903,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 bench_k(events, opts.runs)
         finally:
             gc.unfreeze()
+    if "otlp" in only:
+        bench_otlp(opts.turns, opts.runs)
     width = max(len(r[0]) for r in ROWS)
     print("\nmeasure".ljust(width + 1) + "  ratio   target    ")
     for measure, ratio, target, verdict in ROWS:

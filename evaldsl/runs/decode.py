@@ -114,7 +114,7 @@ def raw_type() -> type:
     return msgspec.Raw
 
 
-def _chunks(f: Any) -> Iterator[bytes]:
+def line_chunks(f: Any) -> Iterator[bytes]:
     """Whole lines, about `CHUNK` bytes at a time; a chunk that is not UTF-8 (which the
     typed decoder would not notice in a field it skips) is `Undecodable`."""
     while True:
@@ -188,7 +188,7 @@ def kind_events(stream: EventStream, reads: Reads) -> Iterator[KindEvents]:
 
     with stream.body() as f:
         try:
-            yield KindEvents(_chunks(f), _kind_decoder(reads).decode_lines)
+            yield KindEvents(line_chunks(f), _kind_decoder(reads).decode_lines)
         except (msgspec.DecodeError, msgspec.ValidationError) as err:
             raise Undecodable(str(err)) from None
 
@@ -199,7 +199,7 @@ def _decoded(stream: EventStream, decoder: Any) -> Iterator[Iterator[Any]]:
 
     decode_lines = decoder.decode_lines
     with stream.body() as f:
-        decoded = itertools.chain.from_iterable(map(decode_lines, _chunks(f)))
+        decoded = itertools.chain.from_iterable(map(decode_lines, line_chunks(f)))
         try:
             yield decoded
         except (msgspec.DecodeError, msgspec.ValidationError) as err:

@@ -80,6 +80,10 @@ FORMATS: dict[str, str] = {
 }
 
 HEAD_ITEMS = 50  # items whose signatures detection reads
+#: From this size on an OTel JSONL file is read by the typed decoder (`otlpdecode.py`;
+#: below it, importing msgspec costs more than the decoding it saves), unless
+#: `EVALDSL_REFERENCE` asks for the reference reading.
+OTEL_TYPED_FROM = 1 << 20
 HEAD_EVENTS = 1000  # events of a streamed file `check` reads for one it recognises
 
 _LINE_HINT = "each line after the header must be one JSON object"
@@ -158,8 +162,12 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
                         )
                 run = load_event_lines(path)
                 return _with_reading(run, run.format, _events_why(values)), False
-            return _jsonl(path), False
+            typed = _typed_otel(path, values, None)
+            return (typed, False) if typed is not None else (_jsonl(path), False)
     data = read_bytes(path)
+    typed = _typed_otel_document(path, data, None)
+    if typed is not None:
+        return typed, False
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -188,6 +196,64 @@ def _head_lines(path: str) -> list[tuple[Any, int]]:
     except OSError as exc:
         raise os_error(path, exc) from None
     return out
+
+
+def _typed_otel(path: str, head: list[Any], named: str | None) -> Run | None:
+    """A large JSONL file of OTel spans read by the typed decoder (`otlpdecode.py`), or
+    `None`: a small file, one whose head is not OTel spans, one it cannot read. `named`:
+    the reason when the format was named (else detection's, from the first items)."""
+    if (
+        not head
+        or not all(isinstance(v, dict) and ("resourceSpans" in v or "context" in v) for v in head)
+        or _size(path) < OTEL_TYPED_FROM
+        or os.environ.get("EVALDSL_REFERENCE", "") not in ("", "0")
+    ):
+        return None
+    from evaldsl.runs.otlpdecode import read_otel_lines
+    from evaldsl.runs.providers import Items
+
+    def why(values: list[Any]) -> str | None:
+        if named is not None:
+            return named
+        found = candidates(Items(path, values, "jsonl"))
+        formats = list(dict.fromkeys(f for f, _ in found))
+        return found[0][1] if formats == ["otel"] else None
+
+    return read_otel_lines(path, why, HEAD_ITEMS)
+
+
+def _typed_otel_document(path: str, data: bytes, named: str | None) -> Run | None:
+    """A large OTLP JSON document (or array of them) read by the typed decoder, or `None`
+    (as `_typed_otel`). Only documents holding `resourceSpans` and nothing else are
+    taken: detection's signatures then see what they would see in `{"resourceSpans": []}`
+    (only the OTel one reads that key, and only its type)."""
+    if (
+        len(data) < OTEL_TYPED_FROM
+        or data.lstrip()[:1] not in (b"{", b"[")
+        or b'"resourceSpans"' not in data[: 1 << 16]
+        or os.environ.get("EVALDSL_REFERENCE", "") not in ("", "0")
+    ):
+        return None
+    from evaldsl.runs.otlpdecode import read_otel_document
+    from evaldsl.runs.providers import Items
+
+    def why(container: str, count: int) -> str | None:
+        if named is not None:
+            return named
+        stub: dict[str, Any] = {"resourceSpans": []}
+        values = [stub] * min(count, HEAD_ITEMS) if container == "array" else [stub]
+        found = candidates(Items(path, values, container))
+        formats = list(dict.fromkeys(f for f, _ in found))
+        return found[0][1] if formats == ["otel"] else None
+
+    return read_otel_document(path, data, why)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _jsonl(path: str) -> Items:
@@ -420,6 +486,15 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
         raise RunError("empty file", path=path, hint=f"a {fmt} trace holds JSON, JSONL or SSE")
     from evaldsl.runs.sse import looks_like_sse, parse_sse
 
+    if fmt == "otel" and not looks_like_sse(decode_text(first)) and _size(path) >= OTEL_TYPED_FROM:
+        lines = _head_lines(path) if _try_object(first) is not None else []
+        typed = (
+            _typed_otel(path, [v for v, _ in lines], why)
+            if len(lines) > 1
+            else _typed_otel_document(path, read_bytes(path), why)
+        )
+        if typed is not None:
+            return typed
     items, done = (
         parse_sse(decode_text(read_bytes(path)), path)
         if looks_like_sse(decode_text(first))

@@ -47,6 +47,7 @@ is classified:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -56,13 +57,14 @@ import attrs
 
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts
+from evaldsl.runs.rawattrs import RawAttrs
 from evaldsl.runs.text import token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 _NOT_LLM_OPERATIONS = frozenset(
     {"execute_tool", "embeddings", "create_agent", "invoke_agent", "tool", "retrieval"}
 )
-_STATUS_ERROR = (2, "STATUS_CODE_ERROR", "ERROR")
+STATUS_ERROR = (2, "STATUS_CODE_ERROR", "ERROR")
 _INDEXED = re.compile(r"^(\d+)\.(.+)$")
 
 
@@ -123,11 +125,12 @@ def attributes(items: Any) -> dict[str, Any]:
     for item in _list(items):
         key = item.get("key")
         if isinstance(key, str):
-            out[key] = _any_value(item.get("value"))
+            out[key] = any_value(item.get("value"))
     return out
 
 
-def _any_value(value: Any) -> Any:
+def any_value(value: Any) -> Any:
+    """An OTLP `AnyValue` (`{"stringValue": ...}`, `{"arrayValue": ...}`, ...) as a value."""
     if not isinstance(value, dict):
         return value
     if "stringValue" in value:
@@ -141,7 +144,7 @@ def _any_value(value: Any) -> Any:
         if key in value:
             return value[key]
     if "arrayValue" in value:
-        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+        return [any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
     if "kvlistValue" in value:
         return attributes((value["kvlistValue"] or {}).get("values"))
     return None
@@ -155,11 +158,11 @@ def _list(value: Any) -> list[dict[str, Any]]:
 MAX_NANOS = 253_402_300_799_999_999_999
 
 
-def _nanos(value: Any) -> int | None:
+def nanos(value: Any) -> int | None:
     """Unix nanoseconds from OTLP digits or an ISO time; `None` when it is neither, or
     when it is outside 1970 to 9999.
 
-    >>> _nanos("1700000000000000000"), _nanos("-5"), _nanos("9" * 40), _nanos(1e300)
+    >>> nanos("1700000000000000000"), nanos("-5"), nanos("9" * 40), nanos(1e300)
     (1700000000000000000, None, None, None)
     """
     if isinstance(value, bool):
@@ -220,15 +223,15 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
                     name=str(s.get("name", "")),
                     span_id=str(s.get("spanId") or s.get("name") or "span"),
                     attrs=attributes(s.get("attributes")),
-                    start=_nanos(start),
-                    end=_nanos(end),
+                    start=nanos(start),
+                    end=nanos(end),
                     start_text=start,
                     end_text=end,
                     events=[
                         {"name": e.get("name"), "attrs": attributes(e.get("attributes"))}
                         for e in _list(s.get("events"))
                     ],
-                    failed=status.get("code") in _STATUS_ERROR,
+                    failed=status.get("code") in STATUS_ERROR,
                     status_message=status.get("message") or None,
                 )
 
@@ -244,15 +247,15 @@ def _flat_span(s: dict[str, Any]) -> Span:
         name=str(s.get("name", "")),
         span_id=str(context.get("span_id") or s.get("name") or "span"),
         attrs=raw_attrs if isinstance(raw_attrs, dict) else {},
-        start=_nanos(s.get("start_time")),
-        end=_nanos(s.get("end_time")),
+        start=nanos(s.get("start_time")),
+        end=nanos(s.get("end_time")),
         start_text=s.get("start_time"),
         end_text=s.get("end_time"),
         events=[
             {"name": e.get("name"), "attrs": e.get("attributes") or {}}
             for e in _list(s.get("events"))
         ],
-        failed=code in _STATUS_ERROR,
+        failed=code in STATUS_ERROR,
         status_message=s.get("status_message") or status.get("description") or None,
         kind=s.get("span_kind") if isinstance(s.get("span_kind"), str) else None,
     )
@@ -262,8 +265,14 @@ def _iso(ns: int | None) -> str | None:
     """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`."""
     if not ns:
         return None
-    moment = datetime.fromtimestamp(ns // 1_000_000_000, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{ns // 1_000_000 % 1000:03d}Z"
+    return _second(ns // 1_000_000_000) + f".{ns // 1_000_000 % 1000:03d}Z"
+
+
+@functools.lru_cache(maxsize=1024)
+def _second(seconds: int) -> str:
+    """`strftime` of one second (~2.5 µs; a run's spans share their seconds, and two
+    times a span)."""
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 # --- attribute readers -----------------------------------------------------------------------
@@ -279,8 +288,22 @@ def indexed(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     value = a.get(prefix)
     if isinstance(value, list):
         return [v for v in value if isinstance(v, dict)]
-    found: dict[int, dict[str, Any]] = {}
     lead = prefix + "."
+    if isinstance(a, RawAttrs):  # the entries' values stay undecoded until read
+        if not a.may_start(lead):
+            return []
+        entries: dict[int, RawAttrs] = {}
+        for key in list(a.keys()):
+            if key.startswith(lead):
+                m = _INDEXED.match(key[len(lead) :])
+                if m:
+                    index = int(m.group(1))
+                    entry = entries.get(index)
+                    if entry is None:
+                        entry = entries[index] = a.child()
+                    a.adopt(key, entry, m.group(2))
+        return [entries[i] for i in sorted(entries)]
+    found: dict[int, dict[str, Any]] = {}
     for key, v in a.items():
         if key.startswith(lead):
             m = _INDEXED.match(key[len(lead) :])
@@ -435,7 +458,11 @@ def _output(span: Span) -> _Output:
 def _input_results(a: dict[str, Any]) -> list[tuple[str | None, str | None, Any]]:
     """Tool results an LLM span's input messages carry: (call id, tool name, output)."""
     found: list[tuple[str | None, str | None, Any]] = []
-    messages = parse_json_text(a.get("gen_ai.input.messages"))
+    messages = (
+        parse_json_text(a.get("gen_ai.input.messages"))
+        if _may_hold(a, "gen_ai.input.messages", b"tool_call_response")
+        else None
+    )
     for message in messages if isinstance(messages, list) else []:
         for part in _list(message.get("parts") if isinstance(message, dict) else None):
             if part.get("type") == "tool_call_response":
@@ -451,6 +478,15 @@ def _input_results(a: dict[str, Any]) -> list[tuple[str | None, str | None, Any]
     return found
 
 
+def _may_hold(a: dict[str, Any], key: str, text: bytes) -> bool:
+    """Whether `key`'s value may hold `text` once decoded: `False` only for an undecoded
+    value (`RawAttrs`) whose JSON holds neither `text` nor an escape (`\\u`) that could
+    spell it, at any depth of JSON in JSON text (the message history an LLM span carries
+    is read only for its tool results, and most of them have none)."""
+    raw = a.raw(key) if isinstance(a, RawAttrs) else None
+    return raw is None or text in raw or b"\\u" in raw
+
+
 # --- classification and reading --------------------------------------------------------------
 
 
@@ -459,17 +495,22 @@ def _kind(span: Span) -> str:
     oi = str(a.get("openinference.span.kind") or span.kind or "").upper()
     tl = str(a.get("traceloop.span.kind") or "").lower()
     op = a.get("gen_ai.operation.name")
+    # (looked up in the sets as text only: a list there was a `TypeError`, not a kind)
+    named = op if isinstance(op, str) else None
     if (
         op == "execute_tool"
         or oi == "TOOL"
         or tl == "tool"
-        or ("gen_ai.tool.name" in a and op not in _LLM_OPERATIONS)
+        or ("gen_ai.tool.name" in a and named not in _LLM_OPERATIONS)
     ):
         return "tool"
     if (
-        op in _LLM_OPERATIONS
+        named in _LLM_OPERATIONS
         or oi == "LLM"
-        or (op not in _NOT_LLM_OPERATIONS and ("gen_ai.system" in a or "gen_ai.provider.name" in a))
+        or (
+            named not in _NOT_LLM_OPERATIONS
+            and ("gen_ai.system" in a or "gen_ai.provider.name" in a)
+        )
         or (not oi and not tl and a.get("llm.request.type") in ("chat", "completion"))
     ):
         return "llm"
@@ -508,6 +549,12 @@ def read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
                 "OTLP JSON has `resourceSpans`; a flat span has `name`, `context.span_id` "
                 "and `attributes`",
             )
+    return trace, read_spans(spans, trace)
+
+
+def read_spans(spans: list[Span], trace: Trace) -> float | None:
+    """Add the events of `spans` (read from a file, in file order) to `trace`, and give
+    the run's latency in ms (see the module doc)."""
     times = [s.start for s in spans]
     bad = next((_shown(t) for s in spans for t in _unread_times(s)), None)
     if bad is not None:
@@ -529,7 +576,7 @@ def read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
     ends = [s.end for s in spans if s.end is not None]
     if clock and starts and ends:
         latency = (max(ends) - min(starts)) / 1e6
-    return trace, latency
+    return latency
 
 
 def _unread_times(span: Span) -> Iterator[Any]:

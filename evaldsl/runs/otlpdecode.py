@@ -1,0 +1,274 @@
+"""Decoding only what the OTel reader reads: typed decoding of large OTel span files.
+
+Takes the path of a JSONL file of OTLP JSON documents (`resourceSpans[].scopeSpans[]
+.spans[]`, one export per line) and/or flat spans (Phoenix, the SDK's console exporter)
+(`read_otel_lines`), or the bytes of one OTLP JSON document or an array of them
+(`read_otel_document`), and gives its `Run` as `otel.py` reads it, or `None` when this
+decoder cannot take the file (the caller then reads it in full, as it reads a small one).
+
+msgspec decodes each line into structs of the containers `otel.py` walks (resources,
+scopes, spans, their events) with each attribute as its key and its value undecoded
+(`msgspec.Raw`); everything else on the line (resource attributes, ids, links) is
+skipped without being built. The attributes go to `otel.py` as `RawAttrs`, which decode a
+value when the reader reads it, with the decoder of a file read whole (orjson, then
+`otel.any_value`): a span's input messages, prompt, tool definitions and parameters are
+skipped unless the reader looks into them (see `otel._may_hold`). Lines are decoded a
+chunk (~256 KiB of whole lines) at a time; a document, whole (as the full reader does).
+
+Failing closed, as `decode.py` does: a line that is not a JSON object, text that is not
+UTF-8 (or holds U+0085, U+2028 or U+2029, where the full reader splits lines), a
+container of an unexpected type (a `spans` that is not a list of objects, an attribute
+that is not a `{key, value}` object), a line that is neither an OTLP document nor a
+span, a value the reader reads that orjson refuses, a usage nobody can count, a file
+whose first items match another format too: any of them gives `None`, and the full
+reader reads the file and reports the problem with its line and column, as before. The
+one difference is `decode.py`'s: a number too large for a double in a value the reader
+never reads is not an error (it is not read).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import msgspec
+import orjson
+
+from evaldsl.language.limits import MAX_DOCUMENT_BYTES
+from evaldsl.runs.decode import Undecodable, line_chunks
+from evaldsl.runs.model import Run, open_file
+from evaldsl.runs.otel import STATUS_ERROR, Span, any_value, nanos, read_spans
+from evaldsl.runs.providers import Trace
+from evaldsl.runs.rawattrs import RawAttrs
+
+_ABSENT = msgspec.Raw(b"")  # a field the line does not have (JSON has no empty value)
+_BOM = b"\xef\xbb\xbf"
+#: Line breaks of `str.splitlines` (which the full reader splits on) that JSON text may
+#: hold raw inside a string: U+0085, U+2028, U+2029.
+_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+class _KeyValue(msgspec.Struct, gc=False):
+    key: str | None = None
+    value: msgspec.Raw = _ABSENT
+
+
+class _Event(msgspec.Struct, gc=False):
+    name: msgspec.Raw = _ABSENT
+    attributes: list[_KeyValue] | None = None
+
+
+class _OtlpSpan(msgspec.Struct, gc=False):
+    name: msgspec.Raw = _ABSENT
+    spanId: msgspec.Raw = _ABSENT  # (OTLP spells its fields in camelCase)
+    startTimeUnixNano: msgspec.Raw = _ABSENT
+    endTimeUnixNano: msgspec.Raw = _ABSENT
+    status: msgspec.Raw = _ABSENT
+    attributes: list[_KeyValue] | None = None
+    events: list[_Event] | None = None
+
+
+class _Scope(msgspec.Struct, gc=False):
+    spans: list[_OtlpSpan] | None = None
+
+
+class _Resource(msgspec.Struct, gc=False):
+    scopeSpans: list[_Scope] | msgspec.UnsetType | None = msgspec.UNSET
+    instrumentationLibrarySpans: list[_Scope] | None = None
+
+
+class _FlatEvent(msgspec.Struct, gc=False):
+    name: msgspec.Raw = _ABSENT
+    attributes: dict[str, msgspec.Raw] | None = None
+
+
+class _Line(msgspec.Struct, gc=False):
+    """One line: an OTLP document (`resourceSpans`) or a flat span (the rest)."""
+
+    resourceSpans: list[_Resource] | None = None
+    name: msgspec.Raw = _ABSENT
+    context: msgspec.Raw = _ABSENT
+    span_kind: msgspec.Raw = _ABSENT
+    start_time: msgspec.Raw = _ABSENT
+    end_time: msgspec.Raw = _ABSENT
+    status: msgspec.Raw = _ABSENT
+    status_code: msgspec.Raw = _ABSENT
+    status_message: msgspec.Raw = _ABSENT
+    attributes: dict[str, msgspec.Raw] | None = None
+    events: list[_FlatEvent] | None = None
+
+
+class _Document(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A whole OTLP JSON document of `resourceSpans` alone (see `read_otel_document`)."""
+
+    resourceSpans: list[_Resource]  # (OTLP spells its fields in camelCase)
+
+
+_DECODE_LINES = msgspec.json.Decoder(_Line).decode_lines
+_DECODE_DOCUMENT = msgspec.json.Decoder(_Document | list[_Document]).decode
+_MISSING = object()
+
+
+def _load(raw: msgspec.Raw) -> Any:
+    """A field's value as the full reader decodes it (orjson)."""
+    return orjson.loads(memoryview(raw))
+
+
+def _get(raw: msgspec.Raw, default: Any = None) -> Any:
+    """`dict.get` of a field: its value, or `default` when the line does not have it."""
+    return default if raw is _ABSENT or not len(raw) else _load(raw)
+
+
+def _otlp_value(raw: msgspec.Raw) -> Any:
+    """An attribute's `AnyValue` as `otel.attributes` gives it."""
+    value = orjson.loads(memoryview(raw)) if len(raw) else None
+    if type(value) is dict and "stringValue" in value:  # most are: `any_value`'s first case
+        return value["stringValue"]
+    return any_value(value)
+
+
+def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
+    return RawAttrs({kv.key: kv.value for kv in items or () if kv.key is not None}, _otlp_value)
+
+
+def read_otel_lines(
+    path: str, why: Callable[[list[Any]], str | None], head_items: int
+) -> Run | None:
+    """The run of the OTel JSONL file at `path`, or `None` when the typed decoder cannot
+    read it (see the module doc). `why` gives the reason detection chose `otel` from the
+    file's first `head_items` items (decoded as the full reader decodes them), or `None`
+    if it would not have."""
+    try:
+        return _read(path, why, head_items)
+    except Exception:  # anything at all: the full reader says what it is
+        return None
+
+
+def _read(path: str, why: Callable[[list[Any]], str | None], head_items: int) -> Run:
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_DOCUMENT_BYTES:
+        raise Undecodable("not a regular file the full reader takes")
+    spans: list[Span] = []
+    documents = 0
+    head: list[bytes] = []
+    with open_file(path) as f:
+        for block in _blocks(f):
+            if len(head) < head_items:
+                head += [line for line in block.split(b"\n") if line.strip()][
+                    : head_items - len(head)
+                ]
+            for line in _DECODE_LINES(block):
+                if line.resourceSpans is not None:
+                    documents += 1
+                    spans += _otlp_spans(line.resourceSpans)
+                else:
+                    spans.append(_flat_span(line))
+    reason = why([orjson.loads(line) for line in head])
+    if reason is None:
+        raise Undecodable("detection would not choose otel")
+    trace = Trace("otel", path, reason)
+    if documents:
+        trace.saw("OTLP document", documents)
+    latency = read_spans(spans, trace)
+    return trace.run(None, latency_ms=latency)
+
+
+def read_otel_document(path: str, data: bytes, why: Callable[[str, int], str | None]) -> Run | None:
+    """The run of an OTLP JSON document, or an array of them, from the file's bytes (`data`,
+    as `model.read_bytes` gives them), or `None` when the typed decoder cannot read it:
+    anything but `resourceSpans` in a document, or the reasons of the module doc. `why`
+    gives, from the container ("document" or "array") and the number of documents, the
+    reason detection chose `otel` (`None`: it would not have)."""
+    try:
+        if not data.isascii():
+            data.decode("utf-8")  # (msgspec does not look into what it skips)
+        decoded = _DECODE_DOCUMENT(data)
+        documents = decoded if isinstance(decoded, list) else [decoded]
+        reason = why("array" if isinstance(decoded, list) else "document", len(documents))
+        if reason is None:
+            raise Undecodable("detection would not choose otel")
+        spans = [span for d in documents for span in _otlp_spans(d.resourceSpans)]
+        trace = Trace("otel", path, reason)
+        if documents:
+            trace.saw("OTLP document", len(documents))
+        latency = read_spans(spans, trace)
+        return trace.run(None, latency_ms=latency)
+    except Exception:  # anything at all: the full reader says what it is
+        return None
+
+
+def _blocks(f: Any) -> Iterator[bytes]:
+    """`decode.line_chunks` without the file's BOM, refusing the line breaks the full
+    reader would split a JSON string at."""
+    first = True
+    for block in line_chunks(f):
+        if first:
+            block, first = block.removeprefix(_BOM), False
+        if not block.isascii() and any(b in block for b in _BREAKS):
+            raise Undecodable("a line break inside a line")
+        yield block
+
+
+def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
+    """`otel._otlp_spans` of the structs (their types did its checks)."""
+    for resource in resources:
+        scopes = (
+            resource.scopeSpans
+            if resource.scopeSpans is not msgspec.UNSET
+            else resource.instrumentationLibrarySpans
+        )
+        for scope in scopes or ():
+            for s in scope.spans or ():
+                raw_status = _get(s.status)
+                status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
+                name = _get(s.name, _MISSING)
+                start, end = _get(s.startTimeUnixNano), _get(s.endTimeUnixNano)
+                yield Span(
+                    name=str("" if name is _MISSING else name),
+                    span_id=str(_get(s.spanId) or (None if name is _MISSING else name) or "span"),
+                    attrs=_otlp_attrs(s.attributes),
+                    start=nanos(start),
+                    end=nanos(end),
+                    start_text=start,
+                    end_text=end,
+                    events=[
+                        {"name": _get(e.name), "attrs": _otlp_attrs(e.attributes)}
+                        for e in s.events or ()
+                    ],
+                    failed=status.get("code") in STATUS_ERROR,
+                    status_message=status.get("message") or None,
+                )
+
+
+def _flat_span(s: _Line) -> Span:
+    """`otel._flat_span` of the struct; a line that is not a span is `Undecodable`."""
+    name = _get(s.name)
+    context = _get(s.context)
+    if not (
+        isinstance(name, str)
+        and isinstance(context, dict)
+        and ("span_id" in context or "trace_id" in context)
+    ):
+        raise Undecodable("neither an OTLP document nor a span")
+    raw_status = _get(s.status)
+    status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
+    code = _get(s.status_code, status.get("status_code"))
+    kind = _get(s.span_kind)
+    return Span(
+        name=name,
+        span_id=str(context.get("span_id") or name or "span"),
+        attrs=RawAttrs(s.attributes or {}, _load),
+        start=nanos(_get(s.start_time)),
+        end=nanos(_get(s.end_time)),
+        start_text=_get(s.start_time),
+        end_text=_get(s.end_time),
+        events=[
+            {"name": _get(e.name), "attrs": RawAttrs(e.attributes or {}, _load)}
+            for e in s.events or ()
+        ],
+        failed=code in STATUS_ERROR,
+        status_message=_get(s.status_message) or status.get("description") or None,
+        kind=kind if isinstance(kind, str) else None,
+    )

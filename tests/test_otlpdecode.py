@@ -1,0 +1,534 @@
+"""The typed decoding of OTel JSONL files (`runs/otlpdecode.py`) against the full reading.
+
+Random OTLP JSON documents and flat spans under the GenAI, OpenInference and OpenLLMetry
+conventions, one per line, well formed or broken (lines that are not objects or not
+JSON, containers of the wrong type, numbers too large, text that is not UTF-8 or holds a
+line break `str.splitlines` splits at, another format's items among the first): the run
+the typed decoder gives (events, latency, what was read) or the error it leads to must be
+the reference's, for a detected and a named format; a file the reference reads must be
+read by the typed decoder itself, not handed back.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evaldsl.runs import RunError, detect, load_run, otlpdecode
+
+TEXTS = [
+    "",
+    "ok",
+    "f",
+    "g",
+    "search",
+    "tool",
+    "TOOL",
+    "LLM",
+    "AGENT",
+    "chat",
+    "execute_tool",
+    "completion",
+    "embeddings",
+    "user",
+    "assistant",
+    "c1",
+    "c2",
+    "text/plain",
+    "application/json",
+    "été ☀",
+    '{"x": 1}',
+    "not json",
+    '[{"role": "assistant", "parts": [{"type": "text", "content": "hi"}, '
+    '{"type": "tool_call", "name": "f", "arguments": {"x": 1}, "id": "c1"}]}]',
+    '[{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", '
+    '"response": "sunny"}]}]',
+    '[{"role": "tool", "parts": [{"type": "\\u0074ool_call_response", "id": "c1", '
+    '"response": "escaped"}]}]',
+    '[{"role": "user", "parts": [{"type": "text", "content": "a long prompt"}]}]',
+    '{"content": "done", "tool_calls": [{"id": "c2", "function": '
+    '{"name": "g", "arguments": "{\\"q\\": 2}"}}]}',
+]
+
+KEYS = [
+    # classification
+    "gen_ai.operation.name",
+    "gen_ai.tool.name",
+    "gen_ai.system",
+    "gen_ai.provider.name",
+    "openinference.span.kind",
+    "traceloop.span.kind",
+    "llm.request.type",
+    # tools
+    "tool.name",
+    "traceloop.entity.name",
+    "gen_ai.tool.call.id",
+    "tool_call.id",
+    "gen_ai.tool.call.arguments",
+    "input.value",
+    "traceloop.entity.input",
+    "gen_ai.tool.call.result",
+    "gen_ai.tool.result.value",
+    "output.value",
+    "output.mime_type",
+    "traceloop.entity.output",
+    "gen_ai.tool.result.is_error",
+    # LLM calls
+    "gen_ai.request.model",
+    "gen_ai.response.model",
+    "llm.model_name",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.prompt_tokens",
+    "llm.token_count.completion",
+    "gen_ai.output.messages",
+    "gen_ai.input.messages",
+    "gen_ai.completion",
+    "gen_ai.completion.0.content",
+    "gen_ai.completion.0.tool_calls.0.name",
+    "gen_ai.completion.0.tool_calls.0.arguments",
+    "gen_ai.completion.0.tool_calls.0.id",
+    "gen_ai.prompt.0.role",
+    "gen_ai.prompt.0.content",
+    "gen_ai.prompt.1.role",
+    "gen_ai.prompt.1.tool_call_id",
+    "gen_ai.prompt.1.name",
+    "gen_ai.prompt.01.content",
+    "llm.input_messages",
+    "llm.input_messages.0.message.role",
+    "llm.input_messages.0.message.content",
+    "llm.input_messages.0.message.tool_call_id",
+    "llm.input_messages.0.message.name",
+    "llm.output_messages",
+    "llm.output_messages.0.message.content",
+    "llm.output_messages.0.message.contents.0.message_content.text",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.id",
+    # read by nobody
+    "gen_ai.system_instructions",
+    "llm.invocation_parameters",
+    "service.name",
+]
+
+scalars = st.one_of(
+    st.sampled_from(TEXTS),
+    st.integers(-2, 300),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["message.role", "message.content", "role", "x"]), inner),
+    ),
+    max_leaves=6,
+)
+
+
+def any_value(value: Any) -> Any:
+    """A value as OTLP JSON writes it."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)} if value % 2 else {"intValue": value}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [any_value(v) for v in value]}}
+    if isinstance(value, dict):
+        return {
+            "kvlistValue": {"values": [{"key": k, "value": any_value(v)} for k, v in value.items()]}
+        }
+    return {}
+
+
+CALL = '[{"role": "assistant", "parts": [{"type": "tool_call", "name": "f", "id": "c1"}]}]'
+ANSWERED = (
+    '[{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": 1}]}]'
+)
+ESCAPED = ANSWERED.replace("tool_call_response", "\\u0074ool_call_response")
+HISTORY = '[{"role": "user", "parts": [{"type": "text", "content": "tool_call_response?"}]}]'
+
+#: A span of each kind in each convention (random attributes are added to them).
+CONVENTIONS: list[list[tuple[str, Any]]] = [
+    [  # GenAI
+        ("gen_ai.operation.name", "chat"),
+        ("gen_ai.output.messages", CALL),
+        ("gen_ai.usage.input_tokens", 5),
+        ("gen_ai.usage.output_tokens", 2),
+    ],
+    [("gen_ai.operation.name", "chat"), ("gen_ai.input.messages", ANSWERED)],
+    [("gen_ai.system", "openai"), ("gen_ai.input.messages", ESCAPED)],
+    [("gen_ai.provider.name", "openai"), ("gen_ai.input.messages", HISTORY)],
+    [
+        ("gen_ai.operation.name", "execute_tool"),
+        ("gen_ai.tool.name", "f"),
+        ("gen_ai.tool.call.id", "c1"),
+        ("gen_ai.tool.call.arguments", '{"x": 1}'),
+        ("gen_ai.tool.call.result", "ok"),
+    ],
+    [  # OpenInference
+        ("openinference.span.kind", "LLM"),
+        ("llm.output_messages.0.message.tool_calls.0.tool_call.function.name", "f"),
+        ("llm.output_messages.0.message.tool_calls.0.tool_call.id", "c1"),
+        ("llm.token_count.prompt", 3),
+    ],
+    [
+        ("openinference.span.kind", "LLM"),
+        ("llm.input_messages.0.message.role", "user"),
+        ("llm.input_messages.0.message.content", "a long prompt"),
+        ("llm.input_messages.1.message.role", "tool"),
+        ("llm.input_messages.1.message.tool_call_id", "c1"),
+        ("llm.input_messages.1.message.content", "sunny"),
+        ("llm.output_messages.0.message.content", "It is sunny."),
+        ("input.value", '{"messages": []}'),
+    ],
+    [("openinference.span.kind", "TOOL"), ("tool.name", "f"), ("input.value", '{"x": 2}')],
+    [  # OpenLLMetry
+        ("llm.request.type", "chat"),
+        ("gen_ai.completion.0.tool_calls.0.name", "f"),
+        ("gen_ai.completion.0.tool_calls.0.id", "c1"),
+        ("gen_ai.completion.0.content", "calling"),
+    ],
+    [
+        ("llm.request.type", "chat"),
+        ("gen_ai.prompt.0.role", "user"),
+        ("gen_ai.prompt.0.content", "hi"),
+        ("gen_ai.prompt.1.role", "tool"),
+        ("gen_ai.prompt.1.tool_call_id", "c1"),
+        ("gen_ai.prompt.1.content", "from the prompt"),
+    ],
+    [
+        ("traceloop.span.kind", "tool"),
+        ("traceloop.entity.name", "f"),
+        ("traceloop.entity.input", '{"x": 3}'),
+        ("traceloop.entity.output", "done"),
+    ],
+    [],
+]
+
+attribute_items = st.tuples(
+    st.sampled_from(CONVENTIONS),
+    st.lists(
+        st.tuples(
+            st.sampled_from(KEYS),
+            st.one_of(values, st.sampled_from(["tool", "chat", "execute_tool", "LLM", "TOOL"])),
+        ),
+        max_size=5,
+    ),
+).map(lambda pair: pair[0] + pair[1])
+times = st.one_of(
+    st.integers(1_700_000_000_000_000_000, 1_700_000_009_000_000_000).map(str),
+    st.integers(1_700_000_000_000_000_000, 1_700_000_009_000_000_000),
+    st.sampled_from(["2024-01-11T16:45:17.982858-07:00", "soon", "9" * 40, "-5", None]),
+)
+statuses = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "code": st.sampled_from([0, 1, 2, "STATUS_CODE_ERROR", "ERROR"]),
+            "message": st.sampled_from(["", "boom"]),
+        },
+    ),
+)
+event_names = st.sampled_from(["gen_ai.choice", "gen_ai.content.completion", "exception", "log"])
+event_attrs = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["message", "gen_ai.completion", "content", "tool_calls", "exception.message", "x"]
+        ),
+        st.sampled_from(TEXTS),
+    ),
+    max_size=3,
+)
+
+
+@st.composite
+def otlp_span(draw: st.DrawFn) -> dict[str, Any]:
+    span: dict[str, Any] = {}
+    if draw(st.booleans()):
+        span["name"] = draw(st.one_of(st.sampled_from(TEXTS), st.none(), st.integers(0, 3)))
+    if draw(st.booleans()):
+        span["spanId"] = draw(st.sampled_from(["a1", "", None]))
+    for key in ("startTimeUnixNano", "endTimeUnixNano"):
+        if draw(st.integers(0, 5)):
+            span[key] = draw(times)
+    status = draw(statuses)
+    if status is not None:
+        span["status"] = status
+    items = draw(attribute_items)
+    if items or draw(st.booleans()):
+        span["attributes"] = [{"key": k, "value": any_value(v)} for k, v in items]
+        if items and draw(st.integers(0, 9)) == 0:
+            span["attributes"].append({"value": {"stringValue": "no key"}})
+        if items and draw(st.integers(0, 9)) == 0:
+            span["attributes"].append({"key": items[0][0]})  # a key twice, the last one bare
+    if draw(st.integers(0, 3)) == 0:
+        span["events"] = [
+            {
+                "name": draw(event_names),
+                "attributes": [{"key": k, "value": any_value(v)} for k, v in draw(event_attrs)],
+            }
+            for _ in range(draw(st.integers(0, 2)))
+        ]
+    return span
+
+
+@st.composite
+def otlp_document(draw: st.DrawFn) -> dict[str, Any]:
+    resources = []
+    for _ in range(draw(st.integers(0, 2))):
+        key = draw(st.sampled_from(["scopeSpans", "scopeSpans", "instrumentationLibrarySpans"]))
+        scopes = [
+            {"scope": {"name": "x"}, "spans": draw(st.lists(otlp_span(), max_size=3))}
+            for _ in range(draw(st.integers(0, 2)))
+        ]
+        resources.append({"resource": {"attributes": []}, key: scopes})
+    return {"resourceSpans": resources}
+
+
+@st.composite
+def flat_span(draw: st.DrawFn) -> dict[str, Any]:
+    span: dict[str, Any] = {
+        "name": draw(st.sampled_from(["llm", "tool", "chain", ""])),
+        "context": {"trace_id": "t", "span_id": draw(st.sampled_from(["s1", "s2", ""]))},
+    }
+    if draw(st.booleans()):
+        span["span_kind"] = draw(st.sampled_from(["LLM", "TOOL", "CHAIN", "llm"]))
+    for key in ("start_time", "end_time"):
+        if draw(st.integers(0, 5)):
+            span[key] = draw(times)
+    if draw(st.booleans()):
+        span["status_code"] = draw(st.sampled_from(["OK", "ERROR", None]))
+    if draw(st.booleans()):
+        span["status_message"] = draw(st.sampled_from(["", "it broke"]))
+    if draw(st.integers(0, 3)) == 0:
+        span["status"] = {"status_code": "ERROR", "description": "failed"}
+    items = draw(attribute_items)
+    if items or draw(st.booleans()):
+        span["attributes"] = dict(items)
+    if draw(st.integers(0, 3)) == 0:
+        span["events"] = [
+            {"name": draw(event_names), "attributes": dict(draw(event_attrs))}
+            for _ in range(draw(st.integers(0, 2)))
+        ]
+    return span
+
+
+#: Ways a line or a file goes wrong (each applied to one line, or the whole text).
+BREAKS = [
+    lambda line: "[1]",
+    lambda line: "3",
+    lambda line: "not json",
+    lambda line: line[:-1],  # cut
+    lambda line: line.replace('"spans": [', '"spans": {"x": [', 1).replace("]}]}", "]}}]}", 1),
+    lambda line: line.replace('"attributes": [', '"attributes": 7, "was": [', 1),
+    lambda line: line.replace('"resourceSpans": [', '"resourceSpans": [1, ', 1),
+    lambda line: line.replace('"name": ', '"startTimeUnixNano": 1e400, "name": ', 1),
+    lambda line: line.replace('"context": ', '"start_time": 1e400, "context": ', 1),
+    lambda line: line.replace('"ok"', '"o\u2028k"', 1),
+    lambda line: line.replace('"ok"', '"o\x85k"', 1),
+    lambda line: line.replace('"key"', '"key", "key": 3', 1),
+    lambda line: json.dumps({"choices": [{"message": {"content": "hi"}}]}),  # an OpenAI body
+    lambda line: json.dumps({"name": "x", "context": "nope"}),
+]
+
+
+@st.composite
+def jsonl_files(draw: st.DrawFn) -> tuple[bytes, bool]:
+    """A JSONL file's bytes, and whether it was broken on purpose."""
+    lines = [
+        json.dumps(draw(st.one_of(otlp_document(), flat_span())), ensure_ascii=draw(st.booleans()))
+        for _ in range(draw(st.integers(1, 5)))
+    ]
+    broken = draw(st.sampled_from([False, False, False, True]))
+    if broken:
+        at = draw(st.integers(0, len(lines) - 1))
+        lines[at] = draw(st.sampled_from(BREAKS))(lines[at])
+    if draw(st.integers(0, 4)) == 0:
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(["", "  ", "\t"])))
+    text = draw(st.sampled_from(["\n", "\r\n"])).join(lines) + draw(st.sampled_from(["", "\n"]))
+    data = text.encode()
+    if draw(st.integers(0, 9)) == 0:
+        data = b"\xef\xbb\xbf" + data
+    if draw(st.integers(0, 9)) == 0 and b'"ok"' in data:
+        data, broken = data.replace(b'"ok"', b'"o\xffk"', 1), True  # not UTF-8
+    return data, broken
+
+
+def outcome(path: Path, fmt: str | None) -> Any:
+    """What reading `path` gives: the run, or the error with everything it says."""
+    try:
+        return load_run(path, fmt)
+    except RunError as err:
+        return ("error", err.message, err.line, err.column, err.hint, err.source_line)
+    except Exception as err:  # a crash must be the same crash (and is a bug of its own)
+        return ("crash", type(err).__name__, str(err))
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(jsonl_files())
+def test_typed_reading_is_the_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: tuple[bytes, bool]
+) -> None:
+    data, broken = case
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(data)
+    for fmt in (None, "otel"):
+        monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+        reference = outcome(path, fmt)
+        monkeypatch.delenv("EVALDSL_REFERENCE")
+        typed = outcome(path, fmt)
+        assert typed == reference, (fmt, data)
+        if not broken and not isinstance(reference, tuple):
+            # read by the typed decoder itself, not handed back to the full reader
+            why: str = reference.read.why
+
+            def chosen(head: list[Any], why: str = why) -> str:
+                return why
+
+            assert otlpdecode.read_otel_lines(str(path), chosen, 50) == reference
+
+
+def test_large_files_are_read_by_the_typed_decoder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of 1 MiB or more goes to the typed decoder (and gives the reference's run)."""
+    history = [{"role": "user", "parts": [{"type": "text", "content": "x" * 2000}]}]
+    span = {
+        "spanId": "a",
+        "name": "chat",
+        "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000001000000000",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(history)}},
+            {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "5"}},
+        ],
+    }
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span] * 20}]}]})
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join([line] * 30) + "\n", encoding="utf-8")
+    assert path.stat().st_size >= detect.OTEL_TYPED_FROM
+    calls: list[Any] = []
+    read = otlpdecode.read_otel_lines
+
+    def spy(*args: Any) -> Any:
+        calls.append(read(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(otlpdecode, "read_otel_lines", spy)
+    typed = load_run(path)
+    assert len(calls) == 1 and calls[0] is typed
+    monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    assert load_run(path) == typed and len(calls) == 1
+    assert typed.read is not None and typed.read.recognised == {
+        "OTLP document": 30,
+        "LLM span": 600,
+    }
+
+
+def test_a_number_too_large_in_an_unread_value_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one difference (`decode.py`'s too): the reference decodes every value and
+    refuses the line; the typed decoder never reads the value, so never sees the number."""
+    span = {
+        "spanId": "a",
+        "name": "chat",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "llm.invocation_parameters", "value": {"doubleValue": 0}},
+        ],
+    }
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+    path = tmp_path / "t.jsonl"
+    # (after the first 50 lines, which detection decodes in full on either path)
+    bad = line.replace('"doubleValue": 0', '"doubleValue": 1e400')
+    path.write_text("\n".join([line] * 50 + [bad]))
+    monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+    run = load_run(path)
+    assert run.read is not None and run.read.recognised == {"OTLP document": 51, "LLM span": 51}
+    monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    with pytest.raises(RunError, match="invalid JSON on line 51"):
+        load_run(path)
+
+
+#: Ways an OTLP JSON document (or array of them) goes wrong, or is not one the typed
+#: decoder takes (another key beside `resourceSpans`, a flat span among the documents).
+DOCUMENT_BREAKS = [
+    lambda text: text[:-1],
+    lambda text: text + " x",
+    lambda text: text.replace('"spans": [', '"spans": {"x": [', 1).replace("]}]}", "]}}]}", 1),
+    lambda text: text.replace('"attributes": [', '"attributes": 7, "was": [', 1),
+    # (in a value the reader reads: one too large in a value it skips is not read)
+    lambda text: text.replace('"spans": [', '"spans": [{"name": 1e400}, ', 1),
+    lambda text: text.replace('"resourceSpans": ', '"schemaUrl": "x", "resourceSpans": ', 1),
+    lambda text: text.replace('"resourceSpans": [', '"resourceSpans": [1, ', 1),
+    lambda text: text.replace('"ok"', '"o\u2028k"', 1),
+    lambda text: f'[{text}, {{"name": "llm", "context": {{"span_id": "s"}}}}]',
+    lambda text: json.dumps({"choices": [{"message": {"content": "hi"}}]}),
+]
+
+
+@st.composite
+def document_files(draw: st.DrawFn) -> tuple[bytes, bool]:
+    """An OTLP JSON file's bytes (one document or an array), and whether it was broken."""
+    documents = draw(st.lists(otlp_document(), min_size=1, max_size=3))
+    value: Any = documents if len(documents) > 1 or draw(st.booleans()) else documents[0]
+    text = json.dumps(value, indent=draw(st.sampled_from([None, 2])), ensure_ascii=False)
+    broken = draw(st.sampled_from([False, False, False, True]))
+    if broken:
+        text = draw(st.sampled_from(DOCUMENT_BREAKS))(text)
+    data = text.encode()
+    if draw(st.integers(0, 9)) == 0:
+        data = b"\xef\xbb\xbf" + data
+    if draw(st.integers(0, 9)) == 0 and b'"ok"' in data:
+        data, broken = data.replace(b'"ok"', b'"o\xffk"', 1), True  # not UTF-8
+    if draw(st.integers(0, 5)) == 0 and b'"scope": {"name": "x"}' in data:
+        # not UTF-8 where nobody reads (msgspec does not look into what it skips)
+        data, broken = data.replace(b'"name": "x"', b'"name": "\xff"', 1), True
+    return data, broken
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(document_files())
+def test_typed_document_reading_is_the_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: tuple[bytes, bool]
+) -> None:
+    data, broken = case
+    path = tmp_path / "spans.json"
+    path.write_bytes(data)
+    for fmt in (None, "otel"):
+        monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+        reference = outcome(path, fmt)
+        monkeypatch.delenv("EVALDSL_REFERENCE")
+        typed = outcome(path, fmt)
+        assert typed == reference, (fmt, data)
+        if not broken and not isinstance(reference, tuple):
+            why: str = reference.read.why
+
+            def chosen(container: str, count: int, why: str = why) -> str:
+                return why
+
+            assert (
+                otlpdecode.read_otel_document(str(path), data.removeprefix(b"\xef\xbb\xbf"), chosen)
+                == reference
+            )
