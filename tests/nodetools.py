@@ -7,6 +7,7 @@ these tests, but under CI (`CI` set) it fails them: a test never quietly skips i
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -43,8 +44,22 @@ def npm_ci(folder: Path, packages: Sequence[str], npm: str) -> None:
             return None
         return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
 
-    if all(installed(p) == lock["packages"][f"node_modules/{p}"]["version"] for p in packages):
-        return
+    def ready() -> bool:
+        return all(
+            installed(p) == lock["packages"][f"node_modules/{p}"]["version"] for p in packages
+        )
+
+    # pytest-xdist's workers may reach this at the same moment; two `npm ci` in one folder
+    # delete each other's files, and a package half-installed may look installed. The
+    # first installs under the lock, the others then find the packages installed.
+    with open(folder / ".npm-ci.lock", "w", encoding="utf-8") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not ready():
+            install(folder, npm)
+
+
+def install(folder: Path, npm: str) -> None:
+    """Run `npm ci` in `folder`, failing the test with npm's output if it fails."""
     proc = subprocess.run(
         [npm, "ci", "--no-audit", "--no-fund"],
         cwd=folder,
