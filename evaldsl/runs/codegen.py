@@ -274,14 +274,20 @@ class _Generator:
             out("by_call_id = {}")
         if self.any_result_probes:
             out(
-                "owners = {}  # call id → [tool, fed, event id, callId, fed calls before it]",
+                "# call id → [tool, event id, callId, fed calls before it] of a call waiting for",
+                "# its result (None: hidden by a later call with that callId); a fed call's",
+                "# ids leave it, so whatever is found in it was never fed",
+                "owners = {}",
                 "fed_keys = FedKeys()  # the ids of the calls fed, no longer in owners",
                 "fed_ids = fed_keys.keys",
             )
         for i in range(len(tools)):
             out(f"c{i} = 0  # calls of {self.tool_names[tools[i]]}")
         for g, (key, probes) in enumerate(self.groups):
-            self.writer.setup(g, key, self.tool_names[key[0]], probes)
+            # a group of argument tests is fed every call of its tool while it is open:
+            # the tool's count is its count of calls fed
+            fed = None if key[1] else f"c{self.tool_slot[key[0]]}"
+            self.writer.setup(g, key, self.tool_names[key[0]], probes, fed)
         out("ev = None")
         out("for ev in events:")
         out.indent()
@@ -332,7 +338,7 @@ class _Generator:
             if self.any_result_probes:
                 out(
                     "        if shadowed in owners:",
-                    "            owners[shadowed] = [None, True, None, None, 0]",
+                    "            owners[shadowed] = None",
                 )
             if self.want_results:
                 out("        if shadowed in by_call_id:", "            by_call_id[shadowed] = None")
@@ -376,7 +382,7 @@ class _Generator:
             out('if args is MISSING and kind == "mcp.call":', "    args = tool_call_arguments(ev)")
             self.decoded("args")
             for g in arg_groups:
-                self.writer.feed(g, "args")
+                self.writer.feed(g, "args", open_here=len(arg_groups) == 1)
             out.dedent()
         if result_groups:
             out(f"if {self.open_expr(result_groups)}:")
@@ -395,15 +401,14 @@ class _Generator:
             out.indent()
             slot = self.tool_slot[tool]
             out(
-                f"owner = [{slot}, False, None, None, len(fed_ids)]",
                 f"eid = {self.get('id', _CALL)}",
-                "if eid is not None and eid not in owners:",
-                "    owners[eid] = owner",
-                "    owner[2] = eid",
                 f"cid = {self.get('callId', _CALL)}",
+                "if eid is None or eid in owners:  # (filed under its event id only if free)",
+                f"    owner = [{slot}, None, cid, len(fed_ids)]",
+                "else:",
+                f"    owners[eid] = owner = [{slot}, eid, cid, len(fed_ids)]",
                 "if cid is not None:",
                 "    owners[cid] = owner",
-                "    owner[3] = cid",
             )
             out.dedent()
             out.dedent()
@@ -454,19 +459,20 @@ class _Generator:
                 "owner = owners.get(key)",
                 "# found by its event id: not if that id had named a fed call before (the",
                 "# reference keeps it filed under that call: FedKeys)",
-                "if owner is not None and not owner[1] and (",
-                "    key != owner[2] or key == owner[3]",
-                "    or not fed_keys.filed_before(key, owner[4])",
+                "if owner is not None and (",
+                "    key != owner[1] or key == owner[2]",
+                "    or not fed_keys.filed_before(key, owner[3])",
                 "):",
             )
             out.indent()
-            out("owner[1] = True")
-            for side in ("2", "3"):
-                out(
-                    f"if owner[{side}] is not None and owners.get(owner[{side}]) is owner:",
-                    f"    del owners[owner[{side}]]",
-                    f"    fed_ids.append(owner[{side}])",
-                )
+            out(
+                "del owners[key]  # one result per call: its ids leave the table",
+                "fed_ids.append(key)",
+                "other = owner[2] if key == owner[1] else owner[1]",
+                "if other is not None and owners.get(other) is owner:",
+                "    del owners[other]",
+                "    fed_ids.append(other)",
+            )
             out(f"output = {self.get('output', _RESULT, missing=True)}")
             self.decoded("output")
             tools = [t for t in self.tool_slot if self.groups_of(t, True)]
@@ -521,8 +527,7 @@ class _Generator:
             "    type(usage) is dict",
             '    and type(p := usage.get("promptTokens")) is int',
             '    and type(c := usage.get("completionTokens")) is int',
-            "    and p >= 0",
-            "    and c >= 0",
+            "    and p | c >= 0  # (neither negative)",
             f"    and {self.absent('tokensIn', _RESPONSE)}",
             f"    and {self.absent('tokensOut', _RESPONSE)}",
             "):",
@@ -536,16 +541,20 @@ class _Generator:
             out(
                 "if used_in or used_out:",
                 f'    priced_as = {self.get("model", _RESPONSE)} or model or ""',
-                "    if type(priced_as) is not str:  # a model id that is not text names no price",
-                "        price = price_of(priced_as)",
-                "    elif priced_as in prices:  # one lookup in the price table per model",
-                "        price = prices[priced_as]",
-                "    else:",
-                "        price = prices[priced_as] = price_of(priced_as)",
-                "    if price is None:",
-                f'        unpriced = {self.get("model", _RESPONSE)} or model or "(no model)"',
-                "    else:",
+                "    # one lookup in the price table per response of a model priced before",
+                "    if type(priced_as) is str and (price := prices.get(priced_as)) is not None:",
                 "        cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
+                "    else:",
+                "        if type(priced_as) is not str:  # a model id that is not text: no price",
+                "            price = price_of(priced_as)",
+                "        elif priced_as in prices:",
+                "            price = prices[priced_as]",
+                "        else:",
+                "            price = prices[priced_as] = price_of(priced_as)",
+                "        if price is None:",
+                f'            unpriced = {self.get("model", _RESPONSE)} or model or "(no model)"',
+                "        else:",
+                "            cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
             )
         out.dedent()
         self.other_branches()
@@ -631,7 +640,7 @@ class _Generator:
             table = self.names.bind("G", members, f"group {g}'s tests (whose tallies they fill)")
             out(
                 f"for j, probe, every in {table}:",
-                f"    tallies[probe] = make_tally(dec.get(j), g{g}_fed, g{g}_found, "
+                f"    tallies[probe] = make_tally(dec.get(j), {self.writer.fed[g]}, g{g}_found, "
                 f"g{g}_sample, every)",
             )
         out("return facts")
