@@ -257,11 +257,11 @@ class _Generator:
             last = self.names.bind("N", max(positions), "the last answer position read")
             out(f"last_position = {last}", "answers_at = facts.answers_at")
         tail = needs.answer_tail
-        if tail:
+        if tail > 2:
+            kept = self.names.bind("N", tail, "how many of the last answers are read")
+            out(f"tail = {self.names.bind('D', deque)}(maxlen={kept})")
+        elif tail:
             out("before_last = last = MISSING")
-            if tail > 2:
-                kept = self.names.bind("N", tail, "how many of the last answers are read")
-                out(f"tail = {self.names.bind('D', deque)}(maxlen={kept})")
         if needs.times:
             out(
                 "first_at = None",
@@ -511,10 +511,10 @@ class _Generator:
                 "if responses <= last_position and responses in positions:",
                 f"    answers_at[responses] = {copied}",
             )
-        if tail:
+        if tail > 2:  # (the deque keeps them: no two variables besides)
+            out(f"tail.append({copied})")
+        elif tail:
             out("before_last = last", "last = raw")
-            if tail > 2:
-                out(f"tail.append({copied})")
         if not (needs.tokens or needs.cost):
             out.dedent()
             self.other_branches()
