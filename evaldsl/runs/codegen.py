@@ -250,7 +250,13 @@ class _Generator:
         if needs.tool_sequence:
             out("sequence = facts.sequence")
         if needs.cost:
-            out("cost = 0.0", "unpriced = None", "model = None", "prices = {}")
+            out(
+                "cost = 0.0",
+                "unpriced = None",
+                "model = None",
+                "prices = {}",
+                "last_priced = price_in = price_out = None",
+            )
         positions = sorted(needs.answers)
         if positions:
             out(f"positions = {self.names.bind('A', frozenset(positions), 'answer positions')}")
@@ -279,6 +285,7 @@ class _Generator:
                 "# ids leave it, so whatever is found in it was never fed",
                 "owners = {}",
                 "fed_keys = FedKeys()  # the ids of the calls fed, no longer in owners",
+                f"result_groups = {sum(1 for k, _ in self.groups if k[1])}  # still open",
                 "fed_ids = fed_keys.keys",
             )
         for i in range(len(tools)):
@@ -288,6 +295,8 @@ class _Generator:
             # the tool's count is its count of calls fed
             fed = None if key[1] else f"c{self.tool_slot[key[0]]}"
             self.writer.setup(g, key, self.tool_names[key[0]], probes, fed)
+            if key[1]:  # the count of result groups still open, which link results
+                self.writer.on_close[g] = "result_groups -= 1"
         out("ev = None")
         out("for ev in events:")
         out.indent()
@@ -476,19 +485,14 @@ class _Generator:
             out(f"output = {self.get('output', _RESULT, missing=True)}")
             self.decoded("output")
             tools = [t for t in self.tool_slot if self.groups_of(t, True)]
-            every_open = []
+            out("slot = owner[0]")
             for n, tool in enumerate(tools):
-                groups = self.groups_of(tool, True)
-                every_open.extend(groups)
-                out(f"{'if' if n == 0 else 'elif'} owner[0] == {self.tool_slot[tool]}:")
+                out(f"{'if' if n == 0 else 'elif'} slot == {self.tool_slot[tool]}:")
                 out.indent()
-                for g in groups:
+                for g in self.groups_of(tool, True):
                     self.writer.feed(g, "output")
                 out.dedent()
-            out(
-                f"if not ({self.open_expr(every_open)}):",
-                "    owners.clear()  # nothing reads results",
-            )
+            out("if not result_groups:", "    owners.clear()  # nothing reads results")
             out.dedent()
             out.dedent()
         out.dedent()
@@ -541,9 +545,16 @@ class _Generator:
             out(
                 "if used_in or used_out:",
                 f'    priced_as = {self.get("model", _RESPONSE)} or model or ""',
-                "    # one lookup in the price table per response of a model priced before",
-                "    if type(priced_as) is str and (price := prices.get(priced_as)) is not None:",
-                "        cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
+                "    # the reference's (used_in * price[0] + used_out * price[1]) / 1_000_000,",
+                "    # the same double: a product is the same either way round, and 1e6 is the",
+                "    # int's exact double; a float first takes float's own multiply. The model",
+                "    # priced last keeps its price in two variables: no lookup while it lasts",
+                "    if priced_as == last_priced and type(priced_as) is str:",
+                "        cost += (price_in * used_in + price_out * used_out) / 1e6",
+                "    elif type(priced_as) is str and (price := prices.get(priced_as)) is not None:",
+                "        last_priced = priced_as",
+                "        price_in, price_out = price",
+                "        cost += (price_in * used_in + price_out * used_out) / 1e6",
                 "    else:",
                 "        if type(priced_as) is not str:  # a model id that is not text: no price",
                 "            price = price_of(priced_as)",

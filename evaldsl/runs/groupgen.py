@@ -183,6 +183,7 @@ class GroupWriter:
         self.set_bytes: dict[str, bool] = {}  # a bound Set search → whether it takes bytes
         self.fed: dict[int, str] = {}  # the count of calls fed to each group
         self.whole: set[int] = set()  # the groups that test the whole value (no path)
+        self.on_close: dict[int, str] = {}  # a line run when a group's last test is decided
 
     def bind_set(self, found: Any, note: str) -> str:
         """The name of a compiled RE2 Set's search (`set_matcher`) in the namespace."""
@@ -301,6 +302,8 @@ class GroupWriter:
         if bulk:
             out(f"g{g}_bulk.discard({j})")
         out(f"g{g}_open -= 1", f"dec[{j}] = ({self.fed[g]}, {last})")
+        if g in self.on_close:
+            out(f"if not g{g}_open:", f"    {self.on_close[g]}")
 
     def test_source(self, p: GroupTest) -> str:
         made = p.probe.fragment(self.names) if p.probe.fragment is not None else None
