@@ -828,3 +828,24 @@ def test_thresholds_decided_together_meet_every_kind_of_number(
     events = [{"type": "tool.call", "name": "w", "arguments": {"n": v}} for v in values]
     reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
     assert generated == reference
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs, traces())
+def test_a_stream_read_once_has_its_times_noted_as_it_goes(
+    statements: list[str], events: list[Any]
+) -> None:
+    """A pass over events it cannot read again notes the first time as they go
+    (`noting_first_time`); the last is its last event's."""
+    needs = attrs.evolve(_compiled(statements).needs, times=True, cost=True, passes={})
+    made = passes.pass_for(needs, raw=False)
+
+    def outcome(index: Any) -> Any:
+        try:
+            facts = index(iter(events))
+        except Exception as err:  # a bad token count: the same error from both
+            return type(err), str(err)
+        return facts.first_at, facts.last_at, facts.steps, facts.tool_calls, facts.cost
+
+    generated = outcome(lambda it: made.run(it, None, False))
+    assert generated == outcome(lambda it: reference_index_events(it, needs))

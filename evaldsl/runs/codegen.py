@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -96,6 +96,20 @@ def _make_tally(decided: Any, fed: int, found: int, sample: list[Any], every: bo
 def _first_time(events: Iterable[Any]) -> Any:
     """The first `at` that is text, of events in the order given."""
     return next((e.get("at") for e in events if isinstance(e.get("at"), str)), None)
+
+
+def _noting_first_time(events: Iterable[Any], found: list[Any]) -> Iterator[Any]:
+    """`events`, in order, appending the first `at` that is text to `found` as they go:
+    for a stream read once (its first time cannot be read again afterwards). A wrapper
+    the pass takes only then, not a test of every event of every run."""
+    rest = iter(events)
+    for ev in rest:
+        yield ev
+        at = ev.get("at")
+        if isinstance(at, str):
+            found.append(at)
+            break
+    yield from rest
 
 
 class FedKeys:
@@ -185,6 +199,7 @@ class _Generator:
             price_of=price_of,
             make_tally=_make_tally,
             first_time=_first_time,
+            noting_first_time=_noting_first_time,
             decode=_decode_raw,
             raw_usage=_raw_usage,
             struct_usage=_struct_usage,
@@ -298,18 +313,15 @@ class _Generator:
             if key[1]:  # the count of result groups still open, which link results
                 self.writer.on_close[g] = "result_groups -= 1"
         out("ev = None")
+        if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
+            out(
+                "if times_in_pass:  # its last event is the loop's",
+                "    first_times = []",
+                "    events = noting_first_time(events, first_times)",
+            )
         out("for ev in events:")
         out.indent()
         out("kind = ev.type" if self.by_kind else 'kind = ev.get("type")')
-        if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
-            out(
-                "if times_in_pass:",
-                "    last_ev = ev",
-                "    if first_at is None:",
-                '        at = ev.get("at")',
-                "        if isinstance(at, str):",
-                "            first_at = at",
-            )
         self.tool_call_branch(tools)
         self.result_branch()
         self.response_branches()
@@ -626,6 +638,12 @@ class _Generator:
                 out("kept = [decode(a) if type(a) is Raw else a for a in kept]")
             out("facts.answers_tail = kept")
         if needs.times:
+            if not self.by_kind:
+                out(
+                    "if times_in_pass:",
+                    "    last_ev = ev",
+                    "    first_at = first_times[0] if first_times else None",
+                )
             out(
                 "last_at = None",
                 "if again is not None:",
