@@ -8,8 +8,9 @@ family's code fragment (`Family.fragment`) or, for a node without one, a call of
 family's closure. Many tests of one kind are decided together, so K of them cost about
 one: `== "text"` by a dict lookup (a text only equals a text, as `compare` says),
 `contains {key: "text"}` by a dict lookup per key, thresholds by sorted lists popped
-from one end, regexes and `contains "text"` by one RE2 `Set` (both in one Set when a
-path has both); each test leaves its structure once decided.
+from one end (a number compared with the next threshold to pass first), regexes and
+`contains "text"` by one RE2 `Set` (both in one Set when a path has both), searched
+through the Set's own `Match`; each test leaves its structure once decided.
 
 Also here: `Names`, the namespace the generated source reads every value by (a value is
 never written into the source), and `Out`, its lines.
