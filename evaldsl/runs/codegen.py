@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -96,6 +96,20 @@ def _make_tally(decided: Any, fed: int, found: int, sample: list[Any], every: bo
 def _first_time(events: Iterable[Any]) -> Any:
     """The first `at` that is text, of events in the order given."""
     return next((e.get("at") for e in events if isinstance(e.get("at"), str)), None)
+
+
+def _noting_first_time(events: Iterable[Any], found: list[Any]) -> Iterator[Any]:
+    """`events`, in order, appending the first `at` that is text to `found` as they go:
+    for a stream read once (its first time cannot be read again afterwards). A wrapper
+    the pass takes only then, not a test of every event of every run."""
+    rest = iter(events)
+    for ev in rest:
+        yield ev
+        at = ev.get("at")
+        if isinstance(at, str):
+            found.append(at)
+            break
+    yield from rest
 
 
 class FedKeys:
@@ -185,6 +199,7 @@ class _Generator:
             price_of=price_of,
             make_tally=_make_tally,
             first_time=_first_time,
+            noting_first_time=_noting_first_time,
             decode=_decode_raw,
             raw_usage=_raw_usage,
             struct_usage=_struct_usage,
@@ -250,18 +265,24 @@ class _Generator:
         if needs.tool_sequence:
             out("sequence = facts.sequence")
         if needs.cost:
-            out("cost = 0.0", "unpriced = None", "model = None", "prices = {}")
+            out(
+                "cost = 0.0",
+                "unpriced = None",
+                "model = None",
+                "prices = {}",
+                "last_priced = price_in = price_out = None",
+            )
         positions = sorted(needs.answers)
         if positions:
             out(f"positions = {self.names.bind('A', frozenset(positions), 'answer positions')}")
             last = self.names.bind("N", max(positions), "the last answer position read")
             out(f"last_position = {last}", "answers_at = facts.answers_at")
         tail = needs.answer_tail
-        if tail:
+        if tail > 2:
+            kept = self.names.bind("N", tail, "how many of the last answers are read")
+            out(f"tail = {self.names.bind('D', deque)}(maxlen={kept})")
+        elif tail:
             out("before_last = last = MISSING")
-            if tail > 2:
-                kept = self.names.bind("N", tail, "how many of the last answers are read")
-                out(f"tail = {self.names.bind('D', deque)}(maxlen={kept})")
         if needs.times:
             out(
                 "first_at = None",
@@ -274,27 +295,33 @@ class _Generator:
             out("by_call_id = {}")
         if self.any_result_probes:
             out(
-                "owners = {}  # call id → [tool, fed, event id, callId, fed calls before it]",
+                "# call id → [tool, event id, callId, fed calls before it] of a call waiting for",
+                "# its result (None: hidden by a later call with that callId); a fed call's",
+                "# ids leave it, so whatever is found in it was never fed",
+                "owners = {}",
                 "fed_keys = FedKeys()  # the ids of the calls fed, no longer in owners",
+                f"result_groups = {sum(1 for k, _ in self.groups if k[1])}  # still open",
                 "fed_ids = fed_keys.keys",
             )
         for i in range(len(tools)):
             out(f"c{i} = 0  # calls of {self.tool_names[tools[i]]}")
         for g, (key, probes) in enumerate(self.groups):
-            self.writer.setup(g, key, self.tool_names[key[0]], probes)
+            # a group of argument tests is fed every call of its tool while it is open:
+            # the tool's count is its count of calls fed
+            fed = None if key[1] else f"c{self.tool_slot[key[0]]}"
+            self.writer.setup(g, key, self.tool_names[key[0]], probes, fed)
+            if key[1]:  # the count of result groups still open, which link results
+                self.writer.on_close[g] = "result_groups -= 1"
         out("ev = None")
+        if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
+            out(
+                "if times_in_pass:  # its last event is the loop's",
+                "    first_times = []",
+                "    events = noting_first_time(events, first_times)",
+            )
         out("for ev in events:")
         out.indent()
         out("kind = ev.type" if self.by_kind else 'kind = ev.get("type")')
-        if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
-            out(
-                "if times_in_pass:",
-                "    last_ev = ev",
-                "    if first_at is None:",
-                '        at = ev.get("at")',
-                "        if isinstance(at, str):",
-                "            first_at = at",
-            )
         self.tool_call_branch(tools)
         self.result_branch()
         self.response_branches()
@@ -332,7 +359,7 @@ class _Generator:
             if self.any_result_probes:
                 out(
                     "        if shadowed in owners:",
-                    "            owners[shadowed] = [None, True, None, None, 0]",
+                    "            owners[shadowed] = None",
                 )
             if self.want_results:
                 out("        if shadowed in by_call_id:", "            by_call_id[shadowed] = None")
@@ -376,7 +403,7 @@ class _Generator:
             out('if args is MISSING and kind == "mcp.call":', "    args = tool_call_arguments(ev)")
             self.decoded("args")
             for g in arg_groups:
-                self.writer.feed(g, "args")
+                self.writer.feed(g, "args", open_here=len(arg_groups) == 1)
             out.dedent()
         if result_groups:
             out(f"if {self.open_expr(result_groups)}:")
@@ -395,15 +422,14 @@ class _Generator:
             out.indent()
             slot = self.tool_slot[tool]
             out(
-                f"owner = [{slot}, False, None, None, len(fed_ids)]",
                 f"eid = {self.get('id', _CALL)}",
-                "if eid is not None and eid not in owners:",
-                "    owners[eid] = owner",
-                "    owner[2] = eid",
                 f"cid = {self.get('callId', _CALL)}",
+                "if eid is None or eid in owners:  # (filed under its event id only if free)",
+                f"    owner = [{slot}, None, cid, len(fed_ids)]",
+                "else:",
+                f"    owners[eid] = owner = [{slot}, eid, cid, len(fed_ids)]",
                 "if cid is not None:",
                 "    owners[cid] = owner",
-                "    owner[3] = cid",
             )
             out.dedent()
             out.dedent()
@@ -454,35 +480,31 @@ class _Generator:
                 "owner = owners.get(key)",
                 "# found by its event id: not if that id had named a fed call before (the",
                 "# reference keeps it filed under that call: FedKeys)",
-                "if owner is not None and not owner[1] and (",
-                "    key != owner[2] or key == owner[3]",
-                "    or not fed_keys.filed_before(key, owner[4])",
+                "if owner is not None and (",
+                "    key != owner[1] or key == owner[2]",
+                "    or not fed_keys.filed_before(key, owner[3])",
                 "):",
             )
             out.indent()
-            out("owner[1] = True")
-            for side in ("2", "3"):
-                out(
-                    f"if owner[{side}] is not None and owners.get(owner[{side}]) is owner:",
-                    f"    del owners[owner[{side}]]",
-                    f"    fed_ids.append(owner[{side}])",
-                )
+            out(
+                "del owners[key]  # one result per call: its ids leave the table",
+                "fed_ids.append(key)",
+                "other = owner[2] if key == owner[1] else owner[1]",
+                "if other is not None and owners.get(other) is owner:",
+                "    del owners[other]",
+                "    fed_ids.append(other)",
+            )
             out(f"output = {self.get('output', _RESULT, missing=True)}")
             self.decoded("output")
             tools = [t for t in self.tool_slot if self.groups_of(t, True)]
-            every_open = []
+            out("slot = owner[0]")
             for n, tool in enumerate(tools):
-                groups = self.groups_of(tool, True)
-                every_open.extend(groups)
-                out(f"{'if' if n == 0 else 'elif'} owner[0] == {self.tool_slot[tool]}:")
+                out(f"{'if' if n == 0 else 'elif'} slot == {self.tool_slot[tool]}:")
                 out.indent()
-                for g in groups:
+                for g in self.groups_of(tool, True):
                     self.writer.feed(g, "output")
                 out.dedent()
-            out(
-                f"if not ({self.open_expr(every_open)}):",
-                "    owners.clear()  # nothing reads results",
-            )
+            out("if not result_groups:", "    owners.clear()  # nothing reads results")
             out.dedent()
             out.dedent()
         out.dedent()
@@ -505,10 +527,10 @@ class _Generator:
                 "if responses <= last_position and responses in positions:",
                 f"    answers_at[responses] = {copied}",
             )
-        if tail:
+        if tail > 2:  # (the deque keeps them: no two variables besides)
+            out(f"tail.append({copied})")
+        elif tail:
             out("before_last = last", "last = raw")
-            if tail > 2:
-                out(f"tail.append({copied})")
         if not (needs.tokens or needs.cost):
             out.dedent()
             self.other_branches()
@@ -521,8 +543,7 @@ class _Generator:
             "    type(usage) is dict",
             '    and type(p := usage.get("promptTokens")) is int',
             '    and type(c := usage.get("completionTokens")) is int',
-            "    and p >= 0",
-            "    and c >= 0",
+            "    and p | c >= 0  # (neither negative)",
             f"    and {self.absent('tokensIn', _RESPONSE)}",
             f"    and {self.absent('tokensOut', _RESPONSE)}",
             "):",
@@ -536,16 +557,27 @@ class _Generator:
             out(
                 "if used_in or used_out:",
                 f'    priced_as = {self.get("model", _RESPONSE)} or model or ""',
-                "    if type(priced_as) is not str:  # a model id that is not text names no price",
-                "        price = price_of(priced_as)",
-                "    elif priced_as in prices:  # one lookup in the price table per model",
-                "        price = prices[priced_as]",
+                "    # the reference's (used_in * price[0] + used_out * price[1]) / 1_000_000,",
+                "    # the same double: a product is the same either way round, and 1e6 is the",
+                "    # int's exact double; a float first takes float's own multiply. The model",
+                "    # priced last keeps its price in two variables: no lookup while it lasts",
+                "    if priced_as == last_priced and type(priced_as) is str:",
+                "        cost += (price_in * used_in + price_out * used_out) / 1e6",
+                "    elif type(priced_as) is str and (price := prices.get(priced_as)) is not None:",
+                "        last_priced = priced_as",
+                "        price_in, price_out = price",
+                "        cost += (price_in * used_in + price_out * used_out) / 1e6",
                 "    else:",
-                "        price = prices[priced_as] = price_of(priced_as)",
-                "    if price is None:",
-                f'        unpriced = {self.get("model", _RESPONSE)} or model or "(no model)"',
-                "    else:",
-                "        cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
+                "        if type(priced_as) is not str:  # a model id that is not text: no price",
+                "            price = price_of(priced_as)",
+                "        elif priced_as in prices:",
+                "            price = prices[priced_as]",
+                "        else:",
+                "            price = prices[priced_as] = price_of(priced_as)",
+                "        if price is None:",
+                f'            unpriced = {self.get("model", _RESPONSE)} or model or "(no model)"',
+                "        else:",
+                "            cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
             )
         out.dedent()
         self.other_branches()
@@ -606,6 +638,12 @@ class _Generator:
                 out("kept = [decode(a) if type(a) is Raw else a for a in kept]")
             out("facts.answers_tail = kept")
         if needs.times:
+            if not self.by_kind:
+                out(
+                    "if times_in_pass:",
+                    "    last_ev = ev",
+                    "    first_at = first_times[0] if first_times else None",
+                )
             out(
                 "last_at = None",
                 "if again is not None:",
@@ -631,7 +669,7 @@ class _Generator:
             table = self.names.bind("G", members, f"group {g}'s tests (whose tallies they fill)")
             out(
                 f"for j, probe, every in {table}:",
-                f"    tallies[probe] = make_tally(dec.get(j), g{g}_fed, g{g}_found, "
+                f"    tallies[probe] = make_tally(dec.get(j), {self.writer.fed[g]}, g{g}_found, "
                 f"g{g}_sample, every)",
             )
         out("return facts")

@@ -8,8 +8,9 @@ family's code fragment (`Family.fragment`) or, for a node without one, a call of
 family's closure. Many tests of one kind are decided together, so K of them cost about
 one: `== "text"` by a dict lookup (a text only equals a text, as `compare` says),
 `contains {key: "text"}` by a dict lookup per key, thresholds by sorted lists popped
-from one end, regexes and `contains "text"` by one RE2 `Set` (both in one Set when a
-path has both); each test leaves its structure once decided.
+from one end (a number compared with the next threshold to pass first), regexes and
+`contains "text"` by one RE2 `Set` (both in one Set when a path has both), searched
+through the Set's own `Match`; each test leaves its structure once decided.
 
 Also here: `Names`, the namespace the generated source reads every value by (a value is
 never written into the source), and `Out`, its lines.
@@ -18,6 +19,7 @@ never written into the source), and `Out`, its lines.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -148,14 +150,17 @@ def literal_set(texts: list[str]) -> Any:
     return regex_set([(re.escape(t), "") for t in texts])
 
 
-def set_matcher(found: Any) -> Callable[[str], Any]:
-    """The indices of a compiled RE2 Set's patterns found in a text (`Set.Match`, without
-    its Python wrapper: it runs for every value of every call)."""
+def set_matcher(found: Any) -> tuple[Callable[[Any], Any], bool]:
+    """A compiled RE2 Set's search for the indices of its patterns found in a text, and
+    whether it takes the text's UTF-8 bytes (`text.encode()`), not the text itself. It
+    runs for every value of every call, so the generated code calls the Set's own `Match`
+    (no Python wrapper, whose frame and `encode("utf-8")`, which looks the codec up by
+    name, were about half of each search); a wrapper without one is called as it is."""
     inner = getattr(found, "_set", None)
     match = getattr(inner, "Match", None)
     if match is None:
-        return found.Match  # type: ignore[no-any-return]
-    return lambda text: match(text.encode("utf-8"))
+        return found.Match, False
+    return match, True
 
 
 def _text_table(members: list[GroupTest]) -> dict[str, list[int]]:
@@ -176,24 +181,45 @@ class GroupWriter:
         self.finders: dict[int, str] = {}
         self.steps: dict[int, tuple[object, ...]] = {}
         self.plans: dict[int, dict[str, Any]] = {}
+        self.set_bytes: dict[str, bool] = {}  # a bound Set search → whether it takes bytes
+        self.fed: dict[int, str] = {}  # the count of calls fed to each group
+        self.whole: set[int] = set()  # the groups that test the whole value (no path)
+        self.on_close: dict[int, str] = {}  # a line run when a group's last test is decided
+
+    def bind_set(self, found: Any, note: str) -> str:
+        """The name of a compiled RE2 Set's search (`set_matcher`) in the namespace."""
+        match, takes_bytes = set_matcher(found)
+        name = self.names.bind("S", match, note)
+        self.set_bytes[name] = takes_bytes
+        return name
 
     def setup(
-        self, g: int, key: tuple[str, bool, str | None], tool_name: str, probes: list[GroupTest]
+        self,
+        g: int,
+        key: tuple[str, bool, str | None],
+        tool_name: str,
+        probes: list[GroupTest],
+        fed: str | None = None,
     ) -> None:
-        """Declare group `g`'s state (`tool_name`: the tool's name in the namespace)."""
+        """Declare group `g`'s state (`tool_name`: the tool's name in the namespace; `fed`:
+        a count the pass keeps that equals the calls fed to the group while it is open, a
+        tool's calls for its arguments, so the group keeps no count of its own)."""
         out, names = self.out, self.names
         _, on_result, path = key
         side = "result" if on_result else "args"
         out(f"# group {g}: {len(probes)} test(s) on the {side} of {tool_name}")
+        self.fed[g] = fed or f"g{g}_fed"
         out(
             f"g{g}_open = {len(probes)}",
-            f"g{g}_fed = g{g}_found = 0",
+            f"g{g}_found = 0" if fed else f"g{g}_fed = g{g}_found = 0",
             f"g{g}_sample = []",
             f"g{g}_room = {SAMPLE}  # found values still to keep for messages",
         )
         first = probes[0].probe
         if first.key is not None and all(p.probe.key == first.key for p in probes):
             self.keys[g] = names.bind("K", first.key, f"the key {first.key!r}")
+        elif path is None:
+            self.whole.add(g)  # the value itself (`path_finder(None)`): no finder called
         else:
             compiled = compile_path(path) if path is not None else None
             if (
@@ -233,15 +259,18 @@ class GroupWriter:
                     key=lambda x: x[0],
                     reverse=descending,
                 )
-                out(f"g{g}_{kind} = list({names.bind('B', ordered, 'thresholds, sorted')})")
+                out(
+                    f"g{g}_{kind} = list({names.bind('B', ordered, 'thresholds, sorted')})",
+                    f"g{g}_{kind}_next = g{g}_{kind}[-1][0]  # the next to pass",
+                )
             elif kind == "re":
                 patterns = [p.bulk[1] for p in members]  # type: ignore[index]
-                rs = names.bind("S", set_matcher(regex_set(patterns)), "one RE2 Set of the regexes")
+                rs = self.bind_set(regex_set(patterns), "one RE2 Set of the regexes")
                 ids = names.const(tuple(p.index for p in members))
                 plan["re"] = (rs, ids)
             elif kind == "has":
                 texts = [p.bulk[1] for p in members]  # type: ignore[index]
-                ls = names.bind("S", set_matcher(literal_set(texts)), "one RE2 Set of the texts")
+                ls = self.bind_set(literal_set(texts), "one RE2 Set of the texts")
                 ids = names.const(tuple(p.index for p in members))
                 plan["has"] = (ls, ids, names.bind("H", _text_table(members), "texts → tests"))
         if "sub" in bulk:
@@ -257,10 +286,9 @@ class GroupWriter:
         if "re" in bulk and "has" in bulk:
             both = [(p.bulk[1][0], p.bulk[1][1]) for p in bulk["re"]]  # type: ignore[index]
             both += [(re.escape(p.bulk[1]), "") for p in bulk["has"]]  # type: ignore[index]
-            matcher = set_matcher(regex_set(both))
             order = tuple(p.index for p in (*bulk["re"], *bulk["has"]))
             plan["both"] = (
-                names.bind("S", matcher, "one RE2 Set of the regexes and the texts"),
+                self.bind_set(regex_set(both), "one RE2 Set of the regexes and the texts"),
                 names.const(order),
             )
         for p in inline:
@@ -274,7 +302,9 @@ class GroupWriter:
         out = self.out
         if bulk:
             out(f"g{g}_bulk.discard({j})")
-        out(f"g{g}_open -= 1", f"dec[{j}] = (g{g}_fed, {last})")
+        out(f"g{g}_open -= 1", f"dec[{j}] = ({self.fed[g]}, {last})")
+        if g in self.on_close:
+            out(f"if not g{g}_open:", f"    {self.on_close[g]}")
 
     def test_source(self, p: GroupTest) -> str:
         made = p.probe.fragment(self.names) if p.probe.fragment is not None else None
@@ -285,18 +315,26 @@ class GroupWriter:
             return f"{closure}(v)"
         return made
 
-    def feed(self, g: int, target: str) -> None:
-        """The tests of group `g` on one call's value `target` (its arguments or result)."""
+    def feed(self, g: int, target: str, *, open_here: bool = False) -> None:
+        """The tests of group `g` on one call's value `target` (its arguments or result);
+        `open_here`: the code is written where the group is known to be open."""
         out = self.out
         plan = self.plans[g]
         key = self.keys.get(g)
-        out(f"if g{g}_open:")
-        out.indent()
-        out(f"g{g}_fed += 1")
-        if key is not None:
-            out(f"if type({target}) is dict and {key} in {target}:")
+        if not open_here:
+            out(f"if g{g}_open:")
             out.indent()
-            out(f"v = {target}[{key}]", f"g{g}_found += 1")
+        if self.fed[g] == f"g{g}_fed":
+            out(f"g{g}_fed += 1")
+        if key is not None or g in self.whole:
+            if key is not None:
+                out(f"if type({target}) is dict and {key} in {target}:")
+                out.indent()
+                out(f"v = {target}[{key}]", f"g{g}_found += 1")
+            else:  # the value itself, if there is one: what `path_finder(None)` finds
+                out(f"if {target} is not MISSING:")
+                out.indent()
+                out(f"v = {target}", f"g{g}_found += 1")
             out(f"if g{g}_room:", f"    g{g}_sample.append(v)", f"    g{g}_room -= 1")
             self.tests_on_value(g, plan, "[v]")
             out.dedent()
@@ -332,7 +370,8 @@ class GroupWriter:
             out(f"        g{g}_sample.extend(vals[:g{g}_room])")
             out(f"        g{g}_room = {SAMPLE} - len(g{g}_sample)")
             self.tests_on_values(g, plan)
-        out.dedent()
+        if not open_here:
+            out.dedent()
 
     def find_steps(self, value: str, steps: tuple[object, ...], depth: int) -> None:
         """A path's fast form as nested loops filling `vals` (what `CompiledPath.find`
@@ -396,22 +435,32 @@ class GroupWriter:
         out = self.out
         bulk = plan["bulk"]
         if "eq" in bulk:
-            out("if type(v) is str:")  # `== "text"` holds for a text only (compare's rule)
+            # `== "text"` holds for a text only (compare's rule)
+            out(f"if type(v) is str and v in g{g}_eq:")
             out.indent()
-            self.each_open(g, f"g{g}_eq.pop(v, ())", last)
+            self.each_open(g, f"g{g}_eq.pop(v)", last)
             out.dedent()
         numeric = [k for k in ("lt", "le", "gt", "ge") if k in bulk]
         if numeric:
+            # a number, not a bool (int or float first: JSON's own); a NaN fails every
+            # comparison, so it passes no threshold, as `is_number` and the NaN test say
             out(
-                "if isinstance(v, (int, float)) and type(v) is not bool"
-                " and not (isinstance(v, float) and v != v):"
+                "if type(v) is int or type(v) is float"
+                " or (type(v) is not bool and isinstance(v, (int, float))):"
             )
             out.indent()
+            nan = self.names.bind("Z", math.nan, "NaN: no threshold left to pass")
             for kind in numeric:
+                op = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}[kind]
                 cmp = {"lt": ">", "le": ">=", "gt": "<", "ge": "<="}[kind]
+                # one comparison with the next threshold to pass for most values
+                out(f"if v {op} g{g}_{kind}_next:")
+                out.indent()
                 out(f"while g{g}_{kind} and g{g}_{kind}[-1][0] {cmp} v:")
                 out.indent()
                 self.each_open(g, f"(g{g}_{kind}.pop()[1],)", last)
+                out.dedent()
+                out(f"g{g}_{kind}_next = g{g}_{kind}[-1][0] if g{g}_{kind} else {nan}")
                 out.dedent()
             out.dedent()
         if "sub" in bulk:
@@ -464,7 +513,11 @@ class GroupWriter:
         """Decide the tests whose patterns an RE2 Set finds in `text` (a loop over the
         positions it gives, not a list of their tests: that list cost ~7% of a pass of
         1,000 tests, being built for every value of every call)."""
-        self.each_open(g, f"{matcher}({text}) or ()", last, index=ids)
+        if self.set_bytes[matcher]:  # the Set's own search: a list, empty when none is found
+            found = f"{matcher}({text if text.isidentifier() else f'({text})'}.encode())"
+        else:
+            found = f"{matcher}({text}) or ()"
+        self.each_open(g, found, last, index=ids)
 
     def sub_objects(self, g: int, plan: dict[str, Any], last: str) -> None:
         """`contains {key: "text"}`: an object with that text at that key, or a list with
