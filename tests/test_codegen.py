@@ -793,3 +793,68 @@ def test_a_model_that_is_not_text_prices_as_the_reference_says() -> None:
     reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
     assert generated == reference
     assert reference[0][0][0][0] == "error"  # cost: no price known
+
+
+def _citable_by_isinstance(results: list[Any]) -> set[str]:
+    """`citable_values` as first written (an isinstance chain per value): the rule the
+    exact-type dispatch must keep."""
+    from evaldsl.language.jsjson import js_number
+
+    leaves: set[str] = set()
+    stack = list(results)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, bool) or v is None:
+            continue
+        if isinstance(v, int):
+            leaves.add(str(v))
+        elif isinstance(v, float):
+            if v == v and v not in (float("inf"), float("-inf")):
+                leaves.add(js_number(v))
+        elif isinstance(v, str):
+            t = v.strip()
+            if 3 <= len(t) <= 120:
+                leaves.add(t)
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return leaves
+
+
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+cite_leaf = st.one_of(
+    st.text(" ab\t", max_size=6),
+    st.text(min_size=118, max_size=124),
+    st.integers(-(10**30), 10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.sampled_from([_Text(" Paris "), _Number(7), _Text("ab")]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.recursive(
+            cite_leaf,
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=2), inner, max_size=4)
+            ),
+            max_leaves=12,
+        ),
+        max_size=4,
+    )
+)
+def test_citable_values_by_exact_type_keeps_the_isinstance_rule(results: list[Any]) -> None:
+    from evaldsl.predicates.cites import citable_values
+
+    assert citable_values(results) == _citable_by_isinstance(results)
