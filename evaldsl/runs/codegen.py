@@ -252,7 +252,7 @@ class _Generator:
             "dec = {}  # test → (the call that decided it, the values it found there)",
         )
         if needs.tool_sequence:
-            out("sequence = facts.sequence")
+            out("sequence = facts.sequence", "seq_append = sequence.append  # (bound once)")
         if needs.cost:
             out("cost = 0.0", "unpriced = None", "model = None", "prices = {}")
         positions = sorted(needs.answers)
@@ -361,12 +361,12 @@ class _Generator:
             if needs.tool_sequence:
                 # the suite's own text, equal to the name: the `tools` tests that read the
                 # sequence afterwards hash one text per tool, not one per call
-                out(f"sequence.append({self.tool_names[tool]})")
+                out(f"seq_append({self.tool_names[tool]})")
             out(f"c{i} += 1")
             self.tool_block(tool)
             out.dedent()
         if needs.tool_sequence:
-            out(*(("else:", "    sequence.append(name)") if tools else ("sequence.append(name)",)))
+            out(*(("else:", "    seq_append(name)") if tools else ("seq_append(name)",)))
         out.dedent()
 
     def tool_block(self, tool: str) -> None:
