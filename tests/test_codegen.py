@@ -858,3 +858,24 @@ def test_citable_values_by_exact_type_keeps_the_isinstance_rule(results: list[An
     from evaldsl.predicates.cites import citable_values
 
     assert citable_values(results) == _citable_by_isinstance(results)
+
+
+def test_cites_shows_its_hits_in_order_of_the_sorted_leaves() -> None:
+    events = [
+        {"type": "tool.call", "name": "get_weather", "callId": "c1"},
+        {"type": "tool.result", "callId": "c1", "output": {"t": 31, "sky": "clear", "c": "Oslo"}},
+        {"type": "tool.call", "name": "get_weather", "callId": "c2"},
+        {"type": "tool.result", "callId": "c2", "output": ["Bergen", 4.0, "rain"]},
+        {
+            "type": "llm.response",
+            "output": {"choices": [{"message": {"content": "Oslo: 31, clear; Bergen 4"}}]},
+        },
+    ]
+    verdict = evaldsl.compile("answer cites tool get_weather at least 6 values").check(events)
+    (v,) = verdict.verdicts
+    assert v.status == "fail"
+    assert v.actual == ["31", "4", "Bergen", "Oslo", "clear"]  # sorted: digits, capitals first
+    assert v.message == (
+        'answer cites 5 of 6 values from tool "get_weather": "31", "4", "Bergen", "Oslo", '
+        '"clear", expected at least 6'
+    )
