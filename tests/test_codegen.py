@@ -255,6 +255,8 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
             ev[draw(st.sampled_from(["arguments", "args", "input"]))] = draw(arguments)
             if draw(st.booleans()):
                 ev[draw(st.sampled_from(["result", "output"]))] = draw(json_value)
+            if draw(st.integers(0, 3)) == 0:  # an id a result may name: files nothing
+                ev["callId"] = draw(st.sampled_from(SHARED_IDS))
         elif kind == "tool.result":
             ev["callId"] = draw(
                 st.one_of(

@@ -47,7 +47,6 @@ from evaldsl.runs.events import (
     MCP_CALL,
     RESPONSE_TYPES,
     TOOL_CALL,
-    TOOL_CALL_TYPES,
     TOOL_RESULT,
     inline_result,
     tool_call_arguments,
@@ -175,7 +174,6 @@ class _Generator:
             MISSING=MISSING,
             TraceFacts=TraceFacts,
             CallRecord=CallRecord,
-            CALL_TYPES=TOOL_CALL_TYPES,
             RESPONSE_TYPES=RESPONSE_TYPES,
             ERROR_TYPES=ERROR_TYPES,
             tool_call_name=tool_call_name,
@@ -321,18 +319,32 @@ class _Generator:
     # -- the event kinds
 
     def tool_call_branch(self, tools: list[str]) -> None:
-        out, needs = self.out, self.needs
-        out("if kind in CALL_TYPES:")
+        """The branch of `tool.call` events, first in the chain (the most common kind);
+        an `mcp.call` has a copy of its own near the end (`mcp_call_branch`), so a
+        `tool.call` never asks whether it is one."""
+        self.tools = tools
+        self.out('if kind == "tool.call":')
+        self.call_body(mcp=False)
+
+    def mcp_call_branch(self) -> None:
+        """The same for `mcp.call` events: name and arguments read through the MCP
+        helpers, a result read from the call itself, no callId filed or shadowed (the
+        reference files none)."""
+        self.out('elif kind == "mcp.call":')
+        self.call_body(mcp=True)
+
+    def call_body(self, *, mcp: bool) -> None:
+        out, needs, tools = self.out, self.needs, self.tools
         out.indent()
         out("tool_calls += 1")
         tables = (["owners"] if self.any_result_probes else []) + (
             ["linked"] if self.want_results else []
         )
-        if tables:
+        if tables and not mcp:
             # a callId names the latest call that carries it, whatever its tool (as in
             # the reference): a call no result is read for hides an earlier one
             out(
-                f'if kind != "mcp.call" and ({" or ".join(tables)}):',
+                f"if {' or '.join(tables)}:",
                 f"    shadowed = {self.get('callId', _CALL)}",
                 "    if shadowed is not None:",
             )
@@ -346,11 +358,9 @@ class _Generator:
         if not (tools or needs.tool_sequence):
             out.dedent()
             return
-        out(
-            f"name = {self.get('name', _CALL)}",
-            'if name is None and kind == "mcp.call":',
-            "    name = tool_call_name(ev)",
-        )
+        out(f"name = {self.get('name', _CALL)}")
+        if mcp:
+            out("if name is None:", "    name = tool_call_name(ev)")
         if needs.tool_sequence:
             out("if not isinstance(name, str):", "    continue")
         # (only the tools the assertions name are counted and looked at: a name that is
@@ -363,13 +373,13 @@ class _Generator:
                 # sequence afterwards hash one text per tool, not one per call
                 out(f"seq_append({self.tool_names[tool]})")
             out(f"c{i} += 1")
-            self.tool_block(tool)
+            self.tool_block(tool, mcp=mcp)
             out.dedent()
         if needs.tool_sequence:
             out(*(("else:", "    seq_append(name)") if tools else ("seq_append(name)",)))
         out.dedent()
 
-    def tool_block(self, tool: str) -> None:
+    def tool_block(self, tool: str, *, mcp: bool) -> None:
         out, needs = self.out, self.needs
         arg_groups = self.groups_of(tool, False)
         result_groups = self.groups_of(tool, True)
@@ -380,7 +390,8 @@ class _Generator:
             out(f"if {self.open_expr(arg_groups)}:")
             out.indent()
             out(f"args = {self.get('arguments', _CALL, missing=True)}")
-            out('if args is MISSING and kind == "mcp.call":', "    args = tool_call_arguments(ev)")
+            if mcp:
+                out("if args is MISSING:", "    args = tool_call_arguments(ev)")
             self.decoded("args")
             for g in arg_groups:
                 self.writer.feed(g, "args")
@@ -388,52 +399,45 @@ class _Generator:
         if result_groups:
             out(f"if {self.open_expr(result_groups)}:")
             out.indent()
-            out('if kind == "mcp.call":')
-            out.indent()
-            out("inline = inline_result(ev)")
-            self.decoded("inline")
-            out("if inline is not MISSING:")
-            out.indent()
-            for g in result_groups:
-                self.writer.feed(g, "inline")
-            out.dedent()
-            out.dedent()
-            out("else:")
-            out.indent()
-            slot = self.tool_slot[tool]
-            out(
-                f"owner = [{slot}, False, None, None, len(fed_ids)]",
-                f"eid = {self.get('id', _CALL)}",
-                "if eid is not None and eid not in owners:",
-                "    owners[eid] = owner",
-                "    owner[2] = eid",
-                f"cid = {self.get('callId', _CALL)}",
-                "if cid is not None:",
-                "    owners[cid] = owner",
-                "    owner[3] = cid",
-            )
-            out.dedent()
+            if mcp:
+                out("inline = inline_result(ev)")
+                self.decoded("inline")
+                out("if inline is not MISSING:")
+                out.indent()
+                for g in result_groups:
+                    self.writer.feed(g, "inline")
+                out.dedent()
+            else:
+                slot = self.tool_slot[tool]
+                out(
+                    f"owner = [{slot}, False, None, None, len(fed_ids)]",
+                    f"eid = {self.get('id', _CALL)}",
+                    "if eid is not None and eid not in owners:",
+                    "    owners[eid] = owner",
+                    "    owner[2] = eid",
+                    f"cid = {self.get('callId', _CALL)}",
+                    "if cid is not None:",
+                    "    owners[cid] = owner",
+                    "    owner[3] = cid",
+                )
             out.dedent()
         if keep:
             # a kept call's arguments are never read (`cites` reads its result): not decoded
             out("record = CallRecord(name, MISSING)")
-            out('if kind == "mcp.call":')
-            out.indent()
-            out("found = inline_result(ev)")
-            self.decoded("found")
-            out("record.result = found", f"record.is_error = bool({self.get('isError', _MCP)})")
-            out.dedent()
-            if self.want_results:
+            if mcp:
+                out("found = inline_result(ev)")
+                self.decoded("found")
+                out("record.result = found", f"record.is_error = bool({self.get('isError', _MCP)})")
+            elif self.want_results:
                 out(
-                    "else:",
-                    f"    eid = {self.get('id', _CALL)}",
-                    "    if eid is not None and eid not in linked:  # (setdefault)",
-                    "        by_call_id[eid] = record",
-                    "        linked.add(eid)",
-                    f"    cid = {self.get('callId', _CALL)}",
-                    "    if cid is not None:",
-                    "        by_call_id[cid] = record",
-                    "        linked.add(cid)",
+                    f"eid = {self.get('id', _CALL)}",
+                    "if eid is not None and eid not in linked:  # (setdefault)",
+                    "    by_call_id[eid] = record",
+                    "    linked.add(eid)",
+                    f"cid = {self.get('callId', _CALL)}",
+                    "if cid is not None:",
+                    "    by_call_id[cid] = record",
+                    "    linked.add(cid)",
                 )
             out("calls.setdefault(name, []).append(record)")
 
@@ -574,6 +578,9 @@ class _Generator:
             "    errors += 1",
             'elif kind == "user.message":',
             "    others += 1",
+        )
+        self.mcp_call_branch()
+        self.out(
             "else:  # not read: counted, so a trace in which nothing is recognised is an error",
             "    unknown[kind] = unknown.get(kind, 0) + 1",
         )
