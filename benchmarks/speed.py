@@ -185,7 +185,8 @@ def hand_hard(events: Sequence[Event]) -> list[bool]:
                 db = args.get("db") if isinstance(args, dict) else None
                 if not (isinstance(db, str) and _DB.search(db)):
                     db_ok = False
-                owner[ev.get("callId")] = name
+                if not many_rows:  # (found: its results are read no more)
+                    owner[ev.get("callId")] = name
             elif name == "fetch_url":
                 url = args.get("url") if isinstance(args, dict) else None
                 if isinstance(url, str) and _NOWHERE.search(url):
@@ -287,7 +288,8 @@ def hand_families(events: Sequence[Event]) -> list[bool | None]:
             if name == "search_web":
                 n_search += 1
             elif name == "get_weather":
-                weather_calls.add(ev.get("callId"))
+                if not has_condition:  # (found: its results are read no more)
+                    weather_calls.add(ev.get("callId"))
                 if not paris and (ev.get("arguments") or {}).get("city") == "Paris":
                     paris = True
             elif name == "run_sql":
@@ -300,7 +302,7 @@ def hand_families(events: Sequence[Event]) -> list[bool | None]:
                 send_or_delete = True
         elif kind == "tool.result":
             call = ev.get("callId")
-            if call in weather_calls and not has_condition:
+            if not has_condition and call in weather_calls:
                 out = ev.get("output")
                 has_condition = isinstance(out, dict) and "condition" in out
             elif call in price_calls:
