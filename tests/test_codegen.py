@@ -256,6 +256,8 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
             ev[draw(st.sampled_from(["arguments", "args", "input"]))] = draw(arguments)
             if draw(st.booleans()):
                 ev[draw(st.sampled_from(["result", "output"]))] = draw(json_value)
+            if draw(st.integers(0, 3)) == 0:  # an id a result may name: files nothing
+                ev["callId"] = draw(st.sampled_from(SHARED_IDS))
         elif kind == "tool.result":
             ev["callId"] = draw(
                 st.one_of(
@@ -849,3 +851,89 @@ def test_a_stream_read_once_has_its_times_noted_as_it_goes(
 
     generated = outcome(lambda it: made.run(it, None, False))
     assert generated == outcome(lambda it: reference_index_events(it, needs))
+
+
+def _citable_by_isinstance(results: list[Any]) -> set[str]:
+    """`citable_values` as first written (an isinstance chain per value): the rule the
+    exact-type dispatch must keep."""
+    from evaldsl.language.jsjson import js_number
+
+    leaves: set[str] = set()
+    stack = list(results)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, bool) or v is None:
+            continue
+        if isinstance(v, int):
+            leaves.add(str(v))
+        elif isinstance(v, float):
+            if v == v and v not in (float("inf"), float("-inf")):
+                leaves.add(js_number(v))
+        elif isinstance(v, str):
+            t = v.strip()
+            if 3 <= len(t) <= 120:
+                leaves.add(t)
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return leaves
+
+
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+cite_leaf = st.one_of(
+    st.text(" ab\t", max_size=6),
+    st.text(min_size=118, max_size=124),
+    st.integers(-(10**30), 10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    st.sampled_from([_Text(" Paris "), _Number(7), _Text("ab")]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.recursive(
+            cite_leaf,
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=2), inner, max_size=4)
+            ),
+            max_leaves=12,
+        ),
+        max_size=4,
+    )
+)
+def test_citable_values_by_exact_type_keeps_the_isinstance_rule(results: list[Any]) -> None:
+    from evaldsl.predicates.cites import citable_values
+
+    assert citable_values(results) == _citable_by_isinstance(results)
+
+
+def test_cites_shows_its_hits_in_order_of_the_sorted_leaves() -> None:
+    events = [
+        {"type": "tool.call", "name": "get_weather", "callId": "c1"},
+        {"type": "tool.result", "callId": "c1", "output": {"t": 31, "sky": "clear", "c": "Oslo"}},
+        {"type": "tool.call", "name": "get_weather", "callId": "c2"},
+        {"type": "tool.result", "callId": "c2", "output": ["Bergen", 4.0, "rain"]},
+        {
+            "type": "llm.response",
+            "output": {"choices": [{"message": {"content": "Oslo: 31, clear; Bergen 4"}}]},
+        },
+    ]
+    verdict = evaldsl.compile("answer cites tool get_weather at least 6 values").check(events)
+    (v,) = verdict.verdicts
+    assert v.status == "fail"
+    assert v.actual == ["31", "4", "Bergen", "Oslo", "clear"]  # sorted: digits, capitals first
+    assert v.message == (
+        'answer cites 5 of 6 values from tool "get_weather": "31", "4", "Bergen", "Oslo", '
+        '"clear", expected at least 6'
+    )

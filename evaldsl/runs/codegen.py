@@ -47,7 +47,6 @@ from evaldsl.runs.events import (
     MCP_CALL,
     RESPONSE_TYPES,
     TOOL_CALL,
-    TOOL_CALL_TYPES,
     TOOL_RESULT,
     inline_result,
     tool_call_arguments,
@@ -189,7 +188,6 @@ class _Generator:
             MISSING=MISSING,
             TraceFacts=TraceFacts,
             CallRecord=CallRecord,
-            CALL_TYPES=TOOL_CALL_TYPES,
             RESPONSE_TYPES=RESPONSE_TYPES,
             ERROR_TYPES=ERROR_TYPES,
             tool_call_name=tool_call_name,
@@ -201,6 +199,7 @@ class _Generator:
             first_time=_first_time,
             noting_first_time=_noting_first_time,
             decode=_decode_raw,
+            loads=orjson.loads,
             raw_usage=_raw_usage,
             struct_usage=_struct_usage,
             Raw=raw_type,
@@ -232,7 +231,10 @@ class _Generator:
 
     def decoded(self, var: str) -> None:
         if self.raw:
-            self.out(f"if type({var}) is Raw:", f"    {var} = decode({var})")
+            # `_decode_raw` inlined: it runs for every argument and result a test reads
+            # (~360,000 of 1,000,000 events in the "hard" mix), and its frame was a third
+            # of the decoding
+            self.out(f"if type({var}) is Raw:", f"    {var} = loads(bytes({var}))")
 
     def generate(self) -> tuple[str, dict[str, Any], list[str]]:
         needs, out = self.needs, self.out
@@ -263,7 +265,7 @@ class _Generator:
             "dec = {}  # test → (the call that decided it, the values it found there)",
         )
         if needs.tool_sequence:
-            out("sequence = facts.sequence")
+            out("sequence = facts.sequence", "seq_append = sequence.append  # (bound once)")
         if needs.cost:
             out(
                 "cost = 0.0",
@@ -292,7 +294,10 @@ class _Generator:
         if needs.tool_detail or needs.tool_results:
             out("calls = facts.calls")
         if self.want_results:
-            out("by_call_id = {}")
+            # the keys `by_call_id` holds, as a set: most calls and results name no kept
+            # call, and a set says so with one probe where the dict takes two (at 1,000,000
+            # events its table is cold, and those probes were a twelfth of a pass)
+            out("by_call_id = {}", "linked = set()")
         if self.any_result_probes:
             out(
                 "# call id → [tool, event id, callId, fed calls before it] of a call waiting for",
@@ -341,18 +346,32 @@ class _Generator:
     # -- the event kinds
 
     def tool_call_branch(self, tools: list[str]) -> None:
-        out, needs = self.out, self.needs
-        out("if kind in CALL_TYPES:")
+        """The branch of `tool.call` events, first in the chain (the most common kind);
+        an `mcp.call` has a copy of its own near the end (`mcp_call_branch`), so a
+        `tool.call` never asks whether it is one."""
+        self.tools = tools
+        self.out('if kind == "tool.call":')
+        self.call_body(mcp=False)
+
+    def mcp_call_branch(self) -> None:
+        """The same for `mcp.call` events: name and arguments read through the MCP
+        helpers, a result read from the call itself, no callId filed or shadowed (the
+        reference files none)."""
+        self.out('elif kind == "mcp.call":')
+        self.call_body(mcp=True)
+
+    def call_body(self, *, mcp: bool) -> None:
+        out, needs, tools = self.out, self.needs, self.tools
         out.indent()
         out("tool_calls += 1")
         tables = (["owners"] if self.any_result_probes else []) + (
-            ["by_call_id"] if self.want_results else []
+            ["linked"] if self.want_results else []
         )
-        if tables:
+        if tables and not mcp:
             # a callId names the latest call that carries it, whatever its tool (as in
             # the reference): a call no result is read for hides an earlier one
             out(
-                f'if kind != "mcp.call" and ({" or ".join(tables)}):',
+                f"if {' or '.join(tables)}:",
                 f"    shadowed = {self.get('callId', _CALL)}",
                 "    if shadowed is not None:",
             )
@@ -362,15 +381,13 @@ class _Generator:
                     "            owners[shadowed] = None",
                 )
             if self.want_results:
-                out("        if shadowed in by_call_id:", "            by_call_id[shadowed] = None")
+                out("        if shadowed in linked:", "            by_call_id[shadowed] = None")
         if not (tools or needs.tool_sequence):
             out.dedent()
             return
-        out(
-            f"name = {self.get('name', _CALL)}",
-            'if name is None and kind == "mcp.call":',
-            "    name = tool_call_name(ev)",
-        )
+        out(f"name = {self.get('name', _CALL)}")
+        if mcp:
+            out("if name is None:", "    name = tool_call_name(ev)")
         if needs.tool_sequence:
             out("if not isinstance(name, str):", "    continue")
         # (only the tools the assertions name are counted and looked at: a name that is
@@ -381,15 +398,15 @@ class _Generator:
             if needs.tool_sequence:
                 # the suite's own text, equal to the name: the `tools` tests that read the
                 # sequence afterwards hash one text per tool, not one per call
-                out(f"sequence.append({self.tool_names[tool]})")
+                out(f"seq_append({self.tool_names[tool]})")
             out(f"c{i} += 1")
-            self.tool_block(tool)
+            self.tool_block(tool, mcp=mcp)
             out.dedent()
         if needs.tool_sequence:
-            out(*(("else:", "    sequence.append(name)") if tools else ("sequence.append(name)",)))
+            out(*(("else:", "    seq_append(name)") if tools else ("seq_append(name)",)))
         out.dedent()
 
-    def tool_block(self, tool: str) -> None:
+    def tool_block(self, tool: str, *, mcp: bool) -> None:
         out, needs = self.out, self.needs
         arg_groups = self.groups_of(tool, False)
         result_groups = self.groups_of(tool, True)
@@ -400,7 +417,8 @@ class _Generator:
             out(f"if {self.open_expr(arg_groups)}:")
             out.indent()
             out(f"args = {self.get('arguments', _CALL, missing=True)}")
-            out('if args is MISSING and kind == "mcp.call":', "    args = tool_call_arguments(ev)")
+            if mcp:
+                out("if args is MISSING:", "    args = tool_call_arguments(ev)")
             self.decoded("args")
             for g in arg_groups:
                 self.writer.feed(g, "args", open_here=len(arg_groups) == 1)
@@ -408,49 +426,44 @@ class _Generator:
         if result_groups:
             out(f"if {self.open_expr(result_groups)}:")
             out.indent()
-            out('if kind == "mcp.call":')
-            out.indent()
-            out("inline = inline_result(ev)")
-            self.decoded("inline")
-            out("if inline is not MISSING:")
-            out.indent()
-            for g in result_groups:
-                self.writer.feed(g, "inline")
-            out.dedent()
-            out.dedent()
-            out("else:")
-            out.indent()
-            slot = self.tool_slot[tool]
-            out(
-                f"eid = {self.get('id', _CALL)}",
-                f"cid = {self.get('callId', _CALL)}",
-                "if eid is None or eid in owners:  # (filed under its event id only if free)",
-                f"    owner = [{slot}, None, cid, len(fed_ids)]",
-                "else:",
-                f"    owners[eid] = owner = [{slot}, eid, cid, len(fed_ids)]",
-                "if cid is not None:",
-                "    owners[cid] = owner",
-            )
-            out.dedent()
+            if mcp:
+                out("inline = inline_result(ev)")
+                self.decoded("inline")
+                out("if inline is not MISSING:")
+                out.indent()
+                for g in result_groups:
+                    self.writer.feed(g, "inline")
+                out.dedent()
+            else:
+                slot = self.tool_slot[tool]
+                out(
+                    f"eid = {self.get('id', _CALL)}",
+                    f"cid = {self.get('callId', _CALL)}",
+                    "if eid is None or eid in owners:  # (filed under its event id only if free)",
+                    f"    owner = [{slot}, None, cid, len(fed_ids)]",
+                    "else:",
+                    f"    owners[eid] = owner = [{slot}, eid, cid, len(fed_ids)]",
+                    "if cid is not None:",
+                    "    owners[cid] = owner",
+                )
             out.dedent()
         if keep:
             # a kept call's arguments are never read (`cites` reads its result): not decoded
             out("record = CallRecord(name, MISSING)")
-            out('if kind == "mcp.call":')
-            out.indent()
-            out("found = inline_result(ev)")
-            self.decoded("found")
-            out("record.result = found", f"record.is_error = bool({self.get('isError', _MCP)})")
-            out.dedent()
-            if self.want_results:
+            if mcp:
+                out("found = inline_result(ev)")
+                self.decoded("found")
+                out("record.result = found", f"record.is_error = bool({self.get('isError', _MCP)})")
+            elif self.want_results:
                 out(
-                    "else:",
-                    f"    eid = {self.get('id', _CALL)}",
-                    "    if eid is not None:",
-                    "        by_call_id.setdefault(eid, record)",
-                    f"    cid = {self.get('callId', _CALL)}",
-                    "    if cid is not None:",
-                    "        by_call_id[cid] = record",
+                    f"eid = {self.get('id', _CALL)}",
+                    "if eid is not None and eid not in linked:  # (setdefault)",
+                    "    by_call_id[eid] = record",
+                    "    linked.add(eid)",
+                    f"cid = {self.get('callId', _CALL)}",
+                    "if cid is not None:",
+                    "    by_call_id[cid] = record",
+                    "    linked.add(cid)",
                 )
             out("calls.setdefault(name, []).append(record)")
 
@@ -461,8 +474,8 @@ class _Generator:
         out("results += 1")
         if self.want_results:
             out(
-                f"record_for = by_call_id.get({self.get('callId', _RESULT)})",
-                "if record_for is not None:",
+                f"key = {self.get('callId', _RESULT)}",
+                "if key in linked and (record_for := by_call_id[key]) is not None:",
             )
             out.indent()
             out(f"found = {self.get('output', _RESULT, missing=True)}")
@@ -475,8 +488,9 @@ class _Generator:
         if self.any_result_probes:
             out("if owners:")
             out.indent()
+            if not self.want_results:  # (else read above)
+                out(f"key = {self.get('callId', _RESULT)}")
             out(
-                f"key = {self.get('callId', _RESULT)}",
                 "owner = owners.get(key)",
                 "# found by its event id: not if that id had named a fed call before (the",
                 "# reference keeps it filed under that call: FedKeys)",
@@ -596,6 +610,9 @@ class _Generator:
             "    errors += 1",
             'elif kind == "user.message":',
             "    others += 1",
+        )
+        self.mcp_call_branch()
+        self.out(
             "else:  # not read: counted, so a trace in which nothing is recognised is an error",
             "    unknown[kind] = unknown.get(kind, 0) + 1",
         )
