@@ -65,3 +65,32 @@ def test_without_fork_each_worker_loads_the_suite_once(
     monkeypatch.setattr(parallel, "can_fork", lambda: False)
     together = run_suites([suite], RunOptions(jobs=2))
     assert _stable(together) == _stable(serial)
+
+
+def test_live_targets_run_in_workers_made_at_their_first_live_case(tmp_path: Path) -> None:
+    # target workers are made only for live cases (a run of recordings loads none of their
+    # machinery: tests/test_startup.py); a -j worker makes its own at its first live case
+    # and keeps it for the next, as a serial run keeps one for the whole suite
+    (tmp_path / "pidagent.py").write_text(
+        "import os\n\ndef pid(value):\n    return os.getpid()\n", encoding="utf-8"
+    )
+    live = tmp_path / "live.eval"
+    live.write_text(
+        "".join(
+            f'case "live {i}"\n  run pidagent:pid\n  input {i}\n  output > 0\n' for i in range(6)
+        ),
+        encoding="utf-8",
+    )
+    recorded = shutil.copytree(ROOT / "examples" / "weather", tmp_path / "weather")
+    suites = [load_suite(live), load_suite(recorded / "weather.eval")]
+
+    def pids(report: object) -> list[object]:
+        cases = report.suites[0].cases  # type: ignore[attr-defined]
+        assert len(cases) == 6 and all(c.passed for c in cases), [c.error for c in cases]
+        return [c.assertions[0].actual for c in cases]
+
+    serial = run_suites(suites)
+    together = run_suites(suites, RunOptions(jobs=2))
+    assert len(set(pids(serial))) == 1
+    assert 1 <= len(set(pids(together))) <= 2
+    assert _stable(together)[6:] == _stable(serial)[6:]  # the recorded cases

@@ -246,6 +246,24 @@ def test_a_serial_run_loads_only_the_reports_it_writes(tmp_path: Path) -> None:
     assert "xml" in written  # the lazy import is not a missing one
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_run_of_recordings_loads_no_machinery_of_live_targets(jobs: str) -> None:
+    # worker processes for live targets, their pipes and `subprocess` are loaded for a
+    # live case only (serial, and in a -j worker at its first live case)
+    suite = str(ROOT / "examples" / "weather" / "weather.eval")
+    modules = _imported_by(
+        "run", "-q", "--no-history", "--judge", "off", "-j", jobs, suite, full=True
+    )
+    live = {"evaldsl.runner.targets", "evaldsl.runner.jsondata", "evaldsl.runs.state", "subprocess"}
+    assert not modules & live, sorted(modules & live)
+    assert "evaldsl.runner.live" in modules
+    live_suite = str(ROOT / "examples" / "live" / "live.eval")
+    ran = _imported_by(
+        "run", "-q", "--no-history", "--judge", "off", "-j", jobs, live_suite, full=True
+    )
+    assert ("evaldsl.runner.targets" in ran) == (jobs == "1")  # -j 2: in the workers only
+
+
 def test_the_package_loads_its_api_on_first_use() -> None:
     code = (
         "import sys, evaldsl\n"

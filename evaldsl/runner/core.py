@@ -13,9 +13,10 @@ Ctrl-C stops the run at once: `RunInterrupted` carries the report of the cases t
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -23,13 +24,16 @@ from evaldsl.compile.evaluate import evaluate
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.verdicts import case_passed, score
 from evaldsl.runner.cases import NothingToRun, Planner, produce_run, selected
+from evaldsl.runner.live import TargetError, is_live
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
-from evaldsl.runner.targets import TargetError, TargetWorkers
 from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
 from evaldsl.suites.build import assertion_location
 from evaldsl.suites.model import Case, Suite
+
+if TYPE_CHECKING:  # live targets' worker processes and pipes: loaded for a live case only
+    from evaldsl.runner.targets import TargetWorkers
 
 JudgeFactory = Callable[[], Judge | None]
 
@@ -171,7 +175,7 @@ def run_suites(
         if options.jobs > 1 and len(work) > 1:
             _run_parallel(work, options, results, on_case)
         else:
-            with TargetWorkers() as workers:
+            with _target_workers(work) as workers:
                 for s, i in work:
                     result = execute_case(s.cases[i], s, workers)
                     results[(id(s), i)] = result
@@ -180,6 +184,19 @@ def run_suites(
     except KeyboardInterrupt:
         raise RunInterrupted(_report(suites, results, started, interrupted=True)) from None
     return _report(suites, results, started)
+
+
+def _target_workers(
+    work: list[tuple[Suite, int]],
+) -> contextlib.AbstractContextManager[TargetWorkers | None]:
+    """The target workers of a serial run: made only when a case calls a live target, so
+    a run of recordings does not load their machinery (`targets.py`, `subprocess`, ~5 ms
+    of its start)."""
+    if not any(is_live(s.cases[i]) for s, i in work):
+        return contextlib.nullcontext()
+    from evaldsl.runner.targets import TargetWorkers
+
+    return TargetWorkers()
 
 
 def _run_parallel(

@@ -33,25 +33,29 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evaldsl.runner.forkpool import run_forked, sigint_held, sigint_mask
+from evaldsl.runner.live import is_live
 from evaldsl.runner.results import CaseResult
-from evaldsl.runner.targets import TargetWorkers
 from evaldsl.runner.worker import die_with_parent
 from evaldsl.suites.build import load_suite
 from evaldsl.suites.model import Case, Suite
 
 if TYPE_CHECKING:  # the process pool is imported only where fork is missing (~3 ms:
-    # `concurrent.futures` brings `logging`), not on a forked run's serial path
+    # `concurrent.futures` brings `logging`), not on a forked run's serial path; live
+    # targets' machinery only for a live case
     from concurrent.futures import Future
 
+    from evaldsl.runner.targets import TargetWorkers
+
 Work = Sequence[tuple[Suite, int]]
-RunCase = Callable[[Case, Suite, TargetWorkers], CaseResult]
+RunCase = Callable[[Case, Suite, "TargetWorkers | None"], CaseResult]
 
 #: The work of the current parallel run, read by forked workers (set before forking).
 _SHARED: list[tuple[Suite, int]] = []
 _RUN_CASE: list[RunCase] = []
 #: Suites a spawned worker loaded (where fork is not available).
 _LOADED: dict[str, Suite] = {}
-#: This worker process's own target workers (made when it starts: never inherited).
+#: This worker process's own target workers (made at its first live case: never
+#: inherited, and never made by a run of recordings).
 _TARGETS: list[TargetWorkers] = []
 
 
@@ -80,16 +84,29 @@ def largest_first(work: Work) -> list[int]:
 
 def _worker_started() -> None:
     """Each worker: Ctrl-C is its parent's to handle (it stops the run), it dies with
-    its parent, even by `kill -9`, and it has target workers of its own."""
+    its parent, even by `kill -9`, and it has target workers of its own (`_targets`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sigint_mask(signal.SIG_UNBLOCK)
     die_with_parent(os.getppid())
-    _TARGETS[:] = [TargetWorkers()]
+    _TARGETS.clear()
+
+
+def _targets(case: Case) -> TargetWorkers | None:
+    """This worker's own target workers for a live case (made at its first one, kept for
+    the next); None for a recorded case."""
+    if not is_live(case):
+        return None
+    if not _TARGETS:
+        from evaldsl.runner.targets import TargetWorkers
+
+        _TARGETS.append(TargetWorkers())
+    return _TARGETS[0]
 
 
 def _forked_case(position: int) -> CaseResult:  # in a forked worker
     suite, index = _SHARED[position]
-    return _RUN_CASE[0](suite.cases[index], suite, _TARGETS[0])
+    case = suite.cases[index]
+    return _RUN_CASE[0](case, suite, _targets(case))
 
 
 def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) -> CaseResult:
@@ -97,7 +114,8 @@ def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) 
     if suite is None:
         judge = judge_factory() if judge_factory is not None else None
         suite = _LOADED[path] = load_suite(path, judge=judge)
-    return run_case(suite.cases[index], suite, _TARGETS[0])
+    case = suite.cases[index]
+    return run_case(case, suite, _targets(case))
 
 
 def _import_for_workers() -> None:
