@@ -32,6 +32,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
 from evaldsl.runner.results import CaseResult
@@ -48,6 +49,9 @@ if TYPE_CHECKING:  # the process pool is imported only where fork is missing (~3
 
 Work = Sequence[tuple[Suite, int]]
 RunCase = Callable[[Case, Suite, "TargetWorkers | None"], CaseResult]
+#: What a forked worker sends back: the case's result and, for a case of a suite checked
+#: later (`Suite.later`), the case's own diagnostics (None: checked before the run).
+Done = tuple[CaseResult, tuple[Diagnostic, ...] | None]
 
 #: The work of the current parallel run, read by forked workers (set before forking).
 _SHARED: list[tuple[Suite, int]] = []
@@ -63,8 +67,8 @@ def case_size(suite: Suite, case: Case) -> float:
     """How long a case is expected to take, for scheduling: its recording's size in
     bytes; a live target (unknown) counts as the largest."""
     spec = case.source
-    if spec is None or case.error is not None:
-        return 0.0
+    if spec is None or (case.error is not None and suite.later is None):
+        return 0.0  # nothing to read, or a case that cannot run (one still to check may)
     if spec.kind == "run":
         return float("inf")
     if spec.path is None:
@@ -103,10 +107,14 @@ def _targets(case: Case) -> TargetWorkers | None:
     return _TARGETS[0]
 
 
-def _forked_case(position: int) -> CaseResult:  # in a forked worker
+def _forked_case(position: int) -> Done:  # in a forked worker
     suite, index = _SHARED[position]
-    case = suite.cases[index]
-    return _RUN_CASE[0](case, suite, _targets(case))
+    if suite.later is None:
+        case = suite.cases[index]
+        return _RUN_CASE[0](case, suite, _targets(case)), None
+    # the case is checked and compiled here, by the one worker that runs it
+    case, own = suite.later.case(index)
+    return _RUN_CASE[0](case, suite, _targets(case)), own
 
 
 def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) -> CaseResult:
@@ -140,13 +148,16 @@ def run_parallel(
     judge_factory: Any,
     done: dict[int, CaseResult],
     announce: Callable[[int], None],
+    own: dict[int, tuple[Diagnostic, ...]] | None = None,
 ) -> None:
     """Run every case of `work` in at most `jobs` processes, putting each result in
-    `done` (by position in `work`) and calling `announce(position)` in `work` order.
+    `done` (by position in `work`) and calling `announce(position)` in `work` order; a
+    case of a suite checked later (`Suite.later`, forked workers only) is checked and
+    compiled by the worker that runs it, and its own diagnostics go in `own`.
 
-    A worker that dies makes its case's result a crash naming why, never a lost case. On
-    Ctrl-C the workers are killed, `done` gets the cases that had finished (announced or
-    not), and the `KeyboardInterrupt` goes on.
+    A worker that dies makes its case's result a crash naming why, never a lost case
+    (and gives no diagnostics). On Ctrl-C the workers are killed, `done` gets the cases
+    that had finished (announced or not), and the `KeyboardInterrupt` goes on.
     """
     processes = min(jobs, len(work))
     if not can_fork():
@@ -164,15 +175,18 @@ def run_parallel(
         gc.freeze()
     announced = [0]  # how many positions, from the first, have been announced
 
-    def arrived(position: int, result: CaseResult) -> None:
+    def arrived(position: int, sent: Done) -> None:
+        result, diagnostics = sent
+        if diagnostics is not None and own is not None:
+            own[position] = diagnostics
         done[position] = result
         while announced[0] < len(work) and announced[0] in done:
             announced[0] += 1
             announce(announced[0] - 1)
 
-    def crashed(position: int, why: str) -> CaseResult:
+    def crashed(position: int, why: str) -> Done:
         suite, index = work[position]
-        return _crash(suite, index, why)
+        return _crash(suite, index, why), None
 
     try:
         run_forked(largest_first(work), processes, _forked_case, _worker_started, arrived, crashed)
