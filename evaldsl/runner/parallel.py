@@ -126,14 +126,19 @@ def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) 
     return run_case(case, suite, _targets(case))
 
 
-def _import_for_workers() -> None:
+def _import_for_workers(work: Work) -> None:
     """Import, once, before forking, what each worker would otherwise import by itself
     at its first case: the pass generator (loaded by a run's first case, not at start)
     and `ctypes` (for `prctl`, `die_with_parent`); ~12 ms of each worker's CPU, measured
-    as ~18 ms less CPU for a `-j 2` run of 120 cases (medians of 11, same run)."""
+    as ~18 ms less CPU for a `-j 2` run of 120 cases (medians of 11, same run). Where the
+    workers check the cases (`Suite.later`), also what checking loads when it first
+    needs it: `difflib`, for did-you-mean (~1.5 ms)."""
     import ctypes  # noqa: F401
 
     import evaldsl.runs.codegen  # noqa: F401
+
+    if any(suite.later is not None for suite, _ in work):
+        import difflib  # noqa: F401
 
 
 def can_fork() -> bool:
@@ -169,7 +174,7 @@ def run_parallel(
     # application froze objects itself, whose frozen set is never disturbed). No full
     # collection first: it would walk every loaded object (~40 ms for 120 cases, on the
     # critical path) for little garbage (suites are built with the collector paused).
-    _import_for_workers()
+    _import_for_workers(work)
     freeze = gc.get_freeze_count() == 0
     if freeze:
         gc.freeze()
