@@ -4,12 +4,16 @@ Takes the (suite, case index) pairs to run, in report order, and a function that
 case, and gives each case's result, in that same order (so the report, and the console's
 progress lines, are the serial run's). How, and why:
 
-- Workers are forked from the process that loaded the suites, so they inherit the loaded,
-  checked and compiled suites: no worker reads a suite file again or repeats a check-time
-  scan of a recording (with 120 cassettes that redone work made `-j 2` slower than
-  `-j 1`). Before forking, the loaded objects are moved out of the garbage collector's
-  reach (`gc.freeze`), so workers do not copy the pages a collection would touch, and
-  what every worker would import at its first case is imported once before forking.
+- Workers are forked from the process that loaded the suites, so they inherit them: no
+  worker reads a suite file again or repeats a check-time scan of a recording (with 120
+  cassettes that redone work made `-j 2` slower than `-j 1`). A suite loaded with its
+  checks left for later (`load_suite(later=True)`, what `evaldsl run -j` does) is
+  inherited read and expanded only: each worker checks and compiles the cases it runs
+  (`Suite.later`) and sends back their own diagnostics with the results, so that part of
+  loading runs in the workers, each case once. Before forking, the loaded objects are
+  moved out of the garbage collector's reach (`gc.freeze`), so workers do not copy the
+  pages a collection would touch, and what every worker would import at its first case
+  is imported once before forking.
 - The forked workers take their cases from one pipe and send results back on their own
   (`forkpool.py`): no thread, queue or future per case in this process.
 - Cases are scheduled largest first (by the size of their recorded run; live targets
