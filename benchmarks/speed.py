@@ -40,6 +40,7 @@ import gc
 import math
 import os
 import re
+import resource
 import shlex
 import statistics
 import subprocess
@@ -370,18 +371,30 @@ def process_times(runs: int, cmd: list[str], env: dict[str, str] | None = None) 
 
 
 def process_times_in_turns(
-    runs: int, cmds: list[list[str]], env: dict[str, str] | None = None
+    runs: int,
+    cmds: list[list[str]],
+    env: dict[str, str] | None = None,
+    cpu: list[list[float]] | None = None,
 ) -> list[list[float]]:
     """`process_times` of each command (one warm-up run each), the commands taking turns
-    in each of the `runs` rounds."""
+    in each of the `runs` rounds; `cpu` gets each run's CPU seconds (user and system, of
+    the process and the children it waited for), less moved than wall time by other work
+    on the machine."""
     for cmd in cmds:
         subprocess.run(cmd, capture_output=True, env=env, check=False)
     times: list[list[float]] = [[] for _ in cmds]
+    if cpu is not None:
+        cpu[:] = [[] for _ in cmds]
     for _ in range(runs):
-        for cmd, column in zip(cmds, times, strict=True):
+        for k, (cmd, column) in enumerate(zip(cmds, times, strict=True)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             done = subprocess.run(cmd, capture_output=True, env=env, check=False)
             column.append(time.perf_counter() - t0)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if cpu is not None:
+                used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                cpu[k].append(used)
             if done.returncode not in (0, 1):
                 raise SystemExit(f"{shlex.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
     return times
@@ -551,6 +564,7 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
     # in turns, so a change of load falls on each alike; `--dry-run` loads and checks the
     # whole suite (reading every cassette's head) and runs nothing: a serial run's part
     # before its first case
+    cpu: list[list[float]] = []
     t_load, t_fork, t1, t2 = process_times_in_turns(
         runs,
         [
@@ -560,8 +574,18 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
             [*run, "-j", "2", str(suite)],
         ],
         ENV,
+        cpu,
     )
     print(f"  -j 1: {spread(t1)}; -j 2: {spread(t2)}")
+    print(
+        "  CPU time (the process and its workers): "
+        + "; ".join(
+            f"{name} {spread(times)}"
+            for name, times in zip(
+                ("--dry-run", "before forking", "-j 1", "-j 2"), cpu, strict=True
+            )
+        )
+    )
     # what the machine gives two processes right now: pure CPU work, 2 processes vs 1
     spin = "import sys\nx = 0\nfor i in range(4_000_000): x += i\n"
     one = process_times(runs, [sys.executable, "-c", spin + spin])
