@@ -24,7 +24,10 @@ What it measures, each against a baseline measured in the same run:
 4. K scaling: K = 1, 10, 100, 1000 distinct statements (the generator of bench.py's
    compile file) over the same in-memory events. Target: K=1000 / K=1 <= 3x.
 5. -j scaling: 120 cassettes of 5,000 events, one case each, `evaldsl run -j 1` and
-   `-j 2`, whole process, median. Target: -j 2 / -j 1 <= 0.6x.
+   `-j 2`, whole process, median. Target: -j 2 / -j 1 <= 0.6x. Beside them, the parts
+   no worker shares: a `run --dry-run` process (a serial run's part before its first
+   case), a process doing what a -j parent does before it forks, and the machine's own
+   ratio for two processes of pure CPU work; from these, the best -j 2 could do.
 6. Compile throughput of distinct statements is bench.py's (a) (target >= 50,000/s), and
    peak memory its (d): `make bench` runs both.
 7. OTel spans: `program.check(path)` of 12 assertions on an OTLP JSONL file (`--turns`
@@ -44,6 +47,7 @@ import gc
 import math
 import os
 import re
+import resource
 import shlex
 import statistics
 import subprocess
@@ -69,6 +73,11 @@ from evaldsl.predicates.cites import citable_values  # noqa: E402
 
 Event = dict[str, Any]
 EVALDSL = str(Path(sys.executable).with_name("evaldsl"))
+#: The environment of the processes timed: as installed, modules are loaded from their
+#: bytecode, so a `PYTHONDONTWRITEBYTECODE` set in the shell is dropped (the warm-up run
+#: writes what is missing or stale; with it, an edited module was compiled at every
+#: start, ~60 ms of a `run --dry-run` whose bytecode was all missing)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 ALL_TOOLS = ", ".join(bench.TOOLS)
 
@@ -370,17 +379,31 @@ def process_times(runs: int, cmd: list[str], env: dict[str, str] | None = None) 
     return times
 
 
-def process_times_in_turns(runs: int, cmds: list[list[str]]) -> list[list[float]]:
+def process_times_in_turns(
+    runs: int,
+    cmds: list[list[str]],
+    env: dict[str, str] | None = None,
+    cpu: list[list[float]] | None = None,
+) -> list[list[float]]:
     """`process_times` of each command (one warm-up run each), the commands taking turns
-    in each of the `runs` rounds."""
+    in each of the `runs` rounds; `cpu` gets each run's CPU seconds (user and system, of
+    the process and the children it waited for), less moved than wall time by other work
+    on the machine."""
     for cmd in cmds:
-        subprocess.run(cmd, capture_output=True, check=False)
+        subprocess.run(cmd, capture_output=True, env=env, check=False)
     times: list[list[float]] = [[] for _ in cmds]
+    if cpu is not None:
+        cpu[:] = [[] for _ in cmds]
     for _ in range(runs):
-        for cmd, column in zip(cmds, times, strict=True):
+        for k, (cmd, column) in enumerate(zip(cmds, times, strict=True)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
-            done = subprocess.run(cmd, capture_output=True, check=False)
+            done = subprocess.run(cmd, capture_output=True, env=env, check=False)
             column.append(time.perf_counter() - t0)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if cpu is not None:
+                used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                cpu[k].append(used)
             if done.returncode not in (0, 1):
                 raise SystemExit(f"{shlex.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
     return times
@@ -495,8 +518,8 @@ def bench_files(cassette: Path, runs: int) -> None:
             "import orjson, gc, sys\ngc.disable()\n"
             "for line in open(sys.argv[1], 'rb'): orjson.loads(line)\n"
         )
-        t_proc = process_times(runs, [sys.executable, "-c", decode, str(cassette)])
-        t_run = process_times(runs, [EVALDSL, "run", "-q", "--no-history", str(suite)])
+        t_proc = process_times(runs, [sys.executable, "-c", decode, str(cassette)], ENV)
+        t_run = process_times(runs, [EVALDSL, "run", "-q", "--no-history", str(suite)], ENV)
     print(f"  process decoding every line with orjson: {spread(t_proc)}")
     print(f"  `evaldsl run -q --no-history` of the mixed suite: {spread(t_run)}")
     row(
@@ -509,10 +532,9 @@ def bench_files(cassette: Path, runs: int) -> None:
 
 def bench_start(runs: int) -> None:
     print("\n3. start-up: whole processes")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     small = str(ROOT / "examples" / "weather" / "weather.eval")
-    t_check = process_times(runs, [EVALDSL, "check", small], env)
-    t_bare = process_times(runs, [sys.executable, "-c", "pass"], env)
+    t_check = process_times(runs, [EVALDSL, "check", small], ENV)
+    t_bare = process_times(runs, [sys.executable, "-c", "pass"], ENV)
     print(f"  evaldsl check examples/weather/weather.eval: {spread(t_check)}")
     print(f"  python -c pass: {spread(t_bare)}")
     median_ms = statistics.median(t_check) * 1000
@@ -570,17 +592,38 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
     )
     suite.write_text(body + "\n")
     run = [EVALDSL, "run", "-q", "--no-history"]
+    # what a -j parent does before it forks: start, `run`'s imports, reading and expanding
+    # the suite (each case is checked and compiled by the worker that runs it)
+    before_fork = (
+        "import sys\nfrom evaldsl.tools import cli\nfrom evaldsl.runner import core, parallel\n"
+        "from evaldsl.reports import console\nfrom evaldsl.suites.build import load_suite\n"
+        "load_suite(sys.argv[1], later=True)\n"
+    )
     # in turns, so a change of load falls on each alike; `--dry-run` loads and checks the
-    # suite (reading every cassette's head) and runs nothing: the part no -j can share
-    t_load, t1, t2 = process_times_in_turns(
+    # whole suite (reading every cassette's head) and runs nothing: a serial run's part
+    # before its first case
+    cpu: list[list[float]] = []
+    t_load, t_fork, t1, t2 = process_times_in_turns(
         runs,
         [
             [*run, "--dry-run", str(suite)],
+            [sys.executable, "-c", before_fork, str(suite)],
             [*run, "-j", "1", str(suite)],
             [*run, "-j", "2", str(suite)],
         ],
+        ENV,
+        cpu,
     )
     print(f"  -j 1: {spread(t1)}; -j 2: {spread(t2)}")
+    print(
+        "  CPU time (the process and its workers): "
+        + "; ".join(
+            f"{name} {spread(times)}"
+            for name, times in zip(
+                ("--dry-run", "before forking", "-j 1", "-j 2"), cpu, strict=True
+            )
+        )
+    )
     # what the machine gives two processes right now: pure CPU work, 2 processes vs 1
     spin = "import sys\nx = 0\nfor i in range(4_000_000): x += i\n"
     one = process_times(runs, [sys.executable, "-c", spin + spin])
@@ -596,14 +639,18 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
         f"  the machine now: the same CPU work in 2 processes takes {machine:.2f}x the time "
         "of 1 process (0.5 on two idle cores; higher when other work holds the cores)"
     )
-    serial = statistics.median(t_load)
+    serial = statistics.median(t_fork)
     work = statistics.median(t1) - serial
     best = (serial + machine * work) / statistics.median(t1)
     print(
-        f"  serial part (`run --dry-run`: start, imports, loading the suite): {spread(t_load)}; "
-        f"so -j 1 runs cases for ~{work * 1000:.0f} ms, and -j 2 at the machine's ratio "
-        f"would take at best {best:.2f}x -j 1 (0.6 needs a serial part of at most "
-        f"~{max(0.0, (0.6 - machine) * work / 0.4) * 1000:.0f} ms)"
+        f"  a serial run's part before its first case (`run --dry-run`: start, imports, "
+        f"loading and checking the suite): {spread(t_load)}"
+    )
+    print(
+        f"  the -j parent's part before it forks (start, imports, reading and expanding the "
+        f"suite): {spread(t_fork)}; so -j 1 does ~{work * 1000:.0f} ms of work after it, "
+        f"and -j 2 at the machine's ratio would take at best {best:.2f}x -j 1 (0.6 needs a "
+        f"part before forking of at most ~{max(0.0, (0.6 - machine) * work / 0.4) * 1000:.0f} ms)"
     )
     row(
         "-j 2 / -j 1 (wall)",

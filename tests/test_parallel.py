@@ -3,16 +3,25 @@ scanned again), the largest cases start first, and the report is the serial run'
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
 
-from evaldsl.runner import parallel
+from evaldsl.runner import core, parallel
+from evaldsl.runner.cases import selected
 from evaldsl.runner.core import RunOptions, run_suites
 from evaldsl.runner.parallel import largest_first
-from evaldsl.suites.build import load_suite
+from evaldsl.runner.results import Report
+from evaldsl.suites import build
+from evaldsl.suites.build import NOT_CHECKED, load_suite
+from evaldsl.suites.model import Suite
+from tests.clitools import run_evaldsl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,3 +74,237 @@ def test_without_fork_each_worker_loads_the_suite_once(
     monkeypatch.setattr(parallel, "can_fork", lambda: False)
     together = run_suites([suite], RunOptions(jobs=2))
     assert _stable(together) == _stable(serial)
+
+
+def test_live_targets_run_in_workers_made_at_their_first_live_case(tmp_path: Path) -> None:
+    # target workers are made only for live cases (a run of recordings loads none of their
+    # machinery: tests/test_startup.py); a -j worker makes its own at its first live case
+    # and keeps it for the next, as a serial run keeps one for the whole suite
+    (tmp_path / "pidagent.py").write_text(
+        "import os\n\ndef pid(value):\n    return os.getpid()\n", encoding="utf-8"
+    )
+    live = tmp_path / "live.eval"
+    live.write_text(
+        "".join(
+            f'case "live {i}"\n  run pidagent:pid\n  input {i}\n  output > 0\n' for i in range(6)
+        ),
+        encoding="utf-8",
+    )
+    recorded = shutil.copytree(ROOT / "examples" / "weather", tmp_path / "weather")
+    suites = [load_suite(live), load_suite(recorded / "weather.eval")]
+
+    def pids(report: object) -> list[object]:
+        cases = report.suites[0].cases  # type: ignore[attr-defined]
+        assert len(cases) == 6 and all(c.passed for c in cases), [c.error for c in cases]
+        return [c.assertions[0].actual for c in cases]
+
+    serial = run_suites(suites)
+    together = run_suites(suites, RunOptions(jobs=2))
+    assert len(set(pids(serial))) == 1
+    assert 1 <= len(set(pids(together))) <= 2
+    assert _stable(together)[6:] == _stable(serial)[6:]  # the recorded cases
+
+
+# ---- cases checked and compiled by the worker that runs them (`load_suite(later=True)`)
+
+SUITES = [
+    "examples/weather/weather.eval",
+    "examples/weather/weather.yaml",
+    "examples/research/research.eval",
+    "examples/triage/triage.eval",
+    "examples/live/live.eval",
+    "examples-failing/failures.eval",
+    "examples-failing/mistakes.eval",
+    "examples-failing/mistakes.yaml",
+    "examples-production/checks.eval",
+]
+
+#: A suite of the problems checking finds in a case: a tool never recorded (did you
+#: mean), a missing recording, a check error (the case is not run), rows of `each`.
+TROUBLED = """\
+suite "troubled"
+tools get_weather, search_web
+
+case "recorded"
+  cassette "{cassette}"
+  tool get_weather called once
+  tool search_web called at most 3 times
+  no tool get_weathr
+
+case "missing"
+  cassette "nowhere.jsonl"
+  tool get_weather called once
+
+case "broken"
+  cassette "{cassette}"
+  tool get_weather caled once
+
+case "rows"
+  cassette "{cassette}"
+  each [{{name: get_weather}}, {{name: search_web}}]
+  tool {{{{name}}}} called at least once
+"""
+
+
+def _suites(tmp_path: Path, later: bool) -> list[Suite]:
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    troubled = tmp_path / "troubled.eval"
+    troubled.write_text(TROUBLED.format(cassette=cassette), encoding="utf-8")
+    paths = [str(ROOT / p) for p in SUITES] + [str(troubled)]
+    return [load_suite(p, later=later) for p in paths]
+
+
+def _same(report: Report) -> list[object]:
+    """`_stable`, but for the time live cases took (their latency, and what a `latency`
+    assertion found)."""
+    timeless: list[object] = [
+        (
+            c.name,
+            c.passed,
+            c.score,
+            c.error,
+            attrs.evolve(c.metrics, latency_ms=None) if c.metrics else None,
+            [
+                attrs.evolve(a, actual=None) if a.text.startswith("latency") else a
+                for a in c.assertions
+            ],
+        )
+        for s in report.suites
+        for c in s.cases
+    ]
+    return timeless
+
+
+def _diagnostics(report: Report) -> list[object]:
+    return [(s.path, s.diagnostics) for s in report.suites]
+
+
+@pytest.mark.parametrize("select", [None, "weather", "not weather"])
+def test_cases_checked_by_their_workers_give_the_serial_report(
+    tmp_path: Path, select: str | None
+) -> None:
+    eager = _suites(tmp_path, later=False)
+    later = _suites(tmp_path, later=True)
+    # every suite without suite-level assertions leaves its cases to the workers (the
+    # weather suites have some: they are built at once, and run beside the others)
+    assert [s.path for s in later if s.later is None] == [str(ROOT / p) for p in SUITES[:2]]
+    assert all(
+        not s.diagnostics and all(c.error == NOT_CHECKED for c in s.cases) for s in later if s.later
+    )
+    serial = run_suites(eager, RunOptions(select=select))
+    together = run_suites(later, RunOptions(jobs=2, select=select))
+    assert _same(together) == _same(serial)
+    assert _diagnostics(together) == _diagnostics(serial)
+    assert any(d.code == "W301" for s in serial.suites for d in s.diagnostics)
+    assert any(
+        c.error and c.error.startswith("not run: 1 check error")
+        for s in serial.suites
+        for c in s.cases
+    )
+
+
+def test_the_parent_checks_no_case_a_worker_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    later = _suites(tmp_path, later=True)
+    parent = os.getpid()
+    checked_here: list[str] = []
+    check_case = build.check_case
+
+    def counted(concrete: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.getpid() == parent:
+            checked_here.append(concrete.name)
+        return check_case(concrete, *args, **kwargs)
+
+    monkeypatch.setattr(build, "check_case", counted)
+    report = run_suites(later, RunOptions(jobs=2))
+    assert report.cases and checked_here == []
+    # -k: the cases not selected are checked here, for their diagnostics (and only those)
+    run_suites(later, RunOptions(jobs=2, select="weather"))
+    skipped = [c.name for s in later for c in s.cases if not selected(s, c, "weather")]
+    assert sorted(checked_here) == sorted(skipped) and skipped
+
+
+def test_a_case_whose_worker_died_is_checked_by_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serial = run_suites(_suites(tmp_path, later=False))
+    later = _suites(tmp_path, later=True)
+    run_case = core.execute_case
+
+    def dies_on_missing(case: Any, suite: Any, workers: Any = None) -> Any:
+        if case.name == "missing":
+            os._exit(3)  # the worker dies: no result, no diagnostics sent
+        return run_case(case, suite, workers)
+
+    monkeypatch.setattr(core, "execute_case", dies_on_missing)
+    together = run_suites(later, RunOptions(jobs=2))
+    died = [c for s in together.suites for c in s.cases if c.name == "missing"]
+    assert len(died) == 1 and "worker failed" in str(died[0].error)
+    assert _diagnostics(together) == _diagnostics(serial)
+
+
+def test_suites_left_to_check_are_built_where_no_worker_is_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a serial run (or one case, or no fork) checks and compiles them itself, at once
+    serial = run_suites(_suites(tmp_path, later=False))
+    assert _same(run_suites(_suites(tmp_path, later=True))) == _same(serial)
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)
+    spawned = run_suites(_suites(tmp_path, later=True), RunOptions(jobs=2))
+    assert _same(spawned) == _same(serial)
+    assert _diagnostics(spawned) == _diagnostics(serial)
+
+
+def test_a_case_left_to_check_never_passes_unchecked(tmp_path: Path) -> None:
+    suite = _suites(tmp_path, later=True)[-1]
+    assert suite.later is not None
+    result = core.execute_case(suite.cases[0], suite)
+    assert not result.passed and result.error == NOT_CHECKED
+
+
+def test_a_suite_with_suite_level_assertions_is_built_at_once(tmp_path: Path) -> None:
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    path = tmp_path / "header.eval"
+    path.write_text(
+        f'tool get_weather called once\n\ncase "a"\n  cassette "{cassette}"\n'
+        '  answer contains "Xiamen"\n',
+        encoding="utf-8",
+    )
+    suite = load_suite(path, later=True)
+    assert suite.later is None and suite.cases[0].error is None
+    assert [a.text for a in suite.cases[0].assertions] == [
+        "tool get_weather called once",
+        'answer contains "Xiamen"',
+    ]
+
+
+def test_the_command_with_j_checks_in_its_workers_and_prints_the_serial_report(
+    tmp_path: Path,
+) -> None:
+    # `evaldsl run -j 2` leaves each case's check to its worker (`load_suite(later=True)`):
+    # the console report (warnings and errors included) and the JSON report are the serial
+    # run's, but for times
+    troubled = _suites(tmp_path, later=True)[-1]
+    assert troubled.later is not None
+    failing = str(ROOT / "examples-failing" / "mistakes.eval")
+    runs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"report-{jobs}.json"
+        done = run_evaldsl(
+            "run", "--no-history", "-j", jobs, "--json", str(out), troubled.path, failing
+        )
+        assert done.returncode == 1, done.stderr
+        shown = re.sub(r" *\d+(\.\d+)? ?m?s\b", " T", done.stdout)
+        report = json.loads(out.read_text(encoding="utf-8"))
+        runs[jobs] = (shown, _timeless_json(report))
+    assert runs["2"] == runs["1"]
+    assert "W301" in runs["1"][0] and "not run: 1 check error" in runs["1"][0]
+
+
+def _timeless_json(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _timeless_json(v) for k, v in value.items() if "ms" not in k}
+    if isinstance(value, list):
+        return [_timeless_json(v) for v in value]
+    return value

@@ -4,6 +4,7 @@ it needs. Timings are the benchmarks' business; these tests check the mechanisms
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -246,6 +247,24 @@ def test_a_serial_run_loads_only_the_reports_it_writes(tmp_path: Path) -> None:
     assert "xml" in written  # the lazy import is not a missing one
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_run_of_recordings_loads_no_machinery_of_live_targets(jobs: str) -> None:
+    # worker processes for live targets, their pipes and `subprocess` are loaded for a
+    # live case only (serial, and in a -j worker at its first live case)
+    suite = str(ROOT / "examples" / "weather" / "weather.eval")
+    modules = _imported_by(
+        "run", "-q", "--no-history", "--judge", "off", "-j", jobs, suite, full=True
+    )
+    live = {"evaldsl.runner.targets", "evaldsl.runner.jsondata", "evaldsl.runs.state", "subprocess"}
+    assert not modules & live, sorted(modules & live)
+    assert "evaldsl.runner.live" in modules
+    live_suite = str(ROOT / "examples" / "live" / "live.eval")
+    ran = _imported_by(
+        "run", "-q", "--no-history", "--judge", "off", "-j", jobs, live_suite, full=True
+    )
+    assert ("evaldsl.runner.targets" in ran) == (jobs == "1")  # -j 2: in the workers only
+
+
 def test_the_package_loads_its_api_on_first_use() -> None:
     code = (
         "import sys, evaldsl\n"
@@ -359,3 +378,43 @@ def test_tool_lines_are_the_lines_a_regex_finds(block: bytes) -> None:
     from evaldsl.runs.toolnames import tool_lines
 
     assert list(tool_lines(block)) == _lines_by_regex(block)
+
+
+def test_j_workers_import_nothing_of_their_own(tmp_path: Path) -> None:
+    # what a worker would import at its first case (the pass generator, `ctypes`, and for
+    # cases it checks itself `difflib`) is imported once, before forking: a module
+    # imported twice in a -j 2 run (once in each worker) and not in a serial run is one
+    # a worker imported by itself
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    suite = tmp_path / "many.eval"
+    suite.write_text(
+        "".join(
+            f'case "c{i}"\n  cassette "{cassette}"\n  tool get_weather called once\n'
+            "  no tool get_wether\n"  # did-you-mean: checking loads difflib
+            for i in range(6)
+        ),
+        encoding="utf-8",
+    )
+
+    def twice(jobs: str) -> set[str]:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "evaldsl.tools.cli", "run", "-q",
+             "--no-history", "-j", jobs, str(suite)],
+            capture_output=True, text=True, cwd=ROOT,
+        )  # fmt: skip
+        names = [
+            line.split("|")[-1].strip()
+            for line in done.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line
+        ]
+        assert "difflib" in names, done.stderr[-2000:]
+        return {n for n in names if names.count(n) > 1}
+
+    def missing(name: str) -> bool:  # a failed probe (`org.python.core` in `copy`)
+        try:
+            return importlib.util.find_spec(name) is None
+        except ImportError:
+            return True
+
+    imported_by_workers = twice("2") - twice("1")
+    assert {n for n in imported_by_workers if not missing(n)} == set()

@@ -13,23 +13,28 @@ Ctrl-C stops the run at once: `RunInterrupted` carries the report of the cases t
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.judge.protocol import Judge
+from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.verdicts import case_passed, score
 from evaldsl.runner.cases import NothingToRun, Planner, produce_run, selected
+from evaldsl.runner.live import TargetError, is_live
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
-from evaldsl.runner.targets import TargetError, TargetWorkers
 from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
 from evaldsl.suites.build import assertion_location
 from evaldsl.suites.model import Case, Suite
+
+if TYPE_CHECKING:  # live targets' worker processes and pipes: loaded for a live case only
+    from evaldsl.runner.targets import TargetWorkers
 
 JudgeFactory = Callable[[], Judge | None]
 
@@ -150,6 +155,8 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 Results = dict[tuple[int, int], CaseResult]
+#: The own diagnostics of the cases checked where they ran (`Suite.later`).
+Own = dict[tuple[int, int], tuple[Diagnostic, ...]]
 OnCase = Callable[[Suite, CaseResult], None] | None
 
 
@@ -166,32 +173,67 @@ def run_suites(
     """
     started = time.perf_counter()
     work = [(s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)]
+    forked = options.jobs > 1 and len(work) > 1 and _can_fork()
+    if not forked and any(s.later is not None for s in suites):
+        # cases left to check where they run (`load_suite(later=True)`) are checked here
+        suites = [s.later.built() if s.later is not None else s for s in suites]
+        work = [
+            (s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)
+        ]
     results: Results = {}
+    own: Own = {}
     try:
         if options.jobs > 1 and len(work) > 1:
-            _run_parallel(work, options, results, on_case)
+            _run_parallel(work, options, results, on_case, own)
         else:
-            with TargetWorkers() as workers:
+            with _target_workers(work) as workers:
                 for s, i in work:
                     result = execute_case(s.cases[i], s, workers)
                     results[(id(s), i)] = result
                     if on_case:
                         on_case(s, result)
     except KeyboardInterrupt:
-        raise RunInterrupted(_report(suites, results, started, interrupted=True)) from None
-    return _report(suites, results, started)
+        report = _report(suites, results, own, started, interrupted=True)
+        raise RunInterrupted(report) from None
+    return _report(suites, results, own, started)
+
+
+def _can_fork() -> bool:
+    # imported here: `check` and serial runs never load the process machinery
+    from evaldsl.runner.parallel import can_fork
+
+    return can_fork()
+
+
+def _target_workers(
+    work: list[tuple[Suite, int]],
+) -> contextlib.AbstractContextManager[TargetWorkers | None]:
+    """The target workers of a serial run: made only when a case calls a live target, so
+    a run of recordings does not load their machinery (`targets.py`, `subprocess`, ~5 ms
+    of its start)."""
+    if not any(is_live(s.cases[i]) for s, i in work):
+        return contextlib.nullcontext()
+    from evaldsl.runner.targets import TargetWorkers
+
+    return TargetWorkers()
 
 
 def _run_parallel(
-    work: list[tuple[Suite, int]], options: RunOptions, results: Results, on_case: OnCase
+    work: list[tuple[Suite, int]],
+    options: RunOptions,
+    results: Results,
+    on_case: OnCase,
+    own: Own,
 ) -> None:
     """Cases in `-j` processes; `results` gets each in report order (on Ctrl-C, also the
-    ones that had finished out of order)."""
+    ones that had finished out of order), `own` the diagnostics of those checked where
+    they ran."""
     # Imported here: the process pool costs ~15 ms to import, which `check` and serial
     # runs skip.
     from evaldsl.runner.parallel import run_parallel
 
     done: dict[int, CaseResult] = {}
+    checked: dict[int, tuple[Diagnostic, ...]] = {}
 
     def announce(position: int) -> None:
         suite, index = work[position]
@@ -200,15 +242,25 @@ def _run_parallel(
             on_case(suite, done[position])
 
     try:
-        run_parallel(work, options.jobs, execute_case, options.judge_factory, done, announce)
+        run_parallel(
+            work, options.jobs, execute_case, options.judge_factory, done, announce, checked
+        )
     finally:
         for position, result in done.items():
             suite, index = work[position]
             results[(id(suite), index)] = result
+        for position, diagnostics in checked.items():
+            suite, index = work[position]
+            own[(id(suite), index)] = diagnostics
 
 
 def _report(
-    suites: Sequence[Suite], results: Results, started: float, *, interrupted: bool = False
+    suites: Sequence[Suite],
+    results: Results,
+    own: Own,
+    started: float,
+    *,
+    interrupted: bool = False,
 ) -> Report:
     suite_results = []
     for s in suites:
@@ -219,8 +271,19 @@ def _report(
                 s.path,
                 cases,
                 sum(c.duration_ms for c in cases),
-                s.diagnostics,
+                _diagnostics(s, own),
             )
         )
     duration_ms = (time.perf_counter() - started) * 1000
     return Report(tuple(suite_results), duration_ms, interrupted=interrupted)
+
+
+def _diagnostics(suite: Suite, own: Own) -> tuple[Diagnostic, ...]:
+    """The suite's diagnostics; of a suite checked where its cases ran, made of each
+    case's own: as its worker found them, else (a case not selected, not run after
+    Ctrl-C, or whose worker died) checked here."""
+    later = suite.later
+    if later is None:
+        return suite.diagnostics
+    found = [own.get((id(suite), i)) for i in range(len(suite.cases))]
+    return later.diagnostics([d if d is not None else later.own(i) for i, d in enumerate(found)])

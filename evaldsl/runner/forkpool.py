@@ -4,7 +4,8 @@ and sends its result back on its own, with nothing in between.
 Takes the positions of the cases to run (in the order to start them), a number of
 processes, and a function that runs the case at a position (forked workers inherit
 the work the parent loaded, so a position is all a worker needs); gives each
-position's `CaseResult` to a callback as it arrives. How, and why:
+position's result (a `CaseResult`, or whatever `run_case` gives) to a callback as it
+arrives. How, and why:
 
 - The parent writes every position (4 bytes each) into one pipe, and closes it when
   all are written. A worker that is free reads the next 4 bytes: a pipe read that small
@@ -36,8 +37,10 @@ import signal
 import struct
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
 
-from evaldsl.runner.results import CaseResult
+#: What a worker gives for a case (a `CaseResult`, with whatever the caller adds).
+T = TypeVar("T")
 
 #: A position, as the task pipe carries it.
 POSITION = struct.Struct("<I")
@@ -52,10 +55,10 @@ _BATCH = 512 // POSITION.size
 def run_forked(
     order: Sequence[int],
     processes: int,
-    run_case: Callable[[int], CaseResult],
+    run_case: Callable[[int], T],
     started: Callable[[], None],
-    arrived: Callable[[int, CaseResult], None],
-    crashed: Callable[[int, str], CaseResult],
+    arrived: Callable[[int, T], None],
+    crashed: Callable[[int, str], T],
 ) -> None:
     """Run the case at each position of `order` in at most `processes` forked workers
     (each calls `started()` first, then `run_case(position)` for each case it takes);
@@ -64,7 +67,7 @@ def run_forked(
     `crashed(position, why)`."""
     given: set[int] = set()
 
-    def deliver(position: int, result: CaseResult) -> None:
+    def deliver(position: int, result: T) -> None:
         given.add(position)
         arrived(position, result)
 
@@ -179,7 +182,7 @@ class _Worker:
 def _fork(
     tasks: _Tasks,
     others: dict[int, _Worker],
-    run_case: Callable[[int], CaseResult],
+    run_case: Callable[[int], T],
     started: Callable[[], None],
 ) -> _Worker:
     result_read, result_write = os.pipe()
@@ -207,7 +210,7 @@ def _flush_std_streams() -> None:
                 stream.flush()
 
 
-def _work(tasks: int, out: int, run_case: Callable[[int], CaseResult]) -> None:
+def _work(tasks: int, out: int, run_case: Callable[[int], T]) -> None:
     """A worker's loop: the next position, until the task pipe ends."""
     while True:
         got = os.read(tasks, POSITION.size)
@@ -231,8 +234,8 @@ def _send(fd: int, kind: int, position: int, payload: bytes) -> None:
 def _serve(
     tasks: _Tasks,
     workers: dict[int, _Worker],
-    arrived: Callable[[int, CaseResult], None],
-    crashed: Callable[[int, str], CaseResult],
+    arrived: Callable[[int, T], None],
+    crashed: Callable[[int, str], T],
 ) -> None:
     """The parent's loop: feed the task pipe, act on every worker's messages, until no
     worker is left."""
@@ -271,8 +274,8 @@ def _serve(
 
 def _messages(
     worker: _Worker,
-    arrived: Callable[[int, CaseResult], None],
-    crashed: Callable[[int, str], CaseResult],
+    arrived: Callable[[int, T], None],
+    crashed: Callable[[int, str], T],
 ) -> None:
     """Act on every whole message in the worker's buffer."""
     buffer = worker.buffer

@@ -4,12 +4,16 @@ Takes the (suite, case index) pairs to run, in report order, and a function that
 case, and gives each case's result, in that same order (so the report, and the console's
 progress lines, are the serial run's). How, and why:
 
-- Workers are forked from the process that loaded the suites, so they inherit the loaded,
-  checked and compiled suites: no worker reads a suite file again or repeats a check-time
-  scan of a recording (with 120 cassettes that redone work made `-j 2` slower than
-  `-j 1`). Before forking, the loaded objects are moved out of the garbage collector's
-  reach (`gc.freeze`), so workers do not copy the pages a collection would touch, and
-  what every worker would import at its first case is imported once before forking.
+- Workers are forked from the process that loaded the suites, so they inherit them: no
+  worker reads a suite file again or repeats a check-time scan of a recording (with 120
+  cassettes that redone work made `-j 2` slower than `-j 1`). A suite loaded with its
+  checks left for later (`load_suite(later=True)`, what `evaldsl run -j` does) is
+  inherited read and expanded only: each worker checks and compiles the cases it runs
+  (`Suite.later`) and sends back their own diagnostics with the results, so that part of
+  loading runs in the workers, each case once. Before forking, the loaded objects are
+  moved out of the garbage collector's reach (`gc.freeze`), so workers do not copy the
+  pages a collection would touch, and what every worker would import at its first case
+  is imported once before forking.
 - The forked workers take their cases from one pipe and send results back on their own
   (`forkpool.py`): no thread, queue or future per case in this process.
 - Cases are scheduled largest first (by the size of their recorded run; live targets
@@ -32,26 +36,34 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import run_forked, sigint_held, sigint_mask
+from evaldsl.runner.live import is_live
 from evaldsl.runner.results import CaseResult
-from evaldsl.runner.targets import TargetWorkers
 from evaldsl.runner.worker import die_with_parent
 from evaldsl.suites.build import load_suite
 from evaldsl.suites.model import Case, Suite
 
 if TYPE_CHECKING:  # the process pool is imported only where fork is missing (~3 ms:
-    # `concurrent.futures` brings `logging`), not on a forked run's serial path
+    # `concurrent.futures` brings `logging`), not on a forked run's serial path; live
+    # targets' machinery only for a live case
     from concurrent.futures import Future
 
+    from evaldsl.runner.targets import TargetWorkers
+
 Work = Sequence[tuple[Suite, int]]
-RunCase = Callable[[Case, Suite, TargetWorkers], CaseResult]
+RunCase = Callable[[Case, Suite, "TargetWorkers | None"], CaseResult]
+#: What a forked worker sends back: the case's result and, for a case of a suite checked
+#: later (`Suite.later`), the case's own diagnostics (None: checked before the run).
+Done = tuple[CaseResult, tuple[Diagnostic, ...] | None]
 
 #: The work of the current parallel run, read by forked workers (set before forking).
 _SHARED: list[tuple[Suite, int]] = []
 _RUN_CASE: list[RunCase] = []
 #: Suites a spawned worker loaded (where fork is not available).
 _LOADED: dict[str, Suite] = {}
-#: This worker process's own target workers (made when it starts: never inherited).
+#: This worker process's own target workers (made at its first live case: never
+#: inherited, and never made by a run of recordings).
 _TARGETS: list[TargetWorkers] = []
 
 
@@ -59,8 +71,8 @@ def case_size(suite: Suite, case: Case) -> float:
     """How long a case is expected to take, for scheduling: its recording's size in
     bytes; a live target (unknown) counts as the largest."""
     spec = case.source
-    if spec is None or case.error is not None:
-        return 0.0
+    if spec is None or (case.error is not None and suite.later is None):
+        return 0.0  # nothing to read, or a case that cannot run (one still to check may)
     if spec.kind == "run":
         return float("inf")
     if spec.path is None:
@@ -80,16 +92,33 @@ def largest_first(work: Work) -> list[int]:
 
 def _worker_started() -> None:
     """Each worker: Ctrl-C is its parent's to handle (it stops the run), it dies with
-    its parent, even by `kill -9`, and it has target workers of its own."""
+    its parent, even by `kill -9`, and it has target workers of its own (`_targets`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sigint_mask(signal.SIG_UNBLOCK)
     die_with_parent(os.getppid())
-    _TARGETS[:] = [TargetWorkers()]
+    _TARGETS.clear()
 
 
-def _forked_case(position: int) -> CaseResult:  # in a forked worker
+def _targets(case: Case) -> TargetWorkers | None:
+    """This worker's own target workers for a live case (made at its first one, kept for
+    the next); None for a recorded case."""
+    if not is_live(case):
+        return None
+    if not _TARGETS:
+        from evaldsl.runner.targets import TargetWorkers
+
+        _TARGETS.append(TargetWorkers())
+    return _TARGETS[0]
+
+
+def _forked_case(position: int) -> Done:  # in a forked worker
     suite, index = _SHARED[position]
-    return _RUN_CASE[0](suite.cases[index], suite, _TARGETS[0])
+    if suite.later is None:
+        case = suite.cases[index]
+        return _RUN_CASE[0](case, suite, _targets(case)), None
+    # the case is checked and compiled here, by the one worker that runs it
+    case, own = suite.later.case(index)
+    return _RUN_CASE[0](case, suite, _targets(case)), own
 
 
 def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) -> CaseResult:
@@ -97,17 +126,23 @@ def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) 
     if suite is None:
         judge = judge_factory() if judge_factory is not None else None
         suite = _LOADED[path] = load_suite(path, judge=judge)
-    return run_case(suite.cases[index], suite, _TARGETS[0])
+    case = suite.cases[index]
+    return run_case(case, suite, _targets(case))
 
 
-def _import_for_workers() -> None:
+def _import_for_workers(work: Work) -> None:
     """Import, once, before forking, what each worker would otherwise import by itself
     at its first case: the pass generator (loaded by a run's first case, not at start)
     and `ctypes` (for `prctl`, `die_with_parent`); ~12 ms of each worker's CPU, measured
-    as ~18 ms less CPU for a `-j 2` run of 120 cases (medians of 11, same run)."""
+    as ~18 ms less CPU for a `-j 2` run of 120 cases (medians of 11, same run). Where the
+    workers check the cases (`Suite.later`), also what checking loads when it first
+    needs it: `difflib`, for did-you-mean (~1.5 ms)."""
     import ctypes  # noqa: F401
 
     import evaldsl.runs.codegen  # noqa: F401
+
+    if any(suite.later is not None for suite, _ in work):
+        import difflib  # noqa: F401
 
 
 def can_fork() -> bool:
@@ -122,13 +157,16 @@ def run_parallel(
     judge_factory: Any,
     done: dict[int, CaseResult],
     announce: Callable[[int], None],
+    own: dict[int, tuple[Diagnostic, ...]] | None = None,
 ) -> None:
     """Run every case of `work` in at most `jobs` processes, putting each result in
-    `done` (by position in `work`) and calling `announce(position)` in `work` order.
+    `done` (by position in `work`) and calling `announce(position)` in `work` order; a
+    case of a suite checked later (`Suite.later`, forked workers only) is checked and
+    compiled by the worker that runs it, and its own diagnostics go in `own`.
 
-    A worker that dies makes its case's result a crash naming why, never a lost case. On
-    Ctrl-C the workers are killed, `done` gets the cases that had finished (announced or
-    not), and the `KeyboardInterrupt` goes on.
+    A worker that dies makes its case's result a crash naming why, never a lost case
+    (and gives no diagnostics). On Ctrl-C the workers are killed, `done` gets the cases
+    that had finished (announced or not), and the `KeyboardInterrupt` goes on.
     """
     processes = min(jobs, len(work))
     if not can_fork():
@@ -140,21 +178,24 @@ def run_parallel(
     # application froze objects itself, whose frozen set is never disturbed). No full
     # collection first: it would walk every loaded object (~40 ms for 120 cases, on the
     # critical path) for little garbage (suites are built with the collector paused).
-    _import_for_workers()
+    _import_for_workers(work)
     freeze = gc.get_freeze_count() == 0
     if freeze:
         gc.freeze()
     announced = [0]  # how many positions, from the first, have been announced
 
-    def arrived(position: int, result: CaseResult) -> None:
+    def arrived(position: int, sent: Done) -> None:
+        result, diagnostics = sent
+        if diagnostics is not None and own is not None:
+            own[position] = diagnostics
         done[position] = result
         while announced[0] < len(work) and announced[0] in done:
             announced[0] += 1
             announce(announced[0] - 1)
 
-    def crashed(position: int, why: str) -> CaseResult:
+    def crashed(position: int, why: str) -> Done:
         suite, index = work[position]
-        return _crash(suite, index, why)
+        return _crash(suite, index, why), None
 
     try:
         run_forked(largest_first(work), processes, _forked_case, _worker_started, arrived, crashed)

@@ -35,6 +35,7 @@ import attrs
 from evaldsl.judge.config import ENV_API_KEY
 from evaldsl.language.values import MISSING, is_number
 from evaldsl.runner import jsondata, worker
+from evaldsl.runner.live import TargetError
 from evaldsl.runs.detect import run_from_value
 from evaldsl.runs.model import Reading, Run, RunError, describe
 from evaldsl.runs.state import initial_state, is_state_value, validate_state
@@ -60,10 +61,6 @@ def load(name, path):
 data = load("evaldsl_worker_jsondata", sys.argv[1])
 load("evaldsl_worker", sys.argv[2]).serve(data, sys.argv[3:])
 """
-
-
-class TargetError(Exception):
-    """A live target that did not give a usable run; the message is the case's error."""
 
 
 class _Gone(Exception):

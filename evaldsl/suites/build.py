@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 
@@ -61,10 +63,19 @@ class CheckedSuite:
     header_broken: bool  # the header has an error: no case can run
 
 
-def load_suite(path: str | os.PathLike[str], *, judge: Judge | None = None) -> Suite:
-    """Read, expand, check and compile a suite file. Never raises for bad input."""
+def load_suite(
+    path: str | os.PathLike[str], *, judge: Judge | None = None, later: bool = False
+) -> Suite:
+    """Read, expand, check and compile a suite file. Never raises for bad input.
+
+    `later`: read and expand it only, and leave each case's check and compilation to
+    the process that runs it (`-j`: see `CaseChecks`); a suite with suite-level
+    assertions is built at once all the same (they are checked against every case)."""
     with paused_gc(long_lived=True):  # many small objects, no cycles: see gcpause
-        return build_suite(read_draft(path), judge=judge)
+        draft = read_draft(path)
+        if later and not draft.header:
+            return CaseChecks.suite_of(draft, judge)
+        return build_suite(draft, judge=judge)
 
 
 def build_suite(
@@ -91,29 +102,15 @@ def check_suite(
     `nodes` lines win); `read` reads case source files (`None`: not read); `targets`
     looks for the module of each `run` target.
     """
-    base = env or Environment()
-    header_env = attrs.evolve(
-        base,
-        declared_tools=draft.tools if draft.tools is not None else base.declared_tools,
-        declared_nodes=draft.nodes if draft.nodes is not None else base.declared_nodes,
-    )
+    header_env = _header_environment(draft, env)
     diags: list[Diagnostic] = list(draft.diagnostics)
     cases: list[CheckedCase] = []
     samples: dict[tuple[str, str | None], list[str]] = {}  # each file read once a suite
     for case in draft.cases:
         for concrete in _expand(case, draft, diags, samples):
-            own = list(concrete.diagnostics)
-            decl = concrete.source.node() if concrete.source is not None else None
-            source = concrete.source.source if concrete.source is not None else Source("")
-            sample = concrete.source.sample if concrete.source is not None else None
-            case_env, problems = case_environment(
-                decl, source, header_env, draft.base_dir, read, targets=targets, sample=sample
-            )
-            own.extend(problems)
-            for snippet in concrete.snippets:
-                own.extend(check_statements(snippet.exprs, snippet.source, case_env))
-            diags.extend(own)
-            cases.append(CheckedCase(concrete, case_env, tuple(own)))
+            checked = check_case(concrete, header_env, draft.base_dir, read, targets=targets)
+            diags.extend(checked.diagnostics)
+            cases.append(checked)
     header_diags: list[Diagnostic] = []
     suite_env = shared_environment(header_env, [c.env for c in cases])
     for snippet in draft.header:
@@ -121,6 +118,117 @@ def check_suite(
     diags.extend(header_diags)
     header_broken = any(d.is_error for d in (*draft.diagnostics, *header_diags))
     return CheckedSuite(draft, tuple(cases), tuple(sorted(set(diags), key=sort_key)), header_broken)
+
+
+def _header_environment(draft: SuiteDraft, env: Environment | None) -> Environment:
+    """The environment every case starts from: `env`, with the draft's own `tools` and
+    `nodes` lines."""
+    base = env or Environment()
+    return attrs.evolve(
+        base,
+        declared_tools=draft.tools if draft.tools is not None else base.declared_tools,
+        declared_nodes=draft.nodes if draft.nodes is not None else base.declared_nodes,
+    )
+
+
+def check_case(
+    concrete: CaseDraft,
+    header_env: Environment,
+    base_dir: Path,
+    read: SourceReader | None = read_facts,
+    *,
+    targets: bool = True,
+) -> CheckedCase:
+    """Check one expanded case in its own environment (its source file read by `read`)."""
+    own = list(concrete.diagnostics)
+    decl = concrete.source.node() if concrete.source is not None else None
+    source = concrete.source.source if concrete.source is not None else Source("")
+    sample = concrete.source.sample if concrete.source is not None else None
+    case_env, problems = case_environment(
+        decl, source, header_env, base_dir, read, targets=targets, sample=sample
+    )
+    own.extend(problems)
+    for snippet in concrete.snippets:
+        own.extend(check_statements(snippet.exprs, snippet.source, case_env))
+    return CheckedCase(concrete, case_env, tuple(own))
+
+
+@attrs.frozen
+class CaseChecks:
+    """A suite read and expanded whose cases are checked and compiled one at a time, by
+    the process that runs each (`-j`: the parent reads and expands the file, each forked
+    worker checks and compiles the cases it runs, and no case is checked twice).
+
+    `suite_of` gives what the parent holds meanwhile: a `Suite` whose `later` is these
+    checks, with the cases' names, sources and inputs (for `-k`, scheduling and the
+    report) but no assertions, and an `error` (a case run from it by mistake fails,
+    never passes), and no diagnostics yet. `case(i)` gives case `i` checked and
+    compiled, with its own diagnostics (`own(i)`: checked only); `diagnostics(own)` the
+    suite's, every case's own given, as `check_suite` gives them. For a suite without
+    suite-level assertions only: those are checked against every case's environment, so
+    such a suite is built at once.
+    """
+
+    draft: SuiteDraft
+    header_env: Environment
+    cases: tuple[CaseDraft, ...]
+    found: tuple[Diagnostic, ...]  # of reading and expanding the file
+    judge: Judge | None = attrs.field(eq=False, repr=False)
+
+    @classmethod
+    def suite_of(cls, draft: SuiteDraft, judge: Judge | None = None) -> Suite:
+        """The suite the parent holds, its `later` the checks of its cases."""
+        assert not draft.header, "suite-level assertions are checked against every case"
+        found: list[Diagnostic] = list(draft.diagnostics)
+        samples: dict[tuple[str, str | None], list[str]] = {}  # each file read once a suite
+        cases = tuple(
+            concrete for case in draft.cases for concrete in _expand(case, draft, found, samples)
+        )
+        waiting = tuple(
+            Case(
+                name=c.name,
+                path=c.path,
+                line=c.line,
+                source=c.source,
+                input=c.input,
+                timeout=c.timeout if c.timeout is not None else draft.timeout,
+                assertions=(),
+                sources=(),
+                needs=Needs(),
+                error=NOT_CHECKED,
+            )
+            for c in cases
+        )
+        checks = cls(draft, _header_environment(draft, None), cases, tuple(found), judge)
+        return Suite(draft.name, draft.path, draft.base_dir, waiting, (), judge, later=checks)
+
+    def case(self, index: int) -> tuple[Case, tuple[Diagnostic, ...]]:
+        """Case `index` checked and compiled, and its own diagnostics."""
+        with paused_gc():  # as `load_suite` builds: small objects, no cycles
+            checked = check_case(self.cases[index], self.header_env, self.draft.base_dir)
+            compiled = _compile_case(checked, self.draft, self.header_broken, self.judge)
+        return compiled, checked.diagnostics
+
+    def own(self, index: int) -> tuple[Diagnostic, ...]:
+        """Case `index`'s own diagnostics: checked (its source file read), not compiled."""
+        return check_case(self.cases[index], self.header_env, self.draft.base_dir).diagnostics
+
+    @property
+    def header_broken(self) -> bool:
+        return any(d.is_error for d in self.draft.diagnostics)
+
+    def diagnostics(self, own: Sequence[Sequence[Diagnostic]]) -> tuple[Diagnostic, ...]:
+        """The suite's diagnostics, given each case's own (in case order)."""
+        every = [*self.found, *(d for case in own for d in case)]
+        return tuple(sorted(set(every), key=sort_key))
+
+    def built(self) -> Suite:
+        """The whole suite checked and compiled here and now (as `load_suite` builds it)."""
+        return build_suite(self.draft, judge=self.judge)
+
+
+#: The `error` of a case whose check was left to the process that runs it (`CaseChecks`).
+NOT_CHECKED = "not run: its check was left to the process that runs it, which did not run"
 
 
 def compile_suite(checked: CheckedSuite, *, judge: Judge | None = None) -> Suite:

@@ -8,9 +8,9 @@ into a `Suite` of `Case`s. `evaldsl.compile` gives the same `Case`s.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import attrs
 
@@ -182,6 +182,26 @@ class Case:
         return check_run(self.assertions, self.needs, run, base)
 
 
+class LaterChecks(Protocol):
+    """The checks of a suite's cases, made one at a time (`suites.build.CaseChecks`)."""
+
+    def case(self, index: int) -> tuple[Case, tuple[Diagnostic, ...]]:
+        """Case `index` checked and compiled, and its own diagnostics."""
+        ...
+
+    def own(self, index: int) -> tuple[Diagnostic, ...]:
+        """Case `index`'s own diagnostics (checked, not compiled)."""
+        ...
+
+    def diagnostics(self, own: Sequence[Sequence[Diagnostic]]) -> tuple[Diagnostic, ...]:
+        """The suite's diagnostics, given each case's own (in case order)."""
+        ...
+
+    def built(self) -> Suite:
+        """The whole suite checked and compiled here and now (as `load_suite` builds it)."""
+        ...
+
+
 @attrs.frozen
 class Suite:
     """A loaded suite file."""
@@ -192,6 +212,10 @@ class Suite:
     cases: tuple[Case, ...]
     diagnostics: tuple[Diagnostic, ...]
     judge: Judge | None = attrs.field(default=None, eq=False, repr=False)
+    #: Set when the cases are checked and compiled later, each by the process that runs
+    #: it (`suites.build.CaseChecks`, for `-j`): until then `cases` are placeholders that
+    #: cannot run, and `diagnostics` are not known yet.
+    later: LaterChecks | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def errors(self) -> list[Diagnostic]:

@@ -380,7 +380,11 @@ def _judge_factory(args: argparse.Namespace) -> object | None:
     return functools.partial(judge_from_options, mode=args.judge, cache_dir=args.judge_cache)
 
 
-def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object], int | None]:
+def _load(
+    paths: Sequence[str], args: argparse.Namespace, *, later: bool = False
+) -> tuple[list[object], int | None]:
+    """The suites of `paths` (`later`: each case checked and compiled by the `-j` worker
+    that runs it; see `suites.build.CaseChecks`), or an exit code."""
     with paused_gc(long_lived=True):  # imports make many objects, no garbage: see gcpause
         from evaldsl.suites.build import load_suite
         from evaldsl.suites.files import discover
@@ -399,7 +403,7 @@ def _load(paths: Sequence[str], args: argparse.Namespace) -> tuple[list[object],
         return [], EXIT_USAGE
     factory = _judge_factory(args)
     judge = factory() if callable(factory) else None
-    return [load_suite(f, judge=judge) for f in files], None
+    return [load_suite(f, judge=judge, later=later) for f in files], None
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -424,7 +428,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         return _usage_error(str(err))
     if any(o.to_stdout for o in outputs):
         out = sys.stderr  # standard output carries the report, and nothing else
-    loaded, code = _load(args.paths, args)
+    # with -j, the cases are checked and compiled in the workers (the part of a run no
+    # worker shares is then reading and expanding the files: docs/speed.md, "-j")
+    loaded, code = _load(args.paths, args, later=args.jobs > 1 and not args.dry_run)
     if code is not None:
         return code
     suites = [s for s in loaded if isinstance(s, Suite)]
