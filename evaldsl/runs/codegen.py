@@ -140,6 +140,20 @@ class FedKeys:
         return first.get(key, mark) < mark
 
 
+def _file_event_ids(by_call_id: dict[Any, Any], unfiled: list[tuple[Any, Any]], key: Any) -> Any:
+    """What `by_call_id` holds under `key` once the kept calls' event ids not filed yet
+    are: the pass files a kept call under its event id (the reference's `setdefault`)
+    only when a result names an id it does not hold, not at every call (inserting
+    11,000 event ids nobody named into the table cost ~3% of a pass). Filed later, each
+    still defers to what the table got after it (a later call's `callId`, or `None` for
+    a hidden call), as it would have kept what the table held before it: such an id was
+    in `linked` then, and never listed."""
+    for event_id, record in unfiled:
+        by_call_id.setdefault(event_id, record)
+    unfiled.clear()
+    return by_call_id[key]
+
+
 def _decode_raw(value: Any) -> Any:
     """A `msgspec.Raw` field, decoded as the reference decodes every field (orjson)."""
     return orjson.loads(bytes(value))
@@ -199,6 +213,7 @@ class _Generator:
             first_time=_first_time,
             noting_first_time=_noting_first_time,
             decode=_decode_raw,
+            file_event_ids=_file_event_ids,
             loads=orjson.loads,
             raw_usage=_raw_usage,
             struct_usage=_struct_usage,
@@ -297,7 +312,13 @@ class _Generator:
             # the keys `by_call_id` holds, as a set: most calls and results name no kept
             # call, and a set says so with one probe where the dict takes two (at 1,000,000
             # events its table is cold, and those probes were a twelfth of a pass)
-            out("by_call_id = {}", "linked = set()")
+            out(
+                "by_call_id = {}",
+                "linked = set()",
+                "# (event id, record) of kept calls filed under their event id, in order, not",
+                "# yet in by_call_id: put there (file_event_ids) only when a result names one",
+                "unfiled = []",
+            )
         if self.any_result_probes:
             out(
                 "# call id → [tool, event id, callId, fed calls before it] of a call waiting for",
@@ -458,8 +479,8 @@ class _Generator:
                 out(
                     f"eid = {self.get('id', _CALL)}",
                     "if eid is not None and eid not in linked:  # (setdefault)",
-                    "    by_call_id[eid] = record",
                     "    linked.add(eid)",
+                    "    unfiled.append((eid, record))",
                     f"cid = {self.get('callId', _CALL)}",
                     "if cid is not None:",
                     "    by_call_id[cid] = record",
@@ -475,8 +496,14 @@ class _Generator:
         if self.want_results:
             out(
                 f"key = {self.get('callId', _RESULT)}",
-                "if key in linked and (record_for := by_call_id[key]) is not None:",
+                "if key in linked:",
+                "    try:",
+                "        record_for = by_call_id[key]",
+                "    except KeyError:  # a kept call's event id, not filed yet",
+                "        record_for = file_event_ids(by_call_id, unfiled, key)",
+                "    if record_for is not None:",
             )
+            out.indent()
             out.indent()
             out(f"found = {self.get('output', _RESULT, missing=True)}")
             self.decoded("found")
@@ -484,6 +511,7 @@ class _Generator:
                 "record_for.result = found",
                 f"record_for.is_error = bool({self.get('isError', _RESULT)})",
             )
+            out.dedent()
             out.dedent()
         if self.any_result_probes:
             out("if owners:")
