@@ -971,6 +971,56 @@ def test_citable_values_by_exact_type_keeps_the_isinstance_rule(results: list[An
     assert citable_values(results) == _citable_by_isinstance(results)
 
 
+class _Object(dict[str, Any]):
+    pass
+
+
+class _Array(list[Any]):
+    pass
+
+
+def _descend_by_isinstance(name: str, value: Any) -> list[Any]:
+    """`..name` as first written (containers told by `isinstance` alone): the rule the
+    exact-type dispatch of `Descend.find` must keep."""
+    out: list[Any] = []
+    stack = [iter([value])]
+    while stack:
+        for v in stack[-1]:
+            if isinstance(v, dict):
+                if name in v:
+                    out.append(v[name])
+                stack.append(iter(v.values()))
+                break
+            if isinstance(v, list):
+                stack.append(iter(v))
+                break
+        else:
+            stack.pop()
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.recursive(
+        st.one_of(cite_leaf, st.sampled_from([1.5, 0, -3])),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3),
+            st.lists(inner, max_size=3).map(_Array),
+            st.dictionaries(st.sampled_from(["city", "q"]), inner, max_size=3),
+            st.dictionaries(st.sampled_from(["city", "q"]), inner, max_size=3).map(_Object),
+        ),
+        max_leaves=10,
+    )
+)
+def test_descent_by_exact_type_keeps_the_isinstance_rule(value: Any) -> None:
+    from evaldsl.language.paths import Descend
+
+    found: list[Any] = []
+    Descend("city").find(value, found)
+    expected = _descend_by_isinstance("city", value)
+    assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True))
+
+
 def test_cites_shows_its_hits_in_order_of_the_sorted_leaves() -> None:
     events = [
         {"type": "tool.call", "name": "get_weather", "callId": "c1"},
