@@ -391,18 +391,14 @@ class _Generator:
         if tables and not mcp:
             # a callId names the latest call that carries it, whatever its tool (as in
             # the reference): a call no result is read for hides an earlier one
-            out(
-                f"if {' or '.join(tables)}:",
-                f"    shadowed = {self.get('callId', _CALL)}",
-                "    if shadowed is not None:",
-            )
-            if self.any_result_probes:
-                out(
-                    "        if shadowed in owners:",
-                    "            owners[shadowed] = None",
-                )
+            # (read once: the blocks below file the call under it. No test of `None`: no
+            # table holds it; each table asked only when it holds an id, so a callId that
+            # cannot be hashed is an error only where the reference's is)
+            out(f"shadowed = {self.get('callId', _CALL)}")
             if self.want_results:
-                out("        if shadowed in linked:", "            by_call_id[shadowed] = None")
+                out("if linked and shadowed in linked:", "    by_call_id[shadowed] = None")
+            if self.any_result_probes:
+                out("if owners and shadowed in owners:", "    owners[shadowed] = None")
         if not (tools or needs.tool_sequence):
             out.dedent()
             return
@@ -459,7 +455,7 @@ class _Generator:
                 slot = self.tool_slot[tool]
                 out(
                     f"eid = {self.get('id', _CALL)}",
-                    f"cid = {self.get('callId', _CALL)}",
+                    "cid = shadowed  # (its callId, read above)",
                     "if eid is None or eid in owners:  # (filed under its event id only if free)",
                     f"    owner = [{slot}, None, cid, len(fed_ids)]",
                     "else:",
@@ -481,7 +477,7 @@ class _Generator:
                     "if eid is not None and eid not in linked:  # (setdefault)",
                     "    linked.add(eid)",
                     "    unfiled.append((eid, record))",
-                    f"cid = {self.get('callId', _CALL)}",
+                    "cid = shadowed  # (its callId, read above)",
                     "if cid is not None:",
                     "    by_call_id[cid] = record",
                     "    linked.add(cid)",
