@@ -620,6 +620,27 @@ def test_a_kept_calls_event_id_defers_to_what_came_after_it() -> None:
     )
 
 
+def test_a_kept_call_is_the_record_the_reference_makes() -> None:
+    """The pass builds records slot by slot (not through `__init__`): every slot set, to
+    what the reference sets it."""
+    from evaldsl.runs.index import CallRecord
+
+    events: list[dict[str, Any]] = [
+        {"type": "tool.call", "name": "search", "callId": "a", "arguments": {"q": 1}},
+        {"type": "tool.result", "callId": "a", "output": "Oslo", "isError": True},
+        {"type": "tool.call", "name": "search", "callId": "b"},
+        {"type": "mcp.call", "name": "search", "arguments": {}, "result": "Rome"},
+    ]
+    needs = _compiled(["answer cites tool search"]).needs
+    made = passes.pass_for(needs, raw=False).run(events, None, True).calls["search"]
+    reference = reference_index_events(events, needs).calls["search"]
+    for ours, theirs in zip(made, reference, strict=True):
+        for slot in CallRecord.__slots__:
+            if slot != "arguments":  # (a kept call's arguments are never read)
+                assert getattr(ours, slot) == getattr(theirs, slot), slot
+        assert ours.arguments is MISSING
+
+
 def test_a_call_filed_under_a_fed_calls_id_is_not_found_by_it() -> None:
     events = [
         {"type": "tool.call", "name": "search", "callId": "a"},
