@@ -567,6 +567,80 @@ def test_results_are_linked_to_calls_as_the_reference_links_them(
     assert generated == reference
 
 
+_CITED = ["Oslo", "Paris", "Rome", "12"]
+
+
+@st.composite
+def cited_traces(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """`linked_traces` whose results hold texts an answer at the end may cite: which
+    results are linked to which calls (by event id or callId, hidden, the last one kept)
+    shows in how many values `cites` finds and which."""
+    events = draw(linked_traces())
+    for ev in events:
+        if ev["type"] == "tool.result":
+            ev["output"] = draw(st.sampled_from([*_CITED, {"city": "Bergen"}, ["Oslo", 12]]))
+    answer = " ".join(draw(st.lists(st.sampled_from([*_CITED, "Bergen"]), max_size=3)))
+    return [*events, {"type": "llm.response", "output": answer}]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(tools.map(lambda t: f"answer cites tool {t}"), min_size=1, max_size=2),
+    st.lists(result_tests, max_size=1).map(lambda xs: [s for x in xs for s in x]),
+    cited_traces(),
+)
+def test_kept_calls_are_linked_as_the_reference_links_them(
+    cites: list[str], tests: list[str], events: list[Any]
+) -> None:
+    """Kept calls are filed under their event ids only when a result names one
+    (`codegen._file_event_ids`): the same records, the same results in them."""
+    case = _compiled([*cites, *tests])
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+
+
+def test_a_kept_calls_event_id_defers_to_what_came_after_it() -> None:
+    events = [
+        {"type": "tool.call", "name": "search", "id": "a", "callId": "b"},
+        {"type": "tool.call", "name": "other", "callId": "a"},  # hides it under "a"
+        {"type": "tool.call", "name": "search", "id": "c", "callId": "d"},
+        {"type": "tool.call", "name": "search", "callId": "c"},  # takes "c" over
+        {"type": "tool.call", "name": "search", "id": "e"},
+        {"type": "tool.result", "callId": "e", "output": "Bergen"},  # by its event id
+        {"type": "tool.result", "callId": "a", "output": "Oslo"},  # names no kept call
+        {"type": "tool.result", "callId": "c", "output": "Rome"},  # the fourth call's
+        {"type": "tool.result", "callId": "d", "output": "Paris"},  # the third call's
+        {"type": "llm.response", "output": "Oslo, Rome and Paris"},
+    ]
+    case = _compiled(["answer cites tool search at least 4 values"])
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert reference[0][0][0][1] == (
+        'answer cites 2 of 3 values from tool "search": "Paris", "Rome", expected at least 4'
+    )
+
+
+def test_a_kept_call_is_the_record_the_reference_makes() -> None:
+    """The pass builds records slot by slot (not through `__init__`): every slot set, to
+    what the reference sets it."""
+    from evaldsl.runs.index import CallRecord
+
+    events: list[dict[str, Any]] = [
+        {"type": "tool.call", "name": "search", "callId": "a", "arguments": {"q": 1}},
+        {"type": "tool.result", "callId": "a", "output": "Oslo", "isError": True},
+        {"type": "tool.call", "name": "search", "callId": "b"},
+        {"type": "mcp.call", "name": "search", "arguments": {}, "result": "Rome"},
+    ]
+    needs = _compiled(["answer cites tool search"]).needs
+    made = passes.pass_for(needs, raw=False).run(events, None, True).calls["search"]
+    reference = reference_index_events(events, needs).calls["search"]
+    for ours, theirs in zip(made, reference, strict=True):
+        for slot in CallRecord.__slots__:
+            if slot != "arguments":  # (a kept call's arguments are never read)
+                assert getattr(ours, slot) == getattr(theirs, slot), slot
+        assert ours.arguments is MISSING
+
+
 def test_a_call_filed_under_a_fed_calls_id_is_not_found_by_it() -> None:
     events = [
         {"type": "tool.call", "name": "search", "callId": "a"},
@@ -916,6 +990,56 @@ def test_citable_values_by_exact_type_keeps_the_isinstance_rule(results: list[An
     from evaldsl.predicates.cites import citable_values
 
     assert citable_values(results) == _citable_by_isinstance(results)
+
+
+class _Object(dict[str, Any]):
+    pass
+
+
+class _Array(list[Any]):
+    pass
+
+
+def _descend_by_isinstance(name: str, value: Any) -> list[Any]:
+    """`..name` as first written (containers told by `isinstance` alone): the rule the
+    exact-type dispatch of `Descend.find` must keep."""
+    out: list[Any] = []
+    stack = [iter([value])]
+    while stack:
+        for v in stack[-1]:
+            if isinstance(v, dict):
+                if name in v:
+                    out.append(v[name])
+                stack.append(iter(v.values()))
+                break
+            if isinstance(v, list):
+                stack.append(iter(v))
+                break
+        else:
+            stack.pop()
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.recursive(
+        st.one_of(cite_leaf, st.sampled_from([1.5, 0, -3])),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3),
+            st.lists(inner, max_size=3).map(_Array),
+            st.dictionaries(st.sampled_from(["city", "q"]), inner, max_size=3),
+            st.dictionaries(st.sampled_from(["city", "q"]), inner, max_size=3).map(_Object),
+        ),
+        max_leaves=10,
+    )
+)
+def test_descent_by_exact_type_keeps_the_isinstance_rule(value: Any) -> None:
+    from evaldsl.language.paths import Descend
+
+    found: list[Any] = []
+    Descend("city").find(value, found)
+    expected = _descend_by_isinstance("city", value)
+    assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True))
 
 
 def test_cites_shows_its_hits_in_order_of_the_sorted_leaves() -> None:

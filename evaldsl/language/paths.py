@@ -68,18 +68,35 @@ class Descend:
             return
         # A stack of the open containers' iterators, each paused where a child container
         # was entered (no recursion: JSON may nest deeper than Python's stack); values
-        # that are not containers are passed over where they are, never stacked.
+        # that are not containers are passed over where they are, never stacked. JSON's
+        # own types are told by exact type first (most values are texts and numbers,
+        # each of which took two `isinstance` tests); anything else (a subclass) by
+        # `isinstance`, as before.
         parents: list[Iterator[Any]] = []
         while True:
             for v in top:
-                if isinstance(v, (dict, list)):
+                t = type(v)
+                if t is dict:
                     parents.append(top)
-                    if isinstance(v, dict):
-                        if name in v:
-                            out.append(v[name])
-                        top = iter(v.values())
-                    else:
-                        top = iter(v)
+                    if name in v:
+                        out.append(v[name])
+                    top = iter(v.values())
+                    break
+                if t is list:
+                    parents.append(top)
+                    top = iter(v)
+                    break
+                if t is str or t is int or t is float or t is bool or v is None:
+                    continue
+                if isinstance(v, dict):
+                    parents.append(top)
+                    if name in v:
+                        out.append(v[name])
+                    top = iter(v.values())
+                    break
+                if isinstance(v, list):
+                    parents.append(top)
+                    top = iter(v)
                     break
             else:
                 if not parents:

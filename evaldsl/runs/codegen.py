@@ -140,6 +140,20 @@ class FedKeys:
         return first.get(key, mark) < mark
 
 
+def _file_event_ids(by_call_id: dict[Any, Any], unfiled: list[tuple[Any, Any]], key: Any) -> Any:
+    """What `by_call_id` holds under `key` once the kept calls' event ids not filed yet
+    are: the pass files a kept call under its event id (the reference's `setdefault`)
+    only when a result names an id it does not hold, not at every call (inserting
+    11,000 event ids nobody named into the table cost ~3% of a pass). Filed later, each
+    still defers to what the table got after it (a later call's `callId`, or `None` for
+    a hidden call), as it would have kept what the table held before it: such an id was
+    in `linked` then, and never listed."""
+    for event_id, record in unfiled:
+        by_call_id.setdefault(event_id, record)
+    unfiled.clear()
+    return by_call_id[key]
+
+
 def _decode_raw(value: Any) -> Any:
     """A `msgspec.Raw` field, decoded as the reference decodes every field (orjson)."""
     return orjson.loads(bytes(value))
@@ -188,6 +202,7 @@ class _Generator:
             MISSING=MISSING,
             TraceFacts=TraceFacts,
             CallRecord=CallRecord,
+            new_record=object.__new__,
             RESPONSE_TYPES=RESPONSE_TYPES,
             ERROR_TYPES=ERROR_TYPES,
             tool_call_name=tool_call_name,
@@ -199,6 +214,7 @@ class _Generator:
             first_time=_first_time,
             noting_first_time=_noting_first_time,
             decode=_decode_raw,
+            file_event_ids=_file_event_ids,
             loads=orjson.loads,
             raw_usage=_raw_usage,
             struct_usage=_struct_usage,
@@ -297,7 +313,13 @@ class _Generator:
             # the keys `by_call_id` holds, as a set: most calls and results name no kept
             # call, and a set says so with one probe where the dict takes two (at 1,000,000
             # events its table is cold, and those probes were a twelfth of a pass)
-            out("by_call_id = {}", "linked = set()")
+            out(
+                "by_call_id = {}",
+                "linked = set()",
+                "# (event id, record) of kept calls filed under their event id, in order, not",
+                "# yet in by_call_id: put there (file_event_ids) only when a result names one",
+                "unfiled = []",
+            )
         if self.any_result_probes:
             out(
                 "# call id → [tool, event id, callId, fed calls before it] of a call waiting for",
@@ -370,18 +392,14 @@ class _Generator:
         if tables and not mcp:
             # a callId names the latest call that carries it, whatever its tool (as in
             # the reference): a call no result is read for hides an earlier one
-            out(
-                f"if {' or '.join(tables)}:",
-                f"    shadowed = {self.get('callId', _CALL)}",
-                "    if shadowed is not None:",
-            )
-            if self.any_result_probes:
-                out(
-                    "        if shadowed in owners:",
-                    "            owners[shadowed] = None",
-                )
+            # (read once: the blocks below file the call under it. No test of `None`: no
+            # table holds it; each table asked only when it holds an id, so a callId that
+            # cannot be hashed is an error only where the reference's is)
+            out(f"shadowed = {self.get('callId', _CALL)}")
             if self.want_results:
-                out("        if shadowed in linked:", "            by_call_id[shadowed] = None")
+                out("if linked and shadowed in linked:", "    by_call_id[shadowed] = None")
+            if self.any_result_probes:
+                out("if owners and shadowed in owners:", "    owners[shadowed] = None")
         if not (tools or needs.tool_sequence):
             out.dedent()
             return
@@ -438,7 +456,7 @@ class _Generator:
                 slot = self.tool_slot[tool]
                 out(
                     f"eid = {self.get('id', _CALL)}",
-                    f"cid = {self.get('callId', _CALL)}",
+                    "cid = shadowed  # (its callId, read above)",
                     "if eid is None or eid in owners:  # (filed under its event id only if free)",
                     f"    owner = [{slot}, None, cid, len(fed_ids)]",
                     "else:",
@@ -449,7 +467,15 @@ class _Generator:
             out.dedent()
         if keep:
             # a kept call's arguments are never read (`cites` reads its result): not decoded
-            out("record = CallRecord(name, MISSING)")
+            # built without `CallRecord.__init__`: calling a class with a Python
+            # `__init__` enters the interpreter anew for every call kept (~3% of the
+            # "hard" mix's pass, ~37,000 records at 1,000,000 events); the same slots
+            out(
+                "record = new_record(CallRecord)",
+                "record.name = name",
+                "record.arguments = record.result = MISSING",
+                "record.is_error = False",
+            )
             if mcp:
                 out("found = inline_result(ev)")
                 self.decoded("found")
@@ -458,9 +484,9 @@ class _Generator:
                 out(
                     f"eid = {self.get('id', _CALL)}",
                     "if eid is not None and eid not in linked:  # (setdefault)",
-                    "    by_call_id[eid] = record",
                     "    linked.add(eid)",
-                    f"cid = {self.get('callId', _CALL)}",
+                    "    unfiled.append((eid, record))",
+                    "cid = shadowed  # (its callId, read above)",
                     "if cid is not None:",
                     "    by_call_id[cid] = record",
                     "    linked.add(cid)",
@@ -475,8 +501,14 @@ class _Generator:
         if self.want_results:
             out(
                 f"key = {self.get('callId', _RESULT)}",
-                "if key in linked and (record_for := by_call_id[key]) is not None:",
+                "if key in linked:",
+                "    try:",
+                "        record_for = by_call_id[key]",
+                "    except KeyError:  # a kept call's event id, not filed yet",
+                "        record_for = file_event_ids(by_call_id, unfiled, key)",
+                "    if record_for is not None:",
             )
+            out.indent()
             out.indent()
             out(f"found = {self.get('output', _RESULT, missing=True)}")
             self.decoded("found")
@@ -484,6 +516,7 @@ class _Generator:
                 "record_for.result = found",
                 f"record_for.is_error = bool({self.get('isError', _RESULT)})",
             )
+            out.dedent()
             out.dedent()
         if self.any_result_probes:
             out("if owners:")
