@@ -121,7 +121,10 @@ class FedKeys:
     of 1,000 tests). The one thing a fed call's id still does in the reference is keep
     a later call filed under the same event id (`setdefault`) from being found by it;
     `filed_before` says whether an id was fed before a call was filed, which the pass
-    asks only of a result that names a call by its event id, not its `callId`.
+    asks only of a result that names a call by its event id, not its `callId`. A call
+    found by its callId outside the table (the pass's `pend`) adds both of its ids at once,
+    its event id `None` when it was filed under none, or equal to its callId: neither
+    changes which id came first (no result names a call by `None`).
     """
 
     __slots__ = ("first", "indexed", "keys")
@@ -169,6 +172,18 @@ _RESULT = (TOOL_RESULT,)
 _REQUEST = (LLM_REQUEST,)
 _RESPONSE = (LLM_RESPONSE,)
 _MCP = (MCP_CALL,)
+
+
+#: Whether `x` may name the call waiting outside the table (`pend`), which then goes into
+#: it: its callId or event id, equal or the same object (a dict finds a NaN by identity).
+_NAMES_PENDING = "{x} == p_cid or {x} == p_eid or {x} is p_cid or {x} is p_eid"
+#: The call waiting outside the table goes into it, filed as it would have been.
+_FILE_PENDING = (
+    "if p_eid is not None:",
+    "    owners[p_eid] = pend",
+    "owners[p_cid] = pend",
+    "pend = None",
+)
 
 
 class _Generator:
@@ -304,6 +319,10 @@ class _Generator:
                 "# its result (None: hidden by a later call with that callId); a fed call's",
                 "# ids leave it, so whatever is found in it was never fed",
                 "owners = {}",
+                "# the call filed last, while it waits outside owners (the common case: its",
+                "# result comes next, found by comparing callIds, no table written); its ids",
+                "# are in no key of owners, and it goes in when anything else needs the table",
+                "pend = p_eid = p_cid = None",
                 "fed_keys = FedKeys()  # the ids of the calls fed, no longer in owners",
                 f"result_groups = {sum(1 for k, _ in self.groups if k[1])}  # still open",
                 "fed_ids = fed_keys.keys",
@@ -364,7 +383,7 @@ class _Generator:
         out, needs, tools = self.out, self.needs, self.tools
         out.indent()
         out("tool_calls += 1")
-        tables = (["owners"] if self.any_result_probes else []) + (
+        tables = (["pend is not None or owners"] if self.any_result_probes else []) + (
             ["linked"] if self.want_results else []
         )
         if tables and not mcp:
@@ -377,6 +396,8 @@ class _Generator:
             )
             if self.any_result_probes:
                 out(
+                    f"        if pend is not None and ({_NAMES_PENDING.format(x='shadowed')}):",
+                    *("            " + line for line in _FILE_PENDING),
                     "        if shadowed in owners:",
                     "            owners[shadowed] = None",
                 )
@@ -439,12 +460,22 @@ class _Generator:
                 out(
                     f"eid = {self.get('id', _CALL)}",
                     f"cid = {self.get('callId', _CALL)}",
-                    "if eid is None or eid in owners:  # (filed under its event id only if free)",
-                    f"    owner = [{slot}, None, cid, len(fed_ids)]",
-                    "else:",
-                    f"    owners[eid] = owner = [{slot}, eid, cid, len(fed_ids)]",
-                    "if cid is not None:",
-                    "    owners[cid] = owner",
+                    "if pend is not None:  # (one call waits outside the table at most)",
+                )
+                out(
+                    *("    " + line for line in _FILE_PENDING),
+                    "if eid is not None and eid in owners:  # (filed under its event id if free)",
+                    "    eid = None",
+                    "if cid is None or cid in owners:",
+                    f"    owner = [{slot}, eid, cid, len(fed_ids)]",
+                    "    if eid is not None:",
+                    "        owners[eid] = owner",
+                    "    if cid is not None:",
+                    "        owners[cid] = owner",
+                    "else:  # (no key of owners: it waits outside)",
+                    f"    pend = [{slot}, eid, cid, len(fed_ids)]",
+                    "    p_eid = eid",
+                    "    p_cid = cid",
                 )
             out.dedent()
         if keep:
@@ -486,28 +517,41 @@ class _Generator:
             )
             out.dedent()
         if self.any_result_probes:
-            out("if owners:")
+            out("if pend is not None or owners:")
             out.indent()
             if not self.want_results:  # (else read above)
                 out(f"key = {self.get('callId', _RESULT)}")
             out(
-                "owner = owners.get(key)",
-                "# found by its event id: not if that id had named a fed call before (the",
-                "# reference keeps it filed under that call: FedKeys)",
-                "if owner is not None and (",
-                "    key != owner[1] or key == owner[2]",
-                "    or not fed_keys.filed_before(key, owner[3])",
-                "):",
+                "if pend is not None and key == p_cid:  # the call waiting outside, by its callId",
+                "    owner = pend",
+                "    pend = None",
+                "    fed_ids += key, p_eid  # (its ids leave the table; FedKeys skips a None)",
+                "else:",
             )
             out.indent()
             out(
-                "del owners[key]  # one result per call: its ids leave the table",
-                "fed_ids.append(key)",
-                "other = owner[2] if key == owner[1] else owner[1]",
-                "if other is not None and owners.get(other) is owner:",
-                "    del owners[other]",
-                "    fed_ids.append(other)",
+                f"if pend is not None and ({_NAMES_PENDING.format(x='key')}):",
+                *("    " + line for line in _FILE_PENDING),
+                "owner = owners.get(key)",
+                "if owner is not None:",
+                "    # found by its event id: not if that id had named a fed call before (the",
+                "    # reference keeps it filed under that call: FedKeys)",
+                "    if (",
+                "        key != owner[1] or key == owner[2]",
+                "        or not fed_keys.filed_before(key, owner[3])",
+                "    ):",
+                "        del owners[key]  # one result per call: its ids leave the table",
+                "        fed_ids.append(key)",
+                "        other = owner[2] if key == owner[1] else owner[1]",
+                "        if other is not None and owners.get(other) is owner:",
+                "            del owners[other]",
+                "            fed_ids.append(other)",
+                "    else:",
+                "        owner = None",
             )
+            out.dedent()
+            out("if owner is not None:")
+            out.indent()
             out(f"output = {self.get('output', _RESULT, missing=True)}")
             self.decoded("output")
             tools = [t for t in self.tool_slot if self.groups_of(t, True)]
@@ -518,7 +562,11 @@ class _Generator:
                 for g in self.groups_of(tool, True):
                     self.writer.feed(g, "output")
                 out.dedent()
-            out("if not result_groups:", "    owners.clear()  # nothing reads results")
+            out(
+                "if not result_groups:  # nothing reads results",
+                "    owners.clear()",
+                "    pend = None",
+            )
             out.dedent()
             out.dedent()
         out.dedent()
