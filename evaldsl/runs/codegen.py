@@ -122,7 +122,7 @@ class FedKeys:
     a later call filed under the same event id (`setdefault`) from being found by it;
     `filed_before` says whether an id was fed before a call was filed, which the pass
     asks only of a result that names a call by its event id, not its `callId`. A call
-    found by its callId outside the table (the pass's `pend`) adds both of its ids at once,
+    found by its callId outside the table (the pass's `p_slot`) adds both of its ids at once,
     its event id `None` when it was filed under none, or equal to its callId: neither
     changes which id came first (no result names a call by `None`).
     """
@@ -174,15 +174,17 @@ _RESPONSE = (LLM_RESPONSE,)
 _MCP = (MCP_CALL,)
 
 
-#: Whether `x` may name the call waiting outside the table (`pend`), which then goes into
-#: it: its callId or event id, equal or the same object (a dict finds a NaN by identity).
+#: Whether `x` may name the call waiting outside the table (`p_slot` not None), which
+#: then goes into it: its callId or event id, equal or the same object (a dict finds a
+#: NaN by identity).
 _NAMES_PENDING = "{x} == p_cid or {x} == p_eid or {x} is p_cid or {x} is p_eid"
 #: The call waiting outside the table goes into it, filed as it would have been.
 _FILE_PENDING = (
+    "owner = [p_slot, p_eid, p_cid, p_mark]",
     "if p_eid is not None:",
-    "    owners[p_eid] = pend",
-    "owners[p_cid] = pend",
-    "pend = None",
+    "    owners[p_eid] = owner",
+    "owners[p_cid] = owner",
+    "p_slot = None",
 )
 
 
@@ -320,9 +322,10 @@ class _Generator:
                 "# ids leave it, so whatever is found in it was never fed",
                 "owners = {}",
                 "# the call filed last, while it waits outside owners (the common case: its",
-                "# result comes next, found by comparing callIds, no table written); its ids",
-                "# are in no key of owners, and it goes in when anything else needs the table",
-                "pend = p_eid = p_cid = None",
+                "# result comes next, found by comparing callIds, no table written): its",
+                "# tool's slot (None: no call waits), ids and mark; its ids are in no key of",
+                "# owners, and it goes in when anything else needs the table",
+                "p_slot = p_eid = p_cid = p_mark = None",
                 "fed_keys = FedKeys()  # the ids of the calls fed, no longer in owners",
                 f"result_groups = {sum(1 for k, _ in self.groups if k[1])}  # still open",
                 "fed_ids = fed_keys.keys",
@@ -383,7 +386,7 @@ class _Generator:
         out, needs, tools = self.out, self.needs, self.tools
         out.indent()
         out("tool_calls += 1")
-        tables = (["pend is not None or owners"] if self.any_result_probes else []) + (
+        tables = (["p_slot is not None or owners"] if self.any_result_probes else []) + (
             ["linked"] if self.want_results else []
         )
         if tables and not mcp:
@@ -396,7 +399,7 @@ class _Generator:
             )
             if self.any_result_probes:
                 out(
-                    f"        if pend is not None and ({_NAMES_PENDING.format(x='shadowed')}):",
+                    f"        if p_slot is not None and ({_NAMES_PENDING.format(x='shadowed')}):",
                     *("            " + line for line in _FILE_PENDING),
                     "        if shadowed in owners:",
                     "            owners[shadowed] = None",
@@ -409,10 +412,9 @@ class _Generator:
         out(f"name = {self.get('name', _CALL)}")
         if mcp:
             out("if name is None:", "    name = tool_call_name(ev)")
-        if needs.tool_sequence:
-            out("if not isinstance(name, str):", "    continue")
         # (only the tools the assertions name are counted and looked at: a name that is
-        # not text equals none of them)
+        # not text equals none of them, so only a name none of them equals is asked
+        # whether it is text, the one the sequence takes)
         for i, tool in enumerate(tools):
             out(f"{'if' if i == 0 else 'elif'} name == {self.tool_names[tool]}:")
             out.indent()
@@ -424,7 +426,8 @@ class _Generator:
             self.tool_block(tool, mcp=mcp)
             out.dedent()
         if needs.tool_sequence:
-            out(*(("else:", "    seq_append(name)") if tools else ("seq_append(name)",)))
+            appended = ("if isinstance(name, str):", "    seq_append(name)")
+            out(*(("else:", *("    " + line for line in appended)) if tools else appended))
         out.dedent()
 
     def tool_block(self, tool: str, *, mcp: bool) -> None:
@@ -460,7 +463,7 @@ class _Generator:
                 out(
                     f"eid = {self.get('id', _CALL)}",
                     f"cid = {self.get('callId', _CALL)}",
-                    "if pend is not None:  # (one call waits outside the table at most)",
+                    "if p_slot is not None:  # (one call waits outside the table at most)",
                 )
                 out(
                     *("    " + line for line in _FILE_PENDING),
@@ -473,9 +476,10 @@ class _Generator:
                     "    if cid is not None:",
                     "        owners[cid] = owner",
                     "else:  # (no key of owners: it waits outside)",
-                    f"    pend = [{slot}, eid, cid, len(fed_ids)]",
+                    f"    p_slot = {slot}",
                     "    p_eid = eid",
                     "    p_cid = cid",
+                    "    p_mark = len(fed_ids)",
                 )
             out.dedent()
         if keep:
@@ -517,21 +521,22 @@ class _Generator:
             )
             out.dedent()
         if self.any_result_probes:
-            out("if pend is not None or owners:")
+            out("if p_slot is not None or owners:")
             out.indent()
             if not self.want_results:  # (else read above)
                 out(f"key = {self.get('callId', _RESULT)}")
             out(
-                "if pend is not None and key == p_cid:  # the call waiting outside, by its callId",
-                "    owner = pend",
-                "    pend = None",
+                "if p_slot is not None and key == p_cid:  # the call waiting outside, by callId",
+                "    slot = p_slot",
+                "    p_slot = None",
                 "    fed_ids += key, p_eid  # (its ids leave the table; FedKeys skips a None)",
                 "else:",
             )
             out.indent()
             out(
-                f"if pend is not None and ({_NAMES_PENDING.format(x='key')}):",
+                f"if p_slot is not None and ({_NAMES_PENDING.format(x='key')}):",
                 *("    " + line for line in _FILE_PENDING),
+                "slot = None",
                 "owner = owners.get(key)",
                 "if owner is not None:",
                 "    # found by its event id: not if that id had named a fed call before (the",
@@ -546,16 +551,14 @@ class _Generator:
                 "        if other is not None and owners.get(other) is owner:",
                 "            del owners[other]",
                 "            fed_ids.append(other)",
-                "    else:",
-                "        owner = None",
+                "        slot = owner[0]",
             )
             out.dedent()
-            out("if owner is not None:")
+            out("if slot is not None:")
             out.indent()
             out(f"output = {self.get('output', _RESULT, missing=True)}")
             self.decoded("output")
             tools = [t for t in self.tool_slot if self.groups_of(t, True)]
-            out("slot = owner[0]")
             for n, tool in enumerate(tools):
                 out(f"{'if' if n == 0 else 'elif'} slot == {self.tool_slot[tool]}:")
                 out.indent()
@@ -565,7 +568,7 @@ class _Generator:
             out(
                 "if not result_groups:  # nothing reads results",
                 "    owners.clear()",
-                "    pend = None",
+                "    p_slot = None",
             )
             out.dedent()
             out.dedent()
@@ -601,16 +604,14 @@ class _Generator:
             f"usage = {self.get('usage', _RESPONSE)}",
             "# the common case inline; anything else (verydia's tokensIn, which wins, a",
             "# negative count) through usage_tokens, which raises BadUsage where it must",
-            "if (",
+            "if not (",
             "    type(usage) is dict",
-            '    and type(p := usage.get("promptTokens")) is int',
-            '    and type(c := usage.get("completionTokens")) is int',
-            "    and p | c >= 0  # (neither negative)",
+            '    and type(used_in := usage.get("promptTokens")) is int',
+            '    and type(used_out := usage.get("completionTokens")) is int',
+            "    and used_in | used_out >= 0  # (neither negative)",
             f"    and {self.absent('tokensIn', _RESPONSE)}",
             f"    and {self.absent('tokensOut', _RESPONSE)}",
             "):",
-            "    used_in, used_out = p, c",
-            "else:",
             "    used_in, used_out = " + self.usage_call(),
             "tokens_in += used_in",
             "tokens_out += used_out",
