@@ -669,6 +669,50 @@ def test_a_fed_call_leaves_the_ids_later_calls_took_from_it() -> None:
     assert [v[0] for v in reference[0][0]] == ["pass", "pass"]
 
 
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [  # the waiting call's result names it by its event id
+            {"type": "tool.call", "name": "search", "id": "e1", "callId": "c1"},
+            {"type": "tool.result", "callId": "e1", "output": {"q": "first"}},
+            {"type": "tool.result", "callId": "c1", "output": {"q": "second"}},
+        ],
+        [  # a later call's callId hides the waiting call
+            {"type": "tool.call", "name": "search", "id": "e1", "callId": "c1"},
+            {"type": "tool.call", "name": "other", "callId": "c1"},
+            {"type": "tool.result", "callId": "c1", "output": {"q": "first"}},
+            {"type": "tool.result", "callId": "e1", "output": {"q": "second"}},
+        ],
+        [  # two calls waiting, their results in the other order
+            {"type": "tool.call", "name": "search", "id": "e1", "callId": "c1"},
+            {"type": "tool.call", "name": "search", "id": "e2", "callId": "c2"},
+            {"type": "tool.result", "callId": "c2", "output": {"q": "second"}},
+            {"type": "tool.result", "callId": "c1", "output": {"q": "first"}},
+        ],
+        [  # one id for both, then a call filed under the fed id
+            {"type": "tool.call", "name": "search", "id": "x", "callId": "x"},
+            {"type": "tool.result", "callId": "x", "output": {"q": "first"}},
+            {"type": "tool.call", "name": "search", "id": "x"},
+            {"type": "tool.result", "callId": "x", "output": {"q": "second"}},
+        ],
+        [  # the same NaN object names the waiting call (a dict finds it by identity)
+            {"type": "tool.call", "name": "search", "id": NAN, "callId": "c1"},
+            {"type": "tool.result", "callId": NAN, "output": {"q": "first"}},
+            {"type": "tool.result", "callId": "c1", "output": {"q": "second"}},
+        ],
+    ],
+)
+def test_the_call_waiting_outside_the_table_is_linked_as_the_reference_links_it(
+    events: list[dict[str, Any]],
+) -> None:
+    case = _compiled(['tool search result $.q == "first"', 'tool search result $.q == "second"'])
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+
+
 def test_more_tests_on_one_path_than_are_inlined_go_through_a_loop() -> None:
     """The loop over the open tests past `INLINE_MAX` (which `many_on_one_path` draws)."""
     statements = [

@@ -121,7 +121,10 @@ class FedKeys:
     of 1,000 tests). The one thing a fed call's id still does in the reference is keep
     a later call filed under the same event id (`setdefault`) from being found by it;
     `filed_before` says whether an id was fed before a call was filed, which the pass
-    asks only of a result that names a call by its event id, not its `callId`.
+    asks only of a result that names a call by its event id, not its `callId`. A call
+    found by its callId outside the table (the pass's `p_slot`) adds both of its ids at once,
+    its event id `None` when it was filed under none, or equal to its callId: neither
+    changes which id came first (no result names a call by `None`).
     """
 
     __slots__ = ("first", "indexed", "keys")
@@ -183,6 +186,20 @@ _RESULT = (TOOL_RESULT,)
 _REQUEST = (LLM_REQUEST,)
 _RESPONSE = (LLM_RESPONSE,)
 _MCP = (MCP_CALL,)
+
+
+#: Whether `x` may name the call waiting outside the table (`p_slot` not None), which
+#: then goes into it: its callId or event id, equal or the same object (a dict finds a
+#: NaN by identity).
+_NAMES_PENDING = "{x} == p_cid or {x} == p_eid or {x} is p_cid or {x} is p_eid"
+#: The call waiting outside the table goes into it, filed as it would have been.
+_FILE_PENDING = (
+    "owner = [p_slot, p_eid, p_cid, p_mark]",
+    "if p_eid is not None:",
+    "    owners[p_eid] = owner",
+    "owners[p_cid] = owner",
+    "p_slot = None",
+)
 
 
 class _Generator:
@@ -326,6 +343,11 @@ class _Generator:
                 "# its result (None: hidden by a later call with that callId); a fed call's",
                 "# ids leave it, so whatever is found in it was never fed",
                 "owners = {}",
+                "# the call filed last, while it waits outside owners (the common case: its",
+                "# result comes next, found by comparing callIds, no table written): its",
+                "# tool's slot (None: no call waits), ids and mark; its ids are in no key of",
+                "# owners, and it goes in when anything else needs the table",
+                "p_slot = p_eid = p_cid = p_mark = None",
                 "fed_keys = FedKeys()  # the ids of the calls fed, no longer in owners",
                 f"result_groups = {sum(1 for k, _ in self.groups if k[1])}  # still open",
                 "fed_ids = fed_keys.keys",
@@ -386,16 +408,21 @@ class _Generator:
         out, needs, tools = self.out, self.needs, self.tools
         out.indent()
         out("tool_calls += 1")
-        tables = (["owners"] if self.any_result_probes else []) + (
-            ["linked"] if self.want_results else []
-        )
-        if tables and not mcp:
+        if (self.any_result_probes or self.want_results) and not mcp:
             # a callId names the latest call that carries it, whatever its tool (as in
             # the reference): a call no result is read for hides an earlier one
             # (read once: the blocks below file the call under it. No test of `None`: no
-            # table holds it; each table asked only when it holds an id, so a callId that
-            # cannot be hashed is an error only where the reference's is)
+            # table holds it, and the call waiting outside is asked only of a callId; each
+            # table asked only when it holds an id, so a callId that cannot be hashed is an
+            # error only where the reference's is)
             out(f"shadowed = {self.get('callId', _CALL)}")
+            if self.any_result_probes:
+                out(
+                    "if p_slot is not None and shadowed is not None and ("
+                    + _NAMES_PENDING.format(x="shadowed")
+                    + "):",
+                    *("    " + line for line in _FILE_PENDING),
+                )
             if self.want_results:
                 out("if linked and shadowed in linked:", "    by_call_id[shadowed] = None")
             if self.any_result_probes:
@@ -406,10 +433,9 @@ class _Generator:
         out(f"name = {self.get('name', _CALL)}")
         if mcp:
             out("if name is None:", "    name = tool_call_name(ev)")
-        if needs.tool_sequence:
-            out("if not isinstance(name, str):", "    continue")
         # (only the tools the assertions name are counted and looked at: a name that is
-        # not text equals none of them)
+        # not text equals none of them, so only a name none of them equals is asked
+        # whether it is text, the one the sequence takes)
         for i, tool in enumerate(tools):
             out(f"{'if' if i == 0 else 'elif'} name == {self.tool_names[tool]}:")
             out.indent()
@@ -421,7 +447,8 @@ class _Generator:
             self.tool_block(tool, mcp=mcp)
             out.dedent()
         if needs.tool_sequence:
-            out(*(("else:", "    seq_append(name)") if tools else ("seq_append(name)",)))
+            appended = ("if isinstance(name, str):", "    seq_append(name)")
+            out(*(("else:", *("    " + line for line in appended)) if tools else appended))
         out.dedent()
 
     def tool_block(self, tool: str, *, mcp: bool) -> None:
@@ -457,12 +484,23 @@ class _Generator:
                 out(
                     f"eid = {self.get('id', _CALL)}",
                     "cid = shadowed  # (its callId, read above)",
-                    "if eid is None or eid in owners:  # (filed under its event id only if free)",
-                    f"    owner = [{slot}, None, cid, len(fed_ids)]",
-                    "else:",
-                    f"    owners[eid] = owner = [{slot}, eid, cid, len(fed_ids)]",
-                    "if cid is not None:",
-                    "    owners[cid] = owner",
+                    "if p_slot is not None:  # (one call waits outside the table at most)",
+                )
+                out(
+                    *("    " + line for line in _FILE_PENDING),
+                    "if eid is not None and eid in owners:  # (filed under its event id if free)",
+                    "    eid = None",
+                    "if cid is None or cid in owners:",
+                    f"    owner = [{slot}, eid, cid, len(fed_ids)]",
+                    "    if eid is not None:",
+                    "        owners[eid] = owner",
+                    "    if cid is not None:",
+                    "        owners[cid] = owner",
+                    "else:  # (no key of owners: it waits outside)",
+                    f"    p_slot = {slot}",
+                    "    p_eid = eid",
+                    "    p_cid = cid",
+                    "    p_mark = len(fed_ids)",
                 )
             out.dedent()
         if keep:
@@ -519,39 +557,57 @@ class _Generator:
             out.dedent()
             out.dedent()
         if self.any_result_probes:
-            out("if owners:")
+            out("if p_slot is not None or owners:")
             out.indent()
             if not self.want_results:  # (else read above)
                 out(f"key = {self.get('callId', _RESULT)}")
             out(
-                "owner = owners.get(key)",
-                "# found by its event id: not if that id had named a fed call before (the",
-                "# reference keeps it filed under that call: FedKeys)",
-                "if owner is not None and (",
-                "    key != owner[1] or key == owner[2]",
-                "    or not fed_keys.filed_before(key, owner[3])",
-                "):",
+                "if p_slot is not None and key == p_cid:  # the call waiting outside, by callId",
+                "    slot = p_slot",
+                "    p_slot = None",
+                "    fed_ids += key, p_eid  # (its ids leave the table; FedKeys skips a None)",
+                "else:",
             )
             out.indent()
             out(
-                "del owners[key]  # one result per call: its ids leave the table",
-                "fed_ids.append(key)",
-                "other = owner[2] if key == owner[1] else owner[1]",
-                "if other is not None and owners.get(other) is owner:",
-                "    del owners[other]",
-                "    fed_ids.append(other)",
+                f"if p_slot is not None and ({_NAMES_PENDING.format(x='key')}):",
+                *("    " + line for line in _FILE_PENDING),
+                "slot = None",
+                "owner = owners.get(key)",
+                "if owner is not None:",
+                "    # found by its event id: not if that id had named a fed call before (the",
+                "    # reference keeps it filed under that call: FedKeys); an id is the same",
+                "    # as a dict finds it (equal, or the same object: a NaN)",
+                "    by_eid = key is owner[1] or key == owner[1]",
+                "    if (",
+                "        not by_eid or key is owner[2] or key == owner[2]",
+                "        or not fed_keys.filed_before(key, owner[3])",
+                "    ):",
+                "        del owners[key]  # one result per call: its ids leave the table",
+                "        fed_ids.append(key)",
+                "        other = owner[2] if by_eid else owner[1]",
+                "        if other is not None and owners.get(other) is owner:",
+                "            del owners[other]",
+                "            fed_ids.append(other)",
+                "        slot = owner[0]",
             )
+            out.dedent()
+            out("if slot is not None:")
+            out.indent()
             out(f"output = {self.get('output', _RESULT, missing=True)}")
             self.decoded("output")
             tools = [t for t in self.tool_slot if self.groups_of(t, True)]
-            out("slot = owner[0]")
             for n, tool in enumerate(tools):
                 out(f"{'if' if n == 0 else 'elif'} slot == {self.tool_slot[tool]}:")
                 out.indent()
                 for g in self.groups_of(tool, True):
                     self.writer.feed(g, "output")
                 out.dedent()
-            out("if not result_groups:", "    owners.clear()  # nothing reads results")
+            out(
+                "if not result_groups:  # nothing reads results",
+                "    owners.clear()",
+                "    p_slot = None",
+            )
             out.dedent()
             out.dedent()
         out.dedent()
@@ -586,16 +642,14 @@ class _Generator:
             f"usage = {self.get('usage', _RESPONSE)}",
             "# the common case inline; anything else (verydia's tokensIn, which wins, a",
             "# negative count) through usage_tokens, which raises BadUsage where it must",
-            "if (",
+            "if not (",
             "    type(usage) is dict",
-            '    and type(p := usage.get("promptTokens")) is int',
-            '    and type(c := usage.get("completionTokens")) is int',
-            "    and p | c >= 0  # (neither negative)",
+            '    and type(used_in := usage.get("promptTokens")) is int',
+            '    and type(used_out := usage.get("completionTokens")) is int',
+            "    and used_in | used_out >= 0  # (neither negative)",
             f"    and {self.absent('tokensIn', _RESPONSE)}",
             f"    and {self.absent('tokensOut', _RESPONSE)}",
             "):",
-            "    used_in, used_out = p, c",
-            "else:",
             "    used_in, used_out = " + self.usage_call(),
             "tokens_in += used_in",
             "tokens_out += used_out",
