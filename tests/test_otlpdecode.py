@@ -12,6 +12,7 @@ read by the typed decoder itself, not handed back.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -387,6 +388,26 @@ def test_typed_reading_is_the_reference(
     data, broken = case
     path = tmp_path / "spans.jsonl"
     path.write_bytes(data)
+
+    def typed_itself(why: str) -> Any:
+        def chosen(head: list[Any]) -> str:
+            return why
+
+        return otlpdecode.read_otel_lines(str(path), chosen, 50)
+
+    assert_typed_is_reference(path, data, broken, monkeypatch, typed_itself)
+
+
+def assert_typed_is_reference(
+    path: Path,
+    data: bytes,
+    broken: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    typed_itself: Callable[[str], Any],
+) -> None:
+    """The run (or error) of `path` read typed is the full reading's, detected and named
+    `otel`; a file that is not broken is read by the typed decoder itself
+    (`typed_itself(why)`, with detection's answer), not handed back to the full reader."""
     for fmt in (None, "otel"):
         monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
         monkeypatch.setenv("EVALDSL_REFERENCE", "1")
@@ -395,13 +416,7 @@ def test_typed_reading_is_the_reference(
         typed = outcome(path, fmt)
         assert typed == reference, (fmt, data)
         if not broken and not isinstance(reference, tuple):
-            # read by the typed decoder itself, not handed back to the full reader
-            why: str = reference.read.why
-
-            def chosen(head: list[Any], why: str = why) -> str:
-                return why
-
-            assert otlpdecode.read_otel_lines(str(path), chosen, 50) == reference
+            assert typed_itself(reference.read.why) == reference
 
 
 def test_large_files_are_read_by_the_typed_decoder(
@@ -515,20 +530,11 @@ def test_typed_document_reading_is_the_reference(
     data, broken = case
     path = tmp_path / "spans.json"
     path.write_bytes(data)
-    for fmt in (None, "otel"):
-        monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
-        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
-        reference = outcome(path, fmt)
-        monkeypatch.delenv("EVALDSL_REFERENCE")
-        typed = outcome(path, fmt)
-        assert typed == reference, (fmt, data)
-        if not broken and not isinstance(reference, tuple):
-            why: str = reference.read.why
 
-            def chosen(container: str, count: int, why: str = why) -> str:
-                return why
+    def typed_itself(why: str) -> Any:
+        def chosen(container: str, count: int) -> str:
+            return why
 
-            assert (
-                otlpdecode.read_otel_document(str(path), data.removeprefix(b"\xef\xbb\xbf"), chosen)
-                == reference
-            )
+        return otlpdecode.read_otel_document(str(path), data.removeprefix(b"\xef\xbb\xbf"), chosen)
+
+    assert_typed_is_reference(path, data, broken, monkeypatch, typed_itself)
