@@ -32,7 +32,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
-from evaldsl.syntax import drivetables, firstchar
+from evaldsl.syntax import drivetables
 from evaldsl.syntax.drivetables import Tables, Token
 from evaldsl.syntax.grammar import CLOSING, OPENING, Start
 
@@ -233,25 +233,9 @@ _LAYOUT = OPENING | CLOSING | {"_NL"}
 #: The config a step leads to when it accepts the text.
 _ACCEPT: Any = object()
 
-#: What `drive` does with a token of a kind beyond making it and shifting it (`_actions`):
-#: skip it (an ignored terminal), count a bracket, or take a newline as white space inside
-#: brackets; a `dict` is the keywords a NAME may spell, a `_Callback` Lark's callback.
-_IGNORE: Any = object()
-_OPEN: Any = object()
-_CLOSE: Any = object()
-_NEWLINE: Any = object()
-
-#: The action of each bracket and of the newline.
-_LAYOUT_ACTIONS: dict[str, Any] = {
-    "_NL": _NEWLINE,
-    **dict.fromkeys(OPENING, _OPEN),
-    **dict.fromkeys(CLOSING, _CLOSE),
-}
-
-#: A parser stack remembered: its top state's lexer `match` by first character, the actions by token
-#: kind there (`_actions`), the steps from it by token kind (filled as they are met) and
-#: the stack itself.
-_Config = tuple[Any, dict[str, Any], dict[str, Any], tuple[int, ...]]
+#: A parser stack remembered: the lexer plan of its top state, the steps from it by token
+#: kind (filled as they are met) and the stack itself.
+_Config = tuple[Any, Any, Any, dict[str, Any], tuple[int, ...]]
 #: What a token kind does from a config: the reductions (rule length, callback) before it
 #: is shifted, the config after the shift (`_ACCEPT` at the end of the text, `None` when
 #: that stack is not remembered) and the stack after the shift.
@@ -281,7 +265,7 @@ class _Memo:
             start_states, end_states = table.start_states, table.end_states
         self.end_state: int = end_states[start]
         self.by_stack: dict[tuple[int, ...], _Config] = {}
-        self.lexings: dict[int, tuple[Any, Any, Any, firstchar.Dispatch]] = {}
+        self.lexings: dict[int, tuple[Any, Any, Any]] = {}
         first = self.config((start_states[start],))
         assert first is not None
         self.start: _Config = first
@@ -292,28 +276,24 @@ class _Memo:
         if found is None:
             if len(self.by_stack) >= MAX_CONFIGS or len(stack) > MAX_STACK:
                 return None
-            _, ignore, callbacks, by_first = self.lexing(stack[-1])
-            found = self.by_stack[stack] = (by_first, _actions(ignore, callbacks), {}, stack)
+            found = self.by_stack[stack] = (*self.lexing(stack[-1]), {}, stack)
         return found
 
-    def lexing(self, state: int) -> tuple[Any, Any, Any, firstchar.Dispatch]:
+    def lexing(self, state: int) -> tuple[Any, Any, Any]:
         """How `drive` lexes in a parser state: the `match` of Lark's scanner's regex
         preceded by blanks (`_blank_first`; a loop when its regexes were split in
-        several), the ignored terminals, the token callbacks (`None` when there are
-        none), plain keyword callbacks as `dict`s of keywords, and the same `match` by
-        the token's first character (`firstchar.py`)."""
+        several), the ignored terminals, and the token callbacks (`None` when there are
+        none), plain keyword callbacks as `dict`s of keywords."""
         found = self.lexings.get(state)
         if found is None:
             scanners, ignore, callbacks = self.plans[state]
-            sources = [s if isinstance(s, tuple) else (s.pattern, s.flags) for s in scanners]
-            regexes = [_blank_first(*source) for source in sources]
+            regexes = [
+                _blank_first(*(s if isinstance(s, tuple) else (s.pattern, s.flags)))
+                for s in scanners
+            ]
             match: Callable[[str, int], Any]
             if len(regexes) == 1:
                 match = regexes[0].match
-                flags = sources[0][1]
-                by_first = firstchar.dispatch(
-                    regexes[0], sources[0][0], lambda text: _blank_first(text, flags).match
-                )
             else:
 
                 def match(text: str, pos: int) -> Any:
@@ -323,20 +303,18 @@ class _Memo:
                             return m
                     return None
 
-                by_first = firstchar.whole_only(match)
-
             if isinstance(self.plans, drivetables.Lexing):  # keyword dicts already
                 fast = dict(callbacks)
             else:
                 fast = {kind: _keyword_callback(cb) for kind, cb in callbacks.items()}
-            found = self.lexings[state] = (match, ignore, fast or None, by_first)
+            found = self.lexings[state] = (match, ignore, fast or None)
         return found
 
     def step(self, config: _Config, kind: str) -> _Step | None:
         """What a token of `kind` does from `config`, walked in Lark's table as Lark's
         loop walks it; `None` when the table has no action (a syntax error)."""
         states = self.states
-        stack = list(config[3])
+        stack = list(config[4])
         ops: list[tuple[int, Any]] = []
         while True:
             entry = states[stack[-1]].get(kind)
@@ -360,42 +338,6 @@ class _Memo:
                 return tuple(ops), _ACCEPT, stack
 
 
-def _actions(ignore: Any, callbacks: dict[str, Any] | None) -> dict[str, Any]:
-    """The token kinds of a lexer state that need more than making and shifting, with
-    what `drive` does with them, as its loop asked before in three lookups a token: an
-    ignored kind is skipped before anything else; a kind with a callback gets it (a
-    keyword `dict`; else a `_Callback`, and the kind it gives is then counted as a
-    bracket or newline); any other bracket or newline is counted."""
-    actions = dict(_LAYOUT_ACTIONS)
-    for kind, callback in (callbacks or {}).items():
-        if type(callback) is dict and not (_LAYOUT & {kind, *callback.values()}):
-            # keywords that are no bracket and no newline: nothing to count after them
-            actions[kind] = callback
-        else:
-            actions[kind] = _Callback(callback)
-    actions.update(dict.fromkeys(ignore, _IGNORE))
-    return actions
-
-
-class _Callback:
-    """A token callback other than plain keywords (or keywords that make a bracket or a
-    newline), applied as `drive`'s loop applies a callback."""
-
-    __slots__ = ("callback",)
-
-    def __init__(self, callback: Any) -> None:
-        self.callback = callback
-
-    def __call__(self, tok: Token) -> Token:
-        callback = self.callback
-        if type(callback) is dict:
-            keyword = callback.get(str(tok))
-            if keyword is not None:
-                tok.type = keyword
-            return tok
-        return cast(Token, callback(tok))
-
-
 def _memo(parser: Any, start: Start) -> _Memo:
     """The memo of a parser (Lark's frontend, or loaded tables) for a start symbol, kept
     on the parser."""
@@ -414,19 +356,13 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     a Lark parser for which `available(lark)`."""
     memo = _memo(lark if isinstance(lark, Tables) else lark.parser, start)
     config = memo.start
-    by_first, actions, row, _ = config
+    match, ignore, token_callbacks, row, _ = config
     values: list[Any] = []
     pos, end = 0, len(text)
     depth = 0
     while True:
         if pos < end:
-            # the blanks before the token, and the token, by the scanner's regex of the
-            # terminals that may begin with its first character (after one blank: most
-            # tokens follow one; after more, the whole regex)
-            first = text[pos]
-            if first == " " and pos + 1 < end:
-                first = text[pos + 1]
-            m = by_first[first](text, pos)
+            m = match(text, pos)  # the blanks before the token, and the token
             if m is None:
                 while pos < end and (text[pos] == " " or text[pos] == "\t"):
                     pos += 1
@@ -436,8 +372,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
             else:
                 kind = m.lastgroup
                 after = m.end()
-                action = actions.get(kind)  # for most tokens: None
-                if action is _IGNORE:
+                if kind in ignore:
                     pos = after
                     continue
                 value = m[kind]
@@ -445,26 +380,25 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                 tok = _new_str(Token, value)
                 tok.start_pos = after - len(value)
                 tok.end_pos = after
+                tok.type = kind
+                if token_callbacks is not None:
+                    callback = token_callbacks.get(kind)
+                    if callback is not None:
+                        if type(callback) is dict:  # keywords: a NAME spelling one is it
+                            keyword = callback.get(value)
+                            if keyword is not None:
+                                tok.type = kind = keyword
+                        else:
+                            tok = callback(tok)
+                            kind = tok.type
                 pos = after
-                if action is None:
-                    tok.type = kind
-                elif type(action) is dict:  # keywords: a NAME spelling one is it
-                    keyword = action.get(value)
-                    if keyword is not None:
-                        kind = keyword
-                    tok.type = kind
-                else:
-                    tok.type = kind
-                    if type(action) is _Callback:
-                        tok = action(tok)
-                        kind = tok.type
-                        action = _LAYOUT_ACTIONS.get(kind)
-                    if action is _NEWLINE:
+                if kind in _LAYOUT:
+                    if kind == "_NL":
                         if depth:
                             continue
-                    elif action is _OPEN:
+                    elif kind in OPENING:
                         depth += 1
-                    elif action is _CLOSE and depth:
+                    elif depth:
                         depth -= 1
         else:
             kind, tok = "$END", None  # the end of the text: reduce what is left
@@ -489,7 +423,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
         if following is None:  # a stack past the bounds: walk the table from here
             return _walk(memo, text, pos, depth, list(stack), values)
         config = following
-        by_first, actions, row, _ = config
+        match, ignore, token_callbacks, row, _ = config
 
 
 def _walk(
@@ -501,7 +435,7 @@ def _walk(
     end = len(text)
     while True:
         if pos < end:
-            match, ignore, token_callbacks, _ = lexing(state_stack[-1])
+            match, ignore, token_callbacks = lexing(state_stack[-1])
             m = match(text, pos)
             if m is None:
                 while pos < end and (text[pos] == " " or text[pos] == "\t"):
