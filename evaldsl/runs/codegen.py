@@ -411,10 +411,10 @@ class _Generator:
         if (self.any_result_probes or self.want_results) and not mcp:
             # a callId names the latest call that carries it, whatever its tool (as in
             # the reference): a call no result is read for hides an earlier one
-            # (read once: the blocks below file the call under it. No test of `None`: no
-            # table holds it, and the call waiting outside is asked only of a callId; each
-            # table asked only when it holds an id, so a callId that cannot be hashed is an
-            # error only where the reference's is)
+            # (read once: the blocks below file the call under it. The call waiting
+            # outside the table is asked only when there is a callId; the tables with no
+            # test of `None`, which none of them holds, and only when they hold an id, so
+            # a callId that cannot be hashed is an error only where the reference's is)
             out(f"shadowed = {self.get('callId', _CALL)}")
             if self.any_result_probes:
                 out(
