@@ -46,7 +46,7 @@ def make_pattern(text: str) -> Any:
     class, which is made here directly (the same object; `compile_regex` caches). A
     google-re2 without that class gets `re2.compile`. Raises `re2.error` as it does."""
     if _REGEXP is None:
-        return re2.compile(text, _options())
+        return re2.compile(text, _OPTIONS)
     return _REGEXP(text, _OPTIONS)
 
 

@@ -172,14 +172,12 @@ def run_suites(
     that finished; queued cases do not start and running ones are stopped.
     """
     started = time.perf_counter()
-    work = [(s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)]
+    work = _selected(suites, options.select)
     forked = options.jobs > 1 and len(work) > 1 and _can_fork()
     if not forked and any(s.later is not None for s in suites):
         # cases left to check where they run (`load_suite(later=True)`) are checked here
         suites = [s.later.built() if s.later is not None else s for s in suites]
-        work = [
-            (s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, options.select)
-        ]
+        work = _selected(suites, options.select)
     results: Results = {}
     own: Own = {}
     try:
@@ -196,6 +194,11 @@ def run_suites(
         report = _report(suites, results, own, started, interrupted=True)
         raise RunInterrupted(report) from None
     return _report(suites, results, own, started)
+
+
+def _selected(suites: Sequence[Suite], select: str | None) -> list[tuple[Suite, int]]:
+    """The (suite, case index) pairs `-k` selects, in report order."""
+    return [(s, i) for s in suites for i, c in enumerate(s.cases) if selected(s, c, select)]
 
 
 def _can_fork() -> bool:

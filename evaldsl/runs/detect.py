@@ -206,18 +206,13 @@ def _typed_otel(path: str, head: list[Any], named: str | None) -> Run | None:
         not head
         or not all(isinstance(v, dict) and ("resourceSpans" in v or "context" in v) for v in head)
         or _size(path) < OTEL_TYPED_FROM
-        or os.environ.get("EVALDSL_REFERENCE", "") not in ("", "0")
+        or _reference_only()
     ):
         return None
     from evaldsl.runs.otlpdecode import read_otel_lines
-    from evaldsl.runs.providers import Items
 
     def why(values: list[Any]) -> str | None:
-        if named is not None:
-            return named
-        found = candidates(Items(path, values, "jsonl"))
-        formats = list(dict.fromkeys(f for f, _ in found))
-        return found[0][1] if formats == ["otel"] else None
+        return named if named is not None else _otel_only(path, values, "jsonl")
 
     return read_otel_lines(path, why, HEAD_ITEMS)
 
@@ -231,22 +226,35 @@ def _typed_otel_document(path: str, data: bytes, named: str | None) -> Run | Non
         len(data) < OTEL_TYPED_FROM
         or data.lstrip()[:1] not in (b"{", b"[")
         or b'"resourceSpans"' not in data[: 1 << 16]
-        or os.environ.get("EVALDSL_REFERENCE", "") not in ("", "0")
+        or _reference_only()
     ):
         return None
     from evaldsl.runs.otlpdecode import read_otel_document
-    from evaldsl.runs.providers import Items
 
     def why(container: str, count: int) -> str | None:
         if named is not None:
             return named
         stub: dict[str, Any] = {"resourceSpans": []}
         values = [stub] * min(count, HEAD_ITEMS) if container == "array" else [stub]
-        found = candidates(Items(path, values, container))
-        formats = list(dict.fromkeys(f for f, _ in found))
-        return found[0][1] if formats == ["otel"] else None
+        return _otel_only(path, values, container)
 
     return read_otel_document(path, data, why)
+
+
+def _otel_only(path: str, values: list[Any], container: str) -> str | None:
+    """Detection's reason for `otel` when these items match its signature alone (else
+    `None`: the typed decoder leaves such a file to the full reading, which says why)."""
+    from evaldsl.runs.providers import Items
+
+    found = candidates(Items(path, values, container))
+    return found[0][1] if found and all(f == "otel" for f, _ in found) else None
+
+
+def _reference_only() -> bool:
+    # (imported here: the passes load the index machinery, which detection alone needs not)
+    from evaldsl.runs.passes import reference_only
+
+    return reference_only()
 
 
 def _size(path: str) -> int:

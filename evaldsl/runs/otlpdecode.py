@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -165,14 +165,7 @@ def _read(path: str, why: Callable[[list[Any]], str | None], head_items: int) ->
                     spans += _otlp_spans(line.resourceSpans)
                 else:
                     spans.append(_flat_span(line))
-    reason = why([orjson.loads(line) for line in head])
-    if reason is None:
-        raise Undecodable("detection would not choose otel")
-    trace = Trace("otel", path, reason)
-    if documents:
-        trace.saw("OTLP document", documents)
-    latency = read_spans(spans, trace)
-    return trace.run(None, latency_ms=latency)
+    return _run(path, why([orjson.loads(line) for line in head]), spans, documents)
 
 
 def read_otel_document(path: str, data: bytes, why: Callable[[str, int], str | None]) -> Run | None:
@@ -187,16 +180,23 @@ def read_otel_document(path: str, data: bytes, why: Callable[[str, int], str | N
         decoded = _DECODE_DOCUMENT(data)
         documents = decoded if isinstance(decoded, list) else [decoded]
         reason = why("array" if isinstance(decoded, list) else "document", len(documents))
-        if reason is None:
-            raise Undecodable("detection would not choose otel")
-        spans = [span for d in documents for span in _otlp_spans(d.resourceSpans)]
-        trace = Trace("otel", path, reason)
-        if documents:
-            trace.saw("OTLP document", len(documents))
-        latency = read_spans(spans, trace)
-        return trace.run(None, latency_ms=latency)
+        spans = (span for d in documents for span in _otlp_spans(d.resourceSpans))
+        return _run(path, reason, spans, len(documents))
     except Exception:  # anything at all: the full reader says what it is
         return None
+
+
+def _run(path: str, reason: str | None, spans: Iterable[Span], documents: int) -> Run:
+    """The run of the spans read, as `otel.py` makes it; `reason`: why detection chose
+    `otel` (`None`: it would not have, and the full reader is left to say why; the spans
+    are then not made)."""
+    if reason is None:
+        raise Undecodable("detection would not choose otel")
+    trace = Trace("otel", path, reason)
+    if documents:
+        trace.saw("OTLP document", documents)
+    latency = read_spans(spans if isinstance(spans, list) else list(spans), trace)
+    return trace.run(None, latency_ms=latency)
 
 
 def _blocks(f: Any) -> Iterator[bytes]:

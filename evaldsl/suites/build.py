@@ -185,18 +185,7 @@ class CaseChecks:
             concrete for case in draft.cases for concrete in _expand(case, draft, found, samples)
         )
         waiting = tuple(
-            Case(
-                name=c.name,
-                path=c.path,
-                line=c.line,
-                source=c.source,
-                input=c.input,
-                timeout=c.timeout if c.timeout is not None else draft.timeout,
-                assertions=(),
-                sources=(),
-                needs=Needs(),
-                error=NOT_CHECKED,
-            )
+            _case(c, draft, assertions=(), sources=(), needs=Needs(), error=NOT_CHECKED)
             for c in cases
         )
         checks = cls(draft, _header_environment(draft, None), cases, tuple(found), judge)
@@ -338,6 +327,29 @@ def _compile_case(
                 sources.append(snippet.source)
                 if not judged:
                     judged = _has_judge(expr)
+    return _case(
+        case,
+        draft,
+        assertions=tuple(assertions),
+        sources=tuple(sources),
+        needs=needs,
+        error=error,
+        judged=judged,
+    )
+
+
+def _case(
+    case: CaseDraft,
+    draft: SuiteDraft,
+    *,
+    assertions: tuple[CompiledAssertion, ...],
+    sources: tuple[Source, ...],
+    needs: Needs,
+    error: str | None,
+    judged: bool = False,
+) -> Case:
+    """The `Case` of an expanded case draft: its name, place, source, input and timeout
+    (the suite's when it has none), with what compiling it gave."""
     return Case(
         name=case.name,
         path=case.path,
@@ -345,8 +357,8 @@ def _compile_case(
         source=case.source,
         input=case.input,
         timeout=case.timeout if case.timeout is not None else draft.timeout,
-        assertions=tuple(assertions),
-        sources=tuple(sources),
+        assertions=assertions,
+        sources=sources,
         needs=needs,
         error=error,
         judged=judged,
