@@ -15,8 +15,12 @@ table is `evaldsl.language.vocabulary` for subjects and lines and
 import importlib
 from typing import TYPE_CHECKING, Any
 
+import evaldsl.cache.compiled
 from evaldsl.lazyattrs import lazy_attributes
 from evaldsl.version import __version__
+
+# attrs' methods for evaldsl's classes are compiled once and then loaded (see cache/compiled.py)
+evaldsl.cache.compiled.install()
 
 if TYPE_CHECKING:  # loaded on first use (below); typed as themselves for type checkers
     from evaldsl.api import CompiledCase, Program, Result, compile, diagnose, load_run

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 
@@ -35,6 +34,8 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> None:
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
+    import tempfile  # only when a report is written: `run` imports this module every time
+
     data = text.encode("utf-8", errors="backslashreplace")
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

@@ -102,12 +102,12 @@ def test_a_damaged_cache_is_rebuilt_not_an_error(
     monkeypatch.setattr(tables, "shipped_path", lambda: tmp_path / "none.json")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     options = parser_options(None)
+    made_for = tables.key_text(cached_grammar(), options)
     key = tables.table_key(cached_grammar(), options)
     folder = tmp_path / "cache" / "evaldsl"
     folder.mkdir(parents=True, mode=0o700)
-    (folder / f"parser-{key[:32]}.json").write_text(
-        json.dumps({"format": 1, "key": key, "data": {"parser": 1}, "memo": {}})
-    )
+    body = {"format": 1, "key": key, "made_for": made_for, "data": {"parser": 1}, "memo": {}}
+    (folder / f"parser-{key[:32]}.json").write_text(json.dumps(body))
     lark = tables.load_or_build(cached_grammar(), options, lambda: build_lark(None))
     assert lark.parse("steps < 1", start="file") is not None
 

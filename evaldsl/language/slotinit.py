@@ -16,6 +16,8 @@ from typing import Any
 
 import attrs
 
+from evaldsl.cache.compiled import compile_cached
+
 #: attrs' own `__init__` of each class `slot_init` gave its own.
 ATTRS_INIT: dict[type, Any] = {}
 
@@ -45,7 +47,8 @@ def slot_init(cls: type) -> None:
         body.append(f"    _set{i}(self, {f.name})\n")
     params = ", ".join(["self", *positional, *(["*", *keywords] if keywords else [])])
     source = f"def __init__({params}):\n" + ("".join(body) or "    pass\n")
-    exec(source, names)
+    # compiled once, then loaded from the code cache at later starts (see cache/compiled.py)
+    exec(compile_cached(source, f"<evaldsl slot init {cls.__module__}.{cls.__qualname__}>"), names)
     init = names["__init__"]
     original = cls.__dict__["__init__"]
     init.__annotations__ = dict(getattr(original, "__annotations__", {}))

@@ -14,7 +14,7 @@ parser: loading Lark's own serialised parser and converting its table for `drive
 Exactness: whatever has a shape not listed here (a callback wrapper, a lexer callback
 other than plain keywords) makes `export` give `None`, and then no file is written and
 `drive` reads a Lark parser as before. The file is keyed like the parser's tables
-(grammar, Lark version, options) and used only when the key fits.
+(grammar, Lark version, options) and used only when it was made for them.
 `tests/test_parse_driver.py` parses the corpus and generated files with the loaded tables,
 Lark's parser through `drive`, and Lark's own loop, and compares every node and span.
 """
@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any, cast
+
+from evaldsl.syntax.tables import digest
 
 # No Lark import here (`export` imports what it reads): loading these tables and parsing
 # with them must not load Lark, whose import is a large part of a start.
@@ -189,9 +191,10 @@ def export(lark: Any) -> dict[str, Any] | None:
     }
 
 
-def serialise(data: dict[str, Any], key: str) -> str:
-    """The tables as the file's text, stamped with the parser tables' `key`."""
-    body = {"format": FORMAT, "key": key, "data": data}
+def serialise(data: dict[str, Any], made_for: str) -> str:
+    """The tables as the file's text, stamped like the parser's tables with what they were
+    `made_for` (`tables.key_text`) and its digest."""
+    body = {"format": FORMAT, "key": digest(made_for), "made_for": made_for, "data": data}
     return json.dumps(body, separators=(",", ":"))
 
 
@@ -260,12 +263,17 @@ def default_callback(default: Any, name: str, children: list[Any]) -> Any:
     return default(name, children, None)
 
 
-def load(text: str, key: str, builder: Any) -> Tables | None:
+def load(text: str, made_for: str, builder: Any) -> Tables | None:
     """The tables from the file's text with `builder`'s callbacks, or `None` when the
-    text is not the tables for `key` or the builder does not fit them."""
+    text is not the tables made for `made_for` (`tables.key_text`) or the builder does
+    not fit them."""
     try:
         body = json.loads(text)
-        if not isinstance(body, dict) or body.get("key") != key or body.get("format") != FORMAT:
+        if (
+            not isinstance(body, dict)
+            or body.get("made_for") != made_for
+            or body.get("format") != FORMAT
+        ):
             return None
         return Tables(body["data"], builder)
     except (ValueError, KeyError, TypeError, IndexError, re.error):

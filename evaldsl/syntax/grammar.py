@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from evaldsl.syntax import drivetables
-from evaldsl.syntax.tables import load_or_build, serialise, shipped_key, shipped_path, table_key
+from evaldsl.syntax.tables import (
+    key_text,
+    load_or_build,
+    serialise,
+    shipped_key,
+    shipped_path,
+    table_key,
+)
 
 if TYPE_CHECKING:
     from lark import Lark, Token
@@ -119,11 +126,11 @@ def write_tables() -> Path:
     options = parser_options(None)
     path = shipped_path()
     built = build_lark(None)
-    key = table_key(cached_grammar(), options)
-    path.write_text(serialise(built, key))
+    made_for = key_text(cached_grammar(), options)
+    path.write_text(serialise(built, made_for))
     data = drivetables.export(built)
     if data is not None:  # else the fast loop reads Lark's parser (its shape is unknown)
-        path.with_name(drivetables.SHIPPED_NAME).write_text(drivetables.serialise(data, key))
+        path.with_name(drivetables.SHIPPED_NAME).write_text(drivetables.serialise(data, made_for))
     return path
 
 
@@ -135,7 +142,7 @@ def loaded_drive_tables(builder: object) -> drivetables.Tables | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    return drivetables.load(text, table_key(cached_grammar(), parser_options(builder)), builder)
+    return drivetables.load(text, key_text(cached_grammar(), parser_options(builder)), builder)
 
 
 _local = threading.local()

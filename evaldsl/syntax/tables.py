@@ -8,30 +8,31 @@ order
 2. in the user's cache folder (`$XDG_CACHE_HOME/evaldsl`, else `~/.cache/evaldsl`),
    written there the first time the shipped file does not fit (an edited grammar, another
    Lark release);
-and each is used only when its key (a SHA-256 of the grammar text, the Lark version and
-the parser options) is the key of the grammar in use. Otherwise the parser is built.
+and each is used only when it was made for the grammar in use: a file carries the text
+its tables depend on (the grammar, the Lark version and the parser options), compared
+as text, and that text's SHA-256 (its key, which names a cache file). Otherwise the
+parser is built.
 
 Why JSON and not Lark's own `cache=True`: that writes a pickle into the shared temporary
 folder and loads it before checking it, so on a multi-user host anyone could put code
 there that every evaldsl run would execute. JSON can only ever be data; the cache folder
 is made private (0700), and a file in it is read only when it belongs to this user and
-nobody else may write it. A file that cannot be read, does not parse or has the wrong key
-is ignored (and replaced), never an error: the parser is then built as before.
+nobody else may write it (`cache/folder.py`). A file that cannot be read, does not parse or
+was made for another grammar is ignored (and replaced), never an error: the parser is
+then built as before.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
 import re
-import stat
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from evaldsl.cache.folder import cache_dir, read_private, write_private
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -68,11 +69,24 @@ def lark_version() -> str:
     return str(loaded.__version__)
 
 
-def table_key(grammar: str, options: dict[str, Any]) -> str:
-    """What the tables depend on: the grammar text, the Lark version and the options."""
+def key_text(grammar: str, options: dict[str, Any]) -> str:
+    """What the tables depend on, as text: the file's format, the Lark version, the
+    options and the grammar. A file is used only when it was made for exactly this text
+    (compared as text: a start hashes nothing, and hashlib's import is ~2 ms of it)."""
     fixed = sorted((k, repr(v)) for k, v in options.items() if k not in RUNTIME_OPTIONS)
-    text = f"{FORMAT}\n{lark_version()}\n{fixed!r}\n{grammar}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return f"{FORMAT}\n{lark_version()}\n{fixed!r}\n{grammar}"
+
+
+def digest(made_for: str) -> str:
+    """The SHA-256 of a `key_text`: the key a file shows first, and the cache file's name."""
+    import hashlib  # only to write tables or name a cache file: a start never does
+
+    return hashlib.sha256(made_for.encode("utf-8")).hexdigest()
+
+
+def table_key(grammar: str, options: dict[str, Any]) -> str:
+    """The key of the tables for the grammar text, the Lark version and the options."""
+    return digest(key_text(grammar, options))
 
 
 def _encode(value: Any) -> Any:
@@ -95,24 +109,32 @@ def _int_keys(obj: dict[str, Any]) -> Any:
     return obj
 
 
-def serialise(lark: Lark, key: str) -> str:
-    """A built parser's tables as JSON text, stamped with `key`."""
+def serialise(lark: Lark, made_for: str) -> str:
+    """A built parser's tables as JSON text, stamped with what they were `made_for` (a
+    `key_text`) and its digest."""
     from lark.grammar import Rule
     from lark.lexer import TerminalDef
 
     data, memo = lark.memo_serialize([TerminalDef, Rule])
     data["options"] = {k: v for k, v in data["options"].items() if k not in RUNTIME_OPTIONS}
-    body = {"format": FORMAT, "key": key, "data": _encode(data), "memo": _encode(memo)}
+    body = {
+        "format": FORMAT,
+        "key": digest(made_for),
+        "made_for": made_for,
+        "data": _encode(data),
+        "memo": _encode(memo),
+    }
     return json.dumps(body, separators=(",", ":"))
 
 
-def _load(text: str, key: str, runtime: dict[str, Any]) -> Lark | None:
-    """The parser from JSON text, or None when the text is not the tables for `key`."""
+def _load(text: str, made_for: str, runtime: dict[str, Any]) -> Lark | None:
+    """The parser from JSON text, or None when the text is not the tables made for
+    `made_for` (a `key_text`)."""
     from lark import Lark
 
     try:
         body = json.loads(text, object_hook=_int_keys)
-        if not isinstance(body, dict) or body.get("key") != key:
+        if not isinstance(body, dict) or body.get("made_for") != made_for:
             return None
         return Lark._load_from_dict(body["data"], body["memo"], **runtime)  # type: ignore[no-untyped-call,no-any-return]
     except Exception:  # a damaged file is ignored: the parser is built instead
@@ -141,64 +163,23 @@ def shipped_key(path: Path | None = None) -> str | None:
     return head[start + 7 : start + 71] if start >= 0 else None
 
 
-def cache_dir() -> Path:
-    """The user's own cache folder for evaldsl."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "evaldsl"
-
-
-def _private(path: Path) -> bool:
-    """Owned by this user and writable by nobody else (on systems with owners)."""
-    if not hasattr(os, "getuid"):
-        return True
-    try:
-        info = path.stat()
-    except OSError:
-        return False
-    return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
-def _read_cached(path: Path) -> str | None:
-    if not (_private(path.parent) and _private(path)):
-        return None
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _write_cached(path: Path, text: str) -> None:
-    """Write the cache file atomically in a private folder; any failure is ignored."""
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _private(path.parent):
-            return
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".parser-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-
-
 def load_or_build(grammar: str, options: dict[str, Any], build: Callable[[], Lark]) -> Lark:
     """The parser for `grammar` with `options`: loaded from the shipped tables or the
-    user's cache when their key fits, else built by `build` (and cached)."""
-    key = table_key(grammar, options)
+    user's cache when they were made for it, else built by `build` (and cached)."""
+    made_for = key_text(grammar, options)
     runtime = {k: options[k] for k in RUNTIME_OPTIONS if k in options}
     shipped = shipped_path()
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        found = _load(shipped.read_text(encoding="utf-8"), key, runtime)
+        found = _load(shipped.read_text(encoding="utf-8"), made_for, runtime)
         if found is not None:
             return found
-    cached = cache_dir() / f"parser-{key[:32]}.json"
-    text = _read_cached(cached)
-    if text is not None:
-        found = _load(text, key, runtime)
-        if found is not None:
-            return found
+    cached = cache_dir() / f"parser-{digest(made_for)[:32]}.json"
+    data = read_private(cached)
+    if data is not None:
+        with contextlib.suppress(UnicodeDecodeError):
+            found = _load(data.decode("utf-8"), made_for, runtime)
+            if found is not None:
+                return found
     built = build()
-    _write_cached(cached, serialise(built, key))
+    write_private(cached, serialise(built, made_for).encode("utf-8"))
     return built

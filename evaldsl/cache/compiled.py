@@ -1,0 +1,191 @@
+"""Compiled code kept between starts, as Python keeps a module's bytecode in `__pycache__`.
+
+Takes the Python source evaldsl has generated the same way at every start — the methods
+attrs writes for each of evaldsl's record classes (`__init__`, `__eq__`, `__hash__`,
+`__repr__`), the `__init__`s of `language/slotinit.py` — and gives its code object:
+compiled once, then loaded from the user's private cache folder (`cache/folder.py`) at the
+next start. Compiling those methods for the ~90 classes a `run` imports was ~15 ms of a
+~75 ms import; loading them all is under 1 ms.
+
+- An entry is keyed by the exact source text and file name, so a hit is the code
+  `compile` would give. One file per interpreter (`sys.version`): code objects do not
+  travel between Python versions.
+- attrs' `__hash__` hashes a salt of its own with the fields, `hash()` of the class's name,
+  which differs between processes (string hashing is randomised). The salt is left out
+  of the key: a cached `__hash__` keeps the salt of the process that compiled it, which is
+  as good (a constant per class; equal records still hash alike, and no hash is ever the
+  same in two processes anyway).
+- Only evaldsl's own classes: attrs-generated methods of any other module (a user's
+  classes) go to `compile` as before.
+- Written at exit when something was compiled that the file did not hold, atomically; not
+  when Python writes no bytecode (`PYTHONDONTWRITEBYTECODE`, `-B`); at most `LIMIT`
+  entries (past it, only this process's are kept). Forked workers leave by `os._exit`
+  and write nothing. A file that is missing, damaged, not private or made by another
+  Python is ignored, never an error.
+
+attrs compiles through the module-level name `compile` of `attr._make`; `install` puts
+`compile_for_attrs` there as soon as attrs is imported (at once when it already is), so
+`evaldsl --version`, which needs no attrs, still does not import it. Should attrs stop
+compiling that way, the hook is simply never called and every start compiles as before
+(`tests/test_codecache.py` then fails: the second start would compile).
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import marshal
+import re
+import sys
+from pathlib import Path
+from types import CodeType, ModuleType
+from typing import Any
+
+from evaldsl.cache.folder import cache_dir, read_private, write_private
+
+#: Bump when the file's layout changes.
+FORMAT = 1
+#: Entries kept in the file at most (evaldsl has ~150 classes; the rest is headroom).
+LIMIT = 2048
+
+#: attrs' salt in a generated `__hash__`: `return hash((` then the number on its own line.
+_SALT = re.compile(r"(return hash\(\(\n[ \t]*)-?\d+,")
+
+_compile = builtins.compile
+
+
+class CodeCache:
+    """The code of one cache file (the user's, `cache_path()`, when `path` is None): read
+    on first use; compiled entries added; written at exit when it gained any."""
+
+    def __init__(self, path: Path | None = None, limit: int = LIMIT) -> None:
+        self.path = path
+        self.limit = limit
+        self.known: dict[str, CodeType] | None = None
+        self.used: dict[str, CodeType] = {}
+        self.compiled = 0  # entries this process compiled (the file did not hold them)
+        self.saving = False
+
+    def load(self) -> dict[str, CodeType]:
+        """The file's entries (none when it is missing, damaged, shared or another
+        Python's)."""
+        if self.path is None:
+            self.path = cache_path()
+        data = read_private(self.path)
+        if data is not None:
+            try:
+                body = marshal.loads(data)
+            except (ValueError, EOFError, TypeError):
+                return {}
+            if (
+                isinstance(body, tuple)
+                and len(body) == 3
+                and body[0] == FORMAT
+                and body[1] == sys.version
+                and isinstance(body[2], dict)
+            ):
+                return body[2]
+        return {}
+
+    def code(self, key: str, source: str, filename: str) -> CodeType:
+        """The code kept under `key`, else `source` compiled (and kept)."""
+        known = self.known
+        if known is None:
+            known = self.known = self.load()
+        code = known.get(key)
+        if type(code) is not CodeType:
+            code = _compile(source, filename, "exec")
+            known[key] = code
+            self.compiled += 1
+            if not self.saving and not sys.flags.dont_write_bytecode:
+                self.saving = True
+                atexit.register(self.save)
+        self.used[key] = code
+        return code
+
+    def save(self) -> None:
+        """Write the entries (only this process's when there are more than `limit`)."""
+        if self.path is None or self.known is None:
+            return
+        entries = self.known if len(self.known) <= self.limit else self.used
+        write_private(self.path, marshal.dumps((FORMAT, sys.version, entries)))
+
+
+def cache_path() -> Path:
+    """The user's cache file of this interpreter's code."""
+    return cache_dir() / f"code-{sys.implementation.cache_tag or 'python'}.marshal"
+
+
+_cache = CodeCache()
+
+
+def compile_cached(source: str, filename: str) -> CodeType:
+    """The code of `source` (a module's worth of definitions, for `exec`), from the cache
+    when an earlier start compiled the same text under the same name."""
+    return _cache.code(f"{filename}\0{source}", source, filename)
+
+
+def compiled_this_process() -> int:
+    """How many entries this process compiled because the cache did not hold them."""
+    return _cache.compiled
+
+
+def compile_for_attrs(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
+    """`compile` as attrs calls it: evaldsl's classes' methods from the cache, anything
+    else compiled as always."""
+    if (
+        args
+        or kwargs
+        or mode != "exec"
+        or type(source) is not str
+        or type(filename) is not str
+        or not filename.startswith("<attrs generated ")
+        or " evaldsl." not in filename
+    ):
+        return _compile(source, filename, mode, *args, **kwargs)
+    unsalted = _SALT.sub(r"\1#salt,", source)
+    return _cache.code(f"{filename}\0{unsalted}", source, filename)
+
+
+def _hook() -> None:
+    make = sys.modules.get("attr._make")
+    if make is not None:
+        make.compile = compile_for_attrs  # type: ignore[attr-defined]
+
+
+class _AfterAttrs:
+    """A finder (`sys.meta_path`) that finds nothing itself: when `attr` is imported, it
+    asks the finders after it and has the loader they give put the hook in once the
+    package has run (a post-import hook)."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != "attr":
+            return None
+        sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        run = getattr(loader, "exec_module", None)
+        if run is None:
+            return spec
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            _hook()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def install() -> None:
+    """Have attrs compile evaldsl's classes' methods through the cache: now when attrs is
+    loaded, else as soon as it is."""
+    if "attr" in sys.modules:
+        _hook()
+    elif not any(isinstance(f, _AfterAttrs) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterAttrs())

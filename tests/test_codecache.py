@@ -1,0 +1,165 @@
+"""The code cache: attrs' methods for evaldsl's classes (and slotinit's `__init__`s) are
+compiled at the first start and loaded at the next; what is loaded is what `compile`
+gives (but for attrs' hash salt); a damaged, shared or foreign file is ignored; nothing
+is written when Python writes no bytecode; other modules' classes are not cached."""
+
+from __future__ import annotations
+
+import json
+import linecache
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import CodeType
+
+import attrs
+import pytest
+
+from evaldsl.cache import compiled as codecache
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: A start that imports what `run` and `compile` import, compiles a program, and says what
+#: the cache did, and whether every cached method is the code `compile` gives for the
+#: script attrs wrote in this process (kept in linecache), but for the salt.
+START = r"""
+import json, linecache, sys
+from evaldsl.tools import cli
+from evaldsl.runner import core, parallel
+from evaldsl.reports import console
+from evaldsl.suites.build import load_suite
+import evaldsl
+from evaldsl.cache import compiled as codecache
+program = evaldsl.compile("tool a called once; answer matches /x/; steps < 3")
+verdicts = [v.status for v in program.check([{"type": "tool.call", "name": "a"}]).verdicts]
+print(json.dumps({"compiled": codecache.compiled_this_process(), "verdicts": verdicts}))
+"""
+
+
+def start(cache: Path, *, bytecode: bool = True, code: str = START) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["XDG_CACHE_HOME"] = str(cache)
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def cache_file(cache: Path) -> Path:
+    (found,) = (cache / "evaldsl").glob("code-*.marshal")
+    return found
+
+
+def test_the_second_start_compiles_nothing(tmp_path: Path) -> None:
+    first = start(tmp_path)
+    assert isinstance(first["compiled"], int) and first["compiled"] > 80
+    path = cache_file(tmp_path)
+    assert path.stat().st_mode & 0o077 == 0 and path.parent.stat().st_mode & 0o777 == 0o700
+    second = start(tmp_path)
+    assert second == {**first, "compiled": 0}
+    assert first["verdicts"] == ["pass", "fail", "pass"]
+
+
+def test_loaded_methods_are_the_code_compile_gives(tmp_path: Path) -> None:
+    start(tmp_path)
+    check = (
+        START
+        + r"""
+import attr, gc, marshal
+from types import CodeType
+
+def alike(x, y, salted):
+    # a salt is an int; a class hashing no field has it folded into a tuple constant
+    if isinstance(x, CodeType):
+        return isinstance(y, CodeType) and same(x, y, salted)
+    if type(x) is tuple and type(y) is tuple and len(x) == len(y):
+        return all(alike(a, b, salted) for a, b in zip(x, y))
+    return x == y or (salted and type(x) is int and type(y) is int)
+
+def same(a, b, salted):
+    if a.co_code != b.co_code or a.co_names != b.co_names or a.co_varnames != b.co_varnames:
+        return False
+    return alike(a.co_consts, b.co_consts, salted)
+
+checked = 0
+for cls in [c for c in gc.get_objects() if isinstance(c, type) and attr.has(c)]:
+    if not cls.__module__.startswith("evaldsl."):
+        continue
+    for name in ("__eq__", "__hash__", "__repr__", "__init__"):
+        method = cls.__dict__.get(name)
+        code = getattr(method, "__code__", None)
+        if code is None or not code.co_filename.startswith(("<attrs generated", "<evaldsl slot")):
+            continue
+        script = "".join(linecache.getlines(code.co_filename))
+        if not script:  # slotinit's, which linecache does not hold: its text is its own
+            continue
+        fresh = compile(script, code.co_filename, "exec")
+        made = next(c for c in fresh.co_consts if isinstance(c, CodeType) and c.co_name == name)
+        assert same(code, made, name == "__hash__"), (cls, name)
+        checked += 1
+print(json.dumps({"checked": checked}))
+"""
+    )
+    assert start(tmp_path, code=check)["checked"] > 150
+
+
+def test_a_damaged_or_shared_file_is_ignored_and_replaced(tmp_path: Path) -> None:
+    first = start(tmp_path)
+    path = cache_file(tmp_path)
+    for damage in (b"", b"\x00garbage", marshal.dumps((1, "another python", {})), b"\xe3"):
+        path.write_bytes(damage)
+        assert start(tmp_path) == first  # compiled it all again, and wrote it whole
+        assert start(tmp_path)["compiled"] == 0
+    path.chmod(0o666)  # anyone could have written it: not loaded
+    assert start(tmp_path)["compiled"] == first["compiled"]
+
+
+def test_nothing_is_written_when_python_writes_no_bytecode(tmp_path: Path) -> None:
+    start(tmp_path, bytecode=False)
+    assert not list(tmp_path.rglob("code-*"))
+
+
+def test_a_full_file_keeps_what_this_process_used(tmp_path: Path) -> None:
+    path = tmp_path / "code.marshal"
+    kept = codecache.CodeCache(path, limit=3)
+    for i in range(5):
+        kept.code(f"k{i}", f"x = {i}\n", "<test>")
+    kept.save()
+    later = codecache.CodeCache(path, limit=3)
+    assert sorted(later.load()) == [f"k{i}" for i in range(5)]  # 5 used: all kept
+    later.code("k1", "x = 1\n", "<test>")
+    later.code("new", "y = 2\n", "<test>")
+    assert later.compiled == 1
+    later.save()  # 6 known, over the limit: only the 2 this process used
+    assert sorted(codecache.CodeCache(path).load()) == ["k1", "new"]
+    namespace: dict[str, object] = {}
+    exec(codecache.CodeCache(path).code("new", "unused", "<test>"), namespace)
+    assert namespace["y"] == 2
+
+
+def test_other_modules_classes_are_compiled_as_always() -> None:
+    before = codecache.compiled_this_process()
+
+    @attrs.frozen
+    class Point:
+        x: int
+        y: int
+
+    assert Point(1, 2) == Point(1, 2) and hash(Point(1, 2)) == hash(Point(1, 2))
+    assert codecache.compiled_this_process() == before
+    # the methods are attrs' own, in linecache under attrs' name for them
+    code = Point.__eq__.__code__
+    assert isinstance(code, CodeType) and linecache.getlines(code.co_filename)
+
+
+@pytest.mark.parametrize("source", ["x = 1\n", "def f():\n    return 2\n"])
+def test_compile_cached_gives_what_compile_gives(source: str) -> None:
+    code = codecache.compile_cached(source, "<test compile_cached>")
+    assert code.co_code == compile(source, "<test compile_cached>", "exec").co_code
+    assert codecache.compile_cached(source, "<test compile_cached>") is code
