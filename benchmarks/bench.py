@@ -557,6 +557,34 @@ def write_eval(path: Path, statements: int, cassette_name: str, seed: int) -> di
     return {"statements": len(texts), "distinct": len(set(texts)), "cases": case_no}
 
 
+#: What a `-j` parent does before it forks: start, `run`'s imports, reading and expanding
+#: the suite (each case is checked and compiled by the worker that runs it); a script for
+#: `python -c SCRIPT SUITE` (speed.py section 5, start_ab.py).
+BEFORE_FORK = (
+    "import sys\nfrom evaldsl.tools import cli\nfrom evaldsl.runner import core, parallel\n"
+    "from evaldsl.reports import console\nfrom evaldsl.suites.build import load_suite\n"
+    "load_suite(sys.argv[1], later=True)\n"
+)
+
+
+def jobs_suite(cassettes: int = 120, events: int = 5000) -> Path:
+    """The -j benchmarks' suite: `cassettes` cases of MIXED_20, each on a cassette of its
+    own of `events` events (written, with the cassettes, when missing)."""
+    folder = DATA / f"jobs-{cassettes}x{events}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(cassettes):
+        path = folder / f"c{i:03d}.jsonl"
+        if not path.exists():
+            write_cassette(path, events, SEED + i)
+    suite = folder / "jobs.eval"
+    body = "\n".join(
+        f'case "c{i:03d}"\ncassette "c{i:03d}.jsonl"\n' + MIXED_20 for i in range(cassettes)
+    )
+    if not suite.exists() or suite.read_text(encoding="utf-8") != body + "\n":
+        suite.write_text(body + "\n", encoding="utf-8")
+    return suite
+
+
 def ensure_data(events: int, statements: int) -> tuple[Path, Path, dict[str, Any]]:
     """The cached cassette and `.eval` file, regenerated when missing or stale."""
     DATA.mkdir(parents=True, exist_ok=True)

@@ -580,25 +580,9 @@ def bench_k(events: list[Event], runs: int) -> None:
 
 def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
     print(f"\n5. -j: {cassettes} cassettes of {events:,} events, one case each")
-    folder = bench.DATA / f"jobs-{cassettes}x{events}"
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(cassettes):
-        path = folder / f"c{i:03d}.jsonl"
-        if not path.exists():
-            bench.write_cassette(path, events, bench.SEED + i)
-    suite = folder / "jobs.eval"
-    body = "\n".join(
-        f'case "c{i:03d}"\ncassette "c{i:03d}.jsonl"\n' + bench.MIXED_20 for i in range(cassettes)
-    )
-    suite.write_text(body + "\n")
+    suite = bench.jobs_suite(cassettes, events)
     run = [EVALDSL, "run", "-q", "--no-history"]
-    # what a -j parent does before it forks: start, `run`'s imports, reading and expanding
-    # the suite (each case is checked and compiled by the worker that runs it)
-    before_fork = (
-        "import sys\nfrom evaldsl.tools import cli\nfrom evaldsl.runner import core, parallel\n"
-        "from evaldsl.reports import console\nfrom evaldsl.suites.build import load_suite\n"
-        "load_suite(sys.argv[1], later=True)\n"
-    )
+    before_fork = bench.BEFORE_FORK
     # in turns, so a change of load falls on each alike; `--dry-run` loads and checks the
     # whole suite (reading every cassette's head) and runs nothing: a serial run's part
     # before its first case

@@ -33,31 +33,8 @@ if str(ROOT) not in sys.path:
 
 from benchmarks import bench  # noqa: E402
 
-#: What a `-j` parent does before it forks (as `speed.py` section 5 times it).
-BEFORE_FORK = (
-    "import sys\nfrom evaldsl.tools import cli\nfrom evaldsl.runner import core, parallel\n"
-    "from evaldsl.reports import console\nfrom evaldsl.suites.build import load_suite\n"
-    "load_suite(sys.argv[1], later=True)\n"
-)
 #: Says which evaldsl a process imported (the tree must be the one timed).
 WHERE = "import evaldsl, sys; sys.stdout.write(evaldsl.__file__)"
-
-
-def jobs_suite(cassettes: int = 120, events: int = 5000) -> Path:
-    """`speed.py`'s -j suite (written, with its cassettes, when missing)."""
-    folder = bench.DATA / f"jobs-{cassettes}x{events}"
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(cassettes):
-        path = folder / f"c{i:03d}.jsonl"
-        if not path.exists():
-            bench.write_cassette(path, events, bench.SEED + i)
-    suite = folder / "jobs.eval"
-    body = "\n".join(
-        f'case "c{i:03d}"\ncassette "c{i:03d}.jsonl"\n' + bench.MIXED_20 for i in range(cassettes)
-    )
-    if not suite.exists() or suite.read_text() != body + "\n":
-        suite.write_text(body + "\n")
-    return suite
 
 
 def timed(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
@@ -87,11 +64,11 @@ def main() -> None:
     args = parser.parse_args()
     trees = {"this": ROOT, "other": args.other.resolve()}
     evaldsl = str(Path(sys.executable).with_name("evaldsl"))
-    suite = str(jobs_suite())
+    suite = str(bench.jobs_suite())
     commands = {
         "check weather.eval": [evaldsl, "check", str(ROOT / "examples/weather/weather.eval")],
         "run --dry-run, 120 cases": [evaldsl, "run", "-q", "--no-history", "--dry-run", suite],
-        "-j parent before forking": [sys.executable, "-c", BEFORE_FORK, suite],
+        "-j parent before forking": [sys.executable, "-c", bench.BEFORE_FORK, suite],
     }
     base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     envs = {name: {**base, "PYTHONPATH": str(tree)} for name, tree in trees.items()}
