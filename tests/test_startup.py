@@ -248,6 +248,30 @@ def test_a_serial_run_loads_only_the_reports_it_writes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_judge_client_loads_for_a_case_that_asks_the_judge_only(
+    tmp_path: Path, jobs: str
+) -> None:
+    # the command's judge makes its LLMJudge (HTTP client, cache, key hashing) at the
+    # first question: a run whose assertions ask none never loads it
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    plain = tmp_path / "plain.eval"
+    plain.write_text(f'case "a"\ncassette "{cassette}"\ntool get_weather called once\n')
+    run = ["run", "-q", "--no-history", "--judge", "off", "-j", jobs]
+    modules = _imported_by(*run, str(plain), full=True)
+    assert "evaldsl.judge.plan" in modules  # (the judge is made, for the cases that ask)
+    assert not modules & {"evaldsl.judge.client", "hashlib"}, modules
+    judged = tmp_path / "judged.eval"
+    judged.write_text(plain.read_text() + 'answer judged "mentions the weather"\n')
+    report = tmp_path / "report.json"
+    asked = _imported_by(*run, "--json", str(report), str(judged), full=True)
+    if jobs == "1":  # (with -j 2 the worker loads it, and the parent reports what it said)
+        assert "evaldsl.judge.client" in asked
+    (case,) = json.loads(report.read_text())["suites"][0]["cases"]
+    statuses = [a["status"] for a in case["assertions"]]
+    assert statuses == ["pass", "skip"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_run_of_recordings_loads_no_machinery_of_live_targets(jobs: str) -> None:
     # worker processes for live targets, their pipes and `subprocess` are loaded for a
     # live case only (serial, and in a -j worker at its first live case)

@@ -3,6 +3,10 @@
 Takes compiled cases to evaluate and gives the questions they would ask the judge
 (`RecordingJudge`, `TwoPhaseJudge.recording`), how many calls that means and how many are
 cached (`plan`), and the judge the command builds from its options (`judge_from_options`).
+
+The command's judge makes its `LLMJudge` (its HTTP client, cache and key hashing, ~8 ms
+of imports) when a case first asks it something: a run whose assertions ask no judge
+never loads them (`judge.client` is imported where an `LLMJudge` is made).
 """
 
 from __future__ import annotations
@@ -10,10 +14,13 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
-from evaldsl.judge.client import LLMJudge
 from evaldsl.judge.config import JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
+
+if TYPE_CHECKING:
+    from evaldsl.judge.client import LLMJudge
 
 
 class RecordingJudge:
@@ -47,6 +54,8 @@ def plan(
     >>> plan([("sunny", "mentions weather", None)] * 3, JudgeConfig(cache_dir="/nonexistent"))
     JudgePlan(total=1, cached=0)
     """
+    from evaldsl.judge.client import LLMJudge
+
     return LLMJudge(config).plan(requests)
 
 
@@ -63,9 +72,27 @@ class TwoPhaseJudge:
     [JudgeRequest(text='sunny', rubric='mentions weather', model=None)]
     """
 
-    def __init__(self, inner: LLMJudge | RecordingJudge) -> None:
-        self.inner = inner
+    def __init__(
+        self, inner: LLMJudge | RecordingJudge | None = None, config: JudgeConfig | None = None
+    ) -> None:
+        # `inner`, or (None) an LLMJudge with `config` made at the first question
+        self._inner = inner
+        self._config = config
+        self._making = threading.Lock()
         self._asked: list[JudgeRequest] | None = None
+
+    @property
+    def inner(self) -> LLMJudge | RecordingJudge:
+        """The judge that answers: the one given, else the `LLMJudge` made on first use."""
+        inner = self._inner
+        if inner is None:
+            with self._making:
+                if self._inner is None:
+                    from evaldsl.judge.client import LLMJudge
+
+                    self._inner = LLMJudge(self._config)
+                inner = self._inner
+        return inner
 
     def __call__(
         self, text: str, rubric: str, *, model: str | None, threshold: float | None
@@ -85,16 +112,19 @@ class TwoPhaseJudge:
             self._asked = None
 
     def prefetch(self, requests: Iterable[JudgeRequest]) -> int:
-        return self.inner.prefetch(requests) if isinstance(self.inner, LLMJudge) else 0
+        inner = self.inner
+        return 0 if isinstance(inner, RecordingJudge) else inner.prefetch(requests)
 
     def plan(self, requests: Iterable[JudgeRequest]) -> JudgePlan:
-        if isinstance(self.inner, LLMJudge):
-            return self.inner.plan(requests)
+        inner = self.inner
+        if not isinstance(inner, RecordingJudge):
+            return inner.plan(requests)
         distinct = {(r.text, r.rubric, r.model) for r in requests}
         return JudgePlan(len(distinct), 0)
 
 
 def judge_from_options(mode: str | None = None, cache_dir: str | None = None) -> TwoPhaseJudge:
     """The judge the CLI builds from `--judge` and `--judge-cache` and the environment
-    (a module-level function, so worker processes can build their own)."""
-    return TwoPhaseJudge(LLMJudge(JudgeConfig.from_env(mode=mode, cache_dir=cache_dir)))
+    (a module-level function, so worker processes can build their own). Its settings are
+    read now; its `LLMJudge` is made when a case first asks it something."""
+    return TwoPhaseJudge(config=JudgeConfig.from_env(mode=mode, cache_dir=cache_dir))
