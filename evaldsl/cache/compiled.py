@@ -15,8 +15,8 @@ next start. Compiling those methods for the ~90 classes a `run` imports was ~15 
   of the key: a cached `__hash__` keeps the salt of the process that compiled it, which is
   as good (a constant per class; equal records still hash alike, and no hash is ever the
   same in two processes anyway).
-- Only evaldsl's own classes: attrs-generated methods of any other module (a user's
-  classes) go to `compile` as before.
+- Only evaldsl's own classes, and attrs' (its validators, made as it loads): the methods
+  attrs generates for any other module's classes (a user's) go to `compile` as before.
 - Written at exit when something was compiled that the file did not hold, atomically; not
   when Python writes no bytecode (`PYTHONDONTWRITEBYTECODE`, `-B`); at most `LIMIT`
   entries (past it, only this process's are kept). Forked workers leave by `os._exit`
@@ -24,10 +24,12 @@ next start. Compiling those methods for the ~90 classes a `run` imports was ~15 
   Python is ignored, never an error.
 
 attrs compiles through the module-level name `compile` of `attr._make`; `install` puts
-`compile_for_attrs` there as soon as attrs is imported (at once when it already is), so
-`evaldsl --version`, which needs no attrs, still does not import it. Should attrs stop
-compiling that way, the hook is simply never called and every start compiles as before
-(`tests/test_codecache.py` then fails: the second start would compile).
+`compile_for_attrs` there: before that module's code runs when attrs is imported later (a
+`sys.meta_path` finder that finds nothing itself wraps its loader), at once when it
+already is. So `evaldsl --version`, which needs no attrs, still does not import it.
+Should attrs stop compiling that way, the hook is simply never called and every start
+compiles as before (`tests/test_codecache.py` then fails: the second start would
+compile).
 """
 
 from __future__ import annotations
@@ -131,8 +133,8 @@ def compiled_this_process() -> int:
 
 
 def compile_for_attrs(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
-    """`compile` as attrs calls it: evaldsl's classes' methods from the cache, anything
-    else compiled as always."""
+    """`compile` as attrs calls it: the methods of evaldsl's classes (and of attrs' own,
+    its validators') from the cache, anything else compiled as always."""
     if (
         args
         or kwargs
@@ -140,26 +142,24 @@ def compile_for_attrs(source: Any, filename: Any, mode: Any, *args: Any, **kwarg
         or type(source) is not str
         or type(filename) is not str
         or not filename.startswith("<attrs generated ")
-        or " evaldsl." not in filename
+        or (" evaldsl." not in filename and " attr." not in filename)
     ):
         return _compile(source, filename, mode, *args, **kwargs)
     unsalted = _SALT.sub(r"\1#salt,", source)
     return _cache.code(f"{filename}\0{unsalted}", source, filename)
 
 
-def _hook() -> None:
-    make = sys.modules.get("attr._make")
-    if make is not None:
-        make.compile = compile_for_attrs  # type: ignore[attr-defined]
+def _hook(make: ModuleType) -> None:
+    make.compile = compile_for_attrs  # type: ignore[attr-defined]
 
 
-class _AfterAttrs:
-    """A finder (`sys.meta_path`) that finds nothing itself: when `attr` is imported, it
-    asks the finders after it and has the loader they give put the hook in once the
-    package has run (a post-import hook)."""
+class _BeforeAttrs:
+    """A finder (`sys.meta_path`) that finds nothing itself: when `attr._make` is
+    imported, it asks the finders after it and has the loader they give put the hook into
+    the module before its code runs, so attrs' own classes (made as it loads) use it too."""
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != "attr":
+        if fullname != "attr._make":
             return None
         sys.meta_path.remove(self)
         for finder in sys.meta_path:
@@ -175,8 +175,8 @@ class _AfterAttrs:
             return spec
 
         def exec_module(module: ModuleType) -> None:
+            _hook(module)  # a module-level name: attrs' functions look `compile` up there
             run(module)
-            _hook()
 
         loader.exec_module = exec_module
         return spec
@@ -185,7 +185,8 @@ class _AfterAttrs:
 def install() -> None:
     """Have attrs compile evaldsl's classes' methods through the cache: now when attrs is
     loaded, else as soon as it is."""
-    if "attr" in sys.modules:
-        _hook()
-    elif not any(isinstance(f, _AfterAttrs) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterAttrs())
+    make = sys.modules.get("attr._make")
+    if make is not None:
+        _hook(make)
+    elif not any(isinstance(f, _BeforeAttrs) for f in sys.meta_path):
+        sys.meta_path.insert(0, _BeforeAttrs())
