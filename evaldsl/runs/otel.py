@@ -288,21 +288,9 @@ def indexed(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     value = a.get(prefix)
     if isinstance(value, list):
         return [v for v in value if isinstance(v, dict)]
-    lead = prefix + "."
     if isinstance(a, RawAttrs):  # the entries' values stay undecoded until read
-        if not a.may_start(lead):
-            return []
-        entries: dict[int, RawAttrs] = {}
-        for key in list(a.keys()):
-            if key.startswith(lead):
-                m = _INDEXED.match(key[len(lead) :])
-                if m:
-                    index = int(m.group(1))
-                    entry = entries.get(index)
-                    if entry is None:
-                        entry = entries[index] = a.child()
-                    a.adopt(key, entry, m.group(2))
-        return [entries[i] for i in sorted(entries)]
+        return a.entries(prefix)
+    lead = prefix + "."
     found: dict[int, dict[str, Any]] = {}
     for key, v in a.items():
         if key.startswith(lead):
