@@ -55,6 +55,7 @@ from typing import Any
 
 import attrs
 
+from evaldsl.gcpause import paused_gc
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts
 from evaldsl.runs.rawattrs import RawAttrs
@@ -515,6 +516,11 @@ def _kind(span: Span) -> str:
 
 def read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
     """The events of OTel items (see the module doc) and the run's latency in ms."""
+    with paused_gc():  # many small objects, no cycles (see gcpause)
+        return _read_otel(items, why)
+
+
+def _read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
     trace = Trace("otel", items.path, why)
     spans: list[Span] = []
     for index, item in enumerate(items):
