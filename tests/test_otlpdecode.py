@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -590,3 +591,11 @@ def test_raw_entries_of_keys_holding_newlines() -> None:
         plain = {key: n for n, key in enumerate(keys)}
         raw = RawAttrs({k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads)
         assert [dict(e.items()) for e in otel.indexed(raw, "m")] == otel.indexed(plain, "m")
+
+
+@given(st.integers(min_value=0, max_value=otel.MAX_NANOS))
+def test_span_times_are_written_as_strftime_writes_them(ns: int) -> None:
+    """`otel._iso`'s texts of days, seconds of the day and milliseconds put together are
+    `strftime`'s text of the time."""
+    seconds = datetime.fromtimestamp(ns // 1_000_000_000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    assert otel._iso(ns) == (f"{seconds}.{ns // 1_000_000 % 1000:03d}Z" if ns else None)

@@ -47,7 +47,6 @@ is classified:
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -263,17 +262,42 @@ def _flat_span(s: dict[str, Any]) -> Span:
 
 
 def _iso(ns: int | None) -> str | None:
-    """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`."""
+    """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`, from the
+    text of its day, second of the day and millisecond, each made once (two a span: one
+    `strftime` was ~2.5 µs, and a cache of whole seconds missed at each new second)."""
     if not ns:
         return None
-    return _second(ns // 1_000_000_000) + f".{ns // 1_000_000 % 1000:03d}Z"
+    days, ms = divmod(ns // 1_000_000, 86_400_000)
+    day = _DAYS.get(days)
+    if day is None:
+        day = _kept(
+            _DAYS, days, datetime.fromtimestamp(days * 86_400, tz=UTC).strftime("%Y-%m-%dT")
+        )
+    seconds, ms = divmod(ms, 1000)
+    clock = _CLOCKS.get(seconds)
+    if clock is None:
+        hms = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        clock = _kept(_CLOCKS, seconds, hms)
+    return day + clock + (_MILLIS or _millis())[ms]
 
 
-@functools.lru_cache(maxsize=1024)
-def _second(seconds: int) -> str:
-    """`strftime` of one second (~2.5 µs; a run's spans share their seconds, and two
-    times a span)."""
-    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+#: `_iso`'s texts of a day (`2026-09-01T`) and of a second of the day (`00:00:02`).
+_DAYS: dict[int, str] = {}
+_CLOCKS: dict[int, str] = {}
+_MILLIS: list[str] = []  # `.000Z` to `.999Z`, made at the first time written
+
+
+def _kept(texts: dict[int, str], key: int, text: str) -> str:
+    """`text`, kept in `texts` under `key` (a few thousand at most)."""
+    if len(texts) >= 4096:
+        texts.clear()
+    texts[key] = text
+    return text
+
+
+def _millis() -> list[str]:
+    _MILLIS.extend(f".{ms:03d}Z" for ms in range(1000))
+    return _MILLIS
 
 
 # --- attribute readers -----------------------------------------------------------------------
