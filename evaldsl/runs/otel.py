@@ -261,10 +261,14 @@ def _flat_span(s: dict[str, Any]) -> Span:
     )
 
 
-def _iso(ns: int | None) -> str | None:
+def iso_time(ns: int | None) -> str | None:
     """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`, from the
     text of its day, second of the day and millisecond, each made once (two a span: one
-    `strftime` was ~2.5 µs, and a cache of whole seconds missed at each new second)."""
+    `strftime` was ~2.5 µs, and a cache of whole seconds missed at each new second).
+
+    >>> iso_time(1_788_220_802_000_000_000), iso_time(None)
+    ('2026-09-01T00:00:02.000Z', None)
+    """
     if not ns:
         return None
     days, ms = divmod(ns // 1_000_000, 86_400_000)
@@ -281,7 +285,7 @@ def _iso(ns: int | None) -> str | None:
     return day + clock + (_MILLIS or _millis())[ms]
 
 
-#: `_iso`'s texts of a day (`2026-09-01T`) and of a second of the day (`00:00:02`).
+#: `iso_time`'s texts of a day (`2026-09-01T`) and of a second of the day (`00:00:02`).
 _DAYS: dict[int, str] = {}
 _CLOCKS: dict[int, str] = {}
 _MILLIS: list[str] = []  # `.000Z` to `.999Z`, made at the first time written
@@ -607,7 +611,7 @@ def _unread_times(span: Span) -> Iterator[Any]:
 
 def _span_events(span: Span, trace: Trace, clock: bool) -> None:
     a = span.attrs
-    start, end = (_iso(span.start), _iso(span.end)) if clock else (None, None)
+    start, end = (iso_time(span.start), iso_time(span.end)) if clock else (None, None)
     kind = _kind(span)
     if kind == "tool":
         trace.saw("tool span")
