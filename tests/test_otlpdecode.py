@@ -14,14 +14,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaldsl.runs import RunError, detect, load_run, otlpdecode
+from evaldsl.runs import RunError, detect, load_run, otel, otlpdecode
+from evaldsl.runs.rawattrs import RawAttrs
 
 TEXTS = [
     "",
@@ -554,3 +558,44 @@ def test_typed_document_reading_is_the_reference(
         return otlpdecode.read_otel_document(str(path), data.removeprefix(b"\xef\xbb\xbf"), chosen)
 
     assert_typed_is_reference(path, data, broken, monkeypatch, typed_itself)
+
+
+#: Keys spelled every way `otel.indexed` may meet them: indices with leading zeros or
+#: non-ASCII digits, nested indices, a trailing dot, newlines inside a key.
+_KEY_PARTS = st.sampled_from(["m", "p", "0", "1", "01", "٣", "12", "x", "", "\n", "a.b", "2\n"])
+_KEYS = st.lists(st.lists(_KEY_PARTS, min_size=1, max_size=5).map(".".join), max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_KEYS, st.sampled_from(["m", "p", "m.0.p", "m.1", "", "a.b", "x.٣", "m\n"]))
+def test_raw_entries_are_the_dict_entries(keys: list[str], prefix: str) -> None:
+    """`RawAttrs.entries` (undecoded values, its plans kept by keys) gives the entries
+    `otel.indexed` gathers from a plain dict, for the same keys read twice."""
+    plain = {key: n for n, key in enumerate(keys)}
+    want = otel.indexed(plain, prefix)
+    for _ in range(2):  # the second time from the kept plan
+        raw = RawAttrs({k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads)
+        got = otel.indexed(raw, prefix)
+        assert [dict(e.items()) for e in got] == want
+        assert [list(e) for e in got] == [list(e) for e in want]
+
+
+def _loads(raw: msgspec.Raw) -> Any:
+    return orjson.loads(memoryview(raw))
+
+
+def test_raw_entries_of_keys_holding_newlines() -> None:
+    """Keys joined by newlines are not the keys when one holds a newline: such keys neither
+    keep a plan nor take the plan of the keys they would join into."""
+    for keys in (["m.0.a", "m.1.b"], ["m.0.a\nm.1.b"], ["m.0.a\nm.1.b"], ["m.0.a", "m.1.b"]):
+        plain = {key: n for n, key in enumerate(keys)}
+        raw = RawAttrs({k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads)
+        assert [dict(e.items()) for e in otel.indexed(raw, "m")] == otel.indexed(plain, "m")
+
+
+@given(st.integers(min_value=0, max_value=otel.MAX_NANOS))
+def test_span_times_are_written_as_strftime_writes_them(ns: int) -> None:
+    """`otel.iso_time`'s texts of days, seconds of the day and milliseconds put together are
+    `strftime`'s text of the time."""
+    seconds = datetime.fromtimestamp(ns // 1_000_000_000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    assert otel.iso_time(ns) == (f"{seconds}.{ns // 1_000_000 % 1000:03d}Z" if ns else None)

@@ -47,7 +47,6 @@ is classified:
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -55,6 +54,7 @@ from typing import Any
 
 import attrs
 
+from evaldsl.gcpause import paused_gc
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts
 from evaldsl.runs.rawattrs import RawAttrs
@@ -261,18 +261,47 @@ def _flat_span(s: dict[str, Any]) -> Span:
     )
 
 
-def _iso(ns: int | None) -> str | None:
-    """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`."""
+def iso_time(ns: int | None) -> str | None:
+    """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`, from the
+    text of its day, second of the day and millisecond, each made once (two a span: one
+    `strftime` was ~2.5 µs, and a cache of whole seconds missed at each new second).
+
+    >>> iso_time(1_788_220_802_000_000_000), iso_time(None)
+    ('2026-09-01T00:00:02.000Z', None)
+    """
     if not ns:
         return None
-    return _second(ns // 1_000_000_000) + f".{ns // 1_000_000 % 1000:03d}Z"
+    days, ms = divmod(ns // 1_000_000, 86_400_000)
+    day = _DAYS.get(days)
+    if day is None:
+        day = _kept(
+            _DAYS, days, datetime.fromtimestamp(days * 86_400, tz=UTC).strftime("%Y-%m-%dT")
+        )
+    seconds, ms = divmod(ms, 1000)
+    clock = _CLOCKS.get(seconds)
+    if clock is None:
+        hms = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        clock = _kept(_CLOCKS, seconds, hms)
+    return day + clock + (_MILLIS or _millis())[ms]
 
 
-@functools.lru_cache(maxsize=1024)
-def _second(seconds: int) -> str:
-    """`strftime` of one second (~2.5 µs; a run's spans share their seconds, and two
-    times a span)."""
-    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+#: `iso_time`'s texts of a day (`2026-09-01T`) and of a second of the day (`00:00:02`).
+_DAYS: dict[int, str] = {}
+_CLOCKS: dict[int, str] = {}
+_MILLIS: list[str] = []  # `.000Z` to `.999Z`, made at the first time written
+
+
+def _kept(texts: dict[int, str], key: int, text: str) -> str:
+    """`text`, kept in `texts` under `key` (a few thousand at most)."""
+    if len(texts) >= 4096:
+        texts.clear()
+    texts[key] = text
+    return text
+
+
+def _millis() -> list[str]:
+    _MILLIS.extend(f".{ms:03d}Z" for ms in range(1000))
+    return _MILLIS
 
 
 # --- attribute readers -----------------------------------------------------------------------
@@ -288,21 +317,9 @@ def indexed(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     value = a.get(prefix)
     if isinstance(value, list):
         return [v for v in value if isinstance(v, dict)]
-    lead = prefix + "."
     if isinstance(a, RawAttrs):  # the entries' values stay undecoded until read
-        if not a.may_start(lead):
-            return []
-        entries: dict[int, RawAttrs] = {}
-        for key in list(a.keys()):
-            if key.startswith(lead):
-                m = _INDEXED.match(key[len(lead) :])
-                if m:
-                    index = int(m.group(1))
-                    entry = entries.get(index)
-                    if entry is None:
-                        entry = entries[index] = a.child()
-                    a.adopt(key, entry, m.group(2))
-        return [entries[i] for i in sorted(entries)]
+        return a.entries(prefix)
+    lead = prefix + "."
     found: dict[int, dict[str, Any]] = {}
     for key, v in a.items():
         if key.startswith(lead):
@@ -527,6 +544,11 @@ def _kind(span: Span) -> str:
 
 def read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
     """The events of OTel items (see the module doc) and the run's latency in ms."""
+    with paused_gc():  # many small objects, no cycles (see gcpause)
+        return _read_otel(items, why)
+
+
+def _read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
     trace = Trace("otel", items.path, why)
     spans: list[Span] = []
     for index, item in enumerate(items):
@@ -589,7 +611,7 @@ def _unread_times(span: Span) -> Iterator[Any]:
 
 def _span_events(span: Span, trace: Trace, clock: bool) -> None:
     a = span.attrs
-    start, end = (_iso(span.start), _iso(span.end)) if clock else (None, None)
+    start, end = (iso_time(span.start), iso_time(span.end)) if clock else (None, None)
     kind = _kind(span)
     if kind == "tool":
         trace.saw("tool span")

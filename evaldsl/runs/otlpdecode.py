@@ -36,6 +36,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from evaldsl.gcpause import paused_gc
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES
 from evaldsl.runs.decode import Undecodable, line_chunks
 from evaldsl.runs.model import Run, open_file
@@ -141,7 +142,8 @@ def read_otel_lines(
     file's first `head_items` items (decoded as the full reader decodes them), or `None`
     if it would not have."""
     try:
-        return _read(path, why, head_items)
+        with paused_gc():  # many small objects, no cycles (see gcpause)
+            return _read(path, why, head_items)
     except Exception:  # anything at all: the full reader says what it is
         return None
 
@@ -175,15 +177,20 @@ def read_otel_document(path: str, data: bytes, why: Callable[[str, int], str | N
     gives, from the container ("document" or "array") and the number of documents, the
     reason detection chose `otel` (`None`: it would not have)."""
     try:
-        if not data.isascii():
-            data.decode("utf-8")  # (msgspec does not look into what it skips)
-        decoded = _DECODE_DOCUMENT(data)
-        documents = decoded if isinstance(decoded, list) else [decoded]
-        reason = why("array" if isinstance(decoded, list) else "document", len(documents))
-        spans = (span for d in documents for span in _otlp_spans(d.resourceSpans))
-        return _run(path, reason, spans, len(documents))
+        with paused_gc():  # many small objects, no cycles (see gcpause)
+            return _read_document(path, data, why)
     except Exception:  # anything at all: the full reader says what it is
         return None
+
+
+def _read_document(path: str, data: bytes, why: Callable[[str, int], str | None]) -> Run:
+    if not data.isascii():
+        data.decode("utf-8")  # (msgspec does not look into what it skips)
+    decoded = _DECODE_DOCUMENT(data)
+    documents = decoded if isinstance(decoded, list) else [decoded]
+    reason = why("array" if isinstance(decoded, list) else "document", len(documents))
+    spans = (span for d in documents for span in _otlp_spans(d.resourceSpans))
+    return _run(path, reason, spans, len(documents))
 
 
 def _run(path: str, reason: str | None, spans: Iterable[Span], documents: int) -> Run:

@@ -7,37 +7,74 @@ so the OTel reader (`otel.py`) decodes exactly the attributes it reads, with the
 code as for a file decoded whole: a span's prompt, its tools' definitions or a message
 history it never reads are never built. Key tests (`key in a`, `not a`) read no value.
 
-`indexed` (in `otel.py`) gathers flattened `prefix.N.key` attributes into one `RawAttrs`
-per index (`adopt`), still undecoded: an OpenInference input message's content is decoded
-only if its role is read as `tool`.
+`entries` gathers flattened `prefix.N.key` attributes into one `RawAttrs` per index,
+still undecoded (an OpenInference input message's content is decoded only if its role is
+read as `tool`). Where each entry's attributes are is worked out once for a set of keys
+and kept (spans of one instrumentation and one conversation length have the same keys).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
+
+from msgspec import Raw
+
+#: `otel._INDEXED`: the `N.key` after a prefix's dot (matched from that position).
+_INDEX = re.compile(r"(\d+)\.(.+)$")
+_ABSENT = object()
+
+
+def _plan(lead: str, keys: Iterable[str]) -> list[list[tuple[str, str]]]:
+    """Where `RawAttrs.entries` finds each entry's attributes: (name in the entry, key)
+    for each entry, in order of `N` (`\\d` and `int` read `N` as `otel.indexed` reads it
+    for a dict)."""
+    found: dict[int, list[tuple[str, str]]] = {}
+    for key in keys:
+        m = _INDEX.match(key, len(lead)) if key.startswith(lead) else None
+        if m:
+            found.setdefault(int(m.group(1)), []).append((m.group(2), key))
+    return [found[i] for i in sorted(found)]
+
+
+#: `RawAttrs.entries`' plans by prefix and keys (spans of one instrumentation and one
+#: conversation length have the same keys): reading a span's messages is then one dict
+#: made per message, without looking at its keys again.
+_PLANS: dict[tuple[str, str], list[list[tuple[str, str]]]] = {}
+_MAX_PLANS = 4096
 
 
 class RawAttrs(dict[str, Any]):
-    """Attributes whose values are decoded by `decode` on first read (see the module doc)."""
+    """Attributes whose values are decoded by `decode` on first read (see the module doc).
 
-    __slots__ = ("_decode", "_done", "_keys")
+    A value is kept undecoded (`msgspec.Raw`) until read, then replaced by its value in
+    place: a decoded value is never a `Raw`, so the type of what is stored says which
+    it is, without a second dict to look in."""
+
+    __slots__ = ("_decode", "_keys")
+    _keys: str | None
 
     def __init__(self, raw: dict[str, Any], decode: Callable[[Any], Any]) -> None:
         super().__init__(raw)
         self._decode = decode
-        self._done: dict[str, Any] = {}
-        self._keys: str | None = None
+        self._keys = None
 
     def __getitem__(self, key: str) -> Any:
-        done = self._done
-        if key in done:
-            return done[key]
-        value = done[key] = self._decode(dict.__getitem__(self, key))
+        value = dict.__getitem__(self, key)
+        if type(value) is Raw:
+            value = self._decode(value)
+            dict.__setitem__(self, key, value)
         return value
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if dict.__contains__(self, key) else default
+        value = dict.get(self, key, _ABSENT)
+        if value is _ABSENT:
+            return default
+        if type(value) is Raw:
+            value = self._decode(value)
+            dict.__setitem__(self, key, value)
+        return value
 
     def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
         return [(key, self[key]) for key in dict.keys(self)]
@@ -48,27 +85,30 @@ class RawAttrs(dict[str, Any]):
     def __repr__(self) -> str:
         return f"RawAttrs({dict(self.items())!r})"
 
-    def child(self) -> RawAttrs:
-        """An empty `RawAttrs` decoding as this one does."""
-        return RawAttrs({}, self._decode)
-
-    def may_start(self, lead: str) -> bool:
-        """Whether a key may start with `lead`: `False` only when none does (one search
-        of the keys joined, in C, instead of a Python loop over them)."""
-        if self._keys is None:
-            self._keys = "\n".join(dict.keys(self))
-        return lead in self._keys
-
-    def adopt(self, key: str, into: RawAttrs, as_key: str) -> None:
-        """Put `key`'s value, as it is (undecoded unless read), into `into` as `as_key`."""
-        into._keys = None
-        into._done.pop(as_key, None)
-        if key in self._done:
-            into._done[as_key] = self._done[key]
-        dict.__setitem__(into, as_key, dict.__getitem__(self, key))
+    def entries(self, prefix: str) -> list[dict[str, Any]]:
+        """The attributes `prefix.N.key` as one `RawAttrs` of `key`s per `N`, in order of
+        `N`, their values as they are (undecoded unless read)."""
+        keys = self._keys
+        if keys is None:
+            keys = self._keys = "\n".join(dict.keys(self))
+        lead = prefix + "."
+        if lead not in keys:  # (one search in C instead of a loop over the keys)
+            return []
+        plan: list[list[tuple[str, str]]] | None
+        if keys.count("\n") != len(self) - 1:  # a key holds a newline: `keys` is ambiguous
+            plan = _plan(lead, dict.keys(self))
+        else:
+            plan = _PLANS.get((lead, keys))
+            if plan is None:
+                plan = _plan(lead, dict.keys(self))
+                if len(_PLANS) >= _MAX_PLANS:
+                    _PLANS.clear()
+                _PLANS[lead, keys] = plan
+        get = dict.__getitem__
+        decode = self._decode
+        return [RawAttrs({name: get(self, key) for name, key in entry}, decode) for entry in plan]
 
     def raw(self, key: str) -> bytes | None:
         """`key`'s undecoded JSON (`None` when absent or already decoded)."""
-        if key in self._done or not dict.__contains__(self, key):
-            return None
-        return bytes(memoryview(dict.__getitem__(self, key)))
+        value = dict.get(self, key)
+        return bytes(memoryview(value)) if type(value) is Raw else None
