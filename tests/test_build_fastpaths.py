@@ -18,8 +18,8 @@ from evaldsl.syntax.drivetables import Token
 
 def token(kind: str, start: int) -> Token:
     text = kind.lower()
-    tok = str.__new__(Token, text)
-    tok.type, tok.start_pos, tok.end_pos = kind, start, start + len(text)
+    tok = Token()
+    tok.value, tok.type, tok.start_pos, tok.end_pos = text, kind, start, start + len(text)
     return tok
 
 

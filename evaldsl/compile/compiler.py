@@ -128,8 +128,9 @@ class Compiler:
         get = self.subject(subject)
         shown = self.text(subject.span) or subject.kind
         pred_text = self.text(pred.span)
-        test = self.value_test(pred, SUBJECTS[subject.kind].type)
-        expected = self.expected(pred)
+        # the registry asked directly (`value_test` and `expected` below): one a statement
+        test = registry.value_test(pred, SUBJECTS[subject.kind].type)
+        expected = registry.expected(pred)
 
         def run(facts: RunFacts) -> Verdict:
             try:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from evaldsl.language import ast
 from evaldsl.language.values import is_number, json_equal
@@ -48,7 +48,8 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 
 
 def build(kit: BuildKit, c: list[Any]) -> ast.Compare:
-    return ast.Compare(cast(Any, kit.text(c[0])), kit.literal(c[1]), span=kit.span(c))
+    op: Any = kit.text(c[0])  # CMP_OP: one of the operators `ast.Compare` names
+    return ast.Compare(op, kit.literal(c[1]), span=kit.span(c))
 
 
 def check(

@@ -118,15 +118,16 @@ class Builder:
 
     def text(self, token: Any) -> str:
         """A token's text as written."""
-        return str(token)
+        text: str = token.value
+        return text
 
     def string(self, token: Any) -> str:
         """A string literal's decoded text."""
-        return decode_string(str(token))
+        return decode_string(token.value)
 
     def integer(self, token: Any) -> int:
         """An INT token's value; one out of range is a problem, and stands as 1."""
-        text = str(token)
+        text: str = token.value
         problem = integer_problem(text)
         if problem is not None:
             self.problems.append((self.token_span(token), "E209", problem))
@@ -204,7 +205,7 @@ class Builder:
     def literal(self, item: Any) -> ast.Value:
         if not isinstance(item, drivetables.TOKEN_TYPES):
             return cast(ast.Value, item)
-        kind, text = item.type, str(item)
+        kind, text = item.type, item.value
         base = self.base
         span = _new_span(Span, (base + item.start_pos, base + item.end_pos))  # type: ignore[operator]
         if kind == "STRING":
@@ -243,7 +244,7 @@ class Builder:
     @staticmethod
     def name(tok: Token) -> str:
         """A name, bare or quoted."""
-        return decode_string(str(tok)) if tok.type == "STRING" else str(tok)
+        return decode_string(tok.value) if tok.type == "STRING" else tok.value
 
     @staticmethod
     def _nodes(children: Sequence[Any]) -> list[Any]:
@@ -262,15 +263,15 @@ class Builder:
     # -- declarations
 
     def suite_decl(self, c: list[Any]) -> ast.SuiteDecl:
-        return ast.SuiteDecl(decode_string(c[1]), span=self.span(c))
+        return ast.SuiteDecl(decode_string(c[1].value), span=self.span(c))
 
     def _names(self, kind: Literal["tools", "nodes"], c: list[Any]) -> ast.NamesDecl:
         names: list[ast.Name | ast.Str] = []
         for tok in c[1:]:
             if tok.type == "NAME":
-                names.append(ast.Name(str(tok), span=self.token_span(tok)))
+                names.append(ast.Name(tok.value, span=self.token_span(tok)))
             elif tok.type == "STRING":
-                names.append(ast.Str(decode_string(tok), span=self.token_span(tok)))
+                names.append(ast.Str(decode_string(tok.value), span=self.token_span(tok)))
         return ast.NamesDecl(kind, tuple(names), span=self.span(c))
 
     def tools_decl(self, c: list[Any]) -> ast.NamesDecl:
@@ -280,7 +281,7 @@ class Builder:
         return self._names("nodes", c)
 
     def judge_decl(self, c: list[Any]) -> ast.JudgeDecl:
-        return ast.JudgeDecl(decode_string(c[2]), span=self.span(c))
+        return ast.JudgeDecl(decode_string(c[2].value), span=self.span(c))
 
     def timeout_decl(self, c: list[Any]) -> ast.TimeoutDecl:
         duration = cast(ast.Duration, self.literal(c[1]))
@@ -291,19 +292,19 @@ class Builder:
         return ast.TimeoutDecl(duration, span=self.span(c))
 
     def case_decl(self, c: list[Any]) -> ast.CaseDecl:
-        return ast.CaseDecl(decode_string(c[1]), span=self.span(c))
+        return ast.CaseDecl(decode_string(c[1].value), span=self.span(c))
 
     def cassette_src(self, c: list[Any]) -> ast.SourceDecl:
-        return ast.SourceDecl("cassette", decode_string(c[1]), span=self.span(c))
+        return ast.SourceDecl("cassette", decode_string(c[1].value), span=self.span(c))
 
     def state_src(self, c: list[Any]) -> ast.SourceDecl:
-        return ast.SourceDecl("state", decode_string(c[1]), span=self.span(c))
+        return ast.SourceDecl("state", decode_string(c[1].value), span=self.span(c))
 
     def dataset_src(self, c: list[Any]) -> ast.SourceDecl:
-        return ast.SourceDecl("dataset", decode_string(c[1]), span=self.span(c))
+        return ast.SourceDecl("dataset", decode_string(c[1].value), span=self.span(c))
 
     def trace_src(self, c: list[Any]) -> ast.SourceDecl:
-        return ast.SourceDecl("trace", decode_string(c[1]), str(c[3]), span=self.span(c))
+        return ast.SourceDecl("trace", decode_string(c[1].value), c[3].value, span=self.span(c))
 
     def run_src(self, c: list[Any]) -> ast.RunDecl:
         return ast.RunDecl(self.name(c[1]), span=self.span(c))
@@ -406,11 +407,11 @@ class Builder:
         return self._subject("answer", c, index=self.integer(c[2]))
 
     def answer_json(self, c: list[Any]) -> ast.Subject:
-        return self._subject("answer_json", c, path=str(c[2]) if len(c) > 2 else None)
+        return self._subject("answer_json", c, path=c[2].value if len(c) > 2 else None)
 
     def answer_json_at(self, c: list[Any]) -> ast.Subject:
         # answer [ INT ] json PATH?
-        path = str(c[5]) if len(c) > 5 else None
+        path = c[5].value if len(c) > 5 else None
         return self._subject("answer_json", c, index=self.integer(c[2]), path=path)
 
     def output(self, c: list[Any]) -> ast.Subject:
@@ -420,13 +421,13 @@ class Builder:
         return self._subject("memory", c, keys=tuple(c[1:]))
 
     def state_field(self, c: list[Any]) -> ast.Subject:
-        first = ast.Key(str(c[2]), span=self.token_span(c[2]))
+        first = ast.Key(c[2].value, span=self.token_span(c[2]))
         return self._subject("state", c, keys=(first, *c[3:]))
 
     def tool(self, c: list[Any]) -> ast.Subject:
         # `tool NAME`: two tokens; `name` and `span` written out (one a tool subject)
         keyword, tok = c
-        name = decode_string(str(tok)) if tok.type == "STRING" else str(tok)
+        name = decode_string(tok.value) if tok.type == "STRING" else tok.value
         base = self.base
         return ast.Subject(
             "tool", name, span=_new_span(Span, (base + keyword.start_pos, base + tok.end_pos))
@@ -442,8 +443,10 @@ class Builder:
     # -- values
 
     def list_lit(self, c: list[Any]) -> ast.ListLit:
-        tokens = drivetables.TOKEN_TYPES
-        items = tuple(self.literal(x) for x in c if not (isinstance(x, tokens) and x.type in PUNCT))
+        # a list comprehension, not a generator (one frame for the whole list); the
+        # children are `[`, values, `,` … and `]`
+        tokens, literal = drivetables.TOKEN_TYPES, self.literal
+        items = tuple([literal(x) for x in c if not (isinstance(x, tokens) and x.type in PUNCT)])
         node = ast.ListLit(items, span=self.span(c))
         self._value(node, items)
         return node

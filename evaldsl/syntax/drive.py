@@ -95,7 +95,7 @@ def _plans(lexer: Any) -> _Plans:
     return plans
 
 
-_new_str = str.__new__
+_new_token = object.__new__
 
 
 def _tables(frontend: Any, helper: Any) -> dict[int, dict[str, tuple[bool, Any]]]:
@@ -233,9 +233,17 @@ _LAYOUT = OPENING | CLOSING | {"_NL"}
 #: The config a step leads to when it accepts the text.
 _ACCEPT: Any = object()
 
-#: A parser stack remembered: the lexer plan of its top state, the steps from it by token
-#: kind (filled as they are met) and the stack itself.
-_Config = tuple[Any, Any, Any, dict[str, Any], tuple[int, ...]]
+#: What a token kind asks of the loop beyond a shift, in a lexer plan's `special` table:
+#: skipped (an ignored terminal), or a bracket or newline (`BracketNewlines`). A kind with a
+#: token callback has the callback there (plain keywords as the `dict` of them); the kinds
+#: absent (most tokens) ask nothing, so a token costs one lookup for all three questions.
+_IGNORED: Any = object()
+_BRACKET_OR_NEWLINE: Any = object()
+
+#: A parser stack remembered: the lexer plan of its top state (its scanner's match and its
+#: `special` table), the steps from it by token kind (filled as they are met) and the
+#: stack itself.
+_Config = tuple[Any, dict[str, Any], dict[str, Any], tuple[int, ...]]
 #: What a token kind does from a config: the reductions (rule length, callback) before it
 #: is shifted, the config after the shift (`_ACCEPT` at the end of the text, `None` when
 #: that stack is not remembered) and the stack after the shift.
@@ -265,7 +273,7 @@ class _Memo:
             start_states, end_states = table.start_states, table.end_states
         self.end_state: int = end_states[start]
         self.by_stack: dict[tuple[int, ...], _Config] = {}
-        self.lexings: dict[int, tuple[Any, Any, Any]] = {}
+        self.lexings: dict[int, tuple[Any, dict[str, Any]]] = {}
         first = self.config((start_states[start],))
         assert first is not None
         self.start: _Config = first
@@ -279,11 +287,12 @@ class _Memo:
             found = self.by_stack[stack] = (*self.lexing(stack[-1]), {}, stack)
         return found
 
-    def lexing(self, state: int) -> tuple[Any, Any, Any]:
+    def lexing(self, state: int) -> tuple[Any, dict[str, Any]]:
         """How `drive` lexes in a parser state: the `match` of Lark's scanner's regex
         preceded by blanks (`_blank_first`; a loop when its regexes were split in
-        several), the ignored terminals, and the token callbacks (`None` when there are
-        none), plain keyword callbacks as `dict`s of keywords."""
+        several), and what each token kind asks beyond a shift (`_IGNORED`, its token
+        callback, plain keyword callbacks as `dict`s of keywords, or
+        `_BRACKET_OR_NEWLINE`; ignored first, as Lark skips those before any callback)."""
         found = self.lexings.get(state)
         if found is None:
             scanners, ignore, callbacks = self.plans[state]
@@ -303,18 +312,20 @@ class _Memo:
                             return m
                     return None
 
+            special: dict[str, Any] = dict.fromkeys(_LAYOUT, _BRACKET_OR_NEWLINE)
             if isinstance(self.plans, drivetables.Lexing):  # keyword dicts already
-                fast = dict(callbacks)
+                special.update(callbacks)
             else:
-                fast = {kind: _keyword_callback(cb) for kind, cb in callbacks.items()}
-            found = self.lexings[state] = (match, ignore, fast or None)
+                special.update((kind, _keyword_callback(cb)) for kind, cb in callbacks.items())
+            special.update(dict.fromkeys(ignore, _IGNORED))
+            found = self.lexings[state] = (match, special)
         return found
 
     def step(self, config: _Config, kind: str) -> _Step | None:
         """What a token of `kind` does from `config`, walked in Lark's table as Lark's
         loop walks it; `None` when the table has no action (a syntax error)."""
         states = self.states
-        stack = list(config[4])
+        stack = list(config[3])
         ops: list[tuple[int, Any]] = []
         while True:
             entry = states[stack[-1]].get(kind)
@@ -356,7 +367,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     a Lark parser for which `available(lark)`."""
     memo = _memo(lark if isinstance(lark, Tables) else lark.parser, start)
     config = memo.start
-    match, ignore, token_callbacks, row, _ = config
+    match, special, row, _ = config
     values: list[Any] = []
     pos, end = 0, len(text)
     depth = 0
@@ -372,34 +383,35 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
             else:
                 kind = m.lastgroup
                 after = m.end()
-                if kind in ignore:
+                asks = special.get(kind)
+                if asks is _IGNORED:
                     pos = after
                     continue
                 value = m[kind]
-                # Token's own constructor, minus its argument shuffling: it runs once per token
-                tok = _new_str(Token, value)
+                # the token made without a call to an `__init__`: this runs once per token
+                tok = _new_token(Token)
+                tok.value = value
                 tok.start_pos = after - len(value)
                 tok.end_pos = after
                 tok.type = kind
-                if token_callbacks is not None:
-                    callback = token_callbacks.get(kind)
-                    if callback is not None:
-                        if type(callback) is dict:  # keywords: a NAME spelling one is it
-                            keyword = callback.get(value)
+                pos = after
+                if asks is not None:
+                    if asks is not _BRACKET_OR_NEWLINE:  # a token callback
+                        if type(asks) is dict:  # keywords: a NAME spelling one is it
+                            keyword = asks.get(value)
                             if keyword is not None:
                                 tok.type = kind = keyword
                         else:
-                            tok = callback(tok)
+                            tok = asks(tok)
                             kind = tok.type
-                pos = after
-                if kind in _LAYOUT:
-                    if kind == "_NL":
-                        if depth:
-                            continue
-                    elif kind in OPENING:
-                        depth += 1
-                    elif depth:
-                        depth -= 1
+                    if kind in _LAYOUT:
+                        if kind == "_NL":
+                            if depth:
+                                continue
+                        elif kind in OPENING:
+                            depth += 1
+                        elif depth:
+                            depth -= 1
         else:
             kind, tok = "$END", None  # the end of the text: reduce what is left
         step = row.get(kind)
@@ -423,7 +435,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
         if following is None:  # a stack past the bounds: walk the table from here
             return _walk(memo, text, pos, depth, list(stack), values)
         config = following
-        match, ignore, token_callbacks, row, _ = config
+        match, special, row, _ = config
 
 
 def _walk(
@@ -435,7 +447,7 @@ def _walk(
     end = len(text)
     while True:
         if pos < end:
-            match, ignore, token_callbacks = lexing(state_stack[-1])
+            match, special = lexing(state_stack[-1])
             m = match(text, pos)
             if m is None:
                 while pos < end and (text[pos] == " " or text[pos] == "\t"):
@@ -446,21 +458,22 @@ def _walk(
             else:
                 kind = m.lastgroup
                 after = m.end()
-                if kind in ignore:
+                asks = special.get(kind)
+                if asks is _IGNORED:
                     pos = after
                     continue
                 value = m[kind]
-                tok = _new_str(Token, value)
+                tok = _new_token(Token)
+                tok.value = value
                 tok.start_pos = after - len(value)
                 tok.end_pos = after
                 tok.type = kind
-                callback = token_callbacks.get(kind) if token_callbacks is not None else None
-                if type(callback) is dict:
-                    keyword = callback.get(value)
+                if type(asks) is dict:
+                    keyword = asks.get(value)
                     if keyword is not None:
                         tok.type = kind = keyword
-                elif callback is not None:
-                    tok = callback(tok)
+                elif asks is not None and asks is not _BRACKET_OR_NEWLINE:
+                    tok = asks(tok)
                     kind = tok.type
                 pos = after
                 if kind == "_NL":

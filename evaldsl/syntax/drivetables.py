@@ -37,21 +37,25 @@ FORMAT = 1
 SHIPPED_NAME = "evaldsl.drive.json"
 
 
-class Token(str):
-    """A token as the fast loop makes it: its text, with the attributes of Lark's `Token`
-    (the builder reads `type`, `start_pos` and `end_pos`; lines are not counted, and
-    `value` is the text itself: only the three are stored, as the loop makes one per
-    token)."""
+class Token:
+    """A token as the fast loop makes it: the attributes of Lark's `Token` the builder
+    reads (`value`, its text; `type`, `start_pos` and `end_pos`; lines are not counted).
+    Not a `str` as Lark's is: making a slotted object is cheaper than copying the text
+    into a `str` subclass, and the loop makes one per token. Builders read the text as
+    `value`, which both kinds of token have; `str()` of one gives the text too."""
 
-    __slots__ = ("end_pos", "start_pos", "type")
+    __slots__ = ("end_pos", "start_pos", "type", "value")
 
+    value: str
     type: str
     start_pos: int | None
     end_pos: int | None
 
-    @property
-    def value(self) -> str:
-        return str(self)
+    def __str__(self) -> str:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {self.value!r})"
 
     # Lines and columns are not counted (None, as in a Lark token made without them).
     line = column = end_line = end_column = property(lambda self: None)

@@ -17,6 +17,8 @@ from evaldsl.language.source import Source, Span
 
 _HEADER_ONLY = (ast.SuiteDecl, ast.NamesDecl, ast.JudgeDecl)
 _CASE_ONLY = (ast.SourceDecl, ast.RunDecl, ast.ValueDecl)
+#: The assertion node classes (`ast.Expr`; AST node classes have no subclasses).
+_ASSERTIONS = frozenset({ast.Check, ast.NoTool, ast.NodeVisited, ast.Not, ast.And, ast.Or})
 
 
 @attrs.frozen
@@ -101,6 +103,12 @@ def outline(program: ast.Program, source: Source) -> Outline:
         return source.position(span.start).line
 
     for stmt in program.statements:
+        if type(stmt) in _ASSERTIONS:  # most lines: one lookup instead of the tests below
+            if current is None:
+                header_asserts.append(stmt)  # type: ignore[arg-type]
+            else:
+                current["assertions"].append(stmt)  # type: ignore[attr-defined]
+            continue
         in_case = current is not None and has_cases
         if isinstance(stmt, ast.CaseDecl):
             close()
