@@ -125,22 +125,48 @@ def test_nothing_is_written_when_python_writes_no_bytecode(tmp_path: Path) -> No
     assert not list(tmp_path.rglob("code-*"))
 
 
+def test_a_process_that_makes_no_evaldsl_class_writes_nothing(tmp_path: Path) -> None:
+    # pytest imports the plugin's module, so evaldsl, wherever evaldsl is installed: a
+    # process that then uses attrs (its own classes go through the cache) but no evaldsl
+    # class leaves no file; one that makes evaldsl's classes writes it
+    untouched = (
+        "import evaldsl, attr, json\n"
+        "@attr.frozen\nclass Point:\n    x: int\n"
+        "assert Point(1) == Point(1)\n"
+        "from evaldsl.cache import compiled\n"
+        "print(json.dumps({'compiled': compiled.compiled_this_process()}))\n"
+    )
+    made = start(tmp_path, code=untouched)["compiled"]
+    assert isinstance(made, int) and made > 0  # attrs' own, compiled through the cache
+    assert not list(tmp_path.rglob("code-*"))
+    start(tmp_path)
+    assert cache_file(tmp_path).exists()
+
+
 def test_a_full_file_keeps_what_this_process_used(tmp_path: Path) -> None:
     path = tmp_path / "code.marshal"
+
+    def key(name: str) -> str:  # as the cache keys an evaldsl class's methods
+        return f"<attrs generated methods evaldsl.t.{name}>\0{name} = 1\n"
+
     kept = codecache.CodeCache(path, limit=3)
     for i in range(5):
-        kept.code(f"k{i}", f"x = {i}\n", "<test>")
+        kept.code(key(f"k{i}"), f"x = {i}\n", "<test>")
     kept.save()
     later = codecache.CodeCache(path, limit=3)
-    assert sorted(later.load()) == [f"k{i}" for i in range(5)]  # 5 used: all kept
-    later.code("k1", "x = 1\n", "<test>")
-    later.code("new", "y = 2\n", "<test>")
+    assert sorted(later.load()) == [key(f"k{i}") for i in range(5)]  # 5 used: all kept
+    later.code(key("k1"), "x = 1\n", "<test>")
+    later.code(key("new"), "y = 2\n", "<test>")
     assert later.compiled == 1
     later.save()  # 6 known, over the limit: only the 2 this process used
-    assert sorted(codecache.CodeCache(path).load()) == ["k1", "new"]
+    assert sorted(codecache.CodeCache(path).load()) == [key("k1"), key("new")]
     namespace: dict[str, object] = {}
-    exec(codecache.CodeCache(path).code("new", "unused", "<test>"), namespace)
+    exec(codecache.CodeCache(path).code(key("new"), "unused", "<test>"), namespace)
     assert namespace["y"] == 2
+    other = codecache.CodeCache(tmp_path / "other.marshal")
+    other.code("<attrs generated methods attr.validators.V>\0v", "v = 1\n", "<test>")
+    other.save()  # attrs' own classes only: nothing of evaldsl's was made
+    assert not (tmp_path / "other.marshal").exists()
 
 
 def test_other_modules_classes_are_compiled_as_always() -> None:

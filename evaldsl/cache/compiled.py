@@ -17,9 +17,11 @@ next start. Compiling those methods for the ~90 classes a `run` imports was ~15 
   same in two processes anyway).
 - Only evaldsl's own classes, and attrs' (its validators, made as it loads): the methods
   attrs generates for any other module's classes (a user's) go to `compile` as before.
-- Written at exit when something was compiled that the file did not hold, atomically; not
-  when Python writes no bytecode (`PYTHONDONTWRITEBYTECODE`, `-B`); at most `LIMIT`
-  entries (past it, only this process's are kept). Forked workers leave by `os._exit`
+- Written at exit when something was compiled that the file did not hold and the process
+  made evaldsl's classes (pytest imports evaldsl wherever it is installed, for its
+  plugin: a test run that never uses it writes nothing), atomically; not when Python
+  writes no bytecode (`PYTHONDONTWRITEBYTECODE`, `-B`); at most `LIMIT` entries (past
+  it, only this process's are kept). Forked workers leave by `os._exit`
   and write nothing. A file that is missing, damaged, not private or made by another
   Python is ignored, never an error.
 
@@ -106,9 +108,14 @@ class CodeCache:
         return code
 
     def save(self) -> None:
-        """Write the entries (only this process's when there are more than `limit`)."""
+        """Write the entries (only this process's when there are more than `limit`), if
+        this process made any of evaldsl's classes: a process that imported evaldsl
+        without using it (pytest loads the plugin's module wherever evaldsl is installed)
+        writes nothing, though attrs' own classes went through the cache."""
         if self.path is None or self.known is None:
             return
+        if not any(" evaldsl." in key.partition("\0")[0] for key in self.used):
+            return  # (a key starts with its file name: `<attrs generated methods evaldsl.…>`)
         entries = self.known if len(self.known) <= self.limit else self.used
         write_private(self.path, marshal.dumps((FORMAT, sys.version, entries)))
 
