@@ -557,6 +557,22 @@ def write_eval(path: Path, statements: int, cassette_name: str, seed: int) -> di
     return {"statements": len(texts), "distinct": len(set(texts)), "cases": case_no}
 
 
+def timed_process(
+    cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None
+) -> tuple[float, float]:
+    """Wall and CPU seconds (user and system, of the process and the children it waited
+    for: less moved than wall time by other work on the machine) of one run of `cmd`;
+    exits when it fails (an exit code other than 0 or 1)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, env=env, cwd=cwd, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{shlex.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
 #: What a `-j` parent does before it forks: start, `run`'s imports, reading and expanding
 #: the suite (each case is checked and compiled by the worker that runs it); a script for
 #: `python -c SCRIPT SUITE` (speed.py section 5, start_ab.py).

@@ -47,7 +47,6 @@ import gc
 import math
 import os
 import re
-import resource
 import shlex
 import statistics
 import subprocess
@@ -369,14 +368,7 @@ def timed(runs: int, fn: Callable[[], Any]) -> tuple[list[float], Any]:
 def process_times(runs: int, cmd: list[str], env: dict[str, str] | None = None) -> list[float]:
     """Wall seconds of a whole process, `runs` times (after one warm-up run)."""
     subprocess.run(cmd, capture_output=True, env=env, check=False)
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        done = subprocess.run(cmd, capture_output=True, env=env, check=False)
-        times.append(time.perf_counter() - t0)
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"{shlex.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
-    return times
+    return [bench.timed_process(cmd, env)[0] for _ in range(runs)]
 
 
 def process_times_in_turns(
@@ -396,16 +388,10 @@ def process_times_in_turns(
         cpu[:] = [[] for _ in cmds]
     for _ in range(runs):
         for k, (cmd, column) in enumerate(zip(cmds, times, strict=True)):
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t0 = time.perf_counter()
-            done = subprocess.run(cmd, capture_output=True, env=env, check=False)
-            column.append(time.perf_counter() - t0)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wall, used = bench.timed_process(cmd, env)
+            column.append(wall)
             if cpu is not None:
-                used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
                 cpu[k].append(used)
-            if done.returncode not in (0, 1):
-                raise SystemExit(f"{shlex.join(cmd)} failed:\n{done.stderr.decode()[-2000:]}")
     return times
 
 

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,19 +33,6 @@ from benchmarks import bench  # noqa: E402
 
 #: Says which evaldsl a process imported (the tree must be the one timed).
 WHERE = "import evaldsl, sys; sys.stdout.write(evaldsl.__file__)"
-
-
-def timed(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
-    """Wall and CPU seconds of one process (CPU: its own and its children's)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, check=False)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"{cmd} failed:\n{done.stderr.decode()[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
 
 
 def spread(values: list[float]) -> str:
@@ -82,13 +67,13 @@ def main() -> None:
         print(f"this: {trees['this']}\nother: {trees['other']}\nrounds: {args.rounds}")
         for label, cmd in commands.items():
             for env in envs.values():
-                timed(cmd, env, outside)  # untimed: bytecode and caches as installed
+                bench.timed_process(cmd, env, outside)  # untimed: bytecode and caches as installed
             wall: dict[str, list[float]] = {name: [] for name in trees}
             cpu: dict[str, list[float]] = {name: [] for name in trees}
             for i in range(args.rounds):
                 order = list(trees) if i % 2 == 0 else list(reversed(trees))
                 for name in order:
-                    w, c = timed(cmd, envs[name], outside)
+                    w, c = bench.timed_process(cmd, envs[name], outside)
                     wall[name].append(w)
                     cpu[name].append(c)
             print(f"\n{label}:")

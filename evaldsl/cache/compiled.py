@@ -114,8 +114,8 @@ class CodeCache:
         writes nothing, though attrs' own classes went through the cache."""
         if self.path is None or self.known is None:
             return
-        if not any(" evaldsl." in key.partition("\0")[0] for key in self.used):
-            return  # (a key starts with its file name: `<attrs generated methods evaldsl.…>`)
+        if not any(_evaldsl_made(key.partition("\0")[0]) for key in self.used):
+            return  # (a key starts with its file name)
         entries = self.known if len(self.known) <= self.limit else self.used
         write_private(self.path, marshal.dumps((FORMAT, sys.version, entries)))
 
@@ -139,6 +139,13 @@ def compiled_this_process() -> int:
     return _cache.compiled
 
 
+def _evaldsl_made(filename: str) -> bool:
+    """Whether generated code of this file name is for one of evaldsl's classes (attrs
+    names it `<attrs generated methods evaldsl.….Class>`; slotinit, `<evaldsl slot init
+    evaldsl.….Class>`)."""
+    return " evaldsl." in filename
+
+
 def compile_for_attrs(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
     """`compile` as attrs calls it: the methods of evaldsl's classes (and of attrs' own,
     its validators') from the cache, anything else compiled as always."""
@@ -149,7 +156,7 @@ def compile_for_attrs(source: Any, filename: Any, mode: Any, *args: Any, **kwarg
         or type(source) is not str
         or type(filename) is not str
         or not filename.startswith("<attrs generated ")
-        or (" evaldsl." not in filename and " attr." not in filename)
+        or not (_evaldsl_made(filename) or " attr." in filename)
     ):
         return _compile(source, filename, mode, *args, **kwargs)
     unsalted = _SALT.sub(r"\1#salt,", source)

@@ -47,7 +47,6 @@ is classified:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -57,7 +56,7 @@ import attrs
 from evaldsl.gcpause import paused_gc
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts
-from evaldsl.runs.rawattrs import RawAttrs
+from evaldsl.runs.rawattrs import RawAttrs, index_plan
 from evaldsl.runs.text import token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
@@ -65,7 +64,6 @@ _NOT_LLM_OPERATIONS = frozenset(
     {"execute_tool", "embeddings", "create_agent", "invoke_agent", "tool", "retrieval"}
 )
 STATUS_ERROR = (2, "STATUS_CODE_ERROR", "ERROR")
-_INDEXED = re.compile(r"^(\d+)\.(.+)$")
 
 
 @attrs.define
@@ -319,14 +317,7 @@ def indexed(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
         return [v for v in value if isinstance(v, dict)]
     if isinstance(a, RawAttrs):  # the entries' values stay undecoded until read
         return a.entries(prefix)
-    lead = prefix + "."
-    found: dict[int, dict[str, Any]] = {}
-    for key, v in a.items():
-        if key.startswith(lead):
-            m = _INDEXED.match(key[len(lead) :])
-            if m:
-                found.setdefault(int(m.group(1)), {})[m.group(2)] = v
-    return [found[i] for i in sorted(found)]
+    return [{name: a[key] for name, key in entry} for entry in index_plan(prefix + ".", a)]
 
 
 def _first(a: dict[str, Any], *keys: str) -> Any:

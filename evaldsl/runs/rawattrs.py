@@ -21,15 +21,16 @@ from typing import Any
 
 from msgspec import Raw
 
-#: `otel._INDEXED`: the `N.key` after a prefix's dot (matched from that position).
+#: The `N.key` after a prefix's dot (matched from that position).
 _INDEX = re.compile(r"(\d+)\.(.+)$")
 _ABSENT = object()
 
 
-def _plan(lead: str, keys: Iterable[str]) -> list[list[tuple[str, str]]]:
-    """Where `RawAttrs.entries` finds each entry's attributes: (name in the entry, key)
-    for each entry, in order of `N` (`\\d` and `int` read `N` as `otel.indexed` reads it
-    for a dict)."""
+def index_plan(lead: str, keys: Iterable[str]) -> list[list[tuple[str, str]]]:
+    """How flattened `prefix.N.key` attributes make one entry per `N` (`lead`: the prefix
+    and its dot): for each entry, in order of `N`, its (name in the entry, key) pairs, in
+    the keys' order (a name twice: the last pair wins). `otel.indexed` reads a plain dict
+    by it, `RawAttrs.entries` keeps it per key set."""
     found: dict[int, list[tuple[str, str]]] = {}
     for key in keys:
         m = _INDEX.match(key, len(lead)) if key.startswith(lead) else None
@@ -96,11 +97,11 @@ class RawAttrs(dict[str, Any]):
             return []
         plan: list[list[tuple[str, str]]] | None
         if keys.count("\n") != len(self) - 1:  # a key holds a newline: `keys` is ambiguous
-            plan = _plan(lead, dict.keys(self))
+            plan = index_plan(lead, dict.keys(self))
         else:
             plan = _PLANS.get((lead, keys))
             if plan is None:
-                plan = _plan(lead, dict.keys(self))
+                plan = index_plan(lead, dict.keys(self))
                 if len(_PLANS) >= _MAX_PLANS:
                     _PLANS.clear()
                 _PLANS[lead, keys] = plan

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, cast
 
-from evaldsl.syntax.tables import digest
+from evaldsl.syntax.tables import stamp
 
 # No Lark import here (`export` imports what it reads): loading these tables and parsing
 # with them must not load Lark, whose import is a large part of a start.
@@ -198,7 +198,7 @@ def export(lark: Any) -> dict[str, Any] | None:
 def serialise(data: dict[str, Any], made_for: str) -> str:
     """The tables as the file's text, stamped like the parser's tables with what they were
     `made_for` (`tables.key_text`) and its digest."""
-    body = {"format": FORMAT, "key": digest(made_for), "made_for": made_for, "data": data}
+    body = {"format": FORMAT, **stamp(made_for), "data": data}
     return json.dumps(body, separators=(",", ":"))
 
 

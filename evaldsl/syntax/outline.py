@@ -9,6 +9,8 @@ program. The checker, the compiler, the suite loader and the formatter all read 
 
 from __future__ import annotations
 
+from typing import get_args
+
 import attrs
 
 from evaldsl.language import ast
@@ -17,8 +19,9 @@ from evaldsl.language.source import Source, Span
 
 _HEADER_ONLY = (ast.SuiteDecl, ast.NamesDecl, ast.JudgeDecl)
 _CASE_ONLY = (ast.SourceDecl, ast.RunDecl, ast.ValueDecl)
-#: The assertion node classes (`ast.Expr`; AST node classes have no subclasses).
-_ASSERTIONS = frozenset({ast.Check, ast.NoTool, ast.NodeVisited, ast.Not, ast.And, ast.Or})
+#: The assertion node classes, the members of `ast.Expr` (AST node classes have no
+#: subclasses, so a statement's exact type tells).
+_ASSERTIONS = frozenset(get_args(ast.Expr))
 
 
 @attrs.frozen

@@ -84,6 +84,12 @@ def digest(made_for: str) -> str:
     return hashlib.sha256(made_for.encode("utf-8")).hexdigest()
 
 
+def stamp(made_for: str) -> dict[str, str]:
+    """What a tables file says it was made for: the digest (its key, read first) and the
+    `key_text` itself (what a start compares)."""
+    return {"key": digest(made_for), "made_for": made_for}
+
+
 def table_key(grammar: str, options: dict[str, Any]) -> str:
     """The key of the tables for the grammar text, the Lark version and the options."""
     return digest(key_text(grammar, options))
@@ -117,13 +123,7 @@ def serialise(lark: Lark, made_for: str) -> str:
 
     data, memo = lark.memo_serialize([TerminalDef, Rule])
     data["options"] = {k: v for k, v in data["options"].items() if k not in RUNTIME_OPTIONS}
-    body = {
-        "format": FORMAT,
-        "key": digest(made_for),
-        "made_for": made_for,
-        "data": _encode(data),
-        "memo": _encode(memo),
-    }
+    body = {"format": FORMAT, **stamp(made_for), "data": _encode(data), "memo": _encode(memo)}
     return json.dumps(body, separators=(",", ":"))
 
 
