@@ -60,17 +60,21 @@ _compile = builtins.compile
 
 class CodeCache:
     """The code of one cache file (the user's, `cache_path()`, when `path` is None): read
-    on first use; compiled entries added; written at exit when it gained any."""
+    on first use; compiled entries added; written at exit when it gained any.
+
+    An entry is a code object (`code`), or any other value `marshal` writes that someone
+    compiled and keeps under a key of their own (`stored`, `store`: the regexes of
+    `cache/regexes.py`)."""
 
     def __init__(self, path: Path | None = None, limit: int = LIMIT) -> None:
         self.path = path
         self.limit = limit
-        self.known: dict[str, CodeType] | None = None
-        self.used: dict[str, CodeType] = {}
+        self.known: dict[str, Any] | None = None
+        self.used: dict[str, Any] = {}
         self.compiled = 0  # entries this process compiled (the file did not hold them)
         self.saving = False
 
-    def load(self) -> dict[str, CodeType]:
+    def load(self) -> dict[str, Any]:
         """The file's entries (none when it is missing, damaged, shared or another
         Python's)."""
         if self.path is None:
@@ -93,19 +97,31 @@ class CodeCache:
 
     def code(self, key: str, source: str, filename: str) -> CodeType:
         """The code kept under `key`, else `source` compiled (and kept)."""
+        code = self.stored(key)
+        if type(code) is not CodeType:
+            code = _compile(source, filename, "exec")
+            self.store(key, code)
+        return code
+
+    def stored(self, key: str) -> Any:
+        """The value kept under `key` (noted as used), else `None`."""
         known = self.known
         if known is None:
             known = self.known = self.load()
-        code = known.get(key)
-        if type(code) is not CodeType:
-            code = _compile(source, filename, "exec")
-            known[key] = code
-            self.compiled += 1
-            if not self.saving and not sys.flags.dont_write_bytecode:
-                self.saving = True
-                atexit.register(self.save)
-        self.used[key] = code
-        return code
+        value = known.get(key)
+        if value is not None:
+            self.used[key] = value
+        return value
+
+    def store(self, key: str, value: Any) -> None:
+        """Keep `value` (compiled by this process) under `key`, to be written at exit."""
+        if self.known is None:
+            self.known = self.load()
+        self.known[key] = self.used[key] = value
+        self.compiled += 1
+        if not self.saving and not sys.flags.dont_write_bytecode:
+            self.saving = True
+            atexit.register(self.save)
 
     def save(self) -> None:
         """Write the entries (only this process's when there are more than `limit`), if
@@ -132,6 +148,16 @@ def compile_cached(source: str, filename: str) -> CodeType:
     """The code of `source` (a module's worth of definitions, for `exec`), from the cache
     when an earlier start compiled the same text under the same name."""
     return _cache.code(f"{filename}\0{source}", source, filename)
+
+
+def stored(key: str) -> Any:
+    """The value kept under `key` in the user's cache file (`None` when it holds none)."""
+    return _cache.stored(key)
+
+
+def store(key: str, value: Any) -> None:
+    """Keep `value` under `key` in the user's cache file (written at exit, as code is)."""
+    _cache.store(key, value)
 
 
 def compiled_this_process() -> int:

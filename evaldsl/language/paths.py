@@ -30,10 +30,11 @@ from typing import Any
 
 import attrs
 
+from evaldsl.cache.regexes import regex
 from evaldsl.language.limits import MAX_NESTING
 from evaldsl.language.regexes import RegexProblem, compile_regex
 
-_STEP = re.compile(
+_STEP = regex(
     r"""\.(?P<name>[A-Za-z_][\w-]*)
       | \.(?P<member>[0-9]+)(?![\w-])
       | \.\*(?P<dotstar>)

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import re
 
+from evaldsl.cache.regexes import regex
+
 # Control characters (C0 but tab and newline, DEL, C1) and lone surrogates: an agent's
 # output can hold any of them, and on a terminal an escape sequence would act, not show.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROL_OR_NEWLINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROL_BUT_BREAKS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# (Kept compiled between starts: each of these classes took ~0.4 ms to compile.)
+_CONTROL = regex("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_OR_NEWLINE = regex("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_BUT_BREAKS = regex("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def visible(text: str, *, newlines: bool = True) -> str:

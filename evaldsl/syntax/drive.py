@@ -32,6 +32,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
+from evaldsl.cache.regexes import regex
 from evaldsl.syntax import drivetables
 from evaldsl.syntax.drivetables import Tables, Token
 from evaldsl.syntax.grammar import CLOSING, OPENING, Start
@@ -217,8 +218,9 @@ def _blank_first(pattern: str, flags: int) -> re.Pattern[str]:
     """A scanner's regex preceded by the spaces and tabs before a token: `drive` skips
     them as white space (the grammar ignores them), so one match finds the next token.
     The spaces are taken possessively, so the alternatives see exactly the text the
-    scanner would see once they were skipped."""
-    return re.compile(f"[ \t]*+(?:{pattern})", flags)
+    scanner would see once they were skipped. Compiled once and then loaded from the
+    user's cache (`cache/regexes.py`): compiling them was ~9 ms of a start."""
+    return regex(f"[ \t]*+(?:{pattern})", flags)
 
 
 MAX_CONFIGS = 4096

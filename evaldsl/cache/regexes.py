@@ -1,0 +1,105 @@
+"""Regexes compiled once and then loaded, as `compiled.py` keeps attrs' methods.
+
+Takes a pattern and its flags and gives `re.compile(pattern, flags)`. Python's `re`
+compiles a pattern in Python code (parse, then code generation) and keeps the result for
+the process only; the parser's lexer (`syntax/drive.py`) compiles one large pattern per
+parser state it meets, ~28 for a typical file: ~9 ms of every `check` and `run`. Here
+the code the compiler made is kept in the user's cache file (`compiled.store`) and, at
+the next start, handed to the regex engine as the compiler itself hands it over (a few
+microseconds a pattern).
+
+- The key is the exact pattern, the flags and the engine's `MAGIC`; the file is one per
+  interpreter (`sys.version`), so the code always comes from this engine's compiler.
+- The engine checks the code it is given (`_sre` refuses invalid code with an error), the
+  entry's CRC-32 that the code is what was kept, and a pattern loaded here compares equal
+  to `re.compile`'s (the engine compares the pattern, the flags and every word of the
+  code): `tests/test_regexcache.py` asserts it.
+- Only what CPython's `re` provides: the compiler's `_parser.parse`, `_compiler._code` and
+  `_sre.compile` (Python 3.11 to 3.13). Where any of them is missing or fails, or the entry
+  is damaged, the pattern is compiled by `re.compile` as always: a cache is never an error.
+- Written when Python writes bytecode, with the code cache (`compiled.py`).
+"""
+
+from __future__ import annotations
+
+import array
+import binascii
+import re
+from typing import Any
+
+from evaldsl.cache import compiled
+
+try:  # CPython's own regex compiler and engine (see the module doc)
+    import _sre  # type: ignore[import-not-found]
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    _ENGINE: Any = _sre
+    _MAKE: Any = _compiler._code
+    _PARSE: Any = _parser.parse
+    _MAGIC = str(_sre.MAGIC)
+except (ImportError, AttributeError):  # another Python: `re.compile` every time
+    _ENGINE = _MAKE = _PARSE = None
+    _MAGIC = ""
+
+#: A code word's array type: the engine's code words are unsigned 32-bit numbers.
+_WORD = "I" if array.array("I").itemsize == 4 else "L"
+
+
+def regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """`re.compile(pattern, flags)` for a text pattern, its compiled code kept between
+    starts (see the module doc)."""
+    if _ENGINE is None or type(pattern) is not str or type(flags) is not int or flags & _OWN:
+        return re.compile(pattern, flags)
+    key = f"re\0{_MAGIC}\0{flags}\0{pattern}"
+    entry = compiled.stored(key)
+    if entry is not None:
+        try:
+            return _made(pattern, entry)
+        except Exception:  # a damaged entry: compiled anew below, and kept again
+            pass
+    try:
+        entry = _compiled(pattern, flags)
+    except re.error:  # a bad pattern: `re.compile` says so in the same words
+        return re.compile(pattern, flags)
+    except Exception:  # the compiler's internals are not what this module knows
+        return re.compile(pattern, flags)
+    made = _made(pattern, entry)
+    compiled.store(key, entry)
+    return made
+
+
+#: Flags `re.compile` handles itself (it prints the code of a `DEBUG` pattern): such a
+#: pattern is compiled there every time.
+_OWN = re.DEBUG
+
+#: What is kept of a compiled pattern: its flags (the inline ones too), its code words (as
+#: bytes) and their CRC-32 (a word changed on disk could still be valid code, for another
+#: pattern), the number of groups, the group names to numbers and numbers to names.
+Entry = tuple[int, bytes, int, int, dict[str, int], tuple[str | None, ...]]
+
+
+def _compiled(pattern: str, flags: int) -> Entry:
+    """What `re`'s compiler makes of `pattern`, as its own `compile` hands it over."""
+    parsed = _PARSE(pattern, flags)
+    code = _MAKE(parsed, flags)
+    state = parsed.state
+    groupindex = dict(state.groupdict)
+    indexgroup: list[str | None] = [None] * state.groups
+    for name, i in groupindex.items():
+        indexgroup[i] = name
+    words = array.array(_WORD, code).tobytes()
+    crc = binascii.crc32(words)
+    return (flags | state.flags, words, crc, state.groups - 1, groupindex, tuple(indexgroup))
+
+
+def _made(pattern: str, entry: Entry) -> re.Pattern[str]:
+    """The engine's pattern of a kept entry (the engine checks the code is valid code,
+    the CRC that it is the code that was kept); `ValueError` when either is not."""
+    flags_all, words, crc, groups, groupindex, indexgroup = entry
+    if binascii.crc32(words) != crc:
+        raise ValueError("the code changed since it was kept")
+    code = array.array(_WORD, words).tolist()
+    made: re.Pattern[str] = _ENGINE.compile(
+        pattern, flags_all, code, groups, groupindex, indexgroup
+    )
+    return made

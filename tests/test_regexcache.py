@@ -1,0 +1,140 @@
+"""The regex cache (`evaldsl/cache/regexes.py`): a pattern compiled at one start is loaded
+at the next, and what is loaded is `re.compile`'s pattern (the engine's own equality
+compares the pattern, the flags and every word of the code); a damaged entry, a bad
+pattern and a `DEBUG` pattern go to `re.compile`. Each start is a fresh process with a
+cache folder of its own."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaldsl.cache.regexes import regex
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def patterns(seed: int = 7, count: int = 150) -> list[tuple[str, int]]:
+    """Varied patterns and flags: literals, classes, escapes, groups (named too),
+    alternation, repetition (lazy and possessive), anchors, look-arounds, inline flags."""
+    rng = random.Random(seed)
+    atoms = [
+        "a", "xyz", r"\d", r"\w", r"\s", "[a-f0-9]", "[^\"\\\\\n]", ".", r"\.", "é", "\u2028",
+        r"\b", "(?:ab|cd)", "(?P<n{i}>q+)", "(a)", "(?=z)", "(?!y)", "(?<=k)", "(?i:Mixed)",
+    ]  # fmt: skip
+    repeats = ["", "*", "+", "?", "{2}", "{1,3}", "*?", "++", "*+"]
+    found: list[tuple[str, int]] = []
+    for i in range(count):
+        parts = []
+        for j in range(rng.randrange(1, 6)):
+            atom = rng.choice(atoms).replace("{i}", f"{i}_{j}")
+            can_repeat = atom != r"\b" and not atom.startswith(("(?=", "(?!", "(?<="))
+            parts.append(atom + (rng.choice(repeats) if can_repeat else ""))
+        body = "|".join(parts) if rng.random() < 0.3 else "".join(parts)
+        if rng.random() < 0.2:
+            body = f"^{body}$"
+        flags = rng.choice([0, re.I, re.M, re.S, re.X, re.I | re.M, re.A])
+        found.append((body, flags))
+    # the parser's own: a whole lexer state's pattern
+    found.append((r"[ \t]*+(?:(?P<NAME>[A-Za-z_]\w*)|(?P<INT>-?\d+)|(?P<_NL>\r?\n))", 0))
+    return found
+
+
+SAMPLES = ["", "a", "xyzab", "Mixed 12 q", "k z", "é\u2028.", "AB cd 7", "qqq\nz", "_x1 42\n"]
+
+#: A start: compile every pattern of the JSON list on stdin through the cache, and say
+#: how many it compiled and whether each is `re.compile`'s and matches as it does.
+START = r"""
+import json, re, sys
+from evaldsl.cache import compiled
+from evaldsl.cache.regexes import regex
+import evaldsl.language.ast  # (makes evaldsl's classes: the cache file is written)
+todo = json.loads(sys.stdin.read())
+before = compiled.compiled_this_process()
+same = []
+for pattern, flags in todo["patterns"]:
+    mine, theirs = regex(pattern, flags), re.compile(pattern, flags)
+    alike = mine == theirs and mine.groupindex == theirs.groupindex
+    alike = alike and mine.groups == theirs.groups and mine.flags == theirs.flags
+    for text in todo["samples"]:
+        a, b = mine.search(text), theirs.search(text)
+        alike = alike and (a and (a.span(), a.groups())) == (b and (b.span(), b.groups()))
+    same.append(alike)
+print(json.dumps({"compiled": compiled.compiled_this_process() - before, "same": same}))
+"""
+
+
+def start(cache: Path, todo: list[tuple[str, int]]) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["XDG_CACHE_HOME"] = str(cache)
+    done = subprocess.run(
+        [sys.executable, "-c", START],
+        input=json.dumps({"patterns": todo, "samples": SAMPLES}),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def cache_entries(cache: Path) -> tuple[Path, tuple[object, ...]]:
+    (path,) = (cache / "evaldsl").glob("code-*.marshal")
+    body = marshal.loads(path.read_bytes())
+    assert isinstance(body, tuple)
+    return path, body
+
+
+def test_a_pattern_compiled_once_is_loaded_as_re_compiles_it(tmp_path: Path) -> None:
+    todo = patterns()
+    first = start(tmp_path, todo)
+    assert first["compiled"] == len(set(todo)) and all(first["same"])  # type: ignore[arg-type]
+    second = start(tmp_path, todo)
+    assert second == {"compiled": 0, "same": [True] * len(todo)}
+
+
+def test_a_damaged_entry_is_compiled_again(tmp_path: Path) -> None:
+    todo = patterns(seed=11, count=20)
+    start(tmp_path, todo)
+    path, (fmt, version, entries) = cache_entries(tmp_path)
+    assert isinstance(entries, dict)
+    damaged = 0
+    for key, entry in entries.items():
+        if key.startswith("re\0"):
+            flags, words, *rest = entry
+            # one word changed: still valid code for the engine, but not this pattern's
+            # (a literal's character), so only the CRC can tell
+            changed = bytearray(words)
+            changed[-8] ^= 1
+            entries[key] = (flags, bytes(changed), *rest)
+            damaged += 1
+    assert damaged == len(set(todo))
+    path.write_bytes(marshal.dumps((fmt, version, entries)))
+    again = start(tmp_path, todo)
+    assert again == {"compiled": damaged, "same": [True] * len(todo)}
+
+
+def test_bad_and_debug_patterns_are_left_to_re() -> None:
+    with pytest.raises(re.error) as mine:
+        regex("(unclosed")
+    with pytest.raises(re.error) as theirs:
+        re.compile("(unclosed")
+    assert str(mine.value) == str(theirs.value)
+    assert regex("a+b", re.I) == re.compile("a+b", re.I)
+
+
+def test_a_debug_pattern_prints_its_code_as_re_does(capsys: pytest.CaptureFixture[str]) -> None:
+    regex("ab|c", re.DEBUG)
+    mine = capsys.readouterr().out
+    re.compile("ab|c", re.DEBUG)  # (`re` keeps no DEBUG pattern: it compiles it again)
+    assert mine == capsys.readouterr().out and "LITERAL" in mine
