@@ -27,6 +27,7 @@ Heavy modules are imported inside the commands that need them, so `--version` an
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import math
 import os
@@ -278,13 +279,40 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script."""
+    """Entry point of the console script (`argv` None: the process ends with it, see
+    `_leave`)."""
     code = _command(argv)
     if argv is None:
-        # The process ends now: its last collection would walk every object it made once
-        # more (~20 ms of a 150 ms `check`); frozen objects are left to the exit.
-        gc.freeze()
+        _leave(code)
     return code
+
+
+def _leave(code: int) -> None:
+    """End the console script's process now, without Python's teardown, when nothing is
+    left to it: the streams are flushed and the `atexit` functions run (the code cache's
+    file is written there) as at any exit, but every object the run made is not freed
+    one by one, nor every module emptied (5-11 ms of a `check` or `run`, measured from
+    `main`'s return to the process's end). A thread still running, or a stream that
+    cannot be flushed, leaves the exit to Python, as before."""
+    # Either way the last collection would walk every object the process made once more
+    # (~20 ms of a 150 ms `check`): frozen objects are left to the exit.
+    gc.freeze()
+    run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)  # (CPython's, since 2.x)
+    threads = sys.modules.get("threading")  # (not loaded: no thread was started with it)
+    if run_exitfuncs is None or (threads is not None and threads.active_count() != 1):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # (a closed pipe: Python says so at its exit)
+        return
+    run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code)
 
 
 def _command(argv: Sequence[str] | None) -> int:
