@@ -681,6 +681,75 @@ def test_otel_small_variants() -> None:
         detect.otel_events({"spans": []})
 
 
+def _otel_span(n: int, **attributes: Any) -> dict[str, Any]:
+    """An OTLP span `n` seconds into a run, of the given attributes (text and numbers)."""
+    start = 1_700_000_000_000_000_000 + n * 1_000_000_000
+    return {
+        "spanId": f"s{n}",
+        "name": "span",
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(start + 1_000_000),
+        "attributes": [
+            {"key": k.replace("__", "."), "value": {"stringValue": v}}
+            for k, v in attributes.items()
+        ],
+    }
+
+
+def _results(*spans: dict[str, Any]) -> list[tuple[str, Any]]:
+    evs, _ = detect.otel_events({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]})
+    return [(e["callId"], e["output"]) for e in evs if e["type"] == "tool.result"]
+
+
+def _llm_calling(n: int, *ids: str) -> dict[str, Any]:
+    calls = {}
+    for i, cid in enumerate(ids):
+        calls[f"gen_ai__completion__0__tool_calls__{i}__id"] = cid
+        calls[f"gen_ai__completion__0__tool_calls__{i}__name"] = "f"
+    return _otel_span(n, llm__request__type="chat", **calls)
+
+
+def _llm_answered(n: int, **outputs: str) -> dict[str, Any]:
+    """An LLM span whose history holds a tool message for each call id (OpenLLMetry)."""
+    history: dict[str, str] = {"gen_ai__prompt__0__role": "user", "gen_ai__prompt__0__content": "q"}
+    for i, (cid, out) in enumerate(outputs.items(), 1):
+        history[f"gen_ai__prompt__{i}__role"] = "tool"
+        history[f"gen_ai__prompt__{i}__tool_call_id"] = cid
+        history[f"gen_ai__prompt__{i}__content"] = out
+    return _otel_span(n, llm__request__type="chat", **history)
+
+
+def _tool_span(n: int, cid: str, out: str) -> dict[str, Any]:
+    return _otel_span(
+        n, gen_ai__operation__name="execute_tool", gen_ai__tool__name="f",
+        gen_ai__tool__call__id=cid, gen_ai__tool__call__result=out,
+    )  # fmt: skip
+
+
+def test_otel_history_gives_waiting_calls_their_results() -> None:
+    # no tool spans: the next LLM span's history holds the results
+    assert _results(_llm_calling(1, "c1", "c2"), _llm_answered(2, c1="one", c2="two")) == [
+        ("c1", "one"),
+        ("c2", "two"),
+    ]
+    # c1's tool span came first: the history gives c2 its result, and c1 no second one
+    spans = (
+        _llm_calling(1, "c1", "c2"),
+        _tool_span(2, "c1", "from the tool"),
+        _llm_answered(3, c1="from the history", c2="two"),
+    )
+    assert _results(*spans) == [("c1", "from the tool"), ("c2", "two")]
+    # every call answered by its tool span: the history adds nothing (it is not read)
+    spans = (
+        _llm_calling(1, "c1"),
+        _tool_span(2, "c1", "from the tool"),
+        _llm_answered(3, c1="from the history"),
+        _llm_calling(4, "c3"),
+        _llm_answered(5, c1="again", c3="three"),
+    )
+    assert _results(*spans) == [("c1", "from the tool"), ("c3", "three")]
+
+
 # --- values ----------------------------------------------------------------------------------
 
 

@@ -609,10 +609,15 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         _tool_span(span, trace, start, end)
     elif kind == "llm":
         trace.saw("LLM span")
-        for call_id, name, output in _input_results(a):
-            found = trace.known_call(call_id if isinstance(call_id, str) else None, name)
-            if found is not None:
-                trace.result(found, output, at=start)
+        # The tool messages of the span's history give results to calls still waiting for
+        # theirs; with none waiting (every call's tool span came before, as most traces
+        # have them) they give nothing, and the history is not read: a conversation's
+        # history grows with every step, and reading each span's was ~15% of a file.
+        if trace.awaits_results():
+            for call_id, name, output in _input_results(a):
+                found = trace.known_call(call_id if isinstance(call_id, str) else None, name)
+                if found is not None:
+                    trace.result(found, output, at=start)
         out = _output(span)
         model = _first(a, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None

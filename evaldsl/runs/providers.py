@@ -210,6 +210,10 @@ class Trace:
                     return cid
         return None
 
+    def awaits_results(self) -> bool:
+        """Whether a call made has no result yet (else `known_call` finds none)."""
+        return bool(self._unresolved)
+
     def has_call(self, call_id: str) -> bool:
         """Whether a call with this callId was made (resolved or not)."""
         return call_id in self._calls
