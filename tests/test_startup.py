@@ -156,6 +156,15 @@ def test_check_loads_lark_for_text_with_an_error(tmp_path: Path) -> None:
     assert done.returncode == 1 and "broken.eval:2:" in done.stdout + done.stderr
 
 
+def test_a_run_recording_its_history_loads_no_lark(tmp_path: Path) -> None:
+    # the history keys assertions by their canonical text (the formatter's), which the
+    # fast loop parses; Lark (~36 ms) is for the formatter's comments and for errors only
+    history = tmp_path / "history.sqlite"
+    modules = _imported_by("run", "-q", "--history", str(history), "examples/weather/weather.eval")
+    assert history.is_file() and "sqlite3" in modules
+    assert "lark" not in modules and "difflib" not in modules
+
+
 def test_the_lark_version_is_read_without_importing_lark() -> None:
     code = (
         "import sys\nfrom evaldsl.syntax.tables import lark_version\n"

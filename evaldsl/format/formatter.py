@@ -53,7 +53,6 @@ The layout (the README quotes these rules):
 from __future__ import annotations
 
 import bisect
-import difflib
 import math
 import re
 from collections.abc import Iterator, Sequence
@@ -70,7 +69,6 @@ from evaldsl.language.reading import read_regular
 from evaldsl.language.source import Span
 from evaldsl.predicates import registry
 from evaldsl.syntax.parser import parse
-from evaldsl.syntax.recovery import scanner
 
 __all__ = [
     "FormatterError",
@@ -175,6 +173,10 @@ class Comment:
 def scan_comments(text: str) -> tuple[list[Comment], str]:
     """The comments of a text, and the text masked: comments turned to spaces, strings,
     regexes and paths turned to `_` (same length, same newlines)."""
+    # (imported here: the scanner is made from Lark's terminals, and the run history keys
+    # assertions by `canonical_statement`, which needs neither: a run would load Lark)
+    from evaldsl.syntax.recovery import scanner
+
     comments: list[Comment] = []
     masked = list(text)
     for m in scanner().finditer(text):
@@ -690,6 +692,8 @@ def unified_diff(old: str, new: str, path: str) -> str:
     \\ No newline at end of file
     +c
     """
+    import difflib  # (only `fmt --diff` shows one: the run history imports this module)
+
     out: list[str] = []
     for line in difflib.unified_diff(_lines(old), _lines(new), fromfile=path, tofile=path):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
