@@ -934,7 +934,8 @@ _threshold_ops = st.sampled_from(["<", "<=", ">", ">="])
 @settings(max_examples=200, deadline=None)
 @given(
     _threshold_ops,
-    st.lists(numbers, min_size=4, max_size=8),
+    # (distinct as written: equal tests share one probe, so four equal bounds are one test)
+    st.lists(numbers, min_size=4, max_size=8, unique_by=str),
     st.lists(st.tuples(_threshold_ops, numbers), max_size=8),
     st.lists(st.sampled_from(_ODD_NUMBERS), max_size=8),
 )
@@ -1105,3 +1106,68 @@ def test_cites_shows_its_hits_in_order_of_the_sorted_leaves() -> None:
         'answer cites 5 of 6 values from tool "get_weather": "31", "4", "Bergen", "Oslo", '
         '"clear", expected at least 6'
     )
+
+
+# --- cases that repeat their assertions share their probes and their pass ---------------
+
+_REPEATED = [
+    "tool w args $.n > 2",
+    "every tool w args $.n >= 0",
+    'tool w result $.city == "Oslo"',
+    "tool w args $.n > 2",  # the same test again, spelled alike
+    "tool w args $.n  >  2",  # and spelled otherwise
+]
+
+
+def _calls(*ns: Any) -> Run:
+    events: list[dict[str, Any]] = []
+    for i, n in enumerate(ns):
+        events.append({"type": "tool.call", "name": "w", "callId": f"c{i}", "arguments": {"n": n}})
+        city = "Oslo" if n == 5 else "Paris"
+        events.append({"type": "tool.result", "callId": f"c{i}", "output": {"city": city}})
+    return Run(events=events, format="events")
+
+
+def test_cases_that_repeat_their_assertions_share_one_pass() -> None:
+    text = "\n".join(
+        f'case "{name}"\ncassette "{name}.jsonl"\n' + "\n".join(_REPEATED)
+        for name in ("first", "second", "third")
+    )
+    first, second, third = evaldsl.compile(text).cases
+    # equal tests share one probe, applied once in a case: three tests here
+    assert len(first.needs.probes) == 3 and first.needs.probes == second.needs.probes
+    assert first.needs == second.needs
+    assert passes.pass_for(first.needs, raw=False) is passes.pass_for(third.needs, raw=False)
+    # each case's verdicts are its own run's, as the reference gives them
+    runs = {"first": _calls(1, 5), "second": _calls(-1), "third": _calls(3, 4)}
+    seen = []
+    for case in (first, second, third):
+        reference, generated = _both(case, runs[case.name], lambda n: n)
+        assert generated == reference
+        verdicts = reference[0][0]
+        # the repeated test: its own verdict, each message in its own words
+        assert verdicts[0] == verdicts[3]
+        assert verdicts[4][0] == verdicts[0][0] and verdicts[4][2:] == verdicts[0][2:]
+        assert "$.n  >  2" in verdicts[4][1]
+        seen.append([v[0] for v in verdicts])
+    assert seen == [
+        ["pass", "pass", "pass", "pass", "pass"],
+        ["fail", "fail", "fail", "fail", "fail"],
+        ["pass", "pass", "fail", "pass", "pass"],
+    ]
+
+
+def test_tests_written_differently_keep_probes_of_their_own() -> None:
+    case = _compiled(
+        [
+            "tool w args $.n == 1",
+            "tool w args $.n == 1.0",  # equal values, not the same test as written
+            'tool w args $.n == "1"',
+            "every tool w args $.n == 1",
+            "tool w result $.n == 1",
+            "tool v args $.n == 1",
+            "tool w args $.m == 1",
+        ]
+    )
+    assert len(case.needs.probes) == 7
+    assert len({id(p) for p in case.needs.probes}) == 7

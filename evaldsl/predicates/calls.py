@@ -63,6 +63,18 @@ def check(
     ctx.predicate(pred.test, "Json", subject, f"{pred.target} of {subject_text}")
 
 
+#: The probes made so far, by what makes them: the tool, args or result, the path, `every`
+#: and the test as written but for where (an AST node's repr leaves its span out, and
+#: tells `1` from `1.0`). A probe is a pure function of these (its test, finder and code
+#: fragment are made from them alone, `registry.value_test` and `fragment` take no
+#: context), and it keeps no state of a run (each run's tallies are its own, keyed by
+#: the probe), so cases whose assertions are the same share their probes, their `Needs`
+#: compare equal, and one generated pass serves them all (`runs/passes.py`): a suite's
+#: cases often repeat their assertions (`each` rows, datasets, a case per recording).
+_PROBES: dict[tuple[str, bool, str | None, bool, str], CallProbe] = {}
+_MAX_PROBES = 4096
+
+
 def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
     pred = node.predicate
     assert isinstance(pred, ast.CallTest) and node.subject.name is not None
@@ -77,18 +89,25 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
         and isinstance(compiled.steps[0], str)
         else None
     )
-    probe = CallProbe(
-        name,
-        use_result,
-        path_finder(pred.path),
-        ctx.value_test(pred.test, "Json"),
-        single,
-        every,
-        pred.test,
-        ctx.fragment(pred.test, "Json"),
-        pred.path,
-    )
-    ctx.needs.probes.append(probe)  # applied to each call while the run is indexed
+    # One probe for equal tests, in every case compiled in this process (see `_PROBES`)
+    key = (name, use_result, pred.path, every, repr(pred.test))
+    probe = _PROBES.get(key)
+    if probe is None:
+        probe = CallProbe(
+            name,
+            use_result,
+            path_finder(pred.path),
+            ctx.value_test(pred.test, "Json"),
+            single,
+            every,
+            pred.test,
+            ctx.fragment(pred.test, "Json"),
+            pred.path,
+        )
+        if len(_PROBES) >= _MAX_PROBES:
+            _PROBES.clear()
+        _PROBES[key] = probe
+    ctx.needs.add_probe(probe)  # applied to each call while the run is indexed
     ctx.needs.counted.add(name)
     expected = ctx.expected(pred.test)
     what = ctx.text(pred.span)

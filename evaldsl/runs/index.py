@@ -160,6 +160,31 @@ class Needs:
     counted: set[str] = attrs.Factory(set)  # tools whose call counts are read
     # the generated passes made for these needs (`passes.py`), shared by their evolutions
     passes: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False)
+    # the ids of `probes` (a probe is applied once, though equal tests share it)
+    probe_ids: set[int] = attrs.field(factory=set, eq=False, repr=False)
+
+    def add_probe(self, probe: CallProbe) -> None:
+        """Apply `probe` to each call during the pass, once (equal tests of a case share
+        one probe, and so its tally)."""
+        if id(probe) not in self.probe_ids:
+            self.probe_ids.add(id(probe))
+            self.probes.append(probe)
+
+    def key(self) -> tuple[Any, ...]:
+        """Everything a generated pass is made from, hashable: needs with equal keys are
+        served by one pass (probes by identity: equal tests share one probe)."""
+        return (
+            frozenset(self.tool_detail),
+            frozenset(self.tool_results),
+            tuple(self.probes),
+            self.tool_sequence,
+            frozenset(self.answers),
+            self.answer_tail,
+            self.times,
+            self.cost,
+            self.tokens,
+            frozenset(self.counted),
+        )
 
 
 class CallRecord:
