@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import evaldsl
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.language import ast
-from evaldsl.language.values import MISSING
+from evaldsl.language.values import MISSING, json_equal
 from evaldsl.predicates import registry
 from evaldsl.predicates.base import Family
 from evaldsl.runner.core import metrics_of
@@ -1157,17 +1157,29 @@ def test_cases_that_repeat_their_assertions_share_one_pass() -> None:
     ]
 
 
-def test_tests_written_differently_keep_probes_of_their_own() -> None:
+def test_only_the_same_tests_share_a_probe() -> None:
     case = _compiled(
         [
             "tool w args $.n == 1",
-            "tool w args $.n == 1.0",  # equal values, not the same test as written
+            "tool w args $.n == 1.0",  # the same test: equal JSON values pass it
+            "tool w args $.n == 1e0",
             'tool w args $.n == "1"',
+            "tool w args $.n == true",
             "every tool w args $.n == 1",
             "tool w result $.n == 1",
             "tool v args $.n == 1",
             "tool w args $.m == 1",
+            "tool w args $.n in [1, 2]",
+            "tool w args $.n in [1.0, 2]",
         ]
     )
-    assert len(case.needs.probes) == 7
-    assert len({id(p) for p in case.needs.probes}) == 7
+    assert len(case.needs.probes) == 8
+    assert len({id(p) for p in case.needs.probes}) == 8
+    # a test served by another's probe passes exactly the values it is true of
+    for n in (1, 1.0, True, "1", 2, 0, [1]):
+        reference, generated = _both(case, _calls(n), lambda needs: needs)
+        assert generated == reference
+        status = [v[0] for v in reference[0][0]]
+        assert status[1] == status[2] == ("pass" if json_equal(n, 1.0) else "fail")
+        in_list = any(json_equal(n, x) for x in (1.0, 2))
+        assert status[10] == ("pass" if in_list else "fail")

@@ -64,14 +64,15 @@ def check(
 
 
 #: The probes made so far, by what makes them: the tool, args or result, the path, `every`
-#: and the test as written but for where (an AST node's repr leaves its span out, and
-#: tells `1` from `1.0`). A probe is a pure function of these (its test, finder and code
-#: fragment are made from them alone, `registry.value_test` and `fragment` take no
-#: context), and it keeps no state of a run (each run's tallies are its own, keyed by
-#: the probe), so cases whose assertions are the same share their probes, their `Needs`
-#: compare equal, and one generated pass serves them all (`runs/passes.py`): a suite's
-#: cases often repeat their assertions (`each` rows, datasets, a case per recording).
-_PROBES: dict[tuple[str, bool, str | None, bool, str], CallProbe] = {}
+#: and the test's node (AST nodes compare without their spans: the same test anywhere; and
+#: as JSON values do, so `== 1` is `== 1.0`, which passes the same values). A probe is a
+#: pure function of these (its test, finder and code fragment are made from them alone:
+#: `registry.value_test` and `fragment` take no context), and it keeps no state of a run
+#: (each run's tallies are its own, keyed by the probe), so cases whose assertions are the
+#: same share their probes, their `Needs` compare equal, and one generated pass serves
+#: them all (`runs/passes.py`): a suite's cases often repeat their assertions (`each`
+#: rows, datasets, a case per recording).
+_PROBES: dict[tuple[str, bool, str | None, bool, ast.Predicate], CallProbe] = {}
 _MAX_PROBES = 4096
 
 
@@ -90,7 +91,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
         else None
     )
     # One probe for equal tests, in every case compiled in this process (see `_PROBES`)
-    key = (name, use_result, pred.path, every, repr(pred.test))
+    key = (name, use_result, pred.path, every, pred.test)
     probe = _PROBES.get(key)
     if probe is None:
         probe = CallProbe(
