@@ -577,9 +577,12 @@ def timed_process(
 #: the suite (each case is checked and compiled by the worker that runs it); a script for
 #: `python -c SCRIPT SUITE` (speed.py section 5, start_ab.py).
 BEFORE_FORK = (
-    "import sys\nfrom evaldsl.tools import cli\nfrom evaldsl.runner import core, parallel\n"
+    "import os, sys\nfrom evaldsl.tools import cli\nfrom evaldsl.runner import core, parallel\n"
     "from evaldsl.reports import console\nfrom evaldsl.suites.build import load_suite\n"
     "load_suite(sys.argv[1], later=True)\n"
+    # the parent forks here and goes on: the interpreter's teardown (~20 ms for all it has
+    # loaded) is no part of what it does before forking (the command skips it at its end)
+    "sys.stdout.flush()\nos._exit(0)\n"
 )
 
 
