@@ -233,18 +233,23 @@ attribute_items = st.tuples(
         max_size=5,
     ),
 ).map(lambda pair: pair[0] + pair[1])
+#: Integers at and past the ends of orjson's (it gives those past them as doubles), which
+#: the typed decoder must give as it does.
+EDGE_INTS = [2**64 - 1, 2**64, 10**30, -(2**63), -(2**63) - 1, 2**63, 253_402_300_800 * 10**9]
 times = st.one_of(
     st.integers(1_700_000_000_000_000_000, 1_700_000_009_000_000_000).map(str),
     st.integers(1_700_000_000_000_000_000, 1_700_000_009_000_000_000),
     st.sampled_from(["2024-01-11T16:45:17.982858-07:00", "soon", "9" * 40, "-5", None]),
+    st.sampled_from(EDGE_INTS),
+    st.floats(allow_nan=False, allow_infinity=False),
 )
 statuses = st.one_of(
     st.none(),
     st.fixed_dictionaries(
         {},
         optional={
-            "code": st.sampled_from([0, 1, 2, "STATUS_CODE_ERROR", "ERROR"]),
-            "message": st.sampled_from(["", "boom"]),
+            "code": st.sampled_from([0, 1, 2, "STATUS_CODE_ERROR", "ERROR", 2**64 + 2]),
+            "message": st.sampled_from(["", "boom", 10**30, [2**64], {"m": -(2**63) - 1}]),
         },
     ),
 )
@@ -264,9 +269,10 @@ event_attrs = st.lists(
 def otlp_span(draw: st.DrawFn) -> dict[str, Any]:
     span: dict[str, Any] = {}
     if draw(st.booleans()):
-        span["name"] = draw(st.one_of(st.sampled_from(TEXTS), st.none(), st.integers(0, 3)))
+        names = (st.sampled_from(TEXTS), st.none(), st.integers(0, 3), st.sampled_from(EDGE_INTS))
+        span["name"] = draw(st.one_of(*names))
     if draw(st.booleans()):
-        span["spanId"] = draw(st.sampled_from(["a1", "", None]))
+        span["spanId"] = draw(st.sampled_from(["a1", "", None, 10**30, 0.5]))
     for key in ("startTimeUnixNano", "endTimeUnixNano"):
         if draw(st.integers(0, 5)):
             span[key] = draw(times)
