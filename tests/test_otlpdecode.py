@@ -605,3 +605,36 @@ def test_span_times_are_written_as_strftime_writes_them(ns: int) -> None:
     `strftime`'s text of the time."""
     seconds = datetime.fromtimestamp(ns // 1_000_000_000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
     assert otel.iso_time(ns) == (f"{seconds}.{ns // 1_000_000 % 1000:03d}Z" if ns else None)
+
+
+def test_small_values_read_again_are_shared_only_when_nobody_can_change_them(
+    tmp_path: Path,
+) -> None:
+    """The typed reader keeps small attribute values it decoded (spans repeat their
+    kinds, models, tool names): texts and numbers are shared, but a list or an object
+    read twice is two values, so changing one call's arguments changes no other's."""
+    args = {"kvlistValue": {"values": [{"key": "city", "value": {"stringValue": "Oslo"}}]}}
+
+    def tool_span(n: int) -> dict[str, Any]:
+        return {
+            "spanId": f"s{n}",
+            "name": "execute_tool",
+            "startTimeUnixNano": str(1_700_000_000_000_000_000 + n),
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+                {"key": "gen_ai.tool.name", "value": {"stringValue": "get_weather"}},
+                {"key": "gen_ai.tool.call.id", "value": {"stringValue": f"c{n}"}},
+                {"key": "gen_ai.tool.call.arguments", "value": args},
+                {"key": "gen_ai.tool.call.result", "value": {"stringValue": "sunny"}},
+            ],
+        }
+
+    path = tmp_path / "spans.jsonl"
+    lines = [{"resourceSpans": [{"scopeSpans": [{"spans": [tool_span(n)]}]}]} for n in (1, 2)]
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    run = otlpdecode.read_otel_lines(str(path), lambda head: "OTLP", 50)
+    assert run is not None
+    calls = [e for e in run.events if e["type"] == "tool.call"]
+    assert [c["arguments"] for c in calls] == [{"city": "Oslo"}] * 2
+    assert calls[0]["arguments"] is not calls[1]["arguments"]
+    assert calls[0]["name"] is calls[1]["name"]  # (the tool's name, kept and shared)

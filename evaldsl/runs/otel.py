@@ -327,22 +327,22 @@ def _first(a: dict[str, Any], *keys: str) -> Any:
     return None
 
 
+#: A span's input and output token counts, as each convention spells them (first found).
+_TOKENS_IN = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
+_TOKENS_OUT = (
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.completion_tokens",
+    "llm.token_count.completion",
+)
+
+
 def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
-    spellings = (
-        ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
-        (
-            "gen_ai.usage.output_tokens",
-            "gen_ai.usage.completion_tokens",
-            "llm.token_count.completion",
-        ),
-    )
-    found = [_first(a, *names) for names in spellings]
-    if all(v is None for v in found):
+    # (each LLM span's: the two counts without a list and a generator made for them)
+    got_in = _first(a, *_TOKENS_IN)
+    got_out = _first(a, *_TOKENS_OUT)
+    if got_in is None and got_out is None:
         return None
-    return (
-        token_count(found[0], spellings[0][0]),
-        token_count(found[1], spellings[1][0]),
-    )
+    return token_count(got_in, _TOKENS_IN[0]), token_count(got_out, _TOKENS_OUT[0])
 
 
 @attrs.frozen

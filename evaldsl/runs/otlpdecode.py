@@ -147,11 +147,36 @@ def _as_orjson(value: Any) -> Any:
 
 
 def _otlp_value(raw: msgspec.Raw) -> Any:
-    """An attribute's `AnyValue` as `otel.attributes` gives it."""
-    value = orjson.loads(memoryview(raw)) if len(raw) else None
+    """An attribute's `AnyValue` as `otel.attributes` gives it (small ones from `_SMALL`)."""
+    size = len(raw)
+    if size <= _SMALL_BYTES:
+        key = bytes(memoryview(raw))
+        value = _SMALL.get(key, _MISSING)
+        if value is _MISSING:
+            value = _any_value(raw, size)
+            if type(value) in _SHAREABLE:
+                if len(_SMALL) >= _SMALL_MAX:
+                    _SMALL.clear()
+                _SMALL[key] = value
+        return value
+    return _any_value(raw, size)
+
+
+def _any_value(raw: msgspec.Raw, size: int) -> Any:
+    value = orjson.loads(memoryview(raw)) if size else None
     if type(value) is dict and "stringValue" in value:  # most are: `any_value`'s first case
         return value["stringValue"]
     return any_value(value)
+
+
+#: Small attribute values decoded before, by their JSON: spans repeat their kinds,
+#: operations, models, roles and tool names, and a lookup is a third of a decoding. Only
+#: values nobody can change are kept (text, numbers, `true`, `false`, `null`): a list or
+#: an object is decoded anew each time.
+_SMALL: dict[bytes, Any] = {}
+_SMALL_BYTES = 96
+_SMALL_MAX = 4096
+_SHAREABLE = frozenset({str, int, float, bool, type(None)})
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
