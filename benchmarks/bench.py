@@ -39,6 +39,7 @@ import random
 import re
 import resource
 import shlex
+import statistics
 import subprocess
 import sys
 import time
@@ -555,6 +556,15 @@ def write_eval(path: Path, statements: int, cassette_name: str, seed: int) -> di
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     tmp.replace(path)
     return {"statements": len(texts), "distinct": len(set(texts)), "cases": case_no}
+
+
+def spread(times: list[float], digits: int = 0) -> str:
+    """The median of `times` (seconds) and their range, in ms to `digits` places."""
+    ms = sorted(t * 1000 for t in times)
+    return (
+        f"median {statistics.median(ms):.{digits}f} ms "
+        f"(range {ms[0]:.{digits}f}-{ms[-1]:.{digits}f})"
+    )
 
 
 def timed_process(

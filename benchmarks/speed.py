@@ -395,9 +395,7 @@ def process_times_in_turns(
     return times
 
 
-def spread(times: list[float]) -> str:
-    ms = sorted(t * 1000 for t in times)
-    return f"median {statistics.median(ms):.0f} ms (range {ms[0]:.0f}-{ms[-1]:.0f})"
+spread = bench.spread  # (the one format of every benchmark's timings)
 
 
 Row = tuple[str, str, str, str]

@@ -35,13 +35,6 @@ from benchmarks import bench  # noqa: E402
 WHERE = "import evaldsl, sys; sys.stdout.write(evaldsl.__file__)"
 
 
-def spread(values: list[float]) -> str:
-    return (
-        f"{statistics.median(values) * 1000:.1f} ms "
-        f"({min(values) * 1000:.1f}-{max(values) * 1000:.1f})"
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("other", type=Path, help="the other tree (a checkout)")
@@ -78,7 +71,8 @@ def main() -> None:
                     cpu[name].append(c)
             print(f"\n{label}:")
             for name in trees:
-                print(f"  {name}: wall {spread(wall[name])}, CPU {spread(cpu[name])}")
+                shown = f"wall {bench.spread(wall[name], 1)}, CPU {bench.spread(cpu[name], 1)}"
+                print(f"  {name}: {shown}")
             for kind, times in (("wall", wall), ("CPU", cpu)):
                 medians = statistics.median(times["this"]) / statistics.median(times["other"])
                 paired = statistics.median(

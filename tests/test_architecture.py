@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "evaldsl.cache": 0,
     "evaldsl.version": 1,
     "evaldsl.gcpause": 1,
+    "evaldsl.bounded": 1,
     "evaldsl.atomicfile": 1,
     "evaldsl.lazyattrs": 1,
     "evaldsl.language": 1,

@@ -5,12 +5,8 @@ is written when Python writes no bytecode; other modules' classes are not cached
 
 from __future__ import annotations
 
-import json
 import linecache
 import marshal
-import os
-import subprocess
-import sys
 from pathlib import Path
 from types import CodeType
 
@@ -18,8 +14,7 @@ import attrs
 import pytest
 
 from evaldsl.cache import compiled as codecache
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.clitools import code_cache_file, fresh_python, last_json
 
 #: A start that imports what `run` and `compile` import, compiles a program, and says what
 #: the cache did, and whether every cached method is the code `compile` gives for the
@@ -39,27 +34,13 @@ print(json.dumps({"compiled": codecache.compiled_this_process(), "verdicts": ver
 
 
 def start(cache: Path, *, bytecode: bool = True, code: str = START) -> dict[str, object]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["XDG_CACHE_HOME"] = str(cache)
-    if not bytecode:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-    return result
-
-
-def cache_file(cache: Path) -> Path:
-    (found,) = (cache / "evaldsl").glob("code-*.marshal")
-    return found
+    return last_json(fresh_python(code, cache, bytecode=bytecode))
 
 
 def test_the_second_start_compiles_nothing(tmp_path: Path) -> None:
     first = start(tmp_path)
     assert isinstance(first["compiled"], int) and first["compiled"] > 80
-    path = cache_file(tmp_path)
+    path = code_cache_file(tmp_path)
     assert path.stat().st_mode & 0o077 == 0 and path.parent.stat().st_mode & 0o777 == 0o700
     second = start(tmp_path)
     assert second == {**first, "compiled": 0}
@@ -111,7 +92,7 @@ print(json.dumps({"checked": checked}))
 
 def test_a_damaged_or_shared_file_is_ignored_and_replaced(tmp_path: Path) -> None:
     first = start(tmp_path)
-    path = cache_file(tmp_path)
+    path = code_cache_file(tmp_path)
     for damage in (b"", b"\x00garbage", marshal.dumps((1, "another python", {})), b"\xe3"):
         path.write_bytes(damage)
         assert start(tmp_path) == first  # compiled it all again, and wrote it whole
@@ -140,7 +121,7 @@ def test_a_process_that_makes_no_evaldsl_class_writes_nothing(tmp_path: Path) ->
     assert isinstance(made, int) and made > 0  # attrs' own, compiled through the cache
     assert not list(tmp_path.rglob("code-*"))
     start(tmp_path)
-    assert cache_file(tmp_path).exists()
+    assert code_cache_file(tmp_path).exists()
 
 
 def test_a_full_file_keeps_what_this_process_used(tmp_path: Path) -> None:

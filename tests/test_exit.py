@@ -5,12 +5,10 @@ written); with a thread still running, Python's own exit, which waits for it."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.clitools import ROOT, run_evaldsl
+from tests.clitools import ROOT, fresh_python, run_evaldsl
 
 #: The console script, with a file written but never flushed or closed: Python's teardown
 #: flushes it as it frees it, an exit without teardown leaves it empty (and never writes
@@ -29,17 +27,9 @@ sys.exit(main())
 
 def script(*args: str, cache: Path) -> tuple[subprocess.CompletedProcess[str], str]:
     """The script run with `args`, and what its never-flushed file holds."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update({"XDG_CACHE_HOME": str(cache), "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
     witness = cache / "witness.txt"
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(witness), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    env = {"NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    done = fresh_python(SCRIPT, cache, str(witness), *args, env=env)
     return done, witness.read_text()
 
 

@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import json
 import marshal
-import os
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from evaldsl.cache.regexes import regex
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.clitools import code_cache_file, fresh_python, last_json
 
 
 def patterns(seed: int = 7, count: int = 150) -> list[tuple[str, int]]:
@@ -73,23 +69,12 @@ print(json.dumps({"compiled": compiled.compiled_this_process() - before, "same":
 
 
 def start(cache: Path, todo: list[tuple[str, int]]) -> dict[str, object]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["XDG_CACHE_HOME"] = str(cache)
-    done = subprocess.run(
-        [sys.executable, "-c", START],
-        input=json.dumps({"patterns": todo, "samples": SAMPLES}),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-    return result
+    stdin = json.dumps({"patterns": todo, "samples": SAMPLES})
+    return last_json(fresh_python(START, cache, stdin=stdin))
 
 
 def cache_entries(cache: Path) -> tuple[Path, tuple[object, ...]]:
-    (path,) = (cache / "evaldsl").glob("code-*.marshal")
+    path = code_cache_file(cache)
     body = marshal.loads(path.read_bytes())
     assert isinstance(body, tuple)
     return path, body

@@ -45,6 +45,16 @@ except (ImportError, AttributeError):  # another Python: `re.compile` every time
 _WORD = "I" if array.array("I").itemsize == 4 else "L"
 
 
+#: Flags `re.compile` handles itself (it prints the code of a `DEBUG` pattern): such a
+#: pattern is compiled there every time.
+_OWN = re.DEBUG
+
+#: What is kept of a compiled pattern: its flags (the inline ones too), its code words (as
+#: bytes) and their CRC-32 (a word changed on disk could still be valid code, for another
+#: pattern), the number of groups, the group names to numbers and numbers to names.
+Entry = tuple[int, bytes, int, int, dict[str, int], tuple[str | None, ...]]
+
+
 def regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """`re.compile(pattern, flags)` for a text pattern, its compiled code kept between
     starts (see the module doc)."""
@@ -59,23 +69,11 @@ def regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
             pass
     try:
         entry = _compiled(pattern, flags)
-    except re.error:  # a bad pattern: `re.compile` says so in the same words
-        return re.compile(pattern, flags)
-    except Exception:  # the compiler's internals are not what this module knows
-        return re.compile(pattern, flags)
+    except Exception:  # a bad pattern (`re.compile` raises its own error, in its words),
+        return re.compile(pattern, flags)  # or internals this module does not know
     made = _made(pattern, entry)
     compiled.store(key, entry)
     return made
-
-
-#: Flags `re.compile` handles itself (it prints the code of a `DEBUG` pattern): such a
-#: pattern is compiled there every time.
-_OWN = re.DEBUG
-
-#: What is kept of a compiled pattern: its flags (the inline ones too), its code words (as
-#: bytes) and their CRC-32 (a word changed on disk could still be valid code, for another
-#: pattern), the number of groups, the group names to numbers and numbers to names.
-Entry = tuple[int, bytes, int, int, dict[str, int], tuple[str | None, ...]]
 
 
 def _compiled(pattern: str, flags: int) -> Entry:

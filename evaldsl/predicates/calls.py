@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from evaldsl.bounded import keep
 from evaldsl.language import ast
 from evaldsl.language.paths import CompiledPath, compile_path, path_finder
 from evaldsl.language.verdicts import Verdict
@@ -94,7 +95,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
     key = (name, use_result, pred.path, every, pred.test)
     probe = _PROBES.get(key)
     if probe is None:
-        probe = CallProbe(
+        made = CallProbe(
             name,
             use_result,
             path_finder(pred.path),
@@ -105,9 +106,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
             ctx.fragment(pred.test, "Json"),
             pred.path,
         )
-        if len(_PROBES) >= _MAX_PROBES:
-            _PROBES.clear()
-        _PROBES[key] = probe
+        probe = keep(_PROBES, key, made, _MAX_PROBES)
     ctx.needs.add_probe(probe)  # applied to each call while the run is indexed
     ctx.needs.counted.add(name)
     expected = ctx.expected(pred.test)

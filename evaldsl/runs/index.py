@@ -171,20 +171,21 @@ class Needs:
             self.probes.append(probe)
 
     def key(self) -> tuple[Any, ...]:
-        """Everything a generated pass is made from, hashable: needs with equal keys are
-        served by one pass (probes by identity: equal tests share one probe)."""
-        return (
-            frozenset(self.tool_detail),
-            frozenset(self.tool_results),
-            tuple(self.probes),
-            self.tool_sequence,
-            frozenset(self.answers),
-            self.answer_tail,
-            self.times,
-            self.cost,
-            self.tokens,
-            frozenset(self.counted),
-        )
+        """Everything a generated pass is made from, hashable: the fields the needs compare
+        by (sets and lists frozen); needs with equal keys are served by one pass (probes
+        by identity: equal tests share one probe)."""
+        return tuple(_frozen(getattr(self, name)) for name in _NEEDS_COMPARED)
+
+
+#: The fields `Needs` compare by (not the passes made for them, nor `probe_ids`).
+_NEEDS_COMPARED = tuple(f.name for f in attrs.fields(Needs) if f.eq)
+
+
+def _frozen(value: Any) -> Any:
+    """A field's value, hashable: a set frozen, a list as a tuple."""
+    if isinstance(value, set):
+        return frozenset(value)
+    return tuple(value) if isinstance(value, list) else value
 
 
 class CallRecord:

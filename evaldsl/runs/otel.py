@@ -53,6 +53,7 @@ from typing import Any
 
 import attrs
 
+from evaldsl.bounded import keep
 from evaldsl.gcpause import paused_gc
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts
@@ -272,14 +273,13 @@ def iso_time(ns: int | None) -> str | None:
     days, ms = divmod(ns // 1_000_000, 86_400_000)
     day = _DAYS.get(days)
     if day is None:
-        day = _kept(
-            _DAYS, days, datetime.fromtimestamp(days * 86_400, tz=UTC).strftime("%Y-%m-%dT")
-        )
+        text = datetime.fromtimestamp(days * 86_400, tz=UTC).strftime("%Y-%m-%dT")
+        day = keep(_DAYS, days, text, _MAX_TEXTS)
     seconds, ms = divmod(ms, 1000)
     clock = _CLOCKS.get(seconds)
     if clock is None:
         hms = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-        clock = _kept(_CLOCKS, seconds, hms)
+        clock = keep(_CLOCKS, seconds, hms, _MAX_TEXTS)
     return day + clock + (_MILLIS or _millis())[ms]
 
 
@@ -287,14 +287,7 @@ def iso_time(ns: int | None) -> str | None:
 _DAYS: dict[int, str] = {}
 _CLOCKS: dict[int, str] = {}
 _MILLIS: list[str] = []  # `.000Z` to `.999Z`, made at the first time written
-
-
-def _kept(texts: dict[int, str], key: int, text: str) -> str:
-    """`text`, kept in `texts` under `key` (a few thousand at most)."""
-    if len(texts) >= 4096:
-        texts.clear()
-    texts[key] = text
-    return text
+_MAX_TEXTS = 4096
 
 
 def _millis() -> list[str]:

@@ -38,6 +38,7 @@ from typing import Any
 import msgspec
 import orjson
 
+from evaldsl.bounded import keep
 from evaldsl.gcpause import paused_gc
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES
 from evaldsl.runs.decode import Undecodable, line_chunks
@@ -146,6 +147,12 @@ def _as_orjson(value: Any) -> Any:
     return value
 
 
+def _field(value: Any, absent: Any) -> Any:
+    """A span's field decoded with its line, as orjson would give it (`absent` when the
+    line does not have it)."""
+    return absent if value is msgspec.UNSET else _as_orjson(value)
+
+
 def _otlp_value(raw: msgspec.Raw) -> Any:
     """An attribute's `AnyValue` as `otel.attributes` gives it (small ones from `_SMALL`)."""
     size = len(raw)
@@ -155,9 +162,7 @@ def _otlp_value(raw: msgspec.Raw) -> Any:
         if value is _MISSING:
             value = _any_value(raw, size)
             if type(value) in _SHAREABLE:
-                if len(_SMALL) >= _SMALL_MAX:
-                    _SMALL.clear()
-                _SMALL[key] = value
+                keep(_SMALL, key, value, _SMALL_MAX)
         return value
     return _any_value(raw, size)
 
@@ -278,18 +283,13 @@ def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
         for scope in scopes or ():
             for s in scope.spans or ():
                 status: dict[str, Any] = _as_orjson(s.status) if type(s.status) is dict else {}
-                name = s.name
-                if type(name) is not str:  # (a name is text: the rest as orjson gives it)
-                    name = _MISSING if name is msgspec.UNSET else _as_orjson(name)
+                # (text, as OTLP writes these, taken as it is; anything else by `_field`)
+                name = s.name if type(s.name) is str else _field(s.name, _MISSING)
                 start = s.startTimeUnixNano
-                if type(start) is not str:  # (OTLP writes its times as text)
-                    start = None if start is msgspec.UNSET else _as_orjson(start)
+                start = start if type(start) is str else _field(start, None)
                 end = s.endTimeUnixNano
-                if type(end) is not str:
-                    end = None if end is msgspec.UNSET else _as_orjson(end)
-                span_id = s.spanId
-                if type(span_id) is not str:
-                    span_id = None if span_id is msgspec.UNSET else _as_orjson(span_id)
+                end = end if type(end) is str else _field(end, None)
+                span_id = s.spanId if type(s.spanId) is str else _field(s.spanId, None)
                 yield Span(
                     name=str("" if name is _MISSING else name),
                     span_id=str(span_id or (None if name is _MISSING else name) or "span"),

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from evaldsl.bounded import keep
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.decode import Undecodable, kind_events, raw_type, typed_events
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
@@ -99,15 +100,13 @@ def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
             # the generator is loaded by the first run, not at start (`check` never runs one)
             from evaldsl.runs.codegen import generate
 
-            made = generate(
+            generated = generate(
                 needs,
                 raw=raw,
                 raw_type=raw_type() if raw or by_kind else None,
                 by_kind=by_kind,
             )
-            if len(_SHARED) >= _MAX_SHARED:
-                _SHARED.clear()
-            _SHARED[shared] = made
+            made = keep(_SHARED, shared, generated, _MAX_SHARED)
         needs.passes[key] = made
     return made
 

@@ -21,6 +21,8 @@ from typing import Any
 
 from msgspec import Raw
 
+from evaldsl.bounded import keep
+
 #: The `N.key` after a prefix's dot (matched from that position).
 _INDEX = re.compile(r"(\d+)\.(.+)$")
 _ABSENT = object()
@@ -101,10 +103,7 @@ class RawAttrs(dict[str, Any]):
         else:
             plan = _PLANS.get((lead, keys))
             if plan is None:
-                plan = index_plan(lead, dict.keys(self))
-                if len(_PLANS) >= _MAX_PLANS:
-                    _PLANS.clear()
-                _PLANS[lead, keys] = plan
+                plan = keep(_PLANS, (lead, keys), index_plan(lead, dict.keys(self)), _MAX_PLANS)
         get = dict.__getitem__
         decode = self._decode
         return [RawAttrs({name: get(self, key) for name, key in entry}, decode) for entry in plan]

@@ -20,6 +20,7 @@ import attrs
 import orjson
 
 from evaldsl.api import CompiledCase, Program, Result, compile
+from evaldsl.bounded import keep
 from evaldsl.compile.evaluate import crashed
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.language.verdicts import Status
@@ -93,9 +94,7 @@ def compiled_program(spec: ProgramSpec) -> Program:
     with _COMPILE_LOCK:
         program = _COMPILED.get(spec)
         if program is None:
-            if len(_COMPILED) >= _KEEP:
-                _COMPILED.clear()
-            program = _COMPILED[spec] = spec.compile()
+            program = keep(_COMPILED, spec, spec.compile(), _KEEP)
             the_case(program)  # a program score cannot apply fails here, once
     return program
 

@@ -301,18 +301,21 @@ def _leave(code: int) -> None:
     threads = sys.modules.get("threading")  # (not loaded: no thread was started with it)
     if run_exitfuncs is None or (threads is not None and threads.active_count() != 1):
         return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # (a closed pipe: Python says so at its exit)
+    if not _flushed():  # (a closed pipe: Python says so at its exit)
         return
     run_exitfuncs()
+    _flushed()  # (what the exit functions wrote)
+    os._exit(code)
+
+
+def _flushed() -> bool:
+    """Flush standard output and error; whether both could be."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
-        pass
-    os._exit(code)
+        return False
+    return True
 
 
 def _command(argv: Sequence[str] | None) -> int:
