@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test lint typecheck pytest bench bench-score browser screenshot clean tables
+.PHONY: run test lint typecheck pytest fuzz bench bench-score browser screenshot clean tables
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,14 @@ browser:
 screenshot: $(DEV_STAMP) browser
 	EVALDSL_UPDATE_SCREENSHOT=1 $(BIN)/python -m pytest tests/test_html_report.py -q \
 		-k failing_examples_in_the_browser
+
+# Every property test (Hypothesis's, `-m hypothesis`) drawing FUZZ times its own count of
+# examples, on new random examples each time (tests/fuzzing.py); a failure prints its
+# example and the `@reproduce_failure` blob that replays it, and is kept in .hypothesis/
+# so the next run tries it first. FUZZ=20 takes ~15 minutes on 2 cores.
+FUZZ ?= 20
+fuzz: $(DEV_STAMP) $(NODE_STAMP)
+	EVALDSL_FUZZ=$(FUZZ) $(BIN)/python -m pytest -m hypothesis -n auto -p no:cacheprovider
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py

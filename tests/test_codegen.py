@@ -33,6 +33,7 @@ from evaldsl.runs.index import index_events as reference_index_events
 from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.syntax.parser import parse
+from tests.fuzzing import examples
 
 TOOLS = ["search", "fetch", "get_weather"]
 #: Ids that calls share (as event id or callId) and results name: linking's odd cases.
@@ -339,7 +340,7 @@ _SHARED_ID = [
 ]
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs, traces())
 @example(["tool get_weather result has city", 'every tool search result == "Paris"'], _SHARED_ID)
 @example(["tool get_weather result has city", "answer cites tool get_weather"], _SHARED_ID)
@@ -349,7 +350,7 @@ def test_generated_pass_agrees_in_memory(statements: list[str], events: list[Any
     assert generated == reference, "\n".join(statements)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs, traces())
 def test_generated_pass_agrees_on_streams(statements: list[str], events: list[Any]) -> None:
     case = _compiled(statements)
@@ -373,7 +374,7 @@ def _on_stream(case: Any, events: list[Any], folder: str) -> tuple[Any, Any]:
         return _both(case, run, lambda n: attrs.evolve(n, passes={}))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs, traces().map(lambda evs: [e for e in evs if e["type"] in decode.KINDS]))
 def test_the_pass_over_each_kinds_structs_agrees(statements: list[str], events: list[Any]) -> None:
     # only kinds with a struct of their own: nothing goes back to dicts (a readable run
@@ -441,7 +442,7 @@ def test_what_the_structs_cannot_take_is_read_as_the_reference_reads_it(
 any_value = st.one_of(json_value, st.just(MISSING), st.floats(allow_nan=True))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(call_tests, any_value)
 def test_every_fragment_agrees_with_its_closure(statement: str, value: Any) -> None:
     node = parse(statement).program.statements[0]
@@ -556,7 +557,7 @@ result_tests = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(result_tests, linked_traces())
 def test_results_are_linked_to_calls_as_the_reference_links_them(
     statements: list[str], events: list[Any]
@@ -583,7 +584,7 @@ def cited_traces(draw: st.DrawFn) -> list[dict[str, Any]]:
     return [*events, {"type": "llm.response", "output": answer}]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(tools.map(lambda t: f"answer cites tool {t}"), min_size=1, max_size=2),
     st.lists(result_tests, max_size=1).map(lambda xs: [s for x in xs for s in x]),
@@ -794,7 +795,7 @@ def test_inspect_code_prints_each_cases_pass() -> None:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.sampled_from(["$..city", "$.items..q", "$.items[0]..city", "$..limit", "$['q']..city"]),
     json_value,
@@ -809,7 +810,7 @@ def test_recursive_descent_is_found_as_jsonpath_ng_finds_it(path: str, value: An
     assert compiled.find(value) == [m.value for m in ng_parse(path).find(value)]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.sampled_from(["a", "^P", "[0-9]+", "(?i)rain|sun", "s$", "^$", "é.", "\\bx\\b", ""]),
     st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12),
@@ -828,7 +829,7 @@ _PIECES += ["?", "*", "+", "{2}", "{1,}", "??", "(a|b)", "(?:ab|)", "(P|é.)", "
 _PIECES += ["[ab]", "\\Q", "{", "x{,2}", "(?i)a"]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(
     st.lists(st.sampled_from(_PIECES), max_size=6).map("".join),
     st.sampled_from(["", "m", "s", "i", "ms"]),
@@ -931,7 +932,7 @@ _ODD_NUMBERS = [
 _threshold_ops = st.sampled_from(["<", "<=", ">", ">="])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     _threshold_ops,
     # (distinct as written: equal tests share one probe, so four equal bounds are one test)
@@ -951,7 +952,7 @@ def test_thresholds_decided_together_meet_every_kind_of_number(
     assert generated == reference
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs, traces())
 def test_a_stream_read_once_has_its_times_noted_as_it_goes(
     statements: list[str], events: list[Any]
@@ -1018,7 +1019,7 @@ cite_leaf = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.lists(
         st.recursive(
@@ -1065,7 +1066,7 @@ def _descend_by_isinstance(name: str, value: Any) -> list[Any]:
     return out
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.recursive(
         st.one_of(cite_leaf, st.sampled_from([1.5, 0, -3])),

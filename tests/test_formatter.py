@@ -25,6 +25,7 @@ from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError
 from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.parser import parse
+from tests.fuzzing import examples
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "format"
@@ -464,7 +465,7 @@ def programs(draw: st.DrawFn) -> str:
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
@@ -474,7 +475,7 @@ def test_generated_programs_format_safely(text: str) -> None:
     assert_safe(text)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(expressions)
 def test_generated_assertions_get_the_fewest_parentheses(text: str) -> None:
     """Every pair of parentheses the formatter writes is needed: without it the assertion

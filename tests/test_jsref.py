@@ -34,6 +34,7 @@ from nodetools import node_and_npm, npm_ci
 from evaldsl.language.regexes import RegexProblem, compile_regex
 from evaldsl.suites import yaml12
 from evaldsl.suites.jsregex import translate
+from tests.fuzzing import examples
 
 ROOT = Path(__file__).resolve().parents[1]
 JSREF = ROOT / "tests" / "jsref"
@@ -70,7 +71,9 @@ def ask() -> Iterator[Ask]:
         proc.wait(timeout=30)
 
 
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=examples(400), deadline=None, suppress_health_check=list(HealthCheck)
+)
 
 # ---- regexes ------------------------------------------------------------------------------
 

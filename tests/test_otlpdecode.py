@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from evaldsl.runs import RunError, detect, load_run, otel, otlpdecode
 from evaldsl.runs.rawattrs import RawAttrs
+from tests.fuzzing import examples
 
 TEXTS = [
     "",
@@ -405,7 +406,9 @@ def outcome(path: Path, fmt: str | None) -> Any:
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(300),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(jsonl_files())
 def test_typed_reading_is_the_reference(
@@ -547,7 +550,9 @@ def document_files(draw: st.DrawFn) -> tuple[bytes, bool]:
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(document_files())
 def test_typed_document_reading_is_the_reference(
@@ -572,7 +577,7 @@ _KEY_PARTS = st.sampled_from(["m", "p", "0", "1", "01", "٣", "12", "x", "", "\n
 _KEYS = st.lists(st.lists(_KEY_PARTS, min_size=1, max_size=5).map(".".join), max_size=12)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(_KEYS, st.sampled_from(["m", "p", "m.0.p", "m.1", "", "a.b", "x.٣", "m\n"]))
 def test_raw_entries_are_the_dict_entries(keys: list[str], prefix: str) -> None:
     """`RawAttrs.entries` (undecoded values, its plans kept by keys) gives the entries

@@ -21,6 +21,7 @@ from evaldsl.syntax import drive as drive_module
 from evaldsl.syntax.build import Builder
 from evaldsl.syntax.drive import drive
 from evaldsl.syntax.grammar import loaded_drive_tables, new_lark
+from tests.fuzzing import examples
 from tests.test_parser_properties import assertion, declaration
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,7 +154,7 @@ WORDS = [
 ]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(WORDS), max_size=14))
 def test_token_soup_parses_the_same(words: list[str]) -> None:
     text = " ".join(words)
@@ -252,7 +253,9 @@ def eval_file(draw: st.DrawFn, header: bool = True) -> str:
     return "".join(text + draw(seps) for text, _ in items) + draw(st.sampled_from(["", "  "]))
 
 
-GENERATED = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+GENERATED = settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @GENERATED
@@ -286,7 +289,7 @@ def test_nesting_deeper_than_the_memo_parses_the_same() -> None:
         assert driven(text) == expected
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(eval_file(), st.integers(1, 6))
 def test_a_full_memo_parses_the_same(monkeypatch_text: str, configs: int) -> None:
     # past MAX_CONFIGS stacks the loop walks the table from there on: the same result

@@ -16,6 +16,7 @@ from evaldsl.language import ast
 from evaldsl.language.diagnostics import CODES, render
 from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.parser import ParseResult, parse
+from tests.fuzzing import examples
 
 DEMO = Path(__file__).parent / "fixtures" / "traceplay" / "demo"
 
@@ -28,7 +29,7 @@ TERMINAL_NAME = re.compile(
 SYNTAX_CODES = {"E101", "E102", "E103", "E104"}
 
 FUZZ = settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
@@ -306,7 +307,7 @@ def program(draw: st.DrawFn) -> tuple[str, list[ast.Statement]]:
     return text, [n for _, n in items]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(program())
 @example(
     (
@@ -375,7 +376,7 @@ def declaration(draw: st.DrawFn) -> tuple[str, ast.Statement]:
     return f"suite {text}", ast.SuiteDecl(v)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(declaration(), assertion()), min_size=1, max_size=10), st.data())
 def test_valid_files_parse_into_what_was_generated(
     items: list[tuple[str, ast.Statement]], data: st.DataObject

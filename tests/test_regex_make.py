@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaldsl.language.regexes import compile_regex, make_pattern
+from tests.fuzzing import examples
 
 PIECES = [
     "a", "b", "ab", ".", "\\d", "\\w", "\\s", "\\b", "^", "$", "*", "+", "?", "{2}", "{1,3}",
@@ -35,7 +36,7 @@ def outcome(make: Any, text: str) -> object:
     return (type(pattern), pattern.pattern, pattern.groups, found)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=8).map("".join))
 def test_made_as_re2_compile_makes_it(text: str) -> None:
     assert outcome(make_pattern, text) == outcome(reference, text)

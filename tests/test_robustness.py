@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import evaldsl
 from evaldsl.runner.core import run_suites
 from evaldsl.suites.build import load_suite
+from tests.fuzzing import examples
 
 FIELDS = [
     "name", "kind", "type", "cassette", "state", "run", "input", "each", "expect",
@@ -57,7 +58,9 @@ SUITES = st.dictionaries(
     st.one_of(VALUES, st.lists(VALUES, max_size=3)),
     max_size=5,
 )
-SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=examples(250), deadline=None, suppress_health_check=list(HealthCheck)
+)
 
 
 @SETTINGS

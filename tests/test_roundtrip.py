@@ -43,6 +43,7 @@ from evaldsl.suites.files import read_draft
 from evaldsl.suites.jsregex import translate
 from evaldsl.suites.objects import Place, object_to_dsl
 from evaldsl.syntax.parser import parse
+from tests.fuzzing import examples
 
 PLACE = Place("s.yaml", 1, 1)
 KEYWORDS = [
@@ -212,7 +213,9 @@ def with_step(obj: dict[str, Any], step: Any) -> dict[str, Any]:
     return obj if step is None else {**obj, "step": step}
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS

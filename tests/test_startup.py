@@ -27,6 +27,7 @@ from evaldsl.syntax.grammar import (
     parser_options,
     tables_stale,
 )
+from tests.fuzzing import examples
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = sorted(
@@ -354,7 +355,7 @@ def test_check_warns_about_a_near_miss_only_when_the_file_lacks_it(
     assert codes == [(3, "W301")]  # `searches` is in the tail: found; `serch` is a typo
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.fixed_dictionaries(
@@ -398,7 +399,7 @@ def _lines_by_regex(block: bytes) -> list[tuple[int, int]]:
     return found
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(
         st.sampled_from(

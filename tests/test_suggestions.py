@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaldsl.language.diagnostics import did_you_mean, forget_suggestions
+from tests.fuzzing import examples
 
 LETTERS = "abcdeAB_1é"
 words = st.text(alphabet=LETTERS, max_size=9)
@@ -25,7 +26,7 @@ def reference(word: str, candidates: list[str], cutoff: float) -> str | None:
     return {c.lower(): c for c in pool}.get(word.lower())
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(
     words,
     st.lists(words, max_size=10),

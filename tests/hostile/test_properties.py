@@ -17,8 +17,11 @@ from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import RunError
 from evaldsl.suites.build import load_suite
 from tests.clitools import ROOT
+from tests.fuzzing import examples
 
-SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=examples(250), deadline=None, suppress_health_check=list(HealthCheck)
+)
 CASSETTE = ROOT / "tests/fixtures/traceplay/demo/cassette.example.jsonl"
 
 WORDS = [
