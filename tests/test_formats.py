@@ -12,17 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import evaldsl
 from evaldsl.language.vocabulary import RUN_FORMATS
 from evaldsl.runner import run_suites
 from evaldsl.runs import RunError, load_run
-from evaldsl.runs.events import KNOWN_TYPES
+from evaldsl.runs.events import KNOWN_TYPES, is_kind
 from evaldsl.runs.prices import model_family, price_of
 from evaldsl.suites import load_suite
 from tests.clitools import run_evaldsl
+from tests.fuzzing import examples
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "formats"
@@ -670,17 +671,22 @@ def recognised_something(path: Path, fmt: str | None) -> bool:
     run = load_run(path, fmt)
     if run.state is not None:
         return True
-    return any(isinstance(e, dict) and e.get("type") in KNOWN_TYPES for e in run.events or ())
+    return any(isinstance(e, dict) and is_kind(e, KNOWN_TYPES) for e in run.events or ())
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     text=files,
     fmt=st.sampled_from([None, *RUN_FORMATS]),
     ext=st.sampled_from([".json", ".jsonl", ".sse"]),
 )
+# found by `make fuzz`: a `type` that is a list made format detection raise a TypeError
+@example(text='[{"type": []}]', fmt="events", ext=".json")
+@example(text='{"type": "llm.response"}\n{"type": {}}', fmt=None, ext=".jsonl")
 def test_fail_closed_property(tmp_path: Path, text: str, fmt: str | None, ext: str) -> None:
     path = tmp_path / f"trace{ext}"
     path.write_text(text, encoding="utf-8")

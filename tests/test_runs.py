@@ -43,6 +43,8 @@ from evaldsl.runs import (
     usage_tokens,
     validate_state,
 )
+from evaldsl.runs.index import index_run
+from tests.clitools import run_evaldsl
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "traceplay"
@@ -897,3 +899,75 @@ def test_docstring_examples(module: Any, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.chdir(ROOT)  # the examples name fixture files relative to the project root
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ---- a list or an object where the pass looks events up ---------------------------------
+
+UNKEYABLE = [
+    # (events, the field named, what it holds)
+    ([{"type": "tool.call", "name": "x"}, {"type": {}}], "type", "an object", "not text"),
+    (
+        [{"type": "llm.response", "output": "hi"}, {"type": ["tool.call"], "name": "x"}],
+        "type",
+        "a list",
+        "not text",
+    ),
+    (
+        [{"type": "tool.call", "name": "x", "callId": ["a"]}, {"type": "tool.result"}],
+        "callId",
+        "a list",
+        "not text or a number",
+    ),
+    (
+        [{"type": "llm.response", "output": "hi"}, {"type": "tool.call", "name": "x", "id": {}}],
+        "id",
+        "an object",
+        "not text or a number",
+    ),
+]
+
+
+@pytest.mark.parametrize(("events", "field", "kind", "expected"), UNKEYABLE)
+@pytest.mark.parametrize("shape", ["document", "lines"])
+def test_an_unkeyable_field_is_the_runs_error_naming_the_event(
+    tmp_path: Path, events: list[Any], field: str, kind: str, expected: str, shape: str
+) -> None:
+    """Found by `make fuzz`: a `type` that is a list made `check` and `run` print a
+    `TypeError` traceback, and a list `callId` was reported as a `type` that is not text.
+    Now each names the file, the event (its element, or its line and text) and the field."""
+    import evaldsl
+
+    bad = next(i for i, e in enumerate(events) if isinstance(e.get(field), list | dict))
+    if shape == "document":
+        path = write(tmp_path, "t.json", json_dumps(events))
+        where, line = f"event [{bad}] of the event list", 1
+    else:  # a blank line first: the line is the file's, not the event's position
+        path = write(tmp_path, "t.jsonl", "\n" + "\n".join(json_dumps(e) for e in events))
+        where, line = f"line {bad + 2}", bad + 2
+    # (ids are looked up where results are linked to their calls: `result` tests)
+    program = evaldsl.compile("tool x called; tool x result exists; tokens < 10")
+    result = program.check(load_run(path, "events"))
+    assert result.error is not None and "pass" not in result.statuses
+    assert result.error.startswith(f"{path}:{line}:1: {where}: its `{field}` is {kind}, ")
+    assert result.error.endswith(expected)
+    # format detection may reject the file first (nothing recognised): an error all the same
+    detected = program.check(path)
+    assert detected.error is not None and "pass" not in detected.statuses
+    with pytest.raises(RunError) as info:
+        index_run(load_run(path, "events"), program.cases[0].needs)  # the reference pass
+    assert info.value.path == str(path) and info.value.line == line
+    assert info.value.source_line == (json_dumps(events[bad]) if shape == "lines" else "")
+    suite = write(
+        tmp_path,
+        "s.eval",
+        f'trace "{path.name}" as events\ntool x called\ntool x result exists\n',
+    )
+    done = run_evaldsl("run", "--no-history", str(suite))
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert f"{path.name}:{line}:1: {where}: its `{field}` is {kind}" in done.stdout
+
+
+def json_dumps(value: Any) -> str:
+    import json
+
+    return json.dumps(value)

@@ -37,6 +37,7 @@ from evaldsl.runs.events import (
     TOOL_CALL_TYPES,
     TOOL_RESULT,
     inline_result,
+    is_kind,
     tool_call_arguments,
     tool_call_name,
 )
@@ -119,7 +120,7 @@ def _calls(events: Events) -> list[_Call]:
     numbers: dict[str, int] = {}
     calls = []
     for i, ev in enumerate(events):
-        if ev.get("type") not in TOOL_CALL_TYPES:
+        if not is_kind(ev, TOOL_CALL_TYPES):
             continue
         name = tool_call_name(ev)
         if name is None:
@@ -176,7 +177,7 @@ def _trace_mutants(events: Events, state: State | None, seed: int) -> Iterator[M
             f"tokens doubled ({tokens} → {2 * tokens})",
             lambda: ([_double_usage(ev) for ev in events], state),
         )
-    steps = sum(1 for ev in events if ev.get("type") in STEP_TYPES)
+    steps = sum(1 for ev in events if is_kind(ev, STEP_TYPES))
     if steps:
         yield Mutant(
             "double-steps",
@@ -397,7 +398,7 @@ def _drop_inline_result(
 def _last_answer(events: Events) -> tuple[int, str] | None:
     """The index and text of the last LLM response, the run's `answer`."""
     for i in range(len(events) - 1, -1, -1):
-        if events[i].get("type") in RESPONSE_TYPES:
+        if is_kind(events[i], RESPONSE_TYPES):
             text = answer_text(events[i].get("output"))
             return (i, text) if text else None
     return None
@@ -513,7 +514,7 @@ def _word_at(text: str, at: int) -> tuple[int, str]:
 def _trace_tokens(events: Events) -> float:
     total: float = 0
     for ev in events:
-        if ev.get("type") in RESPONSE_TYPES:
+        if is_kind(ev, RESPONSE_TYPES):
             total += sum(usage_tokens(ev))
     return total
 
@@ -531,7 +532,7 @@ def _double_counts(usage: Any) -> Any:
 
 
 def _double_usage(ev: dict[str, Any]) -> dict[str, Any]:
-    if ev.get("type") not in RESPONSE_TYPES:
+    if not is_kind(ev, RESPONSE_TYPES):
         return ev
     out: dict[str, Any] = _double_counts(ev)  # verydia's tokensIn / tokensOut
     for key in ("usage",):
@@ -553,13 +554,13 @@ def _double_steps(events: Events) -> Events:
         out.append(ev)
         if ev.get("type") == LLM_REQUEST:
             out.append(ev)
-    out_steps = sum(1 for ev in out if ev.get("type") in STEP_TYPES)
-    if out_steps == sum(1 for ev in events if ev.get("type") in STEP_TYPES):
+    out_steps = sum(1 for ev in out if is_kind(ev, STEP_TYPES))
+    if out_steps == sum(1 for ev in events if is_kind(ev, STEP_TYPES)):
         # verydia: a step is an `llm.invoke`, request and response in one event
         out = []
         for ev in events:
             out.append(ev)
-            if ev.get("type") in STEP_TYPES:
+            if is_kind(ev, STEP_TYPES):
                 out.append(ev)
     return out
 

@@ -115,6 +115,22 @@ class EventStream:
         finally:
             f.close()
 
+    def numbered(self) -> Generator[tuple[int, bytes, dict[str, Any]], None, None]:
+        """Each event with its line's number and text, to name an event a pass could not
+        read (the error path: `__iter__`'s loop stays free of the bookkeeping). A line
+        that is not a JSON object is left out: iterating names those."""
+        path = self.path
+        with open_file(path) as f:
+            after = _read_header_from(f, path)[1] if self._has_header else 0
+            for lineno, raw in file_lines(f, path, after):
+                line = strip_bom(raw) if lineno == 1 else raw
+                try:
+                    event = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if type(event) is dict:
+                    yield lineno, line, event
+
 
 def _events(f: IO[bytes], path: str, after: int) -> Iterator[dict[str, Any]]:
     """Decode the lines of `f` after physical line `after` (0: from the start).

@@ -79,6 +79,17 @@ LINE_EXTENSIONS = (".jsonl", ".ndjson")
 _LIST_HINT = 'expected a JSON array of event objects, or an object with an "events" array'
 
 
+def is_kind(event: dict[str, Any], kinds: frozenset[str]) -> bool:
+    """Whether the event's `type` is one of `kinds`: a `type` that is not text (a list, an
+    object: anything JSON allows) is none of them, never a `TypeError` of a set lookup.
+
+    >>> is_kind({"type": "llm.invoke"}, VERYDIA_TYPES), is_kind({"type": []}, VERYDIA_TYPES)
+    (True, False)
+    """
+    kind = event.get("type")
+    return type(kind) is str and kind in kinds
+
+
 def tool_call_name(event: dict[str, Any]) -> str | None:
     """The tool name of a `tool.call` or `mcp.call` event; `None` for any other event.
 
@@ -118,7 +129,7 @@ def trace_format(events: Iterable[dict[str, Any]]) -> str:
     >>> trace_format([{"type": "llm.request"}, {"type": "mcp.call"}])
     'verydia'
     """
-    return "verydia" if any(e.get("type") in VERYDIA_TYPES for e in events) else "events"
+    return "verydia" if any(is_kind(e, VERYDIA_TYPES) for e in events) else "events"
 
 
 def nothing_recognised(unknown: dict[str, int], path: str) -> RunError:
@@ -177,7 +188,7 @@ def _lines_format(path: str) -> str:
                         event = orjson.loads(raw)
                     except orjson.JSONDecodeError:
                         continue  # the stream reports bad lines, with their numbers, when read
-                    if isinstance(event, dict) and event.get("type") in VERYDIA_TYPES:
+                    if isinstance(event, dict) and is_kind(event, VERYDIA_TYPES):
                         return "verydia"
     except OSError as exc:
         raise os_error(path, exc) from None

@@ -46,7 +46,7 @@ from evaldsl.runs.events import (
     tool_call_arguments,
     tool_call_name,
 )
-from evaldsl.runs.model import Run, RunError, describe
+from evaldsl.runs.model import Run, RunError, decode_text, describe
 from evaldsl.runs.prices import price_of
 from evaldsl.runs.text import BadUsage, answer_text, usage_tokens
 
@@ -296,6 +296,10 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
                 path=run.path or "<value>",
                 hint="token counts are whole numbers ≥ 0; fix or re-record the trace",
             ) from None
+        except RunError as err:  # of events decoded from a file: name the file
+            if err.path == "<value>" and run.path is not None:
+                raise err.in_file(run.path) from None
+            raise
         # A value run (what a `run` target returned, a line of standard input: named in
         # angle brackets, `<value>`, `<stdin>:5`) may be its output beside no events; a
         # file in which no event is recognised is not a run, whatever `output` it holds
@@ -320,16 +324,21 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
                 pass
             raise
         except TypeError:
-            raise RunError(
-                "an event's `type` is not text (a list or an object)", path=events.path
-            ) from None
+            # a list or an object where the pass looks events up (`_KEY_FIELDS`)
+            for lineno, raw, event in events.numbered():
+                if (bad := _unkeyable(event)) is not None:
+                    raise _unkeyable_error(
+                        f"line {lineno}", *bad, events.path, lineno, decode_text(raw)
+                    ) from None
+            raise RunError(_UNKEYABLE_ANY, path=events.path, hint=_UNKEYABLE_HINT) from None
     try:
         return _index(events, needs)
     except TypeError:
-        # an event `type` that is a list or an object cannot be looked up
-        raise RunError(
-            "an event's `type` is not text (a list or an object)", path="<value>"
-        ) from None
+        for index, event in enumerate(events):
+            if isinstance(event, dict) and (bad := _unkeyable(event)) is not None:
+                where = f"event [{index}] of the event list"
+                raise _unkeyable_error(where, *bad, "<value>") from None
+        raise RunError(_UNKEYABLE_ANY, path="<value>", hint=_UNKEYABLE_HINT) from None
     except AttributeError:
         if isinstance(events, list):
             for index, item in enumerate(events):
@@ -340,6 +349,38 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
                         path="<value>",
                     ) from None
         raise
+
+
+#: The fields the pass looks events up by, in a set or as a table's keys: a list or an
+#: object there cannot be looked up (a `TypeError`), and is the run's error.
+_KEY_FIELDS = ("type", "callId", "id")
+_UNKEYABLE_HINT = (
+    'an event\'s `type` is text such as "tool.call", and its `id` and `callId` are text '
+    "or numbers; fix or re-record the trace"
+)
+_UNKEYABLE_ANY = "an event holds a list or an object where text or a number belongs"
+
+
+def _unkeyable(event: dict[str, Any]) -> tuple[str, Any] | None:
+    """The first field of `_KEY_FIELDS` that holds a list or an object, with its value."""
+    for field in _KEY_FIELDS:
+        value = event.get(field)
+        if isinstance(value, list | dict):
+            return field, value
+    return None
+
+
+def _unkeyable_error(
+    where: str, field: str, value: Any, path: str, line: int = 1, source_line: str = ""
+) -> RunError:
+    return RunError(
+        f"{where}: its `{field}` is {describe(value)}, not "
+        + ("text" if field == "type" else "text or a number"),
+        path=path,
+        line=line,
+        hint=_UNKEYABLE_HINT,
+        source_line=source_line.rstrip("\r\n"),
+    )
 
 
 def _link(table: dict[Any, Any], call: dict[str, Any], value: Any) -> None:

@@ -76,6 +76,11 @@ class RunError(Exception):
             "code": self.code,
         }
 
+    def in_file(self, path: str) -> RunError:
+        """The same error named by the file its value was read from (an error raised where
+        only the decoded value was at hand says `<value>`)."""
+        return RunError(self.message, **{**self._fields(), "path": path})
+
     def to_diagnostic(self) -> Diagnostic:
         """The same problem as a `Diagnostic` (E501 for a missing file, else E502)."""
         return Diagnostic.in_file(
