@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaldsl.runs.model import describe
+from evaldsl.runs.model import describe, is_among
 from evaldsl.runs.providers import (
     Items,
     Trace,
@@ -173,7 +173,7 @@ def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> 
             trace.skip(f"content blocks of type `{kind}`")
     trace.llm("\n".join(text), usage_of(usage, _USAGE), model=model)
     for block in calls:
-        if block["type"] in _CALL_BLOCKS:
+        if is_among(block["type"], _CALL_BLOCKS):
             trace.call(str(block.get("name")), block.get("input", {}), block.get("id"))
         else:
             _result(block, trace)
@@ -272,7 +272,7 @@ class _Stream:
     def finish(self, items: Items, trace: Trace) -> None:
         for at, block in sorted(self.blocks.items()):
             text = "".join(block["_json"])
-            if block.get("type") in _CALL_BLOCKS and (
+            if is_among(block.get("type"), _CALL_BLOCKS) and (
                 at in self.open or not is_json_text(text or "{}")
             ):
                 raise items.error(

@@ -388,8 +388,12 @@ def read_document(value: Any, path: str) -> Run:
 
 def _from_items(items: Items, done: bool, sample: str | None) -> Run:
     from evaldsl.runs.providers import keys_of
+    from evaldsl.runs.unreadable import UNEXPECTED, unreadable
 
-    found = candidates(items)
+    try:
+        found = candidates(items)
+    except UNEXPECTED as exc:  # a value of a type a format's signature did not test for
+        raise unreadable(items, None, "", exc, candidates) from None
     name = items.path.rsplit("/", 1)[-1]
     if not found:
         if not items.values:
@@ -418,6 +422,8 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
 
 
 def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
+    from evaldsl.runs.unreadable import UNEXPECTED, unreadable
+
     try:
         return _adapt(items, fmt, why, done, sample)
     except BadUsage as bad:  # usage nobody can count: the run's error, never 0 tokens
@@ -425,6 +431,10 @@ def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -
             f"an LLM call's {bad}",
             path=items.path,
             hint="token counts are whole numbers ≥ 0; fix or re-record the trace",
+        ) from None
+    except UNEXPECTED as exc:  # a value of a type the adapter did not test for
+        raise unreadable(
+            items, fmt, why, exc, lambda head: _adapt(head, fmt, why, done, sample)
         ) from None
 
 

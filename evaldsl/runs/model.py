@@ -13,6 +13,7 @@ import functools
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from typing import IO, Any, BinaryIO, Literal
 
 import attrs
@@ -178,6 +179,19 @@ class Run:
     @property
     def has_output(self) -> bool:
         return self.output is not MISSING
+
+
+def is_among(value: Any, choices: AbstractSet[Any]) -> bool:
+    """`value in choices` for any JSON value: a list or an object (which no set can hold,
+    and which a set lookup would raise on) is in none.
+
+    >>> is_among("tool", frozenset({"tool"})), is_among(["tool"], frozenset({"tool"}))
+    (True, False)
+    """
+    try:
+        return value in choices
+    except TypeError:
+        return False
 
 
 def describe(value: Any) -> str:

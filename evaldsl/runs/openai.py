@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaldsl.runs.model import describe
+from evaldsl.runs.model import describe, is_among
 from evaldsl.runs.providers import (
     Items,
     Trace,
@@ -102,7 +102,9 @@ def is_request(d: Any) -> bool:
         return False
     return any(
         isinstance(m, dict)
-        and (m.get("role") in _REQUEST_ONLY_ROLES or "tool_calls" in m or "tool_call_id" in m)
+        and (
+            is_among(m.get("role"), _REQUEST_ONLY_ROLES) or "tool_calls" in m or "tool_call_id" in m
+        )
         for m in messages
     )
 
@@ -320,9 +322,12 @@ class _Stream:
             for part in delta.get("tool_calls") or []:
                 if not isinstance(part, dict):
                     continue
-                slot = self.calls.setdefault(
-                    part.get("index", 0), {"id": None, "name": None, "arguments": []}
-                )
+                at = part.get("index", 0)
+                if type(at) is not int:  # (the run's error, at this chunk's line)
+                    raise TypeError(
+                        f"a streamed tool call's `index` is {describe(at)}, not a whole number"
+                    )
+                slot = self.calls.setdefault(at, {"id": None, "name": None, "arguments": []})
                 if part.get("id"):
                     slot["id"] = part["id"]
                 function = part.get("function")

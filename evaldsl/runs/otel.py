@@ -568,8 +568,12 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
             f"span times are not numbers of nanoseconds since 1970 up to 9999 ({bad}): spans "
             "are taken in file order and `latency` cannot be measured"
         )
-    elif any(s.start is not None and s.end is not None and s.end < s.start for s in spans):
-        backwards = next(s for s in spans if s.start and s.end and s.end < s.start)
+    elif (
+        backwards := next(
+            (s for s in spans if s.start is not None and s.end is not None and s.end < s.start),
+            None,
+        )
+    ) is not None:  # (a time of 0 is a time: the test is `is not None`, not truth)
         bad = backwards.name
         trace.note(f'span "{backwards.name}" ends before it starts: `latency` cannot be measured')
     elif all(t is not None for t in times):

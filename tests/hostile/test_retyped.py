@@ -1,0 +1,291 @@
+"""Real traces with a value of the wrong JSON type: read as the reference reads them.
+
+Byte-level mangling (`test_properties.py`) mostly makes JSON that does not parse. Here
+every real trace of `tests/fixtures/realworld/` (and the demo cassette) stays JSON, in its
+own shape, with one to three of its values replaced by a value of another type (a list
+for a name, an object for an id, a number for a text, null, ...) or removed. For each,
+read with its format detected and named, a program that reads nearly every subject must
+give verdicts or the run's error (a `RunError`), never another exception; and the fast
+reading (the typed decoders, the generated pass) must give exactly what the reference
+reading gives (`EVALDSL_REFERENCE=1`): every verdict, message, found and expected value,
+and the same error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import evaldsl
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.model import RunError
+from tests.clitools import ROOT
+from tests.fuzzing import examples
+
+REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
+DEMO = ROOT / "tests" / "fixtures" / "traceplay" / "demo" / "cassette.example.jsonl"
+
+#: Nearly every subject, over tool names the fixtures use (and one they do not).
+PROGRAM = evaldsl.compile(
+    "\n".join(
+        [
+            "tool get_weather called",
+            "tool search called at most 3 times",
+            "no tool delete_everything",
+            "tools contains any [get_weather, search, web_search]",
+            'tool get_weather args $.location contains "a"',
+            "every tool get_weather args $..unit exists",
+            "tool get_weather result not empty",
+            "tool search result $[*] exists",
+            'answer contains "the"',
+            "answer matches /\\d+/",
+            "answer[-2] not empty",
+            "answer json $.a exists",
+            "answer cites tool get_weather",
+            "tokens < 1000000",
+            "input tokens >= 0",
+            "output tokens >= 0",
+            "cost < $100",
+            "latency < 3600s",
+            "steps >= 0",
+            "tool calls >= 0",
+            "errors == 0",
+            "guards == 0",
+        ]
+    )
+).cases[0]
+
+#: Values of every JSON type, and the texts a reader looks for.
+CONFUSING: list[Any] = [
+    None, True, 0, -1, 2**70, 1.5, "", "x", "tool.call", "assistant", "tool_use",
+    [], {}, [1], ["x"], {"a": 1}, {"type": "text"}, [{"type": "text", "text": "t"}],
+]  # fmt: skip
+REMOVE = object()  # the key itself taken out
+
+Doc = Any
+Location = tuple[int, tuple[Any, ...]]  # (which document of the file, path inside it)
+
+
+def _documents(path: Path) -> tuple[str, list[Any]]:
+    """A fixture as its JSON values: `json` one document, `lines` one per line (JSONL),
+    `sse` the payload of each `data:` line (other lines are kept as text)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        return "json", [json.loads(text)]
+    if path.suffix == ".jsonl":
+        return "lines", [json.loads(line) for line in text.splitlines() if line.strip()]
+    out: list[Any] = []
+    for line in text.splitlines():
+        payload = line[len("data:") :].strip() if line.startswith("data:") else None
+        try:
+            out.append(("data", json.loads(payload)) if payload else ("text", line))
+        except json.JSONDecodeError:
+            out.append(("text", line))
+    return "sse", out
+
+
+def _render(shape: str, docs: list[Any]) -> str:
+    if shape == "json":
+        return json.dumps(docs[0])
+    if shape == "lines":
+        return "\n".join(json.dumps(d) for d in docs) + "\n"
+    return "\n".join(f"data: {json.dumps(v)}" if k == "data" else v for k, v in docs) + "\n"
+
+
+def _locations(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path of every value inside `value` (not `value` itself)."""
+    if not isinstance(value, dict | list):
+        return
+    for key, inner in value.items() if isinstance(value, dict) else enumerate(value):
+        yield (*path, key)
+        yield from _locations(inner, (*path, key))
+
+
+FIXTURES = [
+    *sorted(p for p in REALWORLD.rglob("*") if p.suffix in (".json", ".jsonl", ".sse", ".txt")),
+    DEMO,
+]
+PARSED = {p: _documents(p) for p in FIXTURES}
+FORMATS = {p: load_run(p).format for p in FIXTURES}
+WHERE: dict[Path, list[Location]] = {}
+for _path, (_shape, _docs) in PARSED.items():
+    WHERE[_path] = [
+        (i, loc)
+        for i, doc in enumerate(_docs)
+        for loc in _locations(doc[1] if _shape == "sse" else doc)
+        if _shape != "sse" or doc[0] == "data"
+    ]
+
+
+def _replace(docs: list[Any], shape: str, where: Location, new: Any) -> None:
+    """Put `new` at `where` (or remove the key), if that place still exists."""
+    index, path = where
+    holder = docs[index][1] if shape == "sse" else docs[index]
+    for key in path[:-1]:
+        try:
+            holder = holder[key]
+        except (KeyError, IndexError, TypeError):
+            return
+    last = path[-1]
+    if isinstance(holder, dict) and last in holder:
+        if new is REMOVE:
+            del holder[last]
+        else:
+            holder[last] = new
+    elif isinstance(holder, list) and isinstance(last, int) and last < len(holder):
+        holder[last] = None if new is REMOVE else new
+
+
+@st.composite
+def retyped(draw: st.DrawFn) -> tuple[Path, str]:
+    """A fixture, and its text with one to three values retyped or removed."""
+    fixture = draw(st.sampled_from(FIXTURES))
+    shape, original = PARSED[fixture]
+    docs = json.loads(json.dumps(original))  # a deep copy (the tuples of `sse` become lists)
+    for _ in range(draw(st.integers(1, 3))):
+        where = draw(st.sampled_from(WHERE[fixture]))
+        _replace(docs, shape, where, draw(st.sampled_from([*CONFUSING, REMOVE])))
+    return fixture, _render(shape, docs)
+
+
+def _outcome(path: Path, fmt: str | None) -> Any:
+    """What a case of PROGRAM gives on the file: the run's error, or every verdict."""
+    try:
+        run = load_run(path, fmt)
+    except RunError as err:
+        return ("unreadable", str(err))
+    result = PROGRAM.check(run)
+    return result.error, [(v.status, v.message, v.actual, v.expected) for v in result.verdicts]
+
+
+def _reference(path: Path, fmt: str | None) -> Any:
+    before = os.environ.get("EVALDSL_REFERENCE")
+    os.environ["EVALDSL_REFERENCE"] = "1"
+    try:
+        return _outcome(path, fmt)
+    finally:
+        if before is None:
+            del os.environ["EVALDSL_REFERENCE"]
+        else:
+            os.environ["EVALDSL_REFERENCE"] = before
+
+
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=list(HealthCheck))
+@given(retyped())
+def test_a_retyped_real_trace_is_read_as_the_reference_reads_it(
+    tmp_path_factory: Any, drawn: tuple[Path, str]
+) -> None:
+    fixture, text = drawn
+    path = tmp_path_factory.mktemp("retyped") / fixture.name
+    path.write_text(text, encoding="utf-8")
+    for fmt in (None, FORMATS[fixture]):
+        fast = _outcome(path, fmt)  # raises (fails the test) on anything but a RunError
+        assert fast == _reference(path, fmt), (fixture.name, fmt)
+
+
+def test_every_fixture_is_read_and_offers_places_to_retype() -> None:
+    """The property's ground: each fixture reads as its format, with values to change."""
+    assert len(FIXTURES) >= 15
+    for fixture in FIXTURES:
+        assert FORMATS[fixture] in ("traceplay", "openai", "anthropic", "otel", "inspect")
+        assert len(WHERE[fixture]) >= 5, fixture
+        error, verdicts = _outcome(fixture, None)
+        assert error is None and len(verdicts) == len(PROGRAM.assertions), fixture
+
+
+# ---- what the property found, pinned ------------------------------------------------------
+
+
+def _retype(folder: Path, fixture: Path, where: Location, value: Any) -> Path:
+    shape, original = PARSED[fixture]
+    docs = json.loads(json.dumps(original))
+    _replace(docs, shape, where, value)
+    path = folder / fixture.name
+    path.write_text(_render(shape, docs), encoding="utf-8")
+    return path
+
+
+ANTHROPIC_STREAM = REALWORLD / "anthropic-stream-tooluse" / "events.jsonl"
+OPENAI_STREAM = REALWORLD / "openai-chat-stream" / "chunks.jsonl"
+OPENAI_CALLS = REALWORLD / "openai-chat-tools" / "response-toolcalls.json"
+OPENAI_REQUEST = REALWORLD / "openai-chat-messages" / "request-with-tool-results.json"
+PHOENIX = REALWORLD / "openinference-phoenix-spans" / "spans.jsonl"
+
+
+def test_a_value_no_reader_tests_is_the_runs_error_at_its_line(tmp_path: Path) -> None:
+    """A delta's block `index` that is a list (the reader looked it up in a dict): the
+    error names the line that holds it, found by reading heads of the stream, and the
+    fast and reference readings agree."""
+    path = _retype(tmp_path, ANTHROPIC_STREAM, (9, ("index",)), [])
+    with pytest.raises(RunError) as info:
+        load_run(path)
+    assert info.value.line == 10
+    assert str(info.value).startswith(
+        f"{path}:10:1: line 10 holds a value of a type the anthropic reader does not expect "
+        "there (TypeError: unhashable type: 'list')"
+    )
+    assert "read as anthropic" in (info.value.hint or "")
+    assert _outcome(path, None) == _reference(path, None) == ("unreadable", str(info.value))
+
+
+def test_a_streamed_calls_index_is_tested_where_it_is_read(
+    tmp_path: Path,
+) -> None:
+    """A streamed tool call's `index` of null failed only when the calls were put in
+    order at the end of the stream (and only beside a second call), so the line named
+    was a later one; the reader now tests the index where it reads it."""
+    docs = PARSED[OPENAI_STREAM][1]
+    line = next(
+        i for i, d in enumerate(docs) if (d["choices"][0]["delta"].get("tool_calls") or [None])[0]
+    )
+    path = _retype(
+        tmp_path, OPENAI_STREAM, (line, ("choices", 0, "delta", "tool_calls", 0, "index")), None
+    )
+    with pytest.raises(RunError) as info:
+        load_run(path)
+    assert info.value.line == line + 1
+    assert str(info.value).endswith(
+        f"line {line + 1} holds a value of a type the openai reader does not expect there "
+        "(TypeError: a streamed tool call's `index` is null, not a whole number)"
+    )
+
+
+def test_a_document_with_such_a_value_is_named_whole(tmp_path: Path) -> None:
+    """One JSON document: there is no smaller head to read, the file is named."""
+    path = _retype(
+        tmp_path, OPENAI_CALLS, (0, ("choices", 0, "message", "tool_calls", 0, "id")), ["x"]
+    )
+    with pytest.raises(RunError) as info:
+        load_run(path)
+    assert str(info.value).startswith(
+        f"{path}:1:1: the file holds a value of a type the openai reader does not expect there"
+    )
+
+
+def test_format_detection_takes_a_role_of_any_type(tmp_path: Path) -> None:
+    """A message `role` that is a list made OpenAI's request signature raise; it is now
+    no role of that set, and the transcript's other messages still say what it is."""
+    path = _retype(tmp_path, OPENAI_REQUEST, (0, ("messages", 0, "role")), ["system"])
+    assert load_run(path).format == "openai"
+    assert _outcome(path, None) == _reference(path, None)
+
+
+def test_a_span_that_ends_at_time_zero_is_read(tmp_path: Path) -> None:
+    """`end_time: 0` (before its start) made the backwards-span note raise StopIteration
+    (a time of 0 is false); now the span is named and `latency` is not measured."""
+    path = _retype(tmp_path, PHOENIX, (0, ("end_time",)), 0)
+    run = load_run(path)
+    assert any("ends before it starts" in note for note in run.read.notes)
+    error, verdicts = _outcome(path, None)
+    assert error is None
+    latency = next(
+        v for a, v in zip(PROGRAM.assertions, verdicts, strict=True) if "latency" in a.text
+    )
+    assert latency[0] != "pass"
