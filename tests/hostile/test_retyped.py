@@ -68,6 +68,13 @@ CONFUSING: list[Any] = [
     [], {}, [1], ["x"], {"a": 1}, {"type": "text"}, [{"type": "text", "text": "t"}],
 ]  # fmt: skip
 REMOVE = object()  # the key itself taken out
+#: Keys the readers look for, put (with a value of CONFUSING) into objects that lack them.
+KEYS = [
+    "type", "role", "content", "text", "name", "id", "callId", "tool_call_id", "index",
+    "arguments", "input", "output", "result", "usage", "model", "choices", "message",
+    "delta", "tool_calls", "function", "attributes", "events", "status", "spans", "parts",
+    "startTimeUnixNano", "endTimeUnixNano", "samples", "messages", "stop_reason", "error",
+]  # fmt: skip
 
 Doc = Any
 Location = tuple[int, tuple[Any, ...]]  # (which document of the file, path inside it)
@@ -108,20 +115,16 @@ def _locations(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ..
         yield from _locations(inner, (*path, key))
 
 
-FIXTURES = [
-    *sorted(p for p in REALWORLD.rglob("*") if p.suffix in (".json", ".jsonl", ".sse", ".txt")),
-    DEMO,
-]
-PARSED = {p: _documents(p) for p in FIXTURES}
-FORMATS = {p: load_run(p).format for p in FIXTURES}
-WHERE: dict[Path, list[Location]] = {}
-for _path, (_shape, _docs) in PARSED.items():
-    WHERE[_path] = [
-        (i, loc)
-        for i, doc in enumerate(_docs)
-        for loc in _locations(doc[1] if _shape == "sse" else doc)
-        if _shape != "sse" or doc[0] == "data"
-    ]
+def _at(docs: list[Any], shape: str, where: Location) -> Any:
+    """The value at `where`, or REMOVE when that place is gone."""
+    index, path = where
+    value = docs[index][1] if shape == "sse" else docs[index]
+    for key in path:
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return REMOVE
+    return value
 
 
 def _replace(docs: list[Any], shape: str, where: Location, new: Any) -> None:
@@ -143,6 +146,28 @@ def _replace(docs: list[Any], shape: str, where: Location, new: Any) -> None:
         holder[last] = None if new is REMOVE else new
 
 
+FIXTURES = [
+    *sorted(p for p in REALWORLD.rglob("*") if p.suffix in (".json", ".jsonl", ".sse", ".txt")),
+    DEMO,
+]
+PARSED = {p: _documents(p) for p in FIXTURES}
+FORMATS = {p: load_run(p).format for p in FIXTURES}
+WHERE: dict[Path, list[Location]] = {}
+OBJECTS: dict[Path, list[Location]] = {}  # the places of the objects (the roots too)
+for _path, (_shape, _docs) in PARSED.items():
+    WHERE[_path] = [
+        (i, loc)
+        for i, doc in enumerate(_docs)
+        for loc in _locations(doc[1] if _shape == "sse" else doc)
+        if _shape != "sse" or doc[0] == "data"
+    ]
+    OBJECTS[_path] = [
+        where
+        for where in [(i, ()) for i in range(len(_docs))] + WHERE[_path]
+        if isinstance(_at(_docs, _shape, where), dict)
+    ]
+
+
 @st.composite
 def retyped(draw: st.DrawFn) -> tuple[Path, str]:
     """A fixture, and its text with one to three values retyped or removed."""
@@ -150,8 +175,13 @@ def retyped(draw: st.DrawFn) -> tuple[Path, str]:
     shape, original = PARSED[fixture]
     docs = json.loads(json.dumps(original))  # a deep copy (the tuples of `sse` become lists)
     for _ in range(draw(st.integers(1, 3))):
-        where = draw(st.sampled_from(WHERE[fixture]))
-        _replace(docs, shape, where, draw(st.sampled_from([*CONFUSING, REMOVE])))
+        if draw(st.booleans()):  # a value retyped, or taken out
+            where = draw(st.sampled_from(WHERE[fixture]))
+            _replace(docs, shape, where, draw(st.sampled_from([*CONFUSING, REMOVE])))
+        else:  # a key readers look for, put into an object
+            holder = _at(docs, shape, draw(st.sampled_from(OBJECTS[fixture])))
+            if isinstance(holder, dict):
+                holder[draw(st.sampled_from(KEYS))] = draw(st.sampled_from(CONFUSING))
     return fixture, _render(shape, docs)
 
 
