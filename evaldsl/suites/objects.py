@@ -32,6 +32,7 @@ from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 from evaldsl.language.jsjson import js_number
 from evaldsl.language.regexes import RegexProblem
 from evaldsl.language.values import MISSING
+from evaldsl.runs.model import describe
 from evaldsl.suites.jsforms import has_nan, string_literal, traceplay_path, value_literal
 from evaldsl.suites.jsregex import translate
 
@@ -667,9 +668,18 @@ def object_to_dsl(obj: Any, place: Place) -> tuple[str | None, list[Diagnostic]]
         if field not in obj:
             continue
         kind = obj[field]
+        if not isinstance(kind, str):
+            return None, [
+                place.error(
+                    field,
+                    "E505",
+                    f"an assertion's `{field}` is text, not {describe(kind)}",
+                    f"{field}s: " + ", ".join(sorted(known)),
+                )
+            ]
         if kind in known:
-            return convert(str(kind), obj, place)
-        guess = did_you_mean(str(kind), known)
+            return convert(kind, obj, place)
+        guess = did_you_mean(kind, known)
         return None, [
             place.error(
                 field,

@@ -1,21 +1,22 @@
 """Real traces with a value of the wrong JSON type: read as the reference reads them.
 
 Byte-level mangling (`test_properties.py`) mostly makes JSON that does not parse. Here
-every real trace of `tests/fixtures/realworld/` (and the demo cassette) stays JSON, in its
-own shape, with one to three of its values replaced by a value of another type (a list
-for a name, an object for an id, a number for a text, null, ...) or removed. For each,
-read with its format detected and named, a program that reads nearly every subject must
-give verdicts or the run's error (a `RunError`), never another exception; and the fast
-reading (the typed decoders, the generated pass) must give exactly what the reference
-reading gives (`EVALDSL_REFERENCE=1`): every verdict, message, found and expected value,
-and the same error.
+every real trace of `tests/fixtures/realworld/`, each format's sample of
+`tests/data/formats/` and the demo cassette stays JSON, in its own shape, with one to
+three of its values replaced by a value of another type (a list for a name, an object
+for an id, a number for a text, null, ...) or removed, or with a key readers look for
+put into an object that lacks it. For each, read with its format detected and named, a
+program that reads nearly every subject must give verdicts or the run's error (a
+`RunError`), never another exception; and the fast reading (the typed decoders, the
+generated pass) must give exactly what the reference reading gives
+(`EVALDSL_REFERENCE=1`): every verdict, message, found and expected value, and the same
+error.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,13 @@ from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import RunError
 from tests.clitools import ROOT
 from tests.fuzzing import examples
+from tests.hostile.retyping import REMOVE, confusing, locations, put, value_at
 
 REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
 DEMO = ROOT / "tests" / "fixtures" / "traceplay" / "demo" / "cassette.example.jsonl"
+#: The formats' own samples (LangSmith, the Agents SDK, OpenLLMetry, ...: their SOURCE.md).
+FORMAT_SAMPLES = ROOT / "tests" / "data" / "formats"
+ONE_SAMPLE_OF_MANY = {"inspect-two-samples.json"}  # (a case names its sample)
 
 #: Nearly every subject, over tool names the fixtures use (and one they do not).
 PROGRAM = evaldsl.compile(
@@ -62,12 +67,6 @@ PROGRAM = evaldsl.compile(
     )
 ).cases[0]
 
-#: Values of every JSON type, and the texts a reader looks for.
-CONFUSING: list[Any] = [
-    None, True, 0, -1, 2**70, 1.5, "", "x", "tool.call", "assistant", "tool_use",
-    [], {}, [1], ["x"], {"a": 1}, {"type": "text"}, [{"type": "text", "text": "t"}],
-]  # fmt: skip
-REMOVE = object()  # the key itself taken out
 #: Keys the readers look for, put (with a value of CONFUSING) into objects that lack them.
 KEYS = [
     "type", "role", "content", "text", "name", "id", "callId", "tool_call_id", "index",
@@ -76,7 +75,6 @@ KEYS = [
     "startTimeUnixNano", "endTimeUnixNano", "samples", "messages", "stop_reason", "error",
 ]  # fmt: skip
 
-Doc = Any
 Location = tuple[int, tuple[Any, ...]]  # (which document of the file, path inside it)
 
 
@@ -106,48 +104,27 @@ def _render(shape: str, docs: list[Any]) -> str:
     return "\n".join(f"data: {json.dumps(v)}" if k == "data" else v for k, v in docs) + "\n"
 
 
-def _locations(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    """The path of every value inside `value` (not `value` itself)."""
-    if not isinstance(value, dict | list):
-        return
-    for key, inner in value.items() if isinstance(value, dict) else enumerate(value):
-        yield (*path, key)
-        yield from _locations(inner, (*path, key))
+def _root(docs: list[Any], shape: str, index: int) -> Any:
+    return docs[index][1] if shape == "sse" else docs[index]
 
 
 def _at(docs: list[Any], shape: str, where: Location) -> Any:
     """The value at `where`, or REMOVE when that place is gone."""
-    index, path = where
-    value = docs[index][1] if shape == "sse" else docs[index]
-    for key in path:
-        try:
-            value = value[key]
-        except (KeyError, IndexError, TypeError):
-            return REMOVE
-    return value
+    return value_at(_root(docs, shape, where[0]), where[1])
 
 
 def _replace(docs: list[Any], shape: str, where: Location, new: Any) -> None:
     """Put `new` at `where` (or remove the key), if that place still exists."""
-    index, path = where
-    holder = docs[index][1] if shape == "sse" else docs[index]
-    for key in path[:-1]:
-        try:
-            holder = holder[key]
-        except (KeyError, IndexError, TypeError):
-            return
-    last = path[-1]
-    if isinstance(holder, dict) and last in holder:
-        if new is REMOVE:
-            del holder[last]
-        else:
-            holder[last] = new
-    elif isinstance(holder, list) and isinstance(last, int) and last < len(holder):
-        holder[last] = None if new is REMOVE else new
+    put(_root(docs, shape, where[0]), where[1], new)
 
 
 FIXTURES = [
     *sorted(p for p in REALWORLD.rglob("*") if p.suffix in (".json", ".jsonl", ".sse", ".txt")),
+    *sorted(
+        p
+        for p in FORMAT_SAMPLES.iterdir()
+        if p.suffix in (".json", ".jsonl", ".sse") and p.name not in ONE_SAMPLE_OF_MANY
+    ),
     DEMO,
 ]
 PARSED = {p: _documents(p) for p in FIXTURES}
@@ -158,7 +135,7 @@ for _path, (_shape, _docs) in PARSED.items():
     WHERE[_path] = [
         (i, loc)
         for i, doc in enumerate(_docs)
-        for loc in _locations(doc[1] if _shape == "sse" else doc)
+        for loc in locations(doc[1] if _shape == "sse" else doc)
         if _shape != "sse" or doc[0] == "data"
     ]
     OBJECTS[_path] = [
@@ -177,11 +154,11 @@ def retyped(draw: st.DrawFn) -> tuple[Path, str]:
     for _ in range(draw(st.integers(1, 3))):
         if draw(st.booleans()):  # a value retyped, or taken out
             where = draw(st.sampled_from(WHERE[fixture]))
-            _replace(docs, shape, where, draw(st.sampled_from([*CONFUSING, REMOVE])))
+            _replace(docs, shape, where, draw(confusing | st.just(REMOVE)))
         else:  # a key readers look for, put into an object
             holder = _at(docs, shape, draw(st.sampled_from(OBJECTS[fixture])))
             if isinstance(holder, dict):
-                holder[draw(st.sampled_from(KEYS))] = draw(st.sampled_from(CONFUSING))
+                holder[draw(st.sampled_from(KEYS))] = draw(confusing)
     return fixture, _render(shape, docs)
 
 
@@ -222,9 +199,12 @@ def test_a_retyped_real_trace_is_read_as_the_reference_reads_it(
 
 def test_every_fixture_is_read_and_offers_places_to_retype() -> None:
     """The property's ground: each fixture reads as its format, with values to change."""
-    assert len(FIXTURES) >= 15
+    assert len(FIXTURES) >= 28
     for fixture in FIXTURES:
-        assert FORMATS[fixture] in ("traceplay", "openai", "anthropic", "otel", "inspect")
+        assert FORMATS[fixture] in (
+            *("traceplay", "openai", "anthropic", "otel", "inspect", "langsmith"),
+            "openai_agents",
+        )
         assert len(WHERE[fixture]) >= 5, fixture
         error, verdicts = _outcome(fixture, None)
         assert error is None and len(verdicts) == len(PROGRAM.assertions), fixture
