@@ -2,15 +2,15 @@
 
 Byte-level mangling (`test_properties.py`) mostly makes JSON that does not parse. Here
 every real trace of `tests/fixtures/realworld/`, each format's sample of
-`tests/data/formats/` and the demo cassette stays JSON, in its own shape, with one to
-three of its values replaced by a value of another type (a list for a name, an object
-for an id, a number for a text, null, ...) or removed, or with a key readers look for
-put into an object that lacks it. For each, read with its format detected and named, a
-program that reads nearly every subject must give verdicts or the run's error (a
-`RunError`), never another exception; and the fast reading (the typed decoders, the
-generated pass) must give exactly what the reference reading gives
-(`EVALDSL_REFERENCE=1`): every verdict, message, found and expected value, and the same
-error.
+`tests/data/formats/`, the demo cassette and three cycgraph states stay JSON, in their
+own shape, with one to three of their values replaced by a value of another type (a
+list for a name, an object for an id, a number for a text, null, ...) or removed, or
+with a key readers look for put into an object that lacks it. For each, read with its
+format detected and named, a program that reads nearly every subject (of a state, what
+a state holds) must give verdicts or the run's error (a `RunError`), never another
+exception; and the fast reading (the typed decoders, the generated pass) must give
+exactly what the reference reading gives (`EVALDSL_REFERENCE=1`): every verdict,
+message, found and expected value, and the same error.
 """
 
 from __future__ import annotations
@@ -36,6 +36,11 @@ DEMO = ROOT / "tests" / "fixtures" / "traceplay" / "demo" / "cassette.example.js
 #: The formats' own samples (LangSmith, the Agents SDK, OpenLLMetry, ...: their SOURCE.md).
 FORMAT_SAMPLES = ROOT / "tests" / "data" / "formats"
 ONE_SAMPLE_OF_MANY = {"inspect-two-samples.json"}  # (a case names its sample)
+STATES = [
+    ROOT / "examples" / "research" / "states" / "completed.json",
+    ROOT / "examples" / "research" / "states" / "waiting.json",
+    ROOT / "tests" / "data" / "runs" / "state-wrapped.json",
+]
 
 #: Nearly every subject, over tool names the fixtures use (and one they do not).
 PROGRAM = evaldsl.compile(
@@ -67,6 +72,24 @@ PROGRAM = evaldsl.compile(
     )
 ).cases[0]
 
+#: What a case reads of a workflow's final state (cycgraph).
+STATE_PROGRAM = evaldsl.compile(
+    "\n".join(
+        [
+            'status == "completed"',
+            "nodes contains planner",
+            "nodes in order [planner, writer]",
+            "memory.summary not empty",
+            "memory.count == 42",
+            "memory.sources is array",
+            "state.iteration_count <= 3",
+            "tokens within budget",
+            "budget > 0",
+            "input tokens >= 0",
+            "cost <= $1",
+        ]
+    )
+).cases[0]
 #: Keys the readers look for, put (with a value of CONFUSING) into objects that lack them.
 KEYS = [
     "type", "role", "content", "text", "name", "id", "callId", "tool_call_id", "index",
@@ -126,6 +149,7 @@ FIXTURES = [
         if p.suffix in (".json", ".jsonl", ".sse") and p.name not in ONE_SAMPLE_OF_MANY
     ),
     DEMO,
+    *STATES,
 ]
 PARSED = {p: _documents(p) for p in FIXTURES}
 FORMATS = {p: load_run(p).format for p in FIXTURES}
@@ -168,7 +192,7 @@ def _outcome(path: Path, fmt: str | None) -> Any:
         run = load_run(path, fmt)
     except RunError as err:
         return ("unreadable", str(err))
-    result = PROGRAM.check(run)
+    result = (STATE_PROGRAM if run.state is not None else PROGRAM).check(run)
     return result.error, [(v.status, v.message, v.actual, v.expected) for v in result.verdicts]
 
 
@@ -203,11 +227,12 @@ def test_every_fixture_is_read_and_offers_places_to_retype() -> None:
     for fixture in FIXTURES:
         assert FORMATS[fixture] in (
             *("traceplay", "openai", "anthropic", "otel", "inspect", "langsmith"),
-            "openai_agents",
+            *("openai_agents", "cycgraph"),
         )
         assert len(WHERE[fixture]) >= 5, fixture
         error, verdicts = _outcome(fixture, None)
-        assert error is None and len(verdicts) == len(PROGRAM.assertions), fixture
+        program = STATE_PROGRAM if FORMATS[fixture] == "cycgraph" else PROGRAM
+        assert error is None and len(verdicts) == len(program.assertions), fixture
 
 
 # ---- what the property found, pinned ------------------------------------------------------
