@@ -15,6 +15,7 @@ message, found and expected value, and the same error.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 import evaldsl
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import RunError
+from evaldsl.runs.summary import summarize
 from tests.clitools import ROOT
 from tests.fuzzing import examples
 from tests.hostile.retyping import REMOVE, confusing, locations, put, value_at
@@ -219,6 +221,8 @@ def test_a_retyped_real_trace_is_read_as_the_reference_reads_it(
     for fmt in (None, FORMATS[fixture]):
         fast = _outcome(path, fmt)  # raises (fails the test) on anything but a RunError
         assert fast == _reference(path, fmt), (fixture.name, fmt)
+    with contextlib.suppress(RunError):  # `evaldsl inspect`: a summary, or the run's error
+        summarize(path)
 
 
 def test_every_fixture_is_read_and_offers_places_to_retype() -> None:
