@@ -328,3 +328,77 @@ def test_a_span_that_ends_at_time_zero_is_read(tmp_path: Path) -> None:
         v for a, v in zip(PROGRAM.assertions, verdicts, strict=True) if "latency" in a.text
     )
     assert latency[0] != "pass"
+
+
+# ---- large files: the typed decoders -------------------------------------------------------
+
+#: Files of 1 MiB or more are read by the typed decoders (only the fields a pass or the
+#: OTel reader reads, `decode.py`, `otlpdecode.py`); these are made of a real trace's
+#: items repeated past that size (ids repeat too: the linking rules are met).
+LARGE_SIZE = (1 << 20) + (64 << 10)
+MULTI_TOOL = REALWORLD / "traceplay-multi-tool" / "cassette.multi-tool.jsonl"
+LATITUDE = REALWORLD / "otel-latitude-otlp" / "trace.otlp.json"
+PHOENIX_OTLP = REALWORLD / "openinference-phoenix-spans" / "spans.otlp.json"
+
+
+def _large(fixture: Path, headerless: bool = False) -> tuple[str, Any, list[Any]]:
+    """(shape, what stays as it is, the items repeated past LARGE_SIZE): `lines` with the
+    cassette header (or none), `document` with the document's other keys."""
+    shape, docs = PARSED[fixture]
+    if shape == "lines":
+        head = [] if headerless or "cassette" not in docs[0] else [docs[0]]
+        body = docs[len(head) :] if head or "cassette" not in docs[0] else docs[1:]
+        unit = sum(len(json.dumps(d)) + 1 for d in body)
+        return "lines", head, body * (LARGE_SIZE // unit + 1)
+    document = docs[0]
+    unit = len(json.dumps(document["resourceSpans"]))
+    rest = {k: v for k, v in document.items() if k != "resourceSpans"}
+    return "document", rest, document["resourceSpans"] * (LARGE_SIZE // unit + 1)
+
+
+LARGE = {
+    "cassette.jsonl": _large(MULTI_TOOL),
+    "events.jsonl": _large(MULTI_TOOL, headerless=True),
+    "spans.jsonl": _large(PHOENIX),
+    "latitude.otlp.json": _large(LATITUDE),
+    "phoenix.otlp.json": _large(PHOENIX_OTLP),
+}
+
+
+@st.composite
+def retyped_large(draw: st.DrawFn) -> tuple[str, str]:
+    """A large file's name, and its text with one to three values retyped, removed or
+    added, anywhere in it."""
+    name = draw(st.sampled_from(sorted(LARGE)))
+    shape, kept, items = LARGE[name]
+    items = list(items)  # (the items changed are copied: the rest stay shared)
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(items) - 1))
+        item = items[at] = json.loads(json.dumps(items[at]))
+        if draw(st.booleans()):
+            put(
+                item,
+                draw(st.sampled_from(list(locations(item)))),
+                draw(confusing | st.just(REMOVE)),
+            )
+        else:
+            objects = [p for p in [(), *locations(item)] if isinstance(value_at(item, p), dict)]
+            holder = value_at(item, draw(st.sampled_from(objects)))
+            holder[draw(st.sampled_from(KEYS))] = draw(confusing)
+    if shape == "lines":
+        return name, "".join(json.dumps(d) + "\n" for d in [*kept, *items])
+    return name, json.dumps({**kept, "resourceSpans": items})
+
+
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
+@given(retyped_large())
+def test_a_large_retyped_trace_is_read_as_the_reference_reads_it(
+    tmp_path_factory: Any, drawn: tuple[str, str]
+) -> None:
+    name, text = drawn
+    path = tmp_path_factory.mktemp("large") / name
+    path.write_text(text, encoding="utf-8")
+    assert path.stat().st_size >= 1 << 20  # (the typed decoders' size)
+    named = "otel" if "spans" in name or "otlp" in name else None
+    for fmt in dict.fromkeys((None, named)):
+        assert _outcome(path, fmt) == _reference(path, fmt), (name, fmt)
