@@ -166,7 +166,7 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
             key = str(item.get("id", ""))
             if key not in streams:
                 streams[key] = _Stream(index)
-            streams[key].add(item, trace)
+            streams[key].add(item, trace, items, index)
             continue
         if streams and not is_chunk(item):
             _finish_streams(streams, items, trace, done)
@@ -299,7 +299,8 @@ class _Stream:
         self.model: str | None = None
         self.finished = False
 
-    def add(self, chunk: dict[str, Any], trace: Trace) -> None:
+    def add(self, chunk: dict[str, Any], trace: Trace, items: Items, index: int) -> None:
+        """Take in one chunk (item `index` of `items`, for errors)."""
         trace.saw("chat.completion.chunk")
         if isinstance(chunk.get("model"), str):
             self.model = chunk["model"]
@@ -323,9 +324,11 @@ class _Stream:
                 if not isinstance(part, dict):
                     continue
                 at = part.get("index", 0)
-                if type(at) is not int:  # (the run's error, at this chunk's line)
-                    raise TypeError(
-                        f"a streamed tool call's `index` is {describe(at)}, not a whole number"
+                if type(at) is not int:  # the calls are put in order by it at the end
+                    raise items.error(
+                        index,
+                        f"a streamed tool call's `index` is {describe(at)}, not a whole number",
+                        "each tool call delta of a stream says which call it is by `index`",
                     )
                 slot = self.calls.setdefault(at, {"id": None, "name": None, "arguments": []})
                 if part.get("id"):

@@ -290,9 +290,8 @@ def test_a_streamed_calls_index_is_tested_where_it_is_read(
     with pytest.raises(RunError) as info:
         load_run(path)
     assert info.value.line == line + 1
-    assert str(info.value).endswith(
-        f"line {line + 1} holds a value of a type the openai reader does not expect there "
-        "(TypeError: a streamed tool call's `index` is null, not a whole number)"
+    assert str(info.value) == (
+        f"{path}:{line + 1}:1: a streamed tool call's `index` is null, not a whole number"
     )
 
 
