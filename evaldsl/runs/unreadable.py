@@ -27,12 +27,13 @@ from evaldsl.runs.providers import Items
 #: errors are `RunError`s).
 UNEXPECTED = (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError)
 
+_REPORT = "; if the format allows that value there, evaldsl's reader is wrong: please report it"
 _HINT = (
     "the file is read as {fmt} ({why}); fix that value or re-record the trace, or name "
-    'another format with `trace "…" as FORMAT`'
+    'another format with `trace "…" as FORMAT`' + _REPORT
 )
 _DETECTION_HINT = (
-    'fix that value or re-record the trace, or name its format with `trace "…" as FORMAT`'
+    'fix that value or re-record the trace, or name its format with `trace "…" as FORMAT`' + _REPORT
 )
 
 
