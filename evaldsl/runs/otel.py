@@ -129,7 +129,11 @@ def attributes(items: Any) -> dict[str, Any]:
 
 
 def any_value(value: Any) -> Any:
-    """An OTLP `AnyValue` (`{"stringValue": ...}`, `{"arrayValue": ...}`, ...) as a value."""
+    """An OTLP `AnyValue` (`{"stringValue": ...}`, `{"arrayValue": ...}`, ...) as a value.
+
+    >>> any_value({"arrayValue": {"values": [{"intValue": "2"}]}}), any_value({"arrayValue": "x"})
+    ([2], None)
+    """
     if not isinstance(value, dict):
         return value
     if "stringValue" in value:
@@ -142,10 +146,16 @@ def any_value(value: Any) -> Any:
     for key in ("doubleValue", "boolValue", "bytesValue"):
         if key in value:
             return value[key]
+    # an array or a list of key-values of another shape is no value, as an AnyValue of
+    # no known kind is (a reader meets None where it wanted a list): the typed decoders
+    # never read the attributes no reader asks for, and must give what this gives
     if "arrayValue" in value:
-        return [any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+        array = value["arrayValue"] or {}
+        items = array.get("values", []) if isinstance(array, dict) else None
+        return [any_value(v) for v in items] if isinstance(items, list) else None
     if "kvlistValue" in value:
-        return attributes((value["kvlistValue"] or {}).get("values"))
+        kvlist = value["kvlistValue"] or {}
+        return attributes(kvlist.get("values")) if isinstance(kvlist, dict) else None
     return None
 
 

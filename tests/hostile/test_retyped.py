@@ -2,7 +2,8 @@
 
 Byte-level mangling (`test_properties.py`) mostly makes JSON that does not parse. Here
 every real trace of `tests/fixtures/realworld/`, each format's sample of
-`tests/data/formats/`, the demo cassette and three cycgraph states stay JSON, in their
+`tests/data/formats/`, the demo cassette, plain traceplay and verydia event lists and
+three cycgraph states stay JSON, in their
 own shape, with one to three of their values replaced by a value of another type (a
 list for a name, an object for an id, a number for a text, null, ...) or removed, or
 with a key readers look for put into an object that lacks it. For each, read with its
@@ -38,6 +39,12 @@ DEMO = ROOT / "tests" / "fixtures" / "traceplay" / "demo" / "cassette.example.js
 #: The formats' own samples (LangSmith, the Agents SDK, OpenLLMetry, ...: their SOURCE.md).
 FORMAT_SAMPLES = ROOT / "tests" / "data" / "formats"
 ONE_SAMPLE_OF_MANY = {"inspect-two-samples.json"}  # (a case names its sample)
+#: Plain event lists, in every container, traceplay's and verydia's.
+RUN_SAMPLES = ROOT / "tests" / "data" / "runs"
+RUN_SAMPLE_NAMES = [
+    "events-lines.jsonl", "events-wrapped.json", "verydia-events.json", "verydia-lines.jsonl",
+    "anthropic-responses.json", "openai-response.json", "otel-trace.json",
+]  # fmt: skip
 STATES = [
     ROOT / "examples" / "research" / "states" / "completed.json",
     ROOT / "examples" / "research" / "states" / "waiting.json",
@@ -152,6 +159,7 @@ FIXTURES = [
     ),
     DEMO,
     *STATES,
+    *(RUN_SAMPLES / name for name in RUN_SAMPLE_NAMES),
 ]
 PARSED = {p: _documents(p) for p in FIXTURES}
 FORMATS = {p: load_run(p).format for p in FIXTURES}
@@ -227,11 +235,11 @@ def test_a_retyped_real_trace_is_read_as_the_reference_reads_it(
 
 def test_every_fixture_is_read_and_offers_places_to_retype() -> None:
     """The property's ground: each fixture reads as its format, with values to change."""
-    assert len(FIXTURES) >= 28
+    assert len(FIXTURES) >= 38
     for fixture in FIXTURES:
         assert FORMATS[fixture] in (
             *("traceplay", "openai", "anthropic", "otel", "inspect", "langsmith"),
-            *("openai_agents", "cycgraph"),
+            *("openai_agents", "cycgraph", "events", "verydia"),
         )
         assert len(WHERE[fixture]) >= 5, fixture
         error, verdicts = _outcome(fixture, None)
@@ -401,3 +409,23 @@ def test_a_large_retyped_trace_is_read_as_the_reference_reads_it(
     named = "otel" if "spans" in name or "otlp" in name else None
     for fmt in dict.fromkeys((None, named)):
         assert _outcome(path, fmt) == _reference(path, fmt), (name, fmt)
+
+
+def test_a_malformed_array_no_reader_reads_is_read_alike_fast_and_in_full(
+    tmp_path: Path,
+) -> None:
+    """Found by the large-file property: an `arrayValue` that is text (an attribute no
+    reader reads: `gen_ai.response.finish_reasons`) made the full OTLP reading raise,
+    while the typed decoder, which never decodes that attribute, read the file. An
+    array or key-value list of another shape is now no value (None), as an AnyValue of
+    no known kind is, and both readings give the same verdicts."""
+    _, kept, items = LARGE["latitude.otlp.json"]
+    item = json.loads(json.dumps(items[0]))
+    reasons = ("scopeSpans", 0, "spans", 0, "attributes", 19)
+    assert value_at(item, (*reasons, "key")) == "gen_ai.response.finish_reasons"
+    put(item, (*reasons, "value", "arrayValue"), "tool_use")
+    path = tmp_path / "latitude.otlp.json"
+    path.write_text(json.dumps({**kept, "resourceSpans": [item, *items[1:]]}), encoding="utf-8")
+    for fmt in (None, "otel"):
+        fast = _outcome(path, fmt)
+        assert fast[0] is None and fast == _reference(path, fmt)
