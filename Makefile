@@ -70,7 +70,7 @@ screenshot: $(DEV_STAMP) browser
 # Every property test (Hypothesis's, `-m hypothesis`) drawing FUZZ times its own count of
 # examples, on new random examples each time (tests/fuzzing.py); a failure prints its
 # example and the `@reproduce_failure` blob that replays it, and is kept in .hypothesis/
-# so the next run tries it first. FUZZ=20 takes 15-20 minutes on 2 cores.
+# so the next run tries it first. FUZZ=20 takes 15-25 minutes on 2 cores.
 FUZZ ?= 20
 fuzz: $(DEV_STAMP) $(NODE_STAMP)
 	EVALDSL_FUZZ=$(FUZZ) $(BIN)/python -m pytest -m hypothesis -n auto -p no:cacheprovider
