@@ -32,7 +32,7 @@ from evaldsl.runs.model import RunError
 from evaldsl.runs.summary import summarize
 from tests.clitools import ROOT
 from tests.fuzzing import examples
-from tests.hostile.retyping import REMOVE, confusing, locations, put, value_at
+from tests.hostile.retyping import CONFUSING, change_once, locations, objects_among, put, value_at
 
 REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
 DEMO = ROOT / "tests" / "fixtures" / "traceplay" / "demo" / "cassette.example.jsonl"
@@ -107,7 +107,9 @@ KEYS = [
     "startTimeUnixNano", "endTimeUnixNano", "samples", "messages", "stop_reason", "error",
 ]  # fmt: skip
 
-Location = tuple[int, tuple[Any, ...]]  # (which document of the file, path inside it)
+#: A place in a fixture's decoded documents: the document's index, then the path in it
+#: (for an SSE file, `(index, 1, ...)`: its documents are `[kind, payload]` pairs).
+Location = tuple[Any, ...]
 
 
 def _documents(path: Path) -> tuple[str, list[Any]]:
@@ -136,20 +138,6 @@ def _render(shape: str, docs: list[Any]) -> str:
     return "\n".join(f"data: {json.dumps(v)}" if k == "data" else v for k, v in docs) + "\n"
 
 
-def _root(docs: list[Any], shape: str, index: int) -> Any:
-    return docs[index][1] if shape == "sse" else docs[index]
-
-
-def _at(docs: list[Any], shape: str, where: Location) -> Any:
-    """The value at `where`, or REMOVE when that place is gone."""
-    return value_at(_root(docs, shape, where[0]), where[1])
-
-
-def _replace(docs: list[Any], shape: str, where: Location, new: Any) -> None:
-    """Put `new` at `where` (or remove the key), if that place still exists."""
-    put(_root(docs, shape, where[0]), where[1], new)
-
-
 FIXTURES = [
     *sorted(p for p in REALWORLD.rglob("*") if p.suffix in (".json", ".jsonl", ".sse", ".txt")),
     *sorted(
@@ -166,17 +154,13 @@ FORMATS = {p: load_run(p).format for p in FIXTURES}
 WHERE: dict[Path, list[Location]] = {}
 OBJECTS: dict[Path, list[Location]] = {}  # the places of the objects (the roots too)
 for _path, (_shape, _docs) in PARSED.items():
-    WHERE[_path] = [
-        (i, loc)
+    _roots = [
+        (i, 1) if _shape == "sse" else (i,)
         for i, doc in enumerate(_docs)
-        for loc in locations(doc[1] if _shape == "sse" else doc)
         if _shape != "sse" or doc[0] == "data"
     ]
-    OBJECTS[_path] = [
-        where
-        for where in [(i, ()) for i in range(len(_docs))] + WHERE[_path]
-        if isinstance(_at(_docs, _shape, where), dict)
-    ]
+    WHERE[_path] = [(*r, *loc) for r in _roots for loc in locations(value_at(_docs, r))]
+    OBJECTS[_path] = objects_among(_docs, [*_roots, *WHERE[_path]])
 
 
 @st.composite
@@ -186,13 +170,7 @@ def retyped(draw: st.DrawFn) -> tuple[Path, str]:
     shape, original = PARSED[fixture]
     docs = json.loads(json.dumps(original))  # a deep copy (the tuples of `sse` become lists)
     for _ in range(draw(st.integers(1, 3))):
-        if draw(st.booleans()):  # a value retyped, or taken out
-            where = draw(st.sampled_from(WHERE[fixture]))
-            _replace(docs, shape, where, draw(confusing | st.just(REMOVE)))
-        else:  # a key readers look for, put into an object
-            holder = _at(docs, shape, draw(st.sampled_from(OBJECTS[fixture])))
-            if isinstance(holder, dict):
-                holder[draw(st.sampled_from(KEYS))] = draw(confusing)
+        change_once(draw, docs, WHERE[fixture], OBJECTS[fixture], KEYS)
     return fixture, _render(shape, docs)
 
 
@@ -253,7 +231,7 @@ def test_every_fixture_is_read_and_offers_places_to_retype() -> None:
 def _retype(folder: Path, fixture: Path, where: Location, value: Any) -> Path:
     shape, original = PARSED[fixture]
     docs = json.loads(json.dumps(original))
-    _replace(docs, shape, where, value)
+    put(docs, where, value)
     path = folder / fixture.name
     path.write_text(_render(shape, docs), encoding="utf-8")
     return path
@@ -270,7 +248,7 @@ def test_a_value_no_reader_tests_is_the_runs_error_at_its_line(tmp_path: Path) -
     """A delta's block `index` that is a list (the reader looked it up in a dict): the
     error names the line that holds it, found by reading heads of the stream, and the
     fast and reference readings agree."""
-    path = _retype(tmp_path, ANTHROPIC_STREAM, (9, ("index",)), [])
+    path = _retype(tmp_path, ANTHROPIC_STREAM, (9, "index"), [])
     with pytest.raises(RunError) as info:
         load_run(path)
     assert info.value.line == 10
@@ -293,7 +271,7 @@ def test_a_streamed_calls_index_is_tested_where_it_is_read(
         i for i, d in enumerate(docs) if (d["choices"][0]["delta"].get("tool_calls") or [None])[0]
     )
     path = _retype(
-        tmp_path, OPENAI_STREAM, (line, ("choices", 0, "delta", "tool_calls", 0, "index")), None
+        tmp_path, OPENAI_STREAM, (line, "choices", 0, "delta", "tool_calls", 0, "index"), None
     )
     with pytest.raises(RunError) as info:
         load_run(path)
@@ -306,7 +284,7 @@ def test_a_streamed_calls_index_is_tested_where_it_is_read(
 def test_a_document_with_such_a_value_is_named_whole(tmp_path: Path) -> None:
     """One JSON document: there is no smaller head to read, the file is named."""
     path = _retype(
-        tmp_path, OPENAI_CALLS, (0, ("choices", 0, "message", "tool_calls", 0, "id")), ["x"]
+        tmp_path, OPENAI_CALLS, (0, "choices", 0, "message", "tool_calls", 0, "id"), ["x"]
     )
     with pytest.raises(RunError) as info:
         load_run(path)
@@ -318,7 +296,7 @@ def test_a_document_with_such_a_value_is_named_whole(tmp_path: Path) -> None:
 def test_format_detection_takes_a_role_of_any_type(tmp_path: Path) -> None:
     """A message `role` that is a list made OpenAI's request signature raise; it is now
     no role of that set, and the transcript's other messages still say what it is."""
-    path = _retype(tmp_path, OPENAI_REQUEST, (0, ("messages", 0, "role")), ["system"])
+    path = _retype(tmp_path, OPENAI_REQUEST, (0, "messages", 0, "role"), ["system"])
     assert load_run(path).format == "openai"
     assert _outcome(path, None) == _reference(path, None)
 
@@ -326,7 +304,7 @@ def test_format_detection_takes_a_role_of_any_type(tmp_path: Path) -> None:
 def test_a_span_that_ends_at_time_zero_is_read(tmp_path: Path) -> None:
     """`end_time: 0` (before its start) made the backwards-span note raise StopIteration
     (a time of 0 is false); now the span is named and `latency` is not measured."""
-    path = _retype(tmp_path, PHOENIX, (0, ("end_time",)), 0)
+    path = _retype(tmp_path, PHOENIX, (0, "end_time"), 0)
     run = load_run(path)
     assert any("ends before it starts" in note for note in run.read.notes)
     error, verdicts = _outcome(path, None)
@@ -372,6 +350,12 @@ LARGE = {
 }
 
 
+#: The typed decoders keep an integer past 64 bits whole where the full reader gives a
+#: double (a deliberate difference, `decode.py`; pinned below): the large files get the
+#: other values.
+WITHIN_64_BITS = [v for v in CONFUSING if not (type(v) is int and abs(v) >= 1 << 63)]
+
+
 @st.composite
 def retyped_large(draw: st.DrawFn) -> tuple[str, str]:
     """A large file's name, and its text with one to three values retyped, removed or
@@ -382,16 +366,8 @@ def retyped_large(draw: st.DrawFn) -> tuple[str, str]:
     for _ in range(draw(st.integers(1, 3))):
         at = draw(st.integers(0, len(items) - 1))
         item = items[at] = json.loads(json.dumps(items[at]))
-        if draw(st.booleans()):
-            put(
-                item,
-                draw(st.sampled_from(list(locations(item)))),
-                draw(confusing | st.just(REMOVE)),
-            )
-        else:
-            objects = [p for p in [(), *locations(item)] if isinstance(value_at(item, p), dict)]
-            holder = value_at(item, draw(st.sampled_from(objects)))
-            holder[draw(st.sampled_from(KEYS))] = draw(confusing)
+        places = list(locations(item))
+        change_once(draw, item, places, objects_among(item, places), KEYS, WITHIN_64_BITS)
     if shape == "lines":
         return name, "".join(json.dumps(d) + "\n" for d in [*kept, *items])
     return name, json.dumps({**kept, "resourceSpans": items})
@@ -429,3 +405,23 @@ def test_a_malformed_array_no_reader_reads_is_read_alike_fast_and_in_full(
     for fmt in (None, "otel"):
         fast = _outcome(path, fmt)
         assert fast[0] is None and fast == _reference(path, fmt)
+
+
+def test_an_integer_past_64_bits_is_kept_whole_by_the_typed_decoder(tmp_path: Path) -> None:
+    """The deliberate difference the large-file property leaves out: a model named by an
+    integer past 64 bits is that integer when read fast, the nearest double in full."""
+    _, kept, items = LARGE["cassette.jsonl"]
+    request = next(i for i, e in enumerate(items) if e.get("type") == "llm.request")
+    changed = list(items)
+    changed[request] = {**items[request], "model": 2**70}
+    path = tmp_path / "cassette.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [*kept, *changed]), encoding="utf-8")
+    fast, full = _outcome(path, None), _reference(path, None)
+    cost = [a.text for a in PROGRAM.assertions].index("cost < $100")
+    assert fast[1][cost][1] == f"no price known for model {2**70}, so `cost` cannot be computed"
+    assert (
+        full[1][cost][1] == f"no price known for model {float(2**70)}, so `cost` cannot be computed"
+    )
+    assert [v for i, v in enumerate(fast[1]) if i != cost] == [
+        v for i, v in enumerate(full[1]) if i != cost
+    ]

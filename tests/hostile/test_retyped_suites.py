@@ -23,7 +23,7 @@ from evaldsl.runner.core import run_suites
 from evaldsl.suites.build import load_suite
 from tests.clitools import ROOT
 from tests.fuzzing import examples
-from tests.hostile.retyping import REMOVE, confusing, locations, put, value_at
+from tests.hostile.retyping import change_once, locations, objects_among
 
 SUITES = sorted(
     [
@@ -42,10 +42,7 @@ KEYS = [
 ]  # fmt: skip
 PARSED = {path: yaml.safe_load(path.read_text(encoding="utf-8")) for path in SUITES}
 WHERE = {path: list(locations(doc)) for path, doc in PARSED.items()}
-MAPPINGS = {
-    path: [p for p in [(), *WHERE[path]] if isinstance(value_at(doc, p), dict)]
-    for path, doc in PARSED.items()
-}
+MAPPINGS = {path: objects_among(doc, WHERE[path]) for path, doc in PARSED.items()}
 
 
 @st.composite
@@ -54,16 +51,7 @@ def retyped(draw: st.DrawFn) -> tuple[Path, str]:
     suite = draw(st.sampled_from(SUITES))
     doc = yaml.safe_load(yaml.safe_dump(PARSED[suite]))  # a deep copy
     for _ in range(draw(st.integers(1, 3))):
-        if draw(st.booleans()):
-            put(
-                doc,
-                draw(st.sampled_from(WHERE[suite])),
-                draw(confusing | st.just(REMOVE)),
-            )
-        else:
-            holder = value_at(doc, draw(st.sampled_from(MAPPINGS[suite])))
-            if isinstance(holder, dict):
-                holder[draw(st.sampled_from(KEYS))] = draw(confusing)
+        change_once(draw, doc, WHERE[suite], MAPPINGS[suite], KEYS)
     return suite, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
