@@ -2,13 +2,17 @@
 `make fuzz` with that count times `EVALDSL_FUZZ` (the Makefile's `FUZZ`).
 
 Takes the environment variable `EVALDSL_FUZZ` (a whole number >= 1, default 1); gives
-`examples(n)`, the count for a test whose own is `n`, and `FACTOR`. A test that states no
-count gets Hypothesis's 100, scaled the same way by the profile `conftest.py` loads.
+`examples(n)`, the count for a test whose own is `n`, `FACTOR`, and `lenient(n)`, the
+settings of a test that draws files and programs (no deadline, no health check). A test
+that states no count gets Hypothesis's 100, scaled the same way by the profile
+`conftest.py` loads.
 """
 
 from __future__ import annotations
 
 import os
+
+from hypothesis import HealthCheck, settings
 
 
 def _factor(text: str | None) -> int:
@@ -36,3 +40,12 @@ DEFAULT_EXAMPLES = 100
 def examples(n: int) -> int:
     """The count of examples for a property test whose own count is `n`."""
     return n * FACTOR
+
+
+def lenient(n: int) -> settings:
+    """The settings of a property test of `n` examples (scaled) that writes and reads
+    files or compiles programs: no deadline (a file read can be slow on a loaded
+    machine) and no health check (its strategies draw large, slow, or filtered values)."""
+    return settings(
+        max_examples=examples(n), deadline=None, suppress_health_check=list(HealthCheck)
+    )

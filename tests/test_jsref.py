@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 from nodetools import node_and_npm, npm_ci
 
 from evaldsl.language.regexes import RegexProblem, compile_regex
 from evaldsl.suites import yaml12
 from evaldsl.suites.jsregex import translate
-from tests.fuzzing import examples
+from tests.fuzzing import lenient
 
 ROOT = Path(__file__).resolve().parents[1]
 JSREF = ROOT / "tests" / "jsref"
@@ -71,9 +71,7 @@ def ask() -> Iterator[Ask]:
         proc.wait(timeout=30)
 
 
-SETTINGS = settings(
-    max_examples=examples(400), deadline=None, suppress_health_check=list(HealthCheck)
-)
+SETTINGS = lenient(400)
 
 # ---- regexes ------------------------------------------------------------------------------
 

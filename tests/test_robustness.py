@@ -8,13 +8,13 @@ import json
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import evaldsl
 from evaldsl.runner.core import run_suites
 from evaldsl.suites.build import load_suite
-from tests.fuzzing import examples
+from tests.fuzzing import lenient
 
 FIELDS = [
     "name", "kind", "type", "cassette", "state", "run", "input", "each", "expect",
@@ -58,9 +58,7 @@ SUITES = st.dictionaries(
     st.one_of(VALUES, st.lists(VALUES, max_size=3)),
     max_size=5,
 )
-SETTINGS = settings(
-    max_examples=examples(250), deadline=None, suppress_health_check=list(HealthCheck)
-)
+SETTINGS = lenient(250)
 
 
 @SETTINGS

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaldsl.runs.events import is_kind
 from evaldsl.runs.model import describe, is_among
 from evaldsl.runs.providers import (
     Items,
@@ -69,7 +70,7 @@ def is_message(d: Any) -> bool:
 
 def is_stream_event(d: Any) -> bool:
     """A streaming event (`message_start`, `content_block_delta`, …)."""
-    return isinstance(d, dict) and isinstance(d.get("type"), str) and d["type"] in STREAM_TYPES
+    return isinstance(d, dict) and is_kind(d, STREAM_TYPES)
 
 
 def is_request(d: Any) -> bool:

@@ -44,6 +44,7 @@ from evaldsl.runs.events import (
     LINE_EXTENSIONS,
     VERYDIA_TYPES,
     events_from_document,
+    is_kind,
     load_event_lines,
     load_events,
     nothing_recognised,
@@ -58,6 +59,7 @@ from evaldsl.runs.model import (
     decode_text,
     describe,
     file_lines,
+    is_among,
     json_error,
     open_file,
     os_error,
@@ -298,9 +300,7 @@ def _jsonl(path: str) -> Items:
 
 def _event_types(values: list[Any]) -> set[str]:
     return {
-        v["type"]
-        for v in values[:HEAD_ITEMS]
-        if isinstance(v, dict) and isinstance(v.get("type"), str) and v["type"] in KNOWN_TYPES
+        v["type"] for v in values[:HEAD_ITEMS] if isinstance(v, dict) and is_kind(v, KNOWN_TYPES)
     }
 
 
@@ -569,7 +569,7 @@ def check_head(run: Run) -> None:
     know without reading a whole large file)."""
     if isinstance(run.events, list):  # (a file's `output` beside no event is no run)
         found = [e.get("type") for e in run.events if isinstance(e, dict)]
-        if not any(isinstance(t, str) and t in KNOWN_TYPES for t in found):
+        if not any(is_among(t, KNOWN_TYPES) for t in found):
             counts: dict[str, int] = {}
             for t in found:
                 counts[str(t)] = counts.get(str(t), 0) + 1
@@ -582,7 +582,7 @@ def check_head(run: Run) -> None:
     try:
         for event in itertools.islice(events, HEAD_EVENTS + 1):
             kind = event.get("type")
-            if isinstance(kind, str) and kind in KNOWN_TYPES:
+            if is_among(kind, KNOWN_TYPES):
                 return
             unknown[str(kind)] = unknown.get(str(kind), 0) + 1
     finally:

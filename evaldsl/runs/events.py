@@ -41,6 +41,7 @@ from evaldsl.runs.model import (
     decode_text,
     describe,
     fast_lines,
+    is_among,
     locate,
     open_file,
     os_error,
@@ -81,13 +82,12 @@ _LIST_HINT = 'expected a JSON array of event objects, or an object with an "even
 
 def is_kind(event: dict[str, Any], kinds: frozenset[str]) -> bool:
     """Whether the event's `type` is one of `kinds`: a `type` that is not text (a list, an
-    object: anything JSON allows) is none of them, never a `TypeError` of a set lookup.
+    object: anything JSON allows) is none of them (`is_among`), never a `TypeError`.
 
     >>> is_kind({"type": "llm.invoke"}, VERYDIA_TYPES), is_kind({"type": []}, VERYDIA_TYPES)
     (True, False)
     """
-    kind = event.get("type")
-    return type(kind) is str and kind in kinds
+    return is_among(event.get("type"), kinds)
 
 
 def tool_call_name(event: dict[str, Any]) -> str | None:

@@ -325,20 +325,14 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
             raise
         except TypeError:
             # a list or an object where the pass looks events up (`_KEY_FIELDS`)
-            for lineno, raw, event in events.numbered():
-                if (bad := _unkeyable(event)) is not None:
-                    raise _unkeyable_error(
-                        f"line {lineno}", *bad, events.path, lineno, decode_text(raw)
-                    ) from None
-            raise RunError(_UNKEYABLE_ANY, path=events.path, hint=_UNKEYABLE_HINT) from None
+            numbered = events.numbered()
+            lines = ((f"line {n}", n, decode_text(raw), e) for n, raw, e in numbered)
+            raise _unkeyable_error(lines, events.path) from None
     try:
         return _index(events, needs)
     except TypeError:
-        for index, event in enumerate(events):
-            if isinstance(event, dict) and (bad := _unkeyable(event)) is not None:
-                where = f"event [{index}] of the event list"
-                raise _unkeyable_error(where, *bad, "<value>") from None
-        raise RunError(_UNKEYABLE_ANY, path="<value>", hint=_UNKEYABLE_HINT) from None
+        items = ((f"event [{i}] of the event list", 1, "", e) for i, e in enumerate(events))
+        raise _unkeyable_error(items, "<value>") from None
     except AttributeError:
         if isinstance(events, list):
             for index, item in enumerate(events):
@@ -361,26 +355,22 @@ _UNKEYABLE_HINT = (
 _UNKEYABLE_ANY = "an event holds a list or an object where text or a number belongs"
 
 
-def _unkeyable(event: dict[str, Any]) -> tuple[str, Any] | None:
-    """The first field of `_KEY_FIELDS` that holds a list or an object, with its value."""
-    for field in _KEY_FIELDS:
-        value = event.get(field)
-        if isinstance(value, list | dict):
-            return field, value
-    return None
-
-
-def _unkeyable_error(
-    where: str, field: str, value: Any, path: str, line: int = 1, source_line: str = ""
-) -> RunError:
-    return RunError(
-        f"{where}: its `{field}` is {describe(value)}, not "
-        + ("text" if field == "type" else "text or a number"),
-        path=path,
-        line=line,
-        hint=_UNKEYABLE_HINT,
-        source_line=source_line.rstrip("\r\n"),
-    )
+def _unkeyable_error(events: Iterable[tuple[str, int, str, Any]], path: str) -> RunError:
+    """The run's error at the first of `events` (where it is in the user's words, its
+    line, its text, the event) with a list or an object in a field of `_KEY_FIELDS`."""
+    for where, line, text, event in events:
+        for field in _KEY_FIELDS if isinstance(event, dict) else ():
+            value = event.get(field)
+            if isinstance(value, list | dict):
+                kind = "text" if field == "type" else "text or a number"
+                return RunError(
+                    f"{where}: its `{field}` is {describe(value)}, not {kind}",
+                    path=path,
+                    line=line,
+                    hint=_UNKEYABLE_HINT,
+                    source_line=text.rstrip("\r\n"),
+                )
+    return RunError(_UNKEYABLE_ANY, path=path, hint=_UNKEYABLE_HINT)
 
 
 def _link(table: dict[Any, Any], call: dict[str, Any], value: Any) -> None:

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import evaldsl
@@ -17,11 +17,9 @@ from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import RunError
 from evaldsl.suites.build import load_suite
 from tests.clitools import ROOT
-from tests.fuzzing import examples
+from tests.fuzzing import lenient
 
-SETTINGS = settings(
-    max_examples=examples(250), deadline=None, suppress_health_check=list(HealthCheck)
-)
+SETTINGS = lenient(250)
 CASSETTE = ROOT / "tests/fixtures/traceplay/demo/cassette.example.jsonl"
 
 WORDS = [

@@ -21,9 +21,10 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import evaldsl
@@ -31,7 +32,7 @@ from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import RunError
 from evaldsl.runs.summary import summarize
 from tests.clitools import ROOT
-from tests.fuzzing import examples
+from tests.fuzzing import lenient
 from tests.hostile.retyping import CONFUSING, change_once, locations, objects_among, put, value_at
 
 REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
@@ -185,18 +186,12 @@ def _outcome(path: Path, fmt: str | None) -> Any:
 
 
 def _reference(path: Path, fmt: str | None) -> Any:
-    before = os.environ.get("EVALDSL_REFERENCE")
-    os.environ["EVALDSL_REFERENCE"] = "1"
-    try:
+    """What the reference reading gives (`EVALDSL_REFERENCE=1`)."""
+    with mock.patch.dict(os.environ, {"EVALDSL_REFERENCE": "1"}):
         return _outcome(path, fmt)
-    finally:
-        if before is None:
-            del os.environ["EVALDSL_REFERENCE"]
-        else:
-            os.environ["EVALDSL_REFERENCE"] = before
 
 
-@settings(max_examples=examples(1000), deadline=None, suppress_health_check=list(HealthCheck))
+@lenient(1000)
 @given(retyped())
 def test_a_retyped_real_trace_is_read_as_the_reference_reads_it(
     tmp_path_factory: Any, drawn: tuple[Path, str]
@@ -373,7 +368,7 @@ def retyped_large(draw: st.DrawFn) -> tuple[str, str]:
     return name, json.dumps({**kept, "resourceSpans": items})
 
 
-@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
+@lenient(25)
 @given(retyped_large())
 def test_a_large_retyped_trace_is_read_as_the_reference_reads_it(
     tmp_path_factory: Any, drawn: tuple[str, str]

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from evaldsl.runner.core import run_suites
 from evaldsl.suites.build import load_suite
 from tests.clitools import ROOT
-from tests.fuzzing import examples
+from tests.fuzzing import lenient
 from tests.hostile.retyping import change_once, locations, objects_among
 
 SUITES = sorted(
@@ -66,7 +66,7 @@ def _copies(base: Path) -> dict[Path, Path]:
     return out
 
 
-@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
+@lenient(300)
 @given(retyped())
 def test_a_retyped_suite_gives_diagnostics_or_verdicts(
     tmp_path_factory: Any, drawn: tuple[Path, str]
