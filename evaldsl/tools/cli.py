@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import atexit
 import gc
-import math
 import os
 import sys
 from collections.abc import Sequence
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evaldsl.gcpause import paused_gc
+from evaldsl.tools.cliargs import parse, parser
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
@@ -44,238 +44,6 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
 
 class UsageError(Exception):
     """Bad usage found past the argument parser (a judge setting): exit 2 with the message."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """The top-level parser. Its epilog, the language at a glance, is read from the
-    vocabulary tables when help is printed, not at every start (`--version` loads none)."""
-
-    def format_help(self) -> str:
-        if self.epilog is None:
-            self.epilog = (
-                _vocabulary_summary()
-                + "\n\nExit codes: 0 all passed; 1 a case failed or errored, no case ran, or "
-                "check found an error; 2 bad usage or unreadable input; 130 interrupted (Ctrl-C)."
-            )
-        return super().format_help()
-
-
-def _parser() -> argparse.ArgumentParser:
-    from evaldsl.version import __version__
-
-    parser = _Parser(
-        prog="evaldsl",
-        description="Check what AI agents and workflows did, in a terse, typed assertion language.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"evaldsl {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    run = sub.add_parser("run", help="run suites (files or folders) and report")
-    run.add_argument("paths", nargs="+", metavar="PATH")
-    run.add_argument("--json", metavar="FILE", help="write the JSON report here")
-    run.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
-    run.add_argument("--markdown", metavar="FILE", help="write a Markdown summary here")
-    run.add_argument(
-        "--html", metavar="FILE", help="write a self-contained HTML report here (opens offline)"
-    )
-    run.add_argument(
-        "--fail-under",
-        type=_score,
-        metavar="SCORE",
-        help="exit 1 when the overall score is below SCORE (0-1)",
-    )
-    run.add_argument(
-        "-j",
-        "--jobs",
-        type=int,
-        default=1,
-        metavar="N",
-        help="run cases in N processes (same report as a serial run)",
-    )
-    run.add_argument(
-        "-k",
-        dest="select",
-        metavar="PATTERN",
-        help="only cases whose 'suite::case' name contains PATTERN (globs and 'not PATTERN' work)",
-    )
-    run.add_argument(
-        "-q", "--quiet", action="store_true", help="print only failures and the summary"
-    )
-    run.add_argument("--no-color", action="store_true", help="never color the output")
-    _judge_options(run)
-    run.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="check and plan only: say how many cases and judge calls would run",
-    )
-    recording = run.add_mutually_exclusive_group()
-    recording.add_argument(
-        "--history",
-        metavar="DB",
-        help="record the run in this SQLite file (default .evaldsl/history.sqlite)",
-    )
-    recording.add_argument("--no-history", action="store_true", help="do not record the run")
-
-    check = sub.add_parser("check", help="parse and check suites; nothing is executed")
-    check.add_argument("paths", nargs="+", metavar="PATH")
-    check.add_argument(
-        "--format", default="full", choices=["full", "concise", "json", "github", "sarif"]
-    )
-    _judge_options(check)
-
-    score = sub.add_parser(
-        "score",
-        help="apply one program to many traces (files, folders, globs, - for JSONL on stdin)",
-    )
-    score.add_argument("program", metavar="PROGRAM", help="a .eval file without `case` lines")
-    score.add_argument(
-        "traces",
-        nargs="+",
-        metavar="TRACES",
-        help="files, folders, quoted globs, or - for one trace per line on standard input",
-    )
-    score.add_argument("--format", default="text", choices=["text", "json", "jsonl"])
-    score.add_argument(
-        "-j", "--jobs", type=int, default=1, metavar="N", help="score in N processes"
-    )
-    score.add_argument(
-        "--dask",
-        metavar="ADDRESS",
-        help="score on the Dask cluster at ADDRESS, or on a LocalCluster of N workers "
-        "started for the run with local[:N] (needs evaldsl[dask])",
-    )
-    score.add_argument("--batch-size", type=int, metavar="N", help="traces per task")
-    score.add_argument(
-        "--samples", type=int, default=3, metavar="K", help="failing traces shown per assertion"
-    )
-    _judge_options(score)
-
-    convert = sub.add_parser(
-        "convert", help="print a YAML or JSON suite as an equivalent .eval file"
-    )
-    convert.add_argument("path", metavar="PATH")
-
-    fmt = sub.add_parser("fmt", help="format .eval files in the one canonical layout")
-    fmt.add_argument("paths", nargs="+", metavar="PATH")
-    fmt.add_argument("--check", action="store_true", help="only say which files would change")
-    fmt.add_argument("--diff", action="store_true", help="print a diff instead of writing")
-
-    inspect = sub.add_parser(
-        "inspect", help="print what evaldsl reads from a trace or state, as assertions see it"
-    )
-    inspect.add_argument("trace", metavar="TRACE")
-    inspect.add_argument(
-        "--code",
-        action="store_true",
-        help="TRACE is a suite: print the generated pass each of its cases runs",
-    )
-    inspect.add_argument("--as", dest="as_format", metavar="FORMAT", help="name the format")
-    inspect.add_argument("--format", default="text", choices=["text", "json"])
-
-    _history_commands(sub)
-
-    sub.add_parser("schema", help="print the JSON Schema of YAML/JSON suites")
-    sub.add_parser("lsp", help="run the language server over stdio (needs evaldsl[lsp])")
-
-    sub.add_parser("vocabulary", help="print every subject, predicate and line of the language")
-    return parser
-
-
-def _history_commands(sub: Any) -> None:
-    """The sub-commands that read recorded runs: history, diff, mutate."""
-    db_help = "the history database (default .evaldsl/history.sqlite)"
-    history = sub.add_parser(
-        "history", help="recorded runs over time: pass rate and score per suite, flaky assertions"
-    )
-    history.add_argument("paths", nargs="*", metavar="PATH", help="only suites at or under PATH")
-    history.add_argument("--format", default="text", choices=["text", "json"])
-    history.add_argument("--last", type=int, default=20, metavar="N", help="the last N runs")
-    history.add_argument("--history", metavar="DB", help=db_help)
-
-    diff = sub.add_parser("diff", help="what changed between two runs (default: the last two)")
-    diff.add_argument(
-        "runs", nargs="*", metavar="RUN", help="a run id, last, last~N, or a --json report file"
-    )
-    diff.add_argument("--format", default="text", choices=["text", "json", "markdown"])
-    diff.add_argument(
-        "--fail-on-regression", action="store_true", help="exit 1 when an assertion regressed"
-    )
-    diff.add_argument(
-        "--min-change",
-        type=float,
-        default=0.0,
-        metavar="PCT",
-        help="list only metrics that moved by at least PCT percent",
-    )
-    diff.add_argument("--history", metavar="DB", help=db_help)
-
-    mutate = sub.add_parser(
-        "mutate", help="mutation testing: which changes to the recorded runs the suites notice"
-    )
-    mutate.add_argument("paths", nargs="+", metavar="PATH")
-    mutate.add_argument("--seed", type=int, default=0, help="seed of every random choice")
-    mutate.add_argument(
-        "--max-mutants", type=int, default=50, metavar="N", help="at most N mutants a case"
-    )
-    mutate.add_argument("--format", default="text", choices=["text", "json"])
-    mutate.add_argument(
-        "--fail-under", type=_score, metavar="SCORE", help="exit 1 when the score is below SCORE"
-    )
-    mutate.add_argument("-k", dest="select", metavar="PATTERN", help="only matching cases")
-    mutate.add_argument(
-        "--judge",
-        choices=["off", "live"],
-        default="off",
-        help="judge assertions: off (default; skipped) or live (each mutant judged)",
-    )
-    mutate.add_argument("--judge-cache", metavar="DIR", help="judge cache folder")
-
-
-def _score(text: str) -> float:
-    """A `--fail-under` score: a finite number from 0 to 1 (`nan`, `inf` are refused)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= 1):
-        raise argparse.ArgumentTypeError(f"--fail-under takes a score between 0 and 1, not {text}")
-    return value
-
-
-def _vocabulary_summary() -> str:
-    """The language at a glance, from the vocabulary table (`evaldsl vocabulary` has docs)."""
-    import textwrap
-
-    from evaldsl.language.vocabulary import SUBJECTS
-    from evaldsl.predicates.registry import PREDICATES
-
-    subjects = ", ".join(s.syntax for s in SUBJECTS.values())
-    predicates = "; ".join(p.syntax for p in PREDICATES.values())
-    wrap = textwrap.TextWrapper(width=92, subsequent_indent="  ")
-    return "\n".join(
-        [
-            wrap.fill("subjects: " + subjects),
-            wrap.fill("predicates: " + predicates),
-            "combine with not, and, or and parentheses; `evaldsl vocabulary` explains each",
-        ]
-    )
-
-
-def _judge_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--judge",
-        choices=["live", "frozen", "off"],
-        default=None,
-        help="LLM judge: live (default; calls the endpoint on a cache miss), frozen "
-        "(a cache miss is an error: for CI), off (skip judge assertions)",
-    )
-    p.add_argument(
-        "--judge-cache",
-        metavar="DIR",
-        help="judge cache folder (default .evaldsl/judge-cache; a traceplay cache "
-        "folder works too)",
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -323,8 +91,7 @@ def _command(argv: Sequence[str] | None) -> int:
     # building the parser imports evaldsl: many objects, no garbage; collecting while they
     # are made would only walk them again (see gcpause)
     with paused_gc(long_lived=True):
-        parser = _parser()
-    args = parser.parse_args(argv)
+        args = parse(argv)
     try:
         if args.command == "run":
             return cmd_run(args, sys.stdout)
@@ -379,7 +146,7 @@ def _command(argv: Sequence[str] | None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FAILED
-    _parser().print_help(sys.stderr)
+    parser().print_help(sys.stderr)
     return EXIT_USAGE
 
 

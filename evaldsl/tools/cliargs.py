@@ -1,0 +1,312 @@
+"""The `evaldsl` command line's options: takes the arguments, gives the parsed namespace.
+
+Each command's options are declared by a function of its own (`COMMANDS`, in the order
+`--help` lists them). `parser(command)` builds the top-level parser with that command
+only, when the first argument names one: argparse makes an `ArgumentParser` for every
+sub-command, and each asks `gettext` for its translations (environment lookups and a
+`stat` per language) and a help formatter per option, ~6 ms for all twelve, paid by every
+start before this. The arguments of a named command are parsed by its own parser alone,
+so the namespace, the usage and every error are the same with or without the others
+(`tests/test_cliargs.py` compares them); `--help`, `--version`, no command or an unknown
+one get the whole parser.
+
+The help formatter is given the terminal's width as `shutil.get_terminal_size` gives it,
+read here with `os` alone: argparse imports `shutil` for it (and `shutil` imports `bz2`,
+`lzma` and `fnmatch`, ~3.5 ms) at the first option declared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import cast
+
+
+class _Parser(argparse.ArgumentParser):
+    """The top-level parser (and, as argparse makes them of their parent's class, each
+    command's). Its epilog, the language at a glance, is read from the vocabulary tables
+    when help is printed, not at every start (`--version` loads none)."""
+
+    def format_help(self) -> str:
+        if self.epilog is None:
+            self.epilog = (
+                _vocabulary_summary()
+                + "\n\nExit codes: 0 all passed; 1 a case failed or errored, no case ran, or "
+                "check found an error; 2 bad usage or unreadable input; 130 interrupted (Ctrl-C)."
+            )
+        return super().format_help()
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse's own, but for the width, which it reads through `shutil` (see above);
+        # it makes one to check each option's metavar as the option is declared
+        formatter = cast("type[argparse.HelpFormatter]", self.formatter_class)
+        return formatter(prog=self.prog, width=terminal_columns() - 2)
+
+
+def terminal_columns() -> int:
+    """The terminal's width in columns, as `shutil.get_terminal_size().columns` gives it:
+    `COLUMNS` when it is a positive number, else the width of the terminal standard output
+    was started on, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        # shutil asks only when COLUMNS or LINES is unset; the width is the same either way
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80
+
+
+def parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: with `command` (a name of `COMMANDS`) that command's
+    options only, else every command's."""
+    from evaldsl.version import __version__
+
+    top = _Parser(
+        prog="evaldsl",
+        description="Check what AI agents and workflows did, in a terse, typed assertion language.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--version", action="version", version=f"evaldsl {__version__}")
+    sub = top.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (help_text, declare) in COMMANDS.items():
+        if command is None or name == command:
+            declare(sub.add_parser(name, help=help_text))
+    return top
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """`argv` (None: the process's arguments) parsed, as `parser().parse_args` parses
+    them; argparse's errors exit 2 with the usage, as ever."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    named = args[0] if args and args[0] in COMMANDS else None
+    return parser(named).parse_args(args)
+
+
+def _run(run: argparse.ArgumentParser) -> None:
+    run.add_argument("paths", nargs="+", metavar="PATH")
+    run.add_argument("--json", metavar="FILE", help="write the JSON report here")
+    run.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
+    run.add_argument("--markdown", metavar="FILE", help="write a Markdown summary here")
+    run.add_argument(
+        "--html", metavar="FILE", help="write a self-contained HTML report here (opens offline)"
+    )
+    run.add_argument(
+        "--fail-under",
+        type=_score,
+        metavar="SCORE",
+        help="exit 1 when the overall score is below SCORE (0-1)",
+    )
+    run.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run cases in N processes (same report as a serial run)",
+    )
+    run.add_argument(
+        "-k",
+        dest="select",
+        metavar="PATTERN",
+        help="only cases whose 'suite::case' name contains PATTERN (globs and 'not PATTERN' work)",
+    )
+    run.add_argument(
+        "-q", "--quiet", action="store_true", help="print only failures and the summary"
+    )
+    run.add_argument("--no-color", action="store_true", help="never color the output")
+    _judge_options(run)
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check and plan only: say how many cases and judge calls would run",
+    )
+    recording = run.add_mutually_exclusive_group()
+    recording.add_argument(
+        "--history",
+        metavar="DB",
+        help="record the run in this SQLite file (default .evaldsl/history.sqlite)",
+    )
+    recording.add_argument("--no-history", action="store_true", help="do not record the run")
+
+
+def _check(check: argparse.ArgumentParser) -> None:
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument(
+        "--format", default="full", choices=["full", "concise", "json", "github", "sarif"]
+    )
+    _judge_options(check)
+
+
+def _score_command(score: argparse.ArgumentParser) -> None:
+    score.add_argument("program", metavar="PROGRAM", help="a .eval file without `case` lines")
+    score.add_argument(
+        "traces",
+        nargs="+",
+        metavar="TRACES",
+        help="files, folders, quoted globs, or - for one trace per line on standard input",
+    )
+    score.add_argument("--format", default="text", choices=["text", "json", "jsonl"])
+    score.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="score in N processes"
+    )
+    score.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="score on the Dask cluster at ADDRESS, or on a LocalCluster of N workers "
+        "started for the run with local[:N] (needs evaldsl[dask])",
+    )
+    score.add_argument("--batch-size", type=int, metavar="N", help="traces per task")
+    score.add_argument(
+        "--samples", type=int, default=3, metavar="K", help="failing traces shown per assertion"
+    )
+    _judge_options(score)
+
+
+def _convert(convert: argparse.ArgumentParser) -> None:
+    convert.add_argument("path", metavar="PATH")
+
+
+def _fmt(fmt: argparse.ArgumentParser) -> None:
+    fmt.add_argument("paths", nargs="+", metavar="PATH")
+    fmt.add_argument("--check", action="store_true", help="only say which files would change")
+    fmt.add_argument("--diff", action="store_true", help="print a diff instead of writing")
+
+
+def _inspect(inspect: argparse.ArgumentParser) -> None:
+    inspect.add_argument("trace", metavar="TRACE")
+    inspect.add_argument(
+        "--code",
+        action="store_true",
+        help="TRACE is a suite: print the generated pass each of its cases runs",
+    )
+    inspect.add_argument("--as", dest="as_format", metavar="FORMAT", help="name the format")
+    inspect.add_argument("--format", default="text", choices=["text", "json"])
+
+
+_DB_HELP = "the history database (default .evaldsl/history.sqlite)"
+
+
+def _history(history: argparse.ArgumentParser) -> None:
+    history.add_argument("paths", nargs="*", metavar="PATH", help="only suites at or under PATH")
+    history.add_argument("--format", default="text", choices=["text", "json"])
+    history.add_argument("--last", type=int, default=20, metavar="N", help="the last N runs")
+    history.add_argument("--history", metavar="DB", help=_DB_HELP)
+
+
+def _diff(diff: argparse.ArgumentParser) -> None:
+    diff.add_argument(
+        "runs", nargs="*", metavar="RUN", help="a run id, last, last~N, or a --json report file"
+    )
+    diff.add_argument("--format", default="text", choices=["text", "json", "markdown"])
+    diff.add_argument(
+        "--fail-on-regression", action="store_true", help="exit 1 when an assertion regressed"
+    )
+    diff.add_argument(
+        "--min-change",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="list only metrics that moved by at least PCT percent",
+    )
+    diff.add_argument("--history", metavar="DB", help=_DB_HELP)
+
+
+def _mutate(mutate: argparse.ArgumentParser) -> None:
+    mutate.add_argument("paths", nargs="+", metavar="PATH")
+    mutate.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    mutate.add_argument(
+        "--max-mutants", type=int, default=50, metavar="N", help="at most N mutants a case"
+    )
+    mutate.add_argument("--format", default="text", choices=["text", "json"])
+    mutate.add_argument(
+        "--fail-under", type=_score, metavar="SCORE", help="exit 1 when the score is below SCORE"
+    )
+    mutate.add_argument("-k", dest="select", metavar="PATTERN", help="only matching cases")
+    mutate.add_argument(
+        "--judge",
+        choices=["off", "live"],
+        default="off",
+        help="judge assertions: off (default; skipped) or live (each mutant judged)",
+    )
+    mutate.add_argument("--judge-cache", metavar="DIR", help="judge cache folder")
+
+
+def _no_options(_: argparse.ArgumentParser) -> None:
+    """A command without options of its own (`-h` only)."""
+
+
+def _score(text: str) -> float:
+    """A `--fail-under` score: a finite number from 0 to 1 (`nan`, `inf` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise argparse.ArgumentTypeError(f"--fail-under takes a score between 0 and 1, not {text}")
+    return value
+
+
+def _vocabulary_summary() -> str:
+    """The language at a glance, from the vocabulary table (`evaldsl vocabulary` has docs)."""
+    import textwrap
+
+    from evaldsl.language.vocabulary import SUBJECTS
+    from evaldsl.predicates.registry import PREDICATES
+
+    subjects = ", ".join(s.syntax for s in SUBJECTS.values())
+    predicates = "; ".join(p.syntax for p in PREDICATES.values())
+    wrap = textwrap.TextWrapper(width=92, subsequent_indent="  ")
+    return "\n".join(
+        [
+            wrap.fill("subjects: " + subjects),
+            wrap.fill("predicates: " + predicates),
+            "combine with not, and, or and parentheses; `evaldsl vocabulary` explains each",
+        ]
+    )
+
+
+def _judge_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--judge",
+        choices=["live", "frozen", "off"],
+        default=None,
+        help="LLM judge: live (default; calls the endpoint on a cache miss), frozen "
+        "(a cache miss is an error: for CI), off (skip judge assertions)",
+    )
+    p.add_argument(
+        "--judge-cache",
+        metavar="DIR",
+        help="judge cache folder (default .evaldsl/judge-cache; a traceplay cache "
+        "folder works too)",
+    )
+
+
+# Each command: its line in `--help`, and the function declaring its options.
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "run": ("run suites (files or folders) and report", _run),
+    "check": ("parse and check suites; nothing is executed", _check),
+    "score": (
+        "apply one program to many traces (files, folders, globs, - for JSONL on stdin)",
+        _score_command,
+    ),
+    "convert": ("print a YAML or JSON suite as an equivalent .eval file", _convert),
+    "fmt": ("format .eval files in the one canonical layout", _fmt),
+    "inspect": ("print what evaldsl reads from a trace or state, as assertions see it", _inspect),
+    "history": (
+        "recorded runs over time: pass rate and score per suite, flaky assertions",
+        _history,
+    ),
+    "diff": ("what changed between two runs (default: the last two)", _diff),
+    "mutate": ("mutation testing: which changes to the recorded runs the suites notice", _mutate),
+    "schema": ("print the JSON Schema of YAML/JSON suites", _no_options),
+    "lsp": ("run the language server over stdio (needs evaldsl[lsp])", _no_options),
+    "vocabulary": ("print every subject, predicate and line of the language", _no_options),
+}

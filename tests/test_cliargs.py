@@ -1,0 +1,116 @@
+"""The command line's parser built for the command being run is the whole parser's equal:
+the same namespace, usage, help and errors for every command (evaldsl.tools.cliargs)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+
+import pytest
+
+from evaldsl.tools import cliargs
+
+# Per command: arguments that parse, and arguments that argparse refuses or answers itself
+# (help, a missing positional, an unknown option, a bad choice or value, extra arguments).
+ARGV: dict[str, list[list[str]]] = {
+    "run": [
+        ["run", "a.eval", "b", "--json", "r.json", "-j", "2", "-k", "not x", "-q", "--no-color"],
+        ["run", "s", "--fail-under", "0.5", "--judge", "frozen", "--judge-cache", "c", "--dry-run"],
+        ["run", "s", "--history", "h.sqlite"],
+        ["run", "s", "--history", "h", "--no-history"],
+        ["run", "s", "--fail-under", "nan"],
+        ["run", "s", "-j", "two"],
+        ["run"],
+        ["run", "--help"],
+    ],
+    "check": [
+        ["check", "a.eval", "--format", "sarif", "--judge", "off"],
+        ["check", "a.eval", "--format", "xml"],
+        ["check", "a.eval", "--nope"],
+        ["check", "-h"],
+    ],
+    "score": [
+        ["score", "p.eval", "t/*.json", "-", "--format", "jsonl", "--dask", "local:2"],
+        ["score", "p.eval", "t", "--batch-size", "10", "--samples", "1", "-j", "2"],
+        ["score", "p.eval"],
+    ],
+    "convert": [["convert", "s.yaml"], ["convert", "a", "b"], ["convert"]],
+    "fmt": [["fmt", "a.eval", "--check", "--diff"], ["fmt"]],
+    "inspect": [["inspect", "t.json", "--as", "otel", "--format", "json"], ["inspect", "--code"]],
+    "history": [
+        ["history"],
+        ["history", "p", "--last", "3", "--format", "json"],
+        ["history", "--last", "x"],
+    ],
+    "diff": [
+        ["diff", "last~1", "last", "--min-change", "5", "--fail-on-regression"],
+        ["diff", "--min-change", "x"],
+    ],
+    "mutate": [
+        ["mutate", "p", "--seed", "3", "--judge", "live", "-k", "c", "--fail-under", "1"],
+        ["mutate", "p", "--judge", "frozen"],
+    ],
+    "schema": [["schema"], ["schema", "x"]],
+    "lsp": [["lsp"], ["lsp", "--stdio"]],
+    "vocabulary": [["vocabulary"], ["vocabulary", "--help"]],
+}  # fmt: skip
+
+
+def _outcome(parser_command: str | None, argv: list[str]) -> tuple[object, str, str]:
+    """What parsing `argv` gives: the namespace or the exit code, and what was printed."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            result: object = vars(cliargs.parser(parser_command).parse_args(argv))
+        except SystemExit as stop:
+            result = ("exit", stop.code)
+    return result, out.getvalue(), err.getvalue()
+
+
+def test_every_command_is_declared_and_listed() -> None:
+    help_text = cliargs.parser().format_help()
+    assert list(ARGV) == list(cliargs.COMMANDS)
+    for name, (line, _) in cliargs.COMMANDS.items():
+        assert f"    {name}" in help_text and line.split()[0] in help_text
+
+
+@pytest.mark.parametrize("command", list(ARGV))
+def test_a_commands_own_parser_is_the_whole_parsers_equal(command: str) -> None:
+    for argv in ARGV[command]:
+        assert _outcome(command, argv) == _outcome(None, argv), argv
+
+
+def test_parse_builds_the_whole_parser_for_anything_but_a_command() -> None:
+    for argv in (["--version"], ["-h"], [], ["chek", "x"], ["--judge", "off", "check", "x"]):
+        assert _outcome(None, argv) == _parsed_by_parse(argv), argv
+
+
+def _parsed_by_parse(argv: list[str]) -> tuple[object, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            result: object = vars(cliargs.parse(argv))
+        except SystemExit as stop:
+            result = ("exit", stop.code)
+    return result, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("command", list(ARGV))
+def test_parse_gives_what_the_whole_parser_gives(command: str) -> None:
+    for argv in ARGV[command]:
+        assert _parsed_by_parse(argv) == _outcome(None, argv), argv
+
+
+@pytest.mark.parametrize("columns", [None, "120", "33", "0", "-5", "wide", ""])
+def test_the_help_width_is_shutils(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.delenv("LINES", raising=False)
+    assert cliargs.terminal_columns() == shutil.get_terminal_size().columns
+    # help is wrapped as argparse wraps it with its own formatter (which asks shutil)
+    ours = [_outcome(None, ["--help"]), _outcome("run", ["run", "--help"])]
+    monkeypatch.delattr(type(cliargs.parser()), "_get_formatter")
+    assert ours == [_outcome(None, ["--help"]), _outcome("run", ["run", "--help"])]
