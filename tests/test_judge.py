@@ -19,7 +19,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import evaldsl
 import evaldsl.judge.cache
@@ -31,9 +34,10 @@ import evaldsl.judge.reply
 from evaldsl.judge.cache import cache_key, read_cache, write_cache
 from evaldsl.judge.client import LLMJudge
 from evaldsl.judge.config import DEFAULT_BASE_URL, ENABLE_HINT, JudgeConfig
-from evaldsl.judge.plan import RecordingJudge, plan
+from evaldsl.judge.plan import RecordingJudge, TwoPhaseJudge, plan, uncached_plan
 from evaldsl.judge.protocol import JudgePlan, JudgeRequest
 from evaldsl.judge.reply import JudgeReply, parse_reply, verdict
+from tests.fuzzing import examples
 from tests.judge_server import JudgeServer, Recorded, Reply, completion, judged
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -669,6 +673,47 @@ def test_plan_counts_distinct_calls_and_cached_ones(serve: Any, judges: Judges) 
     ask(judges(server))
     counted = plan(requests, config)
     assert counted == (2, 1) and counted.calls == 1
+
+
+# texts of a few letters, lone surrogates among them (a pair of them is one character in
+# the cache key, as JavaScript sees it: two requests can then share a key)
+_PLAN_TEXTS = st.text(alphabet=["a", "b", "é", "\ud83d", "\ude00", "😀"], max_size=3)
+_PLAN_REQUESTS = st.lists(
+    st.tuples(_PLAN_TEXTS, st.sampled_from(["r", "\ud83d\ude00", "😀"]),
+              st.sampled_from([None, "gpt-4o-mini", "gpt-4o", "\udc80"])),
+    max_size=6,
+)  # fmt: skip
+
+
+@given(requests=_PLAN_REQUESTS)
+@hypothesis.settings(max_examples=examples(200))
+def test_a_plan_without_a_cache_folder_is_the_clients_plan(
+    tmp_path_factory: pytest.TempPathFactory, requests: list[tuple[str, str, str | None]]
+) -> None:
+    # no folder, nothing cached: the distinct requests are counted without the client,
+    # exactly as its keys count them, or (a lone surrogate) left to the client
+    config = JudgeConfig(cache_dir=tmp_path_factory.mktemp("plan") / "none", model="gpt-4o-mini")
+    asked = [JudgeRequest(*r) for r in requests]
+    counted = uncached_plan(asked, config)
+    expected = plan(asked, config)
+    assert counted == expected or counted is None
+    parts = [part for request in requests for part in request if part]
+    surrogates = any("\ud800" <= ch <= "\udfff" for part in parts for ch in part)
+    assert (counted is None) == surrogates
+    assert TwoPhaseJudge(config=config).plan(asked) == expected
+
+
+def test_a_plan_with_a_cache_folder_counts_what_it_holds(tmp_path: Path) -> None:
+    config = JudgeConfig(cache_dir=tmp_path / "cache")
+    asked = [JudgeRequest(ANSWER, RUBRIC), JudgeRequest(ANSWER, "other")]
+    assert uncached_plan(asked, config) == (2, 0)
+    write_cache(LLMJudge(config).cache_path(asked[0]), {"passed": True, "reason": "ok"})
+    assert uncached_plan(asked, config) is None  # (the folder exists: the client counts)
+    judge = TwoPhaseJudge(config=config)
+    assert judge.plan(asked) == (2, 1)
+    # a file where the folder should be is the client's to count (and warn about) too
+    (tmp_path / "file").write_text("x")
+    assert uncached_plan(asked, JudgeConfig(cache_dir=tmp_path / "file")) is None
 
 
 def test_runner_flow_record_prefetch_check_in_source_order(serve: Any, judges: Judges) -> None:

@@ -176,11 +176,19 @@ def test_the_lark_version_is_read_without_importing_lark() -> None:
     assert done.stdout.split()[:1] == ["True"], done.stdout + done.stderr
 
 
-def test_check_loads_no_machinery_of_running_nor_reports() -> None:
+def test_check_loads_no_machinery_of_running_nor_reports(tmp_path: Path) -> None:
     # the runner's part `check` needs (its judge plan reads recordings) is runner.cases;
-    # worker processes, result records, report formats and thread pools are not loaded
-    modules = _imported_by("check", "examples/weather/weather.eval", full=True)
-    assert "evaldsl.runner.cases" in modules and "evaldsl.judge.client" in modules
+    # worker processes, result records, report formats and thread pools are not loaded,
+    # nor (no cache folder: nothing is cached) the judge's client, its hashing, tempfile
+    # and shutil (which argparse loads for the terminal's width)
+    suite = "examples/weather/weather.eval"
+    modules = _imported_by("check", suite, "--judge-cache", str(tmp_path / "none"), full=True)
+    assert "evaldsl.runner.cases" in modules and "evaldsl.judge.plan" in modules
+    assert not modules & {"evaldsl.judge.client", "hashlib", "tempfile", "shutil"}, modules
+    # with a cache folder, the plan counts what it holds: the client is loaded for that
+    (tmp_path / "cache").mkdir()
+    cached = _imported_by("check", suite, "--judge-cache", str(tmp_path / "cache"), full=True)
+    assert "evaldsl.judge.client" in cached and "shutil" not in cached
     unused = {
         "evaldsl.api",
         "evaldsl.runner.core",

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,6 +90,8 @@ def write_cache(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None
         data = json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: keep it, escaped
         data = json.dumps(record, ensure_ascii=True, indent=2).encode("ascii")
+    import tempfile  # (here: with shutil, bz2 and lzma ~4 ms, and only writing needs it)
+
     fd, temp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as file:

@@ -6,18 +6,21 @@ cached (`plan`), and the judge the command builds from its options (`judge_from_
 
 The command's judge makes its `LLMJudge` (its HTTP client, cache and key hashing, ~8 ms
 of imports) when a case first asks it something: a run whose assertions ask no judge
-never loads them (`judge.client` is imported where an `LLMJudge` is made).
+never loads them (`judge.client` is imported where an `LLMJudge` is made), and neither
+does counting the calls of a plan while the cache folder does not exist (`uncached_plan`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from evaldsl.judge.config import JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
+from evaldsl.language.jsjson import has_surrogate
 
 if TYPE_CHECKING:
     from evaldsl.judge.client import LLMJudge
@@ -116,11 +119,40 @@ class TwoPhaseJudge:
         return 0 if isinstance(inner, RecordingJudge) else inner.prefetch(requests)
 
     def plan(self, requests: Iterable[JudgeRequest]) -> JudgePlan:
+        requests = list(requests)  # (read twice when the folder exists)
+        if self._inner is None and self._config is not None:
+            counted = uncached_plan(requests, self._config)
+            if counted is not None:
+                return counted
         inner = self.inner
         if not isinstance(inner, RecordingJudge):
             return inner.plan(requests)
         distinct = {(r.text, r.rubric, r.model) for r in requests}
         return JudgePlan(len(distinct), 0)
+
+
+def uncached_plan(requests: Iterable[JudgeRequest], config: JudgeConfig) -> JudgePlan | None:
+    """The plan `LLMJudge(config).plan(requests)` gives, without making the judge (its
+    client, cache and hashing: ~8 ms of imports), when the cache folder does not exist:
+    then no call is cached, and the calls are the distinct requests, the model defaulting
+    to the configured one, as their cache keys count them (a key is the hash of the text,
+    rubric, model and endpoint as JSON, one key per distinct request). None when a text
+    holds a lone surrogate (the key writes a pair of them as the one character it spells
+    in JavaScript, so two requests can share a key) or the folder exists.
+
+    >>> uncached_plan([JudgeRequest("a", "r"), JudgeRequest("a", "r", "gpt-4o-mini")],
+    ...               JudgeConfig(cache_dir="/nonexistent", model="gpt-4o-mini"))
+    JudgePlan(total=1, cached=0)
+    """
+    if os.path.lexists(config.cache_dir):
+        return None
+    distinct = set()
+    for text, rubric, model in requests:
+        question = (text, rubric, model or config.model)
+        if any(not part.isascii() and has_surrogate(part) for part in question):
+            return None
+        distinct.add(question)
+    return JudgePlan(len(distinct), 0)
 
 
 def judge_from_options(mode: str | None = None, cache_dir: str | None = None) -> TwoPhaseJudge:

@@ -90,13 +90,15 @@ def _js_string(s: str) -> str:
     # The stdlib escapes exactly the characters JSON.stringify escapes, with the same
     # short forms (\n, \t, ...) and \u00XX for the other control characters.
     text = json.dumps(s, ensure_ascii=False)
-    if _has_surrogate(text):
+    if has_surrogate(text):
         # JSON.stringify escapes lone surrogates (well-formed JSON.stringify, ES2019).
         text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
     return text
 
 
-def _has_surrogate(text: str) -> bool:
+def has_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (a code point UTF-8 cannot carry): JavaScript
+    reads a pair of them as one character."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
