@@ -14,11 +14,13 @@ from tests.clitools import ROOT, fresh_python, run_evaldsl
 #: flushes it as it frees it, an exit without teardown leaves it empty (and never writes
 #: text a command left in a buffer of its own); and a thread when asked.
 SCRIPT = r"""
-import sys, threading, time
+import sys, threading
 witness = open(sys.argv[1], "w")
 witness.write("teardown ran")
 if sys.argv[2] == "thread":
-    threading.Thread(target=lambda: (time.sleep(0.2), print("thread done"))).start()
+    # it prints once the main thread has ended (the command's output is all out by then,
+    # however long the command took): only Python's exit, which waits for it, lets it
+    threading.Thread(target=lambda: (threading.main_thread().join(), print("thread done"))).start()
 sys.argv = ["evaldsl", *sys.argv[3:]]
 from evaldsl.tools.cli import main
 sys.exit(main())
