@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from evaldsl.terminal import terminal_columns
 from evaldsl.tools import cliargs
 
 # Per command: arguments that parse, and arguments that argparse refuses or answers itself
@@ -109,7 +110,7 @@ def test_the_help_width_is_shutils(monkeypatch: pytest.MonkeyPatch, columns: str
     else:
         monkeypatch.setenv("COLUMNS", columns)
     monkeypatch.delenv("LINES", raising=False)
-    assert cliargs.terminal_columns() == shutil.get_terminal_size().columns
+    assert terminal_columns() == shutil.get_terminal_size().columns
     # help is wrapped as argparse wraps it with its own formatter (which asks shutil)
     ours = [_outcome(None, ["--help"]), _outcome("run", ["run", "--help"])]
     monkeypatch.delattr(type(cliargs.parser()), "_get_formatter")

@@ -587,6 +587,22 @@ def test_console_progress_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None
     assert visible.splitlines()[-2].startswith("30 passed, 0 failed in")
 
 
+def test_console_progress_fits_the_terminals_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one row only (a wrapped line would survive the rewrite): shortened to COLUMNS - 1
+    monkeypatch.setenv("NO_COLOR", "1")
+    name = "a case with a long name " * 4
+    monkeypatch.setenv("COLUMNS", "24")
+    shown = re.findall(
+        r"(\[\d+/30\][^\r]*)\r\x1b\[2K", run_console(FakeTerminal(), many_cases(30, name))
+    )
+    assert len(shown) == 29 and max(len(line) for line in shown) == 23
+    monkeypatch.setenv("COLUMNS", "300")
+    shown = re.findall(
+        r"(\[\d+/30\][^\r]*)\r\x1b\[2K", run_console(FakeTerminal(), many_cases(30, name))
+    )
+    assert len(shown) == 29 and all(name.strip() in line for line in shown)
+
+
 def test_console_short_runs_show_no_progress() -> None:
     out = run_console(FakeTerminal(), many_cases(3), color=False)
     assert "[1/3]" not in out and "\r" not in out
@@ -623,8 +639,8 @@ def test_console_multiline_crash_is_indented_and_blocks_are_single_spaced() -> N
     assert "\n\n\n" not in out and not out.startswith("\n")
 
 
-def many_cases(n: int) -> Report:
-    cases = tuple(CaseResult(f"case {i}", True, 1.0, 1.0) for i in range(n))
+def many_cases(n: int, name: str = "case") -> Report:
+    cases = tuple(CaseResult(f"{name} {i}", True, 1.0, 1.0) for i in range(n))
     return Report(suites=(SuiteResult("s", "s.eval", cases, float(n)),), duration_ms=float(n))
 
 

@@ -258,6 +258,7 @@ def test_a_serial_run_loads_only_the_reports_it_writes(tmp_path: Path) -> None:
         "multiprocessing",
         "sqlite3",
         "xml",
+        "shutil",  # (the console's width is read with os: evaldsl.terminal)
     }
     assert not modules & unused, sorted(modules & unused)
     junit = str(tmp_path / "junit.xml")

@@ -18,7 +18,6 @@ Colors only on a terminal with `NO_COLOR` unset, unless `color=` says otherwise.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 import unicodedata
 from collections import Counter
@@ -28,6 +27,7 @@ from evaldsl.language.diagnostics import render
 from evaldsl.language.source import line_window
 from evaldsl.reports import common
 from evaldsl.runner.results import AssertionResult, CaseResult, Report
+from evaldsl.terminal import terminal_columns
 
 #: A run shows the progress counter once it has this many cases, or has lasted this long.
 PROGRESS_MIN_CASES = 10
@@ -265,7 +265,7 @@ class ConsoleReporter:
             f"[{self._done}/{self._total}] {suite_name} › {case.name}", newlines=False
         )
         # one row only: a wrapped line would survive the in-place rewrite
-        columns = shutil.get_terminal_size().columns
+        columns = terminal_columns()
         self.stream.write(self._paint(common.shorten(text, max(columns - 1, 10)), "2"))
         self.stream.flush()
         self._progress_shown = True

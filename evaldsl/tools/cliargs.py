@@ -11,18 +11,19 @@ so the namespace, the usage and every error are the same with or without the oth
 one get the whole parser.
 
 The help formatter is given the terminal's width as `shutil.get_terminal_size` gives it,
-read here with `os` alone: argparse imports `shutil` for it (and `shutil` imports `bz2`,
-`lzma` and `fnmatch`, ~3.5 ms) at the first option declared.
+read with `os` alone (`evaldsl.terminal`): argparse imports `shutil` for it (and `shutil`
+imports `bz2`, `lzma` and `fnmatch`, ~3.5 ms) at the first option declared.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import cast
+
+from evaldsl.terminal import terminal_columns
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,24 +45,6 @@ class _Parser(argparse.ArgumentParser):
         # it makes one to check each option's metavar as the option is declared
         formatter = cast("type[argparse.HelpFormatter]", self.formatter_class)
         return formatter(prog=self.prog, width=terminal_columns() - 2)
-
-
-def terminal_columns() -> int:
-    """The terminal's width in columns, as `shutil.get_terminal_size().columns` gives it:
-    `COLUMNS` when it is a positive number, else the width of the terminal standard output
-    was started on, else 80."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns > 0:
-        return columns
-    try:
-        # shutil asks only when COLUMNS or LINES is unset; the width is the same either way
-        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-    except (AttributeError, ValueError, OSError):
-        columns = 0
-    return columns or 80
 
 
 def parser(command: str | None = None) -> argparse.ArgumentParser:
