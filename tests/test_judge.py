@@ -716,6 +716,20 @@ def test_a_plan_with_a_cache_folder_counts_what_it_holds(tmp_path: Path) -> None
     assert uncached_plan(asked, JudgeConfig(cache_dir=tmp_path / "file")) is None
 
 
+def test_the_command_judge_unmade_answers_as_the_client_would(tmp_path: Path) -> None:
+    # off: every question skipped; nothing fetched ahead but live with a key (test_startup:
+    # the client is not even imported then)
+    asked = [JudgeRequest(ANSWER, RUBRIC)]
+    for mode, key in (("off", None), ("off", KEY), ("frozen", KEY), ("live", None)):
+        config = JudgeConfig(mode=mode, api_key=key, cache_dir=tmp_path / "none")
+        client = LLMJudge(config)
+        assert TwoPhaseJudge(config=config).prefetch(asked) == client.prefetch(asked) == 0
+        if mode == "off":
+            outcome = TwoPhaseJudge(config=config)(ANSWER, RUBRIC, model=None, threshold=0.5)
+            assert outcome == client(ANSWER, RUBRIC, model=None, threshold=0.5)
+            assert outcome.status == "skip"
+
+
 def test_runner_flow_record_prefetch_check_in_source_order(serve: Any, judges: Judges) -> None:
     scores = {"mentions weather": 0.9, "mentions the city": 0.8, "is rude": 0.1, "is short": 0.6}
 

@@ -282,12 +282,19 @@ def test_the_judge_client_loads_for_a_case_that_asks_the_judge_only(
     judged = tmp_path / "judged.eval"
     judged.write_text(plain.read_text() + 'answer judged "mentions the weather"\n')
     report = tmp_path / "report.json"
-    asked = _imported_by(*run, "--json", str(report), str(judged), full=True)
+    # a judge that is off skips the question without its client
+    off = _imported_by(*run, "--json", str(report), str(judged), full=True)
+    assert not off & {"evaldsl.judge.client", "hashlib"}, off
+    (case,) = json.loads(report.read_text())["suites"][0]["cases"]
+    assert [a["status"] for a in case["assertions"]] == ["pass", "skip"]
+    assert "--judge off" in case["assertions"][1]["message"]
+    # one that answers from its cache only asks the client (a miss: the question's error)
+    frozen = [*run[:-4], "--judge", "frozen", "--judge-cache", str(tmp_path / "cache"), *run[-2:]]
+    asked = _imported_by(*frozen, "--json", str(report), str(judged), full=True)
     if jobs == "1":  # (with -j 2 the worker loads it, and the parent reports what it said)
         assert "evaldsl.judge.client" in asked
     (case,) = json.loads(report.read_text())["suites"][0]["cases"]
-    statuses = [a["status"] for a in case["assertions"]]
-    assert statuses == ["pass", "skip"]
+    assert [a["status"] for a in case["assertions"]] == ["pass", "error"]
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

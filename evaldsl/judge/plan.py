@@ -7,7 +7,9 @@ cached (`plan`), and the judge the command builds from its options (`judge_from_
 The command's judge makes its `LLMJudge` (its HTTP client, cache and key hashing, ~8 ms
 of imports) when a case first asks it something: a run whose assertions ask no judge
 never loads them (`judge.client` is imported where an `LLMJudge` is made), and neither
-does counting the calls of a plan while the cache folder does not exist (`uncached_plan`).
+do a judge that is off (`--judge off`: every question is skipped), fetching ahead
+without a key or in another mode than live (nothing is fetched), nor counting the calls
+of a plan while the cache folder does not exist (`uncached_plan`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from evaldsl.judge.config import JudgeConfig
+from evaldsl.judge.config import OFF_MESSAGE, JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
 from evaldsl.language.jsjson import has_surrogate
 
@@ -103,6 +105,8 @@ class TwoPhaseJudge:
         if self._asked is not None:
             self._asked.append(JudgeRequest(text, rubric, model))
             return JudgeOutcome("skip", "judge: planned, not run")
+        if self._inner is None and self._config is not None and self._config.mode == "off":
+            return JudgeOutcome("skip", OFF_MESSAGE)  # (what the LLMJudge says, unmade)
         return self.inner(text, rubric, model=model, threshold=threshold)
 
     @contextlib.contextmanager
@@ -115,6 +119,13 @@ class TwoPhaseJudge:
             self._asked = None
 
     def prefetch(self, requests: Iterable[JudgeRequest]) -> int:
+        config = self._config
+        if (
+            self._inner is None
+            and config is not None
+            and (config.mode != "live" or config.api_key is None)
+        ):
+            return 0  # (nothing to fetch: what the LLMJudge answers, unmade)
         inner = self.inner
         return 0 if isinstance(inner, RecordingJudge) else inner.prefetch(requests)
 
