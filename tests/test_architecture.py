@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "evaldsl.bounded": 1,
     "evaldsl.atomicfile": 1,
     "evaldsl.lazyattrs": 1,
+    "evaldsl.terminal": 1,
     "evaldsl.language": 1,
     "evaldsl.runs": 2,
     "evaldsl.judge.protocol": 2,
