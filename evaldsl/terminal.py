@@ -21,9 +21,10 @@ def terminal_columns() -> int:
         columns = 0
     if columns > 0:
         return columns
+    stdout = sys.__stdout__  # (None without a standard output, as under pythonw)
     try:
         # shutil asks only when COLUMNS or LINES is unset; the width is the same either way
-        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-    except (AttributeError, ValueError, OSError):
+        columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
+    except (AttributeError, ValueError, OSError):  # (no fileno, a closed or non-tty stream)
         columns = 0
     return columns or 80

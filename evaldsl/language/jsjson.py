@@ -97,8 +97,8 @@ def _js_string(s: str) -> str:
 
 
 def has_surrogate(text: str) -> bool:
-    """Whether `text` holds a lone surrogate (a code point UTF-8 cannot carry): JavaScript
-    reads a pair of them as one character."""
+    """Whether `text` holds a surrogate code point (which UTF-8 cannot carry): alone in
+    JavaScript's text too, or one half of a pair that JavaScript reads as one character."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
