@@ -3,9 +3,11 @@ the same namespace, usage, help and errors for every command (evaldsl.tools.clia
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import shutil
+from collections.abc import Callable
 
 import pytest
 
@@ -59,11 +61,18 @@ ARGV: dict[str, list[list[str]]] = {
 
 
 def _outcome(parser_command: str | None, argv: list[str]) -> tuple[object, str, str]:
-    """What parsing `argv` gives: the namespace or the exit code, and what was printed."""
+    """What `parser(parser_command)` gives for `argv`: see `_parsed`."""
+    return _parsed(cliargs.parser(parser_command).parse_args, argv)
+
+
+def _parsed(
+    parse: Callable[[list[str]], argparse.Namespace], argv: list[str]
+) -> tuple[object, str, str]:
+    """What `parse(argv)` gives: the namespace or the exit code, and what was printed."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            result: object = vars(cliargs.parser(parser_command).parse_args(argv))
+            result: object = vars(parse(argv))
         except SystemExit as stop:
             result = ("exit", stop.code)
     return result, out.getvalue(), err.getvalue()
@@ -84,23 +93,13 @@ def test_a_commands_own_parser_is_the_whole_parsers_equal(command: str) -> None:
 
 def test_parse_builds_the_whole_parser_for_anything_but_a_command() -> None:
     for argv in (["--version"], ["-h"], [], ["chek", "x"], ["--judge", "off", "check", "x"]):
-        assert _outcome(None, argv) == _parsed_by_parse(argv), argv
-
-
-def _parsed_by_parse(argv: list[str]) -> tuple[object, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            result: object = vars(cliargs.parse(argv))
-        except SystemExit as stop:
-            result = ("exit", stop.code)
-    return result, out.getvalue(), err.getvalue()
+        assert _outcome(None, argv) == _parsed(cliargs.parse, argv), argv
 
 
 @pytest.mark.parametrize("command", list(ARGV))
 def test_parse_gives_what_the_whole_parser_gives(command: str) -> None:
     for argv in ARGV[command]:
-        assert _parsed_by_parse(argv) == _outcome(None, argv), argv
+        assert _parsed(cliargs.parse, argv) == _outcome(None, argv), argv
 
 
 @pytest.mark.parametrize("columns", [None, "120", "33", "0", "-5", "wide", ""])

@@ -591,15 +591,15 @@ def test_console_progress_fits_the_terminals_width(monkeypatch: pytest.MonkeyPat
     # one row only (a wrapped line would survive the rewrite): shortened to COLUMNS - 1
     monkeypatch.setenv("NO_COLOR", "1")
     name = "a case with a long name " * 4
-    monkeypatch.setenv("COLUMNS", "24")
-    shown = re.findall(
-        r"(\[\d+/30\][^\r]*)\r\x1b\[2K", run_console(FakeTerminal(), many_cases(30, name))
-    )
+
+    def progress_lines(columns: str) -> list[str]:
+        monkeypatch.setenv("COLUMNS", columns)
+        out = run_console(FakeTerminal(), many_cases(30, name))
+        return re.findall(r"(\[\d+/30\][^\r]*)\r\x1b\[2K", out)
+
+    shown = progress_lines("24")
     assert len(shown) == 29 and max(len(line) for line in shown) == 23
-    monkeypatch.setenv("COLUMNS", "300")
-    shown = re.findall(
-        r"(\[\d+/30\][^\r]*)\r\x1b\[2K", run_console(FakeTerminal(), many_cases(30, name))
-    )
+    shown = progress_lines("300")
     assert len(shown) == 29 and all(name.strip() in line for line in shown)
 
 

@@ -189,7 +189,7 @@ class LLMJudge:
 
     def key(self, request: JudgeRequest) -> str:
         """The cache key of a request, with this judge's default model and base URL."""
-        model = request.model or self.config.model
+        model = self.config.model_for(request.model)
         return cache_key(request.text, request.rubric, model, self.config.base_url)
 
     def cache_path(self, request: JudgeRequest) -> Path:
@@ -219,7 +219,7 @@ class LLMJudge:
         is nothing to fetch); the per-assertion calls that follow are then memo hits, in
         whatever order the report needs. Returns how many endpoint calls were made.
         """
-        if self.config.mode != "live" or self.config.api_key is None:
+        if not self.config.fetches_ahead:
             return 0
         distinct: dict[str, JudgeRequest] = {}
         for r in requests:
@@ -278,7 +278,7 @@ class LLMJudge:
             return _Failed(
                 "skip", f"judge: skipped, no API key and no cached verdict: {ENABLE_HINT} to run it"
             )
-        model = request.model or self.config.model
+        model = self.config.model_for(request.model)
         try:
             result = self._call(request.text, request.rubric, model)
         except Exception as exc:  # never let a judge problem crash the run

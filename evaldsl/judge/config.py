@@ -133,6 +133,15 @@ class JudgeConfig:
         """The chat-completions URL: the base URL's path (`/v1`) is kept."""
         return f"{self.base_url}/chat/completions"
 
+    @property
+    def fetches_ahead(self) -> bool:
+        """Whether questions go to the endpoint before they are asked: live, with a key."""
+        return self.mode == "live" and self.api_key is not None
+
+    def model_for(self, model: str | None) -> str:
+        """The model a question is put to: its own, else the configured one."""
+        return model or self.model
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ, **overrides: Any) -> JudgeConfig:
         """Read `EVALDSL_JUDGE_API_KEY`, `…_BASE_URL` and `…_MODEL`, then apply overrides.

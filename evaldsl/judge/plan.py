@@ -87,6 +87,13 @@ class TwoPhaseJudge:
         self._asked: list[JudgeRequest] | None = None
 
     @property
+    def _unmade(self) -> JudgeConfig | None:
+        """The settings of the `LLMJudge` while it is not made yet (None once it is, or
+        when a judge was given): what it would answer without its client is answered
+        from them (`--judge off`, nothing to fetch, nothing cached)."""
+        return self._config if self._inner is None else None
+
+    @property
     def inner(self) -> LLMJudge | RecordingJudge:
         """The judge that answers: the one given, else the `LLMJudge` made on first use."""
         inner = self._inner
@@ -105,8 +112,9 @@ class TwoPhaseJudge:
         if self._asked is not None:
             self._asked.append(JudgeRequest(text, rubric, model))
             return JudgeOutcome("skip", "judge: planned, not run")
-        if self._inner is None and self._config is not None and self._config.mode == "off":
-            return JudgeOutcome("skip", OFF_MESSAGE)  # (what the LLMJudge says, unmade)
+        unmade = self._unmade
+        if unmade is not None and unmade.mode == "off":
+            return JudgeOutcome("skip", OFF_MESSAGE)  # (what the LLMJudge says)
         return self.inner(text, rubric, model=model, threshold=threshold)
 
     @contextlib.contextmanager
@@ -119,22 +127,17 @@ class TwoPhaseJudge:
             self._asked = None
 
     def prefetch(self, requests: Iterable[JudgeRequest]) -> int:
-        config = self._config
-        if (
-            self._inner is None
-            and config is not None
-            and (config.mode != "live" or config.api_key is None)
-        ):
-            return 0  # (nothing to fetch: what the LLMJudge answers, unmade)
+        unmade = self._unmade
+        if unmade is not None and not unmade.fetches_ahead:
+            return 0  # (nothing to fetch: what the LLMJudge answers)
         inner = self.inner
         return 0 if isinstance(inner, RecordingJudge) else inner.prefetch(requests)
 
     def plan(self, requests: Iterable[JudgeRequest]) -> JudgePlan:
         requests = list(requests)  # (read twice when the folder exists)
-        if self._inner is None and self._config is not None:
-            counted = uncached_plan(requests, self._config)
-            if counted is not None:
-                return counted
+        unmade = self._unmade
+        if unmade is not None and (counted := uncached_plan(requests, unmade)) is not None:
+            return counted
         inner = self.inner
         if not isinstance(inner, RecordingJudge):
             return inner.plan(requests)
@@ -159,7 +162,7 @@ def uncached_plan(requests: Iterable[JudgeRequest], config: JudgeConfig) -> Judg
         return None
     distinct = set()
     for text, rubric, model in requests:
-        question = (text, rubric, model or config.model)
+        question = (text, rubric, config.model_for(model))
         if any(not part.isascii() and has_surrogate(part) for part in question):
             return None
         distinct.add(question)

@@ -259,6 +259,7 @@ def _vocabulary_summary() -> str:
 def _judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--judge",
+        # judge.config.MODES, not imported: it loads attrs, which `--version` never does
         choices=["live", "frozen", "off"],
         default=None,
         help="LLM judge: live (default; calls the endpoint on a cache miss), frozen "
