@@ -24,7 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaldsl.runs import RunError, detect, load_run, otel, otlpdecode
+from evaldsl.runs import RunError, detect, load_run, otel, otlpdecode, spanplan
+from evaldsl.runs.providers import Trace
 from evaldsl.runs.rawattrs import RawAttrs
 from tests.fuzzing import examples
 
@@ -643,3 +644,96 @@ def test_small_values_read_again_are_shared_only_when_nobody_can_change_them(
     assert [c["arguments"] for c in calls] == [{"city": "Oslo"}] * 2
     assert calls[0]["arguments"] is not calls[1]["arguments"]
     assert calls[0]["name"] is calls[1]["name"]  # (the tool's name, kept and shared)
+
+
+#: The keys of an LLM span's indexed output messages, spelled every way the readers may
+#: meet them: OpenLLMetry's and OpenInference's names, indices with leading zeros or
+#: non-ASCII digits, a message, part or call twice under one index, whole lists.
+_OUTPUT_LEADS = ["gen_ai.completion", "llm.output_messages"]
+_OUTPUT_INDICES = ["0", "1", "01", "٣"]
+_OUTPUT_NAMES = {
+    "gen_ai.completion": [
+        "content",
+        "role",
+        "tool_calls",
+        "tool_calls.0.name",
+        "tool_calls.0.arguments",
+        "tool_calls.0.id",
+        "tool_calls.1.name",
+        "tool_calls.00.name",
+    ],
+    "llm.output_messages": [
+        "message.content",
+        "message.role",
+        "message.contents",
+        "message.contents.0.message_content.type",
+        "message.contents.0.message_content.text",
+        "message.contents.1.message_content.text",
+        "message.contents.01.message_content.text",
+        "message.tool_calls",
+        "message.tool_calls.0.tool_call.function.name",
+        "message.tool_calls.0.tool_call.function.arguments",
+        "message.tool_calls.0.tool_call.id",
+        "message.tool_calls.1.tool_call.function.name",
+    ],
+}
+
+
+@st.composite
+def _output_keys(draw: st.DrawFn) -> list[str]:
+    """Keys of one convention's messages (the other's or a whole list now and then)."""
+    lead = draw(st.sampled_from(_OUTPUT_LEADS))
+    names = st.sampled_from(_OUTPUT_NAMES[lead])
+    keys = [
+        f"{lead}.{index}.{name}"
+        for index, name in draw(
+            st.lists(st.tuples(st.sampled_from(_OUTPUT_INDICES), names), max_size=8)
+        )
+    ]
+    others = st.sampled_from([*_OUTPUT_LEADS, "output.value", "gen_ai.completion.0.content"])
+    return keys + draw(st.lists(others, max_size=1 if draw(st.booleans()) else 0))
+
+
+_OUTPUT_VALUE = st.one_of(
+    st.sampled_from(["text", "f", "g", '{"x": 1}', "[1", "", None, 3, True]),
+    st.lists(st.sampled_from(["a", 1, None]), max_size=2),
+    st.lists(
+        st.fixed_dictionaries({"content": st.sampled_from(["nested", 2]), "name": st.just("h")}),
+        max_size=2,
+    ),
+)
+
+
+@settings(max_examples=examples(600), deadline=None)
+@given(
+    st.sampled_from([("llm.request.type", "chat"), ("openinference.span.kind", "LLM")]),
+    _output_keys(),
+    st.data(),
+)
+def test_planned_output_messages_are_the_readers(
+    kind: tuple[str, Any], keys: list[str], data: st.DataObject
+) -> None:
+    """An LLM span's output (answer text, tool calls) read by the plan of its keys
+    (`spanplan`, from undecoded attributes, twice: the second from the kept plan) is what
+    `otel.py`'s readers give from a plain dict; only a span with a whole list where the
+    readers take one may be left to them."""
+    plain = dict([kind, *((key, data.draw(_OUTPUT_VALUE)) for key in keys)])
+
+    def events(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+        span = otel.Span("chat", "s1", attrs, 1, 2, "1", "2", [], False, None)
+        trace = Trace("otel", "<spans>", "test")
+        otel.read_spans([span], trace)
+        return trace.events
+
+    want = events(plain)
+    for _ in range(2):
+        raw = RawAttrs({k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads)
+        planned = spanplan.indexed_output(
+            RawAttrs({k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads)
+        )
+        whole = any(key in plain for key in _OUTPUT_LEADS) or any(
+            key.endswith((".tool_calls", ".message.contents", ".message.tool_calls"))
+            for key in plain
+        )
+        assert whole or planned is not spanplan.UNPLANNED
+        assert events(raw) == want

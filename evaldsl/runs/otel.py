@@ -58,6 +58,7 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts
 from evaldsl.runs.rawattrs import RawAttrs, index_plan
+from evaldsl.runs.spanplan import UNPLANNED, indexed_output
 from evaldsl.runs.text import token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
@@ -325,8 +326,10 @@ def indexed(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
 
 def _first(a: dict[str, Any], *keys: str) -> Any:
     for key in keys:
-        if key in a and a[key] is not None:
-            return a[key]
+        if key in a:  # (read once: a `RawAttrs` read is a call, its decoding kept)
+            value = a[key]
+            if value is not None:
+                return value
     return None
 
 
@@ -444,10 +447,14 @@ def _output(span: Span) -> _Output:
             found = _genai_messages(a[key])
             if found is not None:
                 return found
-    for reader in (_openllmetry_output, _openinference_output):
-        found = reader(a)
-        if found is not None:
-            return found
+    planned = indexed_output(a) if type(a) is RawAttrs else UNPLANNED
+    if isinstance(planned, tuple):  # the typed reading's: as the two readers below read
+        return _Output(*planned)
+    if planned is UNPLANNED:
+        for reader in (_openllmetry_output, _openinference_output):
+            found = reader(a)
+            if found is not None:
+                return found
     for event in span.events:
         if event.get("name") in ("gen_ai.choice", "gen_ai.content.completion"):
             e = event["attrs"] if isinstance(event.get("attrs"), dict) else {}

@@ -155,20 +155,19 @@ def _field(value: Any, absent: Any) -> Any:
 
 def _otlp_value(raw: msgspec.Raw) -> Any:
     """An attribute's `AnyValue` as `otel.attributes` gives it (small ones from `_SMALL`)."""
-    size = len(raw)
-    if size <= _SMALL_BYTES:
-        key = bytes(memoryview(raw))
+    if len(raw) <= _SMALL_BYTES:
+        key = bytes(raw)  # (a Raw is a buffer: no memoryview needed, half the time)
         value = _SMALL.get(key, _MISSING)
         if value is _MISSING:
-            value = _any_value(raw, size)
+            value = _any_value(key)
             if type(value) in _SHAREABLE:
                 keep(_SMALL, key, value, _SMALL_MAX)
         return value
-    return _any_value(raw, size)
+    return _any_value(memoryview(raw))
 
 
-def _any_value(raw: msgspec.Raw, size: int) -> Any:
-    value = orjson.loads(memoryview(raw)) if size else None
+def _any_value(data: bytes | memoryview) -> Any:
+    value = orjson.loads(data) if len(data) else None
     if type(value) is dict and "stringValue" in value:  # most are: `any_value`'s first case
         return value["stringValue"]
     return any_value(value)

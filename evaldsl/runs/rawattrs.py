@@ -111,4 +111,4 @@ class RawAttrs(dict[str, Any]):
     def raw(self, key: str) -> bytes | None:
         """`key`'s undecoded JSON (`None` when absent or already decoded)."""
         value = dict.get(self, key)
-        return bytes(memoryview(value)) if type(value) is Raw else None
+        return bytes(value) if type(value) is Raw else None

@@ -1,0 +1,127 @@
+"""Where an LLM span's indexed output messages are, worked out once per set of keys.
+
+Takes a span's attributes as `RawAttrs` (the typed OTel decoder's, `otlpdecode.py`) and
+gives what `otel.py`'s readers of OpenLLMetry's flattened `gen_ai.completion.N.*` and
+OpenInference's `llm.output_messages.N.message.*` attributes give: the answer's text and
+the tool calls (name, arguments, id), or `None` when the span has neither.
+
+Those readers gather the attributes into one dict per message, then one per content part
+and tool call (`otel.indexed`), and read each of them by name: per span a few dicts and
+lookups for every message. Which key holds which message's content, which part's text and
+which call's name depends on the span's keys alone, and spans of one instrumentation and
+one conversation length have the same keys: the plan is made once for a key set (by
+`rawattrs.index_plan`, the rule the readers gather by) and kept, and a span's output is
+then read straight from its attributes, each value read once as the readers read it.
+
+A span the plan does not cover (a key that is a whole list the readers would take as it
+is: `gen_ai.completion`, `llm.output_messages`, a message's `tool_calls`, `contents` or
+`message.tool_calls`) gives `UNPLANNED`, and `otel.py` reads it with its readers. The
+readers stay the reference: `tests/test_otlpdecode.py` compares this with them on random
+key sets and with the full reading on random files.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from evaldsl.bounded import keep
+from evaldsl.runs.providers import parse_json_text
+from evaldsl.runs.rawattrs import RawAttrs, index_plan
+
+#: A tool call's keys: its name, its arguments and its id (`None`: the span has none).
+CallKeys = tuple[str | None, str | None, str | None]
+#: A message's keys: its content, its content parts' (type, text) and its tool calls.
+MessageKeys = tuple[str | None, tuple[tuple[str | None, str | None], ...], tuple[CallKeys, ...]]
+#: A span's output: its text and its calls (name, arguments, id).
+Output = tuple[str, list[tuple[str, Any, Any]]]
+
+
+class _Unplanned:
+    """The plan's answer for a span the readers must read themselves."""
+
+    def __repr__(self) -> str:
+        return "UNPLANNED"
+
+
+UNPLANNED: Final = _Unplanned()
+
+#: The plans by key set: the messages' keys (none: neither convention has a message).
+_Plan = tuple[MessageKeys, ...] | _Unplanned
+_PLANS: dict[tuple[str, ...], _Plan] = {}
+_MAX_PLANS = 4096
+
+
+def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
+    """The text and calls of `a`'s OpenLLMetry (first) or OpenInference output messages,
+    `None` when it has neither, `UNPLANNED` when `otel.py`'s readers must read it."""
+    keys = tuple(dict.keys(a))
+    plan = _PLANS.get(keys)
+    if plan is None:
+        plan = keep(_PLANS, keys, _plan(keys), _MAX_PLANS)
+    if isinstance(plan, _Unplanned):
+        return plan
+    if not plan:
+        return None
+    get = a.get
+    text: list[str] = []
+    calls: list[tuple[str, Any, Any]] = []
+    for content, parts, tool_calls in plan:
+        if content is not None and isinstance(value := get(content), str):
+            text.append(value)
+        for kind, part_text in parts:
+            # (a part without a type is text, as `part.get("…type", "text")` says)
+            if (
+                (kind is None or get(kind) == "text")
+                and part_text is not None
+                and isinstance(value := get(part_text), str)
+            ):
+                text.append(value)
+        for name_key, arguments, call_id in tool_calls:
+            name = get(name_key) if name_key is not None else None
+            if isinstance(name, str):
+                args = parse_json_text(get(arguments) if arguments is not None else None)
+                calls.append((name, args, get(call_id) if call_id is not None else None))
+    return "\n".join(text), calls
+
+
+def _plan(keys: tuple[str, ...]) -> _Plan:
+    for prefix, openinference in (("gen_ai.completion", False), ("llm.output_messages", True)):
+        if prefix in keys:  # a whole list, which the readers take as it is
+            return UNPLANNED
+        entries = [dict(entry) for entry in index_plan(prefix + ".", keys)]
+        if not entries:
+            continue
+        messages: list[MessageKeys] = []
+        for entry in entries:
+            if openinference:
+                if "message.contents" in entry or "message.tool_calls" in entry:
+                    return UNPLANNED
+                parts = tuple(
+                    (part.get("message_content.type"), part.get("message_content.text"))
+                    for part in _nested(entry, "message.contents.")
+                )
+                calls = tuple(
+                    (
+                        c.get("tool_call.function.name"),
+                        c.get("tool_call.function.arguments"),
+                        c.get("tool_call.id"),
+                    )
+                    for c in _nested(entry, "message.tool_calls.")
+                )
+                messages.append((entry.get("message.content"), parts, calls))
+            else:
+                if "tool_calls" in entry:
+                    return UNPLANNED
+                calls = tuple(
+                    (c.get("name"), c.get("arguments"), c.get("id"))
+                    for c in _nested(entry, "tool_calls.")
+                )
+                messages.append((entry.get("content"), (), calls))
+        return tuple(messages)
+    return ()
+
+
+def _nested(entry: dict[str, str], lead: str) -> list[dict[str, str]]:
+    """The entries under `lead` of one message (its names to the span's keys), gathered
+    as `otel.indexed` gathers them from the message's own dict."""
+    return [{name: entry[inner] for name, inner in nested} for nested in index_plan(lead, entry)]
