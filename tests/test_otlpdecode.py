@@ -607,8 +607,8 @@ def test_raw_entries_of_keys_holding_newlines() -> None:
 
 @given(st.integers(min_value=0, max_value=otel.MAX_NANOS))
 def test_span_times_are_written_as_strftime_writes_them(ns: int) -> None:
-    """`otel.iso_time`'s texts of days, seconds of the day and milliseconds put together are
-    `strftime`'s text of the time."""
+    """`otel.iso_time`'s texts of days, minutes of the day, seconds and milliseconds put
+    together are `strftime`'s text of the time."""
     seconds = datetime.fromtimestamp(ns // 1_000_000_000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
     assert otel.iso_time(ns) == (f"{seconds}.{ns // 1_000_000 % 1000:03d}Z" if ns else None)
 

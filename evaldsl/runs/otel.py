@@ -272,9 +272,10 @@ def _flat_span(s: dict[str, Any]) -> Span:
 
 
 def iso_time(ns: int | None) -> str | None:
-    """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`, from the
-    text of its day, second of the day and millisecond, each made once (two a span: one
-    `strftime` was ~2.5 µs, and a cache of whole seconds missed at each new second).
+    """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`, put together
+    from texts made once: its day's (kept), its minute of the day's, its second's and its
+    millisecond's (two a span: one `strftime` was ~2.5 µs, a cache of whole seconds
+    missed at each new second, and one of seconds of the day at most of them).
 
     >>> iso_time(1_788_220_802_000_000_000), iso_time(None)
     ('2026-09-01T00:00:02.000Z', None)
@@ -286,24 +287,25 @@ def iso_time(ns: int | None) -> str | None:
     if day is None:
         text = datetime.fromtimestamp(days * 86_400, tz=UTC).strftime("%Y-%m-%dT")
         day = keep(_DAYS, days, text, _MAX_TEXTS)
-    seconds, ms = divmod(ms, 1000)
-    clock = _CLOCKS.get(seconds)
-    if clock is None:
-        hms = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-        clock = keep(_CLOCKS, seconds, hms, _MAX_TEXTS)
-    return day + clock + (_MILLIS or _millis())[ms]
+    minute, ms = divmod(ms, 60_000)
+    second, ms = divmod(ms, 1000)
+    texts = _TEXTS or _texts()
+    return day + texts[0][minute] + texts[1][second] + texts[2][ms]
 
 
-#: `iso_time`'s texts of a day (`2026-09-01T`) and of a second of the day (`00:00:02`).
+#: `iso_time`'s texts of a day (`2026-09-01T`), kept as met.
 _DAYS: dict[int, str] = {}
-_CLOCKS: dict[int, str] = {}
-_MILLIS: list[str] = []  # `.000Z` to `.999Z`, made at the first time written
 _MAX_TEXTS = 4096
+#: Its texts of a minute of the day (`00:00:`), a second (`02`) and a millisecond
+#: (`.000Z`), made at the first time written.
+_TEXTS: list[list[str]] = []
 
 
-def _millis() -> list[str]:
-    _MILLIS.extend(f".{ms:03d}Z" for ms in range(1000))
-    return _MILLIS
+def _texts() -> list[list[str]]:
+    _TEXTS.append([f"{m // 60:02d}:{m % 60:02d}:" for m in range(1440)])
+    _TEXTS.append([f"{s:02d}" for s in range(60)])
+    _TEXTS.append([f".{ms:03d}Z" for ms in range(1000)])
+    return _TEXTS
 
 
 # --- attribute readers -----------------------------------------------------------------------

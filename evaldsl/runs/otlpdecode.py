@@ -184,7 +184,11 @@ _SHAREABLE = frozenset({str, int, float, bool, type(None)})
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
-    return RawAttrs({kv.key: kv.value for kv in items or () if kv.key is not None}, _otlp_value)
+    attrs = RawAttrs({}, _otlp_value)
+    for kv in items or ():  # (filled in place: a dict made, then copied, took ~30% more)
+        if kv.key is not None:
+            attrs[kv.key] = kv.value
+    return attrs
 
 
 def read_otel_lines(
@@ -281,7 +285,9 @@ def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
         )
         for scope in scopes or ():
             for s in scope.spans or ():
-                status: dict[str, Any] = _as_orjson(s.status) if type(s.status) is dict else {}
+                # (only the status's code and message are read: only they are made as
+                # orjson makes them, not a copy of the whole status)
+                status: dict[str, Any] = s.status if type(s.status) is dict else {}
                 # (text, as OTLP writes these, taken as it is; anything else by `_field`)
                 name = s.name if type(s.name) is str else _field(s.name, _MISSING)
                 start = s.startTimeUnixNano
@@ -301,8 +307,8 @@ def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
                         {"name": _get(e.name), "attrs": _otlp_attrs(e.attributes)}
                         for e in s.events or ()
                     ],
-                    failed=status.get("code") in STATUS_ERROR,
-                    status_message=status.get("message") or None,
+                    failed=_as_orjson(status.get("code")) in STATUS_ERROR,
+                    status_message=_as_orjson(status.get("message")) or None,
                 )
 
 
