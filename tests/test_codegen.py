@@ -10,6 +10,7 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -34,6 +35,19 @@ from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.syntax.parser import parse
 from tests.fuzzing import examples
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _every_run_generated() -> Iterator[None]:
+    """Every run through the generated pass, however small (`passes` indexes a small run
+    by the reference until its needs recur, tests/test_pass_tiers.py): these tests compare
+    the two, so neither may stand in for the other."""
+    with (
+        mock.patch.object(passes, "GENERATE_FROM", 0),
+        mock.patch.object(passes, "GENERATE_FROM_EVENTS", 0),
+    ):
+        yield
+
 
 TOOLS = ["search", "fetch", "get_weather"]
 #: Ids that calls share (as event id or callId) and results name: linking's odd cases.

@@ -50,6 +50,38 @@ def _size(path: str) -> int:
         return TYPED_FROM  # the typed path reports the error as the reference would
 
 
+#: Below this size (a streamed recording) or this many events (a list), a case is indexed
+#: by the reference pass until its needs have a generated pass or have met
+#: `GENERATE_AFTER` such runs: making a pass (its source, `compile`, and the generator's
+#: import the first time: ~1-4 ms) costs more than it saves on a few hundred events (over
+#: `speed.py`'s mixes the two cost the same at ~2,000 events, the pass made), while a
+#: suite whose cases repeat their assertions makes it once for all of them.
+GENERATE_FROM = 128 << 10
+GENERATE_FROM_EVENTS = 500
+GENERATE_AFTER = 8
+_SMALL_RUNS: dict[tuple[Any, ...], int] = {}  # small runs indexed, by the needs' key
+_MAX_SMALL_RUNS = 4096
+
+
+def _generates(needs: Needs) -> bool:
+    """Whether a small run of `needs` goes through the generated pass (see above)."""
+    if needs.passes:
+        return True
+    key = needs.key()
+    if (False, False, key) in _SHARED:  # (the key of a small run's pass: see `pass_for`)
+        return True
+    seen = _SMALL_RUNS.get(key, 0) + 1
+    keep(_SMALL_RUNS, key, seen, _MAX_SMALL_RUNS)
+    return seen >= GENERATE_AFTER
+
+
+def purge() -> None:
+    """Forget the passes made and the small runs counted (as `re.purge` does its cache):
+    the next run of any needs starts as the first one did."""
+    _SHARED.clear()
+    _SMALL_RUNS.clear()
+
+
 def reference_only() -> bool:
     """Whether `EVALDSL_REFERENCE` asks for the reference pass."""
     return os.environ.get("EVALDSL_REFERENCE", "") not in ("", "0")
@@ -97,7 +129,7 @@ def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
         shared = (raw, by_kind, needs.key())
         made = _SHARED.get(shared)
         if made is None:
-            # the generator is loaded by the first run, not at start (`check` never runs one)
+            # the generator is loaded by the first run that needs it, not at start
             from evaldsl.runs.codegen import generate
 
             generated = generate(
@@ -112,12 +144,16 @@ def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
 
 
 def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
-    """`index.index_events`, through the generated pass where it can go."""
+    """`index.index_events`, through the generated pass where it can go (a small run,
+    until its needs are met often enough, through the reference: `GENERATE_FROM`)."""
     if reference_only():
         return index_events(events, needs)
     if isinstance(events, EventStream):
+        size = _size(events.path)
+        if size < GENERATE_FROM and not _generates(needs):
+            return index_events(events, needs)
         try:
-            if _size(events.path) < TYPED_FROM:  # small: decoded whole, msgspec not loaded
+            if size < TYPED_FROM:  # small: decoded whole, msgspec not loaded
                 with events.fast() as lines:
                     return pass_for(needs, raw=False).run(lines, events.__iter__, False)
             try:
@@ -131,6 +167,8 @@ def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFa
         except (Undecodable, orjson.JSONDecodeError, TypeError, AttributeError):
             return index_events(events, needs)  # the careful reader: names the bad line
     if isinstance(events, list):
+        if len(events) < GENERATE_FROM_EVENTS and not _generates(needs):
+            return index_events(events, needs)
         try:
             return pass_for(needs, raw=False).run(events, None, True)
         except (TypeError, AttributeError):

@@ -1,0 +1,102 @@
+"""Which pass indexes a run (`runs/passes.py`): a small run through the reference pass
+until its needs have a generated pass or have met `GENERATE_AFTER` small runs; a run of
+`GENERATE_FROM_EVENTS` events (a list) or `GENERATE_FROM` bytes (a streamed recording)
+or more through the generated pass at once. Both give the same facts
+(tests/test_codegen.py compares them on random programs and traces); what is tested here
+is which one runs, and that the facts are the reference's either way."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+
+import evaldsl
+from evaldsl.runs import passes
+from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.index import index_run as reference_index_run
+from evaldsl.runs.model import Run
+
+STATEMENTS = 'tool search called 2 times\ntool search args $.q == "x"\nanswer contains "ok"'
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    """No pass made and no small run counted before the test, nor after it."""
+    passes.purge()
+    yield
+    passes.purge()
+
+
+def events(n: int) -> list[dict[str, Any]]:
+    """`n` events: calls of `search` and, last, an answer."""
+    made: list[dict[str, Any]] = [
+        {"type": "tool.call", "name": "search", "arguments": {"q": "x" if i % 2 else "y"}}
+        for i in range(n - 1)
+    ]
+    return [*made, {"type": "llm.response", "output": "ok"}]
+
+
+def indexed(run: Run, needs: Any) -> tuple[Any, int]:
+    """The facts of `run` and how many generated passes were asked for."""
+    with mock.patch.object(passes, "pass_for", wraps=passes.pass_for) as made:
+        facts = passes.index_run(run, needs)
+    return facts, made.call_count
+
+
+def verdicts(case: Any, facts: Any) -> list[str]:
+    from evaldsl.compile.evaluate import evaluate
+
+    return [evaluate(a, facts).status for a in case.assertions]
+
+
+def test_a_small_run_is_indexed_by_the_reference_until_its_needs_recur() -> None:
+    run = Run(events=events(20))
+    case = evaldsl.compile(STATEMENTS).cases[0]
+    reference = reference_index_run(run, case.needs)
+    for n in range(1, passes.GENERATE_AFTER + 2):
+        # each time a case of the same assertions, as a suite's rows or datasets make them
+        again = evaldsl.compile(STATEMENTS).cases[0]
+        facts, made = indexed(run, again.needs)
+        assert verdicts(again, facts) == verdicts(case, reference)
+        assert made == (0 if n < passes.GENERATE_AFTER else 1), n
+    # a pass made for these needs serves their next small run at once, and other needs
+    # start their own count
+    assert indexed(run, evaldsl.compile(STATEMENTS).cases[0].needs)[1] == 1
+    assert indexed(run, evaldsl.compile("tool fetch called").cases[0].needs)[1] == 0
+
+
+def test_a_large_run_is_indexed_by_the_generated_pass_at_once() -> None:
+    case = evaldsl.compile(STATEMENTS).cases[0]
+    small, large = passes.GENERATE_FROM_EVENTS - 1, passes.GENERATE_FROM_EVENTS
+    assert indexed(Run(events=events(small)), case.needs)[1] == 0
+    facts, made = indexed(Run(events=events(large)), case.needs)
+    assert made == 1 and verdicts(case, facts) == ["fail", "pass", "pass"]
+    # the pass made serves the next small run of equal needs, the first of its count
+    again = evaldsl.compile(STATEMENTS).cases[0]
+    assert indexed(Run(events=events(small)), again.needs)[1] == 1
+
+
+def test_a_streamed_recording_is_generated_for_from_its_size(tmp_path: Path) -> None:
+    case = evaldsl.compile(STATEMENTS).cases[0]
+    line = (json.dumps(events(2)[0]) + "\n").encode()
+    sizes = {"small": passes.GENERATE_FROM // len(line) - 1, "large": passes.GENERATE_FROM}
+    for name, count in sizes.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(line * (count // len(line) + 1 if name == "large" else count))
+        run = Run(events=EventStream(path, header=False), path=str(path), format="events")
+        facts, made = indexed(run, case.needs)
+        assert made == (name == "large"), (name, path.stat().st_size)
+        assert facts.trace.call_counts["search"] == path.stat().st_size // len(line)
+
+
+def test_the_reference_variable_still_rules_out_the_generated_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    case = evaldsl.compile(STATEMENTS).cases[0]
+    assert indexed(Run(events=events(passes.GENERATE_FROM_EVENTS * 2)), case.needs)[1] == 0
