@@ -971,3 +971,21 @@ def json_dumps(value: Any) -> str:
     import json
 
     return json.dumps(value)
+
+
+def test_loading_a_cassette_opens_it_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`load_run` reads a cassette's first line once: the check that it is a file we may
+    read, detection and the header's check all take that one opening (its header after
+    blank lines and a BOM is checked at its own line, as `read_header` checks it)."""
+    from evaldsl.runs import model
+
+    opened: list[str] = []
+    real = model.open_regular
+    monkeypatch.setattr(model, "open_regular", lambda p: opened.append(str(p)) or real(p))
+    path = write(tmp_path, "c.jsonl", "\ufeff\n\n" + b"\n".join(demo_lines()).decode() + "\n")
+    run = load_run(path)
+    assert run.format == "traceplay" and opened == [str(path)]
+    bad = write(tmp_path, "bad.jsonl", '\n{"cassette":"traceplay","version":2}\n')
+    with pytest.raises(RunError) as info:
+        load_run(bad)
+    assert info.value.line == 2 and "unsupported cassette version 2" in info.value.message

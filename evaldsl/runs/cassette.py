@@ -277,8 +277,10 @@ def check_header(raw: bytes, lineno: int, path: str) -> dict[str, Any]:
 # --- loading -------------------------------------------------------------------------------
 
 
-def load_cassette(path: str | os.PathLike[str]) -> Run:
+def load_cassette(path: str | os.PathLike[str], *, first: tuple[bytes, int] | None = None) -> Run:
     """A traceplay cassette as a `Run`: the header is checked now, the events streamed later.
+    `first`: the file's first line and its number (`first_line`'s), when the caller read
+    it already (the header is checked from it, the file not opened again).
 
     >>> run = load_cassette("tests/fixtures/traceplay/demo/cassette.example.jsonl")
     >>> run.format, sum(1 for _ in run.events or ())
@@ -286,7 +288,10 @@ def load_cassette(path: str | os.PathLike[str]) -> Run:
     """
     p = os.fspath(path)
     stream = EventStream(p)
-    stream._header = read_header(p)
+    if first is not None and first[1]:
+        stream._header = check_header(first[0], first[1], p)
+    else:
+        stream._header = read_header(p)
     return Run(events=stream, path=p, format="traceplay")
 
 

@@ -55,7 +55,6 @@ from evaldsl.runs.model import (
     Reading,
     Run,
     RunError,
-    check_file,
     decode_text,
     describe,
     file_lines,
@@ -106,15 +105,16 @@ def load_run(
     p = os.fspath(path)
     if format is not None:
         return _load_as(p, _canonical_format(format, p), sample)
-    check_file(p)
-    first, lineno = _first_line(p)
+    first, lineno = _first_line(p)  # (opening it is `check_file`'s test: one open, not two)
     if not lineno:
         if p.lower().endswith(LINE_EXTENSIONS):
             raise RunError("empty cassette", path=p, hint=_KINDS_HINT)
         raise RunError("empty file", path=p, hint="a run file holds JSON, JSONL or SSE text")
     head = _try_object(first)
     if head is not None and "cassette" in head:
-        return _with_reading(load_cassette(p), "traceplay", 'line 1 is a "cassette" header')
+        # (its header checked from the line read here, not read again)
+        run = load_cassette(p, first=(first, lineno))
+        return _with_reading(run, "traceplay", 'line 1 is a "cassette" header')
     items, done = _read_items(p, first, head)
     if isinstance(items, Run):
         return items
@@ -498,8 +498,7 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
         from evaldsl.runs.state import load_state
 
         return _with_reading(load_state(path), "state", why)
-    check_file(path)
-    first, lineno = _first_line(path)
+    first, lineno = _first_line(path)  # (opening it is `check_file`'s test)
     if not lineno:
         raise RunError("empty file", path=path, hint=f"a {fmt} trace holds JSON, JSONL or SSE")
     from evaldsl.runs.sse import looks_like_sse, parse_sse
