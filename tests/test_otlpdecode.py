@@ -737,3 +737,30 @@ def test_planned_output_messages_are_the_readers(
         )
         assert whole or planned is not spanplan.UNPLANNED
         assert events(raw) == want
+
+
+def test_spans_of_very_many_keys_are_read_as_the_readers_read_them() -> None:
+    """Plans are not kept for spans of more keys than a kept plan may hold (they would
+    keep every key alive after the file): such spans are planned each time, and read the
+    same, twice over, by `RawAttrs.entries` and by the output plan."""
+    plain: dict[str, Any] = {"openinference.span.kind": "LLM"}
+    for i in range(300):
+        plain[f"llm.input_messages.{i}.message.role"] = "tool" if i % 7 == 0 else "user"
+        plain[f"llm.input_messages.{i}.message.content"] = f"m{i}"
+    plain["llm.input_messages.0.message.tool_call_id"] = "c1"
+    plain["llm.output_messages.0.message.content"] = "done"
+    plain["llm.output_messages.0.message.tool_calls.0.tool_call.function.name"] = "f"
+
+    def events(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+        trace = Trace("otel", "<spans>", "test")
+        trace.call("f", {}, "c1")  # a call waiting: the history is read for its result
+        otel.read_spans([otel.Span("chat", "s", attrs, 1, 2, "1", "2", [], False, None)], trace)
+        return trace.events
+
+    want = events(plain)
+    assert want[-1]["type"] == "tool.call" and want[1]["type"] == "tool.result"
+    for _ in range(2):
+        raw = RawAttrs({k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads)
+        assert events(raw) == want
+        entries = otel.indexed(raw, "llm.input_messages")
+        assert [dict(e.items()) for e in entries] == otel.indexed(plain, "llm.input_messages")

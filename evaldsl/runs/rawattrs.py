@@ -46,6 +46,7 @@ def index_plan(lead: str, keys: Iterable[str]) -> list[list[tuple[str, str]]]:
 #: made per message, without looking at its keys again.
 _PLANS: dict[tuple[str, str], list[list[tuple[str, str]]]] = {}
 _MAX_PLANS = 4096
+_MAX_KEPT_KEYS = 256  # (see `entries`)
 
 
 class RawAttrs(dict[str, Any]):
@@ -98,7 +99,9 @@ class RawAttrs(dict[str, Any]):
         if lead not in keys:  # (one search in C instead of a loop over the keys)
             return []
         plan: list[list[tuple[str, str]]] | None
-        if keys.count("\n") != len(self) - 1:  # a key holds a newline: `keys` is ambiguous
+        # a key holding a newline makes `keys` ambiguous; a span of very many keys would
+        # leave them all held by the table once the file is read: no plan kept for either
+        if len(self) > _MAX_KEPT_KEYS or keys.count("\n") != len(self) - 1:
             plan = index_plan(lead, dict.keys(self))
         else:
             plan = _PLANS.get((lead, keys))

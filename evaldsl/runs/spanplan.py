@@ -49,6 +49,9 @@ UNPLANNED: Final = _Unplanned()
 _Plan = tuple[MessageKeys, ...] | _Unplanned
 _PLANS: dict[tuple[str, ...], _Plan] = {}
 _MAX_PLANS = 4096
+#: A span of more keys has its plan made each time, not kept: the table would otherwise
+#: hold on to every key of up to `_MAX_PLANS` such spans after the file is read.
+_MAX_KEPT_KEYS = 256
 
 
 def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
@@ -57,7 +60,9 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
     keys = tuple(dict.keys(a))
     plan = _PLANS.get(keys)
     if plan is None:
-        plan = keep(_PLANS, keys, _plan(keys), _MAX_PLANS)
+        plan = _plan(keys)
+        if len(keys) <= _MAX_KEPT_KEYS:
+            keep(_PLANS, keys, plan, _MAX_PLANS)
     if isinstance(plan, _Unplanned):
         return plan
     if not plan:
