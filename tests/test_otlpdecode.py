@@ -764,3 +764,27 @@ def test_spans_of_very_many_keys_are_read_as_the_readers_read_them() -> None:
         assert events(raw) == want
         entries = otel.indexed(raw, "llm.input_messages")
         assert [dict(e.items()) for e in entries] == otel.indexed(plain, "llm.input_messages")
+
+
+@pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029"])
+@pytest.mark.parametrize("other", ["", "é", "—"])
+def test_a_line_separator_inside_a_string_is_refused_as_the_full_reader_refuses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, separator: str, other: str
+) -> None:
+    """U+0085, U+2028 and U+2029 split the full reader's lines (`str.splitlines`): the
+    typed reader must give the same error, whatever other non-ASCII text (`é` leads
+    with C3, `—` with E2, as U+2028 does) is on the line."""
+    span = {
+        "name": "chat",
+        "attributes": [
+            {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+            {"key": "gen_ai.output.messages", "value": {"stringValue": f"o{separator}k{other}"}},
+        ],
+    }
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    data = (json.dumps(document, ensure_ascii=False) + "\n").encode() * 2  # JSONL
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(data)
+    assert_typed_is_reference(path, data, True, monkeypatch, lambda why: None)
+    monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+    assert isinstance(outcome(path, "otel"), tuple)  # an error, not a run
