@@ -614,6 +614,28 @@ def jobs_suite(cassettes: int = 120, events: int = 5000) -> Path:
     return suite
 
 
+def small_suite(cases: int = 200, events: int = 60, statements: int = 6) -> Path:
+    """A suite of `cases` cases, each on a small cassette of its own (`events` events) with
+    `statements` statements of bench's generator, distinct from case to case: the shape of
+    most regression suites, where a case's own start (checking, loading, indexing its
+    recording, its report) is the cost (written, with the cassettes, when missing)."""
+    folder = DATA / f"small-{cases}x{events}x{statements}"
+    folder.mkdir(parents=True, exist_ok=True)
+    gen = StatementGen(random.Random(SEED + 11))
+    body: list[str] = []
+    for i in range(cases):
+        path = folder / f"c{i:03d}.jsonl"
+        if not path.exists():
+            write_cassette(path, events, SEED + i)
+        lines = "\n".join(gen.statement() for _ in range(statements))
+        body.append(f'case "c{i:03d}"\ncassette "c{i:03d}.jsonl"\n{lines}')
+    suite = folder / "small.eval"
+    text = "\n".join(body) + "\n"
+    if not suite.exists() or suite.read_text(encoding="utf-8") != text:
+        suite.write_text(text, encoding="utf-8")
+    return suite
+
+
 def ensure_data(events: int, statements: int) -> tuple[Path, Path, dict[str, Any]]:
     """The cached cassette and `.eval` file, regenerated when missing or stale."""
     DATA.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,9 @@ Run:  .venv/bin/python benchmarks/start_ab.py OTHER_TREE [--rounds R]
 Times, as whole processes, what a start costs: `evaldsl check` of the weather example,
 `evaldsl run --dry-run` of `speed.py`'s 120-case suite (start, imports, loading and
 checking the suite: a serial run's part before its first case), and what a `-j` parent
-does before it forks (start, `run`'s imports, reading and expanding that suite). Each
+does before it forks (start, `run`'s imports, reading and expanding that suite), and
+`evaldsl run` of a suite of 200 cases on small cassettes of their own (`bench.small_suite`:
+60 events and six distinct statements a case, where each case's own start is the cost). Each
 command runs with each tree first on `PYTHONPATH`, from a folder outside both (`python -m`
 would put the current folder first), the trees alternating in every round so that both
 meet the same load, after one untimed run of each (bytecode, and any cache evaldsl keeps,
@@ -47,6 +49,10 @@ def main() -> None:
         "check weather.eval": [evaldsl, "check", str(ROOT / "examples/weather/weather.eval")],
         "run --dry-run, 120 cases": [evaldsl, "run", "-q", "--no-history", "--dry-run", suite],
         "-j parent before forking": [sys.executable, "-c", bench.BEFORE_FORK, suite],
+        "run, 200 small cassettes": [
+            *(evaldsl, "run", "-q", "--no-history", "--judge", "off"),
+            str(bench.small_suite()),
+        ],
     }
     base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     envs = {name: {**base, "PYTHONPATH": str(tree)} for name, tree in trees.items()}
