@@ -52,12 +52,12 @@ def _size(path: str) -> int:
 
 #: Below this size (a streamed recording) or this many events (a list), a case is indexed
 #: by the reference pass until its needs have a generated pass or have met
-#: `GENERATE_AFTER` such runs: making a pass (its source, `compile`, and the generator's
-#: import the first time: ~1-4 ms) costs more than it saves on a few hundred events (over
-#: `speed.py`'s mixes the two cost the same at ~2,000 events, the pass made), while a
-#: suite whose cases repeat their assertions makes it once for all of them.
-GENERATE_FROM = 128 << 10
-GENERATE_FROM_EVENTS = 500
+#: `GENERATE_AFTER` such runs: making a pass (its source and `compile`: ~3 ms for six
+#: mixed statements, and the generator's import the first time) costs more than it saves
+#: on a few thousand events (the generated pass saves ~0.1-0.7 µs an event, by the needs),
+#: while a suite whose cases repeat their assertions makes it once for all of them.
+GENERATE_FROM = 512 << 10
+GENERATE_FROM_EVENTS = 2000
 GENERATE_AFTER = 8
 _SMALL_RUNS: dict[tuple[Any, ...], int] = {}  # small runs indexed, by the needs' key
 _MAX_SMALL_RUNS = 4096
