@@ -16,6 +16,7 @@ from unittest import mock
 import pytest
 
 import evaldsl
+from evaldsl.compile.evaluate import evaluate
 from evaldsl.runs import passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.index import index_run as reference_index_run
@@ -49,8 +50,6 @@ def indexed(run: Run, needs: Any) -> tuple[Any, int]:
 
 
 def verdicts(case: Any, facts: Any) -> list[str]:
-    from evaldsl.compile.evaluate import evaluate
-
     return [evaluate(a, facts).status for a in case.assertions]
 
 
@@ -84,14 +83,15 @@ def test_a_large_run_is_indexed_by_the_generated_pass_at_once() -> None:
 def test_a_streamed_recording_is_generated_for_from_its_size(tmp_path: Path) -> None:
     case = evaldsl.compile(STATEMENTS).cases[0]
     line = (json.dumps(events(2)[0]) + "\n").encode()
-    sizes = {"small": passes.GENERATE_FROM // len(line) - 1, "large": passes.GENERATE_FROM}
-    for name, count in sizes.items():
+    fit = passes.GENERATE_FROM // len(line)  # lines of a file just under the bound
+    for name, lines in {"small": fit, "large": fit + 1}.items():
         path = tmp_path / f"{name}.jsonl"
-        path.write_bytes(line * (count // len(line) + 1 if name == "large" else count))
+        path.write_bytes(line * lines)
+        assert (path.stat().st_size < passes.GENERATE_FROM) == (name == "small")
         run = Run(events=EventStream(path, header=False), path=str(path), format="events")
         facts, made = indexed(run, case.needs)
         assert made == (name == "large"), (name, path.stat().st_size)
-        assert facts.trace.call_counts["search"] == path.stat().st_size // len(line)
+        assert facts.trace.call_counts["search"] == lines
 
 
 def test_the_reference_variable_still_rules_out_the_generated_pass(
