@@ -803,6 +803,8 @@ def test_inspect_code_prints_each_cases_pass() -> None:
     assert cases == 5  # `each` makes two of one
     assert done.stdout.count("def index_pass(events, again, is_list):") == cases
     assert "# T1: tool 'get_weather'" in done.stdout  # what each name holds, beside
+    # and when it runs: a small run goes through the reference pass (runs/passes.py)
+    assert done.stdout.count("a smaller run is indexed by the reference pass") == cases
     source = done.stdout.split("def index_pass", 1)[1]
     assert "get_weather" not in "\n".join(
         line for line in source.splitlines() if not line.startswith("#")

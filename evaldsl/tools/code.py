@@ -5,7 +5,9 @@ its run is indexed by (`runs/codegen.py`) with what each name in it holds; the e
 is 1 when the suite has errors (a case with errors has no pass), 2 when it does not exist.
 The pass printed is the one `evaldsl run` uses: with timestamps and prices (the case's
 metrics), and for a streamed recording (`.jsonl`) the variant over the typed decoder's
-structs of each event kind (`runs/decode.py`), with the fields it reads of each.
+structs of each event kind (`runs/decode.py`), with the fields it reads of each. A small
+run is indexed by the reference pass (`runs/index.py`) until its assertions recur
+(`runs/passes.py`, `GENERATE_FROM`): each case's first line says so.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ import attrs
 
 from evaldsl.runs.decode import KINDS
 from evaldsl.runs.events import LINE_EXTENSIONS
-from evaldsl.runs.passes import pass_for, read_fields
+from evaldsl.runs.passes import (
+    GENERATE_AFTER,
+    GENERATE_FROM,
+    GENERATE_FROM_EVENTS,
+    pass_for,
+    read_fields,
+)
 from evaldsl.suites.build import load_suite
 
 
@@ -33,6 +41,13 @@ def code_command(path: str, out: TextIO) -> int:
         if case.error is not None:
             print(f"# {case.error}\n", file=out)
             continue
+        print(
+            f"# (this pass indexes a run of {GENERATE_FROM_EVENTS:,} events or "
+            f"{GENERATE_FROM >> 10} KiB or more, and any run once these assertions have run "
+            f"{GENERATE_AFTER} times; a smaller run is indexed by the reference pass, "
+            "evaldsl/runs/index.py)",
+            file=out,
+        )
         spec = case.source
         streamed = spec is not None and (spec.path or "").lower().endswith(LINE_EXTENSIONS)
         needs = attrs.evolve(case.needs, times=True, cost=True)  # as `evaldsl run` reads
