@@ -599,19 +599,9 @@ BEFORE_FORK = (
 def jobs_suite(cassettes: int = 120, events: int = 5000) -> Path:
     """The -j benchmarks' suite: `cassettes` cases of MIXED_20, each on a cassette of its
     own of `events` events (written, with the cassettes, when missing)."""
-    folder = DATA / f"jobs-{cassettes}x{events}"
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(cassettes):
-        path = folder / f"c{i:03d}.jsonl"
-        if not path.exists():
-            write_cassette(path, events, SEED + i)
-    suite = folder / "jobs.eval"
-    body = "\n".join(
-        f'case "c{i:03d}"\ncassette "c{i:03d}.jsonl"\n' + MIXED_20 for i in range(cassettes)
+    return _cassette_suite(
+        f"jobs-{cassettes}x{events}", "jobs.eval", cassettes, events, lambda: MIXED_20
     )
-    if not suite.exists() or suite.read_text(encoding="utf-8") != body + "\n":
-        suite.write_text(body + "\n", encoding="utf-8")
-    return suite
 
 
 def small_suite(cases: int = 200, events: int = 60, statements: int = 6) -> Path:
@@ -619,17 +609,31 @@ def small_suite(cases: int = 200, events: int = 60, statements: int = 6) -> Path
     `statements` statements of bench's generator, distinct from case to case: the shape of
     most regression suites, where a case's own start (checking, loading, indexing its
     recording, its report) is the cost (written, with the cassettes, when missing)."""
-    folder = DATA / f"small-{cases}x{events}x{statements}"
-    folder.mkdir(parents=True, exist_ok=True)
     gen = StatementGen(random.Random(SEED + 11))
+    return _cassette_suite(
+        f"small-{cases}x{events}x{statements}",
+        "small.eval",
+        cases,
+        events,
+        lambda: "\n".join(gen.statement() for _ in range(statements)),
+    )
+
+
+def _cassette_suite(
+    name: str, file: str, cases: int, events: int, statements: Callable[[], str]
+) -> Path:
+    """The suite `file` in `DATA/name`: `cases` cases, each on a cassette of its own of
+    `events` events, with the statements `statements()` gives (called once a case, in
+    order); the cassettes are written when missing, the suite when it differs."""
+    folder = DATA / name
+    folder.mkdir(parents=True, exist_ok=True)
     body: list[str] = []
     for i in range(cases):
         path = folder / f"c{i:03d}.jsonl"
         if not path.exists():
             write_cassette(path, events, SEED + i)
-        lines = "\n".join(gen.statement() for _ in range(statements))
-        body.append(f'case "c{i:03d}"\ncassette "c{i:03d}.jsonl"\n{lines}')
-    suite = folder / "small.eval"
+        body.append(f'case "c{i:03d}"\ncassette "c{i:03d}.jsonl"\n' + statements())
+    suite = folder / file
     text = "\n".join(body) + "\n"
     if not suite.exists() or suite.read_text(encoding="utf-8") != text:
         suite.write_text(text, encoding="utf-8")

@@ -25,8 +25,9 @@ while the report keeps source order:
     judge.prefetch(recorder.requests)                     # concurrent, bounded
     evaldsl.compile(text, judge=judge).check(run)         # every judge call is a hit
 
-The parts: `protocol` (what the rest of evaldsl calls), `config` (settings), `cache` (keys
-and files), `reply` (parsing replies, outcomes), `secrets` (the key in every form a reply
-can echo it in), `client` (the endpoint, bounded replies, retries, redaction), `plan`
-(recording, counting and prefetching a run's questions).
+The parts: `protocol` (what the rest of evaldsl calls), `modes` (the modes' names, which
+the command line and the pytest plugin declare their options from), `config` (settings),
+`cache` (keys and files), `reply` (parsing replies, outcomes), `secrets` (the key in every
+form a reply can echo it in), `client` (the endpoint, bounded replies, retries,
+redaction), `plan` (recording, counting and prefetching a run's questions).
 """

@@ -11,12 +11,11 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
-JudgeMode = Literal["live", "frozen", "off"]
-MODES: tuple[JudgeMode, ...] = ("live", "frozen", "off")
+from evaldsl.judge.modes import MODES, JudgeMode
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"

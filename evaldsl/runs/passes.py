@@ -68,7 +68,7 @@ def _generates(needs: Needs) -> bool:
     if needs.passes:
         return True
     key = needs.key()
-    if (False, False, key) in _SHARED:  # (the key of a small run's pass: see `pass_for`)
+    if _shared_key(False, False, key) in _SHARED:  # (a small run's pass: `pass_for`'s)
         return True
     seen = _SMALL_RUNS.get(key, 0) + 1
     keep(_SMALL_RUNS, key, seen, _MAX_SMALL_RUNS)
@@ -120,13 +120,18 @@ _SHARED: dict[tuple[Any, ...], IndexPass] = {}
 _MAX_SHARED = 256
 
 
+def _shared_key(raw: bool, by_kind: bool, needs_key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The key of a pass in `_SHARED`: its variant and its needs' key."""
+    return (raw, by_kind, needs_key)
+
+
 def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
     """The generated pass for `needs`, made once for needs of equal keys and kept on them
     (`raw`: for the typed decoder's dicts; `by_kind`: for its structs of each kind)."""
     key = (raw, by_kind, needs.times, needs.cost, needs.tokens, needs.tool_sequence)
     made = needs.passes.get(key)
     if made is None:
-        shared = (raw, by_kind, needs.key())
+        shared = _shared_key(raw, by_kind, needs.key())
         made = _SHARED.get(shared)
         if made is None:
             # the generator is loaded by the first run that needs it, not at start

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from evaldsl.judge.modes import MODES
 from evaldsl.terminal import terminal_columns
 
 
@@ -259,8 +260,7 @@ def _vocabulary_summary() -> str:
 def _judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--judge",
-        # judge.config.MODES, not imported: it loads attrs, which `--version` never does
-        choices=["live", "frozen", "off"],
+        choices=list(MODES),
         default=None,
         help="LLM judge: live (default; calls the endpoint on a cache miss), frozen "
         "(a cache miss is an error: for CI), off (skip judge assertions)",

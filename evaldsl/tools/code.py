@@ -29,6 +29,14 @@ from evaldsl.runs.passes import (
 )
 from evaldsl.suites.build import load_suite
 
+#: When the printed pass runs (`passes.index_events_fast`), said under each case's name.
+_WHEN = (
+    f"# (this pass indexes a run of {GENERATE_FROM_EVENTS:,} events or "
+    f"{GENERATE_FROM >> 10} KiB or more, and any run once these assertions have run "
+    f"{GENERATE_AFTER} times; a smaller run is indexed by the reference pass, "
+    "evaldsl/runs/index.py)"
+)
+
 
 def code_command(path: str, out: TextIO) -> int:
     """Print each case's generated pass."""
@@ -41,13 +49,7 @@ def code_command(path: str, out: TextIO) -> int:
         if case.error is not None:
             print(f"# {case.error}\n", file=out)
             continue
-        print(
-            f"# (this pass indexes a run of {GENERATE_FROM_EVENTS:,} events or "
-            f"{GENERATE_FROM >> 10} KiB or more, and any run once these assertions have run "
-            f"{GENERATE_AFTER} times; a smaller run is indexed by the reference pass, "
-            "evaldsl/runs/index.py)",
-            file=out,
-        )
+        print(_WHEN, file=out)
         spec = case.source
         streamed = spec is not None and (spec.path or "").lower().endswith(LINE_EXTENSIONS)
         needs = attrs.evolve(case.needs, times=True, cost=True)  # as `evaldsl run` reads

@@ -22,6 +22,8 @@ import os
 
 import pytest
 
+from evaldsl.judge.modes import MODES
+
 #: The name pytest knows the plugin by (the entry point's name, what `-p` takes).
 PLUGIN_NAME = "evaldsl"
 
@@ -37,7 +39,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("evaldsl", "evaldsl suites (on with -p evaldsl or the ini)")
     group.addoption(
         "--evaldsl-judge",
-        choices=["live", "frozen", "off"],
+        choices=list(MODES),
         default=None,
         help="the LLM judge, as `evaldsl run --judge`: live (the default), frozen "
         "(only cached verdicts; for CI) or off",
