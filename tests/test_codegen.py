@@ -223,7 +223,9 @@ json_value = st.recursive(
 arguments = st.one_of(st.dictionaries(st.sampled_from(KEYS), json_value, max_size=4), json_value)
 
 
-usage_counts = st.integers(0, 50).map(lambda n: {"promptTokens": n, "completionTokens": 2})
+usage_counts = st.one_of(st.integers(0, 50), st.just(2**40)).map(
+    lambda n: {"promptTokens": n, "completionTokens": 2}
+)
 # counts the inline common case must not take: fractions are kept, a negative count or one
 # that is text is the run's error, other spellings are read as the reference reads them
 odd_usages = st.sampled_from(
@@ -233,8 +235,14 @@ odd_usages = st.sampled_from(
         {"promptTokens": 2.5, "completionTokens": 1},
         {"promptTokens": "9", "completionTokens": 1},
         {"promptTokens": True, "completionTokens": 1},
+        {"promptTokens": 1, "completionTokens": False},
+        {"promptTokens": 1, "completionTokens": 0.5},
         {"prompt_tokens": 4, "completion_tokens": 1},
         {"completionTokens": 3},
+        {"promptTokens": 3},
+        {"promptTokens": None, "completionTokens": 2},
+        {"promptTokens": 7.0, "completionTokens": 2},
+        [3, 4],
     ]
 )
 
@@ -298,6 +306,8 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
                 ev["usage"] = draw(st.one_of(usage_counts, odd_usages))
             if not draw(st.integers(0, 5)):
                 ev["tokensIn"] = draw(st.sampled_from([5, 0, 2.5, -1]))  # verydia's, it wins
+            if not draw(st.integers(0, 7)):
+                ev["tokensOut"] = draw(st.sampled_from([6, 1.5]))  # (either one wins alone)
         events.append(ev)
     return events
 

@@ -638,19 +638,28 @@ class _Generator:
             out.dedent()
             self.other_branches()
             return
+        usage_call = self.usage_call()
         out(
             f"usage = {self.get('usage', _RESPONSE)}",
             "# the common case inline; anything else (verydia's tokensIn, which wins, a",
-            "# negative count) through usage_tokens, which raises BadUsage where it must",
-            "if not (",
-            "    type(usage) is dict",
-            '    and type(used_in := usage.get("promptTokens")) is int',
-            '    and type(used_out := usage.get("completionTokens")) is int',
-            "    and used_in | used_out >= 0  # (neither negative)",
-            f"    and {self.absent('tokensIn', _RESPONSE)}",
-            f"    and {self.absent('tokensOut', _RESPONSE)}",
-            "):",
-            "    used_in, used_out = " + self.usage_call(),
+            "# missing or negative count) through the reference's reading, which raises",
+            "# BadUsage where it must. Subscripts in a try, not .get(), and the signs by",
+            "# two comparisons, not an int made by `|`: a tenth less of this block's work",
+            f"if type(usage) is dict and {self.absent('tokensIn', _RESPONSE)} and "
+            f"{self.absent('tokensOut', _RESPONSE)}:",
+            "    try:",
+            '        used_in = usage["promptTokens"]',
+            '        used_out = usage["completionTokens"]',
+            "    except KeyError:",
+            "        used_in, used_out = " + usage_call,
+            "    else:",
+            "        if not (",
+            "            type(used_in) is int and type(used_out) is int",
+            "            and used_in >= 0 <= used_out",
+            "        ):",
+            "            used_in, used_out = " + usage_call,
+            "else:",
+            "    used_in, used_out = " + usage_call,
             "tokens_in += used_in",
             "tokens_out += used_out",
         )
