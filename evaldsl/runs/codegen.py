@@ -40,6 +40,7 @@ import orjson
 
 from evaldsl.language.values import MISSING, is_number, json_equal
 from evaldsl.language.values import js_text as value_text
+from evaldsl.runs.decode import usage_as_dict
 from evaldsl.runs.events import (
     ERROR_TYPES,
     LLM_REQUEST,
@@ -172,7 +173,7 @@ def _raw_usage(event: dict[str, Any], raw_type: type) -> tuple[float, float]:
 def _struct_usage(event: Any, raw_type: type) -> tuple[float, float]:
     """`_raw_usage` of a response decoded as a struct (`by_kind`): the fields
     `usage_tokens` reads, as the dict the typed decoder would have given."""
-    as_dict = {"type": event.type, "usage": event.usage, "output": event.output}
+    as_dict = {"type": event.type, "usage": usage_as_dict(event.usage), "output": event.output}
     for key in ("tokensIn", "tokensOut"):
         if getattr(event, key) is not MISSING:
             as_dict[key] = getattr(event, key)
@@ -639,30 +640,25 @@ class _Generator:
             self.other_branches()
             return
         usage_call = self.usage_call()
-        out(
-            f"usage = {self.get('usage', _RESPONSE)}",
-            "# the common case inline; anything else (verydia's tokensIn, which wins, a",
-            "# missing or negative count) through the reference's reading, which raises",
-            "# BadUsage where it must. Subscripts in a try, not .get(), and the signs by",
-            "# two comparisons, not an int made by `|`: a tenth less of this block's work",
-            f"if type(usage) is dict and {self.absent('tokensIn', _RESPONSE)} and "
-            f"{self.absent('tokensOut', _RESPONSE)}:",
-            "    try:",
-            '        used_in = usage["promptTokens"]',
-            '        used_out = usage["completionTokens"]',
-            "    except KeyError:",
-            "        used_in, used_out = " + usage_call,
-            "    else:",
-            "        if not (",
-            "            type(used_in) is int and type(used_out) is int",
-            "            and used_in >= 0 <= used_out",
-            "        ):",
-            "            used_in, used_out = " + usage_call,
-            "else:",
-            "    used_in, used_out = " + usage_call,
-            "tokens_in += used_in",
-            "tokens_out += used_out",
-        )
+        if self.by_kind:  # (the usage is a `decode.usage_struct`, or None)
+            out(
+                f"usage = {self.get('usage', _RESPONSE)}",
+                "# the common case inline (two counts that are ints, neither negative, no",
+                "# verydia tokensIn or tokensOut, which win); anything else through the",
+                "# reference's reading, which raises BadUsage where it must",
+                "if not (",
+                "    usage is not None",
+                "    and type(used_in := usage.promptTokens) is int",
+                "    and type(used_out := usage.completionTokens) is int",
+                "    and used_in >= 0 <= used_out",
+                f"    and {self.absent('tokensIn', _RESPONSE)}",
+                f"    and {self.absent('tokensOut', _RESPONSE)}",
+                "):",
+                "    used_in, used_out = " + usage_call,
+            )
+        else:
+            self.dict_usage(usage_call)
+        out("tokens_in += used_in", "tokens_out += used_out")
         if needs.cost:
             out(
                 "if used_in or used_out:",
@@ -691,6 +687,32 @@ class _Generator:
             )
         out.dedent()
         self.other_branches()
+
+    def dict_usage(self, usage_call: str) -> None:
+        """A response's counts from its `usage` dict (read as `usage_call` when the
+        common case is not there)."""
+        self.out(
+            f"usage = {self.get('usage', _RESPONSE)}",
+            "# the common case inline; anything else (verydia's tokensIn, which wins, a",
+            "# missing or negative count) through the reference's reading, which raises",
+            "# BadUsage where it must. Subscripts in a try, not .get(), and the signs by",
+            "# two comparisons, not an int made by `|`: a tenth less of this block's work",
+            f"if type(usage) is dict and {self.absent('tokensIn', _RESPONSE)} and "
+            f"{self.absent('tokensOut', _RESPONSE)}:",
+            "    try:",
+            '        used_in = usage["promptTokens"]',
+            '        used_out = usage["completionTokens"]',
+            "    except KeyError:",
+            "        used_in, used_out = " + usage_call,
+            "    else:",
+            "        if not (",
+            "            type(used_in) is int and type(used_out) is int",
+            "            and used_in >= 0 <= used_out",
+            "        ):",
+            "            used_in, used_out = " + usage_call,
+            "else:",
+            "    used_in, used_out = " + usage_call,
+        )
 
     def usage_call(self) -> str:
         if self.by_kind:

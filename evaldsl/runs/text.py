@@ -99,7 +99,8 @@ def _text_parts(parts: list[Any]) -> str:
 
 # --- usage ----------------------------------------------------------------------------------
 
-_USAGE_FIELDS = (
+#: The spellings of a usage object's two counts, in the order `usage_pair` tries them.
+USAGE_FIELDS = (
     ("promptTokens", "completionTokens"),  # traceplay's normalised event-level usage
     ("prompt_tokens", "completion_tokens"),  # OpenAI
     ("input_tokens", "output_tokens"),  # Anthropic
@@ -180,7 +181,7 @@ def usage_pair(usage: Any) -> tuple[float, float] | None:
     """
     if not isinstance(usage, dict):
         return None
-    for prompt, completion in _USAGE_FIELDS:
+    for prompt, completion in USAGE_FIELDS:
         if prompt in usage or completion in usage:
             return token_count(usage.get(prompt), prompt), token_count(
                 usage.get(completion), completion
