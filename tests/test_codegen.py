@@ -840,6 +840,9 @@ def test_inspect_code_prints_each_cases_pass() -> None:
     assert "# T1: tool 'get_weather'" in done.stdout  # what each name holds, beside
     # and when it runs: a small run goes through the reference pass (runs/passes.py)
     assert done.stdout.count("a smaller run is indexed by the reference pass") == cases
+    # what is decoded of each kind, a response's usage as its counts (decode.usage_struct)
+    assert "# tool.call events decoded with: arguments, callId, id, name\n" in done.stdout
+    assert "usage (its token counts only)\n" in done.stdout
     source = done.stdout.split("def index_pass", 1)[1]
     assert "get_weather" not in "\n".join(
         line for line in source.splitlines() if not line.startswith("#")

@@ -38,6 +38,10 @@ _WHEN = (
 )
 
 
+#: How a response's `usage` is decoded (`decode.usage_struct`).
+_USAGE = "usage (its token counts only)"
+
+
 def code_command(path: str, out: TextIO) -> int:
     """Print each case's generated pass."""
     if not Path(path).is_file():
@@ -57,9 +61,8 @@ def code_command(path: str, out: TextIO) -> int:
         if streamed:
             for kind, fields in made.reads:
                 if kind in KINDS:
-                    print(
-                        f"# {kind} events decoded with: {', '.join(f for f, _ in fields)}", file=out
-                    )
+                    names = ", ".join(_USAGE if f == "usage" else f for f, _ in fields)
+                    print(f"# {kind} events decoded with: {names}", file=out)
             print(
                 "# (a file with other kinds of events: every event with "
                 + ", ".join(sorted(read_fields(needs)))
