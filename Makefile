@@ -79,6 +79,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/history_bench.py
 	$(BIN)/python benchmarks/speed.py
+	$(BIN)/python benchmarks/waiting_calls.py
 
 bench-score: $(DEV_STAMP)
 	$(BIN)/python benchmarks/score_bench.py

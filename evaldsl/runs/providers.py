@@ -125,7 +125,14 @@ class Trace:
         self.notes: list[str] = []
         self.output: Any = MISSING
         self._calls: dict[str, dict[str, Any]] = {}  # callId → its tool.call event
-        self._unresolved: list[str] = []  # callIds without a result, oldest first
+        # callIds without a result, oldest first (a dict: taken out in O(1), where a
+        # list's remove made a run of many calls that never get one quadratic); the same
+        # by tool name, and by tool name those whose callId starts with `call-`, which
+        # `known_call` finds without looking at any other call
+        self._unresolved: dict[str, None] = {}
+        self._filed: dict[str, str] = {}  # callId → the name it is filed under there
+        self._waiting: dict[str, dict[str, None]] = {}
+        self._waiting_made: dict[str, dict[str, None]] = {}
         self._resolved: set[str] = set()
 
     # --- what was read ---------------------------------------------------------------
@@ -194,7 +201,12 @@ class Trace:
             {"type": "tool.call", "name": name, "arguments": arguments, "callId": cid}, at
         )
         self._calls[cid] = event
-        self._unresolved.append(cid)
+        self._unresolved[cid] = None
+        if isinstance(name, str):
+            self._filed[cid] = name
+            self._waiting.setdefault(name, {})[cid] = None
+            if isinstance(cid, str) and cid.startswith("call-"):
+                self._waiting_made.setdefault(name, {})[cid] = None
         return cid
 
     def known_call(self, call_id: str | None = None, name: str | None = None) -> str | None:
@@ -204,7 +216,10 @@ class Trace:
         """
         if call_id and call_id in self._calls:
             return call_id if call_id not in self._resolved else None
-        if name is not None:
+        if isinstance(name, str):  # the oldest of its name (the first key: insertion order)
+            waiting = (self._waiting_made if call_id else self._waiting).get(name)
+            return next(iter(waiting)) if waiting else None
+        if name is not None:  # (a name that is not text: no call is filed under it)
             for cid in self._unresolved:
                 if self._calls[cid]["name"] == name and (not call_id or cid.startswith("call-")):
                     return cid
@@ -233,7 +248,11 @@ class Trace:
         self._add(event, at)
         self._resolved.add(call_id)
         if call_id in self._unresolved:
-            self._unresolved.remove(call_id)
+            del self._unresolved[call_id]
+            name = self._filed.pop(call_id, None)
+            if name is not None:
+                del self._waiting[name][call_id]
+                self._waiting_made.get(name, {}).pop(call_id, None)
 
     def error(self, message: str, at: str | None = None) -> None:
         """An `agent.error`."""

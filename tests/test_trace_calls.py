@@ -1,0 +1,89 @@
+"""How a `Trace` (`runs/providers.py`) links results to the calls waiting for one.
+
+`Trace.known_call` finds a call with no result yet by its id, or else the oldest of a
+tool's name (only those whose callId starts with `call-` when an id was given). The
+Trace files waiting calls by name so that this costs the same however many calls wait;
+`Reference` below is that rule as a scan of every waiting call in order (the Trace's own
+code before the index), and random runs of calls, lookups and results must give the same
+answers from both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evaldsl.runs.providers import Trace
+from tests.fuzzing import examples
+
+
+class Reference:
+    """The waiting calls as a list scanned in order: the rule `known_call` keeps."""
+
+    def __init__(self) -> None:
+        self.calls: dict[Any, Any] = {}  # callId → the tool's name
+        self.waiting: list[Any] = []
+        self.resolved: set[Any] = set()
+
+    def call(self, name: Any, call_id: Any) -> Any:
+        cid = call_id if call_id else f"call-{len(self.calls) + 1}"
+        while cid in self.calls:
+            cid += "'"
+        self.calls[cid] = name
+        self.waiting.append(cid)
+        return cid
+
+    def known_call(self, call_id: Any, name: Any) -> Any:
+        if call_id and call_id in self.calls:
+            return call_id if call_id not in self.resolved else None
+        if name is not None:
+            for cid in self.waiting:
+                if self.calls[cid] == name and (not call_id or cid.startswith("call-")):
+                    return cid
+        return None
+
+    def result(self, call_id: Any) -> None:
+        self.resolved.add(call_id)
+        if call_id in self.waiting:
+            self.waiting.remove(call_id)
+
+
+NAMES = st.sampled_from(["search", "fetch", "call-1", ""]) | st.sampled_from([None, 5])
+IDS = st.sampled_from([None, "", "a", "b", "call-1", "call-2", "call-3", "call-1'"])
+STEPS = st.lists(
+    st.tuples(st.sampled_from(["call", "known", "result", "result known"]), NAMES, IDS),
+    max_size=40,
+)
+
+
+@settings(max_examples=examples(500), deadline=None)
+@given(STEPS)
+def test_waiting_calls_are_found_as_a_scan_in_order_finds_them(steps: list[Any]) -> None:
+    trace = Trace("otel", "trace.jsonl", "a test")
+    reference = Reference()
+    for step, name, call_id in steps:
+        if step == "call":  # (a name that is not text too: not every reader tests it)
+            assert trace.call(name, {}, call_id) == reference.call(name, call_id)
+        elif step == "known":
+            assert trace.known_call(call_id, name) == reference.known_call(call_id, name)
+        else:  # a result: for an id given, or for the call found by name
+            target = call_id if step == "result" else reference.known_call(call_id, name)
+            if target is not None:
+                trace.result(target, "done")
+                reference.result(target)
+        assert trace.awaits_results() == bool(reference.waiting)
+
+
+def test_a_result_takes_its_call_out_of_every_index() -> None:
+    trace = Trace("otel", "trace.jsonl", "a test")
+    first = trace.call("search", {}, None)  # call-1: found by name with an id given too
+    second = trace.call("search", {}, "x")
+    assert trace.known_call("other", "search") == first
+    trace.result(first, "done")
+    assert trace.known_call("other", "search") is None  # `x` does not start with call-
+    assert trace.known_call(None, "search") == second
+    trace.result(second, "done")
+    assert trace.known_call(None, "search") is None
+    assert not trace.awaits_results()
