@@ -444,6 +444,7 @@ _TIMED = '{"type": "tool.result", "callId": "c1", "output": "x", "at": "2026-01-
         [_CALL, '{"type": 5}\n', _ANSWER],
         [_CALL, '{"type": "tool.call", "name": "search", "callId": ["c1"]}\n', _RESULT],
         [_CALL, _RESULT, '{"type": "llm.response", "tokensIn": -1, "output": "x"}\n'],
+        [_CALL, '{"type": "tool.call", "name": "search", "id": "c1"}\n', _RESULT, _ANSWER],
         # a response's usage: a struct of the counts' spellings, or back to dicts
         [_CALL, _used("[3, 4]"), _ANSWER],
         [_CALL, _used("7"), _ANSWER],
