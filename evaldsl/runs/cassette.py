@@ -288,8 +288,8 @@ def load_cassette(path: str | os.PathLike[str], *, first: tuple[bytes, int] | No
     """
     p = os.fspath(path)
     stream = EventStream(p)
-    if first is not None and first[1]:
-        stream._header = check_header(first[0], first[1], p)
+    if first is not None:
+        stream._header = check_header(*first, p)
     else:
         stream._header = read_header(p)
     return Run(events=stream, path=p, format="traceplay")

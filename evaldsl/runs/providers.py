@@ -125,12 +125,12 @@ class Trace:
         self.notes: list[str] = []
         self.output: Any = MISSING
         self._calls: dict[str, dict[str, Any]] = {}  # callId → its tool.call event
-        # callIds without a result, oldest first (a dict: taken out in O(1), where a
-        # list's remove made a run of many calls that never get one quadratic); the same
-        # by tool name, and by tool name those whose callId starts with `call-`, which
-        # `known_call` finds without looking at any other call
-        self._unresolved: dict[str, None] = {}
-        self._filed: dict[str, str] = {}  # callId → the name it is filed under there
+        # callIds without a result, oldest first, each to the tool name it is filed under
+        # below (None: a name that is not text); a dict: taken out in O(1), where a
+        # list's remove made a run of many calls that never get one quadratic. Then the
+        # same by tool name, and by tool name those whose callId starts with `call-`,
+        # which `known_call` finds without looking at any other call
+        self._unresolved: dict[str, str | None] = {}
         self._waiting: dict[str, dict[str, None]] = {}
         self._waiting_made: dict[str, dict[str, None]] = {}
         self._resolved: set[str] = set()
@@ -201,9 +201,8 @@ class Trace:
             {"type": "tool.call", "name": name, "arguments": arguments, "callId": cid}, at
         )
         self._calls[cid] = event
-        self._unresolved[cid] = None
+        self._unresolved[cid] = name if isinstance(name, str) else None
         if isinstance(name, str):
-            self._filed[cid] = name
             self._waiting.setdefault(name, {})[cid] = None
             if isinstance(cid, str) and cid.startswith("call-"):
                 self._waiting_made.setdefault(name, {})[cid] = None
@@ -248,8 +247,7 @@ class Trace:
         self._add(event, at)
         self._resolved.add(call_id)
         if call_id in self._unresolved:
-            del self._unresolved[call_id]
-            name = self._filed.pop(call_id, None)
+            name = self._unresolved.pop(call_id)
             if name is not None:
                 del self._waiting[name][call_id]
                 self._waiting_made.get(name, {}).pop(call_id, None)

@@ -45,8 +45,11 @@ def index_plan(lead: str, keys: Iterable[str]) -> list[list[tuple[str, str]]]:
 #: conversation length have the same keys): reading a span's messages is then one dict
 #: made per message, without looking at its keys again.
 _PLANS: dict[tuple[str, str], list[list[tuple[str, str]]]] = {}
-_MAX_PLANS = 4096
-_MAX_KEPT_KEYS = 256  # (see `entries`)
+#: The bounds of a table of plans kept per key set (this module's, `spanplan`'s): at most
+#: `MAX_PLANS` plans, and none for a span of more than `MAX_KEPT_KEYS` keys, whose keys the
+#: table would otherwise hold on to after the file is read (its plan is made each time).
+MAX_PLANS = 4096
+MAX_KEPT_KEYS = 256
 
 
 class RawAttrs(dict[str, Any]):
@@ -101,12 +104,12 @@ class RawAttrs(dict[str, Any]):
         plan: list[list[tuple[str, str]]] | None
         # a key holding a newline makes `keys` ambiguous; a span of very many keys would
         # leave them all held by the table once the file is read: no plan kept for either
-        if len(self) > _MAX_KEPT_KEYS or keys.count("\n") != len(self) - 1:
+        if len(self) > MAX_KEPT_KEYS or keys.count("\n") != len(self) - 1:
             plan = index_plan(lead, dict.keys(self))
         else:
             plan = _PLANS.get((lead, keys))
             if plan is None:
-                plan = keep(_PLANS, (lead, keys), index_plan(lead, dict.keys(self)), _MAX_PLANS)
+                plan = keep(_PLANS, (lead, keys), index_plan(lead, dict.keys(self)), MAX_PLANS)
         get = dict.__getitem__
         decode = self._decode
         return [RawAttrs({name: get(self, key) for name, key in entry}, decode) for entry in plan]

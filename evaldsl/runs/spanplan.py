@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from evaldsl.bounded import keep
 from evaldsl.runs.providers import parse_json_text
-from evaldsl.runs.rawattrs import RawAttrs, index_plan
+from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
 
 #: A tool call's keys: its name, its arguments and its id (`None`: the span has none).
 CallKeys = tuple[str | None, str | None, str | None]
@@ -47,11 +47,7 @@ UNPLANNED: Final = _Unplanned()
 
 #: The plans by key set: the messages' keys (none: neither convention has a message).
 _Plan = tuple[MessageKeys, ...] | _Unplanned
-_PLANS: dict[tuple[str, ...], _Plan] = {}
-_MAX_PLANS = 4096
-#: A span of more keys has its plan made each time, not kept: the table would otherwise
-#: hold on to every key of up to `_MAX_PLANS` such spans after the file is read.
-_MAX_KEPT_KEYS = 256
+_PLANS: dict[tuple[str, ...], _Plan] = {}  # (bounded as `rawattrs`' plans are)
 
 
 def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
@@ -61,8 +57,8 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
     plan = _PLANS.get(keys)
     if plan is None:
         plan = _plan(keys)
-        if len(keys) <= _MAX_KEPT_KEYS:
-            keep(_PLANS, keys, plan, _MAX_PLANS)
+        if len(keys) <= MAX_KEPT_KEYS:
+            keep(_PLANS, keys, plan, MAX_PLANS)
     if isinstance(plan, _Unplanned):
         return plan
     if not plan:
