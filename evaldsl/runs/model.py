@@ -24,6 +24,7 @@ from evaldsl.language.limits import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES
 from evaldsl.language.reading import FileProblem, open_regular, read_regular, size_text
 from evaldsl.language.source import Source
 from evaldsl.language.values import MISSING as MISSING  # re-exported: the run model's "no output"
+from evaldsl.runs.heldfiles import HOLD_BYTES, HeldFile, held, keep
 
 RunKind = Literal["trace", "state", "value"]
 RunErrorCode = Literal["E501", "E502"]
@@ -243,9 +244,13 @@ def file_error(problem: FileProblem) -> RunError:
 
 def open_file(path: str) -> BinaryIO:
     """A run file opened for reading in binary: a regular file, else a `RunError` (a FIFO
-    or a device is refused at once, never read or waited on)."""
+    or a device is refused at once, never read or waited on). Within a command that reads
+    its small files once (`heldfiles.reading_once`), their bytes as read the first time."""
+    again = held(path)
+    if again is not None:
+        return again
     try:
-        return open_regular(path)
+        return keep(path, open_regular(path))
     except FileProblem as problem:
         raise file_error(problem) from None
 
@@ -319,6 +324,8 @@ def fast_lines(f: IO[bytes]) -> Iterator[bytes]:
 
 def _small(f: IO[bytes]) -> bool:
     """Whether an open file is no longer than one line may be (then no line is too long)."""
+    if type(f) is HeldFile:  # (it has no descriptor to ask)
+        return HOLD_BYTES <= MAX_LINE_BYTES
     try:
         return os.fstat(f.fileno()).st_size <= MAX_LINE_BYTES
     except (OSError, ValueError):  # not a real file: read it line by bounded line

@@ -22,6 +22,7 @@ import orjson
 
 from evaldsl.runs.cassette import EventStream, first_line
 from evaldsl.runs.events import tool_call_name
+from evaldsl.runs.heldfiles import HeldFile
 from evaldsl.runs.model import RunError, decode_text, open_file
 
 #: How much of a recording `check` reads for tool names.
@@ -78,6 +79,8 @@ class PartialNames(frozenset[str]):
 def _occurs_after(path: str, offset: int, needle: bytes) -> bool:
     try:
         with open_file(path) as f:  # a regular file only: never waits on a FIFO
+            if type(f) is HeldFile:  # (read whole already: no descriptor to map)
+                return f.getvalue().find(needle, offset) >= 0
             if os.fstat(f.fileno()).st_size <= offset:
                 return False
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:

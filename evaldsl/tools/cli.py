@@ -93,10 +93,12 @@ def _command(argv: Sequence[str] | None) -> int:
     with paused_gc(long_lived=True):
         args = parse(argv)
     try:
-        if args.command == "run":
-            return cmd_run(args, sys.stdout)
-        if args.command == "check":
-            return cmd_check(args, sys.stdout)
+        if args.command in ("run", "check"):
+            from evaldsl.runs.heldfiles import reading_once
+
+            # a case's recording is opened up to seven times: its bytes are read once
+            with reading_once():
+                return (cmd_run if args.command == "run" else cmd_check)(args, sys.stdout)
         if args.command == "score":
             from evaldsl.score.command import score_command
 

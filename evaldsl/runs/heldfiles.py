@@ -1,0 +1,98 @@
+"""Small recordings read once a command: a file's bytes kept from its first open.
+
+Takes the run files `model.open_file` opens and, while `reading_once()` is in force (the
+`check` and `run` commands), gives every open after the first of a regular file of at most
+`HOLD_BYTES` a `HeldFile` over the bytes that first open read. A case's recording is
+opened up to seven times in a `run`: at check time to look for Inspect AI samples, to
+detect its format, to read its head's events and its tool names; at run time to detect
+it again, for the pass and for its first event's time. Each open of a small file cost
+~17 µs on the development machine (open, fstat, two fcntl, a buffer, close), a
+`HeldFile` ~1 µs: about a twentieth of a `run` of 200 cases on small cassettes.
+
+- Only inside `reading_once()`. There a file is read as it was at its first open, so the
+  check and the run of one command see the same bytes. A long-lived process (the language
+  server, a program calling the API in a loop) is never inside it: its files may change
+  between two reads, and the stat of a file does not tell reliably when (a file rewritten
+  within the clock's tick with the same size keeps its size, inode and time).
+- Bounded: a file larger than `HOLD_BYTES` is opened every time, as before (a large
+  recording is read once by its pass anyway); at most `HOLD_TOTAL` bytes are kept a
+  command, and past that no new file is (those kept stay, for their runs).
+- A file that cannot be opened is never kept: every open tries it again and gives the
+  same `FileProblem`, which the caller words.
+- Forked `-j` workers start with what the parent kept, and keep their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Iterator
+from typing import BinaryIO
+
+#: The largest file kept (its bytes, read whole at its first open).
+HOLD_BYTES = 64 * 1024
+#: The most bytes kept by one command.
+HOLD_TOTAL = 32 * 1024 * 1024
+
+
+class HeldFile(io.BytesIO):
+    """A run file's bytes, as read at its first open in this command (no descriptor:
+    `fileno()` raises `io.UnsupportedOperation`, an `OSError`)."""
+
+
+class _Held:
+    """The files kept by the command in progress (`kept` None: no command keeps files)."""
+
+    kept: dict[str, bytes] | None = None
+    total = 0
+
+
+_HELD = _Held()
+
+
+@contextlib.contextmanager
+def reading_once() -> Iterator[None]:
+    """Keep the small files opened through `held_open` until the block ends (nested: the
+    outer block's files stay kept)."""
+    if _HELD.kept is not None:
+        yield
+        return
+    _HELD.kept, _HELD.total = {}, 0
+    try:
+        yield
+    finally:
+        _HELD.kept, _HELD.total = None, 0
+
+
+def held(path: str) -> HeldFile | None:
+    """The kept bytes of `path` as a new file at its start, if this command kept them."""
+    kept = _HELD.kept
+    if kept is None:
+        return None
+    data = kept.get(path)
+    return None if data is None else HeldFile(data)
+
+
+def keep(path: str, f: BinaryIO) -> BinaryIO:
+    """`f` (just opened, at its start) as the file to read: a `HeldFile` over its bytes,
+    kept for the next opens, when a command keeps files and it is small enough; else `f`
+    itself, still at its start."""
+    if _HELD.kept is None or _HELD.total >= HOLD_TOTAL:
+        return f
+    try:
+        if os.fstat(f.fileno()).st_size > HOLD_BYTES:
+            return f
+        data = f.read(HOLD_BYTES + 1)
+        if len(data) > HOLD_BYTES:  # it grew since its size was read: read it as a file
+            f.seek(0)
+            return f
+    except OSError:
+        return f  # (its reader meets the error again where it reads, and words it)
+    except BaseException:
+        f.close()
+        raise
+    f.close()
+    _HELD.kept[path] = data
+    _HELD.total += len(data)
+    return HeldFile(data)
