@@ -9,6 +9,8 @@ or `run` must open each small recording once.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -151,6 +153,31 @@ def test_a_file_that_cannot_be_opened_is_tried_again(tmp_path: Path) -> None:
         for _ in range(2):
             with pytest.raises(RunError, match="is a folder"):
                 open_file(str(folder))
+
+
+class _Failing(io.FileIO):
+    """A file whose reads fail, as a disk's input/output error makes them."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        raise OSError(errno.EIO, "Input/output error")
+
+
+def test_a_read_that_fails_is_a_run_error_and_keeps_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evaldsl.runs.model as model
+
+    path = _cassette(tmp_path / "c.jsonl")
+    failing = _Failing(path)
+    monkeypatch.setattr(model, "open_regular", lambda p: failing)
+    with reading_once():
+        with pytest.raises(RunError, match=r"cannot read .*Input/output error"):
+            open_file(str(path))
+        assert failing.closed
+        assert heldfiles.held(str(path)) is None
+        monkeypatch.undo()
+        assert open_file(str(path)).read() == path.read_bytes()
+        assert heldfiles.held(str(path)) is not None  # (read whole now, and kept)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")

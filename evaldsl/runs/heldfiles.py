@@ -77,7 +77,7 @@ def held(path: str) -> HeldFile | None:
 def keep(path: str, f: BinaryIO) -> BinaryIO:
     """`f` (just opened, at its start) as the file to read: a `HeldFile` over its bytes,
     kept for the next opens, when a command keeps files and it is small enough; else `f`
-    itself, still at its start."""
+    itself, still at its start. An `OSError` reading it closes `f` and is raised."""
     if _HELD.kept is None or _HELD.total >= HOLD_TOTAL:
         return f
     try:
@@ -87,8 +87,6 @@ def keep(path: str, f: BinaryIO) -> BinaryIO:
         if len(data) > HOLD_BYTES:  # it grew since its size was read: read it as a file
             f.seek(0)
             return f
-    except OSError:
-        return f  # (its reader meets the error again where it reads, and words it)
     except BaseException:
         f.close()
         raise

@@ -250,9 +250,13 @@ def open_file(path: str) -> BinaryIO:
     if again is not None:
         return again
     try:
-        return keep(path, open_regular(path))
+        f = open_regular(path)
     except FileProblem as problem:
         raise file_error(problem) from None
+    try:
+        return keep(path, f)
+    except OSError as exc:  # (reading it whole failed: worded as its readers word it)
+        raise os_error(path, exc) from None
 
 
 def check_file(path: str) -> None:
