@@ -235,3 +235,51 @@ def test_a_command_opens_each_small_recording_once(
         assert "2 passed, 2 failed" in out
     recordings = sorted(p for p in opened if p.endswith(".jsonl"))
     assert recordings == sorted(str(tmp_path / f"c{i}.jsonl") for i in range(4))
+
+
+def test_a_block_keeps_the_files_of_its_own_thread_only(tmp_path: Path) -> None:
+    import threading
+
+    path = _cassette(tmp_path / "c.jsonl")
+    seen: list[bool] = []
+
+    def other() -> None:  # (outside any block: reads the disk)
+        seen.extend(isinstance(open_file(str(path)), HeldFile) for _ in range(2))
+
+    with reading_once():
+        open_file(str(path)).close()
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+        assert isinstance(open_file(str(path)), HeldFile)
+    assert seen == [False, False]
+
+
+def test_each_check_of_a_suites_text_reads_the_recordings_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evaldsl.runs.model as model
+    from evaldsl.suites.build import check_text
+
+    opened: list[str] = []
+    real = model.open_regular
+
+    def counting(path: Any) -> Any:
+        opened.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(model, "open_regular", counting)
+    lines = []
+    for i in range(3):
+        _cassette(tmp_path / f"c{i}.jsonl", "fetch")
+        lines += [f'case "c{i}"', f'cassette "c{i}.jsonl"', "tool fetc called 3 times"]
+    suite = tmp_path / "suite.eval"
+    text = "\n".join(lines) + "\n"
+    never = 'tool "fetc" never occurs in this cassette'
+    assert [d.message for d in check_text(text, str(suite))] == [never] * 3
+    assert sorted(opened) == sorted(str(tmp_path / f"c{i}.jsonl") for i in range(3))
+    # the language server checks again after each edit: a recording changed since is read
+    for i in range(3):
+        _cassette(tmp_path / f"c{i}.jsonl", "fetc")
+    assert check_text(text, str(suite)) == []
+    assert len(opened) == 6

@@ -1,7 +1,9 @@
 """Small recordings read once a command: a file's bytes kept from its first open.
 
 Takes the run files `model.open_file` opens and, while `reading_once()` is in force (the
-`check` and `run` commands), gives every open after the first of a regular file of at most
+`check` and `run` commands, and one check of a suite's text by `build.check_text`, the
+language server's check after each edit), gives every open after the first of a regular
+file of at most
 `HOLD_BYTES` a `HeldFile` over the bytes that first open read. A case's recording is
 opened up to seven times in a `run`: at check time to look for Inspect AI samples, to
 detect its format, to read its head's events and its tool names; at run time to detect
@@ -9,11 +11,11 @@ it again, for the pass and for its first event's time. Each open of a small file
 ~17 µs on the development machine (open, fstat, two fcntl, a buffer, close), a
 `HeldFile` ~1 µs: about a twentieth of a `run` of 200 cases on small cassettes.
 
-- Only inside `reading_once()`. There a file is read as it was at its first open, so the
-  check and the run of one command see the same bytes. A long-lived process (the language
-  server, a program calling the API in a loop) is never inside it: its files may change
-  between two reads, and the stat of a file does not tell reliably when (a file rewritten
-  within the clock's tick with the same size keeps its size, inode and time).
+- Only inside `reading_once()`, and only in the thread that entered it. There a file is
+  read as it was at its first open, so the check and the run of one command see the same
+  bytes. Between two checks of the language server, or two calls of the API, nothing is
+  kept: a file may change between them, and its stat does not tell reliably when (a file
+  rewritten within the clock's tick with the same size keeps its size, inode and time).
 - Bounded: a file larger than `HOLD_BYTES` is opened every time, as before (a large
   recording is read once by its pass anyway); at most `HOLD_TOTAL` bytes are kept a
   command, and past that no new file is (those kept stay, for their runs).
@@ -27,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import threading
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -41,8 +44,9 @@ class HeldFile(io.BytesIO):
     `fileno()` raises `io.UnsupportedOperation`, an `OSError`)."""
 
 
-class _Held:
-    """The files kept by the command in progress (`kept` None: no command keeps files)."""
+class _Held(threading.local):
+    """The files kept by the command in progress in this thread (`kept` None: none): the
+    language server checks in a thread of its own while its main thread answers."""
 
     kept: dict[str, bytes] | None = None
     total = 0
@@ -53,8 +57,8 @@ _HELD = _Held()
 
 @contextlib.contextmanager
 def reading_once() -> Iterator[None]:
-    """Keep the small files opened through `held_open` until the block ends (nested: the
-    outer block's files stay kept)."""
+    """Keep the small files this thread opens through `model.open_file` until the block
+    ends (nested: the outer block's files stay kept)."""
     if _HELD.kept is not None:
         yield
         return
@@ -78,7 +82,8 @@ def keep(path: str, f: BinaryIO) -> BinaryIO:
     """`f` (just opened, at its start) as the file to read: a `HeldFile` over its bytes,
     kept for the next opens, when a command keeps files and it is small enough; else `f`
     itself, still at its start. An `OSError` reading it closes `f` and is raised."""
-    if _HELD.kept is None or _HELD.total >= HOLD_TOTAL:
+    kept = _HELD.kept
+    if kept is None or _HELD.total >= HOLD_TOTAL:
         return f
     try:
         if os.fstat(f.fileno()).st_size > HOLD_BYTES:
@@ -91,6 +96,6 @@ def keep(path: str, f: BinaryIO) -> BinaryIO:
         f.close()
         raise
     f.close()
-    _HELD.kept[path] = data
+    kept[path] = data
     _HELD.total += len(data)
     return HeldFile(data)

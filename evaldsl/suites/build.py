@@ -34,6 +34,7 @@ from evaldsl.language.diagnostics import Diagnostic, sort_key
 from evaldsl.language.source import Position, Source
 from evaldsl.language.values import MISSING
 from evaldsl.runs.detect import inspect_samples
+from evaldsl.runs.heldfiles import reading_once
 from evaldsl.runs.index import Needs
 from evaldsl.suites.files import draft_from_text, read_draft
 from evaldsl.suites.model import Case, CaseDraft, Snippet, Suite, SuiteDraft
@@ -386,5 +387,7 @@ def assertion_location(a: CompiledAssertion, source: Source) -> tuple[str, int, 
 
 
 def check_text(text: str, path: str) -> list[Diagnostic]:
-    """Every diagnostic `evaldsl check` reports for this text, as if saved at `path`."""
-    return list(check_suite(draft_from_text(text.removeprefix("\ufeff"), path)).diagnostics)
+    """Every diagnostic `evaldsl check` reports for this text, as if saved at `path`
+    (each small recording read once, as `check` reads it: `runs.heldfiles`)."""
+    with reading_once():
+        return list(check_suite(draft_from_text(text.removeprefix("\ufeff"), path)).diagnostics)
