@@ -199,6 +199,22 @@ def test_nested_blocks_keep_the_outer_files(tmp_path: Path) -> None:
     assert not isinstance(open_file(str(path)), HeldFile)
 
 
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths opened from disk (by `model.open_regular`) while the test runs."""
+    import evaldsl.runs.model as model
+
+    paths: list[str] = []
+    real = model.open_regular
+
+    def counting(path: Any) -> Any:
+        paths.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(model, "open_regular", counting)
+    return paths
+
+
 def _suite(tmp_path: Path, cases: int) -> Path:
     lines = []
     for i in range(cases):
@@ -211,21 +227,8 @@ def _suite(tmp_path: Path, cases: int) -> Path:
 
 @pytest.mark.parametrize("command", ["check", "run"])
 def test_a_command_opens_each_small_recording_once(
-    command: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    command: str, tmp_path: Path, opened: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import evaldsl.runs.model as model
-
-    opened: list[str] = []
-    real = model.open_regular
-
-    def counting(path: Any) -> Any:
-        opened.append(os.fspath(path))
-        return real(path)
-
-    monkeypatch.setattr(model, "open_regular", counting)
     suite = _suite(tmp_path, 4)
     extra = ["-q", "--no-history", "--judge", "off"] if command == "run" else []
     code = main([command, *extra, str(suite)])
@@ -256,19 +259,10 @@ def test_a_block_keeps_the_files_of_its_own_thread_only(tmp_path: Path) -> None:
 
 
 def test_each_check_of_a_suites_text_reads_the_recordings_anew(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, opened: list[str]
 ) -> None:
-    import evaldsl.runs.model as model
     from evaldsl.suites.build import check_text
 
-    opened: list[str] = []
-    real = model.open_regular
-
-    def counting(path: Any) -> Any:
-        opened.append(os.fspath(path))
-        return real(path)
-
-    monkeypatch.setattr(model, "open_regular", counting)
     lines = []
     for i in range(3):
         _cassette(tmp_path / f"c{i}.jsonl", "fetch")
