@@ -80,6 +80,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/history_bench.py
 	$(BIN)/python benchmarks/speed.py
 	$(BIN)/python benchmarks/waiting_calls.py
+	$(BIN)/python benchmarks/many_tools.py
 
 bench-score: $(DEV_STAMP)
 	$(BIN)/python benchmarks/score_bench.py

@@ -5,6 +5,7 @@ the generated source holds no value from the suite; bad files still fail closed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
@@ -27,7 +28,7 @@ from evaldsl.language.values import MISSING, json_equal
 from evaldsl.predicates import registry
 from evaldsl.predicates.base import Family
 from evaldsl.runner.core import metrics_of
-from evaldsl.runs import decode, passes
+from evaldsl.runs import codegen, decode, passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.groupgen import INLINE_MAX
 from evaldsl.runs.index import index_events as reference_index_events
@@ -561,6 +562,120 @@ def test_the_source_holds_no_suite_value_and_is_cached_by_shape() -> None:
         assert word not in pa.source
     assert pa.source == pb.source  # one shape, one code object
     assert pa.run.__code__ is pb.run.__code__
+
+
+@contextlib.contextmanager
+def _chain_of(tools: int) -> Iterator[None]:
+    """Passes generated with a chain of at most `tools` name comparisons (the rest found by
+    their slot), none kept from before or for after."""
+    passes.purge()
+    try:
+        with mock.patch.object(codegen, "CHAIN_TOOLS", tools):
+            yield
+    finally:
+        passes.purge()
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs, traces(), st.sampled_from([0, 1, 2]))
+def test_tools_found_by_their_slot_agree(
+    statements: list[str], events: list[Any], chain: int
+) -> None:
+    case = _compiled(statements)
+    with _chain_of(chain):
+        reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference, "\n".join(statements)
+    kept = [e for e in events if _struct_takes(e)]
+    with _chain_of(chain), tempfile.TemporaryDirectory() as folder:
+        reference, generated = _on_stream(_compiled(statements), kept, folder)
+    assert generated == reference, "\n".join(statements)
+
+
+#: Many tools: more than the chain compares, most only counted, some tested.
+MANY_TOOLS = [f"t{i:02d}" for i in range(30)]
+many_tools = st.sampled_from(MANY_TOOLS)
+many_tool_programs = st.lists(
+    st.one_of(
+        st.builds(
+            lambda t, n: f"tool {t} called at least {n} times", many_tools, st.integers(0, 2)
+        ),
+        st.builds(lambda t, n: f"tool {t} called {n} times", many_tools, st.integers(0, 2)),
+        many_tools.map(lambda t: f"no tool {t}"),
+        st.builds(lambda t, x: f'tool {t} args $.q == "{x}"', many_tools, st.sampled_from("ab")),
+        many_tools.map(lambda t: f"every tool {t} args $.q is string"),
+        st.builds(
+            lambda t, x: f'tool {t} result contains "{x}"', many_tools, st.sampled_from("ab")
+        ),
+        many_tools.map(lambda t: f"answer cites tool {t}"),
+        many_tools.map(lambda t: f"tools contains {t}"),
+        st.lists(many_tools, min_size=2, max_size=3).map(
+            lambda ts: f"tools in order [{', '.join(ts)}]"
+        ),
+        st.lists(many_tools, min_size=1, max_size=12).map(
+            lambda ts: f"tools only [{', '.join(ts)}]"
+        ),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@st.composite
+def many_tool_traces(draw: st.DrawFn) -> list[dict[str, Any]]:
+    # names the case names, names it does not, and names that are not text
+    names = st.one_of(
+        many_tools, many_tools, st.sampled_from(["other", "t99", "T01", ""]),
+        st.sampled_from([None, 1, 2.5, True, [1], {"a": 1}]),
+    )  # fmt: skip
+    events: list[dict[str, Any]] = []
+    for i in range(draw(st.integers(0, 30))):
+        kind = draw(
+            st.sampled_from(["tool.call", "tool.call", "tool.result", "mcp.call", "llm.response"])
+        )
+        ev: dict[str, Any] = {"type": kind, "id": f"e{i}"}
+        if kind == "tool.call":
+            ev["name"] = draw(names)
+            ev["callId"] = f"c{i}"
+            ev["arguments"] = {"q": draw(st.sampled_from(["a", "b", 1]))}
+        elif kind == "mcp.call":
+            ev[draw(st.sampled_from(["name", "tool"]))] = draw(names)
+            ev["arguments"] = {"q": "a"}
+            ev["result"] = draw(st.sampled_from(["a", "b"]))
+        elif kind == "tool.result":
+            ev["callId"] = f"c{draw(st.integers(0, max(i - 1, 0)))}"
+            ev["output"] = draw(st.sampled_from(["a", "b", {"q": "a"}]))
+        else:
+            ev["output"] = draw(st.sampled_from(["a", "b", "no"]))
+        events.append(ev)
+    return events
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(many_tool_programs, many_tool_traces())
+def test_a_case_naming_many_tools_agrees(statements: list[str], events: list[Any]) -> None:
+    case = _compiled(statements)
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference, "\n".join(statements)
+    with tempfile.TemporaryDirectory() as folder:
+        reference, generated = _on_stream(_compiled(statements), events, folder)
+    assert generated == reference, "\n".join(statements)
+
+
+def test_a_call_is_compared_with_a_few_tools_however_many_are_named() -> None:
+    tested = [f'tool t{i:03d} args $.q == "a"' for i in range(40)]
+    counted = [f"no tool u{i:03d}" for i in range(200)]
+    case = _compiled([*tested, *counted, "tools contains t039"])
+    source = passes.pass_for(case.needs, raw=False).source
+    # the tool.call branch and the mcp.call branch: each compares at most CHAIN_TOOLS names
+    assert source.count("name == T") == 2 * codegen.CHAIN_TOOLS
+    assert source.count(".get(name) if isinstance(name, str) else None") == 2
+    calls = [
+        {"type": "tool.call", "name": n, "callId": n, "arguments": {"q": "a"}}
+        for n in ("t039", "u007", "t000")
+    ]
+    verdicts = [v.status for v in case.check(calls).verdicts]
+    assert verdicts[0] == verdicts[39] == "pass" and verdicts[1] == "fail"
+    assert verdicts[40 + 7] == "fail" and verdicts[40] == "pass" and verdicts[-1] == "pass"
 
 
 def test_many_tests_on_one_path_are_decided_together() -> None:

@@ -180,6 +180,12 @@ def _struct_usage(event: Any, raw_type: type) -> tuple[float, float]:
     return _raw_usage(as_dict, raw_type)
 
 
+#: The tools a call's name is compared with one by one (`name == T1`, `elif name == T2`,
+#: …); the tools past these are found by one dict lookup of the name and a binary search
+#: of their slots, so a call costs about log2 of the tools named, not one comparison per
+#: tool (a case naming 400 tools made the pass ~11x the reference's time).
+CHAIN_TOOLS = 8
+
 #: The kinds a `by_kind` pass reads fields of by name (an `mcp.call` is never one of its
 #: events: `decode.KINDS`; its branch is written but never taken).
 _CALL = (TOOL_CALL,)
@@ -287,6 +293,7 @@ class _Generator:
         self.groups = list(groups.items())
         self.want_results = bool(needs.tool_results)
         self.any_result_probes = any(p.on_result for p in needs.probes)
+        self.plan_dispatch(tools)
 
         out("def index_pass(events, again, is_list):")
         out.indent()
@@ -354,7 +361,10 @@ class _Generator:
                 "fed_ids = fed_keys.keys",
             )
         for i in range(len(tools)):
-            out(f"c{i} = 0  # calls of {self.tool_names[tools[i]]}")
+            if tools[i] not in self.tallied:
+                out(f"c{i} = 0  # calls of {self.tool_names[tools[i]]}")
+        if self.tallied:
+            out(f"tallied = [0] * {len(self.searched)}  # calls of the tools of {self.slots}")
         for g, (key, probes) in enumerate(self.groups):
             # a group of argument tests is fed every call of its tool while it is open:
             # the tool's count is its count of calls fed
@@ -437,20 +447,89 @@ class _Generator:
         # (only the tools the assertions name are counted and looked at: a name that is
         # not text equals none of them, so only a name none of them equals is asked
         # whether it is text, the one the sequence takes)
-        for i, tool in enumerate(tools):
+        for i, tool in enumerate(self.chained):
             out(f"{'if' if i == 0 else 'elif'} name == {self.tool_names[tool]}:")
             out.indent()
-            if needs.tool_sequence:
-                # the suite's own text, equal to the name: the `tools` tests that read the
-                # sequence afterwards hash one text per tool, not one per call
-                out(f"seq_append({self.tool_names[tool]})")
-            out(f"c{i} += 1")
-            self.tool_block(tool, mcp=mcp)
+            self.tool_leaf(tool, mcp=mcp)
             out.dedent()
-        if needs.tool_sequence:
+        if self.searched:
+            self.tool_search(mcp=mcp)
+        elif needs.tool_sequence:
             appended = ("if isinstance(name, str):", "    seq_append(name)")
             out(*(("else:", *("    " + line for line in appended)) if tools else appended))
         out.dedent()
+
+    def plan_dispatch(self, tools: list[str]) -> None:
+        """How a call finds its tool's block. Up to `CHAIN_TOOLS` tools: a chain of `==`
+        in `tools`' order (the tools tests read first). More: the first `CHAIN_TOOLS` of
+        those that have a block in the chain, the rest found by their slot (`tool_search`):
+        the other tools with a block are the leaves of a binary search of the slots, the
+        tools that are only counted are counted in a list by slot."""
+        if len(tools) <= CHAIN_TOOLS:
+            self.chained, self.leaves, self.tallied = tools, [], []
+        else:
+            blocks = [t for t in tools if self.has_block(t)]
+            self.chained, self.leaves = blocks[:CHAIN_TOOLS], blocks[CHAIN_TOOLS:]
+            self.tallied = [t for t in tools if t not in blocks]
+        self.searched = [*self.leaves, *self.tallied]  # in slot order
+        if self.searched:
+            self.slots = self.names.bind(
+                "D", {t: i for i, t in enumerate(self.searched)}, "the slot of each tool"
+            )
+            self.slot_names = self.names.bind("D", tuple(self.searched), "each slot's tool")
+
+    def has_block(self, tool: str) -> bool:
+        """Whether a call of `tool` does more than count (tests, records, linking)."""
+        needs = self.needs
+        return bool(
+            self.groups_of(tool, False)
+            or self.groups_of(tool, True)
+            or tool in needs.tool_detail
+            or tool in needs.tool_results
+        )
+
+    def tool_leaf(self, tool: str, *, mcp: bool) -> None:
+        """What a call of `tool` does: its count, its place in the sequence, its tests."""
+        if self.needs.tool_sequence:
+            # the suite's own text, equal to the name: the `tools` tests that read the
+            # sequence afterwards hash one text per tool, not one per call
+            self.out(f"seq_append({self.tool_names[tool]})")
+        self.out(f"c{self.tool_slot[tool]} += 1")
+        self.tool_block(tool, mcp=mcp)
+
+    def tool_search(self, *, mcp: bool) -> None:
+        """The tools past the chain, found by their slot: the name looked up once (as the
+        reference looks it up: only text), then a binary search of the leaves' slots, or
+        the count of a tool that is only counted."""
+        out, leaves = self.out, self.leaves
+        lookup = f"{self.slots}.get(name) if isinstance(name, str) else None"
+        out(f"{'elif' if self.chained else 'if'} (slot := {lookup}) is not None:")
+        out.indent()
+
+        def split(a: int, b: int) -> None:
+            if b - a == 1:
+                self.tool_leaf(leaves[a], mcp=mcp)
+                return
+            mid = (a + b) // 2
+            with out.nested(f"if slot < {mid}:" if b - a > 2 else f"if slot == {a}:"):
+                split(a, mid)
+            with out.nested("else:"):
+                split(mid, b)
+
+        tally = ["tallied[slot] += 1"]
+        if self.needs.tool_sequence:
+            tally.append(f"seq_append({self.slot_names}[slot])")
+        if leaves and self.tallied:
+            with out.nested(f"if slot < {len(leaves)}:"):
+                split(0, len(leaves))
+            out("else:", *("    " + line for line in tally))
+        elif leaves:
+            split(0, len(leaves))
+        else:
+            out(*tally)
+        out.dedent()
+        if self.needs.tool_sequence:
+            out("elif isinstance(name, str):", "    seq_append(name)")
 
     def tool_block(self, tool: str, *, mcp: bool) -> None:
         out, needs = self.out, self.needs
@@ -750,7 +829,14 @@ class _Generator:
             "facts.output_tokens = tokens_out",
         )
         for i, tool in enumerate(self.tool_slot):
-            out(f"if c{i}:", f"    counts[{self.tool_names[tool]}] = c{i}")
+            if tool not in self.tallied:
+                out(f"if c{i}:", f"    counts[{self.tool_names[tool]}] = c{i}")
+        if self.tallied:
+            out(
+                f"for tool, n in zip({self.slot_names}, tallied):",
+                "    if n:",
+                "        counts[tool] = n",
+            )
         if needs.cost:
             out(
                 "facts.cost = cost if unpriced is None else None", "facts.unpriced_model = unpriced"
