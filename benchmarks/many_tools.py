@@ -2,8 +2,9 @@
 
 Run:  .venv/bin/python benchmarks/many_tools.py [--events N] [--runs R]
 
-For 5, 50 and 500 tools named in one case (a tenth of them tested by an `args` test, the
-rest only counted: `tool X called at most N times`, `no tool X`), N in-memory events
+For 5, 50 and 500 tools named in one case (a fifth of them tested by an `args` test, a
+fifth by an `every … result` test, the rest only counted: `tool X called at most N
+times`, `no tool X`), N in-memory events
 (200,000 by default) of calls spread over the named tools and as many unnamed ones, each
 followed by its result. Times, in turns, the case's check (its generated pass) and the
 reference pass (`evaldsl/runs/index.py`, which finds a call's tool by one dict lookup),
@@ -36,12 +37,15 @@ SEED = 20261201
 
 
 def case_text(tools: int) -> str:
-    """`tools` tools named: every tenth tested by its arguments, the others counted."""
+    """`tools` tools named: a fifth tested by their arguments, a fifth by every result
+    (which then links each of their calls to its result), the others counted."""
     lines = []
     for i in range(tools):
         name = f"tool_{i:04d}"
-        if i % 10 == 0:
+        if i % 5 == 0:
             lines.append(f"tool {name} args $.q matches /^query \\d+$/")
+        elif i % 5 == 1:
+            lines.append(f"every tool {name} result $.ok == true")
         elif i % 2:
             lines.append(f"tool {name} called at most 100000 times")
         else:

@@ -664,18 +664,29 @@ def test_a_case_naming_many_tools_agrees(statements: list[str], events: list[Any
 def test_a_call_is_compared_with_a_few_tools_however_many_are_named() -> None:
     tested = [f'tool t{i:03d} args $.q == "a"' for i in range(40)]
     counted = [f"no tool u{i:03d}" for i in range(200)]
-    case = _compiled([*tested, *counted, "tools contains t039"])
+    results = [f'tool t{i:03d} result contains "b"' for i in range(0, 40, 3)]
+    case = _compiled([*tested, *counted, "tools contains t039", *results])
     source = passes.pass_for(case.needs, raw=False).source
     # the tool.call branch and the mcp.call branch: each compares at most CHAIN_TOOLS names
     assert source.count("name == T") == 2 * codegen.CHAIN_TOOLS
     assert source.count(".get(name) if isinstance(name, str) else None") == 2
+    # a result finds its call's tool by a binary search of the slots, not a chain
+    assert "elif slot ==" not in source
+    linked = [
+        {"type": "tool.call", "name": "t039", "callId": "r1", "arguments": {}},
+        {"type": "tool.result", "callId": "r1", "output": "abc"},
+        {"type": "tool.call", "name": "t036", "callId": "r2", "arguments": {}},
+        {"type": "tool.result", "callId": "r2", "output": "xyz"},
+    ]
+    got = {v.message.split('"')[1]: v.status for v in case.check(linked).verdicts[-len(results) :]}
+    assert got["t039"] == "pass" and got["t036"] == got["t000"] == "fail"
     calls = [
         {"type": "tool.call", "name": n, "callId": n, "arguments": {"q": "a"}}
         for n in ("t039", "u007", "t000")
     ]
     verdicts = [v.status for v in case.check(calls).verdicts]
     assert verdicts[0] == verdicts[39] == "pass" and verdicts[1] == "fail"
-    assert verdicts[40 + 7] == "fail" and verdicts[40] == "pass" and verdicts[-1] == "pass"
+    assert verdicts[40 + 7] == "fail" and verdicts[40] == "pass" and verdicts[240] == "pass"
 
 
 def test_many_tests_on_one_path_are_decided_together() -> None:

@@ -505,31 +505,38 @@ class _Generator:
         lookup = f"{self.slots}.get(name) if isinstance(name, str) else None"
         out(f"{'elif' if self.chained else 'if'} (slot := {lookup}) is not None:")
         out.indent()
-
-        def split(a: int, b: int) -> None:
-            if b - a == 1:
-                self.tool_leaf(leaves[a], mcp=mcp)
-                return
-            mid = (a + b) // 2
-            with out.nested(f"if slot < {mid}:" if b - a > 2 else f"if slot == {a}:"):
-                split(a, mid)
-            with out.nested("else:"):
-                split(mid, b)
-
         tally = ["tallied[slot] += 1"]
         if self.needs.tool_sequence:
             tally.append(f"seq_append({self.slot_names}[slot])")
+        keys = list(range(len(leaves)))
         if leaves and self.tallied:
             with out.nested(f"if slot < {len(leaves)}:"):
-                split(0, len(leaves))
+                self.by_slot(keys, lambda k: self.tool_leaf(leaves[k], mcp=mcp))
             out("else:", *("    " + line for line in tally))
         elif leaves:
-            split(0, len(leaves))
+            self.by_slot(keys, lambda k: self.tool_leaf(leaves[k], mcp=mcp))
         else:
             out(*tally)
         out.dedent()
         if self.needs.tool_sequence:
             out("elif isinstance(name, str):", "    seq_append(name)")
+
+    def by_slot(self, keys: list[int], leaf: Callable[[int], None]) -> None:
+        """A binary search of `slot` among `keys` (increasing; `slot` is one of them), each
+        leaf written by `leaf(key)`: log2 of the keys compared, not one per key."""
+        out = self.out
+
+        def split(a: int, b: int) -> None:
+            if b - a == 1:
+                leaf(keys[a])
+                return
+            mid = (a + b) // 2
+            with out.nested(f"if slot < {keys[mid]}:" if b - a > 2 else f"if slot == {keys[a]}:"):
+                split(a, mid)
+            with out.nested("else:"):
+                split(mid, b)
+
+        split(0, len(keys))
 
     def tool_block(self, tool: str, *, mcp: bool) -> None:
         out, needs = self.out, self.needs
@@ -677,12 +684,21 @@ class _Generator:
             out(f"output = {self.get('output', _RESULT, missing=True)}")
             self.decoded("output")
             tools = [t for t in self.tool_slot if self.groups_of(t, True)]
-            for n, tool in enumerate(tools):
-                out(f"{'if' if n == 0 else 'elif'} slot == {self.tool_slot[tool]}:")
-                out.indent()
-                for g in self.groups_of(tool, True):
-                    self.writer.feed(g, "output")
-                out.dedent()
+            if len(tools) <= CHAIN_TOOLS:
+                for n, tool in enumerate(tools):
+                    out(f"{'if' if n == 0 else 'elif'} slot == {self.tool_slot[tool]}:")
+                    out.indent()
+                    for g in self.groups_of(tool, True):
+                        self.writer.feed(g, "output")
+                    out.dedent()
+            else:  # (a binary search of the slots the calls were filed under)
+                by_slot = {self.tool_slot[t]: t for t in tools}
+
+                def feed(key: int) -> None:
+                    for g in self.groups_of(by_slot[key], True):
+                        self.writer.feed(g, "output")
+
+                self.by_slot(sorted(by_slot), feed)
             out(
                 "if not result_groups:  # nothing reads results",
                 "    owners.clear()",
