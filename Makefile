@@ -81,6 +81,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/speed.py
 	$(BIN)/python benchmarks/waiting_calls.py
 	$(BIN)/python benchmarks/many_tools.py
+	$(BIN)/python benchmarks/long_answers.py
 
 bench-score: $(DEV_STAMP)
 	$(BIN)/python benchmarks/score_bench.py

@@ -1290,6 +1290,54 @@ def test_cites_shows_its_hits_in_order_of_the_sorted_leaves() -> None:
     )
 
 
+#: Texts for citations: letters whose lowercase differs in length or kind (İ, ẞ, Σ), a
+#: lone surrogate, digits, spaces, and a few of each so values overlap and repeat.
+_CITE_CHARS = st.sampled_from(list("abAB 1.\u0130\u1e9e\u03a3\u03c3\ud800\u00e9e\u0301\U0001f600"))
+
+
+@settings(max_examples=examples(600), deadline=None)
+@given(
+    st.sets(st.text(_CITE_CHARS, min_size=1, max_size=5), max_size=12),
+    st.text(_CITE_CHARS, max_size=40),
+)
+def test_values_found_by_one_set_are_those_each_search_finds(leaves: set[str], answer: str) -> None:
+    from evaldsl.predicates import cites
+
+    lowered = answer.lower()
+    expected = sorted(leaf for leaf in leaves if leaf.lower() in lowered)
+    match = cites.re2.Set.Match
+    with (
+        mock.patch.object(cites, "SET_FROM_CHARS", 0),
+        mock.patch.object(cites, "SET_FROM_WORK", 0),
+        mock.patch.object(cites.re2.Set, "Match", autospec=True, side_effect=match) as searched,
+    ):
+        assert cites.quoted(leaves, lowered) == expected
+    # searched by the Set itself, lone surrogates included: none was left to the fallback
+    assert searched.called
+
+
+def test_a_long_answer_is_searched_by_one_set_and_cites_as_before() -> None:
+    from evaldsl.predicates import cites
+
+    values = [f"ticket-{i:05d}" for i in range(2000)]
+    answer = ("Resolved TICKET-00042 and ticket-01999; " + "lorem ipsum " * 3000).upper()
+    assert len(answer) >= cites.SET_FROM_CHARS
+    assert len(answer) * len(values) >= cites.SET_FROM_WORK
+    events = [
+        {"type": "tool.call", "name": "tickets", "callId": "c1"},
+        {"type": "tool.result", "callId": "c1", "output": values},
+        {"type": "llm.response", "output": answer},
+    ]
+    program = evaldsl.compile("answer cites tool tickets at least 2 values")
+    with (
+        mock.patch.object(cites, "quoted", wraps=cites.quoted) as spied,
+        mock.patch.object(cites, "_quoted_by_set", wraps=cites._quoted_by_set) as by_set,
+    ):
+        (v,) = program.check(events).verdicts
+    assert spied.called and by_set.called
+    assert v.status == "pass" and v.actual == ["ticket-00042", "ticket-01999"]
+
+
 # --- cases that repeat their assertions share their probes and their pass ---------------
 
 _REPEATED = [
