@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import evaldsl  # noqa: E402
+from benchmarks import bench  # noqa: E402
 from evaldsl.predicates.cites import citable_values  # noqa: E402
 
 SEED = 20261201
@@ -47,15 +47,6 @@ def run_of(values: int, length: int) -> tuple[list[dict[str, Any]], list[str]]:
     return events, [answer]
 
 
-def best_of(runs: int, fn: Any) -> tuple[float, Any]:
-    times, result = [], None
-    for _ in range(runs):
-        started = time.process_time()
-        result = fn()
-        times.append(time.process_time() - started)
-    return min(times), result
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--values", type=int, default=20_000, help="citable values")
@@ -66,8 +57,8 @@ def main() -> int:
         events, (answer,) = run_of(opts.values, length)
         leaves = citable_values([events[1]["output"]])
         lowered = answer.lower()
-        took, result = best_of(opts.runs, lambda events=events: program.check(events))
-        took_each, found = best_of(
+        took, result = bench.best_cpu(opts.runs, lambda events=events: program.check(events))
+        took_each, found = bench.best_cpu(
             opts.runs,
             lambda leaves=leaves, lowered=lowered: sorted(
                 leaf for leaf in leaves if leaf.lower() in lowered

@@ -20,7 +20,6 @@ import argparse
 import gc
 import random
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import evaldsl  # noqa: E402
+from benchmarks import bench  # noqa: E402
 from evaldsl.compile.evaluate import evaluate  # noqa: E402
 from evaldsl.runs.index import index_run  # noqa: E402
 from evaldsl.runs.model import Run  # noqa: E402
@@ -72,15 +72,6 @@ def events(count: int, tools: int) -> list[dict[str, Any]]:
     return out
 
 
-def best_of(runs: int, fn: Any) -> tuple[float, Any]:
-    times, result = [], None
-    for _ in range(runs):
-        started = time.process_time()
-        result = fn()
-        times.append(time.process_time() - started)
-    return min(times), result
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--events", type=int, default=200_000, help="events of each run")
@@ -95,8 +86,8 @@ def main() -> int:
         gc.collect()
         gc.freeze()  # (the events live to the end: no collection walks them)
         case.check(run)  # the pass made once, as a suite of cases alike makes it
-        took_g, result = best_of(opts.runs, lambda case=case, run=run: case.check(run))
-        took_r, facts = best_of(
+        took_g, result = bench.best_cpu(opts.runs, lambda case=case, run=run: case.check(run))
+        took_r, facts = bench.best_cpu(
             opts.runs, lambda case=case, run=run: index_run(Run(events=run), case.needs)
         )
         mine = [v.status for v in result.verdicts]
