@@ -278,9 +278,10 @@ class _Generator:
 
     def generate(self) -> tuple[str, dict[str, Any], list[str]]:
         needs, out = self.needs, self.out
+        tested = {p.tool for p in needs.probes}
         tools = sorted(
-            {p.tool for p in needs.probes} | needs.tool_detail | needs.tool_results | needs.counted,
-            key=lambda t: (t not in {p.tool for p in needs.probes}, t),
+            tested | needs.tool_detail | needs.tool_results | needs.counted,
+            key=lambda t: (t not in tested, t),
         )
         self.tool_slot = {t: i for i, t in enumerate(tools)}
         self.tool_names = {t: self.names.bind("T", t, f"tool {t!r}") for t in tools}
@@ -291,6 +292,9 @@ class _Generator:
                 GroupTest(i, p, bulk_kind(p))
             )
         self.groups = list(groups.items())
+        self.groups_by: dict[tuple[str, bool], list[int]] = {}
+        for g, (key, _) in enumerate(self.groups):
+            self.groups_by.setdefault((key[0], key[1]), []).append(g)
         self.want_results = bool(needs.tool_results)
         self.any_result_probes = any(p.on_result for p in needs.probes)
         self.plan_dispatch(tools)
@@ -393,7 +397,9 @@ class _Generator:
     # -- groups of tests on one path of one tool
 
     def groups_of(self, tool: str, on_result: bool) -> list[int]:
-        return [g for g, (k, _) in enumerate(self.groups) if k[0] == tool and k[1] == on_result]
+        """The groups of `tool`'s arguments (or results), in order (looked up: a case
+        naming thousands of tools asks it of each)."""
+        return self.groups_by.get((tool, on_result), [])
 
     def open_expr(self, groups: list[int]) -> str:
         return " or ".join(f"g{g}_open" for g in groups) or "False"
@@ -466,11 +472,12 @@ class _Generator:
         the other tools with a block are the leaves of a binary search of the slots, the
         tools that are only counted are counted in a list by slot."""
         if len(tools) <= CHAIN_TOOLS:
-            self.chained, self.leaves, self.tallied = tools, [], []
+            self.chained, self.leaves, self.tallied = tools, [], {}
         else:
             blocks = [t for t in tools if self.has_block(t)]
             self.chained, self.leaves = blocks[:CHAIN_TOOLS], blocks[CHAIN_TOOLS:]
-            self.tallied = [t for t in tools if t not in blocks]
+            # (a dict: ordered, and asked of every tool below)
+            self.tallied = dict.fromkeys(t for t in tools if not self.has_block(t))
         self.searched = [*self.leaves, *self.tallied]  # in slot order
         if self.searched:
             self.slots = self.names.bind(

@@ -3,13 +3,12 @@
 Takes the run files `model.open_file` opens and, while `reading_once()` is in force (the
 `check` and `run` commands, and one check of a suite's text by `build.check_text`, the
 language server's check after each edit), gives every open after the first of a regular
-file of at most
-`HOLD_BYTES` a `HeldFile` over the bytes that first open read. A case's recording is
-opened up to seven times in a `run`: at check time to look for Inspect AI samples, to
-detect its format, to read its head's events and its tool names; at run time to detect
-it again, for the pass and for its first event's time. Each open of a small file cost
-~17 µs on the development machine (open, fstat, two fcntl, a buffer, close), a
-`HeldFile` ~1 µs: about a twentieth of a `run` of 200 cases on small cassettes.
+file of at most `HOLD_BYTES` a `HeldFile` over the bytes that first open read. A case's
+recording is opened up to seven times in a `run`: at check time to look for Inspect AI
+samples, to detect its format, to read its head's events and its tool names; at run
+time to detect it again, for the pass and for its first event's time. Each open of a
+small file cost ~17 µs on the development machine (open, fstat, two fcntl, a buffer,
+close), a `HeldFile` ~1 µs: about a tenth of a `run` of 200 cases on small cassettes.
 
 - Only inside `reading_once()`, and only in the thread that entered it. There a file is
   read as it was at its first open, so the check and the run of one command see the same
