@@ -277,3 +277,52 @@ def test_each_check_of_a_suites_text_reads_the_recordings_anew(
         _cassette(tmp_path / f"c{i}.jsonl", "fetc")
     assert check_text(text, str(suite)) == []
     assert len(opened) == 6
+
+
+def test_what_a_reading_learns_is_learnt_once_a_reading() -> None:
+    from evaldsl.runs.heldfiles import learnt
+
+    calls: list[str] = []
+
+    def learn() -> str:
+        calls.append("x")
+        return f"answer {len(calls)}"
+
+    assert learnt("k", learn) == "answer 1" and learnt("k", learn) == "answer 2"  # outside
+    with reading_once():
+        assert learnt("k", learn) == "answer 3"
+        assert learnt("k", learn) == "answer 3"
+        assert learnt("other", learn) == "answer 4"
+    with reading_once():  # a new reading learns anew
+        assert learnt("k", learn) == "answer 5"
+    assert learnt("k", learn) == "answer 6"  # and outside again, every time
+    assert len(calls) == 6
+
+
+def test_cases_naming_one_file_read_its_facts_once_each_with_its_own_diagnostic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evaldsl.check.sources as sources
+    from evaldsl.suites.build import check_text
+
+    loads: list[str] = []
+    real = sources.load_run
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> Any:
+        loads.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(sources, "load_run", counting)
+    _cassette(tmp_path / "shared.jsonl", "fetch")
+    (tmp_path / "broken.jsonl").write_bytes(HEADER + b"{not json\n")
+    lines = []
+    for i in range(4):
+        lines += [f'case "s{i}"', 'cassette "shared.jsonl"', "tool fetc called 3 times"]
+        lines += [f'case "b{i}"', 'cassette "broken.jsonl"', "tool fetch called"]
+    suite = tmp_path / "suite.eval"
+    found = check_text("\n".join(lines) + "\n", str(suite))
+    assert sorted(loads) == sorted(str(tmp_path / n) for n in ("shared.jsonl", "broken.jsonl"))
+    # every case still has its own diagnostics, at its own lines
+    never = [d.line for d in found if "never occurs" in d.message]
+    broken = [d.line for d in found if d.message.startswith('cannot read "broken.jsonl"')]
+    assert never == [3, 9, 15, 21] and broken == [5, 11, 17, 23]

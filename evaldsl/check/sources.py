@@ -18,6 +18,7 @@ from evaldsl.language.source import Source
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.detect import check_head, load_run
 from evaldsl.runs.events import tool_call_name
+from evaldsl.runs.heldfiles import learnt
 from evaldsl.runs.model import RunError
 from evaldsl.runs.toolnames import recorded_tool_names
 
@@ -39,6 +40,23 @@ def read_facts(
         )
     if decl.kind == "dataset":
         return SourceFacts(kind=None)
+    # what the file tells is the same for every case that names it: learnt once a check
+    found = learnt(
+        ("source facts", str(path), decl.format, sample), lambda: _facts(path, decl, sample)
+    )
+    if isinstance(found, RunError):
+        return Diagnostic.at(
+            source,
+            decl.span,
+            found.code,
+            f'cannot read "{decl.path}": {found.message}',
+            found.hint,
+        )
+    return found
+
+
+def _facts(path: Path, decl: ast.SourceDecl, sample: str | None) -> SourceFacts | RunError:
+    """What `path` holds, or why it cannot be read."""
     try:
         run = load_run(path, decl.format, sample=sample)
         if run.state is not None:
@@ -58,10 +76,4 @@ def read_facts(
             tools = frozenset(n for n in (tool_call_name(e) for e in run.events) if n is not None)
         return SourceFacts(kind="trace", tools=tools)
     except RunError as err:
-        return Diagnostic.at(
-            source,
-            decl.span,
-            err.code,
-            f'cannot read "{decl.path}": {err.message}',
-            err.hint,
-        )
+        return err

@@ -29,8 +29,10 @@ import contextlib
 import io
 import os
 import threading
-from collections.abc import Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any, BinaryIO, TypeVar, cast
+
+T = TypeVar("T")
 
 #: The largest file kept (its bytes, read whole at its first open).
 HOLD_BYTES = 64 * 1024
@@ -44,11 +46,13 @@ class HeldFile(io.BytesIO):
 
 
 class _Held(threading.local):
-    """The files kept by the command in progress in this thread (`kept` None: none): the
-    language server checks in a thread of its own while its main thread answers."""
+    """The files kept by the command in progress in this thread (`kept` None: none), and
+    what was learnt from them (`learnt`): the language server checks in a thread of its
+    own while its main thread answers."""
 
     kept: dict[str, bytes] | None = None
     total = 0
+    learnt: dict[Hashable, Any] | None = None
 
 
 _HELD = _Held()
@@ -61,11 +65,25 @@ def reading_once() -> Iterator[None]:
     if _HELD.kept is not None:
         yield
         return
-    _HELD.kept, _HELD.total = {}, 0
+    _HELD.kept, _HELD.total, _HELD.learnt = {}, 0, {}
     try:
         yield
     finally:
-        _HELD.kept, _HELD.total = None, 0
+        _HELD.kept, _HELD.total, _HELD.learnt = None, 0, None
+
+
+def learnt(key: Hashable, learn: Callable[[], T]) -> T:
+    """`learn()`, once per `key` in a reading (what a file's kept bytes tell, asked by
+    many cases of a suite that name the file); outside one, `learn()` every time. What
+    `learn` gives is shared, so it must not be changed."""
+    memo = _HELD.learnt
+    if memo is None:
+        return learn()
+    try:
+        return cast(T, memo[key])
+    except KeyError:
+        found = memo[key] = learn()
+        return found
 
 
 def held(path: str) -> HeldFile | None:
