@@ -661,6 +661,27 @@ def test_a_case_naming_many_tools_agrees(statements: list[str], events: list[Any
     assert generated == reference, "\n".join(statements)
 
 
+def test_a_case_naming_thousands_of_tools_is_generated_and_agrees() -> None:
+    # a chain of one `elif` per tool nested as deep as the tools: past ~3,000 tools,
+    # compiling the generated source raised RecursionError (a traceback from `run`)
+    statements = [f"no tool n{i:05d}" for i in range(5000)]
+    statements += [f'tool t{i:03d} args $.q == "a"' for i in range(40)]
+    statements += [f'every tool t{i:03d} result == "ok"' for i in range(0, 40, 4)]
+    case = _compiled([*statements, "tools contains t039"])
+    calls = ["t039", "n04999", "t000", "other", "t004", "n00000"]
+    events: list[dict[str, Any]] = []
+    for i, name in enumerate(calls):
+        events.append(
+            {"type": "tool.call", "name": name, "callId": f"c{i}", "arguments": {"q": "a"}}
+        )
+        events.append({"type": "tool.result", "callId": f"c{i}", "output": "ok" if i % 2 else "no"})
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    statuses = [v[0] for v in generated[0][0]]
+    assert statuses[0] == statuses[4999] == "fail" and statuses[1] == "pass"  # n00000, n04999
+    assert statuses[5000] == statuses[5039] == "pass" and statuses[5001] == "fail"
+
+
 def test_a_call_is_compared_with_a_few_tools_however_many_are_named() -> None:
     tested = [f'tool t{i:03d} args $.q == "a"' for i in range(40)]
     counted = [f"no tool u{i:03d}" for i in range(200)]
