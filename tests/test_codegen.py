@@ -682,6 +682,41 @@ def test_a_case_naming_thousands_of_tools_is_generated_and_agrees() -> None:
     assert statuses[5000] == statuses[5039] == "pass" and statuses[5001] == "fail"
 
 
+def test_a_pass_python_cannot_compile_leaves_the_run_to_the_reference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evaldsl.tools.cli import main
+
+    statements = ['tool search args $.q == "a"', "tool fetch called", 'answer contains "o"']
+    events = [
+        {"type": "tool.call", "name": "search", "callId": "c1", "arguments": {"q": "a"}},
+        {"type": "tool.result", "callId": "c1", "output": "x"},
+        {"type": "llm.response", "output": "done"},
+    ]
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    case = _compiled(statements)
+    expected = _verdicts(case, reference_index_run(Run(events=events), case.needs))
+    too_deep = RecursionError("maximum recursion depth exceeded during compilation")
+    passes.purge()
+    try:
+        with mock.patch.object(codegen, "compiled", side_effect=too_deep) as compiling:
+            for run in (
+                Run(events=events),
+                Run(events=EventStream(path, header=False), path=str(path)),
+            ):
+                assert _verdicts(case, passes.index_run(run, case.needs)) == expected
+            assert compiling.called
+            suite = tmp_path / "suite.eval"
+            suite.write_text('case "c"\ncassette "run.jsonl"\n' + "\n".join(statements) + "\n")
+            assert main(["inspect", "--code", str(suite)]) == 0
+    finally:
+        passes.purge()
+    assert "# no generated pass (the generated pass did not compile: maximum recursion" in (
+        capsys.readouterr().out
+    )
+
+
 def test_a_call_is_compared_with_a_few_tools_however_many_are_named() -> None:
     tested = [f'tool t{i:03d} args $.q == "a"' for i in range(40)]
     counted = [f"no tool u{i:03d}" for i in range(200)]

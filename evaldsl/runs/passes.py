@@ -34,6 +34,13 @@ from evaldsl.runs.model import Run
 if TYPE_CHECKING:
     from evaldsl.runs.codegen import IndexPass
 
+
+class TooLarge(Exception):
+    """A generated pass Python's compiler could not take (it nests or runs too deep: a
+    `RecursionError` or `MemoryError` while compiling it); the run goes to the reference
+    pass, as any run the fast path cannot take does."""
+
+
 #: Fields every pass reads: the event's kind and a call's tool name.
 BASE_FIELDS = frozenset({"type", "name", "tool"})
 
@@ -137,12 +144,15 @@ def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
             # the generator is loaded by the first run that needs it, not at start
             from evaldsl.runs.codegen import generate
 
-            generated = generate(
-                needs,
-                raw=raw,
-                raw_type=raw_type() if raw or by_kind else None,
-                by_kind=by_kind,
-            )
+            try:
+                generated = generate(
+                    needs,
+                    raw=raw,
+                    raw_type=raw_type() if raw or by_kind else None,
+                    by_kind=by_kind,
+                )
+            except (RecursionError, MemoryError) as err:
+                raise TooLarge(f"the generated pass did not compile: {err}") from None
             made = keep(_SHARED, shared, generated, _MAX_SHARED)
         needs.passes[key] = made
     return made
@@ -169,14 +179,14 @@ def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFa
                 pass  # a kind without a struct, or anything odd: into dicts, then the reference
             with typed_events(events, read_fields(needs)) as decoded:
                 return pass_for(needs, raw=True).run(decoded, events.__iter__, False)
-        except (Undecodable, orjson.JSONDecodeError, TypeError, AttributeError):
+        except (Undecodable, orjson.JSONDecodeError, TypeError, AttributeError, TooLarge):
             return index_events(events, needs)  # the careful reader: names the bad line
     if isinstance(events, list):
         if len(events) < GENERATE_FROM_EVENTS and not _generates(needs):
             return index_events(events, needs)
         try:
             return pass_for(needs, raw=False).run(events, None, True)
-        except (TypeError, AttributeError):
+        except (TypeError, AttributeError, TooLarge):
             return index_events(events, needs)  # says which element is not an event
     return index_events(events, needs)
 
