@@ -547,11 +547,11 @@ class _Generator:
 
     def tool_block(self, tool: str, *, mcp: bool) -> None:
         out, needs = self.out, self.needs
+        if not self.has_block(tool):
+            return
         arg_groups = self.groups_of(tool, False)
         result_groups = self.groups_of(tool, True)
         keep = tool in needs.tool_detail or tool in needs.tool_results
-        if not (arg_groups or result_groups or keep):
-            return
         if arg_groups:
             out(f"if {self.open_expr(arg_groups)}:")
             out.indent()
@@ -690,22 +690,15 @@ class _Generator:
             out.indent()
             out(f"output = {self.get('output', _RESULT, missing=True)}")
             self.decoded("output")
-            tools = [t for t in self.tool_slot if self.groups_of(t, True)]
-            if len(tools) <= CHAIN_TOOLS:
-                for n, tool in enumerate(tools):
-                    out(f"{'if' if n == 0 else 'elif'} slot == {self.tool_slot[tool]}:")
-                    out.indent()
-                    for g in self.groups_of(tool, True):
-                        self.writer.feed(g, "output")
-                    out.dedent()
-            else:  # (a binary search of the slots the calls were filed under)
-                by_slot = {self.tool_slot[t]: t for t in tools}
+            # a binary search of the slots the calls were filed under (only those of
+            # tools with result tests are filed: `slot` is one of them)
+            by_slot = {self.tool_slot[t]: t for t in self.tool_slot if self.groups_of(t, True)}
 
-                def feed(key: int) -> None:
-                    for g in self.groups_of(by_slot[key], True):
-                        self.writer.feed(g, "output")
+            def feed(key: int) -> None:
+                for g in self.groups_of(by_slot[key], True):
+                    self.writer.feed(g, "output")
 
-                self.by_slot(sorted(by_slot), feed)
+            self.by_slot(sorted(by_slot), feed)
             out(
                 "if not result_groups:  # nothing reads results",
                 "    owners.clear()",
