@@ -23,9 +23,12 @@ STATUSES: tuple[Status, ...] = ("pass", "fail", "skip", "error")
 class AssertionResult:
     """One statement's verdict with where it is written (1-based line and column).
 
-    `actual` and `expected` keep at most `REPORT_DEPTH` levels of nesting (deeper parts
-    are cut, saying so): a trace may hold JSON 1,000 levels deep, and every report,
-    the history and the worker processes' pickles must take what this record holds.
+    `actual` and `expected` keep at most `REPORT_DEPTH` levels of nesting, and are cut to
+    `REPORT_ITEMS` entries a list or object, `REPORT_CHARS` characters a text and
+    `REPORT_VALUES` values in all, saying so (`limits.clip_value`): a trace may hold JSON
+    1,000 levels deep, a found value may be as large as the run (every call's name), and
+    every report, the history and the worker processes' pickles must take what this
+    record holds.
     """
 
     text: str

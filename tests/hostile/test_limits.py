@@ -9,8 +9,11 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import evaldsl
 from evaldsl.language import limits
@@ -19,6 +22,7 @@ from evaldsl.runner.results import AssertionResult
 from evaldsl.suites.build import check_text
 from evaldsl.syntax.parser import parse
 from tests.clitools import ROOT, run_evaldsl
+from tests.fuzzing import examples
 
 CASSETTE = ROOT / "tests/fixtures/traceplay/demo/cassette.example.jsonl"
 
@@ -150,6 +154,103 @@ def test_assertion_results_keep_a_bounded_depth() -> None:
     result = AssertionResult("t", "p", 1, 1, "fail", "m", actual=deep, expected=[deep])
     assert json_depth(result.actual, 10_000) == limits.REPORT_DEPTH
     json.dumps(result.to_json())  # no RecursionError
+
+
+def clipped_by_spec(value: Any, depth: int) -> Any:
+    """What `clip_value` must give, written plainly (recursive, for small test values):
+    values counted in order, first child first; past the budget each is `…`."""
+    left = [limits.REPORT_VALUES]
+    items, chars = limits.REPORT_ITEMS, limits.REPORT_CHARS
+
+    def walk(item: Any, level: int) -> Any:
+        left[0] -= 1
+        if left[0] < 0:
+            return "…"
+        if isinstance(item, str):
+            return (
+                item
+                if len(item) <= chars
+                else f"{item[:chars]}… ({len(item) - chars:,} more characters)"
+            )
+        if isinstance(item, list | dict) and level >= depth:
+            return f"… (nested deeper than {depth} levels)"
+        if isinstance(item, list):
+            out: Any = [walk(x, level + 1) for x in item[:items]]
+            if len(item) > items:
+                out.append(f"… ({len(item) - items:,} more items)")
+            return out
+        if isinstance(item, dict):
+            keys = list(item)[:items]
+            out = {k: walk(item[k], level + 1) for k in keys}
+            if len(item) > items:
+                out[f"… ({len(item) - items:,} more keys)"] = "…"
+            return out
+        return item
+
+    return walk(value, 0)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=9),
+    lambda inner: (
+        st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=3), inner, max_size=6)
+    ),
+    max_leaves=60,
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(JSON_VALUES, st.integers(1, 4), st.integers(1, 5), st.integers(1, 6), st.integers(1, 40))
+def test_clip_value_cuts_long_values_as_the_plain_spec_says(
+    value: Any, depth: int, items: int, chars: int, budget: int
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(limits, "REPORT_ITEMS", items)
+        patch.setattr(limits, "REPORT_CHARS", chars)
+        patch.setattr(limits, "REPORT_VALUES", budget)
+        expected = clipped_by_spec(value, depth)
+        clipped = clip_value(value, depth)
+    assert clipped == expected
+    if expected == value:  # within every bound: the value itself, not a copy
+        assert clipped is value
+
+
+def test_a_found_value_as_large_as_the_run_is_cut_in_the_report() -> None:
+    names = [f"tool_{k % 7}" for k in range(200_000)]
+    answer = "x" * 50_000
+    result = AssertionResult("t", "p", 1, 1, "fail", "m", actual=names, expected=answer)
+    assert result.actual[: limits.REPORT_ITEMS] == names[: limits.REPORT_ITEMS]
+    assert result.actual[limits.REPORT_ITEMS :] == [
+        f"… ({200_000 - limits.REPORT_ITEMS:,} more items)"
+    ]
+    assert (
+        result.expected
+        == "x" * limits.REPORT_CHARS + f"… ({50_000 - limits.REPORT_CHARS:,} more characters)"
+    )
+    # 10,201 values (the list, 100 objects, 100 lists, 10,000 numbers), no list too long:
+    # counted first child first, the 10,000th is the 99th list's first number; its other
+    # 99 numbers and the 100th object are past the budget
+    wide = [{"k": list(range(100))} for _ in range(100)]
+    kept = AssertionResult("t", "p", 1, 1, "fail", "m", actual=wide).actual
+    assert kept[:98] == wide[:98]
+    assert kept[98] == {"k": [0] + ["…"] * 99} and kept[99] == "…"
+
+
+def test_a_tools_found_value_in_the_json_report_is_cut(tmp_path: Path) -> None:
+    lines: list[dict[str, Any]] = [{"cassette": "traceplay", "version": 1}]
+    lines += [{"type": "tool.call", "name": f"t{k % 3}", "callId": str(k)} for k in range(250)]
+    (tmp_path / "many.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    (tmp_path / "s.eval").write_text(
+        'case "c"\n  cassette "many.jsonl"\n  tools in order [t2, t9]\n  tool t0 called 84 times\n'
+    )
+    proc = run_evaldsl("run", "-q", "--no-history", "--json", "r.json", "s.eval", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    first, second = json.loads((tmp_path / "r.json").read_text())["suites"][0]["cases"][0][
+        "assertions"
+    ]
+    assert (first["status"], second["status"]) == ("fail", "pass")
+    assert first["actual"] == [f"t{k % 3}" for k in range(100)] + ["… (150 more items)"]
+    assert second["actual"] == 84
 
 
 def write_deep_cassette(folder: Path, depth: int) -> Path:
