@@ -82,6 +82,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/waiting_calls.py
 	$(BIN)/python benchmarks/many_tools.py
 	$(BIN)/python benchmarks/long_answers.py
+	$(BIN)/python benchmarks/shared_recordings.py
 
 bench-score: $(DEV_STAMP)
 	$(BIN)/python benchmarks/score_bench.py

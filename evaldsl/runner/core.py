@@ -26,8 +26,9 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.verdicts import case_passed, score
 from evaldsl.runner.cases import NothingToRun, Planner, produce_run, selected
 from evaldsl.runner.live import TargetError, is_live
+from evaldsl.runner.readings import SharedReadings, with_metrics
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
-from evaldsl.runs.index import Needs, RunFacts
+from evaldsl.runs.index import RunFacts
 from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
 from evaldsl.suites.build import assertion_location
@@ -51,15 +52,22 @@ class RunOptions:
 # ---- one case ------------------------------------------------------------------------
 
 
-def execute_case(case: Case, suite: Suite, workers: TargetWorkers | None = None) -> CaseResult:
+def execute_case(
+    case: Case,
+    suite: Suite,
+    workers: TargetWorkers | None = None,
+    readings: SharedReadings | None = None,
+) -> CaseResult:
     """Run one case and score it; never raises (but for Ctrl-C). A live target runs in
-    one of `workers` (a worker of its own without)."""
+    one of `workers` (a worker of its own without); a recording other cases of the run
+    read too comes from `readings`, read once for all of them."""
     started = time.perf_counter()
     if case.error is not None:
         return CaseResult(case.name, False, 0.0, 0.0, error=case.error)
     try:
-        run = produce_run(case, suite, workers)
-        facts = index_run(run, _with_metrics(case.needs))
+        facts = readings.facts(case, suite) if readings is not None else None
+        if facts is None:
+            facts = index_run(produce_run(case, suite, workers), with_metrics(case.needs))
     except RunError as err:
         return _crashed(case, started, str(err))
     except (NothingToRun, TargetError) as crash:
@@ -103,11 +111,6 @@ def execute_case(case: Case, suite: Suite, workers: TargetWorkers | None = None)
 
 def _crashed(case: Case, started: float, message: str) -> CaseResult:
     return CaseResult(case.name, False, 0.0, (time.perf_counter() - started) * 1000, error=message)
-
-
-def _with_metrics(needs: Needs) -> Needs:
-    """Metrics want timestamps and priced usage whatever the assertions read."""
-    return attrs.evolve(needs, times=True, cost=True, tokens=True)
 
 
 def metrics_of(facts: RunFacts) -> CaseMetrics:
@@ -184,9 +187,10 @@ def run_suites(
         if options.jobs > 1 and len(work) > 1:
             _run_parallel(work, options, results, on_case, own)
         else:
+            readings = SharedReadings(work)
             with _target_workers(work) as workers:
                 for s, i in work:
-                    result = execute_case(s.cases[i], s, workers)
+                    result = execute_case(s.cases[i], s, workers, readings)
                     results[(id(s), i)] = result
                     if on_case:
                         on_case(s, result)

@@ -170,6 +170,28 @@ class Needs:
             self.probe_ids.add(id(probe))
             self.probes.append(probe)
 
+    @classmethod
+    def joined(cls, many: Iterable[Needs]) -> Needs:
+        """What any of `many` reads: one pass for these needs gives each of them the facts
+        its own pass would (sets joined, flags or-ed, the longest answer tail, each probe
+        once)."""
+        out = cls()
+        for needs in many:
+            for name in _NEEDS_COMPARED:
+                mine, theirs = getattr(out, name), getattr(needs, name)
+                if name == "probes":
+                    for probe in theirs:
+                        out.add_probe(probe)
+                elif isinstance(mine, set):
+                    mine |= theirs
+                elif isinstance(mine, bool):
+                    setattr(out, name, mine or theirs)
+                elif isinstance(mine, int):
+                    setattr(out, name, max(mine, theirs))
+                else:  # a new kind of field must say how it joins
+                    raise TypeError(f"Needs.{name}: no rule to join a {type(mine).__name__}")
+        return out
+
     def key(self) -> tuple[Any, ...]:
         """Everything a generated pass is made from, hashable: the fields the needs compare
         by (sets and lists frozen); needs with equal keys are served by one pass (probes

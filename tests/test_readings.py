@@ -1,0 +1,221 @@
+"""Cases that read one recording share one reading of it (`runner/readings.py`): the same
+results as each case reading it alone, one reading a recording, errors as each case's own
+reading gives them, and the facts let go after the last case."""
+
+from __future__ import annotations
+
+import gc
+import json
+import tempfile
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evaldsl.runner import core, readings
+from evaldsl.runner.core import execute_case, run_suites
+from evaldsl.runner.readings import SharedReadings, sharing
+from evaldsl.runner.results import CaseResult
+from evaldsl.runs import passes
+from evaldsl.runs.index import Needs
+from evaldsl.suites.build import load_suite
+from evaldsl.suites.model import Suite
+from tests.fuzzing import examples
+from tests.test_codegen import programs, traces
+
+HEADER = {"cassette": "traceplay", "version": 1}
+
+
+def write_cassette(path: Path, events: list[Any]) -> None:
+    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *events]))
+
+
+def write_suite(folder: Path, cases: list[tuple[str, list[str]]]) -> Suite:
+    """A suite of `cases` (each its cassette and statements) in `folder`."""
+    text = "".join(
+        f'case "c{k}"\n  cassette "{name}"\n' + "".join(f"  {s}\n" for s in statements)
+        for k, (name, statements) in enumerate(cases)
+    )
+    (folder / "s.eval").write_text(text)
+    return load_suite(str(folder / "s.eval"))
+
+
+def timeless(result: CaseResult) -> CaseResult:
+    return attrs.evolve(result, duration_ms=0.0)
+
+
+def alone(suite: Suite) -> list[CaseResult]:
+    """Each case reading its recording by itself (no shared readings)."""
+    return [timeless(execute_case(case, suite)) for case in suite.cases]
+
+
+def together(suite: Suite) -> list[CaseResult]:
+    report = run_suites([suite])
+    return [timeless(r) for r in report.suites[0].cases]
+
+
+@pytest.fixture(params=["reference", "generated"])
+def tier(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Small runs through the reference pass (as the runner reads them), or through the
+    generated pass however small."""
+    if request.param == "reference":
+        yield
+        return
+    with (
+        mock.patch.object(passes, "GENERATE_FROM", 0),
+        mock.patch.object(passes, "GENERATE_FROM_EVENTS", 0),
+    ):
+        yield
+
+
+# (the fixture only patches the tier's bounds: the same for every example)
+@settings(
+    max_examples=examples(120),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(programs, min_size=2, max_size=4), traces(), traces())
+def test_cases_sharing_a_recording_get_what_each_gets_alone(
+    tier: None, cases: list[list[str]], first: list[Any], second: list[Any]
+) -> None:
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        write_cassette(folder / "a.jsonl", first)
+        write_cassette(folder / "b.jsonl", second)
+        # most cases on a.jsonl, the last on b.jsonl when there are three or more: two
+        # recordings shared or not, their cases interleaved with the other's
+        named = [("b.jsonl" if k == 2 else "a.jsonl", s) for k, s in enumerate(cases)]
+        suite = write_suite(folder, named)
+        assert together(suite) == alone(suite), "\n\n".join("\n".join(s) for s in cases)
+
+
+ANSWERS = [
+    {"type": "llm.request", "model": "gpt-4o"},
+    {"type": "llm.response", "output": "It is 20 C in Paris", "usage": {"prompt_tokens": 3}},
+    {"type": "tool.call", "name": "search", "callId": "c1", "arguments": {"q": "Paris"}},
+    {"type": "tool.result", "callId": "c1", "output": {"hits": ["Paris"]}},
+    {"type": "llm.response", "output": "Sunny, 21 C"},
+]
+STATEMENTS = [
+    ["tool search called once", 'answer contains "21"'],
+    ['tool search args $.q == "Paris"', "answer cites tool search"],
+    ["answer[1] matches /Paris/", "tokens <= 3", "tools only [search]"],
+    ["steps == 1"],
+]
+
+
+def test_a_recording_is_read_once_for_all_its_cases(tmp_path: Path) -> None:
+    write_cassette(tmp_path / "a.jsonl", ANSWERS)
+    write_cassette(tmp_path / "b.jsonl", ANSWERS[:2])
+    names = ["a.jsonl", "b.jsonl", "a.jsonl", "a.jsonl"]
+    suite = write_suite(tmp_path, list(zip(names, STATEMENTS, strict=True)))
+    read: list[Needs] = []
+
+    def counted(run: Any, needs: Needs) -> Any:
+        read.append(needs)
+        return passes.index_run(run, needs)
+
+    with (
+        mock.patch.object(readings, "index_run", counted),
+        mock.patch.object(core, "index_run", counted),
+    ):
+        shared = together(suite)
+    # a.jsonl once for its three cases (for what any of them reads), b.jsonl alone
+    assert len(read) == 2
+    assert (read[0].counted, read[0].tool_sequence, read[0].answers) == ({"search"}, True, {1})
+    assert read[1].probes and not read[1].tool_sequence  # b.jsonl: its case's own needs
+    assert shared == alone(suite)
+    assert [r.passed for r in shared] == [True, False, True, True]
+
+
+# A result naming its call by an event id two calls carry goes to the first call filed
+# for results under it, and a tool's calls are filed while a result test of it is open:
+# once "Paris" is found, the first case stops filing fetch's calls, so the result of e1
+# is search's; with the second case's fetch test open, fetch's call takes e1 first.
+SHARED_EVENT_ID = [
+    {"type": "tool.call", "name": "fetch", "callId": "c1", "id": "e0"},
+    {"type": "tool.result", "callId": "c1", "output": {"city": "Paris"}},
+    {"type": "tool.call", "name": "fetch", "callId": "c2", "id": "e1"},
+    {"type": "tool.call", "name": "search", "callId": "c3", "id": "e1"},
+    {"type": "tool.result", "callId": "e1", "output": "Paris"},
+]
+
+
+def test_cases_reading_other_results_never_share_a_reading(tmp_path: Path) -> None:
+    write_cassette(tmp_path / "a.jsonl", SHARED_EVENT_ID)
+    search = 'tool search result == "Paris"'
+    statements = [
+        ['tool fetch result $.city == "Paris"', search],
+        ['tool fetch result $.city == "Oslo"', search],
+        ["tool fetch called twice"],  # reads no result: joins one group that does
+    ]
+    suite = write_suite(tmp_path, [("a.jsonl", s) for s in statements])
+    shared = together(suite)
+    assert shared == alone(suite)
+    assert [[a.status for a in r.assertions] for r in shared] == [
+        ["pass", "pass"],
+        ["fail", "fail"],  # the same search test: its result went to fetch's call
+        ["pass"],
+    ]
+    two = write_suite(tmp_path, [("a.jsonl", statements[0]), ("a.jsonl", statements[2])])
+    assert [len(g) for g in sharing(list(two.cases))] == [2]
+    assert sharing(list(suite.cases)) == []  # two ways of reading results: no group
+
+
+def test_a_shared_reading_that_fails_leaves_each_case_its_own_error(tmp_path: Path) -> None:
+    write_cassette(tmp_path / "bad.jsonl", ANSWERS)
+    with (tmp_path / "bad.jsonl").open("a") as out:
+        out.write('{"type": "tool.call", "name": \n')
+    suite = write_suite(
+        tmp_path, [("bad.jsonl", s) for s in STATEMENTS[:2]] + [("gone.jsonl", ["steps == 2"])] * 2
+    )
+    shared = together(suite)
+    assert shared == alone(suite)
+    assert all(r.error and not r.passed for r in shared)
+    assert "bad.jsonl" in (shared[0].error or "") and "line 7" in (shared[0].error or "")
+    assert "gone.jsonl" in (shared[2].error or "")
+
+
+def test_the_facts_of_a_recording_go_after_its_last_case(tmp_path: Path) -> None:
+    write_cassette(tmp_path / "a.jsonl", ANSWERS)
+    suite = write_suite(tmp_path, [("a.jsonl", s) for s in STATEMENTS[:3]])
+    shared = SharedReadings([(suite, k) for k in range(3)])
+    facts = shared.facts(suite.cases[0], suite)
+    assert facts is not None and shared.facts(suite.cases[1], suite) is facts
+    kept = weakref.ref(facts)
+    assert shared.facts(suite.cases[2], suite) is facts
+    del facts
+    gc.collect()
+    assert kept() is None
+    # a case the run did not plan for, or one whose recording no other case reads
+    assert shared.facts(suite.cases[0], suite) is None
+    single = SharedReadings([(suite, 0)])
+    assert single.facts(suite.cases[0], suite) is None
+
+
+def test_joined_needs_read_what_each_reads() -> None:
+    one = Needs(tool_detail={"a"}, answers={1}, answer_tail=1, times=True, counted={"a"})
+    two = Needs(tool_results={"b"}, tool_sequence=True, answer_tail=2, cost=True, tokens=True)
+    joined = Needs.joined([one, two])
+    assert joined == Needs(
+        tool_detail={"a"},
+        tool_results={"b"},
+        tool_sequence=True,
+        answers={1},
+        answer_tail=2,
+        times=True,
+        cost=True,
+        tokens=True,
+        counted={"a"},
+    )
+    every = {f.name for f in attrs.fields(Needs) if f.eq}
+    assert every == {
+        "tool_detail", "tool_results", "probes", "tool_sequence", "answers", "answer_tail",
+        "times", "cost", "tokens", "counted",
+    }, "a new field of Needs: teach Needs.joined (and this test) how it joins"  # fmt: skip
