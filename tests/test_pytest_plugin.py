@@ -5,6 +5,7 @@ pytest's JUnit XML; the judge options; and `evaldsl.expect` inside ordinary test
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +22,15 @@ import pytest
 # once, so every inner run sees the same classes.
 import evaldsl
 import evaldsl.suites.yamlfile
+from evaldsl.runner import core, readings
+from evaldsl.runs import passes
 from tests.judge_server import JudgeServer, judged
+
+# Lark's too: text with an error is parsed again by Lark's own parser, made once and
+# kept, and imported at that first error; made inside an inner run, its errors would be
+# classes of a forgotten `lark`, which a later `except` of the outer session misses.
+with contextlib.suppress(evaldsl.EvalDslError):
+    evaldsl.compile("tool x caled")
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "examples" / "weather" / "cassettes"
@@ -131,6 +141,23 @@ def test_a_failing_case_shows_the_console_report(project: pytest.Pytester) -> No
     )
     # the passing assertion of the failing case is not reported
     assert 'answer contains "sunny"' not in result.stdout.str()
+
+
+def test_cases_on_one_recording_read_it_once(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read: list[str] = []
+
+    def counted(run: Any, needs: Any) -> Any:
+        read.append(Path(run.path).name)
+        return passes.index_run(run, needs)
+
+    monkeypatch.setattr(readings, "index_run", counted)
+    monkeypatch.setattr(core, "index_run", counted)
+    result = project.runpytest("-p", "evaldsl")
+    result.assert_outcomes(passed=3, failed=1)
+    # three cases on xiamen.jsonl read it once; the Tokyo row reads its own
+    assert sorted(read) == ["tokyo-stream.jsonl", "xiamen.jsonl"]
 
 
 def test_ini_switch_and_yaml_globs(project: pytest.Pytester) -> None:

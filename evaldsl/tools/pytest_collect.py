@@ -34,6 +34,7 @@ from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic, render
 from evaldsl.reports import ConsoleReporter, outcome
 from evaldsl.runner.core import execute_case
+from evaldsl.runner.readings import SharedReadings
 from evaldsl.runner.results import CaseResult
 from evaldsl.suites import Case, Suite, load_suite
 
@@ -151,11 +152,14 @@ class SuiteFile(pytest.File):
         for d in diagnostics:
             self.warn(EvalDslWarning(render([d])))
         seen: Counter[str] = Counter()
+        # cases on one recording read it once, as `evaldsl run` reads it (a case
+        # deselected by `-k` leaves its reading's facts with this file's items)
+        shared = SharedReadings([(suite, k) for k in range(len(suite.cases))])
         for case in suite.cases:
             seen[case.name] += 1
             # twins get `(2)`, `(3)`: one node id per case, so `--lf` finds each again
             name = case.name if seen[case.name] == 1 else f"{case.name} ({seen[case.name]})"
-            yield CaseItem.from_parent(self, name=name, suite=suite, case=case)
+            yield CaseItem.from_parent(self, name=name, suite=suite, case=case, readings=shared)
 
     def shown(self, d: Diagnostic) -> Diagnostic:
         return attrs.evolve(d, path=shown_path(d.path, self.config))
@@ -164,10 +168,13 @@ class SuiteFile(pytest.File):
 class CaseItem(pytest.Item):
     """One case of a suite, run by `execute_case` when pytest runs the item."""
 
-    def __init__(self, *, suite: Suite, case: Case, **kwargs: Any) -> None:
+    def __init__(
+        self, *, suite: Suite, case: Case, readings: SharedReadings | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.suite = suite
         self.case = case
+        self.readings = readings
         # pytest-lsp's `pytest_runtest_call` reads `funcargs` of every item in the session
         self.funcargs: dict[str, Any] = {}
         self.add_marker("evaldsl")
@@ -177,7 +184,7 @@ class CaseItem(pytest.Item):
             self.add_marker("evaldsl_live")
 
     def runtest(self) -> None:
-        result = execute_case(self.case, self.suite)
+        result = execute_case(self.case, self.suite, readings=self.readings)
         self.user_properties.append(("evaldsl_score", f"{result.score:.3f}"))
         kind = outcome(result)
         if kind == "skipped":
