@@ -18,7 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaldsl.runner import core, readings
+from evaldsl.judge.plan import RecordingJudge, TwoPhaseJudge
+from evaldsl.runner import cases, core, readings
+from evaldsl.runner.cases import plan_judge
 from evaldsl.runner.core import execute_case, run_suites
 from evaldsl.runner.readings import SharedReadings, sharing
 from evaldsl.runner.results import CaseResult
@@ -58,6 +60,23 @@ def alone(suite: Suite) -> list[CaseResult]:
 def together(suite: Suite) -> list[CaseResult]:
     report = run_suites([suite])
     return [timeless(r) for r in report.suites[0].cases]
+
+
+@pytest.fixture
+def read() -> Iterator[list[Needs]]:
+    """The needs of each reading of a run (shared, alone, or for the judge plan)."""
+    needs_read: list[Needs] = []
+
+    def counted(run: Any, needs: Needs) -> Any:
+        needs_read.append(needs)
+        return passes.index_run(run, needs)
+
+    with (
+        mock.patch.object(readings, "index_run", counted),
+        mock.patch.object(core, "index_run", counted),
+        mock.patch.object(cases, "index_run", counted),
+    ):
+        yield needs_read
 
 
 @pytest.fixture(params=["reference", "generated"])
@@ -110,22 +129,12 @@ STATEMENTS = [
 ]
 
 
-def test_a_recording_is_read_once_for_all_its_cases(tmp_path: Path) -> None:
+def test_a_recording_is_read_once_for_all_its_cases(tmp_path: Path, read: list[Needs]) -> None:
     write_cassette(tmp_path / "a.jsonl", ANSWERS)
     write_cassette(tmp_path / "b.jsonl", ANSWERS[:2])
     names = ["a.jsonl", "b.jsonl", "a.jsonl", "a.jsonl"]
     suite = write_suite(tmp_path, list(zip(names, STATEMENTS, strict=True)))
-    read: list[Needs] = []
-
-    def counted(run: Any, needs: Needs) -> Any:
-        read.append(needs)
-        return passes.index_run(run, needs)
-
-    with (
-        mock.patch.object(readings, "index_run", counted),
-        mock.patch.object(core, "index_run", counted),
-    ):
-        shared = together(suite)
+    shared = together(suite)
     # a.jsonl once for its three cases (for what any of them reads), b.jsonl alone
     assert len(read) == 2
     assert (read[0].counted, read[0].tool_sequence, read[0].answers) == ({"search"}, True, {1})
@@ -180,6 +189,20 @@ def test_a_shared_reading_that_fails_leaves_each_case_its_own_error(tmp_path: Pa
     assert all(r.error and not r.passed for r in shared)
     assert "bad.jsonl" in (shared[0].error or "") and "line 7" in (shared[0].error or "")
     assert "gone.jsonl" in (shared[2].error or "")
+
+
+def test_the_judge_plan_reads_a_recording_once_for_its_cases(
+    tmp_path: Path, read: list[Needs]
+) -> None:
+    write_cassette(tmp_path / "a.jsonl", ANSWERS)
+    judged = ['answer judged "gives the temperature"', 'answer[1] judged "names the city"']
+    (tmp_path / "s.eval").write_text(
+        "".join(f'case "c{k}"\n  cassette "a.jsonl"\n  {j}\n' for k, j in enumerate(judged))
+    )
+    suite = load_suite(str(tmp_path / "s.eval"), judge=TwoPhaseJudge(RecordingJudge()))
+    plan = plan_judge([suite])
+    assert len(read) == 1 and read[0].answers == {1} and read[0].answer_tail == 1
+    assert plan is not None and (plan.calls, plan.on_live_targets) == (2, 0)
 
 
 def test_the_facts_of_a_recording_go_after_its_last_case(tmp_path: Path) -> None:

@@ -94,27 +94,37 @@ def plan_judge(suites: Sequence[Suite], select: str | None = None) -> JudgePlanS
     """Plan the judge calls of recorded cases without running any target: read each
     case's recording, note the judge questions its assertions would ask, and count the
     distinct ones and those already in the cache. None when no case uses the judge."""
+    # (imported here: `readings` reads runs with this module's `produce_run`)
+    from evaldsl.runner.readings import SharedReadings
+
     asked: list[Any] = []
     live = 0
     planner = None
-    for suite in suites:
-        if not isinstance(suite.judge, Planner):
+    judged = [
+        (suite, k)
+        for suite in suites
+        if isinstance(suite.judge, Planner)
+        for k, case in enumerate(suite.cases)
+        if case.judged and not case.error and selected(suite, case, select)
+    ]
+    shared = SharedReadings(judged)  # cases on one recording read it once, as a run does
+    for suite, k in judged:
+        case = suite.cases[k]
+        assert isinstance(suite.judge, Planner)
+        planner = suite.judge
+        if case.source is not None and case.source.kind == "run":
+            live += sum(1 for a in case.assertions if "judged" in a.text)
             continue
-        for case in suite.cases:
-            if not case.judged or case.error or not selected(suite, case, select):
-                continue
-            planner = suite.judge
-            if case.source is not None and case.source.kind == "run":
-                live += sum(1 for a in case.assertions if "judged" in a.text)
-                continue
-            try:  # a recording (live targets were counted above, never called)
+        try:  # a recording (live targets were counted above, never called)
+            facts = shared.facts(case, suite)
+            if facts is None:
                 facts = index_run(produce_run(case, suite), case.needs)
-            except (RunError, NothingToRun):
-                continue
-            with suite.judge.recording() as questions:
-                for a in case.assertions:
-                    evaluate(a, facts)
-            asked.extend(questions)
+        except (RunError, NothingToRun):
+            continue
+        with suite.judge.recording() as questions:
+            for a in case.assertions:
+                evaluate(a, facts)
+        asked.extend(questions)
     if planner is None:
         return None
     plan = planner.plan(asked) if hasattr(planner, "plan") else None
