@@ -208,7 +208,7 @@ def test_the_judge_plan_reads_a_recording_once_for_its_cases(
 def test_the_facts_of_a_recording_go_after_its_last_case(tmp_path: Path) -> None:
     write_cassette(tmp_path / "a.jsonl", ANSWERS)
     suite = write_suite(tmp_path, [("a.jsonl", s) for s in STATEMENTS[:3]])
-    shared = SharedReadings([(suite, k) for k in range(3)])
+    shared = SharedReadings((suite, case) for case in suite.cases)
     facts = shared.facts(suite.cases[0], suite)
     assert facts is not None and shared.facts(suite.cases[1], suite) is facts
     kept = weakref.ref(facts)
@@ -218,7 +218,7 @@ def test_the_facts_of_a_recording_go_after_its_last_case(tmp_path: Path) -> None
     assert kept() is None
     # a case the run did not plan for, or one whose recording no other case reads
     assert shared.facts(suite.cases[0], suite) is None
-    single = SharedReadings([(suite, 0)])
+    single = SharedReadings([(suite, suite.cases[0])])
     assert single.facts(suite.cases[0], suite) is None
 
 

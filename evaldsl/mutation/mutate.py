@@ -27,7 +27,8 @@ import attrs
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.judge.protocol import Judge
 from evaldsl.mutation.mutants import Mutant, MutantKind, mutants
-from evaldsl.runner.cases import produce_run, selected
+from evaldsl.runner.cases import selected
+from evaldsl.runner.produce import produce_run
 from evaldsl.runs.index import index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.suites import Case, Suite, discover, load_suite

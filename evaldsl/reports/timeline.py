@@ -23,7 +23,7 @@ from typing import Any, Literal
 import attrs
 
 from evaldsl.language.jsjson import js_json
-from evaldsl.runner.cases import produce_run
+from evaldsl.runner.produce import produce_run
 from evaldsl.runner.results import Report
 from evaldsl.runs.events import (
     AGENT_ERROR,

@@ -1,10 +1,9 @@
-"""A case's run, which cases `-k` selects, and the judge plan of recorded cases.
+"""Which cases `-k` selects, and the judge plan of recorded cases.
 
-Takes compiled cases and their suites, and gives each case's `Run` (its recording read,
-or its live target called in a worker process), whether a `-k` pattern selects it, and
-the judge calls the recorded cases would make (`plan_judge`). These are the parts of the
-runner that `evaldsl check` needs: this module does not load the machinery of running
-(worker processes, result records), which is imported for a live target only.
+Takes compiled cases and their suites, and gives whether a `-k` pattern selects a case,
+and the judge calls the recorded cases would make (`plan_judge`). These are the parts of
+the runner that `evaldsl check` needs: this module does not load the machinery of
+running (worker processes, result records), which is imported for a live target only.
 """
 
 from __future__ import annotations
@@ -12,20 +11,15 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from evaldsl.compile.evaluate import evaluate
-from evaldsl.runs.detect import load_run
-from evaldsl.runs.model import Run, RunError
+from evaldsl.runner.produce import NothingToRun, produce_run
+from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
 from evaldsl.suites.model import Case, Suite
-
-if TYPE_CHECKING:
-    from evaldsl.runner.targets import TargetWorkers
-
-DEFAULT_TIMEOUT = 60.0  # seconds, for `run` targets (cycgraph's timeout_ms default)
 
 
 @runtime_checkable
@@ -35,10 +29,6 @@ class Planner(Protocol):
     def recording(self) -> AbstractContextManager[list[Any]]: ...
 
     def prefetch(self, requests: list[Any]) -> int: ...
-
-
-class NothingToRun(Exception):
-    """A case with nothing to run (no recording, no target)."""
 
 
 def selected(suite: Suite, case: Case, pattern: str | None) -> bool:
@@ -54,23 +44,6 @@ def selected(suite: Suite, case: Case, pattern: str | None) -> bool:
     else:
         hit = pat.lower() in full
     return hit != negate
-
-
-def produce_run(case: Case, suite: Suite, workers: TargetWorkers | None = None) -> Run:
-    """Read the case's recorded run, or call its target (in one of `workers`)."""
-    spec = case.source
-    if spec is None:
-        raise NothingToRun("this case has no source to check")
-    if spec.kind == "run":
-        # live targets only: worker processes and their pipes (`check` never calls one)
-        from evaldsl.runner.targets import call_target
-
-        assert spec.target is not None
-        timeout = case.timeout or DEFAULT_TIMEOUT
-        return call_target(spec.target, case.input, timeout, suite.base_dir, workers)
-    assert spec.path is not None
-    fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
-    return load_run(suite.base_dir / spec.path, fmt, sample=spec.sample)
 
 
 @attrs.frozen
@@ -107,7 +80,8 @@ def plan_judge(suites: Sequence[Suite], select: str | None = None) -> JudgePlanS
         for k, case in enumerate(suite.cases)
         if case.judged and not case.error and selected(suite, case, select)
     ]
-    shared = SharedReadings(judged)  # cases on one recording read it once, as a run does
+    # cases on one recording read it once, as a run reads it
+    shared = SharedReadings((suite, suite.cases[k]) for suite, k in judged)
     for suite, k in judged:
         case = suite.cases[k]
         assert isinstance(suite.judge, Planner)

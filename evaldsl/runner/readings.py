@@ -1,6 +1,6 @@
 """One reading of a recording for the cases of a run that read it alike.
 
-Takes the cases a run will execute (suite and case index, in order) and gives, for a
+Takes the cases a run will execute (with their suites, in order) and gives, for a
 case whose recording other cases read too, the `RunFacts` of one pass over it made for
 what any of them reads (`Needs.joined`); the runner reads any other case alone, as
 before. Why: cases on one recording are common (`each` rows, a file of cases that check
@@ -28,11 +28,11 @@ one long session from several sides), and each read the whole file again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
-from evaldsl.runner.cases import produce_run
+from evaldsl.runner.produce import produce_run
 from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
@@ -42,14 +42,19 @@ from evaldsl.suites.model import Case, Suite
 Recording = tuple[str, str | None, str | None]
 
 
-def recording_of(case: Case, suite: Suite) -> Recording | None:
-    """The recording `case` reads (as `produce_run` names it), or None: a live target,
-    no source, or a case that cannot run."""
+def recording_named(case: Case, suite: Suite) -> Recording | None:
+    """The recording `case` names (as `produce_run` reads it), or None: a live target or
+    no source. (A case still to check names its recording too.)"""
     spec = case.source
-    if case.error is not None or spec is None or spec.kind == "run" or spec.path is None:
+    if spec is None or spec.kind == "run" or spec.path is None:
         return None
     fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
     return (str(suite.base_dir / spec.path), fmt, spec.sample)
+
+
+def recording_of(case: Case, suite: Suite) -> Recording | None:
+    """The recording `case` reads, or None: it names none, or it cannot run."""
+    return recording_named(case, suite) if case.error is None else None
 
 
 def with_metrics(needs: Needs) -> Needs:
@@ -101,18 +106,17 @@ class SharedReadings:
     """The recordings that more than one case of a run reads alike, each read once for
     them (above)."""
 
-    def __init__(self, work: Sequence[tuple[Suite, int]]) -> None:
+    def __init__(self, cases: Iterable[tuple[Suite, Case]]) -> None:
         on: dict[Recording, list[Case]] = {}
-        for suite, index in work:
-            case = suite.cases[index]
+        for suite, case in cases:
             recording = recording_of(case, suite)
             if recording is not None:
                 on.setdefault(recording, []).append(case)
         # by the id of each case sharing it, until the case takes its facts: a share and
         # its facts go when its last case has taken them
         self._shares: dict[int, _Share] = {}
-        for cases in on.values():
-            for group in sharing(cases) if len(cases) > 1 else ():
+        for alike in on.values():
+            for group in sharing(alike) if len(alike) > 1 else ():
                 share = _Share(group)
                 self._shares.update((id(case), share) for case in group)
 

@@ -154,7 +154,7 @@ class SuiteFile(pytest.File):
         seen: Counter[str] = Counter()
         # cases on one recording read it once, as `evaldsl run` reads it (a case
         # deselected by `-k` leaves its reading's facts with this file's items)
-        shared = SharedReadings([(suite, k) for k in range(len(suite.cases))])
+        shared = SharedReadings((suite, case) for case in suite.cases)
         for case in suite.cases:
             seen[case.name] += 1
             # twins get `(2)`, `(3)`: one node id per case, so `--lf` finds each again

@@ -1,0 +1,41 @@
+"""A case's run: its recording read, or its live target called.
+
+Takes a compiled case and its suite, and gives the case's `Run`: its recording read from
+the file its source names (relative to the suite's folder), or what its live target
+returned when called with its input in a worker process (the machinery of which is
+imported for a live target only, never by `check` or a run of recordings).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.model import Run
+from evaldsl.suites.model import Case, Suite
+
+if TYPE_CHECKING:
+    from evaldsl.runner.targets import TargetWorkers
+
+DEFAULT_TIMEOUT = 60.0  # seconds, for `run` targets (cycgraph's timeout_ms default)
+
+
+class NothingToRun(Exception):
+    """A case with nothing to run (no recording, no target)."""
+
+
+def produce_run(case: Case, suite: Suite, workers: TargetWorkers | None = None) -> Run:
+    """Read the case's recorded run, or call its target (in one of `workers`)."""
+    spec = case.source
+    if spec is None:
+        raise NothingToRun("this case has no source to check")
+    if spec.kind == "run":
+        # live targets only: worker processes and their pipes (`check` never calls one)
+        from evaldsl.runner.targets import call_target
+
+        assert spec.target is not None
+        timeout = case.timeout or DEFAULT_TIMEOUT
+        return call_target(spec.target, case.input, timeout, suite.base_dir, workers)
+    assert spec.path is not None
+    fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
+    return load_run(suite.base_dir / spec.path, fmt, sample=spec.sample)
