@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 import pytest
 
-from evaldsl.runner import core, parallel
+from evaldsl.runner import core, parallel, readings
 from evaldsl.runner.cases import selected
 from evaldsl.runner.core import RunOptions, run_suites
 from evaldsl.runner.parallel import largest_first
@@ -62,6 +62,60 @@ def test_largest_cases_start_first(tmp_path: Path) -> None:
     }
     order = largest_first([(suite, i) for i in range(len(suite.cases))])
     assert [sizes[i] for i in order] == sorted(sizes.values(), reverse=True)
+
+
+def test_a_recordings_cases_go_to_the_workers_in_runs_of_consecutive_cases(
+    tmp_path: Path,
+) -> None:
+    events = '{"cassette": "traceplay", "version": 1}\n{"type": "llm.request"}\n'
+    (tmp_path / "big.jsonl").write_text(events + '{"type": "user.message"}\n' * 50)
+    (tmp_path / "small.jsonl").write_text(events)
+    files = ["big", "small", "big", "big", "big", "small", "big", "missing"]
+    text = "".join(
+        f'case "c{k}"\n  cassette "{f}.jsonl"\n  steps == 1\n' for k, f in enumerate(files)
+    )
+    (tmp_path / "s.eval").write_text(text)
+    suite = load_suite(str(tmp_path / "s.eval"))
+    work = [(suite, k) for k in range(len(suite.cases))]
+    # big.jsonl's five cases in two runs (the larger first), then small.jsonl's two, one a
+    # run, and the missing file's case (size 0)
+    assert parallel.units(work, 2) == [[3, 4, 6], [0, 2], [1], [5], [7]]
+    assert parallel.units(work, 3) == [[2, 3], [4, 6], [0], [1], [5], [7]]
+    assert parallel.units(work, 1) == [[0, 2, 3, 4, 6], [1, 5], [7]]
+
+
+def test_each_worker_reads_a_recording_once_for_its_cases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    weather = _copy_weather(tmp_path)
+    text = "".join(
+        f'case "row {k}"\n  cassette "cassettes/xiamen.jsonl"\n  tool get_weather called once\n'
+        f'  answer contains "{word}"\n'
+        for k, word in enumerate(["Xiamen", "sunny", "rain", "C", "Tokyo", "28"])
+    )
+    (weather.parent / "rows.eval").write_text(text)
+    log = tmp_path / "readings.log"
+    index_run = readings.index_run
+
+    def logged(run: Any, needs: Any) -> Any:  # each worker appends: one line a reading
+        with log.open("a") as out:
+            out.write(f"{os.getpid()} {Path(run.path).name}\n")
+        return index_run(run, needs)
+
+    monkeypatch.setattr(readings, "index_run", logged)
+    monkeypatch.setattr(core, "index_run", logged)
+    paths = [str(weather.parent / "rows.eval"), str(weather)]
+    serial = run_suites([load_suite(p) for p in paths])
+    log.unlink()
+    forked = run_suites([load_suite(p, later=True) for p in paths], RunOptions(jobs=2))
+    assert _stable(forked) == _stable(serial)
+    lines = log.read_text().splitlines()
+    # xiamen.jsonl: the six rows and the weather file's cases on it, in two runs of
+    # consecutive cases (one a worker): read twice, where each case read it once
+    by_file = [line.split()[1] for line in lines]
+    assert by_file.count("xiamen.jsonl") == 2
+    named = sum(1 for s in serial.suites for c in s.cases) - by_file.count("xiamen.jsonl")
+    assert len(lines) < named
 
 
 def test_without_fork_each_worker_loads_the_suite_once(
@@ -232,10 +286,10 @@ def test_a_case_whose_worker_died_is_checked_by_the_parent(
     later = _suites(tmp_path, later=True)
     run_case = core.execute_case
 
-    def dies_on_missing(case: Any, suite: Any, workers: Any = None) -> Any:
+    def dies_on_missing(case: Any, suite: Any, workers: Any = None, readings: Any = None) -> Any:
         if case.name == "missing":
             os._exit(3)  # the worker dies: no result, no diagnostics sent
-        return run_case(case, suite, workers)
+        return run_case(case, suite, workers, readings)
 
     monkeypatch.setattr(core, "execute_case", dies_on_missing)
     together = run_suites(later, RunOptions(jobs=2))

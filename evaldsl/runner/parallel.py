@@ -19,6 +19,10 @@ progress lines, are the serial run's). How, and why:
 - Cases are scheduled largest first (by the size of their recorded run; live targets
   first of all, since their time is unknown), so one big case does not start last and
   leave the other workers idle at the end.
+- The cases on one recording go to the workers in at most N runs of consecutive cases
+  (`units`), one run to a worker at a time, so each worker reads the recording once for
+  the cases of a run that read it alike (`readings.py`), and the cases of one recording
+  still spread over every worker. A worker that dies fails the cases of the run it had.
 - Where processes cannot be forked (Windows), a `ProcessPoolExecutor`'s workers load
   each suite once.
 - Never more processes than cases. Each dies with this process, even by `kill -9`, and
@@ -39,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
+from evaldsl.runner.readings import Recording, SharedReadings, recording_named
 from evaldsl.runner.results import CaseResult
 from evaldsl.runner.worker import die_with_parent
 from evaldsl.suites.build import load_suite
@@ -52,13 +57,15 @@ if TYPE_CHECKING:  # the process pool is imported only where fork is missing (~3
     from evaldsl.runner.targets import TargetWorkers
 
 Work = Sequence[tuple[Suite, int]]
-RunCase = Callable[[Case, Suite, "TargetWorkers | None"], CaseResult]
+RunCase = Callable[[Case, Suite, "TargetWorkers | None", "SharedReadings | None"], CaseResult]
 #: What a forked worker sends back: the case's result and, for a case of a suite checked
 #: later (`Suite.later`), the case's own diagnostics (None: checked before the run).
 Done = tuple[CaseResult, tuple[Diagnostic, ...] | None]
 
 #: The work of the current parallel run, read by forked workers (set before forking).
 _SHARED: list[tuple[Suite, int]] = []
+#: Its units: the positions each task runs (`units`).
+_UNITS: list[list[int]] = []
 _RUN_CASE: list[RunCase] = []
 #: Suites a spawned worker loaded (where fork is not available).
 _LOADED: dict[str, Suite] = {}
@@ -90,6 +97,28 @@ def largest_first(work: Work) -> list[int]:
     return sorted(range(len(work)), key=lambda k: -sizes[k])
 
 
+def units(work: Work, processes: int) -> list[list[int]]:
+    """The positions of `work` as the tasks to run, in the order to start them: the cases
+    on one recording in at most `processes` runs of consecutive cases (a run's cases can
+    share a reading of it), each other case alone; the largest tasks first (the sizes of
+    their cases added up; ties in report order)."""
+    on: dict[Recording, list[int]] = {}
+    tasks: list[list[int]] = []
+    for position, (suite, index) in enumerate(work):
+        recording = recording_named(suite.cases[index], suite)
+        if recording is None:
+            tasks.append([position])
+        else:
+            on.setdefault(recording, []).append(position)
+    for positions in on.values():
+        parts = min(processes, len(positions))
+        cut = [len(positions) * k // parts for k in range(parts + 1)]
+        tasks.extend(positions[cut[k] : cut[k + 1]] for k in range(parts))
+    sizes = [case_size(s, s.cases[i]) for s, i in work]
+    tasks.sort(key=lambda task: (-sum(sizes[k] for k in task), task[0]))
+    return tasks
+
+
 def _worker_started() -> None:
     """Each worker: Ctrl-C is its parent's to handle (it stops the run), it dies with
     its parent, even by `kill -9`, and it has target workers of its own (`_targets`)."""
@@ -111,14 +140,28 @@ def _targets(case: Case) -> TargetWorkers | None:
     return _TARGETS[0]
 
 
-def _forked_case(position: int) -> Done:  # in a forked worker
-    suite, index = _SHARED[position]
-    if suite.later is None:
-        case = suite.cases[index]
-        return _RUN_CASE[0](case, suite, _targets(case)), None
-    # the case is checked and compiled here, by the one worker that runs it
-    case, own = suite.later.case(index)
-    return _RUN_CASE[0](case, suite, _targets(case)), own
+def _forked_task(task: int) -> list[tuple[int, Done]]:  # in a forked worker
+    """Run the cases of a task: each checked and compiled here if its suite left that to
+    the worker that runs it, and those on one recording read it once where they can."""
+    cases: list[tuple[int, Case, Suite, tuple[Diagnostic, ...] | None]] = []
+    for position in _UNITS[task]:
+        suite, index = _SHARED[position]
+        if suite.later is None:
+            cases.append((position, suite.cases[index], suite, None))
+        else:  # checked and compiled here, by the one worker that runs it
+            checked, diagnostics = suite.later.case(index)
+            cases.append((position, checked, suite, diagnostics))
+    readings = SharedReadings((s, c) for _, c, s, _ in cases) if len(cases) > 1 else None
+    done: list[tuple[int, Done]] = []
+    for position, case, suite, own in cases:
+        try:
+            result = _RUN_CASE[0](case, suite, _targets(case), readings)
+        except Exception as err:  # as the pool says of a case whose runner raised
+            why = f"worker failed: {type(err).__name__}: {err}"
+            done.append((position, (_crash(suite, _SHARED[position][1], why), None)))
+            continue
+        done.append((position, (result, own)))
+    return done
 
 
 def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) -> CaseResult:
@@ -127,7 +170,7 @@ def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) 
         judge = judge_factory() if judge_factory is not None else None
         suite = _LOADED[path] = load_suite(path, judge=judge)
     case = suite.cases[index]
-    return run_case(case, suite, _targets(case))
+    return run_case(case, suite, _targets(case), None)
 
 
 def _import_for_workers(work: Work) -> None:
@@ -173,6 +216,7 @@ def run_parallel(
         _run_spawned(work, processes, (judge_factory, run_case), done, announce)
         return
     _SHARED[:] = list(work)
+    _UNITS[:] = units(work, processes)
     _RUN_CASE[:] = [run_case]
     # The loaded suites stay out of every collection: shared, not copied (unless the
     # application froze objects itself, whose frozen set is never disturbed). No full
@@ -184,25 +228,26 @@ def run_parallel(
         gc.freeze()
     announced = [0]  # how many positions, from the first, have been announced
 
-    def arrived(position: int, sent: Done) -> None:
-        result, diagnostics = sent
-        if diagnostics is not None and own is not None:
-            own[position] = diagnostics
-        done[position] = result
+    def arrived(task: int, sent: list[tuple[int, Done]]) -> None:
+        for position, (result, diagnostics) in sent:
+            if diagnostics is not None and own is not None:
+                own[position] = diagnostics
+            done[position] = result
         while announced[0] < len(work) and announced[0] in done:
             announced[0] += 1
             announce(announced[0] - 1)
 
-    def crashed(position: int, why: str) -> Done:
-        suite, index = work[position]
-        return _crash(suite, index, why), None
+    def crashed(task: int, why: str) -> list[tuple[int, Done]]:
+        return [(k, (_crash(work[k][0], work[k][1], why), None)) for k in _UNITS[task]]
 
     try:
-        run_forked(largest_first(work), processes, _forked_case, _worker_started, arrived, crashed)
+        tasks = range(len(_UNITS))
+        run_forked(tasks, processes, _forked_task, _worker_started, arrived, crashed)
     finally:
         if freeze:
             gc.unfreeze()
         _SHARED.clear()
+        _UNITS.clear()
         _RUN_CASE.clear()
 
 
