@@ -112,27 +112,29 @@ class SharedReadings:
             recording = recording_of(case, suite)
             if recording is not None:
                 on.setdefault(recording, []).append(case)
-        # by the id of each case sharing it, until the case takes its facts: a share and
-        # its facts go when its last case has taken them
-        self._shares: dict[int, _Share] = {}
+        # by the id of each case sharing it (with the case: kept alive, its id is not
+        # another's), until the case takes its facts: a share and its facts go when its
+        # last case has taken them
+        self._shares: dict[int, tuple[Case, _Share]] = {}
         for alike in on.values():
             for group in sharing(alike) if len(alike) > 1 else ():
                 share = _Share(group)
-                self._shares.update((id(case), share) for case in group)
+                self._shares.update((id(case), (case, share)) for case in group)
 
     def facts(self, case: Case, suite: Suite) -> RunFacts | None:
         """The facts of `case`'s recording from the reading it shares, or None when the
         case is to read its run alone (not shared, or the shared reading failed)."""
-        share = self._shares.pop(id(case), None)
-        if share is None:
+        taken = self._shares.pop(id(case), None)
+        if taken is None:
             return None
+        share = taken[1]
         facts = share.facts
         if facts is None:
             try:
                 facts = index_run(produce_run(case, suite), share.needs)
             except RunError:
                 # each case reads alone and gets its own reading's error
-                self._shares = {k: v for k, v in self._shares.items() if v is not share}
+                self._shares = {k: v for k, v in self._shares.items() if v[1] is not share}
                 return None
             share.facts = facts
         return facts
