@@ -2,21 +2,23 @@
 
 Run:  .venv/bin/python benchmarks/shared_recordings.py [--events N] [--cases C] [--runs R]
 
-Three suites of C cases (40 by default) on bench.py's cassette of N events (20,000 by
+Four suites of C cases (40 by default) on bench.py's cassette of N events (20,000 by
 default, ~4 MB), each case six statements of bench.py's generator:
 
 - "no results": statements drawn from every family but `result` tests (counts, `no
   tool`, arguments, answers, numbers, `tools` sequences, latency and cost);
 - "each rows": an `each` of C rows, each row its own city and word in the statements,
   and one `result` test alike in every row;
-- "own results": every case with `result` tests of its own, which cannot share a
-  reading (which call a result is linked to depends on the results a pass reads): the
-  control, where both sides read the recording once a case.
+- "own results": every case with `result` tests of its own; they share a reading when no
+  two calls of the recording carry one id (bench.py's cassette);
+- "ids shared": the same cases on a copy of the cassette whose calls all carry one event
+  `id`: which call a result is linked to may then depend on the results a pass reads,
+  so they cannot share (the control: both sides read the recording once a case).
 
 Times, in turns, the run as the runner makes it (`run_suites`: cases that read one
 recording alike share one reading) and the same cases each read alone (`execute_case`),
 CPU time, best of R each; checks that both give the same results (times aside); prints
-the readings each makes and the ratio of the times.
+the readings each makes (counted) and the ratio of the times.
 """
 
 from __future__ import annotations
@@ -28,16 +30,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import attrs  # noqa: E402
+import orjson  # noqa: E402
 
 from benchmarks import bench  # noqa: E402
+from evaldsl.runner import core  # noqa: E402
+from evaldsl.runner import readings as shared_readings  # noqa: E402
 from evaldsl.runner.core import execute_case, run_suites  # noqa: E402
-from evaldsl.runner.readings import sharing  # noqa: E402
 from evaldsl.suites.build import load_suite  # noqa: E402
 from evaldsl.suites.model import Suite  # noqa: E402
 
@@ -67,7 +72,12 @@ def suite_texts(cases: int, cassette: str) -> dict[str, str]:
         return f'case "case {k:03d}"\n  cassette "{cassette}"\n{body}\n'
 
     plain = "".join(case(k, [no_results(gen) for _ in range(PER_CASE)]) for k in range(cases))
-    own = "".join(case(k, own_results(gen)) for k in range(cases))
+    own_cases = [own_results(gen) for _ in range(cases)]
+    own = "".join(case(k, statements) for k, statements in enumerate(own_cases))
+    same_ids = "".join(
+        case(k, statements).replace(cassette, shared_ids(cassette))
+        for k, statements in enumerate(own_cases)
+    )
     rows = ", ".join(
         f'{{city: "{rng.choice(bench.CITIES)}", word: "{rng.choice(bench.WORDS)}{k}"}}'
         for k in range(cases)
@@ -81,13 +91,41 @@ def suite_texts(cases: int, cassette: str) -> dict[str, str]:
         "  tokens <= 900000000\n"
         "  tools contains all [read_file, search_web]\n"
     )
-    return {"no results": plain, "each rows": each, "own results": own}
+    return {"no results": plain, "each rows": each, "own results": own, "ids shared": same_ids}
+
+
+def shared_ids(name: str) -> str:
+    """The name of the copy of cassette `name` whose calls all carry one event id."""
+    return name.replace(".jsonl", "-ids.jsonl")
+
+
+def write_shared_ids(cassette: Path) -> None:
+    copy = cassette.with_name(shared_ids(cassette.name))
+    if copy.exists() and copy.stat().st_mtime >= cassette.stat().st_mtime:
+        return
+    with cassette.open("rb") as source, copy.open("wb") as out:
+        for line in source:
+            event = orjson.loads(line)
+            if event.get("type") == "tool.call":
+                event["id"] = "shared"
+            out.write(orjson.dumps(event) + b"\n")
 
 
 def readings(suite: Suite) -> int:
-    """How many times the run reads its recording (each case alone, or once a group)."""
-    groups = sharing(list(suite.cases))
-    return len(suite.cases) - sum(len(g) for g in groups) + len(groups)
+    """How many times a run of `suite` reads a recording (counted)."""
+    read: list[Any] = []
+    index_run = core.index_run
+
+    def counted(run: Any, needs: Any) -> Any:
+        read.append(run)
+        return index_run(run, needs)
+
+    with (
+        mock.patch.object(shared_readings, "index_run", counted),
+        mock.patch.object(core, "index_run", counted),
+    ):
+        run_suites([suite])
+    return len(read)
 
 
 def timeless(results: list[Any]) -> list[Any]:
@@ -101,6 +139,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     opts = parser.parse_args()
     cassette, _, _ = bench.ensure_data(opts.events, 10_000)
+    write_shared_ids(cassette)
     folder = bench.DATA / f"shared-{opts.events}-{opts.cases}"
     folder.mkdir(parents=True, exist_ok=True)
     print(bench.machine())

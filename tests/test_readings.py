@@ -22,10 +22,13 @@ from evaldsl.judge.plan import RecordingJudge, TwoPhaseJudge
 from evaldsl.runner import cases, core, readings
 from evaldsl.runner.cases import plan_judge
 from evaldsl.runner.core import execute_case, run_suites
-from evaldsl.runner.readings import SharedReadings, sharing
+from evaldsl.runner.produce import produce_run
+from evaldsl.runner.readings import SharedReadings, calls_own_their_ids, sharing
 from evaldsl.runner.results import CaseResult
 from evaldsl.runs import passes
+from evaldsl.runs.detect import load_run
 from evaldsl.runs.index import Needs
+from evaldsl.runs.model import Run
 from evaldsl.suites.build import load_suite
 from evaldsl.suites.model import Suite
 from tests.fuzzing import examples
@@ -156,7 +159,9 @@ SHARED_EVENT_ID = [
 ]
 
 
-def test_cases_reading_other_results_never_share_a_reading(tmp_path: Path) -> None:
+def test_cases_reading_other_results_do_not_share_where_two_calls_share_an_id(
+    tmp_path: Path,
+) -> None:
     write_cassette(tmp_path / "a.jsonl", SHARED_EVENT_ID)
     search = 'tool search result == "Paris"'
     statements = [
@@ -175,6 +180,80 @@ def test_cases_reading_other_results_never_share_a_reading(tmp_path: Path) -> No
     two = write_suite(tmp_path, [("a.jsonl", statements[0]), ("a.jsonl", statements[2])])
     assert [len(g) for g in sharing(list(two.cases))] == [2]
     assert sharing(list(suite.cases)) == []  # two ways of reading results: no group
+
+
+# The same, but search's call has an event id of its own (and fetch's second call a result)
+UNIQUE_IDS = [
+    *SHARED_EVENT_ID[:3],
+    {**SHARED_EVENT_ID[3], "id": "e2"},
+    {**SHARED_EVENT_ID[4], "callId": "e2"},
+    {"type": "tool.result", "callId": "c2", "output": {"city": "Oslo"}},
+]
+
+
+def test_cases_reading_other_results_share_when_no_two_calls_share_an_id(
+    tmp_path: Path, read: list[Needs]
+) -> None:
+    write_cassette(tmp_path / "a.jsonl", UNIQUE_IDS)
+    search = 'tool search result == "Paris"'
+    statements = [
+        ['tool fetch result $.city == "Paris"', search],
+        ['tool fetch result $.city == "Oslo"', search],
+        ["tool fetch called twice"],
+        ['every tool fetch result $.city == "Paris"', "answer cites tool search"],
+    ]
+    suite = write_suite(tmp_path, [("a.jsonl", s) for s in statements])
+    produced: list[Any] = []
+
+    def produce(case: Any, suite: Any) -> Any:
+        produced.append(case)
+        return produce_run(case, suite)
+
+    with mock.patch.object(readings, "produce_run", produce):
+        shared = together(suite)
+    assert len(read) == 1 and len(read[0].probes) == 4  # every case's tests, one reading
+    assert len(produced) == 1  # loaded once: to look at its ids, then read
+    assert shared == alone(suite)
+    assert [[a.status for a in r.assertions] for r in shared] == [
+        ["pass", "pass"],
+        ["pass", "pass"],
+        ["pass"],
+        ["fail", "fail"],
+    ]
+
+
+def events_run(events: list[Any]) -> Run:
+    return Run(events=events, format="events")
+
+
+def test_whether_calls_own_their_ids(tmp_path: Path) -> None:
+    def call(**ids: Any) -> dict[str, Any]:
+        return {"type": "tool.call", "name": "t", **ids}
+
+    assert calls_own_their_ids(events_run([call(callId="a", id="x"), call(callId="b", id="y")]))
+    # a result naming a call, an id on another kind of event: no call shares it
+    result = {"type": "tool.result", "callId": "a"}
+    assert calls_own_their_ids(events_run([call(callId="a"), result, {"type": "x", "id": "a"}]))
+    assert calls_own_their_ids(events_run([]))
+    for clash in (
+        [call(callId="a"), call(callId="a")],
+        [call(id="x"), call(id="x")],
+        [call(callId="a", id="x"), call(callId="x")],  # one's event id, the other's callId
+        [call(callId="x"), {"type": "mcp.call", "name": "t", "id": "x"}],
+        [call(id=[1]), call(id=[2])],  # an id a table cannot hold: no
+    ):
+        assert not calls_own_their_ids(events_run(clash)), clash
+    # streams: small ones decoded whole, large ones by the typed decoder; a bad line is a no
+    write_cassette(tmp_path / "a.jsonl", UNIQUE_IDS)
+    write_cassette(tmp_path / "b.jsonl", SHARED_EVENT_ID)
+    (tmp_path / "bad.jsonl").write_text(json.dumps(HEADER) + "\n" + '{"type": \n')
+    for typed_from in (passes.TYPED_FROM, 0):
+        with mock.patch.object(readings, "TYPED_FROM", typed_from):
+            seen = [
+                calls_own_their_ids(load_run(tmp_path / f"{f}.jsonl", None))
+                for f in ("a", "b", "bad")
+            ]
+        assert seen == [True, False, False]
 
 
 def test_a_shared_reading_that_fails_leaves_each_case_its_own_error(tmp_path: Path) -> None:

@@ -9,13 +9,15 @@ one long session from several sides), and each read the whole file again.
 - A pass for joined needs gives each case the facts its own pass would: counts, the
   tools' sequence, arguments' tests, answers, tokens and times are kept per tool, test
   and position, never mixed. Results are the exception: which call a result is linked
-  to depends on the calls filed for results (an event `id` names the first call filed
-  under it, and a tool's calls are filed while a `result` test of it is open). So cases
-  that read results (`result` tests, `cites`) share a reading only with cases that read
-  the same results (the same tests, the same tools' records), and with cases that read
-  no result and keep no call's record (when the recording has one such group).
-  `tests/test_readings.py` compares every case's result both ways on random suites and
-  recordings.
+  to can depend on the calls filed for results (an event `id` names the first call
+  filed under it, a tool's calls are filed while a `result` test of it is open), when
+  two calls carry one id. So when a recording's cases read results in more than one way
+  (other `result` tests, other tools' records for `cites`), its calls' ids are looked
+  at first (`calls_own_their_ids`): if no two calls carry one id, all its cases share
+  one reading; else the cases that read the same results share one, and those that
+  read none share another (or join the one group that reads results, if there is
+  one). `tests/test_readings.py` compares every case's result both ways on random
+  suites and recordings, with and without ids carried twice.
 - A recording is one file, format and sample (a case that runs a target, or cannot
   run, is never shared). Its facts are kept from the first of its cases to the last,
   then dropped: a run holds the facts of the recordings whose cases are not all done
@@ -28,14 +30,20 @@ one long session from several sides), and each read the whole file again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import attrs
 
 from evaldsl.runner.produce import produce_run
+from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.decode import typed_events
+from evaldsl.runs.events import TOOL_CALL_TYPES
 from evaldsl.runs.index import Needs, RunFacts
-from evaldsl.runs.model import RunError
-from evaldsl.runs.passes import index_run
+from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.passes import TYPED_FROM, index_run
 from evaldsl.suites.model import Case, Suite
 
 #: A recording, as cases share it: the file, its format (None: detected), its sample.
@@ -102,6 +110,87 @@ class _Share:
         self.facts: RunFacts | None = None
 
 
+def calls_own_their_ids(run: Run) -> bool:
+    """Whether no two calls of `run` carry one id (a `callId` or an event `id`, the one
+    of a call or the other of another): then each id a result names belongs to one call,
+    whichever calls a pass files, and any cases may share a reading. Anything the scan
+    cannot take (a bad line, an id that is a list) says no: the cases are kept apart as
+    their results require, and their reading reports the problem."""
+    events = run.events
+    seen: set[Any] = set()
+    try:
+        with _call_ids(events) as decoded:
+            for event in decoded:
+                if event.get("type") not in TOOL_CALL_TYPES:
+                    continue
+                for key in ("callId", "id"):
+                    value = event.get(key)
+                    if value is not None:
+                        if value in seen:
+                            return False
+                        seen.add(value)
+    except Exception:  # (only a grouping is decided here: never a run's error)
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _call_ids(events: Any) -> Iterator[Iterable[Any]]:
+    """`events` with (at least) their type and ids: a list as it is, a stream decoded
+    (its type and ids only, when large)."""
+    if events is None or isinstance(events, list):
+        yield events or []
+    elif not isinstance(events, EventStream):
+        raise TypeError("events that cannot be read twice")
+    elif os.stat(events.path).st_size < TYPED_FROM:
+        with events.fast() as decoded:
+            yield decoded
+    else:
+        with typed_events(events, frozenset({"type", "id", "callId"})) as decoded:
+            yield decoded
+
+
+class _Recording:
+    """The cases of one recording, grouped into shares when the first of them runs."""
+
+    __slots__ = ("cases", "run", "shares")
+
+    def __init__(self, cases: list[Case]) -> None:
+        self.cases = cases
+        self.shares: dict[int, _Share] | None = None  # by case id, until each takes it
+        self.run: Run | None = None  # read to group the cases: the first reading's too
+
+    def share_of(self, case: Case, suite: Suite) -> _Share | None:
+        if self.shares is None:
+            groups = sharing(self.cases)
+            linkings = {_linking(c.needs) for c in self.cases} - {None}
+            if len(linkings) > 1:  # results read several ways: alike if no id is shared
+                try:
+                    self.run = produce_run(case, suite)
+                except RunError:
+                    self.run = None  # (each case reads alone and gets its error)
+                if self.run is not None and calls_own_their_ids(self.run):
+                    groups = [list(self.cases)]
+            self.shares = {}
+            for group in groups:
+                share = _Share(group)
+                self.shares.update((id(c), share) for c in group)
+        return self.shares.pop(id(case), None)
+
+    def read(self, case: Case, suite: Suite, share: _Share) -> RunFacts | None:
+        """The facts of `share`'s reading, read by `case` if they are not yet; None when
+        that reading fails (each of its cases then reads alone)."""
+        run, self.run = self.run, None
+        if share.facts is None:
+            try:
+                share.facts = index_run(run or produce_run(case, suite), share.needs)
+            except RunError:
+                assert self.shares is not None
+                self.shares = {k: v for k, v in self.shares.items() if v is not share}
+                return None
+        return share.facts
+
+
 class SharedReadings:
     """The recordings that more than one case of a run reads alike, each read once for
     them (above)."""
@@ -109,32 +198,27 @@ class SharedReadings:
     def __init__(self, cases: Iterable[tuple[Suite, Case]]) -> None:
         on: dict[Recording, list[Case]] = {}
         for suite, case in cases:
-            recording = recording_of(case, suite)
-            if recording is not None:
-                on.setdefault(recording, []).append(case)
-        # by the id of each case sharing it (with the case: kept alive, its id is not
-        # another's), until the case takes its facts: a share and its facts go when its
-        # last case has taken them
-        self._shares: dict[int, tuple[Case, _Share]] = {}
+            named = recording_of(case, suite)
+            if named is not None:
+                on.setdefault(named, []).append(case)
+        # by the id of each case of a recording read by more than one (with the case:
+        # kept alive, its id is not another's), until the case takes its facts: a
+        # recording, its shares and their facts go when its last case has taken them
+        self._waiting: dict[int, tuple[Case, _Recording]] = {}
         for alike in on.values():
-            for group in sharing(alike) if len(alike) > 1 else ():
-                share = _Share(group)
-                self._shares.update((id(case), (case, share)) for case in group)
+            if len(alike) > 1:
+                recording = _Recording(alike)
+                self._waiting.update((id(case), (case, recording)) for case in alike)
 
     def facts(self, case: Case, suite: Suite) -> RunFacts | None:
         """The facts of `case`'s recording from the reading it shares, or None when the
         case is to read its run alone (not shared, or the shared reading failed)."""
-        taken = self._shares.pop(id(case), None)
+        taken = self._waiting.pop(id(case), None)
         if taken is None:
             return None
-        share = taken[1]
-        facts = share.facts
-        if facts is None:
-            try:
-                facts = index_run(produce_run(case, suite), share.needs)
-            except RunError:
-                # each case reads alone and gets its own reading's error
-                self._shares = {k: v for k, v in self._shares.items() if v[1] is not share}
-                return None
-            share.facts = facts
-        return facts
+        recording = taken[1]
+        share = recording.share_of(case, suite)
+        if share is None:
+            recording.run = None
+            return None
+        return recording.read(case, suite, share)
