@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evaldsl.runner.forkpool import run_forked
+from evaldsl.runner.forkpool import part, run_forked
 from evaldsl.runner.results import CaseResult
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers only")
@@ -75,6 +75,25 @@ def test_a_worker_that_dies_crashes_its_case_and_the_others_go_on() -> None:
     got = _run(list(range(40)), 2, run_case)
     assert got[3].error == "worker failed: the worker was killed by signal 9 (SIGKILL)"
     assert all(got[k].passed for k in range(40) if k != 3)
+
+
+def test_a_task_sends_its_parts_as_they_are_made_and_keeps_them_if_it_dies() -> None:
+    got: list[tuple[int, list[str]]] = []
+
+    def run_task(position: int) -> list[str]:
+        part([f"{position}.a"])
+        part([f"{position}.b"])
+        if position == 1:
+            os._exit(3)  # after two parts: they arrived, the task's end did not
+        return [f"{position}.end"]
+
+    def crashed(position: int, why: str) -> list[str]:
+        return [f"{position} crashed: {why}"]
+
+    run_forked([0, 1, 2], 2, run_task, lambda: None, lambda k, r: got.append((k, r)), crashed)
+    by_task = {k: [item for j, r in got if j == k for item in r] for k in range(3)}
+    assert by_task[0] == ["0.a", "0.b", "0.end"] and by_task[2] == ["2.a", "2.b", "2.end"]
+    assert by_task[1] == ["1.a", "1.b", "1 crashed: worker failed: the worker exited with status 3"]
 
 
 def test_cases_no_worker_was_left_to_run_are_crashes() -> None:

@@ -118,6 +118,38 @@ def test_each_worker_reads_a_recording_once_for_its_cases(
     assert len(lines) < named
 
 
+def test_a_worker_that_dies_keeps_the_cases_of_its_run_it_had_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    weather = _copy_weather(tmp_path)
+    text = "".join(
+        f'case "row {k}"\n  cassette "cassettes/xiamen.jsonl"\n  tool get_weather called once\n'
+        for k in range(6)
+    )
+    (weather.parent / "rows.eval").write_text(text)
+    run_case = core.execute_case
+
+    def dies_at_row_1(case: Any, suite: Any, workers: Any = None, readings: Any = None) -> Any:
+        if case.name == "row 1":
+            os._exit(3)
+        return run_case(case, suite, workers, readings)
+
+    monkeypatch.setattr(core, "execute_case", dies_at_row_1)
+    report = run_suites([load_suite(weather.parent / "rows.eval")], RunOptions(jobs=2))
+    # two runs of three rows: row 0 finished before its worker died at row 1, so only
+    # rows 1 and 2 are lost; the other worker ran rows 3 to 5
+    outcome = {c.name: c.error or "passed" for s in report.suites for c in s.cases}
+    died = "worker failed: the worker exited with status 3"
+    assert outcome == {
+        "row 0": "passed",
+        "row 1": died,
+        "row 2": died,
+        "row 3": "passed",
+        "row 4": "passed",
+        "row 5": "passed",
+    }
+
+
 def test_without_fork_each_worker_loads_the_suite_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,7 +22,8 @@ progress lines, are the serial run's). How, and why:
 - The cases on one recording go to the workers in at most N runs of consecutive cases
   (`units`), one run to a worker at a time, so each worker reads the recording once for
   the cases of a run that read it alike (`readings.py`), and the cases of one recording
-  still spread over every worker. A worker that dies fails the cases of the run it had.
+  still spread over every worker. Each case's result is sent as it is made, so a worker
+  that dies fails only the cases of its run that had not finished.
 - Where processes cannot be forked (Windows), a `ProcessPoolExecutor`'s workers load
   each suite once.
 - Never more processes than cases. Each dies with this process, even by `kill -9`, and
@@ -41,7 +42,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evaldsl.language.diagnostics import Diagnostic
-from evaldsl.runner.forkpool import run_forked, sigint_held, sigint_mask
+from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
 from evaldsl.runner.readings import Recording, SharedReadings, recording_named
 from evaldsl.runner.results import CaseResult
@@ -152,16 +153,14 @@ def _forked_task(task: int) -> list[tuple[int, Done]]:  # in a forked worker
             checked, diagnostics = suite.later.case(index)
             cases.append((position, checked, suite, diagnostics))
     readings = SharedReadings((s, c) for _, c, s, _ in cases) if len(cases) > 1 else None
-    done: list[tuple[int, Done]] = []
     for position, case, suite, own in cases:
         try:
-            result = _RUN_CASE[0](case, suite, _targets(case), readings)
+            done: Done = (_RUN_CASE[0](case, suite, _targets(case), readings), own)
         except Exception as err:  # as the pool says of a case whose runner raised
             why = f"worker failed: {type(err).__name__}: {err}"
-            done.append((position, (_crash(suite, _SHARED[position][1], why), None)))
-            continue
-        done.append((position, (result, own)))
-    return done
+            done = (_crash(suite, _SHARED[position][1], why), None)
+        part([(position, done)])  # sent now: a worker that dies keeps what it had done
+    return []
 
 
 def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) -> CaseResult:
@@ -238,7 +237,9 @@ def run_parallel(
             announce(announced[0] - 1)
 
     def crashed(task: int, why: str) -> list[tuple[int, Done]]:
-        return [(k, (_crash(work[k][0], work[k][1], why), None)) for k in _UNITS[task]]
+        # the cases of the task whose results had not come
+        lost = [k for k in _UNITS[task] if k not in done]
+        return [(k, (_crash(work[k][0], work[k][1], why), None)) for k in lost]
 
     try:
         tasks = range(len(_UNITS))
