@@ -84,16 +84,24 @@ def test_a_recordings_cases_go_to_the_workers_in_runs_of_consecutive_cases(
     assert parallel.units(work, 1) == [[0, 2, 3, 4, 6], [1, 5], [7]]
 
 
+def _rows_on_xiamen(weather: Path, statements: list[str]) -> None:
+    """`rows.eval` beside the weather suite: a case a statement, `row 0` to `row N`, each
+    on xiamen.jsonl and counting its one call."""
+    (weather.parent / "rows.eval").write_text(
+        "".join(
+            f'case "row {k}"\n  cassette "cassettes/xiamen.jsonl"\n'
+            f"  tool get_weather called once\n  {statement}\n"
+            for k, statement in enumerate(statements)
+        )
+    )
+
+
 def test_each_worker_reads_a_recording_once_for_its_cases(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     weather = _copy_weather(tmp_path)
-    text = "".join(
-        f'case "row {k}"\n  cassette "cassettes/xiamen.jsonl"\n  tool get_weather called once\n'
-        f'  answer contains "{word}"\n'
-        for k, word in enumerate(["Xiamen", "sunny", "rain", "C", "Tokyo", "28"])
-    )
-    (weather.parent / "rows.eval").write_text(text)
+    words = ["Xiamen", "sunny", "rain", "C", "Tokyo", "28"]
+    _rows_on_xiamen(weather, [f'answer contains "{word}"' for word in words])
     log = tmp_path / "readings.log"
     index_run = readings.index_run
 
@@ -122,11 +130,7 @@ def test_a_worker_that_dies_keeps_the_cases_of_its_run_it_had_finished(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     weather = _copy_weather(tmp_path)
-    text = "".join(
-        f'case "row {k}"\n  cassette "cassettes/xiamen.jsonl"\n  tool get_weather called once\n'
-        for k in range(6)
-    )
-    (weather.parent / "rows.eval").write_text(text)
+    _rows_on_xiamen(weather, ["steps == 2"] * 6)
     run_case = core.execute_case
 
     def dies_at_row_1(case: Any, suite: Any, workers: Any = None, readings: Any = None) -> Any:
