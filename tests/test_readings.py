@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaldsl.judge.plan import RecordingJudge, TwoPhaseJudge
-from evaldsl.runner import cases, core, readings
+from evaldsl.runner import cases, core, parallel, readings
 from evaldsl.runner.cases import plan_judge
 from evaldsl.runner.core import execute_case, run_suites
 from evaldsl.runner.produce import produce_run
@@ -268,6 +268,19 @@ def test_a_shared_reading_that_fails_leaves_each_case_its_own_error(tmp_path: Pa
     assert all(r.error and not r.passed for r in shared)
     assert "bad.jsonl" in (shared[0].error or "") and "line 7" in (shared[0].error or "")
     assert "gone.jsonl" in (shared[2].error or "")
+
+
+def test_evaldsl_read_alone_makes_every_case_read_alone(
+    tmp_path: Path, read: list[Needs], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_cassette(tmp_path / "a.jsonl", ANSWERS)
+    suite = write_suite(tmp_path, [("a.jsonl", s) for s in STATEMENTS])
+    work = [(suite, k) for k in range(len(suite.cases))]
+    assert parallel.units(work, 2) == [[0, 1], [2, 3]]
+    monkeypatch.setenv("EVALDSL_READ_ALONE", "1")
+    assert together(suite) == alone(suite)
+    assert len(read) == len(STATEMENTS) * 2  # each case, in the run and alone
+    assert parallel.units(work, 2) == [[0], [1], [2], [3]]
 
 
 def test_the_judge_plan_reads_a_recording_once_for_its_cases(

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
-from evaldsl.runner.readings import Recording, SharedReadings, recording_named
+from evaldsl.runner.readings import Recording, SharedReadings, read_alone, recording_named
 from evaldsl.runner.results import CaseResult
 from evaldsl.runner.worker import die_with_parent
 from evaldsl.suites.build import load_suite
@@ -101,13 +101,15 @@ def largest_first(work: Work) -> list[int]:
 def units(work: Work, processes: int) -> list[list[int]]:
     """The positions of `work` as the tasks to run, in the order to start them: the cases
     on one recording in at most `processes` runs of consecutive cases (a run's cases can
-    share a reading of it), each other case alone; the largest tasks first (the sizes of
-    their cases added up; ties in report order)."""
+    share a reading of it), each other case alone (every case, with
+    `EVALDSL_READ_ALONE`); the largest tasks first (the sizes of their cases added up;
+    ties in report order)."""
     on: dict[Recording, list[int]] = {}
     tasks: list[list[int]] = []
+    alone = read_alone()
     for position, (suite, index) in enumerate(work):
         recording = recording_named(suite.cases[index], suite)
-        if recording is None:
+        if recording is None or alone:
             tasks.append([position])
         else:
             on.setdefault(recording, []).append(position)

@@ -26,6 +26,9 @@ one long session from several sides), and each read the whole file again.
   each of its cases reads the file alone, as before: every case gets the very error
   its own reading gives, never one made for other cases' needs.
 - The first case of a recording carries the time of reading it in its `duration_ms`.
+- `EVALDSL_READ_ALONE=1` in the environment makes every case read its recording alone
+  (and `-j` send each case on its own), to compare, or to rule sharing out when
+  looking for a bug.
 """
 
 from __future__ import annotations
@@ -63,6 +66,11 @@ def recording_named(case: Case, suite: Suite) -> Recording | None:
 def recording_of(case: Case, suite: Suite) -> Recording | None:
     """The recording `case` reads, or None: it names none, or it cannot run."""
     return recording_named(case, suite) if case.error is None else None
+
+
+def read_alone() -> bool:
+    """Whether `EVALDSL_READ_ALONE` asks every case to read its recording alone."""
+    return os.environ.get("EVALDSL_READ_ALONE", "") not in ("", "0")
 
 
 def with_metrics(needs: Needs) -> Needs:
@@ -205,7 +213,7 @@ class SharedReadings:
         # kept alive, its id is not another's), until the case takes its facts: a
         # recording, its shares and their facts go when its last case has taken them
         self._waiting: dict[int, tuple[Case, _Recording]] = {}
-        for alike in on.values():
+        for alike in on.values() if not read_alone() else ():
             if len(alike) > 1:
                 recording = _Recording(alike)
                 self._waiting.update((id(case), (case, recording)) for case in alike)
