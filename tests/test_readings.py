@@ -159,16 +159,20 @@ SHARED_EVENT_ID = [
 ]
 
 
+SEARCH_PARIS = 'tool search result == "Paris"'
+#: Cases reading results in two ways, and one reading none (it joins one group that does)
+RESULTS_TWO_WAYS = [
+    ['tool fetch result $.city == "Paris"', SEARCH_PARIS],
+    ['tool fetch result $.city == "Oslo"', SEARCH_PARIS],
+    ["tool fetch called twice"],
+]
+
+
 def test_cases_reading_other_results_do_not_share_where_two_calls_share_an_id(
     tmp_path: Path,
 ) -> None:
     write_cassette(tmp_path / "a.jsonl", SHARED_EVENT_ID)
-    search = 'tool search result == "Paris"'
-    statements = [
-        ['tool fetch result $.city == "Paris"', search],
-        ['tool fetch result $.city == "Oslo"', search],
-        ["tool fetch called twice"],  # reads no result: joins one group that does
-    ]
+    statements = RESULTS_TWO_WAYS
     suite = write_suite(tmp_path, [("a.jsonl", s) for s in statements])
     shared = together(suite)
     assert shared == alone(suite)
@@ -195,11 +199,8 @@ def test_cases_reading_other_results_share_when_no_two_calls_share_an_id(
     tmp_path: Path, read: list[Needs]
 ) -> None:
     write_cassette(tmp_path / "a.jsonl", UNIQUE_IDS)
-    search = 'tool search result == "Paris"'
     statements = [
-        ['tool fetch result $.city == "Paris"', search],
-        ['tool fetch result $.city == "Oslo"', search],
-        ["tool fetch called twice"],
+        *RESULTS_TWO_WAYS,
         ['every tool fetch result $.city == "Paris"', "answer cites tool search"],
     ]
     suite = write_suite(tmp_path, [("a.jsonl", s) for s in statements])

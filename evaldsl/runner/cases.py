@@ -17,6 +17,7 @@ import attrs
 
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.runner.produce import NothingToRun, produce_run
+from evaldsl.runner.readings import SharedReadings
 from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
 from evaldsl.suites.model import Case, Suite
@@ -67,9 +68,6 @@ def plan_judge(suites: Sequence[Suite], select: str | None = None) -> JudgePlanS
     """Plan the judge calls of recorded cases without running any target: read each
     case's recording, note the judge questions its assertions would ask, and count the
     distinct ones and those already in the cache. None when no case uses the judge."""
-    # (imported here: `readings` reads runs with this module's `produce_run`)
-    from evaldsl.runner.readings import SharedReadings
-
     asked: list[Any] = []
     live = 0
     planner = None

@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
-from evaldsl.runner.readings import Recording, SharedReadings, read_alone, recording_named
+from evaldsl.runner.produce import Recording, recording_named
+from evaldsl.runner.readings import SharedReadings, read_alone
 from evaldsl.runner.results import CaseResult
 from evaldsl.runner.worker import die_with_parent
 from evaldsl.suites.build import load_suite
@@ -83,10 +84,11 @@ def case_size(suite: Suite, case: Case) -> float:
         return 0.0  # nothing to read, or a case that cannot run (one still to check may)
     if spec.kind == "run":
         return float("inf")
-    if spec.path is None:
+    recording = recording_named(case, suite)
+    if recording is None:
         return 0.0
     try:
-        return float(os.stat(suite.base_dir / spec.path).st_size)
+        return float(os.stat(recording[0]).st_size)
     except OSError:
         return 0.0
 

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT = 60.0  # seconds, for `run` targets (cycgraph's timeout_ms default)
 
+#: A recording a case names: the file, its format (None: detected), its sample.
+Recording = tuple[str, str | None, str | None]
+
 
 class NothingToRun(Exception):
     """A case with nothing to run (no recording, no target)."""
@@ -36,6 +39,17 @@ def produce_run(case: Case, suite: Suite, workers: TargetWorkers | None = None) 
         assert spec.target is not None
         timeout = case.timeout or DEFAULT_TIMEOUT
         return call_target(spec.target, case.input, timeout, suite.base_dir, workers)
-    assert spec.path is not None
+    recording = recording_named(case, suite)
+    assert recording is not None
+    path, fmt, sample = recording
+    return load_run(path, fmt, sample=sample)
+
+
+def recording_named(case: Case, suite: Suite) -> Recording | None:
+    """The recording `case` names (what `produce_run` reads), or None: a live target or
+    no source. (A case still to check names its recording too.)"""
+    spec = case.source
+    if spec is None or spec.kind == "run" or spec.path is None:
+        return None
     fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
-    return load_run(suite.base_dir / spec.path, fmt, sample=spec.sample)
+    return (str(suite.base_dir / spec.path), fmt, spec.sample)

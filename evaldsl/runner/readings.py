@@ -40,7 +40,7 @@ from typing import Any
 
 import attrs
 
-from evaldsl.runner.produce import produce_run
+from evaldsl.runner.produce import Recording, produce_run, recording_named
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.decode import typed_events
 from evaldsl.runs.events import TOOL_CALL_TYPES
@@ -48,19 +48,6 @@ from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.passes import TYPED_FROM, index_run
 from evaldsl.suites.model import Case, Suite
-
-#: A recording, as cases share it: the file, its format (None: detected), its sample.
-Recording = tuple[str, str | None, str | None]
-
-
-def recording_named(case: Case, suite: Suite) -> Recording | None:
-    """The recording `case` names (as `produce_run` reads it), or None: a live target or
-    no source. (A case still to check names its recording too.)"""
-    spec = case.source
-    if spec is None or spec.kind == "run" or spec.path is None:
-        return None
-    fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
-    return (str(suite.base_dir / spec.path), fmt, spec.sample)
 
 
 def recording_of(case: Case, suite: Suite) -> Recording | None:

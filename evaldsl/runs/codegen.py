@@ -474,10 +474,11 @@ class _Generator:
         if len(tools) <= CHAIN_TOOLS:
             self.chained, self.leaves, self.tallied = tools, [], {}
         else:
-            blocks = [t for t in tools if self.has_block(t)]
+            block = {t: self.has_block(t) for t in tools}
+            blocks = [t for t in tools if block[t]]
             self.chained, self.leaves = blocks[:CHAIN_TOOLS], blocks[CHAIN_TOOLS:]
             # (a dict: ordered, and asked of every tool below)
-            self.tallied = dict.fromkeys(t for t in tools if not self.has_block(t))
+            self.tallied = dict.fromkeys(t for t in tools if not block[t])
         self.searched = [*self.leaves, *self.tallied]  # in slot order
         if self.searched:
             self.slots = self.names.bind(
