@@ -48,8 +48,12 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy evaldsl
 
+# Two pytest-xdist workers, one a core of the 2-core machine `make test` is sized for: the
+# tests are mostly CPU-bound (property tests, parse loops, subprocesses of the command), so
+# two take ~6 of the ~9 minutes one takes. `make pytest JOBS=0` runs them in this process.
+JOBS ?= 2
 pytest: $(DEV_STAMP) $(NODE_STAMP) browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
 
 # The HTML report's tests open it in Debian's chromium (driven by Playwright, which never
 # downloads a browser of its own). As root, as on CI and a fresh machine, a missing one is
