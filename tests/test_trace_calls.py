@@ -29,8 +29,11 @@ class Reference:
 
     def call(self, name: Any, call_id: Any) -> Any:
         cid = call_id if call_id else f"call-{len(self.calls) + 1}"
-        while cid in self.calls:
-            cid += "'"
+        if cid in self.calls:  # the first of cid'2, cid'3, … not taken
+            mark = 2
+            while f"{cid}'{mark}" in self.calls:
+                mark += 1
+            cid = f"{cid}'{mark}"
         self.calls[cid] = name
         self.waiting.append(cid)
         return cid
@@ -51,7 +54,9 @@ class Reference:
 
 
 NAMES = st.sampled_from(["search", "fetch", "call-1", ""]) | st.sampled_from([None, 5])
-IDS = st.sampled_from([None, "", "a", "b", "call-1", "call-2", "call-3", "call-1'"])
+IDS = st.sampled_from(
+    [None, "", "a", "b", "call-1", "call-2", "call-3", "call-1'2", "a'3", "a'2'2"]
+)
 STEPS = st.lists(
     st.tuples(st.sampled_from(["call", "known", "result", "result known"]), NAMES, IDS),
     max_size=40,
@@ -87,3 +92,21 @@ def test_a_result_takes_its_call_out_of_every_index() -> None:
     trace.result(second, "done")
     assert trace.known_call(None, "search") is None
     assert not trace.awaits_results()
+
+
+def test_calls_that_all_carry_one_id_get_short_distinct_names() -> None:
+    # a file whose calls all carry one id (a server that numbers each response's calls
+    # from 0): the n-th such call is `call_0'n`, not `call_0` and n - 1 marks, which made
+    # such a file quadratic in time and memory
+    trace = Trace("openai", "responses.jsonl", "a test")
+    names = [trace.call("search", {}, "call_0") for _ in range(5000)]
+    assert names[:3] == ["call_0", "call_0'2", "call_0'3"]
+    assert names[-1] == "call_0'5000"
+    assert len(set(names)) == len(names)
+    assert trace.known_call("call_0'4999", None) == "call_0'4999"
+
+
+def test_a_renamed_call_skips_the_names_the_file_gave() -> None:
+    trace = Trace("openai", "responses.jsonl", "a test")
+    given = [trace.call("search", {}, cid) for cid in ("a", "a'2", "a'3", "a", "a", "a'2")]
+    assert given == ["a", "a'2", "a'3", "a'4", "a'5", "a'2'2"]

@@ -134,6 +134,7 @@ class Trace:
         self._waiting: dict[str, dict[str, None]] = {}
         self._waiting_made: dict[str, dict[str, None]] = {}
         self._resolved: set[str] = set()
+        self._marks: dict[str, int] = {}  # a repeated callId → the last mark `_renamed` gave
 
     # --- what was read ---------------------------------------------------------------
 
@@ -195,8 +196,8 @@ class Trace:
     ) -> str:
         """A `tool.call`; gives its callId (made up when the format records none)."""
         cid = call_id if call_id else f"call-{len(self._calls) + 1}"
-        while cid in self._calls:  # a repeated id must not link one result to two calls
-            cid += "'"
+        if cid in self._calls:  # a repeated id must not link one result to two calls
+            cid = self._renamed(cid)
         event = self._add(
             {"type": "tool.call", "name": name, "arguments": arguments, "callId": cid}, at
         )
@@ -207,6 +208,18 @@ class Trace:
             if isinstance(cid, str) and cid.startswith("call-"):
                 self._waiting_made.setdefault(name, {})[cid] = None
         return cid
+
+    def _renamed(self, cid: str) -> str:
+        """The name of a call whose id `cid` an earlier call has: the first of `cid'2`,
+        `cid'3`, … no call has. The search starts after the last name given for `cid` (every
+        name before it was taken then, and calls are never taken out), so a file whose
+        calls all carry one id is read in linear time; appending a mark per repeat made the
+        n-th repeat's name n characters long, and such a file quadratic in time and memory."""
+        mark = self._marks.get(cid, 1) + 1
+        while f"{cid}'{mark}" in self._calls:
+            mark += 1
+        self._marks[cid] = mark
+        return f"{cid}'{mark}"
 
     def known_call(self, call_id: str | None = None, name: str | None = None) -> str | None:
         """The callId of a call already made that has no result yet: by its id, or else the
