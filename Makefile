@@ -87,6 +87,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/many_tools.py
 	$(BIN)/python benchmarks/long_answers.py
 	$(BIN)/python benchmarks/shared_recordings.py
+	$(BIN)/python benchmarks/formats.py
 
 bench-score: $(DEV_STAMP)
 	$(BIN)/python benchmarks/score_bench.py

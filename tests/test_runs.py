@@ -989,3 +989,38 @@ def test_loading_a_cassette_opens_it_once(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(RunError) as info:
         load_run(bad)
     assert info.value.line == 2 and "unsupported cassette version 2" in info.value.message
+
+
+def test_a_file_read_whole_is_read_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # adapting a large file makes many small objects that hold no cycles: the collections
+    # their allocations trigger only rescan them (~40% of reading OpenAI responses)
+    import gc
+
+    import evaldsl.runs.openai as openai_adapter
+
+    real = openai_adapter.read_openai
+    seen: list[bool] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(openai_adapter, "read_openai", spy)
+    fixture = Path("tests/fixtures/realworld/openai-chat-jsonl/responses.jsonl")
+    assert gc.isenabled()
+    assert load_run(fixture).format == "openai"
+    assert seen == [False]
+    assert gc.isenabled()  # on again after it, and after a file that cannot be read
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"choices": [', encoding="utf-8")
+    with pytest.raises(RunError):
+        load_run(bad)
+    assert gc.isenabled()
+    gc.disable()  # and left off when it was off
+    try:
+        load_run(fixture)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
