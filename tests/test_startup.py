@@ -472,3 +472,106 @@ def test_j_workers_import_nothing_of_their_own(tmp_path: Path) -> None:
 
     imported_by_workers = twice("2") - twice("1")
     assert {n for n in imported_by_workers if not missing(n)} == set()
+
+
+REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
+
+
+def _repeated(fixture: str, path: Path, copies: int, late: str) -> Path:
+    """`fixture`'s lines `copies` times, the last copy's `get_current_weather` calls
+    renamed `late`, ids each copy's own."""
+    lines = [line for line in (REALWORLD / fixture).read_text().splitlines() if line.strip()]
+    out = []
+    for copy in range(copies):
+        for line in lines:
+            line = re.sub(r'"(call_|toolu_|msg_)(\w+)"', rf'"\g<1>\g<2>{copy}"', line)
+            out.append(line.replace("get_current_weather", late) if copy == copies - 1 else line)
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+@pytest.fixture
+def small_heads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Heads of 2,000 bytes from files of 4,000; the paths of every whole read listed."""
+    from evaldsl.runs import detect
+
+    monkeypatch.setattr(detect, "HEAD_FROM", 4000)
+    monkeypatch.setattr(detect, "HEAD_BYTES", 2000)
+    read_whole: list[str] = []
+    read_bytes = detect.read_bytes  # what reads a file whole
+
+    def spy(path: str) -> bytes:
+        read_whole.append(path)
+        return read_bytes(path)
+
+    monkeypatch.setattr(detect, "read_bytes", spy)
+    return read_whole
+
+
+def test_check_reads_a_large_jsonl_of_responses_from_its_head(
+    tmp_path: Path, small_heads: list[str]
+) -> None:
+    from evaldsl.runs.detect import load_run
+    from evaldsl.suites.build import check_text
+
+    path = _repeated("openai-chat-jsonl/responses.jsonl", tmp_path / "r.jsonl", 30, "fetch")
+    assert path.stat().st_size > 4000
+    text = (
+        'cassette "r.jsonl"\ntool get_current_weather called\ntool fetch called\n'
+        "tool fetchh called\ntool get_curent_weather called\n"
+    )
+    codes = [(d.line, d.code) for d in check_text(text, str(tmp_path / "s.eval"))]
+    # `fetch` is called only in the last lines: found by the search of the rest; as for a
+    # cassette, suggestions come from the head's names, so `fetchh` gets none (no warning)
+    assert codes == [(5, "W301")]
+    assert small_heads == []  # the file was not read whole
+    run = load_run(path)  # the run reads it all
+    assert small_heads == [str(path)]
+    assert {e["name"] for e in run.events or [] if e["type"] == "tool.call"} == {
+        "get_current_weather",
+        "fetch",
+    }
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        "openai-chat-jsonl/responses.jsonl",
+        "anthropic-stream-tooluse/events.jsonl",  # a head cuts a message: read whole
+        "openai-chat-stream/chunks.jsonl",
+        "openinference-phoenix-spans/spans.jsonl",  # OTel: read whole, as the run reads it
+        "traceplay-multi-tool/cassette.multi-tool.jsonl",  # a cassette: its own head
+    ],
+)
+def test_a_head_gives_the_diagnostics_the_whole_file_gives(
+    tmp_path: Path, small_heads: list[str], monkeypatch: pytest.MonkeyPatch, fixture: str
+) -> None:
+    from evaldsl.check import sources
+    from evaldsl.suites.build import check_text
+
+    copies = 1 if "cassette" in fixture else 12
+    _repeated(fixture, tmp_path / "r.jsonl", copies, "fetch")
+    # (near misses of names in the head: a name called only past it suggests nothing)
+    statements = ["get_current_weather", "fetch", "get_curent_weather", "get_weather", "zzz"]
+    text = 'cassette "r.jsonl"\n' + "".join(f"tool {s} called\n" for s in statements)
+    text += "tool get_current_weather called\ntools contains all [fetch, search]\n"
+    with_heads = check_text(text, str(tmp_path / "s.eval"))
+    monkeypatch.setattr(sources, "read_head", lambda *args: None)
+    whole = check_text(text, str(tmp_path / "s.eval"))
+    assert [(d.line, d.code, d.message) for d in with_heads] == [
+        (d.line, d.code, d.message) for d in whole
+    ]
+
+
+def test_a_head_with_a_bad_line_leaves_the_error_to_the_whole_reading(
+    tmp_path: Path, small_heads: list[str]
+) -> None:
+    from evaldsl.suites.build import check_text
+
+    path = _repeated("openai-chat-jsonl/responses.jsonl", tmp_path / "r.jsonl", 30, "fetch")
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1][:40]  # cut: not JSON
+    path.write_text("\n".join(lines) + "\n")
+    (diag,) = check_text('cassette "r.jsonl"\ntool fetch called\n', str(tmp_path / "s.eval"))
+    assert diag.code == "E502" and "invalid JSON on line 2" in diag.message
+    assert small_heads == [str(path)]

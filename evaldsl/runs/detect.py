@@ -130,6 +130,59 @@ def _load_run(p: str, format: str | None, sample: str | None) -> Run:
     return _from_items(items, done, sample)
 
 
+#: From this size on, `check` reads a JSONL file of a format read whole (OpenAI,
+#: Anthropic, LangSmith, Agents SDK) from its head (`read_head`), as it reads a cassette's.
+HEAD_FROM = 1 << 20
+#: The bytes of such a file `check` reads.
+HEAD_BYTES = 64 * 1024
+#: Formats whose JSONL lines may be read from a head: each line an item the adapter reads
+#: (not OTel, whose spans the typed reader takes, nor the streaming formats).
+_HEAD_FORMATS = frozenset({"openai", "anthropic", "langsmith", "openai_agents"})
+
+
+def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
+    """What `check` reads of a large JSONL file of a format read whole: the run its first
+    `HEAD_BYTES` (whole lines) hold, and where they end; `None` when `check` must read the
+    file as the run will (a small file, a document, a cassette, a JSONL of events, OTel
+    spans) or when the head alone cannot be read (a line not JSON, a stream cut inside a
+    call, nothing recognised in it, a format other than `format`): the reading of the
+    whole file then gives its exact error. Later lines are read by the run."""
+    if _size(path) < HEAD_FROM:
+        return None
+    fmt = None if format is None else FORMATS.get(format.lower())
+    if format is not None and fmt not in _HEAD_FORMATS:
+        return None
+    try:
+        with open_file(path) as f:
+            head = f.read(HEAD_BYTES)
+    except (OSError, RunError):
+        return None
+    head = head[: head.rfind(b"\n") + 1]
+    values: list[Any] = []
+    lines: list[int] = []
+    for lineno, raw in enumerate(head.splitlines(), 1):
+        if not raw.strip():
+            continue
+        value = _try_object(raw.removeprefix(b"\xef\xbb\xbf") if lineno == 1 else raw)
+        if value is None or (lineno == 1 and "cassette" in value):
+            return None
+        values.append(value)
+        lines.append(lineno)
+    if len(values) < 2 or _event_types(values):
+        return None
+    from evaldsl.runs.providers import Items
+
+    items = Items(path, values, "jsonl", lines=lines)
+    try:
+        if fmt is not None:
+            run = _read_as(items, fmt, f"named: `as {fmt}`", False, None)
+        else:
+            run = _from_items(items, False, None)
+    except RunError:
+        return None
+    return (run, len(head)) if run.format in _HEAD_FORMATS else None
+
+
 def _first_line(path: str) -> tuple[bytes, int]:
     try:
         with open_file(path) as f:
