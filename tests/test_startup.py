@@ -492,7 +492,8 @@ def _repeated(fixture: str, path: Path, copies: int, late: str) -> Path:
 
 @pytest.fixture
 def small_heads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Heads of 2,000 bytes from files of 4,000; the paths of every whole read listed."""
+    """Heads of 2,000 bytes (and 50 lines) from files of 4,000; the paths of every whole
+    read listed."""
     from evaldsl.runs import detect
 
     monkeypatch.setattr(detect, "HEAD_FROM", 4000)
@@ -514,8 +515,8 @@ def test_check_reads_a_large_jsonl_of_responses_from_its_head(
     from evaldsl.runs.detect import load_run
     from evaldsl.suites.build import check_text
 
-    path = _repeated("openai-chat-jsonl/responses.jsonl", tmp_path / "r.jsonl", 30, "fetch")
-    assert path.stat().st_size > 4000
+    # 120 lines: the head is the first 50 (the lines detection reads), the rest the run's
+    path = _repeated("openai-chat-jsonl/responses.jsonl", tmp_path / "r.jsonl", 60, "fetch")
     text = (
         'cassette "r.jsonl"\ntool get_current_weather called\ntool fetch called\n'
         "tool fetchh called\ntool get_curent_weather called\n"
@@ -549,13 +550,15 @@ def test_a_head_gives_the_diagnostics_the_whole_file_gives(
     from evaldsl.check import sources
     from evaldsl.suites.build import check_text
 
-    copies = 1 if "cassette" in fixture else 12
+    copies = 1 if "cassette" in fixture else 40
     _repeated(fixture, tmp_path / "r.jsonl", copies, "fetch")
     # (near misses of names in the head: a name called only past it suggests nothing)
     statements = ["get_current_weather", "fetch", "get_curent_weather", "get_weather", "zzz"]
     text = 'cassette "r.jsonl"\n' + "".join(f"tool {s} called\n" for s in statements)
     text += "tool get_current_weather called\ntools contains all [fetch, search]\n"
     with_heads = check_text(text, str(tmp_path / "s.eval"))
+    if fixture.startswith("openai-chat-jsonl"):
+        assert small_heads == []  # (read from its head: this compares something)
     monkeypatch.setattr(sources, "read_head", lambda *args: None)
     whole = check_text(text, str(tmp_path / "s.eval"))
     assert [(d.line, d.code, d.message) for d in with_heads] == [
@@ -575,3 +578,21 @@ def test_a_head_with_a_bad_line_leaves_the_error_to_the_whole_reading(
     (diag,) = check_text('cassette "r.jsonl"\ntool fetch called\n', str(tmp_path / "s.eval"))
     assert diag.code == "E502" and "invalid JSON on line 2" in diag.message
     assert small_heads == [str(path)]
+
+
+def test_a_head_holds_the_lines_detection_reads_of_the_whole_file(
+    tmp_path: Path, small_heads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evaldsl.check import sources
+    from evaldsl.suites.build import check_text
+
+    path = _repeated("openai-chat-jsonl/responses.jsonl", tmp_path / "r.jsonl", 60, "fetch")
+    lines = path.read_text().splitlines()
+    anthropic = (REALWORLD / "anthropic-message-tooluse" / "message.json").read_text()
+    lines[44] = json.dumps(json.loads(anthropic))  # line 45: past 2,000 bytes, in 50 lines
+    path.write_text("\n".join(lines) + "\n")
+    text = 'cassette "r.jsonl"\ntool fetch called\n'
+    with_heads = [(d.code, d.message) for d in check_text(text, str(tmp_path / "s.eval"))]
+    monkeypatch.setattr(sources, "read_head", lambda *args: None)
+    whole = [(d.code, d.message) for d in check_text(text, str(tmp_path / "s.eval"))]
+    assert with_heads == whole and whole and whole[0][0] == "E502"

@@ -133,8 +133,10 @@ def _load_run(p: str, format: str | None, sample: str | None) -> Run:
 #: From this size on, `check` reads a JSONL file of a format read whole (OpenAI,
 #: Anthropic, LangSmith, Agents SDK) from its head (`read_head`), as it reads a cassette's.
 HEAD_FROM = 1 << 20
-#: The bytes of such a file `check` reads.
+#: The bytes of such a file `check` reads (more when its first `HEAD_ITEMS` lines are
+#: longer, up to `HEAD_MOST`; past that it reads the file whole).
 HEAD_BYTES = 64 * 1024
+HEAD_MOST = 512 * 1024
 #: Formats whose JSONL lines may be read from a head: each line an item the adapter reads
 #: (not OTel, whose spans the typed reader takes, nor the streaming formats).
 _HEAD_FORMATS = frozenset({"openai", "anthropic", "langsmith", "openai_agents"})
@@ -142,7 +144,8 @@ _HEAD_FORMATS = frozenset({"openai", "anthropic", "langsmith", "openai_agents"})
 
 def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
     """What `check` reads of a large JSONL file of a format read whole: the run its first
-    `HEAD_BYTES` (whole lines) hold, and where they end; `None` when `check` must read the
+    `HEAD_BYTES` of whole lines hold (at least the `HEAD_ITEMS` lines detection reads),
+    and where they end; `None` when `check` must read the
     file as the run will (a small file, a document, a cassette, a JSONL of events, OTel
     spans) or when the head alone cannot be read (a line not JSON, a stream cut inside a
     call, nothing recognised in it, a format other than `format`): the reading of the
@@ -152,22 +155,28 @@ def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
     fmt = None if format is None else FORMATS.get(format.lower())
     if format is not None and fmt not in _HEAD_FORMATS:
         return None
-    try:
-        with open_file(path) as f:
-            head = f.read(HEAD_BYTES)
-    except (OSError, RunError):
-        return None
-    head = head[: head.rfind(b"\n") + 1]
     values: list[Any] = []
     lines: list[int] = []
-    for lineno, raw in enumerate(head.splitlines(), 1):
-        if not raw.strip():
-            continue
-        value = _try_object(raw.removeprefix(b"\xef\xbb\xbf") if lineno == 1 else raw)
-        if value is None or (lineno == 1 and "cassette" in value):
-            return None
-        values.append(value)
-        lines.append(lineno)
+    read = 0
+    try:
+        with open_file(path) as f:
+            for lineno, raw in file_lines(f, path):
+                if not raw.endswith(b"\n") or read + len(raw) > HEAD_MOST:
+                    return None  # the whole file, or lines too long for a head
+                read += len(raw)
+                value = _try_object(raw.removeprefix(b"\xef\xbb\xbf") if lineno == 1 else raw)
+                if value is None and raw.strip(b" \t\r\n\xef\xbb\xbf"):
+                    return None  # not JSON, or not an object
+                if value is not None and lineno == 1 and "cassette" in value:
+                    return None
+                if value is not None:
+                    values.append(value)
+                    lines.append(lineno)
+                # as many items as detection reads of the whole file, and HEAD_BYTES
+                if read >= HEAD_BYTES and len(values) >= HEAD_ITEMS:
+                    break
+    except (OSError, RunError):
+        return None
     if len(values) < 2 or _event_types(values):
         return None
     from evaldsl.runs.providers import Items
@@ -180,7 +189,7 @@ def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
             run = _from_items(items, False, None)
     except RunError:
         return None
-    return (run, len(head)) if run.format in _HEAD_FORMATS else None
+    return (run, read) if run.format in _HEAD_FORMATS else None
 
 
 def _first_line(path: str) -> tuple[bytes, int]:
