@@ -11,8 +11,8 @@ messages, 20,000 OpenInference spans):
 - "openai": Chat Completions responses, one a line (`openai-chat-jsonl`), each repeat's
   ids made its own;
 - "openai, ids shared": the same lines with their ids as recorded, so every repeat's
-  tool calls carry the first one's ids (servers that number each response's calls from
-  `call_0` do this);
+  tool calls carry the first one's ids (as in a log that joins many runs, or from a
+  server that reuses ids);
 - "anthropic stream": Messages stream events, one a line (`anthropic-stream-tooluse`),
   ids made their own; "anthropic stream, ids shared" as recorded;
 - "phoenix": OpenInference spans as Phoenix exports them (`openinference-phoenix-spans`),

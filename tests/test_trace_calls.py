@@ -95,8 +95,8 @@ def test_a_result_takes_its_call_out_of_every_index() -> None:
 
 
 def test_calls_that_all_carry_one_id_get_short_distinct_names() -> None:
-    # a file whose calls all carry one id (a server that numbers each response's calls
-    # from 0): the n-th such call is `call_0'n`, not `call_0` and n - 1 marks, which made
+    # a file whose calls all carry one id (a log that joins runs, a server that reuses
+    # ids): the n-th such call is `call_0'n`, not `call_0` and n - 1 marks, which made
     # such a file quadratic in time and memory
     trace = Trace("openai", "responses.jsonl", "a test")
     names = [trace.call("search", {}, "call_0") for _ in range(5000)]
