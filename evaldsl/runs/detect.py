@@ -145,11 +145,11 @@ _HEAD_FORMATS = frozenset({"openai", "anthropic", "langsmith", "openai_agents"})
 def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
     """What `check` reads of a large JSONL file of a format read whole: the run its first
     `HEAD_BYTES` of whole lines hold (at least the `HEAD_ITEMS` lines detection reads),
-    and where they end; `None` when `check` must read the
-    file as the run will (a small file, a document, a cassette, a JSONL of events, OTel
-    spans) or when the head alone cannot be read (a line not JSON, a stream cut inside a
-    call, nothing recognised in it, a format other than `format`): the reading of the
-    whole file then gives its exact error. Later lines are read by the run."""
+    and where they end; `None` when `check` must read the file as the run will (a small
+    file, a document, a cassette, a JSONL of events, OTel spans) or when the head alone
+    cannot be read (a line not JSON, a stream cut inside a call, nothing recognised in
+    it, a format other than `format`): the reading of the whole file then gives its exact
+    error. Later lines are read by the run."""
     if _size(path) < HEAD_FROM:
         return None
     fmt = None if format is None else FORMATS.get(format.lower())
@@ -167,17 +167,18 @@ def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
                 value = _try_object(raw.removeprefix(b"\xef\xbb\xbf") if lineno == 1 else raw)
                 if value is None and raw.strip(b" \t\r\n\xef\xbb\xbf"):
                     return None  # not JSON, or not an object
-                if value is not None and lineno == 1 and "cassette" in value:
-                    return None
                 if value is not None:
                     values.append(value)
                     lines.append(lineno)
+                    # a cassette, or a JSONL of events (any event in the head: it streams)
+                    if (lineno == 1 and "cassette" in value) or _event_types(values[-1:]):
+                        return None
                 # as many items as detection reads of the whole file, and HEAD_BYTES
                 if read >= HEAD_BYTES and len(values) >= HEAD_ITEMS:
                     break
     except (OSError, RunError):
         return None
-    if len(values) < 2 or _event_types(values):
+    if len(values) < 2:
         return None
     from evaldsl.runs.providers import Items
 
