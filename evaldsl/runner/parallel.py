@@ -35,12 +35,12 @@ progress lines, are the serial run's). How, and why:
 
 from __future__ import annotations
 
-import gc
 import os
 import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evaldsl.gcpause import frozen_for_workers
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
@@ -226,9 +226,6 @@ def run_parallel(
     # collection first: it would walk every loaded object (~40 ms for 120 cases, on the
     # critical path) for little garbage (suites are built with the collector paused).
     _import_for_workers(work)
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
     announced = [0]  # how many positions, from the first, have been announced
 
     def arrived(task: int, sent: list[tuple[int, Done]]) -> None:
@@ -246,11 +243,10 @@ def run_parallel(
         return [(k, (_crash(work[k][0], work[k][1], why), None)) for k in lost]
 
     try:
-        tasks = range(len(_UNITS))
-        run_forked(tasks, processes, _forked_task, _worker_started, arrived, crashed)
+        with frozen_for_workers():
+            tasks = range(len(_UNITS))
+            run_forked(tasks, processes, _forked_task, _worker_started, arrived, crashed)
     finally:
-        if freeze:
-            gc.unfreeze()
         _SHARED.clear()
         _UNITS.clear()
         _RUN_CASE.clear()
