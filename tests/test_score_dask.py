@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,11 +70,15 @@ def test_a_worker_killed_mid_run_loses_and_doubles_nothing(
     stream = cluster.score_on_cluster(client, SPEC, items([str(traces)]), batch_size=25)
     for rec in stream:
         got.append(rec)
-        if len(got) == 100:
-            # Batches are out; while this loop holds the stream nothing is released, so
-            # what a worker holds or runs now is still there when it is killed.
+        if not victim and len(got) >= 100 and len(got) % 25 == 1:
+            # While this loop holds the stream nothing is gathered, so what a worker runs
+            # or holds now is still there when it is killed. Looked for at the first
+            # record of every batch from the fifth on: the stream gathers every batch
+            # done when it waits, and on a quiet machine all that are out may be done.
             victim = busiest(client, pids)
-            os.kill(pids[victim], signal.SIGKILL)
+            if victim:
+                os.kill(pids[victim], signal.SIGKILL)
+    assert victim, "no worker ran or held a scoring task at any batch's first record"
     assert got == expected
     assert len({r["trace"] for r in got}) == COUNT
     [removed] = [m for _, m in client.get_events(victim) if m.get("action") == "remove-worker"]
@@ -87,15 +90,10 @@ def test_a_worker_killed_mid_run_loses_and_doubles_nothing(
 
 
 def busiest(client: Client, pids: dict[str, int]) -> str:
-    """The worker that runs or holds the most of our tasks (waiting, on a loaded machine,
-    until one does: the stream is held, so the window's batches are out)."""
-    deadline = time.monotonic() + 30
-    while True:
-        victim = max(pids, key=lambda w: len(ours(client, w)))
-        if ours(client, victim) or time.monotonic() > deadline:
-            assert ours(client, victim), "no worker held a scoring task within 30 s"
-            return victim
-        time.sleep(0.05)
+    """The worker that runs or holds the most of our tasks now ("" when none does)."""
+    held = {w: len(ours(client, w)) for w in pids}
+    victim = max(held, key=lambda w: held[w])
+    return victim if held[victim] else ""
 
 
 def ours(client: Client, worker: str) -> list[str]:
