@@ -106,9 +106,8 @@ def load_run(
     # A file read whole (any format but a cassette or a JSONL of events, which stream) is
     # decoded and adapted into many small objects that hold no cycles: the collections
     # their allocations would trigger only rescan them (about 40% of reading 200,000
-    # OpenAI responses). Not `long_lived`: moving every object to the oldest generation
-    # at each reading made a `-j` worker's collections walk what it shares with its
-    # parent (the workers' CPU +15% on 120 small cassettes).
+    # OpenAI responses). Not `long_lived`: handing them to the oldest generation gained
+    # nothing measurable here (docs/speed.md, "The formats read whole, at scale").
     with paused_gc():
         return _load_run(os.fspath(path), format, sample)
 
@@ -154,8 +153,11 @@ def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
     error. Later lines are read by the run."""
     if _size(path) < HEAD_FROM:
         return None
-    fmt = None if format is None else FORMATS.get(format.lower())
-    if format is not None and fmt not in _HEAD_FORMATS:
+    try:  # (an unknown name: the whole reading says so)
+        fmt = None if format is None else _canonical_format(format, path)
+    except RunError:
+        return None
+    if fmt is not None and fmt not in _HEAD_FORMATS:
         return None
     values: list[Any] = []
     lines: list[int] = []
@@ -187,7 +189,7 @@ def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
     items = Items(path, values, "jsonl", lines=lines)
     try:
         if fmt is not None:
-            run = _read_as(items, fmt, f"named: `as {fmt}`", False, None)
+            run = _read_as(items, fmt, _named(fmt), False, None)
         else:
             run = _from_items(items, False, None)
     except RunError:
@@ -561,8 +563,13 @@ def _canonical_format(name: str, path: str) -> str:
     return found
 
 
+def _named(fmt: str) -> str:
+    """Why a file is read as `fmt` when the suite names it."""
+    return f"named: `as {fmt}`"
+
+
 def _load_as(path: str, fmt: str, sample: str | None) -> Run:
-    why = f"named: `as {fmt}`"
+    why = _named(fmt)
     if fmt == "traceplay":
         return _with_reading(load_cassette(path), fmt, why)
     if fmt in ("events", "verydia"):
