@@ -312,23 +312,41 @@ def otlp_document(draw: st.DrawFn) -> dict[str, Any]:
     return {"resourceSpans": resources}
 
 
+#: A flat span's fields beside its attributes are decoded with its line (as values, not
+#: undecoded): of every type, integers past orjson's range among them, read as orjson
+#: reads them
+odd_fields = st.one_of(st.sampled_from(EDGE_INTS), st.none(), values)
+
+
 @st.composite
 def flat_span(draw: st.DrawFn) -> dict[str, Any]:
+    odd = draw(st.integers(0, 5)) == 0
+    span_id = draw(odd_fields if odd else st.sampled_from(["s1", "s2", ""]))
     span: dict[str, Any] = {
         "name": draw(st.sampled_from(["llm", "tool", "chain", ""])),
-        "context": {"trace_id": "t", "span_id": draw(st.sampled_from(["s1", "s2", ""]))},
+        "context": {"trace_id": "t", "span_id": span_id},
     }
+    if odd and draw(st.booleans()):
+        span["name"] = draw(odd_fields)  # not text: not a span
     if draw(st.booleans()):
-        span["span_kind"] = draw(st.sampled_from(["LLM", "TOOL", "CHAIN", "llm"]))
+        kinds = st.sampled_from(["LLM", "TOOL", "CHAIN", "llm"])
+        span["span_kind"] = draw(st.one_of(kinds, odd_fields) if odd else kinds)
     for key in ("start_time", "end_time"):
         if draw(st.integers(0, 5)):
             span[key] = draw(times)
     if draw(st.booleans()):
-        span["status_code"] = draw(st.sampled_from(["OK", "ERROR", None]))
+        codes = st.sampled_from(["OK", "ERROR", None])
+        span["status_code"] = draw(st.one_of(codes, odd_fields) if odd else codes)
     if draw(st.booleans()):
-        span["status_message"] = draw(st.sampled_from(["", "it broke"]))
+        messages = st.sampled_from(["", "it broke"])
+        span["status_message"] = draw(st.one_of(messages, odd_fields) if odd else messages)
     if draw(st.integers(0, 3)) == 0:
-        span["status"] = {"status_code": "ERROR", "description": "failed"}
+        odd_status = st.fixed_dictionaries({"status_code": odd_fields, "description": odd_fields})
+        span["status"] = (
+            draw(st.one_of(odd_fields, odd_status))
+            if odd
+            else {"status_code": "ERROR", "description": "failed"}
+        )
     items = draw(attribute_items)
     if items or draw(st.booleans()):
         span["attributes"] = dict(items)
