@@ -20,7 +20,10 @@ from evaldsl.language.vocabulary import RUN_FORMATS
 from evaldsl.runner import run_suites
 from evaldsl.runs import RunError, load_run
 from evaldsl.runs.events import KNOWN_TYPES, is_kind
+from evaldsl.runs.openai import read_openai
 from evaldsl.runs.prices import model_family, price_of
+from evaldsl.runs.providers import Items
+from evaldsl.runs.text import BadUsage
 from evaldsl.suites import load_suite
 from tests.clitools import run_evaldsl
 from tests.fuzzing import examples
@@ -711,3 +714,141 @@ def test_vocabulary_and_readme_list_the_same_formats() -> None:
     done = run_evaldsl("vocabulary")
     formats = done.stdout[done.stdout.index("Formats") :]
     assert [line.split()[0] for line in formats.splitlines()[1:]] == list(RUN_FORMATS)
+
+
+# --- OpenAI: a Chat Completions body read straight, as the general tests read it ----------
+
+
+class _Body(dict[str, Any]):
+    """A body the OpenAI reader's straight path does not take (it takes exact dicts): read
+    by the shape tests one by one, the reference for that path."""
+
+
+def _general(value: Any) -> Any:
+    """`value` with every object a `_Body` (so none is read by the straight path)."""
+    if isinstance(value, dict):
+        return _Body({k: _general(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_general(v) for v in value]
+    return value
+
+
+_calls = st.lists(
+    st.fixed_dictionaries(
+        {"id": st.sampled_from(["call_1", "call_2", ""]), "type": st.just("function")},
+        optional={
+            "function": st.one_of(
+                st.fixed_dictionaries(
+                    {"name": st.sampled_from(["get_weather", "search"])},
+                    optional={"arguments": st.sampled_from(['{"city": "Paris"}', "{cut", 3])},
+                ),
+                st.just("not an object"),
+            )
+        },
+    ),
+    max_size=2,
+)
+_messages = st.fixed_dictionaries(
+    {"role": st.just("assistant")},
+    optional={
+        "content": st.one_of(
+            st.none(),
+            st.sampled_from(["It is 21 C.", ""]),
+            st.just([{"type": "text", "text": "part"}, {"type": "image_url"}]),
+        ),
+        "tool_calls": st.one_of(st.none(), _calls),
+        "function_call": st.one_of(
+            st.none(), st.just({"name": "lookup", "arguments": '{"q": 1}'}), st.just("x")
+        ),
+        "refusal": st.none(),
+    },
+)
+_choices = st.lists(
+    st.one_of(
+        st.fixed_dictionaries({"index": st.just(0), "message": _messages}),
+        st.fixed_dictionaries({"index": st.just(0), "text": st.sampled_from(["legacy", ""])}),
+        st.fixed_dictionaries(  # a chunk's choice: a chunk, whatever its `object`
+            {"index": st.just(0), "delta": st.just({"content": "hi"})},
+            optional={"finish_reason": st.just("stop")},
+        ),
+        st.just("not an object"),
+    ),
+    max_size=3,
+)
+_usages = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "prompt_tokens": st.sampled_from([5, 0, 2.5, -1, "7"]),
+            "completion_tokens": st.sampled_from([3, None]),
+        },
+    ),
+)
+_bodies = st.fixed_dictionaries(
+    {
+        "object": st.sampled_from(["chat.completion", "chat.completion", "chat.completion.chunk"]),
+        "choices": st.one_of(_choices, st.just({"0": "not a list"})),
+    },
+    optional={
+        "id": st.sampled_from(["chatcmpl-a", "chatcmpl-b"]),
+        "model": st.sampled_from(["gpt-4o-mini", 4]),
+        "usage": _usages,
+        "type": st.sampled_from(["response.created", "error", "other"]),
+        "error": st.just({"message": "boom"}),
+    },
+)
+_items = st.one_of(
+    _bodies,
+    _bodies,
+    st.just({"type": "error", "message": "stream failed"}),
+    st.just({"type": "response.output_text.delta", "delta": "x"}),
+    st.just({"messages": [{"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}),
+)
+
+
+def _read(values: list[Any]) -> Any:
+    """The events and reading of OpenAI items, or the error with what it says."""
+    try:
+        trace = read_openai(Items("t.jsonl", values, "jsonl", lines=[1] * len(values)), "x")
+        return trace.events, trace.reading()
+    except RunError as err:
+        return ("error", err.message, err.hint)
+    except BadUsage as err:
+        return ("bad usage", str(err))
+
+
+_CHUNK = {
+    "id": "chatcmpl-s",
+    "object": "chat.completion.chunk",
+    "choices": [{"index": 0, "delta": {"content": "streamed"}, "finish_reason": "stop"}],
+}
+_BODY = {
+    "object": "chat.completion",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "whole"}}],
+}
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(_items, min_size=1, max_size=6))
+@example([_CHUNK, _BODY])  # a stream ends where the body comes: its events first
+@example([{**_BODY, "choices": [{"delta": {"content": "x"}, "finish_reason": "stop"}]}])
+@example([{**_BODY, "type": "response.created"}])
+def test_a_chat_completion_read_straight_is_read_as_the_shape_tests_read_it(
+    values: list[dict[str, Any]],
+) -> None:
+    """A `chat.completion` body (an exact dict) skips the chunk, streaming event, error
+    body and shape tests: with chunks (an `object` of `chat.completion` whose choice has a
+    `delta` too), streams left open, `type`s, errors and odd choices around it, the events
+    and what was read are those of the same items read by the tests one by one."""
+    assert _read(values) == _read(_general(values))
+
+
+def test_a_legacy_function_call_is_a_tool_call() -> None:
+    """`function_call` (before `tool_calls`) on a message without tool calls is a call."""
+    message = {"role": "assistant", "content": None, "tool_calls": None}
+    message["function_call"] = {"name": "lookup", "arguments": '{"q": 1}'}
+    body = {"object": "chat.completion", "choices": [{"index": 0, "message": message}]}
+    trace = read_openai(Items("t.json", [body]), "x")
+    calls = [(e["name"], e["arguments"]) for e in trace.events if e["type"] == "tool.call"]
+    assert calls == [("lookup", {"q": 1})]

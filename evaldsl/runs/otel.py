@@ -323,7 +323,13 @@ def indexed(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
         return [v for v in value if isinstance(v, dict)]
     if isinstance(a, RawAttrs):  # the entries' values stay undecoded until read
         return a.entries(prefix)
-    return [{name: a[key] for name, key in entry} for entry in index_plan(prefix + ".", a)]
+    lead = prefix + "."
+    # (most dicts asked, a nested message's, have no such key: one search in C for the
+    # prefix in all their keys, JSON's texts, as `RawAttrs.entries` does, instead of a
+    # loop over them)
+    if lead not in "\n".join(a):
+        return []
+    return [{name: a[key] for name, key in entry} for entry in index_plan(lead, a)]
 
 
 def _first(a: dict[str, Any], *keys: str) -> Any:
