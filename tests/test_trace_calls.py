@@ -110,3 +110,27 @@ def test_a_renamed_call_skips_the_names_the_file_gave() -> None:
     trace = Trace("openai", "responses.jsonl", "a test")
     given = [trace.call("search", {}, cid) for cid in ("a", "a'2", "a'3", "a", "a", "a'2")]
     assert given == ["a", "a'2", "a'3", "a'4", "a'5", "a'2'2"]
+
+
+def test_many_waiting_calls_given_results_in_any_order() -> None:
+    # calls of one tool that all wait, then get their results in a shuffled order, the
+    # oldest still waiting asked for before each (by name alone, and with an id, which
+    # finds only made-up `call-` ids): a waiting call leaves the index lazily, when it is
+    # the oldest asked for, and a call with a result is never found
+    import random
+
+    rng = random.Random(7)
+    trace = Trace("otel", "trace.jsonl", "a test")
+    reference = Reference()
+    for n in range(3000):
+        call_id = None if n % 3 else f"id{n}"
+        assert trace.call("search", {}, call_id) == reference.call("search", call_id)
+    order = list(reference.calls)
+    rng.shuffle(order)
+    for cid in order:
+        for asked in (None, "unknown"):
+            assert trace.known_call(asked, "search") == reference.known_call(asked, "search")
+        trace.result(cid, "done")
+        reference.result(cid)
+    assert trace.known_call(None, "search") is None
+    assert not trace.awaits_results()

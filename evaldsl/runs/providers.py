@@ -20,6 +20,7 @@ so that an error names its line.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -127,12 +128,17 @@ class Trace:
         self._calls: dict[str, dict[str, Any]] = {}  # callId → its tool.call event
         # callIds without a result, oldest first, each to the tool name it is filed under
         # below (None: a name that is not text); a dict: taken out in O(1), where a
-        # list's remove made a run of many calls that never get one quadratic. Then the
-        # same by tool name, and by tool name those whose callId starts with `call-`,
-        # which `known_call` finds without looking at any other call
+        # list's remove made a run of many calls that never get one quadratic. Then, by
+        # tool name, the callIds of its calls in order, and those that start with `call-`,
+        # which `known_call` finds without looking at any other call: a call that got its
+        # result leaves them when it reaches the front (`_oldest`). (They were dicts, each
+        # result's call taken out at once; but a dict's first key is found by a scan past
+        # every key taken out before it, so many calls waiting and then given their
+        # results oldest first, as a file of runs whose spans share their times has them,
+        # was quadratic: 40,000 took 1.1 s.)
         self._unresolved: dict[str, str | None] = {}
-        self._waiting: dict[str, dict[str, None]] = {}
-        self._waiting_made: dict[str, dict[str, None]] = {}
+        self._waiting: dict[str, deque[str]] = {}
+        self._waiting_made: dict[str, deque[str]] = {}
         self._resolved: set[str] = set()
         self._marks: dict[str, int] = {}  # a repeated callId → the last mark `_renamed` gave
 
@@ -204,9 +210,9 @@ class Trace:
         self._calls[cid] = event
         self._unresolved[cid] = name if isinstance(name, str) else None
         if isinstance(name, str):
-            self._waiting.setdefault(name, {})[cid] = None
+            _file(self._waiting, name, cid)
             if isinstance(cid, str) and cid.startswith("call-"):
-                self._waiting_made.setdefault(name, {})[cid] = None
+                _file(self._waiting_made, name, cid)
         return cid
 
     def _renamed(self, cid: str) -> str:
@@ -228,14 +234,22 @@ class Trace:
         """
         if call_id and call_id in self._calls:
             return call_id if call_id not in self._resolved else None
-        if isinstance(name, str):  # the oldest of its name (the first key: insertion order)
+        if isinstance(name, str):  # the oldest of its name
             waiting = (self._waiting_made if call_id else self._waiting).get(name)
-            return next(iter(waiting)) if waiting else None
+            return self._oldest(waiting) if waiting else None
         if name is not None:  # (a name that is not text: no call is filed under it)
             for cid in self._unresolved:
                 if self._calls[cid]["name"] == name and (not call_id or cid.startswith("call-")):
                     return cid
         return None
+
+    def _oldest(self, waiting: deque[str]) -> str | None:
+        """The first callId of `waiting` still without a result; those before it, which
+        have one, leave it (each once: a call gets one result)."""
+        unresolved = self._unresolved
+        while waiting and waiting[0] not in unresolved:
+            waiting.popleft()
+        return waiting[0] if waiting else None
 
     def awaits_results(self) -> bool:
         """Whether a call made has no result yet (else `known_call` finds none)."""
@@ -259,11 +273,7 @@ class Trace:
             event["isError"] = True
         self._add(event, at)
         self._resolved.add(call_id)
-        if call_id in self._unresolved:
-            name = self._unresolved.pop(call_id)
-            if name is not None:
-                del self._waiting[name][call_id]
-                self._waiting_made.get(name, {}).pop(call_id, None)
+        self._unresolved.pop(call_id, None)  # (it leaves `_waiting` when it is at the front)
 
     def error(self, message: str, at: str | None = None) -> None:
         """An `agent.error`."""
@@ -300,6 +310,14 @@ class Trace:
             latency_ms=latency_ms,
             read=self.reading(),
         )
+
+
+def _file(waiting: dict[str, deque[str]], name: str, cid: str) -> None:
+    """Put `cid` last among the calls of `name` in `waiting`."""
+    calls = waiting.get(name)
+    if calls is None:
+        calls = waiting[name] = deque()
+    calls.append(cid)
 
 
 def text_of_parts(parts: Any, text_types: tuple[str, ...] = ("text",)) -> str:
