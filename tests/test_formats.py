@@ -529,6 +529,40 @@ def test_langsmith_errors_are_counted_where_they_start(tmp_path: Path) -> None:
     assert check(path, "errors == 1; tool fetch called once") == ["pass", "pass"]
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.one_of(st.none(), st.integers(0, 30)), st.booleans()),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_langsmith_errors_are_counted_in_any_forest(
+    tmp_path_factory: pytest.TempPathFactory, shape: list[tuple[int | None, bool]]
+) -> None:
+    """Runs (flat, by `parent_run_id`: chains, trees, cycles, parents not in the file)
+    whose failures are counted once, where they start: a failing run is counted unless a
+    run below it fails too, as a scan of each failing run's ancestors finds them."""
+    runs = [
+        ls_run(f"r{n}", "chain", f"step{n}", parent_run_id=None if up is None else f"r{up}")
+        | ({"error": f"boom {n}"} if failed else {})
+        for n, (up, failed) in enumerate(shape)
+    ]
+    runs.append(ls_run("llm", "llm", "model", outputs={"output": "hi"}))
+    parent = {n: up for n, (up, _) in enumerate(shape) if up is not None and up < len(shape)}
+    above: set[int] = set()  # the runs a failing run lies below, walked up one by one
+    for n, (_, failed) in enumerate(shape):
+        seen, up = set(), parent.get(n)
+        while failed and up is not None and up not in seen:
+            seen.add(up)
+            above.add(up)
+            up = parent.get(up)
+    counted = sum(1 for n, (_, failed) in enumerate(shape) if failed and n not in above)
+    path = tmp_path_factory.mktemp("forest") / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in runs) + "\n", encoding="utf-8")
+    assert check(path, f"errors == {counted}", "langsmith") == ["pass"]
+
+
 def test_langsmith_bad_shapes_are_the_runs_error(tmp_path: Path) -> None:
     bad = ls_run("r", "chain", "agent", child_runs={"a": 1})
     with pytest.raises(RunError, match="`child_runs` of run `agent` is an object, not a list"):

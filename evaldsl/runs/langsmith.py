@@ -153,6 +153,11 @@ def _failing_ancestors(runs: list[dict[str, Any]], parents: dict[int, str | None
         hops = 0
         while up is not None and up in by_id and hops <= len(runs):
             parent = by_id[up]
+            if id(parent) in marked:
+                # marked by an earlier walk, which went on to the top (or round a cycle):
+                # so are all its ancestors. (Each failing run of a deep chain, where a
+                # failure fails every run above it, walked up to the top again: quadratic.)
+                break
             marked.add(id(parent))
             up = parents.get(id(parent))
             hops += 1
