@@ -1,13 +1,23 @@
-"""Reading a trace whose calls never get their results: time against the trace's length.
+"""Reading a trace whose calls wait for their results: time against the trace's length.
 
-Run:  .venv/bin/python benchmarks/waiting_calls.py [--turns N] [--runs R]
+Run:  .venv/bin/python benchmarks/waiting_calls.py [--scale S] [--runs R]
 
-Writes OTLP JSONL files of N/4, N/2 and N turns (N = 8,000 by default), each turn an LLM
-span whose output asks for a `search` call by one id and a tool span that runs it under
-another, so every call the model asked for waits for a result to the end, and reads each
-with `evaldsl.load_run` (the best of R). A reader that links results to waiting calls in
-a time that does not grow with how many wait reads N turns in about 4x the time of N/4;
-one that scans them, in about 16x. Printed: the times, and the ratios to the shortest.
+Writes files of N/4, N/2 and N turns in three layouts and reads each with
+`evaldsl.load_run` (the best of R):
+
+- "ids" (N = 8,000): OTLP JSONL, each turn an LLM span whose output asks for a `search`
+  call by one id and a tool span that runs it under another, so every call the model
+  asked for waits for a result to the end;
+- "by name" (N = 40,000): OTLP JSONL, every LLM span first (each asking for a `search`
+  call without an id), then every tool span (without a call id): each tool span gives its
+  result to the oldest `search` call still waiting, found by the tool's name;
+- "langsmith chain" (N = 8,000): LangSmith runs, each the parent of the next and each
+  failing (a failure fails every run above it): the failures are counted where they
+  start, once.
+
+N is multiplied by S. A reader whose work per turn does not grow with how many calls wait
+(or how deep the chain is) reads N turns in about 4x the time of N/4; one that scans them,
+in about 16x. Printed: the times, and the ratios to the shortest.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,28 +84,87 @@ def write_turns(path: Path, turns: int) -> None:
             f.write(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n")
 
 
+def write_by_name(path: Path, turns: int) -> None:
+    """`turns` LLM spans each asking for a `search` call without an id, then `turns` tool
+    spans without a call id (one span a line of OTLP JSON)."""
+    start = 1_700_000_000_000_000_000
+    asked = [{"role": "assistant", "parts": [{"type": "tool_call", "name": "search"}]}]
+    llm_attrs = [
+        _attr("gen_ai.operation.name", "chat"),
+        _attr("gen_ai.output.messages", json.dumps(asked)),
+    ]
+    tool_attrs = [
+        _attr("gen_ai.operation.name", "execute_tool"),
+        _attr("gen_ai.tool.name", "search"),
+        _attr("gen_ai.tool.call.result", "ok"),
+    ]
+    with path.open("w") as f:
+        for n, (name, attrs) in enumerate(
+            [("chat", llm_attrs)] * turns + [("t", tool_attrs)] * turns
+        ):
+            at = start + n * 10_000
+            span = {
+                "traceId": "0" * 32,
+                "spanId": f"{n:016x}",
+                "name": name,
+                "startTimeUnixNano": str(at),
+                "endTimeUnixNano": str(at + 1000),
+                "attributes": attrs,
+            }
+            f.write(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n")
+
+
+def write_chain(path: Path, turns: int) -> None:
+    """`turns` failing LangSmith runs (a JSONL of runs), each the parent of the next."""
+    with path.open("w") as f:
+        for n in range(turns):
+            run = {
+                "id": f"r{n}",
+                "name": f"step {n}",
+                "run_type": "chain",
+                "parent_run_id": f"r{n - 1}" if n else None,
+                "inputs": {},
+                "error": f"failed at step {n}",
+            }
+            f.write(json.dumps(run) + "\n")
+
+
+#: Each layout: its writer, its N, and the format it is read as (`None`: detected).
+LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, str | None]] = {
+    "ids": (write_turns, 8_000, None),
+    "by name": (write_by_name, 40_000, None),
+    "langsmith chain": (write_chain, 8_000, "langsmith"),
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--turns", type=int, default=8_000, help="turns of the longest file")
+    parser.add_argument("--scale", type=float, default=1.0, help="each layout's N × this")
     parser.add_argument("--runs", type=int, default=3, help="readings of each file (best)")
     opts = parser.parse_args()
-    sizes = [opts.turns // 4, opts.turns // 2, opts.turns]
-    best: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as folder:
-        for turns in sizes:
-            path = Path(folder) / f"waiting-{turns}.jsonl"
-            write_turns(path, turns)
-            times = []
-            for _ in range(opts.runs):
-                started = time.perf_counter()
-                run = evaldsl.load_run(str(path))
-                times.append(time.perf_counter() - started)
-            calls = sum(1 for e in run.events if e.get("type") == "tool.call")
-            best[turns] = min(times)
-            print(f"{turns:>7,} turns ({calls:,} calls): {best[turns] * 1000:8.0f} ms")
-    shortest = best[sizes[0]]
-    ratios = ", ".join(f"{best[t] / shortest:.1f}x" for t in sizes[1:])
-    print(f"time / time of {sizes[0]:,} turns: {ratios} (linear: 2x, 4x; quadratic: 4x, 16x)")
+        for layout, (write, most, fmt) in LAYOUTS.items():
+            most = max(4, int(most * opts.scale))
+            sizes = [most // 4, most // 2, most]
+            best: dict[int, float] = {}
+            print(f"{layout}:")
+            for turns in sizes:
+                path = Path(folder) / f"waiting-{turns}.jsonl"
+                write(path, turns)
+                times = []
+                for _ in range(opts.runs):
+                    started = time.perf_counter()
+                    run = evaldsl.load_run(str(path), fmt)
+                    times.append(time.perf_counter() - started)
+                calls = sum(1 for e in run.events if e.get("type") == "tool.call")
+                best[turns] = min(times)
+                print(f"  {turns:>7,} turns ({calls:,} calls): {best[turns] * 1000:8.0f} ms")
+            shortest = best[sizes[0]]
+            ratios = ", ".join(f"{best[t] / shortest:.1f}x" for t in sizes[1:])
+            print(
+                f"  time / time of {sizes[0]:,} turns: {ratios} "
+                "(linear: 2x, 4x; quadratic: 4x, 16x)"
+            )
     return 0
 
 
