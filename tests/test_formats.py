@@ -325,6 +325,30 @@ def test_anthropic_streams_cut_and_whole(tmp_path: Path) -> None:
     assert check(lines, "tool g args $.a == 1; tokens == 16") == ["pass", "pass"]
 
 
+def test_an_anthropic_streams_text_is_its_pieces_in_order(tmp_path: Path) -> None:
+    """Text deltas join after the block's own text (each piece as text), block by block,
+    whatever their number; a block restarted under its index starts again."""
+    deltas = [{"type": "text_delta", "text": t} for t in ("a", 7, None, "b")] + [
+        {"type": "input_json_delta", "partial_json": "{}"}
+    ]
+    word, usage = {"type": "text_delta", "text": "w"}, {"output_tokens": 2}
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"model": "claude", "usage": {"input_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": 5}},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": "x"}},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text"}},
+        *({"type": "content_block_delta", "index": 0, "delta": d} for d in deltas),
+        *({"type": "content_block_delta", "index": 1, "delta": w} for w in [word] * 5000),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage},
+        {"type": "message_stop"},
+    ]
+    path = write(tmp_path, "s.jsonl", "\n".join(json.dumps(e) for e in events))
+    answers = [e["output"] for e in load_run(path).events if e["type"] == "llm.response"]
+    assert answers == ["5a7Noneb\n" + "w" * 5000]
+
+
 def otlp(spans: list[dict[str, Any]]) -> str:
     return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
 
@@ -570,6 +594,21 @@ def test_langsmith_bad_shapes_are_the_runs_error(tmp_path: Path) -> None:
     child = ls_run("r", "chain", "agent", child_runs=[{"id": "x"}])
     with pytest.raises(RunError, match=r"`agent`.child_runs\[0\] is an object, not a LangSmith"):
         load_run(write(tmp_path, "d.json", json.dumps(child)))
+    inner = ls_run("s", "chain", "plan", child_runs=[ls_run("t", "tool", "f"), 3])
+    deep = ls_run("r", "chain", "agent", child_runs=[ls_run("q", "tool", "g"), inner])
+    with pytest.raises(RunError) as raised:
+        load_run(write(tmp_path, "e.json", json.dumps(deep)))
+    assert raised.value.message == (
+        "the document → `agent`.child_runs[1] → `plan`.child_runs[1] is a number, "
+        "not a LangSmith run"
+    )
+    odd = ls_run("r", "chain", "agent", child_runs=[ls_run("s", "chain", "plan", child_runs=1)])
+    with pytest.raises(RunError) as raised:
+        lines = [json.dumps(ls_run("z", "tool", "h")), json.dumps(odd)]
+        load_run(write(tmp_path, "f.jsonl", "\n".join(lines) + "\n"), "langsmith")
+    assert raised.value.message == (
+        "line 2 → `agent`.child_runs[0]: `child_runs` of run `plan` is a number, not a list"
+    )
     negative = ls_run("l", "llm", "m", outputs={"output": "hi"}, prompt_tokens=-3)
     with pytest.raises(RunError, match="cannot be negative"):
         load_run(write(tmp_path, "n.json", json.dumps(negative)))

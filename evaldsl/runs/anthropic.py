@@ -238,7 +238,10 @@ class _Stream:
             block = event.get("content_block")
             at = event.get("index", len(self.blocks))
             if isinstance(block, dict):
-                self.blocks[at] = {**block, "_json": []}
+                # (a block's pieces gathered in lists, joined when the stream ends: text
+                # added to text held in a dict is copied whole at every delta, so a long
+                # answer streamed in many deltas was quadratic)
+                self.blocks[at] = {**block, "_json": [], "_text": None}
                 self.open.add(at)
         elif kind == "content_block_delta":
             block = self.blocks.get(event.get("index", -1))
@@ -247,7 +250,10 @@ class _Stream:
             if block is None:
                 raise items.error(index, "a content_block_delta for a block that never started")
             if delta.get("type") == "text_delta":
-                block["text"] = str(block.get("text", "")) + str(delta.get("text", ""))
+                pieces = block["_text"]
+                if pieces is None:  # (the block's own text first, as text)
+                    pieces = block["_text"] = [str(block.get("text", ""))]
+                pieces.append(str(delta.get("text", "")))
             elif delta.get("type") == "input_json_delta":
                 block["_json"].append(str(delta.get("partial_json", "")))
             else:
@@ -272,6 +278,9 @@ class _Stream:
 
     def finish(self, items: Items, trace: Trace) -> None:
         for at, block in sorted(self.blocks.items()):
+            pieces = block.pop("_text")
+            if pieces is not None:
+                block["text"] = "".join(pieces)
             text = "".join(block["_json"])
             if is_among(block.get("type"), _CALL_BLOCKS) and (
                 at in self.open or not is_json_text(text or "{}")

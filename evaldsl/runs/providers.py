@@ -137,6 +137,10 @@ class Trace:
         # results oldest first, as a file of runs whose spans share their times has them,
         # was quadratic: 40,000 took 1.1 s.)
         self._unresolved: dict[str, str | None] = {}
+        # the same for calls whose name is not text (no reader makes one, but not every
+        # reader tests it), which a lookup by such a name scans: so that one by a name that
+        # is not text scans those, not every call waiting (quadratic in the calls waiting)
+        self._unnamed: dict[str, None] = {}
         self._waiting: dict[str, deque[str]] = {}
         self._waiting_made: dict[str, deque[str]] = {}
         self._resolved: set[str] = set()
@@ -213,6 +217,8 @@ class Trace:
             _file(self._waiting, name, cid)
             if isinstance(cid, str) and cid.startswith("call-"):
                 _file(self._waiting_made, name, cid)
+        else:
+            self._unnamed[cid] = None
         return cid
 
     def _renamed(self, cid: str) -> str:
@@ -238,7 +244,7 @@ class Trace:
             waiting = (self._waiting_made if call_id else self._waiting).get(name)
             return self._oldest(waiting) if waiting else None
         if name is not None:  # (a name that is not text: no call is filed under it)
-            for cid in self._unresolved:
+            for cid in self._unnamed:  # (a text name equals no name that is not text)
                 if self._calls[cid]["name"] == name and (not call_id or cid.startswith("call-")):
                     return cid
         return None
@@ -274,6 +280,7 @@ class Trace:
         self._add(event, at)
         self._resolved.add(call_id)
         self._unresolved.pop(call_id, None)  # (it leaves `_waiting` when it is at the front)
+        self._unnamed.pop(call_id, None)
 
     def error(self, message: str, at: str | None = None) -> None:
         """An `agent.error`."""
