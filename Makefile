@@ -83,7 +83,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py
 	$(BIN)/python benchmarks/history_bench.py
 	$(BIN)/python benchmarks/speed.py
-	$(BIN)/python benchmarks/waiting_calls.py
+	$(BIN)/python benchmarks/growth.py
 	$(BIN)/python benchmarks/many_tools.py
 	$(BIN)/python benchmarks/long_answers.py
 	$(BIN)/python benchmarks/shared_recordings.py

@@ -1,8 +1,8 @@
-"""Reading a trace whose calls wait for their results: time against the trace's length.
+"""How reading a trace grows with its length, in layouts that stress the reading's tables.
 
-Run:  .venv/bin/python benchmarks/waiting_calls.py [--scale S] [--runs R]
+Run:  .venv/bin/python benchmarks/growth.py [--scale S] [--runs R] [--only LAYOUT]
 
-Writes files of N/4, N/2 and N turns in three layouts and reads each with
+Writes files of N/4, N/2 and N turns in each layout and reads each with
 `evaldsl.load_run` (the best of R):
 
 - "ids" (N = 8,000): OTLP JSONL, each turn an LLM span whose output asks for a `search`
@@ -11,18 +11,26 @@ Writes files of N/4, N/2 and N turns in three layouts and reads each with
 - "by name" (N = 40,000): OTLP JSONL, every LLM span first (each asking for a `search`
   call without an id), then every tool span (without a call id): each tool span gives its
   result to the oldest `search` call still waiting, found by the tool's name;
+- "name not text" (N = 4,000): an OpenAI request transcript, N calls and then N
+  `function` messages whose `name` is a number (no call is found by it);
 - "langsmith chain" (N = 8,000): LangSmith runs, each the parent of the next and each
   failing (a failure fails every run above it): the failures are counted where they
-  start, once.
+  start, once;
+- "langsmith tree" (N = 480): one LangSmith run nested N deep in `child_runs`, each named
+  by 20,000 characters;
+- "anthropic deltas" (N = 200,000): one Anthropic stream message whose text comes in N
+  `text_delta`s.
 
-N is multiplied by S. A reader whose work per turn does not grow with how many calls wait
-(or how deep the chain is) reads N turns in about 4x the time of N/4; one that scans them,
-in about 16x. Printed: the times, and the ratios to the shortest.
+N is multiplied by S. A reader whose work per turn does not grow with the trace (with how
+many calls wait, how deep the tree is, how long the text so far) reads N turns in about
+4x the time of N/4; one that scans or copies what came before, in about 16x. Printed:
+the times, and the ratios to the shortest.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import tempfile
@@ -129,11 +137,50 @@ def write_chain(path: Path, turns: int) -> None:
             f.write(json.dumps(run) + "\n")
 
 
+def write_unnamed(path: Path, turns: int) -> None:
+    """An OpenAI transcript: `turns` function calls, then `turns` function messages whose
+    name is a number."""
+    call = {"role": "assistant", "content": None, "function_call": {"name": "f"}}
+    answer = {"role": "function", "name": 7, "content": "ok"}
+    messages = [{"role": "system", "content": "s"}, *[call] * turns, *[answer] * turns]
+    path.write_text(json.dumps({"model": "gpt-4o", "messages": messages}))
+
+
+def write_tree(path: Path, turns: int) -> None:
+    """One LangSmith run nested `turns` deep, each run named by 20,000 characters."""
+    runs = [
+        {"id": f"r{n}", "name": f"step {n} " + "x" * 20_000, "run_type": "chain", "inputs": {}}
+        for n in range(turns)
+    ]
+    runs[-1] |= {"run_type": "tool", "outputs": {"output": "ok"}}
+    for parent, child in itertools.pairwise(runs):
+        parent["child_runs"] = [child]
+    path.write_text(json.dumps(runs[0]))
+
+
+def write_deltas(path: Path, turns: int) -> None:
+    """One Anthropic stream message (JSONL) whose text comes in `turns` deltas."""
+    delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta"}}
+    delta["delta"]["text"] = "tok "
+    events = [
+        {"type": "message_start", "message": {"model": "claude", "usage": {"input_tokens": 9}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *[delta] * turns,
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+        {"type": "message_stop"},
+    ]
+    path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+
+
 #: Each layout: its writer, its N, and the format it is read as (`None`: detected).
 LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, str | None]] = {
     "ids": (write_turns, 8_000, None),
     "by name": (write_by_name, 40_000, None),
+    "name not text": (write_unnamed, 4_000, "openai"),
     "langsmith chain": (write_chain, 8_000, "langsmith"),
+    "langsmith tree": (write_tree, 480, "langsmith"),
+    "anthropic deltas": (write_deltas, 200_000, "anthropic"),
 }
 
 
@@ -141,15 +188,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--scale", type=float, default=1.0, help="each layout's N × this")
     parser.add_argument("--runs", type=int, default=3, help="readings of each file (best)")
+    parser.add_argument(
+        "--only", action="append", choices=sorted(LAYOUTS), help="this layout only (repeatable)"
+    )
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         for layout, (write, most, fmt) in LAYOUTS.items():
+            if opts.only and layout not in opts.only:
+                continue
             most = max(4, int(most * opts.scale))
             sizes = [most // 4, most // 2, most]
             best: dict[int, float] = {}
             print(f"{layout}:")
             for turns in sizes:
-                path = Path(folder) / f"waiting-{turns}.jsonl"
+                path = Path(folder) / f"growth-{turns}.jsonl"
                 write(path, turns)
                 times = []
                 for _ in range(opts.runs):
