@@ -126,20 +126,19 @@ class Trace:
         self.notes: list[str] = []
         self.output: Any = MISSING
         self._calls: dict[str, dict[str, Any]] = {}  # callId → its tool.call event
-        # callIds without a result, oldest first, each to the tool name it is filed under
-        # below (None: a name that is not text); a dict: taken out in O(1), where a
-        # list's remove made a run of many calls that never get one quadratic. Then, by
-        # tool name, the callIds of its calls in order, and those that start with `call-`,
+        # callIds without a result; a set: taken out in O(1), where a list's remove made
+        # a run of many calls that never get one quadratic. Then, by tool name, the
+        # callIds of its calls in order, and those that start with `call-`,
         # which `known_call` finds without looking at any other call: a call that got its
         # result leaves them when it reaches the front (`_oldest`). (They were dicts, each
         # result's call taken out at once; but a dict's first key is found by a scan past
         # every key taken out before it, so many calls waiting and then given their
         # results oldest first, as a file of runs whose spans share their times has them,
         # was quadratic: 40,000 took 1.1 s.)
-        self._unresolved: dict[str, str | None] = {}
-        # the same for calls whose name is not text (no reader makes one, but not every
-        # reader tests it), which a lookup by such a name scans: so that one by a name that
-        # is not text scans those, not every call waiting (quadratic in the calls waiting)
+        self._unresolved: set[str] = set()
+        # callIds without a result of calls whose name is not text (no reader makes one,
+        # but not every reader tests it), oldest first: a lookup by a name that is not
+        # text scans these, not every call waiting (which was quadratic in the calls)
         self._unnamed: dict[str, None] = {}
         self._waiting: dict[str, deque[str]] = {}
         self._waiting_made: dict[str, deque[str]] = {}
@@ -212,7 +211,7 @@ class Trace:
             {"type": "tool.call", "name": name, "arguments": arguments, "callId": cid}, at
         )
         self._calls[cid] = event
-        self._unresolved[cid] = name if isinstance(name, str) else None
+        self._unresolved.add(cid)
         if isinstance(name, str):
             _file(self._waiting, name, cid)
             if isinstance(cid, str) and cid.startswith("call-"):
@@ -279,7 +278,7 @@ class Trace:
             event["isError"] = True
         self._add(event, at)
         self._resolved.add(call_id)
-        self._unresolved.pop(call_id, None)  # (it leaves `_waiting` when it is at the front)
+        self._unresolved.discard(call_id)  # (it leaves `_waiting` when it is at the front)
         self._unnamed.pop(call_id, None)
 
     def error(self, message: str, at: str | None = None) -> None:
