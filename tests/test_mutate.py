@@ -365,6 +365,31 @@ def test_verydia_events_are_mutated_through_their_own_fields() -> None:
     assert events[0]["output"] == "The total is 53 EUR"
 
 
+def test_calls_of_a_tool_called_more_than_once_are_numbered() -> None:
+    events = [
+        {"type": "tool.call", "name": "search", "arguments": {"q": "a"}, "callId": "1"},
+        {"type": "tool.call", "name": "fetch", "arguments": {"url": "u"}, "callId": "2"},
+        {"type": "tool.call", "name": "search", "arguments": {"q": "b"}, "callId": "3"},
+        {"type": "tool.result", "callId": "3", "output": "ok"},
+    ]
+    described = [m.description for m in mutants(events, None)]
+    assert described[:7] == [
+        "call 1 of `search` was dropped (it had no result)",
+        "call 1 of `search` was made twice",
+        "the call to `fetch` was dropped (it had no result)",
+        "the call to `fetch` was made twice",
+        "call 2 of `search` was dropped, with its result",
+        "call 2 of `search` was made twice",
+        "call 1 of `search` and the call to `fetch` swapped places",
+    ]
+    assert [d for d in described if "changed" in d or "result of" in d] == [
+        '`search`\'s `$.q` changed from "a" to "a_" in call 1',
+        '`fetch`\'s `$.url` changed from "u" to "u_"',
+        '`search`\'s `$.q` changed from "b" to "b_" in call 2',
+        "the result of call 2 of `search` was dropped",
+    ]
+
+
 def test_a_duplicated_call_has_its_own_result() -> None:
     events = list(
         evaldsl.load_run(EXAMPLES / "weather" / "cassettes" / "xiamen.jsonl").events or []

@@ -24,7 +24,7 @@ import itertools
 import json
 import random
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import attrs
@@ -108,6 +108,10 @@ class _Call:
     name: str
     number: int  # 1-based among this tool's calls
     results: tuple[int, ...]  # indexes of the tool.result events linked to it
+    # how many calls its tool has in all (a description says "call 2 of `search`" when
+    # more than one: counted once, where each description counted every call, quadratic
+    # in the calls of a recording)
+    of: int = 1
 
 
 def _calls(events: Events) -> list[_Call]:
@@ -132,16 +136,16 @@ def _calls(events: Events) -> list[_Call]:
             if key is not None:
                 linked = results.get(_hashable(key), [])
         calls.append(_Call(i, name, numbers[name], tuple(linked)))
-    return calls
+    return [attrs.evolve(call, of=numbers[call.name]) for call in calls]
 
 
 def _hashable(value: Any) -> Any:
     return value if isinstance(value, str | int | float | bool | None) else json.dumps(value)
 
 
-def _call_name(call: _Call, calls: Sequence[_Call]) -> str:
+def _call_name(call: _Call) -> str:
     """`the call to `search`` for a tool called once, else `call 2 of `search``."""
-    if sum(1 for c in calls if c.name == call.name) == 1:
+    if call.of == 1:
         return f"the call to `{call.name}`"
     return f"call {call.number} of `{call.name}`"
 
@@ -149,23 +153,23 @@ def _call_name(call: _Call, calls: Sequence[_Call]) -> str:
 def _trace_mutants(events: Events, state: State | None, seed: int) -> Iterator[Mutant]:
     calls = _calls(events)
     for call in calls:
-        yield _drop_call(events, state, call, calls)
-        yield _duplicate_call(events, state, call, calls)
+        yield _drop_call(events, state, call)
+        yield _duplicate_call(events, state, call)
     for a, b in itertools.pairwise(calls):
         if events[a.index] != events[b.index]:
-            yield _swap_calls(events, state, a, b, calls)
+            yield _swap_calls(events, state, a, b)
     for call in calls:
         args = tool_call_arguments(events[call.index])
         for path, value in _leaves(args):
-            yield _change_argument(events, state, call, calls, path, value)
+            yield _change_argument(events, state, call, path, value)
     for call in calls:
         ev = events[call.index]
         if ev.get("type") == MCP_CALL:
             if inline_result(ev) is not MISSING:
-                yield _drop_inline_result(events, state, call, calls)
+                yield _drop_inline_result(events, state, call)
         else:
             for r in call.results:
-                yield _drop_result(events, state, call, calls, r)
+                yield _drop_result(events, state, call, r)
     answer = _last_answer(events)
     if answer is not None:
         index, text = answer
@@ -190,19 +194,19 @@ def _without(events: Events, drop: set[int]) -> Events:
     return [ev for i, ev in enumerate(events) if i not in drop]
 
 
-def _drop_call(events: Events, state: State | None, call: _Call, calls: list[_Call]) -> Mutant:
+def _drop_call(events: Events, state: State | None, call: _Call) -> Mutant:
     with_result = ", with its result" if call.results else " (it had no result)"
     if events[call.index].get("type") == MCP_CALL:
         with_result = ", with its result"
     drop = {call.index, *call.results}
     return Mutant(
         "drop-call",
-        f"{_call_name(call, calls)} was dropped{with_result}",
+        f"{_call_name(call)} was dropped{with_result}",
         lambda: (_without(events, drop), state),
     )
 
 
-def _duplicate_call(events: Events, state: State | None, call: _Call, calls: list[_Call]) -> Mutant:
+def _duplicate_call(events: Events, state: State | None, call: _Call) -> Mutant:
     def make() -> tuple[Events | None, State | None]:
         original = events[call.index]
         twin = copy.deepcopy(original)
@@ -226,12 +230,10 @@ def _duplicate_call(events: Events, state: State | None, call: _Call, calls: lis
                 out.append(result)
         return out, state
 
-    return Mutant("duplicate-call", f"{_call_name(call, calls)} was made twice", make)
+    return Mutant("duplicate-call", f"{_call_name(call)} was made twice", make)
 
 
-def _swap_calls(
-    events: Events, state: State | None, a: _Call, b: _Call, calls: list[_Call]
-) -> Mutant:
+def _swap_calls(events: Events, state: State | None, a: _Call, b: _Call) -> Mutant:
     def make() -> tuple[Events | None, State | None]:
         out = list(events)
         out[a.index], out[b.index] = events[b.index], events[a.index]
@@ -239,7 +241,7 @@ def _swap_calls(
 
     return Mutant(
         "swap-calls",
-        f"{_call_name(a, calls)} and {_call_name(b, calls)} swapped places",
+        f"{_call_name(a)} and {_call_name(b)} swapped places",
         make,
     )
 
@@ -342,7 +344,7 @@ def _from(text: str, at: int) -> str:
 
 
 def _change_argument(
-    events: Events, state: State | None, call: _Call, calls: list[_Call], path: str, value: Any
+    events: Events, state: State | None, call: _Call, path: str, value: Any
 ) -> Mutant:
     new = perturb(value)
 
@@ -354,7 +356,7 @@ def _change_argument(
         out[call.index] = ev
         return out, state
 
-    many = sum(1 for c in calls if c.name == call.name) > 1
+    many = call.of > 1
     where = f" in call {call.number}" if many else ""
     return Mutant(
         "change-argument",
@@ -369,19 +371,15 @@ def _arguments_key(ev: dict[str, Any]) -> str:
     return "arguments"
 
 
-def _drop_result(
-    events: Events, state: State | None, call: _Call, calls: list[_Call], index: int
-) -> Mutant:
+def _drop_result(events: Events, state: State | None, call: _Call, index: int) -> Mutant:
     return Mutant(
         "drop-result",
-        f"the result of {_call_name(call, calls)} was dropped",
+        f"the result of {_call_name(call)} was dropped",
         lambda: (_without(events, {index}), state),
     )
 
 
-def _drop_inline_result(
-    events: Events, state: State | None, call: _Call, calls: list[_Call]
-) -> Mutant:
+def _drop_inline_result(events: Events, state: State | None, call: _Call) -> Mutant:
     def make() -> tuple[Events | None, State | None]:
         out = list(events)
         out[call.index] = {
@@ -389,7 +387,7 @@ def _drop_inline_result(
         }
         return out, state
 
-    return Mutant("drop-result", f"the result of {_call_name(call, calls)} was dropped", make)
+    return Mutant("drop-result", f"the result of {_call_name(call)} was dropped", make)
 
 
 # ---- the answer --------------------------------------------------------------------------
