@@ -631,3 +631,21 @@ def test_missing_paths_exit_2_and_nothing_is_written(tree: Path) -> None:
     assert (code, out) == (2, "")
     assert err == f"evaldsl: error: no such file or folder: {tree / 'nope.eval'}\n"
     assert (tree / "messy.eval").read_text(encoding="utf-8") == MESSY_TEXT
+
+
+def test_a_comment_inside_an_item_kept_on_one_line_goes_before_it() -> None:
+    # an object with a bare `case` key is kept on one line (see `literal`), so its own
+    # comment is placed by the list around it: on the line before the item it was in;
+    # the others stay after theirs, among many items (found by halving, not a scan)
+    items = [f'    "a{n}",  # note {n}\n' for n in range(300)]
+    text = (
+        'case "c"\n  cassette "x.jsonl"\n  tool search args $.q in [\n'
+        + "".join(items[:150])
+        + '    "b", {case: 1,  # about case\n     x: 2},\n'
+        + "".join(items[150:])
+        + "  ]\n"
+    )
+    out = assert_safe(text)
+    # (not after "b", which ends on its line: the comment was inside the next item)
+    assert '    "b",\n    # about case\n    {case: 1, x: 2},\n' in out
+    assert "".join(items[:150]) in out and "".join(items[150:]) in out

@@ -429,6 +429,10 @@ class _Printer:
         # Place the comments nested literals did not take: after the opening bracket, on
         # the line before an item, after an item, or before the closing bracket.
         ends = [x.span.end for x in values]
+        # (items are in the text's order and do not overlap: the item a comment is inside
+        # is the last to start before it, found by halving, where a scan of every item
+        # for every comment made a long list with comments quadratic)
+        starts = [x.span.start for x in values]
         opening: list[Comment] = []
         before: list[list[Comment]] = [[] for _ in values]
         after: list[list[Comment]] = [[] for _ in values]
@@ -438,10 +442,8 @@ class _Printer:
                 continue
             self.claimed.add(i)
             c = self.comments[i]
-            within = next(
-                (k for k, x in enumerate(values) if x.span.start <= c.start < x.span.end), None
-            )
-            if within is not None:
+            within = bisect.bisect_right(starts, c.start) - 1
+            if within >= 0 and c.start < ends[within]:
                 before[within].append(c)
                 continue
             k = bisect.bisect_right(ends, c.start)
