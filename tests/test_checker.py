@@ -117,6 +117,19 @@ def test_no_tool_outside_the_tools_line_is_not_an_error() -> None:
     assert [(d.code, d.hint) for d in diagnostics] == [("W301", "did you mean `get_weather`?")]
 
 
+def test_an_unknown_name_lists_ten_declared_names_and_counts_the_rest() -> None:
+    tools = [f"tool_{n:02d}" for n in range(15)]
+    unknown = [f"probe_{n}" for n in range(3)] + ["tool_3"]
+    text = f"tools {', '.join(reversed(tools))}\n" + "".join(f"tool {u} called\n" for u in unknown)
+    *_, diagnostics = diagnose(text + "nodes b, a\nnode c visited")
+    shown = ", ".join(tools[:10])
+    assert [d.message for d in diagnostics] == [
+        *(f'unknown tool "{u}": the `tools` line declares {shown} and 5 more' for u in unknown),
+        'unknown node "c": the `nodes` line declares a, b',
+    ]
+    assert diagnostics[-2].hint == "did you mean `tool_13`?"  # (difflib: the last of a tie)
+
+
 # ---- exact places, one table -------------------------------------------------------------
 
 CASSETTE = 'case "c"\ncassette "cassette.example.jsonl"\n'
