@@ -10,13 +10,12 @@ for assertions that cannot fail or cannot pass. It never stops at the first prob
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from typing import assert_never
 
 from evaldsl.check.environment import Environment
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.diagnostics import Diagnostic, did_you_mean, sorted_names
 from evaldsl.language.paths import PathProblem, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
 from evaldsl.language.source import Source, Span
@@ -450,11 +449,10 @@ def _plain_number(value: ast.Duration | ast.Money) -> str:
 LISTED_NAMES = 10
 
 
-@functools.lru_cache(maxsize=64)
 def _listed(names: frozenset[str]) -> str:
-    """`names` in order for a message, the first `LISTED_NAMES` of them and a count of the
-    rest (sorted once per set of names, not once per error)."""
-    ordered = sorted(names)
+    """`names` in order for a message: the first `LISTED_NAMES` of them and a count of
+    the rest."""
+    ordered = sorted_names(names)
     shown = ", ".join(ordered[:LISTED_NAMES])
     rest = len(ordered) - LISTED_NAMES
     return shown + (f" and {rest} more" if rest > 0 else "")

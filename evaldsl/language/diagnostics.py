@@ -174,15 +174,16 @@ class EvalDslError(Exception):
 def did_you_mean(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The closest candidate to a misspelt word, if one is close: `caled` → `called`."""
     if isinstance(candidates, frozenset):  # (a suite's declared and recorded names)
-        return _closest(word, _pool(candidates), cutoff)
+        return _closest(word, sorted_names(candidates), cutoff)
     return _closest(word, tuple(sorted(set(candidates))), cutoff)
 
 
 @functools.lru_cache(maxsize=64)
-def _pool(candidates: frozenset[str]) -> tuple[str, ...]:
-    # made once per set of names, where each unknown name sorted them again (a `tools`
-    # line of thousands of names and as many unknown names: quadratic beside `_near`)
-    return tuple(sorted(candidates))
+def sorted_names(names: frozenset[str]) -> tuple[str, ...]:
+    """A set of names (a `tools` line's, a recording's) in order, sorted once per set: each
+    unknown name's suggestion and message sorted them again (a `tools` line of thousands
+    of names and as many unknown names: quadratic beside `_near`)."""
+    return tuple(sorted(names))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -238,7 +239,7 @@ def forget_suggestions() -> None:
     """Forget the memoised did-you-mean answers (a benchmark measures cold compiles)."""
     _closest.cache_clear()
     _letters.cache_clear()
-    _pool.cache_clear()
+    sorted_names.cache_clear()
 
 
 def sort_key(d: Diagnostic) -> tuple[str, int, int, str]:

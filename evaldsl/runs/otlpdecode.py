@@ -158,32 +158,6 @@ def _field(value: Any, absent: Any = None) -> Any:
     return absent if value is msgspec.UNSET else _as_orjson(value)
 
 
-def _otlp_value(raw: msgspec.Raw) -> Any:
-    """An attribute's `AnyValue` as `otel.attributes` gives it (small ones from `_SMALL`)."""
-    if len(raw) <= _SMALL_BYTES:
-        key = bytes(raw)  # (a Raw is a buffer: no memoryview needed, half the time)
-        value = _SMALL.get(key, _MISSING)
-        if value is _MISSING:
-            value = _any_value(key)
-            if type(value) in _SHAREABLE:
-                keep(_SMALL, key, value, _SMALL_MAX)
-        return value
-    return _any_value(memoryview(raw))
-
-
-def _flat_value(raw: msgspec.Raw) -> Any:
-    """A flat span's attribute value (plain JSON), small ones from `_SMALL_FLAT`."""
-    if len(raw) <= _SMALL_BYTES:
-        key = bytes(raw)
-        value = _SMALL_FLAT.get(key, _MISSING)
-        if value is _MISSING:
-            value = orjson.loads(key)
-            if type(value) in _SHAREABLE:
-                keep(_SMALL_FLAT, key, value, _SMALL_MAX)
-        return value
-    return orjson.loads(memoryview(raw))
-
-
 def _any_value(data: bytes | memoryview) -> Any:
     value = orjson.loads(data) if len(data) else None
     if type(value) is dict and "stringValue" in value:  # most are: `any_value`'s first case
@@ -191,16 +165,38 @@ def _any_value(data: bytes | memoryview) -> Any:
     return any_value(value)
 
 
-#: Small attribute values decoded before, by their JSON: spans repeat their kinds,
-#: operations, models, roles and tool names, and a lookup is a third of a decoding. Only
-#: values nobody can change are kept (text, numbers, `true`, `false`, `null`): a list or
-#: an object is decoded anew each time.
-_SMALL: dict[bytes, Any] = {}
-#: The same for a flat span's values, which are plain JSON (`"LLM"`, `259`), not AnyValues
-_SMALL_FLAT: dict[bytes, Any] = {}
+#: Small attribute values decoded before are kept by their JSON: spans repeat their
+#: kinds, operations, models, roles and tool names, and a lookup is a third of a
+#: decoding. Only values nobody can change are kept (text, numbers, `true`, `false`,
+#: `null`): a list or an object is decoded anew each time.
 _SMALL_BYTES = 96
 _SMALL_MAX = 4096
 _SHAREABLE = frozenset({str, int, float, bool, type(None)})
+
+
+def _kept_small(decode: Callable[[Any], Any]) -> Callable[[msgspec.Raw], Any]:
+    """`decode` of an undecoded value, small ones from a table of their own (one per
+    decoder: the same JSON is an AnyValue in OTLP, a plain value in a flat span)."""
+    small: dict[bytes, Any] = {}
+
+    def value_of(raw: msgspec.Raw) -> Any:
+        if len(raw) <= _SMALL_BYTES:
+            key = bytes(raw)  # (a Raw is a buffer: no memoryview needed, half the time)
+            value = small.get(key, _MISSING)
+            if value is _MISSING:
+                value = decode(key)
+                if type(value) in _SHAREABLE:
+                    keep(small, key, value, _SMALL_MAX)
+            return value
+        return decode(memoryview(raw))
+
+    return value_of
+
+
+#: An OTLP attribute's `AnyValue` as `otel.attributes` gives it; a flat span's (Phoenix)
+#: attribute value, plain JSON (`"LLM"`, `259`)
+_otlp_value = _kept_small(_any_value)
+_flat_value = _kept_small(orjson.loads)
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
