@@ -1,9 +1,9 @@
-"""How reading a trace grows with its length, in layouts that stress the reading's tables.
+"""How reading a trace (or parsing a file) grows with its length, in layouts that stress it.
 
 Run:  .venv/bin/python benchmarks/growth.py [--scale S] [--runs R] [--only LAYOUT]
 
 Writes files of N/4, N/2 and N turns in each layout and reads each with
-`evaldsl.load_run` (the best of R):
+`evaldsl.load_run` (the last layout: checks it with `evaldsl.diagnose`), the best of R:
 
 - "ids" (N = 8,000): OTLP JSONL, each turn an LLM span whose output asks for a `search`
   call by one id and a tool span that runs it under another, so every call the model
@@ -19,11 +19,13 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
 - "langsmith tree" (N = 480): one LangSmith run nested N deep in `child_runs`, each named
   by 20,000 characters;
 - "anthropic deltas" (N = 200,000): one Anthropic stream message whose text comes in N
-  `text_delta`s.
+  `text_delta`s;
+- "unclosed brackets" (N = 4,000): an `.eval` file of N lines, each leaving a bracket
+  open (each line is its own broken statement, found after the line before it).
 
 N is multiplied by S. A reader whose work per turn does not grow with the trace (with how
 many calls wait, how deep the tree is, how long the text so far) reads N turns in about
-4x the time of N/4; one that scans or copies what came before, in about 16x. Printed:
+4x the time of N/4; one that scans or copies what came before (or after), in about 16x. Printed:
 the times, and the ratios to the shortest.
 """
 
@@ -173,14 +175,38 @@ def write_deltas(path: Path, turns: int) -> None:
     path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
 
 
-#: Each layout: its writer, its N, and the format it is read as (`None`: detected).
-LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, str | None]] = {
-    "ids": (write_turns, 8_000, None),
-    "by name": (write_by_name, 40_000, None),
-    "name not text": (write_unnamed, 4_000, "openai"),
-    "langsmith chain": (write_chain, 8_000, "langsmith"),
-    "langsmith tree": (write_tree, 480, "langsmith"),
-    "anthropic deltas": (write_deltas, 200_000, "anthropic"),
+def write_unclosed(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` lines, each leaving a bracket open."""
+    lines = (f"answer contains [{n}, {{a: {n}" for n in range(turns))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def read_trace(fmt: str | None) -> Callable[[Path], str]:
+    """Read a trace as `fmt` (`None`: detected); say how many calls it has."""
+
+    def read(path: Path) -> str:
+        run = evaldsl.load_run(str(path), fmt)
+        return f"{sum(1 for e in run.events if e.get('type') == 'tool.call'):,} calls"
+
+    return read
+
+
+def diagnose_file(path: Path) -> str:
+    """Parse and check an `.eval` file, as `evaldsl check` and the editor do; say how many
+    errors it has."""
+    diagnostics = evaldsl.diagnose(path.read_text(), str(path))[3]
+    return f"{len(diagnostics):,} errors"
+
+
+#: Each layout: its writer, its N, and how its file is read.
+LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]]] = {
+    "ids": (write_turns, 8_000, read_trace(None)),
+    "by name": (write_by_name, 40_000, read_trace(None)),
+    "name not text": (write_unnamed, 4_000, read_trace("openai")),
+    "langsmith chain": (write_chain, 8_000, read_trace("langsmith")),
+    "langsmith tree": (write_tree, 480, read_trace("langsmith")),
+    "anthropic deltas": (write_deltas, 200_000, read_trace("anthropic")),
+    "unclosed brackets": (write_unclosed, 4_000, diagnose_file),
 }
 
 
@@ -193,7 +219,7 @@ def main() -> int:
     )
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        for layout, (write, most, fmt) in LAYOUTS.items():
+        for layout, (write, most, read) in LAYOUTS.items():
             if opts.only and layout not in opts.only:
                 continue
             most = max(4, int(most * opts.scale))
@@ -206,11 +232,10 @@ def main() -> int:
                 times = []
                 for _ in range(opts.runs):
                     started = time.perf_counter()
-                    run = evaldsl.load_run(str(path), fmt)
+                    found = read(path)
                     times.append(time.perf_counter() - started)
-                calls = sum(1 for e in run.events if e.get("type") == "tool.call")
                 best[turns] = min(times)
-                print(f"  {turns:>7,} turns ({calls:,} calls): {best[turns] * 1000:8.0f} ms")
+                print(f"  {turns:>7,} turns ({found}): {best[turns] * 1000:8.0f} ms")
             shortest = best[sizes[0]]
             ratios = ", ".join(f"{best[t] / shortest:.1f}x" for t in sizes[1:])
             print(

@@ -8,6 +8,8 @@ import re
 import attrs
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from language_examples import (
     BRIEF_SUITE,
     LANGUAGE_MD,
@@ -24,7 +26,7 @@ from evaldsl.language.source import Span
 from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.literals import decode_string, parse_duration
 from evaldsl.syntax.parser import parse
-from evaldsl.syntax.recovery import split_statements
+from evaldsl.syntax.recovery import Cuts, scanner, split_statements
 
 KEYWORDS = frozenset(w for w in spellings().values() if w.isalpha())
 
@@ -624,6 +626,65 @@ def test_split_statements() -> None:
     # separators inside strings, regexes, paths and comments do not cut
     text = "a \"x;y\" /p;q/ $['k;l'] # c;d\nb"
     assert split_statements(text) == [(0, len(text) - 2), (len(text) - 1, len(text))]
+
+
+# pieces of text that decide where statements end: brackets (some inside strings, regexes,
+# paths and comments), separators, lines that open a case, unterminated strings and regexes
+_CUT_PIECES = [
+    *["answer", "tool", "cases", "x", "1", ",", ";", "'", "/x", "$[0]", "$['a[']"],
+    *["[", "]", "{", "}", "(", ")", " ", "\t", "\n", "\r\n", "\ncase", 'case "c"'],
+    *['"s[;"', '"open', "/r[;/", "# c [;"],
+]
+
+
+def _first_unclosed(text: str, begin: int, end: int) -> int | None:
+    """The first bracket of `text[begin:end]` left open, by a stack over a scan of the part."""
+    stack: list[int] = []
+    for m in scanner().finditer(text, begin, end):
+        if m.lastgroup == "open":
+            stack.append(m.start())
+        elif m.lastgroup == "close" and stack:
+            stack.pop()
+    return stack[0] if stack else None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_CUT_PIECES), max_size=40), st.data())
+def test_cuts_answer_as_a_scan_of_each_part(pieces: list[str], data: st.DataObject) -> None:
+    """`Cuts` answers from one scan of the whole text what a scan of each part gives: the
+    part's statements (`split_statements` of its text) and its first bracket left open.
+    Parts start where a statement may (the text's start, after a separator) and end at a
+    separator or the text's end, as recovery's parts do."""
+    text = "".join(pieces)
+    cuts = Cuts(text)
+    assert list(cuts.pieces(0, len(text))) == split_statements(text)
+    starts = [0] + [s + 1 for s in cuts.seps]
+    ends = [*cuts.seps, len(text)]
+    for _ in range(6):
+        begin = data.draw(st.sampled_from(starts))
+        end = data.draw(st.sampled_from([e for e in ends if e >= begin]))
+        moved = [(begin + a, begin + b) for a, b in split_statements(text[begin:end])]
+        assert list(cuts.pieces(begin, end)) == moved
+        assert cuts.first_unclosed(begin, end) == _first_unclosed(text, begin, end)
+
+
+def test_every_line_left_open_is_reported_where_it_opens() -> None:
+    """Each line leaves a bracket open: each is its own broken statement, reported at its
+    bracket, and a line that closes its bracket after them still parses."""
+    lines = [
+        f"answer contains [{i}, {{a: {i}" if i % 3 else f'not (answer contains "{i}"'
+        for i in range(300)
+    ]
+    result = parse("\n".join([*lines, "answer contains [1]"]))
+    assert [(d.code, d.line, d.column) for d in result.diagnostics] == [
+        ("E101", i + 1, line.index("[" if i % 3 else "(") + 1) for i, line in enumerate(lines)
+    ]
+    assert [d.message for d in result.diagnostics[:2]] == [
+        "this `(` is never closed",
+        "this `[` is never closed",
+    ]
+    (kept,) = result.program.statements
+    assert kept.span.start == len("\n".join(lines)) + 1
 
 
 # ---- syntax errors ----------------------------------------------------------------------

@@ -155,17 +155,24 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
     builder.reset()  # what the failed whole pass noted is noted again statement by statement
     from lark.exceptions import UnexpectedInput
 
-    from evaldsl.syntax.recovery import recover_unclosed, split_statements
+    from evaldsl.syntax.recovery import Cuts, recover_unclosed
     from evaldsl.syntax.wording import syntax_diagnostic
 
     lark = parsers.lark
     statements: list[ast.Statement] = []
     diagnostics: list[Diagnostic] = []
-    pieces = split_statements(text)
-    i = 0
-    while i < len(pieces):
-        begin, end = pieces[i]
-        i += 1
+    cuts = Cuts(text)
+    # Parts of the text still to cut into statements, the innermost last: `(start, end)`
+    # of the next statement's start and its part's end. Recovery from an unclosed bracket
+    # cuts the rest of the broken statement again, before the statements after it.
+    parts = [(0, len(text))]
+    while parts:
+        begin, last = parts[-1]
+        if begin > last:
+            parts.pop()
+            continue
+        end = cuts.piece_end(begin, last)
+        parts[-1] = (end + 1, last)
         chunk = text[begin:end]
         if not chunk or chunk.isspace():
             continue
@@ -173,13 +180,13 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
         try:
             program = cast(ast.Program, lark.parse(chunk, start=start))
         except UnexpectedInput as err:
-            recovered = recover_unclosed(src, begin, end, start, lark, builder)
+            recovered = recover_unclosed(src, cuts, begin, end, start, lark, builder)
             if recovered is None:
                 diagnostics.append(syntax_diagnostic(src, err, begin, end))
             else:
                 diagnostic, rest = recovered
                 diagnostics.append(diagnostic)
-                pieces[i:i] = rest
+                parts.append((rest, end))
             continue
         statements.extend(program.statements)
     kept = tuple(statements)

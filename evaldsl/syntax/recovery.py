@@ -2,14 +2,17 @@
 
 Takes text and gives `(start, end)` statement ranges cut at `;` and newlines outside
 strings, regexes, paths and brackets (`split_statements`), using a scanner built from the
-grammar's own terminals (`scanner`, also what the formatter finds comments with); and, for
-a statement with a bracket never closed, where the broken statement ends and the rest
-begins (`recover_unclosed`). Only text with a syntax error is cut this way.
+grammar's own terminals (`scanner`, also what the formatter finds comments with); the same
+cuts of any part of a text from one scan of it (`Cuts`); and, for a statement with a
+bracket never closed, where the broken statement ends and the rest begins
+(`recover_unclosed`). Only text with a syntax error is cut this way.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import cast
 
@@ -77,6 +80,89 @@ def split_statements(text: str) -> list[tuple[int, int]]:
     return pieces
 
 
+class Cuts:
+    """Where one text's statements may end, found in one scan, for recovery's questions.
+
+    Recovery asks for the statements of a part of the text again and again (after each
+    unclosed bracket, the rest of its statement), and for the first bracket a part leaves
+    open. Scanning the part for each answer made a text whose every line leaves a bracket
+    open quadratic (2,000 such lines: 16 s). The scanner's tokens do not depend on where a
+    scan starts (none spans a newline, and a part starts after a separator), so one scan
+    of the whole text answers them all: each bracket's closer is matched once, as a stack
+    matches them, and a statement's end is found by jumping from a bracket to its closer.
+    `pieces(p, e)` is `split_statements(text[p:e])` moved by `p`; `first_unclosed(b, e)` is
+    the first bracket of `text[b:e]` still open at `e`.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.seps: list[int] = []
+        self.openers: list[int] = []
+        #: an opener's closer; an opener never closed is not a key
+        self.closer: dict[int, int] = {}
+        #: newlines followed by a line that opens a case: they end a statement at any depth
+        self.case_breaks: list[int] = []
+        stack: list[int] = []
+        for m in scanner().finditer(text):
+            group = m.lastgroup
+            at = m.start()
+            if group == "open":
+                self.openers.append(at)
+                stack.append(at)
+            elif group == "close":
+                # a closer with nothing open is ignored, as `split_statements`' depth is
+                # clamped at 0: brackets opened after a part's start match the same way
+                # whether the scan starts there or at the start of the text
+                if stack:
+                    self.closer[stack.pop()] = at
+            elif group == "sep":
+                self.seps.append(at)
+                if text[at] == "\n" and _CASE_LINE.match(text, at + 1):
+                    self.case_breaks.append(at)
+
+    def piece_end(self, p: int, e: int) -> int:
+        """Where the statement starting at `p` ends, the text ending at `e`."""
+        limit = e
+        k = bisect_left(self.case_breaks, p)
+        if k < len(self.case_breaks) and self.case_breaks[k] < e:
+            limit = self.case_breaks[k]
+        seps, openers = self.seps, self.openers
+        x = p
+        while True:
+            i = bisect_left(seps, x)
+            sep = seps[i] if i < len(seps) else e
+            j = bisect_left(openers, x)
+            if j == len(openers) or sep < openers[j]:
+                return min(sep, limit)  # a separator outside brackets
+            opener = openers[j]
+            if opener >= limit:
+                return limit
+            closer = self.closer.get(opener)
+            if closer is None or closer >= limit:
+                return limit  # open to the end (or to the next case)
+            x = closer + 1  # the bracket and all inside it are one piece of the statement
+
+    def pieces(self, p: int, e: int) -> Iterator[tuple[int, int]]:
+        """The statements of `text[p:e]` as `(start, end)` in the whole text."""
+        while True:
+            end = self.piece_end(p, e)
+            yield p, end
+            if end >= e:
+                return
+            p = end + 1
+
+    def first_unclosed(self, begin: int, end: int) -> int | None:
+        """The first bracket of `text[begin:end]` that is not closed before `end`."""
+        openers = self.openers
+        for j in range(bisect_left(openers, begin), len(openers)):
+            opener = openers[j]
+            if opener >= end:
+                break
+            closer = self.closer.get(opener)
+            if closer is None or closer >= end:
+                return opener
+        return None
+
+
 _CLOSERS = {"[": "]", "{": "}", "(": ")"}
 _LINE_WORD = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)(?=[ \t]|\r?$)", re.M)
 
@@ -92,26 +178,20 @@ def statement_words() -> frozenset[str]:
 
 
 def recover_unclosed(
-    source: Source, begin: int, end: int, start: Start, lark: Lark, builder: Builder
-) -> tuple[Diagnostic, list[tuple[int, int]]] | None:
+    source: Source, cuts: Cuts, begin: int, end: int, start: Start, lark: Lark, builder: Builder
+) -> tuple[Diagnostic, int] | None:
     """Recovery from a bracket that is never closed (only called on a syntax error).
 
     Inside brackets newlines do not end a statement, so an unclosed `[` would swallow the
     lines after it. When the statement `text[begin:end]` has an unclosed bracket and a later
     line starts like a statement (`answer …`, `tool …`), the broken statement ends there:
-    report it (at the bracket when it simply ran out), and give the rest back as statements.
+    report it (at the bracket when it simply ran out), and give where the rest starts (its
+    statements are `cuts.pieces(rest, end)`).
     """
     text = source.text
-    stack: list[int] = []
-    for m in scanner().finditer(text, begin, end):
-        group = m.lastgroup
-        if group == "open":
-            stack.append(m.start())
-        elif group == "close" and stack:
-            stack.pop()
-    if not stack:
+    bracket = cuts.first_unclosed(begin, end)
+    if bracket is None:
         return None
-    bracket = stack[0]
     words = statement_words()
     cut = None
     for line in _LINE_WORD.finditer(text, text.find("\n", bracket, end) + 1 or end, end):
@@ -139,5 +219,4 @@ def recover_unclosed(
             )
     if diagnostic is None:  # pragma: no cover
         return None
-    rest = [(cut + a, cut + b) for a, b in split_statements(text[cut:end])]
-    return diagnostic, rest
+    return diagnostic, cut
