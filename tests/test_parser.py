@@ -27,6 +27,7 @@ from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.literals import decode_string, parse_duration
 from evaldsl.syntax.parser import parse
 from evaldsl.syntax.recovery import Cuts, scanner, split_statements
+from tests.fuzzing import examples
 
 KEYWORDS = frozenset(w for w in spellings().values() if w.isalpha())
 
@@ -648,7 +649,7 @@ def _first_unclosed(text: str, begin: int, end: int) -> int | None:
     return stack[0] if stack else None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(_CUT_PIECES), max_size=40), st.data())
 def test_cuts_answer_as_a_scan_of_each_part(pieces: list[str], data: st.DataObject) -> None:
     """`Cuts` answers from one scan of the whole text what a scan of each part gives: the
