@@ -134,6 +134,9 @@ class ListItems:
         #: every item is a text (names): a list's own set finds them
         self.texts = keyed and all(type(w) is str for w in self.items)
 
+    def __repr__(self) -> str:  # (what `evaldsl inspect --code` shows of it)
+        return f"ListItems({list(self.items)!r})"
+
     def _found(self, value: list[Any]) -> tuple[set[object], list[Any]]:
         """The keys of a list's elements that could equal an item, and its odd elements."""
         if self.texts:
@@ -255,11 +258,11 @@ def fragment(ctx: FragmentContext, pred: ast.ListTest, stype: Type) -> str | Non
         return f"(isinstance(v, str) and v in {ctx.const(frozenset(wanted))})"
     match pred.op:
         case "in":
-            return f"{ctx.const(ListItems(wanted).has)}(v)"
+            return f"{ctx.const(ListItems(wanted))}.has(v)"
         case "all":
-            return f"{ctx.const(ListItems(wanted).all_in)}(v)"
+            return f"{ctx.const(ListItems(wanted))}.all_in(v)"
         case "any":
-            return f"{ctx.const(ListItems(wanted).any_in)}(v)"
+            return f"{ctx.const(ListItems(wanted))}.any_in(v)"
     return None
 
 
