@@ -3,7 +3,7 @@
 Run:  .venv/bin/python benchmarks/growth.py [--scale S] [--runs R] [--only LAYOUT]
 
 Writes files of N/4, N/2 and N turns in each layout and reads each with
-`evaldsl.load_run` (the last layout: checks it with `evaldsl.diagnose`), the best of R:
+`evaldsl.load_run` (the `.eval` layouts: checks it with `evaldsl.diagnose`), the best of R:
 
 - "ids" (N = 8,000): OTLP JSONL, each turn an LLM span whose output asks for a `search`
   call by one id and a tool span that runs it under another, so every call the model
@@ -21,7 +21,11 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
 - "anthropic deltas" (N = 200,000): one Anthropic stream message whose text comes in N
   `text_delta`s;
 - "unclosed brackets" (N = 4,000): an `.eval` file of N lines, each leaving a bracket
-  open (each line is its own broken statement, found after the line before it).
+  open (each line is its own broken statement, found after the line before it);
+- "tools lines" (N = 32,000): an `.eval` file declaring its tools on N `tools` lines, one
+  name each (the lines are one declaration);
+- "no tool lines" (N = 16,000): an `.eval` file of N `no tool` lines, each naming one of
+  the N tools its `tools` line declares.
 
 N is multiplied by S. A reader whose work per turn does not grow with the trace (with how
 many calls wait, how deep the tree is, how long the text so far) reads N turns in about
@@ -181,6 +185,19 @@ def write_unclosed(path: Path, turns: int) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def write_tools_lines(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` `tools` lines, one name each, and a case."""
+    lines = [f"tools t{n}" for n in range(turns)]
+    path.write_text("\n".join([*lines, 'case "c"', "  tool t0 called"]) + "\n")
+
+
+def write_no_tool_lines(path: Path, turns: int) -> None:
+    """An `.eval` file: a `tools` line of `turns` names, then a `no tool` line for each."""
+    names = [f"t{n}" for n in range(turns)]
+    lines = [f"tools {', '.join(names)}", *(f"no tool {n}" for n in names)]
+    path.write_text("\n".join([*lines, 'case "c"', "  tool t0 called"]) + "\n")
+
+
 def read_trace(fmt: str | None) -> Callable[[Path], str]:
     """Read a trace as `fmt` (`None`: detected); say how many calls it has."""
 
@@ -193,9 +210,9 @@ def read_trace(fmt: str | None) -> Callable[[Path], str]:
 
 def diagnose_file(path: Path) -> str:
     """Parse and check an `.eval` file, as `evaldsl check` and the editor do; say how many
-    errors it has."""
+    diagnostics it has."""
     diagnostics = evaldsl.diagnose(path.read_text(), str(path))[3]
-    return f"{len(diagnostics):,} errors"
+    return f"{len(diagnostics):,} diagnostics"
 
 
 #: Each layout: its writer, its N, and how its file is read.
@@ -207,6 +224,8 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "langsmith tree": (write_tree, 480, read_trace("langsmith")),
     "anthropic deltas": (write_deltas, 200_000, read_trace("anthropic")),
     "unclosed brackets": (write_unclosed, 4_000, diagnose_file),
+    "tools lines": (write_tools_lines, 32_000, diagnose_file),
+    "no tool lines": (write_no_tool_lines, 16_000, diagnose_file),
 }
 
 

@@ -117,6 +117,22 @@ def test_no_tool_outside_the_tools_line_is_not_an_error() -> None:
     assert [(d.code, d.hint) for d in diagnostics] == [("W301", "did you mean `get_weather`?")]
 
 
+def test_every_tools_and_nodes_line_declares_its_names_in_order() -> None:
+    """Several `tools` (`nodes`) lines are one declaration: their names in order, at the
+    first line; a name of any line is known, and a near miss of one is flagged."""
+    text = "tools a_tool, b_tool\nnodes n2\ntools c_tool\nnodes n1, n3\n"
+    asserts = "tool c_tool called\nno tool b_tool\nno tool c_tol\nnode n3 visited\nnode n4 visited"
+    _, _, outline, diagnostics = diagnose(text + asserts)
+    assert outline.tools is not None and outline.nodes is not None
+    assert [n.value for n in outline.tools.names] == ["a_tool", "b_tool", "c_tool"]
+    assert [n.value for n in outline.nodes.names] == ["n2", "n1", "n3"]
+    assert (outline.tools.span.start, outline.nodes.span.start) == (0, text.index("nodes"))
+    assert [(d.line, d.code, d.hint) for d in diagnostics] == [
+        (7, "W301", "did you mean `c_tool`?"),
+        (9, "E302", "add it to the `nodes` line"),
+    ]
+
+
 def test_an_unknown_name_lists_ten_declared_names_and_counts_the_rest() -> None:
     tools = [f"tool_{n:02d}" for n in range(15)]
     unknown = [f"probe_{n}" for n in range(3)] + ["tool_3"]

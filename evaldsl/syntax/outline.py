@@ -85,8 +85,10 @@ def outline(program: ast.Program, source: Source) -> Outline:
     has_cases = any(isinstance(s, ast.CaseDecl) for s in program.statements)
 
     suite_name: str | None = None
-    tools: ast.NamesDecl | None = None
-    nodes: ast.NamesDecl | None = None
+    # every `tools` (`nodes`) line, joined into one declaration at the end: joined line by
+    # line, each line copied all the names before it (32,000 lines: 6.8 s)
+    tools_lines: list[ast.NamesDecl] = []
+    nodes_lines: list[ast.NamesDecl] = []
     judge: str | None = None
     suite_timeout: ast.TimeoutDecl | None = None
     header_asserts: list[ast.Expr] = []
@@ -134,9 +136,9 @@ def outline(program: ast.Program, source: Source) -> Outline:
                 case ast.SuiteDecl(name=name):
                     suite_name = name
                 case ast.NamesDecl(kind="tools"):
-                    tools = _merge(tools, stmt)
+                    tools_lines.append(stmt)
                 case ast.NamesDecl(kind="nodes"):
-                    nodes = _merge(nodes, stmt)
+                    nodes_lines.append(stmt)
                 case ast.JudgeDecl(model=model):
                     judge = model
             continue
@@ -239,8 +241,8 @@ def outline(program: ast.Program, source: Source) -> Outline:
                 )
     return Outline(
         suite_name,
-        tools,
-        nodes,
+        _joined(tools_lines),
+        _joined(nodes_lines),
         judge,
         suite_timeout,
         tuple(header_asserts),
@@ -262,7 +264,9 @@ def _new_case(name: str, span: Span) -> dict[str, object]:
     }
 
 
-def _merge(previous: ast.NamesDecl | None, new: ast.NamesDecl) -> ast.NamesDecl:
-    if previous is None:
-        return new
-    return ast.NamesDecl(new.kind, previous.names + new.names, span=previous.span)
+def _joined(lines: list[ast.NamesDecl]) -> ast.NamesDecl | None:
+    """The names of every `tools` (or `nodes`) line in order, at the first line's span."""
+    if len(lines) <= 1:
+        return lines[0] if lines else None
+    names = tuple(name for line in lines for name in line.names)
+    return ast.NamesDecl(lines[0].kind, names, span=lines[0].span)
