@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 import evaldsl
+from evaldsl.runs import index
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.index import Needs, index_events
 from evaldsl.runs.model import RunError
+from evaldsl.runs.text import answer_text
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "traceplay"
 HEADER = '{"cassette":"traceplay","version":1}'
@@ -75,3 +78,19 @@ def test_blank_lines_crlf_and_bom_are_skipped(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + body.encode())
     facts = index_events(EventStream(path, header=False), Needs())
     assert facts.steps == 2
+
+
+def test_an_answer_s_text_is_made_once_for_all_its_assertions() -> None:
+    """Every assertion on an answer asks for its text; an output without a text is made
+    into one from its JSON, once per answer, not once per assertion."""
+    output = {f"k{i}": {"v": i} for i in range(50)}
+    events = [{"type": "llm.response", "output": output}]
+    text = "\n".join([*(f'answer contains "k{i}"' for i in range(50)), 'answer[1] contains "k7"'])
+    case = evaldsl.compile(text).cases[0]
+    with mock.patch.object(index, "answer_text", wraps=answer_text) as made:
+        verdicts = case.check(events).verdicts
+    assert [v.status for v in verdicts] == ["pass"] * 51
+    assert made.call_count == 2  # the last answer, and the first (the same one)
+    facts = index_events(events, Needs(answers={1, 2}, answer_tail=2))
+    assert facts.answer(-1) == facts.answer(1) == answer_text(output)
+    assert facts.answer(2) == facts.answer(-2) == ""
