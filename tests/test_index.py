@@ -13,7 +13,7 @@ import evaldsl
 from evaldsl.runs import index
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.index import Needs, index_events
-from evaldsl.runs.model import RunError
+from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.text import answer_text
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "traceplay"
@@ -94,3 +94,14 @@ def test_an_answer_s_text_is_made_once_for_all_its_assertions() -> None:
     facts = index_events(events, Needs(answers={1, 2}, answer_tail=2))
     assert facts.answer(-1) == facts.answer(1) == answer_text(output)
     assert facts.answer(2) == facts.answer(-2) == ""
+
+
+def test_a_value_run_s_answer_is_made_once_for_all_its_assertions() -> None:
+    """A value run's answer is its output's text: made once, as a trace's answers are."""
+    output = {f"k{i}": i for i in range(20)}
+    text = "\n".join(f'answer contains "k{i}"' for i in range(20))
+    case = evaldsl.compile(text).cases[0]
+    with mock.patch.object(index, "answer_text", wraps=answer_text) as made:
+        verdicts = case.check(Run(events=None, output=output, format="value")).verdicts
+    assert [v.status for v in verdicts] == ["pass"] * 20
+    assert made.call_count == 1

@@ -638,6 +638,28 @@ _CUT_PIECES = [
 ]
 
 
+def _split_by_depth(text: str) -> list[tuple[int, int]]:
+    """The statements of a text by the rule itself, in one scan: cut at each separator
+    outside brackets (a closer with nothing open ignored), and at each newline before a
+    line that opens a case, however deep."""
+    pieces: list[tuple[int, int]] = []
+    start = depth = 0
+    for m in scanner().finditer(text):
+        if m.lastgroup == "open":
+            depth += 1
+        elif m.lastgroup == "close":
+            depth = max(0, depth - 1)
+        elif m.lastgroup == "sep":
+            at = m.start()
+            if text[at] == "\n" and re.match(r"[ \t]*case\b", text[at + 1 :]):
+                depth = 0
+            if not depth:
+                pieces.append((start, at))
+                start = at + 1
+    pieces.append((start, len(text)))
+    return pieces
+
+
 def _first_unclosed(text: str, begin: int, end: int) -> int | None:
     """The first bracket of `text[begin:end]` left open, by a stack over a scan of the part."""
     stack: list[int] = []
@@ -653,18 +675,19 @@ def _first_unclosed(text: str, begin: int, end: int) -> int | None:
 @given(st.lists(st.sampled_from(_CUT_PIECES), max_size=40), st.data())
 def test_cuts_answer_as_a_scan_of_each_part(pieces: list[str], data: st.DataObject) -> None:
     """`Cuts` answers from one scan of the whole text what a scan of each part gives: the
-    part's statements (`split_statements` of its text) and its first bracket left open.
+    part's statements (the rule applied to its text alone) and its first bracket left open.
     Parts start where a statement may (the text's start, after a separator) and end at a
     separator or the text's end, as recovery's parts do."""
     text = "".join(pieces)
     cuts = Cuts(text)
-    assert list(cuts.pieces(0, len(text))) == split_statements(text)
+    assert split_statements(text) == _split_by_depth(text)
+    assert list(cuts.pieces(0, len(text))) == _split_by_depth(text)
     starts = [0] + [s + 1 for s in cuts.seps]
     ends = [*cuts.seps, len(text)]
     for _ in range(6):
         begin = data.draw(st.sampled_from(starts))
         end = data.draw(st.sampled_from([e for e in ends if e >= begin]))
-        moved = [(begin + a, begin + b) for a, b in split_statements(text[begin:end])]
+        moved = [(begin + a, begin + b) for a, b in _split_by_depth(text[begin:end])]
         assert list(cuts.pieces(begin, end)) == moved
         assert cuts.first_unclosed(begin, end) == _first_unclosed(text, begin, end)
 

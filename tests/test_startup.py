@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -373,6 +374,26 @@ def test_check_warns_about_a_near_miss_only_when_the_file_lacks_it(
     text = 'cassette "c.jsonl"\ntool searches called\ntool serch called\n'
     codes = [(d.line, d.code) for d in check_text(text, str(suite))]
     assert codes == [(3, "W301")]  # `searches` is in the tail: found; `serch` is a typo
+
+
+def test_no_tool_lines_search_the_tail_only_for_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`no tool X` of a tool in no recording is the common safety net: the rest of a
+    recording read by its head is searched only for a near miss (a warning to give), not
+    for each such line."""
+    from evaldsl.runs import toolnames
+    from evaldsl.suites.build import check_text
+
+    monkeypatch.setattr(toolnames, "HEAD_BYTES", 2000)
+    monkeypatch.setattr(toolnames.recorded_tool_names, "__defaults__", (2000,))
+    _cassette(tmp_path / "c.jsonl", ["search"] * 50 + ["searches"])
+    text = 'cassette "c.jsonl"\n' + "".join(f"no tool delete_{n}\n" for n in range(10))
+    opened = mock.Mock(wraps=toolnames.open_file)
+    monkeypatch.setattr(toolnames, "open_file", opened)
+    diagnostics = check_text(text + "no tool serch\n", str(tmp_path / "s.eval"))
+    assert [(d.line, d.code) for d in diagnostics] == [(12, "W301")]
+    assert opened.call_count == 2  # the head read, and the tail searched for `serch`
 
 
 @settings(max_examples=examples(60), deadline=None)

@@ -142,15 +142,16 @@ class _Checker:
         """`no tool X` may name a tool that does not exist (a safety net), but a near miss
         of a declared or recorded tool is most likely a typo that would always pass."""
         env = self.env
-        declared, recorded = env.declared_tools, env.recorded_tools
-        if name in (declared or ()) or name in (recorded or ()):
+        declared = env.declared_tools or frozenset()
+        recorded = env.recorded_tools or frozenset()
+        # (recorded names read from a recording's head: the set's own test, which does not
+        # search the rest of the file; that is done below, only for a warning to give)
+        if name in declared or frozenset.__contains__(recorded, name):
             return
         # the names joined once per pair of sets, not for every `no tool` line (thousands of
         # them against a `tools` line of thousands of names: their product, 34 s)
-        known = _joined_names(declared or frozenset(), recorded or frozenset())
-        guess = did_you_mean(name, known, cutoff=0.8)
-        # (recorded names read from a recording's head search the rest of the file here)
-        if guess and not (env.recorded_tools is not None and name in env.recorded_tools):
+        guess = did_you_mean(name, _joined_names(declared, recorded), cutoff=0.8)
+        if guess and name not in recorded:  # (here the rest of a recording is searched)
             self.error(
                 span,
                 "W301",

@@ -38,7 +38,6 @@ from evaldsl.predicates.base import (
 )
 from evaldsl.predicates.counts import called_checker
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts
-from evaldsl.runs.text import answer_text
 
 
 @attrs.frozen
@@ -189,7 +188,7 @@ class Compiler:
                     if facts.output is not MISSING:
                         # a value run has one answer, its output: answer[1] and answer[-1]
                         # are it, any other position is out of range ("")
-                        return answer_text(facts.output) if index in (1, -1) else ""
+                        return facts.output_text() if index in (1, -1) else ""
                     raise Unavailable(no_trace("answer"))
 
                 if kind == "answer":

@@ -191,15 +191,12 @@ class ListItems:
             return want_all
         found, odd = self._found(value)
         left = zip(self.items[looked:], keys[looked:], strict=True)
-        if want_all:
-            return all(k in found or any(json_equal(e, w) for e in odd) for w, k in left)
-        return any(k in found or any(json_equal(e, w) for e in odd) for w, k in left)
+        hits = (k in found or any(json_equal(e, w) for e in odd) for w, k in left)
+        return all(hits) if want_all else any(hits)
 
     def has(self, value: Any) -> bool:
         """`in`: the value equals an item (`json_equal`)."""
-        if self.keys is None:
-            return any(json_equal(value, w) for w in self.items)
-        key = json_key(value, self.room)
+        key = ODD if self.keys is None else json_key(value, self.room)
         if key is ODD:
             return any(json_equal(value, w) for w in self.items)
         return key in self.known
@@ -250,20 +247,19 @@ def value_test(pred: ast.ListTest, stype: Type) -> ValueTest:
             return lambda v: isinstance(v, list) and in_order(v, wanted)
 
 
+#: The `ListItems` test a fragment calls for each operation that has one (the same as
+#: `value_test`'s closures).
+_METHODS = {"in": "has", "all": "all_in", "any": "any_in"}
+
+
 def fragment(ctx: FragmentContext, pred: ast.ListTest, stype: Type) -> str | None:
     """`in` and `contains all/any` as source; `in order` and `only` walk the value and
     keep their closures."""
     wanted = [ast.to_json(i) for i in pred.items.items]
     if pred.op == "in" and wanted and all(type(w) is str for w in wanted):
         return f"(isinstance(v, str) and v in {ctx.const(frozenset(wanted))})"
-    match pred.op:
-        case "in":
-            return f"{ctx.const(ListItems(wanted))}.has(v)"
-        case "all":
-            return f"{ctx.const(ListItems(wanted))}.all_in(v)"
-        case "any":
-            return f"{ctx.const(ListItems(wanted))}.any_in(v)"
-    return None
+    method = _METHODS.get(pred.op)
+    return None if method is None else f"{ctx.const(ListItems(wanted))}.{method}(v)"
 
 
 def print_list_test(p: Printer, pred: ast.ListTest, indent: str) -> str:

@@ -308,6 +308,14 @@ class RunFacts:
     output: Any
     latency_seconds: float | None
     path: str | None = None
+    #: the output's text once made (as `TraceFacts.texts` keeps a trace's answers)
+    text: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
+
+    def output_text(self) -> str:
+        """A value run's answer: its output's text, made once for all its assertions."""
+        if self.text is None:
+            self.text = answer_text(self.output)
+        return self.text
 
 
 #: Indexes a run's events for some needs (the reference `index_events`, or a faster one).

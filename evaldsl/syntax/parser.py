@@ -162,17 +162,16 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
     statements: list[ast.Statement] = []
     diagnostics: list[Diagnostic] = []
     cuts = Cuts(text)
-    # Parts of the text still to cut into statements, the innermost last: `(start, end)`
-    # of the next statement's start and its part's end. Recovery from an unclosed bracket
-    # cuts the rest of the broken statement again, before the statements after it.
-    parts = [(0, len(text))]
+    # The statements of the parts of the text still to read, the innermost last: recovery
+    # from an unclosed bracket cuts the rest of the broken statement again, and its
+    # statements come before those after it.
+    parts = [cuts.pieces(0, len(text))]
     while parts:
-        begin, last = parts[-1]
-        if begin > last:
+        piece = next(parts[-1], None)
+        if piece is None:
             parts.pop()
             continue
-        end = cuts.piece_end(begin, last)
-        parts[-1] = (end + 1, last)
+        begin, end = piece
         chunk = text[begin:end]
         if not chunk or chunk.isspace():
             continue
@@ -186,7 +185,7 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
             else:
                 diagnostic, rest = recovered
                 diagnostics.append(diagnostic)
-                parts.append((rest, end))
+                parts.append(cuts.pieces(rest, end))
             continue
         statements.extend(program.statements)
     kept = tuple(statements)

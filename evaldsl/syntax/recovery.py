@@ -52,34 +52,6 @@ def scanner() -> re.Pattern[str]:
 _CASE_LINE = re.compile(r"[ \t]*case\b")
 
 
-def split_statements(text: str) -> list[tuple[int, int]]:
-    """Cut text into `(start, end)` statement ranges at `;` and newlines outside strings,
-    regexes, paths and brackets. A newline inside brackets does not cut, unless the next
-    line opens a case (so one unclosed bracket cannot swallow the rest of the file).
-
-    >>> split_statements('a; b\\nc [1,\\n2]')
-    [(0, 1), (2, 4), (5, 13)]
-    """
-    pieces: list[tuple[int, int]] = []
-    start = 0
-    depth = 0
-    for m in scanner().finditer(text):
-        group = m.lastgroup
-        if group == "open":
-            depth += 1
-        elif group == "close":
-            depth = max(0, depth - 1)
-        elif group == "sep":
-            at = m.start()
-            if depth and text[at] == "\n" and _CASE_LINE.match(text, at + 1):
-                depth = 0
-            if not depth:
-                pieces.append((start, at))
-                start = at + 1
-    pieces.append((start, len(text)))
-    return pieces
-
-
 class Cuts:
     """Where one text's statements may end, found in one scan, for recovery's questions.
 
@@ -90,8 +62,9 @@ class Cuts:
     scan starts (none spans a newline, and a part starts after a separator), so one scan
     of the whole text answers them all: each bracket's closer is matched once, as a stack
     matches them, and a statement's end is found by jumping from a bracket to its closer.
-    `pieces(p, e)` is `split_statements(text[p:e])` moved by `p`; `first_unclosed(b, e)` is
-    the first bracket of `text[b:e]` still open at `e`.
+    `pieces(p, e)` is `split_statements(text[p:e])` moved by `p` (the statements of a
+    part as the part alone would be cut); `first_unclosed(b, e)` is the first bracket of
+    `text[b:e]` still open at `e`.
     """
 
     def __init__(self, text: str) -> None:
@@ -109,9 +82,9 @@ class Cuts:
                 self.openers.append(at)
                 stack.append(at)
             elif group == "close":
-                # a closer with nothing open is ignored, as `split_statements`' depth is
-                # clamped at 0: brackets opened after a part's start match the same way
-                # whether the scan starts there or at the start of the text
+                # a closer with nothing open is ignored (a statement's depth stops at 0):
+                # brackets opened after a part's start match the same way whether the
+                # scan starts there or at the start of the text
                 if stack:
                     self.closer[stack.pop()] = at
             elif group == "sep":
@@ -161,6 +134,17 @@ class Cuts:
             if closer is None or closer >= end:
                 return opener
         return None
+
+
+def split_statements(text: str) -> list[tuple[int, int]]:
+    """Cut text into `(start, end)` statement ranges at `;` and newlines outside strings,
+    regexes, paths and brackets. A newline inside brackets does not cut, unless the next
+    line opens a case (so one unclosed bracket cannot swallow the rest of the file).
+
+    >>> split_statements('a; b\\nc [1,\\n2]')
+    [(0, 1), (2, 4), (5, 13)]
+    """
+    return list(Cuts(text).pieces(0, len(text)))
 
 
 _CLOSERS = {"[": "]", "{": "}", "(": ")"}
