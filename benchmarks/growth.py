@@ -25,7 +25,10 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
 - "tools lines" (N = 32,000): an `.eval` file declaring its tools on N `tools` lines, one
   name each (the lines are one declaration);
 - "no tool lines" (N = 16,000): an `.eval` file of N `no tool` lines, each naming one of
-  the N tools its `tools` line declares.
+  the N tools its `tools` line declares;
+- "equal tests" (N = 4,000): N `args` tests of one tool's path, each an `== VALUE` or an
+  `in [..]` of numbers, objects and lists, over a recording of N calls of that tool (half
+  of them equal to some test's value), compiled and checked.
 
 N is multiplied by S. A reader whose work per turn does not grow with the trace (with how
 many calls wait, how deep the tree is, how long the text so far) reads N turns in about
@@ -198,6 +201,26 @@ def write_no_tool_lines(path: Path, turns: int) -> None:
     path.write_text("\n".join([*lines, 'case "c"', "  tool t0 called"]) + "\n")
 
 
+def write_equal_tests(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` equality tests on `$.n`, and beside it (`.calls.jsonl`)
+    a recording of `turns` calls whose `n` has each test's kind of value."""
+    forms = ("== {n}", 'in [{n}, "x{n}"]', "== {{a: {n}, b: [1, 2]}}", "in [[{n}], null]")
+    values = (lambda n: n, lambda n: f"x{n}", lambda n: {"a": n, "b": [1, 2]}, lambda n: [n])
+    tests = (f"tool w args $.n {forms[n % 4].format(n=n)}" for n in range(turns))
+    path.write_text("\n".join(tests) + "\n")
+    calls = (
+        {"type": "tool.call", "name": "w", "arguments": {"n": values[n % 4](n - n % 2)}}
+        for n in range(turns)
+    )
+    path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+
+
+def check_equal_tests(path: Path) -> str:
+    """Compile the tests and check them against their recording; say how many pass."""
+    result = evaldsl.compile(path.read_text()).check(path.with_suffix(".calls.jsonl"))
+    return f"{result.statuses.count('pass'):,} passes"
+
+
 def read_trace(fmt: str | None) -> Callable[[Path], str]:
     """Read a trace as `fmt` (`None`: detected); say how many calls it has."""
 
@@ -226,6 +249,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "unclosed brackets": (write_unclosed, 4_000, diagnose_file),
     "tools lines": (write_tools_lines, 32_000, diagnose_file),
     "no tool lines": (write_no_tool_lines, 16_000, diagnose_file),
+    "equal tests": (write_equal_tests, 4_000, check_equal_tests),
 }
 
 

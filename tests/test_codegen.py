@@ -6,6 +6,7 @@ the generated source holds no value from the suite; bad files still fail closed.
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 import json
 import math
@@ -73,6 +74,29 @@ paths = st.one_of(
 def _q(text: str) -> str:
     return json.dumps(text)
 
+
+def _lit(value: Any) -> str:
+    """A JSON value as the language writes it (an object's keys bare)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_lit, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_lit(x)}" for k, x in value.items()) + "}"
+    return json.dumps(value)
+
+
+# literals of every JSON kind: what `== VALUE` and `in [..]` compare by `json_equal`
+literal_values = st.recursive(
+    st.one_of(texts, numbers, st.booleans(), st.none()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(KEYS), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+# `== VALUE` (not a text: a text is `compare`'s own rule) and `in [..]` of any values
+equal_tests = st.one_of(
+    literal_values.filter(lambda v: type(v) is not str).map(lambda v: f"== {_lit(v)}"),
+    st.lists(literal_values, max_size=4).map(lambda xs: f"in {_lit(xs)}"),
+)
 
 value_tests = st.one_of(
     texts.map(lambda t: f"== {_q(t)}"),
@@ -144,6 +168,7 @@ bulk_tests = st.builds(
             max_size=8,
         ),
         st.lists(texts.filter(bool).map(lambda t: f"contains {_q(t)}"), min_size=4, max_size=8),
+        st.lists(equal_tests, min_size=4, max_size=8),
     ),
 )
 
@@ -1185,6 +1210,56 @@ def test_thresholds_decided_together_meet_every_kind_of_number(
     case = _compiled([f"tool w args {t}" for t in tests])
     assert "_next" in passes.pass_for(case.needs, raw=False).source
     events = [{"type": "tool.call", "name": "w", "arguments": {"n": v}} for v in values]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+
+
+class _Sky(enum.StrEnum):
+    """A str subclass (a `StrEnum` a live target may put in its events)."""
+
+    RAIN = "rain"
+
+
+# every kind of value an equality meets: texts and their subclasses (a `==` text holds for
+# `str` only; `in [..]` and `== VALUE` follow `json_equal`), bools beside 1 and 0, 1 and
+# 1.0, NaN, a tuple (no JSON key: compared pairwise), objects and lists equal but for a
+# number's type, and a value with more nodes than any literal
+_ODD_VALUES = [
+    "rain", _Sky.RAIN, True, False, 1, 1.0, 0, -0.0, math.nan, _Level(7), 7, 2.5, None,
+    (7,), [7], [1, 2.5], [1.0, 2.5], {"city": 1}, {"city": 1.0, "q": None}, {"q": None, "city": 1},
+    [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]], {"items": ["rain", {"city": "Oslo"}]},
+]  # fmt: skip
+_LITERALS = [
+    "1", "true", "false", "null", "7", "2.5", "[7]", "[1, 2.5]", "{city: 1}",
+    "{city: 1, q: null}", '{items: ["rain", {city: "Oslo"}]}', "[]", "{}",
+]  # fmt: skip
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_LITERALS).map(lambda v: f"== {v}"),
+            st.lists(st.sampled_from([*_LITERALS, '"rain"', '"Oslo"']), max_size=4).map(
+                lambda xs: f"in [{', '.join(xs)}]"
+            ),
+        ),
+        min_size=4,
+        max_size=10,
+        unique=True,
+    ),
+    st.lists(st.sampled_from([*range(len(_ODD_VALUES)), None]), max_size=8),
+)
+def test_equality_decided_together_meets_every_kind_of_value(
+    tests: list[str], picks: list[int | None]
+) -> None:
+    """`== VALUE` and `in [..]` on one path are looked up by the value's JSON key."""
+    case = _compiled([f"tool w args $.n {t}" for t in tests])
+    assert "_key.pop(" in passes.pass_for(case.needs, raw=False).source
+    events = [
+        {"type": "tool.call", "name": "w", "arguments": {} if i is None else {"n": _ODD_VALUES[i]}}
+        for i in picks
+    ]
     reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
     assert generated == reference
 

@@ -94,6 +94,38 @@ def test_a_streamed_recording_is_generated_for_from_its_size(tmp_path: Path) -> 
         assert facts.trace.call_counts["search"] == lines
 
 
+def test_a_small_run_of_many_tests_is_indexed_by_the_generated_pass_at_once(
+    tmp_path: Path,
+) -> None:
+    # the reference feeds every call to each test of its tool, one by one: its work is
+    # events × tests, and K tests on one path cost the generated pass about one
+    tests = 64
+    many = "\n".join(f'tool search args $.q == "{i}"' for i in range(tests))
+    case = evaldsl.compile(many).cases[0]
+    fit = -(-passes.GENERATE_FROM_TESTS // tests)  # the fewest events that generate
+    assert fit < passes.GENERATE_FROM_EVENTS
+    assert indexed(Run(events=events(fit - 1)), case.needs)[1] == 0
+    facts, made = indexed(Run(events=events(fit)), case.needs)
+    assert made == 1 and verdicts(case, facts) == ["fail"] * tests
+    # a recording, by the events its size stands for (a bound's worth of bytes an event)
+    line = (json.dumps(events(2)[0]) + "\n").encode()
+    per_event = passes.GENERATE_FROM / passes.GENERATE_FROM_EVENTS
+    for lines, generated in (
+        (int(fit * per_event / len(line)) - 4, False),
+        (int(fit * per_event / len(line)) + 4, True),
+    ):
+        passes.purge()
+        path = tmp_path / f"{lines}.jsonl"
+        path.write_bytes(line * lines)
+        run = Run(events=EventStream(path, header=False), path=str(path), format="events")
+        fresh = evaldsl.compile(many).cases[0]
+        assert indexed(run, fresh.needs)[1] == generated, lines
+    # and a case of one test over as many events: the reference
+    passes.purge()
+    one = evaldsl.compile('tool search args $.q == "x"').cases[0]
+    assert indexed(Run(events=events(fit)), one.needs)[1] == 0
+
+
 def test_the_reference_variable_still_rules_out_the_generated_pass(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -7,6 +7,8 @@ loops), the first ones kept for messages, and each test still open, inlined from
 family's code fragment (`Family.fragment`) or, for a node without one, a call of the
 family's closure. Many tests of one kind are decided together, so K of them cost about
 one: `== "text"` by a dict lookup (a text only equals a text, as `compare` says),
+`== VALUE` of any other JSON value and `in [..]` by a dict lookup of the value's JSON key
+(`jsonkeys.json_key`; pairwise, by `json_equal`, for a value that has none),
 `contains {key: "text"}` by a dict lookup per key, thresholds by sorted lists popped
 from one end (a number compared with the next threshold to pass first), regexes and
 `contains "text"` by one RE2 `Set` (both in one Set when a path has both), searched
@@ -28,8 +30,10 @@ import attrs
 import re2
 
 from evaldsl.language import ast
+from evaldsl.language.jsonkeys import ODD, json_key, nodes
 from evaldsl.language.paths import STAR, CompiledPath, Descend, Member, compile_path
 from evaldsl.language.regexes import compile_regex
+from evaldsl.language.values import json_equal
 from evaldsl.runs.index import SAMPLE, CallProbe
 
 #: From this many tests of one kind on one path, they are decided together.
@@ -103,7 +107,8 @@ class GroupTest:
 
     index: int  # its position in `Needs.probes`: the tally it fills
     probe: CallProbe
-    bulk: tuple[str, Any] | None  # ("eq", texts) ("lt"/"le"/"gt"/"ge", number) ("re", …)
+    # ("eq", texts) ("key", JSON values) ("lt"/"le"/"gt"/"ge", number) ("re", …)
+    bulk: tuple[str, Any] | None
 
 
 def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
@@ -112,11 +117,16 @@ def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
     if p.every or node is None:
         return None
     if isinstance(node, ast.Compare):
-        if node.op == "==" and isinstance(node.value, ast.Str):
-            return ("eq", (node.value.value,))
+        if node.op == "==":
+            # a text by `compare`'s own rule (`str` itself only); any other value by
+            # `json_equal`, as `in [..]` compares each of its items
+            expected = ast.to_json(node.value)
+            return ("eq", (expected,)) if type(expected) is str else ("key", (expected,))
         if node.op in ("<", "<=", ">", ">=") and isinstance(node.value, ast.Num):
             op = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[node.op]
             return (op, ast.to_json(node.value))
+    if isinstance(node, ast.ListTest) and node.op == "in":
+        return ("key", tuple(ast.to_json(i) for i in node.items.items))
     if isinstance(node, ast.Matches):
         return ("re", (node.regex.pattern, node.regex.flags))
     if isinstance(node, ast.Contains) and isinstance(node.value, ast.Str):
@@ -161,6 +171,12 @@ def set_matcher(found: Any) -> tuple[Callable[[Any], Any], bool]:
     if match is None:
         return found.Match, False
     return match, True
+
+
+def equal_items(value: Any, entries: tuple[tuple[int, tuple[Any, ...]], ...]) -> list[int]:
+    """The tests of `entries` (each a test and its values) with a value `json_equal` to
+    `value`: how a value that has no JSON key (`jsonkeys.ODD`) is looked for."""
+    return [j for j, items in entries if any(json_equal(value, w) for w in items)]
 
 
 def _text_table(members: list[GroupTest]) -> dict[str, list[int]]:
@@ -252,6 +268,8 @@ class GroupWriter:
                     for text in p.bulk[1]:  # type: ignore[index]
                         table.setdefault(text, []).append(p.index)
                 out(f"g{g}_eq = dict({names.bind('E', table, 'texts → the tests they pass')})")
+            elif kind == "key":
+                plan["key"] = self.key_table(g, members)
             elif kind in ("lt", "le", "gt", "ge"):
                 descending = kind in ("gt", "ge")
                 ordered = sorted(
@@ -296,6 +314,24 @@ class GroupWriter:
         if loop:
             entries = tuple((p.index, p.probe.test, p.probe.every) for p in loop)
             out(f"g{g}_loop = list({names.bind('L', entries, 'tests fed through a loop')})")
+
+    def key_table(self, g: int, members: list[GroupTest]) -> tuple[str, str]:
+        """Declare `g{g}_key`, the tests by the JSON key of each of their values (a text
+        is its own key); give the names of the room a value's key is made in (the
+        largest value's nodes: a larger value equals none) and of the tests with their
+        values, for a value that has no key."""
+        names = self.names
+        keyed: dict[object, list[int]] = {}
+        for p in members:
+            for w in p.bulk[1]:  # type: ignore[index]
+                keyed.setdefault(json_key(w, nodes(w)), []).append(p.index)
+        room = max((nodes(w) for p in members for w in p.bulk[1]), default=0)  # type: ignore[index]
+        pairs = tuple((p.index, p.bulk[1]) for p in members)  # type: ignore[index]
+        self.out(f"g{g}_key = dict({names.bind('E', keyed, 'JSON keys → the tests they pass')})")
+        return (
+            names.bind("R", room, "the room of a key that can equal a value"),
+            names.bind("E", pairs, "tests and their values, for a value without a key"),
+        )
 
     def decide(self, g: int, j: str, last: str, *, bulk: bool) -> None:
         """Mark test `j` decided at this call (`last`: the values found there)."""
@@ -440,6 +476,23 @@ class GroupWriter:
             out.indent()
             self.each_open(g, f"g{g}_eq.pop(v)", last)
             out.dedent()
+        if "key" in bulk:
+            # a text is its own key; anything else has one made within the room, or
+            # none (`ODD`: a `str` subclass, a tuple…), and is then compared pairwise
+            room, pairs = plan["key"]
+            odd, key, pairwise = (
+                self.names.bind("J", ODD, "no key: compare pairwise"),
+                self.names.bind("J", json_key, "json_key"),
+                self.names.bind("J", equal_items, "equal_items"),
+            )
+            out(
+                "if type(v) is str:",
+                f"    jhits = g{g}_key.pop(v, ())",
+                "else:",
+                f"    jk = {key}(v, {room})",
+                f"    jhits = {pairwise}(v, {pairs}) if jk is {odd} else g{g}_key.pop(jk, ())",
+            )
+            self.each_open(g, "jhits", last)
         numeric = [k for k in ("lt", "le", "gt", "ge") if k in bulk]
         if numeric:
             # a number, not a bool (int or float first: JSON's own); a NaN fails every

@@ -66,13 +66,20 @@ def _size(path: str) -> int:
 GENERATE_FROM = 512 << 10
 GENERATE_FROM_EVENTS = 2000
 GENERATE_AFTER = 8
+#: ... and from this many events times `args`/`result` tests (an upper bound of the
+#: calls the reference feeds to its tests one by one: ~0.2-1 µs each) a small run goes
+#: through the generated pass too, which decides many tests on one path together and
+#: costs ~3 ms and ~25 µs a test to make: 1,000 tests over 500 calls took the reference
+#: 0.52 s, their pass 27 ms, made and run.
+GENERATE_FROM_TESTS = 64_000
 _SMALL_RUNS: dict[tuple[Any, ...], int] = {}  # small runs indexed, by the needs' key
 _MAX_SMALL_RUNS = 4096
 
 
-def _generates(needs: Needs) -> bool:
-    """Whether a small run of `needs` goes through the generated pass (see above)."""
-    if needs.passes:
+def _generates(needs: Needs, events: int) -> bool:
+    """Whether a small run of `needs`, of about `events` events, goes through the
+    generated pass (see above)."""
+    if needs.passes or events * len(needs.probes) >= GENERATE_FROM_TESTS:
         return True
     key = needs.key()
     if _shared_key(False, False, key) in _SHARED:  # (a small run's pass: `pass_for`'s)
@@ -165,7 +172,10 @@ def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFa
         return index_events(events, needs)
     if isinstance(events, EventStream):
         size = _size(events.path)
-        if size < GENERATE_FROM and not _generates(needs):
+        # (its events, guessed from its size as the two bounds relate them)
+        if size < GENERATE_FROM and not _generates(
+            needs, size * GENERATE_FROM_EVENTS // GENERATE_FROM
+        ):
             return index_events(events, needs)
         try:
             if size < TYPED_FROM:  # small: decoded whole, msgspec not loaded
@@ -182,7 +192,7 @@ def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFa
         except (Undecodable, orjson.JSONDecodeError, TypeError, AttributeError, TooLarge):
             return index_events(events, needs)  # the careful reader: names the bad line
     if isinstance(events, list):
-        if len(events) < GENERATE_FROM_EVENTS and not _generates(needs):
+        if len(events) < GENERATE_FROM_EVENTS and not _generates(needs, len(events)):
             return index_events(events, needs)
         try:
             return pass_for(needs, raw=False).run(events, None, True)
