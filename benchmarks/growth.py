@@ -28,7 +28,9 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
   the N tools its `tools` line declares;
 - "equal tests" (N = 4,000): N `args` tests of one tool's path, each an `== VALUE` or an
   `in [..]` of numbers, objects and lists, over a recording of N calls of that tool (half
-  of them equal to some test's value), compiled and checked.
+  of them equal to some test's value), compiled and checked;
+- "every thresholds" (N = 4,000): N `every` tests of one tool's path, each a bound (`>=`,
+  `<`, `>`, `<=`) that every one of N calls passes, so none is decided before the end.
 
 N is multiplied by S. A reader whose work per turn does not grow with the trace (with how
 many calls wait, how deep the tree is, how long the text so far) reads N turns in about
@@ -215,8 +217,21 @@ def write_equal_tests(path: Path, turns: int) -> None:
     path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
 
 
+def write_every_thresholds(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` `every` bounds on `$.n` that each of `turns` calls (beside
+    it, `.calls.jsonl`) passes."""
+    forms = (">= -{i}", "< {far}", "> -{i}", "<= {far}")
+    tests = (
+        f"every tool w args $.n {forms[i % 4].format(i=i + 1, far=turns + i)}" for i in range(turns)
+    )
+    path.write_text("\n".join(tests) + "\n")
+    calls = ({"type": "tool.call", "name": "w", "arguments": {"n": n}} for n in range(turns))
+    path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+
+
 def check_equal_tests(path: Path) -> str:
-    """Compile the tests and check them against their recording; say how many pass."""
+    """Compile the tests and check them against their recording (`.calls.jsonl`); say
+    how many pass."""
     result = evaldsl.compile(path.read_text()).check(path.with_suffix(".calls.jsonl"))
     return f"{result.statuses.count('pass'):,} passes"
 
@@ -250,6 +265,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "tools lines": (write_tools_lines, 32_000, diagnose_file),
     "no tool lines": (write_no_tool_lines, 16_000, diagnose_file),
     "equal tests": (write_equal_tests, 4_000, check_equal_tests),
+    "every thresholds": (write_every_thresholds, 4_000, check_equal_tests),
 }
 
 

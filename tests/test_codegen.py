@@ -147,7 +147,12 @@ call_tests = st.builds(
 
 # many tests of one kind on one path: the shared structures (dict, thresholds, RE2 Sets)
 bulk_tests = st.builds(
-    lambda tool, side, key, tests: [f"tool {tool} {side} $.{key} {t}" for t in tests],
+    lambda tool, side, key, tests: [
+        f"every tool {tool} {side} $.{key} {t[6:]}"
+        if t.startswith("every ")
+        else f"tool {tool} {side} $.{key} {t}"
+        for t in tests
+    ],
     tools,
     st.sampled_from(["args", "result"]),
     keys,
@@ -169,6 +174,13 @@ bulk_tests = st.builds(
         ),
         st.lists(texts.filter(bool).map(lambda t: f"contains {_q(t)}"), min_size=4, max_size=8),
         st.lists(equal_tests, min_size=4, max_size=8),
+        st.lists(
+            st.tuples(st.sampled_from(["<", "<=", ">", ">="]), numbers).map(
+                lambda x: f"{x[0]} {x[1]}"
+            ),
+            min_size=4,
+            max_size=10,
+        ).map(lambda xs: [f"every {x}" for x in xs]),
     ),
 )
 
@@ -1212,6 +1224,42 @@ def test_thresholds_decided_together_meet_every_kind_of_number(
     events = [{"type": "tool.call", "name": "w", "arguments": {"n": v}} for v in values]
     reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
     assert generated == reference
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    _threshold_ops,
+    st.lists(numbers, min_size=4, max_size=8, unique_by=str),
+    st.lists(st.tuples(_threshold_ops, numbers), max_size=8),
+    st.sampled_from(["$.n", "$.n[*]", "$..n"]),
+    # each call: its value at `n` (a list of them for the paths finding many), or none
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.sampled_from(_ODD_NUMBERS),
+            st.lists(st.sampled_from(_ODD_NUMBERS), max_size=3),
+        ),
+        max_size=8,
+    ),
+)
+def test_every_thresholds_decided_together_meet_every_kind_of_number(
+    op: str, bounds: list[Any], others: list[tuple[str, Any]], path: str, values: list[Any]
+) -> None:
+    """`every` thresholds of one path fail at the first call whose largest (or smallest)
+    number does not pass them, popped from a sorted list; a call without a number fails
+    them all."""
+    tests = [f"{path} {op} {n}" for n in bounds] + [f"{path} {o} {n}" for o, n in others]
+    case = _compiled([f"every tool w args {t}" for t in tests])
+    assert f"_all_{_ORDER_NAMES[op]}.pop()" in passes.pass_for(case.needs, raw=False).source
+    events = [
+        {"type": "tool.call", "name": "w", "arguments": {} if v is None else {"n": v}}
+        for v in values
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+
+
+_ORDER_NAMES = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
 
 class _Sky(enum.StrEnum):

@@ -10,7 +10,9 @@ one: `== "text"` by a dict lookup (a text only equals a text, as `compare` says)
 `== VALUE` of any other JSON value and `in [..]` by a dict lookup of the value's JSON key
 (`jsonkeys.json_key`; pairwise, by `json_equal`, for a value that has none),
 `contains {key: "text"}` by a dict lookup per key, thresholds by sorted lists popped
-from one end (a number compared with the next threshold to pass first), regexes and
+from one end (a number compared with the next threshold to pass first; `every`
+thresholds by the call's largest or smallest number, failing those it does not pass),
+regexes and
 `contains "text"` by one RE2 `Set` (both in one Set when a path has both), searched
 through the Set's own `Match`; each test leaves its structure once decided.
 
@@ -101,6 +103,17 @@ class Out:
             self.depth -= len(headers)
 
 
+_ORDERS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+#: Each `every` threshold kind: whether a call's largest number decides it (not its
+#: smallest), and the comparison of a threshold with that bound that fails the test.
+_EVERY = {
+    "all_gt": (True, ">="),  # every v > t fails at a call whose largest number is <= t
+    "all_ge": (True, ">"),
+    "all_lt": (False, "<="),  # every v < t fails at a call whose smallest is >= t
+    "all_le": (False, "<"),
+}
+
+
 @attrs.frozen
 class GroupTest:
     """One `args`/`result` test, as the generator places it."""
@@ -111,10 +124,24 @@ class GroupTest:
     bulk: tuple[str, Any] | None
 
 
+#: A value that is a number to a threshold: an int or a float, not a bool, not NaN (as
+#: `compare`'s tests say; a NaN fails every comparison).
+_IS_NUMBER = (
+    "(type(v) is int or (type(v) is float and v == v)"
+    " or (type(v) is not bool and isinstance(v, (int, float)) and v == v))"
+)
+
+
 def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
     """Which shared structure a test can be decided in, from its node (any-call tests)."""
     node = p.node
-    if p.every or node is None:
+    if node is None:
+        return None
+    if p.every:
+        # `every … < N` (and the other orders): one bound per call, the call's largest
+        # (or smallest) number, decides them together; other `every` tests are inlined
+        if isinstance(node, ast.Compare) and node.op in _ORDERS and isinstance(node.value, ast.Num):
+            return ("all_" + _ORDERS[node.op], ast.to_json(node.value))
         return None
     if isinstance(node, ast.Compare):
         if node.op == "==":
@@ -262,7 +289,16 @@ class GroupWriter:
         if in_bulk:
             out(f"g{g}_bulk = set({names.const(tuple(sorted(in_bulk)))})  # tests still open")
         for kind, members in bulk.items():
-            if kind == "eq":
+            if kind in _EVERY:
+                # the thresholds that fail first last: popped from the end
+                largest, _ = _EVERY[kind]
+                ordered = sorted(
+                    ((p.bulk[1], p.index) for p in members),  # type: ignore[index]
+                    key=lambda x: x[0],
+                    reverse=not largest,
+                )
+                out(f"g{g}_{kind} = list({names.bind('B', ordered, 'every: thresholds, sorted')})")
+            elif kind == "eq":
                 table: dict[str, list[int]] = {}
                 for p in members:
                     for text in p.bulk[1]:  # type: ignore[index]
@@ -375,9 +411,10 @@ class GroupWriter:
             self.tests_on_value(g, plan, "[v]")
             out.dedent()
             everys = [p for p in plan["inline"] if p.probe.every]
-            if everys or plan["loop"]:
+            if everys or plan["loop"] or self.every_kinds(plan):
                 out("else:  # no value: an `every` test fails here")
                 out.indent()
+                self.every_bounds(g, plan, None, "[]")
                 for p in everys:
                     out(f"if o{p.index}:", f"    o{p.index} = False")
                     out.indent()
@@ -455,6 +492,7 @@ class GroupWriter:
             out(f"o{p.index} = False")
             self.decide(g, str(p.index), last, bulk=False)
             out.dedent()
+        self.every_bounds(g, plan, "v", last)
         self.bulk_on_value(g, plan, last)
         if plan["loop"]:
             out(f"for entry in list(g{g}_loop):")
@@ -464,6 +502,46 @@ class GroupWriter:
             out(f"g{g}_loop.remove(entry)")
             self.decide(g, "entry[0]", last, bulk=False)
             out.dedent()
+            out.dedent()
+
+    @staticmethod
+    def every_kinds(plan: dict[str, Any]) -> list[str]:
+        """The `every` threshold kinds decided together in a group (`_EVERY`)."""
+        return [kind for kind in plan["bulk"] if kind in _EVERY]
+
+    def every_bounds(self, g: int, plan: dict[str, Any], found: str | None, last: str) -> None:
+        """Fail the `every` thresholds this call does not pass: `found` is the one value
+        (`"v"`), the list of the call's numbers (`"nums"`), or None (no value: all fail).
+        A call passes `every … >= t` when some value found is a number >= t, so its
+        largest number decides: the thresholds above it fail, popped from the end."""
+        kinds = self.every_kinds(plan)
+        if not kinds:
+            return
+        out = self.out
+        if found == "v":
+            out(f"if {_IS_NUMBER}:")
+            bound: dict[bool, str] = {True: "v", False: "v"}
+        elif found == "nums":
+            out("if nums:")
+            bound = {True: "max(nums)", False: "min(nums)"}
+        if found is not None:
+            out.indent()
+            for largest, name in ((True, "hi"), (False, "lo")):
+                if any(_EVERY[k][0] is largest for k in kinds):
+                    out(f"{name} = {bound[largest]}")
+            for kind in kinds:
+                largest, fails = _EVERY[kind]
+                with out.nested(
+                    f"while g{g}_{kind} and g{g}_{kind}[-1][0] {fails} {'hi' if largest else 'lo'}:"
+                ):
+                    self.each_open(g, f"(g{g}_{kind}.pop()[1],)", last)
+            out.dedent()
+            out("else:  # no number: every threshold fails")
+            out.indent()
+        for kind in kinds:
+            with out.nested(f"while g{g}_{kind}:"):
+                self.each_open(g, f"(g{g}_{kind}.pop()[1],)", last)
+        if found is not None:
             out.dedent()
 
     def bulk_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
@@ -622,7 +700,11 @@ class GroupWriter:
             self.decide(g, str(p.index), "vals", bulk=False)
             out.dedent()
             out.dedent()
-        if plan["bulk"]:
+        if self.every_kinds(plan):
+            # the call's largest and smallest numbers (a NaN, a bool: not numbers)
+            out(f"nums = [v for v in vals if {_IS_NUMBER}]")
+            self.every_bounds(g, plan, "nums", "vals")
+        if any(kind not in _EVERY for kind in plan["bulk"]):
             out("for v in vals:")
             out.indent()
             self.bulk_on_value(g, plan, "vals")
