@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import functools
+import itertools
 import json
 import math
 import os
@@ -25,11 +26,12 @@ from hypothesis import strategies as st
 import evaldsl
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.language import ast
+from evaldsl.language.regexes import compile_regex
 from evaldsl.language.values import MISSING, json_equal
 from evaldsl.predicates import registry
 from evaldsl.predicates.base import Family
 from evaldsl.runner.core import metrics_of
-from evaldsl.runs import codegen, decode, passes
+from evaldsl.runs import codegen, decode, groupgen, passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.groupgen import INLINE_MAX
 from evaldsl.runs.index import index_events as reference_index_events
@@ -1471,6 +1473,40 @@ def test_cites_shows_its_hits_in_order_of_the_sorted_leaves() -> None:
 
 #: Texts for citations: letters whose lowercase differs in length or kind (İ, ẞ, Σ), a
 #: lone surrogate, digits, spaces, and a few of each so values overlap and repeat.
+# words of one small alphabet: patterns that overlap everywhere in a text of them
+_WORDS = ["".join(w) for w in itertools.product("abc", repeat=4)][:60]
+_HEAVY = [
+    f"\\b{a}[a-z]*\\s+\\d{{1,{1 + n % 3}}}|{b}{c}"
+    for n, (a, b, c) in enumerate(zip(_WORDS, _WORDS[7:], _WORDS[13:], strict=False))
+]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.lists(st.sampled_from([*_WORDS, "12", "7", "Paris"]), max_size=30).map(" ".join))
+def test_regexes_past_one_sets_memory_or_count_are_split_and_found_as_one_set_finds_them(
+    text: str,
+) -> None:
+    """A Set too large for its memory is split in halves (`_sets`), and more regexes than
+    `REGEXES_PER_SET` go in Sets of that many: their matches are each regex's own."""
+    patterns = [(p, "i" if n % 5 == 0 else "") for n, p in enumerate(_HEAVY)]
+    expected = [n for n, (p, f) in enumerate(patterns) if compile_regex(p, f).search(text)]
+    with mock.patch.object(groupgen, "SET_MEMORY", 64 << 10):  # too small for all of them
+        small = groupgen.regex_set(patterns, most=len(patterns))
+    by_count = groupgen.regex_set(patterns, most=7)
+    for found in (small, by_count):
+        assert isinstance(found, groupgen.SetChunks) and len(found.parts) >= 2
+        assert sorted(found.Match(text)) == expected
+    # and through a generated pass: more regexes on one path than go in one Set
+    with mock.patch.object(groupgen, "REGEXES_PER_SET", 7):
+        case = _compiled([f"tool w args $.q matches /{p}/{f}" for p, f in patterns])
+        made = passes.pass_for(case.needs, raw=False)
+    assert any(" RE2 Sets of the regexes" in note for note in made.notes), made.notes
+    events = [{"type": "tool.call", "name": "w", "arguments": {"q": text}}]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert [v[0] for v in reference[0][0]].count("pass") == len(expected)
+
+
 _CITE_CHARS = st.sampled_from(list("abAB 1.\u0130\u1e9e\u03a3\u03c3\ud800\u00e9e\u0301\U0001f600"))
 
 
