@@ -738,6 +738,12 @@ def test_a_pass_python_cannot_compile_leaves_the_run_to_the_reference(
     expected = _verdicts(case, reference_index_run(Run(events=events), case.needs))
     too_deep = RecursionError("maximum recursion depth exceeded during compilation")
     passes.purge()
+    # a limit of Python's compiler is a SyntaxError of the pass: the reference runs too
+    with mock.patch.object(
+        codegen, "compiled", side_effect=SyntaxError("too many statically nested blocks")
+    ):
+        assert _verdicts(case, passes.index_run(Run(events=events), case.needs)) == expected
+    passes.purge()
     try:
         with mock.patch.object(codegen, "compiled", side_effect=too_deep) as compiling:
             for run in (
@@ -754,6 +760,39 @@ def test_a_pass_python_cannot_compile_leaves_the_run_to_the_reference(
     assert "# no generated pass (the generated pass did not compile: maximum recursion" in (
         capsys.readouterr().out
     )
+
+
+@pytest.mark.parametrize(
+    ("keys", "stars"),
+    [(0, groupgen.STARS_WRITTEN), (0, 30), (groupgen.STEPS_WRITTEN - 9, 8), (120, 0)],
+)
+def test_a_path_of_many_steps_is_walked_however_deep(keys: int, stars: int) -> None:
+    # each step written out is a block inside the one before (a `[*]`, a loop), and Python
+    # compiles at most 100 levels of indentation and 20 nested loops in a function: past
+    # `STEPS_WRITTEN` steps or `STARS_WRITTEN` stars, the path's finder walks it
+    path = "$" + ".k" * keys + ".a" + "[*]" * stars
+    # every kind of test that loops inside the path's loops (sub-objects and texts in a
+    # list, hits of a Set), and an `every` inlined
+    deep = [
+        *(f"tool w args {path} contains {{k: {_q(t)}}}" for t in "abcd"),
+        *(f"tool w args {path} contains {_q(t)}" for t in "abcd"),
+        *(f"tool w args {path} matches /{t}/" for t in "abcd"),
+        f"every tool w args {path} != 7",
+    ]
+    case = _compiled([f"tool w args {path} == 1", f"tool w args {path} == 2", *deep])
+    source = passes.pass_for(case.needs, raw=False).source  # (TooLarge if not compiled)
+    written = stars <= groupgen.STARS_WRITTEN and keys + 1 + stars <= groupgen.STEPS_WRITTEN
+    assert ("x0 = " in source) is written
+    value: Any = 1
+    for _ in range(stars):
+        value = [value, [3]]
+    arguments: list[Any] = [{"a": v} for v in (value, [3], "x")]
+    for _ in range(keys):
+        arguments = [{"k": a} for a in arguments]
+    events = [{"type": "tool.call", "name": "w", "arguments": a} for a in arguments]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert [v[0] for v in reference[0][0]][:2] == ["pass", "fail"]
 
 
 def test_a_call_is_compared_with_a_few_tools_however_many_are_named() -> None:

@@ -42,6 +42,13 @@ from evaldsl.runs.index import SAMPLE, CallProbe
 BULK_MIN = 4
 #: At most this many other tests on one path are inlined; more are fed through a loop.
 INLINE_MAX = 16
+#: A path of at most this many steps, of which at most `STARS_WRITTEN` are `[*]`, is
+#: written out as blocks, one inside the other (a `[*]` is a loop); a longer one is walked
+#: by its finder: Python compiles at most 100 levels of indentation and 20 loops nested
+#: in a function, and the pass's own blocks (the events, the values, the hits) are
+#: around the path's.
+STEPS_WRITTEN = 32
+STARS_WRITTEN = 8
 
 
 class Names:
@@ -327,6 +334,10 @@ class GroupWriter:
                 and compiled.steps is not None
                 # `.1` (a list's element or an object's key) is left to `find`: rare
                 and not any(isinstance(step, Member) for step in compiled.steps)
+                # each step is a block inside the one before, each `[*]` a loop: Python
+                # compiles at most 100 levels of indentation, and 20 loops in a function
+                and len(compiled.steps) <= STEPS_WRITTEN
+                and sum(step is STAR for step in compiled.steps) <= STARS_WRITTEN
             ):
                 self.steps[g] = compiled.steps  # written out as loops: no call per value
             else:

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
 class TooLarge(Exception):
     """A generated pass Python's compiler could not take (it nests or runs too deep: a
-    `RecursionError` or `MemoryError` while compiling it); the run goes to the reference
+    `RecursionError` or `MemoryError` while compiling it, or a `SyntaxError` of one of its
+    limits, such as "too many statically nested blocks"); the run goes to the reference
     pass, as any run the fast path cannot take does."""
 
 
@@ -158,7 +159,7 @@ def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
                     raw_type=raw_type() if raw or by_kind else None,
                     by_kind=by_kind,
                 )
-            except (RecursionError, MemoryError) as err:
+            except (RecursionError, MemoryError, SyntaxError) as err:
                 raise TooLarge(f"the generated pass did not compile: {err}") from None
             made = keep(_SHARED, shared, generated, _MAX_SHARED)
         needs.passes[key] = made
