@@ -1,7 +1,8 @@
 """Which pass indexes a run (`runs/passes.py`): a small run through the reference pass
 until its needs have a generated pass or have met `GENERATE_AFTER` small runs; a run of
 `GENERATE_FROM_EVENTS` events (a list) or `GENERATE_FROM` bytes (a streamed recording)
-or more through the generated pass at once. Both give the same facts
+or more, or a small run whose events times its `args`/`result` tests reach
+`GENERATE_FROM_TESTS`, through the generated pass at once. Both give the same facts
 (tests/test_codegen.py compares them on random programs and traces); what is tested here
 is which one runs, and that the facts are the reference's either way."""
 

@@ -156,9 +156,8 @@ def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
             # `json_equal`, as `in [..]` compares each of its items
             expected = ast.to_json(node.value)
             return ("eq", (expected,)) if type(expected) is str else ("key", (expected,))
-        if node.op in ("<", "<=", ">", ">=") and isinstance(node.value, ast.Num):
-            op = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[node.op]
-            return (op, ast.to_json(node.value))
+        if node.op in _ORDERS and isinstance(node.value, ast.Num):
+            return (_ORDERS[node.op], ast.to_json(node.value))
     if isinstance(node, ast.ListTest) and node.op == "in":
         return ("key", tuple(ast.to_json(i) for i in node.items.items))
     if isinstance(node, ast.Matches):
@@ -586,21 +585,22 @@ class GroupWriter:
         if not kinds:
             return
         out = self.out
-        if found == "v":
-            out(f"if {_IS_NUMBER}:")
-            bound: dict[bool, str] = {True: "v", False: "v"}
-        elif found == "nums":
-            out("if nums:")
-            bound = {True: "max(nums)", False: "min(nums)"}
         if found is not None:
-            out.indent()
-            for largest, name in ((True, "hi"), (False, "lo")):
-                if any(_EVERY[k][0] is largest for k in kinds):
-                    out(f"{name} = {bound[largest]}")
+            bound = {True: "v", False: "v"}  # the call's largest number, its smallest
+            if found == "v":
+                out(f"if {_IS_NUMBER}:")
+                out.indent()
+            else:
+                out("if nums:")
+                out.indent()
+                bound = {True: "hi", False: "lo"}
+                for largest, name, of in ((True, "hi", "max"), (False, "lo", "min")):
+                    if any(_EVERY[k][0] is largest for k in kinds):
+                        out(f"{name} = {of}(nums)")
             for kind in kinds:
                 largest, fails = _EVERY[kind]
                 with out.nested(
-                    f"while g{g}_{kind} and g{g}_{kind}[-1][0] {fails} {'hi' if largest else 'lo'}:"
+                    f"while g{g}_{kind} and g{g}_{kind}[-1][0] {fails} {bound[largest]}:"
                 ):
                     self.each_open(g, f"(g{g}_{kind}.pop()[1],)", last)
             out.dedent()
