@@ -30,7 +30,9 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
   `in [..]` of numbers, objects and lists, over a recording of N calls of that tool (half
   of them equal to some test's value), compiled and checked;
 - "every thresholds" (N = 4,000): N `every` tests of one tool's path, each a bound (`>=`,
-  `<`, `>`, `<=`) that every one of N calls passes, so none is decided before the end.
+  `<`, `>`, `<=`) that every one of N calls passes, so none is decided before the end;
+- "distinct paths" (N = 4,000): N `args` tests of one tool, each on a path of its own
+  (`$.aI.b[*].c`), over N calls each holding one of those paths.
 
 N is multiplied by S. A reader whose work per turn does not grow with the trace (with how
 many calls wait, how deep the tree is, how long the text so far) reads N turns in about
@@ -229,6 +231,19 @@ def write_every_thresholds(path: Path, turns: int) -> None:
     path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
 
 
+def write_distinct_paths(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` tests, each on a path of its own, and beside it
+    (`.calls.jsonl`) `turns` calls, each holding one of those paths (every other one
+    with the value its test asks)."""
+    tests = (f'tool w args $.a{n}.b[*].c == "x{n}"' for n in range(turns))
+    path.write_text("\n".join(tests) + "\n")
+    calls = (
+        {"type": "tool.call", "name": "w", "arguments": {f"a{n}": {"b": [{"c": f"x{n - n % 2}"}]}}}
+        for n in range(turns)
+    )
+    path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+
+
 def check_equal_tests(path: Path) -> str:
     """Compile the tests and check them against their recording (`.calls.jsonl`); say
     how many pass."""
@@ -266,6 +281,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "no tool lines": (write_no_tool_lines, 16_000, diagnose_file),
     "equal tests": (write_equal_tests, 4_000, check_equal_tests),
     "every thresholds": (write_every_thresholds, 4_000, check_equal_tests),
+    "distinct paths": (write_distinct_paths, 4_000, check_equal_tests),
 }
 
 

@@ -31,7 +31,7 @@ from evaldsl.language.values import MISSING, json_equal
 from evaldsl.predicates import registry
 from evaldsl.predicates.base import Family
 from evaldsl.runner.core import metrics_of
-from evaldsl.runs import codegen, decode, groupgen, passes
+from evaldsl.runs import codegen, decode, groupgen, overflow, passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.groupgen import INLINE_MAX
 from evaldsl.runs.index import index_events as reference_index_events
@@ -427,6 +427,66 @@ def test_generated_pass_agrees_on_streams(statements: list[str], events: list[An
             with mock.patch.object(passes, "TYPED_FROM", typed_from):
                 reference, generated = _both(case, run, lambda n: attrs.evolve(n, passes={}))
             assert generated == reference, "\n".join(statements)
+
+
+class _Args(dict):  # type: ignore[type-arg]
+    """A dict subclass (arguments a live target may give): a plain key's tests read
+    exactly a `dict`, a path's finder any."""
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    programs,
+    traces(),
+    st.integers(0, 3),
+    st.lists(st.sampled_from([*KEYS, "q"]), max_size=3),
+)
+def test_groups_past_those_written_are_fed_by_key_and_agree(
+    statements: list[str], events: list[Any], written: int, odd: list[str]
+) -> None:
+    """Past `GROUPS_WRITTEN` groups, argument groups of any-call tests whose path starts
+    with a plain key are fed by that key (`overflow.py`): the same verdicts, messages and
+    values, in memory and from a file, with arguments that are a dict subclass too."""
+    events = [
+        *events,
+        *(
+            {"type": "tool.call", "name": t, "arguments": _Args({k: "Paris"})}
+            for t, k in zip(TOOLS, odd, strict=False)
+        ),
+    ]
+    with mock.patch.object(overflow, "GROUPS_WRITTEN", written):
+        case = _compiled(statements)
+        reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+        assert generated == reference, "\n".join(statements)
+        plain = [e for e in events if not any(type(x) is _Args for x in e.values())]
+        with tempfile.TemporaryDirectory() as folder:
+            reference, generated = _on_stream(case, plain, folder)
+        assert generated == reference, "\n".join(statements)
+
+
+def test_a_case_of_thousands_of_paths_writes_a_few_and_feeds_the_rest_by_key() -> None:
+    # each group written out is ~70 lines of the pass: 4,000 paths were ~290,000 lines,
+    # ~1 GB to compile
+    statements = [f'tool w args $.a{i}.b[*].c == "x{i}"' for i in range(2000)]
+    statements += [f"tool w args $.a{i} == {i}" for i in range(0, 2000, 7)]
+    case = _compiled(statements)
+    source = passes.pass_for(case.needs, raw=False).source
+    assert source.count("\n") < 100 * overflow.GROUPS_WRITTEN and "overflow_feed(" in source
+    events: list[Any] = [
+        {"type": "tool.call", "name": "w", "arguments": {f"a{i}": {"b": [{"c": f"x{i}"}]}}}
+        for i in range(0, 2000, 3)
+    ]
+    events += [{"type": "mcp.call", "name": "w", "arguments": {"a14": 14}}]
+    # a test fed by key that fails, having found more values than a message shows
+    events += [
+        {"type": "tool.call", "name": "w", "arguments": {"a1999": {"b": [{"c": "no"}]}}}
+    ] * 12
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    statuses = [v[0] for v in reference[0][0]]
+    assert statuses[:4] == ["pass", "fail", "fail", "pass"]
+    assert statuses[2000 + 2] == "pass" and statuses[2000 + 1] == "fail"  # $.a14 == 14, $.a7
+    assert "(and 2 more)" in reference[0][0][1999][1]
 
 
 def _on_stream(case: Any, events: list[Any], folder: str) -> tuple[Any, Any]:

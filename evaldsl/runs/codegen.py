@@ -11,7 +11,9 @@ What is specialised: only the branches the needs read are written (no answer kep
 no assertion reads, no timestamps, prices, token sums or call counts unless asked); each
 tool an assertion names gets its own block; the `args`/`result` tests on each path of a
 tool are written by `groupgen.py`: inlined from their families' code fragments, and many
-of one kind decided together (K of them on one path cost about what one does).
+of one kind decided together (K of them on one path cost about what one does). Past
+`overflow.GROUPS_WRITTEN` groups, argument groups of any-call tests whose path starts
+with a plain key are not written but fed as data, by that key (`overflow.py`).
 
 No value from a suite is ever written into the source: tool names, keys, constants,
 compiled regexes and paths are names (`T0`, `K1`, `C2`) in the function's namespace, so
@@ -38,8 +40,10 @@ from typing import Any
 import attrs
 import orjson
 
+from evaldsl.language.paths import CompiledPath, compile_path
 from evaldsl.language.values import MISSING, is_number, json_equal
 from evaldsl.language.values import js_text as value_text
+from evaldsl.runs import overflow
 from evaldsl.runs.decode import usage_as_dict
 from evaldsl.runs.events import (
     ERROR_TYPES,
@@ -91,6 +95,15 @@ def _make_tally(decided: Any, fed: int, found: int, sample: list[Any], every: bo
     tally.found = found
     tally.sample = list(sample)
     return tally
+
+
+def _first_key(path: str | None) -> str | None:
+    """The plain key a path starts with (`$.city…`, `$["limit"]…`), or None."""
+    compiled = compile_path(path) if path is not None else None
+    if not isinstance(compiled, CompiledPath) or not compiled.steps:
+        return None
+    first = compiled.steps[0]
+    return first if type(first) is str else None
 
 
 def _first_time(events: Iterable[Any]) -> Any:
@@ -235,6 +248,9 @@ class _Generator:
             usage_tokens=usage_tokens,
             price_of=price_of,
             make_tally=_make_tally,
+            overflow_start=overflow.start,
+            overflow_feed=overflow.feed,
+            overflow_tallies=overflow.tallies,
             first_time=_first_time,
             noting_first_time=_noting_first_time,
             decode=_decode_raw,
@@ -291,7 +307,7 @@ class _Generator:
             groups.setdefault((p.tool, p.on_result, p.path), []).append(
                 GroupTest(i, p, bulk_kind(p))
             )
-        self.groups = list(groups.items())
+        self.groups, self.overflow = self.split_overflow(list(groups.items()))
         self.groups_by: dict[tuple[str, bool], list[int]] = {}
         for g, (key, _) in enumerate(self.groups):
             self.groups_by.setdefault((key[0], key[1]), []).append(g)
@@ -376,6 +392,11 @@ class _Generator:
             self.writer.setup(g, key, self.tool_names[key[0]], probes, fed)
             if key[1]:  # the count of result groups still open, which link results
                 self.writer.on_close[g] = "result_groups -= 1"
+        for tool, specs in self.overflow.items():
+            # groups fed by their first key (`overflow.py`): by key, all, how many open
+            slot = self.tool_slot[tool]
+            spec = self.names.bind("O", tuple(specs), f"{len(specs)} groups of {tool!r} fed by key")
+            out(f"ov{slot}, ovall{slot} = overflow_start({spec})", f"ovn{slot} = len(ovall{slot})")
         out("ev = None")
         if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
             out(
@@ -395,6 +416,36 @@ class _Generator:
         return "\n".join(out.lines) + "\n", self.names.namespace, self.names.notes
 
     # -- groups of tests on one path of one tool
+
+    def split_overflow(
+        self, groups: list[tuple[tuple[str, bool, str | None], list[GroupTest]]]
+    ) -> tuple[list[tuple[tuple[str, bool, str | None], list[GroupTest]]], dict[str, list[Any]]]:
+        """The groups written out and, past `overflow.GROUPS_WRITTEN`, the last ones that
+        can be fed by key (`overflow.py`), as specs by tool: argument groups whose path
+        starts with a plain key, of any-call tests."""
+        past = len(groups) - overflow.GROUPS_WRITTEN
+        if past <= 0:
+            return groups, {}
+        moved: set[int] = set()
+        for g in range(len(groups) - 1, -1, -1):
+            if len(moved) == past:
+                break
+            (_, on_result, path), probes = groups[g]
+            every = any(p.probe.every for p in probes)
+            if not on_result and not every and _first_key(path) is not None:
+                moved.add(g)
+        specs: dict[str, list[Any]] = {}
+        for g in sorted(moved):
+            (tool, _, path), probes = groups[g]
+            plain = probes[0].probe.key
+            if any(p.probe.key != plain for p in probes):
+                plain = None
+            tests = tuple((p.index, p.probe.test, p.probe) for p in probes)
+            specs.setdefault(tool, []).append(
+                (_first_key(path), plain, probes[0].probe.finder, tests)
+            )
+        kept = [group for g, group in enumerate(groups) if g not in moved]
+        return kept, specs
 
     def groups_of(self, tool: str, on_result: bool) -> list[int]:
         """The groups of `tool`'s arguments (or results), in order (looked up: a case
@@ -491,6 +542,7 @@ class _Generator:
         needs = self.needs
         return bool(
             self.groups_of(tool, False)
+            or tool in self.overflow
             or self.groups_of(tool, True)
             or tool in needs.tool_detail
             or tool in needs.tool_results
@@ -553,15 +605,23 @@ class _Generator:
         arg_groups = self.groups_of(tool, False)
         result_groups = self.groups_of(tool, True)
         keep = tool in needs.tool_detail or tool in needs.tool_results
-        if arg_groups:
-            out(f"if {self.open_expr(arg_groups)}:")
+        slot = self.tool_slot[tool]
+        fed_by_key = tool in self.overflow
+        if arg_groups or fed_by_key:
+            opened = [self.open_expr(arg_groups)] if arg_groups else []
+            out(f"if {' or '.join([*opened, *([f'ovn{slot}'] if fed_by_key else [])])}:")
             out.indent()
             out(f"args = {self.get('arguments', _CALL, missing=True)}")
             if mcp:
                 out("if args is MISSING:", "    args = tool_call_arguments(ev)")
             self.decoded("args")
             for g in arg_groups:
-                self.writer.feed(g, "args", open_here=len(arg_groups) == 1)
+                self.writer.feed(g, "args", open_here=len(arg_groups) == 1 and not fed_by_key)
+            if fed_by_key:
+                out(
+                    f"if ovn{slot} and isinstance(args, dict):",
+                    f"    ovn{slot} -= overflow_feed(args, ov{slot}, c{slot}, dec)",
+                )
             out.dedent()
         if result_groups:
             out(f"if {self.open_expr(result_groups)}:")
@@ -900,8 +960,11 @@ class _Generator:
                 "if isinstance(first_at, str) and isinstance(last_at, str):",
                 "    facts.first_at, facts.last_at = first_at, last_at",
             )
-        if self.groups:
+        if self.groups or self.overflow:
             out("tallies = facts.tallies")
+        for tool in self.overflow:
+            slot = self.tool_slot[tool]
+            out(f"overflow_tallies(ovall{slot}, tallies, dec, c{slot}, make_tally)")
         for g, (_, probes) in enumerate(self.groups):
             members = tuple((p.index, p.probe, p.probe.every) for p in probes)
             table = self.names.bind("G", members, f"group {g}'s tests (whose tallies they fill)")
