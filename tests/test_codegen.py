@@ -464,6 +464,25 @@ def test_groups_past_those_written_are_fed_by_key_and_agree(
         assert generated == reference, "\n".join(statements)
 
 
+def test_a_result_group_fed_by_key_that_closes_leaves_the_others_linked() -> None:
+    # the group of `$.city` (fed by key) closes at the first result; the written one of
+    # `$.a` still needs results linked to their calls until the last
+    # (every call first, then their results: the calls wait filed meanwhile)
+    outputs = [{"city": 1}, {"x": 0}, {"x": 0}, {"a": 9}]
+    events: list[Any] = [
+        {"type": "tool.call", "name": "search", "callId": f"c{n}"} for n in range(4)
+    ]
+    events += [
+        {"type": "tool.result", "callId": f"c{n}", "output": o} for n, o in enumerate(outputs)
+    ]
+    with mock.patch.object(overflow, "GROUPS_WRITTEN", 1):
+        case = _compiled(["tool search result $.a == 9", "tool search result $.city == 1"])
+        assert "overflow_feed(output" in passes.pass_for(case.needs, raw=False).source
+        reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert [v[0] for v in reference[0][0]] == ["pass", "pass"]
+
+
 def test_a_case_of_thousands_of_paths_writes_a_few_and_feeds_the_rest_by_key() -> None:
     # each group written out is ~70 lines of the pass: 4,000 paths were ~290,000 lines,
     # ~1 GB to compile
@@ -952,6 +971,21 @@ def cited_traces(draw: st.DrawFn) -> list[dict[str, Any]]:
             ev["output"] = draw(st.sampled_from([*_CITED, {"city": "Bergen"}, ["Oslo", 12]]))
     answer = " ".join(draw(st.lists(st.sampled_from([*_CITED, "Bergen"]), max_size=3)))
     return [*events, {"type": "llm.response", "output": answer}]
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(result_tests, linked_traces(), st.integers(0, 2))
+def test_result_groups_fed_by_key_are_linked_as_the_reference_links_them(
+    statements: list[str], events: list[Any], written: int
+) -> None:
+    """Result groups fed by key count in the result groups still open, which keep calls
+    filed for their results; each counts the results fed to it."""
+    with mock.patch.object(overflow, "GROUPS_WRITTEN", written):
+        case = _compiled(
+            [*statements, "tool search result $.city == 1", "tool fetch result $.q.r == 2"]
+        )
+        reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference, "\n".join(statements)
 
 
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,8 +12,8 @@ no assertion reads, no timestamps, prices, token sums or call counts unless aske
 tool an assertion names gets its own block; the `args`/`result` tests on each path of a
 tool are written by `groupgen.py`: inlined from their families' code fragments, and many
 of one kind decided together (K of them on one path cost about what one does). Past
-`overflow.GROUPS_WRITTEN` groups, argument groups of any-call tests whose path starts
-with a plain key are not written but fed as data, by that key (`overflow.py`).
+`overflow.GROUPS_WRITTEN` groups, groups of any-call tests whose path starts with a
+plain key are not written but fed as data, by that key (`overflow.py`).
 
 No value from a suite is ever written into the source: tool names, keys, constants,
 compiled regexes and paths are names (`T0`, `K1`, `C2`) in the function's namespace, so
@@ -95,6 +95,12 @@ def _make_tally(decided: Any, fed: int, found: int, sample: list[Any], every: bo
     tally.found = found
     tally.sample = list(sample)
     return tally
+
+
+def _overflow_names(slot: int, on_result: bool) -> str:
+    """The prefix of the variables of a tool's groups fed by key (`ov0`, `ovr0`): the
+    table by key, `…all`, `…n` (how many are open) and, for results, `…f` (fed)."""
+    return f"ovr{slot}" if on_result else f"ov{slot}"
 
 
 def _first_key(path: str | None) -> str | None:
@@ -377,7 +383,7 @@ class _Generator:
                 "# owners, and it goes in when anything else needs the table",
                 "p_slot = p_eid = p_cid = p_mark = None",
                 "fed_keys = FedKeys()  # the ids of the calls fed, no longer in owners",
-                f"result_groups = {sum(1 for k, _ in self.groups if k[1])}  # still open",
+                f"result_groups = {self.result_groups_open()}  # still open",
                 "fed_ids = fed_keys.keys",
             )
         for i in range(len(tools)):
@@ -392,11 +398,14 @@ class _Generator:
             self.writer.setup(g, key, self.tool_names[key[0]], probes, fed)
             if key[1]:  # the count of result groups still open, which link results
                 self.writer.on_close[g] = "result_groups -= 1"
-        for tool, specs in self.overflow.items():
-            # groups fed by their first key (`overflow.py`): by key, all, how many open
-            slot = self.tool_slot[tool]
-            spec = self.names.bind("O", tuple(specs), f"{len(specs)} groups of {tool!r} fed by key")
-            out(f"ov{slot}, ovall{slot} = overflow_start({spec})", f"ovn{slot} = len(ovall{slot})")
+        for (tool, on_result), specs in self.overflow.items():
+            # groups fed by their first key (`overflow.py`): by key, all, how many open,
+            # and (results) how many results were fed to them
+            v = _overflow_names(self.tool_slot[tool], on_result)
+            side = "results" if on_result else "arguments"
+            note = f"{len(specs)} groups of {tool!r}'s {side} fed by key"
+            out(f"{v}, {v}all = overflow_start({self.names.bind('O', tuple(specs), note)})")
+            out(f"{v}n = len({v}all)", *([f"{v}f = 0"] if on_result else []))
         out("ev = None")
         if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
             out(
@@ -419,10 +428,13 @@ class _Generator:
 
     def split_overflow(
         self, groups: list[tuple[tuple[str, bool, str | None], list[GroupTest]]]
-    ) -> tuple[list[tuple[tuple[str, bool, str | None], list[GroupTest]]], dict[str, list[Any]]]:
+    ) -> tuple[
+        list[tuple[tuple[str, bool, str | None], list[GroupTest]]],
+        dict[tuple[str, bool], list[Any]],
+    ]:
         """The groups written out and, past `overflow.GROUPS_WRITTEN`, the last ones that
-        can be fed by key (`overflow.py`), as specs by tool: argument groups whose path
-        starts with a plain key, of any-call tests."""
+        can be fed by key (`overflow.py`), as specs by tool and side (results or not):
+        groups whose path starts with a plain key, of any-call tests."""
         past = len(groups) - overflow.GROUPS_WRITTEN
         if past <= 0:
             return groups, {}
@@ -430,22 +442,26 @@ class _Generator:
         for g in range(len(groups) - 1, -1, -1):
             if len(moved) == past:
                 break
-            (_, on_result, path), probes = groups[g]
-            every = any(p.probe.every for p in probes)
-            if not on_result and not every and _first_key(path) is not None:
+            (_, _, path), probes = groups[g]
+            if not any(p.probe.every for p in probes) and _first_key(path) is not None:
                 moved.add(g)
-        specs: dict[str, list[Any]] = {}
+        specs: dict[tuple[str, bool], list[Any]] = {}
         for g in sorted(moved):
-            (tool, _, path), probes = groups[g]
+            (tool, on_result, path), probes = groups[g]
             plain = probes[0].probe.key
             if any(p.probe.key != plain for p in probes):
                 plain = None
             tests = tuple((p.index, p.probe.test, p.probe) for p in probes)
-            specs.setdefault(tool, []).append(
+            specs.setdefault((tool, on_result), []).append(
                 (_first_key(path), plain, probes[0].probe.finder, tests)
             )
         kept = [group for g, group in enumerate(groups) if g not in moved]
         return kept, specs
+
+    def result_groups_open(self) -> int:
+        """How many groups of result tests a run starts with, written or fed by key."""
+        written = sum(1 for k, _ in self.groups if k[1])
+        return written + sum(len(v) for (_, on_result), v in self.overflow.items() if on_result)
 
     def groups_of(self, tool: str, on_result: bool) -> list[int]:
         """The groups of `tool`'s arguments (or results), in order (looked up: a case
@@ -542,10 +558,24 @@ class _Generator:
         needs = self.needs
         return bool(
             self.groups_of(tool, False)
-            or tool in self.overflow
+            or (tool, False) in self.overflow
             or self.groups_of(tool, True)
+            or (tool, True) in self.overflow
             or tool in needs.tool_detail
             or tool in needs.tool_results
+        )
+
+    def feed_results_by_key(self, slot: int, target: str) -> None:
+        """A result (`target`) of the tool in `slot` to its result groups fed by key:
+        counted as fed while any is open, and the groups it closes leave the count of
+        result groups still open (which keeps results linked to calls)."""
+        self.out(
+            f"if ovr{slot}n:",
+            f"    ovr{slot}f += 1",
+            f"    if isinstance({target}, dict):",
+            f"        closed = overflow_feed({target}, ovr{slot}, ovr{slot}f, dec)",
+            f"        ovr{slot}n -= closed",
+            "        result_groups -= closed",
         )
 
     def tool_leaf(self, tool: str, *, mcp: bool) -> None:
@@ -606,10 +636,11 @@ class _Generator:
         result_groups = self.groups_of(tool, True)
         keep = tool in needs.tool_detail or tool in needs.tool_results
         slot = self.tool_slot[tool]
-        fed_by_key = tool in self.overflow
+        fed_by_key = (tool, False) in self.overflow
+        results_by_key = (tool, True) in self.overflow
         if arg_groups or fed_by_key:
             opened = [self.open_expr(arg_groups)] if arg_groups else []
-            out(f"if {' or '.join([*opened, *([f'ovn{slot}'] if fed_by_key else [])])}:")
+            out(f"if {' or '.join([*opened, *([f'ov{slot}n'] if fed_by_key else [])])}:")
             out.indent()
             out(f"args = {self.get('arguments', _CALL, missing=True)}")
             if mcp:
@@ -619,12 +650,13 @@ class _Generator:
                 self.writer.feed(g, "args", open_here=len(arg_groups) == 1 and not fed_by_key)
             if fed_by_key:
                 out(
-                    f"if ovn{slot} and isinstance(args, dict):",
-                    f"    ovn{slot} -= overflow_feed(args, ov{slot}, c{slot}, dec)",
+                    f"if ov{slot}n and isinstance(args, dict):",
+                    f"    ov{slot}n -= overflow_feed(args, ov{slot}, c{slot}, dec)",
                 )
             out.dedent()
-        if result_groups:
-            out(f"if {self.open_expr(result_groups)}:")
+        if result_groups or results_by_key:
+            opened = [self.open_expr(result_groups)] if result_groups else []
+            out(f"if {' or '.join([*opened, *([f'ovr{slot}n'] if results_by_key else [])])}:")
             out.indent()
             if mcp:
                 out("inline = inline_result(ev)")
@@ -633,6 +665,8 @@ class _Generator:
                 out.indent()
                 for g in result_groups:
                     self.writer.feed(g, "inline")
+                if results_by_key:
+                    self.feed_results_by_key(slot, "inline")
                 out.dedent()
             else:
                 slot = self.tool_slot[tool]
@@ -753,11 +787,17 @@ class _Generator:
             self.decoded("output")
             # a binary search of the slots the calls were filed under (only those of
             # tools with result tests are filed: `slot` is one of them)
-            by_slot = {self.tool_slot[t]: t for t in self.tool_slot if self.groups_of(t, True)}
+            by_slot = {
+                self.tool_slot[t]: t
+                for t in self.tool_slot
+                if self.groups_of(t, True) or (t, True) in self.overflow
+            }
 
             def feed(key: int) -> None:
                 for g in self.groups_of(by_slot[key], True):
                     self.writer.feed(g, "output")
+                if (by_slot[key], True) in self.overflow:
+                    self.feed_results_by_key(key, "output")
 
             self.by_slot(sorted(by_slot), feed)
             out(
@@ -962,9 +1002,11 @@ class _Generator:
             )
         if self.groups or self.overflow:
             out("tallies = facts.tallies")
-        for tool in self.overflow:
+        for tool, on_result in self.overflow:
             slot = self.tool_slot[tool]
-            out(f"overflow_tallies(ovall{slot}, tallies, dec, c{slot}, make_tally)")
+            v = _overflow_names(slot, on_result)
+            fed = f"{v}f" if on_result else f"c{slot}"  # results fed to them; calls
+            out(f"overflow_tallies({v}all, tallies, dec, {fed}, make_tally)")
         for g, (_, probes) in enumerate(self.groups):
             members = tuple((p.index, p.probe, p.probe.every) for p in probes)
             table = self.names.bind("G", members, f"group {g}'s tests (whose tallies they fill)")

@@ -1,13 +1,13 @@
-"""Tests of a tool's arguments past those a generated pass writes out, fed by key.
+"""Tests of a tool's calls past those a generated pass writes out, fed by key.
 
 A generated pass (`codegen.py`) writes out the code of each group of tests (one path of
 one tool's arguments or results), so its source, and the memory Python's compiler takes
 to compile it, grow with the distinct paths of a case (4,000 paths: ~290,000 lines and
-~1 GB). Past `GROUPS_WRITTEN` groups, the groups on a tool's arguments whose path starts
-with a plain key and whose tests are any-call tests (not `every`) are fed here instead,
-as data: `start` gives their state for one run, keyed by that first key; `feed` gives
-one call's arguments to the groups of the keys it has (a call costs its keys, not the
-groups: a call without a group's key finds no value on its path, which decides nothing
+~1 GB). Past `GROUPS_WRITTEN` groups, the groups whose path starts with a plain key and
+whose tests are any-call tests (not `every`) are fed here instead, as data: `start`
+gives their state for one run, keyed by that first key; `feed` gives one call's
+arguments (or one result) to the groups of the keys it has (it costs its keys, not the
+groups: a value without a group's key finds nothing on its path, which decides nothing
 for an any-call test); `tallies` fills their tallies at the end. Each group keeps what a
 written group keeps (the values found while it is open, the first `SAMPLE` of them) and
 each test the call and values that decided it, in the pass's `dec`; its values are
@@ -57,9 +57,9 @@ def start(specs: tuple[Spec, ...]) -> tuple[dict[str, list[Group]], list[Group]]
 def feed(
     args: dict[Any, Any], by_key: dict[str, list[Group]], count: int, dec: dict[int, Any]
 ) -> int:
-    """Feed one call's arguments (a dict: a value's path starts with a key) to the open
-    groups of the keys it has; `count` is the call's number among its tool's calls (the
-    call a test decided at). Gives how many groups closed (all their tests decided)."""
+    """Feed one call's arguments or one result (a dict: a value's path starts with a
+    key) to the open groups of the keys it has; `count` is its number among those fed
+    (the call a test decided at). Gives how many groups closed (all tests decided)."""
     closed = 0
     for k in [k for k in args if k in by_key]:
         groups = by_key[k]
