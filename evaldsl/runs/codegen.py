@@ -569,12 +569,13 @@ class _Generator:
         """A result (`target`) of the tool in `slot` to its result groups fed by key:
         counted as fed while any is open, and the groups it closes leave the count of
         result groups still open (which keeps results linked to calls)."""
+        v = _overflow_names(slot, True)
         self.out(
-            f"if ovr{slot}n:",
-            f"    ovr{slot}f += 1",
+            f"if {v}n:",
+            f"    {v}f += 1",
             f"    if isinstance({target}, dict):",
-            f"        closed = overflow_feed({target}, ovr{slot}, ovr{slot}f, dec)",
-            f"        ovr{slot}n -= closed",
+            f"        closed = overflow_feed({target}, {v}, {v}f, dec)",
+            f"        {v}n -= closed",
             "        result_groups -= closed",
         )
 
@@ -638,9 +639,10 @@ class _Generator:
         slot = self.tool_slot[tool]
         fed_by_key = (tool, False) in self.overflow
         results_by_key = (tool, True) in self.overflow
+        by_key, results_key = _overflow_names(slot, False), _overflow_names(slot, True)
         if arg_groups or fed_by_key:
             opened = [self.open_expr(arg_groups)] if arg_groups else []
-            out(f"if {' or '.join([*opened, *([f'ov{slot}n'] if fed_by_key else [])])}:")
+            out(f"if {' or '.join([*opened, *([f'{by_key}n'] if fed_by_key else [])])}:")
             out.indent()
             out(f"args = {self.get('arguments', _CALL, missing=True)}")
             if mcp:
@@ -650,13 +652,13 @@ class _Generator:
                 self.writer.feed(g, "args", open_here=len(arg_groups) == 1 and not fed_by_key)
             if fed_by_key:
                 out(
-                    f"if ov{slot}n and isinstance(args, dict):",
-                    f"    ov{slot}n -= overflow_feed(args, ov{slot}, c{slot}, dec)",
+                    f"if {by_key}n and isinstance(args, dict):",
+                    f"    {by_key}n -= overflow_feed(args, {by_key}, c{slot}, dec)",
                 )
             out.dedent()
         if result_groups or results_by_key:
             opened = [self.open_expr(result_groups)] if result_groups else []
-            out(f"if {' or '.join([*opened, *([f'ovr{slot}n'] if results_by_key else [])])}:")
+            out(f"if {' or '.join([*opened, *([f'{results_key}n'] if results_by_key else [])])}:")
             out.indent()
             if mcp:
                 out("inline = inline_result(ev)")
@@ -669,7 +671,6 @@ class _Generator:
                     self.feed_results_by_key(slot, "inline")
                 out.dedent()
             else:
-                slot = self.tool_slot[tool]
                 out(
                     f"eid = {self.get('id', _CALL)}",
                     "cid = shadowed  # (its callId, read above)",
