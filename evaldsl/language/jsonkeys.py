@@ -14,6 +14,7 @@ which the caller asks.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 #: The key of a value with more nodes than the room: it equals no value of that size.
@@ -69,6 +70,23 @@ def _key(value: Any, left: list[int]) -> object:
         # keys compared as `json_equal` compares them: by Python's equality (`keys() ==`)
         return (_OBJECT, frozenset([(k, _key(x, left)) for k, x in value.items()]))
     raise _Stop(ODD)
+
+
+def keys_of(values: Iterable[Any]) -> tuple[list[object], int]:
+    """Each value's key (made in its own room: never `TOO_BIG`) and the room a value
+    equal to one of them needs (the most nodes of any): what looking values up by key
+    needs of the values looked for.
+
+    >>> keys_of([1, [2, 3]]) == ([json_key(1, 1), json_key([2, 3], 3)], 3)
+    True
+    """
+    keys: list[object] = []
+    room = 0
+    for value in values:
+        size = nodes(value)
+        keys.append(json_key(value, size))
+        room = max(room, size)
+    return keys, room
 
 
 def nodes(value: Any) -> int:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from evaldsl.language import ast
-from evaldsl.language.jsonkeys import ODD, TOO_BIG, json_key, nodes
+from evaldsl.language.jsonkeys import ODD, TOO_BIG, json_key, keys_of
 from evaldsl.language.values import json_contains, json_equal
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
@@ -124,13 +124,13 @@ class ListItems:
 
     def __init__(self, items: Sequence[Any]) -> None:
         self.items = tuple(items)
-        keys = [json_key(w, nodes(w)) for w in self.items]
+        keys, room = keys_of(self.items)
         keyed = len(self.items) >= KEYED_FROM and all(k is not ODD for k in keys)
         #: each item's key (None: the tests are pairwise)
         self.keys = tuple(keys) if keyed else None
         self.known = frozenset(keys) if keyed else frozenset()
         #: a value equal to an item has at most this many nodes
-        self.room = max((nodes(w) for w in self.items), default=0)
+        self.room = room
         #: every item is a text (names): a list's own set finds them
         self.texts = keyed and all(type(w) is str for w in self.items)
 

@@ -438,22 +438,23 @@ class _Generator:
         past = len(groups) - overflow.GROUPS_WRITTEN
         if past <= 0:
             return groups, {}
-        moved: set[int] = set()
+        moved: dict[int, str] = {}  # a group fed by key → its first key
         for g in range(len(groups) - 1, -1, -1):
             if len(moved) == past:
                 break
             (_, _, path), probes = groups[g]
-            if not any(p.probe.every for p in probes) and _first_key(path) is not None:
-                moved.add(g)
+            first = _first_key(path)
+            if first is not None and not any(p.probe.every for p in probes):
+                moved[g] = first
         specs: dict[tuple[str, bool], list[Any]] = {}
         for g in sorted(moved):
-            (tool, on_result, path), probes = groups[g]
+            (tool, on_result, _), probes = groups[g]
             plain = probes[0].probe.key
             if any(p.probe.key != plain for p in probes):
                 plain = None
             tests = tuple((p.index, p.probe.test, p.probe) for p in probes)
             specs.setdefault((tool, on_result), []).append(
-                (_first_key(path), plain, probes[0].probe.finder, tests)
+                (moved[g], plain, probes[0].probe.finder, tests)
             )
         kept = [group for g, group in enumerate(groups) if g not in moved]
         return kept, specs

@@ -32,7 +32,7 @@ import attrs
 import re2
 
 from evaldsl.language import ast
-from evaldsl.language.jsonkeys import ODD, json_key, nodes
+from evaldsl.language.jsonkeys import ODD, json_key, keys_of
 from evaldsl.language.paths import STAR, CompiledPath, Descend, Member, compile_path
 from evaldsl.language.regexes import compile_regex
 from evaldsl.language.values import json_equal
@@ -267,6 +267,13 @@ def equal_items(value: Any, entries: tuple[tuple[int, tuple[Any, ...]], ...]) ->
     return [j for j, items in entries if any(json_equal(value, w) for w in items)]
 
 
+def _thresholds(members: list[GroupTest], *, descending: bool) -> list[tuple[Any, int]]:
+    """The tests' thresholds with their tests, sorted so that the next to be decided is
+    last (popped from the end)."""
+    pairs = [(p.bulk[1], p.index) for p in members]  # type: ignore[index]
+    return sorted(pairs, key=lambda x: x[0], reverse=descending)
+
+
 def _text_table(members: list[GroupTest]) -> dict[str, list[int]]:
     table: dict[str, list[int]] = {}
     for p in members:
@@ -358,12 +365,7 @@ class GroupWriter:
         for kind, members in bulk.items():
             if kind in _EVERY:
                 # the thresholds that fail first last: popped from the end
-                largest, _ = _EVERY[kind]
-                ordered = sorted(
-                    ((p.bulk[1], p.index) for p in members),  # type: ignore[index]
-                    key=lambda x: x[0],
-                    reverse=not largest,
-                )
+                ordered = _thresholds(members, descending=not _EVERY[kind][0])
                 out(f"g{g}_{kind} = list({names.bind('B', ordered, 'every: thresholds, sorted')})")
             elif kind == "eq":
                 table: dict[str, list[int]] = {}
@@ -374,12 +376,7 @@ class GroupWriter:
             elif kind == "key":
                 plan["key"] = self.key_table(g, members)
             elif kind in ("lt", "le", "gt", "ge"):
-                descending = kind in ("gt", "ge")
-                ordered = sorted(
-                    ((p.bulk[1], p.index) for p in members),  # type: ignore[index]
-                    key=lambda x: x[0],
-                    reverse=descending,
-                )
+                ordered = _thresholds(members, descending=kind in ("gt", "ge"))
                 out(
                     f"g{g}_{kind} = list({names.bind('B', ordered, 'thresholds, sorted')})",
                     f"g{g}_{kind}_next = g{g}_{kind}[-1][0]  # the next to pass",
@@ -424,12 +421,12 @@ class GroupWriter:
         largest value's nodes: a larger value equals none) and of the tests with their
         values, for a value that has no key."""
         names = self.names
-        keyed: dict[object, list[int]] = {}
-        for p in members:
-            for w in p.bulk[1]:  # type: ignore[index]
-                keyed.setdefault(json_key(w, nodes(w)), []).append(p.index)
-        room = max((nodes(w) for p in members for w in p.bulk[1]), default=0)  # type: ignore[index]
         pairs = tuple((p.index, p.bulk[1]) for p in members)  # type: ignore[index]
+        keys, room = keys_of(w for _, values in pairs for w in values)
+        keyed: dict[object, list[int]] = {}
+        tests = (j for j, values in pairs for _ in values)
+        for key, j in zip(keys, tests, strict=True):
+            keyed.setdefault(key, []).append(j)
         self.out(f"g{g}_key = dict({names.bind('E', keyed, 'JSON keys → the tests they pass')})")
         return (
             names.bind("R", room, "the room of a key that can equal a value"),

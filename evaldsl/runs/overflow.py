@@ -61,9 +61,11 @@ def feed(
     key) to the open groups of the keys it has; `count` is its number among those fed
     (the call a test decided at). Gives how many groups closed (all tests decided)."""
     closed = 0
-    for k in [k for k in args if k in by_key]:
-        groups = by_key[k]
-        for group in list(groups):
+    for k in args:
+        groups = by_key.get(k)
+        if groups is None:
+            continue
+        for group in groups:
             if group.key is not None:  # as `feed_field`: exactly a dict, and the key
                 vals = [args[group.key]] if type(args) is dict else []
             else:
@@ -81,11 +83,13 @@ def feed(
                 else:
                     left.append((j, test))
             group.tests = left
-            if not left:
-                groups.remove(group)
-                closed += 1
-        if not groups:
-            del by_key[k]
+        still = [group for group in groups if group.tests]
+        if len(still) < len(groups):
+            closed += len(groups) - len(still)
+            if still:
+                by_key[k] = still
+            else:
+                del by_key[k]
     return closed
 
 
