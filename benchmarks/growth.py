@@ -31,6 +31,8 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
   of them equal to some test's value), compiled and checked;
 - "every thresholds" (N = 4,000): N `every` tests of one tool's path, each a bound (`>=`,
   `<`, `>`, `<=`) that every one of N calls passes, so none is decided before the end;
+- "every regexes" (N = 4,000): N `every … matches /re/` tests of one tool's path, each a
+  regex of its own that every one of N calls but the last passes;
 - "distinct paths" (N = 4,000): N `args` tests of one tool, each on a path of its own
   (`$.aI.b[*].c`), over N calls each holding one of those paths.
 
@@ -231,6 +233,17 @@ def write_every_thresholds(path: Path, turns: int) -> None:
     path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
 
 
+def write_every_regexes(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` `every` regexes on `$.q` that each of `turns` calls
+    (beside it, `.calls.jsonl`) passes, but for the last call, which fails one in four."""
+    forms = (r"/^item \d+|k{i}k/", "/ITEM|k{i}k/i", "/of the|k{i}k/", r"/\d+ of|k{i}k/")
+    tests = (f"every tool w args $.q matches {forms[i % 4].format(i=i)}" for i in range(turns))
+    path.write_text("\n".join(tests) + "\n")
+    texts = [f"item {n} of the list" for n in range(turns - 1)] + ["ITEM k3k"]
+    calls = ({"type": "tool.call", "name": "w", "arguments": {"q": q}} for q in texts)
+    path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+
+
 def write_distinct_paths(path: Path, turns: int) -> None:
     """An `.eval` file of `turns` tests, each on a path of its own, and beside it
     (`.calls.jsonl`) `turns` calls, each holding one of those paths (every other one
@@ -281,6 +294,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "no tool lines": (write_no_tool_lines, 16_000, diagnose_file),
     "equal tests": (write_equal_tests, 4_000, check_equal_tests),
     "every thresholds": (write_every_thresholds, 4_000, check_equal_tests),
+    "every regexes": (write_every_regexes, 4_000, check_equal_tests),
     "distinct paths": (write_distinct_paths, 4_000, check_equal_tests),
 }
 

@@ -183,6 +183,13 @@ bulk_tests = st.builds(
             min_size=4,
             max_size=10,
         ).map(lambda xs: [f"every {x}" for x in xs]),
+        st.lists(
+            st.sampled_from(["/a/", "/^P/", "/[0-9]/", "/rain|sun/i", "/s$/", "/o/", "/./"]).map(
+                lambda r: f"every matches {r}"
+            ),
+            min_size=4,
+            max_size=8,
+        ),
     ),
 )
 
@@ -1401,6 +1408,68 @@ class _Sky(enum.StrEnum):
     """A str subclass (a `StrEnum` a live target may put in its events)."""
 
     RAIN = "rain"
+
+
+# regexes that values of every kind match or miss: anchors, classes, flags, a value's
+# JSON text (`true`, `null`, `[`, `{`), an empty text, a character past ASCII
+_EVERY_REGEXES = [
+    "/^r/", "/n$/", r"/\d/", "/A/i", "/^$/", "/true/", "/null/", r"/^\[/", r"/\{/",
+    "/rain|sun/", "/é/", "/./s", r"/\w+ \w+/", "/^7$/", "/2.5/", "/RAIN/",
+]  # fmt: skip
+# the values a call's path finds: texts (and a subclass), numbers, JSON's other values
+_REGEX_VALUES = [
+    "rain", "sun", "", "A1", "é", "a\nb", "7", _Sky.RAIN, 7, 2.5, -0.0, True, False, None,
+    [7], {"n": "rain"}, _Level(7), "word word",
+]  # fmt: skip
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.sampled_from(_EVERY_REGEXES), min_size=4, max_size=10, unique=True),
+    # other tests of the path beside them: inlined, any-call, `every` of another kind
+    st.lists(
+        st.sampled_from(["matches /rain/", 'every == "rain"', "every is string", "exists"]),
+        max_size=3,
+        unique=True,
+    ),
+    st.sampled_from(["$.n", "$.n[*]", "$..n", ""]),
+    # each call: its value at `n` (a list of them for the paths finding many), or none
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.sampled_from(range(len(_REGEX_VALUES))),
+            st.lists(st.sampled_from(range(len(_REGEX_VALUES))), max_size=3),
+        ),
+        max_size=8,
+    ),
+)
+def test_every_regexes_decided_together_meet_every_kind_of_value(
+    regexes: list[str], others: list[str], path: str, picks: list[Any]
+) -> None:
+    """`every … matches` tests of one path are found by one RE2 Set search of each value
+    of a call: those a call's values do not match fail there; a call
+    without a value fails them all."""
+    tests = [f"matches {r}" for r in regexes]
+    statements = [f"every tool w args {path} {t}".replace("  ", " ") for t in tests]
+    statements += [
+        f"{'every ' if o.startswith('every') else ''}tool w args {path} "
+        f"{o.removeprefix('every ')}".replace("  ", " ")
+        for o in others
+    ]
+    case = _compiled(statements)
+    assert "_all_re.difference(" in passes.pass_for(case.needs, raw=False).source
+
+    def value(pick: Any) -> Any:
+        if isinstance(pick, list):
+            return [_REGEX_VALUES[i] for i in pick]
+        return _REGEX_VALUES[pick]
+
+    events = [
+        {"type": "tool.call", "name": "w", "arguments": {} if v is None else {"n": value(v)}}
+        for v in picks
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
 
 
 # every kind of value an equality meets: texts and their subclasses (a `==` text holds for

@@ -119,6 +119,12 @@ _EVERY = {
     "all_lt": (False, "<="),  # every v < t fails at a call whose smallest is >= t
     "all_le": (False, "<"),
 }
+#: `every … matches /re/`: a call passes those whose regex one of its values matches, all
+#: found by one search of an RE2 Set per value; the others fail at that call.
+_EVERY_REGEX = "all_re"
+#: The kinds decided once per call (from all the values a path finds there), not value by
+#: value as the any-call kinds are.
+_PER_CALL = frozenset((*_EVERY, _EVERY_REGEX))
 
 
 @attrs.frozen
@@ -127,7 +133,8 @@ class GroupTest:
 
     index: int  # its position in `Needs.probes`: the tally it fills
     probe: CallProbe
-    # ("eq", texts) ("key", JSON values) ("lt"/"le"/"gt"/"ge", number) ("re", …)
+    # ("eq", texts) ("key", JSON values) ("lt"/"le"/"gt"/"ge", number) ("re", …); `every`
+    # tests: ("all_lt"/…, number) ("all_re", …)
     bulk: tuple[str, Any] | None
 
 
@@ -149,6 +156,8 @@ def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
         # (or smallest) number, decides them together; other `every` tests are inlined
         if isinstance(node, ast.Compare) and node.op in _ORDERS and isinstance(node.value, ast.Num):
             return ("all_" + _ORDERS[node.op], ast.to_json(node.value))
+        if isinstance(node, ast.Matches):
+            return (_EVERY_REGEX, (node.regex.pattern, node.regex.flags))
         return None
     if isinstance(node, ast.Compare):
         if node.op == "==":
@@ -381,11 +390,13 @@ class GroupWriter:
                     f"g{g}_{kind} = list({names.bind('B', ordered, 'thresholds, sorted')})",
                     f"g{g}_{kind}_next = g{g}_{kind}[-1][0]  # the next to pass",
                 )
-            elif kind == "re":
+            elif kind in ("re", _EVERY_REGEX):
                 patterns = [p.bulk[1] for p in members]  # type: ignore[index]
                 rs = self.bind_set(regex_set(patterns), "one RE2 Set of the regexes")
                 ids = names.const(tuple(p.index for p in members))
-                plan["re"] = (rs, ids)
+                plan[kind] = (rs, ids)
+                if kind == _EVERY_REGEX:
+                    out(f"g{g}_{kind} = set(range({len(members)}))  # positions still open")
             elif kind == "has":
                 texts = [p.bulk[1] for p in members]  # type: ignore[index]
                 ls = self.bind_set(literal_set(texts), "one RE2 Set of the texts")
@@ -475,10 +486,11 @@ class GroupWriter:
             self.tests_on_value(g, plan, "[v]")
             out.dedent()
             everys = [p for p in plan["inline"] if p.probe.every]
-            if everys or plan["loop"] or self.every_kinds(plan):
+            if everys or plan["loop"] or any(kind in _PER_CALL for kind in plan["bulk"]):
                 out("else:  # no value: an `every` test fails here")
                 out.indent()
                 self.every_bounds(g, plan, None, "[]")
+                self.every_regexes(g, plan, None, "[]")
                 for p in everys:
                     out(f"if o{p.index}:", f"    o{p.index} = False")
                     out.indent()
@@ -557,6 +569,7 @@ class GroupWriter:
             self.decide(g, str(p.index), last, bulk=False)
             out.dedent()
         self.every_bounds(g, plan, "v", last)
+        self.every_regexes(g, plan, "v", last)
         self.bulk_on_value(g, plan, last)
         if plan["loop"]:
             out(f"for entry in list(g{g}_loop):")
@@ -608,6 +621,31 @@ class GroupWriter:
                 self.each_open(g, f"(g{g}_{kind}.pop()[1],)", last)
         if found is not None:
             out.dedent()
+
+    def every_regexes(self, g: int, plan: dict[str, Any], found: str | None, last: str) -> None:
+        """Fail the `every … matches` tests this call does not pass: `found` is the one
+        value (`"v"`), the values a path found (`"vals"`: a call passes a regex one of
+        them matches), or None (no value: all fail). The open ones are positions in the
+        group's Set; those it does not find fail."""
+        if _EVERY_REGEX not in plan["bulk"]:
+            return
+        out = self.out
+        rs, ids = plan[_EVERY_REGEX]
+        open_ = f"g{g}_{_EVERY_REGEX}"
+        text = "v if isinstance(v, str) else value_text(v)"  # (as `matches` reads a value)
+        with out.nested(f"if {open_}:"):
+            if found is None:
+                out(f"fails, {open_} = {open_}, set()")
+                self.each_open(g, "fails", last, index=ids)
+                return
+            if found == "v":
+                out(f"fails = {open_}.difference({self.set_search(rs, text)})")
+            else:
+                out("hit = set()", "for v in vals:", f"    hit.update({self.set_search(rs, text)})")
+                out(f"fails = {open_}.difference(hit)")
+            with out.nested("if fails:"):
+                out(f"{open_} = {open_}.difference(fails)")
+                self.each_open(g, "fails", last, index=ids)
 
     def bulk_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
         """The tests decided together, on one value `v`."""
@@ -709,11 +747,14 @@ class GroupWriter:
         """Decide the tests whose patterns an RE2 Set finds in `text` (a loop over the
         positions it gives, not a list of their tests: that list cost ~7% of a pass of
         1,000 tests, being built for every value of every call)."""
+        self.each_open(g, self.set_search(matcher, text), last, index=ids)
+
+    def set_search(self, matcher: str, text: str) -> str:
+        """The positions of the patterns an RE2 Set (`bind_set`) finds in `text` (an
+        expression), as an expression."""
         if self.set_bytes[matcher]:  # the Set's own search: a list, empty when none is found
-            found = f"{matcher}({text if text.isidentifier() else f'({text})'}.encode())"
-        else:
-            found = f"{matcher}({text}) or ()"
-        self.each_open(g, found, last, index=ids)
+            return f"{matcher}({text if text.isidentifier() else f'({text})'}.encode())"
+        return f"{matcher}({text}) or ()"
 
     def sub_objects(self, g: int, plan: dict[str, Any], last: str) -> None:
         """`contains {key: "text"}`: an object with that text at that key, or a list with
@@ -769,7 +810,8 @@ class GroupWriter:
             # the call's largest and smallest numbers (a NaN, a bool: not numbers)
             out(f"nums = [v for v in vals if {_IS_NUMBER}]")
             self.every_bounds(g, plan, "nums", "vals")
-        if any(kind not in _EVERY for kind in plan["bulk"]):
+        self.every_regexes(g, plan, "vals", "vals")
+        if any(kind not in _PER_CALL for kind in plan["bulk"]):
             out("for v in vals:")
             out.indent()
             self.bulk_on_value(g, plan, "vals")
