@@ -1284,8 +1284,10 @@ def test_which_regexes_are_fixed_texts() -> None:
 
 
 def test_text_subclasses_are_compared_as_each_test_compares_them() -> None:
-    # events from a live target may hold str subclasses (a StrEnum): `==` holds for `str`
-    # itself only (compare's rule), `in [..]` and `contains` follow JSON equality
+    # events from a live target may hold str subclasses (a StrEnum): a text to every test,
+    # as JSON equality says (`==` held for `str` itself only, so `== "Paris"` failed
+    # where `in ["Paris"]` and `contains {city: "Paris"}` held); a table of texts decided
+    # together compares such a value text by text
     import enum
 
     class City(enum.StrEnum):
@@ -1297,16 +1299,25 @@ def test_text_subclasses_are_compared_as_each_test_compares_them() -> None:
         'tool w args $.city contains "ar"',
         'tool w args contains {city: "Paris"}',
         "tool w args $.city matches /^P/",
+        'every tool w args $.city != "Paris"',
+        'answer == "Paris"',
         *(f'tool w args $.city == "{c}"' for c in ("A", "B", "C", "Paris")),
         *(f'tool w args $.city contains "{c}"' for c in ("x", "y", "z", "ari")),
         *(f"tool w args contains {{city: {_q(c)}}}" for c in ("a", "b", "c", "Paris")),
     ]
     case = _compiled(statements)
-    events = [{"type": "tool.call", "name": "w", "arguments": {"city": City.PARIS}}]
+    assert "g0_eq" in passes.pass_for(case.needs, raw=False).source  # (the table)
+    events = [
+        {"type": "tool.call", "name": "w", "arguments": {"city": City.PARIS}},
+        {"type": "llm.response", "output": City.PARIS},
+    ]
     reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
     assert generated == reference
     statuses = [v[0] for v in reference[0][0]]
-    assert statuses[:5] == ["fail", "pass", "pass", "pass", "pass"]
+    assert (
+        statuses
+        == ["pass"] * 5 + ["fail", "pass"] + ["fail"] * 3 + ["pass"] + (["fail"] * 3 + ["pass"]) * 2
+    )
 
 
 def test_a_file_of_no_events_is_not_a_run_whatever_its_output(tmp_path: Path) -> None:

@@ -83,7 +83,10 @@ def value_test(pred: ast.Compare, stype: Type) -> ValueTest:
     if pred.op in ("==", "!="):
         same = pred.op == "=="
         if type(expected) is str:  # json_equal's answer, without its dispatch
-            return lambda v: (type(v) is str and v == expected) is same
+            # (a `str` subclass, as a `StrEnum` a live target returns, is a text there)
+            return lambda v: (
+                (v == expected if type(v) is str else isinstance(v, str) and v == expected) is same
+            )
         return lambda v: json_equal(v, expected) is same
     order = _ORDER[pred.op]
     return lambda v: (
@@ -97,7 +100,7 @@ def fragment(ctx: FragmentContext, pred: ast.Compare, stype: Type) -> str:
     c = ctx.const(expected)
     if pred.op in ("==", "!="):
         if type(expected) is str:
-            same = f"(type(v) is str and v == {c})"
+            same = f"(v == {c} if type(v) is str else isinstance(v, str) and v == {c})"
         else:
             same = f"{ctx.const(json_equal)}(v, {c})"
         return same if pred.op == "==" else f"(not {same})"

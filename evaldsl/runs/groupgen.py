@@ -652,11 +652,15 @@ class GroupWriter:
         out = self.out
         bulk = plan["bulk"]
         if "eq" in bulk:
-            # `== "text"` holds for a text only (compare's rule)
-            out(f"if type(v) is str and v in g{g}_eq:")
-            out.indent()
-            self.each_open(g, f"g{g}_eq.pop(v)", last)
-            out.dedent()
+            # `== "text"` holds for a text only (compare's rule); a `str` subclass (a
+            # `StrEnum`) is compared with each text as `==` compares it, not hashed
+            with out.nested(f"if type(v) is str and v in g{g}_eq:"):
+                self.each_open(g, f"g{g}_eq.pop(v)", last)
+            with out.nested(
+                "elif type(v) is not str and isinstance(v, str):",
+                f"for t in [t for t in g{g}_eq if v == t]:",
+            ):
+                self.each_open(g, f"g{g}_eq.pop(t)", last)
         if "key" in bulk:
             # a text is its own key; anything else has one made within the room, or
             # none (`ODD`: a `str` subclass, a tuple…), and is then compared pairwise
