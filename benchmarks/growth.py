@@ -50,7 +50,7 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -207,18 +207,21 @@ def write_no_tool_lines(path: Path, turns: int) -> None:
     path.write_text("\n".join([*lines, 'case "c"', "  tool t0 called"]) + "\n")
 
 
+def write_tests(path: Path, tests: Iterable[str], arguments: Iterable[Any]) -> None:
+    """An `.eval` file of `tests`, and beside it (`.calls.jsonl`) a recording of calls of
+    the tool `w`, one with each of `arguments`."""
+    path.write_text("\n".join(tests) + "\n")
+    calls = ({"type": "tool.call", "name": "w", "arguments": a} for a in arguments)
+    path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+
+
 def write_equal_tests(path: Path, turns: int) -> None:
     """An `.eval` file of `turns` equality tests on `$.n`, and beside it (`.calls.jsonl`)
     a recording of `turns` calls whose `n` has each test's kind of value."""
     forms = ("== {n}", 'in [{n}, "x{n}"]', "== {{a: {n}, b: [1, 2]}}", "in [[{n}], null]")
     values = (lambda n: n, lambda n: f"x{n}", lambda n: {"a": n, "b": [1, 2]}, lambda n: [n])
     tests = (f"tool w args $.n {forms[n % 4].format(n=n)}" for n in range(turns))
-    path.write_text("\n".join(tests) + "\n")
-    calls = (
-        {"type": "tool.call", "name": "w", "arguments": {"n": values[n % 4](n - n % 2)}}
-        for n in range(turns)
-    )
-    path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    write_tests(path, tests, ({"n": values[n % 4](n - n % 2)} for n in range(turns)))
 
 
 def write_every_thresholds(path: Path, turns: int) -> None:
@@ -228,9 +231,7 @@ def write_every_thresholds(path: Path, turns: int) -> None:
     tests = (
         f"every tool w args $.n {forms[i % 4].format(i=i + 1, far=turns + i)}" for i in range(turns)
     )
-    path.write_text("\n".join(tests) + "\n")
-    calls = ({"type": "tool.call", "name": "w", "arguments": {"n": n}} for n in range(turns))
-    path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    write_tests(path, tests, ({"n": n} for n in range(turns)))
 
 
 def write_every_regexes(path: Path, turns: int) -> None:
@@ -238,10 +239,8 @@ def write_every_regexes(path: Path, turns: int) -> None:
     (beside it, `.calls.jsonl`) passes, but for the last call, which fails one in four."""
     forms = (r"/^item \d+|k{i}k/", "/ITEM|k{i}k/i", "/of the|k{i}k/", r"/\d+ of|k{i}k/")
     tests = (f"every tool w args $.q matches {forms[i % 4].format(i=i)}" for i in range(turns))
-    path.write_text("\n".join(tests) + "\n")
     texts = [f"item {n} of the list" for n in range(turns - 1)] + ["ITEM k3k"]
-    calls = ({"type": "tool.call", "name": "w", "arguments": {"q": q}} for q in texts)
-    path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    write_tests(path, tests, ({"q": q} for q in texts))
 
 
 def write_distinct_paths(path: Path, turns: int) -> None:
@@ -249,12 +248,7 @@ def write_distinct_paths(path: Path, turns: int) -> None:
     (`.calls.jsonl`) `turns` calls, each holding one of those paths (every other one
     with the value its test asks)."""
     tests = (f'tool w args $.a{n}.b[*].c == "x{n}"' for n in range(turns))
-    path.write_text("\n".join(tests) + "\n")
-    calls = (
-        {"type": "tool.call", "name": "w", "arguments": {f"a{n}": {"b": [{"c": f"x{n - n % 2}"}]}}}
-        for n in range(turns)
-    )
-    path.with_suffix(".calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+    write_tests(path, tests, ({f"a{n}": {"b": [{"c": f"x{n - n % 2}"}]}} for n in range(turns)))
 
 
 def check_equal_tests(path: Path) -> str:

@@ -1437,9 +1437,12 @@ _REGEX_VALUES = [
 @settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(st.sampled_from(_EVERY_REGEXES), min_size=4, max_size=10, unique=True),
-    # other tests of the path beside them: inlined, any-call, `every` of another kind
+    # other tests of the path beside them (whether `every`, the test): any-call, `every`
+    # of another kind
     st.lists(
-        st.sampled_from(["matches /rain/", 'every == "rain"', "every is string", "exists"]),
+        st.sampled_from(
+            [(False, "matches /rain/"), (True, '== "rain"'), (True, "is string"), (False, "exists")]
+        ),
         max_size=3,
         unique=True,
     ),
@@ -1455,19 +1458,14 @@ _REGEX_VALUES = [
     ),
 )
 def test_every_regexes_decided_together_meet_every_kind_of_value(
-    regexes: list[str], others: list[str], path: str, picks: list[Any]
+    regexes: list[str], others: list[tuple[bool, str]], path: str, picks: list[Any]
 ) -> None:
     """`every … matches` tests of one path are found by one RE2 Set search of each value
-    of a call: those a call's values do not match fail there; a call
-    without a value fails them all."""
-    tests = [f"matches {r}" for r in regexes]
-    statements = [f"every tool w args {path} {t}".replace("  ", " ") for t in tests]
-    statements += [
-        f"{'every ' if o.startswith('every') else ''}tool w args {path} "
-        f"{o.removeprefix('every ')}".replace("  ", " ")
-        for o in others
-    ]
-    case = _compiled(statements)
+    of a call: those a call's values do not match fail there; a call without a value
+    fails them all."""
+    tests = [(True, f"matches {r}") for r in regexes] + others
+    on = f"tool w args {path}".rstrip()
+    case = _compiled([f"{'every ' if every else ''}{on} {t}" for every, t in tests])
     assert "_all_re.difference(" in passes.pass_for(case.needs, raw=False).source
 
     def value(pick: Any) -> Any:

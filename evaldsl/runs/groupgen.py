@@ -644,7 +644,7 @@ class GroupWriter:
                 out("hit = set()", "for v in vals:", f"    hit.update({self.set_search(rs, text)})")
                 out(f"fails = {open_}.difference(hit)")
             with out.nested("if fails:"):
-                out(f"{open_} = {open_}.difference(fails)")
+                out(f"{open_} -= fails")
                 self.each_open(g, "fails", last, index=ids)
 
     def bulk_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
