@@ -33,6 +33,11 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
   `<`, `>`, `<=`) that every one of N calls passes, so none is decided before the end;
 - "every regexes" (N = 4,000): N `every … matches /re/` tests of one tool's path, each a
   regex of its own that every one of N calls but the last passes;
+- "every unequal" (N = 4,000): N `every … != VALUE` tests of one tool's path (numbers,
+  texts, objects, lists) that each of N calls passes, but for the last call, which fails
+  one of them;
+- "contains objects" (N = 4,000): N `args contains {..}` tests (several keys, numbers,
+  lists, nested objects) over N calls, every other one holding what a test asks;
 - "distinct paths" (N = 4,000): N `args` tests of one tool, each on a path of its own
   (`$.aI.b[*].c`), over N calls each holding one of those paths.
 
@@ -243,6 +248,33 @@ def write_every_regexes(path: Path, turns: int) -> None:
     write_tests(path, tests, ({"q": q} for q in texts))
 
 
+def write_every_unequal(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` `every … != VALUE` tests on `$.n` that each of `turns`
+    calls (beside it, `.calls.jsonl`) passes, but for the last call, equal to one."""
+    forms = ("{i}", '"x{i}"', "{{a: {i}}}", "[{i}, 1]")
+    tests = (f"every tool w args $.n != {forms[i % 4].format(i=i)}" for i in range(turns))
+    write_tests(path, tests, ({"n": f"call {n}" if n < turns - 1 else 4} for n in range(turns)))
+
+
+def write_contains_objects(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` `args contains {..}` tests, and beside it (`.calls.jsonl`)
+    `turns` calls, every other one holding the values the test of its number asks."""
+    forms = (
+        '{{q: "x{i}", limit: {m}}}',
+        "{{limit: {i}}}",
+        '{{q: "x{i}", tags: ["a", {i}]}}',
+        "{{meta: {{id: {i}}}}}",
+    )
+    tests = (f"tool w args contains {forms[i % 4].format(i=i, m=i % 10)}" for i in range(turns))
+    held = (
+        {"q": f"x{n}", "limit": n % 10, "tags": ["a", n], "meta": {"id": n}}
+        if n % 2 == 0
+        else {"q": f"y{n}", "limit": -1, "tags": [], "meta": {}}
+        for n in range(turns)
+    )
+    write_tests(path, tests, held)
+
+
 def write_distinct_paths(path: Path, turns: int) -> None:
     """An `.eval` file of `turns` tests, each on a path of its own, and beside it
     (`.calls.jsonl`) `turns` calls, each holding one of those paths (every other one
@@ -289,6 +321,8 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "equal tests": (write_equal_tests, 4_000, check_equal_tests),
     "every thresholds": (write_every_thresholds, 4_000, check_equal_tests),
     "every regexes": (write_every_regexes, 4_000, check_equal_tests),
+    "every unequal": (write_every_unequal, 4_000, check_equal_tests),
+    "contains objects": (write_contains_objects, 4_000, check_equal_tests),
     "distinct paths": (write_distinct_paths, 4_000, check_equal_tests),
 }
 

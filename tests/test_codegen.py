@@ -190,6 +190,14 @@ bulk_tests = st.builds(
             min_size=4,
             max_size=8,
         ),
+        st.lists(literal_values.map(lambda v: f"every != {_lit(v)}"), min_size=4, max_size=8),
+        st.lists(
+            st.dictionaries(keys, literal_values, min_size=1, max_size=3).map(
+                lambda v: f"contains {_lit(v)}"
+            ),
+            min_size=4,
+            max_size=8,
+        ),
     ),
 )
 
@@ -199,6 +207,14 @@ sub_bulk = st.builds(
     tools,
     st.sampled_from(["args", "result"]),
     st.lists(st.tuples(keys, texts), min_size=4, max_size=8),
+)
+
+# `contains {..}` of any object on whole arguments or results: a dict lookup of one value
+obj_bulk = st.builds(
+    lambda tool, side, objects: [f"tool {tool} {side} contains {_lit(o)}" for o in objects],
+    tools,
+    st.sampled_from(["args", "result"]),
+    st.lists(st.dictionaries(keys, literal_values, min_size=1, max_size=3), min_size=4, max_size=8),
 )
 
 # regexes and texts on one path: one RE2 Set for both
@@ -251,7 +267,7 @@ programs = st.builds(
     lambda a, b, c, d: [*a, *b, *c, *d],
     st.lists(call_tests, max_size=10),
     st.lists(bulk_tests, max_size=2).map(lambda xs: [s for x in xs for s in x]),
-    st.one_of(st.just([]), mixed_bulk, sub_bulk, many_on_one_path),
+    st.one_of(st.just([]), mixed_bulk, sub_bulk, obj_bulk, many_on_one_path),
     st.lists(other_statements, max_size=5),
 ).filter(bool)
 
@@ -1421,6 +1437,40 @@ class _Sky(enum.StrEnum):
     RAIN = "rain"
 
 
+def _picked_per_call(pool: int) -> st.SearchStrategy[list[Any]]:
+    """Each call's value at `n`: a pick from a pool of `pool` values, a list of picks (for
+    the paths finding many), or none."""
+    return st.lists(
+        st.one_of(
+            st.none(),
+            st.sampled_from(range(pool)),
+            st.lists(st.sampled_from(range(pool)), max_size=3),
+        ),
+        max_size=8,
+    )
+
+
+def _decided_together_agree(
+    tests: list[tuple[bool, str]], path: str, picks: list[Any], pool: list[Any], marker: str
+) -> None:
+    """Tests (whether `every`, the test) of tool `w`'s arguments at `path`, whose generated
+    pass holds `marker` (their shared structure), give what the reference gives on calls
+    whose `n` is each pick from `pool`."""
+    on = f"tool w args {path}".rstrip()
+    case = _compiled([f"{'every ' if every else ''}{on} {t}" for every, t in tests])
+    assert marker in passes.pass_for(case.needs, raw=False).source
+
+    def value(pick: Any) -> Any:
+        return [pool[i] for i in pick] if isinstance(pick, list) else pool[pick]
+
+    events = [
+        {"type": "tool.call", "name": "w", "arguments": {} if v is None else {"n": value(v)}}
+        for v in picks
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+
+
 # regexes that values of every kind match or miss: anchors, classes, flags, a value's
 # JSON text (`true`, `null`, `[`, `{`), an empty text, a character past ASCII
 _EVERY_REGEXES = [
@@ -1447,15 +1497,7 @@ _REGEX_VALUES = [
         unique=True,
     ),
     st.sampled_from(["$.n", "$.n[*]", "$..n", ""]),
-    # each call: its value at `n` (a list of them for the paths finding many), or none
-    st.lists(
-        st.one_of(
-            st.none(),
-            st.sampled_from(range(len(_REGEX_VALUES))),
-            st.lists(st.sampled_from(range(len(_REGEX_VALUES))), max_size=3),
-        ),
-        max_size=8,
-    ),
+    _picked_per_call(len(_REGEX_VALUES)),
 )
 def test_every_regexes_decided_together_meet_every_kind_of_value(
     regexes: list[str], others: list[tuple[bool, str]], path: str, picks: list[Any]
@@ -1464,21 +1506,7 @@ def test_every_regexes_decided_together_meet_every_kind_of_value(
     of a call: those a call's values do not match fail there; a call without a value
     fails them all."""
     tests = [(True, f"matches {r}") for r in regexes] + others
-    on = f"tool w args {path}".rstrip()
-    case = _compiled([f"{'every ' if every else ''}{on} {t}" for every, t in tests])
-    assert "_all_re.difference(" in passes.pass_for(case.needs, raw=False).source
-
-    def value(pick: Any) -> Any:
-        if isinstance(pick, list):
-            return [_REGEX_VALUES[i] for i in pick]
-        return _REGEX_VALUES[pick]
-
-    events = [
-        {"type": "tool.call", "name": "w", "arguments": {} if v is None else {"n": value(v)}}
-        for v in picks
-    ]
-    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
-    assert generated == reference
+    _decided_together_agree(tests, path, picks, _REGEX_VALUES, "_all_re.difference(")
 
 
 # every kind of value an equality meets: texts and their subclasses (a `==` text holds for
@@ -1521,6 +1549,96 @@ def test_equality_decided_together_meets_every_kind_of_value(
         {"type": "tool.call", "name": "w", "arguments": {} if i is None else {"n": _ODD_VALUES[i]}}
         for i in picks
     ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.sampled_from([*_LITERALS, '"rain"']), min_size=4, max_size=10, unique=True),
+    # other tests of the path beside them (whether `every`, the test)
+    st.lists(
+        st.sampled_from([(False, "== 1"), (True, "== 1"), (True, "is string"), (False, "exists")]),
+        max_size=3,
+        unique=True,
+    ),
+    st.sampled_from(["$.n", "$.n[*]", "$..n", ""]),
+    _picked_per_call(len(_ODD_VALUES)),
+)
+def test_every_unequal_decided_together_meets_every_kind_of_value(
+    literals: list[str], others: list[tuple[bool, str]], path: str, picks: list[Any]
+) -> None:
+    """`every … != VALUE` tests of one path are looked up by the JSON key of a call's
+    value: those equal to every value the call finds fail there (a call passes a test
+    when one of its values differs), and a call without a value fails them all."""
+    tests = [(True, f"!= {v}") for v in literals] + others
+    _decided_together_agree(tests, path, picks, _ODD_VALUES, "g0_all_ne.get(jk)")
+
+
+class _Record(dict[str, Any]):
+    """A dict subclass (a live target's own mapping): no JSON key, compared pairwise."""
+
+
+# objects `contains {..}` looks for: one key or several, values of every kind (1 beside
+# 1.0 and true, null, texts, lists, objects)
+_OBJECT_LITERALS = [
+    "{city: 1}", "{city: 1, q: null}", "{q: null}", '{city: "rain", q: null}', "{city: true}",
+    '{items: ["rain", {city: "Oslo"}]}', "{city: [1, 2.5]}", "{city: {q: null}}",
+    '{q: "rain", city: 1.0}', "{n: 7}", '{city: "rain", n: 7}', "{q: 2.5, n: 7, city: 1}",
+]  # fmt: skip
+# an object whose value at the key a test is looked up by has no JSON key (an int
+# subclass): the tests are found by comparing it with each of theirs
+_ODD_AT_KEY = {"n": _Level(7)}
+# what a call's value is: objects with those keys (equal values of other types, a
+# `StrEnum`, an int subclass, NaN), a dict subclass, lists of objects (an element equal to
+# the object), and values that are no container of objects
+_OBJECT_VALUES = [
+    {"city": 1}, {"city": 1.0, "q": None}, {"city": True}, {"city": "rain"},
+    {"city": _Sky.RAIN}, {"city": [1, 2.5]}, {"city": {"q": None}}, {"city": math.nan},
+    {"items": ["rain", {"city": "Oslo"}]}, {"q": "rain", "city": 1, "n": 7}, _ODD_AT_KEY,
+    {"q": 2.5, "n": 7.0, "city": 1}, _Record(city=1, q=None), [{"city": 1}], [7, {"q": None}],
+    [{"q": None, "city": 1}, {"city": "rain"}], [_Record(n=7)], [[{"city": 1}]], "city", 7,
+    None, [], {},
+]  # fmt: skip
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.sampled_from(_OBJECT_LITERALS), min_size=4, max_size=10, unique=True),
+    # other tests of the path beside them: inlined, `contains {key: "text"}` decided by its
+    # own table, an `every` test
+    st.lists(
+        st.sampled_from(
+            [(False, 'contains {city: "rain"}'), (True, "is object"), (False, "has n")]
+        ),
+        max_size=3,
+        unique=True,
+    ),
+    st.sampled_from(["$.n", "$.n[*]", ""]),
+    st.lists(st.one_of(st.none(), st.sampled_from(range(len(_OBJECT_VALUES)))), max_size=8),
+)
+@example(
+    ["{n: 7}", "{city: 1}", "{q: null}", "{city: true}"],
+    [],
+    "$.n",
+    [_OBJECT_VALUES.index(_ODD_AT_KEY)],
+)
+def test_objects_contained_decided_together_meet_every_kind_of_value(
+    literals: list[str], others: list[tuple[bool, str]], path: str, picks: list[int | None]
+) -> None:
+    """`contains {..}` tests of one path are looked up by the JSON key of one of their
+    values in an object (then tested whole), or by their whole object's key in a list."""
+    tests = [(False, f"contains {v}") for v in literals] + others
+    on = f"tool w args {path}".rstrip()
+    case = _compiled([f"{'every ' if every else ''}{on} {t}" for every, t in tests])
+    assert "g0_objw.pop(jk, ())" in passes.pass_for(case.needs, raw=False).source
+
+    def arguments(i: int | None) -> Any:
+        if path == "":
+            return {} if i is None else _OBJECT_VALUES[i]
+        return {} if i is None else {"n": _OBJECT_VALUES[i]}
+
+    events = [{"type": "tool.call", "name": "w", "arguments": arguments(i)} for i in picks]
     reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
     assert generated == reference
 

@@ -9,10 +9,13 @@ family's closure. Many tests of one kind are decided together, so K of them cost
 one: `== "text"` by a dict lookup (a text only equals a text, as `compare` says),
 `== VALUE` of any other JSON value and `in [..]` by a dict lookup of the value's JSON key
 (`jsonkeys.json_key`; pairwise, by `json_equal`, for a value that has none),
-`contains {key: "text"}` by a dict lookup per key, thresholds by sorted lists popped
+`contains {key: "text"}` by a dict lookup per key, any other `contains {..}` by a dict
+lookup of the JSON key of one of its values (the one fewest of the tests share), then
+tested whole, thresholds by sorted lists popped
 from one end (a number compared with the next threshold to pass first; `every`
 thresholds by the call's largest or smallest number, failing those it does not pass),
-regexes and
+`every … != VALUE` by a dict lookup of the JSON key of a call's value (the tests equal
+to every value a call finds fail there), regexes and
 `contains "text"` by one RE2 `Set` (both in one Set when a path has both), searched
 through the Set's own `Match`; each test leaves its structure once decided.
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,10 +36,10 @@ import attrs
 import re2
 
 from evaldsl.language import ast
-from evaldsl.language.jsonkeys import ODD, json_key, keys_of
+from evaldsl.language.jsonkeys import ODD, json_key, keys_of, nodes
 from evaldsl.language.paths import STAR, CompiledPath, Descend, Member, compile_path
 from evaldsl.language.regexes import compile_regex
-from evaldsl.language.values import json_equal
+from evaldsl.language.values import json_contains, json_equal
 from evaldsl.runs.index import SAMPLE, CallProbe
 
 #: From this many tests of one kind on one path, they are decided together.
@@ -122,9 +126,12 @@ _EVERY = {
 #: `every … matches /re/`: a call passes those whose regex one of its values matches, all
 #: found by one search of an RE2 Set per value; the others fail at that call.
 _EVERY_REGEX = "all_re"
+#: `every … != VALUE`: a call fails those whose value equals every value it finds (the
+#: first value's JSON key looked up, the others compared with it); the others pass there.
+_EVERY_UNEQUAL = "all_ne"
 #: The kinds decided once per call (from all the values a path finds there), not value by
 #: value as the any-call kinds are.
-_PER_CALL = frozenset((*_EVERY, _EVERY_REGEX))
+_PER_CALL = frozenset((*_EVERY, _EVERY_REGEX, _EVERY_UNEQUAL))
 
 
 @attrs.frozen
@@ -133,8 +140,8 @@ class GroupTest:
 
     index: int  # its position in `Needs.probes`: the tally it fills
     probe: CallProbe
-    # ("eq", texts) ("key", JSON values) ("lt"/"le"/"gt"/"ge", number) ("re", …); `every`
-    # tests: ("all_lt"/…, number) ("all_re", …)
+    # ("eq", texts) ("key", JSON values) ("lt"/"le"/"gt"/"ge", number) ("re", …) ("obj",
+    # an object); `every` tests: ("all_lt"/…, number) ("all_re", …) ("all_ne", (value,))
     bulk: tuple[str, Any] | None
 
 
@@ -158,6 +165,8 @@ def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
             return ("all_" + _ORDERS[node.op], ast.to_json(node.value))
         if isinstance(node, ast.Matches):
             return (_EVERY_REGEX, (node.regex.pattern, node.regex.flags))
+        if isinstance(node, ast.Compare) and node.op == "!=":
+            return (_EVERY_UNEQUAL, (ast.to_json(node.value),))
         return None
     if isinstance(node, ast.Compare):
         if node.op == "==":
@@ -181,6 +190,12 @@ def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
     ):
         key, text = node.value.pairs[0]
         return ("sub", (key, text.value))  # type: ignore[union-attr]
+    if (
+        isinstance(node, ast.Contains)
+        and isinstance(node.value, ast.ObjectLit)
+        and node.value.pairs
+    ):
+        return ("obj", ast.to_json(node.value))
     return None
 
 
@@ -274,6 +289,32 @@ def equal_items(value: Any, entries: tuple[tuple[int, tuple[Any, ...]], ...]) ->
     """The tests of `entries` (each a test and its values) with a value `json_equal` to
     `value`: how a value that has no JSON key (`jsonkeys.ODD`) is looked for."""
     return [j for j, items in entries if any(json_equal(value, w) for w in items)]
+
+
+def objects_at(x: Any, key: str, table: dict[object, dict[int, Any]]) -> dict[int, Any]:
+    """The tests of an object table (`GroupWriter.object_tables`) whose object has a value
+    `json_equal` to `x` at `key`: how a value without a JSON key (`jsonkeys.ODD`) is looked
+    for."""
+    return {
+        j: item
+        for bucket in table.values()
+        for j, item in bucket.items()
+        if json_equal(x, item[key])
+    }
+
+
+def objects_passed(value: Any, bucket: dict[int, Any], open_: set[int]) -> list[int]:
+    """The tests of `bucket` (each test's object by the test) still open whose object
+    `value` contains (`json_contains`: each of its keys there with an equal value), taken
+    out of it; those decided meanwhile (an object equal to theirs in a list) are dropped."""
+    passed: list[int] = []
+    for j, item in list(bucket.items()):
+        if j not in open_:
+            del bucket[j]
+        elif json_contains(value, item):
+            del bucket[j]
+            passed.append(j)
+    return passed
 
 
 def _thresholds(members: list[GroupTest], *, descending: bool) -> list[tuple[Any, int]]:
@@ -384,6 +425,11 @@ class GroupWriter:
                 out(f"g{g}_eq = dict({names.bind('E', table, 'texts → the tests they pass')})")
             elif kind == "key":
                 plan["key"] = self.key_table(g, members)
+            elif kind == _EVERY_UNEQUAL:
+                ids = names.const(tuple(p.index for p in members))
+                plan[kind] = (*self.key_table(g, members, kind), ids)
+            elif kind == "obj":
+                plan["obj"] = self.object_tables(g, members)
             elif kind in ("lt", "le", "gt", "ge"):
                 ordered = _thresholds(members, descending=kind in ("gt", "ge"))
                 out(
@@ -426,9 +472,9 @@ class GroupWriter:
             entries = tuple((p.index, p.probe.test, p.probe.every) for p in loop)
             out(f"g{g}_loop = list({names.bind('L', entries, 'tests fed through a loop')})")
 
-    def key_table(self, g: int, members: list[GroupTest]) -> tuple[str, str]:
-        """Declare `g{g}_key`, the tests by the JSON key of each of their values (a text
-        is its own key); give the names of the room a value's key is made in (the
+    def key_table(self, g: int, members: list[GroupTest], table: str = "key") -> tuple[str, str]:
+        """Declare `g{g}_{table}`, the tests by the JSON key of each of their values (a
+        text is its own key); give the names of the room a value's key is made in (the
         largest value's nodes: a larger value equals none) and of the tests with their
         values, for a value that has no key."""
         names = self.names
@@ -438,11 +484,49 @@ class GroupWriter:
         tests = (j for j, values in pairs for _ in values)
         for key, j in zip(keys, tests, strict=True):
             keyed.setdefault(key, []).append(j)
-        self.out(f"g{g}_key = dict({names.bind('E', keyed, 'JSON keys → the tests they pass')})")
+        note = "JSON keys → the tests they " + ("fail" if table == _EVERY_UNEQUAL else "pass")
+        self.out(f"g{g}_{table} = dict({names.bind('E', keyed, note)})")
         return (
             names.bind("R", room, "the room of a key that can equal a value"),
             names.bind("E", pairs, "tests and their values, for a value without a key"),
         )
+
+    def object_tables(self, g: int, members: list[GroupTest]) -> dict[str, Any]:
+        """Declare the tables of the `contains {..}` tests (`obj`): for an object, each
+        test under one of its keys and the JSON key of its value there, the pair fewest
+        of the tests share (so that a call's value finds few tests to test whole); for a
+        list, each test by its whole object's JSON key (an element equal to it). Give the
+        names the code that feeds them reads."""
+        names, out = self.names, self.out
+        items = {p.index: p.bulk[1] for p in members}  # type: ignore[index]
+        pairs = {
+            j: [(k, json_key(w, nodes(w))) for k, w in item.items()] for j, item in items.items()
+        }
+        shared = Counter(pair for these in pairs.values() for pair in set(these))
+        tables: dict[str, dict[object, dict[int, Any]]] = {}
+        room = 0
+        for j, these in pairs.items():
+            field, key = min(these, key=lambda pair: shared[pair])  # (the first of the rarest)
+            room = max(room, nodes(items[j][field]))
+            tables.setdefault(field, {}).setdefault(key, {})[j] = items[j]
+        keyed = []
+        for n, (field, table) in enumerate(tables.items()):
+            bound = names.bind("E", table, f"JSON keys at {field!r} → tests → their objects")
+            out(f"g{g}_obj{n} = {{jk: dict(b) for jk, b in {bound}.items()}}")
+            keyed.append((names.bind("K", field, f"the key {field!r}"), f"g{g}_obj{n}"))
+        whole_keys, whole_room = keys_of(items.values())
+        whole: dict[object, list[int]] = {}
+        for key, j in zip(whole_keys, items, strict=True):
+            whole.setdefault(key, []).append(j)
+        out(f"g{g}_objw = dict({names.bind('E', whole, 'JSON keys of the objects → tests')})")
+        return {
+            "keyed": keyed,
+            "room": names.bind("R", room, "the room of a key that can equal a value"),
+            "whole_room": names.bind("R", whole_room, "the room of an object's key"),
+            "whole_pairs": names.bind(
+                "E", tuple((j, (item,)) for j, item in items.items()), "tests and their objects"
+            ),
+        }
 
     def decide(self, g: int, j: str, last: str, *, bulk: bool) -> None:
         """Mark test `j` decided at this call (`last`: the values found there)."""
@@ -491,6 +575,7 @@ class GroupWriter:
                 out.indent()
                 self.every_bounds(g, plan, None, "[]")
                 self.every_regexes(g, plan, None, "[]")
+                self.every_unequal(g, plan, None, "[]")
                 for p in everys:
                     out(f"if o{p.index}:", f"    o{p.index} = False")
                     out.indent()
@@ -570,6 +655,7 @@ class GroupWriter:
             out.dedent()
         self.every_bounds(g, plan, "v", last)
         self.every_regexes(g, plan, "v", last)
+        self.every_unequal(g, plan, "v", last)
         self.bulk_on_value(g, plan, last)
         if plan["loop"]:
             out(f"for entry in list(g{g}_loop):")
@@ -647,6 +733,48 @@ class GroupWriter:
                 out(f"{open_} -= fails")
                 self.each_open(g, "fails", last, index=ids)
 
+    def every_unequal(self, g: int, plan: dict[str, Any], found: str | None, last: str) -> None:
+        """Fail the `every … != VALUE` tests this call does not pass: `found` is the one
+        value (`"v"`), the values a path found (`"vals"`: a call passes a test when one of
+        them differs from its value), or None (no value: all fail). The tests whose value
+        equals the (first) value are found by its JSON key, as `== VALUE` finds them; with
+        more values, they fail only if every other value equals the first."""
+        if _EVERY_UNEQUAL not in plan["bulk"]:
+            return
+        out, names = self.out, self.names
+        table = f"g{g}_{_EVERY_UNEQUAL}"
+        room, pairs, ids = plan[_EVERY_UNEQUAL]
+        with out.nested(f"if {table}:"):
+            if found is None:
+                out(f"{table}.clear()")
+                self.each_open(g, ids, last)
+                return
+            odd = names.bind("J", ODD, "no key: compare pairwise")
+            key = names.bind("J", json_key, "json_key")
+            pairwise = names.bind("J", equal_items, "equal_items")
+            if found == "vals":
+                with out.nested("if not vals:  # no value: every one fails"):
+                    out(f"{table}.clear()")
+                    self.each_open(g, ids, last)
+                out("else:")
+                out.indent()
+                out("v = vals[0]")
+            out(
+                f"jk = v if type(v) is str else {key}(v, {room})",
+                f"jhits = {pairwise}(v, {pairs}) if jk is {odd} else {table}.get(jk)",
+            )
+            if found == "vals":
+                equal = names.bind("J", json_equal, "json_equal")
+                out(
+                    f"if jhits and len(vals) > 1 and not all({equal}(x, v) for x in vals[1:]):",
+                    "    jhits = None  # a value differs from the first: it passes them all",
+                )
+            with out.nested("if jhits:"):
+                out(f"if jk is not {odd}:", f"    del {table}[jk]")
+                self.each_open(g, "jhits", last)
+            if found == "vals":
+                out.dedent()
+
     def bulk_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
         """The tests decided together, on one value `v`."""
         out = self.out
@@ -703,6 +831,8 @@ class GroupWriter:
             out.dedent()
         if "sub" in bulk:
             self.sub_objects(g, plan, last)
+        if "obj" in bulk:
+            self.objects(g, plan, last)
         if "both" in plan:  # regexes and texts in one Set: one search of a text for both
             out("if isinstance(v, str):")
             out.indent()
@@ -782,6 +912,35 @@ class GroupWriter:
         with out.nested(*list_heads, *heads):
             self.each_open(g, f"({table}.get(k) or {{}}).get(x, ())", last)
 
+    def objects(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """`contains {..}` (`obj`): an object with each of the keys, each with an equal
+        value, or a list with an element equal to the object. In an object, the value at
+        each key the tables are kept by looks up the few tests to test whole."""
+        out, names = self.out, self.names
+        tables = plan["obj"]
+        odd = names.bind("J", ODD, "no key: compare pairwise")
+        key = names.bind("J", json_key, "json_key")
+        at = names.bind("J", objects_at, "objects_at")
+        passed = names.bind("J", objects_passed, "objects_passed")
+        with out.nested("if isinstance(v, dict):"):
+            for field, table in tables["keyed"]:
+                with out.nested(f"if {table} and {field} in v:"):
+                    out(
+                        f"x = v[{field}]",
+                        f"jk = x if type(x) is str else {key}(x, {tables['room']})",
+                        f"b = {at}(x, {field}, {table}) if jk is {odd} else {table}.get(jk)",
+                    )
+                    with out.nested("if b:"):
+                        self.each_open(g, f"{passed}(v, b, g{g}_bulk)", last)
+        pairwise = names.bind("J", equal_items, "equal_items")
+        with out.nested("elif isinstance(v, list):", "for e in v:", "if isinstance(e, dict):"):
+            out(
+                f"jk = {key}(e, {tables['whole_room']})",
+                f"jhits = {pairwise}(e, {tables['whole_pairs']}) if jk is {odd}"
+                f" else g{g}_objw.pop(jk, ())",
+            )
+            self.each_open(g, "jhits", last)
+
     def texts_in_list(self, g: int, plan: dict[str, Any], last: str) -> None:
         """`contains "text"` on a list: an element equal to the text."""
         out = self.out
@@ -815,6 +974,7 @@ class GroupWriter:
             out(f"nums = [v for v in vals if {_IS_NUMBER}]")
             self.every_bounds(g, plan, "nums", "vals")
         self.every_regexes(g, plan, "vals", "vals")
+        self.every_unequal(g, plan, "vals", "vals")
         if any(kind not in _PER_CALL for kind in plan["bulk"]):
             out("for v in vals:")
             out.indent()
