@@ -38,6 +38,9 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
   one of them;
 - "contains objects" (N = 4,000): N `args contains {..}` tests (several keys, numbers,
   lists, nested objects) over N calls, every other one holding what a test asks;
+- "edges and keys" (N = 4,000): N `args` tests of one tool, each a `starts with`, an
+  `ends with`, a `has KEY` or a `contains NUMBER` of its own, over N calls, every other
+  one passing the test of its number;
 - "distinct paths" (N = 4,000): N `args` tests of one tool, each on a path of its own
   (`$.aI.b[*].c`), over N calls each holding one of those paths.
 
@@ -256,23 +259,53 @@ def write_every_unequal(path: Path, turns: int) -> None:
     write_tests(path, tests, ({"n": f"call {n}" if n < turns - 1 else 4} for n in range(turns)))
 
 
+def write_taking_turns(
+    path: Path,
+    turns: int,
+    forms: tuple[str, ...],
+    held: Callable[[int], Any],
+    other: Callable[[int], Any],
+) -> None:
+    """An `.eval` file of `turns` tests of tool `w`'s arguments, each of `forms` in turn
+    (`{i}`: the test's number; `{m}`: that modulo 10), and beside it (`.calls.jsonl`)
+    `turns` calls: call n holds `held(n)` when n is even (what the test of its number
+    asks), else `other(n)`."""
+    tests = (f"tool w args {forms[i % len(forms)].format(i=i, m=i % 10)}" for i in range(turns))
+    write_tests(path, tests, (other(n) if n % 2 else held(n) for n in range(turns)))
+
+
 def write_contains_objects(path: Path, turns: int) -> None:
-    """An `.eval` file of `turns` `args contains {..}` tests, and beside it (`.calls.jsonl`)
-    `turns` calls, every other one holding the values the test of its number asks."""
+    """`args contains {..}` tests of several keys, numbers, lists and nested objects."""
     forms = (
-        '{{q: "x{i}", limit: {m}}}',
-        "{{limit: {i}}}",
-        '{{q: "x{i}", tags: ["a", {i}]}}',
-        "{{meta: {{id: {i}}}}}",
+        'contains {{q: "x{i}", limit: {m}}}',
+        "contains {{limit: {i}}}",
+        'contains {{q: "x{i}", tags: ["a", {i}]}}',
+        "contains {{meta: {{id: {i}}}}}",
     )
-    tests = (f"tool w args contains {forms[i % 4].format(i=i, m=i % 10)}" for i in range(turns))
-    held = (
-        {"q": f"x{n}", "limit": n % 10, "tags": ["a", n], "meta": {"id": n}}
-        if n % 2 == 0
-        else {"q": f"y{n}", "limit": -1, "tags": [], "meta": {}}
-        for n in range(turns)
+    write_taking_turns(
+        path,
+        turns,
+        forms,
+        lambda n: {"q": f"x{n}", "limit": n % 10, "tags": ["a", n], "meta": {"id": n}},
+        lambda n: {"q": f"y{n}", "limit": -1, "tags": [], "meta": {}},
     )
-    write_tests(path, tests, held)
+
+
+def write_edges_and_keys(path: Path, turns: int) -> None:
+    """Tests of text edges, keys and list elements."""
+    forms = (
+        '$.q starts with "item {i} "',
+        '$.q ends with " of {i}"',
+        "has k{i}",
+        "$.ids contains {i}",
+    )
+    write_taking_turns(
+        path,
+        turns,
+        forms,
+        lambda n: {"q": f"item {n} of {n}", f"k{n}": True, "ids": [n, -n - 1]},
+        lambda n: {"q": f"other {n}", "ids": [-n - 1]},
+    )
 
 
 def write_distinct_paths(path: Path, turns: int) -> None:
@@ -323,6 +356,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "every regexes": (write_every_regexes, 4_000, check_equal_tests),
     "every unequal": (write_every_unequal, 4_000, check_equal_tests),
     "contains objects": (write_contains_objects, 4_000, check_equal_tests),
+    "edges and keys": (write_edges_and_keys, 4_000, check_equal_tests),
     "distinct paths": (write_distinct_paths, 4_000, check_equal_tests),
 }
 

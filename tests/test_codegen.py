@@ -13,6 +13,7 @@ import json
 import math
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,21 @@ bulk_tests = st.builds(
             max_size=8,
         ),
         st.lists(literal_values.map(lambda v: f"every != {_lit(v)}"), min_size=4, max_size=8),
+        st.lists(
+            st.tuples(st.sampled_from(["starts", "ends"]), texts).map(
+                lambda x: f"{x[0]} with {_q(x[1])}"
+            ),
+            min_size=4,
+            max_size=8,
+        ),
+        st.lists(keys.map(lambda k: f"has {k}"), min_size=4, max_size=8),
+        st.lists(
+            literal_values.filter(lambda v: not isinstance(v, (str, dict))).map(
+                lambda v: f"contains {_lit(v)}"
+            ),
+            min_size=4,
+            max_size=8,
+        ),
         st.lists(
             st.dictionaries(keys, literal_values, min_size=1, max_size=3).map(
                 lambda v: f"contains {_lit(v)}"
@@ -1143,8 +1159,11 @@ def test_the_call_waiting_outside_the_table_is_linked_as_the_reference_links_it(
 
 def test_more_tests_on_one_path_than_are_inlined_go_through_a_loop() -> None:
     """The loop over the open tests past `INLINE_MAX` (which `many_on_one_path` draws)."""
+    # (kinds not decided together: `every … starts with`, an any-call `!=`)
     statements = [
-        f'{"every " if i % 3 == 0 else ""}tool w args $.city starts with "{c}"'
+        f'every tool w args $.city starts with "{c}"'
+        if i % 3 == 0
+        else f'tool w args $.city != "{c}"'
         for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     ]
     case = _compiled(statements)
@@ -1451,14 +1470,15 @@ def _picked_per_call(pool: int) -> st.SearchStrategy[list[Any]]:
 
 
 def _decided_together_agree(
-    tests: list[tuple[bool, str]], path: str, picks: list[Any], pool: list[Any], marker: str
+    tests: list[tuple[bool, str]], path: str, picks: list[Any], pool: list[Any], *markers: str
 ) -> None:
     """Tests (whether `every`, the test) of tool `w`'s arguments at `path`, whose generated
-    pass holds `marker` (their shared structure), give what the reference gives on calls
-    whose `n` is each pick from `pool`."""
+    pass holds each of `markers` (their shared structures), give what the reference gives
+    on calls whose `n` is each pick from `pool`."""
     on = f"tool w args {path}".rstrip()
     case = _compiled([f"{'every ' if every else ''}{on} {t}" for every, t in tests])
-    assert marker in passes.pass_for(case.needs, raw=False).source
+    source = passes.pass_for(case.needs, raw=False).source
+    assert all(marker in source for marker in markers), markers
 
     def value(pick: Any) -> Any:
         return [pool[i] for i in pick] if isinstance(pick, list) else pool[pick]
@@ -1573,6 +1593,50 @@ def test_every_unequal_decided_together_meets_every_kind_of_value(
     when one of its values differs), and a call without a value fails them all."""
     tests = [(True, f"!= {v}") for v in literals] + others
     _decided_together_agree(tests, path, picks, _ODD_VALUES, "g0_all_ne.get(jk)")
+
+
+# texts (a `StrEnum`, an empty one, one past ASCII, one that is its own prefix), values that
+# are not texts, objects (a dict subclass among them) and lists for `has` and `contains`
+_EDGE_VALUES = [
+    "rain", "rainy", "", "é rain", "a", _Sky.RAIN, 7, None, ["rain", 7], {"city": 1},
+    {"q": None, "rain": 2}, [1, [7], None, True], [1.0, False], [[1, 2.5]], [_Level(7)],
+]  # fmt: skip
+_EDGE_TESTS = [
+    'starts with "rain"', 'starts with "r"', 'starts with ""', 'starts with "é"',
+    'starts with "rainy"', 'ends with "in"', 'ends with "y"', 'ends with ""', 'ends with "rain"',
+    'ends with "é rain"', "has city", "has q", "has rain", "has n", "contains 7",
+    "contains [7]", "contains true", "contains null", "contains 1", "contains [1, 2.5]",
+]  # fmt: skip
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.sampled_from(_EDGE_TESTS), min_size=4, max_size=14, unique=True),
+    st.sampled_from(["$.n", "$.n[*]", ""]),
+    _picked_per_call(len(_EDGE_VALUES)),
+)
+@example(
+    ["has city", "has q", "has rain", "has n"], "$.n", [_EDGE_VALUES.index({"q": None, "rain": 2})]
+)
+def test_text_edges_keys_and_elements_decided_together_agree(
+    tests: list[str], path: str, picks: list[Any]
+) -> None:
+    """`starts with`/`ends with` (a text's first or last characters looked up, one length
+    at a time), `has KEY` (an object's keys looked up) and `contains VALUE` of values that
+    are not texts (a list's elements looked up by their JSON keys), four or more of one
+    kind, give what the reference gives; a kind with fewer is inlined beside them."""
+    kinds = Counter(t.split()[0] for t in tests)
+    markers = [
+        marker
+        for word, marker in [
+            ("starts", "g0_pre.pop("),
+            ("ends", "g0_suf.pop("),
+            ("has", "g0_haskey.pop("),
+            ("contains", "g0_elem.pop("),
+        ]
+        if kinds[word] >= 4
+    ]
+    _decided_together_agree([(False, t) for t in tests], path, picks, _EDGE_VALUES, *markers)
 
 
 class _Record(dict[str, Any]):

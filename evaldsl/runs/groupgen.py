@@ -15,7 +15,10 @@ tested whole, thresholds by sorted lists popped
 from one end (a number compared with the next threshold to pass first; `every`
 thresholds by the call's largest or smallest number, failing those it does not pass),
 `every … != VALUE` by a dict lookup of the JSON key of a call's value (the tests equal
-to every value a call finds fail there), regexes and
+to every value a call finds fail there), `starts with`/`ends with` by a dict lookup of
+the text's first (last) characters, one per length the tests' texts have, `has KEY` by
+a dict lookup of each of an object's keys, `contains VALUE` of any other value by a
+dict lookup of a list's elements' JSON keys, regexes and
 `contains "text"` by one RE2 `Set` (both in one Set when a path has both), searched
 through the Set's own `Match`; each test leaves its structure once decided.
 
@@ -141,7 +144,8 @@ class GroupTest:
     index: int  # its position in `Needs.probes`: the tally it fills
     probe: CallProbe
     # ("eq", texts) ("key", JSON values) ("lt"/"le"/"gt"/"ge", number) ("re", …) ("obj",
-    # an object); `every` tests: ("all_lt"/…, number) ("all_re", …) ("all_ne", (value,))
+    # an object) ("pre"/"suf", text) ("haskey", key) ("elem", value); `every` tests:
+    # ("all_lt"/…, number) ("all_re", …) ("all_ne", (value,))
     bulk: tuple[str, Any] | None
 
 
@@ -182,6 +186,13 @@ def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
         return ("re", (node.regex.pattern, node.regex.flags))
     if isinstance(node, ast.Contains) and isinstance(node.value, ast.Str):
         return ("has", node.value.value)
+    if isinstance(node, ast.TextEdge):
+        return ("pre" if node.at_start else "suf", node.text.value)
+    if isinstance(node, ast.HasKey):
+        return ("haskey", node.key)
+    if isinstance(node, ast.Contains) and not isinstance(node.value, ast.ObjectLit):
+        # a number, a bool, null or a list: an equal element of a list (nothing else holds it)
+        return ("elem", (ast.to_json(node.value),))
     if (
         isinstance(node, ast.Contains)
         and isinstance(node.value, ast.ObjectLit)
@@ -430,6 +441,15 @@ class GroupWriter:
                 plan[kind] = (*self.key_table(g, members, kind), ids)
             elif kind == "obj":
                 plan["obj"] = self.object_tables(g, members)
+            elif kind in ("pre", "suf", "haskey"):
+                table = _text_table(members)
+                note = "keys → tests" if kind == "haskey" else "texts → tests"
+                out(f"g{g}_{kind} = dict({names.bind('E', table, note)})")
+                if kind != "haskey":  # (the lengths of the texts, shortest first)
+                    lengths = tuple(sorted({len(text) for text in table}))
+                    plan[kind] = names.bind("N", lengths, "the lengths of the texts")
+            elif kind == "elem":
+                plan["elem"] = self.key_table(g, members, kind)
             elif kind in ("lt", "le", "gt", "ge"):
                 ordered = _thresholds(members, descending=kind in ("gt", "ge"))
                 out(
@@ -833,6 +853,13 @@ class GroupWriter:
             self.sub_objects(g, plan, last)
         if "obj" in bulk:
             self.objects(g, plan, last)
+        for kind in ("pre", "suf"):
+            if kind in bulk:
+                self.text_edges(g, plan, kind, last)
+        if "haskey" in bulk:
+            self.keys_held(g, last)
+        if "elem" in bulk:
+            self.elements(g, plan, last)
         if "both" in plan:  # regexes and texts in one Set: one search of a text for both
             out("if isinstance(v, str):")
             out.indent()
@@ -938,6 +965,52 @@ class GroupWriter:
                 f"jk = {key}(e, {tables['whole_room']})",
                 f"jhits = {pairwise}(e, {tables['whole_pairs']}) if jk is {odd}"
                 f" else g{g}_objw.pop(jk, ())",
+            )
+            self.each_open(g, "jhits", last)
+
+    def text_edges(self, g: int, plan: dict[str, Any], kind: str, last: str) -> None:
+        """`starts with` (`pre`) or `ends with` (`suf`) a text: a text's first (last)
+        characters, as many as each of the tests' texts has, looked up; a `str` subclass
+        is asked by its own method, test by test, as `starts with` asks it."""
+        out = self.out
+        table, lengths = f"g{g}_{kind}", plan[kind]
+        method = "startswith" if kind == "pre" else "endswith"
+        with out.nested(f"if type(v) is str and {table}:"):
+            out("n = len(v)")
+            with out.nested(f"for size in {lengths}:"):
+                out("if size > n:", "    break")
+                part = "v[:size]" if kind == "pre" else "v[n - size:]"
+                self.each_open(g, f"{table}.pop({part}, ())", last)
+        with out.nested(
+            f"elif isinstance(v, str) and {table}:",
+            f"for t in [t for t in {table} if v.{method}(t)]:",
+        ):
+            self.each_open(g, f"{table}.pop(t)", last)
+
+    def keys_held(self, g: int, last: str) -> None:
+        """`has KEY`: each key of an object looked up in the tests' keys (or each of
+        those asked of it, when there are fewer; a dict subclass is always asked, as
+        `has` asks it)."""
+        out = self.out
+        table = f"g{g}_haskey"
+        with out.nested(f"if isinstance(v, dict) and {table}:"):
+            with out.nested(f"if type(v) is dict and len(v) < len({table}):", "for k in v:"):
+                self.each_open(g, f"{table}.pop(k, ())", last)
+            with out.nested("else:", f"for k in [k for k in {table} if k in v]:"):
+                self.each_open(g, f"{table}.pop(k)", last)
+
+    def elements(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """`contains VALUE` of a number, bool, null or list: a list's element equal to
+        it, each element looked up by its JSON key (pairwise when it has none)."""
+        out, names = self.out, self.names
+        room, pairs = plan["elem"]
+        odd = names.bind("J", ODD, "no key: compare pairwise")
+        key = names.bind("J", json_key, "json_key")
+        pairwise = names.bind("J", equal_items, "equal_items")
+        with out.nested(f"if isinstance(v, list) and g{g}_elem:", "for e in v:"):
+            out(
+                f"jk = e if type(e) is str else {key}(e, {room})",
+                f"jhits = {pairwise}(e, {pairs}) if jk is {odd} else g{g}_elem.pop(jk, ())",
             )
             self.each_open(g, "jhits", last)
 
