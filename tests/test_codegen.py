@@ -1728,6 +1728,51 @@ def test_a_stream_read_once_has_its_times_noted_as_it_goes(
     assert generated == outcome(lambda it: reference_index_events(it, needs))
 
 
+# `cites` of one tool (the calls a case keeps decide which call an ambiguous id names; see
+# the example below for several tools): other answers, paths and counts
+cites_statements = st.builds(
+    lambda subject, path, least: (
+        f"{subject} cites tool search{path}{'' if least is None else f' at least {least} values'}"
+    ),
+    st.sampled_from(["answer", "answer[1]", "answer[-2]"]),
+    st.sampled_from(["", " $.q", " $.items[*]"]),
+    st.one_of(st.none(), st.integers(1, 3)),
+)
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(cites_statements, min_size=2, max_size=8), traces())
+@example(
+    [
+        "answer cites tool search at least 2 values",
+        "answer cites tool search $.q",
+        "answer[1] cites tool search at least 2 values",
+        "answer cites tool fetch",
+        "answer cites tool search at least 3 values",
+    ],
+    [
+        {"type": "llm.response", "output": "Looking up Oslo"},
+        {"type": "tool.call", "name": "search", "callId": "c1"},
+        {"type": "tool.result", "callId": "c1", "output": {"q": "Oslo", "items": ["rain", 7]}},
+        {"type": "tool.call", "name": "fetch", "callId": "c2"},
+        {"type": "tool.result", "callId": "c2", "output": "sunny spells"},
+        {"type": "llm.response", "output": "Oslo has rain, 7 C"},
+    ],
+)
+def test_citations_worked_out_once_say_what_each_alone_says(
+    statements: list[str], events: list[Any]
+) -> None:
+    """`cites` statements of one run share the values a tool gave and those an answer
+    quotes (`RunFacts.shared`, by tool, path and answer): each says what it says alone."""
+
+    def said(results: list[Any]) -> list[Any]:  # (a verdict's span is where it is written)
+        return [(v.status, v.message, v.actual, v.expected) for r in results for v in r.verdicts]
+
+    together = _compiled(statements).check(Run(events=events, format="events"))
+    alone = [_compiled([s]).check(Run(events=events, format="events")) for s in statements]
+    assert said([together]) == said(alone)
+
+
 def _citable_by_isinstance(results: list[Any]) -> set[str]:
     """`citable_values` as first written (an isinstance chain per value): the rule the
     exact-type dispatch must keep."""

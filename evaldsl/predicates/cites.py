@@ -177,11 +177,9 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
     path = pred.path
     finder = path_finder(path)
 
-    def run(facts: RunFacts) -> Verdict:
-        try:
-            answer = get(facts)
-        except Unavailable as why:
-            return Verdict("error", str(why), span)
+    def cited(facts: RunFacts, text: str) -> tuple[int | str, list[str] | None]:
+        """How many citable values the tool gave and those `text` quotes, or why there is
+        nothing to cite (and the value found then)."""
         trace = facts.trace
         records = trace.calls.get(tool, []) if trace is not None else []
         if path is None:  # each result itself (no call of the finder per record)
@@ -189,15 +187,33 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
         else:
             results = [v for r in records if r.result is not MISSING for v in finder(r.result)]
         if not records:
-            return Verdict("fail", f'tool "{tool}" was never called', span, None, need)
+            return f'tool "{tool}" was never called', None
         if not results:
-            return Verdict("fail", f'tool "{tool}" has no result recorded', span, None, need)
+            return f'tool "{tool}" has no result recorded', None
         leaves = citable_values(results)
         if not leaves:
-            return Verdict("fail", f'tool "{tool}" produced no citable value', span, [], need)
-        hits = quoted(leaves, str(answer).lower())
+            return f'tool "{tool}" produced no citable value', []
+        return len(leaves), quoted(leaves, text.lower())
+
+    def run(facts: RunFacts) -> Verdict:
+        try:
+            answer = get(facts)
+        except Unavailable as why:
+            return Verdict("error", str(why), span)
+        text = str(answer)
+        # the same tool, path and answer in several assertions (`at least N` apart, or
+        # in `or`s): the values and the quotes worked out once for them all
+        key = ("cites", tool, path, text)
+        found = facts.shared.get(key)
+        if found is None:
+            found = facts.shared[key] = cited(facts, text)
+        size, hits = found
+        if isinstance(size, str):  # nothing to cite: why
+            return Verdict("fail", size, span, None if hits is None else [], need)
+        assert hits is not None
+        hits = list(hits)  # (each verdict its own found value)
         ok = len(hits) >= need
-        message = f'{shown} cites {len(hits)} of {len(leaves)} values from tool "{tool}"'
+        message = f'{shown} cites {len(hits)} of {size} values from tool "{tool}"'
         if hits:
             message += ": " + ", ".join(show(h, 30) for h in hits[:5])
         if not ok:

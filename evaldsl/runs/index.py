@@ -310,6 +310,9 @@ class RunFacts:
     path: str | None = None
     #: the output's text once made (as `TraceFacts.texts` keeps a trace's answers)
     text: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
+    #: what several assertions would each work out alike, worked out once (by a key of
+    #: the family's own: `cites` keeps a tool's citable values and those an answer quotes)
+    shared: dict[Any, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False)
 
     def output_text(self) -> str:
         """A value run's answer: its output's text, made once for all its assertions."""
