@@ -37,6 +37,7 @@ from evaldsl.predicates.base import (
     no_trace,
 )
 from evaldsl.predicates.counts import called_checker
+from evaldsl.predicates.nameindex import name_index
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts
 
 
@@ -130,6 +131,9 @@ class Compiler:
         # the registry asked directly (`value_test` and `expected` below): one a statement
         test = registry.value_test(pred, SUBJECTS[subject.kind].type)
         expected = registry.expected(pred)
+        # a list of names (tools, nodes) is indexed once per run for all its tests
+        kind = subject.kind
+        indexed = registry.names_test(pred) if SUBJECTS[kind].type == "Names" else None
 
         def run(facts: RunFacts) -> Verdict:
             try:
@@ -142,7 +146,12 @@ class Compiler:
                 ok = any(test(v) for v in value.values)
                 actual: Any = value.values
             else:
-                ok = test(value)
+                index = (
+                    name_index(facts, kind, value)
+                    if indexed is not None and type(value) is list
+                    else None
+                )
+                ok = test(value) if index is None or indexed is None else indexed(index)
                 actual = value
             if ok:
                 return Verdict("pass", f"{shown} {pred_text}", span, actual, expected)

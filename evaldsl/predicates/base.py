@@ -26,6 +26,7 @@ from evaldsl.language.source import Span
 from evaldsl.language.values import show
 from evaldsl.language.verdicts import Verdict
 from evaldsl.language.vocabulary import PredicateSpec, SourceKind, Type
+from evaldsl.predicates.nameindex import NamesTest
 from evaldsl.runs.index import Needs, RunFacts
 
 #: A compiled assertion: reads a run's facts, gives a verdict.
@@ -227,6 +228,10 @@ class Family:
     tests, the judge, citations, the budget). `forbids` tells the checker the predicate
     says a tool must not be called (its name is then not checked against the recording).
 
+    `names_test` (for `contains`, list tests) tests a list of names through its index,
+    made once per run for every test of it (`nameindex.py`): the same answer as
+    `value_test`, without a walk of the list per test (None: the closure walks it).
+
     `fragment` is the family's part of a generated checker (`runs/codegen.py`): the
     value test as a Python expression, inlined where the generated pass tests each call's
     arguments or result. Every family states it: a rule (which may still answer None for
@@ -247,3 +252,4 @@ class Family:
     value_test: Callable[[Any, Type], ValueTest] | None = None
     compile: Callable[[CompileContext, ast.Check], Checker] | None = None
     forbids: Callable[[Any], bool] = _never_forbids
+    names_test: Callable[[Any], NamesTest | None] | None = None

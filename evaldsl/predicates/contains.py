@@ -21,6 +21,7 @@ from evaldsl.predicates.base import (
     Printer,
     ValueTest,
 )
+from evaldsl.predicates.nameindex import NamesTest
 
 ENTRIES = (
     predicate_spec(
@@ -65,6 +66,15 @@ def fragment(ctx: FragmentContext, pred: ast.Contains, stype: Type) -> str:
     return f"{contains}(v, {ctx.const(item)})"
 
 
+def names_test(pred: ast.Contains) -> NamesTest | None:
+    """`contains NAME` through a list's index: the name is in its set (a list holds a
+    text when an element equals it)."""
+    item = ast.to_json(pred.value)
+    if type(item) is not str:
+        return None
+    return lambda index: item in index.names
+
+
 def print_contains(p: Printer, pred: ast.Contains, indent: str) -> str:
     return f"contains {p.value(pred.value, indent)}"
 
@@ -80,4 +90,5 @@ FAMILY = Family(
     expected=lambda pred: ast.to_json(pred.value),
     fragment=fragment,
     value_test=value_test,
+    names_test=names_test,
 )

@@ -25,6 +25,7 @@ from evaldsl.predicates.base import (
     Printer,
     ValueTest,
 )
+from evaldsl.predicates.nameindex import NamesTest
 
 ENTRIES = (
     predicate_spec(
@@ -247,6 +248,26 @@ def value_test(pred: ast.ListTest, stype: Type) -> ValueTest:
             return lambda v: isinstance(v, list) and in_order(v, wanted)
 
 
+def names_test(pred: ast.ListTest) -> NamesTest | None:
+    """`contains all/any`, `only` and `in order` of names through a list's index (items
+    that are all texts; `in` tests one value, not a list)."""
+    items = [ast.to_json(i) for i in pred.items.items]
+    wanted = [w for w in items if isinstance(w, str)]  # (names: exact texts)
+    if len(wanted) != len(items):
+        return None
+    match pred.op:
+        case "all":
+            return lambda index: index.names.issuperset(wanted)
+        case "any":
+            return lambda index: not index.names.isdisjoint(wanted)
+        case "only":
+            allowed = frozenset(wanted)
+            return lambda index: allowed.issuperset(index.names)
+        case "in_order":
+            return lambda index: index.in_order(wanted)
+    return None
+
+
 #: The `ListItems` test a fragment calls for each operation that has one (the same as
 #: `value_test`'s closures).
 _METHODS = {"in": "has", "all": "all_in", "any": "any_in"}
@@ -283,4 +304,5 @@ FAMILY = Family(
     expected=lambda pred: ast.to_json(pred.items),
     fragment=fragment,
     value_test=value_test,
+    names_test=names_test,
 )

@@ -34,6 +34,7 @@ from evaldsl.predicates import (
     types,
 )
 from evaldsl.predicates.base import BuildRule, Family, FragmentContext, ValueTest
+from evaldsl.predicates.nameindex import NamesTest
 
 FAMILIES: tuple[Family, ...] = (
     counts.FAMILY,
@@ -131,6 +132,13 @@ def value_test(pred: ast.Predicate, stype: Type) -> ValueTest:
     if test is None:
         raise AssertionError(f"{type(pred).__name__} is not a value test")
     return test(pred, stype)
+
+
+def names_test(pred: ast.Predicate) -> NamesTest | None:
+    """A predicate's test of a list of names through its index, or None where its family
+    has none for this node (its value test walks the list)."""
+    rule = _FAMILY_OF[type(pred)].names_test
+    return None if rule is None else rule(pred)
 
 
 def fragment(ctx: FragmentContext, pred: ast.Predicate, stype: Type) -> str | None:

@@ -1,0 +1,69 @@
+"""A list of names indexed once for all the tests of it in a run: `tools`, `nodes`.
+
+Takes a list (the names a trace's calls made, in order, or a state's visited nodes) and
+gives its `NameIndex`: the set of its names and, when first asked, where each occurs. The
+list tests of a case (`contains X`, `contains all/any [..]`, `only [..]`, `in order
+[..]`) each walked the list: K of them over a trace of n calls cost K × n (1,000
+`tools contains` over 75,000 calls: ~0.5 s). Through the index each costs about its own
+items, and the index is made once per run and subject (`RunFacts.shared`).
+
+A list with anything but exact `str` elements has no index (`name_index` gives None): its
+tests walk it as their closures do. For names the index answers what those closures
+answer: only a text equals a text, and an exact `str` hashes as it compares.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from evaldsl.runs.index import RunFacts
+
+
+class NameIndex:
+    """The names of a list: their set, and each one's positions (made when first asked)."""
+
+    __slots__ = ("_names", "_positions", "names")
+
+    def __init__(self, names: list[str]) -> None:
+        self._names = names
+        self.names = frozenset(names)
+        self._positions: dict[str, list[int]] | None = None
+
+    def in_order(self, wanted: Sequence[str]) -> bool:
+        """`wanted` is a subsequence of the list (each at the first place after the one
+        before it: repeated names need repeated places), as `lists.in_order` says."""
+        if not self.names.issuperset(wanted):
+            return False
+        positions = self._positions
+        if positions is None:
+            positions = self._positions = {}
+            for at, name in enumerate(self._names):
+                positions.setdefault(name, []).append(at)
+        at = -1
+        for name in wanted:
+            places = positions[name]
+            i = bisect_right(places, at)
+            if i == len(places):
+                return False
+            at = places[i]
+        return True
+
+
+#: A test of a list of names read through its index.
+NamesTest = Callable[[NameIndex], bool]
+
+
+def name_index(facts: RunFacts, subject: str, value: list[Any]) -> NameIndex | None:
+    """The index of `value`, the subject `subject` of this run (made at its first test,
+    kept in `facts.shared` with the list it is of); None when it holds anything but exact
+    texts."""
+    key = ("names", subject)
+    kept = facts.shared.get(key)
+    if kept is not None and kept[0] is value:
+        index: NameIndex | None = kept[1]
+        return index
+    index = NameIndex(value) if all(type(name) is str for name in value) else None
+    facts.shared[key] = (value, index)
+    return index
