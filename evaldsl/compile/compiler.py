@@ -53,6 +53,10 @@ class CompiledAssertion:
 slot_init(CompiledAssertion)  # one a statement
 
 
+#: A case's tests of one list of names from which a run indexes the list (`nameindex`).
+NAMES_INDEXED_FROM = 3
+
+
 class Compiler:
     """Compiles the assertions of one case, accumulating what they need from the run. It
     is the `CompileContext` predicate families compile themselves in."""
@@ -73,6 +77,9 @@ class Compiler:
         self.needs = needs if needs is not None else Needs()
         self.judge = judge or no_judge
         self.judge_model = judge_model
+        # how many tests of each list of names (`tools`, `nodes`) have a test through its
+        # index: from `NAMES_INDEXED_FROM` of them, a run indexes the list for them all
+        self.names_tests: dict[str, int] = {}
 
     def text(self, span: Span) -> str:
         text = self.source.text[span.start : span.end]
@@ -131,9 +138,14 @@ class Compiler:
         # the registry asked directly (`value_test` and `expected` below): one a statement
         test = registry.value_test(pred, SUBJECTS[subject.kind].type)
         expected = registry.expected(pred)
-        # a list of names (tools, nodes) is indexed once per run for all its tests
+        # a list of names (tools, nodes) is indexed once per run for all its tests, when
+        # there are enough of them: one or two walk it (each stops where it is decided,
+        # where the index is made by a walk of the whole list)
         kind = subject.kind
         indexed = registry.names_test(pred) if SUBJECTS[kind].type == "Names" else None
+        tests_of = self.names_tests
+        if indexed is not None:
+            tests_of[kind] = tests_of.get(kind, 0) + 1
 
         def run(facts: RunFacts) -> Verdict:
             try:
@@ -148,7 +160,9 @@ class Compiler:
             else:
                 index = (
                     name_index(facts, kind, value)
-                    if indexed is not None and type(value) is list
+                    if indexed is not None
+                    and type(value) is list
+                    and tests_of[kind] >= NAMES_INDEXED_FROM
                     else None
                 )
                 ok = test(value) if index is None or indexed is None else indexed(index)
