@@ -41,6 +41,8 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
 - "edges and keys" (N = 4,000): N `args` tests of one tool, each a `starts with`, an
   `ends with`, a `has KEY` or a `contains NUMBER` of its own, over N calls, every other
   one passing the test of its number;
+- "tools tests" (N = 16,000): N tests of the list of tools called (`contains`, `contains
+  all/any [..]`, `in order [..]`) over N calls;
 - "distinct paths" (N = 4,000): N `args` tests of one tool, each on a path of its own
   (`$.aI.b[*].c`), over N calls each holding one of those paths.
 
@@ -308,6 +310,18 @@ def write_edges_and_keys(path: Path, turns: int) -> None:
     )
 
 
+def write_tools_tests(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` tests of `tools`, and beside it (`.calls.jsonl`) `turns`
+    calls of `w`: the tests naming `w` alone, or any of two, pass."""
+    forms = (
+        "tools contains t{i}",
+        "tools in order [w, t{i}]",
+        "tools contains any [t{i}, w]",
+        "tools contains all [w, t{i}]",
+    )
+    write_tests(path, (forms[i % 4].format(i=i) for i in range(turns)), ({} for _ in range(turns)))
+
+
 def write_distinct_paths(path: Path, turns: int) -> None:
     """An `.eval` file of `turns` tests, each on a path of its own, and beside it
     (`.calls.jsonl`) `turns` calls, each holding one of those paths (every other one
@@ -357,6 +371,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "every unequal": (write_every_unequal, 4_000, check_equal_tests),
     "contains objects": (write_contains_objects, 4_000, check_equal_tests),
     "edges and keys": (write_edges_and_keys, 4_000, check_equal_tests),
+    "tools tests": (write_tools_tests, 16_000, check_equal_tests),
     "distinct paths": (write_distinct_paths, 4_000, check_equal_tests),
 }
 
