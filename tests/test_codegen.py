@@ -443,6 +443,28 @@ _SHARED_ID = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("answer", "cited"), [("Berlin, say the results", "fail"), ("Paris", "pass")]
+)
+def test_a_call_answered_twice_cites_its_first_result_as_result_tests_read_it(
+    answer: str, cited: str
+) -> None:
+    """A call's result is the first `tool.result` naming it (docs/language.md §4.1): the
+    result `cites` quotes from is the one result tests read, in both passes (a later
+    result naming the call again, a retry's or a log's duplicate, is not)."""
+    events = [
+        {"type": "tool.call", "name": "search", "callId": "c1", "id": "e1"},
+        {"type": "tool.result", "callId": "c1", "output": "Paris"},
+        {"type": "tool.result", "callId": "c1", "output": "Berlin"},
+        {"type": "tool.result", "callId": "e1", "output": "Berlin"},
+        {"type": "llm.response", "output": answer},
+    ]
+    case = _compiled(['tool search result == "Paris"', "answer cites tool search"])
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert [v[0] for v in reference[0][0]] == ["pass", cited]
+
+
 @settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs, traces())
 @example(["tool get_weather result has city", 'every tool search result == "Paris"'], _SHARED_ID)

@@ -703,7 +703,7 @@ class _Generator:
                 "record = new_record(CallRecord)",
                 "record.name = name",
                 "record.arguments = record.result = MISSING",
-                "record.is_error = False",
+                "record.is_error = record.answered = False",
             )
             if mcp:
                 out("found = inline_result(ev)")
@@ -735,10 +735,11 @@ class _Generator:
                 "        record_for = by_call_id[key]",
                 "    except KeyError:  # a kept call's event id, not filed yet",
                 "        record_for = file_event_ids(by_call_id, unfiled, key)",
-                "    if record_for is not None:",
+                "    if record_for is not None and not record_for.answered:",
             )
             out.indent()
             out.indent()
+            out("record_for.answered = True  # (its first result: a later one is not)")
             out(f"found = {self.get('output', _RESULT, missing=True)}")
             self.decoded("found")
             out(

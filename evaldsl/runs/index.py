@@ -211,15 +211,17 @@ def _frozen(value: Any) -> Any:
 
 
 class CallRecord:
-    """One tool call: its name, arguments and (once linked) its result."""
+    """One tool call: its name, arguments and (once linked) its result: the first
+    `tool.result` naming it (`answered` once one has, as result tests read it)."""
 
-    __slots__ = ("arguments", "is_error", "name", "result")
+    __slots__ = ("answered", "arguments", "is_error", "name", "result")
 
     def __init__(self, name: str, arguments: Any, result: Any = MISSING) -> None:
         self.name = name
         self.arguments = arguments
         self.result = result
         self.is_error = False
+        self.answered = False
 
 
 @attrs.define
@@ -560,7 +562,10 @@ def _index(
             results += 1
             if want_results:
                 record_for = by_call_id.get(ev.get("callId"))
-                if record_for is not None:
+                if record_for is not None and not record_for.answered:
+                    # the first result naming a call is its result (a later one naming it
+                    # again is not: a retry's, a log's duplicate), as result tests read it
+                    record_for.answered = True
                     record_for.result = ev.get("output", MISSING)
                     record_for.is_error = bool(ev.get("isError"))
             if result_owner:
