@@ -190,23 +190,20 @@ def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
         return ("pre" if node.at_start else "suf", node.text.value)
     if isinstance(node, ast.HasKey):
         return ("haskey", node.key)
-    if isinstance(node, ast.Contains) and not isinstance(node.value, ast.ObjectLit):
-        # a number, a bool, null or a list: an equal element of a list (nothing else holds it)
-        return ("elem", (ast.to_json(node.value),))
-    if (
-        isinstance(node, ast.Contains)
-        and isinstance(node.value, ast.ObjectLit)
-        and len(node.value.pairs) == 1
-        and isinstance(node.value.pairs[0][1], ast.Str)
-    ):
-        key, text = node.value.pairs[0]
-        return ("sub", (key, text.value))  # type: ignore[union-attr]
-    if (
-        isinstance(node, ast.Contains)
-        and isinstance(node.value, ast.ObjectLit)
-        and node.value.pairs
-    ):
-        return ("obj", ast.to_json(node.value))
+    if isinstance(node, ast.Contains):
+        value = node.value
+        if isinstance(value, ast.ObjectLit):
+            if len(value.pairs) == 1:
+                key, text = value.pairs[0]
+                if isinstance(text, ast.Str):
+                    return ("sub", (key, text.value))
+            # any other object: by one of its values, then whole (`{}` holds for any object)
+            return ("obj", ast.to_json(value)) if value.pairs else None
+        # a number, a bool, null or a list: an equal element of a list (nothing else holds
+        # it); a bare name is a text, a substring of a text besides: inlined
+        item = ast.to_json(value)
+        if not isinstance(item, str):
+            return ("elem", (item,))
     return None
 
 
