@@ -21,7 +21,7 @@ from unittest import mock
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import evaldsl
@@ -1748,6 +1748,40 @@ def test_a_stream_read_once_has_its_times_noted_as_it_goes(
 
     generated = outcome(lambda it: made.run(it, None, False))
     assert generated == outcome(lambda it: reference_index_events(it, needs))
+
+
+def _event_id_shared(events: list[Any]) -> bool:
+    """Whether a call's event id is another call's id too (its callId or event id): which
+    call a result naming it answers then depends on the calls a case keeps (README,
+    Limits)."""
+    calls = [e for e in events if e.get("type") in ("tool.call", "mcp.call")]
+    return any(
+        e.get("id") is not None and e.get("id") in (other.get("callId"), other.get("id"))
+        for i, e in enumerate(calls)
+        for j, other in enumerate(calls)
+        if i != j
+    )
+
+
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs, traces())
+def test_a_statement_says_in_a_case_what_it_says_alone(
+    statements: list[str], events: list[Any]
+) -> None:
+    """A statement's verdict does not depend on the statements beside it: what they make
+    the pass read (kept calls, results, sequences, shared structures, memos) changes
+    nothing of it. (A run whose error one of them raises, a token count it reads that
+    cannot be read, fails them all: not compared.)"""
+    assume(not _event_id_shared(events))
+    run = Run(events=events, format="events")
+    together = _compiled(statements).check(run)
+    alone = [_compiled([s]).check(run) for s in statements]
+    assume(together.error is None and all(r.error is None for r in alone))
+
+    def said(results: list[Any]) -> list[Any]:  # (a verdict's span is where it is written)
+        return [(v.status, v.message, v.actual, v.expected) for r in results for v in r.verdicts]
+
+    assert said([together]) == said(alone)
 
 
 # `cites` of one tool (the calls a case keeps decide which call an ambiguous id names; see
