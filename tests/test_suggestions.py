@@ -50,3 +50,15 @@ def test_examples() -> None:
     assert did_you_mean("format_disk_29", ["get_weather", "search_web"], 0.8) is None
     assert did_you_mean("GET_WEATHER", ["get_weather"], 0.99) == "get_weather"  # case-blind
     assert did_you_mean("", [""]) == ""
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.text(alphabet="t0123_x", max_size=6), st.integers(1, 400))
+def test_same_as_difflib_among_many_names_of_one_shape(word: str, size: int) -> None:
+    """Many candidates whose bounds tie (`t017`, `t071`, `t107` share their letters): the
+    scoring from the highest bound down stops only below the best ratio, and a tie of
+    ratios goes to the greatest name, as difflib's does."""
+    pool = [f"t{i:03d}" for i in range(size)]
+    forget_suggestions()
+    assert did_you_mean(word, pool) == reference(word, pool, 0.6)
+    assert did_you_mean(word, pool, 0.8) == reference(word, pool, 0.8)
