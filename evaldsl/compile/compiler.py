@@ -158,14 +158,15 @@ class Compiler:
                 ok = any(test(v) for v in value.values)
                 actual: Any = value.values
             else:
-                index = (
-                    name_index(facts, kind, value)
-                    if indexed is not None
+                if (
+                    indexed is not None
                     and type(value) is list
                     and tests_of[kind] >= NAMES_INDEXED_FROM
-                    else None
-                )
-                ok = test(value) if index is None or indexed is None else indexed(index)
+                    and (index := name_index(facts, kind, value)) is not None
+                ):
+                    ok = indexed(index)
+                else:
+                    ok = test(value)
                 actual = value
             if ok:
                 return Verdict("pass", f"{shown} {pred_text}", span, actual, expected)

@@ -1,11 +1,13 @@
 """A list of names indexed once for all the tests of it in a run: `tools`, `nodes`.
 
 Takes a list (the names a trace's calls made, in order, or a state's visited nodes) and
-gives its `NameIndex`: the set of its names. The
-list tests of a case (`contains X`, `contains all/any [..]`, `only [..]`, `in order
-[..]`) each walked the list: K of them over a trace of n calls cost K × n (1,000
-`tools contains` over 75,000 calls: ~0.5 s). Through the index each costs about its own
-items, and the index is made once per run and subject (`RunFacts.shared`).
+gives its `NameIndex`: the set of its names. The list tests of a case (`contains X`,
+`contains all/any [..]`, `only [..]`, `in order [..]`) each walked the list: K of them
+over a trace of n calls cost K × n (1,000 `tools contains` over 75,000 calls: ~0.5 s).
+Through the index each costs about its own items (`in order` searches the list only when
+every name it asks for is there), and the index is made once per run and subject
+(`RunFacts.shared`), for a case with three tests of the list or more (the compiler's
+`NAMES_INDEXED_FROM`: fewer walk it, each stopping where it is decided).
 
 A list with anything but exact `str` elements has no index (`name_index` gives None): its
 tests walk it as their closures do. For names the index answers what those closures
