@@ -26,6 +26,9 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
   name each (the lines are one declaration);
 - "no tool lines" (N = 16,000): an `.eval` file of N `no tool` lines, each naming one of
   the N tools its `tools` line declares;
+- "misspelt names" (N = 2,000): an `.eval` file whose `tools` line declares N names of
+  one shape (`tool_0042`), and N statements each naming one of them misspelt (an error
+  with a did-you-mean each);
 - "equal tests" (N = 4,000): N `args` tests of one tool's path, each an `== VALUE` or an
   `in [..]` of numbers, objects and lists, over a recording of N calls of that tool (half
   of them equal to some test's value), compiled and checked;
@@ -217,6 +220,14 @@ def write_no_tool_lines(path: Path, turns: int) -> None:
     path.write_text("\n".join([*lines, 'case "c"', "  tool t0 called"]) + "\n")
 
 
+def write_misspelt(path: Path, turns: int) -> None:
+    """An `.eval` file: a `tools` line of `turns` names of one shape, then a statement
+    naming each of them misspelt."""
+    names = [f"tool_{n:04d}" for n in range(turns)]
+    lines = [f"tools {', '.join(names)}", 'case "c"', *(f"  tool {n}x called" for n in names)]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def write_tests(path: Path, tests: Iterable[str], arguments: Iterable[Any]) -> None:
     """An `.eval` file of `tests`, and beside it (`.calls.jsonl`) a recording of calls of
     the tool `w`, one with each of `arguments`."""
@@ -365,6 +376,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "unclosed brackets": (write_unclosed, 4_000, diagnose_file),
     "tools lines": (write_tools_lines, 32_000, diagnose_file),
     "no tool lines": (write_no_tool_lines, 16_000, diagnose_file),
+    "misspelt names": (write_misspelt, 2_000, diagnose_file),
     "equal tests": (write_equal_tests, 4_000, check_equal_tests),
     "every thresholds": (write_every_thresholds, 4_000, check_equal_tests),
     "every regexes": (write_every_regexes, 4_000, check_equal_tests),
