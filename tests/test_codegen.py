@@ -1491,6 +1491,16 @@ def _picked_per_call(pool: int) -> st.SearchStrategy[list[Any]]:
     )
 
 
+def _group_of(pool: list[str]) -> st.SearchStrategy[list[str]]:
+    """Four to ten distinct tests of a pool: enough of one kind to be decided together."""
+    return st.lists(st.sampled_from(pool), min_size=4, max_size=10, unique=True)
+
+
+def _beside(others: list[tuple[bool, str]]) -> st.SearchStrategy[list[tuple[bool, str]]]:
+    """Up to three other tests of the path beside them (whether `every`, the test)."""
+    return st.lists(st.sampled_from(others), max_size=3, unique=True)
+
+
 def _decided_together_agree(
     tests: list[tuple[bool, str]], path: str, picks: list[Any], pool: list[Any], *markers: str
 ) -> None:
@@ -1528,15 +1538,10 @@ _REGEX_VALUES = [
 
 @settings(max_examples=examples(200), deadline=None)
 @given(
-    st.lists(st.sampled_from(_EVERY_REGEXES), min_size=4, max_size=10, unique=True),
-    # other tests of the path beside them (whether `every`, the test): any-call, `every`
-    # of another kind
-    st.lists(
-        st.sampled_from(
-            [(False, "matches /rain/"), (True, '== "rain"'), (True, "is string"), (False, "exists")]
-        ),
-        max_size=3,
-        unique=True,
+    _group_of(_EVERY_REGEXES),
+    # beside them: any-call, `every` of another kind
+    _beside(
+        [(False, "matches /rain/"), (True, '== "rain"'), (True, "is string"), (False, "exists")]
     ),
     st.sampled_from(["$.n", "$.n[*]", "$..n", ""]),
     _picked_per_call(len(_REGEX_VALUES)),
@@ -1597,13 +1602,8 @@ def test_equality_decided_together_meets_every_kind_of_value(
 
 @settings(max_examples=examples(200), deadline=None)
 @given(
-    st.lists(st.sampled_from([*_LITERALS, '"rain"']), min_size=4, max_size=10, unique=True),
-    # other tests of the path beside them (whether `every`, the test)
-    st.lists(
-        st.sampled_from([(False, "== 1"), (True, "== 1"), (True, "is string"), (False, "exists")]),
-        max_size=3,
-        unique=True,
-    ),
+    _group_of([*_LITERALS, '"rain"']),
+    _beside([(False, "== 1"), (True, "== 1"), (True, "is string"), (False, "exists")]),
     st.sampled_from(["$.n", "$.n[*]", "$..n", ""]),
     _picked_per_call(len(_ODD_VALUES)),
 )
@@ -1690,16 +1690,10 @@ _OBJECT_VALUES = [
 
 @settings(max_examples=examples(200), deadline=None)
 @given(
-    st.lists(st.sampled_from(_OBJECT_LITERALS), min_size=4, max_size=10, unique=True),
-    # other tests of the path beside them: inlined, `contains {key: "text"}` decided by its
-    # own table, an `every` test
-    st.lists(
-        st.sampled_from(
-            [(False, 'contains {city: "rain"}'), (True, "is object"), (False, "has n")]
-        ),
-        max_size=3,
-        unique=True,
-    ),
+    _group_of(_OBJECT_LITERALS),
+    # beside them: inlined, `contains {key: "text"}` decided by its own table, an `every`
+    # test
+    _beside([(False, 'contains {city: "rain"}'), (True, "is object"), (False, "has n")]),
     st.sampled_from(["$.n", "$.n[*]", ""]),
     st.lists(st.one_of(st.none(), st.sampled_from(range(len(_OBJECT_VALUES)))), max_size=8),
 )
@@ -1750,6 +1744,17 @@ def test_a_stream_read_once_has_its_times_noted_as_it_goes(
     assert generated == outcome(lambda it: reference_index_events(it, needs))
 
 
+def _together_and_alone(statements: list[str], events: list[Any]) -> tuple[Any, list[Any]]:
+    """The statements' result checked as one case on the events, and each one's alone."""
+    run = Run(events=events, format="events")
+    return _compiled(statements).check(run), [_compiled([s]).check(run) for s in statements]
+
+
+def _said(results: list[Any]) -> list[Any]:
+    """What the results' verdicts say (not where: a verdict's span is where it is written)."""
+    return [(v.status, v.message, v.actual, v.expected) for r in results for v in r.verdicts]
+
+
 def _event_id_shared(events: list[Any]) -> bool:
     """Whether a call's event id is another call's id too (its callId or event id): which
     call a result naming it answers then depends on the calls a case keeps (README,
@@ -1773,15 +1778,9 @@ def test_a_statement_says_in_a_case_what_it_says_alone(
     nothing of it. (A run whose error one of them raises, a token count it reads that
     cannot be read, fails them all: not compared.)"""
     assume(not _event_id_shared(events))
-    run = Run(events=events, format="events")
-    together = _compiled(statements).check(run)
-    alone = [_compiled([s]).check(run) for s in statements]
+    together, alone = _together_and_alone(statements, events)
     assume(together.error is None and all(r.error is None for r in alone))
-
-    def said(results: list[Any]) -> list[Any]:  # (a verdict's span is where it is written)
-        return [(v.status, v.message, v.actual, v.expected) for r in results for v in r.verdicts]
-
-    assert said([together]) == said(alone)
+    assert _said([together]) == _said(alone)
 
 
 # `cites` of one tool (the calls a case keeps decide which call an ambiguous id names; see
@@ -1820,13 +1819,8 @@ def test_citations_worked_out_once_say_what_each_alone_says(
 ) -> None:
     """`cites` statements of one run share the values a tool gave and those an answer
     quotes (`RunFacts.shared`, by tool, path and answer): each says what it says alone."""
-
-    def said(results: list[Any]) -> list[Any]:  # (a verdict's span is where it is written)
-        return [(v.status, v.message, v.actual, v.expected) for r in results for v in r.verdicts]
-
-    together = _compiled(statements).check(Run(events=events, format="events"))
-    alone = [_compiled([s]).check(Run(events=events, format="events")) for s in statements]
-    assert said([together]) == said(alone)
+    together, alone = _together_and_alone(statements, events)
+    assert _said([together]) == _said(alone)
 
 
 def _citable_by_isinstance(results: list[Any]) -> set[str]:

@@ -13,6 +13,7 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import Literal
 
 import attrs
@@ -214,7 +215,7 @@ def _best(word: str, near: list[tuple[float, tuple[str, ...]]], cutoff: float) -
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(word)  # (as get_close_matches: the word is the second sequence)
     best: tuple[float, str] | None = None
-    for bound, candidates in sorted(near, key=_first, reverse=True):
+    for bound, candidates in sorted(near, key=itemgetter(0), reverse=True):
         if best is not None and bound < best[0]:
             break  # (every bound left is lower: no ratio left can reach the best)
         for candidate in candidates:
@@ -223,10 +224,6 @@ def _best(word: str, near: list[tuple[float, tuple[str, ...]]], cutoff: float) -
             if score >= cutoff and (best is None or (score, candidate) > best):
                 best = (score, candidate)
     return None if best is None else best[1]
-
-
-def _first(pair: tuple[float, tuple[str, ...]]) -> float:
-    return pair[0]
 
 
 def _near(word: str, pool: tuple[str, ...], cutoff: float) -> list[tuple[float, tuple[str, ...]]]:

@@ -758,39 +758,59 @@ class GroupWriter:
         more values, they fail only if every other value equals the first."""
         if _EVERY_UNEQUAL not in plan["bulk"]:
             return
-        out, names = self.out, self.names
+        out = self.out
         table = f"g{g}_{_EVERY_UNEQUAL}"
         room, pairs, ids = plan[_EVERY_UNEQUAL]
+
+        def fail_all() -> None:
+            out(f"{table}.clear()")
+            self.each_open(g, ids, last)
+
         with out.nested(f"if {table}:"):
             if found is None:
-                out(f"{table}.clear()")
-                self.each_open(g, ids, last)
+                fail_all()
                 return
-            odd = names.bind("J", ODD, "no key: compare pairwise")
-            key = names.bind("J", json_key, "json_key")
-            pairwise = names.bind("J", equal_items, "equal_items")
             if found == "vals":
                 with out.nested("if not vals:  # no value: every one fails"):
-                    out(f"{table}.clear()")
-                    self.each_open(g, ids, last)
+                    fail_all()
                 out("else:")
                 out.indent()
                 out("v = vals[0]")
-            out(
-                f"jk = v if type(v) is str else {key}(v, {room})",
-                f"jhits = {pairwise}(v, {pairs}) if jk is {odd} else {table}.get(jk)",
-            )
+            self.equal_tests("v", room, pairs, table, keep=True)
             if found == "vals":
-                equal = names.bind("J", json_equal, "json_equal")
+                equal = self.names.bind("J", json_equal, "json_equal")
                 out(
                     f"if jhits and len(vals) > 1 and not all({equal}(x, v) for x in vals[1:]):",
                     "    jhits = None  # a value differs from the first: it passes them all",
                 )
             with out.nested("if jhits:"):
-                out(f"if jk is not {odd}:", f"    del {table}[jk]")
+                out(f"if jk is not {self.odd()}:", f"    del {table}[jk]")
                 self.each_open(g, "jhits", last)
             if found == "vals":
                 out.dedent()
+
+    def odd(self) -> str:
+        """The name of `jsonkeys.ODD` (a value without a JSON key) in the namespace."""
+        return self.names.bind("J", ODD, "no key: compare pairwise")
+
+    def json_key_of(self, value: str, room: str) -> str:
+        """`value`'s JSON key made within `room` (a text is its own key), as an expression."""
+        key = self.names.bind("J", json_key, "json_key")
+        return f"{value} if type({value}) is str else {key}({value}, {room})"
+
+    def equal_tests(
+        self, value: str, room: str, pairs: str, table: str, *, keep: bool = False
+    ) -> None:
+        """Write `jk`, `value`'s JSON key, and `jhits`, the tests of a key table
+        (`key_table`) whose value equals it: found by the key, and taken out of the
+        table (`keep`: left in it), or, for a value without one, compared pairwise with
+        each test's values (`equal_items`); None or empty when none is."""
+        pairwise = self.names.bind("J", equal_items, "equal_items")
+        take = f"{table}.get(jk)" if keep else f"{table}.pop(jk, ())"
+        self.out(
+            f"jk = {self.json_key_of(value, room)}",
+            f"jhits = {pairwise}({value}, {pairs}) if jk is {self.odd()} else {take}",
+        )
 
     def bulk_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
         """The tests decided together, on one value `v`."""
@@ -810,18 +830,7 @@ class GroupWriter:
             # a text is its own key; anything else has one made within the room, or
             # none (`ODD`: a `str` subclass, a tuple…), and is then compared pairwise
             room, pairs = plan["key"]
-            odd, key, pairwise = (
-                self.names.bind("J", ODD, "no key: compare pairwise"),
-                self.names.bind("J", json_key, "json_key"),
-                self.names.bind("J", equal_items, "equal_items"),
-            )
-            out(
-                "if type(v) is str:",
-                f"    jhits = g{g}_key.pop(v, ())",
-                "else:",
-                f"    jk = {key}(v, {room})",
-                f"    jhits = {pairwise}(v, {pairs}) if jk is {odd} else g{g}_key.pop(jk, ())",
-            )
+            self.equal_tests("v", room, pairs, f"g{g}_key")
             self.each_open(g, "jhits", last)
         numeric = [k for k in ("lt", "le", "gt", "ge") if k in bulk]
         if numeric:
@@ -942,8 +951,6 @@ class GroupWriter:
         each key the tables are kept by looks up the few tests to test whole."""
         out, names = self.out, self.names
         tables = plan["obj"]
-        odd = names.bind("J", ODD, "no key: compare pairwise")
-        key = names.bind("J", json_key, "json_key")
         at = names.bind("J", objects_at, "objects_at")
         passed = names.bind("J", objects_passed, "objects_passed")
         with out.nested("if isinstance(v, dict):"):
@@ -951,18 +958,13 @@ class GroupWriter:
                 with out.nested(f"if {table} and {field} in v:"):
                     out(
                         f"x = v[{field}]",
-                        f"jk = x if type(x) is str else {key}(x, {tables['room']})",
-                        f"b = {at}(x, {field}, {table}) if jk is {odd} else {table}.get(jk)",
+                        f"jk = {self.json_key_of('x', tables['room'])}",
+                        f"b = {at}(x, {field}, {table}) if jk is {self.odd()} else {table}.get(jk)",
                     )
                     with out.nested("if b:"):
                         self.each_open(g, f"{passed}(v, b, g{g}_bulk)", last)
-        pairwise = names.bind("J", equal_items, "equal_items")
         with out.nested("elif isinstance(v, list):", "for e in v:", "if isinstance(e, dict):"):
-            out(
-                f"jk = {key}(e, {tables['whole_room']})",
-                f"jhits = {pairwise}(e, {tables['whole_pairs']}) if jk is {odd}"
-                f" else g{g}_objw.pop(jk, ())",
-            )
+            self.equal_tests("e", tables["whole_room"], tables["whole_pairs"], f"g{g}_objw")
             self.each_open(g, "jhits", last)
 
     def text_edges(self, g: int, plan: dict[str, Any], kind: str, last: str) -> None:
@@ -999,16 +1001,9 @@ class GroupWriter:
     def elements(self, g: int, plan: dict[str, Any], last: str) -> None:
         """`contains VALUE` of a number, bool, null or list: a list's element equal to
         it, each element looked up by its JSON key (pairwise when it has none)."""
-        out, names = self.out, self.names
         room, pairs = plan["elem"]
-        odd = names.bind("J", ODD, "no key: compare pairwise")
-        key = names.bind("J", json_key, "json_key")
-        pairwise = names.bind("J", equal_items, "equal_items")
-        with out.nested(f"if isinstance(v, list) and g{g}_elem:", "for e in v:"):
-            out(
-                f"jk = e if type(e) is str else {key}(e, {room})",
-                f"jhits = {pairwise}(e, {pairs}) if jk is {odd} else g{g}_elem.pop(jk, ())",
-            )
+        with self.out.nested(f"if isinstance(v, list) and g{g}_elem:", "for e in v:"):
+            self.equal_tests("e", room, pairs, f"g{g}_elem")
             self.each_open(g, "jhits", last)
 
     def texts_in_list(self, g: int, plan: dict[str, Any], last: str) -> None:
