@@ -32,7 +32,7 @@ from evaldsl.language.values import MISSING, json_equal
 from evaldsl.predicates import registry
 from evaldsl.predicates.base import Family
 from evaldsl.runner.core import metrics_of
-from evaldsl.runs import codegen, decode, groupgen, overflow, passes
+from evaldsl.runs import codegen, decode, groupgen, groupsets, overflow, passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.groupgen import INLINE_MAX
 from evaldsl.runs.index import index_events as reference_index_events
@@ -1978,14 +1978,14 @@ def test_regexes_past_one_sets_memory_or_count_are_split_and_found_as_one_set_fi
     `REGEXES_PER_SET` go in Sets of that many: their matches are each regex's own."""
     patterns = [(p, "i" if n % 5 == 0 else "") for n, p in enumerate(_HEAVY)]
     expected = [n for n, (p, f) in enumerate(patterns) if compile_regex(p, f).search(text)]
-    with mock.patch.object(groupgen, "SET_MEMORY", 64 << 10):  # too small for all of them
-        small = groupgen.regex_set(patterns, most=len(patterns))
-    by_count = groupgen.regex_set(patterns, most=7)
+    with mock.patch.object(groupsets, "SET_MEMORY", 64 << 10):  # too small for all of them
+        small = groupsets.regex_set(patterns, most=len(patterns))
+    by_count = groupsets.regex_set(patterns, most=7)
     for found in (small, by_count):
-        assert isinstance(found, groupgen.SetChunks) and len(found.parts) >= 2
+        assert isinstance(found, groupsets.SetChunks) and len(found.parts) >= 2
         assert sorted(found.Match(text)) == expected
     # and through a generated pass: more regexes on one path than go in one Set
-    with mock.patch.object(groupgen, "REGEXES_PER_SET", 7):
+    with mock.patch.object(groupsets, "REGEXES_PER_SET", 7):
         case = _compiled([f"tool w args $.q matches /{p}/{f}" for p, f in patterns])
         made = passes.pass_for(case.needs, raw=False)
     assert any(" RE2 Sets of the regexes" in note for note in made.notes), made.notes

@@ -57,7 +57,8 @@ from evaldsl.runs.events import (
     tool_call_arguments,
     tool_call_name,
 )
-from evaldsl.runs.groupgen import GroupTest, GroupWriter, Names, Out, bulk_kind
+from evaldsl.runs.gensource import Names, Out
+from evaldsl.runs.groupgen import GroupTest, GroupWriter, bulk_kind
 from evaldsl.runs.index import CallRecord, Needs, Tally, TraceFacts
 from evaldsl.runs.prices import price_of
 from evaldsl.runs.text import usage_tokens

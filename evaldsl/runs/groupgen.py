@@ -20,29 +20,34 @@ the text's first (last) characters, one per length the tests' texts have, `has K
 a dict lookup of each of an object's keys, `contains VALUE` of any other value by a
 dict lookup of a list's elements' JSON keys, regexes and
 `contains "text"` by one RE2 `Set` (both in one Set when a path has both), searched
-through the Set's own `Match`; each test leaves its structure once decided.
-
-Also here: `Names`, the namespace the generated source reads every value by (a value is
-never written into the source), and `Out`, its lines.
+through the Set's own `Match`; each test leaves its structure once decided. What that
+code calls as it runs (the Sets, the lookups of values without a JSON key) is
+`groupsets.py`; the source's lines and the names its values are read by, `gensource.py`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
-import re2
 
 from evaldsl.language import ast
 from evaldsl.language.jsonkeys import ODD, json_key, keys_of, nodes
 from evaldsl.language.paths import STAR, CompiledPath, Descend, Member, compile_path
-from evaldsl.language.regexes import compile_regex
-from evaldsl.language.values import json_contains, json_equal
+from evaldsl.language.values import json_equal
+from evaldsl.runs.gensource import Names, Out
+from evaldsl.runs.groupsets import (
+    SetChunks,
+    equal_items,
+    literal_set,
+    objects_at,
+    objects_passed,
+    regex_set,
+    set_matcher,
+)
 from evaldsl.runs.index import SAMPLE, CallProbe
 
 #: From this many tests of one kind on one path, they are decided together.
@@ -56,65 +61,6 @@ INLINE_MAX = 16
 #: around the path's.
 STEPS_WRITTEN = 32
 STARS_WRITTEN = 8
-
-
-class Names:
-    """The generated function's namespace: each value gets a name the source reads it by
-    (the `FragmentContext` families make their fragments in)."""
-
-    def __init__(self) -> None:
-        self.namespace: dict[str, Any] = {}
-        self.notes: list[str] = []
-        self.count = 0
-        self._by_id: dict[int, str] = {}
-
-    def bind(self, prefix: str, value: Any, note: str | None = None) -> str:
-        key = id(value)
-        known = self._by_id.get(key)
-        if known is not None and self.namespace[known] is value:
-            return known
-        self.count += 1
-        name = f"{prefix}{self.count}"
-        self.namespace[name] = value
-        self._by_id[key] = name
-        if note is not None:
-            self.notes.append(f"{name}: {note}")
-        return name
-
-    def const(self, value: Any) -> str:
-        shown = getattr(value, "__qualname__", None) if callable(value) else None
-        text = shown or repr(value)
-        return self.bind("C", value, text if len(text) <= 60 else text[:59] + "…")
-
-
-class Out:
-    """Source lines with indentation."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.depth = 0
-
-    def __call__(self, *lines: str) -> None:
-        for line in lines:
-            self.lines.append("    " * self.depth + line)
-
-    def indent(self) -> Out:
-        self.depth += 1
-        return self
-
-    def dedent(self) -> None:
-        self.depth -= 1
-
-    @contextlib.contextmanager
-    def nested(self, *headers: str) -> Iterator[None]:
-        """Lines written inside are inside each of `headers` (a line opening a block)."""
-        for header in headers:
-            self(header)
-            self.indent()
-        try:
-            yield
-        finally:
-            self.depth -= len(headers)
 
 
 _ORDERS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
@@ -205,124 +151,6 @@ def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
         if not isinstance(item, str):
             return ("elem", (item,))
     return None
-
-
-#: The memory an RE2 Set may take, its program and its DFA's states. With RE2's default
-#: (8 MiB), ~2,700 regexes of one path made a program too large to compile, and a Set of
-#: 3,000 kept its DFA within it only by rebuilding it at nearly every search (3,000
-#: regexes over 1,500 calls: 16 s; 6.7 s with this). A bound, not an allocation: the DFA
-#: grows only with the states a search visits.
-SET_MEMORY = 64 << 20
-#: At most this many regexes in one Set: a DFA's states are sets of the patterns' states
-#: (each a partial match), and over patterns that overlap (words of one alphabet, as
-#: `\b{w}[a-z]*\b` for thousands of words) their number grows past any memory, so the
-#: DFA is rebuilt at every search; several smaller Sets each keep theirs. Measured on one
-#: path's regexes over 1,500-20,000 calls: 3,000 such regexes 6.7 s in one Set, 1.8 s in
-#: Sets of 256 (1.1 s of 64; 2.9 s tested one by one); 877 regexes of `bench.py`'s forms
-#: 1.06 s in one Set, 0.88 s in Sets of 256 (1.13 s of 128, 0.2-0.7 s slower of 64).
-#: Literal texts (one trie) stay in one Set.
-REGEXES_PER_SET = 256
-
-
-class SetChunks:
-    """Patterns in several RE2 Sets: `Match` gives the indices (in the order the patterns
-    were given) of those found in a text, as one Set's would."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self, parts: list[tuple[int, Any]]) -> None:
-        # (the index of a part's first pattern, its search, whether it takes bytes)
-        self.parts = [(start, *set_matcher(found)) for start, found in parts]
-
-    def Match(self, text: str) -> list[int]:  # (the name RE2's Sets answer to)
-        data = text.encode()
-        return [
-            start + i
-            for start, match, takes_bytes in self.parts
-            for i in match(data if takes_bytes else text) or ()
-        ]
-
-
-def regex_set(patterns: list[tuple[str, str]], *, most: int | None = None) -> Any:
-    """One RE2 Set searching for every pattern at once (each with its flags inline, as
-    `compile_regex` writes them), or `SetChunks` of at most `most` patterns each
-    (`REGEXES_PER_SET`), split again where one is too large for a Set's memory."""
-    parts = _sets(patterns, 0, REGEXES_PER_SET if most is None else most)
-    return parts[0][1] if len(parts) == 1 else SetChunks(parts)
-
-
-def _sets(patterns: list[tuple[str, str]], start: int, most: int) -> list[tuple[int, Any]]:
-    """The Sets of `patterns` (the first at index `start`), each with its first index."""
-    found: Any = None
-    if len(patterns) <= most:
-        options = re2.Options()
-        options.log_errors = False
-        options.max_mem = SET_MEMORY
-        found = re2.Set.SearchSet(options)
-        for pattern, flags in patterns:
-            assert not isinstance(compile_regex(pattern, flags), Exception)
-            prefix = f"(?{''.join(sorted(set(flags)))})" if flags else ""
-            found.Add(prefix + pattern)
-        try:
-            found.Compile()
-        except re2.error:  # too large for one Set: each pattern alone compiles (checked)
-            if len(patterns) < 2:
-                raise
-            found = None
-    if found is not None:
-        return [(start, found)]
-    half = len(patterns) // 2
-    return _sets(patterns[:half], start, most) + _sets(patterns[half:], start + half, most)
-
-
-def literal_set(texts: list[str]) -> Any:
-    """One RE2 Set of literal texts (a trie to its DFA: as many as a Set's memory takes)."""
-    return regex_set([(re.escape(t), "") for t in texts], most=len(texts))
-
-
-def set_matcher(found: Any) -> tuple[Callable[[Any], Any], bool]:
-    """A compiled RE2 Set's search for the indices of its patterns found in a text, and
-    whether it takes the text's UTF-8 bytes (`text.encode()`), not the text itself. It
-    runs for every value of every call, so the generated code calls the Set's own `Match`
-    (no Python wrapper, whose frame and `encode("utf-8")`, which looks the codec up by
-    name, were about half of each search); a wrapper without one is called as it is."""
-    inner = getattr(found, "_set", None)
-    match = getattr(inner, "Match", None)
-    if match is None:
-        return found.Match, False
-    return match, True
-
-
-def equal_items(value: Any, entries: tuple[tuple[int, tuple[Any, ...]], ...]) -> list[int]:
-    """The tests of `entries` (each a test and its values) with a value `json_equal` to
-    `value`: how a value that has no JSON key (`jsonkeys.ODD`) is looked for."""
-    return [j for j, items in entries if any(json_equal(value, w) for w in items)]
-
-
-def objects_at(x: Any, key: str, table: dict[object, dict[int, Any]]) -> dict[int, Any]:
-    """The tests of an object table (`GroupWriter.object_tables`) whose object has a value
-    `json_equal` to `x` at `key`: how a value without a JSON key (`jsonkeys.ODD`) is looked
-    for."""
-    return {
-        j: item
-        for bucket in table.values()
-        for j, item in bucket.items()
-        if json_equal(x, item[key])
-    }
-
-
-def objects_passed(value: Any, bucket: dict[int, Any], open_: set[int]) -> list[int]:
-    """The tests of `bucket` (each test's object by the test) still open whose object
-    `value` contains (`json_contains`: each of its keys there with an equal value), taken
-    out of it; those decided meanwhile (an object equal to theirs in a list) are dropped."""
-    passed: list[int] = []
-    for j, item in list(bucket.items()):
-        if j not in open_:
-            del bucket[j]
-        elif json_contains(value, item):
-            del bucket[j]
-            passed.append(j)
-    return passed
 
 
 def _thresholds(members: list[GroupTest], *, descending: bool) -> list[tuple[Any, int]]:
