@@ -483,6 +483,31 @@ def _index(
     last_at: Any = None
     last_ev: Any = None
     ev: Any = None  # after the loop: the last event
+
+    def feed_results(name: str, output: Any) -> None:
+        """One call's result to `name`'s result tests. Once they are all decided, its
+        calls are wired to their results no more (their ids name no call a result could
+        reach), and once no tool's are, no result is read: alike whether a result event
+        or an MCP call's own result decided them (the generated pass stops alike)."""
+        owned = result_probes[name]
+        settled = False
+        for feed, _ in owned:
+            if feed(output):
+                settled = True
+        if not settled:
+            return
+        owned[:] = [entry for entry in owned if not entry[1].decided]
+        if owned:
+            return
+        arg_side, _, keep_it = tool_plan.get(name, (None, None, False))
+        if arg_side is None and not keep_it:
+            tool_plan.pop(name, None)
+        else:
+            tool_plan[name] = (arg_side, None, keep_it)
+        tools[name][1] = tool_plan.get(name)
+        if not any(entry[1] for entry in tool_plan.values()):
+            result_owner.clear()  # no result is read any more
+
     # the event types (declared in runs/events.py) as locals: tested once per event
     call_types, response_types, error_types = TOOL_CALL_TYPES, RESPONSE_TYPES, ERROR_TYPES
     mcp_call, tool_result, llm_request = MCP_CALL, TOOL_RESULT, LLM_REQUEST
@@ -544,8 +569,7 @@ def _index(
                 if kind == mcp_call:
                     inline = inline_result(ev)
                     if inline is not MISSING:
-                        for feed, _ in result_probes[name]:
-                            feed(inline)
+                        feed_results(name, inline)
                 else:
                     _link(result_owner, ev, [name, False])
             if keep:
@@ -572,24 +596,7 @@ def _index(
                 owner_of = result_owner.get(ev.get("callId"))
                 if owner_of is not None and not owner_of[1]:
                     owner_of[1] = True  # one result per call: the first that names it
-                    output = ev.get("output", MISSING)
-                    owned = result_probes[owner_of[0]]
-                    settled = False
-                    for feed, _ in owned:
-                        if feed(output):
-                            settled = True
-                    if settled:
-                        owned[:] = [entry for entry in owned if not entry[1].decided]
-                    if settled and not owned:
-                        # decided: stop wiring this tool's calls to their results
-                        arg_side, _, keep_it = tool_plan.get(owner_of[0], (None, None, False))
-                        if arg_side is None and not keep_it:
-                            tool_plan.pop(owner_of[0], None)
-                        else:
-                            tool_plan[owner_of[0]] = (arg_side, None, keep_it)
-                        tools[owner_of[0]][1] = tool_plan.get(owner_of[0])
-                        if not any(entry[1] for entry in tool_plan.values()):
-                            result_owner.clear()  # no result is read any more
+                    feed_results(owner_of[0], ev.get("output", MISSING))
         elif kind == llm_request:
             steps += 1
             if want_cost:
