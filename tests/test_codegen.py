@@ -12,6 +12,7 @@ import itertools
 import json
 import math
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from evaldsl.language.values import MISSING, json_equal
 from evaldsl.predicates import registry
 from evaldsl.predicates.base import Family
 from evaldsl.runner.core import metrics_of
-from evaldsl.runs import codegen, decode, groupgen, groupsets, overflow, passes
+from evaldsl.runs import codegen, decode, groupgen, groupsets, load_run, overflow, passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.groupgen import INLINE_MAX
 from evaldsl.runs.index import index_events as reference_index_events
@@ -40,6 +41,7 @@ from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.syntax.parser import parse
 from tests.fuzzing import examples
+from tests.test_realworld import MUST_FAIL, REAL, TABLE
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -485,6 +487,51 @@ def test_generated_pass_agrees_in_memory(statements: list[str], events: list[Any
     case = _compiled(statements)
     reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
     assert generated == reference, "\n".join(statements)
+
+
+#: Statements for every real trace besides its own: counts, tokens, cost, latency, answers,
+#: the sequence (an error where the trace cannot answer them: then both must say so alike).
+_ANY_TRACE = [
+    "tokens >= 0",
+    "cost < $100",
+    "latency < 100000s",
+    "steps >= 1",
+    "answer matches /[a-z]/",
+    "answer[-2] not empty",
+    "tools contains any [get_weather, search, never_called_tool]",
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "asserts"), [(t[0], t[2]) for t in TABLE], ids=[t[0] for t in TABLE]
+)
+def test_generated_pass_reads_every_real_trace_as_the_reference(
+    name: str, asserts: list[str]
+) -> None:
+    """The traces of tests/fixtures/realworld are small: a run reads them through the
+    reference pass (tests/test_realworld.py). A large one of their formats goes through
+    the generated pass: on each, with its own assertions, those that must fail, and
+    `_ANY_TRACE` (each tool it names asked for its arguments, results and `cites` too),
+    the two give the same verdicts, messages, values and metrics, and a file streamed is
+    read alike whole and by the typed decoder."""
+    tools = sorted({w for a in asserts for w in re.findall(r"\bget_\w+", a)})
+    per_tool = [
+        line
+        for tool in tools
+        for line in (
+            f"tool {tool} args has x",
+            f"every tool {tool} result != 1",
+            f"answer cites tool {tool}",
+        )
+    ]
+    case = _compiled([*asserts, *MUST_FAIL, *_ANY_TRACE, *per_tool])
+    run = load_run(REAL / name)
+    reference, generated = _both(case, run, lambda n: attrs.evolve(n, passes={}))
+    assert generated == reference
+    if isinstance(run.events, EventStream):
+        with mock.patch.object(passes, "TYPED_FROM", 0):
+            reference, generated = _both(case, run, lambda n: attrs.evolve(n, passes={}))
+        assert generated == reference
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
