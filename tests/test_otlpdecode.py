@@ -28,6 +28,7 @@ from evaldsl.runs import RunError, detect, load_run, otel, otlpdecode, spanplan
 from evaldsl.runs.providers import Trace
 from evaldsl.runs.rawattrs import RawAttrs
 from tests.fuzzing import examples
+from tests.test_realworld import REAL
 
 TEXTS = [
     "",
@@ -588,6 +589,34 @@ def test_typed_document_reading_is_the_reference(
         return otlpdecode.read_otel_document(str(path), data.removeprefix(b"\xef\xbb\xbf"), chosen)
 
     assert_typed_is_reference(path, data, broken, monkeypatch, typed_itself)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "openinference-phoenix-spans/spans.jsonl",
+        "openinference-phoenix-spans/spans.otlp.json",
+        "otel-latitude-otlp/trace.otlp.json",
+    ],
+)
+def test_real_span_files_read_typed_are_the_reference(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real OTel files of tests/fixtures/realworld, read by the typed decoder as a
+    large file of theirs would be: the same run as the full reading, detected and named,
+    and read by the typed decoder itself (lines, or a document)."""
+    path = REAL / name
+    data = path.read_bytes()
+
+    def typed_itself(why: str) -> Any:
+        if name.endswith(".jsonl"):
+            return otlpdecode.read_otel_lines(str(path), lambda head: why, 50)
+        return otlpdecode.read_otel_document(str(path), data, lambda container, count: why)
+
+    assert_typed_is_reference(path, data, False, monkeypatch, typed_itself)
+    # (each calls a tool and answers: two empty readings would agree too)
+    kinds = {e.get("type") for e in typed_itself("otel").events}
+    assert {"tool.call", "llm.response"} <= kinds, kinds
 
 
 #: Keys spelled every way `otel.indexed` may meet them: indices with leading zeros or
