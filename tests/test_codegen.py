@@ -12,7 +12,6 @@ import itertools
 import json
 import math
 import os
-import re
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -42,6 +41,8 @@ from evaldsl.runs.model import Run, RunError
 from evaldsl.syntax.parser import parse
 from tests.fuzzing import examples
 from tests.test_realworld import MUST_FAIL, REAL, TABLE
+
+TRACEPLAY = Path(__file__).resolve().parent / "fixtures" / "traceplay"
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -510,22 +511,37 @@ def test_generated_pass_reads_every_real_trace_as_the_reference(
 ) -> None:
     """The traces of tests/fixtures/realworld are small: a run reads them through the
     reference pass (tests/test_realworld.py). A large one of their formats goes through
-    the generated pass: on each, with its own assertions, those that must fail, and
-    `_ANY_TRACE` (each tool it names asked for its arguments, results and `cites` too),
-    the two give the same verdicts, messages, values and metrics, and a file streamed is
-    read alike whole and by the typed decoder."""
-    tools = sorted({w for a in asserts for w in re.findall(r"\bget_\w+", a)})
+    the generated pass: on each, with its own assertions and those that must fail, the
+    two read it alike (`_reads_alike`)."""
+    _reads_alike(REAL / name, [*asserts, *MUST_FAIL])
+
+
+@pytest.mark.parametrize(
+    "path", sorted(TRACEPLAY.glob("*/cassette*.jsonl")), ids=lambda p: p.parent.name
+)
+def test_generated_pass_reads_every_traceplay_cassette_as_the_reference(path: Path) -> None:
+    """The same for the real traceplay cassettes of tests/fixtures/traceplay."""
+    _reads_alike(path, [])
+
+
+def _reads_alike(path: Path, asserts: list[str]) -> None:
+    """`asserts`, `_ANY_TRACE`, and for each tool the trace calls tests of its arguments,
+    results and `cites`: the same verdicts, messages, values and metrics from the
+    reference and the generated pass, and from a file streamed both whole and by the
+    typed decoder."""
+    run = load_run(path)
+    called = sorted({e.get("name") for e in run.events if e.get("type") == "tool.call"} - {None})
     per_tool = [
         line
-        for tool in tools
+        for tool in called
         for line in (
-            f"tool {tool} args has x",
-            f"every tool {tool} result != 1",
-            f"answer cites tool {tool}",
+            f'tool "{tool}" args has x',
+            f'every tool "{tool}" result != 1',
+            f'tool "{tool}" result matches /a/',
+            f'answer cites tool "{tool}"',
         )
     ]
-    case = _compiled([*asserts, *MUST_FAIL, *_ANY_TRACE, *per_tool])
-    run = load_run(REAL / name)
+    case = _compiled([*asserts, *_ANY_TRACE, *per_tool])
     reference, generated = _both(case, run, lambda n: attrs.evolve(n, passes={}))
     assert generated == reference
     if isinstance(run.events, EventStream):
