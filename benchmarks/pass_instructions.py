@@ -1,0 +1,132 @@
+"""Machine instructions of one pass: each speed.py mix's generated pass beside its
+hand-written pass, and the pass of K distinct statements, counted by valgrind.
+
+Run:  .venv/bin/python benchmarks/pass_instructions.py [--events N] [--only NAME ...]
+      (needs valgrind: `apt-get install valgrind`)
+
+On a shared machine, wall times drift by more than the few percent a change to the pass
+makes; instruction counts do not move with the load. Each figure is counted by
+`valgrind --tool=cachegrind --cache-sim=no` on a child process (`PYTHONHASHSEED=0`, so
+sets and dicts are laid out alike) that decodes the first N events of speed.py's
+cassette into a list and runs one pass over them 0 times and 2 times: the difference,
+halved, is one pass, without the start, the decoding or the compile. Printed: the
+hand-written and the generated pass of "mixed", "hard" and "families" with their ratio,
+and the generated pass of K = 1, 10, 100, 1000 distinct statements with each K's ratio
+to K = 1 and to K = 10 (docs/speed.md, "Where the unmet in-memory targets stand").
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+for where in (ROOT, ROOT / "benchmarks"):
+    if str(where) not in sys.path:
+        sys.path.insert(0, str(where))
+
+import orjson  # noqa: E402
+import speed  # noqa: E402
+
+import evaldsl  # noqa: E402
+from evaldsl.runs.passes import pass_for  # noqa: E402
+
+CASSETTE_EVENTS = 300_000  # speed.py --quick's cassette (made by bench.py when missing)
+KS = (1, 10, 100, 1000)
+_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def child(name: str, which: str, reps: int, events: int) -> None:
+    """Run `which` ("hand" or "evaldsl") of `name` (a mix, or "kN") `reps` times."""
+    cassette, _, _ = speed.bench.ensure_data(CASSETTE_EVENTS, 10_000)
+    decoded: list[dict[str, Any]] = []
+    with open(cassette, "rb") as f:
+        for line, _ in zip(f, range(events + 1), strict=False):
+            event = orjson.loads(line)
+            if "type" in event:  # (the header line is not an event)
+                decoded.append(event)
+    gc.freeze()
+    if name.startswith("k"):
+        text, hand = speed.k_statements(int(name[1:])), None
+    else:
+        text, hand = speed.MIXES[name]
+    case = evaldsl.compile(text).cases[0]
+    run: Callable[[], Any]
+    if which == "hand":
+        assert hand is not None
+        run = lambda: hand(decoded)  # noqa: E731
+    else:
+        made = pass_for(case.needs, raw=False)
+        run = lambda: made.run(decoded, None, True)  # noqa: E731
+    gc.disable()
+    for _ in range(reps):
+        run()
+
+
+def counted(name: str, which: str, reps: int, events: int) -> int:
+    """Instructions of a child running `reps` passes."""
+    cmd = [
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--cachegrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--child",
+        name,
+        which,
+        str(reps),
+        str(events),
+    ]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    found = _REFS.search(done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"{name} {which}: valgrind failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def per_pass(name: str, which: str, events: int) -> int:
+    return (counted(name, which, 2, events) - counted(name, which, 0, events)) // 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--events", type=int, default=60_000, help="events a pass reads")
+    parser.add_argument(
+        "--only", action="append", choices=[*speed.MIXES, "k"], help="a mix, or k (repeat)"
+    )
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        name, which, reps, events = args.child
+        child(name, which, int(reps), int(events))
+        return 0
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed: apt-get install valgrind")
+    speed.bench.ensure_data(CASSETTE_EVENTS, 10_000)  # (made here, not in a child)
+    chosen = args.only or [*speed.MIXES, "k"]
+    print(f"instructions of one pass over the first {args.events:,} events (valgrind)")
+    for mix in (m for m in speed.MIXES if m in chosen):
+        hand, ours = per_pass(mix, "hand", args.events), per_pass(mix, "evaldsl", args.events)
+        print(
+            f"  {mix}: hand-written {hand / 1e6:.1f} M, evaldsl {ours / 1e6:.1f} M, "
+            f"{ours / hand:.2f}x"
+        )
+    if "k" in chosen:
+        ks = {k: per_pass(f"k{k}", "evaldsl", args.events) for k in KS}
+        for k, n in ks.items():
+            print(f"  K={k}: {n / 1e6:.1f} M ({n / ks[1]:.2f}x K=1, {n / ks[10]:.2f}x K=10)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
