@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import os
 import platform
 import random
@@ -1036,12 +1037,13 @@ def bench_compile(eval_file: Path, n: int, runs: int, warm: float) -> list[Row]:
     return rows
 
 
-def load_events(cassette: Path) -> list[Event]:
-    """Every event of the cassette in a list (GC paused, as evaldsl decodes)."""
+def load_events(cassette: Path, limit: int | None = None) -> list[Event]:
+    """Every event of the cassette (or its first `limit`) in a list (GC paused, as
+    evaldsl decodes)."""
     loads = orjson.loads
     with paused_gc(), open(cassette, "rb") as f:
         f.readline()  # the header
-        return [loads(line) for line in f]
+        return [loads(line) for line in itertools.islice(f, limit)]
 
 
 def bench_memory(cassette: Path, mixed: evaldsl.Program, runs: int) -> tuple[list[Row], list[bool]]:

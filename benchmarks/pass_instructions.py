@@ -33,7 +33,6 @@ for where in (ROOT, ROOT / "benchmarks"):
     if str(where) not in sys.path:
         sys.path.insert(0, str(where))
 
-import orjson  # noqa: E402
 import speed  # noqa: E402
 
 import evaldsl  # noqa: E402
@@ -44,15 +43,10 @@ KS = (1, 10, 100, 1000)
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
-def child(name: str, which: str, reps: int, events: int) -> None:
-    """Run `which` ("hand" or "evaldsl") of `name` (a mix, or "kN") `reps` times."""
-    cassette, _, _ = speed.bench.ensure_data(CASSETTE_EVENTS, 10_000)
-    decoded: list[dict[str, Any]] = []
-    with open(cassette, "rb") as f:
-        for line, _ in zip(f, range(events + 1), strict=False):
-            event = orjson.loads(line)
-            if "type" in event:  # (the header line is not an event)
-                decoded.append(event)
+def child(name: str, which: str, reps: int, events: int, cassette: Path) -> None:
+    """Run `which` ("hand" or "evaldsl") of `name` (a mix, or "kN") `reps` times over the
+    cassette's first `events` events."""
+    decoded = speed.bench.load_events(cassette, events)
     gc.freeze()
     if name.startswith("k"):
         text, hand = speed.k_statements(int(name[1:])), None
@@ -71,7 +65,7 @@ def child(name: str, which: str, reps: int, events: int) -> None:
         run()
 
 
-def counted(name: str, which: str, reps: int, events: int) -> int:
+def counted(name: str, which: str, reps: int, events: int, cassette: Path) -> int:
     """Instructions of a child running `reps` passes."""
     cmd = [
         "valgrind",
@@ -85,6 +79,7 @@ def counted(name: str, which: str, reps: int, events: int) -> int:
         which,
         str(reps),
         str(events),
+        str(cassette),
     ]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
@@ -94,8 +89,9 @@ def counted(name: str, which: str, reps: int, events: int) -> int:
     return int(found.group(1).replace(",", ""))
 
 
-def per_pass(name: str, which: str, events: int) -> int:
-    return (counted(name, which, 2, events) - counted(name, which, 0, events)) // 2
+def per_pass(name: str, which: str, events: int, cassette: Path) -> int:
+    two, none = (counted(name, which, reps, events, cassette) for reps in (2, 0))
+    return (two - none) // 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,25 +100,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", choices=[*speed.MIXES, "k"], help="a mix, or k (repeat)"
     )
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        name, which, reps, events = args.child
-        child(name, which, int(reps), int(events))
+        name, which, reps, events, path = args.child
+        child(name, which, int(reps), int(events), Path(path))
         return 0
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed: apt-get install valgrind")
-    speed.bench.ensure_data(CASSETTE_EVENTS, 10_000)  # (made here, not in a child)
+    cassette, _, _ = speed.bench.ensure_data(CASSETTE_EVENTS, 10_000)  # (once, here)
     chosen = args.only or [*speed.MIXES, "k"]
     print(f"instructions of one pass over the first {args.events:,} events (valgrind)")
     for mix in (m for m in speed.MIXES if m in chosen):
-        hand, ours = per_pass(mix, "hand", args.events), per_pass(mix, "evaldsl", args.events)
+        hand, ours = (per_pass(mix, w, args.events, cassette) for w in ("hand", "evaldsl"))
         print(
             f"  {mix}: hand-written {hand / 1e6:.1f} M, evaldsl {ours / 1e6:.1f} M, "
             f"{ours / hand:.2f}x"
         )
     if "k" in chosen:
-        ks = {k: per_pass(f"k{k}", "evaldsl", args.events) for k in KS}
+        ks = {k: per_pass(f"k{k}", "evaldsl", args.events, cassette) for k in KS}
         for k, n in ks.items():
             print(f"  K={k}: {n / 1e6:.1f} M ({n / ks[1]:.2f}x K=1, {n / ks[10]:.2f}x K=10)")
     return 0

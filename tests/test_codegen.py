@@ -432,6 +432,11 @@ def _both(case: Any, run: Run, fresh: Any) -> tuple[Any, Any]:
     return reference, generated
 
 
+def _fresh(needs: Any) -> Any:
+    """The needs without the passes kept on them: each run makes its pass anew."""
+    return attrs.evolve(needs, passes={})
+
+
 def _compiled(statements: list[str]) -> Any:
     return evaldsl.compile("\n".join(statements)).cases[0]
 
@@ -542,11 +547,10 @@ def _reads_alike(path: Path, asserts: list[str]) -> None:
         )
     ]
     case = _compiled([*asserts, *_ANY_TRACE, *per_tool])
-    reference, generated = _both(case, run, lambda n: attrs.evolve(n, passes={}))
-    assert generated == reference
-    if isinstance(run.events, EventStream):
-        with mock.patch.object(passes, "TYPED_FROM", 0):
-            reference, generated = _both(case, run, lambda n: attrs.evolve(n, passes={}))
+    streamed = isinstance(run.events, EventStream)
+    for typed_from in (passes.TYPED_FROM, 0) if streamed else (passes.TYPED_FROM,):
+        with mock.patch.object(passes, "TYPED_FROM", typed_from):
+            reference, generated = _both(case, run, _fresh)
         assert generated == reference
 
 
@@ -561,7 +565,7 @@ def test_generated_pass_agrees_on_streams(statements: list[str], events: list[An
         # small files are decoded whole; from TYPED_FROM on, by the typed decoder: both
         for typed_from in (passes.TYPED_FROM, 0):
             with mock.patch.object(passes, "TYPED_FROM", typed_from):
-                reference, generated = _both(case, run, lambda n: attrs.evolve(n, passes={}))
+                reference, generated = _both(case, run, _fresh)
             assert generated == reference, "\n".join(statements)
 
 
@@ -650,7 +654,7 @@ def _on_stream(case: Any, events: list[Any], folder: str) -> tuple[Any, Any]:
     path.write_text("".join(e if isinstance(e, str) else json.dumps(e) + "\n" for e in events))
     run = Run(events=EventStream(path, header=False), path=str(path), format="events")
     with mock.patch.object(passes, "TYPED_FROM", 0):
-        return _both(case, run, lambda n: attrs.evolve(n, passes={}))
+        return _both(case, run, _fresh)
 
 
 def _struct_takes(event: dict[str, Any]) -> bool:
