@@ -49,10 +49,13 @@ TRACEPLAY = Path(__file__).resolve().parent / "fixtures" / "traceplay"
 def _every_run_generated() -> Iterator[None]:
     """Every run through the generated pass, however small (`passes` indexes a small run
     by the reference until its needs recur, tests/test_pass_tiers.py): these tests compare
-    the two, so neither may stand in for the other."""
+    the two, so neither may stand in for the other. A small file is decoded whole however
+    much this process decoded before (`TYPED_AFTER`): a test that sets `TYPED_FROM` to 0
+    asks for the typed decoder, and its default for whole decoding."""
     with (
         mock.patch.object(passes, "GENERATE_FROM", 0),
         mock.patch.object(passes, "GENERATE_FROM_EVENTS", 0),
+        mock.patch.object(passes, "TYPED_AFTER", 1 << 62),
     ):
         yield
 

@@ -9,6 +9,7 @@ is which one runs, and that the facts are the reference's either way."""
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,12 @@ import pytest
 
 import evaldsl
 from evaldsl.compile.evaluate import evaluate
+from evaldsl.runner.core import run_suites
 from evaldsl.runs import passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run
+from evaldsl.suites.build import load_suite
 
 STATEMENTS = 'tool search called 2 times\ntool search args $.q == "x"\nanswer contains "ok"'
 
@@ -52,6 +55,14 @@ def indexed(run: Run, needs: Any) -> tuple[Any, int]:
 
 def verdicts(case: Any, facts: Any) -> list[str]:
     return [evaluate(a, facts).status for a in case.assertions]
+
+
+def said(case: Any, facts: Any) -> list[tuple[Any, ...]]:
+    """Each verdict's status, message, found and expected values."""
+    return [
+        (v.status, v.message, v.actual, v.expected)
+        for v in (evaluate(a, facts) for a in case.assertions)
+    ]
 
 
 def test_a_small_run_is_indexed_by_the_reference_until_its_needs_recur() -> None:
@@ -133,3 +144,76 @@ def test_the_reference_variable_still_rules_out_the_generated_pass(
     monkeypatch.setenv("EVALDSL_REFERENCE", "1")
     case = evaldsl.compile(STATEMENTS).cases[0]
     assert indexed(Run(events=events(passes.GENERATE_FROM_EVENTS * 2)), case.needs)[1] == 0
+
+
+def typed_uses(run: Run, needs: Any) -> tuple[Any, bool]:
+    """The facts of `run` and whether the typed decoder read it."""
+    with mock.patch.object(passes, "kind_events", wraps=passes.kind_events) as typed:
+        facts = passes.index_run(run, needs)
+    return facts, typed.call_count > 0
+
+
+def recordings(folder: Path, count: int, lines: int) -> list[Path]:
+    """`count` recordings of `lines` calls of `search` and an answer each."""
+    made = []
+    for k in range(count):
+        path = folder / f"r{k}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in events(lines + k)))
+        made.append(path)
+    return made
+
+
+def test_small_recordings_are_decoded_whole_until_that_costs_the_typed_decoder(
+    tmp_path: Path,
+) -> None:
+    # a process decodes small recordings in full until it has decoded TYPED_AFTER bytes
+    # so, then every one by the typed decoder; the facts are the reference's either way
+    case = evaldsl.compile(STATEMENTS).cases[0]
+    paths = recordings(tmp_path, 5, 40)
+    sizes = [p.stat().st_size for p in paths]
+    with (
+        mock.patch.object(passes, "GENERATE_FROM", 0),
+        mock.patch.object(passes, "TYPED_AFTER", sum(sizes[:3])),
+    ):
+        for rounds in range(2):  # and once more after `purge`, which forgets the bytes
+            used = []
+            for path in paths:
+                run = Run(events=EventStream(path, header=False), path=str(path), format="events")
+                facts, typed = typed_uses(run, case.needs)
+                used.append(typed)
+                assert said(case, facts) == said(case, reference_index_run(run, case.needs))
+                assert verdicts(case, facts) == ["fail", "pass", "pass"]
+            assert used == [False, False, False, True, True], rounds
+            passes.purge()
+        # one of TYPED_FROM bytes, typed in a process that decoded nothing yet
+        with mock.patch.object(passes, "TYPED_FROM", sizes[0]):
+            run = Run(events=EventStream(paths[0], header=False), path=str(paths[0]))
+            assert typed_uses(run, case.needs)[1]
+
+
+def test_a_run_of_many_small_recordings_decodes_each_typed_from_the_first(
+    tmp_path: Path,
+) -> None:
+    # `run_suites` knows the recordings it will read: from TYPED_AFTER bytes in all, the
+    # typed decoder reads each of them, the first included; below, none
+    paths = recordings(tmp_path, 4, 40)
+    body = textwrap.indent(STATEMENTS, "  ")
+    suite = tmp_path / "many.eval"
+    suite.write_text(
+        "".join(f'case "c{k}"\n  cassette "{p.name}"\n{body}\n' for k, p in enumerate(paths)),
+        encoding="utf-8",
+    )
+    total = sum(p.stat().st_size for p in paths)
+    seen = {}
+    for after in (total, total + 1):
+        passes.purge()
+        with (
+            mock.patch.object(passes, "GENERATE_FROM", 0),
+            mock.patch.object(passes, "TYPED_AFTER", after),
+            mock.patch.object(passes, "kind_events", wraps=passes.kind_events) as typed,
+        ):
+            report = run_suites([load_suite(suite)])
+        seen[after] = [(c.name, [a.status for a in c.assertions]) for c in report.suites[0].cases]
+        assert typed.call_count == (4 if after == total else 0), after
+    assert seen[total] == seen[total + 1]
+    assert seen[total] == [(f"c{k}", ["fail", "pass", "pass"]) for k in range(4)]

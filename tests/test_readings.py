@@ -249,7 +249,10 @@ def test_whether_calls_own_their_ids(tmp_path: Path) -> None:
     write_cassette(tmp_path / "b.jsonl", SHARED_EVENT_ID)
     (tmp_path / "bad.jsonl").write_text(json.dumps(HEADER) + "\n" + '{"type": \n')
     for typed_from in (passes.TYPED_FROM, 0):
-        with mock.patch.object(readings, "TYPED_FROM", typed_from):
+        with (
+            mock.patch.object(passes, "TYPED_FROM", typed_from),
+            mock.patch.object(passes, "TYPED_AFTER", 1 << 62),
+        ):
             seen = [
                 calls_own_their_ids(load_run(tmp_path / f"{f}.jsonl", None))
                 for f in ("a", "b", "bad")

@@ -495,6 +495,56 @@ def test_j_workers_import_nothing_of_their_own(tmp_path: Path) -> None:
     assert {n for n in imported_by_workers if not missing(n)} == set()
 
 
+def test_j_workers_share_the_typed_decoder_of_many_small_recordings(tmp_path: Path) -> None:
+    # recordings of `TYPED_AFTER` bytes in all, each under `TYPED_FROM`: the parent loads
+    # the typed decoder (msgspec) once, before forking, and the workers decode every one
+    # with it; a byte fewer in all, and nobody loads it (each is decoded whole)
+    from evaldsl.runs import passes
+
+    call = json.dumps({"type": "tool.call", "name": "search", "arguments": {"q": "x"}})
+    answer = json.dumps({"type": "llm.response", "output": "the answer is ok"})
+    share = passes.TYPED_AFTER // 4
+    assert share < passes.TYPED_FROM
+
+    def suite(folder: Path, total: int) -> Path:
+        folder.mkdir()
+        cases = []
+        for k in range(4):
+            size = total // 4 + (1 if k < total % 4 else 0)
+            tail = answer + "\n"
+            calls = (size - len(tail)) // (len(call) + 1)
+            pad = size - len(tail) - calls * (len(call) + 1)  # spaces end the last call
+            text = (call + "\n") * (calls - 1) + call + " " * pad + "\n" + tail
+            (folder / f"r{k}.jsonl").write_text(text, encoding="utf-8")
+            assert (folder / f"r{k}.jsonl").stat().st_size == size
+            cases.append(
+                f'case "c{k}"\n  cassette "r{k}.jsonl"\n  tool search called at least 2 times\n'
+                '  tool search args $.q == "x"\n  answer contains "ok"\n'
+            )
+        (folder / "many.eval").write_text("".join(cases), encoding="utf-8")
+        return folder / "many.eval"
+
+    def loads_of_msgspec(path: Path, jobs: str) -> tuple[int, str]:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "evaldsl.tools.cli", "run",
+             "--no-history", "--no-color", "-j", jobs, str(path)],
+            capture_output=True, text=True, cwd=ROOT,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+        names = [
+            line.split("|")[-1].strip()
+            for line in done.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line
+        ]
+        times = re.sub(r"\d+(\.\d+)? ?m?s\b", "T", done.stdout)  # (and their padding)
+        return names.count("msgspec"), re.sub(r" +", " ", times)
+
+    enough = suite(tmp_path / "enough", passes.TYPED_AFTER)
+    fewer = suite(tmp_path / "fewer", passes.TYPED_AFTER - 1)
+    assert loads_of_msgspec(enough, "2") == (1, loads_of_msgspec(enough, "1")[1])
+    assert loads_of_msgspec(fewer, "2")[0] == 0
+
+
 REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
 
 

@@ -26,12 +26,12 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.verdicts import case_passed, score
 from evaldsl.runner.cases import Planner, selected
 from evaldsl.runner.live import TargetError, is_live
-from evaldsl.runner.produce import NothingToRun, produce_run
+from evaldsl.runner.produce import NothingToRun, produce_run, recorded_bytes
 from evaldsl.runner.readings import SharedReadings, with_metrics
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runs.index import RunFacts
 from evaldsl.runs.model import RunError
-from evaldsl.runs.passes import index_run
+from evaldsl.runs.passes import index_run, will_read
 from evaldsl.suites.build import assertion_location
 from evaldsl.suites.model import Case, Suite
 
@@ -188,6 +188,7 @@ def run_suites(
         if options.jobs > 1 and len(work) > 1:
             _run_parallel(work, options, results, on_case, own)
         else:
+            will_read(recorded_bytes(work))  # (many small recordings: decoded typed)
             readings = SharedReadings((s, s.cases[i]) for s, i in work)
             with _target_workers(work) as workers:
                 for s, i in work:

@@ -44,7 +44,7 @@ from evaldsl.gcpause import frozen_for_workers
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
-from evaldsl.runner.produce import Recording, recording_named
+from evaldsl.runner.produce import Recording, recorded_bytes, recording_named
 from evaldsl.runner.readings import SharedReadings, read_alone
 from evaldsl.runner.results import CaseResult
 from evaldsl.runner.worker import die_with_parent
@@ -182,13 +182,17 @@ def _import_for_workers(work: Work) -> None:
     and `ctypes` (for `prctl`, `die_with_parent`); ~12 ms of each worker's CPU, measured
     as ~18 ms less CPU for a `-j 2` run of 120 cases (medians of 11, same run). Where the
     workers check the cases (`Suite.later`), also what checking loads when it first
-    needs it: `difflib`, for did-you-mean (~1.5 ms)."""
+    needs it: `difflib`, for did-you-mean (~1.5 ms). Where the recordings to read come to
+    `passes.TYPED_AFTER` or more, the typed decoder (msgspec), which each worker would
+    otherwise load after decoding that much in full by itself."""
     import ctypes  # noqa: F401
 
     import evaldsl.runs.codegen  # noqa: F401
+    from evaldsl.runs.passes import will_read
 
     if any(suite.later is not None for suite, _ in work):
         import difflib  # noqa: F401
+    will_read(recorded_bytes(work))
 
 
 def can_fork() -> bool:

@@ -8,6 +8,9 @@ imported for a live target only, never by `check` or a run of recordings).
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from evaldsl.runs.detect import load_run
@@ -53,3 +56,19 @@ def recording_named(case: Case, suite: Suite) -> Recording | None:
         return None
     fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
     return (str(suite.base_dir / spec.path), fmt, spec.sample)
+
+
+def recorded_bytes(work: Iterable[tuple[Suite, int]]) -> int:
+    """The size of the recordings the cases of `work` (suite, case index) read, each
+    counted once (one that cannot be read counts 0: its case says why)."""
+    paths = set()
+    for suite, index in work:
+        case = suite.cases[index]
+        recording = recording_named(case, suite)
+        if recording is not None and (case.error is None or suite.later is not None):
+            paths.add(recording[0])
+    size = 0
+    for path in paths:
+        with contextlib.suppress(OSError):
+            size += os.stat(path).st_size
+    return size

@@ -46,7 +46,7 @@ from evaldsl.runs.decode import typed_events
 from evaldsl.runs.events import TOOL_CALL_TYPES
 from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
-from evaldsl.runs.passes import TYPED_FROM, index_run
+from evaldsl.runs.passes import decodes_typed, index_run
 from evaldsl.suites.model import Case, Suite
 
 
@@ -137,7 +137,7 @@ def _call_ids(events: Any) -> Iterator[Iterable[Any]]:
         yield events or []
     elif not isinstance(events, EventStream):
         raise TypeError("events that cannot be read twice")
-    elif os.stat(events.path).st_size < TYPED_FROM:
+    elif not decodes_typed(os.stat(events.path).st_size):
         with events.fast() as decoded:
             yield decoded
     else:

@@ -2,7 +2,8 @@
 
 Takes a `Run` and a case's `Needs` and gives the `RunFacts` `index.index_run` gives,
 faster: the events go through the pass generated for those needs (`codegen.py`, made
-once per needs and kept on them); a streamed recording of 1 MiB or more is decoded by
+once per needs and kept on them); a streamed recording of 1 MiB or more (any, once the
+process has decoded 3 MiB of them in full: `decodes_typed`) is decoded by
 the typed decoder of the fields that pass reads (`decode.py`): first each event kind into
 a struct of the fields read of that kind (`decode.kind_events`), and where a kind has no
 struct of its own (an `mcp.call`, a kind unknown here), again into dicts of every field
@@ -47,8 +48,36 @@ BASE_FIELDS = frozenset({"type", "name", "tool"})
 
 
 #: From this size on a streamed recording is decoded by the typed decoder (below it,
-#: importing msgspec would cost more than decoding every field saves).
+#: importing msgspec would cost more than decoding every field saves) ...
 TYPED_FROM = 1 << 20
+#: ... and so is every recording, once this process has decoded this many bytes of
+#: recordings in full (a run of many small recordings). Once set up, typed decoding
+#: reads a recording of 12 KiB to 1 MiB 1.1-2x as fast (one of 0.94 MiB: 10.3 ms whole,
+#: 5.0 typed; `speed.py`'s -j cassettes), and setting it up (msgspec's import, a pass and
+#: a decoder of its own) cost ~13 ms, about what decoding 2.5-3 MiB in full costs beyond
+#: typed decoding: renting until the rent paid equals the price, then buying, never
+#: costs more than twice the best choice made knowing the future (ski rental). A run
+#: that knows it will read that much sets it up at once (`will_read`).
+TYPED_AFTER = 3 << 20
+_READ_WHOLE = [0]  # the bytes of recordings this process decoded in full
+
+
+def decodes_typed(size: int) -> bool:
+    """Whether a streamed recording of `size` bytes is to be decoded by the typed decoder
+    (`TYPED_FROM`, `TYPED_AFTER`); one that is not is counted as decoded in full."""
+    if size >= TYPED_FROM or _READ_WHOLE[0] >= TYPED_AFTER:
+        return True
+    _READ_WHOLE[0] += size
+    return False
+
+
+def will_read(size: float) -> None:
+    """A run is about to read recordings of `size` bytes in all: from `TYPED_AFTER` on,
+    the typed decoder is loaded now and decodes every one of them (no MiB decoded in full
+    first). Called before forking `-j` workers, which then share it."""
+    if size >= TYPED_AFTER:
+        _READ_WHOLE[0] = max(_READ_WHOLE[0], TYPED_AFTER)
+        raw_type()  # (loads msgspec)
 
 
 def _size(path: str) -> int:
@@ -91,10 +120,11 @@ def _generates(needs: Needs, events: int) -> bool:
 
 
 def purge() -> None:
-    """Forget the passes made and the small runs counted (as `re.purge` does its cache):
-    the next run of any needs starts as the first one did."""
+    """Forget the passes made, the small runs counted and the bytes decoded in full (as
+    `re.purge` does its cache): the next run of any needs starts as the first one did."""
     _SHARED.clear()
     _SMALL_RUNS.clear()
+    _READ_WHOLE[0] = 0
 
 
 def reference_only() -> bool:
@@ -179,7 +209,7 @@ def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFa
         ):
             return index_events(events, needs)
         try:
-            if size < TYPED_FROM:  # small: decoded whole, msgspec not loaded
+            if not decodes_typed(size):  # small: decoded whole, msgspec not loaded
                 with events.fast() as lines:
                     return pass_for(needs, raw=False).run(lines, events.__iter__, False)
             try:
