@@ -65,6 +65,7 @@ from evaldsl.runs.model import (
     os_error,
     read_bytes,
 )
+from evaldsl.runs.samplelogs import FileKey, file_key, keep, kept
 from evaldsl.runs.text import BadUsage
 
 if TYPE_CHECKING:
@@ -115,6 +116,9 @@ def load_run(
 def _load_run(p: str, format: str | None, sample: str | None) -> Run:
     if format is not None:
         return _load_as(p, _canonical_format(format, p), sample)
+    found = kept(file_key(p))
+    if found is not None:  # an Inspect AI log of several samples, read for another
+        return _from_items(found, False, sample)
     first, lineno = _first_line(p)  # (opening it is `check_file`'s test: one open, not two)
     if not lineno:
         if p.lower().endswith(LINE_EXTENSIONS):
@@ -219,7 +223,6 @@ def _with_reading(run: Run, fmt: str, why: str) -> Run:
 
 def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[Items | Run, bool]:
     """The file's items, or a streamed `Run` for a JSONL of events."""
-    from evaldsl.runs.providers import Items
     from evaldsl.runs.sse import looks_like_sse, parse_sse
 
     if looks_like_sse(decode_text(first)):
@@ -242,19 +245,32 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
                 return _with_reading(run, run.format, _events_why(values)), False
             typed = _typed_otel(path, values, None)
             return (typed, False) if typed is not None else (_jsonl(path), False)
+    key = file_key(path)  # (before reading: a file changed since is not the one kept)
+    found = kept(key)
+    if found is not None:  # an Inspect AI log of several samples, read for another
+        return found, False
     data = read_bytes(path)
     typed = _typed_otel_document(path, data, None)
     if typed is not None:
         return typed, False
+    return _document_items(path, key, data, _LINE_HINT if named_lines else _KINDS_HINT), False
+
+
+def _document_items(path: str, key: FileKey | None, data: bytes, hint: str | None) -> Items:
+    """The items of a file read whole as one JSON value (an array's elements, or the
+    document), kept when they are an Inspect AI log of several samples (`samplelogs`)."""
+    from evaldsl.runs.providers import Items
+
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        hint = _LINE_HINT if named_lines else _KINDS_HINT
         raise json_error(exc, data, path, hint=hint) from None
     text = decode_text(data)
     if isinstance(doc, list):
-        return Items(path, doc, "array", text=text), False
-    return Items(path, [doc], "document", text=text), False
+        return Items(path, doc, "array", text=text)
+    items = Items(path, [doc], "document", text=text)
+    keep(key, items)
+    return items
 
 
 def _head_lines(path: str) -> list[tuple[Any, int]]:
@@ -570,6 +586,9 @@ def _named(fmt: str) -> str:
 
 def _load_as(path: str, fmt: str, sample: str | None) -> Run:
     why = _named(fmt)
+    found = kept(file_key(path)) if fmt == "inspect" else None
+    if found is not None:  # (as `_load_run`)
+        return _read_as(found, fmt, why, False, sample)
     if fmt == "traceplay":
         return _with_reading(load_cassette(path), fmt, why)
     if fmt in ("events", "verydia"):
@@ -602,18 +621,11 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
 
 
 def _named_items(path: str, first: bytes) -> Items:
-    from evaldsl.runs.providers import Items
-
     if _try_object(first) is not None and len(_head_lines(path)) > 1:
         return _jsonl(path)
-    data = read_bytes(path)
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise json_error(exc, data, path) from None
-    if isinstance(doc, list):
-        return Items(path, doc, "array", text=decode_text(data))
-    return Items(path, [doc], "document", text=decode_text(data))
+    key = file_key(path)  # (as `_read_items`)
+    found = kept(key)
+    return found if found is not None else _document_items(path, key, read_bytes(path), None)
 
 
 # --- what a file holds, for the checker and the editor -----------------------------------------
@@ -622,25 +634,44 @@ def _named_items(path: str, first: bytes) -> Items:
 def inspect_samples(path: str | os.PathLike[str], format: str | None = None) -> list[str]:
     """The sample ids of an Inspect AI log with more than one sample, else `[]`.
 
-    Reads only files that are one JSON document (never a cassette or a JSONL file), and
-    never raises: a file that cannot be read is reported when its run is loaded.
+    Reads only files that are one JSON document, pretty-printed or on one line (never a
+    cassette or a JSONL file), and never raises: a file that cannot be read is reported
+    when its run is loaded. The log read is kept for the cases its samples become
+    (`samplelogs.py`).
     """
     p = os.fspath(path)
     if format is not None and FORMATS.get(format.lower()) != "inspect":
         return []
+    key = file_key(p)
+    items = kept(key)
     try:
-        first, lineno = _first_line(p)
-        if not lineno or _try_object(first) is not None or not first.lstrip().startswith(b"{"):
-            return []
-        doc = orjson.loads(read_bytes(p))
-    except (RunError, orjson.JSONDecodeError):
+        if items is None:
+            first, lineno = _first_line(p)
+            if not lineno or not first.lstrip().startswith(b"{"):
+                return []
+            head = _try_object(first)
+            if head is not None and (not _eval_log(head) or len(_head_lines(p)) > 1):
+                return []  # JSONL, or one object on its line that is no log
+            items = _document_items(p, key, read_bytes(p), None)
+    except RunError:
         return []
-    from evaldsl.runs.inspect_ai import is_eval_log, sample_ids
+    doc: Any = items.values[0] if items.container == "document" else None
+    if not _eval_log(doc):
+        return []
+    from evaldsl.runs.inspect_ai import sample_ids
 
-    if not is_eval_log(doc):
-        return []
     ids = sample_ids(doc)
     return ids if len(ids) > 1 else []
+
+
+def _eval_log(doc: Any) -> bool:
+    """Whether `doc` is an Inspect AI log (its reader loaded only for an object with an
+    `eval` object: never for a cassette's header)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("eval"), dict):
+        return False
+    from evaldsl.runs.inspect_ai import is_eval_log
+
+    return is_eval_log(doc)
 
 
 def check_head(run: Run) -> None:
