@@ -20,6 +20,7 @@ import pytest
 import evaldsl
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.runner.core import run_suites
+from evaldsl.runner.produce import streamed_bytes
 from evaldsl.runs import passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.index import index_run as reference_index_run
@@ -217,3 +218,33 @@ def test_a_run_of_many_small_recordings_decodes_each_typed_from_the_first(
         assert typed.call_count == (4 if after == total else 0), after
     assert seen[total] == seen[total + 1]
     assert seen[total] == [(f"c{k}", ["fail", "pass", "pass"]) for k in range(4)]
+
+
+def test_only_recordings_that_may_stream_count_towards_typed_decoding(tmp_path: Path) -> None:
+    # a cassette or a trace named as a streamed format counts (each file once); a format
+    # read whole or an Inspect AI sample does not: msgspec would not read them
+    sizes = {}
+    for name, lines in (("a", 2), ("b", 20), ("d", 2000)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in events(lines)), encoding="utf-8")
+        sizes[name] = path.stat().st_size
+    tests = Path(__file__).resolve().parent
+    log = tests / "data" / "formats" / "inspect-two-samples.json"
+    openai = tests / "fixtures" / "realworld" / "openai-chat-jsonl" / "responses.jsonl"
+    sources = [
+        'cassette "a.jsonl"',
+        'cassette "a.jsonl"',  # the same file again
+        'trace "b.jsonl" as events',
+        f'trace "{openai}" as openai',  # (read whole)
+        'trace "d.jsonl" as Verydia',
+        f'cassette "{log}"',  # two samples: two cases, neither counted
+    ]
+    suite = tmp_path / "s.eval"
+    suite.write_text(
+        "".join(f'case "c{k}"\n  {src}\n  steps >= 0\n' for k, src in enumerate(sources)),
+        encoding="utf-8",
+    )
+    loaded = load_suite(suite)
+    assert len(loaded.cases) == 7 and not any(c.error for c in loaded.cases)
+    work = [(loaded, i) for i in range(len(loaded.cases))]
+    assert streamed_bytes(work) == sizes["a"] + sizes["b"] + sizes["d"]

@@ -26,7 +26,7 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.verdicts import case_passed, score
 from evaldsl.runner.cases import Planner, selected
 from evaldsl.runner.live import TargetError, is_live
-from evaldsl.runner.produce import NothingToRun, produce_run, recorded_bytes
+from evaldsl.runner.produce import NothingToRun, produce_run, streamed_bytes
 from evaldsl.runner.readings import SharedReadings, with_metrics
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runs.index import RunFacts
@@ -188,7 +188,7 @@ def run_suites(
         if options.jobs > 1 and len(work) > 1:
             _run_parallel(work, options, results, on_case, own)
         else:
-            will_read(recorded_bytes(work))  # (many small recordings: decoded typed)
+            will_read(streamed_bytes(work))  # (many small recordings: decoded typed)
             readings = SharedReadings((s, s.cases[i]) for s, i in work)
             with _target_workers(work) as workers:
                 for s, i in work:

@@ -44,7 +44,7 @@ from evaldsl.gcpause import frozen_for_workers
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
-from evaldsl.runner.produce import Recording, recorded_bytes, recording_named
+from evaldsl.runner.produce import Recording, recording_named, streamed_bytes
 from evaldsl.runner.readings import SharedReadings, read_alone
 from evaldsl.runner.results import CaseResult
 from evaldsl.runner.worker import die_with_parent
@@ -192,7 +192,7 @@ def _import_for_workers(work: Work) -> None:
 
     if any(suite.later is not None for suite, _ in work):
         import difflib  # noqa: F401
-    will_read(recorded_bytes(work))
+    will_read(streamed_bytes(work))
 
 
 def can_fork() -> bool:

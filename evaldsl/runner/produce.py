@@ -58,15 +58,25 @@ def recording_named(case: Case, suite: Suite) -> Recording | None:
     return (str(suite.base_dir / spec.path), fmt, spec.sample)
 
 
-def recorded_bytes(work: Iterable[tuple[Suite, int]]) -> int:
-    """The size of the recordings the cases of `work` (suite, case index) read, each
-    counted once (one that cannot be read counts 0: its case says why)."""
+#: The formats a recording named with `trace "…" as FORMAT` may stream in (a `cassette`
+#: line names no format: detected, it may stream too).
+_STREAMED = frozenset({"traceplay", "cassette", "events", "verydia"})
+
+
+def streamed_bytes(work: Iterable[tuple[Suite, int]]) -> int:
+    """The size of the recordings the cases of `work` (suite, case index) read that may
+    stream (a cassette, or a trace named as traceplay, events or verydia: not an Inspect
+    AI sample nor a format read whole), each counted once (one that cannot be looked at
+    counts 0: its case says why)."""
     paths = set()
     for suite, index in work:
         case = suite.cases[index]
         recording = recording_named(case, suite)
-        if recording is not None and (case.error is None or suite.later is not None):
-            paths.add(recording[0])
+        if recording is None or (case.error is not None and suite.later is None):
+            continue
+        path, fmt, sample = recording
+        if sample is None and (fmt is None or fmt.lower() in _STREAMED):
+            paths.add(path)
     size = 0
     for path in paths:
         with contextlib.suppress(OSError):
