@@ -47,7 +47,10 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
 - "tools tests" (N = 16,000): N tests of the list of tools called (`contains`, `contains
   all/any [..]`, `in order [..]`) over N calls;
 - "distinct paths" (N = 4,000): N `args` tests of one tool, each on a path of its own
-  (`$.aI.b[*].c`), over N calls each holding one of those paths.
+  (`$.aI.b[*].c`), over N calls each holding one of those paths;
+- "inspect samples" (N = 400): an Inspect AI log of N samples and a suite of one case
+  naming it, which becomes N cases: expanded, checked and run as `evaldsl run` does
+  (`load_suite`, `run_suites`), nothing kept from the reading before.
 
 N is multiplied by S. A reader whose work per turn does not grow with the trace (with how
 many calls wait, how deep the tree is, how long the text so far) reads N turns in about
@@ -72,6 +75,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import evaldsl  # noqa: E402
+from evaldsl.runner import run_suites  # noqa: E402
+from evaldsl.runs import samplelogs  # noqa: E402
+from evaldsl.suites import load_suite  # noqa: E402
 
 
 def _attr(key: str, value: str) -> dict[str, Any]:
@@ -341,6 +347,30 @@ def write_distinct_paths(path: Path, turns: int) -> None:
     write_tests(path, tests, ({f"a{n}": {"b": [{"c": f"x{n - n % 2}"}]}} for n in range(turns)))
 
 
+def write_samples(path: Path, turns: int) -> None:
+    """An Inspect AI log of `turns` samples (the two of the test data's two-sample log in
+    turns, each an id of its own), pretty-printed as Inspect AI writes it, and beside it
+    (`.eval`) a suite of one case naming it."""
+    data = ROOT / "tests" / "data" / "formats" / "inspect-two-samples.json"
+    log = json.loads(data.read_text(encoding="utf-8"))
+    two = log["samples"]
+    log["samples"] = [{**two[n % 2], "id": f"s{n}"} for n in range(turns)]
+    path.write_text(json.dumps(log, indent=2), encoding="utf-8")
+    path.with_suffix(".eval").write_text(
+        f'case "c"\n  cassette "{path.name}"\n  answer matches /^(Paris|Berlin)$/\n'
+        "  tokens < 100\n",
+        encoding="utf-8",
+    )
+
+
+def run_samples(path: Path) -> str:
+    """Expand, check and run the suite beside `path` as `evaldsl run` does, with no log
+    kept from an earlier reading; say how many cases passed."""
+    samplelogs.forget()
+    report = run_suites([load_suite(path.with_suffix(".eval"))])
+    return f"{sum(c.passed for c in report.suites[0].cases):,} cases passed"
+
+
 def check_equal_tests(path: Path) -> str:
     """Compile the tests and check them against their recording (`.calls.jsonl`); say
     how many pass."""
@@ -385,6 +415,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "edges and keys": (write_edges_and_keys, 4_000, check_equal_tests),
     "tools tests": (write_tools_tests, 16_000, check_equal_tests),
     "distinct paths": (write_distinct_paths, 4_000, check_equal_tests),
+    "inspect samples": (write_samples, 400, run_samples),
 }
 
 
