@@ -17,6 +17,7 @@ import orjson
 import pytest
 
 import evaldsl
+from evaldsl.runs import load_run
 from evaldsl.score import ProgramSpec, Summary, items, score_items
 from evaldsl.score.engines import Batch, Outcome, batches, checked, in_order
 from evaldsl.score.scoring import TraceRecord, compiled, run_from_line, score_batch
@@ -271,6 +272,54 @@ def test_a_batch_that_comes_back_broken_is_an_error_record_per_trace() -> None:
     other = score_batch(SPEC, list(lines(4))[1:])
     mixed = checked(batch, other, case)
     assert all("results of other traces" in (r["error"] or "") for r in mixed)
+
+
+def write_log(path: Path, samples: int, *, indent: int | None = 2) -> list[str]:
+    """An Inspect AI log of `samples` samples (the two of the test data's log in turns,
+    each an id of its own; the `fr` one calls `lookup`, the `de` one no tool); its ids."""
+    log = json.loads((ROOT / "tests/data/formats/inspect-two-samples.json").read_text())
+    two = log["samples"]
+    log["samples"] = [{**two[n % 2], "id": f"s{n}"} for n in range(samples)]
+    path.write_text(json.dumps(log, indent=indent), encoding="utf-8")
+    return [f"s{n}" for n in range(samples)]
+
+
+LOOKUP = ProgramSpec("tool lookup called once\ntokens < 100\n", "lookup.eval")
+
+
+@pytest.mark.parametrize("indent", [2, None], ids=["pretty", "one-line"])
+def test_an_inspect_log_of_several_samples_is_scored_sample_by_sample(
+    tmp_path: Path, indent: int | None
+) -> None:
+    log = tmp_path / "log.json"
+    ids = write_log(log, 5, indent=indent)
+    single = tmp_path / "single.json"
+    write_log(single, 1)  # one sample: one trace, keyed as the file
+    records = score_batch(LOOKUP, [Item(str(log)), Item(str(single))])
+    assert [r["trace"] for r in records] == [*(f"{log} [{i}]" for i in ids), str(single)]
+    assert [r["passed"] for r in records] == [True, False, True, False, True, True]
+    assert all(r["error"] is None for r in records)
+    # each as the sample read by itself; the file is not one trace
+    case = compiled(LOOKUP)
+    assert "name one" in (case.check(str(log)).error or "")
+    for sample, rec in zip(ids, records, strict=False):
+        assert rec["statuses"] == case.check(load_run(log, sample=sample)).statuses
+
+
+def test_the_samples_of_a_log_come_back_in_order_from_worker_processes(tmp_path: Path) -> None:
+    for k in range(4):
+        write_log(tmp_path / f"log{k}.json", 3 + k)
+        (tmp_path / f"t{k}.json").write_bytes(SEARCH)
+    found = list(items([str(tmp_path)]))
+    serial_records = list(score_items(LOOKUP, found))
+    assert len(serial_records) == 3 + 4 + 5 + 6 + 4
+    parallel = list(score_items(LOOKUP, found, jobs=2, batch_size=1))
+    assert parallel == serial_records
+    # a batch whose records are not its items' (a sample of another file) is refused
+    case = compiled(LOOKUP)
+    batch = Batch(0, [Item(str(tmp_path / "log0.json"))])
+    other = score_batch(LOOKUP, [Item(str(tmp_path / "log1.json"))])
+    assert all("results of other traces" in (r["error"] or "") for r in checked(batch, other, case))
 
 
 # --- the summary -------------------------------------------------------------------------------

@@ -101,14 +101,30 @@ def in_order(
 
 
 def checked(batch: Batch, outcome: Outcome, case: CompiledCase) -> list[TraceRecord]:
-    """The batch's records if they are one per item, keyed as sent; else error records."""
+    """The batch's records if they are its items' (`answers`); else error records."""
     if isinstance(outcome, BaseException):
         reason = f"not scored: the worker scoring it failed ({type(outcome).__name__}: {outcome})"
         return [error_record(case, item.key, reason) for item in batch.items]
-    if [r["trace"] for r in outcome] != [item.key for item in batch.items]:
+    if not answers(outcome, batch.items):
         reason = "not scored: its batch came back with the results of other traces"
         return [error_record(case, item.key, reason) for item in batch.items]
     return outcome
+
+
+def answers(records: list[TraceRecord], items: list[Item]) -> bool:
+    """Whether `records` are those of `items`, in order: for each item, one record keyed
+    as it is, or one or more keyed `KEY [SAMPLE]` (the samples of an Inspect AI log)."""
+    at = 0
+    for item in items:
+        if at < len(records) and records[at]["trace"] == item.key:
+            at += 1
+            continue
+        first, prefix = at, item.key + " ["
+        while at < len(records) and records[at]["trace"].startswith(prefix):
+            at += 1
+        if at == first:
+            return False
+    return at == len(records)
 
 
 def error_record(case: CompiledCase, key: str, reason: str) -> TraceRecord:

@@ -3,8 +3,9 @@
 Takes a `ProgramSpec` (the program's text and path, and the judge settings: plain strings,
 so a worker process or a Dask worker receives data, never a pickled closure) and `Item`s
 from `sources`, and gives one `TraceRecord` per trace: a JSON-ready dict, the line
-`evaldsl score --format jsonl` prints. Each process compiles a spec once (`compiled`) and
-keeps it for the batches that follow.
+`evaldsl score --format jsonl` prints (a file that is an Inspect AI log of several samples
+holds a trace per sample: a record each, keyed `PATH [SAMPLE]`). Each process compiles a
+spec once (`compiled`) and keeps it for the batches that follow.
 
 A trace that cannot be read, or whose checking breaks in a way nobody foresaw, is a record
 with its `error` and every assertion in error: one bad trace never stops the others.
@@ -24,7 +25,7 @@ from evaldsl.bounded import keep
 from evaldsl.compile.evaluate import crashed
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.language.verdicts import Status
-from evaldsl.runs.detect import coerce_run, read_document
+from evaldsl.runs.detect import coerce_run, inspect_samples, load_run, read_document
 from evaldsl.runs.model import Run, RunError, describe
 from evaldsl.score.sources import Item
 
@@ -105,19 +106,26 @@ def compiled(spec: ProgramSpec) -> CompiledCase:
 
 
 def score_batch(spec: ProgramSpec, items: Iterable[Item]) -> list[TraceRecord]:
-    """Score a batch of traces in this process: the task every engine sends out."""
+    """Score a batch of traces in this process: the task every engine sends out. Each
+    item gives one record, or one per sample of an Inspect AI log of several."""
     case = compiled(spec)
-    return [score_item(case, item) for item in items]
+    return [record for item in items for record in score_item(case, item)]
 
 
-def score_item(case: CompiledCase, item: Item) -> TraceRecord:
-    """Score one trace; never raises."""
+def score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
+    """Score one trace (one record), or each sample of a file that is an Inspect AI log
+    of several (a record each, keyed `PATH [SAMPLE]` as a suite names the cases such a
+    log becomes); never raises."""
     trace_id: str | int | None = None
     try:
         if item.problem is not None:
             result = crashed(case.assertions, item.problem)
         elif item.line is None:
             result = case.check(item.key)
+            if result.error is not None:  # one reading of several samples cannot be one
+                samples = inspect_samples(item.key)  # (the log just read is kept)
+                if samples:
+                    return [_sample_record(case, item.key, sample) for sample in samples]
         else:
             value = decode_line(item.line, item.lineno)
             trace_id = line_id(value)
@@ -128,7 +136,18 @@ def score_item(case: CompiledCase, item: Item) -> TraceRecord:
         result = crashed(
             case.assertions, f"{item.key}: internal error: {type(err).__name__}: {err}"
         )
-    return record(item.key, trace_id, case, result)
+    return [record(item.key, trace_id, case, result)]
+
+
+def _sample_record(case: CompiledCase, path: str, sample: str) -> TraceRecord:
+    """The record of one sample of an Inspect AI log; never raises."""
+    try:
+        result = case.check(load_run(path, sample=sample))
+    except RunError as err:
+        result = crashed(case.assertions, str(err))
+    except Exception as err:  # (as `score_item`)
+        result = crashed(case.assertions, f"{path}: internal error: {type(err).__name__}: {err}")
+    return record(f"{path} [{sample}]", None, case, result)
 
 
 def record(key: str, trace_id: str | int | None, case: CompiledCase, result: Result) -> TraceRecord:
