@@ -65,7 +65,7 @@ from evaldsl.atomicfile import write_atomically
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.language.limits import MAX_SUITE_BYTES
-from evaldsl.language.reading import read_regular
+from evaldsl.language.reading import read_regular, starts_as_zip
 from evaldsl.language.source import Span
 from evaldsl.predicates import registry
 from evaldsl.syntax.parser import parse
@@ -707,7 +707,7 @@ def _eval_files(root: Path) -> Iterator[Path]:
         parts = sub.relative_to(root).parts
         if any(p.startswith(".") or p in ("node_modules", "__pycache__") for p in parts):
             continue
-        if sub.is_file():
+        if sub.is_file() and not starts_as_zip(sub):  # (an Inspect AI log: no suite)
             yield sub
 
 
@@ -733,6 +733,10 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
         files.extend(_eval_files(p) if p.is_dir() else [p])
     status = 0
     for f in files:
+        if starts_as_zip(f):
+            print(f"evaldsl: error: not formatted: {f} is an Inspect AI log, not a suite", file=err)
+            status = 1
+            continue
         try:  # a regular file only: a pipe or a device is refused, never waited on
             text = read_regular(f, MAX_SUITE_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError) as error:

@@ -136,3 +136,18 @@ def _too_large(shown: str, limit: int) -> FileProblem:
         "too-large",
         shown,
     )
+
+
+#: The first bytes of a ZIP archive (a local file header): an Inspect AI `.eval` log is
+#: one, and an evaldsl suite never is (`runs/inspectzip.py`).
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+def starts_as_zip(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is a regular file that starts as a ZIP archive (False for anything
+    that cannot be read: its reading says why)."""
+    try:
+        with open_regular(path) as f:
+            return f.read(len(ZIP_MAGIC)) == ZIP_MAGIC
+    except (FileProblem, OSError):
+        return False

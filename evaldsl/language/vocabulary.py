@@ -293,7 +293,7 @@ RUN_FORMATS: dict[str, tuple[tuple[str, ...], str]] = {
         "OpenTelemetry spans: OTLP JSON or flat span JSONL (Phoenix), with GenAI, "
         "OpenInference or OpenLLMetry attributes",
     ),
-    "inspect": ((), "an Inspect AI eval log (JSON); several samples make one case each"),
+    "inspect": ((), "an Inspect AI eval log (`.eval` or JSON); several samples make one case each"),
     "openai_agents": ((), "OpenAI Agents SDK exported spans (trace.span objects)"),
     "langsmith": ((), "LangSmith runs: a run tree (child_runs) or a flat array/JSONL of runs"),
 }

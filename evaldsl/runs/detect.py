@@ -37,6 +37,7 @@ import orjson
 
 from evaldsl.gcpause import paused_gc
 from evaldsl.language.diagnostics import did_you_mean
+from evaldsl.language.reading import ZIP_MAGIC
 from evaldsl.language.vocabulary import RUN_FORMATS
 from evaldsl.lazyattrs import lazy_attributes
 from evaldsl.runs.cassette import EventStream, first_line, load_cassette, scan_cassette_tools
@@ -124,6 +125,8 @@ def _load_run(p: str, format: str | None, sample: str | None) -> Run:
         if p.lower().endswith(LINE_EXTENSIONS):
             raise RunError("empty cassette", path=p, hint=_KINDS_HINT)
         raise RunError("empty file", path=p, hint="a run file holds JSON, JSONL or SSE text")
+    if lineno == 1 and first.startswith(ZIP_MAGIC):  # an Inspect AI `.eval` log
+        return _from_items(_zip_items(p, file_key(p)), False, sample)
     head = _try_object(first)
     if head is not None and "cassette" in head:
         # (its header checked from the line read here, not read again)
@@ -254,6 +257,16 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
     if typed is not None:
         return typed, False
     return _document_items(path, key, data, _LINE_HINT if named_lines else _KINDS_HINT), False
+
+
+def _zip_items(path: str, key: FileKey | None) -> Items:
+    """The items of an Inspect AI `.eval` log (a ZIP archive: `inspectzip.py`), kept as a
+    JSON log of several samples is."""
+    from evaldsl.runs.inspectzip import read_eval_zip
+
+    items = read_eval_zip(path)
+    keep(key, items)
+    return items
 
 
 def _document_items(path: str, key: FileKey | None, data: bytes, hint: str | None) -> Items:
@@ -601,6 +614,8 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
     first, lineno = _first_line(path)  # (opening it is `check_file`'s test)
     if not lineno:
         raise RunError("empty file", path=path, hint=f"a {fmt} trace holds JSON, JSONL or SSE")
+    if lineno == 1 and first.startswith(ZIP_MAGIC):  # (as `_load_run`)
+        return _read_as(_zip_items(path, file_key(path)), fmt, why, False, sample)
     from evaldsl.runs.sse import looks_like_sse, parse_sse
 
     if fmt == "otel" and not looks_like_sse(decode_text(first)) and _size(path) >= OTEL_TYPED_FROM:
@@ -647,12 +662,15 @@ def inspect_samples(path: str | os.PathLike[str], format: str | None = None) -> 
     try:
         if items is None:
             first, lineno = _first_line(p)
-            if not lineno or not first.lstrip().startswith(b"{"):
-                return []
-            head = _try_object(first)
-            if head is not None and (not _eval_log(head) or len(_head_lines(p)) > 1):
-                return []  # JSONL, or one object on its line that is no log
-            items = _document_items(p, key, read_bytes(p), None)
+            if lineno == 1 and first.startswith(ZIP_MAGIC):
+                items = _zip_items(p, key)
+            else:
+                if not lineno or not first.lstrip().startswith(b"{"):
+                    return []
+                head = _try_object(first)
+                if head is not None and (not _eval_log(head) or len(_head_lines(p)) > 1):
+                    return []  # JSONL, or one object on its line that is no log
+                items = _document_items(p, key, read_bytes(p), None)
     except RunError:
         return []
     doc: Any = items.values[0] if items.container == "document" else None

@@ -6,8 +6,9 @@ listed ahead: a folder of millions of files is walked as it is read, so memory d
 with the number of traces.
 
 - a file is a trace, whatever its name;
-- a folder is walked recursively for files ending in `TRACE_EXTENSIONS`, skipping hidden
-  files and folders; entries come in the file system's own order (like `find`), not
+- a folder is walked recursively for files ending in `TRACE_EXTENSIONS` and for Inspect
+  AI `.eval` logs (ZIP archives: an evaldsl suite of that extension is no trace), skipping
+  hidden files and folders; entries come in the file system's own order (like `find`), not
   sorted, since sorting a folder of millions of names means holding them all;
 - an argument with `*`, `?` or `[` is a glob (`**` crosses folders; quote it so the shell
   leaves it alone): each match that is a file is a trace, each folder is walked;
@@ -24,6 +25,8 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO, NamedTuple
+
+from evaldsl.language.reading import starts_as_zip
 
 #: The file names a folder walk takes as traces (a file named on the command line is
 #: always read, whatever its name).
@@ -101,7 +104,9 @@ def walk(folder: str) -> Iterator[Item]:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     subfolders.append(entry.path)
-                elif entry.name.lower().endswith(TRACE_EXTENSIONS):
+                elif entry.name.lower().endswith(TRACE_EXTENSIONS) or (
+                    entry.name.lower().endswith(".eval") and starts_as_zip(entry.path)
+                ):  # (an Inspect AI log; an evaldsl suite is no trace)
                     yield Item(entry.path)
         stack.extend(reversed(subfolders))
 

@@ -13,15 +13,16 @@ from pathlib import Path
 
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.limits import MAX_SUITE_BYTES
-from evaldsl.language.reading import FileProblem, read_regular
+from evaldsl.language.reading import FileProblem, read_regular, starts_as_zip
 from evaldsl.suites.evalfile import eval_draft
 from evaldsl.suites.model import SuiteDraft
 
 
 def is_suite_file(path: Path) -> bool:
-    """`.eval` files, and YAML/JSON files whose top level has `cases:`."""
+    """`.eval` files (but Inspect AI's `.eval` logs, which are ZIP archives), and YAML/JSON
+    files whose top level has `cases:`."""
     if path.suffix == ".eval":
-        return True
+        return not starts_as_zip(path)
     if path.suffix not in (".yaml", ".yml", ".json"):
         return False
     try:
@@ -58,6 +59,15 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
 def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
     """Read a suite file with the front end its extension names."""
     p = Path(path)
+    if p.suffix == ".eval" and starts_as_zip(p):
+        diag = Diagnostic.in_file(
+            str(p),
+            "E504",
+            "this is an Inspect AI log (a ZIP archive), not an evaldsl suite",
+            hint=f'name it in a suite: `cassette "{p.name}"` (each sample becomes a case), '
+            f"or score it: `evaldsl score PROGRAM {p.name}`",
+        )
+        return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     try:
         text = read_regular(p, MAX_SUITE_BYTES).decode("utf-8-sig")
     except FileProblem as err:

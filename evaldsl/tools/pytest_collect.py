@@ -32,6 +32,7 @@ import pytest
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic, render
+from evaldsl.language.reading import starts_as_zip
 from evaldsl.reports import ConsoleReporter, outcome
 from evaldsl.runner.core import execute_case
 from evaldsl.runner.readings import SharedReadings
@@ -95,10 +96,11 @@ class SuiteCollector:
 
 
 def wants(file_path: Path, config: pytest.Config, *, named: bool) -> bool:
-    """Whether a file is a suite to collect: every `.eval` file; a YAML or JSON file
-    that an `evaldsl_suites` glob matches, or that was named on the command line."""
+    """Whether a file is a suite to collect: every `.eval` file (but an Inspect AI log,
+    a ZIP archive of the same extension); a YAML or JSON file that an `evaldsl_suites`
+    glob matches, or that was named on the command line."""
     if file_path.suffix == ".eval":
-        return True
+        return not starts_as_zip(file_path)
     if file_path.suffix not in (".yaml", ".yml", ".json"):
         return False
     if named:
