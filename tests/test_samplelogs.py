@@ -148,3 +148,28 @@ def test_a_log_of_many_samples_runs_alike_in_workers(tmp_path: Path) -> None:
         reports.append([(c["name"], [a["status"] for a in c["assertions"]]) for c in cases])
     assert reports[0] == reports[1]
     assert len(reports[0]) == 12
+
+
+def test_each_sample_is_found_without_walking_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a suite reads a log of N samples N times over: each sample is looked up by its key
+    # in an index made once per log read, not found by walking all N (N² keys)
+    from evaldsl.runs import inspect_ai
+
+    log = tmp_path / "log.json"
+    ids = write_log(log, 60, indent=2)
+    keys = 0
+    key_of = inspect_ai._sample_key
+
+    def counting(sample: dict[str, Any]) -> str:
+        nonlocal keys
+        keys += 1
+        return key_of(sample)
+
+    monkeypatch.setattr(inspect_ai, "_sample_key", counting)
+    suite_file = tmp_path / "s.eval"
+    suite_file.write_text('case "c"\n  cassette "log.json"\n  tokens < 1000\n', encoding="utf-8")
+    report = run_suites([load_suite(suite_file)])
+    assert [c.name for c in report.suites[0].cases] == [f"c [{i}]" for i in ids]
+    assert keys <= 3 * len(ids)  # (the expansion's ids, the index; was 60 × 60 × 2)

@@ -23,6 +23,7 @@ sample's `total_time`.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from evaldsl.runs.model import RunError
@@ -57,11 +58,30 @@ def _sample_key(sample: dict[str, Any]) -> str:
     return key if epoch in (1, None) else f"{key}@{epoch}"
 
 
-def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, float | None]:
-    """The events of one sample of an eval log, and its latency in ms."""
+#: The samples of the log last read, with their keys and the sample of each key, for the
+#: `Items` they come from (held weakly: no longer than the items themselves). A suite reads
+#: a log of N samples N times over, once for each case (`samplelogs` keeps the items), and
+#: finding each sample by walking them all was N² (3,000 samples: ~9 s of a run).
+_SAMPLES: list[tuple[weakref.ref[Items], list[dict[str, Any]], list[str], dict[str, Any]]] = []
+
+
+def _samples_of(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    """A log's samples, their keys, and the sample of each key (the last, if two share one)."""
+    if _SAMPLES:
+        ref, samples, ids, by_key = _SAMPLES[0]
+        if ref() is items:
+            return samples, ids, by_key
     log = items.values[0]
     samples = [s for s in log.get("samples") or [] if isinstance(s, dict)]
     ids = [_sample_key(s) for s in samples]
+    by_key = dict(zip(ids, samples, strict=True))
+    _SAMPLES[:] = [(weakref.ref(items), samples, ids, by_key)]
+    return samples, ids, by_key
+
+
+def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, float | None]:
+    """The events of one sample of an eval log, and its latency in ms."""
+    samples, ids, by_key = _samples_of(items)
     if not samples:
         raise RunError(
             "this Inspect AI log has no samples (it was written without them, or is a "
@@ -76,10 +96,7 @@ def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, flo
             hint="in a suite each sample becomes a case of its own; from Python, "
             "load_run(path, sample=ID)",
         )
-    chosen = samples[0] if sample is None else None
-    for s, key in zip(samples, ids, strict=True):
-        if sample is not None and key == sample:
-            chosen = s
+    chosen = samples[0] if sample is None else by_key.get(sample)
     if chosen is None:
         raise RunError(
             f'no sample "{sample}" in this Inspect AI log (it has {", ".join(ids[:8])})',
