@@ -65,15 +65,16 @@ def _sample_key(sample: dict[str, Any]) -> str:
 _SAMPLES: list[tuple[weakref.ref[Items], list[dict[str, Any]], list[str], dict[str, Any]]] = []
 
 
-def _samples_of(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
-    """A log's samples, their keys, and the sample of each key (the last, if two share one)."""
+def sample_index(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
+    """A log's samples, their keys (`sample_ids`), and the sample of each key (the last, if
+    two share one); made once for the items read last."""
     if _SAMPLES:
         ref, samples, ids, by_key = _SAMPLES[0]
         if ref() is items:
             return samples, ids, by_key
     log = items.values[0]
     samples = [s for s in log.get("samples") or [] if isinstance(s, dict)]
-    ids = [_sample_key(s) for s in samples]
+    ids = sample_ids(log)
     by_key = dict(zip(ids, samples, strict=True))
     _SAMPLES[:] = [(weakref.ref(items), samples, ids, by_key)]
     return samples, ids, by_key
@@ -81,7 +82,7 @@ def _samples_of(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[str
 
 def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, float | None]:
     """The events of one sample of an eval log, and its latency in ms."""
-    samples, ids, by_key = _samples_of(items)
+    samples, ids, by_key = sample_index(items)
     if not samples:
         raise RunError(
             "this Inspect AI log has no samples (it was written without them, or is a "
