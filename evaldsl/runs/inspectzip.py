@@ -106,7 +106,8 @@ class _Entries:
                             f"{where}: the archive holds more than "
                             f"{MAX_DOCUMENT_BYTES // 2**20} MiB once decompressed",
                             path=self.path,
-                            hint=_CONVERT + " (JSONL traces are read at any size)",
+                            hint="an Inspect AI log is read whole, within the bound of "
+                            "any file read whole: split the eval into logs of fewer samples",
                         )
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
             raise RunError(f"{where}: damaged ({err})", path=self.path, hint=_CONVERT) from None
