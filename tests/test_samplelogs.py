@@ -173,3 +173,26 @@ def test_each_sample_is_found_without_walking_the_others(
     report = run_suites([load_suite(suite_file)])
     assert [c.name for c in report.suites[0].cases] == [f"c [{i}]" for i in ids]
     assert walks == 2  # the expansion, and the index, made once (was once per reading)
+
+
+def test_the_samples_index_keeps_nothing_past_its_log() -> None:
+    # the index of a log's samples is let go with the log's items: a sample's objects
+    # die with them
+    import gc
+    import weakref
+
+    from evaldsl.runs.inspect_ai import read_inspect
+    from evaldsl.runs.providers import Items
+
+    class Marker:
+        pass
+
+    log = json.loads((DATA / "inspect-two-samples.json").read_text(encoding="utf-8"))
+    marker = Marker()
+    log["samples"][1]["metadata"] = {"marker": marker}
+    alive = weakref.ref(marker)
+    items = Items("log.json", [log], "document")
+    assert read_inspect(items, "test", "de")[0].events  # (indexed, and read)
+    del log, marker, items
+    gc.collect()
+    assert alive() is None

@@ -59,10 +59,17 @@ def _sample_key(sample: dict[str, Any]) -> str:
 
 
 #: The samples of the log last read, with their keys and the sample of each key, for the
-#: `Items` they come from (held weakly: no longer than the items themselves). A suite reads
-#: a log of N samples N times over, once for each case (`samplelogs` keeps the items), and
-#: finding each sample by walking them all was N² (3,000 samples: ~9 s of a run).
+#: `Items` they come from (held weakly, and let go with them: nothing here outlives the
+#: items). A suite reads a log of N samples N times over, once for each case (`samplelogs`
+#: keeps the items), and finding each sample by walking them all was N² (3,000 samples:
+#: ~9 s of a run).
 _SAMPLES: list[tuple[weakref.ref[Items], list[dict[str, Any]], list[str], dict[str, Any]]] = []
+
+
+def _let_go(gone: weakref.ref[Items]) -> None:
+    """The items of the index died: the index goes with them."""
+    if _SAMPLES and _SAMPLES[0][0] is gone:
+        _SAMPLES.clear()
 
 
 def sample_index(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
@@ -76,7 +83,7 @@ def sample_index(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[st
     samples = [s for s in log.get("samples") or [] if isinstance(s, dict)]
     ids = sample_ids(log)
     by_key = dict(zip(ids, samples, strict=True))
-    _SAMPLES[:] = [(weakref.ref(items), samples, ids, by_key)]
+    _SAMPLES[:] = [(weakref.ref(items, _let_go), samples, ids, by_key)]
     return samples, ids, by_key
 
 
