@@ -66,7 +66,7 @@ from evaldsl.runs.model import (
     os_error,
     read_bytes,
 )
-from evaldsl.runs.samplelogs import FileKey, file_key, keep, kept
+from evaldsl.runs.samplelogs import FileKey, file_key, keep, kept, kept_at
 from evaldsl.runs.text import BadUsage
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def load_run(
 def _load_run(p: str, format: str | None, sample: str | None) -> Run:
     if format is not None:
         return _load_as(p, _canonical_format(format, p), sample)
-    found = kept(file_key(p))
+    found = kept_at(p)
     if found is not None:  # an Inspect AI log of several samples, read for another
         return _from_items(found, False, sample)
     first, lineno = _first_line(p)  # (opening it is `check_file`'s test: one open, not two)
@@ -599,7 +599,7 @@ def _named(fmt: str) -> str:
 
 def _load_as(path: str, fmt: str, sample: str | None) -> Run:
     why = _named(fmt)
-    found = kept(file_key(path)) if fmt == "inspect" else None
+    found = kept_at(path) if fmt == "inspect" else None
     if found is not None:  # (as `_load_run`)
         return _read_as(found, fmt, why, False, sample)
     if fmt == "traceplay":

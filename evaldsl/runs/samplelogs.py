@@ -1,9 +1,9 @@
 """Inspect AI logs of several samples, read and decoded once while their file is unchanged.
 
 Takes the path of a file about to be read whole (`file_key`: its identity, or None when it
-cannot be looked at), and gives the `Items` kept for it (`kept`) when it is the log of
-several samples read last and has not changed since: the same device, inode, size and
-modification time, the test `linecache` and Python's bytecode cache make. Takes the
+cannot be looked at), and gives the `Items` kept for it (`kept`, `kept_at`) when it is the
+log of several samples read last and has not changed since: the same device, inode, size
+and modification time, the test `linecache` and Python's bytecode cache make. Takes the
 `Items` just read from a file (`keep`) and keeps them when they are such a log.
 
 Why: a suite makes a case of each sample of a log, and each case reads its own sample,
@@ -42,6 +42,12 @@ def kept(key: FileKey | None) -> Items | None:
     if key is None or not _KEPT or _KEPT[0][0] != key:
         return None
     return _KEPT[0][1]
+
+
+def kept_at(path: str) -> Items | None:
+    """The items kept for the file at `path`, if it is unchanged (`kept`); its identity is
+    looked at only when a log is kept."""
+    return kept(file_key(path)) if _KEPT else None
 
 
 def keep(key: FileKey | None, items: Items) -> None:
