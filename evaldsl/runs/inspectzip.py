@@ -129,12 +129,13 @@ class _Entries:
 
 
 def _sample_order(sample: dict[str, Any]) -> tuple[Any, ...]:
-    """Epoch, then id: numbers by value before texts (`2` before `10` before `"a"`)."""
+    """Epoch (1 when not given, as Inspect's), then id: numbers by value before texts (`2`
+    before `10` before `"a"`)."""
     epoch = sample.get("epoch")
     sid = sample.get("id")
     number = isinstance(sid, int | float) and not isinstance(sid, bool)
     return (
-        epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else 0,
+        epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else 1,
         0 if number else 1,
         sid if number else 0,
         "" if number else str(sid),
