@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES
+from evaldsl.language.reading import size_text
 from evaldsl.runs.model import RunError, describe, read_bytes
 from evaldsl.runs.providers import Items
 
@@ -104,7 +105,7 @@ class _Entries:
                     if self.budget < 0:
                         raise RunError(
                             f"{where}: the archive holds more than "
-                            f"{MAX_DOCUMENT_BYTES // 2**20} MiB once decompressed",
+                            f"{size_text(MAX_DOCUMENT_BYTES)} once decompressed",
                             path=self.path,
                             hint="an Inspect AI log is read whole, within the bound of "
                             "any file read whole: split the eval into logs of fewer samples",
