@@ -45,11 +45,13 @@ def is_eval_log(d: Any) -> bool:
 def sample_ids(log: dict[str, Any]) -> list[str]:
     """The ids of a log's samples, as text (`1`, `"q-7"`), epochs after the first marked
     `id@epoch`."""
-    out: list[str] = []
-    for sample in log.get("samples") or []:
-        if isinstance(sample, dict):
-            out.append(_sample_key(sample))
-    return out
+    return [_sample_key(sample) for sample in _samples(log)]
+
+
+def _samples(log: dict[str, Any]) -> list[dict[str, Any]]:
+    """A log's samples: the objects of its `samples` list (none, when it is no list)."""
+    samples = log.get("samples")
+    return [s for s in samples if isinstance(s, dict)] if isinstance(samples, list) else []
 
 
 def _sample_key(sample: dict[str, Any]) -> str:
@@ -80,7 +82,7 @@ def sample_index(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[st
         if ref() is items:
             return samples, ids, by_key
     log = items.values[0]
-    samples = [s for s in log.get("samples") or [] if isinstance(s, dict)]
+    samples = _samples(log)
     ids = sample_ids(log)
     by_key = dict(zip(ids, samples, strict=True))
     _SAMPLES[:] = [(weakref.ref(items, _let_go), samples, ids, by_key)]

@@ -28,7 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evaldsl
-from evaldsl.runs.detect import load_run
+from evaldsl.runs.detect import inspect_samples, load_run
 from evaldsl.runs.model import RunError
 from evaldsl.runs.summary import summarize
 from tests.clitools import ROOT
@@ -286,6 +286,23 @@ def test_a_document_with_such_a_value_is_named_whole(tmp_path: Path) -> None:
     assert str(info.value).startswith(
         f"{path}:1:1: the file holds a value of a type the openai reader does not expect there"
     )
+
+
+INSPECT_LOG = REALWORLD / "inspect-ai-eval-log" / "log_read_sample.json"
+
+
+def test_an_inspect_log_whose_samples_are_no_list_has_no_samples(tmp_path: Path) -> None:
+    """`samples: true` in an Inspect AI log written on one line: listing its samples (a
+    suite's expansion, `evaldsl inspect`) iterated the `true`; it holds no samples, and
+    reading it says so, fast and reference alike."""
+    path = _retype(tmp_path, INSPECT_LOG, (0, "samples"), True)
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 1
+    assert inspect_samples(path) == []
+    with pytest.raises(RunError, match="has no samples"):
+        load_run(path)
+    with pytest.raises(RunError, match="has no samples"):
+        summarize(path)
+    assert _outcome(path, None) == _reference(path, None)
 
 
 def test_format_detection_takes_a_role_of_any_type(tmp_path: Path) -> None:
