@@ -77,8 +77,9 @@ def _let_go(gone: weakref.ref[Items]) -> None:
 def sample_index(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     """A log's samples, their keys (`sample_ids`), and the sample of each key (the last, if
     two share one); made once for the items read last."""
-    if _SAMPLES:
-        ref, samples, ids, by_key = _SAMPLES[0]
+    held = _SAMPLES[:]  # (one look: another thread, or the items' death, may clear it)
+    if held:
+        ref, samples, ids, by_key = held[0]
         if ref() is items:
             return samples, ids, by_key
     log = items.values[0]

@@ -39,9 +39,12 @@ def file_key(path: str) -> FileKey | None:
 
 def kept(key: FileKey | None) -> Items | None:
     """The items kept for the file of identity `key`, if any."""
-    if key is None or not _KEPT or _KEPT[0][0] != key:
+    # (one copy of the list, taken at once: another thread may replace what it holds
+    # between two looks, and the items returned must be those of the key compared)
+    held = _KEPT[:]
+    if key is None or not held or held[0][0] != key:
         return None
-    return _KEPT[0][1]
+    return held[0][1]
 
 
 def kept_at(path: str) -> Items | None:
