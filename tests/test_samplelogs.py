@@ -4,7 +4,6 @@ sample read alone, and a file changed since it was read is read again."""
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from evaldsl.runs import detect, load_run, samplelogs
 from evaldsl.runs.detect import inspect_samples
 from evaldsl.suites import load_suite
 from tests.clitools import run_evaldsl
+from tests.inspectlogs import write_log
 
 DATA = Path(__file__).resolve().parent / "data" / "formats"
 STATEMENTS = ("answer matches /^(Paris|Berlin) \\d+$/", "tool lookup called once", "tokens < 60")
@@ -29,21 +29,6 @@ def _nothing_kept() -> Iterator[None]:
     samplelogs.forget()
     yield
     samplelogs.forget()
-
-
-def write_log(path: Path, samples: int, *, indent: int | None) -> list[str]:
-    """A log of `samples` samples (the two of `inspect-two-samples.json` in turns, each
-    answer numbered), written with `indent` (None: on one line); its sample ids."""
-    log = json.loads((DATA / "inspect-two-samples.json").read_text(encoding="utf-8"))
-    made = []
-    for k in range(samples):
-        sample = copy.deepcopy(log["samples"][k % 2])
-        sample["id"] = f"s{k}"
-        text = json.dumps(sample).replace('"Paris"', f'"Paris {k}"')
-        made.append(json.loads(text.replace('"Berlin"', f'"Berlin {k}"')))
-    log["samples"] = made
-    path.write_text(json.dumps(log, indent=indent), encoding="utf-8")
-    return [s["id"] for s in made]
 
 
 def reads_of(path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -23,6 +23,7 @@ from evaldsl.score.engines import Batch, Outcome, batches, checked, in_order
 from evaldsl.score.scoring import TraceRecord, compiled, run_from_line, score_batch
 from evaldsl.score.sources import Item, missing_paths, walk
 from tests.clitools import run_evaldsl
+from tests.inspectlogs import write_log
 from tests.score_traces import PROGRAM, write_traces
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -272,16 +273,6 @@ def test_a_batch_that_comes_back_broken_is_an_error_record_per_trace() -> None:
     other = score_batch(SPEC, list(lines(4))[1:])
     mixed = checked(batch, other, case)
     assert all("results of other traces" in (r["error"] or "") for r in mixed)
-
-
-def write_log(path: Path, samples: int, *, indent: int | None = 2) -> list[str]:
-    """An Inspect AI log of `samples` samples (the two of the test data's log in turns,
-    each an id of its own; the `fr` one calls `lookup`, the `de` one no tool); its ids."""
-    log = json.loads((ROOT / "tests/data/formats/inspect-two-samples.json").read_text())
-    two = log["samples"]
-    log["samples"] = [{**two[n % 2], "id": f"s{n}"} for n in range(samples)]
-    path.write_text(json.dumps(log, indent=indent), encoding="utf-8")
-    return [f"s{n}" for n in range(samples)]
 
 
 LOOKUP = ProgramSpec("tool lookup called once\ntokens < 100\n", "lookup.eval")

@@ -455,6 +455,22 @@ def test_tool_lines_are_the_lines_a_regex_finds(block: bytes) -> None:
     assert list(tool_lines(block)) == _lines_by_regex(block)
 
 
+def _run_importing(*args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """`evaldsl run --no-history ARGS` under `-X importtime`: the process, and the name of
+    every module each of its processes imported (once per process that imported it)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "evaldsl.tools.cli", "run", "--no-history",
+         *args],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    names = [
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
+    return done, names
+
+
 def test_j_workers_import_nothing_of_their_own(tmp_path: Path) -> None:
     # what a worker would import at its first case (the pass generator, `ctypes`, and for
     # cases it checks itself `difflib`) is imported once, before forking: a module
@@ -472,16 +488,7 @@ def test_j_workers_import_nothing_of_their_own(tmp_path: Path) -> None:
     )
 
     def twice(jobs: str) -> set[str]:
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "evaldsl.tools.cli", "run", "-q",
-             "--no-history", "-j", jobs, str(suite)],
-            capture_output=True, text=True, cwd=ROOT,
-        )  # fmt: skip
-        names = [
-            line.split("|")[-1].strip()
-            for line in done.stderr.splitlines()
-            if line.startswith("import time:") and "|" in line
-        ]
+        done, names = _run_importing("-q", "-j", jobs, str(suite))
         assert "difflib" in names, done.stderr[-2000:]
         return {n for n in names if names.count(n) > 1}
 
@@ -525,17 +532,8 @@ def test_j_workers_share_the_typed_decoder_of_many_small_recordings(tmp_path: Pa
         return folder / "many.eval"
 
     def loads_of_msgspec(path: Path, jobs: str) -> tuple[int, str]:
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "evaldsl.tools.cli", "run",
-             "--no-history", "--no-color", "-j", jobs, str(path)],
-            capture_output=True, text=True, cwd=ROOT,
-        )  # fmt: skip
+        done, names = _run_importing("--no-color", "-j", jobs, str(path))
         assert done.returncode == 0, done.stdout + done.stderr[-2000:]
-        names = [
-            line.split("|")[-1].strip()
-            for line in done.stderr.splitlines()
-            if line.startswith("import time:") and "|" in line
-        ]
         times = re.sub(r"\d+(\.\d+)? ?m?s\b", "T", done.stdout)  # (and their padding)
         return names.count("msgspec"), re.sub(r" +", " ", times)
 

@@ -728,15 +728,17 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
         print(f"evaldsl: error: no such file or folder: {m}", file=err)
     if missing:
         return 2
+    status = 0
     for raw in paths:
         p = Path(raw)
-        files.extend(_eval_files(p) if p.is_dir() else [p])
-    status = 0
-    for f in files:
-        if starts_as_zip(f):
-            print(f"evaldsl: error: not formatted: {f} is an Inspect AI log, not a suite", file=err)
+        if p.is_dir():
+            files.extend(_eval_files(p))  # (Inspect AI logs passed by)
+        elif starts_as_zip(p):
+            print(f"evaldsl: error: not formatted: {p} is an Inspect AI log, not a suite", file=err)
             status = 1
-            continue
+        else:
+            files.append(p)
+    for f in files:
         try:  # a regular file only: a pipe or a device is refused, never waited on
             text = read_regular(f, MAX_SUITE_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError) as error:

@@ -184,11 +184,13 @@ def run_suites(
         work = _selected(suites, options.select)
     results: Results = {}
     own: Own = {}
+    # many small recordings: the typed decoder set up now (before forking, with `-j`, so
+    # the workers share it), not after each process has decoded 3 MiB in full
+    will_read(streamed_bytes(work))
     try:
         if options.jobs > 1 and len(work) > 1:
             _run_parallel(work, options, results, on_case, own)
         else:
-            will_read(streamed_bytes(work))  # (many small recordings: decoded typed)
             readings = SharedReadings((s, s.cases[i]) for s, i in work)
             with _target_workers(work) as workers:
                 for s, i in work:

@@ -44,7 +44,7 @@ from evaldsl.gcpause import frozen_for_workers
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
-from evaldsl.runner.produce import Recording, recording_named, streamed_bytes
+from evaldsl.runner.produce import Recording, case_size, recording_named
 from evaldsl.runner.readings import SharedReadings, read_alone
 from evaldsl.runner.results import CaseResult
 from evaldsl.runner.worker import die_with_parent
@@ -74,23 +74,6 @@ _LOADED: dict[str, Suite] = {}
 #: This worker process's own target workers (made at its first live case: never
 #: inherited, and never made by a run of recordings).
 _TARGETS: list[TargetWorkers] = []
-
-
-def case_size(suite: Suite, case: Case) -> float:
-    """How long a case is expected to take, for scheduling: its recording's size in
-    bytes; a live target (unknown) counts as the largest."""
-    spec = case.source
-    if spec is None or (case.error is not None and suite.later is None):
-        return 0.0  # nothing to read, or a case that cannot run (one still to check may)
-    if spec.kind == "run":
-        return float("inf")
-    recording = recording_named(case, suite)
-    if recording is None:
-        return 0.0
-    try:
-        return float(os.stat(recording[0]).st_size)
-    except OSError:
-        return 0.0
 
 
 def largest_first(work: Work) -> list[int]:
@@ -182,17 +165,14 @@ def _import_for_workers(work: Work) -> None:
     and `ctypes` (for `prctl`, `die_with_parent`); ~12 ms of each worker's CPU, measured
     as ~18 ms less CPU for a `-j 2` run of 120 cases (medians of 11, same run). Where the
     workers check the cases (`Suite.later`), also what checking loads when it first
-    needs it: `difflib`, for did-you-mean (~1.5 ms). Where the recordings to read come to
-    `passes.TYPED_AFTER` or more, the typed decoder (msgspec), which each worker would
-    otherwise load after decoding that much in full by itself."""
+    needs it: `difflib`, for did-you-mean (~1.5 ms). (The typed decoder, for many small
+    recordings, is set up before this, by `run_suites`: `passes.will_read`.)"""
     import ctypes  # noqa: F401
 
     import evaldsl.runs.codegen  # noqa: F401
-    from evaldsl.runs.passes import will_read
 
     if any(suite.later is not None for suite, _ in work):
         import difflib  # noqa: F401
-    will_read(streamed_bytes(work))
 
 
 def can_fork() -> bool:

@@ -8,7 +8,6 @@ imported for a live target only, never by `check` or a run of recordings).
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -58,6 +57,23 @@ def recording_named(case: Case, suite: Suite) -> Recording | None:
     return (str(suite.base_dir / spec.path), fmt, spec.sample)
 
 
+def case_size(suite: Suite, case: Case) -> float:
+    """How long a case is expected to take, for scheduling: its recording's size in
+    bytes; a live target (unknown) counts as the largest."""
+    spec = case.source
+    if spec is None or (case.error is not None and suite.later is None):
+        return 0.0  # nothing to read, or a case that cannot run (one still to check may)
+    if spec.kind == "run":
+        return float("inf")
+    recording = recording_named(case, suite)
+    if recording is None:
+        return 0.0
+    try:
+        return float(os.stat(recording[0]).st_size)
+    except OSError:
+        return 0.0
+
+
 #: The formats a recording named with `trace "…" as FORMAT` may stream in (a `cassette`
 #: line names no format: detected, it may stream too).
 _STREAMED = frozenset({"traceplay", "cassette", "events", "verydia"})
@@ -66,19 +82,14 @@ _STREAMED = frozenset({"traceplay", "cassette", "events", "verydia"})
 def streamed_bytes(work: Iterable[tuple[Suite, int]]) -> int:
     """The size of the recordings the cases of `work` (suite, case index) read that may
     stream (a cassette, or a trace named as traceplay, events or verydia: not an Inspect
-    AI sample nor a format read whole), each counted once (one that cannot be looked at
-    counts 0: its case says why)."""
-    paths = set()
+    AI sample nor a format read whole), each counted once (`case_size`: a case that cannot
+    run, or a file that cannot be looked at, counts 0)."""
+    sizes: dict[str, float] = {}
     for suite, index in work:
         case = suite.cases[index]
         recording = recording_named(case, suite)
-        if recording is None or (case.error is not None and suite.later is None):
-            continue
-        path, fmt, sample = recording
-        if sample is None and (fmt is None or fmt.lower() in _STREAMED):
-            paths.add(path)
-    size = 0
-    for path in paths:
-        with contextlib.suppress(OSError):
-            size += os.stat(path).st_size
-    return size
+        if recording is not None:
+            path, fmt, sample = recording
+            if sample is None and (fmt is None or fmt.lower() in _STREAMED):
+                sizes[path] = case_size(suite, case)
+    return int(sum(sizes.values()))

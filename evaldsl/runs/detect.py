@@ -66,7 +66,7 @@ from evaldsl.runs.model import (
     os_error,
     read_bytes,
 )
-from evaldsl.runs.samplelogs import FileKey, file_key, keep, kept, kept_at
+from evaldsl.runs.samplelogs import FileKey, file_key, keep, kept_at
 from evaldsl.runs.text import BadUsage
 
 if TYPE_CHECKING:
@@ -249,9 +249,6 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
             typed = _typed_otel(path, values, None)
             return (typed, False) if typed is not None else (_jsonl(path), False)
     key = file_key(path)  # (before reading: a file changed since is not the one kept)
-    found = kept(key)
-    if found is not None:  # an Inspect AI log of several samples, read for another
-        return found, False
     data = read_bytes(path)
     typed = _typed_otel_document(path, data, None)
     if typed is not None:
@@ -639,8 +636,7 @@ def _named_items(path: str, first: bytes) -> Items:
     if _try_object(first) is not None and len(_head_lines(path)) > 1:
         return _jsonl(path)
     key = file_key(path)  # (as `_read_items`)
-    found = kept(key)
-    return found if found is not None else _document_items(path, key, read_bytes(path), None)
+    return _document_items(path, key, read_bytes(path), None)
 
 
 # --- what a file holds, for the checker and the editor -----------------------------------------
@@ -657,29 +653,35 @@ def inspect_samples(path: str | os.PathLike[str], format: str | None = None) -> 
     p = os.fspath(path)
     if format is not None and FORMATS.get(format.lower()) != "inspect":
         return []
-    key = file_key(p)
-    items = kept(key)
     try:
+        items = kept_at(p)
         if items is None:
-            first, lineno = _first_line(p)
-            if lineno == 1 and first.startswith(ZIP_MAGIC):
-                items = _zip_items(p, key)
-            else:
-                if not lineno or not first.lstrip().startswith(b"{"):
-                    return []
-                head = _try_object(first)
-                if head is not None and (not _eval_log(head) or len(_head_lines(p)) > 1):
-                    return []  # JSONL, or one object on its line that is no log
-                items = _document_items(p, key, read_bytes(p), None)
+            items = _log_items(p)
     except RunError:
         return []
-    doc: Any = items.values[0] if items.container == "document" else None
+    doc: Any = items.values[0] if items is not None and items.container == "document" else None
     if not _eval_log(doc):
         return []
     from evaldsl.runs.inspect_ai import sample_ids
 
     ids = sample_ids(doc)
     return ids if len(ids) > 1 else []
+
+
+def _log_items(p: str) -> Items | None:
+    """The items of a file that may be an Inspect AI log (a ZIP archive, or one JSON
+    document), read (and kept, when they are a log of several samples); None for a file
+    that cannot be one."""
+    key = file_key(p)  # (before reading, as `_read_items`)
+    first, lineno = _first_line(p)
+    if lineno == 1 and first.startswith(ZIP_MAGIC):
+        return _zip_items(p, key)
+    if not lineno or not first.lstrip().startswith(b"{"):
+        return None
+    head = _try_object(first)
+    if head is not None and (not _eval_log(head) or len(_head_lines(p)) > 1):
+        return None  # JSONL, or one object on its line that is no log
+    return _document_items(p, key, read_bytes(p), None)
 
 
 def _eval_log(doc: Any) -> bool:

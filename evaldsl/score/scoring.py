@@ -130,12 +130,8 @@ def score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
             value = decode_line(item.line, item.lineno)
             trace_id = line_id(value)
             result = case.check(run_from_line(value, item.lineno))
-    except RunError as err:
-        result = crashed(case.assertions, str(err))
     except Exception as err:  # an adapter bug must cost one trace, not the run
-        result = crashed(
-            case.assertions, f"{item.key}: internal error: {type(err).__name__}: {err}"
-        )
+        result = _raised(case, item.key, err)
     return [record(item.key, trace_id, case, result)]
 
 
@@ -143,11 +139,17 @@ def _sample_record(case: CompiledCase, path: str, sample: str) -> TraceRecord:
     """The record of one sample of an Inspect AI log; never raises."""
     try:
         result = case.check(load_run(path, sample=sample))
-    except RunError as err:
-        result = crashed(case.assertions, str(err))
     except Exception as err:  # (as `score_item`)
-        result = crashed(case.assertions, f"{path}: internal error: {type(err).__name__}: {err}")
+        result = _raised(case, path, err)
     return record(f"{path} [{sample}]", None, case, result)
+
+
+def _raised(case: CompiledCase, key: str, err: Exception) -> Result:
+    """The result of a trace whose reading or checking raised `err`: its `RunError`, or
+    anything else as an internal error naming the trace."""
+    if isinstance(err, RunError):
+        return crashed(case.assertions, str(err))
+    return crashed(case.assertions, f"{key}: internal error: {type(err).__name__}: {err}")
 
 
 def record(key: str, trace_id: str | int | None, case: CompiledCase, result: Result) -> TraceRecord:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.limits import MAX_SUITE_BYTES
-from evaldsl.language.reading import FileProblem, read_regular, starts_as_zip
+from evaldsl.language.reading import ZIP_MAGIC, FileProblem, read_regular, starts_as_zip
 from evaldsl.suites.evalfile import eval_draft
 from evaldsl.suites.model import SuiteDraft
 
@@ -59,20 +59,17 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
 def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
     """Read a suite file with the front end its extension names."""
     p = Path(path)
-    if p.suffix == ".eval" and starts_as_zip(p):
-        diag = Diagnostic.in_file(
-            str(p),
-            "E504",
-            "this is an Inspect AI log (a ZIP archive), not an evaldsl suite",
-            hint=f'name it in a suite: `cassette "{p.name}"` (each sample becomes a case), '
-            f"or score it: `evaldsl score PROGRAM {p.name}`",
-        )
-        return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     try:
-        text = read_regular(p, MAX_SUITE_BYTES).decode("utf-8-sig")
+        raw = read_regular(p, MAX_SUITE_BYTES)
     except FileProblem as err:
+        if p.suffix == ".eval" and starts_as_zip(p):  # (a log too large to read as a suite)
+            return _inspect_log(p)
         diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {err}")
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
+    if p.suffix == ".eval" and raw.startswith(ZIP_MAGIC):
+        return _inspect_log(p)
+    try:
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         diag = Diagnostic.in_file(
             str(p),
@@ -84,6 +81,18 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
     if p.suffix in (".yaml", ".yml", ".json"):
         return _yaml_draft(text, str(p))
     return eval_draft(text, str(p))
+
+
+def _inspect_log(p: Path) -> SuiteDraft:
+    """The draft of an Inspect AI `.eval` log named as a suite: its one error, E504."""
+    diag = Diagnostic.in_file(
+        str(p),
+        "E504",
+        "this is an Inspect AI log (a ZIP archive), not an evaldsl suite",
+        hint=f'name it in a suite: `cassette "{p.name}"` (each sample becomes a case), '
+        f"or score it: `evaldsl score PROGRAM {p.name}`",
+    )
+    return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
 
 
 def draft_from_text(text: str, path: str) -> SuiteDraft:

@@ -32,12 +32,12 @@ import pytest
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic, render
-from evaldsl.language.reading import starts_as_zip
 from evaldsl.reports import ConsoleReporter, outcome
 from evaldsl.runner.core import execute_case
 from evaldsl.runner.readings import SharedReadings
 from evaldsl.runner.results import CaseResult
 from evaldsl.suites import Case, Suite, load_suite
+from evaldsl.suites.files import is_suite_file
 
 
 class EvalDslWarning(UserWarning):
@@ -100,7 +100,7 @@ def wants(file_path: Path, config: pytest.Config, *, named: bool) -> bool:
     a ZIP archive of the same extension); a YAML or JSON file that an `evaldsl_suites`
     glob matches, or that was named on the command line."""
     if file_path.suffix == ".eval":
-        return not starts_as_zip(file_path)
+        return is_suite_file(file_path)
     if file_path.suffix not in (".yaml", ".yml", ".json"):
         return False
     if named:
