@@ -35,6 +35,7 @@ progress lines, are the serial run's). How, and why:
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 from collections.abc import Callable, Sequence
@@ -107,12 +108,16 @@ def units(work: Work, processes: int) -> list[list[int]]:
     return tasks
 
 
-def _worker_started() -> None:
+def _worker_started(parent: int) -> None:
     """Each worker: Ctrl-C is its parent's to handle (it stops the run), it dies with
-    its parent, even by `kill -9`, and it has target workers of its own (`_targets`)."""
+    its parent (pid `parent`, noted before the worker was made), even by `kill -9`, and
+    it has target workers of its own (`_targets`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sigint_mask(signal.SIG_UNBLOCK)
-    die_with_parent(os.getppid())
+    # Not `os.getppid()`: a worker first scheduled after its parent died would read its
+    # new parent there (init or a subreaper) and watch that one; it would take a case
+    # from the task pipe and end only when it said so to the dead parent (a broken pipe).
+    die_with_parent(parent)
     _TARGETS.clear()
 
 
@@ -229,7 +234,8 @@ def run_parallel(
     try:
         with frozen_for_workers():
             tasks = range(len(_UNITS))
-            run_forked(tasks, processes, _forked_task, _worker_started, arrived, crashed)
+            started = functools.partial(_worker_started, os.getpid())
+            run_forked(tasks, processes, _forked_task, started, arrived, crashed)
     finally:
         _SHARED.clear()
         _UNITS.clear()
@@ -250,7 +256,10 @@ def _run_spawned(
 
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(
-        max_workers=processes, mp_context=multiprocessing.get_context(), initializer=_worker_started
+        max_workers=processes,
+        mp_context=multiprocessing.get_context(),
+        initializer=_worker_started,
+        initargs=(os.getpid(),),
     )
     ours: list[Any] = []
     futures: dict[int, Future[CaseResult]] = {}

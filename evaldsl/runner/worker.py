@@ -108,14 +108,26 @@ class _Server:
         self.answers = answers
         self.pid = os.getpid()
         self.forked = False
-        os.register_at_fork(after_in_parent=self._note_fork, after_in_child=self._child_rules)
+        self.forker = self.pid
+        os.register_at_fork(
+            before=self._note_forker,
+            after_in_parent=self._note_fork,
+            after_in_child=self._child_rules,
+        )
+
+    def _note_forker(self) -> None:
+        self.forker = os.getpid()
 
     def _note_fork(self) -> None:
         self.forked = True
 
     def _child_rules(self) -> None:
         # A child the target forks dies with this worker, as the worker dies with evaldsl.
-        if os.getppid() == self.pid:
+        # Which process forked it is read from what the forker noted, never from
+        # `getppid()`: a child first scheduled after the worker died is already an orphan
+        # there (its parent init or a subreaper), and must die at once, not live on as a
+        # grandchild would (a grandchild is its own parent's to watch).
+        if self.forker == self.pid:
             die_with_parent(self.pid)
 
     # -- the protocol ----------------------------------------------------------------

@@ -24,7 +24,7 @@ from clitools import ROOT
 from hostile.processes import kill_all, numbers, survivors, wait_for_files
 
 NAP = """
-import os, time
+import os, signal, time
 from pathlib import Path
 
 MARKS = Path(__file__).parent / "started"
@@ -37,6 +37,10 @@ def nap(x):
         if pid == 0:
             time.sleep(600)
             os._exit(0)
+        if x.get("stop_child"):
+            # stopped before it is first scheduled (the parent runs first after a fork), so
+            # it runs nothing, the fork's handlers neither, until the test continues it
+            os.kill(pid, signal.SIGSTOP)
         child = f" {pid}"
     MARKS.mkdir(exist_ok=True)
     mark = f"{os.getpid()} {os.getppid()}{child}"
@@ -76,9 +80,9 @@ def _suite(folder: Path, *, fork: bool = False) -> Path:
     return path
 
 
-def _start(folder: Path, *args: str) -> subprocess.Popen[str]:
+def _start(folder: Path, *args: str, path: str = str(ROOT)) -> subprocess.Popen[str]:
     """evaldsl as a command in a session of its own (so the test can signal its group)."""
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": path}
     env = {k: v for k, v in env.items() if not k.startswith("EVALDSL_JUDGE")}
     return subprocess.Popen(
         [sys.executable, "-m", "evaldsl.tools.cli", "run", "naps.eval", "--no-history", *args],
@@ -129,6 +133,91 @@ def test_kill_9_of_evaldsl_leaves_no_process_behind(tmp_path: Path, jobs: int) -
     finally:
         command.kill()
         kill_all(pids)
+
+
+def test_a_forked_child_dies_with_its_worker_even_when_it_starts_after_the_worker_died(
+    tmp_path: Path,
+) -> None:
+    # A child the target forks must die with the worker whether or not it ran before the
+    # worker died: one first scheduled after (a loaded machine) found itself an orphan and
+    # was taken for a child of someone else, so it lived on, holding evaldsl's stderr.
+    (tmp_path / "nap.py").write_text(NAP, encoding="utf-8")
+    (tmp_path / "naps.eval").write_text(
+        'case "slow"\n  run nap:nap\n'
+        f"  input {{name: slow, seconds: {SLOW}, fork: true, stop_child: true}}\n"
+        f'  timeout {SLOW * 2}s\n  output == "done"\n',
+        encoding="utf-8",
+    )
+    command = _start(tmp_path)
+    pids: set[int] = set()
+    try:
+        (mark,) = wait_for_files(tmp_path / "started", 1)
+        worker, _, child = (int(n) for n in mark.read_text().split())
+        pids = {worker, child}
+        command.kill()
+        assert survivors([worker]) == []
+        os.kill(child, signal.SIGCONT)  # its parent is gone before it runs a thing
+        assert survivors([child]) == []
+        command.communicate(timeout=30)
+    finally:
+        command.kill()
+        kill_all(pids)
+
+
+#: Loaded at evaldsl's start: every process evaldsl forks stops itself at once, before it
+#: runs anything of its own (its processes started by exec run no fork handlers)
+STOP_FORKED = """
+import os, signal
+
+if os.environ.pop("STOP_FORKED", None):
+    os.register_at_fork(after_in_child=lambda: os.kill(os.getpid(), signal.SIGSTOP))
+"""
+
+
+def _children_stopped(parent: int, count: int, within: float = 60.0) -> list[int]:
+    deadline = time.monotonic() + within
+    while True:
+        found = []
+        for entry in os.listdir("/proc"):
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, ValueError):
+                continue
+            if entry.isdigit() and int(fields[1]) == parent and fields[0] == "T":
+                found.append(int(entry))
+        if len(found) >= count:
+            return found
+        assert time.monotonic() < deadline, f"{len(found)} of {count} -j processes stopped"
+        time.sleep(0.05)
+
+
+def test_a_j_process_first_scheduled_after_evaldsl_died_runs_nothing(tmp_path: Path) -> None:
+    # A -j process first scheduled after evaldsl was killed (a loaded machine) finds
+    # itself an orphan and the cases evaldsl wrote in the task pipe: it must start none
+    # (a live target's effects for no one) and die at once.
+    _suite(tmp_path)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(STOP_FORKED, encoding="utf-8")
+    os.environ["STOP_FORKED"] = "1"
+    try:
+        command = _start(tmp_path, "-j", "2", path=f"{tmp_path / 'site'}{os.pathsep}{ROOT}")
+    finally:
+        del os.environ["STOP_FORKED"]
+    workers: list[int] = []
+    try:
+        workers = _children_stopped(command.pid, 2)
+        command.kill()
+        command.wait(timeout=30)
+        for pid in workers:
+            os.kill(pid, signal.SIGCONT)
+        assert survivors(workers) == []
+        command.communicate(timeout=30)
+        assert not (tmp_path / "started").exists()  # no case ran
+    finally:
+        command.kill()
+        kill_all(workers)
+        if (tmp_path / "started").exists():
+            kill_all(numbers(tmp_path / "started"))
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
