@@ -50,7 +50,9 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
   (`$.aI.b[*].c`), over N calls each holding one of those paths;
 - "inspect samples" (N = 400): an Inspect AI log of N samples and a suite of one case
   naming it, which becomes N cases: expanded, checked and run as `evaldsl run` does
-  (`load_suite`, `run_suites`), nothing kept from the reading before.
+  (`load_suite`, `run_suites`), nothing kept from the reading before;
+- "yaml cases" (N = 16,000): a YAML suite of N cases on one small cassette, each with
+  traceplay objects and DSL lines, run by `evaldsl run -q` in a process of its own.
 
 N is multiplied by S. A reader whose work per turn does not grow with the trace (with how
 many calls wait, how deep the tree is, how long the text so far) reads N turns in about
@@ -63,6 +65,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -371,6 +374,36 @@ def run_samples(path: Path) -> str:
     return f"{sum(c.passed for c in report.suites[0].cases):,} cases passed"
 
 
+def write_yaml_cases(path: Path, turns: int) -> None:
+    """A YAML suite (`.yaml`) of `turns` cases on one small cassette (the weather
+    example's), each with traceplay objects and DSL lines under `expect:`."""
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    lines = ["suite: many", "cases:"]
+    for n in range(turns):
+        lines += [
+            f"  - name: case {n}",
+            f"    cassette: {cassette}",
+            "    assertions:",
+            "      - { kind: tool.called, name: get_weather, times: 1 }",
+            "      - { kind: tool.args, name: get_weather, jsonPath: $.city, equals: Xiamen }",
+            "      - { kind: answer.contains, text: C }",
+            "    expect: [tokens <= 2000, 'answer matches /\\d+/', steps <= 5]",
+        ]
+    path.with_suffix(".yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def run_yaml_cases(path: Path) -> str:
+    """`evaldsl run` of the suite beside `path`, a process of its own (what a process
+    has collected before decides when the collector walks everything: a fresh one)."""
+    command = [sys.executable, "-m", "evaldsl.tools.cli", "run", "-q", "--no-history"]
+    done = subprocess.run(
+        [*command, str(path.with_suffix(".yaml"))], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"evaldsl run failed: {done.stderr[-2000:]}")
+    return done.stdout.strip().splitlines()[-2]
+
+
 def check_equal_tests(path: Path) -> str:
     """Compile the tests and check them against their recording (`.calls.jsonl`); say
     how many pass."""
@@ -416,6 +449,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "tools tests": (write_tools_tests, 16_000, check_equal_tests),
     "distinct paths": (write_distinct_paths, 4_000, check_equal_tests),
     "inspect samples": (write_samples, 400, run_samples),
+    "yaml cases": (write_yaml_cases, 16_000, run_yaml_cases),
 }
 
 

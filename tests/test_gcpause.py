@@ -1,14 +1,19 @@
-"""The collector paused around bulk work, and the frozen set `-j` forks its workers under
-(`evaldsl/gcpause.py`)."""
+"""The collector paused around bulk work, and the frozen set a run's cases run under and `-j`
+forks its workers in (`evaldsl/gcpause.py`); loading leaves no garbage that grows with it."""
 
 from __future__ import annotations
 
 import gc
 import os
+from pathlib import Path
 
 import pytest
 
-from evaldsl.gcpause import frozen_for_workers, paused_gc
+from evaldsl.gcpause import frozen_loaded, paused_gc
+from evaldsl.runner import run_suites
+from evaldsl.suites import load_suite
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -57,14 +62,14 @@ def test_long_lived_objects_are_handed_to_the_oldest_generation(
     with paused_gc(long_lived=True):
         assert calls == []
     assert calls == ["freeze", "unfreeze"]
-    with frozen_for_workers(), paused_gc(long_lived=True):
+    with frozen_loaded(), paused_gc(long_lived=True):
         pass  # (the frozen set is the workers': left as it is)
     assert calls == ["freeze", "unfreeze", "freeze", "unfreeze"]
 
 
 def test_workers_never_count_the_frozen_set(counted: list[int]) -> None:
     # counting it walks every frozen object: in a forked worker, every object it shares
-    with frozen_for_workers():
+    with frozen_loaded():
         assert counted == [0]  # (counted once, before freezing: nothing was)
         with paused_gc(long_lived=True):
             [{"n": n} for n in range(100)]
@@ -88,7 +93,7 @@ def test_workers_never_count_the_frozen_set(counted: list[int]) -> None:
 def test_an_applications_frozen_set_is_left_as_it_is() -> None:
     gc.freeze()
     try:
-        with frozen_for_workers(), paused_gc(long_lived=True):
+        with frozen_loaded(), paused_gc(long_lived=True):
             kept = [[n] for n in range(100)]
         assert gc.get_freeze_count() > 0  # not unfrozen by the block
         with paused_gc(long_lived=True):
@@ -96,3 +101,48 @@ def test_an_applications_frozen_set_is_left_as_it_is() -> None:
         assert gc.get_freeze_count() > 0  # nor by a long-lived pause
     finally:
         gc.unfreeze()
+
+
+def _yaml_suite(folder: Path, cases: int) -> Path:
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    lines = ["suite: many", "cases:"]
+    for n in range(cases):
+        lines += [
+            f"  - name: case {n}",
+            f"    cassette: {cassette}",
+            "    assertions:",
+            "      - { kind: tool.called, name: get_weather, times: 1 }",
+            f"      - {{ kind: answer.contains, text: 'C{n}' }}",
+            "    expect: [tokens <= 2000, 'tool get_weather args $.city == \"Xiamen\"']",
+        ]
+    path = folder / f"many-{cases}.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _garbage_of_loading(path: Path) -> int:
+    gc.collect()
+    load_suite(path)  # (its result is garbage only once collected: no cycles in it)
+    return gc.collect()
+
+
+def test_loading_a_yaml_suite_leaves_garbage_that_does_not_grow_with_its_cases(
+    tmp_path: Path,
+) -> None:
+    # Loading runs with the collector paused, so the cycles it makes stay until a full
+    # collection walks them; reading each key once left a cycle a key (a function that
+    # called itself through its closure): millions of objects in a suite of 16,000 cases
+    small, large = _yaml_suite(tmp_path, 20), _yaml_suite(tmp_path, 200)
+    _garbage_of_loading(small)  # the first load builds classes, caches: not the suite's
+    assert _garbage_of_loading(large) - _garbage_of_loading(small) < 100
+
+
+def test_a_serial_run_keeps_what_it_loaded_frozen_while_its_cases_run(tmp_path: Path) -> None:
+    # Frozen, the suites are never walked by a collection of the run's own garbage; the
+    # oldest generation collected in full once a run's garbage made it think that worth it
+    suite = load_suite(_yaml_suite(tmp_path, 3))
+    frozen: list[int] = []
+    report = run_suites([suite], on_case=lambda s, result: frozen.append(gc.get_freeze_count()))
+    assert len(report.cases) == 3 and len(frozen) == 3
+    assert min(frozen) > 1000  # the suite, the modules: everything loaded before
+    assert gc.get_freeze_count() == 0  # and nothing after the run

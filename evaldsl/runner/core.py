@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from evaldsl.compile.evaluate import evaluate
+from evaldsl.gcpause import frozen_loaded
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.verdicts import case_passed, score
@@ -188,20 +189,33 @@ def run_suites(
     # the workers share it), not after each process has decoded 3 MiB in full
     will_read(streamed_bytes(work))
     try:
-        if options.jobs > 1 and len(work) > 1:
-            _run_parallel(work, options, results, on_case, own)
-        else:
-            readings = SharedReadings((s, s.cases[i]) for s, i in work)
-            with _target_workers(work) as workers:
-                for s, i in work:
-                    result = execute_case(s.cases[i], s, workers, readings)
-                    results[(id(s), i)] = result
-                    if on_case:
-                        on_case(s, result)
+        # what was loaded (suites, modules) is not walked by collections while cases run
+        with frozen_loaded():
+            _run_work(work, options, results, on_case, own)
     except KeyboardInterrupt:
         report = _report(suites, results, own, started, interrupted=True)
         raise RunInterrupted(report) from None
     return _report(suites, results, own, started)
+
+
+def _run_work(
+    work: list[tuple[Suite, int]],
+    options: RunOptions,
+    results: Results,
+    on_case: OnCase,
+    own: Own,
+) -> None:
+    """Run the selected cases, serially or in `-j` processes, into `results`."""
+    if options.jobs > 1 and len(work) > 1:
+        _run_parallel(work, options, results, on_case, own)
+        return
+    readings = SharedReadings((s, s.cases[i]) for s, i in work)
+    with _target_workers(work) as workers:
+        for s, i in work:
+            result = execute_case(s.cases[i], s, workers, readings)
+            results[(id(s), i)] = result
+            if on_case:
+                on_case(s, result)
 
 
 def _selected(suites: Sequence[Suite], select: str | None) -> list[tuple[Suite, int]]:

@@ -41,7 +41,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evaldsl.gcpause import frozen_for_workers
+from evaldsl.gcpause import frozen_loaded
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
@@ -232,7 +232,7 @@ def run_parallel(
         return [(k, (_crash(work[k][0], work[k][1], why), None)) for k in lost]
 
     try:
-        with frozen_for_workers():
+        with frozen_loaded():
             tasks = range(len(_UNITS))
             started = functools.partial(_worker_started, os.getpid())
             run_forked(tasks, processes, _forked_task, started, arrived, crashed)
