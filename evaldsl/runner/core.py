@@ -191,24 +191,18 @@ def run_suites(
     try:
         # what was loaded (suites, modules) is not walked by collections while cases run
         with frozen_loaded():
-            _run_work(work, options, results, on_case, own)
+            if options.jobs > 1 and len(work) > 1:
+                _run_parallel(work, options, results, on_case, own)
+            else:
+                _run_serial(work, results, on_case)
     except KeyboardInterrupt:
         report = _report(suites, results, own, started, interrupted=True)
         raise RunInterrupted(report) from None
     return _report(suites, results, own, started)
 
 
-def _run_work(
-    work: list[tuple[Suite, int]],
-    options: RunOptions,
-    results: Results,
-    on_case: OnCase,
-    own: Own,
-) -> None:
-    """Run the selected cases, serially or in `-j` processes, into `results`."""
-    if options.jobs > 1 and len(work) > 1:
-        _run_parallel(work, options, results, on_case, own)
-        return
+def _run_serial(work: list[tuple[Suite, int]], results: Results, on_case: OnCase) -> None:
+    """The cases one after the other in this process; `results` gets each."""
     readings = SharedReadings((s, s.cases[i]) for s, i in work)
     with _target_workers(work) as workers:
         for s, i in work:
