@@ -40,7 +40,7 @@ MAX_TIMEOUT_SECONDS = 86_400.0
 MAX_SUITE_BYTES = 64 * 1024 * 1024
 
 #: YAML aliases: a suite whose values, with every alias expanded, hold more nodes than this
-#: is refused (an alias bomb is a few lines that expand to billions).
+#: beyond the nodes written is refused (an alias bomb is a few lines that expand to billions).
 MAX_YAML_NODES = 1_000_000
 
 # ---- runs ---------------------------------------------------------------------------------

@@ -8,9 +8,10 @@ and column of its node:
   nothing evaldsl reads carries one, and the safe loader cannot build most of them;
 - a recursive alias (`&a [*a]`): no JSON value holds itself;
 - nesting deeper than `MAX_NESTING`;
-- a document whose values, every alias expanded, hold more than `MAX_YAML_NODES` nodes:
-  an alias bomb (a few lines that expand to billions) is refused by its size, before a
-  byte of it is built;
+- a document whose values, every alias expanded, hold more than `MAX_YAML_NODES` nodes
+  beyond the nodes written: an alias bomb (a few lines that expand to billions) is refused
+  by its size, before a byte of it is built; a large suite without aliases never is (the
+  size of a suite file bounds it);
 - an integer longer than Python converts (4,300 digits).
 
 The walk uses its own stack (never Python's) and visits each node once.
@@ -93,13 +94,16 @@ def check_yaml(root: yaml.Node | None) -> list[YamlProblem]:
         if entered:
             on_path.discard(key)
             size[key] = 1 + sum(size.get(id(c), 0) for c in _children(node))
-            if size[key] > MAX_YAML_NODES:
+            # The nodes written (each a key of `size`) are bounded by the file's size; what
+            # the aliases add is not: a value is refused once its expansion exceeds every
+            # node written so far by more than the limit (a plain suite never is).
+            if size[key] > MAX_YAML_NODES + len(size):
                 return [
                     *problems,
                     _at(
                         node,
-                        f"these values expand to more than {MAX_YAML_NODES:,} nodes "
-                        "(aliases counted each time they are used)",
+                        f"with every alias expanded, these values hold more than "
+                        f"{MAX_YAML_NODES:,} nodes beyond the ones written",
                         "an alias bomb? write the values out, or use fewer aliases",
                     ),
                 ]

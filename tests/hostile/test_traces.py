@@ -16,6 +16,7 @@ import evaldsl
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import RunError
 from evaldsl.runs.otel import MAX_NANOS
+from evaldsl.suites import yamlguard
 from evaldsl.suites.build import check_text
 from evaldsl.suites.yamlguard import check_yaml
 from tests.clitools import ROOT, run_evaldsl
@@ -211,7 +212,28 @@ def test_an_alias_bomb_is_refused_by_its_size() -> None:
     lines += ["cases:", f"  - {{name: a, cassette: {CASSETTE}, input: *l8}}"]
     found = check_text("\n".join(lines) + "\n", str(ROOT / "s.yaml"))
     assert [d.code for d in found] == ["E510"]
-    assert "more than 1,000,000 nodes" in found[0].message
+    assert "more than 1,000,000 nodes beyond the ones written" in found[0].message
+
+
+def test_the_node_limit_counts_what_aliases_add_not_what_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a large suite written out is bounded by its file's size: 32,000 cases (13 MB) were
+    # refused as an alias bomb; aliases adding more than the limit still are
+    monkeypatch.setattr(yamlguard, "MAX_YAML_NODES", 300)
+    case = f"  - {{name: cN, cassette: {CASSETTE}, expect: [tokens >= 0, steps >= 0]}}"
+    plain = ["suite: s", "cases:", *(case.replace("cN", f"c{n}") for n in range(100))]
+    assert yaml_codes("\n".join(plain) + "\n") == []  # ~900 nodes, all written
+    row = "[" + ", ".join(["x"] * 20) + "]"
+
+    def aliased(uses: int) -> str:
+        more = ", ".join(["*i"] * uses)
+        data = f"  - {{name: d, cassette: {CASSETTE}, expect: tokens >= 0, input: {{"
+        data += f"rows: &i {row}, more: [{more}]}}}}"
+        return "\n".join([*plain, data]) + "\n"
+
+    assert yaml_codes(aliased(14)) == []  # the aliases add 14 x 21 = 294 nodes
+    assert yaml_codes(aliased(15)) == [("E510", 103)]  # 315, at the case that holds them
 
 
 def test_aliases_that_are_not_a_bomb_are_fine() -> None:
