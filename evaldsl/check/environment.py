@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
@@ -118,6 +118,15 @@ def shared_environment(header: Environment, cases: list[Environment]) -> Environ
     return attrs.evolve(header, source_kind=shared, source_word=word)
 
 
+def _roots(base_dir: Path) -> Iterator[Path]:
+    """Where a target's module is looked for, in order, each made as it is looked in: a
+    target beside its suite (most) makes no `Path` of the working folder and of every
+    sys.path entry, which each row of a dataset asked for (~36 -> ~9 µs a row)."""
+    yield base_dir
+    yield Path.cwd()
+    yield from (Path(p) for p in sys.path if p)
+
+
 def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
     """Whether `package.module:function` names a module file that exists, found without
     importing anything (`check` executes nothing): `None`, or (message, hint)."""
@@ -125,8 +134,7 @@ def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
     if not module or not function:
         return (f"`{target}` is not a target", "write run package.module:function")
     parts = module.split(".")
-    roots = [base_dir, Path.cwd(), *(Path(p) for p in sys.path if p)]
-    for root in roots:
+    for root in _roots(base_dir):
         base = root.joinpath(*parts)
         if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
             return None
