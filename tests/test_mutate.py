@@ -390,6 +390,43 @@ def test_calls_of_a_tool_called_more_than_once_are_numbered() -> None:
     ]
 
 
+def test_a_result_belongs_to_the_latest_call_before_it_with_its_id() -> None:
+    # as the run index links them: calls that all reuse one id (a log that joins runs)
+    # each have their own result, where every result was linked to every call (N² mutants)
+    events: list[dict[str, object]] = []
+    for n in range(1, 4):
+        events.append({"type": "tool.call", "name": "search", "arguments": {"q": n}, "callId": "c"})
+        events.append({"type": "tool.result", "callId": "c", "output": f"r{n}"})
+    events.insert(0, {"type": "tool.result", "callId": "c", "output": "before any call"})
+    # an event id is filed where no call is yet, and a callId hides it from then on
+    events += [
+        {"type": "tool.call", "name": "fetch", "arguments": {}, "id": "e", "callId": "f"},
+        {"type": "tool.result", "callId": "e", "output": "by its event id"},
+        {"type": "tool.call", "name": "fetch", "arguments": {}, "callId": "e"},
+        {"type": "tool.result", "callId": "e", "output": "the second fetch's"},
+    ]
+    found = {m.description: m for m in mutants(events, None)}
+    dropped = [d for d in found if "result of" in d]
+    assert dropped == [
+        "the result of call 1 of `search` was dropped",
+        "the result of call 2 of `search` was dropped",
+        "the result of call 3 of `search` was dropped",
+        "the result of call 1 of `fetch` was dropped",
+        "the result of call 2 of `fetch` was dropped",
+    ]
+    kept, _ = found["call 2 of `search` was dropped, with its result"].make()
+    assert kept is not None
+    assert [ev.get("output") for ev in kept if ev["type"] == "tool.result"] == [
+        "before any call",
+        "r1",
+        "r3",
+        "by its event id",
+        "the second fetch's",
+    ]
+    program = evaldsl.compile("every tool search result matches /^r[0-9]$/")
+    assert program.check(events).statuses == ["pass"]  # the index reads them alike
+
+
 def test_a_duplicated_call_has_its_own_result() -> None:
     events = list(
         evaldsl.load_run(EXAMPLES / "weather" / "cassettes" / "xiamen.jsonl").events or []

@@ -115,28 +115,44 @@ class _Call:
 
 
 def _calls(events: Events) -> list[_Call]:
-    """The tool calls, each with the results that name it (by `callId`, or by the call's
-    event `id`, as the run index links them)."""
-    results: dict[Any, list[int]] = {}
-    for i, ev in enumerate(events):
-        if ev.get("type") == TOOL_RESULT:
-            results.setdefault(_hashable(ev.get("callId")), []).append(i)
+    """The tool calls, each with the results that name it, linked as the run index links
+    them: a result names the latest call before it filed under its `callId` (a call is
+    filed under its `callId`, and under its event `id` when no call is filed there yet;
+    traceplay cassettes before v0.6 have no callId). So a result belongs to one call at
+    most: a recording whose calls all reuse one id (a log that joins runs, a server that
+    reuses ids) linked each of N results to each of N calls, N² drop-result mutants."""
+    owner: dict[Any, int | None] = {}  # an id → the call (its position) it names now
+    linked: list[list[int]] = []
     numbers: dict[str, int] = {}
-    calls = []
+    calls: list[_Call] = []
     for i, ev in enumerate(events):
+        kind = ev.get("type")
+        if kind == TOOL_RESULT:
+            k = owner.get(_hashable(ev.get("callId")))
+            if k is not None:
+                linked[k].append(i)
+            continue
         if not is_kind(ev, TOOL_CALL_TYPES):
             continue
+        call_id = None if kind == MCP_CALL else ev.get("callId")
+        if call_id is not None:
+            owner[_hashable(call_id)] = None  # hidden, even by a call no name is read for
         name = tool_call_name(ev)
         if name is None:
             continue
         numbers[name] = numbers.get(name, 0) + 1
-        linked: list[int] = []
-        if ev.get("type") != MCP_CALL:
-            key = ev.get("callId", ev.get("id"))
-            if key is not None:
-                linked = results.get(_hashable(key), [])
-        calls.append(_Call(i, name, numbers[name], tuple(linked)))
-    return [attrs.evolve(call, of=numbers[call.name]) for call in calls]
+        if kind != MCP_CALL:  # its result is inline: no result event names it
+            event_id = ev.get("id")
+            if event_id is not None:
+                owner.setdefault(_hashable(event_id), len(calls))
+            if call_id is not None:
+                owner[_hashable(call_id)] = len(calls)
+        calls.append(_Call(i, name, numbers[name], ()))
+        linked.append([])
+    return [
+        attrs.evolve(call, results=tuple(found), of=numbers[call.name])
+        for call, found in zip(calls, linked, strict=True)
+    ]
 
 
 def _hashable(value: Any) -> Any:
