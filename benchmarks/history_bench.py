@@ -14,6 +14,11 @@ b. Reading back and comparing: `History.snapshot` of the last run, and `diff.com
 c. Mutating: the mutants of one case checked one by one (`mutate_case`), per mutant,
    against checking the case's recorded run once (`run_suites` of that case alone): each
    mutant should cost about one check of the run.
+d. A long history: histories of H = 100, 200 and 400 runs of a suite of 100 cases (10
+   assertions each) whose case names change from run to run, as `each` rows, datasets and
+   Inspect AI samples do, recorded straight from snapshots. Printed for each H: recording
+   one more run, and the suites' rows of the last 20 runs (what `evaldsl history` shows).
+   Neither should grow with H.
 """
 
 from __future__ import annotations
@@ -32,7 +37,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from evaldsl.history.diff import compare  # noqa: E402
-from evaldsl.history.snapshots import snapshot_of_report  # noqa: E402
+from evaldsl.history.snapshots import (  # noqa: E402
+    AssertionKey,
+    AssertionSnapshot,
+    CaseSnapshot,
+    RunSnapshot,
+    SuiteSnapshot,
+    snapshot_of_report,
+)
 from evaldsl.history.store import History, record_report  # noqa: E402
 from evaldsl.mutation.mutate import mutate_case  # noqa: E402
 from evaldsl.runner import RunOptions, run_suites  # noqa: E402
@@ -60,6 +72,59 @@ def best(fn: Callable[[], object], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - started)
     return min(times)
+
+
+def renamed_run(run: int, cases: int = 100, assertions: int = 10) -> RunSnapshot:
+    """A run whose case names are its own (`case 7 of run 12`), statuses varying."""
+    metrics = {"latency_ms": 1.0, "steps": 2, "tool_calls": 1, "input_tokens": 1}
+    made = []
+    for c in range(cases):
+        name = f"case {c} of run {run}"
+        checked = tuple(
+            AssertionSnapshot(
+                AssertionKey("long.eval", name, f"steps <= {k}", 0),
+                f"steps <= {k}",
+                "pass" if (run + c + k) % 3 else "fail",
+                message="m",
+                found=2,
+                expected=k,
+                line=k + 3,
+                column=3,
+            )
+            for k in range(assertions)
+        )
+        passed = all(a.status == "pass" for a in checked)
+        made.append(CaseSnapshot("long.eval", name, passed, 0.5, None, metrics, checked))
+    return RunSnapshot(f"run {run}", (SuiteSnapshot("long.eval", "long", tuple(made)),))
+
+
+def long_history(folder: Path, repeat: int) -> None:
+    """d.: recording a run and the last 20 runs' suite rows, as the history grows."""
+    db = folder / "long.sqlite"
+    print("d. a history whose case names change every run (100 cases x 10 assertions)")
+    recorded = 0
+    for runs in (100, 200, 400):
+        with History.open(db, create=True) as history:
+            while recorded < runs:
+                history.record(renamed_run(recorded), started_at="x", duration_ms=1.0)
+                recorded += 1
+
+        timings = []
+        for _ in range(repeat):
+            copy = folder / "copy.sqlite"
+            shutil.copy(db, copy)  # each timing records into the same history
+            with History.open(copy) as history:
+                started = time.perf_counter()
+                history.record(renamed_run(runs), started_at="x", duration_ms=1.0)
+                timings.append(time.perf_counter() - started)
+        record_s = min(timings)
+        with History.open(db) as history:
+            last = history.resolve("last")
+            rows_s = best(lambda h=history, n=last: h.suite_rows(n - 19, n), repeat)
+        print(
+            f"   {runs} runs: record one more {record_s * 1000:7.1f} ms, "
+            f"suite rows of the last 20 {rows_s * 1000:7.2f} ms"
+        )
 
 
 def main() -> None:
@@ -117,6 +182,7 @@ def main() -> None:
             f"   per mutant:            {min(per) * 1000:8.2f} ms  "
             f"({min(per) / one:.2f}x one run; median {statistics.median(per) / one:.2f}x)"
         )
+        long_history(folder, args.runs)
 
 
 if __name__ == "__main__":

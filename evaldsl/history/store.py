@@ -467,13 +467,16 @@ class History:
             [tuple(k) for k in keys],
         )
         ids: dict[AssertionKey, int] = {}
-        for path in {s.path for s in run.suites}:
+        # the run's own cases, each by a prefix of the keys' unique index: all of a suite's
+        # identities ever stored were read, which grows with the history where case names
+        # change between runs (`each` rows, datasets, Inspect AI samples)
+        for path, case in {(k.suite, k.case) for k in keys}:
             for row in db.execute(
-                "SELECT id, suite_path, case_name, canonical, occurrence FROM identities "
-                "WHERE suite_path = ?",
-                (path,),
+                "SELECT id, canonical, occurrence FROM identities "
+                "WHERE suite_path = ? AND case_name = ?",
+                (path, case),
             ):
-                ids[AssertionKey(row[1], row[2], row[3], row[4])] = row[0]
+                ids[AssertionKey(path, case, row[1], row[2])] = row[0]
         return ids
 
     # -- reading
@@ -617,7 +620,10 @@ class History:
             rows = self._db.execute(
                 "SELECT s.run_id, s.path, s.name, COUNT(c.id), COALESCE(SUM(c.passed), 0), "
                 "COALESCE(AVG(c.score), 0.0), s.errors FROM suites s "
-                "LEFT JOIN cases c ON c.suite_id = s.id WHERE s.run_id BETWEEN ? AND ? "
+                # joined by run too, so the cases come by their index (by suite alone,
+                # SQLite made a temporary index of every case of the history each time)
+                "LEFT JOIN cases c ON c.run_id = s.run_id AND c.suite_id = s.id "
+                "WHERE s.run_id BETWEEN ? AND ? "
                 "GROUP BY s.id ORDER BY s.run_id, s.position",
                 (first, last),
             ).fetchall()
