@@ -22,6 +22,8 @@ Writes files of N/4, N/2 and N turns in each layout and reads each with
   `text_delta`s;
 - "unclosed brackets" (N = 4,000): an `.eval` file of N lines, each leaving a bracket
   open (each line is its own broken statement, found after the line before it);
+- "case errors" (N = 8,000): an `.eval` file of N cases, each with a syntax error (five
+  kinds in turn), each filed under its case;
 - "tools lines" (N = 32,000): an `.eval` file declaring its tools on N `tools` lines, one
   name each (the lines are one declaration);
 - "no tool lines" (N = 16,000): an `.eval` file of N `no tool` lines, each naming one of
@@ -214,6 +216,16 @@ def write_unclosed(path: Path, turns: int) -> None:
     """An `.eval` file of `turns` lines, each leaving a bracket open."""
     lines = (f"answer contains [{n}, {{a: {n}" for n in range(turns))
     path.write_text("\n".join(lines) + "\n")
+
+
+def write_case_errors(path: Path, turns: int) -> None:
+    """An `.eval` file of `turns` cases, each with a syntax error of its own kind (a
+    diagnostic each, filed under its case)."""
+    broken = ("tool search called 2", "answer == {a 1}", "tools a,", "steps <= 5 and", "not")
+    lines = []
+    for n in range(turns):
+        lines += [f'case "c{n}"', '  trace "t.jsonl"', f"  {broken[n % len(broken)]}"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def write_tools_lines(path: Path, turns: int) -> None:
@@ -437,6 +449,7 @@ LAYOUTS: dict[str, tuple[Callable[[Path, int], None], int, Callable[[Path], str]
     "langsmith tree": (write_tree, 480, read_trace("langsmith")),
     "anthropic deltas": (write_deltas, 200_000, read_trace("anthropic")),
     "unclosed brackets": (write_unclosed, 4_000, diagnose_file),
+    "case errors": (write_case_errors, 8_000, diagnose_file),
     "tools lines": (write_tools_lines, 32_000, diagnose_file),
     "no tool lines": (write_no_tool_lines, 16_000, diagnose_file),
     "misspelt names": (write_misspelt, 2_000, diagnose_file),

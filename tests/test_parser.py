@@ -3,6 +3,7 @@ come out all at once, at the right place, in the user's words."""
 
 from __future__ import annotations
 
+import random
 import re
 
 import attrs
@@ -911,6 +912,32 @@ def test_did_you_mean(text: str, found: str, guess: str) -> None:
 def test_expected_words(text: str, message: str) -> None:
     (diag,) = errors(text)
     assert diag.message.startswith(message), diag.message
+
+
+EXPECTED_WORDS = [  # (no bracket left open: it would take the next line in)
+    "tool search called 2",
+    "answer == [1 2]",
+    "answer == {a 1}",
+    "tools a,",
+    "answer contains 'x' 'y'",
+    "answer",
+    "x",
+    "not",
+    "answer contains",
+    "tool search args $.q ==",
+    "answer == [1, {a: [2 3]}]",
+    "steps <= 5 and",
+]
+
+
+def test_expected_words_do_not_depend_on_the_errors_met_before() -> None:
+    # what a parser state accepts is found once for each state stack and kept: a file of
+    # these statements, in any order, says for each what it says alone
+    alone = {text: errors(text)[0].message for text in EXPECTED_WORDS}
+    for seed in range(5):
+        order = random.Random(seed).sample(EXPECTED_WORDS, len(EXPECTED_WORDS))
+        found = [d.message for d in errors("\n".join(order))]
+        assert found == [alone[text] for text in order]
 
 
 def test_end_of_statement_points_after_the_last_word() -> None:

@@ -9,6 +9,7 @@ they are on, so one broken case never stops the others.
 
 from __future__ import annotations
 
+import bisect
 from pathlib import Path
 
 import attrs
@@ -68,11 +69,9 @@ def read_eval(
             return 0 if shape.cases else None
         if d.line < first_case_line:
             return None
-        index = 0
-        for i, line in enumerate(case_lines):
-            if line <= d.line:
-                index = i
-        return index
+        # the last case starting at or before its line (cases are in line order): a
+        # search, where a walk over every case for every diagnostic was quadratic
+        return max(bisect.bisect_right(case_lines, d.line) - 1, 0)
 
     per_case: dict[int, list[Diagnostic]] = {}
     header_diags: list[Diagnostic] = []
