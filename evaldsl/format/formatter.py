@@ -62,6 +62,7 @@ from typing import TextIO, assert_never
 import attrs
 
 from evaldsl.atomicfile import write_atomically
+from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.language.limits import MAX_SUITE_BYTES
@@ -616,14 +617,15 @@ def format_text(text: str, path: str = "<string>") -> str:
     'case "a"\\n  cassette "x.jsonl"\\n  tool a called; answer contains "x"\\n'
     """
     text = text.removeprefix("\ufeff")
-    result = parse(text, path)
-    if result.diagnostics:
-        raise EvalDslError(result.diagnostics)
-    comments, masked = scan_comments(text)
-    printer = _Printer(text, masked, comments)
-    stmts = _statements(masked, result.program)
-    formatted = _layout(text, _elements(text, stmts, comments), printer)
-    _verify(result.program, comments, formatted, path)
+    with paused_gc():  # many small objects, no cycles (see gcpause)
+        result = parse(text, path)
+        if result.diagnostics:
+            raise EvalDslError(result.diagnostics)
+        comments, masked = scan_comments(text)
+        printer = _Printer(text, masked, comments)
+        stmts = _statements(masked, result.program)
+        formatted = _layout(text, _elements(text, stmts, comments), printer)
+        _verify(result.program, comments, formatted, path)
     return formatted
 
 

@@ -388,6 +388,8 @@ def assertion_location(a: CompiledAssertion, source: Source) -> tuple[str, int, 
 
 def check_text(text: str, path: str) -> list[Diagnostic]:
     """Every diagnostic `evaldsl check` reports for this text, as if saved at `path`
-    (each small recording read once, as `check` reads it: `runs.heldfiles`)."""
-    with reading_once():
+    (each small recording read once, as `check` reads it: `runs.heldfiles`). The
+    collector is paused as `check` pauses it: the editor checks on every change, and
+    collections of the many small objects made grew its time faster than the file."""
+    with reading_once(), paused_gc():
         return list(check_suite(draft_from_text(text.removeprefix("\ufeff"), path)).diagnostics)
