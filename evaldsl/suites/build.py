@@ -392,4 +392,12 @@ def check_text(text: str, path: str) -> list[Diagnostic]:
     collector is paused as `check` pauses it: the editor checks on every change, and
     collections of the many small objects made grew its time faster than the file."""
     with reading_once(), paused_gc():
-        return list(check_suite(draft_from_text(text.removeprefix("\ufeff"), path)).diagnostics)
+        return check_draft(draft_from_text(text.removeprefix("\ufeff"), path))
+
+
+def check_draft(draft: SuiteDraft) -> list[Diagnostic]:
+    """Every diagnostic `evaldsl check` reports for a drafted suite (`check_text` of a
+    draft already made: an editor drafts its buffer once a version, for its features and
+    its check alike)."""
+    with reading_once(), paused_gc():
+        return list(check_suite(draft).diagnostics)

@@ -173,13 +173,29 @@ class Analysis:
         self.path = path
         self.kind = kind
         self.lines = buffer_lines(self.text)
+        self._made: SuiteDraft | Exception | None = None
         self._draft: SuiteDraft | None = None
+
+    def drafted(self) -> SuiteDraft:
+        """The buffer's draft, made once a version for the features and the check alike
+        (each drafted it: two parses of the buffer a keystroke); raises what drafting
+        raised, so a check reports it."""
+        made = self._made
+        if made is None:
+            try:
+                made = draft_from_text(self.text, self.path)
+            except Exception as err:
+                made = err
+            self._made = made
+        if isinstance(made, Exception):
+            raise made
+        return made
 
     @property
     def draft(self) -> SuiteDraft:
         if self._draft is None:
             try:
-                self._draft = draft_from_text(self.text, self.path)
+                self._draft = self.drafted()
             except Exception as err:  # a half-typed buffer must never take a feature down
                 log.warning("cannot read %s: %s", self.path, err)
                 p = Path(self.path)

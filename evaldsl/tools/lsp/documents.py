@@ -11,7 +11,7 @@ by the file they are in (a dataset's problems belong to the dataset file).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -21,7 +21,8 @@ from pygls.workspace import TextDocument
 
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import codepoint_column, utf16_column
-from evaldsl.suites.build import check_text
+from evaldsl.suites.build import check_draft, check_text
+from evaldsl.suites.model import SuiteDraft
 
 Kind = Literal["eval", "yaml"]
 
@@ -115,13 +116,18 @@ def is_suite_text(text: str, kind: Kind) -> bool:
     return kind == "eval" or "cases" in text
 
 
-def diagnostics_by_file(text: str, path: str, kind: Kind) -> dict[str, list[Diagnostic]]:
-    """`check_text`'s diagnostics, grouped by the file they are in (normalised paths)."""
+def diagnostics_by_file(
+    text: str, path: str, kind: Kind, draft: Callable[[], SuiteDraft] | None = None
+) -> dict[str, list[Diagnostic]]:
+    """`check_text`'s diagnostics, grouped by the file they are in (normalised paths);
+    `draft` gives the text's draft when one is made already (what drafting raises, it
+    raises)."""
     if not is_suite_text(text, kind):
         return {}
     own = os.path.normpath(os.path.abspath(path))
     groups: dict[str, list[Diagnostic]] = {own: []}
-    for d in check_text(text, path):
+    found = check_text(text, path) if draft is None else check_draft(draft())
+    for d in found:
         where = own if d.path == path else os.path.normpath(os.path.abspath(d.path))
         groups.setdefault(where, []).append(d)
     return groups

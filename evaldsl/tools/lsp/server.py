@@ -173,8 +173,11 @@ class EvalDslServer(LanguageServer):
         version, text = doc.version, doc.source
         path = document_path(doc)
         kind = document_kind(path, doc.language_id)
+        # this version's analysis: the check and the features (hover, completion) share
+        # its one draft of the buffer
+        drafted = self.analysis(uri).drafted
         try:
-            groups = await asyncio.to_thread(diagnostics_by_file, text, path, kind)
+            groups = await asyncio.to_thread(diagnostics_by_file, text, path, kind, drafted)
         except Exception as err:  # a bug in a check must not silence the server
             log.exception("checking %s failed", path)
             self.window_log_message(
