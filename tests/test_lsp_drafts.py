@@ -1,17 +1,25 @@
 """An editor's buffer is drafted once a version (`evaldsl/tools/lsp/analysis.py`): its check
 and its features (hover, completion, definition) share the draft, and a draft that fails
-fails the check (logged, as before) while the features see an empty suite."""
+fails the check (logged, as before) while the features see an empty suite. Checks run one
+at a time, and those of versions typed over while they waited never run."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from lsprotocol import types
+from pygls.uris import from_fs_path
 
 from evaldsl.suites.build import check_text
 from evaldsl.tools.lsp import analysis
+from evaldsl.tools.lsp import server as server_module
 from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.tools.lsp.documents import diagnostics_by_file
+from evaldsl.tools.lsp.server import EvalDslServer
 
 TEXT = 'case "a"\n  cassette "missing.jsonl"\n  tool search called; answer contains\n'
 
@@ -50,3 +58,51 @@ def test_a_draft_that_fails_fails_the_check_and_leaves_the_features_an_empty_sui
     assert buffer.draft.cases == ()
     with pytest.raises(RuntimeError):  # asked again: the same failure, not a second draft
         buffer.drafted()
+
+
+def test_checks_run_one_at_a_time_and_skip_the_versions_left_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a check cancelled by a newer version cannot stop its thread: each keystroke's check
+    # ran beside the next ones, sharing the interpreter with the newest
+    running: list[int] = []
+    most: list[int] = [0]
+    checked: list[str] = []
+
+    def slow_check(text: str, path: str, kind: str, draft: object = None) -> dict[str, list[Any]]:
+        running.append(1)
+        most[0] = max(most[0], len(running))
+        time.sleep(0.3)
+        checked.append(text)
+        running.pop()
+        return {}
+
+    monkeypatch.setattr(server_module, "diagnostics_by_file", slow_check)
+    server = EvalDslServer("test")
+    params = types.InitializeParams(capabilities=types.ClientCapabilities(), process_id=None)
+    for _ in server.protocol.lsp_initialize(params):  # what a client's `initialize` does
+        pass
+    published: list[str] = []
+    monkeypatch.setattr(server, "publish", published.append)
+    uri = from_fs_path(str(tmp_path / "s.eval"))
+    assert uri is not None
+    server.workspace.put_text_document(types.TextDocumentItem(uri, "evaldsl", 1, "v1"))
+    server.open.add(uri)
+
+    async def type_fast() -> None:
+        server.schedule(uri, 0)
+        for version in range(2, 6):
+            await asyncio.sleep(0.05)  # each check has started (or waits) before the next key
+            server.workspace.remove_text_document(uri)
+            item = types.TextDocumentItem(uri, "evaldsl", version, f"v{version}")
+            server.workspace.put_text_document(item)
+            server.schedule(uri, 0)
+        while server.pending:
+            await asyncio.gather(*server.pending.values(), return_exceptions=True)
+
+    asyncio.run(type_fast())
+    assert most[0] == 1
+    # the first (already running) and the newest: ["v1", "v5"]; on a machine so loaded that
+    # a check ends between two keys 50 ms apart, the one then pending too; never all five
+    assert checked[-1] == "v5" and len(checked) < 5, checked
+    assert published and set(published) == {uri}
