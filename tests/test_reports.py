@@ -31,7 +31,9 @@ from evaldsl.reports import (
     write_junit,
     write_markdown,
 )
+from evaldsl.runner import run_suites
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
+from evaldsl.suites import load_suite
 
 SCHEMAS = sorted((Path(__file__).parent / "data" / "junit").glob("*.xsd"))
 ANSI = re.compile(r"\x1b\[")
@@ -202,6 +204,38 @@ def test_json_text_keeps_non_ascii_and_indents_by_two() -> None:
     assert "\\u" not in text.replace("\\u0000", "").replace("\\u001b", "")
     assert text.startswith('{\n  "version": 1,\n  "suites": [\n    {')
     assert text.endswith("}\n")
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _stdlib_text(report: Report) -> str:
+    return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("suite", ["weather/weather.eval", "research/research.eval"])
+def test_json_text_is_the_standard_librarys_but_for_the_spelling_of_numbers(suite: str) -> None:
+    # orjson writes the report; the layout, keys and values are the standard library's
+    loaded = load_suite(Path(__file__).resolve().parent.parent / "examples" / suite)
+    report = run_suites([loaded])
+    ours, theirs = to_json_text(report), _stdlib_text(report)
+    assert json.loads(ours) == json.loads(theirs)
+    numbers = [float(n) for n in _NUMBER.findall(theirs)]
+    assert [float(n) for n in _NUMBER.findall(ours)] == numbers
+    assert _NUMBER.sub("0", ours) == _NUMBER.sub("0", theirs)
+
+
+def test_json_text_that_orjson_refuses_is_written_whole() -> None:
+    # a lone surrogate and an integer past 64 bits: the standard library writes those
+    report = report_under_test()
+    odd = AssertionResult(
+        "answer == 1", WEATHER, 1, 1, "fail", "x\ud800y", actual=2**70, expected="\udfff"
+    )
+    case = CaseResult("odd", False, 0.0, 1.0, assertions=(odd,))
+    report = attrs.evolve(report, suites=(attrs.evolve(report.suites[0], cases=(case,)),))
+    data = json.loads(to_json_text(report))
+    (written,) = data["suites"][0]["cases"][0]["assertions"]
+    assert written["actual"] == 2**70 and written["message"] == "x\ud800y"
 
 
 # -- JUnit ---------------------------------------------------------------------------
