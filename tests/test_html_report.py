@@ -32,6 +32,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import evaldsl.reports.html as html_module
+from evaldsl.reports import timeline as timeline_module
 from evaldsl.reports.html import json_for_html, to_html_text, write_html
 from evaldsl.reports.timeline import read_timeline, timelines
 from evaldsl.runner import RunOptions, run_suites
@@ -153,6 +154,32 @@ def test_timelines_follow_a_selection_and_skip_states_and_live_targets() -> None
     assert first is not None and first.steps[0].sent == "Weather in Tokyo?"
     full = run_suites([research, live])
     assert all(t is None for suite in timelines([research, live], full) for t in suite)
+
+
+def test_a_recording_many_cases_name_is_stepped_through_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    cases = "".join(f'case "c{n}"\n  cassette "{cassette}"\n  steps <= 5\n' for n in range(4))
+    (tmp_path / "s.eval").write_text(cases, encoding="utf-8")
+    suite = load_suite(tmp_path / "s.eval")
+    report = run_suites([suite])
+    alone = [read_timeline(c, suite) for c in suite.cases]
+    produced: list[str] = []
+    real = timeline_module.produce_run
+
+    def counted(case: Any, suite: Any) -> Any:
+        produced.append(case.name)
+        return real(case, suite)
+
+    monkeypatch.setattr(timeline_module, "produce_run", counted)
+    assert timelines([suite], report) == [alone]
+    assert produced == ["c0"]
+    # the report's bound on steps (4 each here) cuts the second case's and leaves the rest
+    monkeypatch.setattr(timeline_module, "REPORT_LIMIT", 6)
+    (first, second, third, fourth) = timelines([suite], report)[0]
+    assert first == alone[0] and second == read_timeline(suite.cases[1], suite, limit=2)
+    assert second is not None and second.truncated and (third, fourth) == (None, None)
 
 
 def test_run_writes_the_html_report_and_reports_an_unwritable_path(tmp_path: Path) -> None:
