@@ -347,3 +347,25 @@ def test_the_fast_loops_tokens_answer_as_larks() -> None:
     assert (name.type, name.start_pos, name.end_pos, name.value) == ("NAME", 7, 13, "search")
     assert (name.line, name.column, name.end_line, name.end_column) == (None, None, None, None)
     assert type(name.value) is str
+
+
+BASED = Builder()
+BASED_TABLES = loaded_drive_tables(BASED)
+BASED_STOCK = Builder()
+BASED_LARK = new_lark(BASED_STOCK)
+
+
+@pytest.mark.parametrize("path", FILES[:8], ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_a_statement_parsed_at_an_offset_has_the_spans_lark_gives_it(path: Path) -> None:
+    # text with an error is parsed statement by statement, each at its offset in the file
+    # (`Builder.base`), by the fast loop first: its spans must be Lark's at that offset
+    assert BASED_TABLES is not None
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        BASED.reset(base=37 * n + 5)
+        BASED_STOCK.reset(base=37 * n + 5)
+        result = drive(BASED_TABLES, line, "file")  # type: ignore[arg-type]
+        assert (result is None) == isinstance(outcome(BASED_LARK, line), tuple), line
+        if result is not None:
+            BASED_STOCK.reset(base=37 * n + 5)
+            assert full(result) == full(BASED_LARK.parse(line, start="file")), line
+            assert all(st.span.start >= 37 * n + 5 for st in result.statements), line
