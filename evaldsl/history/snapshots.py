@@ -174,8 +174,10 @@ def keyed(suite: str, case: str, texts: Iterable[str]) -> list[AssertionKey]:
 
 
 # Suite-level assertions and `each` rows repeat their text in every case, and a suite's
-# texts repeat from run to run: each distinct text is parsed once per process.
-_canonical = functools.lru_cache(maxsize=16384)(canonical_statement)
+# texts repeat from run to run: each distinct text is parsed once per process. Room for
+# the texts of two large runs (`evaldsl diff` reads both): at 16,384 a diff of two runs of
+# 40,000 distinct texts found none of the second run's left and parsed all again.
+_canonical = functools.lru_cache(maxsize=1 << 17)(canonical_statement)
 
 
 def _unique_case_names(names: Iterable[str]) -> list[str]:
