@@ -60,6 +60,44 @@ def test_a_draft_that_fails_fails_the_check_and_leaves_the_features_an_empty_sui
         buffer.drafted()
 
 
+def _initialized(uri: str, text: str, version: int = 1) -> EvalDslServer:
+    """A server after a client's `initialize`, holding one open document."""
+    server = EvalDslServer("test")
+    params = types.InitializeParams(capabilities=types.ClientCapabilities(), process_id=None)
+    for _ in server.protocol.lsp_initialize(params):  # what a client's `initialize` does
+        pass
+    server.workspace.put_text_document(types.TextDocumentItem(uri, "evaldsl", version, text))
+    server.open.add(uri)
+    return server
+
+
+def test_a_buffer_its_check_found_a_syntax_error_in_is_not_parsed_to_be_formatted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    formatted: list[str] = []
+    real = server_module.format_edits
+
+    def counted(text: str, path: str) -> list[types.TextEdit] | None:
+        formatted.append(text)
+        return real(text, path)
+
+    monkeypatch.setattr(server_module, "format_edits", counted)
+    uri = from_fs_path(str(tmp_path / "s.eval"))
+    assert uri is not None
+    broken = 'case "a"\n  trace "t.jsonl"\n  answer contains\n'
+    server = _initialized(uri, broken, version=3)
+    syntax = types.Diagnostic(types.Range(types.Position(2, 2), types.Position(2, 17)), "x")
+    syntax.code = "E101"
+    server.own[uri] = (2, [syntax])  # an older version's check: not this text's
+    assert server.formatted(uri) == [] and formatted == [broken]
+    server.own[uri] = (3, [syntax])  # this version's: nothing to parse
+    assert server.formatted(uri) == [] and formatted == [broken]
+    other = types.Diagnostic(syntax.range, "y", code="E301")
+    server.own[uri] = (3, [other])  # a problem that is no syntax error: formatted as ever
+    server.formatted(uri)
+    assert formatted == [broken, broken]
+
+
 def test_checks_run_one_at_a_time_and_skip_the_versions_left_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -78,16 +116,11 @@ def test_checks_run_one_at_a_time_and_skip_the_versions_left_behind(
         return {}
 
     monkeypatch.setattr(server_module, "diagnostics_by_file", slow_check)
-    server = EvalDslServer("test")
-    params = types.InitializeParams(capabilities=types.ClientCapabilities(), process_id=None)
-    for _ in server.protocol.lsp_initialize(params):  # what a client's `initialize` does
-        pass
-    published: list[str] = []
-    monkeypatch.setattr(server, "publish", published.append)
     uri = from_fs_path(str(tmp_path / "s.eval"))
     assert uri is not None
-    server.workspace.put_text_document(types.TextDocumentItem(uri, "evaldsl", 1, "v1"))
-    server.open.add(uri)
+    server = _initialized(uri, "v1")
+    published: list[str] = []
+    monkeypatch.setattr(server, "publish", published.append)
 
     async def type_fast() -> None:
         server.schedule(uri, 0)

@@ -149,6 +149,21 @@ class EvalDslServer(LanguageServer):
         self._analyses[uri] = (doc.version, found)
         return found
 
+    def formatted(self, uri: str) -> list[types.TextEdit] | None:
+        """The edit that lays an `.eval` buffer out as `evaldsl fmt` does (none for a
+        buffer with a syntax error; None for a YAML or JSON suite)."""
+        analysis = self.analysis(uri)
+        if analysis.kind != "eval":
+            return None
+        doc = self.workspace.get_text_document(uri)
+        version, found = self.own.get(uri, (None, []))
+        # this version's check found a syntax error (E1xx): formatting would parse the
+        # whole buffer again only to leave it as it is (format on save)
+        syntax = any(str(d.code).startswith("E1") for d in found)
+        if syntax and version is not None and version == doc.version:
+            return []
+        return format_edits(doc.source, analysis.path)
+
     def markdown(self, formats: Sequence[types.MarkupKind] | None) -> bool:
         return formats is None or types.MarkupKind.Markdown in formats
 
@@ -339,12 +354,7 @@ def build_server(version: str) -> EvalDslServer:
     def formatting(
         ls: EvalDslServer, params: types.DocumentFormattingParams
     ) -> list[types.TextEdit] | None:
-        analysis = ls.analysis(params.text_document.uri)
-        if analysis.kind != "eval":
-            return None
-        return format_edits(
-            ls.workspace.get_text_document(params.text_document.uri).source, analysis.path
-        )
+        return ls.formatted(params.text_document.uri)
 
     return server
 
