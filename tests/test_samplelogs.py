@@ -16,6 +16,7 @@ import evaldsl
 from evaldsl.runner import run_suites
 from evaldsl.runs import detect, load_run, samplelogs
 from evaldsl.runs.detect import inspect_samples
+from evaldsl.runs.summary import summarize
 from evaldsl.suites import load_suite
 from tests.clitools import run_evaldsl
 from tests.inspectlogs import write_log
@@ -181,3 +182,23 @@ def test_the_samples_index_keeps_nothing_past_its_log() -> None:
     del log, marker, items
     gc.collect()
     assert alive() is None
+
+
+def test_a_log_of_one_sample_is_read_once_by_inspect_and_by_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # looked at for its samples (a suite's expansion, `evaldsl inspect`) and then read for
+    # its run: a log of one sample was read whole twice, and its case's run once more
+    log = tmp_path / "log.json"
+    (only,) = write_log(log, 1)
+    expected = alone(log, only)
+    reads = reads_of(log, monkeypatch)
+    (summary,) = summarize(log)
+    assert summary.format == "inspect" and len(reads) == 1
+    samplelogs.forget()
+    reads.clear()
+    body = "".join(f"  {s}\n" for s in STATEMENTS)
+    (tmp_path / "s.eval").write_text(f'case "c"\n  cassette "log.json"\n{body}', encoding="utf-8")
+    report = run_suites([load_suite(tmp_path / "s.eval")])
+    (case,) = report.suites[0].cases
+    assert [a.status for a in case.assertions] == expected and len(reads) == 1

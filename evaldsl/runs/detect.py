@@ -118,7 +118,7 @@ def _load_run(p: str, format: str | None, sample: str | None) -> Run:
     if format is not None:
         return _load_as(p, _canonical_format(format, p), sample)
     found = kept_at(p)
-    if found is not None:  # an Inspect AI log of several samples, read for another
+    if found is not None:  # an Inspect AI log of samples, read for another
         return _from_items(found, False, sample)
     first, lineno = _first_line(p)  # (opening it is `check_file`'s test: one open, not two)
     if not lineno:
@@ -258,7 +258,7 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
 
 def _zip_items(path: str, key: FileKey | None) -> Items:
     """The items of an Inspect AI `.eval` log (a ZIP archive: `inspectzip.py`), kept as a
-    JSON log of several samples is."""
+    JSON log of samples is."""
     from evaldsl.runs.inspectzip import read_eval_zip
 
     items = read_eval_zip(path)
@@ -268,7 +268,7 @@ def _zip_items(path: str, key: FileKey | None) -> Items:
 
 def _document_items(path: str, key: FileKey | None, data: bytes, hint: str | None) -> Items:
     """The items of a file read whole as one JSON value (an array's elements, or the
-    document), kept when they are an Inspect AI log of several samples (`samplelogs`)."""
+    document), kept when they are an Inspect AI log of samples (`samplelogs`)."""
     from evaldsl.runs.providers import Items
 
     try:
@@ -670,8 +670,8 @@ def inspect_samples(path: str | os.PathLike[str], format: str | None = None) -> 
 
 def _log_items(p: str) -> Items | None:
     """The items of a file that may be an Inspect AI log (a ZIP archive, or one JSON
-    document), read (and kept, when they are a log of several samples); None for a file
-    that cannot be one."""
+    document), read (and kept, when they are a log of samples: `samplelogs.keep`); None
+    for a file that cannot be one."""
     key = file_key(p)  # (before reading, as `_read_items`)
     first, lineno = _first_line(p)
     if lineno == 1 and first.startswith(ZIP_MAGIC):

@@ -1,8 +1,8 @@
-"""Inspect AI logs of several samples, read and decoded once while their file is unchanged.
+"""Inspect AI logs of samples, read and decoded once while their file is unchanged.
 
 Takes the path of a file about to be read whole (`file_key`: its identity, or None when it
 cannot be looked at), and gives the `Items` kept for it (`kept`, `kept_at`) when it is the
-log of several samples read last and has not changed since: the same device, inode, size
+log of samples read last and has not changed since: the same device, inode, size
 and modification time, the test `linecache` and Python's bytecode cache make. Takes the
 `Items` just read from a file (`keep`) and keeps them when they are such a log.
 
@@ -55,13 +55,15 @@ def kept_at(path: str) -> Items | None:
 
 def keep(key: FileKey | None, items: Items) -> None:
     """Keep `items`, read from the file of identity `key` (taken before it was read), when
-    they are an Inspect AI log of several samples."""
+    they are an Inspect AI log of samples. (One sample too: a suite's expansion, or
+    `evaldsl inspect`, looks at a log for its samples before its run is read, and a log of
+    one sample was read whole twice, its case's check and run a third time.)"""
     if key is None or items.container != "document" or len(items.values) != 1:
         return
     doc: Any = items.values[0]
     if not isinstance(doc, dict) or not isinstance(doc.get("samples"), list):
         return
-    if len(doc["samples"]) < 2:
+    if not doc["samples"]:
         return
     from evaldsl.runs.inspect_ai import is_eval_log
 
