@@ -4,6 +4,7 @@ forks its workers in (`evaldsl/gcpause.py`); loading leaves no garbage that grow
 from __future__ import annotations
 
 import gc
+import json
 import os
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from evaldsl.format.formatter import format_text
 from evaldsl.gcpause import frozen_loaded, paused_gc
 from evaldsl.runner import run_suites
+from evaldsl.runs.summary import summarize
 from evaldsl.suites import load_suite
 from evaldsl.suites.build import check_text
 from evaldsl.suites.files import draft_from_text
@@ -177,3 +179,30 @@ def test_an_editors_work_on_its_buffer_runs_with_the_collector_paused(work: str)
     # (one may come as the pause ends: the allocations it held back, counted at once;
     # unpaused, the 300 cases made 3 (draft), 5 (check) and 53 (format))
     assert len(collections) <= 1, collections
+
+
+def test_inspect_reads_and_summarizes_with_the_collector_paused(tmp_path: Path) -> None:
+    # `evaldsl inspect`: the look for samples decodes a whole document and the summary
+    # walks every event; collections rescanning what was read were ~20% of its time
+    messages: list[dict[str, object]] = [{"role": "user", "content": "weather?"}]
+    for n in range(1500):  # an OpenAI request's messages: one JSON document
+        function = {"name": "get_weather", "arguments": json.dumps({"city": f"c{n}"})}
+        call = {"id": f"c{n}", "type": "function", "function": function}
+        messages.append({"role": "assistant", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": f"t{n}"})
+    log = tmp_path / "t.json"
+    log.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        (summary,) = summarize(log)
+    finally:
+        gc.callbacks.remove(seen)
+    assert summary.format == "openai" and [t.name for t in summary.tools] == ["get_weather"]
+    assert len(collections) <= 1, collections  # (at most the one as the pause ends)

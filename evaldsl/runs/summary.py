@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import orjson
 
+from evaldsl.gcpause import paused_gc
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.detect import inspect_samples, load_run
 from evaldsl.runs.events import tool_call_arguments, tool_call_name
@@ -78,10 +79,14 @@ def summarize(path: str | os.PathLike[str], format: str | None = None) -> list[S
     ['get_weather', 'get_crypto_price']
     """
     p = os.fspath(path)
-    samples = inspect_samples(p, format)
-    if samples:
-        return [summarize_run(load_run(p, format, sample=s), p, sample=s) for s in samples]
-    return [summarize_run(load_run(p, format), p)]
+    # as reading a file whole is (`load_run`): the look for samples decodes the whole
+    # document, and a summary walks every event, with the collector rescanning what was
+    # read (~20% of `inspect` of a 111 MB OTLP file)
+    with paused_gc():
+        samples = inspect_samples(p, format)
+        if samples:
+            return [summarize_run(load_run(p, format, sample=s), p, sample=s) for s in samples]
+        return [summarize_run(load_run(p, format), p)]
 
 
 def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
