@@ -6,7 +6,9 @@ from __future__ import annotations
 import gc
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -19,6 +21,7 @@ from evaldsl.suites.build import check_text
 from evaldsl.suites.files import draft_from_text
 
 ROOT = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
 
 
 @pytest.fixture
@@ -153,6 +156,22 @@ def test_a_serial_run_keeps_what_it_loaded_frozen_while_its_cases_run(tmp_path: 
     assert gc.get_freeze_count() == 0  # and nothing after the run
 
 
+def collections_during(work: Callable[[], T]) -> tuple[T, list[int]]:
+    """What `work` gives, and the generation of each collection while it ran."""
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        return work(), collections
+    finally:
+        gc.callbacks.remove(seen)
+
+
 @pytest.mark.parametrize("work", ["draft", "check", "format"])
 def test_an_editors_work_on_its_buffer_runs_with_the_collector_paused(work: str) -> None:
     # the editor drafts, checks and formats its buffer on every change: collections of
@@ -164,18 +183,7 @@ def test_an_editors_work_on_its_buffer_runs_with_the_collector_paused(work: str)
         "check": lambda: check_text(text, path),
         "format": lambda: format_text(text, path),
     }[work]
-    collections: list[int] = []
-
-    def seen(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            collections.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(seen)
-    try:
-        run()
-    finally:
-        gc.callbacks.remove(seen)
+    _, collections = collections_during(run)
     # (one may come as the pause ends: the allocations it held back, counted at once;
     # unpaused, the 300 cases made 3 (draft), 5 (check) and 53 (format))
     assert len(collections) <= 1, collections
@@ -192,17 +200,6 @@ def test_inspect_reads_and_summarizes_with_the_collector_paused(tmp_path: Path) 
         messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": f"t{n}"})
     log = tmp_path / "t.json"
     log.write_text(json.dumps({"messages": messages}), encoding="utf-8")
-    collections: list[int] = []
-
-    def seen(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            collections.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(seen)
-    try:
-        (summary,) = summarize(log)
-    finally:
-        gc.callbacks.remove(seen)
+    (summary,), collections = collections_during(lambda: summarize(log))
     assert summary.format == "openai" and [t.name for t in summary.tools] == ["get_weather"]
     assert len(collections) <= 1, collections  # (at most the one as the pause ends)
