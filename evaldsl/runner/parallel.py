@@ -11,9 +11,10 @@ progress lines, are the serial run's). How, and why:
   inherited read and expanded only: each worker checks and compiles the cases it runs
   (`Suite.later`) and sends back their own diagnostics with the results, so that part of
   loading runs in the workers, each case once. Before forking, the loaded objects are
-  moved out of the garbage collector's reach (`gc.freeze`), so workers do not copy the
-  pages a collection would touch, and what every worker would import at its first case
-  is imported once before forking.
+  moved out of the garbage collector's reach (`run_suites` runs the cases inside
+  `gcpause.frozen_loaded`, `gc.freeze`), so workers do not copy the pages a collection
+  would touch, and what every worker would import at its first case is imported once
+  before forking.
 - The forked workers take their cases from one pipe and send results back on their own
   (`forkpool.py`): no thread, queue or future per case in this process.
 - Cases are scheduled largest first (by the size of their recorded run; live targets
@@ -41,7 +42,6 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evaldsl.gcpause import frozen_loaded
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
@@ -210,8 +210,8 @@ def run_parallel(
     _SHARED[:] = list(work)
     _UNITS[:] = units(work, processes)
     _RUN_CASE[:] = [run_case]
-    # The loaded suites stay out of every collection: shared, not copied (unless the
-    # application froze objects itself, whose frozen set is never disturbed). No full
+    # The loaded suites stay out of every collection: `run_suites` runs this inside
+    # `gcpause.frozen_loaded`, so the workers share them, not copy them. No full
     # collection first: it would walk every loaded object (~40 ms for 120 cases, on the
     # critical path) for little garbage (suites are built with the collector paused).
     _import_for_workers(work)
@@ -232,10 +232,8 @@ def run_parallel(
         return [(k, (_crash(work[k][0], work[k][1], why), None)) for k in lost]
 
     try:
-        with frozen_loaded():
-            tasks = range(len(_UNITS))
-            started = functools.partial(_worker_started, os.getpid())
-            run_forked(tasks, processes, _forked_task, started, arrived, crashed)
+        started = functools.partial(_worker_started, os.getpid())
+        run_forked(range(len(_UNITS)), processes, _forked_task, started, arrived, crashed)
     finally:
         _SHARED.clear()
         _UNITS.clear()

@@ -390,7 +390,8 @@ def check_text(text: str, path: str) -> list[Diagnostic]:
     """Every diagnostic `evaldsl check` reports for this text, as if saved at `path`
     (each small recording read once, as `check` reads it: `runs.heldfiles`). The
     collector is paused as `check` pauses it: the editor checks on every change, and
-    collections of the many small objects made grew its time faster than the file."""
+    collections of the many small objects made grew its time faster than the file (one
+    pause for both steps: each pausing alone, a collection came between them)."""
     with reading_once(), paused_gc():
         return check_draft(draft_from_text(text.removeprefix("\ufeff"), path))
 

@@ -10,11 +10,19 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
+def stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of `/proc/PID/stat` after the command's name (state, parent pid, …), or
+    None where there is no such file."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def alive(pid: int) -> bool:
     """Whether process `pid` runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+    fields = stat_fields(pid)
+    if fields is None:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -22,7 +30,7 @@ def alive(pid: int) -> bool:
         except PermissionError:
             return True
         return True
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    return fields[0] != "Z"
 
 
 def survivors(pids: Iterable[int], within: float = 15.0) -> list[int]:

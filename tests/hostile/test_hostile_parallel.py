@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from clitools import ROOT
 
-from hostile.processes import kill_all, numbers, survivors, wait_for_files
+from hostile.processes import kill_all, numbers, stat_fields, survivors, wait_for_files
 
 NAP = """
 import os, signal, time
@@ -80,9 +80,10 @@ def _suite(folder: Path, *, fork: bool = False) -> Path:
     return path
 
 
-def _start(folder: Path, *args: str, path: str = str(ROOT)) -> subprocess.Popen[str]:
-    """evaldsl as a command in a session of its own (so the test can signal its group)."""
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": path}
+def _start(folder: Path, *args: str, **extra: str) -> subprocess.Popen[str]:
+    """evaldsl as a command in a session of its own (so the test can signal its group),
+    with the environment variables `extra` too."""
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **extra}
     env = {k: v for k, v in env.items() if not k.startswith("EVALDSL_JUDGE")}
     return subprocess.Popen(
         [sys.executable, "-m", "evaldsl.tools.cli", "run", "naps.eval", "--no-history", *args],
@@ -178,12 +179,9 @@ def _children_stopped(parent: int, count: int, within: float = 60.0) -> list[int
     deadline = time.monotonic() + within
     while True:
         found = []
-        for entry in os.listdir("/proc"):
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, ValueError):
-                continue
-            if entry.isdigit() and int(fields[1]) == parent and fields[0] == "T":
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            fields = stat_fields(entry)
+            if fields is not None and int(fields[1]) == parent and fields[0] == "T":
                 found.append(int(entry))
         if len(found) >= count:
             return found
@@ -198,11 +196,8 @@ def test_a_j_process_first_scheduled_after_evaldsl_died_runs_nothing(tmp_path: P
     _suite(tmp_path)
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(STOP_FORKED, encoding="utf-8")
-    os.environ["STOP_FORKED"] = "1"
-    try:
-        command = _start(tmp_path, "-j", "2", path=f"{tmp_path / 'site'}{os.pathsep}{ROOT}")
-    finally:
-        del os.environ["STOP_FORKED"]
+    site = f"{tmp_path / 'site'}{os.pathsep}{ROOT}"
+    command = _start(tmp_path, "-j", "2", PYTHONPATH=site, STOP_FORKED="1")
     workers: list[int] = []
     try:
         workers = _children_stopped(command.pid, 2)

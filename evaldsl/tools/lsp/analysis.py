@@ -97,11 +97,6 @@ def yaml_spot(layout: Layout, lines: Sequence[str], line0: int, column0: int) ->
     return None
 
 
-def eval_spot(text: str, line0: int, column0: int) -> Spot | None:
-    """The statement under the cursor in a `.eval` buffer."""
-    return EvalCuts.of(text).spot(line0, column0)
-
-
 @dataclass(frozen=True)
 class EvalCuts:
     """A `.eval` buffer's line starts and statements, found once a version: each hover,

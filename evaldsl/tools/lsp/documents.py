@@ -21,7 +21,7 @@ from pygls.workspace import TextDocument
 
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import codepoint_column, utf16_column
-from evaldsl.suites.build import check_draft, check_text
+from evaldsl.suites.build import check_draft
 from evaldsl.suites.model import SuiteDraft
 
 Kind = Literal["eval", "yaml"]
@@ -117,17 +117,16 @@ def is_suite_text(text: str, kind: Kind) -> bool:
 
 
 def diagnostics_by_file(
-    text: str, path: str, kind: Kind, draft: Callable[[], SuiteDraft] | None = None
+    text: str, path: str, kind: Kind, draft: Callable[[], SuiteDraft]
 ) -> dict[str, list[Diagnostic]]:
-    """`check_text`'s diagnostics, grouped by the file they are in (normalised paths);
-    `draft` gives the text's draft when one is made already (what drafting raises, it
-    raises)."""
+    """The diagnostics `evaldsl check` gives the text (`check_draft` of its draft, which
+    `draft` gives: made once a version, what drafting raises it raises), grouped by the
+    file they are in (normalised paths)."""
     if not is_suite_text(text, kind):
         return {}
     own = os.path.normpath(os.path.abspath(path))
     groups: dict[str, list[Diagnostic]] = {own: []}
-    found = check_text(text, path) if draft is None else check_draft(draft())
-    for d in found:
+    for d in check_draft(draft()):
         where = own if d.path == path else os.path.normpath(os.path.abspath(d.path))
         groups.setdefault(where, []).append(d)
     return groups
