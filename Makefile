@@ -88,6 +88,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/long_answers.py
 	$(BIN)/python benchmarks/shared_recordings.py
 	$(BIN)/python benchmarks/formats.py
+	$(BIN)/python benchmarks/judge_runs.py
 
 bench-score: $(DEV_STAMP)
 	$(BIN)/python benchmarks/score_bench.py

@@ -752,6 +752,56 @@ def test_runner_flow_record_prefetch_check_in_source_order(serve: Any, judges: J
     assert server.count == 4
 
 
+def test_submit_returns_at_once_and_the_answers_follow(serve: Any, judges: Judges) -> None:
+    server = serve(slow_verdicts(0.3))
+    judge = judges(server, max_concurrency=4)
+    requests = [JudgeRequest(f"answer {i}", RUBRIC) for i in range(4)]
+    answers = judge.submit([*requests, requests[0]])
+    assert len(answers) == 4  # one future a distinct question
+    assert not any(answer.done() for answer in answers)  # nothing was waited for
+    assert judge.submit(requests[:1]) == answers[:1]  # a question on its way: its future
+    for answer in answers:
+        answer.result(timeout=30)
+    assert server.count == 4 and server.max_in_flight >= 2
+    assert [ask(judge, 0.5, text=r.text).status for r in requests] == ["pass"] * 4
+    assert server.count == 4  # answered from the memo
+    # nothing to fetch ahead: no future, no thread
+    assert judges(server, mode="frozen").submit(requests) == []
+    assert judges(server, api_key=None).submit(requests) == []
+
+
+def test_submitted_questions_are_bounded_across_submits(serve: Any, judges: Judges) -> None:
+    server = serve(slow_verdicts(0.15))
+    judge = judges(server, max_concurrency=3)
+    answers = [
+        answer
+        for k in range(4)
+        for answer in judge.submit([(f"answer {k} {i}", RUBRIC, None) for i in range(3)])
+    ]
+    for answer in answers:
+        answer.result(timeout=30)
+    assert server.count == 12
+    assert 2 <= server.max_in_flight <= 3
+
+
+def test_cancel_takes_back_the_questions_not_started(serve: Any, judges: Judges) -> None:
+    server = serve(slow_verdicts(0.4))
+    judge = judges(server, max_concurrency=1)
+    requests = [JudgeRequest(f"answer {i}", RUBRIC) for i in range(5)]
+    answers = judge.submit(requests)
+    deadline = time.monotonic() + 10
+    while server.count == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)  # the first question is on its way
+    judge.cancel()
+    assert answers[0].result(timeout=30) is not None  # the one on its way finishes
+    assert all(answer.cancelled() for answer in answers[1:])
+    time.sleep(0.5)
+    assert server.count == 1  # the others never went out
+    # a question taken back is asked again when it is next asked
+    assert ask(judge, 0.5, text=requests[1].text).status == "pass"
+    assert server.count == 2
+
+
 # -- pure helpers
 
 

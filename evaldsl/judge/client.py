@@ -13,6 +13,7 @@ run: httpx's own timeouts bound each read, not the whole reply).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:  # imported when the endpoint is first called: `check` never needs it
-    from concurrent.futures import Future
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     import httpx
 
@@ -166,6 +167,7 @@ class LLMJudge:
         self._owns_client = client is None
         self._lock = threading.Lock()
         self._memo: dict[str, Future[_Resolved]] = {}
+        self._pool: ThreadPoolExecutor | None = None  # `submit`'s threads, made at its first
         self._redact = Redactor(self.config.api_key)
 
     def __repr__(self) -> str:
@@ -217,26 +219,75 @@ class LLMJudge:
 
         Misses go to the endpoint concurrently (live mode with a key only; otherwise there
         is nothing to fetch); the per-assertion calls that follow are then memo hits, in
-        whatever order the report needs. Returns how many endpoint calls were made.
+        whatever order the report needs. Returns how many endpoint calls were made (by
+        this judge meanwhile: questions `submit`ted earlier and still on their way count
+        too).
         """
+        before = self.calls
+        answers = self.submit(requests)
+        if answers:
+            from concurrent.futures import wait  # (imported by `submit` already)
+
+            wait(answers)
+        return self.calls - before
+
+    def submit(
+        self, requests: Iterable[JudgeRequest | tuple[str, str, str | None]]
+    ) -> list[Future[Any]]:
+        """Start resolving every distinct request this judge has not met yet on its own
+        threads (at most `max_concurrency` questions on their way at once, across every
+        `submit`), and return at once the futures of all of them, done or not: a runner
+        goes on with other cases while they are answered. Nothing is submitted but in live
+        mode with a key (otherwise there is nothing to fetch: an empty list). The futures
+        never raise for a judge problem (an error is an outcome); one of a question that
+        `cancel` took back raises `CancelledError`."""
         if not self.config.fetches_ahead:
-            return 0
+            return []
         distinct: dict[str, JudgeRequest] = {}
         for r in requests:
             request = JudgeRequest(*r)
             distinct.setdefault(self.key(request), request)
-        with self._lock:
-            todo = [r for k, r in distinct.items() if k not in self._memo]
-        if not todo:
-            return 0
-        before = self.calls
-        workers = min(self.config.max_concurrency, len(todo))
-        from concurrent.futures import ThreadPoolExecutor  # when there are calls to make
+        if not distinct:
+            return []
+        from concurrent.futures import Future, ThreadPoolExecutor  # when there are calls
 
-        with ThreadPoolExecutor(workers, thread_name_prefix="evaldsl-judge") as pool:
-            for _ in pool.map(self._resolve, todo):
-                pass
-        return self.calls - before
+        answers = []
+        started = []
+        with self._lock:
+            for key, request in distinct.items():
+                future = self._memo.get(key)
+                if future is None:
+                    future = self._memo[key] = Future()
+                    started.append((key, request, future))
+                answers.append(future)
+            if started and self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    self.config.max_concurrency, thread_name_prefix="evaldsl-judge"
+                )
+            pool = self._pool
+        for key, request, future in started:
+            assert pool is not None
+            task = pool.submit(self._settle, key, request, future)
+            task.add_done_callback(functools.partial(self._dropped, key, future))
+        return answers
+
+    def cancel(self) -> None:
+        """Take back the submitted questions no thread has started on (a run stopped by
+        Ctrl-C asks nothing more of the endpoint); those on their way finish. A question
+        taken back is forgotten, so a later call asks it again."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _dropped(self, key: str, future: Future[_Resolved], task: Future[None]) -> None:
+        """A submitted question's task ended: one cancelled before it ran never settles
+        its question, so its waiters are told and its memo entry goes."""
+        if task.cancelled():
+            with self._lock:
+                if self._memo.get(key) is future:
+                    del self._memo[key]
+            future.cancel()
 
     # -- resolution: memo, cache, endpoint
 
@@ -250,15 +301,21 @@ class LLMJudge:
 
                 future = self._memo[key] = Future()
         if owner:
-            try:
-                result = self._fetch(key, request)
-            except BaseException as exc:  # a bug, not a verdict: let a later call retry
-                with self._lock:
-                    self._memo.pop(key, None)
-                future.set_exception(exc)
-                raise
-            future.set_result(result)
+            self._settle(key, request, future)
         return future.result()
+
+    def _settle(self, key: str, request: JudgeRequest, future: Future[_Resolved]) -> None:
+        """Resolve `request` into `future`, its memo entry (this thread owns it)."""
+        if not future.set_running_or_notify_cancel():
+            return  # (taken back by `cancel`)
+        try:
+            result = self._fetch(key, request)
+        except BaseException as exc:  # a bug, not a verdict: let a later call retry
+            with self._lock:
+                self._memo.pop(key, None)
+            future.set_exception(exc)
+            raise
+        future.set_result(result)
 
     def _fetch(self, key: str, request: JudgeRequest) -> _Resolved:
         path = self.config.cache_dir / f"{key}.json"
@@ -450,7 +507,9 @@ class LLMJudge:
             self._memo = {k: f for k, f in self._memo.items() if not f.done()}
 
     def close(self) -> None:
-        """Close the HTTP client (if this judge made it)."""
+        """Take back the questions not started (`cancel`), and close the HTTP client (if
+        this judge made it)."""
+        self.cancel()
         if not self._owns_client:
             return
         with self._lock:

@@ -17,14 +17,16 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from evaldsl.judge.config import OFF_MESSAGE, JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
 from evaldsl.language.jsjson import has_surrogate
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from evaldsl.judge.client import LLMJudge
 
 
@@ -67,8 +69,8 @@ def plan(
 class TwoPhaseJudge:
     """The judge a suite is compiled with: it can record a case's judge questions instead
     of answering them, so the runner plans them, fetches the misses concurrently
-    (`prefetch`), then evaluates the case again with every answer at hand, in source
-    order.
+    (`prefetch`, or `submit` to go on with other cases while they are answered), then
+    evaluates the case again with every answer at hand, in source order.
 
     >>> judge = TwoPhaseJudge(RecordingJudge())
     >>> with judge.recording() as asked:
@@ -132,6 +134,21 @@ class TwoPhaseJudge:
             return 0  # (nothing to fetch: what the LLMJudge answers)
         inner = self.inner
         return 0 if isinstance(inner, RecordingJudge) else inner.prefetch(requests)
+
+    def submit(self, requests: Iterable[JudgeRequest]) -> Sequence[Future[Any]]:
+        """`LLMJudge.submit`: the questions started on the judge's threads, their futures
+        returned at once (none when there is nothing to fetch)."""
+        unmade = self._unmade
+        if unmade is not None and not unmade.fetches_ahead:
+            return ()  # (nothing to fetch: what the LLMJudge answers)
+        inner = self.inner
+        return () if isinstance(inner, RecordingJudge) else inner.submit(requests)
+
+    def cancel(self) -> None:
+        """`LLMJudge.cancel`: take back the submitted questions not started yet."""
+        inner = self._inner
+        if inner is not None and not isinstance(inner, RecordingJudge):
+            inner.cancel()
 
     def plan(self, requests: Iterable[JudgeRequest]) -> JudgePlan:
         requests = list(requests)  # (read twice when the folder exists)

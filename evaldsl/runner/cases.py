@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -22,14 +22,23 @@ from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
 from evaldsl.suites.model import Case, Suite
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
 
 @runtime_checkable
 class Planner(Protocol):
-    """A judge that can record a case's questions, then fetch them all at once."""
+    """A judge that can record a case's questions, then fetch them all at once (`prefetch`
+    waits for them; `submit` starts them and returns their futures; `cancel` takes back
+    those not started)."""
 
     def recording(self) -> AbstractContextManager[list[Any]]: ...
 
     def prefetch(self, requests: list[Any]) -> int: ...
+
+    def submit(self, requests: list[Any]) -> Sequence[Future[Any]]: ...
+
+    def cancel(self) -> None: ...
 
 
 def selected(suite: Suite, case: Case, pattern: str | None) -> bool:

@@ -8,6 +8,8 @@ times out) fails that case with score 0 and the error, and the other cases go on
 targets run in worker processes (`targets.py`), never in this one. With `jobs > 1` cases
 run in at most that many processes (never more than cases) that die with this one, and
 the report is the same as a serial run's: results are put back in suite and case order.
+A serial run goes on with the next cases while a case's judge questions are answered
+(`begin_case`, `Judging`), and reports them in order too.
 Ctrl-C stops the run at once: `RunInterrupted` carries the report of the cases that ran.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +40,8 @@ from evaldsl.suites.build import assertion_location
 from evaldsl.suites.model import Case, Suite
 
 if TYPE_CHECKING:  # live targets' worker processes and pipes: loaded for a live case only
+    from concurrent.futures import Future
+
     from evaldsl.runner.targets import TargetWorkers
 
 JudgeFactory = Callable[[], Judge | None]
@@ -63,6 +68,37 @@ def execute_case(
     """Run one case and score it; never raises (but for Ctrl-C). A live target runs in
     one of `workers` (a worker of its own without); a recording other cases of the run
     read too comes from `readings`, read once for all of them."""
+    begun = begin_case(case, suite, workers, readings)
+    return begun if isinstance(begun, CaseResult) else begun.finish()
+
+
+@attrs.define
+class Judging:
+    """A case whose run was read and whose judge questions are on their way: `finish`
+    evaluates its assertions (waiting for any answer still missing) and scores it."""
+
+    case: Case
+    facts: RunFacts
+    started: float
+    answers: Sequence[Future[Any]]
+
+    def ready(self) -> bool:
+        """Whether every answer is in (`finish` would not wait)."""
+        return all(answer.done() for answer in self.answers)
+
+    def finish(self) -> CaseResult:
+        return _scored(self.case, self.facts, self.started)
+
+
+def begin_case(
+    case: Case,
+    suite: Suite,
+    workers: TargetWorkers | None = None,
+    readings: SharedReadings | None = None,
+) -> CaseResult | Judging:
+    """`execute_case` up to its verdicts: the case's result, or (when its judge questions
+    went to the endpoint) the `Judging` to finish once they are answered, so that a run
+    goes on with the next cases meanwhile. Never raises (but for Ctrl-C)."""
     started = time.perf_counter()
     if case.error is not None:
         return CaseResult(case.name, False, 0.0, 0.0, error=case.error)
@@ -76,12 +112,19 @@ def execute_case(
         return _crashed(case, started, str(crash))
     planner = suite.judge
     if case.judged and isinstance(planner, Planner):
-        # First pass: note every judge question of the case; fetch the misses
-        # concurrently; then the real pass finds them answered, in source order.
+        # First pass: note every judge question of the case and send the misses to the
+        # endpoint, concurrently; then the real pass finds them answered, in source order.
         with planner.recording() as asked:
             for a in case.assertions:
                 evaluate(a, facts)
-        planner.prefetch(asked)
+        answers = planner.submit(asked)
+        if not all(answer.done() for answer in answers):
+            return Judging(case, facts, started, answers)
+    return _scored(case, facts, started)
+
+
+def _scored(case: Case, facts: RunFacts, started: float) -> CaseResult:
+    """The case's verdicts on its run, scored."""
     verdicts = [evaluate(a, facts) for a in case.assertions]
     results = []
     for assertion, source, verdict in zip(case.assertions, case.sources, verdicts, strict=True):
@@ -201,15 +244,45 @@ def run_suites(
     return _report(suites, results, own, started)
 
 
+#: How many cases a serial run keeps waiting for their judge answers while it goes on with
+#: the next ones (each holds its run's facts): twice the judge's default concurrency, so
+#: its threads stay busy while the first of them is answered.
+MAX_JUDGING = 16
+
+
 def _run_serial(work: list[tuple[Suite, int]], results: Results, on_case: OnCase) -> None:
-    """The cases one after the other in this process; `results` gets each."""
+    """The cases one after the other in this process; `results` gets each, in order. A
+    case whose judge questions went to the endpoint waits for its answers while the next
+    cases run (at most `MAX_JUDGING` of them waiting), so the judge's calls overlap across
+    cases as they do within one; on Ctrl-C the questions not sent yet are taken back."""
     readings = SharedReadings((s, s.cases[i]) for s, i in work)
-    with _target_workers(work) as workers:
-        for s, i in work:
-            result = execute_case(s.cases[i], s, workers, readings)
-            results[(id(s), i)] = result
+    waiting: deque[tuple[Suite, int, CaseResult | Judging]] = deque()
+
+    def settle(keep: int) -> None:
+        # report the cases at the head whose answers are in; wait for the head while
+        # more than `keep` cases wait
+        while waiting:
+            s, i, begun = waiting[0]
+            if isinstance(begun, Judging):
+                if len(waiting) <= keep and not begun.ready():
+                    return
+                begun = begun.finish()
+            waiting.popleft()
+            results[(id(s), i)] = begun
             if on_case:
-                on_case(s, result)
+                on_case(s, begun)
+
+    try:
+        with _target_workers(work) as workers:
+            for s, i in work:
+                waiting.append((s, i, begin_case(s.cases[i], s, workers, readings)))
+                settle(MAX_JUDGING)
+            settle(0)
+    except BaseException:
+        for s, _, begun in waiting:
+            if isinstance(begun, Judging) and isinstance(s.judge, Planner):
+                s.judge.cancel()
+        raise
 
 
 def _selected(suites: Sequence[Suite], select: str | None) -> list[tuple[Suite, int]]:
