@@ -1,4 +1,4 @@
-"""A serial run of judged cases: the judge's calls overlapped across cases, against one
+"""A run of judged cases: the judge's calls overlapped across cases, against one
 case at a time.
 
 Run:  .venv/bin/python benchmarks/judge_runs.py [--cases C] [--delay S] [--runs R]
@@ -12,7 +12,8 @@ run by `run_suites` in this process, serially, each time with an empty judge cac
   run, `MAX_JUDGING` of them at most; 8 calls at once, the judge's default);
 - "one case at a time": the same run with `MAX_JUDGING = 0`, so each case waits for its
   answers before the next begins (the runner before the overlap: concurrent within a
-  case only).
+  case only);
+- the same two with `-j 2` (each forked worker overlapping its own cases' calls, or not).
 
 Prints the medians of wall time beside their ratio, the floor the judge's concurrency
 allows (C / 8 rounds of the delay), and checks that both give the same results (times
@@ -38,11 +39,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import evaldsl.runner.core  # noqa: E402
+import evaldsl.runner.waiting  # noqa: E402
 from evaldsl.judge.client import LLMJudge  # noqa: E402
 from evaldsl.judge.config import JudgeConfig  # noqa: E402
 from evaldsl.judge.plan import TwoPhaseJudge  # noqa: E402
-from evaldsl.runner.core import run_suites  # noqa: E402
+from evaldsl.runner.core import RunOptions, run_suites  # noqa: E402
 from evaldsl.suites.build import load_suite  # noqa: E402
 
 CASSETTE = ROOT / "tests/fixtures/traceplay/demo/cassette.example.jsonl"
@@ -79,13 +80,15 @@ def judge_server(delay: float) -> Iterator[str]:
         server.server_close()
 
 
-def run_once(suite_path: Path, url: str, cache: Path, waiting: int) -> tuple[float, Any]:
+def run_once(
+    suite_path: Path, url: str, cache: Path, waiting: int, jobs: int = 1
+) -> tuple[float, Any]:
     config = JudgeConfig(api_key="sk-bench", base_url=url, cache_dir=cache, retries=0)
     judge = LLMJudge(config)
     suite = load_suite(suite_path, judge=TwoPhaseJudge(judge))
-    evaldsl.runner.core.MAX_JUDGING = waiting
+    evaldsl.runner.waiting.MAX_JUDGING = waiting
     started = time.perf_counter()
-    report = run_suites([suite])
+    report = run_suites([suite], RunOptions(jobs=jobs))
     took = time.perf_counter() - started
     judge.close()
     results = [
@@ -100,9 +103,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.3)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
-    overlapped = evaldsl.runner.core.MAX_JUDGING
-    times: dict[str, list[float]] = {"overlapped": [], "one case at a time": []}
-    print(f"judged cases, serial run: {args.cases} cases, replies after {args.delay} s")
+    overlapped = evaldsl.runner.waiting.MAX_JUDGING
+    variants = {
+        "overlapped": (overlapped, 1),
+        "one case at a time": (0, 1),
+        "-j 2, overlapped in each worker": (overlapped, 2),
+        "-j 2, one case at a time in each worker": (0, 2),
+    }
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    print(f"judged cases: {args.cases} cases, replies after {args.delay} s")
     with judge_server(args.delay) as url, tempfile.TemporaryDirectory() as folder:
         suite = Path(folder) / "judged.eval"
         suite.write_text(
@@ -113,19 +122,25 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         seen = []
-        for run in range(args.runs):  # in turns, each with an empty cache
-            for name, waiting in (("overlapped", overlapped), ("one case at a time", 0)):
-                took, results = run_once(suite, url, Path(folder) / f"{name}-{run}", waiting)
+        for _ in range(args.runs):  # in turns, each with an empty cache
+            for name, (waiting, jobs) in variants.items():
+                cache = Path(folder) / f"cache-{len(seen)}"
+                took, results = run_once(suite, url, cache, waiting, jobs)
                 times[name].append(took)
                 seen.append(results)
-    evaldsl.runner.core.MAX_JUDGING = overlapped
+    evaldsl.runner.waiting.MAX_JUDGING = overlapped
     assert all(r == seen[0] for r in seen), "the two runs disagree"
     for name, spent in times.items():
         ranged = f"{min(spent) * 1000:,.0f}-{max(spent) * 1000:,.0f}"
         print(f"  {name}: median {statistics.median(spent) * 1000:,.0f} ms (range {ranged})")
-    ratio = statistics.median(times["overlapped"]) / statistics.median(times["one case at a time"])
+    median = {name: statistics.median(spent) for name, spent in times.items()}
+    ratio = median["overlapped"] / median["one case at a time"]
+    jobs = (
+        median["-j 2, overlapped in each worker"]
+        / median["-j 2, one case at a time in each worker"]
+    )
     floor = -(-args.cases // 8) * args.delay
-    print(f"  overlapped / one case at a time: {ratio:.2f}x (same results)")
+    print(f"  overlapped / one case at a time: {ratio:.2f}x; with -j 2: {jobs:.2f}x (same results)")
     print(f"  the floor at 8 calls at once: {floor * 1000:,.0f} ms")
     return 0
 

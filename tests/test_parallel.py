@@ -131,14 +131,14 @@ def test_a_worker_that_dies_keeps_the_cases_of_its_run_it_had_finished(
 ) -> None:
     weather = _copy_weather(tmp_path)
     _rows_on_xiamen(weather, ["steps == 2"] * 6)
-    run_case = core.execute_case
+    run_case = core.begin_case  # (what each worker begins its cases with)
 
     def dies_at_row_1(case: Any, suite: Any, workers: Any = None, readings: Any = None) -> Any:
         if case.name == "row 1":
             os._exit(3)
         return run_case(case, suite, workers, readings)
 
-    monkeypatch.setattr(core, "execute_case", dies_at_row_1)
+    monkeypatch.setattr(core, "begin_case", dies_at_row_1)
     report = run_suites([load_suite(weather.parent / "rows.eval")], RunOptions(jobs=2))
     # two runs of three rows: row 0 finished before its worker died at row 1, so only
     # rows 1 and 2 are lost; the other worker ran rows 3 to 5
@@ -320,14 +320,14 @@ def test_a_case_whose_worker_died_is_checked_by_the_parent(
 ) -> None:
     serial = run_suites(_suites(tmp_path, later=False))
     later = _suites(tmp_path, later=True)
-    run_case = core.execute_case
+    run_case = core.begin_case  # (what each worker begins its cases with)
 
     def dies_on_missing(case: Any, suite: Any, workers: Any = None, readings: Any = None) -> Any:
         if case.name == "missing":
             os._exit(3)  # the worker dies: no result, no diagnostics sent
         return run_case(case, suite, workers, readings)
 
-    monkeypatch.setattr(core, "execute_case", dies_on_missing)
+    monkeypatch.setattr(core, "begin_case", dies_on_missing)
     together = run_suites(later, RunOptions(jobs=2))
     died = [c for s in together.suites for c in s.cases if c.name == "missing"]
     assert len(died) == 1 and "worker failed" in str(died[0].error)

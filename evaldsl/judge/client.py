@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import random
 import re
 import threading
@@ -168,6 +169,7 @@ class LLMJudge:
         self._lock = threading.Lock()
         self._memo: dict[str, Future[_Resolved]] = {}
         self._pool: ThreadPoolExecutor | None = None  # `submit`'s threads, made at its first
+        self._pid = os.getpid()  # the process whose threads and connections these are
         self._redact = Redactor(self.config.api_key)
 
     def __repr__(self) -> str:
@@ -254,6 +256,7 @@ class LLMJudge:
         answers = []
         started = []
         with self._lock:
+            self._own_process()
             for key, request in distinct.items():
                 future = self._memo.get(key)
                 if future is None:
@@ -280,6 +283,20 @@ class LLMJudge:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
 
+    def _own_process(self) -> None:
+        """In a process forked from the one that made this judge's threads and HTTP
+        client (a `-j` worker of a library that ran cases before), they are the other
+        process's: the threads do not exist here, the connections are shared. This
+        process makes its own, and forgets the questions that were on their way there
+        (their answers would never come here). Called with the lock held."""
+        if self._pid == os.getpid():
+            return
+        self._pid = os.getpid()
+        self._pool = None
+        if self._owns_client:
+            self._client = None
+        self._memo = {k: f for k, f in self._memo.items() if f.done()}
+
     def _dropped(self, key: str, future: Future[_Resolved], task: Future[None]) -> None:
         """A submitted question's task ended: one cancelled before it ran never settles
         its question, so its waiters are told and its memo entry goes."""
@@ -294,6 +311,7 @@ class LLMJudge:
     def _resolve(self, request: JudgeRequest) -> _Resolved:
         key = self.key(request)
         with self._lock:
+            self._own_process()
             future = self._memo.get(key)
             owner = future is None
             if future is None:
@@ -362,6 +380,7 @@ class LLMJudge:
         import httpx  # here, not at the top: only a live judge call pays for importing it
 
         with self._lock:
+            self._own_process()
             if self._client is None:
                 n = self.config.max_concurrency
                 self._client = httpx.Client(

@@ -28,6 +28,7 @@ from evaldsl.gcpause import frozen_loaded
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.verdicts import case_passed, score
+from evaldsl.runner import waiting
 from evaldsl.runner.cases import Planner, selected
 from evaldsl.runner.live import TargetError, is_live
 from evaldsl.runner.produce import NothingToRun, produce_run, streamed_bytes
@@ -75,7 +76,8 @@ def execute_case(
 @attrs.define
 class Judging:
     """A case whose run was read and whose judge questions are on their way: `finish`
-    evaluates its assertions (waiting for any answer still missing) and scores it."""
+    evaluates its assertions (waiting for any answer still missing) and scores it (a
+    `waiting.Waiting`)."""
 
     case: Case
     facts: RunFacts
@@ -244,30 +246,24 @@ def run_suites(
     return _report(suites, results, own, started)
 
 
-#: How many cases a serial run keeps waiting for their judge answers while it goes on with
-#: the next ones (each holds its run's facts): twice the judge's default concurrency, so
-#: its threads stay busy while the first of them is answered.
-MAX_JUDGING = 16
-
-
 def _run_serial(work: list[tuple[Suite, int]], results: Results, on_case: OnCase) -> None:
     """The cases one after the other in this process; `results` gets each, in order. A
     case whose judge questions went to the endpoint waits for its answers while the next
-    cases run (at most `MAX_JUDGING` of them waiting), so the judge's calls overlap across
+    cases run (at most `waiting.MAX_JUDGING` of them), so the judge's calls overlap across
     cases as they do within one; on Ctrl-C the questions not sent yet are taken back."""
     readings = SharedReadings((s, s.cases[i]) for s, i in work)
-    waiting: deque[tuple[Suite, int, CaseResult | Judging]] = deque()
+    begun_cases: deque[tuple[Suite, int, CaseResult | Judging]] = deque()
 
     def settle(keep: int) -> None:
         # report the cases at the head whose answers are in; wait for the head while
         # more than `keep` cases wait
-        while waiting:
-            s, i, begun = waiting[0]
+        while begun_cases:
+            s, i, begun = begun_cases[0]
             if isinstance(begun, Judging):
-                if len(waiting) <= keep and not begun.ready():
+                if len(begun_cases) <= keep and not begun.ready():
                     return
                 begun = begun.finish()
-            waiting.popleft()
+            begun_cases.popleft()
             results[(id(s), i)] = begun
             if on_case:
                 on_case(s, begun)
@@ -275,11 +271,11 @@ def _run_serial(work: list[tuple[Suite, int]], results: Results, on_case: OnCase
     try:
         with _target_workers(work) as workers:
             for s, i in work:
-                waiting.append((s, i, begin_case(s.cases[i], s, workers, readings)))
-                settle(MAX_JUDGING)
+                begun_cases.append((s, i, begin_case(s.cases[i], s, workers, readings)))
+                settle(waiting.MAX_JUDGING)
             settle(0)
     except BaseException:
-        for s, _, begun in waiting:
+        for s, _, begun in begun_cases:
             if isinstance(begun, Judging) and isinstance(s.judge, Planner):
                 s.judge.cancel()
         raise
@@ -334,9 +330,7 @@ def _run_parallel(
             on_case(suite, done[position])
 
     try:
-        run_parallel(
-            work, options.jobs, execute_case, options.judge_factory, done, announce, checked
-        )
+        run_parallel(work, options.jobs, begin_case, options.judge_factory, done, announce, checked)
     finally:
         for position, result in done.items():
             suite, index = work[position]

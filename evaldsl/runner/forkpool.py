@@ -62,12 +62,14 @@ def run_forked(
     started: Callable[[], None],
     arrived: Callable[[int, T], None],
     crashed: Callable[[int, str], T],
+    ending: Callable[[], None] | None = None,
 ) -> None:
     """Run the case at each position of `order` in at most `processes` forked workers
-    (each calls `started()` first, then `run_case(position)` for each case it takes);
-    call `arrived(position, result)` in this process as each result comes back. A case
-    whose worker died, or that raised, or that no worker was left to run, arrives as
-    `crashed(position, why)`."""
+    (each calls `started()` first, then `run_case(position)` for each case it takes,
+    then `ending()` when no case is left: it may still send `part`s, as of its last
+    case); call `arrived(position, result)` in this process as each result comes back.
+    A case whose worker died, or that raised, or that no worker was left to run, arrives
+    as `crashed(position, why)`."""
     given: set[int] = set()
 
     def deliver(position: int, result: T) -> None:
@@ -79,7 +81,7 @@ def run_forked(
     try:
         with sigint_held():  # each worker starts with Ctrl-C held; `started` ignores it
             for _ in range(min(processes, len(order))):
-                worker = _fork(tasks, workers, run_case, started)
+                worker = _fork(tasks, workers, run_case, started, ending)
                 workers[worker.fd] = worker
         tasks.close_reading()
         _serve(tasks, workers, deliver, crashed)
@@ -187,6 +189,7 @@ def _fork(
     others: dict[int, _Worker],
     run_case: Callable[[int], T],
     started: Callable[[], None],
+    ending: Callable[[], None] | None,
 ) -> _Worker:
     result_read, result_write = os.pipe()
     _flush_std_streams()  # else the worker would write again what this process buffered
@@ -198,6 +201,8 @@ def _fork(
                 os.close(fd)
             started()
             _work(tasks.read, result_write, run_case)
+            if ending is not None and _RUNNING:
+                ending()
             code = 0
         finally:
             _flush_std_streams()  # what the cases printed (`os._exit` flushes nothing)

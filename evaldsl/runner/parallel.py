@@ -32,6 +32,10 @@ progress lines, are the serial run's). How, and why:
   (their target workers die with them), queued cases never start, and the results of the
   cases that had finished are kept.
 - Each worker keeps its own target workers (`TargetWorkers`) for the live cases it runs.
+- A case whose judge questions went to the endpoint waits for its answers in its worker
+  while the worker runs its next cases (`waiting.MAX_JUDGING` at most, as a serial run
+  does), and is sent when they are in; a worker that ends with cases still waiting
+  (killed) fails them, never loses them.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.runner import waiting
 from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
 from evaldsl.runner.produce import Recording, case_size, recording_named
@@ -58,9 +63,13 @@ if TYPE_CHECKING:  # the process pool is imported only where fork is missing (~3
     from concurrent.futures import Future
 
     from evaldsl.runner.targets import TargetWorkers
+    from evaldsl.runner.waiting import Waiting
 
 Work = Sequence[tuple[Suite, int]]
-RunCase = Callable[[Case, Suite, "TargetWorkers | None", "SharedReadings | None"], CaseResult]
+#: Begins a case: its result, or the case waiting for its judge answers.
+RunCase = Callable[
+    [Case, Suite, "TargetWorkers | None", "SharedReadings | None"], "CaseResult | Waiting"
+]
 #: What a forked worker sends back: the case's result and, for a case of a suite checked
 #: later (`Suite.later`), the case's own diagnostics (None: checked before the run).
 Done = tuple[CaseResult, tuple[Diagnostic, ...] | None]
@@ -75,6 +84,8 @@ _LOADED: dict[str, Suite] = {}
 #: This worker process's own target workers (made at its first live case: never
 #: inherited, and never made by a run of recordings).
 _TARGETS: list[TargetWorkers] = []
+#: This worker's cases waiting for their judge answers: position, case, own diagnostics.
+_WAITING: list[tuple[int, Waiting, tuple[Diagnostic, ...] | None]] = []
 
 
 def largest_first(work: Work) -> list[int]:
@@ -119,6 +130,7 @@ def _worker_started(parent: int) -> None:
     # from the task pipe and end only when it said so to the dead parent (a broken pipe).
     die_with_parent(parent)
     _TARGETS.clear()
+    _WAITING.clear()
 
 
 def _targets(case: Case) -> TargetWorkers | None:
@@ -147,12 +159,40 @@ def _forked_task(task: int) -> list[tuple[int, Done]]:  # in a forked worker
     readings = SharedReadings((s, c) for _, c, s, _ in cases) if len(cases) > 1 else None
     for position, case, suite, own in cases:
         try:
-            done: Done = (_RUN_CASE[0](case, suite, _targets(case), readings), own)
+            begun = _RUN_CASE[0](case, suite, _targets(case), readings)
         except Exception as err:  # as the pool says of a case whose runner raised
-            why = f"worker failed: {type(err).__name__}: {err}"
-            done = (_crash(suite, _SHARED[position][1], why), None)
-        part([(position, done)])  # sent now: a worker that dies keeps what it had done
+            begun = _crash(suite, _SHARED[position][1], _failed(err))
+            own = None
+        if isinstance(begun, CaseResult):
+            part([(position, (begun, own))])  # sent now: a worker that dies keeps it
+        else:
+            _WAITING.append((position, begun, own))
+        _send_answered(waiting.MAX_JUDGING)
     return []
+
+
+def _send_answered(keep: int) -> None:  # in a forked worker
+    """Send the waiting cases whose answers are in, and finish the longest waiting while
+    more than `keep` wait (the parent puts results back in order)."""
+    still: list[tuple[int, Waiting, tuple[Diagnostic, ...] | None]] = []
+    for k, (position, begun, own) in enumerate(_WAITING):
+        if begun.ready() or len(_WAITING) - k + len(still) > keep:
+            try:
+                done: Done = (begun.finish(), own)
+            except Exception as err:  # as the pool says of a case whose runner raised
+                done = (_crash(*_SHARED[position], _failed(err)), None)
+            part([(position, done)])
+        else:
+            still.append((position, begun, own))
+    _WAITING[:] = still
+
+
+def _ending() -> None:  # in a forked worker, when no task is left
+    _send_answered(0)
+
+
+def _failed(err: Exception) -> str:
+    return f"worker failed: {type(err).__name__}: {err}"
 
 
 def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) -> CaseResult:
@@ -161,7 +201,8 @@ def _spawned_case(path: str, index: int, judge_factory: Any, run_case: RunCase) 
         judge = judge_factory() if judge_factory is not None else None
         suite = _LOADED[path] = load_suite(path, judge=judge)
     case = suite.cases[index]
-    return run_case(case, suite, _targets(case), None)
+    begun = run_case(case, suite, _targets(case), None)
+    return begun if isinstance(begun, CaseResult) else begun.finish()
 
 
 def _import_for_workers(work: Work) -> None:
@@ -233,11 +274,19 @@ def run_parallel(
 
     try:
         started = functools.partial(_worker_started, os.getpid())
-        run_forked(range(len(_UNITS)), processes, _forked_task, started, arrived, crashed)
+        run_forked(range(len(_UNITS)), processes, _forked_task, started, arrived, crashed, _ending)
     finally:
         _SHARED.clear()
         _UNITS.clear()
         _RUN_CASE.clear()
+    # a worker killed while its cases waited for their judge answers had sent its tasks'
+    # own results (they ended when the cases were begun): those cases failed
+    why = "worker failed: the worker ended while the case waited for its judge answers"
+    lost: list[tuple[int, Done]] = [
+        (k, (_crash(*work[k], why), None)) for k in range(len(work)) if k not in done
+    ]
+    if lost:
+        arrived(-1, lost)
 
 
 def _run_spawned(
