@@ -24,7 +24,7 @@ import evaldsl
 import evaldsl.suites.yamlfile
 from evaldsl.runner import core, readings
 from evaldsl.runs import passes
-from tests.judge_server import JudgeServer, judged
+from tests.judge_server import JudgeServer, Recorded, Reply, judged
 
 # Lark's too: text with an error is parsed again by Lark's own parser, made once and
 # kept, and imported at that first error; made inside an inner run, its errors would be
@@ -266,6 +266,30 @@ def test_judge_options(project: pytest.Pytester) -> None:
             f"--evaldsl-judge-cache={cache}",
         )
     again.assert_outcomes(passed=1)
+
+
+def slow_verdicts(request: Recorded) -> Reply:
+    return Reply(**{**vars(judged(True, 0.9, "fine")), "delay": 0.3})
+
+
+def test_judged_cases_overlap_their_calls_and_ask_only_what_runs(
+    project: pytest.Pytester,
+) -> None:
+    cases = "".join(
+        f'case "c{n}"\n  cassette "xiamen.jsonl"\n  answer judged "rubric {n}"\n' for n in range(6)
+    )
+    project.makefile(".eval", judged=cases)
+    with JudgeServer(slow_verdicts) as server, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EVALDSL_JUDGE_API_KEY", "sk-test")
+        mp.setenv("EVALDSL_JUDGE_BASE_URL", server.url)
+        picked = project.runpytest("-p", "evaldsl", "judged.eval", "-k", "c1 or c4", "-v")
+        picked.assert_outcomes(passed=2, deselected=4)
+        assert server.count == 2  # the deselected cases asked nothing
+        every = project.runpytest("-p", "evaldsl", "judged.eval", "--evaldsl-judge-cache=c2")
+        every.assert_outcomes(passed=6)
+        assert server.count == 8
+        # one question a case, and more than one at once: each case began the next ones
+        assert server.max_in_flight >= 2
 
 
 def test_dash_k_selects_cases(project: pytest.Pytester) -> None:

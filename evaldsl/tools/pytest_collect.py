@@ -4,7 +4,8 @@ Takes the suite files pytest walks past and gives one `SuiteFile` collector per 
 one `CaseItem` per case, named as `evaldsl run` names them (an `each` row or a dataset
 row is its own item, with its id: `weather.eval::each city #1 [city=Xiamen]`). Only the
 pipeline's public functions are used: `load_suite` reads, checks and compiles a file,
-`execute_case` runs one case, and the console renderer shows why one failed.
+`begin_case` runs one case (up to its judge's answers), and the console renderer shows
+why one failed.
 
 - A suite with check errors is a collection error listing every diagnostic; warnings
   become pytest warnings.
@@ -14,6 +15,10 @@ pipeline's public functions are used: `load_suite` reads, checks and compiles a 
 - Items carry the `evaldsl` marker, plus `evaldsl_judge` (uses the LLM judge) and
   `evaldsl_live` (calls a Python target), so `-m` selects them; `-k`, `--lf` and
   pytest-xdist work as for any test.
+- A case that asks the judge begins the next ones this session runs that ask it too
+  (recorded cases only, `waiting.MAX_JUDGING` in all), so their questions are on their
+  way while it waits for its own answers, as `evaldsl run` overlaps them. Not in a
+  pytest-xdist worker, which is given its items one by one.
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ from evaldsl.judge.plan import judge_from_options
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic, render
 from evaldsl.reports import ConsoleReporter, outcome
-from evaldsl.runner.core import execute_case
+from evaldsl.runner import waiting
+from evaldsl.runner.core import begin_case
+from evaldsl.runner.live import is_live
 from evaldsl.runner.readings import SharedReadings
 from evaldsl.runner.results import CaseResult
+from evaldsl.runner.waiting import Waiting
 from evaldsl.suites import Case, Suite, load_suite
 from evaldsl.suites.files import is_suite_file
 
@@ -76,6 +84,19 @@ class SuiteCollector:
             )
             self._judge = judge_from_options(self.config.getoption("evaldsl_judge"), str(cache))
         return self._judge
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # the judged, recorded cases this session runs, in the order it runs them (`-k`,
+        # `--lf` and reordering plugins have had their say): each begins the next ones
+        if hasattr(self.config, "workerinput"):  # a pytest-xdist worker: not its order
+            return
+        ahead = [
+            item
+            for item in session.items
+            if isinstance(item, CaseItem) and item.case.judged and not is_live(item.case)
+        ]
+        for position, item in enumerate(ahead):
+            item.ahead = (ahead, position)
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
         if not wants(file_path, self.config, named=parent.session.isinitpath(file_path)):
@@ -168,7 +189,8 @@ class SuiteFile(pytest.File):
 
 
 class CaseItem(pytest.Item):
-    """One case of a suite, run by `execute_case` when pytest runs the item."""
+    """One case of a suite, run by `begin_case` when pytest runs the item (or begun by
+    the judged case before it, `begin_next`)."""
 
     def __init__(
         self, *, suite: Suite, case: Case, readings: SharedReadings | None = None, **kwargs: Any
@@ -177,6 +199,10 @@ class CaseItem(pytest.Item):
         self.suite = suite
         self.case = case
         self.readings = readings
+        # the judged cases of the session and this one's place among them, and this case
+        # begun by the one before it (`pytest_collection_finish`, `runtest`)
+        self.ahead: tuple[list[CaseItem], int] | None = None
+        self.begun: CaseResult | Waiting | None = None
         # pytest-lsp's `pytest_runtest_call` reads `funcargs` of every item in the session
         self.funcargs: dict[str, Any] = {}
         self.add_marker("evaldsl")
@@ -186,7 +212,12 @@ class CaseItem(pytest.Item):
             self.add_marker("evaldsl_live")
 
     def runtest(self) -> None:
-        result = execute_case(self.case, self.suite, readings=self.readings)
+        begun, self.begun = self.begun, None
+        if begun is None:
+            begun = begin_case(self.case, self.suite, readings=self.readings)
+        if not isinstance(begun, CaseResult):  # its answers are on their way: meanwhile,
+            self.begin_next()  # the next cases' questions go too
+        result = begun if isinstance(begun, CaseResult) else begun.finish()
         self.user_properties.append(("evaldsl_score", f"{result.score:.3f}"))
         kind = outcome(result)
         if kind == "skipped":
@@ -194,6 +225,17 @@ class CaseItem(pytest.Item):
             pytest.skip("; ".join(reasons) or "every assertion was skipped")
         if kind in ("failed", "error"):
             raise CaseFailed(result)
+
+    def begin_next(self) -> None:
+        """Begin the judged cases that come next in the session (up to
+        `waiting.MAX_JUDGING`, this one counted), each holding its run's facts and its
+        questions on their way until pytest runs it."""
+        if self.ahead is None:
+            return
+        items, position = self.ahead
+        for item in items[position + 1 : position + waiting.MAX_JUDGING]:
+            if item.begun is None:
+                item.begun = begin_case(item.case, item.suite, readings=item.readings)
 
     def repr_failure(
         self,
