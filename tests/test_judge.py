@@ -802,6 +802,38 @@ def test_cancel_takes_back_the_questions_not_started(serve: Any, judges: Judges)
     assert server.count == 2
 
 
+def test_a_forked_process_asks_with_threads_and_a_client_of_its_own(
+    serve: Any, judges: Judges
+) -> None:
+    # a library that ran cases, then forks (`-j`): the question on its way in the parent
+    # is answered there, never in the child, whose pool threads do not exist
+    server = serve(slow_verdicts(0.5))
+    judge = judges(server, max_concurrency=1)
+    ask(judge, 0.5, text="warm-up")  # the parent's HTTP client made
+    pending = judge.submit([(ANSWER, RUBRIC, None)])  # its one thread busy with it
+    pid = os.fork()
+    if pid == 0:  # the child: it must answer by itself, not wait for the parent's threads
+        code = 3
+        try:
+            other = judge.submit([("another", RUBRIC, None)])[0].result(timeout=10)
+            both = [ask(judge, 0.5).status, ask(judge, 0.5, text="another").status]
+            code = 0 if other is not None and both == ["pass", "pass"] else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked process waited for the parent's threads")
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert pending[0].result(timeout=30) is not None  # the parent's answer came too
+
+
 # -- pure helpers
 
 
