@@ -24,6 +24,7 @@ import evaldsl
 import evaldsl.suites.yamlfile
 from evaldsl.runner import core, readings
 from evaldsl.runs import passes
+from tests.hostile.processes import survivors
 from tests.judge_server import JudgeServer, Recorded, Reply, judged
 
 # Lark's too: text with an error is parsed again by Lark's own parser, made once and
@@ -325,6 +326,59 @@ def test_markers_select_and_strict_markers_accept_them(project: pytest.Pytester)
     live = project.runpytest("-p", "evaldsl", "-m", "evaldsl_live", "-v")
     live.assert_outcomes(passed=1, deselected=5)
     live.stdout.fnmatch_lines(["live.eval::live PASSED*"])
+
+
+def test_live_cases_share_their_target_worker_and_it_ends_with_the_session(
+    project: pytest.Pytester,
+) -> None:
+    # one worker kept between the cases of a folder, as `evaldsl run` keeps it (a worker
+    # per case started and imported the target again for each: ~77 ms a trivial case)
+    (project.path / "counter.py").write_text(
+        "import os\n"
+        "calls = 0\n"
+        "def count():\n"
+        "    global calls\n"
+        "    calls += 1\n"
+        "    with open('pids.txt', 'a') as f:\n"
+        "        f.write(f'{os.getpid()}\\n')\n"
+        "    return calls\n"
+    )
+    cases = "".join(f'case "call {n}"\n  run counter:count\n  output == {n}\n' for n in (1, 2, 3))
+    project.makefile(".eval", live=cases)
+    result = project.runpytest("-p", "evaldsl", "live.eval", "-v")
+    result.assert_outcomes(passed=3)
+    pids = {int(line) for line in (project.path / "pids.txt").read_text().split()}
+    assert len(pids) == 1  # the same worker answered the three
+    assert survivors(pids) == []  # and it ended with the session
+
+
+#: The files this process opens while a test counts them (an audit hook cannot be
+#: removed: it notes nothing while this is None).
+OPENED: list[list[str]] = []
+
+
+def _note_opens(event: str, args: tuple[Any, ...]) -> None:
+    if OPENED and event == "open" and isinstance(args[0], (str, os.PathLike)):
+        OPENED[0].append(os.path.basename(args[0]))
+
+
+sys.addaudithook(_note_opens)
+
+
+def test_collecting_reads_each_recording_once(project: pytest.Pytester) -> None:
+    # checking a file's cases reads a small recording once for them all, as `evaldsl check`
+    cases = "".join(
+        f'case "c{n}"\n  cassette "xiamen.jsonl"\n  tool get_weather called\n' for n in range(5)
+    )
+    project.makefile(".eval", many=cases)
+    OPENED.append([])
+    try:
+        result = project.runpytest("-p", "evaldsl", "many.eval", "--collect-only")
+        opened = OPENED[0]
+    finally:
+        OPENED.clear()
+    result.assert_outcomes()
+    assert opened.count("xiamen.jsonl") == 1
 
 
 def test_twin_case_names_get_distinct_node_ids(project: pytest.Pytester) -> None:

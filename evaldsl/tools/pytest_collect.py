@@ -29,7 +29,7 @@ import os
 from collections import Counter
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pytest
@@ -44,8 +44,12 @@ from evaldsl.runner.live import is_live
 from evaldsl.runner.readings import SharedReadings
 from evaldsl.runner.results import CaseResult
 from evaldsl.runner.waiting import Waiting
+from evaldsl.runs.heldfiles import reading_once
 from evaldsl.suites import Case, Suite, load_suite
 from evaldsl.suites.files import is_suite_file
+
+if TYPE_CHECKING:  # live targets' worker processes: loaded for a live case only
+    from evaldsl.runner.targets import TargetWorkers
 
 
 class EvalDslWarning(UserWarning):
@@ -70,6 +74,22 @@ class SuiteCollector:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self._judge: Judge | None = None
+        self._workers: TargetWorkers | None = None
+
+    def workers(self) -> TargetWorkers:
+        """The target workers of this process's live cases, made at the first one and
+        kept for the session (one worker kept between the cases of a suite folder, as
+        `evaldsl run` keeps it, not one started and stopped for each case)."""
+        if self._workers is None:
+            from evaldsl.runner.targets import TargetWorkers
+
+            self._workers = TargetWorkers()
+        return self._workers
+
+    def pytest_sessionfinish(self) -> None:
+        workers, self._workers = self._workers, None
+        if workers is not None:
+            workers.close()
 
     def judge(self) -> Judge:
         """The judge every suite of this process shares (its cache and its settings)."""
@@ -161,7 +181,10 @@ class SuiteFile(pytest.File):
     def collect(self) -> Iterator[CaseItem]:
         plugin = self.config.pluginmanager.get_plugin(SuiteCollector.NAME)
         assert isinstance(plugin, SuiteCollector)
-        suite = load_suite(self.path, judge=plugin.judge())
+        # each small recording read once for the whole file, as `evaldsl run` and `check`
+        # read it (`runs.heldfiles`): else each case reads its recording again to check it
+        with reading_once():
+            suite = load_suite(self.path, judge=plugin.judge())
         diagnostics = [self.shown(d) for d in suite.diagnostics]
         errors = [d for d in diagnostics if d.is_error]
         if errors:
@@ -214,7 +237,12 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         begun, self.begun = self.begun, None
         if begun is None:
-            begun = begin_case(self.case, self.suite, readings=self.readings)
+            workers = None
+            if is_live(self.case):
+                plugin = self.config.pluginmanager.get_plugin(SuiteCollector.NAME)
+                assert isinstance(plugin, SuiteCollector)
+                workers = plugin.workers()
+            begun = begin_case(self.case, self.suite, workers, readings=self.readings)
         if not isinstance(begun, CaseResult):  # its answers are on their way: meanwhile,
             self.begin_next()  # the next cases' questions go too
         result = begun if isinstance(begun, CaseResult) else begun.finish()
