@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "evaldsl.gcpause": 1,
     "evaldsl.bounded": 1,
     "evaldsl.atomicfile": 1,
+    "evaldsl.jsontext": 1,
     "evaldsl.lazyattrs": 1,
     "evaldsl.terminal": 1,
     "evaldsl.language": 1,

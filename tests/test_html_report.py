@@ -543,3 +543,30 @@ def test_timeline_of_verydia_events_guards_and_errors(tmp_path: Path) -> None:
     assert tool.at_ms == 50.0
     assert (guard.kind, guard.name, guard.got, guard.at_ms) == ("guard", "pii", "allow", None)
     assert error.error and error.got.startswith("gave up x") and len(error.got) == 160
+
+
+def test_a_timeline_of_ids_that_are_lists_or_objects_links_nothing(tmp_path: Path) -> None:
+    # a case that links results to calls makes such an id its error, one that counts
+    # calls does not read it; either way the timeline shows the steps unlinked (it raised
+    # a TypeError, and the HTML report was never written)
+    events = [
+        {"type": "llm.request", "id": {"r": 1}, "model": "m1"},
+        {"type": "llm.response", "requestId": {"r": 1}, "output": "calling"},
+        {"type": "tool.call", "name": "lookup", "callId": {"a": 1}, "id": [1]},
+        {"type": "tool.result", "callId": ["a"], "output": "found"},
+    ]
+    (tmp_path / "run.json").write_text(json.dumps(events), encoding="utf-8")
+    (tmp_path / "s.eval").write_text(
+        'case "counts"\n  cassette "run.json"\n  tool lookup called\n'
+        'case "links"\n  cassette "run.json"\n  tool lookup result == "found"\n'
+    )
+    suite = load_suite(tmp_path / "s.eval")
+    timeline = read_timeline(suite.cases[0], suite)
+    assert timeline is not None
+    assert [(s.kind, s.name, s.got) for s in timeline.steps] == [
+        ("llm", "m1", "calling"),
+        ("tool", "lookup", ""),
+    ]
+    counts, links = run_suites([suite]).cases
+    assert counts.passed and links.error is not None and "is an object, not text" in links.error
+    assert "lookup" in to_html_text(run_suites([suite]), [suite])

@@ -92,3 +92,17 @@ def test_unreadable_traces_exit_non_zero_with_a_message(tmp_path: Path) -> None:
         (tmp_path / "x.json").write_text(text, encoding="utf-8")
         done = run_evaldsl("inspect", str(tmp_path / "x.json"))
         assert done.returncode == 1 and "Traceback" not in done.stderr, text
+
+
+def test_json_output_of_numbers_past_64_bits(tmp_path: Path) -> None:
+    # three counts that each fit in 64 bits add up past them: what orjson refuses to
+    # write is written by the standard library, never a traceback
+    each = 9 * 10**18
+    usage = {"promptTokens": each, "completionTokens": 1}
+    events = [{"type": "llm.response", "output": "done", "usage": usage}] * 3
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps(events), encoding="utf-8")
+    done = run_evaldsl("inspect", str(trace), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    (summary,) = json.loads(done.stdout)
+    assert (summary["input_tokens"], summary["output_tokens"]) == (3 * each, 3)

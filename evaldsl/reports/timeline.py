@@ -154,10 +154,10 @@ def _steps(events: Iterable[dict[str, Any]], limit: int) -> Iterator[Step]:
             step = Step("user", "user", at, sent=_short(ev.get("content")))
         elif kind == LLM_REQUEST:
             step = last_llm = Step("llm", str(ev.get("model") or "llm"), at)
-            if ev.get("id") is not None:
+            if _keyable(ev.get("id")) is not None:
                 open_llm[ev["id"]] = step
         elif kind == LLM_RESPONSE:
-            request = open_llm.pop(ev.get("requestId"), None) or last_llm
+            request = open_llm.pop(_keyable(ev.get("requestId")), None) or last_llm
             if request is not None and not request.got:
                 _answer(request, ev, at)
             else:
@@ -180,11 +180,11 @@ def _steps(events: Iterable[dict[str, Any]], limit: int) -> Iterator[Step]:
                 step.got = "" if result is MISSING else _short(result)
                 step.error = bool(ev.get("isError"))
             else:
-                for key in (ev.get("callId"), ev.get("id")):
+                for key in (_keyable(ev.get("callId")), _keyable(ev.get("id"))):
                     if key is not None:
                         open_tools.setdefault(key, step)
         elif kind == TOOL_RESULT:
-            call = open_tools.pop(ev.get("callId"), None)
+            call = open_tools.pop(_keyable(ev.get("callId")), None)
             if call is not None:
                 call.got = _short(ev.get("output"))
                 call.error = bool(ev.get("isError"))
@@ -201,6 +201,12 @@ def _steps(events: Iterable[dict[str, Any]], limit: int) -> Iterator[Step]:
             yield step
             if count >= limit:
                 return
+
+
+def _keyable(value: Any) -> Any:
+    """An id a step can be found by: a list or an object is none (the run's own reading
+    made it the case's error; the timeline shows the steps without linking them)."""
+    return None if isinstance(value, list | dict) else value
 
 
 def _answer(step: Step, event: dict[str, Any], at: float | None) -> None:

@@ -16,9 +16,9 @@ import os
 from typing import Any
 
 import attrs
-import orjson
 
 from evaldsl.gcpause import paused_gc
+from evaldsl.jsontext import indented_json
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.detect import inspect_samples, load_run
 from evaldsl.runs.events import tool_call_arguments, tool_call_name
@@ -290,7 +290,7 @@ def to_json(summaries: list[Summary]) -> str:
             if d[key] is not None:
                 d[key] = abridge(d[key])
         out.append(d)
-    return orjson.dumps(out, option=orjson.OPT_INDENT_2, default=str).decode()
+    return indented_json(out, default=str)
 
 
 def summary_markdown(path: str | os.PathLike[str], format: str | None = None) -> str:
