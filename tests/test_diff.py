@@ -249,6 +249,20 @@ def test_a_report_of_another_version_is_refused(tmp_path: Path, project: Path) -
             'cases[0].assertions[0].status: "maybe" is not a verdict status',
         ),
         ("{not json", "not a JSON report (invalid JSON"),
+        ('{"version": 1, "n": ' + "9" * 5000 + "}", "a number of too many digits"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        (
+            '{"version": 1, "suites": [{"name": "x", "path": "a", "diagnostics": [],'
+            ' "cases": [{"name": "c", "passed": true, "score": 1, "assertions": [],'
+            ' "metrics": {"input_tokens": 1' + "0" * 400 + "}}]}]}",
+            "cases[0].metrics.input_tokens: a number too large for a report",
+        ),
+        (
+            '{"version": 1, "suites": [{"name": "x", "path": "a", "diagnostics": [],'
+            ' "cases": [{"name": "c", "passed": true, "score": 1' + "0" * 400 + ","
+            ' "assertions": []}]}]}',
+            "cases[0].score: a number too large for a report",
+        ),
     ],
 )
 def test_files_that_are_not_reports_are_refused(tmp_path: Path, content: str, message: str) -> None:

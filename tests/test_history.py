@@ -449,6 +449,25 @@ def test_history_open_refuses_garbage_with_a_clear_error(tmp_path: Path) -> None
         History.open(db)
 
 
+def test_a_history_whose_schema_text_is_damaged_is_a_clear_error(tmp_path: Path) -> None:
+    # a byte of the schema's text that is not UTF-8: SQLite gives it back, Python cannot
+    # decode it (a UnicodeDecodeError, not one of SQLite's errors)
+    project = checkout(tmp_path / "p", "before")
+    assert run_in(project, "run", "agent.eval").returncode == 1
+    db = project / ".evaldsl" / "history.sqlite"
+    with sqlite3.connect(db) as raw:
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(db.read_bytes())
+    at = data.index(b"REFERENCES runs(id)") + len(b"REFERENC")  # in a table's text
+    data[at] = 0xBA
+    db.write_bytes(bytes(data))
+    for command in (["history"], ["diff"]):
+        result = run_in(project, *command)
+        assert result.returncode == 2, result.stderr
+        assert "not a readable history database" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
 # ---- git -----------------------------------------------------------------------------------
 
 

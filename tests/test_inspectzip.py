@@ -123,6 +123,16 @@ def _stored(members: dict[str, bytes]) -> bytes:
     return out.getvalue()
 
 
+def _off_by(data: bytes, delta: int) -> bytes:
+    """`data` with its central directory's offset (end record) moved by `delta`: a read
+    seeks before the archive's start (a `ValueError` of Python's, not a ZIP error)."""
+    damaged = bytearray(data)
+    end = damaged.rfind(b"PK\x05\x06")
+    offset = int.from_bytes(damaged[end + 16 : end + 20], "little")
+    damaged[end + 16 : end + 20] = (offset + delta).to_bytes(4, "little")
+    return bytes(damaged)
+
+
 HEADER = entry({k: v for k, v in json.loads(TWO.read_text()).items() if k != "samples"})
 
 
@@ -138,8 +148,17 @@ HEADER = entry({k: v for k, v in json.loads(TWO.read_text()).items() if k != "sa
             "entry `samples/1_epoch_1.json`: invalid JSON",
         ),
         (_stored({"header.json": HEADER.encode()})[:-30], "not a readable ZIP archive"),
+        (_off_by(_stored({"header.json": HEADER.encode()}), 0x20000), "damaged"),
     ],
-    ids=["not a zip", "no header", "bad header", "header not object", "bad sample", "cut"],
+    ids=[
+        "not a zip",
+        "no header",
+        "bad header",
+        "header not object",
+        "bad sample",
+        "cut",
+        "offset",
+    ],
 )
 def test_a_bad_archive_is_an_error_naming_the_file_and_entry(
     tmp_path: Path, data: bytes, message: str

@@ -21,6 +21,7 @@ import attrs
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.reading import is_regular
 from evaldsl.language.source import Source
 from evaldsl.language.vocabulary import SourceKind
 
@@ -136,7 +137,7 @@ def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
     parts = module.split(".")
     for root in _roots(base_dir):
         base = root.joinpath(*parts)
-        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+        if is_regular(base.with_suffix(".py")) or is_regular(base / "__init__.py"):
             return None
     try:
         if importlib.util.find_spec(parts[0]) is not None:

@@ -16,6 +16,7 @@ from typing import Any
 from evaldsl.check.environment import SourceFacts
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.reading import present
 from evaldsl.language.source import Source
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.detect import check_head, load_run, read_head
@@ -33,7 +34,7 @@ def read_facts(
     and `detect.read_head`); a trace whose head shows nothing recognised is a diagnostic
     (`sample`: which sample of an Inspect AI log the case reads)."""
     path = base_dir / decl.path
-    if not path.exists():
+    if not present(path):
         return Diagnostic.at(
             source,
             decl.span,

@@ -66,7 +66,7 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.language.limits import MAX_SUITE_BYTES
-from evaldsl.language.reading import read_regular, starts_as_zip
+from evaldsl.language.reading import is_folder, is_regular, present, read_regular, starts_as_zip
 from evaldsl.language.source import Span
 from evaldsl.predicates import registry
 from evaldsl.syntax.parser import parse
@@ -709,7 +709,7 @@ def _eval_files(root: Path) -> Iterator[Path]:
         parts = sub.relative_to(root).parts
         if any(p.startswith(".") or p in ("node_modules", "__pycache__") for p in parts):
             continue
-        if sub.is_file() and not starts_as_zip(sub):  # (an Inspect AI log: no suite)
+        if is_regular(sub) and not starts_as_zip(sub):  # (an Inspect AI log: no suite)
             yield sub
 
 
@@ -725,7 +725,7 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
     could not be formatted; 2 a path does not exist.
     """
     files: list[Path] = []
-    missing = [p for p in paths if not Path(p).exists()]
+    missing = [p for p in paths if not present(p)]
     for m in missing:
         print(f"evaldsl: error: no such file or folder: {m}", file=err)
     if missing:
@@ -733,7 +733,7 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
     status = 0
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        if is_folder(p):
             files.extend(_eval_files(p))  # (Inspect AI logs passed by)
         elif starts_as_zip(p):
             print(f"evaldsl: error: not formatted: {p} is an Inspect AI log, not a suite", file=err)

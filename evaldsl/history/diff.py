@@ -29,6 +29,7 @@ from evaldsl.history.snapshots import (
 )
 from evaldsl.history.store import DEFAULT_PATH, History, HistoryError
 from evaldsl.history.trends import commit_label, percent, when
+from evaldsl.language.reading import is_regular
 from evaldsl.reports.markdown import cell, code
 
 ChangeKind = Literal["regression", "fix", "changed", "added", "removed"]
@@ -448,11 +449,16 @@ def render_markdown(d: RunDiff) -> str:
 # ---- the command ---------------------------------------------------------------------------
 
 
+def names_file(ref: str) -> bool:
+    """Whether a run named on the command line is a JSON report file (a file, a `.json`
+    name, a path with a folder), not a run of the history (`last`, `last~1`, an id)."""
+    return is_regular(ref) or Path(ref).suffix.lower() == ".json" or "/" in ref or "\\" in ref
+
+
 def load(ref: str, history: History | None) -> RunSnapshot:
     """A run named on the command line: a JSON report file, or a run of the history."""
-    path = Path(ref)
-    if path.is_file() or path.suffix.lower() == ".json" or "/" in ref or "\\" in ref:
-        return load_report_file(path)
+    if names_file(ref):
+        return load_report_file(ref)
     if history is None:
         raise HistoryError(f"{ref!r} names a run of the history, and there is none")
     return history.snapshot(history.resolve(ref))
@@ -479,7 +485,7 @@ def diff_command(
     a, b = ["last~1", "last"] if not refs else [refs[0], "last"] if len(refs) == 1 else refs
     history: History | None = None
     try:
-        if any(not Path(r).is_file() for r in (a, b)):
+        if any(not names_file(r) for r in (a, b)):
             history = History.open(Path(database) if database else DEFAULT_PATH)
             if not refs and history.count() < 2:
                 raise HistoryError(

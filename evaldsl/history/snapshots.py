@@ -218,6 +218,10 @@ def load_report_file(path: str | os.PathLike[str]) -> RunSnapshot:
         raise SnapshotError(
             f"{name}:{err.lineno}:{err.colno}: not a JSON report (invalid JSON: {err.msg})"
         ) from None
+    except ValueError:  # an integer past Python's limit of digits (`json.load`'s error)
+        raise SnapshotError(f"{name}: not a JSON report (a number of too many digits)") from None
+    except RecursionError:
+        raise SnapshotError(f"{name}: not a JSON report (nested too deeply)") from None
     if not isinstance(data, dict) or "suites" not in data or "version" not in data:
         raise SnapshotError(
             f"{name}: not an evaldsl JSON report (expected an object with "
@@ -297,7 +301,9 @@ def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) 
     for m in METRICS:
         value = metrics_raw.get(m)
         metrics[m] = (
-            value if isinstance(value, int | float) and not isinstance(value, bool) else None
+            _number(reader, value, f"{at}.metrics.{m}")
+            if isinstance(value, int | float) and not isinstance(value, bool)
+            else None
         )
     passed = obj.get("passed")
     score = obj.get("score")
@@ -305,6 +311,7 @@ def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) 
         raise reader.error(at + ".passed", "missing or not true/false")
     if not isinstance(score, int | float) or isinstance(score, bool):
         raise reader.error(at + ".score", "missing or not a number")
+    _number(reader, score, at + ".score")
     error = obj.get("error")
     return CaseSnapshot(
         suite,
@@ -315,6 +322,16 @@ def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) 
         metrics,
         tuple(assertions),
     )
+
+
+def _number(reader: _Reader, value: int | float, at: str) -> int | float:
+    """`value`, a number a report can hold: one past a float's range (`10**400`) cannot
+    be compared or shown as the report's numbers are."""
+    try:
+        float(value)
+    except OverflowError:
+        raise reader.error(at, "a number too large for a report") from None
+    return value
 
 
 class _Reader:

@@ -39,6 +39,7 @@ from evaldsl.history.snapshots import (
     SuiteSnapshot,
     snapshot_of_report,
 )
+from evaldsl.language.reading import is_regular
 from evaldsl.language.verdicts import Status
 from evaldsl.runner.results import Report
 from evaldsl.version import __version__
@@ -293,7 +294,7 @@ class History:
         Raises `HistoryError` for a missing file (without `create`), a file that is not a
         SQLite database, a database of a newer evaldsl, or one locked past `LOCK_TIMEOUT`.
         """
-        if not create and not path.is_file():
+        if not create and not is_regular(path):
             raise HistoryError(
                 f"no history at {path}: `evaldsl run` records each run there "
                 "(unless --no-history); name another file with --history PATH"
@@ -344,7 +345,8 @@ class History:
                     f"{self.path} is locked by another process (waited {LOCK_TIMEOUT:g}s)"
                 ) from None
             raise HistoryError(f"{self.path}: {text}") from None
-        except sqlite3.DatabaseError as err:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            # (UnicodeDecodeError: text SQLite gives back that is not UTF-8, a damaged file)
             raise HistoryError(
                 f"{self.path} is not a readable history database ({err}); "
                 "move it away to start a new history"

@@ -64,6 +64,41 @@ def _what(mode: int) -> str | None:
     return None
 
 
+def present(path: str | os.PathLike[str]) -> bool:
+    """Whether something is at `path`, for a command that reads it next: True also when
+    it cannot be looked at for another reason than its absence (a name too long, a
+    folder that may not be entered, a loop of links), so that reading it says why
+    (`open_regular`), where `Path.exists` raises.
+
+    >>> present("/"), present("/no/such/file"), present("x" * 300)
+    (True, False, True)
+    """
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # (ValueError: a NUL)
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def is_folder(path: str | os.PathLike[str]) -> bool:
+    """`Path.is_dir`, False where the path cannot be looked at (where `Path.is_dir`
+    raises: a name too long, a folder that may not be entered); reading it says why."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def is_regular(path: str | os.PathLike[str]) -> bool:
+    """`Path.is_file`, False where the path cannot be looked at (see `is_folder`)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """`path` opened for reading in binary, when it is a regular file; else `FileProblem`."""
     shown = os.fsdecode(path)

@@ -110,7 +110,8 @@ class _Entries:
                             hint="an Inspect AI log is read whole, within the bound of "
                             "any file read whole: split the eval into logs of fewer samples",
                         )
-        except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as err:
+            # (ValueError: a seek before the start, from a central directory's bad offsets)
             raise RunError(f"{where}: damaged ({err})", path=self.path, hint=_CONVERT) from None
         except NotImplementedError:  # (Deflate64, which early Inspect versions wrote)
             raise RunError(

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO, NamedTuple
 
-from evaldsl.language.reading import starts_as_zip
+from evaldsl.language.reading import present, starts_as_zip
 
 #: The file names a folder walk takes as traces (a file named on the command line is
 #: always read, whatever its name).
@@ -57,7 +57,7 @@ def is_glob(argument: str) -> bool:
 
 def missing_paths(arguments: Sequence[str]) -> list[str]:
     """The arguments that are neither `-`, a glob, nor an existing file or folder."""
-    return [a for a in arguments if a != STDIN and not is_glob(a) and not os.path.exists(a)]
+    return [a for a in arguments if a != STDIN and not is_glob(a) and not present(a)]
 
 
 def items(arguments: Iterable[str], stdin: BinaryIO | None = None) -> Iterator[Item]:

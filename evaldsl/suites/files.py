@@ -14,7 +14,15 @@ from pathlib import Path
 from evaldsl.gcpause import paused_gc
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.limits import MAX_SUITE_BYTES
-from evaldsl.language.reading import ZIP_MAGIC, FileProblem, read_regular, starts_as_zip
+from evaldsl.language.reading import (
+    ZIP_MAGIC,
+    FileProblem,
+    is_folder,
+    is_regular,
+    present,
+    read_regular,
+    starts_as_zip,
+)
 from evaldsl.suites.evalfile import eval_draft
 from evaldsl.suites.model import SuiteDraft
 
@@ -40,7 +48,7 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
     missing: list[str] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        if is_folder(p):
             for sub in sorted(p.rglob("*")):
                 parts = sub.relative_to(p).parts
                 if any(
@@ -48,9 +56,9 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
                     for part in parts
                 ):
                     continue
-                if sub.is_file() and is_suite_file(sub):
+                if is_regular(sub) and is_suite_file(sub):
                     found.append(sub)
-        elif p.exists():  # a file, or a pipe or a device: reading it says which
+        elif present(p):  # a file, a pipe, a device, unreadable: reading it says which
             found.append(p)
         else:
             missing.append(str(raw))

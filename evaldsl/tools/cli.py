@@ -395,11 +395,12 @@ def cmd_recorded(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     from evaldsl.language.diagnostics import render
+    from evaldsl.language.reading import present
     from evaldsl.suites.convert import to_eval
     from evaldsl.suites.files import read_draft
 
     path = Path(args.path)
-    if not path.is_file():
+    if not present(path):
         return _usage_error(f"no such file: {args.path}")
     draft = read_draft(path)
     text, problems = to_eval(draft)

@@ -13,11 +13,11 @@ run is indexed by the reference pass (`runs/index.py`) until its assertions recu
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TextIO
 
 import attrs
 
+from evaldsl.language.reading import present
 from evaldsl.runs.decode import KINDS
 from evaldsl.runs.events import LINE_EXTENSIONS
 from evaldsl.runs.passes import (
@@ -45,7 +45,7 @@ _USAGE = "usage (its token counts only)"
 
 def code_command(path: str, out: TextIO) -> int:
     """Print each case's generated pass."""
-    if not Path(path).is_file():
+    if not present(path):
         print(f"evaldsl: error: no such suite file: {path}", file=sys.stderr)
         return 2
     suite = load_suite(path)

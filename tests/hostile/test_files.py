@@ -239,3 +239,42 @@ def test_a_nul_in_a_path_is_a_missing_file_not_a_crash(tmp_path: Path) -> None:
     done = run_evaldsl("check", "s.eval", cwd=tmp_path)
     assert done.returncode == 1 and "not found" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_a_path_that_cannot_be_looked_at_is_that_case_s_error(tmp_path: Path) -> None:
+    # `Path.exists` raises for a name too long (or a folder that may not be entered): the
+    # case names why, the other cases run, the report is written, every command says so
+    long = "x" * 300 + ".jsonl"
+    (tmp_path / "ok.jsonl").write_bytes(CASSETTE.read_bytes())
+    (tmp_path / "two.eval").write_text(
+        f'case "long"\n  cassette "{long}"\n  tool get_weather called\n'
+        'case "fine"\n  cassette "ok.jsonl"\n  tool get_weather called\n'
+    )
+    run = run_evaldsl("run", "two.eval", "--no-history", "--json", "r.json", cwd=tmp_path)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    long_case, fine = json.loads((tmp_path / "r.json").read_text())["suites"][0]["cases"]
+    assert fine["passed"] and not long_case["passed"]
+    assert "File name too long" in long_case["error"]
+    check = run_evaldsl("check", "two.eval", cwd=tmp_path)
+    assert check.returncode == 1 and "File name too long" in check.stdout + check.stderr
+    for command in (["fmt", long[:-6] + ".eval"], ["diff", long + ".json", "r.json"]):
+        done = run_evaldsl(*command, cwd=tmp_path)
+        assert done.returncode in (1, 2) and "Traceback" not in done.stderr, done.stderr
+        assert "File name too long" in done.stderr
+    with pytest.raises(evaldsl.EvalDslError):  # the API's own error, not an OSError
+        evaldsl.compile(f'cassette "{long}"\ntool x called', base_dir=tmp_path).check(
+            tmp_path / long
+        )
+
+
+def test_reading_looks_tell_absence_from_what_cannot_be_looked_at(tmp_path: Path) -> None:
+    long = tmp_path / ("x" * 300)
+    assert (reading.present(long), reading.is_folder(long), reading.is_regular(long)) == (
+        True,
+        False,
+        False,
+    )
+    missing = tmp_path / "none"
+    assert not (reading.present(missing) or reading.is_folder(missing))
+    assert reading.is_folder(tmp_path) and reading.is_regular(CASSETTE)
+    assert not reading.present("a\x00b")
