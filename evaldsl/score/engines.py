@@ -21,8 +21,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple, Protocol
 
 from evaldsl.api import CompiledCase
-from evaldsl.compile.evaluate import crashed
-from evaldsl.score.scoring import ProgramSpec, TraceRecord, compiled, record, score_batch
+from evaldsl.score.scoring import ProgramSpec, TraceRecord, compiled, crashed_record, score_batch
 from evaldsl.score.sources import Item
 
 #: Traces per task sent to a local worker process: big enough that the round trip is a
@@ -129,7 +128,7 @@ def answers(records: list[TraceRecord], items: list[Item]) -> bool:
 
 def error_record(case: CompiledCase, key: str, reason: str) -> TraceRecord:
     """The record of a trace that was never scored, with the reason."""
-    return record(key, None, case, crashed(case.assertions, f"{key}: {reason}"))
+    return crashed_record(key, None, case, f"{key}: {reason}")
 
 
 class PoolEngine:
