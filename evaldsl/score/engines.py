@@ -21,7 +21,14 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple, Protocol
 
 from evaldsl.api import CompiledCase
-from evaldsl.score.scoring import ProgramSpec, TraceRecord, compiled, crashed_record, score_batch
+from evaldsl.score.scoring import (
+    ProgramSpec,
+    TraceRecord,
+    compiled,
+    crashed_record,
+    score_batch,
+    score_item,
+)
 from evaldsl.score.sources import Item
 
 #: Traces per task sent to a local worker process: big enough that the round trip is a
@@ -214,8 +221,12 @@ def score_items(
     """
     case = compiled(spec)
     if jobs <= 1:
-        for batch in batches(items, batch_size):
-            yield from score_batch(spec, batch.items)
+        # One trace at a time, not a batch's list: a record is written and let go before
+        # the next is made, so records never pile up to outlive the collector's young
+        # generations (with thousands of assertions, a batch of them is a million dicts,
+        # each full collection then walks the program as well).
+        for item in items:
+            yield from score_item(case, item)
         return
     engine = PoolEngine(spec, jobs)
     try:

@@ -23,6 +23,7 @@ import orjson
 from evaldsl.api import CompiledCase, Program, compile
 from evaldsl.bounded import keep
 from evaldsl.compile.evaluate import evaluate, indexed_run
+from evaldsl.gcpause import paused_gc
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.language.verdicts import Status
 from evaldsl.runs.detect import coerce_run, inspect_samples, load_run, read_document
@@ -110,13 +111,24 @@ def score_batch(spec: ProgramSpec, items: Iterable[Item]) -> list[TraceRecord]:
     """Score a batch of traces in this process: the task every engine sends out. Each
     item gives one record, or one per sample of an Inspect AI log of several."""
     case = compiled(spec)
-    return [record for item in items for record in score_item(case, item)]
+    # The collector is paused while a batch is made: its records (a dict per failure) are
+    # kept until the batch is sent back, so each young collection would find them alive
+    # and move them on, and the full collections that follow walk the whole program each
+    # time (with thousands of assertions, most of the run). Records hold no cycles.
+    with paused_gc():
+        return [record for item in items for record in score_item(case, item)]
 
 
 def score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
     """Score one trace (one record), or each sample of a file that is an Inspect AI log
     of several (a record each, keyed `PATH [SAMPLE]` as a suite names the cases such a
     log becomes); never raises."""
+    # (paused as a batch is: while a trace is scored, what lives is its growing record)
+    with paused_gc():
+        return _score_item(case, item)
+
+
+def _score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
     trace_id: str | int | None = None
     try:
         if item.problem is not None:
