@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
+from evaldsl.language.slotinit import slot_init
 from evaldsl.language.source import Span
 
 Status = Literal["pass", "fail", "skip", "error"]
@@ -34,6 +35,9 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.status == "pass"
+
+
+slot_init(Verdict)  # one an assertion and run, and one each part of `not`, `and`, `or`
 
 
 def negate(inner: Verdict, span: Span) -> Verdict:
