@@ -21,7 +21,7 @@ from evaldsl.runner import run_suites
 from evaldsl.runs.summary import summarize
 from evaldsl.score import command as score_cli
 from evaldsl.score.scoring import ProgramSpec, TraceRecord, compiled, score_batch
-from evaldsl.score.sources import Item
+from evaldsl.score.sources import Item, items
 from evaldsl.score.summary import Summary
 from evaldsl.suites import load_suite
 from evaldsl.suites.build import check_text
@@ -242,11 +242,11 @@ def test_a_serial_score_keeps_what_it_loaded_frozen_and_one_record_at_a_time(
     program.write_text(SCORE_PROGRAM)
     seen: list[tuple[int, int]] = []  # (objects frozen, lines read) as each record is counted
     read = 0
-    real_items, real_add = score_cli.items, Summary.add
+    real_add = Summary.add
 
     def counting_items(arguments: list[str]) -> Iterator[Item]:
         nonlocal read
-        for item in real_items(arguments):
+        for item in items(arguments):
             read += 1
             yield item
 
