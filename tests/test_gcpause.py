@@ -233,6 +233,15 @@ def test_a_batch_of_traces_is_scored_with_the_collector_paused() -> None:
     assert len(collections) <= 1, collections  # (at most the one as the pause ends)
 
 
+def test_a_program_that_asks_the_judge_is_scored_with_the_collector_running() -> None:
+    # its calls wait on the network, in threads: their garbage is collected as it comes
+    spec = ProgramSpec(SCORE_PROGRAM + 'answer judged "is polite"\n', judge="off")
+    work = [Item(f"<stdin>:{n}", SCORE_LINE, n) for n in range(1, 101)]
+    records, collections = collections_during(lambda: score_batch(spec, work))
+    assert {r["statuses"][-1] for r in records} == {"skip"}
+    assert len(collections) > 1
+
+
 def test_a_serial_score_keeps_what_it_loaded_frozen_and_one_record_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypedDict
 
 import attrs
@@ -111,11 +112,7 @@ def score_batch(spec: ProgramSpec, items: Iterable[Item]) -> list[TraceRecord]:
     """Score a batch of traces in this process: the task every engine sends out. Each
     item gives one record, or one per sample of an Inspect AI log of several."""
     case = compiled(spec)
-    # The collector is paused while a batch is made: its records (a dict per failure) are
-    # kept until the batch is sent back, so each young collection would find them alive
-    # and move them on, and the full collections that follow walk the whole program each
-    # time (with thousands of assertions, most of the run). Records hold no cycles.
-    with paused_gc():
+    with collector_paused(case):
         return [record for item in items for record in score_item(case, item)]
 
 
@@ -123,9 +120,18 @@ def score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
     """Score one trace (one record), or each sample of a file that is an Inspect AI log
     of several (a record each, keyed `PATH [SAMPLE]` as a suite names the cases such a
     log becomes); never raises."""
-    # (paused as a batch is: while a trace is scored, what lives is its growing record)
-    with paused_gc():
+    with collector_paused(case):
         return _score_item(case, item)
+
+
+def collector_paused(case: CompiledCase) -> AbstractContextManager[None]:
+    """The collector paused while traces are scored against `case`, for a batch or a
+    trace: a batch's records (a dict per failure) are kept until it is sent back, so each
+    young collection would find them alive and move them on, and the full collections
+    that follow walk the whole compiled program each time (with thousands of assertions,
+    most of a run). Records and verdicts hold no cycles. Not when an assertion asks the
+    judge: its calls wait on the network, in threads, and their garbage is theirs."""
+    return nullcontext() if case.judged else paused_gc()
 
 
 def _score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
