@@ -1,11 +1,12 @@
 """Run the scoring of a stream of traces: in this process, in N processes, or elsewhere.
 
 Takes a `ProgramSpec` and a stream of `Item`s and gives their `TraceRecord`s in the order
-of the items, whatever ran them. Items are cut into `Batch`es; an `Engine` runs batches
-(a process pool here; a Dask cluster in `evaldsl.dask`) and `in_order` keeps at most
-`window` batches out at a time, puts finished ones back in order and lets each batch out
-exactly once, so memory is bounded by the window, not by the number of traces, and the
-output is the serial run's.
+of the items, whatever ran them. In this process items are scored one at a time, each
+record made as it is wanted. For other processes items are cut into `Batch`es; an
+`Engine` runs batches (a process pool here; a Dask cluster in `evaldsl.dask`) and
+`in_order` keeps at most `window` batches out at a time, puts finished ones back in order
+and lets each batch out exactly once, so memory is bounded by the window, not by the
+number of traces, and the output is the serial run's.
 
 Every trace gets exactly one record: a batch that comes back as an exception (a worker
 that died twice, a task the cluster gave up on), or with records of other traces than it
