@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from evaldsl.compile.compiler import CompiledAssertion
 from evaldsl.language import ast
 from evaldsl.language.slotinit import ATTRS_INIT
+from evaldsl.language.verdicts import Verdict
 from evaldsl.runs.index import CallProbe
 
 CLASSES = sorted(ATTRS_INIT, key=lambda c: c.__name__)
@@ -27,7 +28,7 @@ def fields_of(node: object) -> list[Any]:
 def test_every_node_class_and_the_compilers_have_it() -> None:
     nodes = [c for c in vars(ast).values() if isinstance(c, type) and attrs.has(c)]
     assert len(nodes) > 30
-    assert set(nodes) | {CompiledAssertion, CallProbe} == set(ATTRS_INIT)
+    assert set(nodes) | {CompiledAssertion, CallProbe, Verdict} == set(ATTRS_INIT)
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)

@@ -7,24 +7,40 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import orjson
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import evaldsl
+from evaldsl.api import CompiledCase
+from evaldsl.compile.evaluate import crashed
 from evaldsl.runs import load_run
+from evaldsl.runs.model import RunError
 from evaldsl.score import ProgramSpec, Summary, items, score_items
 from evaldsl.score.engines import Batch, Outcome, batches, checked, in_order
-from evaldsl.score.scoring import TraceRecord, compiled, run_from_line, score_batch
+from evaldsl.score.scoring import (
+    TraceRecord,
+    compiled,
+    compiled_program,
+    decode_line,
+    line_id,
+    run_from_line,
+    score_batch,
+)
 from evaldsl.score.sources import Item, missing_paths, walk
 from tests.clitools import run_evaldsl
 from tests.inspectlogs import write_log
 from tests.score_traces import PROGRAM, write_traces
+from tests.score_traces import events as score_events
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "runs"
@@ -311,6 +327,166 @@ def test_the_samples_of_a_log_come_back_in_order_from_worker_processes(tmp_path:
     batch = Batch(0, [Item(str(tmp_path / "log0.json"))])
     other = score_batch(LOOKUP, [Item(str(tmp_path / "log1.json"))])
     assert all("results of other traces" in (r["error"] or "") for r in checked(batch, other, case))
+
+
+# --- the one-pass record against `case.check`'s `Result` --------------------------------------
+
+#: Statements of every family and status on the generated lines: `answer judged` skips (the
+#: judge is off), `output`, `latency` and `status` error on some runs, and so on.
+ATOMS = [
+    "tool search called at least 1 time",
+    "tool search called once",
+    "no tool execute_shell",
+    "tool fetch never called",
+    "tokens <= 4000",
+    "steps < 3",
+    "errors == 0",
+    'answer contains "done"',
+    "answer matches /step \\d/",
+    "answer json $.x == 1",
+    "output == 1",
+    "latency < 10s",
+    'answer judged "is polite"',
+    'tool search args $.q contains "x"',
+    "every tool search result $.ok == true",
+    "tools in order [search, fetch]",
+    'status == "completed"',
+    'memory.user == "ana"',
+    "answer not empty",
+]
+ATOM = st.sampled_from(ATOMS)
+STATEMENT = st.one_of(
+    ATOM,
+    ATOM.map(lambda a: f"not ({a})"),
+    st.tuples(ATOM, ATOM).map(" and ".join),
+    st.tuples(ATOM, ATOM, ATOM).map(" or ".join),
+    st.tuples(ATOM, ATOM, ATOM).map(lambda t: f"({t[0]} or {t[1]}) and not {t[2]}"),
+)
+
+
+def test_the_atoms_give_every_status() -> None:
+    """(So the differential below meets skips and errors, not passes and failures alone.)"""
+    spec = ProgramSpec("tools search, fetch, execute_shell\n" + "\n".join(ATOMS), judge="off")
+    lines = [orjson.dumps(score_events(random.Random(n))) for n in range(5)]
+    lines.append(b'{"status": "completed", "memory": {"user": "ana"}}')
+    records = score_batch(spec, [Item(f"<stdin>:{n}", line, n) for n, line in enumerate(lines)])
+    assert {s for r in records for s in r["statuses"]} == {"pass", "fail", "skip", "error"}
+
+
+@st.composite
+def trace_line(draw: st.DrawFn) -> bytes:
+    """A standard-input line: events (a list, or an object with an id and an output), a
+    workflow state, or a line that is no trace at all (bad JSON, a number, an object of no
+    known shape)."""
+    kind = draw(st.sampled_from(["list", "object", "state", "bad", "number", "unknown"]))
+    events = score_events(random.Random(draw(st.integers(0, 10**6))))
+    if kind == "list":
+        value: object = events
+    elif kind == "object":
+        value = {
+            "id": draw(st.integers(0, 99)),
+            "events": events,
+            "output": draw(st.integers(0, 2)),
+        }
+    elif kind == "state":
+        status = draw(st.sampled_from(["completed", "failed"]))
+        value = {"status": status, "memory": {"user": draw(st.sampled_from(["ana", "bo"]))}}
+    elif kind == "bad":
+        return b'[{"type": "tool.call",'
+    elif kind == "unknown":  # an error record that keeps the line's id
+        value = {"id": f"t-{draw(st.integers(0, 9))}", "what": "no trace"}
+    else:
+        value = 7
+    return orjson.dumps(value)
+
+
+def reference_record(case: CompiledCase, item: Item) -> TraceRecord:
+    """A standard-input line's record as `score` made it before it was made in one pass:
+    from `case.check`'s `Result`, each of its walks (statuses, passed, score) and a walk of
+    the verdicts for the failures."""
+    assert item.line is not None
+    trace_id = None
+    try:
+        value = decode_line(item.line, item.lineno)
+        trace_id = line_id(value)
+        result = case.check(run_from_line(value, item.lineno))
+    except RunError as err:
+        result = crashed(case.assertions, str(err))
+    failures = [
+        {"index": n, "assertion": a.text, "status": v.status, "message": v.message}
+        for n, (a, v) in enumerate(zip(case.assertions, result.verdicts, strict=True))
+        if result.error is None and v.status in ("fail", "error")
+    ]
+    return cast(
+        TraceRecord,
+        {
+            "trace": item.key,
+            "id": trace_id,
+            "passed": result.passed,
+            "score": result.score,
+            "statuses": result.statuses,
+            "failures": failures,
+            "error": result.error,
+        },
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@example(  # every assertion skipped: nothing counted, a score of 1.0
+    statements=['answer judged "is polite"', 'not answer judged "is polite"'],
+    lines=[orjson.dumps(score_events(random.Random(0)))],
+    samples=1,
+)
+@given(
+    statements=st.lists(STATEMENT, min_size=1, max_size=12),
+    lines=st.lists(trace_line(), min_size=1, max_size=8),
+    samples=st.integers(0, 2),
+)
+def test_the_one_pass_record_and_summary_are_the_results(
+    statements: list[str], lines: list[bytes], samples: int
+) -> None:
+    spec = ProgramSpec("tools search, fetch, execute_shell\n" + "\n".join(statements), judge="off")
+    case = compiled(spec)
+    found = [Item(f"<stdin>:{n}", line, n) for n, line in enumerate(lines, 1)]
+    records = score_batch(spec, found)
+    reference = [reference_record(case, item) for item in found]
+    # byte for byte, as the command writes them (a score's float included)
+    assert [orjson.dumps(r) for r in records] == [orjson.dumps(r) for r in reference]
+    assert list(score_items(spec, found)) == records  # the serial engine, trace by trace
+    summary = Summary.of(compiled_program(spec), samples)
+    for rec in records:
+        summary.add(rec)
+    for n, tally in enumerate(summary.assertions):
+        column = [r["statuses"][n] for r in reference]
+        assert tally.counts == {s: column.count(s) for s in ("pass", "fail", "skip", "error")}
+        first = [
+            r["trace"]
+            for r, status in zip(reference, column, strict=True)
+            if r["error"] is None and status in ("fail", "error")
+        ]
+        assert [f["trace"] for f in tally.failing] == first[:samples]
+    assert (summary.traces, summary.passed) == (len(found), sum(r["passed"] for r in reference))
+    assert summary.unreadable == sum(r["error"] is not None for r in reference)
+
+
+def test_file_records_are_the_results_of_the_files(traces: Path) -> None:
+    """The same over the generated trace files (unreadable ones included), read by path."""
+    case = compiled(SPEC)
+    records = serial(traces)
+    assert len(records) == 600 and any(r["error"] for r in records)
+    for rec in records:
+        result = case.check(rec["trace"])
+        assert rec["statuses"] == result.statuses
+        assert (rec["passed"], rec["score"], rec["error"]) == (
+            result.passed,
+            result.score,
+            result.error,
+        )
+        assert [(f["index"], f["status"], f["message"]) for f in rec["failures"]] == [
+            (n, v.status, v.message)
+            for n, v in enumerate(result.verdicts)
+            if result.error is None and v.status in ("fail", "error")
+        ]
 
 
 # --- the summary -------------------------------------------------------------------------------

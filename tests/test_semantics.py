@@ -28,9 +28,10 @@ regex, and traceplay's mutation catalog applied to real fixtures.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import pytest
@@ -40,7 +41,9 @@ import evaldsl
 from evaldsl import EvalDslError, Run
 from evaldsl.api import Result
 from evaldsl.judge.protocol import JudgeOutcome
+from evaldsl.language.source import Span
 from evaldsl.language.values import json_equal
+from evaldsl.language.verdicts import Status, Verdict, combine, negate
 from evaldsl.language.vocabulary import SUBJECTS
 from evaldsl.predicates.registry import PREDICATES, predicate_key
 from evaldsl.runs import coerce_run, load_run
@@ -614,6 +617,59 @@ def test_kleene_and_or(a: str, b: str) -> None:
 def test_not(a: str) -> None:
     got = evaldsl.compile(f"not ({BY_STATUS[a]})").check(build_run("demo")).statuses
     assert got == [{"pass": "fail", "fail": "pass"}.get(a, a)]
+
+
+def reference_negate(inner: Verdict, span: Span) -> Verdict:
+    """`verdicts.negate` as first written: the reference of the one that is used."""
+    flipped = {"pass": "fail", "fail": "pass"}.get(inner.status, inner.status)
+    if flipped == "fail":
+        message = f"expected the opposite, but: {inner.message}"
+    elif flipped == "pass":
+        message = f"as expected, not: {inner.message}"
+    else:
+        message = inner.message
+    return Verdict(flipped, message, span, inner.actual, inner.expected, (inner,))  # type: ignore[arg-type]
+
+
+def reference_combine(kind: Literal["and", "or"], parts: list[Verdict], span: Span) -> Verdict:
+    """`verdicts.combine` as first written (a set of statuses, generators)."""
+    statuses = {p.status for p in parts}
+    decisive = "fail" if kind == "and" else "pass"
+    if decisive in statuses:
+        status = decisive
+    elif "error" in statuses:
+        status = "error"
+    elif "skip" in statuses:
+        status = "skip"
+    else:
+        status = "pass" if kind == "and" else "fail"
+    chosen = [p for p in parts if p.status == status] or list(parts)
+    if (status == "pass" and kind == "and") or (status == "fail" and kind == "or"):
+        message = f" {kind} ".join(p.message for p in parts)
+    else:
+        message = "; ".join(p.message for p in chosen)
+    return Verdict(status, message, span, children=tuple(parts))
+
+
+def verdict_fields(v: Verdict) -> tuple[Any, ...]:
+    return tuple(getattr(v, f.name) for f in attrs.fields(Verdict))
+
+
+@pytest.mark.parametrize("kind", ["and", "or"])
+@pytest.mark.parametrize("count", [0, 1, 2, 3])
+def test_combine_and_negate_are_the_reference_for_every_status(
+    kind: Literal["and", "or"], count: int
+) -> None:
+    # every status of every part, in every order: status, message, children, all the same
+    span = Span(3, 9)
+    every: tuple[Status, ...] = ("pass", "fail", "skip", "error")
+    parts = [Verdict(s, f"{s} {n}", Span(n, n + 1), n, -n) for n, s in enumerate(every)]
+    for chosen in itertools.product(parts, repeat=count):
+        got, want = combine(kind, chosen, span), reference_combine(kind, list(chosen), span)
+        assert verdict_fields(got) == verdict_fields(want), [p.status for p in chosen]
+        assert verdict_fields(negate(got, span)) == verdict_fields(reference_negate(want, span))
+    for part in parts:
+        assert verdict_fields(negate(part, span)) == verdict_fields(reference_negate(part, span))
 
 
 def test_and_or_precedence() -> None:

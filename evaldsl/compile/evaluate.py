@@ -83,7 +83,13 @@ def check_run(
     """Index `run` once for `needs` and evaluate every assertion against it."""
     texts = tuple(a.text for a in assertions)
     try:
-        facts = index_run(coerce_run(run, base=base), needs)
+        facts = indexed_run(needs, run, base)
     except RunError as err:
         return crashed(assertions, str(err))
     return Result(tuple(evaluate(a, facts) for a in assertions), texts)
+
+
+def indexed_run(needs: Needs, run: RunLike, base: Path | None = None) -> RunFacts:
+    """Read `run` and index it once for `needs`: what every assertion then reads (raises
+    `RunError` when it cannot be read)."""
+    return index_run(coerce_run(run, base=base), needs)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
+from evaldsl.language.slotinit import slot_init
 from evaldsl.language.source import Span
 
 Status = Literal["pass", "fail", "skip", "error"]
@@ -36,21 +37,32 @@ class Verdict:
         return self.status == "pass"
 
 
+slot_init(Verdict)  # one an assertion and run, and one each part of `not`, `and`, `or`
+
+
 def negate(inner: Verdict, span: Span) -> Verdict:
     """`not A`."""
-    flipped: Status = {"pass": "fail", "fail": "pass"}.get(inner.status, inner.status)  # type: ignore[assignment]
-    if flipped == "fail":
+    status = inner.status
+    if status == "pass":
+        flipped: Status = "fail"
         message = f"expected the opposite, but: {inner.message}"
-    elif flipped == "pass":
+    elif status == "fail":
+        flipped = "pass"
         message = f"as expected, not: {inner.message}"
     else:
-        message = inner.message
+        flipped, message = status, inner.message
     return Verdict(flipped, message, span, inner.actual, inner.expected, (inner,))
 
 
 def combine(kind: Literal["and", "or"], parts: Sequence[Verdict], span: Span) -> Verdict:
-    """`A and B …` / `A or B …` in Kleene logic, error dominating skip."""
-    statuses = {p.status for p in parts}
+    """`A and B …` / `A or B …` in Kleene logic, error dominating skip.
+
+    The message: the parts' messages joined by the operator when every part decided it
+    alike (all passed an `and`, all failed an `or`), else those of the parts whose status
+    it took. (Lists rather than a set and generators: one is made per `and`/`or` and run,
+    millions when many statements are scored over many traces.)
+    """
+    statuses = [p.status for p in parts]
     decisive: Status = "fail" if kind == "and" else "pass"
     if decisive in statuses:
         status = decisive
@@ -58,14 +70,12 @@ def combine(kind: Literal["and", "or"], parts: Sequence[Verdict], span: Span) ->
         status = "error"
     elif "skip" in statuses:
         status = "skip"
-    else:
+    else:  # every part passed an `and`, or failed an `or` (or there are none)
         status = "pass" if kind == "and" else "fail"
-    chosen = [p for p in parts if p.status == status] or list(parts)
-    if (status == "pass" and kind == "and") or (status == "fail" and kind == "or"):
-        message = f" {kind} ".join(p.message for p in parts)
-    else:
-        message = "; ".join(p.message for p in chosen)
-    return Verdict(status, message, span, children=tuple(parts))
+        message = f" {kind} ".join([p.message for p in parts])
+        return Verdict(status, message, span, None, None, tuple(parts))
+    message = "; ".join([p.message for p in parts if p.status == status])
+    return Verdict(status, message, span, None, None, tuple(parts))
 
 
 def score(verdicts: Sequence[Verdict]) -> float:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from evaldsl.gcpause import frozen_loaded
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.score.engines import LOCAL_BATCH, score_items
 from evaldsl.score.output import writer
@@ -104,15 +105,19 @@ def _write(
     w = writer(args.format, out, args.program, texts)
     flushed = time.monotonic()
     stopped = None
-    try:
-        for rec in records:
-            w.trace(rec)
-            summary.add(rec)
-            if summary.traces % 256 == 0 and time.monotonic() - flushed > FLUSH_SECONDS:
-                out.flush()  # a reader at the end of a pipe sees records as they come
-                flushed = time.monotonic()
-    except Exception as exc:  # a lost scheduler, a pool that cannot start: say so below
-        stopped = f"{type(exc).__name__}: {exc}"
+    # What is loaded, the program above all (objects by the thousand per assertion), is
+    # frozen for the run: the records' dicts that live through young collections bring
+    # about full ones, which then walk what is new, not the program each time.
+    with frozen_loaded():
+        try:
+            for rec in records:
+                w.trace(rec)
+                summary.add(rec)
+                if summary.traces % 256 == 0 and time.monotonic() - flushed > FLUSH_SECONDS:
+                    out.flush()  # a reader at the end of a pipe sees records as they come
+                    flushed = time.monotonic()
+        except Exception as exc:  # a lost scheduler, a pool that cannot start: say so below
+            stopped = f"{type(exc).__name__}: {exc}"
     w.finish(summary)  # the output is whole either way, with what was scored
     return stopped
 

@@ -1,11 +1,12 @@
 """Run the scoring of a stream of traces: in this process, in N processes, or elsewhere.
 
 Takes a `ProgramSpec` and a stream of `Item`s and gives their `TraceRecord`s in the order
-of the items, whatever ran them. Items are cut into `Batch`es; an `Engine` runs batches
-(a process pool here; a Dask cluster in `evaldsl.dask`) and `in_order` keeps at most
-`window` batches out at a time, puts finished ones back in order and lets each batch out
-exactly once, so memory is bounded by the window, not by the number of traces, and the
-output is the serial run's.
+of the items, whatever ran them. In this process items are scored one at a time, each
+record made as it is wanted. For other processes items are cut into `Batch`es; an
+`Engine` runs batches (a process pool here; a Dask cluster in `evaldsl.dask`) and
+`in_order` keeps at most `window` batches out at a time, puts finished ones back in order
+and lets each batch out exactly once, so memory is bounded by the window, not by the
+number of traces, and the output is the serial run's.
 
 Every trace gets exactly one record: a batch that comes back as an exception (a worker
 that died twice, a task the cluster gave up on), or with records of other traces than it
@@ -21,8 +22,14 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import NamedTuple, Protocol
 
 from evaldsl.api import CompiledCase
-from evaldsl.compile.evaluate import crashed
-from evaldsl.score.scoring import ProgramSpec, TraceRecord, compiled, record, score_batch
+from evaldsl.score.scoring import (
+    ProgramSpec,
+    TraceRecord,
+    compiled,
+    crashed_record,
+    score_batch,
+    score_item,
+)
 from evaldsl.score.sources import Item
 
 #: Traces per task sent to a local worker process: big enough that the round trip is a
@@ -129,7 +136,7 @@ def answers(records: list[TraceRecord], items: list[Item]) -> bool:
 
 def error_record(case: CompiledCase, key: str, reason: str) -> TraceRecord:
     """The record of a trace that was never scored, with the reason."""
-    return record(key, None, case, crashed(case.assertions, f"{key}: {reason}"))
+    return crashed_record(key, None, case, f"{key}: {reason}")
 
 
 class PoolEngine:
@@ -215,8 +222,12 @@ def score_items(
     """
     case = compiled(spec)
     if jobs <= 1:
-        for batch in batches(items, batch_size):
-            yield from score_batch(spec, batch.items)
+        # One trace at a time, not a batch's list: a record is written and let go before
+        # the next is made, so records never pile up to outlive the collector's young
+        # generations (with thousands of assertions, a batch of them is a million dicts,
+        # each full collection then walks the program as well).
+        for item in items:
+            yield from score_item(case, item)
         return
     engine = PoolEngine(spec, jobs)
     try:

@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypedDict
 
 import attrs
 import orjson
 
-from evaldsl.api import CompiledCase, Program, Result, compile
+from evaldsl.api import CompiledCase, Program, compile
 from evaldsl.bounded import keep
-from evaldsl.compile.evaluate import crashed
+from evaldsl.compile.evaluate import evaluate, indexed_run
+from evaldsl.gcpause import paused_gc
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.language.verdicts import Status
 from evaldsl.runs.detect import coerce_run, inspect_samples, load_run, read_document
+from evaldsl.runs.index import RunFacts
 from evaldsl.runs.model import Run, RunError, describe
 from evaldsl.score.sources import Item
 
@@ -109,73 +112,122 @@ def score_batch(spec: ProgramSpec, items: Iterable[Item]) -> list[TraceRecord]:
     """Score a batch of traces in this process: the task every engine sends out. Each
     item gives one record, or one per sample of an Inspect AI log of several."""
     case = compiled(spec)
-    return [record for item in items for record in score_item(case, item)]
+    with collector_paused(case):
+        return [record for item in items for record in score_item(case, item)]
 
 
 def score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
     """Score one trace (one record), or each sample of a file that is an Inspect AI log
     of several (a record each, keyed `PATH [SAMPLE]` as a suite names the cases such a
     log becomes); never raises."""
+    with collector_paused(case):
+        return _score_item(case, item)
+
+
+def collector_paused(case: CompiledCase) -> AbstractContextManager[None]:
+    """The collector paused while traces are scored against `case`, for a batch or a
+    trace: a batch's records (a dict per failure) are kept until it is sent back, so each
+    young collection would find them alive and move them on, and the full collections
+    that follow walk the whole compiled program each time (with thousands of assertions,
+    most of a run). Records and verdicts hold no cycles. Not when an assertion asks the
+    judge: its calls wait on the network, in threads, and their garbage is theirs."""
+    return nullcontext() if case.judged else paused_gc()
+
+
+def _score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
     trace_id: str | int | None = None
     try:
         if item.problem is not None:
-            result = crashed(case.assertions, item.problem)
-        elif item.line is None:
-            result = case.check(item.key)
-            if result.error is not None:  # one reading of several samples cannot be one
-                samples = inspect_samples(item.key)  # (the log just read is kept)
+            return [crashed_record(item.key, None, case, item.problem)]
+        if item.line is None:
+            try:
+                facts = indexed_run(case.needs, item.key)
+            except RunError:
+                # one reading of several samples cannot be one (the log just read is kept)
+                samples = inspect_samples(item.key)
                 if samples:
                     return [_sample_record(case, item.key, sample) for sample in samples]
+                raise
         else:
             value = decode_line(item.line, item.lineno)
             trace_id = line_id(value)
-            result = case.check(run_from_line(value, item.lineno))
+            facts = indexed_run(case.needs, run_from_line(value, item.lineno))
     except Exception as err:  # an adapter bug must cost one trace, not the run
-        result = _raised(case, item.key, err)
-    return [record(item.key, trace_id, case, result)]
+        return [crashed_record(item.key, trace_id, case, _raised(item.key, err))]
+    return [scored(item.key, trace_id, case, facts)]
 
 
 def _sample_record(case: CompiledCase, path: str, sample: str) -> TraceRecord:
     """The record of one sample of an Inspect AI log; never raises."""
+    key = f"{path} [{sample}]"
     try:
-        result = case.check(load_run(path, sample=sample))
+        facts = indexed_run(case.needs, load_run(path, sample=sample))
     except Exception as err:  # (as `score_item`)
-        result = _raised(case, path, err)
-    return record(f"{path} [{sample}]", None, case, result)
+        return crashed_record(key, None, case, _raised(path, err))
+    return scored(key, None, case, facts)
 
 
-def _raised(case: CompiledCase, key: str, err: Exception) -> Result:
-    """The result of a trace whose reading or checking raised `err`: its `RunError`, or
-    anything else as an internal error naming the trace."""
+def _raised(key: str, err: Exception) -> str:
+    """Why a trace whose reading or checking raised `err` has no verdicts: its `RunError`,
+    or anything else as an internal error naming the trace."""
     if isinstance(err, RunError):
-        return crashed(case.assertions, str(err))
-    return crashed(case.assertions, f"{key}: internal error: {type(err).__name__}: {err}")
+        return str(err)
+    return f"{key}: internal error: {type(err).__name__}: {err}"
 
 
-def record(key: str, trace_id: str | int | None, case: CompiledCase, result: Result) -> TraceRecord:
-    """The JSON-ready record of one trace's result."""
+def scored(
+    key: str, trace_id: str | int | None, case: CompiledCase, facts: RunFacts
+) -> TraceRecord:
+    """The record of a trace read and indexed: what `case.check` gives, made in one pass.
+
+    Each verdict is reduced to its status (and a failure's message) as soon as it is made
+    and let go: a trace of M assertions no longer holds M verdicts (and their children)
+    for the four walks a `Result` takes (statuses, failures, passed, score), so with many
+    assertions the collector has little to scan. `passed` and `score` come from the
+    statuses' counts, the same integers `case_passed` and `verdicts.score` divide.
+    """
+    statuses: list[Status] = []
     failures: list[Failure] = []
-    if result.error is None:
-        for index, (assertion, verdict) in enumerate(
-            zip(case.assertions, result.verdicts, strict=True)
-        ):
-            if verdict.status in ("fail", "error"):
-                failures.append(
-                    Failure(
-                        index=index,
-                        assertion=assertion.text,
-                        status=verdict.status,
-                        message=verdict.message,
-                    )
-                )
+    add = statuses.append
+    for index, assertion in enumerate(case.assertions):
+        verdict = evaluate(assertion, facts)
+        status = verdict.status
+        add(status)
+        if status == "fail" or status == "error":
+            # (a literal: calling the TypedDict, a dict of keywords, costs 3x as much)
+            failures.append(
+                {
+                    "index": index,
+                    "assertion": assertion.text,
+                    "status": status,
+                    "message": verdict.message,
+                }
+            )
+    counted = len(statuses) - statuses.count("skip")
     return TraceRecord(
         trace=key,
         id=trace_id,
-        passed=result.passed,
-        score=result.score,
-        statuses=result.statuses,
+        passed=not failures,
+        score=statuses.count("pass") / counted if counted else 1.0,
+        statuses=statuses,
         failures=failures,
-        error=result.error,
+        error=None,
+    )
+
+
+def crashed_record(
+    key: str, trace_id: str | int | None, case: CompiledCase, message: str
+) -> TraceRecord:
+    """The record of a trace that could not be read or scored (`evaluate.crashed`'s
+    result): every assertion in error, no failures listed, score 0, and why."""
+    return TraceRecord(
+        trace=key,
+        id=trace_id,
+        passed=False,
+        score=0.0,
+        statuses=["error"] * len(case.assertions),
+        failures=[],
+        error=message,
     )
 
 
