@@ -8,11 +8,10 @@ takes back the questions not sent yet, and a worker that dies loses no case.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import pytest
 import evaldsl.runner.waiting
 from evaldsl.judge.client import LLMJudge
 from evaldsl.judge.config import JudgeConfig
-from evaldsl.judge.plan import TwoPhaseJudge
+from evaldsl.judge.plan import RecordingJudge, TwoPhaseJudge
 from evaldsl.judge.protocol import JudgeOutcome
 from evaldsl.runner.core import RunInterrupted, RunOptions, execute_case, run_suites
 from evaldsl.runner.results import CaseResult
@@ -168,40 +167,27 @@ def test_each_j_worker_overlaps_the_judge_calls_of_its_cases(serve: Any, tmp_pat
     assert [summary(c) for c in report.cases] == [summary(c) for c in serial.cases]
 
 
-class DyingJudge:
-    """A planner whose answers come 0.2 s after they are asked, and whose worker dies
-    (`os._exit`) when it gives the answer of rubric "die": the case that waited for it
-    must still have a result."""
-
-    def __init__(self) -> None:
-        self.asked: list[Any] | None = None
+class Answering(RecordingJudge):
+    """Answers every question with a pass, but rubric "die", which ends its process."""
 
     def __call__(self, text: str, rubric: str, *, model: Any, threshold: Any) -> JudgeOutcome:
-        if self.asked is not None:
-            self.asked.append(rubric)
-            return JudgeOutcome("skip", "planned")
         if rubric == "die":
             os._exit(7)
         return JudgeOutcome("pass", "fine", 0.9)
 
-    @contextlib.contextmanager
-    def recording(self) -> Iterator[list[Any]]:
-        self.asked = []
-        try:
-            yield self.asked
-        finally:
-            self.asked = None
 
-    def prefetch(self, requests: list[Any]) -> int:
-        return 0
+class DyingJudge(TwoPhaseJudge):
+    """The command's judge, whose answers come 0.2 s after they are asked, and whose
+    worker dies when it gives the answer of rubric "die": the case that waited for it
+    must still have a result."""
 
-    def submit(self, requests: list[Any]) -> list[Future[Any]]:
+    def __init__(self) -> None:
+        super().__init__(Answering())
+
+    def submit(self, requests: Any) -> list[Future[Any]]:
         answer: Future[Any] = Future()
         threading.Timer(0.2, answer.set_result, (None,)).start()
         return [answer]
-
-    def cancel(self) -> None:
-        pass
 
 
 def test_a_worker_that_dies_while_its_cases_wait_loses_none(tmp_path: Path) -> None:

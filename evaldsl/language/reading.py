@@ -85,18 +85,20 @@ def present(path: str | os.PathLike[str]) -> bool:
 def is_folder(path: str | os.PathLike[str]) -> bool:
     """`Path.is_dir`, False where the path cannot be looked at (where `Path.is_dir`
     raises: a name too long, a folder that may not be entered); reading it says why."""
-    try:
-        return stat.S_ISDIR(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
+    return stat.S_ISDIR(_mode(path))
 
 
 def is_regular(path: str | os.PathLike[str]) -> bool:
     """`Path.is_file`, False where the path cannot be looked at (see `is_folder`)."""
+    return stat.S_ISREG(_mode(path))
+
+
+def _mode(path: str | os.PathLike[str]) -> int:
+    """The mode `os.stat` gives, 0 (nothing) where the path cannot be looked at."""
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
+        return os.stat(path).st_mode
+    except (OSError, ValueError):  # (ValueError: a NUL)
+        return 0
 
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:

@@ -80,9 +80,13 @@ def combine(kind: Literal["and", "or"], parts: Sequence[Verdict], span: Span) ->
 
 def score(verdicts: Sequence[Verdict]) -> float:
     """passed ÷ (passed + failed + errors); 1.0 when none of them counts."""
-    passed = sum(1 for v in verdicts if v.status == "pass")
-    counted = sum(1 for v in verdicts if v.status != "skip")
-    return 1.0 if counted == 0 else passed / counted
+    return status_score([v.status for v in verdicts])
+
+
+def status_score(statuses: Sequence[Status]) -> float:
+    """`score` of verdicts with these statuses."""
+    counted = len(statuses) - statuses.count("skip")
+    return statuses.count("pass") / counted if counted else 1.0
 
 
 def case_passed(verdicts: Sequence[Verdict]) -> bool:

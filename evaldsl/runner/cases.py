@@ -28,13 +28,10 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class Planner(Protocol):
-    """A judge that can record a case's questions, then fetch them all at once (`prefetch`
-    waits for them; `submit` starts them and returns their futures; `cancel` takes back
-    those not started)."""
+    """A judge that can record a case's questions, then send them all at once (`submit`
+    starts them and returns their futures; `cancel` takes back those not started)."""
 
     def recording(self) -> AbstractContextManager[list[Any]]: ...
-
-    def prefetch(self, requests: list[Any]) -> int: ...
 
     def submit(self, requests: list[Any]) -> Sequence[Future[Any]]: ...
 

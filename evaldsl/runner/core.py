@@ -119,9 +119,9 @@ def begin_case(
         with planner.recording() as asked:
             for a in case.assertions:
                 evaluate(a, facts)
-        answers = planner.submit(asked)
-        if not all(answer.done() for answer in answers):
-            return Judging(case, facts, started, answers)
+        judging = Judging(case, facts, started, planner.submit(asked))
+        if not judging.ready():
+            return judging
     return _scored(case, facts, started)
 
 

@@ -161,7 +161,7 @@ def _forked_task(task: int) -> list[tuple[int, Done]]:  # in a forked worker
         try:
             begun = _RUN_CASE[0](case, suite, _targets(case), readings)
         except Exception as err:  # as the pool says of a case whose runner raised
-            begun = _crash(suite, _SHARED[position][1], _failed(err))
+            begun = _crash(*_SHARED[position], _failed(err))
             own = None
         if isinstance(begun, CaseResult):
             part([(position, (begun, own))])  # sent now: a worker that dies keeps it
@@ -269,8 +269,7 @@ def run_parallel(
 
     def crashed(task: int, why: str) -> list[tuple[int, Done]]:
         # the cases of the task whose results had not come
-        lost = [k for k in _UNITS[task] if k not in done]
-        return [(k, (_crash(work[k][0], work[k][1], why), None)) for k in lost]
+        return _crashes(work, [k for k in _UNITS[task] if k not in done], why)
 
     try:
         started = functools.partial(_worker_started, os.getpid())
@@ -282,11 +281,9 @@ def run_parallel(
     # a worker killed while its cases waited for their judge answers had sent its tasks'
     # own results (they ended when the cases were begun): those cases failed
     why = "worker failed: the worker ended while the case waited for its judge answers"
-    lost: list[tuple[int, Done]] = [
-        (k, (_crash(*work[k], why), None)) for k in range(len(work)) if k not in done
-    ]
+    lost = [k for k in range(len(work)) if k not in done]
     if lost:
-        arrived(-1, lost)
+        arrived(-1, _crashes(work, lost, why))
 
 
 def _run_spawned(
@@ -336,6 +333,11 @@ def _outcome(future: Future[CaseResult], index: int, suite: Suite) -> CaseResult
         return future.result()
     except Exception as err:  # a worker that died: that case crashed
         return _crash(suite, index, f"worker failed: {type(err).__name__}: {err}")
+
+
+def _crashes(work: Work, positions: list[int], why: str) -> list[tuple[int, Done]]:
+    """The cases at `positions` crashed for `why`, as a worker would send them."""
+    return [(k, (_crash(*work[k], why), None)) for k in positions]
 
 
 def _crash(suite: Suite, index: int, why: str) -> CaseResult:

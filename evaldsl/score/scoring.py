@@ -26,7 +26,7 @@ from evaldsl.bounded import keep
 from evaldsl.compile.evaluate import evaluate, indexed_run
 from evaldsl.gcpause import paused_gc
 from evaldsl.judge.plan import judge_from_options
-from evaldsl.language.verdicts import Status
+from evaldsl.language.verdicts import Status, status_score
 from evaldsl.runs.detect import coerce_run, inspect_samples, load_run, read_document
 from evaldsl.runs.index import RunFacts
 from evaldsl.runs.model import Run, RunError, describe
@@ -184,7 +184,7 @@ def scored(
     and let go: a trace of M assertions no longer holds M verdicts (and their children)
     for the four walks a `Result` takes (statuses, failures, passed, score), so with many
     assertions the collector has little to scan. `passed` and `score` come from the
-    statuses' counts, the same integers `case_passed` and `verdicts.score` divide.
+    statuses (no failure listed; `verdicts.status_score`).
     """
     statuses: list[Status] = []
     failures: list[Failure] = []
@@ -203,12 +203,11 @@ def scored(
                     "message": verdict.message,
                 }
             )
-    counted = len(statuses) - statuses.count("skip")
     return TraceRecord(
         trace=key,
         id=trace_id,
         passed=not failures,
-        score=statuses.count("pass") / counted if counted else 1.0,
+        score=status_score(statuses),
         statuses=statuses,
         failures=failures,
         error=None,

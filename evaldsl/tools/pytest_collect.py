@@ -43,7 +43,6 @@ from evaldsl.runner.core import begin_case
 from evaldsl.runner.live import is_live
 from evaldsl.runner.readings import SharedReadings
 from evaldsl.runner.results import CaseResult
-from evaldsl.runner.waiting import Waiting
 from evaldsl.runs.heldfiles import reading_once
 from evaldsl.suites import Case, Suite, load_suite
 from evaldsl.suites.files import is_suite_file
@@ -136,6 +135,13 @@ class SuiteCollector:
         return report
 
 
+def collector(config: pytest.Config) -> SuiteCollector:
+    """The plugin's hooks of this session (registered once it is on)."""
+    plugin = config.pluginmanager.get_plugin(SuiteCollector.NAME)
+    assert isinstance(plugin, SuiteCollector)
+    return plugin
+
+
 def wants(file_path: Path, config: pytest.Config, *, named: bool) -> bool:
     """Whether a file is a suite to collect: every `.eval` file (but an Inspect AI log,
     a ZIP archive of the same extension); a YAML or JSON file that an `evaldsl_suites`
@@ -179,8 +185,7 @@ class SuiteFile(pytest.File):
     """One suite file: its cases, or a collection error listing its check errors."""
 
     def collect(self) -> Iterator[CaseItem]:
-        plugin = self.config.pluginmanager.get_plugin(SuiteCollector.NAME)
-        assert isinstance(plugin, SuiteCollector)
+        plugin = collector(self.config)
         # each small recording read once for the whole file, as `evaldsl run` and `check`
         # read it (`runs.heldfiles`): else each case reads its recording again to check it
         with reading_once():
@@ -225,7 +230,7 @@ class CaseItem(pytest.Item):
         # the judged cases of the session and this one's place among them, and this case
         # begun by the one before it (`pytest_collection_finish`, `runtest`)
         self.ahead: tuple[list[CaseItem], int] | None = None
-        self.begun: CaseResult | Waiting | None = None
+        self.begun: CaseResult | waiting.Waiting | None = None
         # pytest-lsp's `pytest_runtest_call` reads `funcargs` of every item in the session
         self.funcargs: dict[str, Any] = {}
         self.add_marker("evaldsl")
@@ -239,9 +244,7 @@ class CaseItem(pytest.Item):
         if begun is None:
             workers = None
             if is_live(self.case):
-                plugin = self.config.pluginmanager.get_plugin(SuiteCollector.NAME)
-                assert isinstance(plugin, SuiteCollector)
-                workers = plugin.workers()
+                workers = collector(self.config).workers()
             begun = begin_case(self.case, self.suite, workers, readings=self.readings)
         if not isinstance(begun, CaseResult):  # its answers are on their way: meanwhile,
             self.begin_next()  # the next cases' questions go too
