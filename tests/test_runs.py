@@ -879,6 +879,10 @@ def test_usage_tokens(event: dict[str, Any], expected: tuple[int, int]) -> None:
         {"usage": {"input_tokens": 1, "output_tokens": -0.5}},
         {"usage": {"input_tokens": [1], "output_tokens": 1}},
         {"type": "llm.invoke", "tokensIn": "50"},
+        # a usage that is not an object: counted 0 tokens before, so `tokens <= 100` passed
+        {"usage": "12000"},
+        {"usage": 12000},
+        {"usage": [5, 7]},
     ],
 )
 def test_usage_that_is_not_a_count_is_an_error(event: dict[str, Any]) -> None:
@@ -965,6 +969,118 @@ def test_an_unkeyable_field_is_the_runs_error_naming_the_event(
     done = run_evaldsl("run", "--no-history", str(suite))
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert f"{path.name}:{line}:1: {where}: its `{field}` is {kind}" in done.stdout
+
+
+# ---- a tool call whose name is not text ---------------------------------------------------
+
+UNNAMED = [
+    # (the call, how the error names its field)
+    ({"type": "tool.call", "name": ["execute_shell"], "arguments": {}}, "`name` is a list"),
+    ({"type": "tool.call", "name": 7}, "`name` is a number"),
+    ({"type": "tool.call", "name": {"id": "execute_shell"}}, "`name` is an object"),
+    ({"type": "tool.call", "arguments": {"cmd": "ls"}}, "`name` is missing"),
+    ({"type": "tool.call", "name": None}, "`name` is missing"),
+    ({"type": "mcp.call", "tool": ["execute_shell"], "arguments": {}}, "`tool` is a list"),
+    ({"type": "mcp.call", "name": None, "tool": "execute_shell"}, "`name` is missing"),
+]
+#: Programs that read a call's name (a count, a test, a record, the sequence), each
+#: passing on these events were the call unread, and programs that read none.
+READS_NAMES = [
+    "no tool execute_shell",
+    "tool search called 0 times",
+    "tools == [search]",
+    "tool search args has q",
+    "answer cites tool search",
+]
+READS_NO_NAME = ["tool calls == 2", 'answer contains "done"']
+
+
+@pytest.mark.parametrize(("call", "said"), UNNAMED)
+@pytest.mark.parametrize("shape", ["document", "lines"])
+@pytest.mark.parametrize("generated", [False, True], ids=["reference", "generated"])
+def test_a_call_whose_name_is_not_text_is_the_runs_error_where_names_are_read(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    call: dict[str, Any],
+    said: str,
+    shape: str,
+    generated: bool,
+) -> None:
+    """Found by the hostile hunt: `{"name": ["execute_shell"]}` was counted as a call of
+    no tool, so `no tool execute_shell` passed on a trace that ran it. Where a case reads
+    names, the call is now the run's error, naming its line; where it reads none (the
+    calls' count), the run is read as before."""
+    import evaldsl
+    from evaldsl.runs import passes
+
+    events = [
+        {"type": "tool.call", "name": "search", "arguments": {"q": "x"}, "callId": "c1"},
+        call,
+        {"type": "llm.response", "output": "done"},
+    ]
+    if shape == "document":
+        path = write(tmp_path, "t.json", json_dumps(events))
+        where, line = "event [1] of the event list", 1
+    else:
+        path = write(tmp_path, "t.jsonl", "\n".join(json_dumps(e) for e in events))
+        where, line = "line 2", 2
+    # every run through the generated pass (`GENERATE_FROM`), or through the reference
+    monkeypatch.setattr(passes, "GENERATE_FROM", 0 if generated else 1 << 40)
+    monkeypatch.setattr(passes, "GENERATE_FROM_EVENTS", 0 if generated else 1 << 40)
+    for statement in READS_NAMES:
+        result = evaldsl.compile(statement).check(load_run(path, "events"))
+        assert result.error is not None and "pass" not in result.statuses, statement
+        assert result.error.startswith(f"{path}:{line}:1: {where}: a `{call['type']}` ")
+        assert said + ", not text" in result.error, statement
+    for statement in READS_NO_NAME:
+        result = evaldsl.compile(statement).check(load_run(path, "events"))
+        assert result.error is None and result.statuses == ["pass"], statement
+
+
+def test_a_call_whose_name_is_not_text_fails_the_cli_run(tmp_path: Path) -> None:
+    """The hunt's reproducer, through `evaldsl run`: the case is the run's error (exit 1),
+    and the case beside it that reads no name still passes."""
+    write(
+        tmp_path,
+        "t.jsonl",
+        '{"type":"llm.request","model":"gpt-4o"}\n'
+        '{"type":"tool.call","name":["execute_shell"],"arguments":{"cmd":"rm -rf /"}}\n'
+        '{"type":"llm.response","output":"done"}\n',
+    )
+    suite = write(
+        tmp_path,
+        "s.eval",
+        'case "guard"\n  cassette "t.jsonl"\n  no tool execute_shell\n'
+        'case "count"\n  cassette "t.jsonl"\n  tool calls == 1\n',
+    )
+    done = run_evaldsl("run", "--no-history", str(suite))
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert "1 passed, 0 failed, 1 crashed" in done.stdout
+    assert "t.jsonl:2:1: line 2: a `tool.call` whose `name` is a list, not text" in done.stdout
+
+
+def test_a_usage_that_is_not_an_object_names_its_line(tmp_path: Path) -> None:
+    """`"usage": "12000"` counted 0 tokens, so `tokens <= 100` passed. It is now the run's
+    error, at the response's line (the pass that finds it keeps no line numbers), or at
+    its element in a list of events."""
+    import evaldsl
+
+    events = [
+        {"type": "llm.request", "model": "gpt-4o"},
+        {"type": "llm.response", "output": "hi", "usage": {"promptTokens": 1}},
+        {"type": "llm.response", "output": "done", "usage": "12000"},
+    ]
+    path = write(tmp_path, "t.jsonl", "\n\n" + "\n".join(json_dumps(e) for e in events))
+    program = evaldsl.compile("tokens <= 100")
+    with pytest.raises(RunError) as info:
+        index_run(load_run(path, "events"), program.cases[0].needs)
+    assert info.value.line == 5 and info.value.source_line == json_dumps(events[2])
+    assert 'token usage is "12000", not an object of counts' in str(info.value)
+    listed = program.check({"events": events})
+    assert listed.error is not None and "pass" not in listed.statuses
+    assert "event [2] of the event list: an LLM response's token usage is" in listed.error
+    # nobody reads the usage: not the run's error
+    assert evaldsl.compile('answer contains "done"').check(path).statuses == ["pass"]
 
 
 def json_dumps(value: Any) -> str:

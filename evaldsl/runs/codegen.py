@@ -206,6 +206,10 @@ def _struct_usage(event: Any, raw_type: type) -> tuple[float, float]:
 #: tool (a case naming 400 tools made the pass ~11x the reference's time).
 CHAIN_TOOLS = 8
 
+#: A call whose name is not text, where the case reads names: the generated pass gives
+#: way to the reference (`passes.index_events_fast`), which names the call.
+_UNNAMED = 'raise TypeError("a tool call whose name is not text")'
+
 #: The kinds a `by_kind` pass reads fields of by name (an `mcp.call` is never one of its
 #: events: `decode.KINDS`; its branch is written but never taken).
 _CALL = (TOOL_CALL,)
@@ -513,7 +517,7 @@ class _Generator:
                 out("if linked and shadowed in linked:", "    by_call_id[shadowed] = None")
             if self.any_result_probes:
                 out("if owners and shadowed in owners:", "    owners[shadowed] = None")
-        if not (tools or needs.tool_sequence):
+        if not needs.reads_tool_names():  # (the tools above, or the sequence)
             out.dedent()
             return
         out(f"name = {self.get('name', _CALL)}")
@@ -521,7 +525,8 @@ class _Generator:
             out("if name is None:", "    name = tool_call_name(ev)")
         # (only the tools the assertions name are counted and looked at: a name that is
         # not text equals none of them, so only a name none of them equals is asked
-        # whether it is text, the one the sequence takes)
+        # whether it is text; one that is not (a list, missing) is the run's error, as
+        # in the reference, which names the call: `index.reads_tool_names`)
         for i, tool in enumerate(self.chained):
             out(f"{'if' if i == 0 else 'elif'} name == {self.tool_names[tool]}:")
             out.indent()
@@ -529,9 +534,9 @@ class _Generator:
             out.dedent()
         if self.searched:
             self.tool_search(mcp=mcp)
-        elif needs.tool_sequence:
-            appended = ("if isinstance(name, str):", "    seq_append(name)")
-            out(*(("else:", *("    " + line for line in appended)) if tools else appended))
+        out(f"{'elif' if tools else 'if'} not isinstance(name, str):", f"    {_UNNAMED}")
+        if needs.tool_sequence:
+            out("else:", "    seq_append(name)")
         out.dedent()
 
     def plan_dispatch(self, tools: list[str]) -> None:
@@ -611,8 +616,6 @@ class _Generator:
         else:
             out(*tally)
         out.dedent()
-        if self.needs.tool_sequence:
-            out("elif isinstance(name, str):", "    seq_append(name)")
 
     def by_slot(self, keys: list[int], leaf: Callable[[int], None]) -> None:
         """A binary search of `slot` among `keys` (increasing; `slot` is one of them), each

@@ -38,6 +38,7 @@ from evaldsl.runs.events import (
     MCP_CALL,
     POLICY_EVALUATE,
     RESPONSE_TYPES,
+    TOOL_CALL,
     TOOL_CALL_TYPES,
     TOOL_RESULT,
     USER_MESSAGE,
@@ -192,6 +193,19 @@ class Needs:
                     raise TypeError(f"Needs.{name}: no rule to join a {type(mine).__name__}")
         return out
 
+    def reads_tool_names(self) -> bool:
+        """Whether the case reads any call's tool name (a count, a test, a record, the
+        sequence): a call whose name is then missing or not text cannot be told from the
+        tools named and is the run's error, never a call of no tool (`no tool X` would
+        pass on a call named `["X"]`). A case that reads no name does not fail on one."""
+        return bool(
+            self.tool_sequence
+            or self.counted
+            or self.tool_detail
+            or self.tool_results
+            or self.probes
+        )
+
     def key(self) -> tuple[Any, ...]:
         """Everything a generated pass is made from, hashable: the fields the needs compare
         by (sets and lists frozen); needs with equal keys are served by one pass (probes
@@ -336,10 +350,13 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             with paused_gc():
                 trace = (events or index_events)(run.events, needs)
         except BadUsage as why:  # usage nobody can count: the run's error, never 0 tokens
+            line, text, where = _bad_usage_at(run.events)
             raise RunError(
-                f"an LLM response's {why}",
+                f"{where}an LLM response's {why}",
                 path=run.path or "<value>",
+                line=line,
                 hint="token counts are whole numbers ≥ 0; fix or re-record the trace",
+                source_line=text,
             ) from None
         except RunError as err:  # of events decoded from a file: name the file
             if err.path == "<value>" and run.path is not None:
@@ -357,6 +374,28 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
     return RunFacts(trace, run.state, output, latency, run.path)
 
 
+def _bad_usage_at(events: Iterable[dict[str, Any]]) -> tuple[int, str, str]:
+    """Where a run's first response whose usage cannot be counted is (the pass that found
+    it kept no places): its line and text in a recording, or "event [i] of the event
+    list: " in a list of events."""
+    numbered: Iterable[tuple[int, str, Any]]
+    if isinstance(events, EventStream):
+        numbered = ((n, decode_text(raw), e) for n, raw, e in events.numbered())
+    elif isinstance(events, list):
+        numbered = ((-i, "", e) for i, e in enumerate(events))
+    else:
+        return 1, "", ""
+    for n, text, event in numbered:
+        if isinstance(event, dict) and event.get("type") in RESPONSE_TYPES:
+            try:
+                usage_tokens(event)
+            except BadUsage:
+                if n <= 0:
+                    return 1, "", f"event [{-n}] of the event list: "
+                return n, text.rstrip("\r\n"), ""
+    return 1, "", ""
+
+
 def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
     """The one pass over the events (any non-object element is a `RunError`)."""
     if isinstance(events, EventStream):
@@ -372,12 +411,12 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
             # a list or an object where the pass looks events up (`_KEY_FIELDS`)
             numbered = events.numbered()
             lines = ((f"line {n}", n, decode_text(raw), e) for n, raw, e in numbered)
-            raise _unkeyable_error(lines, events.path) from None
+            raise _unkeyable_error(lines, events.path, needs.reads_tool_names()) from None
     try:
         return _index(events, needs)
     except TypeError:
         items = ((f"event [{i}] of the event list", 1, "", e) for i, e in enumerate(events))
-        raise _unkeyable_error(items, "<value>") from None
+        raise _unkeyable_error(items, "<value>", needs.reads_tool_names()) from None
     except AttributeError:
         if isinstance(events, list):
             for index, item in enumerate(events):
@@ -400,11 +439,21 @@ _UNKEYABLE_HINT = (
 _UNKEYABLE_ANY = "an event holds a list or an object where text or a number belongs"
 
 
-def _unkeyable_error(events: Iterable[tuple[str, int, str, Any]], path: str) -> RunError:
+_UNNAMED_HINT = (
+    'a tool call names its tool as text, such as "name": "search"; fix or re-record the trace'
+)
+
+
+def _unkeyable_error(
+    events: Iterable[tuple[str, int, str, Any]], path: str, names: bool
+) -> RunError:
     """The run's error at the first of `events` (where it is in the user's words, its
-    line, its text, the event) with a list or an object in a field of `_KEY_FIELDS`."""
+    line, its text, the event) with a list or an object in a field of `_KEY_FIELDS`,
+    or, when the case reads tool names (`names`), a call whose name is not text."""
     for where, line, text, event in events:
-        for field in _KEY_FIELDS if isinstance(event, dict) else ():
+        if not isinstance(event, dict):
+            continue
+        for field in _KEY_FIELDS:
             value = event.get(field)
             if isinstance(value, list | dict):
                 kind = "text" if field == "type" else "text or a number"
@@ -415,6 +464,27 @@ def _unkeyable_error(events: Iterable[tuple[str, int, str, Any]], path: str) -> 
                     hint=_UNKEYABLE_HINT,
                     source_line=text.rstrip("\r\n"),
                 )
+        call = event.get("type")
+        if names and call in (TOOL_CALL, MCP_CALL) and tool_call_name(event) is None:
+            # (an `mcp.call` without a `name` is named by its `tool`, as `tool_call_name`
+            # reads it)
+            named_by = "name" if call == TOOL_CALL or "name" in event else "tool"
+            name = event.get(named_by)
+            said = "missing" if name is None else describe(name)
+            return RunError(
+                f"{where}: a `{call}` whose `{named_by}` is {said}, not text, so the tool "
+                "it called cannot be told",
+                path=path,
+                line=line,
+                hint=_UNNAMED_HINT,
+                source_line=text.rstrip("\r\n"),
+            )
+    if names:  # (events that cannot be read again: which one is not known)
+        return RunError(
+            f"{_UNKEYABLE_ANY}, or a tool call's name is not text",
+            path=path,
+            hint=_UNKEYABLE_HINT.replace("; fix", ", and a tool call's `name` is text; fix"),
+        )
     return RunError(_UNKEYABLE_ANY, path=path, hint=_UNKEYABLE_HINT)
 
 
@@ -469,6 +539,7 @@ def _index(
         name: (arg_probes.get(name), result_probes.get(name), name in detail)
         for name in {*arg_probes, *result_probes, *detail}
     }
+    names_read = needs.reads_tool_names()
     want_cost = needs.cost
     # usage is read only when counted: a bad count nobody reads is not the run's error
     want_usage = needs.tokens or want_cost
@@ -537,6 +608,8 @@ def _index(
             if name is None and kind == mcp_call:
                 name = tool_call_name(ev)
             if not isinstance(name, str):
+                if names_read:  # (`index_events` names the call: `_unkeyable_error`)
+                    raise TypeError("a tool call whose name is not text")
                 continue
             # one lookup per call for its count and its plan (what the tool needs)
             seen = tools.get(name)

@@ -146,7 +146,8 @@ def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
     Event-level counts win: verydia `tokensIn`/`tokensOut`, then the event's `usage` (camelCase,
     snake_case or Anthropic names); only an event with none of them is read through its
     `output.usage` (or Gemini `output.usageMetadata`). A missing field counts 0; a value that
-    is negative or not a number (`"100"`, `true`) is a `BadUsage` (`token_count`).
+    is negative or not a number (`"100"`, `true`) is a `BadUsage` (`token_count`), and so
+    is a `usage` that is not an object (`"12000"`, `[5, 7]`).
 
     >>> usage_tokens({"type": "llm.response", "usage": {"promptTokens": 120}})
     (120, 0)
@@ -158,9 +159,13 @@ def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
             token_count(event.get("tokensIn"), "tokensIn"),
             token_count(event.get("tokensOut"), "tokensOut"),
         )
-    found = usage_pair(event.get("usage"))
+    usage = event.get("usage")
+    found = usage_pair(usage)
     if found is not None:
         return found
+    if usage is not None and not isinstance(usage, dict):
+        # `"usage": "12000"` would otherwise count 0 tokens and pass `tokens <= 100`
+        raise BadUsage(f"token usage is {js_json(usage)[:40]}, not an object of counts")
     output = event.get("output")
     if isinstance(output, dict):
         found = usage_pair(output.get("usage"))
