@@ -1059,6 +1059,60 @@ def test_a_call_whose_name_is_not_text_fails_the_cli_run(tmp_path: Path) -> None
     assert "t.jsonl:2:1: line 2: a `tool.call` whose `name` is a list, not text" in done.stdout
 
 
+@pytest.mark.parametrize(
+    ("kind", "known"),
+    [
+        ("tool_call", "tool.call"),
+        ("toolCall", "tool.call"),
+        ("Tool-Result", "tool.result"),
+        ("LLM_RESPONSE", "llm.response"),
+        ("agent_error", "agent.error"),
+        ("mcp call", "mcp.call"),
+    ],
+)
+@pytest.mark.parametrize("shape", ["document", "lines"])
+@pytest.mark.parametrize("generated", [False, True], ids=["reference", "generated"])
+def test_an_event_type_spelt_another_way_is_the_runs_error(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+    known: str,
+    shape: str,
+    generated: bool,
+) -> None:
+    """Found by the hostile hunt: a call recorded as `"type": "tool_call"` was an event of
+    a type evaldsl does not read, and the run beside it recognised, so `no tool X` passed.
+    A type that is a known one in another case or with other separators is now the run's
+    error at its line; any other unknown type is counted and skipped, as before."""
+    import evaldsl
+    from evaldsl.runs import passes
+
+    odd = {"type": kind, "name": "execute_shell", "arguments": {}, "output": "done"}
+    events = [{"type": "llm.request"}, odd, {"type": "llm.response", "output": "ok"}]
+    if shape == "document":
+        path = write(tmp_path, "t.json", json_dumps(events))
+        where, line = "event [1] of the event list: ", 1
+    else:
+        path = write(tmp_path, "t.jsonl", "\n".join(json_dumps(e) for e in events))
+        where, line = "", 2
+    monkeypatch.setattr(passes, "GENERATE_FROM", 0 if generated else 1 << 40)
+    monkeypatch.setattr(passes, "GENERATE_FROM_EVENTS", 0 if generated else 1 << 40)
+    for statement in ["no tool execute_shell", "tool calls == 0", 'answer contains "ok"']:
+        result = evaldsl.compile(statement).check(load_run(path, "events"))
+        assert result.error is not None and "pass" not in result.statuses, statement
+        assert result.error == (
+            f"{path}:{line}:1: {where}an event of type `{kind}` is not one evaldsl reads: "
+            f"it reads `{known}`"
+        )
+    other = dict(odd, type="agent.thought")  # a type of its own: skipped, as traceplay does
+    others = [events[0], other, events[2]]
+    path.write_text(
+        json_dumps(others) if shape == "document" else "\n".join(map(json_dumps, others))
+    )
+    result = evaldsl.compile("no tool execute_shell").check(load_run(path, "events"))
+    assert result.error is None and result.statuses == ["pass"]
+
+
 def test_a_usage_that_is_not_an_object_names_its_line(tmp_path: Path) -> None:
     """`"usage": "12000"` counted 0 tokens, so `tokens <= 100` passed. It is now the run's
     error, at the response's line (the pass that finds it keeps no line numbers), or at

@@ -26,6 +26,7 @@ reads; every field but `type` is optional:
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -74,6 +75,21 @@ ERROR_TYPES = frozenset({AGENT_ERROR, ERROR})
 KNOWN_TYPES = frozenset(
     {USER_MESSAGE, LLM_REQUEST, LLM_RESPONSE, TOOL_CALL, TOOL_RESULT, *ERROR_TYPES, *VERYDIA_TYPES}
 )
+
+#: Each known type by its letters alone, lower case (`toolcall` for `tool.call`).
+_BY_LETTERS = {re.sub(r"[\W_]", "", kind).lower(): kind for kind in KNOWN_TYPES}
+
+
+def known_spelling(kind: str) -> str | None:
+    """The known event type that `kind`, an unknown one, spells another way: the same
+    letters in another case or with other separators (`tool_call`, `toolCall`,
+    `Tool-Call` for `tool.call`); `None` for any other type.
+
+    >>> known_spelling("tool_call"), known_spelling("LLM.Response"), known_spelling("x.y")
+    ('tool.call', 'llm.response', None)
+    """
+    return _BY_LETTERS.get(re.sub(r"[\W_]", "", kind).lower())
+
 
 LINE_EXTENSIONS = (".jsonl", ".ndjson")
 

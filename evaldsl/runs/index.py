@@ -43,6 +43,7 @@ from evaldsl.runs.events import (
     TOOL_RESULT,
     USER_MESSAGE,
     inline_result,
+    known_spelling,
     nothing_recognised,
     tool_call_arguments,
     tool_call_name,
@@ -350,7 +351,7 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             with paused_gc():
                 trace = (events or index_events)(run.events, needs)
         except BadUsage as why:  # usage nobody can count: the run's error, never 0 tokens
-            line, text, where = _bad_usage_at(run.events)
+            line, text, where = _place_of(run.events, _uncountable)
             raise RunError(
                 f"{where}an LLM response's {why}",
                 path=run.path or "<value>",
@@ -366,6 +367,9 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
         # angle brackets, `<value>`, `<stdin>:5`) may be its output beside no events; a
         # file in which no event is recognised is not a run, whatever `output` it holds
         # (`{"events": [], "output": null}` would pass every `no tool …`).
+        for kind in trace.unknown:
+            if (spelt := known_spelling(kind)) is not None:
+                raise _misspelt(run, kind, spelt)
         from_file = run.path is not None and not run.path.startswith("<")
         if not trace.recognised and (from_file or not run.has_output):
             raise nothing_recognised(trace.unknown, run.path or "<value>")
@@ -374,10 +378,12 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
     return RunFacts(trace, run.state, output, latency, run.path)
 
 
-def _bad_usage_at(events: Iterable[dict[str, Any]]) -> tuple[int, str, str]:
-    """Where a run's first response whose usage cannot be counted is (the pass that found
-    it kept no places): its line and text in a recording, or "event [i] of the event
-    list: " in a list of events."""
+def _place_of(
+    events: Iterable[dict[str, Any]], test: Callable[[Any], bool]
+) -> tuple[int, str, str]:
+    """Where a run's first event that passes `test` is (a pass keeps no places): its
+    line and text in a recording (the error's place), or the words "event [i] of the
+    event list: " in a list."""
     numbered: Iterable[tuple[int, str, Any]]
     if isinstance(events, EventStream):
         numbered = ((n, decode_text(raw), e) for n, raw, e in events.numbered())
@@ -386,14 +392,37 @@ def _bad_usage_at(events: Iterable[dict[str, Any]]) -> tuple[int, str, str]:
     else:
         return 1, "", ""
     for n, text, event in numbered:
-        if isinstance(event, dict) and event.get("type") in RESPONSE_TYPES:
-            try:
-                usage_tokens(event)
-            except BadUsage:
-                if n <= 0:
-                    return 1, "", f"event [{-n}] of the event list: "
-                return n, text.rstrip("\r\n"), ""
+        if isinstance(event, dict) and test(event):
+            if n <= 0:
+                return 1, "", f"event [{-n}] of the event list: "
+            return n, text.rstrip("\r\n"), ""
     return 1, "", ""
+
+
+def _uncountable(event: dict[str, Any]) -> bool:
+    """Whether `event` is a response whose usage cannot be counted (`BadUsage`)."""
+    if event.get("type") not in RESPONSE_TYPES:
+        return False
+    try:
+        usage_tokens(event)
+    except BadUsage:
+        return True
+    return False
+
+
+def _misspelt(run: Run, kind: str, spelt: str) -> RunError:
+    """The run's error for events of type `kind`, which `spelt`, a type evaldsl reads,
+    spells another way: not read, they would pass `no tool …` on a call recorded as
+    `tool_call`."""
+    line, text, where = _place_of(run.events or (), lambda e: e.get("type") == kind)
+    return RunError(
+        f"{where}an event of type `{kind}` is not one evaldsl reads: it reads `{spelt}`",
+        path=run.path or "<value>",
+        line=line,
+        hint=f'write its type as "{spelt}", or name the trace\'s format with '
+        '`trace "…" as FORMAT` (`evaldsl vocabulary` lists them)',
+        source_line=text,
+    )
 
 
 def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
