@@ -995,6 +995,21 @@ READS_NAMES = [
 READS_NO_NAME = ["tool calls == 2", 'answer contains "done"']
 
 
+def events_file(tmp_path: Path, events: list[dict[str, Any]], shape: str) -> Path:
+    """`events` as a JSON array (`document`) or one per line (`lines`)."""
+    if shape == "document":
+        return write(tmp_path, "t.json", json_dumps(events))
+    return write(tmp_path, "t.jsonl", "\n".join(json_dumps(e) for e in events))
+
+
+def through_pass(monkeypatch: pytest.MonkeyPatch, generated: bool) -> None:
+    """Every run through the generated pass (`GENERATE_FROM`), or through the reference."""
+    from evaldsl.runs import passes
+
+    monkeypatch.setattr(passes, "GENERATE_FROM", 0 if generated else 1 << 40)
+    monkeypatch.setattr(passes, "GENERATE_FROM_EVENTS", 0 if generated else 1 << 40)
+
+
 @pytest.mark.parametrize(("call", "said"), UNNAMED)
 @pytest.mark.parametrize("shape", ["document", "lines"])
 @pytest.mark.parametrize("generated", [False, True], ids=["reference", "generated"])
@@ -1011,22 +1026,15 @@ def test_a_call_whose_name_is_not_text_is_the_runs_error_where_names_are_read(
     names, the call is now the run's error, naming its line; where it reads none (the
     calls' count), the run is read as before."""
     import evaldsl
-    from evaldsl.runs import passes
 
     events = [
         {"type": "tool.call", "name": "search", "arguments": {"q": "x"}, "callId": "c1"},
         call,
         {"type": "llm.response", "output": "done"},
     ]
-    if shape == "document":
-        path = write(tmp_path, "t.json", json_dumps(events))
-        where, line = "event [1] of the event list", 1
-    else:
-        path = write(tmp_path, "t.jsonl", "\n".join(json_dumps(e) for e in events))
-        where, line = "line 2", 2
-    # every run through the generated pass (`GENERATE_FROM`), or through the reference
-    monkeypatch.setattr(passes, "GENERATE_FROM", 0 if generated else 1 << 40)
-    monkeypatch.setattr(passes, "GENERATE_FROM_EVENTS", 0 if generated else 1 << 40)
+    path = events_file(tmp_path, events, shape)
+    where, line = ("event [1] of the event list", 1) if shape == "document" else ("line 2", 2)
+    through_pass(monkeypatch, generated)
     for statement in READS_NAMES:
         result = evaldsl.compile(statement).check(load_run(path, "events"))
         assert result.error is not None and "pass" not in result.statuses, statement
@@ -1085,18 +1093,12 @@ def test_an_event_type_spelt_another_way_is_the_runs_error(
     A type that is a known one in another case or with other separators is now the run's
     error at its line; any other unknown type is counted and skipped, as before."""
     import evaldsl
-    from evaldsl.runs import passes
 
     odd = {"type": kind, "name": "execute_shell", "arguments": {}, "output": "done"}
     events = [{"type": "llm.request"}, odd, {"type": "llm.response", "output": "ok"}]
-    if shape == "document":
-        path = write(tmp_path, "t.json", json_dumps(events))
-        where, line = "event [1] of the event list: ", 1
-    else:
-        path = write(tmp_path, "t.jsonl", "\n".join(json_dumps(e) for e in events))
-        where, line = "", 2
-    monkeypatch.setattr(passes, "GENERATE_FROM", 0 if generated else 1 << 40)
-    monkeypatch.setattr(passes, "GENERATE_FROM_EVENTS", 0 if generated else 1 << 40)
+    path = events_file(tmp_path, events, shape)
+    where, line = ("event [1] of the event list: ", 1) if shape == "document" else ("", 2)
+    through_pass(monkeypatch, generated)
     for statement in ["no tool execute_shell", "tool calls == 0", 'answer contains "ok"']:
         result = evaldsl.compile(statement).check(load_run(path, "events"))
         assert result.error is not None and "pass" not in result.statuses, statement
@@ -1105,10 +1107,7 @@ def test_an_event_type_spelt_another_way_is_the_runs_error(
             f"it reads `{known}`"
         )
     other = dict(odd, type="agent.thought")  # a type of its own: skipped, as traceplay does
-    others = [events[0], other, events[2]]
-    path.write_text(
-        json_dumps(others) if shape == "document" else "\n".join(map(json_dumps, others))
-    )
+    path = events_file(tmp_path, [events[0], other, events[2]], shape)
     result = evaldsl.compile("no tool execute_shell").check(load_run(path, "events"))
     assert result.error is None and result.statuses == ["pass"]
 
