@@ -1112,6 +1112,48 @@ def test_an_event_type_spelt_another_way_is_the_runs_error(
     assert result.error is None and result.statuses == ["pass"]
 
 
+@pytest.mark.parametrize(
+    ("odd", "said"),
+    [
+        ({"name": "execute_shell", "arguments": {}}, "without a `type`"),
+        ({"type": None, "name": "execute_shell"}, "without a `type`"),
+        ({"type": 5, "name": "execute_shell"}, "whose `type` is a number"),
+        ({"type": True}, "whose `type` is a boolean"),
+    ],
+)
+@pytest.mark.parametrize("shape", ["document", "lines"])
+@pytest.mark.parametrize("generated", [False, True], ids=["reference", "generated"])
+def test_an_event_whose_type_is_not_text_beside_recognised_ones_is_the_runs_error(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    odd: dict[str, Any],
+    said: str,
+    shape: str,
+    generated: bool,
+) -> None:
+    """A call recorded without its `type` was skipped beside the events read, so `no tool
+    execute_shell` passed. It is now the run's error at its line; a file of only such
+    events is still "nothing recognised", and a type whose text is "None" or "5" is an
+    unknown type like any other."""
+    import evaldsl
+
+    events = [{"type": "llm.request"}, odd, {"type": "llm.response", "output": "ok"}]
+    path = events_file(tmp_path, events, shape)
+    where, line = ("event [1] of the event list: ", 1) if shape == "document" else ("", 2)
+    through_pass(monkeypatch, generated)
+    result = evaldsl.compile("no tool execute_shell").check(load_run(path, "events"))
+    assert result.error == (
+        f"{path}:{line}:1: {where}an event {said}, so what it records cannot be told"
+    )
+    for text in ("None", "5", "True"):
+        path = events_file(tmp_path, [events[0], dict(odd, type=text), events[2]], shape)
+        result = evaldsl.compile("no tool execute_shell").check(load_run(path, "events"))
+        assert result.error is None and result.statuses == ["pass"], text
+    path = events_file(tmp_path, [odd, odd], shape)
+    result = evaldsl.compile("no tool execute_shell").check(load_run(path, "events"))
+    assert result.error is not None and "is a recognised event" in result.error
+
+
 def test_a_usage_that_is_not_an_object_names_its_line(tmp_path: Path) -> None:
     """`"usage": "12000"` counted 0 tokens, so `tokens <= 100` passed. It is now the run's
     error, at the response's line (the pass that finds it keeps no line numbers), or at

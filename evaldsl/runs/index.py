@@ -351,7 +351,7 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             with paused_gc():
                 trace = (events or index_events)(run.events, needs)
         except BadUsage as why:  # usage nobody can count: the run's error, never 0 tokens
-            line, text, where = _place_of(run.events, _uncountable)
+            line, text, where, _ = _place_of(run.events, _uncountable) or (1, "", "", {})
             raise RunError(
                 f"{where}an LLM response's {why}",
                 path=run.path or "<value>",
@@ -367,9 +367,8 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
         # angle brackets, `<value>`, `<stdin>:5`) may be its output beside no events; a
         # file in which no event is recognised is not a run, whatever `output` it holds
         # (`{"events": [], "output": null}` would pass every `no tool …`).
-        for kind in trace.unknown:
-            if (spelt := known_spelling(kind)) is not None:
-                raise _misspelt(run, kind, spelt)
+        if trace.unknown:
+            _refuse_unread(run, trace)
         from_file = run.path is not None and not run.path.startswith("<")
         if not trace.recognised and (from_file or not run.has_output):
             raise nothing_recognised(trace.unknown, run.path or "<value>")
@@ -379,24 +378,25 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
 
 
 def _place_of(
-    events: Iterable[dict[str, Any]], test: Callable[[Any], bool]
-) -> tuple[int, str, str]:
+    events: Iterable[dict[str, Any]], test: Callable[[dict[str, Any]], bool]
+) -> tuple[int, str, str, dict[str, Any]] | None:
     """Where a run's first event that passes `test` is (a pass keeps no places): its
     line and text in a recording (the error's place), or the words "event [i] of the
-    event list: " in a list."""
+    event list: " in a list; and the event. `None` where none passes or the events
+    cannot be read again."""
     numbered: Iterable[tuple[int, str, Any]]
     if isinstance(events, EventStream):
         numbered = ((n, decode_text(raw), e) for n, raw, e in events.numbered())
     elif isinstance(events, list):
         numbered = ((-i, "", e) for i, e in enumerate(events))
     else:
-        return 1, "", ""
+        return None
     for n, text, event in numbered:
         if isinstance(event, dict) and test(event):
             if n <= 0:
-                return 1, "", f"event [{-n}] of the event list: "
-            return n, text.rstrip("\r\n"), ""
-    return 1, "", ""
+                return 1, "", f"event [{-n}] of the event list: ", event
+            return n, text.rstrip("\r\n"), "", event
+    return None
 
 
 def _uncountable(event: dict[str, Any]) -> bool:
@@ -410,19 +410,52 @@ def _uncountable(event: dict[str, Any]) -> bool:
     return False
 
 
-def _misspelt(run: Run, kind: str, spelt: str) -> RunError:
-    """The run's error for events of type `kind`, which `spelt`, a type evaldsl reads,
-    spells another way: not read, they would pass `no tool …` on a call recorded as
-    `tool_call`."""
-    line, text, where = _place_of(run.events or (), lambda e: e.get("type") == kind)
-    return RunError(
-        f"{where}an event of type `{kind}` is not one evaldsl reads: it reads `{spelt}`",
-        path=run.path or "<value>",
-        line=line,
-        hint=f'write its type as "{spelt}", or name the trace\'s format with '
-        '`trace "…" as FORMAT` (`evaldsl vocabulary` lists them)',
-        source_line=text,
-    )
+def _refuse_unread(run: Run, trace: TraceFacts) -> None:
+    """Raise the run's error for events a pass counted as unknown and skipped where that
+    skip could pass an assertion on what was never read: a type that is a known one
+    spelt another way (`tool_call`), or, beside recognised events, an event whose type is
+    missing or not text (a call recorded as `{"name": "execute_shell"}`). Other unknown
+    types are skipped, as traceplay skips them."""
+    spelt = {kind: known for kind in trace.unknown if (known := known_spelling(kind))}
+    if spelt:
+        kind, known = next(iter(spelt.items()))
+        place = _place_of(run.events or (), lambda e: e.get("type") == kind)
+        line, text, where, _ = place or (1, "", "", {})
+        raise RunError(
+            f"{where}an event of type `{kind}` is not one evaldsl reads: it reads `{known}`",
+            path=run.path or "<value>",
+            line=line,
+            hint=f'write its type as "{known}", or name the trace\'s format with '
+            '`trace "…" as FORMAT` (`evaldsl vocabulary` lists them)',
+            source_line=text,
+        )
+    # (the counts are keyed by the types' text: only "None", "True", "5" can be one that
+    # is not text, and only then are the events read again to find it)
+    if trace.recognised and any(map(_may_not_be_text, trace.unknown)):
+        place = _place_of(run.events or (), lambda e: not isinstance(e.get("type"), str))
+        if place is not None:
+            line, text, where, event = place
+            typed = event.get("type")
+            said = "without a `type`" if typed is None else f"whose `type` is {describe(typed)}"
+            raise RunError(
+                f"{where}an event {said}, so what it records cannot be told",
+                path=run.path or "<value>",
+                line=line,
+                hint='give each event its type as text, such as "type": "tool.call"; fix or '
+                "re-record the trace",
+                source_line=text,
+            )
+
+
+def _may_not_be_text(kind: str) -> bool:
+    """Whether an unknown type's text could be `str()` of a type that is not text."""
+    if kind in ("None", "True", "False"):
+        return True
+    try:
+        float(kind)
+    except ValueError:
+        return False
+    return True
 
 
 def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
