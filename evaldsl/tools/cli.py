@@ -406,8 +406,12 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     text, problems = to_eval(draft)
     if problems:
         print(render(problems), file=sys.stderr)
-    out.write(text)
-    return EXIT_FAILED if any(d.is_error for d in problems) else EXIT_OK
+    failed = any(d.is_error for d in problems)
+    # A file that could not be read as a suite at all (a device, not UTF-8, not YAML)
+    # converts to nothing: a bare `suite "NAME"` would look like its conversion.
+    if draft.cases or not failed:
+        out.write(text)
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover
