@@ -78,7 +78,9 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
             if err.kind == "special"
             else None
         )
-        diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {err}", hint=hint)
+        # (an unreadable file's problem already says `cannot read "PATH": WHY`)
+        what = err.message.removeprefix("cannot read ")
+        diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {what}", hint=hint)
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     if p.suffix == ".eval" and raw.startswith(ZIP_MAGIC):
         return _inspect_log(p)
