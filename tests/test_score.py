@@ -191,6 +191,11 @@ def test_an_anthropic_message_line_is_one_llm_call() -> None:
         # an array is named by its line too, never `<value>:1:1`
         (b"[]", "<stdin>:5:1: `<stdin>:5` holds no events"),
         (b"[1]", "<stdin>:5:1: element [0] of the event list is a number, not an event object"),
+        # a field of the wrong type is named, not a TypeError's text
+        (
+            b'{"type": "message", "content": [{"type": ["text"], "text": "hi"}]}',
+            "<stdin>:5:1: the document's `content[0].type` is a list, not text",
+        ),
     ],
 )
 def test_a_bad_stdin_line_is_an_error_record_naming_its_line(line: bytes, message: str) -> None:

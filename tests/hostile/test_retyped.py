@@ -30,7 +30,9 @@ from hypothesis import strategies as st
 import evaldsl
 from evaldsl.runs.detect import inspect_samples, load_run
 from evaldsl.runs.model import RunError
+from evaldsl.runs.providers import Items
 from evaldsl.runs.summary import summarize
+from evaldsl.runs.unreadable import unreadable
 from tests.clitools import ROOT
 from tests.fuzzing import lenient
 from tests.hostile.retyping import CONFUSING, change_once, locations, objects_among, put, value_at
@@ -239,19 +241,77 @@ OPENAI_REQUEST = REALWORLD / "openai-chat-messages" / "request-with-tool-results
 PHOENIX = REALWORLD / "openinference-phoenix-spans" / "spans.jsonl"
 
 
-def test_a_value_no_reader_tests_is_the_runs_error_at_its_line(tmp_path: Path) -> None:
-    """A delta's block `index` that is a list (the reader looked it up in a dict): the
-    error names the line that holds it, found by reading heads of the stream, and the
-    fast and reference readings agree."""
+def test_a_value_no_reader_tests_is_the_runs_error_at_its_item() -> None:
+    """The net under every reader (`unreadable`): a value of a type a reader did not test
+    is the run's error at the item that holds it, found by reading heads of the items."""
+
+    def read(items: Items) -> None:
+        for value in items:
+            {}.get(value["index"])  # (a list is no key: a TypeError, as a reader's lookup)
+
+    values = [{"index": 0}, {"index": 1}, {"index": 2}, {"index": []}, {"index": 4}]
+    items = Items("s.jsonl", values, "jsonl", lines=[1, 2, 3, 5, 6])
+    with pytest.raises(TypeError) as raised:
+        read(items)
+    error = unreadable(items, "anthropic", "items are stream events", raised.value, read)
+    assert str(error) == (
+        "s.jsonl:5:1: line 5 holds a value of a type the anthropic reader does not expect "
+        "there (TypeError: unhashable type: 'list')"
+    )
+    assert "read as anthropic (items are stream events)" in (error.hint or "")
+    one = Items("<stdin>:3", [values[3]])  # one item: no head to read, it is named whole
+    assert str(unreadable(one, "anthropic", "", raised.value, read)).startswith(
+        "<stdin>:3:1:1: the document holds a value"
+    )
+
+
+def test_a_streamed_blocks_index_is_tested_where_it_is_read(tmp_path: Path) -> None:
+    """A delta's block `index` that is a list (the reader looked it up in a dict) was the
+    net's "line 10 holds a value of a type the anthropic reader does not expect there
+    (TypeError: unhashable type: 'list')"; the reader now names the field."""
     path = _retype(tmp_path, ANTHROPIC_STREAM, (9, "index"), [])
     with pytest.raises(RunError) as info:
         load_run(path)
-    assert info.value.line == 10
-    assert str(info.value).startswith(
-        f"{path}:10:1: line 10 holds a value of a type the anthropic reader does not expect "
-        "there (TypeError: unhashable type: 'list')"
-    )
-    assert "read as anthropic" in (info.value.hint or "")
+    assert str(info.value) == f"{path}:10:1: line 10's `index` is a list, not a whole number"
+    assert "whole-number `index`" in (info.value.hint or "")
+    assert _outcome(path, None) == _reference(path, None) == ("unreadable", str(info.value))
+
+
+ANTHROPIC_MESSAGE = REALWORLD / "anthropic-message-tooluse" / "message.json"
+ANTHROPIC_REQUEST = FORMAT_SAMPLES / "anthropic-request.json"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "where", "value", "message"),
+    [
+        # was the net's "the file holds a value of a type the anthropic reader does not
+        # expect there (TypeError: unhashable type: 'list')", for each of the first two
+        (ANTHROPIC_MESSAGE, ("content", 0, "type"), [], "`content[0].type` is a list, not text"),
+        (ANTHROPIC_MESSAGE, ("content", 2, "id"), ["x"], "`content[2].id` is a list, not text"),
+        # the rest were read as something they are not: a tool named "{'a': 1}", a block
+        # skipped as of type `None`, no token counts, the answer "{'type': 'text'}"
+        (ANTHROPIC_MESSAGE, ("content", 2, "name"), {"a": 1}, "`content[2].name` is an object"),
+        (ANTHROPIC_MESSAGE, ("content", 1), 5, "`content[1]` is a number, not a content block"),
+        (ANTHROPIC_MESSAGE, ("usage",), 5, "`usage` is a number, not an object"),
+        (
+            ANTHROPIC_REQUEST,
+            ("messages", 3, "content"),
+            {"type": "text"},
+            "`messages[3].content` is an object, not text or a list of content blocks",
+        ),
+    ],
+)
+def test_an_anthropic_field_of_the_wrong_type_is_named(
+    tmp_path: Path, fixture: Path, where: tuple[Any, ...], value: Any, message: str
+) -> None:
+    path = _retype(tmp_path, fixture, (0, *where), value)
+    with pytest.raises(RunError) as info:
+        load_run(path)
+    assert str(info.value).startswith(f"{path}:"), info.value
+    assert f"the document's {message}" in info.value.message
+    assert "does not expect" not in info.value.message
+    line = path.read_text(encoding="utf-8").splitlines()[info.value.line - 1]
+    assert line[info.value.column - 1 :].startswith(json.dumps(value))  # at the value itself
     assert _outcome(path, None) == _reference(path, None) == ("unreadable", str(info.value))
 
 
@@ -277,14 +337,14 @@ def test_a_streamed_calls_index_is_tested_where_it_is_read(
 
 
 def test_a_document_with_such_a_value_is_named_whole(tmp_path: Path) -> None:
-    """One JSON document: there is no smaller head to read, the file is named."""
+    """One JSON document: there is no smaller head to read, it is named whole."""
     path = _retype(
         tmp_path, OPENAI_CALLS, (0, "choices", 0, "message", "tool_calls", 0, "id"), ["x"]
     )
     with pytest.raises(RunError) as info:
         load_run(path)
     assert str(info.value).startswith(
-        f"{path}:1:1: the file holds a value of a type the openai reader does not expect there"
+        f"{path}:1:1: the document holds a value of a type the openai reader does not expect there"
     )
 
 
