@@ -279,6 +279,8 @@ def test_a_streamed_blocks_index_is_tested_where_it_is_read(tmp_path: Path) -> N
 
 ANTHROPIC_MESSAGE = REALWORLD / "anthropic-message-tooluse" / "message.json"
 ANTHROPIC_REQUEST = FORMAT_SAMPLES / "anthropic-request.json"
+RESPONSES_CALL = REALWORLD / "openai-responses-api" / "response-function-call.json"
+RESPONSES_MESSAGE = REALWORLD / "openai-responses-api" / "response-message.json"
 
 
 @pytest.mark.parametrize(
@@ -299,9 +301,31 @@ ANTHROPIC_REQUEST = FORMAT_SAMPLES / "anthropic-request.json"
             {"type": "text"},
             "`messages[3].content` is an object, not text or a list of content blocks",
         ),
+        # OpenAI: the net's "… the openai reader does not expect there (TypeError:
+        # unhashable type: 'list')" or "('int' object is not iterable)", each of them
+        (
+            OPENAI_CALLS,
+            ("choices", 0, "message", "tool_calls", 0, "id"),
+            ["x"],
+            "`choices[0].message.tool_calls[0].id` is a list, not text",
+        ),
+        (
+            OPENAI_CALLS,
+            ("choices", 0, "message", "tool_calls"),
+            5,
+            "`choices[0].message.tool_calls` is a number, not a list",
+        ),
+        (
+            OPENAI_REQUEST,
+            ("messages", 2, "tool_calls"),
+            True,
+            "`messages[2].tool_calls` is a boolean",
+        ),
+        (RESPONSES_CALL, ("output", 0, "type"), {}, "`output[0].type` is an object, not text"),
+        (RESPONSES_MESSAGE, ("output", 0, "content"), 5, "`output[0].content` is a number"),
     ],
 )
-def test_an_anthropic_field_of_the_wrong_type_is_named(
+def test_a_provider_field_of_the_wrong_type_is_named(
     tmp_path: Path, fixture: Path, where: tuple[Any, ...], value: Any, message: str
 ) -> None:
     path = _retype(tmp_path, fixture, (0, *where), value)
@@ -336,16 +360,40 @@ def test_a_streamed_calls_index_is_tested_where_it_is_read(
     )
 
 
-def test_a_document_with_such_a_value_is_named_whole(tmp_path: Path) -> None:
-    """One JSON document: there is no smaller head to read, it is named whole."""
-    path = _retype(
-        tmp_path, OPENAI_CALLS, (0, "choices", 0, "message", "tool_calls", 0, "id"), ["x"]
-    )
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        # the net named the line the stream ended on (17), where the call was made
+        (("tool_calls", 0, "id"), ["x"], "`choices[0].delta.tool_calls[0].id` is a list, not text"),
+        # the net's "('int' object is not iterable)"
+        (("tool_calls",), 5, "`choices[0].delta.tool_calls` is a number, not a list"),
+    ],
+)
+def test_a_streamed_calls_fields_are_tested_where_they_are_read(
+    tmp_path: Path, where: tuple[Any, ...], value: Any, message: str
+) -> None:
+    docs = PARSED[OPENAI_STREAM][1]
+    line = next(i for i, d in enumerate(docs) if d["choices"][0]["delta"].get("tool_calls"))
+    path = _retype(tmp_path, OPENAI_STREAM, (line, "choices", 0, "delta", *where), value)
     with pytest.raises(RunError) as info:
         load_run(path)
-    assert str(info.value).startswith(
-        f"{path}:1:1: the document holds a value of a type the openai reader does not expect there"
-    )
+    assert str(info.value) == f"{path}:{line + 1}:1: line {line + 1}'s {message}"
+    assert _outcome(path, None) == _reference(path, None)
+
+
+def test_a_streamed_output_item_is_tested_where_it_is_in_the_file(tmp_path: Path) -> None:
+    """An output item's `type` that is a list, in a Responses API stream: the net named
+    the terminal event (line 29), where the body the stream ends in was read; the reader
+    now tests each item at its `response.output_item.done` event."""
+    stream = FORMAT_SAMPLES / "responses-stream.sse"
+    docs = PARSED[stream][1]
+    done = "response.output_item.done"
+    at = next(i for i, (k, d) in enumerate(docs) if k == "data" and d.get("type") == done)
+    path = _retype(tmp_path, stream, (at, 1, "item", "type"), ["x"])
+    with pytest.raises(RunError) as info:
+        load_run(path)
+    assert str(info.value) == f"{path}:{at + 1}:1: line {at + 1}'s `item.type` is a list, not text"
+    assert _outcome(path, None) == _reference(path, None)
 
 
 INSPECT_LOG = REALWORLD / "inspect-ai-eval-log" / "log_read_sample.json"
