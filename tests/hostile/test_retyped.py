@@ -278,6 +278,7 @@ def test_a_streamed_blocks_index_is_tested_where_it_is_read(tmp_path: Path) -> N
 
 
 ANTHROPIC_MESSAGE = REALWORLD / "anthropic-message-tooluse" / "message.json"
+INSPECT_LOG = REALWORLD / "inspect-ai-eval-log" / "log_read_sample.json"
 ANTHROPIC_REQUEST = FORMAT_SAMPLES / "anthropic-request.json"
 RESPONSES_CALL = REALWORLD / "openai-responses-api" / "response-function-call.json"
 RESPONSES_MESSAGE = REALWORLD / "openai-responses-api" / "response-message.json"
@@ -323,6 +324,15 @@ RESPONSES_MESSAGE = REALWORLD / "openai-responses-api" / "response-message.json"
         ),
         (RESPONSES_CALL, ("output", 0, "type"), {}, "`output[0].type` is an object, not text"),
         (RESPONSES_MESSAGE, ("output", 0, "content"), 5, "`output[0].content` is a number"),
+        # Inspect AI: the net's "('int' object is not iterable)", "('int' object is not
+        # subscriptable)" and "(KeyError: 0)"
+        (INSPECT_LOG, ("samples", 0, "events"), 5, "`samples[0].events` is a number, not a list"),
+        (
+            INSPECT_LOG,
+            ("samples", 0, "events", 8, "output", "choices"),
+            {"a": 5},
+            "`samples[0].events[8].output.choices` is an object, not a list",
+        ),
     ],
 )
 def test_a_provider_field_of_the_wrong_type_is_named(
@@ -394,9 +404,6 @@ def test_a_streamed_output_item_is_tested_where_it_is_in_the_file(tmp_path: Path
         load_run(path)
     assert str(info.value) == f"{path}:{at + 1}:1: line {at + 1}'s `item.type` is a list, not text"
     assert _outcome(path, None) == _reference(path, None)
-
-
-INSPECT_LOG = REALWORLD / "inspect-ai-eval-log" / "log_read_sample.json"
 
 
 def test_an_inspect_log_whose_samples_are_no_list_has_no_samples(tmp_path: Path) -> None:
