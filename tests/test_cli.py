@@ -273,6 +273,24 @@ def test_convert_yaml_to_eval_runs_the_same(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"cases: [\n", "invalid YAML"),
+        (b"\xff\xfe", "suite file is not UTF-8 text"),
+        (b"- 1\n- 2\n", "a suite is a mapping with a `cases:` list"),
+    ],
+)
+def test_convert_of_a_file_that_is_no_suite_writes_nothing(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_bytes(content)
+    r = evaldsl("convert", str(path))
+    assert (r.returncode, r.stdout) == (1, ""), r  # not a bare `suite "s"`
+    assert f"{path}:" in r.stderr and message in r.stderr
+
+
+@pytest.mark.parametrize(
     ("content", "expected"),
     [
         ('{"cassette":"traceplay","version":1}\n{"type":"tool.call"\n', "line 2"),

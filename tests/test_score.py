@@ -183,6 +183,19 @@ def test_an_anthropic_message_line_is_one_llm_call() -> None:
         (b'{"name": "x"}', "<stdin>:5:1: nothing in `<stdin>:5` is a recognised trace or state"),
         (b"42", "(a number)"),
         (b'{"status": "weird"}', "<stdin>:5:1: "),
+        # found by the index, after reading: still the input's line, not `<stdin>:5:1:1`
+        (
+            b'{"events": [{"type": "llm.response", "usage": {"input_tokens": "x"}}]}',
+            '<stdin>:5:1: an LLM response\'s token usage `input_tokens` is "x", not a number',
+        ),
+        # an array is named by its line too, never `<value>:1:1`
+        (b"[]", "<stdin>:5:1: `<stdin>:5` holds no events"),
+        (b"[1]", "<stdin>:5:1: element [0] of the event list is a number, not an event object"),
+        # a field of the wrong type is named, not a TypeError's text
+        (
+            b'{"type": "message", "content": [{"type": ["text"], "text": "hi"}]}',
+            "<stdin>:5:1: the document's `content[0].type` is a list, not text",
+        ),
     ],
 )
 def test_a_bad_stdin_line_is_an_error_record_naming_its_line(line: bytes, message: str) -> None:
@@ -582,6 +595,16 @@ def test_stdin_traces_and_an_all_passing_run_exit_0(program_file: Path) -> None:
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["trace"] for r in lines[:-1]] == ["<stdin>:1", "<stdin>:2"]
     assert lines[-1]["summary"]["passed"] == 2
+
+
+def test_a_bad_stdin_line_is_named_once_by_its_line(program_file: Path) -> None:
+    body = SEARCH + b'\n[]\n{"events": [{"type": "llm.response", "usage": {"input_tokens": -1}}]}\n'
+    result = run_with_stdin(["score", str(program_file), "-"], body)
+    assert result.returncode == 1, result.stderr
+    out = result.stdout.decode()
+    assert "<stdin>:2:1: `<stdin>:2` holds no events" in out
+    assert "<stdin>:3:1: an LLM response's token usage `input_tokens` is -1" in out
+    assert "<value>" not in out and ":1:1:" not in out
 
 
 def run_with_stdin(args: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:

@@ -22,7 +22,12 @@ becomes what:
   before `message_delta`/`message_stop`, or inside a tool call's input, is cut: an error.
   An `error` event is an `agent.error`.
 
-A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes.
+A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes,
+and a field the reader needs of another type than the API gives it (a content block that is
+no object, a block's `type`, a tool call's `name` or `id` that is not text, a `usage` that
+is no object, a message's `content` neither text nor a list, a stream's block `index` that
+is not a whole number): the error names the field by its path (`content[2].name`), what it
+is and what belongs there, at its place in the file.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaldsl.runs.events import is_kind
-from evaldsl.runs.model import describe, is_among
+from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
     Items,
     Trace,
@@ -141,7 +146,7 @@ def read_anthropic(items: Items, why: str) -> Trace:
             )
         if is_message(item) or (isinstance(item, dict) and isinstance(item.get("content"), list)):
             trace.saw("message")
-            _message(item, trace)
+            _message(item, trace, items, index)
         elif isinstance(item, dict) and isinstance(item.get("messages"), list):
             trace.saw("messages request")
             _transcript(item, items, index, trace)
@@ -159,14 +164,43 @@ def read_anthropic(items: Items, why: str) -> Trace:
     return trace
 
 
+#: Steps from an item to a value in it (keys and indices), for errors that name a field.
+Steps = tuple[str | int, ...]
+
+_BLOCK_HINT = (
+    "an Anthropic message's `content` is a list of blocks: objects with a text `type` "
+    "(`text`, `tool_use`, …); a `tool_use` block has a text `name` and `id`; fix or "
+    "re-record the trace"
+)
+
+
+def check_block(block: Any, items: Items, index: int, steps: Steps) -> None:
+    """Raise the run's error, naming the field, when a content block (at `steps` in item
+    `index`) is not an object, or holds a value of a type its fields never have where the
+    reader needs it: a block's `type` (looked up in sets: a list there cannot be), a tool
+    call's `name` (an object would become a tool's name) and `id` (a result's link)."""
+    if not isinstance(block, dict):
+        raise items.wrong_type(index, steps, block, "a content block (an object)", _BLOCK_HINT)
+    kind = block.get("type", MISSING)
+    if not isinstance(kind, str):
+        raise items.wrong_type(index, (*steps, "type"), kind, "text", _BLOCK_HINT)
+    if kind in _CALL_BLOCKS:
+        # (a text block's `text`, like a delta's, is read as text whatever it is)
+        for field in ("name", "id"):
+            value = block.get(field, MISSING)
+            if not isinstance(value, str) and not (field == "id" and value in (MISSING, None)):
+                raise items.wrong_type(index, (*steps, field), value, "text", _BLOCK_HINT)
+
+
 def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> None:
+    """One step of blocks that `check_block` passed."""
     text: list[str] = []
     calls: list[dict[str, Any]] = []
     for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
+        kind = block["type"]
         if kind == "text":
             text.append(str(block.get("text", "")))
-        elif kind in _CALL_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
+        elif kind in _CALL_BLOCKS or kind.endswith("_tool_result"):
             calls.append(block)
         elif kind in ("thinking", "redacted_thinking"):
             trace.skip("thinking blocks (not answer text)")
@@ -174,8 +208,8 @@ def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> 
             trace.skip(f"content blocks of type `{kind}`")
     trace.llm("\n".join(text), usage_of(usage, _USAGE), model=model)
     for block in calls:
-        if is_among(block["type"], _CALL_BLOCKS):
-            trace.call(str(block.get("name")), block.get("input", {}), block.get("id"))
+        if block["type"] in _CALL_BLOCKS:
+            trace.call(block["name"], block.get("input", {}), block.get("id"))
         else:
             _result(block, trace)
 
@@ -190,27 +224,73 @@ def _result(block: dict[str, Any], trace: Trace) -> None:
     trace.result(call_id, output, is_error=bool(block.get("is_error")))
 
 
-def _message(body: dict[str, Any], trace: Trace) -> None:
+def _usage_field(body: dict[str, Any], items: Items, index: int, steps: Steps) -> Any:
+    """A body's `usage`: an object or nothing (a number there is no count of 0 tokens)."""
+    usage = body.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise items.wrong_type(
+            index,
+            (*steps, "usage"),
+            usage,
+            "an object",
+            '`usage` holds the token counts: {"input_tokens": 10, "output_tokens": 5}',
+        )
+    return usage
+
+
+def _message(body: dict[str, Any], trace: Trace, items: Items, index: int) -> None:
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    _blocks(body["content"], trace, model, body.get("usage"))
+    for n, block in enumerate(body["content"]):
+        check_block(block, items, index, ("content", n))
+    _blocks(body["content"], trace, model, _usage_field(body, items, index, ()))
 
 
 def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
     model = body.get("model") if isinstance(body.get("model"), str) else None
     trace.note("a request transcript records no token usage: tokens count 0")
-    for message in body["messages"]:
+    for m, message in enumerate(body["messages"]):
         if not isinstance(message, dict):
-            raise items.error(index, f"a message of {items.where(index)} is not an object")
+            raise items.wrong_type(index, ("messages", m), message, "a message (an object)")
         content = message.get("content")
+        if not isinstance(content, str | list):
+            raise items.wrong_type(
+                index,
+                ("messages", m, "content"),
+                message.get("content", MISSING),
+                "text or a list of content blocks",
+                _BLOCK_HINT,
+            )
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        if isinstance(content, list):
+            for n, block in enumerate(content):
+                check_block(block, items, index, ("messages", m, "content", n))
         if message.get("role") == "assistant":
             trace.saw("assistant message")
-            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             _blocks(blocks, trace, model, None)
         else:
             trace.saw(f"{message.get('role')} message")
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
+            for block in blocks:
+                if block["type"] == "tool_result":
                     _result(block, trace)
+
+
+#: The field of a delta that holds its piece, by the delta's type.
+_DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json"}
+_STREAM_HINT = (
+    "a stream's events are objects: `message_start` holds a `message` object, "
+    "`content_block_start` a `content_block` object, `content_block_delta` a `delta` object; "
+    "each block event says which block it is by a whole-number `index`; fix or re-record "
+    "the stream"
+)
+
+
+def _block_index(event: dict[str, Any], items: Items, index: int, default: int) -> int:
+    """Which block a stream's block event is about: a whole number (the blocks are put in
+    order by it when the stream ends)."""
+    at = event.get("index", default)
+    if type(at) is not int:
+        raise items.wrong_type(index, ("index",), at, "a whole number", _STREAM_HINT)
+    return at
 
 
 class _Stream:
@@ -229,48 +309,54 @@ class _Stream:
         kind = event["type"]
         trace.saw(kind)
         if kind == "message_start":
-            message = event.get("message") if isinstance(event.get("message"), dict) else {}
-            assert isinstance(message, dict)
+            message = event.get("message", {})
+            if not isinstance(message, dict):
+                raise items.wrong_type(index, ("message",), message, "an object", _STREAM_HINT)
             if isinstance(message.get("model"), str):
                 self.model = message["model"]
-            self._usage(message.get("usage"))
+            self._usage(_usage_field(message, items, index, ("message",)))
         elif kind == "content_block_start":
-            block = event.get("content_block")
-            at = event.get("index", len(self.blocks))
-            if isinstance(block, dict):
-                # (a block's pieces gathered in lists, joined when the stream ends: text
-                # added to text held in a dict is copied whole at every delta, so a long
-                # answer streamed in many deltas was quadratic)
-                self.blocks[at] = {**block, "_json": [], "_text": None}
-                self.open.add(at)
+            at = _block_index(event, items, index, len(self.blocks))
+            block = event.get("content_block", MISSING)
+            check_block(block, items, index, ("content_block",))
+            # (a block's pieces gathered in lists, joined when the stream ends: text
+            # added to text held in a dict is copied whole at every delta, so a long
+            # answer streamed in many deltas was quadratic)
+            self.blocks[at] = {**block, "_json": [], "_text": None}
+            self.open.add(at)
         elif kind == "content_block_delta":
-            block = self.blocks.get(event.get("index", -1))
-            delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
-            assert isinstance(delta, dict)
-            if block is None:
+            started = self.blocks.get(_block_index(event, items, index, -1))
+            delta = event.get("delta", {})
+            if not isinstance(delta, dict):
+                raise items.wrong_type(index, ("delta",), delta, "an object", _STREAM_HINT)
+            if started is None:
                 raise items.error(index, "a content_block_delta for a block that never started")
-            if delta.get("type") == "text_delta":
-                pieces = block["_text"]
+            kind = delta.get("type")
+            field = _DELTA_FIELDS.get(kind) if isinstance(kind, str) else None
+            if field is None:
+                trace.skip(f"deltas of type `{kind}`")
+                return
+            piece = str(delta.get(field, ""))
+            if field == "text":
+                pieces = started["_text"]
                 if pieces is None:  # (the block's own text first, as text)
-                    pieces = block["_text"] = [str(block.get("text", ""))]
-                pieces.append(str(delta.get("text", "")))
-            elif delta.get("type") == "input_json_delta":
-                block["_json"].append(str(delta.get("partial_json", "")))
+                    pieces = started["_text"] = [str(started.get("text", ""))]
+                pieces.append(piece)
             else:
-                trace.skip(f"deltas of type `{delta.get('type')}`")
+                started["_json"].append(piece)
         elif kind == "content_block_stop":
-            self.open.discard(event.get("index", -1))
+            self.open.discard(_block_index(event, items, index, -1))
         elif kind == "message_delta":
-            self._usage(event.get("usage"))
+            self._usage(_usage_field(event, items, index, ()))
             delta = event.get("delta")
             if isinstance(delta, dict) and delta.get("stop_reason"):
                 self.ended = True
         elif kind == "message_stop":
             self.ended = True
 
-    def _usage(self, usage: Any) -> None:
+    def _usage(self, usage: dict[str, Any] | None) -> None:
         # counts in message_delta are cumulative: the last one seen is the total
-        if isinstance(usage, dict):
+        if usage is not None:
             if usage.get("input_tokens") is not None:
                 self.input_tokens = token_count(usage["input_tokens"], "input_tokens")
             if usage.get("output_tokens") is not None:

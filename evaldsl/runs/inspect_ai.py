@@ -18,18 +18,30 @@ From the sample's `events` transcript:
 A sample without events is read from its `messages` (assistant messages are steps, `tool`
 messages results by `tool_call_id`; tokens from `model_usage`). Strings stored as
 `attachment://HASH` are replaced by the sample's `attachments`. The run's latency is the
-sample's `total_time`.
+sample's `total_time`. A sample's `events` or `messages`, a model event's `output.choices`
+or a message's `tool_calls` that is no list, or a call `id` that is not text, is the run's
+error naming the field by its path in the log (`samples[0].events[8].output.choices`).
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from evaldsl.runs.model import RunError
 from evaldsl.runs.providers import Items, Trace, text_of_parts, usage_of
 
 _USAGE = (("input_tokens", "output_tokens"),)
+
+#: The run's error for a value of the wrong type at steps inside the sample read, what
+#: it is, and what belongs there (`Items.wrong_type`, with the sample's place in the log).
+Wrong = Callable[[tuple[str | int, ...], Any, str], RunError]
+_HINT = (
+    "an Inspect AI sample's `events` and `messages` are lists; a model event's "
+    "`output.choices` is a list; a message's `tool_calls` is a list of calls with a text "
+    "`id`; fix the log or write it again"
+)
 
 
 def is_eval_log(d: Any) -> bool:
@@ -114,19 +126,39 @@ def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, flo
             path=items.path,
         )
     trace = Trace("inspect", items.path, why)
+    listed = items.values[0].get("samples")
+    place = ("samples", next(n for n, s in enumerate(listed) if s is chosen))
+
+    def wrong(steps: tuple[str | int, ...], value: Any, expected: str) -> RunError:
+        return items.wrong_type(0, (*place, *steps), value, expected, _HINT)
+
     attachments = chosen.get("attachments") if isinstance(chosen.get("attachments"), dict) else {}
     assert isinstance(attachments, dict)
-    events = [e for e in chosen.get("events") or [] if isinstance(e, dict)]
+    listed_events = chosen.get("events")
+    if listed_events is not None and not isinstance(listed_events, list):
+        raise wrong(("events",), listed_events, "a list of events")
+    events = [(n, e) for n, e in enumerate(listed_events or ()) if isinstance(e, dict)]
     if events:
-        for event in events:
-            _event(_resolve(event, attachments), trace)
+        for n, event in events:
+            _event(
+                _resolve(event, attachments),
+                trace,
+                _within(wrong, ("events", n)),
+            )
     else:
-        _messages(_resolve(chosen, attachments), trace)
-    if isinstance(chosen.get("error"), dict) and not any(e.get("event") == "error" for e in events):
+        _messages(_resolve(chosen, attachments), trace, wrong)
+    if isinstance(chosen.get("error"), dict) and not any(
+        e.get("event") == "error" for _, e in events
+    ):
         trace.error(str(chosen["error"].get("message") or "the sample failed"))
     total = chosen.get("total_time")
     latency = float(total) * 1000 if isinstance(total, int | float) else None
     return trace, latency
+
+
+def _within(wrong: Wrong, steps: tuple[str | int, ...]) -> Wrong:
+    """`wrong` for the fields of the value at `steps`."""
+    return lambda at, value, expected: wrong((*steps, *at), value, expected)
 
 
 def _resolve(value: Any, attachments: dict[str, Any]) -> Any:
@@ -149,22 +181,32 @@ def _message_text(message: Any) -> str:
     return text_of_parts(message.get("content"))
 
 
-def _calls(message: Any, trace: Trace, at: str | None) -> None:
+def _calls(message: Any, trace: Trace, at: str | None, wrong: Wrong) -> None:
+    """The calls of a message (`wrong` names its fields from the message)."""
     if not isinstance(message, dict):
         return
-    for call in message.get("tool_calls") or []:
+    calls = message.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise wrong(("tool_calls",), calls, "a list")
+    for n, call in enumerate(calls or ()):
         if isinstance(call, dict) and isinstance(call.get("function"), str):
-            trace.call(call["function"], call.get("arguments", {}), call.get("id"), at)
+            call_id = call.get("id")
+            if call_id is not None and not isinstance(call_id, str):
+                raise wrong(("tool_calls", n, "id"), call_id, "text")
+            trace.call(call["function"], call.get("arguments", {}), call_id, at)
 
 
-def _event(event: dict[str, Any], trace: Trace) -> None:
+def _event(event: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
+    """One event of the transcript (`wrong` names its fields from the event)."""
     kind = event.get("event")
     at = event.get("timestamp") if isinstance(event.get("timestamp"), str) else None
     if kind == "model":
         trace.saw("model event")
         output = event.get("output") if isinstance(event.get("output"), dict) else {}
         assert isinstance(output, dict)
-        choices = output.get("choices") or []
+        choices = output.get("choices")
+        if choices is not None and not isinstance(choices, list):
+            raise wrong(("output", "choices"), choices, "a list")
         message = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
         model = event.get("model") if isinstance(event.get("model"), str) else None
         end = event.get("completed") if isinstance(event.get("completed"), str) else at
@@ -176,7 +218,12 @@ def _event(event: dict[str, Any], trace: Trace) -> None:
             end=end,
             failed=event.get("error") is not None,
         )
-        _calls(message, trace, end)
+        _calls(
+            message,
+            trace,
+            end,
+            _within(wrong, ("output", "choices", 0, "message")),
+        )
         if event.get("error") is not None:
             trace.error(str(event["error"]), end)
     elif kind == "tool":
@@ -201,16 +248,20 @@ def _event(event: dict[str, Any], trace: Trace) -> None:
         trace.skip(f"`{kind}` events (not a step, call or result)")
 
 
-def _messages(sample: dict[str, Any], trace: Trace) -> None:
+def _messages(sample: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
+    """A sample's steps from its messages (`wrong` names its fields from the sample)."""
     trace.note("the sample has no event transcript: read from its messages")
-    for message in sample.get("messages") or []:
+    messages = sample.get("messages")
+    if messages is not None and not isinstance(messages, list):
+        raise wrong(("messages",), messages, "a list of messages")
+    for m, message in enumerate(messages or ()):
         if not isinstance(message, dict):
             continue
         role = message.get("role")
         if role == "assistant":
             trace.saw("assistant message")
             trace.llm(_message_text(message), None, model=message.get("model"))
-            _calls(message, trace, None)
+            _calls(message, trace, None, _within(wrong, ("messages", m)))
         elif role == "tool":
             trace.saw("tool message")
             call_id = message.get("tool_call_id")

@@ -35,14 +35,17 @@ what:
   without one is cut, an error.
 
 A body with an `error` object and no result (`{"error": {"message": …}}`) is an error, as
-is any item that is none of these shapes.
+is any item that is none of these shapes, and a field the reader needs of another type than
+the API gives it (`tool_calls` that is no list, a call `id` that is not text, a response's
+`output` item that is no object or whose `type` is not text, a message's `content` that is
+no list): the error names the field by its path, what it is and what belongs there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from evaldsl.runs.model import describe, is_among
+from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
     Items,
     Trace,
@@ -175,7 +178,7 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
             and not (choices and type(choices[0]) is dict and "delta" in choices[0])
         ):
             trace.saw("chat.completion")
-            _completion(item, trace)
+            _completion(item, trace, items, index)
             continue
         if is_chunk(item):
             key = str(item.get("id", ""))
@@ -191,16 +194,16 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
             continue
         if is_response_event(item):
             response_stream = response_stream or _ResponseStream(index)
-            if _response_event(item, response_stream, trace):
+            if _response_event(item, response_stream, trace, items, index):
                 response_stream = None
             continue
         _error_body(item, items, index)
         if is_completion(item):
             trace.saw("chat.completion")
-            _completion(item, trace)
+            _completion(item, trace, items, index)
         elif is_response(item):
             trace.saw("response")
-            _response(item, trace)
+            _response(item, trace, items, index, ())
         elif isinstance(item, dict) and isinstance(item.get("messages"), list):
             trace.saw("chat request")
             _transcript(item, items, index, trace)
@@ -245,20 +248,41 @@ def _error_body(item: Any, items: Items, index: int) -> None:
         )
 
 
-def _message_calls(message: dict[str, Any], trace: Trace, at: str | None = None) -> None:
-    for call in message.get("tool_calls") or []:
+#: Steps from an item to a value in it (keys and indices), for errors that name a field.
+Steps = tuple[str | int, ...]
+
+_CALLS_HINT = (
+    "a message's `tool_calls` is a list of calls, each with a text `id` and a `function` "
+    "object (`name`, `arguments`); fix or re-record the trace"
+)
+
+
+def _message_calls(
+    message: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps
+) -> None:
+    """The calls of a message (at `steps` in item `index`): a `tool_calls` that is no
+    list, or a call `id` that is not text (a result's link), is the run's error."""
+    calls = message.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise items.wrong_type(index, (*steps, "tool_calls"), calls, "a list", _CALLS_HINT)
+    for n, call in enumerate(calls or ()):
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             trace.skip("a tool call without a function name")
             continue
+        call_id = call.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise items.wrong_type(
+                index, (*steps, "tool_calls", n, "id"), call_id, "text", _CALLS_HINT
+            )
         args = parse_json_text(function.get("arguments", {}))
-        trace.call(function["name"], args, call.get("id"), at)
+        trace.call(function["name"], args, call_id)
     legacy = message.get("function_call")
     if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
-        trace.call(legacy["name"], parse_json_text(legacy.get("arguments", {})), None, at)
+        trace.call(legacy["name"], parse_json_text(legacy.get("arguments", {})), None)
 
 
-def _completion(body: dict[str, Any], trace: Trace) -> None:
+def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) -> None:
     choices = body.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else None
     message = choice.get("message") if isinstance(choice, dict) else None
@@ -278,20 +302,20 @@ def _completion(body: dict[str, Any], trace: Trace) -> None:
     if isinstance(message, dict) and (
         message.get("tool_calls") or message.get("function_call") is not None
     ):
-        _message_calls(message, trace)
+        _message_calls(message, trace, items, index, ("choices", 0, "message"))
 
 
 def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
     model = body.get("model") if isinstance(body.get("model"), str) else None
     trace.note("a request transcript records no token usage: tokens count 0")
-    for message in body["messages"]:
+    for m, message in enumerate(body["messages"]):
         if not isinstance(message, dict):
             raise items.error(index, f"a message of {items.where(index)} is not an object")
         role = message.get("role")
         if role == "assistant":
             trace.saw("assistant message")
             trace.llm(text_of_parts(message.get("content")), None, model=model)
-            _message_calls(message, trace)
+            _message_calls(message, trace, items, index, ("messages", m))
         elif role == "tool":
             trace.saw("tool message")
             call_id = message.get("tool_call_id")
@@ -330,7 +354,7 @@ class _Stream:
         usage = usage_of(chunk.get("usage"), _CHAT_USAGE)
         if usage is not None:
             self.usage = usage
-        for choice in chunk.get("choices") or []:
+        for n, choice in enumerate(chunk.get("choices") or []):
             if not isinstance(choice, dict):
                 continue
             if choice.get("index", 0) != 0:
@@ -343,9 +367,24 @@ class _Stream:
                 continue
             if isinstance(delta.get("content"), str):
                 self.text.append(delta["content"])
-            for part in delta.get("tool_calls") or []:
+            parts = delta.get("tool_calls")
+            if parts is not None and not isinstance(parts, list):
+                raise items.wrong_type(
+                    index, ("choices", n, "delta", "tool_calls"), parts, "a list", _CALLS_HINT
+                )
+            for k, part in enumerate(parts or ()):
                 if not isinstance(part, dict):
                     continue
+                call_id = part.get("id")
+                if call_id is not None and not isinstance(call_id, str):
+                    # (tested here: the call is made, and its id used, when the stream ends)
+                    raise items.wrong_type(
+                        index,
+                        ("choices", n, "delta", "tool_calls", k, "id"),
+                        call_id,
+                        "text",
+                        _CALLS_HINT,
+                    )
                 at = part.get("index", 0)
                 if type(at) is not int:  # the calls are put in order by it at the end
                     raise items.error(
@@ -394,11 +433,37 @@ def _finish_streams(streams: dict[str, _Stream], items: Items, trace: Trace, don
     streams.clear()
 
 
-def _response(body: dict[str, Any], trace: Trace) -> None:
+_OUTPUT_HINT = (
+    "a response's `output` is a list of items, each an object with a text `type` "
+    "(`message`, `function_call`, …); a message's `content` is a list of parts; fix or "
+    "re-record the trace"
+)
+
+
+def check_output_item(item: Any, items: Items, index: int, steps: Steps) -> None:
+    """Raise the run's error, naming the field, when an item of a response's `output` (at
+    `steps` in item `index`) is no object, its `type` is not text (it is looked up in
+    tables: a list there cannot be), or a message's `content` is no list."""
+    if not isinstance(item, dict):
+        raise items.wrong_type(index, steps, item, "an output item (an object)", _OUTPUT_HINT)
+    kind = item.get("type", MISSING)
+    if not isinstance(kind, str):
+        raise items.wrong_type(index, (*steps, "type"), kind, "text", _OUTPUT_HINT)
+    content = item.get("content")
+    if kind == "message" and content is not None and not isinstance(content, list):
+        raise items.wrong_type(index, (*steps, "content"), content, "a list", _OUTPUT_HINT)
+
+
+def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps) -> None:
+    """One response body (at `steps` in item `index`)."""
     text: list[str] = []
     calls: list[tuple[str, Any, str | None, Any, bool]] = []  # name, args, id, result, error
-    for item in body.get("output") or []:
-        kind = item.get("type") if isinstance(item, dict) else None
+    output = body.get("output")
+    if output is not None and not isinstance(output, list):
+        raise items.wrong_type(index, (*steps, "output"), output, "a list", _OUTPUT_HINT)
+    for n, item in enumerate(output or ()):
+        check_output_item(item, items, index, (*steps, "output", n))
+        kind = item["type"]
         if kind == "message":
             for part in item.get("content") or []:
                 if isinstance(part, dict) and part.get("type") == "output_text":
@@ -453,11 +518,15 @@ class _ResponseStream:
         self.items: list[Any] = []
 
 
-def _response_event(event: dict[str, Any], stream: _ResponseStream, trace: Trace) -> bool:
-    """Read one streaming event; True when it ends the stream."""
+def _response_event(
+    event: dict[str, Any], stream: _ResponseStream, trace: Trace, items: Items, index: int
+) -> bool:
+    """Read one streaming event (item `index`); True when it ends the stream."""
     kind = event["type"]
     trace.saw("response event")
     if kind == "response.output_item.done":
+        # (tested here, where it is in the file: the body the stream ends in holds it)
+        check_output_item(event.get("item", MISSING), items, index, ("item",))
         stream.items.append(event.get("item"))
     if kind not in _TERMINAL:
         return False
@@ -466,5 +535,5 @@ def _response_event(event: dict[str, Any], stream: _ResponseStream, trace: Trace
         body = {}
     if not body.get("output") and stream.items:
         body = {**body, "output": stream.items}
-    _response(body, trace)
+    _response(body, trace, items, index, ("response",))
     return True

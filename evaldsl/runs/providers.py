@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 import orjson
 
-from evaldsl.runs.model import MISSING, Reading, Run, RunError, locate
+from evaldsl.runs.model import MISSING, Reading, Run, RunError, describe, locate
 from evaldsl.runs.text import token_count
 
 
@@ -92,6 +92,37 @@ class Items:
                 message, path=self.path, text=self.text, offset=offset, hint=hint
             )
         return RunError(message, path=self.path, hint=hint)
+
+    def wrong_type(
+        self,
+        index: int,
+        steps: tuple[str | int, ...],
+        value: Any,
+        expected: str,
+        hint: str | None = None,
+    ) -> RunError:
+        """The run's error for a field of item `index` (reached by `steps` inside it) whose
+        value is not of the type the format gives it: the field by its path, what it is and
+        what belongs there, at the field itself when the file's text is at hand.
+
+        >>> str(Items("m.json", [{"content": [{"type": []}]}]).wrong_type(
+        ...     0, ("content", 0, "type"), [], "text"))
+        "m.json:1:1: the document's `content[0].type` is a list, not text"
+        """
+        dotted = "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps)
+        field = f"{self.where(index)}'s `{dotted.lstrip('.')}`"
+        if value is MISSING:
+            message = f"{field} is missing: {expected} belongs there"
+        else:
+            message = f"{field} is {describe(value)}, not {expected}"
+        if self.text is not None and self.container in ("document", "array"):
+            within = (index, *steps) if self.container == "array" else steps
+            offset = locate(self.text, within)
+            if offset is not None:
+                return RunError.at_offset(
+                    message, path=self.path, text=self.text, offset=offset, hint=hint
+                )
+        return self.error(index, message, hint)
 
 
 def keys_of(values: list[Any], limit: int = 3) -> str:

@@ -49,7 +49,9 @@ def unreadable(
     the same kind of exception."""
     at = _first_failing(items, type(exc), read)
     what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    place = items.where(at) if at is not None else "the file"
+    # one item (a document, a line of standard input, a file of one line): it is named
+    # as itself, not as "the file", which a line of standard input is not
+    place = items.where(at if at is not None else 0) if items.values else "the file"
     reader = f"the {fmt} reader" if fmt is not None else "format detection"
     message = f"{place} holds a value of a type {reader} does not expect there ({what})"
     hint = _HINT.format(fmt=fmt, why=why) if fmt is not None else _DETECTION_HINT

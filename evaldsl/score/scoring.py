@@ -151,7 +151,7 @@ def _score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
         else:
             value = decode_line(item.line, item.lineno)
             trace_id = line_id(value)
-            facts = indexed_run(case.needs, run_from_line(value, item.lineno))
+            facts = line_facts(case, value, item.lineno)
     except Exception as err:  # an adapter bug must cost one trace, not the run
         return [crashed_record(item.key, trace_id, case, _raised(item.key, err))]
     return [scored(item.key, trace_id, case, facts)]
@@ -265,10 +265,10 @@ def run_from_line(value: Any, lineno: int) -> Run:
         if isinstance(value, list):
             run = coerce_run(value)
             if run.kind != "value":
-                return run
+                # named as an object's run is, so that the index's errors name the line
+                return attrs.evolve(run, path=where)
     except RunError as err:
-        # Adapters name values by their container at line 1: the line of the input says more.
-        raise RunError(err.message, path="<stdin>", line=lineno, hint=err.hint) from None
+        raise on_line(err, lineno) from None
     shown = describe(value)
     if isinstance(value, dict):
         keys = ", ".join(list(value)[:6])
@@ -279,6 +279,24 @@ def run_from_line(value: Any, lineno: int) -> Run:
         line=lineno,
         hint=_LINE_HINT,
     )
+
+
+def line_facts(case: CompiledCase, value: Any, lineno: int) -> RunFacts:
+    """The run one line of standard input holds, indexed for `case`; a `RunError` at that
+    line, whether reading or indexing found it."""
+    try:
+        return indexed_run(case.needs, run_from_line(value, lineno))
+    except RunError as err:
+        raise on_line(err, lineno) from None
+
+
+def on_line(err: RunError, lineno: int) -> RunError:
+    """`err` at line `lineno` of standard input. Readers and the index name a line's value
+    by the run it became (`<stdin>:LINE`, or `<value>`), at its line 1, which printed
+    after it made `<stdin>:LINE:1:1`: the line of the input says where."""
+    if err.path == "<stdin>":
+        return err
+    return RunError(err.message, path="<stdin>", line=lineno, hint=err.hint, code=err.code)
 
 
 def line_id(value: Any) -> str | int | None:

@@ -73,7 +73,14 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
     except FileProblem as err:
         if p.suffix == ".eval" and starts_as_zip(p):  # (a log too large to read as a suite)
             return _inspect_log(p)
-        diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {err}")
+        hint = (
+            "evaldsl reads suites from regular files only: save it to a file first"
+            if err.kind == "special"
+            else None
+        )
+        # (an unreadable file's problem already says `cannot read "PATH": WHY`)
+        what = err.message.removeprefix("cannot read ")
+        diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {what}", hint=hint)
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     if p.suffix == ".eval" and raw.startswith(ZIP_MAGIC):
         return _inspect_log(p)

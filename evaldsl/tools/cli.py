@@ -33,10 +33,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from evaldsl.gcpause import paused_gc
 from evaldsl.tools.cliargs import parse, parser
+
+if TYPE_CHECKING:  # (imported by the commands that need it: a faster start)
+    from evaldsl.runner.results import Report
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
@@ -263,7 +266,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if report.interrupted:
         return EXIT_INTERRUPTED
     if not ran:
-        print(f"evaldsl: no case ran: {_nothing_ran(args, total)}", file=sys.stderr)
+        print(f"evaldsl: no case ran: {_nothing_ran(args, total, report)}", file=sys.stderr)
         return EXIT_FAILED
     if not report.ok:
         return EXIT_FAILED
@@ -277,10 +280,20 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _nothing_ran(args: argparse.Namespace, total: int) -> str:
-    """Why a run ran no case: its `-k` matched none, or its suites have none."""
+def _nothing_ran(args: argparse.Namespace, total: int, report: Report) -> str:
+    """Why a run ran no case: its `-k` matched none, a suite file that could not be read
+    or checked gave none, or its suites have none. (The report's suites, not the loaded
+    ones: with `-j` a suite's problems are known once its workers checked it.)"""
     if args.select and total:
         return f"-k {args.select!r} matches none of the {total} case{'s' if total != 1 else ''}"
+    broken = [s for s in report.suites if s.errors and not s.cases]
+    if broken:
+        first = broken[0].errors[0]
+        files = "a suite file" if len(broken) == 1 else f"{len(broken)} suite files"
+        return (
+            f"{files} with errors gave no case (first: {first.path}:{first.line}:"
+            f"{first.column}: {first.message})"
+        )
     return "the suites hold no case (an `each []` expands to none)"
 
 
@@ -406,8 +419,12 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     text, problems = to_eval(draft)
     if problems:
         print(render(problems), file=sys.stderr)
-    out.write(text)
-    return EXIT_FAILED if any(d.is_error for d in problems) else EXIT_OK
+    failed = any(d.is_error for d in problems)
+    # A file that could not be read as a suite at all (a device, not UTF-8, not YAML)
+    # converts to nothing: a bare `suite "NAME"` would look like its conversion.
+    if draft.cases or not failed:
+        out.write(text)
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -120,6 +120,22 @@ def test_a_special_suite_file_is_refused(fifo: Path, tmp_path: Path, target: str
         assert "Traceback" not in out
 
 
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero", "link"])
+def test_convert_of_a_special_file_says_so_and_writes_nothing(
+    fifo: Path, tmp_path: Path, target: str
+) -> None:
+    """Once "no such file" (a symlink to /dev/zero), then a bare `suite "NAME"` on
+    standard output beside the error, as if it were the file's conversion."""
+    path = {"fifo": str(fifo), "link": str(tmp_path / "zero.yaml")}.get(target, target)
+    if target == "link":
+        os.symlink("/dev/zero", path)
+    done = run_evaldsl("convert", path, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, ""), done
+    kind = "named pipe" if target == "fifo" else "character device"
+    assert f'cannot read suite file: "{path}" is a {kind}, not a file' in done.stderr
+    assert "regular files only" in done.stderr
+
+
 def test_a_fifo_in_a_searched_folder_is_skipped(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.eval")
     (tmp_path / "ok.eval").write_text(

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from clitools import ROOT, run_evaldsl
+from clitools import ROOT, fresh_python, run_evaldsl
 
 from evaldsl.language.diagnostics import Diagnostic, render
 
@@ -222,6 +222,49 @@ def test_a_k_that_matches_no_case_says_so_and_exits_1(tmp_path: Path) -> None:
     assert not (tmp_path / ".evaldsl").exists()  # an empty run is not recorded
     dry = run_evaldsl("run", "live.eval", "-k", "nothing-like-this", "--dry-run", cwd=tmp_path)
     assert dry.returncode == 1 and "0 cases in 1 suite would run" in dry.stdout
+
+
+#: `evaldsl ARGS` with every open of a file named `locked.eval` refused, as a file of mode
+#: 000 is for a user who is not root (the tests may run as root, who may read it anyway)
+_LOCKED = """
+import errno, os, sys
+opened = os.open
+def refuse(path, *args, **kwargs):
+    if os.fspath(path).endswith("locked.eval"):
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+    return opened(path, *args, **kwargs)
+os.open = refuse
+from evaldsl.tools.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "jobs"), [("locked.eval", "1"), ("locked.eval", "2"), ("zero", "1")]
+)
+def test_a_suite_that_cannot_be_read_says_why_no_case_ran(
+    tmp_path: Path, name: str, jobs: str
+) -> None:
+    """Once "the suites hold no case (an `each []` expands to none)": the file's read error
+    is the reason, and it is said again where the run says that nothing ran."""
+    path = tmp_path / name
+    if name == "zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_text('case "a"\n  run flow:noisy\n  output == "hello"\n', encoding="utf-8")
+    args = ("run", "--no-history", "-j", jobs, str(path))
+    result = fresh_python(_LOCKED, tmp_path / "cache", *args)
+    assert result.returncode == 1, result.stderr
+    why = "Permission denied" if name == "locked.eval" else "is a character device, not a file"
+    assert f'{path}:1:1: error[E501]: cannot read suite file: "{path}"' in result.stdout
+    assert why in result.stdout and "cannot read suite file: cannot read" not in result.stdout
+    assert (
+        f"no case ran: a suite file with errors gave no case (first: {path}:1:1: cannot read "
+        f'suite file: "{path}"'
+    ) in result.stderr and why in result.stderr
+    assert (
+        "each" not in result.stderr and "cannot read suite file: cannot read" not in result.stdout
+    )
 
 
 def test_an_empty_each_says_so_and_exits_1(tmp_path: Path) -> None:

@@ -30,7 +30,9 @@ from hypothesis import strategies as st
 import evaldsl
 from evaldsl.runs.detect import inspect_samples, load_run
 from evaldsl.runs.model import RunError
+from evaldsl.runs.providers import Items
 from evaldsl.runs.summary import summarize
+from evaldsl.runs.unreadable import unreadable
 from tests.clitools import ROOT
 from tests.fuzzing import lenient
 from tests.hostile.retyping import CONFUSING, change_once, locations, objects_among, put, value_at
@@ -239,19 +241,111 @@ OPENAI_REQUEST = REALWORLD / "openai-chat-messages" / "request-with-tool-results
 PHOENIX = REALWORLD / "openinference-phoenix-spans" / "spans.jsonl"
 
 
-def test_a_value_no_reader_tests_is_the_runs_error_at_its_line(tmp_path: Path) -> None:
-    """A delta's block `index` that is a list (the reader looked it up in a dict): the
-    error names the line that holds it, found by reading heads of the stream, and the
-    fast and reference readings agree."""
+def test_a_value_no_reader_tests_is_the_runs_error_at_its_item() -> None:
+    """The net under every reader (`unreadable`): a value of a type a reader did not test
+    is the run's error at the item that holds it, found by reading heads of the items."""
+
+    def read(items: Items) -> None:
+        for value in items:
+            {}.get(value["index"])  # (a list is no key: a TypeError, as a reader's lookup)
+
+    values = [{"index": 0}, {"index": 1}, {"index": 2}, {"index": []}, {"index": 4}]
+    items = Items("s.jsonl", values, "jsonl", lines=[1, 2, 3, 5, 6])
+    with pytest.raises(TypeError) as raised:
+        read(items)
+    error = unreadable(items, "anthropic", "items are stream events", raised.value, read)
+    assert str(error) == (
+        "s.jsonl:5:1: line 5 holds a value of a type the anthropic reader does not expect "
+        "there (TypeError: unhashable type: 'list')"
+    )
+    assert "read as anthropic (items are stream events)" in (error.hint or "")
+    one = Items("<stdin>:3", [values[3]])  # one item: no head to read, it is named whole
+    assert str(unreadable(one, "anthropic", "", raised.value, read)).startswith(
+        "<stdin>:3:1:1: the document holds a value"
+    )
+
+
+def test_a_streamed_blocks_index_is_tested_where_it_is_read(tmp_path: Path) -> None:
+    """A delta's block `index` that is a list (the reader looked it up in a dict) was the
+    net's "line 10 holds a value of a type the anthropic reader does not expect there
+    (TypeError: unhashable type: 'list')"; the reader now names the field."""
     path = _retype(tmp_path, ANTHROPIC_STREAM, (9, "index"), [])
     with pytest.raises(RunError) as info:
         load_run(path)
-    assert info.value.line == 10
-    assert str(info.value).startswith(
-        f"{path}:10:1: line 10 holds a value of a type the anthropic reader does not expect "
-        "there (TypeError: unhashable type: 'list')"
-    )
-    assert "read as anthropic" in (info.value.hint or "")
+    assert str(info.value) == f"{path}:10:1: line 10's `index` is a list, not a whole number"
+    assert "whole-number `index`" in (info.value.hint or "")
+    assert _outcome(path, None) == _reference(path, None) == ("unreadable", str(info.value))
+
+
+ANTHROPIC_MESSAGE = REALWORLD / "anthropic-message-tooluse" / "message.json"
+INSPECT_LOG = REALWORLD / "inspect-ai-eval-log" / "log_read_sample.json"
+ANTHROPIC_REQUEST = FORMAT_SAMPLES / "anthropic-request.json"
+RESPONSES_CALL = REALWORLD / "openai-responses-api" / "response-function-call.json"
+RESPONSES_MESSAGE = REALWORLD / "openai-responses-api" / "response-message.json"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "where", "value", "message"),
+    [
+        # was the net's "the file holds a value of a type the anthropic reader does not
+        # expect there (TypeError: unhashable type: 'list')", for each of the first two
+        (ANTHROPIC_MESSAGE, ("content", 0, "type"), [], "`content[0].type` is a list, not text"),
+        (ANTHROPIC_MESSAGE, ("content", 2, "id"), ["x"], "`content[2].id` is a list, not text"),
+        # the rest were read as something they are not: a tool named "{'a': 1}", a block
+        # skipped as of type `None`, no token counts, the answer "{'type': 'text'}"
+        (ANTHROPIC_MESSAGE, ("content", 2, "name"), {"a": 1}, "`content[2].name` is an object"),
+        (ANTHROPIC_MESSAGE, ("content", 1), 5, "`content[1]` is a number, not a content block"),
+        (ANTHROPIC_MESSAGE, ("usage",), 5, "`usage` is a number, not an object"),
+        (
+            ANTHROPIC_REQUEST,
+            ("messages", 3, "content"),
+            {"type": "text"},
+            "`messages[3].content` is an object, not text or a list of content blocks",
+        ),
+        # OpenAI: the net's "… the openai reader does not expect there (TypeError:
+        # unhashable type: 'list')" or "('int' object is not iterable)", each of them
+        (
+            OPENAI_CALLS,
+            ("choices", 0, "message", "tool_calls", 0, "id"),
+            ["x"],
+            "`choices[0].message.tool_calls[0].id` is a list, not text",
+        ),
+        (
+            OPENAI_CALLS,
+            ("choices", 0, "message", "tool_calls"),
+            5,
+            "`choices[0].message.tool_calls` is a number, not a list",
+        ),
+        (
+            OPENAI_REQUEST,
+            ("messages", 2, "tool_calls"),
+            True,
+            "`messages[2].tool_calls` is a boolean",
+        ),
+        (RESPONSES_CALL, ("output", 0, "type"), {}, "`output[0].type` is an object, not text"),
+        (RESPONSES_MESSAGE, ("output", 0, "content"), 5, "`output[0].content` is a number"),
+        # Inspect AI: the net's "('int' object is not iterable)", "('int' object is not
+        # subscriptable)" and "(KeyError: 0)"
+        (INSPECT_LOG, ("samples", 0, "events"), 5, "`samples[0].events` is a number, not a list"),
+        (
+            INSPECT_LOG,
+            ("samples", 0, "events", 8, "output", "choices"),
+            {"a": 5},
+            "`samples[0].events[8].output.choices` is an object, not a list",
+        ),
+    ],
+)
+def test_a_provider_field_of_the_wrong_type_is_named(
+    tmp_path: Path, fixture: Path, where: tuple[Any, ...], value: Any, message: str
+) -> None:
+    path = _retype(tmp_path, fixture, (0, *where), value)
+    with pytest.raises(RunError) as info:
+        load_run(path)
+    assert str(info.value).startswith(f"{path}:"), info.value
+    assert f"the document's {message}" in info.value.message
+    assert "does not expect" not in info.value.message
+    line = path.read_text(encoding="utf-8").splitlines()[info.value.line - 1]
+    assert line[info.value.column - 1 :].startswith(json.dumps(value))  # at the value itself
     assert _outcome(path, None) == _reference(path, None) == ("unreadable", str(info.value))
 
 
@@ -276,19 +370,40 @@ def test_a_streamed_calls_index_is_tested_where_it_is_read(
     )
 
 
-def test_a_document_with_such_a_value_is_named_whole(tmp_path: Path) -> None:
-    """One JSON document: there is no smaller head to read, the file is named."""
-    path = _retype(
-        tmp_path, OPENAI_CALLS, (0, "choices", 0, "message", "tool_calls", 0, "id"), ["x"]
-    )
+@pytest.mark.parametrize(
+    ("where", "value", "message"),
+    [
+        # the net named the line the stream ended on (17), where the call was made
+        (("tool_calls", 0, "id"), ["x"], "`choices[0].delta.tool_calls[0].id` is a list, not text"),
+        # the net's "('int' object is not iterable)"
+        (("tool_calls",), 5, "`choices[0].delta.tool_calls` is a number, not a list"),
+    ],
+)
+def test_a_streamed_calls_fields_are_tested_where_they_are_read(
+    tmp_path: Path, where: tuple[Any, ...], value: Any, message: str
+) -> None:
+    docs = PARSED[OPENAI_STREAM][1]
+    line = next(i for i, d in enumerate(docs) if d["choices"][0]["delta"].get("tool_calls"))
+    path = _retype(tmp_path, OPENAI_STREAM, (line, "choices", 0, "delta", *where), value)
     with pytest.raises(RunError) as info:
         load_run(path)
-    assert str(info.value).startswith(
-        f"{path}:1:1: the file holds a value of a type the openai reader does not expect there"
-    )
+    assert str(info.value) == f"{path}:{line + 1}:1: line {line + 1}'s {message}"
+    assert _outcome(path, None) == _reference(path, None)
 
 
-INSPECT_LOG = REALWORLD / "inspect-ai-eval-log" / "log_read_sample.json"
+def test_a_streamed_output_item_is_tested_where_it_is_in_the_file(tmp_path: Path) -> None:
+    """An output item's `type` that is a list, in a Responses API stream: the net named
+    the terminal event (line 29), where the body the stream ends in was read; the reader
+    now tests each item at its `response.output_item.done` event."""
+    stream = FORMAT_SAMPLES / "responses-stream.sse"
+    docs = PARSED[stream][1]
+    done = "response.output_item.done"
+    at = next(i for i, (k, d) in enumerate(docs) if k == "data" and d.get("type") == done)
+    path = _retype(tmp_path, stream, (at, 1, "item", "type"), ["x"])
+    with pytest.raises(RunError) as info:
+        load_run(path)
+    assert str(info.value) == f"{path}:{at + 1}:1: line {at + 1}'s `item.type` is a list, not text"
+    assert _outcome(path, None) == _reference(path, None)
 
 
 def test_an_inspect_log_whose_samples_are_no_list_has_no_samples(tmp_path: Path) -> None:
