@@ -1145,10 +1145,10 @@ def test_an_event_whose_type_is_not_text_beside_recognised_ones_is_the_runs_erro
     assert result.error == (
         f"{path}:{line}:1: {where}an event {said}, so what it records cannot be told"
     )
-    for text in ("None", "5", "True"):
-        path = events_file(tmp_path, [events[0], dict(odd, type=text), events[2]], shape)
+    for spelt in ("None", "5", "True"):
+        path = events_file(tmp_path, [events[0], dict(odd, type=spelt), events[2]], shape)
         result = evaldsl.compile("no tool execute_shell").check(load_run(path, "events"))
-        assert result.error is None and result.statuses == ["pass"], text
+        assert result.error is None and result.statuses == ["pass"], spelt
     path = events_file(tmp_path, [odd, odd], shape)
     result = evaldsl.compile("no tool execute_shell").check(load_run(path, "events"))
     assert result.error is not None and "is a recognised event" in result.error

@@ -119,6 +119,8 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
               - {{kind: tool.called, name: 3}}
               - {{type: memory_match, key: a}}
               - {{text: hello}}
+              - {{kind: tool.forbid, name: x}}
+              - {{kind: called.tool, name: x}}
         """,
     )
     suite = load_suite(path)
@@ -127,6 +129,9 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
     assert ("E507", 9) in by_code  # name: 3
     assert by_code[("E505", 10)].hint == "did you mean `memory_matches`?"
     assert ("E506", 11) in by_code  # neither kind nor type
+    # a kind the other way round: difflib's nearest was `tool.order`
+    assert by_code[("E505", 12)].hint == "did you mean `forbid.tool`?"
+    assert by_code[("E505", 13)].hint == "did you mean `tool.called`?"
 
 
 def test_unknown_case_and_suite_fields(tmp_path: Path) -> None:

@@ -679,7 +679,10 @@ def object_to_dsl(obj: Any, place: Place) -> tuple[str | None, list[Diagnostic]]
             ]
         if kind in known:
             return convert(kind, obj, place)
-        guess = did_you_mean(kind, known)
+        # a kind written the other way round (`tool.forbid` for `forbid.tool`) is
+        # that kind, whatever letters it shares with others
+        swapped = ".".join(reversed(kind.split(".")))
+        guess = swapped if swapped in known else did_you_mean(kind, known)
         return None, [
             place.error(
                 field,
