@@ -22,7 +22,7 @@ from evaldsl.runs import RunError, load_run
 from evaldsl.runs.events import KNOWN_TYPES, is_kind
 from evaldsl.runs.openai import read_openai
 from evaldsl.runs.prices import model_family, price_of
-from evaldsl.runs.providers import Items
+from evaldsl.runs.providers import BadValue, Items
 from evaldsl.runs.text import BadUsage
 from evaldsl.suites import load_suite
 from tests.clitools import run_evaldsl
@@ -889,6 +889,8 @@ def _read(values: list[Any]) -> Any:
         return ("error", err.message, err.hint)
     except BadUsage as err:
         return ("bad usage", str(err))
+    except BadValue as err:
+        return ("bad value", str(err))
 
 
 _CHUNK = {

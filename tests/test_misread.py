@@ -1,0 +1,156 @@
+"""A value a format's reader must read and cannot is the run's error, never a pass.
+
+Each row takes a real trace of `tests/fixtures/realworld/` (or a format's sample), changes
+one value the reader reads (a tool call's name to a list, a usage to text, a role to a
+number, ...) and asserts that reading it is a `RunError` saying what was found, at the
+line that holds it where the file has lines; before, each of these made a call, a step,
+a result or a token count vanish, so that `no tool X`, `tool calls == N` or `tokens <= N`
+passed on a trace whose data nobody read (docs/language.md §9.3).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evaldsl
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.model import RunError
+from tests.clitools import ROOT
+
+REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
+
+Change = Callable[[Any], None]
+
+
+def _set(*path: Any) -> Callable[[Any], Change]:
+    """A change that puts a value at `path` (its last step a key, or `None` to delete)."""
+
+    def to(value: Any) -> Change:
+        def change(data: Any) -> None:
+            *into, last = path
+            for step in into:
+                data = data[step]
+            if value is _DELETE:
+                del data[last]
+            else:
+                data[last] = value
+
+        return change
+
+    return to
+
+
+_DELETE = object()
+
+OPENAI_CALLS = "openai-chat-tools/response-toolcalls.json"
+OPENAI_REQUEST = "openai-chat-messages/request-with-tool-results.json"
+OPENAI_RESPONSE = "openai-responses-api/response-function-call.json"
+OPENAI_STREAM = "openai-chat-stream/chunks.jsonl"
+
+_call = _set(0, "choices", 0, "message", "tool_calls", 0, "function", "name")
+
+#: (name, file, change, the error's text, its line or None for a document)
+ROWS: list[tuple[str, str, Change, str, int | None]] = [
+    # OpenAI Chat Completions: a call whose name is not text was skipped (not counted)
+    ("chat name list", OPENAI_CALLS, _call(["execute_shell"]),
+     'a tool call\'s `function.name` is ["execute_shell"] (a list), not a tool\'s name', None),
+    ("chat name null", OPENAI_CALLS, _call(None), "`function.name` is null", None),
+    ("chat name empty", OPENAI_CALLS, _call(""), "`function.name` is empty", None),
+    ("chat name missing", OPENAI_CALLS, _set(0, "choices", 0, "message", "tool_calls", 0,
+     "function", "name")(_DELETE), "a tool call has no `function.name`", None),
+    ("chat tool_calls object", OPENAI_CALLS,
+     _set(0, "choices", 0, "message", "tool_calls")({"a": 1}), "`tool_calls` is {", None),
+    ("chat call text", OPENAI_CALLS, _set(0, "choices", 0, "message", "tool_calls", 0)("x"),
+     'a tool call of `tool_calls` is "x" (a string), not an object', None),
+    ("chat call id number", OPENAI_CALLS,
+     _set(0, "choices", 0, "message", "tool_calls", 0, "id")(5), "`id` is 5 (a number)", None),
+    ("chat legacy name list", OPENAI_CALLS, _set(0, "choices", 0, "message", "function_call")(
+     {"name": ["execute_shell"], "arguments": "{}"}), "`function_call.name` is [", None),
+    # usage that is there and unread counted 0 tokens
+    ("chat usage text", OPENAI_CALLS, _set(0, "usage")("12000"),
+     'a token usage is "12000" (a string), not an object of counts', None),
+    ("chat usage spelling", OPENAI_CALLS, _set(0, "usage")({"input_tokens": 9000}),
+     "a token usage has none of `prompt_tokens`, `completion_tokens` (it has `input_tokens`)",
+     None),
+    ("chat content number", OPENAI_CALLS, _set(0, "choices", 0, "message", "content")(42),
+     "a message's `content` is 42 (a number)", None),
+    ("chat message text", OPENAI_CALLS, _set(0, "choices", 0, "message")("hi"),
+     '`choices[0].message` is "hi"', None),
+    # request transcripts: a role that is not text hid an assistant message's calls
+    ("transcript role list", OPENAI_REQUEST, _set(0, "messages", 2, "role")(["assistant"]),
+     'a message\'s `role` is ["assistant"] (a list), not text', None),
+    ("transcript result id number", OPENAI_REQUEST, _set(0, "messages", 3, "tool_call_id")(5),
+     "a tool message's `tool_call_id` is 5 (a number), not an id (text)", None),
+    # Responses API: `str()` of the name made a call of a tool named "['execute_shell']"
+    ("responses name list", OPENAI_RESPONSE, _set(0, "output", 0, "name")(["execute_shell"]),
+     "a `function_call` item's `name` is [", None),
+    ("responses name missing", OPENAI_RESPONSE, _set(0, "output", 0, "name")(_DELETE),
+     "a `function_call` item has no `name`", None),
+    ("responses item type list", OPENAI_RESPONSE, _set(0, "output", 0, "type")(["x"]),
+     "an output item's `type` is [", None),
+    ("responses usage text", OPENAI_RESPONSE, _set(0, "usage")("9"), "a token usage is", None),
+    # streamed chunks: a list name was kept as the call's name; no name was skipped
+    ("stream name list", OPENAI_STREAM,
+     _set(1, "choices", 0, "delta", "tool_calls", 0, "function", "name")(["execute_shell"]),
+     "a streamed tool call's `function.name` is [", 2),
+    ("stream name missing", OPENAI_STREAM,
+     _set(1, "choices", 0, "delta", "tool_calls", 0, "function", "name")(_DELETE),
+     "streamed tool call #1 has no `function.name` in any of its deltas", 1),
+    ("stream usage text", OPENAI_STREAM, _set(-1, "usage")("12000"), "a token usage is", 18),
+]  # fmt: skip
+
+
+def _values(name: str) -> tuple[list[Any], bool]:
+    path = REALWORLD / name
+    if path.suffix == ".jsonl":
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()], True
+    return [json.loads(path.read_text(encoding="utf-8"))], False
+
+
+def _write(tmp_path: Path, name: str, change: Change) -> Path:
+    values, lines = _values(name)
+    changed = copy.deepcopy(values)
+    change(changed)
+    path = tmp_path / Path(name).name
+    if lines:
+        path.write_text("".join(json.dumps(v) + "\n" for v in changed), encoding="utf-8")
+    else:
+        path.write_text(json.dumps(changed[0], indent=1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "change", "said", "line"), ROWS, ids=[row[0] for row in ROWS]
+)
+def test_a_value_the_reader_cannot_read_is_the_runs_error(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    file: str,
+    change: Change,
+    said: str,
+    line: int | None,
+) -> None:
+    path = _write(tmp_path, file, change)
+    for reference in (False, True):
+        if reference:
+            monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+        with pytest.raises(RunError) as info:
+            load_run(path)
+        assert said in info.value.message
+        assert info.value.line == (line or 1)  # (a document's error is at its start)
+        assert info.value.hint
+
+
+def test_the_unchanged_files_are_read(tmp_path: Path) -> None:
+    """Each file the table changes reads as it is (the errors are the changes')."""
+    for file in sorted({row[1] for row in ROWS}):
+        run = load_run(_write(tmp_path, file, lambda data: None))
+        assert evaldsl.compile("steps >= 1").check(run).passed, file
