@@ -53,7 +53,20 @@ OPENAI_REQUEST = "openai-chat-messages/request-with-tool-results.json"
 OPENAI_RESPONSE = "openai-responses-api/response-function-call.json"
 OPENAI_STREAM = "openai-chat-stream/chunks.jsonl"
 
+ANTHROPIC = "anthropic-message-tooluse/message.json"
+ANTHROPIC_STREAM = "anthropic-stream-tooluse/events.jsonl"
+INSPECT = "inspect-ai-eval-log/log_read_sample.json"
+LATITUDE = "otel-latitude-otlp/trace.otlp.json"
+PHOENIX_OTLP = "openinference-phoenix-spans/spans.otlp.json"
+PHOENIX = "openinference-phoenix-spans/spans.jsonl"
+
 _call = _set(0, "choices", 0, "message", "tool_calls", 0, "function", "name")
+
+
+def _attribute(span: int, n: int) -> Callable[[Any], Change]:
+    """A change of the `AnyValue` of attribute `n` of span `span` of an OTLP document."""
+    return _set(0, "resourceSpans", 0, "scopeSpans", 0, "spans", span, "attributes", n, "value")
+
 
 #: (name, file, change, the error's text, its line or None for a document)
 ROWS: list[tuple[str, str, Change, str, int | None]] = [
@@ -103,6 +116,46 @@ ROWS: list[tuple[str, str, Change, str, int | None]] = [
      _set(1, "choices", 0, "delta", "tool_calls", 0, "function", "name")(_DELETE),
      "streamed tool call #1 has no `function.name` in any of its deltas", 1),
     ("stream usage text", OPENAI_STREAM, _set(-1, "usage")("12000"), "a token usage is", 18),
+    # Anthropic: `str()` of the name made a call of "['execute_shell']" or "None"
+    ("anthropic name list", ANTHROPIC, _set(0, "content", 2, "name")(["execute_shell"]),
+     "a `tool_use` block's `name` is [", None),
+    ("anthropic name missing", ANTHROPIC, _set(0, "content", 2, "name")(_DELETE),
+     "a `tool_use` block has no `name`", None),
+    ("anthropic block type missing", ANTHROPIC, _set(0, "content", 2, "type")(_DELETE),
+     "a content block's `type` is missing", None),
+    ("anthropic text number", ANTHROPIC, _set(0, "content", 0, "text")(42),
+     "a text block's `text` is 42 (a number), not text", None),
+    ("anthropic usage spelling", ANTHROPIC, _set(0, "usage")({"prompt_tokens": 12000}),
+     "a token usage has none of `input_tokens`, `output_tokens`", None),
+    ("anthropic stream name list", ANTHROPIC_STREAM,
+     _set(6, "content_block", "name")(["execute_shell"]), "a `tool_use` block's `name` is [",
+     14),
+    ("anthropic stream usage text", ANTHROPIC_STREAM, _set(13, "usage")("12000"),
+     "a token usage is", 14),
+    # Inspect AI: a tool event's `function` became "None" or "['x']"
+    ("inspect event kind list", INSPECT, _set(0, "samples", 0, "events", 8, "event")(["model"]),
+     "a transcript event's `event` is [", None),
+    ("inspect usage text", INSPECT, _set(0, "samples", 0, "events", 8, "output", "usage")("66"),
+     "a token usage is", None),
+    # OpenTelemetry: a tool name of the wrong AnyValue type fell back to the span's name; a
+    # span kind that was a list made the span a skipped one; a count named the wrong key
+    ("otel tool name array", LATITUDE, _attribute(3, 2)({"arrayValue": {"values": [
+     {"stringValue": "execute_shell"}]}}),
+     'tool span "get_weather"\'s `gen_ai.tool.name` is ["execute_shell"] (a list)', None),
+    ("otel tool name unset", LATITUDE, _attribute(3, 2)({"intValue": "7"}),
+     "`gen_ai.tool.name` is 7 (a number), not a tool's name", None),
+    ("openinference call name int", PHOENIX_OTLP, _attribute(0, 10)({"intValue": "1"}),
+     "an OpenInference tool call (`llm.output_messages.N.message.tool_calls.M`)'s "
+     "`tool_call.function.name` is 1 (a number)", None),
+    ("openinference kind array", PHOENIX_OTLP,
+     _attribute(0, 0)({"arrayValue": {"values": [{"stringValue": "LLM"}]}}),
+     'span "llm"\'s `openinference.span.kind` is ["LLM"] (a list), not text', None),
+    ("openinference call name missing", PHOENIX, _set(0, "attributes", "llm.output_messages", 0,
+     "message.tool_calls", 0, "tool_call.function.name")(_DELETE),
+     "has no `tool_call.function.name`", 1),
+    ("openinference count names its key", PHOENIX,
+     _set(0, "attributes", "llm.token_count.prompt")("229"),
+     "token usage `llm.token_count.prompt` is \"229\", not a number", 1),
 ]  # fmt: skip
 
 

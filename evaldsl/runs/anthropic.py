@@ -30,13 +30,20 @@ from __future__ import annotations
 from typing import Any
 
 from evaldsl.runs.events import is_kind
-from evaldsl.runs.model import describe, is_among
+from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
+    BadValue,
     Items,
     Trace,
+    an_object,
     is_json_text,
+    kind_value,
+    link_id,
     parse_json_text,
+    shown,
     text_of_parts,
+    text_value,
+    tool_name,
     usage_of,
 )
 from evaldsl.runs.text import token_count
@@ -162,10 +169,11 @@ def read_anthropic(items: Items, why: str) -> Trace:
 def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> None:
     text: list[str] = []
     calls: list[dict[str, Any]] = []
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
+    for found in content:
+        block = an_object(found, "a content block")
+        kind = kind_value(block.get("type", MISSING), "type", "a content block")
         if kind == "text":
-            text.append(str(block.get("text", "")))
+            text.append(text_value(block.get("text"), "text", "a text block"))
         elif kind in _CALL_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
             calls.append(block)
         elif kind in ("thinking", "redacted_thinking"):
@@ -175,14 +183,16 @@ def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> 
     trace.llm("\n".join(text), usage_of(usage, _USAGE), model=model)
     for block in calls:
         if is_among(block["type"], _CALL_BLOCKS):
-            trace.call(str(block.get("name")), block.get("input", {}), block.get("id"))
+            what = f"a `{block['type']}` block"
+            name = tool_name(block.get("name", MISSING), "name", what)
+            trace.call(name, block.get("input", {}), link_id(block.get("id"), "id", what))
         else:
             _result(block, trace)
 
 
 def _result(block: dict[str, Any], trace: Trace) -> None:
-    call_id = block.get("tool_use_id")
-    if not isinstance(call_id, str) or not trace.has_call(call_id):
+    call_id = link_id(block.get("tool_use_id"), "tool_use_id", f"a `{block['type']}` block")
+    if call_id is None or not trace.has_call(call_id):
         trace.skip("a tool result whose tool_use_id names no call")
         return
     content = block.get("content")
@@ -202,12 +212,15 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
         if not isinstance(message, dict):
             raise items.error(index, f"a message of {items.where(index)} is not an object")
         content = message.get("content")
-        if message.get("role") == "assistant":
+        role = kind_value(message.get("role", MISSING), "role", "a message")
+        if not isinstance(content, list | str | None):
+            raise BadValue(f"a message's `content` is {shown(content)}, not text or blocks")
+        if role == "assistant":
             trace.saw("assistant message")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             _blocks(blocks, trace, model, None)
         else:
-            trace.saw(f"{message.get('role')} message")
+            trace.saw(f"{role} message")
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     _result(block, trace)
@@ -249,15 +262,17 @@ class _Stream:
             assert isinstance(delta, dict)
             if block is None:
                 raise items.error(index, "a content_block_delta for a block that never started")
-            if delta.get("type") == "text_delta":
+            kind = kind_value(delta.get("type", MISSING), "delta.type", "a content_block_delta")
+            if kind == "text_delta":
                 pieces = block["_text"]
                 if pieces is None:  # (the block's own text first, as text)
-                    pieces = block["_text"] = [str(block.get("text", ""))]
-                pieces.append(str(delta.get("text", "")))
-            elif delta.get("type") == "input_json_delta":
-                block["_json"].append(str(delta.get("partial_json", "")))
+                    pieces = block["_text"] = [text_value(block.get("text"), "text", "a block")]
+                pieces.append(text_value(delta.get("text"), "delta.text", "a text_delta"))
+            elif kind == "input_json_delta":
+                what = "an input_json_delta"
+                block["_json"].append(text_value(delta.get("partial_json"), "partial_json", what))
             else:
-                trace.skip(f"deltas of type `{delta.get('type')}`")
+                trace.skip(f"deltas of type `{kind}`")
         elif kind == "content_block_stop":
             self.open.discard(event.get("index", -1))
         elif kind == "message_delta":
@@ -270,6 +285,7 @@ class _Stream:
 
     def _usage(self, usage: Any) -> None:
         # counts in message_delta are cumulative: the last one seen is the total
+        usage_of(usage, _USAGE)  # (a usage that is not an object of counts: the error)
         if isinstance(usage, dict):
             if usage.get("input_tokens") is not None:
                 self.input_tokens = token_count(usage["input_tokens"], "input_tokens")

@@ -26,8 +26,18 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from evaldsl.runs.model import RunError
-from evaldsl.runs.providers import Items, Trace, text_of_parts, usage_of
+from evaldsl.runs.model import MISSING, RunError
+from evaldsl.runs.providers import (
+    Items,
+    Trace,
+    an_object,
+    kind_value,
+    link_id,
+    listed,
+    text_of_parts,
+    tool_name,
+    usage_of,
+)
 
 _USAGE = (("input_tokens", "output_tokens"),)
 
@@ -152,13 +162,16 @@ def _message_text(message: Any) -> str:
 def _calls(message: Any, trace: Trace, at: str | None) -> None:
     if not isinstance(message, dict):
         return
-    for call in message.get("tool_calls") or []:
-        if isinstance(call, dict) and isinstance(call.get("function"), str):
-            trace.call(call["function"], call.get("arguments", {}), call.get("id"), at)
+    for entry in listed(message.get("tool_calls"), "tool_calls", "an assistant message"):
+        call = an_object(entry, "a tool call of `tool_calls`")
+        name = tool_name(call.get("function", MISSING), "function")
+        trace.call(
+            name, call.get("arguments", {}), link_id(call.get("id"), "id", "a tool call"), at
+        )
 
 
 def _event(event: dict[str, Any], trace: Trace) -> None:
-    kind = event.get("event")
+    kind = kind_value(event.get("event"), "event", "a transcript event")
     at = event.get("timestamp") if isinstance(event.get("timestamp"), str) else None
     if kind == "model":
         trace.saw("model event")
@@ -181,8 +194,8 @@ def _event(event: dict[str, Any], trace: Trace) -> None:
             trace.error(str(event["error"]), end)
     elif kind == "tool":
         trace.saw("tool event")
-        name = str(event.get("function"))
-        call_id = event.get("id") if isinstance(event.get("id"), str) else None
+        name = tool_name(event.get("function", MISSING), "function", "a `tool` event")
+        call_id = link_id(event.get("id"), "id", "a `tool` event")
         cid = trace.known_call(call_id, name)
         if cid is None:
             cid = trace.call(name, event.get("arguments", {}), call_id, at)
@@ -206,15 +219,15 @@ def _messages(sample: dict[str, Any], trace: Trace) -> None:
     for message in sample.get("messages") or []:
         if not isinstance(message, dict):
             continue
-        role = message.get("role")
+        role = kind_value(message.get("role", MISSING), "role", "a message")
         if role == "assistant":
             trace.saw("assistant message")
             trace.llm(_message_text(message), None, model=message.get("model"))
             _calls(message, trace, None)
         elif role == "tool":
             trace.saw("tool message")
-            call_id = message.get("tool_call_id")
-            if isinstance(call_id, str) and trace.has_call(call_id):
+            call_id = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
+            if call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, _message_text(message), is_error="error" in message)
             else:
                 trace.skip("a tool message whose tool_call_id names no call")
