@@ -22,7 +22,7 @@ from evaldsl.runs import RunError, load_run
 from evaldsl.runs.events import KNOWN_TYPES, is_kind
 from evaldsl.runs.openai import read_openai
 from evaldsl.runs.prices import model_family, price_of
-from evaldsl.runs.providers import Items
+from evaldsl.runs.providers import BadValue, Items
 from evaldsl.runs.text import BadUsage
 from evaldsl.suites import load_suite
 from tests.clitools import run_evaldsl
@@ -326,15 +326,16 @@ def test_anthropic_streams_cut_and_whole(tmp_path: Path) -> None:
 
 
 def test_an_anthropic_streams_text_is_its_pieces_in_order(tmp_path: Path) -> None:
-    """Text deltas join after the block's own text (each piece as text), block by block,
-    whatever their number; a block restarted under its index starts again."""
-    deltas = [{"type": "text_delta", "text": t} for t in ("a", 7, None, "b")] + [
+    """Text deltas join after the block's own text (a `null` piece is no text), block by
+    block, whatever their number; a block restarted under its index starts again. (A
+    piece that is not text is the run's error: tests/test_misread.py.)"""
+    deltas = [{"type": "text_delta", "text": t} for t in ("a", "7", None, "b")] + [
         {"type": "input_json_delta", "partial_json": "{}"}
     ]
     word, usage = {"type": "text_delta", "text": "w"}, {"output_tokens": 2}
     events: list[dict[str, Any]] = [
         {"type": "message_start", "message": {"model": "claude", "usage": {"input_tokens": 1}}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": 5}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "5"}},
         {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": "x"}},
         {"type": "content_block_start", "index": 1, "content_block": {"type": "text"}},
         *({"type": "content_block_delta", "index": 0, "delta": d} for d in deltas),
@@ -346,7 +347,7 @@ def test_an_anthropic_streams_text_is_its_pieces_in_order(tmp_path: Path) -> Non
     ]
     path = write(tmp_path, "s.jsonl", "\n".join(json.dumps(e) for e in events))
     answers = [e["output"] for e in load_run(path).events if e["type"] == "llm.response"]
-    assert answers == ["5a7Noneb\n" + "w" * 5000]
+    assert answers == ["5a7b\n" + "w" * 5000]
 
 
 def otlp(spans: list[dict[str, Any]]) -> str:
@@ -889,6 +890,8 @@ def _read(values: list[Any]) -> Any:
         return ("error", err.message, err.hint)
     except BadUsage as err:
         return ("bad usage", str(err))
+    except BadValue as err:
+        return ("bad value", str(err))
 
 
 _CHUNK = {

@@ -186,7 +186,8 @@ def test_an_anthropic_message_line_is_one_llm_call() -> None:
         # found by the index, after reading: still the input's line, not `<stdin>:5:1:1`
         (
             b'{"events": [{"type": "llm.response", "usage": {"input_tokens": "x"}}]}',
-            '<stdin>:5:1: an LLM response\'s token usage `input_tokens` is "x", not a number',
+            "<stdin>:5:1: event [0] of the event list: an LLM response's token usage "
+            '`input_tokens` is "x", not a number',
         ),
         # an array is named by its line too, never `<value>:1:1`
         (b"[]", "<stdin>:5:1: `<stdin>:5` holds no events"),
@@ -603,7 +604,10 @@ def test_a_bad_stdin_line_is_named_once_by_its_line(program_file: Path) -> None:
     assert result.returncode == 1, result.stderr
     out = result.stdout.decode()
     assert "<stdin>:2:1: `<stdin>:2` holds no events" in out
-    assert "<stdin>:3:1: an LLM response's token usage `input_tokens` is -1" in out
+    assert (
+        "<stdin>:3:1: event [0] of the event list: an LLM response's token usage "
+        "`input_tokens` is -1" in out
+    )
     assert "<value>" not in out and ":1:1:" not in out
 
 

@@ -25,7 +25,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts, usage_of
+from evaldsl.runs.model import MISSING
+from evaldsl.runs.providers import (
+    Items,
+    Trace,
+    an_object,
+    kind_value,
+    link_id,
+    listed,
+    parse_json_text,
+    text_of_parts,
+    tool_name,
+    usage_of,
+)
 
 _USAGE = (("input_tokens", "output_tokens"), ("prompt_tokens", "completion_tokens"))
 
@@ -89,7 +101,7 @@ def read_agents(items: Items, why: str) -> tuple[Trace, float | None]:
 
 def _span(span: dict[str, Any], trace: Trace) -> None:
     data = span["span_data"]
-    kind = data.get("type")
+    kind = kind_value(data.get("type"), "span_data.type", "a span")
     start = span.get("started_at") if isinstance(span.get("started_at"), str) else None
     end = span.get("ended_at") if isinstance(span.get("ended_at"), str) else None
     error = span.get("error")
@@ -102,28 +114,27 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
                 content = text_of_parts(message.get("content"))
                 if content:
                     text.append(content)
-                calls += [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+                found = listed(message.get("tool_calls"), "tool_calls", "an output message")
+                calls += [an_object(c, "a tool call of `tool_calls`") for c in found]
         model = data.get("model") if isinstance(data.get("model"), str) else None
         trace.llm(
             "\n".join(text), usage_of(data.get("usage"), _USAGE), model=model, start=start, end=end
         )
         for call in calls:
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
-            assert isinstance(function, dict)
-            if isinstance(function.get("name"), str):
-                trace.call(
-                    function["name"],
-                    parse_json_text(function.get("arguments")),
-                    call.get("id"),
-                    end,
-                )
+            function = an_object(call.get("function", MISSING), "a tool call's `function`")
+            trace.call(
+                tool_name(function.get("name", MISSING), "function.name"),
+                parse_json_text(function.get("arguments")),
+                link_id(call.get("id"), "id", "a tool call"),
+                end,
+            )
     elif kind == "response":
         trace.saw("response span")
         trace.note("`response` spans export no answer text (only a response_id): `answer` is empty")
         trace.llm("", usage_of(data.get("usage"), _USAGE), start=start, end=end)
     elif kind == "function":
         trace.saw("function span")
-        name = str(data.get("name"))
+        name = tool_name(data.get("name", MISSING), "span_data.name", "a `function` span")
         cid = trace.known_call(None, name)
         if cid is None:
             cid = trace.call(

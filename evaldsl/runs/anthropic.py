@@ -39,9 +39,14 @@ from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
     Items,
     Trace,
+    an_object,
     is_json_text,
+    kind_value,
+    link_id,
     parse_json_text,
     text_of_parts,
+    text_value,
+    tool_name,
     usage_of,
 )
 from evaldsl.runs.text import token_count
@@ -196,11 +201,12 @@ def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> 
     """One step of blocks that `check_block` passed."""
     text: list[str] = []
     calls: list[dict[str, Any]] = []
-    for block in content:
-        kind = block["type"]
+    for found in content:
+        block = an_object(found, "a content block")
+        kind = kind_value(block.get("type", MISSING), "type", "a content block")
         if kind == "text":
-            text.append(str(block.get("text", "")))
-        elif kind in _CALL_BLOCKS or kind.endswith("_tool_result"):
+            text.append(text_value(block.get("text"), "text", "a text block"))
+        elif kind in _CALL_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
             calls.append(block)
         elif kind in ("thinking", "redacted_thinking"):
             trace.skip("thinking blocks (not answer text)")
@@ -208,15 +214,17 @@ def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> 
             trace.skip(f"content blocks of type `{kind}`")
     trace.llm("\n".join(text), usage_of(usage, _USAGE), model=model)
     for block in calls:
-        if block["type"] in _CALL_BLOCKS:
-            trace.call(block["name"], block.get("input", {}), block.get("id"))
+        if is_among(block["type"], _CALL_BLOCKS):
+            what = f"a `{block['type']}` block"
+            name = tool_name(block.get("name", MISSING), "name", what)
+            trace.call(name, block.get("input", {}), link_id(block.get("id"), "id", what))
         else:
             _result(block, trace)
 
 
 def _result(block: dict[str, Any], trace: Trace) -> None:
-    call_id = block.get("tool_use_id")
-    if not isinstance(call_id, str) or not trace.has_call(call_id):
+    call_id = link_id(block.get("tool_use_id"), "tool_use_id", f"a `{block['type']}` block")
+    if call_id is None or not trace.has_call(call_id):
         trace.skip("a tool result whose tool_use_id names no call")
         return
     content = block.get("content")
@@ -252,6 +260,7 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
         if not isinstance(message, dict):
             raise items.wrong_type(index, ("messages", m), message, "a message (an object)")
         content = message.get("content")
+        role = kind_value(message.get("role", MISSING), "role", "a message")
         if not isinstance(content, str | list):
             raise items.wrong_type(
                 index,
@@ -264,18 +273,17 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
         if isinstance(content, list):
             for n, block in enumerate(content):
                 check_block(block, items, index, ("messages", m, "content", n))
-        if message.get("role") == "assistant":
+        if role == "assistant":
             trace.saw("assistant message")
             _blocks(blocks, trace, model, None)
         else:
-            trace.saw(f"{message.get('role')} message")
+            trace.saw(f"{role} message")
             for block in blocks:
                 if block["type"] == "tool_result":
                     _result(block, trace)
 
 
 #: The field of a delta that holds its piece, by the delta's type.
-_DELTA_FIELDS = {"text_delta": "text", "input_json_delta": "partial_json"}
 _STREAM_HINT = (
     "a stream's events are objects: `message_start` holds a `message` object, "
     "`content_block_start` a `content_block` object, `content_block_delta` a `delta` object; "
@@ -331,19 +339,17 @@ class _Stream:
                 raise items.wrong_type(index, ("delta",), delta, "an object", _STREAM_HINT)
             if started is None:
                 raise items.error(index, "a content_block_delta for a block that never started")
-            kind = delta.get("type")
-            field = _DELTA_FIELDS.get(kind) if isinstance(kind, str) else None
-            if field is None:
-                trace.skip(f"deltas of type `{kind}`")
-                return
-            piece = str(delta.get(field, ""))
-            if field == "text":
+            kind = kind_value(delta.get("type", MISSING), "delta.type", "a content_block_delta")
+            if kind == "text_delta":
                 pieces = started["_text"]
                 if pieces is None:  # (the block's own text first, as text)
-                    pieces = started["_text"] = [str(started.get("text", ""))]
-                pieces.append(piece)
+                    pieces = started["_text"] = [text_value(started.get("text"), "text", "a block")]
+                pieces.append(text_value(delta.get("text"), "delta.text", "a text_delta"))
+            elif kind == "input_json_delta":
+                what = "an input_json_delta"
+                started["_json"].append(text_value(delta.get("partial_json"), "partial_json", what))
             else:
-                started["_json"].append(piece)
+                trace.skip(f"deltas of type `{kind}`")
         elif kind == "content_block_stop":
             self.open.discard(_block_index(event, items, index, -1))
         elif kind == "message_delta":
@@ -356,7 +362,8 @@ class _Stream:
 
     def _usage(self, usage: dict[str, Any] | None) -> None:
         # counts in message_delta are cumulative: the last one seen is the total
-        if usage is not None:
+        usage_of(usage, _USAGE)  # (a usage that is not an object of counts: the error)
+        if isinstance(usage, dict):
             if usage.get("input_tokens") is not None:
                 self.input_tokens = token_count(usage["input_tokens"], "input_tokens")
             if usage.get("output_tokens") is not None:

@@ -524,20 +524,21 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
 
 
 def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
-    from evaldsl.runs.unreadable import UNEXPECTED, unreadable
+    from evaldsl.runs.providers import BadValue
+    from evaldsl.runs.unreadable import UNEXPECTED, misread, unreadable
+
+    def again(head: Items) -> Run:
+        return _adapt(head, fmt, why, done, sample)
 
     try:
         return _adapt(items, fmt, why, done, sample)
     except BadUsage as bad:  # usage nobody can count: the run's error, never 0 tokens
-        raise RunError(
-            f"an LLM call's {bad}",
-            path=items.path,
-            hint="token counts are whole numbers ≥ 0; fix or re-record the trace",
-        ) from None
+        counts = "token counts are whole numbers ≥ 0; fix or re-record the trace"
+        raise misread(items, fmt, why, BadUsage(f"an LLM call's {bad}"), again, counts) from None
+    except BadValue as bad:  # a value the reader must read and cannot: never a pass
+        raise misread(items, fmt, why, bad, again) from None
     except UNEXPECTED as exc:  # a value of a type the adapter did not test for
-        raise unreadable(
-            items, fmt, why, exc, lambda head: _adapt(head, fmt, why, done, sample)
-        ) from None
+        raise unreadable(items, fmt, why, exc, again) from None
 
 
 def _adapt(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:

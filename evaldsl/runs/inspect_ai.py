@@ -29,8 +29,17 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from evaldsl.runs.model import RunError
-from evaldsl.runs.providers import Items, Trace, text_of_parts, usage_of
+from evaldsl.runs.model import MISSING, RunError
+from evaldsl.runs.providers import (
+    Items,
+    Trace,
+    an_object,
+    kind_value,
+    link_id,
+    text_of_parts,
+    tool_name,
+    usage_of,
+)
 
 _USAGE = (("input_tokens", "output_tokens"),)
 
@@ -126,8 +135,8 @@ def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, flo
             path=items.path,
         )
     trace = Trace("inspect", items.path, why)
-    listed = items.values[0].get("samples")
-    place = ("samples", next(n for n, s in enumerate(listed) if s is chosen))
+    in_log = items.values[0].get("samples")
+    place = ("samples", next(n for n, s in enumerate(in_log) if s is chosen))
 
     def wrong(steps: tuple[str | int, ...], value: Any, expected: str) -> RunError:
         return items.wrong_type(0, (*place, *steps), value, expected, _HINT)
@@ -188,17 +197,18 @@ def _calls(message: Any, trace: Trace, at: str | None, wrong: Wrong) -> None:
     calls = message.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         raise wrong(("tool_calls",), calls, "a list")
-    for n, call in enumerate(calls or ()):
-        if isinstance(call, dict) and isinstance(call.get("function"), str):
-            call_id = call.get("id")
-            if call_id is not None and not isinstance(call_id, str):
-                raise wrong(("tool_calls", n, "id"), call_id, "text")
-            trace.call(call["function"], call.get("arguments", {}), call_id, at)
+    for n, entry in enumerate(calls or ()):
+        call = an_object(entry, "a tool call of `tool_calls`")
+        call_id = call.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise wrong(("tool_calls", n, "id"), call_id, "text")
+        name = tool_name(call.get("function", MISSING), "function")
+        trace.call(name, call.get("arguments", {}), call_id, at)
 
 
 def _event(event: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
     """One event of the transcript (`wrong` names its fields from the event)."""
-    kind = event.get("event")
+    kind = kind_value(event.get("event"), "event", "a transcript event")
     at = event.get("timestamp") if isinstance(event.get("timestamp"), str) else None
     if kind == "model":
         trace.saw("model event")
@@ -228,8 +238,8 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
             trace.error(str(event["error"]), end)
     elif kind == "tool":
         trace.saw("tool event")
-        name = str(event.get("function"))
-        call_id = event.get("id") if isinstance(event.get("id"), str) else None
+        name = tool_name(event.get("function", MISSING), "function", "a `tool` event")
+        call_id = link_id(event.get("id"), "id", "a `tool` event")
         cid = trace.known_call(call_id, name)
         if cid is None:
             cid = trace.call(name, event.get("arguments", {}), call_id, at)
@@ -257,15 +267,15 @@ def _messages(sample: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
     for m, message in enumerate(messages or ()):
         if not isinstance(message, dict):
             continue
-        role = message.get("role")
+        role = kind_value(message.get("role", MISSING), "role", "a message")
         if role == "assistant":
             trace.saw("assistant message")
             trace.llm(_message_text(message), None, model=message.get("model"))
             _calls(message, trace, None, _within(wrong, ("messages", m)))
         elif role == "tool":
             trace.saw("tool message")
-            call_id = message.get("tool_call_id")
-            if isinstance(call_id, str) and trace.has_call(call_id):
+            call_id = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
+            if call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, _message_text(message), is_error="error" in message)
             else:
                 trace.skip("a tool message whose tool_call_id names no call")

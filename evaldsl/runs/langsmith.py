@@ -57,8 +57,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from evaldsl.runs.model import describe
-from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts, usage_of
+from evaldsl.runs.model import MISSING, describe
+from evaldsl.runs.providers import (
+    Items,
+    Trace,
+    an_object,
+    parse_json_text,
+    text_of_parts,
+    tool_name,
+    usage_of,
+)
 
 RUN_TYPES = ("llm", "chain", "tool", "retriever", "embedding", "prompt", "parser")
 _RUN_KEYS = ("inputs", "outputs", "child_runs", "dotted_order", "trace_id", "parent_run_id")
@@ -322,13 +330,14 @@ def _read_message(message: dict[str, Any]) -> tuple[str, list[Call]]:
     calls = _calls(message)
     if not calls and isinstance(content, list):
         for block in content:
-            if not isinstance(block, dict) or not isinstance(block.get("name"), str):
+            if not isinstance(block, dict) or block.get("type") not in ("tool_use", "tool_call"):
                 continue
+            name = tool_name(block.get("name", MISSING), "name", f"a `{block['type']}` block")
             cid = block.get("id") if isinstance(block.get("id"), str) else None
-            if block.get("type") == "tool_use":
-                calls.append((block["name"], block.get("input", {}), cid))
-            elif block.get("type") == "tool_call":
-                calls.append((block["name"], block.get("args", {}), cid))
+            if block["type"] == "tool_use":
+                calls.append((name, block.get("input", {}), cid))
+            else:
+                calls.append((name, block.get("args", {}), cid))
     return text_of_parts(content), calls
 
 
@@ -340,15 +349,15 @@ def _calls(message: dict[str, Any]) -> list[Call]:
     if not listed and isinstance(extra, dict):
         listed = extra.get("tool_calls")
     out: list[Call] = []
-    for call in listed if isinstance(listed, list) else []:
-        if not isinstance(call, dict):
-            continue
+    for entry in listed if isinstance(listed, list) else []:
+        call = an_object(entry, "a tool call of `tool_calls`")
         function = call.get("function")
         cid = call.get("id") if isinstance(call.get("id"), str) else None
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            out.append((function["name"], parse_json_text(function.get("arguments")), cid))
-        elif isinstance(call.get("name"), str):
-            out.append((call["name"], call.get("args", {}), cid))
+        if isinstance(function, dict):
+            name = tool_name(function.get("name", MISSING), "function.name")
+            out.append((name, parse_json_text(function.get("arguments")), cid))
+        else:
+            out.append((tool_name(call.get("name", MISSING), "name"), call.get("args", {}), cid))
     return out
 
 

@@ -49,9 +49,15 @@ from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
     Items,
     Trace,
+    an_object,
     is_json_text,
+    kind_value,
+    link_id,
+    listed,
     parse_json_text,
     text_of_parts,
+    text_value,
+    tool_name,
     usage_of,
 )
 
@@ -258,39 +264,50 @@ _CALLS_HINT = (
 
 
 def _message_calls(
-    message: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps
+    message: dict[str, Any],
+    trace: Trace,
+    items: Items,
+    index: int,
+    steps: Steps,
+    at: str | None = None,
 ) -> None:
-    """The calls of a message (at `steps` in item `index`): a `tool_calls` that is no
-    list, or a call `id` that is not text (a result's link), is the run's error."""
+    """The calls of a message's `tool_calls` (and legacy `function_call`), the message at
+    `steps` in item `index`: a `tool_calls` that is no list or a call `id` that is not
+    text (a result's link) is the run's error at its place; a call whose function is not
+    an object or whose name is not text is the run's error too (`tool_name`), never a
+    call read past: `no tool X` must not pass on a call of X nobody could read."""
     calls = message.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         raise items.wrong_type(index, (*steps, "tool_calls"), calls, "a list", _CALLS_HINT)
-    for n, call in enumerate(calls or ()):
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            trace.skip("a tool call without a function name")
-            continue
+    for n, entry in enumerate(calls or ()):
+        call = an_object(entry, "a tool call of `tool_calls`")
         call_id = call.get("id")
         if call_id is not None and not isinstance(call_id, str):
             raise items.wrong_type(
                 index, (*steps, "tool_calls", n, "id"), call_id, "text", _CALLS_HINT
             )
-        args = parse_json_text(function.get("arguments", {}))
-        trace.call(function["name"], args, call_id)
+        function = an_object(call.get("function", MISSING), "a tool call's `function`")
+        name = tool_name(function.get("name", MISSING), "function.name")
+        trace.call(name, parse_json_text(function.get("arguments", {})), call_id, at)
     legacy = message.get("function_call")
-    if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
-        trace.call(legacy["name"], parse_json_text(legacy.get("arguments", {})), None)
+    if legacy is not None:
+        legacy = an_object(legacy, "a message's `function_call`")
+        name = tool_name(legacy.get("name", MISSING), "function_call.name", "a function call")
+        trace.call(name, parse_json_text(legacy.get("arguments", {})), None, at)
 
 
 def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) -> None:
     choices = body.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else None
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if isinstance(message, dict):
+    if choice is not None:
+        choice = an_object(choice, "a chat.completion's `choices[0]`")
+    message = choice.get("message") if choice is not None else None
+    if message is not None:
+        message = an_object(message, "`choices[0].message`")
         content = message.get("content")
         text = content if type(content) is str else text_of_parts(content)
     else:
-        text = choice.get("text", "") if isinstance(choice, dict) else ""
+        text = text_value(choice.get("text"), "text", "a choice") if choice is not None else ""
     if isinstance(choices, list) and len(choices) > 1:
         trace.skip("choices after the first (n > 1)", len(choices) - 1)
     model = body.get("model")
@@ -299,8 +316,8 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
         usage_of(body.get("usage"), _CHAT_USAGE),
         model=model if isinstance(model, str) else None,
     )
-    if isinstance(message, dict) and (
-        message.get("tool_calls") or message.get("function_call") is not None
+    if message is not None and (
+        message.get("tool_calls") is not None or message.get("function_call") is not None
     ):
         _message_calls(message, trace, items, index, ("choices", 0, "message"))
 
@@ -311,22 +328,23 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
     for m, message in enumerate(body["messages"]):
         if not isinstance(message, dict):
             raise items.error(index, f"a message of {items.where(index)} is not an object")
-        role = message.get("role")
+        role = kind_value(message.get("role", MISSING), "role", "a message")
         if role == "assistant":
             trace.saw("assistant message")
             trace.llm(text_of_parts(message.get("content")), None, model=model)
             _message_calls(message, trace, items, index, ("messages", m))
         elif role == "tool":
             trace.saw("tool message")
-            call_id = message.get("tool_call_id")
+            call_id = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
             output = text_of_parts(message.get("content"))
-            if isinstance(call_id, str) and trace.has_call(call_id):
+            if call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, output)
             else:
                 trace.skip("a tool message whose tool_call_id names no call")
         elif role == "function":
             trace.saw("function message")
-            found = trace.known_call(None, message.get("name"))
+            named = tool_name(message.get("name", MISSING), "name", "a function message")
+            found = trace.known_call(None, named)
             if found is not None:
                 trace.result(found, text_of_parts(message.get("content")))
             else:
@@ -365,16 +383,15 @@ class _Stream:
             delta = choice.get("delta")
             if not isinstance(delta, dict):
                 continue
-            if isinstance(delta.get("content"), str):
-                self.text.append(delta["content"])
+            if delta.get("content") is not None:
+                self.text.append(text_value(delta["content"], "delta.content", "a chunk"))
             parts = delta.get("tool_calls")
             if parts is not None and not isinstance(parts, list):
                 raise items.wrong_type(
                     index, ("choices", n, "delta", "tool_calls"), parts, "a list", _CALLS_HINT
                 )
-            for k, part in enumerate(parts or ()):
-                if not isinstance(part, dict):
-                    continue
+            for k, entry in enumerate(parts or ()):
+                part = an_object(entry, "a streamed tool call delta")
                 call_id = part.get("id")
                 if call_id is not None and not isinstance(call_id, str):
                     # (tested here: the call is made, and its id used, when the stream ends)
@@ -394,13 +411,20 @@ class _Stream:
                     )
                 slot = self.calls.setdefault(at, {"id": None, "name": None, "arguments": []})
                 if part.get("id"):
-                    slot["id"] = part["id"]
+                    slot["id"] = link_id(part["id"], "id", "a streamed tool call")
                 function = part.get("function")
-                if isinstance(function, dict):
-                    if function.get("name"):
-                        slot["name"] = function["name"]
-                    if isinstance(function.get("arguments"), str):
-                        slot["arguments"].append(function["arguments"])
+                if function is not None:
+                    function = an_object(function, "a streamed tool call's `function`")
+                    if function.get("name") not in (None, ""):  # (later deltas may say "")
+                        slot["name"] = tool_name(
+                            function["name"], "function.name", "a streamed tool call"
+                        )
+                    if function.get("arguments") is not None:
+                        slot["arguments"].append(
+                            text_value(
+                                function["arguments"], "function.arguments", "a streamed tool call"
+                            )
+                        )
 
     def finish(self, items: Items, trace: Trace, done: bool) -> None:
         for n, slot in sorted(self.calls.items()):
@@ -419,10 +443,14 @@ class _Stream:
                 "record the whole stream, up to the chunk with a finish_reason",
             )
         trace.llm("".join(self.text), self.usage, model=self.model)
-        for slot in (s for _, s in sorted(self.calls.items())):
+        for n, slot in sorted(self.calls.items()):
             if not slot["name"]:
-                trace.skip("a streamed tool call without a name")
-                continue
+                raise items.error(
+                    self.start,
+                    f"streamed tool call #{n + 1} has no `function.name` in any of its "
+                    "deltas: the tool it calls cannot be named",
+                    "record the whole stream: a tool call's first delta names its function",
+                )
             text = "".join(slot["arguments"])
             trace.call(slot["name"], parse_json_text(text) if text else {}, slot["id"])
 
@@ -465,24 +493,29 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
         check_output_item(item, items, index, (*steps, "output", n))
         kind = item["type"]
         if kind == "message":
-            for part in item.get("content") or []:
-                if isinstance(part, dict) and part.get("type") == "output_text":
-                    text.append(str(part.get("text", "")))
+            for found in listed(item.get("content"), "content", "a `message` output item"):
+                part = an_object(found, "a part of a `message` item's `content`")
+                if kind_value(part.get("type"), "type", "a message part") == "output_text":
+                    text.append(text_value(part.get("text"), "text", "an output_text part"))
                 else:
                     trace.skip("message parts that are not output_text (refusals, …)")
         elif kind in ("function_call", "custom_tool_call"):
             args = item.get("arguments") if kind == "function_call" else item.get("input")
-            calls.append(
-                (str(item.get("name")), parse_json_text(args), item.get("call_id"), None, False)
-            )
+            name = tool_name(item.get("name", MISSING), "name", f"a `{kind}` item")
+            cid = link_id(item.get("call_id"), "call_id", f"a `{kind}` item")
+            calls.append((name, parse_json_text(args), cid, None, False))
         elif kind == "function_call_output":
-            calls.append(("", None, item.get("call_id"), item.get("output"), True))
+            cid = link_id(item.get("call_id"), "call_id", "a `function_call_output` item")
+            calls.append(("", None, cid, item.get("output"), True))
         elif kind == "mcp_call":
             args = parse_json_text(item.get("arguments"))
-            calls.append((str(item.get("name")), args, item.get("id"), item, False))
+            name = tool_name(item.get("name", MISSING), "name", "an `mcp_call` item")
+            cid = link_id(item.get("id"), "id", "an `mcp_call` item")
+            calls.append((name, args, cid, item, False))
         elif kind in _BUILTIN_CALLS:
             args = {k: item[k] for k in _BUILTIN_CALLS[kind] if k in item}
-            calls.append((kind.removesuffix("_call"), args, item.get("id"), None, False))
+            cid = link_id(item.get("id"), "id", f"a `{kind}` item")
+            calls.append((kind.removesuffix("_call"), args, cid, None, False))
         elif kind == "reasoning":
             trace.skip("reasoning items (not answer text)")
         else:
@@ -491,12 +524,12 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
     trace.llm("".join(text), usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
     for name, args, call_id, result, is_output in calls:
         if is_output:  # a function_call_output: the result of a call made earlier
-            if isinstance(call_id, str) and trace.has_call(call_id):
+            if call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, result)
             else:
                 trace.skip("a function_call_output whose call_id names no call")
             continue
-        cid = trace.call(name, args, call_id if isinstance(call_id, str) else None)
+        cid = trace.call(name, args, call_id)
         if isinstance(result, dict):  # an mcp_call carries its own output or error
             failed = result.get("error") is not None
             trace.result(

@@ -55,10 +55,18 @@ import attrs
 
 from evaldsl.bounded import keep
 from evaldsl.gcpause import paused_gc
-from evaldsl.runs.model import Run, RunError
-from evaldsl.runs.providers import Items, Trace, parse_json_text, text_of_parts
+from evaldsl.runs.model import MISSING, Run, RunError
+from evaldsl.runs.providers import (
+    BadValue,
+    Items,
+    Trace,
+    kind_value,
+    parse_json_text,
+    text_of_parts,
+    tool_name,
+)
 from evaldsl.runs.rawattrs import RawAttrs, index_plan
-from evaldsl.runs.spanplan import UNPLANNED, indexed_output
+from evaldsl.runs.spanplan import OPENINFERENCE_CALL, OPENLLMETRY_CALL, UNPLANNED, indexed_output
 from evaldsl.runs.text import token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
@@ -356,7 +364,15 @@ def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
     got_out = _first(a, *_TOKENS_OUT)
     if got_in is None and got_out is None:
         return None
-    return token_count(got_in, _TOKENS_IN[0]), token_count(got_out, _TOKENS_OUT[0])
+    return token_count(got_in, _read_key(a, _TOKENS_IN)), token_count(
+        got_out, _read_key(a, _TOKENS_OUT)
+    )
+
+
+def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """The key `_first` read among `keys` (for a message: a count that is not one is named
+    as the span spells it, `llm.token_count.prompt`, not as the first spelling is)."""
+    return next((key for key in keys if key in a and a[key] is not None), keys[0])
 
 
 @attrs.frozen
@@ -391,10 +407,9 @@ def _genai_messages(value: Any) -> _Output | None:
                     continue
                 if part.get("type") == "text" and isinstance(part.get("content"), str):
                     text.append(part["content"])
-                elif part.get("type") == "tool_call" and isinstance(part.get("name"), str):
-                    calls.append(
-                        (part["name"], parse_json_text(part.get("arguments")), part.get("id"))
-                    )
+                elif part.get("type") == "tool_call":
+                    name = tool_name(part.get("name", MISSING), "name", "a `tool_call` part")
+                    calls.append((name, parse_json_text(part.get("arguments")), part.get("id")))
         else:
             content = text_of_parts(message.get("content"))
             if content:
@@ -403,9 +418,8 @@ def _genai_messages(value: Any) -> _Output | None:
                 function: dict[str, Any] = (
                     call["function"] if isinstance(call.get("function"), dict) else call
                 )
-                name = function.get("name")
-                if isinstance(name, str):
-                    calls.append((name, parse_json_text(function.get("arguments")), call.get("id")))
+                name = tool_name(function.get("name", MISSING), "name", "a message's tool call")
+                calls.append((name, parse_json_text(function.get("arguments")), call.get("id")))
     return _Output("\n".join(text), calls)
 
 
@@ -424,10 +438,9 @@ def _openinference_output(a: dict[str, Any]) -> _Output | None:
             ):
                 text.append(part["message_content.text"])
         for call in indexed(m, "message.tool_calls"):
-            name = call.get("tool_call.function.name")
-            if isinstance(name, str):
-                args = parse_json_text(call.get("tool_call.function.arguments"))
-                calls.append((name, args, call.get("tool_call.id")))
+            name = tool_name(call.get("tool_call.function.name", MISSING), *OPENINFERENCE_CALL)
+            args = parse_json_text(call.get("tool_call.function.arguments"))
+            calls.append((name, args, call.get("tool_call.id")))
     return _Output("\n".join(text), calls)
 
 
@@ -441,8 +454,8 @@ def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
         if isinstance(c.get("content"), str):
             text.append(c["content"])
         for call in indexed(c, "tool_calls"):
-            if isinstance(call.get("name"), str):
-                calls.append((call["name"], parse_json_text(call.get("arguments")), call.get("id")))
+            name = tool_name(call.get("name", MISSING), *OPENLLMETRY_CALL)
+            calls.append((name, parse_json_text(call.get("arguments")), call.get("id")))
     return _Output("\n".join(text), calls)
 
 
@@ -518,9 +531,14 @@ def _may_hold(a: dict[str, Any], key: str, text: bytes) -> bool:
 
 def _kind(span: Span) -> str:
     a = span.attrs
-    oi = str(a.get("openinference.span.kind") or span.kind or "").upper()
-    tl = str(a.get("traceloop.span.kind") or "").lower()
-    op = a.get("gen_ai.operation.name")
+    what = f'span "{span.name}"'
+    oi = (
+        kind_value(a.get("openinference.span.kind"), "openinference.span.kind", what)
+        or span.kind
+        or ""
+    ).upper()
+    tl = (kind_value(a.get("traceloop.span.kind"), "traceloop.span.kind", what) or "").lower()
+    op = kind_value(a.get("gen_ai.operation.name"), "gen_ai.operation.name", what)
     # (looked up in the sets as text only: a list there was a `TypeError`, not a kind)
     named = op if isinstance(op, str) else None
     if (
@@ -663,9 +681,17 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
 
 def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> None:
     a = span.attrs
-    name = _first(a, "gen_ai.tool.name", "tool.name", "traceloop.entity.name")
-    if not isinstance(name, str):
-        name = span.name.removeprefix("execute_tool").strip() or span.name
+    found = _first(a, *_TOOL_NAMES)
+    what = f'tool span "{span.name}"'
+    if found is not None:  # (a name that is not text: the run's error, not the span's name)
+        name = tool_name(found, _read_key(a, _TOOL_NAMES), what)
+    else:  # GenAI names a tool span `execute_tool {gen_ai.tool.name}`
+        name = span.name.removeprefix("execute_tool").strip()
+        if not name:
+            raise BadValue(
+                f"{what} has none of {', '.join(f'`{k}`' for k in _TOOL_NAMES)} and its name "
+                "names no tool: the tool it calls cannot be named"
+            )
     call_id = _first(a, "gen_ai.tool.call.id", "tool_call.id")
     call_id = call_id if isinstance(call_id, str) else None
     result = _first(
@@ -682,6 +708,10 @@ def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> 
         cid = trace.call(name, parse_json_text(args) if args is not None else {}, call_id, start)
     if result is not None or is_error:
         trace.result(cid, result if result is not None else "", is_error=is_error, at=end)
+
+
+#: Where a tool span names its tool (first found).
+_TOOL_NAMES = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
 
 
 def _exception_message(span: Span) -> str | None:

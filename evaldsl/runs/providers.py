@@ -13,9 +13,15 @@ the index, the compiler, mutation testing and scoring need no per-format code:
 - `agent.error` `{id, type, message, at?}`.
 
 `Trace` collects them with what was recognised and skipped, and makes the `Run` (a
-`RunError` when nothing was recognised). `Items` is what an adapter reads: the JSON values
-of a document, an array, a JSONL file or an SSE stream, each with where it sits in the file
-so that an error names its line.
+`RunError` when nothing was recognised). A value a reader must read and cannot (a tool
+call's name that is not text, a usage that is not an object of counts, a message whose role
+or content has a type the format never writes there) is a `BadValue`, which the reading
+turns into the run's error at the item that holds it: never a call, a step, a result or a
+count left out while the run passes (`tool_name`, `link_id`, `text_value`, `usage_of`,
+`text_of_parts`). What the format allows and evaldsl does not read (a block or an item of
+a type it does not know, a result naming no call) stays a skip, counted and shown.
+`Items` is what an adapter reads: the JSON values of a document, an array, a JSONL file
+or an SSE stream, each with where it sits in the file so that an error names its line.
 """
 
 from __future__ import annotations
@@ -27,8 +33,92 @@ from typing import Any
 import attrs
 import orjson
 
+from evaldsl.language.jsjson import js_json
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, describe, locate
 from evaldsl.runs.text import token_count
+
+
+class BadValue(ValueError):
+    """A value a reader must read, of a type or shape the format does not allow there; the
+    message says what, where in the item and what was found ("a tool call's
+    `function.name` is ["execute_shell"], not a tool's name")."""
+
+
+def shown(value: Any) -> str:
+    """A found value for a message: its JSON text, cut at 40 characters, and its kind.
+
+    >>> shown(["execute_shell"]), shown(None), shown(MISSING)
+    ('["execute_shell"] (a list)', 'null', 'missing')
+    """
+    if value is None or value is MISSING:
+        return "null" if value is None else "missing"
+    text = js_json(value)
+    text = text if len(text) <= 40 else text[:39] + "…"
+    return f"{text} ({describe(value)})"
+
+
+def tool_name(value: Any, field: str, what: str = "a tool call") -> str:
+    """`value` as the name of the tool a call calls; anything but non-empty text (a list,
+    a number, null, `MISSING` for no name, "") is a `BadValue`: a call whose tool nobody can name
+    must not pass `no tool X` or count under no tool.
+
+    >>> tool_name("search", "name")
+    'search'
+    >>> tool_name(7, "name")
+    Traceback (most recent call last):
+    ...
+    evaldsl.runs.providers.BadValue: a tool call's `name` is 7 (a number), not a tool's name
+    """
+    if isinstance(value, str) and value:
+        return value
+    if value is MISSING:
+        raise BadValue(f"{what} has no `{field}`: the tool it calls cannot be named")
+    found = "is empty" if value == "" else f"is {shown(value)}"
+    raise BadValue(f"{what}'s `{field}` {found}, not a tool's name")
+
+
+def link_id(value: Any, field: str, what: str) -> str | None:
+    """A call id (`None` when absent or null); any other non-text value is a `BadValue`:
+    an id of the wrong type would link a result to no call, or a call to no result, unseen.
+    """
+    if value is None or isinstance(value, str):
+        return value
+    raise BadValue(f"{what}'s `{field}` is {shown(value)}, not an id (text)")
+
+
+def text_value(value: Any, field: str, what: str) -> str:
+    """A piece of text the answer is made of (`""` when absent or null); anything else is
+    a `BadValue`, never its Python text nor nothing."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    raise BadValue(f"{what}'s `{field}` is {shown(value)}, not text")
+
+
+def kind_value(value: Any, field: str, what: str) -> str | None:
+    """A field that says what an item is (a `type`, a `role`, a span's kind): text, or
+    `None` when absent; anything else is a `BadValue`, never an item read past as one of
+    an unknown kind."""
+    if value is None or isinstance(value, str):
+        return value
+    raise BadValue(f"{what}'s `{field}` is {shown(value)}, not text")
+
+
+def listed(value: Any, field: str, what: str) -> list[Any]:
+    """A list field (`[]` when absent or null); anything else is a `BadValue`."""
+    if isinstance(value, list):
+        return value
+    if value is None:
+        return []
+    raise BadValue(f"{what}'s `{field}` is {shown(value)}, not a list")
+
+
+def an_object(value: Any, what: str) -> dict[str, Any]:
+    """An element that must be an object (a tool call, a message, a block, an item)."""
+    if isinstance(value, dict):
+        return value
+    raise BadValue(f"{what} is {shown(value)}, not an object")
 
 
 def parse_json_text(value: Any) -> Any:
@@ -359,34 +449,59 @@ def _file(waiting: dict[str, deque[str]], name: str, cid: str) -> None:
 
 def text_of_parts(parts: Any, text_types: tuple[str, ...] = ("text",)) -> str:
     """The text of a content value: a string, or the text parts of a list (joined by "\\n");
-    other parts (images, tool calls, thinking) are not text.
+    other parts (images, tool calls, thinking) are not text. `None` has no text; any other
+    content (a number, an object), a part that is neither text nor an object, or a text
+    part whose text is not text is a `BadValue`: an answer nobody read is not "".
 
     >>> text_of_parts([{"type": "text", "text": "a"}, {"type": "image_url"}, "b"])
     'a\\nb'
     """
     if isinstance(parts, str):
         return parts
-    if not isinstance(parts, list):
+    if parts is None:
         return ""
+    if not isinstance(parts, list):
+        raise BadValue(f"a message's `content` is {shown(parts)}, not text or a list of parts")
     out: list[str] = []
     for part in parts:
         if isinstance(part, str):
             out.append(part)
-        elif isinstance(part, dict) and part.get("type", "text") in text_types:
+        elif not isinstance(part, dict):
+            raise BadValue(f"a content part is {shown(part)}, not text or an object")
+        elif part.get("type", "text") in text_types:
             value = part.get("text", part.get("content"))
             if isinstance(value, str):
                 out.append(value)
+            elif value is not None:
+                raise BadValue(f"a text part's text is {shown(value)}, not text")
     return "\n".join(out)
 
 
 def usage_of(usage: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[float, float] | None:
     """(input, output) tokens of a usage object under the first spelling it uses, or `None`
-    when it has none; a count that is negative or not a number is a `BadUsage`."""
-    if not isinstance(usage, dict):
+    when there is none (absent, null or `{}`); a count that is negative or not a number is a
+    `BadUsage`, and a usage that is not an object, or an object with none of the format's
+    spellings (`{"total_tokens": 9}`, another provider's names), a `BadValue`: usage that
+    is there and unread is never 0 tokens.
+
+    >>> usage_of({"input_tokens": 3}, (("input_tokens", "output_tokens"),))
+    (3, 0)
+    >>> usage_of({"total": 9}, (("in", "out"),))
+    Traceback (most recent call last):
+    ...
+    evaldsl.runs.providers.BadValue: a token usage has none of `in`, `out` (it has `total`)
+    """
+    if usage is None:
         return None
+    if not isinstance(usage, dict):
+        raise BadValue(f"a token usage is {shown(usage)}, not an object of counts")
     for prompt, completion in pairs:
         if prompt in usage or completion in usage:
             return token_count(usage.get(prompt), prompt), token_count(
                 usage.get(completion), completion
             )
-    return None
+    if not usage:
+        return None
+    names = ", ".join(f"`{name}`" for pair in pairs for name in pair)
+    has = ", ".join(f"`{key}`" for key in list(usage)[:4]) + (", …" if len(usage) > 4 else "")
+    raise BadValue(f"a token usage has none of {names} (it has {has})")

@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from evaldsl.bounded import keep
-from evaldsl.runs.providers import parse_json_text
+from evaldsl.runs.model import MISSING
+from evaldsl.runs.providers import parse_json_text, tool_name
 from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
 
 #: A tool call's keys: its name, its arguments and its id (`None`: the span has none).
@@ -34,6 +35,13 @@ CallKeys = tuple[str | None, str | None, str | None]
 MessageKeys = tuple[str | None, tuple[tuple[str | None, str | None], ...], tuple[CallKeys, ...]]
 #: A span's output: its text and its calls (name, arguments, id).
 Output = tuple[str, list[tuple[str, Any, Any]]]
+
+#: What a tool call of each convention is called in an error, and its name's field.
+OPENLLMETRY_CALL = ("name", "an OpenLLMetry tool call (`gen_ai.completion.N.tool_calls.M`)")
+OPENINFERENCE_CALL = (
+    "tool_call.function.name",
+    "an OpenInference tool call (`llm.output_messages.N.message.tool_calls.M`)",
+)
 
 
 class _Unplanned:
@@ -66,6 +74,7 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
     get = a.get
     text: list[str] = []
     calls: list[tuple[str, Any, Any]] = []
+    field, what = OPENINFERENCE_CALL if _is_openinference(a) else OPENLLMETRY_CALL
     for content, parts, tool_calls in plan:
         if content is not None and isinstance(value := get(content), str):
             text.append(value)
@@ -78,11 +87,17 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
             ):
                 text.append(value)
         for name_key, arguments, call_id in tool_calls:
-            name = get(name_key) if name_key is not None else None
-            if isinstance(name, str):
-                args = parse_json_text(get(arguments) if arguments is not None else None)
-                calls.append((name, args, get(call_id) if call_id is not None else None))
+            # (a name that is not text is the run's error, as the readers make it)
+            name = tool_name(get(name_key) if name_key is not None else MISSING, field, what)
+            args = parse_json_text(get(arguments) if arguments is not None else None)
+            calls.append((name, args, get(call_id) if call_id is not None else None))
     return "\n".join(text), calls
+
+
+def _is_openinference(a: RawAttrs) -> bool:
+    """Whether the planned messages are OpenInference's (the plan is OpenLLMetry's when
+    the span has any `gen_ai.completion.N` key, as `_plan` chooses)."""
+    return not any(key.startswith("gen_ai.completion.") for key in dict.keys(a))
 
 
 def _plan(keys: tuple[str, ...]) -> _Plan:

@@ -1,4 +1,5 @@
-"""The run's error for a value an adapter did not expect, at the item that holds it.
+"""The run's error for a value an adapter did not expect, or could not read, at the item
+that holds it.
 
 Takes the items a format's adapter was reading, the exception it raised where a value had
 a type the format does not allow there (a list for a name, an object for an index, null
@@ -6,6 +7,10 @@ for a number: what `UNEXPECTED` lists), and a way to read a part of the items ag
 a `RunError` naming the file, the item (its line, or its element) and the format. The
 adapters test the values they read; this is the net for what they do not, so that a trace
 is an error with a place, never a traceback and never a pass.
+
+`misread` does the same for a value the adapter tested and refused (`providers.BadValue`:
+a tool call's name that is not text, a usage of unknown spelling; `text.BadUsage`: a
+token count that is not one), with the adapter's own words for what it found.
 
 The item is found by reading heads of the items (a bisection: about log2(n) readings, on
 the error path only): the shortest head that raises the same kind of exception ends with
@@ -58,6 +63,26 @@ def unreadable(
     if at is None:
         return RunError(message, path=items.path, hint=hint)
     return items.error(at, message, hint)
+
+
+def misread(
+    items: Items,
+    fmt: str,
+    why: str,
+    exc: ValueError,
+    read: Callable[[Items], object],
+    hint: str | None = None,
+) -> RunError:
+    """The run's error for `exc`, a value the `fmt` reader (chosen for `why`) refused while
+    `read(items)` read it: its message at the first item whose head of the items raises the
+    same kind of exception (the file, for a document), with `hint` or else how to fix it."""
+    at = _first_failing(items, type(exc), read)
+    hint = hint or (
+        f"the file is read as {fmt} ({why}); fix that value or re-record the trace" + _REPORT
+    )
+    if at is None:
+        return RunError(str(exc), path=items.path, hint=hint)
+    return items.error(at, f"{items.where(at)}: {exc}", hint)
 
 
 def _first_failing(

@@ -422,9 +422,12 @@ def test_an_inspect_log_whose_samples_are_no_list_has_no_samples(tmp_path: Path)
 
 def test_format_detection_takes_a_role_of_any_type(tmp_path: Path) -> None:
     """A message `role` that is a list made OpenAI's request signature raise; it is now
-    no role of that set, and the transcript's other messages still say what it is."""
+    no role of that set, and the transcript's other messages still say what it is. The
+    reader then reads the role, and a message nobody can tell is the assistant's or not
+    is the run's error (it may hold the calls `no tool X` is about)."""
     path = _retype(tmp_path, OPENAI_REQUEST, (0, "messages", 0, "role"), ["system"])
-    assert load_run(path).format == "openai"
+    with pytest.raises(RunError, match=r'a message\'s `role` is \["system"\] \(a list\)'):
+        load_run(path)
     assert _outcome(path, None) == _reference(path, None)
 
 

@@ -1,0 +1,212 @@
+"""A value a format's reader must read and cannot is the run's error, never a pass.
+
+Each row takes a real trace of `tests/fixtures/realworld/` (or a format's sample), changes
+one value the reader reads (a tool call's name to a list, a usage to text, a role to a
+number, ...) and asserts that reading it is a `RunError` saying what was found, at the
+line that holds it where the file has lines; before, each of these made a call, a step,
+a result or a token count vanish, so that `no tool X`, `tool calls == N` or `tokens <= N`
+passed on a trace whose data nobody read (docs/language.md §9.3).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evaldsl
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.model import RunError
+from tests.clitools import ROOT
+
+REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
+
+Change = Callable[[Any], None]
+
+
+def _set(*path: Any) -> Callable[[Any], Change]:
+    """A change that puts a value at `path` (its last step a key, or `None` to delete)."""
+
+    def to(value: Any) -> Change:
+        def change(data: Any) -> None:
+            *into, last = path
+            for step in into:
+                data = data[step]
+            if value is _DELETE:
+                del data[last]
+            else:
+                data[last] = value
+
+        return change
+
+    return to
+
+
+_DELETE = object()
+
+OPENAI_CALLS = "openai-chat-tools/response-toolcalls.json"
+OPENAI_REQUEST = "openai-chat-messages/request-with-tool-results.json"
+OPENAI_RESPONSE = "openai-responses-api/response-function-call.json"
+OPENAI_STREAM = "openai-chat-stream/chunks.jsonl"
+
+ANTHROPIC = "anthropic-message-tooluse/message.json"
+ANTHROPIC_STREAM = "anthropic-stream-tooluse/events.jsonl"
+INSPECT = "inspect-ai-eval-log/log_read_sample.json"
+LATITUDE = "otel-latitude-otlp/trace.otlp.json"
+PHOENIX_OTLP = "openinference-phoenix-spans/spans.otlp.json"
+PHOENIX = "openinference-phoenix-spans/spans.jsonl"
+
+_call = _set(0, "choices", 0, "message", "tool_calls", 0, "function", "name")
+
+
+def _attribute(span: int, n: int) -> Callable[[Any], Change]:
+    """A change of the `AnyValue` of attribute `n` of span `span` of an OTLP document."""
+    return _set(0, "resourceSpans", 0, "scopeSpans", 0, "spans", span, "attributes", n, "value")
+
+
+#: (name, file, change, the error's text, its line: the value's own where the reader names it by
+#: its place in a document, else the line of its item; None for a document's start)
+ROWS: list[tuple[str, str, Change, str, int | None]] = [
+    # OpenAI Chat Completions: a call whose name is not text was skipped (not counted)
+    ("chat name list", OPENAI_CALLS, _call(["execute_shell"]),
+     'a tool call\'s `function.name` is ["execute_shell"] (a list), not a tool\'s name', None),
+    ("chat name null", OPENAI_CALLS, _call(None), "`function.name` is null", None),
+    ("chat name empty", OPENAI_CALLS, _call(""), "`function.name` is empty", None),
+    ("chat name missing", OPENAI_CALLS, _set(0, "choices", 0, "message", "tool_calls", 0,
+     "function", "name")(_DELETE), "a tool call has no `function.name`", None),
+    ("chat tool_calls object", OPENAI_CALLS,
+     _set(0, "choices", 0, "message", "tool_calls")({"a": 1}),
+     "`choices[0].message.tool_calls` is an object, not a list", 12),
+    ("chat call text", OPENAI_CALLS, _set(0, "choices", 0, "message", "tool_calls", 0)("x"),
+     'a tool call of `tool_calls` is "x" (a string), not an object', None),
+    ("chat call id number", OPENAI_CALLS,
+     _set(0, "choices", 0, "message", "tool_calls", 0, "id")(5),
+     "`choices[0].message.tool_calls[0].id` is a number, not text", 14),
+    ("chat legacy name list", OPENAI_CALLS, _set(0, "choices", 0, "message", "function_call")(
+     {"name": ["execute_shell"], "arguments": "{}"}), "`function_call.name` is [", None),
+    # usage that is there and unread counted 0 tokens
+    ("chat usage text", OPENAI_CALLS, _set(0, "usage")("12000"),
+     'a token usage is "12000" (a string), not an object of counts', None),
+    ("chat usage spelling", OPENAI_CALLS, _set(0, "usage")({"input_tokens": 9000}),
+     "a token usage has none of `prompt_tokens`, `completion_tokens` (it has `input_tokens`)",
+     None),
+    ("chat content number", OPENAI_CALLS, _set(0, "choices", 0, "message", "content")(42),
+     "a message's `content` is 42 (a number)", None),
+    ("chat message text", OPENAI_CALLS, _set(0, "choices", 0, "message")("hi"),
+     '`choices[0].message` is "hi"', None),
+    # request transcripts: a role that is not text hid an assistant message's calls
+    ("transcript role list", OPENAI_REQUEST, _set(0, "messages", 2, "role")(["assistant"]),
+     'a message\'s `role` is ["assistant"] (a list), not text', None),
+    ("transcript result id number", OPENAI_REQUEST, _set(0, "messages", 3, "tool_call_id")(5),
+     "a tool message's `tool_call_id` is 5 (a number), not an id (text)", None),
+    # Responses API: `str()` of the name made a call of a tool named "['execute_shell']"
+    ("responses name list", OPENAI_RESPONSE, _set(0, "output", 0, "name")(["execute_shell"]),
+     "a `function_call` item's `name` is [", None),
+    ("responses name missing", OPENAI_RESPONSE, _set(0, "output", 0, "name")(_DELETE),
+     "a `function_call` item has no `name`", None),
+    ("responses item type list", OPENAI_RESPONSE, _set(0, "output", 0, "type")(["x"]),
+     "`output[0].type` is a list, not text", 21),
+    ("responses usage text", OPENAI_RESPONSE, _set(0, "usage")("9"), "a token usage is", None),
+    # streamed chunks: a list name was kept as the call's name; no name was skipped
+    ("stream name list", OPENAI_STREAM,
+     _set(1, "choices", 0, "delta", "tool_calls", 0, "function", "name")(["execute_shell"]),
+     "a streamed tool call's `function.name` is [", 2),
+    ("stream name missing", OPENAI_STREAM,
+     _set(1, "choices", 0, "delta", "tool_calls", 0, "function", "name")(_DELETE),
+     "streamed tool call #1 has no `function.name` in any of its deltas", 1),
+    ("stream usage text", OPENAI_STREAM, _set(-1, "usage")("12000"), "a token usage is", 18),
+    # Anthropic: `str()` of the name made a call of "['execute_shell']" or "None"
+    ("anthropic name list", ANTHROPIC, _set(0, "content", 2, "name")(["execute_shell"]),
+     "`content[2].name` is a list, not text", 25),
+    ("anthropic name missing", ANTHROPIC, _set(0, "content", 2, "name")(_DELETE),
+     "`content[2].name` is missing: text belongs there", None),
+    ("anthropic block type missing", ANTHROPIC, _set(0, "content", 2, "type")(_DELETE),
+     "`content[2].type` is missing: text belongs there", None),
+    ("anthropic text number", ANTHROPIC, _set(0, "content", 0, "text")(42),
+     "a text block's `text` is 42 (a number), not text", None),
+    ("anthropic usage spelling", ANTHROPIC, _set(0, "usage")({"prompt_tokens": 12000}),
+     "a token usage has none of `input_tokens`, `output_tokens`", None),
+    ("anthropic stream name list", ANTHROPIC_STREAM,
+     _set(6, "content_block", "name")(["execute_shell"]),
+     "`content_block.name` is a list, not text", 7),
+    ("anthropic stream usage text", ANTHROPIC_STREAM, _set(13, "usage")("12000"),
+     "`usage` is a string, not an object", 14),
+    # Inspect AI: a tool event's `function` became "None" or "['x']"
+    ("inspect event kind list", INSPECT, _set(0, "samples", 0, "events", 8, "event")(["model"]),
+     "a transcript event's `event` is [", None),
+    ("inspect usage text", INSPECT, _set(0, "samples", 0, "events", 8, "output", "usage")("66"),
+     "a token usage is", None),
+    # OpenTelemetry: a tool name of the wrong AnyValue type fell back to the span's name; a
+    # span kind that was a list made the span a skipped one; a count named the wrong key
+    ("otel tool name array", LATITUDE, _attribute(3, 2)({"arrayValue": {"values": [
+     {"stringValue": "execute_shell"}]}}),
+     'tool span "get_weather"\'s `gen_ai.tool.name` is ["execute_shell"] (a list)', None),
+    ("otel tool name unset", LATITUDE, _attribute(3, 2)({"intValue": "7"}),
+     "`gen_ai.tool.name` is 7 (a number), not a tool's name", None),
+    ("openinference call name int", PHOENIX_OTLP, _attribute(0, 10)({"intValue": "1"}),
+     "an OpenInference tool call (`llm.output_messages.N.message.tool_calls.M`)'s "
+     "`tool_call.function.name` is 1 (a number)", None),
+    ("openinference kind array", PHOENIX_OTLP,
+     _attribute(0, 0)({"arrayValue": {"values": [{"stringValue": "LLM"}]}}),
+     'span "llm"\'s `openinference.span.kind` is ["LLM"] (a list), not text', None),
+    ("openinference call name missing", PHOENIX, _set(0, "attributes", "llm.output_messages", 0,
+     "message.tool_calls", 0, "tool_call.function.name")(_DELETE),
+     "has no `tool_call.function.name`", 1),
+    ("openinference count names its key", PHOENIX,
+     _set(0, "attributes", "llm.token_count.prompt")("229"),
+     "token usage `llm.token_count.prompt` is \"229\", not a number", 1),
+]  # fmt: skip
+
+
+def _values(name: str) -> tuple[list[Any], bool]:
+    path = REALWORLD / name
+    if path.suffix == ".jsonl":
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()], True
+    return [json.loads(path.read_text(encoding="utf-8"))], False
+
+
+def _write(tmp_path: Path, name: str, change: Change) -> Path:
+    values, lines = _values(name)
+    changed = copy.deepcopy(values)
+    change(changed)
+    path = tmp_path / Path(name).name
+    if lines:
+        path.write_text("".join(json.dumps(v) + "\n" for v in changed), encoding="utf-8")
+    else:
+        path.write_text(json.dumps(changed[0], indent=1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "change", "said", "line"), ROWS, ids=[row[0] for row in ROWS]
+)
+def test_a_value_the_reader_cannot_read_is_the_runs_error(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    file: str,
+    change: Change,
+    said: str,
+    line: int | None,
+) -> None:
+    path = _write(tmp_path, file, change)
+    for reference in (False, True):
+        if reference:
+            monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+        with pytest.raises(RunError) as info:
+            load_run(path)
+        assert said in info.value.message
+        assert info.value.line == (line or 1)
+        assert info.value.hint
+
+
+def test_the_unchanged_files_are_read(tmp_path: Path) -> None:
+    """Each file the table changes reads as it is (the errors are the changes')."""
+    for file in sorted({row[1] for row in ROWS}):
+        run = load_run(_write(tmp_path, file, lambda data: None))
+        assert evaldsl.compile("steps >= 1").check(run).passed, file
