@@ -67,7 +67,7 @@ from evaldsl.runs.providers import (
 )
 from evaldsl.runs.rawattrs import RawAttrs, index_plan
 from evaldsl.runs.spanplan import OPENINFERENCE_CALL, OPENLLMETRY_CALL, UNPLANNED, indexed_output
-from evaldsl.runs.text import token_count
+from evaldsl.runs.text import BadUsage, token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 _NOT_LLM_OPERATIONS = frozenset(
@@ -364,9 +364,12 @@ def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
     got_out = _first(a, *_TOKENS_OUT)
     if got_in is None and got_out is None:
         return None
-    return token_count(got_in, _read_key(a, _TOKENS_IN)), token_count(
-        got_out, _read_key(a, _TOKENS_OUT)
-    )
+    try:
+        return token_count(got_in), token_count(got_out)
+    except BadUsage:  # (named as the span spells it: looked up only for the message)
+        return token_count(got_in, _read_key(a, _TOKENS_IN)), token_count(
+            got_out, _read_key(a, _TOKENS_OUT)
+        )
 
 
 def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
@@ -531,16 +534,18 @@ def _may_hold(a: dict[str, Any], key: str, text: bytes) -> bool:
 
 def _kind(span: Span) -> str:
     a = span.attrs
-    what = f'span "{span.name}"'
-    oi = (
-        kind_value(a.get("openinference.span.kind"), "openinference.span.kind", what)
-        or span.kind
-        or ""
-    ).upper()
-    tl = (kind_value(a.get("traceloop.span.kind"), "traceloop.span.kind", what) or "").lower()
-    op = kind_value(a.get("gen_ai.operation.name"), "gen_ai.operation.name", what)
-    # (looked up in the sets as text only: a list there was a `TypeError`, not a kind)
-    named = op if isinstance(op, str) else None
+    oi_kind = a.get("openinference.span.kind")
+    tl_kind = a.get("traceloop.span.kind")
+    op = a.get("gen_ai.operation.name")
+    if not (_text_or_none(oi_kind) and _text_or_none(tl_kind) and _text_or_none(op)):
+        # a kind that is not text is the run's error, never a span read past as another
+        # kind (its message made only here: this runs for every span)
+        what = f'span "{span.name}"'
+        for key in ("openinference.span.kind", "traceloop.span.kind", "gen_ai.operation.name"):
+            kind_value(a.get(key), key, what)
+    oi = (oi_kind or span.kind or "").upper()
+    tl = (tl_kind or "").lower()
+    named = op
     if (
         op == "execute_tool"
         or oi == "TOOL"
@@ -679,18 +684,24 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         trace.error(message, end)
 
 
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
 def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> None:
     a = span.attrs
     found = _first(a, *_TOOL_NAMES)
-    what = f'tool span "{span.name}"'
-    if found is not None:  # (a name that is not text: the run's error, not the span's name)
-        name = tool_name(found, _read_key(a, _TOOL_NAMES), what)
+    if type(found) is str and found:
+        name = found
+    elif found is not None:  # (a name that is not text: the run's error, not the span's name)
+        name = tool_name(found, _read_key(a, _TOOL_NAMES), f'tool span "{span.name}"')
     else:  # GenAI names a tool span `execute_tool {gen_ai.tool.name}`
         name = span.name.removeprefix("execute_tool").strip()
         if not name:
+            keys = ", ".join(f"`{k}`" for k in _TOOL_NAMES)
             raise BadValue(
-                f"{what} has none of {', '.join(f'`{k}`' for k in _TOOL_NAMES)} and its name "
-                "names no tool: the tool it calls cannot be named"
+                f'tool span "{span.name}" has none of {keys} and its name names no tool: '
+                "the tool it calls cannot be named"
             )
     call_id = _first(a, "gen_ai.tool.call.id", "tool_call.id")
     call_id = call_id if isinstance(call_id, str) else None

@@ -74,7 +74,6 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
     get = a.get
     text: list[str] = []
     calls: list[tuple[str, Any, Any]] = []
-    field, what = OPENINFERENCE_CALL if _is_openinference(a) else OPENLLMETRY_CALL
     for content, parts, tool_calls in plan:
         if content is not None and isinstance(value := get(content), str):
             text.append(value)
@@ -87,17 +86,22 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
             ):
                 text.append(value)
         for name_key, arguments, call_id in tool_calls:
-            # (a name that is not text is the run's error, as the readers make it)
-            name = tool_name(get(name_key) if name_key is not None else MISSING, field, what)
+            name = get(name_key) if name_key is not None else MISSING
+            if type(name) is not str or not name:
+                # the run's error, as the readers make it, worded in the span's convention
+                # (worked out only here: the keys are scanned for it)
+                name = tool_name(name, *_convention(a))
             args = parse_json_text(get(arguments) if arguments is not None else None)
             calls.append((name, args, get(call_id) if call_id is not None else None))
     return "\n".join(text), calls
 
 
-def _is_openinference(a: RawAttrs) -> bool:
-    """Whether the planned messages are OpenInference's (the plan is OpenLLMetry's when
-    the span has any `gen_ai.completion.N` key, as `_plan` chooses)."""
-    return not any(key.startswith("gen_ai.completion.") for key in dict.keys(a))
+def _convention(a: RawAttrs) -> tuple[str, str]:
+    """How a planned tool call is named in an error: OpenInference's, unless the span has
+    any `gen_ai.completion.N` key (then the plan is OpenLLMetry's, as `_plan` chooses)."""
+    if any(key.startswith("gen_ai.completion.") for key in dict.keys(a)):
+        return OPENLLMETRY_CALL
+    return OPENINFERENCE_CALL
 
 
 def _plan(keys: tuple[str, ...]) -> _Plan:
