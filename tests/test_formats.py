@@ -68,7 +68,7 @@ DOCUMENTED: list[tuple[str, str, str]] = [
         "anthropic",
         'tool get_weather called twice; tool get_weather result == "19C, cloudy"; '
         'tool get_weather result == "service down"; answer[1] == "Let me check both."; '
-        'answer == "Lima is 19C; Quito is unknown."; steps == 2; tokens == 0',
+        'answer == "Lima is 19C; Quito is unknown."; steps == 2',
     ),
     (
         "anthropic-thinking.sse",
@@ -120,6 +120,25 @@ def test_documented_shapes(name: str, fmt: str, text: str) -> None:
         statuses = check(path, text, named)
         assert statuses == ["pass"] * len(statuses), (named, statuses)
     assert load_run(path).format == fmt
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        DATA / "anthropic-request.json",
+        ROOT / "tests/fixtures/realworld/openai-chat-messages/request-with-tool-results.json",
+    ],
+    ids=["anthropic", "openai"],
+)
+def test_a_transcript_records_no_usage_so_its_tokens_are_unknown(path: Path) -> None:
+    """A request transcript (the messages sent to a model) records no token usage. Its
+    tokens were 0, so `tokens <= 100` passed; they are unknown now, and an assertion on
+    them or on the cost is an error."""
+    program = evaldsl.compile("tokens == 0; input tokens <= 100; cost < $1; steps >= 1")
+    result = program.check(path)
+    assert result.statuses == ["error", "error", "error", "pass"]
+    assert result.verdicts[0].message.startswith("`tokens` cannot be measured: ")
+    assert "token usage" in result.verdicts[0].message
 
 
 def test_inspect_log_samples_expand_into_cases(tmp_path: Path) -> None:
@@ -474,11 +493,12 @@ def test_langsmith_edge_cases(tmp_path: Path) -> None:
     path = write(tmp_path, "runs.json", json.dumps(runs))
     text = (
         'tool lookup called twice; tool lookup args == {input: "not json"}; '
-        'tool lookup result == "KeyError: 2"; errors == 1; steps == 1; answer == "Done."; '
-        "tokens == 0"
+        'tool lookup result == "KeyError: 2"; errors == 1; steps == 1; answer == "Done."'
     )
     statuses = check(path, text)
     assert statuses == ["pass"] * len(statuses), statuses
+    # the one answer read records no usage, and the skipped run's 5 tokens are not counted
+    assert check(path, "tokens == 0; tokens == 5") == ["error", "error"]
     read = load_run(path).read
     assert read is not None
     assert read.skipped["`llm` runs whose outputs evaldsl does not read (`weird`)"] == 1

@@ -84,7 +84,7 @@ TABLE: list[tuple[str, str, list[str]]] = [
             'tool get_current_weather result == "50 degrees and raining"',
             'tool get_current_weather result == "70 degrees and sunny"',
             'answer == ""',
-            "steps == 1; tokens == 0",
+            "steps == 1",  # (its tokens are unknown: tests/test_formats.py)
         ],
     ),
     *[

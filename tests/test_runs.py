@@ -1154,6 +1154,60 @@ def test_an_event_whose_type_is_not_text_beside_recognised_ones_is_the_runs_erro
     assert result.error is not None and "is a recognised event" in result.error
 
 
+@pytest.mark.parametrize(
+    ("usages", "expected"),
+    [
+        # no response records usage: unknown, an error (it was 0, and passed)
+        ([None, None], "error"),
+        ([{}, None], "error"),  # an object of none of the known counts records none
+        ([{"total_tokens": 50}, None], "error"),
+        # one that records any count: the others add 0, as before
+        ([{"promptTokens": 0}, None], "pass"),
+        ([None, {"input_tokens": 30, "output_tokens": 20}], "pass"),
+        (["tokensIn", None], "pass"),  # verydia's event-level count
+    ],
+)
+@pytest.mark.parametrize("shape", ["document", "lines"])
+@pytest.mark.parametrize("generated", [False, True], ids=["reference", "generated"])
+def test_tokens_no_response_recorded_are_unknown_not_zero(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    usages: list[Any],
+    expected: str,
+    shape: str,
+    generated: bool,
+) -> None:
+    """An OpenAI stream recorded without its usage chunk, or a log that drops usage,
+    summed to 0 tokens, so `tokens <= 100` and `cost < $0.01` passed on what was never
+    measured. Where no response records usage they are now errors, and the run's
+    metrics leave them out; a response without usage beside one with it still adds 0."""
+    import evaldsl
+    from evaldsl.runner.core import metrics_of
+
+    events: list[dict[str, Any]] = []
+    for usage in usages:
+        events.append({"type": "llm.request", "model": "gpt-4o"})
+        response: dict[str, Any] = {"type": "llm.response", "output": "ok"}
+        if usage == "tokensIn":
+            response["tokensIn"] = 7
+        elif usage is not None:
+            response["usage"] = usage
+        events.append(response)
+    path = events_file(tmp_path, events, shape)
+    through_pass(monkeypatch, generated)
+    program = evaldsl.compile("tokens <= 100; output tokens < 100; cost < $0.01; steps == 2")
+    result = program.check(load_run(path, "events"))
+    assert result.statuses == [expected, expected, expected, "pass"], result.verdicts
+    if expected == "error":
+        assert result.verdicts[0].message == (
+            "`tokens` cannot be measured: none of the run's 2 LLM responses records token usage"
+        )
+    needs = attrs.evolve(program.cases[0].needs, tokens=True, cost=True, passes={})
+    metrics = metrics_of(index_run(load_run(path, "events"), needs))
+    assert (metrics.input_tokens is None) is (expected == "error")
+    assert (metrics.cost is None) is (expected == "error")
+
+
 def test_a_usage_that_is_not_an_object_names_its_line(tmp_path: Path) -> None:
     """`"usage": "12000"` counted 0 tokens, so `tokens <= 100` passed. It is now the run's
     error, at the response's line (the pass that finds it keeps no line numbers), or at

@@ -267,13 +267,16 @@ class Compiler:
             case "tokens" | "input_tokens" | "output_tokens":
                 self.needs.tokens = True
                 state_field, pick = _TOKENS[kind]
+                label = kind.replace("_", " ")
 
                 def tokens(facts: RunFacts) -> Any:
                     if facts.trace is not None:
+                        if facts.trace.usage_unrecorded:
+                            raise Unavailable(unrecorded(facts.trace, label))
                         return pick(facts.trace)
                     if facts.state is not None:
                         return facts.state.get(state_field, 0)
-                    raise Unavailable(no_trace(kind.replace("_", " ")))
+                    raise Unavailable(no_trace(label))
 
                 return tokens
             case "steps" | "tool_calls" | "guards" | "errors":
@@ -300,6 +303,8 @@ class Compiler:
                     if facts.state is not None and is_number(facts.state.get("total_cost_usd")):
                         return facts.state["total_cost_usd"]
                     if facts.trace is not None:
+                        if facts.trace.usage_unrecorded:
+                            raise Unavailable(unrecorded(facts.trace, "cost"))
                         if facts.trace.cost is None:
                             raise Unavailable(
                                 f"no price known for model "
@@ -323,6 +328,18 @@ class Compiler:
 
 
 # ---- helpers ---------------------------------------------------------------------------
+
+
+def unrecorded(trace: TraceFacts, subject: str) -> str:
+    """Why `subject` (tokens, cost) cannot be measured on a trace none of whose responses
+    records usage: a sum of nothing is not 0 tokens (`tokens <= 2000` would pass)."""
+    n = trace.responses
+    if n == 1:
+        return f"`{subject}` cannot be measured: the run's LLM response records no token usage"
+    return (
+        f"`{subject}` cannot be measured: none of the run's {n} LLM responses records token usage"
+    )
+
 
 #: Per token subject, the state's field and what is read from a trace.
 _TOKENS: dict[str, tuple[str, Callable[[TraceFacts], Any]]] = {

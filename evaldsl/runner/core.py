@@ -166,13 +166,15 @@ def metrics_of(facts: RunFacts) -> CaseMetrics:
     if latency is None and trace is not None:
         latency = trace.wall_seconds()
     if trace is not None:
+        # (usage that no response recorded is unknown, not 0 tokens)
+        unknown = trace.usage_unrecorded
         return CaseMetrics(
             latency_ms=latency * 1000 if latency is not None else None,
             steps=trace.steps,
             tool_calls=trace.tool_calls,
-            input_tokens=trace.input_tokens,
-            output_tokens=trace.output_tokens,
-            cost=trace.cost,
+            input_tokens=None if unknown else trace.input_tokens,
+            output_tokens=None if unknown else trace.output_tokens,
+            cost=None if unknown else trace.cost,
             guards=trace.guards,
         )
     if state is not None:

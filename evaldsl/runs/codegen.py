@@ -61,7 +61,7 @@ from evaldsl.runs.gensource import Names, Out
 from evaldsl.runs.groupgen import GroupTest, GroupWriter, bulk_kind
 from evaldsl.runs.index import CallRecord, Needs, Tally, TraceFacts
 from evaldsl.runs.prices import price_of
-from evaldsl.runs.text import usage_tokens
+from evaldsl.runs.text import NO_USAGE, usage_tokens
 
 
 @functools.lru_cache(maxsize=256)
@@ -200,6 +200,17 @@ def _struct_usage(event: Any, raw_type: type) -> tuple[float, float]:
     return _raw_usage(as_dict, raw_type)
 
 
+def _slow_usage(usage_call: str) -> tuple[str, ...]:
+    """A response's counts read as the reference reads them (`usage_call`), counting the
+    responses that record none (`NO_USAGE`, the very tuple), as the reference counts them."""
+    return (
+        f"used = {usage_call}",
+        "if used is NO_USAGE:",
+        "    unmetered += 1",
+        "used_in, used_out = used",
+    )
+
+
 #: The tools a call's name is compared with one by one (`name == T1`, `elif name == T2`,
 #: …); the tools past these are found by one dict lookup of the name and a binary search
 #: of their slots, so a call costs about log2 of the tools named, not one comparison per
@@ -257,6 +268,7 @@ class _Generator:
             tool_call_arguments=tool_call_arguments,
             inline_result=inline_result,
             usage_tokens=usage_tokens,
+            NO_USAGE=NO_USAGE,
             price_of=price_of,
             make_tally=_make_tally,
             overflow_start=overflow.start,
@@ -332,7 +344,7 @@ class _Generator:
             "facts = TraceFacts()",
             "counts = facts.call_counts",
             "steps = responses = tool_calls = guards = errors = results = others = 0",
-            "tokens_in = tokens_out = 0",
+            "tokens_in = tokens_out = unmetered = 0",
             "unknown = {}",
             "dec = {}  # test → (the call that decided it, the values it found there)",
         )
@@ -857,7 +869,7 @@ class _Generator:
                 f"    and {self.absent('tokensIn', _RESPONSE)}",
                 f"    and {self.absent('tokensOut', _RESPONSE)}",
                 "):",
-                "    used_in, used_out = " + usage_call,
+                *("    " + line for line in _slow_usage(usage_call)),
             )
         else:
             self.dict_usage(usage_call)
@@ -906,15 +918,15 @@ class _Generator:
             '        used_in = usage["promptTokens"]',
             '        used_out = usage["completionTokens"]',
             "    except KeyError:",
-            "        used_in, used_out = " + usage_call,
+            *("        " + line for line in _slow_usage(usage_call)),
             "    else:",
             "        if not (",
             "            type(used_in) is int and type(used_out) is int",
             "            and used_in >= 0 <= used_out",
             "        ):",
-            "            used_in, used_out = " + usage_call,
+            *("            " + line for line in _slow_usage(usage_call)),
             "else:",
-            "    used_in, used_out = " + usage_call,
+            *("    " + line for line in _slow_usage(usage_call)),
         )
 
     def usage_call(self) -> str:
@@ -950,6 +962,7 @@ class _Generator:
             "facts.others = others",
             "facts.unknown = {str(k): n for k, n in unknown.items()}",
             "facts.input_tokens = tokens_in",
+            "facts.unmetered = unmetered",
             "facts.output_tokens = tokens_out",
         )
         for i, tool in enumerate(self.tool_slot):

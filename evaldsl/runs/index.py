@@ -50,7 +50,7 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.model import Run, RunError, decode_text, describe
 from evaldsl.runs.prices import price_of
-from evaldsl.runs.text import BadUsage, answer_text, usage_tokens
+from evaldsl.runs.text import NO_USAGE, BadUsage, answer_text, usage_tokens
 
 SAMPLE = 10  # how many of the values a call test found are kept for its message
 
@@ -250,6 +250,9 @@ class TraceFacts:
     errors: int = 0
     input_tokens: float = 0  # whole numbers unless a recording has fractions
     output_tokens: float = 0
+    #: responses that record no usage at all, counted where usage is read (`Needs.tokens`,
+    #: `Needs.cost`): when every response is one, tokens and cost were never measured
+    unmetered: int = 0
     cost: float | None = 0.0
     unpriced_model: str | None = None
     call_counts: dict[str, int] = attrs.Factory(dict)
@@ -267,6 +270,13 @@ class TraceFacts:
     #: its text, which for an output without a text is made from its JSON (4,000
     #: assertions on a 157 KB answer made it 4,000 times: 256 s)
     texts: dict[int, str] = attrs.field(factory=dict, eq=False, repr=False)
+
+    @property
+    def usage_unrecorded(self) -> bool:
+        """Whether the run's LLM responses (one or more) all record no token usage: its
+        tokens and cost are unknown, not 0 (a stream recorded without its usage chunk, a
+        request transcript), and an assertion on them is an error, never a pass."""
+        return self.responses > 0 and self.unmetered == self.responses
 
     @property
     def recognised(self) -> int:
@@ -609,6 +619,7 @@ def _index(
     steps = responses = tool_calls = guards = errors = results = others = 0
     unknown: dict[Any, int] = {}
     tokens_in: float = 0
+    unmetered = 0  # responses read that record no usage
     tokens_out: float = 0
     cost = 0.0
     unpriced: str | None = None
@@ -765,7 +776,10 @@ def _index(
             ):
                 used_in, used_out = p, c
             else:
-                used_in, used_out = usage_tokens(ev)
+                used = usage_tokens(ev)
+                if used is NO_USAGE:  # none recorded (not counts of 0)
+                    unmetered += 1
+                used_in, used_out = used
             tokens_in += used_in
             tokens_out += used_out
             if want_cost and (used_in or used_out):
@@ -794,6 +808,7 @@ def _index(
     facts.others = others
     facts.unknown = {str(k): n for k, n in unknown.items()}
     facts.input_tokens = tokens_in
+    facts.unmetered = unmetered
     facts.output_tokens = tokens_out
     facts.cost = cost if unpriced is None else None
     facts.unpriced_model = unpriced

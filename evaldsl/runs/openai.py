@@ -324,7 +324,7 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
 
 def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    trace.note("a request transcript records no token usage: tokens count 0")
+    trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
     for m, message in enumerate(body["messages"]):
         if not isinstance(message, dict):
             raise items.error(index, f"a message of {items.where(index)} is not an object")

@@ -140,8 +140,15 @@ def token_count(value: Any, name: str = "token count") -> float:
     raise BadUsage(f"token usage `{name}` is {js_json(value)[:40]}, not a number")
 
 
+#: What `usage_tokens` gives for a response that records no usage at all: (0, 0), this
+#: very tuple, so that a pass can tell it from counts of 0 (`is NO_USAGE`) and know when
+#: no response of a run recorded any (`TraceFacts.usage_unrecorded`).
+NO_USAGE: tuple[float, float] = (0, 0)
+
+
 def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
-    """(input, output) tokens of one `llm.response` or `llm.invoke` event; (0, 0) without usage.
+    """(input, output) tokens of one `llm.response` or `llm.invoke` event; `NO_USAGE`,
+    (0, 0), when it records no usage (no count in any spelling the readers know).
 
     Event-level counts win: verydia `tokensIn`/`tokensOut`, then the event's `usage` (camelCase,
     snake_case or Anthropic names); only an event with none of them is read through its
@@ -173,7 +180,7 @@ def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
             found = usage_pair(output.get("usageMetadata"))
         if found is not None:
             return found
-    return 0, 0
+    return NO_USAGE
 
 
 def usage_pair(usage: Any) -> tuple[float, float] | None:
