@@ -11,6 +11,8 @@ for assertions that cannot fail or cannot pass. It never stops at the first prob
 from __future__ import annotations
 
 import functools
+import json
+import re
 from collections.abc import Iterable
 from typing import assert_never
 
@@ -232,7 +234,8 @@ class _Checker:
                 "E201",
                 f"`{spec.syntax.split(' [')[0]}` does not apply to `{subject_text}` "
                 f"({TYPE_WORDS[stype]})",
-                f"on {TYPE_WORDS[stype]}: " + "; ".join(fitting[:8]),
+                _instead(pred, stype, subject_text, self.text(pred.span))
+                or f"on {TYPE_WORDS[stype]}: " + "; ".join(fitting[:8]),
             )
             return
         if check.every and not isinstance(pred, ast.CallTest):
@@ -307,6 +310,7 @@ class _Checker:
                         value.span,
                         "E205",
                         f"`{subject_text}` is a duration; found {ast.value_word(value)}",
+                        _unquoted(value, _DURATION_TEXT),
                     )
             case "Money":
                 if isinstance(value, ast.Money):
@@ -323,6 +327,7 @@ class _Checker:
                         value.span,
                         "E205",
                         f"`{subject_text}` is money; found {ast.value_word(value)}",
+                        _unquoted(value, _MONEY_TEXT),
                     )
             case "Text":
                 if isinstance(value, ast.Str):
@@ -331,11 +336,19 @@ class _Checker:
                     self.error(value.span, "E204", "text must be quoted", f'write "{value.value}"')
                 else:
                     shown = self.text(value.span)
+                    hint = (
+                        f'quote it: "{shown}"' if isinstance(value, (ast.Num, ast.Bool)) else None
+                    )
+                    if isinstance(value, ast.ListLit):
+                        # `answer contains ["a", "b"]`: all of them, or any
+                        hint = (
+                            f"for several texts: `contains all {shown}` or `contains any {shown}`"
+                        )
                     self.error(
                         value.span,
                         "E205",
                         f"`{subject_text}` is text; found {ast.value_word(value)}",
-                        f'quote it: "{shown}"' if isinstance(value, (ast.Num, ast.Bool)) else None,
+                        hint,
                     )
             case "Status":
                 if isinstance(value, (ast.Name, ast.Str)):
@@ -379,7 +392,15 @@ class _Checker:
     def json_value(self, value: ast.Value) -> None:
         match value:
             case ast.Name(value=text):
-                self.error(value.span, "E204", "text must be quoted", f'write "{text}"')
+                literal = _LITERAL_SPELLINGS.get(text.lower())
+                self.error(
+                    value.span,
+                    "E204",
+                    "text must be quoted",
+                    f'JSON writes it `{literal}`; for the text, write "{text}"'
+                    if literal is not None
+                    else f'write "{text}"',
+                )
             case ast.ListLit(items=items):
                 for item in items:
                     self.json_value(item)
@@ -467,3 +488,33 @@ def _listed(names: frozenset[str]) -> str:
 def _joined_names(declared: frozenset[str], recorded: frozenset[str]) -> frozenset[str]:
     """The names declared or recorded (a frozenset keeps its hash: a second ask is a lookup)."""
     return declared | recorded
+
+
+#: Other languages' spellings of JSON's literals (`True`, `None`): a bare word, so text
+#: that must be quoted (E204), but most likely meant as the literal.
+_LITERAL_SPELLINGS = {
+    "true": "true", "false": "false", "none": "null", "nil": "null", "null": "null",
+    "undefined": "null", "yes": "true", "no": "false",
+}  # fmt: skip
+_DURATION_TEXT = re.compile(r"-?\d+(?:\.\d+)?(?:ms|s|m|h)")
+_MONEY_TEXT = re.compile(r"\$\d+(?:\.\d+)?")
+
+
+def _unquoted(value: ast.Value, literal: re.Pattern[str]) -> str | None:
+    """`latency < "5s"`: the quoted text is the literal itself, written without quotes."""
+    if isinstance(value, ast.Str) and literal.fullmatch(value.value.strip()):
+        return f"write `{value.value.strip()}` without quotes"
+    return None
+
+
+def _instead(pred: ast.Predicate, stype: Type, subject_text: str, written: str) -> str | None:
+    """What a predicate that does not apply was most likely meant as: `answer has "x"`
+    looks for text (`contains`); `tool search contains "x"` looks into the calls' results."""
+    if stype == "Text" and isinstance(pred, ast.HasKey):
+        return f"to look for text, write `{subject_text} contains {json.dumps(pred.key)}`"
+    if stype == "Calls" and isinstance(pred, (ast.Contains, ast.Matches, ast.Compare)):
+        return (
+            f"a tool's calls are tested through their arguments or results: "
+            f"`{subject_text} args {written}` or `{subject_text} result {written}`"
+        )
+    return None

@@ -61,6 +61,10 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
             pred.span,
             "E208",
             f"a judge score is between 0 and 1; {pred.threshold:g} is out of range",
+            # (`>= 70`: a percentage)
+            f"write `{pred.op or '>='} {pred.threshold / 100:g}`"
+            if 10.0 <= pred.threshold <= 100.0
+            else None,
         )
 
 

@@ -44,6 +44,8 @@ from evaldsl.syntax.grammar import Start, loaded_drive_tables, new_lark
 if TYPE_CHECKING:
     from lark import Lark
 
+    from evaldsl.syntax.mistakes import Slip
+
 # Lark, and the modules that read its errors (`recovery`, `wording`), are loaded for text
 # with an error only: error-free text is parsed with the fast loop's tables without them.
 
@@ -156,7 +158,7 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
     from lark.exceptions import UnexpectedInput
 
     from evaldsl.syntax.recovery import Cuts, recover_unclosed
-    from evaldsl.syntax.wording import syntax_diagnostic
+    from evaldsl.syntax.wording import explained
 
     lark = parsers.lark
     statements: list[ast.Statement] = []
@@ -189,7 +191,10 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
             except UnexpectedInput as err:
                 recovered = recover_unclosed(src, cuts, begin, end, start, lark, builder)
                 if recovered is None:
-                    diagnostics.append(syntax_diagnostic(src, err, begin, end))
+                    diagnostic, found = explained(src, err, begin, end, start)
+                    diagnostics.append(diagnostic)
+                    if found is not None:
+                        statements.extend(_recovered_line(found, text, begin, end, start))
                 else:
                     diagnostic, rest = recovered
                     diagnostics.append(diagnostic)
@@ -202,6 +207,38 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
         diagnostics.extend(limits)
         diagnostics.sort(key=lambda d: (d.line, d.column))
     return ParseResult(ast.Program(kept, span=span), tuple(diagnostics), src)
+
+
+#: The lines kept, as their fix reads them, when they are a known mistake: a header or
+#: case line whose only span is the line's (the lines after a `case weather` belong to that
+#: case, and a case whose `cassette: "x.jsonl"` is wrong still has its source: neither
+#: gives a second error). Assertions with a mistake are left out, as other broken ones.
+_RECOVERED = (ast.CaseDecl, ast.SuiteDecl, ast.SourceDecl, ast.RunDecl, ast.JudgeDecl)
+
+
+def _recovered_line(
+    found: Slip, text: str, begin: int, end: int, start: Start
+) -> tuple[ast.Statement, ...]:
+    """The header or case line a known mistake's fix gives, spanning the line as written."""
+    from lark.exceptions import UnexpectedInput
+
+    lark = _parsers().lark
+    builder = _parsers().builder
+    noted = len(builder.problems)
+    builder.base = begin
+    try:
+        program = cast(ast.Program, lark.parse(found.corrected, start=start))
+    except UnexpectedInput:  # pragma: no cover - a slip's fix parses
+        return ()
+    finally:
+        del builder.problems[noted:]
+    statements = program.statements
+    if len(statements) != 1 or not isinstance(statements[0], _RECOVERED):
+        return ()
+    line = text[begin:end]
+    lead = len(line) - len(line.lstrip())
+    span = Span(begin + lead, min(begin + lead + len(found.corrected), begin + len(line.rstrip())))
+    return (attrs.evolve(statements[0], span=span),)
 
 
 def _limits(

@@ -18,7 +18,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from evaldsl.language.ast import JSON_TYPES
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 from evaldsl.language.source import Source, Span
-from evaldsl.syntax.grammar import spellings
+from evaldsl.syntax.grammar import Start, spellings
+from evaldsl.syntax.mistakes import Slip, parses, slip
 
 _WORDS: dict[str, str] = {
     "STRING": "a quoted string",
@@ -147,8 +148,53 @@ def _accepts(err: UnexpectedToken) -> frozenset[str] | None:
     return found
 
 
-def syntax_diagnostic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diagnostic:
+def syntax_diagnostic(
+    source: Source, err: UnexpectedInput, base: int, stop: int, start: Start = "file"
+) -> Diagnostic:
     """One diagnostic for the first syntax error of the statement `text[base:stop]`."""
+    return explained(source, err, base, stop, start)[0]
+
+
+def explained(
+    source: Source, err: UnexpectedInput, base: int, stop: int, start: Start = "file"
+) -> tuple[Diagnostic, Slip | None]:
+    """The diagnostic for the first syntax error of the statement `text[base:stop]`, and
+    the known mistake it is (`mistakes.py`), if it is one: then the diagnostic says that
+    mistake where it is, with the statement as it should be written for its hint."""
+    generic = _generic(source, err, base, stop)
+    if isinstance(err, UnexpectedToken):
+        at = stop - base if err.token.type == "$END" else err.token.start_pos or 0
+    elif isinstance(err, UnexpectedCharacters):
+        at = err.pos_in_stream or 0
+    else:  # pragma: no cover - LALR reports $END as a token
+        return generic, None
+    statement = source.text[base:stop]
+    if _typo_is_all(statement, at, generic.hint, start):
+        # a misspelt keyword (`is strng`) is said as one, when its fix is all it needs
+        return generic, None
+    found = slip(statement, at, start)
+    if found is None:
+        return generic, None
+    span = Span(base + found.start, base + max(found.end, found.start + 1))
+    hint = f"write `{found.corrected}`"
+    return Diagnostic.at(source, span, found.code or generic.code, found.message, hint), found
+
+
+def _typo_is_all(statement: str, at: int, hint: str | None, start: Start) -> bool:
+    """Whether the generic did-you-mean (`did you mean `string`?`) fixes the statement."""
+    if hint is None or not hint.startswith("did you mean `"):
+        return False
+    guess = hint.split("`")[1]
+    for word in _WORD_AT.finditer(statement):
+        if word.start() <= at < word.end() or word.start() == at:
+            fixed = statement[: word.start()] + guess + statement[word.end() :]
+            return parses(fixed, start)
+    return False
+
+
+def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diagnostic:
+    """The diagnostic for a syntax error that is no known mistake: what was expected and
+    what was found, with a did-you-mean."""
     text = source.text
     if isinstance(err, UnexpectedToken):
         tok = err.token

@@ -1,0 +1,100 @@
+"""Known mistakes (`evaldsl/syntax/mistakes.py`): said where they are, with the fix.
+
+The corpus is the golden file `tests/golden/mistakes.eval` (its `.expected` pins each
+message, place and hint); these tests cover what a golden `.eval` file cannot: line
+endings and tabs, a YAML suite's embedded text, the cascade a broken header line made,
+and that every hint's statement parses.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaldsl.api import diagnose
+from evaldsl.syntax.mistakes import parses, slip
+from evaldsl.syntax.parser import parse
+
+HERE = Path(__file__).parent
+CORPUS = (HERE / "golden" / "mistakes.eval").read_text(encoding="utf-8")
+
+
+def test_every_hint_of_the_corpus_parses() -> None:
+    result = parse(CORPUS, "mistakes.eval")
+    hints = [d.hint for d in result.diagnostics if d.hint and d.hint.startswith("write `")]
+    assert len(hints) >= 60
+    for hint in hints:
+        assert parses(hint[len("write `") : -1], "file"), hint
+
+
+def test_one_error_per_mistake() -> None:
+    result = parse(CORPUS, "mistakes.eval")
+    lines = [d.line for d in result.diagnostics]
+    assert len(lines) == len(set(lines))
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("indent", ["  ", "\t"])
+def test_line_endings_and_tabs(newline: str, indent: str) -> None:
+    text = newline.join(['case "x"', f"{indent}run a.b:c", f"{indent}tokens < 2,000", ""])
+    (d,) = parse(text, "t.eval").diagnostics
+    assert (d.line, d.column, d.end_column) == (3, len(indent) + 10, len(indent) + 15)
+    assert d.hint == "write `tokens < 2000`"
+
+
+def test_a_yaml_suite_reports_the_mistake_at_its_place_in_the_yaml(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "suite: s\ncases:\n  - name: one\n    run: a.b:c\n    expect:\n"
+        "      - tool search called 2x\n      - latency < 5 sec\n",
+        encoding="utf-8",
+    )
+    evaldsl = Path(sys.executable).with_name("evaldsl")
+    done = subprocess.run(
+        [str(evaldsl), "check", "--format", "json", str(suite)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = [
+        (d["line"], d["column"], d["message"], d["hint"])
+        for d in json.loads(done.stdout)
+        if d["code"] == "E101"
+    ]
+    assert found == [
+        (6, 28, "a count is written `twice`", "write `tool search called twice`"),
+        (
+            7,
+            19,
+            "a duration is written `5s`: the number and `ms`, `s`, `m` or `h`",
+            "write `latency < 5s`",
+        ),
+    ]
+
+
+def test_a_broken_case_line_keeps_its_case() -> None:
+    # `case weather` is one error: the lines after it still belong to a case (no
+    # "`cassette` belongs to a case"), and a source line with a colon is still its source
+    text = 'case weather\n  cassette "x.jsonl"\n  answer contains "x"\n'
+    *_, diagnostics = diagnose(text, "t.eval")
+    assert [(d.line, d.code) for d in diagnostics if d.code != "E501"] == [(1, "E101")]
+    text = 'case "x"\n  cassette: "x.jsonl"\n  answer contains "x"\n'
+    *_, diagnostics = diagnose(text, "t.eval")
+    assert [(d.line, d.code) for d in diagnostics if d.code != "E501"] == [(2, "E101")]
+
+
+def test_a_typo_is_said_as_one_when_its_fix_is_all_it_needs() -> None:
+    (d,) = parse("answer json $.a is strng", "t.eval").diagnostics
+    assert d.hint == "did you mean `string`?"
+
+
+def test_no_fix_that_does_not_parse() -> None:
+    # `and` followed by a keyword is not a second value
+    assert slip('answer contains "x" and not', 26, "file") is not None
+    found = slip('answer contains "x" and not', 26, "file")
+    assert found is not None and found.corrected == 'answer contains "x"'
+    assert slip("tool search frobnicates", 12, "file") is None
