@@ -87,6 +87,17 @@ def test_a_broken_case_line_keeps_its_case() -> None:
     assert [(d.line, d.code) for d in diagnostics if d.code != "E501"] == [(2, "E101")]
 
 
+def test_a_case_whose_assertions_did_not_parse_is_not_said_to_have_none() -> None:
+    # "has no assertions: it always passes" (W504) beside the line that did not parse
+    # told the user the wrong thing; a case with no assertion lines still hears it
+    text = 'case "a"\n  cassette "x.jsonl"\n  tool search caled\ncase "b"\n  cassette "x.jsonl"\n'
+    *_, diagnostics = diagnose(text, "t.eval")
+    assert [(d.line, d.code) for d in diagnostics if d.code != "E501"] == [
+        (3, "E101"),
+        (4, "W504"),
+    ]
+
+
 def test_a_typo_is_said_as_one_when_its_fix_is_all_it_needs() -> None:
     (d,) = parse("answer json $.a is strng", "t.eval").diagnostics
     assert d.hint == "did you mean `string`?"
