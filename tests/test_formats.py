@@ -948,3 +948,16 @@ def test_a_legacy_function_call_is_a_tool_call() -> None:
     trace = read_openai(Items("t.json", [body]), "x")
     calls = [(e["name"], e["arguments"]) for e in trace.events if e["type"] == "tool.call"]
     assert calls == [("lookup", {"q": 1})]
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai", "langsmith", "otel"])
+def test_a_file_of_nothing_a_named_format_reads_says_which_format(tmp_path: Path, fmt: str) -> None:
+    """The message named the format as an adjective ("a anthropic LLM call"), and an
+    empty file's first items as having "keys no keys"."""
+    path = write(tmp_path, "x.json", "[]")
+    with pytest.raises(RunError) as info:
+        load_run(path, fmt)
+    assert str(info.value) == (
+        f"{path}:1:1: `x.json` holds nothing evaldsl recognises as an LLM call, tool call "
+        f"or result of the {fmt} format"
+    )

@@ -420,11 +420,15 @@ class Trace:
     def run(self, items: Items | None = None, *, latency_ms: float | None = None) -> Run:
         """The `Run`; a `RunError` when nothing in the file was recognised."""
         if not self.events and self.output is MISSING:
-            shown = f": the first items have keys {keys_of(items.values)}" if items else ""
+            shown = (
+                f": the first items have keys {keys_of(items.values)}"
+                if items is not None and items.values
+                else ""
+            )
             what = "holds nothing" if items is not None and not items.values else "has nothing"
             raise RunError(
-                f"`{self.path.rsplit('/', 1)[-1]}` {what} evaldsl recognises as a "
-                f"{self.format} LLM call, tool call or result{shown}",
+                f"`{self.path.rsplit('/', 1)[-1]}` {what} evaldsl recognises as an LLM "
+                f"call, tool call or result of the {self.format} format{shown}",
                 path=self.path,
                 hint='name the format with `trace "…" as FORMAT`; '
                 "`evaldsl inspect FILE` shows what was read",
