@@ -961,3 +961,28 @@ def test_a_file_of_nothing_a_named_format_reads_says_which_format(tmp_path: Path
         f"{path}:1:1: `x.json` holds nothing evaldsl recognises as an LLM call, tool call "
         f"or result of the {fmt} format"
     )
+
+
+@pytest.mark.parametrize(
+    ("output", "said"),
+    [
+        (5, "a generation span's `span_data.output` is 5 (a number), not a list"),
+        (["hi"], 'a message of a generation span\'s `output` is "hi" (a string), not an object'),
+        ([{"role": ["assistant"], "content": "x"}], "an output message's `role` is"),
+    ],
+)
+def test_an_agents_generation_output_it_cannot_read_is_the_runs_error(
+    tmp_path: Path, output: Any, said: str
+) -> None:
+    """A generation span's `output` that is not a list of messages was a `TypeError`'s
+    text ('int' object is not iterable), or its messages that are not objects, or whose
+    role is not text, were skipped with their calls."""
+    lines = (DATA / "agents-spans.jsonl").read_text(encoding="utf-8").splitlines()
+    span = json.loads(lines[3])
+    assert span["span_data"]["type"] == "generation"
+    span["span_data"]["output"] = output
+    lines[3] = json.dumps(span)
+    path = write(tmp_path, "spans.jsonl", "\n".join(lines) + "\n")
+    with pytest.raises(RunError) as info:
+        load_run(path)
+    assert str(info.value).startswith(f"{path}:4:1: line 4: {said}"), str(info.value)

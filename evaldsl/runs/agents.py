@@ -109,8 +109,10 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
         trace.saw("generation span")
         text: list[str] = []
         calls: list[dict[str, Any]] = []
-        for message in data.get("output") or []:
-            if isinstance(message, dict) and message.get("role", "assistant") == "assistant":
+        for found_message in listed(data.get("output"), "span_data.output", "a generation span"):
+            message = an_object(found_message, "a message of a generation span's `output`")
+            role = kind_value(message.get("role", "assistant"), "role", "an output message")
+            if role == "assistant":
                 content = text_of_parts(message.get("content"))
                 if content:
                     text.append(content)
@@ -148,5 +150,5 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
     else:
         trace.skip(f"`{kind}` spans (structure, not an event)")
     if error is not None:
-        message = error.get("message") if isinstance(error, dict) else error
-        trace.error(str(message or "the span failed"), end)
+        said = error.get("message") if isinstance(error, dict) else error
+        trace.error(str(said or "the span failed"), end)
