@@ -703,6 +703,21 @@ def _colons(s: _Statement) -> Iterator[_Found]:
         yield _swap(m, "", "no `:` here: a line is its keyword and then its value", group=group)
 
 
+#: `trace "x.json"` without its format (`as openai`): `cassette` is the line that detects it
+_TRACE_WITHOUT_FORMAT = re.compile(r"^\s*(?P<bad>trace)\s+[\"']\x00*\s*$")
+
+
+@_rule
+def _trace_without_format(s: _Statement) -> Iterator[_Found]:
+    for m in s.find(_TRACE_WITHOUT_FORMAT):
+        yield _swap(
+            m,
+            "cassette",
+            "a `trace` line names its format (`as openai`, `as otel`, …); "
+            "`cassette` detects the format",
+        )
+
+
 _LEAD = re.compile(r"^\s*(?P<bad>(?:[-*•]|\d+[.)])\s+)(?=\S)")
 _LEAD_WORD = re.compile(
     r"^\s*(?P<bad>(?:expect|expects|assert|check|verify|ensure|then|should|must)\s+)(?=[a-z(!])"
