@@ -227,6 +227,7 @@ case "weather"
 case "lost"
   cassette "missing.jsonl"
   answer contains "x"
+  tokens < 2,000
 
 case "state"
   state "states/completed.json"
@@ -241,6 +242,10 @@ async def test_diagnostics_are_those_of_check(client: LanguageClient, work: Path
     got = await _diagnostics(client, uri, 1)
     expected = _check_json(path)
     assert len(expected) >= 4  # a syntax error, an unknown tool, a string, a missing file...
+    # a known slip's hint is the corrected statement, in the editor as in `check`
+    assert ("E101", 15, "write `tokens < 2000`") in [
+        (e["code"], e["line"], e["hint"]) for e in expected
+    ]
     assert [(d.code, d.range.start.line, _message(d)) for d in got] == [
         (e["code"], e["line"] - 1, e["message"]) for e in expected
     ]
