@@ -261,6 +261,9 @@ def _flat_span(s: dict[str, Any]) -> Span:
     assert isinstance(status, dict)
     code = s.get("status_code", status.get("status_code"))
     raw_attrs = s.get("attributes")
+    kind = s.get("span_kind")
+    if kind is not None and type(kind) is not str:
+        flat_kind(kind, s.get("name"))
     return Span(
         name=str(s.get("name", "")),
         span_id=str(context.get("span_id") or s.get("name") or "span"),
@@ -275,8 +278,15 @@ def _flat_span(s: dict[str, Any]) -> Span:
         ],
         failed=code in STATUS_ERROR,
         status_message=s.get("status_message") or status.get("description") or None,
-        kind=s.get("span_kind") if isinstance(s.get("span_kind"), str) else None,
+        kind=kind,
     )
+
+
+def flat_kind(kind: Any, name: Any) -> str | None:
+    """A flat span's `span_kind`: text or none; anything else (a list, a number) is a
+    `BadValue`, never a span skipped as one of no kind (worded only here: every flat
+    span's kind is read)."""
+    return kind_value(kind, "span_kind", f'span "{name}"')
 
 
 def iso_time(ns: int | None) -> str | None:
