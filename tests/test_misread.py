@@ -160,6 +160,17 @@ ROWS: list[tuple[str, str, Change, str, int | None]] = [
      'span "llm"\'s `span_kind` is ["LLM"] (a list), not text', 1),
     ("phoenix span kind number", PHOENIX, _set(1, "span_kind")(3),
      "`span_kind` is 3 (a number), not text", 2),
+    ("openinference output messages object", PHOENIX,
+     _set(0, "attributes", "llm.output_messages")({"0": {"message.role": "assistant"}}),
+     "an OpenInference LLM span's `llm.output_messages` is {\"0\":", 1),
+    ("openinference output message text", PHOENIX,
+     _set(0, "attributes", "llm.output_messages", 0)("multiply"),
+     "an entry of an OpenInference LLM span's `llm.output_messages` is \"multiply\" (a string), "
+     "not an object", 1),
+    ("openinference tool calls object", PHOENIX,
+     _set(0, "attributes", "llm.output_messages", 0, "message.tool_calls")(
+     {"tool_call.function.name": "multiply"}),
+     "an OpenInference output message's `message.tool_calls` is {", 1),
     ("openinference count names its key", PHOENIX,
      _set(0, "attributes", "llm.token_count.prompt")("229"),
      "token usage `llm.token_count.prompt` is \"229\", not a number", 1),

@@ -60,7 +60,9 @@ from evaldsl.runs.providers import (
     BadValue,
     Items,
     Trace,
+    an_object,
     kind_value,
+    listed,
     parse_json_text,
     text_of_parts,
     tool_name,
@@ -329,16 +331,25 @@ def _texts() -> list[list[str]]:
 # --- attribute readers -----------------------------------------------------------------------
 
 
-def indexed(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+def indexed(a: dict[str, Any], prefix: str, what: str | None = None) -> list[dict[str, Any]]:
     """The list under `prefix`: a nested list (Phoenix), or flattened `prefix.N.key`
-    attributes (OTLP) gathered into one dict per index.
+    attributes (OTLP) gathered into one dict per index. With `what` (what holds it, for
+    the message), a `prefix` that is neither a list nor null, or a list of anything but
+    objects, is a `BadValue`, never a list read as empty.
 
     >>> indexed({"m.0.role": "user", "m.1.role": "tool", "m.1.content": "x"}, "m")
     [{'role': 'user'}, {'role': 'tool', 'content': 'x'}]
     """
     value = a.get(prefix)
     if isinstance(value, list):
-        return [v for v in value if isinstance(v, dict)]
+        if what is None:
+            return [v for v in value if isinstance(v, dict)]
+        for v in value:
+            if not isinstance(v, dict):  # (worded only here: every message is tested)
+                an_object(v, f"an entry of {what}'s `{prefix}`")
+        return value
+    if what is not None and value is not None:
+        listed(value, prefix, what)
     if isinstance(a, RawAttrs):  # the entries' values stay undecoded until read
         return a.entries(prefix)
     lead = prefix + "."
@@ -437,7 +448,7 @@ def _genai_messages(value: Any) -> _Output | None:
 
 
 def _openinference_output(a: dict[str, Any]) -> _Output | None:
-    messages = indexed(a, "llm.output_messages")
+    messages = indexed(a, "llm.output_messages", "an OpenInference LLM span")
     if not messages:
         return None
     text: list[str] = []
@@ -450,7 +461,7 @@ def _openinference_output(a: dict[str, Any]) -> _Output | None:
                 part.get("message_content.text"), str
             ):
                 text.append(part["message_content.text"])
-        for call in indexed(m, "message.tool_calls"):
+        for call in indexed(m, "message.tool_calls", "an OpenInference output message"):
             name = tool_name(call.get("tool_call.function.name", MISSING), *OPENINFERENCE_CALL)
             args = parse_json_text(call.get("tool_call.function.arguments"))
             calls.append((name, args, call.get("tool_call.id")))
