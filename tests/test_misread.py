@@ -68,6 +68,13 @@ def _attribute(span: int, n: int) -> Callable[[Any], Change]:
     return _set(0, "resourceSpans", 0, "scopeSpans", 0, "spans", span, "attributes", n, "value")
 
 
+def _output_messages(span: int, parts: Any) -> Change:
+    """A change of span `span`'s `gen_ai.output.messages` (Latitude's attribute 11) to one
+    assistant message of `parts`."""
+    message = [{"role": "assistant", "parts": parts}]
+    return _attribute(span, 11)({"stringValue": json.dumps(message)})
+
+
 #: (name, file, change, the error's text, its line: the value's own where the reader names it by
 #: its place in a document, else the line of its item; None for a document's start)
 ROWS: list[tuple[str, str, Change, str, int | None]] = [
@@ -147,6 +154,15 @@ ROWS: list[tuple[str, str, Change, str, int | None]] = [
      'tool span "get_weather"\'s `gen_ai.tool.name` is ["execute_shell"] (a list)', None),
     ("otel tool name unset", LATITUDE, _attribute(3, 2)({"intValue": "7"}),
      "`gen_ai.tool.name` is 7 (a number), not a tool's name", None),
+    ("genai text part number", LATITUDE, _output_messages(0, [{"type": "text", "content": 42}]),
+     "a `text` part's `content` is 42 (a number), not text", None),
+    ("genai part type list", LATITUDE, _output_messages(2, [{"type": ["tool_call"], "id": "c1",
+     "name": "get_weather", "arguments": {}}]),
+     'a message part\'s `type` is ["tool_call"] (a list), not text', None),
+    ("genai part text", LATITUDE, _output_messages(0, ["The user asked"]),
+     'a message part is "The user asked" (a string), not an object', None),
+    ("genai parts object", LATITUDE, _output_messages(0, {"type": "text", "content": "hi"}),
+     "an output message's `parts` is {", None),
     ("openinference call name int", PHOENIX_OTLP, _attribute(0, 10)({"intValue": "1"}),
      "an OpenInference tool call (`llm.output_messages.N.message.tool_calls.M`)'s "
      "`tool_call.function.name` is 1 (a number)", None),

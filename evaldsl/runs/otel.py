@@ -65,6 +65,7 @@ from evaldsl.runs.providers import (
     listed,
     parse_json_text,
     text_of_parts,
+    text_value,
     tool_name,
 )
 from evaldsl.runs.rawattrs import RawAttrs, index_plan
@@ -427,13 +428,20 @@ def _genai_messages(value: Any) -> _Output | None:
         parts = message.get("parts")
         if isinstance(parts, list):
             for part in parts:
-                if not isinstance(part, dict):
-                    continue
-                if part.get("type") == "text" and isinstance(part.get("content"), str):
-                    text.append(part["content"])
-                elif part.get("type") == "tool_call":
+                kind = an_object(part, "a message part").get("type")
+                if kind == "text":
+                    content = part.get("content")
+                    if isinstance(content, str):
+                        text.append(content)
+                    elif content is not None:  # an answer nobody read is not ""
+                        text_value(content, "content", "a `text` part")
+                elif kind == "tool_call":
                     name = tool_name(part.get("name", MISSING), "name", "a `tool_call` part")
                     calls.append((name, parse_json_text(part.get("arguments")), part.get("id")))
+                elif kind is not None and not isinstance(kind, str):
+                    kind_value(kind, "type", "a message part")  # never a part read past
+        elif parts is not None:
+            listed(parts, "parts", "an output message")
         else:
             content = text_of_parts(message.get("content"))
             if content:
