@@ -60,16 +60,24 @@ from evaldsl.runs.providers import (
     BadValue,
     Items,
     Trace,
+    add_text,
     an_object,
     kind_value,
     listed,
     parse_json_text,
     text_of_parts,
-    text_value,
     tool_name,
 )
 from evaldsl.runs.rawattrs import RawAttrs, index_plan
-from evaldsl.runs.spanplan import OPENINFERENCE_CALL, OPENLLMETRY_CALL, UNPLANNED, indexed_output
+from evaldsl.runs.spanplan import (
+    OPENINFERENCE_CALL,
+    OPENINFERENCE_MESSAGE,
+    OPENLLMETRY_CALL,
+    OPENLLMETRY_MESSAGE,
+    UNPLANNED,
+    add_part,
+    indexed_output,
+)
 from evaldsl.runs.text import BadUsage, token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
@@ -430,11 +438,7 @@ def _genai_messages(value: Any) -> _Output | None:
             for part in parts:
                 kind = an_object(part, "a message part").get("type")
                 if kind == "text":
-                    content = part.get("content")
-                    if isinstance(content, str):
-                        text.append(content)
-                    elif content is not None:  # an answer nobody read is not ""
-                        text_value(content, "content", "a `text` part")
+                    add_text(text, part.get("content"), "content", "a `text` part")
                 elif kind == "tool_call":
                     name = tool_name(part.get("name", MISSING), "name", "a `tool_call` part")
                     calls.append((name, parse_json_text(part.get("arguments")), part.get("id")))
@@ -462,14 +466,10 @@ def _openinference_output(a: dict[str, Any]) -> _Output | None:
     text: list[str] = []
     calls: list[tuple[str, Any, str | None]] = []
     for m in messages:
-        if isinstance(m.get("message.content"), str):
-            text.append(m["message.content"])
-        for part in indexed(m, "message.contents"):
-            if part.get("message_content.type", "text") == "text" and isinstance(
-                part.get("message_content.text"), str
-            ):
-                text.append(part["message_content.text"])
-        for call in indexed(m, "message.tool_calls", "an OpenInference output message"):
+        add_text(text, m.get("message.content"), *OPENINFERENCE_MESSAGE)
+        for part in indexed(m, "message.contents", OPENINFERENCE_MESSAGE[1]):
+            add_part(text, part.get("message_content.type", "text"), part, "message_content.text")
+        for call in indexed(m, "message.tool_calls", OPENINFERENCE_MESSAGE[1]):
             name = tool_name(call.get("tool_call.function.name", MISSING), *OPENINFERENCE_CALL)
             args = parse_json_text(call.get("tool_call.function.arguments"))
             calls.append((name, args, call.get("tool_call.id")))
@@ -483,9 +483,8 @@ def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
     text: list[str] = []
     calls: list[tuple[str, Any, str | None]] = []
     for c in completions:
-        if isinstance(c.get("content"), str):
-            text.append(c["content"])
-        for call in indexed(c, "tool_calls"):
+        add_text(text, c.get("content"), *OPENLLMETRY_MESSAGE)
+        for call in indexed(c, "tool_calls", OPENLLMETRY_MESSAGE[1]):
             name = tool_name(call.get("name", MISSING), *OPENLLMETRY_CALL)
             calls.append((name, parse_json_text(call.get("arguments")), call.get("id")))
     return _Output("\n".join(text), calls)
