@@ -68,6 +68,9 @@ def _attribute(span: int, n: int) -> Callable[[Any], Change]:
     return _set(0, "resourceSpans", 0, "scopeSpans", 0, "spans", span, "attributes", n, "value")
 
 
+_SPAN3 = (0, "resourceSpans", 0, "scopeSpans", 0, "spans", 3)
+
+
 def _output_messages(span: int, parts: Any) -> Change:
     """A change of span `span`'s `gen_ai.output.messages` (Latitude's attribute 11) to one
     assistant message of `parts`."""
@@ -179,6 +182,15 @@ ROWS: list[tuple[str, str, Change, str, int | None]] = [
     ("openinference contents object", PHOENIX, _set(1, "attributes", "llm.output_messages", 0,
      "message.contents")({"message_content.text": "hi"}),
      "an OpenInference output message's `message.contents` is {", 2),
+    ("otlp attribute text", LATITUDE, _set(*_SPAN3, "attributes", 2)("gen_ai.tool.name"),
+     "spans[3]: `attributes[2]` is 'gen_ai.tool.name', not a {key, value} object", None),
+    ("otlp attribute key number", LATITUDE, _set(*_SPAN3, "attributes", 2, "key")(5),
+     "spans[3]: `attributes[2].key` is 5, not text", None),
+    ("otlp event attribute number", LATITUDE,
+     _set(*_SPAN3, "events")([{"name": "exception", "attributes": [7]}]),
+     "spans[3]: events[0]: `attributes[0]` is 7, not a {key, value} object", None),
+    ("otlp events object", LATITUDE, _set(*_SPAN3, "events")({"name": "exception"}),
+     "spans[3]: `events` must be a list of objects, not {", None),
     ("openinference call name int", PHOENIX_OTLP, _attribute(0, 10)({"intValue": "1"}),
      "an OpenInference tool call (`llm.output_messages.N.message.tool_calls.M`)'s "
      "`tool_call.function.name` is 1 (a number)", None),

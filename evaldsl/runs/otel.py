@@ -10,9 +10,9 @@ events of `providers` (format "otel") and the run's latency.
 Spans are taken in start order (file order when a start or end time is not a number of
 nanoseconds since 1970 up to the year 9999, or a span ends before it starts: then the run
 has no latency, and `latency` is an error rather than 0 or a negative time). The
-containers are checked: `resourceSpans`, `scopeSpans`, `spans` and `attributes` that are
-not lists of objects are an error naming the span, never a trace read as empty. Each span
-is classified:
+containers are checked: `resourceSpans`, `scopeSpans`, `spans`, `events` and
+`attributes` that are not lists of objects, or an attribute key that is not text, are an
+error naming the span, never a trace read as empty. Each span is classified:
 
 - a **tool span**: `gen_ai.operation.name` = `execute_tool`, a `gen_ai.tool.name`,
   `openinference.span.kind` = `TOOL` or `traceloop.span.kind` = `tool`. Name from
@@ -240,29 +240,63 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
         for c, scope in enumerate(_objects(resource.get(key), key, at)):
             where = f"{at}.{key}[{c}]"
             for n, s in enumerate(_objects(scope.get("spans"), "spans", where)):
-                if not isinstance(s.get("attributes"), list | None):
-                    raise ValueError(
-                        f"{where}.spans[{n}]: `attributes` must be a list of "
-                        f"{{key, value}} objects, not {_shown(s.get('attributes'))}"
-                    )
+                try:
+                    attrs = _attribute_list(s.get("attributes"))
+                    events = _events(s.get("events"))
+                except ValueError as why:
+                    raise ValueError(f"{where}.spans[{n}]: {why}") from None
                 raw_status = s.get("status")
                 status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
                 start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
                 yield Span(
                     name=str(s.get("name", "")),
                     span_id=str(s.get("spanId") or s.get("name") or "span"),
-                    attrs=attributes(s.get("attributes")),
+                    attrs=attrs,
                     start=nanos(start),
                     end=nanos(end),
                     start_text=start,
                     end_text=end,
-                    events=[
-                        {"name": e.get("name"), "attrs": attributes(e.get("attributes"))}
-                        for e in _list(s.get("events"))
-                    ],
+                    events=events,
                     failed=status.get("code") in STATUS_ERROR,
                     status_message=status.get("message") or None,
                 )
+
+
+def _attribute_list(items: Any) -> dict[str, Any]:
+    """A span's or an event's OTLP `attributes` as `attributes` gives them; a list holding
+    anything but objects, or a key that is neither text nor null, is a `ValueError` (as
+    the typed reading refuses them), never an attribute dropped unread. (A key that is
+    absent or null is skipped, by both: OTLP JSON may leave out an empty key.)"""
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise ValueError(
+            f"`attributes` must be a list of {{key, value}} objects, not {_shown(items)}"
+        )
+    out: dict[str, Any] = {}
+    for n, item in enumerate(items):
+        key = item.get("key") if isinstance(item, dict) else _NOT_AN_OBJECT
+        if isinstance(key, str):
+            out[key] = any_value(item.get("value"))
+        elif key is _NOT_AN_OBJECT:  # (the messages made only here: this runs for every attribute)
+            raise ValueError(f"`attributes[{n}]` is {_shown(item)}, not a {{key, value}} object")
+        elif key is not None:
+            raise ValueError(f"`attributes[{n}].key` is {_shown(key)}, not text")
+    return out
+
+
+_NOT_AN_OBJECT = object()
+
+
+def _events(items: Any) -> list[dict[str, Any]]:
+    """A span's OTLP `events`, their attributes as `_attribute_list` reads them."""
+    events = []
+    for n, e in enumerate(_objects(items, "events", "")):
+        try:
+            events.append({"name": e.get("name"), "attrs": _attribute_list(e.get("attributes"))})
+        except ValueError as why:
+            raise ValueError(f"events[{n}]: {why}") from None
+    return events
 
 
 def _flat_span(s: dict[str, Any]) -> Span:
