@@ -394,6 +394,9 @@ BREAKS = [
     lambda line: line.replace('"events": [', '"events": {"x": [', 1).replace("]}]}", "]}}]}", 1),
     lambda line: json.dumps({"choices": [{"message": {"content": "hi"}}]}),  # an OpenAI body
     lambda line: json.dumps({"name": "x", "context": "nope"}),
+    lambda line: line.replace('"context": ', '"attributes": [7], "context": ', 1),
+    lambda line: line.replace('"context": ', '"events": {"name": "e"}, "context": ', 1),
+    lambda line: line.replace('"context": ', '"events": [{"attributes": []}], "context": ', 1),
 ]
 
 

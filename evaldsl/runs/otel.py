@@ -12,7 +12,9 @@ nanoseconds since 1970 up to the year 9999, or a span ends before it starts: the
 has no latency, and `latency` is an error rather than 0 or a negative time). The
 containers are checked: `resourceSpans`, `scopeSpans`, `spans`, `events` and
 `attributes` that are not lists of objects, or an attribute key that is not text, are an
-error naming the span, never a trace read as empty. Each span is classified:
+error naming the span, never a trace read as empty; so are a flat span's `attributes`
+(and its events') that are not an object, its `events` that are not a list of objects,
+and its `span_kind` that is not text. Each span is classified:
 
 - a **tool span**: `gen_ai.operation.name` = `execute_tool`, a `gen_ai.tool.name`,
   `openinference.span.kind` = `TOOL` or `traceloop.span.kind` = `tool`. Name from
@@ -306,25 +308,47 @@ def _flat_span(s: dict[str, Any]) -> Span:
     assert isinstance(status, dict)
     code = s.get("status_code", status.get("status_code"))
     raw_attrs = s.get("attributes")
+    if raw_attrs is not None and not isinstance(raw_attrs, dict):
+        # (as the typed reading refuses them: never a span read as one without attributes)
+        an_object(raw_attrs, f'span "{s.get("name")}"\'s `attributes`')
     kind = s.get("span_kind")
     if kind is not None and type(kind) is not str:
         flat_kind(kind, s.get("name"))
+    raw_events = s.get("events")
     return Span(
         name=str(s.get("name", "")),
         span_id=str(context.get("span_id") or s.get("name") or "span"),
-        attrs=raw_attrs if isinstance(raw_attrs, dict) else {},
+        attrs=raw_attrs or {},
         start=nanos(s.get("start_time")),
         end=nanos(s.get("end_time")),
         start_text=s.get("start_time"),
         end_text=s.get("end_time"),
-        events=[
-            {"name": e.get("name"), "attrs": e.get("attributes") or {}}
-            for e in _list(s.get("events"))
-        ],
+        events=[] if raw_events is None else _flat_events(raw_events, s.get("name")),
         failed=code in STATUS_ERROR,
         status_message=s.get("status_message") or status.get("description") or None,
         kind=kind,
     )
+
+
+def _flat_events(items: Any, name: Any) -> list[dict[str, Any]]:
+    """A flat span's `events`; anything but a list of objects whose `attributes` are an
+    object or null is a `BadValue` (as the typed reading refuses them), never an event,
+    an exception's message among them, read as none."""
+    if isinstance(items, list):
+        events = []
+        for e in items:
+            attrs = e.get("attributes") if isinstance(e, dict) else _NOT_AN_OBJECT
+            if attrs is not None and not isinstance(attrs, dict):
+                break
+            events.append({"name": e.get("name"), "attrs": attrs or {}})
+        else:
+            return events
+    what = f'span "{name}"'  # (worded only here: every span's events are read)
+    for e in listed(items, "events", what):
+        event = an_object(e, f"an event of {what}")
+        if event.get("attributes") is not None:
+            an_object(event["attributes"], f"{what}'s event's `attributes`")
+    raise AssertionError("unreachable: a refused event was found above")
 
 
 def flat_kind(kind: Any, name: Any) -> str | None:
