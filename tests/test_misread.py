@@ -68,6 +68,16 @@ def _attribute(span: int, n: int) -> Callable[[Any], Change]:
     return _set(0, "resourceSpans", 0, "scopeSpans", 0, "spans", span, "attributes", n, "value")
 
 
+_SPAN3 = (0, "resourceSpans", 0, "scopeSpans", 0, "spans", 3)
+
+
+def _output_messages(span: int, parts: Any) -> Change:
+    """A change of span `span`'s `gen_ai.output.messages` (Latitude's attribute 11) to one
+    assistant message of `parts`."""
+    message = [{"role": "assistant", "parts": parts}]
+    return _attribute(span, 11)({"stringValue": json.dumps(message)})
+
+
 #: (name, file, change, the error's text, its line: the value's own where the reader names it by
 #: its place in a document, else the line of its item; None for a document's start)
 ROWS: list[tuple[str, str, Change, str, int | None]] = [
@@ -147,6 +157,40 @@ ROWS: list[tuple[str, str, Change, str, int | None]] = [
      'tool span "get_weather"\'s `gen_ai.tool.name` is ["execute_shell"] (a list)', None),
     ("otel tool name unset", LATITUDE, _attribute(3, 2)({"intValue": "7"}),
      "`gen_ai.tool.name` is 7 (a number), not a tool's name", None),
+    ("genai text part number", LATITUDE, _output_messages(0, [{"type": "text", "content": 42}]),
+     "a `text` part's `content` is 42 (a number), not text", None),
+    ("genai part type list", LATITUDE, _output_messages(2, [{"type": ["tool_call"], "id": "c1",
+     "name": "get_weather", "arguments": {}}]),
+     'a message part\'s `type` is ["tool_call"] (a list), not text', None),
+    ("genai part text", LATITUDE, _output_messages(0, ["The user asked"]),
+     'a message part is "The user asked" (a string), not an object', None),
+    ("genai parts object", LATITUDE, _output_messages(0, {"type": "text", "content": "hi"}),
+     "an output message's `parts` is {", None),
+    ("openllmetry content number", LATITUDE, _set(0, "resourceSpans", 0, "scopeSpans", 0,
+     "spans", 0, "attributes", 11)({"key": "gen_ai.completion.0.content",
+     "value": {"intValue": "42"}}),
+     "an OpenLLMetry message (`gen_ai.completion.N`)'s `content` is 42 (a number), not text",
+     None),
+    ("openinference content number", PHOENIX_OTLP, _attribute(1, 16)({"intValue": "42"}),
+     "an OpenInference output message's `message.content` is 42 (a number), not text", None),
+    ("openinference part type list", PHOENIX, _set(1, "attributes", "llm.output_messages", 0,
+     "message.contents")([{"message_content.type": ["text"], "message_content.text": "hi"}]),
+     'an OpenInference content part\'s `message_content.type` is ["text"] (a list)', 2),
+    ("openinference part text number", PHOENIX, _set(1, "attributes", "llm.output_messages", 0,
+     "message.contents")([{"message_content.type": "text", "message_content.text": 7}]),
+     "an OpenInference content part's `message_content.text` is 7 (a number), not text", 2),
+    ("openinference contents object", PHOENIX, _set(1, "attributes", "llm.output_messages", 0,
+     "message.contents")({"message_content.text": "hi"}),
+     "an OpenInference output message's `message.contents` is {", 2),
+    ("otlp attribute text", LATITUDE, _set(*_SPAN3, "attributes", 2)("gen_ai.tool.name"),
+     "spans[3]: `attributes[2]` is 'gen_ai.tool.name', not a {key, value} object", None),
+    ("otlp attribute key number", LATITUDE, _set(*_SPAN3, "attributes", 2, "key")(5),
+     "spans[3]: `attributes[2].key` is 5, not text", None),
+    ("otlp event attribute number", LATITUDE,
+     _set(*_SPAN3, "events")([{"name": "exception", "attributes": [7]}]),
+     "spans[3]: events[0]: `attributes[0]` is 7, not a {key, value} object", None),
+    ("otlp events object", LATITUDE, _set(*_SPAN3, "events")({"name": "exception"}),
+     "spans[3]: `events` must be a list of objects, not {", None),
     ("openinference call name int", PHOENIX_OTLP, _attribute(0, 10)({"intValue": "1"}),
      "an OpenInference tool call (`llm.output_messages.N.message.tool_calls.M`)'s "
      "`tool_call.function.name` is 1 (a number)", None),
@@ -156,6 +200,30 @@ ROWS: list[tuple[str, str, Change, str, int | None]] = [
     ("openinference call name missing", PHOENIX, _set(0, "attributes", "llm.output_messages", 0,
      "message.tool_calls", 0, "tool_call.function.name")(_DELETE),
      "has no `tool_call.function.name`", 1),
+    ("phoenix span kind list", PHOENIX, _set(0, "span_kind")(["LLM"]),
+     'span "llm"\'s `span_kind` is ["LLM"] (a list), not text', 1),
+    ("phoenix span kind number", PHOENIX, _set(1, "span_kind")(3),
+     "`span_kind` is 3 (a number), not text", 2),
+    ("phoenix attributes list", PHOENIX, _set(0, "attributes")([{"key": "llm.model_name"}]),
+     'span "llm"\'s `attributes` is [{"key":"llm.model_name"}] (a list), not an object', 1),
+    ("phoenix events object", PHOENIX, _set(1, "events")({"name": "exception"}),
+     'span "llm"\'s `events` is {"name":"exception"} (an object), not a list', 2),
+    ("phoenix event text", PHOENIX, _set(1, "events")(["exception"]),
+     'an event of span "llm" is "exception" (a string), not an object', 2),
+    ("phoenix event attributes list", PHOENIX,
+     _set(1, "events")([{"name": "exception", "attributes": []}]),
+     'span "llm"\'s event\'s `attributes` is [] (a list), not an object', 2),
+    ("openinference output messages object", PHOENIX,
+     _set(0, "attributes", "llm.output_messages")({"0": {"message.role": "assistant"}}),
+     "an OpenInference LLM span's `llm.output_messages` is {\"0\":", 1),
+    ("openinference output message text", PHOENIX,
+     _set(0, "attributes", "llm.output_messages", 0)("multiply"),
+     "an entry of an OpenInference LLM span's `llm.output_messages` is \"multiply\" (a string), "
+     "not an object", 1),
+    ("openinference tool calls object", PHOENIX,
+     _set(0, "attributes", "llm.output_messages", 0, "message.tool_calls")(
+     {"tool_call.function.name": "multiply"}),
+     "an OpenInference output message's `message.tool_calls` is {", 1),
     ("openinference count names its key", PHOENIX,
      _set(0, "attributes", "llm.token_count.prompt")("229"),
      "token usage `llm.token_count.prompt` is \"229\", not a number", 1),

@@ -388,8 +388,15 @@ BREAKS = [
     lambda line: line.replace('"ok"', '"o\u2028k"', 1),
     lambda line: line.replace('"ok"', '"o\x85k"', 1),
     lambda line: line.replace('"key"', '"key", "key": 3', 1),
+    lambda line: line.replace('"attributes": [', '"attributes": [7, ', 1),
+    lambda line: line.replace('"key": ', '"key": 5, "was": ', 1),
+    lambda line: line.replace('"events": [', '"events": [7, ', 1),
+    lambda line: line.replace('"events": [', '"events": {"x": [', 1).replace("]}]}", "]}}]}", 1),
     lambda line: json.dumps({"choices": [{"message": {"content": "hi"}}]}),  # an OpenAI body
     lambda line: json.dumps({"name": "x", "context": "nope"}),
+    lambda line: line.replace('"context": ', '"attributes": [7], "context": ', 1),
+    lambda line: line.replace('"context": ', '"events": {"name": "e"}, "context": ', 1),
+    lambda line: line.replace('"context": ', '"events": [{"attributes": []}], "context": ', 1),
 ]
 
 

@@ -10,9 +10,11 @@ events of `providers` (format "otel") and the run's latency.
 Spans are taken in start order (file order when a start or end time is not a number of
 nanoseconds since 1970 up to the year 9999, or a span ends before it starts: then the run
 has no latency, and `latency` is an error rather than 0 or a negative time). The
-containers are checked: `resourceSpans`, `scopeSpans`, `spans` and `attributes` that are
-not lists of objects are an error naming the span, never a trace read as empty. Each span
-is classified:
+containers are checked: `resourceSpans`, `scopeSpans`, `spans`, `events` and
+`attributes` that are not lists of objects, or an attribute key that is not text, are an
+error naming the span, never a trace read as empty; so are a flat span's `attributes`
+(and its events') that are not an object, its `events` that are not a list of objects,
+and its `span_kind` that is not text. Each span is classified:
 
 - a **tool span**: `gen_ai.operation.name` = `execute_tool`, a `gen_ai.tool.name`,
   `openinference.span.kind` = `TOOL` or `traceloop.span.kind` = `tool`. Name from
@@ -60,13 +62,24 @@ from evaldsl.runs.providers import (
     BadValue,
     Items,
     Trace,
+    add_text,
+    an_object,
     kind_value,
+    listed,
     parse_json_text,
     text_of_parts,
     tool_name,
 )
 from evaldsl.runs.rawattrs import RawAttrs, index_plan
-from evaldsl.runs.spanplan import OPENINFERENCE_CALL, OPENLLMETRY_CALL, UNPLANNED, indexed_output
+from evaldsl.runs.spanplan import (
+    OPENINFERENCE_CALL,
+    OPENINFERENCE_MESSAGE,
+    OPENLLMETRY_CALL,
+    OPENLLMETRY_MESSAGE,
+    UNPLANNED,
+    add_part,
+    indexed_output,
+)
 from evaldsl.runs.text import BadUsage, token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
@@ -229,29 +242,63 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
         for c, scope in enumerate(_objects(resource.get(key), key, at)):
             where = f"{at}.{key}[{c}]"
             for n, s in enumerate(_objects(scope.get("spans"), "spans", where)):
-                if not isinstance(s.get("attributes"), list | None):
-                    raise ValueError(
-                        f"{where}.spans[{n}]: `attributes` must be a list of "
-                        f"{{key, value}} objects, not {_shown(s.get('attributes'))}"
-                    )
+                try:
+                    attrs = _attribute_list(s.get("attributes"))
+                    events = _events(s.get("events"))
+                except ValueError as why:
+                    raise ValueError(f"{where}.spans[{n}]: {why}") from None
                 raw_status = s.get("status")
                 status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
                 start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
                 yield Span(
                     name=str(s.get("name", "")),
                     span_id=str(s.get("spanId") or s.get("name") or "span"),
-                    attrs=attributes(s.get("attributes")),
+                    attrs=attrs,
                     start=nanos(start),
                     end=nanos(end),
                     start_text=start,
                     end_text=end,
-                    events=[
-                        {"name": e.get("name"), "attrs": attributes(e.get("attributes"))}
-                        for e in _list(s.get("events"))
-                    ],
+                    events=events,
                     failed=status.get("code") in STATUS_ERROR,
                     status_message=status.get("message") or None,
                 )
+
+
+def _attribute_list(items: Any) -> dict[str, Any]:
+    """A span's or an event's OTLP `attributes` as `attributes` gives them; a list holding
+    anything but objects, or a key that is neither text nor null, is a `ValueError` (as
+    the typed reading refuses them), never an attribute dropped unread. (A key that is
+    absent or null is skipped, by both: OTLP JSON may leave out an empty key.)"""
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise ValueError(
+            f"`attributes` must be a list of {{key, value}} objects, not {_shown(items)}"
+        )
+    out: dict[str, Any] = {}
+    for n, item in enumerate(items):
+        key = item.get("key") if isinstance(item, dict) else _NOT_AN_OBJECT
+        if isinstance(key, str):
+            out[key] = any_value(item.get("value"))
+        elif key is _NOT_AN_OBJECT:  # (the messages made only here: this runs for every attribute)
+            raise ValueError(f"`attributes[{n}]` is {_shown(item)}, not a {{key, value}} object")
+        elif key is not None:
+            raise ValueError(f"`attributes[{n}].key` is {_shown(key)}, not text")
+    return out
+
+
+_NOT_AN_OBJECT = object()
+
+
+def _events(items: Any) -> list[dict[str, Any]]:
+    """A span's OTLP `events`, their attributes as `_attribute_list` reads them."""
+    events = []
+    for n, e in enumerate(_objects(items, "events", "")):
+        try:
+            events.append({"name": e.get("name"), "attrs": _attribute_list(e.get("attributes"))})
+        except ValueError as why:
+            raise ValueError(f"events[{n}]: {why}") from None
+    return events
 
 
 def _flat_span(s: dict[str, Any]) -> Span:
@@ -261,22 +308,54 @@ def _flat_span(s: dict[str, Any]) -> Span:
     assert isinstance(status, dict)
     code = s.get("status_code", status.get("status_code"))
     raw_attrs = s.get("attributes")
+    if raw_attrs is not None and not isinstance(raw_attrs, dict):
+        # (as the typed reading refuses them: never a span read as one without attributes)
+        an_object(raw_attrs, f'span "{s.get("name")}"\'s `attributes`')
+    kind = s.get("span_kind")
+    if kind is not None and type(kind) is not str:
+        flat_kind(kind, s.get("name"))
+    raw_events = s.get("events")
     return Span(
         name=str(s.get("name", "")),
         span_id=str(context.get("span_id") or s.get("name") or "span"),
-        attrs=raw_attrs if isinstance(raw_attrs, dict) else {},
+        attrs=raw_attrs or {},
         start=nanos(s.get("start_time")),
         end=nanos(s.get("end_time")),
         start_text=s.get("start_time"),
         end_text=s.get("end_time"),
-        events=[
-            {"name": e.get("name"), "attrs": e.get("attributes") or {}}
-            for e in _list(s.get("events"))
-        ],
+        events=[] if raw_events is None else _flat_events(raw_events, s.get("name")),
         failed=code in STATUS_ERROR,
         status_message=s.get("status_message") or status.get("description") or None,
-        kind=s.get("span_kind") if isinstance(s.get("span_kind"), str) else None,
+        kind=kind,
     )
+
+
+def _flat_events(items: Any, name: Any) -> list[dict[str, Any]]:
+    """A flat span's `events`; anything but a list of objects whose `attributes` are an
+    object or null is a `BadValue` (as the typed reading refuses them), never an event,
+    an exception's message among them, read as none."""
+    if isinstance(items, list):
+        events = []
+        for e in items:
+            attrs = e.get("attributes") if isinstance(e, dict) else _NOT_AN_OBJECT
+            if attrs is not None and not isinstance(attrs, dict):
+                break
+            events.append({"name": e.get("name"), "attrs": attrs or {}})
+        else:
+            return events
+    what = f'span "{name}"'  # (worded only here: every span's events are read)
+    for e in listed(items, "events", what):
+        event = an_object(e, f"an event of {what}")
+        if event.get("attributes") is not None:
+            an_object(event["attributes"], f"{what}'s event's `attributes`")
+    raise AssertionError("unreachable: a refused event was found above")
+
+
+def flat_kind(kind: Any, name: Any) -> str | None:
+    """A flat span's `span_kind`: text or none; anything else (a list, a number) is a
+    `BadValue`, never a span skipped as one of no kind (worded only here: every flat
+    span's kind is read)."""
+    return kind_value(kind, "span_kind", f'span "{name}"')
 
 
 def iso_time(ns: int | None) -> str | None:
@@ -319,16 +398,25 @@ def _texts() -> list[list[str]]:
 # --- attribute readers -----------------------------------------------------------------------
 
 
-def indexed(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+def indexed(a: dict[str, Any], prefix: str, what: str | None = None) -> list[dict[str, Any]]:
     """The list under `prefix`: a nested list (Phoenix), or flattened `prefix.N.key`
-    attributes (OTLP) gathered into one dict per index.
+    attributes (OTLP) gathered into one dict per index. With `what` (what holds it, for
+    the message), a `prefix` that is neither a list nor null, or a list of anything but
+    objects, is a `BadValue`, never a list read as empty.
 
     >>> indexed({"m.0.role": "user", "m.1.role": "tool", "m.1.content": "x"}, "m")
     [{'role': 'user'}, {'role': 'tool', 'content': 'x'}]
     """
     value = a.get(prefix)
     if isinstance(value, list):
-        return [v for v in value if isinstance(v, dict)]
+        if what is None:
+            return [v for v in value if isinstance(v, dict)]
+        for v in value:
+            if not isinstance(v, dict):  # (worded only here: every message is tested)
+                an_object(v, f"an entry of {what}'s `{prefix}`")
+        return value
+    if what is not None and value is not None:
+        listed(value, prefix, what)
     if isinstance(a, RawAttrs):  # the entries' values stay undecoded until read
         return a.entries(prefix)
     lead = prefix + "."
@@ -406,13 +494,16 @@ def _genai_messages(value: Any) -> _Output | None:
         parts = message.get("parts")
         if isinstance(parts, list):
             for part in parts:
-                if not isinstance(part, dict):
-                    continue
-                if part.get("type") == "text" and isinstance(part.get("content"), str):
-                    text.append(part["content"])
-                elif part.get("type") == "tool_call":
+                kind = an_object(part, "a message part").get("type")
+                if kind == "text":
+                    add_text(text, part.get("content"), "content", "a `text` part")
+                elif kind == "tool_call":
                     name = tool_name(part.get("name", MISSING), "name", "a `tool_call` part")
                     calls.append((name, parse_json_text(part.get("arguments")), part.get("id")))
+                elif kind is not None and not isinstance(kind, str):
+                    kind_value(kind, "type", "a message part")  # never a part read past
+        elif parts is not None:
+            listed(parts, "parts", "an output message")
         else:
             content = text_of_parts(message.get("content"))
             if content:
@@ -427,20 +518,16 @@ def _genai_messages(value: Any) -> _Output | None:
 
 
 def _openinference_output(a: dict[str, Any]) -> _Output | None:
-    messages = indexed(a, "llm.output_messages")
+    messages = indexed(a, "llm.output_messages", "an OpenInference LLM span")
     if not messages:
         return None
     text: list[str] = []
     calls: list[tuple[str, Any, str | None]] = []
     for m in messages:
-        if isinstance(m.get("message.content"), str):
-            text.append(m["message.content"])
-        for part in indexed(m, "message.contents"):
-            if part.get("message_content.type", "text") == "text" and isinstance(
-                part.get("message_content.text"), str
-            ):
-                text.append(part["message_content.text"])
-        for call in indexed(m, "message.tool_calls"):
+        add_text(text, m.get("message.content"), *OPENINFERENCE_MESSAGE)
+        for part in indexed(m, "message.contents", OPENINFERENCE_MESSAGE[1]):
+            add_part(text, part.get("message_content.type", "text"), part, "message_content.text")
+        for call in indexed(m, "message.tool_calls", OPENINFERENCE_MESSAGE[1]):
             name = tool_name(call.get("tool_call.function.name", MISSING), *OPENINFERENCE_CALL)
             args = parse_json_text(call.get("tool_call.function.arguments"))
             calls.append((name, args, call.get("tool_call.id")))
@@ -454,9 +541,8 @@ def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
     text: list[str] = []
     calls: list[tuple[str, Any, str | None]] = []
     for c in completions:
-        if isinstance(c.get("content"), str):
-            text.append(c["content"])
-        for call in indexed(c, "tool_calls"):
+        add_text(text, c.get("content"), *OPENLLMETRY_MESSAGE)
+        for call in indexed(c, "tool_calls", OPENLLMETRY_MESSAGE[1]):
             name = tool_name(call.get("name", MISSING), *OPENLLMETRY_CALL)
             calls.append((name, parse_json_text(call.get("arguments")), call.get("id")))
     return _Output("\n".join(text), calls)

@@ -43,7 +43,7 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES
 from evaldsl.runs.decode import Undecodable, line_chunks
 from evaldsl.runs.model import Run, open_file
-from evaldsl.runs.otel import STATUS_ERROR, Span, any_value, nanos, read_spans
+from evaldsl.runs.otel import STATUS_ERROR, Span, any_value, flat_kind, nanos, read_spans
 from evaldsl.runs.providers import Trace
 from evaldsl.runs.rawattrs import RawAttrs
 
@@ -344,6 +344,8 @@ def _flat_span(s: _Line) -> Span:
     status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
     code = _field(s.status_code, status.get("status_code"))
     kind = _field(s.span_kind)
+    if kind is not None and type(kind) is not str:
+        flat_kind(kind, name)  # (the run's error, as the full reader makes it)
     start = _field(s.start_time)
     end = _field(s.end_time)
     return Span(
@@ -360,5 +362,5 @@ def _flat_span(s: _Line) -> Span:
         ],
         failed=code in STATUS_ERROR,
         status_message=_field(s.status_message) or status.get("description") or None,
-        kind=kind if isinstance(kind, str) else None,
+        kind=kind,
     )

@@ -96,6 +96,19 @@ def text_value(value: Any, field: str, what: str) -> str:
     raise BadValue(f"{what}'s `{field}` is {shown(value)}, not text")
 
 
+def add_text(out: list[str], value: Any, field: str, what: str) -> None:
+    """Add `value` to `out`, the pieces of an answer: text is added, null adds nothing,
+    anything else is a `BadValue` (an answer nobody read is not "").
+
+    >>> out = []; add_text(out, "hi", "content", "a message"); add_text(out, None, "c", "m"); out
+    ['hi']
+    """
+    if isinstance(value, str):
+        out.append(value)
+    elif value is not None:
+        text_value(value, field, what)
+
+
 def kind_value(value: Any, field: str, what: str) -> str | None:
     """A field that says what an item is (a `type`, a `role`, a span's kind): text, or
     `None` when absent; anything else is a `BadValue`, never an item read past as one of

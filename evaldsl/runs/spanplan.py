@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from evaldsl.bounded import keep
 from evaldsl.runs.model import MISSING
-from evaldsl.runs.providers import parse_json_text, tool_name
+from evaldsl.runs.providers import add_text, kind_value, parse_json_text, tool_name
 from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
 
 #: A tool call's keys: its name, its arguments and its id (`None`: the span has none).
@@ -42,6 +42,12 @@ OPENINFERENCE_CALL = (
     "tool_call.function.name",
     "an OpenInference tool call (`llm.output_messages.N.message.tool_calls.M`)",
 )
+
+#: What a message of each convention is called in an error, and its content's field; and
+#: an OpenInference content part (`llm.output_messages.N.message.contents.M`).
+OPENLLMETRY_MESSAGE = ("content", "an OpenLLMetry message (`gen_ai.completion.N`)")
+OPENINFERENCE_MESSAGE = ("message.content", "an OpenInference output message")
+OPENINFERENCE_PART = "an OpenInference content part"
 
 
 class _Unplanned:
@@ -75,16 +81,18 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
     text: list[str] = []
     calls: list[tuple[str, Any, Any]] = []
     for content, parts, tool_calls in plan:
-        if content is not None and isinstance(value := get(content), str):
-            text.append(value)
+        if content is not None:
+            value = get(content)
+            if isinstance(value, str):
+                text.append(value)
+            elif value is not None:  # the run's error, worded as the readers word it
+                openllmetry = _convention(a) is OPENLLMETRY_CALL
+                add_text(
+                    text, value, *(OPENLLMETRY_MESSAGE if openllmetry else OPENINFERENCE_MESSAGE)
+                )
         for kind, part_text in parts:
             # (a part without a type is text, as `part.get("…type", "text")` says)
-            if (
-                (kind is None or get(kind) == "text")
-                and part_text is not None
-                and isinstance(value := get(part_text), str)
-            ):
-                text.append(value)
+            add_part(text, get(kind) if kind is not None else "text", a, part_text)
         for name_key, arguments, call_id in tool_calls:
             name = get(name_key) if name_key is not None else MISSING
             if type(name) is not str or not name:
@@ -96,10 +104,22 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
     return "\n".join(text), calls
 
 
+def add_part(text: list[str], kind: Any, part: dict[str, Any], text_key: str | None) -> None:
+    """Add an OpenInference content part's text to `text` (`kind`: its type as read, text
+    when it has none; `text_key`: where in `part` its text is). Its text is read only for
+    a text part; a type or a text of the wrong type is a `BadValue`."""
+    if kind == "text":
+        if text_key is not None:
+            add_text(text, part.get(text_key), "message_content.text", OPENINFERENCE_PART)
+    elif kind is not None and not isinstance(kind, str):
+        kind_value(kind, "message_content.type", OPENINFERENCE_PART)
+
+
 def _convention(a: RawAttrs) -> tuple[str, str]:
     """How a planned tool call is named in an error: OpenInference's, unless the span has
-    any `gen_ai.completion.N` key (then the plan is OpenLLMetry's, as `_plan` chooses)."""
-    if any(key.startswith("gen_ai.completion.") for key in dict.keys(a)):
+    any `gen_ai.completion.N.key` key (then the plan is OpenLLMetry's, as `_plan` chooses,
+    by the same rule)."""
+    if index_plan("gen_ai.completion.", dict.keys(a)):
         return OPENLLMETRY_CALL
     return OPENINFERENCE_CALL
 
