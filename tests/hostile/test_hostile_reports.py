@@ -175,7 +175,10 @@ HOSTILE_TEXT = (
 @pytest.mark.parametrize("style", ["full", "concise", "github"])
 def test_check_shows_control_characters_as_escapes(tmp_path: Path, style: str) -> None:
     suite = tmp_path / "evil.eval"
-    suite.write_text(HOSTILE_TEXT, encoding="utf-8")
+    # (a case of no assertion lines, which check names in its warning: the first case's
+    # one line does not parse, and a case whose lines did not parse gets no such warning)
+    empty = 'case "clear\x1b[2Jscreen too"\n  cassette "cassettes/xiamen.jsonl"\n'
+    suite.write_text(HOSTILE_TEXT + empty, encoding="utf-8")
     result = run_evaldsl("check", str(suite), "--format", style)
     assert result.returncode == 1
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
