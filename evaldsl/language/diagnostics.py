@@ -139,6 +139,11 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity == "error"
 
+    @property
+    def brief(self) -> str:
+        """`path:line:column: message`, for a line that names one diagnostic."""
+        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+
     def to_json(self) -> dict[str, object]:
         """The record `check --format json` prints (1-based lines and columns)."""
         return {

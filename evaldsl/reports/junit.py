@@ -169,10 +169,7 @@ def _diagnostics_case(suite: SuiteResult) -> ET.Element:
     child.set("type", "load" if first.code.startswith("E5") else "check")
     child.set(
         "message",
-        clean(
-            f"{first.path}:{first.line}:{first.column}: {first.message}"
-            + (f" (and {more} more)" if more else "")
-        ),
+        clean(first.brief + (f" (and {more} more)" if more else "")),
     )
     child.text = clean(render(suite.diagnostics))
     return element

@@ -76,8 +76,14 @@ KNOWN_TYPES = frozenset(
     {USER_MESSAGE, LLM_REQUEST, LLM_RESPONSE, TOOL_CALL, TOOL_RESULT, *ERROR_TYPES, *VERYDIA_TYPES}
 )
 
-#: Each known type by its letters alone, lower case (`toolcall` for `tool.call`).
-_BY_LETTERS = {re.sub(r"[\W_]", "", kind).lower(): kind for kind in KNOWN_TYPES}
+
+def _letters(kind: str) -> str:
+    """A type's letters alone, lower case (`toolcall` for `tool.call` and `Tool_Call`)."""
+    return re.sub(r"[\W_]", "", kind).lower()
+
+
+#: Each known type by its letters alone.
+_BY_LETTERS = {_letters(kind): kind for kind in KNOWN_TYPES}
 
 
 def known_spelling(kind: str) -> str | None:
@@ -88,7 +94,7 @@ def known_spelling(kind: str) -> str | None:
     >>> known_spelling("tool_call"), known_spelling("LLM.Response"), known_spelling("x.y")
     ('tool.call', 'llm.response', None)
     """
-    return _BY_LETTERS.get(re.sub(r"[\W_]", "", kind).lower())
+    return _BY_LETTERS.get(_letters(kind))
 
 
 LINE_EXTENSIONS = (".jsonl", ".ndjson")

@@ -20,7 +20,7 @@ at all is recognised is a `RunError`, never a run whose every fact is zero):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -361,7 +361,7 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             with paused_gc():
                 trace = (events or index_events)(run.events, needs)
         except BadUsage as why:  # usage nobody can count: the run's error, never 0 tokens
-            line, text, where, _ = _place_of(run.events, _uncountable) or (1, "", "", {})
+            line, text, where, _ = _place_of(run.events, _uncountable) or _NOWHERE
             raise RunError(
                 f"{where}an LLM response's {why}",
                 path=run.path or "<value>",
@@ -387,6 +387,22 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
     return RunFacts(trace, run.state, output, latency, run.path)
 
 
+def _numbered(events: Iterable[dict[str, Any]]) -> Iterator[tuple[str, int, str, Any]]:
+    """A run's events read again with where each is: (its place in the user's words, its
+    line, its line's text, the event): "line N" of a recording, "event [i] of the event
+    list" of a list (line 1, no text). Events that cannot be read again give none."""
+    if isinstance(events, EventStream):
+        for n, raw, event in events.numbered():
+            yield f"line {n}", n, decode_text(raw), event
+    else:
+        for i, event in enumerate(events):
+            yield f"event [{i}] of the event list", 1, "", event
+
+
+#: Where an error is when no event can be named: the run's first line.
+_NOWHERE: tuple[int, str, str, dict[str, Any]] = (1, "", "", {})
+
+
 def _place_of(
     events: Iterable[dict[str, Any]], test: Callable[[dict[str, Any]], bool]
 ) -> tuple[int, str, str, dict[str, Any]] | None:
@@ -394,18 +410,12 @@ def _place_of(
     line and text in a recording (the error's place), or the words "event [i] of the
     event list: " in a list; and the event. `None` where none passes or the events
     cannot be read again."""
-    numbered: Iterable[tuple[int, str, Any]]
-    if isinstance(events, EventStream):
-        numbered = ((n, decode_text(raw), e) for n, raw, e in events.numbered())
-    elif isinstance(events, list):
-        numbered = ((-i, "", e) for i, e in enumerate(events))
-    else:
-        return None
-    for n, text, event in numbered:
+    stream = isinstance(events, EventStream)
+    for where, line, text, event in _numbered(events):
         if isinstance(event, dict) and test(event):
-            if n <= 0:
-                return 1, "", f"event [{-n}] of the event list: ", event
-            return n, text.rstrip("\r\n"), "", event
+            if stream:
+                return line, text.rstrip("\r\n"), "", event
+            return 1, "", f"{where}: ", event
     return None
 
 
@@ -426,11 +436,11 @@ def _refuse_unread(run: Run, trace: TraceFacts) -> None:
     spelt another way (`tool_call`), or, beside recognised events, an event whose type is
     missing or not text (a call recorded as `{"name": "execute_shell"}`). Other unknown
     types are skipped, as traceplay skips them."""
-    spelt = {kind: known for kind in trace.unknown if (known := known_spelling(kind))}
-    if spelt:
-        kind, known = next(iter(spelt.items()))
+    spelt = next(((k, known) for k in trace.unknown if (known := known_spelling(k))), None)
+    if spelt is not None:
+        kind, known = spelt
         place = _place_of(run.events or (), lambda e: e.get("type") == kind)
-        line, text, where, _ = place or (1, "", "", {})
+        line, text, where, _ = place or _NOWHERE
         raise RunError(
             f"{where}an event of type `{kind}` is not one evaldsl reads: it reads `{known}`",
             path=run.path or "<value>",
@@ -481,14 +491,13 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
             raise
         except TypeError:
             # a list or an object where the pass looks events up (`_KEY_FIELDS`)
-            numbered = events.numbered()
-            lines = ((f"line {n}", n, decode_text(raw), e) for n, raw, e in numbered)
-            raise _unkeyable_error(lines, events.path, needs.reads_tool_names()) from None
+            names = needs.reads_tool_names()
+            raise _unkeyable_error(_numbered(events), events.path, names) from None
     try:
         return _index(events, needs)
     except TypeError:
-        items = ((f"event [{i}] of the event list", 1, "", e) for i, e in enumerate(events))
-        raise _unkeyable_error(items, "<value>", needs.reads_tool_names()) from None
+        names = needs.reads_tool_names()
+        raise _unkeyable_error(_numbered(events), "<value>", names) from None
     except AttributeError:
         if isinstance(events, list):
             for index, item in enumerate(events):
@@ -619,8 +628,8 @@ def _index(
     steps = responses = tool_calls = guards = errors = results = others = 0
     unknown: dict[Any, int] = {}
     tokens_in: float = 0
-    unmetered = 0  # responses read that record no usage
     tokens_out: float = 0
+    unmetered = 0  # responses read that record no usage
     cost = 0.0
     unpriced: str | None = None
     first_at: Any = None
@@ -808,8 +817,8 @@ def _index(
     facts.others = others
     facts.unknown = {str(k): n for k, n in unknown.items()}
     facts.input_tokens = tokens_in
-    facts.unmetered = unmetered
     facts.output_tokens = tokens_out
+    facts.unmetered = unmetered
     facts.cost = cost if unpriced is None else None
     facts.unpriced_model = unpriced
     if tail is not None:

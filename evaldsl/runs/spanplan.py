@@ -59,8 +59,9 @@ class _Unplanned:
 
 UNPLANNED: Final = _Unplanned()
 
-#: The plans by key set: the messages' keys (none: neither convention has a message).
-_Plan = tuple[MessageKeys, ...] | _Unplanned
+#: The plans by key set: whether the messages are OpenLLMetry's (else OpenInference's: how
+#: an error names them) and the messages' keys (none: neither convention has a message).
+_Plan = tuple[bool, tuple[MessageKeys, ...]] | _Unplanned
 _PLANS: dict[tuple[str, ...], _Plan] = {}  # (bounded as `rawattrs`' plans are)
 
 
@@ -75,18 +76,18 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
             keep(_PLANS, keys, plan, MAX_PLANS)
     if isinstance(plan, _Unplanned):
         return plan
-    if not plan:
+    openllmetry, messages = plan
+    if not messages:
         return None
     get = a.get
     text: list[str] = []
     calls: list[tuple[str, Any, Any]] = []
-    for content, parts, tool_calls in plan:
+    for content, parts, tool_calls in messages:
         if content is not None:
             value = get(content)
             if isinstance(value, str):
                 text.append(value)
             elif value is not None:  # the run's error, worded as the readers word it
-                openllmetry = _convention(a) is OPENLLMETRY_CALL
                 add_text(
                     text, value, *(OPENLLMETRY_MESSAGE if openllmetry else OPENINFERENCE_MESSAGE)
                 )
@@ -97,8 +98,7 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
             name = get(name_key) if name_key is not None else MISSING
             if type(name) is not str or not name:
                 # the run's error, as the readers make it, worded in the span's convention
-                # (worked out only here: the keys are scanned for it)
-                name = tool_name(name, *_convention(a))
+                name = tool_name(name, *(OPENLLMETRY_CALL if openllmetry else OPENINFERENCE_CALL))
             args = parse_json_text(get(arguments) if arguments is not None else None)
             calls.append((name, args, get(call_id) if call_id is not None else None))
     return "\n".join(text), calls
@@ -113,15 +113,6 @@ def add_part(text: list[str], kind: Any, part: dict[str, Any], text_key: str | N
             add_text(text, part.get(text_key), "message_content.text", OPENINFERENCE_PART)
     elif kind is not None and not isinstance(kind, str):
         kind_value(kind, "message_content.type", OPENINFERENCE_PART)
-
-
-def _convention(a: RawAttrs) -> tuple[str, str]:
-    """How a planned tool call is named in an error: OpenInference's, unless the span has
-    any `gen_ai.completion.N.key` key (then the plan is OpenLLMetry's, as `_plan` chooses,
-    by the same rule)."""
-    if index_plan("gen_ai.completion.", dict.keys(a)):
-        return OPENLLMETRY_CALL
-    return OPENINFERENCE_CALL
 
 
 def _plan(keys: tuple[str, ...]) -> _Plan:
@@ -157,8 +148,8 @@ def _plan(keys: tuple[str, ...]) -> _Plan:
                     for c in _nested(entry, "tool_calls.")
                 )
                 messages.append((entry.get("content"), (), calls))
-        return tuple(messages)
-    return ()
+        return not openinference, tuple(messages)
+    return False, ()
 
 
 def _nested(entry: dict[str, str], lead: str) -> list[dict[str, str]]:

@@ -314,7 +314,7 @@ def _compile_case(
         first = errors[0] if errors else None
         error = (
             f"not run: {len(errors)} check error{'s' if len(errors) != 1 else ''} "
-            f"(first: {first.path}:{first.line}:{first.column}: {first.message})"
+            f"(first: {first.brief})"
             if first
             else "not run: the suite's header has errors"
         )

@@ -222,8 +222,8 @@ def _recovered_line(
     """The header or case line a known mistake's fix gives, spanning the line as written."""
     from lark.exceptions import UnexpectedInput
 
-    lark = _parsers().lark
-    builder = _parsers().builder
+    parsers = _parsers()
+    lark, builder = parsers.lark, parsers.builder
     noted = len(builder.problems)
     builder.base = begin
     try:

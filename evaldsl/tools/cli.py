@@ -290,10 +290,7 @@ def _nothing_ran(args: argparse.Namespace, total: int, report: Report) -> str:
     if broken:
         first = broken[0].errors[0]
         files = "a suite file" if len(broken) == 1 else f"{len(broken)} suite files"
-        return (
-            f"{files} with errors gave no case (first: {first.path}:{first.line}:"
-            f"{first.column}: {first.message})"
-        )
+        return f"{files} with errors gave no case (first: {first.brief})"
     return "the suites hold no case (an `each []` expands to none)"
 
 
