@@ -355,8 +355,8 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
             call += 1
             if draw(st.integers(0, 40)):
                 ev["name"] = draw(tools)
-            elif draw(st.booleans()):  # a name that is not text, or none: the run's
-                ev["name"] = draw(st.sampled_from([None, ["search"], 3, {"n": "search"}]))
+            elif draw(st.booleans()):  # a name that is not text, none or "": the run's
+                ev["name"] = draw(st.sampled_from([None, ["search"], 3, {"n": "search"}, ""]))
             # mostly a callId of its own; sometimes none, or one another call has, or an
             # event id (which a result may name it by) that is another call's id or callId
             call_id = draw(st.sampled_from([f"c{call}"] * 4 + [None, *SHARED_IDS]))
@@ -368,7 +368,9 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
                 ev["arguments"] = draw(arguments)
         elif kind == "mcp.call":
             # (now and then a name that is not text: the run's error where names are read)
-            named = draw(tools) if draw(st.integers(0, 40)) else ["search"]
+            named = (
+                draw(tools) if draw(st.integers(0, 40)) else draw(st.sampled_from([["search"], ""]))
+            )
             ev[draw(st.sampled_from(["name", "tool"]))] = named
             ev[draw(st.sampled_from(["arguments", "args", "input"]))] = draw(arguments)
             if draw(st.booleans()):

@@ -975,13 +975,22 @@ def test_an_unkeyable_field_is_the_runs_error_naming_the_event(
 
 UNNAMED = [
     # (the call, how the error names its field)
-    ({"type": "tool.call", "name": ["execute_shell"], "arguments": {}}, "`name` is a list"),
-    ({"type": "tool.call", "name": 7}, "`name` is a number"),
-    ({"type": "tool.call", "name": {"id": "execute_shell"}}, "`name` is an object"),
-    ({"type": "tool.call", "arguments": {"cmd": "ls"}}, "`name` is missing"),
-    ({"type": "tool.call", "name": None}, "`name` is missing"),
-    ({"type": "mcp.call", "tool": ["execute_shell"], "arguments": {}}, "`tool` is a list"),
-    ({"type": "mcp.call", "name": None, "tool": "execute_shell"}, "`name` is missing"),
+    (
+        {"type": "tool.call", "name": ["execute_shell"], "arguments": {}},
+        "`name` is a list, not text",
+    ),
+    ({"type": "tool.call", "name": 7}, "`name` is a number, not text"),
+    ({"type": "tool.call", "name": {"id": "execute_shell"}}, "`name` is an object, not text"),
+    ({"type": "tool.call", "arguments": {"cmd": "ls"}}, "`name` is missing, not text"),
+    ({"type": "tool.call", "name": None}, "`name` is missing, not text"),
+    (
+        {"type": "mcp.call", "tool": ["execute_shell"], "arguments": {}},
+        "`tool` is a list, not text",
+    ),
+    ({"type": "mcp.call", "name": None, "tool": "execute_shell"}, "`name` is missing, not text"),
+    # no tool is named "": the readers of every format refuse it too
+    ({"type": "tool.call", "name": "", "arguments": {"cmd": "ls"}}, "`name` is empty"),
+    ({"type": "mcp.call", "name": "", "tool": "execute_shell"}, "`name` is empty"),
 ]
 #: Programs that read a call's name (a count, a test, a record, the sequence), each
 #: passing on these events were the call unread, and programs that read none.
@@ -1039,7 +1048,7 @@ def test_a_call_whose_name_is_not_text_is_the_runs_error_where_names_are_read(
         result = evaldsl.compile(statement).check(load_run(path, "events"))
         assert result.error is not None and "pass" not in result.statuses, statement
         assert result.error.startswith(f"{path}:{line}:1: {where}: a `{call['type']}` ")
-        assert said + ", not text" in result.error, statement
+        assert said + ", so the tool it called" in result.error, statement
     for statement in READS_NO_NAME:
         result = evaldsl.compile(statement).check(load_run(path, "events"))
         assert result.error is None and result.statuses == ["pass"], statement

@@ -537,7 +537,7 @@ class _Generator:
             out("if name is None:", "    name = tool_call_name(ev)")
         # (only the tools the assertions name are counted and looked at: a name that is
         # not text equals none of them, so only a name none of them equals is asked
-        # whether it is text; one that is not (a list, missing) is the run's error, as
+        # whether it is text; one that is not (a list, missing, "") is the run's error, as
         # in the reference, which names the call: `index.reads_tool_names`)
         for i, tool in enumerate(self.chained):
             out(f"{'if' if i == 0 else 'elif'} name == {self.tool_names[tool]}:")
@@ -546,7 +546,10 @@ class _Generator:
             out.dedent()
         if self.searched:
             self.tool_search(mcp=mcp)
-        out(f"{'elif' if tools else 'if'} not isinstance(name, str):", f"    {_UNNAMED}")
+        out(
+            f"{'elif' if tools else 'if'} not isinstance(name, str) or not name:",
+            f"    {_UNNAMED}",
+        )
         if needs.tool_sequence:
             out("else:", "    seq_append(name)")
         out.dedent()

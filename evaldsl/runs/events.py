@@ -113,7 +113,9 @@ def is_kind(event: dict[str, Any], kinds: frozenset[str]) -> bool:
 
 
 def tool_call_name(event: dict[str, Any]) -> str | None:
-    """The tool name of a `tool.call` or `mcp.call` event; `None` for any other event.
+    """The tool name of a `tool.call` or `mcp.call` event; `None` for any other event, and
+    for a name that is not text or is empty (no tool is named "": the readers of every
+    format refuse it, `providers.tool_name`).
 
     >>> tool_call_name({"type": "mcp.call", "tool": "search"})
     'search'
@@ -125,7 +127,7 @@ def tool_call_name(event: dict[str, Any]) -> str | None:
         name = event.get("name", event.get("tool"))
     else:
         return None
-    return name if isinstance(name, str) else None
+    return name if isinstance(name, str) and name else None
 
 
 def tool_call_arguments(event: dict[str, Any]) -> Any:

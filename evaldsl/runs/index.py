@@ -551,10 +551,16 @@ def _unkeyable_error(
             # reads it)
             named_by = "name" if call == TOOL_CALL or "name" in event else "tool"
             name = event.get(named_by)
-            said = "missing" if name is None else describe(name)
+            said = (
+                "missing, not text"
+                if name is None
+                else "empty"
+                if name == ""
+                else f"{describe(name)}, not text"
+            )
             return RunError(
-                f"{where}: a `{call}` whose `{named_by}` is {said}, not text, so the tool "
-                "it called cannot be told",
+                f"{where}: a `{call}` whose `{named_by}` is {said}, so the tool it called "
+                "cannot be told",
                 path=path,
                 line=line,
                 hint=_UNNAMED_HINT,
@@ -689,7 +695,7 @@ def _index(
             name = ev.get("name")
             if name is None and kind == mcp_call:
                 name = tool_call_name(ev)
-            if not isinstance(name, str):
+            if not isinstance(name, str) or not name:
                 if names_read:  # (`index_events` names the call: `_unkeyable_error`)
                     raise TypeError("a tool call whose name is not text")
                 continue
