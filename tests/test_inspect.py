@@ -54,6 +54,18 @@ def test_json_output() -> None:
     assert summary["recognised"] == {"OTLP document": 1, "LLM span": 4, "tool span": 1}
 
 
+def test_skipped_items_are_counted_in_words_one_or_many() -> None:
+    """Reasons for skipping are written in the plural (the JSON's keys); the text says
+    "1 span …" and "1 `sample_init` event …", not "1 spans"."""
+    otel = run_evaldsl("inspect", "tests/fixtures/realworld/otel-latitude-otlp/trace.otlp.json")
+    assert "  skipped     1 span with no GenAI, OpenInference or OpenLLMetry kind\n" in otel.stdout
+    log = run_evaldsl(
+        "inspect", "tests/fixtures/realworld/inspect-ai-eval-log/log_read_sample.json"
+    )
+    assert "6 `span_begin` events (not a step, call or result), " in log.stdout
+    assert "1 `sample_init` event (not a step, call or result), " in log.stdout
+
+
 def test_named_format_and_a_state() -> None:
     done = run_evaldsl(
         "inspect",

@@ -225,7 +225,7 @@ def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> 
 def _result(block: dict[str, Any], trace: Trace) -> None:
     call_id = link_id(block.get("tool_use_id"), "tool_use_id", f"a `{block['type']}` block")
     if call_id is None or not trace.has_call(call_id):
-        trace.skip("a tool result whose tool_use_id names no call")
+        trace.skip("tool results whose tool_use_id names no call")
         return
     content = block.get("content")
     output = content if not isinstance(content, list) else text_of_parts(content)

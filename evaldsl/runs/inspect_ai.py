@@ -278,7 +278,7 @@ def _messages(sample: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
             if call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, _message_text(message), is_error="error" in message)
             else:
-                trace.skip("a tool message whose tool_call_id names no call")
+                trace.skip("tool messages whose tool_call_id names no call")
         else:
             trace.saw(f"{role} message")
     usage = sample.get("model_usage")

@@ -340,7 +340,7 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
             if call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, output)
             else:
-                trace.skip("a tool message whose tool_call_id names no call")
+                trace.skip("tool messages whose tool_call_id names no call")
         elif role == "function":
             trace.saw("function message")
             named = tool_name(message.get("name", MISSING), "name", "a function message")
@@ -348,7 +348,7 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
             if found is not None:
                 trace.result(found, text_of_parts(message.get("content")))
             else:
-                trace.skip("a function message that names no call")
+                trace.skip("function messages naming no call")
         else:
             trace.saw(f"{role} message")
 
@@ -498,7 +498,7 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
                 if kind_value(part.get("type"), "type", "a message part") == "output_text":
                     text.append(text_value(part.get("text"), "text", "an output_text part"))
                 else:
-                    trace.skip("message parts that are not output_text (refusals, …)")
+                    trace.skip("message parts other than output_text (refusals, …)")
         elif kind in ("function_call", "custom_tool_call"):
             args = item.get("arguments") if kind == "function_call" else item.get("input")
             name = tool_name(item.get("name", MISSING), "name", f"a `{kind}` item")
@@ -527,7 +527,7 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
             if call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, result)
             else:
-                trace.skip("a function_call_output whose call_id names no call")
+                trace.skip("function_call_output items whose call_id names no call")
             continue
         cid = trace.call(name, args, call_id)
         if isinstance(result, dict):  # an mcp_call carries its own output or error

@@ -194,9 +194,31 @@ def abridge(text: str, limit: int = ABRIDGE) -> str:
 
 
 def _counts(counts: dict[str, int] | None, *, plural: bool = False) -> str:
+    """`counts` in words: names to pluralise (`plural`: `read`), or reasons written in the
+    plural (`skipped`: "thinking blocks …"), said in the singular for one."""
     if not counts:
         return "nothing"
-    return ", ".join(f"{n} {_noun(k, n) if plural else k}" for k, n in counts.items())
+    said = _noun if plural else _reason
+    return ", ".join(f"{n} {said(k, n)}" for k, n in counts.items())
+
+
+def _reason(reason: str, n: int) -> str:
+    """A reason for skipping, written in the plural, for `n` items: for one, its first
+    plural word (outside backticks) in the singular.
+
+    >>> _reason("`span_begin` events (not a step)", 1), _reason("choices after the first", 2)
+    ('`span_begin` event (not a step)', 'choices after the first')
+    >>> _reason("tool messages whose tool_call_id names no call", 1)
+    'tool message whose tool_call_id names no call'
+    """
+    if n != 1:
+        return reason
+    words = reason.split(" ")
+    for i, word in enumerate(words):
+        if word.isascii() and word.isalpha() and word.endswith("s") and not word.endswith("ss"):
+            words[i] = word[:-1]
+            return " ".join(words)
+    return reason
 
 
 def _noun(kind: str, n: int) -> str:
