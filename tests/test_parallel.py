@@ -233,6 +233,10 @@ case "rows"
   cassette "{cassette}"
   each [{{name: get_weather}}, {{name: search_web}}]
   tool {{{{name}}}} called at least once
+
+case "broken"
+  cassette "{cassette}"
+  tool get_weather called once
 """
 
 
@@ -286,6 +290,7 @@ def test_cases_checked_by_their_workers_give_the_serial_report(
     assert _same(together) == _same(serial)
     assert _diagnostics(together) == _diagnostics(serial)
     assert any(d.code == "W301" for s in serial.suites for d in s.diagnostics)
+    assert any(d.code == "W507" for s in serial.suites for d in s.diagnostics)
     assert any(
         c.error and c.error.startswith("not run: 1 check error")
         for s in serial.suites

@@ -475,3 +475,82 @@ def test_a_run_target_whose_module_cannot_be_found_is_a_check_error(tmp_path: Pa
     assert "nowhere_at_all.agent" in loaded.diagnostics[0].message
     found, missing = loaded.cases
     assert found.error is None and missing.error is not None
+
+
+# ---- two cases of one name -----------------------------------------------------------------
+
+
+def _w507(suite: Suite) -> list[tuple[int, str]]:
+    return [(d.line, d.message) for d in suite.diagnostics if d.code == "W507"]
+
+
+def test_two_cases_of_one_name_are_a_warning_in_every_front_end(tmp_path: Path) -> None:
+    """Reports, `-k`, `diff` and the history tell a suite's cases apart by name: a second
+    case of one name is W507 at its line, naming the first (a warning: both still run)."""
+    eval_file = write(
+        tmp_path,
+        "twice.eval",
+        f"""
+        case "same"
+          cassette "{DEMO}"
+          tool get_weather called once
+        case "other"
+          cassette "{DEMO}"
+          tool get_weather called once
+        case "same"
+          cassette "{DEMO}"
+          tool get_weather called twice
+        """,
+    )
+    suite = load_suite(eval_file)
+    assert _w507(suite) == [
+        (
+            7,
+            'case "same" is named like the case at line 1: reports, `-k`, `evaldsl diff` '
+            "and the run history tell cases apart by their names",
+        )
+    ]
+    assert not suite.errors and len(run_suites([suite]).cases) == 3
+    yaml_file = write(
+        tmp_path,
+        "twice.yaml",
+        f"""
+        suite: twice
+        cases:
+          - name: same
+            cassette: {DEMO}
+            assertions: [{{kind: tool.called, name: get_weather}}]
+          - name: same
+            cassette: {DEMO}
+            assertions: [{{kind: tool.called, name: get_weather}}]
+        """,
+    )
+    ((line, message),) = _w507(load_suite(yaml_file))
+    assert line == 6 and "at line 3" in message
+    # `each` rows are numbered, so one case's rows never share a name
+    rows = write(
+        tmp_path,
+        "rows.eval",
+        f"""
+        case "row"
+          cassette "{DEMO}"
+          each [{{n: 1}}, {{n: 1}}]
+          tool get_weather called at least once
+        """,
+    )
+    assert _w507(load_suite(rows)) == []
+
+
+def test_dataset_rows_of_one_id_are_two_cases_of_one_name(tmp_path: Path) -> None:
+    (tmp_path / "flow.py").write_text("def run(x):\n    return {'answer': 'ok'}\n")
+    (tmp_path / "rows.json").write_text(
+        '[{"input": {"q": 1}, "metadata": {"id": "a"}},'
+        ' {"input": {"q": 2}, "metadata": {"id": "a"}}]'
+    )
+    suite = load_suite(
+        write(tmp_path, "d.eval", 'case "rows"\n  run flow:run\n  dataset "rows.json"\n')
+    )
+    assert [m for _, m in _w507(suite)] == [
+        'case "rows [a]" is named like the case at line 1: reports, `-k`, `evaldsl diff` '
+        "and the run history tell cases apart by their names"
+    ]

@@ -62,6 +62,7 @@ CODES: dict[str, str] = {
     "W504": "case with no assertions",
     "W505": "duplicate key in a JSON suite",
     "W506": "part of a traceplay JSONPath that traceplay skips",
+    "W507": "two cases of a suite with one name",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }

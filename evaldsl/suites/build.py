@@ -112,6 +112,7 @@ def check_suite(
             checked = check_case(concrete, header_env, draft.base_dir, read, targets=targets)
             diags.extend(checked.diagnostics)
             cases.append(checked)
+    diags.extend(named_twice([c.draft for c in cases]))
     header_diags: list[Diagnostic] = []
     suite_env = shared_environment(header_env, [c.env for c in cases])
     for snippet in draft.header:
@@ -119,6 +120,29 @@ def check_suite(
     diags.extend(header_diags)
     header_broken = any(d.is_error for d in (*draft.diagnostics, *header_diags))
     return CheckedSuite(draft, tuple(cases), tuple(sorted(set(diags), key=sort_key)), header_broken)
+
+
+def named_twice(cases: Sequence[CaseDraft]) -> list[Diagnostic]:
+    """W507 at each expanded case named like one before it in its suite: reports, `-k`,
+    `evaldsl diff` and the run history tell a suite's cases apart by their names, so two
+    of one name would be merged or matched at random."""
+    first: dict[str, CaseDraft] = {}
+    found: list[Diagnostic] = []
+    for case in cases:
+        before = first.setdefault(case.name, case)
+        if before is not case:
+            found.append(
+                Diagnostic.in_file(
+                    case.path,
+                    "W507",
+                    f'case "{case.name}" is named like the case at line {before.line}: '
+                    "reports, `-k`, `evaldsl diff` and the run history tell cases apart by "
+                    "their names",
+                    line=case.line,
+                    hint="give each case of a suite a name of its own",
+                )
+            )
+    return found
 
 
 def _header_environment(draft: SuiteDraft, env: Environment | None) -> Environment:
@@ -185,6 +209,7 @@ class CaseChecks:
         cases = tuple(
             concrete for case in draft.cases for concrete in _expand(case, draft, found, samples)
         )
+        found.extend(named_twice(cases))
         waiting = tuple(
             _case(c, draft, assertions=(), sources=(), needs=Needs(), error=NOT_CHECKED)
             for c in cases
