@@ -705,3 +705,44 @@ def test_write_dash_goes_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
 def test_docstring_examples(module: Any) -> None:
     result = doctest.testmod(module)
     assert result.failed == 0
+
+
+def test_suites_of_one_name_are_told_apart_by_their_files(tmp_path: Path) -> None:
+    """The examples write each suite twice, in `.eval` and in YAML, under one name: every
+    report names such suites with their files, so their cases' lines can be told apart
+    (a suite whose name no other shares is named as before)."""
+    from tests.clitools import run_evaldsl
+
+    json_out, junit_out, md_out = (tmp_path / n for n in ("r.json", "r.xml", "r.md"))
+    done = run_evaldsl(
+        "run", "examples/weather", "examples/research/research.eval", "--no-history",
+        "--json", str(json_out), "--junit", str(junit_out), "--markdown", str(md_out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if " › " in line]
+    assert len(lines) == 12 and len(set(lines)) == 12
+    assert sum("weather agent (weather.eval) › streams the Tokyo forecast" in x for x in lines) == 1
+    assert sum("weather agent (weather.yaml) › streams the Tokyo forecast" in x for x in lines) == 1
+    assert sum(x.startswith("✓ research pipeline › ") for x in lines) == 2
+    suites = ET.parse(junit_out).getroot().findall("testsuite")
+    assert [
+        (s.get("name"), {c.get("classname") for c in s.findall("testcase")}) for s in suites
+    ] == [
+        ("weather agent (weather.eval)", {"weather agent (weather.eval)"}),
+        ("weather agent (weather.yaml)", {"weather agent (weather.yaml)"}),
+        ("research pipeline", {"research pipeline"}),
+    ]
+    # the JSON report keeps each suite's own name beside its path
+    assert [s["name"] for s in json.loads(json_out.read_text())["suites"]] == [
+        "weather agent",
+        "weather agent",
+        "research pipeline",
+    ]
+
+
+def test_markdown_names_failing_cases_of_suites_of_one_name_with_their_files() -> None:
+    report = report_under_test()
+    twin = attrs.evolve(report.suites[0], path="other/weather.yaml")
+    text = to_markdown_text(Report((report.suites[0], twin), 1.0))
+    own = f"weather ({Path(WEATHER).name})"
+    assert f"<b>{own} › crash</b>" in text and "<b>weather (weather.yaml) › crash</b>" in text

@@ -7,7 +7,10 @@ duration or a found/expected value differently from another.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+import os
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Literal, Protocol
 
 from evaldsl.language.printable import visible as visible  # every reporter's escaping
 from evaldsl.runner.results import AssertionResult, CaseResult
@@ -16,6 +19,40 @@ Outcome = Literal["passed", "failed", "error", "skipped"]
 
 #: How many characters of a found/expected value a report shows before cutting it.
 VALUE_LIMIT = 200
+
+
+class Filed(Protocol):
+    """A suite as reports name it: a `SuiteResult`, or the runner's loaded `Suite`."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+
+def suite_labels(suites: Iterable[Filed]) -> dict[str, str]:
+    """How reports name each suite of a run, by its path: its name, or, when suites of
+    other files share it (a suite written in `.eval` and in YAML), its name and its file
+    (`weather agent (weather.yaml)`; the whole path when the files' names are alike too),
+    so that their cases' lines can be told apart.
+
+    >>> class S:
+    ...     def __init__(self, name, path): self.name, self.path = name, path
+    >>> suite_labels([S("w", "a/w.eval"), S("w", "a/w.yaml"), S("x", "x.eval")])
+    {'a/w.eval': 'w (w.eval)', 'a/w.yaml': 'w (w.yaml)', 'x.eval': 'x'}
+    """
+    listed = {s.path: s.name for s in suites}
+    shared = Counter(listed.values())
+    bases = Counter((name, os.path.basename(path)) for path, name in listed.items())
+    labels = {}
+    for path, name in listed.items():
+        if shared[name] < 2:
+            labels[path] = name
+        else:
+            base = os.path.basename(path)
+            labels[path] = f"{name} ({base if bases[name, base] < 2 else path})"
+    return labels
 
 
 def duration(ms: float) -> str:

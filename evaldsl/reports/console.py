@@ -21,6 +21,7 @@ import os
 import time
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from typing import Protocol, TextIO
 
 from evaldsl.language.diagnostics import render
@@ -97,13 +98,16 @@ class ConsoleReporter:
         self._progress_shown = False
         # (suite, case) names printed by case_done; a Counter, for twins with one name
         self._printed: Counter[tuple[str, str]] = Counter()
+        self._labels: dict[str, str] = {}  # suite path → how its lines name it (`start`)
         self._after_blank = True  # nothing written yet: no blank line needed first
 
     # -- the runner's calls ------------------------------------------------------------
 
-    def start(self, total_cases: int) -> None:
-        """A run of `total_cases` cases begins."""
+    def start(self, total_cases: int, suites: Sequence[common.Filed] = ()) -> None:
+        """A run of `total_cases` cases begins, of `suites` (named in its lines by
+        `common.suite_labels`: with their files when two share a name)."""
         self._total = total_cases
+        self._labels = common.suite_labels(suites)
         self._done = 0
         self._started = time.monotonic()
 
@@ -116,9 +120,18 @@ class ConsoleReporter:
         self._done += 1
         self._printed[suite_name, case.name] += 1
         self._clear_progress()
-        self._case(suite_name, case)
-        self._progress(suite_name, case)
+        label = self._label(suite)
+        self._case(label, case)
+        self._progress(label, case)
         self.stream.flush()  # one case's lines at once (a flush per line cost a write each)
+
+    def _label(self, suite: Named | str) -> str:
+        """How a case's line names its suite (`start`'s labels: with its file when
+        suites of other files share its name)."""
+        if isinstance(suite, str):
+            return suite
+        path = getattr(suite, "path", None)  # (a `Named` of the caller's may have none)
+        return self._labels.get(path, suite.name) if isinstance(path, str) else suite.name
 
     def finish(self, report: Report) -> None:
         """The run ended: print cases not yet printed, suite diagnostics and the summary."""
@@ -130,7 +143,7 @@ class ConsoleReporter:
                         self._printed[key] -= 1
                         break
                 else:
-                    self._case(suite.name, case)
+                    self._case(self._labels.get(suite.path, suite.name), case)
         for suite in report.suites:
             shown = suite.errors if self.quiet else list(suite.diagnostics)
             if shown and self.diagnostics:

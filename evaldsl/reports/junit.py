@@ -5,7 +5,8 @@ GitLab and the GitHub Actions test reporters read:
 
 - `<testsuites>` holds one `<testsuite>` per suite file (`name`, `file`, `tests`,
   `failures`, `errors`, `skipped`, `time` in seconds), and the totals but `skipped`;
-- one `<testcase>` per case (`classname` = suite name, `name` = case name, `time`);
+- one `<testcase>` per case (`classname` = suite name, with its file when suites of other
+  files share it: `common.suite_labels`; `name` = case name, `time`);
 - a case gets at most one outcome element, the first that applies:
   `<error>` when its run crashed or an assertion errored, `<failure>` when an assertion
   failed, `<skipped>` when every assertion was skipped. The element's text lists each
@@ -69,8 +70,9 @@ def to_element(report: Report) -> ET.Element:
     root = ET.Element("testsuites", {"name": TOOL_NAME})
     # No `skipped` total here: Jenkins' schema does not allow one on <testsuites>.
     totals = dict.fromkeys(("tests", "failures", "errors"), 0)
+    labels = common.suite_labels(report.suites)  # (suites of one name: with their files)
     for suite in report.suites:
-        element = _suite(suite)
+        element = _suite(suite, labels[suite.path])
         root.append(element)
         for key in totals:
             totals[key] += int(element.get(key, "0"))
@@ -80,21 +82,21 @@ def to_element(report: Report) -> ET.Element:
     return root
 
 
-def _suite(suite: SuiteResult) -> ET.Element:
+def _suite(suite: SuiteResult, label: str) -> ET.Element:
     element = ET.Element(
         "testsuite",
-        {"name": clean(suite.name), "file": clean(suite.path)},
+        {"name": clean(label), "file": clean(suite.path)},
     )
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     key_of = {"failed": "failures", "error": "errors", "skipped": "skipped"}
     for case in suite.cases:
-        element.append(_case(suite, case))
+        element.append(_case(label, case))
         counts["tests"] += 1
         kind = common.outcome(case)
         if kind in key_of:
             counts[key_of[kind]] += 1
     if suite.errors:
-        element.append(_diagnostics_case(suite))
+        element.append(_diagnostics_case(suite, label))
         counts["tests"] += 1
         counts["errors"] += 1
     elif suite.diagnostics:
@@ -106,11 +108,11 @@ def _suite(suite: SuiteResult) -> ET.Element:
     return element
 
 
-def _case(suite: SuiteResult, case: CaseResult) -> ET.Element:
+def _case(label: str, case: CaseResult) -> ET.Element:
     element = ET.Element(
         "testcase",
         {
-            "classname": clean(suite.name),
+            "classname": clean(label),
             "name": clean(case.name),
             "time": common.seconds(case.duration_ms),
         },
@@ -157,10 +159,10 @@ def _details(case: CaseResult) -> str:
     return "\n\n".join(blocks)
 
 
-def _diagnostics_case(suite: SuiteResult) -> ET.Element:
+def _diagnostics_case(suite: SuiteResult, label: str) -> ET.Element:
     element = ET.Element(
         "testcase",
-        {"classname": clean(suite.name), "name": clean(suite.path), "time": "0.000"},
+        {"classname": clean(label), "name": clean(suite.path), "time": "0.000"},
     )
     errors = suite.errors
     first = errors[0]

@@ -34,7 +34,8 @@ def to_markdown_text(report: Report) -> str:
     out += _totals(summary)
     if len(report.suites) > 1:
         out += ["", *_suites_table(report)]
-    failing = [(s.name, c) for s in report.suites for c in s.cases if not c.passed]
+    labels = common.suite_labels(report.suites)
+    failing = [(labels[s.path], c) for s in report.suites for c in s.cases if not c.passed]
     if failing:
         _end_block(out)
         out += ["### Failing cases", ""]

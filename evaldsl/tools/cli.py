@@ -249,7 +249,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     color = False if args.no_color or os.environ.get("NO_COLOR") else None
     reporter = ConsoleReporter(out, color=color, quiet=args.quiet)
     total = sum(len(s.cases) for s in suites)
-    reporter.start(total)
+    reporter.start(total, suites)
     try:
         report = run_suites(suites, options, on_case=reporter.case_done)
     except RunInterrupted as stop:
