@@ -554,3 +554,93 @@ def test_dataset_rows_of_one_id_are_two_cases_of_one_name(tmp_path: Path) -> Non
         'case "rows [a]" is named like the case at line 1: reports, `-k`, `evaldsl diff` '
         "and the run history tell cases apart by their names"
     ]
+
+
+# ---- a dataset or rows that were not all read --------------------------------------------
+
+
+def _dataset_suite(tmp_path: Path, rows: str) -> Suite:
+    """A case running a target that passes on anything, even on no input at all, over a
+    dataset of `rows` (JSON text)."""
+    (tmp_path / "anyflow.py").write_text(
+        "def run(input=None):\n    return {'queue': 'billing'}\n", encoding="utf-8"
+    )
+    (tmp_path / "rows.json").write_text(rows, encoding="utf-8")
+    return load_suite(
+        write(tmp_path, "d.eval", 'case "rows"\n  run anyflow:run\n  dataset "rows.json"\n')
+    )
+
+
+def _outcomes(suite: Suite) -> list[tuple[str, bool, str | None]]:
+    return [(c.name, c.passed, c.error) for c in run_suites([suite]).cases]
+
+
+def test_a_dataset_rows_problem_keeps_that_row_from_running(tmp_path: Path) -> None:
+    """Found by hand: a row whose `expectedBehavior` held a misspelt flag was reported
+    as an error of the suite, and its case ran and passed on the expectations left."""
+    suite = _dataset_suite(
+        tmp_path,
+        '[{"input": 1, "expectedOutput": {"queue": "billing"},'
+        ' "expectedBehavior": {"guardEvaluatedd": true}, "metadata": {"id": "typo"}},'
+        ' {"input": 2, "expectedOutput": {"queue": "billing"},'
+        ' "expectedBehavior": {"guardEvaluated": "yes"}, "metadata": {"id": "text"}},'
+        ' {"input": 3, "expectedOutput": {"queue": "billing"}, "metadata": {"id": "ok"}}]',
+    )
+    (typo, text, ok) = _outcomes(suite)
+    assert typo[:2] == ("rows [typo]", False) and typo[2] is not None
+    assert "`guardEvaluatedd` is not an expectedBehavior field" in typo[2]
+    assert text[:2] == ("rows [text]", False) and text[2] is not None
+    assert "`guardEvaluated` must be true or false" in text[2]
+    assert ok == ("rows [ok]", True, None)
+
+
+@pytest.mark.parametrize(
+    ("rows", "said"),
+    [
+        (None, 'dataset not found: "rows.json"'),
+        ('{"input": 1}', "a dataset is a list of rows"),
+        ('[{"input": 1}, 7]', "dataset row 2 must be an object"),
+    ],
+)
+def test_a_dataset_file_that_was_not_read_keeps_its_case_from_running(
+    tmp_path: Path, rows: str | None, said: str
+) -> None:
+    """Before, a missing dataset left its case to run its target with no input (a target
+    that takes none passed), and a row that is not an object was skipped beside the
+    others, which ran."""
+    suite = _dataset_suite(tmp_path, rows or "[]")
+    if rows is None:
+        (tmp_path / "rows.json").unlink()
+        suite = load_suite(tmp_path / "d.eval")
+    outcomes = _outcomes(suite)
+    assert outcomes and all(not passed and error and said in error for _, passed, error in outcomes)
+
+
+def test_rows_that_are_none_are_a_warning_and_no_case(tmp_path: Path) -> None:
+    """An empty dataset ran its case once with no input; `each []` dropped its case
+    without a word. Both are W508 at the case, and give no case (pytest's empty
+    parameter set)."""
+    suite = _dataset_suite(tmp_path, "[]")
+    assert _outcomes(suite) == []
+    assert [(d.code, d.line, d.message) for d in suite.diagnostics] == [
+        ("W508", 1, 'its dataset has no rows: case "rows" is never run')
+    ]
+    each = load_suite(
+        write(
+            tmp_path,
+            "e.eval",
+            f"""
+            case "none"
+              cassette "{DEMO}"
+              each []
+              tool get_weather called
+            case "one"
+              cassette "{DEMO}"
+              tool get_weather called
+            """,
+        )
+    )
+    assert [c.name for c in run_suites([each]).cases] == ["one"]
+    assert [(d.code, d.line, d.message) for d in each.diagnostics] == [
+        ("W508", 1, '`each []` has no rows: case "none" is never run')
+    ]

@@ -63,6 +63,7 @@ CODES: dict[str, str] = {
     "W505": "duplicate key in a JSON suite",
     "W506": "part of a traceplay JSONPath that traceplay skips",
     "W507": "two cases of a suite with one name",
+    "W508": "a case whose rows are none: never run",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }

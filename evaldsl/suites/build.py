@@ -266,7 +266,11 @@ def _expand(
         from evaldsl.suites.datasets import dataset_rows
 
         rows, problems = dataset_rows(case.dataset, draft.base_dir)
-        diags.extend(problems)
+        if not rows and not problems:
+            diags.append(_expands_to_none(case, "its dataset has no rows"))
+            return []
+        # the file's problems are every row's (and the case's when no row was read): a
+        # case whose expectations or inputs were not all read must not run, never pass
         expanded = [
             attrs.evolve(
                 case,
@@ -274,9 +278,13 @@ def _expand(
                 input=row.input,
                 dataset=None,
                 snippets=case.snippets + ((row.snippet,) if row.snippet is not None else ()),
+                diagnostics=(*case.diagnostics, *problems, *row.diagnostics),
             )
             for row in rows
-        ] or [case]
+        ] or [attrs.evolve(case, diagnostics=(*case.diagnostics, *problems))]
+    if case.each == ():
+        diags.append(_expands_to_none(case, "`each []` has no rows"))
+        return []
     if case.each is not None:
         out = []
         for base in expanded:
@@ -302,6 +310,17 @@ def _expand(
                 )
         expanded = out
     return [sample for base in expanded for sample in _samples(base, draft, samples)]
+
+
+def _expands_to_none(case: CaseDraft, why: str) -> Diagnostic:
+    """W508: a case whose rows are none is never run (pytest's empty parameter set)."""
+    return Diagnostic.in_file(
+        case.path,
+        "W508",
+        f'{why}: case "{case.name}" is never run',
+        line=case.line,
+        hint="give it a row, or remove the case",
+    )
 
 
 def _samples(

@@ -33,7 +33,10 @@ BEHAVIOUR_KEYS = {"guardEvaluated", "noGuardEvaluation"}
 
 
 def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], list[Diagnostic]]:
-    """Read a dataset's rows; problems are diagnostics at the dataset file's positions."""
+    """Read a dataset's rows; problems are diagnostics at the dataset file's positions: a
+    row's own with the row, the file's (not found, not a list, a duplicate key) beside
+    the rows (every row's case, and the case itself when there is none, must not run:
+    what it would be checked against was not read)."""
     assert spec.path is not None
     path = base_dir / spec.path
     shown = str(path)
@@ -93,10 +96,11 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         if not isinstance(value, dict):
             diags.append(at(node, "E507", f"dataset row {i} must be an object"))
             continue
+        own: list[Diagnostic] = []  # this row's problems: its case does not run
         for key in value:
             if key not in ROW_KEYS:
                 _, message, hint = unknown_field(key, ROW_KEYS, "a dataset row field")
-                diags.append(at(node, "E508", message, hint))
+                own.append(at(node, "E508", message, hint))
         meta: dict[str, Any] = value["metadata"] if isinstance(value.get("metadata"), dict) else {}
         name = str(meta.get("id") or meta.get("name") or f"row {i}")
         parts = []
@@ -104,20 +108,25 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
             try:
                 parts.append(f"output == {dsl_value(value['expectedOutput'])}")
             except ValueError:  # NaN, which nothing equals
-                diags.append(
+                own.append(
                     at(node, "E507", "`expectedOutput` holds NaN (.nan): nothing equals it")
                 )
         behaviour = value.get("expectedBehavior")
         if behaviour is not None:
             if not isinstance(behaviour, dict):
-                diags.append(at(node, "E507", "`expectedBehavior` must be an object"))
+                own.append(at(node, "E507", "`expectedBehavior` must be an object"))
             else:
                 for key in behaviour:
                     if key not in BEHAVIOUR_KEYS:
                         _, message, hint = unknown_field(
                             key, BEHAVIOUR_KEYS, "an expectedBehavior field"
                         )
-                        diags.append(at(node, "E508", message, hint))
+                        own.append(at(node, "E508", message, hint))
+                for key in BEHAVIOUR_KEYS:
+                    if key in behaviour and not isinstance(behaviour[key], bool):
+                        # (verydia's contract gives flags: a "yes" or 1 read as no
+                        # expectation would check nothing)
+                        own.append(at(node, "E507", f"`{key}` must be true or false"))
                 if behaviour.get("guardEvaluated") is True:
                     parts.append("guards >= 1")
                 if behaviour.get("noGuardEvaluation") is True:
@@ -132,8 +141,8 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
                 host_lines=lines,
             )
             parsed = parse(text, shown, start="statements", source=source)
-            diags.extend(parsed.diagnostics)
+            own.extend(parsed.diagnostics)
             exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
             snippet = Snippet(exprs, source)
-        rows.append(DatasetRow(name, value.get("input"), snippet))
+        rows.append(DatasetRow(name, value.get("input"), snippet, tuple(own)))
     return rows, diags

@@ -83,11 +83,13 @@ class Snippet:
 
 @attrs.frozen
 class DatasetRow:
-    """One verydia dataset row, turned into a case."""
+    """One verydia dataset row, turned into a case; `diagnostics`: its problems (an
+    unknown field, an expectation that cannot be read), which keep its case from running."""
 
     name: str
     input: Any
     snippet: Snippet | None
+    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 @attrs.frozen
