@@ -644,3 +644,27 @@ def test_rows_that_are_none_are_a_warning_and_no_case(tmp_path: Path) -> None:
     assert [(d.code, d.line, d.message) for d in each.diagnostics] == [
         ("W508", 1, '`each []` has no rows: case "none" is never run')
     ]
+
+
+def test_a_placeholder_a_row_has_no_value_for_is_a_warning(tmp_path: Path) -> None:
+    """An unknown `{{key}}` is left as written, as traceplay leaves it; a test of absence
+    passes on it (`not answer contains "{{cty}}"`), so the row that lacks it is named."""
+    suite = load_suite(
+        write(
+            tmp_path,
+            "rows.eval",
+            f"""
+            case "rows"
+              cassette "{DEMO}"
+              each [{{city: "Xiamen"}}, {{town: "Paris"}}]
+              not answer contains "{{{{city}}}}"
+              tool get_weather args $.unit == "{{{{unit.name}}}}"
+            """,
+        )
+    )
+    assert [(d.code, d.line, d.message, d.hint) for d in suite.diagnostics] == [
+        ("W509", 1, 'row #1 of case "rows" has no value for `{{unit.name}}`: left as written',
+         "the row has `city`"),
+        ("W509", 1, 'row #2 of case "rows" has no value for `{{city}}`, `{{unit.name}}`: '
+         "left as written", "the row has `town`"),
+    ]  # fmt: skip

@@ -64,6 +64,7 @@ CODES: dict[str, str] = {
     "W506": "part of a traceplay JSONPath that traceplay skips",
     "W507": "two cases of a suite with one name",
     "W508": "a case whose rows are none: never run",
+    "W509": "a placeholder an `each` row has no value for",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }

@@ -15,6 +15,7 @@ import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -38,7 +39,7 @@ from evaldsl.runs.heldfiles import reading_once
 from evaldsl.runs.index import Needs
 from evaldsl.suites.files import draft_from_text, read_draft
 from evaldsl.suites.model import Case, CaseDraft, Snippet, Suite, SuiteDraft
-from evaldsl.suites.templates import render_text, render_value, row_label
+from evaldsl.suites.templates import render_text, render_value, row_label, unknown_keys
 
 
 @attrs.frozen
@@ -295,6 +296,11 @@ def _expand(
                     snippet, found = s.rendered(row)
                     snippets.append(snippet)
                     rendering.extend(found)
+                unknown: dict[str, None] = {}
+                for part in (base.source, base.input, *(s.exprs for s in base.snippets)):
+                    unknown_keys(part, row, unknown)
+                if unknown:
+                    rendering.append(_unknown_keys(base, i, row, list(unknown)))
                 out.append(
                     attrs.evolve(
                         base,
@@ -310,6 +316,21 @@ def _expand(
                 )
         expanded = out
     return [sample for base in expanded for sample in _samples(base, draft, samples)]
+
+
+def _unknown_keys(case: CaseDraft, i: int, row: dict[str, Any], keys: list[str]) -> Diagnostic:
+    """W509: placeholders an `each` row has no value for, left as written (as traceplay
+    leaves them): a typo that a test of absence (`not answer contains "{{cty}}"`) would
+    pass on."""
+    said = ", ".join(f"`{{{{{k}}}}}`" for k in keys)
+    has = ", ".join(f"`{k}`" for k in row) or "no key"
+    return Diagnostic.in_file(
+        case.path,
+        "W509",
+        f'row #{i} of case "{case.name}" has no value for {said}: left as written',
+        line=case.line,
+        hint=f"the row has {has}",
+    )
 
 
 def _expands_to_none(case: CaseDraft, why: str) -> Diagnostic:

@@ -84,6 +84,34 @@ def render_node(node: T, row: dict[str, Any]) -> T:
     return attrs.evolve(node, **changes) if changes else node  # type: ignore[misc]
 
 
+def unknown_keys(value: Any, row: dict[str, Any], found: dict[str, None]) -> None:
+    """Add to `found` (in order, once each) every placeholder key in `value` (an AST
+    node, a tuple, a plain JSON value or a string) that `row` has no value for: each is
+    left as written when rendered.
+
+    >>> found = {}
+    >>> unknown_keys(["{{city}} {{ town }}", {"k": "{{a.b}}"}], {"city": 1, "a": {}}, found)
+    >>> list(found)
+    ['town', 'a.b']
+    """
+    if isinstance(value, str):
+        if "{{" in value:
+            for m in _PLACEHOLDER.finditer(value):
+                if _lookup(row, m.group(1)) is MISSING:
+                    found.setdefault(m.group(1), None)
+    elif isinstance(value, tuple | list):
+        for item in value:
+            unknown_keys(item, row, found)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            unknown_keys(k, row, found)
+            unknown_keys(v, row, found)
+    elif attrs.has(type(value)):
+        for field in attrs.fields(cast(Any, type(value))):
+            if field.name != "span":
+                unknown_keys(getattr(value, field.name), row, found)
+
+
 def row_label(row: dict[str, Any]) -> str:
     """How a row names its case: `k=v, k2=v2` (non-text values as JSON)."""
     return ", ".join(f"{k}={v if isinstance(v, str) else js_text(v)}" for k, v in row.items())
