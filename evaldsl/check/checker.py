@@ -18,13 +18,12 @@ from typing import assert_never
 
 from evaldsl.check.environment import Environment
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic, did_you_mean, sorted_names
+from evaldsl.language.diagnostics import Diagnostic, Fixing, did_you_mean, sorted_names
 from evaldsl.language.paths import PathProblem, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
 from evaldsl.language.source import Source, Span
 from evaldsl.language.vocabulary import STATUS_VALUES, SUBJECTS, TYPE_WORDS, SourceKind, Type
 from evaldsl.predicates.registry import PREDICATES, family_of
-from evaldsl.syntax.literals import decode_string
 
 
 def subject_type(subject: ast.Subject) -> Type:
@@ -66,7 +65,7 @@ class _Checker:
         code: str,
         message: str,
         hint: str | None = None,
-        fix: tuple[Span, str] | None = None,
+        fix: Fixing = None,
     ) -> None:
         self.out.append(Diagnostic.at(self.source, span, code, message, hint, fix=fix))
 
@@ -362,7 +361,7 @@ class _Checker:
                     )
                 else:
                     shown = self.text(value.span)
-                    fix: tuple[Span, str] | None = None
+                    fix: Fixing = None
                     hint = None
                     if isinstance(value, (ast.Num, ast.Bool)):  # (digits or a word)
                         hint, fix = f'quote it: "{shown}"', (value.span, f'"{shown}"')
@@ -496,7 +495,7 @@ def _plain_number(value: ast.Duration | ast.Money) -> str:
     return f"{value.amount:g}"
 
 
-def _literal_fix(span: Span, text: str, literal: re.Pattern[str]) -> tuple[Span, str] | None:
+def _literal_fix(span: Span, text: str, literal: re.Pattern[str]) -> Fixing:
     """`text` in place of the value at `span`, when it is written as the literal must be
     (`{:g}` writes a small or large number `1e-05`, which is no literal)."""
     return (span, text) if literal.fullmatch(text) else None
@@ -508,7 +507,7 @@ def _literal_fix(span: Span, text: str, literal: re.Pattern[str]) -> tuple[Span,
 LISTED_NAMES = 10
 
 
-_Hint = tuple[str | None, tuple[Span, str] | None]
+_Hint = tuple[str | None, Fixing]
 
 #: A name as written, after its keyword where it has one: `tool NAME`, `node "NAME"`, or
 #: the name alone (an item of `tools contains [...]`, a status).
@@ -519,16 +518,19 @@ _WRITTEN_NAME = re.compile(
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
-def _name_fix(text: str, span: Span, name: str, guess: str) -> tuple[Span, str] | None:
+def _name_fix(text: str, span: Span, name: str, guess: str) -> Fixing:
     """`name` where it is written in `text[span]` (the first word or string that is it)
     replaced by `guess`: bare where the name was and the guess can be (an identifier),
     quoted otherwise."""
     for m in _WRITTEN_NAME.finditer(text, span.start, span.end):
         written = m.group("name")
         quoted = written[0] in "\"'"
-        if (decode_string(written) if quoted else written) != name:
-            continue  # (`answer cites tool NAME`: the words before it)
-        new = guess if not quoted and _IDENTIFIER.fullmatch(guess) else json.dumps(guess)
+        # (`answer cites tool NAME`: the words before it are other names; a name with
+        # escapes is found as JSON writes it, a rarer spelling goes without a fix)
+        if written not in (name, f'"{name}"', f"'{name}'", json.dumps(name)):
+            continue
+        bare = not quoted and _IDENTIFIER.fullmatch(guess)
+        new = guess if bare else json.dumps(guess, ensure_ascii=False)
         return Span(m.start("name"), m.end("name")), new
     return None
 

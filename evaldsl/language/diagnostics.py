@@ -23,6 +23,10 @@ from evaldsl.language.source import Source, Span, line_window
 
 Severity = Literal["error", "warning", "info"]
 
+#: A fix as a stage gives it to `Diagnostic.at`: the span of its source to replace and the
+#: new text (None: the hint, if any, is no single edit).
+Fixing = tuple[Span, str] | None
+
 #: Every code, with a one-line title. Codes are stable: never renumber, only add.
 CODES: dict[str, str] = {
     "E101": "syntax error",
@@ -108,7 +112,7 @@ class Diagnostic:
         message: str,
         hint: str | None = None,
         severity: Severity | None = None,
-        fix: tuple[Span, str] | None = None,
+        fix: Fixing = None,
     ) -> Diagnostic:
         """Build a diagnostic for a span of a source; severity follows the code's letter.
 

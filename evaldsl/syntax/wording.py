@@ -16,7 +16,7 @@ from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from evaldsl.language.ast import JSON_TYPES
-from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.diagnostics import Diagnostic, Fixing, did_you_mean
 from evaldsl.language.source import Source, Span
 from evaldsl.syntax.grammar import Start, spellings
 from evaldsl.syntax.mistakes import Slip, parses, slip
@@ -270,9 +270,7 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
     raise err  # pragma: no cover
 
 
-def _guessed(
-    word: str, guess: str | None, span: Span
-) -> tuple[str | None, tuple[Span, str] | None]:
+def _guessed(word: str, guess: str | None, span: Span) -> tuple[str | None, Fixing]:
     """The did-you-mean hint for a misspelt word at `span`, and its fix: the guess there."""
     if not guess or guess == word:
         return None, None
