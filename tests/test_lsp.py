@@ -31,6 +31,8 @@ from evaldsl.language.source import codepoint_column  # noqa: E402
 from evaldsl.language.vocabulary import SUBJECTS  # noqa: E402
 from evaldsl.predicates.registry import PREDICATES  # noqa: E402
 from evaldsl.suites.build import check_text  # noqa: E402
+from evaldsl.tools.lsp.analysis import Analysis  # noqa: E402
+from evaldsl.tools.lsp.symbols import document_symbols, flat_symbols  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTI_TOOL = ROOT / "tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"
@@ -73,6 +75,9 @@ CAPABILITIES = types.ClientCapabilities(
             )
         ),
         publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
+        document_symbol=types.DocumentSymbolClientCapabilities(
+            hierarchical_document_symbol_support=True
+        ),
     ),
 )
 
@@ -213,6 +218,7 @@ async def test_positions_are_utf16(client: LanguageClient) -> None:
     actions = result.capabilities.code_action_provider
     assert isinstance(actions, types.CodeActionOptions)
     assert list(actions.code_action_kinds or []) == [types.CodeActionKind.QuickFix]
+    assert result.capabilities.document_symbol_provider
 
 
 # ---- diagnostics ------------------------------------------------------------------------
@@ -806,3 +812,104 @@ async def test_fixes_in_a_yaml_suite_leave_its_yaml_as_it_was(
     assert await _fix_of(client, uri, published[11]) is None
     assert await _fix_of(client, uri, published[12]) is None
     _close(client, uri)
+
+
+# ---- document symbols -------------------------------------------------------------------------
+
+
+async def _symbols(client: LanguageClient, uri: str) -> list[types.DocumentSymbol]:
+    found = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert found is not None
+    symbols = [s for s in found if isinstance(s, types.DocumentSymbol)]
+    assert len(symbols) == len(found)
+    return symbols
+
+
+def _lines_of(symbol: types.DocumentSymbol) -> tuple[str, int, int, int, str | None]:
+    """A symbol's name, first and last line, the line its name is on, and its detail."""
+    return (
+        symbol.name,
+        symbol.range.start.line,
+        symbol.range.end.line,
+        symbol.selection_range.start.line,
+        symbol.detail,
+    )
+
+
+OUTLINE = """\
+suite "outline"
+tools get_weather
+
+# the first case
+case "weather"
+  cassette "multi.jsonl"
+  tool get_weather called
+
+  # the next one
+case "state"
+  state "states/completed.json"
+  status == completed
+  answer contains "x" 2x
+"""
+
+
+async def test_the_outline_is_the_suite_and_its_cases(client: LanguageClient, work: Path) -> None:
+    uri = _open(client, work / "outline.eval", OUTLINE)
+    [suite] = await _symbols(client, uri)
+    lines = OUTLINE.split("\n")
+    assert (suite.name, suite.kind) == ("outline", types.SymbolKind.Module)
+    assert suite.range == types.Range(
+        start=types.Position(0, 0), end=types.Position(len(lines) - 1, 0)
+    )
+    assert suite.selection_range == types.Range(
+        start=types.Position(0, 0), end=types.Position(0, len(lines[0]))
+    )
+    assert [_lines_of(case) for case in suite.children or ()] == [
+        # the blank line and the comment before the next case are not this one's; a line
+        # that does not parse is still its case's
+        ("weather", 4, 6, 4, "cassette multi.jsonl"),
+        ("state", 9, 12, 9, "state states/completed.json"),
+    ]
+    assert {case.kind for case in suite.children or ()} == {types.SymbolKind.Function}
+    [weather, state] = suite.children or ()
+    assert weather.range.end.character == len(lines[6])
+    assert state.selection_range.end.character == len('case "state"')
+    _close(client, uri)
+
+    # a file without `case` lines: its one case has no line of its own
+    implicit = _open(client, work / "implicit.eval", 'cassette "multi.jsonl"\nsteps == 1\n')
+    [suite] = await _symbols(client, implicit)
+    assert (suite.name, list(suite.children or ())) == ("implicit", [])
+    _close(client, implicit)
+
+
+async def test_the_outline_of_a_yaml_suite(client: LanguageClient, work: Path) -> None:
+    uri = _open(client, work / "outline.yaml", YAML_SUITE)
+    [suite] = await _symbols(client, uri)
+    assert (suite.name, suite.selection_range.start.line) == ("yaml suite", 0)
+    assert [_lines_of(case) for case in suite.children or ()] == [
+        ("block", 3, 7, 3, "cassette multi.jsonl"),
+        ("state", 8, 12, 8, "state states/completed.json"),
+    ]
+    [block, _] = suite.children or ()
+    line = YAML_SUITE.split("\n")[7]
+    assert block.range.end.character == _utf16(line)  # (after characters of two units)
+    assert block.selection_range.start.character == 2  # `- name: block`
+    _close(client, uri)
+    other = _open(client, work / "other.yaml", "name: not a suite\nsteps: [1, 2]\n")
+    assert await _symbols(client, other) == []
+    _close(client, other)
+
+
+async def test_an_outline_for_clients_without_hierarchy(work: Path) -> None:
+    path = work / "flat.eval"
+    found = flat_symbols(
+        "file:///flat.eval", document_symbols(Analysis(OUTLINE, str(path), "eval"))
+    )
+    assert [(s.name, s.container_name, s.location.range.start.line) for s in found] == [
+        ("outline", None, 0),
+        ("weather", "outline", 4),
+        ("state", "outline", 9),
+    ]

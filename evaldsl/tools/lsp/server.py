@@ -2,8 +2,9 @@
 
 Takes LSP messages (pygls 2) and gives responses: diagnostics as `evaldsl check` reports
 them (on open, on change after a pause, on save), hover, completion, go to definition,
-formatting (the same code as `evaldsl fmt`) and quick fixes (for the diagnostics of the
-text as it is: none while a newer version waits for its check). It always announces
+formatting (the same code as `evaldsl fmt`), quick fixes (for the diagnostics of the
+text as it is: none while a newer version waits for its check) and document symbols (the
+suite and its cases, for the outline). It always announces
 UTF-16 positions.
 
 It survives its protocol: messages are read by `framing.py` (bounded, resynchronising),
@@ -50,6 +51,7 @@ from evaldsl.tools.lsp.documents import (
 )
 from evaldsl.tools.lsp.framing import INVALID_REQUEST, read_messages
 from evaldsl.tools.lsp.hover import hover_at
+from evaldsl.tools.lsp.symbols import document_symbols, flat_symbols
 
 log = logging.getLogger("evaldsl.lsp")
 
@@ -379,6 +381,19 @@ def build_server(version: str) -> EvalDslServer:
         ):
             return []  # (diagnostics of an older text: their edits would land elsewhere)
         return quick_fixes(uri, own, params.range)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    async def symbols(
+        ls: EvalDslServer, params: types.DocumentSymbolParams
+    ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+        uri = params.text_document.uri
+        # the buffer's draft, made on a worker thread if no check has made it yet
+        found = await asyncio.to_thread(document_symbols, ls.analysis(uri))
+        caps = ls.client_capabilities.text_document
+        wanted = caps.document_symbol if caps is not None else None
+        if wanted is not None and wanted.hierarchical_document_symbol_support:
+            return found
+        return flat_symbols(uri, found)
 
     @server.feature(types.TEXT_DOCUMENT_FORMATTING)
     def formatting(
