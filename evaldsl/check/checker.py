@@ -60,12 +60,7 @@ class _Checker:
     # -- reporting
 
     def error(
-        self,
-        span: Span,
-        code: str,
-        message: str,
-        hint: str | None = None,
-        fix: Fixing = None,
+        self, span: Span, code: str, message: str, hint: str | None = None, fix: Fixing = None
     ) -> None:
         self.out.append(Diagnostic.at(self.source, span, code, message, hint, fix=fix))
 
