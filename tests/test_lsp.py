@@ -27,8 +27,12 @@ from pygls.uris import from_fs_path  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features  # noqa: E402
 
+from evaldsl.language.source import codepoint_column  # noqa: E402
 from evaldsl.language.vocabulary import SUBJECTS  # noqa: E402
 from evaldsl.predicates.registry import PREDICATES  # noqa: E402
+from evaldsl.suites.build import check_text  # noqa: E402
+from evaldsl.tools.lsp.analysis import Analysis  # noqa: E402
+from evaldsl.tools.lsp.symbols import document_symbols, flat_symbols  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTI_TOOL = ROOT / "tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"
@@ -71,6 +75,9 @@ CAPABILITIES = types.ClientCapabilities(
             )
         ),
         publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
+        document_symbol=types.DocumentSymbolClientCapabilities(
+            hierarchical_document_symbol_support=True
+        ),
     ),
 )
 
@@ -208,6 +215,10 @@ async def test_positions_are_utf16(client: LanguageClient) -> None:
     assert result.capabilities.completion_provider is not None
     assert result.capabilities.definition_provider
     assert result.capabilities.document_formatting_provider
+    actions = result.capabilities.code_action_provider
+    assert isinstance(actions, types.CodeActionOptions)
+    assert list(actions.code_action_kinds or []) == [types.CodeActionKind.QuickFix]
+    assert result.capabilities.document_symbol_provider
 
 
 # ---- diagnostics ------------------------------------------------------------------------
@@ -630,3 +641,275 @@ async def test_problems_in_a_dataset_file_are_published_for_that_file(
     _close(client, uri)
     assert await _diagnostics(client, rows_uri, after=seen) == []
     _close(client, rows_uri)
+
+
+# ---- code actions -------------------------------------------------------------------------
+
+
+async def _actions(
+    client: LanguageClient, uri: str, d: types.Diagnostic, only: list[str] | None = None
+) -> list[types.CodeAction]:
+    """The code actions offered for the range of `d`."""
+    found = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=d.range,
+            context=types.CodeActionContext(diagnostics=[d], only=only),
+        )
+    )
+    return [a for a in found or [] if isinstance(a, types.CodeAction)]
+
+
+async def _fix_of(client: LanguageClient, uri: str, d: types.Diagnostic) -> types.TextEdit | None:
+    """The one quick fix offered for `d` (among those of the diagnostics beside it)."""
+    mine = [
+        a
+        for a in await _actions(client, uri, d)
+        if a.diagnostics
+        and (a.diagnostics[0].range, a.diagnostics[0].message) == (d.range, d.message)
+    ]
+    if not mine:
+        return None
+    [action] = mine
+    assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
+    assert action.edit is not None and action.edit.changes is not None
+    [edit] = action.edit.changes[uri]
+    assert action.title == f"Replace with `{edit.new_text}`"
+    return edit
+
+
+def _applied(text: str, edit: types.TextEdit) -> str:
+    """`text` with the edit made (its positions in UTF-16 code units)."""
+    lines = text.split("\n")
+
+    def offset(p: types.Position) -> int:
+        column = codepoint_column(lines[p.line], p.character) - 1
+        return sum(len(line) + 1 for line in lines[: p.line]) + column
+
+    return text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+
+
+async def test_every_mistake_of_the_corpus_has_a_fix_that_mends_it(
+    client: LanguageClient, work: Path
+) -> None:
+    corpus = (ROOT / "tests/golden/mistakes.eval").read_text(encoding="utf-8")
+    path = work / "mistakes.eval"
+    uri = _open(client, path, corpus)
+    published = await _diagnostics(client, uri, 1)
+    # a hint that is one edit: `write `X``, `did you mean `X`?` (not `write `5s` or `5ms``)
+    hints = {id(d): d.message.partition("\nhint: ")[2] for d in published}
+    hinted = [
+        d
+        for d in published
+        if hints[id(d)].startswith(("write `", "did you mean `")) and "` or `" not in hints[id(d)]
+    ]
+    assert len(hinted) >= 85
+    for d in hinted:
+        edit = await _fix_of(client, uri, d)
+        assert edit is not None, d.message
+        fixed = _applied(corpus, edit)
+        line = d.range.start.line + 1
+        after = [(e.code, e.message) for e in check_text(fixed, str(path)) if e.line == line]
+        # the mistake is mended; a corrected statement parses (a did-you-mean mends the
+        # word: `tool search calls 2` then lacks its `times`, a mistake of its own)
+        assert (d.code, _message(d)) not in after, (d.message, fixed.split("\n")[line - 1])
+        if d.code.startswith("E1") and hints[id(d)].startswith("write `"):  # a known slip
+            statement = hints[id(d)][len("write `") : -1]
+            assert fixed.split("\n")[line - 1].strip() == statement
+            assert not [a for a in after if a[0].startswith("E1")], (d.message, after)
+    # a hint of two choices (`5s` or `5ms`) is no edit: no action
+    [latency] = [d for d in published if "give the number a unit" in d.message]
+    assert await _fix_of(client, uri, latency) is None
+    _close(client, uri)
+
+
+NAMES = """\
+tools get_weather, get_crypto_price, "web-search"
+
+case "names"
+  cassette "multi.jsonl"
+  tool get_wether called
+  tool "get_wether" caled once
+  tools contains get_crypto_prize
+  tool web-serch called
+"""
+
+
+async def test_fixes_of_unknown_names_and_keywords(client: LanguageClient, work: Path) -> None:
+    path = work / "names.eval"
+    uri = _open(client, path, NAMES)
+    published = await _diagnostics(client, uri, 1)
+    edits = {}
+    for d in published:
+        edit = await _fix_of(client, uri, d)
+        assert edit is not None, d.message
+        edits[(d.range.start.line, d.code)] = (NAMES.split("\n")[d.range.start.line], edit.new_text)
+    # a name as it was written (bare or quoted), a keyword, a slip
+    assert edits == {
+        (4, "E301"): ("  tool get_wether called", "get_weather"),
+        (5, "E101"): ('  tool "get_wether" caled once', "called"),
+        (6, "E301"): ("  tools contains get_crypto_prize", "get_crypto_price"),
+        (7, "E103"): ("  tool web-serch called", 'tool "web-serch" called'),
+    }
+    fixed = NAMES
+    for d in sorted(published, key=lambda d: d.range.start.line, reverse=True):
+        edit = await _fix_of(client, uri, d)
+        assert edit is not None
+        fixed = _applied(fixed, edit)
+    assert '  tool "get_wether" called once' in fixed  # (a second check's name, then)
+    remaining = {(e.line, e.code) for e in check_text(fixed, str(path))}
+    assert remaining == {(6, "E301"), (8, "E301")}  # the quoted one; `web-serch`: its name
+    # asked for refactorings only, or for an older version: none
+    assert await _actions(client, uri, published[0], only=[types.CodeActionKind.Refactor]) == []
+    assert len(await _actions(client, uri, published[0], only=["quickfix"])) == 1
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text="\n" + NAMES)],
+        )
+    )
+    assert await _actions(client, uri, published[0]) == []
+    _close(client, uri)
+
+
+YAML_FIXES = """\
+suite: fixes
+tools: [get_weather, get_crypto_price]
+cases:
+  - name: block
+    cassette: multi.jsonl
+    expect: |
+      answer contains "晴 😀" and tool get_crypto_price caled
+  - name: items
+    cassette: multi.jsonl
+    expect:
+      - "tool get_weather called 2x"
+      - "answer = \\"x\\""
+      - tools == get_weather, get_crypto_price
+"""
+
+
+async def test_fixes_in_a_yaml_suite_leave_its_yaml_as_it_was(
+    client: LanguageClient, work: Path
+) -> None:
+    path = work / "fixes.yaml"
+    uri = _open(client, path, YAML_FIXES)
+    published = {d.range.start.line: d for d in await _diagnostics(client, uri, 1)}
+    assert sorted(published) == [6, 10, 11, 12]
+    # in a block scalar, after characters of two UTF-16 units
+    block = await _fix_of(client, uri, published[6])
+    assert block is not None and block.new_text == "called"
+    line = YAML_FIXES.split("\n")[6]
+    assert block.range.start.character == _utf16(line[: line.index("caled")])
+    # in a double-quoted scalar without escapes, text without quotes
+    quoted = await _fix_of(client, uri, published[10])
+    assert quoted is not None and quoted.new_text == "tool get_weather called twice"
+    fixed = _applied(_applied(YAML_FIXES, quoted), block)
+    path.write_text(fixed, encoding="utf-8")
+    assert {d.line for d in check_text(fixed, str(path))} == {12, 13}
+    # an escaped string (its text is not the buffer's), and brackets a plain scalar
+    # would take for YAML's in a flow sequence: no fix
+    assert await _fix_of(client, uri, published[11]) is None
+    assert await _fix_of(client, uri, published[12]) is None
+    _close(client, uri)
+
+
+# ---- document symbols -------------------------------------------------------------------------
+
+
+async def _symbols(client: LanguageClient, uri: str) -> list[types.DocumentSymbol]:
+    found = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert found is not None
+    symbols = [s for s in found if isinstance(s, types.DocumentSymbol)]
+    assert len(symbols) == len(found)
+    return symbols
+
+
+def _lines_of(symbol: types.DocumentSymbol) -> tuple[str, int, int, int, str | None]:
+    """A symbol's name, first and last line, the line its name is on, and its detail."""
+    return (
+        symbol.name,
+        symbol.range.start.line,
+        symbol.range.end.line,
+        symbol.selection_range.start.line,
+        symbol.detail,
+    )
+
+
+OUTLINE = """\
+suite "outline"
+tools get_weather
+
+# the first case
+case "weather"
+  cassette "multi.jsonl"
+  tool get_weather called
+
+  # the next one
+case "state"
+  state "states/completed.json"
+  status == completed
+  answer contains "x" 2x
+"""
+
+
+async def test_the_outline_is_the_suite_and_its_cases(client: LanguageClient, work: Path) -> None:
+    uri = _open(client, work / "outline.eval", OUTLINE)
+    [suite] = await _symbols(client, uri)
+    lines = OUTLINE.split("\n")
+    assert (suite.name, suite.kind) == ("outline", types.SymbolKind.Module)
+    assert suite.range == types.Range(
+        start=types.Position(0, 0), end=types.Position(len(lines) - 1, 0)
+    )
+    assert suite.selection_range == types.Range(
+        start=types.Position(0, 0), end=types.Position(0, len(lines[0]))
+    )
+    assert [_lines_of(case) for case in suite.children or ()] == [
+        # the blank line and the comment before the next case are not this one's; a line
+        # that does not parse is still its case's
+        ("weather", 4, 6, 4, "cassette multi.jsonl"),
+        ("state", 9, 12, 9, "state states/completed.json"),
+    ]
+    assert {case.kind for case in suite.children or ()} == {types.SymbolKind.Function}
+    [weather, state] = suite.children or ()
+    assert weather.range.end.character == len(lines[6])
+    assert state.selection_range.end.character == len('case "state"')
+    _close(client, uri)
+
+    # a file without `case` lines: its one case has no line of its own
+    implicit = _open(client, work / "implicit.eval", 'cassette "multi.jsonl"\nsteps == 1\n')
+    [suite] = await _symbols(client, implicit)
+    assert (suite.name, list(suite.children or ())) == ("implicit", [])
+    _close(client, implicit)
+
+
+async def test_the_outline_of_a_yaml_suite(client: LanguageClient, work: Path) -> None:
+    uri = _open(client, work / "outline.yaml", YAML_SUITE)
+    [suite] = await _symbols(client, uri)
+    assert (suite.name, suite.selection_range.start.line) == ("yaml suite", 0)
+    assert [_lines_of(case) for case in suite.children or ()] == [
+        ("block", 3, 7, 3, "cassette multi.jsonl"),
+        ("state", 8, 12, 8, "state states/completed.json"),
+    ]
+    [block, _] = suite.children or ()
+    line = YAML_SUITE.split("\n")[7]
+    assert block.range.end.character == _utf16(line)  # (after characters of two units)
+    assert block.selection_range.start.character == 2  # `- name: block`
+    _close(client, uri)
+    other = _open(client, work / "other.yaml", "name: not a suite\nsteps: [1, 2]\n")
+    assert await _symbols(client, other) == []
+    _close(client, other)
+
+
+async def test_an_outline_for_clients_without_hierarchy(work: Path) -> None:
+    path = work / "flat.eval"
+    found = flat_symbols(
+        "file:///flat.eval", document_symbols(Analysis(OUTLINE, str(path), "eval"))
+    )
+    assert [(s.name, s.container_name, s.location.range.start.line) for s in found] == [
+        ("outline", None, 0),
+        ("weather", "outline", 4),
+        ("state", "outline", 9),
+    ]

@@ -109,3 +109,31 @@ def test_no_fix_that_does_not_parse() -> None:
     found = slip('answer contains "x" and not', 26, "file")
     assert found is not None and found.corrected == 'answer contains "x"'
     assert slip("tool search frobnicates", 12, "file") is None
+
+
+def test_a_fix_keeps_the_spaces_inside_strings() -> None:
+    # the corrected statement's runs of spaces are made one, but not inside a string:
+    # `case "a  b":` is the case "a  b", and the hint (and the editor's fix) says so
+    text = 'case "a  b":\n  run a.b:c\n  answer contains "two  spaces"  and tool x called 2x\n'
+    _, _, shape, diagnostics = diagnose(text, "t.eval")
+    hints = [d.hint for d in diagnostics if d.code == "E101"]
+    assert hints == [
+        'write `case "a  b"`',
+        'write `answer contains "two  spaces" and tool x called twice`',
+    ]
+    assert [case.name for case in shape.cases] == ["a  b"]
+
+
+def test_every_corrected_statement_is_a_fix_in_place() -> None:
+    # the diagnostic carries its hint as an edit (an editor's quick fix): the statement
+    # as written, but its indent and comment, replaced by the statement of the hint
+    result = parse(CORPUS, "mistakes.eval")
+    lines = CORPUS.split("\n")
+    fixed = [d for d in result.diagnostics if d.hint and d.hint.startswith("write `")]
+    assert len(fixed) >= 60
+    for d in fixed:
+        fix = d.fix
+        assert fix is not None and fix.line == fix.end_line == d.line, d
+        line = lines[d.line - 1]
+        edited = line[: fix.column - 1] + fix.text + line[fix.end_column - 1 :]
+        assert edited.strip() == d.hint[len("write `") : -1], d

@@ -18,7 +18,7 @@ from typing import assert_never
 
 from evaldsl.check.environment import Environment
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic, did_you_mean, sorted_names
+from evaldsl.language.diagnostics import Diagnostic, Fixing, did_you_mean, sorted_names
 from evaldsl.language.paths import PathProblem, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
 from evaldsl.language.source import Source, Span
@@ -59,8 +59,20 @@ class _Checker:
 
     # -- reporting
 
-    def error(self, span: Span, code: str, message: str, hint: str | None = None) -> None:
-        self.out.append(Diagnostic.at(self.source, span, code, message, hint))
+    def error(
+        self, span: Span, code: str, message: str, hint: str | None = None, fix: Fixing = None
+    ) -> None:
+        self.out.append(Diagnostic.at(self.source, span, code, message, hint, fix=fix))
+
+    def guessed(
+        self, span: Span, name: str, guess: str | None, otherwise: str | None = None
+    ) -> _Hint:
+        """The did-you-mean hint for `name`, written in `span` (`tool NAME`, `no tool
+        NAME`, `node NAME visited`, `cites tool NAME`, or the name alone), and its fix:
+        the name replaced by the guess (`otherwise`: the hint when there is no guess)."""
+        if not guess:
+            return otherwise, None
+        return f"did you mean `{guess}`?", _name_fix(self.source.text, span, name, guess)
 
     def text(self, span: Span) -> str:
         return self.source.text[span.start : span.end]
@@ -120,7 +132,7 @@ class _Checker:
                 span,
                 "E301",
                 f'unknown tool "{name}": the `tools` line declares ' + _listed(env.declared_tools),
-                f"did you mean `{guess}`?" if guess else "add it to the `tools` line",
+                *self.guessed(span, name, guess, "add it to the `tools` line"),
             )
             return
         recorded_tools = env.recorded_tools
@@ -137,7 +149,7 @@ class _Checker:
                     span,
                     "W301",
                     f'tool "{name}" never occurs in this {env.source_word or "recording"}',
-                    f"did you mean `{guess}`?",
+                    *self.guessed(span, name, guess),
                 )
 
     def forbidden_tool(self, name: str, span: Span) -> None:
@@ -158,7 +170,7 @@ class _Checker:
                 span,
                 "W301",
                 f'tool "{name}" is neither declared nor recorded, so this always passes',
-                f"did you mean `{guess}`?",
+                *self.guessed(span, name, guess),
             )
 
     def node_name(self, name: str, span: Span) -> None:
@@ -169,7 +181,7 @@ class _Checker:
                 span,
                 "E302",
                 f'unknown node "{name}": the `nodes` line declares ' + _listed(env.declared_nodes),
-                f"did you mean `{guess}`?" if guess else "add it to the `nodes` line",
+                *self.guessed(span, name, guess, "add it to the `nodes` line"),
             )
             return
         if env.recorded_nodes is not None and name not in env.recorded_nodes:
@@ -179,7 +191,7 @@ class _Checker:
                     span,
                     "W302",
                     f'node "{name}" was never visited in this state',
-                    f"did you mean `{guess}`?",
+                    *self.guessed(span, name, guess),
                 )
 
     def subject_details(self, subject: ast.Subject) -> None:
@@ -283,11 +295,13 @@ class _Checker:
                 if isinstance(value, ast.Num) and not isinstance(value.value, bool):
                     return
                 if isinstance(value, (ast.Duration, ast.Money)):
+                    plain = _plain_number(value)
                     self.error(
                         value.span,
                         "E202",
                         f"`{subject_text}` is a number, not {ast.value_word(value)}",
-                        f"write {_plain_number(value)}",
+                        f"write `{plain}`",
+                        _literal_fix(value.span, plain, _NUMBER_TEXT),
                     )
                 else:
                     self.error(
@@ -310,35 +324,42 @@ class _Checker:
                         value.span,
                         "E205",
                         f"`{subject_text}` is a duration; found {ast.value_word(value)}",
-                        _unquoted(value, _DURATION_TEXT),
+                        *_unquoted(value, _DURATION_TEXT),
                     )
             case "Money":
                 if isinstance(value, ast.Money):
                     return
                 if isinstance(value, ast.Num):
+                    dollars = f"${value.value:g}"
                     self.error(
                         value.span,
                         "E202",
                         f"`{subject_text}` is an amount of money: write it in dollars",
-                        f"write `${value.value:g}`",
+                        f"write `{dollars}`",
+                        _literal_fix(value.span, dollars, _MONEY_TEXT),
                     )
                 else:
                     self.error(
                         value.span,
                         "E205",
                         f"`{subject_text}` is money; found {ast.value_word(value)}",
-                        _unquoted(value, _MONEY_TEXT),
+                        *_unquoted(value, _MONEY_TEXT),
                     )
             case "Text":
                 if isinstance(value, ast.Str):
                     return
-                if isinstance(value, ast.Name):
-                    self.error(value.span, "E204", "text must be quoted", f'write "{value.value}"')
+                if isinstance(value, ast.Name):  # (a name: no escapes to add)
+                    quoted = f'"{value.value}"'
+                    hinted = f"write {quoted}"
+                    self.error(
+                        value.span, "E204", "text must be quoted", hinted, (value.span, quoted)
+                    )
                 else:
                     shown = self.text(value.span)
-                    hint = (
-                        f'quote it: "{shown}"' if isinstance(value, (ast.Num, ast.Bool)) else None
-                    )
+                    fix: Fixing = None
+                    hint = None
+                    if isinstance(value, (ast.Num, ast.Bool)):  # (digits or a word)
+                        hint, fix = f'quote it: "{shown}"', (value.span, f'"{shown}"')
                     if isinstance(value, ast.ListLit):
                         # `answer contains ["a", "b"]`: all of them, or any
                         hint = (
@@ -349,6 +370,7 @@ class _Checker:
                         "E205",
                         f"`{subject_text}` is text; found {ast.value_word(value)}",
                         hint,
+                        fix,
                     )
             case "Status":
                 if isinstance(value, (ast.Name, ast.Str)):
@@ -359,7 +381,7 @@ class _Checker:
                             "E203",
                             f'unknown status "{value.value}"; a status is one of '
                             + ", ".join(STATUS_VALUES),
-                            f"did you mean `{guess}`?" if guess else None,
+                            *self.guessed(value.span, value.value, guess),
                         )
                     return
                 self.error(
@@ -393,14 +415,13 @@ class _Checker:
         match value:
             case ast.Name(value=text):
                 literal = _LITERAL_SPELLINGS.get(text.lower())
-                self.error(
-                    value.span,
-                    "E204",
-                    "text must be quoted",
-                    f'JSON writes it `{literal}`; for the text, write "{text}"'
-                    if literal is not None
-                    else f'write "{text}"',
-                )
+                if literal is not None:  # two ways to mend it: no one fix
+                    hint = f'JSON writes it `{literal}`; for the text, write "{text}"'
+                    self.error(value.span, "E204", "text must be quoted", hint)
+                else:
+                    quoted = f'"{text}"'  # (a name: no escapes to add)
+                    fix = (value.span, quoted)
+                    self.error(value.span, "E204", "text must be quoted", f"write {quoted}", fix)
             case ast.ListLit(items=items):
                 for item in items:
                     self.json_value(item)
@@ -465,14 +486,48 @@ def _count_bounds(expr: ast.Expr) -> tuple[str, int, float] | None:
 
 def _plain_number(value: ast.Duration | ast.Money) -> str:
     if isinstance(value, ast.Duration):
-        return f"`{value.seconds:g}`"
-    return f"`{value.amount:g}`"
+        return f"{value.seconds:g}"
+    return f"{value.amount:g}"
+
+
+def _literal_fix(span: Span, text: str, literal: re.Pattern[str]) -> Fixing:
+    """`text` in place of the value at `span`, when it is written as the literal must be
+    (`{:g}` writes a small or large number `1e-05`, which is no literal)."""
+    return (span, text) if literal.fullmatch(text) else None
 
 
 #: The declared names an unknown name's error lists: the first in order, then how many
 #: more. (Every name was listed: a long `tools` line and many unknown names made output
 #: and memory grow as their product, 204 MB of messages for a 162 KB file.)
 LISTED_NAMES = 10
+
+
+_Hint = tuple[str | None, Fixing]
+
+#: A name as written, after its keyword where it has one: `tool NAME`, `node "NAME"`, or
+#: the name alone (an item of `tools contains [...]`, a status).
+_WRITTEN_NAME = re.compile(
+    r"(?:(?:tool|node)\s+)?"
+    r"(?P<name>[A-Za-z_]\w*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _name_fix(text: str, span: Span, name: str, guess: str) -> Fixing:
+    """`name` where it is written in `text[span]` (the first word or string that is it)
+    replaced by `guess`: bare where the name was and the guess can be (an identifier),
+    quoted otherwise."""
+    for m in _WRITTEN_NAME.finditer(text, span.start, span.end):
+        written = m.group("name")
+        quoted = written[0] in "\"'"
+        # (`answer cites tool NAME`: the words before it are other names; a name with
+        # escapes is found as JSON writes it, a rarer spelling goes without a fix)
+        if written not in (name, f'"{name}"', f"'{name}'", json.dumps(name)):
+            continue
+        bare = not quoted and _IDENTIFIER.fullmatch(guess)
+        new = guess if bare else json.dumps(guess, ensure_ascii=False)
+        return Span(m.start("name"), m.end("name")), new
+    return None
 
 
 def _listed(names: frozenset[str]) -> str:
@@ -498,13 +553,16 @@ _LITERAL_SPELLINGS = {
 }  # fmt: skip
 _DURATION_TEXT = re.compile(r"-?\d+(?:\.\d+)?(?:ms|s|m|h)")
 _MONEY_TEXT = re.compile(r"\$\d+(?:\.\d+)?")
+_NUMBER_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
 
 
-def _unquoted(value: ast.Value, literal: re.Pattern[str]) -> str | None:
-    """`latency < "5s"`: the quoted text is the literal itself, written without quotes."""
+def _unquoted(value: ast.Value, literal: re.Pattern[str]) -> _Hint:
+    """`latency < "5s"`: the quoted text is the literal itself, written without quotes
+    (the hint, and the fix: the literal in place of the string)."""
     if isinstance(value, ast.Str) and literal.fullmatch(value.value.strip()):
-        return f"write `{value.value.strip()}` without quotes"
-    return None
+        bare = value.value.strip()
+        return f"write `{bare}` without quotes", (value.span, bare)
+    return None, None
 
 
 def _instead(pred: ast.Predicate, stype: Type, subject_text: str, written: str) -> str | None:

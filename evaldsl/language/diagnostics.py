@@ -23,6 +23,10 @@ from evaldsl.language.source import Source, Span, line_window
 
 Severity = Literal["error", "warning", "info"]
 
+#: A fix as a stage gives it to `Diagnostic.at`: the span of its source to replace and the
+#: new text (None: the hint, if any, is no single edit).
+Fixing = tuple[Span, str] | None
+
 #: Every code, with a one-line title. Codes are stable: never renumber, only add.
 CODES: dict[str, str] = {
     "E101": "syntax error",
@@ -71,8 +75,24 @@ CODES: dict[str, str] = {
 
 
 @attrs.frozen
+class Fix:
+    """An exact edit that mends a diagnostic's problem: the text from `line`:`column` to
+    `end_line`:`end_column` (1-based, code points, in the file the user edits, as a
+    diagnostic's own place) becomes `text`. An editor offers it as a quick fix."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+@attrs.frozen
 class Diagnostic:
-    """One problem at one place: `x.eval:3:8: error[E301]: unknown tool "get_wether"`."""
+    """One problem at one place: `x.eval:3:8: error[E301]: unknown tool "get_wether"`.
+
+    `fix`, when there is one, is the hint as an edit (`did you mean `called`?`: the word
+    replaced); it takes no part in equality, as the source line does not."""
 
     code: str
     severity: Severity
@@ -84,6 +104,7 @@ class Diagnostic:
     end_column: int
     hint: str | None = None
     source_line: str = attrs.field(default="", eq=False, repr=False)
+    fix: Fix | None = attrs.field(default=None, eq=False, repr=False)
 
     @classmethod
     def at(
@@ -94,8 +115,13 @@ class Diagnostic:
         message: str,
         hint: str | None = None,
         severity: Severity | None = None,
+        fix: Fixing = None,
     ) -> Diagnostic:
-        """Build a diagnostic for a span of a source; severity follows the code's letter."""
+        """Build a diagnostic for a span of a source; severity follows the code's letter.
+
+        `fix`: the span of the source to replace and its new text, kept (as a `Fix` in
+        the user's file) only where the source's text is written as it is there.
+        """
         start = source.position(span.start)
         end = source.position(max(span.end, span.start))
         return cls(
@@ -109,6 +135,7 @@ class Diagnostic:
             end_column=end.column,
             hint=hint,
             source_line=source.line_text(start.line),
+            fix=_fix(source, *fix) if fix is not None else None,
         )
 
     @classmethod
@@ -160,6 +187,16 @@ class Diagnostic:
             "message": self.message,
             "hint": self.hint,
         }
+
+
+def _fix(source: Source, span: Span, text: str) -> Fix | None:
+    """The edit replacing `span` of `source` with `text`, in the user's file; None where
+    the span's text is not written there as it is (an escaped YAML string, an assertion
+    made from a YAML object): an edit there would replace other text."""
+    if not source.written(span):
+        return None
+    start, end = source.position(span.start), source.position(span.end)
+    return Fix(start.line, start.column, end.line, end.column, text)
 
 
 def _default_severity(code: str) -> Severity:

@@ -97,6 +97,21 @@ class Source:
         host_line, host_col = self._origins[line0]
         return Position(host_line, host_col + local.column - 1)
 
+    def written(self, span: Span) -> bool:
+        """Whether the span's text is written as it is in the file the user edits, so
+        that an edit of that file's text at its positions replaces exactly it: always in
+        a file of its own; in a snippet, a span on one line whose host text is the same
+        (not one inside an escaped YAML string, nor text made from a YAML object)."""
+        if self._fixed is not None:
+            return False
+        if self._origins is None:
+            return True
+        start, end = self.position(span.start), self.position(span.end)
+        if start.line != end.line:
+            return False
+        host = self.line_text(start.line)[start.column - 1 : end.column - 1]
+        return host == self.text[span.start : span.end]
+
     def line_text(self, line: int) -> str:
         """The text of a 1-based line of the file the user edits, without its newline."""
         if self._host_lines is not None:

@@ -22,6 +22,7 @@ import attrs
 
 from evaldsl.judge.protocol import Judge
 from evaldsl.language import ast
+from evaldsl.language.diagnostics import Fixing
 from evaldsl.language.source import Span
 from evaldsl.language.values import show
 from evaldsl.language.verdicts import Verdict
@@ -114,7 +115,15 @@ class CheckContext(Protocol):
     @property
     def source_word(self) -> str | None: ...
 
-    def error(self, span: Span, code: str, message: str, hint: str | None = None) -> None: ...
+    def error(
+        self, span: Span, code: str, message: str, hint: str | None = None, fix: Fixing = None
+    ) -> None:
+        """Report a problem (`fix`: the hint as an edit, the span's text replaced)."""
+        ...
+
+    def text(self, span: Span) -> str:
+        """The text a span of the assertion's source covers."""
+        ...
 
     def value(
         self,

@@ -8,9 +8,11 @@ JSON text); what the judge answers is the verdict: pass, fail, skip (no key) or 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from evaldsl.language import ast
+from evaldsl.language.source import Span
 from evaldsl.language.values import MISSING, js_text
 from evaldsl.language.verdicts import Verdict
 from evaldsl.language.vocabulary import Type, predicate_spec
@@ -57,15 +59,28 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
             pred.span, "E208", f"a judge threshold is a minimum score: `>= T`, not `{pred.op} T`"
         )
     if pred.threshold is not None and not 0.0 <= pred.threshold <= 1.0:
+        hint = fix = None
+        if 10.0 <= pred.threshold <= 100.0:  # (`>= 70`: a percentage)
+            meant = f"{pred.op or '>='} {pred.threshold / 100:g}"
+            hint = f"write `{meant}`"
+            written = _THRESHOLD.match(ctx.text(pred.span))
+            if written is not None:
+                start = pred.span.start
+                fix = (Span(start + written.start("t"), start + written.end("t")), meant)
         ctx.error(
             pred.span,
             "E208",
             f"a judge score is between 0 and 1; {pred.threshold:g} is out of range",
-            # (`>= 70`: a percentage)
-            f"write `{pred.op or '>='} {pred.threshold / 100:g}`"
-            if 10.0 <= pred.threshold <= 100.0
-            else None,
+            hint,
+            fix,
         )
+
+
+#: Where a judged predicate's threshold is written: after its rubric, the first string.
+_THRESHOLD = re.compile(
+    r"judged\s*(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')\s*"
+    r"(?P<t>(?:>=|<=|==|!=|>|<)\s*\d+(?:\.\d+)?)"
+)
 
 
 def compile_judged(ctx: CompileContext, node: ast.Check) -> Checker:

@@ -18,7 +18,7 @@ from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Source
 from evaldsl.language.values import MISSING
-from evaldsl.suites.model import CaseDraft, Snippet, SourceSpec, SuiteDraft
+from evaldsl.suites.model import CaseDraft, Layout, Snippet, SourceSpec, SuiteDraft
 from evaldsl.syntax.outline import Outline, outline
 from evaldsl.syntax.parser import ParseResult, Start, parse
 
@@ -126,7 +126,7 @@ def read_eval(
             CaseDraft(
                 name="" if standalone and c.implicit else c.name or shape.suite_name or stem,
                 path=path,
-                line=source.position(c.span.start).line if not c.implicit else 1,
+                line=case_lines[i] if not c.implicit else 1,
                 source=src,
                 input=ast.to_json(c.input.value) if c.input is not None else MISSING,
                 each=each,
@@ -147,5 +147,21 @@ def read_eval(
         header=(Snippet(shape.assertions, source),) if shape.assertions else (),
         cases=tuple(cases),
         diagnostics=tuple(header_diags),
+        layout=_layout(shape, source, case_lines),
     )
     return EvalFile(parsed, shape, draft)
+
+
+def _layout(shape: Outline, source: Source, case_lines: list[int]) -> Layout:
+    """Where the cases and the suite's name are, for editors (0-based lines): each case
+    from its `case` line to the line before the next one's (the editor leaves out the
+    blank lines and comments at its end: it has the lines, and a file read to be run
+    needs none of this)."""
+    suite = source.position(shape.suite_span.start).line - 1 if shape.suite_span else None
+    if not shape.cases or shape.cases[0].implicit:
+        return Layout(suite=suite)
+    ends = [*case_lines[1:], source.line_count() + 1]
+    return Layout(
+        cases=tuple(zip([n - 1 for n in case_lines], [n - 2 for n in ends], strict=True)),
+        suite=suite,
+    )

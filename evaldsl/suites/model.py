@@ -121,12 +121,16 @@ class PathPlace:
 
 @attrs.frozen
 class Layout:
-    """What a YAML or JSON front end saw where: DSL text, each case's first and last
-    0-based line, and source paths. Editors read it instead of walking the file again."""
+    """What a front end saw where: DSL text, each case's first and last 0-based line,
+    source paths, and the line that names the suite. Editors read it instead of walking
+    the file again. A `.eval` front end gives the cases' and the suite's lines only (a
+    case up to the line before the next one's; none for a file without `case` lines); a
+    YAML or JSON one all of it."""
 
     texts: tuple[TextPlace, ...] = ()
     cases: tuple[tuple[int, int], ...] = ()
     paths: tuple[PathPlace, ...] = ()
+    suite: int | None = None  # `suite "x"`, `suite: x` (or `name: x`)
 
 
 @attrs.frozen
@@ -159,7 +163,7 @@ class SuiteDraft:
     header: tuple[Snippet, ...] = ()
     cases: tuple[CaseDraft, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()  # problems of the whole suite
-    layout: Layout = Layout()  # where things are written (YAML and JSON suites)
+    layout: Layout = Layout()  # where things are written
 
 
 @attrs.frozen

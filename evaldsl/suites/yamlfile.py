@@ -92,6 +92,7 @@ class _Doc:
         self.case_lines: list[tuple[int, int]] = []
         self.paths: list[PathPlace] = []
         self.case: int | None = None  # the 0-based index of the case being read
+        self.suite_line: int | None = None  # the key that names the suite
 
     def note_text(self, node: yaml.Node) -> None:
         """Note where a scalar of DSL text is (an empty item too: one being typed)."""
@@ -105,7 +106,7 @@ class _Doc:
             )
 
     def layout(self) -> Layout:
-        return Layout(tuple(self.texts), tuple(self.case_lines), tuple(self.paths))
+        return Layout(tuple(self.texts), tuple(self.case_lines), tuple(self.paths), self.suite_line)
 
     def value(self, node: yaml.Node) -> Any:
         return construct(node)  # never raises: `check_yaml` refused what cannot be built
@@ -251,6 +252,8 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         return None
 
     suite_name = text_field("suite") or text_field("name") or p.stem
+    named = top.get("suite") or top.get("name")
+    doc.suite_line = named[0].start_mark.line if named is not None else None
     judge_model = None
     if "judge" in top:
         judge = doc.value(top["judge"][1])
@@ -277,7 +280,10 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         else:
             for i, item in enumerate(cnode.value, 1):
                 doc.case = i - 1
-                last = item.end_mark.line - (1 if item.end_mark.column == 0 else 0)
+                end = item.end_mark
+                # (a block item ends where the next begins: at `  - ` of the next line)
+                before = doc.line_text(end.line + 1)[: end.column].strip(" -")
+                last = end.line - (1 if not before else 0)
                 doc.case_lines.append((item.start_mark.line, max(last, item.start_mark.line)))
                 cases.append(_case(doc, item, i, diags, bool(header)))
     return SuiteDraft(

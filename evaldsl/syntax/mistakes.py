@@ -34,7 +34,9 @@ ROUNDS = 3
 class Slip:
     """A recognised mistake: a message, the span to underline (in the statement), the
     statement as it should be written, and whether that is the same text with characters
-    blanked out (so its parse keeps every position: `recovered`)."""
+    blanked out (so its parse keeps every position: `recovered`). `written` is the part
+    of the statement `corrected` replaces (all of it but its white space around and its
+    comment): an editor's quick fix."""
 
     message: str
     start: int
@@ -42,6 +44,7 @@ class Slip:
     corrected: str
     code: str | None = None
     recovered: str | None = None
+    written: tuple[int, int] = (0, 0)
 
 
 Edit = tuple[int, int, str]  # (start, end, replacement) in the statement
@@ -855,7 +858,19 @@ def _found_at(s: _Statement, typos: bool) -> Iterator[_Found]:
 
 
 def _tidy(text: str) -> str:
-    return re.sub(r"[ \t]{2,}", " ", text.strip())
+    """The text stripped, with runs of spaces and tabs made one space, except in its
+    strings, regexes and paths (`"a  b"` is other text than `"a b"`)."""
+    out: list[str] = []
+    at = 0
+    for m in _blanks().finditer(text):
+        out.append(_SPACES.sub(" ", text[at : m.start()]))
+        out.append(m.group())
+        at = m.end()
+    out.append(_SPACES.sub(" ", text[at:]))
+    return "".join(out).strip()
+
+
+_SPACES = re.compile(r"[ \t]{2,}")
 
 
 def slip(text: str, at: int, start: Start) -> Slip | None:
@@ -875,7 +890,10 @@ def slip(text: str, at: int, start: Start) -> Slip | None:
         if fixed == done and all(new == "" for _, _, new in found.edits):
             # the same text with characters blanked: its parse keeps every position
             recovered = _edit(first, [(a, b, " " * (b - a)) for a, b, _ in found.edits])
-        return Slip(found.message, found.start, found.end, _tidy(done), found.code, recovered)
+        written = (len(first.text) - len(first.text.lstrip()), len(first.text.rstrip()))
+        return Slip(
+            found.message, found.start, found.end, _tidy(done), found.code, recovered, written
+        )
     return None
 
 

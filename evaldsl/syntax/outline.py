@@ -51,6 +51,7 @@ class Outline:
     assertions: tuple[ast.Expr, ...]  # suite level: every case must satisfy them
     cases: tuple[CaseOutline, ...]
     diagnostics: tuple[Diagnostic, ...]
+    suite_span: Span | None = None  # the `suite "name"` line's (an editor's outline)
 
     @property
     def declared_tools(self) -> frozenset[str] | None:
@@ -85,6 +86,7 @@ def outline(program: ast.Program, source: Source) -> Outline:
     has_cases = any(isinstance(s, ast.CaseDecl) for s in program.statements)
 
     suite_name: str | None = None
+    suite_span: Span | None = None
     # every `tools` (`nodes`) line, joined into one declaration at the end: joined line by
     # line, each line copied all the names before it (32,000 lines: 6.8 s)
     tools_lines: list[ast.NamesDecl] = []
@@ -134,7 +136,7 @@ def outline(program: ast.Program, source: Source) -> Outline:
                 continue
             match stmt:
                 case ast.SuiteDecl(name=name):
-                    suite_name = name
+                    suite_name, suite_span = name, stmt.span
                 case ast.NamesDecl(kind="tools"):
                     tools_lines.append(stmt)
                 case ast.NamesDecl(kind="nodes"):
@@ -248,6 +250,7 @@ def outline(program: ast.Program, source: Source) -> Outline:
         tuple(header_asserts),
         tuple(cases),
         tuple(diags),
+        suite_span,
     )
 
 

@@ -16,7 +16,7 @@ from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from evaldsl.language.ast import JSON_TYPES
-from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.diagnostics import Diagnostic, Fixing, did_you_mean
 from evaldsl.language.source import Source, Span
 from evaldsl.syntax.grammar import Start, spellings
 from evaldsl.syntax.mistakes import Slip, parses, slip
@@ -177,7 +177,10 @@ def explained(
         return generic, None
     span = Span(base + found.start, base + max(found.end, found.start + 1))
     hint = f"write `{found.corrected}`"
-    return Diagnostic.at(source, span, found.code or generic.code, found.message, hint), found
+    first, last = found.written
+    fix = (Span(base + first, base + last), found.corrected)
+    code = found.code or generic.code
+    return Diagnostic.at(source, span, code, found.message, hint, fix=fix), found
 
 
 def _typo_is_all(statement: str, at: int, hint: str | None, start: Start) -> bool:
@@ -214,19 +217,18 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
             start, end = glued
             word = text[start:end]
             guess = did_you_mean(word, [w for w in spellings().values() if w.isalpha()])
-            hint = f"did you mean `{guess}`?" if guess and guess != word else None
-            return Diagnostic.at(source, Span(start, end), "E101", f"unknown word `{word}`", hint)
-        hint = None
+            hint, fix = _guessed(word, guess, Span(start, end))
+            message = f"unknown word `{word}`"
+            return Diagnostic.at(source, Span(start, end), "E101", message, hint, fix=fix)
+        hint, fix = None, None
         if tok.type == "NAME" or (tok.type in spellings() and str(tok).isalpha()):
             guess = did_you_mean(str(tok), keywords)
-            if guess and guess != str(tok):
-                hint = f"did you mean `{guess}`?"
+            hint, fix = _guessed(str(tok), guess, Span(start, end))
         if hint is None and tok.type == "NAME" and "STRING" in expected and at_end is False:
             hint = f'text is quoted: "{tok}"'
         found = _describe_found(tok)
-        return Diagnostic.at(
-            source, Span(start, end), "E101", f"expected {wanted}, found {found}", hint
-        )
+        message = f"expected {wanted}, found {found}"
+        return Diagnostic.at(source, Span(start, end), "E101", message, hint, fix=fix)
     if isinstance(err, UnexpectedCharacters):
         pos = base + (err.pos_in_stream or 0)
         char = text[pos] if pos < len(text) else ""
@@ -252,13 +254,13 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
             else:
                 found_word, pool, at = at_word.group(), keywords, (pos, at_word.end())
             guess = did_you_mean(found_word, pool)
-            hint = f"did you mean `{guess}`?" if guess and guess != found_word else None
+            hint, fix = _guessed(found_word, guess, Span(*at))
             message = (
                 f"unknown word `{found_word}`"
                 if glued is not None
                 else f"expected {wanted}, found `{found_word}`"
             )
-            return Diagnostic.at(source, Span(*at), "E101", message, hint)
+            return Diagnostic.at(source, Span(*at), "E101", message, hint, fix=fix)
         shown = repr(char) if char.isspace() or not char else f"`{char}`"
         return Diagnostic.at(
             source, Span(pos, pos + 1), "E103", f"unexpected character {shown}; expected {wanted}"
@@ -266,6 +268,13 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
     if isinstance(err, UnexpectedEOF):  # pragma: no cover - LALR reports $END as a token
         return Diagnostic.at(source, Span(len(text), len(text)), "E101", "unexpected end of input")
     raise err  # pragma: no cover
+
+
+def _guessed(word: str, guess: str | None, span: Span) -> tuple[str | None, Fixing]:
+    """The did-you-mean hint for a misspelt word at `span`, and its fix: the guess there."""
+    if not guess or guess == word:
+        return None, None
+    return f"did you mean `{guess}`?", (span, guess)
 
 
 _LOOSE_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')

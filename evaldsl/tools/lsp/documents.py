@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.diagnostics import Diagnostic, Fix
 from evaldsl.language.source import codepoint_column, utf16_column
 from evaldsl.suites.build import check_draft
 from evaldsl.suites.model import SuiteDraft
@@ -87,10 +87,12 @@ def cursor(lines: Sequence[str], position: types.Position) -> tuple[int, int]:
 # ---- diagnostics ------------------------------------------------------------------------
 
 
-def lsp_diagnostic(d: Diagnostic, lines: Sequence[str]) -> types.Diagnostic:
+def lsp_diagnostic(d: Diagnostic, lines: Sequence[str], fix: bool = True) -> types.Diagnostic:
     """An evaldsl diagnostic as LSP shows it; columns converted with the buffer's lines.
 
-    The message is `check`'s message; the hint, if any, follows on its own line.
+    The message is `check`'s message; the hint, if any, follows on its own line. Its fix
+    (unless `fix` is False) goes in `data` as a TextEdit's JSON, `{"fix": {"range": …,
+    "newText": …}}`, where the code actions find it (`actions.py`).
     """
     start_text = line_at(lines, d.line)
     start = types.Position(line=max(d.line - 1, 0), character=utf16_column(start_text, d.column))
@@ -108,7 +110,23 @@ def lsp_diagnostic(d: Diagnostic, lines: Sequence[str]) -> types.Diagnostic:
         severity=_SEVERITY.get(d.severity, types.DiagnosticSeverity.Error),
         code=d.code,
         source="evaldsl",
+        data={"fix": _edit_json(d.fix, lines)} if fix and d.fix is not None else None,
     )
+
+
+def _edit_json(fix: Fix, lines: Sequence[str]) -> dict[str, Any]:
+    """A fix as the JSON of an LSP TextEdit (UTF-16 positions)."""
+
+    def position(line: int, column: int) -> dict[str, int]:
+        return {"line": line - 1, "character": utf16_column(line_at(lines, line), column)}
+
+    return {
+        "range": {
+            "start": position(fix.line, fix.column),
+            "end": position(fix.end_line, fix.end_column),
+        },
+        "newText": fix.text,
+    }
 
 
 def is_suite_text(text: str, kind: Kind) -> bool:

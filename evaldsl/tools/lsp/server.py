@@ -1,8 +1,11 @@
 """The server: the editor's requests over stdio, answered by the features beside it.
 
 Takes LSP messages (pygls 2) and gives responses: diagnostics as `evaldsl check` reports
-them (on open, on change after a pause, on save), hover, completion, go to definition and
-formatting (the same code as `evaldsl fmt`). It always announces UTF-16 positions.
+them (on open, on change after a pause, on save), hover, completion, go to definition,
+formatting (the same code as `evaldsl fmt`), quick fixes (for the diagnostics of the
+text as it is: none while a newer version waits for its check) and document symbols (the
+suite and its cases, for the outline). It always announces
+UTF-16 positions.
 
 It survives its protocol: messages are read by `framing.py` (bounded, resynchronising),
 a request whose parameters do not fit the method gets an Invalid Params error, a request
@@ -33,6 +36,7 @@ from evaldsl.format.formatter import format_text
 from evaldsl.language.diagnostics import EvalDslError
 from evaldsl.language.limits import MAX_LSP_FILE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
+from evaldsl.tools.lsp.actions import quick_fixes, wanted, yaml_fixable
 from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.tools.lsp.completion import completions_at
 from evaldsl.tools.lsp.definition import definition_at
@@ -47,6 +51,7 @@ from evaldsl.tools.lsp.documents import (
 )
 from evaldsl.tools.lsp.framing import INVALID_REQUEST, read_messages
 from evaldsl.tools.lsp.hover import hover_at
+from evaldsl.tools.lsp.symbols import document_symbols, flat_symbols
 
 log = logging.getLogger("evaldsl.lsp")
 
@@ -204,9 +209,9 @@ class EvalDslServer(LanguageServer):
         kind = document_kind(path, doc.language_id)
         # this version's analysis: the check and the features (hover, completion) share
         # its one draft of the buffer
-        drafted = self.analysis(uri).drafted
+        analysis = self.analysis(uri)
         running = asyncio.ensure_future(
-            asyncio.to_thread(diagnostics_by_file, text, path, kind, drafted)
+            asyncio.to_thread(diagnostics_by_file, text, path, kind, analysis.drafted)
         )
         try:
             groups = await asyncio.shield(running)
@@ -225,7 +230,17 @@ class EvalDslServer(LanguageServer):
             return
         own = os.path.normpath(os.path.abspath(path))
         lines = buffer_lines(text.removeprefix("\ufeff"))
-        self.own[uri] = (version, [lsp_diagnostic(d, lines) for d in groups.pop(own, [])])
+        # in a YAML suite, a fix of DSL text must leave the YAML around it as it was
+        layout = analysis.layout if kind == "yaml" else None
+        self.own[uri] = (
+            version,
+            [
+                lsp_diagnostic(
+                    d, lines, layout is None or d.fix is None or yaml_fixable(d.fix, layout, lines)
+                )
+                for d in groups.pop(own, [])
+            ],
+        )
         foreign: dict[str, list[types.Diagnostic]] = {}
         for other, diags in groups.items():
             other_uri = from_fs_path(other)
@@ -235,7 +250,8 @@ class EvalDslServer(LanguageServer):
                 lines = buffer_lines(self.workspace.get_text_document(other_uri).source)
             else:  # a file on disk: read on a worker thread, never on the event loop
                 lines = await asyncio.to_thread(file_lines, other)
-            foreign[other_uri] = [lsp_diagnostic(d, lines) for d in diags]
+            # (no fixes: a dataset's problems are not edits of DSL text)
+            foreign[other_uri] = [lsp_diagnostic(d, lines, fix=False) for d in diags]
         self._set_foreign(uri, foreign)
         self.publish(uri)
 
@@ -349,6 +365,35 @@ def build_server(version: str) -> EvalDslServer:
             for uri in (from_fs_path(str(p.resolve())) for p in found)
             if uri is not None
         ]
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(
+        ls: EvalDslServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        version, own = ls.own.get(uri, (None, []))
+        if (
+            not wanted(params.context.only)
+            or version != ls.workspace.get_text_document(uri).version
+        ):
+            return []  # (diagnostics of an older text: their edits would land elsewhere)
+        return quick_fixes(uri, own, params.range)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    async def symbols(
+        ls: EvalDslServer, params: types.DocumentSymbolParams
+    ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
+        uri = params.text_document.uri
+        # the buffer's draft, made on a worker thread if no check has made it yet
+        found = await asyncio.to_thread(document_symbols, ls.analysis(uri))
+        caps = ls.client_capabilities.text_document
+        wanted = caps.document_symbol if caps is not None else None
+        if wanted is not None and wanted.hierarchical_document_symbol_support:
+            return found
+        return flat_symbols(uri, found)
 
     @server.feature(types.TEXT_DOCUMENT_FORMATTING)
     def formatting(
