@@ -668,3 +668,33 @@ def test_a_placeholder_a_row_has_no_value_for_is_a_warning(tmp_path: Path) -> No
         ("W509", 1, 'row #2 of case "rows" has no value for `{{city}}`, `{{unit.name}}`: '
          "left as written", "the row has `town`"),
     ]  # fmt: skip
+
+
+def test_diagnostics_of_one_place_come_in_one_order_whatever_the_hash_seed(
+    tmp_path: Path,
+) -> None:
+    """Two problems of one code at one place (here W509 for two rows at the case's line)
+    were ordered by a set of diagnostics, so by the run's string hashes: `check` printed
+    them in another order from run to run."""
+    from tests.clitools import run_evaldsl
+
+    write(
+        tmp_path,
+        "rows.eval",
+        f"""
+        case "rows"
+          cassette "{DEMO}"
+          each [{{a: 1}}, {{b: 1}}, {{c: 1}}, {{d: 1}}, {{e: 1}}]
+          not answer contains "{{{{x}}}}"
+        """,
+    )
+    outputs = {
+        run_evaldsl("check", "rows.eval", cwd=tmp_path, env={"PYTHONHASHSEED": str(seed)}).stdout
+        for seed in range(6)
+    }
+    (only,) = outputs
+    assert [line[:20] for line in only.splitlines() if "W509" in line] == [
+        "rows.eval:1:1: warni" for _ in range(5)
+    ]
+    rows = [line.split("row #")[1][0] for line in only.splitlines() if "W509" in line]
+    assert rows == ["1", "2", "3", "4", "5"]

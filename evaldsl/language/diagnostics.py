@@ -321,8 +321,10 @@ def forget_suggestions() -> None:
     sorted_names.cache_clear()
 
 
-def sort_key(d: Diagnostic) -> tuple[str, int, int, str]:
-    return (d.path, d.line, d.column, d.code)
+def sort_key(d: Diagnostic) -> tuple[str, int, int, str, int, int, str]:
+    """Diagnostics in the order a reader meets them; ties (two problems of one code at one
+    place) by their message, so a report's order never rests on a set's."""
+    return (d.path, d.line, d.column, d.code, d.end_line, d.end_column, d.message)
 
 
 def render(
