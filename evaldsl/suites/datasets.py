@@ -108,9 +108,7 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
             try:
                 parts.append(f"output == {dsl_value(value['expectedOutput'])}")
             except ValueError:  # NaN, which nothing equals
-                own.append(
-                    at(node, "E507", "`expectedOutput` holds NaN (.nan): nothing equals it")
-                )
+                own.append(at(node, "E507", "`expectedOutput` holds NaN (.nan): nothing equals it"))
         behaviour = value.get("expectedBehavior")
         if behaviour is not None:
             if not isinstance(behaviour, dict):
