@@ -356,8 +356,9 @@ def test_sarif_columns_without_line_text_or_past_the_end(sarif_validator: Any) -
     assert regions == [
         {"startLine": 1, "startColumn": 3, "endLine": 3, "endColumn": 4},
         {"startLine": 2, "startColumn": 4, "endLine": 2, "endColumn": 6},
-        {"startLine": 2, "startColumn": 6, "endLine": 2, "endColumn": 7},
+        # (one place and code: the shorter first, `diagnostics.sort_key`)
         {"startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 5},
+        {"startLine": 2, "startColumn": 6, "endLine": 2, "endColumn": 7},
     ]
 
 
@@ -413,3 +414,26 @@ def test_real_diagnostics_as_github(real_diagnostics: list[Diagnostic]) -> None:
     )
     got = sorted((p["file"], p["line"], data) for _, p, data in map(parse_command, lines))
     assert got == wanted
+
+
+def test_sarif_carries_a_diagnostics_fix_in_utf16_columns(sarif_validator: Any) -> None:
+    """The did-you-mean of an unknown tool after an emoji: its fix replaces the name,
+    at UTF-16 columns, and validates against the schema; a diagnostic without a fix has
+    no `fixes`."""
+    text = 'tools get_weather\nanswer contains "😀" and tool get_wether called\n'
+    _, _, _, found = evaldsl.diagnose(text, "x.eval")
+    (unknown,) = [d for d in found if d.code == "E301"]
+    assert unknown.fix is not None and unknown.fix.text == "get_weather"
+    bare = Diagnostic.in_file("x.eval", "E101", "no fix", source_line="x")
+    log = validate(sarif_validator, annotations.render([unknown, bare], "sarif"))
+    plain, fixed = sorted(log["runs"][0]["results"], key=lambda r: r["ruleId"])
+    assert "fixes" not in plain
+    (change,) = fixed["fixes"][0]["artifactChanges"]
+    (replacement,) = change["replacements"]
+    region = replacement["deletedRegion"]
+    line = text.splitlines()[1]
+    start = len(line[: line.index("get_wether")].encode("utf-16-le")) // 2 + 1
+    assert (region["startLine"], region["startColumn"]) == (2, start)
+    assert region["endColumn"] == start + len("get_wether")
+    assert replacement["insertedContent"]["text"] == "get_weather"
+    assert fixed["fixes"][0]["description"]["text"] == "did you mean `get_weather`?"

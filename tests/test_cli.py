@@ -224,9 +224,16 @@ def test_check_reports_every_mistake_with_codes() -> None:
             "code",
             "message",
             "hint",
+            "fix",
         }
         for d in diags
     )
+    # the misspelt tool's did-you-mean is an edit: `get_wether` replaced where written
+    (unknown,) = [d for d in diags if d["code"] == "E301" and d["line"] == 8]
+    fix = unknown["fix"]
+    line = Path("examples-failing/mistakes.eval").read_text(encoding="utf-8").splitlines()[7]
+    assert line[fix["column"] - 1 : fix["end_column"] - 1] == "get_wether"
+    assert (fix["line"], fix["end_line"], fix["text"]) == (8, 8, "get_weather")
     codes = {(Path(d["path"]).name, d["line"], d["code"]) for d in diags}
     assert ("mistakes.eval", 7, "E101") in codes  # caled
     assert ("mistakes.eval", 8, "E301") in codes  # get_wether

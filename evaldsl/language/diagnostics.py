@@ -186,6 +186,16 @@ class Diagnostic:
             "code": self.code,
             "message": self.message,
             "hint": self.hint,
+            # the hint as an exact edit, when it is one (what an editor's quick fix applies)
+            "fix": None
+            if self.fix is None
+            else {
+                "line": self.fix.line,
+                "column": self.fix.column,
+                "end_line": self.fix.end_line,
+                "end_column": self.fix.end_column,
+                "text": self.fix.text,
+            },
         }
 
 

@@ -149,8 +149,9 @@ def sarif_log(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> di
         }
         for code in codes
     ]
-    results = [
-        {
+    results = []
+    for d in diagnostics:
+        result: dict[str, Any] = {
             "ruleId": d.code,
             "ruleIndex": index[d.code],
             "level": _SARIF_LEVEL[d.severity],
@@ -164,8 +165,10 @@ def sarif_log(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> di
                 }
             ],
         }
-        for d in diagnostics
-    ]
+        fix = _sarif_fix(d, root)
+        if fix is not None:
+            result["fixes"] = [fix]
+        results.append(result)
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
@@ -197,6 +200,26 @@ def _region(d: Diagnostic) -> dict[str, int]:
     start = _utf16(d.source_line, column)
     end = _utf16(d.source_line, end_column) if end_line == line else end_column
     return {"startLine": line, "startColumn": start, "endLine": end_line, "endColumn": end}
+
+
+def _sarif_fix(d: Diagnostic, root: Path) -> dict[str, Any] | None:
+    """The diagnostic's fix as a SARIF `fix`: one replacement in its file. Only a fix on
+    the diagnostic's own line (all of them today): its columns are turned into UTF-16
+    with that line's text, which a diagnostic carries and no other line's."""
+    fix = d.fix
+    if fix is None or fix.line != d.line or fix.end_line != d.line:
+        return None
+    start, end = _utf16(d.source_line, fix.column), _utf16(d.source_line, fix.end_column)
+    region = {"startLine": fix.line, "startColumn": start, "endLine": fix.line, "endColumn": end}
+    return {
+        "description": {"text": d.hint or "apply the fix"},
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": _uri(d.path, root)},
+                "replacements": [{"deletedRegion": region, "insertedContent": {"text": fix.text}}],
+            }
+        ],
+    }
 
 
 def _utf16(line_text: str, column: int) -> int:
