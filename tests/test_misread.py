@@ -19,11 +19,15 @@ from typing import Any
 import pytest
 
 import evaldsl
+from evaldsl.runs import detect
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import RunError
 from tests.clitools import ROOT
+from tests.oteltools import MessagesChange, latitude_history, spans
 
 REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
+#: A format's sample, where `tests/fixtures/realworld/` has none of that format.
+SAMPLES = ROOT / "tests" / "data" / "formats"
 
 Change = Callable[[Any], None]
 
@@ -59,6 +63,7 @@ INSPECT = "inspect-ai-eval-log/log_read_sample.json"
 LATITUDE = "otel-latitude-otlp/trace.otlp.json"
 PHOENIX_OTLP = "openinference-phoenix-spans/spans.otlp.json"
 PHOENIX = "openinference-phoenix-spans/spans.jsonl"
+LANGSMITH = str(SAMPLES / "langsmith-runs.jsonl")  # (a path `REALWORLD /` leaves as it is)
 
 _call = _set(0, "choices", 0, "message", "tool_calls", 0, "function", "name")
 
@@ -69,6 +74,39 @@ def _attribute(span: int, n: int) -> Callable[[Any], Change]:
 
 
 _SPAN3 = (0, "resourceSpans", 0, "scopeSpans", 0, "spans", 3)
+
+
+def _spans(data: Any) -> list[dict[str, Any]]:
+    return spans(data[0])
+
+
+def _history(change: MessagesChange) -> Change:
+    """A change of Latitude's history, its tool span left out (see `latitude_history`)."""
+    return lambda data: latitude_history(data[0], change)
+
+
+def _added(span: int, key: str, value: Any) -> Change:
+    """A change adding attribute `key` (its `AnyValue`) to span `span` of an OTLP document."""
+
+    def change(data: Any) -> None:
+        _spans(data)[span]["attributes"].append({"key": key, "value": value})
+
+    return change
+
+
+def _failed(span: int, message: Any) -> Change:
+    """A change making span `span` fail, its `exception` event's message `message`."""
+
+    def change(data: Any) -> None:
+        _spans(data)[span]["status"] = {"code": 2}
+        attribute = {"key": "exception.message", "value": message}
+        _spans(data)[span]["events"] = [{"name": "exception", "attributes": [attribute]}]
+
+    return change
+
+
+def _answer_part(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return messages[-1]["parts"][0]  # the tool's `tool_call_response` part
 
 
 def _output_messages(span: int, parts: Any) -> Change:
@@ -224,6 +262,55 @@ ROWS: list[tuple[str, str, Change, str, int | None]] = [
      _set(0, "attributes", "llm.output_messages", 0, "message.tool_calls")(
      {"tool_call.function.name": "multiply"}),
      "an OpenInference output message's `message.tool_calls` is {", 1),
+    # OTLP AnyValues of no kind OTLP defines were read as no value: the tool named by the
+    # span, an answer read as none (an empty AnyValue, `{}`, is OTLP's no value: not here)
+    ("otlp value kind misspelt", LATITUDE, _attribute(3, 2)({"strValue": "execute_shell"}),
+     'span "get_weather"\'s `gen_ai.tool.name` is {"strValue":"execute_shell"} (an object): '
+     "an OTLP AnyValue has one of `stringValue`, `boolValue`, `intValue`", None),
+    ("otlp output messages kind misspelt", LATITUDE, _attribute(0, 11)({"string": "[]"}),
+     'span "openai / gpt-4o"\'s `gen_ai.output.messages` is {"string":"[]"} (an object)', None),
+    ("otlp array item kind misspelt", LATITUDE, _attribute(3, 2)({"arrayValue": {"values": [
+     {"strValue": "x"}]}}), "`gen_ai.tool.name` is {\"strValue\":\"x\"} (an object): an OTLP",
+     None),
+    ("otlp event kind misspelt", LATITUDE, _failed(3, {"strValue": "timeout"}),
+     'span "get_weather"\'s `exception.message` is {"strValue":"timeout"}', None),
+    # GenAI output messages that were neither messages nor text were read as no answer
+    ("genai output message number", LATITUDE, _attribute(0, 11)({"stringValue": "[42]"}),
+     "an output message is 42 (a number), not text or an object", None),
+    ("genai output messages number", LATITUDE, _attribute(0, 11)({"intValue": "42"}),
+     "an LLM span's `gen_ai.output.messages` is 42 (a number), not a list of messages", None),
+    ("genai completion number", LATITUDE, _set(*_SPAN3[:-1], 0, "attributes", 11)(
+     {"key": "gen_ai.completion",
+     "value": {"intValue": "42"}}),
+     "an OpenLLMetry LLM span's `gen_ai.completion` is 42 (a number), not a list", None),
+    ("genai completion entry number", LATITUDE, _set(*_SPAN3[:-1], 0, "attributes", 11)(
+     {"key": "gen_ai.completion", "value": {"arrayValue": {"values": [{"intValue": "42"}]}}}),
+     "an entry of an OpenLLMetry LLM span's `gen_ai.completion` is 42 (a number)", None),
+    # call ids of the wrong type were read as no id: a result linked to no call, or to another
+    ("otel tool span id number", LATITUDE, _attribute(3, 4)({"intValue": "5"}),
+     'tool span "get_weather"\'s `gen_ai.tool.call.id` is 5 (a number), not an id (text)', None),
+    ("genai tool_call part id number", LATITUDE, _output_messages(2, [{"type": "tool_call",
+     "id": 5, "name": "get_weather", "arguments": {}}]),
+     "a `tool_call` part's `id` is 5 (a number), not an id (text)", None),
+    ("genai history id object", LATITUDE, _history(lambda m: _answer_part(m).update(
+     id={"id": "fake-tool-call-id-1"})),
+     "a `tool_call_response` part's `id` is {\"id\":\"fake-tool-call-id-1\"} (an object)", None),
+    ("openinference call id number", PHOENIX_OTLP,
+     _added(0, "llm.output_messages.0.message.tool_calls.0.tool_call.id", {"intValue": "5"}),
+     "an OpenInference tool call (`llm.output_messages.N.message.tool_calls.M`)'s "
+     "`tool_call.id` is 5 (a number), not an id (text)", None),
+    ("openinference nested call id list", PHOENIX, _set(0, "attributes", "llm.output_messages",
+     0, "message.tool_calls", 0, "tool_call.id")(["c1"]), "`tool_call.id` is [\"c1\"] (a list)",
+     1),
+    ("openinference history id number", PHOENIX, _set(1, "attributes", "llm.input_messages", 3,
+     "message.tool_call_id")(7),
+     "an OpenInference tool message (`llm.input_messages.N`)'s `message.tool_call_id` is 7", 2),
+    ("langsmith call id number", LANGSMITH, _set(3, "outputs", "generations", 0, 0, "message",
+     "kwargs", "tool_calls", 0, "id")(5),
+     "a tool call of `tool_calls`'s `id` is 5 (a number), not an id (text)", 4),
+    ("langsmith result id object", LANGSMITH,
+     _set(2, "outputs", "output", "kwargs", "tool_call_id")({"id": "call_1"}),
+     'a tool message\'s `tool_call_id` is {"id":"call_1"} (an object), not an id (text)', 3),
     ("openinference count names its key", PHOENIX,
      _set(0, "attributes", "llm.token_count.prompt")("229"),
      "token usage `llm.token_count.prompt` is \"229\", not a number", 1),
@@ -263,6 +350,9 @@ def test_a_value_the_reader_cannot_read_is_the_runs_error(
     line: int | None,
 ) -> None:
     path = _write(tmp_path, file, change)
+    # an OTel file is read by the typed decoder first (`otlpdecode`, whatever its size):
+    # where it cannot read a file, the full reading reads it, and must give this error
+    monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
     for reference in (False, True):
         if reference:
             monkeypatch.setenv("EVALDSL_REFERENCE", "1")

@@ -62,6 +62,7 @@ from evaldsl.runs.providers import (
     Items,
     Trace,
     an_object,
+    link_id,
     parse_json_text,
     text_of_parts,
     tool_name,
@@ -333,7 +334,7 @@ def _read_message(message: dict[str, Any]) -> tuple[str, list[Call]]:
             if not isinstance(block, dict) or block.get("type") not in ("tool_use", "tool_call"):
                 continue
             name = tool_name(block.get("name", MISSING), "name", f"a `{block['type']}` block")
-            cid = block.get("id") if isinstance(block.get("id"), str) else None
+            cid = link_id(block.get("id"), "id", f"a `{block['type']}` block")
             if block["type"] == "tool_use":
                 calls.append((name, block.get("input", {}), cid))
             else:
@@ -352,7 +353,7 @@ def _calls(message: dict[str, Any]) -> list[Call]:
     for entry in listed if isinstance(listed, list) else []:
         call = an_object(entry, "a tool call of `tool_calls`")
         function = call.get("function")
-        cid = call.get("id") if isinstance(call.get("id"), str) else None
+        cid = link_id(call.get("id"), "id", "a tool call of `tool_calls`")
         if isinstance(function, dict):
             name = tool_name(function.get("name", MISSING), "function.name")
             out.append((name, parse_json_text(function.get("arguments")), cid))
@@ -413,6 +414,6 @@ def _tool_output(outputs: Any) -> tuple[Any, str | None]:
         value = outputs["output"]
     message = _message(value)
     if message is not None and ("tool_call_id" in message or message.get("type") == "tool"):
-        cid = message.get("tool_call_id")
-        return message.get("content"), cid if isinstance(cid, str) else None
+        cid = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
+        return message.get("content"), cid
     return value, None

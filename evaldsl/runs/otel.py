@@ -14,13 +14,17 @@ containers are checked: `resourceSpans`, `scopeSpans`, `spans`, `events` and
 `attributes` that are not lists of objects, or an attribute key that is not text, are an
 error naming the span, never a trace read as empty; so are a flat span's `attributes`
 (and its events') that are not an object, its `events` that are not a list of objects,
-and its `span_kind` that is not text. Each span is classified:
+and its `span_kind` that is not text. An OTLP `AnyValue` with none of OTLP's kinds
+(`{"strValue": "x"}`) is an error naming the span and the attribute when a reader reads
+that attribute (never when none does; `{}` is OTLP's no value). Each span is classified:
 
 - a **tool span**: `gen_ai.operation.name` = `execute_tool`, a `gen_ai.tool.name`,
   `openinference.span.kind` = `TOOL` or `traceloop.span.kind` = `tool`. Name from
-  `gen_ai.tool.name` / `tool.name` / `traceloop.entity.name` (else the span name);
+  `gen_ai.tool.name` / `tool.name` / `traceloop.entity.name` (else the span name, less
+  GenAI's `execute_tool ` before it, noted; `execute_tool` alone names no tool: an error);
   arguments from `gen_ai.tool.call.arguments` / `input.value` / `traceloop.entity.input`;
-  call id from `gen_ai.tool.call.id` / `tool_call.id`; result from
+  call id from `gen_ai.tool.call.id` / `tool_call.id` (here and in every convention, an id
+  that is not text is an error); result from
   `gen_ai.tool.call.result` / `gen_ai.tool.result.value` / `output.value` /
   `traceloop.entity.output`; a failed span (or `gen_ai.tool.result.is_error`) gives an
   error result. When an earlier LLM span asked for this call (same id, or the oldest
@@ -37,10 +41,14 @@ and its `span_kind` that is not text. Each span is classified:
   `tool_call`), `gen_ai.completion` (JSON), OpenLLMetry's `gen_ai.completion.N.content` /
   `.tool_calls.M.name|arguments|id`, `gen_ai.choice` span events, OpenInference's
   `llm.output_messages.N.message.content|contents|tool_calls` (nested lists or flattened
-  keys), else `output.value` when it is text. Tool results that the next call's input
-  messages carry (`gen_ai.input.messages` `tool_call_response` parts, OpenLLMetry
-  `gen_ai.prompt.N` with role `tool`, OpenInference `llm.input_messages.N` with role
-  `tool`) answer the calls they name by id (or, without one, by tool name);
+  keys), else `output.value` when it is text (output messages that are neither messages
+  nor text, or an OpenLLMetry `gen_ai.completion` list of anything but objects, are an
+  error). Tool results that the next call's input messages carry (`gen_ai.input.messages`
+  `tool_call_response` parts, their output in `response` or, as pydantic-ai writes it,
+  `result`, and `tool` messages without parts; OpenLLMetry `gen_ai.prompt.N`, or the older
+  GenAI `gen_ai.prompt` list or JSON text, with role `tool`; OpenInference
+  `llm.input_messages.N` with role `tool`) answer the calls still waiting that they name
+  by id (or, without one, by tool name);
 - any span with status ERROR adds an `agent.error` (its status message, or its
   `exception` event's message);
 - every other span (agents, chains, workflows, embeddings, retrievers, spans without
@@ -54,6 +62,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
+import orjson
+from msgspec import Raw
 
 from evaldsl.bounded import keep
 from evaldsl.gcpause import paused_gc
@@ -65,16 +75,20 @@ from evaldsl.runs.providers import (
     add_text,
     an_object,
     kind_value,
+    link_id,
     listed,
     parse_json_text,
+    shown,
     text_of_parts,
     tool_name,
 )
 from evaldsl.runs.rawattrs import RawAttrs, index_plan
 from evaldsl.runs.spanplan import (
     OPENINFERENCE_CALL,
+    OPENINFERENCE_ID,
     OPENINFERENCE_MESSAGE,
     OPENLLMETRY_CALL,
+    OPENLLMETRY_ID,
     OPENLLMETRY_MESSAGE,
     UNPLANNED,
     add_part,
@@ -168,9 +182,9 @@ def any_value(value: Any) -> Any:
     for key in ("doubleValue", "boolValue", "bytesValue"):
         if key in value:
             return value[key]
-    # an array or a list of key-values of another shape is no value, as an AnyValue of
-    # no known kind is (a reader meets None where it wanted a list): the typed decoders
-    # never read the attributes no reader asks for, and must give what this gives
+    # an array or a list of key-values of another shape is no value (a reader meets None
+    # where it wanted a list): the typed decoders never read the attributes no reader
+    # asks for, and must give what this gives
     if "arrayValue" in value:
         array = value["arrayValue"] or {}
         items = array.get("values", []) if isinstance(array, dict) else None
@@ -178,7 +192,65 @@ def any_value(value: Any) -> Any:
     if "kvlistValue" in value:
         kvlist = value["kvlistValue"] or {}
         return attributes(kvlist.get("values")) if isinstance(kvlist, dict) else None
-    return None
+    if not value:  # OTLP's empty AnyValue, `{}`: no value, as OTLP defines it
+        return None
+    raise UnknownKind(value)
+
+
+class UnknownKind(BadValue):
+    """An OTLP `AnyValue` with keys but none of OTLP's kinds (`{"strValue": "x"}`): a
+    value written that evaldsl cannot read. OTLP/JSON receivers ignore unknown fields,
+    which would make it an empty value, "no value"; a tool name or a message read as
+    none would let `no tool X` pass on a trace nobody read. Raised when an attribute is
+    read (`RawAttrs` decodes on read; `_attribute_list` defers such a value), so one on
+    an attribute no reader reads is no error; `read_spans` names the span and the key."""
+
+    def __init__(self, value: dict[str, Any]) -> None:
+        super().__init__(_unknown_kind(value, "an attribute"))
+        self.value = value
+
+    def of(self, span: Span) -> BadValue:
+        """The error, naming `span` and the attribute that holds the value."""
+        key = _unread_key(span, self.value)
+        return BadValue(_unknown_kind(self.value, f'span "{span.name}"\'s `{key}`'))
+
+
+def _unknown_kind(value: dict[str, Any], what: str) -> str:
+    kinds = ", ".join(f"`{k}`" for k in _KINDS)
+    return f"{what} is {shown(value)}: an OTLP AnyValue has one of {kinds} (or none: no value)"
+
+
+#: The kinds of an OTLP `AnyValue`, as OTLP/JSON spells them.
+_KINDS = (
+    "stringValue",
+    "boolValue",
+    "intValue",
+    "doubleValue",
+    "arrayValue",
+    "kvlistValue",
+    "bytesValue",
+)
+
+
+def _unread_key(span: Span, value: dict[str, Any]) -> str:
+    """The key of the span's (or its events') attribute whose value holds the `AnyValue`
+    `value` of no known kind: the one read (on the way to the error only)."""
+    for a in (span.attrs, *(e["attrs"] for e in span.events)):
+        for key in list(a) if isinstance(a, RawAttrs) else ():
+            if a.raw(key) is not None:
+                try:
+                    a.get(key)
+                except UnknownKind as found:
+                    if found.value == value:
+                        return key
+                except ValueError:  # (another value it cannot read: not this one)
+                    continue
+    return "an attribute"
+
+
+def _unread_value(raw: Raw) -> Any:
+    """The value of an attribute `_attribute_list` deferred: the run's error when read."""
+    return any_value(orjson.loads(memoryview(raw)))
 
 
 def _list(value: Any) -> list[dict[str, Any]]:
@@ -264,11 +336,13 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
                 )
 
 
-def _attribute_list(items: Any) -> dict[str, Any]:
+def _attribute_list(items: Any, first: int = 0, defer: bool = True) -> dict[str, Any]:
     """A span's or an event's OTLP `attributes` as `attributes` gives them; a list holding
     anything but objects, or a key that is neither text nor null, is a `ValueError` (as
     the typed reading refuses them), never an attribute dropped unread. (A key that is
-    absent or null is skipped, by both: OTLP JSON may leave out an empty key.)"""
+    absent or null is skipped, by both: OTLP JSON may leave out an empty key.) A value of
+    no known kind is deferred (`_deferring`); with `defer` false, an `UnknownKind` (`first`:
+    the index of the first item, for the messages)."""
     if items is None:
         return {}
     if not isinstance(items, list):
@@ -276,14 +350,36 @@ def _attribute_list(items: Any) -> dict[str, Any]:
             f"`attributes` must be a list of {{key, value}} objects, not {_shown(items)}"
         )
     out: dict[str, Any] = {}
+    try:  # (one `try` for the list, not one an attribute: the common case pays nothing)
+        for n, item in enumerate(items, first):
+            key = item.get("key") if isinstance(item, dict) else _NOT_AN_OBJECT
+            if isinstance(key, str):
+                out[key] = any_value(item.get("value"))
+            elif key is _NOT_AN_OBJECT:  # (the messages made only here: this runs for each)
+                raise ValueError(
+                    f"`attributes[{n}]` is {_shown(item)}, not a {{key, value}} object"
+                )
+            elif key is not None:
+                raise ValueError(f"`attributes[{n}].key` is {_shown(key)}, not text")
+    except UnknownKind:
+        if not defer:
+            raise
+        return _deferring(items)
+    return out
+
+
+def _deferring(items: list[Any]) -> RawAttrs:
+    """`_attribute_list` of attributes of which one or more has an `AnyValue` of no known
+    kind: those stay undecoded (their JSON), to be the run's error when read, as the
+    typed reading's `RawAttrs` gives it, never when no reader reads them."""
+    out = RawAttrs({}, _unread_value)
     for n, item in enumerate(items):
-        key = item.get("key") if isinstance(item, dict) else _NOT_AN_OBJECT
-        if isinstance(key, str):
-            out[key] = any_value(item.get("value"))
-        elif key is _NOT_AN_OBJECT:  # (the messages made only here: this runs for every attribute)
-            raise ValueError(f"`attributes[{n}]` is {_shown(item)}, not a {{key, value}} object")
-        elif key is not None:
-            raise ValueError(f"`attributes[{n}].key` is {_shown(key)}, not text")
+        try:
+            out.update(_attribute_list([item], n, defer=False))
+        except UnknownKind:
+            # (its JSON, as the typed reading keeps it: `_may_hold` looks into it)
+            value = orjson.dumps(item.get("value"), default=repr, option=orjson.OPT_NON_STR_KEYS)
+            out[item["key"]] = Raw(value)
     return out
 
 
@@ -472,15 +568,21 @@ class _Output:
     calls: list[tuple[str, Any, str | None]]  # name, arguments, id
 
 
-def _genai_messages(value: Any) -> _Output | None:
-    """Text and tool calls of GenAI `gen_ai.output.messages` (parts) or message JSON."""
+def _genai_messages(value: Any, field: str) -> _Output | None:
+    """Text and tool calls of GenAI `gen_ai.output.messages` (parts) or message JSON
+    (`field`: where they are, for a message); `None` for null. Text that is not JSON of
+    messages or a message is the answer; anything else that is not messages, a message
+    that is neither text nor an object among them, is a `BadValue`, never an answer
+    read as none."""
     messages = parse_json_text(value)
     if isinstance(messages, dict):
         messages = [messages]
-    if isinstance(messages, str):
-        return _Output(messages, [])
-    if not isinstance(messages, list):
-        return None
+    elif not isinstance(messages, list):
+        if isinstance(value, str):  # ("42", "null": text the model wrote)
+            return _Output(value, [])
+        if value is None:
+            return None
+        raise BadValue(f"an LLM span's `{field}` is {shown(value)}, not a list of messages")
     text: list[str] = []
     calls: list[tuple[str, Any, str | None]] = []
     for message in messages:
@@ -488,7 +590,7 @@ def _genai_messages(value: Any) -> _Output | None:
             text.append(message)
             continue
         if not isinstance(message, dict):
-            continue
+            raise BadValue(f"an output message is {shown(message)}, not text or an object")
         if isinstance(message.get("message"), dict):  # a choice: {index, message, …}
             message = message["message"]
         parts = message.get("parts")
@@ -499,7 +601,10 @@ def _genai_messages(value: Any) -> _Output | None:
                     add_text(text, part.get("content"), "content", "a `text` part")
                 elif kind == "tool_call":
                     name = tool_name(part.get("name", MISSING), "name", "a `tool_call` part")
-                    calls.append((name, parse_json_text(part.get("arguments")), part.get("id")))
+                    call_id = part.get("id")
+                    if call_id is not None and type(call_id) is not str:
+                        link_id(call_id, "id", "a `tool_call` part")
+                    calls.append((name, parse_json_text(part.get("arguments")), call_id))
                 elif kind is not None and not isinstance(kind, str):
                     kind_value(kind, "type", "a message part")  # never a part read past
         elif parts is not None:
@@ -513,7 +618,10 @@ def _genai_messages(value: Any) -> _Output | None:
                     call["function"] if isinstance(call.get("function"), dict) else call
                 )
                 name = tool_name(function.get("name", MISSING), "name", "a message's tool call")
-                calls.append((name, parse_json_text(function.get("arguments")), call.get("id")))
+                call_id = call.get("id")
+                if call_id is not None and type(call_id) is not str:
+                    link_id(call_id, "id", "a message's tool call")
+                calls.append((name, parse_json_text(function.get("arguments")), call_id))
     return _Output("\n".join(text), calls)
 
 
@@ -530,12 +638,15 @@ def _openinference_output(a: dict[str, Any]) -> _Output | None:
         for call in indexed(m, "message.tool_calls", OPENINFERENCE_MESSAGE[1]):
             name = tool_name(call.get("tool_call.function.name", MISSING), *OPENINFERENCE_CALL)
             args = parse_json_text(call.get("tool_call.function.arguments"))
-            calls.append((name, args, call.get("tool_call.id")))
+            call_id = call.get("tool_call.id")
+            if call_id is not None and type(call_id) is not str:
+                link_id(call_id, *OPENINFERENCE_ID)
+            calls.append((name, args, call_id))
     return _Output("\n".join(text), calls)
 
 
 def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
-    completions = indexed(a, "gen_ai.completion")
+    completions = indexed(a, "gen_ai.completion", "an OpenLLMetry LLM span")
     if not completions:
         return None
     text: list[str] = []
@@ -544,7 +655,10 @@ def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
         add_text(text, c.get("content"), *OPENLLMETRY_MESSAGE)
         for call in indexed(c, "tool_calls", OPENLLMETRY_MESSAGE[1]):
             name = tool_name(call.get("name", MISSING), *OPENLLMETRY_CALL)
-            calls.append((name, parse_json_text(call.get("arguments")), call.get("id")))
+            call_id = call.get("id")
+            if call_id is not None and type(call_id) is not str:
+                link_id(call_id, *OPENLLMETRY_ID)
+            calls.append((name, parse_json_text(call.get("arguments")), call_id))
     return _Output("\n".join(text), calls)
 
 
@@ -554,7 +668,7 @@ def _output(span: Span) -> _Output:
         # `gen_ai.completion` as one JSON text is the older GenAI name; OpenLLMetry's
         # indexed `gen_ai.completion.N.*` attributes are read below
         if key in a and (key == "gen_ai.output.messages" or isinstance(a[key], str)):
-            found = _genai_messages(a[key])
+            found = _genai_messages(a[key], key)
             if found is not None:
                 return found
     planned = indexed_output(a) if type(a) is RawAttrs else UNPLANNED
@@ -570,11 +684,11 @@ def _output(span: Span) -> _Output:
             e = event["attrs"] if isinstance(event.get("attrs"), dict) else {}
             for key in ("message", "gen_ai.completion", "content"):
                 if key in e:
-                    found = _genai_messages(e[key])
+                    found = _genai_messages(e[key], key)
                     if found is not None:
                         return found
             if "tool_calls" in e:
-                found = _genai_messages({"tool_calls": parse_json_text(e["tool_calls"])})
+                found = _genai_messages({"tool_calls": parse_json_text(e["tool_calls"])}, "")
                 if found is not None:
                     return found
     value = a.get("output.value")
@@ -583,36 +697,69 @@ def _output(span: Span) -> _Output:
     return _Output("", [])
 
 
-def _input_results(a: dict[str, Any]) -> list[tuple[str | None, str | None, Any]]:
-    """Tool results an LLM span's input messages carry: (call id, tool name, output)."""
-    found: list[tuple[str | None, str | None, Any]] = []
+def _input_results(a: dict[str, Any]) -> list[tuple[str | None, Any, Any]]:
+    """Tool results an LLM span's input messages carry: (call id, tool name, output).
+
+    GenAI's `gen_ai.input.messages`: `tool_call_response` parts (their output in
+    `response`, as the conventions name it, else in `result`, as pydantic-ai and Logfire
+    write it), and `tool` messages without parts (`content`, `tool_call_id`: OpenAI's
+    shape, as older instrumentations wrote them); OpenLLMetry's `gen_ai.prompt.N` (or
+    the older GenAI `gen_ai.prompt`, a list or its JSON text) and OpenInference's
+    `llm.input_messages.N` with role `tool`. A call id that is not text is a `BadValue`.
+    """
+    found: list[tuple[str | None, Any, Any]] = []
     messages = (
         parse_json_text(a.get("gen_ai.input.messages"))
-        if _may_hold(a, "gen_ai.input.messages", b"tool_call_response")
+        if _may_hold(a, "gen_ai.input.messages", *_TOOL_TEXTS)
         else None
     )
     for message in messages if isinstance(messages, list) else []:
-        for part in _list(message.get("parts") if isinstance(message, dict) else None):
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in _list(parts):
             if part.get("type") == "tool_call_response":
-                found.append((part.get("id"), None, part.get("response")))
-    for p in indexed(a, "gen_ai.prompt"):
+                output = part["response"] if "response" in part else part.get("result")
+                call_id = link_id(part.get("id"), "id", "a `tool_call_response` part")
+                found.append((call_id, part.get("name"), output))
+        if parts is None and isinstance(message, dict) and message.get("role") == "tool":
+            call_id = link_id(message.get("tool_call_id"), "tool_call_id", "a `tool` message")
+            found.append((call_id, message.get("name"), message.get("content")))
+    for p in _prompt(a):
         if p.get("role") == "tool":
-            found.append((p.get("tool_call_id"), p.get("name"), p.get("content")))
+            call_id = link_id(p.get("tool_call_id"), "tool_call_id", _PROMPT_TOOL_MESSAGE)
+            found.append((call_id, p.get("name"), p.get("content")))
     for m in indexed(a, "llm.input_messages"):
         if m.get("message.role") == "tool":
-            found.append(
-                (m.get("message.tool_call_id"), m.get("message.name"), m.get("message.content"))
+            call_id = link_id(
+                m.get("message.tool_call_id"), "message.tool_call_id", _INPUT_TOOL_MESSAGE
             )
+            found.append((call_id, m.get("message.name"), m.get("message.content")))
     return found
 
 
-def _may_hold(a: dict[str, Any], key: str, text: bytes) -> bool:
-    """Whether `key`'s value may hold `text` once decoded: `False` only for an undecoded
-    value (`RawAttrs`) whose JSON holds neither `text` nor an escape (`\\u`) that could
-    spell it, at any depth of JSON in JSON text (the message history an LLM span carries
-    is read only for its tool results, and most of them have none)."""
+#: What the JSON of a history holding a tool's result holds: a `tool_call_response` part,
+#: or a message of role `tool` (in JSON text, or a structured value).
+_TOOL_TEXTS = (b"tool_call_response", b'tool\\"', b'tool"')
+_PROMPT_TOOL_MESSAGE = "a tool message of `gen_ai.prompt`"
+_INPUT_TOOL_MESSAGE = "an OpenInference tool message (`llm.input_messages.N`)"
+
+
+def _prompt(a: dict[str, Any]) -> list[dict[str, Any]]:
+    """The messages of `gen_ai.prompt`: OpenLLMetry's `gen_ai.prompt.N.*`, or the older
+    GenAI attribute itself, a list or its JSON text (as `gen_ai.completion` is read)."""
+    value = a.get("gen_ai.prompt")
+    if isinstance(value, str):
+        value = parse_json_text(value)
+        return [m for m in value if isinstance(m, dict)] if isinstance(value, list) else []
+    return indexed(a, "gen_ai.prompt")
+
+
+def _may_hold(a: dict[str, Any], key: str, *texts: bytes) -> bool:
+    """Whether `key`'s value may hold one of `texts` once decoded: `False` only for an
+    undecoded value (`RawAttrs`) whose JSON holds none of them nor an escape (`\\u`) that
+    could spell one, at any depth of JSON in JSON text (the message history an LLM span
+    carries is read only for its tool results, and most of them have none)."""
     raw = a.raw(key) if isinstance(a, RawAttrs) else None
-    return raw is None or text in raw or b"\\u" in raw
+    return raw is None or b"\\u" in raw or any(text in raw for text in texts)
 
 
 # --- classification and reading --------------------------------------------------------------
@@ -713,8 +860,13 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     elif all(t is not None for t in times):
         spans.sort(key=lambda s: (s.start or 0, s.end or 0))
     clock = bad is None
-    for span in spans:
-        _span_events(span, trace, clock)
+    span = None
+    try:  # (one `try` for the file: an `AnyValue` of no known kind is rare)
+        for span in spans:
+            _span_events(span, trace, clock)
+    except UnknownKind as unread:
+        assert span is not None
+        raise unread.of(span) from None
     latency = None
     starts = [s.start for s in spans if s.start is not None]
     ends = [s.end for s in spans if s.end is not None]
@@ -746,7 +898,7 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         # history grows with every step, and reading each span's was ~15% of a file.
         if trace.awaits_results():
             for call_id, name, output in _input_results(a):
-                found = trace.known_call(call_id if isinstance(call_id, str) else None, name)
+                found = trace.known_call(call_id, name)
                 if found is not None:
                     trace.result(found, output, at=start)
         out = _output(span)
@@ -761,8 +913,8 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
             failed=span.failed,
             latency_ms=latency,
         )
-        for name, args, call_id in out.calls:
-            trace.call(name, args, call_id if isinstance(call_id, str) else None, end)
+        for name, args, call_id in out.calls:  # (each id read as text or null: `link_id`)
+            trace.call(name, args, call_id, end)
     else:
         trace.skip(kind)
     if span.failed:
@@ -781,16 +933,11 @@ def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> 
         name = found
     elif found is not None:  # (a name that is not text: the run's error, not the span's name)
         name = tool_name(found, _read_key(a, _TOOL_NAMES), f'tool span "{span.name}"')
-    else:  # GenAI names a tool span `execute_tool {gen_ai.tool.name}`
-        name = span.name.removeprefix("execute_tool").strip()
-        if not name:
-            keys = ", ".join(f"`{k}`" for k in _TOOL_NAMES)
-            raise BadValue(
-                f'tool span "{span.name}" has none of {keys} and its name names no tool: '
-                "the tool it calls cannot be named"
-            )
+    else:
+        name = _named_by_span(span, trace)
     call_id = _first(a, "gen_ai.tool.call.id", "tool_call.id")
-    call_id = call_id if isinstance(call_id, str) else None
+    if call_id is not None and type(call_id) is not str:  # never a result linked to no call
+        link_id(call_id, _read_key(a, _CALL_IDS), f'tool span "{span.name}"')
     result = _first(
         a,
         "gen_ai.tool.call.result",
@@ -807,8 +954,30 @@ def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> 
         trace.result(cid, result if result is not None else "", is_error=is_error, at=end)
 
 
-#: Where a tool span names its tool (first found).
+#: Where a tool span names its tool, and the call it runs (first found).
 _TOOL_NAMES = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
+_CALL_IDS = ("gen_ai.tool.call.id", "tool_call.id")
+
+
+def _named_by_span(span: Span, trace: Trace) -> str:
+    """The tool of a tool span that has none of `_TOOL_NAMES`: GenAI names the span
+    `execute_tool {gen_ai.tool.name}`, so the words after `execute_tool`; another name
+    (OpenInference's and most frameworks' tool spans are named after the tool) whole.
+    A name that names no tool (`execute_tool` alone, blank) is a `BadValue`; the reading
+    notes that a tool was named by its span."""
+    words = span.name.split(maxsplit=1)
+    name = (words[1] if len(words) > 1 else "") if words[:1] == ["execute_tool"] else span.name
+    if not name.strip():
+        keys = ", ".join(f"`{k}`" for k in _TOOL_NAMES)
+        raise BadValue(
+            f'tool span "{span.name}" has none of {keys} and its name names no tool: '
+            "the tool it calls cannot be named"
+        )
+    trace.note(
+        "a tool span without `gen_ai.tool.name`, `tool.name` or `traceloop.entity.name` "
+        "names its tool by the span's name (GenAI's `execute_tool NAME`: NAME)"
+    )
+    return name.strip()
 
 
 def _exception_message(span: Span) -> str | None:

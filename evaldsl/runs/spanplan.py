@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from evaldsl.bounded import keep
 from evaldsl.runs.model import MISSING
-from evaldsl.runs.providers import add_text, kind_value, parse_json_text, tool_name
+from evaldsl.runs.providers import add_text, kind_value, link_id, parse_json_text, tool_name
 from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
 
 #: A tool call's keys: its name, its arguments and its id (`None`: the span has none).
@@ -42,6 +42,10 @@ OPENINFERENCE_CALL = (
     "tool_call.function.name",
     "an OpenInference tool call (`llm.output_messages.N.message.tool_calls.M`)",
 )
+
+#: A tool call's id field in each convention, and the call as an error names it.
+OPENLLMETRY_ID = ("id", OPENLLMETRY_CALL[1])
+OPENINFERENCE_ID = ("tool_call.id", OPENINFERENCE_CALL[1])
 
 #: What a message of each convention is called in an error, and its content's field; and
 #: an OpenInference content part (`llm.output_messages.N.message.contents.M`).
@@ -100,7 +104,10 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
                 # the run's error, as the readers make it, worded in the span's convention
                 name = tool_name(name, *(OPENLLMETRY_CALL if openllmetry else OPENINFERENCE_CALL))
             args = parse_json_text(get(arguments) if arguments is not None else None)
-            calls.append((name, args, get(call_id) if call_id is not None else None))
+            cid = get(call_id) if call_id is not None else None
+            if cid is not None and type(cid) is not str:  # as the readers refuse it
+                link_id(cid, *(OPENLLMETRY_ID if openllmetry else OPENINFERENCE_ID))
+            calls.append((name, args, cid))
     return "\n".join(text), calls
 
 

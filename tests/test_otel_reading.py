@@ -1,0 +1,137 @@
+"""What the OTel reader reads from a real trace that a small change leaves readable: tool
+results that only a model call's history carries, a tool span named by its span, OTLP's
+empty `AnyValue`. Each file is read twice, by the typed decoder (`otlpdecode`, forced
+whatever the file's size) and in full (`EVALDSL_REFERENCE=1`), and both must agree.
+(What must be the run's error instead is `test_misread.py`'s.)
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaldsl.runs import detect, otlpdecode
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.model import Run
+from tests.clitools import ROOT
+from tests.oteltools import MessagesChange, latitude_history, spans
+
+LATITUDE = ROOT / "tests" / "fixtures" / "realworld" / "otel-latitude-otlp" / "trace.otlp.json"
+#: The weather tool's result in the Latitude trace, as its tool span and the history give it.
+SUNNY = {"weather": "SUNNY", "confidence": 0.95}
+
+
+def _read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[dict[str, Any]], None]
+) -> Run:
+    """The Latitude trace with `change` made, read by both readings (which must agree)."""
+    doc = copy.deepcopy(json.loads(LATITUDE.read_text(encoding="utf-8")))
+    change(doc)
+    path = tmp_path / "trace.otlp.json"
+    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+    typed = otlpdecode.read_otel_document(str(path), path.read_bytes(), lambda *_: "test")
+    assert typed is not None, "the typed decoder gave the file up"
+    with monkeypatch.context() as m:
+        m.setenv("EVALDSL_REFERENCE", "1")
+        full = load_run(path)
+    assert load_run(path).events == full.events == typed.events
+    assert typed.read.notes == full.read.notes
+    return full
+
+
+def _results(run: Run) -> list[Any]:
+    return [e["output"] for e in run.events if e["type"] == "tool.result"]
+
+
+def _history(change: MessagesChange) -> Callable[[dict[str, Any]], None]:
+    """Latitude without its tool span: the weather call waits, and the last model call's
+    history carries its result; `change` changes that history (`latitude_history`)."""
+    return lambda doc: latitude_history(doc, change)
+
+
+def _unchanged(messages: list[dict[str, Any]]) -> None:
+    pass
+
+
+def _result_spelling(messages: list[dict[str, Any]]) -> None:
+    """pydantic-ai and Logfire write a `tool_call_response` part's output as `result`."""
+    part = messages[-1]["parts"][0]
+    part["result"] = part.pop("response")
+
+
+def _openai_shape(messages: list[dict[str, Any]]) -> None:
+    """A `tool` message without parts, as OpenAI's messages (and older instrumentations)."""
+    part = messages[-1]["parts"][0]
+    messages[-1] = {"role": "tool", "tool_call_id": part["id"], "content": part["response"]}
+
+
+@pytest.mark.parametrize("change", [_unchanged, _result_spelling, _openai_shape])
+def test_a_result_only_the_history_carries_is_the_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[Any], None]
+) -> None:
+    run = _read(tmp_path, monkeypatch, _history(change))
+    assert _results(run) == [SUNNY]
+    (call,) = [e for e in run.events if e["type"] == "tool.call"]
+    (result,) = [e for e in run.events if e["type"] == "tool.result"]
+    assert result["callId"] == call["callId"] == "fake-tool-call-id-1"
+
+
+def test_the_older_gen_ai_prompt_text_gives_its_tool_messages_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The older GenAI `gen_ai.prompt` (the messages as JSON text, as `gen_ai.completion`
+    is read), its tool message in OpenAI's shape."""
+
+    def change(doc: dict[str, Any]) -> None:
+        _history(_openai_shape)(doc)
+        spans(doc)[3]["attributes"][10]["key"] = "gen_ai.prompt"
+
+    assert _results(_read(tmp_path, monkeypatch, change)) == [SUNNY]
+
+
+@pytest.mark.parametrize(
+    ("span_name", "tool"),
+    [
+        ("execute_tool get_weather", "get_weather"),  # GenAI's `execute_tool {gen_ai.tool.name}`
+        ("execute_toolbox", "execute_toolbox"),  # not GenAI's: the name as it is
+        ("lookup", "lookup"),  # OpenInference and most frameworks name it after the tool
+    ],
+)
+def test_a_tool_span_without_a_tool_name_is_named_by_its_span(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, span_name: str, tool: str
+) -> None:
+    def change(doc: dict[str, Any]) -> None:
+        span = spans(doc)[3]
+        span["name"] = span_name
+        del span["attributes"][4]  # gen_ai.tool.call.id: the span runs the call it names
+        del span["attributes"][2]  # gen_ai.tool.name
+        span["attributes"][1]["value"] = {"stringValue": "execute_tool"}  # (Latitude's: "tool")
+
+    run = _read(tmp_path, monkeypatch, change)
+    # (a span that names the model's call's tool runs it; another is a call of its own)
+    assert [e["name"] for e in run.events if e["type"] == "tool.call"][-1] == tool
+    assert any("names its tool by the span's name" in note for note in run.read.notes)
+
+
+def test_an_empty_value_is_no_value_and_an_unknown_one_nobody_reads_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OTLP's empty `AnyValue` (`{}`) is no value: the tool span's name names the tool. A
+    value of no kind OTLP defines on an attribute no reader reads (`gen_ai.tool.type`,
+    the finish reasons) is not read, so not an error (`test_misread.py` has those read)."""
+
+    def change(doc: dict[str, Any]) -> None:
+        tool = spans(doc)[3]["attributes"]
+        tool[2]["value"] = {}  # gen_ai.tool.name
+        tool[3]["value"] = {"strValue": "function"}  # gen_ai.tool.type
+        spans(doc)[0]["attributes"][19]["value"] = {"arrayValue": {"values": [{"str": "x"}]}}
+
+    run = _read(tmp_path, monkeypatch, change)
+    assert [e["name"] for e in run.events if e["type"] == "tool.call"] == ["get_weather"]
+    assert _results(run) == [SUNNY]
