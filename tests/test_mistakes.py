@@ -137,3 +137,13 @@ def test_every_corrected_statement_is_a_fix_in_place() -> None:
         line = lines[d.line - 1]
         edited = line[: fix.column - 1] + fix.text + line[fix.end_column - 1 :]
         assert edited.strip() == d.hint[len("write `") : -1], d
+
+
+@pytest.mark.parametrize("blanks", ["  ", "\t", " \t "])
+def test_an_operator_spelt_apart_by_any_blanks_is_said_never_a_traceback(blanks: str) -> None:
+    """Found by the token-soup property test: `= =` with two spaces between matched the
+    rule's pattern but not its table, and `compile('tool all ==  == ')` raised KeyError."""
+    (d,) = parse(f"tokens <{blanks}= 5", "t.eval").diagnostics
+    assert d.message == f"`<{blanks}=` is written `<=`" and d.hint == "write `tokens <= 5`"
+    (d,) = parse(f"tool all =={blanks}== ", "t.eval").diagnostics
+    assert d.code == "E101"

@@ -356,7 +356,8 @@ _OPERATOR = re.compile(r"(?P<bad>===|!==|=<|=>|<>|=~|~=|[<>!=]\s+=|[≠≤≥~]|
 @_rule
 def _operator(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_OPERATOR):
-        new = _OPERATORS[m.group("bad")]
+        # (`= =` with any run of blanks between: the table writes one space)
+        new = _OPERATORS[" ".join(m.group("bad").split()) or m.group("bad")]
         yield _swap(m, new, f"`{m.group('bad')}` is written `{new}`")
 
 
