@@ -768,11 +768,44 @@ def test_every_line_left_open_is_reported_where_it_opens() -> None:
         ("E101", i + 1, line.index("[" if i % 3 else "(") + 1) for i, line in enumerate(lines)
     ]
     assert [d.message for d in result.diagnostics[:2]] == [
-        "this `(` is never closed",
-        "this `[` is never closed",
+        "`(` at 1:5 is never closed",
+        "`[` at 2:17 is never closed",
     ]
     (kept,) = result.program.statements
     assert kept.span.start == len("\n".join(lines)) + 1
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "",  # the text ends: the statement ran out before its `)`
+        "\n",
+        "\n  foo\n",  # a line that starts like no statement
+        "\n  tool y called\n",  # a line that starts like one
+    ],
+)
+@pytest.mark.parametrize("start", ["file", "statements"])
+def test_a_bracket_never_closed_is_reported_where_it_opens(after: str, start: str) -> None:
+    text = "tokens < 5\n  not (tool x called once" + after
+    found = errors(text, start)
+    assert (found[0].line, found[0].column) == (2, 7)
+    assert found[0].message == "`(` at 2:7 is never closed"
+    assert found[0].hint is not None and found[0].hint.startswith("close it with `)`")
+    # the line after it is read on its own: an error of its own, or an assertion
+    assert [(d.line, d.column) for d in found[1:]] == ([(3, 3)] if "foo" in after else [])
+    kept = parse(text, start=start).program.statements  # type: ignore[arg-type]
+    assert len(kept) == (2 if "tool y" in after else 1)
+
+
+def test_an_error_inside_a_bracket_never_closed_is_that_error() -> None:
+    """A later line that goes on with the statement (not at its first word) has its own
+    error: that one is reported, where it is."""
+    (d,) = errors("not (tool x called once\n  and tool y caled")
+    assert (d.line, d.column, d.hint) == (2, 14, "did you mean `called`?")
+    (d,) = errors("answer in [1, 2,\n  3 4")
+    assert (d.line, d.column, d.message) == (2, 5, "expected `,` or `]`, found `4`")
+    (d,) = errors("not (tool x called once foo")
+    assert (d.line, d.column) == (1, 25)
 
 
 # ---- syntax errors ----------------------------------------------------------------------
@@ -960,7 +993,7 @@ def test_did_you_mean(text: str, found: str, guess: str) -> None:
     [
         # (a known mistake: said as one, with its fix; tests/test_mistakes.py has the rest)
         ("tool search called 2", "a count ends with `times`"),
-        ("answer == [1, 2", "expected `,` or `]`, found the end of the statement"),
+        ("answer == [1, 2", "`[` at 1:11 is never closed"),
         ("answer == {a 1}", "expected `:`, found `1`"),
         ("tools a,", "expected a name or a quoted string, found the end of the statement"),
         ("answer == 'x' 'y'", "expected `and`, `or` or the end of the statement, found `'y'`"),
