@@ -547,6 +547,41 @@ async def test_completion_in_yaml_dsl_text(client: LanguageClient, work: Path) -
     _close(client, uri2)
 
 
+RUN_TOGETHER_YAML = """\
+suite: run together
+tools: [get_weather]
+cases:
+  - name: list
+    cassette: multi.jsonl
+    expect:
+      - tool get_weather calledonce
+      - answer startswith "It"
+"""
+
+
+async def test_keywords_run_together_in_the_editor(client: LanguageClient, work: Path) -> None:
+    """`calledonce` is no `called once`: an error with the words apart as its hint, in a
+    YAML `expect:` list as in a `.eval` file, and nothing is offered after it."""
+    text = 'case "c"\n  cassette "multi.jsonl"\n  tool get_weather calledonce \n'
+    uri = _open(client, work / "glued.eval", text)
+    [d] = await _diagnostics(client, uri, 1)
+    assert (d.code, d.range.start.line, d.range.start.character) == ("E101", 2, 19)
+    assert d.message == (
+        "`calledonce` is written as separate words: `called once`\n"
+        "hint: write `tool get_weather called once`"
+    )
+    # (the words apart would be followed by `and`, `or`, …: the statement is wrong already)
+    assert await _complete(client, uri, _pos(text, "calledonce ")) == []
+    _close(client, uri)
+    yaml_uri = _open(client, work / "glued.yaml", RUN_TOGETHER_YAML)
+    got = await _diagnostics(client, yaml_uri, 1)
+    assert [(d.range.start.line, d.range.start.character, _message(d)) for d in got] == [
+        (6, 25, "`calledonce` is written as separate words: `called once`"),
+        (7, 15, "`startswith` is written as separate words: `starts with`"),
+    ]
+    _close(client, yaml_uri)
+
+
 # ---- formatting -------------------------------------------------------------------------
 
 UNFORMATTED = """\

@@ -8,6 +8,7 @@ terminals) as it always does."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, cast
 
@@ -158,6 +159,49 @@ WORDS = [
 @given(st.lists(st.sampled_from(WORDS), max_size=14))
 def test_token_soup_parses_the_same(words: list[str]) -> None:
     text = " ".join(words)
+    assert driven(text) == outcome(STOCK, text)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(["", " "])), max_size=14))
+def test_words_run_together_parse_the_same(pieces: list[tuple[str, str]]) -> None:
+    """Words written with and without blanks between them (`calledonce`, `2times`,
+    `tokens<=5`): the fast loop reads the same words as Lark's lexer."""
+    text = "".join(word + blank for word, blank in pieces)
+    assert driven(text) == outcome(STOCK, text)
+
+
+#: Keywords and numbers run into the next word: an error for both loops, in that word.
+RUN_TOGETHER = [
+    'answer startswith "x"',
+    "tool x calledonce",
+    "tool x called 2times",
+    "answer isempty",
+    "answer notempty",
+    "tool x called between 1and 3 times",
+    "answer json $.a == 0.5and tokens < 3",
+]
+
+
+@pytest.mark.parametrize("start", ["file", "statements"])
+@pytest.mark.parametrize("text", RUN_TOGETHER)
+def test_keywords_run_together_are_an_error_in_both_loops(text: str, start: str) -> None:
+    assert drive(FAST, text, start) is None  # type: ignore[arg-type]
+    assert LOADED is not None and drive(LOADED, text, start) is None  # type: ignore[arg-type]
+    error = outcome(STOCK, text, start)
+    assert isinstance(error, tuple), text
+    word = re.search(r"(?:startswith|calledonce|2times|isempty|notempty|1and|0\.5and)", text)
+    at = error[2] if error[2] is not None else error[3]
+    assert word is not None and word.start() <= at < word.end(), error  # (`0.5and`: at `.`)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["tool called_api called once", "tool once_more called", "tool answer_bot called",
+     "tool x args $.answer == 1", "tokens<=5", "tool calls called", "answer is string"],
+)  # fmt: skip
+def test_names_that_begin_with_a_keyword_parse_the_same(text: str) -> None:
+    assert drive(FAST, text, "file") is not None
     assert driven(text) == outcome(STOCK, text)
 
 

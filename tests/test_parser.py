@@ -280,6 +280,69 @@ def test_keywords_double_as_names() -> None:
     assert one("no tool no") == ast.NoTool("no")
 
 
+def test_names_that_begin_with_a_keyword_are_names() -> None:
+    """A keyword is a whole word: a name that starts with one is the name."""
+    once = ast.Called(ast.Count("once", 1, 1))
+    assert one("tool called_api called once") == ast.Check(tool("called_api"), once)
+    assert one("tool once_more called") == called("once_more")
+    assert one("tool answer_bot called") == called("answer_bot")
+    assert one("tool toolbox called") == called("toolbox")
+    assert one("node visitedx visited") == ast.NodeVisited("visitedx")
+    assert one("status == completed_ok") == ast.Check(
+        ast.Subject("status"), ast.Compare("==", ast.Name("completed_ok"))
+    )
+    assert one("memory.answer == 1") == ast.Check(
+        ast.Subject("memory", keys=(ast.Key("answer"),)), ast.Compare("==", ast.Num(1))
+    )
+    (check,) = ok("tool x args $.answer == 1", start="statements")
+    assert check == ast.Check(
+        tool("x"), ast.CallTest("args", "$.answer", ast.Compare("==", ast.Num(1)))
+    )
+
+
+#: Keywords (and numbers) run into the next word, and the words apart: each is one error,
+#: never read as the words apart, with the statement as it is written for its hint.
+RUN_TOGETHER = [
+    ('answer startswith "x"', "startswith", "starts with"),
+    ('answer endswith "x"', "endswith", "ends with"),
+    ('answer startsWith "x"', "startsWith", "starts with"),
+    ("tool x calledonce", "calledonce", "called once"),
+    ("tool x calledtwice", "calledtwice", "called twice"),
+    ("tool x called 2times", "2times", "2 times"),
+    ("tool x called atleast 2 times", "atleast", "at least"),
+    ("tool x called between 1and 3 times", "1and", "1 and"),
+    ("tool x nevercalled", "nevercalled", "never called"),
+    ("answer isempty", "isempty", "is empty"),
+    ("answer notempty", "notempty", "not empty"),
+    ("answer isjson", "isjson", "is json"),
+    ('answer containsany ["a"]', "containsany", "contains any"),
+    ("tool x args $.q isempty", "isempty", "is empty"),
+    ("tokens withinbudget", "withinbudget", "within budget"),
+    ("notool x", "notool", "no tool"),
+]
+
+
+@pytest.mark.parametrize("start", ["file", "statements"])
+@pytest.mark.parametrize(("text", "word", "apart"), RUN_TOGETHER)
+def test_keywords_run_together_are_one_error_with_the_words_apart(
+    text: str, word: str, apart: str, start: str
+) -> None:
+    at = text.index(word)
+    fixed = text[:at] + apart + text[at + len(word) :]
+    (d,) = errors(text, start)
+    assert (d.code, d.column, d.end_column) == ("E101", at + 1, at + len(word) + 1)
+    assert d.message == f"`{word}` is written as separate words: `{apart}`"
+    assert d.hint == f"write `{fixed}`"
+    assert ok(fixed, start)
+
+
+def test_operators_and_punctuation_need_no_blanks() -> None:
+    assert one("tokens<=5") == ast.Check(ast.Subject("tokens"), ast.Compare("<=", ast.Num(5)))
+    assert one('tool x args $.a=="b"') == one('tool x args $.a == "b"')
+    assert one("answer contains[1,2]") == one("answer contains [1, 2]")
+    assert one("(answer is empty)and(tokens<5)") == one("(answer is empty) and (tokens < 5)")
+
+
 def test_design_card_line_is_two_statements() -> None:
     text = "tool search called 2 times; answer matches /\\d+ C/"
     first, second = ok(text)
@@ -705,11 +768,44 @@ def test_every_line_left_open_is_reported_where_it_opens() -> None:
         ("E101", i + 1, line.index("[" if i % 3 else "(") + 1) for i, line in enumerate(lines)
     ]
     assert [d.message for d in result.diagnostics[:2]] == [
-        "this `(` is never closed",
-        "this `[` is never closed",
+        "`(` at 1:5 is never closed",
+        "`[` at 2:17 is never closed",
     ]
     (kept,) = result.program.statements
     assert kept.span.start == len("\n".join(lines)) + 1
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "",  # the text ends: the statement ran out before its `)`
+        "\n",
+        "\n  foo\n",  # a line that starts like no statement
+        "\n  tool y called\n",  # a line that starts like one
+    ],
+)
+@pytest.mark.parametrize("start", ["file", "statements"])
+def test_a_bracket_never_closed_is_reported_where_it_opens(after: str, start: str) -> None:
+    text = "tokens < 5\n  not (tool x called once" + after
+    found = errors(text, start)
+    assert (found[0].line, found[0].column) == (2, 7)
+    assert found[0].message == "`(` at 2:7 is never closed"
+    assert found[0].hint is not None and found[0].hint.startswith("close it with `)`")
+    # the line after it is read on its own: an error of its own, or an assertion
+    assert [(d.line, d.column) for d in found[1:]] == ([(3, 3)] if "foo" in after else [])
+    kept = parse(text, start=start).program.statements  # type: ignore[arg-type]
+    assert len(kept) == (2 if "tool y" in after else 1)
+
+
+def test_an_error_inside_a_bracket_never_closed_is_that_error() -> None:
+    """A later line that goes on with the statement (not at its first word) has its own
+    error: that one is reported, where it is."""
+    (d,) = errors("not (tool x called once\n  and tool y caled")
+    assert (d.line, d.column, d.hint) == (2, 14, "did you mean `called`?")
+    (d,) = errors("answer in [1, 2,\n  3 4")
+    assert (d.line, d.column, d.message) == (2, 5, "expected `,` or `]`, found `4`")
+    (d,) = errors("not (tool x called once foo")
+    assert (d.line, d.column) == (1, 25)
 
 
 # ---- syntax errors ----------------------------------------------------------------------
@@ -897,7 +993,7 @@ def test_did_you_mean(text: str, found: str, guess: str) -> None:
     [
         # (a known mistake: said as one, with its fix; tests/test_mistakes.py has the rest)
         ("tool search called 2", "a count ends with `times`"),
-        ("answer == [1, 2", "expected `,` or `]`, found the end of the statement"),
+        ("answer == [1, 2", "`[` at 1:11 is never closed"),
         ("answer == {a 1}", "expected `:`, found `1`"),
         ("tools a,", "expected a name or a quoted string, found the end of the statement"),
         ("answer == 'x' 'y'", "expected `and`, `or` or the end of the statement, found `'y'`"),

@@ -98,6 +98,20 @@ def test_a_cache_others_may_write_is_not_trusted(
     assert builds == [1]
 
 
+def test_tables_are_keyed_by_what_every_state_lexes_too() -> None:
+    """The post-lexer is given again at load, but the terminals it has every parser
+    state's lexer read (a NAME: keywords are whole words) shape the fast loop's lexers:
+    tables made without them are not loaded."""
+
+    class Without:
+        always_accept = ("_NL",)
+
+    options = parser_options(None)
+    before = {**options, "postlex": Without()}
+    grammar = cached_grammar()
+    assert tables.key_text(grammar, before) != tables.key_text(grammar, options)
+
+
 def test_a_damaged_cache_is_rebuilt_not_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

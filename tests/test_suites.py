@@ -103,6 +103,29 @@ def test_dsl_errors_in_yaml_point_at_their_own_line_and_column(tmp_path: Path) -
     assert all(c.error for c in suite.cases)
 
 
+def test_a_bracket_never_closed_in_yaml_is_reported_where_it_opens(tmp_path: Path) -> None:
+    """An `expect:` item that ends before its `)`: the error is at the `(`, and its
+    message names the place in the YAML file."""
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        cases:
+          - name: list
+            cassette: {DEMO}
+            expect:
+              - not (tool get_weather called once
+              - tool get_weather calledonce
+        """,
+    )
+    suite = load_suite(path)
+    got = [(d.line, d.column, d.message) for d in suite.diagnostics if d.code == "E101"]
+    assert got == [
+        (5, 13, "`(` at 5:13 is never closed"),
+        (6, 26, "`calledonce` is written as separate words: `called once`"),
+    ]
+
+
 def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
     path = write(
         tmp_path,

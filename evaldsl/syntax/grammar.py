@@ -58,9 +58,18 @@ CLOSING = frozenset({"RSQB", "RBRACE", "RPAR"})
 
 
 class BracketNewlines:
-    """Post-lexer: inside brackets a newline is white space, so lists may span lines."""
+    """Post-lexer: inside brackets a newline is white space, so lists may span lines.
 
-    always_accept = ("_NL",)
+    It also has every parser state's lexer read a NAME, wanted there or not (Lark's
+    contextual lexer adds `always_accept` to each state's terminals). That is what makes
+    a keyword a whole word: Lark folds the keywords a NAME may spell into the NAME
+    terminal (a NAME whose text is one of the state's keywords becomes that keyword), so
+    with a NAME in every state a run of letters is always read whole. Without it, a state
+    that takes no name matched its keywords as bare strings, at any prefix of a longer
+    word: `startswith` was read as `starts with`, `calledonce` as `called once`. A NAME
+    where none fits is a syntax error naming the whole word."""
+
+    always_accept = ("_NL", "NAME")
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         depth = 0

@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from itertools import islice
 
 import attrs
 
@@ -812,6 +813,76 @@ def _capitals(s: _Statement) -> Iterator[_Found]:
 @lru_cache(maxsize=1)
 def _keywords() -> frozenset[str]:
     return frozenset(w for w in spellings().values() if w.isalpha())
+
+
+# ---- words run together ------------------------------------------------------------------
+
+#: a word, or a number with letters run on (`2times`, `0.5and`)
+_RUN_TOGETHER = re.compile(r"(?<![\w.$])(?P<bad>-?\d+(?:\.\d+)?[A-Za-z_]\w*|[A-Za-z_]\w*)")
+_NUMBER_AT = re.compile(r"-?\d+(?:\.\d+)?")
+_NAME_REST = re.compile(r"[A-Za-z_]\w*")
+
+
+@lru_cache(maxsize=1)
+def _pieces() -> tuple[str, ...]:
+    """The words a run of letters may be made of: keywords and JSON types, longest first
+    (`tools` before `tool`)."""
+    from evaldsl.language.ast import JSON_TYPES
+
+    return tuple(sorted(_keywords() | set(JSON_TYPES), key=lambda w: (-len(w), w)))
+
+
+def split_words(word: str) -> Iterator[str]:
+    """The ways `word` reads as words run together, as they are written apart: keywords
+    and numbers all through first (`startswith` → `starts with`, `startsWith` too,
+    `2times` → `2 times`, `atleast2` → `at least 2`), then a keyword and a name
+    (`toolsearch` → `tool search`). A keyword alone is no split. Keywords are whole words
+    (the grammar reads a run of letters as one), so a keyword run into the next word is
+    a syntax error, and this is its fix.
+
+    >>> list(split_words("calledonce"))
+    ['called once']
+    """
+    lower = word.lower()
+    dead: set[int] = set()  # where no split into keywords and numbers goes on to the end
+
+    def splits(i: int) -> Iterator[list[str]]:
+        if i == len(lower):
+            yield []
+            return
+        if i in dead:
+            return
+        found = False
+        number = _NUMBER_AT.match(lower, i)
+        heads = [number.group()] if number else [k for k in _pieces() if lower.startswith(k, i)]
+        for head in heads:
+            for rest in splits(i + len(head)):
+                found = True
+                yield [head, *rest]
+        if not found:
+            dead.add(i)
+
+    given: set[str] = set()
+    for parts in splits(0):
+        if len(parts) > 1:
+            given.add(" ".join(parts))
+            yield " ".join(parts)
+    if lower in _keywords():
+        return
+    for head in _pieces():
+        rest = word[len(head) :]
+        if lower.startswith(head) and _NAME_REST.fullmatch(rest) and f"{head} {rest}" not in given:
+            yield f"{head} {rest}"
+
+
+@_rule
+def _run_together(s: _Statement) -> Iterator[_Found]:
+    """`answer startswith "x"`, `tool x calledonce`, `called 2times`: keywords and
+    numbers are separate words."""
+    for m in s.find(_RUN_TOGETHER):
+        word = m.group("bad")
+        for split in islice(split_words(word), 8):
+            yield _swap(m, split, f"`{word}` is written as separate words: `{split}`")
 
 
 # ---- finding the fix ---------------------------------------------------------------------

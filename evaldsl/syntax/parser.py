@@ -189,7 +189,7 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
             try:
                 program = cast(ast.Program, lark.parse(chunk, start=start))
             except UnexpectedInput as err:
-                recovered = recover_unclosed(src, cuts, begin, end, start, lark, builder)
+                recovered = recover_unclosed(src, cuts, begin, end, start, lark, builder, err)
                 if recovered is None:
                     diagnostic, found = explained(src, err, begin, end, start)
                     diagnostics.append(diagnostic)

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import cast
 
 from lark import Lark
-from lark.exceptions import UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Source, Span
@@ -162,15 +162,28 @@ def statement_words() -> frozenset[str]:
 
 
 def recover_unclosed(
-    source: Source, cuts: Cuts, begin: int, end: int, start: Start, lark: Lark, builder: Builder
+    source: Source,
+    cuts: Cuts,
+    begin: int,
+    end: int,
+    start: Start,
+    lark: Lark,
+    builder: Builder,
+    failed: UnexpectedInput,
 ) -> tuple[Diagnostic, int] | None:
-    """Recovery from a bracket that is never closed (only called on a syntax error).
+    """Recovery from a bracket that is never closed (only called on a syntax error,
+    `failed`, of the statement `text[begin:end]`).
 
     Inside brackets newlines do not end a statement, so an unclosed `[` would swallow the
-    lines after it. When the statement `text[begin:end]` has an unclosed bracket and a later
-    line starts like a statement (`answer …`, `tool …`), the broken statement ends there:
-    report it (at the bracket when it simply ran out), and give where the rest starts (its
-    statements are `cuts.pieces(rest, end)`).
+    lines after it. When the statement has an unclosed bracket, the broken statement ends
+    at the first later line that starts like a statement (`answer …`, `tool …`), else at
+    its end. Its error is the bracket's, reported where the bracket opens, when the
+    statement ran out before a `)` came, or failed at the first word of a line after the
+    bracket's (where the statement would have ended, the bracket closed): the rest starts
+    at that line. Another error is reported where it is. Gives the diagnostic and where
+    the rest starts (its statements are `cuts.pieces(rest, end)`); `None` for a statement
+    without an unclosed bracket, or whose error is another one and no line ends it early
+    (the caller reports that error, as any other).
     """
     text = source.text
     bracket = cuts.first_unclosed(begin, end)
@@ -182,25 +195,53 @@ def recover_unclosed(
         if line.group(1) in words and line.start() > bracket:
             cut = line.start()
             break
+    err = failed
+    if cut is not None:
+        builder.base = begin
+        try:
+            lark.parse(text[begin:cut], start=start)
+            return None  # pragma: no cover - an unclosed bracket never parses
+        except UnexpectedInput as found:
+            err = found
+    stop = end if cut is None else cut
+    rest = _rest_after_unclosed(text, err, begin, stop, bracket)
+    if rest is not None:
+        return _never_closed(source, bracket), rest
     if cut is None:
         return None
-    builder.base = begin
-    try:
-        lark.parse(text[begin:cut], start=start)
-        diagnostic = None  # pragma: no cover - an unclosed bracket never parses
-    except UnexpectedInput as err:
-        diagnostic = syntax_diagnostic(source, err, begin, cut)
-        ran_out = isinstance(err, UnexpectedToken) and err.token.type in ("$END", "_NL")
-        if ran_out:
-            opener = text[bracket]
-            diagnostic = Diagnostic.at(
-                source,
-                Span(bracket, bracket + 1),
-                "E101",
-                f"this `{opener}` is never closed",
-                f"close it with `{_CLOSERS[opener]}`; a list or object may span lines, "
-                "but a statement cannot start inside it",
-            )
-    if diagnostic is None:  # pragma: no cover
+    return syntax_diagnostic(source, err, begin, cut), cut
+
+
+def _rest_after_unclosed(
+    text: str, err: UnexpectedInput, begin: int, stop: int, bracket: int
+) -> int | None:
+    """Where the text after a statement with a bracket never closed starts, when `err`
+    is that bracket's error: the statement's end when it ran out, or the start of the
+    line whose first word it failed at, a line after the bracket's. `None` for an error
+    of another kind."""
+    if isinstance(err, UnexpectedToken):
+        if err.token.type in ("$END", "_NL"):
+            return stop
+        at = begin + (err.token.start_pos or 0)
+    elif isinstance(err, UnexpectedCharacters):
+        at = begin + (err.pos_in_stream or 0)
+    else:  # pragma: no cover - LALR reports the end as a token
         return None
-    return diagnostic, cut
+    line_start = text.rfind("\n", 0, at) + 1
+    if line_start > bracket and not text[line_start:at].strip():
+        return line_start
+    return None
+
+
+def _never_closed(source: Source, bracket: int) -> Diagnostic:
+    """The error of a bracket never closed, where it opens."""
+    opener = source.text[bracket]
+    where = source.position(bracket)
+    return Diagnostic.at(
+        source,
+        Span(bracket, bracket + 1),
+        "E101",
+        f"`{opener}` at {where.line}:{where.column} is never closed",
+        f"close it with `{_CLOSERS[opener]}`; a list or object may span lines, "
+        "but a statement cannot start inside it",
+    )

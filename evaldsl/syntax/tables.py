@@ -74,7 +74,10 @@ def key_text(grammar: str, options: dict[str, Any]) -> str:
     options and the grammar. A file is used only when it was made for exactly this text
     (compared as text: a start hashes nothing, and hashlib's import is ~2 ms of it)."""
     fixed = sorted((k, repr(v)) for k, v in options.items() if k not in RUNTIME_OPTIONS)
-    return f"{FORMAT}\n{lark_version()}\n{fixed!r}\n{grammar}"
+    # the post-lexer is given again at load, but the terminals it has every state's lexer
+    # accept shape the lexers the fast loop's tables hold
+    accepted = tuple(getattr(options.get("postlex"), "always_accept", ()))
+    return f"{FORMAT}\n{lark_version()}\n{fixed!r}\n{accepted!r}\n{grammar}"
 
 
 def digest(made_for: str) -> str:

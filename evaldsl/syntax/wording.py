@@ -2,9 +2,10 @@
 
 Takes a Lark parse error over one statement and gives one `Diagnostic`: what was expected,
 said as ideas ("an assertion such as …", "a predicate such as …", "a value") and keyword
-spellings, never a terminal's name; what was found; and a did-you-mean for a misspelt
-keyword, a keyword run into the next letters (`calledx`), an unknown escape or an
-unterminated string or regex.
+spellings, never a terminal's name; what was found (a whole word: keywords and numbers
+end where a word ends, so `calledx` and `2times` are found as they are written); and a
+did-you-mean for a misspelt keyword, an unknown escape or an unterminated string or
+regex.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from evaldsl.language.ast import JSON_TYPES
 from evaldsl.language.diagnostics import Diagnostic, Fixing, did_you_mean
 from evaldsl.language.source import Source, Span
 from evaldsl.syntax.grammar import Start, spellings
-from evaldsl.syntax.mistakes import Slip, parses, slip
+from evaldsl.syntax.mistakes import Slip, parses, slip, split_words
 
 _WORDS: dict[str, str] = {
     "STRING": "a quoted string",
@@ -123,6 +124,9 @@ def _describe_found(tok: Token) -> str:
 
 
 _WORD_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: a number with letters run on (`2times`): numbers end where a word ends (the grammar),
+#: so the lexer stops at its first digit, and the word is what was found
+_NUMBER_WORD = re.compile(r"-?\d+(?:\.\d+)?[A-Za-z_]\w*")
 
 
 #: The terminals each parser state stack accepts, as Lark's `accepts` finds them: it copies
@@ -133,9 +137,14 @@ _ACCEPTS: dict[tuple[int, tuple[Any, ...]], frozenset[str]] = {}
 _ACCEPTS_KEPT = 4096
 
 
-def _accepts(err: UnexpectedToken) -> frozenset[str] | None:
-    """`err.accepts`, found once for each parser state stack."""
-    parser = err.interactive_parser
+def _accepts(err: UnexpectedInput) -> frozenset[str] | None:
+    """The terminals the parser accepted where `err` happened (`err.accepts` of an
+    unexpected token), found once for each parser state stack.
+
+    Asked of the parser for unexpected characters too: their `allowed` is what the
+    state's lexer matches, where the keywords are folded into NAME (`grammar.py`'s
+    `BracketNewlines`), so it names no keyword."""
+    parser = getattr(err, "interactive_parser", None)
     if parser is None:
         return None
     state = parser.parser_state
@@ -144,7 +153,7 @@ def _accepts(err: UnexpectedToken) -> frozenset[str] | None:
     if found is None:
         if len(_ACCEPTS) >= _ACCEPTS_KEPT:
             _ACCEPTS.clear()
-        found = _ACCEPTS[key] = frozenset(err.accepts or ())
+        found = _ACCEPTS[key] = frozenset(parser.accepts())
     return found
 
 
@@ -184,12 +193,19 @@ def explained(
 
 
 def _typo_is_all(statement: str, at: int, hint: str | None, start: Start) -> bool:
-    """Whether the generic did-you-mean (`did you mean `string`?`) fixes the statement."""
+    """Whether the generic did-you-mean (`did you mean `string`?`) fixes the statement
+    and the word is not words run together that the statement reads better as
+    (`calledonce` is `called once`, not `called`; `toolsearch` is `tool search`)."""
     if hint is None or not hint.startswith("did you mean `"):
         return False
     guess = hint.split("`")[1]
     for word in _WORD_AT.finditer(statement):
         if word.start() <= at < word.end() or word.start() == at:
+            if word.group() in spellings().values():
+                return False  # a keyword out of place is no typo (`no tools x`)
+            before, after = statement[: word.start()], statement[word.end() :]
+            if any(parses(before + apart + after, start) for apart in split_words(word.group())):
+                return False
             fixed = statement[: word.start()] + guess + statement[word.end() :]
             return parses(fixed, start)
     return False
@@ -210,16 +226,6 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
             start = base + (tok.start_pos or 0)
         end = start + (len(str(tok)) if not at_end else 1)
         wanted, keywords = describe_expected(expected)
-        glued = None if at_end else _glued_word(text, start)
-        if glued is not None:
-            # A keyword ran into the next letters (`bye` lexed as `by` + `e`): the word the
-            # user wrote is the whole run of letters, and it is no keyword.
-            start, end = glued
-            word = text[start:end]
-            guess = did_you_mean(word, [w for w in spellings().values() if w.isalpha()])
-            hint, fix = _guessed(word, guess, Span(start, end))
-            message = f"unknown word `{word}`"
-            return Diagnostic.at(source, Span(start, end), "E101", message, hint, fix=fix)
         hint, fix = None, None
         if tok.type == "NAME" or (tok.type in spellings() and str(tok).isalpha()):
             guess = did_you_mean(str(tok), keywords)
@@ -232,7 +238,7 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
     if isinstance(err, UnexpectedCharacters):
         pos = base + (err.pos_in_stream or 0)
         char = text[pos] if pos < len(text) else ""
-        expected = set(err.allowed or ())
+        expected = set(_accepts(err) or err.allowed or ())
         wanted, keywords = describe_expected(expected)
         if char in "\"'":
             return _string_diagnostic(source, pos, char)
@@ -244,23 +250,12 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
                 "unterminated regex",
                 "close it with / on the same line; write a literal / as \\/",
             )
-        at_word = _WORD_AT.match(text, pos)
-        if at_word:
-            glued = _glued_word(text, pos)
-            if glued is not None:  # `calledx`: a keyword ran into the next letters
-                found_word = text[glued[0] : glued[1]]
-                pool = [w for w in spellings().values() if w.isalpha()]
-                at = glued
-            else:
-                found_word, pool, at = at_word.group(), keywords, (pos, at_word.end())
-            guess = did_you_mean(found_word, pool)
-            hint, fix = _guessed(found_word, guess, Span(*at))
-            message = (
-                f"unknown word `{found_word}`"
-                if glued is not None
-                else f"expected {wanted}, found `{found_word}`"
+        number = _NUMBER_WORD.match(text, pos)
+        if number:  # (a letter here always starts a NAME: every state's lexer reads one)
+            found = f"`{number.group()}`"
+            return Diagnostic.at(
+                source, Span(pos, number.end()), "E101", f"expected {wanted}, found {found}"
             )
-            return Diagnostic.at(source, Span(*at), "E101", message, hint, fix=fix)
         shown = repr(char) if char.isspace() or not char else f"`{char}`"
         return Diagnostic.at(
             source, Span(pos, pos + 1), "E103", f"unexpected character {shown}; expected {wanted}"
@@ -309,25 +304,6 @@ def _string_diagnostic(source: Source, pos: int, quote: str) -> Diagnostic:
         "unterminated string",
         f"close it with {quote} on the same line",
     )
-
-
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
-def _glued_word(text: str, pos: int) -> tuple[int, int] | None:
-    """The whole word around `pos` when letters run on from the character before it."""
-    if pos <= 0 or pos >= len(text) or not _is_word_char(text[pos]):
-        return None
-    if not _is_word_char(text[pos - 1]):
-        return None
-    start = pos
-    while start > 0 and _is_word_char(text[start - 1]):
-        start -= 1
-    end = pos
-    while end < len(text) and _is_word_char(text[end]):
-        end += 1
-    return start, end
 
 
 def _line_end(text: str, pos: int) -> int:
