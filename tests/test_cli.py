@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from evaldsl.language.diagnostics import MAX_SHOWN
 from tests.clitools import run_evaldsl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -257,6 +258,59 @@ def test_check_full_format_renders_caret() -> None:
     assert "mistakes.eval:7:20: error[E101]" in r.stdout
     assert "did you mean `called`?" in r.stdout
     assert "|   tool get_weather caled once" in r.stdout
+
+
+def _many_errors(tmp_path: Path, n: int) -> Path:
+    """A suite with `n` E205 errors, one a line."""
+    cassette = FIXTURES / "multi-tool" / "cassette.multi-tool.jsonl"
+    lines = "".join(f'tokens == "{i}"\n' for i in range(n))
+    suite = tmp_path / "many.eval"
+    suite.write_text(f'case "c"\ncassette "{cassette}"\n{lines}', encoding="utf-8")
+    return suite
+
+
+def test_check_prints_at_most_100_diagnostics_and_says_how_many_more(tmp_path: Path) -> None:
+    suite = _many_errors(tmp_path, 150)
+    more = "… 50 more diagnostics not shown (50 errors, 0 warnings)"
+    lift = "; --max-diagnostics 0 shows them all"
+    for style in ("full", "concise"):
+        r = evaldsl("check", str(suite), "--format", style)
+        assert r.returncode == 1
+        assert r.stdout.count("error[E205]") == 100, style
+        assert 'found the text "99"' in r.stdout and 'found the text "100"' not in r.stdout
+        assert r.stdout.splitlines()[-2:] == [more + lift, "1 file checked: 150 errors, 0 warnings"]
+    every = evaldsl("check", str(suite), "--max-diagnostics", "0")
+    assert every.stdout.count("error[E205]") == 150 and "not shown" not in every.stdout
+    two = evaldsl("check", str(suite), "--format", "concise", "--max-diagnostics", "2")
+    assert two.stdout.count("error[E205]") == 2 and "… 148 more diagnostics" in two.stdout
+    whole = evaldsl("check", str(suite), "--format", "json")  # machine-readable: all of them
+    assert len(json.loads(whole.stdout)) == 150
+    helped = " ".join(evaldsl("check", "-h").stdout.split())
+    assert f"(default {MAX_SHOWN}; 0: all)" in helped and MAX_SHOWN == 100
+    bad = evaldsl("check", str(suite), "--max-diagnostics", "-1")
+    assert bad.returncode == 2 and "takes a whole number ≥ 0" in bad.stderr
+    run = evaldsl("run", str(suite), "--no-history")  # the console under a run: the same cap
+    assert run.stdout.count("error[E205]") == 100
+    assert f"{more}; `evaldsl check {suite} --max-diagnostics 0` shows them all" in run.stdout
+
+
+def test_check_abbreviates_a_huge_value_in_a_message_but_json_keeps_it(tmp_path: Path) -> None:
+    cassette = FIXTURES / "multi-tool" / "cassette.multi-tool.jsonl"
+    big = "x" * 1_000_000
+    suite = tmp_path / "big.eval"
+    suite.write_text(
+        f'case "c"\ncassette "{cassette}"\ntokens == "{big}"\nanswer contains {big}\n',
+        encoding="utf-8",
+    )
+    for style in ("full", "concise"):
+        r = evaldsl("check", str(suite), "--format", style)
+        assert r.returncode == 1 and len(r.stdout) < 5_000, (style, len(r.stdout))
+        assert '`tokens` is a number; found the text "xxx' in r.stdout
+        assert "… (999,539 characters not shown) …" in r.stdout  # the message's middle
+        assert "1 file checked: 2 errors" in r.stdout
+    (number, quoted) = json.loads(evaldsl("check", str(suite), "--format", "json").stdout)
+    assert number["message"] == f'`tokens` is a number; found the text "{big}"'
+    assert big in quoted["hint"]
 
 
 def test_convert_yaml_to_eval_runs_the_same(tmp_path: Path) -> None:

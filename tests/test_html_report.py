@@ -120,6 +120,21 @@ def test_the_data_keeps_each_string_once_and_every_assertion() -> None:
     assert data["summary"]["outcomes"] == {"passed": 5, "failed": 0, "error": 0, "skipped": 0}
 
 
+def test_a_diagnostic_quoting_a_huge_literal_is_abbreviated_on_the_page(tmp_path: Path) -> None:
+    cassette = ROOT / "tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"
+    big = "x" * 1_000_000
+    path = tmp_path / "big.eval"
+    path.write_text(f'case "c"\ncassette "{cassette}"\nanswer contains {big}\n', "utf-8")
+    suite = load_suite(path)
+    data = page_data(to_html_text(run_suites([suite]), [suite]))
+    strings = data["strings"]
+    (diagnostic,) = data["suites"][0]["diagnostics"]
+    message, hint = strings[diagnostic[2]], strings[diagnostic[9]]
+    assert message == "text must be quoted"
+    assert len(hint) < 600 and "… (999,508 characters not shown) …" in hint, hint[:80]
+    assert hint.startswith('write "xxx') and hint.endswith('xxx"')
+
+
 def test_timeline_of_a_recorded_case() -> None:
     suite = load_suite(ROOT / "examples" / "weather" / "weather.eval")
     case = next(c for c in suite.cases if c.name == "answers with the Xiamen forecast")

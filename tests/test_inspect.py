@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from clitools import ROOT, run_evaldsl
+
+from evaldsl.runs.summary import summarize
 
 REAL = ROOT / "tests" / "fixtures" / "realworld"
 TRACES = sorted(p for p in REAL.rglob("*") if p.is_file() and p.suffix not in (".md", ".yaml"))
@@ -118,3 +121,63 @@ def test_json_output_of_numbers_past_64_bits(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     (summary,) = json.loads(done.stdout)
     assert (summary["input_tokens"], summary["output_tokens"]) == (3 * each, 3)
+
+
+def _recording(path: Path, turns: int, *, header: bool) -> Path:
+    """A cassette (or a JSONL of events, without its header) of `turns` turns, each a
+    request, a response and a call of one of three tools with its result."""
+    lines = ['{"cassette": "traceplay", "version": 1}'] if header else []
+    usage = {"promptTokens": 5, "completionTokens": 2}
+    for i in range(turns):
+        at = f"2026-01-01T00:{i % 60:02d}:00Z"
+        lines += [
+            json.dumps({"type": "llm.request", "model": "gpt-4o-mini", "at": at}),
+            json.dumps({"type": "llm.response", "output": f"step {i}", "usage": usage}),
+            json.dumps({"type": "tool.call", "name": f"tool_{i % 3}", "callId": f"c{i}"}),
+            json.dumps({"type": "tool.result", "callId": f"c{i}", "output": {"ok": True}}),
+        ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _peak(path: Path) -> int:
+    """Peak traced memory of `inspect`'s reading and summing up of one file, in bytes."""
+    tracemalloc.start()
+    try:
+        summarize(path)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("header", [True, False], ids=["cassette", "events JSONL"])
+def test_inspect_memory_does_not_grow_with_a_streamed_trace(tmp_path: Path, header: bool) -> None:
+    """A streamed recording is summed up in memory independent of its length, as `run`
+    checks it: ten times the turns, not ten times the memory (the summary once kept every
+    call's name, 16 MiB more for a 1,000,000-event cassette)."""
+    small = _recording(tmp_path / "small.jsonl", 2_000, header=header)
+    large = _recording(tmp_path / "large.jsonl", 20_000, header=header)
+    summarize(small)  # (what is imported and cached once is not the trace's)
+    assert [(t.name, t.calls) for t in summarize(large)[0].tools] == [
+        ("tool_0", 6667),
+        ("tool_1", 6667),
+        ("tool_2", 6666),
+    ]
+    small_peak, large_peak = _peak(small), _peak(large)
+    assert large_peak < 2 * small_peak, (small_peak, large_peak)
+
+
+@pytest.mark.parametrize("call", ['"name": ["x"]', '"tool": "y"'])
+def test_a_call_whose_tool_cannot_be_told_is_an_error(tmp_path: Path, call: str) -> None:
+    """The summary names every call's tool without the pass's list of names: a call it
+    cannot name is the file's error at its line, never a call of no tool left out."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(
+        f'{{"cassette": "traceplay", "version": 1}}\n{{"type": "llm.response", "output": "a"}}\n'
+        f'{{"type": "tool.call", {call}}}\n',
+        encoding="utf-8",
+    )
+    done = run_evaldsl("inspect", str(trace))
+    assert done.returncode == 1 and done.stdout == "", done.stdout
+    said = "a list" if "name" in call else "missing"
+    assert f"t.jsonl:3:1: line 3: a `tool.call` whose `name` is {said}, not text" in done.stderr

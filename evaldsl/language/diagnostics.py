@@ -26,6 +26,13 @@ Severity = Literal["error", "warning", "info"]
 #: A fix as a stage gives it to `Diagnostic.at`: the span of its source to replace and the
 #: new text (None: the hint, if any, is no single edit).
 Fixing = tuple[Span, str] | None
+#: Characters of a message or a hint that text output shows: a message quotes what the
+#: file holds (`found the text "…"`), megabytes of it at worst; a longer one has its middle
+#: cut, saying how much (`check --format json` and SARIF keep it whole).
+SHOWN_MESSAGE = 500
+#: Diagnostics `check` prints as text before saying how many more it did not (compilers
+#: cap theirs too: `-fmax-errors`, `-ferror-limit`); `--max-diagnostics` sets it, 0 lifts it.
+MAX_SHOWN = 100
 
 #: Every code, with a one-line title. Codes are stable: never renumber, only add.
 CODES: dict[str, str] = {
@@ -171,8 +178,9 @@ class Diagnostic:
 
     @property
     def brief(self) -> str:
-        """`path:line:column: message`, for a line that names one diagnostic."""
-        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+        """`path:line:column: message`, for a line that names one diagnostic (a long
+        message abbreviated: `abbreviated`)."""
+        return f"{self.path}:{self.line}:{self.column}: {abbreviated(self.message)}"
 
     def to_json(self) -> dict[str, object]:
         """The record `check --format json` prints (1-based lines and columns)."""
@@ -337,21 +345,43 @@ def sort_key(d: Diagnostic) -> tuple[str, int, int, str, int, int, str]:
     return (d.path, d.line, d.column, d.code, d.end_line, d.end_column, d.message)
 
 
+def abbreviated(text: str, limit: int = SHOWN_MESSAGE) -> str:
+    """`text`, or when it is longer than `limit` characters its start and end with the
+    middle cut, saying how many characters were.
+
+    >>> abbreviated("found " + "x" * 1000 + " here", 40)
+    'found xxxxxxxxxxxxxxxxxxxxxxxxxx… (971 characters not shown) …xxx here'
+    """
+    if len(text) <= limit:
+        return text
+    tail = limit // 5
+    head = limit - tail
+    return f"{text[:head]}… ({len(text) - limit:,} characters not shown) …{text[-tail:]}"
+
+
 def render(
     diagnostics: Iterable[Diagnostic],
     style: Literal["full", "concise"] = "full",
+    *,
+    most: int | None = None,
+    lift: str = "",
 ) -> str:
     """Render diagnostics as text, rustc style.
 
     `concise` gives one line each: `x.eval:3:8: error[E301]: unknown tool "a"`.
-    `full` adds the source line, a caret underline and the hint.
+    `full` adds the source line, a caret underline and the hint. Messages and hints are
+    `abbreviated`. `most`: how many are shown (None: all); a last line says how many more
+    were not, and `lift` (how to show them) after it.
     """
     out: list[str] = []
-    for d in diagnostics:
+    listed = list(diagnostics)
+    rest = listed[most:] if most is not None else []
+    for d in listed[:most]:
         # Paths, messages and source lines come from suites: control characters in them
         # are shown as escapes (`\x1b`), never sent to the terminal as they are.
-        path, message = visible(d.path, newlines=False), visible(d.message, newlines=False)
-        hint = visible(d.hint, newlines=False) if d.hint else None
+        path = visible(d.path, newlines=False)
+        message = visible(abbreviated(d.message), newlines=False)
+        hint = visible(abbreviated(d.hint), newlines=False) if d.hint else None
         head = f"{path}:{d.line}:{d.column}: {d.severity}[{d.code}]: {message}"
         if style == "concise":
             out.append(head + (f" ({hint})" if hint else ""))
@@ -373,7 +403,24 @@ def render(
         if hint:
             pad = " " * len(str(d.line))
             out.append(f"{pad} = hint: {hint}")
+    if rest:
+        out.append(not_shown(rest) + (f"; {lift}" if lift else ""))
     return "\n".join(out)
+
+
+def not_shown(rest: Sequence[Diagnostic]) -> str:
+    """The line that stands for diagnostics not printed.
+
+    >>> not_shown([Diagnostic.in_file("a.eval", "E101", "x")] * 2)
+    '… 2 more diagnostics not shown (2 errors, 0 warnings)'
+    """
+    errors = sum(1 for d in rest if d.is_error)
+    others = len(rest) - errors
+    return (
+        f"… {len(rest):,} more diagnostic{'s' if len(rest) != 1 else ''} not shown "
+        f"({errors:,} error{'s' if errors != 1 else ''}, "
+        f"{others:,} warning{'s' if others != 1 else ''})"
+    )
 
 
 def to_json(diagnostics: Iterable[Diagnostic]) -> str:

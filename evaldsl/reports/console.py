@@ -9,7 +9,8 @@ stream:
   `path:line:col: fail: message`, the source line with a caret underline, `found:` and
   `expected:`;
 - a progress counter (`[37/120]`, rewritten in place) on long runs, on a terminal only;
-- the suites' load and check diagnostics, then a summary:
+- the suites' load and check diagnostics (at most `diagnostics.MAX_SHOWN` a suite, then
+  how many more), then a summary:
   `3 passed, 1 failed in 1.23s · score 0.88 · pass rate 75.0%` and the assertion counts.
 
 Colors only on a terminal with `NO_COLOR` unset, unless `color=` says otherwise.
@@ -24,7 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol, TextIO
 
-from evaldsl.language.diagnostics import render
+from evaldsl.language.diagnostics import MAX_SHOWN, render
 from evaldsl.language.source import line_window
 from evaldsl.reports import common
 from evaldsl.runner.results import AssertionResult, CaseResult, Report
@@ -148,7 +149,10 @@ class ConsoleReporter:
             shown = suite.errors if self.quiet else list(suite.diagnostics)
             if shown and self.diagnostics:
                 self._blank()
-                self._write(common.visible(render(shown, style="full")))
+                # (as many as `check` prints: a suite may hold thousands)
+                lift = f"`evaldsl check {suite.path} --max-diagnostics 0` shows them all"
+                text = render(shown, style="full", most=MAX_SHOWN, lift=lift)
+                self._write(common.visible(text))
         self._blank()
         self._summary(report)
         self.stream.flush()

@@ -47,7 +47,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
-from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.diagnostics import Diagnostic, abbreviated
 from evaldsl.reports import common, write_text
 from evaldsl.reports.timeline import Timeline, timelines
 from evaldsl.runner.results import AssertionResult, CaseResult, Report
@@ -233,14 +233,14 @@ class _Data:
         return [
             d.severity,
             d.code,
-            self.s(d.message),
+            self.s(abbreviated(d.message)),  # (as the console shows it: one may quote MBs)
             self.s(d.path),
             d.line,
             d.column,
             self.s(d.source_line),
             start,
             stop,
-            self.s(d.hint),
+            self.s(abbreviated(d.hint) if d.hint else d.hint),
         ]
 
 

@@ -399,6 +399,18 @@ def _numbered(events: Iterable[dict[str, Any]]) -> Iterator[tuple[str, int, str,
             yield f"event [{i}] of the event list", 1, "", event
 
 
+def unnamed_call_error(run: Run) -> RunError:
+    """The run's error at its first tool call whose name is not text, as a pass that
+    reads tool names gives it (for a reader that names every call's tool after a pass
+    that read no name: `summary.py`, which keeps no sequence of names to read them).
+
+    >>> bad = Run(events=[{"type": "tool.call", "name": ["x"]}])
+    >>> unnamed_call_error(bad).message.split(":")[0]
+    'event [0] of the event list'
+    """
+    return _unkeyable_error(_numbered(run.events or ()), run.path or "<value>", True)
+
+
 #: Where an error is when no event can be named: the run's first line.
 _NOWHERE: tuple[int, str, str, dict[str, Any]] = (1, "", "", {})
 

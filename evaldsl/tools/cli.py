@@ -6,7 +6,7 @@ unreadable input, 130 when Ctrl-C stopped it.
 
     evaldsl run PATH... [--json F] [--junit F] [--markdown F] [--html F] [--fail-under S] [-j N]
                         [-k PAT] [-q] [--history DB | --no-history]
-    evaldsl check PATH... [--format full|concise|json|github|sarif]
+    evaldsl check PATH... [--format full|concise|json|github|sarif] [--max-diagnostics N]
     evaldsl history [PATH...] [--format text|json] [--last N] [--history DB]
     evaldsl diff [A] [B] [--format text|json|markdown] [--fail-on-regression] [--history DB]
     evaldsl mutate PATH... [--seed N] [--max-mutants N] [--format text|json] [--fail-under S]
@@ -330,7 +330,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
-    from evaldsl.language.diagnostics import render, to_json
+    from evaldsl.language.diagnostics import MAX_SHOWN, render, to_json
     from evaldsl.suites.model import Suite
 
     loaded, code = _load(args.paths, args)
@@ -340,7 +340,10 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     fmt = args.format
     if fmt in ("full", "concise"):
         if diags:
-            print(render(diags, style=fmt), file=out)
+            wanted = MAX_SHOWN if args.max_diagnostics is None else args.max_diagnostics
+            most = wanted or None  # (0: no limit)
+            lift = "--max-diagnostics 0 shows them all"
+            print(render(diags, style=fmt, most=most, lift=lift), file=out)
         errors = sum(1 for d in diags if d.is_error)
         warnings = len(diags) - errors
         files = len(loaded)

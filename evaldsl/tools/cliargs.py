@@ -126,6 +126,14 @@ def _check(check: argparse.ArgumentParser) -> None:
     check.add_argument(
         "--format", default="full", choices=["full", "concise", "json", "github", "sarif"]
     )
+    # (unset: `diagnostics.MAX_SHOWN`, read by the command: every start builds this parser
+    # for `--version` and `--help`, which load none of the language)
+    check.add_argument(
+        "--max-diagnostics",
+        type=_count,
+        metavar="N",
+        help="print at most N diagnostics as text (default 100; 0: all)",
+    )
     _judge_options(check)
 
 
@@ -235,6 +243,17 @@ def _score(text: str) -> float:
         value = math.nan
     if not (math.isfinite(value) and 0 <= value <= 1):
         raise argparse.ArgumentTypeError(f"--fail-under takes a score between 0 and 1, not {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A `--max-diagnostics` count: a whole number ≥ 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"takes a whole number ≥ 0 (0: no limit), not {text}")
     return value
 
 
