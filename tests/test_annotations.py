@@ -437,3 +437,12 @@ def test_sarif_carries_a_diagnostics_fix_in_utf16_columns(sarif_validator: Any) 
     assert region["endColumn"] == start + len("get_wether")
     assert replacement["insertedContent"]["text"] == "get_weather"
     assert fixed["fixes"][0]["description"]["text"] == "did you mean `get_weather`?"
+
+
+def test_github_cuts_a_huge_message_as_the_console_does_and_sarif_keeps_it() -> None:
+    huge = "found the text " + "x" * 100_000
+    d = Diagnostic.in_file("a.eval", "E205", huge, hint="y" * 100_000)
+    (line,) = annotations.render([d], "github").splitlines()
+    assert len(line) < 1_500 and "characters not shown" in line and "%0Ahint: yyy" in line
+    sarif = json.loads(annotations.render([d], "sarif"))
+    assert sarif["runs"][0]["results"][0]["message"]["text"] == f"{huge}\nhint: {'y' * 100_000}"

@@ -371,3 +371,18 @@ def test_malformed_cassettes_name_file_and_line(
     assert "c.jsonl" in r.stdout + r.stderr
     assert expected in r.stdout + r.stderr
     assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_run_verbose_lists_every_assertion_and_quiet_excludes_it() -> None:
+    done = evaldsl("run", "examples/weather/weather.eval", "--no-history", "-v")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  pass: examples/weather/weather.eval:11:3: tool get_weather args $.city" in done.stdout
+    assert "  steps 2, tool calls 1, input tokens 420" in done.stdout
+    both = evaldsl("run", "examples/weather/weather.eval", "--no-history", "-v", "-q")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+
+
+def test_check_counts_in_thousands_with_separators(tmp_path: Path) -> None:
+    (tmp_path / "many.eval").write_text("tokens < \n" * 1_200, encoding="utf-8")
+    done = evaldsl("check", str(tmp_path / "many.eval"))
+    assert done.stdout.rstrip().endswith("1 file checked: 1,200 errors, 0 warnings")

@@ -32,7 +32,7 @@ from pathlib import Path, PurePath
 from typing import Any, Literal
 from urllib.parse import quote
 
-from evaldsl.language.diagnostics import CODES, Diagnostic, sort_key
+from evaldsl.language.diagnostics import CODES, Diagnostic, abbreviated, sort_key
 from evaldsl.language.printable import controls_escaped
 from evaldsl.language.source import utf16_column
 
@@ -102,7 +102,10 @@ def github(diagnostics: Sequence[Diagnostic], base: Path | None = None) -> str:
         props.append(("title", f"evaldsl {d.code}"))
         # control characters from a suite would act on the log viewer: shown as escapes
         head = ",".join(f"{key}={escape_property(controls_escaped(v))}" for key, v in props)
-        message = escape_data(controls_escaped(message_text(d)))
+        # (a message quoting a megabyte literal is cut as on the console: an annotation is
+        # read by people, and GitHub keeps only the start of a long one; SARIF keeps all)
+        shown = abbreviated(d.message) + (f"\nhint: {abbreviated(d.hint)}" if d.hint else "")
+        message = escape_data(controls_escaped(shown))
         lines.append(f"::{_GITHUB_LEVEL[d.severity]} {head}::{message}")
     return "\n".join(lines)
 

@@ -247,7 +247,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         jobs=args.jobs, select=args.select, judge_factory=factory if callable(factory) else None
     )
     color = False if args.no_color or os.environ.get("NO_COLOR") else None
-    reporter = ConsoleReporter(out, color=color, quiet=args.quiet)
+    reporter = ConsoleReporter(out, color=color, quiet=args.quiet, verbose=args.verbose)
     total = sum(len(s.cases) for s in suites)
     reporter.start(total, suites)
     try:
@@ -348,8 +348,8 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         warnings = len(diags) - errors
         files = len(loaded)
         print(
-            f"{files} file{'s' if files != 1 else ''} checked: {errors} error"
-            f"{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}",
+            f"{files:,} file{'s' if files != 1 else ''} checked: {errors:,} error"
+            f"{'s' if errors != 1 else ''}, {warnings:,} warning{'s' if warnings != 1 else ''}",
             file=out,
         )
         _print_judge_plan([s for s in loaded if isinstance(s, Suite)], None, out)

@@ -102,8 +102,15 @@ def _run(run: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="only cases whose 'suite::case' name contains PATTERN (globs and 'not PATTERN' work)",
     )
-    run.add_argument(
+    shown = run.add_mutually_exclusive_group()
+    shown.add_argument(
         "-q", "--quiet", action="store_true", help="print only failures and the summary"
+    )
+    shown.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list every assertion of every case, with its found value uncut, and its metrics",
     )
     run.add_argument("--no-color", action="store_true", help="never color the output")
     _judge_options(run)
