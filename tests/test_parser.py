@@ -1119,3 +1119,16 @@ def test_nodes_show_as_attrs_shows_them() -> None:
         for c in vars(ast).values()
         if isinstance(c, type) and attrs.has(c) and c.__module__ == ast.__name__
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "found"),
+    [("cost <= $5x", 9, "`$5x`"), ("tool x args $.a == $5x", 20, "`$5x`"), ("cost <= $", 9, "`$`")],
+)
+def test_an_amount_with_letters_run_on_is_found_as_written(
+    text: str, column: int, found: str
+) -> None:
+    """Since keywords are whole words, `$5x` was "found `$`" (the lexer's first piece of
+    it), where `5sx` is found whole."""
+    (d,) = parse(text, "t.eval").diagnostics
+    assert (d.code, d.column, d.message.rsplit(", found ", 1)[1]) == ("E101", column, found)

@@ -127,6 +127,17 @@ _WORD_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: a number with letters run on (`2times`): numbers end where a word ends (the grammar),
 #: so the lexer stops at its first digit, and the word is what was found
 _NUMBER_WORD = re.compile(r"-?\d+(?:\.\d+)?[A-Za-z_]\w*")
+#: a number or an amount of money with letters run on, as a whole word (`_run_on`)
+_RUN_ON = re.compile(r"\$?" + _NUMBER_WORD.pattern)
+
+
+def _run_on(text: str, at: int) -> tuple[int, int] | None:
+    """The span of an amount or a number with letters run on (`$5x`) that starts at `at`,
+    where the lexer made a token of its first piece (`$`) and the parser stopped there:
+    the word written is what was found, not its piece. (One the parser stopped inside,
+    `$5.5usd` at its `.`, is left at that piece: what was expected there is said of it.)"""
+    m = _RUN_ON.match(text, at)
+    return m.span() if m else None
 
 
 #: The terminals each parser state stack accepts, as Lark's `accepts` finds them: it copies
@@ -233,6 +244,10 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
         if hint is None and tok.type == "NAME" and "STRING" in expected and at_end is False:
             hint = f'text is quoted: "{tok}"'
         found = _describe_found(tok)
+        run_on = None if at_end else _run_on(text, start)
+        if run_on is not None:  # (`$5x`, `$5.5usd`, `0.5and`: found as the word written)
+            start, end = run_on
+            found = f"`{text[start:end]}`"
         message = f"expected {wanted}, found {found}"
         return Diagnostic.at(source, Span(start, end), "E101", message, hint, fix=fix)
     if isinstance(err, UnexpectedCharacters):
