@@ -147,3 +147,21 @@ def test_an_operator_spelt_apart_by_any_blanks_is_said_never_a_traceback(blanks:
     assert d.message == f"`<{blanks}=` is written `<=`" and d.hint == "write `tokens <= 5`"
     (d,) = parse(f"tool all =={blanks}== ", "t.eval").diagnostics
     assert d.code == "E101"
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("answer isnt empty", "write `answer not empty`"),
+        ('answer isnt "x"', None),
+        ("tool x cant be called", None),
+        ('answer contant "x"', "did you mean `contains`?"),  # a typo that ends in "nt"
+    ],
+)
+def test_a_verb_run_into_not_is_never_fixed_into_its_opposite(text: str, hint: str | None) -> None:
+    """`isnt empty` got "did you mean `is`?", whose edit (an editor's quick fix) made it
+    `is empty`: the opposite. A verb and `not` run together get the known mistake's fix,
+    or no did-you-mean at all."""
+    (d,) = parse(text, "t.eval").diagnostics
+    assert d.hint == hint
+    assert (d.fix is None) == (hint is None)  # (the editor's fix is the hint's edit)

@@ -124,6 +124,11 @@ def _describe_found(tok: Token) -> str:
 
 
 _WORD_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: a verb and `not` run together without the apostrophe (`isnt`, `doesnt`, `cant`)
+_NEGATED = re.compile(
+    r"(?:is|are|was|were|do|does|did|ca|can|wo|has|have|had|should|could|would|must)nt$",
+    re.IGNORECASE,
+)
 #: a number with letters run on (`2times`): numbers end where a word ends (the grammar),
 #: so the lexer stops at its first digit, and the word is what was found
 _NUMBER_WORD = re.compile(r"-?\d+(?:\.\d+)?[A-Za-z_]\w*")
@@ -284,6 +289,8 @@ def _guessed(word: str, guess: str | None, span: Span) -> tuple[str | None, Fixi
     """The did-you-mean hint for a misspelt word at `span`, and its fix: the guess there."""
     if not guess or guess == word:
         return None, None
+    if _NEGATED.fullmatch(word):
+        return None, None  # `isnt` is `is not`: the nearest word `is` says the opposite
     return f"did you mean `{guess}`?", (span, guess)
 
 
