@@ -65,4 +65,4 @@ def test_long_output_is_delivered_whole(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert len(done.stdout) > 200_000
     assert sum(1 for line in lines if "error" in line) >= 3000
-    assert lines[-1].startswith("1 file checked: 3000 errors")
+    assert lines[-1].startswith("1 file checked: 3,000 errors")
