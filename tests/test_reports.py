@@ -712,11 +712,14 @@ def test_suites_of_one_name_are_told_apart_by_their_files(tmp_path: Path) -> Non
     report names such suites with their files, so their cases' lines can be told apart
     (a suite whose name no other shares is named as before)."""
     from tests.clitools import run_evaldsl
+    from tests.test_html_report import page_data
 
     json_out, junit_out, md_out = (tmp_path / n for n in ("r.json", "r.xml", "r.md"))
+    html_out = tmp_path / "r.html"
     done = run_evaldsl(
         "run", "examples/weather", "examples/research/research.eval", "--no-history",
         "--json", str(json_out), "--junit", str(junit_out), "--markdown", str(md_out),
+        "--html", str(html_out),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     lines = [line for line in done.stdout.splitlines() if " › " in line]
@@ -731,6 +734,12 @@ def test_suites_of_one_name_are_told_apart_by_their_files(tmp_path: Path) -> Non
         ("weather agent (weather.eval)", {"weather agent (weather.eval)"}),
         ("weather agent (weather.yaml)", {"weather agent (weather.yaml)"}),
         ("research pipeline", {"research pipeline"}),
+    ]
+    page = page_data(html_out.read_text(encoding="utf-8"))
+    assert [page["strings"][s["name"]] for s in page["suites"]] == [
+        "weather agent (weather.eval)",
+        "weather agent (weather.yaml)",
+        "research pipeline",
     ]
     # the JSON report keeps each suite's own name beside its path
     assert [s["name"] for s in json.loads(json_out.read_text())["suites"]] == [

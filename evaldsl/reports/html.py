@@ -133,6 +133,7 @@ class _Data:
     ) -> dict[str, Any]:
         outcomes = dict.fromkeys(_OUTCOMES, 0)
         suites = []
+        labels = common.suite_labels(report.suites)  # (suites of one name: with their files)
         for i, suite in enumerate(report.suites):
             cases = []
             for j, case in enumerate(suite.cases):
@@ -141,7 +142,7 @@ class _Data:
                 cases.append(self.case(case, timeline))
             suites.append(
                 {
-                    "name": self.s(suite.name),
+                    "name": self.s(labels[suite.path]),
                     "path": self.s(suite.path),
                     "diagnostics": [self.diagnostic(d) for d in suite.diagnostics],
                     "cases": cases,
