@@ -272,6 +272,15 @@ ROWS: list[tuple[str, str, Change, str, int | None]] = [
     ("otlp array item kind misspelt", LATITUDE, _attribute(3, 2)({"arrayValue": {"values": [
      {"strValue": "x"}]}}), "`gen_ai.tool.name` is {\"strValue\":\"x\"} (an object): an OTLP",
      None),
+    # an array or a list of key-values of another shape was read as no value too
+    ("otlp array of no list", LATITUDE, _attribute(3, 2)({"arrayValue": "execute_shell"}),
+     'span "get_weather"\'s `gen_ai.tool.name` is {"arrayValue":"execute_shell"} (an object): '
+     "an OTLP `arrayValue` holds `values`, a list of values", None),
+    ("otlp array values no list", LATITUDE, _attribute(0, 11)({"arrayValue": {"values": 7}}),
+     "`gen_ai.output.messages` is {\"arrayValue\":{\"values\":7}} (an object)", None),
+    ("otlp kvlist values no objects", LATITUDE, _attribute(3, 2)({"kvlistValue": {"values": [
+     "execute_shell"]}}), "an OTLP `kvlistValue` holds `values`, a list of {key, value} objects",
+     None),
     ("otlp event kind misspelt", LATITUDE, _failed(3, {"strValue": "timeout"}),
      'span "get_weather"\'s `exception.message` is {"strValue":"timeout"}', None),
     # GenAI output messages that were neither messages nor text were read as no answer

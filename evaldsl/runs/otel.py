@@ -167,8 +167,8 @@ def attributes(items: Any) -> dict[str, Any]:
 def any_value(value: Any) -> Any:
     """An OTLP `AnyValue` (`{"stringValue": ...}`, `{"arrayValue": ...}`, ...) as a value.
 
-    >>> any_value({"arrayValue": {"values": [{"intValue": "2"}]}}), any_value({"arrayValue": "x"})
-    ([2], None)
+    >>> any_value({"arrayValue": {"values": [{"intValue": "2"}]}}), any_value({"arrayValue": {}})
+    ([2], [])
     """
     if not isinstance(value, dict):
         return value
@@ -182,16 +182,21 @@ def any_value(value: Any) -> Any:
     for key in ("doubleValue", "boolValue", "bytesValue"):
         if key in value:
             return value[key]
-    # an array or a list of key-values of another shape is no value (a reader meets None
-    # where it wanted a list): the typed decoders never read the attributes no reader
-    # asks for, and must give what this gives
+    # an array or a list of key-values of another shape (`{"arrayValue": "x"}`, values
+    # that are no list) is a value of no known kind, as a misspelt kind is: the run's
+    # error when a reader reads it (an absent or null `values` is OTLP's empty one)
     if "arrayValue" in value:
         array = value["arrayValue"] or {}
-        items = array.get("values", []) if isinstance(array, dict) else None
-        return [any_value(v) for v in items] if isinstance(items, list) else None
+        items = array.get("values") or [] if isinstance(array, dict) else None
+        if not isinstance(items, list):
+            raise UnknownKind(value)
+        return [any_value(v) for v in items]
     if "kvlistValue" in value:
         kvlist = value["kvlistValue"] or {}
-        return attributes(kvlist.get("values")) if isinstance(kvlist, dict) else None
+        pairs = kvlist.get("values") or [] if isinstance(kvlist, dict) else None
+        if not isinstance(pairs, list) or not all(isinstance(p, dict) for p in pairs):
+            raise UnknownKind(value)
+        return attributes(pairs)
     if not value:  # OTLP's empty AnyValue, `{}`: no value, as OTLP defines it
         return None
     raise UnknownKind(value)
@@ -216,6 +221,9 @@ class UnknownKind(BadValue):
 
 
 def _unknown_kind(value: dict[str, Any], what: str) -> str:
+    for kind, of in (("arrayValue", "values"), ("kvlistValue", "{key, value} objects")):
+        if kind in value:  # (a kind OTLP defines, of another shape)
+            return f"{what} is {shown(value)}: an OTLP `{kind}` holds `values`, a list of {of}"
     kinds = ", ".join(f"`{k}`" for k in _KINDS)
     return f"{what} is {shown(value)}: an OTLP AnyValue has one of {kinds} (or none: no value)"
 
