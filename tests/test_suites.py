@@ -721,3 +721,15 @@ def test_diagnostics_of_one_place_come_in_one_order_whatever_the_hash_seed(
     ]
     rows = [line.split("row #")[1][0] for line in only.splitlines() if "W509" in line]
     assert rows == ["1", "2", "3", "4", "5"]
+
+
+@pytest.mark.parametrize(("name", "text"), [("s.yaml", "suite: x\ncases: []\n"),
+                                            ("s.json", '{"suite": "x", "cases": []}')])  # fmt: skip
+def test_a_suite_of_no_cases_is_a_warning(tmp_path: Path, name: str, text: str) -> None:
+    """Beside other suites, a suite whose `cases` is empty vanished from the run without a
+    word: W510 at its `cases`, as a case of no assertions is W504."""
+    suite = load_suite(write(tmp_path, name, text))
+    assert [(d.code, d.line, d.message) for d in suite.diagnostics] == [
+        ("W510", 2 if name.endswith("yaml") else 1, '`cases` is empty: suite "x" runs nothing')
+    ]
+    assert not suite.errors and suite.cases == ()

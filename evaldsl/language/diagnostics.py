@@ -76,6 +76,7 @@ CODES: dict[str, str] = {
     "W507": "two cases of a suite with one name",
     "W508": "a case whose rows are none: never run",
     "W509": "a placeholder an `each` row has no value for",
+    "W510": "a suite with no cases",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }

@@ -214,7 +214,10 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             empty,
             diagnostics=(
                 doc.error(
-                    root, "E504", "a suite is a mapping with a `cases:` list", "cases:\n  - name: …"
+                    root,
+                    "E504",
+                    "a suite is a mapping with a `cases:` list",
+                    "add `cases:` with a case",
                 ),
             ),
         )
@@ -271,12 +274,16 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
     cases: list[CaseDraft] = []
     if "cases" not in top:
         diags.append(
-            doc.error(root, "E504", "a suite needs a `cases:` list", "cases:\n  - name: …")
+            doc.error(root, "E504", "a suite needs a `cases:` list", "add `cases:` with a case")
         )
     else:
         cnode = top["cases"][1]
         if not isinstance(cnode, yaml.SequenceNode):
             diags.append(doc.error(cnode, "E507", "`cases` must be a list of cases"))
+        elif not cnode.value:  # (beside other suites it would vanish from the run unsaid)
+            message = f'`cases` is empty: suite "{suite_name}" runs nothing'
+            hint = "give it a case (`- name: …`), or remove the file"
+            diags.append(doc.error(cnode, "W510", message, hint))
         else:
             for i, item in enumerate(cnode.value, 1):
                 doc.case = i - 1
