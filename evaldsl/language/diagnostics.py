@@ -415,12 +415,17 @@ def not_shown(rest: Sequence[Diagnostic]) -> str:
     >>> not_shown([Diagnostic.in_file("a.eval", "E101", "x")] * 2)
     '… 2 more diagnostics not shown (2 errors, 0 warnings)'
     """
-    errors = sum(1 for d in rest if d.is_error)
-    others = len(rest) - errors
+    s = "s" if len(rest) != 1 else ""
+    return f"… {len(rest):,} more diagnostic{s} not shown ({counted(rest)})"
+
+
+def counted(diagnostics: Sequence[Diagnostic]) -> str:
+    """How many errors and warnings there are: `1,200 errors, 1 warning`."""
+    errors = sum(1 for d in diagnostics if d.is_error)
+    others = len(diagnostics) - errors
     return (
-        f"… {len(rest):,} more diagnostic{'s' if len(rest) != 1 else ''} not shown "
-        f"({errors:,} error{'s' if errors != 1 else ''}, "
-        f"{others:,} warning{'s' if others != 1 else ''})"
+        f"{errors:,} error{'s' if errors != 1 else ''}, "
+        f"{others:,} warning{'s' if others != 1 else ''}"
     )
 
 

@@ -609,9 +609,7 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
                     add_text(text, part.get("content"), "content", "a `text` part")
                 elif kind == "tool_call":
                     name = tool_name(part.get("name", MISSING), "name", "a `tool_call` part")
-                    call_id = part.get("id")
-                    if call_id is not None and type(call_id) is not str:
-                        link_id(call_id, "id", "a `tool_call` part")
+                    call_id = link_id(part.get("id"), "id", "a `tool_call` part")
                     calls.append((name, parse_json_text(part.get("arguments")), call_id))
                 elif kind is not None and not isinstance(kind, str):
                     kind_value(kind, "type", "a message part")  # never a part read past
@@ -626,9 +624,7 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
                     call["function"] if isinstance(call.get("function"), dict) else call
                 )
                 name = tool_name(function.get("name", MISSING), "name", "a message's tool call")
-                call_id = call.get("id")
-                if call_id is not None and type(call_id) is not str:
-                    link_id(call_id, "id", "a message's tool call")
+                call_id = link_id(call.get("id"), "id", "a message's tool call")
                 calls.append((name, parse_json_text(function.get("arguments")), call_id))
     return _Output("\n".join(text), calls)
 
@@ -646,9 +642,7 @@ def _openinference_output(a: dict[str, Any]) -> _Output | None:
         for call in indexed(m, "message.tool_calls", OPENINFERENCE_MESSAGE[1]):
             name = tool_name(call.get("tool_call.function.name", MISSING), *OPENINFERENCE_CALL)
             args = parse_json_text(call.get("tool_call.function.arguments"))
-            call_id = call.get("tool_call.id")
-            if call_id is not None and type(call_id) is not str:
-                link_id(call_id, *OPENINFERENCE_ID)
+            call_id = link_id(call.get("tool_call.id"), *OPENINFERENCE_ID)
             calls.append((name, args, call_id))
     return _Output("\n".join(text), calls)
 
@@ -663,9 +657,7 @@ def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
         add_text(text, c.get("content"), *OPENLLMETRY_MESSAGE)
         for call in indexed(c, "tool_calls", OPENLLMETRY_MESSAGE[1]):
             name = tool_name(call.get("name", MISSING), *OPENLLMETRY_CALL)
-            call_id = call.get("id")
-            if call_id is not None and type(call_id) is not str:
-                link_id(call_id, *OPENLLMETRY_ID)
+            call_id = link_id(call.get("id"), *OPENLLMETRY_ID)
             calls.append((name, parse_json_text(call.get("arguments")), call_id))
     return _Output("\n".join(text), calls)
 

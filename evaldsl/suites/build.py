@@ -39,7 +39,13 @@ from evaldsl.runs.heldfiles import reading_once
 from evaldsl.runs.index import Needs
 from evaldsl.suites.files import draft_from_text, read_draft
 from evaldsl.suites.model import Case, CaseDraft, Snippet, Suite, SuiteDraft
-from evaldsl.suites.templates import render_text, render_value, row_label, unknown_keys
+from evaldsl.suites.templates import (
+    missing,
+    placeholders,
+    render_text,
+    render_value,
+    row_label,
+)
 
 
 @attrs.frozen
@@ -289,6 +295,9 @@ def _expand(
     if case.each is not None:
         out = []
         for base in expanded:
+            # (what rendering fills in: the source's path, the input and the assertions)
+            source_path = base.source.path if base.source is not None else None
+            keys = placeholders((source_path, base.input, *(s.exprs for s in base.snippets)))
             for i, row in enumerate(case.each, 1):
                 snippets: list[Snippet] = []
                 rendering: list[Diagnostic] = []
@@ -296,11 +305,9 @@ def _expand(
                     snippet, found = s.rendered(row)
                     snippets.append(snippet)
                     rendering.extend(found)
-                unknown: dict[str, None] = {}
-                for part in (base.source, base.input, *(s.exprs for s in base.snippets)):
-                    unknown_keys(part, row, unknown)
+                unknown = missing(keys, row)
                 if unknown:
-                    rendering.append(_unknown_keys(base, i, row, list(unknown)))
+                    rendering.append(_unknown_keys(base, i, row, unknown))
                 out.append(
                     attrs.evolve(
                         base,

@@ -114,14 +114,13 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
             if not isinstance(behaviour, dict):
                 own.append(at(node, "E507", "`expectedBehavior` must be an object"))
             else:
-                for key in behaviour:
+                for key, flag in behaviour.items():
                     if key not in BEHAVIOUR_KEYS:
                         _, message, hint = unknown_field(
                             key, BEHAVIOUR_KEYS, "an expectedBehavior field"
                         )
                         own.append(at(node, "E508", message, hint))
-                for key in BEHAVIOUR_KEYS:
-                    if key in behaviour and not isinstance(behaviour[key], bool):
+                    elif not isinstance(flag, bool):
                         # (verydia's contract gives flags: a "yes" or 1 read as no
                         # expectation would check nothing)
                         own.append(at(node, "E507", f"`{key}` must be true or false"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from typing import Any, TypeVar, cast
 
 import attrs
@@ -84,32 +85,41 @@ def render_node(node: T, row: dict[str, Any]) -> T:
     return attrs.evolve(node, **changes) if changes else node  # type: ignore[misc]
 
 
-def unknown_keys(value: Any, row: dict[str, Any], found: dict[str, None]) -> None:
-    """Add to `found` (in order, once each) every placeholder key in `value` (an AST
-    node, a tuple, a plain JSON value or a string) that `row` has no value for: each is
-    left as written when rendered.
+def placeholders(value: Any, found: dict[str, None] | None = None) -> dict[str, None]:
+    """Every placeholder key in `value` (an AST node, a tuple, a plain JSON value or a
+    string), in order, once each (added to `found` when given): what `missing` asks a
+    row for.
 
-    >>> found = {}
-    >>> unknown_keys(["{{city}} {{ town }}", {"k": "{{a.b}}"}], {"city": 1, "a": {}}, found)
-    >>> list(found)
-    ['town', 'a.b']
+    >>> list(placeholders(["{{city}} {{ town }}", {"k": "{{a.b}}"}]))
+    ['city', 'town', 'a.b']
     """
+    found = {} if found is None else found
     if isinstance(value, str):
         if "{{" in value:
             for m in _PLACEHOLDER.finditer(value):
-                if _lookup(row, m.group(1)) is MISSING:
-                    found.setdefault(m.group(1), None)
+                found.setdefault(m.group(1), None)
     elif isinstance(value, tuple | list):
         for item in value:
-            unknown_keys(item, row, found)
+            placeholders(item, found)
     elif isinstance(value, dict):
         for k, v in value.items():
-            unknown_keys(k, row, found)
-            unknown_keys(v, row, found)
+            placeholders(k, found)
+            placeholders(v, found)
     elif attrs.has(type(value)):
         for field in attrs.fields(cast(Any, type(value))):
             if field.name != "span":
-                unknown_keys(getattr(value, field.name), row, found)
+                placeholders(getattr(value, field.name), found)
+    return found
+
+
+def missing(keys: Iterable[str], row: dict[str, Any]) -> list[str]:
+    """The placeholder `keys` that `row` has no value for: each is left as written when
+    rendered.
+
+    >>> missing(["city", "town", "a.b"], {"city": 1, "a": {}})
+    ['town', 'a.b']
+    """
+    return [key for key in keys if _lookup(row, key) is MISSING]
 
 
 def row_label(row: dict[str, Any]) -> str:

@@ -358,7 +358,7 @@ _OPERATOR = re.compile(r"(?P<bad>===|!==|=<|=>|<>|=~|~=|[<>!=]\s+=|[≠≤≥~]|
 def _operator(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_OPERATOR):
         # (`= =` with any run of blanks between: the table writes one space)
-        new = _OPERATORS[" ".join(m.group("bad").split()) or m.group("bad")]
+        new = _OPERATORS[" ".join(m.group("bad").split())]
         yield _swap(m, new, f"`{m.group('bad')}` is written `{new}`")
 
 

@@ -129,18 +129,17 @@ _NEGATED = re.compile(
     r"(?:is|are|was|were|do|does|did|ca|can|wo|has|have|had|should|could|would|must)nt$",
     re.IGNORECASE,
 )
-#: a number with letters run on (`2times`): numbers end where a word ends (the grammar),
-#: so the lexer stops at its first digit, and the word is what was found
-_NUMBER_WORD = re.compile(r"-?\d+(?:\.\d+)?[A-Za-z_]\w*")
-#: a number or an amount of money with letters run on, as a whole word (`_run_on`)
-_RUN_ON = re.compile(r"\$?" + _NUMBER_WORD.pattern)
+#: a number or an amount of money with letters run on (`2times`, `$5x`): numbers end
+#: where a word ends (the grammar), so the lexer stops at its first digit (or makes a
+#: token of the `$`), and the whole word is what was found (`_run_on`)
+_RUN_ON = re.compile(r"\$?-?\d+(?:\.\d+)?[A-Za-z_]\w*")
 
 
 def _run_on(text: str, at: int) -> tuple[int, int] | None:
-    """The span of an amount or a number with letters run on (`$5x`) that starts at `at`,
-    where the lexer made a token of its first piece (`$`) and the parser stopped there:
-    the word written is what was found, not its piece. (One the parser stopped inside,
-    `$5.5usd` at its `.`, is left at that piece: what was expected there is said of it.)"""
+    """The span of a number or an amount with letters run on that starts at `at`, where
+    the lexer or the parser stopped at its first piece: the word written is what was
+    found, not its piece. (One the parser stopped inside, `$5.5usd` at its `.`, is left at
+    that piece: what was expected there is said of it.)"""
     m = _RUN_ON.match(text, at)
     return m.span() if m else None
 
@@ -250,7 +249,7 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
             hint = f'text is quoted: "{tok}"'
         found = _describe_found(tok)
         run_on = None if at_end else _run_on(text, start)
-        if run_on is not None:  # (`$5x`, `$5.5usd`, `0.5and`: found as the word written)
+        if run_on is not None:  # (`$5x`: found as the word written, not its `$`)
             start, end = run_on
             found = f"`{text[start:end]}`"
         message = f"expected {wanted}, found {found}"
@@ -270,12 +269,10 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
                 "unterminated regex",
                 "close it with / on the same line; write a literal / as \\/",
             )
-        number = _NUMBER_WORD.match(text, pos)
-        if number:  # (a letter here always starts a NAME: every state's lexer reads one)
-            found = f"`{number.group()}`"
-            return Diagnostic.at(
-                source, Span(pos, number.end()), "E101", f"expected {wanted}, found {found}"
-            )
+        run_on = _run_on(text, pos)
+        if run_on is not None:  # (a letter here always starts a NAME: every lexer reads one)
+            found = f"`{text[run_on[0] : run_on[1]]}`"
+            return Diagnostic.at(source, Span(*run_on), "E101", f"expected {wanted}, found {found}")
         shown = repr(char) if char.isspace() or not char else f"`{char}`"
         return Diagnostic.at(
             source, Span(pos, pos + 1), "E103", f"unexpected character {shown}; expected {wanted}"

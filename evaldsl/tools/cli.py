@@ -330,7 +330,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
-    from evaldsl.language.diagnostics import MAX_SHOWN, render, to_json
+    from evaldsl.language.diagnostics import MAX_SHOWN, counted, render, to_json
     from evaldsl.suites.model import Suite
 
     loaded, code = _load(args.paths, args)
@@ -344,14 +344,8 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
             most = wanted or None  # (0: no limit)
             lift = "--max-diagnostics 0 shows them all"
             print(render(diags, style=fmt, most=most, lift=lift), file=out)
-        errors = sum(1 for d in diags if d.is_error)
-        warnings = len(diags) - errors
         files = len(loaded)
-        print(
-            f"{files:,} file{'s' if files != 1 else ''} checked: {errors:,} error"
-            f"{'s' if errors != 1 else ''}, {warnings:,} warning{'s' if warnings != 1 else ''}",
-            file=out,
-        )
+        print(f"{files:,} file{'s' if files != 1 else ''} checked: {counted(diags)}", file=out)
         _print_judge_plan([s for s in loaded if isinstance(s, Suite)], None, out)
     elif fmt == "json":
         print(to_json(diags), file=out)
