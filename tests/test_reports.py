@@ -6,6 +6,7 @@ import doctest
 import io
 import json
 import re
+import unicodedata
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -483,6 +484,52 @@ def test_console_prints_a_line_per_case_and_rustc_style_failures() -> None:
     # control characters from the run are shown as escapes, never sent to the terminal
     assert "  error: RuntimeError: boom\\x00\\x1b[31m" in lines
     assert "\x00" not in out
+
+
+def console_width(text: str) -> int:
+    """Terminal columns of `text` (its East Asian wide characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def console_lines(stream: io.StringIO, report: Report) -> list[str]:
+    """The case lines of `report` as `start(…, suites)` lays them out (as `run` calls it)."""
+    reporter = ConsoleReporter(stream, color=False)
+    reporter.start(len(report.cases), report.suites)
+    for suite in report.suites:
+        for case in suite.cases:
+            reporter.case_done(suite, case)
+    return [line for line in stream.getvalue().splitlines() if line[:2] in ("✓ ", "✗ ")]
+
+
+def test_console_lines_up_scores_past_the_least_width_and_within_the_terminal() -> None:
+    long = "each city is in the request #2 [file=tokyo-stream.jsonl, city=Tokyo] 东京"
+    cases = tuple(
+        CaseResult(name=name, passed=True, score=1.0, duration_ms=3.0)
+        for name in ("short", long, "middling name of a case")
+    )
+    report = Report(
+        suites=(SuiteResult(name="weather", path="w.eval", cases=cases, duration_ms=9.0),),
+        duration_ms=9.0,
+    )
+
+    def score_columns(lines: list[str]) -> set[int]:
+        # (in terminal columns: the two wide characters of the long name take two each)
+        return {console_width(line[: line.index(" 1.00 ")]) for line in lines}
+
+    lines = console_lines(io.StringIO(), report)
+    assert len(lines) == 3 and len(score_columns(lines)) == 1  # one column for all
+    assert console_width(lines[1]) > 60 + 15  # past the least width, for the long name
+    # a short run keeps the least width: names padded to 60 columns
+    short = attrs.evolve(report, suites=(attrs.evolve(report.suites[0], cases=cases[:1]),))
+    assert score_columns(console_lines(io.StringIO(), short)) == {2 + 60 - 1}
+    # on a terminal of 90 columns the column stops where lines would wrap; the long name
+    # alone overflows it, with two blanks before its score
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COLUMNS", "90")
+        lines = console_lines(FakeTerminal(), report)
+    widths = [console_width(line) for line in lines]
+    assert widths[0] == widths[2] == 90 and widths[1] > 90
+    assert re.search(r"東京|东京  1\.00 ", lines[1])
 
 
 class FlushCounter(io.StringIO):

@@ -34,8 +34,14 @@ from evaldsl.terminal import terminal_columns
 #: A run shows the progress counter once it has this many cases, or has lasted this long.
 PROGRESS_MIN_CASES = 10
 PROGRESS_MIN_SECONDS = 1.0
-#: Case names are padded to this width so scores and durations line up.
+#: Case names are padded to at least this width so scores and durations line up; a run
+#: whose names are longer widens the column to its longest name, up to the terminal's
+#: width less the score and duration (`WIDE_NAMES` when the stream is not a terminal).
 NAME_WIDTH = 60
+WIDE_NAMES = 100
+#: The columns of a case's line beside its padded name: the symbol and a blank, the
+#: score and a blank, the duration.
+_BESIDE_NAME = len("✓ ") + len("1.00 ") + 8
 
 _SYMBOLS = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "○"}
 _COLORS = {"passed": "32", "failed": "31", "error": "33", "skipped": "36"}
@@ -48,6 +54,13 @@ class Named(Protocol):
 
     @property
     def name(self) -> str: ...
+
+
+class Listed(common.Filed, Protocol):
+    """A suite and its cases' names: a `SuiteResult`, or the runner's loaded `Suite`."""
+
+    @property
+    def cases(self) -> Sequence[Named]: ...
 
 
 def wants_color(stream: TextIO, color: bool | None = None) -> bool:
@@ -100,17 +113,29 @@ class ConsoleReporter:
         # (suite, case) names printed by case_done; a Counter, for twins with one name
         self._printed: Counter[tuple[str, str]] = Counter()
         self._labels: dict[str, str] = {}  # suite path → how its lines name it (`start`)
+        self._name_width = NAME_WIDTH  # the names' column (`start`)
         self._after_blank = True  # nothing written yet: no blank line needed first
 
     # -- the runner's calls ------------------------------------------------------------
 
-    def start(self, total_cases: int, suites: Sequence[common.Filed] = ()) -> None:
+    def start(self, total_cases: int, suites: Sequence[Listed] = ()) -> None:
         """A run of `total_cases` cases begins, of `suites` (named in its lines by
-        `common.suite_labels`: with their files when two share a name)."""
+        `common.suite_labels`: with their files when two share a name). The names'
+        column fits the longest of their cases' names, within the terminal's width."""
         self._total = total_cases
         self._labels = common.suite_labels(suites)
         self._done = 0
         self._started = time.monotonic()
+        longest = max(
+            (
+                _width(common.visible(f"{self._labels[s.path]} › {c.name}", newlines=False))
+                for s in suites
+                for c in s.cases
+            ),
+            default=0,
+        )
+        room = terminal_columns() - _BESIDE_NAME if self._tty else WIDE_NAMES
+        self._name_width = max(NAME_WIDTH, min(longest + 2, room))
 
     def case_done(self, suite: Named | str, case: CaseResult) -> None:
         """One case finished: print its line (and why it failed), then the progress.
@@ -164,7 +189,7 @@ class ConsoleReporter:
         if self.quiet and kind in ("passed", "skipped"):
             return
         name = common.visible(f"{suite_name} › {case.name}", newlines=False)
-        pad = " " * max(NAME_WIDTH - _width(name), 2)
+        pad = " " * max(self._name_width - _width(name), 2)
         symbol = self._paint(_SYMBOLS[kind], _COLORS[kind], bold=True)
         score = f"{case.score:.2f}"
         took = self._paint(f"{common.duration(case.duration_ms):>8}", "2")
