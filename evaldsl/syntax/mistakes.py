@@ -565,7 +565,7 @@ def _durations(s: _Statement) -> Iterator[_Found]:
 
 
 _MONEY = re.compile(
-    r"(?P<bad>\$\s+(?P<a>\d+(?:\.\d+)?)|(?P<b>\d+(?:\.\d+)?)\s*(?:\$|USD|usd|dollars?)(?!\w)"
+    r"(?P<bad>\$\s+(?P<a>\d+(?:\.\d+)?)|\$?(?P<b>\d+(?:\.\d+)?)\s*(?:\$|USD|usd|dollars?)(?!\w)"
     r"|(?:USD|usd|US\$)\s*(?P<c>\d+(?:\.\d+)?)|(?P<d>\d+(?:\.\d+)?)\s*(?:cents?|¢)(?!\w)"
     r"|\$(?P<e>\.\d+))"
 )

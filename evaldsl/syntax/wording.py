@@ -138,8 +138,8 @@ _RUN_ON = re.compile(r"\$?-?\d+(?:\.\d+)?[A-Za-z_]\w*")
 def _run_on(text: str, at: int) -> tuple[int, int] | None:
     """The span of a number or an amount with letters run on that starts at `at`, where
     the lexer or the parser stopped at its first piece: the word written is what was
-    found, not its piece. (One the parser stopped inside, `$5.5usd` at its `.`, is left at
-    that piece: what was expected there is said of it.)"""
+    found, not its piece. (One the parser stopped inside, `called 2.5times` at its `.`, is
+    left at that piece: what was expected there is said of it.)"""
     m = _RUN_ON.match(text, at)
     return m.span() if m else None
 
