@@ -144,6 +144,24 @@ def _run_on(text: str, at: int) -> tuple[int, int] | None:
     return m.span() if m else None
 
 
+#: the fraction of a number the parser stopped at, where it took a whole number
+_FRACTION = re.compile(r"\.\d+(?:[A-Za-z_]\w*)?")
+
+
+def _decimal_at(text: str, at: int) -> tuple[int, int] | None:
+    """The span of a decimal number whose `.` is at `at`, where the parser took its whole
+    part as a whole number and found no place for the rest (`called 2.5 times`)."""
+    m = _FRACTION.match(text, at) if at and text[at - 1].isdigit() else None
+    if m is None:
+        return None
+    begin = at
+    while begin and text[begin - 1].isdigit():
+        begin -= 1
+    if begin and (text[begin - 1].isalnum() or text[begin - 1] in "_$."):
+        return None  # (a digit of a name, an amount or a number already read otherwise)
+    return begin, m.end()
+
+
 #: The terminals each parser state stack accepts, as Lark's `accepts` finds them: it copies
 #: the parser and feeds it each terminal the state allows, ~60% of checking a file of many
 #: syntax errors, and what it finds depends on the state stack alone (the feeds run no
@@ -248,6 +266,11 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
         if hint is None and tok.type == "NAME" and "STRING" in expected and at_end is False:
             hint = f'text is quoted: "{tok}"'
         found = _describe_found(tok)
+        decimal = None if at_end else _decimal_at(text, start)
+        if decimal is not None:  # (`called 2.5 times`: stopped at the `.` after `2`)
+            start, end = decimal
+            message = f"found `{text[start:end]}` where a whole number goes"
+            return Diagnostic.at(source, Span(start, end), "E101", message)
         run_on = None if at_end else _run_on(text, start)
         if run_on is not None:  # (`$5x`: found as the word written, not its `$`)
             start, end = run_on
