@@ -109,6 +109,19 @@ def test_unreadable_traces_exit_non_zero_with_a_message(tmp_path: Path) -> None:
         assert done.returncode == 1 and "Traceback" not in done.stderr, text
 
 
+@pytest.mark.parametrize(
+    "suite", ["examples/weather/weather.eval", "examples/weather/weather.yaml"]
+)
+def test_a_suite_given_for_a_recording_is_said_as_one(suite: str) -> None:
+    done = run_evaldsl("inspect", suite)
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"{suite} is a suite, not a recording" in done.stderr, done.stderr
+    assert f"`evaldsl inspect --code {suite}`" in done.stderr  # what it meant, said
+    assert "invalid JSON" not in done.stderr
+    code = run_evaldsl("inspect", "--code", suite)  # and what the hint says works
+    assert code.returncode == 0 and "def index_pass(" in code.stdout, code.stderr
+
+
 def test_json_output_of_numbers_past_64_bits(tmp_path: Path) -> None:
     # three counts that each fit in 64 bits add up past them: what orjson refuses to
     # write is written by the standard library, never a traceback

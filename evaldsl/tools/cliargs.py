@@ -180,7 +180,9 @@ def _fmt(fmt: argparse.ArgumentParser) -> None:
 
 
 def _inspect(inspect: argparse.ArgumentParser) -> None:
-    inspect.add_argument("trace", metavar="TRACE")
+    inspect.add_argument(
+        "trace", metavar="TRACE", help="a recording: a cassette, a trace or a state file"
+    )
     inspect.add_argument(
         "--code",
         action="store_true",
