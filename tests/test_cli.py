@@ -386,3 +386,40 @@ def test_check_counts_in_thousands_with_separators(tmp_path: Path) -> None:
     (tmp_path / "many.eval").write_text("tokens < \n" * 1_200, encoding="utf-8")
     done = evaldsl("check", str(tmp_path / "many.eval"))
     assert done.stdout.rstrip().endswith("1 file checked: 1,200 errors, 0 warnings")
+
+
+REAL = "tests/fixtures/realworld"
+RECORDINGS = [
+    f"{REAL}/traceplay-multi-tool/cassette.multi-tool.jsonl",  # JSON lines
+    f"{REAL}/openai-chat-stream/stream.sse",  # server-sent events
+    f"{REAL}/anthropic-stream-tooluse/tool_use_response.txt",  # events, named otherwise
+    f"{REAL}/openai-chat-tools/response-final.json",  # one JSON document
+    f"{REAL}/inspect-ai-eval-log/log_read_sample.json",
+]
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.rsplit("/", 1)[-1])
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_recording_given_for_a_suite_is_one_error_saying_so(command: str, recording: str) -> None:
+    # read as `.eval` text (or a YAML suite) it was an error for every line (or key)
+    extra = ["--no-color", "--no-history"] if command == "run" else []
+    done = run_evaldsl(command, recording, *extra)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    said = done.stdout + done.stderr
+    assert said.count("error[") == 1, said
+    assert "error[E504]" in said and "not an evaldsl suite" in said
+    name = recording.rsplit("/", 1)[-1]
+    assert f"`evaldsl inspect {name}` shows what it holds" in said
+    assert (
+        f"cassette: {name}" in said or f'cassette "{name}"' in said
+    )  # how to name it in a suite instead
+
+
+def test_a_yaml_file_of_another_tool_is_no_suite_in_one_error(tmp_path: Path) -> None:
+    workflow = tmp_path / "ci.yaml"
+    workflow.write_text("on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n", "utf-8")
+    done = run_evaldsl("check", str(workflow))
+    assert done.returncode == 1
+    assert done.stdout.count("error[") == 1, done.stdout
+    assert "none of its keys (`on`, `jobs`) is a suite's" in done.stdout
+    assert "a suite has `cases:`" in done.stdout

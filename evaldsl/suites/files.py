@@ -2,12 +2,14 @@
 
 Takes paths (files and folders) and gives the suite files under them (`discover`), and a
 `SuiteDraft` for a file or for text in memory, read by the front end its extension names:
-`.yaml`, `.yml` and `.json` by `yamlfile.py`, anything else as `.eval`.
+`.yaml`, `.yml` and `.json` by `yamlfile.py`, anything else as `.eval` but recordings
+(JSON lines, events, JSON text) and Inspect AI logs, which are said to be no suites.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -96,18 +98,42 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     if p.suffix in (".yaml", ".yml", ".json"):
         return _yaml_draft(text, str(p))
+    if p.suffix in RECORDING_SUFFIXES or (p.suffix != ".eval" and _RECORDED.match(text)):
+        return _recording(p)
     return eval_draft(text, str(p))
+
+
+#: Files of recordings (JSON lines, server-sent events), never of suites.
+RECORDING_SUFFIXES = (".jsonl", ".ndjson", ".sse")
+#: How a recording's text starts (JSON, or a server-sent event's field), where no `.eval`
+#: statement does: a file of another name (`stream.txt`) that starts so is a recording.
+_RECORDED = re.compile(r"\s*(?:[{\[]|(?:event|data):)")
+
+
+def _recording(p: Path) -> SuiteDraft:
+    """The draft of a recording named as a suite (`evaldsl run trace.jsonl`): its one
+    error, E504, where reading it as `.eval` text gave an error for every line."""
+    return _no_suite(
+        p,
+        "this is a recording (JSON or events), not an evaldsl suite",
+        f'name it in a suite: `cassette "{p.name}"` (or `trace "{p.name}"`), then the '
+        f"assertions to check on it; `evaldsl inspect {p.name}` shows what it holds",
+    )
 
 
 def _inspect_log(p: Path) -> SuiteDraft:
     """The draft of an Inspect AI `.eval` log named as a suite: its one error, E504."""
-    diag = Diagnostic.in_file(
-        str(p),
-        "E504",
+    return _no_suite(
+        p,
         "this is an Inspect AI log (a ZIP archive), not an evaldsl suite",
-        hint=f'name it in a suite: `cassette "{p.name}"` (each sample becomes a case), '
+        f'name it in a suite: `cassette "{p.name}"` (each sample becomes a case), '
         f"or score it: `evaldsl score PROGRAM {p.name}`",
     )
+
+
+def _no_suite(p: Path, message: str, hint: str) -> SuiteDraft:
+    """The draft of a file that is no suite: its one error, E504."""
+    diag = Diagnostic.in_file(str(p), "E504", message, hint=hint)
     return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
 
 

@@ -161,6 +161,14 @@ def _mapping(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
     return {str(k.value): (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
 
 
+def _recorded(p: Path) -> str:
+    """The hint for a JSON file that reads as no suite: it may be a recording."""
+    return (
+        f"a recording is named in a suite, in a case: `cassette: {p.name}` (or `trace: "
+        f"{p.name}`); `evaldsl inspect {p.name}` shows what it holds"
+    )
+
+
 def yaml_draft(text: str, path: str) -> SuiteDraft:
     """Read a YAML or JSON suite into a draft; problems become diagnostics, never raises."""
     p = Path(path)
@@ -217,10 +225,18 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
                     root,
                     "E504",
                     "a suite is a mapping with a `cases:` list",
-                    "add `cases:` with a case",
+                    _recorded(p) if p.suffix == ".json" else "add `cases:` with a case",
                 ),
             ),
         )
+    top = _mapping(root)
+    if top and not SUITE_KEYS.intersection(top):
+        # (no key is a suite's: a recording or another tool's file, said once, not as an
+        # unknown field for each of its keys)
+        shown = ", ".join(f"`{key}`" for key in list(top)[:3]) + (", …" if len(top) > 3 else "")
+        message = f"this is not an evaldsl suite: none of its keys ({shown}) is a suite's"
+        hint = _recorded(p) if p.suffix == ".json" else "a suite has `cases:` (a list of cases)"
+        return attrs.evolve(empty, diagnostics=(doc.error(root, "E504", message, hint),))
     diags: list[Diagnostic] = []
     for problem in problems(root):
         if problem.duplicate and p.suffix == ".json":
@@ -228,7 +244,6 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             diags.append(doc.error(problem.node, "W505", problem.message, problem.hint))
         else:
             diags.append(doc.error(problem.node, "E504", problem.message, problem.hint))
-    top = _mapping(root)
     for key, (knode, _) in top.items():
         if key not in SUITE_KEYS:
             _, message, hint = unknown_field(key, SUITE_KEYS, "a suite field")
