@@ -135,10 +135,19 @@ def string_literal(draw: st.DrawFn) -> tuple[str, str]:
     return written, value
 
 
+#: (made once: a filter made at each draw is a new lazy strategy, which built its regex's
+#: strategy again at every draw, most of a fuzz run's time and gigabytes of its memory)
+tool_bare_name = bare_name.filter(lambda n: n != "calls")
+value_name = bare_name.filter(lambda n: n not in ("true", "false", "null"))
+run_target = st.from_regex(
+    r"[a-z_][a-z0-9_]{0,6}(\.[a-z_][a-z0-9_]{0,6}){0,2}:[a-z_][a-z0-9_]{0,6}", fullmatch=True
+)
+
+
 @st.composite
 def tool_name(draw: st.DrawFn) -> tuple[str, str]:
     if draw(st.booleans()):
-        name = draw(bare_name.filter(lambda n: n != "calls"))
+        name = draw(tool_bare_name)
         return name, name
     return draw(string_literal())
 
@@ -160,7 +169,7 @@ def value(draw: st.DrawFn, depth: int = 0) -> tuple[str, ast.Value]:
         word = draw(st.sampled_from(["true", "false", "null"]))
         return word, ast.Null() if word == "null" else ast.Bool(word == "true")
     if kind == 4:
-        name = draw(bare_name.filter(lambda n: n not in ("true", "false", "null")))
+        name = draw(value_name)
         return name, ast.Name(name)
     if kind == 5:
         n = draw(st.integers(0, 5000))
@@ -366,12 +375,7 @@ def declaration(draw: st.DrawFn) -> tuple[str, ast.Statement]:
         n = draw(st.integers(1, 600))
         return f"timeout {n}s", ast.TimeoutDecl(ast.Duration(float(n), f"{n}s"))
     if kind == 7:
-        target = draw(
-            st.from_regex(
-                r"[a-z_][a-z0-9_]{0,6}(\.[a-z_][a-z0-9_]{0,6}){0,2}:[a-z_][a-z0-9_]{0,6}",
-                fullmatch=True,
-            )
-        )
+        target = draw(run_target)
         return f"run {target}", ast.RunDecl(target)
     return f"suite {text}", ast.SuiteDecl(v)
 
