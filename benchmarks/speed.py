@@ -608,13 +608,17 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
     # whole suite (reading every cassette's head) and runs nothing: a serial run's part
     # before its first case
     cpu: list[list[float]] = []
-    t_load, t_fork, t1, t2 = process_times_in_turns(
+    # two serial runs at once: what two processes of this very work take together, where
+    # they share the cores' caches and memory bandwidth (a spin loop, below, shares little)
+    serial_run = shlex.join([*run, "-j", "1", str(suite)])
+    t_load, t_fork, t1, t2, t_pair = process_times_in_turns(
         runs,
         [
             [*run, "--dry-run", str(suite)],
             [sys.executable, "-c", before_fork, str(suite)],
             [*run, "-j", "1", str(suite)],
             [*run, "-j", "2", str(suite)],
+            ["/bin/sh", "-c", f"{serial_run} & {serial_run}; wait"],
         ],
         ENV,
         cpu,
@@ -625,7 +629,9 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
         + "; ".join(
             f"{name} {spread(times)}"
             for name, times in zip(
-                ("--dry-run", "before forking", "-j 1", "-j 2"), cpu, strict=True
+                ("--dry-run", "before forking", "-j 1", "-j 2", "two -j 1 at once"),
+                cpu,
+                strict=True,
             )
         )
     )
@@ -644,9 +650,17 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
         f"  the machine now: the same CPU work in 2 processes takes {machine:.2f}x the time "
         "of 1 process (0.5 on two idle cores; higher when other work holds the cores)"
     )
+    # this work's own ratio: two serial runs at once against twice one (0.5 on two cores
+    # that share nothing)
+    own = statistics.median(t_pair) / (2 * statistics.median(t1))
+    print(
+        f"  two `-j 1` runs at once: {spread(t_pair)}, {own:.2f}x the time of the two one "
+        "after the other (this work's own 2-process ratio)"
+    )
     serial = statistics.median(t_fork)
     work = statistics.median(t1) - serial
     best = (serial + machine * work) / statistics.median(t1)
+    best_own = (serial + own * work) / statistics.median(t1)
     print(
         f"  a serial run's part before its first case (`run --dry-run`: start, imports, "
         f"loading and checking the suite): {spread(t_load)}"
@@ -655,13 +669,16 @@ def bench_jobs(runs: int, cassettes: int = 120, events: int = 5000) -> None:
         f"  the -j parent's part before it forks (start, imports, reading and expanding the "
         f"suite): {spread(t_fork)}; so -j 1 does ~{work * 1000:.0f} ms of work after it, "
         f"and -j 2 at the machine's ratio would take at best {best:.2f}x -j 1 (0.6 needs a "
-        f"part before forking of at most ~{max(0.0, (0.6 - machine) * work / 0.4) * 1000:.0f} ms)"
+        f"part before forking of at most ~{max(0.0, (0.6 - machine) * work / 0.4) * 1000:.0f} ms); "
+        f"at this work's own ratio, at best {best_own:.2f}x (0.6 needs at most "
+        f"~{max(0.0, (0.6 - own) * work / 0.4) * 1000:.0f} ms)"
     )
     row(
         "-j 2 / -j 1 (wall)",
         statistics.median(t2) / statistics.median(t1),
         0.6,
-        f"(machine's own 2-process ratio now: {machine:.2f})",
+        f"(2-process ratio now: a spin loop's {machine:.2f}, this work's {own:.2f}; at best "
+        f"{best_own:.2f} with the parent's part before forking)",
     )
 
 
