@@ -619,6 +619,18 @@ def test_syntax_errors_are_reported_and_the_file_left_alone(tree: Path) -> None:
     assert out == f"reformatted {tree / 'messy.eval'}\n"  # the others are still formatted
 
 
+def test_a_yaml_suite_named_explicitly_is_said_to_be_one_and_left_alone(tree: Path) -> None:
+    suite = tree / "suite.yaml"
+    suite.write_text("suite: s\ncases:\n  - name: a\n    expect: [tool a called]\n", "utf-8")
+    code, out, err = run_fmt([str(suite), str(tree / "messy.eval")])
+    assert code == 1
+    # said as what it is, not as the syntax error of `.eval` text at its first `key:`
+    assert f"not formatted: {suite} is a YAML or JSON suite" in err
+    assert f"`evaldsl convert {suite}`" in err and "error[E101]" not in err
+    assert suite.read_text(encoding="utf-8").startswith("suite: s\n")
+    assert out == f"reformatted {tree / 'messy.eval'}\n"  # the others are still formatted
+
+
 def test_unreadable_files_are_reported(tmp_path: Path) -> None:
     path = tmp_path / "latin1.eval"
     path.write_bytes(b'answer contains "caf\xe9"\n')

@@ -720,7 +720,8 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
     Rewrites each file that changes in place and prints `reformatted PATH`. With `check`,
     prints `would reformat PATH` instead, and with `diff` a unified diff (then the `would
     reformat` lines go to `err`); neither writes.
-    A file with syntax errors is reported (rendered diagnostics on `err`) and left alone.
+    A file with syntax errors is reported (rendered diagnostics on `err`) and left alone,
+    as is a YAML or JSON suite or an Inspect AI log named explicitly (said as what it is).
     Exit code: 0 all fine (or all rewritten); 1 a file would change (`check`/`diff`) or
     could not be formatted; 2 a path does not exist.
     """
@@ -737,6 +738,14 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
             files.extend(_eval_files(p))  # (Inspect AI logs passed by)
         elif starts_as_zip(p):
             print(f"evaldsl: error: not formatted: {p} is an Inspect AI log, not a suite", file=err)
+            status = 1
+        elif p.suffix in (".yaml", ".yml", ".json"):
+            # (read as `.eval` text it failed at its first `key:`, as a syntax error)
+            print(
+                f"evaldsl: error: not formatted: {p} is a YAML or JSON suite; fmt lays out "
+                f"`.eval` files (`evaldsl convert {p}` prints it as one)",
+                file=err,
+            )
             status = 1
         else:
             files.append(p)
