@@ -64,13 +64,14 @@ def serial(folder: Path) -> list[TraceRecord]:
 
 
 def test_folders_are_walked_for_trace_files_skipping_hidden_ones(tmp_path: Path) -> None:
-    for name in ["a.json", "b.jsonl", "c.ndjson", "notes.txt", ".hidden.json", "sub/d.json"]:
+    names = ["a.json", "b.jsonl", "c.ndjson", "e.sse", "notes.txt", ".hidden.json", "sub/d.json"]
+    for name in names:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("[]")
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "e.json").write_text("[]")
     found = sorted(Path(i.key).relative_to(tmp_path).as_posix() for i in items([str(tmp_path)]))
-    assert found == ["a.json", "b.jsonl", "c.ndjson", "sub/d.json"]
+    assert found == ["a.json", "b.jsonl", "c.ndjson", "e.sse", "sub/d.json"]
 
 
 def test_globs_files_and_stdin_in_argument_order(tmp_path: Path) -> None:

@@ -29,8 +29,9 @@ from typing import BinaryIO, NamedTuple
 from evaldsl.language.reading import present, starts_as_zip
 
 #: The file names a folder walk takes as traces (a file named on the command line is
-#: always read, whatever its name).
-TRACE_EXTENSIONS = (".json", ".jsonl", ".ndjson")
+#: always read, whatever its name): JSON, JSON lines, and server-sent events (a recorded
+#: OpenAI or Anthropic stream, which `evaldsl.load_run` reads as it reads a named file).
+TRACE_EXTENSIONS = (".json", ".jsonl", ".ndjson", ".sse")
 
 STDIN = "-"
 GLOB_CHARACTERS = frozenset("*?[")
