@@ -849,6 +849,48 @@ async def test_fixes_in_a_yaml_suite_leave_its_yaml_as_it_was(
     _close(client, uri)
 
 
+YAML_KEYS = """\
+suite: keys
+descripton: fields misspelt
+cases:
+  - name: plain
+    cassete: multi.jsonl
+    expectt: [tool get_weather called]
+  - {name: flow, cassette: multi.jsonl, expect: [steps > 0], tagz: [a]}
+  - name: quoted
+    "cassete": multi.jsonl
+    expect: [steps > 0]
+"""
+JSON_KEYS = (
+    '{"suite": "k", "descripton": "d", "cases": [{"name": "a", "cassete": "multi.jsonl", '
+    '"expect": ["steps > 0"]}]}\n'
+)
+#: each misspelt field and the field its quick fix names
+RENAMED = {"descripton": "description", "cassete": "cassette", "expectt": "expect", "tagz": "tags"}
+
+
+async def test_a_misspelt_field_is_renamed_by_its_quick_fix(
+    client: LanguageClient, work: Path
+) -> None:
+    for path, text in ((work / "keys.yaml", YAML_KEYS), (work / "keys.json", JSON_KEYS)):
+        uri = _open(client, path, text)
+        published = [d for d in await _diagnostics(client, uri, 1) if d.code == "E508"]
+        assert len(published) == (5 if path.suffix == ".yaml" else 2), published
+        fixed = text
+        backwards = sorted(published, key=lambda d: (d.range.start.line, d.range.start.character))
+        for d in reversed(backwards):
+            edit = await _fix_of(client, uri, d)
+            assert edit is not None, (path.name, d.message)
+            fixed = _applied(fixed, edit)
+        expected = text
+        for wrong, right in RENAMED.items():
+            expected = expected.replace(wrong, right)
+        assert fixed == expected  # each name renamed, nothing else of the file changed
+        path.write_text(fixed, encoding="utf-8")
+        assert [e for e in check_text(fixed, str(path)) if e.code == "E508"] == []
+        _close(client, uri)
+
+
 # ---- document symbols -------------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ are diagnostics at their line (E510), and the suite is not read further.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Collection
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import attrs
 import yaml
 
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.diagnostics import Diagnostic, Fix
 from evaldsl.language.limits import timeout_problem
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
@@ -122,6 +123,27 @@ class _Doc:
     ) -> Diagnostic:
         line, column = self.pos(node) if node is not None else (1, 1)
         return Place(self.path, line, column, {}, self.line_text).error(None, code, message, hint)
+
+    def unknown_key(
+        self, knode: yaml.Node, key: str, known: Collection[str], what: str
+    ) -> Diagnostic:
+        """E508 for a key that is not one of `known`, with the did-you-mean as an edit of
+        the key's text when that is the key as written on one line: plain, or quoted
+        without escapes (a JSON suite's keys); renaming it changes nothing else of the
+        YAML. Any other key is left to the hint."""
+        guess, message, hint = unknown_field(key, known, what)
+        found = self.error(knode, "E508", message, hint)
+        if guess is None or not isinstance(knode, yaml.ScalarNode):
+            return found
+        start, end = knode.start_mark, knode.end_mark
+        quotes = 2 if knode.style in ('"', "'") else 0
+        if knode.style not in ("", None, '"', "'") or start.line != end.line:
+            return found
+        if end.column - start.column != len(key) + quotes:  # (an escape, or a key not text)
+            return found
+        line, column = self.pos(knode)
+        column += quotes // 2
+        return attrs.evolve(found, fix=Fix(line, column, line, column + len(key), guess))
 
     def place(self, node: yaml.Node) -> Place:
         fields: dict[str, tuple[int, int]] = {}
@@ -246,8 +268,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             diags.append(doc.error(problem.node, "E504", problem.message, problem.hint))
     for key, (knode, _) in top.items():
         if key not in SUITE_KEYS:
-            _, message, hint = unknown_field(key, SUITE_KEYS, "a suite field")
-            diags.append(doc.error(knode, "E508", message, hint))
+            diags.append(doc.unknown_key(knode, key, SUITE_KEYS, "a suite field"))
 
     def text_field(name: str) -> str | None:
         if name not in top:
@@ -404,8 +425,7 @@ def _case(
     fields = _mapping(node)
     for key, (knode, _) in fields.items():
         if key not in CASE_KEYS and key != "kind":
-            _, message, hint = unknown_field(key, CASE_KEYS, "a case field")
-            own.append(doc.error(knode, "E508", message, hint))
+            own.append(doc.unknown_key(knode, key, CASE_KEYS, "a case field"))
     name_value = doc.value(fields["name"][1]) if "name" in fields else None
     name = name_value if isinstance(name_value, str) and name_value else f"case #{index}"
 

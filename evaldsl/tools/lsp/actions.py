@@ -8,11 +8,13 @@ made where the diagnostics are (`Diagnostic.fix`), never read back from a hint's
 
 In a YAML suite an edit of DSL text is also an edit of YAML: `yaml_fixable` keeps a fix
 only where it cannot change what the YAML says (a block scalar; a plain or quoted scalar
-the new text adds none of that style's special characters to).
+the new text adds none of that style's special characters to; a field's name renamed to
+the one it was meant to be).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -88,6 +90,8 @@ def yaml_fixable(fix: Fix, layout: Layout, lines: Sequence[str]) -> bool:
         return False
     line0, column0 = fix.line - 1, fix.column - 1
     old = lines[line0][column0 : fix.end_column - 1]
+    if _key_renamed(lines[line0], column0, fix.end_column - 1, fix.text):
+        return True
     holder: TextPlace | None = None  # the scalar starting last before the fix on its line
     for place in layout.texts:
         if place.style in ("|", ">"):
@@ -101,6 +105,29 @@ def yaml_fixable(fix: Fix, layout: Layout, lines: Sequence[str]) -> bool:
         ):
             holder = place  # (`expect: [a, b]`: several on one line)
     return holder is not None and _flow_safe(holder, column0, old, fix.text)
+
+
+def _key_renamed(line: str, start: int, end: int, new: str) -> bool:
+    """Whether the fix is a field's name written as another (E508's did-you-mean): a word
+    for a word, where a mapping key is written plain (`expectt:`) or in quotes
+    (`"expectt":`); a YAML that only renames a key says the rest as it did."""
+    old = line[start:end]
+    if not (_WORD.fullmatch(old) and _WORD.fullmatch(new)):
+        return False
+    before, after = line[:start], line[end:]
+    for quote in ('"', "'"):
+        if before.endswith(quote) and after.startswith(quote):
+            before, after = before[:-1], after[1:]
+            break
+    else:
+        if before[-1:].isalnum() or before[-1:] in ("_", "-", "."):
+            return False  # (inside a longer word: no key of its own)
+    key_start = not before.strip() or before.rstrip().endswith(("-", "{", ","))
+    return key_start and after.lstrip().startswith(":")
+
+
+#: A field's name as a plain word.
+_WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 
 
 def _flow_safe(place: TextPlace, column0: int, old: str, new: str) -> bool:
