@@ -49,7 +49,7 @@ def expect(
     1 | answer matches /\d+ F/
       | ^^^^^^^^^^^^^^^^^^^^^^
       = found: "31 C"
-      = expected: "/\\d+ F/"
+      = expected: /\d+ F/
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
     base = Path(base_dir) if base_dir is not None else None

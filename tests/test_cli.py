@@ -92,6 +92,9 @@ def test_failures_exit_1_and_show_source_caret_found_expected() -> None:
     assert "  tool get_weather called 2 times" in out  # the source line
     assert "^^^^" in out
     assert "found: 461" in out and "expected: 100" in out
+    # what a predicate expects in words is shown as written; a value as JSON
+    assert "  = expected: exactly 2\n" in out and "  = expected: /\\d+ F/\n" in out
+    assert '  = expected: "Beijing"\n' in out
     # crashes name their cause, and the other cases still ran
     assert "corrupted.jsonl:4" in out and "invalid JSON on line 4" in out
     assert "raised ValueError: no forecast for 'Atlantis'" in out

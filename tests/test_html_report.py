@@ -295,7 +295,10 @@ def test_failing_examples_in_the_browser(browser: Browser, tmp_path: Path) -> No
         assert first.locator(".src .hl").inner_text() == "tool get_weather called 2 times"
         assert first.locator(".src .carets").inner_text() == "^" * 31
         assert first.locator(".found code").inner_text() == "1"
-        assert first.locator(".expected code").inner_text() == '"exactly 2"'
+        # an expectation in the language's words as written: a count, a regex (as JSON
+        # text it read with its backslash doubled); a value as JSON
+        expected = failing.locator(".expected code").all_inner_texts()
+        assert expected[:3] == ["exactly 2", '"Beijing"', "/\\d+ F/"]
         assert page.locator("#detail .timeline .t-name").all_inner_texts() == [
             "user",
             "gpt-4o-mini",

@@ -136,7 +136,7 @@ def test_a_failing_case_shows_the_console_report(project: pytest.Pytester) -> No
             "11 |   tool get_weather called 2 times",
             "   |   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
             "   = found: 1",
-            '   = expected: "exactly 2"',
+            "   = expected: exactly 2",
             "FAILED weather.eval::wrong expectations - 1 of 2 assertions failed (score 0.50)",
         ]
     )

@@ -164,6 +164,17 @@ def show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class Words(str):
+    """An expectation in the language's words, not a value: `exactly 2`, `not empty`,
+    `/\\d+ F/`. A report shows it as written; JSON carries it as text (it is a `str`).
+
+    >>> Words("exactly 2") == "exactly 2"
+    True
+    """
+
+    __slots__ = ()
+
+
 def to_report(value: Any) -> Any:
     """A value as a JSON report stores it (`MISSING` becomes null)."""
     if value is MISSING:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, assert_never
 
 from evaldsl.language import ast
+from evaldsl.language.values import Words
 from evaldsl.language.verdicts import Verdict
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
@@ -132,7 +133,7 @@ def compile_called(ctx: CompileContext, node: ast.Check) -> Checker:
 def called_checker(name: str, count: ast.Count, span: Any) -> Checker:
     """The checker of `tool NAME called …` (and of `no tool NAME`)."""
     low, high = count.low, count.high
-    wanted = count_words(count)
+    wanted = Words(count_words(count))
 
     def run(facts: RunFacts) -> Verdict:
         trace = facts.trace
@@ -194,7 +195,7 @@ FAMILY = Family(
     key=lambda pred: "never_called" if pred.count.form == "never" else "called",
     check=check,
     print=print_called,
-    expected=lambda pred: count_words(pred.count),
+    expected=lambda pred: Words(count_words(pred.count)),
     fragment=None,  # reads the run itself: never a test of one value
     compile=compile_called,
     forbids=lambda pred: pred.count.high == 0,

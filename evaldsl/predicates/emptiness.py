@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaldsl.language import ast
-from evaldsl.language.values import is_empty
+from evaldsl.language.values import Words, is_empty
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import BuildKit, CheckContext, Family, FragmentContext, ValueTest
 
@@ -63,7 +63,7 @@ FAMILY = Family(
     key=lambda pred: "is_empty" if pred.empty else "not_empty",
     check=check,
     print=lambda p, pred, indent: "is empty" if pred.empty else "not empty",
-    expected=lambda pred: "empty" if pred.empty else "not empty",
+    expected=lambda pred: Words("empty" if pred.empty else "not empty"),
     fragment=fragment,
     value_test=value_test,
 )

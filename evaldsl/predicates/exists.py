@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaldsl.language import ast
-from evaldsl.language.values import MISSING
+from evaldsl.language.values import MISSING, Words
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import BuildKit, CheckContext, Family, FragmentContext, ValueTest
 
@@ -50,7 +50,7 @@ FAMILY = Family(
     key=lambda pred: "exists",
     check=check,
     print=lambda p, pred, indent: "exists",
-    expected=lambda pred: "present",
+    expected=lambda pred: Words("present"),
     fragment=fragment,
     value_test=value_test,
 )

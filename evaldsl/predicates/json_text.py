@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from evaldsl.language import ast
+from evaldsl.language.values import Words
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import BuildKit, CheckContext, Family, FragmentContext, ValueTest
 
@@ -66,7 +67,7 @@ FAMILY = Family(
     key=lambda pred: "is_json",
     check=check,
     print=lambda p, pred, indent: "is json",
-    expected=lambda pred: "JSON text",
+    expected=lambda pred: Words("JSON text"),
     fragment=fragment,
     value_test=value_test,
 )

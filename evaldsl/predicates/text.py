@@ -15,7 +15,7 @@ from typing import Any
 from evaldsl.language import ast
 from evaldsl.language.regexes import RegexProblem, compile_regex, searcher
 from evaldsl.language.regexlits import literal_form, required_text, text_searcher
-from evaldsl.language.values import MISSING, js_text
+from evaldsl.language.values import MISSING, Words, js_text
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
     BuildKit,
@@ -163,7 +163,7 @@ MATCHES = Family(
     key=lambda pred: "matches",
     check=check_matches,
     print=lambda p, pred, indent: f"matches /{pred.regex.pattern}/{pred.regex.flags}",
-    expected=lambda pred: f"/{pred.regex.pattern}/{pred.regex.flags}",
+    expected=lambda pred: Words(f"/{pred.regex.pattern}/{pred.regex.flags}"),
     fragment=matches_fragment,
     value_test=matches_test,
 )

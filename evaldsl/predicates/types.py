@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from evaldsl.language import ast
-from evaldsl.language.values import has_type
+from evaldsl.language.values import Words, has_type
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import BuildKit, CheckContext, Family, FragmentContext, ValueTest
 
@@ -50,7 +50,7 @@ FAMILY = Family(
     key=lambda pred: "is_type",
     check=check,
     print=lambda p, pred, indent: f"is {pred.type}",
-    expected=lambda pred: pred.type,
+    expected=lambda pred: Words(pred.type),
     fragment=fragment,
     value_test=value_test,
 )

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any, Literal, Protocol
 
 from evaldsl.language.printable import visible as visible  # every reporter's escaping
+from evaldsl.language.values import Words
 from evaldsl.runner.results import AssertionResult, CaseResult
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
@@ -79,11 +80,14 @@ def shorten(text: str, limit: int | None = VALUE_LIMIT) -> str:
 
 
 def value(raw: Any, limit: int | None = VALUE_LIMIT) -> str:
-    """A found/expected value as JSON text (strings quoted), cut to `limit`.
+    """A found/expected value as JSON text (strings quoted), cut to `limit`; an
+    expectation in the language's words (`Words`: `exactly 2`, a regex) as written.
 
-    >>> value("sunny"), value([1, 2]), value(None)
-    ('"sunny"', '[1, 2]', 'null')
+    >>> value("sunny"), value([1, 2]), value(None), value(Words("exactly 2"))
+    ('"sunny"', '[1, 2]', 'null', 'exactly 2')
     """
+    if isinstance(raw, Words):  # (as JSON text a regex's backslashes would be doubled)
+        return shorten(str(raw), limit)
     try:
         text = json.dumps(raw, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
