@@ -426,3 +426,20 @@ def test_a_yaml_file_of_another_tool_is_no_suite_in_one_error(tmp_path: Path) ->
     assert done.stdout.count("error[") == 1, done.stdout
     assert "none of its keys (`on`, `jobs`) is a suite's" in done.stdout
     assert "a suite has `cases:`" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "text", ["", "# only a comment\n", 'suite "weather"\ntools get_weather\n'], ids=repr
+)
+def test_a_eval_file_of_no_assertions_is_a_warning_and_runs_no_case(
+    tmp_path: Path, text: str
+) -> None:
+    suite = tmp_path / "empty.eval"
+    suite.write_text(text, encoding="utf-8")
+    checked = run_evaldsl("check", str(suite))
+    # `check` says what `run` will do (it passed the file, and `run` crashed its one case)
+    assert checked.returncode == 0 and "warning[W510]" in checked.stdout, checked.stdout
+    assert "runs nothing" in checked.stdout
+    ran = run_evaldsl("run", str(suite), "--no-history", "--no-color")
+    assert ran.returncode == 1 and "no case ran" in ran.stderr, ran.stderr
+    assert "crashed" not in ran.stdout and "no source to check" not in ran.stdout

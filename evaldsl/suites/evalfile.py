@@ -16,10 +16,10 @@ import attrs
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
-from evaldsl.language.source import Source
+from evaldsl.language.source import Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.suites.model import CaseDraft, Layout, Snippet, SourceSpec, SuiteDraft
-from evaldsl.syntax.outline import Outline, outline
+from evaldsl.syntax.outline import CaseOutline, Outline, outline
 from evaldsl.syntax.parser import ParseResult, Start, parse
 
 
@@ -86,6 +86,22 @@ def read_eval(
 
     cases = []
     for i, c in enumerate(shape.cases):
+        if not standalone and _nothing_in(c) and not per_case.get(i):
+            # a file of no statements but its header (or of none at all): no case, where
+            # one case with nothing to check crashed at run time after a clean `check`
+            # (as a YAML suite's `cases: []`, W510)
+            name = shape.suite_name or stem
+            header_diags.append(
+                Diagnostic.at(
+                    source,
+                    shape.suite_span or Span(0, 0),
+                    "W510",
+                    f'this file has no assertions: suite "{name}" runs nothing',
+                    'add a source line such as cassette "x.jsonl" and assertions, or cases '
+                    'with case "name"',
+                )
+            )
+            continue
         src: SourceSpec | None = None
         dataset: SourceSpec | None = None
         decl = c.source
@@ -150,6 +166,14 @@ def read_eval(
         layout=_layout(shape, source, case_lines),
     )
     return EvalFile(parsed, shape, draft)
+
+
+def _nothing_in(case: CaseOutline) -> bool:
+    """Whether an implicit case (a file without `case` lines) holds nothing: no source,
+    dataset, input, rows or assertion."""
+    return case.implicit and not (
+        case.source or case.dataset or case.input or case.each or case.assertions
+    )
 
 
 def _layout(shape: Outline, source: Source, case_lines: list[int]) -> Layout:

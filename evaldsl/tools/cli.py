@@ -291,7 +291,10 @@ def _nothing_ran(args: argparse.Namespace, total: int, report: Report) -> str:
         first = broken[0].errors[0]
         files = "a suite file" if len(broken) == 1 else f"{len(broken)} suite files"
         return f"{files} with errors gave no case (first: {first.brief})"
-    return "the suites hold no case (an `each []` or a dataset of no rows expands to none)"
+    return (
+        "the suites hold no case (a `.eval` file of no assertions, `cases: []`, or an "
+        "`each []` or a dataset of no rows, which expands to none)"
+    )
 
 
 def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) -> int:
