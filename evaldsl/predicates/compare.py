@@ -68,10 +68,15 @@ def check(
         ctx.error(value.span, "E205", f"`{op}` compares numbers; found {ast.value_word(value)}")
         return
     ctx.value(value, stype, subject, subject_text, whole=True)
-    if stype != "Number" or not isinstance(value, ast.Num):
+    # counts, token sums, durations and costs are never negative
+    if stype == "Number" and isinstance(value, ast.Num):
+        n: float = value.value
+    elif stype == "Duration" and isinstance(value, ast.Duration):
+        n = value.seconds
+    elif stype == "Money" and isinstance(value, ast.Money):
+        n = value.amount
+    else:
         return
-    n = value.value
-    # counts and token sums are never negative
     if (op == ">=" and n <= 0) or (op == ">" and n < 0):
         ctx.error(pred.span, "W601", f"this can never fail: `{subject.kind}` is never negative")
     elif (op == "<" and n <= 0) or (op == "<=" and n < 0):
