@@ -51,6 +51,7 @@ CODES: dict[str, str] = {
     "E208": "invalid judge threshold",
     "E209": "number out of range",
     "E210": "invalid timeout",
+    "E211": "empty judge rubric",
     "E301": "unknown tool",
     "E302": "unknown node",
     "E303": "subject not available from this source",

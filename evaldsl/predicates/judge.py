@@ -54,6 +54,13 @@ def build(kit: BuildKit, c: list[Any]) -> ast.Judged:
 
 
 def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject, _: str) -> None:
+    if not pred.rubric.strip():  # (the judge would be asked to judge against nothing)
+        ctx.error(
+            pred.span,
+            "E211",
+            "a judge's rubric is empty: it says nothing the answer must do",
+            'write what it must do: judged "mentions the temperature"',
+        )
     if pred.op is not None and pred.op not in (">=", ">"):
         ctx.error(
             pred.span, "E208", f"a judge threshold is a minimum score: `>= T`, not `{pred.op} T`"
@@ -74,6 +81,10 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
             hint,
             fix,
         )
+    elif pred.threshold == 0 and pred.op == ">=":
+        ctx.error(pred.span, "W601", "this can never fail: every judge score is at least 0")
+    elif pred.threshold == 1 and pred.op == ">":
+        ctx.error(pred.span, "W602", "this can never pass: no judge score is over 1")
 
 
 #: Where a judged predicate's threshold is written: after its rubric, the first string.
