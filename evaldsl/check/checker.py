@@ -40,6 +40,13 @@ def check_statements(
     return out
 
 
+#: What an assertion that can never fail (pass) is under `not`: its code and its words.
+_NEGATED = {
+    "W601": ("W602", "this can never pass"),
+    "W602": ("W601", "this can never fail"),
+}
+
+
 class _Checker:
     """One pass over a case's assertions in one environment, appending diagnostics to
     `out`. It is the `CheckContext` predicate families check themselves in."""
@@ -48,6 +55,9 @@ class _Checker:
         self.source = source
         self.out = out
         self.env = env
+        # under an odd number of `not`s, with no `and` or `or` between: an assertion that
+        # can never fail then never passes, and the other way round (`error`)
+        self.negated = False
 
     @property
     def source_kind(self) -> SourceKind | None:
@@ -62,6 +72,10 @@ class _Checker:
     def error(
         self, span: Span, code: str, message: str, hint: str | None = None, fix: Fixing = None
     ) -> None:
+        if self.negated and code in _NEGATED:
+            # `not answer contains ""` can never pass, though what it negates never fails
+            code, said = _NEGATED[code]
+            message = f"{said}: it is under `not`, and {message.partition(': ')[2]}"
         self.out.append(Diagnostic.at(self.source, span, code, message, hint, fix=fix))
 
     def guessed(
@@ -95,10 +109,20 @@ class _Checker:
                 self.node_name(name, expr.span)
                 self.available("nodes", expr.span)
             case ast.Not(operand=operand):
-                self.expr(operand)
+                self.negated = not self.negated
+                try:
+                    self.expr(operand)
+                finally:
+                    self.negated = not self.negated
             case ast.And(operands=ops) | ast.Or(operands=ops):
-                for op in ops:
-                    self.expr(op)
+                # (what never fails decides nothing of an `and`, under `not` or not: the
+                # warning says it of the part, as it is)
+                negated, self.negated = self.negated, False
+                try:
+                    for op in ops:
+                        self.expr(op)
+                finally:
+                    self.negated = negated
             case _:
                 assert_never(expr)
 
