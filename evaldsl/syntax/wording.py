@@ -284,6 +284,15 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
         wanted, keywords = describe_expected(expected)
         if char in "\"'":
             return _string_diagnostic(source, pos, char)
+        if char == "/" and text.startswith("//", pos) and "REGEX" in expected:
+            # (a regex is `/…/` with something between: `//` lexes as no regex at all)
+            return Diagnostic.at(
+                source,
+                Span(pos, pos + 2),
+                "E401",
+                "an empty regex `//`: it would match every text",
+                "write what the text must match between the slashes: matches /\\d+ C/",
+            )
         if char == "/":
             return Diagnostic.at(
                 source,
