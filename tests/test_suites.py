@@ -144,6 +144,9 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
               - {{text: hello}}
               - {{kind: tool.forbid, name: x}}
               - {{kind: called.tool, name: x}}
+              - {{type: answer_contains, text: x}}
+              - {{type: tool_called, name: x}}
+              - {{kind: status_equals, expected: completed}}
         """,
     )
     suite = load_suite(path)
@@ -155,6 +158,13 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
     # a kind the other way round: difflib's nearest was `tool.order`
     assert by_code[("E505", 12)].hint == "did you mean `forbid.tool`?"
     assert by_code[("E505", 13)].hint == "did you mean `tool.called`?"
+    # the other front end's kind under this one's field: said as that, before a near one
+    # of this front end (`memory_contains` is a cycgraph type one letter-run away)
+    traceplay = "traceplay's assertions say `kind:`: did you mean `kind: {}`?"
+    assert by_code[("E505", 14)].hint == traceplay.format("answer.contains")
+    assert by_code[("E505", 15)].hint == traceplay.format("tool.called")
+    cycgraph = "cycgraph's assertions say `type:`: did you mean `type: status_equals`?"
+    assert by_code[("E505", 16)].hint == cycgraph
 
 
 def test_unknown_case_and_suite_fields(tmp_path: Path) -> None:

@@ -650,6 +650,27 @@ _FRONT_ENDS = (
 )
 
 
+def _other_front_end(field: str, kind: str) -> str | None:
+    """The hint for a kind of the other front end written with this one's field
+    (`type: tool_called` for traceplay's `kind: tool.called`, `kind: status_equals` for
+    cycgraph's `type: status_equals`), its separators as either writes them; None when
+    it is none of the other's."""
+    for other, known, _ in _FRONT_ENDS:
+        if other == field:
+            continue
+        dotted = kind.replace("_", ".").replace("-", ".")
+        for spelling in (
+            kind,
+            dotted,
+            ".".join(reversed(dotted.split("."))),
+            kind.replace(".", "_"),
+        ):
+            if spelling in known:
+                owner = "traceplay" if other == "kind" else "cycgraph"
+                return f"{owner}'s assertions say `{other}:`: did you mean `{other}: {spelling}`?"
+    return None
+
+
 # ---- entry point --------------------------------------------------------------------------
 
 
@@ -682,15 +703,17 @@ def object_to_dsl(obj: Any, place: Place) -> tuple[str | None, list[Diagnostic]]
         # a kind written the other way round (`tool.forbid` for `forbid.tool`) is
         # that kind, whatever letters it shares with others
         swapped = ".".join(reversed(kind.split(".")))
+        # (the other front end's kind, spelt exactly, before a near one of this front end:
+        # `type: answer_contains` is traceplay's `answer.contains`, not `memory_contains`)
+        other = None if swapped in known else _other_front_end(field, kind)
         guess = swapped if swapped in known else did_you_mean(kind, known)
-        return None, [
-            place.error(
-                field,
-                "E505",
-                f"unknown assertion {field} `{kind}`",
-                f"did you mean `{guess}`?" if guess else f"{field}s: " + ", ".join(sorted(known)),
-            )
-        ]
+        if other is not None:
+            hint = other
+        elif guess:
+            hint = f"did you mean `{guess}`?"
+        else:
+            hint = f"{field}s: " + ", ".join(sorted(known))
+        return None, [place.error(field, "E505", f"unknown assertion {field} `{kind}`", hint)]
     return None, [
         place.error(
             None,
