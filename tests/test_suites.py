@@ -147,12 +147,20 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
               - {{type: answer_contains, text: x}}
               - {{type: tool_called, name: x}}
               - {{kind: status_equals, expected: completed}}
+              - {{kind: tool.called, name: x, times: "2"}}
         """,
     )
     suite = load_suite(path)
     by_code = {(d.code, d.line): d for d in suite.diagnostics}
     assert by_code[("E508", 7)].hint == "did you mean `jsonPath:`?"
-    assert ("E507", 9) in by_code  # name: 3
+    # a field of the wrong type, in the user's words (it read "not int", "not str")
+    assert (
+        by_code[("E507", 9)].message
+        == "`name` of `tool.called` must be a non-empty string, not a number"
+    )
+    times = by_code[("E507", 17)]
+    assert times.message.endswith('must be a whole number ≥ 0, not the text "2"')
+    assert times.hint == "write the number without quotes: `times: 2`"
     assert by_code[("E505", 10)].hint == "did you mean `memory_matches`?"
     assert ("E506", 11) in by_code  # neither kind nor type
     # a kind the other way round: difflib's nearest was `tool.order`

@@ -20,6 +20,7 @@ than a pass on a missing key; a field that can never hold (`.nan`, `times: 2.5`)
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -133,6 +134,10 @@ def _guess_field(key: str, known: Collection[str]) -> str | None:
     return did_you_mean(key, known)
 
 
+#: A number as YAML and JSON write one (a field given as text that spells it).
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
 def unknown_field(key: object, known: Collection[str], what: str) -> tuple[str | None, str, str]:
     """The likely field, the message and the hint for a key that is not one of `known`
     (`what` completes "`key` is not …": "a case field", "a field of `tool.args`").
@@ -169,12 +174,15 @@ class _Fields:
 
     def _wrong(self, key: str, wanted: str) -> None:
         value = self.obj[key]
-        found = type(value).__name__.replace("NoneType", "null").replace("dict", "mapping")
+        found, hint = describe(value), None
         if value == "":
             found = "an empty one"
-        self.diags.append(
-            self.place.error(key, "E507", f"`{key}` of {self.what} must be {wanted}, not {found}")
-        )
+        elif isinstance(value, str):
+            found = f"the text {json.dumps(value, ensure_ascii=False)}"
+            if _NUMBER.fullmatch(value.strip()) and "number" in wanted:
+                hint = f"write the number without quotes: `{key}: {value.strip()}`"
+        message = f"`{key}` of {self.what} must be {wanted}, not {found}"
+        self.diags.append(self.place.error(key, "E507", message, hint))
 
     def never(self, key: str, message: str, hint: str | None = None) -> None:
         """A field that makes the assertion unable ever to hold: an error, not a run that
