@@ -26,6 +26,7 @@ from evaldsl.bounded import keep
 #: The `N.key` after a prefix's dot (matched from that position).
 _INDEX = re.compile(r"(\d+)\.(.+)$")
 _ABSENT = object()
+_NEW = dict.__new__
 
 
 def index_plan(lead: str, keys: Iterable[str]) -> list[list[tuple[str, str]]]:
@@ -63,7 +64,7 @@ class RawAttrs(dict[str, Any]):
     _keys: str | None
 
     def __init__(self, raw: dict[str, Any], decode: Callable[[Any], Any]) -> None:
-        super().__init__(raw)
+        dict.__init__(self, raw)  # (not `super()`: no proxy made, for every message read)
         self._decode = decode
         self._keys = None
 
@@ -113,6 +114,16 @@ class RawAttrs(dict[str, Any]):
         get = dict.__getitem__
         decode = self._decode
         return [RawAttrs({name: get(self, key) for name, key in entry}, decode) for entry in plan]
+
+    @classmethod
+    def empty(cls, decode: Callable[[Any], Any]) -> RawAttrs:
+        """`RawAttrs({}, decode)`, to be filled in place, made without calling `__init__`:
+        a class with a Python `__init__` is called with its arguments packed, then
+        `__init__` with them (the typed reader makes one for every span)."""
+        attrs = _NEW(cls)
+        attrs._decode = decode
+        attrs._keys = None
+        return attrs
 
     def raw(self, key: str) -> bytes | None:
         """`key`'s undecoded JSON (`None` when absent or already decoded)."""
