@@ -768,10 +768,16 @@ def _may_hold(a: dict[str, Any], key: str, *texts: bytes) -> bool:
 
 def _kind(span: Span) -> str:
     a = span.attrs
-    oi_kind = a.get("openinference.span.kind")
-    tl_kind = a.get("traceloop.span.kind")
-    op = a.get("gen_ai.operation.name")
-    if not (_text_or_none(oi_kind) and _text_or_none(tl_kind) and _text_or_none(op)):
+    # (each looked for before it is read: a span has one convention's kind, and reading
+    # an absent key of a `RawAttrs` is still a call)
+    oi_kind = a.get("openinference.span.kind") if "openinference.span.kind" in a else None
+    tl_kind = a.get("traceloop.span.kind") if "traceloop.span.kind" in a else None
+    op = a.get("gen_ai.operation.name") if "gen_ai.operation.name" in a else None
+    if not (
+        (oi_kind is None or isinstance(oi_kind, str))
+        and (tl_kind is None or isinstance(tl_kind, str))
+        and (op is None or isinstance(op, str))
+    ):
         # a kind that is not text is the run's error, never a span read past as another
         # kind (its message made only here: this runs for every span)
         what = f'span "{span.name}"'
@@ -886,12 +892,15 @@ def _unread_times(span: Span) -> Iterator[Any]:
 
 def _span_events(span: Span, trace: Trace, clock: bool) -> None:
     a = span.attrs
-    start, end = (iso_time(span.start), iso_time(span.end)) if clock else (None, None)
     kind = _kind(span)
+    # (a time's text is made only where an event is placed at it: a skipped span's times
+    # are read only when it failed, a tool span's start only for a call no span asked for)
+    end = iso_time(span.end) if clock and (kind in _READ_KINDS or span.failed) else None
     if kind == "tool":
         trace.saw("tool span")
-        _tool_span(span, trace, start, end)
+        _tool_span(span, trace, span.start if clock else None, end)
     elif kind == "llm":
+        start = iso_time(span.start) if clock else None
         trace.saw("LLM span")
         # The tool messages of the span's history give results to calls still waiting for
         # theirs; with none waiting (every call's tool span came before, as most traces
@@ -923,11 +932,12 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         trace.error(message, end)
 
 
-def _text_or_none(value: Any) -> bool:
-    return value is None or isinstance(value, str)
+#: The kinds of span whose events are read.
+_READ_KINDS = frozenset({"tool", "llm"})
 
 
-def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> None:
+def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) -> None:
+    """The events of a tool span (`start_ns`: its start, `None` when spans have no clock)."""
     a = span.attrs
     found = _first(a, *_TOOL_NAMES)
     if type(found) is str and found:
@@ -946,11 +956,14 @@ def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> 
         "output.value",
         "traceloop.entity.output",
     )
-    is_error = span.failed or a.get("gen_ai.tool.result.is_error") is True
+    is_error = span.failed or (
+        "gen_ai.tool.result.is_error" in a and a["gen_ai.tool.result.is_error"] is True
+    )
     cid = trace.known_call(call_id, name)
     if cid is None:
         args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
-        cid = trace.call(name, parse_json_text(args) if args is not None else {}, call_id, start)
+        arguments = parse_json_text(args) if args is not None else {}
+        cid = trace.call(name, arguments, call_id, iso_time(start_ns))
     if result is not None or is_error:
         trace.result(cid, result if result is not None else "", is_error=is_error, at=end)
 
