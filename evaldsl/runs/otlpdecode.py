@@ -45,7 +45,7 @@ from evaldsl.runs.decode import Undecodable, line_chunks
 from evaldsl.runs.model import Run, open_file
 from evaldsl.runs.otel import STATUS_ERROR, Span, any_value, flat_kind, nanos, read_spans
 from evaldsl.runs.providers import Trace
-from evaldsl.runs.rawattrs import RawAttrs
+from evaldsl.runs.rawattrs import SMALL_BYTES, RawAttrs
 
 _ABSENT = msgspec.Raw(b"")  # a field the line does not have (JSON has no empty value)
 _BOM = b"\xef\xbb\xbf"
@@ -169,18 +169,19 @@ def _any_value(data: bytes | memoryview) -> Any:
 #: kinds, operations, models, roles and tool names, and a lookup is a third of a
 #: decoding. Only values nobody can change are kept (text, numbers, `true`, `false`,
 #: `null`): a list or an object is decoded anew each time.
-_SMALL_BYTES = 96
 _SMALL_MAX = 4096
 _SHAREABLE = frozenset({str, int, float, bool, type(None)})
 
 
-def _kept_small(decode: Callable[[Any], Any]) -> Callable[[msgspec.Raw], Any]:
-    """`decode` of an undecoded value, small ones from a table of their own (one per
-    decoder: the same JSON is an AnyValue in OTLP, a plain value in a flat span)."""
-    small: dict[bytes, Any] = {}
+def _kept_small(
+    decode: Callable[[Any], Any], small: dict[bytes, Any]
+) -> Callable[[msgspec.Raw], Any]:
+    """`decode` of an undecoded value, small ones (`SMALL_BYTES` of JSON at most) from
+    `small`, a table of their own (one per decoder: the same JSON is an AnyValue in OTLP,
+    a plain value in a flat span), which `RawAttrs` also reads without calling this."""
 
     def value_of(raw: msgspec.Raw) -> Any:
-        if len(raw) <= _SMALL_BYTES:
+        if len(raw) <= SMALL_BYTES:
             key = bytes(raw)  # (a Raw is a buffer: no memoryview needed, half the time)
             value = small.get(key, _MISSING)
             if value is _MISSING:
@@ -194,13 +195,15 @@ def _kept_small(decode: Callable[[Any], Any]) -> Callable[[msgspec.Raw], Any]:
 
 
 #: An OTLP attribute's `AnyValue` as `otel.attributes` gives it; a flat span's (Phoenix)
-#: attribute value, plain JSON (`"LLM"`, `259`)
-_otlp_value = _kept_small(_any_value)
-_flat_value = _kept_small(orjson.loads)
+#: attribute value, plain JSON (`"LLM"`, `259`); and the small values each keeps.
+_OTLP_SMALL: dict[bytes, Any] = {}
+_FLAT_SMALL: dict[bytes, Any] = {}
+_otlp_value = _kept_small(_any_value, _OTLP_SMALL)
+_flat_value = _kept_small(orjson.loads, _FLAT_SMALL)
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
-    attrs = RawAttrs.empty(_otlp_value)
+    attrs = RawAttrs.empty(_otlp_value, _OTLP_SMALL)
     for kv in items or ():  # (filled in place: a dict made, then copied, took ~30% more)
         key = kv.key
         if key is not None:
@@ -376,13 +379,13 @@ def _flat_span(s: _Line) -> Span:
     return Span(
         name=name,
         span_id=str(context.get("span_id") or name or "span"),
-        attrs=RawAttrs(s.attributes or {}, _flat_value),
+        attrs=RawAttrs(s.attributes or {}, _flat_value, _FLAT_SMALL),
         start=nanos(start),
         end=nanos(end),
         start_text=start,
         end_text=end,
         events=[
-            {"name": _get(e.name), "attrs": RawAttrs(e.attributes or {}, _flat_value)}
+            {"name": _get(e.name), "attrs": RawAttrs(e.attributes or {}, _flat_value, _FLAT_SMALL)}
             for e in s.events or ()
         ],
         failed=code in STATUS_ERROR,
