@@ -465,7 +465,7 @@ def flat_kind(kind: Any, name: Any) -> str | None:
 
 def iso_time(ns: int | None) -> str | None:
     """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`, put together
-    from texts made once: its day's (kept), its minute of the day's, its second's and its
+    from texts made once: its minute's (kept: `2026-09-01T00:00:`), its second's and its
     millisecond's (two a span: one `strftime` was ~2.5 µs, a cache of whole seconds
     missed at each new second, and one of seconds of the day at most of them).
 
@@ -474,19 +474,30 @@ def iso_time(ns: int | None) -> str | None:
     """
     if not ns:
         return None
-    days, ms = divmod(ns // 1_000_000, 86_400_000)
+    minute, ms = divmod(ns // 1_000_000, 60_000)
+    prefix = _MINUTES.get(minute)
+    if prefix is None:
+        prefix = keep(_MINUTES, minute, _minute_text(minute), _MAX_TEXTS)
+    second, ms = divmod(ms, 1000)
+    texts = _TEXTS or _texts()
+    return prefix + texts[1][second] + texts[2][ms]
+
+
+def _minute_text(minute: int) -> str:
+    """The text of a minute since 1970 (`2026-09-01T00:00:`): its day's (kept) and its
+    minute of the day's."""
+    days, minute = divmod(minute, 1440)
     day = _DAYS.get(days)
     if day is None:
         text = datetime.fromtimestamp(days * 86_400, tz=UTC).strftime("%Y-%m-%dT")
         day = keep(_DAYS, days, text, _MAX_TEXTS)
-    minute, ms = divmod(ms, 60_000)
-    second, ms = divmod(ms, 1000)
-    texts = _TEXTS or _texts()
-    return day + texts[0][minute] + texts[1][second] + texts[2][ms]
+    return day + (_TEXTS or _texts())[0][minute]
 
 
-#: `iso_time`'s texts of a day (`2026-09-01T`), kept as met.
+#: `iso_time`'s texts of a day (`2026-09-01T`) and of a minute since 1970
+#: (`2026-09-01T00:00:`), kept as met.
 _DAYS: dict[int, str] = {}
+_MINUTES: dict[int, str] = {}
 _MAX_TEXTS = 4096
 #: Its texts of a minute of the day (`00:00:`), a second (`02`) and a millisecond
 #: (`.000Z`), made at the first time written.
