@@ -661,10 +661,12 @@ def test_raw_entries_of_keys_holding_newlines() -> None:
 
 @given(st.integers(min_value=0, max_value=otel.MAX_NANOS))
 def test_span_times_are_written_as_strftime_writes_them(ns: int) -> None:
-    """`otel.iso_time`'s texts of days, minutes of the day, seconds and milliseconds put
-    together are `strftime`'s text of the time."""
-    seconds = datetime.fromtimestamp(ns // 1_000_000_000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    assert otel.iso_time(ns) == (f"{seconds}.{ns // 1_000_000 % 1000:03d}Z" if ns else None)
+    """`otel.iso_time`'s texts of minutes (days and minutes of the day), seconds and
+    milliseconds put together are `strftime`'s text of the time, made or kept: the time
+    again, and the first millisecond of its minute, read from the minute's kept text."""
+    for at in (ns, ns, ns - ns % 60_000_000_000):
+        seconds = datetime.fromtimestamp(at // 1_000_000_000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        assert otel.iso_time(at) == (f"{seconds}.{at // 1_000_000 % 1000:03d}Z" if at else None)
 
 
 def test_small_values_read_again_are_shared_only_when_nobody_can_change_them(

@@ -276,12 +276,13 @@ def nanos(value: Any) -> int | None:
     >>> nanos("1700000000000000000"), nanos("-5"), nanos("9" * 40), nanos(1e300)
     (1700000000000000000, None, None, None)
     """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if 0 <= value <= MAX_NANOS else None
+    if type(value) is not str:  # (OTLP writes its times as text of digits: those first)
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int):
+            return value if 0 <= value <= MAX_NANOS else None
     if isinstance(value, str):
-        if value.isascii() and value.isdigit():
+        if value.isdigit() and value.isascii():
             found = int(value) if len(value) <= 21 else MAX_NANOS + 1
             return found if found <= MAX_NANOS else None
         try:
@@ -464,7 +465,7 @@ def flat_kind(kind: Any, name: Any) -> str | None:
 
 def iso_time(ns: int | None) -> str | None:
     """Unix nanoseconds as traceplay writes times: `2026-09-01T00:00:02.000Z`, put together
-    from texts made once: its day's (kept), its minute of the day's, its second's and its
+    from texts made once: its minute's (kept: `2026-09-01T00:00:`), its second's and its
     millisecond's (two a span: one `strftime` was ~2.5 µs, a cache of whole seconds
     missed at each new second, and one of seconds of the day at most of them).
 
@@ -473,19 +474,30 @@ def iso_time(ns: int | None) -> str | None:
     """
     if not ns:
         return None
-    days, ms = divmod(ns // 1_000_000, 86_400_000)
+    minute, ms = divmod(ns // 1_000_000, 60_000)
+    prefix = _MINUTES.get(minute)
+    if prefix is None:
+        prefix = keep(_MINUTES, minute, _minute_text(minute), _MAX_TEXTS)
+    second, ms = divmod(ms, 1000)
+    texts = _TEXTS or _texts()
+    return prefix + texts[1][second] + texts[2][ms]
+
+
+def _minute_text(minute: int) -> str:
+    """The text of a minute since 1970 (`2026-09-01T00:00:`): its day's (kept) and its
+    minute of the day's."""
+    days, minute = divmod(minute, 1440)
     day = _DAYS.get(days)
     if day is None:
         text = datetime.fromtimestamp(days * 86_400, tz=UTC).strftime("%Y-%m-%dT")
         day = keep(_DAYS, days, text, _MAX_TEXTS)
-    minute, ms = divmod(ms, 60_000)
-    second, ms = divmod(ms, 1000)
-    texts = _TEXTS or _texts()
-    return day + texts[0][minute] + texts[1][second] + texts[2][ms]
+    return day + (_TEXTS or _texts())[0][minute]
 
 
-#: `iso_time`'s texts of a day (`2026-09-01T`), kept as met.
+#: `iso_time`'s texts of a day (`2026-09-01T`) and of a minute since 1970
+#: (`2026-09-01T00:00:`), kept as met.
 _DAYS: dict[int, str] = {}
+_MINUTES: dict[int, str] = {}
 _MAX_TEXTS = 4096
 #: Its texts of a minute of the day (`00:00:`), a second (`02`) and a millisecond
 #: (`.000Z`), made at the first time written.
@@ -556,6 +568,8 @@ def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
     got_out = _first(a, *_TOKENS_OUT)
     if got_in is None and got_out is None:
         return None
+    if type(got_in) is int and type(got_out) is int and got_in >= 0 <= got_out:
+        return got_in, got_out  # (what `token_count` gives them, without its two calls)
     try:
         return token_count(got_in), token_count(got_out)
     except BadUsage:  # (named as the span spells it: looked up only for the message)
@@ -767,10 +781,16 @@ def _may_hold(a: dict[str, Any], key: str, *texts: bytes) -> bool:
 
 def _kind(span: Span) -> str:
     a = span.attrs
-    oi_kind = a.get("openinference.span.kind")
-    tl_kind = a.get("traceloop.span.kind")
-    op = a.get("gen_ai.operation.name")
-    if not (_text_or_none(oi_kind) and _text_or_none(tl_kind) and _text_or_none(op)):
+    # (each looked for before it is read: a span has one convention's kind, and reading
+    # an absent key of a `RawAttrs` is still a call)
+    oi_kind = a.get("openinference.span.kind") if "openinference.span.kind" in a else None
+    tl_kind = a.get("traceloop.span.kind") if "traceloop.span.kind" in a else None
+    op = a.get("gen_ai.operation.name") if "gen_ai.operation.name" in a else None
+    if not (
+        (oi_kind is None or isinstance(oi_kind, str))
+        and (tl_kind is None or isinstance(tl_kind, str))
+        and (op is None or isinstance(op, str))
+    ):
         # a kind that is not text is the run's error, never a span read past as another
         # kind (its message made only here: this runs for every span)
         what = f'span "{span.name}"'
@@ -885,12 +905,15 @@ def _unread_times(span: Span) -> Iterator[Any]:
 
 def _span_events(span: Span, trace: Trace, clock: bool) -> None:
     a = span.attrs
-    start, end = (iso_time(span.start), iso_time(span.end)) if clock else (None, None)
     kind = _kind(span)
+    # (a time's text is made only where an event is placed at it: a skipped span's times
+    # are read only when it failed, a tool span's start only for a call no span asked for)
+    end = iso_time(span.end) if clock and (kind in _READ_KINDS or span.failed) else None
     if kind == "tool":
         trace.saw("tool span")
-        _tool_span(span, trace, start, end)
+        _tool_span(span, trace, span.start if clock else None, end)
     elif kind == "llm":
+        start = iso_time(span.start) if clock else None
         trace.saw("LLM span")
         # The tool messages of the span's history give results to calls still waiting for
         # theirs; with none waiting (every call's tool span came before, as most traces
@@ -922,11 +945,12 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         trace.error(message, end)
 
 
-def _text_or_none(value: Any) -> bool:
-    return value is None or isinstance(value, str)
+#: The kinds of span whose events are read.
+_READ_KINDS = frozenset({"tool", "llm"})
 
 
-def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> None:
+def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) -> None:
+    """The events of a tool span (`start_ns`: its start, `None` when spans have no clock)."""
     a = span.attrs
     found = _first(a, *_TOOL_NAMES)
     if type(found) is str and found:
@@ -945,11 +969,14 @@ def _tool_span(span: Span, trace: Trace, start: str | None, end: str | None) -> 
         "output.value",
         "traceloop.entity.output",
     )
-    is_error = span.failed or a.get("gen_ai.tool.result.is_error") is True
+    is_error = span.failed or (
+        "gen_ai.tool.result.is_error" in a and a["gen_ai.tool.result.is_error"] is True
+    )
     cid = trace.known_call(call_id, name)
     if cid is None:
         args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
-        cid = trace.call(name, parse_json_text(args) if args is not None else {}, call_id, start)
+        arguments = parse_json_text(args) if args is not None else {}
+        cid = trace.call(name, arguments, call_id, iso_time(start_ns))
     if result is not None or is_error:
         trace.result(cid, result if result is not None else "", is_error=is_error, at=end)
 

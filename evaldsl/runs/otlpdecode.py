@@ -45,7 +45,7 @@ from evaldsl.runs.decode import Undecodable, line_chunks
 from evaldsl.runs.model import Run, open_file
 from evaldsl.runs.otel import STATUS_ERROR, Span, any_value, flat_kind, nanos, read_spans
 from evaldsl.runs.providers import Trace
-from evaldsl.runs.rawattrs import RawAttrs
+from evaldsl.runs.rawattrs import SMALL_BYTES, RawAttrs
 
 _ABSENT = msgspec.Raw(b"")  # a field the line does not have (JSON has no empty value)
 _BOM = b"\xef\xbb\xbf"
@@ -169,18 +169,19 @@ def _any_value(data: bytes | memoryview) -> Any:
 #: kinds, operations, models, roles and tool names, and a lookup is a third of a
 #: decoding. Only values nobody can change are kept (text, numbers, `true`, `false`,
 #: `null`): a list or an object is decoded anew each time.
-_SMALL_BYTES = 96
 _SMALL_MAX = 4096
 _SHAREABLE = frozenset({str, int, float, bool, type(None)})
 
 
-def _kept_small(decode: Callable[[Any], Any]) -> Callable[[msgspec.Raw], Any]:
-    """`decode` of an undecoded value, small ones from a table of their own (one per
-    decoder: the same JSON is an AnyValue in OTLP, a plain value in a flat span)."""
-    small: dict[bytes, Any] = {}
+def _kept_small(
+    decode: Callable[[Any], Any], small: dict[bytes, Any]
+) -> Callable[[msgspec.Raw], Any]:
+    """`decode` of an undecoded value, small ones (`SMALL_BYTES` of JSON at most) from
+    `small`, a table of their own (one per decoder: the same JSON is an AnyValue in OTLP,
+    a plain value in a flat span), which `RawAttrs` also reads without calling this."""
 
     def value_of(raw: msgspec.Raw) -> Any:
-        if len(raw) <= _SMALL_BYTES:
+        if len(raw) <= SMALL_BYTES:
             key = bytes(raw)  # (a Raw is a buffer: no memoryview needed, half the time)
             value = small.get(key, _MISSING)
             if value is _MISSING:
@@ -194,16 +195,19 @@ def _kept_small(decode: Callable[[Any], Any]) -> Callable[[msgspec.Raw], Any]:
 
 
 #: An OTLP attribute's `AnyValue` as `otel.attributes` gives it; a flat span's (Phoenix)
-#: attribute value, plain JSON (`"LLM"`, `259`)
-_otlp_value = _kept_small(_any_value)
-_flat_value = _kept_small(orjson.loads)
+#: attribute value, plain JSON (`"LLM"`, `259`); and the small values each keeps.
+_OTLP_SMALL: dict[bytes, Any] = {}
+_FLAT_SMALL: dict[bytes, Any] = {}
+_otlp_value = _kept_small(_any_value, _OTLP_SMALL)
+_flat_value = _kept_small(orjson.loads, _FLAT_SMALL)
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
-    attrs = RawAttrs({}, _otlp_value)
+    attrs = RawAttrs.empty(_otlp_value, _OTLP_SMALL)
     for kv in items or ():  # (filled in place: a dict made, then copied, took ~30% more)
-        if kv.key is not None:
-            attrs[kv.key] = kv.value
+        key = kv.key
+        if key is not None:
+            attrs[key] = kv.value
     return attrs
 
 
@@ -304,29 +308,53 @@ def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
         for scope in scopes or ():
             for s in scope.spans or ():
                 # (only the status's code and message are read: only they are made as
-                # orjson makes them, not a copy of the whole status)
+                # orjson makes them, not a copy of the whole status; a code is compared as
+                # it is: an integer orjson would give as a double equals none of
+                # `STATUS_ERROR`'s, as that double does not)
                 status: dict[str, Any] = s.status if type(s.status) is dict else {}
+                message = status.get("message")
+                if message is not None and type(message) is not str:
+                    message = _as_orjson(message)
                 # (text, as OTLP writes these, taken as it is; anything else by `_field`)
                 name = s.name if type(s.name) is str else _field(s.name, _MISSING)
+                span_id = s.spanId if type(s.spanId) is str else _field(s.spanId, None)
+                if not span_id or type(span_id) is not str:
+                    span_id = str(span_id or (None if name is _MISSING else name) or "span")
+                if type(name) is not str:
+                    name = str("" if name is _MISSING else name)
                 start = s.startTimeUnixNano
                 start = start if type(start) is str else _field(start, None)
                 end = s.endTimeUnixNano
                 end = end if type(end) is str else _field(end, None)
-                span_id = s.spanId if type(s.spanId) is str else _field(s.spanId, None)
+                # (times as OTLP writes them, texts of 1 to 20 ASCII digits, are read here as
+                # `nanos` reads them: two calls a span less)
+                if (
+                    type(start) is str
+                    and type(end) is str
+                    and 0 < len(start) <= 20
+                    and 0 < len(end) <= 20
+                    and (digits := start + end).isdigit()
+                    and digits.isascii()
+                ):
+                    start_ns: int | None = int(start)
+                    end_ns: int | None = int(end)
+                else:
+                    start_ns, end_ns = nanos(start), nanos(end)
+                # (its fields in order, not by keyword: a class called with keywords has
+                # them packed into a dict for `__init__`, ~3x the call)
                 yield Span(
-                    name=str("" if name is _MISSING else name),
-                    span_id=str(span_id or (None if name is _MISSING else name) or "span"),
-                    attrs=_otlp_attrs(s.attributes),
-                    start=nanos(start),
-                    end=nanos(end),
-                    start_text=start,
-                    end_text=end,
-                    events=[
-                        {"name": _get(e.name), "attrs": _otlp_attrs(e.attributes)}
-                        for e in s.events or ()
-                    ],
-                    failed=_as_orjson(status.get("code")) in STATUS_ERROR,
-                    status_message=_as_orjson(status.get("message")) or None,
+                    name,
+                    span_id,
+                    _otlp_attrs(s.attributes),
+                    start_ns,
+                    end_ns,
+                    start,
+                    end,
+                    [{"name": _get(e.name), "attrs": _otlp_attrs(e.attributes)} for e in s.events]
+                    if s.events
+                    else [],
+                    status.get("code") in STATUS_ERROR,
+                    message or None,
                 )
 
 
@@ -351,13 +379,13 @@ def _flat_span(s: _Line) -> Span:
     return Span(
         name=name,
         span_id=str(context.get("span_id") or name or "span"),
-        attrs=RawAttrs(s.attributes or {}, _flat_value),
+        attrs=RawAttrs(s.attributes or {}, _flat_value, _FLAT_SMALL),
         start=nanos(start),
         end=nanos(end),
         start_text=start,
         end_text=end,
         events=[
-            {"name": _get(e.name), "attrs": RawAttrs(e.attributes or {}, _flat_value)}
+            {"name": _get(e.name), "attrs": RawAttrs(e.attributes or {}, _flat_value, _FLAT_SMALL)}
             for e in s.events or ()
         ],
         failed=code in STATUS_ERROR,

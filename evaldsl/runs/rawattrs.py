@@ -26,6 +26,10 @@ from evaldsl.bounded import keep
 #: The `N.key` after a prefix's dot (matched from that position).
 _INDEX = re.compile(r"(\d+)\.(.+)$")
 _ABSENT = object()
+_NEW = dict.__new__
+#: The JSON of a value a decoder's table of small values may hold (see `RawAttrs.empty`).
+SMALL_BYTES = 96
+_NONE_KEPT: dict[bytes, Any] = {}  # (the table of a `RawAttrs` whose decoder keeps none)
 
 
 def index_plan(lead: str, keys: Iterable[str]) -> list[list[tuple[str, str]]]:
@@ -59,18 +63,27 @@ class RawAttrs(dict[str, Any]):
     place: a decoded value is never a `Raw`, so the type of what is stored says which
     it is, without a second dict to look in."""
 
-    __slots__ = ("_decode", "_keys")
+    __slots__ = ("_decode", "_keys", "_small")
     _keys: str | None
 
-    def __init__(self, raw: dict[str, Any], decode: Callable[[Any], Any]) -> None:
-        super().__init__(raw)
+    def __init__(
+        self,
+        raw: dict[str, Any],
+        decode: Callable[[Any], Any],
+        small: dict[bytes, Any] = _NONE_KEPT,
+    ) -> None:
+        dict.__init__(self, raw)  # (not `super()`: no proxy made, for every message read)
         self._decode = decode
         self._keys = None
+        self._small = small
 
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
         if type(value) is Raw:
-            value = self._decode(value)
+            # (a small value decoded before is taken from its decoder's table here, not in
+            # a call of `decode`: most values read are kinds, names and counts met before)
+            found = self._small.get(bytes(value), _ABSENT) if len(value) <= SMALL_BYTES else _ABSENT
+            value = self._decode(value) if found is _ABSENT else found
             dict.__setitem__(self, key, value)
         return value
 
@@ -78,8 +91,9 @@ class RawAttrs(dict[str, Any]):
         value = dict.get(self, key, _ABSENT)
         if value is _ABSENT:
             return default
-        if type(value) is Raw:
-            value = self._decode(value)
+        if type(value) is Raw:  # (as `__getitem__`)
+            found = self._small.get(bytes(value), _ABSENT) if len(value) <= SMALL_BYTES else _ABSENT
+            value = self._decode(value) if found is _ABSENT else found
             dict.__setitem__(self, key, value)
         return value
 
@@ -111,8 +125,23 @@ class RawAttrs(dict[str, Any]):
             if plan is None:
                 plan = keep(_PLANS, (lead, keys), index_plan(lead, dict.keys(self)), MAX_PLANS)
         get = dict.__getitem__
-        decode = self._decode
-        return [RawAttrs({name: get(self, key) for name, key in entry}, decode) for entry in plan]
+        decode, small = self._decode, self._small
+        return [
+            RawAttrs({name: get(self, key) for name, key in entry}, decode, small) for entry in plan
+        ]
+
+    @classmethod
+    def empty(cls, decode: Callable[[Any], Any], small: dict[bytes, Any]) -> RawAttrs:
+        """`RawAttrs({}, decode, small)`, to be filled in place, made without calling
+        `__init__` (a class with a Python `__init__` is called with its arguments packed,
+        then `__init__` with them: the typed reader makes one for every span). `small`:
+        the values `decode` keeps by their JSON (of at most `SMALL_BYTES`), read from it
+        without calling `decode`; values it does not hold are decoded by `decode`."""
+        attrs = _NEW(cls)
+        attrs._decode = decode
+        attrs._keys = None
+        attrs._small = small
+        return attrs
 
     def raw(self, key: str) -> bytes | None:
         """`key`'s undecoded JSON (`None` when absent or already decoded)."""
