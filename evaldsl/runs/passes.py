@@ -102,7 +102,13 @@ GENERATE_AFTER = 8
 #: costs ~3 ms and ~25 µs a test to make: 1,000 tests over 500 calls took the reference
 #: 0.52 s, their pass 27 ms, made and run.
 GENERATE_FROM_TESTS = 64_000
-_SMALL_RUNS: dict[tuple[Any, ...], int] = {}  # small runs indexed, by the needs' key
+#: Small runs indexed, by the hash of their needs' key: the key itself holds the needs'
+#: probes (their tests, finders and code fragments: ~25 kB for a case of 250 mixed assertions),
+#: and 4,096 keys kept every probe of the last 4,096 cases alive long after their programs
+#: were gone (~100 MB in a process checking large programs). A hash holds nothing; two
+#: needs of one hash (a probe's `id` is reused once it is freed) only share a count, which
+#: decides when a pass is generated, never what the run finds.
+_SMALL_RUNS: dict[int, int] = {}
 _MAX_SMALL_RUNS = 4096
 
 
@@ -114,8 +120,9 @@ def _generates(needs: Needs, events: int) -> bool:
     key = needs.key()
     if _shared_key(False, False, key) in _SHARED:  # (a small run's pass: `pass_for`'s)
         return True
-    seen = _SMALL_RUNS.get(key, 0) + 1
-    keep(_SMALL_RUNS, key, seen, _MAX_SMALL_RUNS)
+    counted = hash(key)
+    seen = _SMALL_RUNS.get(counted, 0) + 1
+    keep(_SMALL_RUNS, counted, seen, _MAX_SMALL_RUNS)
     return seen >= GENERATE_AFTER
 
 
