@@ -26,10 +26,18 @@ TESTS = 250
 CYCLE = 4096 // TESTS + 1
 
 
-def _program(n: int) -> evaldsl.Program:
-    """Program `n`: `TESTS` `args` tests (one probe each) of fields of its own."""
+def _program(n: int, *, own: int = TESTS, unequal: int = 0) -> evaldsl.Program:
+    """Program `n`: `TESTS` `args` tests (one probe each), the last `own` of them of fields
+    of this program's own (the others the same in every program), the first `unequal` of
+    them `!=` (the others `==`). A generated pass's source is its needs' shape, whatever
+    the fields: programs of as many `!=` tests share one."""
+    tests = [f"$.f{i}" for i in range(TESTS - own)] + [f"$.f{n}_{i}" for i in range(own)]
     return evaldsl.compile(
-        "\n".join(f"tool t args $.f{n}_{i} == {i}" for i in range(TESTS)), path=f"p{n}.eval"
+        "\n".join(
+            f"tool t args {path} {'!=' if i < unequal else '=='} {i}"
+            for i, path in enumerate(tests)
+        ),
+        path=f"p{n}.eval",
     )
 
 
@@ -80,4 +88,18 @@ def test_small_runs_of_new_programs_hold_nothing_of_them() -> None:
         assert _program(n).cases[0].check(events).passed is False
 
     first, second = _peaks(step, warm=CYCLE, half=CYCLE)
+    assert second - first < 1 << 20, f"{first:,} then {second:,} bytes held"
+
+
+def test_generated_passes_of_new_programs_are_held_within_a_budget() -> None:
+    """Runs through generated passes (`passes.pass_for`, `codegen.compiled`) of ever new
+    programs, each pass ~2 MB: the passes and their code kept stay within a budget. (The
+    programs share all but one test, and so their probes: few probes are made; each has
+    a `!=` test more than the one before, and so a source of its own.)"""
+    events = _events(300)  # 300 events x 250 tests: past GENERATE_FROM_TESTS
+
+    def step(n: int) -> None:
+        assert _program(n, own=1, unequal=n).cases[0].check(events).passed is False
+
+    first, second = _peaks(step, warm=3, half=6)
     assert second - first < 1 << 20, f"{first:,} then {second:,} bytes held"

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from evaldsl.bounded import keep
+from evaldsl.bounded import keep, keep_weighed
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.decode import Undecodable, kind_events, raw_type, typed_events
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
@@ -167,9 +167,18 @@ def read_fields(needs: Needs) -> frozenset[str]:
 #: The passes generated in this process, by the key of their needs (`Needs.key`): the
 #: cases of a suite that repeat their assertions (`each` rows, datasets, a case per
 #: recording) have equal needs, and one pass serves them all. Generating one was ~0.35 ms
-#: of each such case; the last `_MAX_SHARED` are kept.
+#: of each such case. Bounded by the size of their sources, not their number: a pass
+#: holds ~5-7 bytes a character of its source (the text, its code, the function), ~30 kB
+#: for a case of three assertions, ~0.5 MB for one of 250 mixed ones, ~2 MB for 250 `args`
+#: tests; the 256 last passes held up to ~120 MB (~500 MB). `_SHARED_SOURCE` characters
+#: hold ~3 MB: ~100 passes of cases of three assertions, ~40 of ten.
 _SHARED: dict[tuple[Any, ...], IndexPass] = {}
-_MAX_SHARED = 256
+_SHARED_SOURCE = 512 << 10
+
+
+def _source_size(key: tuple[Any, ...], made: IndexPass) -> int:
+    """A kept pass's weight in `_SHARED`: its source's length."""
+    return len(made.source)
 
 
 def _shared_key(raw: bool, by_kind: bool, needs_key: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -198,7 +207,7 @@ def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
                 )
             except (RecursionError, MemoryError, SyntaxError) as err:
                 raise TooLarge(f"the generated pass did not compile: {err}") from None
-            made = keep(_SHARED, shared, generated, _MAX_SHARED)
+            made = keep_weighed(_SHARED, shared, generated, _source_size, _SHARED_SOURCE)
         needs.passes[key] = made
     return made
 
