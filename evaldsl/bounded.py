@@ -12,6 +12,7 @@ table never grows without bound. Used for span times' texts and small attribute 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeVar
 
 K = TypeVar("K")
@@ -26,6 +27,23 @@ def keep(table: dict[K, V], key: K, value: V, limit: int) -> V:
     ('c', {3: 'c'})
     """
     if len(table) >= limit:
+        table.clear()
+    table[key] = value
+    return value
+
+
+def keep_weighed(
+    table: dict[K, V], key: K, value: V, weight: Callable[[K, V], int], budget: int
+) -> V:
+    """`value`, kept in `table` under `key` (the table emptied first when the weights of
+    its entries and this one's would pass `budget`). The weights are summed at each call:
+    for values that cost far more to make than that sum.
+
+    >>> passes: dict[str, str] = {"a": "xx", "b": "yyy"}
+    >>> keep_weighed(passes, "c", "zzzz", lambda k, v: len(v), 8), passes
+    ('zzzz', {'c': 'zzzz'})
+    """
+    if sum(weight(k, v) for k, v in table.items()) + weight(key, value) > budget:
         table.clear()
     table[key] = value
     return value

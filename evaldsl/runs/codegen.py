@@ -31,15 +31,16 @@ absent field from `null`), and the decoder builds only those.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from types import CodeType
 from typing import Any
 
 import attrs
 import orjson
 
+from evaldsl.bounded import keep_weighed
 from evaldsl.language.paths import CompiledPath, compile_path
 from evaldsl.language.values import MISSING, is_number, json_equal
 from evaldsl.language.values import js_text as value_text
@@ -63,12 +64,28 @@ from evaldsl.runs.index import CallRecord, Needs, Tally, TraceFacts
 from evaldsl.runs.prices import price_of
 from evaldsl.runs.text import NO_USAGE, usage_tokens
 
+#: The code of generated sources, by source: one a shape of needs (cases whose tests differ
+#: only in their values share it). Bounded by the sources' size, as the passes are
+#: (`passes._SHARED`): a source and its code hold ~4 bytes a character of source, ~20 kB
+#: for a case of three assertions, ~0.4 MB for one of 250 mixed ones, ~1.4 MB for 250
+#: `args` tests; the 256 last shapes held up to ~100 MB (~350 MB). This holds ~2 MB.
+_CODE: dict[str, CodeType] = {}
+_CODE_SOURCE = 512 << 10
 
-@functools.lru_cache(maxsize=256)
-def compiled(source: str) -> Any:
-    """The code object of a generated source, compiled once per shape of needs (the 256
-    last shapes are kept: a long run of many shapes does not grow without bound)."""
-    return compile(source, "<evaldsl generated pass>", "exec")
+
+def _source_size(source: str, code: CodeType) -> int:
+    """A kept code object's weight in `_CODE`: its source's length."""
+    return len(source)
+
+
+def compiled(source: str) -> CodeType:
+    """The code object of a generated source, compiled once per shape of needs (kept
+    within `_CODE_SOURCE`)."""
+    code = _CODE.get(source)
+    if code is None:
+        code = compile(source, "<evaldsl generated pass>", "exec")
+        keep_weighed(_CODE, source, code, _source_size, _CODE_SOURCE)
+    return code
 
 
 @attrs.frozen

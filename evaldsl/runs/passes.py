@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from evaldsl.bounded import keep
+from evaldsl.bounded import keep, keep_weighed
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.decode import Undecodable, kind_events, raw_type, typed_events
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
@@ -102,7 +102,13 @@ GENERATE_AFTER = 8
 #: costs ~3 ms and ~25 µs a test to make: 1,000 tests over 500 calls took the reference
 #: 0.52 s, their pass 27 ms, made and run.
 GENERATE_FROM_TESTS = 64_000
-_SMALL_RUNS: dict[tuple[Any, ...], int] = {}  # small runs indexed, by the needs' key
+#: Small runs indexed, by the hash of their needs' key: the key itself holds the needs'
+#: probes (their tests, finders and code fragments: ~25 kB for a case of 250 mixed assertions),
+#: and 4,096 keys kept every probe of the last 4,096 cases alive long after their programs
+#: were gone (~100 MB in a process checking large programs). A hash holds nothing; two
+#: needs of one hash (a probe's `id` is reused once it is freed) only share a count, which
+#: decides when a pass is generated, never what the run finds.
+_SMALL_RUNS: dict[int, int] = {}
 _MAX_SMALL_RUNS = 4096
 
 
@@ -114,8 +120,9 @@ def _generates(needs: Needs, events: int) -> bool:
     key = needs.key()
     if _shared_key(False, False, key) in _SHARED:  # (a small run's pass: `pass_for`'s)
         return True
-    seen = _SMALL_RUNS.get(key, 0) + 1
-    keep(_SMALL_RUNS, key, seen, _MAX_SMALL_RUNS)
+    counted = hash(key)
+    seen = _SMALL_RUNS.get(counted, 0) + 1
+    keep(_SMALL_RUNS, counted, seen, _MAX_SMALL_RUNS)
     return seen >= GENERATE_AFTER
 
 
@@ -160,9 +167,18 @@ def read_fields(needs: Needs) -> frozenset[str]:
 #: The passes generated in this process, by the key of their needs (`Needs.key`): the
 #: cases of a suite that repeat their assertions (`each` rows, datasets, a case per
 #: recording) have equal needs, and one pass serves them all. Generating one was ~0.35 ms
-#: of each such case; the last `_MAX_SHARED` are kept.
+#: of each such case. Bounded by the size of their sources, not their number: a pass
+#: holds ~5-7 bytes a character of its source (the text, its code, the function), ~30 kB
+#: for a case of three assertions, ~0.5 MB for one of 250 mixed ones, ~2 MB for 250 `args`
+#: tests; the 256 last passes held up to ~120 MB (~500 MB). `_SHARED_SOURCE` characters
+#: hold ~3 MB: ~100 passes of cases of three assertions, ~40 of ten.
 _SHARED: dict[tuple[Any, ...], IndexPass] = {}
-_MAX_SHARED = 256
+_SHARED_SOURCE = 512 << 10
+
+
+def _source_size(key: tuple[Any, ...], made: IndexPass) -> int:
+    """A kept pass's weight in `_SHARED`: its source's length."""
+    return len(made.source)
 
 
 def _shared_key(raw: bool, by_kind: bool, needs_key: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -191,7 +207,7 @@ def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
                 )
             except (RecursionError, MemoryError, SyntaxError) as err:
                 raise TooLarge(f"the generated pass did not compile: {err}") from None
-            made = keep(_SHARED, shared, generated, _MAX_SHARED)
+            made = keep_weighed(_SHARED, shared, generated, _source_size, _SHARED_SOURCE)
         needs.passes[key] = made
     return made
 
