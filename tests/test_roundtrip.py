@@ -26,6 +26,7 @@ import math
 import re
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -308,8 +309,9 @@ def test_budgets(kind: str, value: float) -> None:
 
 
 @SETTINGS
-@given(rubric=texts.filter(bool), model=st.one_of(st.none(), texts.filter(bool)), step=steps)
+@given(rubric=texts.filter(str.strip), model=st.one_of(st.none(), texts.filter(bool)), step=steps)
 def test_answer_judge(rubric: str, model: str | None, step: Any) -> None:
+    # (a blank rubric is a check error of its own, E211: `test_a_blank_rubric_is_an_error`)
     obj = with_step({"kind": "answer.judge", "rubric": rubric}, step)
     if model is not None:
         obj["model"] = model
@@ -465,7 +467,7 @@ def test_nodes_and_status(node: str, status: str) -> None:
 
 
 @SETTINGS
-@given(criteria=texts.filter(bool), threshold=numbers)
+@given(criteria=texts.filter(str.strip), threshold=numbers)
 def test_llm_judge(criteria: str, threshold: float) -> None:
     obj = {"type": "llm_judge", "criteria": criteria, "threshold": threshold}
     # a threshold outside [0, 1] can never (or always) hold: a check error (E208) on purpose
@@ -473,6 +475,22 @@ def test_llm_judge(criteria: str, threshold: float) -> None:
     assert isinstance(check.predicate, ast.Judged)
     # JavaScript numbers are doubles: so is the threshold
     assert check.predicate.rubric == criteria and check.predicate.threshold == float(threshold)
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"kind": "answer.judge", "rubric": " "},
+        {"type": "llm_judge", "criteria": "  ", "threshold": 0.5, "evaluator_agent_id": "judge"},
+    ],
+)
+def test_a_blank_rubric_is_an_error(obj: dict[str, Any]) -> None:
+    # the judge would be asked to judge against nothing: the case is not run
+    text, problems = object_to_dsl(obj, PLACE)
+    assert text is not None and not problems
+    with pytest.raises(EvalDslError) as raised:
+        evaldsl.compile(text)
+    assert {d.code for d in raised.value.errors} == {"E211"}
 
 
 # ---- a whole YAML suite and its `evaldsl convert` text compile to the same assertions ---
