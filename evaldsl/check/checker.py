@@ -18,7 +18,7 @@ from typing import assert_never
 
 from evaldsl.check.environment import Environment
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic, Fixing, did_you_mean, sorted_names
+from evaldsl.language.diagnostics import Diagnostic, Fixing, Never, did_you_mean, sorted_names
 from evaldsl.language.paths import PathProblem, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
 from evaldsl.language.source import Source, Span
@@ -40,11 +40,8 @@ def check_statements(
     return out
 
 
-#: What an assertion that can never fail (pass) is under `not`: its code and its words.
-_NEGATED = {
-    "W601": ("W602", "this can never pass"),
-    "W602": ("W601", "this can never fail"),
-}
+#: An assertion that can never fail, and one that can never pass: code and words.
+_NEVER = {"fail": ("W601", "this can never fail"), "pass": ("W602", "this can never pass")}
 
 
 class _Checker:
@@ -56,7 +53,7 @@ class _Checker:
         self.out = out
         self.env = env
         # under an odd number of `not`s, with no `and` or `or` between: an assertion that
-        # can never fail then never passes, and the other way round (`error`)
+        # can never fail then never passes, and the other way round (`never`)
         self.negated = False
 
     @property
@@ -72,11 +69,17 @@ class _Checker:
     def error(
         self, span: Span, code: str, message: str, hint: str | None = None, fix: Fixing = None
     ) -> None:
-        if self.negated and code in _NEGATED:
-            # `not answer contains ""` can never pass, though what it negates never fails
-            code, said = _NEGATED[code]
-            message = f"{said}: it is under `not`, and {message.partition(': ')[2]}"
         self.out.append(Diagnostic.at(self.source, span, code, message, hint, fix=fix))
+
+    def never(self, span: Span, outcome: Never, why: str, hint: str | None = None) -> None:
+        """An assertion that can never have `outcome` ("fail" or "pass") because of `why`
+        (W601, W602): the other way round under `not` (`not answer contains ""` can never
+        pass, though what it negates never fails)."""
+        if self.negated:
+            outcome = "pass" if outcome == "fail" else "fail"
+            why = f"it is under `not`, and {why}"
+        code, said = _NEVER[outcome]
+        self.error(span, code, f"{said}: {why}", hint)
 
     def guessed(
         self, span: Span, name: str, guess: str | None, otherwise: str | None = None
@@ -294,11 +297,8 @@ class _Checker:
         if isinstance(compiled, RegexProblem):
             self.error(regex.span, compiled.code, compiled.message, compiled.hint)
         elif matches_everything(compiled):
-            self.error(
-                regex.span,
-                "W601",
-                "this can never fail: the regex matches the empty text, so it is found in "
-                "every text",
+            self.never(
+                regex.span, "fail", "the regex matches the empty text, so it is found in every text"
             )
 
     # -- values
@@ -477,12 +477,8 @@ class _Checker:
                 nlow, nhigh = max(plow, low), min(phigh, high)
                 if nlow > nhigh:
                     line = self.source.position(first.span.start).line
-                    self.error(
-                        expr.span,
-                        "W602",
-                        f'this can never pass: it contradicts the count of tool "{name}" '
-                        f"on line {line}",
-                    )
+                    why = f'it contradicts the count of tool "{name}" on line {line}'
+                    self.never(expr.span, "pass", why)
                     continue
                 ranges[name] = (nlow, nhigh, first)
             else:

@@ -66,7 +66,14 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.language.limits import MAX_SUITE_BYTES
-from evaldsl.language.reading import is_folder, is_regular, present, read_regular, starts_as_zip
+from evaldsl.language.reading import (
+    YAML_SUFFIXES,
+    is_folder,
+    is_regular,
+    present,
+    read_regular,
+    starts_as_zip,
+)
 from evaldsl.language.source import Span
 from evaldsl.predicates import registry
 from evaldsl.syntax.parser import parse
@@ -739,7 +746,7 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
         elif starts_as_zip(p):
             print(f"evaldsl: error: not formatted: {p} is an Inspect AI log, not a suite", file=err)
             status = 1
-        elif p.suffix in (".yaml", ".yml", ".json"):
+        elif p.suffix in YAML_SUFFIXES:
             # (read as `.eval` text it failed at its first `key:`, as a syntax error)
             print(
                 f"evaldsl: error: not formatted: {p} is a YAML or JSON suite; fmt lays out "

@@ -26,6 +26,8 @@ Severity = Literal["error", "warning", "info"]
 #: A fix as a stage gives it to `Diagnostic.at`: the span of its source to replace and the
 #: new text (None: the hint, if any, is no single edit).
 Fixing = tuple[Span, str] | None
+#: An outcome an assertion can never have: "fail" (W601) or "pass" (W602).
+Never = Literal["fail", "pass"]
 #: Characters of a message or a hint that text output shows: a message quotes what the
 #: file holds (`found the text "…"`), megabytes of it at worst; a longer one has its middle
 #: cut, saying how much (`check --format json` and SARIF keep it whole).

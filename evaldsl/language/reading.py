@@ -6,7 +6,8 @@ wrong: missing, a folder, a named pipe, a device or a socket (`/dev/stdin`, `/de
 FIFO), unreadable, or larger than the limit. A FIFO or a device is refused before a byte
 is read, so naming one never blocks a command, the judge cache or the language server:
 the file is opened without blocking and checked on the open descriptor (no race between a
-check and the open).
+check and the open). It also says what a file is by its name or its first bytes: a YAML or
+JSON suite (`YAML_SUFFIXES`), a ZIP archive (`starts_as_zip`).
 
     >>> try:
     ...     read_regular("/dev/zero", 10)
@@ -177,6 +178,10 @@ def _too_large(shown: str, limit: int) -> FileProblem:
 
 #: The first bytes of a ZIP archive (a local file header): an Inspect AI `.eval` log is
 #: one, and an evaldsl suite never is (`runs/inspectzip.py`).
+#: The names of YAML and JSON suite files, which the YAML front end reads (any other name
+#: is `.eval` text, or a file of another kind).
+YAML_SUFFIXES = (".yaml", ".yml", ".json")
+
 ZIP_MAGIC = b"PK\x03\x04"
 
 

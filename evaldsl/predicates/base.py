@@ -22,7 +22,7 @@ import attrs
 
 from evaldsl.judge.protocol import Judge
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Fixing
+from evaldsl.language.diagnostics import Fixing, Never
 from evaldsl.language.source import Span
 from evaldsl.language.values import show
 from evaldsl.language.verdicts import Verdict
@@ -119,6 +119,11 @@ class CheckContext(Protocol):
         self, span: Span, code: str, message: str, hint: str | None = None, fix: Fixing = None
     ) -> None:
         """Report a problem (`fix`: the hint as an edit, the span's text replaced)."""
+        ...
+
+    def never(self, span: Span, outcome: Never, why: str, hint: str | None = None) -> None:
+        """Report an assertion that can never have `outcome` ("fail": W601, "pass":
+        W602) because of `why` (the checker turns it round under `not`)."""
         ...
 
     def text(self, span: Span) -> str:

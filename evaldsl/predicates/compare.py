@@ -78,9 +78,9 @@ def check(
     else:
         return
     if (op == ">=" and n <= 0) or (op == ">" and n < 0):
-        ctx.error(pred.span, "W601", f"this can never fail: `{subject.kind}` is never negative")
+        ctx.never(pred.span, "fail", f"`{subject.kind}` is never negative")
     elif (op == "<" and n <= 0) or (op == "<=" and n < 0):
-        ctx.error(pred.span, "W602", f"this can never pass: `{subject.kind}` is never negative")
+        ctx.never(pred.span, "pass", f"`{subject.kind}` is never negative")
 
 
 def value_test(pred: ast.Compare, stype: Type) -> ValueTest:

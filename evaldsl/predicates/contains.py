@@ -44,11 +44,8 @@ def check(
     value = pred.value
     ctx.value(value, stype, subject, subject_text, whole=False)
     if stype == "Text" and isinstance(value, ast.Str) and value.value == "":
-        ctx.error(
-            pred.span,
-            "W601",
-            'this can never fail: every text contains ""',
-            "say which text the answer must contain",
+        ctx.never(
+            pred.span, "fail", 'every text contains ""', "say which text the answer must contain"
         )
 
 

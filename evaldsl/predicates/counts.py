@@ -97,7 +97,7 @@ def check(ctx: CheckContext, pred: ast.Called, stype: Type, subject: ast.Subject
             f"between {count.high} and {count.low} times",
         )
     elif count.form == "at_least" and count.low == 0:
-        ctx.error(count.span, "W601", "this can never fail: every tool is called at least 0 times")
+        ctx.never(count.span, "fail", "every tool is called at least 0 times")
     if count.form == "never" and subject.name is not None:
         ctx.forbidden_tool(subject.name, subject.span)
 
@@ -105,8 +105,12 @@ def check(ctx: CheckContext, pred: ast.Called, stype: Type, subject: ast.Subject
 # ---- compiling ---------------------------------------------------------------------------
 
 
-def count_words(count: ast.Count) -> str:
+def count_words(count: ast.Count) -> Words:
     """What a count expects, in words: `exactly 2`, `at least once`, `between 1 and 3`."""
+    return Words(_count_text(count))
+
+
+def _count_text(count: ast.Count) -> str:
     match count.form:
         case "any":
             return "at least once"
@@ -133,7 +137,7 @@ def compile_called(ctx: CompileContext, node: ast.Check) -> Checker:
 def called_checker(name: str, count: ast.Count, span: Any) -> Checker:
     """The checker of `tool NAME called …` (and of `no tool NAME`)."""
     low, high = count.low, count.high
-    wanted = Words(count_words(count))
+    wanted = count_words(count)
 
     def run(facts: RunFacts) -> Verdict:
         trace = facts.trace
@@ -195,7 +199,7 @@ FAMILY = Family(
     key=lambda pred: "never_called" if pred.count.form == "never" else "called",
     check=check,
     print=print_called,
-    expected=lambda pred: Words(count_words(pred.count)),
+    expected=lambda pred: count_words(pred.count),
     fragment=None,  # reads the run itself: never a test of one value
     compile=compile_called,
     forbids=lambda pred: pred.count.high == 0,

@@ -82,9 +82,9 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
             fix,
         )
     elif pred.threshold == 0 and pred.op == ">=":
-        ctx.error(pred.span, "W601", "this can never fail: every judge score is at least 0")
+        ctx.never(pred.span, "fail", "every judge score is at least 0")
     elif pred.threshold == 1 and pred.op == ">":
-        ctx.error(pred.span, "W602", "this can never pass: no judge score is over 1")
+        ctx.never(pred.span, "pass", "no judge score is over 1")
 
 
 #: Where a judged predicate's threshold is written: after its rubric, the first string.

@@ -17,6 +17,7 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import (
+    YAML_SUFFIXES,
     ZIP_MAGIC,
     FileProblem,
     is_folder,
@@ -34,7 +35,7 @@ def is_suite_file(path: Path) -> bool:
     files whose top level has `cases:`."""
     if path.suffix == ".eval":
         return not starts_as_zip(path)
-    if path.suffix not in (".yaml", ".yml", ".json"):
+    if path.suffix not in YAML_SUFFIXES:
         return False
     try:
         with path.open("rb") as f:
@@ -96,7 +97,7 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
             hint="save it as UTF-8",
         )
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
-    if p.suffix in (".yaml", ".yml", ".json"):
+    if p.suffix in YAML_SUFFIXES:
         return _yaml_draft(text, str(p))
     if p.suffix in RECORDING_SUFFIXES or (p.suffix != ".eval" and _RECORDED.match(text)):
         return _recording(p)
@@ -143,7 +144,7 @@ def draft_from_text(text: str, path: str) -> SuiteDraft:
     paused as loading a file pauses it: an editor drafts its buffer on every change, and
     collections of the many small objects made grew its time faster than the text."""
     with paused_gc():
-        if Path(path).suffix in (".yaml", ".yml", ".json"):
+        if Path(path).suffix in YAML_SUFFIXES:
             return _yaml_draft(text, path)
         return eval_draft(text, path)
 

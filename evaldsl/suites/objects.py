@@ -651,10 +651,11 @@ def _cycgraph(
     return (text if f.ok else None), f.diags
 
 
-# traceplay objects say `kind:`, cycgraph objects `type:`
+# traceplay objects say `kind:`, cycgraph objects `type:`: the field, its kinds and their
+# fields, the converter, the tool that writes them
 _FRONT_ENDS = (
-    ("kind", TRACEPLAY_FIELDS, _traceplay),
-    ("type", CYCGRAPH_FIELDS, _cycgraph),
+    ("kind", TRACEPLAY_FIELDS, _traceplay, "traceplay"),
+    ("type", CYCGRAPH_FIELDS, _cycgraph, "cycgraph"),
 )
 
 
@@ -663,7 +664,7 @@ def _other_front_end(field: str, kind: str) -> str | None:
     (`type: tool_called` for traceplay's `kind: tool.called`, `kind: status_equals` for
     cycgraph's `type: status_equals`), its separators as either writes them; None when
     it is none of the other's."""
-    for other, known, _ in _FRONT_ENDS:
+    for other, known, _, owner in _FRONT_ENDS:
         if other == field:
             continue
         dotted = kind.replace("_", ".").replace("-", ".")
@@ -674,7 +675,6 @@ def _other_front_end(field: str, kind: str) -> str | None:
             kind.replace(".", "_"),
         ):
             if spelling in known:
-                owner = "traceplay" if other == "kind" else "cycgraph"
                 return f"{owner}'s assertions say `{other}:`: did you mean `{other}: {spelling}`?"
     return None
 
@@ -693,7 +693,7 @@ def object_to_dsl(obj: Any, place: Place) -> tuple[str | None, list[Diagnostic]]
                 "or a string of evaldsl text",
             )
         ]
-    for field, known, convert in _FRONT_ENDS:
+    for field, known, convert, _ in _FRONT_ENDS:
         if field not in obj:
             continue
         kind = obj[field]
@@ -711,16 +711,13 @@ def object_to_dsl(obj: Any, place: Place) -> tuple[str | None, list[Diagnostic]]
         # a kind written the other way round (`tool.forbid` for `forbid.tool`) is
         # that kind, whatever letters it shares with others
         swapped = ".".join(reversed(kind.split(".")))
-        # (the other front end's kind, spelt exactly, before a near one of this front end:
-        # `type: answer_contains` is traceplay's `answer.contains`, not `memory_contains`)
-        other = None if swapped in known else _other_front_end(field, kind)
-        guess = swapped if swapped in known else did_you_mean(kind, known)
-        if other is not None:
-            hint = other
-        elif guess:
-            hint = f"did you mean `{guess}`?"
-        else:
-            hint = f"{field}s: " + ", ".join(sorted(known))
+        # (else the other front end's kind, spelt exactly, before a near one of this front
+        # end: `type: answer_contains` is traceplay's `answer.contains`, not `memory_contains`)
+        guess = swapped if swapped in known else None
+        hint = None if guess else _other_front_end(field, kind)
+        if hint is None:
+            guess = guess or did_you_mean(kind, known)
+            hint = f"did you mean `{guess}`?" if guess else f"{field}s: " + ", ".join(sorted(known))
         return None, [place.error(field, "E505", f"unknown assertion {field} `{kind}`", hint)]
     return None, [
         place.error(

@@ -37,6 +37,7 @@ import pytest
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic, render
+from evaldsl.language.reading import YAML_SUFFIXES
 from evaldsl.reports import ConsoleReporter, outcome
 from evaldsl.runner import waiting
 from evaldsl.runner.core import begin_case
@@ -148,7 +149,7 @@ def wants(file_path: Path, config: pytest.Config, *, named: bool) -> bool:
     glob matches, or that was named on the command line."""
     if file_path.suffix == ".eval":
         return is_suite_file(file_path)
-    if file_path.suffix not in (".yaml", ".yml", ".json"):
+    if file_path.suffix not in YAML_SUFFIXES:
         return False
     if named:
         return True

@@ -20,6 +20,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from evaldsl.language.diagnostics import Diagnostic, Fix
+from evaldsl.language.reading import YAML_SUFFIXES
 from evaldsl.language.source import codepoint_column, utf16_column
 from evaldsl.suites.build import check_draft
 from evaldsl.suites.model import SuiteDraft
@@ -44,7 +45,7 @@ def document_path(doc: TextDocument) -> str:
 
 def document_kind(path: str, language_id: str | None = None) -> Kind:
     suffix = Path(path).suffix.lower()
-    if suffix in (".yaml", ".yml", ".json"):
+    if suffix in YAML_SUFFIXES:
         return "yaml"
     if suffix == ".eval":
         return "eval"
