@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import shutil
 from collections.abc import Callable
 
@@ -24,6 +25,8 @@ ARGV: dict[str, list[list[str]]] = {
         ["run", "s", "--history", "h", "--no-history"],
         ["run", "s", "--fail-under", "nan"],
         ["run", "s", "-j", "two"],
+        ["run", "s", "-j", "0"],
+        ["run", "s", "-j", "auto"],
         ["run"],
         ["run", "--help"],
     ],
@@ -114,3 +117,17 @@ def test_the_help_width_is_shutils(monkeypatch: pytest.MonkeyPatch, columns: str
     ours = [_outcome(None, ["--help"]), _outcome("run", ["run", "--help"])]
     monkeypatch.delattr(type(cliargs.parser()), "_get_formatter")
     assert ours == [_outcome(None, ["--help"]), _outcome("run", ["run", "--help"])]
+
+
+@pytest.mark.parametrize("command", ["run", "score"])
+def test_jobs_auto_is_one_process_per_cpu_this_process_may_use(
+    monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    positional = ["s"] if command == "run" else ["p.eval", "t"]
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
+    for spelt in ("auto", "AUTO", " auto"):
+        assert cliargs.parse([command, *positional, "-j", spelt]).jobs == 3
+    assert cliargs.usable_cpus() == 3
+    for refused in ("0", "-2", "1.5", "all"):
+        result, _, err = _parsed(cliargs.parse, [command, *positional, "-j", refused])
+        assert result == ("exit", 2) and f"or auto (one per CPU), not {refused}" in err

@@ -384,8 +384,10 @@ def test_the_command_with_j_checks_in_its_workers_and_prints_the_serial_report(
     assert troubled.later is not None
     failing = str(ROOT / "examples-failing" / "mistakes.eval")
     runs = {}
-    for jobs in ("1", "2"):
-        out = tmp_path / f"report-{jobs}.json"
+    # (not beside the suite: a missing file's hint lists the folder it was looked for in)
+    (tmp_path / "reports").mkdir()
+    for jobs in ("1", "2", "auto"):
+        out = tmp_path / "reports" / f"report-{jobs}.json"
         done = run_evaldsl(
             "run", "--no-history", "-j", jobs, "--json", str(out), troubled.path, failing
         )
@@ -393,7 +395,7 @@ def test_the_command_with_j_checks_in_its_workers_and_prints_the_serial_report(
         shown = re.sub(r" *\d+(\.\d+)? ?m?s\b", " T", done.stdout)
         report = json.loads(out.read_text(encoding="utf-8"))
         runs[jobs] = (shown, _timeless_json(report))
-    assert runs["2"] == runs["1"]
+    assert runs["2"] == runs["1"] and runs["auto"] == runs["1"]
     assert "W301" in runs["1"][0] and "not run: 1 check error" in runs["1"][0]
 
 

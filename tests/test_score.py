@@ -629,7 +629,8 @@ def run_with_stdin(args: list[str], data: bytes) -> subprocess.CompletedProcess[
     ("args", "message"),
     [
         (["nope.json"], "no such file or folder: nope.json"),
-        (["-j", "0", "."], "-j takes a number of processes"),
+        (["-j", "0", "."], "-j/--jobs: takes a number of processes ≥ 1, or auto"),
+        (["-j", "two", "."], "-j/--jobs: takes a number of processes ≥ 1, or auto"),
         (["-j", "2", "--dask", "local", "."], "-j and --dask do not go together"),
         (["-", "-"], "standard input (-) can be read once"),
         (["--dask", "local:0", "."], "--dask local:N takes a number of workers"),

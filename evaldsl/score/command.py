@@ -81,8 +81,6 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
-    if args.jobs < 1:
-        return "-j takes a number of processes ≥ 1"
     if args.dask is not None and args.jobs > 1:
         return "-j and --dask do not go together: the cluster's workers are the processes"
     if args.batch_size is not None and args.batch_size < 1:

@@ -217,8 +217,6 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         from evaldsl.suites.model import Suite
         from evaldsl.tools.outputs import UsageError, plan_outputs, write_outputs
 
-    if args.jobs < 1:
-        return _usage_error("-j takes a number of processes ≥ 1")
     try:
         requested = {
             "--json": args.json,

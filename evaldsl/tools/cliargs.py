@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import cast
@@ -91,10 +92,10 @@ def _run(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=_jobs,
         default=1,
         metavar="N",
-        help="run cases in N processes (same report as a serial run)",
+        help="run cases in N processes, or auto: one per CPU (same report as a serial run)",
     )
     run.add_argument(
         "-k",
@@ -154,7 +155,12 @@ def _score_command(score: argparse.ArgumentParser) -> None:
     )
     score.add_argument("--format", default="text", choices=["text", "json", "jsonl"])
     score.add_argument(
-        "-j", "--jobs", type=int, default=1, metavar="N", help="score in N processes"
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="score in N processes, or auto: one per CPU",
     )
     score.add_argument(
         "--dask",
@@ -253,6 +259,30 @@ def _score(text: str) -> float:
     if not (math.isfinite(value) and 0 <= value <= 1):
         raise argparse.ArgumentTypeError(f"--fail-under takes a score between 0 and 1, not {text}")
     return value
+
+
+def _jobs(text: str) -> int:
+    """A `-j` count: a whole number ≥ 1, or `auto` for the CPUs this process may use."""
+    if text.strip().lower() == "auto":
+        return usable_cpus()
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"takes a number of processes ≥ 1, or auto (one per CPU), not {text}"
+        )
+    return value
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system has one), at least 1."""
+    # A container or `taskset` may allow fewer CPUs than the machine has; os.cpu_count
+    # would count them all and start workers that only take turns.
+    affinity = getattr(os, "sched_getaffinity", None)
+    count = len(affinity(0)) if affinity is not None else os.cpu_count()
+    return max(1, count or 1)
 
 
 def _count(text: str) -> int:
