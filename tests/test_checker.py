@@ -129,7 +129,7 @@ def test_every_tools_and_nodes_line_declares_its_names_in_order() -> None:
     assert (outline.tools.span.start, outline.nodes.span.start) == (0, text.index("nodes"))
     assert [(d.line, d.code, d.hint) for d in diagnostics] == [
         (7, "W301", "did you mean `c_tool`?"),
-        (9, "E302", "add it to the `nodes` line"),
+        (9, "E302", "add it to the suite's nodes"),
     ]
 
 
@@ -140,8 +140,8 @@ def test_an_unknown_name_lists_ten_declared_names_and_counts_the_rest() -> None:
     *_, diagnostics = diagnose(text + "nodes b, a\nnode c visited")
     shown = ", ".join(tools[:10])
     assert [d.message for d in diagnostics] == [
-        *(f'unknown tool "{u}": the `tools` line declares {shown} and 5 more' for u in unknown),
-        'unknown node "c": the `nodes` line declares a, b',
+        *(f'unknown tool "{u}": the suite declares the tools {shown} and 5 more' for u in unknown),
+        'unknown node "c": the suite declares the nodes a, b',
     ]
     assert diagnostics[-2].hint == "did you mean `tool_13`?"  # (difflib: the last of a tie)
 
@@ -294,3 +294,53 @@ def test_checker_keeps_going_after_syntax_errors() -> None:
         (3, "E101"),
         (4, "E203"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        # a slip of a name in the folder: by the whole name and its stem
+        ("cassettes/xiamen.json", 'did you mean "cassettes/xiamen.jsonl"?'),
+        ("cassettes/xaimen.jsonl", 'did you mean "cassettes/xiamen.jsonl"?'),
+        # only the extension in common: no guess; a small folder is listed instead
+        ("cassettes/nope.jsonl", '"{base}/cassettes" holds paris.jsonl, xiamen.jsonl'),
+        # a slip of the folder's name
+        (
+            "casettes/xiamen.jsonl",
+            'there is no folder "casettes" in "{base}": did you mean "cassettes/xiamen.jsonl"?',
+        ),
+        (
+            "nowhere/deeper/x.jsonl",
+            'there is no folder "nowhere/deeper": paths are relative to the suite file',
+        ),
+        ("x.jsonl", '"{base}" holds cassettes, suite.eval'),
+    ],
+)
+def test_a_missing_file_says_what_is_near(tmp_path: Path, written: str, hint: str) -> None:
+    (tmp_path / "cassettes").mkdir()
+    for name in ("xiamen.jsonl", "paris.jsonl", ".hidden"):
+        (tmp_path / "cassettes" / name).write_text("", encoding="utf-8")
+    (tmp_path / "suite.eval").write_text("", encoding="utf-8")
+    for absolute in (False, True):
+        path = str(tmp_path / written) if absolute else written
+        text = f'case "c"\ncassette "{path}"\nanswer contains "x"'
+        *_, (diag,) = diagnose(text, "t.eval", base_dir=tmp_path, facts=read_facts)
+        assert diag.code == "E501"
+        # an absolute path was not looked for in the suite's folder
+        assert diag.message.endswith(f'"{path}"' if absolute else f"(looked in {tmp_path})")
+        shown = hint.replace("{base}", str(tmp_path))
+        if absolute:
+            shown = (
+                shown.replace('mean "', f'mean "{tmp_path}/')
+                .replace('"nowhere/deeper"', f'"{tmp_path}/nowhere/deeper"')
+                .replace(": paths are relative to the suite file", "")
+            )
+        assert diag.hint == shown, (absolute, diag.hint)
+
+
+def test_a_missing_file_in_a_large_folder_is_not_listed(tmp_path: Path) -> None:
+    for i in range(9):
+        (tmp_path / f"run-{i:02}.jsonl").write_text("", encoding="utf-8")
+    text = 'case "c"\ncassette "nothing-near.jsonl"\nanswer contains "x"'
+    *_, (diag,) = diagnose(text, "t.eval", base_dir=tmp_path, facts=read_facts)
+    assert diag.hint == "paths are relative to the suite file"

@@ -434,7 +434,8 @@ def test_junit_xml_from_pytest(project: pytest.Pytester) -> None:
 
 def test_a_crashed_run_fails_with_its_error(project: pytest.Pytester) -> None:
     project.makefile(".eval", gone='case "gone"\n  run agent:missing_function\n  output == 1\n')
-    (project.path / "agent.py").write_text("def other():\n    return 1\n")
+    # (names bound through globals() are out of check's sight: the run finds it missing)
+    (project.path / "agent.py").write_text("def other():\n    return 1\n\nglobals().update()\n")
     result = project.runpytest("-p", "evaldsl", "gone.eval")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(

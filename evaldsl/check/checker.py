@@ -158,8 +158,9 @@ class _Checker:
             self.error(
                 span,
                 "E301",
-                f'unknown tool "{name}": the `tools` line declares ' + _listed(env.declared_tools),
-                *self.guessed(span, name, guess, "add it to the `tools` line"),
+                f'unknown tool "{name}": the suite declares the tools '
+                + _listed(env.declared_tools),
+                *self.guessed(span, name, guess, "add it to the suite's tools"),
             )
             return
         recorded_tools = env.recorded_tools
@@ -207,8 +208,9 @@ class _Checker:
             self.error(
                 span,
                 "E302",
-                f'unknown node "{name}": the `nodes` line declares ' + _listed(env.declared_nodes),
-                *self.guessed(span, name, guess, "add it to the `nodes` line"),
+                f'unknown node "{name}": the suite declares the nodes '
+                + _listed(env.declared_nodes),
+                *self.guessed(span, name, guess, "add it to the suite's nodes"),
             )
             return
         if env.recorded_nodes is not None and name not in env.recorded_nodes:

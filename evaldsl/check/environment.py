@@ -13,15 +13,17 @@ environment.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
 
+from evaldsl.check.pymodule import Unparsable, module_names
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic
-from evaldsl.language.reading import is_regular
+from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.reading import is_folder, is_regular
 from evaldsl.language.source import Source
 from evaldsl.language.vocabulary import SourceKind
 
@@ -119,6 +121,10 @@ def shared_environment(header: Environment, cases: list[Environment]) -> Environ
     return attrs.evolve(header, source_kind=shared, source_word=word)
 
 
+#: Entries of a folder read for did-you-mean on a module that is not found.
+NEAR_ENTRIES = 10_000
+
+
 def _roots(base_dir: Path) -> Iterator[Path]:
     """Where a target's module is looked for, in order, each made as it is looked in: a
     target beside its suite (most) makes no `Path` of the working folder and of every
@@ -137,14 +143,61 @@ def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
     parts = module.split(".")
     for root in _roots(base_dir):
         base = root.joinpath(*parts)
-        if is_regular(base.with_suffix(".py")) or is_regular(base / "__init__.py"):
-            return None
+        for file in (base.with_suffix(".py"), base / "__init__.py"):
+            if is_regular(file):
+                return _function_problem(file, target)
     try:
         if importlib.util.find_spec(parts[0]) is not None:
             return None  # an installed package: its submodules are checked when run
     except (ImportError, ValueError):
         pass
+    near = _near_module(parts, base_dir)
     return (
         f"cannot find module `{module}` for run target `{target}`",
-        f"looked next to the suite ({base_dir}), in the working folder and on sys.path",
+        f"did you mean `{near}:{function}`?"
+        if near
+        else f"looked next to the suite ({base_dir}), in the working folder and on sys.path",
     )
+
+
+def _function_problem(file: Path, target: str) -> tuple[str, str] | None:
+    """Whether the module file `file` binds the target's function at its top level, read
+    without running it (`check.pymodule`): `None` also where a reading cannot tell."""
+    module, _, function = target.partition(":")
+    names = module_names(file)
+    if isinstance(names, Unparsable):
+        return (
+            f"cannot import `{module}` for run target `{target}`: "
+            f"{file}:{names.line}:{names.column}: {names.message}",
+            "the module's syntax error stops its import",
+        )
+    first = function.partition(".")[0]
+    if names is None or first in names:
+        return None
+    if file.name == "__init__.py" and (
+        is_regular(file.parent / f"{first}.py") or is_folder(file.parent / first)
+    ):
+        return None  # a submodule, an attribute once something imports it
+    guess = did_you_mean(first, [n for n in names if not n.startswith("_")])
+    return (
+        f"module `{module}` has no `{first}` for run target `{target}`",
+        f"did you mean `{module}:{guess}`?"
+        if guess
+        else f"{file} defines no `{first}` at its top level",
+    )
+
+
+def _near_module(parts: list[str], base_dir: Path) -> str | None:
+    """The module next to the suite that `parts` (`agent.myagnt`) is likely a slip of."""
+    folder = base_dir.joinpath(*parts[:-1])
+    try:
+        entries = [e for _, e in zip(range(NEAR_ENTRIES), os.scandir(folder), strict=False)]
+    except OSError:
+        return None
+    names = [
+        e.name[:-3] if e.name.endswith(".py") else e.name
+        for e in entries
+        if e.name.endswith(".py") or is_regular(Path(e.path) / "__init__.py")
+    ]
+    guess = did_you_mean(parts[-1], names)
+    return ".".join([*parts[:-1], guess]) if guess else None

@@ -9,13 +9,15 @@ cannot be read as a run.
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from evaldsl.check.environment import SourceFacts
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 from evaldsl.language.reading import present
 from evaldsl.language.source import Source
 from evaldsl.runs.cassette import EventStream
@@ -35,12 +37,14 @@ def read_facts(
     (`sample`: which sample of an Inspect AI log the case reads)."""
     path = base_dir / decl.path
     if not present(path):
+        absolute = Path(decl.path).is_absolute()
         return Diagnostic.at(
             source,
             decl.span,
             "E501",
-            f'file not found: "{decl.path}" (looked in {base_dir})',
-            "paths are relative to the suite file",
+            f'file not found: "{decl.path}"' + ("" if absolute else f" (looked in {base_dir})"),
+            _near_path(decl.path, path)
+            or (None if absolute else "paths are relative to the suite file"),
         )
     if decl.kind == "dataset":
         return SourceFacts(kind=None)
@@ -56,6 +60,63 @@ def read_facts(
             f'cannot read "{decl.path}": {found.message}',
             found.hint,
         )
+    return found
+
+
+#: Names of a folder read for did-you-mean on a missing file; a larger folder is not read
+#: past them (a folder of recordings can hold millions, and this is only a hint).
+NEAR_NAMES = 10_000
+#: A folder of at most this many names is listed when none of them is near.
+SHOWN_NAMES = 8
+
+
+def _near_path(written: str, path: Path) -> str | None:
+    """A hint for a missing file: the name in its folder that it is likely a slip of
+    (`xiamen.json` for `xiamen.jsonl`), or the folder that is missing, with a near name
+    beside it (`cassette/` for `cassettes/`)."""
+    written_path = PurePath(written)
+    if present(path.parent):
+        names = _names(path.parent)
+        guess = _near(path.name, names)
+        if guess:
+            return f'did you mean "{written_path.with_name(guess)}"?'
+        shown = sorted(n for n in names if not n.startswith("."))
+        if 0 < len(shown) <= SHOWN_NAMES:  # a small folder: what it holds says the most
+            return f'"{path.parent}" holds ' + ", ".join(shown)
+        return None
+    folder = path.parent
+    if folder.name and present(folder.parent):
+        guess = _near(folder.name, _names(folder.parent, folders=True))
+        if guess:
+            near = written_path.parent.with_name(guess) / written_path.name
+            return (
+                f'there is no folder "{folder.name}" in "{folder.parent}": did you mean "{near}"?'
+            )
+    if not written_path.parent.name:
+        return None
+    relative = "" if written_path.is_absolute() else ": paths are relative to the suite file"
+    return f'there is no folder "{written_path.parent}"{relative}'
+
+
+def _near(name: str, names: list[str]) -> str | None:
+    """The name `name` is likely a slip of: close as a whole and by its stem (a shared
+    `.jsonl` alone makes `nope.jsonl` look like `xiamen.jsonl`)."""
+    guess = did_you_mean(name, names)
+    if guess is None or did_you_mean(PurePath(name).stem, [PurePath(guess).stem]) is None:
+        return None
+    return guess
+
+
+def _names(folder: Path, *, folders: bool = False) -> list[str]:
+    """The names in `folder` (only its folders' with `folders`), the first `NEAR_NAMES`."""
+    found: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in itertools.islice(entries, NEAR_NAMES):
+                if not folders or entry.is_dir():
+                    found.append(entry.name)
+    except OSError:  # (a folder that may not be read: no hint, the error stays)
+        return []
     return found
 
 

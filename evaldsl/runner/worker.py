@@ -221,6 +221,7 @@ class _Server:
             ) from None
         fn: Any = module
         for part in attr.split("."):
+            owner = fn
             try:
                 fn = getattr(fn, part, None)
             except BaseException as err:  # a module's own __getattr__
@@ -229,7 +230,10 @@ class _Server:
                     f"{self.data.describe_error(err)}"
                 ) from None
             if fn is None:
-                raise _Refused(f"module {module_name!r} has no {attr!r} (run target {target!r})")
+                raise _Refused(
+                    f"module {module_name!r} has no {attr!r} (run target {target!r})"
+                    + _near_name(part, owner)
+                )
         if not callable(fn):
             raise _Refused(f"run target {target!r} is not callable")
         return fn
@@ -283,6 +287,19 @@ class _Server:
         if any(t.ident not in baseline for t in threading.enumerate()):
             return False
         return not _has_children()
+
+
+def _near_name(name: str, owner: Any) -> str:
+    """`; did you mean 'answer'?` for a name `owner` lacks, when one of its public names is
+    near (difflib: this process imports nothing of evaldsl's but its data module)."""
+    import difflib
+
+    try:
+        names = [n for n in dir(owner) if not n.startswith("_")]
+    except BaseException:  # (an object's own __dir__ may raise)
+        return ""
+    near = difflib.get_close_matches(name, names, n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
 
 
 def _cwd() -> str | None:

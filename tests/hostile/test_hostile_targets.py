@@ -171,9 +171,10 @@ IMPORTS = {
     "returns_run.py": "import evaldsl\n\ndef a_run(x=None):\n    return evaldsl.Run("
     "events=[{'type': 'tool.call', 'name': 'search', 'arguments': {}}])\n",
     "hang_import.py": "import time\ntime.sleep(600)\ndef f(x=None):\n    return 1\n",
-    "exit_import.py": "import sys\nsys.exit(2)\n",
-    "keyboard_import.py": "raise KeyboardInterrupt\n",
-    "abort_import.py": "import os\nos.abort()\n",
+    # (each defines the function it never reaches: check reads a module's top level)
+    "exit_import.py": "import sys\nsys.exit(2)\ndef f(x=None):\n    return 1\n",
+    "keyboard_import.py": "raise KeyboardInterrupt\ndef f(x=None):\n    return 1\n",
+    "abort_import.py": "import os\nos.abort()\ndef f(x=None):\n    return 1\n",
 }
 
 TIMEOUT = 2  # seconds; only the cases that hang wait for it
