@@ -34,6 +34,7 @@ from evaldsl.runs.model import (
     os_error,
     strip_bom,
 )
+from evaldsl.runs.surrogates import mended_loads
 
 SUPPORTED_VERSIONS = (1,)
 
@@ -125,7 +126,7 @@ class EventStream:
             for lineno, raw in file_lines(f, path, after):
                 line = strip_bom(raw) if lineno == 1 else raw
                 try:
-                    event = orjson.loads(line)
+                    event = mended_loads(line)
                 except orjson.JSONDecodeError:
                     continue
                 if type(event) is dict:
@@ -149,13 +150,16 @@ def _events(f: IO[bytes], path: str, after: int) -> Iterator[dict[str, Any]]:
                 if raw.isspace() or not raw:
                     continue
                 try:
-                    event = loads(raw)
+                    event = mended_loads(raw)
                 except orjson.JSONDecodeError as again:
                     raise _line_error(path, lineno, raw, again) from None
             elif raw.isspace():
                 continue
             else:
-                raise _line_error(path, lineno, raw, exc) from None
+                try:
+                    event = mended_loads(raw)  # (a lone surrogate escape: see surrogates)
+                except orjson.JSONDecodeError:
+                    raise _line_error(path, lineno, raw, exc) from None
         if type(event) is not dict:
             raise _not_object(path, lineno, raw, event)
         yield event
@@ -312,7 +316,7 @@ def scan_cassette_tools(stream: EventStream) -> frozenset[str]:
             if b"tool.call" not in raw:
                 continue
             try:
-                event = orjson.loads(raw)
+                event = mended_loads(raw)
             except orjson.JSONDecodeError as exc:
                 raise _line_error(stream.path, lineno, raw, exc) from None
             if isinstance(event, dict) and event.get("type") == "tool.call":

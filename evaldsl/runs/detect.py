@@ -67,6 +67,7 @@ from evaldsl.runs.model import (
     read_bytes,
 )
 from evaldsl.runs.samplelogs import FileKey, file_key, keep, kept_at
+from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import BadUsage
 
 if TYPE_CHECKING:
@@ -214,7 +215,7 @@ def _first_line(path: str) -> tuple[bytes, int]:
 
 def _try_object(raw: bytes) -> dict[str, Any] | None:
     try:
-        value = orjson.loads(raw)
+        value = mended_loads(raw)
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
@@ -272,7 +273,7 @@ def _document_items(path: str, key: FileKey | None, data: bytes, hint: str | Non
     from evaldsl.runs.providers import Items
 
     try:
-        doc = orjson.loads(data)
+        doc = mended_loads(data)
     except orjson.JSONDecodeError as exc:
         raise json_error(exc, data, path, hint=hint) from None
     text = decode_text(data)
@@ -292,7 +293,7 @@ def _head_lines(path: str) -> list[tuple[Any, int]]:
                 if not raw.strip() or (raw.startswith(b"\xef\xbb\xbf") and not raw[3:].strip()):
                     continue
                 try:
-                    out.append((orjson.loads(raw.removeprefix(b"\xef\xbb\xbf")), lineno))
+                    out.append((mended_loads(raw.removeprefix(b"\xef\xbb\xbf")), lineno))
                 except orjson.JSONDecodeError:
                     break
                 if len(out) >= HEAD_ITEMS:
@@ -378,7 +379,7 @@ def _jsonl(path: str) -> Items:
         if not raw.strip():
             continue
         try:
-            values.append(orjson.loads(raw))
+            values.append(mended_loads(raw))
         except orjson.JSONDecodeError as exc:
             raise RunError(
                 f"invalid JSON on line {lineno}: {exc.msg}",

@@ -496,11 +496,14 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
         try:
             with events.fast() as decoded:
                 return _index(decoded, needs, again=events.__iter__)
-        except (orjson.JSONDecodeError, AttributeError):
+        except (orjson.JSONDecodeError, AttributeError) as err:
             # a line that is not a JSON object: the careful reader names file and line
             for _ in events:
                 pass
-            raise
+            if isinstance(err, AttributeError):
+                raise
+            # it read every line (a lone surrogate escape, which it reads as U+FFFD)
+            return _index(iter(events), needs, again=events.__iter__)
         except TypeError:
             # a list or an object where the pass looks events up (`_KEY_FIELDS`)
             names = needs.reads_tool_names()

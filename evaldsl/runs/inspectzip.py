@@ -39,6 +39,7 @@ from evaldsl.language.limits import MAX_DOCUMENT_BYTES
 from evaldsl.language.reading import size_text
 from evaldsl.runs.model import RunError, describe, read_bytes
 from evaldsl.runs.providers import Items
+from evaldsl.runs.surrogates import mended_loads
 
 #: What to do with a log this module cannot read.
 _CONVERT = "convert it with `inspect log convert --to json` and name the JSON log"
@@ -122,7 +123,7 @@ class _Entries:
         except RuntimeError:  # (an encrypted entry)
             raise RunError(f"{where}: encrypted", path=self.path, hint=_CONVERT) from None
         try:
-            value = orjson.loads(b"".join(parts))
+            value = mended_loads(b"".join(parts))
         except orjson.JSONDecodeError as err:
             raise RunError(f"{where}: invalid JSON: {err}", path=self.path) from None
         if not isinstance(value, dict):

@@ -25,6 +25,7 @@ from evaldsl.language.reading import FileProblem, open_regular, read_regular, si
 from evaldsl.language.source import Source
 from evaldsl.language.values import MISSING as MISSING  # re-exported: the run model's "no output"
 from evaldsl.runs.heldfiles import HOLD_BYTES, HeldFile, held, keep
+from evaldsl.runs.surrogates import mended_loads
 
 RunKind = Literal["trace", "state", "value"]
 RunErrorCode = Literal["E501", "E502"]
@@ -355,7 +356,7 @@ def decode_document(data: bytes, path: str, *, hint: str | None = None) -> Any:
     if not data.strip():
         raise RunError("empty file", path=path, hint=hint or "a run file holds one JSON value")
     try:
-        return orjson.loads(data)
+        return mended_loads(data)
     except orjson.JSONDecodeError as exc:
         raise json_error(exc, data, path, hint=hint) from None
 

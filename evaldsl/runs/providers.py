@@ -35,6 +35,7 @@ import orjson
 
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, describe, locate
+from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import token_count
 
 
@@ -143,7 +144,7 @@ def parse_json_text(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return orjson.loads(value)
+        return mended_loads(value)
     except orjson.JSONDecodeError:
         return value
 
@@ -151,7 +152,7 @@ def parse_json_text(value: Any) -> Any:
 def is_json_text(value: str) -> bool:
     """Whether `value` is complete JSON (a streamed argument cut in the middle is not)."""
     try:
-        orjson.loads(value)
+        mended_loads(value)
     except orjson.JSONDecodeError:
         return False
     return True

@@ -14,6 +14,7 @@ import orjson
 
 from evaldsl.runs.model import RunError
 from evaldsl.runs.providers import Items
+from evaldsl.runs.surrogates import mended_loads
 
 _FIELDS = ("data:", "event:", "id:", "retry:", ":")
 
@@ -52,7 +53,7 @@ def parse_sse(text: str, path: str) -> tuple[Items, bool]:
                 done = True
             else:
                 try:
-                    values.append(orjson.loads(payload))
+                    values.append(mended_loads(payload))
                 except orjson.JSONDecodeError as exc:
                     raise RunError(
                         f"the data of the event on line {start} is not JSON: {exc.msg}",

@@ -24,6 +24,7 @@ from evaldsl.runs.cassette import EventStream, first_line
 from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.heldfiles import HeldFile
 from evaldsl.runs.model import RunError, decode_text, open_file
+from evaldsl.runs.surrogates import mended_loads
 
 #: How much of a recording `check` reads for tool names.
 HEAD_BYTES = 64 * 1024
@@ -105,7 +106,7 @@ def recorded_tool_names(stream: EventStream, limit: int = HEAD_BYTES) -> frozens
     for begin, end in tool_lines(head):
         raw = head[begin:end]
         try:
-            event = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+            event = mended_loads(raw.removeprefix(b"\xef\xbb\xbf"))
         except orjson.JSONDecodeError as exc:
             lineno = after + 1 + head.count(b"\n", 0, begin)
             raise RunError(

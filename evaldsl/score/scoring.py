@@ -30,6 +30,7 @@ from evaldsl.language.verdicts import Status, status_score
 from evaldsl.runs.detect import coerce_run, inspect_samples, load_run, read_document
 from evaldsl.runs.index import RunFacts
 from evaldsl.runs.model import Run, RunError, describe
+from evaldsl.runs.surrogates import mended_loads
 from evaldsl.score.sources import Item
 
 
@@ -242,7 +243,7 @@ _LINE_HINT = (
 def decode_line(line: bytes, lineno: int) -> Any:
     """The JSON value of one standard-input line, or a `RunError` at its line and column."""
     try:
-        return orjson.loads(line)
+        return mended_loads(line)
     except orjson.JSONDecodeError as exc:
         raise RunError(
             f"invalid JSON: {exc.msg}", path="<stdin>", line=lineno, column=exc.colno

@@ -1,0 +1,85 @@
+"""Lone UTF-16 surrogate escapes in JSON text, read as U+FFFD.
+
+Takes JSON text (bytes or str) that orjson refused and gives its value with every lone
+surrogate escape (`\\ud83d` without its low half, a low half alone) read as `\\ufffd`, the
+replacement character; other problems stay orjson's error, at its position.
+
+JSON's grammar allows any `\\uXXXX`, and `JSON.parse` (traceplay's reader) keeps a lone
+surrogate in its string; an agent's answer cut in the middle of an emoji writes one. But
+evaldsl's text is Unicode (RE2 and UTF-8 reports cannot hold a lone surrogate), so it is
+read as U+FFFD, as a UTF-8 decoder reads a broken sequence. The escape and its replacement
+are both six characters: every position after it stays where the file has it. Only called
+once orjson has refused a text (the error path): the hot loops decode as before.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+# Every escape, so that `\\\\u…` (an escaped backslash, then text) is never read as one.
+_ESCAPE_BYTES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_ESCAPE_TEXT = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+
+
+def mended_loads(text: bytes | str) -> Any:
+    """`orjson.loads(text)`, reading lone surrogate escapes as U+FFFD; orjson's own error
+    (for the text as written) when it is not JSON for any other reason."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        fixed = mend(text)
+        if fixed is None:
+            raise
+        try:
+            return orjson.loads(fixed)
+        except orjson.JSONDecodeError:
+            raise exc from None
+
+
+def mend(text: bytes | str) -> bytes | str | None:
+    """`text` with each lone surrogate escape replaced by `\\ufffd`; None when it has none.
+
+    >>> mend(b'["\\\\ud83d", "\\\\ud83d\\\\ude00", "\\\\\\\\ud800", "\\\\udc00"]')
+    b'["\\\\ufffd", "\\\\ud83d\\\\ude00", "\\\\\\\\ud800", "\\\\ufffd"]'
+    """
+    if isinstance(text, bytes):
+        spans = _lone(_ESCAPE_BYTES.finditer(text))
+        if not spans:
+            return None
+        out = bytearray(text)
+        for start in spans:
+            out[start : start + 6] = b"\\ufffd"
+        return bytes(out)
+    spans = _lone(_ESCAPE_TEXT.finditer(text))
+    if not spans:
+        return None
+    chars = list(text)
+    for start in spans:
+        chars[start : start + 6] = "\\ufffd"
+    return "".join(chars)
+
+
+def _lone(escapes: Any) -> list[int]:
+    """Where the lone surrogate escapes start, among `escapes` (regex matches)."""
+    lone: list[int] = []
+    waiting: int | None = None  # a high half's start, until the next escape says
+    waiting_end = -1
+    for m in escapes:
+        digits = m.group(1)
+        code = int(digits, 16) if digits is not None else -1
+        if waiting is not None:
+            if 0xDC00 <= code <= 0xDFFF and m.start() == waiting_end:
+                waiting = None  # a pair: one character
+                continue
+            lone.append(waiting)
+            waiting = None
+        if 0xD800 <= code <= 0xDBFF:
+            waiting, waiting_end = m.start(), m.end()
+        elif 0xDC00 <= code <= 0xDFFF:
+            lone.append(m.start())
+    if waiting is not None:
+        lone.append(waiting)
+    return lone
