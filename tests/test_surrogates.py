@@ -68,12 +68,16 @@ def _cassette_with_lone_half(tmp_path: Path) -> Path:
 
 def test_a_cassette_with_a_lone_half_is_checked_and_run(tmp_path: Path) -> None:
     _cassette_with_lone_half(tmp_path)
-    suite = tmp_path / "s.eval"
-    suite.write_text(
+    _checks_and_passes(
+        tmp_path,
         'case "cut"\ncassette "cut.jsonl"\nanswer == "Xiamen \\ufffd"\n'
         "tool get_weather called once\ntokens > 0\n",
-        encoding="utf-8",
     )
+
+
+def _checks_and_passes(tmp_path: Path, text: str) -> None:
+    suite = tmp_path / "s.eval"
+    suite.write_text(text, encoding="utf-8")
     loaded = load_suite(suite)
     assert list(loaded.diagnostics) == []
     (case,) = run_suites([loaded]).cases
@@ -97,16 +101,11 @@ def test_documents_and_streams_with_a_lone_half(tmp_path: Path, as_sse: bool) ->
     else:
         (tmp_path / "t.json").write_text(body, encoding="utf-8")
         name = "t.json"
-    suite = tmp_path / "s.eval"
-    suite.write_text(
+    _checks_and_passes(
+        tmp_path,
         f'case "c"\ncassette "{name}"\nanswer == "hi \\ufffd there"\n'
         'tool search args $.q == "\\ufffd"\n',
-        encoding="utf-8",
     )
-    loaded = load_suite(suite)
-    assert list(loaded.diagnostics) == []
-    (case,) = run_suites([loaded]).cases
-    assert case.passed, [(a.message, a.error) for a in case.assertions]
 
 
 def test_score_reads_a_lone_half_on_standard_input(tmp_path: Path) -> None:
