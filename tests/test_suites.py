@@ -425,7 +425,8 @@ def test_live_targets_crash_and_timeout_without_stopping_others(tmp_path: Path) 
     boom, slow, ok, state = report.cases
     assert (
         boom.score == 0
-        and boom.error == "run target 'flow:boom' raised RuntimeError: flow exploded"
+        and boom.error
+        == "run target 'flow:boom' raised RuntimeError: flow exploded (at boom, flow.py:16)"
     )
     assert slow.score == 0 and slow.error is not None and "timed out after 0.1s" in slow.error
     assert ok.passed and ok.score == 1.0
@@ -751,3 +752,64 @@ def test_a_suite_of_no_cases_is_a_warning(tmp_path: Path, name: str, text: str) 
         ("W510", 2 if name.endswith("yaml") else 1, '`cases` is empty: suite "x" runs nothing')
     ]
     assert not suite.errors and suite.cases == ()
+
+
+def test_a_targets_error_says_where_in_its_code_it_was_raised(tmp_path: Path) -> None:
+    (tmp_path / "deep.py").write_text(
+        "import json\n\n"
+        "def helper(x):\n    return x['missing']\n\n"
+        "def nested(i):\n    return helper(i)\n\n"
+        "def needs_one(i):\n    return i\n\n"
+        "def in_the_library(i):\n    return json.loads('{')\n",
+        encoding="utf-8",
+    )
+    path = write(
+        tmp_path,
+        "s.eval",
+        """
+        case "nested"
+          run deep:nested
+          input {a: 1}
+          output == 1
+        case "no input"
+          run deep:needs_one
+          output == 1
+        case "library"
+          run deep:in_the_library
+          input {}
+          output == 1
+        """,
+    )
+    nested, no_input, library = run_suites([load_suite(path)]).cases
+    assert (
+        nested.error == "run target 'deep:nested' raised KeyError: 'missing' (at helper, deep.py:4)"
+    )
+    assert no_input.error == (
+        "run target 'deep:needs_one' raised TypeError: needs_one() missing 1 required "
+        "positional argument: 'i'; the case has no `input`, so the target is called with no "
+        "argument"
+    )
+    # the innermost frame of the suite's own code, not json's
+    assert library.error is not None
+    assert library.error.endswith("(at in_the_library, deep.py:13)"), library.error
+
+
+def test_node_visited_is_said_once_in_its_verdict(tmp_path: Path) -> None:
+    (tmp_path / "state.json").write_text(
+        '{"status": "completed", "visited_nodes": ["planner", "writer"], "memory": {}}',
+        encoding="utf-8",
+    )
+    path = write(
+        tmp_path,
+        "s.eval",
+        """
+        case "n"
+          state "state.json"
+          node approval_gate visited
+          node writer visited
+        """,
+    )
+    (case,) = run_suites([load_suite(path)]).cases
+    missing, present = case.assertions
+    assert missing.message == 'expected node approval_gate visited, found ["planner","writer"]'
+    assert present.message == "node writer visited"

@@ -134,7 +134,8 @@ class Compiler:
         span = check.span
         get = self.subject(subject)
         shown = self.text(subject.span) or subject.kind
-        pred_text = self.text(pred.span)
+        # (a subject and predicate made of one statement, `node X visited`: said once)
+        said = shown if pred.span == subject.span else f"{shown} {self.text(pred.span)}"
         # the registry asked directly (`value_test` and `expected` below): one a statement
         test = registry.value_test(pred, SUBJECTS[subject.kind].type)
         expected = registry.expected(pred)
@@ -169,11 +170,11 @@ class Compiler:
                     ok = test(value)
                 actual = value
             if ok:
-                return Verdict("pass", f"{shown} {pred_text}", span, actual, expected)
+                return Verdict("pass", said, span, actual, expected)
             # `show`, not `found_text`: a subject whose value is [] found [], not nothing
             return Verdict(
                 "fail",
-                f"expected {shown} {pred_text}, found {show(actual)}",
+                f"expected {said}, found {show(actual)}",
                 span,
                 actual,
                 expected,

@@ -199,7 +199,10 @@ class _Server:
                 result = _run_awaitable(result)
         except BaseException as err:  # the target's failure is the case's error
             self.leave_if_forked()
-            answer = {"error": f"run target {target!r} raised {self.data.describe_error(err)}"}
+            answer = {
+                "error": f"run target {target!r} raised {self.data.describe_error(err)}"
+                + _raised_where(err, not args)
+            }
         else:
             self.leave_if_forked()
             elapsed_ms = (time.perf_counter() - started) * 1000
@@ -287,6 +290,38 @@ class _Server:
         if any(t.ident not in baseline for t in threading.enumerate()):
             return False
         return not _has_children()
+
+
+def _raised_where(err: BaseException, no_input: bool) -> str:
+    """Where in the target's code `err` was raised: ` (at helper, agent/flow.py:12)`, the
+    innermost frame in a file under the suite's folder (else the innermost of all), its
+    path from that folder; or, raised by the call itself (no frame of the target ran),
+    why: a case without `input` calls the target with no argument."""
+    frames = []
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename != __file__:  # (this worker's own frames)
+            frames.append(tb)
+        tb = tb.tb_next
+    if not frames:
+        if no_input and isinstance(err, TypeError):
+            return "; the case has no `input`, so the target is called with no argument"
+        return ""
+    home = sys.path[0] if sys.path and sys.path[0] else os.getcwd()
+    mine = [t for t in frames if _under(t.tb_frame.f_code.co_filename, home)]
+    chosen = (mine or frames)[-1]
+    code = chosen.tb_frame.f_code
+    shown = os.path.relpath(code.co_filename, home) if mine else code.co_filename
+    return f" (at {code.co_name}, {shown}:{chosen.tb_lineno})"
+
+
+def _under(path: str, folder: str) -> bool:
+    try:
+        return os.path.commonpath([os.path.abspath(path), os.path.abspath(folder)]) == (
+            os.path.abspath(folder)
+        )
+    except ValueError:  # (paths on different drives)
+        return False
 
 
 def _near_name(name: str, owner: Any) -> str:
