@@ -344,3 +344,25 @@ def test_a_missing_file_in_a_large_folder_is_not_listed(tmp_path: Path) -> None:
     text = 'case "c"\ncassette "nothing-near.jsonl"\nanswer contains "x"'
     *_, (diag,) = diagnose(text, "t.eval", base_dir=tmp_path, facts=read_facts)
     assert diag.hint == "paths are relative to the suite file"
+
+
+@pytest.mark.parametrize("repeats", [1, 400])  # read whole by check, and past its head
+@pytest.mark.parametrize("header", [True, False])
+def test_a_recording_cut_in_the_middle_of_a_line_is_a_check_error(
+    tmp_path: Path, repeats: int, header: bool
+) -> None:
+    first, *events = (DEMO / "cassette.example.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = ([first] if header else []) + events * repeats
+    whole = "\n".join(lines)
+    assert len(whole) > 64 * 1024 or repeats == 1
+    text = 'case "c"\ncassette "run.jsonl"\nsteps >= 1'
+    for written, cut in ((whole, False), (whole + "\n", False), (whole[:-25], True)):
+        (tmp_path / "run.jsonl").write_text(written, encoding="utf-8")
+        *_, diagnostics = diagnose(text, "t.eval", base_dir=tmp_path, facts=read_facts)
+        if not cut:  # (a last line without its newline, but whole, is fine)
+            assert diagnostics == []
+            continue
+        (diag,) = diagnostics
+        assert (diag.code, diag.line) == ("E502", 2)
+        assert f"invalid JSON on line {len(lines)}: unexpected end of data" in diag.message
+        assert diag.hint is not None and "ends in the middle of this line" in diag.hint

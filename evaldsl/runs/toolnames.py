@@ -77,6 +77,47 @@ class PartialNames(frozenset[str]):
         return (PartialNames, (frozenset(self), self.path, self.offset))
 
 
+#: How much of a large recording's end is read for its last line.
+TAIL_BYTES = 64 * 1024
+
+
+def _check_last_line(f: Any, path: str, whole: bytes | None, after: int) -> None:
+    """A recording cut in the middle of a line (a writer that died, a copy cut short) is
+    the run's error: `check` says so now, where the head alone looked fine. Only a last
+    line without its newline is decoded (`whole`: the events' text when the head is all
+    of it; else the file's end is read); one longer than `TAIL_BYTES` is left to the run.
+    """
+    if whole is None:
+        size = os.fstat(f.fileno()).st_size if type(f) is not HeldFile else len(f.getvalue())
+        f.seek(max(0, size - TAIL_BYTES))
+        tail = f.read(TAIL_BYTES)
+        cut = tail.rfind(b"\n")
+        if cut < 0:
+            return
+    else:
+        tail, cut = whole, whole.rfind(b"\n")
+    last = tail[cut + 1 :]
+    if not last.strip():
+        return
+    try:
+        mended_loads(last.removeprefix(b"\xef\xbb\xbf"))
+    except orjson.JSONDecodeError as exc:
+        if whole is not None:
+            lineno = after + 1 + whole.count(b"\n")
+        else:
+            f.seek(0)
+            lineno = 1 + sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+        raise RunError(
+            f"invalid JSON on line {lineno}: {exc.msg}",
+            path=path,
+            line=lineno,
+            column=exc.colno,
+            hint="the file ends in the middle of this line: was it cut short while it was "
+            "written or copied? Re-record it, or remove the partial line",
+            source_line=decode_text(last).rstrip("\r\n"),
+        ) from None
+
+
 def _occurs_after(path: str, offset: int, needle: bytes) -> bool:
     try:
         with open_file(path) as f:  # a regular file only: never waits on a FIFO
@@ -101,6 +142,7 @@ def recorded_tool_names(stream: EventStream, limit: int = HEAD_BYTES) -> frozens
         start = f.tell()
         head = f.read(limit)
         more = bool(f.read(1))
+        _check_last_line(f, stream.path, head if not more else None, after)
     if more:
         head = head[: head.rfind(b"\n") + 1]
     for begin, end in tool_lines(head):
