@@ -469,6 +469,36 @@ def test_expect_in_an_ordinary_test(project: pytest.Pytester) -> None:
     )
 
 
+def test_expect_with_bad_text_shows_the_errors_at_the_tests_line(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_typo="""
+        import evaldsl
+
+        def test_typo():
+            evaldsl.expect("xiamen.jsonl", "tool get_weather caled")
+        """
+    )
+    result = project.runpytest("test_typo.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            '>       evaldsl.expect("xiamen.jsonl", "tool get_weather caled")',
+            "E   *: evaldsl: 1 error in the statements",
+            "E       <expect>:1:18: error" + lit("[E101]") + ": *found `caled`",
+            "E       1 | tool get_weather caled",
+            "E         |                  ^^^^^",
+            "E         = hint: did you mean `called`?",
+            "",
+            "test_typo.py:4: *",
+        ]
+    )
+    # none of evaldsl's own frames
+    assert "def compile(" not in result.stdout.str()
+    assert "api.py" not in result.stdout.str()
+
+
 def test_the_collector_is_registered_only_when_asked_for(project: pytest.Pytester) -> None:
     def registered(*args: str) -> bool:
         config = project.parseconfigure(*args)
