@@ -205,18 +205,26 @@ def test_check_errors_are_a_collection_error_listing_every_diagnostic(
     stopped.assert_outcomes(errors=1)
 
 
-def test_check_warnings_become_pytest_warnings(project: pytest.Pytester) -> None:
+def test_check_warnings_become_pytest_warnings_at_their_line(project: pytest.Pytester) -> None:
     project.makefile(
         ".eval",
         warned='case "w"\n  cassette "xiamen.jsonl"\n  no tool get_wether\n'
         "  tool get_weather called\n",
     )
-    result = project.runpytest("-p", "evaldsl", "warned.eval")
-    result.assert_outcomes(passed=1, warnings=1)
+    # the same slip in a YAML suite: its line is the list item's
+    (project.path / "warned.yaml").write_text(
+        "cases:\n  - name: w\n    cassette: xiamen.jsonl\n    expect:\n"
+        "      - tool get_weather called\n      - no tool get_wether\n"
+    )
+    result = project.runpytest("-p", "evaldsl", "warned.eval", "warned.yaml")
+    result.assert_outcomes(passed=2, warnings=2)
     result.stdout.fnmatch_lines(
         [
-            "*EvalDslWarning: " + lit("warned.eval:3:3: warning[W301]") + "*",
+            "warned.eval:3",
+            "*warned.eval:3: EvalDslWarning: " + lit("warned.eval:3:3: warning[W301]") + "*",
             "  3 |   no tool get_wether",
+            "warned.yaml:6",
+            "*warned.yaml:6: EvalDslWarning: " + lit("warned.yaml:6:9: warning[W301]") + "*",
         ]
     )
 

@@ -8,7 +8,7 @@ pipeline's public functions are used: `load_suite` reads, checks and compiles a 
 why one failed.
 
 - A suite with check errors is a collection error listing every diagnostic; warnings
-  become pytest warnings.
+  become pytest warnings at their file and line.
 - A case fails with the console's report of each failing assertion (source line, caret,
   found, expected), or of the run's crash; a case whose assertions all skipped is skipped
   with their reason; its score is a `user_properties` entry (JUnit `<property>`).
@@ -26,6 +26,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import warnings
 from collections import Counter
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -202,7 +203,13 @@ class SuiteFile(pytest.File):
             )
             raise self.CollectError(f"{head}\n{render(diagnostics)}")
         for d in diagnostics:
-            self.warn(EvalDslWarning(render([d])))
+            # at the warning's own line, where `self.warn` would say the file's line 0
+            warnings.warn_explicit(
+                EvalDslWarning(render([d])),
+                category=None,
+                filename=str(self.config.invocation_params.dir / d.path),
+                lineno=d.line,
+            )
         seen: Counter[str] = Counter()
         # cases on one recording read it once, as `evaldsl run` reads it (a case
         # deselected by `-k` leaves its reading's facts with this file's items)
