@@ -309,6 +309,28 @@ def test_dash_k_selects_cases(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["weather.eval::answers with the forecast PASSED*"])
 
 
+def test_last_failed_and_failed_first_find_a_failed_each_row(project: pytest.Pytester) -> None:
+    # a row's id ends in `[city=Tokyo]`, which pytest reads back as parameters
+    project.makefile(
+        ".eval",
+        rows='case "city"\n  cassette "xiamen.jsonl"\n'
+        '  each [{city: "Xiamen"}, {city: "Tokyo"}]\n'
+        '  tool get_weather args $.city == "{{city}}"\n',
+    )
+    project.runpytest("-p", "evaldsl").assert_outcomes(passed=4, failed=2)
+    rerun = project.runpytest("-p", "evaldsl", "--lf", "-v")
+    rerun.assert_outcomes(failed=2)
+    rerun.stdout.fnmatch_lines(["run-last-failure: rerun previous 2 failures"])
+    assert sorted(re.findall(r"^(\S.*) FAILED", rerun.stdout.str(), re.M)) == [
+        "rows.eval::city #2 [city=Tokyo]",
+        "weather.eval::wrong expectations",
+    ]
+    first = project.runpytest("-p", "evaldsl", "--ff", "-v")
+    first.assert_outcomes(passed=4, failed=2)
+    ran = re.findall(r"^(\S.*) (?:PASSED|FAILED)", first.stdout.str(), re.M)
+    assert sorted(ran[:2]) == sorted(re.findall(r"^(\S.*) FAILED", first.stdout.str(), re.M))
+
+
 def test_last_failed_reruns_only_the_failing_case(project: pytest.Pytester) -> None:
     first = project.runpytest("-p", "evaldsl")
     first.assert_outcomes(passed=3, failed=1)

@@ -218,7 +218,16 @@ class SuiteFile(pytest.File):
             seen[case.name] += 1
             # twins get `(2)`, `(3)`: one node id per case, so `--lf` finds each again
             name = case.name if seen[case.name] == 1 else f"{case.name} ({seen[case.name]})"
-            yield CaseItem.from_parent(self, name=name, suite=suite, case=case, readings=shared)
+            yield CaseItem.from_parent(
+                self,
+                name=name,
+                # the id pytest would read back from the `--lf` cache or a command line:
+                # built from the name, a row's `[city=Tokyo]` is its parameters there
+                nodeid=f"{self.nodeid}::{name}",
+                suite=suite,
+                case=case,
+                readings=shared,
+            )
 
     def shown(self, d: Diagnostic) -> Diagnostic:
         return attrs.evolve(d, path=shown_path(d.path, self.config))
