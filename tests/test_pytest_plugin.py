@@ -309,6 +309,15 @@ def test_dash_k_selects_cases(project: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["weather.eval::answers with the forecast PASSED*"])
 
 
+def test_dash_k_selects_by_suite_name(project: pytest.Pytester) -> None:
+    project.makefile(
+        ".eval", named='suite "outlook"\ncase "one"\n  cassette "xiamen.jsonl"\n  steps >= 1\n'
+    )
+    result = project.runpytest("-p", "evaldsl", "-k", "outlook", "-v")
+    result.assert_outcomes(passed=1, deselected=4)
+    result.stdout.fnmatch_lines(["named.eval::one PASSED*"])
+
+
 def test_last_failed_and_failed_first_find_a_failed_each_row(project: pytest.Pytester) -> None:
     # a row's id ends in `[city=Tokyo]`, which pytest reads back as parameters
     project.makefile(

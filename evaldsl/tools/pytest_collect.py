@@ -13,8 +13,8 @@ why one failed.
   found, expected), or of the run's crash; a case whose assertions all skipped is skipped
   with their reason; its score is a `user_properties` entry (JUnit `<property>`).
 - Items carry the `evaldsl` marker, plus `evaldsl_judge` (uses the LLM judge) and
-  `evaldsl_live` (calls a Python target), so `-m` selects them; `-k`, `--lf` and
-  pytest-xdist work as for any test.
+  `evaldsl_live` (calls a Python target), so `-m` selects them; `-k` (which also
+  matches the suite's name), `--lf` and pytest-xdist work as for any test.
 - A case that asks the judge begins the next ones this session runs that ask it too
   (recorded cases only, `waiting.MAX_JUDGING` in all), so their questions are on their
   way while it waits for its own answers, as `evaldsl run` overlaps them. Not in a
@@ -210,6 +210,8 @@ class SuiteFile(pytest.File):
                 filename=str(self.config.invocation_params.dir / d.path),
                 lineno=d.line,
             )
+        # `-k weather` selects the cases of suite "weather", as `evaldsl run -k` does
+        self.extra_keyword_matches.add(suite.name)
         seen: Counter[str] = Counter()
         # cases on one recording read it once, as `evaldsl run` reads it (a case
         # deselected by `-k` leaves its reading's facts with this file's items)
