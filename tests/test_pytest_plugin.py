@@ -340,6 +340,19 @@ def test_last_failed_and_failed_first_find_a_failed_each_row(project: pytest.Pyt
     assert sorted(ran[:2]) == sorted(re.findall(r"^(\S.*) FAILED", first.stdout.str(), re.M))
 
 
+def test_a_case_name_with_double_colons_gets_an_id_that_runs_it(project: pytest.Pytester) -> None:
+    project.makefile(
+        ".eval", colons='case "lookup::retry"\n  cassette "xiamen.jsonl"\n  steps >= 1\n'
+    )
+    listed = project.runpytest("-p", "evaldsl", "colons.eval", "--collect-only", "-q")
+    listed.stdout.fnmatch_lines(["colons.eval::lookup: :retry"])
+    result = project.runpytest("-p", "evaldsl", "colons.eval::lookup: :retry", "--junitxml=j.xml")
+    result.assert_outcomes(passed=1)
+    case = ET.parse(project.path / "j.xml").getroot().find("testsuite/testcase")
+    assert case is not None
+    assert (case.get("classname"), case.get("name")) == ("colons.eval", "lookup: :retry")
+
+
 def test_last_failed_reruns_only_the_failing_case(project: pytest.Pytester) -> None:
     first = project.runpytest("-p", "evaldsl")
     first.assert_outcomes(passed=3, failed=1)

@@ -2,10 +2,10 @@
 
 Takes the suite files pytest walks past and gives one `SuiteFile` collector per file and
 one `CaseItem` per case, named as `evaldsl run` names them (an `each` row or a dataset
-row is its own item, with its id: `weather.eval::each city #1 [city=Xiamen]`). Only the
-pipeline's public functions are used: `load_suite` reads, checks and compiles a file,
-`begin_case` runs one case (up to its judge's answers), and the console renderer shows
-why one failed.
+row is its own item, with its id: `weather.eval::each city #1 [city=Xiamen]`; a `::` in a
+name is written `: :`, as pytest splits ids there). Only the pipeline's public functions
+are used: `load_suite` reads, checks and compiles a file, `begin_case` runs one case (up
+to its judge's answers), and the console renderer shows why one failed.
 
 - A suite with check errors is a collection error listing every diagnostic; warnings
   become pytest warnings at their file and line.
@@ -26,6 +26,7 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import re
 import warnings
 from collections import Counter
 from collections.abc import Generator, Iterator
@@ -183,6 +184,18 @@ def shown_path(path: str | os.PathLike[str], config: pytest.Config) -> str:
         return str(target)
 
 
+def item_name(case_name: str) -> str:
+    """A case's name as its item's name: pytest splits node ids at `::`, so each `::` is
+    written `: :` (an id printed can be given back on the command line).
+
+    >>> item_name("lookup::retry")
+    'lookup: :retry'
+    >>> item_name("a:::b")
+    'a: : :b'
+    """
+    return re.sub(r":(?=:)", ": ", case_name)
+
+
 class SuiteFile(pytest.File):
     """One suite file: its cases, or a collection error listing its check errors."""
 
@@ -217,9 +230,10 @@ class SuiteFile(pytest.File):
         # deselected by `-k` leaves its reading's facts with this file's items)
         shared = SharedReadings((suite, case) for case in suite.cases)
         for case in suite.cases:
-            seen[case.name] += 1
+            escaped = item_name(case.name)
+            seen[escaped] += 1
             # twins get `(2)`, `(3)`: one node id per case, so `--lf` finds each again
-            name = case.name if seen[case.name] == 1 else f"{case.name} ({seen[case.name]})"
+            name = escaped if seen[escaped] == 1 else f"{escaped} ({seen[escaped]})"
             yield CaseItem.from_parent(
                 self,
                 name=name,
