@@ -19,10 +19,21 @@ from pathlib import Path
 
 from evaldsl.api import Result, RunLike, compile
 from evaldsl.judge.protocol import Judge
+from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.runner.results import AssertionResult, CaseResult
 
 #: The path failures name: the statements are a string in the caller's code, not a file.
 EXPECT_PATH = "<expect>"
+
+
+class MalformedStatements(EvalDslError):
+    """`expect`'s text has errors: an `EvalDslError` whose message shows each in full
+    (the statement, a caret, the hint), as pytest prints it under the test's line."""
+
+    def __str__(self) -> str:
+        count = len(self.errors)
+        shown = render(self.errors or self.diagnostics)
+        return f"evaldsl: {count} error{'s' if count != 1 else ''} in the statements\n{shown}"
 
 
 def expect(
@@ -35,10 +46,10 @@ def expect(
     r"""Check `run` against `text`; raise `AssertionError` with the report when it fails.
 
     `text` is one or more statements (`;` or newlines between them), without `case`
-    lines. Malformed text raises `evaldsl.EvalDslError` with every diagnostic, and a run
-    that cannot be read fails with the reason. `base_dir` is where relative paths in the
-    text and a relative `run` path start (default: the working folder). Without `judge`,
-    `judged` statements are skipped.
+    lines. Malformed text raises `evaldsl.EvalDslError` showing every error in full (its
+    source line, a caret, the hint), and a run that cannot be read fails with the reason.
+    `base_dir` is where relative paths in the text and a relative `run` path start
+    (default: the working folder). Without `judge`, `judged` statements are skipped.
 
     >>> expect([{"type": "llm.response", "output": "31 C"}], r"answer matches /\d+ F/")
     Traceback (most recent call last):
@@ -53,7 +64,12 @@ def expect(
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
     base = Path(base_dir) if base_dir is not None else None
-    program = compile(text, path=EXPECT_PATH, judge=judge, base_dir=base)
+    try:
+        program = compile(text, path=EXPECT_PATH, judge=judge, base_dir=base)
+    except EvalDslError as malformed:
+        # raised from here, not chained: pytest shows the test's line and the errors,
+        # none of the compiler's frames nor its one-line summary
+        raise MalformedStatements(malformed.diagnostics) from None
     case = program.case()
     result = case.check(run, base=base)
     if result.passed:

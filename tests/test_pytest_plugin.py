@@ -205,18 +205,26 @@ def test_check_errors_are_a_collection_error_listing_every_diagnostic(
     stopped.assert_outcomes(errors=1)
 
 
-def test_check_warnings_become_pytest_warnings(project: pytest.Pytester) -> None:
+def test_check_warnings_become_pytest_warnings_at_their_line(project: pytest.Pytester) -> None:
     project.makefile(
         ".eval",
         warned='case "w"\n  cassette "xiamen.jsonl"\n  no tool get_wether\n'
         "  tool get_weather called\n",
     )
-    result = project.runpytest("-p", "evaldsl", "warned.eval")
-    result.assert_outcomes(passed=1, warnings=1)
+    # the same slip in a YAML suite: its line is the list item's
+    (project.path / "warned.yaml").write_text(
+        "cases:\n  - name: w\n    cassette: xiamen.jsonl\n    expect:\n"
+        "      - tool get_weather called\n      - no tool get_wether\n"
+    )
+    result = project.runpytest("-p", "evaldsl", "warned.eval", "warned.yaml")
+    result.assert_outcomes(passed=2, warnings=2)
     result.stdout.fnmatch_lines(
         [
-            "*EvalDslWarning: " + lit("warned.eval:3:3: warning[W301]") + "*",
+            "warned.eval:3",
+            "*warned.eval:3: EvalDslWarning: " + lit("warned.eval:3:3: warning[W301]") + "*",
             "  3 |   no tool get_wether",
+            "warned.yaml:6",
+            "*warned.yaml:6: EvalDslWarning: " + lit("warned.yaml:6:9: warning[W301]") + "*",
         ]
     )
 
@@ -299,6 +307,50 @@ def test_dash_k_selects_cases(project: pytest.Pytester) -> None:
     result = project.runpytest("-p", "evaldsl", "-k", "not each", "-v")
     result.assert_outcomes(passed=1, failed=1, deselected=2)
     result.stdout.fnmatch_lines(["weather.eval::answers with the forecast PASSED*"])
+
+
+def test_dash_k_selects_by_suite_name(project: pytest.Pytester) -> None:
+    project.makefile(
+        ".eval", named='suite "outlook"\ncase "one"\n  cassette "xiamen.jsonl"\n  steps >= 1\n'
+    )
+    result = project.runpytest("-p", "evaldsl", "-k", "outlook", "-v")
+    result.assert_outcomes(passed=1, deselected=4)
+    result.stdout.fnmatch_lines(["named.eval::one PASSED*"])
+
+
+def test_last_failed_and_failed_first_find_a_failed_each_row(project: pytest.Pytester) -> None:
+    # a row's id ends in `[city=Tokyo]`, which pytest reads back as parameters
+    project.makefile(
+        ".eval",
+        rows='case "city"\n  cassette "xiamen.jsonl"\n'
+        '  each [{city: "Xiamen"}, {city: "Tokyo"}]\n'
+        '  tool get_weather args $.city == "{{city}}"\n',
+    )
+    project.runpytest("-p", "evaldsl").assert_outcomes(passed=4, failed=2)
+    rerun = project.runpytest("-p", "evaldsl", "--lf", "-v")
+    rerun.assert_outcomes(failed=2)
+    rerun.stdout.fnmatch_lines(["run-last-failure: rerun previous 2 failures"])
+    assert sorted(re.findall(r"^(\S.*) FAILED", rerun.stdout.str(), re.M)) == [
+        "rows.eval::city #2 [city=Tokyo]",
+        "weather.eval::wrong expectations",
+    ]
+    first = project.runpytest("-p", "evaldsl", "--ff", "-v")
+    first.assert_outcomes(passed=4, failed=2)
+    ran = re.findall(r"^(\S.*) (?:PASSED|FAILED)", first.stdout.str(), re.M)
+    assert sorted(ran[:2]) == sorted(re.findall(r"^(\S.*) FAILED", first.stdout.str(), re.M))
+
+
+def test_a_case_name_with_double_colons_gets_an_id_that_runs_it(project: pytest.Pytester) -> None:
+    project.makefile(
+        ".eval", colons='case "lookup::retry"\n  cassette "xiamen.jsonl"\n  steps >= 1\n'
+    )
+    listed = project.runpytest("-p", "evaldsl", "colons.eval", "--collect-only", "-q")
+    listed.stdout.fnmatch_lines(["colons.eval::lookup: :retry"])
+    result = project.runpytest("-p", "evaldsl", "colons.eval::lookup: :retry", "--junitxml=j.xml")
+    result.assert_outcomes(passed=1)
+    case = ET.parse(project.path / "j.xml").getroot().find("testsuite/testcase")
+    assert case is not None
+    assert (case.get("classname"), case.get("name")) == ("colons.eval", "lookup: :retry")
 
 
 def test_last_failed_reruns_only_the_failing_case(project: pytest.Pytester) -> None:
@@ -467,6 +519,36 @@ def test_expect_in_an_ordinary_test(project: pytest.Pytester) -> None:
             'E         = found: "It\'s sunny in Xiamen today, 31 C with 65% humidity."',
         ]
     )
+
+
+def test_expect_with_bad_text_shows_the_errors_at_the_tests_line(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        test_typo="""
+        import evaldsl
+
+        def test_typo():
+            evaldsl.expect("xiamen.jsonl", "tool get_weather caled")
+        """
+    )
+    result = project.runpytest("test_typo.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            '>       evaldsl.expect("xiamen.jsonl", "tool get_weather caled")',
+            "E   *: evaldsl: 1 error in the statements",
+            "E       <expect>:1:18: error" + lit("[E101]") + ": *found `caled`",
+            "E       1 | tool get_weather caled",
+            "E         |                  ^^^^^",
+            "E         = hint: did you mean `called`?",
+            "",
+            "test_typo.py:4: *",
+        ]
+    )
+    # none of evaldsl's own frames
+    assert "def compile(" not in result.stdout.str()
+    assert "api.py" not in result.stdout.str()
 
 
 def test_the_collector_is_registered_only_when_asked_for(project: pytest.Pytester) -> None:

@@ -2,19 +2,19 @@
 
 Takes the suite files pytest walks past and gives one `SuiteFile` collector per file and
 one `CaseItem` per case, named as `evaldsl run` names them (an `each` row or a dataset
-row is its own item, with its id: `weather.eval::each city #1 [city=Xiamen]`). Only the
-pipeline's public functions are used: `load_suite` reads, checks and compiles a file,
-`begin_case` runs one case (up to its judge's answers), and the console renderer shows
-why one failed.
+row is its own item, with its id: `weather.eval::each city #1 [city=Xiamen]`; a `::` in a
+name is written `: :`, as pytest splits ids there). Only the pipeline's public functions
+are used: `load_suite` reads, checks and compiles a file, `begin_case` runs one case (up
+to its judge's answers), and the console renderer shows why one failed.
 
 - A suite with check errors is a collection error listing every diagnostic; warnings
-  become pytest warnings.
+  become pytest warnings at their file and line.
 - A case fails with the console's report of each failing assertion (source line, caret,
   found, expected), or of the run's crash; a case whose assertions all skipped is skipped
   with their reason; its score is a `user_properties` entry (JUnit `<property>`).
 - Items carry the `evaldsl` marker, plus `evaldsl_judge` (uses the LLM judge) and
-  `evaldsl_live` (calls a Python target), so `-m` selects them; `-k`, `--lf` and
-  pytest-xdist work as for any test.
+  `evaldsl_live` (calls a Python target), so `-m` selects them; `-k` (which also
+  matches the suite's name), `--lf` and pytest-xdist work as for any test.
 - A case that asks the judge begins the next ones this session runs that ask it too
   (recorded cases only, `waiting.MAX_JUDGING` in all), so their questions are on their
   way while it waits for its own answers, as `evaldsl run` overlaps them. Not in a
@@ -26,6 +26,8 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import re
+import warnings
 from collections import Counter
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -182,6 +184,18 @@ def shown_path(path: str | os.PathLike[str], config: pytest.Config) -> str:
         return str(target)
 
 
+def item_name(case_name: str) -> str:
+    """A case's name as its item's name: pytest splits node ids at `::`, so each `::` is
+    written `: :` (an id printed can be given back on the command line).
+
+    >>> item_name("lookup::retry")
+    'lookup: :retry'
+    >>> item_name("a:::b")
+    'a: : :b'
+    """
+    return re.sub(r":(?=:)", ": ", case_name)
+
+
 class SuiteFile(pytest.File):
     """One suite file: its cases, or a collection error listing its check errors."""
 
@@ -202,16 +216,34 @@ class SuiteFile(pytest.File):
             )
             raise self.CollectError(f"{head}\n{render(diagnostics)}")
         for d in diagnostics:
-            self.warn(EvalDslWarning(render([d])))
+            # at the warning's own line, where `self.warn` would say the file's line 0
+            warnings.warn_explicit(
+                EvalDslWarning(render([d])),
+                category=None,
+                filename=str(self.config.invocation_params.dir / d.path),
+                lineno=d.line,
+            )
+        # `-k weather` selects the cases of suite "weather", as `evaldsl run -k` does
+        self.extra_keyword_matches.add(suite.name)
         seen: Counter[str] = Counter()
         # cases on one recording read it once, as `evaldsl run` reads it (a case
         # deselected by `-k` leaves its reading's facts with this file's items)
         shared = SharedReadings((suite, case) for case in suite.cases)
         for case in suite.cases:
-            seen[case.name] += 1
+            escaped = item_name(case.name)
+            seen[escaped] += 1
             # twins get `(2)`, `(3)`: one node id per case, so `--lf` finds each again
-            name = case.name if seen[case.name] == 1 else f"{case.name} ({seen[case.name]})"
-            yield CaseItem.from_parent(self, name=name, suite=suite, case=case, readings=shared)
+            name = escaped if seen[escaped] == 1 else f"{escaped} ({seen[escaped]})"
+            yield CaseItem.from_parent(
+                self,
+                name=name,
+                # the id pytest would read back from the `--lf` cache or a command line:
+                # built from the name, a row's `[city=Tokyo]` is its parameters there
+                nodeid=f"{self.nodeid}::{name}",
+                suite=suite,
+                case=case,
+                readings=shared,
+            )
 
     def shown(self, d: Diagnostic) -> Diagnostic:
         return attrs.evolve(d, path=shown_path(d.path, self.config))
