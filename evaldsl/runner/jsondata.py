@@ -196,16 +196,17 @@ def describe(value: Any) -> str:
     """A refused value in words: its type and a short `repr` (or what its `repr` raised)."""
     kind = type(value)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    a = "an" if name[:1].lower() in "aeiou" else "a"  # (an object, an Order: a shop.Cart)
     try:
         shown = repr(value)
     except BaseException as err:  # the user's __repr__: anything may come out of it
-        return f"a {name} (its repr raised {describe_error(err)})"
+        return f"{a} {name} (its repr raised {describe_error(err)})"
     if not isinstance(shown, str):  # pragma: no cover - repr() checks this itself
-        return f"a {name}"
+        return f"{a} {name}"
     shown = clean_text(str.__str__(shown))
     if len(shown) > _REPR_LIMIT:
         shown = shown[: _REPR_LIMIT - 1] + "…"
-    return f"a {name} ({shown})"
+    return f"{a} {name} ({shown})"
 
 
 def clean_text(text: str) -> str:

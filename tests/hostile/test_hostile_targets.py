@@ -354,6 +354,8 @@ def test_json_data_keeps_only_built_in_types() -> None:
         ({"x y": {1, 2}}, "$['x y']", "a set ({1, 2}) is not JSON data"),
         ([0, [float("inf")]], "$[1][0]", "inf is not a JSON number"),
         ({"b": b"bytes"}, "$.b", "a bytes (b'bytes') is not JSON data"),
+        ([object()], "$[0]", "an object (<object object at "),
+        ({"e": ...}, "$.e", "an ellipsis (Ellipsis) is not JSON data"),
     ],
 )
 def test_json_data_refuses_what_json_cannot_hold(value: Any, where: str, reason: str) -> None:
