@@ -131,3 +131,29 @@ def test_jobs_auto_is_one_process_per_cpu_this_process_may_use(
     for refused in ("0", "-2", "1.5", "all"):
         result, _, err = _parsed(cliargs.parse, [command, *positional, "-j", refused])
         assert result == ("exit", 2) and f"or auto (one per CPU), not {refused}" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "refused"),
+    [
+        (["run", "s", "--jsn", "r.json"], "run", "--jsn r.json (did you mean --json?)"),
+        (["check", "--formt", "json", "s"], "check", "--formt (did you mean --format?)"),
+        (["run", "s", "--zzzzzz"], "run", "--zzzzzz"),
+    ],
+)
+def test_an_unknown_option_is_refused_by_its_command_with_the_near_one(
+    argv: list[str], usage: str, refused: str
+) -> None:
+    for parse in (cliargs.parse, cliargs.parser().parse_args):
+        result, _, err = _parsed(parse, argv)
+        assert result == ("exit", 2)
+        assert err.startswith(f"usage: evaldsl {usage} "), err
+        assert err.rstrip().endswith(f"unrecognized arguments: {refused}"), err
+
+
+@pytest.mark.parametrize("command", [None, "run", "score"])
+def test_the_help_keeps_its_epilogs_paragraphs(command: str | None) -> None:
+    argv = ["--help"] if command is None else [command, "--help"]
+    _, out, _ = _parsed(cliargs.parse, argv)
+    assert "\nsubjects: " in out and "\npredicates: " in out
+    assert "\n\nExit codes: 0 all passed;" in out

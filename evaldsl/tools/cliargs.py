@@ -33,14 +33,36 @@ class _Parser(argparse.ArgumentParser):
     command's). Its epilog, the language at a glance, is read from the vocabulary tables
     when help is printed, not at every start (`--version` loads none)."""
 
+    #: The commands' own parsers, by name (the top level's; empty for a command's).
+    commands: dict[str, argparse.ArgumentParser] = {}  # noqa: RUF012 (set per instance)
+
     def format_help(self) -> str:
         if self.epilog is None:
+            import textwrap
+
             self.epilog = (
                 _vocabulary_summary()
-                + "\n\nExit codes: 0 all passed; 1 a case failed or errored, no case ran, or "
-                "check found an error; 2 bad usage or unreadable input; 130 interrupted (Ctrl-C)."
+                + "\n\n"
+                + textwrap.fill(
+                    "Exit codes: 0 all passed; 1 a case failed or errored, no case ran, or check "
+                    "found an error; 2 bad usage or unreadable input; 130 interrupted (Ctrl-C).",
+                    width=92,
+                )
             )
         return super().format_help()
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """argparse's, but an unknown option is refused by its command's parser (its usage,
+        not the top level's), with the option it is likely a slip of."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = self.commands.get(getattr(parsed, "command", None) or "", self)
+            command.error(
+                f"unrecognized arguments: {' '.join(extra)}{_near_option(extra, command)}"
+            )
+        return parsed
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse's own, but for the width, which it reads through `shutil` (see above);
@@ -61,10 +83,31 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     top.add_argument("--version", action="version", version=f"evaldsl {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND")
+    top.commands = {}
     for name, (help_text, declare) in COMMANDS.items():
         if command is None or name == command:
-            declare(sub.add_parser(name, help=help_text))
+            # (raw: the epilog's paragraphs, the language and the exit codes, stay apart)
+            made = sub.add_parser(
+                name, help=help_text, formatter_class=argparse.RawDescriptionHelpFormatter
+            )
+            declare(made)
+            top.commands[name] = made
     return top
+
+
+def _near_option(given: list[str], command: argparse.ArgumentParser) -> str:
+    """`; did you mean --json?` for the first unknown option near one of `command`'s."""
+    import difflib
+    import re
+
+    known = sorted(set(re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", command.format_usage())))
+    for word in given:
+        name = word.partition("=")[0]
+        if name.startswith("-"):
+            near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            if near:
+                return f" (did you mean {near[0]}?)"
+    return ""
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
