@@ -4,6 +4,9 @@ examples-failing/ fail exactly as they mean to."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,22 @@ def test_mistakes_leave_the_good_case_running() -> None:
         good = [c for c in report.cases if c.passed]
         assert len(good) == 1, name
         assert all(c.error and c.error.startswith("not run") for c in report.cases if not c.passed)
+
+
+def test_a_cases_check_errors_are_named_and_printed_in_the_readers_order() -> None:
+    # the YAML front end finds its fields' errors (lines 7-9) after the text's (line 12)
+    path = ROOT / "examples-failing" / "mistakes.yaml"
+    typos = next(c for c in load_suite(path).cases if c.name == "field typos")
+    assert typos.error is not None
+    assert typos.error.startswith("not run: 4 check errors (first: ")
+    assert ":7:47: `path` is not a field of `tool.args`)" in typos.error
+    done = subprocess.run(
+        [sys.executable, "-m", "evaldsl.tools.cli", "convert", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    lines = [int(m) for m in re.findall(r"mistakes\.yaml:(\d+):\d+: ", done.stderr)]
+    assert lines == sorted(lines) and len(lines) >= 4, done.stderr

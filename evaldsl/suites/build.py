@@ -383,7 +383,7 @@ def _compile_case(
     errors = [d for d in checked.diagnostics if d.is_error]
     error: str | None = None
     if errors or header_broken:
-        first = errors[0] if errors else None
+        first = min(errors, key=sort_key) if errors else None  # (the reader's first)
         error = (
             f"not run: {len(errors)} check error{'s' if len(errors) != 1 else ''} "
             f"(first: {first.brief})"

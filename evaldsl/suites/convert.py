@@ -9,7 +9,7 @@ folder: save the output next to the YAML file.
 
 from __future__ import annotations
 
-from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.diagnostics import Diagnostic, sort_key
 from evaldsl.language.values import MISSING
 from evaldsl.suites.model import CaseDraft, Snippet, SuiteDraft
 from evaldsl.suites.objects import dsl_name, dsl_string, dsl_value
@@ -78,4 +78,4 @@ def to_eval(draft: SuiteDraft) -> tuple[str, list[Diagnostic]]:
         lines.append("")
         lines.extend(_case_lines(case))
         problems.extend(case.diagnostics)
-    return "\n".join(lines) + "\n", problems
+    return "\n".join(lines) + "\n", sorted(problems, key=sort_key)
