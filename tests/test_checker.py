@@ -366,3 +366,17 @@ def test_a_recording_cut_in_the_middle_of_a_line_is_a_check_error(
         assert (diag.code, diag.line) == ("E502", 2)
         assert f"invalid JSON on line {len(lines)}: unexpected end of data" in diag.message
         assert diag.hint is not None and "ends in the middle of this line" in diag.hint
+
+
+@pytest.mark.parametrize(
+    ("line", "hint"),
+    [('cassette ""', 'cassette "runs/x.jsonl"'), ('state " "', 'state "states/final.json"')],
+)
+def test_an_empty_source_path_is_said_as_that(tmp_path: Path, line: str, hint: str) -> None:
+    # joined to the suite's folder, it named the folder: '"." is a folder, not a run file'
+    text = f'case "c"\n{line}\ntokens > 0'
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=tmp_path, facts=read_facts)
+    (diag,) = [d for d in diagnostics if d.line == 2]
+    assert (diag.code, diag.line) == ("E503", 2)
+    assert diag.message.endswith("line names no file: its path is empty")
+    assert diag.hint == f"write the path of the file between the quotes: {hint}"

@@ -36,6 +36,17 @@ def read_facts(
     and `detect.read_head`); a trace whose head shows nothing recognised is a diagnostic
     (`sample`: which sample of an Inspect AI log the case reads)."""
     path = base_dir / decl.path
+    if not decl.path.strip():  # (joined to the folder, it would name the folder itself)
+        return Diagnostic.at(
+            source,
+            decl.span,
+            "E503",
+            f"the {decl.kind} line names no file: its path is empty",
+            "write the path of the file between the quotes: "
+            + {"cassette": 'cassette "runs/x.jsonl"', "state": 'state "states/final.json"'}.get(
+                decl.kind, f'{decl.kind} "runs/x.json"'
+            ),
+        )
     if not present(path):
         absolute = Path(decl.path).is_absolute()
         return Diagnostic.at(
