@@ -10,13 +10,12 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from evaldsl.language.printable import visible as visible  # every reporter's escaping
 from evaldsl.language.values import Words
-from evaldsl.runner.results import AssertionResult, CaseResult
-
-Outcome = Literal["passed", "failed", "error", "skipped"]
+from evaldsl.runner.results import AssertionResult, CaseResult, Summary
+from evaldsl.runner.results import Outcome as Outcome  # (reporters name it from here)
 
 #: How many characters of a found/expected value a report shows before cutting it.
 VALUE_LIMIT = 200
@@ -139,16 +138,36 @@ def problems(case: CaseResult) -> list[AssertionResult]:
 
 
 def outcome(case: CaseResult) -> Outcome:
-    """What one case amounts to for a test report.
+    """What one case amounts to for a test report: `CaseResult.outcome` (passed, failed,
+    error, skipped), which the run's totals count too."""
+    return case.outcome
 
-    `error` when the run crashed or an assertion could not be evaluated (it should have
-    been, docs/language.md §5), else `failed` when the case did not pass, else `skipped` when
-    every assertion was skipped, else `passed`.
+
+#: How the console, Markdown and HTML reports word each outcome in their text (the JSON
+#: report's `outcome` keeps `error`, and JUnit writes such a case as an `<error>`).
+WORDS: dict[Outcome, str] = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "errored",
+    "skipped": "skipped",
+}
+
+
+def pass_rate(summary: Summary) -> str:
+    """The pass rate as reports write it, saying what it is of when skipped cases are
+    left out of it (`Summary`).
+
+    >>> from evaldsl.runner.results import Summary
+    >>> def of(passed, failed, skipped):
+    ...     n = passed + failed + skipped
+    ...     rate = passed / (n - skipped) if n - skipped else 0.0
+    ...     return pass_rate(Summary(n, passed, failed, 1.0, rate, {}, 0.0, {}, skipped))
+    >>> of(3, 1, 0), of(3, 1, 2), of(0, 0, 1)
+    ('75.0%', '75.0% of 4 tested cases', '– (no case tested)')
     """
-    if case.error is not None or any(a.status == "error" for a in case.assertions):
-        return "error"
-    if not case.passed:
-        return "failed"
-    if case.assertions and all(a.status == "skip" for a in case.assertions):
-        return "skipped"
-    return "passed"
+    tested = summary.cases - summary.skipped
+    if not summary.skipped:
+        return f"{summary.pass_rate:.1%}"
+    if not tested:
+        return "– (no case tested)"
+    return f"{summary.pass_rate:.1%} of {tested} tested case{'s' if tested != 1 else ''}"

@@ -11,7 +11,8 @@ stream:
 - a progress counter (`[37/120]`, rewritten in place) on long runs, on a terminal only;
 - the suites' load and check diagnostics (at most `diagnostics.MAX_SHOWN` a suite, then
   how many more), then a summary:
-  `3 passed, 1 failed in 1.23s · score 0.88 · pass rate 75.0%` and the assertion counts.
+  `3 passed, 1 failed, 1 errored, 2 skipped in 1.23s · score 0.88 · pass rate 60.0% of 5
+  tested cases` (counts that are 0 left out but passed and failed) and the assertion counts.
 
 Colors only on a terminal with `NO_COLOR` unset, unless `color=` says otherwise.
 """
@@ -267,13 +268,14 @@ class ConsoleReporter:
 
     def _summary(self, report: Report) -> None:
         s = report.summary
-        crashed = sum(1 for c in report.cases if c.error is not None)
         parts = [
             self._paint(f"{s.passed} passed", "32", bold=bool(s.passed)),
-            self._paint(f"{s.failed - crashed} failed", "31", bold=s.failed > crashed),
+            self._paint(f"{s.failed - s.errored} failed", "31", bold=s.failed > s.errored),
         ]
-        if crashed:
-            parts.append(self._paint(f"{crashed} crashed", "31", bold=True))
+        if s.errored:
+            parts.append(self._paint(f"{s.errored} {common.WORDS['error']}", "33", bold=True))
+        if s.skipped:
+            parts.append(self._paint(f"{s.skipped} skipped", "36"))
         broken = sum(1 for suite in report.suites if suite.errors)
         if broken:
             parts.append(
@@ -282,7 +284,7 @@ class ConsoleReporter:
         took = f"{report.duration_ms / 1000:.2f}s"
         self._write(
             f"{', '.join(parts)} in {took}"
-            f" · score {s.overall_score:.2f} · pass rate {s.pass_rate:.1%}"
+            f" · score {s.overall_score:.2f} · pass rate {common.pass_rate(s)}"
         )
         n = s.assertions
         self._write(
