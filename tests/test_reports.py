@@ -616,7 +616,16 @@ def test_console_verbose_lists_every_assertion_and_metrics() -> None:
     out = run_console(io.StringIO(), report_under_test(), color=False, verbose=True)
     assert f"  pass: {WEATHER}:3:3: tool get_weather called" in out
     assert "    no judge key: skipped" in out
-    assert "  steps 2, tool calls 1, input tokens 30" in out
+    assert "  latency 12 ms, steps 2, tool calls 1, input tokens 30\n" in out
+
+
+def test_console_verbose_metrics_show_a_cost_as_money() -> None:
+    # a cost under a cent keeps its digits, as the HTML report and `evaldsl diff` show it
+    metrics = CaseMetrics(latency_ms=1720.0, steps=2, cost=0.0000876)
+    case = CaseResult("c", True, 1.0, 1.0, metrics=metrics, assertions=(passed("x", 1),))
+    report = Report((SuiteResult("s", "s.eval", (case,), 1.0),), 1.0)
+    out = run_console(io.StringIO(), report, color=False, verbose=True)
+    assert "  latency 1.72 s, steps 2, cost $0.000088\n" in out
 
 
 def test_console_prints_cases_the_runner_did_not_report() -> None:
@@ -718,6 +727,42 @@ def test_console_escapes_control_characters_and_keeps_the_caret_aligned() -> Non
     assert lines[0].startswith("✗ s › a\\nb ")
     source = lines.index("1 | \\x1b[2Jx == 1")
     assert lines[source + 1] == "  | " + " " * len("\\x1b[2J") + "^" * 6
+
+
+def test_console_escapes_a_tab_in_a_name_as_other_control_characters() -> None:
+    case = CaseResult("a\tb", True, 1.0, 1.0, assertions=(passed("x", 1),))
+    report = Report((SuiteResult("t\tab", "t.yaml", (case,), 1.0),), 1.0)
+    lines = run_console(io.StringIO(), report, color=False, verbose=True).splitlines()
+    assert lines[0].startswith("✓ t\\tab › a\\tb ")
+    assert "\t" not in "\n".join(lines)
+
+
+def huge_failure() -> Report:
+    """A case whose failing assertion's message quotes a literal of 300,000 characters."""
+    literal = "x" * 300_000
+    message = f'expected answer contains "{literal}"'
+    bad = AssertionResult(
+        f'answer contains "{literal}"', "h.eval", 4, 3, "fail", message, "Sunny", literal
+    )
+    case = CaseResult("c", False, 0.0, 1.0, assertions=(bad,))
+    return Report((SuiteResult("h", "h.eval", (case,), 1.0),), 1.0)
+
+
+def test_console_cuts_a_huge_failure_message_saying_how_much() -> None:
+    lines = run_console(io.StringIO(), huge_failure(), color=False).splitlines()
+    (head,) = [line for line in lines if line.startswith("h.eval:4:3: fail: ")]
+    assert len(head) < 300
+    assert "… (299,827 characters not shown) …" in head
+    assert max(len(line) for line in lines) < 300
+
+
+def test_junit_message_of_a_huge_failure_is_cut_and_its_text_kept() -> None:
+    root = ET.fromstring(to_junit_text(huge_failure()).encode("utf-8"))
+    failure = root.find("testsuite/testcase/failure")
+    assert failure is not None
+    message = failure.get("message", "")
+    assert len(message) < 300 and "characters not shown" in message
+    assert "x" * 300_000 in (failure.text or "")  # the element's text keeps it whole
 
 
 def test_console_multiline_crash_is_indented_and_blocks_are_single_spaced() -> None:

@@ -10,8 +10,10 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any, Protocol
 
+from evaldsl.language.diagnostics import abbreviated
 from evaldsl.language.printable import visible as visible  # every reporter's escaping
 from evaldsl.language.values import Words
 from evaldsl.runner.results import AssertionResult, CaseResult, Summary
@@ -64,6 +66,39 @@ def duration(ms: float) -> str:
     if ms < 1000:
         return f"{ms:.0f} ms"
     return f"{ms / 1000:.2f} s"
+
+
+def one_line(text: str) -> str:
+    r"""`text` for one line of a report: control characters and line breaks escaped, and
+    tabs too (`\t`), which would push the columns after them.
+
+    >>> print(one_line("a\tb\nc\x1b"))
+    a\tb\nc\x1b
+    """
+    return visible(text, newlines=False).replace("\t", "\\t")
+
+
+def money(dollars: float) -> str:
+    """A cost as the HTML report and `evaldsl diff` show it: two significant digits under a
+    cent, else cents.
+
+    >>> money(0.0000876), money(0.0042), money(1.5), money(0.0)
+    ('$0.000088', '$0.0042', '$1.50', '$0.00')
+    """
+    if 0 < abs(dollars) < 0.01:
+        return f"${Decimal(f'{dollars:.2g}'):f}"
+    return f"${dollars:.2f}"
+
+
+def headline(text: str, limit: int = VALUE_LIMIT) -> str:
+    """An assertion's message as the one line a report heads it with: cut, as its found
+    and expected values are, at `limit` characters, saying how many were cut (a literal
+    of a megabyte is quoted in its message).
+
+    >>> headline("expected " + "x" * 300 + " here", 40)
+    'expected xxxxxxxxxxxxxxxxxxxxxxx… (274 characters not shown) …xxx here'
+    """
+    return abbreviated(text, limit)
 
 
 def seconds(ms: float) -> str:

@@ -129,7 +129,7 @@ class ConsoleReporter:
         self._started = time.monotonic()
         longest = max(
             (
-                _width(common.visible(f"{self._labels[s.path]} › {c.name}", newlines=False))
+                _width(common.one_line(f"{self._labels[s.path]} › {c.name}"))
                 for s in suites
                 for c in s.cases
             ),
@@ -189,7 +189,7 @@ class ConsoleReporter:
         kind = common.outcome(case)
         if self.quiet and kind in ("passed", "skipped"):
             return
-        name = common.visible(f"{suite_name} › {case.name}", newlines=False)
+        name = common.one_line(f"{suite_name} › {case.name}")
         pad = " " * max(self._name_width - _width(name), 2)
         symbol = self._paint(_SYMBOLS[kind], _COLORS[kind], bold=True)
         score = f"{case.score:.2f}"
@@ -200,10 +200,10 @@ class ConsoleReporter:
             if a.status in ("fail", "error"):
                 self._assertion(a)
             elif self.verbose:
-                text = common.visible(a.text, newlines=False)
+                text = common.one_line(a.text)
                 self._write(f"  {a.status}: {common.location(a)}: {text}")
                 if a.status == "skip" and a.message:
-                    self._write(f"    {common.visible(a.message, newlines=False)}")
+                    self._write(f"    {common.one_line(common.headline(a.message))}")
         if self.verbose:
             self._metrics(case)
         if kind in ("failed", "error"):
@@ -226,15 +226,15 @@ class ConsoleReporter:
     def _assertion(self, a: AssertionResult) -> None:
         """`path:line:col: fail: message`, the source line, a caret, found and expected."""
         label = self._paint(a.status, "31" if a.status == "fail" else "33", bold=True)
-        where = self._paint(common.visible(common.location(a), newlines=False), "1")
-        self._write(f"{where}: {label}: {common.visible(a.message)}")
+        where = self._paint(common.one_line(common.location(a)), "1")
+        self._write(f"{where}: {label}: {common.visible(common.headline(a.message))}")
         gutter = str(a.line)
         pad = " " * len(gutter)
         bar = self._paint("|", "34", bold=True)
         if a.source_line:
             shown, column, end_column = line_window(a.source_line, a.column, a.end_column)
             raw = shown.replace("\t", " ")
-            line = common.visible(raw, newlines=False)
+            line = common.one_line(raw)
             start, width = _underline(raw, column, end_column, a.text)
             carets = self._paint("^" * width, "31" if a.status == "fail" else "33", bold=True)
             self._write(f"{pad} {bar}")
@@ -252,11 +252,12 @@ class ConsoleReporter:
         parts = [
             f"{label} {value}"
             for label, value in (
+                ("latency", None if m.latency_ms is None else common.duration(m.latency_ms)),
                 ("steps", m.steps),
                 ("tool calls", m.tool_calls),
                 ("input tokens", m.input_tokens),
                 ("output tokens", m.output_tokens),
-                ("cost", None if m.cost is None else f"{m.cost:.4f}"),
+                ("cost", None if m.cost is None else common.money(m.cost)),
                 ("guards", m.guards),
             )
             if value is not None
@@ -305,9 +306,7 @@ class ConsoleReporter:
         )
         if not long_run:
             return
-        text = common.visible(
-            f"[{self._done}/{self._total}] {suite_name} › {case.name}", newlines=False
-        )
+        text = common.one_line(f"[{self._done}/{self._total}] {suite_name} › {case.name}")
         # one row only: a wrapped line would survive the in-place rewrite
         columns = terminal_columns()
         self.stream.write(self._paint(common.shorten(text, max(columns - 1, 10)), "2"))
@@ -352,6 +351,6 @@ def _underline(line: str, column: int, end_column: int, text: str) -> tuple[int,
     unknown: then the assertion's text when the line holds it there, else one caret).
     """
     start, end = common.span(line, column, end_column, text)
-    shown = (common.visible(part, newlines=False) for part in (line[:start], line[start:end]))
+    shown = (common.one_line(part) for part in (line[:start], line[start:end]))
     before, under = (_width(part) for part in shown)
     return before, max(under, 1)
