@@ -188,6 +188,23 @@ WORDS: dict[Outcome, str] = {
 }
 
 
+def counts(summary: Summary) -> list[tuple[Outcome, int]]:
+    """The cases of a summary by outcome, as every report counts them: passed and failed
+    always, errored and skipped when there are any (`failed` less the errored ones).
+
+    >>> from evaldsl.runner.results import Summary
+    >>> counts(Summary(5, 1, 3, 0.5, 0.25, {}, 0.0, {}, skipped=1, errored=2))
+    [('passed', 1), ('failed', 1), ('error', 2), ('skipped', 1)]
+    """
+    found: list[tuple[Outcome, int]] = [
+        ("passed", summary.passed),
+        ("failed", summary.failed - summary.errored),
+        ("error", summary.errored),
+        ("skipped", summary.skipped),
+    ]
+    return [(kind, n) for kind, n in found if n or kind in ("passed", "failed")]
+
+
 def pass_rate(summary: Summary) -> str:
     """The pass rate as reports write it, saying what it is of when skipped cases are
     left out of it (`Summary`).

@@ -270,13 +270,11 @@ class ConsoleReporter:
     def _summary(self, report: Report) -> None:
         s = report.summary
         parts = [
-            self._paint(f"{s.passed} passed", "32", bold=bool(s.passed)),
-            self._paint(f"{s.failed - s.errored} failed", "31", bold=s.failed > s.errored),
+            self._paint(
+                f"{n} {common.WORDS[kind]}", _COLORS[kind], bold=n > 0 and kind != "skipped"
+            )
+            for kind, n in common.counts(s)
         ]
-        if s.errored:
-            parts.append(self._paint(f"{s.errored} {common.WORDS['error']}", "33", bold=True))
-        if s.skipped:
-            parts.append(self._paint(f"{s.skipped} skipped", "36"))
         broken = sum(1 for suite in report.suites if suite.errors)
         if broken:
             parts.append(

@@ -115,18 +115,8 @@ def _headline(report: Report, summary: Summary) -> str:
         return "no cases ran" + suites
     if summary.failed == 0 and summary.skipped == 0:
         return f"all {summary.cases} cases passed" + suites
-    return f"{summary.cases} case{'s' if summary.cases != 1 else ''}: {_counts(summary)}" + suites
-
-
-def _counts(summary: Summary) -> str:
-    """`2 passed, 1 failed, 1 errored, 1 skipped`, as the console counts (0s left out but
-    passed and failed)."""
-    parts = [f"{summary.passed} passed", f"{summary.failed - summary.errored} failed"]
-    if summary.errored:
-        parts.append(f"{summary.errored} {common.WORDS['error']}")
-    if summary.skipped:
-        parts.append(f"{summary.skipped} skipped")
-    return ", ".join(parts)
+    counted = ", ".join(f"{n} {common.WORDS[kind]}" for kind, n in common.counts(summary))
+    return f"{summary.cases} case{'s' if summary.cases != 1 else ''}: {counted}" + suites
 
 
 def _totals(summary: Summary) -> list[str]:
