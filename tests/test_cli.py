@@ -55,7 +55,8 @@ def test_run_examples_passes_and_writes_every_report(tmp_path: Path) -> None:
     suite = report["suites"][0]
     assert {"name", "path", "cases", "summary"} <= set(suite)
     case = suite["cases"][0]
-    assert set(case) == {"name", "passed", "score", "duration_ms", "error", "metrics", "assertions"}
+    keys = {"name", "passed", "outcome", "score", "duration_ms", "error", "metrics"}
+    assert set(case) == keys | {"assertions"}
     first = case["assertions"][0]
     assert set(first) == {"text", "location", "status", "message", "actual", "expected"}
     assert set(first["location"]) == {"path", "line", "column"}
@@ -380,7 +381,7 @@ def test_run_verbose_lists_every_assertion_and_quiet_excludes_it() -> None:
     done = evaldsl("run", "examples/weather/weather.eval", "--no-history", "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "  pass: examples/weather/weather.eval:11:3: tool get_weather args $.city" in done.stdout
-    assert "  steps 2, tool calls 1, input tokens 420" in done.stdout
+    assert "  latency 1.72 s, steps 2, tool calls 1, input tokens 420" in done.stdout
     both = evaldsl("run", "examples/weather/weather.eval", "--no-history", "-v", "-q")
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
 

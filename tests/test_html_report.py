@@ -305,6 +305,10 @@ def test_failing_examples_in_the_browser(browser: Browser, tmp_path: Path) -> No
             "get_weather",
             "gpt-4o-mini",
         ]
+        # the timeline counts the events it shows, not the `steps` metric (LLM requests)
+        headings = page.locator("#detail h3").all_text_contents()
+        assert "Timeline · 4 events" in headings
+        assert "2 steps" in page.locator("#detail .chip").all_inner_texts()
         page.screenshot(path=screenshot_path(tmp_path), full_page=True)
 
         page.click("#filters button[data-filter=failed]")
@@ -528,6 +532,48 @@ def test_ten_thousand_cases_render_only_the_rows_on_screen(
         page.keyboard.press("Escape")
         page.click("#rows .row.case")
         assert page.inner_text("#detail h1") == "case number 04242"
+        assert opened.errors == []
+    finally:
+        opened.close()
+
+
+def test_skipped_cases_and_twin_suites_in_the_browser(browser: Browser, tmp_path: Path) -> None:
+    def case(name: str, status: str) -> CaseResult:
+        a = AssertionResult("answer judged 'polite'", "x.eval", 3, 3, status, "ok")  # type: ignore[arg-type]
+        return CaseResult(
+            name, status != "fail", 1.0 if status != "fail" else 0.0, 1.0, assertions=(a,)
+        )
+
+    # one suite before and after a change (examples-failing/diff/): the labels have the
+    # same start and the same end, and differ in their folders
+    folder = "examples/a-folder-with-a-long-name"
+    one = (case("a", "pass"), case("b", "skip"))
+    twins = (
+        SuiteResult("support agent", f"{folder}/before/agent.eval", one, 2.0),
+        SuiteResult("support agent", f"{folder}/after/agent.eval", (case("c", "fail"),), 1.0),
+    )
+    path = tmp_path / "skipped.html"
+    write_html(Report(twins, 3.0), path)
+    opened = Opened(browser, path)
+    page = opened.page
+    try:
+        # the skipped case is in neither side of the pass rate, and says so
+        assert page.inner_text("#card-rate .big") == "50.0%"
+        assert page.inner_text("#card-rate .sub") == "1 of 2 tested cases passed, 1 skipped"
+        labels = page.locator("#chart text.label")
+        shown = [labels.nth(i).evaluate("t => t.firstChild.textContent") for i in range(2)]
+        assert len(shown[0]) < 40 and "before" in shown[0] and "after" in shown[1], shown
+        titles = page.locator("#chart text.label title").all_text_contents()
+        assert [
+            f"{folder}/{when}/agent.eval" in t
+            for t, when in zip(titles, ("before", "after"), strict=True)
+        ] == [True] * 2
+        values = page.locator("#chart text.value").all_text_contents()
+        assert values == ["100% · 1/1", "0% · 0/1"]
+        assert page.locator("#rows .row.suite .num").all_inner_texts() == [
+            "1/1 passed",
+            "0/1 passed",
+        ]
         assert opened.errors == []
     finally:
         opened.close()

@@ -35,6 +35,7 @@ from evaldsl.reports import (
 from evaldsl.runner import run_suites
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.suites import load_suite
+from tests.clitools import run_evaldsl
 
 SCHEMAS = sorted((Path(__file__).parent / "data" / "junit").glob("*.xsd"))
 ANSI = re.compile(r"\x1b\[")
@@ -164,9 +165,10 @@ def report_under_test() -> Report:
 # -- JSON ----------------------------------------------------------------------------
 
 CASE_KEYS = {"name", "passed", "score", "duration_ms", "error", "metrics", "assertions"}
+CASE_KEYS |= {"outcome"}  # (added: passed, failed, error or skipped)
 ASSERTION_KEYS = {"text", "location", "status", "message", "actual", "expected"}
 SUMMARY_KEYS = {"cases", "passed", "failed", "overall_score", "pass_rate", "assertions"}
-SUMMARY_KEYS |= {"duration_ms"}
+SUMMARY_KEYS |= {"duration_ms", "skipped", "errored"}
 SUITE_KEYS = {"name", "path", "cases", "summary"}
 # Report.to_json() also gives these, beyond what the issue documents; the JSON report is
 # exactly Report.to_json(), so they are allowed here and nothing else is.
@@ -379,15 +381,20 @@ def test_junit_schema_is_vendored() -> None:
 def test_markdown_headline_and_totals_table() -> None:
     text = to_markdown_text(report_under_test())
     lines = text.splitlines()
-    assert lines[0] == "## ❌ evaldsl: 3 of 5 cases failed, 1 suite with errors"
+    # the judge-only case is skipped, out of the pass rate; the crash and the regex bound
+    # errored (as the console, JUnit and HTML reports say)
+    counts = "1 passed, 1 failed, 2 errored, 1 skipped"
+    assert lines[0] == f"## ❌ evaldsl: 5 cases: {counts}, 1 suite with errors"
     header = lines.index(
-        "| Cases | Passed | Failed | Score | Pass rate | Assertions pass / fail / skip / error"
-        " | Duration |"
+        "| Cases | Passed | Failed | Errored | Skipped | Score | Pass rate"
+        " | Assertions pass / fail / skip / error | Duration |"
     )
     assert lines[header + 1].startswith("|---:")
-    assert lines[header + 2] == "| 5 | 2 | 3 | 0.47 | 40.0% | 3 / 2 / 1 / 1 | 1.23 s |"
-    assert f"| ❌ weather | `{WEATHER}` | 5 | 2 | 3 | 0.47 |" in text
-    assert "| ✅ empty | `examples/empty.eval` | 0 | 0 | 0 | 0.00 |" in text
+    assert lines[header + 2] == (
+        "| 5 | 1 | 1 | 2 | 1 | 0.47 | 25.0% of 4 tested cases | 3 / 2 / 1 / 1 | 1.23 s |"
+    )
+    assert f"| ❌ weather | `{WEATHER}` | 5 | 1 | 1 | 2 | 1 | 0.47 |" in text
+    assert "| ✅ empty | `examples/empty.eval` | 0 | 0 | 0 | 0 | 0 | 0.00 |" in text
 
 
 def test_markdown_lists_failing_assertions_and_escapes_pipes() -> None:
@@ -580,7 +587,8 @@ def test_console_caret_counts_wide_characters_twice() -> None:
 def test_console_summary_line() -> None:
     lines = run_console(io.StringIO(), report_under_test(), color=False).splitlines()
     assert lines[-2] == (
-        "2 passed, 2 failed, 1 crashed, 1 suite with errors in 1.23s · score 0.47 · pass rate 40.0%"
+        "1 passed, 1 failed, 2 errored, 1 skipped, 1 suite with errors in 1.23s · score 0.47"
+        " · pass rate 25.0% of 4 tested cases"
     )
     assert lines[-1] == "assertions: 3 passed, 2 failed, 1 skipped, 1 errored"
 
@@ -608,7 +616,16 @@ def test_console_verbose_lists_every_assertion_and_metrics() -> None:
     out = run_console(io.StringIO(), report_under_test(), color=False, verbose=True)
     assert f"  pass: {WEATHER}:3:3: tool get_weather called" in out
     assert "    no judge key: skipped" in out
-    assert "  steps 2, tool calls 1, input tokens 30" in out
+    assert "  latency 12 ms, steps 2, tool calls 1, input tokens 30\n" in out
+
+
+def test_console_verbose_metrics_show_a_cost_as_money() -> None:
+    # a cost under a cent keeps its digits, as the HTML report and `evaldsl diff` show it
+    metrics = CaseMetrics(latency_ms=1720.0, steps=2, cost=0.0000876)
+    case = CaseResult("c", True, 1.0, 1.0, metrics=metrics, assertions=(passed("x", 1),))
+    report = Report((SuiteResult("s", "s.eval", (case,), 1.0),), 1.0)
+    out = run_console(io.StringIO(), report, color=False, verbose=True)
+    assert "  latency 1.72 s, steps 2, cost $0.000088\n" in out
 
 
 def test_console_prints_cases_the_runner_did_not_report() -> None:
@@ -712,6 +729,42 @@ def test_console_escapes_control_characters_and_keeps_the_caret_aligned() -> Non
     assert lines[source + 1] == "  | " + " " * len("\\x1b[2J") + "^" * 6
 
 
+def test_console_escapes_a_tab_in_a_name_as_other_control_characters() -> None:
+    case = CaseResult("a\tb", True, 1.0, 1.0, assertions=(passed("x", 1),))
+    report = Report((SuiteResult("t\tab", "t.yaml", (case,), 1.0),), 1.0)
+    lines = run_console(io.StringIO(), report, color=False, verbose=True).splitlines()
+    assert lines[0].startswith("✓ t\\tab › a\\tb ")
+    assert "\t" not in "\n".join(lines)
+
+
+def huge_failure() -> Report:
+    """A case whose failing assertion's message quotes a literal of 300,000 characters."""
+    literal = "x" * 300_000
+    message = f'expected answer contains "{literal}"'
+    bad = AssertionResult(
+        f'answer contains "{literal}"', "h.eval", 4, 3, "fail", message, "Sunny", literal
+    )
+    case = CaseResult("c", False, 0.0, 1.0, assertions=(bad,))
+    return Report((SuiteResult("h", "h.eval", (case,), 1.0),), 1.0)
+
+
+def test_console_cuts_a_huge_failure_message_saying_how_much() -> None:
+    lines = run_console(io.StringIO(), huge_failure(), color=False).splitlines()
+    (head,) = [line for line in lines if line.startswith("h.eval:4:3: fail: ")]
+    assert len(head) < 300
+    assert "… (299,827 characters not shown) …" in head
+    assert max(len(line) for line in lines) < 300
+
+
+def test_junit_message_of_a_huge_failure_is_cut_and_its_text_kept() -> None:
+    root = ET.fromstring(to_junit_text(huge_failure()).encode("utf-8"))
+    failure = root.find("testsuite/testcase/failure")
+    assert failure is not None
+    message = failure.get("message", "")
+    assert len(message) < 300 and "characters not shown" in message
+    assert "x" * 300_000 in (failure.text or "")  # the element's text keeps it whole
+
+
 def test_console_multiline_crash_is_indented_and_blocks_are_single_spaced() -> None:
     case = CaseResult("c", False, 0.0, 1.0, error="Traceback:\r\n  boom")
     report = Report((SuiteResult("s", "t.eval", (case,), 1.0),), 1.0)
@@ -758,7 +811,6 @@ def test_suites_of_one_name_are_told_apart_by_their_files(tmp_path: Path) -> Non
     """The examples write each suite twice, in `.eval` and in YAML, under one name: every
     report names such suites with their files, so their cases' lines can be told apart
     (a suite whose name no other shares is named as before)."""
-    from tests.clitools import run_evaldsl
     from tests.test_html_report import page_data
 
     json_out, junit_out, md_out = (tmp_path / n for n in ("r.json", "r.xml", "r.md"))
@@ -802,3 +854,51 @@ def test_markdown_names_failing_cases_of_suites_of_one_name_with_their_files() -
     text = to_markdown_text(Report((report.suites[0], twin), 1.0))
     own = f"weather ({Path(WEATHER).name})"
     assert f"<b>{own} › crash</b>" in text and "<b>weather (weather.yaml) › crash</b>" in text
+
+
+def test_a_case_whose_assertions_were_all_skipped_is_skipped_in_every_report(
+    tmp_path: Path,
+) -> None:
+    # a judge without a key skips its assertion: the case does not fail (docs/language.md §5),
+    # but nothing was tested, so no report may count it as passed
+    cassette = Path(__file__).resolve().parent.parent / "examples/weather/cassettes/xiamen.jsonl"
+    suite = tmp_path / "judgeonly.eval"
+    suite.write_text(
+        f'suite "judge only"\ncase "c"\n  cassette "{cassette}"\n'
+        '  answer judged "is about the weather"\n'
+        f'case "tested"\n  cassette "{cassette}"\n  steps >= 1\n'
+    )
+    out = {name: tmp_path / name for name in ("r.json", "r.xml", "r.md")}
+    done = run_evaldsl(
+        "run", str(suite), "--no-history", "--json", str(out["r.json"]),
+        "--junit", str(out["r.xml"]), "--markdown", str(out["r.md"]),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr  # a skip fails nothing
+    assert "1 passed, 0 failed, 1 skipped in " in done.stdout
+    assert "pass rate 100.0% of 1 tested case\n" in done.stdout
+    data = json.loads(out["r.json"].read_text())
+    skipped, tested = data["suites"][0]["cases"]
+    assert (skipped["passed"], skipped["outcome"]) == (True, "skipped")
+    assert (tested["passed"], tested["outcome"]) == (True, "passed")
+    summary = data["summary"]
+    assert (summary["passed"], summary["failed"], summary["skipped"]) == (1, 0, 1)
+    assert (summary["errored"], summary["pass_rate"]) == (0, 1.0)
+    root = ET.fromstring(out["r.xml"].read_bytes())
+    assert root.find("testsuite").get("skipped") == "1"  # type: ignore[union-attr]
+    markdown_text = out["r.md"].read_text()
+    assert markdown_text.startswith("## ✅ evaldsl: 2 cases: 1 passed, 0 failed, 1 skipped\n")
+    assert "| 2 | 1 | 0 | 0 | 1 | 1.00 | 100.0% of 1 tested case |" in markdown_text
+
+
+def test_a_run_of_skipped_cases_only_has_no_pass_rate() -> None:
+    judged = report_under_test().suites[0].cases[3]
+    assert judged.outcome == "skipped"
+    report = Report((SuiteResult("s", "s.eval", (judged,), 1.0),), 1.0)
+    assert (report.summary.passed, report.summary.skipped, report.summary.pass_rate) == (0, 1, 0)
+    lines = run_console(io.StringIO(), report, color=False).splitlines()
+    assert lines[-2].startswith("0 passed, 0 failed, 1 skipped in ")
+    assert lines[-2].endswith(" · pass rate – (no case tested)")
+    assert report.ok  # (exit 0: nothing failed)
+    assert to_markdown_text(report).startswith(
+        "## ✅ evaldsl: 1 case: 0 passed, 0 failed, 1 skipped"
+    )

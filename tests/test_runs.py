@@ -1072,7 +1072,7 @@ def test_a_call_whose_name_is_not_text_fails_the_cli_run(tmp_path: Path) -> None
     )
     done = run_evaldsl("run", "--no-history", str(suite))
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
-    assert "1 passed, 0 failed, 1 crashed" in done.stdout
+    assert "1 passed, 0 failed, 1 errored" in done.stdout
     assert "t.jsonl:2:1: line 2: a `tool.call` whose `name` is a list, not text" in done.stdout
 
 

@@ -10,13 +10,14 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any, Literal, Protocol
+from decimal import Decimal
+from typing import Any, Protocol
 
+from evaldsl.language.diagnostics import abbreviated
 from evaldsl.language.printable import visible as visible  # every reporter's escaping
 from evaldsl.language.values import Words
-from evaldsl.runner.results import AssertionResult, CaseResult
-
-Outcome = Literal["passed", "failed", "error", "skipped"]
+from evaldsl.runner.results import AssertionResult, CaseResult, Summary
+from evaldsl.runner.results import Outcome as Outcome  # (reporters name it from here)
 
 #: How many characters of a found/expected value a report shows before cutting it.
 VALUE_LIMIT = 200
@@ -65,6 +66,39 @@ def duration(ms: float) -> str:
     if ms < 1000:
         return f"{ms:.0f} ms"
     return f"{ms / 1000:.2f} s"
+
+
+def one_line(text: str) -> str:
+    r"""`text` for one line of a report: control characters and line breaks escaped, and
+    tabs too (`\t`), which would push the columns after them.
+
+    >>> print(one_line("a\tb\nc\x1b"))
+    a\tb\nc\x1b
+    """
+    return visible(text, newlines=False).replace("\t", "\\t")
+
+
+def money(dollars: float) -> str:
+    """A cost as the HTML report and `evaldsl diff` show it: two significant digits under a
+    cent, else cents.
+
+    >>> money(0.0000876), money(0.0042), money(1.5), money(0.0)
+    ('$0.000088', '$0.0042', '$1.50', '$0.00')
+    """
+    if 0 < abs(dollars) < 0.01:
+        return f"${Decimal(f'{dollars:.2g}'):f}"
+    return f"${dollars:.2f}"
+
+
+def headline(text: str, limit: int = VALUE_LIMIT) -> str:
+    """An assertion's message as the one line a report heads it with: cut, as its found
+    and expected values are, at `limit` characters, saying how many were cut (a literal
+    of a megabyte is quoted in its message).
+
+    >>> headline("expected " + "x" * 300 + " here", 40)
+    'expected xxxxxxxxxxxxxxxxxxxxxxx… (274 characters not shown) …xxx here'
+    """
+    return abbreviated(text, limit)
 
 
 def seconds(ms: float) -> str:
@@ -139,16 +173,53 @@ def problems(case: CaseResult) -> list[AssertionResult]:
 
 
 def outcome(case: CaseResult) -> Outcome:
-    """What one case amounts to for a test report.
+    """What one case amounts to for a test report: `CaseResult.outcome` (passed, failed,
+    error, skipped), which the run's totals count too."""
+    return case.outcome
 
-    `error` when the run crashed or an assertion could not be evaluated (it should have
-    been, docs/language.md §5), else `failed` when the case did not pass, else `skipped` when
-    every assertion was skipped, else `passed`.
+
+#: How the console, Markdown and HTML reports word each outcome in their text (the JSON
+#: report's `outcome` keeps `error`, and JUnit writes such a case as an `<error>`).
+WORDS: dict[Outcome, str] = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "errored",
+    "skipped": "skipped",
+}
+
+
+def counts(summary: Summary) -> list[tuple[Outcome, int]]:
+    """The cases of a summary by outcome, as every report counts them: passed and failed
+    always, errored and skipped when there are any (`failed` less the errored ones).
+
+    >>> from evaldsl.runner.results import Summary
+    >>> counts(Summary(5, 1, 3, 0.5, 0.25, {}, 0.0, {}, skipped=1, errored=2))
+    [('passed', 1), ('failed', 1), ('error', 2), ('skipped', 1)]
     """
-    if case.error is not None or any(a.status == "error" for a in case.assertions):
-        return "error"
-    if not case.passed:
-        return "failed"
-    if case.assertions and all(a.status == "skip" for a in case.assertions):
-        return "skipped"
-    return "passed"
+    found: list[tuple[Outcome, int]] = [
+        ("passed", summary.passed),
+        ("failed", summary.failed - summary.errored),
+        ("error", summary.errored),
+        ("skipped", summary.skipped),
+    ]
+    return [(kind, n) for kind, n in found if n or kind in ("passed", "failed")]
+
+
+def pass_rate(summary: Summary) -> str:
+    """The pass rate as reports write it, saying what it is of when skipped cases are
+    left out of it (`Summary`).
+
+    >>> from evaldsl.runner.results import Summary
+    >>> def of(passed, failed, skipped):
+    ...     n = passed + failed + skipped
+    ...     rate = passed / (n - skipped) if n - skipped else 0.0
+    ...     return pass_rate(Summary(n, passed, failed, 1.0, rate, {}, 0.0, {}, skipped))
+    >>> of(3, 1, 0), of(3, 1, 2), of(0, 0, 1)
+    ('75.0%', '75.0% of 4 tested cases', '– (no case tested)')
+    """
+    tested = summary.cases - summary.skipped
+    if not summary.skipped:
+        return f"{summary.pass_rate:.1%}"
+    if not tested:
+        return "– (no case tested)"
+    return f"{summary.pass_rate:.1%} of {tested} tested case{'s' if tested != 1 else ''}"

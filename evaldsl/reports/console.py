@@ -11,7 +11,8 @@ stream:
 - a progress counter (`[37/120]`, rewritten in place) on long runs, on a terminal only;
 - the suites' load and check diagnostics (at most `diagnostics.MAX_SHOWN` a suite, then
   how many more), then a summary:
-  `3 passed, 1 failed in 1.23s · score 0.88 · pass rate 75.0%` and the assertion counts.
+  `3 passed, 1 failed, 1 errored, 2 skipped in 1.23s · score 0.88 · pass rate 60.0% of 5
+  tested cases` (counts that are 0 left out but passed and failed) and the assertion counts.
 
 Colors only on a terminal with `NO_COLOR` unset, unless `color=` says otherwise.
 """
@@ -128,7 +129,7 @@ class ConsoleReporter:
         self._started = time.monotonic()
         longest = max(
             (
-                _width(common.visible(f"{self._labels[s.path]} › {c.name}", newlines=False))
+                _width(common.one_line(f"{self._labels[s.path]} › {c.name}"))
                 for s in suites
                 for c in s.cases
             ),
@@ -188,7 +189,7 @@ class ConsoleReporter:
         kind = common.outcome(case)
         if self.quiet and kind in ("passed", "skipped"):
             return
-        name = common.visible(f"{suite_name} › {case.name}", newlines=False)
+        name = common.one_line(f"{suite_name} › {case.name}")
         pad = " " * max(self._name_width - _width(name), 2)
         symbol = self._paint(_SYMBOLS[kind], _COLORS[kind], bold=True)
         score = f"{case.score:.2f}"
@@ -199,10 +200,10 @@ class ConsoleReporter:
             if a.status in ("fail", "error"):
                 self._assertion(a)
             elif self.verbose:
-                text = common.visible(a.text, newlines=False)
+                text = common.one_line(a.text)
                 self._write(f"  {a.status}: {common.location(a)}: {text}")
                 if a.status == "skip" and a.message:
-                    self._write(f"    {common.visible(a.message, newlines=False)}")
+                    self._write(f"    {common.one_line(common.headline(a.message))}")
         if self.verbose:
             self._metrics(case)
         if kind in ("failed", "error"):
@@ -225,15 +226,15 @@ class ConsoleReporter:
     def _assertion(self, a: AssertionResult) -> None:
         """`path:line:col: fail: message`, the source line, a caret, found and expected."""
         label = self._paint(a.status, "31" if a.status == "fail" else "33", bold=True)
-        where = self._paint(common.visible(common.location(a), newlines=False), "1")
-        self._write(f"{where}: {label}: {common.visible(a.message)}")
+        where = self._paint(common.one_line(common.location(a)), "1")
+        self._write(f"{where}: {label}: {common.visible(common.headline(a.message))}")
         gutter = str(a.line)
         pad = " " * len(gutter)
         bar = self._paint("|", "34", bold=True)
         if a.source_line:
             shown, column, end_column = line_window(a.source_line, a.column, a.end_column)
             raw = shown.replace("\t", " ")
-            line = common.visible(raw, newlines=False)
+            line = common.one_line(raw)
             start, width = _underline(raw, column, end_column, a.text)
             carets = self._paint("^" * width, "31" if a.status == "fail" else "33", bold=True)
             self._write(f"{pad} {bar}")
@@ -251,11 +252,12 @@ class ConsoleReporter:
         parts = [
             f"{label} {value}"
             for label, value in (
+                ("latency", None if m.latency_ms is None else common.duration(m.latency_ms)),
                 ("steps", m.steps),
                 ("tool calls", m.tool_calls),
                 ("input tokens", m.input_tokens),
                 ("output tokens", m.output_tokens),
-                ("cost", None if m.cost is None else f"{m.cost:.4f}"),
+                ("cost", None if m.cost is None else common.money(m.cost)),
                 ("guards", m.guards),
             )
             if value is not None
@@ -267,13 +269,12 @@ class ConsoleReporter:
 
     def _summary(self, report: Report) -> None:
         s = report.summary
-        crashed = sum(1 for c in report.cases if c.error is not None)
         parts = [
-            self._paint(f"{s.passed} passed", "32", bold=bool(s.passed)),
-            self._paint(f"{s.failed - crashed} failed", "31", bold=s.failed > crashed),
+            self._paint(
+                f"{n} {common.WORDS[kind]}", _COLORS[kind], bold=n > 0 and kind != "skipped"
+            )
+            for kind, n in common.counts(s)
         ]
-        if crashed:
-            parts.append(self._paint(f"{crashed} crashed", "31", bold=True))
         broken = sum(1 for suite in report.suites if suite.errors)
         if broken:
             parts.append(
@@ -282,7 +283,7 @@ class ConsoleReporter:
         took = f"{report.duration_ms / 1000:.2f}s"
         self._write(
             f"{', '.join(parts)} in {took}"
-            f" · score {s.overall_score:.2f} · pass rate {s.pass_rate:.1%}"
+            f" · score {s.overall_score:.2f} · pass rate {common.pass_rate(s)}"
         )
         n = s.assertions
         self._write(
@@ -303,9 +304,7 @@ class ConsoleReporter:
         )
         if not long_run:
             return
-        text = common.visible(
-            f"[{self._done}/{self._total}] {suite_name} › {case.name}", newlines=False
-        )
+        text = common.one_line(f"[{self._done}/{self._total}] {suite_name} › {case.name}")
         # one row only: a wrapped line would survive the in-place rewrite
         columns = terminal_columns()
         self.stream.write(self._paint(common.shorten(text, max(columns - 1, 10)), "2"))
@@ -350,6 +349,6 @@ def _underline(line: str, column: int, end_column: int, text: str) -> tuple[int,
     unknown: then the assertion's text when the line holds it there, else one caret).
     """
     start, end = common.span(line, column, end_column, text)
-    shown = (common.visible(part, newlines=False) for part in (line[:start], line[start:end]))
+    shown = (common.one_line(part) for part in (line[:start], line[start:end]))
     before, under = (_width(part) for part in shown)
     return before, max(under, 1)

@@ -133,15 +133,17 @@ def _case(label: str, case: CaseResult) -> ET.Element:
 
 
 def _message(case: CaseResult) -> str:
-    """One line for the outcome's `message`: the crash, or the first problem and a count."""
+    """One line for the outcome's `message`: the crash, or the first problem and a count,
+    each at most `common.VALUE_LIMIT` characters and saying how many more it had."""
     if case.error is not None:
-        return case.error.splitlines()[0] if case.error else "the run crashed"
+        return common.headline(case.error.splitlines()[0]) if case.error else "the run crashed"
     found = common.problems(case)
     if not found:
         return "the case did not pass"
     first = found[0].message.splitlines()[0] if found[0].message else found[0].text
     more = len(found) - 1
-    return first + (f" (and {more} more)" if more else "")
+    # cut as the console's headline is; the element's text keeps the whole message
+    return common.headline(first) + (f" (and {more} more)" if more else "")
 
 
 def _details(case: CaseResult) -> str:

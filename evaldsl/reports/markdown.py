@@ -113,19 +113,21 @@ def _headline(report: Report, summary: Summary) -> str:
     suites = f", {broken} suite{'s' if broken != 1 else ''} with errors" if broken else ""
     if summary.cases == 0:
         return "no cases ran" + suites
-    if summary.failed == 0:
+    if summary.failed == 0 and summary.skipped == 0:
         return f"all {summary.cases} cases passed" + suites
-    return f"{summary.failed} of {summary.cases} cases failed" + suites
+    counted = ", ".join(f"{n} {common.WORDS[kind]}" for kind, n in common.counts(summary))
+    return f"{summary.cases} case{'s' if summary.cases != 1 else ''}: {counted}" + suites
 
 
 def _totals(summary: Summary) -> list[str]:
     counts = summary.assertions
     return [
-        "| Cases | Passed | Failed | Score | Pass rate | Assertions pass / fail / skip / error"
-        " | Duration |",
-        "|---:|---:|---:|---:|---:|:---:|---:|",
-        f"| {summary.cases} | {summary.passed} | {summary.failed} "
-        f"| {summary.overall_score:.2f} | {summary.pass_rate:.1%} "
+        "| Cases | Passed | Failed | Errored | Skipped | Score | Pass rate"
+        " | Assertions pass / fail / skip / error | Duration |",
+        "|---:|---:|---:|---:|---:|---:|---:|:---:|---:|",
+        f"| {summary.cases} | {summary.passed} | {summary.failed - summary.errored} "
+        f"| {summary.errored} | {summary.skipped} "
+        f"| {summary.overall_score:.2f} | {common.pass_rate(summary)} "
         f"| {counts['pass']} / {counts['fail']} / {counts['skip']} / {counts['error']} "
         f"| {common.duration(summary.duration_ms)} |",
     ]
@@ -133,15 +135,15 @@ def _totals(summary: Summary) -> list[str]:
 
 def _suites_table(report: Report) -> list[str]:
     rows = [
-        "| Suite | File | Cases | Passed | Failed | Score |",
-        "|---|---|---:|---:|---:|---:|",
+        "| Suite | File | Cases | Passed | Failed | Errored | Skipped | Score |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for suite in report.suites:
         s = suite.summary
         mark = "❌" if s.failed or suite.errors else "✅"
         rows.append(
             f"| {mark} {cell(suite.name)} | {code(suite.path, table=True)} "
-            f"| {s.cases} | {s.passed} | {s.failed} "
+            f"| {s.cases} | {s.passed} | {s.failed - s.errored} | {s.errored} | {s.skipped} "
             f"| {s.overall_score:.2f} |"
         )
     return rows
@@ -151,7 +153,7 @@ def _case_block(suite_name: str, case: CaseResult) -> list[str]:
     problems = common.problems(case)
     counted = sum(1 for a in case.assertions if a.status != "skip")
     why = (
-        "crashed"
+        f"{common.WORDS['error']}: the run crashed"
         if case.error is not None
         else f"{len(problems)} of {counted} assertions did not pass"
     )

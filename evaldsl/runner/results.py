@@ -7,7 +7,7 @@ documented `--json` report (README, "Reports").
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 
@@ -17,6 +17,11 @@ from evaldsl.language.values import to_report
 from evaldsl.language.verdicts import Status
 
 STATUSES: tuple[Status, ...] = ("pass", "fail", "skip", "error")
+
+#: What a case amounts to in every report (`CaseResult.outcome`); the console, Markdown
+#: and HTML reports write `error` as "errored".
+Outcome = Literal["passed", "failed", "error", "skipped"]
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "error", "skipped")
 
 
 @attrs.frozen
@@ -71,7 +76,8 @@ class CaseMetrics:
 
 @attrs.frozen
 class CaseResult:
-    """One case: passed when no assertion failed or errored and the run did not crash."""
+    """One case: passed when no assertion failed or errored and the run did not crash
+    (docs/language.md §5); `outcome` says whether it is also skipped."""
 
     name: str
     passed: bool
@@ -81,10 +87,28 @@ class CaseResult:
     metrics: CaseMetrics = CaseMetrics()
     assertions: tuple[AssertionResult, ...] = ()
 
+    @property
+    def outcome(self) -> Outcome:
+        """What the case amounts to, the same in every report and the pytest plugin.
+
+        `error` when the run crashed or an assertion could not be evaluated (it should have
+        been, docs/language.md §5), else `failed` when the case did not pass, else `skipped` when
+        every assertion was skipped (a judge without a key: nothing was tested, so it is
+        neither passed nor failed), else `passed`.
+        """
+        if self.error is not None or any(a.status == "error" for a in self.assertions):
+            return "error"
+        if not self.passed:
+            return "failed"
+        if self.assertions and all(a.status == "skip" for a in self.assertions):
+            return "skipped"
+        return "passed"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "passed": self.passed,
+            "outcome": self.outcome,
             "score": round(self.score, 6),
             "duration_ms": round(self.duration_ms, 3),
             "error": self.error,
@@ -95,7 +119,12 @@ class CaseResult:
 
 @attrs.frozen
 class Summary:
-    """Totals over cases: counts, the mean score, the pass rate, assertion counts."""
+    """Totals over cases: counts, the mean score, the pass rate, assertion counts.
+
+    `cases` = `passed` + `failed` + `skipped`; `failed` includes the `errored` cases
+    (crashed, or an assertion in error). The pass rate is of the cases that were tested:
+    `passed / (cases - skipped)`, 0 when none was.
+    """
 
     cases: int
     passed: int
@@ -105,11 +134,17 @@ class Summary:
     assertions: dict[str, int]
     duration_ms: float
     metrics: dict[str, float | int | None]
+    skipped: int = 0
+    errored: int = 0
 
     @classmethod
     def of(cls, cases: list[CaseResult], duration_ms: float) -> Summary:
         n = len(cases)
-        passed = sum(1 for c in cases if c.passed)
+        outcomes: dict[Outcome, int] = dict.fromkeys(OUTCOMES, 0)
+        for c in cases:
+            outcomes[c.outcome] += 1
+        passed, skipped = outcomes["passed"], outcomes["skipped"]
+        tested = n - skipped
         counts: dict[str, int] = {s: 0 for s in STATUSES}
         for c in cases:
             for a in c.assertions:
@@ -117,13 +152,15 @@ class Summary:
         return cls(
             cases=n,
             passed=passed,
-            failed=n - passed,
+            failed=tested - passed,
             # an empty suite scores 0 (cycgraph), and so does an empty run
             overall_score=sum(c.score for c in cases) / n if n else 0.0,
-            pass_rate=passed / n if n else 0.0,
+            pass_rate=passed / tested if tested else 0.0,
             assertions=counts,
             duration_ms=duration_ms,
             metrics=_totals(cases),
+            skipped=skipped,
+            errored=outcomes["error"],
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -131,6 +168,8 @@ class Summary:
             "cases": self.cases,
             "passed": self.passed,
             "failed": self.failed,
+            "skipped": self.skipped,
+            "errored": self.errored,
             "overall_score": round(self.overall_score, 6),
             "pass_rate": round(self.pass_rate, 6),
             "assertions": dict(self.assertions),

@@ -9,6 +9,7 @@
   const str = (i) => (i === null || i === undefined ? null : S[i]);
   const OUTCOMES = ["passed", "failed", "error", "skipped"];
   const ICON = { passed: "✓", failed: "✗", error: "!", skipped: "○" };
+  const WORD = { passed: "passed", failed: "failed", error: "errored", skipped: "skipped" };
   const METRICS = [["latency"], ["step", "steps"], ["tool call", "tool calls"], ["input token", "input tokens"], ["output token", "output tokens"], ["cost"], ["guard", "guards"]];
   const ROW = 34;
   const OVERSCAN = 8;
@@ -39,6 +40,34 @@
   function pct(x) { return `${(x * 100).toFixed(1)}%`; }
   function money(x) { return x < 0.01 ? `$${x.toPrecision(2)}` : `$${x.toFixed(2)}`; }
   function plural(n, word) { return `${count(n)} ${word}${n === 1 ? "" : "s"}`; }
+  // a case whose assertions were all skipped was not tested: the pass rate leaves it out
+  function tested(list) { return list.filter((c) => c.outcome !== "skipped").length; }
+  // Labels cut to `room` characters, keeping their start and end; a label that would then
+  // read as another's (suites of one name, in files that differ mid-path) keeps the part
+  // where it differs from the others instead of its end.
+  function elide(texts, room) {
+    const cut = texts.map((t) => {
+      if (t.length <= room) return t;
+      const tail = Math.floor((room - 1) / 2);
+      return t.slice(0, room - 1 - tail) + "…" + t.slice(t.length - tail);
+    });
+    return cut.map((c, i) => {
+      const t = texts[i];
+      if (c === t || cut.filter((o) => o === c).length < 2) return c;
+      let at = 0; // where t first differs from another label
+      for (const o of texts) {
+        if (o === t) continue;
+        let k = 0;
+        while (k < t.length && t[k] === o[k]) k++;
+        at = Math.max(at, k);
+      }
+      const head = Math.floor(room / 3);
+      const width = room - head - 1;
+      const from = Math.min(Math.max(head, at - Math.floor(width / 3)), t.length - width);
+      const end = from + width < t.length;
+      return t.slice(0, head) + "…" + t.slice(from, from + width - (end ? 1 : 0)) + (end ? "…" : "");
+    });
+  }
   function metricText(index, value) {
     if (index === 0) return duration(value);
     if (index === 5) return money(value);
@@ -72,7 +101,7 @@
     const meta = document.getElementById("meta");
     meta.textContent = `${plural(suites.length, "suite")} · ${plural(sum.cases, "case")} · ${duration(sum.duration_ms)} · generated ${DATA.generated} · evaldsl ${DATA.evaldsl}`;
     const o = sum.outcomes;
-    document.title = `${DATA.title}: ${o.passed} passed, ${sum.cases - o.passed} not`;
+    document.title = `${DATA.title}: ${o.passed} passed, ${o.failed + o.error} not${o.skipped ? `, ${o.skipped} skipped` : ""}`;
   }
 
   function cards() {
@@ -86,7 +115,9 @@
       box.appendChild(c);
       return c;
     };
-    const rate = card("Pass rate", pct(sum.pass_rate), `${count(o.passed)} of ${plural(sum.cases, "case")} passed`, "card-rate");
+    const n = sum.cases - o.skipped;
+    const of = o.skipped ? `${count(o.passed)} of ${plural(n, "tested case")} passed, ${count(o.skipped)} skipped` : `${count(o.passed)} of ${plural(n, "case")} passed`;
+    const rate = card("Pass rate", n ? pct(sum.pass_rate) : "–", of, "card-rate");
     rate.querySelector(".big").className = "big " + (sum.pass_rate >= 0.999 ? "c-pass" : sum.pass_rate >= 0.5 ? "c-error" : "c-fail");
     rate.appendChild(meter([[o.passed, "b-pass"], [o.failed, "b-fail"], [o.error, "b-error"], [o.skipped, "b-skip"]]));
     card("Score", sum.overall_score.toFixed(2), "mean of the case scores", "card-score");
@@ -139,15 +170,14 @@
     const rowH = 26, valueW = 104, labelW = Math.min(190, Math.round(width * 0.4));
     const barW = width - labelW - valueW;
     const chartSvg = svg("svg", { width, height: shown.length * rowH, viewBox: `0 0 ${width} ${shown.length * rowH}`, role: "img", "aria-label": "pass rate per suite" });
+    const room = Math.floor(labelW / 7.2);
+    const labels = elide(shown.map((s) => (names[s.name] > 1 ? `${s.name} · ${s.path.split(/[\\/]/).pop()}` : s.name)), room);
     shown.forEach((s, i) => {
       const passed = s.cases.filter((c) => c.outcome === "passed").length;
-      const n = s.cases.length;
+      const n = tested(s.cases);
       const rate = n ? passed / n : 0;
       const y = i * rowH;
-      const file = s.path.split(/[\\/]/).pop();
-      const full = names[s.name] > 1 ? `${s.name} · ${file}` : s.name;
-      const room = Math.floor(labelW / 7.2);
-      const label = svg("text", { x: 0, y: y + 17, class: "label" }, full.length > room ? full.slice(0, room - 1) + "…" : full);
+      const label = svg("text", { x: 0, y: y + 17, class: "label" }, labels[i]);
       label.appendChild(svg("title", {}, `${s.name} (${s.path})`));
       chartSvg.appendChild(label);
       chartSvg.appendChild(svg("rect", { x: labelW, y: y + 7, width: barW, height: 12, rx: 6, class: "track" }));
@@ -157,7 +187,7 @@
         bar.style.fill = color;
         chartSvg.appendChild(bar);
       }
-      const value = n ? `${Math.round(rate * 100)}% · ${count(passed)}/${count(n)}` : "not run";
+      const value = n ? `${Math.round(rate * 100)}% · ${count(passed)}/${count(n)}` : s.cases.length ? "all skipped" : "not run";
       chartSvg.appendChild(svg("text", { x: width, y: y + 17, class: "value", "text-anchor": "end" }, value));
     });
     box.appendChild(chartSvg);
@@ -257,7 +287,7 @@
       add(node, name);
       const errors = s.diagnostics.filter((d) => d[0] === "error").length;
       if (errors) node.appendChild(el("span", "tag", plural(errors, "check error")));
-      node.appendChild(el("span", "num", s.cases.length ? `${passed}/${s.cases.length} passed` : "not run"));
+      node.appendChild(el("span", "num", s.cases.length ? `${passed}/${tested(s.cases)} passed` : "not run"));
       node.dataset.suite = String(s.index);
       if (state.selected && state.selected.kind === "suite" && state.selected.suite === s) node.classList.add("selected");
       return node;
@@ -307,7 +337,7 @@
     if (row.kind === "suite") return suiteDetail(box, row.suite);
     const c = row.c;
     const s = suites[c.si];
-    const head = add(el("div", "d-head"), el("span", `pill ${c.outcome}`, c.outcome === "error" ? "errored" : c.outcome));
+    const head = add(el("div", "d-head"), el("span", `pill ${c.outcome}`, WORD[c.outcome]));
     const titles = add(el("div"), el("h1", "", c.nameText), el("div", "d-sub", `${s.name} · ${s.path}`));
     head.appendChild(titles);
     box.appendChild(head);
@@ -377,8 +407,9 @@
   function timeline(data) {
     const [truncated, steps] = data;
     const frag = document.createDocumentFragment();
-    frag.appendChild(el("h3", "", `Timeline · ${plural(steps.length, "step")}`));
-    if (!steps.length) { frag.appendChild(el("div", "note", "The recording has no steps this report reads.")); return frag; }
+    // every event shown (message, LLM call, tool call, guard, error), not the `steps` metric
+    frag.appendChild(el("h3", "", `Timeline · ${plural(steps.length, "event")}`));
+    if (!steps.length) { frag.appendChild(el("div", "note", "The recording has no events this report reads.")); return frag; }
     const end = Math.max(1, ...steps.map((st) => (st[2] || 0) + (st[3] || 0)));
     const grid = el("div", "timeline");
     for (const [kind, name, at, ms, sent, got, error] of steps) {
@@ -405,7 +436,7 @@
       grid.appendChild(io);
     }
     frag.appendChild(grid);
-    if (truncated) frag.appendChild(el("div", "note", "The recording has more steps than the report keeps."));
+    if (truncated) frag.appendChild(el("div", "note", "The recording has more events than the report keeps."));
     return frag;
   }
 
@@ -417,11 +448,11 @@
     const chips = el("div", "chips");
     for (const o of OUTCOMES) {
       const n = s.cases.filter((c) => c.outcome === o).length;
-      add(chips, add(el("span", "chip"), el("b", "", count(n)), document.createTextNode(` ${o === "error" ? "errored" : o}`)));
+      add(chips, add(el("span", "chip"), el("b", "", count(n)), document.createTextNode(` ${WORD[o]}`)));
     }
     box.appendChild(chips);
     if (!s.cases.length) box.appendChild(el("div", "note", "No case of this suite ran."));
-    else box.appendChild(el("div", "note", `${passed} of ${plural(s.cases.length, "case")} passed.`));
+    else box.appendChild(el("div", "note", `${passed} of ${plural(tested(s.cases), "tested case")} passed.`));
     if (s.diagnostics.length) {
       box.appendChild(el("h3", "", `Check problems · ${s.diagnostics.length}`));
       for (const d of s.diagnostics) box.appendChild(diagnostic(d));
