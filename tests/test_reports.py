@@ -902,3 +902,27 @@ def test_a_run_of_skipped_cases_only_has_no_pass_rate() -> None:
     assert to_markdown_text(report).startswith(
         "## ✅ evaldsl: 1 case: 0 passed, 0 failed, 1 skipped"
     )
+
+
+def test_a_missing_value_is_found_nothing_and_a_null_is_null(tmp_path: Path) -> None:
+    (tmp_path / "state.json").write_text(
+        '{"status": "completed", "memory": {"empty": null}}', encoding="utf-8"
+    )
+    (tmp_path / "s.eval").write_text(
+        'case "c"\nstate "state.json"\nmemory.gone == 3\nmemory.empty == 3\n', encoding="utf-8"
+    )
+    junit, markdown = tmp_path / "r.xml", tmp_path / "r.md"
+    done = run_evaldsl(
+        "run", "--no-history", "--junit", str(junit), "--markdown", str(markdown),
+        str(tmp_path / "s.eval"),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    texts = {
+        "console": done.stdout,
+        "junit": junit.read_text(encoding="utf-8"),
+        "markdown": markdown.read_text(encoding="utf-8"),
+    }
+    for name, text in texts.items():
+        # (the messages say it too: only the found lines are read here)
+        found = re.findall(r"found(?:: | `)(nothing \(missing\)|null)", text)
+        assert found == ["nothing (missing)", "null"], (name, text)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from evaldsl.language.diagnostics import abbreviated
 from evaldsl.language.printable import visible as visible  # every reporter's escaping
-from evaldsl.language.values import Words
+from evaldsl.language.values import MISSING, Words, show
 from evaldsl.runner.results import AssertionResult, CaseResult, Summary
 from evaldsl.runner.results import Outcome as Outcome  # (reporters name it from here)
 
@@ -133,6 +133,14 @@ def found_expected(a: AssertionResult) -> tuple[Any, Any]:
     """The assertion's found and expected values as the JSON report stores them."""
     data = a.to_json()
     return data["actual"], data["expected"]
+
+
+def found(a: AssertionResult, limit: int | None = VALUE_LIMIT) -> str:
+    """The found value as text reports show it: `nothing (missing)` for a key or path the
+    run does not have, which the JSON report stores as null (a found null reads `null`)."""
+    if a.actual is MISSING:
+        return show(MISSING)
+    return value(found_expected(a)[0], limit)
 
 
 def has_values(a: AssertionResult) -> bool:

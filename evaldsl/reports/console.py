@@ -242,9 +242,9 @@ class ConsoleReporter:
             self._write(f"{pad} {bar} {' ' * start}{carets}")
         if common.has_values(a):
             limit = None if self.verbose else common.VALUE_LIMIT
-            actual, expected = common.found_expected(a)
+            expected = common.found_expected(a)[1]
             eq = self._paint("=", "34", bold=True)
-            self._write(f"{pad} {eq} found: {common.value(actual, limit)}")
+            self._write(f"{pad} {eq} found: {common.found(a, limit)}")
             self._write(f"{pad} {eq} expected: {common.value(expected, limit)}")
 
     def _metrics(self, case: CaseResult) -> None:

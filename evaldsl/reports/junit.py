@@ -155,7 +155,7 @@ def _details(case: CaseResult) -> str:
         lines = [f"{common.location(a)}: {a.text}", f"  {a.status}: {a.message}"]
         actual, expected = common.found_expected(a)
         if actual is not None or expected is not None:
-            lines.append(f"  found: {common.value(actual, None)}")
+            lines.append(f"  found: {common.found(a, None)}")
             lines.append(f"  expected: {common.value(expected, None)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

@@ -181,6 +181,6 @@ def _why(a: AssertionResult) -> str:
     parts = [cell(a.message) if a.status == "fail" else f"**error:** {cell(a.message)}"]
     actual, expected = common.found_expected(a)
     if actual is not None or expected is not None:
-        parts.append(f"found {code(common.value(actual), table=True)}")
+        parts.append(f"found {code(common.found(a), table=True)}")
         parts.append(f"expected {code(common.value(expected), table=True)}")
     return "<br>".join(parts)
