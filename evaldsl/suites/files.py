@@ -46,12 +46,24 @@ def is_suite_file(path: Path) -> bool:
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
-    """Suite files under the given files and folders (sorted), and paths that don't exist."""
+    """Suite files under the given files and folders (sorted within a folder), each once
+    (the first time it is named, directly or in a folder), and paths that don't exist (an
+    empty path among them: it names no file, where `Path` would read it as `.`)."""
     found: list[Path] = []
     missing: list[str] = []
+    seen: set[str] = set()
+
+    def add(file: Path) -> None:
+        key = os.path.realpath(file)
+        if key not in seen:
+            seen.add(key)
+            found.append(file)
+
     for raw in paths:
         p = Path(raw)
-        if is_folder(p):
+        if not os.fspath(raw):
+            missing.append("")
+        elif is_folder(p):
             for sub in sorted(p.rglob("*")):
                 parts = sub.relative_to(p).parts
                 if any(
@@ -60,9 +72,9 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
                 ):
                     continue
                 if is_regular(sub) and is_suite_file(sub):
-                    found.append(sub)
+                    add(sub)
         elif present(p):  # a file, a pipe, a device, unreadable: reading it says which
-            found.append(p)
+            add(p)
         else:
             missing.append(str(raw))
     return found, missing

@@ -194,6 +194,8 @@ def _load(
 
     files, missing = discover(paths)
     for m in missing:
+        if not m:
+            m = "'' (an empty path names nothing: write . for the current folder)"
         print(f"evaldsl: error: no such file or folder: {m}", file=sys.stderr)
     if missing:
         return [], EXIT_USAGE

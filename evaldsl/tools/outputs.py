@@ -64,8 +64,12 @@ def plan_outputs(requested: dict[str, str | None], inputs: Sequence[str] = ()) -
     suites = {os.path.realpath(p) for p in inputs if os.path.isfile(p)}
     for option, fmt in REPORT_OPTIONS:
         given = requested.get(option)
-        if not given:
+        if given is None:
             continue
+        if not given:  # (else the working folder: a folder, refused, and not why)
+            raise UsageError(
+                f"{option} '': an empty path names no file; name a file for the report"
+            )
         path = given if given == STDOUT else os.path.abspath(given)
         key = path if given == STDOUT else os.path.realpath(path)
         if key in seen:
