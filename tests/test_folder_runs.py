@@ -1,4 +1,5 @@
-"""Runs of folders and of paths named more than once: a file named twice (or with its
+"""Runs of folders and of paths named more than once: a folder walk takes only suites
+(never a run's own JSON report or another tool's YAML), a file named twice (or with its
 folder) runs once, and an empty path is bad usage. Through the real command, in a
 subprocess.
 """
@@ -11,10 +12,56 @@ from pathlib import Path
 
 import pytest
 
-from evaldsl.suites.files import discover
+from evaldsl.suites.files import discover, is_suite_file
 from tests.clitools import ROOT, run_evaldsl
 
 WEATHER = ROOT / "examples" / "weather"
+
+# ---- a folder walk takes suites only -------------------------------------------------------
+
+
+CI = "name: CI\non: push\njobs:\n  t:\n    strategy:\n      matrix:\n        cases: [a, b]\n"
+
+
+def test_a_folder_walk_skips_yaml_and_json_that_are_no_suites(tmp_path: Path) -> None:
+    shutil.copytree(WEATHER, tmp_path / "w")
+    first = run_evaldsl("run", "w", "--no-history", "-q", "--json", "w/report.json", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    (tmp_path / "w" / "ci.yaml").write_text(CI, encoding="utf-8")
+    (tmp_path / "w" / "notes.json").write_text('{"test cases": "cases: a, b"}', encoding="utf-8")
+    (tmp_path / "w" / "list.json").write_text('[{"cases": []}]', encoding="utf-8")
+    again = run_evaldsl("run", "w", "--no-history", "-q", "--json", "w/report.json", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads((tmp_path / "w" / "report.json").read_text())["summary"]["cases"] == 10
+
+
+def test_only_a_top_level_cases_makes_a_yaml_or_json_file_a_suite(tmp_path: Path) -> None:
+    texts = {
+        "block.yaml": "suite: a\ncases:\n  - name: x\n",
+        "flow.yaml": "{suite: a, cases: [{name: x}]}\n",
+        "pretty.json": '{\n  "suite": "a",\n  "cases": []\n}\n',
+        "comment.json": '# a YAML comment: no JSON, still a suite\n{"cases": []}\n',
+        "broken.yaml": "suite: [a\n  cases: x\n",  # (taken: reading it says what is wrong)
+        "nested.yaml": CI,
+        "nested.json": '{"matrix": {"cases": [1]}}',
+        "list.yaml": "- cases: []\n",
+        "mention.json": '{"notes": "cases"}',
+    }
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    taken = {p.name for p in discover([tmp_path])[0]}
+    assert taken == {"block.yaml", "flow.yaml", "pretty.json", "comment.json", "broken.yaml"}
+    assert is_suite_file(tmp_path / "flow.yaml") and not is_suite_file(tmp_path / "nested.yaml")
+
+
+def test_a_json_report_named_directly_is_said_to_be_a_report(tmp_path: Path) -> None:
+    shutil.copytree(WEATHER, tmp_path / "w")
+    run_evaldsl("run", "w", "--no-history", "-q", "--json", "report.json", cwd=tmp_path)
+    result = run_evaldsl("run", "report.json", "--no-history", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "report.json:1:1: error[E504]: this is an evaldsl run's JSON report" in result.stdout
+    assert "evaldsl inspect" not in result.stdout  # (no recording to inspect)
+
 
 # ---- paths named twice, and empty paths ----------------------------------------------------
 

@@ -8,6 +8,7 @@ Takes paths (files and folders) and gives the suite files under them (`discover`
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -32,7 +33,10 @@ from evaldsl.suites.model import SuiteDraft
 
 def is_suite_file(path: Path) -> bool:
     """`.eval` files (but Inspect AI's `.eval` logs, which are ZIP archives), and YAML/JSON
-    files whose top level has `cases:`."""
+    files whose top level has `cases:`, which every suite has (traceplay's too): a run's
+    JSON report, a CI workflow with a nested `cases:`, or notes that only mention cases
+    are no suites. A file that cannot be read or parsed but mentions `cases` is taken:
+    reading it as a suite says what is wrong."""
     if path.suffix == ".eval":
         return not starts_as_zip(path)
     if path.suffix not in YAML_SUFFIXES:
@@ -42,7 +46,42 @@ def is_suite_file(path: Path) -> bool:
             head = f.read(65536)
     except OSError:
         return False
-    return b"cases" in head
+    if b"cases" not in head:
+        return False
+    if _TOP_CASES.search(head):  # a block mapping's key at column 0: no parse needed
+        return True
+    try:
+        text = read_regular(path, MAX_SUITE_BYTES).decode("utf-8-sig")
+    except (FileProblem, UnicodeDecodeError):
+        return True
+    return _has_top_cases(text, path.suffix == ".json")
+
+
+#: `cases:` as a key at the start of a line: a key of a block mapping at the top level.
+_TOP_CASES = re.compile(rb"^(?:cases|\"cases\"|'cases')[ \t]*:", re.MULTILINE)
+
+
+def _has_top_cases(text: str, json_first: bool) -> bool:
+    """Whether the document's top level is a mapping with `cases` (True when it cannot be
+    parsed: reading it as a suite says why)."""
+    if json_first:  # (the standard library's decoder: much faster than composing YAML)
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            pass  # not strict JSON: a JSON suite is read as YAML, so it may still be one
+        else:
+            return isinstance(value, dict) and "cases" in value
+    import yaml  # (only for a file that mentions cases off column 0: a faster start)
+
+    from evaldsl.suites.yaml12 import compose
+
+    try:
+        root = compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return True
+    if not isinstance(root, yaml.MappingNode):
+        return False
+    return any(isinstance(k, yaml.ScalarNode) and k.value == "cases" for k, _ in root.value)
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
