@@ -1,7 +1,8 @@
-"""Runs of folders and of paths named more than once: a folder walk takes only suites
-(never a run's own JSON report or another tool's YAML), a file named twice (or with its
-folder) runs once, and an empty path is bad usage. Through the real command, in a
-subprocess.
+"""Runs of folders and of paths named more than once: a report never overwrites a file the
+run reads (a suite found in a folder, a recording, a dataset), a folder walk takes only
+suites (never a run's own JSON report or another tool's YAML), a file named twice (or
+with its folder) runs once, and an empty path is bad usage. Through the real command, in
+a subprocess.
 """
 
 from __future__ import annotations
@@ -16,6 +17,69 @@ from evaldsl.suites.files import discover, is_suite_file
 from tests.clitools import ROOT, run_evaldsl
 
 WEATHER = ROOT / "examples" / "weather"
+TRIAGE = ROOT / "examples" / "triage"
+
+SUITE = """\
+suite: demo
+cases:
+  - name: calls the tool
+    cassette: xiamen.jsonl
+    expect: tool get_weather called once
+"""
+
+
+def _folder(tmp_path: Path) -> Path:
+    """A folder `s` holding a YAML suite and the cassette it reads."""
+    folder = tmp_path / "s"
+    folder.mkdir()
+    shutil.copy(WEATHER / "cassettes" / "xiamen.jsonl", folder)
+    (folder / "suite.yaml").write_text(SUITE, encoding="utf-8")
+    return folder
+
+
+# ---- a report path that is a file the run reads --------------------------------------------
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize(
+    ("option", "target", "words"),
+    [
+        ("--json", "suite.yaml", "that is a suite being run"),
+        ("--markdown", "xiamen.jsonl", 'that is the cassette case "calls the tool" of'),
+    ],
+)
+def test_a_report_path_the_folder_run_reads_is_refused(
+    tmp_path: Path, jobs: str, option: str, target: str, words: str
+) -> None:
+    folder = _folder(tmp_path)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    result = run_evaldsl(
+        "run",
+        "s",
+        "--no-history",
+        "-j",
+        jobs,
+        option,
+        f"s/{target}",
+        "--junit",
+        "j.xml",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2, result.stderr
+    assert f"evaldsl: error: {option} s/{target}: {words}" in result.stderr
+    assert "name another file" in result.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert not (tmp_path / "j.xml").exists()  # refused before anything ran
+
+
+def test_a_report_path_that_is_a_dataset_is_refused(tmp_path: Path) -> None:
+    shutil.copytree(TRIAGE, tmp_path / "t")
+    before = (tmp_path / "t" / "rows.json").read_bytes()
+    result = run_evaldsl("run", "t", "--no-history", "--json", "t/rows.json", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert 'that is the dataset case "triage dataset" of' in result.stderr
+    assert (tmp_path / "t" / "rows.json").read_bytes() == before
+
 
 # ---- a folder walk takes suites only -------------------------------------------------------
 

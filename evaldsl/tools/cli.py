@@ -217,7 +217,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         from evaldsl.reports.console import ConsoleReporter
         from evaldsl.runner.core import RunInterrupted, RunOptions, run_suites
         from evaldsl.suites.model import Suite
-        from evaldsl.tools.outputs import UsageError, plan_outputs, write_outputs
+        from evaldsl.tools.outputs import UsageError, plan_outputs, refuse_inputs, write_outputs
 
     try:
         requested = {
@@ -237,6 +237,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if code is not None:
         return code
     suites = [s for s in loaded if isinstance(s, Suite)]
+    try:  # (before anything runs: a suite found in a folder, a recording, a dataset)
+        refuse_inputs(outputs, suites)
+    except UsageError as err:
+        return _usage_error(str(err))
     if args.dry_run:
         for s in suites:
             if s.diagnostics:

@@ -3,8 +3,9 @@
 Takes the `--json`, `--junit`, `--markdown` and `--html` options and gives `Output`s whose paths are
 absolute (resolved against the working folder when the command starts, whatever a
 target does later), or a `UsageError` saying what is wrong: two formats on one path (or
-both on standard output), a path that is a folder, a path that is one of the suites
-being run. `write_outputs` writes each report whole or not at all and says which could
+both on standard output), an empty path, a path that is a folder, a path that is a file
+the run reads (`refuse_inputs`, once the suites are loaded: a suite, a recording, a
+dataset). `write_outputs` writes each report whole or not at all and says which could
 not be written.
 """
 
@@ -42,6 +43,7 @@ class Output:
     option: str
     fmt: str
     path: str
+    given: str = attrs.field(default="", eq=False)  # the path as the user wrote it
 
     @property
     def to_stdout(self) -> bool:
@@ -79,9 +81,42 @@ def plan_outputs(requested: dict[str, str | None], inputs: Sequence[str] = ()) -
             raise UsageError(f"{option} {given}: that is a folder; name a file")
         if key in suites:
             raise UsageError(f"{option} {given}: that is a suite being run; name another file")
-        seen[key] = Output(option, fmt, path)
+        seen[key] = Output(option, fmt, path, given)
         outputs.append(seen[key])
     return outputs
+
+
+def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
+    """`UsageError` when a report would overwrite a file the run of `suites` reads: a
+    suite (found in a folder too), a case's recording or state, or a dataset.
+
+    The suites' own paths and their cases' sources are known from the loaded suites;
+    datasets only from the files' drafts, read again only when a report path is a file
+    that is none of those (a report rewritten by a run again, most often)."""
+    files = [o for o in outputs if not o.to_stdout and os.path.isfile(o.path)]
+    if not files:
+        return
+    read: dict[str, str] = {}
+    for suite in suites:
+        for case in suite.cases:
+            spec = case.source
+            if spec is not None and spec.path is not None:
+                what = f'the {spec.kind} case "{case.name}" of {suite.path} reads'
+                read.setdefault(os.path.realpath(suite.base_dir / spec.path), what)
+        read[os.path.realpath(suite.path)] = "a suite being run"
+    if any(os.path.realpath(o.path) not in read for o in files):
+        from evaldsl.suites.files import read_draft
+
+        for suite in suites:
+            draft = read_draft(suite.path)
+            for drafted in draft.cases:
+                if drafted.dataset is not None and drafted.dataset.path is not None:
+                    what = f'the dataset case "{drafted.name}" of {suite.path} reads'
+                    read.setdefault(os.path.realpath(draft.base_dir / drafted.dataset.path), what)
+    for output in files:
+        reader = read.get(os.path.realpath(output.path))
+        if reader is not None:
+            raise UsageError(f"{output.option} {output.given}: that is {reader}; name another file")
 
 
 def write_outputs(
