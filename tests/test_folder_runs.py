@@ -1,14 +1,17 @@
 """Runs of folders and of paths named more than once: a report never overwrites a file the
 run reads (a suite found in a folder, a recording, a dataset), a folder walk takes only
 suites (never a run's own JSON report or another tool's YAML), a file named twice (or
-with its folder) runs once, and an empty path is bad usage. Through the real command, in
-a subprocess.
+with its folder) runs once, an empty path is bad usage, and a console whose reader left
+(`| head`) still leaves the reports written. Through the real command, in a subprocess.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -155,3 +158,50 @@ def test_an_empty_path_is_bad_usage(tmp_path: Path) -> None:
     report = run_evaldsl("run", "w", "--no-history", "-q", "--json", "", cwd=tmp_path)
     assert report.returncode == 2
     assert "--json '': an empty path names no file" in report.stderr
+
+
+# ---- a console whose reader left -----------------------------------------------------------
+
+
+def _closed_stdout(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The command with a standard output whose reader already left (`| head` done)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "evaldsl.tools.cli", *args],
+            cwd=cwd,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)},
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("failing", [False, True])
+def test_a_closed_console_still_writes_the_reports(tmp_path: Path, failing: bool) -> None:
+    shutil.copytree(WEATHER, tmp_path / "w")
+    if failing:
+        suite = tmp_path / "w" / "weather.eval"
+        suite.write_text(suite.read_text().replace("called once", "called twice", 1))
+    reports = ["--junit", "p.xml", "--json", "p.json"]
+    result = _closed_stdout("run", "w", "--no-history", "-v", *reports, cwd=tmp_path)
+    assert result.returncode == (1 if failing else 0), result.stderr
+    assert result.stderr == ""  # no traceback, no "Exception ignored"
+    assert json.loads((tmp_path / "p.json").read_text())["summary"]["cases"] == 10
+    assert (tmp_path / "p.xml").read_text().rstrip().endswith("</testsuites>")
+
+
+def test_a_report_to_a_closed_stdout_is_a_report_not_written(tmp_path: Path) -> None:
+    shutil.copytree(WEATHER, tmp_path / "w")
+    result = _closed_stdout(
+        "run", "w", "--no-history", "-q", "--json", "-", "--junit", "p.xml", cwd=tmp_path
+    )
+    assert result.returncode == 2
+    said = "evaldsl: error: cannot write the --json report to standard output (-): its reader"
+    assert said in result.stderr and "Traceback" not in result.stderr
+    assert "Exception ignored" not in result.stderr
+    assert (tmp_path / "p.xml").read_text().rstrip().endswith("</testsuites>")

@@ -29,11 +29,12 @@ from __future__ import annotations
 import argparse
 import atexit
 import gc
+import io
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from evaldsl.gcpause import paused_gc
 from evaldsl.tools.cliargs import parse, parser
@@ -148,8 +149,9 @@ def _command(argv: Sequence[str] | None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `evaldsl check … | head`: the reader left; say nothing more, like other tools
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        from evaldsl.tools.outputs import silence
+
+        silence(sys.stdout)
         return EXIT_FAILED
     parser().print_help(sys.stderr)
     return EXIT_USAGE
@@ -167,6 +169,41 @@ def _escape_unencodable() -> None:
 def _usage_error(message: str) -> int:
     print(f"evaldsl: error: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+class ReaderMayLeave(io.TextIOBase):
+    """The console of a run, whose reader may leave before its end (`evaldsl run … |
+    head`, a pager quit): what is written after that is dropped, and the run goes on to
+    its end, writes its reports and gives the exit code of its outcome."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self.stream = stream
+        self.left = False
+
+    def write(self, text: str) -> int:
+        if not self.left:
+            try:
+                self.stream.write(text)
+            except BrokenPipeError:
+                self._reader_left()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.left:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._reader_left()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def _reader_left(self) -> None:
+        from evaldsl.tools.outputs import silence
+
+        self.left = True
+        silence(self.stream)
 
 
 def _judge_factory(args: argparse.Namespace) -> object | None:
@@ -231,6 +268,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         return _usage_error(str(err))
     if any(o.to_stdout for o in outputs):
         out = sys.stderr  # standard output carries the report, and nothing else
+    out = cast(TextIO, ReaderMayLeave(out))
     # with -j, the cases are checked and compiled in the workers (the part of a run no
     # worker shares is then reading and expanding the files: docs/speed.md, "-j")
     loaded, code = _load(args.paths, args, later=args.jobs > 1 and not args.dry_run)

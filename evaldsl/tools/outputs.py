@@ -6,12 +6,13 @@ target does later), or a `UsageError` saying what is wrong: two formats on one p
 both on standard output), an empty path, a path that is a folder, a path that is a file
 the run reads (`refuse_inputs`, once the suites are loaded: a suite, a recording, a
 dataset). `write_outputs` writes each report whole or not at all and says which could
-not be written.
+not be written (standard output too, when its reader left: `silence`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -134,8 +135,25 @@ def write_outputs(
                 write_html(report, output.path, suites=suites)
             else:
                 write(report, output.fmt, output.path)
+        except BrokenPipeError:  # (`--json - | head`: the reader left before its end)
+            silence(sys.stdout)
+            where = f"the {output.option} report to standard output (-)"
+            print(f"evaldsl: error: cannot write {where}: its reader closed it", file=err)
+            ok = False
         except OSError as error:
             reason = error.strerror or type(error).__name__
             print(f"evaldsl: error: cannot write {output.path}: {reason}", file=err)
             ok = False
     return ok
+
+
+def silence(stream: TextIO) -> None:
+    """Send what is still buffered for a stream whose reader left (a closed pipe), and
+    Python's flush at the exit, to the null device: quietly, not as an error at exit."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # (not a file: a test's StringIO)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
