@@ -151,7 +151,7 @@ def test_a_file_named_twice_or_with_its_folder_runs_once(
 
 def test_an_empty_path_is_bad_usage(tmp_path: Path) -> None:
     shutil.copytree(WEATHER, tmp_path / "w")
-    for command in (["run", "", "--no-history"], ["check", "w", ""]):
+    for command in (["run", "", "--no-history"], ["check", "w", ""], ["mutate", ""]):
         result = run_evaldsl(*command, cwd=tmp_path)
         assert result.returncode == 2
         assert "no such file or folder: '' (an empty path names nothing" in result.stderr

@@ -119,6 +119,16 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
     return found, missing
 
 
+def shown_missing(path: str) -> str:
+    """A path `discover` found missing, as an error names it: an empty one as `''`, with
+    what to write instead.
+
+    >>> shown_missing("")
+    "'' (an empty path names nothing: write . for the current folder)"
+    """
+    return path or "'' (an empty path names nothing: write . for the current folder)"
+
+
 def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
     """Read a suite file with the front end its extension names."""
     p = Path(path)

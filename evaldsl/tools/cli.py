@@ -227,13 +227,11 @@ def _load(
     that runs it; see `suites.build.CaseChecks`), or an exit code."""
     with paused_gc(long_lived=True):  # imports make many objects, no garbage: see gcpause
         from evaldsl.suites.build import load_suite
-        from evaldsl.suites.files import discover
+        from evaldsl.suites.files import discover, shown_missing
 
     files, missing = discover(paths)
     for m in missing:
-        if not m:
-            m = "'' (an empty path names nothing: write . for the current folder)"
-        print(f"evaldsl: error: no such file or folder: {m}", file=sys.stderr)
+        print(f"evaldsl: error: no such file or folder: {shown_missing(m)}", file=sys.stderr)
     if missing:
         return [], EXIT_USAGE
     if not files:
