@@ -75,6 +75,15 @@ def test_a_report_path_the_folder_run_reads_is_refused(
     assert not (tmp_path / "j.xml").exists()  # refused before anything ran
 
 
+def test_a_report_path_that_is_a_recording_not_made_yet_is_refused(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    (folder / "xiamen.jsonl").unlink()  # (the next run would read the report as it)
+    result = run_evaldsl("run", "s", "--no-history", "--json", "s/xiamen.jsonl", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert 'that is the cassette case "calls the tool" of' in result.stderr
+    assert not (folder / "xiamen.jsonl").exists()
+
+
 def test_a_report_path_that_is_a_dataset_is_refused(tmp_path: Path) -> None:
     shutil.copytree(TRIAGE, tmp_path / "t")
     before = (tmp_path / "t" / "rows.json").read_bytes()

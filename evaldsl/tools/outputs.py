@@ -91,10 +91,11 @@ def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
     """`UsageError` when a report would overwrite a file the run of `suites` reads: a
     suite (found in a folder too), a case's recording or state, or a dataset.
 
-    The suites' own paths and their cases' sources are known from the loaded suites;
-    datasets only from the files' drafts, read again only when a report path is a file
+    The suites' own paths and their cases' sources are known from the loaded suites (a
+    recording not there yet too: the next run would read the report as it); datasets
+    only from the files' drafts, read again only when a report path is an existing file
     that is none of those (a report rewritten by a run again, most often)."""
-    files = [o for o in outputs if not o.to_stdout and os.path.isfile(o.path)]
+    files = [o for o in outputs if not o.to_stdout]
     if not files:
         return
     read: dict[str, str] = {}
@@ -105,7 +106,7 @@ def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
                 what = f'the {spec.kind} case "{case.name}" of {suite.path} reads'
                 read.setdefault(os.path.realpath(suite.base_dir / spec.path), what)
         read[os.path.realpath(suite.path)] = "a suite being run"
-    if any(os.path.realpath(o.path) not in read for o in files):
+    if any(os.path.realpath(o.path) not in read and os.path.isfile(o.path) for o in files):
         from evaldsl.suites.files import read_draft
 
         for suite in suites:
