@@ -32,6 +32,7 @@ from evaldsl.runner.produce import produce_run
 from evaldsl.runs.index import index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.suites import Case, Suite, discover, load_suite
+from evaldsl.suites.files import shown_missing
 
 #: Mutants checked per case unless `--max-mutants` says otherwise.
 DEFAULT_MAX_MUTANTS = 50
@@ -320,7 +321,7 @@ def mutate_command(
         return 2
     files, missing = discover(paths)
     for m in missing:
-        print(f"evaldsl: error: no such file or folder: {m}", file=err)
+        print(f"evaldsl: error: no such file or folder: {shown_missing(m)}", file=err)
     if missing:
         return 2
     if not files:

@@ -8,6 +8,7 @@ Takes paths (files and folders) and gives the suite files under them (`discover`
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -32,7 +33,10 @@ from evaldsl.suites.model import SuiteDraft
 
 def is_suite_file(path: Path) -> bool:
     """`.eval` files (but Inspect AI's `.eval` logs, which are ZIP archives), and YAML/JSON
-    files whose top level has `cases:`."""
+    files whose top level has `cases:`, which every suite has (traceplay's too): a run's
+    JSON report, a CI workflow with a nested `cases:`, or notes that only mention cases
+    are no suites. A file that cannot be read or parsed but mentions `cases` is taken:
+    reading it as a suite says what is wrong."""
     if path.suffix == ".eval":
         return not starts_as_zip(path)
     if path.suffix not in YAML_SUFFIXES:
@@ -42,16 +46,63 @@ def is_suite_file(path: Path) -> bool:
             head = f.read(65536)
     except OSError:
         return False
-    return b"cases" in head
+    if b"cases" not in head:
+        return False
+    if _TOP_CASES.search(head):  # a block mapping's key at column 0: no parse needed
+        return True
+    try:
+        text = read_regular(path, MAX_SUITE_BYTES).decode("utf-8-sig")
+    except (FileProblem, UnicodeDecodeError):
+        return True
+    return _has_top_cases(text, path.suffix == ".json")
+
+
+#: `cases:` as a key at the start of a line: a key of a block mapping at the top level.
+_TOP_CASES = re.compile(rb"^(?:cases|\"cases\"|'cases')[ \t]*:", re.MULTILINE)
+
+
+def _has_top_cases(text: str, json_first: bool) -> bool:
+    """Whether the document's top level is a mapping with `cases` (True when it cannot be
+    parsed: reading it as a suite says why)."""
+    if json_first:  # (the standard library's decoder: much faster than composing YAML)
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            pass  # not strict JSON: a JSON suite is read as YAML, so it may still be one
+        else:
+            return isinstance(value, dict) and "cases" in value
+    import yaml  # (only for a file that mentions cases off column 0: a faster start)
+
+    from evaldsl.suites.yaml12 import compose
+
+    try:
+        root = compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return True
+    if not isinstance(root, yaml.MappingNode):
+        return False
+    return any(isinstance(k, yaml.ScalarNode) and k.value == "cases" for k, _ in root.value)
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
-    """Suite files under the given files and folders (sorted), and paths that don't exist."""
+    """Suite files under the given files and folders (sorted within a folder), each once
+    (the first time it is named, directly or in a folder), and paths that don't exist (an
+    empty path among them: it names no file, where `Path` would read it as `.`)."""
     found: list[Path] = []
     missing: list[str] = []
+    seen: set[str] = set()
+
+    def add(file: Path) -> None:
+        key = os.path.realpath(file)
+        if key not in seen:
+            seen.add(key)
+            found.append(file)
+
     for raw in paths:
         p = Path(raw)
-        if is_folder(p):
+        if not os.fspath(raw):
+            missing.append("")
+        elif is_folder(p):
             for sub in sorted(p.rglob("*")):
                 parts = sub.relative_to(p).parts
                 if any(
@@ -60,12 +111,22 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
                 ):
                     continue
                 if is_regular(sub) and is_suite_file(sub):
-                    found.append(sub)
+                    add(sub)
         elif present(p):  # a file, a pipe, a device, unreadable: reading it says which
-            found.append(p)
+            add(p)
         else:
             missing.append(str(raw))
     return found, missing
+
+
+def shown_missing(path: str) -> str:
+    """A path `discover` found missing, as an error names it: an empty one as `''`, with
+    what to write instead.
+
+    >>> shown_missing("")
+    "'' (an empty path names nothing: write . for the current folder)"
+    """
+    return path or "'' (an empty path names nothing: write . for the current folder)"
 
 
 def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:

@@ -258,6 +258,9 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         shown = ", ".join(f"`{key}`" for key in list(top)[:3]) + (", …" if len(top) > 3 else "")
         message = f"this is not an evaldsl suite: none of its keys ({shown}) is a suite's"
         hint = _recorded(p) if p.suffix == ".json" else "a suite has `cases:` (a list of cases)"
+        if {"version", "suites", "summary"} <= top.keys():  # (what `--json` writes)
+            message = "this is an evaldsl run's JSON report (`--json`), not a suite"
+            hint = f"run the suites it reports on; `evaldsl diff {p.name} OTHER.json` compares runs"
         return attrs.evolve(empty, diagnostics=(doc.error(root, "E504", message, hint),))
     diags: list[Diagnostic] = []
     for problem in problems(root):

@@ -29,11 +29,12 @@ from __future__ import annotations
 import argparse
 import atexit
 import gc
+import io
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from evaldsl.gcpause import paused_gc
 from evaldsl.tools.cliargs import parse, parser
@@ -148,8 +149,9 @@ def _command(argv: Sequence[str] | None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `evaldsl check … | head`: the reader left; say nothing more, like other tools
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        from evaldsl.tools.outputs import silence
+
+        silence(sys.stdout)
         return EXIT_FAILED
     parser().print_help(sys.stderr)
     return EXIT_USAGE
@@ -167,6 +169,41 @@ def _escape_unencodable() -> None:
 def _usage_error(message: str) -> int:
     print(f"evaldsl: error: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+class ReaderMayLeave(io.TextIOBase):
+    """The console of a run, whose reader may leave before its end (`evaldsl run … |
+    head`, a pager quit): what is written after that is dropped, and the run goes on to
+    its end, writes its reports and gives the exit code of its outcome."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self.stream = stream
+        self.left = False
+
+    def write(self, text: str) -> int:
+        if not self.left:
+            try:
+                self.stream.write(text)
+            except BrokenPipeError:
+                self._reader_left()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.left:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._reader_left()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def _reader_left(self) -> None:
+        from evaldsl.tools.outputs import silence
+
+        self.left = True
+        silence(self.stream)
 
 
 def _judge_factory(args: argparse.Namespace) -> object | None:
@@ -190,11 +227,11 @@ def _load(
     that runs it; see `suites.build.CaseChecks`), or an exit code."""
     with paused_gc(long_lived=True):  # imports make many objects, no garbage: see gcpause
         from evaldsl.suites.build import load_suite
-        from evaldsl.suites.files import discover
+        from evaldsl.suites.files import discover, shown_missing
 
     files, missing = discover(paths)
     for m in missing:
-        print(f"evaldsl: error: no such file or folder: {m}", file=sys.stderr)
+        print(f"evaldsl: error: no such file or folder: {shown_missing(m)}", file=sys.stderr)
     if missing:
         return [], EXIT_USAGE
     if not files:
@@ -215,7 +252,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         from evaldsl.reports.console import ConsoleReporter
         from evaldsl.runner.core import RunInterrupted, RunOptions, run_suites
         from evaldsl.suites.model import Suite
-        from evaldsl.tools.outputs import UsageError, plan_outputs, write_outputs
+        from evaldsl.tools.outputs import UsageError, plan_outputs, refuse_inputs, write_outputs
 
     try:
         requested = {
@@ -229,12 +266,17 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         return _usage_error(str(err))
     if any(o.to_stdout for o in outputs):
         out = sys.stderr  # standard output carries the report, and nothing else
+    out = cast(TextIO, ReaderMayLeave(out))
     # with -j, the cases are checked and compiled in the workers (the part of a run no
     # worker shares is then reading and expanding the files: docs/speed.md, "-j")
     loaded, code = _load(args.paths, args, later=args.jobs > 1 and not args.dry_run)
     if code is not None:
         return code
     suites = [s for s in loaded if isinstance(s, Suite)]
+    try:  # (before anything runs: a suite found in a folder, a recording, a dataset)
+        refuse_inputs(outputs, suites)
+    except UsageError as err:
+        return _usage_error(str(err))
     if args.dry_run:
         for s in suites:
             if s.diagnostics:

@@ -3,14 +3,16 @@
 Takes the `--json`, `--junit`, `--markdown` and `--html` options and gives `Output`s whose paths are
 absolute (resolved against the working folder when the command starts, whatever a
 target does later), or a `UsageError` saying what is wrong: two formats on one path (or
-both on standard output), a path that is a folder, a path that is one of the suites
-being run. `write_outputs` writes each report whole or not at all and says which could
-not be written.
+both on standard output), an empty path, a path that is a folder, a path that is a file
+the run reads (`refuse_inputs`, once the suites are loaded: a suite, a recording, a
+dataset). `write_outputs` writes each report whole or not at all and says which could
+not be written (standard output too, when its reader left: `silence`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -42,6 +44,7 @@ class Output:
     option: str
     fmt: str
     path: str
+    given: str = attrs.field(default="", eq=False)  # the path as the user wrote it
 
     @property
     def to_stdout(self) -> bool:
@@ -64,8 +67,12 @@ def plan_outputs(requested: dict[str, str | None], inputs: Sequence[str] = ()) -
     suites = {os.path.realpath(p) for p in inputs if os.path.isfile(p)}
     for option, fmt in REPORT_OPTIONS:
         given = requested.get(option)
-        if not given:
+        if given is None:
             continue
+        if not given:  # (else the working folder: a folder, refused, and not why)
+            raise UsageError(
+                f"{option} '': an empty path names no file; name a file for the report"
+            )
         path = given if given == STDOUT else os.path.abspath(given)
         key = path if given == STDOUT else os.path.realpath(path)
         if key in seen:
@@ -75,9 +82,43 @@ def plan_outputs(requested: dict[str, str | None], inputs: Sequence[str] = ()) -
             raise UsageError(f"{option} {given}: that is a folder; name a file")
         if key in suites:
             raise UsageError(f"{option} {given}: that is a suite being run; name another file")
-        seen[key] = Output(option, fmt, path)
+        seen[key] = Output(option, fmt, path, given)
         outputs.append(seen[key])
     return outputs
+
+
+def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
+    """`UsageError` when a report would overwrite a file the run of `suites` reads: a
+    suite (found in a folder too), a case's recording or state, or a dataset.
+
+    The suites' own paths and their cases' sources are known from the loaded suites (a
+    recording not there yet too: the next run would read the report as it); datasets
+    only from the files' drafts, read again only when a report path is an existing file
+    that is none of those (a report rewritten by a run again, most often)."""
+    files = [o for o in outputs if not o.to_stdout]
+    if not files:
+        return
+    read: dict[str, str] = {}
+    for suite in suites:
+        for case in suite.cases:
+            spec = case.source
+            if spec is not None and spec.path is not None:
+                what = f'the {spec.kind} case "{case.name}" of {suite.path} reads'
+                read.setdefault(os.path.realpath(suite.base_dir / spec.path), what)
+        read[os.path.realpath(suite.path)] = "a suite being run"
+    if any(os.path.realpath(o.path) not in read and os.path.isfile(o.path) for o in files):
+        from evaldsl.suites.files import read_draft
+
+        for suite in suites:
+            draft = read_draft(suite.path)
+            for drafted in draft.cases:
+                if drafted.dataset is not None and drafted.dataset.path is not None:
+                    what = f'the dataset case "{drafted.name}" of {suite.path} reads'
+                    read.setdefault(os.path.realpath(draft.base_dir / drafted.dataset.path), what)
+    for output in files:
+        reader = read.get(os.path.realpath(output.path))
+        if reader is not None:
+            raise UsageError(f"{output.option} {output.given}: that is {reader}; name another file")
 
 
 def write_outputs(
@@ -95,8 +136,25 @@ def write_outputs(
                 write_html(report, output.path, suites=suites)
             else:
                 write(report, output.fmt, output.path)
+        except BrokenPipeError:  # (`--json - | head`: the reader left before its end)
+            silence(sys.stdout)
+            where = f"the {output.option} report to standard output (-)"
+            print(f"evaldsl: error: cannot write {where}: its reader closed it", file=err)
+            ok = False
         except OSError as error:
             reason = error.strerror or type(error).__name__
             print(f"evaldsl: error: cannot write {output.path}: {reason}", file=err)
             ok = False
     return ok
+
+
+def silence(stream: TextIO) -> None:
+    """Send what is still buffered for a stream whose reader left (a closed pipe), and
+    Python's flush at the exit, to the null device: quietly, not as an error at exit."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # (not a file: a test's StringIO)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)

@@ -100,7 +100,8 @@ def test_a_special_run_file_is_an_error_at_check_and_run(
     source = f'trace "{path}" as otel' if line == "trace" else f'{line} "{path}"'
     (tmp_path / "s.eval").write_text(f'case "a"\n  {source}\n  steps >= 0\n', encoding="utf-8")
     for command in ("check", "run"):
-        done = run_evaldsl(command, "s.eval", "--no-history" * (command == "run"), cwd=tmp_path)
+        history = ["--no-history"] if command == "run" else []  # (never '': a usage error)
+        done = run_evaldsl(command, "s.eval", *history, cwd=tmp_path)
         assert done.returncode == 1, done.stderr
         out = done.stdout + done.stderr
         assert ("is a folder" in out) if target == "folder" else ("device" in out or "pipe" in out)
