@@ -75,7 +75,7 @@ CODES: dict[str, str] = {
     "W302": "node never occurs in the state",
     "W504": "case with no assertions",
     "W505": "duplicate key in a JSON suite",
-    "W506": "part of a traceplay JSONPath that traceplay skips",
+    "W506": "part of a traceplay or cycgraph object that it skips",
     "W507": "two cases of a suite with one name",
     "W508": "a case whose rows are none: never run",
     "W509": "a placeholder an `each` row has no value for",
