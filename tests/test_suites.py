@@ -751,3 +751,62 @@ def test_a_suite_of_no_cases_is_a_warning(tmp_path: Path, name: str, text: str) 
         ("W510", 2 if name.endswith("yaml") else 1, '`cases` is empty: suite "x" runs nothing')
     ]
     assert not suite.errors and suite.cases == ()
+
+
+def _codes(suite: Suite) -> list[tuple[str, int, str]]:
+    return [(d.code, d.line, d.message) for d in suite.diagnostics]
+
+
+def test_a_yaml_case_whose_text_holds_no_assertion_is_w504_as_in_eval(tmp_path: Path) -> None:
+    """`assertions: [""]`, a block of comments and `expect: ""` checked nothing and passed
+    without a word, where `.eval` and `expect: []` say W504; a line that does not parse
+    says so instead (E1xx), as in `.eval`."""
+    suite = load_suite(
+        write(
+            tmp_path,
+            "e.yaml",
+            f"""
+            cases:
+              - name: a
+                cassette: {DEMO}
+                assertions: [""]
+              - name: b
+                cassette: {DEMO}
+                expect: |
+                  # tool execute_shell never called
+              - name: c
+                cassette: {DEMO}
+                expect: ""
+              - name: d
+                cassette: {DEMO}
+                expect: "tool called"
+            """,
+        )
+    )
+    found = [(code, line) for code, line, _ in _codes(suite)]
+    assert found == [("W504", 2), ("W504", 5), ("W504", 9), ("E101", 14)], _codes(suite)
+    assert _codes(suite)[0][2] == 'case "a" has no assertions: it always passes'
+
+
+def test_dataset_rows_that_expect_nothing_are_w504(tmp_path: Path) -> None:
+    """A verydia row with `guardEvaluated: false`, or with no expectation, in a case of
+    no assertions of its own passed on 0 assertions without a word."""
+    suite = _dataset_suite(
+        tmp_path,
+        '[{"input": 1, "expectedBehavior": {"guardEvaluated": false}},'
+        ' {"input": 2}, {"input": 3, "expectedOutput": {"queue": "billing"}}]',
+    )
+    assert _codes(suite) == [
+        ("W504", 1, 'case "rows" has no assertions and 2 of the 3 rows of its dataset expect '
+         'nothing ("row 1", "row 2"): those cases always pass'),
+    ]  # fmt: skip
+    every = _dataset_suite(tmp_path, '[{"input": 1}]')
+    assert [m for _, _, m in _codes(every)] == [
+        'case "rows" has no assertions and no row of its dataset expects anything ("row 1"): '
+        "those cases always pass"
+    ]
+    (tmp_path / "own.eval").write_text(
+        'case "rows"\n  run anyflow:run\n  dataset "rows.json"\n  output.queue == "billing"\n',
+        encoding="utf-8",
+    )
+    assert load_suite(tmp_path / "own.eval").diagnostics == ()  # its own assertion checks

@@ -276,6 +276,9 @@ def _expand(
         if not rows and not problems:
             diags.append(_expands_to_none(case, "its dataset has no rows"))
             return []
+        idle = [row.name for row in rows if row.snippet is None or not row.snippet.exprs]
+        if idle and not draft.header and not any(s.exprs for s in case.snippets):
+            diags.append(_checks_nothing(case, idle, len(rows)))
         # the file's problems are every row's (and the case's when no row was read): a
         # case whose expectations or inputs were not all read must not run, never pass
         expanded = [
@@ -337,6 +340,25 @@ def _unknown_keys(case: CaseDraft, i: int, row: dict[str, Any], keys: list[str])
         f'row #{i} of case "{case.name}" has no value for {said}: left as written',
         line=case.line,
         hint=f"the row has {has}",
+    )
+
+
+def _checks_nothing(case: CaseDraft, idle: list[str], count: int) -> Diagnostic:
+    """W504, once a case: dataset rows that expect nothing (no `expectedOutput`, flags all
+    false) in a case of no assertions of its own, whose cases would always pass."""
+    shown = ", ".join(f'"{name}"' for name in idle[:3]) + (", …" if len(idle) > 3 else "")
+    which = (
+        "no row of its dataset expects anything"
+        if len(idle) == count
+        else f"{len(idle)} of the {count} rows of its dataset expect nothing"
+    )
+    return Diagnostic.in_file(
+        case.path,
+        "W504",
+        f'case "{case.name}" has no assertions and {which} ({shown}): those cases always pass',
+        line=case.line,
+        hint="give the rows `expectedOutput` or an `expectedBehavior` flag that is true, "
+        "or the case assertions of its own",
     )
 
 

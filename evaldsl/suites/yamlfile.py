@@ -506,6 +506,7 @@ def _case(
             )
 
     snippets: list[Snippet] = []
+    before = len(own)  # problems before those of the assertions
     if "expect" in fields:
         snippets.extend(_expect(doc, fields["expect"][1], own))
     if "assertions" in fields:
@@ -534,7 +535,14 @@ def _case(
                 "add `assertions:` (traceplay and cycgraph objects) or `expect:` (evaldsl text)",
             )
         )
-    elif not snippets and dataset is None and not header:
+    elif (
+        not any(s.exprs for s in snippets)
+        and dataset is None
+        and not header
+        # a case whose assertions did not read says so: not also "always passes" (as
+        # `.eval` leaves W504 out beside a syntax error)
+        and not any(d.is_error for d in own[before:])
+    ):
         own.append(
             doc.error(
                 node,
