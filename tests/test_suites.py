@@ -810,3 +810,45 @@ def test_dataset_rows_that_expect_nothing_are_w504(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert load_suite(tmp_path / "own.eval").diagnostics == ()  # its own assertion checks
+
+
+def test_yaml_refuses_fields_eval_refuses(tmp_path: Path) -> None:
+    """`input` on a state or cassette case and `format` beside `cassette` were taken
+    without a word: the errors `.eval` gives for `input` and `cassette … as`. A bare
+    `timeout` is seconds (as the schema says), but `timeout: 5000` ran for 83 minutes
+    where a cycgraph user meant milliseconds: said, unless a unit is written."""
+    state = ROOT / "examples" / "research" / "states" / "completed.json"
+    suite = load_suite(
+        write(
+            tmp_path,
+            "s.yaml",
+            f"""
+            timeout: 5000
+            cases:
+              - name: seeded
+                state: {state}
+                input: {{topic: x}}
+                expect: memory has topic
+              - name: c
+                cassette: {DEMO}
+                format: otel
+                timeout: 2.5
+                expect: tool get_weather called
+              - name: t
+                trace: {DEMO}
+                format: traceplay
+                timeout: 5000s
+                expect: tool get_weather called
+            """,
+        )
+    )
+    assert [(d.code, d.line, d.column, d.message, d.hint) for d in suite.diagnostics] == [
+        ("W511", 1, 10, "`timeout: 5000` is 5000 seconds (about 83 minutes): a bare number "
+         "is seconds", "write `5000s` if you mean it, or `5000ms` for milliseconds"),
+        ("E206", 5, 5, "`input` is the input of a `run` target, and this case has none",
+         "add `run: package.module:function`, or remove `input`"),
+        ("E206", 9, 5, "`format` names the format of a `trace:` file, and a `cassette` case "
+         "has none", "write `trace: FILE` with `format: NAME`, or remove `format` (a "
+         "`cassette:` file's format is detected)"),
+    ]  # fmt: skip
+    assert [c.timeout for c in suite.cases] == [5000.0, 2.5, 5000.0]

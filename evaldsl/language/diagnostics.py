@@ -80,6 +80,7 @@ CODES: dict[str, str] = {
     "W508": "a case whose rows are none: never run",
     "W509": "a placeholder an `each` row has no value for",
     "W510": "a suite with no cases",
+    "W511": "a bare timeout that reads as milliseconds",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }

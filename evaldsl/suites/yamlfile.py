@@ -79,6 +79,8 @@ CASE_KEYS = {
     "assertions",
 }
 _SOURCES = ("cassette", "state", "trace", "run", "dataset")
+#: A bare `timeout` of this many seconds or more is said (W511): more likely milliseconds.
+LARGE_BARE_TIMEOUT = 1000
 
 
 class _Doc:
@@ -351,7 +353,8 @@ def _timeout(
         return None
     value = doc.value(entry[1])
     seconds: float | None = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    bare = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if bare:
         seconds = float(value)
     elif isinstance(value, str):
         with contextlib.suppress(KeyError, ValueError):  # not a duration: said below
@@ -365,6 +368,19 @@ def _timeout(
     if problem is not None:  # `0s`, `-1`, `.inf`: never "the default"
         diags.append(doc.error(entry[1], "E210", problem, "a duration such as 30s"))
         return None
+    if bare and seconds >= LARGE_BARE_TIMEOUT:
+        # a number is seconds here (the schema says so), but milliseconds to a cycgraph
+        # user (`timeout_ms`): `timeout: 5000` would wait 83 minutes, so it is said
+        shown = int(seconds) if seconds.is_integer() else seconds
+        diags.append(
+            doc.error(
+                entry[1],
+                "W511",
+                f"`timeout: {shown}` is {shown} seconds (about {seconds / 60:.0f} minutes): "
+                "a bare number is seconds",
+                f"write `{shown}s` if you mean it, or `{shown}ms` for milliseconds",
+            )
+        )
     return seconds
 
 
@@ -469,7 +485,10 @@ def _case(
         fmt = None
         if key == "trace" and "format" in fields:
             raw = doc.value(fields["format"][1])
-            fmt = raw if isinstance(raw, str) else None
+            if isinstance(raw, str):
+                fmt = raw
+            else:
+                own.append(doc.error(fields["format"][1], "E507", "`format` must be a name"))
         src = doc.fixed_source(f"{key} {value}", key_node)
         if key == "run":
             spec = SourceSpec("run", target=value, source=src)
@@ -487,6 +506,29 @@ def _case(
                 f'case "{name}" has no source',
                 "add `cassette: path.jsonl`, `state: path.json`, `run: package.module:function` "
                 "or `dataset: rows.json` with `run:`",
+            )
+        )
+
+    # fields of another source than the case's, refused as `.eval` refuses their lines
+    if "input" in fields and "run" not in fields:
+        own.append(
+            doc.error(
+                fields["input"][0],
+                "E206",
+                "`input` is the input of a `run` target, and this case has none",
+                "add `run: package.module:function`, or remove `input`",
+            )
+        )
+    if "format" in fields and "trace" not in fields:
+        found = next((k for k in present if k != "dataset"), None)
+        said = f"a `{found}` case" if found else "this case"
+        own.append(
+            doc.error(
+                fields["format"][0],
+                "E206",
+                f"`format` names the format of a `trace:` file, and {said} has none",
+                "write `trace: FILE` with `format: NAME`, or remove `format` (a `cassette:` "
+                "file's format is detected)",
             )
         )
 
