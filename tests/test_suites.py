@@ -852,3 +852,49 @@ def test_yaml_refuses_fields_eval_refuses(tmp_path: Path) -> None:
          "`cassette:` file's format is detected)"),
     ]  # fmt: skip
     assert [c.timeout for c in suite.cases] == [5000.0, 2.5, 5000.0]
+
+
+def test_a_case_name_is_its_text_and_each_fills_it_in(tmp_path: Path) -> None:
+    """`name: 42` became `case #1`; `{{city}}` in a case name stayed as written, where
+    `each` replaces it in every string of the case (docs/language.md §2.4)."""
+    numbered = load_suite(
+        write(
+            tmp_path,
+            "n.yaml",
+            f"""
+            cases:
+              - {{name: 42, cassette: {DEMO}, expect: tool get_weather called}}
+              - {{name: [a], cassette: {DEMO}, expect: tool get_weather called}}
+              - name: "city {{{{city}}}}"
+                cassette: {DEMO}
+                each: [{{city: Xiamen}}, {{town: Paris}}]
+                expect: tool get_weather called
+            """,
+        )
+    )
+    assert [c.name for c in numbered.cases] == [
+        "42",
+        "case #2",
+        "city Xiamen #1 [city=Xiamen]",
+        "city {{city}} #2 [town=Paris]",
+    ]
+    assert [(d.code, d.line, d.message) for d in numbered.diagnostics] == [
+        ("E507", 3, "`name` must be text"),
+        ("W509", 4, 'row #2 of case "city {{city}}" has no value for `{{city}}`: left as written'),
+    ]  # fmt: skip
+    dsl = load_suite(
+        write(
+            tmp_path,
+            "nm.eval",
+            f"""
+            case "city {{{{city}}}}"
+              cassette "{DEMO}"
+              each [{{city: "Xiamen"}}, {{city: "Tokyo"}}]
+              tool get_weather called
+            """,
+        )
+    )
+    assert [c.name for c in dsl.cases] == [
+        "city Xiamen #1 [city=Xiamen]",
+        "city Tokyo #2 [city=Tokyo]",
+    ]

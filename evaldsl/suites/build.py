@@ -300,7 +300,9 @@ def _expand(
         for base in expanded:
             # (what rendering fills in: the source's path, the input and the assertions)
             source_path = base.source.path if base.source is not None else None
-            keys = placeholders((source_path, base.input, *(s.exprs for s in base.snippets)))
+            keys = placeholders(
+                (base.name, source_path, base.input, *(s.exprs for s in base.snippets))
+            )
             for i, row in enumerate(case.each, 1):
                 snippets: list[Snippet] = []
                 rendering: list[Diagnostic] = []
@@ -314,7 +316,9 @@ def _expand(
                 out.append(
                     attrs.evolve(
                         base,
-                        name=f"{base.name} #{i} [{row_label(row)}]",
+                        # the name is a string of the case too (docs/language.md §2.4),
+                        # and keeps traceplay's `#i [k=v]`, which tells rows apart
+                        name=f"{render_text(base.name, row)} #{i} [{row_label(row)}]",
                         source=base.source.rendered(row) if base.source else None,
                         input=render_value(base.input, row)
                         if base.input is not MISSING

@@ -442,8 +442,16 @@ def _case(
     for key, (knode, _) in fields.items():
         if key not in CASE_KEYS and key != "kind":
             own.append(doc.unknown_key(knode, key, CASE_KEYS, "a case field"))
-    name_value = doc.value(fields["name"][1]) if "name" in fields else None
-    name = name_value if isinstance(name_value, str) and name_value else f"case #{index}"
+    name = f"case #{index}"
+    if "name" in fields:
+        name_node = fields["name"][1]
+        name_value = doc.value(name_node)
+        if isinstance(name_value, str):
+            name = name_value or name
+        elif isinstance(name_node, yaml.ScalarNode) and name_value is not None:
+            name = str(name_node.value)  # `name: 42` is "42", as written
+        elif name_value is not None:
+            own.append(doc.error(name_node, "E507", "`name` must be text", 'name: "…"'))
 
     def path_of(key: str) -> tuple[str | None, yaml.Node | None]:
         if key not in fields:
