@@ -898,3 +898,19 @@ def test_a_case_name_is_its_text_and_each_fills_it_in(tmp_path: Path) -> None:
         "city Xiamen #1 [city=Xiamen]",
         "city Tokyo #2 [city=Tokyo]",
     ]
+
+
+def test_suffixes_are_compared_whatever_their_case(tmp_path: Path) -> None:
+    """`b.YAML` was read as `.eval` text (an error at each YAML line), and a folder run
+    passed over `.YAML` and `.EVAL` files without a word."""
+    from evaldsl.suites.files import discover
+
+    write(tmp_path, "b.YAML", f"cases:\n  - {{name: a, cassette: {DEMO}, expect: tool x called}}\n")
+    write(tmp_path, "c.EVAL", f'case "c"\n  cassette "{DEMO}"\n  tool get_weather called\n')
+    write(tmp_path, "d.Json", '{"cases": [{"name": "d", "cassette": "x.jsonl", "expect": 1}]}')
+    assert [p.name for p in discover([tmp_path])[0]] == ["b.YAML", "c.EVAL", "d.Json"]
+    yaml_suite = load_suite(tmp_path / "b.YAML")
+    assert [c.name for c in yaml_suite.cases] == ["a"]
+    assert yaml_suite.diagnostics == ()
+    assert [c.name for c in load_suite(tmp_path / "c.EVAL").cases] == ["c"]
+    assert "E501" in {d.code for d in load_suite(tmp_path / "d.Json").diagnostics}

@@ -33,9 +33,10 @@ from evaldsl.suites.model import SuiteDraft
 def is_suite_file(path: Path) -> bool:
     """`.eval` files (but Inspect AI's `.eval` logs, which are ZIP archives), and YAML/JSON
     files whose top level has `cases:`."""
-    if path.suffix == ".eval":
+    suffix = path.suffix.lower()  # (a folder's `B.EVAL` and `b.YAML` are suites too)
+    if suffix == ".eval":
         return not starts_as_zip(path)
-    if path.suffix not in YAML_SUFFIXES:
+    if suffix not in YAML_SUFFIXES:
         return False
     try:
         with path.open("rb") as f:
@@ -71,10 +72,11 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
 def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
     """Read a suite file with the front end its extension names."""
     p = Path(path)
+    suffix = p.suffix.lower()  # (`b.YAML` is a YAML suite, `B.EVAL` an `.eval` one)
     try:
         raw = read_regular(p, MAX_SUITE_BYTES)
     except FileProblem as err:
-        if p.suffix == ".eval" and starts_as_zip(p):  # (a log too large to read as a suite)
+        if suffix == ".eval" and starts_as_zip(p):  # (a log too large to read as a suite)
             return _inspect_log(p)
         hint = (
             "evaldsl reads suites from regular files only: save it to a file first"
@@ -85,7 +87,7 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
         what = err.message.removeprefix("cannot read ")
         diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {what}", hint=hint)
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
-    if p.suffix == ".eval" and raw.startswith(ZIP_MAGIC):
+    if suffix == ".eval" and raw.startswith(ZIP_MAGIC):
         return _inspect_log(p)
     try:
         text = raw.decode("utf-8-sig")
@@ -97,9 +99,9 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
             hint="save it as UTF-8",
         )
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
-    if p.suffix in YAML_SUFFIXES:
+    if suffix in YAML_SUFFIXES:
         return _yaml_draft(text, str(p))
-    if p.suffix in RECORDING_SUFFIXES or (p.suffix != ".eval" and _RECORDED.match(text)):
+    if suffix in RECORDING_SUFFIXES or (suffix != ".eval" and _RECORDED.match(text)):
         return _recording(p)
     return eval_draft(text, str(p))
 
@@ -144,7 +146,7 @@ def draft_from_text(text: str, path: str) -> SuiteDraft:
     paused as loading a file pauses it: an editor drafts its buffer on every change, and
     collections of the many small objects made grew its time faster than the text."""
     with paused_gc():
-        if Path(path).suffix in YAML_SUFFIXES:
+        if Path(path).suffix.lower() in YAML_SUFFIXES:
             return _yaml_draft(text, path)
         return eval_draft(text, path)
 

@@ -196,6 +196,7 @@ def _recorded(p: Path) -> str:
 def yaml_draft(text: str, path: str) -> SuiteDraft:
     """Read a YAML or JSON suite into a draft; problems become diagnostics, never raises."""
     p = Path(path)
+    is_json = p.suffix.lower() == ".json"  # (`b.JSON` too)
     doc = _Doc(text, path)
     empty = SuiteDraft(p.stem, path, p.parent)
     try:
@@ -204,7 +205,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark else 1
         column = mark.column + 1 if mark else 1
-        what = "JSON" if p.suffix == ".json" else "YAML"
+        what = "JSON" if is_json else "YAML"
         diag = Diagnostic.in_file(
             path,
             "E504",
@@ -249,7 +250,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
                     root,
                     "E504",
                     "a suite is a mapping with a `cases:` list",
-                    _recorded(p) if p.suffix == ".json" else "add `cases:` with a case",
+                    _recorded(p) if is_json else "add `cases:` with a case",
                 ),
             ),
         )
@@ -259,11 +260,11 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         # unknown field for each of its keys)
         shown = ", ".join(f"`{key}`" for key in list(top)[:3]) + (", …" if len(top) > 3 else "")
         message = f"this is not an evaldsl suite: none of its keys ({shown}) is a suite's"
-        hint = _recorded(p) if p.suffix == ".json" else "a suite has `cases:` (a list of cases)"
+        hint = _recorded(p) if is_json else "a suite has `cases:` (a list of cases)"
         return attrs.evolve(empty, diagnostics=(doc.error(root, "E504", message, hint),))
     diags: list[Diagnostic] = []
     for problem in problems(root):
-        if problem.duplicate and p.suffix == ".json":
+        if problem.duplicate and is_json:
             # JSON.parse (traceplay's reader of .json suites) keeps the last one
             diags.append(doc.error(problem.node, "W505", problem.message, problem.hint))
         else:
