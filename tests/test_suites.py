@@ -813,3 +813,166 @@ def test_node_visited_is_said_once_in_its_verdict(tmp_path: Path) -> None:
     missing, present = case.assertions
     assert missing.message == 'expected node approval_gate visited, found ["planner","writer"]'
     assert present.message == "node writer visited"
+
+
+def _codes(suite: Suite) -> list[tuple[str, int, str]]:
+    return [(d.code, d.line, d.message) for d in suite.diagnostics]
+
+
+def test_a_yaml_case_whose_text_holds_no_assertion_is_w504_as_in_eval(tmp_path: Path) -> None:
+    """`assertions: [""]`, a block of comments and `expect: ""` checked nothing and passed
+    without a word, where `.eval` and `expect: []` say W504; a line that does not parse
+    says so instead (E1xx), as in `.eval`."""
+    suite = load_suite(
+        write(
+            tmp_path,
+            "e.yaml",
+            f"""
+            cases:
+              - name: a
+                cassette: {DEMO}
+                assertions: [""]
+              - name: b
+                cassette: {DEMO}
+                expect: |
+                  # tool execute_shell never called
+              - name: c
+                cassette: {DEMO}
+                expect: ""
+              - name: d
+                cassette: {DEMO}
+                expect: "tool called"
+            """,
+        )
+    )
+    found = [(code, line) for code, line, _ in _codes(suite)]
+    assert found == [("W504", 2), ("W504", 5), ("W504", 9), ("E101", 14)], _codes(suite)
+    assert _codes(suite)[0][2] == 'case "a" has no assertions: it always passes'
+
+
+def test_dataset_rows_that_expect_nothing_are_w504(tmp_path: Path) -> None:
+    """A verydia row with `guardEvaluated: false`, or with no expectation, in a case of
+    no assertions of its own passed on 0 assertions without a word."""
+    suite = _dataset_suite(
+        tmp_path,
+        '[{"input": 1, "expectedBehavior": {"guardEvaluated": false}},'
+        ' {"input": 2}, {"input": 3, "expectedOutput": {"queue": "billing"}}]',
+    )
+    assert _codes(suite) == [
+        ("W504", 1, 'case "rows" has no assertions and 2 of the 3 rows of its dataset expect '
+         'nothing ("row 1", "row 2"): those cases always pass'),
+    ]  # fmt: skip
+    every = _dataset_suite(tmp_path, '[{"input": 1}]')
+    assert [m for _, _, m in _codes(every)] == [
+        'case "rows" has no assertions and no row of its dataset expects anything ("row 1"): '
+        "those cases always pass"
+    ]
+    (tmp_path / "own.eval").write_text(
+        'case "rows"\n  run anyflow:run\n  dataset "rows.json"\n  output.queue == "billing"\n',
+        encoding="utf-8",
+    )
+    assert load_suite(tmp_path / "own.eval").diagnostics == ()  # its own assertion checks
+
+
+def test_yaml_refuses_fields_eval_refuses(tmp_path: Path) -> None:
+    """`input` on a state or cassette case and `format` beside `cassette` were taken
+    without a word: the errors `.eval` gives for `input` and `cassette … as`. A bare
+    `timeout` is seconds (as the schema says), but `timeout: 5000` ran for 83 minutes
+    where a cycgraph user meant milliseconds: said, unless a unit is written."""
+    state = ROOT / "examples" / "research" / "states" / "completed.json"
+    suite = load_suite(
+        write(
+            tmp_path,
+            "s.yaml",
+            f"""
+            timeout: 5000
+            cases:
+              - name: seeded
+                state: {state}
+                input: {{topic: x}}
+                expect: memory has topic
+              - name: c
+                cassette: {DEMO}
+                format: otel
+                timeout: 2.5
+                expect: tool get_weather called
+              - name: t
+                trace: {DEMO}
+                format: traceplay
+                timeout: 5000s
+                expect: tool get_weather called
+            """,
+        )
+    )
+    assert [(d.code, d.line, d.column, d.message, d.hint) for d in suite.diagnostics] == [
+        ("W511", 1, 10, "`timeout: 5000` is 5000 seconds (about 83 minutes): a bare number "
+         "is seconds", "write `5000s` if you mean it, or `5000ms` for milliseconds"),
+        ("E206", 5, 5, "`input` is the input of a `run` target, and this case has none",
+         "add `run: package.module:function`, or remove `input`"),
+        ("E206", 9, 5, "`format` names the format of a `trace:` file, and a `cassette` case "
+         "has none", "write `trace: FILE` with `format: NAME`, or remove `format` (a "
+         "`cassette:` file's format is detected)"),
+    ]  # fmt: skip
+    assert [c.timeout for c in suite.cases] == [5000.0, 2.5, 5000.0]
+
+
+def test_a_case_name_is_its_text_and_each_fills_it_in(tmp_path: Path) -> None:
+    """`name: 42` became `case #1`; `{{city}}` in a case name stayed as written, where
+    `each` replaces it in every string of the case (docs/language.md §2.4)."""
+    numbered = load_suite(
+        write(
+            tmp_path,
+            "n.yaml",
+            f"""
+            cases:
+              - {{name: 42, cassette: {DEMO}, expect: tool get_weather called}}
+              - {{name: [a], cassette: {DEMO}, expect: tool get_weather called}}
+              - name: "city {{{{city}}}}"
+                cassette: {DEMO}
+                each: [{{city: Xiamen}}, {{town: Paris}}]
+                expect: tool get_weather called
+            """,
+        )
+    )
+    assert [c.name for c in numbered.cases] == [
+        "42",
+        "case #2",
+        "city Xiamen #1 [city=Xiamen]",
+        "city {{city}} #2 [town=Paris]",
+    ]
+    assert [(d.code, d.line, d.message) for d in numbered.diagnostics] == [
+        ("E507", 3, "`name` must be text"),
+        ("W509", 4, 'row #2 of case "city {{city}}" has no value for `{{city}}`: left as written'),
+    ]  # fmt: skip
+    dsl = load_suite(
+        write(
+            tmp_path,
+            "nm.eval",
+            f"""
+            case "city {{{{city}}}}"
+              cassette "{DEMO}"
+              each [{{city: "Xiamen"}}, {{city: "Tokyo"}}]
+              tool get_weather called
+            """,
+        )
+    )
+    assert [c.name for c in dsl.cases] == [
+        "city Xiamen #1 [city=Xiamen]",
+        "city Tokyo #2 [city=Tokyo]",
+    ]
+
+
+def test_suffixes_are_compared_whatever_their_case(tmp_path: Path) -> None:
+    """`b.YAML` was read as `.eval` text (an error at each YAML line), and a folder run
+    passed over `.YAML` and `.EVAL` files without a word."""
+    from evaldsl.suites.files import discover
+
+    write(tmp_path, "b.YAML", f"cases:\n  - {{name: a, cassette: {DEMO}, expect: tool x called}}\n")
+    write(tmp_path, "c.EVAL", f'case "c"\n  cassette "{DEMO}"\n  tool get_weather called\n')
+    write(tmp_path, "d.Json", '{"cases": [{"name": "d", "cassette": "x.jsonl", "expect": 1}]}')
+    assert [p.name for p in discover([tmp_path])[0]] == ["b.YAML", "c.EVAL", "d.Json"]
+    yaml_suite = load_suite(tmp_path / "b.YAML")
+    assert [c.name for c in yaml_suite.cases] == ["a"]
+    assert yaml_suite.diagnostics == ()
+    assert [c.name for c in load_suite(tmp_path / "c.EVAL").cases] == ["c"]
+    assert "E501" in {d.code for d in load_suite(tmp_path / "d.Json").diagnostics}

@@ -75,11 +75,12 @@ CODES: dict[str, str] = {
     "W302": "node never occurs in the state",
     "W504": "case with no assertions",
     "W505": "duplicate key in a JSON suite",
-    "W506": "part of a traceplay JSONPath that traceplay skips",
+    "W506": "part of a traceplay or cycgraph object that it skips",
     "W507": "two cases of a suite with one name",
     "W508": "a case whose rows are none: never run",
     "W509": "a placeholder an `each` row has no value for",
     "W510": "a suite with no cases",
+    "W511": "a bare timeout that reads as milliseconds",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }

@@ -276,6 +276,9 @@ def _expand(
         if not rows and not problems:
             diags.append(_expands_to_none(case, "its dataset has no rows"))
             return []
+        idle = [row.name for row in rows if row.snippet is None or not row.snippet.exprs]
+        if idle and not draft.header and not any(s.exprs for s in case.snippets):
+            diags.append(_checks_nothing(case, idle, len(rows)))
         # the file's problems are every row's (and the case's when no row was read): a
         # case whose expectations or inputs were not all read must not run, never pass
         expanded = [
@@ -297,7 +300,9 @@ def _expand(
         for base in expanded:
             # (what rendering fills in: the source's path, the input and the assertions)
             source_path = base.source.path if base.source is not None else None
-            keys = placeholders((source_path, base.input, *(s.exprs for s in base.snippets)))
+            keys = placeholders(
+                (base.name, source_path, base.input, *(s.exprs for s in base.snippets))
+            )
             for i, row in enumerate(case.each, 1):
                 snippets: list[Snippet] = []
                 rendering: list[Diagnostic] = []
@@ -311,7 +316,9 @@ def _expand(
                 out.append(
                     attrs.evolve(
                         base,
-                        name=f"{base.name} #{i} [{row_label(row)}]",
+                        # the name is a string of the case too (docs/language.md §2.4),
+                        # and keeps traceplay's `#i [k=v]`, which tells rows apart
+                        name=f"{render_text(base.name, row)} #{i} [{row_label(row)}]",
                         source=base.source.rendered(row) if base.source else None,
                         input=render_value(base.input, row)
                         if base.input is not MISSING
@@ -337,6 +344,25 @@ def _unknown_keys(case: CaseDraft, i: int, row: dict[str, Any], keys: list[str])
         f'row #{i} of case "{case.name}" has no value for {said}: left as written',
         line=case.line,
         hint=f"the row has {has}",
+    )
+
+
+def _checks_nothing(case: CaseDraft, idle: list[str], count: int) -> Diagnostic:
+    """W504, once a case: dataset rows that expect nothing (no `expectedOutput`, flags all
+    false) in a case of no assertions of its own, whose cases would always pass."""
+    shown = ", ".join(f'"{name}"' for name in idle[:3]) + (", …" if len(idle) > 3 else "")
+    which = (
+        "no row of its dataset expects anything"
+        if len(idle) == count
+        else f"{len(idle)} of the {count} rows of its dataset expect nothing"
+    )
+    return Diagnostic.in_file(
+        case.path,
+        "W504",
+        f'case "{case.name}" has no assertions and {which} ({shown}): those cases always pass',
+        line=case.line,
+        hint="give the rows `expectedOutput` or an `expectedBehavior` flag that is true, "
+        "or the case assertions of its own",
     )
 
 

@@ -37,9 +37,10 @@ def is_suite_file(path: Path) -> bool:
     JSON report, a CI workflow with a nested `cases:`, or notes that only mention cases
     are no suites. A file that cannot be read or parsed but mentions `cases` is taken:
     reading it as a suite says what is wrong."""
-    if path.suffix == ".eval":
+    suffix = path.suffix.lower()  # (a folder's `B.EVAL` and `b.YAML` are suites too)
+    if suffix == ".eval":
         return not starts_as_zip(path)
-    if path.suffix not in YAML_SUFFIXES:
+    if suffix not in YAML_SUFFIXES:
         return False
     try:
         with path.open("rb") as f:
@@ -54,7 +55,7 @@ def is_suite_file(path: Path) -> bool:
         text = read_regular(path, MAX_SUITE_BYTES).decode("utf-8-sig")
     except (FileProblem, UnicodeDecodeError):
         return True
-    return _has_top_cases(text, path.suffix == ".json")
+    return _has_top_cases(text, suffix == ".json")
 
 
 #: `cases:` as a key at the start of a line: a key of a block mapping at the top level.
@@ -132,10 +133,11 @@ def shown_missing(path: str) -> str:
 def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
     """Read a suite file with the front end its extension names."""
     p = Path(path)
+    suffix = p.suffix.lower()  # (`b.YAML` is a YAML suite, `B.EVAL` an `.eval` one)
     try:
         raw = read_regular(p, MAX_SUITE_BYTES)
     except FileProblem as err:
-        if p.suffix == ".eval" and starts_as_zip(p):  # (a log too large to read as a suite)
+        if suffix == ".eval" and starts_as_zip(p):  # (a log too large to read as a suite)
             return _inspect_log(p)
         hint = (
             "evaldsl reads suites from regular files only: save it to a file first"
@@ -146,7 +148,7 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
         what = err.message.removeprefix("cannot read ")
         diag = Diagnostic.in_file(str(p), "E501", f"cannot read suite file: {what}", hint=hint)
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
-    if p.suffix == ".eval" and raw.startswith(ZIP_MAGIC):
+    if suffix == ".eval" and raw.startswith(ZIP_MAGIC):
         return _inspect_log(p)
     try:
         text = raw.decode("utf-8-sig")
@@ -158,9 +160,9 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
             hint="save it as UTF-8",
         )
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
-    if p.suffix in YAML_SUFFIXES:
+    if suffix in YAML_SUFFIXES:
         return _yaml_draft(text, str(p))
-    if p.suffix in RECORDING_SUFFIXES or (p.suffix != ".eval" and _RECORDED.match(text)):
+    if suffix in RECORDING_SUFFIXES or (suffix != ".eval" and _RECORDED.match(text)):
         return _recording(p)
     return eval_draft(text, str(p))
 
@@ -205,7 +207,7 @@ def draft_from_text(text: str, path: str) -> SuiteDraft:
     paused as loading a file pauses it: an editor drafts its buffer on every change, and
     collections of the many small objects made grew its time faster than the text."""
     with paused_gc():
-        if Path(path).suffix in YAML_SUFFIXES:
+        if Path(path).suffix.lower() in YAML_SUFFIXES:
             return _yaml_draft(text, path)
         return eval_draft(text, path)
 

@@ -276,6 +276,19 @@ class _Fields:
             )
         return converted
 
+    def ignored(self, key: str, when: str, tool: str, hint: str | None = None) -> None:
+        """W506 at a field the original tool reads no further, and evaldsl neither: the
+        verdict stays the tool's, and the field that looks checked is said not to be."""
+        self.diags.append(
+            self.place.error(
+                key,
+                "W506",
+                f"{tool} ignores `{key}` of {self.what} {when}; evaldsl ignores it too, so it "
+                "checks nothing",
+                hint or f"remove `{key}`, or write what it checks as an assertion of its own",
+            )
+        )
+
     def names(self, key: str) -> list[str] | None:
         if key not in self.obj:
             self.missing(key, "[a, b]")
@@ -365,6 +378,8 @@ def _traceplay(
             if "equals" in obj:  # traceplay: equals wins when both are given
                 value = f.value("equals")
                 test = f"== {value}" if value is not None else None
+                if "matches" in obj:
+                    f.ignored("matches", "when `equals` is given", "traceplay")
             elif "matches" in obj:
                 regex = f.regex("matches")
                 test = f"matches {regex}" if regex is not None else None
@@ -609,11 +624,22 @@ def _cycgraph(
             if key is not None and mode is not None:
                 subject = dsl_key_access("memory", key)
                 if mode == "regex":
+                    if "expected" in obj:
+                        f.ignored("expected", "in mode regex", "cycgraph")
                     regex = f.regex("pattern")
                     if regex is not None:
                         # cycgraph's regex mode tests text only: 42 never matches /^42$/
                         text = f"{subject} is string and {subject} matches {regex}"
                 elif mode in ("exact", "contains"):
+                    # (its type requires `pattern`: cycgraph's examples write `pattern: ''`)
+                    if obj.get("pattern") not in (None, ""):
+                        f.ignored(
+                            "pattern",
+                            f"in mode {mode}",
+                            "cycgraph",
+                            "write `pattern: ''` (cycgraph's type requires the field), or "
+                            "`mode: regex` to match it",
+                        )
                     if "expected" not in obj:
                         f.diags.append(
                             place.error(

@@ -79,6 +79,8 @@ CASE_KEYS = {
     "assertions",
 }
 _SOURCES = ("cassette", "state", "trace", "run", "dataset")
+#: A bare `timeout` of this many seconds or more is said (W511): more likely milliseconds.
+LARGE_BARE_TIMEOUT = 1000
 
 
 class _Doc:
@@ -194,6 +196,7 @@ def _recorded(p: Path) -> str:
 def yaml_draft(text: str, path: str) -> SuiteDraft:
     """Read a YAML or JSON suite into a draft; problems become diagnostics, never raises."""
     p = Path(path)
+    is_json = p.suffix.lower() == ".json"  # (`b.JSON` too)
     doc = _Doc(text, path)
     empty = SuiteDraft(p.stem, path, p.parent)
     try:
@@ -202,7 +205,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark else 1
         column = mark.column + 1 if mark else 1
-        what = "JSON" if p.suffix == ".json" else "YAML"
+        what = "JSON" if is_json else "YAML"
         diag = Diagnostic.in_file(
             path,
             "E504",
@@ -247,7 +250,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
                     root,
                     "E504",
                     "a suite is a mapping with a `cases:` list",
-                    _recorded(p) if p.suffix == ".json" else "add `cases:` with a case",
+                    _recorded(p) if is_json else "add `cases:` with a case",
                 ),
             ),
         )
@@ -257,14 +260,14 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         # unknown field for each of its keys)
         shown = ", ".join(f"`{key}`" for key in list(top)[:3]) + (", …" if len(top) > 3 else "")
         message = f"this is not an evaldsl suite: none of its keys ({shown}) is a suite's"
-        hint = _recorded(p) if p.suffix == ".json" else "a suite has `cases:` (a list of cases)"
+        hint = _recorded(p) if is_json else "a suite has `cases:` (a list of cases)"
         if {"version", "suites", "summary"} <= top.keys():  # (what `--json` writes)
             message = "this is an evaldsl run's JSON report (`--json`), not a suite"
             hint = f"run the suites it reports on; `evaldsl diff {p.name} OTHER.json` compares runs"
         return attrs.evolve(empty, diagnostics=(doc.error(root, "E504", message, hint),))
     diags: list[Diagnostic] = []
     for problem in problems(root):
-        if problem.duplicate and p.suffix == ".json":
+        if problem.duplicate and is_json:
             # JSON.parse (traceplay's reader of .json suites) keeps the last one
             diags.append(doc.error(problem.node, "W505", problem.message, problem.hint))
         else:
@@ -354,7 +357,8 @@ def _timeout(
         return None
     value = doc.value(entry[1])
     seconds: float | None = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    bare = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if bare:
         seconds = float(value)
     elif isinstance(value, str):
         with contextlib.suppress(KeyError, ValueError):  # not a duration: said below
@@ -368,6 +372,19 @@ def _timeout(
     if problem is not None:  # `0s`, `-1`, `.inf`: never "the default"
         diags.append(doc.error(entry[1], "E210", problem, "a duration such as 30s"))
         return None
+    if bare and seconds >= LARGE_BARE_TIMEOUT:
+        # a number is seconds here (the schema says so), but milliseconds to a cycgraph
+        # user (`timeout_ms`): `timeout: 5000` would wait 83 minutes, so it is said
+        shown = int(seconds) if seconds.is_integer() else seconds
+        diags.append(
+            doc.error(
+                entry[1],
+                "W511",
+                f"`timeout: {shown}` is {shown} seconds (about {seconds / 60:.0f} minutes): "
+                "a bare number is seconds",
+                f"write `{shown}s` if you mean it, or `{shown}ms` for milliseconds",
+            )
+        )
     return seconds
 
 
@@ -429,8 +446,16 @@ def _case(
     for key, (knode, _) in fields.items():
         if key not in CASE_KEYS and key != "kind":
             own.append(doc.unknown_key(knode, key, CASE_KEYS, "a case field"))
-    name_value = doc.value(fields["name"][1]) if "name" in fields else None
-    name = name_value if isinstance(name_value, str) and name_value else f"case #{index}"
+    name = f"case #{index}"
+    if "name" in fields:
+        name_node = fields["name"][1]
+        name_value = doc.value(name_node)
+        if isinstance(name_value, str):
+            name = name_value or name
+        elif isinstance(name_node, yaml.ScalarNode) and name_value is not None:
+            name = str(name_node.value)  # `name: 42` is "42", as written
+        elif name_value is not None:
+            own.append(doc.error(name_node, "E507", "`name` must be text", 'name: "…"'))
 
     def path_of(key: str) -> tuple[str | None, yaml.Node | None]:
         if key not in fields:
@@ -472,7 +497,10 @@ def _case(
         fmt = None
         if key == "trace" and "format" in fields:
             raw = doc.value(fields["format"][1])
-            fmt = raw if isinstance(raw, str) else None
+            if isinstance(raw, str):
+                fmt = raw
+            else:
+                own.append(doc.error(fields["format"][1], "E507", "`format` must be a name"))
         src = doc.fixed_source(f"{key} {value}", key_node)
         if key == "run":
             spec = SourceSpec("run", target=value, source=src)
@@ -493,6 +521,29 @@ def _case(
             )
         )
 
+    # fields of another source than the case's, refused as `.eval` refuses their lines
+    if "input" in fields and "run" not in fields:
+        own.append(
+            doc.error(
+                fields["input"][0],
+                "E206",
+                "`input` is the input of a `run` target, and this case has none",
+                "add `run: package.module:function`, or remove `input`",
+            )
+        )
+    if "format" in fields and "trace" not in fields:
+        found = next((k for k in present if k != "dataset"), None)
+        said = f"a `{found}` case" if found else "this case"
+        own.append(
+            doc.error(
+                fields["format"][0],
+                "E206",
+                f"`format` names the format of a `trace:` file, and {said} has none",
+                "write `trace: FILE` with `format: NAME`, or remove `format` (a `cassette:` "
+                "file's format is detected)",
+            )
+        )
+
     each = None
     if "each" in fields:
         rows = doc.value(fields["each"][1])
@@ -509,6 +560,7 @@ def _case(
             )
 
     snippets: list[Snippet] = []
+    before = len(own)  # problems before those of the assertions
     if "expect" in fields:
         snippets.extend(_expect(doc, fields["expect"][1], own))
     if "assertions" in fields:
@@ -537,7 +589,14 @@ def _case(
                 "add `assertions:` (traceplay and cycgraph objects) or `expect:` (evaldsl text)",
             )
         )
-    elif not snippets and dataset is None and not header:
+    elif (
+        not any(s.exprs for s in snippets)
+        and dataset is None
+        and not header
+        # a case whose assertions did not read says so: not also "always passes" (as
+        # `.eval` leaves W504 out beside a syntax error)
+        and not any(d.is_error for d in own[before:])
+    ):
         own.append(
             doc.error(
                 node,

@@ -228,7 +228,7 @@ def test_the_node_limit_counts_what_aliases_add_not_what_is_written(
 
     def aliased(uses: int) -> str:
         more = ", ".join(["*i"] * uses)
-        data = f"  - {{name: d, cassette: {CASSETTE}, expect: tokens >= 0, input: {{"
+        data = f"  - {{name: d, cassette: {CASSETTE}, expect: tokens >= 0, metadata: {{"
         data += f"rows: &i {row}, more: [{more}]}}}}"
         return "\n".join([*plain, data]) + "\n"
 
