@@ -46,6 +46,7 @@ from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
 from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
 from evaldsl.suites.yamlguard import check_yaml
+from evaldsl.suites.yamlplaces import line_starts, scalar_runs
 from evaldsl.syntax.literals import parse_duration
 from evaldsl.syntax.parser import parse
 
@@ -94,6 +95,7 @@ class _Doc:
         self.paths: list[PathPlace] = []
         self.case: int | None = None  # the 0-based index of the case being read
         self.suite_line: int | None = None  # the key that names the suite
+        self.starts: list[int] | None = None  # where each line starts, once a snippet asks
 
     def note_text(self, node: yaml.Node) -> None:
         """Note where a scalar of DSL text is (an empty item too: one being typed)."""
@@ -159,10 +161,16 @@ class _Doc:
         return Source(text, self.path, fixed=Position(line, column), host_lines=self.lines)
 
     def snippet_source(self, node: yaml.ScalarNode) -> Source:
-        """A Source for DSL text held by a scalar, mapping its positions into the file."""
+        """A Source for DSL text held by a scalar, mapping each character to its place in
+        the file (`yamlplaces`); where that cannot be told, each line to where it starts."""
+        if self.starts is None:
+            self.starts = line_starts(self.text)
+        runs = scalar_runs(self.text, self.starts, node)
+        if runs is not None:
+            return Source(node.value, self.path, runs=runs, host_lines=self.lines)
         text = node.value
         line0, col0 = node.start_mark.line, node.start_mark.column
-        count = text.count("\n") + 1
+        offsets = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
         if node.style in ("|", ">"):
             # block scalars: content starts on the next line, at the block's indentation
             indent = 0
@@ -171,11 +179,12 @@ class _Doc:
                 if raw.strip():
                     indent = len(raw) - len(raw.lstrip(" "))
                     break
-            origins = [(line0 + 2 + i, indent + 1) for i in range(count)]
+            runs = [(at, line0 + 2 + i, indent + 1) for i, at in enumerate(offsets)]
         else:
             first = col0 + (1 if node.style in ('"', "'") else 0)
-            origins = [(line0 + 1, first + 1)] + [(line0 + 1 + i, 1) for i in range(1, count)]
-        return Source(text, self.path, origins=origins, host_lines=self.lines)
+            runs = [(0, line0 + 1, first + 1)]
+            runs += [(at, line0 + 1 + i, 1) for i, at in enumerate(offsets) if i]
+        return Source(text, self.path, runs=runs, host_lines=self.lines)
 
 
 def _mapping(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
