@@ -20,6 +20,7 @@ are diagnostics at their line (E510), and the suite is not read further.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Collection
 from functools import partial
 from pathlib import Path
@@ -47,6 +48,7 @@ from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
 from evaldsl.suites.yamlguard import check_yaml
 from evaldsl.suites.yamlplaces import line_starts, scalar_runs
+from evaldsl.suites.yamltraps import comment_cut, json_error, misread_mapping, yaml_error
 from evaldsl.syntax.literals import parse_duration
 from evaldsl.syntax.parser import parse
 
@@ -200,33 +202,28 @@ def _recorded(p: Path) -> str:
     )
 
 
+def _invalid(
+    doc: _Doc, line: int, column: int, message: str, hint: str | None, code: str = "E504"
+) -> Diagnostic:
+    """E504 for text YAML (or JSON) cannot read, or read as something else than meant."""
+    return Place(doc.path, line, column, {}, doc.line_text).error(None, code, message, hint)
+
+
 def yaml_draft(text: str, path: str) -> SuiteDraft:
     """Read a YAML or JSON suite into a draft; problems become diagnostics, never raises."""
     p = Path(path)
     doc = _Doc(text, path)
     empty = SuiteDraft(p.stem, path, p.parent)
     try:
+        if p.suffix == ".json":
+            # JSON.parse reads traceplay's .json suites: what it refuses (comments, single
+            # quotes, trailing commas, text after the document) is refused here too
+            json.loads(text.removeprefix("\ufeff"))
         root = compose(text)
+    except json.JSONDecodeError as err:
+        return attrs.evolve(empty, diagnostics=(_invalid(doc, *json_error(err)),))
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line = mark.line + 1 if mark else 1
-        column = mark.column + 1 if mark else 1
-        what = "JSON" if p.suffix == ".json" else "YAML"
-        diag = Diagnostic.in_file(
-            path,
-            "E504",
-            f"invalid {what}: {err.problem or err}",
-            line=line,
-            column=column,
-            hint=(
-                f"{err.context} that starts at line {err.context_mark.line + 1}, column "
-                f"{err.context_mark.column + 1}"
-                if err.context and err.context_mark
-                else err.context
-            ),
-            source_line=doc.line_text(line),
-        )
-        return attrs.evolve(empty, diagnostics=(diag,))
+        return attrs.evolve(empty, diagnostics=(_invalid(doc, *yaml_error(err, text, path)),))
     except yaml.YAMLError as err:
         return attrs.evolve(
             empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),)
@@ -384,11 +381,12 @@ def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet
     for item in items:
         doc.note_text(item)
         if not isinstance(item, yaml.ScalarNode) or not isinstance(doc.value(item), str):
-            diags.append(
-                doc.error(
-                    item, "E507", "`expect` holds evaldsl text: a string or a list of strings"
-                )
-            )
+            misread = misread_mapping(item) if isinstance(item, yaml.MappingNode) else None
+            if misread is not None:
+                diags.append(_invalid(doc, *misread, code="E507"))
+                continue
+            message = "`expect` holds evaldsl text: a string or a list of strings"
+            diags.append(doc.error(item, "E507", message))
             continue
         snippets.append(_dsl(doc, item, diags))
     return snippets
@@ -397,7 +395,18 @@ def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet
 def _dsl(doc: _Doc, node: yaml.ScalarNode, diags: list[Diagnostic]) -> Snippet:
     source = doc.snippet_source(node)
     parsed = parse(source.text, doc.path, start="statements", source=source)
-    diags.extend(parsed.diagnostics)
+    cut = comment_cut(doc.text, doc.starts or [], node) if parsed.diagnostics else None
+    end = (node.end_mark.line + 1, node.end_mark.column)  # the value's last character
+    for d in parsed.diagnostics:
+        if cut is not None and d.is_error and (d.end_line, d.end_column) >= end:
+            # an error at the end of a value YAML cut at ` #`: the cut is the problem
+            message = "YAML ends an unquoted value at ` #`: the rest of the line is a comment"
+            written = doc.line_text(cut[0])[node.start_mark.column :].rstrip()
+            hint = "quote the expression: '" + written.replace("'", "''") + "'"
+            diags.append(_invalid(doc, *cut, message, hint))
+            cut = None
+        else:
+            diags.append(d)
     exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
     return Snippet(exprs, source)
 
@@ -515,6 +524,7 @@ def _case(
             )
 
     snippets: list[Snippet] = []
+    known = len(own)  # (an item refused below is an error: never also "it always passes")
     if "expect" in fields:
         snippets.extend(_expect(doc, fields["expect"][1], own))
     if "assertions" in fields:
@@ -526,6 +536,10 @@ def _case(
                 doc.note_text(item)
                 if isinstance(item, yaml.ScalarNode) and isinstance(doc.value(item), str):
                     snippets.append(_dsl(doc, item, own))
+                    continue
+                misread = misread_mapping(item) if isinstance(item, yaml.MappingNode) else None
+                if misread is not None:  # DSL text with an unquoted `: `, not an object
+                    own.append(_invalid(doc, *misread, code="E507"))
                     continue
                 snippet, problems = _object(doc, item, doc.value(item))
                 # with `each`, traceplay renders the object for each row, then reads it:
@@ -543,7 +557,7 @@ def _case(
                 "add `assertions:` (traceplay and cycgraph objects) or `expect:` (evaldsl text)",
             )
         )
-    elif not snippets and dataset is None and not header:
+    elif not snippets and dataset is None and not header and len(own) == known:
         own.append(
             doc.error(
                 node,
