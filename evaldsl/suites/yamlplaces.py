@@ -288,9 +288,14 @@ def scalar_runs(
     index = starts[mark.line] + mark.column
     end = starts[stop.line] + stop.column
     style = node.style or ""
-    if style == "" and mark.line == stop.line and text[index:end] == node.value:
-        # the common case, a plain value on one line: one run (and no scan)
-        return [(0, mark.line + 1, mark.column + 1)]
+    quote = 1 if style in ("'", '"') else 0
+    if (
+        style in ("", "'", '"')
+        and mark.line == stop.line
+        and text[index + quote : end - quote] == node.value
+    ):
+        # the common case, a value on one line written as it is: one run (and no scan)
+        return [(0, mark.line + 1, mark.column + 1 + quote)]
     tries: list[int | None] = [None]
     if style in ("|", ">") and re.match(r"[|>][-+]?[1-9]", text[index : index + 3]):
         # an indentation indicator counts from the parent's indentation, which the node
