@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from evaldsl.runner.core import run_suites
 from evaldsl.suites.build import load_suite
+from evaldsl.suites.yaml12 import compose
 from evaldsl.suites.yamlfile import yaml_draft
+from evaldsl.suites.yamlplaces import line_starts, scalar_runs
 from tests.fuzzing import lenient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,3 +160,37 @@ def test_a_run_time_failure_after_an_escaped_line_feed_is_on_its_own_line(
     [failed] = [a for c in report.cases for a in c.assertions if a.status == "fail"]
     column = last.index("tool get_weather called twice") + 1
     assert (failed.line, failed.column, failed.end_column) == (2, column, column + 29)
+
+
+def _places(runs: list[tuple[int, int, int]], length: int) -> list[tuple[int, int]]:
+    """The line and column of each of a value's characters, from its runs."""
+    places = []
+    for i in range(length):
+        start, line, column = max(r for r in runs if r[0] <= i)
+        places.append((line, column + i - start))
+    return places
+
+
+@lenient(300)
+@given(
+    st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40),
+    st.sampled_from([None, "'", '"', "|", ">"]),
+    st.integers(min_value=10, max_value=60),
+)
+def test_every_character_of_any_scalar_is_found_where_it_is_written(
+    value: str, style: str | None, width: int
+) -> None:
+    """Whatever PyYAML writes for a value, each character maps to where it is written:
+    itself, or the backslash or quote that escapes it, or (made by folding) a place at
+    the end of a line."""
+    text = yaml.dump({"expect": value}, default_style=style, width=width, allow_unicode=True)
+    node = compose(text)
+    assert isinstance(node, yaml.MappingNode)
+    scalar = node.value[0][1]
+    assert isinstance(scalar, yaml.ScalarNode) and scalar.value == value
+    runs = scalar_runs(text, line_starts(text), scalar)
+    assert runs is not None, text
+    lines = text.split("\n")
+    for ch, (line, column) in zip(value, _places(runs, len(value)), strict=True):
+        here = lines[line - 1][column - 1 : column]
+        assert here == ch or here in ("\\", "'") or (ch in " \n" and here == ""), (text, ch)
