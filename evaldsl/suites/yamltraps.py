@@ -70,7 +70,7 @@ def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
             name = above[key:].split(":", 1)[0]
             return (
                 line,
-                column,
+                _indent(here) + 1,
                 "this line is indented deeper than the line above it, so YAML reads it as "
                 "more of that line's value, and a value cannot hold `key: value`",
                 f"indent it as `{name}:` above it ({key} spaces)",
@@ -102,6 +102,22 @@ def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
             f"YAML reads the `{opening}`{opened} as a {kind}, and expected `,` or `{bracket}` here",
             "quote the value if the bracket is text (expect: '…'); in a `[…]` list, quote "
             "each item that holds `[`, `]`, `{`, `}` or `,`",
+        )
+    if "unknown escape character" in problem:
+        escape = here[column - 1 : column + 1]
+        return (
+            line,
+            column,
+            f"`{escape}` is not an escape in a double-quoted YAML string",
+            f"write `\\\\{escape[1:]}`, or quote with single quotes ('…' keeps a backslash)",
+        )
+    if "undefined alias" in problem:
+        name = here[column - 1 :].split()[0] if here[column - 1 :].strip() else "*"
+        return (
+            line,
+            column,
+            f"YAML reads `{name}` as an alias, and no anchor `&{name[1:]}` is defined",
+            f"quote the value if the `*` is text: '{here[column - 1 :].strip()}'",
         )
     if "end of stream" in problem and "quoted scalar" in str(err.context):
         start = err.context_mark
