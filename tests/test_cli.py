@@ -114,7 +114,7 @@ def test_bad_input_never_stops_the_other_suites(tmp_path: Path) -> None:
     r = evaldsl("run", str(tmp_path), "--json", str(tmp_path / "r.json"))
     assert r.returncode == 1
     assert "bad.yaml:4:1" in r.stdout  # where YAML noticed, and where the list opened:
-    assert "flow sequence that starts at line 3, column 15" in r.stdout
+    assert "the `[` at line 3, column 15 is never closed" in r.stdout
     assert "Traceback" not in r.stdout + r.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     good = next(s for s in report["suites"] if s["path"].endswith("good.eval"))

@@ -746,7 +746,7 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
         elif starts_as_zip(p):
             print(f"evaldsl: error: not formatted: {p} is an Inspect AI log, not a suite", file=err)
             status = 1
-        elif p.suffix in YAML_SUFFIXES:
+        elif p.suffix.lower() in YAML_SUFFIXES:
             # (read as `.eval` text it failed at its first `key:`, as a syntax error)
             print(
                 f"evaldsl: error: not formatted: {p} is a YAML or JSON suite; fmt lays out "

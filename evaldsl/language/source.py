@@ -42,8 +42,10 @@ class Source:
     """Text with a name and a line table.
 
     `path` names the file for messages. For a snippet embedded in another file (DSL text
-    inside YAML), `origins` maps each line of the snippet to where it starts in the host
-    file: `origins[i] = (host_line, host_column)` for the snippet's 0-based line `i`.
+    inside YAML), `runs` maps its characters to where they are written in the host file:
+    `(offset, host_line, host_column)`, sorted by offset, says the characters from
+    `offset` on are written from that line and column, one column each, until the next
+    run (a run starts at offset 0; the last may be the place just past the text).
     `host_lines` (the host file's lines) is shared, never copied: a YAML file holds one
     snippet per case, and a copy in each would make memory grow with the square of the
     file. Each line's text is made once and then shared by every message about it.
@@ -53,14 +55,23 @@ class Source:
     Position(line=2, column=2)
     """
 
-    __slots__ = ("_fixed", "_host_lines", "_line_starts", "_lines", "_origins", "path", "text")
+    __slots__ = (
+        "_fixed",
+        "_host_lines",
+        "_line_starts",
+        "_lines",
+        "_run_starts",
+        "_runs",
+        "path",
+        "text",
+    )
 
     def __init__(
         self,
         text: str,
         path: str = "<string>",
         *,
-        origins: Sequence[tuple[int, int]] | None = None,
+        runs: Sequence[tuple[int, int, int]] | None = None,
         host_lines: Sequence[str] | None = None,
         fixed: Position | None = None,
     ) -> None:
@@ -73,7 +84,8 @@ class Source:
             starts.append(i + 1)
             i = find("\n", i + 1)
         self._line_starts = starts
-        self._origins = list(origins) if origins is not None else None
+        self._runs = list(runs) if runs is not None else None
+        self._run_starts = [run[0] for run in runs] if runs is not None else []
         self._host_lines = host_lines
         self._lines: dict[int, str] = {}
         # Text generated from something else (a YAML assertion object): every position
@@ -90,12 +102,11 @@ class Source:
         """Line and column in the file the user edits (the host file for a snippet)."""
         if self._fixed is not None:
             return self._fixed
-        local = self.local_position(offset)
-        if self._origins is None:
-            return local
-        line0 = min(local.line - 1, len(self._origins) - 1)
-        host_line, host_col = self._origins[line0]
-        return Position(host_line, host_col + local.column - 1)
+        if self._runs is None:
+            return self.local_position(offset)
+        offset = max(0, min(offset, len(self.text)))
+        start, host_line, host_col = self._runs[bisect_right(self._run_starts, offset) - 1]
+        return Position(host_line, host_col + offset - start)
 
     def written(self, span: Span) -> bool:
         """Whether the span's text is written as it is in the file the user edits, so
@@ -104,7 +115,7 @@ class Source:
         (not one inside an escaped YAML string, nor text made from a YAML object)."""
         if self._fixed is not None:
             return False
-        if self._origins is None:
+        if self._runs is None:
             return True
         start, end = self.position(span.start), self.position(span.end)
         if start.line != end.line:

@@ -20,6 +20,7 @@ are diagnostics at their line (E510), and the suite is not read further.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Collection
 from functools import partial
 from pathlib import Path
@@ -46,6 +47,8 @@ from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
 from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
 from evaldsl.suites.yamlguard import check_yaml
+from evaldsl.suites.yamlplaces import line_starts, scalar_runs
+from evaldsl.suites.yamltraps import comment_cut, json_error, misread_mapping, yaml_error
 from evaldsl.syntax.literals import parse_duration
 from evaldsl.syntax.parser import parse
 
@@ -96,6 +99,7 @@ class _Doc:
         self.paths: list[PathPlace] = []
         self.case: int | None = None  # the 0-based index of the case being read
         self.suite_line: int | None = None  # the key that names the suite
+        self.starts: list[int] | None = None  # where each line starts, once a snippet asks
 
     def note_text(self, node: yaml.Node) -> None:
         """Note where a scalar of DSL text is (an empty item too: one being typed)."""
@@ -161,10 +165,16 @@ class _Doc:
         return Source(text, self.path, fixed=Position(line, column), host_lines=self.lines)
 
     def snippet_source(self, node: yaml.ScalarNode) -> Source:
-        """A Source for DSL text held by a scalar, mapping its positions into the file."""
+        """A Source for DSL text held by a scalar, mapping each character to its place in
+        the file (`yamlplaces`); where that cannot be told, each line to where it starts."""
+        if self.starts is None:
+            self.starts = line_starts(self.text)
+        runs = scalar_runs(self.text, self.starts, node)
+        if runs is not None:
+            return Source(node.value, self.path, runs=runs, host_lines=self.lines)
         text = node.value
         line0, col0 = node.start_mark.line, node.start_mark.column
-        count = text.count("\n") + 1
+        offsets = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
         if node.style in ("|", ">"):
             # block scalars: content starts on the next line, at the block's indentation
             indent = 0
@@ -173,11 +183,12 @@ class _Doc:
                 if raw.strip():
                     indent = len(raw) - len(raw.lstrip(" "))
                     break
-            origins = [(line0 + 2 + i, indent + 1) for i in range(count)]
+            runs = [(at, line0 + 2 + i, indent + 1) for i, at in enumerate(offsets)]
         else:
             first = col0 + (1 if node.style in ('"', "'") else 0)
-            origins = [(line0 + 1, first + 1)] + [(line0 + 1 + i, 1) for i in range(1, count)]
-        return Source(text, self.path, origins=origins, host_lines=self.lines)
+            runs = [(0, line0 + 1, first + 1)]
+            runs += [(at, line0 + 1 + i, 1) for i, at in enumerate(offsets) if i]
+        return Source(text, self.path, runs=runs, host_lines=self.lines)
 
 
 def _mapping(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
@@ -193,6 +204,13 @@ def _recorded(p: Path) -> str:
     )
 
 
+def _invalid(
+    doc: _Doc, line: int, column: int, message: str, hint: str | None, code: str = "E504"
+) -> Diagnostic:
+    """E504 for text YAML (or JSON) cannot read, or read as something else than meant."""
+    return Place(doc.path, line, column, {}, doc.line_text).error(None, code, message, hint)
+
+
 def yaml_draft(text: str, path: str) -> SuiteDraft:
     """Read a YAML or JSON suite into a draft; problems become diagnostics, never raises."""
     p = Path(path)
@@ -200,27 +218,15 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
     doc = _Doc(text, path)
     empty = SuiteDraft(p.stem, path, p.parent)
     try:
+        if is_json:
+            # JSON.parse reads traceplay's .json suites: what it refuses (comments, single
+            # quotes, trailing commas, text after the document) is refused here too
+            json.loads(text.removeprefix("\ufeff"))
         root = compose(text)
+    except json.JSONDecodeError as err:
+        return attrs.evolve(empty, diagnostics=(_invalid(doc, *json_error(err)),))
     except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line = mark.line + 1 if mark else 1
-        column = mark.column + 1 if mark else 1
-        what = "JSON" if is_json else "YAML"
-        diag = Diagnostic.in_file(
-            path,
-            "E504",
-            f"invalid {what}: {err.problem or err}",
-            line=line,
-            column=column,
-            hint=(
-                f"{err.context} that starts at line {err.context_mark.line + 1}, column "
-                f"{err.context_mark.column + 1}"
-                if err.context and err.context_mark
-                else err.context
-            ),
-            source_line=doc.line_text(line),
-        )
-        return attrs.evolve(empty, diagnostics=(diag,))
+        return attrs.evolve(empty, diagnostics=(_invalid(doc, *yaml_error(err, text, path)),))
     except yaml.YAMLError as err:
         return attrs.evolve(
             empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),)
@@ -395,11 +401,12 @@ def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet
     for item in items:
         doc.note_text(item)
         if not isinstance(item, yaml.ScalarNode) or not isinstance(doc.value(item), str):
-            diags.append(
-                doc.error(
-                    item, "E507", "`expect` holds evaldsl text: a string or a list of strings"
-                )
-            )
+            misread = misread_mapping(item) if isinstance(item, yaml.MappingNode) else None
+            if misread is not None:
+                diags.append(_invalid(doc, *misread, code="E507"))
+                continue
+            message = "`expect` holds evaldsl text: a string or a list of strings"
+            diags.append(doc.error(item, "E507", message))
             continue
         snippets.append(_dsl(doc, item, diags))
     return snippets
@@ -408,7 +415,18 @@ def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet
 def _dsl(doc: _Doc, node: yaml.ScalarNode, diags: list[Diagnostic]) -> Snippet:
     source = doc.snippet_source(node)
     parsed = parse(source.text, doc.path, start="statements", source=source)
-    diags.extend(parsed.diagnostics)
+    cut = comment_cut(doc.text, doc.starts or [], node) if parsed.diagnostics else None
+    end = (node.end_mark.line + 1, node.end_mark.column)  # the value's last character
+    for d in parsed.diagnostics:
+        if cut is not None and d.is_error and (d.end_line, d.end_column) >= end:
+            # an error at the end of a value YAML cut at ` #`: the cut is the problem
+            message = "YAML ends an unquoted value at ` #`: the rest of the line is a comment"
+            written = doc.line_text(cut[0])[node.start_mark.column :].rstrip()
+            hint = "quote the expression: '" + written.replace("'", "''") + "'"
+            diags.append(_invalid(doc, *cut, message, hint))
+            cut = None
+        else:
+            diags.append(d)
     exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
     return Snippet(exprs, source)
 
@@ -572,6 +590,10 @@ def _case(
                 doc.note_text(item)
                 if isinstance(item, yaml.ScalarNode) and isinstance(doc.value(item), str):
                     snippets.append(_dsl(doc, item, own))
+                    continue
+                misread = misread_mapping(item) if isinstance(item, yaml.MappingNode) else None
+                if misread is not None:  # DSL text with an unquoted `: `, not an object
+                    own.append(_invalid(doc, *misread, code="E507"))
                     continue
                 snippet, problems = _object(doc, item, doc.value(item))
                 # with `each`, traceplay renders the object for each row, then reads it:

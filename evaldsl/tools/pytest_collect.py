@@ -149,9 +149,9 @@ def wants(file_path: Path, config: pytest.Config, *, named: bool) -> bool:
     """Whether a file is a suite to collect: every `.eval` file (but an Inspect AI log,
     a ZIP archive of the same extension); a YAML or JSON file that an `evaldsl_suites`
     glob matches, or that was named on the command line."""
-    if file_path.suffix == ".eval":
+    if file_path.suffix.lower() == ".eval":
         return is_suite_file(file_path)
-    if file_path.suffix not in YAML_SUFFIXES:
+    if file_path.suffix.lower() not in YAML_SUFFIXES:
         return False
     if named:
         return True

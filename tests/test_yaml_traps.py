@@ -1,0 +1,152 @@
+"""YAML traps and strict JSON: a suite that YAML (or JSON) reads otherwise than meant, or
+cannot read, gets one diagnostic at its place saying what the reader did and how to fix
+it, never PyYAML's words nor a contradicting warning."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.suites.yamlfile import yaml_draft
+
+CASE = "suite: s\ncases:\n  - name: c\n    cassette: c.jsonl\n"
+
+
+def found(name: str, text: str) -> list[Diagnostic]:
+    draft = yaml_draft(text, name)
+    return [*draft.diagnostics, *(d for c in draft.cases for d in c.diagnostics)]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "column", "message", "hint"),
+    [
+        (  # `: ` in an unquoted list item: a mapping
+            "s.yaml",
+            CASE + '    expect:\n      - answer contains "Xiamen: sunny"\n',
+            6,
+            32,
+            'YAML read this item as a mapping (`answer contains "Xiamen` → `sunny"`)',
+            "quote the item: 'answer contains \"Xiamen: sunny\"'",
+        ),
+        (  # the same among `assertions:`, beside an object
+            "s.yaml",
+            CASE + "    assertions:\n      - answer contains 'a: b'\n",
+            6,
+            27,
+            "YAML read this item as a mapping",
+            "quote the item",
+        ),
+        (  # ` #` ends an unquoted value: the regex looks unterminated
+            "s.yaml",
+            CASE + "    expect: answer matches /sunny #1/\n",
+            5,
+            35,
+            "YAML ends an unquoted value at ` #`",
+            "quote the expression: 'answer matches /sunny #1/'",
+        ),
+        (
+            "s.yaml",
+            CASE + "    expect:\n\t- tool get_weather called\n",
+            6,
+            1,
+            "YAML does not allow tabs for indentation",
+            "indent with spaces",
+        ),
+        (
+            "s.yaml",
+            "suite: a\ncases: []\n---\nsuite: b\ncases: []\n",
+            3,
+            1,
+            "a suite file holds one YAML document",
+            "remove the `---` line",
+        ),
+        (  # a field indented deeper than the one above it
+            "s.yaml",
+            CASE + "    assertions:\n      - kind: tool.called\n          name: get_weather\n",
+            7,
+            11,
+            "this line is indented deeper than the line above it",
+            "indent it as `kind:` above it (8 spaces)",
+        ),
+        (
+            "s.yaml",
+            CASE + "    expect: [tools == [a]]\n",
+            5,
+            23,
+            "YAML reads the `[` at line 5, column 13 as a list",
+            "quote the value if the bracket is text (expect: '…')",
+        ),
+        (
+            "s.yaml",
+            CASE + "    expect: [tool get_weather called\n",
+            6,
+            1,
+            "the `[` at line 5, column 13 is never closed",
+            "close it with `]`",
+        ),
+        (  # a regex's `\d` in double quotes
+            "s.yaml",
+            CASE + '    expect: "answer matches /\\d+/"\n',
+            5,
+            30,
+            "`\\d` is not an escape in a double-quoted YAML string",
+            "write `\\\\d`, or quote with single quotes",
+        ),
+        (
+            "s.yaml",
+            CASE + "    expect: *x called\n",
+            5,
+            13,
+            "YAML reads `*x` as an alias, and no anchor `&x` is defined",
+            "quote the value if the `*` is text: '*x called'",
+        ),
+        (
+            "s.json",
+            '{"suite": "j", "cases": []} x',
+            1,
+            29,
+            "invalid JSON: text after the end of the JSON document",
+            "remove what follows it",
+        ),
+        (
+            "s.json",
+            '{\n  // a comment\n  "suite": "j", "cases": []\n}\n',
+            2,
+            3,
+            "invalid JSON: JSON has no comments",
+            "write the suite as YAML",
+        ),
+        (
+            "s.json",
+            "{\n  'suite': 'j', \"cases\": []\n}\n",
+            2,
+            3,
+            "invalid JSON: a JSON string is written in double quotes",
+            "write \"…\" for '…'",
+        ),
+        (
+            "s.json",
+            '{\n  "suite": "j",\n  "cases": [],\n}\n',
+            3,
+            14,
+            "invalid JSON: JSON allows no comma after the last item",
+            "remove the comma",
+        ),
+    ],
+)
+def test_a_trap_is_said_in_the_users_words_at_its_place(
+    name: str, text: str, line: int, column: int, message: str, hint: str
+) -> None:
+    [diag] = found(name, text)
+    assert (diag.line, diag.column, diag.severity) == (line, column, "error")
+    assert message in diag.message and hint in (diag.hint or ""), diag
+
+
+def test_a_comment_after_a_valid_expression_is_a_comment() -> None:
+    assert found("s.yaml", CASE + "    expect: answer matches /sunny/  # the forecast\n") == []
+
+
+def test_strict_json_still_reads_a_json_suite_with_positions() -> None:
+    text = '{"suite": "j", "cases": [{"name": "c", "cassette": "c.jsonl",\n "expect": "x"}]}'
+    [diag] = found("s.json", text)
+    assert (diag.line, diag.column, diag.code) == (2, 13, "E101")
