@@ -173,7 +173,12 @@ def _places(runs: list[tuple[int, int, int]], length: int) -> list[tuple[int, in
 
 @lenient(300)
 @given(
-    st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40),
+    # (not NEL: PyYAML's emitter writes it raw as a YAML 1.1 line break, which the
+    # reader then folds into a space: a round trip PyYAML itself does not keep)
+    st.text(
+        st.characters(codec="utf-8", exclude_categories=["Cs"], exclude_characters="\x85"),
+        max_size=40,
+    ),
     st.sampled_from([None, "'", '"', "|", ">"]),
     st.integers(min_value=10, max_value=60),
 )
