@@ -208,6 +208,11 @@ def test_suites_and_cases_one_run_left_out_are_not_compared(tmp_path: Path) -> N
     [
         (["99"], "no run 99 in .evaldsl/history.sqlite (it holds 2 runs; the last is run 2)"),
         (["last~5", "last"], "no run last~5 in"),
+        # numbers past SQLite's largest integer, and past the digits Python converts
+        (["99999999999999999999999"], "no run 99999999999999999999999 in"),
+        (["last~99999999999999999999999"], "no run last~99999999999999999999999 in"),
+        (["9" * 5000], "(it holds 2 runs; the last is run 2)"),
+        (["²"], "'²' is not a run"),
         (
             ["banana"],
             "'banana' is not a run: give a run id, `last`, `last~N`, or a JSON report file",
