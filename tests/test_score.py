@@ -663,6 +663,20 @@ def test_a_program_with_cases_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2 and "without `case` lines" in result.stderr
 
 
+@pytest.mark.parametrize(
+    "text", ["# nothing\ntools search\n", 'case "c"\n  cassette "x.json"\n'], ids=["header", "case"]
+)
+def test_a_program_without_assertions_exits_2_naming_it(
+    tmp_path: Path, traces: Path, text: str
+) -> None:
+    # (every trace would pass: nothing would have been checked)
+    empty = tmp_path / "noassert.eval"
+    empty.write_text(text)
+    result = run_evaldsl("score", str(empty), str(traces))
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"{empty}: this program has no assertions, so every trace would pass" in (result.stderr)
+
+
 def test_dask_missing_says_how_to_install(program_file: Path, traces: Path) -> None:
     # The command as a user without the extra has it: dask and distributed not importable.
     code = (

@@ -70,7 +70,7 @@ class ProgramSpec:
 
 
 class ProgramShapeError(ValueError):
-    """A program `score` cannot apply: it has several cases."""
+    """A program `score` cannot apply: it has several cases, or no assertion."""
 
 
 def the_case(program: Program) -> CompiledCase:
@@ -81,6 +81,13 @@ def the_case(program: Program) -> CompiledCase:
             f"score applies one program to every trace, and this one has "
             f"{len(program.cases)} cases ({names}): keep the header and the assertions, "
             "without `case` lines"
+        )
+    if not program.cases[0].assertions:
+        # (every trace would pass: `run` says "no case ran" and `check` W504 where
+        # nothing is checked, and scoring nothing is refused as loudly)
+        raise ProgramShapeError(
+            "this program has no assertions, so every trace would pass: add what each trace must "
+            "show, e.g. `tool search called` or `steps <= 10`"
         )
     return program.cases[0]
 
