@@ -123,6 +123,19 @@ def test_a_suite_given_for_a_recording_is_said_as_one(suite: str) -> None:
     assert code.returncode == 0 and "def index_pass(" in code.stdout, code.stderr
 
 
+def test_a_file_of_a_trace_per_line_is_said_as_one(tmp_path: Path) -> None:
+    done = run_evaldsl("inspect", "examples-production/exported.jsonl")
+    assert done.returncode == 1 and "OpenAI" not in done.stderr
+    assert "`exported.jsonl` holds one trace per line (an object with an `events` list)" in (
+        done.stderr
+    )
+    assert "`evaldsl score PROGRAM exported.jsonl` scores each line as a trace" in done.stderr
+    (tmp_path / "e.json").write_text("{}", encoding="utf-8")
+    empty = run_evaldsl("inspect", str(tmp_path / "e.json"))
+    assert "`e.json` holds an empty object, not a trace or a state" in empty.stderr
+    assert "keys no keys" not in empty.stderr
+
+
 def test_usage_errors_exit_2_and_say_what_to_give(tmp_path: Path) -> None:
     # (the file is read by no format: the format's name is judged before it is opened)
     bogus = run_evaldsl("inspect", "examples/weather/cassettes/forecast.jsonl", "--as", "bogus")

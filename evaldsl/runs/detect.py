@@ -492,11 +492,21 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
     from evaldsl.runs.providers import keys_of
     from evaldsl.runs.unreadable import UNEXPECTED, unreadable
 
+    name = items.path.rsplit("/", 1)[-1]
+    if items.container == "jsonl" and holds_a_trace(items.values[0] if items.values else None):
+        # (an exporter's file, one `{"trace_id", "events"}` per line: no event's line,
+        # and no OpenAI body either, as the signatures would have it)
+        raise TracePerLine(
+            f"`{name}` holds one trace per line (an object with an `events` list), where a "
+            "recording holds one event per line",
+            path=items.path,
+            hint=f"`evaldsl score PROGRAM {name}` scores each line as a trace; to check or "
+            "inspect one, save its line as a `.json` file",
+        )
     try:
         found = candidates(items)
     except UNEXPECTED as exc:  # a value of a type a format's signature did not test for
         raise unreadable(items, None, "", exc, candidates) from None
-    name = items.path.rsplit("/", 1)[-1]
     if not found:
         if not items.values:
             raise RunError(f"`{name}` holds no items: there is nothing to check", path=items.path)
@@ -506,9 +516,17 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
                 path=items.path,
                 hint=_KINDS_HINT,
             )
+        keys = keys_of(items.values)
+        if keys == "no keys" and items.container == "document":  # (`{}`)
+            raise RunError(
+                f"`{name}` holds an empty object, not a trace or a state",
+                path=items.path,
+                hint=_KINDS_HINT,
+            )
         raise RunError(
             f"nothing in `{name}` is a recognised trace or state: the first "
-            f"{'lines have' if items.lines else 'items have'} keys {keys_of(items.values)}",
+            f"{'lines have' if items.lines else 'items have'} "
+            f"{'no keys' if keys == 'no keys' else 'keys ' + keys}",
             path=items.path,
             hint=_KINDS_HINT,
         )
@@ -521,6 +539,32 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
             hint='name the one it is with `trace "…" as FORMAT`',
         )
     return _read_as(items, formats[0], found[0][1], done, sample)
+
+
+class TracePerLine(RunError):
+    """A JSON-lines file each line of which is a whole trace, not one event (`score`
+    reads it one trace per line, as it reads standard input)."""
+
+
+def holds_a_trace(value: Any) -> bool:
+    """Whether a JSON value is a whole trace in an object: an `events` (or `trace`) list
+    of events (objects with a `type`: an OTel span's `events` have none) beside no
+    event's own `type`.
+
+    >>> holds_a_trace({"trace_id": "t", "events": [{"type": "llm.request"}]})
+    True
+    >>> holds_a_trace({"type": "x"}), holds_a_trace({"name": "s", "events": [{"name": "e"}]})
+    (False, False)
+    """
+    if not isinstance(value, dict) or "type" in value:
+        return False
+    listed = value.get("events", value.get("trace"))
+    return (
+        isinstance(listed, list)
+        and bool(listed)
+        and isinstance(listed[0], dict)
+        and isinstance(listed[0].get("type"), str)
+    )
 
 
 def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
