@@ -102,6 +102,8 @@ def test_unreadable_traces_exit_non_zero_with_a_message(tmp_path: Path) -> None:
     assert 'hint: name the format with `trace "…" as FORMAT`' in done.stderr
     missing = run_evaldsl("inspect", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "file not found" in missing.stderr
+    assert "relative path starts at the working folder" in missing.stderr
+    assert "suite" not in missing.stderr  # (no suite is read here)
     wrong = run_evaldsl("inspect", str(spans), "--as", "otle")
     assert wrong.returncode == 2 and 'did you mean "otel"?' in wrong.stderr
     for text in ("", "[]", '{"status": "completed", "output": []}'):

@@ -52,6 +52,7 @@ from evaldsl.runs.events import (
     nothing_recognised,
     tool_call_name,
     trace_format,
+    type_slot,
 )
 from evaldsl.runs.model import (
     Reading,
@@ -746,21 +747,23 @@ def check_head(run: Run) -> None:
     if isinstance(run.events, list):  # (a file's `output` beside no event is no run)
         found = [e.get("type") for e in run.events if isinstance(e, dict)]
         if not any(is_among(t, KNOWN_TYPES) for t in found):
-            counts: dict[str, int] = {}
+            counts: dict[str | tuple[str] | None, int] = {}
             for t in found:
-                counts[str(t)] = counts.get(str(t), 0) + 1
+                slot = type_slot(t)
+                counts[slot] = counts.get(slot, 0) + 1
             raise nothing_recognised(counts, run.path or "<value>")
         return
     if not isinstance(run.events, EventStream):
         return
-    unknown: dict[str, int] = {}
+    unknown: dict[str | tuple[str] | None, int] = {}
     events = iter(run.events)  # the careful reader: a bad line is a RunError naming it
     try:
         for event in itertools.islice(events, HEAD_EVENTS + 1):
             kind = event.get("type")
             if is_among(kind, KNOWN_TYPES):
                 return
-            unknown[str(kind)] = unknown.get(str(kind), 0) + 1
+            slot = type_slot(kind)  # (a list there is said as one, never as its repr)
+            unknown[slot] = unknown.get(slot, 0) + 1
     finally:
         close = getattr(events, "close", None)
         if close is not None:

@@ -68,6 +68,8 @@ def inspect_command(
                 f"`evaldsl inspect --code {path}` prints the pass each of its cases runs; "
                 f"`evaldsl check {path}` checks it",
             )
+        if err.code == "E501":  # (no suite here: its hint's "suite file's folder" is not)
+            err.hint = "check the spelling; a relative path starts at the working folder"
         hint = f"\n  = hint: {err.hint}" if err.hint else ""
         print(f"evaldsl: error: {err}{hint}", file=sys.stderr)
         return 2 if err.code == "E501" else 1
