@@ -624,6 +624,11 @@ def test_a_file_of_a_trace_per_line_is_scored_as_its_pipe_is(tmp_path: Path) -> 
     through_pipe = [json.loads(line) for line in piped.stdout.splitlines()]
     assert [r["statuses"] for r in records[:-1]] == [r["statuses"] for r in through_pipe[:-1]]
     assert named.returncode == piped.returncode == 1
+    assert "scored 3 traces in" in named.stderr
+    one = run_evaldsl("score", checks, str(ROOT / "examples-production" / "traces"), "-j", "1")
+    assert "scored 4 traces in" in one.stderr
+    single = next((ROOT / "examples-production" / "traces").glob("*.json"))
+    assert "scored 1 trace in" in run_evaldsl("score", checks, str(single)).stderr
     # one bad line costs its trace, named by the file's line
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_bytes(b'{"events": ' + SEARCH + b'}\n\n{"events": [], "id": 2}\n')

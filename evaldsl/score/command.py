@@ -165,7 +165,8 @@ def _on_dask(
 def _finish(err: TextIO, summary: Summary, stopped: str | None, seconds: float) -> int:
     """The throughput line, and the exit code."""
     rate = summary.traces / seconds if seconds > 0 else 0.0
-    err.write(f"scored {summary.traces:,} traces in {seconds:.2f} s ({rate:,.0f} traces/s)\n")
+    traces = f"{summary.traces:,} trace{'s' if summary.traces != 1 else ''}"
+    err.write(f"scored {traces} in {seconds:.2f} s ({rate:,.0f} traces/s)\n")
     if stopped is not None:
         return _usage(err, f"the run stopped after {summary.traces:,} traces: {stopped}")
     return EXIT_OK if summary.ok else EXIT_FAILED
