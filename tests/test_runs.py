@@ -1319,3 +1319,9 @@ def test_types_that_no_event_reads_are_said_in_words(
         detect.check_head(load_run(str(path)))
     assert said in raised.value.message and "`None`" not in raised.value.message
     assert "['llm.request']" not in raised.value.message
+    # and as the pass that indexes a run says it (`inspect`, a run's error)
+    import evaldsl
+
+    if "list" not in said:  # (a list is refused before: "its `type` is a list, not text")
+        error = evaldsl.compile("steps >= 1").check(load_run(str(path))).error
+        assert error is not None and said in error and "`None`" not in error
