@@ -625,6 +625,10 @@ def test_a_file_of_a_trace_per_line_is_scored_as_its_pipe_is(tmp_path: Path) -> 
     assert [r["statuses"] for r in records[:-1]] == [r["statuses"] for r in through_pipe[:-1]]
     assert named.returncode == piped.returncode == 1
     assert "scored 3 traces in" in named.stderr
+    # worker processes give the same records (a batch's records are checked against its
+    # items: a file's lines are its own)
+    pooled = run_evaldsl("score", checks, str(exported), "-j", "2", "--format", "jsonl")
+    assert [json.loads(line) for line in pooled.stdout.splitlines()] == records
     one = run_evaldsl("score", checks, str(ROOT / "examples-production" / "traces"), "-j", "1")
     assert "scored 4 traces in" in one.stderr
     single = next((ROOT / "examples-production" / "traces").glob("*.json"))
