@@ -380,3 +380,26 @@ def test_an_empty_source_path_is_said_as_that(tmp_path: Path, line: str, hint: s
     assert (diag.code, diag.line) == ("E503", 2)
     assert diag.message.endswith("line names no file: its path is empty")
     assert diag.hint == f"write the path of the file between the quotes: {hint}"
+
+
+def test_a_file_that_cannot_be_read_is_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (as root, chmod does not stop reading: the refusal is the one `os.open` gives)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "x0.jsonl").write_text('{"cassette": "traceplay", "version": 1}\n')
+    opened = os.open
+
+    def refused(path: str, flags: int, *rest: int) -> int:
+        if str(path).endswith("x0.jsonl"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return opened(path, flags, *rest)
+
+    monkeypatch.setattr(os, "open", refused)
+    for written, said in [
+        ("x0.jsonl", 'cannot read "x0.jsonl": Permission denied'),
+        ("sub", '"sub" is a folder, not a run file'),
+    ]:
+        text = f'case "c"\ncassette "{written}"\nanswer contains "x"'
+        *_, (diag,) = diagnose(text, "t.eval", base_dir=tmp_path, facts=read_facts)
+        assert diag.message == said

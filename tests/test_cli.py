@@ -337,6 +337,14 @@ def test_convert_yaml_to_eval_runs_the_same(tmp_path: Path) -> None:
             converted.unlink(missing_ok=True)
 
 
+def test_a_suite_that_is_not_utf8_is_an_error_where_the_byte_is(tmp_path: Path) -> None:
+    path = tmp_path / "latin.eval"
+    path.write_bytes(b'suite "l"\ncase "caf\xe9"\n  steps >= 1\n')
+    r = evaldsl("check", str(path))
+    assert r.returncode == 1
+    assert f"{path}:2:10: error[E504]: suite file is not UTF-8 text: byte 0xe9" in r.stdout
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

@@ -192,12 +192,25 @@ def test_suites_and_cases_one_run_left_out_are_not_compared(tmp_path: Path) -> N
         "examples/research/research.eval",
         "examples/research/research.yaml",
     ]
+    # the score line covers the shared suites only, and says so
+    line = run_evaldsl("diff", "--history", db).stdout.splitlines()[1]
+    assert "(over the 2 suites both runs ran, not the 2 suites only in run 1);" in line, line
     run_evaldsl("run", "examples/weather", "-k", "Tokyo", "--history", db)
     data = json.loads(run_evaldsl("diff", "--history", db, "--format", "json").stdout)
     assert data["summary"]["removed"] == 0 and data["cases_not_compared"] > 0
     text = run_evaldsl("diff", "--history", db).stdout
     assert "-k 'Tokyo'" in text.splitlines()[0]
     assert "only one run selected" in text
+
+
+def test_runs_that_share_no_suite_are_nothing_to_compare(tmp_path: Path) -> None:
+    a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    run_evaldsl("run", "examples/weather", "--no-history", "--json", a)
+    run_evaldsl("run", "examples/research", "--no-history", "--json", b)
+    result = run_evaldsl("diff", a, b, "--fail-on-regression")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "nothing to compare: the runs share no suite" in result.stderr
+    assert "b.json ran examples/research/research.eval" in result.stderr
 
 
 # ---- bad inputs --------------------------------------------------------------------------
@@ -208,6 +221,11 @@ def test_suites_and_cases_one_run_left_out_are_not_compared(tmp_path: Path) -> N
     [
         (["99"], "no run 99 in .evaldsl/history.sqlite (it holds 2 runs; the last is run 2)"),
         (["last~5", "last"], "no run last~5 in"),
+        # numbers past SQLite's largest integer, and past the digits Python converts
+        (["99999999999999999999999"], "no run 99999999999999999999999 in"),
+        (["last~99999999999999999999999"], "no run last~99999999999999999999999 in"),
+        (["9" * 5000], "(it holds 2 runs; the last is run 2)"),
+        (["²"], "'²' is not a run"),
         (
             ["banana"],
             "'banana' is not a run: give a run id, `last`, `last~N`, or a JSON report file",

@@ -633,9 +633,12 @@ def test_a_yaml_suite_named_explicitly_is_said_to_be_one_and_left_alone(tree: Pa
 
 def test_unreadable_files_are_reported(tmp_path: Path) -> None:
     path = tmp_path / "latin1.eval"
-    path.write_bytes(b'answer contains "caf\xe9"\n')
+    path.write_bytes(b'suite "l"\nanswer contains "caf\xe9"\n')
     code, _, err = run_fmt([str(path)])
-    assert code == 1 and f"cannot read {path}" in err
+    # in `check`'s words, where the byte is: never Python's codec
+    assert code == 1 and "codec" not in err
+    assert f"{path}:2:21: error[E504]: suite file is not UTF-8 text: byte 0xe9 is not UTF-8" in err
+    assert f"not formatted: {path}" in err
 
 
 def test_missing_paths_exit_2_and_nothing_is_written(tree: Path) -> None:

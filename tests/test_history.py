@@ -222,6 +222,9 @@ def test_history_over_runs_shows_pass_rates_and_the_assertions_that_flip(tmp_pat
     assert 'agent.eval :: forecast :: answer contains "umbrella"' in text
     last_two = history_json(project, "--last", "2")
     assert [r["id"] for r in last_two["runs"]] == [2, 3]
+    # a count past SQLite's largest integer is any count past the number of runs
+    every = history_json(project, "--last", "99999999999999999999999")
+    assert [r["id"] for r in every["runs"]] == [1, 2, 3]
 
 
 def test_history_of_some_paths_only(tmp_path: Path) -> None:

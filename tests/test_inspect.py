@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -101,8 +102,10 @@ def test_unreadable_traces_exit_non_zero_with_a_message(tmp_path: Path) -> None:
     assert 'hint: name the format with `trace "…" as FORMAT`' in done.stderr
     missing = run_evaldsl("inspect", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "file not found" in missing.stderr
+    assert "relative path starts at the working folder" in missing.stderr
+    assert "suite" not in missing.stderr  # (no suite is read here)
     wrong = run_evaldsl("inspect", str(spans), "--as", "otle")
-    assert wrong.returncode == 1 and 'did you mean "otel"?' in wrong.stderr
+    assert wrong.returncode == 2 and 'did you mean "otel"?' in wrong.stderr
     for text in ("", "[]", '{"status": "completed", "output": []}'):
         (tmp_path / "x.json").write_text(text, encoding="utf-8")
         done = run_evaldsl("inspect", str(tmp_path / "x.json"))
@@ -120,6 +123,65 @@ def test_a_suite_given_for_a_recording_is_said_as_one(suite: str) -> None:
     assert "invalid JSON" not in done.stderr
     code = run_evaldsl("inspect", "--code", suite)  # and what the hint says works
     assert code.returncode == 0 and "def index_pass(" in code.stdout, code.stderr
+
+
+def test_a_file_of_a_trace_per_line_is_said_as_one(tmp_path: Path) -> None:
+    done = run_evaldsl("inspect", "examples-production/exported.jsonl")
+    assert done.returncode == 1 and "OpenAI" not in done.stderr
+    assert "`exported.jsonl` holds one trace per line (an object with an `events` list)" in (
+        done.stderr
+    )
+    assert "`evaldsl score PROGRAM exported.jsonl` scores each line as a trace" in done.stderr
+    (tmp_path / "e.json").write_text("{}", encoding="utf-8")
+    empty = run_evaldsl("inspect", str(tmp_path / "e.json"))
+    assert "`e.json` holds an empty object, not a trace or a state" in empty.stderr
+    assert "keys no keys" not in empty.stderr
+
+
+def test_usage_errors_exit_2_and_say_what_to_give(tmp_path: Path) -> None:
+    # (the file is read by no format: the format's name is judged before it is opened)
+    bogus = run_evaldsl("inspect", "examples/weather/cassettes/forecast.jsonl", "--as", "bogus")
+    assert bogus.returncode == 2 and bogus.stdout == ""
+    assert 'unknown run format "bogus" (--as)' in bogus.stderr
+    assert "formats: traceplay, events, verydia, state, openai" in bogus.stderr
+    folder = run_evaldsl("inspect", str(tmp_path))
+    assert folder.returncode == 2 and "is a folder: `inspect` reads one recording" in folder.stderr
+
+
+def test_a_zip_that_is_no_inspect_log_is_said_as_that(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.eval"
+    with zipfile.ZipFile(broken, "w") as archive:
+        archive.writestr("x.txt", "hi")
+    done = run_evaldsl("inspect", str(broken))
+    assert done.returncode == 1 and "is a suite" not in done.stderr
+    assert "this ZIP archive is not an Inspect AI log: it holds no `header.json`" in done.stderr
+
+
+def test_code_of_what_is_no_suite_says_why(tmp_path: Path) -> None:
+    recording = "tests/fixtures/realworld/openai-chat-stream/stream.sse"
+    junk = tmp_path / "junk.eval"
+    junk.write_bytes(b"\xd2\x00\xff" * 100)
+    (tmp_path / "empty.eval").write_text('suite "x"\n', encoding="utf-8")
+    for path, code, message in [
+        (recording, 2, "this is a recording (JSON or events), not an evaldsl suite"),
+        (recording, 2, f"`evaldsl inspect {Path(recording).name}` shows what it holds"),
+        (str(tmp_path), 2, "is a folder: `inspect --code` reads one suite file"),
+        (str(junk), 2, "suite file is not UTF-8 text"),
+        (str(tmp_path / "empty.eval"), 1, "empty.eval has no case: no pass to print"),
+    ]:
+        done = run_evaldsl("inspect", "--code", path)
+        assert (done.returncode, done.stdout) == (code, ""), path
+        assert message in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [(["--format", "json"], "--format goes"), (["--format", "json", "--as", "otel"], "--as and")],
+)
+def test_code_refuses_the_options_of_a_recording(options: list[str], named: str) -> None:
+    done = run_evaldsl("inspect", "--code", "examples/weather/weather.eval", *options)
+    assert done.returncode == 2 and done.stdout == ""
+    assert named in done.stderr and "not with --code" in done.stderr
 
 
 def test_json_output_of_numbers_past_64_bits(tmp_path: Path) -> None:

@@ -459,3 +459,12 @@ def test_answers_are_rewritten_in_their_own_shape(output: object) -> None:
 def test_perturbed_values_differ() -> None:
     for value in ["", "x", 0, 1.5, True, False, None, [], [1], {}, {"a": 1}]:
         assert perturb(value) != value
+
+
+def test_a_case_with_a_check_error_is_said_once_in_words(tmp_path: Path) -> None:
+    suite = tmp_path / "s.eval"
+    suite.write_text('suite "x"\ncase "c"\n  cassette "missing.jsonl"\n  steps >= 1\n')
+    text = run_evaldsl("mutate", str(suite)).stdout
+    assert "c: not mutated: not run: 1 check error (first: " in text
+    assert "not run: not run:" not in text
+    assert "the suite has 1 error: `evaldsl check` shows them" in text

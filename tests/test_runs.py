@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import doctest
 import filecmp
+import json
 import pickle
 from pathlib import Path
 from typing import Any
@@ -1298,3 +1299,29 @@ def test_a_file_read_whole_is_read_with_the_collector_paused(
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    ("event", "said"),
+    [
+        ({"id": "a"}, "its events have no `type` ×1"),
+        ({"id": "a", "type": ["llm.request"]}, "a list where the event type goes ×1"),
+        ({"id": "a", "type": "zz"}, "its events have type `zz` ×1"),
+    ],
+)
+def test_types_that_no_event_reads_are_said_in_words(
+    tmp_path: Path, event: dict[str, Any], said: str
+) -> None:
+    # (what `check` says of a cassette: never Python's `None` or `['llm.request']`)
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"cassette": "traceplay", "version": 1}\n' + json.dumps(event) + "\n")
+    with pytest.raises(RunError) as raised:
+        detect.check_head(load_run(str(path)))
+    assert said in raised.value.message and "`None`" not in raised.value.message
+    assert "['llm.request']" not in raised.value.message
+    # and as the pass that indexes a run says it (`inspect`, a run's error)
+    import evaldsl
+
+    if "list" not in said:  # (a list is refused before: "its `type` is a list, not text")
+        error = evaldsl.compile("steps >= 1").check(load_run(str(path))).error
+        assert error is not None and said in error and "`None`" not in error

@@ -612,6 +612,36 @@ def test_a_bad_stdin_line_is_named_once_by_its_line(program_file: Path) -> None:
     assert "<value>" not in out and ":1:1:" not in out
 
 
+def test_a_file_of_a_trace_per_line_is_scored_as_its_pipe_is(tmp_path: Path) -> None:
+    # the shipped exporter's file: named, each line is a trace, keyed PATH:LINE
+    exported = ROOT / "examples-production" / "exported.jsonl"
+    checks = str(ROOT / "examples-production" / "checks.eval")
+    named = run_evaldsl("score", checks, str(exported), "--format", "jsonl")
+    piped = run_with_stdin(["score", checks, "-", "--format", "jsonl"], exported.read_bytes())
+    records = [json.loads(line) for line in named.stdout.splitlines()]
+    assert [r["trace"] for r in records[:-1]] == [f"{exported}:{n}" for n in (1, 2, 3)]
+    assert [r["id"] for r in records[:-1]] == ["conv-8812", "conv-8813", "chatcmpl-9Qx2"]
+    through_pipe = [json.loads(line) for line in piped.stdout.splitlines()]
+    assert [r["statuses"] for r in records[:-1]] == [r["statuses"] for r in through_pipe[:-1]]
+    assert named.returncode == piped.returncode == 1
+    assert "scored 3 traces in" in named.stderr
+    # worker processes give the same records (a batch's records are checked against its
+    # items: a file's lines are its own)
+    pooled = run_evaldsl("score", checks, str(exported), "-j", "2", "--format", "jsonl")
+    assert [json.loads(line) for line in pooled.stdout.splitlines()] == records
+    one = run_evaldsl("score", checks, str(ROOT / "examples-production" / "traces"), "-j", "1")
+    assert "scored 4 traces in" in one.stderr
+    single = next((ROOT / "examples-production" / "traces").glob("*.json"))
+    assert "scored 1 trace in" in run_evaldsl("score", checks, str(single)).stderr
+    # one bad line costs its trace, named by the file's line
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(b'{"events": ' + SEARCH + b'}\n\n{"events": [], "id": 2}\n')
+    result = run_evaldsl("score", checks, str(mixed), "--format", "jsonl")
+    first, third = (json.loads(line) for line in result.stdout.splitlines()[:2])
+    assert (first["trace"], first["error"]) == (f"{mixed}:1", None)
+    assert third["trace"] == f"{mixed}:3" and f"{mixed}:3:1:" in third["error"]
+
+
 def run_with_stdin(args: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
     return subprocess.run(
@@ -661,6 +691,20 @@ def test_a_program_with_cases_exits_2(tmp_path: Path) -> None:
     cases.write_text(TWO_CASES)
     result = run_evaldsl("score", str(cases), str(tmp_path))
     assert result.returncode == 2 and "without `case` lines" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "text", ["# nothing\ntools search\n", 'case "c"\n  cassette "x.json"\n'], ids=["header", "case"]
+)
+def test_a_program_without_assertions_exits_2_naming_it(
+    tmp_path: Path, traces: Path, text: str
+) -> None:
+    # (every trace would pass: nothing would have been checked)
+    empty = tmp_path / "noassert.eval"
+    empty.write_text(text)
+    result = run_evaldsl("score", str(empty), str(traces))
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"{empty}: this program has no assertions, so every trace would pass" in (result.stderr)
 
 
 def test_dask_missing_says_how_to_install(program_file: Path, traces: Path) -> None:

@@ -65,13 +65,19 @@ def read_facts(
     )
     if isinstance(found, RunError):
         return Diagnostic.at(
-            source,
-            decl.span,
-            found.code,
-            f'cannot read "{decl.path}": {found.message}',
-            found.hint,
+            source, decl.span, found.code, _unread(found, path, decl.path), found.hint
         )
     return found
+
+
+def _unread(found: RunError, path: Path, written: str) -> str:
+    """Why the file `written` (at `path`) cannot be read, said once: a reason that names
+    the file already (`cannot read "x": Permission denied`, `"x" is a folder`) is not
+    prefixed again, and names it as the suite writes it."""
+    named, said = f'"{path}"', f'"{written}"'
+    if named in found.message:
+        return found.message.replace(named, said)
+    return f"cannot read {said}: {found.message}"
 
 
 #: Names of a folder read for did-you-mean on a missing file; a larger folder is not read

@@ -64,7 +64,7 @@ import attrs
 from evaldsl.atomicfile import write_atomically
 from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import EvalDslError, render
+from evaldsl.language.diagnostics import EvalDslError, not_utf8, render
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import (
     YAML_SUFFIXES,
@@ -758,9 +758,15 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
             files.append(p)
     for f in files:
         try:  # a regular file only: a pipe or a device is refused, never waited on
-            text = read_regular(f, MAX_SUITE_BYTES).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as error:
+            data = read_regular(f, MAX_SUITE_BYTES)
+            text = data.decode("utf-8")
+        except OSError as error:
             print(f"evaldsl: error: cannot read {f}: {error}", file=err)
+            status = 1
+            continue
+        except UnicodeDecodeError as error:  # (said as `check` says it)
+            print(render([not_utf8(str(f), data, error)]), file=err)
+            print(f"evaldsl: error: not formatted: {f}", file=err)
             status = 1
             continue
         try:

@@ -149,6 +149,11 @@ class RunDiff:
             _mean([float(c.passed) for c in b]),
         )
 
+    @property
+    def shared(self) -> int:
+        """How many suites both runs ran (the only ones compared)."""
+        return len({s.path for s in self.before.suites} - set(self.only_before))
+
     def of(self, kind: ChangeKind) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
 
@@ -350,8 +355,22 @@ def summary_line(d: RunDiff) -> str:
     score_a, rate_a, score_b, rate_b = d.compared
     return (
         f"score {score_a:.3f} → {score_b:.3f}, pass rate {percent(rate_a)} → "
-        f"{percent(rate_b)}; " + ", ".join(counts)
+        f"{percent(rate_b)}{_over(d)}; " + ", ".join(counts)
     )
+
+
+def _over(d: RunDiff) -> str:
+    """What the score and pass rate cover when a run ran suites the other did not: the
+    shared suites only, which is neither run's own score (said, never left to guess)."""
+    only = [
+        f"{_count(len(paths), 'suite', 'suites')} only in {run.label}"
+        for paths, run in ((d.only_before, d.before), (d.only_after, d.after))
+        if paths
+    ]
+    if not only:
+        return ""
+    shared = _count(d.shared, "suite", "suites")
+    return f" (over the {shared} both runs ran, not the {' and '.join(only)})"
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -396,6 +415,10 @@ def _not_compared(d: RunDiff) -> list[str]:
             f"not compared: {_count(d.not_compared, 'case', 'cases')} only one run selected",
         ]
     return out
+
+
+def _listed(paths: tuple[str, ...]) -> str:
+    return ", ".join(paths) if paths else "no suite"
 
 
 def _by_case(metrics: tuple[MetricChange, ...]) -> list[tuple[tuple[str, str], list[MetricChange]]]:
@@ -475,7 +498,7 @@ def diff_command(
     err: TextIO,
 ) -> int:
     """`evaldsl diff [A] [B]`: 0; 1 with `--fail-on-regression` when something regressed;
-    2 when a run cannot be found or read."""
+    2 when a run cannot be found or read, or the runs share no suite."""
     if len(refs) > 2:
         print("evaldsl: error: diff compares two runs: give at most A and B", file=err)
         return 2
@@ -500,6 +523,17 @@ def diff_command(
         if history is not None:
             history.close()
     d = compare(before, after, min_change=min_change / 100)
+    if d.shared == 0 and (d.only_before or d.only_after):
+        # (every line would be "not compared" and the scores those of nothing: "no
+        # changes" would pass a `--fail-on-regression` that compared nothing)
+        print(
+            f"evaldsl: error: nothing to compare: the runs share no suite ({before.label} "
+            f"ran {_listed(d.only_before)}; {after.label} ran {_listed(d.only_after)})\n"
+            "  = hint: diff two runs of the same suites: run them again with the same paths, "
+            "or name two reports of them",
+            file=err,
+        )
+        return 2
     if fmt == "json":
         out.write(json.dumps(d.to_json(), indent=2, ensure_ascii=False) + "\n")
     elif fmt == "markdown":

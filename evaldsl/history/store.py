@@ -50,6 +50,8 @@ DEFAULT_PATH = Path(".evaldsl/history.sqlite")
 LOCK_TIMEOUT = 5.0
 #: Seconds a `git` query may take before the commit is recorded as unknown.
 GIT_TIMEOUT = 2.0
+#: SQLite's largest INTEGER: no run id, count or offset is larger.
+LARGEST_ID = 2**63 - 1
 
 # Each step brings the schema from its index to the next version; a step is a list of
 # statements run in the migration's transaction (`executescript` would commit midway).
@@ -494,7 +496,9 @@ class History:
         params: tuple[Any, ...] = ()
         if last is not None:
             query += " LIMIT ?"
-            params = (last,)
+            # (a count past SQLite's largest integer asks for every run, as any count
+            # past the number of runs does)
+            params = (min(last, LARGEST_ID),)
         with self._errors():
             rows = self._db.execute(query, params).fetchall()
         return [
@@ -525,19 +529,25 @@ class History:
         """
         text = ref.strip()
         with self._errors():
-            if text.isdigit():
-                run_id = int(text)
-                if self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+            if text.isascii() and text.isdigit():
+                run_id = _number(text)
+                # (an id past SQLite's largest integer names no run: said as for any other)
+                if (
+                    run_id <= LARGEST_ID
+                    and self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone()
+                ):
                     return run_id
-                raise HistoryError(f"no run {run_id} in {self.path} ({self._holds()})")
+                raise HistoryError(f"no run {text} in {self.path} ({self._holds()})")
             back = _steps_back(text)
             if back is None:
                 raise HistoryError(
                     f"{ref!r} is not a run: give a run id, `last`, `last~N`, or a JSON report file"
                 )
-            row = self._db.execute(
-                "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back,)
-            ).fetchone()
+            row = None
+            if back <= LARGEST_ID:
+                row = self._db.execute(
+                    "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (back,)
+                ).fetchone()
         if row is None:
             raise HistoryError(f"no run {text} in {self.path} ({self._holds()})")
         return int(row[0])
@@ -652,9 +662,22 @@ def _steps_back(text: str) -> int | None:
     if text == "last":
         return 0
     head, sep, count = text.partition("~")
-    if head == "last" and sep and count.isdigit():
-        return int(count)
+    if head == "last" and sep and count.isascii() and count.isdigit():
+        return _number(count)
     return None
+
+
+def _number(digits: str) -> int:
+    """The number ASCII `digits` write, or `LARGEST_ID + 1` for any larger one (Python
+    refuses to convert more than 4,300 digits: no such number is needed to say so).
+
+    >>> _number("12"), _number("9" * 5000) == LARGEST_ID + 1
+    (12, True)
+    """
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > len(str(LARGEST_ID)):
+        return LARGEST_ID + 1
+    return min(int(digits), LARGEST_ID + 1)
 
 
 def _rowid(cursor: sqlite3.Cursor) -> int:

@@ -364,6 +364,30 @@ def abbreviated(text: str, limit: int = SHOWN_MESSAGE) -> str:
     return f"{text[:head]}… ({len(text) - limit:,} characters not shown) …{text[-tail:]}"
 
 
+def not_utf8(path: str, raw: bytes, error: UnicodeDecodeError) -> Diagnostic:
+    """E504 for a suite file whose bytes are not UTF-8 (`error`, from decoding `raw`), at
+    the line and column of the first byte that is not, with its line as the source.
+
+    >>> d = not_utf8("l.eval", b'suite "l"\\ncase "caf\\xe9"\\n', UnicodeDecodeError(
+    ...     "utf-8", b'suite "l"\\ncase "caf\\xe9"\\n', 19, 20, "invalid"))
+    >>> (d.line, d.column, d.message)
+    (2, 10, 'suite file is not UTF-8 text: byte 0xe9 is not UTF-8')
+    """
+    # (the bytes before the bad one decode: their text gives the line and column)
+    before = raw[: error.start].decode("utf-8-sig", errors="replace")
+    start = before.rfind("\n") + 1
+    rest = raw[error.start :].split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    return Diagnostic.in_file(
+        path,
+        "E504",
+        f"suite file is not UTF-8 text: byte 0x{raw[error.start]:02x} is not UTF-8",
+        line=before.count("\n") + 1,
+        column=len(before) - start + 1,
+        hint="save it as UTF-8",
+        source_line=(before[start:] + rest).rstrip("\r"),
+    )
+
+
 def render(
     diagnostics: Iterable[Diagnostic],
     style: Literal["full", "concise"] = "full",

@@ -176,7 +176,9 @@ def mutate_case(
 ) -> CaseMutation:
     """Mutate one case's recorded run and check every mutant picked; never raises."""
     if case.error is not None:
-        return CaseMutation(case.name, not_mutated=f"not run: {case.error}")
+        # (a case's error says "not run: …" itself: said once)
+        said = case.error if case.error.startswith("not run") else f"not run: {case.error}"
+        return CaseMutation(case.name, not_mutated=said)
     if case.source is None or case.source.kind == "run":
         return CaseMutation(case.name, not_mutated=LIVE_REASON)
     try:
@@ -272,7 +274,8 @@ def render_text(report: MutationReport) -> str:
             for r in case.survivors:
                 out.append(f"    survived: no assertion noticed when {r.description}")
         if suite.errors:
-            out.append(f"  the suite has {suite.errors} error(s): `evaldsl check` shows them")
+            errors = f"{suite.errors} error{'s' if suite.errors != 1 else ''}"
+            out.append(f"  the suite has {errors}: `evaldsl check` shows them")
         out.append(
             f"  mutation score {_score(suite.score)}: {suite.killed} of {suite.total} "
             "mutants killed"

@@ -52,6 +52,7 @@ from evaldsl.runs.events import (
     nothing_recognised,
     tool_call_name,
     trace_format,
+    type_slot,
 )
 from evaldsl.runs.model import (
     Reading,
@@ -493,11 +494,21 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
     from evaldsl.runs.providers import keys_of
     from evaldsl.runs.unreadable import UNEXPECTED, unreadable
 
+    name = items.path.rsplit("/", 1)[-1]
+    if items.container == "jsonl" and holds_a_trace(items.values[0] if items.values else None):
+        # (an exporter's file, one `{"trace_id", "events"}` per line: no event's line,
+        # and no OpenAI body either, as the signatures would have it)
+        raise TracePerLine(
+            f"`{name}` holds one trace per line (an object with an `events` list), where a "
+            "recording holds one event per line",
+            path=items.path,
+            hint=f"`evaldsl score PROGRAM {name}` scores each line as a trace; to check or "
+            "inspect one, save its line as a `.json` file",
+        )
     try:
         found = candidates(items)
     except UNEXPECTED as exc:  # a value of a type a format's signature did not test for
         raise unreadable(items, None, "", exc, candidates) from None
-    name = items.path.rsplit("/", 1)[-1]
     if not found:
         if not items.values:
             raise RunError(f"`{name}` holds no items: there is nothing to check", path=items.path)
@@ -507,9 +518,17 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
                 path=items.path,
                 hint=_KINDS_HINT,
             )
+        keys = keys_of(items.values)
+        if keys == "no keys" and items.container == "document":  # (`{}`)
+            raise RunError(
+                f"`{name}` holds an empty object, not a trace or a state",
+                path=items.path,
+                hint=_KINDS_HINT,
+            )
         raise RunError(
             f"nothing in `{name}` is a recognised trace or state: the first "
-            f"{'lines have' if items.lines else 'items have'} keys {keys_of(items.values)}",
+            f"{'lines have' if items.lines else 'items have'} "
+            f"{'no keys' if keys == 'no keys' else 'keys ' + keys}",
             path=items.path,
             hint=_KINDS_HINT,
         )
@@ -522,6 +541,32 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
             hint='name the one it is with `trace "…" as FORMAT`',
         )
     return _read_as(items, formats[0], found[0][1], done, sample)
+
+
+class TracePerLine(RunError):
+    """A JSON-lines file each line of which is a whole trace, not one event (`score`
+    reads it one trace per line, as it reads standard input)."""
+
+
+def holds_a_trace(value: Any) -> bool:
+    """Whether a JSON value is a whole trace in an object: an `events` (or `trace`) list
+    of events (objects with a `type`: an OTel span's `events` have none) beside no
+    event's own `type`.
+
+    >>> holds_a_trace({"trace_id": "t", "events": [{"type": "llm.request"}]})
+    True
+    >>> holds_a_trace({"type": "x"}), holds_a_trace({"name": "s", "events": [{"name": "e"}]})
+    (False, False)
+    """
+    if not isinstance(value, dict) or "type" in value:
+        return False
+    listed = value.get("events", value.get("trace"))
+    return (
+        isinstance(listed, list)
+        and bool(listed)
+        and isinstance(listed[0], dict)
+        and isinstance(listed[0].get("type"), str)
+    )
 
 
 def _read_as(items: Items, fmt: str, why: str, done: bool, sample: str | None) -> Run:
@@ -703,21 +748,23 @@ def check_head(run: Run) -> None:
     if isinstance(run.events, list):  # (a file's `output` beside no event is no run)
         found = [e.get("type") for e in run.events if isinstance(e, dict)]
         if not any(is_among(t, KNOWN_TYPES) for t in found):
-            counts: dict[str, int] = {}
+            counts: dict[str | tuple[str] | None, int] = {}
             for t in found:
-                counts[str(t)] = counts.get(str(t), 0) + 1
+                slot = type_slot(t)
+                counts[slot] = counts.get(slot, 0) + 1
             raise nothing_recognised(counts, run.path or "<value>")
         return
     if not isinstance(run.events, EventStream):
         return
-    unknown: dict[str, int] = {}
+    unknown: dict[str | tuple[str] | None, int] = {}
     events = iter(run.events)  # the careful reader: a bad line is a RunError naming it
     try:
         for event in itertools.islice(events, HEAD_EVENTS + 1):
             kind = event.get("type")
             if is_among(kind, KNOWN_TYPES):
                 return
-            unknown[str(kind)] = unknown.get(str(kind), 0) + 1
+            slot = type_slot(kind)  # (a list there is said as one, never as its repr)
+            unknown[slot] = unknown.get(slot, 0) + 1
     finally:
         close = getattr(events, "close", None)
         if close is not None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -156,9 +156,10 @@ def trace_format(events: Iterable[dict[str, Any]]) -> str:
     return "verydia" if any(is_kind(e, VERYDIA_TYPES) for e in events) else "events"
 
 
-def nothing_recognised(unknown: dict[str, int], path: str) -> RunError:
+def nothing_recognised(unknown: Mapping[Any, int], path: str) -> RunError:
     """The error of a trace in which no event was recognised: none at all, or only events
-    whose types (counted in `unknown`) evaldsl does not read."""
+    whose types (counted in `unknown`: a type's text, None for no `type`, or `(KIND,)`
+    for a value of another kind in its place, `type_slot`) evaldsl does not read."""
     name = path.rsplit("/", 1)[-1]
     if not unknown:
         return RunError(
@@ -166,13 +167,35 @@ def nothing_recognised(unknown: dict[str, int], path: str) -> RunError:
             path=path,
             hint="a trace needs at least one event (llm.request, tool.call, …)",
         )
-    kinds = ", ".join(f"`{k}` ×{n}" for k, n in list(unknown.items())[:6])
+    kinds = ", ".join(f"{_type_words(k)} ×{n}" for k, n in list(unknown.items())[:6])
     return RunError(
-        f"nothing in `{name}` is a recognised event: its events have types {kinds}",
+        f"nothing in `{name}` is a recognised event: its events have {kinds}",
         path=path,
         hint='name the format with `trace "…" as FORMAT` (`evaldsl vocabulary` lists them), '
         "or record traceplay event types (llm.request, llm.response, tool.call, …)",
     )
+
+
+def type_slot(kind: Any) -> str | tuple[str] | None:
+    """What an event's `type` holds, as a key of `nothing_recognised`'s counts: its text,
+    None when there is none, or `(KIND,)` (a list, a number: no type's name).
+
+    >>> type_slot("llm.request"), type_slot(None), type_slot(["llm.request"])
+    ('llm.request', None, ('a list',))
+    """
+    if kind is None or isinstance(kind, str):
+        return kind
+    return (describe(kind),)
+
+
+def _type_words(slot: Any) -> str:
+    """A `type_slot` in the user's words: "type `x`", "no `type`", "a list where the
+    event type goes"."""
+    if slot is None:
+        return "no `type`"
+    if isinstance(slot, tuple):
+        return f"{slot[0]} where the event type goes"
+    return f"type `{slot}`"
 
 
 # --- loading -------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ at all is recognised is a `RunError`, never a run whose every fact is zero):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,6 +47,7 @@ from evaldsl.runs.events import (
     nothing_recognised,
     tool_call_arguments,
     tool_call_name,
+    type_slot,
 )
 from evaldsl.runs.model import Run, RunError, decode_text, describe
 from evaldsl.runs.prices import price_of
@@ -381,7 +382,7 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             _refuse_unread(run, trace)
         from_file = run.path is not None and not run.path.startswith("<")
         if not trace.recognised and (from_file or not run.has_output):
-            raise nothing_recognised(trace.unknown, run.path or "<value>")
+            raise nothing_recognised(_unknown_types(run, trace), run.path or "<value>")
     output = run.output
     latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
     return RunFacts(trace, run.state, output, latency, run.path)
@@ -477,6 +478,21 @@ def _refuse_unread(run: Run, trace: TraceFacts) -> None:
                 "re-record the trace",
                 source_line=text,
             )
+
+
+def _unknown_types(run: Run, trace: TraceFacts) -> Mapping[Any, int]:
+    """The unknown types a pass counted, each as `type_slot` says it: a pass counts by
+    the types' text, where "None" may be no `type` at all and "['x']" a list; only then
+    are the events read again, to tell (the run is an error either way)."""
+    if not any(map(_may_not_be_text, trace.unknown)) and not any(
+        k.startswith(("[", "{")) for k in trace.unknown
+    ):
+        return trace.unknown
+    counts: dict[str | tuple[str] | None, int] = {}
+    for event in run.events or ():
+        slot = type_slot(event.get("type")) if isinstance(event, dict) else ("a value",)
+        counts[slot] = counts.get(slot, 0) + 1
+    return counts
 
 
 def _may_not_be_text(kind: str) -> bool:

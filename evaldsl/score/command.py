@@ -2,7 +2,7 @@
 
 Takes the parsed command-line arguments and gives an exit code: 0 when every trace was
 read and passed, 1 when a trace failed or could not be read, 2 for bad usage (a program
-with errors or several cases, a path that does not exist, no traces at all, an
+with errors, several cases or no assertion, a path that does not exist, no traces at all, an
 unreachable Dask scheduler, `--dask` without dask installed, an engine that stopped: the
 output is then closed with the summary of what was scored). Records go to standard
 output in the chosen format as they come; diagnostics, the cluster's start-up and the
@@ -165,7 +165,8 @@ def _on_dask(
 def _finish(err: TextIO, summary: Summary, stopped: str | None, seconds: float) -> int:
     """The throughput line, and the exit code."""
     rate = summary.traces / seconds if seconds > 0 else 0.0
-    err.write(f"scored {summary.traces:,} traces in {seconds:.2f} s ({rate:,.0f} traces/s)\n")
+    traces = f"{summary.traces:,} trace{'s' if summary.traces != 1 else ''}"
+    err.write(f"scored {traces} in {seconds:.2f} s ({rate:,.0f} traces/s)\n")
     if stopped is not None:
         return _usage(err, f"the run stopped after {summary.traces:,} traces: {stopped}")
     return EXIT_OK if summary.ok else EXIT_FAILED

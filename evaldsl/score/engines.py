@@ -120,18 +120,27 @@ def checked(batch: Batch, outcome: Outcome, case: CompiledCase) -> list[TraceRec
 
 def answers(records: list[TraceRecord], items: list[Item]) -> bool:
     """Whether `records` are those of `items`, in order: for each item, one record keyed
-    as it is, or one or more keyed `KEY [SAMPLE]` (the samples of an Inspect AI log)."""
+    as it is, or one or more keyed `KEY [SAMPLE]` (the samples of an Inspect AI log) or
+    `KEY:LINE` (the lines of a file of a trace per line)."""
     at = 0
     for item in items:
         if at < len(records) and records[at]["trace"] == item.key:
             at += 1
             continue
-        first, prefix = at, item.key + " ["
-        while at < len(records) and records[at]["trace"].startswith(prefix):
+        first = at
+        while at < len(records) and _part_of(records[at]["trace"], item.key):
             at += 1
         if at == first:
             return False
     return at == len(records)
+
+
+def _part_of(trace: str, key: str) -> bool:
+    """Whether a record's `trace` is one of the traces the file `key` holds."""
+    rest = trace.removeprefix(key)
+    return rest != trace and (
+        rest.startswith(" [") or (rest[:1] == ":" and rest[1:].isascii() and rest[1:].isdigit())
+    )
 
 
 def error_record(case: CompiledCase, key: str, reason: str) -> TraceRecord:

@@ -4,7 +4,8 @@ Takes a `ProgramSpec` (the program's text and path, and the judge settings: plai
 so a worker process or a Dask worker receives data, never a pickled closure) and `Item`s
 from `sources`, and gives one `TraceRecord` per trace: a JSON-ready dict, the line
 `evaldsl score --format jsonl` prints (a file that is an Inspect AI log of several samples
-holds a trace per sample: a record each, keyed `PATH [SAMPLE]`). Each process compiles a
+holds a trace per sample: a record each, keyed `PATH [SAMPLE]`; a JSON-lines file of one
+whole trace per line, an exporter's, a record per line, keyed `PATH:LINE`). Each process compiles a
 spec once (`compiled`) and keeps it for the batches that follow.
 
 A trace that cannot be read, or whose checking breaks in a way nobody foresaw, is a record
@@ -27,11 +28,20 @@ from evaldsl.compile.evaluate import evaluate, indexed_run
 from evaldsl.gcpause import paused_gc
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.language.verdicts import Status, status_score
-from evaldsl.runs.detect import coerce_run, inspect_samples, load_run, read_document
+from evaldsl.runs.detect import (
+    TracePerLine,
+    coerce_run,
+    inspect_samples,
+    load_run,
+    read_document,
+)
 from evaldsl.runs.index import RunFacts
-from evaldsl.runs.model import Run, RunError, describe
+from evaldsl.runs.model import Run, RunError, describe, open_file
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.score.sources import Item
+
+#: How standard input is named in messages and records.
+STDIN_NAME = "<stdin>"
 
 
 class Failure(TypedDict):
@@ -46,8 +56,8 @@ class Failure(TypedDict):
 class TraceRecord(TypedDict):
     """One trace's outcome; the shape of a `--format jsonl` line."""
 
-    trace: str  # the path, or `<stdin>:LINE`
-    id: str | int | None  # a standard-input trace's own `trace_id`/`traceId`/`id`
+    trace: str  # the path, or `<stdin>:LINE` (`PATH:LINE`: a file of a trace per line)
+    id: str | int | None  # a line's trace's own `trace_id`/`traceId`/`id`
     passed: bool
     score: float
     statuses: list[Status]  # one per assertion, in source order
@@ -71,7 +81,7 @@ class ProgramSpec:
 
 
 class ProgramShapeError(ValueError):
-    """A program `score` cannot apply: it has several cases."""
+    """A program `score` cannot apply: it has several cases, or no assertion."""
 
 
 def the_case(program: Program) -> CompiledCase:
@@ -82,6 +92,13 @@ def the_case(program: Program) -> CompiledCase:
             f"score applies one program to every trace, and this one has "
             f"{len(program.cases)} cases ({names}): keep the header and the assertions, "
             "without `case` lines"
+        )
+    if not program.cases[0].assertions:
+        # (every trace would pass: `run` says "no case ran" and `check` W504 where
+        # nothing is checked, and scoring nothing is refused as loudly)
+        raise ProgramShapeError(
+            "this program has no assertions, so every trace would pass: add what each trace must "
+            "show, e.g. `tool search called` or `steps <= 10`"
         )
     return program.cases[0]
 
@@ -143,6 +160,8 @@ def _score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
         if item.line is None:
             try:
                 facts = indexed_run(case.needs, item.key)
+            except TracePerLine:
+                return _line_records(case, item.key)
             except RunError:
                 # one reading of several samples cannot be one (the log just read is kept)
                 samples = inspect_samples(item.key)
@@ -150,12 +169,37 @@ def _score_item(case: CompiledCase, item: Item) -> list[TraceRecord]:
                     return [_sample_record(case, item.key, sample) for sample in samples]
                 raise
         else:
-            value = decode_line(item.line, item.lineno)
-            trace_id = line_id(value)
-            facts = line_facts(case, value, item.lineno)
+            return [_line_record(case, item.key, item.line, item.lineno)]
     except Exception as err:  # an adapter bug must cost one trace, not the run
         return [crashed_record(item.key, trace_id, case, _raised(item.key, err))]
     return [scored(item.key, trace_id, case, facts)]
+
+
+def _line_record(
+    case: CompiledCase, key: str, line: bytes, lineno: int, source: str = STDIN_NAME
+) -> TraceRecord:
+    """The record of one line that holds a whole trace, of standard input or of the file
+    `source`; never raises."""
+    trace_id: str | int | None = None
+    try:
+        value = decode_line(line, lineno, source)
+        trace_id = line_id(value)
+        facts = line_facts(case, value, lineno, source)
+    except Exception as err:  # (as `score_item`)
+        return crashed_record(key, trace_id, case, _raised(key, err))
+    return scored(key, trace_id, case, facts)
+
+
+def _line_records(case: CompiledCase, path: str) -> list[TraceRecord]:
+    """A record per non-blank line of a JSON-lines file of a trace per line (an
+    exporter's), keyed `PATH:LINE` as standard input's lines are `<stdin>:LINE`: the
+    file named reads as it reads piped."""
+    with open_file(path) as f:
+        return [
+            _line_record(case, f"{path}:{lineno}", line, lineno, path)
+            for lineno, line in enumerate(f, 1)
+            if line.strip()
+        ]
 
 
 def _sample_record(case: CompiledCase, path: str, sample: str) -> TraceRecord:
@@ -240,17 +284,18 @@ _LINE_HINT = (
 )
 
 
-def decode_line(line: bytes, lineno: int) -> Any:
-    """The JSON value of one standard-input line, or a `RunError` at its line and column."""
+def decode_line(line: bytes, lineno: int, source: str = STDIN_NAME) -> Any:
+    """The JSON value of one line of standard input (or of the file `source`), or a
+    `RunError` at its line and column."""
     try:
         return mended_loads(line)
     except orjson.JSONDecodeError as exc:
         raise RunError(
-            f"invalid JSON: {exc.msg}", path="<stdin>", line=lineno, column=exc.colno
+            f"invalid JSON: {exc.msg}", path=source, line=lineno, column=exc.colno
         ) from None
 
 
-def run_from_line(value: Any, lineno: int) -> Run:
+def run_from_line(value: Any, lineno: int, source: str = STDIN_NAME) -> Run:
     """The run one line of standard input holds.
 
     An object is read as a file holding it would be: its format detected by signature
@@ -259,7 +304,7 @@ def run_from_line(value: Any, lineno: int) -> Run:
     coercion takes it. Anything else is an error, not a run made of nothing (a string is
     not taken as a path here).
     """
-    where = f"<stdin>:{lineno}"
+    where = f"{source}:{lineno}"
     try:
         if isinstance(value, dict):
             return read_document(value, where)
@@ -269,35 +314,35 @@ def run_from_line(value: Any, lineno: int) -> Run:
                 # named as an object's run is, so that the index's errors name the line
                 return attrs.evolve(run, path=where)
     except RunError as err:
-        raise on_line(err, lineno) from None
+        raise on_line(err, lineno, source) from None
     shown = describe(value)
     if isinstance(value, dict):
         keys = ", ".join(list(value)[:6])
         shown += f" with keys {keys}" if keys else " with no keys"
     raise RunError(
         f"cannot tell what kind of trace this line holds ({shown})",
-        path="<stdin>",
+        path=source,
         line=lineno,
         hint=_LINE_HINT,
     )
 
 
-def line_facts(case: CompiledCase, value: Any, lineno: int) -> RunFacts:
-    """The run one line of standard input holds, indexed for `case`; a `RunError` at that
-    line, whether reading or indexing found it."""
+def line_facts(case: CompiledCase, value: Any, lineno: int, source: str = STDIN_NAME) -> RunFacts:
+    """The run one line of standard input (or of the file `source`) holds, indexed for
+    `case`; a `RunError` at that line, whether reading or indexing found it."""
     try:
-        return indexed_run(case.needs, run_from_line(value, lineno))
+        return indexed_run(case.needs, run_from_line(value, lineno, source))
     except RunError as err:
-        raise on_line(err, lineno) from None
+        raise on_line(err, lineno, source) from None
 
 
-def on_line(err: RunError, lineno: int) -> RunError:
+def on_line(err: RunError, lineno: int, source: str = STDIN_NAME) -> RunError:
     """`err` at line `lineno` of standard input. Readers and the index name a line's value
     by the run it became (`<stdin>:LINE`, or `<value>`), at its line 1, which printed
     after it made `<stdin>:LINE:1:1`: the line of the input says where."""
-    if err.path == "<stdin>":
+    if err.path == source:
         return err
-    return RunError(err.message, path="<stdin>", line=lineno, hint=err.hint, code=err.code)
+    return RunError(err.message, path=source, line=lineno, hint=err.hint, code=err.code)
 
 
 def line_id(value: Any) -> str | int | None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from evaldsl.gcpause import paused_gc
-from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.diagnostics import Diagnostic, not_utf8
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import (
     YAML_SUFFIXES,
@@ -153,12 +153,7 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        diag = Diagnostic.in_file(
-            str(p),
-            "E504",
-            f"suite file is not UTF-8 text (byte {err.start})",
-            hint="save it as UTF-8",
-        )
+        diag = not_utf8(str(p), raw, err)
         return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(diag,))
     if suffix in YAML_SUFFIXES:
         return _yaml_draft(text, str(p))

@@ -117,14 +117,12 @@ def _command(argv: Sequence[str] | None) -> int:
             return fmt_command(
                 args.paths, check=args.check, diff=args.diff, out=sys.stdout, err=sys.stderr
             )
-        if args.command == "inspect" and args.code:
-            from evaldsl.tools.code import code_command
-
-            return code_command(args.trace, sys.stdout)
         if args.command == "inspect":
             from evaldsl.tools.inspect import inspect_command
 
-            return inspect_command(args.trace, args.as_format, args.format, sys.stdout)
+            return inspect_command(
+                args.trace, args.as_format, args.format, sys.stdout, code=args.code
+            )
         if args.command == "schema":
             from evaldsl.suites.schema import schema_command
 

@@ -238,7 +238,8 @@ def _inspect(inspect: argparse.ArgumentParser) -> None:
         help="TRACE is a suite: print the generated pass each of its cases runs",
     )
     inspect.add_argument("--as", dest="as_format", metavar="FORMAT", help="name the format")
-    inspect.add_argument("--format", default="text", choices=["text", "json"])
+    # (no default: given with --code, it is refused)
+    inspect.add_argument("--format", choices=["text", "json"], help="text (the default) or json")
 
 
 _DB_HELP = "the history database (default .evaldsl/history.sqlite)"

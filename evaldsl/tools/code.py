@@ -2,7 +2,9 @@
 
 Takes a suite file and gives, for each case that would run, the source of the function
 its run is indexed by (`runs/codegen.py`) with what each name in it holds; the exit code
-is 1 when the suite has errors (a case with errors has no pass), 2 when it does not exist.
+is 1 when the suite has errors (a case with errors has no pass) or no case, 2 when it
+does not exist, is a folder or is no suite (a recording: the error says so, on standard
+error).
 The pass printed is the one `evaldsl run` uses: with timestamps and prices (the case's
 metrics), and for a streamed recording (`.jsonl`) the variant over the typed decoder's
 structs of each event kind (`runs/decode.py`), with the fields it reads of each. A small
@@ -17,7 +19,8 @@ from typing import TextIO
 
 import attrs
 
-from evaldsl.language.reading import present
+from evaldsl.language.diagnostics import render
+from evaldsl.language.reading import is_folder, present
 from evaldsl.runs.decode import KINDS
 from evaldsl.runs.events import LINE_EXTENSIONS
 from evaldsl.runs.passes import (
@@ -39,6 +42,10 @@ _WHEN = (
 )
 
 
+#: The codes of a file that cannot be read as a suite (E501) or is none (E504: a
+#: recording, an Inspect AI log, not UTF-8 text): given to `--code`, bad usage.
+NOT_A_SUITE = ("E501", "E504")
+
 #: How a response's `usage` is decoded (`decode.usage_struct`).
 _USAGE = "usage (its token counts only)"
 
@@ -48,7 +55,22 @@ def code_command(path: str, out: TextIO) -> int:
     if not present(path):
         print(f"evaldsl: error: no such suite file: {path}", file=sys.stderr)
         return 2
+    if is_folder(path):
+        print(
+            f'evaldsl: error: "{path}" is a folder: `inspect --code` reads one suite file\n'
+            "  = hint: name one of its `.eval` or YAML suites",
+            file=sys.stderr,
+        )
+        return 2
     suite = load_suite(path)
+    if not suite.cases:
+        # (a file that is no suite (a recording, a log, binary bytes) has no case, only
+        # the error that says what it is: said, never an empty output)
+        if suite.errors:
+            print(render(suite.errors), file=sys.stderr)
+            return 2 if all(d.code in NOT_A_SUITE for d in suite.errors) else 1
+        print(f"evaldsl: error: {path} has no case: no pass to print", file=sys.stderr)
+        return 1
     for case in suite.cases:
         print(f"# case {case.name!r} ({suite.path}:{case.line})", file=out)
         if case.error is not None:

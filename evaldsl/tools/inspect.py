@@ -1,9 +1,12 @@
 """The `evaldsl inspect` command: print what evaldsl reads from one trace or state file.
 
-Takes a path, an optional format name and an output format (`text` or `json`) and gives an
-exit code: 0 when the file was read, 1 when it cannot be read as a run (the message names
-file, line, column and a hint), 2 when it does not exist or is a suite that does not read
-as a recording (`inspect --code` takes suites).
+Takes a path, an optional format name, an output format (`text` or `json`; None: not
+given) and whether `--code` was given (then the path is a suite: `tools/code.py`), and
+gives an exit code: 0 when the file was read, 1 when it cannot be read as a run (the
+message names file, line, column and a hint), 2 for bad usage: a path that does not
+exist or is a folder, an unknown `--as` format (the formats are listed), a suite that
+does not read as a recording (`inspect --code` takes suites), or `--as`/`--format`
+given with `--code`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,10 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from evaldsl.language.diagnostics import did_you_mean
+from evaldsl.language.reading import is_folder, starts_as_zip
+from evaldsl.language.vocabulary import RUN_FORMATS
+from evaldsl.runs.detect import FORMATS
 from evaldsl.runs.model import RunError
 from evaldsl.runs.summary import render_text, summarize, to_json
 
@@ -18,22 +25,51 @@ from evaldsl.runs.summary import render_text, summarize, to_json
 SUITE_SUFFIXES = (".eval", ".yaml", ".yml")
 
 
-def inspect_command(path: str, format: str | None, output: str, out: TextIO) -> int:
-    """Print the summary of `path`; the exit code says whether it could be read."""
+def inspect_command(
+    path: str, format: str | None, output: str | None, out: TextIO, *, code: bool = False
+) -> int:
+    """Print the summary of `path` (with `code`, the passes of the suite at `path`); the
+    exit code says whether it could be read."""
+    if code:
+        given = [name for name, value in (("--as", format), ("--format", output)) if value]
+        if given:
+            return _usage(
+                f"{' and '.join(given)} {'go' if len(given) > 1 else 'goes'} with "
+                "`inspect TRACE`, not with --code: the passes `inspect --code SUITE` prints "
+                "are Python text, for the formats the suite's recordings are in",
+                f"`evaldsl inspect --code {path}` alone; `evaldsl inspect RECORDING` of one "
+                "of its recordings takes --as and --format",
+            )
+        from evaldsl.tools.code import code_command
+
+        return code_command(path, out)
+    if format is not None and format.lower() not in FORMATS:
+        near = did_you_mean(format, FORMATS)
+        return _usage(
+            f'unknown run format "{format}" (--as)',
+            (f'did you mean "{near}"? ' if near else "") + "formats: " + ", ".join(RUN_FORMATS),
+        )
+    if is_folder(path):
+        return _usage(
+            f'"{path}" is a folder: `inspect` reads one recording',
+            "name one file in it: a .jsonl cassette, a .json trace or a .json state",
+        )
     try:
         summaries = summarize(path, format)
     except RunError as err:
-        if err.code != "E501" and path.endswith(SUITE_SUFFIXES):
+        # (a `.eval` file that is a ZIP archive is an Inspect AI log, whose reader's
+        # message says what it lacks)
+        if err.code != "E501" and path.endswith(SUITE_SUFFIXES) and not starts_as_zip(path):
             # (a suite given for the recording it names: said as that, not as the JSON it
             # is not)
-            print(
-                f"evaldsl: error: {path} is a suite, not a recording: `inspect` reads what a "
-                "run left (a cassette, a trace, a state)\n"
-                f"  = hint: `evaldsl inspect --code {path}` prints the pass each of its cases "
-                f"runs; `evaldsl check {path}` checks it",
-                file=sys.stderr,
+            return _usage(
+                f"{path} is a suite, not a recording: `inspect` reads what a run left (a "
+                "cassette, a trace, a state)",
+                f"`evaldsl inspect --code {path}` prints the pass each of its cases runs; "
+                f"`evaldsl check {path}` checks it",
             )
-            return 2
+        if err.code == "E501":  # (no suite here: its hint's "suite file's folder" is not)
+            err.hint = "check the spelling; a relative path starts at the working folder"
         hint = f"\n  = hint: {err.hint}" if err.hint else ""
         print(f"evaldsl: error: {err}{hint}", file=sys.stderr)
         return 2 if err.code == "E501" else 1
@@ -42,3 +78,8 @@ def inspect_command(path: str, format: str | None, output: str, out: TextIO) -> 
     else:
         print("\n\n".join(render_text(s) for s in summaries), file=out)
     return 0
+
+
+def _usage(message: str, hint: str) -> int:
+    print(f"evaldsl: error: {message}\n  = hint: {hint}", file=sys.stderr)
+    return 2
