@@ -135,3 +135,31 @@ def test_score_reads_a_lone_half_on_standard_input(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[0])["passed"] is True
+
+
+def test_json_suites_and_datasets_read_escaped_surrogate_pairs(tmp_path: Path) -> None:
+    # `json.dumps` writes an emoji as a pair of escapes; libyaml refuses them
+    (tmp_path / "agent.py").write_text("def echo(i):\n    return i\n", encoding="utf-8")
+    rows = [{"input": {"t": "hi 😀 \ud83d"}, "expectedOutput": {"t": "hi 😀 \ufffd"}}]
+    (tmp_path / "rows.json").write_text(json.dumps(rows), encoding="utf-8")
+    suite = {
+        "suite": "s",
+        "cases": [
+            {"name": "rows", "run": "agent:echo", "dataset": "rows.json"},
+            {
+                "name": "text",
+                "run": "agent:echo",
+                "input": {"t": "😀"},
+                "expect": 'output.t == "😀" and not output.t contains "\ud83d"',
+            },
+        ],
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(suite), encoding="utf-8")
+    assert "\\ud83d\\ude00" in path.read_text(encoding="utf-8")
+    loaded = load_suite(path)
+    assert list(loaded.diagnostics) == []
+    report = run_suites([loaded])
+    assert [c.passed for c in report.cases] == [True, True], [
+        (c.name, c.error, [a.message for a in c.assertions]) for c in report.cases
+    ]

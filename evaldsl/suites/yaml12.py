@@ -76,9 +76,53 @@ for _tag, _patterns in (
         Loader.add_implicit_resolver(_tag, _pattern, None)
 
 
+class _PyLoader(yaml.SafeLoader):
+    """The pure-Python reader, with `Loader`'s schema: it reads a `\\uD83D` escape (half
+    of a UTF-16 pair, as JSON writes an emoji: `json.dumps` does by default) where libyaml
+    refuses it."""
+
+    yaml_implicit_resolvers = Loader.yaml_implicit_resolvers
+
+
 def compose(text: str) -> yaml.Node | None:
-    """The document's root node (None for an empty document); raises `yaml.YAMLError`."""
-    return yaml.compose(text, Loader=Loader)
+    """The document's root node (None for an empty document); raises `yaml.YAMLError`.
+
+    Escapes of UTF-16 surrogate halves (`"\\ud83d\\ude00"`, valid JSON) are read as
+    the character the pair makes, and a lone half as U+FFFD, as recordings are read
+    (`runs.surrogates`): libyaml refuses them, so such a text is read again by PyYAML's
+    Python reader, which takes them, and its scalars are mended.
+    """
+    try:
+        return yaml.compose(text, Loader=Loader)
+    except yaml.MarkedYAMLError as err:
+        if "Unicode character escape" not in str(err.problem):  # (libyaml's words)
+            raise
+    root = yaml.compose(text, Loader=_PyLoader)
+    _join_surrogates(root)
+    return root
+
+
+def _join_surrogates(root: yaml.Node | None) -> None:
+    """Each scalar's surrogate halves made into the character a pair makes, or U+FFFD."""
+    seen: set[int] = set()
+    todo = [root] if root is not None else []
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:  # (an alias: one node, reached twice)
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if _SURROGATE.search(node.value):
+                halves = node.value.encode("utf-16-le", "surrogatepass")
+                node.value = halves.decode("utf-16-le", "replace")
+        elif isinstance(node, yaml.SequenceNode):
+            todo.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                todo.extend((key, value))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _int(text: str) -> int | None:
