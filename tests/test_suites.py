@@ -976,3 +976,12 @@ def test_suffixes_are_compared_whatever_their_case(tmp_path: Path) -> None:
     assert yaml_suite.diagnostics == ()
     assert [c.name for c in load_suite(tmp_path / "c.EVAL").cases] == ["c"]
     assert "E501" in {d.code for d in load_suite(tmp_path / "d.Json").diagnostics}
+
+
+@pytest.mark.parametrize("written", ['cassette: ""', "state: 3", "run: [a]"])
+def test_a_yaml_source_written_wrong_is_said_once(tmp_path: Path, written: str) -> None:
+    # (not also "has no source": the case has one, written wrong)
+    path = tmp_path / "s.yaml"
+    path.write_text(f"suite: s\ncases:\n  - name: a\n    {written}\n    expect: steps >= 1\n")
+    found = [(d.code, d.line) for d in load_suite(path).diagnostics]
+    assert found == [("E507", 4)]

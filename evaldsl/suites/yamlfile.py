@@ -528,7 +528,7 @@ def _case(
             dataset = spec
         elif source is None:
             source = spec
-    if source is None and dataset is None:
+    if source is None and dataset is None and not present:  # (a source written wrong: said)
         own.append(
             doc.error(
                 node,
