@@ -87,6 +87,27 @@ def test_globs_files_and_stdin_in_argument_order(tmp_path: Path) -> None:
     assert sorted(keys[3:]) == [str(tmp_path / "x" / "1.json"), str(tmp_path / "x" / "2.json")]
 
 
+def test_a_trace_named_twice_is_scored_once_where_first_named(tmp_path: Path) -> None:
+    for name in ["runs/a.json", "runs/sub/b.json", "other/c.json"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("[]")
+    runs, a, b = (
+        tmp_path / "runs",
+        tmp_path / "runs" / "a.json",
+        tmp_path / "runs" / "sub" / "b.json",
+    )
+    arguments = [
+        str(b),  # a file, then its folder's folder: b is not given again
+        str(runs),
+        str(runs),  # the same folder twice
+        str(tmp_path / "runs" / "sub"),  # a folder inside one walked
+        str(tmp_path / "**" / "*.json"),  # a glob over all of them: only c is new
+        str(tmp_path / "other" / ".." / "runs" / "a.json"),  # another spelling of a
+    ]
+    keys = [i.key for i in items(arguments)]
+    assert keys == [str(b), str(a), str(tmp_path / "other" / "c.json")]
+
+
 def test_missing_paths_are_named_but_globs_and_stdin_are_not(tmp_path: Path) -> None:
     assert missing_paths(["-", str(tmp_path), "nope/*.json", "nope.json"]) == ["nope.json"]
 

@@ -67,22 +67,42 @@ def items(arguments: Iterable[str], stdin: BinaryIO | None = None) -> Iterator[I
     A glob that matches nothing yields nothing (the caller counts traces and says so
     when there are none at all).
     """
+    named = _Named()
     for argument in arguments:
         if argument == STDIN:
             yield from stdin_items(stdin if stdin is not None else sys.stdin.buffer)
         elif is_glob(argument):
             for match in glob.iglob(argument, recursive=True):
-                yield from path_items(match)
+                yield from named.new(match)
         else:
-            yield from path_items(argument)
+            yield from named.new(argument)
 
 
-def path_items(path: str) -> Iterator[Item]:
-    """A file is one trace; a folder gives the trace files under it."""
-    if os.path.isdir(path):
-        yield from walk(path)
-    else:
-        yield Item(path)
+class _Named:
+    """The paths named so far, so that a trace named twice (`score P runs runs`, a file and
+    its folder, overlapping globs) is scored once, where first named: the files named one
+    by one and the folders walked are kept, not every file a walk gives."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.folders: list[str] = []
+
+    def new(self, path: str) -> Iterator[Item]:
+        real = os.path.realpath(path)
+        if real in self.files or any(_within(real, f) for f in self.folders):
+            return
+        if not os.path.isdir(path):
+            self.files.add(real)
+            yield Item(path)
+            return
+        self.folders.append(real)
+        for item in walk(path):
+            if not self.files or os.path.realpath(item.key) not in self.files:
+                yield item
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def walk(folder: str) -> Iterator[Item]:
