@@ -132,6 +132,14 @@ def found(name: str, text: str) -> list[Diagnostic]:
             "invalid JSON: JSON allows no comma after the last item",
             "remove the comma",
         ),
+        (  # Python's json takes these; JSON.parse does not ("NaN" in a string is text)
+            "s.json",
+            '{"suite": "NaN", "cases": [],\n "x": [1, -Infinity, NaN]}\n',
+            2,
+            11,
+            "invalid JSON: `-Infinity` is not a JSON number",
+            "write null, or a number",
+        ),
     ],
 )
 def test_a_trap_is_said_in_the_users_words_at_its_place(

@@ -48,7 +48,13 @@ from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
 from evaldsl.suites.yamlguard import check_yaml
 from evaldsl.suites.yamlplaces import line_starts, scalar_runs
-from evaldsl.suites.yamltraps import comment_cut, json_error, misread_mapping, yaml_error
+from evaldsl.suites.yamltraps import (
+    comment_cut,
+    json_error,
+    misread_mapping,
+    strict_loads,
+    yaml_error,
+)
 from evaldsl.syntax.literals import parse_duration
 from evaldsl.syntax.parser import parse
 
@@ -221,7 +227,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         if is_json:
             # JSON.parse reads traceplay's .json suites: what it refuses (comments, single
             # quotes, trailing commas, text after the document) is refused here too
-            json.loads(text.removeprefix("\ufeff"))
+            strict_loads(text.removeprefix("\ufeff"))
         root = compose(text)
     except json.JSONDecodeError as err:
         return attrs.evolve(empty, diagnostics=(_invalid(doc, *json_error(err)),))

@@ -18,6 +18,7 @@ and a hint saying how to fix it (most often: quote the item).
 from __future__ import annotations
 
 import json
+import re
 
 import yaml
 
@@ -134,6 +135,21 @@ def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
     return line, column, f"invalid {what}: {problem}", hint
 
 
+#: A JSON string, or a constant Python's `json` takes and JSON does not.
+_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)', re.DOTALL)
+
+
+def strict_loads(text: str) -> object:
+    """`json.loads`, refusing `NaN`, `Infinity` and `-Infinity` (Python's `json` takes
+    them; `JSON.parse` does not) with a `JSONDecodeError` at the first of them."""
+
+    def refuse(name: str) -> object:
+        found = next(m for m in _CONSTANT.finditer(text) if m.group(1) is not None)
+        raise json.JSONDecodeError(f"{name} is no JSON value", text, found.start())
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def json_error(err: json.JSONDecodeError) -> Trap:
     """The place, message and hint for a `.json` suite that is not strict JSON."""
     text, at = err.doc, err.pos
@@ -150,6 +166,9 @@ def json_error(err: json.JSONDecodeError) -> Trap:
         line = text.count("\n", 0, comma) + 1
         place = (line, comma - (text.rfind("\n", 0, comma) + 1) + 1)
         message, hint = "JSON allows no comma after the last item", "remove the comma"
+    elif err.msg.endswith(" is no JSON value"):
+        message = f"`{err.msg.split()[0]}` is not a JSON number"
+        hint = "JSON has no NaN or infinity: write null, or a number"
     elif err.msg == "Extra data":
         message = "text after the end of the JSON document"
         hint = "a .json suite holds one object: remove what follows it"
