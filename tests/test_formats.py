@@ -23,6 +23,7 @@ from evaldsl.runs.events import KNOWN_TYPES, is_kind
 from evaldsl.runs.openai import read_openai
 from evaldsl.runs.prices import model_family, price_of
 from evaldsl.runs.providers import BadValue, Items
+from evaldsl.runs.summary import render_text, summarize
 from evaldsl.runs.text import BadUsage
 from evaldsl.suites import load_suite
 from tests.clitools import run_evaldsl
@@ -139,6 +140,12 @@ def test_a_transcript_records_no_usage_so_its_tokens_are_unknown(path: Path) -> 
     assert result.statuses == ["error", "error", "error", "pass"]
     assert result.verdicts[0].message.startswith("`tokens` cannot be measured: ")
     assert "token usage" in result.verdicts[0].message
+    # and `inspect` says so: unknown, not 0 tokens and $0
+    (shown,) = summarize(path)
+    assert (shown.input_tokens, shown.output_tokens, shown.cost) == (None, None, None)
+    text = render_text(shown)
+    assert "  tokens      none recorded\n" in text
+    assert "  cost        unknown: no response records token usage\n" in text
 
 
 def test_inspect_log_samples_expand_into_cases(tmp_path: Path) -> None:

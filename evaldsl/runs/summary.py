@@ -143,10 +143,15 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         results=trace.results,
         errors=trace.errors,
         guards=trace.guards,
-        input_tokens=trace.input_tokens,
-        output_tokens=trace.output_tokens,
-        cost=trace.cost,
-        cost_note=_cost_note(trace.unpriced_model, models),
+        # (a run none of whose responses records usage: unknown, as `tokens` says, not 0)
+        input_tokens=None if trace.usage_unrecorded else trace.input_tokens,
+        output_tokens=None if trace.usage_unrecorded else trace.output_tokens,
+        cost=None if trace.usage_unrecorded else trace.cost,
+        cost_note=(
+            "unknown: no response records token usage"
+            if trace.usage_unrecorded
+            else _cost_note(trace.unpriced_model, models)
+        ),
         answers=trace.responses,
         first_answer=trace.answer(1) if trace.responses else None,
         last_answer=trace.answer(-1) if trace.responses else None,
