@@ -275,7 +275,7 @@ def _version_1_database(path: Path) -> None:
 
 
 def test_an_old_database_is_migrated_and_keeps_its_runs(tmp_path: Path) -> None:
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     project = checkout(tmp_path / "p", "after")
     db = project / ".evaldsl" / "history.sqlite"
     db.parent.mkdir()
@@ -570,3 +570,38 @@ def test_the_readme_history_is_real_output(tmp_path: Path) -> None:
     run_in(project, "run", "agent.eval")
     real = run_in(project, "history").stdout
     assert _squeezed(shown) == _squeezed(real)
+
+
+def test_a_skipped_case_is_out_of_the_historys_pass_rate_as_of_the_reports(
+    tmp_path: Path,
+) -> None:
+    """A case whose assertions were all skipped (a judge without a key) is neither passed
+    nor failed in `history` and `diff`, as in every report; a database of version 2 learns
+    which of its cases were."""
+    shutil.copy(ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl", tmp_path)
+    (tmp_path / "s.eval").write_text(
+        'suite "s"\ncase "judged"\n  cassette "xiamen.jsonl"\n'
+        '  answer judged "says the weather"\n'
+        'case "counted"\n  cassette "xiamen.jsonl"\n  tool get_weather called once\n'
+        'case "failing"\n  cassette "xiamen.jsonl"\n  tool get_weather called twice\n',
+        encoding="utf-8",
+    )
+    for _ in range(2):
+        assert run_in(tmp_path, "run", "s.eval").returncode == 1
+    report = json.loads(run_in(tmp_path, "run", "--no-history", "--json", "-", "s.eval").stdout)
+    expected = report["summary"]["pass_rate"]
+    assert expected == 0.5 and report["summary"]["skipped"] == 1
+    db = tmp_path / ".evaldsl" / "history.sqlite"
+    raw = sqlite3.connect(db)  # the first run as version 2 wrote it: nothing skipped
+    raw.execute("UPDATE cases SET skipped = 0")
+    raw.execute("ALTER TABLE cases DROP COLUMN skipped")
+    raw.execute("PRAGMA user_version = 2")
+    raw.commit()
+    raw.close()
+    runs = history_json(tmp_path)["runs"]
+    assert [(r["cases"], r["passed"], r["skipped"], r["pass_rate"]) for r in runs] == [
+        (3, 1, 1, expected),
+        (3, 1, 1, expected),
+    ]
+    diff = json.loads(run_in(tmp_path, "diff", "1", "2", "--format", "json").stdout)
+    assert [diff["before"]["pass_rate"], diff["after"]["pass_rate"]] == [expected, expected]

@@ -26,6 +26,7 @@ from evaldsl.history.snapshots import (
     RunSnapshot,
     SnapshotError,
     load_report_file,
+    pass_rate,
 )
 from evaldsl.history.store import DEFAULT_PATH, History, HistoryError
 from evaldsl.history.trends import commit_label, percent, when
@@ -144,9 +145,9 @@ class RunDiff:
         b = [c for c in self.after.cases if c.suite not in skip_b]
         return (
             _mean([c.score for c in a]),
-            _mean([float(c.passed) for c in a]),
+            pass_rate(a),
             _mean([c.score for c in b]),
-            _mean([float(c.passed) for c in b]),
+            pass_rate(b),
         )
 
     @property

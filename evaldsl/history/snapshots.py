@@ -17,7 +17,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -91,6 +91,16 @@ class CaseSnapshot:
         """The run could not be read or produced, so no assertion was evaluated."""
         return self.error is not None and not self.assertions
 
+    @property
+    def skipped(self) -> bool:
+        """Every assertion was skipped (a judge without a key): nothing was tested, so the
+        case is neither passed nor failed (`CaseResult.outcome`'s rule)."""
+        return (
+            self.error is None
+            and bool(self.assertions)
+            and all(a.status == "skip" for a in self.assertions)
+        )
+
 
 @attrs.frozen
 class SuiteSnapshot:
@@ -103,7 +113,7 @@ class SuiteSnapshot:
 
     @property
     def passed(self) -> int:
-        return sum(1 for c in self.cases if c.passed)
+        return sum(1 for c in self.cases if c.passed and not c.skipped)
 
     @property
     def score(self) -> float:
@@ -112,7 +122,7 @@ class SuiteSnapshot:
 
     @property
     def pass_rate(self) -> float:
-        return self.passed / len(self.cases) if self.cases else 0.0
+        return pass_rate(self.cases)
 
 
 @attrs.frozen
@@ -138,8 +148,14 @@ class RunSnapshot:
 
     @property
     def pass_rate(self) -> float:
-        cases = self.cases
-        return sum(1 for c in cases if c.passed) / len(cases) if cases else 0.0
+        return pass_rate(self.cases)
+
+
+def pass_rate(cases: Sequence[CaseSnapshot]) -> float:
+    """The share of the tested cases that passed (skipped ones are neither), as every
+    report counts it; 0 when no case was tested."""
+    tested = [c for c in cases if not c.skipped]
+    return sum(1 for c in tested if c.passed) / len(tested) if tested else 0.0
 
 
 def suite_key(path: str, base: Path | None = None) -> str:

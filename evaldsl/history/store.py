@@ -153,6 +153,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX assertions_by_run ON assertions(run_id)",
         "CREATE INDEX assertions_by_identity ON assertions(identity_id, run_id)",
     ),
+    # 2 → 3: a case whose assertions were all skipped (a judge without a key) is skipped,
+    # as every report counts it: out of the passed cases and of the pass rate
+    (
+        "ALTER TABLE cases ADD COLUMN skipped INTEGER NOT NULL DEFAULT 0",
+        """UPDATE cases SET skipped = 1 WHERE error IS NULL AND id IN (
+             SELECT case_id FROM assertions GROUP BY case_id
+             HAVING SUM(status != 'skip') = 0)""",
+    ),
 )
 #: The schema version this code writes and reads.
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -233,10 +241,12 @@ class RunInfo:
     cases: int
     passed: int
     score: float
+    skipped: int = 0  # cases whose assertions were all skipped: out of the pass rate
 
     @property
     def pass_rate(self) -> float:
-        return self.passed / self.cases if self.cases else 0.0
+        tested = self.cases - self.skipped
+        return self.passed / tested if tested else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -249,6 +259,7 @@ class RunInfo:
             "evaldsl_version": self.evaldsl_version,
             "cases": self.cases,
             "passed": self.passed,
+            "skipped": self.skipped,
             "pass_rate": round(self.pass_rate, 6),
             "score": round(self.score, 6),
         }
@@ -265,10 +276,12 @@ class SuiteRow:
     passed: int
     score: float
     errors: int
+    skipped: int = 0
 
     @property
     def pass_rate(self) -> float:
-        return self.passed / self.cases if self.cases else 0.0
+        tested = self.cases - self.skipped
+        return self.passed / tested if tested else 0.0
 
 
 def now_utc() -> str:
@@ -423,14 +436,15 @@ class History:
                     case_id = _rowid(
                         db.execute(
                             "INSERT INTO cases (run_id, suite_id, position, name, passed, "
-                            "score, error, " + ", ".join(METRICS) + ") VALUES "
-                            "(?, ?, ?, ?, ?, ?, ?" + ", ?" * len(METRICS) + ")",
+                            "skipped, score, error, " + ", ".join(METRICS) + ") VALUES "
+                            "(?, ?, ?, ?, ?, ?, ?, ?" + ", ?" * len(METRICS) + ")",
                             (
                                 run_id,
                                 suite_id,
                                 case_position,
                                 case.name,
                                 int(case.passed),
+                                int(case.skipped),
                                 case.score,
                                 case.error,
                                 *(case.metrics.get(m) for m in METRICS),
@@ -489,8 +503,9 @@ class History:
         """The recorded runs, oldest first; with `last`, only the last that many."""
         query = (
             "SELECT r.id, r.started_at, r.duration_ms, r.git_commit, r.git_dirty, "
-            "r.selection, r.evaldsl_version, COUNT(c.id), COALESCE(SUM(c.passed), 0), "
-            "COALESCE(AVG(c.score), 0.0) FROM runs r LEFT JOIN cases c ON c.run_id = r.id "
+            "r.selection, r.evaldsl_version, COUNT(c.id), "
+            "COALESCE(SUM(c.passed AND NOT c.skipped), 0), COALESCE(AVG(c.score), 0.0), "
+            "COALESCE(SUM(c.skipped), 0) FROM runs r LEFT JOIN cases c ON c.run_id = r.id "
             "GROUP BY r.id ORDER BY r.id DESC"
         )
         params: tuple[Any, ...] = ()
@@ -513,6 +528,7 @@ class History:
                 cases=r[7],
                 passed=r[8],
                 score=r[9],
+                skipped=r[10],
             )
             for r in reversed(rows)
         ]
@@ -630,8 +646,9 @@ class History:
         """Each suite's totals in each run with an id from `first` to `last`."""
         with self._errors():
             rows = self._db.execute(
-                "SELECT s.run_id, s.path, s.name, COUNT(c.id), COALESCE(SUM(c.passed), 0), "
-                "COALESCE(AVG(c.score), 0.0), s.errors FROM suites s "
+                "SELECT s.run_id, s.path, s.name, COUNT(c.id), "
+                "COALESCE(SUM(c.passed AND NOT c.skipped), 0), COALESCE(AVG(c.score), 0.0), "
+                "s.errors, COALESCE(SUM(c.skipped), 0) FROM suites s "
                 # joined by run too, so the cases come by their index (by suite alone,
                 # SQLite made a temporary index of every case of the history each time)
                 "LEFT JOIN cases c ON c.run_id = s.run_id AND c.suite_id = s.id "

@@ -73,6 +73,7 @@ class Trends:
                             "run": row.run_id,
                             "cases": row.cases,
                             "passed": row.passed,
+                            "skipped": row.skipped,
                             "pass_rate": round(row.pass_rate, 6),
                             "score": round(row.score, 6),
                             "errors": row.errors,
