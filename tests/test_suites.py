@@ -985,3 +985,31 @@ def test_a_yaml_source_written_wrong_is_said_once(tmp_path: Path, written: str) 
     path.write_text(f"suite: s\ncases:\n  - name: a\n    {written}\n    expect: steps >= 1\n")
     found = [(d.code, d.line) for d in load_suite(path).diagnostics]
     assert found == [("E507", 4)]
+
+
+def test_a_dataset_rows_problems_are_at_their_field(tmp_path: Path) -> None:
+    (tmp_path / "anyflow.py").write_text("def run(input=None):\n    return 1\n", encoding="utf-8")
+    (tmp_path / "rows.yaml").write_text(
+        "- input: 1\n"
+        "  expectedOutput: 1\n"
+        "  expectedBehavior: {guardEvaluated: yes}\n"
+        "- input: 2\n"
+        "  expectedOutput: 1\n"
+        "  expectedBehavior:\n"
+        "    guardEvaluatedd: true\n"
+        "  metdata: {id: x}\n",
+        encoding="utf-8",
+    )
+    suite = load_suite(
+        write(tmp_path, "d.eval", 'case "rows"\n  run anyflow:run\n  dataset "rows.yaml"\n')
+    )
+    found = sorted(
+        (d.line, d.column, d.message, d.hint)
+        for d in suite.diagnostics
+        if d.path.endswith("rows.yaml")
+    )
+    assert [(line, column) for line, column, *_ in found] == [(3, 38), (7, 5), (8, 3)]
+    assert found[0][2:] == (
+        "`guardEvaluated` must be true or false",
+        'YAML 1.2, as evaldsl reads it, takes `yes` as the text "yes": write true or false',
+    )

@@ -100,7 +100,7 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         for key in value:
             if key not in ROW_KEYS:
                 _, message, hint = unknown_field(key, ROW_KEYS, "a dataset row field")
-                own.append(at(node, "E508", message, hint))
+                own.append(at(_field(node, key, key=True), "E508", message, hint))
         meta: dict[str, Any] = value["metadata"] if isinstance(value.get("metadata"), dict) else {}
         name = str(meta.get("id") or meta.get("name") or f"row {i}")
         parts = []
@@ -108,22 +108,36 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
             try:
                 parts.append(f"output == {dsl_value(value['expectedOutput'])}")
             except ValueError:  # NaN, which nothing equals
-                own.append(at(node, "E507", "`expectedOutput` holds NaN (.nan): nothing equals it"))
+                own.append(
+                    at(
+                        _field(node, "expectedOutput"),
+                        "E507",
+                        "`expectedOutput` holds NaN (.nan): nothing equals it",
+                    )
+                )
         behaviour = value.get("expectedBehavior")
         if behaviour is not None:
+            behaviour_node = _field(node, "expectedBehavior")
             if not isinstance(behaviour, dict):
-                own.append(at(node, "E507", "`expectedBehavior` must be an object"))
+                own.append(at(behaviour_node, "E507", "`expectedBehavior` must be an object"))
             else:
                 for key, flag in behaviour.items():
                     if key not in BEHAVIOUR_KEYS:
                         _, message, hint = unknown_field(
                             key, BEHAVIOUR_KEYS, "an expectedBehavior field"
                         )
-                        own.append(at(node, "E508", message, hint))
+                        own.append(at(_field(behaviour_node, key, key=True), "E508", message, hint))
                     elif not isinstance(flag, bool):
                         # (verydia's contract gives flags: a "yes" or 1 read as no
                         # expectation would check nothing)
-                        own.append(at(node, "E507", f"`{key}` must be true or false"))
+                        own.append(
+                            at(
+                                _field(behaviour_node, key),
+                                "E507",
+                                f"`{key}` must be true or false",
+                                _flag_hint(flag),
+                            )
+                        )
                 if behaviour.get("guardEvaluated") is True:
                     parts.append("guards >= 1")
                 if behaviour.get("noGuardEvaluation") is True:
@@ -143,3 +157,23 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
             snippet = Snippet(exprs, source)
         rows.append(DatasetRow(name, value.get("input"), snippet, tuple(own)))
     return rows, diags
+
+
+def _field(node: yaml.Node, name: str, *, key: bool = False) -> yaml.Node:
+    """The value (or, with `key`, the key) of field `name` of a mapping node, to point at;
+    the node itself where it has no such field."""
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == name:
+                return k if key else v
+    return node
+
+
+def _flag_hint(flag: Any) -> str:
+    """How to write a flag that is not a boolean: YAML 1.2 reads `yes`, `on` as text."""
+    if isinstance(flag, str) and flag.lower() in ("yes", "no", "on", "off", "y", "n"):
+        return (
+            f'YAML 1.2, as evaldsl reads it, takes `{flag}` as the text "{flag}": '
+            "write true or false"
+        )
+    return "write true or false"
