@@ -911,10 +911,10 @@ def test_a_missing_value_is_found_nothing_and_a_null_is_null(tmp_path: Path) -> 
     (tmp_path / "s.eval").write_text(
         'case "c"\nstate "state.json"\nmemory.gone == 3\nmemory.empty == 3\n', encoding="utf-8"
     )
-    junit, markdown = tmp_path / "r.xml", tmp_path / "r.md"
+    junit, markdown, html = tmp_path / "r.xml", tmp_path / "r.md", tmp_path / "r.html"
     done = run_evaldsl(
         "run", "--no-history", "--junit", str(junit), "--markdown", str(markdown),
-        str(tmp_path / "s.eval"),
+        "--html", str(html), str(tmp_path / "s.eval"),
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     texts = {
@@ -926,3 +926,7 @@ def test_a_missing_value_is_found_nothing_and_a_null_is_null(tmp_path: Path) -> 
         # (the messages say it too: only the found lines are read here)
         found = re.findall(r"found(?:: | `)(nothing \(missing\)|null)", text)
         assert found == ["nothing (missing)", "null"], (name, text)
+    # the HTML report's data: the found texts as strings of their own (`"null"` is also
+    # the found null's text there)
+    page = html.read_text(encoding="utf-8")
+    assert page.count('"nothing (missing)"') == 1 and '"null"' in page

@@ -193,7 +193,7 @@ class _Data:
             a.column,
             a.status,
             self.s(a.message),
-            self.s(common.value(found, VALUE_LIMIT)) if has_values else None,
+            self.s(common.found(a, VALUE_LIMIT)) if has_values else None,
             self.s(common.value(expected, VALUE_LIMIT)) if has_values else None,
             self.s(a.source_line),
             start,
