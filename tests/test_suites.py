@@ -593,9 +593,11 @@ def test_dataset_rows_of_one_id_are_two_cases_of_one_name(tmp_path: Path) -> Non
         write(tmp_path, "d.eval", 'case "rows"\n  run flow:run\n  dataset "rows.json"\n')
     )
     assert [m for _, m in _w507(suite)] == [
-        'case "rows [a]" is named like the case at line 1: reports, `-k`, `evaldsl diff` '
-        "and the run history tell cases apart by their names"
+        'two rows of the dataset of the case at line 1 are both named "rows [a]": reports, '
+        "`-k`, `evaldsl diff` and the run history tell cases apart by their names"
     ]
+    (hint,) = [d.hint for d in suite.diagnostics if d.code == "W507"]
+    assert hint == "give each row of the dataset a `metadata.id` of its own"
 
 
 # ---- a dataset or rows that were not all read --------------------------------------------

@@ -137,7 +137,20 @@ def named_twice(cases: Sequence[CaseDraft]) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for case in cases:
         before = first.setdefault(case.name, case)
-        if before is not case:
+        if before is not case and before.line == case.line:
+            # two rows of one case's dataset (`each` rows are numbered: never one name)
+            found.append(
+                Diagnostic.in_file(
+                    case.path,
+                    "W507",
+                    f"two rows of the dataset of the case at line {case.line} are both named "
+                    f'"{case.name}": reports, `-k`, `evaldsl diff` and the run history tell '
+                    "cases apart by their names",
+                    line=case.line,
+                    hint="give each row of the dataset a `metadata.id` of its own",
+                )
+            )
+        elif before is not case:
             found.append(
                 Diagnostic.in_file(
                     case.path,
