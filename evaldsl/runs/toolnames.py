@@ -89,6 +89,9 @@ def _check_last_line(f: Any, path: str, whole: bytes | None, after: int) -> None
     """
     if whole is None:
         size = os.fstat(f.fileno()).st_size if type(f) is not HeldFile else len(f.getvalue())
+        f.seek(size - 1)
+        if f.read(1) in (b"\n", b""):  # (most files: one byte read, not the tail)
+            return
         f.seek(max(0, size - TAIL_BYTES))
         tail = f.read(TAIL_BYTES)
         cut = tail.rfind(b"\n")
