@@ -452,3 +452,39 @@ def test_a_eval_file_of_no_assertions_is_a_warning_and_runs_no_case(
     ran = run_evaldsl("run", str(suite), "--no-history", "--no-color")
     assert ran.returncode == 1 and "no case ran" in ran.stderr, ran.stderr
     assert "crashed" not in ran.stdout and "no source to check" not in ran.stdout
+
+
+ROW = "each city is in the request "
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (
+            "[file=tokyo-stream.jsonl, city=Tokyo]",
+            [ROW + "#2 [file=tokyo-stream.jsonl, city=Tokyo]"],
+        ),
+        (
+            "*#[12] [file=*",  # still a glob, its [12] a class
+            [
+                ROW + "#1 [file=xiamen.jsonl, city=Xiamen]",
+                ROW + "#2 [file=tokyo-stream.jsonl, city=Tokyo]",
+            ],
+        ),
+        (
+            "not [file=",
+            [
+                "answers with the Xiamen forecast",
+                "streams the Tokyo forecast",
+                "answers from Anthropic content blocks",
+            ],
+        ),
+    ],
+)
+def test_k_takes_a_rows_pasted_id_as_written(pattern: str, expected: list[str]) -> None:
+    # a row's id, pasted from a report, holds brackets: its text first, then a glob
+    from evaldsl.runner.cases import selected
+    from evaldsl.suites import load_suite
+
+    suite = load_suite(ROOT / "examples" / "weather" / "weather.eval")
+    assert [c.name for c in suite.cases if selected(suite, c, pattern)] == expected

@@ -40,16 +40,18 @@ class Planner(Protocol):
 
 def selected(suite: Suite, case: Case, pattern: str | None) -> bool:
     """`-k PATTERN`: a case whose `suite::case` name contains the pattern (case-insensitive),
-    or matches it as a glob when it has `*`, `?` or `[`; `not PATTERN` inverts it."""
+    or matches it as a glob when it has `*`, `?` or `[`; `not PATTERN` inverts it. A name
+    that contains the pattern as written is a match too: the id of an `each` row, pasted
+    (`[city=Tokyo]`), is its text, not a class of characters."""
     if not pattern:
         return True
     negate = pattern.startswith("not ")
-    pat = pattern[4:].strip() if negate else pattern
+    pat = pattern[4:].strip().lower() if negate else pattern.lower()
     full = f"{suite.name}::{case.name}".lower()
-    if any(ch in pat for ch in "*?["):
-        hit = fnmatch.fnmatch(full, pat.lower()) or fnmatch.fnmatch(case.name.lower(), pat.lower())
-    else:
-        hit = pat.lower() in full
+    hit = pat in full or (
+        any(ch in pat for ch in "*?[")
+        and (fnmatch.fnmatch(full, pat) or fnmatch.fnmatch(case.name.lower(), pat))
+    )
     return hit != negate
 
 
