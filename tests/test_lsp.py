@@ -668,7 +668,7 @@ async def test_problems_in_a_dataset_file_are_published_for_that_file(
     uri = _open(client, work / "dataset.eval", text)
     assert await _diagnostics(client, uri, 1) == []
     [d] = await _diagnostics(client, _uri(rows))
-    assert (d.code, d.range.start.line, d.range.start.character) == ("E508", 0, 1)
+    assert (d.code, d.range.start.line, d.range.start.character) == ("E508", 0, 31)  # at the field
     # opened in the editor too (no suite itself): still shows what the suite found there
     rows_uri = _open(client, rows, rows.read_text(encoding="utf-8"))
     assert [d.code for d in await _diagnostics(client, rows_uri, 1)] == ["E508"]

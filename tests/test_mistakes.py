@@ -165,3 +165,23 @@ def test_a_verb_run_into_not_is_never_fixed_into_its_opposite(text: str, hint: s
     (d,) = parse(text, "t.eval").diagnostics
     assert d.hint == hint
     assert (d.fix is None) == (hint is None)  # (the editor's fix is the hint's edit)
+
+
+@pytest.mark.parametrize(
+    ("line", "word", "column"),
+    [
+        ("tool café called", "café", 9),
+        ("tool 天气 called", "天气", 6),
+        ("no tool naïve_x", "naïve_x", 11),
+    ],
+)
+def test_a_bare_name_that_is_not_ascii_is_said_with_its_quoting(
+    line: str, word: str, column: int
+) -> None:
+    *_, diagnostics = diagnose(line)
+    (d,) = diagnostics
+    assert (d.code, d.column) == ("E103", column)
+    assert d.hint == f'a bare name is ASCII letters, digits and `_`: quote this one: "{word}"'
+    assert d.fix is not None and d.fix.text == f'"{word}"'
+    quoted = line.replace(word, f'"{word}"')
+    assert diagnose(quoted)[-1] == []

@@ -306,6 +306,21 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
             found = f"`{text[run_on[0] : run_on[1]]}`"
             return Diagnostic.at(source, Span(*run_on), "E101", f"expected {wanted}, found {found}")
         shown = repr(char) if char.isspace() or not char else f"`{char}`"
+        if char.isalnum() and not char.isascii():  # (`tool café`: a name is ASCII)
+            start, end = pos, pos + 1
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                start -= 1
+            while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+                end += 1
+            word = text[start:end]
+            return Diagnostic.at(
+                source,
+                Span(pos, pos + 1),
+                "E103",
+                f"unexpected character {shown}; expected {wanted}",
+                f'a bare name is ASCII letters, digits and `_`: quote this one: "{word}"',
+                fix=(Span(start, end), f'"{word}"'),
+            )
         return Diagnostic.at(
             source, Span(pos, pos + 1), "E103", f"unexpected character {shown}; expected {wanted}"
         )
