@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -990,3 +991,32 @@ async def test_an_outline_for_clients_without_hierarchy(work: Path) -> None:
         ("weather", "outline", 4),
         ("state", "outline", 9),
     ]
+
+
+# ---- documents the editor has not opened ------------------------------------------------
+
+
+async def test_documents_not_open_are_read_only_from_regular_files(
+    client: LanguageClient, work: Path
+) -> None:
+    """A request on a document that is not open reads it from disk only when it is a
+    regular file: a missing file, a named pipe or a device gets an empty answer (no error
+    with a traceback, no blocked server, no device read without end), and the server goes
+    on answering on an open document."""
+    at = _pos(HOVER, "cal", after="get_weather")
+    saved = work / "saved.eval"
+    saved.write_text(HOVER, encoding="utf-8")
+    called = await asyncio.wait_for(_hover(client, _uri(saved), at), 30)
+    assert called is not None and PREDICATES["called"].doc in called  # read from disk
+    missing = _uri(work / "missing.eval")
+    assert await asyncio.wait_for(_hover(client, missing, at), 30) is None
+    fifo = work / "fifo.eval"
+    os.mkfifo(fifo)
+    assert await asyncio.wait_for(_hover(client, _uri(fifo), at), 30) is None
+    assert await asyncio.wait_for(_symbols(client, _uri(fifo)), 30) == []
+    assert await asyncio.wait_for(_symbols(client, "file:///dev/zero"), 30) == []
+    assert not await asyncio.wait_for(_format(client, "file:///dev/zero"), 30)
+    uri = _open(client, work / "open.eval", HOVER)
+    still = await asyncio.wait_for(_hover(client, uri, at), 30)
+    assert still is not None and PREDICATES["called"].doc in still
+    _close(client, uri)
