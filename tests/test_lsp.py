@@ -627,6 +627,19 @@ async def test_formatting_returns_the_formatter_output(client: LanguageClient, w
     _close(client, uri2)
 
 
+async def test_formatting_keeps_crlf_line_endings(client: LanguageClient, work: Path) -> None:
+    from evaldsl.format.formatter import format_text
+
+    crlf = UNFORMATTED.replace("\n", "\r\n")
+    uri = _open(client, work / "crlf.eval", crlf)
+    [edit] = await _format(client, uri) or []
+    assert edit.new_text == format_text(UNFORMATTED).replace("\n", "\r\n")
+    _close(client, uri)
+    canonical = _open(client, work / "canonical.eval", edit.new_text)
+    assert not await _format(client, canonical)  # already as `fmt` lays it out
+    _close(client, canonical)
+
+
 # ---- definition -------------------------------------------------------------------------
 
 
