@@ -255,6 +255,18 @@ def test_syntax_errors_are_refused() -> None:
     assert all(d.path == "bad.eval" for d in caught.value.diagnostics)
 
 
+def test_a_lone_carriage_return_is_refused_at_its_place() -> None:
+    """An old Mac line ending is one line for evaldsl and a line end for editors: the
+    file is refused (E504 where the first one is), even where it would parse."""
+    for text in ('case "a"\r  steps >= 1\r', 'case "a"\r\n  steps >= 1\r'):
+        with pytest.raises(EvalDslError) as caught:
+            format_text(text, "mac.eval")
+        [d] = caught.value.diagnostics
+        assert (d.code, d.path, d.line) == ("E504", "mac.eval", text[:10].count("\n") + 1)
+        assert d.column == len(text.split("\n")[d.line - 1].split("\r")[0]) + 1
+        assert d.hint is not None and "LF or CRLF" in d.hint
+
+
 def test_quote_is_json_and_minimal() -> None:
     for value in ["", "plain", 'q"uote', "back\\slash", "tab\t", "\x00\x1f\x7f", "é中☀️", "\u2028"]:
         written = quote(value)

@@ -640,6 +640,19 @@ async def test_formatting_keeps_crlf_line_endings(client: LanguageClient, work: 
     _close(client, canonical)
 
 
+async def test_a_lone_carriage_return_is_one_diagnostic_at_its_place(
+    client: LanguageClient, work: Path
+) -> None:
+    """A lone CR ends a line for the editor, not for evaldsl: the check's positions after
+    it would be on the wrong lines, so the buffer gets one E504 where the first one is."""
+    text = 'case "a"\r\n  steps >= 1\r  tool x caled\r\n'
+    uri = _open(client, work / "mac.eval", text)
+    [d] = await _diagnostics(client, uri, 1)
+    assert (d.code, d.range.start.line, d.range.start.character) == ("E504", 1, 12)
+    assert "lone carriage return" in d.message and "LF or CRLF" in d.message
+    _close(client, uri)
+
+
 # ---- definition -------------------------------------------------------------------------
 
 

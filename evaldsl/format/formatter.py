@@ -66,7 +66,7 @@ import attrs
 from evaldsl.atomicfile import write_atomically
 from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import EvalDslError, not_utf8, render
+from evaldsl.language.diagnostics import EvalDslError, lone_carriage_return, not_utf8, render
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import (
     YAML_SUFFIXES,
@@ -632,6 +632,9 @@ def format_text(text: str, path: str = "<string>") -> str:
     'case "a"\\r\\n  steps >= 1\\r\\n'
     """
     text = text.removeprefix("\ufeff")
+    lone = lone_carriage_return(path, text)
+    if lone is not None:  # (an old Mac file: one line for evaldsl, many for its editor)
+        raise EvalDslError([lone])
     first, newline, _ = text.partition("\n")
     crlf = bool(newline) and first.endswith("\r")
     with paused_gc():  # many small objects, no cycles (see gcpause)
