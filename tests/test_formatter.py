@@ -70,6 +70,9 @@ def assert_safe(text: str) -> str:
 def assert_layout(text: str) -> None:
     if not text:
         return
+    if text.endswith("\r\n"):  # the file's own line ending, then CRLF throughout
+        assert text.count("\n") == text.count("\r\n")
+        text = text.replace("\r\n", "\n")
     assert text.endswith("\n") and not text.endswith("\n\n")
     assert not text.startswith("\n")
     assert "\n\n\n" not in text
@@ -224,8 +227,8 @@ def test_every_example_of_the_reference_formats_safely() -> None:
         ("tool a called between 0 and 1 time", "tool a called between 0 and 1 time\n"),
         ("answer cites tool a at least 1 values", "answer cites tool a at least 1 value\n"),
         # line endings and a byte-order mark
-        ("\ufefftool a called\r\n# c\r\n", "tool a called\n# c\n"),
-        ("tool a called  # c \r\n", "tool a called  # c\n"),
+        ("\ufefftool a called\r\n# c\r\n", "tool a called\r\n# c\r\n"),  # (CRLF kept)
+        ("tool a called  # c \r\n", "tool a called  # c\r\n"),
     ],
 )
 def test_rules(text: str, expected: str) -> None:
@@ -250,6 +253,18 @@ def test_syntax_errors_are_refused() -> None:
         format_text('case "a"\n  tool a caled once\n  answer contains "x', "bad.eval")
     assert [d.code for d in caught.value.diagnostics] == ["E101", "E102"]
     assert all(d.path == "bad.eval" for d in caught.value.diagnostics)
+
+
+def test_a_lone_carriage_return_is_refused_at_its_place() -> None:
+    """An old Mac line ending is one line for evaldsl and a line end for editors: the
+    file is refused (E504 where the first one is), even where it would parse."""
+    for text in ('case "a"\r  steps >= 1\r', 'case "a"\r\n  steps >= 1\r'):
+        with pytest.raises(EvalDslError) as caught:
+            format_text(text, "mac.eval")
+        [d] = caught.value.diagnostics
+        assert (d.code, d.path, d.line) == ("E504", "mac.eval", text[:10].count("\n") + 1)
+        assert d.column == len(text.split("\n")[d.line - 1].split("\r")[0]) + 1
+        assert d.hint is not None and "LF or CRLF" in d.hint
 
 
 def test_quote_is_json_and_minimal() -> None:
@@ -599,12 +614,19 @@ def test_a_file_named_explicitly_is_formatted_whatever_its_name(tree: Path) -> N
     assert code == 0 and out == f"reformatted {tree / 'notes.txt'}\n"
 
 
-def test_crlf_files_are_rewritten_with_lf(tmp_path: Path) -> None:
+def test_crlf_files_keep_their_line_ending(tmp_path: Path) -> None:
+    """A file whose first line ends with CRLF is canonical with CRLF (a Windows checkout
+    passes `fmt --check`), and is rewritten with CRLF throughout, stray LFs included."""
     path = tmp_path / "crlf.eval"
     path.write_bytes(CLEAN_TEXT.replace("\n", "\r\n").encode())
-    assert run_fmt([str(path)], check=True)[0] == 1
+    assert run_fmt([str(path)], check=True) == (0, "", "")
+    messy = MESSY_TEXT.replace("\n", "\r\n", 2)  # (the last lines end with LF alone)
+    path.write_bytes(messy.encode())
     assert run_fmt([str(path)])[0] == 0
-    assert path.read_bytes() == CLEAN_TEXT.encode()
+    assert path.read_bytes() == CLEAN_TEXT.replace("\n", "\r\n").encode()
+    assert format_text(messy) == format_text(MESSY_TEXT).replace("\n", "\r\n")
+    # the first line decides: an LF file with a stray CRLF comes out LF
+    assert format_text(MESSY_TEXT.replace("\n", "\r\n").replace("\r\n", "\n", 1)) == CLEAN_TEXT
 
 
 def test_syntax_errors_are_reported_and_the_file_left_alone(tree: Path) -> None:

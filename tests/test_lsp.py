@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -626,6 +627,32 @@ async def test_formatting_returns_the_formatter_output(client: LanguageClient, w
     _close(client, uri2)
 
 
+async def test_formatting_keeps_crlf_line_endings(client: LanguageClient, work: Path) -> None:
+    from evaldsl.format.formatter import format_text
+
+    crlf = UNFORMATTED.replace("\n", "\r\n")
+    uri = _open(client, work / "crlf.eval", crlf)
+    [edit] = await _format(client, uri) or []
+    assert edit.new_text == format_text(UNFORMATTED).replace("\n", "\r\n")
+    _close(client, uri)
+    canonical = _open(client, work / "canonical.eval", edit.new_text)
+    assert not await _format(client, canonical)  # already as `fmt` lays it out
+    _close(client, canonical)
+
+
+async def test_a_lone_carriage_return_is_one_diagnostic_at_its_place(
+    client: LanguageClient, work: Path
+) -> None:
+    """A lone CR ends a line for the editor, not for evaldsl: the check's positions after
+    it would be on the wrong lines, so the buffer gets one E504 where the first one is."""
+    text = 'case "a"\r\n  steps >= 1\r  tool x caled\r\n'
+    uri = _open(client, work / "mac.eval", text)
+    [d] = await _diagnostics(client, uri, 1)
+    assert (d.code, d.range.start.line, d.range.start.character) == ("E504", 1, 12)
+    assert "lone carriage return" in d.message and "LF or CRLF" in d.message
+    _close(client, uri)
+
+
 # ---- definition -------------------------------------------------------------------------
 
 
@@ -990,3 +1017,32 @@ async def test_an_outline_for_clients_without_hierarchy(work: Path) -> None:
         ("weather", "outline", 4),
         ("state", "outline", 9),
     ]
+
+
+# ---- documents the editor has not opened ------------------------------------------------
+
+
+async def test_documents_not_open_are_read_only_from_regular_files(
+    client: LanguageClient, work: Path
+) -> None:
+    """A request on a document that is not open reads it from disk only when it is a
+    regular file: a missing file, a named pipe or a device gets an empty answer (no error
+    with a traceback, no blocked server, no device read without end), and the server goes
+    on answering on an open document."""
+    at = _pos(HOVER, "cal", after="get_weather")
+    saved = work / "saved.eval"
+    saved.write_text(HOVER, encoding="utf-8")
+    called = await asyncio.wait_for(_hover(client, _uri(saved), at), 30)
+    assert called is not None and PREDICATES["called"].doc in called  # read from disk
+    missing = _uri(work / "missing.eval")
+    assert await asyncio.wait_for(_hover(client, missing, at), 30) is None
+    fifo = work / "fifo.eval"
+    os.mkfifo(fifo)
+    assert await asyncio.wait_for(_hover(client, _uri(fifo), at), 30) is None
+    assert await asyncio.wait_for(_symbols(client, _uri(fifo)), 30) == []
+    assert await asyncio.wait_for(_symbols(client, "file:///dev/zero"), 30) == []
+    assert not await asyncio.wait_for(_format(client, "file:///dev/zero"), 30)
+    uri = _open(client, work / "open.eval", HOVER)
+    still = await asyncio.wait_for(_hover(client, uri, at), 30)
+    assert still is not None and PREDICATES["called"].doc in still
+    _close(client, uri)

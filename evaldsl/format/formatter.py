@@ -28,6 +28,8 @@ The layout (the README quotes these rules):
   their decoded text unchanged; regexes, JSONPaths, numbers (`1.0` stays `1.0`, `1e5`
   stays `1e5`), judge thresholds, durations and money exactly as written. Counts and
   indexes are plain integers (`called 02 times` → `called 2 times`).
+- Line endings as the file's first line has them: `\r\n` throughout if it ends with
+  `\r\n`, else `\n`.
 - `called 1 time`, `at least 1 value`: the singular for one, the plural otherwise.
 - `and`/`or`/`not` with the fewest parentheses the meaning needs (not > and > or):
   `(a and b) or c` → `a and b or c`; `(a or b) and c` keeps them, and so does a chain
@@ -64,7 +66,7 @@ import attrs
 from evaldsl.atomicfile import write_atomically
 from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import EvalDslError, not_utf8, render
+from evaldsl.language.diagnostics import EvalDslError, lone_carriage_return, not_utf8, render
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import (
     YAML_SUFFIXES,
@@ -622,8 +624,19 @@ def format_text(text: str, path: str = "<string>") -> str:
 
     >>> format_text("case 'a'\\ncassette 'x.jsonl'\\ntool  a called;answer contains 'x'")
     'case "a"\\n  cassette "x.jsonl"\\n  tool a called; answer contains "x"\\n'
+
+    The file's line ending is kept: text whose first line ends with `\\r\\n` comes back
+    with `\\r\\n` after every line (a Windows checkout stays as git wrote it).
+
+    >>> format_text("case 'a'\\r\\n steps>=1\\n")
+    'case "a"\\r\\n  steps >= 1\\r\\n'
     """
     text = text.removeprefix("\ufeff")
+    lone = lone_carriage_return(path, text)
+    if lone is not None:  # (an old Mac file: one line for evaldsl, many for its editor)
+        raise EvalDslError([lone])
+    first, newline, _ = text.partition("\n")
+    crlf = bool(newline) and first.endswith("\r")
     with paused_gc():  # many small objects, no cycles (see gcpause)
         result = parse(text, path)
         if result.diagnostics:
@@ -633,7 +646,9 @@ def format_text(text: str, path: str = "<string>") -> str:
         stmts = _statements(masked, result.program)
         formatted = _layout(text, _elements(text, stmts, comments), printer)
         _verify(result.program, comments, formatted, path)
-    return formatted
+    # (every newline of the layout is one the printer wrote: strings, regexes and
+    # comments never hold one)
+    return formatted.replace("\n", "\r\n") if crlf else formatted
 
 
 def _verify(program: ast.Program, comments: list[Comment], formatted: str, path: str) -> None:

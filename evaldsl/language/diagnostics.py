@@ -388,6 +388,35 @@ def not_utf8(path: str, raw: bytes, error: UnicodeDecodeError) -> Diagnostic:
     )
 
 
+def lone_carriage_return(path: str, text: str) -> Diagnostic | None:
+    """E504 at the first `\\r` of `text` that no `\\n` follows (an old Mac line ending), or
+    None. evaldsl ends lines at `\\n` only and editors (LSP) at a lone `\\r` too, so no
+    position after one would be where the editor shows it: such a file is refused.
+
+    >>> d = lone_carriage_return("m.eval", 'case "a"\\r  steps >= 1\\r')
+    >>> (d.line, d.column, d.message)
+    (1, 9, 'a line ends with a lone carriage return (CR, an old Mac line ending)')
+    >>> lone_carriage_return("w.eval", 'case "a"\\r\\n  steps >= 1\\r\\n') is None
+    True
+    """
+    text = text.removeprefix("\ufeff")
+    at = text.find("\r")
+    while at >= 0 and text.startswith("\r\n", at):
+        at = text.find("\r", at + 2)
+    if at < 0:
+        return None
+    start = text.rfind("\n", 0, at) + 1
+    return Diagnostic.in_file(
+        path,
+        "E504",
+        "a line ends with a lone carriage return (CR, an old Mac line ending)",
+        line=text.count("\n", 0, at) + 1,
+        column=at - start + 1,
+        hint="save the file with LF or CRLF line endings",
+        source_line=text[start:at],
+    )
+
+
 def render(
     diagnostics: Iterable[Diagnostic],
     style: Literal["full", "concise"] = "full",

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
-from evaldsl.language.diagnostics import Diagnostic, Fix
+from evaldsl.language.diagnostics import Diagnostic, Fix, lone_carriage_return
 from evaldsl.language.reading import YAML_SUFFIXES
 from evaldsl.language.source import codepoint_column, utf16_column
 from evaldsl.suites.build import check_draft
@@ -140,10 +140,15 @@ def diagnostics_by_file(
 ) -> dict[str, list[Diagnostic]]:
     """The diagnostics `evaldsl check` gives the text (`check_draft` of its draft, which
     `draft` gives: made once a version, what drafting raises it raises), grouped by the
-    file they are in (normalised paths)."""
+    file they are in (normalised paths); for text with a lone CR, that one E504 alone."""
     if not is_suite_text(text, kind):
         return {}
     own = os.path.normpath(os.path.abspath(path))
+    lone = lone_carriage_return(path, text)
+    if lone is not None:
+        # the editor ends a line at a lone CR, evaldsl does not: the check's positions
+        # after one would be on other lines than the editor shows, so the file is refused
+        return {own: [lone]}
     groups: dict[str, list[Diagnostic]] = {own: []}
     for d in check_draft(draft()):
         where = own if d.path == path else os.path.normpath(os.path.abspath(d.path))

@@ -23,6 +23,7 @@ import os
 import sys
 from collections.abc import Generator, Sequence
 from typing import Any, BinaryIO
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -144,7 +145,26 @@ class EvalDslServer(LanguageServer):
         finally:
             self.shutdown()  # type: ignore[no-untyped-call]  # pygls's own, untyped
 
+    def is_open(self, uri: str) -> bool:
+        """Whether the editor holds `uri` open (its buffer, not the file on disk, is the text)."""
+        return unquote(uri) in self.workspace.text_documents
+
+    async def analysis_of(self, uri: str) -> Analysis | None:
+        """`analysis` of an open document; one that is not open is read from disk on a
+        worker thread, and only when it is a regular file (`disk_text`): pygls's own
+        reading would block on a named pipe and read a device without end. None when it
+        cannot be read: the request gets an empty answer."""
+        if self.is_open(uri):
+            return self.analysis(uri)
+        doc = self.workspace.get_text_document(uri)  # (its text is only read when asked)
+        path = document_path(doc)
+        text = await asyncio.to_thread(disk_text, uri, path)
+        if text is None:
+            return None
+        return Analysis(text, path, document_kind(path, doc.language_id))
+
     def analysis(self, uri: str) -> Analysis:
+        """The analysis of an open document's buffer, made once a version."""
         doc = self.workspace.get_text_document(uri)
         cached = self._analyses.get(uri)
         if cached is not None and cached[0] == doc.version and cached[0] is not None:
@@ -203,6 +223,8 @@ class EvalDslServer(LanguageServer):
             await self._check(uri)
 
     async def _check(self, uri: str) -> None:
+        if not self.is_open(uri):
+            return  # (a save or change of a document never opened: nothing to check)
         doc = self.workspace.get_text_document(uri)
         version, text = doc.version, doc.source
         path = document_path(doc)
@@ -308,7 +330,9 @@ def build_server(version: str) -> EvalDslServer:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: EvalDslServer, params: types.HoverParams) -> types.Hover | None:
-        analysis = ls.analysis(params.text_document.uri)
+        analysis = await ls.analysis_of(params.text_document.uri)
+        if analysis is None:
+            return None
         line0, column0 = cursor(analysis.lines, params.position)
         # hover may read the case's files (a trace summary, tool counts): off the loop
         found = await asyncio.to_thread(hover_at, analysis, line0, column0)
@@ -331,7 +355,9 @@ def build_server(version: str) -> EvalDslServer:
         types.CompletionOptions(trigger_characters=[" ", ".", "["]),
     )
     async def completion(ls: EvalDslServer, params: types.CompletionParams) -> types.CompletionList:
-        analysis = ls.analysis(params.text_document.uri)
+        analysis = await ls.analysis_of(params.text_document.uri)
+        if analysis is None:
+            return types.CompletionList(is_incomplete=False, items=[])
         line0, column0 = cursor(analysis.lines, params.position)
         caps = ls.client_capabilities.text_document
         item_caps = caps.completion.completion_item if caps and caps.completion else None
@@ -356,7 +382,9 @@ def build_server(version: str) -> EvalDslServer:
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(ls: EvalDslServer, params: types.DefinitionParams) -> list[types.Location]:
-        analysis = ls.analysis(params.text_document.uri)
+        analysis = await ls.analysis_of(params.text_document.uri)
+        if analysis is None:
+            return []
         line0, column0 = cursor(analysis.lines, params.position)
         top = types.Range(start=types.Position(0, 0), end=types.Position(0, 0))
         found = await asyncio.to_thread(definition_at, analysis, line0, column0)  # stats files
@@ -388,7 +416,10 @@ def build_server(version: str) -> EvalDslServer:
     ) -> list[types.DocumentSymbol] | list[types.SymbolInformation]:
         uri = params.text_document.uri
         # the buffer's draft, made on a worker thread if no check has made it yet
-        found = await asyncio.to_thread(document_symbols, ls.analysis(uri))
+        analysis = await ls.analysis_of(uri)
+        if analysis is None:
+            return []
+        found = await asyncio.to_thread(document_symbols, analysis)
         caps = ls.client_capabilities.text_document
         wanted = caps.document_symbol if caps is not None else None
         if wanted is not None and wanted.hierarchical_document_symbol_support:
@@ -396,10 +427,16 @@ def build_server(version: str) -> EvalDslServer:
         return flat_symbols(uri, found)
 
     @server.feature(types.TEXT_DOCUMENT_FORMATTING)
-    def formatting(
+    async def formatting(
         ls: EvalDslServer, params: types.DocumentFormattingParams
     ) -> list[types.TextEdit] | None:
-        return ls.formatted(params.text_document.uri)
+        uri = params.text_document.uri
+        if ls.is_open(uri):
+            return ls.formatted(uri)
+        analysis = await ls.analysis_of(uri)  # (a file on disk, if it is a regular one)
+        if analysis is None:
+            return []
+        return format_edits(analysis.text, analysis.path) if analysis.kind == "eval" else None
 
     return server
 
@@ -426,6 +463,20 @@ def file_lines(path: str) -> list[str]:
         return buffer_lines(read_regular(path, MAX_LSP_FILE_BYTES).decode("utf-8-sig"))
     except (FileProblem, UnicodeDecodeError):
         return []
+
+
+def disk_text(uri: str, path: str) -> str | None:
+    """The text of a document the editor has not opened, from disk; None (nothing to
+    answer) unless it is a `file:` URI of a regular file of at most `MAX_LSP_FILE_BYTES`
+    in UTF-8 (never a pipe, which would block the server, nor a device, read without end).
+    """
+    if not uri.startswith("file:"):
+        return None
+    try:
+        return read_regular(path, MAX_LSP_FILE_BYTES).decode("utf-8")
+    except (FileProblem, UnicodeDecodeError) as why:
+        log.info("not reading %s: %s", uri, why)
+        return None
 
 
 def _no_deserialize_tracebacks(record: logging.LogRecord) -> bool:
