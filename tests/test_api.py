@@ -1,0 +1,57 @@
+"""Tests for the Python API's entry points: what `compile`, `Program.check`, `expect`,
+`load_run` and `run_suites` accept, and the errors, in the user's words, for what they do
+not. What was not read is never a pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evaldsl
+
+ROOT = Path(__file__).resolve().parent.parent
+CASSETTE = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (b"examples/weather/cassettes/xiamen.jsonl", "bytes are not a run"),
+        (None, "None is not a run"),
+        (5, "a number is not a run"),
+        ({"foo": 1}, "is a recognised trace or state: the first items have keys `foo`"),
+        ({}, "holds an empty object, not a trace or a state"),
+    ],
+)
+def test_check_of_a_value_that_is_not_a_run_is_an_error_not_a_pass(
+    value: Any, message: str
+) -> None:
+    # every one of these holds "foo", "main" or "None" in its repr: read as an answer, it
+    # would pass
+    program = evaldsl.compile('answer contains "o"; steps >= 0')
+    result = program.check(value)
+    assert not result.passed
+    assert result.statuses == ["error", "error"]
+    assert result.error is not None and message in result.error
+    with pytest.raises(AssertionError, match="could not be checked"):
+        evaldsl.expect(value, 'answer contains "o"')
+
+
+def test_check_of_an_open_file_asks_for_its_path() -> None:
+    with CASSETTE.open() as f:
+        result = evaldsl.compile('answer contains "xiamen"').check(f)
+    assert result.error is not None
+    assert "an open file is not a run: pass its path instead" in result.error
+    assert "a run is a path (a str or os.PathLike)" in result.error
+
+
+def test_check_accepts_what_the_readme_lists() -> None:
+    program = evaldsl.compile("tool get_weather called once")
+    events = list(evaldsl.load_run(CASSETTE).events or [])
+    for run in (str(CASSETTE), CASSETTE, events, tuple(events), evaldsl.load_run(CASSETTE)):
+        assert program.check(run).statuses == ["pass"], run
+    state = {"status": "completed", "memory": {}}
+    assert evaldsl.compile("status == completed").check(state).passed
+    assert evaldsl.compile('output == "x"').check({"events": events[:1], "output": "x"}).passed
