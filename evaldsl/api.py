@@ -24,7 +24,7 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.judge.protocol import Judge
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, EvalDslError
-from evaldsl.language.source import Source
+from evaldsl.language.source import Source, Span
 from evaldsl.runs.detect import load_run as read_run
 from evaldsl.runs.model import Run
 from evaldsl.suites.build import check_suite, compile_suite
@@ -32,6 +32,10 @@ from evaldsl.suites.evalfile import read_eval
 from evaldsl.suites.model import Case
 from evaldsl.syntax.outline import Outline
 from evaldsl.syntax.parser import Start
+
+#: Why a program of no assertions is refused: every run would pass it.
+NOTHING_CHECKED = "this program has no assertions, so nothing would be checked"
+NOTHING_HINT = "add what the run must show, e.g. `tool search called` or `steps <= 10`"
 
 #: The compiled case `Program.cases` holds: the suites' `Case` (one model for both).
 CompiledCase = Case
@@ -49,8 +53,14 @@ class Program:
     cases: tuple[Case, ...]
 
     def check(self, run: RunLike, *, case: str | None = None) -> Result:
-        """Check a run against the program's case (name it when there are several)."""
-        return self.case(case).check(run)
+        """Check a run against the program's case (name it when there are several).
+
+        A case with no assertions raises `ValueError`: its result would pass every run.
+        """
+        chosen = self.case(case)
+        if not chosen.assertions:
+            raise ValueError(f"{NOTHING_CHECKED}: {NOTHING_HINT}")
+        return chosen.check(run)
 
     def case(self, name: str | None = None) -> Case:
         """The case of that name, or the only one."""
@@ -114,6 +124,13 @@ def compile(
         if any(d.is_error for d in diagnostics):
             raise EvalDslError(diagnostics)
         suite = compile_suite(checked, judge=judge)
+    nothing = not any(c.assertions for c in suite.cases)
+    if nothing and not any(d.code in ("W504", "W510") for d in diagnostics):
+        # (a suite file says W510 for the same; a snippet that checks nothing is as
+        # worth a warning, and `check` then refuses it)
+        diagnostics.append(
+            Diagnostic.at(read.parsed.source, Span(0, 0), "W510", NOTHING_CHECKED, NOTHING_HINT)
+        )
     return Program(read.parsed.source, read.outline, tuple(diagnostics), suite.cases)
 
 

@@ -55,3 +55,19 @@ def test_check_accepts_what_the_readme_lists() -> None:
     state = {"status": "completed", "memory": {}}
     assert evaldsl.compile("status == completed").check(state).passed
     assert evaldsl.compile('output == "x"').check({"events": events[:1], "output": "x"}).passed
+
+
+@pytest.mark.parametrize("text", ["", "# nothing here", "\n\n"])
+def test_a_program_of_no_statements_warns_and_check_refuses_it(text: str) -> None:
+    program = evaldsl.compile(text)
+    assert [d.code for d in program.diagnostics] == ["W510"]
+    with pytest.raises(ValueError, match="no assertions, so nothing would be checked: add"):
+        program.check(CASSETTE)
+
+
+@pytest.mark.parametrize("text", ["", "# nothing here"])
+def test_expect_of_no_statements_raises(text: str) -> None:
+    with pytest.raises(evaldsl.EvalDslError) as raised:
+        evaldsl.expect(CASSETTE, text)
+    assert [d.code for d in raised.value.diagnostics] == ["W510"]
+    assert str(raised.value).startswith("evaldsl: no statements to check\n<expect>:1:1:")
