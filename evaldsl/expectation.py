@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import io
 import os
-from pathlib import Path
 
-from evaldsl.api import Result, RunLike, compile
+from evaldsl.api import Result, RunLike, compile, folder_argument, text_argument
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.runner.results import AssertionResult, CaseResult
@@ -66,7 +65,8 @@ def expect(
       = expected: /\d+ F/
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
-    base = Path(base_dir) if base_dir is not None else None
+    text = text_argument(text, "expect", "the statements")
+    base = folder_argument(base_dir, "expect")
     try:
         program = compile(text, path=EXPECT_PATH, judge=judge, base_dir=base)
     except EvalDslError as malformed:
