@@ -24,14 +24,18 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.judge.protocol import Judge
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, EvalDslError
-from evaldsl.language.source import Source
+from evaldsl.language.source import Source, Span
 from evaldsl.runs.detect import load_run as read_run
-from evaldsl.runs.model import Run
+from evaldsl.runs.model import Run, given
 from evaldsl.suites.build import check_suite, compile_suite
 from evaldsl.suites.evalfile import read_eval
 from evaldsl.suites.model import Case
 from evaldsl.syntax.outline import Outline
 from evaldsl.syntax.parser import Start
+
+#: Why a program of no assertions is refused: every run would pass it.
+NOTHING_CHECKED = "this program has no assertions, so nothing would be checked"
+NOTHING_HINT = "add what the run must show, e.g. `tool search called` or `steps <= 10`"
 
 #: The compiled case `Program.cases` holds: the suites' `Case` (one model for both).
 CompiledCase = Case
@@ -49,11 +53,19 @@ class Program:
     cases: tuple[Case, ...]
 
     def check(self, run: RunLike, *, case: str | None = None) -> Result:
-        """Check a run against the program's case (name it when there are several)."""
-        return self.case(case).check(run)
+        """Check a run against the program's case (name it when there are several).
+
+        A case with no assertions raises `ValueError`: its result would pass every run.
+        """
+        chosen = self.case(case)
+        if not chosen.assertions:
+            raise ValueError(f"{NOTHING_CHECKED}: {NOTHING_HINT}")
+        return chosen.check(run)
 
     def case(self, name: str | None = None) -> Case:
         """The case of that name, or the only one."""
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"case= takes a case's name as a str or None, not {given(name)}")
         if name is None:
             if len(self.cases) != 1:
                 names = ", ".join(repr(c.name) for c in self.cases)
@@ -62,11 +74,49 @@ class Program:
         for c in self.cases:
             if c.name == name:
                 return c
-        raise KeyError(f"no case named {name!r}")
+        names = ", ".join(repr(c.name) for c in self.cases)
+        raise KeyError(f"no case named {name!r}: this program's cases are {names}")
 
     @property
     def warnings(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if not d.is_error]
+
+
+def text_argument(text: object, function: str, what: str = "the program's text") -> str:
+    """`text` when it is a `str`; otherwise the `TypeError` saying what `function` takes
+    (a path or bytes, the likely mistakes, with how to pass them)."""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, os.PathLike):
+        fix = "read the file first (Path(...).read_text()), or use evaldsl.suites.load_suite(path)"
+    elif isinstance(text, bytes | bytearray):
+        fix = "decode them first (text.decode())"
+    else:
+        fix = 'write the statements as a string, e.g. "tool search called"'
+    raise TypeError(f"{function}() takes {what} as a str, not {given(text)}: {fix}")
+
+
+def judge_argument(judge: object) -> Judge | None:
+    """`judge` when it is None or callable as a `Judge`; otherwise the `TypeError`."""
+    if judge is None or callable(judge):
+        return judge
+    raise TypeError(
+        f"judge= takes a judge to call (e.g. evaldsl.judge.client.LLMJudge()) or None, not "
+        f'{given(judge)}: a model is named in the statement (`judged "rubric" by "model"`)'
+        " or in the judge's configuration"
+    )
+
+
+def folder_argument(base_dir: object, function: str) -> Path | None:
+    """`base_dir` as a `Path` (None stays None); otherwise the `TypeError`."""
+    if base_dir is None:
+        return None
+    if isinstance(base_dir, str | os.PathLike):
+        return Path(base_dir)
+    raise TypeError(
+        f"{function}() takes base_dir= as a folder's path (a str or os.PathLike) or None, "
+        f"not {given(base_dir)}"
+    )
 
 
 def diagnose(
@@ -84,6 +134,7 @@ def diagnose(
     Case source files are read (by `facts`, e.g. `evaldsl.check.sources.read_facts`) only
     when both `facts` and `base_dir` are given.
     """
+    text = text_argument(text, "diagnose")
     read = read_eval(text, path, start=start, source=source, base_dir=base_dir, standalone=True)
     reader = facts if base_dir is not None else None
     checked = check_suite(read.draft, env=env, read=reader, targets=False)
@@ -103,7 +154,12 @@ def compile(
     >>> compile("tool search called 2 times; answer matches /\\\\d+ C/").cases[0].name
     ''
     """
-    base = Path(base_dir) if base_dir is not None else None
+    # (cheap isinstance tests: a wrong type failed deep inside, in Python's words)
+    text = text_argument(text, "compile")
+    judge = judge_argument(judge)
+    if not isinstance(path, str):
+        raise TypeError(f"compile() takes path= as a str naming the text, not {given(path)}")
+    base = folder_argument(base_dir, "compile")
     # Compiling builds many small objects and no garbage cycles: the cyclic collector
     # would only rescan the growing AST (a third of the time on large files).
     with paused_gc(long_lived=True):
@@ -114,6 +170,13 @@ def compile(
         if any(d.is_error for d in diagnostics):
             raise EvalDslError(diagnostics)
         suite = compile_suite(checked, judge=judge)
+    nothing = not any(c.assertions for c in suite.cases)
+    if nothing and not any(d.code in ("W504", "W510") for d in diagnostics):
+        # (a suite file says W510 for the same; a snippet that checks nothing is as
+        # worth a warning, and `check` then refuses it)
+        diagnostics.append(
+            Diagnostic.at(read.parsed.source, Span(0, 0), "W510", NOTHING_CHECKED, NOTHING_HINT)
+        )
     return Program(read.parsed.source, read.outline, tuple(diagnostics), suite.cases)
 
 
@@ -123,4 +186,11 @@ def load_run(path: str | os.PathLike[str], format: str | None = None) -> Run:
     The format is detected unless named (`traceplay`, `events`, `verydia`, `state`,
     `openai`, `anthropic`, `otel`). Large cassettes are streamed, not loaded whole.
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(
+            f"load_run() takes a file's path as a str or os.PathLike, not {given(path)}: "
+            "a run already in memory (events, a dict) goes to program.check(value) as it is"
+        )
+    if format is not None and not isinstance(format, str):
+        raise TypeError(f"load_run() takes format= as a str or None, not {given(format)}")
     return read_run(path, format)

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import io
 import os
-from pathlib import Path
 
-from evaldsl.api import Result, RunLike, compile
+from evaldsl.api import Result, RunLike, compile, folder_argument, text_argument
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.runner.results import AssertionResult, CaseResult
@@ -32,6 +31,8 @@ class MalformedStatements(EvalDslError):
 
     def __str__(self) -> str:
         count = len(self.errors)
+        if not count:  # no statement at all (W510): nothing to check is not a pass
+            return f"evaldsl: no statements to check\n{render(self.diagnostics)}"
         shown = render(self.errors or self.diagnostics)
         return f"evaldsl: {count} error{'s' if count != 1 else ''} in the statements\n{shown}"
 
@@ -46,8 +47,9 @@ def expect(
     r"""Check `run` against `text`; raise `AssertionError` with the report when it fails.
 
     `text` is one or more statements (`;` or newlines between them), without `case`
-    lines. Malformed text raises `evaldsl.EvalDslError` showing every error in full (its
-    source line, a caret, the hint), and a run that cannot be read fails with the reason.
+    lines. Malformed text, or text of no statement, raises `evaldsl.EvalDslError` showing
+    every error in full (its source line, a caret, the hint), and a run that cannot be
+    read fails with the reason.
     `base_dir` is where relative paths in the text and a relative `run` path start
     (default: the working folder). Without `judge`, `judged` statements are skipped.
 
@@ -63,7 +65,8 @@ def expect(
       = expected: /\d+ F/
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this function's
-    base = Path(base_dir) if base_dir is not None else None
+    text = text_argument(text, "expect", "the statements")
+    base = folder_argument(base_dir, "expect")
     try:
         program = compile(text, path=EXPECT_PATH, judge=judge, base_dir=base)
     except EvalDslError as malformed:
@@ -71,6 +74,8 @@ def expect(
         # none of the compiler's frames nor its one-line summary
         raise MalformedStatements(malformed.diagnostics) from None
     case = program.case()
+    if not case.assertions:
+        raise MalformedStatements(program.diagnostics)
     result = case.check(run, base=base)
     if result.passed:
         return result

@@ -770,7 +770,10 @@ def test_coerce_run() -> None:
     result = evaldsl.compile("steps >= 0").check([{"type": "llm.request"}, 1])
     assert result.error is not None
     assert "element [1] of the event list is a number" in result.error
-    assert coerce_run(42).kind == "value"
+    # a value that names or holds no run is an error, as a missing file is: never a pass
+    # on the value's repr
+    with pytest.raises(RunError, match="a number is not a run"):
+        coerce_run(42)
 
 
 def test_run_from_value() -> None:

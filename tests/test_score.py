@@ -172,6 +172,14 @@ def test_a_stdin_line_is_coerced_as_the_api_coerces_values(
     assert program.check(value).statuses == statuses  # the same coercion as the API's
 
 
+@pytest.mark.parametrize("value", [{"foo": 1}, {}, 5, "a.jsonl", None])
+def test_a_value_score_refuses_on_a_line_check_does_not_pass(value: object) -> None:
+    rec = line_record(orjson.dumps(value))
+    assert rec["error"] is not None and rec["statuses"] == ["error"] * 3
+    # (a str is a path for check, and this one does not exist)
+    assert evaldsl.compile(PROGRAM).check(value).statuses == ["error"] * 3
+
+
 @pytest.mark.parametrize(
     ("fixture", "fmt"),
     [("openai-response.json", "openai"), ("otel-trace.json", "otel"), ("state-ok.json", None)],

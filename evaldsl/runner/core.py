@@ -16,6 +16,7 @@ Ctrl-C stops the run at once: `RunInterrupted` carries the report of the cases t
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -35,7 +36,7 @@ from evaldsl.runner.produce import NothingToRun, produce_run, streamed_bytes
 from evaldsl.runner.readings import SharedReadings, with_metrics
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runs.index import RunFacts
-from evaldsl.runs.model import RunError
+from evaldsl.runs.model import RunError, given
 from evaldsl.runs.passes import index_run, will_read
 from evaldsl.suites.build import assertion_location
 from evaldsl.suites.model import Case, Suite
@@ -223,6 +224,7 @@ def run_suites(
     Ctrl-C raises `RunInterrupted` (a `KeyboardInterrupt`) with the report of the cases
     that finished; queued cases do not start and running ones are stopped.
     """
+    check_arguments(suites, options)
     started = time.perf_counter()
     work = _selected(suites, options.select)
     forked = options.jobs > 1 and len(work) > 1 and _can_fork()
@@ -246,6 +248,23 @@ def run_suites(
         report = _report(suites, results, own, started, interrupted=True)
         raise RunInterrupted(report) from None
     return _report(suites, results, own, started)
+
+
+def check_arguments(suites: object, options: object) -> None:
+    """A `TypeError` at `run_suites`' entry for a path where a loaded suite belongs (it
+    failed deep inside, in Python's words), or options that are not `RunOptions`."""
+    fix = "load each file first: run_suites([evaldsl.suites.load_suite(path), ...])"
+    if isinstance(suites, str | bytes | os.PathLike) or not isinstance(suites, Sequence):
+        raise TypeError(f"run_suites() takes a list of loaded suites, not {given(suites)}: {fix}")
+    for i, suite in enumerate(suites):
+        if not isinstance(suite, Suite):
+            raise TypeError(
+                f"run_suites() takes loaded suites, and item {i} is {given(suite)}: {fix}"
+            )
+    if not isinstance(options, RunOptions):
+        raise TypeError(
+            f"run_suites() takes options as evaldsl.runner.RunOptions(...), not {given(options)}"
+        )
 
 
 def _run_serial(work: list[tuple[Suite, int]], results: Results, on_case: OnCase) -> None:

@@ -797,10 +797,12 @@ def coerce_run(value: object, *, base: Path | None = None) -> Run:
     """Make a `Run` of whatever names or holds one.
 
     A `Run` is itself; a `str` or path-like is a file (relative to `base` when given) read by
-    `load_run`; a list must be event objects; a dict with cycgraph's state signature (see
-    `looks_like_state`) is a state (checked like a state file); a dict with an
-    `events`/`trace` list is a trace; any other value is the run's output. For what a `run`
-    target returned, where a string is an answer and not a path, use `run_from_value`.
+    `load_run`; a list (or tuple) must be event objects; a dict with cycgraph's state
+    signature (see `looks_like_state`) is a state (checked like a state file); a dict with an
+    `events`/`trace` list is a trace; any other dict is detected as a file holding it would
+    be (`read_document`). Anything else (bytes, an open file, a number, None) is a
+    `RunError`, as a missing file is: a value that was not read is never a pass. For what a
+    `run` target returned, where a string is an answer and not a path, use `run_from_value`.
 
     >>> coerce_run([{"type": "tool.call", "name": "search"}]).kind
     'trace'
@@ -812,19 +814,52 @@ def coerce_run(value: object, *, base: Path | None = None) -> Run:
         if base is not None and not p.is_absolute():
             p = base / p
         return load_run(p)
+    if isinstance(value, tuple):
+        value = list(value)
     if isinstance(value, list):
         # Not walked here: the index pass reports a non-object element by its index, and
         # the format is told by the first events, so a million in-memory events are read
         # once, not three times.
         head = [e for e in value[:1000] if isinstance(e, dict)]
         return Run(events=value, format=trace_format(head))
+    if not isinstance(value, dict):
+        raise not_a_run(value)
     from evaldsl.runs.state import looks_like_state, state_from_document
 
-    if isinstance(value, dict) and looks_like_state(value):
-        return state_from_document(value, path="<value>")
-    if isinstance(value, dict) and ("events" in value or "trace" in value):
-        return events_from_document(value, path="<value>")
-    return Run(events=None, output=value, format="value")
+    if looks_like_state(value):
+        return state_from_document(value, path=VALUE_NAME)
+    if "events" in value or "trace" in value:
+        return events_from_document(value, path=VALUE_NAME)
+    # an OpenAI or Anthropic body, an OTLP trace, …: or a `RunError` naming its keys, as
+    # `evaldsl score` gives for the same object on a line
+    return read_document(value, VALUE_NAME)
+
+
+#: How messages name a run passed as a Python value rather than a file.
+VALUE_NAME = "<value>"
+
+_RUN_TAKES = (
+    "a run is a path (a str or os.PathLike), a list of event objects, a dict holding a "
+    "trace or a workflow state, or an evaldsl `Run`"
+)
+
+
+def not_a_run(value: object) -> RunError:
+    """The `RunError` for a value `coerce_run` cannot read as a run, saying what it takes.
+
+    >>> str(not_a_run(b"a.jsonl")).split(": ", 1)[1][:46]
+    'bytes are not a run: decode them to a str path'
+    """
+    if isinstance(value, bytes | bytearray):
+        what = "bytes are not a run: decode them to a str path, or parse the JSON they hold"
+    elif hasattr(value, "read"):
+        # `open(path)` passed for `path`: its repr would otherwise become the answer
+        what = "an open file is not a run: pass its path instead"
+    elif value is None:
+        what = "None is not a run"
+    else:
+        what = f"{describe(value)} is not a run"
+    return RunError(f"{what}; {_RUN_TAKES}", path=VALUE_NAME)
 
 
 def run_from_value(value: object, *, latency_ms: float | None = None) -> Run:

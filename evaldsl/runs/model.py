@@ -14,6 +14,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
+from pathlib import PurePath
 from typing import IO, Any, BinaryIO, Literal
 
 import attrs
@@ -213,6 +214,23 @@ def describe(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "a list"
     return "an object" if isinstance(value, dict) else f"a {type(value).__name__}"
+
+
+def given(value: object) -> str:
+    """How a Python argument of the wrong type is named in a public function's
+    `TypeError`: "None", "a dict" (where `describe` names JSON values).
+
+    >>> given(None), given(PurePath("a.eval")), given(3)
+    ('None', 'a Path', 'an int')
+    """
+    if value is None:
+        return "None"
+    if isinstance(value, bytes | bytearray):
+        return "bytes"
+    if isinstance(value, PurePath):
+        return "a Path"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 # --- files --------------------------------------------------------------------------------

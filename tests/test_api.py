@@ -1,0 +1,131 @@
+"""Tests for the Python API's entry points: what `compile`, `Program.check`, `expect`,
+`load_run` and `run_suites` accept, and the errors, in the user's words, for what they do
+not. What was not read is never a pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evaldsl
+
+ROOT = Path(__file__).resolve().parent.parent
+CASSETTE = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (b"examples/weather/cassettes/xiamen.jsonl", "bytes are not a run"),
+        (None, "None is not a run"),
+        (5, "a number is not a run"),
+        ({"foo": 1}, "is a recognised trace or state: the first items have keys `foo`"),
+        ({}, "holds an empty object, not a trace or a state"),
+    ],
+)
+def test_check_of_a_value_that_is_not_a_run_is_an_error_not_a_pass(
+    value: Any, message: str
+) -> None:
+    # every one of these holds "foo", "main" or "None" in its repr: read as an answer, it
+    # would pass
+    program = evaldsl.compile('answer contains "o"; steps >= 0')
+    result = program.check(value)
+    assert not result.passed
+    assert result.statuses == ["error", "error"]
+    assert result.error is not None and message in result.error
+    with pytest.raises(AssertionError, match="could not be checked"):
+        evaldsl.expect(value, 'answer contains "o"')
+
+
+def test_check_of_an_open_file_asks_for_its_path() -> None:
+    with CASSETTE.open() as f:
+        result = evaldsl.compile('answer contains "xiamen"').check(f)
+    assert result.error is not None
+    assert "an open file is not a run: pass its path instead" in result.error
+    assert "a run is a path (a str or os.PathLike)" in result.error
+
+
+def test_check_accepts_what_the_readme_lists() -> None:
+    program = evaldsl.compile("tool get_weather called once")
+    events = list(evaldsl.load_run(CASSETTE).events or [])
+    for run in (str(CASSETTE), CASSETTE, events, tuple(events), evaldsl.load_run(CASSETTE)):
+        assert program.check(run).statuses == ["pass"], run
+    state = {"status": "completed", "memory": {}}
+    assert evaldsl.compile("status == completed").check(state).passed
+    assert evaldsl.compile('output == "x"').check({"events": events[:1], "output": "x"}).passed
+
+
+@pytest.mark.parametrize("text", ["", "# nothing here", "\n\n"])
+def test_a_program_of_no_statements_warns_and_check_refuses_it(text: str) -> None:
+    program = evaldsl.compile(text)
+    assert [d.code for d in program.diagnostics] == ["W510"]
+    with pytest.raises(ValueError, match="no assertions, so nothing would be checked: add"):
+        program.check(CASSETTE)
+
+
+@pytest.mark.parametrize("text", ["", "# nothing here"])
+def test_expect_of_no_statements_raises(text: str) -> None:
+    with pytest.raises(evaldsl.EvalDslError) as raised:
+        evaldsl.expect(CASSETTE, text)
+    assert [d.code for d in raised.value.diagnostics] == ["W510"]
+    assert str(raised.value).startswith("evaldsl: no statements to check\n<expect>:1:1:")
+
+
+def call_compile(**given: Any) -> Any:
+    return evaldsl.compile(**{"text": "steps >= 1", **given})
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: evaldsl.compile(None), "compile() takes the program's text as a str, not None"),
+        (
+            lambda: evaldsl.compile(Path("x.eval")),
+            "compile() takes the program's text as a str, not a Path: read the file first",
+        ),
+        (lambda: evaldsl.compile(b"steps >= 1"), "not bytes: decode them first"),
+        (lambda: evaldsl.diagnose(None), "diagnose() takes the program's text as a str, not None"),
+        (
+            lambda: evaldsl.expect(CASSETTE, None),
+            "expect() takes the statements as a str, not None",
+        ),
+        (lambda: call_compile(judge="gpt-4o"), "judge= takes a judge to call"),
+        (lambda: call_compile(path=Path("a.eval")), "compile() takes path= as a str"),
+        (lambda: call_compile(base_dir=3), "compile() takes base_dir= as a folder's path"),
+        (lambda: evaldsl.expect(CASSETTE, "steps >= 1", base_dir=3), "expect() takes base_dir="),
+        (lambda: evaldsl.load_run({"events": []}), "load_run() takes a file's path as a str or"),
+        (lambda: evaldsl.load_run(None), "os.PathLike, not None: a run already in memory"),
+        (lambda: evaldsl.load_run(CASSETTE, 3), "load_run() takes format= as a str or None"),
+        (lambda: call_compile().check(CASSETTE, case=5), "case= takes a case's name as a str"),
+    ],
+)
+def test_a_wrong_argument_type_is_a_type_error_saying_what_is_taken(
+    call: Any, message: str
+) -> None:
+    with pytest.raises(TypeError) as raised:
+        call()
+    assert message in str(raised.value)
+    # raised at the entry, in the user's words: nothing of Python's own messages
+    assert "object" not in str(raised.value) and "NoneType" not in str(raised.value)
+
+
+def test_an_unknown_case_name_lists_the_cases() -> None:
+    program = evaldsl.compile('case "a"\ncassette "x.jsonl"\nsteps >= 1\n')
+    with pytest.raises(KeyError, match="no case named 'b': this program's cases are 'a'"):
+        program.check(CASSETTE, case="b")
+
+
+def test_run_suites_takes_loaded_suites() -> None:
+    from evaldsl.runner import RunOptions, run_suites
+    from evaldsl.suites import load_suite
+
+    path = ROOT / "examples" / "weather" / "weather.eval"
+    with pytest.raises(TypeError, match=r"item 0 is a str: load each file first"):
+        run_suites([str(path)])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="takes a list of loaded suites, not a Path"):
+        run_suites(path)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"takes options as evaldsl\.runner\.RunOptions"):
+        run_suites([load_suite(path)], {"jobs": 2})  # type: ignore[arg-type]
+    assert run_suites([load_suite(path)], RunOptions()).cases
