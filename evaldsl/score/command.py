@@ -18,7 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from evaldsl.api import Program
 from evaldsl.gcpause import frozen_loaded
+from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, JudgeConfig
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.score.engines import LOCAL_BATCH, score_items
 from evaldsl.score.output import writer
@@ -77,6 +79,7 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     batch = args.batch_size or LOCAL_BATCH
     records = score_items(spec, work, jobs=args.jobs, batch_size=batch)
     stopped = _write(records, summary, args, texts, out)
+    _judge_note(err, spec, program, summary)
     return _finish(err, summary, stopped, time.perf_counter() - begin)
 
 
@@ -159,7 +162,23 @@ def _on_dask(
         stopped = _write(records, summary, args, texts, out)
     finally:
         on_dask.close(client, cluster)
+    _judge_note(err, spec, compiled_program(spec), summary)
     return _finish(err, summary, stopped, time.perf_counter() - begin)
+
+
+def _judge_note(err: TextIO, spec: ProgramSpec, program: Program, summary: Summary) -> None:
+    """Say once why judge assertions were skipped, when some were: each record says only
+    `skip`, and a run that judged nothing must not read as one that judged and passed."""
+    if not the_case(program).judged or not any(t.counts["skip"] for t in summary.assertions):
+        return
+    config = JudgeConfig.from_env(mode=spec.judge, cache_dir=spec.judge_cache)
+    if config.mode == "off":
+        err.write("note: judge assertions were skipped on purpose (--judge off)\n")
+    elif config.api_key is None:
+        err.write(
+            f"note: judge assertions were skipped (no {ENV_API_KEY}, and no cached verdict): "
+            f"{ENABLE_HINT} to judge them\n"
+        )
 
 
 def _finish(err: TextIO, summary: Summary, stopped: str | None, seconds: float) -> int:
