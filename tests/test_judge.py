@@ -610,6 +610,18 @@ def test_the_key_never_leaks(serve: Any, judges: Judges, caplog: pytest.LogCaptu
     assert "[redacted]" in messages[0] and "[redacted]" in messages[1]
 
 
+def test_a_key_too_short_to_be_a_secret_leaves_words_whole(serve: Any, judges: Judges) -> None:
+    # a local server's placeholder key: redacting it would mangle every word holding it
+    reason = "never mentions the sky"
+    outcome = ask(judges(serve(judged(False, 0.1, reason)), api_key="sky"))
+    assert outcome.status == "fail" and reason in outcome.message, outcome.message
+    frozen = ask(judges(api_key="k", mode="frozen"), rubric="not cached")
+    assert "looked for" in frozen.message and "[redacted]" not in frozen.message
+    # a key of 8 characters is a secret, wherever it shows
+    eight = ask(judges(serve(judged(False, 0.1, "echoes sk-12345")), api_key="sk-12345"))
+    assert "echoes [redacted]" in eight.message and "sk-12345" not in eight.message
+
+
 def echo_key_then(final: Reply) -> Callable[[Recorded], Reply]:
     seen: list[int] = []
 
