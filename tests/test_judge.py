@@ -524,7 +524,8 @@ def test_a_timeout_is_retried_then_an_error(serve: Any, judges: Judges) -> None:
     started = time.monotonic()
     outcome = ask(judges(server, timeout=0.2, retries=1))
     assert outcome.status == "error"
-    assert "timed out after 0.2 s" in outcome.message and "after 2 attempts" in outcome.message
+    assert "no answer within 0.2 s" in outcome.message and "after 2 attempts" in outcome.message
+    assert "Timeout" not in outcome.message  # httpx's words, not the user's
     assert server.count == 2
     assert time.monotonic() - started < 5
 
@@ -534,7 +535,20 @@ def test_an_unreachable_endpoint_is_an_error(serve: Any, judges: Judges) -> None
     server.stop()  # nothing listens on the port any more
     outcome = ask(judges(server, retries=1))
     assert outcome.status == "error"
-    assert "could not reach" in outcome.message and server.url in outcome.message
+    assert outcome.message.endswith(
+        f"could not connect to {server.url}: connection refused (is the server running?)"
+    ), outcome.message
+    assert "Errno" not in outcome.message and "ConnectError" not in outcome.message
+
+
+def test_a_server_that_hangs_up_is_an_error_in_the_users_words(serve: Any, judges: Judges) -> None:
+    server = serve(Reply(hang_up=True))
+    outcome = ask(judges(server, retries=1))
+    assert outcome.status == "error" and server.count == 2
+    assert outcome.message.endswith(
+        f"the server at {server.url} closed the connection without answering"
+    ), outcome.message
+    assert "RemoteProtocolError" not in outcome.message
 
 
 def test_4xx_is_an_error_without_retry(serve: Any, judges: Judges) -> None:
