@@ -33,7 +33,7 @@ import evaldsl.judge.protocol
 import evaldsl.judge.reply
 from evaldsl.judge.cache import cache_key, read_cache, write_cache
 from evaldsl.judge.client import LLMJudge
-from evaldsl.judge.config import DEFAULT_BASE_URL, ENABLE_HINT, JudgeConfig
+from evaldsl.judge.config import DEFAULT_BASE_URL, ENABLE_HINT, JudgeConfig, JudgeConfigError
 from evaldsl.judge.plan import RecordingJudge, TwoPhaseJudge, plan, uncached_plan
 from evaldsl.judge.protocol import JudgePlan, JudgeRequest
 from evaldsl.judge.reply import JudgeReply, parse_reply, verdict
@@ -737,9 +737,10 @@ def test_a_plan_with_a_cache_folder_counts_what_it_holds(tmp_path: Path) -> None
     assert uncached_plan(asked, config) is None  # (the folder exists: the client counts)
     judge = TwoPhaseJudge(config=config)
     assert judge.plan(asked) == (2, 1)
-    # a file where the folder should be is the client's to count (and warn about) too
+    # a file where the folder should be is refused with the settings, before any plan
     (tmp_path / "file").write_text("x")
-    assert uncached_plan(asked, JudgeConfig(cache_dir=tmp_path / "file")) is None
+    with pytest.raises(JudgeConfigError, match="that is a file; name a folder"):
+        JudgeConfig(cache_dir=tmp_path / "file")
 
 
 def test_the_command_judge_unmade_answers_as_the_client_would(tmp_path: Path) -> None:

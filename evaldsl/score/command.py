@@ -20,7 +20,7 @@ from typing import TextIO
 
 from evaldsl.api import Program
 from evaldsl.gcpause import frozen_loaded
-from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, JudgeConfig
+from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, JudgeConfig, JudgeConfigError
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.score.engines import LOCAL_BATCH, score_items
 from evaldsl.score.output import writer
@@ -60,6 +60,8 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     except ProgramShapeError as exc:
         return _usage(err, f"{args.program}: {exc}")
+    except JudgeConfigError as exc:  # the judge's settings, checked before anything runs
+        return _usage(err, str(exc))
     if program.warnings:
         err.write(render(program.warnings) + "\n")
     missing = missing_paths(args.traces)
