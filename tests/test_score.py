@@ -689,6 +689,8 @@ def run_with_stdin(args: list[str], data: bytes) -> subprocess.CompletedProcess[
         (["-", "-"], "standard input (-) can be read once"),
         (["--dask", "local:0", "."], "--dask local:N takes a number of workers"),
         (["--batch-size", "0", "."], "--batch-size takes a number"),
+        (["--samples", "abc", "."], "--samples: takes how many failing traces to show"),
+        (["--samples", "-1", "."], "a whole number ≥ 0, not -1"),
     ],
 )
 def test_bad_usage_exits_2(program_file: Path, args: list[str], message: str) -> None:

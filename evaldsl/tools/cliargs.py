@@ -213,7 +213,11 @@ def _score_command(score: argparse.ArgumentParser) -> None:
     )
     score.add_argument("--batch-size", type=int, metavar="N", help="traces per task")
     score.add_argument(
-        "--samples", type=int, default=3, metavar="K", help="failing traces shown per assertion"
+        "--samples",
+        type=_samples,
+        default=3,
+        metavar="K",
+        help="failing traces shown per assertion",
     )
     _judge_options(score)
 
@@ -316,6 +320,19 @@ def _jobs(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(
             f"takes a number of processes ≥ 1, or auto (one per CPU), not {text}"
+        )
+    return value
+
+
+def _samples(text: str) -> int:
+    """A `--samples` count: a whole number ≥ 0 (0: no failing trace shown)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"takes how many failing traces to show per assertion, a whole number ≥ 0, not {text}"
         )
     return value
 
