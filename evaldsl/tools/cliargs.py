@@ -326,15 +326,7 @@ def _jobs(text: str) -> int:
 
 def _samples(text: str) -> int:
     """A `--samples` count: a whole number ≥ 0 (0: no failing trace shown)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"takes how many failing traces to show per assertion, a whole number ≥ 0, not {text}"
-        )
-    return value
+    return _whole(text, "how many failing traces to show per assertion, a whole number ≥ 0")
 
 
 def usable_cpus() -> int:
@@ -348,12 +340,17 @@ def usable_cpus() -> int:
 
 def _count(text: str) -> int:
     """A `--max-diagnostics` count: a whole number ≥ 0."""
+    return _whole(text, "a whole number ≥ 0 (0: no limit)")
+
+
+def _whole(text: str, takes: str) -> int:
+    """A whole number ≥ 0, else an error saying what the option `takes`."""
     try:
         value = int(text)
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"takes a whole number ≥ 0 (0: no limit), not {text}")
+        raise argparse.ArgumentTypeError(f"takes {takes}, not {text}")
     return value
 
 
