@@ -784,3 +784,15 @@ def test_a_trace_whose_judge_never_ran_is_skipped_not_passed(
     assert [(r["passed"], r["skipped"]) for r in records] == [(True, False)] * 2
     assert (last["summary"]["passed"], last["summary"]["skipped"]) == (2, 0)
     assert why in mixed.stderr
+
+
+def test_a_file_that_is_not_utf8_text_is_named_at_its_byte(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00abc")
+    second = tmp_path / "events.jsonl"  # a JSONL recording whose second line is not text
+    second.write_bytes(b'{"type": "tool.call", "name": "search"}\n{"x": "caf\xe9"}\n')
+    result = run_evaldsl("score", str(ROOT / "examples-production" / "checks.eval"), str(tmp_path))
+    assert result.returncode == 1
+    assert f"{binary}:1:1: this file is not UTF-8 text: byte 0xff is not UTF-8" in result.stdout
+    assert f"{second}:2:11: this file is not UTF-8 text: byte 0xe9 is not UTF-8" in result.stdout
+    assert "surrogates" not in result.stdout and "str is not" not in result.stdout
