@@ -1,8 +1,9 @@
 """`evaldsl score PROGRAM TRACES...`: one program over many traces, streamed.
 
 Takes the parsed command-line arguments and gives an exit code: 0 when every trace was
-read and none failed (a trace whose assertions were all skipped is not a failure), 1 when a trace failed or could not be read, 2 for bad usage (a program
-with errors, several cases or no assertion, a path that does not exist, no traces at all, an
+read and none failed (a trace whose assertions were all skipped is not a failure), 1
+when a trace failed or could not be read, 2 for bad usage (a program with errors,
+several cases or no assertion, a path that does not exist, no traces at all, an
 unreachable Dask scheduler, `--dask` without dask installed, an engine that stopped: the
 output is then closed with the summary of what was scored). Records go to standard
 output in the chosen format as they come; diagnostics, the cluster's start-up and the
