@@ -46,7 +46,8 @@ class Recorded:
 @dataclass
 class Reply:
     """What the server answers: a status, a body (a dict is sent as JSON), headers, a delay;
-    or `stream`, a function giving the chunks of a streamed body, sent `gap` seconds apart."""
+    or `stream`, a function giving the chunks of a streamed body, sent `gap` seconds apart;
+    or `hang_up`: the connection closed without a word."""
 
     status: int = 200
     body: Any = None
@@ -54,6 +55,7 @@ class Reply:
     delay: float = 0.0
     stream: Callable[[], Iterator[bytes]] | None = None
     gap: float = 0.0
+    hang_up: bool = False
 
 
 def completion(content: Any, *, model: str = "judge-test") -> Reply:
@@ -212,6 +214,9 @@ class JudgeServer:
                 self.close_connection = True
 
             def _send(self, reply: Reply) -> None:
+                if reply.hang_up:
+                    self.close_connection = True
+                    return
                 if reply.stream is not None:
                     self._stream(reply)
                     return

@@ -33,7 +33,7 @@ import evaldsl.judge.protocol
 import evaldsl.judge.reply
 from evaldsl.judge.cache import cache_key, read_cache, write_cache
 from evaldsl.judge.client import LLMJudge
-from evaldsl.judge.config import DEFAULT_BASE_URL, ENABLE_HINT, JudgeConfig
+from evaldsl.judge.config import DEFAULT_BASE_URL, ENABLE_HINT, JudgeConfig, JudgeConfigError
 from evaldsl.judge.plan import RecordingJudge, TwoPhaseJudge, plan, uncached_plan
 from evaldsl.judge.protocol import JudgePlan, JudgeRequest
 from evaldsl.judge.reply import JudgeReply, parse_reply, verdict
@@ -524,7 +524,8 @@ def test_a_timeout_is_retried_then_an_error(serve: Any, judges: Judges) -> None:
     started = time.monotonic()
     outcome = ask(judges(server, timeout=0.2, retries=1))
     assert outcome.status == "error"
-    assert "timed out after 0.2 s" in outcome.message and "after 2 attempts" in outcome.message
+    assert "no answer within 0.2 s" in outcome.message and "after 2 attempts" in outcome.message
+    assert "Timeout" not in outcome.message  # httpx's words, not the user's
     assert server.count == 2
     assert time.monotonic() - started < 5
 
@@ -534,7 +535,20 @@ def test_an_unreachable_endpoint_is_an_error(serve: Any, judges: Judges) -> None
     server.stop()  # nothing listens on the port any more
     outcome = ask(judges(server, retries=1))
     assert outcome.status == "error"
-    assert "could not reach" in outcome.message and server.url in outcome.message
+    assert outcome.message.endswith(
+        f"could not connect to {server.url}: connection refused (is the server running?)"
+    ), outcome.message
+    assert "Errno" not in outcome.message and "ConnectError" not in outcome.message
+
+
+def test_a_server_that_hangs_up_is_an_error_in_the_users_words(serve: Any, judges: Judges) -> None:
+    server = serve(Reply(hang_up=True))
+    outcome = ask(judges(server, retries=1))
+    assert outcome.status == "error" and server.count == 2
+    assert outcome.message.endswith(
+        f"the server at {server.url} closed the connection without answering"
+    ), outcome.message
+    assert "RemoteProtocolError" not in outcome.message
 
 
 def test_4xx_is_an_error_without_retry(serve: Any, judges: Judges) -> None:
@@ -608,6 +622,18 @@ def test_the_key_never_leaks(serve: Any, judges: Judges, caplog: pytest.LogCaptu
     for path in cache_files(judges.cache_dir):
         assert KEY not in path.read_text("utf-8")
     assert "[redacted]" in messages[0] and "[redacted]" in messages[1]
+
+
+def test_a_key_too_short_to_be_a_secret_leaves_words_whole(serve: Any, judges: Judges) -> None:
+    # a local server's placeholder key: redacting it would mangle every word holding it
+    reason = "never mentions the sky"
+    outcome = ask(judges(serve(judged(False, 0.1, reason)), api_key="sky"))
+    assert outcome.status == "fail" and reason in outcome.message, outcome.message
+    frozen = ask(judges(api_key="k", mode="frozen"), rubric="not cached")
+    assert "looked for" in frozen.message and "[redacted]" not in frozen.message
+    # a key of 8 characters is a secret, wherever it shows
+    eight = ask(judges(serve(judged(False, 0.1, "echoes sk-12345")), api_key="sk-12345"))
+    assert "echoes [redacted]" in eight.message and "sk-12345" not in eight.message
 
 
 def echo_key_then(final: Reply) -> Callable[[Recorded], Reply]:
@@ -711,9 +737,10 @@ def test_a_plan_with_a_cache_folder_counts_what_it_holds(tmp_path: Path) -> None
     assert uncached_plan(asked, config) is None  # (the folder exists: the client counts)
     judge = TwoPhaseJudge(config=config)
     assert judge.plan(asked) == (2, 1)
-    # a file where the folder should be is the client's to count (and warn about) too
+    # a file where the folder should be is refused with the settings, before any plan
     (tmp_path / "file").write_text("x")
-    assert uncached_plan(asked, JudgeConfig(cache_dir=tmp_path / "file")) is None
+    with pytest.raises(JudgeConfigError, match="that is a file; name a folder"):
+        JudgeConfig(cache_dir=tmp_path / "file")
 
 
 def test_the_command_judge_unmade_answers_as_the_client_would(tmp_path: Path) -> None:

@@ -164,3 +164,36 @@ def test_a_traceplay_cache_is_reused(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stdout
     assert statuses(tmp_path / "r.json") == ["pass"]
+
+
+def test_a_judge_cache_that_is_a_file_stops_the_command_before_it_runs(tmp_path: Path) -> None:
+    eval_file = suite(tmp_path)
+    afile = tmp_path / "afile"
+    afile.write_text("notes\n")
+    program = tmp_path / "judged.eval"
+    program.write_text('answer judged "mentions the weather" >= 0.7\n')
+    with JudgeServer(judged(True, 0.9)) as server:
+        env = {"EVALDSL_JUDGE_API_KEY": KEY, "EVALDSL_JUDGE_BASE_URL": server.url}
+        for cache, said in ((afile, "that is a file"), (afile / "sub", f"{afile} is a file")):
+            for command in (
+                ["run", str(eval_file)],
+                ["score", str(program), str(CASSETTE)],
+            ):
+                done = run(tmp_path, *command, "--judge-cache", str(cache), env=env)
+                assert done.returncode == 2, done.stderr
+                assert f"--judge-cache {cache}: {said}; name a folder" in done.stderr
+                assert "Traceback" not in done.stderr and "Errno" not in done.stderr
+        assert server.count == 0  # nothing ran, nothing was paid for
+
+
+def test_a_judge_error_shows_no_null_found_or_expected(tmp_path: Path) -> None:
+    eval_file = suite(tmp_path)
+    env = {"EVALDSL_JUDGE_API_KEY": KEY}
+    done = run(tmp_path, "run", str(eval_file), "--judge", "frozen", "--judge-cache", "x", env=env)
+    assert done.returncode == 1 and "no cached verdict" in done.stdout, done.stdout
+    assert "null" not in done.stdout
+    with JudgeServer(judged(False, 0.2, "no weather")) as server:
+        env["EVALDSL_JUDGE_BASE_URL"] = server.url
+        failed = run(tmp_path, "run", str(eval_file), "--judge-cache", "c", env=env)
+    assert failed.returncode == 1 and "= found: 0.2" in failed.stdout, failed.stdout
+    assert "= expected: 0.7" in failed.stdout

@@ -467,6 +467,7 @@ def reference_record(case: CompiledCase, item: Item) -> TraceRecord:
             "trace": item.key,
             "id": trace_id,
             "passed": result.passed,
+            "skipped": result.error is None and set(result.statuses) == {"skip"},
             "score": result.score,
             "statuses": result.statuses,
             "failures": failures,
@@ -509,7 +510,9 @@ def test_the_one_pass_record_and_summary_are_the_results(
             if r["error"] is None and status in ("fail", "error")
         ]
         assert [f["trace"] for f in tally.failing] == first[:samples]
-    assert (summary.traces, summary.passed) == (len(found), sum(r["passed"] for r in reference))
+    skipped = sum(r["error"] is None and set(r["statuses"]) == {"skip"} for r in reference)
+    passed = sum(r["passed"] for r in reference) - skipped  # a skipped trace is not passed
+    assert (summary.traces, summary.passed, summary.skipped) == (len(found), passed, skipped)
     assert summary.unreadable == sum(r["error"] is not None for r in reference)
 
 
@@ -694,6 +697,8 @@ def run_with_stdin(args: list[str], data: bytes) -> subprocess.CompletedProcess[
         (["-", "-"], "standard input (-) can be read once"),
         (["--dask", "local:0", "."], "--dask local:N takes a number of workers"),
         (["--batch-size", "0", "."], "--batch-size takes a number"),
+        (["--samples", "abc", "."], "--samples: takes how many failing traces to show"),
+        (["--samples", "-1", "."], "a whole number ≥ 0, not -1"),
     ],
 )
 def test_bad_usage_exits_2(program_file: Path, args: list[str], message: str) -> None:
@@ -748,3 +753,54 @@ def test_dask_missing_says_how_to_install(program_file: Path, traces: Path) -> N
     )
     assert result.returncode == 2
     assert "pip install 'evaldsl[dask]'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("mode", "why"),
+    [
+        ([], "no EVALDSL_JUDGE_API_KEY, and no cached verdict): set EVALDSL_JUDGE_API_KEY"),
+        (["--judge", "off"], "skipped on purpose (--judge off)"),
+    ],
+)
+def test_a_trace_whose_judge_never_ran_is_skipped_not_passed(
+    tmp_path: Path, mode: list[str], why: str
+) -> None:
+    program = tmp_path / "judged.eval"
+    program.write_text('answer judged "says the weather" >= 0.5\ntokens <= 4000\n')
+    judged_only = tmp_path / "only.eval"
+    judged_only.write_text('answer judged "says the weather" >= 0.5\n')
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for name in ("a.json", "b.json"):
+        (folder / name).write_bytes(SEARCH)
+    cache = ["--judge-cache", str(tmp_path / "cache"), *mode]
+    result = run_evaldsl("score", str(judged_only), str(folder), "--format", "jsonl", *cache)
+    assert result.returncode == 0, result.stderr  # nothing failed
+    *records, last = (json.loads(line) for line in result.stdout.splitlines())
+    assert [(r["passed"], r["skipped"], r["statuses"]) for r in records] == [
+        (True, True, ["skip"])
+    ] * 2
+    summary = last["summary"]
+    assert (summary["passed"], summary["failed"], summary["skipped"]) == (0, 0, 2)
+    assert result.stderr.count("note: judge assertions were skipped") == 1
+    assert why in result.stderr
+    text = run_evaldsl("score", str(judged_only), str(folder), *cache)
+    assert "2 traces: 0 passed, 0 failed, 2 skipped, 0 unreadable" in text.stdout
+    # a trace that something else tested is passed, and the note still says why
+    mixed = run_evaldsl("score", str(program), str(folder), "--format", "jsonl", *cache)
+    *records, last = (json.loads(line) for line in mixed.stdout.splitlines())
+    assert [(r["passed"], r["skipped"]) for r in records] == [(True, False)] * 2
+    assert (last["summary"]["passed"], last["summary"]["skipped"]) == (2, 0)
+    assert why in mixed.stderr
+
+
+def test_a_file_that_is_not_utf8_text_is_named_at_its_byte(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00abc")
+    second = tmp_path / "events.jsonl"  # a JSONL recording whose second line is not text
+    second.write_bytes(b'{"type": "tool.call", "name": "search"}\n{"x": "caf\xe9"}\n')
+    result = run_evaldsl("score", str(ROOT / "examples-production" / "checks.eval"), str(tmp_path))
+    assert result.returncode == 1
+    assert f"{binary}:1:1: this file is not UTF-8 text: byte 0xff is not UTF-8" in result.stdout
+    assert f"{second}:2:11: this file is not UTF-8 text: byte 0xe9 is not UTF-8" in result.stdout
+    assert "surrogates" not in result.stdout and "str is not" not in result.stdout

@@ -139,6 +139,49 @@ def message_content(data: Any) -> str | None:
     return content if isinstance(content, str) else None
 
 
+#: What the operating system's words for a failed connection mean, in the user's words
+#: (matched in lower case: Linux, macOS and Windows word them differently).
+_CONNECT_REASONS = (
+    (("refused",), "connection refused (is the server running?)"),
+    (
+        ("name or service not known", "nodename nor servname", "getaddrinfo", "name resolution"),
+        "its host name could not be resolved (is the URL right?)",
+    ),
+    (("certificate", "ssl", "tls"), "the TLS handshake failed (is its certificate valid?)"),
+    (("unreachable",), "the network cannot reach it"),
+    (("reset",), "the connection was reset"),
+)
+
+
+def transport_problem(exc: Exception, url: str) -> str:
+    """What went wrong on the wire, in the user's words (httpx's are
+    `ConnectError: [Errno 111] Connection refused` and the like), naming `url`.
+
+    >>> import httpx
+    >>> transport_problem(httpx.ConnectError("[Errno 111] Connection refused"), "http://h/v1")
+    'could not connect to http://h/v1: connection refused (is the server running?)'
+    """
+    import httpx  # (only a judge that called its endpoint gets here)
+
+    said = str(exc)
+    words = re.sub(r"^\[Errno -?\d+\]\s*", "", said).strip().rstrip(".") or "no reason given"
+    lowered = said.lower()
+    if isinstance(exc, httpx.ConnectError):
+        reason = next((r for keys, r in _CONNECT_REASONS if any(k in lowered for k in keys)), None)
+        return f"could not connect to {url}: {reason or words[:1].lower() + words[1:]}"
+    if isinstance(exc, httpx.RemoteProtocolError) and "without sending" in lowered:
+        return f"the server at {url} closed the connection without answering"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"the server at {url} answered with something that is not HTTP ({words})"
+    if isinstance(exc, httpx.WriteError):
+        return f"the connection to {url} broke while sending the question"
+    if isinstance(exc, httpx.ReadError):
+        return f"the connection to {url} broke while reading the answer"
+    if isinstance(exc, httpx.ProxyError):
+        return f"the proxy in the way to {url} refused the connection ({words})"
+    return f"could not talk to {url} ({words})"
+
+
 class LLMJudge:
     """The judge of `X judged "rubric"`: cache first, then an OpenAI-compatible endpoint.
 
@@ -426,10 +469,13 @@ class LLMJudge:
             try:
                 response = self._post(payload, headers)
             except (httpx.TimeoutException, _Late) as exc:
+                seconds = number_text(self.config.timeout)
                 problem = (
-                    f"timed out after {number_text(self.config.timeout)} s ({type(exc).__name__})"
+                    f"could not connect to {self._redact(self.config.base_url)} within {seconds} s"
+                    if isinstance(exc, httpx.ConnectTimeout)
+                    else f"no answer within {seconds} s"
                     if isinstance(exc, httpx.TimeoutException)
-                    else f"the reply was still arriving after {number_text(self.config.timeout)} s"
+                    else f"the reply was still arriving after {seconds} s"
                 )
             except _Overlong:
                 return _Failed(
@@ -442,10 +488,8 @@ class LLMJudge:
                     "error", f"judge: could not send the request: {self._redact(str(exc))}"
                 )
             except httpx.TransportError as exc:
-                problem = (
-                    f"could not reach {self._redact(self.config.chat_url)}: "
-                    f"{type(exc).__name__}: {self._redact(str(exc))}"
-                )
+                problem = transport_problem(exc, self._redact(self.config.base_url))
+                problem = self._redact(problem)
             else:
                 status = response.status
                 if status == 429 or status >= 500:

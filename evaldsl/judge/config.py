@@ -85,6 +85,18 @@ def _check_base_url(instance: Any, attribute: Any, value: str) -> None:
         raise JudgeConfigError(f"{ENV_BASE_URL} cannot be used: {problem}: {shown!r}")
 
 
+def _check_cache_dir(instance: Any, attribute: Any, value: Path) -> None:
+    # A file where the folder should be would fail every write, each with its own warning,
+    # after the judge was paid for: refused before anything runs. (The first part of the
+    # path that exists is looked at: `afile/sub` cannot be made either.)
+    for part in (value, *value.parents):
+        if part.exists():
+            if not part.is_dir():
+                where = "that is a file" if part == value else f"{part} is a file"
+                raise JudgeConfigError(f"--judge-cache {value}: {where}; name a folder")
+            return
+
+
 def _positive(instance: Any, attribute: Any, value: float) -> None:
     if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
         raise ValueError(f"{attribute.name} must be a positive number of seconds, got {value!r}")
@@ -122,7 +134,9 @@ class JudgeConfig:
     max_backoff: float = attrs.field(default=8.0, validator=_non_negative)
     retry_after_cap: float = attrs.field(default=30.0, validator=_non_negative)
     mode: JudgeMode = attrs.field(default="live", validator=attrs.validators.in_(MODES))
-    cache_dir: Path = attrs.field(default=DEFAULT_CACHE_DIR, converter=_path)
+    cache_dir: Path = attrs.field(
+        default=DEFAULT_CACHE_DIR, converter=_path, validator=_check_cache_dir
+    )
     max_concurrency: int = attrs.field(
         default=8, validator=[attrs.validators.ge(1), attrs.validators.le(256)]
     )

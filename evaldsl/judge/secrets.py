@@ -6,9 +6,16 @@ whatever mixture of forms each character of it takes: as written, JSON-escaped (
 HTML-escaped (`&amp;`, `&#47;`, `&#x2F;`). Callers redact a whole text before they cut it
 for a message, so a key split across the cut never shows half of itself.
 
+A key shorter than `MIN_REDACTED_KEY` characters is not redacted: no provider issues one
+(theirs run to dozens), so it is a placeholder for a local server (`k`, `sky`), and
+replacing it wherever it shows would mangle ordinary words (`loo[redacted]ed`, "never
+mentions the [redacted]") while hiding nothing anyone could not guess.
+
     >>> r = Redactor("sk-a/b+c")
     >>> r("echo: sk-a/b+c, sk-a\\\\/b+c, sk-a%2fb%2Bc, \\\\u0073k-a/b&#43;c")
     'echo: [redacted], [redacted], [redacted], [redacted]'
+    >>> Redactor("sky")("never mentions the sky")
+    'never mentions the sky'
 """
 
 from __future__ import annotations
@@ -16,6 +23,9 @@ from __future__ import annotations
 import re
 
 REDACTED = "[redacted]"
+
+#: The fewest characters a key has for it to be redacted (see the module doc).
+MIN_REDACTED_KEY = 8
 
 _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f"}
 _JSON_SHORT |= {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -51,11 +61,13 @@ def _char(c: str) -> str:
 
 
 class Redactor:
-    """Replaces a key, in any form of its characters, by `[redacted]`; nothing without a key."""
+    """Replaces a key, in any form of its characters, by `[redacted]`; nothing without a
+    key, or with one too short to be a secret (`MIN_REDACTED_KEY`)."""
 
     def __init__(self, key: str | None) -> None:
         self.key = key
-        self._pattern = re.compile("".join(_char(c) for c in key)) if key else None
+        secret = key is not None and len(key) >= MIN_REDACTED_KEY
+        self._pattern = re.compile("".join(_char(c) for c in key or "")) if secret else None
 
     def __call__(self, text: str) -> str:
         if self._pattern is None:

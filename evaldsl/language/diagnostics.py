@@ -364,9 +364,11 @@ def abbreviated(text: str, limit: int = SHOWN_MESSAGE) -> str:
     return f"{text[:head]}… ({len(text) - limit:,} characters not shown) …{text[-tail:]}"
 
 
-def not_utf8(path: str, raw: bytes, error: UnicodeDecodeError) -> Diagnostic:
-    """E504 for a suite file whose bytes are not UTF-8 (`error`, from decoding `raw`), at
-    the line and column of the first byte that is not, with its line as the source.
+def not_utf8(
+    path: str, raw: bytes, error: UnicodeDecodeError, what: str = "suite file"
+) -> Diagnostic:
+    """E504 for a suite file (or `what`) whose bytes are not UTF-8 (`error`, from decoding
+    `raw`), at the line and column of the first byte that is not, with its line as the source.
 
     >>> d = not_utf8("l.eval", b'suite "l"\\ncase "caf\\xe9"\\n', UnicodeDecodeError(
     ...     "utf-8", b'suite "l"\\ncase "caf\\xe9"\\n', 19, 20, "invalid"))
@@ -380,7 +382,7 @@ def not_utf8(path: str, raw: bytes, error: UnicodeDecodeError) -> Diagnostic:
     return Diagnostic.in_file(
         path,
         "E504",
-        f"suite file is not UTF-8 text: byte 0x{raw[error.start]:02x} is not UTF-8",
+        f"{what} is not UTF-8 text: byte 0x{raw[error.start]:02x} is not UTF-8",
         line=before.count("\n") + 1,
         column=len(before) - start + 1,
         hint="save it as UTF-8",

@@ -117,6 +117,10 @@ def compile_judged(ctx: CompileContext, node: ast.Check) -> Checker:
             value = value.values
         text = value if isinstance(value, str) else js_text(value)
         outcome = judge(text, rubric, model=model, threshold=threshold)
+        if outcome.score is None or threshold is None:
+            # nothing to compare (an error, a skip, a verdict without a threshold): found
+            # and expected would read `null` beside a message that says it all
+            return Verdict(outcome.status, outcome.message, span)
         return Verdict(outcome.status, outcome.message, span, outcome.score, threshold)
 
     return run

@@ -30,6 +30,7 @@ from evaldsl.runs.model import (
     describe,
     fast_lines,
     file_lines,
+    not_utf8_error,
     open_file,
     os_error,
     strip_bom,
@@ -166,6 +167,8 @@ def _events(f: IO[bytes], path: str, after: int) -> Iterator[dict[str, Any]]:
 
 
 def _line_error(path: str, lineno: int, raw: bytes, exc: orjson.JSONDecodeError) -> RunError:
+    if "UTF-8" in exc.msg and (bad := not_utf8_error(raw, path, lineno)) is not None:
+        return bad
     return RunError(
         f"invalid JSON on line {lineno}: {exc.msg}",
         path=path,

@@ -20,7 +20,7 @@ from typing import IO, Any, BinaryIO, Literal
 import attrs
 import orjson
 
-from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.diagnostics import Diagnostic, not_utf8
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES
 from evaldsl.language.reading import FileProblem, open_regular, read_regular, size_text
 from evaldsl.language.source import Source
@@ -379,10 +379,36 @@ def decode_document(data: bytes, path: str, *, hint: str | None = None) -> Any:
         raise json_error(exc, data, path, hint=hint) from None
 
 
+def not_utf8_error(data: bytes, path: str, first_line: int = 1) -> RunError | None:
+    """The `RunError` for bytes that are not UTF-8 text, at the line and column of the first
+    byte that is not (`data` starting at line `first_line` of the file); None when they are.
+    (orjson's words for them, "str is not valid UTF-8: surrogates not allowed", say neither
+    what is wrong nor where.)
+
+    >>> not_utf8_error(bytes([91, 0xFF, 93]), "t.json").message
+    'this file is not UTF-8 text: byte 0xff is not UTF-8'
+    """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        d = not_utf8(path, data, bad, "this file")
+        return RunError(
+            d.message,
+            path=path,
+            line=d.line + first_line - 1,
+            column=d.column,
+            hint="a trace is JSON text, saved as UTF-8",
+            source_line=d.source_line,
+        )
+    return None
+
+
 def json_error(
     exc: orjson.JSONDecodeError, data: bytes, path: str, *, hint: str | None = None
 ) -> RunError:
     """The `RunError` for a decoder error over a whole file's bytes."""
+    if "UTF-8" in exc.msg and (bad := not_utf8_error(data, path)) is not None:
+        return bad
     source = Source(decode_text(data), path)
     return RunError(
         f"invalid JSON on line {exc.lineno}: {exc.msg}",

@@ -1,8 +1,9 @@
 """`evaldsl score PROGRAM TRACES...`: one program over many traces, streamed.
 
 Takes the parsed command-line arguments and gives an exit code: 0 when every trace was
-read and passed, 1 when a trace failed or could not be read, 2 for bad usage (a program
-with errors, several cases or no assertion, a path that does not exist, no traces at all, an
+read and none failed (a trace whose assertions were all skipped is not a failure), 1
+when a trace failed or could not be read, 2 for bad usage (a program with errors,
+several cases or no assertion, a path that does not exist, no traces at all, an
 unreachable Dask scheduler, `--dask` without dask installed, an engine that stopped: the
 output is then closed with the summary of what was scored). Records go to standard
 output in the chosen format as they come; diagnostics, the cluster's start-up and the
@@ -18,7 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from evaldsl.api import Program
 from evaldsl.gcpause import frozen_loaded
+from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, JudgeConfig, JudgeConfigError
 from evaldsl.language.diagnostics import EvalDslError, render
 from evaldsl.score.engines import LOCAL_BATCH, score_items
 from evaldsl.score.output import writer
@@ -58,6 +61,8 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     except ProgramShapeError as exc:
         return _usage(err, f"{args.program}: {exc}")
+    except JudgeConfigError as exc:  # the judge's settings, checked before anything runs
+        return _usage(err, str(exc))
     if program.warnings:
         err.write(render(program.warnings) + "\n")
     missing = missing_paths(args.traces)
@@ -77,6 +82,7 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     batch = args.batch_size or LOCAL_BATCH
     records = score_items(spec, work, jobs=args.jobs, batch_size=batch)
     stopped = _write(records, summary, args, texts, out)
+    _judge_note(err, spec, program, summary)
     return _finish(err, summary, stopped, time.perf_counter() - begin)
 
 
@@ -159,7 +165,23 @@ def _on_dask(
         stopped = _write(records, summary, args, texts, out)
     finally:
         on_dask.close(client, cluster)
+    _judge_note(err, spec, compiled_program(spec), summary)
     return _finish(err, summary, stopped, time.perf_counter() - begin)
+
+
+def _judge_note(err: TextIO, spec: ProgramSpec, program: Program, summary: Summary) -> None:
+    """Say once why judge assertions were skipped, when some were: each record says only
+    `skip`, and a run that judged nothing must not read as one that judged and passed."""
+    if not the_case(program).judged or not any(t.counts["skip"] for t in summary.assertions):
+        return
+    config = JudgeConfig.from_env(mode=spec.judge, cache_dir=spec.judge_cache)
+    if config.mode == "off":
+        err.write("note: judge assertions were skipped on purpose (--judge off)\n")
+    elif config.api_key is None:
+        err.write(
+            f"note: judge assertions were skipped (no {ENV_API_KEY}, and no cached verdict): "
+            f"{ENABLE_HINT} to judge them\n"
+        )
 
 
 def _finish(err: TextIO, summary: Summary, stopped: str | None, seconds: float) -> int:

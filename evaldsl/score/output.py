@@ -3,8 +3,8 @@
 Takes `TraceRecord`s one at a time and the `Summary` at the end, and writes to a text
 stream as it goes (nothing is held back but the summary's counters):
 
-- `jsonl`: one line per trace, `{"trace", "id", "passed", "score", "statuses", "failures",
-  "error"}`, then a last line `{"summary": {…}}`;
+- `jsonl`: one line per trace, `{"trace", "id", "passed", "skipped", "score", "statuses",
+  "failures", "error"}`, then a last line `{"summary": {…}}`;
 - `json`: one document `{"program", "assertions", "traces": [one per trace], "summary"}`,
   written while the traces are scored;
 - `text`: a block per trace that failed or could not be read (passing traces are counted,

@@ -58,7 +58,8 @@ class TraceRecord(TypedDict):
 
     trace: str  # the path, or `<stdin>:LINE` (`PATH:LINE`: a file of a trace per line)
     id: str | int | None  # a line's trace's own `trace_id`/`traceId`/`id`
-    passed: bool
+    passed: bool  # nothing failed or errored (true for a skipped trace too, as for cases)
+    skipped: bool  # every assertion was skipped (a judge without a key): nothing tested
     score: float
     statuses: list[Status]  # one per assertion, in source order
     failures: list[Failure]  # the failed and errored assertions, with their messages
@@ -252,11 +253,22 @@ def scored(
         trace=key,
         id=trace_id,
         passed=not failures,
+        skipped=all_skipped(statuses),
         score=status_score(statuses),
         statuses=statuses,
         failures=failures,
         error=None,
     )
+
+
+def all_skipped(statuses: list[Status]) -> bool:
+    """Whether a trace was not tested at all: each of its assertions skipped (as a case
+    whose assertions were all skipped is neither passed nor failed, `CaseResult.outcome`).
+
+    >>> all_skipped(["skip", "skip"]), all_skipped(["skip", "pass"]), all_skipped([])
+    (True, False, False)
+    """
+    return bool(statuses) and all(s == "skip" for s in statuses)
 
 
 def crashed_record(
@@ -268,6 +280,7 @@ def crashed_record(
         trace=key,
         id=trace_id,
         passed=False,
+        skipped=False,
         score=0.0,
         statuses=["error"] * len(case.assertions),
         failures=[],

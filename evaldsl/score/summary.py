@@ -9,6 +9,9 @@ order, into the summary of the whole (what a Dask reduction does).
 Pass rate of an assertion = passed ÷ (passed + failed + errors), skips not counted
 (docs/language.md §5); `None` when nothing counted. An unreadable trace counts as an
 error of every assertion, and is sampled once under `unreadable`, not under each assertion.
+A trace all of whose assertions were skipped (a judge without a key) is counted `skipped`,
+neither passed nor failed, as `run` counts such a case; its score (1.0) still counts in the
+mean score, as a skipped case's does in `run`'s.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ class Summary:
     unreadable: int = 0
     score_total: float = 0.0
     unreadable_samples: list[Sample] = attrs.Factory(list)
+    skipped: int = 0  # (last: the fields before it keep their positions)
 
     @classmethod
     def of(cls, program: Program, samples: int = DEFAULT_SAMPLES) -> Summary:
@@ -81,6 +85,8 @@ class Summary:
                 self.unreadable_samples.append(
                     Sample(trace=rec["trace"], status="error", message=error)
                 )
+        elif rec["skipped"]:
+            self.skipped += 1
         elif rec["passed"]:
             self.passed += 1
         else:
@@ -119,6 +125,7 @@ class Summary:
             self.unreadable + later.unreadable,
             self.score_total + later.score_total,
             (self.unreadable_samples + later.unreadable_samples)[: self.samples],
+            self.skipped + later.skipped,
         )
 
     @property
@@ -137,6 +144,7 @@ class Summary:
             "traces": self.traces,
             "passed": self.passed,
             "failed": self.failed,
+            "skipped": self.skipped,
             "unreadable": self.unreadable,
             "mean_score": round(mean, 6) if mean is not None else None,
             "assertions": [
@@ -158,7 +166,8 @@ class Summary:
         mean = self.mean_score
         lines = [
             f"{_count(self.traces, 'trace')}: {self.passed} passed, {self.failed} failed, "
-            f"{self.unreadable} unreadable; mean score "
+            + (f"{self.skipped} skipped, " if self.skipped else "")
+            + f"{self.unreadable} unreadable; mean score "
             + (f"{mean:.3f}" if mean is not None else "-")
         ]
         for t in self.assertions:

@@ -213,7 +213,11 @@ def _score_command(score: argparse.ArgumentParser) -> None:
     )
     score.add_argument("--batch-size", type=int, metavar="N", help="traces per task")
     score.add_argument(
-        "--samples", type=int, default=3, metavar="K", help="failing traces shown per assertion"
+        "--samples",
+        type=_samples,
+        default=3,
+        metavar="K",
+        help="failing traces shown per assertion",
     )
     _judge_options(score)
 
@@ -320,6 +324,11 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _samples(text: str) -> int:
+    """A `--samples` count: a whole number ≥ 0 (0: no failing trace shown)."""
+    return _whole(text, "how many failing traces to show per assertion, a whole number ≥ 0")
+
+
 def usable_cpus() -> int:
     """The CPUs this process may run on (its affinity where the system has one), at least 1."""
     # A container or `taskset` may allow fewer CPUs than the machine has; os.cpu_count
@@ -331,12 +340,17 @@ def usable_cpus() -> int:
 
 def _count(text: str) -> int:
     """A `--max-diagnostics` count: a whole number ≥ 0."""
+    return _whole(text, "a whole number ≥ 0 (0: no limit)")
+
+
+def _whole(text: str, takes: str) -> int:
+    """A whole number ≥ 0, else an error saying what the option `takes`."""
     try:
         value = int(text)
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"takes a whole number ≥ 0 (0: no limit), not {text}")
+        raise argparse.ArgumentTypeError(f"takes {takes}, not {text}")
     return value
 
 
