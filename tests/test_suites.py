@@ -1015,3 +1015,12 @@ def test_a_dataset_rows_problems_are_at_their_field(tmp_path: Path) -> None:
         "`guardEvaluated` must be true or false",
         'YAML 1.2, as evaldsl reads it, takes `yes` as the text "yes": write true or false',
     )
+
+
+def test_a_suite_of_lone_carriage_returns_is_one_error_at_the_first(tmp_path: Path) -> None:
+    # (its lines are not where an editor shows them: refused, as fmt and the editor do)
+    path = tmp_path / "mac.eval"
+    path.write_bytes(b'case "a"\r\n  cassette "x.jsonl"\r  steps >= 1\r')
+    (d,) = load_suite(path).diagnostics
+    assert (d.code, d.line, d.column) == ("E504", 2, 21)
+    assert d.message == "a line ends with a lone carriage return (CR, an old Mac line ending)"

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from evaldsl.gcpause import paused_gc
-from evaldsl.language.diagnostics import Diagnostic, not_utf8
+from evaldsl.language.diagnostics import Diagnostic, lone_carriage_return, not_utf8
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import (
     YAML_SUFFIXES,
@@ -159,6 +159,9 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
         return _yaml_draft(text, str(p))
     if suffix in RECORDING_SUFFIXES or (suffix != ".eval" and _RECORDED.match(text)):
         return _recording(p)
+    lone = lone_carriage_return(str(p), text) if "\r" in text else None
+    if lone is not None:  # (its lines would not be where an editor shows them: refused)
+        return SuiteDraft(p.stem, str(p), p.parent, diagnostics=(lone,))
     return eval_draft(text, str(p))
 
 
