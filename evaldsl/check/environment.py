@@ -20,7 +20,6 @@ from pathlib import Path
 
 import attrs
 
-from evaldsl.check.pymodule import Unparsable, module_names
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 from evaldsl.language.reading import is_folder, is_regular
@@ -163,6 +162,9 @@ def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
 def _function_problem(file: Path, target: str) -> tuple[str, str] | None:
     """Whether the module file `file` binds the target's function at its top level, read
     without running it (`check.pymodule`): `None` also where a reading cannot tell."""
+    # (imported by a suite with run targets only)
+    from evaldsl.check.pymodule import Unparsable, module_names
+
     module, _, function = target.partition(":")
     names = module_names(file)
     if isinstance(names, Unparsable):
