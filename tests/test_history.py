@@ -242,7 +242,10 @@ def test_history_says_clearly_when_there_is_none(tmp_path: Path) -> None:
     result = run_evaldsl("history", "--history", str(tmp_path / "none.sqlite"))
     assert result.returncode == 2
     assert "no history at" in result.stderr and "none.sqlite" in result.stderr
-    assert run_evaldsl("history", "--last", "0").returncode == 2
+    for last in ("0", "ten"):
+        refused = run_evaldsl("history", "--last", last)
+        assert refused.returncode == 2
+        assert f"argument --last: takes a number of runs ≥ 1, not {last}" in refused.stderr
 
 
 # ---- schema versions ---------------------------------------------------------------------

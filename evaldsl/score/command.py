@@ -89,8 +89,6 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _usage_problem(args: argparse.Namespace) -> str | None:
     if args.dask is not None and args.jobs > 1:
         return "-j and --dask do not go together: the cluster's workers are the processes"
-    if args.batch_size is not None and args.batch_size < 1:
-        return "--batch-size takes a number of traces ≥ 1"
     if args.samples < 0:
         return "--samples takes a number ≥ 0"
     if args.traces.count(STDIN) > 1:

@@ -211,7 +211,12 @@ def _score_command(score: argparse.ArgumentParser) -> None:
         help="score on the Dask cluster at ADDRESS, or on a LocalCluster of N workers "
         "started for the run with local[:N] (needs evaldsl[dask])",
     )
-    score.add_argument("--batch-size", type=int, metavar="N", help="traces per task")
+    score.add_argument(
+        "--batch-size",
+        type=lambda text: _whole(text, "a number of traces per task ≥ 1", least=1),
+        metavar="N",
+        help="traces per task",
+    )
     score.add_argument(
         "--samples",
         type=_samples,
@@ -252,7 +257,13 @@ _DB_HELP = "the history database (default .evaldsl/history.sqlite)"
 def _history(history: argparse.ArgumentParser) -> None:
     history.add_argument("paths", nargs="*", metavar="PATH", help="only suites at or under PATH")
     history.add_argument("--format", default="text", choices=["text", "json"])
-    history.add_argument("--last", type=int, default=20, metavar="N", help="the last N runs")
+    history.add_argument(
+        "--last",
+        type=lambda text: _whole(text, "a number of runs ≥ 1", least=1),
+        default=20,
+        metavar="N",
+        help="the last N runs",
+    )
     history.add_argument("--history", metavar="DB", help=_DB_HELP)
 
 
@@ -343,13 +354,13 @@ def _count(text: str) -> int:
     return _whole(text, "a whole number ≥ 0 (0: no limit)")
 
 
-def _whole(text: str, takes: str) -> int:
-    """A whole number ≥ 0, else an error saying what the option `takes`."""
+def _whole(text: str, takes: str, least: int = 0) -> int:
+    """A whole number ≥ `least`, else an error saying what the option `takes`."""
     try:
         value = int(text)
     except ValueError:
-        value = -1
-    if value < 0:
+        value = least - 1
+    if value < least:
         raise argparse.ArgumentTypeError(f"takes {takes}, not {text}")
     return value
 
