@@ -466,7 +466,9 @@ def programs(draw: st.DrawFn) -> str:
         if kind == "case":
             lines.append(indent + "case " + draw(strings()))
         elif kind == "comment":
-            lines.append(indent + "# " + draw(st.text(max_size=5)).replace("\n", " "))
+            # (a CR is a line end too: a lone one is refused, E504, as its own test says)
+            comment = draw(st.text(max_size=5)).replace("\n", " ").replace("\r", " ")
+            lines.append(indent + "# " + comment)
         elif kind == "blank":
             lines.append(draw(st.sampled_from(["", "  ", ";"])))
         else:
