@@ -13,7 +13,6 @@ environment.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ import attrs
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
-from evaldsl.language.reading import is_folder, is_regular
+from evaldsl.language.reading import is_folder, is_regular, near_entries
 from evaldsl.language.source import Source
 from evaldsl.language.vocabulary import SourceKind
 
@@ -120,10 +119,6 @@ def shared_environment(header: Environment, cases: list[Environment]) -> Environ
     return attrs.evolve(header, source_kind=shared, source_word=word)
 
 
-#: Entries of a folder read for did-you-mean on a module that is not found.
-NEAR_ENTRIES = 10_000
-
-
 def _roots(base_dir: Path) -> Iterator[Path]:
     """Where a target's module is looked for, in order, each made as it is looked in: a
     target beside its suite (most) makes no `Path` of the working folder and of every
@@ -191,14 +186,9 @@ def _function_problem(file: Path, target: str) -> tuple[str, str] | None:
 
 def _near_module(parts: list[str], base_dir: Path) -> str | None:
     """The module next to the suite that `parts` (`agent.myagnt`) is likely a slip of."""
-    folder = base_dir.joinpath(*parts[:-1])
-    try:
-        entries = [e for _, e in zip(range(NEAR_ENTRIES), os.scandir(folder), strict=False)]
-    except OSError:
-        return None
     names = [
         e.name[:-3] if e.name.endswith(".py") else e.name
-        for e in entries
+        for e in near_entries(base_dir.joinpath(*parts[:-1]))
         if e.name.endswith(".py") or is_regular(Path(e.path) / "__init__.py")
     ]
     guess = did_you_mean(parts[-1], names)

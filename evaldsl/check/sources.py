@@ -9,8 +9,6 @@ cannot be read as a run.
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Iterable
 from pathlib import Path, PurePath
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 from evaldsl.check.environment import SourceFacts
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
-from evaldsl.language.reading import present
+from evaldsl.language.reading import near_entries, present
 from evaldsl.language.source import Source
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.detect import check_head, load_run, read_head
@@ -80,9 +78,6 @@ def _unread(found: RunError, path: Path, written: str) -> str:
     return f"cannot read {said}: {found.message}"
 
 
-#: Names of a folder read for did-you-mean on a missing file; a larger folder is not read
-#: past them (a folder of recordings can hold millions, and this is only a hint).
-NEAR_NAMES = 10_000
 #: A folder of at most this many names is listed when none of them is near.
 SHOWN_NAMES = 8
 
@@ -125,16 +120,8 @@ def _near(name: str, names: list[str]) -> str | None:
 
 
 def _names(folder: Path, *, folders: bool = False) -> list[str]:
-    """The names in `folder` (only its folders' with `folders`), the first `NEAR_NAMES`."""
-    found: list[str] = []
-    try:
-        with os.scandir(folder) as entries:
-            for entry in itertools.islice(entries, NEAR_NAMES):
-                if not folders or entry.is_dir():
-                    found.append(entry.name)
-    except OSError:  # (a folder that may not be read: no hint, the error stays)
-        return []
-    return found
+    """The names in `folder` (only its folders' with `folders`), as far as a hint reads."""
+    return [e.name for e in near_entries(folder) if not folders or e.is_dir()]
 
 
 def _facts(path: Path, decl: ast.SourceDecl, sample: str | None) -> SourceFacts | RunError:

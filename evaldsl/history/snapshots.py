@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import attrs
 
 from evaldsl.format.formatter import canonical_statement
-from evaldsl.language.verdicts import Status
+from evaldsl.language.verdicts import Status, all_skipped
 from evaldsl.runner.results import STATUSES, CaseMetrics, Report
 
 #: The `version` of the `--json` report this code reads (`Report.to_json` writes it).
@@ -95,11 +95,7 @@ class CaseSnapshot:
     def skipped(self) -> bool:
         """Every assertion was skipped (a judge without a key): nothing was tested, so the
         case is neither passed nor failed (`CaseResult.outcome`'s rule)."""
-        return (
-            self.error is None
-            and bool(self.assertions)
-            and all(a.status == "skip" for a in self.assertions)
-        )
+        return self.error is None and all_skipped(a.status for a in self.assertions)
 
 
 @attrs.frozen

@@ -65,6 +65,26 @@ def _what(mode: int) -> str | None:
     return None
 
 
+#: Entries of a folder read for a hint that names what is near (a missing file's slip, a
+#: module's): a larger folder is not read past them (it can hold millions).
+NEAR_ENTRIES = 10_000
+
+
+def near_entries(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
+    """The first `NEAR_ENTRIES` entries of `folder`, [] where it cannot be read (a hint is
+    then not given; the error it was for stays)."""
+    found: list[os.DirEntry[str]] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if len(found) == NEAR_ENTRIES:
+                    break
+                found.append(entry)
+    except OSError:
+        return []
+    return found
+
+
 def present(path: str | os.PathLike[str]) -> bool:
     """Whether something is at `path`, for a command that reads it next: True also when
     it cannot be looked at for another reason than its absence (a name too long, a

@@ -10,7 +10,7 @@ with Kleene logic, error dominating skip) and case scores, exactly as docs/langu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -92,3 +92,18 @@ def status_score(statuses: Sequence[Status]) -> float:
 def case_passed(verdicts: Sequence[Verdict]) -> bool:
     """A case passes when no assertion fails or errors."""
     return all(v.status in ("pass", "skip") for v in verdicts)
+
+
+def all_skipped(statuses: Iterable[Status]) -> bool:
+    """Whether nothing was tested: at least one assertion, each of them skipped (a judge
+    without a key). Such a case or trace is neither passed nor failed in every report.
+
+    >>> all_skipped(["skip", "skip"]), all_skipped(["skip", "pass"]), all_skipped([])
+    (True, False, False)
+    """
+    seen = False
+    for status in statuses:
+        if status != "skip":
+            return False
+        seen = True
+    return seen

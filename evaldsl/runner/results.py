@@ -14,7 +14,7 @@ import attrs
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.limits import clip_value
 from evaldsl.language.values import to_report
-from evaldsl.language.verdicts import Status
+from evaldsl.language.verdicts import Status, all_skipped
 
 STATUSES: tuple[Status, ...] = ("pass", "fail", "skip", "error")
 
@@ -100,7 +100,7 @@ class CaseResult:
             return "error"
         if not self.passed:
             return "failed"
-        if self.assertions and all(a.status == "skip" for a in self.assertions):
+        if all_skipped(a.status for a in self.assertions):
             return "skipped"
         return "passed"
 

@@ -15,7 +15,7 @@ once orjson has refused a text (the error path): the hot loops decode as before.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, AnyStr
 
 import orjson
 
@@ -46,20 +46,20 @@ def mend(text: bytes | str) -> bytes | str | None:
     b'["\\\\ufffd", "\\\\ud83d\\\\ude00", "\\\\\\\\ud800", "\\\\ufffd"]'
     """
     if isinstance(text, bytes):
-        spans = _lone(_ESCAPE_BYTES.finditer(text))
-        if not spans:
-            return None
-        out = bytearray(text)
-        for start in spans:
-            out[start : start + 6] = b"\\ufffd"
-        return bytes(out)
-    spans = _lone(_ESCAPE_TEXT.finditer(text))
-    if not spans:
+        return _replaced(text, _lone(_ESCAPE_BYTES.finditer(text)), b"\\ufffd")
+    return _replaced(text, _lone(_ESCAPE_TEXT.finditer(text)), "\\ufffd")
+
+
+def _replaced(text: AnyStr, starts: list[int], replacement: AnyStr) -> AnyStr | None:
+    """`text` with the six characters at each of `starts` replaced; None for no start."""
+    if not starts:
         return None
-    chars = list(text)
-    for start in spans:
-        chars[start : start + 6] = "\\ufffd"
-    return "".join(chars)
+    pieces, last = [], 0
+    for start in starts:
+        pieces += [text[last:start], replacement]
+        last = start + 6
+    pieces.append(text[last:])
+    return replacement[:0].join(pieces)
 
 
 def _lone(escapes: Any) -> list[int]:

@@ -27,7 +27,7 @@ from evaldsl.bounded import keep
 from evaldsl.compile.evaluate import evaluate, indexed_run
 from evaldsl.gcpause import paused_gc
 from evaldsl.judge.plan import judge_from_options
-from evaldsl.language.verdicts import Status, status_score
+from evaldsl.language.verdicts import Status, all_skipped, status_score
 from evaldsl.runs.detect import (
     TracePerLine,
     coerce_run,
@@ -259,16 +259,6 @@ def scored(
         failures=failures,
         error=None,
     )
-
-
-def all_skipped(statuses: list[Status]) -> bool:
-    """Whether a trace was not tested at all: each of its assertions skipped (as a case
-    whose assertions were all skipped is neither passed nor failed, `CaseResult.outcome`).
-
-    >>> all_skipped(["skip", "skip"]), all_skipped(["skip", "pass"]), all_skipped([])
-    (True, False, False)
-    """
-    return bool(statuses) and all(s == "skip" for s in statuses)
 
 
 def crashed_record(

@@ -137,31 +137,27 @@ def named_twice(cases: Sequence[CaseDraft]) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for case in cases:
         before = first.setdefault(case.name, case)
-        if before is not case and before.line == case.line:
-            # two rows of one case's dataset (`each` rows are numbered: never one name)
-            found.append(
-                Diagnostic.in_file(
-                    case.path,
-                    "W507",
-                    f"two rows of the dataset of the case at line {case.line} are both named "
-                    f'"{case.name}": reports, `-k`, `evaldsl diff` and the run history tell '
-                    "cases apart by their names",
-                    line=case.line,
-                    hint="give each row of the dataset a `metadata.id` of its own",
-                )
+        if before is case:
+            continue
+        if before.line == case.line:  # (rows of one dataset: `each` rows are numbered)
+            said = (
+                f"two rows of the dataset of the case at line {case.line} are both named "
+                f'"{case.name}"'
             )
-        elif before is not case:
-            found.append(
-                Diagnostic.in_file(
-                    case.path,
-                    "W507",
-                    f'case "{case.name}" is named like the case at line {before.line}: '
-                    "reports, `-k`, `evaldsl diff` and the run history tell cases apart by "
-                    "their names",
-                    line=case.line,
-                    hint="give each case of a suite a name of its own",
-                )
+            hint = "give each row of the dataset a `metadata.id` of its own"
+        else:
+            said = f'case "{case.name}" is named like the case at line {before.line}'
+            hint = "give each case of a suite a name of its own"
+        found.append(
+            Diagnostic.in_file(
+                case.path,
+                "W507",
+                f"{said}: reports, `-k`, `evaldsl diff` and the run history tell cases apart "
+                "by their names",
+                line=case.line,
+                hint=hint,
             )
+        )
     return found
 
 

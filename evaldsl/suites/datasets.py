@@ -24,7 +24,7 @@ from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.source import Position, Source
 from evaldsl.suites.model import DatasetRow, Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
-from evaldsl.suites.yaml12 import compose, construct, problems
+from evaldsl.suites.yaml12 import compose, construct, fields, problems
 from evaldsl.suites.yamlguard import check_yaml
 from evaldsl.syntax.parser import parse
 
@@ -162,11 +162,8 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
 def _field(node: yaml.Node, name: str, *, key: bool = False) -> yaml.Node:
     """The value (or, with `key`, the key) of field `name` of a mapping node, to point at;
     the node itself where it has no such field."""
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == name:
-                return k if key else v
-    return node
+    found = fields(node).get(name)
+    return node if found is None else found[0 if key else 1]
 
 
 def _flag_hint(flag: Any) -> str:

@@ -74,15 +74,13 @@ def _has_top_cases(text: str, json_first: bool) -> bool:
             return isinstance(value, dict) and "cases" in value
     import yaml  # (only for a file that mentions cases off column 0: a faster start)
 
-    from evaldsl.suites.yaml12 import compose
+    from evaldsl.suites.yaml12 import compose, fields
 
     try:
         root = compose(text)
     except (yaml.YAMLError, RecursionError):
         return True
-    if not isinstance(root, yaml.MappingNode):
-        return False
-    return any(isinstance(k, yaml.ScalarNode) and k.value == "cases" for k, _ in root.value)
+    return "cases" in fields(root)
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:

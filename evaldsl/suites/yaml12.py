@@ -125,6 +125,14 @@ def _join_surrogates(root: yaml.Node | None) -> None:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def fields(node: yaml.Node | None) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    """A mapping node's entries by their key's text, each its key and value nodes (where
+    diagnostics point); {} for any other node."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {str(k.value): (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+
+
 def _int(text: str) -> int | None:
     if _INT_DEC.match(text):
         return int(text, 10)

@@ -46,6 +46,7 @@ from evaldsl.suites.model import (
 from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
 from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
+from evaldsl.suites.yaml12 import fields as node_fields
 from evaldsl.suites.yamlguard import check_yaml
 from evaldsl.suites.yamlplaces import line_starts, scalar_runs
 from evaldsl.suites.yamltraps import (
@@ -197,11 +198,6 @@ class _Doc:
         return Source(text, self.path, runs=runs, host_lines=self.lines)
 
 
-def _mapping(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
-    assert isinstance(node, yaml.MappingNode)
-    return {str(k.value): (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
-
-
 def _recorded(p: Path) -> str:
     """The hint for a JSON file that reads as no suite: it may be a recording."""
     return (
@@ -266,7 +262,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
                 ),
             ),
         )
-    top = _mapping(root)
+    top = node_fields(root)
     if top and not SUITE_KEYS.intersection(top):
         # (no key is a suite's: a recording or another tool's file, said once, not as an
         # unknown field for each of its keys)
@@ -466,7 +462,7 @@ def _case(
         )
         return CaseDraft(f"case #{index}", doc.path, line, None, diagnostics=(problem,))
     own: list[Diagnostic] = []
-    fields = _mapping(node)
+    fields = node_fields(node)
     for key, (knode, _) in fields.items():
         if key not in CASE_KEYS and key != "kind":
             own.append(doc.unknown_key(knode, key, CASE_KEYS, "a case field"))

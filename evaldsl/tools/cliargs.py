@@ -324,15 +324,7 @@ def _jobs(text: str) -> int:
     """A `-j` count: a whole number ≥ 1, or `auto` for the CPUs this process may use."""
     if text.strip().lower() == "auto":
         return usable_cpus()
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(
-            f"takes a number of processes ≥ 1, or auto (one per CPU), not {text}"
-        )
-    return value
+    return _whole(text, "a number of processes ≥ 1, or auto (one per CPU)", least=1)
 
 
 def _samples(text: str) -> int:
