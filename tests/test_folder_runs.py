@@ -84,6 +84,30 @@ def test_a_report_path_that_is_a_recording_not_made_yet_is_refused(tmp_path: Pat
     assert not (folder / "xiamen.jsonl").exists()
 
 
+@pytest.mark.parametrize("module", ["agent.py", "pkg/__init__.py"])
+def test_a_report_path_that_is_a_run_target_s_module_is_refused(
+    tmp_path: Path, module: str
+) -> None:
+    """The agent's own code: `--json agent.py` wrote the report over it (exit 0)."""
+    code = 'def answer(input):\n    return {"answer": f"{input} is 31 C"}\n'
+    (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / module).write_text(code)
+    target = "agent" if module == "agent.py" else "pkg"
+    (tmp_path / "s.eval").write_text(
+        f'case "live"\n  run {target}:answer\n  input "Xiamen"\n  answer contains "31"\n'
+    )
+    result = run_evaldsl("run", "s.eval", "--no-history", "--json", module, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert (
+        f'--json {module}: that is the module of the run target {target}:answer of case "live"'
+        in result.stderr
+    )
+    assert (tmp_path / module).read_text() == code
+    # another path runs, and the target is found as before
+    ran = run_evaldsl("run", "s.eval", "--no-history", "--json", "r.json", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
 def test_a_report_path_that_is_a_dataset_is_refused(tmp_path: Path) -> None:
     shutil.copytree(TRIAGE, tmp_path / "t")
     before = (tmp_path / "t" / "rows.json").read_bytes()

@@ -33,6 +33,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import evaldsl.reports.html as html_module
 from evaldsl.reports import timeline as timeline_module
+from evaldsl.reports.common import money
 from evaldsl.reports.html import json_for_html, to_html_text, write_html
 from evaldsl.reports.timeline import read_timeline, timelines
 from evaldsl.runner import RunOptions, run_suites
@@ -574,6 +575,23 @@ def test_skipped_cases_and_twin_suites_in_the_browser(browser: Browser, tmp_path
             "1/1 passed",
             "0/1 passed",
         ]
+        assert opened.errors == []
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("cost", [0.0, 0.005, 0.0042, 0.0000876, 1.5e-7, 1e-7, 0.0099, 0.01, 1.5])
+def test_a_cost_is_written_as_the_other_reports_write_it(
+    browser: Browser, tmp_path: Path, cost: float
+) -> None:
+    a = AssertionResult("tokens < 10", "x.eval", 3, 3, "pass", "ok")
+    case = CaseResult("priced", True, 1.0, 1.0, assertions=(a,), metrics=CaseMetrics(cost=cost))
+    path = tmp_path / "cost.html"
+    write_html(Report((SuiteResult("s", "x.eval", (case,), 1.0),), 1.0), path)
+    opened = Opened(browser, path)
+    try:
+        # (the console's -v, diff and Markdown write common.money's text)
+        assert opened.page.inner_text("#card-tokens .sub") == f"cost {money(cost)}"
         assert opened.errors == []
     finally:
         opened.close()

@@ -513,6 +513,37 @@ async def test_completion_offers_the_tools_of_the_case_cassette(
     _close(client, uri)
 
 
+TYPED = """\
+suite "typed completion"
+
+case "typed"
+  cassette "multi.jsonl"
+  answer \n\
+  latency \n\
+  tool get_weather result is \n\
+  answer is \n\
+"""
+
+
+async def test_completion_offers_only_what_applies_to_the_subject(
+    client: LanguageClient, work: Path
+) -> None:
+    uri = _open(client, work / "typed.eval", TYPED)
+    answer = set(await _complete(client, uri, _pos(TYPED, "  answer ")))
+    assert {"contains", "matches", "starts", "cites", "==", "!="} <= answer
+    assert not {"called", "args", "never", "has", "exists", "<", "within"} & answer
+    latency = set(await _complete(client, uri, _pos(TYPED, "  latency ")))
+    assert {"<", "<=", "=="} <= latency
+    assert not {"contains", "called", "matches"} & latency
+    # `is string` applies to JSON values, not to the answer's text
+    value = set(await _complete(client, uri, _pos(TYPED, "result is ")))
+    assert {"string", "object", "empty", "json"} <= value
+    text = set(await _complete(client, uri, _pos(TYPED, "  answer is ")))
+    assert {"empty", "json"} <= text
+    assert "string" not in text
+    _close(client, uri)
+
+
 async def test_completion_offers_status_values(client: LanguageClient, work: Path) -> None:
     uri = _open(client, work / "status.eval", COMPLETE)
     labels = await _complete(client, uri, _pos(COMPLETE, "status == "))

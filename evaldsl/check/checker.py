@@ -23,6 +23,7 @@ from evaldsl.language.paths import PathProblem, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
 from evaldsl.language.source import Source, Span
 from evaldsl.language.vocabulary import STATUS_VALUES, SUBJECTS, TYPE_WORDS, SourceKind, Type
+from evaldsl.predicates.compare import ORDERED
 from evaldsl.predicates.registry import PREDICATES, family_of
 
 
@@ -264,7 +265,7 @@ class _Checker:
         start, end = subject.span
         subject_text = self.source.text[start:end] or subject.kind
         if stype not in spec.applies_to:
-            ordered = stype in ("Number", "Duration", "Money", "Json")
+            ordered = stype in ORDERED
             fitting = [
                 "== != VALUE" if p.name == "compare" and not ordered else p.syntax.split(" [")[0]
                 for p in PREDICATES.values()

@@ -128,6 +128,22 @@ def _roots(base_dir: Path) -> Iterator[Path]:
     yield from (Path(p) for p in sys.path if p)
 
 
+def target_file(target: str, base_dir: Path) -> Path | None:
+    """The module file of `package.module:function` beside the suite, in the working
+    folder or on sys.path (found as `target_problem` looks, importing nothing), or None
+    (an installed package's, or none)."""
+    module = target.partition(":")[0]
+    if not module:
+        return None
+    parts = module.split(".")
+    for root in _roots(base_dir):
+        base = root.joinpath(*parts)
+        for file in (base.with_suffix(".py"), base / "__init__.py"):
+            if is_regular(file):
+                return file
+    return None
+
+
 def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
     """Whether `package.module:function` names a module file that exists, found without
     importing anything (`check` executes nothing): `None`, or (message, hint)."""
@@ -135,11 +151,9 @@ def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
     if not module or not function:
         return (f"`{target}` is not a target", "write run package.module:function")
     parts = module.split(".")
-    for root in _roots(base_dir):
-        base = root.joinpath(*parts)
-        for file in (base.with_suffix(".py"), base / "__init__.py"):
-            if is_regular(file):
-                return _function_problem(file, target)
+    file = target_file(target, base_dir)
+    if file is not None:
+        return _function_problem(file, target)
     try:
         if importlib.util.find_spec(parts[0]) is not None:
             return None  # an installed package: its submodules are checked when run

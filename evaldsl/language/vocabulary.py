@@ -67,6 +67,8 @@ class PredicateSpec:
     doc: str
     example: str
     words: tuple[str, ...]
+    # the subjects (kinds) it takes, when not every subject of those types
+    subjects: frozenset[str] = frozenset()
 
 
 def _s(
@@ -242,11 +244,18 @@ SUBJECTS: dict[str, SubjectSpec] = {
 
 
 def predicate_spec(
-    name: str, syntax: str, applies: set[Type] | frozenset[Type], doc: str, example: str
+    name: str,
+    syntax: str,
+    applies: set[Type] | frozenset[Type],
+    doc: str,
+    example: str,
+    *,
+    subjects: frozenset[str] = frozenset(),
 ) -> PredicateSpec:
-    """A predicate's vocabulary entry; its leading keywords are read from its syntax."""
+    """A predicate's vocabulary entry; its leading keywords are read from its syntax.
+    `subjects` narrows it to those subjects of its types (`within budget`: `tokens`)."""
     words = tuple(w for w in syntax.split() if w.isalpha() and w.islower())
-    return PredicateSpec(name, syntax, frozenset(applies), doc, example, words[:2])
+    return PredicateSpec(name, syntax, frozenset(applies), doc, example, words[:2], subjects)
 
 
 #: Header and case lines, for hover, completion and --help.

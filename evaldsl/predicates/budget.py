@@ -31,6 +31,7 @@ ENTRIES = (
         {"Number"},
         "tokens only: total_tokens_used <= max_token_budget (no budget, or 0, passes).",
         "tokens within budget",
+        subjects=frozenset({"tokens"}),
     ),
 )
 
@@ -42,7 +43,7 @@ def build(kit: BuildKit, c: list[Any]) -> ast.WithinBudget:
 def check(
     ctx: CheckContext, pred: ast.WithinBudget, stype: Type, subject: ast.Subject, _: str
 ) -> None:
-    if subject.kind != "tokens":
+    if subject.kind not in ENTRIES[0].subjects:
         ctx.error(pred.span, "E201", "`within budget` applies to `tokens`", "tokens within budget")
     elif ctx.source_kind is not None and ctx.source_kind != "state":
         ctx.error(

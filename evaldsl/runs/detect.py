@@ -66,6 +66,7 @@ from evaldsl.runs.model import (
     open_file,
     os_error,
     read_bytes,
+    utf8_text,
 )
 from evaldsl.runs.samplelogs import FileKey, file_key, keep, kept_at
 from evaldsl.runs.surrogates import mended_loads
@@ -231,7 +232,7 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
     from evaldsl.runs.sse import looks_like_sse, parse_sse
 
     if looks_like_sse(decode_text(first)):
-        return parse_sse(decode_text(read_bytes(path)), path)
+        return parse_sse(utf8_text(read_bytes(path), path), path)
     named_lines = path.lower().endswith(LINE_EXTENSIONS)
     if head is not None or named_lines:
         lines = _head_lines(path)
@@ -376,7 +377,7 @@ def _jsonl(path: str) -> Items:
 
     values: list[Any] = []
     lines: list[int] = []
-    for lineno, raw in enumerate(decode_text(read_bytes(path)).splitlines(), 1):
+    for lineno, raw in enumerate(utf8_text(read_bytes(path), path).splitlines(), 1):
         if not raw.strip():
             continue
         try:
@@ -672,7 +673,7 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
         if typed is not None:
             return typed
     items, done = (
-        parse_sse(decode_text(read_bytes(path)), path)
+        parse_sse(utf8_text(read_bytes(path), path), path)
         if looks_like_sse(decode_text(first))
         else (_named_items(path, first), False)
     )

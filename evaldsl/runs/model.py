@@ -365,6 +365,18 @@ def decode_text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def utf8_text(data: bytes, path: str) -> str:
+    """A whole file's text to read (JSONL or SSE read whole), or the `RunError` naming the
+    first byte that is not UTF-8, as a cassette's reader names it (a replaced byte would
+    be read as if it were there: a model, a tool name, an answer misspelt silently)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        bad = not_utf8_error(data, path)
+        assert bad is not None
+        raise bad from None
+
+
 def decode_document(data: bytes, path: str, *, hint: str | None = None) -> Any:
     """One JSON document from a file's bytes, or a `RunError` at the decoder's position.
 

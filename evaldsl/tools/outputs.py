@@ -1,12 +1,13 @@
 """Where `evaldsl run` writes its reports: paths checked before anything runs, and written.
 
-Takes the `--json`, `--junit`, `--markdown` and `--html` options and gives `Output`s whose paths are
-absolute (resolved against the working folder when the command starts, whatever a
-target does later), or a `UsageError` saying what is wrong: two formats on one path (or
+Takes the `--json`, `--junit`, `--markdown` and `--html` options and gives `Output`s whose
+paths are absolute (resolved against the working folder when the command starts, whatever
+a target does later), or a `UsageError` saying what is wrong: two formats on one path (or
 both on standard output), an empty path, a path that is a folder, a path that is a file
 the run reads (`refuse_inputs`, once the suites are loaded: a suite, a recording, a
-dataset). `write_outputs` writes each report whole or not at all and says which could
-not be written (standard output too, when its reader left: `silence`).
+dataset, a run target's module). `write_outputs` writes each report whole or not at all
+and says which could not be written (standard output too, when its reader left:
+`silence`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TextIO
 
 import attrs
 
+from evaldsl.check.environment import target_file
 from evaldsl.reports import write
 from evaldsl.runner.results import Report
 from evaldsl.suites.model import Suite
@@ -105,6 +107,12 @@ def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
             if spec is not None and spec.path is not None:
                 what = f'the {spec.kind} case "{case.name}" of {suite.path} reads'
                 read.setdefault(os.path.realpath(suite.base_dir / spec.path), what)
+            elif spec is not None and spec.target is not None:
+                # (the agent's own code: a report over it would lose the user's work)
+                module = target_file(spec.target, suite.base_dir)
+                if module is not None:
+                    what = f'the module of the run target {spec.target} of case "{case.name}"'
+                    read.setdefault(os.path.realpath(module), what)
         read[os.path.realpath(suite.path)] = "a suite being run"
     if any(os.path.realpath(o.path) not in read and os.path.isfile(o.path) for o in files):
         from evaldsl.suites.files import read_draft

@@ -280,3 +280,40 @@ def test_a_dataset_with_tags_or_a_bomb_is_refused(tmp_path: Path) -> None:
     )
     done = run_evaldsl("check", "s.eval", cwd=tmp_path)
     assert done.returncode == 1 and "E510" in done.stdout and "Traceback" not in done.stderr
+
+
+REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
+
+
+@pytest.mark.parametrize(
+    "sample",
+    [
+        "openai-chat-jsonl/responses.jsonl",  # JSONL of bodies, read whole
+        "openai-chat-stream/chunks.jsonl",
+        "openai-chat-stream/stream.sse",  # SSE
+        "anthropic-stream-tooluse/tool_use_response.txt",
+        "anthropic-stream-tooluse/events.jsonl",
+        "openinference-phoenix-spans/spans.jsonl",
+    ],
+)
+def test_a_byte_that_is_not_utf8_in_a_file_read_whole_is_an_error_at_it(
+    tmp_path: Path, sample: str
+) -> None:
+    """A Latin-1 `é` inside a string of a real sample: the formats read whole used to
+    replace it and read on (a model `\ufffdgpt-4o-mini`, an answer misspelt), where a
+    cassette says it is not UTF-8; now each says so, at the byte's line and column."""
+    data = (REALWORLD / sample).read_bytes()
+    at = data.index(b'"', data.index(b"{") + 1) + 1  # inside the first key's text
+    bad = tmp_path / Path(sample).name
+    bad.write_bytes(data[:at] + b"\xe9" + data[at:])
+    line = data.count(b"\n", 0, at) + 1
+    column = at - (data.rfind(b"\n", 0, at) + 1) + 1
+    with pytest.raises(RunError) as caught:
+        load_run(str(bad))
+    err = caught.value
+    assert err.message == "this file is not UTF-8 text: byte 0xe9 is not UTF-8"
+    assert (err.line, err.column) == (line, column)
+    (tmp_path / "t.eval").write_text(f'cassette "{bad.name}"\ntool calls >= 0\n')
+    checked = run_evaldsl("check", str(tmp_path / "t.eval"))
+    assert checked.returncode == 1
+    assert f'{bad.name}": this file is not UTF-8 text' in checked.stdout

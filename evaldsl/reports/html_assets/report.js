@@ -38,7 +38,14 @@
   }
   function count(n) { return Number(n).toLocaleString("en-US"); }
   function pct(x) { return `${(x * 100).toFixed(1)}%`; }
-  function money(x) { return x < 0.01 ? `$${x.toPrecision(2)}` : `$${x.toFixed(2)}`; }
+  // as reports/common.py's money(): cents, or two significant digits under a cent,
+  // written out without an exponent and without trailing zeros ($0.005, $0.00000015)
+  function money(x) {
+    if (x === 0 || Math.abs(x) >= 0.01) return `$${x.toFixed(2)}`;
+    const r = Number(x.toPrecision(2));
+    const digits = Math.min(100, 1 - Math.floor(Math.log10(Math.abs(r))));
+    return `$${r.toFixed(digits).replace(/0+$/, "")}`;
+  }
   function plural(n, word) { return `${count(n)} ${word}${n === 1 ? "" : "s"}`; }
   // a case whose assertions were all skipped was not tested: the pass rate leaves it out
   function tested(list) { return list.filter((c) => c.outcome !== "skipped").length; }

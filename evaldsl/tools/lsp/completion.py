@@ -21,6 +21,7 @@ from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.literals import decode_string
 from evaldsl.syntax.tokens import Token, next_terminals
 from evaldsl.tools.lsp.analysis import Analysis
+from evaldsl.tools.lsp.fits import fit
 from evaldsl.vocabulary import describe
 
 _CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
@@ -181,13 +182,19 @@ def completions_at(analysis: Analysis, line0: int, column0: int) -> list[Offer]:
     offers: list[Offer] = []
     if accepts & {"NAME", "STRING"}:
         offers.extend(_name_offers(analysis, spot.case, tokens))
+    # the words that fit the subject's type (`answer ` is not followed by `called`)
+    fits = fit(_term_tokens(tokens))
     for name in sorted(accepts):
         word = spell.get(name)
-        if word is not None and word.isalpha():
+        if word is not None and word.isalpha() and (fits is None or fits.word(word)):
             offers.append(Offer(word, types.CompletionItemKind.Keyword, doc=describe(word)))
     if "CMP_OP" in accepts:
-        offers.extend(Offer(op, types.CompletionItemKind.Operator, rank=2) for op in _CMP_OPS)
-    if "JSON_TYPE" in accepts:
+        offers.extend(
+            Offer(op, types.CompletionItemKind.Operator, rank=2)
+            for op in _CMP_OPS
+            if fits is None or fits.comparison(op)
+        )
+    if "JSON_TYPE" in accepts and (fits is None or fits.json_type()):
         offers.extend(
             Offer(t, types.CompletionItemKind.TypeParameter, "a JSON type") for t in JSON_TYPES
         )
