@@ -38,15 +38,18 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   (`completion_tokens`), or `llm.token_count.prompt`/`completion` (each counted once
   whatever spellings a span carries); the answer and tool calls from the output messages
   in the newest convention the span uses: `gen_ai.output.messages` (parts `text`,
-  `tool_call`), `gen_ai.completion` (JSON), OpenLLMetry's `gen_ai.completion.N.content` /
-  `.tool_calls.M.name|arguments|id`, `gen_ai.choice` span events, OpenInference's
+  `tool_call`) on the span, else on its `gen_ai.client.inference.operation.details`
+  event (the current GenAI convention's place for them), `gen_ai.completion` (JSON),
+  OpenLLMetry's `gen_ai.completion.N.content` / `.tool_calls.M.name|arguments|id`,
+  `gen_ai.choice` span events, OpenInference's
   `llm.output_messages.N.message.content|contents|tool_calls` (nested lists or flattened
   keys), else `output.value` when it is text (output messages that are neither messages
   nor text, or an OpenLLMetry `gen_ai.completion` list of anything but objects, are an
-  error). Tool results that the next call's input messages carry (`gen_ai.input.messages`
-  `tool_call_response` parts, their output in `response` or, as pydantic-ai writes it,
-  `result`, and `tool` messages without parts; OpenLLMetry `gen_ai.prompt.N`, or the older
-  GenAI `gen_ai.prompt` list or JSON text, with role `tool`; OpenInference
+  error). Tool results that the next call's input messages carry (`gen_ai.input.messages`,
+  on the span or its details event: `tool_call_response` parts, their output in
+  `response` or, as pydantic-ai writes it, `result`, and `tool` messages without parts;
+  OpenLLMetry `gen_ai.prompt.N`, or the older GenAI `gen_ai.prompt` list or JSON text,
+  with role `tool`; OpenInference
   `llm.input_messages.N` with role `tool`) answer the calls still waiting that they name
   by id (or, without one, by tool name);
 - any span with status ERROR adds an `agent.error` (its status message, or its
@@ -685,6 +688,12 @@ def _output(span: Span) -> _Output:
             found = _genai_messages(a[key], key)
             if found is not None:
                 return found
+    details = _details(span)
+    if details is not None and OUTPUT_MESSAGES in details:
+        # the current GenAI convention's event: the same messages as on the span
+        found = _genai_messages(details[OUTPUT_MESSAGES], OUTPUT_MESSAGES)
+        if found is not None:
+            return found
     planned = indexed_output(a) if type(a) is RawAttrs else UNPLANNED
     if isinstance(planned, tuple):  # the typed reading's: as the two readers below read
         return _Output(*planned)
@@ -709,6 +718,23 @@ def _output(span: Span) -> _Output:
     if isinstance(value, str) and a.get("output.mime_type", "text/plain") == "text/plain":
         return _Output(value, [])
     return _Output("", [])
+
+
+#: The GenAI event that carries an inference's messages apart from the span's
+#: attributes (`gen_ai.input.messages`, `gen_ai.output.messages`, …), and the key of
+#: its output messages.
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+
+
+def _details(span: Span) -> dict[str, Any] | None:
+    """The attributes of a span's first `gen_ai.client.inference.operation.details`
+    event (read as the span's own attributes are), or `None` when it has none."""
+    for event in span.events:
+        if event.get("name") == DETAILS_EVENT:
+            e = event.get("attrs")
+            return e if isinstance(e, dict) else None
+    return None
 
 
 def _input_results(a: dict[str, Any]) -> list[tuple[str | None, Any, Any]]:
@@ -920,7 +946,9 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         # have them) they give nothing, and the history is not read: a conversation's
         # history grows with every step, and reading each span's was ~15% of a file.
         if trace.awaits_results():
-            for call_id, name, output in _input_results(a):
+            details = _details(span)
+            histories = (a,) if details is None else (a, details)
+            for call_id, name, output in (r for h in histories for r in _input_results(h)):
                 found = trace.known_call(call_id, name)
                 if found is not None:
                     trace.result(found, output, at=start)
