@@ -18,9 +18,11 @@ from typing import Any
 
 import pytest
 
+import evaldsl
 from evaldsl.runs import detect, otlpdecode
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import Run
+from evaldsl.runs.summary import render_text, summarize
 
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 
@@ -95,6 +97,7 @@ def _read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doc: dict[str, Any]) 
     assert full.events == typed.events == typed_lines.events
     assert full.read is not None and typed.read is not None and typed_lines.read is not None
     assert full.read.notes == typed.read.notes == typed_lines.read.notes
+    assert full.unrecorded == typed.unrecorded == typed_lines.unrecorded
     return full
 
 
@@ -180,3 +183,166 @@ def test_the_span_s_own_output_messages_win_over_the_event_s(
     span = _chat(1, events=[event], gen_ai__output__messages=json.dumps(own))
     run = _read(tmp_path, monkeypatch, _document(span))
     assert [r["output"] for r in _of(run, "llm.response")] == ["own"]
+
+
+# --- content never captured --------------------------------------------------------------
+
+#: The tester's trace: a chat span and a tool span recorded without message content.
+NO_CONTENT = _document(_chat(1), _tool(2))
+
+
+def _verdicts(run: Run, source: str, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Each assertion's status and message, the same from the reference index pass and
+    the generated one (which must agree)."""
+    program = evaldsl.compile(source)
+    generated = [(v.status, v.message) for v in program.check(run).verdicts]
+    with monkeypatch.context() as m:
+        m.setenv("EVALDSL_REFERENCE", "1")
+        reference = [(v.status, v.message) for v in program.check(run).verdicts]
+    assert generated == reference
+    return generated
+
+
+def test_a_trace_without_content_reads_its_answer_and_arguments_as_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _read(tmp_path, monkeypatch, NO_CONTENT)
+    assert run.unrecorded is not None
+    assert run.unrecorded.answers == {1}
+    assert run.unrecorded.arguments == {"get_weather": {1}}
+    assert run.unrecorded.results == {"get_weather": 1}
+    (call,) = _of(run, "tool.call")
+    assert "arguments" not in call  # not `{}`: never read as arguments
+    assert run.read is not None
+    notes = " ".join(run.read.notes)
+    for said in ("no output messages", "records no arguments", "records no result"):
+        assert said in notes
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        "answer is empty",
+        'not answer contains "error"',
+        "answer[1] is empty",
+        "answer json is null",
+    ],
+)
+def test_an_answer_never_recorded_is_an_error_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, assertion: str
+) -> None:
+    run = _read(tmp_path, monkeypatch, NO_CONTENT)
+    ((status, message),) = _verdicts(run, assertion, monkeypatch)
+    assert status == "error"
+    assert "records no message content" in message
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in message
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        "tool get_weather args == {}",
+        'tool get_weather args $.city != "x"',
+        "every tool get_weather args == {}",
+        'tool get_weather result contains "sun"',
+        'every tool get_weather result != "x"',
+    ],
+)
+def test_arguments_and_results_never_recorded_are_error_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, assertion: str
+) -> None:
+    run = _read(tmp_path, monkeypatch, NO_CONTENT)
+    ((status, message),) = _verdicts(run, assertion, monkeypatch)
+    assert status == "error"
+    assert "is unknown" in message and "records no" in message
+
+
+def test_counts_and_tokens_of_a_trace_without_content_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _read(tmp_path, monkeypatch, NO_CONTENT)
+    source = "tool get_weather called once; steps == 1; tokens == 70; tool calls == 1"
+    assert [s for s, _ in _verdicts(run, source, monkeypatch)] == ["pass"] * 4
+
+
+def test_only_the_answers_left_out_are_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later span with content: its answer reads; the first one's stays unknown."""
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]
+    doc = _document(_chat(1), _chat(2, gen_ai__output__messages=json.dumps(said)))
+    run = _read(tmp_path, monkeypatch, doc)
+    source = 'answer == "Sunny."; answer[2] == "Sunny."; answer[1] is empty; answer[-2] is empty'
+    assert [s for s, _ in _verdicts(run, source, monkeypatch)] == [
+        "pass",
+        "pass",
+        "error",
+        "error",
+    ]
+
+
+def test_a_known_call_decides_what_an_unknown_one_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of two calls, one recorded with its arguments and result: an any-call test it
+    passes passes; an `every` test it fails fails; what only the unknown call could
+    decide is an error."""
+    known = _tool(3, gen_ai__tool__call__arguments='{"city": "Paris"}')
+    known["attributes"][2]["value"] = _text("call_2")  # gen_ai.tool.call.id
+    known["attributes"] += _attrs(gen_ai__tool__call__result="sunny")
+    run = _read(tmp_path, monkeypatch, _document(_chat(1), _tool(2), known))
+    source = (
+        'tool get_weather args $.city == "Paris"\n'
+        'every tool get_weather args $.city == "Rome"\n'
+        'tool get_weather args $.city == "Rome"\n'
+        'tool get_weather result == "sunny"\n'
+        'tool get_weather result == "rain"\n'
+    )
+    assert [s for s, _ in _verdicts(run, source, monkeypatch)] == [
+        "pass",
+        "error",  # the first call (unknown) decides `every` before the known one
+        "error",
+        "pass",
+        "error",
+    ]
+
+
+def test_a_result_a_later_history_carries_is_no_longer_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool span without its result, which the next inference's input messages give."""
+    history = [
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "call_1", "response": "ok"}],
+        }
+    ]
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]
+    later = _chat(
+        3,
+        gen_ai__input__messages=json.dumps(history),
+        gen_ai__output__messages=json.dumps(said),
+    )
+    run = _read(tmp_path, monkeypatch, _document(_tool(2), later))
+    assert run.unrecorded is not None and run.unrecorded.results == {}
+    assert [s for s, _ in _verdicts(run, 'tool get_weather result == "ok"', monkeypatch)] == [
+        "pass"
+    ]
+
+
+def test_a_trace_with_its_content_leaves_nothing_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    event = _details(gen_ai__output__messages=OUTPUT)
+    run = _read(tmp_path, monkeypatch, _document(_chat(1, events=[event])))
+    assert run.unrecorded is None
+
+
+def test_inspect_says_what_the_trace_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "trace.otlp.json"
+    path.write_text(json.dumps(NO_CONTENT), encoding="utf-8")
+    (summary,) = summarize(str(path))
+    text = render_text(summary)
+    assert "unknown (no message content recorded)" in text
+    assert "first args not recorded" in text
+    assert "no output messages" in text
