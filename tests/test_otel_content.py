@@ -346,3 +346,18 @@ def test_inspect_says_what_the_trace_left_out(tmp_path: Path) -> None:
     assert "unknown (no message content recorded)" in text
     assert "first args not recorded" in text
     assert "no output messages" in text
+
+
+def test_whether_an_answer_cites_a_result_never_recorded_is_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer recorded, the tool's result not: `cites` cannot tell (an error); a
+    recorded result it quotes still passes."""
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "It is sunny."}]}]
+    answer = _chat(3, gen_ai__output__messages=json.dumps(said))
+    run = _read(tmp_path, monkeypatch, _document(_tool(2), answer))
+    ((status, message),) = _verdicts(run, "answer cites tool get_weather", monkeypatch)
+    assert status == "error" and "records no content for its result" in message
+    known = _tool(2, gen_ai__tool__call__result="sunny")
+    run = _read(tmp_path, monkeypatch, _document(known, answer))
+    assert [s for s, _ in _verdicts(run, "answer cites tool get_weather", monkeypatch)] == ["pass"]
