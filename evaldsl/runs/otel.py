@@ -1099,7 +1099,9 @@ def _exception_message(span: Span) -> str | None:
 
 
 def otel_events(doc: Any, *, path: str = "<value>") -> tuple[list[dict[str, Any]], float | None]:
-    """The events an OTLP JSON document (or a list of them) stands for, and its latency."""
+    """The events an OTLP JSON document (or a list of them) stands for, and its latency:
+    the events alone, without what the trace left out (a `Run` from `otel_run` or
+    `load_run` carries that: `Run.unrecorded`)."""
     docs = doc if isinstance(doc, list) else [doc]
     if not docs or not all(is_otlp(d) for d in docs):
         raise RunError(
