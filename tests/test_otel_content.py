@@ -13,6 +13,7 @@ must agree.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from evaldsl.runs import detect, otlpdecode
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import Run
 from evaldsl.runs.summary import render_text, summarize
+from tests.clitools import ROOT, run_evaldsl
 
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 
@@ -361,3 +363,23 @@ def test_whether_an_answer_cites_a_result_never_recorded_is_unknown(
     known = _tool(2, gen_ai__tool__call__result="sunny")
     run = _read(tmp_path, monkeypatch, _document(known, answer))
     assert [s for s, _ in _verdicts(run, "answer cites tool get_weather", monkeypatch)] == ["pass"]
+
+
+def test_a_live_target_s_run_keeps_what_its_trace_left_out(tmp_path: Path) -> None:
+    """A run target that returns the trace's `evaldsl.Run` (it comes back from the
+    worker as JSON data): its answer is still unknown in the parent."""
+    (tmp_path / "trace.json").write_text(json.dumps(NO_CONTENT), encoding="utf-8")
+    (tmp_path / "agent.py").write_text(
+        'import evaldsl\n\ndef answer():\n    return evaldsl.load_run("trace.json")\n',
+        encoding="utf-8",
+    )
+    suite = tmp_path / "s.eval"
+    suite.write_text('case "c"\nrun agent:answer\nanswer is empty\n', encoding="utf-8")
+    done = run_evaldsl(
+        "run",
+        "-v",
+        str(suite),
+        cwd=tmp_path,
+        env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"},
+    )
+    assert "records no message content" in done.stdout, done.stdout + done.stderr
