@@ -34,11 +34,11 @@ from evaldsl.predicates.base import Family
 from evaldsl.runner.core import metrics_of
 from evaldsl.runs import codegen, decode, groupgen, groupsets, load_run, overflow, passes
 from evaldsl.runs.cassette import EventStream
-from evaldsl.runs.events import tool_call_name
+from evaldsl.runs.events import RESPONSE_TYPES, tool_call_name
 from evaldsl.runs.groupgen import INLINE_MAX
 from evaldsl.runs.index import index_events as reference_index_events
 from evaldsl.runs.index import index_run as reference_index_run
-from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.model import Run, RunError, Unrecorded
 from evaldsl.syntax.parser import parse
 from tests.fuzzing import examples
 from tests.test_realworld import MUST_FAIL, REAL, TABLE
@@ -581,6 +581,28 @@ def test_generated_pass_agrees_on_streams(statements: list[str], events: list[An
             with mock.patch.object(passes, "TYPED_FROM", typed_from):
                 reference, generated = _both(case, run, _fresh)
             assert generated == reference, "\n".join(statements)
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs, traces(), st.data())
+def test_generated_pass_agrees_on_what_a_recording_left_out(
+    statements: list[str], events: list[Any], data: st.DataObject
+) -> None:
+    """A run whose recording left answers, arguments and results out (an OTel trace
+    without message content: `model.Unrecorded`, which both passes hand the checkers
+    alike): the same verdicts, error verdicts among them."""
+    numbers = st.frozensets(st.integers(1, 4), max_size=3)
+    left = Unrecorded(
+        "record it again",
+        responses=sum(e.get("type") in RESPONSE_TYPES for e in events),
+        answers=data.draw(numbers),
+        arguments=data.draw(st.dictionaries(tools, numbers, max_size=2)),
+        results=data.draw(st.dictionaries(tools, st.integers(1, 3), max_size=2)),
+    )
+    case = _compiled(statements)
+    run = Run(events=events, format="events", unrecorded=left)
+    reference, generated = _both(case, run, lambda n: n)
+    assert generated == reference, "\n".join(statements)
 
 
 class _Args(dict):  # type: ignore[type-arg]

@@ -39,6 +39,7 @@ from evaldsl.predicates.base import (
 from evaldsl.predicates.counts import called_checker
 from evaldsl.predicates.nameindex import name_index
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts
+from evaldsl.runs.model import Unrecorded
 
 
 @attrs.frozen
@@ -209,6 +210,9 @@ class Compiler:
 
                 def answer(facts: RunFacts) -> Any:
                     if facts.trace is not None:
+                        left = facts.unrecorded
+                        if left is not None and left.lacks_answer(index):
+                            raise Unavailable(unrecorded_answer(left, index))
                         return facts.trace.answer(index)
                     if facts.output is not MISSING:
                         # a value run has one answer, its output: answer[1] and answer[-1]
@@ -339,6 +343,17 @@ def unrecorded(trace: TraceFacts, subject: str) -> str:
         return f"`{subject}` cannot be measured: the run's LLM response records no token usage"
     return (
         f"`{subject}` cannot be measured: none of the run's {n} LLM responses records token usage"
+    )
+
+
+def unrecorded_answer(left: Unrecorded, index: int) -> str:
+    """Why the answer at `index` cannot be read: its LLM response's output was not
+    recorded (an answer never captured is not "": `not answer contains "error"` would
+    pass)."""
+    which = "the run's last answer" if index == -1 else f"answer[{index}]"
+    return (
+        f"{which} cannot be read: the trace records no message content for its LLM "
+        f"response; {left.how}"
     )
 
 

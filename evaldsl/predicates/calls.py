@@ -122,9 +122,19 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
             return Verdict("fail", f'tool "{name}" was never called', span, None, expected)
         tally = trace.tallies[probe]
         found = tally.sample  # the first values found (SAMPLE of them at most)
+        unread = _unread(facts, name, use_result)
         if every:
             if not tally.decided and tally.good == n:
                 return Verdict("pass", f'tool "{name}" {what} (every call)', span, found, expected)
+            # a call whose arguments were not recorded never passes (no value is found in
+            # them): deciding `every`, it says nothing; nor do results never fed
+            if (
+                tally.decided
+                and not use_result
+                and facts.unrecorded is not None
+                and tally.first in facts.unrecorded.arguments.get(name, ())
+            ) or (not tally.decided and unread):
+                return Verdict("error", _unknown(facts, name, n, unread, what, use_result), span)
             if tally.decided:
                 message = (
                     f'{unit} {tally.first} of {n} of tool "{name}" fails {what}; '
@@ -145,6 +155,8 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
                 tally.last,
                 expected,
             )
+        if unread:  # none of those read passed; one not recorded might have
+            return Verdict("error", _unknown(facts, name, n, unread, what, use_result), span)
         message = f'no call of tool "{name}" has {what}'
         if use_result and tally.fed == 0:
             message += "; no result was recorded"
@@ -154,6 +166,27 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
         return Verdict("fail", message, span, found, expected)
 
     return run
+
+
+def _unread(facts: RunFacts, name: str, results: bool) -> int:
+    """How many calls of tool `name` have arguments (or `results`) the recording left
+    out (`model.Unrecorded`)."""
+    left = facts.unrecorded
+    if left is None:
+        return 0
+    return left.results.get(name, 0) if results else len(left.arguments.get(name, ()))
+
+
+def _unknown(facts: RunFacts, name: str, n: int, unread: int, what: str, results: bool) -> str:
+    """The error verdict's message for a call test the calls read cannot decide: `unread`
+    of the `n` calls of `name` were recorded without their arguments (or results)."""
+    assert facts.unrecorded is not None
+    recorded = "result" if results else "arguments"
+    some = f"{unread} of its {n} calls record" if n > 1 else "its call records"
+    return (
+        f'whether tool "{name}" {what} is unknown: {some} no {recorded} '
+        f"(the trace records no message content); {facts.unrecorded.how}"
+    )
 
 
 def print_call_test(p: Printer, pred: ast.CallTest, indent: str) -> str:

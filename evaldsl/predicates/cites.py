@@ -208,6 +208,18 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
         if found is None:
             found = facts.shared[key] = cited(facts, text)
         size, hits = found
+        # results the recording left out might hold what the answer quotes: what those
+        # read do not show is unknown, never a fail
+        left = facts.unrecorded
+        unread = left.results.get(tool, 0) if left is not None else 0
+        if left is not None and unread and (isinstance(size, str) or len(hits or ()) < need):
+            some = "its result" if unread == 1 else f"{unread} of its results"
+            return Verdict(
+                "error",
+                f'whether {shown} cites tool "{tool}" is unknown: the trace records no '
+                f"content for {some}; {left.how}",
+                span,
+            )
         if isinstance(size, str):  # nothing to cite: why
             return Verdict("fail", size, span, None if hits is None else [], need)
         assert hits is not None

@@ -94,6 +94,18 @@ def run_to_json_data(run: Any, missing: Any) -> dict[str, Any]:
                 "notes": list(read.notes),
             },
         )
+    left = getattr(run, "unrecorded", None)
+    if left is not None:  # (what its recording left out stays unknown in the parent)
+        fields["unrecorded"] = _field(
+            "unrecorded",
+            {
+                "how": left.how,
+                "responses": left.responses,
+                "answers": sorted(left.answers),
+                "arguments": {name: sorted(ns) for name, ns in left.arguments.items()},
+                "results": dict(left.results),
+            },
+        )
     return fields
 
 

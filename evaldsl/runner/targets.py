@@ -37,7 +37,7 @@ from evaldsl.language.values import MISSING, is_number
 from evaldsl.runner import jsondata, worker
 from evaldsl.runner.live import TargetError
 from evaldsl.runs.detect import run_from_value
-from evaldsl.runs.model import Reading, Run, RunError, describe
+from evaldsl.runs.model import Reading, Run, RunError, Unrecorded, describe
 from evaldsl.runs.state import initial_state, is_state_value, validate_state
 
 #: Seconds a new worker may take to start (not counted in any case's timeout).
@@ -357,6 +357,9 @@ def _returned_run(target: str, fields: dict[str, Any]) -> Run:
     if latency is not None and not is_number(latency):
         problems.append(f"its latency_ms must be a number, found {describe(latency)}")
     read = _reading(fields.get("read"))
+    unrecorded = _unrecorded(fields.get("unrecorded"))
+    if fields.get("unrecorded") is not None and unrecorded is None:
+        problems.append("its unrecorded must be an evaldsl Unrecorded record")
     if problems:
         raise TargetError(f"run target {target!r} returned an unusable evaldsl.Run: {problems[0]}")
     return Run(
@@ -367,7 +370,25 @@ def _returned_run(target: str, fields: dict[str, Any]) -> Run:
         format=fields["format"],
         latency_ms=latency,
         read=read,
+        unrecorded=unrecorded,
     )
+
+
+def _unrecorded(left: Any) -> Unrecorded | None:
+    """What a returned run's recording left out, rebuilt from its JSON data (`None`: none,
+    or data that is not such a record)."""
+    if not isinstance(left, dict):
+        return None
+    try:
+        return Unrecorded(
+            str(left["how"]),
+            int(left["responses"]),
+            frozenset(int(n) for n in left["answers"]),
+            {str(k): frozenset(int(n) for n in ns) for k, ns in left["arguments"].items()},
+            {str(k): int(n) for k, n in left["results"].items()},
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _reading(read: Any) -> Reading | None:

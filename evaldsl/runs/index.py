@@ -49,7 +49,7 @@ from evaldsl.runs.events import (
     tool_call_name,
     type_slot,
 )
-from evaldsl.runs.model import Run, RunError, decode_text, describe
+from evaldsl.runs.model import Run, RunError, Unrecorded, decode_text, describe
 from evaldsl.runs.prices import price_of
 from evaldsl.runs.text import NO_USAGE, BadUsage, answer_text, usage_tokens
 
@@ -336,6 +336,9 @@ class RunFacts:
     output: Any
     latency_seconds: float | None
     path: str | None = None
+    #: what the recording left out (the run's, whichever pass indexed it): an assertion
+    #: that reads it is an error verdict
+    unrecorded: Unrecorded | None = None
     #: the output's text once made (as `TraceFacts.texts` keeps a trace's answers)
     text: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
     #: what several assertions would each work out alike, worked out once (by a key of
@@ -385,7 +388,7 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             raise nothing_recognised(_unknown_types(run, trace), run.path or "<value>")
     output = run.output
     latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
-    return RunFacts(trace, run.state, output, latency, run.path)
+    return RunFacts(trace, run.state, output, latency, run.path, run.unrecorded)
 
 
 def _numbered(events: Iterable[dict[str, Any]]) -> Iterator[tuple[str, int, str, Any]]:

@@ -147,6 +147,36 @@ class Reading:
 
 
 @attrs.frozen
+class Unrecorded:
+    """What a recording left out that assertions would read: the answers of some LLM
+    responses, some tool calls' arguments or results (an OTel trace whose instrumentation
+    captured no message content). What is missing is unknown, never `""` or `{}`: an
+    assertion that reads it is an error verdict. The reader's adapter makes it; every
+    index pass gives it to the checkers alike (`RunFacts.unrecorded`).
+
+    `answers`: the 1-based positions (among the run's `responses` LLM responses) of those
+    whose output was not recorded; `arguments`: by tool, the 1-based numbers of its calls
+    whose arguments were not; `results`: by tool, how many of its calls ran without their
+    result recorded; `how`: how to record them (for the error's message).
+
+    >>> u = Unrecorded("set X=1", responses=3, answers=frozenset({3}))
+    >>> u.lacks_answer(-1), u.lacks_answer(1), u.lacks_answer(9)
+    (True, False, False)
+    """
+
+    how: str
+    responses: int = 0
+    answers: frozenset[int] = frozenset()
+    arguments: dict[str, frozenset[int]] = attrs.Factory(dict)
+    results: dict[str, int] = attrs.Factory(dict)
+
+    def lacks_answer(self, index: int) -> bool:
+        """Whether the answer at `index` (1-based; negative from the end) was not recorded
+        (an index out of range is no answer, as it is anywhere: not this)."""
+        return (index if index > 0 else self.responses + 1 + index) in self.answers
+
+
+@attrs.frozen
 class Run:
     """What one execution left behind.
 
@@ -169,6 +199,7 @@ class Run:
     format: str = "events"
     latency_ms: float | None = None
     read: Reading | None = None
+    unrecorded: Unrecorded | None = None  # what the recording left out (see `Unrecorded`)
 
     @property
     def kind(self) -> RunKind:

@@ -22,14 +22,15 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   `openinference.span.kind` = `TOOL` or `traceloop.span.kind` = `tool`. Name from
   `gen_ai.tool.name` / `tool.name` / `traceloop.entity.name` (else the span name, less
   GenAI's `execute_tool ` before it, noted; `execute_tool` alone names no tool: an error);
-  arguments from `gen_ai.tool.call.arguments` / `input.value` / `traceloop.entity.input`;
+  arguments from `gen_ai.tool.call.arguments` / `input.value` / `traceloop.entity.input`
+  (none, and no model's call: unknown, as the run's `Unrecorded` says);
   call id from `gen_ai.tool.call.id` / `tool_call.id` (here and in every convention, an id
   that is not text is an error); result from
   `gen_ai.tool.call.result` / `gen_ai.tool.result.value` / `output.value` /
-  `traceloop.entity.output`; a failed span (or `gen_ai.tool.result.is_error`) gives an
-  error result. When an earlier LLM span asked for this call (same id, or the oldest
-  unanswered call of that name), the span gives that call its result instead of a second
-  call;
+  `traceloop.entity.output` (none: unknown, unless a later history carries it); a failed
+  span (or `gen_ai.tool.result.is_error`) gives an error result. When an earlier LLM span
+  asked for this call (same id, or the oldest unanswered call of that name), the span
+  gives that call its result instead of a second call;
 - an **LLM span**: an operation `chat`, `text_completion`, `generate_content` or
   `completion`, or a `gen_ai.system`/`gen_ai.provider.name` outside agent and embedding
   operations, or `openinference.span.kind` = `LLM`, or `llm.request.type`. One step:
@@ -38,15 +39,20 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   (`completion_tokens`), or `llm.token_count.prompt`/`completion` (each counted once
   whatever spellings a span carries); the answer and tool calls from the output messages
   in the newest convention the span uses: `gen_ai.output.messages` (parts `text`,
-  `tool_call`), `gen_ai.completion` (JSON), OpenLLMetry's `gen_ai.completion.N.content` /
-  `.tool_calls.M.name|arguments|id`, `gen_ai.choice` span events, OpenInference's
+  `tool_call`) on the span, else on its `gen_ai.client.inference.operation.details`
+  event (the current GenAI convention's place for them), `gen_ai.completion` (JSON),
+  OpenLLMetry's `gen_ai.completion.N.content` / `.tool_calls.M.name|arguments|id`,
+  `gen_ai.choice` span events, OpenInference's
   `llm.output_messages.N.message.content|contents|tool_calls` (nested lists or flattened
   keys), else `output.value` when it is text (output messages that are neither messages
   nor text, or an OpenLLMetry `gen_ai.completion` list of anything but objects, are an
-  error). Tool results that the next call's input messages carry (`gen_ai.input.messages`
-  `tool_call_response` parts, their output in `response` or, as pydantic-ai writes it,
-  `result`, and `tool` messages without parts; OpenLLMetry `gen_ai.prompt.N`, or the older
-  GenAI `gen_ai.prompt` list or JSON text, with role `tool`; OpenInference
+  error); a span with none of them recorded no content (its instrumentation captures it
+  only when asked), and its answer is unknown, as the run's `Unrecorded` says. Tool
+  results that the next call's input messages carry (`gen_ai.input.messages`, on the span
+  or its details event: `tool_call_response` parts, their output in
+  `response` or, as pydantic-ai writes it, `result`, and `tool` messages without parts;
+  OpenLLMetry `gen_ai.prompt.N`, or the older GenAI `gen_ai.prompt` list or JSON text,
+  with role `tool`; OpenInference
   `llm.input_messages.N` with role `tool`) answer the calls still waiting that they name
   by id (or, without one, by tool name);
 - any span with status ERROR adds an `agent.error` (its status message, or its
@@ -676,7 +682,10 @@ def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
     return _Output("\n".join(text), calls)
 
 
-def _output(span: Span) -> _Output:
+def _output(span: Span) -> _Output | None:
+    """The answer and tool calls of an LLM span's output messages; `None` when it records
+    none in any form read here (its instrumentation captured no content: the answer is
+    unknown, never "")."""
     a = span.attrs
     for key in ("gen_ai.output.messages", "gen_ai.completion"):
         # `gen_ai.completion` as one JSON text is the older GenAI name; OpenLLMetry's
@@ -685,6 +694,12 @@ def _output(span: Span) -> _Output:
             found = _genai_messages(a[key], key)
             if found is not None:
                 return found
+    details = _details(span)
+    if details is not None and OUTPUT_MESSAGES in details:
+        # the current GenAI convention's event: the same messages as on the span
+        found = _genai_messages(details[OUTPUT_MESSAGES], OUTPUT_MESSAGES)
+        if found is not None:
+            return found
     planned = indexed_output(a) if type(a) is RawAttrs else UNPLANNED
     if isinstance(planned, tuple):  # the typed reading's: as the two readers below read
         return _Output(*planned)
@@ -708,7 +723,24 @@ def _output(span: Span) -> _Output:
     value = a.get("output.value")
     if isinstance(value, str) and a.get("output.mime_type", "text/plain") == "text/plain":
         return _Output(value, [])
-    return _Output("", [])
+    return None
+
+
+#: The GenAI event that carries an inference's messages apart from the span's
+#: attributes (`gen_ai.input.messages`, `gen_ai.output.messages`, …), and the key of
+#: its output messages.
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+
+
+def _details(span: Span) -> dict[str, Any] | None:
+    """The attributes of a span's first `gen_ai.client.inference.operation.details`
+    event (read as the span's own attributes are), or `None` when it has none."""
+    for event in span.events:
+        if event.get("name") == DETAILS_EVENT:
+            e = event.get("attrs")
+            return e if isinstance(e, dict) else None
+    return None
 
 
 def _input_results(a: dict[str, Any]) -> list[tuple[str | None, Any, Any]]:
@@ -881,18 +913,62 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
         spans.sort(key=lambda s: (s.start or 0, s.end or 0))
     clock = bad is None
     span = None
+    trace.capture_hint = CAPTURE_HINT
     try:  # (one `try` for the file: an `AnyValue` of no known kind is rare)
         for span in spans:
             _span_events(span, trace, clock)
     except UnknownKind as unread:
         assert span is not None
         raise unread.of(span) from None
+    _note_unrecorded(trace)
     latency = None
     starts = [s.start for s in spans if s.start is not None]
     ends = [s.end for s in spans if s.end is not None]
     if clock and starts and ends:
         latency = (max(ends) - min(starts)) / 1e6
     return latency
+
+
+#: How to record what a trace left out (the end of an error verdict's message).
+CAPTURE_HINT = (
+    "turn on its instrumentation's content capture (OTel GenAI: "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true) and record it again"
+)
+
+
+def _note_unrecorded(trace: Trace) -> None:
+    """Say in the reading what the trace left out (`evaldsl inspect` shows it)."""
+    left = trace.unrecorded()
+    if left is None:
+        return
+    if left.answers:
+        n = len(left.answers)
+        lead = (
+            "the LLM span records"
+            if n == left.responses == 1
+            else f"{n} of {left.responses} LLM spans record"
+        )
+        trace.note(
+            f"{lead} no output messages (no message content): their answers are unknown, "
+            "and `answer` on them is an error"
+        )
+    if left.arguments:
+        n = sum(map(len, left.arguments.values()))
+        trace.note(
+            f"{_count(n, 'tool call')} no arguments (no message content): "
+            "`args` tests on them are errors"
+        )
+    if left.results:
+        n = sum(left.results.values())
+        trace.note(
+            f"{_count(n, 'tool span')} no result (no message content): "
+            "`result` tests on them are errors"
+        )
+
+
+def _count(n: int, what: str) -> str:
+    """`n` things record, in words: "1 tool call records", "2 tool calls record"."""
+    return f"1 {what} records" if n == 1 else f"{n} {what}s record"
 
 
 def _unread_times(span: Span) -> Iterator[Any]:
@@ -920,7 +996,9 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         # have them) they give nothing, and the history is not read: a conversation's
         # history grows with every step, and reading each span's was ~15% of a file.
         if trace.awaits_results():
-            for call_id, name, output in _input_results(a):
+            details = _details(span)
+            histories = (a,) if details is None else (a, details)
+            for call_id, name, output in (r for h in histories for r in _input_results(h)):
                 found = trace.known_call(call_id, name)
                 if found is not None:
                     trace.result(found, output, at=start)
@@ -928,7 +1006,7 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         model = _first(a, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
         trace.llm(
-            out.text,
+            out.text if out is not None else None,
             _usage(a),
             model=model if isinstance(model, str) else None,
             start=start,
@@ -936,8 +1014,8 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
             failed=span.failed,
             latency_ms=latency,
         )
-        for name, args, call_id in out.calls:  # (each id read as text or null: `link_id`)
-            trace.call(name, args, call_id, end)
+        for name, args, call_id in out.calls if out is not None else ():
+            trace.call(name, args, call_id, end)  # (each id read as text or null: `link_id`)
     else:
         trace.skip(kind)
     if span.failed:
@@ -975,10 +1053,13 @@ def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) 
     cid = trace.known_call(call_id, name)
     if cid is None:
         args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
-        arguments = parse_json_text(args) if args is not None else {}
+        # arguments recorded nowhere (no attribute, no model's call) are unknown, not {}
+        arguments = parse_json_text(args) if args is not None else MISSING
         cid = trace.call(name, arguments, call_id, iso_time(start_ns))
     if result is not None or is_error:
         trace.result(cid, result if result is not None else "", is_error=is_error, at=end)
+    else:  # unknown, unless a later model call's history carries it
+        trace.unread_result(cid)
 
 
 #: Where a tool span names its tool, and the call it runs (first found).
@@ -1018,7 +1099,9 @@ def _exception_message(span: Span) -> str | None:
 
 
 def otel_events(doc: Any, *, path: str = "<value>") -> tuple[list[dict[str, Any]], float | None]:
-    """The events an OTLP JSON document (or a list of them) stands for, and its latency."""
+    """The events an OTLP JSON document (or a list of them) stands for, and its latency:
+    the events alone, without what the trace left out (a `Run` from `otel_run` or
+    `load_run` carries that: `Run.unrecorded`)."""
     docs = doc if isinstance(doc, list) else [doc]
     if not docs or not all(is_otlp(d) for d in docs):
         raise RunError(

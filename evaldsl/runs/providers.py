@@ -34,7 +34,7 @@ import attrs
 import orjson
 
 from evaldsl.language.jsjson import js_json
-from evaldsl.runs.model import MISSING, Reading, Run, RunError, describe, locate
+from evaldsl.runs.model import MISSING, Reading, Run, RunError, Unrecorded, describe, locate
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import token_count
 
@@ -279,6 +279,16 @@ class Trace:
         self._waiting_made: dict[str, deque[str]] = {}
         self._resolved: set[str] = set()
         self._marks: dict[str, int] = {}  # a repeated callId → the last mark `_renamed` gave
+        # What the recording left out (`model.Unrecorded`): responses so far, the positions
+        # of those without an output; calls by tool so far, the numbers of those without
+        # arguments; callIds whose run recorded no result (unless one comes later); and
+        # how to record them, which the adapter says
+        self._responses = 0
+        self._unread_answers: set[int] = set()
+        self._calls_of: dict[str, int] = {}
+        self._unread_arguments: dict[str, set[int]] = {}
+        self._unread_results: set[str] = set()
+        self.capture_hint = "record the run again with its content"
 
     # --- what was read ---------------------------------------------------------------
 
@@ -307,7 +317,7 @@ class Trace:
 
     def llm(
         self,
-        text: str,
+        text: str | None,
         usage: tuple[float, float] | None,
         *,
         model: str | None = None,
@@ -316,7 +326,13 @@ class Trace:
         failed: bool = False,
         latency_ms: float | None = None,
     ) -> None:
-        """One LLM call: an `llm.request` and its `llm.response` (answer text, usage)."""
+        """One LLM call: an `llm.request` and its `llm.response` (answer text, usage). A
+        `text` of `None` is an output not recorded: its answer is unknown (the event's
+        output is "", and the run's `Unrecorded` names its position)."""
+        self._responses += 1
+        if text is None:
+            self._unread_answers.add(self._responses)
+            text = ""
         request: dict[str, Any] = {"type": "llm.request"}
         if model:
             request["model"] = model
@@ -338,13 +354,22 @@ class Trace:
     def call(
         self, name: str, arguments: Any, call_id: str | None = None, at: str | None = None
     ) -> str:
-        """A `tool.call`; gives its callId (made up when the format records none)."""
+        """A `tool.call`; gives its callId (made up when the format records none).
+        `arguments` of `MISSING` were not recorded: the event has none, and the run's
+        `Unrecorded` names the call (its tool's N-th), so that `args` tests on it are
+        errors, never tests of `{}`."""
         cid = call_id if call_id else f"call-{len(self._calls) + 1}"
         if cid in self._calls:  # a repeated id must not link one result to two calls
             cid = self._renamed(cid)
-        event = self._add(
-            {"type": "tool.call", "name": name, "arguments": arguments, "callId": cid}, at
-        )
+        event: dict[str, Any] = {"type": "tool.call", "name": name}
+        if arguments is not MISSING:
+            event["arguments"] = arguments
+        event["callId"] = cid
+        event = self._add(event, at)
+        if isinstance(name, str):
+            n = self._calls_of[name] = self._calls_of.get(name, 0) + 1
+            if arguments is MISSING:
+                self._unread_arguments.setdefault(name, set()).add(n)
         self._calls[cid] = event
         self._unresolved.add(cid)
         if isinstance(name, str):
@@ -416,6 +441,28 @@ class Trace:
         self._unresolved.discard(call_id)  # (it leaves `_waiting` when it is at the front)
         self._unnamed.pop(call_id, None)
 
+    def unread_result(self, call_id: str) -> None:
+        """The call `call_id` ran, but its result was not recorded: unless a result for it
+        comes later, its result is unknown (the run's `Unrecorded`)."""
+        self._unread_results.add(call_id)
+
+    def unrecorded(self) -> Unrecorded | None:
+        """What the recording left out so far (`None`: nothing)."""
+        results: dict[str, int] = {}
+        for cid in self._unread_results - self._resolved:
+            name = self._calls[cid]["name"]
+            if isinstance(name, str):
+                results[name] = results.get(name, 0) + 1
+        if not (self._unread_answers or self._unread_arguments or results):
+            return None
+        return Unrecorded(
+            self.capture_hint,
+            self._responses,
+            frozenset(self._unread_answers),
+            {name: frozenset(ns) for name, ns in self._unread_arguments.items()},
+            results,
+        )
+
     def error(self, message: str, at: str | None = None) -> None:
         """An `agent.error`."""
         self._add({"type": "agent.error", "message": message}, at)
@@ -454,6 +501,7 @@ class Trace:
             format=self.format,
             latency_ms=latency_ms,
             read=self.reading(),
+            unrecorded=self.unrecorded(),
         )
 
 

@@ -22,8 +22,8 @@ from evaldsl.jsontext import indented_json
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.detect import inspect_samples, load_run
 from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_name
-from evaldsl.runs.index import Needs, index_run, unnamed_call_error
-from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.index import Needs, RunFacts, index_run, unnamed_call_error
+from evaldsl.runs.model import MISSING, Run, RunError
 from evaldsl.runs.prices import model_family, price_of
 
 ABRIDGE = 120  # characters of an answer or of arguments shown
@@ -153,8 +153,9 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
             else _cost_note(trace.unpriced_model, models)
         ),
         answers=trace.responses,
-        first_answer=trace.answer(1) if trace.responses else None,
-        last_answer=trace.answer(-1) if trace.responses else None,
+        # (an answer the recording left out is unknown, shown so, not "")
+        first_answer=_answer(facts, 1),
+        last_answer=_answer(facts, -1),
         latency_s=latency,
     )
 
@@ -283,9 +284,23 @@ def render_text(summary: Summary) -> str:
     return "\n".join([title, *(f"  {k:<{width}}  {v}" for k, v in rows)])
 
 
+def _answer(facts: RunFacts, index: int) -> str | None:
+    """The answer at `index` of an indexed trace; `None` when it has no response or the
+    recording left that answer out."""
+    trace, left = facts.trace, facts.unrecorded
+    if trace is None or not trace.responses or (left is not None and left.lacks_answer(index)):
+        return None
+    return trace.answer(index)
+
+
 def _tool(t: ToolSummary) -> str:
     times = "once" if t.calls == 1 else f"{t.calls} times"
-    args = "" if t.first_args is None else ", first args " + abridge(js_json(t.first_args), 80)
+    if t.first_args is MISSING:
+        args = ", first args not recorded"
+    elif t.first_args is None:
+        args = ""
+    else:
+        args = ", first args " + abridge(js_json(t.first_args), 80)
     return f"{t.name} called {times}{args}"
 
 
@@ -306,11 +321,16 @@ def _answers(s: Summary) -> str:
     if not s.answers:
         return "no response"
     if s.answers == 1:
-        return f"{_quoted(s.last_answer)} (1 response)"
+        return f"{_shown_answer(s.last_answer)} (1 response)"
     return (
-        f"{_quoted(s.last_answer)} (last of {s.answers} responses; "
-        f"answer[1] = {_quoted(s.first_answer)})"
+        f"{_shown_answer(s.last_answer)} (last of {s.answers} responses; "
+        f"answer[1] = {_shown_answer(s.first_answer)})"
     )
+
+
+def _shown_answer(answer: str | None) -> str:
+    """An answer as the summary shows it (`None`: one the recording left out)."""
+    return "unknown (no message content recorded)" if answer is None else _quoted(answer)
 
 
 def to_json(summaries: list[Summary]) -> str:

@@ -1,0 +1,385 @@
+"""What an OTel trace records of its messages: the GenAI details event, and content never
+captured.
+
+The current GenAI conventions put an inference's messages either on its span
+(`gen_ai.input.messages`, `gen_ai.output.messages`) or on the span's
+`gen_ai.client.inference.operation.details` event: both are read alike. Instrumentations
+capture message content only when asked; a span that records none has an unknown answer
+(and a tool span without arguments unknown arguments), an error verdict, never "" or {}.
+Each trace is read by the full reader and the typed decoder (document and JSONL), which
+must agree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evaldsl
+from evaldsl.runs import detect, otlpdecode
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.model import Run
+from evaldsl.runs.summary import render_text, summarize
+from tests.clitools import ROOT, run_evaldsl
+
+TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
+
+
+def _text(value: str) -> dict[str, Any]:
+    return {"stringValue": value}
+
+
+def _attrs(**values: Any) -> list[dict[str, Any]]:
+    """OTLP attributes from keyword arguments (`__` for `.`), text or whole numbers."""
+    out = []
+    for key, value in values.items():
+        v = {"intValue": str(value)} if isinstance(value, int) else _text(value)
+        out.append({"key": key.replace("__", "."), "value": v})
+    return out
+
+
+def _span(n: int, name: str, attributes: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
+    start = 1_730_000_000_000_000_000 + n * 1_000_000_000
+    return {
+        "traceId": TRACE_ID,
+        "spanId": f"{n:016x}",
+        "name": name,
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(start + 500_000_000),
+        "attributes": attributes,
+        **more,
+    }
+
+
+def _chat(n: int, *, events: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
+    attributes = _attrs(
+        gen_ai__operation__name="chat",
+        gen_ai__request__model="gpt-4o",
+        gen_ai__usage__input_tokens=50,
+        gen_ai__usage__output_tokens=20,
+        **extra,
+    )
+    return _span(n, "chat gpt-4o", attributes, **({"events": events} if events else {}))
+
+
+def _tool(n: int, **extra: Any) -> dict[str, Any]:
+    attributes = _attrs(
+        gen_ai__operation__name="execute_tool",
+        gen_ai__tool__name="get_weather",
+        gen_ai__tool__call__id="call_1",
+        **extra,
+    )
+    return _span(n, "execute_tool get_weather", attributes)
+
+
+def _document(*spans: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": list(spans)}]}]
+    }
+
+
+def _read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, doc: dict[str, Any]) -> Run:
+    """`doc` read by the full reader and by the typed decoder, as a document and as JSONL
+    (which must all agree)."""
+    path = tmp_path / "trace.otlp.json"
+    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    lines = tmp_path / "trace.otlp.jsonl"
+    lines.write_text(json.dumps(doc) + "\n", encoding="utf-8")
+    monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+    typed = otlpdecode.read_otel_document(str(path), path.read_bytes(), lambda *_: "test")
+    typed_lines = otlpdecode.read_otel_lines(str(lines), lambda _: "test", 1)
+    assert typed is not None and typed_lines is not None, "the typed decoder gave the file up"
+    with monkeypatch.context() as m:
+        m.setenv("EVALDSL_REFERENCE", "1")
+        full = load_run(path)
+    assert full.events == typed.events == typed_lines.events
+    assert full.read is not None and typed.read is not None and typed_lines.read is not None
+    assert full.read.notes == typed.read.notes == typed_lines.read.notes
+    assert full.unrecorded == typed.unrecorded == typed_lines.unrecorded
+    return full
+
+
+def _of(run: Run, kind: str) -> list[dict[str, Any]]:
+    assert isinstance(run.events, list)
+    return [e for e in run.events if e["type"] == kind]
+
+
+OUTPUT = [
+    {
+        "role": "assistant",
+        "parts": [
+            {
+                "type": "tool_call",
+                "id": "call_1",
+                "name": "get_weather",
+                "arguments": {"city": "Paris"},
+            },
+            {"type": "text", "content": "Checking the weather."},
+        ],
+        "finish_reason": "tool_call",
+    }
+]
+INPUT = [{"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}]
+
+
+def _details(**messages: Any) -> dict[str, Any]:
+    """A `gen_ai.client.inference.operation.details` event carrying `messages` (as JSON)."""
+    attributes = [
+        {"key": key.replace("__", "."), "value": _text(json.dumps(value))}
+        for key, value in messages.items()
+    ]
+    return {
+        "name": "gen_ai.client.inference.operation.details",
+        "timeUnixNano": "1730000001000000000",
+        "attributes": attributes,
+    }
+
+
+def test_the_details_event_s_output_messages_are_the_span_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    event = _details(gen_ai__input__messages=INPUT, gen_ai__output__messages=OUTPUT)
+    run = _read(tmp_path, monkeypatch, _document(_chat(1, events=[event])))
+    (response,) = _of(run, "llm.response")
+    assert response["output"] == "Checking the weather."
+    (call,) = _of(run, "tool.call")
+    assert (call["name"], call["arguments"], call["callId"]) == (
+        "get_weather",
+        {"city": "Paris"},
+        "call_1",
+    )
+
+
+def test_the_details_event_s_input_messages_answer_a_waiting_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tool's result in the next inference's history, on its details event."""
+    history = [
+        *INPUT,
+        OUTPUT[0],
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "call_1", "response": "sunny"}],
+        },
+    ]
+    answer = [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]
+    first = _details(gen_ai__input__messages=INPUT, gen_ai__output__messages=OUTPUT)
+    second = _details(gen_ai__input__messages=history, gen_ai__output__messages=answer)
+    run = _read(
+        tmp_path, monkeypatch, _document(_chat(1, events=[first]), _chat(2, events=[second]))
+    )
+    (result,) = _of(run, "tool.result")
+    assert (result["callId"], result["output"]) == ("call_1", "sunny")
+    assert [r["output"] for r in _of(run, "llm.response")] == ["Checking the weather.", "Sunny."]
+
+
+def test_the_span_s_own_output_messages_win_over_the_event_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = [{"role": "assistant", "parts": [{"type": "text", "content": "own"}]}]
+    event = _details(gen_ai__output__messages=OUTPUT)
+    span = _chat(1, events=[event], gen_ai__output__messages=json.dumps(own))
+    run = _read(tmp_path, monkeypatch, _document(span))
+    assert [r["output"] for r in _of(run, "llm.response")] == ["own"]
+
+
+# --- content never captured --------------------------------------------------------------
+
+#: The tester's trace: a chat span and a tool span recorded without message content.
+NO_CONTENT = _document(_chat(1), _tool(2))
+
+
+def _verdicts(run: Run, source: str, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Each assertion's status and message, the same from the reference index pass and
+    the generated one (which must agree)."""
+    program = evaldsl.compile(source)
+    generated = [(v.status, v.message) for v in program.check(run).verdicts]
+    with monkeypatch.context() as m:
+        m.setenv("EVALDSL_REFERENCE", "1")
+        reference = [(v.status, v.message) for v in program.check(run).verdicts]
+    assert generated == reference
+    return generated
+
+
+def test_a_trace_without_content_reads_its_answer_and_arguments_as_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _read(tmp_path, monkeypatch, NO_CONTENT)
+    assert run.unrecorded is not None
+    assert run.unrecorded.answers == {1}
+    assert run.unrecorded.arguments == {"get_weather": {1}}
+    assert run.unrecorded.results == {"get_weather": 1}
+    (call,) = _of(run, "tool.call")
+    assert "arguments" not in call  # not `{}`: never read as arguments
+    assert run.read is not None
+    notes = " ".join(run.read.notes)
+    for said in ("no output messages", "records no arguments", "records no result"):
+        assert said in notes
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        "answer is empty",
+        'not answer contains "error"',
+        "answer[1] is empty",
+        "answer json is null",
+    ],
+)
+def test_an_answer_never_recorded_is_an_error_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, assertion: str
+) -> None:
+    run = _read(tmp_path, monkeypatch, NO_CONTENT)
+    ((status, message),) = _verdicts(run, assertion, monkeypatch)
+    assert status == "error"
+    assert "records no message content" in message
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in message
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        "tool get_weather args == {}",
+        'tool get_weather args $.city != "x"',
+        "every tool get_weather args == {}",
+        'tool get_weather result contains "sun"',
+        'every tool get_weather result != "x"',
+    ],
+)
+def test_arguments_and_results_never_recorded_are_error_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, assertion: str
+) -> None:
+    run = _read(tmp_path, monkeypatch, NO_CONTENT)
+    ((status, message),) = _verdicts(run, assertion, monkeypatch)
+    assert status == "error"
+    assert "is unknown" in message and "records no" in message
+
+
+def test_counts_and_tokens_of_a_trace_without_content_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _read(tmp_path, monkeypatch, NO_CONTENT)
+    source = "tool get_weather called once; steps == 1; tokens == 70; tool calls == 1"
+    assert [s for s, _ in _verdicts(run, source, monkeypatch)] == ["pass"] * 4
+
+
+def test_only_the_answers_left_out_are_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later span with content: its answer reads; the first one's stays unknown."""
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]
+    doc = _document(_chat(1), _chat(2, gen_ai__output__messages=json.dumps(said)))
+    run = _read(tmp_path, monkeypatch, doc)
+    source = 'answer == "Sunny."; answer[2] == "Sunny."; answer[1] is empty; answer[-2] is empty'
+    assert [s for s, _ in _verdicts(run, source, monkeypatch)] == [
+        "pass",
+        "pass",
+        "error",
+        "error",
+    ]
+
+
+def test_a_known_call_decides_what_an_unknown_one_cannot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of two calls, one recorded with its arguments and result: an any-call test it
+    passes passes; an `every` test it fails fails; what only the unknown call could
+    decide is an error."""
+    known = _tool(3, gen_ai__tool__call__arguments='{"city": "Paris"}')
+    known["attributes"][2]["value"] = _text("call_2")  # gen_ai.tool.call.id
+    known["attributes"] += _attrs(gen_ai__tool__call__result="sunny")
+    run = _read(tmp_path, monkeypatch, _document(_chat(1), _tool(2), known))
+    source = (
+        'tool get_weather args $.city == "Paris"\n'
+        'every tool get_weather args $.city == "Rome"\n'
+        'tool get_weather args $.city == "Rome"\n'
+        'tool get_weather result == "sunny"\n'
+        'tool get_weather result == "rain"\n'
+    )
+    assert [s for s, _ in _verdicts(run, source, monkeypatch)] == [
+        "pass",
+        "error",  # the first call (unknown) decides `every` before the known one
+        "error",
+        "pass",
+        "error",
+    ]
+
+
+def test_a_result_a_later_history_carries_is_no_longer_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool span without its result, which the next inference's input messages give."""
+    history = [
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "call_1", "response": "ok"}],
+        }
+    ]
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]
+    later = _chat(
+        3,
+        gen_ai__input__messages=json.dumps(history),
+        gen_ai__output__messages=json.dumps(said),
+    )
+    run = _read(tmp_path, monkeypatch, _document(_tool(2), later))
+    assert run.unrecorded is not None and run.unrecorded.results == {}
+    assert [s for s, _ in _verdicts(run, 'tool get_weather result == "ok"', monkeypatch)] == [
+        "pass"
+    ]
+
+
+def test_a_trace_with_its_content_leaves_nothing_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    event = _details(gen_ai__output__messages=OUTPUT)
+    run = _read(tmp_path, monkeypatch, _document(_chat(1, events=[event])))
+    assert run.unrecorded is None
+
+
+def test_inspect_says_what_the_trace_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "trace.otlp.json"
+    path.write_text(json.dumps(NO_CONTENT), encoding="utf-8")
+    (summary,) = summarize(str(path))
+    text = render_text(summary)
+    assert "unknown (no message content recorded)" in text
+    assert "first args not recorded" in text
+    assert "no output messages" in text
+
+
+def test_whether_an_answer_cites_a_result_never_recorded_is_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer recorded, the tool's result not: `cites` cannot tell (an error); a
+    recorded result it quotes still passes."""
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "It is sunny."}]}]
+    answer = _chat(3, gen_ai__output__messages=json.dumps(said))
+    run = _read(tmp_path, monkeypatch, _document(_tool(2), answer))
+    ((status, message),) = _verdicts(run, "answer cites tool get_weather", monkeypatch)
+    assert status == "error" and "records no content for its result" in message
+    known = _tool(2, gen_ai__tool__call__result="sunny")
+    run = _read(tmp_path, monkeypatch, _document(known, answer))
+    assert [s for s, _ in _verdicts(run, "answer cites tool get_weather", monkeypatch)] == ["pass"]
+
+
+def test_a_live_target_s_run_keeps_what_its_trace_left_out(tmp_path: Path) -> None:
+    """A run target that returns the trace's `evaldsl.Run` (it comes back from the
+    worker as JSON data): its answer is still unknown in the parent."""
+    (tmp_path / "trace.json").write_text(json.dumps(NO_CONTENT), encoding="utf-8")
+    (tmp_path / "agent.py").write_text(
+        'import evaldsl\n\ndef answer():\n    return evaldsl.load_run("trace.json")\n',
+        encoding="utf-8",
+    )
+    suite = tmp_path / "s.eval"
+    suite.write_text('case "c"\nrun agent:answer\nanswer is empty\n', encoding="utf-8")
+    done = run_evaldsl(
+        "run",
+        "-v",
+        str(suite),
+        cwd=tmp_path,
+        env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"},
+    )
+    assert "records no message content" in done.stdout, done.stdout + done.stderr
