@@ -225,3 +225,23 @@ def test_a_body_stopped_at_max_tokens_is_noted(tmp_path: Path) -> None:
     }
     path = write(tmp_path, "b.json", json.dumps(body))
     assert "its answer may be cut" in _notes(path)
+
+
+def test_a_langsmith_wrap_anthropic_body_counts_its_cache_tokens(tmp_path: Path) -> None:
+    """The same rule where LangSmith's `wrap_anthropic` logs the Messages body."""
+    body = {"type": "message", "model": MODEL, "content": [{"type": "text", "text": "Done."}]}
+    run = {
+        "id": "r1",
+        "name": "ChatAnthropic",
+        "run_type": "llm",
+        "start_time": "2025-03-02T08:30:04.600000Z",
+        "end_time": "2025-03-02T08:30:05.900000Z",
+        "extra": {"invocation_params": {"model": MODEL}},
+        "prompt_tokens": None,
+        "completion_tokens": None,
+        "inputs": {"messages": [{"role": "user", "content": "Go"}]},
+        "outputs": {**body, "usage": CACHED},
+    }
+    path = write(tmp_path, "ls.json", json.dumps([run]))
+    assert load_run(path).format == "langsmith"
+    assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
