@@ -21,7 +21,7 @@ from evaldsl.runs import RunError, anthropic, load_run
 from evaldsl.runs.providers import BadValue
 from evaldsl.runs.summary import render_text, summarize
 from evaldsl.runs.text import BadUsage
-from tests.test_formats import check, sse, write
+from tests.test_formats import attr, check, otlp, sse, write
 
 MODEL = "claude-sonnet-4-20250514"  # $3 input, $15 output a million tokens
 
@@ -245,3 +245,28 @@ def test_a_langsmith_wrap_anthropic_body_counts_its_cache_tokens(tmp_path: Path)
     path = write(tmp_path, "ls.json", json.dumps([run]))
     assert load_run(path).format == "langsmith"
     assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
+
+
+def _span(provider: str, cache_read: int) -> dict[str, Any]:
+    attributes = [
+        ("gen_ai.operation.name", "chat"),
+        ("gen_ai.provider.name", provider),
+        ("gen_ai.request.model", MODEL),
+        ("gen_ai.usage.input_tokens", 100100),  # counting the cache's (the semconv's rule)
+        ("gen_ai.usage.output_tokens", 50),
+        ("gen_ai.usage.cache_creation.input_tokens", 20000),
+        ("gen_ai.usage.cache_read.input_tokens", cache_read),
+    ]
+    return {"spanId": "a", "name": "chat", "attributes": [attr(k, v) for k, v in attributes]}
+
+
+def test_an_anthropic_otel_spans_cache_tokens_are_priced_at_their_rates(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.json", otlp([_span("anthropic", 80000)]))
+    assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
+    # another provider's cache is not priced at Anthropic's rates
+    other = write(tmp_path, "o.json", otlp([_span("openai", 80000)]))
+    assert check(other, "cost > $0.301049; cost < $0.301051") == ["pass"] * 2
+    # counts beyond the input tokens, which count them: the input cannot be known
+    beyond = write(tmp_path, "b.json", otlp([_span("anthropic", 90000)]))
+    with pytest.raises(RunError, match="more than its input tokens"):
+        load_run(beyond)
