@@ -28,7 +28,7 @@ becomes what:
   is read (a partial answer is the answer), then an `agent.error`, and `inspect` notes
   it; and `stop_reason: "max_tokens"` ends it at the token limit, noted. In either, a
   tool call whose input was cut off is a call whose arguments are the cut text (not
-  JSON: a test of them fails), noted.
+  JSON: a test finds no value in them), noted.
 
 A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes,
 and a field the reader needs of another type than the API gives it (a content block that is
@@ -465,7 +465,7 @@ class _Stream:
                 block["input"] = text
                 trace.note(
                     f"tool call `{block.get('name')}`'s input is cut, {why}: its arguments "
-                    "are the cut text, not JSON, and a test of them fails"
+                    "are the cut text, not JSON: a test finds no value in them"
                 )
             elif text:
                 block["input"] = parse_json_text(text)

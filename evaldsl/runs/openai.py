@@ -279,7 +279,7 @@ def _ended_in_error(trace: Trace, error: str) -> None:
 def _cut_call(trace: Trace, name: Any) -> None:
     trace.note(
         f"tool call `{name}`'s arguments are cut, the run ended in an error in them: its "
-        "arguments are the cut text, not JSON, and a test of them fails"
+        "arguments are the cut text, not JSON: a test finds no value in them"
     )
 
 
