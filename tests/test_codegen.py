@@ -2236,3 +2236,34 @@ def test_only_the_same_tests_share_a_probe() -> None:
         assert status[1] == status[2] == ("pass" if json_equal(n, 1.0) else "fail")
         in_list = any(json_equal(n, x) for x in (1.0, 2))
         assert status[10] == ("pass" if in_list else "fail")
+
+
+def test_prompt_cache_tokens_are_priced_alike_by_both_passes() -> None:
+    """A response's `cacheTokens` (Anthropic's cache writes and reads, among its input
+    tokens) cost their multiples of the input price in the generated pass as in the
+    reference, in memory and from a file (whole and by the typed decoder); a cache count
+    that is not a number is an error in both, never $0."""
+    cached = {"write5m": 20000, "write1h": 0, "read": 80000}
+    usage = {"promptTokens": 100100, "completionTokens": 50}
+    response = {"type": "llm.response", "model": "claude-sonnet-4", "usage": usage}
+    events: list[Any] = [
+        {"type": "llm.request", "model": "claude-sonnet-4"},
+        {**response, "cacheTokens": cached},
+        {"type": "llm.request", "model": "claude-sonnet-4"},
+        {**response, "cacheTokens": {"read": "many"}},
+    ]
+    case = _compiled(["cost > $0.100049", "cost < $0.100051", "tokens > 0"])
+    reference, generated = _both(case, Run(events=events[:2], format="events"), lambda n: n)
+    assert generated == reference
+    assert [v[0] for v in reference[0][0]] == ["pass", "pass", "pass"]
+    with tempfile.TemporaryDirectory() as folder:
+        for held in (events[:2], events):
+            path = Path(folder) / "events.jsonl"
+            path.write_text("".join(json.dumps(e) + "\n" for e in held))
+            run = Run(events=EventStream(path, header=False), path=str(path), format="events")
+            for typed_from in (passes.TYPED_FROM, 0):
+                with mock.patch.object(passes, "TYPED_FROM", typed_from):
+                    reference, generated = _both(case, run, _fresh)
+                assert generated == reference
+    reference, _ = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert "cacheTokens.read" in str(reference)

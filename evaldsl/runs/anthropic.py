@@ -9,7 +9,10 @@ becomes what:
   calls (`name`, `input`, `id`); a `*_tool_result` block (`web_search_tool_result`,
   `code_execution_tool_result`, `mcp_tool_result`, …) is the result of the call its
   `tool_use_id` names; `thinking` blocks are skipped; tokens from `usage.input_tokens`/
-  `output_tokens`;
+  `output_tokens`, the input counting the prompt-cache tokens too (`input_tokens` does not):
+  `cache_creation_input_tokens` (of them `cache_creation.ephemeral_1h_input_tokens` for 1
+  hour) and `cache_read_input_tokens`, given apart for `cost` (`read_usage`); a
+  `stop_reason: "max_tokens"` is noted (its answer may be cut);
 - a request body (`messages[]` whose content holds blocks): each assistant message is one
   step (its `text` blocks the answer, its `tool_use` blocks the calls) and each
   `tool_result` block the result of the call its `tool_use_id` names (`is_error` kept). A
@@ -17,10 +20,15 @@ becomes what:
 - a stream (`message_start`, `content_block_start`/`delta`/`stop`, `message_delta`,
   `message_stop`, `ping`; SSE or JSONL of the `data:` payloads): each `message_start` opens
   one step; `text_delta` pieces join into the answer, `input_json_delta` pieces into a tool
-  call's input (parsed when its block stops); input tokens from `message_start`, output
-  tokens from the last `message_delta` (its counts are cumulative). A stream that ends
-  before `message_delta`/`message_stop`, or inside a tool call's input, is cut: an error.
-  An `error` event is an `agent.error`.
+  call's input (parsed when its block stops); usage from `message_start` and the last
+  `message_delta` (its counts are cumulative; a count's last value wins). A stream that
+  ends before `message_delta`/`message_stop`, or inside a tool call's input, is cut: an
+  error. Two endings are not cuts: an `error` event (the API's own, say
+  `overloaded_error`) ends the stream as a run that ended in an error: what came before
+  is read (a partial answer is the answer), then an `agent.error`, and `inspect` notes
+  it; and `stop_reason: "max_tokens"` ends it at the token limit, noted. In either, a
+  tool call whose input was cut off is a call whose arguments are the cut text (not
+  JSON: a test finds no value in them), noted.
 
 A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes,
 and a field the reader needs of another type than the API gives it (a content block that is
@@ -37,6 +45,7 @@ from typing import Any
 from evaldsl.runs.events import is_kind
 from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
+    BadValue,
     Items,
     Trace,
     an_object,
@@ -44,6 +53,7 @@ from evaldsl.runs.providers import (
     kind_value,
     link_id,
     parse_json_text,
+    shown,
     text_of_parts,
     text_value,
     tool_name,
@@ -52,6 +62,10 @@ from evaldsl.runs.providers import (
 from evaldsl.runs.text import token_count
 
 _USAGE = (("input_tokens", "output_tokens"),)
+_CACHE_WRITE = "cache_creation_input_tokens"
+_CACHE_READ = "cache_read_input_tokens"
+_CACHE_1H = "ephemeral_1h_input_tokens"
+_CACHE_5M = "ephemeral_5m_input_tokens"
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 STREAM_TYPES = frozenset(
     {
@@ -120,10 +134,10 @@ def read_anthropic(items: Items, why: str) -> Trace:
     stream: _Stream | None = None
     for index, item in enumerate(items):
         if isinstance(item, dict) and item.get("type") == "error" and stream is not None:
+            # the API's own ending of a run that failed, not a cut recording
             trace.saw("error event")
-            error = item.get("error")
-            message = error.get("message") if isinstance(error, dict) else None
-            trace.error(str(message or "the stream reported an error"))
+            stream.finish(items, trace, error=error_message(item.get("error")))
+            stream = None
             continue
         if is_stream_event(item):
             if item["type"] == "message_start":
@@ -169,6 +183,19 @@ def read_anthropic(items: Items, why: str) -> Trace:
     return trace
 
 
+def error_message(error: Any) -> str:
+    """The words of a stream's error event's `error` (`{"type", "message"}`), for its
+    `agent.error`.
+
+    >>> error_message({"type": "overloaded_error", "message": "Overloaded"})
+    'overloaded_error: Overloaded'
+    """
+    if not isinstance(error, dict):
+        return "the stream reported an error"
+    words = [str(error[k]) for k in ("type", "message") if error.get(k) not in (None, "")]
+    return ": ".join(words) or "the stream reported an error"
+
+
 #: Steps from an item to a value in it (keys and indices), for errors that name a field.
 Steps = tuple[str | int, ...]
 
@@ -212,7 +239,8 @@ def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> 
             trace.skip("thinking blocks (not answer text)")
         else:
             trace.skip(f"content blocks of type `{kind}`")
-    trace.llm("\n".join(text), usage_of(usage, _USAGE), model=model)
+    tokens, cache = read_usage(usage)
+    trace.llm("\n".join(text), tokens, model=model, cache=cache)
     for block in calls:
         if is_among(block["type"], _CALL_BLOCKS):
             what = f"a `{block['type']}` block"
@@ -220,6 +248,43 @@ def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> 
             trace.call(name, block.get("input", {}), link_id(block.get("id"), "id", what))
         else:
             _result(block, trace)
+
+
+def read_usage(usage: Any) -> tuple[tuple[float, float] | None, dict[str, float] | None]:
+    """(input, output) tokens of an Anthropic `usage` (`None`: no usage) and its
+    prompt-cache tokens (`{write5m, write1h, read}`, or `None` when there are none). The
+    input counts every token the model took in: `input_tokens` (which leaves the cached
+    ones out) plus the cache writes and reads. A count that is not a number ≥ 0 is a
+    `BadUsage`, a `cache_creation` that is no object or 1-hour writes beyond all the
+    writes a `BadValue`: never a count taken as 0.
+
+    >>> read_usage({"input_tokens": 100, "cache_creation_input_tokens": 20,
+    ...     "cache_read_input_tokens": 80, "output_tokens": 5})
+    ((200, 5), {'write5m': 20, 'write1h': 0, 'read': 80})
+    """
+    pair = usage_of(usage, _USAGE)
+    if pair is None or not isinstance(usage, dict):
+        return pair, None
+    write = token_count(usage.get(_CACHE_WRITE), _CACHE_WRITE)
+    read = token_count(usage.get(_CACHE_READ), _CACHE_READ)
+    hour: float = 0
+    split = usage.get("cache_creation")
+    if split is not None:
+        if not isinstance(split, dict):
+            raise BadValue(f"a token usage's `cache_creation` is {shown(split)}, not an object")
+        hour = token_count(split.get(_CACHE_1H), f"cache_creation.{_CACHE_1H}")
+        five = token_count(split.get(_CACHE_5M), f"cache_creation.{_CACHE_5M}")
+        if usage.get(_CACHE_WRITE) is None:  # (the split alone says how many were written)
+            write = five + hour
+    if hour > write:
+        raise BadValue(
+            f"a token usage's `cache_creation.{_CACHE_1H}` ({hour}) is more than its "
+            f"`{_CACHE_WRITE}` ({write}), the writes of both lifetimes"
+        )
+    if not (write or read):
+        return pair, None
+    cache = {"write5m": write - hour, "write1h": hour, "read": read}
+    return (pair[0] + write + read, pair[1]), cache
 
 
 def _result(block: dict[str, Any], trace: Trace) -> None:
@@ -251,6 +316,8 @@ def _message(body: dict[str, Any], trace: Trace, items: Items, index: int) -> No
     for n, block in enumerate(body["content"]):
         check_block(block, items, index, ("content", n))
     _blocks(body["content"], trace, model, _usage_field(body, items, index, ()))
+    if body.get("stop_reason") == "max_tokens":
+        trace.note(_AT_LIMIT)
 
 
 def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
@@ -283,7 +350,11 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
                     _result(block, trace)
 
 
-#: The field of a delta that holds its piece, by the delta's type.
+_AT_LIMIT = (
+    "a response stopped at its token limit (stop_reason `max_tokens`): its answer may be cut"
+)
+
+
 _STREAM_HINT = (
     "a stream's events are objects: `message_start` holds a `message` object, "
     "`content_block_start` a `content_block` object, `content_block_delta` a `delta` object; "
@@ -307,8 +378,8 @@ class _Stream:
     def __init__(self, start: int) -> None:
         self.start = start
         self.model: str | None = None
-        self.input_tokens: float | None = None
-        self.output_tokens: float | None = None
+        self.usage: dict[str, Any] = {}  # each count's last value (they are cumulative)
+        self.stop_reason: Any = None
         self.blocks: dict[int, dict[str, Any]] = {}
         self.open: set[int] = set()
         self.ended = False
@@ -357,46 +428,56 @@ class _Stream:
             delta = event.get("delta")
             if isinstance(delta, dict) and delta.get("stop_reason"):
                 self.ended = True
+                self.stop_reason = delta["stop_reason"]
         elif kind == "message_stop":
             self.ended = True
 
     def _usage(self, usage: dict[str, Any] | None) -> None:
         # counts in message_delta are cumulative: the last one seen is the total
-        usage_of(usage, _USAGE)  # (a usage that is not an object of counts: the error)
+        read_usage(usage)  # (a usage that is not an object of counts: the error, here)
         if isinstance(usage, dict):
-            if usage.get("input_tokens") is not None:
-                self.input_tokens = token_count(usage["input_tokens"], "input_tokens")
-            if usage.get("output_tokens") is not None:
-                self.output_tokens = token_count(usage["output_tokens"], "output_tokens")
+            self.usage.update((k, v) for k, v in usage.items() if v is not None)
 
-    def finish(self, items: Items, trace: Trace) -> None:
+    def finish(self, items: Items, trace: Trace, error: str | None = None) -> None:
+        """Read the message; `error`: the words of the error event that ended it."""
+        why = None
+        if error is not None:
+            why = "the run ended in an error in it"
+        elif self.stop_reason == "max_tokens":
+            why = "the model ran out of tokens in it (stop_reason `max_tokens`)"
         for at, block in sorted(self.blocks.items()):
             pieces = block.pop("_text")
             if pieces is not None:
                 block["text"] = "".join(pieces)
             text = "".join(block["_json"])
+            del block["_json"]
             if is_among(block.get("type"), _CALL_BLOCKS) and (
                 at in self.open or not is_json_text(text or "{}")
             ):
-                raise items.error(
-                    self.start,
-                    f"the stream is cut in the middle of tool call `{block.get('name')}`: "
-                    f"its input ends at {text[-20:]!r}",
-                    "record the whole stream: a tool call's input is read only when complete",
+                if why is None:
+                    raise items.error(
+                        self.start,
+                        f"the stream is cut in the middle of tool call `{block.get('name')}`: "
+                        f"its input ends at {text[-20:]!r}",
+                        "record the whole stream: a tool call's input is read only when complete",
+                    )
+                # the run itself stopped there: its arguments are what the model wrote
+                block["input"] = text
+                trace.note(
+                    f"tool call `{block.get('name')}`'s input is cut, {why}: its arguments "
+                    "are the cut text, not JSON: a test finds no value in them"
                 )
-            if text:
+            elif text:
                 block["input"] = parse_json_text(text)
-            del block["_json"]
-        if not self.ended:
+        if not self.ended and error is None:
             raise items.error(
                 self.start,
                 "the stream ends before `message_delta`/`message_stop`: the recording is cut",
                 "record the whole stream, up to message_stop",
             )
-        usage = None
-        if self.input_tokens is not None or self.output_tokens is not None:
-            usage = {
-                "input_tokens": self.input_tokens or 0,
-                "output_tokens": self.output_tokens or 0,
-            }
-        _blocks([b for _, b in sorted(self.blocks.items())], trace, self.model, usage)
+        _blocks([b for _, b in sorted(self.blocks.items())], trace, self.model, self.usage or None)
+        if self.stop_reason == "max_tokens":
+            trace.note(_AT_LIMIT)
+        if error is not None:
+            trace.error(error)
+            trace.note(f"the run ended in an error ({error}): its answer may be cut")

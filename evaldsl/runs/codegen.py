@@ -61,7 +61,7 @@ from evaldsl.runs.events import (
 from evaldsl.runs.gensource import Names, Out
 from evaldsl.runs.groupgen import GroupTest, GroupWriter, bulk_kind
 from evaldsl.runs.index import CallRecord, Needs, Tally, TraceFacts
-from evaldsl.runs.prices import price_of
+from evaldsl.runs.prices import cache_premium, price_of
 from evaldsl.runs.text import NO_USAGE, usage_tokens
 
 #: The code of generated sources, by source: one a shape of needs (cases whose tests differ
@@ -287,6 +287,7 @@ class _Generator:
             usage_tokens=usage_tokens,
             NO_USAGE=NO_USAGE,
             price_of=price_of,
+            cache_premium=cache_premium,
             make_tally=_make_tally,
             overflow_start=overflow.start,
             overflow_feed=overflow.feed,
@@ -919,6 +920,12 @@ class _Generator:
                 f'            unpriced = {self.get("model", _RESPONSE)} or model or "(no model)"',
                 "        else:",
                 "            cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
+                "    # prompt-cache tokens (Anthropic's) cost a multiple of the input price: rare,",
+                "    # so priced again here, as the reference prices them",
+                f"    if (cache := {self.get('cacheTokens', _RESPONSE)}) is not None and (",
+                "        price := price_of(priced_as)",
+                "    ) is not None:",
+                "        cost += cache_premium(price[0], cache)",
             )
         out.dedent()
         self.other_branches()

@@ -455,8 +455,9 @@ def candidates(items: Items) -> list[tuple[str, str]]:
             found.append((trace_format(events), 'an object with an "events"/"trace" list'))
         if is_agents_batch(doc):
             found.append(("openai_agents", 'a {"data": [...]} batch of Agents SDK spans'))
-    if _event_types(values):
-        fmt = "verydia" if _event_types(values) & VERYDIA_TYPES else "events"
+    types = _event_types(values)
+    if types and not (types == {"error"} and _provider_stream(values)):
+        fmt = "verydia" if types & VERYDIA_TYPES else "events"
         found.append((fmt, _events_why(values)))
     for fmt, shape in (
         ("openai", openai_shape),
@@ -476,6 +477,18 @@ def candidates(items: Items) -> list[tuple[str, str]]:
         why = "a request whose messages are plain user/assistant text"
         found += [("openai", why), ("anthropic", why)]
     return found
+
+
+def _provider_stream(values: list[Any]) -> bool:
+    """Whether the items hold a provider's stream (Anthropic events, Chat Completions
+    chunks, Responses API events): its `{"type": "error", …}` item is then the provider's
+    error event that ended it, not a traceplay `error` event."""
+    from evaldsl.runs.anthropic import is_stream_event
+    from evaldsl.runs.openai import is_chunk, is_response_event
+
+    return any(
+        is_stream_event(v) or is_chunk(v) or is_response_event(v) for v in values[:HEAD_ITEMS]
+    )
 
 
 def read_document(value: Any, path: str) -> Run:

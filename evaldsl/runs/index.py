@@ -50,7 +50,7 @@ from evaldsl.runs.events import (
     type_slot,
 )
 from evaldsl.runs.model import Run, RunError, Unrecorded, decode_text, describe
-from evaldsl.runs.prices import price_of
+from evaldsl.runs.prices import cache_premium, price_of
 from evaldsl.runs.text import NO_USAGE, BadUsage, answer_text, usage_tokens
 
 SAMPLE = 10  # how many of the values a call test found are kept for its message
@@ -837,6 +837,8 @@ def _index(
                     unpriced = ev.get("model") or model or "(no model)"
                 else:
                     cost += (used_in * price[0] + used_out * price[1]) / 1_000_000
+                    if (cache := ev.get("cacheTokens")) is not None:
+                        cost += cache_premium(price[0], cache)
         elif kind == policy_evaluate:
             guards += 1
         elif kind in error_types:

@@ -23,7 +23,8 @@ else as they appear (a tree depth first).
   `additional_kwargs`), else its content's `tool_use`/`tool_call` blocks. Tokens from the
   run's `prompt_tokens`/`completion_tokens` (unless both are 0 beside a usage recorded
   below), else the output's `usage_metadata` (`input_tokens`/`output_tokens`), `usage`
-  (OpenAI or Anthropic), `llm_output.token_usage`, the generation message's
+  (OpenAI or Anthropic: a Messages body's input counts its prompt-cache tokens, priced
+  apart, as the `anthropic` format reads it), `llm_output.token_usage`, the generation message's
   `usage_metadata`, or `extra.metadata.usage_metadata` (`run.set(usage_metadata=…)`).
   Tokens are read from `llm` runs only: a chain run's counts are LangSmith's sums of its
   children's. The model is `extra.invocation_params.model` (or `model_name`), else
@@ -57,6 +58,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from evaldsl.runs.anthropic import read_usage
 from evaldsl.runs.model import MISSING, describe
 from evaldsl.runs.providers import (
     Items,
@@ -216,6 +218,9 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
             else:
                 trace.saw("llm run")
                 text, calls, usage, body_model = read
+                body_usage, cache = _anthropic_usage(outputs)
+                if cache is not None:
+                    usage = body_usage  # (the input counting the prompt-cache tokens)
                 top = {
                     k: run[k]
                     for k in ("prompt_tokens", "completion_tokens")
@@ -226,7 +231,9 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 if tokens is None or (tokens == (0, 0) and recorded is not None):
                     tokens = recorded
                 model = _model(run.get("extra")) or body_model
-                trace.llm(text, tokens, model=model, start=start, end=end)
+                # (the cache's split prices the body's own counts, not the run's)
+                cache = cache if tokens is usage else None
+                trace.llm(text, tokens, model=model, start=start, end=end, cache=cache)
                 for tool, args, cid in calls:
                     asked.add(trace.call(tool, args, cid, end))
     elif kind == "tool":
@@ -308,6 +315,22 @@ def _llm_output(
         if isinstance(inner, dict):
             return _llm_output(inner)
     return None
+
+
+def _anthropic_usage(
+    outputs: Any,
+) -> tuple[tuple[float, float] | None, dict[str, float] | None]:
+    """The tokens of an Anthropic Messages body as `wrap_anthropic` logs it, counting its
+    prompt-cache tokens, and their split (`anthropic.read_usage`); `(None, None)` for any
+    other output, or one whose `usage_metadata` (read first) counts them."""
+    if (
+        isinstance(outputs, dict)
+        and outputs.get("type") == "message"
+        and isinstance(outputs.get("content"), list)
+        and outputs.get("usage_metadata") is None
+    ):
+        return read_usage(outputs.get("usage"))
+    return None, None
 
 
 def _message(value: Any) -> dict[str, Any] | None:

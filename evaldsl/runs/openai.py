@@ -18,7 +18,8 @@ what:
   `delta.tool_calls[]` fragments are reassembled by `index` (the `id` and `name` come
   first, the `arguments` text arrives in pieces); usage from the final chunk
   (`stream_options.include_usage`). A stream without a `finish_reason` is cut: an error
-  naming the tool call whose arguments were left unfinished;
+  naming the tool call whose arguments were left unfinished; one that ends in the API's
+  error chunk (`data: {"error": {…}}`) is a run that ended in an error (see below);
 - a Responses API body (`object: "response"`, `output[]`): one step; `message` items'
   `output_text` parts make the answer (a `refusal` is not answer text); `function_call`
   (JSON-text `arguments`, `call_id`) and `custom_tool_call` are tool calls,
@@ -32,7 +33,13 @@ what:
 - Responses API streaming events (`type: "response.…"`): each stream ends in
   `response.completed`/`incomplete`/`failed`, whose `response` is read as a body (its
   `output` completed from the `response.output_item.done` items when empty); a stream
-  without one is cut, an error.
+  without one is cut, an error, unless it ends in the API's `error` event
+  (`{"type": "error", "code", "message"}`).
+
+A stream that ends in the provider's error is a whole recording of a run that ended in an
+error: what came before is read as usual (the text streamed so far is the answer, a tool
+call whose arguments were cut off has the cut text as arguments, noted), then an
+`agent.error` with the error's words, and `inspect` notes that the answer may be cut.
 
 A body with an `error` object and no result (`{"error": {"message": …}}`) is an error, as
 is any item that is none of these shapes, and a field the reader needs of another type than
@@ -192,11 +199,17 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
                 streams[key] = _Stream(index)
             streams[key].add(item, trace, items, index)
             continue
+        if streams and _is_error_chunk(item):
+            trace.saw("error chunk")
+            _finish_streams(streams, items, trace, done, error=_error_words(item["error"]))
+            continue
         if streams and not is_chunk(item):
             _finish_streams(streams, items, trace, done)
         if response_stream is not None and isinstance(item, dict) and item.get("type") == "error":
+            # the API's own ending of a run that failed, not a cut recording
             trace.saw("error event")
-            trace.error(str(item.get("message") or "the stream reported an error"))
+            _response_failed(response_stream, _error_words(item), trace, items, index)
+            response_stream = None
             continue
         if is_response_event(item):
             response_stream = response_stream or _ResponseStream(index)
@@ -237,6 +250,37 @@ def _found(item: Any) -> str:
     if isinstance(item, dict):
         return "an object with keys " + ", ".join(f"`{k}`" for k in list(item)[:6])
     return describe(item)
+
+
+def _is_error_chunk(item: Any) -> bool:
+    """The chunk a Chat Completions stream ends with when the API fails mid-stream:
+    `{"error": {…}}`, no `choices`."""
+    return isinstance(item, dict) and isinstance(item.get("error"), dict) and "choices" not in item
+
+
+def _error_words(error: dict[str, Any]) -> str:
+    """The words of a stream's error (`code` or `type`, and `message`), for its
+    `agent.error`.
+
+    >>> _error_words({"type": "error", "code": "server_error", "message": "Down"})
+    'server_error: Down'
+    """
+    kind = error.get("code") or (error.get("type") if error.get("type") != "error" else None)
+    words = [str(w) for w in (kind, error.get("message")) if w not in (None, "")]
+    return ": ".join(words) or "the stream reported an error"
+
+
+def _ended_in_error(trace: Trace, error: str) -> None:
+    """The `agent.error` and note of a stream that ended in the API's error."""
+    trace.error(error)
+    trace.note(f"the run ended in an error ({error}): its answer may be cut")
+
+
+def _cut_call(trace: Trace, name: Any) -> None:
+    trace.note(
+        f"tool call `{name}`'s arguments are cut, the run ended in an error in them: its "
+        "arguments are the cut text, not JSON: a test finds no value in them"
+    )
 
 
 def _error_body(item: Any, items: Items, index: int) -> None:
@@ -426,17 +470,20 @@ class _Stream:
                             )
                         )
 
-    def finish(self, items: Items, trace: Trace, done: bool) -> None:
+    def finish(self, items: Items, trace: Trace, done: bool, error: str | None = None) -> None:
+        """Read the stream; `error`: the words of the error chunk that ended it."""
         for n, slot in sorted(self.calls.items()):
             text = "".join(slot["arguments"])
-            if text and not is_json_text(text):
+            if text and not is_json_text(text) and error is not None:
+                _cut_call(trace, slot["name"])
+            elif text and not is_json_text(text):
                 raise items.error(
                     self.start,
                     f"the stream is cut in the middle of tool call #{n + 1} "
                     f"({slot['name'] or 'no name'}): its arguments end at {text[-20:]!r}",
                     "record the whole stream: a tool call's arguments are read only when complete",
                 )
-        if not self.finished and not done:
+        if not self.finished and not done and error is None:
             raise items.error(
                 self.start,
                 "the stream ends before a `finish_reason`: the recording is cut",
@@ -453,11 +500,15 @@ class _Stream:
                 )
             text = "".join(slot["arguments"])
             trace.call(slot["name"], parse_json_text(text) if text else {}, slot["id"])
+        if error is not None:
+            _ended_in_error(trace, error)
 
 
-def _finish_streams(streams: dict[str, _Stream], items: Items, trace: Trace, done: bool) -> None:
+def _finish_streams(
+    streams: dict[str, _Stream], items: Items, trace: Trace, done: bool, error: str | None = None
+) -> None:
     for stream in streams.values():
-        stream.finish(items, trace, done)
+        stream.finish(items, trace, done, error)
     streams.clear()
 
 
@@ -549,6 +600,10 @@ class _ResponseStream:
     def __init__(self, start: int) -> None:
         self.start = start
         self.items: list[Any] = []
+        self.model: Any = None  # (from `response.created`: for a stream that fails)
+        #: the items begun and not done, by `output_index`, each with the text or
+        #: arguments streamed into it so far (read only when the stream fails)
+        self.begun: dict[Any, tuple[Any, list[str]]] = {}
 
 
 def _response_event(
@@ -557,10 +612,20 @@ def _response_event(
     """Read one streaming event (item `index`); True when it ends the stream."""
     kind = event["type"]
     trace.saw("response event")
+    if kind == "response.created" and isinstance(event.get("response"), dict):
+        stream.model = event["response"].get("model")
+    elif kind == "response.output_item.added":
+        stream.begun[event.get("output_index")] = (event.get("item"), [])
+    elif kind in ("response.output_text.delta", "response.function_call_arguments.delta"):
+        at = event.get("output_index")
+        if at not in stream.begun:  # (a text delta whose item's start was not recorded)
+            stream.begun[at] = ({"type": "message"}, [])
+        stream.begun[at][1].append(text_value(event.get("delta"), "delta", f"a `{kind}` event"))
     if kind == "response.output_item.done":
         # (tested here, where it is in the file: the body the stream ends in holds it)
         check_output_item(event.get("item", MISSING), items, index, ("item",))
         stream.items.append(event.get("item"))
+        stream.begun.pop(event.get("output_index"), None)
     if kind not in _TERMINAL:
         return False
     body = event.get("response")
@@ -570,3 +635,27 @@ def _response_event(
         body = {**body, "output": stream.items}
     _response(body, trace, items, index, ("response",))
     return True
+
+
+def _response_failed(
+    stream: _ResponseStream, error: str, trace: Trace, items: Items, index: int
+) -> None:
+    """A Responses API stream that the API's `error` event (item `index`) ended: its
+    items done, and those begun and cut off (the text streamed so far; a function call
+    with its arguments so far), read as a body, then the error."""
+    output = list(stream.items)
+    for begun, pieces in stream.begun.values():
+        item = begun if isinstance(begun, dict) else {}
+        kind = item.get("type")
+        if kind == "message":
+            part = {"type": "output_text", "text": "".join(pieces)}
+            output.append({**item, "type": "message", "content": [part]})
+        elif kind == "function_call":
+            text = "".join(pieces)
+            if not is_json_text(text):
+                _cut_call(trace, item.get("name"))
+            output.append({**item, "arguments": text})
+        else:
+            trace.skip(f"output items of type `{kind}` the error cut off")
+    _response({"model": stream.model, "output": output}, trace, items, index, ())
+    _ended_in_error(trace, error)

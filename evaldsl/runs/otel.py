@@ -37,7 +37,9 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   model from `gen_ai.request.model` / `gen_ai.response.model` / `llm.model_name`; tokens
   from `gen_ai.usage.input_tokens` (older name `prompt_tokens`) and `output_tokens`
   (`completion_tokens`), or `llm.token_count.prompt`/`completion` (each counted once
-  whatever spellings a span carries); the answer and tool calls from the output messages
+  whatever spellings a span carries); an Anthropic span's
+  `gen_ai.usage.cache_creation.input_tokens`/`cache_read.input_tokens` (counted in its
+  input tokens) priced at their rates (`_cache`); the answer and tool calls from the output messages
   in the newest convention the span uses: `gen_ai.output.messages` (parts `text`,
   `tool_call`) on the span, else on its `gen_ai.client.inference.operation.details`
   event (the current GenAI convention's place for them), `gen_ai.completion` (JSON),
@@ -584,6 +586,40 @@ def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
         )
 
 
+#: An Anthropic span's prompt-cache counts (the semconv's names, then OpenLLMetry's older ones).
+_CACHE_WRITE = (
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.cache_creation_input_tokens",
+)
+_CACHE_READ = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens")
+
+
+def _cache(a: dict[str, Any], usage: tuple[float, float] | None) -> dict[str, float] | None:
+    """The prompt-cache tokens of an Anthropic LLM span (`gen_ai.provider.name` or
+    `gen_ai.system` `anthropic`), `{write5m, write1h, read}`, for `cost`; `None` for
+    another provider's span or one without them. The semantic conventions count them in
+    `gen_ai.usage.input_tokens`: counts beyond it are a `BadUsage` (a span that left them
+    out, whose input would be read short), never tokens taken as 0. A span does not say
+    how long its writes are kept: they are priced as 5-minute writes."""
+    if _first(a, "gen_ai.provider.name", "gen_ai.system") != "anthropic":
+        return None
+    write, read = _first(a, *_CACHE_WRITE), _first(a, *_CACHE_READ)
+    if write is None and read is None:
+        return None
+    cache = {
+        "write5m": token_count(write, _read_key(a, _CACHE_WRITE)),
+        "write1h": 0,
+        "read": token_count(read, _read_key(a, _CACHE_READ)),
+    }
+    if usage is None or cache["write5m"] + cache["read"] > usage[0]:
+        raise BadUsage(
+            f"the span's prompt-cache tokens ({cache['write5m']} written, {cache['read']} "
+            f"read) are more than its input tokens ({usage[0] if usage else 'none'}), which "
+            "count them: its input tokens cannot be known"
+        )
+    return cache
+
+
 def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
     """The key `_first` read among `keys` (for a message: a count that is not one is named
     as the span spells it, `llm.token_count.prompt`, not as the first spelling is)."""
@@ -1005,14 +1041,16 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         out = _output(span)
         model = _first(a, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
+        usage = _usage(a)
         trace.llm(
             out.text if out is not None else None,
-            _usage(a),
+            usage,
             model=model if isinstance(model, str) else None,
             start=start,
             end=end,
             failed=span.failed,
             latency_ms=latency,
+            cache=_cache(a, usage),
         )
         for name, args, call_id in out.calls if out is not None else ():
             trace.call(name, args, call_id, end)  # (each id read as text or null: `link_id`)

@@ -7,6 +7,10 @@ tokens, or `None` when the table does not list its family. The table is
 to update it. A dated id resolves to its family by dropping a provider prefix (`openai/`),
 a date suffix (`-2024-07-18`, `-20250514`) or `-latest`; nothing else is guessed (a longer
 family is never priced as a shorter one: `claude-opus-4-5` is not `claude-opus-4`).
+
+Prompt-cache tokens (Anthropic's cache writes and reads, counted among a response's input
+tokens and given apart in its `cacheTokens`) cost a multiple of the input price, from the
+table's `cache` entry: `cache_premium` is what they cost beyond the input price.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+
+from evaldsl.runs.text import BadUsage, token_count
 
 _TABLE: dict[str, Any] = json.loads((Path(__file__).with_name("prices.json")).read_text("utf-8"))
 
@@ -25,6 +31,14 @@ PRICES: dict[str, tuple[float, float]] = {
 #: Where the prices come from, and when they were taken.
 SOURCE: str = _TABLE["source"]
 DATE: str = _TABLE["date"]
+
+#: Prompt-cache tokens' price as a multiple of the input price, by the `cacheTokens` key
+#: of a response that counts them: 5-minute writes, 1-hour writes, reads.
+CACHE_RATES: dict[str, float] = {
+    "write5m": float(_TABLE["cache"]["write_5m"]),
+    "write1h": float(_TABLE["cache"]["write_1h"]),
+    "read": float(_TABLE["cache"]["read"]),
+}
 
 _SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 
@@ -55,3 +69,20 @@ def price_of(model: object) -> tuple[float, float] | None:
         return None  # a model id that is not text names no price
     found = PRICES.get(model)
     return found if found is not None else PRICES.get(model_family(model))
+
+
+def cache_premium(input_price: float, cache: Any) -> float:
+    """Dollars a response's prompt-cache tokens cost beyond `input_price` (dollars per
+    million), at which `cost` already charged them as input tokens. `cache` is the
+    response's `cacheTokens`: `{"write5m": n, "write1h": n, "read": n}` (a key absent is
+    0); anything else, or a count that is not a number ≥ 0, is a `BadUsage` (never $0).
+
+    >>> round(cache_premium(3.0, {"write5m": 20000, "read": 80000}), 6)
+    -0.201
+    """
+    if not isinstance(cache, dict):
+        raise BadUsage(f"`cacheTokens` is {type(cache).__name__}, not an object of counts")
+    extra = 0.0
+    for key, rate in CACHE_RATES.items():
+        extra += token_count(cache.get(key), f"cacheTokens.{key}") * (rate - 1.0)
+    return input_price * extra / 1_000_000

@@ -8,6 +8,8 @@ the index, the compiler, mutation testing and scoring need no per-format code:
 - `llm.response` `{id, type, requestId, output, usage?, model?, status, at?, latencyMs?}`:
   `output` is the answer text only (text blocks and parts; a response with only tool calls
   has `""`), `usage` is `{promptTokens, completionTokens}` when the format records usage;
+  `cacheTokens` `{write5m, write1h, read}`: the prompt-cache tokens among `promptTokens`
+  (Anthropic's), which `cost` prices apart (`prices.cache_premium`);
 - `tool.call` `{id, type, name, arguments, callId, at?}`;
 - `tool.result` `{id, type, callId, output, isError?, at?}`;
 - `agent.error` `{id, type, message, at?}`.
@@ -289,6 +291,7 @@ class Trace:
         self._unread_arguments: dict[str, set[int]] = {}
         self._unread_results: set[str] = set()
         self.capture_hint = "record the run again with its content"
+        self._cached = {"write5m": 0.0, "write1h": 0.0, "read": 0.0}  # for `inspect`'s note
 
     # --- what was read ---------------------------------------------------------------
 
@@ -325,9 +328,11 @@ class Trace:
         end: str | None = None,
         failed: bool = False,
         latency_ms: float | None = None,
+        cache: dict[str, float] | None = None,
     ) -> None:
-        """One LLM call: an `llm.request` and its `llm.response` (answer text, usage). A
-        `text` of `None` is an output not recorded: its answer is unknown (the event's
+        """One LLM call: an `llm.request` and its `llm.response` (answer text, usage, and
+        `cache`: the prompt-cache tokens among the input tokens, `{write5m, write1h, read}`).
+        A `text` of `None` is an output not recorded: its answer is unknown (the event's
         output is "", and the run's `Unrecorded` names its position)."""
         self._responses += 1
         if text is None:
@@ -345,6 +350,10 @@ class Trace:
         }
         if usage is not None:
             response["usage"] = {"promptTokens": usage[0], "completionTokens": usage[1]}
+        if cache is not None and any(cache.values()):
+            response["cacheTokens"] = cache
+            for key, n in cache.items():
+                self._cached[key] += n
         if model:
             response["model"] = model
         if latency_ms is not None:
@@ -474,6 +483,13 @@ class Trace:
     # --- the run ---------------------------------------------------------------------
 
     def reading(self) -> Reading:
+        written, hour, read = self._cached.values()
+        if written or hour or read:
+            self.note(
+                f"input tokens include prompt-cache tokens: {_n(written + hour)} written to "
+                f"the cache ({_n(hour)} of them for 1 hour), {_n(read)} read from it; `cost` "
+                "prices them at Anthropic's multiples of the input price"
+            )
         return Reading(
             self.format, self.why, dict(self.recognised), dict(self.skipped), tuple(self.notes)
         )
@@ -503,6 +519,11 @@ class Trace:
             read=self.reading(),
             unrecorded=self.unrecorded(),
         )
+
+
+def _n(count: float) -> str:
+    """A token count as `inspect` shows it (a whole number without `.0`)."""
+    return str(int(count)) if float(count).is_integer() else str(count)
 
 
 def _file(waiting: dict[str, deque[str]], name: str, cid: str) -> None:

@@ -1,0 +1,272 @@
+"""Provider recordings that end as the run ended, and Anthropic's prompt-cache tokens.
+
+A stream that ends in the provider's own error event (Anthropic `event: error`, the
+Responses API's `{"type": "error"}`, a Chat Completions `data: {"error": …}` chunk) is a
+whole recording of a run that failed: detected as that provider's, read with an
+`agent.error`, what came before read as usual. An Anthropic stream that stops at
+`max_tokens` inside a tool call's input is whole too. Anthropic's `input_tokens` leaves
+the cached tokens out: `input tokens` counts them, `cost` prices them at Anthropic's
+multiples of the input price. The inputs are small hand-made copies of the API's shapes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaldsl.runs import RunError, anthropic, load_run
+from evaldsl.runs.providers import BadValue
+from evaldsl.runs.summary import render_text, summarize
+from evaldsl.runs.text import BadUsage
+from tests.test_formats import attr, check, otlp, sse, write
+
+MODEL = "claude-sonnet-4-20250514"  # $3 input, $15 output a million tokens
+
+
+def _start(usage: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "message_start", "message": {"model": MODEL, "content": [], "usage": usage}}
+
+
+def _text(index: int, text: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "content_block_start", "index": index, "content_block": {"type": "text"}},
+        {
+            "type": "content_block_delta",
+            "index": index,
+            "delta": {"type": "text_delta", "text": text},
+        },
+    ]
+
+
+def _tool(index: int, *pieces: str) -> list[dict[str, Any]]:
+    block = {"type": "tool_use", "id": "tu1", "name": "write_file", "input": {}}
+    return [
+        {"type": "content_block_start", "index": index, "content_block": block},
+        *(
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": p},
+            }
+            for p in pieces
+        ),
+    ]
+
+
+def _end(reason: str, usage: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"type": "message_delta", "delta": {"stop_reason": reason}, "usage": usage},
+        {"type": "message_stop"},
+    ]
+
+
+def _notes(path: Path, fmt: str | None = None) -> str:
+    return "\n".join(render_text(s) for s in summarize(path, fmt))
+
+
+# --- prompt-cache tokens ---------------------------------------------------------------------
+
+CACHED = {
+    "input_tokens": 100,
+    "cache_creation_input_tokens": 20000,
+    "cache_read_input_tokens": 80000,
+    "output_tokens": 50,
+}
+# input: 100 x $3 + 20,000 x $3.75 (5-minute writes: 1.25x) + 80,000 x $0.30 (reads: 0.1x)
+# = $0.0993 a million; output: 50 x $15 = $0.00075
+CACHED_COST = "cost > $0.100049; cost < $0.100051"
+
+
+def test_a_bodys_cache_tokens_are_input_tokens_priced_at_their_rates(tmp_path: Path) -> None:
+    body = {"type": "message", "model": MODEL, "content": [{"type": "text", "text": "Done."}]}
+    path = write(tmp_path, "m.json", json.dumps({**body, "usage": CACHED}))
+    statements = f"input tokens == 100100; output tokens == 50; {CACHED_COST}"
+    assert check(path, statements) == ["pass"] * 4
+    assert "20000 written to the cache (0 of them for 1 hour), 80000 read" in _notes(path)
+
+
+def test_one_hour_cache_writes_cost_twice_the_input_price(tmp_path: Path) -> None:
+    usage = {**CACHED, "cache_creation": {"ephemeral_1h_input_tokens": 20000}}
+    body = {"type": "message", "model": MODEL, "content": [], "usage": usage}
+    path = write(tmp_path, "m.json", json.dumps(body))
+    # 20,000 x $6 where 5-minute writes were 20,000 x $3.75: $0.045 more
+    assert check(path, "input tokens == 100100; cost > $0.145049; cost < $0.145051") == ["pass"] * 3
+    # the split alone says how many were written
+    usage = {"input_tokens": 1, "cache_creation": {"ephemeral_5m_input_tokens": 3}}
+    assert anthropic.read_usage(usage) == ((4, 0), {"write5m": 3, "write1h": 0, "read": 0})
+
+
+def test_a_streams_cache_tokens_count_as_the_bodys(tmp_path: Path) -> None:
+    """The counts of `message_start`, updated by `message_delta`'s (cumulative)."""
+    events = [
+        _start({**CACHED, "output_tokens": 1}),
+        *_text(0, "Done."),
+        {"type": "content_block_stop", "index": 0},
+        *_end("end_turn", {"output_tokens": 50}),
+    ]
+    path = write(tmp_path, "s.sse", sse(events))
+    assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
+
+
+@pytest.mark.parametrize(
+    ("usage", "error", "said"),
+    [
+        ({"input_tokens": 1, "cache_read_input_tokens": "80000"}, BadUsage, "not a number"),
+        ({"input_tokens": 1, "cache_creation": 5}, BadValue, "`cache_creation` is 5"),
+        (
+            {
+                "input_tokens": 1,
+                "cache_creation_input_tokens": 2,
+                "cache_creation": {"ephemeral_1h_input_tokens": 3},
+            },
+            BadValue,
+            "more than its `cache_creation_input_tokens`",
+        ),
+    ],
+)
+def test_cache_counts_that_cannot_be_read_are_errors(
+    usage: dict[str, Any], error: type[Exception], said: str
+) -> None:
+    with pytest.raises(error, match=said):
+        anthropic.read_usage(usage)
+
+
+# --- a stream that ends in the provider's error ----------------------------------------------
+
+ANTHROPIC_ERROR = {
+    "type": "error",
+    "error": {"type": "overloaded_error", "message": "Overloaded"},
+}
+
+
+def test_an_anthropic_stream_ending_in_an_error_event_is_a_run_that_failed(
+    tmp_path: Path,
+) -> None:
+    events = [_start({"input_tokens": 9, "output_tokens": 1}), *_text(0, "I'll check")]
+    path = write(tmp_path, "e.sse", sse([*events, ANTHROPIC_ERROR]))
+    # detected as Anthropic's (its `error` item is no traceplay event), and read whole
+    assert load_run(path).format == "anthropic"
+    assert check(path, 'errors == 1; answer == "I\'ll check"; tokens == 10') == ["pass"] * 3
+    assert "the run ended in an error (overloaded_error: Overloaded)" in _notes(path)
+    # a tool call's input cut off by the error: the cut text, noted
+    cut = write(tmp_path, "c.sse", sse([*events, *_tool(1, '{"path": "a'), ANTHROPIC_ERROR]))
+    assert check(cut, 'errors == 1; tool write_file args == "{\\"path\\": \\"a"') == ["pass"] * 2
+    assert "`write_file`'s input is cut, the run ended in an error in it" in _notes(cut)
+
+
+def test_a_responses_stream_ending_in_an_error_event_is_a_run_that_failed(
+    tmp_path: Path,
+) -> None:
+    created = {"type": "response.created", "response": {"model": "gpt-4o-mini", "output": []}}
+    text = {"type": "response.output_text.delta", "output_index": 0, "delta": "Hel"}
+    call = {"type": "function_call", "name": "f", "call_id": "c1", "arguments": ""}
+    added = {"type": "response.output_item.added", "output_index": 1, "item": call}
+    args = {"type": "response.function_call_arguments.delta", "output_index": 1, "delta": "{"}
+    error = {"type": "error", "code": "server_error", "message": "Down", "param": None}
+    events = [created, text, added, args, error]
+    path = write(tmp_path, "r.sse", "".join(f"data: {json.dumps(e)}\n\n" for e in events))
+    assert load_run(path).format == "openai"
+    assert check(path, 'errors == 1; answer == "Hel"; tool f args == "{"') == ["pass"] * 3
+    notes = _notes(path)
+    assert "the run ended in an error (server_error: Down)" in notes
+    assert "tool call `f`'s arguments are cut" in notes
+
+
+def test_a_chat_stream_ending_in_an_error_chunk_is_a_run_that_failed(tmp_path: Path) -> None:
+    def chunk(delta: dict[str, Any]) -> str:
+        body = {"id": "c1", "object": "chat.completion.chunk", "model": "gpt-4o-mini"}
+        return json.dumps({**body, "choices": [{"index": 0, "delta": delta}]})
+
+    lines = [
+        chunk({"content": "Let me"}),
+        chunk({"tool_calls": [{"index": 0, "id": "t", "function": {"name": "g"}}]}),
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"q": 1}'}}]}),
+        json.dumps({"error": {"message": "The server had an error", "type": "server_error"}}),
+    ]
+    path = write(tmp_path, "c.sse", "".join(f"data: {line}\n\n" for line in lines))
+    assert check(path, 'errors == 1; answer == "Let me"; tool g args $.q == 1') == ["pass"] * 3
+    assert "the run ended in an error (server_error: The server had an error)" in _notes(path)
+
+
+def test_an_error_body_alone_is_still_no_run(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="an error body"):
+        load_run(write(tmp_path, "e.jsonl", json.dumps(ANTHROPIC_ERROR) + "\n"), "anthropic")
+
+
+# --- max_tokens -------------------------------------------------------------------------------
+
+
+def test_a_stream_stopped_at_max_tokens_in_a_tool_input_is_whole(tmp_path: Path) -> None:
+    events = [
+        _start({"input_tokens": 9, "output_tokens": 1}),
+        *_tool(0, '{"path": "a.txt", "content": "lorem ips'),
+        {"type": "content_block_stop", "index": 0},
+        *_end("max_tokens", {"output_tokens": 4096}),
+    ]
+    path = write(tmp_path, "m.jsonl", "\n".join(json.dumps(e) for e in events))
+    statements = 'output tokens == 4096; tool write_file called; tool write_file args $.path == "a"'
+    assert check(path, statements) == ["pass", "pass", "fail"]
+    notes = _notes(path)
+    assert "`write_file`'s input is cut, the model ran out of tokens in it" in notes
+    assert "stopped at its token limit (stop_reason `max_tokens`)" in notes
+    assert "re-record" not in notes
+
+
+def test_a_body_stopped_at_max_tokens_is_noted(tmp_path: Path) -> None:
+    body = {
+        "type": "message",
+        "model": MODEL,
+        "content": [{"type": "text", "text": "Once upon"}],
+        "stop_reason": "max_tokens",
+        "usage": {"input_tokens": 3, "output_tokens": 2},
+    }
+    path = write(tmp_path, "b.json", json.dumps(body))
+    assert "its answer may be cut" in _notes(path)
+
+
+def test_a_langsmith_wrap_anthropic_body_counts_its_cache_tokens(tmp_path: Path) -> None:
+    """The same rule where LangSmith's `wrap_anthropic` logs the Messages body."""
+    body = {"type": "message", "model": MODEL, "content": [{"type": "text", "text": "Done."}]}
+    run = {
+        "id": "r1",
+        "name": "ChatAnthropic",
+        "run_type": "llm",
+        "start_time": "2025-03-02T08:30:04.600000Z",
+        "end_time": "2025-03-02T08:30:05.900000Z",
+        "extra": {"invocation_params": {"model": MODEL}},
+        "prompt_tokens": None,
+        "completion_tokens": None,
+        "inputs": {"messages": [{"role": "user", "content": "Go"}]},
+        "outputs": {**body, "usage": CACHED},
+    }
+    path = write(tmp_path, "ls.json", json.dumps([run]))
+    assert load_run(path).format == "langsmith"
+    assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
+
+
+def _span(provider: str, cache_read: int) -> dict[str, Any]:
+    attributes = [
+        ("gen_ai.operation.name", "chat"),
+        ("gen_ai.provider.name", provider),
+        ("gen_ai.request.model", MODEL),
+        ("gen_ai.usage.input_tokens", 100100),  # counting the cache's (the semconv's rule)
+        ("gen_ai.usage.output_tokens", 50),
+        ("gen_ai.usage.cache_creation.input_tokens", 20000),
+        ("gen_ai.usage.cache_read.input_tokens", cache_read),
+    ]
+    return {"spanId": "a", "name": "chat", "attributes": [attr(k, v) for k, v in attributes]}
+
+
+def test_an_anthropic_otel_spans_cache_tokens_are_priced_at_their_rates(tmp_path: Path) -> None:
+    path = write(tmp_path, "t.json", otlp([_span("anthropic", 80000)]))
+    assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
+    # another provider's cache is not priced at Anthropic's rates
+    other = write(tmp_path, "o.json", otlp([_span("openai", 80000)]))
+    assert check(other, "cost > $0.301049; cost < $0.301051") == ["pass"] * 2
+    # counts beyond the input tokens, which count them: the input cannot be known
+    beyond = write(tmp_path, "b.json", otlp([_span("anthropic", 90000)]))
+    with pytest.raises(RunError, match="more than its input tokens"):
+        load_run(beyond)
