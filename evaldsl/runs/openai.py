@@ -60,6 +60,7 @@ from evaldsl.runs.providers import (
     tool_name,
     usage_of,
 )
+from evaldsl.runs.text import REFUSAL_NOTE
 
 _CHAT_USAGE = (("prompt_tokens", "completion_tokens"),)
 _RESPONSES_USAGE = (("input_tokens", "output_tokens"),)
@@ -100,6 +101,17 @@ def is_chunk(d: Any) -> bool:
     choice = _first_choice(d)
     return d.get("object") == "chat.completion.chunk" or (
         isinstance(choice, dict) and "delta" in choice
+    )
+
+
+def is_filter_chunk(d: Any) -> bool:
+    """An Azure OpenAI stream's content-filter chunk: no choices, only the filter's verdict
+    on the prompt (`prompt_filter_results`); it says nothing about the run."""
+    return (
+        isinstance(d, dict)
+        and d.get("choices") == []
+        and "prompt_filter_results" in d
+        and d.get("object") in ("", "chat.completion.chunk", None)
     )
 
 
@@ -148,6 +160,7 @@ def is_response_event(d: Any) -> bool:
 SHAPES = {
     "chat.completion": is_completion,
     "chat.completion.chunk": is_chunk,
+    "content-filter chunk": is_filter_chunk,
     "chat request": is_request,
     "response": is_response,
     "response event": is_response_event,
@@ -185,6 +198,9 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
         ):
             trace.saw("chat.completion")
             _completion(item, trace, items, index)
+            continue
+        if is_filter_chunk(item):
+            trace.skip("Azure content-filter chunks (`prompt_filter_results`)")
             continue
         if is_chunk(item):
             key = str(item.get("id", ""))
@@ -259,8 +275,71 @@ Steps = tuple[str | int, ...]
 
 _CALLS_HINT = (
     "a message's `tool_calls` is a list of calls, each with a text `id` and a `function` "
-    "object (`name`, `arguments`); fix or re-record the trace"
+    "object (`name`, `arguments`) or, for a custom tool, a `custom` object (`name`, "
+    "`input`); fix or re-record the trace"
 )
+#: The note when a response was stopped by its token limit.
+LENGTH_NOTE = (
+    "a response stopped at its token limit (finish_reason `length`): its answer may be cut"
+)
+
+
+def arguments_of(value: Any, call: str, trace: Trace) -> Any:
+    """A call's arguments as the API sends them (JSON text): `""` or only whitespace is no
+    arguments (`{}`, as a stream that sent none); text that is not JSON is kept as the text
+    with a note naming the call `call`, never dropped; a value that is not text is itself.
+
+    >>> t = Trace("openai", "a.json", "x")
+    >>> arguments_of(" ", "f", t), arguments_of('{"q": 1}', "f", t), arguments_of("{q", "f", t)
+    ({}, {'q': 1}, '{q')
+    >>> t.notes
+    ['arguments of call f are not JSON: read as text']
+    """
+    if not isinstance(value, str):
+        return value
+    if not value.strip():
+        return {}
+    if not is_json_text(value):
+        trace.note(f"arguments of call {call} are not JSON: read as text")
+        return value
+    return parse_json_text(value)
+
+
+def _call_label(name: str, call_id: str | None) -> str:
+    """A call in a note: its tool and, when it has one, its id (`get_time` (call_1))."""
+    return f"{name} ({call_id})" if call_id else name
+
+
+def answer_or_refusal(text: str, refusal: str, trace: Trace) -> str:
+    """A message's answer: its text, or, when it has no other text, its refusal (noted);
+    a refusal beside answer text is counted as skipped, never dropped unseen."""
+    if not refusal:
+        return text
+    if text:
+        trace.skip("refusals beside answer text")
+        return text
+    trace.note(REFUSAL_NOTE)
+    return refusal
+
+
+def _refusal_of_parts(content: Any) -> str:
+    """The text of a content list's `{"type": "refusal", "refusal": …}` parts, joined by
+    "\n" (a refusal that is not text is a `BadValue`); other content has none."""
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        text_value(part.get("refusal"), "refusal", "a refusal part")
+        for part in content
+        if isinstance(part, dict) and part.get("type") == "refusal"
+    )
+
+
+def _message_refusal(message: dict[str, Any]) -> str:
+    """A message's refusal: its `refusal` text (`null` is none) and its refusal parts."""
+    said = message.get("refusal")
+    own = "" if said is None else text_value(said, "refusal", "a message")
+    parts = _refusal_of_parts(message.get("content"))
+    return "\n".join(r for r in (own, parts) if r)
 
 
 def _message_calls(
@@ -279,21 +358,37 @@ def _message_calls(
     calls = message.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         raise items.wrong_type(index, (*steps, "tool_calls"), calls, "a list", _CALLS_HINT)
-    for n, entry in enumerate(calls or ()):
-        call = an_object(entry, "a tool call of `tool_calls`")
+    for n, call in enumerate(calls or ()):
+        here = (*steps, "tool_calls", n)
+        if not isinstance(call, dict):
+            raise items.wrong_type(index, here, call, "a tool call (an object)", _CALLS_HINT)
         call_id = call.get("id")
         if call_id is not None and not isinstance(call_id, str):
+            raise items.wrong_type(index, (*here, "id"), call_id, "text", _CALLS_HINT)
+        # a custom tool's call (`type: "custom"`) carries free text as its `input`, read
+        # as the Responses API's `custom_tool_call` is; any other call is a function's
+        custom = call.get("type") == "custom" or ("custom" in call and "function" not in call)
+        key, field = ("custom", "input") if custom else ("function", "arguments")
+        function = call.get(key, MISSING)
+        if not isinstance(function, dict):
+            raise items.wrong_type(index, (*here, key), function, "an object", _CALLS_HINT)
+        name = function.get("name", MISSING)
+        if not isinstance(name, str) or not name:
             raise items.wrong_type(
-                index, (*steps, "tool_calls", n, "id"), call_id, "text", _CALLS_HINT
+                index, (*here, key, "name"), name, "a tool's name (non-empty text)", _CALLS_HINT
             )
-        function = an_object(call.get("function", MISSING), "a tool call's `function`")
-        name = tool_name(function.get("name", MISSING), "function.name")
-        trace.call(name, parse_json_text(function.get("arguments", {})), call_id, at)
+        value = function.get(field, "")
+        args = (
+            parse_json_text(value)
+            if custom
+            else arguments_of(value, _call_label(name, call_id), trace)
+        )
+        trace.call(name, args, call_id, at)
     legacy = message.get("function_call")
     if legacy is not None:
         legacy = an_object(legacy, "a message's `function_call`")
         name = tool_name(legacy.get("name", MISSING), "function_call.name", "a function call")
-        trace.call(name, parse_json_text(legacy.get("arguments", {})), None, at)
+        trace.call(name, arguments_of(legacy.get("arguments", ""), name, trace), None, at)
 
 
 def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) -> None:
@@ -306,8 +401,17 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
         message = an_object(message, "`choices[0].message`")
         content = message.get("content")
         text = content if type(content) is str else text_of_parts(content)
+        if "refusal" in message:  # (most bodies: `"refusal": null`)
+            refusal = message["refusal"]
+            if refusal is not None and not isinstance(refusal, str):
+                raise items.wrong_type(
+                    index, ("choices", 0, "message", "refusal"), refusal, "text or null"
+                )
+            text = answer_or_refusal(text, _message_refusal(message), trace)
     else:
         text = text_value(choice.get("text"), "text", "a choice") if choice is not None else ""
+    if choice is not None and choice.get("finish_reason") == "length":
+        trace.note(LENGTH_NOTE)
     if isinstance(choices, list) and len(choices) > 1:
         trace.skip("choices after the first (n > 1)", len(choices) - 1)
     model = body.get("model")
@@ -331,7 +435,9 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
         role = kind_value(message.get("role", MISSING), "role", "a message")
         if role == "assistant":
             trace.saw("assistant message")
-            trace.llm(text_of_parts(message.get("content")), None, model=model)
+            text = text_of_parts(message.get("content"))
+            text = answer_or_refusal(text, _message_refusal(message), trace)
+            trace.llm(text, None, model=model)
             _message_calls(message, trace, items, index, ("messages", m))
         elif role == "tool":
             trace.saw("tool message")
@@ -359,6 +465,8 @@ class _Stream:
     def __init__(self, start: int) -> None:
         self.start = start
         self.text: list[str] = []
+        self.refusal: list[str] = []
+        self.cut_short = False  # a `finish_reason` of `length`
         self.calls: dict[int, dict[str, Any]] = {}
         self.usage: tuple[float, float] | None = None
         self.model: str | None = None
@@ -380,11 +488,14 @@ class _Stream:
                 continue
             if choice.get("finish_reason"):
                 self.finished = True
+                self.cut_short = self.cut_short or choice["finish_reason"] == "length"
             delta = choice.get("delta")
             if not isinstance(delta, dict):
                 continue
             if delta.get("content") is not None:
                 self.text.append(text_value(delta["content"], "delta.content", "a chunk"))
+            if delta.get("refusal") is not None:
+                self.refusal.append(text_value(delta["refusal"], "delta.refusal", "a chunk"))
             parts = delta.get("tool_calls")
             if parts is not None and not isinstance(parts, list):
                 raise items.wrong_type(
@@ -427,9 +538,11 @@ class _Stream:
                         )
 
     def finish(self, items: Items, trace: Trace, done: bool) -> None:
+        """Give the stream's step; a stream without a `finish_reason` is cut (an error),
+        named by the call whose arguments it left unfinished, if any."""
         for n, slot in sorted(self.calls.items()):
             text = "".join(slot["arguments"])
-            if text and not is_json_text(text):
+            if not self.finished and text.strip() and not is_json_text(text):
                 raise items.error(
                     self.start,
                     f"the stream is cut in the middle of tool call #{n + 1} "
@@ -442,7 +555,10 @@ class _Stream:
                 "the stream ends before a `finish_reason`: the recording is cut",
                 "record the whole stream, up to the chunk with a finish_reason",
             )
-        trace.llm("".join(self.text), self.usage, model=self.model)
+        if self.cut_short:
+            trace.note(LENGTH_NOTE)
+        text = answer_or_refusal("".join(self.text), "".join(self.refusal), trace)
+        trace.llm(text, self.usage, model=self.model)
         for n, slot in sorted(self.calls.items()):
             if not slot["name"]:
                 raise items.error(
@@ -451,8 +567,10 @@ class _Stream:
                     "deltas: the tool it calls cannot be named",
                     "record the whole stream: a tool call's first delta names its function",
                 )
-            text = "".join(slot["arguments"])
-            trace.call(slot["name"], parse_json_text(text) if text else {}, slot["id"])
+            label = _call_label(slot["name"], slot["id"])
+            trace.call(
+                slot["name"], arguments_of("".join(slot["arguments"]), label, trace), slot["id"]
+            )
 
 
 def _finish_streams(streams: dict[str, _Stream], items: Items, trace: Trace, done: bool) -> None:
@@ -485,6 +603,7 @@ def check_output_item(item: Any, items: Items, index: int, steps: Steps) -> None
 def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps) -> None:
     """One response body (at `steps` in item `index`)."""
     text: list[str] = []
+    refusals: list[str] = []
     calls: list[tuple[str, Any, str | None, Any, bool]] = []  # name, args, id, result, error
     output = body.get("output")
     if output is not None and not isinstance(output, list):
@@ -495,15 +614,21 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
         if kind == "message":
             for found in listed(item.get("content"), "content", "a `message` output item"):
                 part = an_object(found, "a part of a `message` item's `content`")
-                if kind_value(part.get("type"), "type", "a message part") == "output_text":
+                part_kind = kind_value(part.get("type"), "type", "a message part")
+                if part_kind == "output_text":
                     text.append(text_value(part.get("text"), "text", "an output_text part"))
+                elif part_kind == "refusal":
+                    refusals.append(text_value(part.get("refusal"), "refusal", "a refusal part"))
                 else:
-                    trace.skip("message parts other than output_text (refusals, …)")
+                    trace.skip("message parts other than output_text and refusal")
         elif kind in ("function_call", "custom_tool_call"):
-            args = item.get("arguments") if kind == "function_call" else item.get("input")
             name = tool_name(item.get("name", MISSING), "name", f"a `{kind}` item")
             cid = link_id(item.get("call_id"), "call_id", f"a `{kind}` item")
-            calls.append((name, parse_json_text(args), cid, None, False))
+            if kind == "function_call":
+                args = arguments_of(item.get("arguments", ""), _call_label(name, cid), trace)
+            else:
+                args = parse_json_text(item.get("input"))
+            calls.append((name, args, cid, None, False))
         elif kind == "function_call_output":
             cid = link_id(item.get("call_id"), "call_id", "a `function_call_output` item")
             calls.append(("", None, cid, item.get("output"), True))
@@ -521,7 +646,8 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
         else:
             trace.skip(f"output items of type `{kind}`")
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    trace.llm("".join(text), usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
+    answer = answer_or_refusal("".join(text), "\n".join(refusals), trace)
+    trace.llm(answer, usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
     for name, args, call_id, result, is_output in calls:
         if is_output:  # a function_call_output: the result of a call made earlier
             if call_id is not None and trace.has_call(call_id):
