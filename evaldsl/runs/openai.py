@@ -6,21 +6,26 @@ what:
 
 - a Chat Completions response body (`object: "chat.completion"`, `choices[].message`): one
   step; the answer is `choices[0].message.content` (text or text parts; `null` when the
-  model only calls tools gives `""`, never the body's JSON); each `tool_calls[]` entry is a
-  `tool.call` (`function.name`, `function.arguments` parsed from JSON text, `id`); legacy
-  `function_call` too; tokens from `usage.prompt_tokens`/`completion_tokens`;
+  model only calls tools gives `""`, never the body's JSON), or, when the message has no
+  other text, its `refusal` (noted: what the model said; a refusal beside text is counted
+  skipped); each `tool_calls[]` entry is a `tool.call` (`function.name`,
+  `function.arguments` read by `arguments_of`, `id`; a custom tool's `custom.name` with its
+  `input` text, as `custom_tool_call`); legacy `function_call` too; tokens from
+  `usage.prompt_tokens`/`completion_tokens`; `finish_reason: "length"` is noted;
 - a request body (`messages[]` with `role`): the transcript the application sent back; each
-  assistant message is one step (its text the answer, its `tool_calls` the calls) and each
-  `role: "tool"` message the result of the call its `tool_call_id` names (`role:
-  "function"` by name). A transcript records no token usage;
+  assistant message is one step (its text, else its refusal, the answer; its `tool_calls`
+  the calls) and each `role: "tool"` message the result of the call its `tool_call_id`
+  names (`role: "function"` by name). A transcript records no token usage;
 - streamed chunks (`object: "chat.completion.chunk"`, JSONL or SSE ending in `data:
-  [DONE]`): chunks of one `id` are one step; `delta.content` pieces join into the answer,
-  `delta.tool_calls[]` fragments are reassembled by `index` (the `id` and `name` come
+  [DONE]`): chunks of one `id` are one step; `delta.content` pieces join into the answer
+  (`delta.refusal` pieces, when there is no content), Azure's content-filter chunks (no
+  choices, `prompt_filter_results`) are skipped, `delta.tool_calls[]` fragments are
+  reassembled by `index` (the `id` and `name` come
   first, the `arguments` text arrives in pieces); usage from the final chunk
   (`stream_options.include_usage`). A stream without a `finish_reason` is cut: an error
   naming the tool call whose arguments were left unfinished;
 - a Responses API body (`object: "response"`, `output[]`): one step; `message` items'
-  `output_text` parts make the answer (a `refusal` is not answer text); `function_call`
+  `output_text` parts make the answer (`refusal` parts, when there is none); `function_call`
   (JSON-text `arguments`, `call_id`) and `custom_tool_call` are tool calls,
   `function_call_output` a result; built-in tools (`web_search_call`, `file_search_call`,
   `code_interpreter_call`, `computer_call`, `image_generation_call`, `local_shell_call`) are
