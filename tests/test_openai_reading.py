@@ -229,3 +229,48 @@ def test_a_length_finish_is_noted_in_bodies_and_streams(tmp_path: Path) -> None:
     for path in (whole, streamed):
         assert any(LENGTH_NOTE in n for n in notes(path)), path.name
     assert not any(LENGTH_NOTE in n for n in notes(stopped))
+
+
+# --- a log of responses and the request between them -----------------------------------------
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "realworld"
+REQUEST = REAL / "openai-chat-messages" / "request-with-tool-results.json"
+TOOL_CALLS = REAL / "openai-chat-tools" / "response-toolcalls.json"
+FINAL = REAL / "openai-chat-tools" / "response-final.json"
+
+
+def jsonl(tmp_path: Path, *files: Path) -> Path:
+    """The JSON of `files`, one per line, as a log of them."""
+    lines = [json.dumps(json.loads(f.read_text(encoding="utf-8"))) for f in files]
+    return write(tmp_path, "log.jsonl", "\n".join(lines) + "\n")
+
+
+def test_a_transcript_echoing_calls_already_read_counts_them_once(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, TOOL_CALLS, REQUEST, FINAL)
+    checks = "steps == 2; tool calls == 2; tool get_current_weather called 2 times; tokens == 250"
+    assert statuses(path, checks) == ["pass"] * 4
+    summary = summarize(path)[0]
+    assert summary.results == 2
+    assert summary.skipped == {"assistant messages echoing a response read before": 1}
+    assert not any("token usage" in n for n in summary.notes)  # every step records usage
+    twice = jsonl(tmp_path, TOOL_CALLS, REQUEST, REQUEST, FINAL)  # (a result echoed too)
+    assert statuses(twice, checks) == ["pass"] * 4
+    assert summarize(twice)[0].skipped == {
+        "assistant messages echoing a response read before": 2,
+        "tool messages echoing a result read before": 2,
+    }
+
+
+def test_a_transcript_step_beside_metered_responses_says_what_tokens_count(
+    tmp_path: Path,
+) -> None:
+    new_step = {
+        "messages": [{"role": "system", "content": "s"}, {"role": "assistant", "content": "Hi"}]
+    }
+    metered = json.loads(FINAL.read_text(encoding="utf-8"))  # (it records its usage)
+    path = write(tmp_path, "log.jsonl", json.dumps(metered) + "\n" + json.dumps(new_step))
+    notes_ = notes(path)
+    assert any("count only the responses that do" in n for n in notes_), notes_
+    assert not any("are unknown" in n for n in notes_)
+    alone = write(tmp_path, "t.json", json.dumps(new_step))
+    assert any("`tokens` and `cost` are unknown" in n for n in notes(alone))

@@ -15,7 +15,9 @@ what:
 - a request body (`messages[]` with `role`): the transcript the application sent back; each
   assistant message is one step (its text, else its refusal, the answer; its `tool_calls`
   the calls) and each `role: "tool"` message the result of the call its `tool_call_id`
-  names (`role: "function"` by name). A transcript records no token usage;
+  names (`role: "function"` by name). A transcript records no token usage (noted); an
+  assistant message whose calls all have the id, tool and arguments of calls read before
+  it in the file is that response echoed back: skipped, its calls not made again;
 - streamed chunks (`object: "chat.completion.chunk"`, JSONL or SSE ending in `data:
   [DONE]`): chunks of one `id` are one step; `delta.content` pieces join into the answer
   (`delta.refusal` pieces, when there is no content), Azure's content-filter chunks (no
@@ -188,6 +190,7 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
     trace = Trace("openai", items.path, why)
     streams: dict[str, _Stream] = {}
     response_stream: _ResponseStream | None = None
+    unmetered = 0  # steps of request transcripts, which record no usage
     for index, item in enumerate(items):
         # A Chat Completions body, most items of a log of them, goes straight to its
         # reading: it is no chunk (no `delta`), no streaming event (no `type`), no error
@@ -233,7 +236,7 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
             _response(item, trace, items, index, ())
         elif isinstance(item, dict) and isinstance(item.get("messages"), list):
             trace.saw("chat request")
-            _transcript(item, items, index, trace)
+            unmetered += _transcript(item, items, index, trace)
         else:
             raise items.error(
                 index,
@@ -249,9 +252,26 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
             "(or `incomplete`/`failed`): the recording is cut",
             "record the whole stream, up to its terminal event",
         )
+    if unmetered:
+        _usage_note(trace, unmetered)
     if done:
         trace.saw("[DONE]")
     return trace
+
+
+def _usage_note(trace: Trace, unmetered: int) -> None:
+    """Note the `unmetered` steps of request transcripts, which record no token usage, in
+    the words that fit the figures: unknown when no response records usage, else counted
+    only from the responses that do."""
+    if any(e["type"] == "llm.response" and "usage" in e for e in trace.events):
+        some = "1 assistant message" if unmetered == 1 else f"{unmetered} assistant messages"
+        verb = "records" if unmetered == 1 else "record"
+        trace.note(
+            f"{some} of a request transcript {verb} no token usage: `tokens` and `cost` "
+            "count only the responses that do"
+        )
+    else:
+        trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
 
 
 def _found(item: Any) -> str:
@@ -347,19 +367,27 @@ def _message_refusal(message: dict[str, Any]) -> str:
     return "\n".join(r for r in (own, parts) if r)
 
 
+#: A call read from a message: its tool, arguments and id.
+Call = tuple[str, Any, str | None]
+
+
 def _message_calls(
-    message: dict[str, Any],
-    trace: Trace,
-    items: Items,
-    index: int,
-    steps: Steps,
-    at: str | None = None,
+    message: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps
 ) -> None:
+    """Make the calls of a message (`_calls_of`), the message at `steps` in item `index`."""
+    for name, args, call_id in _calls_of(message, trace, items, index, steps):
+        trace.call(name, args, call_id)
+
+
+def _calls_of(
+    message: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps
+) -> list[Call]:
     """The calls of a message's `tool_calls` (and legacy `function_call`), the message at
     `steps` in item `index`: a `tool_calls` that is no list or a call `id` that is not
     text (a result's link) is the run's error at its place; a call whose function is not
-    an object or whose name is not text is the run's error too (`tool_name`), never a
-    call read past: `no tool X` must not pass on a call of X nobody could read."""
+    an object or whose name is not text is the run's error too, never a call read past:
+    `no tool X` must not pass on a call of X nobody could read."""
+    found: list[Call] = []
     calls = message.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         raise items.wrong_type(index, (*steps, "tool_calls"), calls, "a list", _CALLS_HINT)
@@ -388,12 +416,13 @@ def _message_calls(
             if custom
             else arguments_of(value, _call_label(name, call_id), trace)
         )
-        trace.call(name, args, call_id, at)
+        found.append((name, args, call_id))
     legacy = message.get("function_call")
     if legacy is not None:
         legacy = an_object(legacy, "a message's `function_call`")
         name = tool_name(legacy.get("name", MISSING), "function_call.name", "a function call")
-        trace.call(name, arguments_of(legacy.get("arguments", ""), name, trace), None, at)
+        found.append((name, arguments_of(legacy.get("arguments", ""), name, trace), None))
+    return found
 
 
 def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) -> None:
@@ -431,9 +460,12 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
         _message_calls(message, trace, items, index, ("choices", 0, "message"))
 
 
-def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
+def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> int:
+    """Read a request transcript (item `index`); gives how many steps it added (its
+    assistant messages, less those that echo a response read before it)."""
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
+    added = 0
+    echoed: set[str] = set()  # the ids of calls made before, which this transcript echoes
     for m, message in enumerate(body["messages"]):
         if not isinstance(message, dict):
             raise items.error(index, f"a message of {items.where(index)} is not an object")
@@ -441,14 +473,27 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
         if role == "assistant":
             trace.saw("assistant message")
             text = text_of_parts(message.get("content"))
+            calls = _calls_of(message, trace, items, index, ("messages", m))
+            # a call with the id, tool and arguments of a call read before is that call,
+            # echoed back to the model (a log of a response and of the next request)
+            same = [c for c in calls if c[2] is not None and trace.same_call(c[2], c[0], c[1])]
+            echoed.update(c[2] for c in same if c[2] is not None)
+            if calls and len(same) == len(calls):  # the message is that response, echoed
+                trace.skip("assistant messages echoing a response read before")
+                continue
             text = answer_or_refusal(text, _message_refusal(message), trace)
             trace.llm(text, None, model=model)
-            _message_calls(message, trace, items, index, ("messages", m))
+            added += 1
+            for name, args, call_id in calls:
+                if (name, args, call_id) not in same:
+                    trace.call(name, args, call_id)
         elif role == "tool":
             trace.saw("tool message")
             call_id = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
             output = text_of_parts(message.get("content"))
-            if call_id is not None and trace.has_call(call_id):
+            if call_id in echoed and trace.has_result(call_id):
+                trace.skip("tool messages echoing a result read before")
+            elif call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, output)
             else:
                 trace.skip("tool messages whose tool_call_id names no call")
@@ -462,6 +507,7 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
                 trace.skip("function messages naming no call")
         else:
             trace.saw(f"{role} message")
+    return added
 
 
 class _Stream:
