@@ -121,16 +121,18 @@ def _output_messages(span: int, parts: Any) -> Change:
 ROWS: list[tuple[str, str, Change, str, int | None]] = [
     # OpenAI Chat Completions: a call whose name is not text was skipped (not counted)
     ("chat name list", OPENAI_CALLS, _call(["execute_shell"]),
-     'a tool call\'s `function.name` is ["execute_shell"] (a list), not a tool\'s name', None),
-    ("chat name null", OPENAI_CALLS, _call(None), "`function.name` is null", None),
-    ("chat name empty", OPENAI_CALLS, _call(""), "`function.name` is empty", None),
+     "`choices[0].message.tool_calls[0].function.name` is a list, not a tool's name", 17),
+    ("chat name null", OPENAI_CALLS, _call(None), ".function.name` is null", 17),
+    ("chat name empty", OPENAI_CALLS, _call(""), ".function.name` is a string, not a tool's "
+     "name (non-empty text)", 17),
     ("chat name missing", OPENAI_CALLS, _set(0, "choices", 0, "message", "tool_calls", 0,
-     "function", "name")(_DELETE), "a tool call has no `function.name`", None),
+     "function", "name")(_DELETE), "`choices[0].message.tool_calls[0].function.name` is "
+     "missing", None),
     ("chat tool_calls object", OPENAI_CALLS,
      _set(0, "choices", 0, "message", "tool_calls")({"a": 1}),
      "`choices[0].message.tool_calls` is an object, not a list", 12),
     ("chat call text", OPENAI_CALLS, _set(0, "choices", 0, "message", "tool_calls", 0)("x"),
-     'a tool call of `tool_calls` is "x" (a string), not an object', None),
+     "`choices[0].message.tool_calls[0]` is a string, not a tool call (an object)", 13),
     ("chat call id number", OPENAI_CALLS,
      _set(0, "choices", 0, "message", "tool_calls", 0, "id")(5),
      "`choices[0].message.tool_calls[0].id` is a number, not text", 14),

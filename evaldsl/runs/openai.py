@@ -6,22 +6,29 @@ what:
 
 - a Chat Completions response body (`object: "chat.completion"`, `choices[].message`): one
   step; the answer is `choices[0].message.content` (text or text parts; `null` when the
-  model only calls tools gives `""`, never the body's JSON); each `tool_calls[]` entry is a
-  `tool.call` (`function.name`, `function.arguments` parsed from JSON text, `id`); legacy
-  `function_call` too; tokens from `usage.prompt_tokens`/`completion_tokens`;
+  model only calls tools gives `""`, never the body's JSON), or, when the message has no
+  other text, its `refusal` (noted: what the model said; a refusal beside text is counted
+  skipped); each `tool_calls[]` entry is a `tool.call` (`function.name`,
+  `function.arguments` read by `arguments_of`, `id`; a custom tool's `custom.name` with its
+  `input` text, as `custom_tool_call`); legacy `function_call` too; tokens from
+  `usage.prompt_tokens`/`completion_tokens`; `finish_reason: "length"` is noted;
 - a request body (`messages[]` with `role`): the transcript the application sent back; each
-  assistant message is one step (its text the answer, its `tool_calls` the calls) and each
-  `role: "tool"` message the result of the call its `tool_call_id` names (`role:
-  "function"` by name). A transcript records no token usage;
+  assistant message is one step (its text, else its refusal, the answer; its `tool_calls`
+  the calls) and each `role: "tool"` message the result of the call its `tool_call_id`
+  names (`role: "function"` by name). A transcript records no token usage (noted); an
+  assistant message whose calls all have the id, tool and arguments of calls read before
+  it in the file is that response echoed back: skipped, its calls not made again;
 - streamed chunks (`object: "chat.completion.chunk"`, JSONL or SSE ending in `data:
-  [DONE]`): chunks of one `id` are one step; `delta.content` pieces join into the answer,
-  `delta.tool_calls[]` fragments are reassembled by `index` (the `id` and `name` come
+  [DONE]`): chunks of one `id` are one step; `delta.content` pieces join into the answer
+  (`delta.refusal` pieces, when there is no content), Azure's content-filter chunks (no
+  choices, `prompt_filter_results`) are skipped, `delta.tool_calls[]` fragments are
+  reassembled by `index` (the `id` and `name` come
   first, the `arguments` text arrives in pieces); usage from the final chunk
   (`stream_options.include_usage`). A stream without a `finish_reason` is cut: an error
   naming the tool call whose arguments were left unfinished; one that ends in the API's
   error chunk (`data: {"error": {…}}`) is a run that ended in an error (see below);
 - a Responses API body (`object: "response"`, `output[]`): one step; `message` items'
-  `output_text` parts make the answer (a `refusal` is not answer text); `function_call`
+  `output_text` parts make the answer (`refusal` parts, when there is none); `function_call`
   (JSON-text `arguments`, `call_id`) and `custom_tool_call` are tool calls,
   `function_call_output` a result; built-in tools (`web_search_call`, `file_search_call`,
   `code_interpreter_call`, `computer_call`, `image_generation_call`, `local_shell_call`) are
@@ -67,6 +74,7 @@ from evaldsl.runs.providers import (
     tool_name,
     usage_of,
 )
+from evaldsl.runs.text import REFUSAL_NOTE
 
 _CHAT_USAGE = (("prompt_tokens", "completion_tokens"),)
 _RESPONSES_USAGE = (("input_tokens", "output_tokens"),)
@@ -107,6 +115,17 @@ def is_chunk(d: Any) -> bool:
     choice = _first_choice(d)
     return d.get("object") == "chat.completion.chunk" or (
         isinstance(choice, dict) and "delta" in choice
+    )
+
+
+def is_filter_chunk(d: Any) -> bool:
+    """An Azure OpenAI stream's content-filter chunk: no choices, only the filter's verdict
+    on the prompt (`prompt_filter_results`); it says nothing about the run."""
+    return (
+        isinstance(d, dict)
+        and d.get("choices") == []
+        and "prompt_filter_results" in d
+        and d.get("object") in ("", "chat.completion.chunk", None)
     )
 
 
@@ -155,6 +174,7 @@ def is_response_event(d: Any) -> bool:
 SHAPES = {
     "chat.completion": is_completion,
     "chat.completion.chunk": is_chunk,
+    "content-filter chunk": is_filter_chunk,
     "chat request": is_request,
     "response": is_response,
     "response event": is_response_event,
@@ -177,6 +197,7 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
     trace = Trace("openai", items.path, why)
     streams: dict[str, _Stream] = {}
     response_stream: _ResponseStream | None = None
+    unmetered = 0  # steps of request transcripts, which record no usage
     for index, item in enumerate(items):
         # A Chat Completions body, most items of a log of them, goes straight to its
         # reading: it is no chunk (no `delta`), no streaming event (no `type`), no error
@@ -192,6 +213,9 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
         ):
             trace.saw("chat.completion")
             _completion(item, trace, items, index)
+            continue
+        if is_filter_chunk(item):
+            trace.skip("Azure content-filter chunks (`prompt_filter_results`)")
             continue
         if is_chunk(item):
             key = str(item.get("id", ""))
@@ -225,7 +249,7 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
             _response(item, trace, items, index, ())
         elif isinstance(item, dict) and isinstance(item.get("messages"), list):
             trace.saw("chat request")
-            _transcript(item, items, index, trace)
+            unmetered += _transcript(item, items, index, trace)
         else:
             raise items.error(
                 index,
@@ -241,9 +265,26 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
             "(or `incomplete`/`failed`): the recording is cut",
             "record the whole stream, up to its terminal event",
         )
+    if unmetered:
+        _usage_note(trace, unmetered)
     if done:
         trace.saw("[DONE]")
     return trace
+
+
+def _usage_note(trace: Trace, unmetered: int) -> None:
+    """Note the `unmetered` steps of request transcripts, which record no token usage, in
+    the words that fit the figures: unknown when no response records usage, else counted
+    only from the responses that do."""
+    if any(e["type"] == "llm.response" and "usage" in e for e in trace.events):
+        some = "1 assistant message" if unmetered == 1 else f"{unmetered} assistant messages"
+        verb = "records" if unmetered == 1 else "record"
+        trace.note(
+            f"{some} of a request transcript {verb} no token usage: `tokens` and `cost` "
+            "count only the responses that do"
+        )
+    else:
+        trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
 
 
 def _found(item: Any) -> str:
@@ -303,41 +344,129 @@ Steps = tuple[str | int, ...]
 
 _CALLS_HINT = (
     "a message's `tool_calls` is a list of calls, each with a text `id` and a `function` "
-    "object (`name`, `arguments`); fix or re-record the trace"
+    "object (`name`, `arguments`) or, for a custom tool, a `custom` object (`name`, "
+    "`input`); fix or re-record the trace"
+)
+#: The note when a response was stopped by its token limit.
+LENGTH_NOTE = (
+    "a response stopped at its token limit (finish_reason `length`): its answer may be cut"
 )
 
 
+def arguments_of(value: Any, call: str, trace: Trace) -> Any:
+    """A call's arguments as the API sends them (JSON text): `""` or only whitespace is no
+    arguments (`{}`, as a stream that sent none); text that is not JSON is kept as the text
+    with a note naming the call `call`, never dropped; a value that is not text is itself.
+
+    >>> t = Trace("openai", "a.json", "x")
+    >>> arguments_of(" ", "f", t), arguments_of('{"q": 1}', "f", t), arguments_of("{q", "f", t)
+    ({}, {'q': 1}, '{q')
+    >>> t.notes
+    ['arguments of call f are not JSON: read as text']
+    """
+    if not isinstance(value, str):
+        return value
+    if not value.strip():
+        return {}
+    if not is_json_text(value):
+        trace.note(f"arguments of call {call} are not JSON: read as text")
+        return value
+    return parse_json_text(value)
+
+
+def _call_label(name: str, call_id: str | None) -> str:
+    """A call in a note: its tool and, when it has one, its id (`get_time` (call_1))."""
+    return f"{name} ({call_id})" if call_id else name
+
+
+def answer_or_refusal(text: str, refusal: str, trace: Trace) -> str:
+    """A message's answer: its text, or, when it has no other text, its refusal (noted);
+    a refusal beside answer text is counted as skipped, never dropped unseen."""
+    if not refusal:
+        return text
+    if text:
+        trace.skip("refusals beside answer text")
+        return text
+    trace.note(REFUSAL_NOTE)
+    return refusal
+
+
+def _refusal_of_parts(content: Any) -> str:
+    """The text of a content list's `{"type": "refusal", "refusal": …}` parts, joined by
+    "\n" (a refusal that is not text is a `BadValue`); other content has none."""
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        text_value(part.get("refusal"), "refusal", "a refusal part")
+        for part in content
+        if isinstance(part, dict) and part.get("type") == "refusal"
+    )
+
+
+def _message_refusal(message: dict[str, Any]) -> str:
+    """A message's refusal: its `refusal` text (`null` is none) and its refusal parts."""
+    said = message.get("refusal")
+    own = "" if said is None else text_value(said, "refusal", "a message")
+    parts = _refusal_of_parts(message.get("content"))
+    return "\n".join(r for r in (own, parts) if r)
+
+
+#: A call read from a message: its tool, arguments and id.
+Call = tuple[str, Any, str | None]
+
+
 def _message_calls(
-    message: dict[str, Any],
-    trace: Trace,
-    items: Items,
-    index: int,
-    steps: Steps,
-    at: str | None = None,
+    message: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps
 ) -> None:
+    """Make the calls of a message (`_calls_of`), the message at `steps` in item `index`."""
+    for name, args, call_id in _calls_of(message, trace, items, index, steps):
+        trace.call(name, args, call_id)
+
+
+def _calls_of(
+    message: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps
+) -> list[Call]:
     """The calls of a message's `tool_calls` (and legacy `function_call`), the message at
     `steps` in item `index`: a `tool_calls` that is no list or a call `id` that is not
     text (a result's link) is the run's error at its place; a call whose function is not
-    an object or whose name is not text is the run's error too (`tool_name`), never a
-    call read past: `no tool X` must not pass on a call of X nobody could read."""
+    an object or whose name is not text is the run's error too, never a call read past:
+    `no tool X` must not pass on a call of X nobody could read."""
+    found: list[Call] = []
     calls = message.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         raise items.wrong_type(index, (*steps, "tool_calls"), calls, "a list", _CALLS_HINT)
-    for n, entry in enumerate(calls or ()):
-        call = an_object(entry, "a tool call of `tool_calls`")
+    for n, call in enumerate(calls or ()):
+        here = (*steps, "tool_calls", n)
+        if not isinstance(call, dict):
+            raise items.wrong_type(index, here, call, "a tool call (an object)", _CALLS_HINT)
         call_id = call.get("id")
         if call_id is not None and not isinstance(call_id, str):
+            raise items.wrong_type(index, (*here, "id"), call_id, "text", _CALLS_HINT)
+        # a custom tool's call (`type: "custom"`) carries free text as its `input`, read
+        # as the Responses API's `custom_tool_call` is; any other call is a function's
+        custom = call.get("type") == "custom" or ("custom" in call and "function" not in call)
+        key, field = ("custom", "input") if custom else ("function", "arguments")
+        function = call.get(key, MISSING)
+        if not isinstance(function, dict):
+            raise items.wrong_type(index, (*here, key), function, "an object", _CALLS_HINT)
+        name = function.get("name", MISSING)
+        if not isinstance(name, str) or not name:
             raise items.wrong_type(
-                index, (*steps, "tool_calls", n, "id"), call_id, "text", _CALLS_HINT
+                index, (*here, key, "name"), name, "a tool's name (non-empty text)", _CALLS_HINT
             )
-        function = an_object(call.get("function", MISSING), "a tool call's `function`")
-        name = tool_name(function.get("name", MISSING), "function.name")
-        trace.call(name, parse_json_text(function.get("arguments", {})), call_id, at)
+        value = function.get(field, "")
+        args = (
+            parse_json_text(value)
+            if custom
+            else arguments_of(value, _call_label(name, call_id), trace)
+        )
+        found.append((name, args, call_id))
     legacy = message.get("function_call")
     if legacy is not None:
         legacy = an_object(legacy, "a message's `function_call`")
         name = tool_name(legacy.get("name", MISSING), "function_call.name", "a function call")
-        trace.call(name, parse_json_text(legacy.get("arguments", {})), None, at)
+        found.append((name, arguments_of(legacy.get("arguments", ""), name, trace), None))
+    return found
 
 
 def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) -> None:
@@ -350,8 +479,17 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
         message = an_object(message, "`choices[0].message`")
         content = message.get("content")
         text = content if type(content) is str else text_of_parts(content)
+        if "refusal" in message:  # (most bodies: `"refusal": null`)
+            refusal = message["refusal"]
+            if refusal is not None and not isinstance(refusal, str):
+                raise items.wrong_type(
+                    index, ("choices", 0, "message", "refusal"), refusal, "text or null"
+                )
+            text = answer_or_refusal(text, _message_refusal(message), trace)
     else:
         text = text_value(choice.get("text"), "text", "a choice") if choice is not None else ""
+    if choice is not None and choice.get("finish_reason") == "length":
+        trace.note(LENGTH_NOTE)
     if isinstance(choices, list) and len(choices) > 1:
         trace.skip("choices after the first (n > 1)", len(choices) - 1)
     model = body.get("model")
@@ -366,22 +504,40 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
         _message_calls(message, trace, items, index, ("choices", 0, "message"))
 
 
-def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
+def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> int:
+    """Read a request transcript (item `index`); gives how many steps it added (its
+    assistant messages, less those that echo a response read before it)."""
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
+    added = 0
+    echoed: set[str] = set()  # the ids of calls made before, which this transcript echoes
     for m, message in enumerate(body["messages"]):
         if not isinstance(message, dict):
             raise items.error(index, f"a message of {items.where(index)} is not an object")
         role = kind_value(message.get("role", MISSING), "role", "a message")
         if role == "assistant":
             trace.saw("assistant message")
-            trace.llm(text_of_parts(message.get("content")), None, model=model)
-            _message_calls(message, trace, items, index, ("messages", m))
+            text = text_of_parts(message.get("content"))
+            calls = _calls_of(message, trace, items, index, ("messages", m))
+            # a call with the id, tool and arguments of a call read before is that call,
+            # echoed back to the model (a log of a response and of the next request)
+            same = [c for c in calls if c[2] is not None and trace.same_call(c[2], c[0], c[1])]
+            echoed.update(c[2] for c in same if c[2] is not None)
+            if calls and len(same) == len(calls):  # the message is that response, echoed
+                trace.skip("assistant messages echoing a response read before")
+                continue
+            text = answer_or_refusal(text, _message_refusal(message), trace)
+            trace.llm(text, None, model=model)
+            added += 1
+            for name, args, call_id in calls:
+                if (name, args, call_id) not in same:
+                    trace.call(name, args, call_id)
         elif role == "tool":
             trace.saw("tool message")
             call_id = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
             output = text_of_parts(message.get("content"))
-            if call_id is not None and trace.has_call(call_id):
+            if call_id in echoed and trace.has_result(call_id):
+                trace.skip("tool messages echoing a result read before")
+            elif call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, output)
             else:
                 trace.skip("tool messages whose tool_call_id names no call")
@@ -395,6 +551,7 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
                 trace.skip("function messages naming no call")
         else:
             trace.saw(f"{role} message")
+    return added
 
 
 class _Stream:
@@ -403,6 +560,8 @@ class _Stream:
     def __init__(self, start: int) -> None:
         self.start = start
         self.text: list[str] = []
+        self.refusal: list[str] = []
+        self.cut_short = False  # a `finish_reason` of `length`
         self.calls: dict[int, dict[str, Any]] = {}
         self.usage: tuple[float, float] | None = None
         self.model: str | None = None
@@ -424,11 +583,14 @@ class _Stream:
                 continue
             if choice.get("finish_reason"):
                 self.finished = True
+                self.cut_short = self.cut_short or choice["finish_reason"] == "length"
             delta = choice.get("delta")
             if not isinstance(delta, dict):
                 continue
             if delta.get("content") is not None:
                 self.text.append(text_value(delta["content"], "delta.content", "a chunk"))
+            if delta.get("refusal") is not None:
+                self.refusal.append(text_value(delta["refusal"], "delta.refusal", "a chunk"))
             parts = delta.get("tool_calls")
             if parts is not None and not isinstance(parts, list):
                 raise items.wrong_type(
@@ -471,12 +633,16 @@ class _Stream:
                         )
 
     def finish(self, items: Items, trace: Trace, done: bool, error: str | None = None) -> None:
-        """Read the stream; `error`: the words of the error chunk that ended it."""
+        """Give the stream's step; `error`: the words of the error chunk that ended it. A
+        stream without a `finish_reason` (nor an error chunk) is cut (an error), named by
+        the call whose arguments it left unfinished, if any."""
+        cut: set[int] = set()  # calls whose arguments the error chunk cut (noted once)
         for n, slot in sorted(self.calls.items()):
             text = "".join(slot["arguments"])
-            if text and not is_json_text(text) and error is not None:
+            if text.strip() and not is_json_text(text) and error is not None:
                 _cut_call(trace, slot["name"])
-            elif text and not is_json_text(text):
+                cut.add(n)
+            elif not self.finished and text.strip() and not is_json_text(text):
                 raise items.error(
                     self.start,
                     f"the stream is cut in the middle of tool call #{n + 1} "
@@ -489,7 +655,10 @@ class _Stream:
                 "the stream ends before a `finish_reason`: the recording is cut",
                 "record the whole stream, up to the chunk with a finish_reason",
             )
-        trace.llm("".join(self.text), self.usage, model=self.model)
+        if self.cut_short:
+            trace.note(LENGTH_NOTE)
+        text = answer_or_refusal("".join(self.text), "".join(self.refusal), trace)
+        trace.llm(text, self.usage, model=self.model)
         for n, slot in sorted(self.calls.items()):
             if not slot["name"]:
                 raise items.error(
@@ -499,7 +668,11 @@ class _Stream:
                     "record the whole stream: a tool call's first delta names its function",
                 )
             text = "".join(slot["arguments"])
-            trace.call(slot["name"], parse_json_text(text) if text else {}, slot["id"])
+            if n in cut:
+                trace.call(slot["name"], parse_json_text(text), slot["id"])
+            else:
+                label = _call_label(slot["name"], slot["id"])
+                trace.call(slot["name"], arguments_of(text, label, trace), slot["id"])
         if error is not None:
             _ended_in_error(trace, error)
 
@@ -536,6 +709,7 @@ def check_output_item(item: Any, items: Items, index: int, steps: Steps) -> None
 def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps) -> None:
     """One response body (at `steps` in item `index`)."""
     text: list[str] = []
+    refusals: list[str] = []
     calls: list[tuple[str, Any, str | None, Any, bool]] = []  # name, args, id, result, error
     output = body.get("output")
     if output is not None and not isinstance(output, list):
@@ -546,15 +720,21 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
         if kind == "message":
             for found in listed(item.get("content"), "content", "a `message` output item"):
                 part = an_object(found, "a part of a `message` item's `content`")
-                if kind_value(part.get("type"), "type", "a message part") == "output_text":
+                part_kind = kind_value(part.get("type"), "type", "a message part")
+                if part_kind == "output_text":
                     text.append(text_value(part.get("text"), "text", "an output_text part"))
+                elif part_kind == "refusal":
+                    refusals.append(text_value(part.get("refusal"), "refusal", "a refusal part"))
                 else:
-                    trace.skip("message parts other than output_text (refusals, …)")
+                    trace.skip("message parts other than output_text and refusal")
         elif kind in ("function_call", "custom_tool_call"):
-            args = item.get("arguments") if kind == "function_call" else item.get("input")
             name = tool_name(item.get("name", MISSING), "name", f"a `{kind}` item")
             cid = link_id(item.get("call_id"), "call_id", f"a `{kind}` item")
-            calls.append((name, parse_json_text(args), cid, None, False))
+            if kind == "function_call":
+                args = arguments_of(item.get("arguments", ""), _call_label(name, cid), trace)
+            else:
+                args = parse_json_text(item.get("input"))
+            calls.append((name, args, cid, None, False))
         elif kind == "function_call_output":
             cid = link_id(item.get("call_id"), "call_id", "a `function_call_output` item")
             calls.append(("", None, cid, item.get("output"), True))
@@ -572,7 +752,8 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
         else:
             trace.skip(f"output items of type `{kind}`")
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    trace.llm("".join(text), usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
+    answer = answer_or_refusal("".join(text), "\n".join(refusals), trace)
+    trace.llm(answer, usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
     for name, args, call_id, result, is_output in calls:
         if is_output:  # a function_call_output: the result of a call made earlier
             if call_id is not None and trace.has_call(call_id):

@@ -429,6 +429,21 @@ class Trace:
         """Whether a call made has no result yet (else `known_call` finds none)."""
         return bool(self._unresolved)
 
+    def same_call(self, call_id: str | None, name: str, arguments: Any) -> bool:
+        """Whether a call already made has this callId, tool name and arguments: a
+        transcript that echoes a response's calls names the same calls again."""
+        event = self._calls.get(call_id) if call_id else None
+        return (
+            event is not None
+            and event["name"] == name
+            and type(event["arguments"]) is type(arguments)
+            and event["arguments"] == arguments
+        )
+
+    def has_result(self, call_id: str) -> bool:
+        """Whether the call with this callId got its result."""
+        return call_id in self._resolved
+
     def has_call(self, call_id: str) -> bool:
         """Whether a call with this callId was made (resolved or not)."""
         return call_id in self._calls

@@ -25,6 +25,7 @@ from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_
 from evaldsl.runs.index import Needs, RunFacts, index_run, unnamed_call_error
 from evaldsl.runs.model import MISSING, Run, RunError
 from evaldsl.runs.prices import model_family, price_of
+from evaldsl.runs.text import REFUSAL_NOTE, is_refusal
 
 ABRIDGE = 120  # characters of an answer or of arguments shown
 
@@ -114,6 +115,7 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
     events: dict[str, int] = {}
     first_args: dict[str, Any] = {}  # by tool, in the order of their first calls
     models: list[str] = []
+    notes = list(base.notes)
     for event in run.events or ():
         kind = str(event.get("type"))
         events[kind] = events.get(kind, 0) + 1
@@ -126,6 +128,9 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         model = event.get("model")
         if kind == "llm.request" and isinstance(model, str) and model not in models:
             models.append(model)
+        # (a reader's trace notes it as it reads; a recorded response, as a cassette's, here)
+        if kind == "llm.response" and REFUSAL_NOTE not in notes and is_refusal(event.get("output")):
+            notes.append(REFUSAL_NOTE)
     skipped = dict(base.skipped)
     for kind, n in trace.unknown.items():
         skipped[f"events of unknown type `{kind}`"] = n
@@ -135,6 +140,7 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
     )
     return attrs.evolve(
         base,
+        notes=tuple(notes),
         skipped=skipped,
         events=events,
         tools=tools,

@@ -7,7 +7,8 @@ turn into the run's error: never 0, never a pass).
 
 Answer text follows traceplay's `toText` (docs/language.md §6.6) in order: `None` → "";
 a string → itself; OpenAI `choices[0].message.content` (a string, or its text parts joined
-with "\\n"; `null`, a message that only calls tools, is ""), else `choices[0].text`;
+with "\\n"; `null`, a message that only calls tools, is ""; a message with no content but
+a `refusal` gives the refusal: what the model said), else `choices[0].text`;
 Anthropic `content` text blocks joined with "\\n"; a string `text` field; else the JSON
 text. Deliberate differences (docs/language.md §6 wins): a streamed record `{"content": "..."}`
 gives its plain text, where traceplay gives the record's JSON text; non-text blocks and
@@ -77,10 +78,34 @@ def _choice_text(choice: Any) -> str | None:
             return content
         if isinstance(content, list):
             return _text_parts(content)
+        refusal = message.get("refusal")
+        if isinstance(refusal, str) and refusal and not content:
+            return refusal  # what the model said instead of an answer (`is_refusal`)
         if content is None and "content" in message:
             return ""  # only tool calls: no text (never the body's JSON)
     text = choice.get("text")
     return text if isinstance(text, str) else None
+
+
+#: The note when a refusal is a message's answer (said once for the trace).
+REFUSAL_NOTE = "answer: the model's refusal (a message whose only text is its `refusal`)"
+
+
+def is_refusal(output: Any) -> bool:
+    """Whether a response output's answer is its refusal: a Chat Completions message with
+    `refusal` text and no other text (`answer_text` gives the refusal).
+
+    >>> is_refusal({"choices": [{"message": {"content": None, "refusal": "No."}}]})
+    True
+    """
+    choices = output.get("choices") if isinstance(output, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return False
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        return False
+    refusal = message.get("refusal")
+    return isinstance(refusal, str) and bool(refusal) and not message.get("content")
 
 
 def _text_parts(parts: list[Any]) -> str:

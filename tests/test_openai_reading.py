@@ -1,0 +1,276 @@
+"""The OpenAI reader's edge cases (hand-made inputs, written here): a refusal is the answer
+of a message with no other text, in every shape that carries one; Chat custom tool calls;
+Azure's content-filter chunks; one rule for tool-call arguments in bodies and streams;
+the note on a response stopped at its token limit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evaldsl
+from evaldsl.runs import RunError, load_run
+from evaldsl.runs.summary import summarize
+
+REFUSAL_NOTE = "answer: the model's refusal"
+LENGTH_NOTE = "finish_reason `length`"
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def body(message: dict[str, Any], finish: str = "stop") -> str:
+    """A Chat Completions body of one choice with `message`."""
+    choice = {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}
+    return json.dumps(
+        {"id": "c", "object": "chat.completion", "model": "gpt-4o-mini", "choices": [choice]}
+    )
+
+
+def chunks(*deltas: dict[str, Any], finish: str | None = "stop") -> str:
+    """A JSONL stream of one chunk per delta; the last carries `finish` (None: none)."""
+    lines = []
+    for n, delta in enumerate(deltas):
+        last = n == len(deltas) - 1
+        choice = {"index": 0, "delta": delta, "finish_reason": finish if last else None}
+        lines.append(
+            json.dumps({"id": "s", "object": "chat.completion.chunk", "choices": [choice]})
+        )
+    return "\n".join(lines) + "\n"
+
+
+def notes(path: Path) -> tuple[str, ...]:
+    return summarize(path)[0].notes
+
+
+def statuses(path: Path, text: str) -> list[str]:
+    return evaldsl.compile(text).check(load_run(path)).statuses
+
+
+# --- refusals --------------------------------------------------------------------------------
+
+
+def test_a_body_refusal_is_the_answer_of_a_message_without_text(tmp_path: Path) -> None:
+    path = write(tmp_path, "r.json", body({"content": None, "refusal": "I'm sorry, no."}))
+    assert statuses(path, 'answer == "I\'m sorry, no."; not answer is empty') == ["pass", "pass"]
+    assert any(REFUSAL_NOTE in n for n in notes(path))
+
+
+def test_a_refusal_beside_text_is_counted_skipped_and_text_stays_the_answer(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "r.json", body({"content": "Hi.", "refusal": "no"}))
+    assert statuses(path, 'answer == "Hi."') == ["pass"]
+    summary = summarize(path)[0]
+    assert summary.skipped == {"refusals beside answer text": 1}
+    assert not any(REFUSAL_NOTE in n for n in summary.notes)
+
+
+def test_a_refusal_that_is_not_text_is_an_error_naming_its_field(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match=r"`choices\[0\]\.message\.refusal` is a number"):
+        load_run(write(tmp_path, "r.json", body({"content": None, "refusal": 5})))
+
+
+def test_a_streamed_refusal_is_the_answer(tmp_path: Path) -> None:
+    text = chunks(
+        {"role": "assistant", "content": None, "refusal": ""},
+        {"refusal": "I can't "},
+        {"refusal": "help."},
+    )
+    path = write(tmp_path, "s.jsonl", text)
+    assert statuses(path, 'answer == "I can\'t help."') == ["pass"]
+    assert any(REFUSAL_NOTE in n for n in notes(path))
+
+
+def test_a_refusal_part_of_a_transcript_is_an_assistant_answer(tmp_path: Path) -> None:
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": "No can do."}]},
+    ]
+    path = write(tmp_path, "t.json", json.dumps({"messages": messages}))
+    assert statuses(path, 'answer == "No can do."') == ["pass"]
+    assert any(REFUSAL_NOTE in n for n in notes(path))
+
+
+def test_a_responses_refusal_part_is_the_answer(tmp_path: Path) -> None:
+    content = [{"type": "refusal", "refusal": "I can't help with that."}]
+    response = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "output": [{"type": "message", "role": "assistant", "content": content}],
+    }
+    path = write(tmp_path, "r.json", json.dumps(response))
+    assert statuses(path, 'answer == "I can\'t help with that."') == ["pass"]
+    summary = summarize(path)[0]
+    assert summary.skipped == {}
+    assert any(REFUSAL_NOTE in n for n in summary.notes)
+
+
+def test_a_cassette_response_refusal_is_the_answer(tmp_path: Path) -> None:
+    output = {"choices": [{"message": {"content": None, "refusal": "I can't do that"}}]}
+    lines = [
+        {"cassette": "traceplay", "version": 1},
+        {"id": "m1", "seq": 0, "type": "llm.request", "model": "gpt-4o"},
+        {"id": "m2", "seq": 1, "type": "llm.response", "requestId": "m1", "output": output},
+    ]
+    path = write(tmp_path, "c.jsonl", "".join(json.dumps(x) + "\n" for x in lines))
+    assert statuses(path, 'answer == "I can\'t do that"') == ["pass"]
+    assert any(REFUSAL_NOTE in n for n in notes(path))
+
+
+# --- custom tool calls -----------------------------------------------------------------------
+
+
+def test_a_chat_custom_tool_call_is_a_call_of_its_input_text(tmp_path: Path) -> None:
+    call = {"id": "call_1", "type": "custom", "custom": {"name": "code_exec", "input": "print(1)"}}
+    path = write(tmp_path, "c.json", body({"content": None, "tool_calls": [call]}, "tool_calls"))
+    assert statuses(path, 'tool code_exec called once; tool code_exec args == "print(1)"') == [
+        "pass",
+        "pass",
+    ]
+
+
+def test_a_custom_call_without_a_name_is_an_error_naming_its_field(tmp_path: Path) -> None:
+    call = {"id": "call_1", "type": "custom", "custom": {"input": "x"}}
+    path = write(tmp_path, "c.json", body({"content": None, "tool_calls": [call]}))
+    with pytest.raises(RunError, match=r"`choices\[0\]\.message\.tool_calls\[0\]\.custom\.name`"):
+        load_run(path)
+
+
+def test_a_call_without_its_function_is_an_error_naming_its_field(tmp_path: Path) -> None:
+    call = {"id": "call_1", "type": "function"}
+    path = write(tmp_path, "c.json", body({"content": None, "tool_calls": [call]}))
+    with pytest.raises(RunError, match=r"`choices\[0\]\.message\.tool_calls\[0\]\.function` is"):
+        load_run(path)
+
+
+# --- Azure OpenAI ----------------------------------------------------------------------------
+
+AZURE_FILTER = {
+    "choices": [],
+    "created": 0,
+    "id": "",
+    "model": "",
+    "object": "",
+    "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}],
+}
+
+
+def test_an_azure_stream_skips_its_content_filter_chunk(tmp_path: Path) -> None:
+    lines = [json.dumps(AZURE_FILTER)]
+    for delta, finish in (({"content": "Hello"}, None), ({}, "stop")):
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        choice["content_filter_results"] = {"hate": {"filtered": False}}
+        chunk = {"id": "c1", "object": "chat.completion.chunk", "choices": [choice]}
+        lines.append(json.dumps(chunk))
+    text = "".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n"
+    path = write(tmp_path, "azure.sse", text)
+    assert statuses(path, 'answer == "Hello"') == ["pass"]
+    assert summarize(path)[0].skipped == {
+        "Azure content-filter chunks (`prompt_filter_results`)": 1
+    }
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+
+def _call(arguments: str) -> dict[str, Any]:
+    return {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+
+
+def _delta(arguments: str) -> dict[str, Any]:
+    return {
+        "tool_calls": [
+            {"index": 0, "id": "call_1", "function": {"name": "f", "arguments": arguments}}
+        ]
+    }
+
+
+@pytest.mark.parametrize("arguments", ["", "  "])
+def test_empty_arguments_are_no_arguments_in_bodies_and_streams(
+    tmp_path: Path, arguments: str
+) -> None:
+    whole = write(tmp_path, "b.json", body({"content": None, "tool_calls": [_call(arguments)]}))
+    streamed = write(tmp_path, "s.jsonl", chunks(_delta(arguments), finish="tool_calls"))
+    for path in (whole, streamed):
+        assert statuses(path, "tool f args == {}") == ["pass"], path.name
+
+
+def test_arguments_not_json_are_text_with_a_note_in_bodies_and_streams(tmp_path: Path) -> None:
+    whole = write(tmp_path, "b.json", body({"content": None, "tool_calls": [_call('{"a": ')]}))
+    streamed = write(tmp_path, "s.jsonl", chunks(_delta('{"a": '), finish="tool_calls"))
+    for path in (whole, streamed):
+        assert statuses(path, 'tool f args == "{\\"a\\": "') == ["pass"], path.name
+        assert "arguments of call f (call_1) are not JSON: read as text" in notes(path)
+
+
+def test_a_stream_cut_in_the_arguments_stays_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "s.jsonl", chunks(_delta('{"a": '), finish=None))
+    with pytest.raises(RunError, match="cut in the middle of tool call #1"):
+        load_run(path)
+
+
+# --- truncation ------------------------------------------------------------------------------
+
+
+def test_a_length_finish_is_noted_in_bodies_and_streams(tmp_path: Path) -> None:
+    whole = write(tmp_path, "b.json", body({"content": "Today the wea"}, "length"))
+    streamed = write(tmp_path, "s.jsonl", chunks({"content": "Today the wea"}, finish="length"))
+    stopped = write(tmp_path, "ok.json", body({"content": "Done."}))
+    for path in (whole, streamed):
+        assert any(LENGTH_NOTE in n for n in notes(path)), path.name
+    assert not any(LENGTH_NOTE in n for n in notes(stopped))
+
+
+# --- a log of responses and the request between them -----------------------------------------
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "realworld"
+REQUEST = REAL / "openai-chat-messages" / "request-with-tool-results.json"
+TOOL_CALLS = REAL / "openai-chat-tools" / "response-toolcalls.json"
+FINAL = REAL / "openai-chat-tools" / "response-final.json"
+
+
+def jsonl(tmp_path: Path, *files: Path) -> Path:
+    """The JSON of `files`, one per line, as a log of them."""
+    lines = [json.dumps(json.loads(f.read_text(encoding="utf-8"))) for f in files]
+    return write(tmp_path, "log.jsonl", "\n".join(lines) + "\n")
+
+
+def test_a_transcript_echoing_calls_already_read_counts_them_once(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, TOOL_CALLS, REQUEST, FINAL)
+    checks = "steps == 2; tool calls == 2; tool get_current_weather called 2 times; tokens == 250"
+    assert statuses(path, checks) == ["pass"] * 4
+    summary = summarize(path)[0]
+    assert summary.results == 2
+    assert summary.skipped == {"assistant messages echoing a response read before": 1}
+    assert not any("token usage" in n for n in summary.notes)  # every step records usage
+    twice = jsonl(tmp_path, TOOL_CALLS, REQUEST, REQUEST, FINAL)  # (a result echoed too)
+    assert statuses(twice, checks) == ["pass"] * 4
+    assert summarize(twice)[0].skipped == {
+        "assistant messages echoing a response read before": 2,
+        "tool messages echoing a result read before": 2,
+    }
+
+
+def test_a_transcript_step_beside_metered_responses_says_what_tokens_count(
+    tmp_path: Path,
+) -> None:
+    new_step = {
+        "messages": [{"role": "system", "content": "s"}, {"role": "assistant", "content": "Hi"}]
+    }
+    metered = json.loads(FINAL.read_text(encoding="utf-8"))  # (it records its usage)
+    path = write(tmp_path, "log.jsonl", json.dumps(metered) + "\n" + json.dumps(new_step))
+    notes_ = notes(path)
+    assert any("count only the responses that do" in n for n in notes_), notes_
+    assert not any("are unknown" in n for n in notes_)
+    alone = write(tmp_path, "t.json", json.dumps(new_step))
+    assert any("`tokens` and `cost` are unknown" in n for n in notes(alone))
