@@ -242,10 +242,9 @@ class ConsoleReporter:
             self._write(f"{pad} {bar} {' ' * start}{carets}")
         if common.has_values(a):
             limit = None if self.verbose else common.VALUE_LIMIT
-            expected = common.found_expected(a)[1]
             eq = self._paint("=", "34", bold=True)
             self._write(f"{pad} {eq} found: {common.found(a, limit)}")
-            self._write(f"{pad} {eq} expected: {common.value(expected, limit)}")
+            self._write(f"{pad} {eq} expected: {common.expected(a, limit)}")
 
     def _metrics(self, case: CaseResult) -> None:
         m = case.metrics
