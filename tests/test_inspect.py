@@ -254,8 +254,8 @@ def test_a_call_whose_tool_cannot_be_told_is_an_error(tmp_path: Path, call: str)
     )
     done = run_evaldsl("inspect", str(trace))
     assert done.returncode == 1 and done.stdout == "", done.stdout
-    said = "a list" if "name" in call else "missing"
-    assert f"t.jsonl:3:1: line 3: a `tool.call` whose `name` is {said}, not text" in done.stderr
+    said = "a list, not text" if "name" in call else "missing"
+    assert f"t.jsonl:3:1: a `tool.call` whose `name` is {said}, so the" in done.stderr
 
 
 def test_an_at_that_is_not_a_time_is_said_where_latency_is(tmp_path: Path) -> None:

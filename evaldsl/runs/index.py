@@ -448,7 +448,7 @@ def unnamed_call_error(run: Run) -> RunError:
     >>> unnamed_call_error(bad).message.split(":")[0]
     'event [0] of the event list'
     """
-    return _unkeyable_error(_numbered(run.events or ()), run.path or "<value>", True)
+    return _unkeyable_error(run.events or (), run.path or "<value>", True)
 
 
 #: Where an error is when no event can be named: the run's first line.
@@ -562,12 +562,12 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
         except TypeError:
             # a list or an object where the pass looks events up (`_KEY_FIELDS`)
             names = needs.reads_tool_names()
-            raise _unkeyable_error(_numbered(events), events.path, names) from None
+            raise _unkeyable_error(events, events.path, names) from None
     try:
         return _index(events, needs)
     except TypeError:
         names = needs.reads_tool_names()
-        raise _unkeyable_error(_numbered(events), "<value>", names) from None
+        raise _unkeyable_error(events, "<value>", names) from None
     except AttributeError:
         if isinstance(events, list):
             for index, item in enumerate(events):
@@ -595,21 +595,22 @@ _UNNAMED_HINT = (
 )
 
 
-def _unkeyable_error(
-    events: Iterable[tuple[str, int, str, Any]], path: str, names: bool
-) -> RunError:
-    """The run's error at the first of `events` (where it is in the user's words, its
-    line, its text, the event) with a list or an object in a field of `_KEY_FIELDS`,
-    or, when the case reads tool names (`names`), a call whose name is not text."""
-    for where, line, text, event in events:
+def _unkeyable_error(events: Iterable[dict[str, Any]], path: str, names: bool) -> RunError:
+    """The run's error at the first of `events` with a list or an object in a field of
+    `_KEY_FIELDS`, or, when the case reads tool names (`names`), a call whose name is not
+    text: at its line in a recording, or as "event [i] of the event list" in a list."""
+    stream = isinstance(events, EventStream)
+    for place, line, text, event in _numbered(events):
         if not isinstance(event, dict):
             continue
+        # (a recording's line is the error's location: said once, not again in its words)
+        where = "" if stream else f"{place}: "
         for field in _KEY_FIELDS:
             value = event.get(field)
             if isinstance(value, list | dict):
                 kind = "text" if field == "type" else "text or a number"
                 return RunError(
-                    f"{where}: its `{field}` is {describe(value)}, not {kind}",
+                    f"{where}its `{field}` is {describe(value)}, not {kind}",
                     path=path,
                     line=line,
                     hint=_UNKEYABLE_HINT,
@@ -620,16 +621,16 @@ def _unkeyable_error(
             # (an `mcp.call` without a `name` is named by its `tool`, as `tool_call_name`
             # reads it)
             named_by = "name" if call == TOOL_CALL or "name" in event else "tool"
-            name = event.get(named_by)
+            name = event.get(named_by, MISSING)
             said = (
-                "missing, not text"
-                if name is None
+                "missing"
+                if name is MISSING
                 else "empty"
                 if name == ""
                 else f"{describe(name)}, not text"
             )
             return RunError(
-                f"{where}: a `{call}` whose `{named_by}` is {said}, so the tool it called "
+                f"{where}a `{call}` whose `{named_by}` is {said}, so the tool it called "
                 "cannot be told",
                 path=path,
                 line=line,
