@@ -260,6 +260,25 @@ def test_status_in_a_cassette_case_lists_what_cassettes_have() -> None:
     assert diag.hint is not None and "answer" in diag.hint and "tool NAME" in diag.hint
 
 
+@pytest.mark.parametrize(
+    ("source", "text", "said"),
+    [
+        (CASSETTE, "output == null", "cassette cannot provide `output`: it records events, "
+         "not a `run` target's return value"),
+        (CASSETTE, "status == completed", "it records events, not a workflow state"),
+        (STATE, 'answer contains "x"', "it is a workflow's final state, not a trace of events or a "
+         "`run` target's return value"),
+    ],
+)  # fmt: skip
+def test_a_subject_the_source_cannot_provide_is_said_as_what_it_reads(
+    source: str, text: str, said: str
+) -> None:
+    """`output` is a `run` target's return value, not the workflow state a cassette's
+    message once said it was not."""
+    *_, (diag,) = diagnose(source + text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert diag.code == "E303" and said in diag.message
+
+
 def test_unreadable_run(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text("this is not json\n", encoding="utf-8")
     text = 'case "c"\ncassette "bad.jsonl"\nanswer contains "x"'
