@@ -200,7 +200,7 @@ def test_a_bare_name_that_is_not_ascii_is_said_with_its_quoting(
 def test_a_judges_threshold_after_its_model_is_moved_before_it(
     written: str, corrected: str
 ) -> None:
-    """The grammar takes one order (LANGUAGE.md §4); the other is said, with the fix."""
+    """The grammar takes one order (docs/language.md §4); the other is said, with the fix."""
     (d,) = parse(f'case "c"\n  run a.b:c\n  {written}\n', "t.eval").diagnostics
     assert d.message.startswith("a judge's threshold comes before its model")
     assert d.hint == f"write `{corrected}`" and parses(corrected, "file")

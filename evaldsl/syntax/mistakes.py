@@ -593,7 +593,7 @@ _TIMEOUT = re.compile(r"\btimeout\s+(?P<bad>\d+(?:\.\d+)?)\s*$")
 _PERCENT = re.compile(r"\bjudged\b.*?(?P<bad>(?P<n>\d+(?:\.\d+)?)\s*%)")
 
 
-#: `judged "rubric" by "model" >= 0.7`: the threshold goes before `by` (LANGUAGE.md §4
+#: `judged "rubric" by "model" >= 0.7`: the threshold goes before `by` (docs/language.md §4
 #: writes one order; the hint moves it there rather than the grammar taking both)
 _JUDGED_BY_FIRST = re.compile(
     r"\bjudged\s+[\"']\x00+(?P<by>\s+by\s+[\"']\x00+)\s*"
