@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from language_examples import BRIEF_SUITE
 from evaldsl.api import diagnose
 from evaldsl.check.sources import read_facts
 from evaldsl.language.diagnostics import CODES, Diagnostic, render
+from evaldsl.syntax.parser import parse
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden"
@@ -260,6 +262,25 @@ def test_status_in_a_cassette_case_lists_what_cassettes_have() -> None:
     assert diag.hint is not None and "answer" in diag.hint and "tool NAME" in diag.hint
 
 
+@pytest.mark.parametrize(
+    ("source", "text", "said"),
+    [
+        (CASSETTE, "output == null", "cassette cannot provide `output`: it records events, "
+         "not a `run` target's return value"),
+        (CASSETTE, "status == completed", "it records events, not a workflow state"),
+        (STATE, 'answer contains "x"', "it is a workflow's final state, not a trace of events or a "
+         "`run` target's return value"),
+    ],
+)  # fmt: skip
+def test_a_subject_the_source_cannot_provide_is_said_as_what_it_reads(
+    source: str, text: str, said: str
+) -> None:
+    """`output` is a `run` target's return value, not the workflow state a cassette's
+    message once said it was not."""
+    *_, (diag,) = diagnose(source + text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert diag.code == "E303" and said in diag.message
+
+
 def test_unreadable_run(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text("this is not json\n", encoding="utf-8")
     text = 'case "c"\ncassette "bad.jsonl"\nanswer contains "x"'
@@ -403,3 +424,19 @@ def test_a_file_that_cannot_be_read_is_said_once(
         text = f'case "c"\ncassette "{written}"\nanswer contains "x"'
         *_, (diag,) = diagnose(text, "t.eval", base_dir=tmp_path, facts=read_facts)
         assert diag.message == said
+
+
+@pytest.mark.parametrize("before", ["天気", "😀", "ｆｕｌｌ", "é", "e\u0301"])
+def test_the_caret_stands_under_its_span_after_wide_characters(before: str) -> None:
+    """Carets are placed by terminal columns (a wide or fullwidth character takes two, a
+    combining mark none), not code points; the diagnostic's column stays a code point."""
+    text = f'case "c"\n  run a.b:c\n  answer == "{before}" and tool cállx called\n'
+    (diag,) = parse(text, "t.eval").diagnostics
+    assert diag.column == text.splitlines()[2].index("á") + 1  # (code points)
+    *_, line, carets, _ = render([diag], style="full").splitlines()
+    shown = line[line.index("| ") + 2 :]
+    wide = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in before)
+    wide -= sum(1 for c in before if unicodedata.combining(c))
+    lead = carets[carets.index("| ") + 2 :].index("^")
+    assert lead == shown.index("á") - len(before) + wide
+    assert carets.endswith("| " + " " * lead + "^")

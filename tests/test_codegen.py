@@ -351,6 +351,8 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
         ev: dict[str, Any] = {"type": kind}
         if draw(st.booleans()):
             ev["at"] = f"2026-01-01T00:00:{i:02d}Z"
+        elif not draw(st.integers(0, 8)):  # an `at` that is not a time, or not text
+            ev["at"] = draw(st.sampled_from(["not a time", "2026-13-45T99:00:00Z", 5, None]))
         if kind == "tool.call":
             call += 1
             if draw(st.integers(0, 40)):
@@ -767,6 +769,15 @@ _TIMED = '{"type": "tool.result", "callId": "c1", "output": "x", "at": "2026-01-
             _CALL,
             '{"type": "error", "at": 5}\n',
         ],
+        # an `at` that is not a time: the first, the last (from its line), past a number
+        ['{"type": "user.message", "at": "not a time"}\n', _CALL, _TIMED],
+        [
+            '{"type": "user.message", "at": "2026-01-01T00:00:00Z"}\n',
+            _CALL,
+            _TIMED.replace("2026-01-01T00:01:00Z", "2026-13-45T99:00:00Z"),
+        ],
+        [_TIMED, '{"type": "user.message", "at": "soon"}\n', '{"type": "error", "at": 5}\n'],
+        [_TIMED, '{"type": "user.message", "at": "soon"}\n', _TIMED, "\n"],
     ],
 )
 @pytest.mark.parametrize(
@@ -774,7 +785,7 @@ _TIMED = '{"type": "tool.result", "callId": "c1", "output": "x", "at": "2026-01-
     [
         ["tool search called", "answer matches /Paris/"],
         ['every tool search result == "Paris"', "tool search args has q", "tokens < 10"],
-        ["answer cites tool search", "cost < $1", "tools == [search, search]"],
+        ["answer cites tool search", "cost < $1", "tools == [search, search]", "latency < 5s"],
     ],
 )
 def test_what_the_structs_cannot_take_is_read_as_the_reference_reads_it(

@@ -10,7 +10,7 @@ from unittest import mock
 import pytest
 
 import evaldsl
-from evaldsl.runs import index
+from evaldsl.runs import index, passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.index import Needs, index_events
 from evaldsl.runs.model import Run, RunError
@@ -56,6 +56,57 @@ def test_latency_when_the_last_event_has_no_time(tmp_path: Path) -> None:
     facts = index_events(EventStream(path), needs)
     assert facts.wall_seconds() == 3.0
     assert index_events(list(EventStream(path)), needs).wall_seconds() == 3.0
+
+
+_TIMED = '{"type":"llm.request","at":"2026-09-01T00:00:0%dZ"}'
+_SOON = '{"type":"llm.request","at":"soon"}'
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "bad"),
+    [
+        # the last event's time is read from its own line, the first's in the pass
+        ([_TIMED % 1, _TIMED % 2, '{"type":"llm.response","at":"not a time"}'], 4, "not a time"),
+        (['{"type":"llm.request","at":"not a time"}', _TIMED % 2, _TIMED % 3], 2, "not a time"),
+        ([_TIMED % 1, '{"type":"error","at":"2026-13-45T99:00:00Z"}'], 3, "2026-13-45T99:00:00Z"),
+        # the first `at` that is text is read: the event before it has none
+        (['{"type":"user.message"}', _SOON, _TIMED % 3], 3, "soon"),
+        # the last one that is text, past one that is a number
+        ([_TIMED % 1, _SOON, '{"type":"error","at":5}'], 3, "soon"),
+    ],
+)
+def test_an_at_latency_reads_that_is_not_a_time_is_the_runs_error(
+    tmp_path: Path, lines: list[str], line: int, bad: str
+) -> None:
+    """Not "no timing": the line and the value, alike from the reference and the
+    generated pass (typed decoding too), and from the events in a list."""
+    path = _cassette(tmp_path, lines)
+    said = f'`at` "{bad}" is not a time (ISO 8601, e.g. 2026-09-01T00:00:01Z)'
+    case = evaldsl.compile("latency < 30s; steps >= 0").cases[0]
+    whole, typed = passes.TYPED_FROM, 0
+    for indexed, typed_from in (
+        (index.index_run, whole),
+        (passes.index_run, whole),
+        (passes.index_run, typed),
+    ):
+        with mock.patch.object(passes, "TYPED_FROM", typed_from):
+            facts = indexed(Run(events=EventStream(path), path=str(path)), case.needs)
+        assert facts.trace is not None and facts.trace.bad_time == f"line {line}: {said}"
+    (latency, _) = case.check(str(path)).verdicts
+    assert (latency.status, latency.message) == ("error", f"line {line}: {said}")
+    (latency, _) = case.check(list(EventStream(path))).verdicts
+    assert latency.message == f"event [{line - 2}] of the event list: {said}"
+
+
+@pytest.mark.parametrize(
+    "last", ['{"type":"error","at":5}', '{"type":"error"}', '{"type":"error","at":null}']
+)
+def test_an_at_latency_does_not_read_is_not_its_error(tmp_path: Path, last: str) -> None:
+    """A time in the middle (not read), or the last event's that is missing or not text
+    (skipped: the time before it is the last one): latency from the times read."""
+    path = _cassette(tmp_path, [_TIMED % 1, _SOON, _TIMED % 4, last])
+    (verdict,) = evaldsl.compile("latency == 3s").cases[0].check(str(path)).verdicts
+    assert verdict.status == "pass", verdict.message
 
 
 @pytest.mark.parametrize(

@@ -254,5 +254,20 @@ def test_a_call_whose_tool_cannot_be_told_is_an_error(tmp_path: Path, call: str)
     )
     done = run_evaldsl("inspect", str(trace))
     assert done.returncode == 1 and done.stdout == "", done.stdout
-    said = "a list" if "name" in call else "missing"
-    assert f"t.jsonl:3:1: line 3: a `tool.call` whose `name` is {said}, not text" in done.stderr
+    said = "a list, not text" if "name" in call else "missing"
+    assert f"t.jsonl:3:1: a `tool.call` whose `name` is {said}, so the" in done.stderr
+
+
+def test_an_at_that_is_not_a_time_is_said_where_latency_is(tmp_path: Path) -> None:
+    """As `latency` says it (an error verdict), never "none recorded"."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        '{"cassette": "traceplay", "version": 1}\n'
+        '{"type": "llm.request", "at": "2026-09-01T00:00:01Z"}\n'
+        '{"type": "llm.response", "output": "x", "at": "not a time"}\n'
+    )
+    said = 'line 3: `at` "not a time" is not a time (ISO 8601, e.g. 2026-09-01T00:00:01Z)'
+    done = run_evaldsl("inspect", str(path))
+    assert f"  latency     {said}\n" in done.stdout
+    (summary,) = json.loads(run_evaldsl("inspect", str(path), "--format", "json").stdout)
+    assert (summary["latency_s"], summary["latency_note"]) == (None, said)

@@ -185,3 +185,23 @@ def test_a_bare_name_that_is_not_ascii_is_said_with_its_quoting(
     assert d.fix is not None and d.fix.text == f'"{word}"'
     quoted = line.replace(word, f'"{word}"')
     assert diagnose(quoted)[-1] == []
+
+
+@pytest.mark.parametrize(
+    ("written", "corrected"),
+    [
+        (
+            'answer judged "ok" by "gpt-4o-mini" >= 0.5',
+            'answer judged "ok" >= 0.5 by "gpt-4o-mini"',
+        ),
+        ("answer judged 'is polite' by 'm' > 0.75", "answer judged 'is polite' > 0.75 by 'm'"),
+    ],
+)
+def test_a_judges_threshold_after_its_model_is_moved_before_it(
+    written: str, corrected: str
+) -> None:
+    """The grammar takes one order (docs/language.md §4); the other is said, with the fix."""
+    (d,) = parse(f'case "c"\n  run a.b:c\n  {written}\n', "t.eval").diagnostics
+    assert d.message.startswith("a judge's threshold comes before its model")
+    assert d.hint == f"write `{corrected}`" and parses(corrected, "file")
+    assert (d.line, d.column) == (3, 3 + written.index(">"))

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import pytest
 
+import evaldsl
 import evaldsl.reports
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.reports import (
@@ -239,6 +240,44 @@ def test_json_text_that_orjson_refuses_is_written_whole() -> None:
     data = json.loads(to_json_text(report))
     (written,) = data["suites"][0]["cases"][0]["assertions"]
     assert written["actual"] == 2**70 and written["message"] == "x\ud800y"
+
+
+def test_nan_and_the_infinities_are_shown_as_javascript_prints_them() -> None:
+    """A Python event list may hold them: messages and the text reports show NaN,
+    Infinity and -Infinity, never null; the JSON report (JSON has no word for them) stays
+    JSON, holding them as that text."""
+    program = evaldsl.compile('tool search args $.q is null; tool search args == {"q": 1}')
+    nan, inf = float("nan"), float("inf")
+    call = {"type": "tool.call", "name": "search", "arguments": {"q": nan, "n": [inf, -inf]}}
+    run = program.check([call, {"type": "llm.response", "output": "x"}])
+    assert [v.message.split("; ")[-1] for v in run.verdicts] == [
+        "found [NaN]",
+        'found [{"q":NaN,"n":[Infinity,-Infinity]}]',
+    ]
+    odd = AssertionResult(
+        "tool search args $.n == 1e999",
+        WEATHER,
+        1,
+        3,
+        "fail",
+        "x",
+        actual=[inf, nan],
+        expected=-inf,
+    )
+    case = CaseResult("odd", False, 0.0, 1.0, assertions=(odd,))
+    report = report_under_test()
+    report = attrs.evolve(report, suites=(attrs.evolve(report.suites[0], cases=(case,)),))
+
+    def refuse(word: str) -> None:
+        raise AssertionError(f"{word} is not JSON")
+
+    for text in (to_json_text(report), _stdlib_text(report)):
+        (written,) = json.loads(text, parse_constant=refuse)["suites"][0]["cases"][0]["assertions"]
+        assert (written["actual"], written["expected"]) == (["Infinity", "NaN"], "-Infinity")
+    console = run_console(io.StringIO(), report, color=False)
+    assert "  = found: [Infinity, NaN]\n  = expected: -Infinity\n" in console
+    assert "  found: [Infinity, NaN]\n  expected: -Infinity" in to_junit_text(report)
+    assert "found `[Infinity, NaN]`<br>expected `-Infinity`" in to_markdown_text(report)
 
 
 # -- JUnit ---------------------------------------------------------------------------

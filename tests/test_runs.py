@@ -948,15 +948,15 @@ def test_an_unkeyable_field_is_the_runs_error_naming_the_event(
     bad = next(i for i, e in enumerate(events) if isinstance(e.get(field), list | dict))
     if shape == "document":
         path = write(tmp_path, "t.json", json_dumps(events))
-        where, line = f"event [{bad}] of the event list", 1
+        where, line = f"event [{bad}] of the event list: ", 1
     else:  # a blank line first: the line is the file's, not the event's position
         path = write(tmp_path, "t.jsonl", "\n" + "\n".join(json_dumps(e) for e in events))
-        where, line = f"line {bad + 2}", bad + 2
+        where, line = "", bad + 2  # (the location says the line: not said again)
     # (ids are looked up where results are linked to their calls: `result` tests)
     program = evaldsl.compile("tool x called; tool x result exists; tokens < 10")
     result = program.check(load_run(path, "events"))
     assert result.error is not None and "pass" not in result.statuses
-    assert result.error.startswith(f"{path}:{line}:1: {where}: its `{field}` is {kind}, ")
+    assert result.error.startswith(f"{path}:{line}:1: {where}its `{field}` is {kind}, ")
     assert result.error.endswith(expected)
     # format detection may reject the file first (nothing recognised): an error all the same
     detected = program.check(path)
@@ -972,7 +972,7 @@ def test_an_unkeyable_field_is_the_runs_error_naming_the_event(
     )
     done = run_evaldsl("run", "--no-history", str(suite))
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
-    assert f"{path.name}:{line}:1: {where}: its `{field}` is {kind}" in done.stdout
+    assert f"{path.name}:{line}:1: {where}its `{field}` is {kind}" in done.stdout
 
 
 # ---- a tool call whose name is not text ---------------------------------------------------
@@ -985,13 +985,14 @@ UNNAMED = [
     ),
     ({"type": "tool.call", "name": 7}, "`name` is a number, not text"),
     ({"type": "tool.call", "name": {"id": "execute_shell"}}, "`name` is an object, not text"),
-    ({"type": "tool.call", "arguments": {"cmd": "ls"}}, "`name` is missing, not text"),
-    ({"type": "tool.call", "name": None}, "`name` is missing, not text"),
+    ({"type": "tool.call", "arguments": {"cmd": "ls"}}, "`name` is missing"),
+    ({"type": "tool.call", "name": None}, "`name` is null, not text"),
     (
         {"type": "mcp.call", "tool": ["execute_shell"], "arguments": {}},
         "`tool` is a list, not text",
     ),
-    ({"type": "mcp.call", "name": None, "tool": "execute_shell"}, "`name` is missing, not text"),
+    ({"type": "mcp.call", "name": None, "tool": "execute_shell"}, "`name` is null, not text"),
+    ({"type": "mcp.call", "arguments": {}}, "`tool` is missing"),
     # no tool is named "": the readers of every format refuse it too
     ({"type": "tool.call", "name": "", "arguments": {"cmd": "ls"}}, "`name` is empty"),
     ({"type": "mcp.call", "name": "", "tool": "execute_shell"}, "`name` is empty"),
@@ -1046,12 +1047,13 @@ def test_a_call_whose_name_is_not_text_is_the_runs_error_where_names_are_read(
         {"type": "llm.response", "output": "done"},
     ]
     path = events_file(tmp_path, events, shape)
-    where, line = ("event [1] of the event list", 1) if shape == "document" else ("line 2", 2)
+    # (a recording's line is the error's location, not said again in its words)
+    where, line = ("event [1] of the event list: ", 1) if shape == "document" else ("", 2)
     through_pass(monkeypatch, generated)
     for statement in READS_NAMES:
         result = evaldsl.compile(statement).check(load_run(path, "events"))
         assert result.error is not None and "pass" not in result.statuses, statement
-        assert result.error.startswith(f"{path}:{line}:1: {where}: a `{call['type']}` ")
+        assert result.error.startswith(f"{path}:{line}:1: {where}a `{call['type']}` ")
         assert said + ", so the tool it called" in result.error, statement
     for statement in READS_NO_NAME:
         result = evaldsl.compile(statement).check(load_run(path, "events"))
@@ -1077,7 +1079,7 @@ def test_a_call_whose_name_is_not_text_fails_the_cli_run(tmp_path: Path) -> None
     done = run_evaldsl("run", "--no-history", str(suite))
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert "1 passed, 0 failed, 1 errored" in done.stdout
-    assert "t.jsonl:2:1: line 2: a `tool.call` whose `name` is a list, not text" in done.stdout
+    assert "t.jsonl:2:1: a `tool.call` whose `name` is a list, not text" in done.stdout
 
 
 @pytest.mark.parametrize(

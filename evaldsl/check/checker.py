@@ -42,6 +42,19 @@ def check_statements(
 
 
 #: An assertion that can never fail, and one that can never pass: code and words.
+#: What each kind of source is (E303), and what a subject reads from each, in this order
+_SOURCE_IS = {
+    "trace": "records events",
+    "state": "is a workflow's final state",
+    "value": "is the value a run returned",
+}
+_SUBJECT_READS = {
+    "trace": "a trace of events",
+    "state": "a workflow state",
+    "value": "a `run` target's return value",
+}
+_SOURCE_ORDER = ("trace", "state", "value")
+
 _NEVER = {"fail": ("W601", "this can never fail"), "pass": ("W602", "this can never pass")}
 
 
@@ -139,15 +152,15 @@ class _Checker:
             return True
         word = env.source_word or env.source_kind
         provides = [s.syntax for s in SUBJECTS.values() if env.source_kind in s.sources]
-        why = {
-            "trace": "it records events, not a workflow state",
-            "state": "it is a workflow's final state, not a trace of events",
-            "value": "it is the value a run returned",
-        }[env.source_kind]
+        # what the source is, and what the subject reads, which it is not (`output` is a
+        # `run` target's return value: "not a workflow state" said nothing of it)
+        what = _SOURCE_IS[env.source_kind]
+        reads = " or ".join(_SUBJECT_READS[s] for s in _SOURCE_ORDER if s in spec.sources)
         self.error(
             span,
             "E303",
-            f"a {word} cannot provide `{spec.syntax.split(',')[0].split('[')[0].strip()}`: {why}",
+            f"a {word} cannot provide `{spec.syntax.split(',')[0].split('[')[0].strip()}`: "
+            f"it {what}, not {reads}",
             f"a {word} provides: {', '.join(provides)}",
         )
         return False

@@ -293,6 +293,8 @@ class Compiler:
                 def latency(facts: RunFacts) -> Any:
                     if facts.latency_seconds is not None:
                         return facts.latency_seconds
+                    if facts.trace is not None and facts.trace.bad_time is not None:
+                        raise Unavailable(facts.trace.bad_time)  # (never "no timing")
                     wall = facts.trace.wall_seconds() if facts.trace is not None else None
                     if wall is None:
                         raise Unavailable(

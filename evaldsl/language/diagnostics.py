@@ -18,7 +18,7 @@ from typing import Literal
 
 import attrs
 
-from evaldsl.language.printable import visible
+from evaldsl.language.printable import columns, visible
 from evaldsl.language.source import Source, Span, line_window
 
 Severity = Literal["error", "warning", "info"]
@@ -456,10 +456,14 @@ def render(
             expanded = shown.replace("\t", " ")
             start = max(column - 1, 0)
             before = visible(expanded[:start], newlines=False)
-            under = visible(expanded[start : start + width], newlines=False)
+            spanned = expanded[start : start + width]
+            under = visible(spanned, newlines=False)
+            # (in terminal columns, as the line is shown: a wide character takes two; a
+            # span past the line's end, one caret a code point)
+            carets = max(columns(under) + width - len(spanned), 1)
             out.append(f"{pad} |")
             out.append(f"{gutter} | {visible(expanded, newlines=False)}")
-            out.append(f"{pad} | {' ' * len(before)}{'^' * max(len(under), width)}")
+            out.append(f"{pad} | {' ' * columns(before)}{'^' * carets}")
         if hint:
             pad = " " * len(str(d.line))
             out.append(f"{pad} = hint: {hint}")

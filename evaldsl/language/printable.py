@@ -9,6 +9,7 @@ controls and lone surrogates written as `\\x1b`, `\\x85`, `\\ud800`. Every text 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from evaldsl.cache.regexes import regex
 
@@ -30,6 +31,22 @@ def visible(text: str, *, newlines: bool = True) -> str:
     """
     pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
     return pattern.sub(_escape, text.replace("\r\n", "\n"))
+
+
+def columns(text: str) -> int:
+    """The terminal columns `text` takes (as printed: escape it first): East Asian wide
+    and fullwidth characters (CJK, most emoji) take two, combining marks none. Carets
+    under a source line are placed by these; positions in JSON stay code points.
+
+    >>> columns("ab"), columns("天気"), columns("😀"), columns("e\u0301")
+    (2, 4, 2, 1)
+    """
+    if text.isascii():  # no wide or combining character: one column each
+        return len(text)
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in text
+    )
 
 
 def controls_escaped(text: str) -> str:

@@ -13,6 +13,7 @@ Takes plain Python values decoded from JSON (dict, list, str, int, float, bool, 
 from __future__ import annotations
 
 import enum
+import json
 import math
 from typing import Any, Literal
 
@@ -152,7 +153,12 @@ def show(value: Any, limit: int = 80) -> str:
         value = value[:limit]
     try:
         text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:  # not JSON, a lone surrogate, or nested past orjson's 255 levels
+        if "null" in text and holds_non_finite(value):
+            # (orjson writes them as null: a Python value, such as a live target's, shows
+            # NaN, Infinity and -Infinity as JavaScript and Python print them)
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        # not JSON, a lone surrogate, or nested past orjson's 255 levels (or the stack)
         shallow = clip_value(value, 16)
         try:
             text = orjson.dumps(shallow, option=orjson.OPT_NON_STR_KEYS).decode()
@@ -162,6 +168,26 @@ def show(value: Any, limit: int = 80) -> str:
             except Exception:  # a value whose repr raises: say what it is, never crash
                 text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def holds_non_finite(value: Any) -> bool:
+    """Whether `value` is or holds (at any depth) a float NaN or infinity, which JSON has
+    no number for: only a Python value can (a live target's, `program.check([...])`).
+
+    >>> holds_non_finite({"q": [1, float("nan")]}), holds_non_finite([1e308, None])
+    (True, False)
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
 
 
 class Words(str):

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from evaldsl.language.diagnostics import abbreviated
 from evaldsl.language.printable import visible as visible  # every reporter's escaping
 from evaldsl.language.values import MISSING, Words, show
-from evaldsl.runner.results import AssertionResult, CaseResult, Summary
+from evaldsl.runner.results import AssertionResult, CaseResult, Summary, report_value
 from evaldsl.runner.results import Outcome as Outcome  # (reporters name it from here)
 
 #: How many characters of a found/expected value a report shows before cutting it.
@@ -137,10 +137,16 @@ def found_expected(a: AssertionResult) -> tuple[Any, Any]:
 
 def found(a: AssertionResult, limit: int | None = VALUE_LIMIT) -> str:
     """The found value as text reports show it: `nothing (missing)` for a key or path the
-    run does not have, which the JSON report stores as null (a found null reads `null`)."""
+    run does not have, which the JSON report stores as null (a found null reads `null`);
+    NaN and the infinities bare, as messages show them (the JSON report: as text)."""
     if a.actual is MISSING:
         return show(MISSING)
-    return value(found_expected(a)[0], limit)
+    return value(report_value(a.actual, floats=True), limit)
+
+
+def expected(a: AssertionResult, limit: int | None = VALUE_LIMIT) -> str:
+    """The expected value as text reports show it (as `found` shows the found one)."""
+    return value(report_value(a.expected, floats=True), limit)
 
 
 def has_values(a: AssertionResult) -> bool:

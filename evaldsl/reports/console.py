@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import os
 import time
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol, TextIO
 
 from evaldsl.language.diagnostics import MAX_SHOWN, render
+from evaldsl.language.printable import columns
 from evaldsl.language.source import line_window
 from evaldsl.reports import common
 from evaldsl.runner.results import AssertionResult, CaseResult, Report
@@ -129,7 +129,7 @@ class ConsoleReporter:
         self._started = time.monotonic()
         longest = max(
             (
-                _width(common.one_line(f"{self._labels[s.path]} › {c.name}"))
+                columns(common.one_line(f"{self._labels[s.path]} › {c.name}"))
                 for s in suites
                 for c in s.cases
             ),
@@ -190,7 +190,7 @@ class ConsoleReporter:
         if self.quiet and kind in ("passed", "skipped"):
             return
         name = common.one_line(f"{suite_name} › {case.name}")
-        pad = " " * max(self._name_width - _width(name), 2)
+        pad = " " * max(self._name_width - columns(name), 2)
         symbol = self._paint(_SYMBOLS[kind], _COLORS[kind], bold=True)
         score = f"{case.score:.2f}"
         took = self._paint(f"{common.duration(case.duration_ms):>8}", "2")
@@ -242,10 +242,9 @@ class ConsoleReporter:
             self._write(f"{pad} {bar} {' ' * start}{carets}")
         if common.has_values(a):
             limit = None if self.verbose else common.VALUE_LIMIT
-            expected = common.found_expected(a)[1]
             eq = self._paint("=", "34", bold=True)
             self._write(f"{pad} {eq} found: {common.found(a, limit)}")
-            self._write(f"{pad} {eq} expected: {common.value(expected, limit)}")
+            self._write(f"{pad} {eq} expected: {common.expected(a, limit)}")
 
     def _metrics(self, case: CaseResult) -> None:
         m = case.metrics
@@ -306,8 +305,8 @@ class ConsoleReporter:
             return
         text = common.one_line(f"[{self._done}/{self._total}] {suite_name} › {case.name}")
         # one row only: a wrapped line would survive the in-place rewrite
-        columns = terminal_columns()
-        self.stream.write(self._paint(common.shorten(text, max(columns - 1, 10)), "2"))
+        room = terminal_columns()
+        self.stream.write(self._paint(common.shorten(text, max(room - 1, 10)), "2"))
         self.stream.flush()
         self._progress_shown = True
 
@@ -332,16 +331,6 @@ class ConsoleReporter:
         return f"\x1b[{'1;' if bold else ''}{code}m{text}{_RESET}"
 
 
-def _width(text: str) -> int:
-    """Terminal columns `text` takes: wide East Asian characters take two."""
-    if text.isascii():  # no wide or combining character: one column each
-        return len(text)
-    return sum(
-        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-        for ch in text
-    )
-
-
 def _underline(line: str, column: int, end_column: int, text: str) -> tuple[int, int]:
     """Where the caret underline starts and how wide it is, in terminal columns (as shown).
 
@@ -350,5 +339,5 @@ def _underline(line: str, column: int, end_column: int, text: str) -> tuple[int,
     """
     start, end = common.span(line, column, end_column, text)
     shown = (common.one_line(part) for part in (line[:start], line[start:end]))
-    before, under = (_width(part) for part in shown)
+    before, under = (columns(part) for part in shown)
     return before, max(under, 1)

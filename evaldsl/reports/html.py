@@ -183,8 +183,7 @@ class _Data:
         }
 
     def assertion(self, a: AssertionResult) -> list[Any]:
-        found, expected = common.found_expected(a)
-        has_values = found is not None or expected is not None
+        has_values = common.has_values(a)
         start, end = common.span(a.source_line, a.column, a.end_column, a.text)
         return [
             self.s(a.text),
@@ -194,7 +193,7 @@ class _Data:
             a.status,
             self.s(a.message),
             self.s(common.found(a, VALUE_LIMIT)) if has_values else None,
-            self.s(common.value(expected, VALUE_LIMIT)) if has_values else None,
+            self.s(common.expected(a, VALUE_LIMIT)) if has_values else None,
             self.s(a.source_line),
             start,
             end,

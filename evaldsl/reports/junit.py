@@ -153,10 +153,9 @@ def _details(case: CaseResult) -> str:
         blocks.append(f"error: {case.error}")
     for a in common.problems(case):
         lines = [f"{common.location(a)}: {a.text}", f"  {a.status}: {a.message}"]
-        actual, expected = common.found_expected(a)
-        if actual is not None or expected is not None:
+        if common.has_values(a):
             lines.append(f"  found: {common.found(a, None)}")
-            lines.append(f"  expected: {common.value(expected, None)}")
+            lines.append(f"  expected: {common.expected(a, None)}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

@@ -179,8 +179,7 @@ def _case_block(suite_name: str, case: CaseResult) -> list[str]:
 
 def _why(a: AssertionResult) -> str:
     parts = [cell(a.message) if a.status == "fail" else f"**error:** {cell(a.message)}"]
-    actual, expected = common.found_expected(a)
-    if actual is not None or expected is not None:
+    if common.has_values(a):
         parts.append(f"found {code(common.found(a), table=True)}")
-        parts.append(f"expected {code(common.value(expected), table=True)}")
+        parts.append(f"expected {code(common.expected(a), table=True)}")
     return "<br>".join(parts)

@@ -7,6 +7,7 @@ documented `--json` report (README, "Reports").
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import attrs
@@ -53,8 +54,8 @@ class AssertionResult:
             "location": {"path": self.path, "line": self.line, "column": self.column},
             "status": self.status,
             "message": self.message,
-            "actual": _jsonable(self.actual),
-            "expected": _jsonable(self.expected),
+            "actual": report_value(self.actual),
+            "expected": report_value(self.expected),
         }
 
 
@@ -252,12 +253,23 @@ class Report:
         return shape
 
 
-def _jsonable(value: Any) -> Any:
+def report_value(value: Any, *, floats: bool = False) -> Any:
+    """A found or expected value as the JSON report stores it: `MISSING` as null, tuples
+    as lists, keys as text, what JSON has no type for as its repr, and NaN and the
+    infinities, which JSON has no number for (only a Python value holds them), as the
+    text JavaScript and Python print: "NaN", "Infinity", "-Infinity". With `floats`
+    they stay floats, for the text reports to print bare (`found: [NaN]`).
+
+    >>> report_value({1: (float("nan"), -float("inf"), 0.5)})
+    {'1': ['NaN', '-Infinity', 0.5]}
+    """
     value = to_report(value)
+    if isinstance(value, float) and not floats and not math.isfinite(value):
+        return repr(value).replace("inf", "Infinity").replace("nan", "NaN")
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [report_value(v, floats=floats) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): report_value(v, floats=floats) for k, v in value.items()}
     return repr(value)

@@ -28,6 +28,7 @@ import attrs
 import orjson
 
 from evaldsl.gcpause import paused_gc
+from evaldsl.language.jsjson import js_json
 from evaldsl.language.slotinit import slot_init
 from evaldsl.language.values import MISSING
 from evaldsl.runs.cassette import EventStream
@@ -263,6 +264,9 @@ class TraceFacts:
     answers_tail: list[Any] = attrs.Factory(list)  # the last outputs, oldest first
     first_at: str | None = None
     last_at: str | None = None
+    #: where and why the first or last `at` that is text is not a time (`check_times`):
+    #: `latency` and `inspect` say so, never "no timing"
+    bad_time: str | None = None
     tallies: dict[CallProbe, Tally] = attrs.Factory(dict)
     results: int = 0  # tool results
     others: int = 0  # other recognised events (`user.message`)
@@ -309,7 +313,8 @@ class TraceFacts:
         return answer_text(tail[index])
 
     def wall_seconds(self) -> float | None:
-        """Seconds from the first event's `at` to the last one's (0 if they go backwards)."""
+        """Seconds from the first event's `at` to the last one's (0 if they go backwards);
+        `None` without both, or when one is not a time (`bad_time` says which)."""
         if self.first_at is None or self.last_at is None:
             return None
         start, end = _instant(self.first_at), _instant(self.last_at)
@@ -386,9 +391,43 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
         from_file = run.path is not None and not run.path.startswith("<")
         if not trace.recognised and (from_file or not run.has_output):
             raise nothing_recognised(_unknown_types(run, trace), run.path or "<value>")
+        if trace.first_at is not None:
+            check_times(run, trace)
     output = run.output
     latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
     return RunFacts(trace, run.state, output, latency, run.path, run.unrecorded)
+
+
+#: What an `at` is when it is a time, for the messages of one that is not.
+TIME_EXAMPLE = "ISO 8601, e.g. 2026-09-01T00:00:01Z"
+
+
+def check_times(run: Run, trace: TraceFacts) -> None:
+    """Set `trace.bad_time` when the first or the last `at` that is text (the two that
+    `latency` reads) is not a time: the run's problem, said with where that event is
+    ("line 4: ", "event [3] of the event list: ") and the value. The events are read
+    again only then. An `at` that is missing or not text is skipped, as the pass skips it.
+
+    >>> events = [{"type": "user.message", "at": "2026-09-01T00:00:01Z"},
+    ...           {"type": "user.message", "at": "soon"}]
+    >>> trace = TraceFacts(first_at=events[0]["at"], last_at="soon")
+    >>> check_times(Run(events=events), trace); trace.bad_time
+    'event [1] of the event list: `at` "soon" is not a time (ISO 8601, e.g. 2026-09-01T00:00:01Z)'
+    """
+    first, last = trace.first_at, trace.last_at
+    assert first is not None and last is not None
+    bad_first = _instant(first) is None
+    if not bad_first and _instant(last) is not None:
+        return
+    value = first if bad_first else last
+    where = ""
+    for place, _, _, event in _numbered(run.events or ()):
+        if isinstance(event, dict) and event.get("at") == value:
+            where = f"{place}: "
+            if bad_first:
+                break  # the first `at` is the one read; the last, the last one seen
+    shown = value if len(value) <= 80 else value[:79] + "…"  # (a message, not a dump)
+    trace.bad_time = f"{where}`at` {js_json(shown)} is not a time ({TIME_EXAMPLE})"
 
 
 def _numbered(events: Iterable[dict[str, Any]]) -> Iterator[tuple[str, int, str, Any]]:
@@ -412,7 +451,7 @@ def unnamed_call_error(run: Run) -> RunError:
     >>> unnamed_call_error(bad).message.split(":")[0]
     'event [0] of the event list'
     """
-    return _unkeyable_error(_numbered(run.events or ()), run.path or "<value>", True)
+    return _unkeyable_error(run.events or (), run.path or "<value>", True)
 
 
 #: Where an error is when no event can be named: the run's first line.
@@ -526,12 +565,12 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
         except TypeError:
             # a list or an object where the pass looks events up (`_KEY_FIELDS`)
             names = needs.reads_tool_names()
-            raise _unkeyable_error(_numbered(events), events.path, names) from None
+            raise _unkeyable_error(events, events.path, names) from None
     try:
         return _index(events, needs)
     except TypeError:
         names = needs.reads_tool_names()
-        raise _unkeyable_error(_numbered(events), "<value>", names) from None
+        raise _unkeyable_error(events, "<value>", names) from None
     except AttributeError:
         if isinstance(events, list):
             for index, item in enumerate(events):
@@ -559,21 +598,22 @@ _UNNAMED_HINT = (
 )
 
 
-def _unkeyable_error(
-    events: Iterable[tuple[str, int, str, Any]], path: str, names: bool
-) -> RunError:
-    """The run's error at the first of `events` (where it is in the user's words, its
-    line, its text, the event) with a list or an object in a field of `_KEY_FIELDS`,
-    or, when the case reads tool names (`names`), a call whose name is not text."""
-    for where, line, text, event in events:
+def _unkeyable_error(events: Iterable[dict[str, Any]], path: str, names: bool) -> RunError:
+    """The run's error at the first of `events` with a list or an object in a field of
+    `_KEY_FIELDS`, or, when the case reads tool names (`names`), a call whose name is not
+    text: at its line in a recording, or as "event [i] of the event list" in a list."""
+    stream = isinstance(events, EventStream)
+    for place, line, text, event in _numbered(events):
         if not isinstance(event, dict):
             continue
+        # (a recording's line is the error's location: said once, not again in its words)
+        where = "" if stream else f"{place}: "
         for field in _KEY_FIELDS:
             value = event.get(field)
             if isinstance(value, list | dict):
                 kind = "text" if field == "type" else "text or a number"
                 return RunError(
-                    f"{where}: its `{field}` is {describe(value)}, not {kind}",
+                    f"{where}its `{field}` is {describe(value)}, not {kind}",
                     path=path,
                     line=line,
                     hint=_UNKEYABLE_HINT,
@@ -584,16 +624,16 @@ def _unkeyable_error(
             # (an `mcp.call` without a `name` is named by its `tool`, as `tool_call_name`
             # reads it)
             named_by = "name" if call == TOOL_CALL or "name" in event else "tool"
-            name = event.get(named_by)
+            name = event.get(named_by, MISSING)
             said = (
-                "missing, not text"
-                if name is None
+                "missing"
+                if name is MISSING
                 else "empty"
                 if name == ""
                 else f"{describe(name)}, not text"
             )
             return RunError(
-                f"{where}: a `{call}` whose `{named_by}` is {said}, so the tool it called "
+                f"{where}a `{call}` whose `{named_by}` is {said}, so the tool it called "
                 "cannot be told",
                 path=path,
                 line=line,

@@ -66,6 +66,7 @@ class Summary:
     first_answer: str | None = None
     last_answer: str | None = None
     latency_s: float | None = None
+    latency_note: str | None = None  # why there is none: an `at` that is not a time
     status: str | None = None
     nodes: tuple[str, ...] | None = None
     memory_keys: tuple[str, ...] | None = None
@@ -163,6 +164,7 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         first_answer=_answer(facts, 1),
         last_answer=_answer(facts, -1),
         latency_s=latency,
+        latency_note=trace.bad_time if latency is None else None,
     )
 
 
@@ -280,7 +282,7 @@ def render_text(summary: Summary) -> str:
             ("tokens", _tokens(s)),
             ("cost", _cost(s)),
             ("answer", _answers(s)),
-            ("latency", "none recorded" if s.latency_s is None else f"{s.latency_s:.3g}s"),
+            ("latency", _latency(s)),
             ("errors", str(s.errors)),
             ("guards", str(s.guards)),
         ]
@@ -321,6 +323,12 @@ def _cost(s: Summary) -> str:
     if s.cost is None:
         return s.cost_note or "none"
     return f"${s.cost:.6g}" + (f" ({s.cost_note})" if s.cost_note else "")
+
+
+def _latency(s: Summary) -> str:
+    if s.latency_s is None:
+        return s.latency_note or "none recorded"
+    return f"{s.latency_s:.3g}s"
 
 
 def _answers(s: Summary) -> str:

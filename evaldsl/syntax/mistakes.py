@@ -593,6 +593,26 @@ _TIMEOUT = re.compile(r"\btimeout\s+(?P<bad>\d+(?:\.\d+)?)\s*$")
 _PERCENT = re.compile(r"\bjudged\b.*?(?P<bad>(?P<n>\d+(?:\.\d+)?)\s*%)")
 
 
+#: `judged "rubric" by "model" >= 0.7`: the threshold goes before `by` (docs/language.md §4
+#: writes one order; the hint moves it there rather than the grammar taking both)
+_JUDGED_BY_FIRST = re.compile(
+    r"\bjudged\s+[\"']\x00+(?P<by>\s+by\s+[\"']\x00+)\s*"
+    r"(?P<bad>(?:>=|<=|==|!=|>|<)\s*\d+(?:\.\d+)?)"
+)
+
+
+@_rule
+def _judged_order(s: _Statement) -> Iterator[_Found]:
+    for m in s.find(_JUDGED_BY_FIRST):
+        threshold = m.group("bad")
+        yield _Found(
+            f'a judge\'s threshold comes before its model: `judged "…" {threshold} by "…"`',
+            m.start("bad"),
+            m.end("bad"),
+            ((m.start("by"), m.start("by"), " " + threshold), (m.end("by"), m.end("bad"), "")),
+        )
+
+
 @_rule
 def _unit_words(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_UNIT_WORD):
