@@ -251,6 +251,42 @@ def test_hints(text: str, hint: str) -> None:
     assert [d.hint for d in diagnostics] == [hint]
 
 
+@pytest.mark.parametrize(
+    ("text", "column", "message"),
+    [
+        # a bracket never closed: the path's own error at its `[`, not "found `[`"
+        ("tool search args $.a[ == 1", 21, "the bracket `[` at character 4 is not closed"),
+        ("tool search args $.a[0 == 1", 21, "`$.a[0…`: the bracket `[`"),
+        ("tool search args $.a['x] == 1", 21, "its quote `'` is never closed"),
+        ("answer json $.a[ == 1", 16, "the bracket `[` at character 4 is not closed"),
+        ("every tool s result $..b[1 is string", 25, "the bracket `[`"),
+        # jsonpath-ng's own words ("Parse error near the end of string!") said as the fault
+        ("tool search args $. == 1", 18, "`$.`: nothing follows its last `.`"),
+        ("tool search args $.a.b. == 1", 18, "nothing follows its last `.`"),
+        ("tool search args $[?(@.x ==)] == 1", 18, "a value is missing after `$[?(@.x ==`"),
+        ("tool search args $[?(@.x <)] == 1", 18, "a value is missing after `$[?(@.x <`"),
+        ("tool search args $.a[(] == 1", 18, "the parenthesis `(` at character 5 is not closed"),
+        ("tool search args $.a[?(@.b] == 1", 18, "the parenthesis `(` at character 6"),
+        ("tool search args $[a^b] == 1", 18, "`^` cannot follow `$[a`"),
+        ("tool search args $[abc def] == 1", 18, "`def` cannot follow `$[abc`"),
+        ("tool search args $.a[?(@.x == 'y)] == 1", 21, "its quote `'` is never closed"),
+        (
+            "answer json $[?(@.x == 'y')][1:",
+            29,
+            "`$[?(@.x == 'y')][1:`: the bracket `[` at character 17",
+        ),
+    ],
+)
+def test_a_bad_path_says_what_is_wrong_where(text: str, column: int, message: str) -> None:
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [(d.code, d.column) for d in diagnostics] == [("E404", column)], render(diagnostics)
+    assert message in diagnostics[0].message, diagnostics[0].message
+    # never jsonpath-ng's own words (its tokens and 0-based columns)
+    assert "Parse error" not in diagnostics[0].message
+    assert "near token" not in diagnostics[0].message
+    assert diagnostics[0].hint
+
+
 def test_status_in_a_cassette_case_lists_what_cassettes_have() -> None:
     *_, (diag,) = diagnose(
         CASSETTE + "status == completed", "t.eval", base_dir=DEMO, facts=read_facts
