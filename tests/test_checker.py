@@ -11,6 +11,7 @@ import os
 import re
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from language_examples import BRIEF_SUITE
@@ -102,12 +103,16 @@ def test_every_golden_diagnostic_is_sorted_and_placed() -> None:
             assert d.message[:1].islower() or d.message[:1] in ("`", '"', "'"), d.message
 
 
-# ---- the brief's own suite checks clean -------------------------------------------------
+# ---- the brief's own suite ---------------------------------------------------------------
 
 
-def test_language_suite_checks_clean() -> None:
+def test_language_suite_checks_clean_but_for_its_header_in_the_state_case() -> None:
+    """Its header's `no tool execute_shell` holds for every case, and a state records no
+    tool calls: the one problem, said at the header, naming the state case (it was an
+    error verdict at run time, after a clean check)."""
     *_, diagnostics = diagnose(BRIEF_SUITE, "weather.eval")
-    assert diagnostics == []
+    assert [(d.line, d.column, d.code) for d in diagnostics] == [(5, 1, "E303")]
+    assert diagnostics[0].message.startswith('in case "research pipeline completes" (1 of 2')
 
 
 def test_no_tool_outside_the_tools_line_is_not_an_error() -> None:
@@ -251,6 +256,120 @@ def test_diagnostic_places(text: str, expected: list[tuple[int, int, str]]) -> N
 def test_hints(text: str, hint: str) -> None:
     *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
     assert [d.hint for d in diagnostics] == [hint]
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "message"),
+    [
+        # a bracket never closed: the path's own error at its `[`, not "found `[`"
+        ("tool search args $.a[ == 1", 21, "the bracket `[` at character 4 is not closed"),
+        ("tool search args $.a[0 == 1", 21, "`$.a[0…`: the bracket `[`"),
+        ("tool search args $.a['x] == 1", 21, "its quote `'` is never closed"),
+        ("answer json $.a[ == 1", 16, "the bracket `[` at character 4 is not closed"),
+        ("every tool s result $..b[1 is string", 25, "the bracket `[`"),
+        # jsonpath-ng's own words ("Parse error near the end of string!") said as the fault
+        ("tool search args $. == 1", 18, "`$.`: nothing follows its last `.`"),
+        ("tool search args $.a.b. == 1", 18, "nothing follows its last `.`"),
+        ("tool search args $[?(@.x ==)] == 1", 18, "a value is missing after `$[?(@.x ==`"),
+        ("tool search args $[?(@.x <)] == 1", 18, "a value is missing after `$[?(@.x <`"),
+        ("tool search args $.a[(] == 1", 18, "the parenthesis `(` at character 5 is not closed"),
+        ("tool search args $.a[?(@.b] == 1", 18, "the parenthesis `(` at character 6"),
+        ("tool search args $[a^b] == 1", 18, "`^` cannot follow `$[a`"),
+        ("tool search args $[abc def] == 1", 18, "`def` cannot follow `$[abc`"),
+        ("tool search args $.a[?(@.x == 'y)] == 1", 21, "its quote `'` is never closed"),
+        (
+            "answer json $[?(@.x == 'y')][1:",
+            29,
+            "`$[?(@.x == 'y')][1:`: the bracket `[` at character 17",
+        ),
+    ],
+)
+def test_a_bad_path_says_what_is_wrong_where(text: str, column: int, message: str) -> None:
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [(d.code, d.column) for d in diagnostics] == [("E404", column)], render(diagnostics)
+    assert message in diagnostics[0].message, diagnostics[0].message
+    # never jsonpath-ng's own words (its tokens and 0-based columns)
+    assert "Parse error" not in diagnostics[0].message
+    assert "near token" not in diagnostics[0].message
+    assert diagnostics[0].hint
+
+
+def _cassette_case(name: str, *lines: str) -> str:
+    return "\n".join([f'case "{name}"', 'cassette "cassette.example.jsonl"', *lines, ""])
+
+
+def _state_case(name: str, *lines: str) -> str:
+    return "\n".join([f'case "{name}"', 'state "../../../golden/runs/research.json"', *lines, ""])
+
+
+def test_a_header_assertion_is_checked_in_each_cases_environment() -> None:
+    """Suite-level assertions hold for every case: `answer` in a header is an error for
+    a state case though another case is a cassette's, said once at the header."""
+    text = "answer not empty\n" + _cassette_case("trace", "steps >= 1")
+    text += _state_case("state case", "status == completed")
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [(d.line, d.column, d.code) for d in diagnostics] == [(1, 1, "E303")], render(
+        diagnostics
+    )
+    assert diagnostics[0].message.startswith('in case "state case" (1 of 2 cases): a state ')
+    assert "`answer`" in diagnostics[0].message
+
+
+def test_a_header_problem_of_every_case_is_said_as_it_is() -> None:
+    text = "answer not empty\n" + _state_case("s1", "status == completed")
+    text += _state_case("s2", "status == completed")
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [d.code for d in diagnostics] == ["E303"]
+    assert diagnostics[0].message.startswith("a state cannot provide `answer`")
+
+
+def test_a_header_problem_names_the_first_cases_and_counts_the_rest() -> None:
+    text = "status == completed\n" + _state_case("s", "status == completed")
+    text += "".join(_cassette_case(f"c{n}", "steps >= 1") for n in range(5))
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [d.code for d in diagnostics] == ["E303"]
+    assert diagnostics[0].message.startswith('in cases "c0", "c1", "c2" and 2 more (5 of 6 ')
+
+
+def test_the_header_is_checked_once_per_environment_not_per_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from evaldsl.suites import build
+
+    header = "answer not empty\n"
+    seen: list[str] = []
+    check_statements = build.check_statements
+
+    def counted(statements: Any, source: Any, *args: Any) -> Any:
+        seen.append(source.text[: len(header)])
+        return check_statements(statements, source, *args)
+
+    monkeypatch.setattr(build, "check_statements", counted)
+    text = header + "".join(_cassette_case(f"c{n}", "steps >= 1") for n in range(40))
+    text += "".join(_state_case(f"s{n}", "status == completed") for n in range(40))
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [d.code for d in diagnostics] == ["E303"]
+    assert "(40 of 80 cases)" in diagnostics[0].message
+    # each case's own assertions once, and the header once per environment (two)
+    assert len(seen) == 80 + 2
+
+
+@pytest.mark.parametrize(
+    ("header", "own", "line"),
+    [
+        ("no tool get_weather", "tool get_weather called", 4),
+        ("tool get_weather called at most 1 time", "tool get_weather called twice", 4),
+        ("tool get_weather called\nno tool x", "tool get_weather never called", 5),
+    ],
+)
+def test_a_case_count_that_contradicts_the_headers_is_w602_at_the_case(
+    header: str, own: str, line: int
+) -> None:
+    text = header + "\n" + _cassette_case("c", own)
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [(d.line, d.code) for d in diagnostics] == [(line, "W602")], render(diagnostics)
+    assert "the suite-level count of tool" in diagnostics[0].message
+    assert "on line 1" in diagnostics[0].message
 
 
 def test_status_in_a_cassette_case_lists_what_cassettes_have() -> None:

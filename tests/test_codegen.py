@@ -130,6 +130,11 @@ value_tests = st.one_of(
     texts.filter(bool).map(lambda t: f"ends with {_q(t)}"),
     st.just('contains all ["a", "r"]'),
     st.just('contains any ["Oslo", "sun"]'),
+    # `contains all/any [..]` of any values, a few or enough to be looked up by key
+    # (`lists.KEYED_FROM`)
+    st.tuples(st.sampled_from(["all", "any"]), st.lists(literal_values, max_size=10)).map(
+        lambda x: f"contains {x[0]} {_lit(x[1])}"
+    ),
     st.just("has city"),
     st.just('contains {city: "Paris"}'),
 )
@@ -207,6 +212,13 @@ bulk_tests = st.builds(
             max_size=8,
         ),
         st.lists(keys.map(lambda k: f"has {k}"), min_size=4, max_size=8),
+        st.lists(
+            st.tuples(st.sampled_from(["all", "any"]), st.lists(literal_values, max_size=3)).map(
+                lambda x: f"contains {x[0]} {_lit(x[1])}"
+            ),
+            min_size=4,
+            max_size=8,
+        ),
         st.lists(
             literal_values.filter(lambda v: not isinstance(v, (str, dict))).map(
                 lambda v: f"contains {_lit(v)}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import assert_never
 
 from evaldsl.check.environment import Environment
@@ -32,13 +32,47 @@ def subject_type(subject: ast.Subject) -> Type:
     return SUBJECTS[subject.kind].type
 
 
+#: The call counts a suite's header asserts, by tool: (least, most, the line that says
+#: it), what each case's own counts are held against (`suite_counts`).
+SuiteCounts = Mapping[str, tuple[int, float, int]]
+
+
 def check_statements(
-    statements: Iterable[ast.Expr], source: Source, env: Environment | None = None
+    statements: Iterable[ast.Expr],
+    source: Source,
+    env: Environment | None = None,
+    suite: SuiteCounts | None = None,
 ) -> list[Diagnostic]:
-    """Check a list of assertions (a YAML `expect:` block) against one environment."""
+    """Check a list of assertions (a YAML `expect:` block) against one environment; a
+    count that contradicts the suite header's (`suite`) is W602 here, at the case's."""
     out: list[Diagnostic] = []
-    _Checker(source, out, env or Environment()).case(tuple(statements))
+    _Checker(source, out, env or Environment()).case(tuple(statements), suite)
     return out
+
+
+def suite_counts(snippets: Iterable[tuple[tuple[ast.Expr, ...], Source]]) -> SuiteCounts:
+    """The call counts of the header's assertions (their (assertions, source) pairs), by
+    tool, narrowed together: made once a suite, held against each case's (a count the
+    header contradicts itself is the header's W602, and left out here).
+
+    >>> suite_counts([((ast.NoTool("x", span=Span(0, 9)),), Source("no tool x"))])
+    {'x': (0, 0, 1)}
+    """
+    counts: dict[str, tuple[int, float, int]] = {}
+    for exprs, source in snippets:
+        for expr in exprs:
+            bounds = _count_bounds(expr)
+            if bounds is None:
+                continue
+            name, low, high = bounds
+            if name in counts:
+                low, high = max(low, counts[name][0]), min(high, counts[name][1])
+                if low > high:
+                    continue
+                counts[name] = (low, high, counts[name][2])
+            else:
+                counts[name] = (low, high, source.position(expr.span.start).line)
+    return counts
 
 
 #: An assertion that can never fail, and one that can never pass: code and words.
@@ -110,10 +144,10 @@ class _Checker:
 
     # -- a case
 
-    def case(self, assertions: tuple[ast.Expr, ...]) -> None:
+    def case(self, assertions: tuple[ast.Expr, ...], suite: SuiteCounts | None = None) -> None:
         for expr in assertions:
             self.expr(expr)
-        self.contradictions(assertions)
+        self.contradictions(assertions, suite)
 
     def expr(self, expr: ast.Expr) -> None:
         match expr:
@@ -473,9 +507,12 @@ class _Checker:
 
     # -- across a case
 
-    def contradictions(self, assertions: tuple[ast.Expr, ...]) -> None:
-        """Top-level call counts of one tool that no run can satisfy together."""
-        ranges: dict[str, tuple[int, float, ast.Expr]] = {}
+    def contradictions(
+        self, assertions: tuple[ast.Expr, ...], suite: SuiteCounts | None = None
+    ) -> None:
+        """Top-level call counts of one tool that no run can satisfy together, the suite
+        header's (`suite`) among them: said at the case's count."""
+        ranges: dict[str, tuple[int, float, ast.Expr | int]] = dict(suite or {})
         for expr in assertions:
             # most assertions count nothing: passed over without a call
             kind = type(expr)
@@ -492,8 +529,11 @@ class _Checker:
                 plow, phigh, first = ranges[name]
                 nlow, nhigh = max(plow, low), min(phigh, high)
                 if nlow > nhigh:
-                    line = self.source.position(first.span.start).line
-                    why = f'it contradicts the count of tool "{name}" on line {line}'
+                    if isinstance(first, int):  # (the header's: a line of another snippet)
+                        whose, line = "the suite-level count", first
+                    else:
+                        whose, line = "the count", self.source.position(first.span.start).line
+                    why = f'it contradicts {whose} of tool "{name}" on line {line}'
                     self.never(expr.span, "pass", why)
                     continue
                 ranges[name] = (nlow, nhigh, first)

@@ -109,16 +109,6 @@ def case_environment(
     )
 
 
-def shared_environment(header: Environment, cases: list[Environment]) -> Environment:
-    """The environment suite-level assertions are checked in: they hold for every case, so
-    they are checked against the kind of run all cases have in common (or against nothing
-    in particular when the cases differ or there are none)."""
-    kinds = {env.source_kind for env in cases}
-    shared = kinds.pop() if len(kinds) == 1 else None
-    word = cases[0].source_word if shared is not None else None
-    return attrs.evolve(header, source_kind=shared, source_word=word)
-
-
 def _roots(base_dir: Path) -> Iterator[Path]:
     """Where a target's module is looked for, in order, each made as it is looked in: a
     target beside its suite (most) makes no `Path` of the working folder and of every

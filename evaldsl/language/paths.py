@@ -119,7 +119,7 @@ class Member:
 
 @attrs.frozen
 class PathProblem:
-    """Why a path is not valid JSONPath."""
+    """Why a path is not valid JSONPath (the message says where in the path)."""
 
     message: str
     hint: str | None = None
@@ -238,14 +238,116 @@ def compile_path(text: str) -> CompiledPath | PathProblem:
 
         ng = ng_parse(text)
     except Exception as err:  # jsonpath-ng raises bare Exception subclasses of its own
-        return PathProblem(
-            f"invalid JSONPath `{text}`: {err}",
-            "paths look like $.a.b, $.items[0], $.items[*].id, $['odd key']",
-        )
+        return _said(text, str(err))
     problem = _through_re2(ng)
     if problem is not None:
         return problem
     return CompiledPath(text, None, ng)
+
+
+#: What paths look like: the hint of a path that is wrong in no way said more precisely.
+SHAPES = "paths look like $.a.b, $.items[0], $.items[*].id, $['odd key'], $.items[?(@.n < 3)]"
+
+# jsonpath-ng's own messages (its lexer's and parser's), which are said again in the
+# user's words: they name grammar tokens ("near token ) ())") and 0-based columns.
+_NG_TOKEN = re.compile(r"Parse error at \d+:(?P<col>\d+) near token (?P<value>.*?) \(.+\)$", re.S)
+_NG_CHAR = re.compile(
+    r"Error on line \d+, col (?P<col>\d+)\b.*Unexpected character: (?P<c>.)", re.S
+)
+_NG_END = "Parse error near the end of string!"
+_NG_QUOTE = "Unexpected EOF in string literal or identifier"
+_OPERATOR_END = re.compile(r"(?:==|!=|<=|>=|=~|<|>|=|&|\|)\s*$")
+
+
+def _said(text: str, raw: str) -> PathProblem:
+    """A path jsonpath-ng refused, with its message `raw` said as what is wrong, where
+    in the path and how to fix it (a message it words for people is kept)."""
+    unclosed = unclosed_at(text)
+    if unclosed is not None:  # (an unclosed quote, bracket or parenthesis: said first)
+        return unclosed_problem(text, unclosed)
+    m = _NG_TOKEN.match(raw)
+    if m is not None:
+        at, found = int(m.group("col")), m.group("value")
+        before = text[:at].rstrip()
+        if _OPERATOR_END.search(before) and found in (")", "]", "&", "|"):
+            return PathProblem(
+                f"invalid JSONPath `{text}`: a value is missing after `{before}`",
+                "a filter compares with a value: $.items[?(@.price < 10)]",
+            )
+        return PathProblem(f"invalid JSONPath `{text}`: `{found}` cannot follow `{before}`", SHAPES)
+    m = _NG_CHAR.match(raw)
+    if m is not None:
+        at = int(m.group("col"))
+        return PathProblem(
+            f"invalid JSONPath `{text}`: `{m.group('c')}` cannot follow `{text[:at]}`",
+            "quote a key with other characters: $['odd key']",
+        )
+    if raw == _NG_END:
+        tail = text.rstrip()
+        if tail.endswith(".."):
+            return PathProblem(
+                f"invalid JSONPath `{text}`: nothing follows its `..`",
+                "a key goes after `..`: $..name finds `name` at any depth",
+            )
+        if tail.endswith("."):
+            return PathProblem(
+                f"invalid JSONPath `{text}`: nothing follows its last `.`",
+                "a key goes after a dot ($.a.b), or `*` for every value ($.a.*)",
+            )
+        return PathProblem(f"invalid JSONPath `{text}`: it ends too early", SHAPES)
+    if raw == _NG_QUOTE or raw.startswith(("Parse error", "Error on line")):
+        return PathProblem(f"invalid JSONPath `{text}`", SHAPES)
+    return PathProblem(f"invalid JSONPath `{text}`: {raw}", SHAPES)
+
+
+def unclosed_at(text: str) -> tuple[int, str] | None:
+    """Where a path's first quote, bracket or parenthesis that is never closed opens,
+    and which it is (None: each is closed).
+
+    >>> unclosed_at("$.a[0"), unclosed_at("$.a['x]"), unclosed_at("$.a[0]")
+    ((3, '['), (4, "'"), None)
+    """
+    opened: list[tuple[int, str]] = []
+    closing = {"]": "[", ")": "("}
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "'\"":
+            end = i + 1
+            while end < len(text) and text[end] != ch:
+                end += 2 if text[end] == "\\" else 1
+            if end >= len(text):
+                return i, ch
+            i = end
+        elif ch in "[(":
+            opened.append((i, ch))
+        elif ch in closing and opened:
+            if opened[-1][1] != closing[ch]:
+                return opened[-1]  # (`$.a[?(@.b]`: the `(` is what is left open)
+            opened.pop()
+        i += 1
+    return opened[0] if opened else None
+
+
+_CLOSERS = {"[": "]", "(": ")", "'": "'", '"': '"'}
+
+
+def unclosed_problem(text: str, unclosed: tuple[int, str], shown: str | None = None) -> PathProblem:
+    """The problem of a path whose quote, bracket or parenthesis at `unclosed` is never
+    closed (`$.a[0`, `$.a['x]`), at that character; `shown` is the path as the message
+    shows it (else its text, cut at 40 characters)."""
+    at, ch = unclosed
+    what = "quote" if ch in "'\"" else "bracket" if ch == "[" else "parenthesis"
+    if shown is None:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+    hint = {
+        "[": "close it with `]`: $.items[0], $.items[*], $['odd key']",
+        "(": "close it with `)`: $.items[?(@.price < 10)]",
+    }.get(ch, f"close it with `{ch}`: $[{ch}odd key{ch}]")
+    return PathProblem(
+        f"invalid JSONPath `{shown}`: the {what} `{ch}` at character {at + 1} is not closed",
+        hint,
+    )
 
 
 def _bracket_depth(text: str) -> int:

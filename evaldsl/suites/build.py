@@ -2,9 +2,10 @@
 
 Takes a `SuiteDraft` (from any front end) and gives a `Suite`: `each` and dataset rows are
 expanded into cases, every case is checked in its own environment (what its source file
-provides, read once by a `SourceReader`), suite-level assertions are checked against what
-the cases have in common, and every case without an error of its own is compiled. A case
-with an error is kept, marked as not runnable, so one bad case never stops the others.
+provides, read once by a `SourceReader`), suite-level assertions are checked in each
+case's environment (once per distinct one), and every case without an error of its own is
+compiled. A case with an error is kept, marked as not runnable, so one bad case never
+stops the others.
 `evaldsl.compile` and `evaldsl check`/`run` all go through `check_suite` and
 `compile_suite`.
 """
@@ -19,13 +20,8 @@ from typing import Any
 
 import attrs
 
-from evaldsl.check.checker import check_statements
-from evaldsl.check.environment import (
-    Environment,
-    SourceReader,
-    case_environment,
-    shared_environment,
-)
+from evaldsl.check.checker import SuiteCounts, check_statements, suite_counts
+from evaldsl.check.environment import Environment, SourceReader, case_environment
 from evaldsl.check.sources import read_facts
 from evaldsl.compile.compiler import CompiledAssertion, Compiler
 from evaldsl.gcpause import paused_gc
@@ -114,19 +110,59 @@ def check_suite(
     diags: list[Diagnostic] = list(draft.diagnostics)
     cases: list[CheckedCase] = []
     samples: dict[tuple[str, str | None], list[str]] = {}  # each file read once a suite
+    counts = suite_counts((snippet.exprs, snippet.source) for snippet in draft.header)
     for case in draft.cases:
         for concrete in _expand(case, draft, diags, samples):
-            checked = check_case(concrete, header_env, draft.base_dir, read, targets=targets)
+            checked = check_case(
+                concrete, header_env, draft.base_dir, read, targets=targets, suite=counts
+            )
             diags.extend(checked.diagnostics)
             cases.append(checked)
     diags.extend(named_twice([c.draft for c in cases]))
-    header_diags: list[Diagnostic] = []
-    suite_env = shared_environment(header_env, [c.env for c in cases])
-    for snippet in draft.header:
-        header_diags.extend(check_statements(snippet.exprs, snippet.source, suite_env))
+    header_diags = check_header(draft.header, header_env, cases)
     diags.extend(header_diags)
     header_broken = any(d.is_error for d in (*draft.diagnostics, *header_diags))
     return CheckedSuite(draft, tuple(cases), tuple(sorted(set(diags), key=sort_key)), header_broken)
+
+
+#: How many cases a header problem names before it counts the rest.
+NAMED_CASES = 3
+
+
+def check_header(
+    header: Sequence[Snippet], header_env: Environment, cases: Sequence[CheckedCase]
+) -> list[Diagnostic]:
+    """The suite-level assertions checked in each case's environment (they hold for every
+    case): once per distinct environment (its source's kind, the tools and nodes it
+    recorded), not once per case, so thousands of rows of one recording cost one check. A
+    problem met in some cases only is said once, at the header's assertion, naming them
+    (the first `NAMED_CASES` and a count); one met in every case, as it is. No case: the
+    header's own environment."""
+    if not header:
+        return []
+    groups: dict[Environment, list[str]] = {}
+    for case in cases:
+        groups.setdefault(case.env, []).append(case.draft.name)
+    found: dict[Diagnostic, list[str]] = {}  # in the order met
+    for env, names in groups.items() or {header_env: []}.items():
+        for snippet in header:
+            for diagnostic in check_statements(snippet.exprs, snippet.source, env):
+                found.setdefault(diagnostic, []).extend(names)
+    return [
+        d
+        if len(names) == len(cases)
+        else attrs.evolve(d, message=_in_cases(names, len(cases), d.message))
+        for d, names in found.items()
+    ]
+
+
+def _in_cases(names: list[str], total: int, message: str) -> str:
+    """A header problem's message, naming the cases it is met in: `in case "s" (1 of 2
+    cases): a state cannot provide …`."""
+    shown = ", ".join(f'"{n}"' for n in names[:NAMED_CASES])
+    more = f" and {len(names) - NAMED_CASES} more" if len(names) > NAMED_CASES else ""
+    which = "case" if len(names) == 1 else "cases"
+    return f"in {which} {shown}{more} ({len(names)} of {total} cases): {message}"
 
 
 def named_twice(cases: Sequence[CaseDraft]) -> list[Diagnostic]:
@@ -179,8 +215,10 @@ def check_case(
     read: SourceReader | None = read_facts,
     *,
     targets: bool = True,
+    suite: SuiteCounts | None = None,
 ) -> CheckedCase:
-    """Check one expanded case in its own environment (its source file read by `read`)."""
+    """Check one expanded case in its own environment (its source file read by `read`);
+    `suite`: the header's call counts, which a count of the case may contradict."""
     own = list(concrete.diagnostics)
     decl = concrete.source.node() if concrete.source is not None else None
     source = concrete.source.source if concrete.source is not None else Source("")
@@ -190,7 +228,7 @@ def check_case(
     )
     own.extend(problems)
     for snippet in concrete.snippets:
-        own.extend(check_statements(snippet.exprs, snippet.source, case_env))
+        own.extend(check_statements(snippet.exprs, snippet.source, case_env, suite))
     return CheckedCase(concrete, case_env, tuple(own))
 
 

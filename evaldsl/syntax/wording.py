@@ -11,6 +11,7 @@ regex.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from lark import Token
@@ -18,8 +19,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from evaldsl.language.ast import JSON_TYPES
 from evaldsl.language.diagnostics import Diagnostic, Fixing, did_you_mean
+from evaldsl.language.paths import unclosed_at, unclosed_problem
 from evaldsl.language.source import Source, Span
-from evaldsl.syntax.grammar import Start, spellings
+from evaldsl.syntax.grammar import Start, plain_parser, spellings
 from evaldsl.syntax.mistakes import Slip, parses, slip, split_words
 
 _WORDS: dict[str, str] = {
@@ -211,6 +213,9 @@ def explained(
     else:  # pragma: no cover - LALR reports $END as a token
         return generic, None
     statement = source.text[base:stop]
+    unclosed = _unclosed_path(source, statement, at, base)
+    if unclosed is not None:
+        return unclosed, None
     if _typo_is_all(statement, at, generic.hint, start):
         # a misspelt keyword (`is strng`) is said as one, when its fix is all it needs
         return generic, None
@@ -223,6 +228,39 @@ def explained(
     fix = (Span(base + first, base + last), found.corrected)
     code = found.code or generic.code
     return Diagnostic.at(source, span, code, found.message, hint, fix=fix), found
+
+
+@lru_cache(maxsize=1)
+def _lexemes() -> re.Pattern[str]:
+    """Strings, regexes, comments and paths, from the grammar's own terminals (a `$` in
+    a string is no path)."""
+    lark = plain_parser()
+    terms = ("STRING", "REGEX", "COMMENT")
+    known = "|".join(str(lark.get_terminal(t).pattern.to_regexp()) for t in terms)
+    path = lark.get_terminal("PATH").pattern.to_regexp()
+    return re.compile(f"{known}|(?P<path>{path})")
+
+
+def _unclosed_path(source: Source, statement: str, at: int, base: int) -> Diagnostic | None:
+    """E404 at a path's `[` that is never closed (`args $.a[0 == 1`, `$.a['x] == 1`): the
+    path's terminal ends before such a bracket, so the parse fails at it, and the generic
+    wording ("expected `contains`, …, found `[`") would not say the path is wrong."""
+    if not statement.startswith("[", at):
+        return None
+    for m in _lexemes().finditer(statement, 0, at):
+        if m.group("path") is not None and m.end() == at:
+            rest = statement[m.start() :].split("#", 1)[0].rstrip()
+            cut = rest.find(" ", at - m.start())  # (the path as written: up to a space)
+            shown = (rest if cut < 0 else rest[:cut]) + ("…" if cut >= 0 else "")
+            problem = unclosed_problem(rest, (at - m.start(), "["), shown)
+            message = problem.message
+            quote = unclosed_at(rest)
+            if quote is not None and quote[1] in "'\"":  # (`$.a['x]`: the `]` is in the key)
+                message += f": its quote `{quote[1]}` is never closed, so the `]` is in the key"
+            return Diagnostic.at(
+                source, Span(base + at, base + at + 1), "E404", message, problem.hint
+            )
+    return None
 
 
 def _typo_is_all(statement: str, at: int, hint: str | None, start: Start) -> bool:
