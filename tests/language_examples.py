@@ -204,7 +204,7 @@ BRIEF_SUITE = """\
 suite "weather agent"
 tools get_weather, search, summarize     # optional: the tools that exist; other names are errors
 
-no tool execute_shell                    # before the first case: holds for every case
+tokens <= 50000                          # before the first case: holds for every case
 
 case "answers with the Xiamen forecast"
   cassette "cassettes/xiamen.jsonl"

@@ -106,11 +106,17 @@ def test_every_golden_diagnostic_is_sorted_and_placed() -> None:
 # ---- the brief's own suite ---------------------------------------------------------------
 
 
-def test_language_suite_checks_clean_but_for_its_header_in_the_state_case() -> None:
-    """Its header's `no tool execute_shell` holds for every case, and a state records no
-    tool calls: the one problem, said at the header, naming the state case (it was an
-    error verdict at run time, after a clean check)."""
+def test_language_suite_checks_clean() -> None:
     *_, diagnostics = diagnose(BRIEF_SUITE, "weather.eval")
+    assert diagnostics == []
+
+
+def test_a_header_no_tool_above_a_state_case_is_said_at_the_header() -> None:
+    """A header assertion holds for every case, and a state records no tool calls: the
+    one problem, said at the header, naming the state case (it was an error verdict at
+    run time, after a clean check)."""
+    text = BRIEF_SUITE.replace("tokens <= 50000 ", "no tool execute_shell", 1)
+    *_, diagnostics = diagnose(text, "weather.eval")
     assert [(d.line, d.column, d.code) for d in diagnostics] == [(5, 1, "E303")]
     assert diagnostics[0].message.startswith('in case "research pipeline completes" (1 of 2')
 

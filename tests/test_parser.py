@@ -81,19 +81,15 @@ def test_the_brief_has_examples() -> None:
     assert [lang for lang, _ in fenced_blocks(_DOC_TEXT)] == ["eval", "yaml"]
 
 
-def test_fenced_suite_parses_and_checks_clean_but_for_its_header_in_the_state_case() -> None:
-    """The §2 suite file parses into its 18 statements and checks without a diagnostic
-    (`no tool execute_shell` beside a `tools` line that does not declare it included) but
-    one: that header line holds for every case, and its state case records no tool calls
-    (E303 at the header, naming the case; docs/language.md §2.2)."""
+def test_fenced_suite_parses_and_checks_clean() -> None:
+    """The §2 suite file parses into its 18 statements and checks without a diagnostic."""
     blocks = [body for lang, body in fenced_blocks(_DOC_TEXT) if lang in ("", "eval")]
     assert blocks
     for body in blocks:
         statements = ok(body)
         assert len(statements) == 18
         _, _, shape, diagnostics = diagnose(body, "weather.eval")
-        assert [(d.line, d.code) for d in diagnostics] == [(5, "E303")]
-        assert 'in case "research pipeline completes"' in diagnostics[0].message
+        assert diagnostics == []
         assert shape.suite_name == "weather agent"
         assert [c.name for c in shape.cases] == [
             "answers with the Xiamen forecast",
@@ -251,7 +247,7 @@ def test_suite_statement_kinds() -> None:
     assert kinds == [
         "SuiteDecl",
         "NamesDecl",
-        "NoTool",
+        "Check",
         "CaseDecl",
         "SourceDecl",
         *["Check"] * 6,
