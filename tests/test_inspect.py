@@ -87,7 +87,7 @@ def test_named_format_and_a_state() -> None:
 def test_an_inspect_log_with_two_samples_gives_two_summaries() -> None:
     done = run_evaldsl("inspect", "tests/data/formats/inspect-two-samples.json", "--format", "json")
     assert done.returncode == 0
-    fr, de = json.loads(done.stdout)
+    de, fr = json.loads(done.stdout)  # by id, as a suite's cases
     assert (fr["sample"], fr["last_answer"], fr["tools"][0]["name"]) == ("fr", "Paris", "lookup")
     assert (de["sample"], de["last_answer"], de["input_tokens"]) == ("de", "Berlin", 12)
 
