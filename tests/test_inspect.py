@@ -256,3 +256,30 @@ def test_a_call_whose_tool_cannot_be_told_is_an_error(tmp_path: Path, call: str)
     assert done.returncode == 1 and done.stdout == "", done.stdout
     said = "a list" if "name" in call else "missing"
     assert f"t.jsonl:3:1: line 3: a `tool.call` whose `name` is {said}, not text" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "as_format", "hint"),
+    [
+        ("resp.json.gz", "realworld/openai-chat-tools/response-final.json", None, "k resp.json.gz"),
+        ("events.jsonl.gz", "traceplay/demo/cassette.example.jsonl", None, "writes events.jsonl"),
+        ("named.jsonl", "traceplay/demo/cassette.example.jsonl", None, "`gunzip -c named.jsonl"),
+        ("as.jsonl.gz", "traceplay/demo/cassette.example.jsonl", "traceplay", "`gunzip -k"),
+    ],
+)
+def test_a_gzip_file_is_said_to_be_one_with_how_to_decompress_it(
+    tmp_path: Path, name: str, source: str, as_format: str | None, hint: str
+) -> None:
+    """It was "not UTF-8 text: byte 0x8b" (or invalid JSON), which says neither."""
+    import gzip
+
+    from evaldsl.runs import RunError, load_run
+
+    path = tmp_path / name
+    path.write_bytes(gzip.compress((ROOT / "tests/fixtures" / source).read_bytes()))
+    with pytest.raises(RunError) as caught:
+        load_run(path, as_format)
+    assert caught.value.message == "this file is gzip-compressed, not JSON text"
+    assert hint in (caught.value.hint or "") and (caught.value.line, caught.value.column) == (1, 1)
+    done = run_evaldsl("inspect", str(path), *(["--as", as_format] if as_format else []))
+    assert done.returncode == 1 and "gzip-compressed" in done.stderr and "0x8b" not in done.stderr
