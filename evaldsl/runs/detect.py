@@ -521,6 +521,10 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
                 path=items.path,
                 hint=_KINDS_HINT,
             )
+        from evaldsl.runs.otel import DATAFRAME_HINT, DATAFRAME_SPANS, is_dataframe_span
+
+        if any(map(is_dataframe_span, items.values[:1])):
+            raise RunError(f"`{name}` is {DATAFRAME_SPANS}", path=items.path, hint=DATAFRAME_HINT)
         keys = keys_of(items.values)
         if keys == "no keys" and items.container == "document":  # (`{}`)
             raise RunError(
