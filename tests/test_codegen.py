@@ -402,6 +402,8 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
                 ev["output"] = draw(json_value)
         elif kind == "llm.request":
             ev["model"] = draw(st.sampled_from(["gpt-4o", "gpt-4o-mini", "nobody-model"]))
+            if draw(st.integers(0, 3)):  # mostly an id its response may name (some alike)
+                ev["id"] = draw(st.sampled_from([f"r{i}", f"r{i}", "r0", 7, True, ["r1"], None]))
         elif kind == "llm.response":
             ev["output"] = draw(
                 st.one_of(
@@ -414,6 +416,10 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
             )
             if draw(st.booleans()):
                 ev["usage"] = draw(st.one_of(usage_counts, odd_usages))
+            if draw(st.booleans()):  # the request it answers: an earlier one's id, or not
+                ev["requestId"] = draw(
+                    st.sampled_from([f"r{max(i - 1, 0)}", "r0", "r3", 7, 7.0, ["r1"], None])
+                )
             if not draw(st.integers(0, 5)):
                 ev["tokensIn"] = draw(st.sampled_from([5, 0, 2.5, -1]))  # verydia's, it wins
             if not draw(st.integers(0, 7)):
@@ -769,6 +775,13 @@ _TIMED = '{"type": "tool.result", "callId": "c1", "output": "x", "at": "2026-01-
         [_used('{"prompt_tokens": 4, "completion_tokens": 1.5}')],
         [_used('{"promptTokenCount": 3, "candidatesTokenCount": 2, "x": 1}')],
         [_used('{}, "tokensOut": 3')],
+        # a request no response names (an mcp.call sends the run to dicts): unanswered
+        [
+            '{"type": "llm.request", "id": "r1"}\n',
+            '{"type": "llm.request", "id": "r2"}\n',
+            _used('{"promptTokens": 1, "completionTokens": 2}, "requestId": "r2"'),
+            '{"type": "mcp.call", "name": "search", "arguments": {}, "result": "x"}\n',
+        ],
         # the time of the last event: read from its line (blank lines after it skipped)
         ['{"type": "user.message", "at": "2026-01-01T00:00:00Z"}\n', _CALL, _TIMED, "\n \n"],
         [

@@ -157,14 +157,15 @@ def test_inspect_log_samples_expand_into_cases(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     suite = load_suite(suite_file)
-    assert [c.name for c in suite.cases] == ["capitals [fr]", "capitals [de]"]
+    # by id (the log holds fr, then de), as the README says and a `.eval` log's are
+    assert [c.name for c in suite.cases] == ["capitals [de]", "capitals [fr]"]
     assert not suite.errors
     report = run_suites([suite])
     assert report.ok and [c.name for c in report.suites[0].cases] == [
-        "capitals [fr]",
         "capitals [de]",
+        "capitals [fr]",
     ]
-    with pytest.raises(RunError, match="has 2 samples \\(fr, de\\): name one"):
+    with pytest.raises(RunError, match="has 2 samples \\(de, fr\\): name one"):
         load_run(log)
     fr = load_run(log, sample="fr")
     assert evaldsl.compile('tool lookup result contains "capital of France"').check(fr).passed
@@ -189,9 +190,9 @@ def test_a_log_named_by_many_cases_is_looked_at_once(
     )
     suite = load_suite(suite_file)
     assert [c.name for c in suite.cases] == [
-        *(f"c{i} [{s}]" for i in range(3) for s in ("fr", "de")),
-        "other [fr]",
+        *(f"c{i} [{s}]" for i in range(3) for s in ("de", "fr")),
         "other [de]",
+        "other [fr]",
     ]
     assert len(looked) == 2  # once per file
 

@@ -14,6 +14,7 @@ from evaldsl.runs import index, passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.index import Needs, index_events
 from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.summary import render_text, summarize
 from evaldsl.runs.text import answer_text
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "traceplay"
@@ -156,3 +157,84 @@ def test_a_value_run_s_answer_is_made_once_for_all_its_assertions() -> None:
         verdicts = case.check(Run(events=None, output=output, format="value")).verdicts
     assert [v.status for v in verdicts] == ["pass"] * 20
     assert made.call_count == 1
+
+
+# ---- a request no response answers ---------------------------------------------------------
+
+_CUT = [  # a run cut after a tool result: its request's response was never recorded
+    '{"id":"m2","type":"llm.request","model":"gpt-4o"}',
+    '{"id":"m3","type":"tool.call","name":"get_weather","arguments":{"city":"Xiamen"}}',
+    '{"id":"m4","type":"tool.result","callId":"m3","output":"sunny, 31C"}',
+]
+_USAGE = '"usage":{"promptTokens":10,"completionTokens":2}'
+
+
+def test_a_request_without_a_response_makes_tokens_and_cost_unknown(tmp_path: Path) -> None:
+    """Its tokens were 0 and its cost $0, so `tokens <= 100` passed: they are unknown now,
+    each assertion on them an error naming the request, and `inspect` says so."""
+    path = _cassette(tmp_path, _CUT)
+    program = evaldsl.compile(
+        "tokens <= 100; input tokens <= 100; output tokens <= 100; cost < $0.0001; steps == 1"
+    )
+    result = program.check(str(path))
+    assert result.statuses == ["error", "error", "error", "error", "pass"]
+    why = 'the llm.request "m2" (step 1) has no llm.response, so its token usage was never recorded'
+    assert result.verdicts[0].message == f"`tokens` cannot be measured: {why}"
+    assert result.verdicts[3].message == f"`cost` cannot be measured: {why}"
+    assert program.check(list(EventStream(path))).statuses == result.statuses
+    (shown,) = summarize(path)
+    assert (shown.input_tokens, shown.output_tokens, shown.cost) == (None, None, None)
+    text = render_text(shown)
+    assert f"  tokens      unknown: {why}\n" in text
+    assert f"  cost        unknown: {why}\n" in text
+
+
+@pytest.mark.parametrize(
+    ("lines", "unanswered"),
+    [
+        # a response names the request it answers: the other one has none, wherever it is
+        (
+            [
+                '{"id":"r1","type":"llm.request"}',
+                '{"id":"r2","type":"llm.request"}',
+                '{"type":"llm.response","requestId":"r2",' + _USAGE + "}",
+            ],
+            (1, "r1"),
+        ),
+        (
+            [
+                '{"id":"r1","type":"llm.request"}',
+                '{"type":"llm.response","requestId":"r1",' + _USAGE + "}",
+                '{"id":"r2","type":"llm.request"}',
+                '{"type":"llm.response","requestId":"r2",' + _USAGE + "}",
+            ],
+            None,
+        ),
+        # without requestIds, by position: a request after the last response
+        (
+            [
+                '{"type":"llm.request"}',
+                '{"type":"llm.response",' + _USAGE + "}",
+                '{"type":"llm.request"}',
+            ],
+            (2, None),
+        ),
+        (
+            ['{"type":"llm.request"}', '{"type":"llm.request"}', '{"type":"llm.response"}'],
+            None,
+        ),
+        # verydia's calls are steps and answers at once: no request waits for an answer
+        (['{"type":"llm.invoke","output":"hi","tokensIn":5,"tokensOut":1}'], None),
+    ],
+    ids=["by-id", "by-id-all", "by-position", "by-position-all", "verydia"],
+)
+def test_which_request_a_response_answers(
+    tmp_path: Path, lines: list[str], unanswered: tuple[int, str | None] | None
+) -> None:
+    path = _cassette(tmp_path, lines)
+    for events in (EventStream(path), list(EventStream(path))):
+        facts = index_events(events, Needs(tokens=True))
+        assert facts.unanswered == unanswered
+        assert facts.usage_unrecorded is (unanswered is not None or facts.unmetered > 0)
+    if unanswered is None and ("usage" in lines[-1] or "tokensIn" in lines[-1]):
+        assert evaldsl.compile("tokens > 0").check(str(path)).statuses == ["pass"]

@@ -87,7 +87,7 @@ def test_named_format_and_a_state() -> None:
 def test_an_inspect_log_with_two_samples_gives_two_summaries() -> None:
     done = run_evaldsl("inspect", "tests/data/formats/inspect-two-samples.json", "--format", "json")
     assert done.returncode == 0
-    fr, de = json.loads(done.stdout)
+    de, fr = json.loads(done.stdout)  # by id, as a suite's cases
     assert (fr["sample"], fr["last_answer"], fr["tools"][0]["name"]) == ("fr", "Paris", "lookup")
     assert (de["sample"], de["last_answer"], de["input_tokens"]) == ("de", "Berlin", 12)
 
@@ -271,3 +271,30 @@ def test_an_at_that_is_not_a_time_is_said_where_latency_is(tmp_path: Path) -> No
     assert f"  latency     {said}\n" in done.stdout
     (summary,) = json.loads(run_evaldsl("inspect", str(path), "--format", "json").stdout)
     assert (summary["latency_s"], summary["latency_note"]) == (None, said)
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "as_format", "hint"),
+    [
+        ("resp.json.gz", "realworld/openai-chat-tools/response-final.json", None, "k resp.json.gz"),
+        ("events.jsonl.gz", "traceplay/demo/cassette.example.jsonl", None, "writes events.jsonl"),
+        ("named.jsonl", "traceplay/demo/cassette.example.jsonl", None, "`gunzip -c named.jsonl"),
+        ("as.jsonl.gz", "traceplay/demo/cassette.example.jsonl", "traceplay", "`gunzip -k"),
+    ],
+)
+def test_a_gzip_file_is_said_to_be_one_with_how_to_decompress_it(
+    tmp_path: Path, name: str, source: str, as_format: str | None, hint: str
+) -> None:
+    """It was "not UTF-8 text: byte 0x8b" (or invalid JSON), which says neither."""
+    import gzip
+
+    from evaldsl.runs import RunError, load_run
+
+    path = tmp_path / name
+    path.write_bytes(gzip.compress((ROOT / "tests/fixtures" / source).read_bytes()))
+    with pytest.raises(RunError) as caught:
+        load_run(path, as_format)
+    assert caught.value.message == "this file is gzip-compressed, not JSON text"
+    assert hint in (caught.value.hint or "") and (caught.value.line, caught.value.column) == (1, 1)
+    done = run_evaldsl("inspect", str(path), *(["--as", as_format] if as_format else []))
+    assert done.returncode == 1 and "gzip-compressed" in done.stderr and "0x8b" not in done.stderr

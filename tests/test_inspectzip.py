@@ -78,19 +78,24 @@ def test_an_eval_log_reads_as_the_json_log_it_holds(tmp_path: Path, stage: str) 
     assert evaldsl.compile(statements).check(str(archive)).statuses == ["pass"] * 4
 
 
-def test_its_samples_become_cases_in_one_order(tmp_path: Path) -> None:
+@pytest.mark.parametrize("form", ["log.eval", "log.json"])
+def test_its_samples_become_cases_in_one_order(tmp_path: Path, form: str) -> None:
+    """A `.eval` archive and a JSON log alike (the JSON log's were in file order)."""
     log = json_log(TWO)
     fr, de = log["samples"]
     log["samples"] = [
         {**fr, "id": 10},
-        {**de, "id": 2},
-        {**fr, "id": "a"},
         {**de, "id": 2, "epoch": 2},
+        {**fr, "id": "a"},
+        {**de, "id": 2},
     ]
-    archive = tmp_path / "log.eval"
-    write_eval(archive, log)
+    archive = tmp_path / form
+    if form == "log.eval":
+        write_eval(archive, log)
+    else:
+        archive.write_text(json.dumps(log), encoding="utf-8")
     suite = tmp_path / "s.eval"
-    suite.write_text('case "c"\n  cassette "log.eval"\n  tokens < 100\n', encoding="utf-8")
+    suite.write_text(f'case "c"\n  cassette "{form}"\n  tokens < 100\n', encoding="utf-8")
     loaded = load_suite(suite)
     assert not loaded.diagnostics
     # epoch first, then the id: numbers by value, before texts

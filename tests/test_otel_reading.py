@@ -135,3 +135,44 @@ def test_an_empty_value_is_no_value_and_an_unknown_one_nobody_reads_is_no_error(
     run = _read(tmp_path, monkeypatch, change)
     assert [e["name"] for e in run.events if e["type"] == "tool.call"] == ["get_weather"]
     assert _results(run) == [SUNNY]
+
+
+_DATAFRAME_ROW = {  # a row of Phoenix's get_spans_dataframe(), as pandas' to_json writes it
+    "name": "llm",
+    "span_kind": "LLM",
+    "context.trace_id": "409df945",
+    "start_time": 1704991517982,  # (pandas' default: epoch milliseconds)
+    "end_time": 1704991518517,
+    "attributes.llm.output_messages": [{"message.role": "assistant", "message.content": "2001"}],
+    "attributes.tool.name": None,
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "as_format", "said"),
+    [
+        ("df.jsonl", json.dumps(_DATAFRAME_ROW) + "\n", None, "`df.jsonl` is a Phoenix spans"),
+        ("df.json", json.dumps([_DATAFRAME_ROW]), None, "`df.json` is a Phoenix spans"),
+        (
+            "df.jsonl",
+            json.dumps(_DATAFRAME_ROW) + "\n",
+            "otel",
+            "the document is a row of a Phoenix",
+        ),
+    ],
+)
+def test_a_phoenix_dataframe_export_says_what_it_is_and_how_to_export_spans(
+    tmp_path: Path, name: str, text: str, as_format: str | None, said: str
+) -> None:
+    """It was "nothing recognised" (or "not an OTLP JSON document or a span"): it is not
+    read as spans (its times are epoch milliseconds, its empty columns null), and the
+    error says what it is and how to export the spans in the shape evaldsl reads."""
+    from evaldsl.runs.model import RunError
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RunError) as caught:
+        load_run(path, as_format)
+    assert caught.value.message.startswith(said)
+    assert "DataFrame written by pandas" in caught.value.message
+    assert "`context` and `attributes` as objects" in (caught.value.hint or "")

@@ -60,7 +60,7 @@ def test_a_log_of_many_samples_is_read_once_for_all_its_cases(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indent: int | None, source: str
 ) -> None:
     log = tmp_path / "log.json"
-    ids = write_log(log, 12, indent=indent)
+    ids = sorted(write_log(log, 12, indent=indent))  # the cases: by id, as text
     expected = {i: alone(log, i) for i in ids}
     assert {tuple(s) for s in expected.values()} == {("pass",) * 3, ("pass", "fail", "pass")}
     suite_file = tmp_path / "s.eval"
@@ -144,7 +144,7 @@ def test_each_sample_is_found_without_walking_the_others(
     from evaldsl.runs import inspect_ai
 
     log = tmp_path / "log.json"
-    ids = write_log(log, 60, indent=2)
+    ids = sorted(write_log(log, 60, indent=2))  # the cases: by id, as text
     walks = 0
     sample_ids = inspect_ai.sample_ids
 

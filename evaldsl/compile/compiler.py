@@ -338,14 +338,10 @@ class Compiler:
 
 
 def unrecorded(trace: TraceFacts, subject: str) -> str:
-    """Why `subject` (tokens, cost) cannot be measured on a trace none of whose responses
-    records usage: a sum of nothing is not 0 tokens (`tokens <= 2000` would pass)."""
-    n = trace.responses
-    if n == 1:
-        return f"`{subject}` cannot be measured: the run's LLM response records no token usage"
-    return (
-        f"`{subject}` cannot be measured: none of the run's {n} LLM responses records token usage"
-    )
+    """Why `subject` (tokens, cost) cannot be measured on a trace whose usage was not
+    recorded (`TraceFacts.usage_unrecorded`): a sum of nothing is not 0 tokens
+    (`tokens <= 2000` would pass)."""
+    return f"`{subject}` cannot be measured: {trace.why_unrecorded()}"
 
 
 def unrecorded_answer(left: Unrecorded, index: int) -> str:

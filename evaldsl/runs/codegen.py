@@ -60,7 +60,7 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.gensource import Names, Out
 from evaldsl.runs.groupgen import GroupTest, GroupWriter, bulk_kind
-from evaldsl.runs.index import CallRecord, Needs, Tally, TraceFacts
+from evaldsl.runs.index import CallRecord, Needs, Tally, TraceFacts, first_unanswered
 from evaldsl.runs.prices import cache_premium, price_of
 from evaldsl.runs.text import NO_USAGE, usage_tokens
 
@@ -305,6 +305,7 @@ class _Generator:
             isnan=math.isnan,
             json_equal=json_equal,
             FedKeys=FedKeys,
+            first_unanswered=first_unanswered,
         )
 
     # -- the parts
@@ -368,6 +369,13 @@ class _Generator:
         )
         if needs.tool_sequence:
             out("sequence = facts.sequence", "seq_append = sequence.append  # (bound once)")
+        if needs.tokens or needs.cost:
+            out(
+                "# the llm.requests not answered yet, as the reference keeps them: by id, and",
+                "# the first without one since the last response",
+                "open_named = {}",
+                "open_unnamed = None",
+            )
         if needs.cost:
             out(
                 "cost = 0.0",
@@ -854,6 +862,14 @@ class _Generator:
         out('elif kind == "llm.request":', "    steps += 1")
         if needs.cost:
             out(f"    model = {self.get('model', _REQUEST)}")
+        if needs.tokens or needs.cost:
+            out(
+                f"    request_id = {self.get('id', _REQUEST)}",
+                "    if type(request_id) is str or type(request_id) is int:",
+                "        open_named[request_id] = (steps, request_id)",
+                "    elif open_unnamed is None:",
+                "        open_unnamed = (steps, None)",
+            )
         out("elif kind in RESPONSE_TYPES:")
         out.indent()
         out("responses += 1", 'if kind == "llm.invoke":', "    steps += 1")
@@ -875,6 +891,15 @@ class _Generator:
             out.dedent()
             self.other_branches()
             return
+        out(
+            "# it answers the request its requestId names; one without, all before it",
+            f"answers = {self.get('requestId', _RESPONSE)}",
+            "if answers is None:",
+            "    open_named.clear()",
+            "elif open_named and (type(answers) is str or type(answers) is int):",
+            "    open_named.pop(answers, None)",
+            "open_unnamed = None",
+        )
         usage_call = self.usage_call()
         if self.by_kind:  # (the usage is a `decode.usage_struct`, or None)
             out(
@@ -1001,6 +1026,8 @@ class _Generator:
                 "    if n:",
                 "        counts[tool] = n",
             )
+        if needs.tokens or needs.cost:
+            out("facts.unanswered = first_unanswered(open_named, open_unnamed)")
         if needs.cost:
             out(
                 "facts.cost = cost if unpriced is None else None", "facts.unpriced_model = unpriced"

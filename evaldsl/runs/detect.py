@@ -61,6 +61,7 @@ from evaldsl.runs.model import (
     decode_text,
     describe,
     file_lines,
+    gzip_error,
     is_among,
     json_error,
     open_file,
@@ -130,6 +131,8 @@ def _load_run(p: str, format: str | None, sample: str | None) -> Run:
         raise RunError("empty file", path=p, hint="a run file holds JSON, JSONL or SSE text")
     if lineno == 1 and first.startswith(ZIP_MAGIC):  # an Inspect AI `.eval` log
         return _from_items(_zip_items(p, file_key(p)), False, sample)
+    if (gzipped := gzip_error(first, p, lineno)) is not None:  # whatever its name
+        raise gzipped
     head = _try_object(first)
     if head is not None and "cassette" in head:
         # (its header checked from the line read here, not read again)
@@ -532,6 +535,10 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
                 path=items.path,
                 hint=_KINDS_HINT,
             )
+        from evaldsl.runs.otel import DATAFRAME_HINT, DATAFRAME_SPANS, is_dataframe_span
+
+        if any(map(is_dataframe_span, items.values[:1])):
+            raise RunError(f"`{name}` is {DATAFRAME_SPANS}", path=items.path, hint=DATAFRAME_HINT)
         keys = keys_of(items.values)
         if keys == "no keys" and items.container == "document":  # (`{}`)
             raise RunError(

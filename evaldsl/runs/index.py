@@ -10,8 +10,10 @@ with what the assertions ask for, not with the trace.
 Event vocabulary read here (unknown types are counted, not read; a trace in which no event
 at all is recognised is a `RunError`, never a run whose every fact is zero):
 - traceplay: `llm.request` (a step; its `model` prices usage), `llm.response` (an answer
-  and its usage), `tool.call` (`name`, `arguments`; a result names it by its `callId` or
-  by its event `id`), `tool.result` (`callId`, `output`, `isError`), `agent.error`;
+  and its usage; it answers the request its `requestId` names, or without one every
+  request before it: a request left unanswered makes tokens and cost unknown),
+  `tool.call` (`name`, `arguments`; a result names it by its `callId` or by its event `id`),
+  `tool.result` (`callId`, `output`, `isError`), `agent.error`;
 - verydia: `llm.invoke` (a step and an answer: `output`, `tokensIn`, `tokensOut`),
   `mcp.call` (a tool call with its result inline), `policy.evaluate` (a guard);
 - `error` events count as errors too.
@@ -255,6 +257,10 @@ class TraceFacts:
     #: responses that record no usage at all, counted where usage is read (`Needs.tokens`,
     #: `Needs.cost`): when every response is one, tokens and cost were never measured
     unmetered: int = 0
+    #: the first `llm.request` no `llm.response` answers (found where usage is read): its
+    #: step and its `id` (None without a text or whole-number one). Its usage was never
+    #: recorded, so tokens and cost are unknown, however many other responses record theirs
+    unanswered: tuple[int, Any] | None = None
     cost: float | None = 0.0
     unpriced_model: str | None = None
     call_counts: dict[str, int] = attrs.Factory(dict)
@@ -278,10 +284,30 @@ class TraceFacts:
 
     @property
     def usage_unrecorded(self) -> bool:
-        """Whether the run's LLM responses (one or more) all record no token usage: its
-        tokens and cost are unknown, not 0 (a stream recorded without its usage chunk, a
-        request transcript), and an assertion on them is an error, never a pass."""
-        return self.responses > 0 and self.unmetered == self.responses
+        """Whether the run's tokens and cost are unknown, not 0, so that an assertion on them
+        is an error, never a pass: its LLM responses (one or more) all record no token usage
+        (a stream recorded without its usage chunk, a request transcript), or an
+        `llm.request` has no `llm.response` at all (a run cut short after a tool result)."""
+        return self.unanswered is not None or (
+            self.responses > 0 and self.unmetered == self.responses
+        )
+
+    def why_unrecorded(self) -> str:
+        """Why the run's usage is unknown (`usage_unrecorded`), in the user's words.
+
+        >>> TraceFacts(steps=2, unanswered=(2, "m4")).why_unrecorded()
+        'the llm.request "m4" (step 2) has no llm.response, so its token usage was never recorded'
+        """
+        if self.unanswered is not None:
+            step, request_id = self.unanswered
+            named = "" if request_id is None else f" {js_json(request_id)}"
+            return (
+                f"the llm.request{named} (step {step}) has no llm.response, so its token "
+                "usage was never recorded"
+            )
+        if self.responses == 1:
+            return "the run's LLM response records no token usage"
+        return f"none of the run's {self.responses} LLM responses records token usage"
 
     @property
     def recognised(self) -> int:
@@ -660,6 +686,18 @@ def _link(table: dict[Any, Any], call: dict[str, Any], value: Any) -> None:
         table[call_id] = value
 
 
+def first_unanswered(
+    named: dict[Any, tuple[int, Any]], unnamed: tuple[int, Any] | None
+) -> tuple[int, Any] | None:
+    """The earliest of the requests a pass left unanswered (by step: no two share one).
+
+    >>> first_unanswered({"m7": (4, "m7")}, (3, None))
+    (3, None)
+    """
+    pending = [*named.values(), *([unnamed] if unnamed is not None else [])]
+    return min(pending, key=lambda request: request[0], default=None)
+
+
 def _index(
     events: Iterable[dict[str, Any]],
     needs: Needs,
@@ -710,6 +748,11 @@ def _index(
     tokens_in: float = 0
     tokens_out: float = 0
     unmetered = 0  # responses read that record no usage
+    # the `llm.request`s no response has answered yet (kept where usage is read): by id,
+    # those with a text or whole-number `id` a response may name by its `requestId`; and
+    # the first of those without one since the last response, which any response answers
+    open_named: dict[Any, tuple[int, Any]] = {}
+    open_unnamed: tuple[int, Any] | None = None
     cost = 0.0
     unpriced: str | None = None
     first_at: Any = None
@@ -836,6 +879,12 @@ def _index(
             steps += 1
             if want_cost:
                 model = ev.get("model")
+            if want_usage:
+                request_id = ev.get("id")
+                if type(request_id) is str or type(request_id) is int:
+                    open_named[request_id] = (steps, request_id)
+                elif open_unnamed is None:
+                    open_unnamed = (steps, None)
         elif kind in response_types:
             responses += 1
             if kind == llm_invoke:
@@ -850,6 +899,14 @@ def _index(
                     tail.append(raw)
             if not want_usage:
                 continue
+            # a response answers the request its `requestId` names; one without answers
+            # every request before it (a recording that links none is read by position)
+            answers = ev.get("requestId")
+            if answers is None:
+                open_named.clear()
+            elif open_named and (type(answers) is str or type(answers) is int):
+                open_named.pop(answers, None)
+            open_unnamed = None
             usage = ev.get("usage")
             used_in: float
             used_out: float
@@ -901,6 +958,7 @@ def _index(
     facts.input_tokens = tokens_in
     facts.output_tokens = tokens_out
     facts.unmetered = unmetered
+    facts.unanswered = first_unanswered(open_named, open_unnamed)
     facts.cost = cost if unpriced is None else None
     facts.unpriced_model = unpriced
     if tail is not None:

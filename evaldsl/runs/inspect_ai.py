@@ -3,7 +3,8 @@
 Takes a decoded `EvalLog` (`version`, `status`, `eval{task, model, …}`, `samples[]`) and
 the id of one of its samples (or none, when the log has exactly one), and gives the
 events of `providers` (format "inspect"). A log with several samples expands into one case
-per sample in a suite, named by the sample's id, the way `each` rows do (`sample_ids`).
+per sample in a suite, named by the sample's id, the way `each` rows do (`sample_ids`), by
+epoch, then by id (`sample_order`).
 
 From the sample's `events` transcript:
 - a `model` event is one step: model from `model`; the answer from
@@ -70,9 +71,31 @@ def sample_ids(log: dict[str, Any]) -> list[str]:
 
 
 def _samples(log: dict[str, Any]) -> list[dict[str, Any]]:
-    """A log's samples: the objects of its `samples` list (none, when it is no list)."""
+    """A log's samples: the objects of its `samples` list (none, when it is no list), in
+    `sample_order`, as a `.eval` archive's are (`inspectzip`): a suite's cases come in one
+    order whichever form of the log it reads, and whatever order they were written in."""
     samples = log.get("samples")
-    return [s for s in samples if isinstance(s, dict)] if isinstance(samples, list) else []
+    if not isinstance(samples, list):
+        return []
+    return sorted((s for s in samples if isinstance(s, dict)), key=sample_order)
+
+
+def sample_order(sample: dict[str, Any]) -> tuple[Any, ...]:
+    """The key samples are ordered by: epoch (1 when not given, as Inspect's), then id:
+    numbers by value before texts (`2` before `10` before `"a"`).
+
+    >>> sorted([{"id": "a"}, {"id": 10, "epoch": 2}, {"id": 10}, {"id": 2}], key=sample_order)
+    [{'id': 2}, {'id': 10}, {'id': 'a'}, {'id': 10, 'epoch': 2}]
+    """
+    epoch = sample.get("epoch")
+    sid = sample.get("id")
+    number = isinstance(sid, int | float) and not isinstance(sid, bool)
+    return (
+        epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else 1,
+        0 if number else 1,
+        sid if number else 0,
+        "" if number else str(sid),
+    )
 
 
 def _sample_key(sample: dict[str, Any]) -> str:

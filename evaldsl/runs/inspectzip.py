@@ -11,8 +11,9 @@ of the log's header and its samples:
   `_journal/start.json` (`version`, `eval`, `plan`) with the status `started`; for the
   first version of the format, `start.json` and `results.json`;
 - the samples: every `samples/*.json` entry, one `EvalSample` each, ordered by epoch and
-  then by id (numbers by value, before texts), so a suite's cases come in one order
-  whatever order the samples were written in.
+  then by id (numbers by value, before texts: `inspect_ai.sample_order`, the order of a
+  JSON log's samples too), so a suite's cases come in one order whatever order the
+  samples were written in.
 
 The `inspect_ai` adapter reads the document as it reads a JSON log, and a suite makes a
 case of each sample.
@@ -37,6 +38,7 @@ import orjson
 
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES
 from evaldsl.language.reading import size_text
+from evaldsl.runs.inspect_ai import sample_order
 from evaldsl.runs.model import RunError, describe, read_bytes
 from evaldsl.runs.providers import Items
 from evaldsl.runs.surrogates import mended_loads
@@ -61,7 +63,7 @@ def read_eval_zip(path: str) -> Items:
         entries = _Entries(archive, path)
         header = entries.header()
         samples = [entries.read(name) for name in archive.namelist() if _SAMPLE.fullmatch(name)]
-    samples.sort(key=_sample_order)
+    samples.sort(key=sample_order)
     return Items(path, [{**header, "samples": samples}], "document")
 
 
@@ -129,17 +131,3 @@ class _Entries:
         if not isinstance(value, dict):
             raise RunError(f"{where} is {describe(value)}, not a JSON object", path=self.path)
         return value
-
-
-def _sample_order(sample: dict[str, Any]) -> tuple[Any, ...]:
-    """Epoch (1 when not given, as Inspect's), then id: numbers by value before texts (`2`
-    before `10` before `"a"`)."""
-    epoch = sample.get("epoch")
-    sid = sample.get("id")
-    number = isinstance(sid, int | float) and not isinstance(sid, bool)
-    return (
-        epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else 1,
-        0 if number else 1,
-        sid if number else 0,
-        "" if number else str(sid),
-    )

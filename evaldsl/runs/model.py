@@ -422,6 +422,35 @@ def decode_document(data: bytes, path: str, *, hint: str | None = None) -> Any:
         raise json_error(exc, data, path, hint=hint) from None
 
 
+#: The first two bytes of a gzip file (RFC 1952, ID1 and ID2).
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def gzip_error(data: bytes, path: str, first_line: int = 1) -> RunError | None:
+    """The `RunError` for a gzip-compressed file (`data` from its line `first_line`: only
+    line 1 can start it), saying how to decompress it; None for any other bytes."""
+    if first_line != 1 or not data.startswith(GZIP_MAGIC):
+        return None
+    return RunError(
+        "this file is gzip-compressed, not JSON text",
+        path=path,
+        line=1,
+        column=1,
+        hint=_gunzip_hint(os.path.basename(path)),
+    )
+
+
+def _gunzip_hint(name: str) -> str:
+    """How to decompress the gzip file `name` into a file evaldsl reads.
+
+    >>> _gunzip_hint("run.jsonl.gz")
+    'decompress it first: `gunzip -k run.jsonl.gz` writes run.jsonl, the file to name'
+    """
+    if name.endswith(".gz") and len(name) > 3:
+        return f"decompress it first: `gunzip -k {name}` writes {name[:-3]}, the file to name"
+    return f"decompress it first (`gunzip -c {name} > trace.json`) and name the file written"
+
+
 def not_utf8_error(data: bytes, path: str, first_line: int = 1) -> RunError | None:
     """The `RunError` for bytes that are not UTF-8 text, at the line and column of the first
     byte that is not (`data` starting at line `first_line` of the file); None when they are.
@@ -430,10 +459,15 @@ def not_utf8_error(data: bytes, path: str, first_line: int = 1) -> RunError | No
 
     >>> not_utf8_error(bytes([91, 0xFF, 93]), "t.json").message
     'this file is not UTF-8 text: byte 0xff is not UTF-8'
+
+    A gzip-compressed file (its first bytes 1f 8b) is said to be one, with how to
+    decompress it: evaldsl reads traces as text and does not decompress them itself.
     """
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as bad:
+        if (gzipped := gzip_error(data, path, first_line)) is not None:
+            return gzipped
         d = not_utf8(path, data, bad, "this file")
         return RunError(
             d.message,
@@ -450,6 +484,8 @@ def json_error(
     exc: orjson.JSONDecodeError, data: bytes, path: str, *, hint: str | None = None
 ) -> RunError:
     """The `RunError` for a decoder error over a whole file's bytes."""
+    if (gzipped := gzip_error(data, path)) is not None:
+        return gzipped
     if "UTF-8" in exc.msg and (bad := not_utf8_error(data, path)) is not None:
         return bad
     source = Source(decode_text(data), path)

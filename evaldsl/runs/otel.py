@@ -147,6 +147,36 @@ def is_flat_span(d: Any) -> bool:
 SHAPES = {"OTLP JSON": is_otlp, "span": is_flat_span}
 
 
+def is_dataframe_span(d: Any) -> bool:
+    """One row of Phoenix's spans DataFrame (`get_spans_dataframe()`) written by pandas
+    (`to_json(orient="records", lines=True)`): a span's fields as flat dotted columns
+    (`context.span_id`, `attributes.llm.output_messages`) beside its `name` or `span_kind`.
+
+    >>> is_dataframe_span({"name": "llm", "context.span_id": "1", "attributes.x": 2})
+    True
+    """
+    return (
+        isinstance(d, dict)
+        and ("name" in d or "span_kind" in d)
+        and any(isinstance(k, str) and k.startswith(("context.", "attributes.")) for k in d)
+    )
+
+
+#: What a Phoenix spans DataFrame is, and how to export its spans as evaldsl reads them.
+#: (Not read as the nested spans are: pandas writes its times as epoch milliseconds by
+#: default, which a span's times cannot be told from, an empty column as null, and the
+#: DataFrame's index, `context.span_id`, not at all.)
+DATAFRAME_SPANS = (
+    "a Phoenix spans DataFrame written by pandas (flat columns such as `context.span_id` "
+    "and `attributes.llm.output_messages`), which evaldsl does not read"
+)
+DATAFRAME_HINT = (
+    "export the spans in Phoenix's span JSON instead, one object a line with `context` and "
+    "`attributes` as objects: the spans Phoenix's client or REST API gives "
+    "(`get_spans`, `GET /v1/projects/{project}/spans`), written with `json.dumps`"
+)
+
+
 def shape_of(d: Any) -> str | None:
     """The OTel shape of one item, or `None`."""
     for name, test in SHAPES.items():
@@ -917,6 +947,9 @@ def _read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
                 ) from None
         elif is_flat_span(item):
             spans.append(_flat_span(item))
+        elif is_dataframe_span(item):
+            where = items.where(index)
+            raise items.error(index, f"{where} is a row of {DATAFRAME_SPANS}", DATAFRAME_HINT)
         else:
             raise items.error(
                 index,

@@ -153,6 +153,7 @@ def read_fields(needs: Needs) -> frozenset[str]:
         fields |= {"callId", "id", "output"}  # results name their calls
     if needs.tokens or needs.cost:
         fields |= {"usage", "tokensIn", "tokensOut", "output"}  # (usage may sit in output)
+        fields |= {"id", "requestId"}  # which request each response answers
     if needs.answers or needs.answer_tail:
         fields.add("output")
     if keep:

@@ -62,6 +62,7 @@ class Summary:
     output_tokens: float | None = None  # whole unless a recording counted fractions
     cost: float | None = None
     cost_note: str | None = None
+    tokens_note: str | None = None  # why tokens are unknown, where it is not "none recorded"
     answers: int | None = None
     first_answer: str | None = None
     last_answer: str | None = None
@@ -139,6 +140,8 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
     tools = tuple(
         ToolSummary(name, trace.call_counts.get(name, 0), args) for name, args in first_args.items()
     )
+    # (a request no response answers: its usage is unknown, and which request it is said)
+    unanswered = trace.why_unrecorded() if trace.unanswered is not None else None
     return attrs.evolve(
         base,
         notes=tuple(notes),
@@ -155,10 +158,13 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         output_tokens=None if trace.usage_unrecorded else trace.output_tokens,
         cost=None if trace.usage_unrecorded else trace.cost,
         cost_note=(
-            "unknown: no response records token usage"
+            f"unknown: {unanswered}"
+            if unanswered is not None
+            else "unknown: no response records token usage"
             if trace.usage_unrecorded
             else _cost_note(trace.unpriced_model, models)
         ),
+        tokens_note=unanswered,
         answers=trace.responses,
         # (an answer the recording left out is unknown, shown so, not "")
         first_answer=_answer(facts, 1),
@@ -314,7 +320,7 @@ def _tool(t: ToolSummary) -> str:
 
 def _tokens(s: Summary) -> str:
     if s.input_tokens is None and s.output_tokens is None:
-        return "none recorded"
+        return f"unknown: {s.tokens_note}" if s.tokens_note else "none recorded"
     i, o = s.input_tokens or 0, s.output_tokens or 0
     return f"{i + o} (input tokens {i}, output tokens {o})"
 
