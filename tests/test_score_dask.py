@@ -198,3 +198,17 @@ def test_an_unreachable_scheduler_exits_2(tmp_path: Path, address: str) -> None:
     assert result.returncode == 2, result.stderr
     assert f"cannot reach the Dask scheduler at {address}: " in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_file_of_a_trace_per_line_with_a_bad_line_scores_as_in_this_process(
+    client: Client, tmp_path: Path
+) -> None:
+    # a bad line is its own trace's error record on the workers too, not the file's
+    good = b'{"trace_id": "t1", "events": [{"type": "tool.call", "name": "search"}]}\n'
+    path = tmp_path / "exported.jsonl"
+    path.write_bytes(good + b"42\n" + good + b'{"events": [')
+    expected = list(score_items(SPEC, items([str(path)])))
+    assert [r["trace"] for r in expected] == [f"{path}:{n}" for n in (1, 2, 3, 4)]
+    assert [r["error"] is None for r in expected] == [True, False, True, False]
+    got = list(cluster.score_on_cluster(client, SPEC, items([str(path)]), batch_size=1))
+    assert got == expected
