@@ -227,6 +227,30 @@ def test_history_over_runs_shows_pass_rates_and_the_assertions_that_flip(tmp_pat
     assert [r["id"] for r in every["runs"]] == [1, 2, 3]
 
 
+def test_a_crashed_case_is_an_error_in_the_flaky_statuses(tmp_path: Path) -> None:
+    # A crashed case records no verdicts: its assertions count as errors, as `diff`
+    # counts them, where they were left out (pass error pass error read as no change).
+    (tmp_path / "ag.py").write_text(
+        "import os\n"
+        "def go(input):\n"
+        "    mode = os.environ['MODE']\n"
+        "    if mode == 'crash':\n"
+        "        raise RuntimeError('crashed')\n"
+        "    return 'hello world' if mode == 'pass' else 'bye'\n"
+    )
+    (tmp_path / "f.eval").write_text(
+        'case "live"\n  run ag:go\n  input {goal: "x"}\n  answer contains "hello"\n'
+    )
+    for mode in ("pass", "fail", "crash", "fail", "pass"):
+        run_evaldsl("run", "f.eval", cwd=tmp_path, env={"MODE": mode})
+    (flaky,) = history_json(tmp_path)["flaky"]
+    statuses = [(s["run"], s["status"]) for s in flaky["statuses"]]
+    assert statuses == [(1, "pass"), (2, "fail"), (3, "error"), (4, "fail"), (5, "pass")]
+    assert (flaky["changes"], flaky["runs"]) == (4, 5)
+    text = run_in(tmp_path, "history").stdout
+    assert "4 changes in 5 runs (pass fail error fail pass)" in text
+
+
 def test_history_of_some_paths_only(tmp_path: Path) -> None:
     db = tmp_path / "h.sqlite"
     run_evaldsl("run", "examples/weather", "examples/research", "--history", str(db))

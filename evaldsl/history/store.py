@@ -658,6 +658,18 @@ class History:
             ).fetchall()
         return [SuiteRow(*row) for row in rows]
 
+    def crashed_cases(self, first: int, last: int) -> set[tuple[str, str, int]]:
+        """The cases that crashed (an error, no verdict) in the runs with an id from
+        `first` to `last`: (suite path, case name, run id) each."""
+        with self._errors():
+            rows = self._db.execute(
+                "SELECT s.path, c.name, c.run_id FROM cases c JOIN suites s ON s.id = c.suite_id "
+                "WHERE c.run_id BETWEEN ? AND ? AND c.error IS NOT NULL "
+                "AND NOT EXISTS (SELECT 1 FROM assertions a WHERE a.case_id = c.id)",
+                (first, last),
+            ).fetchall()
+        return {(row[0], row[1], row[2]) for row in rows}
+
     def statuses(self, first: int, last: int) -> dict[AssertionKey, list[tuple[int, Status]]]:
         """Each assertion's status in each run with an id from `first` to `last`, in run
         order (a run where it was not checked is absent from its list)."""
