@@ -262,6 +262,18 @@ def test_history_of_some_paths_only(tmp_path: Path) -> None:
     assert "no suite under examples/triage" in missing.stderr
 
 
+def test_a_history_path_that_is_a_folder_is_named_so(tmp_path: Path) -> None:
+    # not "no history at DIR: `evaldsl run` records each run there", which it cannot
+    wanted = f"{tmp_path} is a folder, not a history file: name a file with --history PATH"
+    for command in (["history"], ["diff"]):
+        result = run_evaldsl(*command, "--history", str(tmp_path))
+        assert result.returncode == 2
+        assert wanted in result.stderr, result.stderr
+    ran = run_evaldsl("run", str(WEATHER), "--history", str(tmp_path))
+    assert ran.returncode == 0
+    assert f"this run is not in the history: {wanted}" in ran.stderr
+
+
 def test_history_says_clearly_when_there_is_none(tmp_path: Path) -> None:
     result = run_evaldsl("history", "--history", str(tmp_path / "none.sqlite"))
     assert result.returncode == 2

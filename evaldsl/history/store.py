@@ -309,6 +309,12 @@ class History:
         Raises `HistoryError` for a missing file (without `create`), a file that is not a
         SQLite database, a database of a newer evaldsl, or one locked past `LOCK_TIMEOUT`.
         """
+        if path.is_dir():
+            # (with or without `create`: SQLite would say "unable to open database file")
+            raise HistoryError(
+                f"{path} is a folder, not a history file: name a file with --history PATH "
+                f"(e.g. --history {path / 'history.sqlite'})"
+            )
         if not create and not is_regular(path):
             raise HistoryError(
                 f"no history at {path}: `evaldsl run` records each run there "
