@@ -178,8 +178,21 @@ def test_a_crashed_case_regresses_every_assertion_that_passed(tmp_path: Path) ->
         "tokens <= 500",
     ]
     assert all(r[3] == "error" for r in regressed)
-    assert data["regressions"][0]["after"]["message"].startswith("the case did not run: ")
+    assert data["regressions"][0]["after"]["message"].startswith("not run: 1 check error")
     assert data["added"] == data["removed"] == []
+
+
+def test_a_case_not_run_for_its_check_errors_says_so_once(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "p", "before")
+    run_in(project, "run", "agent.eval")
+    suite = project / "agent.eval"
+    suite.write_text(suite.read_text().replace("tokens <= 500", "tokens <= 500\n  tool nope caled"))
+    run_in(project, "run", "agent.eval")
+    data = diff_json(project)
+    message = data["regressions"][0]["after"]["message"]
+    # was "the case did not run: not run: 1 check error"
+    assert message.startswith("not run: ") and "not run: not run" not in message, message
+    assert "did not run: not run" not in run_in(project, "diff").stdout
 
 
 def test_suites_and_cases_one_run_left_out_are_not_compared(tmp_path: Path) -> None:

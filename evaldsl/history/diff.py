@@ -263,7 +263,9 @@ def _verdicts(
     if case is None:
         return {}
     if case.crashed and other is not None:
-        message = f"the case did not run: {case.error}"
+        # (a case's error may say "not run: …" itself: said once)
+        error = case.error or ""
+        message = error if error.startswith("not run") else f"the case did not run: {error}"
         return {
             a.key: AssertionSnapshot(a.key, a.text, "error", message, line=a.line, column=a.column)
             for a in other.assertions
