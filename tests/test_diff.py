@@ -146,6 +146,25 @@ def test_markdown_output(project: Path) -> None:
     assert "### Other status changes" not in md  # no empty sections
 
 
+def test_the_markdown_heading_is_no_tick_when_the_score_fell(tmp_path: Path) -> None:
+    # every assertion rewritten, all failing now: nothing regressed (no assertion is the
+    # same), and the heading said ✅ over a score that went from 0.5 to 0
+    project = checkout(tmp_path / "p", "before")
+    suite = project / "s.eval"
+    case = 'case "forecast"\n  cassette "cassettes/forecast.jsonl"\n'
+    suite.write_text(case + '  answer contains "umbrella"\n  tokens <= 1\n')
+    run_in(project, "run", "s.eval")
+    suite.write_text(case + '  answer contains "zzz"\n  steps <= 0\n')
+    run_in(project, "run", "s.eval")
+    data = diff_json(project)
+    assert data["regressions"] == []
+    md = run_in(project, "diff", "--format", "markdown").stdout
+    assert md.startswith("## ⚠️ evaldsl diff: run 1 ("), md
+    assert "score 0.500 → 0.000" in md
+    same = run_in(project, "diff", "last", "last", "--format", "markdown").stdout
+    assert same.startswith("## ✅ evaldsl diff:"), same
+
+
 def test_fail_on_regression(project: Path) -> None:
     assert run_in(project, "diff", "--fail-on-regression").returncode == 1
     assert run_in(project, "diff").returncode == 0

@@ -431,9 +431,23 @@ def _by_case(metrics: tuple[MetricChange, ...]) -> list[tuple[tuple[str, str], l
     return list(groups.items())
 
 
+def heading_mark(d: RunDiff) -> str:
+    """The Markdown heading's mark, from the whole picture: ❌ when an assertion regressed;
+    ⚠️ when none did but the score or pass rate fell, or an added assertion fails or errors
+    (a suite rewritten so that no assertion is the same regresses nothing, and may fail
+    everywhere); ✅ otherwise."""
+    if d.regressions:
+        return "❌"
+    score_a, rate_a, score_b, rate_b = d.compared
+    new_failures = any(
+        c.after is not None and c.after.status in ("fail", "error") for c in d.of("added")
+    )
+    return "⚠️" if score_b < score_a or rate_b < rate_a or new_failures else "✅"
+
+
 def render_markdown(d: RunDiff) -> str:
     """The diff as Markdown, for a pull-request comment."""
-    mark = "❌" if d.regressions else "✅"
+    mark = heading_mark(d)
     out = [
         f"## {mark} evaldsl diff: {cell(describe_run(d.before))} → {cell(describe_run(d.after))}",
         "",
