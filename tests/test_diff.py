@@ -235,6 +235,27 @@ def test_suites_and_cases_one_run_left_out_are_not_compared(tmp_path: Path) -> N
     assert "only one run selected" in text
 
 
+def test_json_reports_record_the_selection_and_diff_reads_it(tmp_path: Path) -> None:
+    # the cases -k left out were listed as removed between two --json reports (the
+    # history's same runs said "not compared")
+    every, some = str(tmp_path / "every.json"), str(tmp_path / "some.json")
+    run_evaldsl("run", "examples/weather", "--no-history", "--json", every)
+    run_evaldsl("run", "examples/weather", "-k", "Tokyo", "--no-history", "--json", some)
+    assert "selection" not in read_json(Path(every))
+    assert read_json(Path(some))["selection"] == "Tokyo"
+    data = json.loads(run_evaldsl("diff", every, some, "--format", "json").stdout)
+    assert data["summary"]["removed"] == 0 and data["cases_not_compared"] > 0
+    text = run_evaldsl("diff", every, some).stdout
+    assert "-k 'Tokyo'" in text.splitlines()[0] and "only one run selected" in text
+    # a selection that is not text is a clear error naming the field
+    bad = read_json(Path(some))
+    bad["selection"] = 3
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    refused = run_evaldsl("diff", every, str(tmp_path / "bad.json"))
+    assert refused.returncode == 2
+    assert "bad.json: not a valid JSON report: selection: not text" in refused.stderr
+
+
 def test_runs_that_share_no_suite_are_nothing_to_compare(tmp_path: Path) -> None:
     a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
     run_evaldsl("run", "examples/weather", "--no-history", "--json", a)

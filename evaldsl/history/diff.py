@@ -301,9 +301,10 @@ def _metric_changes(a: CaseSnapshot, b: CaseSnapshot, min_change: float) -> Iter
 
 
 def describe_run(run: RunSnapshot) -> str:
-    """`run 5 (2026-11-29 10:05:13, 1ef93a9+)`, or a report file's path."""
+    """`run 5 (2026-11-29 10:05:13, 1ef93a9+)`, or a report file's path (`r.json (-k 'x')`
+    when its cases were chosen)."""
     if run.run_id is None:
-        return run.label
+        return f"{run.label} (-k {run.selection!r})" if run.selection else run.label
     details = [when(run.started_at or "")] if run.started_at else []
     details.append(commit_label(run.commit, run.dirty))
     if run.selection:
