@@ -146,6 +146,25 @@ def test_markdown_output(project: Path) -> None:
     assert "### Other status changes" not in md  # no empty sections
 
 
+def test_the_markdown_heading_is_no_tick_when_the_score_fell(tmp_path: Path) -> None:
+    # every assertion rewritten, all failing now: nothing regressed (no assertion is the
+    # same), and the heading said ✅ over a score that went from 0.5 to 0
+    project = checkout(tmp_path / "p", "before")
+    suite = project / "s.eval"
+    case = 'case "forecast"\n  cassette "cassettes/forecast.jsonl"\n'
+    suite.write_text(case + '  answer contains "umbrella"\n  tokens <= 1\n')
+    run_in(project, "run", "s.eval")
+    suite.write_text(case + '  answer contains "zzz"\n  steps <= 0\n')
+    run_in(project, "run", "s.eval")
+    data = diff_json(project)
+    assert data["regressions"] == []
+    md = run_in(project, "diff", "--format", "markdown").stdout
+    assert md.startswith("## ⚠️ evaldsl diff: run 1 ("), md
+    assert "score 0.500 → 0.000" in md
+    same = run_in(project, "diff", "last", "last", "--format", "markdown").stdout
+    assert same.startswith("## ✅ evaldsl diff:"), same
+
+
 def test_fail_on_regression(project: Path) -> None:
     assert run_in(project, "diff", "--fail-on-regression").returncode == 1
     assert run_in(project, "diff").returncode == 0
@@ -178,8 +197,21 @@ def test_a_crashed_case_regresses_every_assertion_that_passed(tmp_path: Path) ->
         "tokens <= 500",
     ]
     assert all(r[3] == "error" for r in regressed)
-    assert data["regressions"][0]["after"]["message"].startswith("the case did not run: ")
+    assert data["regressions"][0]["after"]["message"].startswith("not run: 1 check error")
     assert data["added"] == data["removed"] == []
+
+
+def test_a_case_not_run_for_its_check_errors_says_so_once(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "p", "before")
+    run_in(project, "run", "agent.eval")
+    suite = project / "agent.eval"
+    suite.write_text(suite.read_text().replace("tokens <= 500", "tokens <= 500\n  tool nope caled"))
+    run_in(project, "run", "agent.eval")
+    data = diff_json(project)
+    message = data["regressions"][0]["after"]["message"]
+    # was "the case did not run: not run: 1 check error"
+    assert message.startswith("not run: ") and "not run: not run" not in message, message
+    assert "did not run: not run" not in run_in(project, "diff").stdout
 
 
 def test_suites_and_cases_one_run_left_out_are_not_compared(tmp_path: Path) -> None:
@@ -201,6 +233,27 @@ def test_suites_and_cases_one_run_left_out_are_not_compared(tmp_path: Path) -> N
     text = run_evaldsl("diff", "--history", db).stdout
     assert "-k 'Tokyo'" in text.splitlines()[0]
     assert "only one run selected" in text
+
+
+def test_json_reports_record_the_selection_and_diff_reads_it(tmp_path: Path) -> None:
+    # the cases -k left out were listed as removed between two --json reports (the
+    # history's same runs said "not compared")
+    every, some = str(tmp_path / "every.json"), str(tmp_path / "some.json")
+    run_evaldsl("run", "examples/weather", "--no-history", "--json", every)
+    run_evaldsl("run", "examples/weather", "-k", "Tokyo", "--no-history", "--json", some)
+    assert "selection" not in read_json(Path(every))
+    assert read_json(Path(some))["selection"] == "Tokyo"
+    data = json.loads(run_evaldsl("diff", every, some, "--format", "json").stdout)
+    assert data["summary"]["removed"] == 0 and data["cases_not_compared"] > 0
+    text = run_evaldsl("diff", every, some).stdout
+    assert "-k 'Tokyo'" in text.splitlines()[0] and "only one run selected" in text
+    # a selection that is not text is a clear error naming the field
+    bad = read_json(Path(some))
+    bad["selection"] = 3
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    refused = run_evaldsl("diff", every, str(tmp_path / "bad.json"))
+    assert refused.returncode == 2
+    assert "bad.json: not a valid JSON report: selection: not text" in refused.stderr
 
 
 def test_runs_that_share_no_suite_are_nothing_to_compare(tmp_path: Path) -> None:

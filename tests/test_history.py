@@ -227,6 +227,30 @@ def test_history_over_runs_shows_pass_rates_and_the_assertions_that_flip(tmp_pat
     assert [r["id"] for r in every["runs"]] == [1, 2, 3]
 
 
+def test_a_crashed_case_is_an_error_in_the_flaky_statuses(tmp_path: Path) -> None:
+    # A crashed case records no verdicts: its assertions count as errors, as `diff`
+    # counts them, where they were left out (pass error pass error read as no change).
+    (tmp_path / "ag.py").write_text(
+        "import os\n"
+        "def go(input):\n"
+        "    mode = os.environ['MODE']\n"
+        "    if mode == 'crash':\n"
+        "        raise RuntimeError('crashed')\n"
+        "    return 'hello world' if mode == 'pass' else 'bye'\n"
+    )
+    (tmp_path / "f.eval").write_text(
+        'case "live"\n  run ag:go\n  input {goal: "x"}\n  answer contains "hello"\n'
+    )
+    for mode in ("pass", "fail", "crash", "fail", "pass"):
+        run_evaldsl("run", "f.eval", cwd=tmp_path, env={"MODE": mode})
+    (flaky,) = history_json(tmp_path)["flaky"]
+    statuses = [(s["run"], s["status"]) for s in flaky["statuses"]]
+    assert statuses == [(1, "pass"), (2, "fail"), (3, "error"), (4, "fail"), (5, "pass")]
+    assert (flaky["changes"], flaky["runs"]) == (4, 5)
+    text = run_in(tmp_path, "history").stdout
+    assert "4 changes in 5 runs (pass fail error fail pass)" in text
+
+
 def test_history_of_some_paths_only(tmp_path: Path) -> None:
     db = tmp_path / "h.sqlite"
     run_evaldsl("run", "examples/weather", "examples/research", "--history", str(db))
@@ -236,6 +260,18 @@ def test_history_of_some_paths_only(tmp_path: Path) -> None:
     missing = run_evaldsl("history", "examples/triage", "--history", str(db))
     assert missing.returncode == 2
     assert "no suite under examples/triage" in missing.stderr
+
+
+def test_a_history_path_that_is_a_folder_is_named_so(tmp_path: Path) -> None:
+    # not "no history at DIR: `evaldsl run` records each run there", which it cannot
+    wanted = f"{tmp_path} is a folder, not a history file: name a file with --history PATH"
+    for command in (["history"], ["diff"]):
+        result = run_evaldsl(*command, "--history", str(tmp_path))
+        assert result.returncode == 2
+        assert wanted in result.stderr, result.stderr
+    ran = run_evaldsl("run", str(WEATHER), "--history", str(tmp_path))
+    assert ran.returncode == 0
+    assert f"this run is not in the history: {wanted}" in ran.stderr
 
 
 def test_history_says_clearly_when_there_is_none(tmp_path: Path) -> None:

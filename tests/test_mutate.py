@@ -468,3 +468,28 @@ def test_a_case_with_a_check_error_is_said_once_in_words(tmp_path: Path) -> None
     assert "c: not mutated: not run: 1 check error (first: " in text
     assert "not run: not run:" not in text
     assert "the suite has 1 error: `evaldsl check` shows them" in text
+
+
+def test_a_case_whose_assertions_were_all_skipped_is_not_mutated(tmp_path: Path) -> None:
+    # judge-only without a judge: nothing is tested, where its 10 mutants counted as
+    # survivors (score 0.00) and pulled the overall score down
+    cassette = EXAMPLES / "weather" / "cassettes" / "xiamen.jsonl"
+    suite = tmp_path / "m.eval"
+    suite.write_text(
+        f'case "judgeonly"\n  cassette "{cassette}"\n  answer judged "nice" >= 0.5\n'
+        f'case "counted"\n  cassette "{cassette}"\n  tool get_weather called once\n'
+    )
+    result = run_evaldsl("mutate", str(suite), "--format", "json")
+    judged, counted = json.loads(result.stdout)["suites"][0]["cases"]
+    assert (judged["mutated"], judged["total"]) == (False, 0)
+    assert judged["reason"].startswith("every assertion was skipped on its own recording")
+    assert counted["mutated"] and counted["total"] > 0
+    text = run_evaldsl("mutate", str(suite)).stdout
+    assert "  judgeonly: not mutated: every assertion was skipped" in text
+    assert f": {counted['killed']} of {counted['total']} mutants killed (seed 0" in text
+    assert "judge assertions were skipped (--judge live asks" in text
+
+
+def test_the_judge_note_only_when_an_assertion_was_skipped() -> None:
+    text = run_evaldsl("mutate", "examples/research/research.eval").stdout
+    assert "judge assertions were skipped" not in text

@@ -646,3 +646,16 @@ def test_with_autoloading_off_dash_p_still_turns_it_on(
     project.makeini("[pytest]\n")  # no pytest-asyncio option: that plugin is not loaded now
     project.runpytest("-p", "evaldsl").assert_outcomes(passed=3, failed=1)
     assert project.runpytest().ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_the_failure_header_says_errored_for_an_errored_assertion() -> None:
+    from evaldsl.runner.results import AssertionResult
+    from evaldsl.tools.pytest_collect import bad_counts
+
+    def made(status: Any) -> AssertionResult:
+        return AssertionResult("steps < 3", "s.eval", 1, 1, status, "")
+
+    # was "1 of 1 assertions failed" for an assertion that errored
+    assert bad_counts([made("error")]) == "1 of 1 assertions errored"
+    assert bad_counts([made("fail"), made("error")]) == "1 of 2 assertions failed, 1 errored"
+    assert bad_counts([made("fail"), made("pass")]) == "1 of 2 assertions failed"

@@ -208,10 +208,11 @@ def test_an_anthropic_message_line_is_one_llm_call() -> None:
         (b'{"events": [1, }', "<stdin>:5:16: invalid JSON"),
         (
             b'"traces/a.json"',
-            "<stdin>:5:1: cannot tell what kind of trace this line holds (a string)",
+            "<stdin>:5:1: this line holds a string, not a trace: each line holds one trace, "
+            "a JSON object",
         ),
         (b'{"name": "x"}', "<stdin>:5:1: nothing in `<stdin>:5` is a recognised trace or state"),
-        (b"42", "(a number)"),
+        (b"42", "<stdin>:5:1: this line holds a number, not a trace: each line holds one trace"),
         (b'{"status": "weird"}', "<stdin>:5:1: "),
         # found by the index, after reading: still the input's line, not `<stdin>:5:1:1`
         (
@@ -672,6 +673,39 @@ def test_a_file_of_a_trace_per_line_is_scored_as_its_pipe_is(tmp_path: Path) -> 
     first, third = (json.loads(line) for line in result.stdout.splitlines()[:2])
     assert (first["trace"], first["error"]) == (f"{mixed}:1", None)
     assert third["trace"] == f"{mixed}:3" and f"{mixed}:3:1:" in third["error"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        # a last line cut short, as an exporter killed mid-write leaves it
+        (b'{"trace_id": "t9", "events": [{"type": "tool.ca', ":4:48: invalid JSON: "),
+        # a line that is no object: what a line must be, not "not an event object"
+        (b"42", ":4:1: this line holds a number, not a trace: each line holds one trace"),
+    ],
+)
+def test_one_bad_line_of_a_file_of_a_trace_per_line_costs_its_trace_only(
+    tmp_path: Path, bad: bytes, error: str
+) -> None:
+    good = b'{"trace_id": "t1", "events": ' + SEARCH + b"}\n"
+    data = good + b"\n" + good + bad + b"\n" + good
+    path = tmp_path / "exported.jsonl"
+    path.write_bytes(data)
+    checks = str(ROOT / "examples-production" / "checks.eval")
+    piped = run_with_stdin(["score", checks, "-", "--format", "jsonl"], data)
+    through_pipe = [json.loads(line) for line in piped.stdout.splitlines()]
+    for jobs in ("1", "2"):
+        named = run_evaldsl("score", checks, str(path), "-j", jobs, "--format", "jsonl")
+        records = [json.loads(line) for line in named.stdout.splitlines()]
+        assert [r["trace"] for r in records[:-1]] == [f"{path}:{n}" for n in (1, 3, 4, 5)]
+        assert [r.get("statuses") for r in records] == [r.get("statuses") for r in through_pipe]
+        counts = ("traces", "passed", "failed", "unreadable", "mean_score")
+        summary, piped_summary = records[-1]["summary"], through_pipe[-1]["summary"]
+        assert [summary[k] for k in counts] == [piped_summary[k] for k in counts]
+        assert (summary["traces"], summary["unreadable"]) == (4, 1)
+        assert records[2]["error"].startswith(f"{path}{error}"), records[2]["error"]
+        assert through_pipe[2]["error"].startswith(f"<stdin>{error}")
+        assert named.returncode == piped.returncode == 1
 
 
 def run_with_stdin(args: list[str], data: bytes) -> subprocess.CompletedProcess[bytes]:

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +27,7 @@ import evaldsl
 import evaldsl.dask
 from evaldsl.score import ProgramSpec, cluster, items, score_items
 from evaldsl.score.scoring import TraceRecord
-from tests.clitools import run_evaldsl
+from tests.clitools import ROOT, run_evaldsl
 from tests.score_traces import PROGRAM, write_traces
 
 SPEC = ProgramSpec(PROGRAM, "checks.eval")
@@ -198,3 +202,91 @@ def test_an_unreachable_scheduler_exits_2(tmp_path: Path, address: str) -> None:
     assert result.returncode == 2, result.stderr
     assert f"cannot reach the Dask scheduler at {address}: " in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_file_of_a_trace_per_line_with_a_bad_line_scores_as_in_this_process(
+    client: Client, tmp_path: Path
+) -> None:
+    # a bad line is its own trace's error record on the workers too, not the file's
+    good = b'{"trace_id": "t1", "events": [{"type": "tool.call", "name": "search"}]}\n'
+    path = tmp_path / "exported.jsonl"
+    path.write_bytes(good + b"42\n" + good + b'{"events": [')
+    expected = list(score_items(SPEC, items([str(path)])))
+    assert [r["trace"] for r in expected] == [f"{path}:{n}" for n in (1, 2, 3, 4)]
+    assert [r["error"] is None for r in expected] == [True, False, True, False]
+    got = list(cluster.score_on_cluster(client, SPEC, items([str(path)]), batch_size=1))
+    assert got == expected
+
+
+DASK_SCHEDULER = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+#: The client gives up reconnecting after this (`distributed.comm.timeouts.connect`).
+QUICK = {"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s", "NO_COLOR": "1"}
+
+
+def test_a_scheduler_lost_mid_run_ends_the_command_with_exit_2_and_closed_output(
+    traces: Path, tmp_path: Path
+) -> None:
+    # A scheduler of its own, in a process this test kills; the command waited for good
+    # (as_completed on tasks that would never finish) with its output cut mid-array.
+    env = {**os.environ, **QUICK, "PYTHONPATH": str(ROOT)}
+    started: list[subprocess.Popen[str]] = []
+    try:
+        scheduler = subprocess.Popen(
+            [*DASK_SCHEDULER, "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        started.append(scheduler)
+        address = scheduler_address(scheduler)
+        worker = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads"]
+        started.append(
+            subprocess.Popen([*worker, "1", "--no-dashboard"], stderr=subprocess.DEVNULL, env=env)
+        )
+        with Client(address, timeout=30) as watcher:
+            watcher.wait_for_workers(1, timeout=30)
+        program = tmp_path / "checks.eval"
+        program.write_text(PROGRAM)
+        dask = ["--dask", address]
+        command = [sys.executable, "-m", "evaldsl.tools.cli", "score", str(program)]
+        log = tmp_path / "stderr.txt"
+        with log.open("w") as stderr:
+            score = subprocess.Popen(
+                [*command, str(traces), "--format", "json", "--batch-size", "5", *dask],
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                env=env,
+            )
+        started.append(score)
+        assert score.stdout is not None
+        head = [score.stdout.readline() for _ in range(60)]  # records come: kill mid-run
+        scheduler.kill()
+        rest: list[str] = []  # read to its end in a thread: the command hung here
+        reader = threading.Thread(target=lambda: rest.append(score.stdout.read()), daemon=True)
+        reader.start()
+        reader.join(timeout=40)
+        assert rest, "the command still runs 40 s after its scheduler was killed"
+        score.wait(timeout=10)
+        err = log.read_text()
+    finally:
+        for process in started:
+            process.kill()
+            process.wait()
+    assert score.returncode == 2, err
+    document = json.loads("".join(head) + rest[0])  # closed: a whole document
+    scored = len(document["traces"])
+    assert 0 < scored < COUNT
+    assert document["summary"]["traces"] == scored
+    assert f"the run stopped after {scored:,} traces: SchedulerLost: lost the connection" in err
+
+
+def scheduler_address(scheduler: subprocess.Popen[str]) -> str:
+    """The address a `dask scheduler --port 0` says it listens at."""
+    assert scheduler.stderr is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = re.search(r"Scheduler at:\s+(\S+)", scheduler.stderr.readline())
+        if found:
+            return found.group(1)
+    raise AssertionError("the scheduler never said where it listens")

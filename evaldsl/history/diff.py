@@ -263,7 +263,9 @@ def _verdicts(
     if case is None:
         return {}
     if case.crashed and other is not None:
-        message = f"the case did not run: {case.error}"
+        # (a case's error may say "not run: …" itself: said once)
+        error = case.error or ""
+        message = error if error.startswith("not run") else f"the case did not run: {error}"
         return {
             a.key: AssertionSnapshot(a.key, a.text, "error", message, line=a.line, column=a.column)
             for a in other.assertions
@@ -299,9 +301,10 @@ def _metric_changes(a: CaseSnapshot, b: CaseSnapshot, min_change: float) -> Iter
 
 
 def describe_run(run: RunSnapshot) -> str:
-    """`run 5 (2026-11-29 10:05:13, 1ef93a9+)`, or a report file's path."""
+    """`run 5 (2026-11-29 10:05:13, 1ef93a9+)`, or a report file's path (`r.json (-k 'x')`
+    when its cases were chosen)."""
     if run.run_id is None:
-        return run.label
+        return f"{run.label} (-k {run.selection!r})" if run.selection else run.label
     details = [when(run.started_at or "")] if run.started_at else []
     details.append(commit_label(run.commit, run.dirty))
     if run.selection:
@@ -429,9 +432,23 @@ def _by_case(metrics: tuple[MetricChange, ...]) -> list[tuple[tuple[str, str], l
     return list(groups.items())
 
 
+def heading_mark(d: RunDiff) -> str:
+    """The Markdown heading's mark, from the whole picture: ❌ when an assertion regressed;
+    ⚠️ when none did but the score or pass rate fell, or an added assertion fails or errors
+    (a suite rewritten so that no assertion is the same regresses nothing, and may fail
+    everywhere); ✅ otherwise."""
+    if d.regressions:
+        return "❌"
+    score_a, rate_a, score_b, rate_b = d.compared
+    new_failures = any(
+        c.after is not None and c.after.status in ("fail", "error") for c in d.of("added")
+    )
+    return "⚠️" if score_b < score_a or rate_b < rate_a or new_failures else "✅"
+
+
 def render_markdown(d: RunDiff) -> str:
     """The diff as Markdown, for a pull-request comment."""
-    mark = "❌" if d.regressions else "✅"
+    mark = heading_mark(d)
     out = [
         f"## {mark} evaldsl diff: {cell(describe_run(d.before))} → {cell(describe_run(d.after))}",
         "",

@@ -276,7 +276,10 @@ def snapshot_of_json(data: dict[str, Any], *, label: str, where: str = "report")
         diagnostics = reader.items(obj, "diagnostics", at)
         errors = sum(1 for d in diagnostics if isinstance(d, dict) and d.get("severity") == "error")
         suites.append(SuiteSnapshot(path, reader.text(obj, "name", at), tuple(cases), errors))
-    return RunSnapshot(label, tuple(suites))
+    selection = data.get("selection")
+    if selection is not None and not isinstance(selection, str):
+        raise reader.error("selection", "not text (the `-k` pattern that chose the cases)")
+    return RunSnapshot(label, tuple(suites), selection=selection)
 
 
 def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) -> CaseSnapshot:

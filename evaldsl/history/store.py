@@ -309,6 +309,12 @@ class History:
         Raises `HistoryError` for a missing file (without `create`), a file that is not a
         SQLite database, a database of a newer evaldsl, or one locked past `LOCK_TIMEOUT`.
         """
+        if path.is_dir():
+            # (with or without `create`: SQLite would say "unable to open database file")
+            raise HistoryError(
+                f"{path} is a folder, not a history file: name a file with --history PATH "
+                f"(e.g. --history {path / 'history.sqlite'})"
+            )
         if not create and not is_regular(path):
             raise HistoryError(
                 f"no history at {path}: `evaldsl run` records each run there "
@@ -657,6 +663,18 @@ class History:
                 (first, last),
             ).fetchall()
         return [SuiteRow(*row) for row in rows]
+
+    def crashed_cases(self, first: int, last: int) -> set[tuple[str, str, int]]:
+        """The cases that crashed (an error, no verdict) in the runs with an id from
+        `first` to `last`: (suite path, case name, run id) each."""
+        with self._errors():
+            rows = self._db.execute(
+                "SELECT s.path, c.name, c.run_id FROM cases c JOIN suites s ON s.id = c.suite_id "
+                "WHERE c.run_id BETWEEN ? AND ? AND c.error IS NOT NULL "
+                "AND NOT EXISTS (SELECT 1 FROM assertions a WHERE a.case_id = c.id)",
+                (first, last),
+            ).fetchall()
+        return {(row[0], row[1], row[2]) for row in rows}
 
     def statuses(self, first: int, last: int) -> dict[AssertionKey, list[tuple[int, Status]]]:
         """Each assertion's status in each run with an id from `first` to `last`, in run

@@ -112,9 +112,10 @@ def trends(history: History, *, last: int = DEFAULT_WINDOW, paths: Sequence[str]
         for row in history.suite_rows(first, final):
             if in_paths(row.path, filters):
                 suites.setdefault(row.path, []).append(row)
+        crashed = history.crashed_cases(first, final)
         for key, statuses in history.statuses(first, final).items():
             if in_paths(key.suite, filters):
-                item = Flaky(key, tuple(statuses))
+                item = Flaky(key, with_crashes(key, statuses, crashed, runs))
                 if item.changes:
                     flaky.append(item)
     flaky.sort(key=lambda f: (-f.changes, f.key))
@@ -130,6 +131,22 @@ def trends(history: History, *, last: int = DEFAULT_WINDOW, paths: Sequence[str]
         tuple(flaky),
         bool(filters),
     )
+
+
+def with_crashes(
+    key: AssertionKey,
+    statuses: list[tuple[int, Status]],
+    crashed: set[tuple[str, str, int]],
+    runs: Sequence[RunInfo],
+) -> tuple[tuple[int, Status], ...]:
+    """An assertion's statuses with an `error` in each run where its case crashed: such
+    a case has no verdicts recorded, and every assertion of a crashed case is an error
+    (as the runner scores it, and `diff` compares it), so pass → crash → pass is flaky."""
+    found = dict(statuses)
+    for run in runs:
+        if run.id not in found and (key.suite, key.case, run.id) in crashed:
+            found[run.id] = "error"
+    return tuple(sorted(found.items()))
 
 
 # ---- text ----------------------------------------------------------------------------------

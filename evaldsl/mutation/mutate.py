@@ -26,6 +26,7 @@ import attrs
 
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.judge.protocol import Judge
+from evaldsl.language.verdicts import Status, all_skipped
 from evaldsl.mutation.mutants import Mutant, MutantKind, mutants
 from evaldsl.runner.cases import selected
 from evaldsl.runner.produce import produce_run
@@ -38,6 +39,11 @@ from evaldsl.suites.files import shown_missing
 DEFAULT_MAX_MUTANTS = 50
 #: The `version` of the JSON `evaldsl mutate --format json` prints.
 JSON_VERSION = 1
+
+#: The statuses by which a mutant is noticed.
+BAD = ("fail", "error")
+#: Why every assertion of a case can be skipped here.
+ALL_SKIPPED_WHY = "judge assertions, not judged"
 
 LIVE_REASON = "a live target: mutate reads recorded runs only (live targets are out of scope)"
 
@@ -71,6 +77,7 @@ class CaseMutation:
     results: tuple[MutantResult, ...] = ()
     candidates: int = 0  # mutants there were before the bound picked `results`
     not_mutated: str | None = None  # the reason, when it was not
+    skipped: bool = False  # an assertion was skipped on its recording (a judge, off)
 
     @property
     def killed(self) -> int:
@@ -185,24 +192,41 @@ def mutate_case(
         run = produce_run(case, suite)
         events = list(run.events) if run.events is not None else None
         original = attrs.evolve(run, events=events)
-        noticed = _noticed(case, original)
+        statuses = _statuses(case, original)
     except RunError as err:
         return CaseMutation(case.name, not_mutated=f"its run cannot be read: {err}")
+    skipped = "skip" in statuses
+    if all_skipped(statuses):
+        # (nothing is tested: no mutant could be noticed, and counting each as a survivor
+        # would pull the score down for what the suite never checked)
+        return CaseMutation(
+            case.name,
+            not_mutated=f"every assertion was skipped on its own recording ({ALL_SKIPPED_WHY}): "
+            "nothing is tested, so no mutant could be noticed",
+            skipped=True,
+        )
+    noticed = tuple(a.text for a, s in zip(case.assertions, statuses, strict=True) if s in BAD)
     if noticed:
         return CaseMutation(
             case.name,
             not_mutated=f"it fails on its own recording ({len(noticed)} of "
             f"{len(case.assertions)} assertions fail or error): mutants are measured "
             "against a passing case",
+            skipped=skipped,
         )
     if events is None and run.state is None:
-        return CaseMutation(case.name, not_mutated="its run has no events and no state to mutate")
+        return CaseMutation(
+            case.name,
+            not_mutated="its run has no events and no state to mutate",
+            skipped=skipped,
+        )
     candidates = mutants(events, run.state, seed=seed)
     picked = _pick(candidates, max_mutants, f"{seed}:{suite.path}:{case.name}")
     return CaseMutation(
         case.name,
         tuple(_check(case, original, m) for m in picked),
         candidates=len(candidates),
+        skipped=skipped,
     )
 
 
@@ -226,8 +250,15 @@ def _check(case: Case, original: Run, mutant: Mutant) -> MutantResult:
 
 def _noticed(case: Case, run: Run) -> tuple[str, ...]:
     """The assertions that fail or error on `run`, checked as the runner checks a case."""
+    return tuple(
+        a.text for a, s in zip(case.assertions, _statuses(case, run), strict=True) if s in BAD
+    )
+
+
+def _statuses(case: Case, run: Run) -> list[Status]:
+    """Each assertion's status on `run`, checked as the runner checks a case."""
     facts = index_run(run, case.needs)
-    return tuple(a.text for a in case.assertions if evaluate(a, facts).status in ("fail", "error"))
+    return [evaluate(a, facts).status for a in case.assertions]
 
 
 def mutate_suites(
@@ -289,7 +320,7 @@ def render_text(report: MutationReport) -> str:
     )
     if live:
         out.append("live targets are out of scope: mutate reads recorded runs only")
-    if report.judge == "off":
+    if report.judge == "off" and any(c.skipped for s in report.suites for c in s.cases):
         out.append("judge assertions were skipped (--judge live asks the judge of each mutant)")
     return "\n".join(out) + "\n"
 

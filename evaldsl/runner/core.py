@@ -245,9 +245,9 @@ def run_suites(
             else:
                 _run_serial(work, results, on_case)
     except KeyboardInterrupt:
-        report = _report(suites, results, own, started, interrupted=True)
+        report = _report(suites, results, own, started, options.select, interrupted=True)
         raise RunInterrupted(report) from None
-    return _report(suites, results, own, started)
+    return _report(suites, results, own, started, options.select)
 
 
 def check_arguments(suites: object, options: object) -> None:
@@ -366,6 +366,7 @@ def _report(
     results: Results,
     own: Own,
     started: float,
+    selection: str | None,
     *,
     interrupted: bool = False,
 ) -> Report:
@@ -382,7 +383,7 @@ def _report(
             )
         )
     duration_ms = (time.perf_counter() - started) * 1000
-    return Report(tuple(suite_results), duration_ms, interrupted=interrupted)
+    return Report(tuple(suite_results), duration_ms, interrupted=interrupted, selection=selection)
 
 
 def _diagnostics(suite: Suite, own: Own) -> tuple[Diagnostic, ...]:

@@ -219,11 +219,13 @@ class SuiteResult:
 @attrs.frozen
 class Report:
     """A whole `evaldsl run`: every suite, and the totals. `interrupted`: Ctrl-C stopped
-    it, and only the cases that finished are in it."""
+    it, and only the cases that finished are in it. `selection`: the `-k` pattern that
+    chose the cases, if one did."""
 
     suites: tuple[SuiteResult, ...]
     duration_ms: float
     interrupted: bool = False
+    selection: str | None = None
 
     @property
     def cases(self) -> list[CaseResult]:
@@ -250,6 +252,10 @@ class Report:
         }
         if self.interrupted:
             shape["interrupted"] = True
+        if self.selection is not None:
+            # (a key of its own, present when set, as `interrupted`: a version 1 report
+            # without it is still read, as a run that selected every case)
+            shape["selection"] = self.selection
         return shape
 
 

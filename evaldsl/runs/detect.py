@@ -241,6 +241,11 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
         lines = _head_lines(path)
         if len(lines) > 1 or named_lines:
             values = [v for v, _ in lines]
+            if values and holds_a_trace(values[0]):
+                # Known from the first line, before any later one is read: a bad line
+                # further on is that line's own trace's problem, never the file's (`score`
+                # reads the file a trace per line, as it reads the same lines piped).
+                raise trace_per_line(path)
             if _event_types(values):
                 for value, at in lines:
                     if not isinstance(value, dict):
@@ -515,13 +520,7 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
     if items.container == "jsonl" and holds_a_trace(items.values[0] if items.values else None):
         # (an exporter's file, one `{"trace_id", "events"}` per line: no event's line,
         # and no OpenAI body either, as the signatures would have it)
-        raise TracePerLine(
-            f"`{name}` holds one trace per line (an object with an `events` list), where a "
-            "recording holds one event per line",
-            path=items.path,
-            hint=f"`evaldsl score PROGRAM {name}` scores each line as a trace; to check or "
-            "inspect one, save its line as a `.json` file",
-        )
+        raise trace_per_line(items.path)
     try:
         found = candidates(items)
     except UNEXPECTED as exc:  # a value of a type a format's signature did not test for
@@ -567,6 +566,19 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
 class TracePerLine(RunError):
     """A JSON-lines file each line of which is a whole trace, not one event (`score`
     reads it one trace per line, as it reads standard input)."""
+
+
+def trace_per_line(path: str) -> TracePerLine:
+    """The error of a JSON-lines file whose first line is a whole trace, read as one
+    recording (`score` catches it and reads the file a trace per line)."""
+    name = path.rsplit("/", 1)[-1]
+    return TracePerLine(
+        f"`{name}` holds one trace per line (an object with an `events` list), where a "
+        "recording holds one event per line",
+        path=path,
+        hint=f"`evaldsl score PROGRAM {name}` scores each line as a trace; to check or "
+        "inspect one, save its line as a `.json` file",
+    )
 
 
 def holds_a_trace(value: Any) -> bool:

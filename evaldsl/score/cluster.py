@@ -55,6 +55,8 @@ from evaldsl.score.summary import DEFAULT_SAMPLES, Summary
 CLUSTER_BATCH = 1000
 #: How many times a batch whose records were lost with a worker is sent again.
 RESEND = 4
+#: How often the command looks at its client's connection while no task is done.
+POLL_SECONDS = 0.01
 
 
 def spec_of(
@@ -210,7 +212,7 @@ class ClusterEngine:
     def completed(self) -> list[tuple[Batch, Outcome]]:
         found: list[tuple[Batch, Outcome]] = []
         while not found:
-            done = [next(self.results)]
+            done = [self._next()]
             while self.results.has_ready():
                 done.append(next(self.results))
             for future, result in done:
@@ -219,6 +221,8 @@ class ClusterEngine:
                 if batch is None:
                     continue
                 lost = future.status not in ("finished", "error")
+                if lost:
+                    self._check_connected()
                 if lost and self.resent.get(batch.number, 0) < RESEND:
                     # Neither records nor an exception of the task's own: the worker that
                     # held them died before they were fetched (the future ends "lost" or
@@ -229,11 +233,37 @@ class ClusterEngine:
                 found.append((batch, outcome(future, result)))
         return found
 
+    def _next(self) -> Any:
+        """The next task done, waiting while the client is connected. `as_completed`
+        alone waits for good once the scheduler is gone: a task sent again while the
+        client reconnects, or after it gave up and closed, never completes."""
+        while not self.results.has_ready():
+            self._check_connected()
+            time.sleep(POLL_SECONDS)
+        return next(self.results)  # (a future and its result)
+
+    def _check_connected(self) -> None:
+        """Raise `SchedulerLost` unless the client is connected to its scheduler. When the
+        connection drops, the client cancels every task it had (they are lost with the
+        scheduler's state), then tries to reconnect (`distributed.comm.timeouts.connect`)
+        and closes: the batches out can be sent nowhere."""
+        status = self.client.status
+        if status != "running":
+            raise SchedulerLost(
+                f"lost the connection to the Dask scheduler (the client is {status}): "
+                "the batches out were lost with it"
+            )
+
     def window(self) -> int:
         """Batches to keep out: a few per worker thread of the cluster."""
         per_worker: dict[str, int] = self.client.nthreads()
         threads = sum(per_worker.values())
         return max(WINDOW_PER_WORKER, WINDOW_PER_WORKER * threads)
+
+
+class SchedulerLost(RuntimeError):
+    """The client lost its scheduler mid-run: the command stops, its output closed with
+    the summary of what was scored (exit 2)."""
 
 
 def score_packed(spec: ProgramSpec, packed: bytes) -> bytes:

@@ -319,6 +319,17 @@ def run_from_line(value: Any, lineno: int, source: str = STDIN_NAME) -> Run:
     except RunError as err:
         raise on_line(err, lineno, source) from None
     shown = describe(value)
+    if not isinstance(value, dict | list):
+        # (a string, a number: the line is no trace at all, whatever a file of events
+        # would make of it; the message says what a line must be, as records show no hint)
+        raise RunError(
+            f"this line holds {shown}, not a trace: each line holds one trace, a JSON "
+            "object (with an `events` list, a workflow state, an OTLP trace, an OpenAI or "
+            "Anthropic body) or an array of events",
+            path=source,
+            line=lineno,
+            hint=_LINE_HINT,
+        )
     if isinstance(value, dict):
         keys = ", ".join(list(value)[:6])
         shown += f" with keys {keys}" if keys else " with no keys"

@@ -625,7 +625,8 @@ def _case(
             doc.error(
                 node,
                 "W504",
-                f'case "{name}" has no assertions: it always passes',
+                f'case "{name}" has no assertions: it checks nothing '
+                "(a case without assertions passes when its run succeeds)",
                 "add `expect:` text or `assertions:`",
             )
         )

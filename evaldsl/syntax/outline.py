@@ -237,7 +237,8 @@ def outline(program: ast.Program, source: Source) -> Outline:
                         source,
                         case.span,
                         "W504",
-                        f'case "{case.name}" has no assertions: it always passes',
+                        f'case "{case.name}" has no assertions: it checks nothing '
+                        "(a case without assertions passes when its run succeeds)",
                         "add what the run must have done, e.g. tool NAME called",
                     )
                 )

@@ -29,7 +29,7 @@ import os
 import re
 import warnings
 from collections import Counter
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,7 @@ from evaldsl.runner import waiting
 from evaldsl.runner.core import begin_case
 from evaldsl.runner.live import is_live
 from evaldsl.runner.readings import SharedReadings
-from evaldsl.runner.results import CaseResult
+from evaldsl.runner.results import AssertionResult, CaseResult
 from evaldsl.runs.heldfiles import reading_once
 from evaldsl.suites import Case, Suite, load_suite
 from evaldsl.suites.files import is_suite_file
@@ -324,11 +324,28 @@ class CaseItem(pytest.Item):
         if shown.error is not None:  # the run crashed: no assertion was checked
             return f"error: {shown.error}"
         counted = [a for a in result.assertions if a.status != "skip"]
-        bad = [a for a in counted if a.status in ("fail", "error")]
         out = io.StringIO()
-        out.write(f"{len(bad)} of {len(counted)} assertions failed (score {result.score:.2f})\n")
+        out.write(f"{bad_counts(counted)} (score {result.score:.2f})\n")
         ConsoleReporter(out, color=False).problems(shown)
         return out.getvalue().rstrip("\n")
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.case.line - 1, f"{self.suite.name} › {self.case.name}"
+
+
+def bad_counts(counted: Sequence[AssertionResult]) -> str:
+    """`N of M assertions failed`, saying errored for the ones that errored (a crashed
+    check is no failed expectation).
+
+    >>> from evaldsl.runner.results import AssertionResult as A
+    >>> def a(s): return A("x", "x.eval", 1, 1, s, "")
+    >>> bad_counts([a("error")]), bad_counts([a("fail"), a("error"), a("pass")])
+    ('1 of 1 assertions errored', '1 of 3 assertions failed, 1 errored')
+    """
+    failed = sum(1 for a in counted if a.status == "fail")
+    errored = sum(1 for a in counted if a.status == "error")
+    if failed and errored:
+        return f"{failed} of {len(counted)} assertions failed, {errored} errored"
+    if errored:
+        return f"{errored} of {len(counted)} assertions errored"
+    return f"{failed} of {len(counted)} assertions failed"
