@@ -7,8 +7,12 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from evaldsl.runner.core import run_suites
+from evaldsl.runner.live import TargetError
 from evaldsl.runner.results import CaseResult
+from evaldsl.runner.targets import call_target
 from evaldsl.suites.build import load_suite
 
 TARGETS = """
@@ -123,3 +127,46 @@ def test_a_dataset_row_without_input_calls_the_target_with_no_argument(tmp_path:
         ("d [null]", True, None),
         ("d [three]", True, None),
     ]
+
+
+def _diagnostics(tmp_path: Path, body: str) -> list[str]:
+    (tmp_path / "agent.py").write_text(TARGETS, encoding="utf-8")
+    path = tmp_path / "m.eval"
+    path.write_text('suite "m"\n' + textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+    return [f"{d.line}:{d.code}: {d.message}" for d in load_suite(path).diagnostics]
+
+
+def test_a_case_that_cannot_run_is_not_also_said_to_always_pass_or_lack_a_source(
+    tmp_path: Path,
+) -> None:
+    found = _diagnostics(
+        tmp_path,
+        """
+        case "big"
+          run agent:echo
+          output == 12345678901234567890
+        case "bad run"
+          run agent
+          output == 1
+        case "two inputs"
+          run agent:echo
+          input 1
+          input 2
+          output == 1
+        case "nothing"
+          run agent:echo
+        """,
+    )
+    assert not any("always passes" in d for d in found[:-1]), found
+    assert not any("has no source" in d for d in found), found
+    assert "11:E503: this case already has `input` on line 10; a case has one input" in found
+    assert found[-1] == '13:W504: case "nothing" has no assertions: it always passes'
+
+
+def test_a_value_nested_too_deep_is_said_with_its_path_abbreviated(tmp_path: Path) -> None:
+    (tmp_path / "deep.py").write_text(
+        "def f(x=None):\n    v = 1\n    for _ in range(300):\n        v = [v]\n    return v\n"
+    )
+    with pytest.raises(TargetError) as raised:
+        call_target("deep:f", None, 30, tmp_path)
+    assert str(raised.value).endswith("$[0][0]…[0] (200 levels): nested deeper than 200 levels")
