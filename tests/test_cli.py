@@ -337,6 +337,26 @@ def test_convert_yaml_to_eval_runs_the_same(tmp_path: Path) -> None:
             converted.unlink(missing_ok=True)
 
 
+def test_convert_quotes_a_run_target_the_bare_form_cannot_hold(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub.py").write_text(
+        "class K:\n    @staticmethod\n    def m(x=None):\n        return 'meth'\n"
+        "def f(x=None):\n    return 'meth'\n"
+    )
+    (tmp_path / "s.yaml").write_text(
+        "suite: t\ncases:\n"
+        '  - name: method\n    run: "pkg.sub:K.m"\n    expect: output == "meth"\n'
+        '  - name: function\n    run: "pkg.sub:f"\n    expect: output == "meth"\n'
+    )
+    r = evaldsl("convert", str(tmp_path / "s.yaml"))
+    assert r.returncode == 0, r.stderr
+    assert '  run "pkg.sub:K.m"\n' in r.stdout and "  run pkg.sub:f\n" in r.stdout
+    (tmp_path / "s.eval").write_text(r.stdout, encoding="utf-8")
+    ran = evaldsl("run", str(tmp_path / "s.eval"))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
 def test_a_suite_that_is_not_utf8_is_an_error_where_the_byte_is(tmp_path: Path) -> None:
     path = tmp_path / "latin.eval"
     path.write_bytes(b'suite "l"\ncase "caf\xe9"\n  steps >= 1\n')

@@ -62,7 +62,7 @@ def test_failing_examples_fail_as_documented() -> None:
     assert (
         raises.error
         == "run target 'agent_failures:explode' raised ValueError: no forecast for 'Atlantis'"
-        " (at explode, agent_failures.py:10)"
+        " (at explode, examples-failing/agent_failures.py:10)"  # (from the working folder)
     )
     assert hangs.error == "run target 'agent_failures:hang' timed out after 0.2s"
     assert report.summary.passed == 0

@@ -391,7 +391,10 @@ def test_dataset_rows_become_cases(tmp_path: Path) -> None:
     assert report.summary.pass_rate == pytest.approx(2 / 3)
 
 
-def test_live_targets_crash_and_timeout_without_stopping_others(tmp_path: Path) -> None:
+def test_live_targets_crash_and_timeout_without_stopping_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # (where an error was raised is said from the working folder)
     (tmp_path / "flow.py").write_text(FLOW, encoding="utf-8")
     path = write(
         tmp_path,
@@ -756,7 +759,10 @@ def test_a_suite_of_no_cases_is_a_warning(tmp_path: Path, name: str, text: str) 
     assert not suite.errors and suite.cases == ()
 
 
-def test_a_targets_error_says_where_in_its_code_it_was_raised(tmp_path: Path) -> None:
+def test_a_targets_error_says_where_in_its_code_it_was_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # (where an error was raised is said from the working folder)
     (tmp_path / "deep.py").write_text(
         "import json\n\n"
         "def helper(x):\n    return x['missing']\n\n"

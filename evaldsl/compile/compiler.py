@@ -56,6 +56,11 @@ slot_init(CompiledAssertion)  # one a statement
 
 #: A case's tests of one list of names from which a run indexes the list (`nameindex`).
 NAMES_INDEXED_FROM = 3
+#: The error verdict of an `answer` assertion on a target that returned None.
+NO_ANSWER_RETURNED = (
+    "the run target returned None, so there is no answer (did it forget `return`?); "
+    "`output == null` reads what it returned"
+)
 
 
 class Compiler:
@@ -214,6 +219,10 @@ class Compiler:
                         if left is not None and left.lacks_answer(index):
                             raise Unavailable(unrecorded_answer(left, index))
                         return facts.trace.answer(index)
+                    if facts.output is None and facts.state is None:
+                        # a target that returned None gave no answer (a forgotten
+                        # `return`), never the empty text `answer is empty` would pass on
+                        raise Unavailable(NO_ANSWER_RETURNED)
                     if facts.output is not MISSING:
                         # a value run has one answer, its output: answer[1] and answer[-1]
                         # are it, any other position is out of range ("")

@@ -110,7 +110,7 @@ def begin_case(
         if facts is None:
             facts = index_run(produce_run(case, suite, workers), with_metrics(case.needs))
     except RunError as err:
-        return _crashed(case, started, str(err))
+        return _crashed(case, started, _run_error(case, err))
     except (NothingToRun, TargetError) as crash:
         return _crashed(case, started, str(crash))
     planner = suite.judge
@@ -155,6 +155,21 @@ def _scored(case: Case, facts: RunFacts, started: float) -> CaseResult:
         metrics_of(facts),
         tuple(results),
     )
+
+
+#: The path of a run read from a value rather than a file (`RunError.in_file`).
+_VALUE_PATH = "<value>"
+
+
+def _run_error(case: Case, err: RunError) -> str:
+    """The case's error for a run that cannot be read: a file's with its position; a live
+    target's value (no file, no position) said as the target's other return errors are:
+    `run target 'm:f' returned an unusable value: event [0] of the event list: …`."""
+    spec = case.source
+    if spec is None or spec.kind != "run" or err.path != _VALUE_PATH:
+        return str(err)
+    message = err.message.replace(f"`{_VALUE_PATH}`", "the value")
+    return f"run target {spec.target!r} returned an unusable value: {message}"
 
 
 def _crashed(case: Case, started: float, message: str) -> CaseResult:

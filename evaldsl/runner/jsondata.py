@@ -32,6 +32,8 @@ _INT_BOUND = 10**MAX_INT_DIGITS
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+#: The most steps of a refused value's path a message shows whole.
+_PATH_SHOWN = 8
 #: How much of a refused object's `repr` a message shows.
 _REPR_LIMIT = 80
 
@@ -46,8 +48,16 @@ class NotJsonData(Exception):
 
     @property
     def where(self) -> str:
-        """The JSONPath of the refused value (`$` is the whole value)."""
-        return "$" + "".join(self.steps)
+        """The JSONPath of the refused value (`$` is the whole value); a path of more than
+        `_PATH_SHOWN` steps abbreviated (`$[0][0]…[0] (200 levels)`), never 200 of them.
+
+        >>> NotJsonData("too deep", ("[0]",) * 200).where
+        '$[0][0]…[0] (200 levels)'
+        """
+        steps = self.steps
+        if len(steps) <= _PATH_SHOWN:
+            return "$" + "".join(steps)
+        return f"${steps[0]}{steps[1]}…{steps[-1]} ({len(steps)} levels)"
 
     def inside(self, step: str) -> NotJsonData:
         """The same error, one level further out (paths are built only on failure)."""

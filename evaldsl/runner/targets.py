@@ -16,6 +16,7 @@ not one per case; a worker the target changed is replaced.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import math
@@ -33,6 +34,7 @@ from typing import Any
 import attrs
 
 from evaldsl.judge.config import ENV_API_KEY
+from evaldsl.language.printable import visible
 from evaldsl.language.values import MISSING, is_number
 from evaldsl.runner import jsondata, worker
 from evaldsl.runner.live import TargetError
@@ -51,7 +53,10 @@ _POLL = 0.1
 
 # `python -c` code that loads the worker by its file path, without the evaldsl package.
 _BOOT = """\
-import importlib.util, sys
+import sys
+if sys.path[:1] == [""]:  # `-c` puts the working folder first: a json.py there is not json
+    del sys.path[0]
+import importlib.util
 def load(name, path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -78,29 +83,35 @@ class _Process:
         self.folder = folder
         request_r, request_w = os.pipe()
         answer_r, answer_w = os.pipe()
+        output_r, output_w = os.pipe()
         argv = [sys.executable, "-c", _BOOT, jsondata.__file__, worker.__file__]
         try:
             self.popen = subprocess.Popen(
                 [*argv, str(request_r), str(answer_w), str(os.getpid())],
                 pass_fds=(request_r, answer_w),
                 stdin=subprocess.DEVNULL,
-                stdout=_stderr_fd(),
+                stdout=output_w,
+                stderr=output_w,
                 env=_environment(),
                 start_new_session=True,  # its own process group, killed whole
             )
         except OSError as err:
             os.close(request_w)
             os.close(answer_r)
+            os.close(output_r)
             raise TargetError(f"cannot start a worker process: {err}") from None
         finally:
             os.close(request_r)  # the worker's ends of the pipes
             os.close(answer_w)
+            os.close(output_w)
         self.pid = self.popen.pid
         self.requests = request_w
         self.answers = answer_r
         self.buffer = bytearray()
+        self.output = _Output(output_r)
         self.selector = selectors.DefaultSelector()
         self.selector.register(answer_r, selectors.EVENT_READ)
+        self.selector.register(output_r, selectors.EVENT_READ)
         self.closed = False
         try:
             self._handshake(folder)
@@ -144,12 +155,15 @@ class _Process:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            if self.selector.select(min(remaining, _POLL)):
+            ready = {key.fd for key, _ in self.selector.select(min(remaining, _POLL))}
+            if self.output.fd in ready and not self.output.relay():
+                self.selector.unregister(self.output.fd)  # (its end: never ready again)
+            if self.answers in ready:
                 chunk = os.read(self.answers, 1 << 16)
                 if not chunk:
                     raise _Gone  # the worker and every child that held the pipe are gone
                 self.buffer += chunk
-            elif self.exited():
+            elif not ready and self.exited():
                 raise _Gone  # gone, while a child it forked still holds the pipe
 
     def exited(self) -> bool:
@@ -211,6 +225,7 @@ class _Process:
         while not self.exited():
             if time.monotonic() >= deadline:
                 return False
+            self.output.relay()  # (atexit handlers may print more than a pipe holds)
             time.sleep(0.01)
         return True
 
@@ -228,6 +243,9 @@ class _Process:
             self.selector.close()
             self._close_requests()
             os.close(self.answers)
+            code = self.popen.wait()
+            self.output.close()  # what the group wrote before it died is shown
+            return code
         return self.popen.wait()
 
     def close(self) -> None:
@@ -507,13 +525,64 @@ def _timed_out(target: str, timeout: float, phase: str, threads: list[str]) -> s
 # ---- the worker's surroundings --------------------------------------------------------
 
 
-def _stderr_fd() -> int:
-    """Where the target's own output goes: evaldsl's stderr (stdout may carry a report)."""
-    try:
-        os.fstat(2)
-    except OSError:
-        return subprocess.DEVNULL
-    return 2
+class _Output:
+    """A worker's stdout and stderr (one pipe), relayed to evaldsl's stderr (stdout may
+    carry a report) with control characters shown as escapes, terminal or not: a target's
+    `\x1b[2J` never acts on the terminal, and a log of stderr reads as the console does.
+    Once that stream's reader has left (`evaldsl run … 2>&1 | head`), the output is read
+    and dropped: the target never writes into a closed pipe, so its output cannot change
+    its verdict."""
+
+    #: Whether evaldsl's stderr is gone (its reader left, or it was closed): for all workers.
+    gone = False
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        os.set_blocking(fd, False)  # read what is there, never wait for a target to write
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
+        self.held = ""  # a CR at a chunk's end: the LF of its CRLF may be in the next
+
+    def relay(self) -> bool:
+        """Show what the worker wrote so far; False once its pipe has ended."""
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                self.show(self.decoder.decode(b"", final=True), final=True)
+                return False
+            self.show(self.decoder.decode(chunk))
+
+    def show(self, text: str, final: bool = False) -> None:
+        text = self.held + text
+        self.held = ""
+        if text.endswith("\r") and not final:
+            text, self.held = text[:-1], "\r"
+        if not text or _Output.gone:
+            return
+        data = visible(text).encode(_stderr_encoding(), errors="backslashreplace")
+        try:
+            sys.stderr.flush()  # evaldsl's own lines first, in their order
+            view = memoryview(data)
+            while view:
+                view = view[os.write(2, view) :]
+        except (OSError, ValueError):  # its reader left, or it is closed: drop from now on
+            _Output.gone = True
+
+    def close(self) -> None:
+        """Show what is left in the pipe, then close it (a child in a session of its own
+        that still holds it writes into a closed pipe from now on)."""
+        if self.fd >= 0:
+            self.relay()
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _stderr_encoding() -> str:
+    return getattr(sys.stderr, "encoding", None) or "utf-8"
 
 
 def _environment() -> dict[str, str]:

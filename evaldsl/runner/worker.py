@@ -3,8 +3,8 @@
 `evaldsl.runner.targets` starts it in a session of its own (so that its whole process
 group can be killed) and loads this file by its path, so that it imports only the
 standard library and starts as fast as a bare interpreter. It talks to the runner over two
-pipes of its own; its standard streams belong to the target (stdout and stderr go to
-evaldsl's stderr, stdin reads nothing).
+pipes of its own; its standard streams belong to the target (stdout and stderr go to a
+pipe that evaldsl relays to its stderr, stdin reads nothing).
 
 Requests are length-prefixed pickles of plain data from the runner (trusted):
     {"path": [...]}                                      first: the import path to use
@@ -26,6 +26,7 @@ child processes left running) says `reuse: false` and is given no other case.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
 import os
@@ -107,6 +108,8 @@ class _Server:
         self.requests = requests
         self.answers = answers
         self.pid = os.getpid()
+        self.own_path: list[str] = list(sys.path)  # before the suite's folder is on it
+        self.start_cwd = _cwd()  # evaldsl's working folder: the console's paths are from it
         self.forked = False
         self.forker = self.pid
         os.register_at_fork(
@@ -137,6 +140,8 @@ class _Server:
         config = self.receive()
         if config is None:
             return
+        # Everything the worker needs is imported by now, from the interpreter's own path
+        # (kept in `own_path`): a suite's folder holding `json.py` must not break it.
         sys.path[:] = config["path"]
         while (request := self.receive()) is not None:
             self.handle(request)
@@ -196,12 +201,12 @@ class _Server:
         try:
             result = fn(*args)
             if _awaitable(result):
-                result = _run_awaitable(result)
+                result = _run_awaitable(result, self.own_path)
         except BaseException as err:  # the target's failure is the case's error
             self.leave_if_forked()
             answer = {
                 "error": f"run target {target!r} raised {self.data.describe_error(err)}"
-                + _raised_where(err, not args)
+                + _raised_where(err, not args, self.start_cwd)
             }
         else:
             self.leave_if_forked()
@@ -220,7 +225,7 @@ class _Server:
             self.leave_if_forked()
             raise _Refused(
                 f"cannot import {module_name!r} for run target {target!r}: "
-                f"{self.data.describe_error(err)}"
+                f"{self.data.describe_error(err)}{_raised_where(err, False, self.start_cwd)}"
             ) from None
         fn: Any = module
         for part in attr.split("."):
@@ -292,15 +297,18 @@ class _Server:
         return not _has_children()
 
 
-def _raised_where(err: BaseException, no_input: bool) -> str:
+def _raised_where(err: BaseException, no_input: bool, cwd: str | None) -> str:
     """Where in the target's code `err` was raised: ` (at helper, agent/flow.py:12)`, the
     innermost frame in a file under the suite's folder (else the innermost of all), its
-    path from that folder; or, raised by the call itself (no frame of the target ran),
-    why: a case without `input` calls the target with no argument."""
+    path from `cwd` (evaldsl's working folder, as the console shows every path; absolute
+    outside it); or, raised by the call itself (no frame of the target ran), why: a case
+    without `input` calls the target with no argument."""
     frames = []
     tb = err.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename != __file__:  # (this worker's own frames)
+        name = tb.tb_frame.f_code.co_filename
+        # (this worker's own frames, and the import system's: `<frozen importlib…>`)
+        if name != __file__ and not name.startswith("<frozen "):
             frames.append(tb)
         tb = tb.tb_next
     if not frames:
@@ -311,8 +319,17 @@ def _raised_where(err: BaseException, no_input: bool) -> str:
     mine = [t for t in frames if _under(t.tb_frame.f_code.co_filename, home)]
     chosen = (mine or frames)[-1]
     code = chosen.tb_frame.f_code
-    shown = os.path.relpath(code.co_filename, home) if mine else code.co_filename
-    return f" (at {code.co_name}, {shown}:{chosen.tb_lineno})"
+    return f" (at {code.co_name}, {_shown_path(code.co_filename, cwd)}:{chosen.tb_lineno})"
+
+
+def _shown_path(path: str, cwd: str | None) -> str:
+    """`path` from `cwd` when it is under it, else absolute (a frame's own name, such as
+    `<string>`, as it is)."""
+    if not os.path.isabs(path):
+        return path
+    if cwd is not None and _under(path, cwd):
+        return os.path.relpath(path, cwd)
+    return path
 
 
 def _under(path: str, folder: str) -> bool:
@@ -327,8 +344,6 @@ def _under(path: str, folder: str) -> bool:
 def _near_name(name: str, owner: Any) -> str:
     """`; did you mean 'answer'?` for a name `owner` lacks, when one of its public names is
     near (difflib: this process imports nothing of evaldsl's but its data module)."""
-    import difflib
-
     try:
         names = [n for n in dir(owner) if not n.startswith("_")]
     except BaseException:  # (an object's own __dir__ may raise)
@@ -366,8 +381,16 @@ def _awaitable(value: Any) -> bool:
     )
 
 
-def _run_awaitable(awaitable: Any) -> Any:
-    import asyncio  # only for async targets: a worker starts as a bare interpreter
+def _run_awaitable(awaitable: Any, own_path: list[str]) -> Any:
+    """Await `awaitable` in an event loop of its own. `asyncio` is imported only for async
+    targets (a worker starts as a bare interpreter), from the interpreter's own path: an
+    `asyncio.py` or `selectors.py` in the suite's folder is not the event loop."""
+    suite_path = list(sys.path)
+    sys.path[:] = own_path
+    try:
+        import asyncio
+    finally:
+        sys.path[:] = suite_path
 
     async def wait() -> Any:
         return await awaitable

@@ -45,6 +45,7 @@ from evaldsl.runs.events import (
     KNOWN_TYPES,
     LINE_EXTENSIONS,
     VERYDIA_TYPES,
+    check_events,
     events_from_document,
     is_kind,
     load_event_lines,
@@ -898,12 +899,14 @@ def not_a_run(value: object) -> RunError:
 def run_from_value(value: object, *, latency_ms: float | None = None) -> Run:
     """The run a `run` target's return value stands for.
 
-    A `Run` is kept; a non-empty list of objects that all have a string `type` is a trace;
-    a dict with `memory` or `visited_nodes`, or a `status` that is one of cycgraph's
-    statuses, is a state (a wrong field type is a `RunError`); a dict with an
-    `events`/`trace` event list (empty too, beside an `output`) is a trace with its
-    `output`; anything else (text,
-    `{"status": "ok"}`, `[]`) is the output value.
+    A `Run` is kept; a non-empty list of objects that all have a string `type`, or any of
+    whose elements is an event evaldsl reads (a `tool.call`, …), is a trace, and an element
+    that is not an object is then a `RunError` naming it (as in a file: a list with one bad
+    element is never read as plain output); a dict with `memory` or `visited_nodes`, or a
+    `status` that is one of cycgraph's statuses, is a state (a wrong field type is a
+    `RunError`); a dict with an `events`/`trace` event list (empty too, beside an `output`)
+    is a trace with its `output`; anything else (text, `{"status": "ok"}`, `[]`, `[1, 2]`)
+    is the output value.
 
     >>> run_from_value("Paris is sunny").output
     'Paris is sunny'
@@ -913,8 +916,8 @@ def run_from_value(value: object, *, latency_ms: float | None = None) -> Run:
     if isinstance(value, Run):
         run = value
     elif _is_event_list(value):
-        assert isinstance(value, list)
-        run = Run(events=value, format=trace_format(value))
+        events = check_events(value)
+        run = Run(events=events, format=trace_format(events))
     elif is_state_value(value):
         assert isinstance(value, dict)
         errors = validate_state(value, "<value>")
@@ -934,11 +937,13 @@ def run_from_value(value: object, *, latency_ms: float | None = None) -> Run:
 
 
 def _is_event_list(value: object) -> bool:
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(e, dict) and isinstance(e.get("type"), str) for e in value)
-    )
+    """Whether a returned value is meant as events: all typed objects, or any one an event
+    evaldsl reads (the others are then checked as a file's are, not taken as output)."""
+    if not isinstance(value, list) or not value:
+        return False
+    if all(isinstance(e, dict) and isinstance(e.get("type"), str) for e in value):
+        return True
+    return any(isinstance(e, dict) and is_kind(e, KNOWN_TYPES) for e in value)
 
 
 # `detect.otel_events`: the OTLP reader, re-exported without loading it at import

@@ -12,7 +12,7 @@ from __future__ import annotations
 from evaldsl.language.diagnostics import Diagnostic, sort_key
 from evaldsl.language.values import MISSING
 from evaldsl.suites.model import CaseDraft, Snippet, SuiteDraft
-from evaldsl.suites.objects import dsl_name, dsl_string, dsl_value
+from evaldsl.suites.objects import dsl_name, dsl_string, dsl_target, dsl_value
 
 
 def _duration(seconds: float) -> str:
@@ -35,7 +35,7 @@ def _case_lines(case: CaseDraft) -> list[str]:
     src = case.source
     if src is not None:
         if src.kind == "run":
-            lines.append(f"  run {src.target}")
+            lines.append(f"  run {dsl_target(src.target or '')}")
         elif src.kind == "trace":
             lines.append(f"  trace {dsl_string(src.path or '')} as {src.format or 'events'}")
         else:

@@ -2,12 +2,13 @@
 
 Takes a dataset file (a JSON or YAML array of `{input, expectedOutput, expectedBehavior:
 {guardEvaluated, noGuardEvaluation}, metadata}` rows) and gives `DatasetRow`s: the row's
-input for the `run` target, a name (`metadata.id`, `metadata.name`, else `row N`) and the
-row's expectations as evaldsl text, positioned at the row in the dataset file:
-`expectedOutput` → `output == …` (deep JSON equality, key order ignored, as verydia's
-README says); `guardEvaluated: true` → `guards >= 1`; `noGuardEvaluation: true` →
-`guards == 0`. A row without expectations adds none (it passes on the case's own
-assertions alone).
+input for the `run` target (MISSING for a row without one: the target is then called
+with no argument, as for a case without `input`), a name (`metadata.id`,
+`metadata.name`, else `row N`) and the row's expectations as evaldsl text, positioned at
+the row in the dataset file: `expectedOutput` → `output == …` (deep JSON equality, key
+order ignored, as verydia's README says); `guardEvaluated: true` → `guards >= 1`;
+`noGuardEvaluation: true` → `guards == 0`. A row without expectations adds none (it
+passes on the case's own assertions alone).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.source import Position, Source
+from evaldsl.language.values import MISSING
 from evaldsl.suites.model import DatasetRow, Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
 from evaldsl.suites.yaml12 import compose, construct, fields, problems
@@ -155,7 +157,9 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
             own.extend(parsed.diagnostics)
             exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
             snippet = Snippet(exprs, source)
-        rows.append(DatasetRow(name, value.get("input"), snippet, tuple(own)))
+        # a row is a case: without `input` the target is called with no argument (MISSING),
+        # as a case without one is, never with None
+        rows.append(DatasetRow(name, value.get("input", MISSING), snippet, tuple(own)))
     return rows, diags
 
 

@@ -78,11 +78,17 @@ def read_eval(
     for d in all_diags:
         who = owner(d)
         (header_diags if who is None else per_case.setdefault(who, [])).append(d)
+    lines = text.splitlines()
     for i, diags in per_case.items():
-        # a case whose assertion lines did not parse is not "a case with no assertions
-        # that always passes" (W504): its syntax errors say what is wrong
-        if any(d.code.startswith("E1") for d in diags):
-            per_case[i] = [d for d in diags if d.code != "W504"]
+        # a case whose assertion lines did not parse or check is not "a case with no
+        # assertions that always passes" (W504): it does not run, and its errors say why
+        if any(d.is_error for d in diags):
+            diags = [d for d in diags if d.code != "W504"]
+        # nor, when its source line did not parse, also "a case with no source" (E503):
+        # that line's own error says what is wrong with it
+        if any(d.code.startswith("E1") and _source_line(lines, d.line) for d in diags):
+            diags = [d for d in diags if not (d.code == "E503" and _NO_SOURCE in d.message)]
+        per_case[i] = diags
 
     cases = []
     for i, c in enumerate(shape.cases):
@@ -166,6 +172,17 @@ def read_eval(
         layout=_layout(shape, source, case_lines),
     )
     return EvalFile(parsed, shape, draft)
+
+
+#: The words that start a case's source line, and the outline's message for a case of none.
+_SOURCE_WORDS = frozenset({"run", "cassette", "trace", "state", "dataset"})
+_NO_SOURCE = "has no source"
+
+
+def _source_line(lines: list[str], line: int) -> bool:
+    """Whether 1-based `line` of the file is a source line (`run …`, `cassette …`)."""
+    words = lines[line - 1].split(None, 1) if 0 < line <= len(lines) else []
+    return bool(words) and words[0] in _SOURCE_WORDS
 
 
 def _nothing_in(case: CaseOutline) -> bool:

@@ -87,7 +87,7 @@ class DatasetRow:
     unknown field, an expectation that cannot be read), which keep its case from running."""
 
     name: str
-    input: Any
+    input: Any  # MISSING when the row has none (its target is called with no argument)
     snippet: Snippet | None
     diagnostics: tuple[Diagnostic, ...] = ()
 

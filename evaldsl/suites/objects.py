@@ -85,6 +85,21 @@ def dsl_name(name: str) -> str:
     return name if _BARE.match(name) and name not in _RESERVED_NAMES else dsl_string(name)
 
 
+#: A target the grammar reads bare (its TARGET token: one name after the colon).
+_BARE_TARGET = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z"
+)
+
+
+def dsl_target(target: str) -> str:
+    """A `run` target, bare when the grammar reads it so, quoted otherwise.
+
+    >>> dsl_target("agent.main:answer"), dsl_target("pkg.sub:K.m")
+    ('agent.main:answer', '"pkg.sub:K.m"')
+    """
+    return target if _BARE_TARGET.match(target) else dsl_string(target)
+
+
 def dsl_value(value: Any) -> str:
     """A JSON value as a DSL literal (±Infinity as ±1e999); raises `ValueError` for NaN."""
     return value_literal(value)

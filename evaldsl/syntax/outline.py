@@ -62,6 +62,15 @@ class Outline:
         return frozenset(n.value for n in self.nodes.names) if self.nodes else None
 
 
+#: Why a second line of a kind is refused, by the kind a case holds once.
+_ONE_OF = {
+    "source": "a case runs against one source",
+    "dataset": "a case has one dataset",
+    "input": "a case has one input",
+    "each": "a case has one `each` list",
+}
+
+
 def _line_word(stmt: ast.Statement) -> str:
     match stmt:
         case ast.SuiteDecl():
@@ -181,7 +190,7 @@ def outline(program: ast.Program, source: Source) -> Outline:
                         stmt.span,
                         "E503",
                         f"this case already has `{_line_word(previous)}` on line "
-                        f"{first_line(previous.span)}; a case runs against one source",
+                        f"{first_line(previous.span)}; {_ONE_OF[key]}",
                         "split it into two cases",
                     )
                 )
