@@ -562,12 +562,12 @@ REALWORLD = ROOT / "tests" / "fixtures" / "realworld"
 
 def _repeated(fixture: str, path: Path, copies: int, late: str) -> Path:
     """`fixture`'s lines `copies` times, the last copy's `get_current_weather` calls
-    renamed `late`, ids each copy's own."""
+    renamed `late`, ids (calls, messages, chunk streams) each copy's own."""
     lines = [line for line in (REALWORLD / fixture).read_text().splitlines() if line.strip()]
     out = []
     for copy in range(copies):
         for line in lines:
-            line = re.sub(r'"(call_|toolu_|msg_)(\w+)"', rf'"\g<1>\g<2>{copy}"', line)
+            line = re.sub(r'"(call_|toolu_|msg_|chatcmpl-)(\w+)"', rf'"\g<1>\g<2>{copy}"', line)
             out.append(line.replace("get_current_weather", late) if copy == copies - 1 else line)
     path.write_text("\n".join(out) + "\n")
     return path

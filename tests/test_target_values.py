@@ -160,7 +160,10 @@ def test_a_case_that_cannot_run_is_not_also_said_to_always_pass_or_lack_a_source
     assert not any("always passes" in d for d in found[:-1]), found
     assert not any("has no source" in d for d in found), found
     assert "11:E503: this case already has `input` on line 10; a case has one input" in found
-    assert found[-1] == '13:W504: case "nothing" has no assertions: it always passes'
+    assert found[-1] == (
+        '13:W504: case "nothing" has no assertions: it checks nothing '
+        "(a case without assertions passes when its run succeeds)"
+    )
 
 
 def test_a_value_nested_too_deep_is_said_with_its_path_abbreviated(tmp_path: Path) -> None:
