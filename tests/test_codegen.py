@@ -782,6 +782,36 @@ _TIMED = '{"type": "tool.result", "callId": "c1", "output": "x", "at": "2026-01-
             _used('{"promptTokens": 1, "completionTokens": 2}, "requestId": "r2"'),
             '{"type": "mcp.call", "name": "search", "arguments": {}, "result": "x"}\n',
         ],
+        # requests named again and answered out of order: the request waiting outside the
+        # generated pass's table is filed, replaced or answered as the reference's table
+        [
+            '{"type": "llm.request", "id": "r0"}\n',
+            '{"type": "llm.request", "id": "r1"}\n',
+            '{"type": "llm.request", "id": "r0"}\n',
+            _used('{"promptTokens": 1, "completionTokens": 2}, "requestId": "r9"'),
+        ],
+        [
+            '{"type": "llm.request", "id": "r0"}\n',
+            '{"type": "llm.request", "id": "r1"}\n',
+            '{"type": "llm.request", "id": "r0"}\n',
+            _used('{"promptTokens": 1, "completionTokens": 2}, "requestId": "r0"'),
+            _used('{"promptTokens": 1, "completionTokens": 2}, "requestId": "r1"'),
+        ],
+        [
+            '{"type": "llm.request", "id": "r0"}\n',
+            '{"type": "llm.request", "id": "r1"}\n',
+            _used('{"promptTokens": 1, "completionTokens": 2}, "requestId": "r0"'),
+            '{"type": "llm.request", "id": 1}\n',
+            '{"type": "llm.request", "id": "1"}\n',
+            _used('{"promptTokens": 1, "completionTokens": 2}, "requestId": 1'),
+        ],
+        [
+            '{"type": "llm.request", "id": "r0"}\n',
+            '{"type": "llm.request"}\n',
+            '{"type": "llm.request", "id": "r1"}\n',
+            _used('{"promptTokens": 1, "completionTokens": 2}, "requestId": "r1"'),
+            _used('{"promptTokens": 1, "completionTokens": 2}, "requestId": 1.0'),
+        ],
         # the time of the last event: read from its line (blank lines after it skipped)
         ['{"type": "user.message", "at": "2026-01-01T00:00:00Z"}\n', _CALL, _TIMED, "\n \n"],
         [

@@ -60,7 +60,15 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.gensource import Names, Out
 from evaldsl.runs.groupgen import GroupTest, GroupWriter, bulk_kind
-from evaldsl.runs.index import CallRecord, Needs, Tally, TraceFacts, first_unanswered
+from evaldsl.runs.index import (
+    CallRecord,
+    Needs,
+    Tally,
+    TraceFacts,
+    first_unanswered,
+    request_sent,
+    response_came,
+)
 from evaldsl.runs.prices import cache_premium, price_of
 from evaldsl.runs.text import NO_USAGE, usage_tokens
 
@@ -306,6 +314,8 @@ class _Generator:
             json_equal=json_equal,
             FedKeys=FedKeys,
             first_unanswered=first_unanswered,
+            request_sent=request_sent,
+            response_came=response_came,
         )
 
     # -- the parts
@@ -371,10 +381,13 @@ class _Generator:
             out("sequence = facts.sequence", "seq_append = sequence.append  # (bound once)")
         if needs.tokens or needs.cost:
             out(
-                "# the llm.requests not answered yet, as the reference keeps them: by id, and",
-                "# the first without one since the last response",
+                "# the llm.requests not answered yet, as the reference keeps them: by id (id",
+                "# → step), and the step of the first without one since the last response;",
+                "# the request named last by a text id waits outside the table (its response,",
+                "# next in most recordings, finds it by comparing ids: no table written),",
+                "# never under an id the table holds (index.request_sent, response_came)",
                 "open_named = {}",
-                "open_unnamed = None",
+                "open_unnamed = w_id = w_step = None",
             )
         if needs.cost:
             out(
@@ -865,10 +878,13 @@ class _Generator:
         if needs.tokens or needs.cost:
             out(
                 f"    request_id = {self.get('id', _REQUEST)}",
-                "    if type(request_id) is str or type(request_id) is int:",
-                "        open_named[request_id] = (steps, request_id)",
-                "    elif open_unnamed is None:",
-                "        open_unnamed = (steps, None)",
+                "    if w_id is None and type(request_id) is str and not open_named:",
+                "        w_id = request_id",
+                "        w_step = steps",
+                "    else:",
+                "        w_id, w_step, open_unnamed = request_sent(",
+                "            open_named, w_id, w_step, open_unnamed, request_id, steps",
+                "        )",
             )
         out("elif kind in RESPONSE_TYPES:")
         out.indent()
@@ -894,10 +910,10 @@ class _Generator:
         out(
             "# it answers the request its requestId names; one without, all before it",
             f"answers = {self.get('requestId', _RESPONSE)}",
-            "if answers is None:",
-            "    open_named.clear()",
-            "elif open_named and (type(answers) is str or type(answers) is int):",
-            "    open_named.pop(answers, None)",
+            "if answers == w_id and answers is not None:  # (a text id, then: see above)",
+            "    w_id = None",
+            "else:",
+            "    w_id = response_came(open_named, w_id, answers)",
             "open_unnamed = None",
         )
         usage_call = self.usage_call()
@@ -1027,7 +1043,14 @@ class _Generator:
                 "        counts[tool] = n",
             )
         if needs.tokens or needs.cost:
-            out("facts.unanswered = first_unanswered(open_named, open_unnamed)")
+            out(
+                "if w_id is not None:",
+                "    open_named[w_id] = w_step",
+                "facts.unanswered = first_unanswered(",
+                "    {request: (step, request) for request, step in open_named.items()},",
+                "    None if open_unnamed is None else (open_unnamed, None),",
+                ")",
+            )
         if needs.cost:
             out(
                 "facts.cost = cost if unpriced is None else None", "facts.unpriced_model = unpriced"

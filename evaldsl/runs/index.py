@@ -686,6 +686,37 @@ def _link(table: dict[Any, Any], call: dict[str, Any], value: Any) -> None:
         table[call_id] = value
 
 
+def request_sent(
+    table: dict[Any, int], waiting: Any, waiting_step: Any, unnamed: Any, request: Any, step: int
+) -> tuple[Any, Any, Any]:
+    """The generated pass's book of open requests (the reference's `open_named` and
+    `open_unnamed`, with the request named last by a text id waiting outside `table`), as
+    a request with the id `request` is sent at `step`: the new (waiting id, its step,
+    unnamed step). Called off the common path only (a request while another waits, an id
+    that is not text, or a table in use)."""
+    if type(request) is str or type(request) is int:
+        if waiting is not None and request != waiting:  # (the same id: replaced)
+            table[waiting] = waiting_step
+        table.pop(request, None)  # (a later request of an id replaces it)
+        if type(request) is str:
+            return request, step, unnamed
+        table[request] = step
+        return None, None, unnamed
+    return waiting, waiting_step, step if unnamed is None else unnamed
+
+
+def response_came(table: dict[Any, int], waiting: Any, answers: Any) -> Any:
+    """The waiting id after a response that answers `answers` (its `requestId`) came,
+    when that is not the waiting request's id: none answers every request before it; a
+    text or whole-number id, the request it names."""
+    if answers is None:
+        table.clear()
+        return None
+    if type(answers) is str or type(answers) is int:
+        table.pop(answers, None)
+    return waiting
+
+
 def first_unanswered(
     named: dict[Any, tuple[int, Any]], unnamed: tuple[int, Any] | None
 ) -> tuple[int, Any] | None:
