@@ -240,7 +240,7 @@ class _Server:
             if fn is None:
                 raise _Refused(
                     f"module {module_name!r} has no {attr!r} (run target {target!r})"
-                    + _near_name(part, owner)
+                    + (_shadowed(module_name) or _near_name(part, owner))
                 )
         if not callable(fn):
             raise _Refused(f"run target {target!r} is not callable")
@@ -339,6 +339,31 @@ def _under(path: str, folder: str) -> bool:
         )
     except ValueError:  # (paths on different drives)
         return False
+
+
+def _shadowed(module_name: str) -> str:
+    """Why the module imported for a target is not the user's: its top-level package was
+    loaded already (a standard module the worker itself uses, `json`), so Python gave that
+    one where the search path holds the user's file of the same name ("" otherwise)."""
+    import importlib.machinery
+
+    top = module_name.partition(".")[0]
+    if top not in sys.stdlib_module_names:
+        return ""
+    loaded = getattr(sys.modules.get(top), "__file__", None)
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(top)
+    except (ImportError, ValueError, OSError):
+        return ""
+    origin = getattr(spec, "origin", None)
+    if not isinstance(loaded, str) or not isinstance(origin, str):
+        return ""
+    if os.path.realpath(loaded) == os.path.realpath(origin):
+        return ""
+    return (
+        f"; `{top}` is Python's own module, loaded before the target's ({loaded}), so "
+        f"{origin} is never imported: rename it"
+    )
 
 
 def _near_name(name: str, owner: Any) -> str:

@@ -97,6 +97,23 @@ def test_a_suite_folder_shadowing_the_standard_library_leaves_the_worker_whole(
         call_target("agent:ff", None, 30, tmp_path)
 
 
+def test_a_target_module_named_as_a_module_the_worker_loaded_says_so(tmp_path: Path) -> None:
+    """`run json:f` beside a `json.py`: Python gives its own `json` (the worker loaded it
+    first). It said only "module 'json' has no 'f'", of a module the user never wrote; a
+    module the worker has not loaded (`code.py`) is the user's, and runs."""
+    (tmp_path / "json.py").write_text("def f(x=None):\n    return 'mine'\n")
+    (tmp_path / "code.py").write_text("def f(x=None):\n    return 'mine'\n")
+    with pytest.raises(TargetError) as raised:
+        call_target("json:f", None, 30, tmp_path)
+    message = str(raised.value)
+    assert message.startswith("module 'json' has no 'f' (run target 'json:f'); `json` is")
+    assert message.endswith(f"so {tmp_path / 'json.py'} is never imported: rename it")
+    assert call_target("code:f", None, 30, tmp_path).output == "mine"
+    with pytest.raises(TargetError) as near:  # (a name that is not there: as before)
+        call_target("code:ff", None, 30, tmp_path)
+    assert "never imported" not in str(near.value)
+
+
 def test_a_module_that_shadows_what_the_target_imports_is_its_import_error(
     tmp_path: Path,
 ) -> None:
