@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import attrs
 
 from evaldsl.format.formatter import canonical_statement
-from evaldsl.language.verdicts import Status, all_skipped
+from evaldsl.language.verdicts import Status, all_skipped, tested_rate
 from evaldsl.runner.results import STATUSES, CaseMetrics, Report
 
 #: The `version` of the `--json` report this code reads (`Report.to_json` writes it).
@@ -150,8 +150,8 @@ class RunSnapshot:
 def pass_rate(cases: Sequence[CaseSnapshot]) -> float:
     """The share of the tested cases that passed (skipped ones are neither), as every
     report counts it; 0 when no case was tested."""
-    tested = [c for c in cases if not c.skipped]
-    return sum(1 for c in tested if c.passed) / len(tested) if tested else 0.0
+    skipped = sum(1 for c in cases if c.skipped)
+    return tested_rate(sum(1 for c in cases if c.passed and not c.skipped), len(cases), skipped)
 
 
 def suite_key(path: str, base: Path | None = None) -> str:

@@ -40,7 +40,7 @@ from evaldsl.history.snapshots import (
     snapshot_of_report,
 )
 from evaldsl.language.reading import is_regular
-from evaldsl.language.verdicts import Status
+from evaldsl.language.verdicts import Status, tested_rate
 from evaldsl.runner.results import Report
 from evaldsl.version import __version__
 
@@ -245,8 +245,7 @@ class RunInfo:
 
     @property
     def pass_rate(self) -> float:
-        tested = self.cases - self.skipped
-        return self.passed / tested if tested else 0.0
+        return tested_rate(self.passed, self.cases, self.skipped)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -280,8 +279,7 @@ class SuiteRow:
 
     @property
     def pass_rate(self) -> float:
-        tested = self.cases - self.skipped
-        return self.passed / tested if tested else 0.0
+        return tested_rate(self.passed, self.cases, self.skipped)
 
 
 def now_utc() -> str:

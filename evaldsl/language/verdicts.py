@@ -107,3 +107,14 @@ def all_skipped(statuses: Iterable[Status]) -> bool:
             return False
         seen = True
     return seen
+
+
+def tested_rate(passed: int, cases: int, skipped: int) -> float:
+    """The pass rate every report gives: the share of the tested cases (not skipped: see
+    `all_skipped`) that passed; 0 when none was tested.
+
+    >>> tested_rate(3, 5, 1), tested_rate(0, 2, 2)
+    (0.75, 0.0)
+    """
+    tested = cases - skipped
+    return passed / tested if tested else 0.0

@@ -132,7 +132,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
                 tally.decided
                 and not use_result
                 and facts.unrecorded is not None
-                and tally.first in facts.unrecorded.arguments.get(name, ())
+                and facts.unrecorded.lacks_arguments(name, tally.first)
             ) or (not tally.decided and unread):
                 return Verdict("error", _unknown(facts, name, n, unread, what, use_result), span)
             if tally.decided:
@@ -172,9 +172,7 @@ def _unread(facts: RunFacts, name: str, results: bool) -> int:
     """How many calls of tool `name` have arguments (or `results`) the recording left
     out (`model.Unrecorded`)."""
     left = facts.unrecorded
-    if left is None:
-        return 0
-    return left.results.get(name, 0) if results else len(left.arguments.get(name, ()))
+    return 0 if left is None else left.unread(name, results)
 
 
 def _unknown(facts: RunFacts, name: str, n: int, unread: int, what: str, results: bool) -> str:

@@ -211,7 +211,7 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
         # results the recording left out might hold what the answer quotes: what those
         # read do not show is unknown, never a fail
         left = facts.unrecorded
-        unread = left.results.get(tool, 0) if left is not None else 0
+        unread = left.unread(tool, True) if left is not None else 0
         if left is not None and unread and (isinstance(size, str) or len(hits or ()) < need):
             some = "its result" if unread == 1 else f"{unread} of its results"
             return Verdict(

@@ -15,7 +15,7 @@ import attrs
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.limits import clip_value
 from evaldsl.language.values import to_report
-from evaldsl.language.verdicts import Status, all_skipped
+from evaldsl.language.verdicts import Status, all_skipped, tested_rate
 
 STATUSES: tuple[Status, ...] = ("pass", "fail", "skip", "error")
 
@@ -156,7 +156,7 @@ class Summary:
             failed=tested - passed,
             # an empty suite scores 0 (cycgraph), and so does an empty run
             overall_score=sum(c.score for c in cases) / n if n else 0.0,
-            pass_rate=passed / tested if tested else 0.0,
+            pass_rate=tested_rate(passed, n, skipped),
             assertions=counts,
             duration_ms=duration_ms,
             metrics=_totals(cases),

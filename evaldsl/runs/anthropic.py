@@ -463,10 +463,7 @@ class _Stream:
                     )
                 # the run itself stopped there: its arguments are what the model wrote
                 block["input"] = text
-                trace.note(
-                    f"tool call `{block.get('name')}`'s input is cut, {why}: its arguments "
-                    "are the cut text, not JSON: a test finds no value in them"
-                )
+                trace.cut_call(block.get("name"), "input is", why)
             elif text:
                 block["input"] = parse_json_text(text)
         if not self.ended and error is None:
@@ -479,5 +476,4 @@ class _Stream:
         if self.stop_reason == "max_tokens":
             trace.note(_AT_LIMIT)
         if error is not None:
-            trace.error(error)
-            trace.note(f"the run ended in an error ({error}): its answer may be cut")
+            trace.ended_in_error(error)

@@ -30,11 +30,10 @@ from evaldsl.runs.model import (
     describe,
     fast_lines,
     file_lines,
-    gzip_error,
-    not_utf8_error,
     open_file,
     os_error,
     strip_bom,
+    undecodable_error,
 )
 from evaldsl.runs.surrogates import mended_loads
 
@@ -168,9 +167,7 @@ def _events(f: IO[bytes], path: str, after: int) -> Iterator[dict[str, Any]]:
 
 
 def _line_error(path: str, lineno: int, raw: bytes, exc: orjson.JSONDecodeError) -> RunError:
-    if (gzipped := gzip_error(raw, path, lineno)) is not None:
-        return gzipped
-    if "UTF-8" in exc.msg and (bad := not_utf8_error(raw, path, lineno)) is not None:
+    if (bad := undecodable_error(exc, raw, path, lineno)) is not None:
         return bad
     return RunError(
         f"invalid JSON on line {lineno}: {exc.msg}",
@@ -251,9 +248,7 @@ def check_header(raw: bytes, lineno: int, path: str) -> dict[str, Any]:
     try:
         header = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        if (bad := gzip_error(raw, path, lineno)) is not None:
-            raise bad from None
-        if "UTF-8" in exc.msg and (bad := not_utf8_error(raw, path, lineno)) is not None:
+        if (bad := undecodable_error(exc, raw, path, lineno)) is not None:
             raise bad from None
         raise RunError(
             f"invalid cassette header on line {lineno}: {exc.msg}",

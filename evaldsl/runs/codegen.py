@@ -1046,10 +1046,7 @@ class _Generator:
             out(
                 "if w_id is not None:",
                 "    open_named[w_id] = w_step",
-                "facts.unanswered = first_unanswered(",
-                "    {request: (step, request) for request, step in open_named.items()},",
-                "    None if open_unnamed is None else (open_unnamed, None),",
-                ")",
+                "facts.unanswered = first_unanswered(open_named, open_unnamed)",
             )
         if needs.cost:
             out(

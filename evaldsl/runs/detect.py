@@ -537,7 +537,7 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
             )
         from evaldsl.runs.otel import DATAFRAME_HINT, DATAFRAME_SPANS, is_dataframe_span
 
-        if any(map(is_dataframe_span, items.values[:1])):
+        if items.values and is_dataframe_span(items.values[0]):
             raise RunError(f"`{name}` is {DATAFRAME_SPANS}", path=items.path, hint=DATAFRAME_HINT)
         keys = keys_of(items.values)
         if keys == "no keys" and items.container == "document":  # (`{}`)

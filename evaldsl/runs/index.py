@@ -717,15 +717,16 @@ def response_came(table: dict[Any, int], waiting: Any, answers: Any) -> Any:
     return waiting
 
 
-def first_unanswered(
-    named: dict[Any, tuple[int, Any]], unnamed: tuple[int, Any] | None
-) -> tuple[int, Any] | None:
-    """The earliest of the requests a pass left unanswered (by step: no two share one).
+def first_unanswered(named: dict[Any, int], unnamed: int | None) -> tuple[int, Any] | None:
+    """The earliest of the requests a pass left unanswered (`named`: id → step; `unnamed`:
+    the step of one without an id), as its step and id (by step: no two share one).
 
-    >>> first_unanswered({"m7": (4, "m7")}, (3, None))
-    (3, None)
+    >>> first_unanswered({"m7": 4}, 3), first_unanswered({"m7": 4}, None)
+    ((3, None), (4, 'm7'))
     """
-    pending = [*named.values(), *([unnamed] if unnamed is not None else [])]
+    pending = [(step, request) for request, step in named.items()]
+    if unnamed is not None:
+        pending.append((unnamed, None))
     return min(pending, key=lambda request: request[0], default=None)
 
 
@@ -782,8 +783,8 @@ def _index(
     # the `llm.request`s no response has answered yet (kept where usage is read): by id,
     # those with a text or whole-number `id` a response may name by its `requestId`; and
     # the first of those without one since the last response, which any response answers
-    open_named: dict[Any, tuple[int, Any]] = {}
-    open_unnamed: tuple[int, Any] | None = None
+    open_named: dict[Any, int] = {}  # id → step
+    open_unnamed: int | None = None
     cost = 0.0
     unpriced: str | None = None
     first_at: Any = None
@@ -913,9 +914,9 @@ def _index(
             if want_usage:
                 request_id = ev.get("id")
                 if type(request_id) is str or type(request_id) is int:
-                    open_named[request_id] = (steps, request_id)
+                    open_named[request_id] = steps
                 elif open_unnamed is None:
-                    open_unnamed = (steps, None)
+                    open_unnamed = steps
         elif kind in response_types:
             responses += 1
             if kind == llm_invoke:

@@ -175,6 +175,14 @@ class Unrecorded:
         (an index out of range is no answer, as it is anywhere: not this)."""
         return (index if index > 0 else self.responses + 1 + index) in self.answers
 
+    def unread(self, tool: str, results: bool) -> int:
+        """How many calls of `tool` have arguments (or `results`) not recorded."""
+        return self.results.get(tool, 0) if results else len(self.arguments.get(tool, ()))
+
+    def lacks_arguments(self, tool: str, call: int) -> bool:
+        """Whether call number `call` (1-based) of `tool` has arguments not recorded."""
+        return call in self.arguments.get(tool, ())
+
 
 @attrs.frozen
 class Run:
@@ -480,13 +488,22 @@ def not_utf8_error(data: bytes, path: str, first_line: int = 1) -> RunError | No
     return None
 
 
+def undecodable_error(
+    exc: orjson.JSONDecodeError, data: bytes, path: str, first_line: int = 1
+) -> RunError | None:
+    """The `RunError` for bytes the decoder refused that are not JSON text at all (`data`
+    from line `first_line` of the file): a gzip file, or bytes that are not UTF-8; None
+    for any other decoder error (then invalid JSON, at its place)."""
+    if (gzipped := gzip_error(data, path, first_line)) is not None:
+        return gzipped
+    return not_utf8_error(data, path, first_line) if "UTF-8" in exc.msg else None
+
+
 def json_error(
     exc: orjson.JSONDecodeError, data: bytes, path: str, *, hint: str | None = None
 ) -> RunError:
     """The `RunError` for a decoder error over a whole file's bytes."""
-    if (gzipped := gzip_error(data, path)) is not None:
-        return gzipped
-    if "UTF-8" in exc.msg and (bad := not_utf8_error(data, path)) is not None:
+    if (bad := undecodable_error(exc, data, path)) is not None:
         return bad
     source = Source(decode_text(data), path)
     return RunError(

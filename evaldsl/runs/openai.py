@@ -59,6 +59,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
     Items,
@@ -74,6 +76,7 @@ from evaldsl.runs.providers import (
     tool_name,
     usage_of,
 )
+from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import REFUSAL_NOTE
 
 _CHAT_USAGE = (("prompt_tokens", "completion_tokens"),)
@@ -299,6 +302,9 @@ def _is_error_chunk(item: Any) -> bool:
     return isinstance(item, dict) and isinstance(item.get("error"), dict) and "choices" not in item
 
 
+_ERROR_IN_THEM = "the run ended in an error in them"
+
+
 def _error_words(error: dict[str, Any]) -> str:
     """The words of a stream's error (`code` or `type`, and `message`), for its
     `agent.error`.
@@ -309,19 +315,6 @@ def _error_words(error: dict[str, Any]) -> str:
     kind = error.get("code") or (error.get("type") if error.get("type") != "error" else None)
     words = [str(w) for w in (kind, error.get("message")) if w not in (None, "")]
     return ": ".join(words) or "the stream reported an error"
-
-
-def _ended_in_error(trace: Trace, error: str) -> None:
-    """The `agent.error` and note of a stream that ended in the API's error."""
-    trace.error(error)
-    trace.note(f"the run ended in an error ({error}): its answer may be cut")
-
-
-def _cut_call(trace: Trace, name: Any) -> None:
-    trace.note(
-        f"tool call `{name}`'s arguments are cut, the run ended in an error in them: its "
-        "arguments are the cut text, not JSON: a test finds no value in them"
-    )
 
 
 def _error_body(item: Any, items: Items, index: int) -> None:
@@ -368,10 +361,11 @@ def arguments_of(value: Any, call: str, trace: Trace) -> Any:
         return value
     if not value.strip():
         return {}
-    if not is_json_text(value):
+    try:
+        return mended_loads(value)
+    except orjson.JSONDecodeError:  # (parsed once: the note only on this path)
         trace.note(f"arguments of call {call} are not JSON: read as text")
         return value
-    return parse_json_text(value)
 
 
 def _call_label(name: str, call_id: str | None) -> str:
@@ -639,8 +633,8 @@ class _Stream:
         cut: set[int] = set()  # calls whose arguments the error chunk cut (noted once)
         for n, slot in sorted(self.calls.items()):
             text = "".join(slot["arguments"])
-            if text.strip() and not is_json_text(text) and error is not None:
-                _cut_call(trace, slot["name"])
+            if error is not None and text.strip() and not is_json_text(text):
+                trace.cut_call(slot["name"], "arguments are", _ERROR_IN_THEM)
                 cut.add(n)
             elif not self.finished and text.strip() and not is_json_text(text):
                 raise items.error(
@@ -668,13 +662,13 @@ class _Stream:
                     "record the whole stream: a tool call's first delta names its function",
                 )
             text = "".join(slot["arguments"])
-            if n in cut:
-                trace.call(slot["name"], parse_json_text(text), slot["id"])
+            if n in cut:  # (not JSON: its text)
+                trace.call(slot["name"], text, slot["id"])
             else:
                 label = _call_label(slot["name"], slot["id"])
                 trace.call(slot["name"], arguments_of(text, label, trace), slot["id"])
         if error is not None:
-            _ended_in_error(trace, error)
+            trace.ended_in_error(error)
 
 
 def _finish_streams(
@@ -834,9 +828,9 @@ def _response_failed(
         elif kind == "function_call":
             text = "".join(pieces)
             if not is_json_text(text):
-                _cut_call(trace, item.get("name"))
+                trace.cut_call(item.get("name"), "arguments are", _ERROR_IN_THEM)
             output.append({**item, "arguments": text})
         else:
             trace.skip(f"output items of type `{kind}` the error cut off")
     _response({"model": stream.model, "output": output}, trace, items, index, ())
-    _ended_in_error(trace, error)
+    trace.ended_in_error(error)

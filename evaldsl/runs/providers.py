@@ -491,6 +491,19 @@ class Trace:
         """An `agent.error`."""
         self._add({"type": "agent.error", "message": message}, at)
 
+    def ended_in_error(self, error: str) -> None:
+        """The `agent.error` and note of a stream that ended in the API's error."""
+        self.error(error)
+        self.note(f"the run ended in an error ({error}): its answer may be cut")
+
+    def cut_call(self, name: Any, cut: str, why: str) -> None:
+        """The note of a tool call whose arguments the run cut (`cut`: "arguments are",
+        "input is"; `why`: what stopped it), read as the cut text."""
+        self.note(
+            f"tool call `{name}`'s {cut} cut, {why}: its arguments are the cut text, not "
+            "JSON: a test finds no value in them"
+        )
+
     def guard(self, name: str, decision: Any, at: str | None = None) -> None:
         """A guard check (verydia `policy.evaluate`: counted by `guards`)."""
         self._add({"type": "policy.evaluate", "name": name, "decision": decision}, at)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 from pathlib import Path
+from typing import get_args
 
 import attrs
 
@@ -18,7 +19,7 @@ from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Source, Span
 from evaldsl.language.values import MISSING
-from evaldsl.suites.model import CaseDraft, Layout, Snippet, SourceSpec, SuiteDraft
+from evaldsl.suites.model import CaseDraft, Layout, Snippet, SourceKind, SourceSpec, SuiteDraft
 from evaldsl.syntax.outline import CaseOutline, Outline, outline
 from evaldsl.syntax.parser import ParseResult, Start, parse
 
@@ -175,7 +176,7 @@ def read_eval(
 
 
 #: The words that start a case's source line, and the outline's message for a case of none.
-_SOURCE_WORDS = frozenset({"run", "cassette", "trace", "state", "dataset"})
+_SOURCE_WORDS = frozenset(get_args(SourceKind))  # the words a source line starts with
 _NO_SOURCE = "has no source"
 
 

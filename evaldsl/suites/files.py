@@ -44,21 +44,24 @@ def is_suite_file(path: Path) -> bool:
         return False
     try:
         with path.open("rb") as f:
-            head = f.read(65536)
+            head = f.read(_HEAD)
     except OSError:
         return False
     if b"cases" not in head:
         return False
     if _TOP_CASES.search(head):  # a block mapping's key at column 0: no parse needed
         return True
-    try:
-        text = read_regular(path, MAX_SUITE_BYTES).decode("utf-8-sig")
+    try:  # (a file shorter than the head was read whole already)
+        whole = head if len(head) < _HEAD else read_regular(path, MAX_SUITE_BYTES)
+        text = whole.decode("utf-8-sig")
     except (FileProblem, UnicodeDecodeError):
         return True
     return _has_top_cases(text, suffix == ".json")
 
 
 #: `cases:` as a key at the start of a line: a key of a block mapping at the top level.
+#: Bytes of a YAML/JSON file a folder walk reads first to tell a suite.
+_HEAD = 65536
 _TOP_CASES = re.compile(rb"^(?:cases|\"cases\"|'cases')[ \t]*:", re.MULTILINE)
 
 

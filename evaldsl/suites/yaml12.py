@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
 import yaml
 
-from evaldsl.language.jsjson import js_number
+from evaldsl.language.jsjson import has_surrogate, js_number
 from evaldsl.language.values import js_text
 
 try:  # the C parser when libyaml is present: same nodes, several times faster
@@ -104,25 +105,27 @@ def compose(text: str) -> yaml.Node | None:
 
 def _join_surrogates(root: yaml.Node | None) -> None:
     """Each scalar's surrogate halves made into the character a pair makes, or U+FFFD."""
+    for node in nodes(root):
+        if isinstance(node, yaml.ScalarNode) and has_surrogate(node.value):
+            halves = node.value.encode("utf-16-le", "surrogatepass")
+            node.value = halves.decode("utf-16-le", "replace")
+
+
+def nodes(root: yaml.Node | None) -> Iterator[yaml.Node]:
+    """Each node under `root` once, in document order (an alias: one node, reached twice;
+    no recursion, however deep the document)."""
     seen: set[int] = set()
-    todo = [root] if root is not None else []
-    while todo:
-        node = todo.pop()
-        if id(node) in seen:  # (an alias: one node, reached twice)
+    stack: list[yaml.Node] = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, yaml.ScalarNode):
-            if _SURROGATE.search(node.value):
-                halves = node.value.encode("utf-16-le", "surrogatepass")
-                node.value = halves.decode("utf-16-le", "replace")
+        yield node
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(v for pair in reversed(node.value) for v in reversed(pair))
         elif isinstance(node, yaml.SequenceNode):
-            todo.extend(node.value)
-        elif isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                todo.extend((key, value))
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
+            stack.extend(reversed(node.value))
 
 
 def fields(node: yaml.Node | None) -> dict[str, tuple[yaml.Node, yaml.Node]]:
@@ -254,13 +257,7 @@ def problems(root: yaml.Node | None) -> list[Problem]:
     """Duplicate keys, tags outside the core schema, and explicitly tagged scalars that do
     not hold what their tag says (`!!int abc`), in document order."""
     found: list[Problem] = []
-    seen: set[int] = set()
-    stack: list[yaml.Node] = [root] if root is not None else []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in nodes(root):
         tag = str(node.tag)
         if tag not in _KNOWN_TAGS:
             shown = tag.replace(_TAG, "!!")
@@ -287,8 +284,5 @@ def problems(root: yaml.Node | None) -> list[Problem]:
                     )
                 elif same is not None:
                     keys[same] = k
-            stack.extend(v for pair in reversed(node.value) for v in reversed(pair))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(reversed(node.value))
     found.sort(key=lambda p: (p.node.start_mark.line, p.node.start_mark.column))
     return found
