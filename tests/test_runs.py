@@ -44,7 +44,7 @@ from evaldsl.runs import (
     usage_tokens,
     validate_state,
 )
-from evaldsl.runs.index import index_run
+from evaldsl.runs.index import Needs, index_events, index_run
 from tests.clitools import run_evaldsl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -933,6 +933,20 @@ UNKEYABLE = [
         "not text or a number",
     ),
 ]
+
+
+def test_an_unkeyable_field_after_a_lone_surrogate_is_the_runs_error_too(tmp_path: Path) -> None:
+    """Found in review: a line the fast loop cannot decode (a lone surrogate escape) sends
+    the recording to the careful loop, whose `TypeError` on a `type` that is a list was a
+    traceback out of `evaldsl run`; it is the run's error at its line, as without it."""
+    path = write(
+        tmp_path,
+        "t.jsonl",
+        '{"type": "user.message", "content": "\\ud800"}\n{"type": ["x"], "id": 1}\n',
+    )
+    with pytest.raises(RunError) as info:
+        index_events(load_run(path).events, Needs())
+    assert str(info.value) == f"{path}:2:1: its `type` is a list, not text"
 
 
 @pytest.mark.parametrize(("events", "field", "kind", "expected"), UNKEYABLE)

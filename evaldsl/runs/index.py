@@ -578,18 +578,20 @@ def index_events(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
     """The one pass over the events (any non-object element is a `RunError`)."""
     if isinstance(events, EventStream):
         try:
-            with events.fast() as decoded:
-                return _index(decoded, needs, again=events.__iter__)
-        except (orjson.JSONDecodeError, AttributeError) as err:
-            # a line that is not a JSON object: the careful reader names file and line
-            for _ in events:
-                pass
-            if isinstance(err, AttributeError):
-                raise
-            # it read every line (a lone surrogate escape, which it reads as U+FFFD)
-            return _index(iter(events), needs, again=events.__iter__)
+            try:
+                with events.fast() as decoded:
+                    return _index(decoded, needs, again=events.__iter__)
+            except (orjson.JSONDecodeError, AttributeError) as err:
+                # a line that is not a JSON object: the careful reader names file and line
+                for _ in events:
+                    pass
+                if isinstance(err, AttributeError):
+                    raise
+                # it read every line (a lone surrogate escape, which it reads as U+FFFD)
+                return _index(iter(events), needs, again=events.__iter__)
         except TypeError:
-            # a list or an object where the pass looks events up (`_KEY_FIELDS`)
+            # a list or an object where the pass looks events up (`_KEY_FIELDS`), read
+            # by the fast loop or by the careful one after it
             names = needs.reads_tool_names()
             raise _unkeyable_error(events, events.path, names) from None
     try:
