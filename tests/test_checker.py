@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clitools import run_evaldsl
 from language_examples import BRIEF_SUITE
 
 from evaldsl.api import diagnose
 from evaldsl.check.sources import read_facts
 from evaldsl.language.diagnostics import CODES, Diagnostic, render
+from evaldsl.runs.detect import load_run
+from evaldsl.runs.model import RunError
 from evaldsl.syntax.parser import parse
 
 HERE = Path(__file__).parent
@@ -482,6 +485,21 @@ def test_a_missing_file_says_what_is_near(tmp_path: Path, written: str, hint: st
                 .replace(": paths are relative to the suite file", "")
             )
         assert diag.hint == shown, (absolute, diag.hint)
+
+
+def test_a_link_to_nothing_names_its_target_at_check_run_and_inspect(tmp_path: Path) -> None:
+    # (a did-you-mean offered the link's own name: the folder lists it)
+    (tmp_path / "run.jsonl").symlink_to("gone/run.jsonl")
+    text = 'case "c"\ncassette "run.jsonl"\nanswer contains "x"'
+    *_, (diag,) = diagnose(text, "t.eval", base_dir=tmp_path, facts=read_facts)
+    said = f'"{tmp_path}/run.jsonl" is a link to "gone/run.jsonl", which does not exist'
+    assert diag.code == "E501" and diag.hint is not None and diag.hint.startswith(said)
+    with pytest.raises(RunError) as info:
+        load_run(tmp_path / "run.jsonl")
+    assert (info.value.hint or "").startswith(said)
+    out = run_evaldsl("inspect", "run.jsonl", cwd=tmp_path)
+    assert out.returncode == 2
+    assert '"run.jsonl" is a link to "gone/run.jsonl", which does not exist' in out.stderr
 
 
 def test_a_missing_file_in_a_large_folder_is_not_listed(tmp_path: Path) -> None:

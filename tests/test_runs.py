@@ -309,6 +309,9 @@ def test_empty_cassette(tmp_path: Path, content: bytes) -> None:
         with pytest.raises(RunError, match="empty cassette") as info:
             load(path)
         assert info.value.to_diagnostic().code == "E502"
+    # (detected: naming a format cannot help a file that recorded nothing)
+    assert "record the run again" in (info.value.hint or "")
+    assert "as FORMAT" not in (info.value.hint or "")
 
 
 def test_header_only_cassette_has_no_events(tmp_path: Path) -> None:

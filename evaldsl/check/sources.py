@@ -16,7 +16,7 @@ from typing import Any
 from evaldsl.check.environment import SourceFacts
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
-from evaldsl.language.reading import near_entries, present
+from evaldsl.language.reading import broken_link, near_entries, present
 from evaldsl.language.source import Source
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.detect import check_head, load_run, read_head
@@ -52,7 +52,8 @@ def read_facts(
             decl.span,
             "E501",
             f'file not found: "{decl.path}"' + ("" if absolute else f" (looked in {base_dir})"),
-            _near_path(decl.path, path)
+            broken_link(path)
+            or _near_path(decl.path, path)
             or (None if absolute else "paths are relative to the suite file"),
         )
     if decl.kind == "dataset":

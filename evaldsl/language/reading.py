@@ -103,6 +103,19 @@ def present(path: str | os.PathLike[str]) -> bool:
     return True
 
 
+def broken_link(path: str | os.PathLike[str]) -> str | None:
+    """Why a path that is not `present` is missing, when it is a link to nothing: the hint
+    that names the link's target (a did-you-mean would offer the link's own name)."""
+    try:
+        target = os.readlink(path)
+    except (OSError, ValueError):  # (not a link, or cannot be looked at)
+        return None
+    return (
+        f'"{os.fsdecode(path)}" is a link to "{os.fsdecode(target)}", which does not exist: '
+        "fix the link, or name the file it should point to"
+    )
+
+
 def is_folder(path: str | os.PathLike[str]) -> bool:
     """`Path.is_dir`, False where the path cannot be looked at (where `Path.is_dir`
     raises: a name too long, a folder that may not be entered); reading it says why."""

@@ -128,7 +128,13 @@ def _load_run(p: str, format: str | None, sample: str | None) -> Run:
     first, lineno = _first_line(p)  # (opening it is `check_file`'s test: one open, not two)
     if not lineno:
         if p.lower().endswith(LINE_EXTENSIONS):
-            raise RunError("empty cassette", path=p, hint=_KINDS_HINT)
+            # (naming its format would not help: nothing was recorded)
+            raise RunError(
+                "empty cassette",
+                path=p,
+                hint="the file holds no line: whatever should have recorded the run wrote "
+                "nothing; record the run again",
+            )
         raise RunError("empty file", path=p, hint="a run file holds JSON, JSONL or SSE text")
     if lineno == 1 and first.startswith(ZIP_MAGIC):  # an Inspect AI `.eval` log
         return _from_items(_zip_items(p, file_key(p)), False, sample)

@@ -22,7 +22,13 @@ import orjson
 
 from evaldsl.language.diagnostics import Diagnostic, not_utf8
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES
-from evaldsl.language.reading import FileProblem, open_regular, read_regular, size_text
+from evaldsl.language.reading import (
+    FileProblem,
+    broken_link,
+    open_regular,
+    read_regular,
+    size_text,
+)
 from evaldsl.language.source import Source
 from evaldsl.language.values import MISSING as MISSING  # re-exported: the run model's "no output"
 from evaldsl.runs.heldfiles import HOLD_BYTES, HeldFile, held, keep
@@ -283,7 +289,8 @@ def file_error(problem: FileProblem) -> RunError:
             f'file not found: "{path}"',
             path=path,
             code="E501",
-            hint="check the spelling; relative paths start at the suite file's folder",
+            hint=broken_link(path)
+            or "check the spelling; relative paths start at the suite file's folder",
         )
     if problem.kind == "folder":
         return RunError(

@@ -15,7 +15,7 @@ import sys
 from typing import TextIO
 
 from evaldsl.language.diagnostics import did_you_mean
-from evaldsl.language.reading import is_folder, starts_as_zip
+from evaldsl.language.reading import broken_link, is_folder, starts_as_zip
 from evaldsl.language.vocabulary import RUN_FORMATS
 from evaldsl.runs.detect import FORMATS
 from evaldsl.runs.model import RunError
@@ -69,7 +69,10 @@ def inspect_command(
                 f"`evaldsl check {path}` checks it",
             )
         if err.code == "E501":  # (no suite here: its hint's "suite file's folder" is not)
-            err.hint = "check the spelling; a relative path starts at the working folder"
+            err.hint = (
+                broken_link(path)
+                or "check the spelling; a relative path starts at the working folder"
+            )
         hint = f"\n  = hint: {err.hint}" if err.hint else ""
         print(f"evaldsl: error: {err}{hint}", file=sys.stderr)
         return 2 if err.code == "E501" else 1
