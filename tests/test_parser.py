@@ -1072,6 +1072,29 @@ def test_unexpected_character() -> None:
     assert diag.message.startswith("unexpected character `@`; expected a predicate")
 
 
+@pytest.mark.parametrize(
+    ("char", "named", "fixed"),
+    [
+        ("\u200b", "U+200B (ZERO WIDTH SPACE)", 'answer contains"x"'),
+        ("\u00a0", "U+00A0 (NO-BREAK SPACE)", 'answer contains "x"'),
+        ("\u202e", "U+202E (RIGHT-TO-LEFT OVERRIDE)", 'answer contains"x"'),
+    ],
+)
+def test_an_invisible_character_is_named_and_its_fix_parses(
+    char: str, named: str, fixed: str
+) -> None:
+    # (shown between backticks, a zero-width space was an empty pair)
+    text = f'answer contains{char}"x"'
+    (diag,) = errors(text)
+    assert (diag.code, diag.column) == ("E103", 16)
+    assert diag.message.startswith(f"unexpected invisible character {named}; expected a value")
+    assert diag.fix is not None
+    fix = diag.fix
+    assert fix.line == fix.end_line == 1
+    edited = text[: fix.column - 1] + fix.text + text[fix.end_column - 1 :]
+    assert edited == fixed and ok(edited)
+
+
 def test_columns_count_code_points_after_non_ascii_text() -> None:
     text = 'answer == "é😀" and answer contans "x"'
     (diag,) = errors(text)

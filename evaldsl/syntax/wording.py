@@ -11,6 +11,7 @@ regex.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -343,6 +344,17 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
         if run_on is not None:  # (a letter here always starts a NAME: every lexer reads one)
             found = f"`{text[run_on[0] : run_on[1]]}`"
             return Diagnostic.at(source, Span(*run_on), "E101", f"expected {wanted}, found {found}")
+        if _invisible(char):  # (pasted from a web page or a chat; a backtick pair shows nothing)
+            name = unicodedata.name(char, "a format character")
+            return Diagnostic.at(
+                source,
+                Span(pos, pos + 1),
+                "E103",
+                f"unexpected invisible character U+{ord(char):04X} ({name}); expected {wanted}",
+                "it often comes with text pasted from a web page or a chat: "
+                + ("write a plain space" if char.isspace() else "delete it"),
+                fix=(Span(pos, pos + 1), " " if char.isspace() else ""),
+            )
         shown = repr(char) if char.isspace() or not char else f"`{char}`"
         if char.isalnum() and not char.isascii():  # (`tool café`: a name is ASCII)
             start, end = pos, pos + 1
@@ -365,6 +377,14 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
     if isinstance(err, UnexpectedEOF):  # pragma: no cover - LALR reports $END as a token
         return Diagnostic.at(source, Span(len(text), len(text)), "E101", "unexpected end of input")
     raise err  # pragma: no cover
+
+
+def _invisible(char: str) -> bool:
+    """Whether `char` is a character outside ASCII that shows as nothing, or as a plain
+    blank (a no-break or zero-width space, a byte order mark, a bidi control, U+0085)."""
+    return not char.isascii() and (
+        char.isspace() or unicodedata.category(char) in ("Cf", "Zs", "Zl", "Zp")
+    )
 
 
 def _guessed(word: str, guess: str | None, span: Span) -> tuple[str | None, Fixing]:
