@@ -508,3 +508,49 @@ def test_k_takes_a_rows_pasted_id_as_written(pattern: str, expected: list[str]) 
 
     suite = load_suite(ROOT / "examples" / "weather" / "weather.eval")
     assert [c.name for c in suite.cases if selected(suite, c, pattern)] == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (
+            "xiamen forecast or tokyo forecast",
+            ["answers with the Xiamen forecast", "streams the Tokyo forecast"],
+        ),
+        ("forecast and not stream", ["answers with the Xiamen forecast"]),
+        (
+            "weather agent::* and not (tokyo or city)",
+            ["answers with the Xiamen forecast", "answers from Anthropic content blocks"],
+        ),
+        (
+            "(xiamen or tokyo) and city",
+            [
+                ROW + "#1 [file=xiamen.jsonl, city=Xiamen]",
+                ROW + "#2 [file=tokyo-stream.jsonl, city=Tokyo]",
+            ],
+        ),
+    ],
+)
+def test_k_combines_patterns_as_pytest_does(pattern: str, expected: list[str]) -> None:
+    from evaldsl.runner.cases import selected
+    from evaldsl.suites import load_suite
+
+    suite = load_suite(ROOT / "examples" / "weather" / "weather.eval")
+    assert [c.name for c in suite.cases if selected(suite, c, pattern)] == expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "said"),
+    [
+        ("tokyo or", "the pattern ends where a name part was expected"),
+        ("(tokyo or xiamen", "the pattern has a `(` that is never closed"),
+        ("tokyo or and xiamen", "the pattern has `and` where a name part was expected"),
+        ("(tokyo) or xiamen)", "the pattern has `)` after its end"),
+    ],
+)
+def test_a_k_pattern_that_does_not_read_is_a_usage_error(pattern: str, said: str) -> None:
+    # (before `and` and `or` were read, `tokyo or xiamen` quietly matched no case)
+    result = run_evaldsl("run", "--no-history", "-k", pattern, "examples/weather")
+    assert result.returncode == 2
+    assert f"argument -k: {said}" in result.stderr
+    assert result.stdout == ""

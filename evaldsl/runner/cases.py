@@ -8,7 +8,6 @@ running (worker processes, result records), which is imported for a live target 
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -18,6 +17,7 @@ import attrs
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.runner.produce import NothingToRun, produce_run
 from evaldsl.runner.readings import SharedReadings
+from evaldsl.runner.selection import selector
 from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
 from evaldsl.suites.model import Case, Suite
@@ -39,20 +39,10 @@ class Planner(Protocol):
 
 
 def selected(suite: Suite, case: Case, pattern: str | None) -> bool:
-    """`-k PATTERN`: a case whose `suite::case` name contains the pattern (case-insensitive),
-    or matches it as a glob when it has `*`, `?` or `[`; `not PATTERN` inverts it. A name
-    that contains the pattern as written is a match too: the id of an `each` row, pasted
-    (`[city=Tokyo]`), is its text, not a class of characters."""
+    """Whether `-k PATTERN` selects `case` by its `suite::case` name (`runner.selection`)."""
     if not pattern:
         return True
-    negate = pattern.startswith("not ")
-    pat = pattern[4:].strip().lower() if negate else pattern.lower()
-    full = f"{suite.name}::{case.name}".lower()
-    hit = pat in full or (
-        any(ch in pat for ch in "*?[")
-        and (fnmatch.fnmatch(full, pat) or fnmatch.fnmatch(case.name.lower(), pat))
-    )
-    return hit != negate
+    return selector(pattern)(f"{suite.name}::{case.name}".lower(), case.name.lower())
 
 
 @attrs.frozen

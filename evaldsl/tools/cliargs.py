@@ -143,8 +143,10 @@ def _run(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "-k",
         dest="select",
+        type=_selection,
         metavar="PATTERN",
-        help="only cases whose 'suite::case' name contains PATTERN (globs and 'not PATTERN' work)",
+        help="only cases whose 'suite::case' name contains PATTERN (globs, 'not', 'and', 'or' "
+        "and parentheses work)",
     )
     shown = run.add_mutually_exclusive_group()
     shown.add_argument(
@@ -295,7 +297,9 @@ def _mutate(mutate: argparse.ArgumentParser) -> None:
     mutate.add_argument(
         "--fail-under", type=_score, metavar="SCORE", help="exit 1 when the score is below SCORE"
     )
-    mutate.add_argument("-k", dest="select", metavar="PATTERN", help="only matching cases")
+    mutate.add_argument(
+        "-k", dest="select", type=_selection, metavar="PATTERN", help="only matching cases"
+    )
     mutate.add_argument(
         "--judge",
         choices=["off", "live"],
@@ -325,6 +329,19 @@ def _jobs(text: str) -> int:
     if text.strip().lower() == "auto":
         return usable_cpus()
     return _whole(text, "a number of processes ≥ 1, or auto (one per CPU)", least=1)
+
+
+def _selection(text: str) -> str:
+    """A `-k` pattern, as written, once it reads (`runner.selection`; loaded only when a
+    command has a `-k`)."""
+    from evaldsl.runner.selection import problem
+
+    why = problem(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(
+            f"{why}: combine name parts with and, or, not and parentheses, as pytest's -k does"
+        )
+    return text
 
 
 def _samples(text: str) -> int:
