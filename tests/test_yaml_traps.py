@@ -44,6 +44,15 @@ def found(name: str, text: str) -> list[Diagnostic]:
             "YAML ends an unquoted value at ` #`",
             "quote the expression: 'answer matches /sunny #1/'",
         ),
+        (  # a raw U+2028 in a plain value: PyYAML (YAML 1.1) breaks the line there, and
+            # its error fell on the next case's line, as it counts lines
+            "s.yaml",
+            CASE + '    expect: answer contains "a\u2028b"\n  - name: d\n    cassette: c.jsonl\n',
+            5,
+            31,
+            "a raw U+2028 (LINE SEPARATOR): the YAML reader takes it for a line break",
+            'write it as an escape in a double-quoted string: "\\u2028"',
+        ),
         (
             "s.yaml",
             CASE + "    expect:\n\t- tool get_weather called\n",

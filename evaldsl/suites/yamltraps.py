@@ -34,12 +34,39 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
+#: What PyYAML (YAML 1.1) reads as a line break and YAML 1.2, editors and evaldsl do not.
+_YAML11_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _yaml11_break(text: str, before: int) -> Trap | None:
+    """The first raw U+0085, U+2028 or U+2029 before PyYAML's error at `before`: the cause
+    of an error that makes no sense at the place PyYAML gives (whose lines count it as a
+    line break, an editor's do not), said at the character's own place."""
+    found = _YAML11_BREAKS.search(text, 0, before + 1)
+    if found is None:
+        return None
+    start = found.start()
+    head = re.split("\r\n|\r|\n", text[:start])
+    name = {"\x85": "NEXT LINE", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
+    char = found.group()
+    return (
+        len(head),
+        len(head[-1]) + 1,
+        f"a raw U+{ord(char):04X} ({name[char]}): the YAML reader takes it for a line break "
+        "(YAML 1.1), so the lines after it do not read as written",
+        f'write it as an escape in a double-quoted string: "\\u{ord(char):04x}"',
+    )
+
+
 def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
     """The place, message and hint for PyYAML's error about `text`."""
     mark = err.problem_mark or err.context_mark
     line = mark.line + 1 if mark else 1
     column = mark.column + 1 if mark else 1
     problem = str(err.problem or err)
+    broken = _yaml11_break(text, mark.index if mark else len(text))
+    if broken is not None:
+        return broken
     here = _line(text, line)
     ch = here[column - 1 : column]
     what = "JSON" if path.lower().endswith(".json") else "YAML"
