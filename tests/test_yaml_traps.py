@@ -44,6 +44,24 @@ def found(name: str, text: str) -> list[Diagnostic]:
             "YAML ends an unquoted value at ` #`",
             "quote the expression: 'answer matches /sunny #1/'",
         ),
+        (  # a colon too many after a predicate (object-form habits): quoting the item
+            # as its values read (`answer contains: x`) would not parse either
+            "s.yaml",
+            CASE.replace("name: c", "name: 厦门 😀")
+            + '    expect:\n      - answer contains: "x"\n',
+            6,
+            24,
+            "YAML read this item as a mapping (`answer contains` → `x`)",
+            'remove the `:` after `answer contains`: answer contains "x"',
+        ),
+        (  # the item quoted as written, its value's own quotes kept
+            "s.yaml",
+            CASE + "    expect:\n      - answer matches /a/ and answer contains: x\n",
+            6,
+            47,
+            "YAML read this item as a mapping",
+            "quote the item: 'answer matches /a/ and answer contains: x'",
+        ),
         (  # a raw U+2028 in a plain value: PyYAML (YAML 1.1) breaks the line there, and
             # its error fell on the next case's line, as it counts lines
             "s.yaml",

@@ -403,7 +403,9 @@ def _expect(doc: _Doc, node: yaml.Node, diags: list[Diagnostic]) -> list[Snippet
     for item in items:
         doc.note_text(item)
         if not isinstance(item, yaml.ScalarNode) or not isinstance(doc.value(item), str):
-            misread = misread_mapping(item) if isinstance(item, yaml.MappingNode) else None
+            misread = (
+                misread_mapping(item, doc.text) if isinstance(item, yaml.MappingNode) else None
+            )
             if misread is not None:
                 diags.append(_invalid(doc, *misread, code="E507"))
                 continue
@@ -593,7 +595,9 @@ def _case(
                 if isinstance(item, yaml.ScalarNode) and isinstance(doc.value(item), str):
                     snippets.append(_dsl(doc, item, own))
                     continue
-                misread = misread_mapping(item) if isinstance(item, yaml.MappingNode) else None
+                misread = (
+                    misread_mapping(item, doc.text) if isinstance(item, yaml.MappingNode) else None
+                )
                 if misread is not None:  # DSL text with an unquoted `: `, not an object
                     own.append(_invalid(doc, *misread, code="E507"))
                     continue

@@ -227,9 +227,10 @@ def json_error(err: json.JSONDecodeError) -> Trap:
     return place[0], place[1], f"invalid JSON: {message}", hint
 
 
-def misread_mapping(node: yaml.MappingNode) -> Trap | None:
+def misread_mapping(node: yaml.MappingNode, text: str) -> Trap | None:
     """The place (its `:`), message and hint for a mapping of one plain key and value where
-    text was meant: an unquoted `: ` made YAML read the item as `key: value`."""
+    text was meant: an unquoted `: ` made YAML read the item as `key: value` (`text`: the
+    file's, where the item is written; nodes' marks index its characters)."""
     if len(node.value) != 1 or node.flow_style:
         return None
     key, value = node.value[0]
@@ -237,13 +238,20 @@ def misread_mapping(node: yaml.MappingNode) -> Trap | None:
         return None
     if not isinstance(value, yaml.ScalarNode) or " " not in key.value.strip():
         return None  # (a key of one word is a field's name)
-    shown = f"{key.value}: {value.value}"
+    written = text[key.start_mark.index : value.end_mark.index]  # (its quotes kept)
+    if value.style in ('"', "'"):  # (`answer contains: "x"`: a colon too many, not text)
+        wrote = written[len(key.value) :].lstrip(": ")
+        hint = f"remove the `:` after `{key.value}`: {key.value} {wrote}"
+    else:
+        hint = (
+            f"quote the item: '{written}'" if "'" not in written else f'quote the item: "{written}"'
+        )
     return (
         key.end_mark.line + 1,
         key.end_mark.column + 1,
         f"YAML read this item as a mapping (`{key.value}` → `{value.value}`): "
         "an unquoted `: ` starts one",
-        f"quote the item: '{shown}'" if "'" not in shown else f'quote the item: "{shown}"',
+        hint,
     )
 
 
