@@ -6,7 +6,8 @@ whole recording of a run that failed: detected as that provider's, read with an
 `agent.error`, what came before read as usual. An Anthropic stream that stops at
 `max_tokens` inside a tool call's input is whole too. Anthropic's `input_tokens` leaves
 the cached tokens out: `input tokens` counts them, `cost` prices them at Anthropic's
-multiples of the input price. The inputs are small hand-made copies of the API's shapes.
+multiples of the input price, and so in a traceplay cassette that keeps Anthropic's body
+as its response's `output`. The inputs are small hand-made copies of the API's shapes.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
-from evaldsl.runs import RunError, anthropic, load_run
-from evaldsl.runs.providers import BadValue
+import evaldsl
+from evaldsl.runs import RunError, anthropic, load_run, passes
 from evaldsl.runs.summary import render_text, summarize
 from evaldsl.runs.text import BadUsage
 from tests.test_formats import attr, check, otlp, sse, write
@@ -111,26 +113,66 @@ def test_a_streams_cache_tokens_count_as_the_bodys(tmp_path: Path) -> None:
     assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
 
 
+TRACEPLAY_ANTHROPIC = (
+    Path(__file__).parent / "fixtures/traceplay/anthropic/cassette.anthropic.jsonl"
+)
+
+
+def _cassette(tmp_path: Path, body_usage: dict[str, Any], prompt_tokens: int) -> Path:
+    """traceplay's Anthropic cassette, its response's body (`output`) holding `body_usage`
+    as Anthropic sent it and its own `usage` giving `prompt_tokens`, as traceplay records:
+    `promptTokens` is the body's `input_tokens` alone."""
+    lines = [json.loads(line) for line in TRACEPLAY_ANTHROPIC.read_text("utf-8").splitlines()]
+    request, response = lines[-2], lines[-1]
+    request["model"] = response["model"] = MODEL
+    response["output"]["usage"] = body_usage
+    response["usage"] = {"promptTokens": prompt_tokens, "completionTokens": 50}
+    return write(tmp_path, "c.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize("typed_from", [passes.TYPED_FROM, 0])
+@pytest.mark.parametrize("reference", [False, True])
+def test_a_cassettes_anthropic_body_counts_its_cache_tokens_as_the_body_does(
+    tmp_path: Path, typed_from: int, reference: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """traceplay keeps the body as it came: its cache counts are input tokens, priced at
+    their rates, in either pass and however the file is decoded (typed from 0 bytes)."""
+    monkeypatch.setattr(passes, "TYPED_FROM", typed_from)
+    if reference:
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    statements = f"input tokens == 100100; output tokens == 50; {CACHED_COST}"
+    # traceplay's own promptTokens (input_tokens alone), or one that counts the cache too
+    for prompt in (100, 100100):
+        path = _cassette(tmp_path, CACHED, prompt)
+        assert check(path, statements) == ["pass"] * 4
+        run = attrs.evolve(load_run(path), events=list(load_run(path).events or ()))
+        assert evaldsl.compile(statements).check(run).statuses == ["pass"] * 4
+    # input that is neither: which counts the cache nobody can tell, so no count passes
+    checked = evaldsl.compile(statements).check(load_run(_cassette(tmp_path, CACHED, 500)))
+    assert checked.statuses == ["error"] * 4
+    assert (
+        "c.jsonl:4:1: an LLM response's input tokens (500) are neither"
+        in checked.verdicts[0].message
+    )
+
+
 @pytest.mark.parametrize(
-    ("usage", "error", "said"),
+    ("usage", "said"),
     [
-        ({"input_tokens": 1, "cache_read_input_tokens": "80000"}, BadUsage, "not a number"),
-        ({"input_tokens": 1, "cache_creation": 5}, BadValue, "`cache_creation` is 5"),
+        ({"input_tokens": 1, "cache_read_input_tokens": "80000"}, "not a number"),
+        ({"input_tokens": 1, "cache_creation": 5}, "`cache_creation` is 5"),
         (
             {
                 "input_tokens": 1,
                 "cache_creation_input_tokens": 2,
                 "cache_creation": {"ephemeral_1h_input_tokens": 3},
             },
-            BadValue,
             "more than its `cache_creation_input_tokens`",
         ),
     ],
 )
-def test_cache_counts_that_cannot_be_read_are_errors(
-    usage: dict[str, Any], error: type[Exception], said: str
-) -> None:
-    with pytest.raises(error, match=said):
+def test_cache_counts_that_cannot_be_read_are_errors(usage: dict[str, Any], said: str) -> None:
+    with pytest.raises(BadUsage, match=said):
         anthropic.read_usage(usage)
 
 

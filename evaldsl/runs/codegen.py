@@ -32,6 +32,7 @@ absent field from `null`), and the decoder builds only those.
 from __future__ import annotations
 
 import math
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from types import CodeType
@@ -70,7 +71,14 @@ from evaldsl.runs.index import (
     response_came,
 )
 from evaldsl.runs.prices import cache_premium, price_of
-from evaldsl.runs.text import NO_USAGE, usage_tokens
+from evaldsl.runs.text import (
+    CACHE_READ,
+    CACHE_SPLIT,
+    CACHE_WRITE,
+    NO_USAGE,
+    body_cache,
+    usage_tokens,
+)
 
 #: The code of generated sources, by source: one a shape of needs (cases whose tests differ
 #: only in their values share it). Bounded by the sources' size, as the passes are
@@ -246,6 +254,10 @@ CHAIN_TOOLS = 8
 #: way to the reference (`passes.index_events_fast`), which names the call.
 _UNNAMED = 'raise TypeError("a tool call whose name is not text")'
 
+#: Whether an undecoded output may hold prompt-cache counts (the start of their names):
+#: only such an output is decoded to read them (`body_cache`), the rest are not.
+NAMES_CACHE = re.compile(rb'"cache_(?:creation|read)')
+
 #: The kinds a `by_kind` pass reads fields of by name (an `mcp.call` is never one of its
 #: events: `decode.KINDS`; its branch is written but never taken).
 _CALL = (TOOL_CALL,)
@@ -296,6 +308,8 @@ class _Generator:
             NO_USAGE=NO_USAGE,
             price_of=price_of,
             cache_premium=cache_premium,
+            body_cache=body_cache,
+            names_cache=NAMES_CACHE.search,
             make_tally=_make_tally,
             overflow_start=overflow.start,
             overflow_feed=overflow.feed,
@@ -935,6 +949,7 @@ class _Generator:
             )
         else:
             self.dict_usage(usage_call)
+        self.body_cache(bool(positions or tail))
         out("tokens_in += used_in", "tokens_out += used_out")
         if needs.cost:
             out(
@@ -963,13 +978,35 @@ class _Generator:
                 "            cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
                 "    # prompt-cache tokens (Anthropic's) cost a multiple of the input price: rare,",
                 "    # so priced again here, as the reference prices them",
-                f"    if (cache := {self.get('cacheTokens', _RESPONSE)}) is not None and (",
-                "        price := price_of(priced_as)",
-                "    ) is not None:",
+                "    if cache is None:",
+                f"        cache = {self.get('cacheTokens', _RESPONSE)}",
+                "    if cache is not None and (price := price_of(priced_as)) is not None:",
                 "        cost += cache_premium(price[0], cache)",
             )
         out.dedent()
         self.other_branches()
+
+    def body_cache(self, has_raw: bool) -> None:
+        """The prompt-cache tokens a provider body kept as the output counts (traceplay's
+        Anthropic bodies), added to the input as the reference adds them (`body_cache`):
+        looked for by the names of their counts, in the decoded output, or in the
+        undecoded bytes, which are decoded only where those names are."""
+        if not has_raw:
+            self.out(f"raw = {self.get('output', _RESPONSE)}")
+        if self.raw:
+            self.out(
+                "if type(raw) is Raw and names_cache(raw):",
+                "    used_in, cache = body_cache(decode(raw), used_in)",
+            )
+        else:
+            self.out(
+                "if type(raw) is dict and type(cached := raw.get('usage')) is dict and (",
+                f'    "{CACHE_READ}" in cached or "{CACHE_WRITE}" in cached',
+                f'    or "{CACHE_SPLIT}" in cached',
+                "):",
+                "    used_in, cache = body_cache(raw, used_in)",
+            )
+        self.out("else:", "    cache = None")
 
     def dict_usage(self, usage_call: str) -> None:
         """A response's counts from its `usage` dict (read as `usage_call` when the
