@@ -27,8 +27,8 @@ becomes what:
   `overloaded_error`) ends the stream as a run that ended in an error: what came before
   is read (a partial answer is the answer), then an `agent.error`, and `inspect` notes
   it; and `stop_reason: "max_tokens"` ends it at the token limit, noted. In either, a
-  tool call whose input was cut off is a call whose arguments are the cut text (not
-  JSON: a test finds no value in them), noted.
+  tool call whose input was cut off is a call whose arguments are unknown (a test that
+  reads them is an error unless a whole call decides it: `Unrecorded.cut`), noted.
 
 A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes,
 and a field the reader needs of another type than the API gives it (a content block that is
@@ -438,8 +438,8 @@ class _Stream:
                         f"its input ends at {text[-20:]!r}",
                         "record the whole stream: a tool call's input is read only when complete",
                     )
-                # the run itself stopped there: its arguments are what the model wrote
-                block["input"] = text
+                # the run itself stopped there: its arguments are not whole, so unknown
+                block["input"] = MISSING
                 trace.cut_call(block.get("name"), "input is", why)
             elif text:
                 block["input"] = parse_json_text(text)
