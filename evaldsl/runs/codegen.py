@@ -1000,13 +1000,16 @@ class _Generator:
             )
         else:
             self.out(
-                "if type(raw) is dict and type(cached := raw.get('usage')) is dict and (",
-                f'    "{CACHE_READ}" in cached or "{CACHE_WRITE}" in cached',
-                f'    or "{CACHE_SPLIT}" in cached',
+                "# (most outputs are text, or a body without usage: two tests, no call)",
+                'if type(raw) is dict and "usage" in raw and (',
+                '    type(cached := raw["usage"]) is dict',
+                f'    and ("{CACHE_READ}" in cached or "{CACHE_WRITE}" in cached',
+                f'         or "{CACHE_SPLIT}" in cached)',
                 "):",
                 "    used_in, cache = body_cache(raw, used_in)",
             )
-        self.out("else:", "    cache = None")
+        if self.needs.cost:  # (what `cost` prices beyond the input price)
+            self.out("else:", "    cache = None")
 
     def dict_usage(self, usage_call: str) -> None:
         """A response's counts from its `usage` dict (read as `usage_call` when the
