@@ -39,7 +39,6 @@ from types import CodeType
 from typing import Any
 
 import attrs
-import orjson
 
 from evaldsl.bounded import keep_weighed
 from evaldsl.language.paths import CompiledPath, compile_path
@@ -212,8 +211,21 @@ def _file_event_ids(by_call_id: dict[Any, Any], unfiled: list[tuple[Any, Any]], 
 
 
 def _decode_raw(value: Any) -> Any:
-    """A `msgspec.Raw` field, decoded as the reference decodes every field (orjson)."""
-    return orjson.loads(bytes(value))
+    """A `msgspec.Raw` field, decoded as the reference decodes every field: by msgspec,
+    which reads JSON as orjson does but for integers past 64 bits, which it keeps exact,
+    as the reference does (`bigints`; orjson alone would give the nearest double)."""
+    import msgspec  # (loaded: the field is one of its `Raw`s)
+
+    return msgspec.json.decode(value)
+
+
+def _raw_loads() -> Callable[[Any], Any]:
+    """`_decode_raw`'s decoder, for a pass to call inline (msgspec: loaded by a pass whose
+    events come from the typed decoder, and only then)."""
+    import msgspec
+
+    decode: Callable[[Any], Any] = msgspec.json.decode
+    return decode
 
 
 def _raw_usage(event: dict[str, Any], raw_type: type) -> tuple[float, float]:
@@ -318,7 +330,7 @@ class _Generator:
             noting_first_time=_noting_first_time,
             decode=_decode_raw,
             file_event_ids=_file_event_ids,
-            loads=orjson.loads,
+            loads=_raw_loads() if raw else None,
             raw_usage=_raw_usage,
             struct_usage=_struct_usage,
             Raw=raw_type,
@@ -356,7 +368,7 @@ class _Generator:
             # `_decode_raw` inlined: it runs for every argument and result a test reads
             # (~360,000 of 1,000,000 events in the "hard" mix), and its frame was a third
             # of the decoding
-            self.out(f"if type({var}) is Raw:", f"    {var} = loads(bytes({var}))")
+            self.out(f"if type({var}) is Raw:", f"    {var} = loads({var})")
 
     def generate(self) -> tuple[str, dict[str, Any], list[str]]:
         needs, out = self.needs, self.out
