@@ -321,7 +321,7 @@ json_value = st.recursive(
 arguments = st.one_of(st.dictionaries(st.sampled_from(KEYS), json_value, max_size=4), json_value)
 
 
-usage_counts = st.one_of(st.integers(0, 50), st.just(2**40)).map(
+usage_counts = st.one_of(st.integers(0, 50), st.sampled_from([3, 43, 2**40])).map(
     lambda n: {"promptTokens": n, "completionTokens": 2}
 )
 # counts the inline common case must not take: fractions are kept, a negative count or one
@@ -344,6 +344,29 @@ odd_usages = st.sampled_from(
         [3, 4],
         "12000",
         12000,
+    ]
+)
+
+
+# an Anthropic body kept as the output (traceplay's): its prompt-cache counts are added
+# to the input the event gives when that is `input_tokens` alone (3 here; usage_counts
+# gives it), kept when it counts them (43), the run's error when neither; a bad count
+# is the run's error
+anthropic_bodies = st.sampled_from(
+    [
+        {
+            "content": [{"type": "text", "text": "x"}],
+            "usage": {
+                "input_tokens": 3,
+                "output_tokens": 2,
+                "cache_creation_input_tokens": 30,
+                "cache_read_input_tokens": 10,
+            },
+        },
+        {"usage": {"input_tokens": 3, "cache_creation": {"ephemeral_1h_input_tokens": 40}}},
+        {"usage": {"input_tokens": 3, "cache_read_input_tokens": 0}},
+        {"usage": {"input_tokens": 3, "cache_read_input_tokens": -1}},
+        {"usage": {"input_tokens": 3, "cache_creation": 5}},
     ]
 )
 
@@ -411,6 +434,7 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
                     texts.map(lambda t: {"choices": [{"message": {"content": t}}]}),
                     st.just('{"x": 1}'),
                     st.just({"usage": {"prompt_tokens": 3, "completion_tokens": 4}}),
+                    anthropic_bodies,
                     json_value,
                 )
             )

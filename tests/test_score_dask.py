@@ -8,6 +8,7 @@ dask and distributed are in the dev extra: a missing one fails this module, neve
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
@@ -26,6 +27,7 @@ from distributed import Client, LocalCluster
 import evaldsl
 import evaldsl.dask
 from evaldsl.score import ProgramSpec, cluster, items, score_items
+from evaldsl.score.command import quiet_dask_logs
 from evaldsl.score.scoring import TraceRecord
 from tests.clitools import ROOT, run_evaldsl
 from tests.score_traces import PROGRAM, write_traces
@@ -279,6 +281,22 @@ def test_a_scheduler_lost_mid_run_ends_the_command_with_exit_2_and_closed_output
     assert 0 < scored < COUNT
     assert document["summary"]["traces"] == scored
     assert f"the run stopped after {scored:,} traces: SchedulerLost: lost the connection" in err
+    # said once, in the command's words: none of distributed's logged tracebacks
+    assert "Traceback" not in err and "distributed." not in err, err
+
+
+def test_distributeds_logs_are_quiet_for_the_command_then_as_they_were(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    logger = logging.getLogger("distributed.batched")  # (it takes distributed's level)
+    before = logging.getLogger("distributed").level
+    with quiet_dask_logs():
+        logger.error("Batched Comm Closed", exc_info=ValueError("lost"))
+        logging.getLogger("distributed.client").error("Failed to reconnect")
+    assert caplog.records == []
+    assert logging.getLogger("distributed").level == before
+    logger.error("Batched Comm Closed")
+    assert [r.getMessage() for r in caplog.records] == ["Batched Comm Closed"]
 
 
 def scheduler_address(scheduler: subprocess.Popen[str]) -> str:

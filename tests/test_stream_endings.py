@@ -6,21 +6,26 @@ whole recording of a run that failed: detected as that provider's, read with an
 `agent.error`, what came before read as usual. An Anthropic stream that stops at
 `max_tokens` inside a tool call's input is whole too. Anthropic's `input_tokens` leaves
 the cached tokens out: `input tokens` counts them, `cost` prices them at Anthropic's
-multiples of the input price. The inputs are small hand-made copies of the API's shapes.
+multiples of the input price, and so in a traceplay cassette that keeps Anthropic's body
+as its response's `output`. The inputs are small hand-made copies of the API's shapes.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+import attrs
 import pytest
 
-from evaldsl.runs import RunError, anthropic, load_run
-from evaldsl.runs.providers import BadValue
+import evaldsl
+from evaldsl.runs import RunError, anthropic, load_run, passes
 from evaldsl.runs.summary import render_text, summarize
 from evaldsl.runs.text import BadUsage
+from tests.clitools import ROOT, run_evaldsl
 from tests.test_formats import attr, check, otlp, sse, write
 
 MODEL = "claude-sonnet-4-20250514"  # $3 input, $15 output a million tokens
@@ -111,26 +116,66 @@ def test_a_streams_cache_tokens_count_as_the_bodys(tmp_path: Path) -> None:
     assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
 
 
+TRACEPLAY_ANTHROPIC = (
+    Path(__file__).parent / "fixtures/traceplay/anthropic/cassette.anthropic.jsonl"
+)
+
+
+def _cassette(tmp_path: Path, body_usage: dict[str, Any], prompt_tokens: int) -> Path:
+    """traceplay's Anthropic cassette, its response's body (`output`) holding `body_usage`
+    as Anthropic sent it and its own `usage` giving `prompt_tokens`, as traceplay records:
+    `promptTokens` is the body's `input_tokens` alone."""
+    lines = [json.loads(line) for line in TRACEPLAY_ANTHROPIC.read_text("utf-8").splitlines()]
+    request, response = lines[-2], lines[-1]
+    request["model"] = response["model"] = MODEL
+    response["output"]["usage"] = body_usage
+    response["usage"] = {"promptTokens": prompt_tokens, "completionTokens": 50}
+    return write(tmp_path, "c.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize("typed_from", [passes.TYPED_FROM, 0])
+@pytest.mark.parametrize("reference", [False, True])
+def test_a_cassettes_anthropic_body_counts_its_cache_tokens_as_the_body_does(
+    tmp_path: Path, typed_from: int, reference: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """traceplay keeps the body as it came: its cache counts are input tokens, priced at
+    their rates, in either pass and however the file is decoded (typed from 0 bytes)."""
+    monkeypatch.setattr(passes, "TYPED_FROM", typed_from)
+    if reference:
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    statements = f"input tokens == 100100; output tokens == 50; {CACHED_COST}"
+    # traceplay's own promptTokens (input_tokens alone), or one that counts the cache too
+    for prompt in (100, 100100):
+        path = _cassette(tmp_path, CACHED, prompt)
+        assert check(path, statements) == ["pass"] * 4
+        run = attrs.evolve(load_run(path), events=list(load_run(path).events or ()))
+        assert evaldsl.compile(statements).check(run).statuses == ["pass"] * 4
+    # input that is neither: which counts the cache nobody can tell, so no count passes
+    checked = evaldsl.compile(statements).check(load_run(_cassette(tmp_path, CACHED, 500)))
+    assert checked.statuses == ["error"] * 4
+    assert (
+        "c.jsonl:4:1: an LLM response's input tokens (500) are neither"
+        in checked.verdicts[0].message
+    )
+
+
 @pytest.mark.parametrize(
-    ("usage", "error", "said"),
+    ("usage", "said"),
     [
-        ({"input_tokens": 1, "cache_read_input_tokens": "80000"}, BadUsage, "not a number"),
-        ({"input_tokens": 1, "cache_creation": 5}, BadValue, "`cache_creation` is 5"),
+        ({"input_tokens": 1, "cache_read_input_tokens": "80000"}, "not a number"),
+        ({"input_tokens": 1, "cache_creation": 5}, "`cache_creation` is 5"),
         (
             {
                 "input_tokens": 1,
                 "cache_creation_input_tokens": 2,
                 "cache_creation": {"ephemeral_1h_input_tokens": 3},
             },
-            BadValue,
             "more than its `cache_creation_input_tokens`",
         ),
     ],
 )
-def test_cache_counts_that_cannot_be_read_are_errors(
-    usage: dict[str, Any], error: type[Exception], said: str
-) -> None:
-    with pytest.raises(error, match=said):
+def test_cache_counts_that_cannot_be_read_are_errors(usage: dict[str, Any], said: str) -> None:
+    with pytest.raises(BadUsage, match=said):
         anthropic.read_usage(usage)
 
 
@@ -151,9 +196,10 @@ def test_an_anthropic_stream_ending_in_an_error_event_is_a_run_that_failed(
     assert load_run(path).format == "anthropic"
     assert check(path, 'errors == 1; answer == "I\'ll check"; tokens == 10') == ["pass"] * 3
     assert "the run ended in an error (overloaded_error: Overloaded)" in _notes(path)
-    # a tool call's input cut off by the error: the cut text, noted
+    # a tool call's input cut off by the error: unknown arguments, noted
     cut = write(tmp_path, "c.sse", sse([*events, *_tool(1, '{"path": "a'), ANTHROPIC_ERROR]))
-    assert check(cut, 'errors == 1; tool write_file args == "{\\"path\\": \\"a"') == ["pass"] * 2
+    statements = "errors == 1; tool write_file called; not tool write_file args has path"
+    assert check(cut, statements) == ["pass", "pass", "error"]
     assert "`write_file`'s input is cut, the run ended in an error in it" in _notes(cut)
 
 
@@ -169,7 +215,11 @@ def test_a_responses_stream_ending_in_an_error_event_is_a_run_that_failed(
     events = [created, text, added, args, error]
     path = write(tmp_path, "r.sse", "".join(f"data: {json.dumps(e)}\n\n" for e in events))
     assert load_run(path).format == "openai"
-    assert check(path, 'errors == 1; answer == "Hel"; tool f args == "{"') == ["pass"] * 3
+    assert check(path, 'errors == 1; answer == "Hel"; tool f args != {}') == [
+        "pass",
+        "pass",
+        "error",
+    ]
     notes = _notes(path)
     assert "the run ended in an error (server_error: Down)" in notes
     assert "tool call `f`'s arguments are cut" in notes
@@ -189,6 +239,10 @@ def test_a_chat_stream_ending_in_an_error_chunk_is_a_run_that_failed(tmp_path: P
     path = write(tmp_path, "c.sse", "".join(f"data: {line}\n\n" for line in lines))
     assert check(path, 'errors == 1; answer == "Let me"; tool g args $.q == 1') == ["pass"] * 3
     assert "the run ended in an error (server_error: The server had an error)" in _notes(path)
+    # arguments the error cut: unknown, so not even a negated test of them passes
+    lines[2] = chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"q": "Par'}}]})
+    cut = write(tmp_path, "cut.sse", "".join(f"data: {line}\n\n" for line in lines))
+    assert check(cut, 'tool g called; not tool g args $.q == "Paris"') == ["pass", "error"]
 
 
 def test_an_error_body_alone_is_still_no_run(tmp_path: Path) -> None:
@@ -208,11 +262,71 @@ def test_a_stream_stopped_at_max_tokens_in_a_tool_input_is_whole(tmp_path: Path)
     ]
     path = write(tmp_path, "m.jsonl", "\n".join(json.dumps(e) for e in events))
     statements = 'output tokens == 4096; tool write_file called; tool write_file args $.path == "a"'
-    assert check(path, statements) == ["pass", "pass", "fail"]
+    assert check(path, statements) == ["pass", "pass", "error"]
     notes = _notes(path)
     assert "`write_file`'s input is cut, the model ran out of tokens in it" in notes
     assert "stopped at its token limit (stop_reason `max_tokens`)" in notes
     assert "re-record" not in notes
+
+
+def _whole_then_cut(tmp_path: Path) -> Path:
+    """A stream stopped at max_tokens: a whole `write_file` call, then one cut off."""
+    events = [
+        _start({"input_tokens": 9, "output_tokens": 1}),
+        *_tool(0, '{"path": "b.txt"}'),
+        {"type": "content_block_stop", "index": 0},
+        *_tool(1, '{"path": "a.txt", "content": "lorem ips'),
+        *_end("max_tokens", {"output_tokens": 4096}),
+    ]
+    return write(tmp_path, "m.jsonl", "\n".join(json.dumps(e) for e in events))
+
+
+@pytest.mark.parametrize(
+    ("statement", "status"),
+    [
+        ("tool write_file called twice", "pass"),
+        ('tool write_file args $.path == "b.txt"', "pass"),  # the whole call decides it
+        ('every tool write_file args $.path == "a.txt"', "fail"),  # so too: call 1 fails
+        # what only the cut call could decide: unknown, never a pass on its cut text
+        ('not tool write_file args $.path == "a.txt"', "error"),
+        ('tool write_file args $.path != "b.txt"', "error"),
+        ("tool write_file args matches /a.txt/", "error"),
+        ("every tool write_file args has path", "error"),
+        ("not tool write_file args has content", "error"),
+    ],
+)
+def test_a_cut_calls_arguments_decide_no_test(tmp_path: Path, statement: str, status: str) -> None:
+    """A call whose arguments the run cut has none whole: a test that reads them is an
+    error naming the cut (as a trace without content), unless a whole call decides it."""
+    path = _whole_then_cut(tmp_path)
+    for reference in ("1", ""):
+        with mock.patch.dict(os.environ, {"EVALDSL_REFERENCE": reference}):
+            verdict = evaldsl.compile(statement).check(load_run(path)).verdicts[0]
+        assert verdict.status == status, verdict.message
+    if status == "error":
+        assert verdict.message.endswith(
+            "is unknown: 1 of its 2 calls has no whole arguments (the last one's input is "
+            "cut, the model ran out of tokens in it (stop_reason `max_tokens`))"
+        )
+
+
+def test_a_live_targets_run_keeps_its_cut_calls_unknown(tmp_path: Path) -> None:
+    """A run target that returns the stream's `evaldsl.Run` (it comes back from the
+    worker as JSON data): the cut call's arguments are still unknown, and why."""
+    _whole_then_cut(tmp_path)
+    (tmp_path / "agent.py").write_text(
+        'import evaldsl\n\ndef agent():\n    return evaldsl.load_run("m.jsonl")\n',
+        encoding="utf-8",
+    )
+    suite = tmp_path / "s.eval"
+    suite.write_text(
+        'case "c"\nrun agent:agent\nnot tool write_file args has content\n', encoding="utf-8"
+    )
+    env = {"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+    done = run_evaldsl("run", "-v", str(suite), cwd=tmp_path, env=env)
+    assert "the last one's input is cut, the model ran out of tokens" in done.stdout, (
+        done.stdout + done.stderr
+    )
 
 
 def test_a_body_stopped_at_max_tokens_is_noted(tmp_path: Path) -> None:

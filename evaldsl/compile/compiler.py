@@ -38,6 +38,7 @@ from evaldsl.predicates.base import (
 )
 from evaldsl.predicates.counts import called_checker
 from evaldsl.predicates.nameindex import name_index
+from evaldsl.runs.bigints import exact
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts
 from evaldsl.runs.model import Unrecorded
 
@@ -237,7 +238,7 @@ class Compiler:
                 def answer_json(facts: RunFacts) -> Any:
                     text = answer(facts)
                     try:
-                        parsed = orjson.loads(text)
+                        parsed = exact(text, orjson.loads(text))  # (integers exact)
                     except orjson.JSONDecodeError:
                         raise SubjectFails(f"answer is not valid JSON: {show(text, 80)}") from None
                     if not has_path:

@@ -177,13 +177,23 @@ def _unread(facts: RunFacts, name: str, results: bool) -> int:
 
 def _unknown(facts: RunFacts, name: str, n: int, unread: int, what: str, results: bool) -> str:
     """The error verdict's message for a call test the calls read cannot decide: `unread`
-    of the `n` calls of `name` were recorded without their arguments (or results)."""
-    assert facts.unrecorded is not None
+    of the `n` calls of `name` were recorded without their arguments (or results), or
+    the run cut their arguments (`Unrecorded.cut`)."""
+    left = facts.unrecorded
+    assert left is not None
+    cut = None if results else left.cut.get(name)
+    if cut is not None:
+        if n > 1:
+            have = "have" if unread > 1 else "has"
+            cut = f"{unread} of its {n} calls {have} no whole arguments (the last one's {cut})"
+        else:
+            cut = f"its call's {cut}: its arguments are not whole"
+        return f'whether tool "{name}" {what} is unknown: {cut}'
     recorded = "result" if results else "arguments"
     some = f"{unread} of its {n} calls record" if n > 1 else "its call records"
     return (
         f'whether tool "{name}" {what} is unknown: {some} no {recorded} '
-        f"(the trace records no message content); {facts.unrecorded.how}"
+        f"(the trace records no message content); {left.how}"
     )
 
 

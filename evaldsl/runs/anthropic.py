@@ -27,8 +27,8 @@ becomes what:
   `overloaded_error`) ends the stream as a run that ended in an error: what came before
   is read (a partial answer is the answer), then an `agent.error`, and `inspect` notes
   it; and `stop_reason: "max_tokens"` ends it at the token limit, noted. In either, a
-  tool call whose input was cut off is a call whose arguments are the cut text (not
-  JSON: a test finds no value in them), noted.
+  tool call whose input was cut off is a call whose arguments are unknown (a test that
+  reads them is an error unless a whole call decides it: `Unrecorded.cut`), noted.
 
 A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes,
 and a field the reader needs of another type than the API gives it (a content block that is
@@ -45,7 +45,6 @@ from typing import Any
 from evaldsl.runs.events import is_kind
 from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
-    BadValue,
     Items,
     Trace,
     an_object,
@@ -53,19 +52,14 @@ from evaldsl.runs.providers import (
     kind_value,
     link_id,
     parse_json_text,
-    shown,
     text_of_parts,
     text_value,
     tool_name,
     usage_of,
 )
-from evaldsl.runs.text import token_count
+from evaldsl.runs.text import cache_counts
 
 _USAGE = (("input_tokens", "output_tokens"),)
-_CACHE_WRITE = "cache_creation_input_tokens"
-_CACHE_READ = "cache_read_input_tokens"
-_CACHE_1H = "ephemeral_1h_input_tokens"
-_CACHE_5M = "ephemeral_5m_input_tokens"
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 STREAM_TYPES = frozenset(
     {
@@ -254,9 +248,8 @@ def read_usage(usage: Any) -> tuple[tuple[float, float] | None, dict[str, float]
     """(input, output) tokens of an Anthropic `usage` (`None`: no usage) and its
     prompt-cache tokens (`{write5m, write1h, read}`, or `None` when there are none). The
     input counts every token the model took in: `input_tokens` (which leaves the cached
-    ones out) plus the cache writes and reads. A count that is not a number ≥ 0 is a
-    `BadUsage`, a `cache_creation` that is no object or 1-hour writes beyond all the
-    writes a `BadValue`: never a count taken as 0.
+    ones out) plus the cache writes and reads. A count that cannot be read is a
+    `BadUsage` (`cache_counts`): never a count taken as 0.
 
     >>> read_usage({"input_tokens": 100, "cache_creation_input_tokens": 20,
     ...     "cache_read_input_tokens": 80, "output_tokens": 5})
@@ -265,26 +258,10 @@ def read_usage(usage: Any) -> tuple[tuple[float, float] | None, dict[str, float]
     pair = usage_of(usage, _USAGE)
     if pair is None or not isinstance(usage, dict):
         return pair, None
-    write = token_count(usage.get(_CACHE_WRITE), _CACHE_WRITE)
-    read = token_count(usage.get(_CACHE_READ), _CACHE_READ)
-    hour: float = 0
-    split = usage.get("cache_creation")
-    if split is not None:
-        if not isinstance(split, dict):
-            raise BadValue(f"a token usage's `cache_creation` is {shown(split)}, not an object")
-        hour = token_count(split.get(_CACHE_1H), f"cache_creation.{_CACHE_1H}")
-        five = token_count(split.get(_CACHE_5M), f"cache_creation.{_CACHE_5M}")
-        if usage.get(_CACHE_WRITE) is None:  # (the split alone says how many were written)
-            write = five + hour
-    if hour > write:
-        raise BadValue(
-            f"a token usage's `cache_creation.{_CACHE_1H}` ({hour}) is more than its "
-            f"`{_CACHE_WRITE}` ({write}), the writes of both lifetimes"
-        )
-    if not (write or read):
+    cache = cache_counts(usage)
+    if cache is None:
         return pair, None
-    cache = {"write5m": write - hour, "write1h": hour, "read": read}
-    return (pair[0] + write + read, pair[1]), cache
+    return (pair[0] + sum(cache.values()), pair[1]), cache
 
 
 def _result(block: dict[str, Any], trace: Trace) -> None:
@@ -461,8 +438,8 @@ class _Stream:
                         f"its input ends at {text[-20:]!r}",
                         "record the whole stream: a tool call's input is read only when complete",
                     )
-                # the run itself stopped there: its arguments are what the model wrote
-                block["input"] = text
+                # the run itself stopped there: its arguments are not whole, so unknown
+                block["input"] = MISSING
                 trace.cut_call(block.get("name"), "input is", why)
             elif text:
                 block["input"] = parse_json_text(text)

@@ -23,6 +23,7 @@ from typing import IO, Any
 import orjson
 
 from evaldsl.language.jsjson import js_json
+from evaldsl.runs import bigints
 from evaldsl.runs.model import (
     Run,
     RunError,
@@ -88,7 +89,10 @@ class EventStream:
         itself (`for _ in stream`) for the `RunError` naming the line.
         """
         with self.body() as f:
-            yield map(orjson.loads, itertools.filterfalse(bytes.isspace, fast_lines(f)))
+            # (a file that may hold an integer past 64 bits, read through once more:
+            # decoded line by line, its integers exact)
+            loads = bigints.loads if bigints.file_may_round(f) else orjson.loads
+            yield map(loads, itertools.filterfalse(bytes.isspace, fast_lines(f)))
 
     @contextlib.contextmanager
     def body(self) -> Iterator[IO[bytes]]:
@@ -140,7 +144,8 @@ def _events(f: IO[bytes], path: str, after: int) -> Iterator[dict[str, Any]]:
     The hot loop does one `orjson.loads` and one type test per line; blank lines are rare,
     so they are only recognised once the decoder has rejected a line.
     """
-    loads = orjson.loads
+    # (a file that may hold an integer past 64 bits: decoded with them exact)
+    loads = bigints.loads if bigints.file_may_round(f) else orjson.loads
     first = after == 0  # no header consumed: the first line may still carry a BOM
     for lineno, raw in file_lines(f, path, after):
         try:

@@ -32,13 +32,13 @@ absent field from `null`), and the decoder builds only those.
 from __future__ import annotations
 
 import math
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from types import CodeType
 from typing import Any
 
 import attrs
-import orjson
 
 from evaldsl.bounded import keep_weighed
 from evaldsl.language.paths import CompiledPath, compile_path
@@ -70,7 +70,14 @@ from evaldsl.runs.index import (
     response_came,
 )
 from evaldsl.runs.prices import cache_premium, price_of
-from evaldsl.runs.text import NO_USAGE, usage_tokens
+from evaldsl.runs.text import (
+    CACHE_READ,
+    CACHE_SPLIT,
+    CACHE_WRITE,
+    NO_USAGE,
+    body_cache,
+    usage_tokens,
+)
 
 #: The code of generated sources, by source: one a shape of needs (cases whose tests differ
 #: only in their values share it). Bounded by the sources' size, as the passes are
@@ -204,8 +211,21 @@ def _file_event_ids(by_call_id: dict[Any, Any], unfiled: list[tuple[Any, Any]], 
 
 
 def _decode_raw(value: Any) -> Any:
-    """A `msgspec.Raw` field, decoded as the reference decodes every field (orjson)."""
-    return orjson.loads(bytes(value))
+    """A `msgspec.Raw` field, decoded as the reference decodes every field: by msgspec,
+    which reads JSON as orjson does but for integers past 64 bits, which it keeps exact,
+    as the reference does (`bigints`; orjson alone would give the nearest double)."""
+    import msgspec  # (loaded: the field is one of its `Raw`s)
+
+    return msgspec.json.decode(value)
+
+
+def _raw_loads() -> Callable[[Any], Any]:
+    """`_decode_raw`'s decoder, for a pass to call inline (msgspec: loaded by a pass whose
+    events come from the typed decoder, and only then)."""
+    import msgspec
+
+    decode: Callable[[Any], Any] = msgspec.json.decode
+    return decode
 
 
 def _raw_usage(event: dict[str, Any], raw_type: type) -> tuple[float, float]:
@@ -245,6 +265,10 @@ CHAIN_TOOLS = 8
 #: A call whose name is not text, where the case reads names: the generated pass gives
 #: way to the reference (`passes.index_events_fast`), which names the call.
 _UNNAMED = 'raise TypeError("a tool call whose name is not text")'
+
+#: Whether an undecoded output may hold prompt-cache counts (the start of their names):
+#: only such an output is decoded to read them (`body_cache`), the rest are not.
+NAMES_CACHE = re.compile(rb'"cache_(?:creation|read)')
 
 #: The kinds a `by_kind` pass reads fields of by name (an `mcp.call` is never one of its
 #: events: `decode.KINDS`; its branch is written but never taken).
@@ -296,6 +320,8 @@ class _Generator:
             NO_USAGE=NO_USAGE,
             price_of=price_of,
             cache_premium=cache_premium,
+            body_cache=body_cache,
+            names_cache=NAMES_CACHE.search,
             make_tally=_make_tally,
             overflow_start=overflow.start,
             overflow_feed=overflow.feed,
@@ -304,7 +330,7 @@ class _Generator:
             noting_first_time=_noting_first_time,
             decode=_decode_raw,
             file_event_ids=_file_event_ids,
-            loads=orjson.loads,
+            loads=_raw_loads() if raw else None,
             raw_usage=_raw_usage,
             struct_usage=_struct_usage,
             Raw=raw_type,
@@ -342,7 +368,7 @@ class _Generator:
             # `_decode_raw` inlined: it runs for every argument and result a test reads
             # (~360,000 of 1,000,000 events in the "hard" mix), and its frame was a third
             # of the decoding
-            self.out(f"if type({var}) is Raw:", f"    {var} = loads(bytes({var}))")
+            self.out(f"if type({var}) is Raw:", f"    {var} = loads({var})")
 
     def generate(self) -> tuple[str, dict[str, Any], list[str]]:
         needs, out = self.needs, self.out
@@ -935,6 +961,7 @@ class _Generator:
             )
         else:
             self.dict_usage(usage_call)
+        self.body_cache(bool(positions or tail))
         out("tokens_in += used_in", "tokens_out += used_out")
         if needs.cost:
             out(
@@ -963,13 +990,38 @@ class _Generator:
                 "            cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
                 "    # prompt-cache tokens (Anthropic's) cost a multiple of the input price: rare,",
                 "    # so priced again here, as the reference prices them",
-                f"    if (cache := {self.get('cacheTokens', _RESPONSE)}) is not None and (",
-                "        price := price_of(priced_as)",
-                "    ) is not None:",
+                "    if cache is None:",
+                f"        cache = {self.get('cacheTokens', _RESPONSE)}",
+                "    if cache is not None and (price := price_of(priced_as)) is not None:",
                 "        cost += cache_premium(price[0], cache)",
             )
         out.dedent()
         self.other_branches()
+
+    def body_cache(self, has_raw: bool) -> None:
+        """The prompt-cache tokens a provider body kept as the output counts (traceplay's
+        Anthropic bodies), added to the input as the reference adds them (`body_cache`):
+        looked for by the names of their counts, in the decoded output, or in the
+        undecoded bytes, which are decoded only where those names are."""
+        if not has_raw:
+            self.out(f"raw = {self.get('output', _RESPONSE)}")
+        if self.raw:
+            self.out(
+                "if type(raw) is Raw and names_cache(raw):",
+                "    used_in, cache = body_cache(decode(raw), used_in)",
+            )
+        else:
+            self.out(
+                "# (most outputs are text, or a body without usage: two tests, no call)",
+                'if type(raw) is dict and "usage" in raw and (',
+                '    type(cached := raw["usage"]) is dict',
+                f'    and ("{CACHE_READ}" in cached or "{CACHE_WRITE}" in cached',
+                f'         or "{CACHE_SPLIT}" in cached)',
+                "):",
+                "    used_in, cache = body_cache(raw, used_in)",
+            )
+        if self.needs.cost:  # (what `cost` prices beyond the input price)
+            self.out("else:", "    cache = None")
 
     def dict_usage(self, usage_call: str) -> None:
         """A response's counts from its `usage` dict (read as `usage_call` when the

@@ -13,12 +13,11 @@ so no Python code runs per line and memory stays bounded whatever the file's len
 Anything the typed decoder cannot take (a line that is not a JSON object, text that is
 not UTF-8, a field of an unexpected shape) raises `Undecodable`: the caller then reads
 the file with the careful full decoder, which names the line and column of the problem
-(fail closed: nothing is skipped silently). Two deliberate differences: a number too large
-for a double in a field no assertion reads is not an error here (it is not read), and an
-integer past 64 bits in a field a pass reads is kept whole (msgspec), where the full
-decoder (orjson) gives the nearest double: a model named `1180591620717411303424` is
-named so in a message, not `1.1805916207174113e+21`. Matching orjson would cost a test
-of every value read; no recorder writes such an integer.
+(fail closed: nothing is skipped silently). One deliberate difference: a number too large
+for a double in a field no assertion reads is not an error here (it is not read). An
+integer past 64 bits is kept whole here (msgspec), as the full decoder keeps it
+(`bigints`: orjson alone gives the nearest double): a model named
+`1180591620717411303424` is named so in a message, not `1.1805916207174113e+21`.
 
 `kind_events` goes further: each event kind is decoded into a struct of the fields the
 pass reads of that kind only (`Reads`, from the generated pass): a call's ids are not

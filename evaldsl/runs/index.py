@@ -10,7 +10,8 @@ with what the assertions ask for, not with the trace.
 Event vocabulary read here (unknown types are counted, not read; a trace in which no event
 at all is recognised is a `RunError`, never a run whose every fact is zero):
 - traceplay: `llm.request` (a step; its `model` prices usage), `llm.response` (an answer
-  and its usage; it answers the request its `requestId` names, or without one every
+  and its usage, with the prompt-cache tokens of an Anthropic body kept as its `output`:
+  `text.body_cache`; it answers the request its `requestId` names, or without one every
   request before it: a request left unanswered makes tokens and cost unknown),
   `tool.call` (`name`, `arguments`; a result names it by its `callId` or by its event `id`),
   `tool.result` (`callId`, `output`, `isError`), `agent.error`;
@@ -54,7 +55,14 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.model import Run, RunError, Unrecorded, decode_text, describe
 from evaldsl.runs.prices import cache_premium, price_of
-from evaldsl.runs.text import NO_USAGE, BadUsage, answer_text, usage_tokens
+from evaldsl.runs.text import (
+    NO_USAGE,
+    BadUsage,
+    answer_text,
+    body_cache,
+    may_count_cache,
+    usage_tokens,
+)
 
 SAMPLE = 10  # how many of the values a call test found are kept for its message
 
@@ -505,7 +513,8 @@ def _uncountable(event: dict[str, Any]) -> bool:
     if event.get("type") not in RESPONSE_TYPES:
         return False
     try:
-        usage_tokens(event)
+        used_in, _ = usage_tokens(event)
+        body_cache(event.get("output"), used_in)
     except BadUsage:
         return True
     return False
@@ -960,6 +969,11 @@ def _index(
                 if used is NO_USAGE:  # none recorded (not counts of 0)
                     unmetered += 1
                 used_in, used_out = used
+            # a provider body kept as the output (traceplay's) counts its prompt-cache
+            # tokens apart from the input the event gives
+            cache = None
+            if may_count_cache(raw):
+                used_in, cache = body_cache(raw, used_in)
             tokens_in += used_in
             tokens_out += used_out
             if want_cost and (used_in or used_out):
@@ -968,7 +982,7 @@ def _index(
                     unpriced = ev.get("model") or model or "(no model)"
                 else:
                     cost += (used_in * price[0] + used_out * price[1]) / 1_000_000
-                    if (cache := ev.get("cacheTokens")) is not None:
+                    if cache is not None or (cache := ev.get("cacheTokens")) is not None:
                         cost += cache_premium(price[0], cache)
         elif kind == policy_evaluate:
             guards += 1

@@ -163,7 +163,10 @@ class Unrecorded:
     `answers`: the 1-based positions (among the run's `responses` LLM responses) of those
     whose output was not recorded; `arguments`: by tool, the 1-based numbers of its calls
     whose arguments were not; `results`: by tool, how many of its calls ran without their
-    result recorded; `how`: how to record them (for the error's message).
+    result recorded; `how`: how to record them (for the error's message); `cut`: by tool,
+    why its calls among `arguments` have none whole, where the run itself cut them (a
+    stream stopped by `max_tokens` or by the API's error, in the model's arguments:
+    "input is cut, the model ran out of tokens in it"), not a recording that left them out.
 
     >>> u = Unrecorded("set X=1", responses=3, answers=frozenset({3}))
     >>> u.lacks_answer(-1), u.lacks_answer(1), u.lacks_answer(9)
@@ -175,6 +178,7 @@ class Unrecorded:
     answers: frozenset[int] = frozenset()
     arguments: dict[str, frozenset[int]] = attrs.Factory(dict)
     results: dict[str, int] = attrs.Factory(dict)
+    cut: dict[str, str] = attrs.Factory(dict)
 
     def lacks_answer(self, index: int) -> bool:
         """Whether the answer at `index` (1-based; negative from the end) was not recorded

@@ -45,7 +45,7 @@ what:
 
 A stream that ends in the provider's error is a whole recording of a run that ended in an
 error: what came before is read as usual (the text streamed so far is the answer, a tool
-call whose arguments were cut off has the cut text as arguments, noted), then an
+call whose arguments were cut off has unknown arguments, noted: `Unrecorded.cut`), then an
 `agent.error` with the error's words, and `inspect` notes that the answer may be cut.
 
 A body with an `error` object and no result (`{"error": {"message": …}}`) is an error, as
@@ -662,8 +662,8 @@ class _Stream:
                     "record the whole stream: a tool call's first delta names its function",
                 )
             text = "".join(slot["arguments"])
-            if n in cut:  # (not JSON: its text)
-                trace.call(slot["name"], text, slot["id"])
+            if n in cut:  # (not whole: unknown)
+                trace.call(slot["name"], MISSING, slot["id"])
             else:
                 label = _call_label(slot["name"], slot["id"])
                 trace.call(slot["name"], arguments_of(text, label, trace), slot["id"])
@@ -817,7 +817,7 @@ def _response_failed(
 ) -> None:
     """A Responses API stream that the API's `error` event (item `index`) ended: its
     items done, and those begun and cut off (the text streamed so far; a function call
-    with its arguments so far), read as a body, then the error."""
+    whose arguments were cut: unknown), read as a body, then the error."""
     output = list(stream.items)
     for begun, pieces in stream.begun.values():
         item = begun if isinstance(begun, dict) else {}
@@ -827,9 +827,10 @@ def _response_failed(
             output.append({**item, "type": "message", "content": [part]})
         elif kind == "function_call":
             text = "".join(pieces)
-            if not is_json_text(text):
+            cut = not is_json_text(text)
+            if cut:
                 trace.cut_call(item.get("name"), "arguments are", _ERROR_IN_THEM)
-            output.append({**item, "arguments": text})
+            output.append({**item, "arguments": MISSING if cut else text})
         else:
             trace.skip(f"output items of type `{kind}` the error cut off")
     _response({"model": stream.model, "output": output}, trace, items, index, ())

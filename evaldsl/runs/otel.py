@@ -75,6 +75,7 @@ from msgspec import Raw
 
 from evaldsl.bounded import keep
 from evaldsl.gcpause import paused_gc
+from evaldsl.runs import bigints
 from evaldsl.runs.model import MISSING, Run, RunError
 from evaldsl.runs.providers import (
     BadValue,
@@ -296,7 +297,7 @@ def _unread_key(span: Span, value: dict[str, Any]) -> str:
 
 def _unread_value(raw: Raw) -> Any:
     """The value of an attribute `_attribute_list` deferred: the run's error when read."""
-    return any_value(orjson.loads(memoryview(raw)))
+    return any_value(bigints.loads(memoryview(raw)))
 
 
 def _list(value: Any) -> list[dict[str, Any]]:

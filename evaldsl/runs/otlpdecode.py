@@ -9,10 +9,10 @@ decoder cannot take the file (the caller then reads it in full, as it reads a sm
 msgspec decodes each line into structs of the containers `otel.py` walks (resources,
 scopes, spans, their events) with each attribute as its key and its value undecoded
 (`msgspec.Raw`), and a span's name, id, times and status, which are always read, as
-values (with orjson's rule for integers past 64 bits: `_as_orjson`); everything else on
+values (integers past 64 bits exact, as `bigints` reads them); everything else on
 the line (resource attributes, ids, links) is
 skipped without being built. The attributes go to `otel.py` as `RawAttrs`, which decode a
-value when the reader reads it, with the decoder of a file read whole (orjson, then
+value when the reader reads it, with the decoder of a file read whole (`bigints.loads`, then
 `otel.any_value`): a span's input messages, prompt, tool definitions and parameters are
 skipped unless the reader looks into them (see `otel._may_hold`). Lines are decoded a
 chunk (~256 KiB of whole lines) at a time; a document, whole (as the full reader does).
@@ -36,11 +36,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
-import orjson
 
 from evaldsl.bounded import keep
 from evaldsl.gcpause import paused_gc
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES
+from evaldsl.runs import bigints
 from evaldsl.runs.decode import Undecodable, line_chunks
 from evaldsl.runs.model import Run, open_file
 from evaldsl.runs.otel import STATUS_ERROR, Span, any_value, flat_kind, nanos, read_spans
@@ -66,7 +66,7 @@ class _Event(msgspec.Struct, gc=False):
 
 class _OtlpSpan(msgspec.Struct, gc=False):
     # Every span's name, id, times and status are read: decoded with the line, as values
-    # (`Any`: what orjson gives but for integers past 64 bits, see `_as_orjson`), not as
+    # (`Any`: what the full reader gives, integers past 64 bits exact too), not as
     # `Raw` for a call to orjson each (four a span: ~6% of reading an OTLP file)
     name: Any = msgspec.UNSET
     spanId: Any = msgspec.UNSET  # (OTLP spells its fields in camelCase)
@@ -119,11 +119,14 @@ class _Document(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 _DECODE_LINES = msgspec.json.Decoder(_Line).decode_lines
 _DECODE_DOCUMENT = msgspec.json.Decoder(_Document | list[_Document]).decode
 _MISSING = object()
+#: A value's decoder: as the full reader's (see `_load`).
+_DECODE = msgspec.json.decode
 
 
 def _load(raw: msgspec.Raw) -> Any:
-    """A field's value as the full reader decodes it (orjson)."""
-    return orjson.loads(memoryview(raw))
+    """A field's value as the full reader decodes it (msgspec reads JSON as orjson does,
+    and integers past 64 bits exactly, as `bigints.loads` does)."""
+    return _DECODE(raw)
 
 
 def _get(raw: msgspec.Raw, default: Any = None) -> Any:
@@ -131,35 +134,14 @@ def _get(raw: msgspec.Raw, default: Any = None) -> Any:
     return default if raw is _ABSENT or not len(raw) else _load(raw)
 
 
-#: The integers orjson gives as integers; it gives any other as the nearest double, which
-#: is `float` of the integer msgspec gives (both round correctly).
-_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
-
-
-def _as_orjson(value: Any) -> Any:
-    """A value msgspec decoded (`Any`) as orjson decodes the same JSON: the same but for
-    integers outside orjson's range, which it gives as doubles (a span's status, at any
-    depth: it is one small object)."""
-    kind = type(value)
-    if kind is int:
-        return value if _INT_MIN <= value <= _INT_MAX else float(value)
-    if kind is dict:
-        return {k: _as_orjson(v) for k, v in value.items()}
-    if kind is list:
-        return [_as_orjson(v) for v in value]
-    return value
-
-
 def _field(value: Any, absent: Any = None) -> Any:
-    """A span's field decoded with its line, as orjson would give it (`absent` when the
-    line does not have it)."""
-    if type(value) is str:  # (most are: names, ids, kinds, times)
-        return value
-    return absent if value is msgspec.UNSET else _as_orjson(value)
+    """A span's field decoded with its line, as the full reader gives it (`absent` when
+    the line does not have it)."""
+    return absent if value is msgspec.UNSET else value
 
 
 def _any_value(data: bytes | memoryview) -> Any:
-    value = orjson.loads(data) if len(data) else None
+    value = _DECODE(data) if len(data) else None
     if type(value) is dict and "stringValue" in value:  # most are: `any_value`'s first case
         return value["stringValue"]
     return any_value(value)
@@ -199,7 +181,7 @@ def _kept_small(
 _OTLP_SMALL: dict[bytes, Any] = {}
 _FLAT_SMALL: dict[bytes, Any] = {}
 _otlp_value = _kept_small(_any_value, _OTLP_SMALL)
-_flat_value = _kept_small(orjson.loads, _FLAT_SMALL)
+_flat_value = _kept_small(_DECODE, _FLAT_SMALL)
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
@@ -244,7 +226,7 @@ def _read(path: str, why: Callable[[list[Any]], str | None], head_items: int) ->
                     spans += _otlp_spans(line.resourceSpans)
                 else:
                     spans.append(_flat_span(line))
-    return _run(path, why([orjson.loads(line) for line in head]), spans, documents)
+    return _run(path, why([bigints.loads(line) for line in head]), spans, documents)
 
 
 def read_otel_document(path: str, data: bytes, why: Callable[[str, int], str | None]) -> Run | None:
@@ -307,14 +289,9 @@ def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
         )
         for scope in scopes or ():
             for s in scope.spans or ():
-                # (only the status's code and message are read: only they are made as
-                # orjson makes them, not a copy of the whole status; a code is compared as
-                # it is: an integer orjson would give as a double equals none of
-                # `STATUS_ERROR`'s, as that double does not)
+                # (only the status's code and message are read)
                 status: dict[str, Any] = s.status if type(s.status) is dict else {}
                 message = status.get("message")
-                if message is not None and type(message) is not str:
-                    message = _as_orjson(message)
                 # (text, as OTLP writes these, taken as it is; anything else by `_field`)
                 name = s.name if type(s.name) is str else _field(s.name, _MISSING)
                 span_id = s.spanId if type(s.spanId) is str else _field(s.spanId, None)

@@ -290,6 +290,7 @@ class Trace:
         self._calls_of: dict[str, int] = {}
         self._unread_arguments: dict[str, set[int]] = {}
         self._unread_results: set[str] = set()
+        self._cut: dict[str, str] = {}  # tool → why the run cut its calls' arguments
         self.capture_hint = "record the run again with its content"
         self._cached = {"write5m": 0.0, "write1h": 0.0, "read": 0.0}  # for `inspect`'s note
 
@@ -485,6 +486,7 @@ class Trace:
             frozenset(self._unread_answers),
             {name: frozenset(ns) for name, ns in self._unread_arguments.items()},
             results,
+            dict(self._cut),
         )
 
     def error(self, message: str, at: str | None = None) -> None:
@@ -498,10 +500,15 @@ class Trace:
 
     def cut_call(self, name: Any, cut: str, why: str) -> None:
         """The note of a tool call whose arguments the run cut (`cut`: "arguments are",
-        "input is"; `why`: what stopped it), read as the cut text."""
+        "input is"; `why`: what stopped it); the reader then gives the call with its
+        arguments `MISSING`: unknown (`Unrecorded.cut` says why), never the cut text,
+        which a test could pass (`not tool T args $.city == "Paris"`)."""
+        said = f"{cut} cut, {why}"
+        if isinstance(name, str):
+            self._cut[name] = said
         self.note(
-            f"tool call `{name}`'s {cut} cut, {why}: its arguments are the cut text, not "
-            "JSON: a test finds no value in them"
+            f"tool call `{name}`'s {said}: its arguments are unknown, and a test that reads "
+            "them is an error unless a whole call decides it"
         )
 
     def guard(self, name: str, decision: Any, at: str | None = None) -> None:

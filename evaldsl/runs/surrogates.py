@@ -19,22 +19,25 @@ from typing import Any, AnyStr
 
 import orjson
 
+from evaldsl.runs.bigints import exact
+
 # Every escape, so that `\\\\u…` (an escaped backslash, then text) is never read as one.
 _ESCAPE_BYTES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
 _ESCAPE_TEXT = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
 
 
 def mended_loads(text: bytes | str) -> Any:
-    """`orjson.loads(text)`, reading lone surrogate escapes as U+FFFD; orjson's own error
-    (for the text as written) when it is not JSON for any other reason."""
+    """`orjson.loads(text)`, reading lone surrogate escapes as U+FFFD, and integers past
+    64 bits exactly (`bigints.exact`); orjson's own error (for the text as written) when
+    it is not JSON for any other reason."""
     try:
-        return orjson.loads(text)
+        return exact(text, orjson.loads(text))
     except orjson.JSONDecodeError as exc:
         fixed = mend(text)
         if fixed is None:
             raise
         try:
-            return orjson.loads(fixed)
+            return exact(fixed, orjson.loads(fixed))
         except orjson.JSONDecodeError:
             raise exc from None
 

@@ -236,3 +236,88 @@ def normalized_usage(usage: Any) -> dict[str, float] | None:
     if pair is None:
         return None
     return {"promptTokens": pair[0], "completionTokens": pair[1]}
+
+
+# --- prompt-cache tokens --------------------------------------------------------------------
+
+#: Anthropic's prompt-cache counts in a usage object, beside `input_tokens` (which leaves
+#: them out): the writes, of them those kept 1 hour (`cache_creation`'s split), the reads.
+CACHE_WRITE = "cache_creation_input_tokens"
+CACHE_READ = "cache_read_input_tokens"
+CACHE_SPLIT = "cache_creation"
+_CACHE_1H = "ephemeral_1h_input_tokens"
+_CACHE_5M = "ephemeral_5m_input_tokens"
+
+
+def cache_counts(usage: dict[str, Any]) -> dict[str, float] | None:
+    """The prompt-cache tokens of an Anthropic usage object, `{write5m, write1h, read}`
+    (`prices.cache_premium` prices them), or `None` when it counts none. A count that is
+    not a number ≥ 0, a `cache_creation` that is no object, or 1-hour writes beyond all
+    the writes are a `BadUsage`: never a count taken as 0.
+
+    >>> cache_counts({"input_tokens": 100, "cache_creation_input_tokens": 20,
+    ...     "cache_read_input_tokens": 80})
+    {'write5m': 20, 'write1h': 0, 'read': 80}
+    >>> cache_counts({"input_tokens": 1, "cache_creation": {"ephemeral_5m_input_tokens": 3}})
+    {'write5m': 3, 'write1h': 0, 'read': 0}
+    """
+    write = token_count(usage.get(CACHE_WRITE), CACHE_WRITE)
+    read = token_count(usage.get(CACHE_READ), CACHE_READ)
+    hour: float = 0
+    split = usage.get(CACHE_SPLIT)
+    if split is not None:
+        if not isinstance(split, dict):
+            shown = js_json(split)[:40]
+            raise BadUsage(f"token usage `{CACHE_SPLIT}` is {shown}, not an object of counts")
+        hour = token_count(split.get(_CACHE_1H), f"{CACHE_SPLIT}.{_CACHE_1H}")
+        five = token_count(split.get(_CACHE_5M), f"{CACHE_SPLIT}.{_CACHE_5M}")
+        if usage.get(CACHE_WRITE) is None:  # (the split alone says how many were written)
+            write = five + hour
+    if hour > write:
+        raise BadUsage(
+            f"token usage `{CACHE_SPLIT}.{_CACHE_1H}` ({hour}) is more than its "
+            f"`{CACHE_WRITE}` ({write}), the writes of both lifetimes"
+        )
+    if not (write or read):
+        return None
+    return {"write5m": write - hour, "write1h": hour, "read": read}
+
+
+def may_count_cache(output: Any) -> bool:
+    """Whether a response's `output` is a provider body whose `usage` may count prompt-cache
+    tokens (has one of their names): the cheap test before `body_cache` reads them."""
+    if type(output) is not dict:
+        return False
+    usage = output.get("usage")
+    return type(usage) is dict and (
+        CACHE_READ in usage or CACHE_WRITE in usage or CACHE_SPLIT in usage
+    )
+
+
+def body_cache(output: Any, used_in: float) -> tuple[float, dict[str, float] | None]:
+    """A recorded response's input tokens and its prompt-cache tokens (`cache_counts`, or
+    `None`) when its `output` is the provider's body: traceplay keeps an Anthropic body as
+    it came, whose `usage` counts the cache writes and reads apart from `input_tokens`, and
+    its own `usage.promptTokens` is `input_tokens` alone. `used_in` is the input the event's
+    counts give (`usage_tokens`); the cache tokens are added to it, as the Anthropic readers
+    add them, unless it already counts them. Input that is neither (whether the cache is
+    in it nobody can tell) is a `BadUsage`, never a guess.
+
+    >>> body_cache({"usage": {"input_tokens": 45, "cache_read_input_tokens": 1000}}, 45)
+    (1045, {'write5m': 0, 'write1h': 0, 'read': 1000})
+    >>> body_cache({"usage": {"input_tokens": 45}}, 45)
+    (45, None)
+    """
+    usage = output.get("usage") if isinstance(output, dict) else None
+    if not isinstance(usage, dict) or (cache := cache_counts(usage)) is None:
+        return used_in, None
+    alone = token_count(usage.get("input_tokens"), "input_tokens")
+    cached = alone + sum(cache.values())
+    if used_in == alone:
+        return cached, cache
+    if used_in == cached:
+        return used_in, cache
+    raise BadUsage(
+        f"input tokens ({used_in}) are neither its body's `usage.input_tokens` ({alone}) nor "
+        f"those and its prompt-cache tokens ({cached}): whether they count the cache is unknown"
+    )

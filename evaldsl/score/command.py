@@ -13,7 +13,10 @@ throughput go to standard error, so standard output stays data.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import itertools
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,13 +80,60 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     summary = Summary.of(program, args.samples)
     texts = [a.text for a in the_case(program).assertions]
     if args.dask is not None:
-        return _on_dask(args, spec, work, summary, texts, out, err)
+        with quiet_dask_logs():  # (what went wrong is said once, in the command's words)
+            return _on_dask(args, spec, work, summary, texts, out, err)
     begin = time.perf_counter()
     batch = args.batch_size or LOCAL_BATCH
     records = score_items(spec, work, jobs=args.jobs, batch_size=batch)
     stopped = _write(records, summary, args, texts, out)
     _judge_note(err, spec, program, summary)
     return _finish(err, summary, stopped, time.perf_counter() - begin)
+
+
+#: The loggers distributed sets up (its `logging` config), with their children: a
+#: handler of their own writes their records to standard error, or the root logger's do.
+DASK_LOGGERS = ("distributed", "tornado")
+
+
+@contextlib.contextmanager
+def quiet_dask_logs() -> Iterator[None]:
+    """distributed's (and tornado's) loggers silenced for `--dask`'s duration, then as they
+    were. A scheduler lost mid-run is logged there as tracebacks (a connection closed,
+    reconnecting, giving up) while the command says in one line what happened
+    (`SchedulerLost`), and a client's or an in-process scheduler's notices are no part of
+    the command's output. Each logger with a level of its own is raised above every level
+    (the others, made later too, take their parent's), wherever its records would go."""
+    # distributed sets its loggers' levels as it is imported: import it first (`_on_dask`
+    # would; without it, `--dask` says so and nothing is logged)
+    with contextlib.suppress(ImportError):
+        import distributed  # noqa: F401
+    with contextlib.ExitStack() as stack:
+        for logger in _dask_loggers():
+            stack.callback(logger.setLevel, logger.level)
+            logger.setLevel(logging.CRITICAL + 1)
+        yield
+    # The client's own tasks left waiting on a lost scheduler fail as the interpreter
+    # exits (distributed closes its loop then): silenced then too, first (atexit runs the
+    # functions registered last first)
+    atexit.register(_silence_dask_logs)
+
+
+def _dask_loggers() -> list[logging.Logger]:
+    """distributed's and tornado's loggers that have a level of their own."""
+    return [
+        logger
+        for name, logger in [*logging.root.manager.loggerDict.items()]
+        if isinstance(logger, logging.Logger)  # (not a placeholder: it has no level)
+        and (
+            name in DASK_LOGGERS
+            or (name.partition(".")[0] in DASK_LOGGERS and logger.level != logging.NOTSET)
+        )
+    ]
+
+
+def _silence_dask_logs() -> None:
+    for logger in _dask_loggers():
+        logger.setLevel(logging.CRITICAL + 1)
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:

@@ -1,0 +1,99 @@
+"""Integers past 64 bits in a trace are read exactly, in both passes and whatever decodes
+them: orjson, the full decoder, gives any integer beyond -2**63 .. 2**64 - 1 as the nearest
+double (`bigints`), which compared as another number: `18446744073709551617` (2**64 + 1)
+was `== 1.8446744073709552e19` (2**64) and not `> 1.8446744073709552e19`. Those from 2**63
+to 2**64 - 1 were exact already; an integer literal past 2**63 - 1 is a check-time error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from unittest import mock
+
+import attrs
+import pytest
+
+import evaldsl
+from evaldsl.runs import load_run, passes
+from tests.test_formats import check, write
+
+TWO_64 = "1.8446744073709552e19"  # 2**64, the double orjson gave for 2**64 + 1
+BIG = [2**63 + 1, 2**64 - 1, 2**64 + 1, -(2**63) - 1]
+
+STATEMENTS = {
+    f"tool f args $.n == {TWO_64}": "fail",  # no call has 2**64
+    "tool f args $.n == 9.223372036854775808e18": "fail",  # nor 2**63
+    f"tool f result == {TWO_64}": "fail",
+    f"tool f args $.n in [{TWO_64}]": "fail",
+    f"tool f args $.n > {TWO_64}": "pass",  # 2**64 + 1 is
+    f"every tool f args $.n != {TWO_64}": "pass",
+    "tool f args $.n < -9.223372036854775808e18": "pass",  # -2**63 - 1 is
+    f"answer json $.n == {TWO_64}": "fail",
+    f"input tokens > {TWO_64}": "pass",
+    'answer contains "18446744073709551617"': "pass",
+}
+
+
+def _cassette(tmp_path: Path) -> Path:
+    lines = ['{"cassette": "traceplay", "version": 1}']
+    for i, n in enumerate(BIG):
+        call = {"type": "tool.call", "name": "f", "callId": f"c{i}", "arguments": {"n": n}}
+        lines += [
+            json.dumps(call),
+            json.dumps({"type": "tool.result", "callId": f"c{i}", "output": n}),
+        ]
+    usage = {"promptTokens": 2**64 + 1, "completionTokens": 1}
+    answer = {"type": "llm.response", "output": '{"n": 18446744073709551617}', "usage": usage}
+    lines.append(json.dumps(answer))
+    return write(tmp_path, "c.jsonl", "\n".join(lines) + "\n")
+
+
+@contextlib.contextmanager
+def _generated(typed_from: int) -> Iterator[None]:
+    """Every run through the generated pass however small, never handed to the reference;
+    from `typed_from` bytes on, decoded by the typed decoders."""
+    with (
+        mock.patch.object(passes, "GENERATE_FROM", 0),
+        mock.patch.object(passes, "GENERATE_FROM_EVENTS", 0),
+        mock.patch.object(passes, "TYPED_AFTER", 1 << 62),
+        mock.patch.object(passes, "TYPED_FROM", typed_from),
+        mock.patch.object(passes, "index_events", side_effect=AssertionError("handed over")),
+    ):
+        yield
+
+
+@pytest.mark.parametrize("typed_from", [passes.TYPED_FROM, 0])
+@pytest.mark.parametrize("reference", [True, False])
+def test_integers_past_64_bits_compare_exactly(
+    tmp_path: Path, reference: bool, typed_from: int
+) -> None:
+    path = _cassette(tmp_path)
+    where = (
+        mock.patch.dict(os.environ, {"EVALDSL_REFERENCE": "1"})
+        if reference
+        else _generated(typed_from)
+    )
+    with where:
+        assert check(path, "; ".join(STATEMENTS)) == list(STATEMENTS.values())
+        in_memory = attrs.evolve(load_run(path), events=list(load_run(path).events or ()))
+        checked = evaldsl.compile("; ".join(STATEMENTS)).check(in_memory)
+    assert checked.statuses == list(STATEMENTS.values())
+
+
+def test_a_provider_bodys_integers_past_64_bits_are_exact(tmp_path: Path) -> None:
+    call = {
+        "id": "t",
+        "type": "function",
+        "function": {"name": "f", "arguments": '{"n": 18446744073709551617}'},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    body = {"object": "chat.completion", "model": "gpt-4o", "choices": [{"message": message}]}
+    path = write(tmp_path, "b.json", json.dumps(body))
+    assert check(path, f"tool f args $.n > {TWO_64}; tool f args $.n == {TWO_64}") == [
+        "pass",
+        "fail",
+    ]
