@@ -274,3 +274,71 @@ def test_a_transcript_step_beside_metered_responses_says_what_tokens_count(
     assert not any("are unknown" in n for n in notes_)
     alone = write(tmp_path, "t.json", json.dumps(new_step))
     assert any("`tokens` and `cost` are unknown" in n for n in notes(alone))
+
+
+# --- the results of built-in tools -----------------------------------------------------------
+
+
+def response(*output: dict[str, Any]) -> str:
+    """A Responses API body with `output` and an answer."""
+    answer = {"type": "message", "content": [{"type": "output_text", "text": "Done."}]}
+    return json.dumps(
+        {"id": "resp_1", "object": "response", "model": "gpt-4o", "output": [*output, answer]}
+    )
+
+
+def test_a_built_in_calls_recorded_results_are_its_result(tmp_path: Path) -> None:
+    found = {"file_id": "f1", "filename": "policy.pdf", "score": 0.9, "text": "30 days."}
+    sources = [{"type": "url", "url": "https://example.com/paris"}]
+    path = write(
+        tmp_path,
+        "r.json",
+        response(
+            {"type": "file_search_call", "id": "fs", "queries": ["refunds"], "results": [found]},
+            {
+                "type": "web_search_call",
+                "id": "ws",
+                "action": {"type": "search", "query": "Paris", "sources": sources},
+            },
+            {"type": "code_interpreter_call", "id": "ci", "code": "1+1", "outputs": None},
+            {"type": "image_generation_call", "id": "ig", "status": "failed", "result": None},
+        ),
+    )
+    assert (
+        statuses(
+            path,
+            'tool file_search result $[*].text contains "30 days"; '
+            'tool file_search args $.queries[0] == "refunds"; '
+            'tool web_search result $[0].url contains "paris"',
+        )
+        == ["pass"] * 3
+    )
+    # a call that failed without its result: an error result, not an unknown one
+    events = list(load_run(path).events or ())
+    (failed,) = [e for e in events if e["type"] == "tool.result" and e.get("isError")]
+    assert failed["callId"] == "ig"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"type": "file_search_call", "id": "fs", "queries": ["refunds"], "results": None},
+        {"type": "web_search_call", "id": "ws", "action": {"type": "search", "query": "q"}},
+        {"type": "code_interpreter_call", "id": "ws", "code": "1+1", "outputs": None},
+    ],
+)
+def test_a_built_in_result_the_response_does_not_record_is_unknown(
+    tmp_path: Path, item: dict[str, Any]
+) -> None:
+    """The API writes a built-in tool's result only when the request's `include` asks for
+    it: one left out is unknown, so a negated result test must not pass on it."""
+    path = write(tmp_path, "r.json", response(item))
+    tool = item["type"].removesuffix("_call")
+    run = load_run(path)
+    results = evaldsl.compile(
+        f'not tool {tool} result contains "rain"; tool {tool} result contains "rain"; '
+        f"tool {tool} called once"
+    ).check(run)
+    assert results.statuses == ["error", "error", "pass"]
+    assert "`include`" in results.verdicts[0].message
+    assert any("1 built-in tool call records no result" in n for n in notes(path))

@@ -33,10 +33,14 @@ what:
   `function_call_output` a result; built-in tools (`web_search_call`, `file_search_call`,
   `code_interpreter_call`, `computer_call`, `image_generation_call`, `local_shell_call`) are
   calls of the tool named by the type without `_call` (`web_search`) with the item's
-  `action`/`queries`/`code` as arguments, and `mcp_call` a call of its `name` with its
-  `output` as result; `reasoning` items are skipped; tokens from `usage.input_tokens`/
-  `output_tokens`; `status: "failed"` or an `error` object adds an `agent.error` (`"error":
-  null` is no error);
+  `action`/`queries`/`code` as arguments and, for the tools the API runs, the result it
+  records when the request's `include` asks (`file_search_call.results`,
+  `web_search_call.action.sources`, `code_interpreter_call.outputs`,
+  `image_generation_call.result`; not recorded: unknown, an error verdict for a `result`
+  test, noted; `status: "failed"` without one: an error result), and `mcp_call` a call of
+  its `name` with its `output` as result; `reasoning` items are skipped; tokens from
+  `usage.input_tokens`/`output_tokens`; `status: "failed"` or an `error` object adds an
+  `agent.error` (`"error": null` is no error);
 - Responses API streaming events (`type: "response.…"`): each stream ends in
   `response.completed`/`incomplete`/`failed`, whose `response` is read as a body (its
   `output` completed from the `response.output_item.done` items when empty); a stream
@@ -82,14 +86,24 @@ from evaldsl.runs.text import REFUSAL_NOTE
 _CHAT_USAGE = (("prompt_tokens", "completion_tokens"),)
 _RESPONSES_USAGE = (("input_tokens", "output_tokens"),)
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
-_BUILTIN_CALLS = {
-    "web_search_call": ("action", "queries"),
-    "file_search_call": ("queries",),
-    "code_interpreter_call": ("code",),
-    "computer_call": ("action",),
-    "image_generation_call": (),
-    "local_shell_call": ("action",),
+#: Per built-in tool call item: the fields read as its arguments, and the path to its
+#: result (`None`: the application runs it, and its result is the `…_output` item it
+#: sends back, as a function call's). The API writes a result only when the request's
+#: `include` asks for it (else `null` or absent): then the result is unknown.
+_BUILTIN_CALLS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
+    "web_search_call": (("action", "queries"), ("action", "sources")),
+    "file_search_call": (("queries",), ("results",)),
+    "code_interpreter_call": (("code",), ("outputs",)),
+    "computer_call": (("action",), None),
+    "image_generation_call": ((), ("result",)),
+    "local_shell_call": (("action",), None),
 }
+#: How to record the results of built-in tools (the end of an error verdict's message).
+INCLUDE_HINT = (
+    "record the response again with the request's `include` naming them "
+    "(`file_search_call.results`, `web_search_call.action.sources`, "
+    "`code_interpreter_call.outputs`)"
+)
 _REQUEST_ONLY_ROLES = frozenset({"tool", "function", "system", "developer"})
 
 
@@ -198,6 +212,7 @@ def shape_of(d: Any) -> str | None:
 def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
     """The events of OpenAI items (see the module doc); `done`: an SSE `[DONE]` was seen."""
     trace = Trace("openai", items.path, why)
+    trace.capture_hint = INCLUDE_HINT  # (what an OpenAI file leaves out: built-in results)
     streams: dict[str, _Stream] = {}
     response_stream: _ResponseStream | None = None
     unmetered = 0  # steps of request transcripts, which record no usage
@@ -270,6 +285,7 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
         )
     if unmetered:
         _usage_note(trace, unmetered)
+    _unread_note(trace)
     if done:
         trace.saw("[DONE]")
     return trace
@@ -288,6 +304,18 @@ def _usage_note(trace: Trace, unmetered: int) -> None:
         )
     else:
         trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
+
+
+def _unread_note(trace: Trace) -> None:
+    """Note the built-in tool calls whose results the file does not record."""
+    left = trace.unrecorded()
+    if left is not None and left.results:
+        n = sum(left.results.values())
+        some = "1 built-in tool call records" if n == 1 else f"{n} built-in tool calls record"
+        trace.note(
+            f"{some} no result (the request's `include` did not ask for it): `result` "
+            "tests on them are errors"
+        )
 
 
 def _found(item: Any) -> str:
@@ -700,11 +728,35 @@ def check_output_item(item: Any, items: Items, index: int, steps: Steps) -> None
         raise items.wrong_type(index, (*steps, "content"), content, "a list", _OUTPUT_HINT)
 
 
+#: A call or result read from a response's `output`: its tool, arguments, id, result and
+#: whether it is a `function_call_output` (the result of a call made before). The result
+#: is `(output, is_error)`, `None` when the item has none (its application runs the
+#: tool), or `MISSING` when the API ran the tool and the item does not record its result.
+_Made = tuple[str, Any, str | None, Any, bool]
+
+
+def _builtin_result(item: dict[str, Any], where: tuple[str, ...] | None) -> Any:
+    """The result of a built-in tool's call `item`, found at the path `where` (`None`:
+    the application runs the tool, and sends its result back in an item of its own): as
+    `(output, is_error)`, or `MISSING` when the API ran the tool and the item records no
+    result (`null`: the request's `include` did not ask for it), which is unknown, never
+    "no result": `not tool web_search result contains "rain"` must not pass on it."""
+    if where is None:
+        return None
+    value: Any = item
+    for key in where:
+        value = value.get(key) if isinstance(value, dict) else None
+    failed = item.get("status") == "failed"
+    if value is None:
+        return ("", True) if failed else MISSING
+    return (value, failed)
+
+
 def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps) -> None:
     """One response body (at `steps` in item `index`)."""
     text: list[str] = []
     refusals: list[str] = []
-    calls: list[tuple[str, Any, str | None, Any, bool]] = []  # name, args, id, result, error
+    calls: list[_Made] = []
     output = body.get("output")
     if output is not None and not isinstance(output, list):
         raise items.wrong_type(index, (*steps, "output"), output, "a list", _OUTPUT_HINT)
@@ -731,16 +783,20 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
             calls.append((name, args, cid, None, False))
         elif kind == "function_call_output":
             cid = link_id(item.get("call_id"), "call_id", "a `function_call_output` item")
-            calls.append(("", None, cid, item.get("output"), True))
-        elif kind == "mcp_call":
+            calls.append(("", None, cid, (item.get("output"), False), True))
+        elif kind == "mcp_call":  # (it carries its own output or error)
             args = parse_json_text(item.get("arguments"))
             name = tool_name(item.get("name", MISSING), "name", "an `mcp_call` item")
             cid = link_id(item.get("id"), "id", "an `mcp_call` item")
-            calls.append((name, args, cid, item, False))
+            failed = item.get("error") is not None
+            result = (item.get("error") if failed else item.get("output"), failed)
+            calls.append((name, args, cid, result, False))
         elif kind in _BUILTIN_CALLS:
-            args = {k: item[k] for k in _BUILTIN_CALLS[kind] if k in item}
+            keys, where = _BUILTIN_CALLS[kind]
+            args = {k: item[k] for k in keys if k in item}
             cid = link_id(item.get("id"), "id", f"a `{kind}` item")
-            calls.append((kind.removesuffix("_call"), args, cid, None, False))
+            result = _builtin_result(item, where)
+            calls.append((kind.removesuffix("_call"), args, cid, result, False))
         elif kind == "reasoning":
             trace.skip("reasoning items (not answer text)")
         else:
@@ -751,16 +807,15 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
     for name, args, call_id, result, is_output in calls:
         if is_output:  # a function_call_output: the result of a call made earlier
             if call_id is not None and trace.has_call(call_id):
-                trace.result(call_id, result)
+                trace.result(call_id, result[0])
             else:
                 trace.skip("function_call_output items whose call_id names no call")
             continue
         cid = trace.call(name, args, call_id)
-        if isinstance(result, dict):  # an mcp_call carries its own output or error
-            failed = result.get("error") is not None
-            trace.result(
-                cid, result.get("error") if failed else result.get("output"), is_error=failed
-            )
+        if result is MISSING:
+            trace.unread_result(cid)
+        elif result is not None:
+            trace.result(cid, result[0], is_error=result[1])
     error = body.get("error")
     if body.get("status") == "failed" or isinstance(error, dict):
         message = error.get("message") if isinstance(error, dict) else None
