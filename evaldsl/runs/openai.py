@@ -45,7 +45,9 @@ what:
   `response.completed`/`incomplete`/`failed`, whose `response` is read as a body (its
   `output` completed from the `response.output_item.done` items when empty); a stream
   without one is cut, an error, unless it ends in the API's `error` event
-  (`{"type": "error", "code", "message"}`).
+  (`{"type": "error", "code", "message"}`). `response.failed` is an ending in the API's
+  error as that event is (below): its body's `output` is empty, so the items streamed
+  before it are read, and its `error` is the `agent.error`.
 
 A stream that ends in the provider's error is a whole recording of a run that ended in an
 error: what came before is read as usual (the text streamed so far is the answer, a tool
@@ -861,6 +863,15 @@ def _response_event(
     body = event.get("response")
     if not isinstance(body, dict):
         body = {}
+    if kind == "response.failed":  # an ending in the API's error, as the `error` event
+        error = body.get("error")
+        words = _error_words(error) if isinstance(error, dict) else "the response failed"
+        if body.get("output"):  # (its own error is the ending's, said once)
+            _response({**body, "status": None, "error": None}, trace, items, index, ("response",))
+            trace.ended_in_error(words)
+        else:  # (the API leaves it empty: what was streamed is the output)
+            _response_failed(stream, words, trace, items, index, body)
+        return True
     if not body.get("output") and stream.items:
         body = {**body, "output": stream.items}
     _response(body, trace, items, index, ("response",))
@@ -868,11 +879,17 @@ def _response_event(
 
 
 def _response_failed(
-    stream: _ResponseStream, error: str, trace: Trace, items: Items, index: int
+    stream: _ResponseStream,
+    error: str,
+    trace: Trace,
+    items: Items,
+    index: int,
+    body: dict[str, Any] | None = None,
 ) -> None:
-    """A Responses API stream that the API's `error` event (item `index`) ended: its
-    items done, and those begun and cut off (the text streamed so far; a function call
-    with its arguments so far), read as a body, then the error."""
+    """A Responses API stream that failed at item `index`: the API's `error` event, or a
+    `response.failed` whose `body` has no output (the API leaves it empty). Its items
+    done, and those begun and cut off (the text streamed so far; a function call with its
+    arguments so far), read as a body (with the usage of `body`), then the error."""
     output = list(stream.items)
     for begun, pieces in stream.begun.values():
         item = begun if isinstance(begun, dict) else {}
@@ -887,5 +904,7 @@ def _response_failed(
             output.append({**item, "arguments": text})
         else:
             trace.skip(f"output items of type `{kind}` the error cut off")
-    _response({"model": stream.model, "output": output}, trace, items, index, ())
+    model = stream.model if body is None or body.get("model") is None else body["model"]
+    usage = None if body is None else body.get("usage")
+    _response({"model": model, "output": output, "usage": usage}, trace, items, index, ())
     trace.ended_in_error(error)
