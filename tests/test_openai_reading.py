@@ -342,3 +342,41 @@ def test_a_built_in_result_the_response_does_not_record_is_unknown(
     assert results.statuses == ["error", "error", "pass"]
     assert "`include`" in results.verdicts[0].message
     assert any("1 built-in tool call records no result" in n for n in notes(path))
+
+
+# --- audio replies ---------------------------------------------------------------------------
+
+TRANSCRIPT_NOTE = "the transcript of the model's audio reply"
+
+
+def test_an_audio_replys_transcript_is_the_answer_in_bodies_and_streams(tmp_path: Path) -> None:
+    audio = {"id": "audio_1", "data": "UklGRg==", "transcript": "Yes, golden retrievers."}
+    whole = write(tmp_path, "a.json", body({"content": None, "refusal": None, "audio": audio}))
+    streamed = write(
+        tmp_path,
+        "a.jsonl",
+        chunks(
+            {"role": "assistant", "content": None},
+            {"audio": {"id": "audio_1", "transcript": "Yes, golden "}},
+            {"audio": {"data": "UklGRg==", "transcript": "retrievers."}},
+        ),
+    )
+    for path in (whole, streamed):
+        assert statuses(path, 'answer == "Yes, golden retrievers."; not answer is empty') == [
+            "pass",
+            "pass",
+        ]
+        assert any(TRANSCRIPT_NOTE in n for n in notes(path))
+
+
+def test_a_transcript_beside_text_is_counted_skipped_and_text_stays_the_answer(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "a.json", body({"content": "Hi.", "audio": {"transcript": "Hello."}}))
+    assert statuses(path, 'answer == "Hi."') == ["pass"]
+    assert summarize(path)[0].skipped == {"audio transcripts beside answer text": 1}
+
+
+def test_an_audio_transcript_that_is_not_text_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match=r"`audio`.s `transcript` is 5 \(a number\), not text"):
+        load_run(write(tmp_path, "a.json", body({"content": None, "audio": {"transcript": 5}})))

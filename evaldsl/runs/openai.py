@@ -6,12 +6,14 @@ what:
 
 - a Chat Completions response body (`object: "chat.completion"`, `choices[].message`): one
   step; the answer is `choices[0].message.content` (text or text parts; `null` when the
-  model only calls tools gives `""`, never the body's JSON), or, when the message has no
-  other text, its `refusal` (noted: what the model said; a refusal beside text is counted
-  skipped); each `tool_calls[]` entry is a `tool.call` (`function.name`,
-  `function.arguments` read by `arguments_of`, `id`; a custom tool's `custom.name` with its
-  `input` text, as `custom_tool_call`); legacy `function_call` too; tokens from
-  `usage.prompt_tokens`/`completion_tokens`; `finish_reason: "length"` is noted;
+  model only calls tools gives `""`, never the body's JSON), or, when it has none, an
+  audio reply's `message.audio.transcript` (noted: what the model said; one beside text is
+  counted skipped), or, when the message has no other text, its `refusal` (noted: what
+  the model said; a refusal beside text is counted skipped); each `tool_calls[]` entry is
+  a `tool.call` (`function.name`, `function.arguments` read by `arguments_of`, `id`; a
+  custom tool's `custom.name` with its `input` text, as `custom_tool_call`); legacy
+  `function_call` too; tokens from `usage.prompt_tokens`/`completion_tokens`;
+  `finish_reason: "length"` is noted;
 - a request body (`messages[]` with `role`): the transcript the application sent back; each
   assistant message is one step (its text, else its refusal, the answer; its `tool_calls`
   the calls) and each `role: "tool"` message the result of the call its `tool_call_id`
@@ -20,7 +22,8 @@ what:
   it in the file is that response echoed back: skipped, its calls not made again;
 - streamed chunks (`object: "chat.completion.chunk"`, JSONL or SSE ending in `data:
   [DONE]`): chunks of one `id` are one step; `delta.content` pieces join into the answer
-  (`delta.refusal` pieces, when there is no content), Azure's content-filter chunks (no
+  (`delta.audio.transcript` pieces, then `delta.refusal` pieces, when there is no
+  content), Azure's content-filter chunks (no
   choices, `prompt_filter_results`) are skipped, `delta.tool_calls[]` fragments are
   reassembled by `index` (the `id` and `name` come
   first, the `arguments` text arrives in pieces); usage from the final chunk
@@ -415,6 +418,32 @@ def answer_or_refusal(text: str, refusal: str, trace: Trace) -> str:
     return refusal
 
 
+#: The note when an audio reply's transcript is a message's answer.
+TRANSCRIPT_NOTE = (
+    "answer: the transcript of the model's audio reply (`audio.transcript`: a message "
+    "with no text content)"
+)
+
+
+def answer_or_transcript(text: str, transcript: str, trace: Trace) -> str:
+    """A message's answer: its text, or, when it has none, the transcript of its audio
+    reply (what the model said, noted); a transcript beside text is counted as skipped."""
+    if not transcript:
+        return text
+    if text:
+        trace.skip("audio transcripts beside answer text")
+        return text
+    trace.note(TRANSCRIPT_NOTE)
+    return transcript
+
+
+def _transcript_of(audio: Any) -> str:
+    """The `transcript` of a message's or a delta's `audio` object (`""`: none); an
+    `audio` that is no object, or a transcript that is not text, is a `BadValue`."""
+    said = an_object(audio, "a message's `audio`").get("transcript")
+    return text_value(said, "transcript", "a message's `audio`")
+
+
 def _refusal_of_parts(content: Any) -> str:
     """The text of a content list's `{"type": "refusal", "refusal": …}` parts, joined by
     "\n" (a refusal that is not text is a `BadValue`); other content has none."""
@@ -503,6 +532,8 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
         message = an_object(message, "`choices[0].message`")
         content = message.get("content")
         text = content if type(content) is str else text_of_parts(content)
+        if message.get("audio") is not None:  # (an audio reply: its words are the answer)
+            text = answer_or_transcript(text, _transcript_of(message["audio"]), trace)
         if "refusal" in message:  # (most bodies: `"refusal": null`)
             refusal = message["refusal"]
             if refusal is not None and not isinstance(refusal, str):
@@ -585,6 +616,7 @@ class _Stream:
         self.start = start
         self.text: list[str] = []
         self.refusal: list[str] = []
+        self.transcript: list[str] = []  # an audio reply's, in pieces
         self.cut_short = False  # a `finish_reason` of `length`
         self.calls: dict[int, dict[str, Any]] = {}
         self.usage: tuple[float, float] | None = None
@@ -615,6 +647,8 @@ class _Stream:
                 self.text.append(text_value(delta["content"], "delta.content", "a chunk"))
             if delta.get("refusal") is not None:
                 self.refusal.append(text_value(delta["refusal"], "delta.refusal", "a chunk"))
+            if delta.get("audio") is not None:
+                self.transcript.append(_transcript_of(delta["audio"]))
             parts = delta.get("tool_calls")
             if parts is not None and not isinstance(parts, list):
                 raise items.wrong_type(
@@ -681,7 +715,8 @@ class _Stream:
             )
         if self.cut_short:
             trace.note(LENGTH_NOTE)
-        text = answer_or_refusal("".join(self.text), "".join(self.refusal), trace)
+        text = answer_or_transcript("".join(self.text), "".join(self.transcript), trace)
+        text = answer_or_refusal(text, "".join(self.refusal), trace)
         trace.llm(text, self.usage, model=self.model)
         for n, slot in sorted(self.calls.items()):
             if not slot["name"]:
