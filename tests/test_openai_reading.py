@@ -7,6 +7,7 @@ the note on a response stopped at its token limit.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ import pytest
 
 import evaldsl
 from evaldsl.runs import RunError, load_run
-from evaldsl.runs.summary import summarize
+from evaldsl.runs.summary import render_text, summarize
+from tests.clitools import ROOT, run_evaldsl
 
 REFUSAL_NOTE = "answer: the model's refusal"
 LENGTH_NOTE = "finish_reason `length`"
@@ -380,3 +382,52 @@ def test_a_transcript_beside_text_is_counted_skipped_and_text_stays_the_answer(
 def test_an_audio_transcript_that_is_not_text_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(RunError, match=r"`audio`.s `transcript` is 5 \(a number\), not text"):
         load_run(write(tmp_path, "a.json", body({"content": None, "audio": {"transcript": 5}})))
+
+
+# --- the content filter ----------------------------------------------------------------------
+
+FILTER_NOTE = "the content filter stopped a response"
+
+
+def test_an_answer_the_content_filter_removed_is_unknown(tmp_path: Path) -> None:
+    """Its content is empty: a negated answer test must not pass on what the filter
+    removed; the tokens are still read."""
+    whole = write(tmp_path, "f.json", body({"content": None}, finish="content_filter"))
+    streamed = write(
+        tmp_path, "f.jsonl", chunks({"role": "assistant"}, {}, finish="content_filter")
+    )
+    incomplete = {"status": "incomplete", "incomplete_details": {"reason": "content_filter"}}
+    responses = write(
+        tmp_path,
+        "r.json",
+        json.dumps({"id": "resp_1", "object": "response", "output": [], **incomplete}),
+    )
+    for path in (whole, streamed, responses):
+        run = load_run(path)
+        results = evaldsl.compile('not answer contains "x"; answer is empty; steps == 1').check(run)
+        assert results.statuses == ["error", "error", "pass"], path
+        assert "the content filter removed it" in results.verdicts[0].message
+        assert any(FILTER_NOTE in n for n in notes(path))
+        assert "unknown: the content filter removed it" in render_text(summarize(path)[0])
+
+
+def test_an_answer_the_content_filter_stopped_is_the_text_it_let_through(tmp_path: Path) -> None:
+    path = write(tmp_path, "f.json", body({"content": "Here is"}, finish="content_filter"))
+    assert statuses(path, 'answer == "Here is"') == ["pass"]
+    assert any(FILTER_NOTE in n for n in notes(path))
+
+
+def test_a_live_target_s_run_keeps_why_its_answer_is_unknown(tmp_path: Path) -> None:
+    """A run target that returns the file's `evaldsl.Run` (it comes back from the worker
+    as JSON data): the error still says the content filter removed the answer."""
+    write(tmp_path, "f.json", body({"content": None}, finish="content_filter"))
+    write(
+        tmp_path,
+        "agent.py",
+        'import evaldsl\n\ndef answer():\n    return evaldsl.load_run("f.json")\n',
+    )
+    suite = write(tmp_path, "s.eval", 'case "c"\nrun agent:answer\nanswer is empty\n')
+    done = run_evaldsl(
+        "run", "-v", str(suite), cwd=tmp_path, env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+    )
+    assert "cannot be read: the content filter removed it" in done.stdout, done.stdout

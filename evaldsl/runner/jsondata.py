@@ -114,6 +114,7 @@ def run_to_json_data(run: Any, missing: Any) -> dict[str, Any]:
                 "answers": sorted(left.answers),
                 "arguments": {name: sorted(ns) for name, ns in left.arguments.items()},
                 "results": dict(left.results),
+                "answers_why": left.answers_why,
             },
         )
     return fields

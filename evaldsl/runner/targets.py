@@ -404,6 +404,7 @@ def _unrecorded(left: Any) -> Unrecorded | None:
             frozenset(int(n) for n in left["answers"]),
             {str(k): frozenset(int(n) for n in ns) for k, ns in left["arguments"].items()},
             {str(k): int(n) for k, n in left["results"].items()},
+            str(left.get("answers_why", "")),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

@@ -157,7 +157,9 @@ class Unrecorded:
     `answers`: the 1-based positions (among the run's `responses` LLM responses) of those
     whose output was not recorded; `arguments`: by tool, the 1-based numbers of its calls
     whose arguments were not; `results`: by tool, how many of its calls ran without their
-    result recorded; `how`: how to record them (for the error's message).
+    result recorded; `how`: how to record them (for the error's message); `answers_why`:
+    why those answers are unknown when the recording did not leave them out (an OpenAI
+    content filter removed them), said instead of `how` (`""`: it left them out).
 
     >>> u = Unrecorded("set X=1", responses=3, answers=frozenset({3}))
     >>> u.lacks_answer(-1), u.lacks_answer(1), u.lacks_answer(9)
@@ -169,6 +171,7 @@ class Unrecorded:
     answers: frozenset[int] = frozenset()
     arguments: dict[str, frozenset[int]] = attrs.Factory(dict)
     results: dict[str, int] = attrs.Factory(dict)
+    answers_why: str = ""
 
     def lacks_answer(self, index: int) -> bool:
         """Whether the answer at `index` (1-based; negative from the end) was not recorded

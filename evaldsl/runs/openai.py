@@ -13,7 +13,9 @@ what:
   a `tool.call` (`function.name`, `function.arguments` read by `arguments_of`, `id`; a
   custom tool's `custom.name` with its `input` text, as `custom_tool_call`); legacy
   `function_call` too; tokens from `usage.prompt_tokens`/`completion_tokens`;
-  `finish_reason: "length"` is noted;
+  `finish_reason: "length"` is noted; so is `"content_filter"` (in a stream too, and a
+  Responses `incomplete_details.reason`), whose answer is the text the filter let through,
+  and, when it let none through, unknown (`filtered`: an error verdict, never `""`);
 - a request body (`messages[]` with `role`): the transcript the application sent back; each
   assistant message is one step (its text, else its refusal, the answer; its `tool_calls`
   the calls) and each `role: "tool"` message the result of the call its `tool_call_id`
@@ -377,6 +379,26 @@ _CALLS_HINT = (
 LENGTH_NOTE = (
     "a response stopped at its token limit (finish_reason `length`): its answer may be cut"
 )
+#: The note when the content filter stopped a response.
+FILTER_NOTE = (
+    "the content filter stopped a response (finish_reason `content_filter`): its answer is "
+    "what the filter let through, and one it removed whole is unknown"
+)
+#: Why an answer the content filter removed is unknown (an error verdict's message).
+FILTERED = "the content filter removed it (finish_reason `content_filter`)"
+
+
+def filtered(text: str, reason: Any, trace: Trace) -> str | None:
+    """The answer of a response that stopped for `reason`: its `text`, unless the content
+    filter stopped it (noted), which removed the answer when there is no text: unknown
+    (`None`), never "" (`not answer contains "…"` would pass on what it removed)."""
+    if reason != "content_filter":
+        return text
+    trace.note(FILTER_NOTE)
+    if text:
+        return text
+    trace.answers_why = FILTERED
+    return None
 
 
 def arguments_of(value: Any, call: str, trace: Trace) -> Any:
@@ -543,13 +565,14 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
             text = answer_or_refusal(text, _message_refusal(message), trace)
     else:
         text = text_value(choice.get("text"), "text", "a choice") if choice is not None else ""
-    if choice is not None and choice.get("finish_reason") == "length":
+    reason = choice.get("finish_reason") if choice is not None else None
+    if reason == "length":
         trace.note(LENGTH_NOTE)
     if isinstance(choices, list) and len(choices) > 1:
         trace.skip("choices after the first (n > 1)", len(choices) - 1)
     model = body.get("model")
     trace.llm(
-        text,
+        filtered(text, reason, trace),
         usage_of(body.get("usage"), _CHAT_USAGE),
         model=model if isinstance(model, str) else None,
     )
@@ -618,6 +641,7 @@ class _Stream:
         self.refusal: list[str] = []
         self.transcript: list[str] = []  # an audio reply's, in pieces
         self.cut_short = False  # a `finish_reason` of `length`
+        self.reason: Any = None  # its `finish_reason`
         self.calls: dict[int, dict[str, Any]] = {}
         self.usage: tuple[float, float] | None = None
         self.model: str | None = None
@@ -639,7 +663,8 @@ class _Stream:
                 continue
             if choice.get("finish_reason"):
                 self.finished = True
-                self.cut_short = self.cut_short or choice["finish_reason"] == "length"
+                self.reason = choice["finish_reason"]
+                self.cut_short = self.cut_short or self.reason == "length"
             delta = choice.get("delta")
             if not isinstance(delta, dict):
                 continue
@@ -717,7 +742,7 @@ class _Stream:
             trace.note(LENGTH_NOTE)
         text = answer_or_transcript("".join(self.text), "".join(self.transcript), trace)
         text = answer_or_refusal(text, "".join(self.refusal), trace)
-        trace.llm(text, self.usage, model=self.model)
+        trace.llm(filtered(text, self.reason, trace), self.usage, model=self.model)
         for n, slot in sorted(self.calls.items()):
             if not slot["name"]:
                 raise items.error(
@@ -840,7 +865,10 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
             trace.skip(f"output items of type `{kind}`")
     model = body.get("model") if isinstance(body.get("model"), str) else None
     answer = answer_or_refusal("".join(text), "\n".join(refusals), trace)
-    trace.llm(answer, usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
+    details = body.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, dict) else None
+    answer_read = filtered(answer, reason, trace)
+    trace.llm(answer_read, usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
     for name, args, call_id, result, is_output in calls:
         if is_output:  # a function_call_output: the result of a call made earlier
             if call_id is not None and trace.has_call(call_id):

@@ -291,6 +291,7 @@ class Trace:
         self._unread_arguments: dict[str, set[int]] = {}
         self._unread_results: set[str] = set()
         self.capture_hint = "record the run again with its content"
+        self.answers_why = ""  # (`Unrecorded.answers_why`: set by the adapter that knows)
         self._cached = {"write5m": 0.0, "write1h": 0.0, "read": 0.0}  # for `inspect`'s note
 
     # --- what was read ---------------------------------------------------------------
@@ -485,6 +486,7 @@ class Trace:
             frozenset(self._unread_answers),
             {name: frozenset(ns) for name, ns in self._unread_arguments.items()},
             results,
+            self.answers_why,
         )
 
     def error(self, message: str, at: str | None = None) -> None:

@@ -66,6 +66,7 @@ class Summary:
     answers: int | None = None
     first_answer: str | None = None
     last_answer: str | None = None
+    answers_why: str = ""  # why an answer shown unknown is (`Unrecorded.answers_why`)
     latency_s: float | None = None
     latency_note: str | None = None  # why there is none: an `at` that is not a time
     status: str | None = None
@@ -169,6 +170,7 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         # (an answer the recording left out is unknown, shown so, not "")
         first_answer=_answer(facts, 1),
         last_answer=_answer(facts, -1),
+        answers_why="" if facts.unrecorded is None else facts.unrecorded.answers_why,
         latency_s=latency,
         latency_note=trace.bad_time if latency is None else None,
     )
@@ -341,16 +343,19 @@ def _answers(s: Summary) -> str:
     if not s.answers:
         return "no response"
     if s.answers == 1:
-        return f"{_shown_answer(s.last_answer)} (1 response)"
+        return f"{_shown_answer(s.last_answer, s.answers_why)} (1 response)"
     return (
-        f"{_shown_answer(s.last_answer)} (last of {s.answers} responses; "
-        f"answer[1] = {_shown_answer(s.first_answer)})"
+        f"{_shown_answer(s.last_answer, s.answers_why)} (last of {s.answers} responses; "
+        f"answer[1] = {_shown_answer(s.first_answer, s.answers_why)})"
     )
 
 
-def _shown_answer(answer: str | None) -> str:
-    """An answer as the summary shows it (`None`: one the recording left out)."""
-    return "unknown (no message content recorded)" if answer is None else _quoted(answer)
+def _shown_answer(answer: str | None, why: str) -> str:
+    """An answer as the summary shows it (`None`: one the recording left out, or that is
+    unknown for the reason `why`)."""
+    if answer is not None:
+        return _quoted(answer)
+    return f"unknown: {why}" if why else "unknown (no message content recorded)"
 
 
 def to_json(summaries: list[Summary]) -> str:
