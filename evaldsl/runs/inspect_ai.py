@@ -15,7 +15,11 @@ From the sample's `events` transcript:
   event asked for its `result` (an `error` makes it an error result), or is a call of its
   own when no model event asked for it;
 - an `error` event is an `agent.error`; other events (`span_begin`, `state`, `score`,
-  `sample_init`, `info`, `logger`, …) are skipped and counted.
+  `sample_init`, `info`, `logger`, …) are skipped and counted;
+- the events of a scorer (those in a span of type `scorer`, from its `span_begin` to its
+  `span_end`, and in the spans inside it; in logs older than spans, between `step` events
+  of type `scorer`) are the grader's: a model-graded scorer's call is no step of the
+  agent's, its reply no answer, its tokens no cost; they are skipped and counted.
 A sample without events is read from its `messages` (assistant messages are steps, `tool`
 messages results by `tool_call_id`; tokens from `model_usage`). Strings stored as
 `attachment://HASH` are replaced by the sample's `attachments`. The run's latency is the
@@ -171,7 +175,11 @@ def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, flo
         raise wrong(("events",), listed_events, "a list of events")
     events = [(n, e) for n, e in enumerate(listed_events or ()) if isinstance(e, dict)]
     if events:
+        scoring: set[str] = set()
         for n, event in events:
+            if _in_scorer(event, scoring):
+                trace.skip(_SCORER_EVENTS)
+                continue
             _event(
                 _resolve(event, attachments),
                 trace,
@@ -186,6 +194,41 @@ def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, flo
     total = chosen.get("total_time")
     latency = float(total) * 1000 if isinstance(total, int | float) else None
     return trace, latency
+
+
+#: The skipped count of the events of scorers.
+_SCORER_EVENTS = "events of scorers (the grader's model calls and tools, not the agent's)"
+
+
+def _in_scorer(event: dict[str, Any], scoring: set[str]) -> bool:
+    """Whether `event` is a scorer's: Inspect runs each scorer in a span of type `scorer`
+    (`span_begin` … `span_end`; a `step` event of type `scorer` begins and ends one in
+    logs older than spans), and a model grader's calls there are not the agent's steps
+    (its reply is no answer, its tokens no cost of the agent's). `scoring` holds the ids
+    of the scorer spans open and of the spans open inside them; an event is in one by its
+    `span_id`, or, when it names none, while one is open."""
+    kind = event.get("event")
+    sid = event.get("id")
+    if kind == "span_begin":
+        parent = event.get("parent_id")
+        inside = event.get("type") == "scorer" or (isinstance(parent, str) and parent in scoring)
+        if inside and isinstance(sid, str):
+            scoring.add(sid)
+        return inside
+    if kind == "span_end":
+        if isinstance(sid, str) and sid in scoring:
+            scoring.discard(sid)
+            return True
+        return False
+    if kind == "step" and event.get("type") == "scorer":
+        step = f"step {event.get('name')}"
+        if event.get("action") == "end":
+            scoring.discard(step)
+        else:
+            scoring.add(step)
+        return True
+    span = event.get("span_id")
+    return span in scoring if isinstance(span, str) else bool(scoring)
 
 
 def _within(wrong: Wrong, steps: tuple[str | int, ...]) -> Wrong:
