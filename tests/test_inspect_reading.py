@@ -109,3 +109,58 @@ def test_a_scorer_step_of_a_log_older_than_spans_is_the_scorers(tmp_path: Path) 
     path = written(tmp_path, log(events), "json")
     statements = 'answer == "Paris."; steps == 1; tokens == 48'
     assert evaldsl.compile(statements).check(load_run(path)).statuses == ["pass"] * 3
+
+
+# --- limits ----------------------------------------------------------------------------------
+
+LIMIT_NOTE = "the sample stopped at its message limit (4): its answer may be cut"
+
+
+@pytest.mark.parametrize("told", ["event", "field"])
+def test_a_sample_stopped_by_a_limit_is_noted_not_an_error(tmp_path: Path, told: str) -> None:
+    """Inspect counts a limit as the sample's, not an error (`errors == 0` holds, as
+    Inspect's own count); the answer may be cut, as a stream cut at its token limit's."""
+    stop = {"event": "sample_limit", "timestamp": AT, "type": "message", "limit": 4}
+    events = [model("Let me look", (40, 8))]
+    sample = {"limit": {"type": "message", "limit": 4}} if told == "field" else {}
+    path = written(tmp_path, log(events + ([stop] if told == "event" else []), **sample), "json")
+    assert evaldsl.compile("errors == 0").check(load_run(path)).statuses == ["pass"]
+    summary = summarize(path)[0]
+    assert any(LIMIT_NOTE in n for n in summary.notes), summary.notes
+    assert not summary.skipped
+
+
+# --- attachments -----------------------------------------------------------------------------
+
+LOST = "attachment://0123456789abcdef0123456789abcdef"
+
+
+@FORMS
+def test_an_attachment_the_sample_lacks_is_unknown_never_its_reference(
+    tmp_path: Path, form: str
+) -> None:
+    """An answer, arguments or a result stored as `attachment://HASH` whose HASH is not
+    in the sample's `attachments`: what it holds is unknown (an error verdict naming the
+    attachment), never the reference's text."""
+    call = {"id": "c1", "function": "bash", "arguments": {"cmd": LOST}, "type": "function"}
+    asks = model("", (10, 2))
+    asks["output"]["choices"][0]["message"]["tool_calls"] = [call]
+    ran = {"event": "tool", "timestamp": AT, "id": "c1", "function": "bash", "result": LOST}
+    events = [asks, ran, model(LOST, (20, 4))]
+    path = written(tmp_path, log(events), form)
+    run = load_run(path)
+    checked = evaldsl.compile(
+        'not answer contains "attachment"; tool bash result contains "x"; '
+        'not tool bash args $.cmd contains "attachment"; steps == 2'
+    ).check(run)
+    assert checked.statuses == ["error", "error", "error", "pass"]
+    assert LOST in checked.verdicts[0].message
+    assert "attachments" in checked.verdicts[1].message
+    summary = summarize(path)[0]
+    assert any("lacks 1 attachment its events name" in n for n in summary.notes)
+
+
+def test_an_attachment_of_a_sample_read_from_its_messages_is_unknown_too(tmp_path: Path) -> None:
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": LOST}]
+    path = written(tmp_path, log([], messages=messages), "json")
+    assert evaldsl.compile('not answer contains "x"').check(load_run(path)).statuses == ["error"]
