@@ -431,3 +431,21 @@ def test_a_live_target_s_run_keeps_why_its_answer_is_unknown(tmp_path: Path) -> 
         "run", "-v", str(suite), cwd=tmp_path, env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
     )
     assert "cannot be read: the content filter removed it" in done.stdout, done.stdout
+
+
+def test_a_cassette_responses_audio_transcript_is_the_answer(tmp_path: Path) -> None:
+    message = {"content": None, "refusal": None, "audio": {"transcript": "Yes, they are."}}
+    lines = [
+        {"cassette": "traceplay", "version": 1},
+        {"id": "m1", "seq": 0, "type": "llm.request", "model": "gpt-4o-audio-preview"},
+        {
+            "id": "m2",
+            "seq": 1,
+            "type": "llm.response",
+            "requestId": "m1",
+            "output": {"choices": [{"message": message}]},
+        },
+    ]
+    path = write(tmp_path, "c.jsonl", "".join(json.dumps(x) + "\n" for x in lines))
+    assert statuses(path, 'answer == "Yes, they are."') == ["pass"]
+    assert any(TRANSCRIPT_NOTE in n for n in notes(path))

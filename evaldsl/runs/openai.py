@@ -88,7 +88,7 @@ from evaldsl.runs.providers import (
     usage_of,
 )
 from evaldsl.runs.surrogates import mended_loads
-from evaldsl.runs.text import REFUSAL_NOTE
+from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE
 
 _CHAT_USAGE = (("prompt_tokens", "completion_tokens"),)
 _RESPONSES_USAGE = (("input_tokens", "output_tokens"),)
@@ -438,13 +438,6 @@ def answer_or_refusal(text: str, refusal: str, trace: Trace) -> str:
         return text
     trace.note(REFUSAL_NOTE)
     return refusal
-
-
-#: The note when an audio reply's transcript is a message's answer.
-TRANSCRIPT_NOTE = (
-    "answer: the transcript of the model's audio reply (`audio.transcript`: a message "
-    "with no text content)"
-)
 
 
 def answer_or_transcript(text: str, transcript: str, trace: Trace) -> str:

@@ -25,7 +25,7 @@ from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_
 from evaldsl.runs.index import Needs, RunFacts, index_run, unnamed_call_error
 from evaldsl.runs.model import MISSING, Run, RunError
 from evaldsl.runs.prices import model_family, price_of
-from evaldsl.runs.text import REFUSAL_NOTE, is_refusal
+from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE, is_refusal, is_transcript
 
 ABRIDGE = 120  # characters of an answer or of arguments shown
 
@@ -132,8 +132,8 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         if kind == "llm.request" and isinstance(model, str) and model not in models:
             models.append(model)
         # (a reader's trace notes it as it reads; a recorded response, as a cassette's, here)
-        if kind == "llm.response" and REFUSAL_NOTE not in notes and is_refusal(event.get("output")):
-            notes.append(REFUSAL_NOTE)
+        if kind == "llm.response":
+            _note_said(event.get("output"), notes)
     skipped = dict(base.skipped)
     for kind, n in trace.unknown.items():
         skipped[f"events of unknown type `{kind}`"] = n
@@ -174,6 +174,14 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         latency_s=latency,
         latency_note=trace.bad_time if latency is None else None,
     )
+
+
+def _note_said(output: Any, notes: list[str]) -> None:
+    """Add to `notes` what a recorded response's answer is when it is no text content: a
+    refusal, or an audio reply's transcript (a reader's trace notes it as it reads)."""
+    for note, test in ((REFUSAL_NOTE, is_refusal), (TRANSCRIPT_NOTE, is_transcript)):
+        if note not in notes and test(output):
+            notes.append(note)
 
 
 def _cost_note(unpriced: str | None, models: list[str]) -> str | None:
