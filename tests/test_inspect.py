@@ -66,7 +66,7 @@ def test_skipped_items_are_counted_in_words_one_or_many() -> None:
     log = run_evaldsl(
         "inspect", "tests/fixtures/realworld/inspect-ai-eval-log/log_read_sample.json"
     )
-    assert "6 `span_begin` events (not a step, call or result), " in log.stdout
+    assert "5 `span_begin` events (not a step, call or result), " in log.stdout
     assert "1 `sample_init` event (not a step, call or result), " in log.stdout
 
 

@@ -7,6 +7,7 @@ the note on a response stopped at its token limit.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ import pytest
 
 import evaldsl
 from evaldsl.runs import RunError, load_run
-from evaldsl.runs.summary import summarize
+from evaldsl.runs.summary import render_text, summarize
+from tests.clitools import ROOT, run_evaldsl
 
 REFUSAL_NOTE = "answer: the model's refusal"
 LENGTH_NOTE = "finish_reason `length`"
@@ -274,3 +276,176 @@ def test_a_transcript_step_beside_metered_responses_says_what_tokens_count(
     assert not any("are unknown" in n for n in notes_)
     alone = write(tmp_path, "t.json", json.dumps(new_step))
     assert any("`tokens` and `cost` are unknown" in n for n in notes(alone))
+
+
+# --- the results of built-in tools -----------------------------------------------------------
+
+
+def response(*output: dict[str, Any]) -> str:
+    """A Responses API body with `output` and an answer."""
+    answer = {"type": "message", "content": [{"type": "output_text", "text": "Done."}]}
+    return json.dumps(
+        {"id": "resp_1", "object": "response", "model": "gpt-4o", "output": [*output, answer]}
+    )
+
+
+def test_a_built_in_calls_recorded_results_are_its_result(tmp_path: Path) -> None:
+    found = {"file_id": "f1", "filename": "policy.pdf", "score": 0.9, "text": "30 days."}
+    sources = [{"type": "url", "url": "https://example.com/paris"}]
+    path = write(
+        tmp_path,
+        "r.json",
+        response(
+            {"type": "file_search_call", "id": "fs", "queries": ["refunds"], "results": [found]},
+            {
+                "type": "web_search_call",
+                "id": "ws",
+                "action": {"type": "search", "query": "Paris", "sources": sources},
+            },
+            {"type": "code_interpreter_call", "id": "ci", "code": "1+1", "outputs": None},
+            {"type": "image_generation_call", "id": "ig", "status": "failed", "result": None},
+        ),
+    )
+    assert (
+        statuses(
+            path,
+            'tool file_search result $[*].text contains "30 days"; '
+            'tool file_search args $.queries[0] == "refunds"; '
+            'tool web_search result $[0].url contains "paris"',
+        )
+        == ["pass"] * 3
+    )
+    # a call that failed without its result: an error result, not an unknown one
+    events = list(load_run(path).events or ())
+    (failed,) = [e for e in events if e["type"] == "tool.result" and e.get("isError")]
+    assert failed["callId"] == "ig"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"type": "file_search_call", "id": "fs", "queries": ["refunds"], "results": None},
+        {"type": "web_search_call", "id": "ws", "action": {"type": "search", "query": "q"}},
+        {"type": "code_interpreter_call", "id": "ws", "code": "1+1", "outputs": None},
+    ],
+)
+def test_a_built_in_result_the_response_does_not_record_is_unknown(
+    tmp_path: Path, item: dict[str, Any]
+) -> None:
+    """The API writes a built-in tool's result only when the request's `include` asks for
+    it: one left out is unknown, so a negated result test must not pass on it."""
+    path = write(tmp_path, "r.json", response(item))
+    tool = item["type"].removesuffix("_call")
+    run = load_run(path)
+    results = evaldsl.compile(
+        f'not tool {tool} result contains "rain"; tool {tool} result contains "rain"; '
+        f"tool {tool} called once"
+    ).check(run)
+    assert results.statuses == ["error", "error", "pass"]
+    assert "`include`" in results.verdicts[0].message
+    assert any("1 built-in tool call records no result" in n for n in notes(path))
+
+
+# --- audio replies ---------------------------------------------------------------------------
+
+TRANSCRIPT_NOTE = "the transcript of the model's audio reply"
+
+
+def test_an_audio_replys_transcript_is_the_answer_in_bodies_and_streams(tmp_path: Path) -> None:
+    audio = {"id": "audio_1", "data": "UklGRg==", "transcript": "Yes, golden retrievers."}
+    whole = write(tmp_path, "a.json", body({"content": None, "refusal": None, "audio": audio}))
+    streamed = write(
+        tmp_path,
+        "a.jsonl",
+        chunks(
+            {"role": "assistant", "content": None},
+            {"audio": {"id": "audio_1", "transcript": "Yes, golden "}},
+            {"audio": {"data": "UklGRg==", "transcript": "retrievers."}},
+        ),
+    )
+    for path in (whole, streamed):
+        assert statuses(path, 'answer == "Yes, golden retrievers."; not answer is empty') == [
+            "pass",
+            "pass",
+        ]
+        assert any(TRANSCRIPT_NOTE in n for n in notes(path))
+
+
+def test_a_transcript_beside_text_is_counted_skipped_and_text_stays_the_answer(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "a.json", body({"content": "Hi.", "audio": {"transcript": "Hello."}}))
+    assert statuses(path, 'answer == "Hi."') == ["pass"]
+    assert summarize(path)[0].skipped == {"audio transcripts beside answer text": 1}
+
+
+def test_an_audio_transcript_that_is_not_text_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match=r"`audio`.s `transcript` is 5 \(a number\), not text"):
+        load_run(write(tmp_path, "a.json", body({"content": None, "audio": {"transcript": 5}})))
+
+
+# --- the content filter ----------------------------------------------------------------------
+
+FILTER_NOTE = "the content filter stopped a response"
+
+
+def test_an_answer_the_content_filter_removed_is_unknown(tmp_path: Path) -> None:
+    """Its content is empty: a negated answer test must not pass on what the filter
+    removed; the tokens are still read."""
+    whole = write(tmp_path, "f.json", body({"content": None}, finish="content_filter"))
+    streamed = write(
+        tmp_path, "f.jsonl", chunks({"role": "assistant"}, {}, finish="content_filter")
+    )
+    incomplete = {"status": "incomplete", "incomplete_details": {"reason": "content_filter"}}
+    responses = write(
+        tmp_path,
+        "r.json",
+        json.dumps({"id": "resp_1", "object": "response", "output": [], **incomplete}),
+    )
+    for path in (whole, streamed, responses):
+        run = load_run(path)
+        results = evaldsl.compile('not answer contains "x"; answer is empty; steps == 1').check(run)
+        assert results.statuses == ["error", "error", "pass"], path
+        assert "the content filter removed it" in results.verdicts[0].message
+        assert any(FILTER_NOTE in n for n in notes(path))
+        assert "unknown: the content filter removed it" in render_text(summarize(path)[0])
+
+
+def test_an_answer_the_content_filter_stopped_is_the_text_it_let_through(tmp_path: Path) -> None:
+    path = write(tmp_path, "f.json", body({"content": "Here is"}, finish="content_filter"))
+    assert statuses(path, 'answer == "Here is"') == ["pass"]
+    assert any(FILTER_NOTE in n for n in notes(path))
+
+
+def test_a_live_target_s_run_keeps_why_its_answer_is_unknown(tmp_path: Path) -> None:
+    """A run target that returns the file's `evaldsl.Run` (it comes back from the worker
+    as JSON data): the error still says the content filter removed the answer."""
+    write(tmp_path, "f.json", body({"content": None}, finish="content_filter"))
+    write(
+        tmp_path,
+        "agent.py",
+        'import evaldsl\n\ndef answer():\n    return evaldsl.load_run("f.json")\n',
+    )
+    suite = write(tmp_path, "s.eval", 'case "c"\nrun agent:answer\nanswer is empty\n')
+    done = run_evaldsl(
+        "run", "-v", str(suite), cwd=tmp_path, env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+    )
+    assert "cannot be read: the content filter removed it" in done.stdout, done.stdout
+
+
+def test_a_cassette_responses_audio_transcript_is_the_answer(tmp_path: Path) -> None:
+    message = {"content": None, "refusal": None, "audio": {"transcript": "Yes, they are."}}
+    lines = [
+        {"cassette": "traceplay", "version": 1},
+        {"id": "m1", "seq": 0, "type": "llm.request", "model": "gpt-4o-audio-preview"},
+        {
+            "id": "m2",
+            "seq": 1,
+            "type": "llm.response",
+            "requestId": "m1",
+            "output": {"choices": [{"message": message}]},
+        },
+    ]
+    path = write(tmp_path, "c.jsonl", "".join(json.dumps(x) + "\n" for x in lines))
+    assert statuses(path, 'answer == "Yes, they are."') == ["pass"]
+    assert any(TRANSCRIPT_NOTE in n for n in notes(path))

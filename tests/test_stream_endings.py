@@ -225,6 +225,24 @@ def test_a_responses_stream_ending_in_an_error_event_is_a_run_that_failed(
     assert "tool call `f`'s arguments are cut" in notes
 
 
+@pytest.mark.parametrize("output", [[], [{"type": "message", "content": []}]])
+def test_a_responses_stream_ending_in_response_failed_ends_as_an_error_event_does(
+    tmp_path: Path, output: list[dict[str, Any]]
+) -> None:
+    """`response.failed` is the API's error too: its body's `output` is empty, so the text
+    streamed before it is the answer (it was ""), with the same note (there was none);
+    a body that has an output is read, and its error is one `agent.error`."""
+    created = {"type": "response.created", "response": {"model": "gpt-4o-mini", "output": []}}
+    text = {"type": "response.output_text.delta", "output_index": 0, "delta": "Partial"}
+    error = {"code": "server_error", "message": "Down"}
+    body = {"status": "failed", "output": output, "error": error, "usage": None}
+    failed = {"type": "response.failed", "response": body}
+    path = write(tmp_path, "r.jsonl", "\n".join(json.dumps(e) for e in (created, text, failed)))
+    answer = 'answer == "Partial"' if not output else "answer is empty"
+    assert check(path, f"errors == 1; {answer}") == ["pass"] * 2
+    assert "the run ended in an error (server_error: Down)" in _notes(path)
+
+
 def test_a_chat_stream_ending_in_an_error_chunk_is_a_run_that_failed(tmp_path: Path) -> None:
     def chunk(delta: dict[str, Any]) -> str:
         body = {"id": "c1", "object": "chat.completion.chunk", "model": "gpt-4o-mini"}

@@ -359,6 +359,8 @@ def unrecorded_answer(left: Unrecorded, index: int) -> str:
     recorded (an answer never captured is not "": `not answer contains "error"` would
     pass)."""
     which = "the run's last answer" if index == -1 else f"answer[{index}]"
+    if left.answers_why:
+        return f"{which} cannot be read: {left.answers_why}"
     return (
         f"{which} cannot be read: the trace records no message content for its LLM "
         f"response; {left.how}"

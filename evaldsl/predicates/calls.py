@@ -191,10 +191,7 @@ def _unknown(facts: RunFacts, name: str, n: int, unread: int, what: str, results
         return f'whether tool "{name}" {what} is unknown: {cut}'
     recorded = "result" if results else "arguments"
     some = f"{unread} of its {n} calls record" if n > 1 else "its call records"
-    return (
-        f'whether tool "{name}" {what} is unknown: {some} no {recorded} '
-        f"(the trace records no message content); {left.how}"
-    )
+    return f'whether tool "{name}" {what} is unknown: {some} no {recorded}; {left.how}'
 
 
 def print_call_test(p: Printer, pred: ast.CallTest, indent: str) -> str:

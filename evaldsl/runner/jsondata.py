@@ -115,6 +115,7 @@ def run_to_json_data(run: Any, missing: Any) -> dict[str, Any]:
                 "arguments": {name: sorted(ns) for name, ns in left.arguments.items()},
                 "results": dict(left.results),
                 "cut": dict(left.cut),
+                "answers_why": left.answers_why,
             },
         )
     return fields

@@ -405,6 +405,7 @@ def _unrecorded(left: Any) -> Unrecorded | None:
             {str(k): frozenset(int(n) for n in ns) for k, ns in left["arguments"].items()},
             {str(k): int(n) for k, n in left["results"].items()},
             {str(k): str(why) for k, why in left["cut"].items()},
+            str(left.get("answers_why", "")),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

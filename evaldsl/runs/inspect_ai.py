@@ -15,13 +15,22 @@ From the sample's `events` transcript:
   event asked for its `result` (an `error` makes it an error result), or is a call of its
   own when no model event asked for it;
 - an `error` event is an `agent.error`; other events (`span_begin`, `state`, `score`,
-  `sample_init`, `info`, `logger`, …) are skipped and counted.
+  `sample_init`, `info`, `logger`, …) are skipped and counted;
+- the events of a scorer (those in a span of type `scorer`, from its `span_begin` to its
+  `span_end`, and in the spans inside it; in logs older than spans, between `step` events
+  of type `scorer`) are the grader's: a model-graded scorer's call is no step of the
+  agent's, its reply no answer, its tokens no cost; they are skipped and counted.
 A sample without events is read from its `messages` (assistant messages are steps, `tool`
 messages results by `tool_call_id`; tokens from `model_usage`). Strings stored as
-`attachment://HASH` are replaced by the sample's `attachments`. The run's latency is the
-sample's `total_time`. A sample's `events` or `messages`, a model event's `output.choices`
-or a message's `tool_calls` that is no list, or a call `id` that is not text, is the run's
-error naming the field by its path in the log (`samples[0].events[8].output.choices`).
+`attachment://HASH` are replaced by the sample's `attachments`; one it lacks is unknown,
+never the reference's text: an answer that is one is unknown (an error verdict naming it),
+and so are a call's arguments or a result that hold one (noted). A sample stopped by a
+limit (a `sample_limit` event, or the sample's `limit`: its `type` and `limit`) is noted,
+its answer may be cut; it is no `agent.error`, as Inspect counts it as the sample's limit,
+not its error. The run's latency is the sample's `total_time`. A sample's `events` or
+`messages`, a model event's `output.choices` or a message's `tool_calls` that is no list,
+or a call `id` that is not text, is the run's error naming the field by its path in the
+log (`samples[0].events[8].output.choices`).
 """
 
 from __future__ import annotations
@@ -164,28 +173,133 @@ def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, flo
     def wrong(steps: tuple[str | int, ...], value: Any, expected: str) -> RunError:
         return items.wrong_type(0, (*place, *steps), value, expected, _HINT)
 
-    attachments = chosen.get("attachments") if isinstance(chosen.get("attachments"), dict) else {}
+    _read_sample(chosen, trace, wrong)
+    total = chosen.get("total_time")
+    latency = float(total) * 1000 if isinstance(total, int | float) else None
+    return trace, latency
+
+
+def _read_sample(sample: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
+    """The events of `sample` into `trace` (`wrong` names its fields from the sample)."""
+    attachments = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
     assert isinstance(attachments, dict)
-    listed_events = chosen.get("events")
+    lost: set[str] = set()  # the attachments named that `attachments` lacks
+    listed_events = sample.get("events")
     if listed_events is not None and not isinstance(listed_events, list):
         raise wrong(("events",), listed_events, "a list of events")
     events = [(n, e) for n, e in enumerate(listed_events or ()) if isinstance(e, dict)]
     if events:
+        scoring: set[str] = set()
         for n, event in events:
+            if _in_scorer(event, scoring):
+                trace.skip(_SCORER_EVENTS)
+                continue
             _event(
-                _resolve(event, attachments),
+                _resolve(event, attachments, lost),
                 trace,
                 _within(wrong, ("events", n)),
+                lost,
             )
     else:
-        _messages(_resolve(chosen, attachments), trace, wrong)
-    if isinstance(chosen.get("error"), dict) and not any(
+        _messages(_resolve(sample, attachments, lost), trace, wrong, lost)
+    if isinstance(sample.get("error"), dict) and not any(
         e.get("event") == "error" for _, e in events
     ):
-        trace.error(str(chosen["error"].get("message") or "the sample failed"))
-    total = chosen.get("total_time")
-    latency = float(total) * 1000 if isinstance(total, int | float) else None
-    return trace, latency
+        trace.error(str(sample["error"].get("message") or "the sample failed"))
+    limit = sample.get("limit")
+    if isinstance(limit, dict):  # (a log without the `sample_limit` event says it here)
+        trace.note(_limit_note(limit))
+    if lost:
+        trace.note(
+            f"the sample's `attachments` lacks {_count(len(lost), 'attachment')} its events "
+            f"name ({min(lost)}): what they hold is unknown, and a test that reads it is an "
+            "error"
+        )
+        trace.capture_hint = _ATTACHMENTS_HINT
+
+
+#: How to record what a sample's missing attachments hold.
+_ATTACHMENTS_HINT = (
+    "write the log again with its attachments (Inspect keeps them in the sample's `attachments`)"
+)
+
+
+def _count(n: int, what: str) -> str:
+    """`n` things, in words: "1 attachment", "2 attachments"."""
+    return f"1 {what}" if n == 1 else f"{n} {what}s"
+
+
+def _limit_note(limit: dict[str, Any]) -> str:
+    """The note of a sample stopped by a limit (a `sample_limit` event or the sample's
+    `limit`: its `type` and `limit`). Inspect counts it as the sample's limit, not its
+    error, and so does evaldsl: `errors == 0` holds; the answer may be cut."""
+    kind = limit.get("type")
+    which = f"{kind} limit" if isinstance(kind, str) and kind else "a limit"
+    value = limit.get("limit")
+    at = f" ({value})" if isinstance(value, int | float) and not isinstance(value, bool) else ""
+    return (
+        f"the sample stopped at its {which}{at}: its answer may be cut (Inspect counts a "
+        "limit as the sample's, not an error: so does `errors`)"
+    )
+
+
+def _lost_in(value: Any, lost: set[str]) -> str | None:
+    """The first reference in `value` to an attachment the sample lacks (in `lost`)."""
+    if not lost:
+        return None
+    if isinstance(value, str):
+        return value if value in lost else None
+    if isinstance(value, list | dict):
+        for item in value.values() if isinstance(value, dict) else value:
+            found = _lost_in(item, lost)
+            if found is not None:
+                return found
+    return None
+
+
+def _answer_of(message: Any, trace: Trace, lost: set[str]) -> str | None:
+    """A message's answer text, or `None` (unknown) when its content is an attachment the
+    sample lacks: never the `attachment://…` text."""
+    ref = _lost_in(message.get("content"), lost) if isinstance(message, dict) else None
+    if ref is None:
+        return _message_text(message)
+    trace.answers_why = f"it is `{ref}`, an attachment the sample's `attachments` lacks"
+    return None
+
+
+#: The skipped count of the events of scorers.
+_SCORER_EVENTS = "events of scorers (the grader's model calls and tools, not the agent's)"
+
+
+def _in_scorer(event: dict[str, Any], scoring: set[str]) -> bool:
+    """Whether `event` is a scorer's: Inspect runs each scorer in a span of type `scorer`
+    (`span_begin` … `span_end`; a `step` event of type `scorer` begins and ends one in
+    logs older than spans), and a model grader's calls there are not the agent's steps
+    (its reply is no answer, its tokens no cost of the agent's). `scoring` holds the ids
+    of the scorer spans open and of the spans open inside them; an event is in one by its
+    `span_id`, or, when it names none, while one is open."""
+    kind = event.get("event")
+    sid = event.get("id")
+    if kind == "span_begin":
+        parent = event.get("parent_id")
+        inside = event.get("type") == "scorer" or (isinstance(parent, str) and parent in scoring)
+        if inside and isinstance(sid, str):
+            scoring.add(sid)
+        return inside
+    if kind == "span_end":
+        if isinstance(sid, str) and sid in scoring:
+            scoring.discard(sid)
+            return True
+        return False
+    if kind == "step" and event.get("type") == "scorer":
+        step = f"step {event.get('name')}"
+        if event.get("action") == "end":
+            scoring.discard(step)
+        else:
+            scoring.add(step)
+        return True
+    span = event.get("span_id")
+    return span in scoring if isinstance(span, str) else bool(scoring)
 
 
 def _within(wrong: Wrong, steps: tuple[str | int, ...]) -> Wrong:
@@ -193,17 +307,20 @@ def _within(wrong: Wrong, steps: tuple[str | int, ...]) -> Wrong:
     return lambda at, value, expected: wrong((*steps, *at), value, expected)
 
 
-def _resolve(value: Any, attachments: dict[str, Any]) -> Any:
-    """`value` with `attachment://HASH` strings replaced by the attachment's text."""
+def _resolve(value: Any, attachments: dict[str, Any], lost: set[str]) -> Any:
+    """`value` with `attachment://HASH` strings replaced by the attachment's text; one
+    `attachments` lacks stays, and is added to `lost` (what it holds is unknown)."""
     if isinstance(value, str):
         if value.startswith("attachment://"):
             found = attachments.get(value.removeprefix("attachment://"))
-            return found if isinstance(found, str) else value
+            if isinstance(found, str):
+                return found
+            lost.add(value)
         return value
     if isinstance(value, list):
-        return [_resolve(v, attachments) for v in value]
+        return [_resolve(v, attachments, lost) for v in value]
     if isinstance(value, dict):
-        return {k: _resolve(v, attachments) for k, v in value.items()}
+        return {k: _resolve(v, attachments, lost) for k, v in value.items()}
     return value
 
 
@@ -213,8 +330,9 @@ def _message_text(message: Any) -> str:
     return text_of_parts(message.get("content"))
 
 
-def _calls(message: Any, trace: Trace, at: str | None, wrong: Wrong) -> None:
-    """The calls of a message (`wrong` names its fields from the message)."""
+def _calls(message: Any, trace: Trace, at: str | None, wrong: Wrong, lost: set[str]) -> None:
+    """The calls of a message (`wrong` names its fields from the message); arguments that
+    hold an attachment the sample lacks (`lost`) are unknown."""
     if not isinstance(message, dict):
         return
     calls = message.get("tool_calls")
@@ -226,11 +344,17 @@ def _calls(message: Any, trace: Trace, at: str | None, wrong: Wrong) -> None:
         if call_id is not None and not isinstance(call_id, str):
             raise wrong(("tool_calls", n, "id"), call_id, "text")
         name = tool_name(call.get("function", MISSING), "function")
-        trace.call(name, call.get("arguments", {}), call_id, at)
+        trace.call(name, _known(call.get("arguments", {}), lost), call_id, at)
 
 
-def _event(event: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
-    """One event of the transcript (`wrong` names its fields from the event)."""
+def _known(value: Any, lost: set[str]) -> Any:
+    """`value`, or `MISSING` (unknown) when it holds an attachment the sample lacks."""
+    return MISSING if _lost_in(value, lost) is not None else value
+
+
+def _event(event: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]) -> None:
+    """One event of the transcript (`wrong` names its fields from the event; `lost`: the
+    attachments named that the sample lacks)."""
     kind = kind_value(event.get("event"), "event", "a transcript event")
     at = event.get("timestamp") if isinstance(event.get("timestamp"), str) else None
     if kind == "model":
@@ -244,7 +368,7 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
         model = event.get("model") if isinstance(event.get("model"), str) else None
         end = event.get("completed") if isinstance(event.get("completed"), str) else at
         trace.llm(
-            _message_text(message),
+            _answer_of(message, trace, lost),
             usage_of(output.get("usage"), _USAGE),
             model=model,
             start=at,
@@ -256,6 +380,7 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
             trace,
             end,
             _within(wrong, ("output", "choices", 0, "message")),
+            lost,
         )
         if event.get("error") is not None:
             trace.error(str(event["error"]), end)
@@ -265,13 +390,18 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
         call_id = link_id(event.get("id"), "id", "a `tool` event")
         cid = trace.known_call(call_id, name)
         if cid is None:
-            cid = trace.call(name, event.get("arguments", {}), call_id, at)
+            cid = trace.call(name, _known(event.get("arguments", {}), lost), call_id, at)
         error = event.get("error")
         end = event.get("completed") if isinstance(event.get("completed"), str) else at
         if isinstance(error, dict):
             trace.result(cid, error.get("message", error), is_error=True, at=end)
+        elif _lost_in(event.get("result"), lost) is not None:
+            trace.unread_result(cid)
         else:
             trace.result(cid, event.get("result"), at=end)
+    elif kind == "sample_limit":
+        trace.saw("sample_limit event")
+        trace.note(_limit_note(event))
     elif kind == "error":
         trace.saw("error event")
         error = event.get("error")
@@ -281,8 +411,9 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
         trace.skip(f"`{kind}` events (not a step, call or result)")
 
 
-def _messages(sample: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
-    """A sample's steps from its messages (`wrong` names its fields from the sample)."""
+def _messages(sample: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]) -> None:
+    """A sample's steps from its messages (`wrong` names its fields from the sample;
+    `lost`: the attachments named that the sample lacks)."""
     trace.note("the sample has no event transcript: read from its messages")
     messages = sample.get("messages")
     if messages is not None and not isinstance(messages, list):
@@ -293,12 +424,14 @@ def _messages(sample: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
         role = kind_value(message.get("role", MISSING), "role", "a message")
         if role == "assistant":
             trace.saw("assistant message")
-            trace.llm(_message_text(message), None, model=message.get("model"))
-            _calls(message, trace, None, _within(wrong, ("messages", m)))
+            trace.llm(_answer_of(message, trace, lost), None, model=message.get("model"))
+            _calls(message, trace, None, _within(wrong, ("messages", m)), lost)
         elif role == "tool":
             trace.saw("tool message")
             call_id = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
-            if call_id is not None and trace.has_call(call_id):
+            if call_id is not None and trace.has_call(call_id) and _lost_in(message, lost):
+                trace.unread_result(call_id)
+            elif call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, _message_text(message), is_error="error" in message)
             else:
                 trace.skip("tool messages whose tool_call_id names no call")

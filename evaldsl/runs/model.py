@@ -166,7 +166,9 @@ class Unrecorded:
     result recorded; `how`: how to record them (for the error's message); `cut`: by tool,
     why its calls among `arguments` have none whole, where the run itself cut them (a
     stream stopped by `max_tokens` or by the API's error, in the model's arguments:
-    "input is cut, the model ran out of tokens in it"), not a recording that left them out.
+    "input is cut, the model ran out of tokens in it"), not a recording that left them out;
+    `answers_why`: why those answers are unknown when the recording did not leave them out
+    (an OpenAI content filter removed them), said instead of `how` (`""`: it left them out).
 
     >>> u = Unrecorded("set X=1", responses=3, answers=frozenset({3}))
     >>> u.lacks_answer(-1), u.lacks_answer(1), u.lacks_answer(9)
@@ -179,6 +181,7 @@ class Unrecorded:
     arguments: dict[str, frozenset[int]] = attrs.Factory(dict)
     results: dict[str, int] = attrs.Factory(dict)
     cut: dict[str, str] = attrs.Factory(dict)
+    answers_why: str = ""
 
     def lacks_answer(self, index: int) -> bool:
         """Whether the answer at `index` (1-based; negative from the end) was not recorded

@@ -6,12 +6,16 @@ what:
 
 - a Chat Completions response body (`object: "chat.completion"`, `choices[].message`): one
   step; the answer is `choices[0].message.content` (text or text parts; `null` when the
-  model only calls tools gives `""`, never the body's JSON), or, when the message has no
-  other text, its `refusal` (noted: what the model said; a refusal beside text is counted
-  skipped); each `tool_calls[]` entry is a `tool.call` (`function.name`,
-  `function.arguments` read by `arguments_of`, `id`; a custom tool's `custom.name` with its
-  `input` text, as `custom_tool_call`); legacy `function_call` too; tokens from
-  `usage.prompt_tokens`/`completion_tokens`; `finish_reason: "length"` is noted;
+  model only calls tools gives `""`, never the body's JSON), or, when it has none, an
+  audio reply's `message.audio.transcript` (noted: what the model said; one beside text is
+  counted skipped), or, when the message has no other text, its `refusal` (noted: what
+  the model said; a refusal beside text is counted skipped); each `tool_calls[]` entry is
+  a `tool.call` (`function.name`, `function.arguments` read by `arguments_of`, `id`; a
+  custom tool's `custom.name` with its `input` text, as `custom_tool_call`); legacy
+  `function_call` too; tokens from `usage.prompt_tokens`/`completion_tokens`;
+  `finish_reason: "length"` is noted; so is `"content_filter"` (in a stream too, and a
+  Responses `incomplete_details.reason`), whose answer is the text the filter let through,
+  and, when it let none through, unknown (`filtered`: an error verdict, never `""`);
 - a request body (`messages[]` with `role`): the transcript the application sent back; each
   assistant message is one step (its text, else its refusal, the answer; its `tool_calls`
   the calls) and each `role: "tool"` message the result of the call its `tool_call_id`
@@ -20,7 +24,8 @@ what:
   it in the file is that response echoed back: skipped, its calls not made again;
 - streamed chunks (`object: "chat.completion.chunk"`, JSONL or SSE ending in `data:
   [DONE]`): chunks of one `id` are one step; `delta.content` pieces join into the answer
-  (`delta.refusal` pieces, when there is no content), Azure's content-filter chunks (no
+  (`delta.audio.transcript` pieces, then `delta.refusal` pieces, when there is no
+  content), Azure's content-filter chunks (no
   choices, `prompt_filter_results`) are skipped, `delta.tool_calls[]` fragments are
   reassembled by `index` (the `id` and `name` come
   first, the `arguments` text arrives in pieces); usage from the final chunk
@@ -33,15 +38,21 @@ what:
   `function_call_output` a result; built-in tools (`web_search_call`, `file_search_call`,
   `code_interpreter_call`, `computer_call`, `image_generation_call`, `local_shell_call`) are
   calls of the tool named by the type without `_call` (`web_search`) with the item's
-  `action`/`queries`/`code` as arguments, and `mcp_call` a call of its `name` with its
-  `output` as result; `reasoning` items are skipped; tokens from `usage.input_tokens`/
-  `output_tokens`; `status: "failed"` or an `error` object adds an `agent.error` (`"error":
-  null` is no error);
+  `action`/`queries`/`code` as arguments and, for the tools the API runs, the result it
+  records when the request's `include` asks (`file_search_call.results`,
+  `web_search_call.action.sources`, `code_interpreter_call.outputs`,
+  `image_generation_call.result`; not recorded: unknown, an error verdict for a `result`
+  test, noted; `status: "failed"` without one: an error result), and `mcp_call` a call of
+  its `name` with its `output` as result; `reasoning` items are skipped; tokens from
+  `usage.input_tokens`/`output_tokens`; `status: "failed"` or an `error` object adds an
+  `agent.error` (`"error": null` is no error);
 - Responses API streaming events (`type: "response.…"`): each stream ends in
   `response.completed`/`incomplete`/`failed`, whose `response` is read as a body (its
   `output` completed from the `response.output_item.done` items when empty); a stream
   without one is cut, an error, unless it ends in the API's `error` event
-  (`{"type": "error", "code", "message"}`).
+  (`{"type": "error", "code", "message"}`). `response.failed` is an ending in the API's
+  error as that event is (below): its body's `output` is empty, so the items streamed
+  before it are read, and its `error` is the `agent.error`.
 
 A stream that ends in the provider's error is a whole recording of a run that ended in an
 error: what came before is read as usual (the text streamed so far is the answer, a tool
@@ -77,19 +88,29 @@ from evaldsl.runs.providers import (
     usage_of,
 )
 from evaldsl.runs.surrogates import mended_loads
-from evaldsl.runs.text import REFUSAL_NOTE
+from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE
 
 _CHAT_USAGE = (("prompt_tokens", "completion_tokens"),)
 _RESPONSES_USAGE = (("input_tokens", "output_tokens"),)
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
-_BUILTIN_CALLS = {
-    "web_search_call": ("action", "queries"),
-    "file_search_call": ("queries",),
-    "code_interpreter_call": ("code",),
-    "computer_call": ("action",),
-    "image_generation_call": (),
-    "local_shell_call": ("action",),
+#: Per built-in tool call item: the fields read as its arguments, and the path to its
+#: result (`None`: the application runs it, and its result is the `…_output` item it
+#: sends back, as a function call's). The API writes a result only when the request's
+#: `include` asks for it (else `null` or absent): then the result is unknown.
+_BUILTIN_CALLS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
+    "web_search_call": (("action", "queries"), ("action", "sources")),
+    "file_search_call": (("queries",), ("results",)),
+    "code_interpreter_call": (("code",), ("outputs",)),
+    "computer_call": (("action",), None),
+    "image_generation_call": ((), ("result",)),
+    "local_shell_call": (("action",), None),
 }
+#: How to record the results of built-in tools (the end of an error verdict's message).
+INCLUDE_HINT = (
+    "record the response again with the request's `include` naming them "
+    "(`file_search_call.results`, `web_search_call.action.sources`, "
+    "`code_interpreter_call.outputs`)"
+)
 _REQUEST_ONLY_ROLES = frozenset({"tool", "function", "system", "developer"})
 
 
@@ -198,6 +219,7 @@ def shape_of(d: Any) -> str | None:
 def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
     """The events of OpenAI items (see the module doc); `done`: an SSE `[DONE]` was seen."""
     trace = Trace("openai", items.path, why)
+    trace.capture_hint = INCLUDE_HINT  # (what an OpenAI file leaves out: built-in results)
     streams: dict[str, _Stream] = {}
     response_stream: _ResponseStream | None = None
     unmetered = 0  # steps of request transcripts, which record no usage
@@ -270,6 +292,7 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
         )
     if unmetered:
         _usage_note(trace, unmetered)
+    _unread_note(trace)
     if done:
         trace.saw("[DONE]")
     return trace
@@ -288,6 +311,18 @@ def _usage_note(trace: Trace, unmetered: int) -> None:
         )
     else:
         trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
+
+
+def _unread_note(trace: Trace) -> None:
+    """Note the built-in tool calls whose results the file does not record."""
+    left = trace.unrecorded()
+    if left is not None and left.results:
+        n = sum(left.results.values())
+        some = "1 built-in tool call records" if n == 1 else f"{n} built-in tool calls record"
+        trace.note(
+            f"{some} no result (the request's `include` did not ask for it): `result` "
+            "tests on them are errors"
+        )
 
 
 def _found(item: Any) -> str:
@@ -344,6 +379,26 @@ _CALLS_HINT = (
 LENGTH_NOTE = (
     "a response stopped at its token limit (finish_reason `length`): its answer may be cut"
 )
+#: The note when the content filter stopped a response.
+FILTER_NOTE = (
+    "the content filter stopped a response (finish_reason `content_filter`): its answer is "
+    "what the filter let through, and one it removed whole is unknown"
+)
+#: Why an answer the content filter removed is unknown (an error verdict's message).
+FILTERED = "the content filter removed it (finish_reason `content_filter`)"
+
+
+def filtered(text: str, reason: Any, trace: Trace) -> str | None:
+    """The answer of a response that stopped for `reason`: its `text`, unless the content
+    filter stopped it (noted), which removed the answer when there is no text: unknown
+    (`None`), never "" (`not answer contains "…"` would pass on what it removed)."""
+    if reason != "content_filter":
+        return text
+    trace.note(FILTER_NOTE)
+    if text:
+        return text
+    trace.answers_why = FILTERED
+    return None
 
 
 def arguments_of(value: Any, call: str, trace: Trace) -> Any:
@@ -383,6 +438,25 @@ def answer_or_refusal(text: str, refusal: str, trace: Trace) -> str:
         return text
     trace.note(REFUSAL_NOTE)
     return refusal
+
+
+def answer_or_transcript(text: str, transcript: str, trace: Trace) -> str:
+    """A message's answer: its text, or, when it has none, the transcript of its audio
+    reply (what the model said, noted); a transcript beside text is counted as skipped."""
+    if not transcript:
+        return text
+    if text:
+        trace.skip("audio transcripts beside answer text")
+        return text
+    trace.note(TRANSCRIPT_NOTE)
+    return transcript
+
+
+def _transcript_of(audio: Any) -> str:
+    """The `transcript` of a message's or a delta's `audio` object (`""`: none); an
+    `audio` that is no object, or a transcript that is not text, is a `BadValue`."""
+    said = an_object(audio, "a message's `audio`").get("transcript")
+    return text_value(said, "transcript", "a message's `audio`")
 
 
 def _refusal_of_parts(content: Any) -> str:
@@ -473,6 +547,8 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
         message = an_object(message, "`choices[0].message`")
         content = message.get("content")
         text = content if type(content) is str else text_of_parts(content)
+        if message.get("audio") is not None:  # (an audio reply: its words are the answer)
+            text = answer_or_transcript(text, _transcript_of(message["audio"]), trace)
         if "refusal" in message:  # (most bodies: `"refusal": null`)
             refusal = message["refusal"]
             if refusal is not None and not isinstance(refusal, str):
@@ -482,13 +558,14 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
             text = answer_or_refusal(text, _message_refusal(message), trace)
     else:
         text = text_value(choice.get("text"), "text", "a choice") if choice is not None else ""
-    if choice is not None and choice.get("finish_reason") == "length":
+    reason = choice.get("finish_reason") if choice is not None else None
+    if reason == "length":
         trace.note(LENGTH_NOTE)
     if isinstance(choices, list) and len(choices) > 1:
         trace.skip("choices after the first (n > 1)", len(choices) - 1)
     model = body.get("model")
     trace.llm(
-        text,
+        filtered(text, reason, trace),
         usage_of(body.get("usage"), _CHAT_USAGE),
         model=model if isinstance(model, str) else None,
     )
@@ -555,7 +632,9 @@ class _Stream:
         self.start = start
         self.text: list[str] = []
         self.refusal: list[str] = []
+        self.transcript: list[str] = []  # an audio reply's, in pieces
         self.cut_short = False  # a `finish_reason` of `length`
+        self.reason: Any = None  # its `finish_reason`
         self.calls: dict[int, dict[str, Any]] = {}
         self.usage: tuple[float, float] | None = None
         self.model: str | None = None
@@ -577,7 +656,8 @@ class _Stream:
                 continue
             if choice.get("finish_reason"):
                 self.finished = True
-                self.cut_short = self.cut_short or choice["finish_reason"] == "length"
+                self.reason = choice["finish_reason"]
+                self.cut_short = self.cut_short or self.reason == "length"
             delta = choice.get("delta")
             if not isinstance(delta, dict):
                 continue
@@ -585,6 +665,8 @@ class _Stream:
                 self.text.append(text_value(delta["content"], "delta.content", "a chunk"))
             if delta.get("refusal") is not None:
                 self.refusal.append(text_value(delta["refusal"], "delta.refusal", "a chunk"))
+            if delta.get("audio") is not None:
+                self.transcript.append(_transcript_of(delta["audio"]))
             parts = delta.get("tool_calls")
             if parts is not None and not isinstance(parts, list):
                 raise items.wrong_type(
@@ -651,8 +733,9 @@ class _Stream:
             )
         if self.cut_short:
             trace.note(LENGTH_NOTE)
-        text = answer_or_refusal("".join(self.text), "".join(self.refusal), trace)
-        trace.llm(text, self.usage, model=self.model)
+        text = answer_or_transcript("".join(self.text), "".join(self.transcript), trace)
+        text = answer_or_refusal(text, "".join(self.refusal), trace)
+        trace.llm(filtered(text, self.reason, trace), self.usage, model=self.model)
         for n, slot in sorted(self.calls.items()):
             if not slot["name"]:
                 raise items.error(
@@ -700,11 +783,35 @@ def check_output_item(item: Any, items: Items, index: int, steps: Steps) -> None
         raise items.wrong_type(index, (*steps, "content"), content, "a list", _OUTPUT_HINT)
 
 
+#: A call or result read from a response's `output`: its tool, arguments, id, result and
+#: whether it is a `function_call_output` (the result of a call made before). The result
+#: is `(output, is_error)`, `None` when the item has none (its application runs the
+#: tool), or `MISSING` when the API ran the tool and the item does not record its result.
+_Made = tuple[str, Any, str | None, Any, bool]
+
+
+def _builtin_result(item: dict[str, Any], where: tuple[str, ...] | None) -> Any:
+    """The result of a built-in tool's call `item`, found at the path `where` (`None`:
+    the application runs the tool, and sends its result back in an item of its own): as
+    `(output, is_error)`, or `MISSING` when the API ran the tool and the item records no
+    result (`null`: the request's `include` did not ask for it), which is unknown, never
+    "no result": `not tool web_search result contains "rain"` must not pass on it."""
+    if where is None:
+        return None
+    value: Any = item
+    for key in where:
+        value = value.get(key) if isinstance(value, dict) else None
+    failed = item.get("status") == "failed"
+    if value is None:
+        return ("", True) if failed else MISSING
+    return (value, failed)
+
+
 def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps) -> None:
     """One response body (at `steps` in item `index`)."""
     text: list[str] = []
     refusals: list[str] = []
-    calls: list[tuple[str, Any, str | None, Any, bool]] = []  # name, args, id, result, error
+    calls: list[_Made] = []
     output = body.get("output")
     if output is not None and not isinstance(output, list):
         raise items.wrong_type(index, (*steps, "output"), output, "a list", _OUTPUT_HINT)
@@ -731,36 +838,42 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
             calls.append((name, args, cid, None, False))
         elif kind == "function_call_output":
             cid = link_id(item.get("call_id"), "call_id", "a `function_call_output` item")
-            calls.append(("", None, cid, item.get("output"), True))
-        elif kind == "mcp_call":
+            calls.append(("", None, cid, (item.get("output"), False), True))
+        elif kind == "mcp_call":  # (it carries its own output or error)
             args = parse_json_text(item.get("arguments"))
             name = tool_name(item.get("name", MISSING), "name", "an `mcp_call` item")
             cid = link_id(item.get("id"), "id", "an `mcp_call` item")
-            calls.append((name, args, cid, item, False))
+            failed = item.get("error") is not None
+            result = (item.get("error") if failed else item.get("output"), failed)
+            calls.append((name, args, cid, result, False))
         elif kind in _BUILTIN_CALLS:
-            args = {k: item[k] for k in _BUILTIN_CALLS[kind] if k in item}
+            keys, where = _BUILTIN_CALLS[kind]
+            args = {k: item[k] for k in keys if k in item}
             cid = link_id(item.get("id"), "id", f"a `{kind}` item")
-            calls.append((kind.removesuffix("_call"), args, cid, None, False))
+            result = _builtin_result(item, where)
+            calls.append((kind.removesuffix("_call"), args, cid, result, False))
         elif kind == "reasoning":
             trace.skip("reasoning items (not answer text)")
         else:
             trace.skip(f"output items of type `{kind}`")
     model = body.get("model") if isinstance(body.get("model"), str) else None
     answer = answer_or_refusal("".join(text), "\n".join(refusals), trace)
-    trace.llm(answer, usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
+    details = body.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, dict) else None
+    answer_read = filtered(answer, reason, trace)
+    trace.llm(answer_read, usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
     for name, args, call_id, result, is_output in calls:
         if is_output:  # a function_call_output: the result of a call made earlier
             if call_id is not None and trace.has_call(call_id):
-                trace.result(call_id, result)
+                trace.result(call_id, result[0])
             else:
                 trace.skip("function_call_output items whose call_id names no call")
             continue
         cid = trace.call(name, args, call_id)
-        if isinstance(result, dict):  # an mcp_call carries its own output or error
-            failed = result.get("error") is not None
-            trace.result(
-                cid, result.get("error") if failed else result.get("output"), is_error=failed
-            )
+        if result is MISSING:
+            trace.unread_result(cid)
+        elif result is not None:
+            trace.result(cid, result[0], is_error=result[1])
     error = body.get("error")
     if body.get("status") == "failed" or isinstance(error, dict):
         message = error.get("message") if isinstance(error, dict) else None
@@ -806,6 +919,15 @@ def _response_event(
     body = event.get("response")
     if not isinstance(body, dict):
         body = {}
+    if kind == "response.failed":  # an ending in the API's error, as the `error` event
+        error = body.get("error")
+        words = _error_words(error) if isinstance(error, dict) else "the response failed"
+        if body.get("output"):  # (its own error is the ending's, said once)
+            _response({**body, "status": None, "error": None}, trace, items, index, ("response",))
+            trace.ended_in_error(words)
+        else:  # (the API leaves it empty: what was streamed is the output)
+            _response_failed(stream, words, trace, items, index, body)
+        return True
     if not body.get("output") and stream.items:
         body = {**body, "output": stream.items}
     _response(body, trace, items, index, ("response",))
@@ -813,11 +935,18 @@ def _response_event(
 
 
 def _response_failed(
-    stream: _ResponseStream, error: str, trace: Trace, items: Items, index: int
+    stream: _ResponseStream,
+    error: str,
+    trace: Trace,
+    items: Items,
+    index: int,
+    body: dict[str, Any] | None = None,
 ) -> None:
-    """A Responses API stream that the API's `error` event (item `index`) ended: its
-    items done, and those begun and cut off (the text streamed so far; a function call
-    whose arguments were cut: unknown), read as a body, then the error."""
+    """A Responses API stream that failed at item `index`: the API's `error` event, or a
+    `response.failed` whose `body` has no output (the API leaves it empty). Its items
+    done, and those begun and cut off (the text streamed so far; a function call whose
+    arguments were cut: unknown), read as a body (with the usage of `body`), then the
+    error."""
     output = list(stream.items)
     for begun, pieces in stream.begun.values():
         item = begun if isinstance(begun, dict) else {}
@@ -833,5 +962,7 @@ def _response_failed(
             output.append({**item, "arguments": MISSING if cut else text})
         else:
             trace.skip(f"output items of type `{kind}` the error cut off")
-    _response({"model": stream.model, "output": output}, trace, items, index, ())
+    model = stream.model if body is None or body.get("model") is None else body["model"]
+    usage = None if body is None else body.get("usage")
+    _response({"model": model, "output": output, "usage": usage}, trace, items, index, ())
     trace.ended_in_error(error)

@@ -292,6 +292,7 @@ class Trace:
         self._unread_results: set[str] = set()
         self._cut: dict[str, str] = {}  # tool → why the run cut its calls' arguments
         self.capture_hint = "record the run again with its content"
+        self.answers_why = ""  # (`Unrecorded.answers_why`: set by the adapter that knows)
         self._cached = {"write5m": 0.0, "write1h": 0.0, "read": 0.0}  # for `inspect`'s note
 
     # --- what was read ---------------------------------------------------------------
@@ -487,6 +488,7 @@ class Trace:
             {name: frozenset(ns) for name, ns in self._unread_arguments.items()},
             results,
             dict(self._cut),
+            self.answers_why,
         )
 
     def error(self, message: str, at: str | None = None) -> None:

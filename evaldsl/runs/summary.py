@@ -25,7 +25,7 @@ from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_
 from evaldsl.runs.index import Needs, RunFacts, index_run, unnamed_call_error
 from evaldsl.runs.model import MISSING, Run, RunError
 from evaldsl.runs.prices import model_family, price_of
-from evaldsl.runs.text import REFUSAL_NOTE, is_refusal
+from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE, is_refusal, is_transcript
 
 ABRIDGE = 120  # characters of an answer or of arguments shown
 
@@ -66,6 +66,7 @@ class Summary:
     answers: int | None = None
     first_answer: str | None = None
     last_answer: str | None = None
+    answers_why: str = ""  # why an answer shown unknown is (`Unrecorded.answers_why`)
     latency_s: float | None = None
     latency_note: str | None = None  # why there is none: an `at` that is not a time
     status: str | None = None
@@ -131,8 +132,8 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         if kind == "llm.request" and isinstance(model, str) and model not in models:
             models.append(model)
         # (a reader's trace notes it as it reads; a recorded response, as a cassette's, here)
-        if kind == "llm.response" and REFUSAL_NOTE not in notes and is_refusal(event.get("output")):
-            notes.append(REFUSAL_NOTE)
+        if kind == "llm.response":
+            _note_said(event.get("output"), notes)
     skipped = dict(base.skipped)
     for kind, n in trace.unknown.items():
         skipped[f"events of unknown type `{kind}`"] = n
@@ -169,9 +170,18 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         # (an answer the recording left out is unknown, shown so, not "")
         first_answer=_answer(facts, 1),
         last_answer=_answer(facts, -1),
+        answers_why="" if facts.unrecorded is None else facts.unrecorded.answers_why,
         latency_s=latency,
         latency_note=trace.bad_time if latency is None else None,
     )
+
+
+def _note_said(output: Any, notes: list[str]) -> None:
+    """Add to `notes` what a recorded response's answer is when it is no text content: a
+    refusal, or an audio reply's transcript (a reader's trace notes it as it reads)."""
+    for note, test in ((REFUSAL_NOTE, is_refusal), (TRANSCRIPT_NOTE, is_transcript)):
+        if note not in notes and test(output):
+            notes.append(note)
 
 
 def _cost_note(unpriced: str | None, models: list[str]) -> str | None:
@@ -341,16 +351,19 @@ def _answers(s: Summary) -> str:
     if not s.answers:
         return "no response"
     if s.answers == 1:
-        return f"{_shown_answer(s.last_answer)} (1 response)"
+        return f"{_shown_answer(s.last_answer, s.answers_why)} (1 response)"
     return (
-        f"{_shown_answer(s.last_answer)} (last of {s.answers} responses; "
-        f"answer[1] = {_shown_answer(s.first_answer)})"
+        f"{_shown_answer(s.last_answer, s.answers_why)} (last of {s.answers} responses; "
+        f"answer[1] = {_shown_answer(s.first_answer, s.answers_why)})"
     )
 
 
-def _shown_answer(answer: str | None) -> str:
-    """An answer as the summary shows it (`None`: one the recording left out)."""
-    return "unknown (no message content recorded)" if answer is None else _quoted(answer)
+def _shown_answer(answer: str | None, why: str) -> str:
+    """An answer as the summary shows it (`None`: one the recording left out, or that is
+    unknown for the reason `why`)."""
+    if answer is not None:
+        return _quoted(answer)
+    return f"unknown: {why}" if why else "unknown (no message content recorded)"
 
 
 def to_json(summaries: list[Summary]) -> str:

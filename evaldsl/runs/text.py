@@ -78,6 +78,9 @@ def _choice_text(choice: Any) -> str | None:
             return content
         if isinstance(content, list):
             return _text_parts(content)
+        transcript = _transcript(message)
+        if transcript and not content:
+            return transcript  # the words of an audio reply (`is_transcript`)
         refusal = message.get("refusal")
         if isinstance(refusal, str) and refusal and not content:
             return refusal  # what the model said instead of an answer (`is_refusal`)
@@ -91,6 +94,29 @@ def _choice_text(choice: Any) -> str | None:
 REFUSAL_NOTE = "answer: the model's refusal (a message whose only text is its `refusal`)"
 
 
+#: The note when an audio reply's transcript is a message's answer.
+TRANSCRIPT_NOTE = (
+    "answer: the transcript of the model's audio reply (`audio.transcript`: a message "
+    "with no text content)"
+)
+
+
+def _first_message(output: Any) -> dict[str, Any] | None:
+    """A Chat Completions response's `choices[0].message` (`None`: no such message)."""
+    choices = output.get("choices") if isinstance(output, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    message = choices[0].get("message")
+    return message if isinstance(message, dict) else None
+
+
+def _transcript(message: dict[str, Any]) -> str:
+    """The transcript of a message's audio reply (`""`: none)."""
+    audio = message.get("audio")
+    said = audio.get("transcript") if isinstance(audio, dict) else None
+    return said if isinstance(said, str) else ""
+
+
 def is_refusal(output: Any) -> bool:
     """Whether a response output's answer is its refusal: a Chat Completions message with
     `refusal` text and no other text (`answer_text` gives the refusal).
@@ -98,14 +124,23 @@ def is_refusal(output: Any) -> bool:
     >>> is_refusal({"choices": [{"message": {"content": None, "refusal": "No."}}]})
     True
     """
-    choices = output.get("choices") if isinstance(output, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return False
-    message = choices[0].get("message")
-    if not isinstance(message, dict):
+    message = _first_message(output)
+    if message is None or is_transcript(output):
         return False
     refusal = message.get("refusal")
     return isinstance(refusal, str) and bool(refusal) and not message.get("content")
+
+
+def is_transcript(output: Any) -> bool:
+    """Whether a response output's answer is the transcript of its audio reply: a Chat
+    Completions message with `audio.transcript` text and no text content (`answer_text`
+    gives the transcript).
+
+    >>> is_transcript({"choices": [{"message": {"content": None, "audio": {"transcript": "Hi"}}}]})
+    True
+    """
+    message = _first_message(output)
+    return message is not None and bool(_transcript(message)) and not message.get("content")
 
 
 def _text_parts(parts: list[Any]) -> str:

@@ -1,0 +1,166 @@
+"""The Inspect AI reader's edge cases (small hand-made logs, in Inspect's shapes, written
+here as JSON and as `.eval` archives): a scorer's model calls are the grader's, not the
+agent's steps.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evaldsl
+from evaldsl.runs import load_run
+from evaldsl.runs.summary import summarize
+from tests.test_inspectzip import write_eval
+
+AT = "2025-07-05T10:00:00+00:00"
+
+
+def model(text: str, tokens: tuple[int, int], **more: Any) -> dict[str, Any]:
+    """A `model` event answering `text` with `tokens` (input, output)."""
+    message = {"role": "assistant", "content": text, "source": "generate"}
+    usage = {"input_tokens": tokens[0], "output_tokens": tokens[1]}
+    output = {"choices": [{"message": message, "stop_reason": "stop"}], "usage": usage}
+    return {
+        "event": "model",
+        "timestamp": AT,
+        "model": "openai/gpt-4o-mini",
+        "output": output,
+        **more,
+    }
+
+
+def span(
+    kind: str, sid: str, parent: str | None = None, span_type: str | None = None
+) -> dict[str, Any]:
+    """A `span_begin` (`kind` "begin") or `span_end` event."""
+    if kind == "end":
+        return {"event": "span_end", "timestamp": AT, "id": sid}
+    return {
+        "event": "span_begin",
+        "timestamp": AT,
+        "id": sid,
+        "parent_id": parent,
+        "type": span_type,
+        "name": sid,
+    }
+
+
+def log(events: list[dict[str, Any]], **sample: Any) -> dict[str, Any]:
+    """A JSON eval log of one sample with `events` (and the sample's other fields)."""
+    one = {"id": 1, "epoch": 1, "events": events, "attachments": {}, "total_time": 2.0, **sample}
+    spec = {"task": "t", "task_id": "t", "model": "openai/gpt-4o-mini", "created": AT}
+    return {"version": 2, "status": "success", "eval": spec, "samples": [one]}
+
+
+def written(tmp_path: Path, value: dict[str, Any], form: str) -> Path:
+    """`value` written as a JSON log or as an `.eval` archive (`form`)."""
+    if form == "json":
+        path = tmp_path / "log.json"
+        path.write_text(json.dumps(value), encoding="utf-8")
+    else:
+        path = tmp_path / "log.eval"
+        write_eval(path, value)
+    return path
+
+
+FORMS = pytest.mark.parametrize("form", ["json", "eval"])
+
+
+# --- scorers ---------------------------------------------------------------------------------
+
+
+@FORMS
+def test_a_scorers_model_calls_are_not_the_agents_steps(tmp_path: Path, form: str) -> None:
+    """Inspect runs each scorer in a span of type `scorer`: a model grader's reply is no
+    answer, its tokens no cost of the agent's; a span inside the scorer's is the scorer's."""
+    events = [
+        span("begin", "s1", span_type="solvers"),
+        model("Paris.", (40, 8), span_id="s1"),
+        span("end", "s1"),
+        span("begin", "s2"),
+        span("begin", "s3", parent="s2", span_type="scorer"),
+        span("begin", "s4", parent="s3"),
+        model("GRADE: C", (300, 40), span_id="s4"),
+        span("end", "s4"),
+        {"event": "score", "timestamp": AT, "score": {"value": "C"}, "span_id": "s3"},
+        span("end", "s3"),
+        span("end", "s2"),
+    ]
+    path = written(tmp_path, log(events), form)
+    statements = 'answer == "Paris."; steps == 1; tokens == 48; not answer contains "GRADE"'
+    assert evaldsl.compile(statements).check(load_run(path)).statuses == ["pass"] * 4
+    skipped = summarize(path)[0].skipped
+    assert skipped["events of scorers (the grader's model calls and tools, not the agent's)"] == 6
+
+
+def test_a_scorer_step_of_a_log_older_than_spans_is_the_scorers(tmp_path: Path) -> None:
+    """Logs written before spans mark a scorer with `step` events (no `span_id`)."""
+    step = {"event": "step", "timestamp": AT, "type": "scorer", "name": "model_graded_qa"}
+    events = [
+        model("Paris.", (40, 8)),
+        {**step, "action": "begin"},
+        model("GRADE: C", (300, 40)),
+        {**step, "action": "end"},
+    ]
+    path = written(tmp_path, log(events), "json")
+    statements = 'answer == "Paris."; steps == 1; tokens == 48'
+    assert evaldsl.compile(statements).check(load_run(path)).statuses == ["pass"] * 3
+
+
+# --- limits ----------------------------------------------------------------------------------
+
+LIMIT_NOTE = "the sample stopped at its message limit (4): its answer may be cut"
+
+
+@pytest.mark.parametrize("told", ["event", "field"])
+def test_a_sample_stopped_by_a_limit_is_noted_not_an_error(tmp_path: Path, told: str) -> None:
+    """Inspect counts a limit as the sample's, not an error (`errors == 0` holds, as
+    Inspect's own count); the answer may be cut, as a stream cut at its token limit's."""
+    stop = {"event": "sample_limit", "timestamp": AT, "type": "message", "limit": 4}
+    events = [model("Let me look", (40, 8))]
+    sample = {"limit": {"type": "message", "limit": 4}} if told == "field" else {}
+    path = written(tmp_path, log(events + ([stop] if told == "event" else []), **sample), "json")
+    assert evaldsl.compile("errors == 0").check(load_run(path)).statuses == ["pass"]
+    summary = summarize(path)[0]
+    assert any(LIMIT_NOTE in n for n in summary.notes), summary.notes
+    assert not summary.skipped
+
+
+# --- attachments -----------------------------------------------------------------------------
+
+LOST = "attachment://0123456789abcdef0123456789abcdef"
+
+
+@FORMS
+def test_an_attachment_the_sample_lacks_is_unknown_never_its_reference(
+    tmp_path: Path, form: str
+) -> None:
+    """An answer, arguments or a result stored as `attachment://HASH` whose HASH is not
+    in the sample's `attachments`: what it holds is unknown (an error verdict naming the
+    attachment), never the reference's text."""
+    call = {"id": "c1", "function": "bash", "arguments": {"cmd": LOST}, "type": "function"}
+    asks = model("", (10, 2))
+    asks["output"]["choices"][0]["message"]["tool_calls"] = [call]
+    ran = {"event": "tool", "timestamp": AT, "id": "c1", "function": "bash", "result": LOST}
+    events = [asks, ran, model(LOST, (20, 4))]
+    path = written(tmp_path, log(events), form)
+    run = load_run(path)
+    checked = evaldsl.compile(
+        'not answer contains "attachment"; tool bash result contains "x"; '
+        'not tool bash args $.cmd contains "attachment"; steps == 2'
+    ).check(run)
+    assert checked.statuses == ["error", "error", "error", "pass"]
+    assert LOST in checked.verdicts[0].message
+    assert "attachments" in checked.verdicts[1].message
+    summary = summarize(path)[0]
+    assert any("lacks 1 attachment its events name" in n for n in summary.notes)
+
+
+def test_an_attachment_of_a_sample_read_from_its_messages_is_unknown_too(tmp_path: Path) -> None:
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": LOST}]
+    path = written(tmp_path, log([], messages=messages), "json")
+    assert evaldsl.compile('not answer contains "x"').check(load_run(path)).statuses == ["error"]
