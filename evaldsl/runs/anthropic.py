@@ -16,7 +16,10 @@ becomes what:
 - a request body (`messages[]` whose content holds blocks): each assistant message is one
   step (its `text` blocks the answer, its `tool_use` blocks the calls) and each
   `tool_result` block the result of the call its `tool_use_id` names (`is_error` kept). A
-  transcript records no token usage;
+  transcript records no token usage (noted); an assistant message whose calls all have the
+  id, tool and arguments of calls read before it in the file is that response echoed back
+  (a log of responses and the requests between them): skipped, its calls not made again,
+  and a result read before not read again (as OpenAI's: `Trace.new_calls`);
 - a stream (`message_start`, `content_block_start`/`delta`/`stop`, `message_delta`,
   `message_stop`, `ping`; SSE or JSONL of the `data:` payloads): each `message_start` opens
   one step; `text_delta` pieces join into the answer, `input_json_delta` pieces into a tool
@@ -46,6 +49,7 @@ from evaldsl.runs.events import is_kind
 from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
     BadValue,
+    Call,
     Items,
     Trace,
     an_object,
@@ -132,6 +136,7 @@ def read_anthropic(items: Items, why: str) -> Trace:
     """The events of Anthropic items (see the module doc)."""
     trace = Trace("anthropic", items.path, why)
     stream: _Stream | None = None
+    unmetered = 0  # steps of request transcripts, which record no usage
     for index, item in enumerate(items):
         if isinstance(item, dict) and item.get("type") == "error" and stream is not None:
             # the API's own ending of a run that failed, not a cut recording
@@ -168,7 +173,7 @@ def read_anthropic(items: Items, why: str) -> Trace:
             _message(item, trace, items, index)
         elif isinstance(item, dict) and isinstance(item.get("messages"), list):
             trace.saw("messages request")
-            _transcript(item, items, index, trace)
+            unmetered += _transcript(item, items, index, trace)
         else:
             found = describe(item)
             if isinstance(item, dict):
@@ -180,6 +185,7 @@ def read_anthropic(items: Items, why: str) -> Trace:
             )
     if stream is not None:
         stream.finish(items, trace)
+    trace.unmetered(unmetered)
     return trace
 
 
@@ -224,30 +230,45 @@ def check_block(block: Any, items: Items, index: int, steps: Steps) -> None:
                 raise items.wrong_type(index, (*steps, field), value, "text", _BLOCK_HINT)
 
 
-def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> None:
-    """One step of blocks that `check_block` passed."""
+def _blocks(
+    content: list[Any], trace: Trace, model: str | None, usage: Any, echoed: set[str] | None = None
+) -> int:
+    """One step of blocks that `check_block` passed; gives the steps it added (1, or 0 for
+    a request transcript's message, `echoed` its set, that echoes a response read before:
+    `Trace.new_calls`)."""
     text: list[str] = []
-    calls: list[dict[str, Any]] = []
+    calls: list[tuple[dict[str, Any], Call | None]] = []  # call and result blocks, in order
     for found in content:
         block = an_object(found, "a content block")
         kind = kind_value(block.get("type", MISSING), "type", "a content block")
         if kind == "text":
             text.append(text_value(block.get("text"), "text", "a text block"))
-        elif kind in _CALL_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
-            calls.append(block)
+        elif kind in _CALL_BLOCKS:
+            calls.append((block, _call(block)))
+        elif isinstance(kind, str) and kind.endswith("_tool_result"):
+            calls.append((block, None))
         elif kind in ("thinking", "redacted_thinking"):
             trace.skip("thinking blocks (not answer text)")
         else:
             trace.skip(f"content blocks of type `{kind}`")
+    made = [call for _, call in calls if call is not None]
+    new = made if echoed is None else trace.new_calls(made, echoed)
+    if new is None:
+        return 0
     tokens, cache = read_usage(usage)
     trace.llm("\n".join(text), tokens, model=model, cache=cache)
-    for block in calls:
-        if is_among(block["type"], _CALL_BLOCKS):
-            what = f"a `{block['type']}` block"
-            name = tool_name(block.get("name", MISSING), "name", what)
-            trace.call(name, block.get("input", {}), link_id(block.get("id"), "id", what))
-        else:
-            _result(block, trace)
+    for block, call in calls:
+        if call is None:
+            _result(block, trace, echoed)
+        elif call in new:
+            trace.call(*call)
+    return 1
+
+
+def _call(block: dict[str, Any]) -> Call:
+    what = f"a `{block['type']}` block"
+    name = tool_name(block.get("name", MISSING), "name", what)
+    return name, block.get("input", {}), link_id(block.get("id"), "id", what)
 
 
 def read_usage(usage: Any) -> tuple[tuple[float, float] | None, dict[str, float] | None]:
@@ -287,8 +308,14 @@ def read_usage(usage: Any) -> tuple[tuple[float, float] | None, dict[str, float]
     return (pair[0] + write + read, pair[1]), cache
 
 
-def _result(block: dict[str, Any], trace: Trace) -> None:
+def _result(block: dict[str, Any], trace: Trace, echoed: set[str] | None = None) -> None:
+    """The result a `*_tool_result` block holds; `echoed`: a request transcript's calls
+    echoed from a response read before (`Trace.echoes_result`)."""
     call_id = link_id(block.get("tool_use_id"), "tool_use_id", f"a `{block['type']}` block")
+    if echoed is not None and trace.echoes_result(
+        call_id, echoed, "tool results echoing a result read before"
+    ):
+        return
     if call_id is None or not trace.has_call(call_id):
         trace.skip("tool results whose tool_use_id names no call")
         return
@@ -320,9 +347,12 @@ def _message(body: dict[str, Any], trace: Trace, items: Items, index: int) -> No
         trace.note(_AT_LIMIT)
 
 
-def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
+def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> int:
+    """Read a request transcript (item `index`); gives how many steps it added (its
+    assistant messages, less those that echo a response read before it)."""
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
+    added = 0
+    echoed: set[str] = set()  # the ids of calls made before, which this transcript echoes
     for m, message in enumerate(body["messages"]):
         if not isinstance(message, dict):
             raise items.wrong_type(index, ("messages", m), message, "a message (an object)")
@@ -342,12 +372,13 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
                 check_block(block, items, index, ("messages", m, "content", n))
         if role == "assistant":
             trace.saw("assistant message")
-            _blocks(blocks, trace, model, None)
+            added += _blocks(blocks, trace, model, None, echoed)
         else:
             trace.saw(f"{role} message")
             for block in blocks:
                 if block["type"] == "tool_result":
-                    _result(block, trace)
+                    _result(block, trace, echoed)
+    return added
 
 
 _AT_LIMIT = (

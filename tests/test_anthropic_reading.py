@@ -1,0 +1,86 @@
+"""The Anthropic reader's edge cases (hand-made inputs in the API's shapes, written here): a
+log of responses and the requests between them counts each call once, as OpenAI's does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaldsl.runs.summary import summarize
+from tests.test_formats import check, write
+
+MODEL = "claude-sonnet-4-20250514"
+
+
+def message(
+    content: list[dict[str, Any]], usage: tuple[int, int] | None = (100, 20)
+) -> dict[str, Any]:
+    """A Messages response body."""
+    body: dict[str, Any] = {"type": "message", "role": "assistant", "model": MODEL}
+    body |= {"content": content, "stop_reason": "end_turn"}
+    if usage is not None:
+        body["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1]}
+    return body
+
+
+def jsonl(tmp_path: Path, *values: dict[str, Any]) -> Path:
+    return write(tmp_path, "log.jsonl", "\n".join(json.dumps(v) for v in values) + "\n")
+
+
+# --- a log of responses and the requests between them ----------------------------------------
+
+CALL = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}
+ASKED = message([{"type": "text", "text": "Let me check."}, CALL])
+REQUEST = {
+    "model": MODEL,
+    "max_tokens": 1024,
+    "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": ASKED["content"]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "18 C"}],
+        },
+    ],
+}
+ANSWERED = message([{"type": "text", "text": "It is 18 C in Paris."}], (150, 10))
+
+
+ECHOED = "assistant messages echoing a response read before"
+
+
+@pytest.mark.parametrize(
+    ("log", "skipped"),
+    [
+        ((ASKED, REQUEST, ANSWERED), {ECHOED: 1}),
+        # the request logged twice: its result, read once, is echoed too
+        (
+            (ASKED, REQUEST, REQUEST, ANSWERED),
+            {ECHOED: 2, "tool results echoing a result read before": 1},
+        ),
+    ],
+)
+def test_a_transcript_echoing_calls_already_read_counts_them_once(
+    tmp_path: Path, log: tuple[dict[str, Any], ...], skipped: dict[str, int]
+) -> None:
+    path = jsonl(tmp_path, *log)
+    checks = 'steps == 2; tool get_weather called once; tool get_weather result == "18 C"'
+    assert check(path, checks + "; tokens == 280") == ["pass"] * 4
+    summary = summarize(path)[0]
+    assert summary.skipped == skipped
+    assert not any("token usage" in n for n in summary.notes)  # every step records usage
+
+
+def test_a_transcript_step_beside_metered_responses_says_what_tokens_count(
+    tmp_path: Path,
+) -> None:
+    new_step = {"system": "s", "messages": [{"role": "assistant", "content": "Hi"}]}
+    notes = summarize(jsonl(tmp_path, ANSWERED, new_step))[0].notes
+    assert any("1 assistant message of a request transcript records" in n for n in notes), notes
+    assert not any("are unknown" in n for n in notes)
+    alone = summarize(write(tmp_path, "t.json", json.dumps(new_step)))[0].notes
+    assert any("`tokens` and `cost` are unknown" in n for n in alone)
