@@ -1,5 +1,6 @@
 """The Anthropic reader's edge cases (hand-made inputs in the API's shapes, written here): a
-log of responses and the requests between them counts each call once, as OpenAI's does.
+log of responses and the requests between them counts each call once, as OpenAI's does; a
+server tool's result (web search) is its JSON value, its error an error result.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from evaldsl.runs import load_run
 from evaldsl.runs.summary import summarize
 from tests.test_formats import check, write
 
@@ -84,3 +86,47 @@ def test_a_transcript_step_beside_metered_responses_says_what_tokens_count(
     assert not any("are unknown" in n for n in notes)
     alone = summarize(write(tmp_path, "t.json", json.dumps(new_step)))[0].notes
     assert any("`tokens` and `cost` are unknown" in n for n in alone)
+
+
+# --- server tool results ---------------------------------------------------------------------
+
+SEARCH = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"q": "p"}}
+FOUND = [
+    {
+        "type": "web_search_result",
+        "url": "https://weather.example/paris",
+        "title": "Paris forecast",
+        "encrypted_content": "Eqgf",
+        "page_age": None,
+    }
+]
+FAILED = {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}
+
+
+def searched(content: Any) -> dict[str, Any]:
+    """A body with a web search and its result block holding `content`."""
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": content}
+    return message([SEARCH, result, {"type": "text", "text": "Paris is 18 C."}])
+
+
+def results(path: Path) -> list[dict[str, Any]]:
+    events = load_run(path).events
+    assert events is not None
+    return [e for e in events if e["type"] == "tool.result"]
+
+
+def test_a_web_search_result_is_its_list_of_results(tmp_path: Path) -> None:
+    """Data, read as its JSON value; no text parts in it, it was `""`."""
+    path = write(tmp_path, "m.json", json.dumps(searched(FOUND)))
+    checks = (
+        'tool web_search result $[0].url == "https://weather.example/paris"; '
+        'tool web_search result $[*].title contains "Paris"'
+    )
+    assert check(path, checks) == ["pass", "pass"]
+    assert [r.get("isError") for r in results(path)] == [None]
+
+
+def test_a_web_search_error_is_an_error_result(tmp_path: Path) -> None:
+    path = write(tmp_path, "m.json", json.dumps(searched(FAILED)))
+    assert check(path, 'tool web_search result $.error_code == "max_uses_exceeded"') == ["pass"]
+    assert [r.get("isError") for r in results(path)] == [True]

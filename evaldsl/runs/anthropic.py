@@ -8,11 +8,14 @@ becomes what:
   make the answer (joined with "\\n"); `tool_use` and `server_tool_use` blocks are tool
   calls (`name`, `input`, `id`); a `*_tool_result` block (`web_search_tool_result`,
   `code_execution_tool_result`, `mcp_tool_result`, …) is the result of the call its
-  `tool_use_id` names; `thinking` blocks are skipped; tokens from `usage.input_tokens`/
-  `output_tokens`, the input counting the prompt-cache tokens too (`input_tokens` does not):
-  `cache_creation_input_tokens` (of them `cache_creation.ephemeral_1h_input_tokens` for 1
-  hour) and `cache_read_input_tokens`, given apart for `cost` (`read_usage`); a
-  `stop_reason: "max_tokens"` is noted (its answer may be cut);
+  `tool_use_id` names: an MCP result's text blocks read as text, a server tool's content as
+  its JSON value (a web search's list of `web_search_result`s), an error content (`type`
+  `…_tool_result_error`) or `is_error: true` an error result; `thinking` blocks are skipped;
+  tokens from `usage.input_tokens`/`output_tokens`, the input counting the prompt-cache
+  tokens too (`input_tokens` does not): `cache_creation_input_tokens` (of them
+  `cache_creation.ephemeral_1h_input_tokens` for 1 hour) and `cache_read_input_tokens`,
+  given apart for `cost` (`read_usage`); a `stop_reason: "max_tokens"` is noted (its answer
+  may be cut);
 - a request body (`messages[]` whose content holds blocks): each assistant message is one
   step (its `text` blocks the answer, its `tool_use` blocks the calls) and each
   `tool_result` block the result of the call its `tool_use_id` names (`is_error` kept). A
@@ -71,6 +74,9 @@ _CACHE_READ = "cache_read_input_tokens"
 _CACHE_1H = "ephemeral_1h_input_tokens"
 _CACHE_5M = "ephemeral_5m_input_tokens"
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+#: Result blocks whose `content` list holds content blocks (text, images) read as text; a
+#: server tool's result list (`web_search_result`s) is data, read as its JSON value.
+_TEXT_RESULTS = frozenset({"tool_result", "mcp_tool_result"})
 STREAM_TYPES = frozenset(
     {
         "message_start",
@@ -320,8 +326,12 @@ def _result(block: dict[str, Any], trace: Trace, echoed: set[str] | None = None)
         trace.skip("tool results whose tool_use_id names no call")
         return
     content = block.get("content")
-    output = content if not isinstance(content, list) else text_of_parts(content)
-    trace.result(call_id, output, is_error=bool(block.get("is_error")))
+    text = isinstance(content, list) and block["type"] in _TEXT_RESULTS
+    output = text_of_parts(content) if text else content
+    failed = block.get("is_error") is True or (
+        isinstance(content, dict) and str(content.get("type")).endswith("_tool_result_error")
+    )
+    trace.result(call_id, output, is_error=failed)
 
 
 def _usage_field(body: dict[str, Any], items: Items, index: int, steps: Steps) -> Any:
