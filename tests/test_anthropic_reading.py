@@ -130,3 +130,49 @@ def test_a_web_search_error_is_an_error_result(tmp_path: Path) -> None:
     path = write(tmp_path, "m.json", json.dumps(searched(FAILED)))
     assert check(path, 'tool web_search result $.error_code == "max_uses_exceeded"') == ["pass"]
     assert [r.get("isError") for r in results(path)] == [True]
+
+
+# --- a cited reply ---------------------------------------------------------------------------
+
+CITE = {"type": "web_search_result_location", "url": "https://w.example/p", "cited_text": "18 C"}
+CITED = [
+    {"type": "text", "text": "I'll search."},
+    SEARCH,
+    {"type": "text", "text": "According to the forecast, "},
+    {"type": "text", "text": "Paris is 18 C", "citations": [CITE]},
+    {"type": "text", "text": " today."},
+    {"type": "text", "text": "Anything else?"},
+]
+CITED_ANSWER = "I'll search.\nAccording to the forecast, Paris is 18 C today.\nAnything else?"
+
+
+def streamed(content: list[dict[str, Any]]) -> str:
+    """`content` as Anthropic streams it (SSE), each text in a `text_delta` and each
+    citation in a `citations_delta`."""
+    start = {"model": MODEL, "content": [], "usage": {"input_tokens": 5, "output_tokens": 1}}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for n, block in enumerate(content):
+        deltas: list[dict[str, Any]] = []
+        if block["type"] == "text":
+            deltas = [
+                {"type": "citations_delta", "citation": c} for c in block.get("citations", [])
+            ]
+            deltas.append({"type": "text_delta", "text": block["text"]})
+            block = {"type": "text", "text": ""}
+        events.append({"type": "content_block_start", "index": n, "content_block": block})
+        events += [{"type": "content_block_delta", "index": n, "delta": d} for d in deltas]
+        events.append({"type": "content_block_stop", "index": n})
+    delta = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {}}
+    events += [delta, {"type": "message_stop"}]
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def test_a_cited_reply_split_into_blocks_is_one_text(tmp_path: Path) -> None:
+    """A block next to a cited one joins it with nothing; other blocks with a newline."""
+    body = write(tmp_path, "m.json", json.dumps(message(CITED)))
+    stream = write(tmp_path, "s.sse", streamed(CITED))
+    for path in (body, stream):
+        assert check(path, f"answer == {json.dumps(CITED_ANSWER)}") == ["pass"], path.name
+    uncited = [{**b, "citations": None} if b["type"] == "text" else b for b in CITED]
+    alone = write(tmp_path, "u.json", json.dumps(message(uncited)))
+    assert check(alone, f"answer == {json.dumps(CITED_ANSWER)}") == ["fail"]

@@ -5,17 +5,18 @@ and gives the normalised events of `providers` (format "anthropic"). Shapes and 
 becomes what:
 
 - a Messages response body (`type: "message"`, `content[]`): one step; only `text` blocks
-  make the answer (joined with "\\n"); `tool_use` and `server_tool_use` blocks are tool
-  calls (`name`, `input`, `id`); a `*_tool_result` block (`web_search_tool_result`,
-  `code_execution_tool_result`, `mcp_tool_result`, …) is the result of the call its
-  `tool_use_id` names: an MCP result's text blocks read as text, a server tool's content as
-  its JSON value (a web search's list of `web_search_result`s), an error content (`type`
-  `…_tool_result_error`) or `is_error: true` an error result; `thinking` blocks are skipped;
-  tokens from `usage.input_tokens`/`output_tokens`, the input counting the prompt-cache
-  tokens too (`input_tokens` does not): `cache_creation_input_tokens` (of them
-  `cache_creation.ephemeral_1h_input_tokens` for 1 hour) and `cache_read_input_tokens`,
-  given apart for `cost` (`read_usage`); a `stop_reason: "max_tokens"` is noted (its answer
-  may be cut);
+  make the answer (joined with "\\n", but a block next to a cited one, whose `citations`
+  Anthropic split it for, with nothing: `_answer_text`); `tool_use` and `server_tool_use`
+  blocks are tool calls (`name`, `input`, `id`); a `*_tool_result` block
+  (`web_search_tool_result`, `code_execution_tool_result`, `mcp_tool_result`, …) is the
+  result of the call its `tool_use_id` names: an MCP result's text blocks read as text, a
+  server tool's content as its JSON value (a web search's list of `web_search_result`s), an
+  error content (`type` `…_tool_result_error`) or `is_error: true` an error result;
+  `thinking` blocks are skipped; tokens from `usage.input_tokens`/`output_tokens`, the input
+  counting the prompt-cache tokens too (`input_tokens` does not):
+  `cache_creation_input_tokens` (of them `cache_creation.ephemeral_1h_input_tokens` for 1
+  hour) and `cache_read_input_tokens`, given apart for `cost` (`read_usage`); a
+  `stop_reason: "max_tokens"` is noted (its answer may be cut);
 - a request body (`messages[]` whose content holds blocks): each assistant message is one
   step (its `text` blocks the answer, its `tool_use` blocks the calls) and each
   `tool_result` block the result of the call its `tool_use_id` names (`is_error` kept). A
@@ -25,16 +26,16 @@ becomes what:
   and a result read before not read again (as OpenAI's: `Trace.new_calls`);
 - a stream (`message_start`, `content_block_start`/`delta`/`stop`, `message_delta`,
   `message_stop`, `ping`; SSE or JSONL of the `data:` payloads): each `message_start` opens
-  one step; `text_delta` pieces join into the answer, `input_json_delta` pieces into a tool
-  call's input (parsed when its block stops); usage from `message_start` and the last
-  `message_delta` (its counts are cumulative; a count's last value wins). A stream that
-  ends before `message_delta`/`message_stop`, or inside a tool call's input, is cut: an
-  error. Two endings are not cuts: an `error` event (the API's own, say
-  `overloaded_error`) ends the stream as a run that ended in an error: what came before
-  is read (a partial answer is the answer), then an `agent.error`, and `inspect` notes
-  it; and `stop_reason: "max_tokens"` ends it at the token limit, noted. In either, a
-  tool call whose input was cut off is a call whose arguments are the cut text (not
-  JSON: a test finds no value in them), noted.
+  one step; `text_delta` pieces join into the answer (a `citations_delta` marks its block
+  cited), `input_json_delta` pieces into a tool call's input (parsed when its block stops);
+  usage from `message_start` and the last `message_delta` (its counts are cumulative; a
+  count's last value wins). A stream that ends before `message_delta`/`message_stop`, or
+  inside a tool call's input, is cut: an error. Two endings are not cuts: an `error` event
+  (the API's own, say `overloaded_error`) ends the stream as a run that ended in an error:
+  what came before is read (a partial answer is the answer), then an `agent.error`, and
+  `inspect` notes it; and `stop_reason: "max_tokens"` ends it at the token limit, noted. In
+  either, a tool call whose input was cut off is a call whose arguments are the cut text
+  (not JSON: a test finds no value in them), noted.
 
 A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes,
 and a field the reader needs of another type than the API gives it (a content block that is
@@ -242,13 +243,14 @@ def _blocks(
     """One step of blocks that `check_block` passed; gives the steps it added (1, or 0 for
     a request transcript's message, `echoed` its set, that echoes a response read before:
     `Trace.new_calls`)."""
-    text: list[str] = []
+    text: list[tuple[int, str, bool]] = []  # each text block: where, its text, cited
     calls: list[tuple[dict[str, Any], Call | None]] = []  # call and result blocks, in order
-    for found in content:
+    for n, found in enumerate(content):
         block = an_object(found, "a content block")
         kind = kind_value(block.get("type", MISSING), "type", "a content block")
         if kind == "text":
-            text.append(text_value(block.get("text"), "text", "a text block"))
+            said = text_value(block.get("text"), "text", "a text block")
+            text.append((n, said, bool(block.get("citations"))))
         elif kind in _CALL_BLOCKS:
             calls.append((block, _call(block)))
         elif isinstance(kind, str) and kind.endswith("_tool_result"):
@@ -262,13 +264,32 @@ def _blocks(
     if new is None:
         return 0
     tokens, cache = read_usage(usage)
-    trace.llm("\n".join(text), tokens, model=model, cache=cache)
+    trace.llm(_answer_text(text), tokens, model=model, cache=cache)
     for block, call in calls:
         if call is None:
             _result(block, trace, echoed)
         elif call in new:
             trace.call(*call)
     return 1
+
+
+def _answer_text(blocks: list[tuple[int, str, bool]]) -> str:
+    """The answer of a message's text blocks (each: its place among the content blocks,
+    its text, whether it carries citations): joined with "\\n", except that a block next
+    to a cited one joins it with nothing. Anthropic splits a cited reply into blocks
+    around each cited claim, the spaces inside them ("According to the forecast, ",
+    "Paris is 18 C" cited, " today."): one text, read as written.
+
+    >>> _answer_text([(0, "Hi.", False), (2, "It is ", False), (3, "18 C", True)])
+    'Hi.\\nIt is 18 C'
+    """
+    out: list[str] = []
+    for k, (n, said, cited) in enumerate(blocks):
+        if k:
+            before, _, was_cited = blocks[k - 1]
+            out.append("" if before == n - 1 and (cited or was_cited) else "\n")
+        out.append(said)
+    return "".join(out)
 
 
 def _call(block: dict[str, Any]) -> Call:
@@ -460,6 +481,8 @@ class _Stream:
             elif kind == "input_json_delta":
                 what = "an input_json_delta"
                 started["_json"].append(text_value(delta.get("partial_json"), "partial_json", what))
+            elif kind == "citations_delta":  # (its block is cited: `_answer_text`)
+                started["citations"] = [*(started.get("citations") or ()), delta.get("citation")]
             else:
                 trace.skip(f"deltas of type `{kind}`")
         elif kind == "content_block_stop":
