@@ -1,6 +1,8 @@
 """The Anthropic reader's edge cases (hand-made inputs in the API's shapes, written here): a
 log of responses and the requests between them counts each call once, as OpenAI's does; a
-server tool's result (web search) is its JSON value, its error an error result.
+server tool's result (web search) is its JSON value, its error an error result; a cited
+reply split into text blocks is one text; an answer stopped before its end is noted, and a
+turn paused before any text has no answer.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import evaldsl
 from evaldsl.runs import load_run
 from evaldsl.runs.summary import summarize
 from tests.test_formats import check, write
@@ -176,3 +179,48 @@ def test_a_cited_reply_split_into_blocks_is_one_text(tmp_path: Path) -> None:
     uncited = [{**b, "citations": None} if b["type"] == "text" else b for b in CITED]
     alone = write(tmp_path, "u.json", json.dumps(message(uncited)))
     assert check(alone, f"answer == {json.dumps(CITED_ANSWER)}") == ["fail"]
+
+
+# --- answers that are not whole ----------------------------------------------------------------
+
+
+def stopped(reason: str, content: list[dict[str, Any]]) -> str:
+    """The JSON text of a body that stopped for `reason`."""
+    return json.dumps({**message(content), "stop_reason": reason})
+
+
+@pytest.mark.parametrize(
+    ("reason", "said"),
+    [
+        ("refusal", "stopped as the model declined to go on (stop_reason `refusal`)"),
+        ("pause_turn", "a turn paused in a server tool's loop (stop_reason `pause_turn`)"),
+        ("model_context_window_exceeded", "filled the model's context window"),
+        ("max_tokens", "stopped at its token limit (stop_reason `max_tokens`)"),
+    ],
+)
+def test_an_answer_stopped_before_its_end_is_noted(tmp_path: Path, reason: str, said: str) -> None:
+    """The text written before is the answer, in bodies and streams, and `inspect` says
+    what stopped it."""
+    content = [{"type": "text", "text": "Here is how to"}]
+    body = write(tmp_path, "m.json", stopped(reason, content))
+    stream = write(tmp_path, "s.sse", streamed(content).replace("end_turn", reason))
+    for path in (body, stream):
+        assert check(path, 'answer == "Here is how to"') == ["pass"], path.name
+        assert any(said in n for n in summarize(path)[0].notes), path.name
+    plain = write(tmp_path, "e.json", stopped("end_turn", content))
+    assert summarize(plain)[0].notes == ()
+
+
+def test_a_turn_paused_before_any_text_has_no_answer(tmp_path: Path) -> None:
+    """Its answer comes in the response that continues it: a test of it is an error
+    verdict, never a test of "" (`not answer contains "sorry"` would pass on nothing)."""
+    body = write(tmp_path, "m.json", stopped("pause_turn", [SEARCH]))
+    stream = write(tmp_path, "s.sse", streamed([SEARCH]).replace("end_turn", "pause_turn"))
+    for path in (body, stream):
+        checks = 'not answer contains "sorry"; answer is empty; tool web_search called'
+        assert check(path, checks) == ["error", "error", "pass"], path.name
+        (verdict,) = evaldsl.compile("answer is empty").check(load_run(path)).verdicts
+        assert "its turn paused (stop_reason `pause_turn`)" in verdict.message
+    # the response that continues it gives the run's answer
+    log = jsonl(tmp_path, {**message([SEARCH]), "stop_reason": "pause_turn"}, ANSWERED)
+    assert check(log, 'answer == "It is 18 C in Paris."; answer[1] is empty') == ["pass", "error"]

@@ -16,7 +16,9 @@ becomes what:
   counting the prompt-cache tokens too (`input_tokens` does not):
   `cache_creation_input_tokens` (of them `cache_creation.ephemeral_1h_input_tokens` for 1
   hour) and `cache_read_input_tokens`, given apart for `cost` (`read_usage`); a
-  `stop_reason: "max_tokens"` is noted (its answer may be cut);
+  `stop_reason` of `max_tokens`, `model_context_window_exceeded`, `refusal` or `pause_turn`
+  is noted (its text is its answer, which may not be whole: `_STOPS`), and a turn paused
+  before any text has no answer (a test of it is an error verdict, not a test of "");
 - a request body (`messages[]` whose content holds blocks): each assistant message is one
   step (its `text` blocks the answer, its `tool_use` blocks the calls) and each
   `tool_result` block the result of the call its `tool_use_id` names (`is_error` kept). A
@@ -29,13 +31,13 @@ becomes what:
   one step; `text_delta` pieces join into the answer (a `citations_delta` marks its block
   cited), `input_json_delta` pieces into a tool call's input (parsed when its block stops);
   usage from `message_start` and the last `message_delta` (its counts are cumulative; a
-  count's last value wins). A stream that ends before `message_delta`/`message_stop`, or
-  inside a tool call's input, is cut: an error. Two endings are not cuts: an `error` event
-  (the API's own, say `overloaded_error`) ends the stream as a run that ended in an error:
-  what came before is read (a partial answer is the answer), then an `agent.error`, and
-  `inspect` notes it; and `stop_reason: "max_tokens"` ends it at the token limit, noted. In
-  either, a tool call whose input was cut off is a call whose arguments are the cut text
-  (not JSON: a test finds no value in them), noted.
+  count's last value wins), its `stop_reason` read as a body's. A stream that ends before
+  `message_delta`/`message_stop`, or inside a tool call's input, is cut: an error. Two
+  endings are not cuts: an `error` event (the API's own, say `overloaded_error`) ends the
+  stream as a run that ended in an error: what came before is read (a partial answer is the
+  answer), then an `agent.error`, and `inspect` notes it; and `stop_reason: "max_tokens"`
+  ends it at the token limit, noted. In either, a tool call whose input was cut off is a
+  call whose arguments are the cut text (not JSON: a test finds no value in them), noted.
 
 A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes,
 and a field the reader needs of another type than the API gives it (a content block that is
@@ -238,11 +240,17 @@ def check_block(block: Any, items: Items, index: int, steps: Steps) -> None:
 
 
 def _blocks(
-    content: list[Any], trace: Trace, model: str | None, usage: Any, echoed: set[str] | None = None
+    content: list[Any],
+    trace: Trace,
+    model: str | None,
+    usage: Any,
+    echoed: set[str] | None = None,
+    stop: Any = None,
 ) -> int:
-    """One step of blocks that `check_block` passed; gives the steps it added (1, or 0 for
-    a request transcript's message, `echoed` its set, that echoes a response read before:
-    `Trace.new_calls`)."""
+    """One step of blocks that `check_block` passed, which stopped for `stop` (its
+    `stop_reason`: noted when its answer is not whole, `_STOPS`); gives the steps it added
+    (1, or 0 for a request transcript's message, `echoed` its set, that echoes a response
+    read before: `Trace.new_calls`)."""
     text: list[tuple[int, str, bool]] = []  # each text block: where, its text, cited
     calls: list[tuple[dict[str, Any], Call | None]] = []  # call and result blocks, in order
     for n, found in enumerate(content):
@@ -264,7 +272,15 @@ def _blocks(
     if new is None:
         return 0
     tokens, cache = read_usage(usage)
-    trace.llm(_answer_text(text), tokens, model=model, cache=cache)
+    answer: str | None = _answer_text(text)
+    if stop == "pause_turn" and not answer:
+        # a turn paused before any text: its answer is in the response that continues
+        # it, not "" (`not answer contains "sorry"` would pass on nothing)
+        answer = None
+        trace.capture_hint = _PAUSED_HINT
+    trace.llm(answer, tokens, model=model, cache=cache)
+    if stop in _STOPS:
+        trace.note(_STOPS[stop])
     for block, call in calls:
         if call is None:
             _result(block, trace, echoed)
@@ -373,9 +389,8 @@ def _message(body: dict[str, Any], trace: Trace, items: Items, index: int) -> No
     model = body.get("model") if isinstance(body.get("model"), str) else None
     for n, block in enumerate(body["content"]):
         check_block(block, items, index, ("content", n))
-    _blocks(body["content"], trace, model, _usage_field(body, items, index, ()))
-    if body.get("stop_reason") == "max_tokens":
-        trace.note(_AT_LIMIT)
+    usage = _usage_field(body, items, index, ())
+    _blocks(body["content"], trace, model, usage, stop=body.get("stop_reason"))
 
 
 def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> int:
@@ -412,8 +427,30 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
     return added
 
 
-_AT_LIMIT = (
-    "a response stopped at its token limit (stop_reason `max_tokens`): its answer may be cut"
+#: The stop reasons of a response whose answer is not the model's whole answer, and their
+#: notes (`inspect`): its text is its answer all the same, as a stream's that ended in an
+#: error is, but for a paused turn that wrote none (`_PAUSED_HINT`).
+_STOPS = {
+    "max_tokens": (
+        "a response stopped at its token limit (stop_reason `max_tokens`): its answer may be cut"
+    ),
+    "model_context_window_exceeded": (
+        "a response filled the model's context window (stop_reason "
+        "`model_context_window_exceeded`): its answer may be cut"
+    ),
+    "refusal": (
+        "a response stopped as the model declined to go on (stop_reason `refusal`): its "
+        "answer is the text it wrote before, and may be cut"
+    ),
+    "pause_turn": (
+        "a turn paused in a server tool's loop (stop_reason `pause_turn`): the response to "
+        "the request that continues it holds the rest of its answer; a paused turn that "
+        "wrote no text has no answer (a test of it is an error verdict)"
+    ),
+}
+_PAUSED_HINT = (
+    "its turn paused (stop_reason `pause_turn`) before any text: record the response that "
+    "continues it"
 )
 
 
@@ -536,8 +573,7 @@ class _Stream:
                 "the stream ends before `message_delta`/`message_stop`: the recording is cut",
                 "record the whole stream, up to message_stop",
             )
-        _blocks([b for _, b in sorted(self.blocks.items())], trace, self.model, self.usage or None)
-        if self.stop_reason == "max_tokens":
-            trace.note(_AT_LIMIT)
+        blocks = [b for _, b in sorted(self.blocks.items())]
+        _blocks(blocks, trace, self.model, self.usage or None, stop=self.stop_reason)
         if error is not None:
             trace.ended_in_error(error)
