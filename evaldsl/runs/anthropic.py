@@ -500,7 +500,7 @@ class _Stream:
             # (a block's pieces gathered in lists, joined when the stream ends: text
             # added to text held in a dict is copied whole at every delta, so a long
             # answer streamed in many deltas was quadratic)
-            self.blocks[at] = {**block, "_json": [], "_text": None}
+            self.blocks[at] = {**block, "_json": [], "_text": None, "_cited": []}
             self.open.add(at)
         elif kind == "content_block_delta":
             started = self.blocks.get(_block_index(event, items, index, -1))
@@ -519,7 +519,7 @@ class _Stream:
                 what = "an input_json_delta"
                 started["_json"].append(text_value(delta.get("partial_json"), "partial_json", what))
             elif kind == "citations_delta":  # (its block is cited: `_answer_text`)
-                started["citations"] = [*(started.get("citations") or ()), delta.get("citation")]
+                started["_cited"].append(delta.get("citation"))
             else:
                 trace.skip(f"deltas of type `{kind}`")
         elif kind == "content_block_stop":
@@ -552,6 +552,9 @@ class _Stream:
                 block["text"] = "".join(pieces)
             text = "".join(block["_json"])
             del block["_json"]
+            cited = block.pop("_cited")
+            if cited:
+                block["citations"] = [*(block.get("citations") or ()), *cited]
             if is_among(block.get("type"), _CALL_BLOCKS) and (
                 at in self.open or not is_json_text(text or "{}")
             ):
