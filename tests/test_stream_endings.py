@@ -263,6 +263,33 @@ def test_a_chat_stream_ending_in_an_error_chunk_is_a_run_that_failed(tmp_path: P
     assert check(cut, 'tool g called; not tool g args $.q == "Paris"') == ["pass", "error"]
 
 
+RESPONSES_EVENTS = [
+    {"type": "response.created", "response": {"model": "gpt-4o-mini", "output": []}},
+    {"type": "response.output_text.delta", "output_index": 0, "delta": "Hel"},
+    {"type": "error", "code": "server_error", "message": "Down", "param": None},
+]
+
+
+@pytest.mark.parametrize(
+    ("events", "fmt"),
+    [
+        (
+            [_start({"input_tokens": 9, "output_tokens": 1}), *_text(0, "Hel"), ANTHROPIC_ERROR],
+            "anthropic",
+        ),
+        (RESPONSES_EVENTS, "openai"),
+    ],
+)
+def test_a_stream_saved_as_jsonl_ending_in_an_error_event_is_the_providers(
+    tmp_path: Path, events: list[dict[str, Any]], fmt: str
+) -> None:
+    """As its SSE is: not a traceplay JSONL of events whose one known type is `error`
+    (every other event skipped, every fact 0)."""
+    path = write(tmp_path, "e.jsonl", "\n".join(json.dumps(e) for e in events) + "\n")
+    assert load_run(path).format == fmt
+    assert check(path, 'errors == 1; answer == "Hel"; steps == 1') == ["pass"] * 3
+
+
 def test_an_error_body_alone_is_still_no_run(tmp_path: Path) -> None:
     with pytest.raises(RunError, match="an error body"):
         load_run(write(tmp_path, "e.jsonl", json.dumps(ANTHROPIC_ERROR) + "\n"), "anthropic")

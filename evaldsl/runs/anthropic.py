@@ -5,30 +5,40 @@ and gives the normalised events of `providers` (format "anthropic"). Shapes and 
 becomes what:
 
 - a Messages response body (`type: "message"`, `content[]`): one step; only `text` blocks
-  make the answer (joined with "\\n"); `tool_use` and `server_tool_use` blocks are tool
-  calls (`name`, `input`, `id`); a `*_tool_result` block (`web_search_tool_result`,
-  `code_execution_tool_result`, `mcp_tool_result`, …) is the result of the call its
-  `tool_use_id` names; `thinking` blocks are skipped; tokens from `usage.input_tokens`/
-  `output_tokens`, the input counting the prompt-cache tokens too (`input_tokens` does not):
+  make the answer (joined with "\\n", but a block next to a cited one, whose `citations`
+  Anthropic split it for, with nothing: `_answer_text`); `tool_use` and `server_tool_use`
+  blocks are tool calls (`name`, `input`, `id`); a `*_tool_result` block
+  (`web_search_tool_result`, `code_execution_tool_result`, `mcp_tool_result`, …) is the
+  result of the call its `tool_use_id` names: an MCP result's text blocks read as text, a
+  server tool's content as its JSON value (a web search's list of `web_search_result`s), an
+  error content (`type` `…_tool_result_error`) or `is_error: true` an error result;
+  `thinking` blocks are skipped; tokens from `usage.input_tokens`/`output_tokens`, the input
+  counting the prompt-cache tokens too (`input_tokens` does not):
   `cache_creation_input_tokens` (of them `cache_creation.ephemeral_1h_input_tokens` for 1
   hour) and `cache_read_input_tokens`, given apart for `cost` (`read_usage`); a
-  `stop_reason: "max_tokens"` is noted (its answer may be cut);
+  `stop_reason` of `max_tokens`, `model_context_window_exceeded`, `refusal` or `pause_turn`
+  is noted (its text is its answer, which may not be whole: `_STOPS`), and a turn paused
+  before any text has no answer (a test of it is an error verdict, not a test of "");
 - a request body (`messages[]` whose content holds blocks): each assistant message is one
   step (its `text` blocks the answer, its `tool_use` blocks the calls) and each
   `tool_result` block the result of the call its `tool_use_id` names (`is_error` kept). A
-  transcript records no token usage;
+  transcript records no token usage (noted); an assistant message whose calls all have the
+  id, tool and arguments of calls read before it in the file is that response echoed back
+  (a log of responses and the requests between them): skipped, its calls not made again,
+  and a result read before not read again (as OpenAI's: `Trace.new_calls`);
 - a stream (`message_start`, `content_block_start`/`delta`/`stop`, `message_delta`,
   `message_stop`, `ping`; SSE or JSONL of the `data:` payloads): each `message_start` opens
-  one step; `text_delta` pieces join into the answer, `input_json_delta` pieces into a tool
-  call's input (parsed when its block stops); usage from `message_start` and the last
-  `message_delta` (its counts are cumulative; a count's last value wins). A stream that
-  ends before `message_delta`/`message_stop`, or inside a tool call's input, is cut: an
-  error. Two endings are not cuts: an `error` event (the API's own, say
-  `overloaded_error`) ends the stream as a run that ended in an error: what came before
-  is read (a partial answer is the answer), then an `agent.error`, and `inspect` notes
-  it; and `stop_reason: "max_tokens"` ends it at the token limit, noted. In either, a
-  tool call whose input was cut off is a call whose arguments are unknown (a test that
-  reads them is an error unless a whole call decides it: `Unrecorded.cut`), noted.
+  one step; `text_delta` pieces join into the answer (a `citations_delta` marks its block
+  cited), `input_json_delta` pieces into a tool call's input (parsed when its block stops);
+  usage from `message_start` and the last `message_delta` (its counts are cumulative; a
+  count's last value wins), its `stop_reason` read as a body's. A stream that ends before
+  `message_delta`/`message_stop`, or inside a tool call's input, is cut: an error. Two
+  endings are not cuts: an `error` event (the API's own, say `overloaded_error`) ends the
+  stream as a run that ended in an error: what came before is read (a partial answer is the
+  answer), then an `agent.error`, and `inspect` notes it; and `stop_reason: "max_tokens"`
+  ends it at the token limit, noted. In either, a tool call whose input was cut off is a
+  call whose arguments are unknown (a test that reads them is an error unless a whole call
+  decides it: `Unrecorded.cut`), noted.
 
 A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes,
 and a field the reader needs of another type than the API gives it (a content block that is
@@ -45,6 +55,7 @@ from typing import Any
 from evaldsl.runs.events import is_kind
 from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
+    Call,
     Items,
     Trace,
     an_object,
@@ -61,6 +72,9 @@ from evaldsl.runs.text import cache_counts
 
 _USAGE = (("input_tokens", "output_tokens"),)
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+#: Result blocks whose `content` list holds content blocks (text, images) read as text; a
+#: server tool's result list (`web_search_result`s) is data, read as its JSON value.
+_TEXT_RESULTS = frozenset({"tool_result", "mcp_tool_result"})
 STREAM_TYPES = frozenset(
     {
         "message_start",
@@ -126,6 +140,7 @@ def read_anthropic(items: Items, why: str) -> Trace:
     """The events of Anthropic items (see the module doc)."""
     trace = Trace("anthropic", items.path, why)
     stream: _Stream | None = None
+    unmetered = 0  # steps of request transcripts, which record no usage
     for index, item in enumerate(items):
         if isinstance(item, dict) and item.get("type") == "error" and stream is not None:
             # the API's own ending of a run that failed, not a cut recording
@@ -162,7 +177,7 @@ def read_anthropic(items: Items, why: str) -> Trace:
             _message(item, trace, items, index)
         elif isinstance(item, dict) and isinstance(item.get("messages"), list):
             trace.saw("messages request")
-            _transcript(item, items, index, trace)
+            unmetered += _transcript(item, items, index, trace)
         else:
             found = describe(item)
             if isinstance(item, dict):
@@ -174,6 +189,7 @@ def read_anthropic(items: Items, why: str) -> Trace:
             )
     if stream is not None:
         stream.finish(items, trace)
+    trace.unmetered(unmetered)
     return trace
 
 
@@ -218,30 +234,79 @@ def check_block(block: Any, items: Items, index: int, steps: Steps) -> None:
                 raise items.wrong_type(index, (*steps, field), value, "text", _BLOCK_HINT)
 
 
-def _blocks(content: list[Any], trace: Trace, model: str | None, usage: Any) -> None:
-    """One step of blocks that `check_block` passed."""
-    text: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for found in content:
+def _blocks(
+    content: list[Any],
+    trace: Trace,
+    model: str | None,
+    usage: Any,
+    echoed: set[str] | None = None,
+    stop: Any = None,
+) -> int:
+    """One step of blocks that `check_block` passed, which stopped for `stop` (its
+    `stop_reason`: noted when its answer is not whole, `_STOPS`); gives the steps it added
+    (1, or 0 for a request transcript's message, `echoed` its set, that echoes a response
+    read before: `Trace.new_calls`)."""
+    text: list[tuple[int, str, bool]] = []  # each text block: where, its text, cited
+    calls: list[tuple[dict[str, Any], Call | None]] = []  # call and result blocks, in order
+    for n, found in enumerate(content):
         block = an_object(found, "a content block")
         kind = kind_value(block.get("type", MISSING), "type", "a content block")
         if kind == "text":
-            text.append(text_value(block.get("text"), "text", "a text block"))
-        elif kind in _CALL_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
-            calls.append(block)
+            said = text_value(block.get("text"), "text", "a text block")
+            text.append((n, said, bool(block.get("citations"))))
+        elif kind in _CALL_BLOCKS:
+            calls.append((block, _call(block)))
+        elif isinstance(kind, str) and kind.endswith("_tool_result"):
+            calls.append((block, None))
         elif kind in ("thinking", "redacted_thinking"):
             trace.skip("thinking blocks (not answer text)")
         else:
             trace.skip(f"content blocks of type `{kind}`")
+    made = [call for _, call in calls if call is not None]
+    new = made if echoed is None else trace.new_calls(made, echoed)
+    if new is None:
+        return 0
     tokens, cache = read_usage(usage)
-    trace.llm("\n".join(text), tokens, model=model, cache=cache)
-    for block in calls:
-        if is_among(block["type"], _CALL_BLOCKS):
-            what = f"a `{block['type']}` block"
-            name = tool_name(block.get("name", MISSING), "name", what)
-            trace.call(name, block.get("input", {}), link_id(block.get("id"), "id", what))
-        else:
-            _result(block, trace)
+    answer: str | None = _answer_text(text)
+    if stop == "pause_turn" and not answer:
+        # a turn paused before any text: its answer is in the response that continues
+        # it, not "" (`not answer contains "sorry"` would pass on nothing)
+        answer = None
+        trace.capture_hint = _PAUSED_HINT
+    trace.llm(answer, tokens, model=model, cache=cache)
+    if stop in _STOPS:
+        trace.note(_STOPS[stop])
+    for block, call in calls:
+        if call is None:
+            _result(block, trace, echoed)
+        elif call in new:
+            trace.call(*call)
+    return 1
+
+
+def _answer_text(blocks: list[tuple[int, str, bool]]) -> str:
+    """The answer of a message's text blocks (each: its place among the content blocks,
+    its text, whether it carries citations): joined with "\\n", except that a block next
+    to a cited one joins it with nothing. Anthropic splits a cited reply into blocks
+    around each cited claim, the spaces inside them ("According to the forecast, ",
+    "Paris is 18 C" cited, " today."): one text, read as written.
+
+    >>> _answer_text([(0, "Hi.", False), (2, "It is ", False), (3, "18 C", True)])
+    'Hi.\\nIt is 18 C'
+    """
+    out: list[str] = []
+    for k, (n, said, cited) in enumerate(blocks):
+        if k:
+            before, _, was_cited = blocks[k - 1]
+            out.append("" if before == n - 1 and (cited or was_cited) else "\n")
+        out.append(said)
+    return "".join(out)
+
+
+def _call(block: dict[str, Any]) -> Call:
+    what = f"a `{block['type']}` block"
+    name = tool_name(block.get("name", MISSING), "name", what)
+    return name, block.get("input", {}), link_id(block.get("id"), "id", what)
 
 
 def read_usage(usage: Any) -> tuple[tuple[float, float] | None, dict[str, float] | None]:
@@ -264,14 +329,24 @@ def read_usage(usage: Any) -> tuple[tuple[float, float] | None, dict[str, float]
     return (pair[0] + sum(cache.values()), pair[1]), cache
 
 
-def _result(block: dict[str, Any], trace: Trace) -> None:
+def _result(block: dict[str, Any], trace: Trace, echoed: set[str] | None = None) -> None:
+    """The result a `*_tool_result` block holds; `echoed`: a request transcript's calls
+    echoed from a response read before (`Trace.echoes_result`)."""
     call_id = link_id(block.get("tool_use_id"), "tool_use_id", f"a `{block['type']}` block")
+    if echoed is not None and trace.echoes_result(
+        call_id, echoed, "tool results echoing a result read before"
+    ):
+        return
     if call_id is None or not trace.has_call(call_id):
         trace.skip("tool results whose tool_use_id names no call")
         return
     content = block.get("content")
-    output = content if not isinstance(content, list) else text_of_parts(content)
-    trace.result(call_id, output, is_error=bool(block.get("is_error")))
+    text = isinstance(content, list) and block["type"] in _TEXT_RESULTS
+    output = text_of_parts(content) if text else content
+    failed = block.get("is_error") is True or (
+        isinstance(content, dict) and str(content.get("type")).endswith("_tool_result_error")
+    )
+    trace.result(call_id, output, is_error=failed)
 
 
 def _usage_field(body: dict[str, Any], items: Items, index: int, steps: Steps) -> Any:
@@ -292,14 +367,16 @@ def _message(body: dict[str, Any], trace: Trace, items: Items, index: int) -> No
     model = body.get("model") if isinstance(body.get("model"), str) else None
     for n, block in enumerate(body["content"]):
         check_block(block, items, index, ("content", n))
-    _blocks(body["content"], trace, model, _usage_field(body, items, index, ()))
-    if body.get("stop_reason") == "max_tokens":
-        trace.note(_AT_LIMIT)
+    usage = _usage_field(body, items, index, ())
+    _blocks(body["content"], trace, model, usage, stop=body.get("stop_reason"))
 
 
-def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> None:
+def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> int:
+    """Read a request transcript (item `index`); gives how many steps it added (its
+    assistant messages, less those that echo a response read before it)."""
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
+    added = 0
+    echoed: set[str] = set()  # the ids of calls made before, which this transcript echoes
     for m, message in enumerate(body["messages"]):
         if not isinstance(message, dict):
             raise items.wrong_type(index, ("messages", m), message, "a message (an object)")
@@ -319,16 +396,39 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
                 check_block(block, items, index, ("messages", m, "content", n))
         if role == "assistant":
             trace.saw("assistant message")
-            _blocks(blocks, trace, model, None)
+            added += _blocks(blocks, trace, model, None, echoed)
         else:
             trace.saw(f"{role} message")
             for block in blocks:
                 if block["type"] == "tool_result":
-                    _result(block, trace)
+                    _result(block, trace, echoed)
+    return added
 
 
-_AT_LIMIT = (
-    "a response stopped at its token limit (stop_reason `max_tokens`): its answer may be cut"
+#: The stop reasons of a response whose answer is not the model's whole answer, and their
+#: notes (`inspect`): its text is its answer all the same, as a stream's that ended in an
+#: error is, but for a paused turn that wrote none (`_PAUSED_HINT`).
+_STOPS = {
+    "max_tokens": (
+        "a response stopped at its token limit (stop_reason `max_tokens`): its answer may be cut"
+    ),
+    "model_context_window_exceeded": (
+        "a response filled the model's context window (stop_reason "
+        "`model_context_window_exceeded`): its answer may be cut"
+    ),
+    "refusal": (
+        "a response stopped as the model declined to go on (stop_reason `refusal`): its "
+        "answer is the text it wrote before, and may be cut"
+    ),
+    "pause_turn": (
+        "a turn paused in a server tool's loop (stop_reason `pause_turn`): the response to "
+        "the request that continues it holds the rest of its answer; a paused turn that "
+        "wrote no text has no answer (a test of it is an error verdict)"
+    ),
+}
+_PAUSED_HINT = (
+    "its turn paused (stop_reason `pause_turn`) before any text: record the response that "
+    "continues it"
 )
 
 
@@ -378,7 +478,7 @@ class _Stream:
             # (a block's pieces gathered in lists, joined when the stream ends: text
             # added to text held in a dict is copied whole at every delta, so a long
             # answer streamed in many deltas was quadratic)
-            self.blocks[at] = {**block, "_json": [], "_text": None}
+            self.blocks[at] = {**block, "_json": [], "_text": None, "_cited": []}
             self.open.add(at)
         elif kind == "content_block_delta":
             started = self.blocks.get(_block_index(event, items, index, -1))
@@ -396,6 +496,8 @@ class _Stream:
             elif kind == "input_json_delta":
                 what = "an input_json_delta"
                 started["_json"].append(text_value(delta.get("partial_json"), "partial_json", what))
+            elif kind == "citations_delta":  # (its block is cited: `_answer_text`)
+                started["_cited"].append(delta.get("citation"))
             else:
                 trace.skip(f"deltas of type `{kind}`")
         elif kind == "content_block_stop":
@@ -428,6 +530,9 @@ class _Stream:
                 block["text"] = "".join(pieces)
             text = "".join(block["_json"])
             del block["_json"]
+            cited = block.pop("_cited")
+            if cited:
+                block["citations"] = [*(block.get("citations") or ()), *cited]
             if is_among(block.get("type"), _CALL_BLOCKS) and (
                 at in self.open or not is_json_text(text or "{}")
             ):
@@ -449,8 +554,7 @@ class _Stream:
                 "the stream ends before `message_delta`/`message_stop`: the recording is cut",
                 "record the whole stream, up to message_stop",
             )
-        _blocks([b for _, b in sorted(self.blocks.items())], trace, self.model, self.usage or None)
-        if self.stop_reason == "max_tokens":
-            trace.note(_AT_LIMIT)
+        blocks = [b for _, b in sorted(self.blocks.items())]
+        _blocks(blocks, trace, self.model, self.usage or None, stop=self.stop_reason)
         if error is not None:
             trace.ended_in_error(error)

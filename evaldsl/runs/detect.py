@@ -253,7 +253,7 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
                 # further on is that line's own trace's problem, never the file's (`score`
                 # reads the file a trace per line, as it reads the same lines piped).
                 raise trace_per_line(path)
-            if _event_types(values):
+            if _traceplay_types(values):
                 for value, at in lines:
                     if not isinstance(value, dict):
                         raise RunError(
@@ -424,6 +424,13 @@ def _event_types(values: list[Any]) -> set[str]:
     }
 
 
+def _traceplay_types(values: list[Any]) -> set[str]:
+    """The traceplay event types of the first items: none when their only one is
+    `error` in a provider's stream (the API's error event that ended it)."""
+    types = _event_types(values)
+    return set() if types == {"error"} and _provider_stream(values) else types
+
+
 def _events_why(values: list[Any]) -> str:
     types = sorted(_event_types(values))
     return "items have event types " + ", ".join(f"`{t}`" for t in types[:5])
@@ -470,8 +477,8 @@ def candidates(items: Items) -> list[tuple[str, str]]:
             found.append((trace_format(events), 'an object with an "events"/"trace" list'))
         if is_agents_batch(doc):
             found.append(("openai_agents", 'a {"data": [...]} batch of Agents SDK spans'))
-    types = _event_types(values)
-    if types and not (types == {"error"} and _provider_stream(values)):
+    types = _traceplay_types(values)
+    if types:
         fmt = "verydia" if types & VERYDIA_TYPES else "events"
         found.append((fmt, _events_why(values)))
     for fmt, shape in (

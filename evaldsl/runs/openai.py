@@ -74,6 +74,7 @@ import orjson
 
 from evaldsl.runs.model import MISSING, describe, is_among
 from evaldsl.runs.providers import (
+    Call,
     Items,
     Trace,
     an_object,
@@ -290,27 +291,11 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
             "(or `incomplete`/`failed`): the recording is cut",
             "record the whole stream, up to its terminal event",
         )
-    if unmetered:
-        _usage_note(trace, unmetered)
+    trace.unmetered(unmetered)
     _unread_note(trace)
     if done:
         trace.saw("[DONE]")
     return trace
-
-
-def _usage_note(trace: Trace, unmetered: int) -> None:
-    """Note the `unmetered` steps of request transcripts, which record no token usage, in
-    the words that fit the figures: unknown when no response records usage, else counted
-    only from the responses that do."""
-    if any(e["type"] == "llm.response" and "usage" in e for e in trace.events):
-        some = "1 assistant message" if unmetered == 1 else f"{unmetered} assistant messages"
-        verb = "records" if unmetered == 1 else "record"
-        trace.note(
-            f"{some} of a request transcript {verb} no token usage: `tokens` and `cost` "
-            "count only the responses that do"
-        )
-    else:
-        trace.note("a request transcript records no token usage: `tokens` and `cost` are unknown")
 
 
 def _unread_note(trace: Trace) -> None:
@@ -479,10 +464,6 @@ def _message_refusal(message: dict[str, Any]) -> str:
     return "\n".join(r for r in (own, parts) if r)
 
 
-#: A call read from a message: its tool, arguments and id.
-Call = tuple[str, Any, str | None]
-
-
 def _message_calls(
     message: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps
 ) -> None:
@@ -589,26 +570,21 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
             trace.saw("assistant message")
             text = text_of_parts(message.get("content"))
             calls = _calls_of(message, trace, items, index, ("messages", m))
-            # a call with the id, tool and arguments of a call read before is that call,
-            # echoed back to the model (a log of a response and of the next request)
-            same = [c for c in calls if c[2] is not None and trace.same_call(c[2], c[0], c[1])]
-            echoed.update(c[2] for c in same if c[2] is not None)
-            if calls and len(same) == len(calls):  # the message is that response, echoed
-                trace.skip("assistant messages echoing a response read before")
+            new = trace.new_calls(calls, echoed)
+            if new is None:  # (the message is a response read before, echoed)
                 continue
             text = answer_or_refusal(text, _message_refusal(message), trace)
             trace.llm(text, None, model=model)
             added += 1
-            for name, args, call_id in calls:
-                if (name, args, call_id) not in same:
-                    trace.call(name, args, call_id)
+            for name, args, call_id in new:
+                trace.call(name, args, call_id)
         elif role == "tool":
             trace.saw("tool message")
             call_id = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
             output = text_of_parts(message.get("content"))
-            if call_id in echoed and trace.has_result(call_id):
-                trace.skip("tool messages echoing a result read before")
-            elif call_id is not None and trace.has_call(call_id):
+            if trace.echoes_result(call_id, echoed, "tool messages echoing a result read before"):
+                continue
+            if call_id is not None and trace.has_call(call_id):
                 trace.result(call_id, output)
             else:
                 trace.skip("tool messages whose tool_call_id names no call")

@@ -243,6 +243,10 @@ def keys_of(values: list[Any], limit: int = 3) -> str:
     return shown + (", …" if len(seen) > 8 else "") if seen else "no keys"
 
 
+#: A call read from a message: its tool, arguments and id.
+Call = tuple[str, Any, str | None]
+
+
 class Trace:
     """The normalised events of one run, built by an adapter, with what it read.
 
@@ -441,6 +445,45 @@ class Trace:
             and type(event["arguments"]) is type(arguments)
             and event["arguments"] == arguments
         )
+
+    def new_calls(self, calls: list[Call], echoed: set[str]) -> list[Call] | None:
+        """The calls of a request transcript's assistant message not read before: a call
+        with the id, tool and arguments of a call read before in the file is that call
+        echoed back to the model (a log of a response and of the next request), not made
+        again; its id joins `echoed`, the transcript's (`echoes_result`). `None` when every
+        call is such an echo: the message is that response echoed back, skipped (counted)."""
+        same = [c for c in calls if c[2] is not None and self.same_call(c[2], c[0], c[1])]
+        echoed.update(c[2] for c in same if c[2] is not None)
+        if calls and len(same) == len(calls):
+            self.skip("assistant messages echoing a response read before")
+            return None
+        return [c for c in calls if c not in same]
+
+    def echoes_result(self, call_id: str | None, echoed: set[str], what: str) -> bool:
+        """Whether a transcript's result for `call_id`, a call it echoes (`new_calls`),
+        echoes the result read before: then it is skipped, counted as `what`."""
+        if call_id in echoed and self.has_result(call_id):
+            self.skip(what)
+            return True
+        return False
+
+    def unmetered(self, steps: int) -> None:
+        """Note the `steps` of request transcripts (none: no note), which record no token
+        usage, in the words that fit the figures: unknown when no response records usage,
+        else counted only from the responses that do."""
+        if not steps:
+            return
+        if any(e["type"] == "llm.response" and "usage" in e for e in self.events):
+            some = "1 assistant message" if steps == 1 else f"{steps} assistant messages"
+            verb = "records" if steps == 1 else "record"
+            self.note(
+                f"{some} of a request transcript {verb} no token usage: `tokens` and `cost` "
+                "count only the responses that do"
+            )
+        else:
+            self.note(
+                "a request transcript records no token usage: `tokens` and `cost` are unknown"
+            )
 
     def has_result(self, call_id: str) -> bool:
         """Whether the call with this callId got its result."""
