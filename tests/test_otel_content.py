@@ -383,3 +383,119 @@ def test_a_live_target_s_run_keeps_what_its_trace_left_out(tmp_path: Path) -> No
         env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"},
     )
     assert "records no message content" in done.stdout, done.stdout + done.stderr
+
+
+# --- content OpenInference redacted ------------------------------------------------------
+
+#: What OpenInference's `TraceConfig` writes for a value it hides.
+HIDDEN = "__REDACTED__"
+
+
+def _oi_llm(n: int, **extra: Any) -> dict[str, Any]:
+    attributes = _attrs(
+        openinference__span__kind="LLM",
+        llm__model_name="gpt-4o",
+        llm__token_count__prompt=100,
+        llm__token_count__completion=30,
+        **extra,
+    )
+    return _span(n, "ChatCompletion", attributes)
+
+
+def _oi_tool(n: int, **extra: Any) -> dict[str, Any]:
+    attributes = _attrs(
+        openinference__span__kind="TOOL", tool__name="get_weather", tool_call__id="call_1", **extra
+    )
+    return _span(n, "get_weather", attributes)
+
+
+#: The tester's trace (OPENINFERENCE_HIDE_INPUTS and HIDE_OUTPUTS): the messages dropped,
+#: `input.value` and `output.value` redacted, on the model's spans and the tool's.
+HIDDEN_TRACE = _document(
+    _oi_llm(1, output__value=HIDDEN),
+    _oi_tool(2, input__value=HIDDEN, output__value=HIDDEN),
+    _oi_llm(3, output__value=HIDDEN),
+)
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        f'answer == "{HIDDEN}"',
+        'not answer contains "Paris"',
+        f'tool get_weather args == "{HIDDEN}"',
+        'not tool get_weather args $.city == "Paris"',
+        'not tool get_weather result contains "Paris"',
+        f'tool get_weather result == "{HIDDEN}"',
+    ],
+)
+def test_content_openinference_redacted_is_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, assertion: str
+) -> None:
+    run = _read(tmp_path, monkeypatch, HIDDEN_TRACE)
+    ((status, message),) = _verdicts(run, assertion, monkeypatch)
+    assert status == "error", message
+    assert "OPENINFERENCE_HIDE_" in message
+
+
+def test_a_redacted_trace_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _read(tmp_path, monkeypatch, HIDDEN_TRACE)
+    assert run.unrecorded is not None
+    assert run.unrecorded.answers == {1, 2}
+    assert run.unrecorded.arguments == {"get_weather": {1}}
+    assert run.unrecorded.results == {"get_weather": 1}
+    assert run.read is not None
+    assert any("OpenInference redacted" in note for note in run.read.notes)
+    assert not any(HIDDEN in json.dumps(e) for e in _of(run, "tool.call"))
+
+
+def test_redacted_message_text_makes_the_answer_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OPENINFERENCE_HIDE_OUTPUT_TEXT redacts the output messages' text, which the
+    planned reading (flattened keys) and the readers (a nested list) both read; the
+    calls the messages ask for are still read. HIDE_INPUT_TEXT redacts a tool message's
+    text in the next call's history: no result, not the placeholder."""
+    calls = "llm__output_messages__0__message__tool_calls__0__tool_call__"
+    asking = _oi_llm(
+        1,
+        llm__output_messages__0__message__role="assistant",
+        llm__output_messages__0__message__content=HIDDEN,
+        **{calls + "id": "call_1", calls + "function__name": "get_weather"},
+        **{calls + "function__arguments": '{"city": "Paris"}'},
+    )
+    parts = "llm__output_messages__0__message__contents__"
+    answering = _oi_llm(
+        2,
+        llm__input_messages__0__message__role="tool",
+        llm__input_messages__0__message__tool_call_id="call_1",
+        llm__input_messages__0__message__content=HIDDEN,
+        **{parts + "0__message_content__type": "text", parts + "0__message_content__text": "It"},
+        **{parts + "1__message_content__type": "text", parts + "1__message_content__text": HIDDEN},
+    )
+    run = _read(tmp_path, monkeypatch, _document(asking, answering))
+    assert run.unrecorded is not None and run.unrecorded.answers == {1, 2}
+    (call,) = _of(run, "tool.call")
+    assert call["arguments"] == {"city": "Paris"}
+    assert _of(run, "tool.result") == []
+    assert [r["output"] for r in _of(run, "llm.response")] == ["", ""]
+    nested = {"message.role": "assistant", "message.content": HIDDEN}
+    listed = _oi_llm(3)
+    listed["attributes"].append(
+        {
+            "key": "llm.output_messages",
+            "value": {
+                "arrayValue": {
+                    "values": [
+                        {
+                            "kvlistValue": {
+                                "values": [{"key": k, "value": _text(v)} for k, v in nested.items()]
+                            }
+                        }
+                    ]
+                }
+            },
+        }
+    )
+    run = _read(tmp_path, monkeypatch, _document(listed))
+    assert run.unrecorded is not None and run.unrecorded.answers == {1}

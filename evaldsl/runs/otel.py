@@ -56,7 +56,10 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   OpenLLMetry `gen_ai.prompt.N`, or the older GenAI `gen_ai.prompt` list or JSON text,
   with role `tool`; OpenInference
   `llm.input_messages.N` with role `tool`) answer the calls still waiting that they name
-  by id (or, without one, by tool name);
+  by id (or, without one, by tool name). OpenInference's placeholder for what its
+  `TraceConfig` hid (`REDACTED`, in `input.value`, `output.value` or a message's text) is
+  not recorded: an answer with a piece of it is unknown, a tool span's arguments or
+  result unknown, a tool message's result none (noted, with how to record it);
 - any span with status ERROR adds an `agent.error` (its status message, or its
   `exception` event's message);
 - every other span (agents, chains, workflows, embeddings, retrievers, spans without
@@ -98,8 +101,10 @@ from evaldsl.runs.spanplan import (
     OPENLLMETRY_CALL,
     OPENLLMETRY_ID,
     OPENLLMETRY_MESSAGE,
+    REDACTED,
     UNPLANNED,
     add_part,
+    answer_of,
     indexed_output,
 )
 from evaldsl.runs.text import BadUsage, token_count
@@ -658,7 +663,7 @@ def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
 
 @attrs.frozen
 class _Output:
-    text: str
+    text: str | None  # `None`: redacted (OpenInference's `REDACTED`), unknown
     calls: list[tuple[str, Any, str | None]]  # name, arguments, id
 
 
@@ -730,7 +735,7 @@ def _openinference_output(a: dict[str, Any]) -> _Output | None:
             args = parse_json_text(call.get("tool_call.function.arguments"))
             call_id = link_id(call.get("tool_call.id"), *OPENINFERENCE_ID)
             calls.append((name, args, call_id))
-    return _Output("\n".join(text), calls)
+    return _Output(answer_of(text), calls)
 
 
 def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
@@ -787,6 +792,8 @@ def _output(span: Span) -> _Output | None:
                 if found is not None:
                     return found
     value = a.get("output.value")
+    if value == REDACTED:  # (its mime type is dropped with it)
+        return _Output(None, [])
     if isinstance(value, str) and a.get("output.mime_type", "text/plain") == "text/plain":
         return _Output(value, [])
     return None
@@ -1035,6 +1042,21 @@ def _note_unrecorded(trace: Trace) -> None:
         )
 
 
+#: How to record what OpenInference redacted (the end of an error verdict's message).
+REDACTED_HINT = "turn off its OpenInference hiding (OPENINFERENCE_HIDE_*) and record it again"
+
+
+def redacted(trace: Trace) -> None:
+    """Say that an OpenInference value read was `REDACTED` (hidden by its `TraceConfig`):
+    read as not recorded, and recorded again only with the hiding turned off."""
+    trace.capture_hint = REDACTED_HINT
+    trace.note(
+        f'OpenInference redacted message content ("{REDACTED}": OPENINFERENCE_HIDE_INPUTS, '
+        "OPENINFERENCE_HIDE_OUTPUTS or their `_TEXT` settings): what it hid is read as not "
+        "recorded"
+    )
+
+
 def _count(n: int, what: str) -> str:
     """`n` things record, in words: "1 tool call records", "2 tool calls record"."""
     return f"1 {what} records" if n == 1 else f"{n} {what}s record"
@@ -1068,6 +1090,9 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
             details = _details(span)
             histories = (a,) if details is None else (a, details)
             for call_id, name, output in (r for h in histories for r in _input_results(h)):
+                if output == REDACTED:  # (a result hidden is no result: the call waits on)
+                    redacted(trace)
+                    continue
                 found = trace.known_call(call_id, name)
                 if found is not None:
                     trace.result(found, output, at=start)
@@ -1075,6 +1100,8 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         model = _first(a, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
         usage = _usage(a)
+        if out is not None and out.text is None:
+            redacted(trace)
         trace.llm(
             out.text if out is not None else None,
             usage,
@@ -1121,9 +1148,15 @@ def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) 
     is_error = span.failed or (
         "gen_ai.tool.result.is_error" in a and a["gen_ai.tool.result.is_error"] is True
     )
+    if result == REDACTED:
+        result = None
+        redacted(trace)
     cid = trace.known_call(call_id, name)
     if cid is None:
         args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+        if args == REDACTED:
+            args = None
+            redacted(trace)
         # arguments recorded nowhere (no attribute, no model's call) are unknown, not {}
         arguments = parse_json_text(args) if args is not None else MISSING
         cid = trace.call(name, arguments, call_id, iso_time(start_ns))
