@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 import evaldsl
-from evaldsl.runs import detect, otlpdecode
+from evaldsl.runs import detect, otlpdecode, spantree
 from evaldsl.runs.detect import load_run
-from evaldsl.runs.model import Run
+from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.summary import render_text, summarize
 from tests.clitools import ROOT, run_evaldsl
 
@@ -392,14 +392,13 @@ HIDDEN = "__REDACTED__"
 
 
 def _oi_llm(n: int, **extra: Any) -> dict[str, Any]:
-    attributes = _attrs(
-        openinference__span__kind="LLM",
-        llm__model_name="gpt-4o",
-        llm__token_count__prompt=100,
-        llm__token_count__completion=30,
-        **extra,
-    )
-    return _span(n, "ChatCompletion", attributes)
+    made = {
+        "openinference__span__kind": "LLM",
+        "llm__model_name": "gpt-4o",
+        "llm__token_count__prompt": 100,
+        "llm__token_count__completion": 30,
+    }
+    return _span(n, "ChatCompletion", _attrs(**{**made, **extra}))
 
 
 def _oi_tool(n: int, **extra: Any) -> dict[str, Any]:
@@ -499,3 +498,105 @@ def test_redacted_message_text_makes_the_answer_unknown(
     )
     run = _read(tmp_path, monkeypatch, _document(listed))
     assert run.unrecorded is not None and run.unrecorded.answers == {1}
+
+
+# --- each model call once --------------------------------------------------------------------
+
+OI_ANSWER = {"llm__output_messages__0__message__content": "Paris 18 C."}
+
+
+def _under(span: dict[str, Any], parent: dict[str, Any] | None) -> dict[str, Any]:
+    """`span` as a child of `parent` (none: a root)."""
+    return {**span, "parentSpanId": parent["spanId"]} if parent else span
+
+
+def test_an_llm_span_around_another_is_one_model_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LangChain's ChatOpenAI span over the OpenAI instrumentor's ChatCompletion span:
+    one step, its tokens once; the inner span (the provider's call) is the one read."""
+    outer = _oi_llm(1, **OI_ANSWER)
+    inner = _under(_oi_llm(2, llm__model_name="gpt-4o-2024-08-06", **OI_ANSWER), outer)
+    run = _read(tmp_path, monkeypatch, _document(outer, inner))
+    (response,) = _of(run, "llm.response")
+    assert response["model"] == "gpt-4o-2024-08-06"
+    assert response["usage"] == {"promptTokens": 100, "completionTokens": 30}
+    assert run.read is not None and run.read.skipped == {spantree.WRAPPER: 1}
+
+
+def test_an_llm_span_around_another_counts_its_calls_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = "llm__output_messages__0__message__tool_calls__0__tool_call__"
+    asking = {calls + "id": "call_1", calls + "function__name": "get_weather"}
+    agent = _span(0, "agent", _attrs(openinference__span__kind="AGENT"))
+    outer = _under(_oi_llm(1, **asking), agent)
+    chain = _under(_span(2, "chain", _attrs(openinference__span__kind="CHAIN")), outer)
+    inner = _under(_oi_llm(3, **asking), chain)  # (under a chain under the outer one)
+    run = _read(
+        tmp_path, monkeypatch, _document(agent, outer, chain, inner, _oi_tool(4, output__value="x"))
+    )
+    assert len(_of(run, "llm.response")) == 1
+    (call,) = _of(run, "tool.call")
+    (result,) = _of(run, "tool.result")
+    assert (call["callId"], result["callId"], result["output"]) == ("call_1", "call_1", "x")
+
+
+def test_model_calls_under_one_llm_span_each_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrapper around two calls (a retry): the two calls count, the wrapper does not;
+    LLM spans of another trace, or without a traceId, are not under it."""
+    outer = _oi_llm(1, **OI_ANSWER)
+    first, second = _under(_oi_llm(2), outer), _under(_oi_llm(3, **OI_ANSWER), outer)
+    elsewhere = {**_under(_oi_llm(4), outer), "traceId": "1" * 32}
+    untraced = {k: v for k, v in _under(_oi_llm(5), outer).items() if k != "traceId"}
+    run = _read(tmp_path, monkeypatch, _document(outer, first, second, elsewhere, untraced))
+    assert len(_of(run, "llm.response")) == 4
+    assert run.read is not None and run.read.skipped == {spantree.WRAPPER: 1}
+
+
+def test_parent_links_that_loop_or_run_deep_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two LLM spans each the other's parent: neither is the other's wrapper. A chain of
+    3,000 spans between two LLM spans is walked without recursion, once."""
+    a, b = _oi_llm(1), _oi_llm(2)
+    looped = _document(_under(a, b), _under(b, a))
+    assert len(_of(_read(tmp_path, monkeypatch, looped), "llm.response")) == 2
+    top = _oi_llm(0)
+    chain = [top]
+    for n in range(1, 3001):
+        chain.append(_under(_span(n, "step", _attrs(openinference__span__kind="CHAIN")), chain[-1]))
+    spans = [*chain, _under(_oi_llm(3001), chain[-1]), _under(_oi_llm(3002), chain[1500])]
+    run = _read(tmp_path, monkeypatch, _document(*spans))
+    assert len(_of(run, "llm.response")) == 2
+    assert run.read is not None and run.read.skipped[spantree.WRAPPER] == 1
+
+
+def test_a_span_exported_twice_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = _chat(1, gen_ai__output__messages=json.dumps(OUTPUT))
+    tool = _tool(2, gen_ai__tool__call__result="sunny")
+    run = _read(tmp_path, monkeypatch, _document(chat, tool, chat, json.loads(json.dumps(tool))))
+    assert len(_of(run, "llm.response")) == 1
+    assert [len(_of(run, kind)) for kind in ("tool.call", "tool.result")] == [1, 1]
+    assert run.read is not None and run.read.skipped == {spantree.REPEATED: 2}
+    # without a traceId, two spans of one spanId cannot be told to be one: both are read
+    untraced = {k: v for k, v in chat.items() if k != "traceId"}
+    run = _read(tmp_path, monkeypatch, _document(untraced, untraced))
+    assert len(_of(run, "llm.response")) == 2
+
+
+def test_two_different_spans_of_one_id_are_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "trace.otlp.json"
+    other = {**_chat(1), "name": "chat again"}
+    path.write_text(json.dumps(_document(_chat(1), other)), encoding="utf-8")
+    for reference in ("1", ""):
+        monkeypatch.setenv("EVALDSL_REFERENCE", reference)
+        monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+        with pytest.raises(RunError, match="is written twice, differently"):
+            load_run(path)

@@ -63,7 +63,9 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
 - any span with status ERROR adds an `agent.error` (its status message, or its
   `exception` event's message);
 - every other span (agents, chains, workflows, embeddings, retrievers, spans without
-  attributes) is skipped, and counted by reason.
+  attributes) is skipped, and counted by reason; so are a span exported again and an
+  LLM span with another LLM span under it (one model call: the inner span counts), and
+  two different spans of one traceId and spanId are an error (`spantree`).
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ from evaldsl.runs.spanplan import (
     answer_of,
     indexed_output,
 )
+from evaldsl.runs.spantree import REPEATED, WRAPPER, unrepeated, wrappers
 from evaldsl.runs.text import BadUsage, token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
@@ -131,6 +134,20 @@ class Span:
     failed: bool
     status_message: str | None
     kind: str | None = None  # a flat span's own `span_kind` (Phoenix)
+    key: tuple[str, str] | None = None  # (traceId, spanId): see `span_key`
+    parent: tuple[str, str] | None = None  # (traceId, parentSpanId)
+
+
+def span_key(trace_id: Any, span_id: Any) -> tuple[str, str] | None:
+    """A span's (or its parent's) key as `spantree` reads it: its traceId and spanId when
+    both are text (`None` else: a span without them cannot be told from another).
+
+    >>> span_key("t1", "s1"), span_key("t1", ""), span_key(None, "s1")
+    (('t1', 's1'), None, None)
+    """
+    if type(trace_id) is str and type(span_id) is str and trace_id and span_id:
+        return trace_id, span_id
+    return None
 
 
 # --- signatures ------------------------------------------------------------------------------
@@ -374,6 +391,7 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
                 raw_status = s.get("status")
                 status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
                 start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
+                trace_id = s.get("traceId")
                 yield Span(
                     name=str(s.get("name", "")),
                     span_id=str(s.get("spanId") or s.get("name") or "span"),
@@ -385,6 +403,8 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
                     events=events,
                     failed=status.get("code") in STATUS_ERROR,
                     status_message=status.get("message") or None,
+                    key=span_key(trace_id, s.get("spanId")),
+                    parent=span_key(trace_id, s.get("parentSpanId")),
                 )
 
 
@@ -475,6 +495,8 @@ def _flat_span(s: dict[str, Any]) -> Span:
         failed=code in STATUS_ERROR,
         status_message=s.get("status_message") or status.get("description") or None,
         kind=kind,
+        key=span_key(context.get("trace_id"), context.get("span_id")),
+        parent=span_key(context.get("trace_id"), s.get("parent_id")),
     )
 
 
@@ -970,6 +992,13 @@ def _read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
 def read_spans(spans: list[Span], trace: Trace) -> float | None:
     """Add the events of `spans` (read from a file, in file order) to `trace`, and give
     the run's latency in ms (see the module doc)."""
+    try:  # (a value of no known kind is read only to compare a span written twice)
+        spans, repeats, keys = unrepeated(spans)
+    except UnknownKind as unread:
+        held = (s for s in spans if _unread_key(s, unread.value) != "an attribute")
+        raise unread.of(next(held, spans[0])) from None
+    if repeats:
+        trace.skip(REPEATED, repeats)
     times = [s.start for s in spans]
     bad = next((_shown(t) for s in spans for t in _unread_times(s)), None)
     if bad is not None:
@@ -991,8 +1020,13 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     span = None
     trace.capture_hint = CAPTURE_HINT
     try:  # (one `try` for the file: an `AnyValue` of no known kind is rare)
+        kinds = []
         for span in spans:
-            _span_events(span, trace, clock)
+            kinds.append(_kind(span))
+        for i in wrappers(spans, kinds, keys):
+            kinds[i] = WRAPPER  # (skipped: the span under it is the same model call)
+        for span, kind in zip(spans, kinds, strict=True):
+            _span_events(span, kind, trace, clock)
     except UnknownKind as unread:
         assert span is not None
         raise unread.of(span) from None
@@ -1070,9 +1104,8 @@ def _unread_times(span: Span) -> Iterator[Any]:
         yield span.end_text
 
 
-def _span_events(span: Span, trace: Trace, clock: bool) -> None:
+def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
     a = span.attrs
-    kind = _kind(span)
     # (a time's text is made only where an event is placed at it: a skipped span's times
     # are read only when it failed, a tool span's start only for a call no span asked for)
     end = iso_time(span.end) if clock and (kind in _READ_KINDS or span.failed) else None
