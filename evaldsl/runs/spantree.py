@@ -91,72 +91,47 @@ def wrappers(spans: Sequence[Span], kinds: Sequence[str], keys: Container[Any]) 
     if not under:  # (no LLM span's parent is in the file: most files of flat calls)
         return set()
     at = {span.key: i for i, span in enumerate(spans) if span.key is not None}
-    above: dict[int, int | None] = {}  # a span → the nearest LLM span at or above it
-    rooted: dict[int, bool] = {}  # a span → whether its parents end (do not loop)
+    above: dict[int, tuple[int | None, bool]] = {}
     found: set[int] = set()
     for i in under:
-        parent = at[spans[i].parent]  # type: ignore[index]  # (in `keys`: not None)
+        outer, ends = _above(at[spans[i].parent], spans, kinds, at, above)  # type: ignore[index]
         # (parents that loop make no tree: no span of the loop is under another, and
         # none is left out)
-        if _rooted(i, spans, at, rooted):
-            outer = _nearest_llm(parent, spans, kinds, at, above)
-            if outer is not None:
-                found.add(outer)
+        if outer is not None and ends:
+            found.add(outer)
     return found
 
 
-def _rooted(
-    i: int, spans: Sequence[Span], at: dict[tuple[str, str], int], rooted: dict[int, bool]
-) -> bool:
-    """Whether span `i`'s chain of parents ends (at a span without a parent in the file),
-    not looping; what is found for each span on the way is kept in `rooted`."""
+def _above(
+    i: int,
+    spans: Sequence[Span],
+    kinds: Sequence[str],
+    at: dict[tuple[str, str], int],
+    above: dict[int, tuple[int | None, bool]],
+) -> tuple[int | None, bool]:
+    """The LLM span nearest at or above span `i` (its position, or `None`), and whether
+    its chain of parents ends (at a span whose parent is not in the file) rather than
+    loops. What is found for each span on the way up is kept in `above`, so each span
+    is walked past once in a file."""
     path: list[int] = []
     on_path: set[int] = set()
-    while i not in rooted:
+    while True:
+        if i in above:
+            outer, ends = above[i]
+            break
         if i in on_path:
-            found = False
+            outer, ends = None, False
             break
         path.append(i)
         on_path.add(i)
         parent = spans[i].parent
         j = at.get(parent) if parent is not None else None
         if j is None:
-            found = True
+            outer, ends = None, True
             break
         i = j
-    else:
-        found = rooted[i]
-    for k in path:
-        rooted[k] = found
-    return found
-
-
-def _nearest_llm(
-    i: int,
-    spans: Sequence[Span],
-    kinds: Sequence[str],
-    at: dict[tuple[str, str], int],
-    above: dict[int, int | None],
-) -> int | None:
-    """The LLM span nearest at or above span `i` (its position), or `None`; what is found
-    for each span on the way up is kept in `above` (a chain that loops ends the walk)."""
-    path: list[int] = []
-    on_path: set[int] = set()
-    found: int | None = None
-    while True:
-        if i in above:
-            found = above[i]
-            break
-        if kinds[i] == "llm":
-            found = i
-            break
-        path.append(i)
-        on_path.add(i)
-        parent = spans[i].parent
-        j = at.get(parent) if parent is not None else None
-        if j is None or j in on_path:
-            break
-        i = j
-    for k in path:
-        above[k] = found
-    return found
+    for k in reversed(path):  # (from the top down: each span's nearest at or above it)
+        if kinds[k] == "llm":
+            outer = k
+        above[k] = outer, ends
+    return above[path[0]] if path else (outer, ends)
