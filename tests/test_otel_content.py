@@ -600,3 +600,30 @@ def test_two_different_spans_of_one_id_are_an_error(
         monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
         with pytest.raises(RunError, match="is written twice, differently"):
             load_run(path)
+
+
+# --- choices ---------------------------------------------------------------------------------
+
+
+def _choice(text: str, *parts: dict[str, Any]) -> dict[str, Any]:
+    """One output message (a choice), of its text and `parts` after it."""
+    content = [{"type": "text", "content": text}, *parts]
+    return {"role": "assistant", "parts": content, "finish_reason": "stop"}
+
+
+@pytest.mark.parametrize("where", ["span", "details event"])
+def test_output_messages_after_the_first_are_other_choices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """n = 2: the first choice is the answer (not the two joined), the other's calls are
+    not made, and the other is counted as skipped, as the OpenAI adapter counts them."""
+    call = {"type": "tool_call", "id": "call_9", "name": "get_weather", "arguments": {}}
+    choices = [_choice("First choice: 12 C"), _choice("Second choice: 54 F", call)]
+    if where == "span":
+        span = _chat(1, gen_ai__output__messages=json.dumps(choices))
+    else:
+        span = _chat(1, events=[_details(gen_ai__output__messages=choices)])
+    run = _read(tmp_path, monkeypatch, _document(span))
+    assert [r["output"] for r in _of(run, "llm.response")] == ["First choice: 12 C"]
+    assert _of(run, "tool.call") == []
+    assert run.read is not None and run.read.skipped == {"choices after the first (n > 1)": 1}

@@ -41,8 +41,9 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   `gen_ai.usage.cache_creation.input_tokens`/`cache_read.input_tokens` (counted in its
   input tokens) priced at their rates (`_cache`); the answer and tool calls from the output messages
   in the newest convention the span uses: `gen_ai.output.messages` (parts `text`,
-  `tool_call`) on the span, else on its `gen_ai.client.inference.operation.details`
-  event (the current GenAI convention's place for them), `gen_ai.completion` (JSON),
+  `tool_call`; its first message, each being a choice: the others counted) on the
+  span, else on its `gen_ai.client.inference.operation.details` event (the current
+  GenAI convention's place for them), `gen_ai.completion` (JSON),
   OpenLLMetry's `gen_ai.completion.N.content` / `.tool_calls.M.name|arguments|id`,
   `gen_ai.choice` span events, OpenInference's
   `llm.output_messages.N.message.content|contents|tool_calls` (nested lists or flattened
@@ -687,6 +688,7 @@ def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
 class _Output:
     text: str | None  # `None`: redacted (OpenInference's `REDACTED`), unknown
     calls: list[tuple[str, Any, str | None]]  # name, arguments, id
+    others: int = 0  # choices after the first, not read (`gen_ai.output.messages`)
 
 
 def _genai_messages(value: Any, field: str) -> _Output | None:
@@ -694,8 +696,11 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
     (`field`: where they are, for a message); `None` for null. Text that is not JSON of
     messages or a message is the answer; anything else that is not messages, a message
     that is neither text nor an object among them, is a `BadValue`, never an answer
-    read as none."""
+    read as none. Each of `gen_ai.output.messages` is one choice (the semconv's
+    `OutputMessage`: "choice, candidate", each with its `finish_reason`): the first is
+    read, as the OpenAI adapter reads a body of n > 1 choices, and the others counted."""
     messages = parse_json_text(value)
+    others = 0
     if isinstance(messages, dict):
         messages = [messages]
     elif not isinstance(messages, list):
@@ -704,6 +709,8 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
         if value is None:
             return None
         raise BadValue(f"an LLM span's `{field}` is {shown(value)}, not a list of messages")
+    elif field == OUTPUT_MESSAGES and len(messages) > 1:
+        messages, others = messages[:1], len(messages) - 1
     text: list[str] = []
     calls: list[tuple[str, Any, str | None]] = []
     for message in messages:
@@ -739,7 +746,7 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
                 name = tool_name(function.get("name", MISSING), "name", "a message's tool call")
                 call_id = link_id(call.get("id"), "id", "a message's tool call")
                 calls.append((name, parse_json_text(function.get("arguments")), call_id))
-    return _Output("\n".join(text), calls)
+    return _Output("\n".join(text), calls, others)
 
 
 def _openinference_output(a: dict[str, Any]) -> _Output | None:
@@ -820,6 +827,9 @@ def _output(span: Span) -> _Output | None:
         return _Output(value, [])
     return None
 
+
+#: How `inspect` counts the output messages after the first (as the OpenAI adapter does).
+CHOICES = "choices after the first (n > 1)"
 
 #: The GenAI event that carries an inference's messages apart from the span's
 #: attributes (`gen_ai.input.messages`, `gen_ai.output.messages`, …), and the key of
@@ -1135,6 +1145,8 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
         usage = _usage(a)
         if out is not None and out.text is None:
             redacted(trace)
+        if out is not None and out.others:
+            trace.skip(CHOICES, out.others)
         trace.llm(
             out.text if out is not None else None,
             usage,
