@@ -627,3 +627,68 @@ def test_output_messages_after_the_first_are_other_choices(
     assert [r["output"] for r in _of(run, "llm.response")] == ["First choice: 12 C"]
     assert _of(run, "tool.call") == []
     assert run.read is not None and run.read.skipped == {"choices after the first (n > 1)": 1}
+
+
+# --- message parts ---------------------------------------------------------------------------
+
+#: The tester's Anthropic answer: reasoning, a web search the provider ran and its
+#: response, then the text.
+SERVER_PARTS = [
+    {"type": "reasoning", "content": "User wants Paris weather; I will search."},
+    {
+        "type": "server_tool_call",
+        "id": "srvtoolu_1",
+        "name": "web_search",
+        "server_tool_call": {"type": "web_search", "query": "paris weather"},
+    },
+    {
+        "type": "server_tool_call_response",
+        "id": "srvtoolu_1",
+        "server_tool_call_response": {"type": "web_search", "results": [{"url": "w"}]},
+    },
+    {"type": "text", "content": "Paris is 18 C."},
+]
+
+
+def test_a_tool_the_provider_ran_is_a_call_with_its_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answer = [{"role": "assistant", "parts": SERVER_PARTS, "finish_reason": "stop"}]
+    run = _read(
+        tmp_path, monkeypatch, _document(_chat(1, gen_ai__output__messages=json.dumps(answer)))
+    )
+    (call,) = _of(run, "tool.call")
+    assert (call["name"], call["callId"]) == ("web_search", "srvtoolu_1")
+    assert call["arguments"] == {"type": "web_search", "query": "paris weather"}
+    (result,) = _of(run, "tool.result")
+    assert result["callId"] == "srvtoolu_1" and result["output"]["results"] == [{"url": "w"}]
+    assert [r["output"] for r in _of(run, "llm.response")] == ["Paris is 18 C."]
+    assert [s for s, _ in _verdicts(run, "no tool web_search", monkeypatch)] == ["fail"]
+
+
+def test_message_parts_not_read_are_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parts of types the reader does not read are skipped by type, never dropped unsaid;
+    a response part answering no call read is counted too."""
+    parts = [
+        {"type": "reasoning", "content": "hmm"},
+        {"type": "uri", "modality": "image", "uri": "https://x"},
+        {"type": "reasoning", "content": "so"},
+        {"content": "no type"},
+        {"type": "tool_call_response", "id": "nobody", "response": "x"},
+        {"type": "text", "content": "Done."},
+    ]
+    answer = [{"role": "assistant", "parts": parts, "finish_reason": "stop"}]
+    run = _read(
+        tmp_path, monkeypatch, _document(_chat(1, gen_ai__output__messages=json.dumps(answer)))
+    )
+    assert [r["output"] for r in _of(run, "llm.response")] == ["Done."]
+    assert run.read is not None and run.read.skipped == {
+        "`reasoning` message parts": 2,
+        "`uri` message parts": 1,
+        "message parts without a type": 1,
+        "tool call responses in output messages of no call read": 1,
+    }
+    summary = render_text(summarize(str(tmp_path / "trace.otlp.json"))[0])
+    assert "2 `reasoning` message parts" in summary

@@ -62,6 +62,14 @@ TEXTS = [
     '[{"role": "user", "parts": [{"type": "text", "content": "a long prompt"}]}]',
     '{"content": "done", "tool_calls": [{"id": "c2", "function": '
     '{"name": "g", "arguments": "{\\"q\\": 2}"}}]}',
+    # two choices; a tool the provider ran, its response, parts not read
+    '[{"role": "assistant", "parts": [{"type": "text", "content": "one"}]}, '
+    '{"role": "assistant", "parts": [{"type": "text", "content": "two"}]}]',
+    '[{"role": "assistant", "parts": [{"type": "reasoning", "content": "hm"}, '
+    '{"type": "server_tool_call", "id": "s1", "name": "web_search", '
+    '"server_tool_call": {"query": "q"}}, {"type": "server_tool_call_response", "id": "s1", '
+    '"server_tool_call_response": {"r": 1}}, {"content": "untyped"}]}]',
+    "__REDACTED__",  # OpenInference's placeholder for what it hid
 ]
 
 KEYS = [

@@ -41,7 +41,8 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   `gen_ai.usage.cache_creation.input_tokens`/`cache_read.input_tokens` (counted in its
   input tokens) priced at their rates (`_cache`); the answer and tool calls from the output messages
   in the newest convention the span uses: `gen_ai.output.messages` (parts `text`,
-  `tool_call`; its first message, each being a choice: the others counted) on the
+  `tool_call`, `server_tool_call` and its `server_tool_call_response`, others counted;
+  its first message, each being a choice: the others counted) on the
   span, else on its `gen_ai.client.inference.operation.details` event (the current
   GenAI convention's place for them), `gen_ai.completion` (JSON),
   OpenLLMetry's `gen_ai.completion.N.content` / `.tool_calls.M.name|arguments|id`,
@@ -689,6 +690,9 @@ class _Output:
     text: str | None  # `None`: redacted (OpenInference's `REDACTED`), unknown
     calls: list[tuple[str, Any, str | None]]  # name, arguments, id
     others: int = 0  # choices after the first, not read (`gen_ai.output.messages`)
+    # the results of calls the provider ran (GenAI server tool calls): (call id, output)
+    results: list[tuple[str | None, Any]] = attrs.Factory(list)
+    unread: dict[str, int] = attrs.Factory(dict)  # message parts not read, by reason
 
 
 def _genai_messages(value: Any, field: str) -> _Output | None:
@@ -713,6 +717,8 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
         messages, others = messages[:1], len(messages) - 1
     text: list[str] = []
     calls: list[tuple[str, Any, str | None]] = []
+    results: list[tuple[str | None, Any]] = []
+    unread: dict[str, int] = {}
     for message in messages:
         if isinstance(message, str):
             text.append(message)
@@ -724,15 +730,7 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
         parts = message.get("parts")
         if isinstance(parts, list):
             for part in parts:
-                kind = an_object(part, "a message part").get("type")
-                if kind == "text":
-                    add_text(text, part.get("content"), "content", "a `text` part")
-                elif kind == "tool_call":
-                    name = tool_name(part.get("name", MISSING), "name", "a `tool_call` part")
-                    call_id = link_id(part.get("id"), "id", "a `tool_call` part")
-                    calls.append((name, parse_json_text(part.get("arguments")), call_id))
-                elif kind is not None and not isinstance(kind, str):
-                    kind_value(kind, "type", "a message part")  # never a part read past
+                _part(an_object(part, "a message part"), text, calls, results, unread)
         elif parts is not None:
             listed(parts, "parts", "an output message")
         else:
@@ -746,7 +744,44 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
                 name = tool_name(function.get("name", MISSING), "name", "a message's tool call")
                 call_id = link_id(call.get("id"), "id", "a message's tool call")
                 calls.append((name, parse_json_text(function.get("arguments")), call_id))
-    return _Output("\n".join(text), calls, others)
+    return _Output("\n".join(text), calls, others, results, unread)
+
+
+#: Where each kind of GenAI tool-call part holds its arguments (a request) or its output
+#: (a response): the semconv's ToolCallRequestPart, ServerToolCallPart (a tool the
+#: provider ran, such as `web_search`: its details are its arguments),
+#: ToolCallResponsePart and ServerToolCallResponsePart.
+_CALL_PARTS = {"tool_call": "arguments", "server_tool_call": "server_tool_call"}
+_RESULT_PARTS = {
+    "tool_call_response": "response",
+    "server_tool_call_response": "server_tool_call_response",
+}
+
+
+def _part(
+    part: dict[str, Any],
+    text: list[str],
+    calls: list[tuple[str, Any, str | None]],
+    results: list[tuple[str | None, Any]],
+    unread: dict[str, int],
+) -> None:
+    """Read one GenAI output message part into `text`, `calls` or `results`; a part of
+    another type (`reasoning`, `blob`, `file`, `uri`, a provider's own) is counted in
+    `unread`, by type, never dropped unsaid."""
+    kind = kind_value(part.get("type"), "type", "a message part")  # (never read past)
+    if kind == "text":
+        add_text(text, part.get("content"), "content", "a `text` part")
+    elif kind in _CALL_PARTS:
+        what = f"a `{kind}` part"
+        name = tool_name(part.get("name", MISSING), "name", what)
+        call_id = link_id(part.get("id"), "id", what)
+        calls.append((name, parse_json_text(part.get(_CALL_PARTS[kind])), call_id))
+    elif kind in _RESULT_PARTS:
+        call_id = link_id(part.get("id"), "id", f"a `{kind}` part")
+        results.append((call_id, part.get(_RESULT_PARTS[kind])))
+    else:
+        reason = f"`{kind}` message parts" if kind else "message parts without a type"
+        unread[reason] = unread.get(reason, 0) + 1
 
 
 def _openinference_output(a: dict[str, Any]) -> _Output | None:
@@ -1145,8 +1180,6 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
         usage = _usage(a)
         if out is not None and out.text is None:
             redacted(trace)
-        if out is not None and out.others:
-            trace.skip(CHOICES, out.others)
         trace.llm(
             out.text if out is not None else None,
             usage,
@@ -1157,13 +1190,30 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
             latency_ms=latency,
             cache=_cache(a, usage),
         )
-        for name, args, call_id in out.calls if out is not None else ():
-            trace.call(name, args, call_id, end)  # (each id read as text or null: `link_id`)
+        if out is not None:
+            _output_events(out, trace, end)
     else:
         trace.skip(kind)
     if span.failed:
         message = span.status_message or _exception_message(span) or f'span "{span.name}" failed'
         trace.error(message, end)
+
+
+def _output_events(out: _Output, trace: Trace, end: str | None) -> None:
+    """The calls of an LLM span's output (and the results of those its provider ran), and
+    what the output left unread."""
+    for name, args, call_id in out.calls:
+        trace.call(name, args, call_id, end)  # (each id read as text or null: `link_id`)
+    for call_id, output in out.results:
+        found = trace.known_call(call_id) if call_id else None
+        if found is None:  # (a response to no call read: it answers nothing)
+            trace.skip("tool call responses in output messages of no call read")
+        else:
+            trace.result(found, output, at=end)
+    if out.others:
+        trace.skip(CHOICES, out.others)
+    for reason, n in out.unread.items():
+        trace.skip(reason, n)
 
 
 #: The kinds of span whose events are read.
