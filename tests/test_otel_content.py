@@ -589,6 +589,18 @@ def test_a_span_exported_twice_is_read_once(
     assert len(_of(run, "llm.response")) == 2
 
 
+def test_a_span_exported_twice_with_a_value_nobody_reads_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value of no known kind is the run's error only where a reader reads it: comparing
+    two copies does not make it one (copies unreadable alike are the same)."""
+    chat = _chat(1)
+    chat["attributes"].append({"key": "x.unread", "value": {"strValue": "x"}})
+    run = _read(tmp_path, monkeypatch, _document(chat, chat))
+    assert len(_of(run, "llm.response")) == 1
+    assert run.read is not None and run.read.skipped == {spantree.REPEATED: 1}
+
+
 def test_two_different_spans_of_one_id_are_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

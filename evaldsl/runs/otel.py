@@ -1037,11 +1037,7 @@ def _read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
 def read_spans(spans: list[Span], trace: Trace) -> float | None:
     """Add the events of `spans` (read from a file, in file order) to `trace`, and give
     the run's latency in ms (see the module doc)."""
-    try:  # (a value of no known kind is read only to compare a span written twice)
-        spans, repeats, keys = unrepeated(spans)
-    except UnknownKind as unread:
-        held = (s for s in spans if _unread_key(s, unread.value) != "an attribute")
-        raise unread.of(next(held, spans[0])) from None
+    spans, repeats, keys = unrepeated(spans)
     if repeats:
         trace.skip(REPEATED, repeats)
     times = [s.start for s in spans]

@@ -80,8 +80,22 @@ def _written(span: Span) -> tuple[Any, ...]:
 
 
 def _values(attrs: Any) -> Any:
-    """Attributes as plain values (`RawAttrs` decodes each on reading it)."""
-    return {key: attrs[key] for key in attrs} if isinstance(attrs, dict) else attrs
+    """Attributes as plain values (`RawAttrs` decodes each on reading it); a value that
+    cannot be read is `UNREADABLE` (it is the run's error only where a reader reads it,
+    and it is read here only to compare: two copies unreadable alike are the same)."""
+    if not isinstance(attrs, dict):
+        return attrs
+    values = {}
+    for key in attrs:
+        try:
+            values[key] = attrs[key]
+        except ValueError:  # (an `AnyValue` of no known kind; JSON the typed decoder skipped)
+            values[key] = UNREADABLE
+    return values
+
+
+#: What `_values` gives for a value that cannot be read.
+UNREADABLE = object()
 
 
 def wrappers(spans: Sequence[Span], kinds: Sequence[str], keys: Container[Any]) -> set[int]:
