@@ -19,28 +19,44 @@ does not write them) and gives:
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from evaldsl.runs.providers import BadValue
 
-if TYPE_CHECKING:
-    from evaldsl.runs.otel import Span
+
+class Span(Protocol):
+    """What is read of an `otel.Span` here (named so to keep `otel` out of this module's
+    imports: it imports this one)."""
+
+    name: str
+    attrs: dict[str, Any]
+    start_text: Any
+    end_text: Any
+    events: list[dict[str, Any]]
+    failed: bool
+    status_message: str | None
+    kind: str | None
+    key: tuple[str, str] | None
+    parent: tuple[str, str] | None
+
+
+S = TypeVar("S", bound=Span)
 
 #: How `inspect` counts what these leave out.
 REPEATED = "spans exported again (the same traceId and spanId, the same span)"
 WRAPPER = "LLM spans around another LLM span (one model call: the inner span counts)"
 
 
-def unrepeated(spans: list[Span]) -> tuple[list[Span], int, Container[Any]]:
+def unrepeated(spans: list[S]) -> tuple[list[S], int, Container[Any]]:
     """`spans` without the copies of a span read before (in file order), how many copies
     were left out, and the keys read (for `wrappers`); a different span under a key read
     before is a `BadValue`."""
-    seen: dict[Any, Span] = dict(zip([span.key for span in spans], spans, strict=True))
+    seen: dict[Any, S] = dict(zip([span.key for span in spans], spans, strict=True))
     unkeyed = seen.pop(None, None) is not None
     if len(seen) == len(spans) or (unkeyed and len(seen) + _unkeyed(spans) == len(spans)):
         return spans, 0, seen  # (no key twice: the common case, made in C)
     seen.clear()
-    kept: list[Span] = []
+    kept: list[S] = []
     for span in spans:
         key = span.key
         if key is None:
@@ -58,7 +74,7 @@ def unrepeated(spans: list[Span]) -> tuple[list[Span], int, Container[Any]]:
     return kept, len(spans) - len(kept), seen
 
 
-def _unkeyed(spans: list[Span]) -> int:
+def _unkeyed(spans: Sequence[Span]) -> int:
     """How many of `spans` have no key."""
     return sum(1 for span in spans if span.key is None)
 
