@@ -1121,7 +1121,7 @@ def _note_unrecorded(trace: Trace) -> None:
 REDACTED_HINT = "turn off its OpenInference hiding (OPENINFERENCE_HIDE_*) and record it again"
 
 
-def redacted(trace: Trace) -> None:
+def _redacted(trace: Trace) -> None:
     """Say that an OpenInference value read was `REDACTED` (hidden by its `TraceConfig`):
     read as not recorded, and recorded again only with the hiding turned off."""
     trace.capture_hint = REDACTED_HINT
@@ -1165,7 +1165,7 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
             histories = (a,) if details is None else (a, details)
             for call_id, name, output in (r for h in histories for r in _input_results(h)):
                 if output == REDACTED:  # (a result hidden is no result: the call waits on)
-                    redacted(trace)
+                    _redacted(trace)
                     continue
                 found = trace.known_call(call_id, name)
                 if found is not None:
@@ -1175,7 +1175,7 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
         usage = _usage(a)
         if out is not None and out.text is None:
-            redacted(trace)
+            _redacted(trace)
         trace.llm(
             out.text if out is not None else None,
             usage,
@@ -1241,13 +1241,13 @@ def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) 
     )
     if result == REDACTED:
         result = None
-        redacted(trace)
+        _redacted(trace)
     cid = trace.known_call(call_id, name)
     if cid is None:
         args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
         if args == REDACTED:
             args = None
-            redacted(trace)
+            _redacted(trace)
         # arguments recorded nowhere (no attribute, no model's call) are unknown, not {}
         arguments = parse_json_text(args) if args is not None else MISSING
         cid = trace.call(name, arguments, call_id, iso_time(start_ns))
