@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 import evaldsl
-from evaldsl.runs import detect, otlpdecode
+from evaldsl.runs import detect, otlpdecode, spantree
 from evaldsl.runs.detect import load_run
-from evaldsl.runs.model import Run
+from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.summary import render_text, summarize
 from tests.clitools import ROOT, run_evaldsl
 
@@ -383,3 +383,324 @@ def test_a_live_target_s_run_keeps_what_its_trace_left_out(tmp_path: Path) -> No
         env={"PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"},
     )
     assert "records no message content" in done.stdout, done.stdout + done.stderr
+
+
+# --- content OpenInference redacted ------------------------------------------------------
+
+#: What OpenInference's `TraceConfig` writes for a value it hides.
+HIDDEN = "__REDACTED__"
+
+
+def _oi_llm(n: int, **extra: Any) -> dict[str, Any]:
+    made = {
+        "openinference__span__kind": "LLM",
+        "llm__model_name": "gpt-4o",
+        "llm__token_count__prompt": 100,
+        "llm__token_count__completion": 30,
+    }
+    return _span(n, "ChatCompletion", _attrs(**{**made, **extra}))
+
+
+def _oi_tool(n: int, **extra: Any) -> dict[str, Any]:
+    attributes = _attrs(
+        openinference__span__kind="TOOL", tool__name="get_weather", tool_call__id="call_1", **extra
+    )
+    return _span(n, "get_weather", attributes)
+
+
+#: The tester's trace (OPENINFERENCE_HIDE_INPUTS and HIDE_OUTPUTS): the messages dropped,
+#: `input.value` and `output.value` redacted, on the model's spans and the tool's.
+HIDDEN_TRACE = _document(
+    _oi_llm(1, output__value=HIDDEN),
+    _oi_tool(2, input__value=HIDDEN, output__value=HIDDEN),
+    _oi_llm(3, output__value=HIDDEN),
+)
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        f'answer == "{HIDDEN}"',
+        'not answer contains "Paris"',
+        f'tool get_weather args == "{HIDDEN}"',
+        'not tool get_weather args $.city == "Paris"',
+        'not tool get_weather result contains "Paris"',
+        f'tool get_weather result == "{HIDDEN}"',
+    ],
+)
+def test_content_openinference_redacted_is_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, assertion: str
+) -> None:
+    run = _read(tmp_path, monkeypatch, HIDDEN_TRACE)
+    ((status, message),) = _verdicts(run, assertion, monkeypatch)
+    assert status == "error", message
+    assert "OPENINFERENCE_HIDE_" in message
+
+
+def test_a_redacted_trace_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _read(tmp_path, monkeypatch, HIDDEN_TRACE)
+    assert run.unrecorded is not None
+    assert run.unrecorded.answers == {1, 2}
+    assert run.unrecorded.arguments == {"get_weather": {1}}
+    assert run.unrecorded.results == {"get_weather": 1}
+    assert run.read is not None
+    assert any("OpenInference redacted" in note for note in run.read.notes)
+    assert not any(HIDDEN in json.dumps(e) for e in _of(run, "tool.call"))
+
+
+def test_redacted_message_text_makes_the_answer_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OPENINFERENCE_HIDE_OUTPUT_TEXT redacts the output messages' text, which the
+    planned reading (flattened keys) and the readers (a nested list) both read; the
+    calls the messages ask for are still read. HIDE_INPUT_TEXT redacts a tool message's
+    text in the next call's history: no result, not the placeholder."""
+    calls = "llm__output_messages__0__message__tool_calls__0__tool_call__"
+    asking = _oi_llm(
+        1,
+        llm__output_messages__0__message__role="assistant",
+        llm__output_messages__0__message__content=HIDDEN,
+        **{calls + "id": "call_1", calls + "function__name": "get_weather"},
+        **{calls + "function__arguments": '{"city": "Paris"}'},
+    )
+    parts = "llm__output_messages__0__message__contents__"
+    answering = _oi_llm(
+        2,
+        llm__input_messages__0__message__role="tool",
+        llm__input_messages__0__message__tool_call_id="call_1",
+        llm__input_messages__0__message__content=HIDDEN,
+        **{parts + "0__message_content__type": "text", parts + "0__message_content__text": "It"},
+        **{parts + "1__message_content__type": "text", parts + "1__message_content__text": HIDDEN},
+    )
+    run = _read(tmp_path, monkeypatch, _document(asking, answering))
+    assert run.unrecorded is not None and run.unrecorded.answers == {1, 2}
+    (call,) = _of(run, "tool.call")
+    assert call["arguments"] == {"city": "Paris"}
+    assert _of(run, "tool.result") == []
+    assert [r["output"] for r in _of(run, "llm.response")] == ["", ""]
+    nested = {"message.role": "assistant", "message.content": HIDDEN}
+    listed = _oi_llm(3)
+    listed["attributes"].append(
+        {
+            "key": "llm.output_messages",
+            "value": {
+                "arrayValue": {
+                    "values": [
+                        {
+                            "kvlistValue": {
+                                "values": [{"key": k, "value": _text(v)} for k, v in nested.items()]
+                            }
+                        }
+                    ]
+                }
+            },
+        }
+    )
+    run = _read(tmp_path, monkeypatch, _document(listed))
+    assert run.unrecorded is not None and run.unrecorded.answers == {1}
+
+
+# --- each model call once --------------------------------------------------------------------
+
+OI_ANSWER = {"llm__output_messages__0__message__content": "Paris 18 C."}
+
+
+def _under(span: dict[str, Any], parent: dict[str, Any] | None) -> dict[str, Any]:
+    """`span` as a child of `parent` (none: a root)."""
+    return {**span, "parentSpanId": parent["spanId"]} if parent else span
+
+
+def test_an_llm_span_around_another_is_one_model_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LangChain's ChatOpenAI span over the OpenAI instrumentor's ChatCompletion span:
+    one step, its tokens once; the inner span (the provider's call) is the one read."""
+    outer = _oi_llm(1, **OI_ANSWER)
+    inner = _under(_oi_llm(2, llm__model_name="gpt-4o-2024-08-06", **OI_ANSWER), outer)
+    run = _read(tmp_path, monkeypatch, _document(outer, inner))
+    (response,) = _of(run, "llm.response")
+    assert response["model"] == "gpt-4o-2024-08-06"
+    assert response["usage"] == {"promptTokens": 100, "completionTokens": 30}
+    assert run.read is not None and run.read.skipped == {spantree.WRAPPER: 1}
+
+
+def test_an_llm_span_around_another_counts_its_calls_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = "llm__output_messages__0__message__tool_calls__0__tool_call__"
+    asking = {calls + "id": "call_1", calls + "function__name": "get_weather"}
+    agent = _span(0, "agent", _attrs(openinference__span__kind="AGENT"))
+    outer = _under(_oi_llm(1, **asking), agent)
+    chain = _under(_span(2, "chain", _attrs(openinference__span__kind="CHAIN")), outer)
+    inner = _under(_oi_llm(3, **asking), chain)  # (under a chain under the outer one)
+    run = _read(
+        tmp_path, monkeypatch, _document(agent, outer, chain, inner, _oi_tool(4, output__value="x"))
+    )
+    assert len(_of(run, "llm.response")) == 1
+    (call,) = _of(run, "tool.call")
+    (result,) = _of(run, "tool.result")
+    assert (call["callId"], result["callId"], result["output"]) == ("call_1", "call_1", "x")
+
+
+def test_model_calls_under_one_llm_span_each_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrapper around two calls (a retry): the two calls count, the wrapper does not;
+    LLM spans of another trace, or without a traceId, are not under it."""
+    outer = _oi_llm(1, **OI_ANSWER)
+    first, second = _under(_oi_llm(2), outer), _under(_oi_llm(3, **OI_ANSWER), outer)
+    elsewhere = {**_under(_oi_llm(4), outer), "traceId": "1" * 32}
+    untraced = {k: v for k, v in _under(_oi_llm(5), outer).items() if k != "traceId"}
+    run = _read(tmp_path, monkeypatch, _document(outer, first, second, elsewhere, untraced))
+    assert len(_of(run, "llm.response")) == 4
+    assert run.read is not None and run.read.skipped == {spantree.WRAPPER: 1}
+
+
+def test_parent_links_that_loop_or_run_deep_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two LLM spans each the other's parent: neither is the other's wrapper. A chain of
+    3,000 spans between two LLM spans is walked without recursion, once."""
+    a, b = _oi_llm(1), _oi_llm(2)
+    looped = _document(_under(a, b), _under(b, a))
+    assert len(_of(_read(tmp_path, monkeypatch, looped), "llm.response")) == 2
+    top = _oi_llm(0)
+    chain = [top]
+    for n in range(1, 3001):
+        chain.append(_under(_span(n, "step", _attrs(openinference__span__kind="CHAIN")), chain[-1]))
+    spans = [*chain, _under(_oi_llm(3001), chain[-1]), _under(_oi_llm(3002), chain[1500])]
+    run = _read(tmp_path, monkeypatch, _document(*spans))
+    assert len(_of(run, "llm.response")) == 2
+    assert run.read is not None and run.read.skipped[spantree.WRAPPER] == 1
+
+
+def test_a_span_exported_twice_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = _chat(1, gen_ai__output__messages=json.dumps(OUTPUT))
+    tool = _tool(2, gen_ai__tool__call__result="sunny")
+    run = _read(tmp_path, monkeypatch, _document(chat, tool, chat, json.loads(json.dumps(tool))))
+    assert len(_of(run, "llm.response")) == 1
+    assert [len(_of(run, kind)) for kind in ("tool.call", "tool.result")] == [1, 1]
+    assert run.read is not None and run.read.skipped == {spantree.REPEATED: 2}
+    # without a traceId, two spans of one spanId cannot be told to be one: both are read
+    untraced = {k: v for k, v in chat.items() if k != "traceId"}
+    run = _read(tmp_path, monkeypatch, _document(untraced, untraced))
+    assert len(_of(run, "llm.response")) == 2
+
+
+def test_a_span_exported_twice_with_a_value_nobody_reads_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value of no known kind is the run's error only where a reader reads it: comparing
+    two copies does not make it one (copies unreadable alike are the same)."""
+    chat = _chat(1)
+    chat["attributes"].append({"key": "x.unread", "value": {"strValue": "x"}})
+    run = _read(tmp_path, monkeypatch, _document(chat, chat))
+    assert len(_of(run, "llm.response")) == 1
+    assert run.read is not None and run.read.skipped == {spantree.REPEATED: 1}
+
+
+def test_two_different_spans_of_one_id_are_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "trace.otlp.json"
+    other = {**_chat(1), "name": "chat again"}
+    path.write_text(json.dumps(_document(_chat(1), other)), encoding="utf-8")
+    for reference in ("1", ""):
+        monkeypatch.setenv("EVALDSL_REFERENCE", reference)
+        monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+        with pytest.raises(RunError, match="is written twice, differently"):
+            load_run(path)
+
+
+# --- choices ---------------------------------------------------------------------------------
+
+
+def _choice(text: str, *parts: dict[str, Any]) -> dict[str, Any]:
+    """One output message (a choice), of its text and `parts` after it."""
+    content = [{"type": "text", "content": text}, *parts]
+    return {"role": "assistant", "parts": content, "finish_reason": "stop"}
+
+
+@pytest.mark.parametrize("where", ["span", "details event"])
+def test_output_messages_after_the_first_are_other_choices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """n = 2: the first choice is the answer (not the two joined), the other's calls are
+    not made, and the other is counted as skipped, as the OpenAI adapter counts them."""
+    call = {"type": "tool_call", "id": "call_9", "name": "get_weather", "arguments": {}}
+    choices = [_choice("First choice: 12 C"), _choice("Second choice: 54 F", call)]
+    if where == "span":
+        span = _chat(1, gen_ai__output__messages=json.dumps(choices))
+    else:
+        span = _chat(1, events=[_details(gen_ai__output__messages=choices)])
+    run = _read(tmp_path, monkeypatch, _document(span))
+    assert [r["output"] for r in _of(run, "llm.response")] == ["First choice: 12 C"]
+    assert _of(run, "tool.call") == []
+    assert run.read is not None and run.read.skipped == {"choices after the first (n > 1)": 1}
+
+
+# --- message parts ---------------------------------------------------------------------------
+
+#: The tester's Anthropic answer: reasoning, a web search the provider ran and its
+#: response, then the text.
+SERVER_PARTS = [
+    {"type": "reasoning", "content": "User wants Paris weather; I will search."},
+    {
+        "type": "server_tool_call",
+        "id": "srvtoolu_1",
+        "name": "web_search",
+        "server_tool_call": {"type": "web_search", "query": "paris weather"},
+    },
+    {
+        "type": "server_tool_call_response",
+        "id": "srvtoolu_1",
+        "server_tool_call_response": {"type": "web_search", "results": [{"url": "w"}]},
+    },
+    {"type": "text", "content": "Paris is 18 C."},
+]
+
+
+def test_a_tool_the_provider_ran_is_a_call_with_its_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answer = [{"role": "assistant", "parts": SERVER_PARTS, "finish_reason": "stop"}]
+    run = _read(
+        tmp_path, monkeypatch, _document(_chat(1, gen_ai__output__messages=json.dumps(answer)))
+    )
+    (call,) = _of(run, "tool.call")
+    assert (call["name"], call["callId"]) == ("web_search", "srvtoolu_1")
+    assert call["arguments"] == {"type": "web_search", "query": "paris weather"}
+    (result,) = _of(run, "tool.result")
+    assert result["callId"] == "srvtoolu_1" and result["output"]["results"] == [{"url": "w"}]
+    assert [r["output"] for r in _of(run, "llm.response")] == ["Paris is 18 C."]
+    assert [s for s, _ in _verdicts(run, "no tool web_search", monkeypatch)] == ["fail"]
+
+
+def test_message_parts_not_read_are_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parts of types the reader does not read are skipped by type, never dropped unsaid;
+    a response part answering no call read is counted too."""
+    parts = [
+        {"type": "reasoning", "content": "hmm"},
+        {"type": "uri", "modality": "image", "uri": "https://x"},
+        {"type": "reasoning", "content": "so"},
+        {"content": "no type"},
+        {"type": "tool_call_response", "id": "nobody", "response": "x"},
+        {"type": "text", "content": "Done."},
+    ]
+    answer = [{"role": "assistant", "parts": parts, "finish_reason": "stop"}]
+    run = _read(
+        tmp_path, monkeypatch, _document(_chat(1, gen_ai__output__messages=json.dumps(answer)))
+    )
+    assert [r["output"] for r in _of(run, "llm.response")] == ["Done."]
+    assert run.read is not None and run.read.skipped == {
+        "`reasoning` message parts": 2,
+        "`uri` message parts": 1,
+        "message parts without a type": 1,
+        "tool call responses in output messages of no call read": 1,
+    }
+    summary = render_text(summarize(str(tmp_path / "trace.otlp.json"))[0])
+    assert "2 `reasoning` message parts" in summary

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaldsl.runs import RunError, detect, load_run, otel, otlpdecode, spanplan
+from evaldsl.runs import RunError, detect, load_run, otel, otlpdecode, spanplan, spantree
 from evaldsl.runs.providers import BadValue, Trace
 from evaldsl.runs.rawattrs import RawAttrs
 from tests.fuzzing import examples
@@ -62,6 +62,14 @@ TEXTS = [
     '[{"role": "user", "parts": [{"type": "text", "content": "a long prompt"}]}]',
     '{"content": "done", "tool_calls": [{"id": "c2", "function": '
     '{"name": "g", "arguments": "{\\"q\\": 2}"}}]}',
+    # two choices; a tool the provider ran, its response, parts not read
+    '[{"role": "assistant", "parts": [{"type": "text", "content": "one"}]}, '
+    '{"role": "assistant", "parts": [{"type": "text", "content": "two"}]}]',
+    '[{"role": "assistant", "parts": [{"type": "reasoning", "content": "hm"}, '
+    '{"type": "server_tool_call", "id": "s1", "name": "web_search", '
+    '"server_tool_call": {"query": "q"}}, {"type": "server_tool_call_response", "id": "s1", '
+    '"server_tool_call_response": {"r": 1}}, {"content": "untyped"}]}]',
+    "__REDACTED__",  # OpenInference's placeholder for what it hid
 ]
 
 KEYS = [
@@ -268,6 +276,9 @@ event_attrs = st.lists(
 )
 
 
+SPAN_IDS = [f"a{n}" for n in range(8)]
+
+
 @st.composite
 def otlp_span(draw: st.DrawFn) -> dict[str, Any]:
     span: dict[str, Any] = {}
@@ -275,7 +286,12 @@ def otlp_span(draw: st.DrawFn) -> dict[str, Any]:
         names = (st.sampled_from(TEXTS), st.none(), st.integers(0, 3), st.sampled_from(EDGE_INTS))
         span["name"] = draw(st.one_of(*names))
     if draw(st.booleans()):
-        span["spanId"] = draw(st.sampled_from(["a1", "", None, 10**30, 0.5]))
+        span["spanId"] = draw(st.sampled_from([*SPAN_IDS, "", None, 10**30, 0.5]))
+    # (spans of one trace, one spanId written again, parents among them: `spantree`)
+    if draw(st.integers(0, 3)):
+        span["traceId"] = draw(st.sampled_from(["t1", "t1", "t1", "", None, 7]))
+    if draw(st.booleans()):
+        span["parentSpanId"] = draw(st.sampled_from([*SPAN_IDS, "", None]))
     for key in ("startTimeUnixNano", "endTimeUnixNano"):
         if draw(st.integers(0, 5)):
             span[key] = draw(times)
@@ -325,8 +341,10 @@ def flat_span(draw: st.DrawFn) -> dict[str, Any]:
     span_id = draw(odd_fields if odd else st.sampled_from(["s1", "s2", ""]))
     span: dict[str, Any] = {
         "name": draw(st.sampled_from(["llm", "tool", "chain", ""])),
-        "context": {"trace_id": "t", "span_id": span_id},
+        "context": {"trace_id": draw(st.sampled_from(["t", "t", None])), "span_id": span_id},
     }
+    if draw(st.booleans()):
+        span["parent_id"] = draw(odd_fields if odd else st.sampled_from(["s1", "s2", None]))
     if odd and draw(st.booleans()):
         span["name"] = draw(odd_fields)  # not text: not a span
     if draw(st.booleans()):
@@ -851,3 +869,46 @@ def test_a_line_separator_inside_a_string_is_refused_as_the_full_reader_refuses_
     assert_typed_is_reference(path, data, True, monkeypatch, lambda why: None)
     monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
     assert isinstance(outcome(path, "otel"), tuple)  # an error, not a run
+
+
+def _phoenix(span_id: str, kind: str, parent: str | None, **attributes: Any) -> dict[str, Any]:
+    """A flat span as Phoenix exports it, of the OpenInference `kind`, a second apart."""
+    second = int(span_id[1:])
+    return {
+        "name": kind.lower(),
+        "context": {"trace_id": "t1", "span_id": span_id},
+        "parent_id": parent,
+        "span_kind": kind,
+        "start_time": f"2024-12-03T21:00:0{second}+00:00",
+        "end_time": f"2024-12-03T21:00:0{second}.5+00:00",
+        "attributes": {"openinference.span.kind": kind, **attributes},
+    }
+
+
+def test_flat_spans_written_twice_or_around_another_call_are_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phoenix's span JSONL, read typed as the full reader reads it: a span exported again
+    is read once, an LLM span around another (by `parent_id`) is left out."""
+    answer = {"llm.output_messages.0.message.content": "hi", "llm.token_count.prompt": 5}
+    spans = [
+        _phoenix("s1", "AGENT", None),
+        _phoenix("s2", "LLM", "s1", **answer),
+        _phoenix("s3", "LLM", "s2", **answer),
+        _phoenix("s4", "LLM", "s1", **answer),
+    ]
+    data = "".join(json.dumps(s) + "\n" for s in [*spans, spans[2]]).encode()
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(data)
+
+    def typed_itself(why: str) -> Any:
+        return otlpdecode.read_otel_lines(str(path), lambda head: why, 50)
+
+    assert_typed_is_reference(path, data, False, monkeypatch, typed_itself)
+    run = typed_itself("otel")
+    assert [e["type"] for e in run.events].count("llm.response") == 2
+    assert run.read.skipped == {
+        "`AGENT` spans (OpenInference)": 1,
+        spantree.REPEATED: 1,
+        spantree.WRAPPER: 1,
+    }

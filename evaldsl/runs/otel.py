@@ -41,8 +41,10 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   `gen_ai.usage.cache_creation.input_tokens`/`cache_read.input_tokens` (counted in its
   input tokens) priced at their rates (`_cache`); the answer and tool calls from the output messages
   in the newest convention the span uses: `gen_ai.output.messages` (parts `text`,
-  `tool_call`) on the span, else on its `gen_ai.client.inference.operation.details`
-  event (the current GenAI convention's place for them), `gen_ai.completion` (JSON),
+  `tool_call`, `server_tool_call` and its `server_tool_call_response`, others counted;
+  its first message, each being a choice: the others counted) on the
+  span, else on its `gen_ai.client.inference.operation.details` event (the current
+  GenAI convention's place for them), `gen_ai.completion` (JSON),
   OpenLLMetry's `gen_ai.completion.N.content` / `.tool_calls.M.name|arguments|id`,
   `gen_ai.choice` span events, OpenInference's
   `llm.output_messages.N.message.content|contents|tool_calls` (nested lists or flattened
@@ -56,11 +58,16 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   OpenLLMetry `gen_ai.prompt.N`, or the older GenAI `gen_ai.prompt` list or JSON text,
   with role `tool`; OpenInference
   `llm.input_messages.N` with role `tool`) answer the calls still waiting that they name
-  by id (or, without one, by tool name);
+  by id (or, without one, by tool name). OpenInference's placeholder for what its
+  `TraceConfig` hid (`REDACTED`, in `input.value`, `output.value` or a message's text) is
+  not recorded: an answer with a piece of it is unknown, a tool span's arguments or
+  result unknown, a tool message's result none (noted, with how to record it);
 - any span with status ERROR adds an `agent.error` (its status message, or its
   `exception` event's message);
 - every other span (agents, chains, workflows, embeddings, retrievers, spans without
-  attributes) is skipped, and counted by reason.
+  attributes) is skipped, and counted by reason; so are a span exported again and an
+  LLM span with another LLM span under it (one model call: the inner span counts), and
+  two different spans of one traceId and spanId are an error (`spantree`).
 """
 
 from __future__ import annotations
@@ -99,10 +106,13 @@ from evaldsl.runs.spanplan import (
     OPENLLMETRY_CALL,
     OPENLLMETRY_ID,
     OPENLLMETRY_MESSAGE,
+    REDACTED,
     UNPLANNED,
     add_part,
+    answer_of,
     indexed_output,
 )
+from evaldsl.runs.spantree import REPEATED, WRAPPER, unrepeated, wrappers
 from evaldsl.runs.text import BadUsage, token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
@@ -127,6 +137,20 @@ class Span:
     failed: bool
     status_message: str | None
     kind: str | None = None  # a flat span's own `span_kind` (Phoenix)
+    key: tuple[str, str] | None = None  # (traceId, spanId): see `span_key`
+    parent: tuple[str, str] | None = None  # (traceId, parentSpanId)
+
+
+def span_key(trace_id: Any, span_id: Any) -> tuple[str, str] | None:
+    """A span's (or its parent's) key as `spantree` reads it: its traceId and spanId when
+    both are text (`None` else: a span without them cannot be told from another).
+
+    >>> span_key("t1", "s1"), span_key("t1", ""), span_key(None, "s1")
+    (('t1', 's1'), None, None)
+    """
+    if type(trace_id) is str and type(span_id) is str and trace_id and span_id:
+        return trace_id, span_id
+    return None
 
 
 # --- signatures ------------------------------------------------------------------------------
@@ -370,6 +394,7 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
                 raw_status = s.get("status")
                 status: dict[str, Any] = raw_status if isinstance(raw_status, dict) else {}
                 start, end = s.get("startTimeUnixNano"), s.get("endTimeUnixNano")
+                trace_id = s.get("traceId")
                 yield Span(
                     name=str(s.get("name", "")),
                     span_id=str(s.get("spanId") or s.get("name") or "span"),
@@ -381,6 +406,8 @@ def _otlp_spans(doc: dict[str, Any]) -> Iterator[Span]:
                     events=events,
                     failed=status.get("code") in STATUS_ERROR,
                     status_message=status.get("message") or None,
+                    key=span_key(trace_id, s.get("spanId")),
+                    parent=span_key(trace_id, s.get("parentSpanId")),
                 )
 
 
@@ -471,6 +498,8 @@ def _flat_span(s: dict[str, Any]) -> Span:
         failed=code in STATUS_ERROR,
         status_message=s.get("status_message") or status.get("description") or None,
         kind=kind,
+        key=span_key(context.get("trace_id"), context.get("span_id")),
+        parent=span_key(context.get("trace_id"), s.get("parent_id")),
     )
 
 
@@ -659,8 +688,12 @@ def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
 
 @attrs.frozen
 class _Output:
-    text: str
+    text: str | None  # `None`: redacted (OpenInference's `REDACTED`), unknown
     calls: list[tuple[str, Any, str | None]]  # name, arguments, id
+    others: int = 0  # choices after the first, not read (`gen_ai.output.messages`)
+    # the results of calls the provider ran (GenAI server tool calls): (call id, output)
+    results: list[tuple[str | None, Any]] = attrs.Factory(list)
+    unread: dict[str, int] = attrs.Factory(dict)  # message parts not read, by reason
 
 
 def _genai_messages(value: Any, field: str) -> _Output | None:
@@ -668,8 +701,11 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
     (`field`: where they are, for a message); `None` for null. Text that is not JSON of
     messages or a message is the answer; anything else that is not messages, a message
     that is neither text nor an object among them, is a `BadValue`, never an answer
-    read as none."""
+    read as none. Each of `gen_ai.output.messages` is one choice (the semconv's
+    `OutputMessage`: "choice, candidate", each with its `finish_reason`): the first is
+    read, as the OpenAI adapter reads a body of n > 1 choices, and the others counted."""
     messages = parse_json_text(value)
+    others = 0
     if isinstance(messages, dict):
         messages = [messages]
     elif not isinstance(messages, list):
@@ -678,8 +714,12 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
         if value is None:
             return None
         raise BadValue(f"an LLM span's `{field}` is {shown(value)}, not a list of messages")
+    elif field == OUTPUT_MESSAGES and len(messages) > 1:
+        messages, others = messages[:1], len(messages) - 1
     text: list[str] = []
     calls: list[tuple[str, Any, str | None]] = []
+    results: list[tuple[str | None, Any]] = []
+    unread: dict[str, int] = {}
     for message in messages:
         if isinstance(message, str):
             text.append(message)
@@ -691,15 +731,7 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
         parts = message.get("parts")
         if isinstance(parts, list):
             for part in parts:
-                kind = an_object(part, "a message part").get("type")
-                if kind == "text":
-                    add_text(text, part.get("content"), "content", "a `text` part")
-                elif kind == "tool_call":
-                    name = tool_name(part.get("name", MISSING), "name", "a `tool_call` part")
-                    call_id = link_id(part.get("id"), "id", "a `tool_call` part")
-                    calls.append((name, parse_json_text(part.get("arguments")), call_id))
-                elif kind is not None and not isinstance(kind, str):
-                    kind_value(kind, "type", "a message part")  # never a part read past
+                _part(an_object(part, "a message part"), text, calls, results, unread)
         elif parts is not None:
             listed(parts, "parts", "an output message")
         else:
@@ -713,7 +745,44 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
                 name = tool_name(function.get("name", MISSING), "name", "a message's tool call")
                 call_id = link_id(call.get("id"), "id", "a message's tool call")
                 calls.append((name, parse_json_text(function.get("arguments")), call_id))
-    return _Output("\n".join(text), calls)
+    return _Output("\n".join(text), calls, others, results, unread)
+
+
+#: Where each kind of GenAI tool-call part holds its arguments (a request) or its output
+#: (a response): the semconv's ToolCallRequestPart, ServerToolCallPart (a tool the
+#: provider ran, such as `web_search`: its details are its arguments),
+#: ToolCallResponsePart and ServerToolCallResponsePart.
+_CALL_PARTS = {"tool_call": "arguments", "server_tool_call": "server_tool_call"}
+_RESULT_PARTS = {
+    "tool_call_response": "response",
+    "server_tool_call_response": "server_tool_call_response",
+}
+
+
+def _part(
+    part: dict[str, Any],
+    text: list[str],
+    calls: list[tuple[str, Any, str | None]],
+    results: list[tuple[str | None, Any]],
+    unread: dict[str, int],
+) -> None:
+    """Read one GenAI output message part into `text`, `calls` or `results`; a part of
+    another type (`reasoning`, `blob`, `file`, `uri`, a provider's own) is counted in
+    `unread`, by type, never dropped unsaid."""
+    kind = kind_value(part.get("type"), "type", "a message part")  # (never read past)
+    if kind == "text":
+        add_text(text, part.get("content"), "content", "a `text` part")
+    elif kind in _CALL_PARTS:
+        what = f"a `{kind}` part"
+        name = tool_name(part.get("name", MISSING), "name", what)
+        call_id = link_id(part.get("id"), "id", what)
+        calls.append((name, parse_json_text(part.get(_CALL_PARTS[kind])), call_id))
+    elif kind in _RESULT_PARTS:
+        call_id = link_id(part.get("id"), "id", f"a `{kind}` part")
+        results.append((call_id, part.get(_RESULT_PARTS[kind])))
+    else:
+        reason = f"`{kind}` message parts" if kind else "message parts without a type"
+        unread[reason] = unread.get(reason, 0) + 1
 
 
 def _openinference_output(a: dict[str, Any]) -> _Output | None:
@@ -731,7 +800,7 @@ def _openinference_output(a: dict[str, Any]) -> _Output | None:
             args = parse_json_text(call.get("tool_call.function.arguments"))
             call_id = link_id(call.get("tool_call.id"), *OPENINFERENCE_ID)
             calls.append((name, args, call_id))
-    return _Output("\n".join(text), calls)
+    return _Output(answer_of(text), calls)
 
 
 def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
@@ -788,10 +857,15 @@ def _output(span: Span) -> _Output | None:
                 if found is not None:
                     return found
     value = a.get("output.value")
+    if value == REDACTED:  # (its mime type is dropped with it)
+        return _Output(None, [])
     if isinstance(value, str) and a.get("output.mime_type", "text/plain") == "text/plain":
         return _Output(value, [])
     return None
 
+
+#: How `inspect` counts the output messages after the first (as the OpenAI adapter does).
+CHOICES = "choices after the first (n > 1)"
 
 #: The GenAI event that carries an inference's messages apart from the span's
 #: attributes (`gen_ai.input.messages`, `gen_ai.output.messages`, …), and the key of
@@ -964,6 +1038,9 @@ def _read_otel(items: Items, why: str) -> tuple[Trace, float | None]:
 def read_spans(spans: list[Span], trace: Trace) -> float | None:
     """Add the events of `spans` (read from a file, in file order) to `trace`, and give
     the run's latency in ms (see the module doc)."""
+    spans, repeats, keys = unrepeated(spans)
+    if repeats:
+        trace.skip(REPEATED, repeats)
     times = [s.start for s in spans]
     bad = next((_shown(t) for s in spans for t in _unread_times(s)), None)
     if bad is not None:
@@ -985,8 +1062,13 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     span = None
     trace.capture_hint = CAPTURE_HINT
     try:  # (one `try` for the file: an `AnyValue` of no known kind is rare)
+        kinds = []
         for span in spans:
-            _span_events(span, trace, clock)
+            kinds.append(_kind(span))
+        for i in wrappers(spans, kinds, keys):
+            kinds[i] = WRAPPER  # (skipped: the span under it is the same model call)
+        for span, kind in zip(spans, kinds, strict=True):
+            _span_events(span, kind, trace, clock)
     except UnknownKind as unread:
         assert span is not None
         raise unread.of(span) from None
@@ -1036,6 +1118,21 @@ def _note_unrecorded(trace: Trace) -> None:
         )
 
 
+#: How to record what OpenInference redacted (the end of an error verdict's message).
+REDACTED_HINT = "turn off its OpenInference hiding (OPENINFERENCE_HIDE_*) and record it again"
+
+
+def _redacted(trace: Trace) -> None:
+    """Say that an OpenInference value read was `REDACTED` (hidden by its `TraceConfig`):
+    read as not recorded, and recorded again only with the hiding turned off."""
+    trace.capture_hint = REDACTED_HINT
+    trace.note(
+        f'OpenInference redacted message content ("{REDACTED}": OPENINFERENCE_HIDE_INPUTS, '
+        "OPENINFERENCE_HIDE_OUTPUTS or their `_TEXT` settings): what it hid is read as not "
+        "recorded"
+    )
+
+
 def _count(n: int, what: str) -> str:
     """`n` things record, in words: "1 tool call records", "2 tool calls record"."""
     return f"1 {what} records" if n == 1 else f"{n} {what}s record"
@@ -1049,9 +1146,8 @@ def _unread_times(span: Span) -> Iterator[Any]:
         yield span.end_text
 
 
-def _span_events(span: Span, trace: Trace, clock: bool) -> None:
+def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
     a = span.attrs
-    kind = _kind(span)
     # (a time's text is made only where an event is placed at it: a skipped span's times
     # are read only when it failed, a tool span's start only for a call no span asked for)
     end = iso_time(span.end) if clock and (kind in _READ_KINDS or span.failed) else None
@@ -1069,6 +1165,9 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
             details = _details(span)
             histories = (a,) if details is None else (a, details)
             for call_id, name, output in (r for h in histories for r in _input_results(h)):
+                if output == REDACTED:  # (a result hidden is no result: the call waits on)
+                    _redacted(trace)
+                    continue
                 found = trace.known_call(call_id, name)
                 if found is not None:
                     trace.result(found, output, at=start)
@@ -1076,6 +1175,8 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
         model = _first(a, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
         usage = _usage(a)
+        if out is not None and out.text is None:
+            _redacted(trace)
         trace.llm(
             out.text if out is not None else None,
             usage,
@@ -1086,13 +1187,30 @@ def _span_events(span: Span, trace: Trace, clock: bool) -> None:
             latency_ms=latency,
             cache=_cache(a, usage),
         )
-        for name, args, call_id in out.calls if out is not None else ():
-            trace.call(name, args, call_id, end)  # (each id read as text or null: `link_id`)
+        if out is not None:
+            _output_events(out, trace, end)
     else:
         trace.skip(kind)
     if span.failed:
         message = span.status_message or _exception_message(span) or f'span "{span.name}" failed'
         trace.error(message, end)
+
+
+def _output_events(out: _Output, trace: Trace, end: str | None) -> None:
+    """The calls of an LLM span's output (and the results of those its provider ran), and
+    what the output left unread."""
+    for name, args, call_id in out.calls:
+        trace.call(name, args, call_id, end)  # (each id read as text or null: `link_id`)
+    for call_id, output in out.results:
+        found = trace.known_call(call_id) if call_id else None
+        if found is None:  # (a response to no call read: it answers nothing)
+            trace.skip("tool call responses in output messages of no call read")
+        else:
+            trace.result(found, output, at=end)
+    if out.others:
+        trace.skip(CHOICES, out.others)
+    for reason, n in out.unread.items():
+        trace.skip(reason, n)
 
 
 #: The kinds of span whose events are read.
@@ -1122,9 +1240,15 @@ def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) 
     is_error = span.failed or (
         "gen_ai.tool.result.is_error" in a and a["gen_ai.tool.result.is_error"] is True
     )
+    if result == REDACTED:
+        result = None
+        _redacted(trace)
     cid = trace.known_call(call_id, name)
     if cid is None:
         args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+        if args == REDACTED:
+            args = None
+            _redacted(trace)
         # arguments recorded nowhere (no attribute, no model's call) are unknown, not {}
         arguments = parse_json_text(args) if args is not None else MISSING
         cid = trace.call(name, arguments, call_id, iso_time(start_ns))

@@ -2,8 +2,9 @@
 
 Takes a span's attributes as `RawAttrs` (the typed OTel decoder's, `otlpdecode.py`) and
 gives what `otel.py`'s readers of OpenLLMetry's flattened `gen_ai.completion.N.*` and
-OpenInference's `llm.output_messages.N.message.*` attributes give: the answer's text and
-the tool calls (name, arguments, id), or `None` when the span has neither.
+OpenInference's `llm.output_messages.N.message.*` attributes give: the answer's text
+(`None` when OpenInference redacted it: `REDACTED`) and the tool calls (name, arguments,
+id), or `None` when the span has neither.
 
 Those readers gather the attributes into one dict per message, then one per content part
 and tool call (`otel.indexed`), and read each of them by name: per span a few dicts and
@@ -33,8 +34,26 @@ from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
 CallKeys = tuple[str | None, str | None, str | None]
 #: A message's keys: its content, its content parts' (type, text) and its tool calls.
 MessageKeys = tuple[str | None, tuple[tuple[str | None, str | None], ...], tuple[CallKeys, ...]]
-#: A span's output: its text and its calls (name, arguments, id).
-Output = tuple[str, list[tuple[str, Any, Any]]]
+#: A span's output: its text (`None`: redacted, unknown) and its calls (name, arguments, id).
+Output = tuple[str | None, list[tuple[str, Any, Any]]]
+
+#: What OpenInference's instrumentations write for a value their `TraceConfig` hides
+#: (`REDACTED_VALUE`): `input.value` and `output.value` under OPENINFERENCE_HIDE_INPUTS
+#: and OPENINFERENCE_HIDE_OUTPUTS (which drop the messages), a message's text under
+#: OPENINFERENCE_HIDE_INPUT_TEXT and OPENINFERENCE_HIDE_OUTPUT_TEXT. Read as not
+#: recorded, never as what the model or the tool said.
+REDACTED = "__REDACTED__"
+
+
+def answer_of(text: list[str]) -> str | None:
+    """An OpenInference answer from its text pieces: `None` (unknown) when one of them was
+    redacted (a piece hidden makes the whole answer unknown, not a shorter one).
+
+    >>> answer_of(["It is sunny."]), answer_of(["It is", REDACTED])
+    ('It is sunny.', None)
+    """
+    return None if REDACTED in text else "\n".join(text)
+
 
 #: What a tool call of each convention is called in an error, and its name's field.
 OPENLLMETRY_CALL = ("name", "an OpenLLMetry tool call (`gen_ai.completion.N.tool_calls.M`)")
@@ -108,7 +127,7 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
             if cid is not None and type(cid) is not str:  # as the readers refuse it
                 link_id(cid, *(OPENLLMETRY_ID if openllmetry else OPENINFERENCE_ID))
             calls.append((name, args, cid))
-    return "\n".join(text), calls
+    return ("\n".join(text) if openllmetry else answer_of(text)), calls
 
 
 def add_part(text: list[str], kind: Any, part: dict[str, Any], text_key: str | None) -> None:

@@ -518,12 +518,15 @@ def test_a_malformed_array_no_reader_reads_is_read_alike_fast_and_in_full(
     reader reads: `gen_ai.response.finish_reasons`) made the full OTLP reading raise,
     while the typed decoder, which never decodes that attribute, read the file. An
     array or key-value list of another shape is now no value (None), as an AnyValue of
-    no known kind is, and both readings give the same verdicts."""
+    no known kind is, and both readings give the same verdicts. (The span changed is
+    put in a trace of its own: the file repeats the fixture's spans, and a copy that
+    differs from the others under one traceId and spanId is an error, `spantree`.)"""
     _, kept, items = LARGE["latitude.otlp.json"]
     item = json.loads(json.dumps(items[0]))
     reasons = ("scopeSpans", 0, "spans", 0, "attributes", 19)
     assert value_at(item, (*reasons, "key")) == "gen_ai.response.finish_reasons"
     put(item, (*reasons, "value", "arrayValue"), "tool_use")
+    put(item, ("scopeSpans", 0, "spans", 0, "traceId"), "f" * 32)
     path = tmp_path / "latitude.otlp.json"
     path.write_text(json.dumps({**kept, "resourceSpans": [item, *items[1:]]}), encoding="utf-8")
     for fmt in (None, "otel"):
