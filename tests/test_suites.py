@@ -1033,3 +1033,61 @@ def test_a_suite_of_lone_carriage_returns_is_one_error_at_the_first(tmp_path: Pa
     (d,) = load_suite(path).diagnostics
     assert (d.code, d.line, d.column) == ("E504", 2, 21)
     assert d.message == "a line ends with a lone carriage return (CR, an old Mac line ending)"
+
+
+# ---- a YAML problem inside one case ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("middle", "said"),
+    [
+        (
+            "{ kind: tool.called, name: get_weather, name: get_crypto_price }",
+            "5:58: duplicate key `name` in this mapping",
+        ),
+        ("{ kind: answer.contains, text: !secret api_key }", "5:49: the YAML tag `!secret`"),
+        ("{ kind: answer.contains, text: &a [*a] }", "5:49: a recursive alias"),
+    ],
+)
+def test_a_yaml_problem_inside_one_case_keeps_only_that_case_from_running(
+    tmp_path: Path, middle: str, said: str
+) -> None:
+    """Found by a tester: a duplicate key inside one case stopped every case ("the
+    suite's header has errors"), and a YAML tag inside one dropped every case from the
+    report; the others now run, and the case says its problem at its line and column."""
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        cases:
+          - {{ name: first, cassette: "{DEMO}", expect: steps <= 9 }}
+          - name: middle
+            cassette: "{DEMO}"
+            assertions: [{middle}]
+          - {{ name: last, cassette: "{DEMO}", assertions: [{{ kind: forbid.tool, name: rm }}] }}
+        """,
+    )
+    outcomes = _outcomes(load_suite(path))
+    assert [(name, passed) for name, passed, _ in outcomes] == [
+        ("first", True),
+        ("middle", False),
+        ("last", True),
+    ]
+    error = outcomes[1][2]
+    assert error is not None and error.startswith("not run: 1 check error") and said in error
+
+
+def test_a_refused_yaml_value_outside_the_cases_still_stops_the_suite(tmp_path: Path) -> None:
+    """A tag in the suite's header (or an alias into a refused case from another) is the
+    whole file's problem: no case of it is read."""
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        description: !secret x
+        cases:
+          - {{ name: first, cassette: "{DEMO}", expect: steps <= 9 }}
+        """,
+    )
+    suite = load_suite(path)
+    assert not suite.cases and [d.code for d in suite.diagnostics] == ["E510"]
