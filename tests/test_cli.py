@@ -337,6 +337,43 @@ def test_convert_yaml_to_eval_runs_the_same(tmp_path: Path) -> None:
             converted.unlink(missing_ok=True)
 
 
+@pytest.mark.parametrize(
+    ("suite", "said"),
+    [
+        ("", "unknown mode `Regex`"),
+        ("judge: [1]\n", "`judge` is a model name"),
+    ],
+)
+def test_convert_keeps_what_it_could_not_convert_from_passing(
+    tmp_path: Path, suite: str, said: str
+) -> None:
+    """Found by a tester: an assertion convert could not convert became a comment, and
+    the converted case passed where the original was an error. Now the comment is
+    followed by a line that is no statement: the converted case (or, for a problem of
+    the header, the suite) does not run, and stderr says so."""
+    state = tmp_path / "s1.json"
+    state.write_text('{"status": "completed", "memory": {"result": "hello"}}')
+    (tmp_path / "p.yaml").write_text(
+        suite + "cases:\n"
+        "  - name: lost\n    state: s1.json\n    assertions:\n"
+        "      - { type: status_equals, expected: completed }\n"
+        "      - { type: memory_matches, key: result, mode: Regex, pattern: '^goodbye' }\n"
+        "  - name: whole\n    state: s1.json\n"
+        "    assertions: [{ type: status_equals, expected: completed }]\n"
+    )
+    r = evaldsl("convert", str(tmp_path / "p.yaml"))
+    assert r.returncode == 1 and said in r.stderr
+    assert f"{2 if suite else 1} place" in r.stderr and "could not be converted" in r.stderr
+    assert f"# not converted ({tmp_path / 'p.yaml'}:" in r.stdout and said in r.stdout
+    (tmp_path / "p.eval").write_text(r.stdout, encoding="utf-8")
+    ran = evaldsl("run", "--no-history", str(tmp_path / "p.eval"), "--json", "-")
+    assert ran.returncode == 1
+    cases = json.loads(ran.stdout)["suites"][0]["cases"]
+    errored = [c["name"] for c in cases if c["outcome"] == "error"]
+    assert errored == (["lost"] if not suite else ["lost", "whole"])
+    assert "found `not_converted`" in (cases[0]["error"] if not suite else ran.stderr)
+
+
 def test_convert_quotes_a_run_target_the_bare_form_cannot_hold(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

@@ -2,9 +2,12 @@
 
 Takes a `SuiteDraft` and gives `.eval` text with the same header, cases, sources and
 assertions (object-form assertions written as the evaldsl text they compile from), plus
-the diagnostics met on the way. An assertion that could not be converted is kept as a
-comment saying why, so nothing is silently dropped. Paths stay relative to the suite's
-folder: save the output next to the YAML file.
+the diagnostics met on the way. What could not be converted (an assertion, a field, a
+value no literal writes: the draft's errors) is kept as a comment saying why, followed by
+a `not_converted` line: no statement, so the `.eval` file's check stops that case (or,
+in the header, the suite) as the original's errors stop it, and no check is lost to a
+pass. Nothing is silently dropped. Paths stay relative to the suite's folder: save the
+output next to the YAML file.
 """
 
 from __future__ import annotations
@@ -30,6 +33,26 @@ def _statements(snippet: Snippet) -> list[str]:
     return out
 
 
+#: The line written after what could not be converted: not a statement, so the `.eval`
+#: file's check refuses it (E101) and its case does not run until it is rewritten.
+NOT_CONVERTED = "not_converted  # rewrite what the comment above says in evaldsl"
+
+
+def _lost(indent: str, why: str) -> list[str]:
+    """The lines that keep what could not be converted from passing: why, and the stop."""
+    return [f"{indent}# not converted: {why}", f"{indent}{NOT_CONVERTED}"]
+
+
+def _errors(diagnostics: tuple[Diagnostic, ...], indent: str) -> list[str]:
+    """The lines for the errors a case (or the header) met: each said, then one stop."""
+    said = [
+        f"{indent}# not converted ({d.path}:{d.line}:{d.column}): {d.message}"
+        for d in diagnostics
+        if d.is_error
+    ]
+    return [*said, f"{indent}{NOT_CONVERTED}"] if said else []
+
+
 def _case_lines(case: CaseDraft) -> list[str]:
     lines = [f"case {dsl_string(case.name)}"]
     src = case.source
@@ -49,12 +72,10 @@ def _case_lines(case: CaseDraft) -> list[str]:
         try:
             lines.append(f"  {word} {dsl_value(value)}")
         except ValueError:  # NaN: no evaldsl literal stands for it
-            lines.append(f"  # not converted: `{word}` holds NaN (.nan), which no literal writes")
+            lines.extend(_lost("  ", f"`{word}` holds NaN (.nan), which no literal writes"))
     if case.timeout is not None:
         lines.append(f"  timeout {_duration(case.timeout)}")
-    for d in case.diagnostics:
-        if d.is_error:
-            lines.append(f"  # not converted ({d.path}:{d.line}:{d.column}): {d.message}")
+    lines.extend(_errors(case.diagnostics, "  "))
     for snippet in case.snippets:
         lines.extend(f"  {s}" for s in _statements(snippet))
     return lines
@@ -73,6 +94,7 @@ def to_eval(draft: SuiteDraft) -> tuple[str, list[Diagnostic]]:
         lines.append(f"timeout {_duration(draft.timeout)}")
     for snippet in draft.header:
         lines.extend(_statements(snippet))
+    lines.extend(_errors(draft.diagnostics, ""))
     problems = list(draft.diagnostics)
     for case in draft.cases:
         lines.append("")
