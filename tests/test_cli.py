@@ -374,6 +374,34 @@ def test_convert_keeps_what_it_could_not_convert_from_passing(
     assert "found `not_converted`" in (cases[0]["error"] if not suite else ran.stderr)
 
 
+def test_convert_translates_each_rows_that_go_into_a_regex(tmp_path: Path) -> None:
+    """Found by a tester: a row's value inside an object's regex is JavaScript (traceplay
+    renders the object, then reads it), but `answer matches /{{p}}/` read it as RE2, and
+    verdicts flipped (`\\p{L}` is the text `p{L}` in JavaScript, any letter in RE2). The
+    value is now translated as a literal regex is; a row that cannot be is said."""
+    demo = FIXTURES / "demo" / "cassette.example.jsonl"
+    (tmp_path / "r.yaml").write_text(
+        f"cases:\n  - name: rx\n    cassette: {demo}\n"
+        "    each: [{p: '\\p{L}'}, {p: 'sunny.'}, {p: 'Xia[^]'}]\n"
+        "    assertions: [{kind: answer.matches, regex: '{{p}}'}]\n"
+        f"  - name: both\n    cassette: {demo}\n"
+        "    each: [{p: 'sunny'}, {p: 'sunny.'}]\n"
+        "    assertions: [{kind: answer.matches, regex: '{{p}}'}, "
+        "{kind: answer.contains, text: '{{p}}'}]\n"
+    )
+    r = evaldsl("convert", str(tmp_path / "r.yaml"))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("warning[W512]") == 1
+    assert 'case "both": row #2 of `each` read otherwise in the .eval text' in r.stderr
+    (tmp_path / "r.eval").write_text(r.stdout, encoding="utf-8")
+    outcomes = []
+    for suite in ("r.yaml", "r.eval"):
+        ran = evaldsl("run", "--no-history", str(tmp_path / suite), "--json", "-")
+        cases = json.loads(ran.stdout)["suites"][0]["cases"]
+        outcomes.append([c["outcome"] for c in cases[:3]])
+    assert outcomes[0] == outcomes[1] == ["failed", "passed", "passed"]
+
+
 def test_convert_quotes_a_run_target_the_bare_form_cannot_hold(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
