@@ -402,6 +402,28 @@ def test_convert_translates_each_rows_that_go_into_a_regex(tmp_path: Path) -> No
     assert outcomes[0] == outcomes[1] == ["failed", "passed", "passed"]
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("rows.json", '[{"input": {"t": "x"}, "expectedOutput": 1, "metadata": {"id": "a"}}]'),
+        ("rows.yaml", "- input: {t: x}\n  expectedBehavior: {guardEvaluated: true}\n"),
+    ],
+)
+def test_a_dataset_run_or_inspected_alone_says_to_name_it_in_a_suite(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    """Found by a tester: a verydia dataset run directly was said to be a recording
+    (`cassette: rows.json`), and inspected, a trace to name `as FORMAT`."""
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    ran = evaldsl("run", "--no-history", name, cwd=tmp_path)
+    assert ran.returncode == 1
+    assert f"`{name}` is a verydia dataset (rows of `input`" in ran.stdout
+    assert f'write `dataset "{name}"` beside `run module:function`' in ran.stdout
+    seen = evaldsl("inspect", name, cwd=tmp_path)
+    assert seen.returncode == 1 and f"`{name}` is a verydia dataset" in seen.stderr
+    assert "not a trace or a state" in seen.stderr and "as FORMAT" not in seen.stderr
+
+
 def test_convert_quotes_a_run_target_the_bare_form_cannot_hold(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

@@ -38,6 +38,7 @@ from evaldsl.language.diagnostics import Diagnostic, Fix
 from evaldsl.language.limits import timeout_problem
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
+from evaldsl.runs.detect import dataset_said, is_dataset
 from evaldsl.suites.model import (
     CaseDraft,
     Layout,
@@ -202,6 +203,17 @@ class _Doc:
         return Source(text, self.path, runs=runs, host_lines=self.lines)
 
 
+def holds_a_dataset(text: str) -> bool:
+    """Whether YAML (or JSON) text is a verydia dataset's rows (False when it cannot be
+    read as plain data)."""
+    try:
+        root = compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return False
+    ok = isinstance(root, yaml.SequenceNode) and not check_yaml(root)
+    return ok and is_dataset(construct(root))
+
+
 def _recorded(p: Path) -> str:
     """The hint for a JSON file that reads as no suite: it may be a recording."""
     return (
@@ -243,6 +255,9 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
     if broken is None:
         return attrs.evolve(empty, diagnostics=tuple(_refusal(doc, p) for p in refused))
     readable = _without_cases(root, broken)
+    if isinstance(root, yaml.SequenceNode) and is_dataset(doc.value(root)):
+        message, hint = dataset_said(p.name, "a suite")
+        return attrs.evolve(empty, diagnostics=(doc.error(root, "E504", message, hint),))
     if root is None or not isinstance(root, yaml.MappingNode):
         return attrs.evolve(
             empty,
