@@ -1091,3 +1091,47 @@ def test_a_refused_yaml_value_outside_the_cases_still_stops_the_suite(tmp_path: 
     )
     suite = load_suite(path)
     assert not suite.cases and [d.code for d in suite.diagnostics] == ["E510"]
+
+
+# ---- calls an LLM response holds that no tool.call event records -------------------------
+
+HELD = ROOT / "tests" / "fixtures" / "held" / "calls_in_responses.jsonl"
+
+
+def test_a_tool_test_that_would_pass_on_calls_only_a_response_holds_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """Found by a tester: a cassette whose get_weather call is recorded only inside the
+    response (`choices[0].message.tool_calls`, no tool.call event) passed `no tool
+    get_weather`, as traceplay does: a pass on a recorded call never read."""
+    lines = [
+        "no tool get_weather",
+        "tool get_weather called at most 0 times",
+        "tools is empty",
+        "tool calls == 0",
+        "not tools contains get_weather",
+        "tool get_weather called at most 1 time",  # (holds with the held call too)
+        "no tool search",
+        "tool get_weather called",  # (fails: not counted, never a pass)
+    ]
+    text = f'case "c"\n  cassette "{HELD}"\n' + "".join(f"  {t}\n" for t in lines)
+    (case,) = run_suites([load_suite(write(tmp_path, "s.eval", text))]).cases
+    got = [a.status for a in case.assertions]
+    assert got == ["error"] * 5 + ["pass", "pass", "fail"]
+    said = case.assertions[0].message
+    assert "the LLM responses hold calls no tool.call event records (get_weather: 1)" in said
+    assert "record each call as a tool.call event" in said
+
+
+def test_inspect_notes_the_calls_only_a_response_holds() -> None:
+    from evaldsl.runs import index, passes
+    from evaldsl.runs.cassette import load_cassette
+    from evaldsl.runs.summary import summarize
+
+    for index_run in (index.index_run, passes.index_run):  # (the reference, the generated)
+        facts = index_run(load_cassette(HELD), index.Needs(counted={"get_weather"}))
+        assert facts.held_calls() == {"get_weather": 1}
+    demo = index.index_run(load_cassette(DEMO), index.Needs())  # (its call has its event)
+    assert demo.held_calls() == {}
+    (summary,) = summarize(str(HELD))
+    assert any("no tool.call event records (get_weather: 1)" in n for n in summary.notes)
