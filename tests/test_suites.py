@@ -1135,3 +1135,28 @@ def test_inspect_notes_the_calls_only_a_response_holds() -> None:
     assert demo.held_calls() == {}
     (summary,) = summarize(str(HELD))
     assert any("no tool.call event records (get_weather: 1)" in n for n in summary.notes)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("memory.summary contains 42", 'a number is never inside a text: write `contains "42"`'),
+        ("memory.flag contains true", 'a boolean is never inside a text: write `contains "true"`'),
+        ("memory.n contains 4", None),  # (a number in a number: no text to quote)
+        ('memory.summary contains "43"', None),
+    ],
+)
+def test_a_number_looked_for_in_a_text_says_to_quote_it(
+    tmp_path: Path, written: str, said: str | None
+) -> None:
+    """Found by a tester: `expected memory.summary contains 42, found "order 42 shipped"`
+    did not say why (containment is typed, where cycgraph searched the JSON text)."""
+    (tmp_path / "s.json").write_text(
+        '{"status": "completed", "memory": {"summary": "order 42 shipped", "flag": "true",'
+        ' "n": 42}}'
+    )
+    suite = write(tmp_path, "s.eval", f'case "c"\n  state "s.json"\n  {written}\n')
+    (case,) = run_suites([load_suite(suite)]).cases
+    (verdict,) = case.assertions
+    assert verdict.status == "fail"
+    assert (said in verdict.message) if said else ("never inside" not in verdict.message)

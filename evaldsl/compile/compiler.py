@@ -36,6 +36,7 @@ from evaldsl.predicates.base import (
     no_state,
     no_trace,
 )
+from evaldsl.predicates.contains import not_in_text
 from evaldsl.predicates.counts import called_checker
 from evaldsl.predicates.nameindex import name_index
 from evaldsl.runs.heldcalls import held_error
@@ -181,7 +182,7 @@ class Compiler:
             # `show`, not `found_text`: a subject whose value is [] found [], not nothing
             return Verdict(
                 "fail",
-                f"expected {said}, found {show(actual)}",
+                f"expected {said}, found {show(actual)}{not_in_text(pred, actual)}",
                 span,
                 actual,
                 expected,
