@@ -424,6 +424,33 @@ def test_a_dataset_run_or_inspected_alone_says_to_name_it_in_a_suite(
     assert "not a trace or a state" in seen.stderr and "as FORMAT" not in seen.stderr
 
 
+def test_convert_keeps_descriptions_tags_and_metadata_as_comments(tmp_path: Path) -> None:
+    """Found by a tester: `description`, `tags` and `metadata` of cases and assertions,
+    and cycgraph's `evaluator_agent_id`, were dropped without a word (the last is ignored
+    when run too: now a warning)."""
+    state = tmp_path / "s1.json"
+    state.write_text('{"status": "completed", "visited_nodes": ["middle"]}')
+    (tmp_path / "r.yaml").write_text(
+        "suite: rich\ndescription: |\n  two\n  lines\ncases:\n"
+        "  - name: c\n    description: checks\n    tags: [smoke]\n"
+        "    metadata: {owner: alice}\n    state: s1.json\n    assertions:\n"
+        "      - { type: node_visited, node_id: middle, description: mid }\n"
+        "      - { type: llm_judge, criteria: ok, threshold: 0.7, evaluator_agent_id: j-1 }\n"
+    )
+    r = evaldsl("convert", str(tmp_path / "r.yaml"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith('suite "rich"\n# description: two\n# lines\n')
+    assert (
+        'case "c"\n  # description: checks\n  # tags: ["smoke"]\n'
+        '  # metadata: {"owner":"alice"}\n  state "s1.json"\n'
+        "  # description: mid\n  node middle visited\n"
+        "  # evaluator_agent_id: j-1\n  memory judged"
+    ) in r.stdout
+    assert "warning[W506]: evaldsl ignores `evaluator_agent_id` of `llm_judge`" in r.stderr
+    ran = evaldsl("check", str(tmp_path / "r.yaml"))
+    assert "evaldsl ignores `evaluator_agent_id`" in ran.stdout
+
+
 def test_convert_quotes_a_run_target_the_bare_form_cannot_hold(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

@@ -127,8 +127,13 @@ def _translated(value: Any) -> Any:
     return value if isinstance(translated, RegexProblem) else translated
 
 
+def _comments(indent: str, notes: tuple[str, ...]) -> list[str]:
+    """Notes no `.eval` line holds (`description: …`, `tags: …`), as comments."""
+    return [f"{indent}# {line}".rstrip() for note in notes for line in note.splitlines()]
+
+
 def _case_lines(case: CaseDraft, rows: tuple[dict[str, Any], ...] | None) -> list[str]:
-    lines = [f"case {dsl_string(case.name)}"]
+    lines = [f"case {dsl_string(case.name)}", *_comments("  ", case.notes)]
     src = case.source
     if src is not None:
         if src.kind == "run":
@@ -151,13 +156,14 @@ def _case_lines(case: CaseDraft, rows: tuple[dict[str, Any], ...] | None) -> lis
         lines.append(f"  timeout {_duration(case.timeout)}")
     lines.extend(_errors(case.diagnostics, "  "))
     for snippet in case.snippets:
+        lines.extend(_comments("  ", snippet.notes))
         lines.extend(f"  {s}" for s in _statements(snippet))
     return lines
 
 
 def to_eval(draft: SuiteDraft) -> tuple[str, list[Diagnostic]]:
     """The `.eval` text of a suite, and every diagnostic of the draft."""
-    lines = [f"suite {dsl_string(draft.name)}"]
+    lines = [f"suite {dsl_string(draft.name)}", *_comments("", draft.notes)]
     if draft.tools:
         lines.append("tools " + ", ".join(dsl_name(t) for t in sorted(draft.tools)))
     if draft.nodes:
@@ -167,6 +173,7 @@ def to_eval(draft: SuiteDraft) -> tuple[str, list[Diagnostic]]:
     if draft.timeout is not None:
         lines.append(f"timeout {_duration(draft.timeout)}")
     for snippet in draft.header:
+        lines.extend(_comments("", snippet.notes))
         lines.extend(_statements(snippet))
     lines.extend(_errors(draft.diagnostics, ""))
     problems = list(draft.diagnostics)

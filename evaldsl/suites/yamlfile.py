@@ -35,6 +35,7 @@ import yaml
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, Fix
+from evaldsl.language.jsjson import js_json
 from evaldsl.language.limits import timeout_problem
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
@@ -368,6 +369,9 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         cases=tuple(cases),
         diagnostics=tuple(diags),
         layout=doc.layout(),
+        notes=_notes(
+            {k: doc.value(v) for k, (_, v) in top.items() if k in _SUITE_NOTES}, _SUITE_NOTES
+        ),
     )
 
 
@@ -524,12 +528,29 @@ def _object(doc: _Doc, item: yaml.Node, value: Any) -> tuple[Snippet, tuple[Diag
     """A traceplay or cycgraph object as a snippet of evaldsl text (no assertions when it
     cannot be converted), and the problems met."""
     text, problems = object_to_dsl(value, doc.place(item))
+    notes = _notes(value, _OBJECT_NOTES) if isinstance(value, dict) else ()
     if text is None:
-        return Snippet((), doc.fixed_source("", item)), tuple(problems)
+        return Snippet((), doc.fixed_source("", item), notes=notes), tuple(problems)
     src = doc.fixed_source(text, item)
     parsed = parse(text, doc.path, start="statements", source=src)
     exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
-    return Snippet(exprs, src), (*problems, *parsed.diagnostics)
+    return Snippet(exprs, src, notes=notes), (*problems, *parsed.diagnostics)
+
+
+#: The fields of a suite, a case and an assertion object that no assertion reads, kept
+#: by `evaldsl convert` as comments (`evaluator_agent_id` is also said ignored, W506).
+_SUITE_NOTES = ("description",)
+_CASE_NOTES = ("description", "tags", "metadata")
+_OBJECT_NOTES = ("description", "evaluator_agent_id")
+
+
+def _notes(fields: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
+    """`key: value` for each of `keys` written (a value that is not text as JSON)."""
+    return tuple(
+        f"{key}: {value if isinstance(value, str) else js_json(value)}"
+        for key in keys
+        if key in fields and (value := fields[key]) is not None
+    )
 
 
 def _rendered(
@@ -736,6 +757,9 @@ def _case(
         snippets=tuple(snippets),
         dataset=dataset,
         diagnostics=tuple(own),
+        notes=_notes(
+            {k: doc.value(v) for k, (_, v) in fields.items() if k in _CASE_NOTES}, _CASE_NOTES
+        ),
     )
 
 
