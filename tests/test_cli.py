@@ -337,6 +337,120 @@ def test_convert_yaml_to_eval_runs_the_same(tmp_path: Path) -> None:
             converted.unlink(missing_ok=True)
 
 
+@pytest.mark.parametrize(
+    ("suite", "said"),
+    [
+        ("", "unknown mode `Regex`"),
+        ("judge: [1]\n", "`judge` is a model name"),
+    ],
+)
+def test_convert_keeps_what_it_could_not_convert_from_passing(
+    tmp_path: Path, suite: str, said: str
+) -> None:
+    """Found by a tester: an assertion convert could not convert became a comment, and
+    the converted case passed where the original was an error. Now the comment is
+    followed by a line that is no statement: the converted case (or, for a problem of
+    the header, the suite) does not run, and stderr says so."""
+    state = tmp_path / "s1.json"
+    state.write_text('{"status": "completed", "memory": {"result": "hello"}}')
+    (tmp_path / "p.yaml").write_text(
+        suite + "cases:\n"
+        "  - name: lost\n    state: s1.json\n    assertions:\n"
+        "      - { type: status_equals, expected: completed }\n"
+        "      - { type: memory_matches, key: result, mode: Regex, pattern: '^goodbye' }\n"
+        "  - name: whole\n    state: s1.json\n"
+        "    assertions: [{ type: status_equals, expected: completed }]\n"
+    )
+    r = evaldsl("convert", str(tmp_path / "p.yaml"))
+    assert r.returncode == 1 and said in r.stderr
+    assert f"{2 if suite else 1} place" in r.stderr and "could not be converted" in r.stderr
+    assert f"# not converted ({tmp_path / 'p.yaml'}:" in r.stdout and said in r.stdout
+    (tmp_path / "p.eval").write_text(r.stdout, encoding="utf-8")
+    ran = evaldsl("run", "--no-history", str(tmp_path / "p.eval"), "--json", "-")
+    assert ran.returncode == 1
+    cases = json.loads(ran.stdout)["suites"][0]["cases"]
+    errored = [c["name"] for c in cases if c["outcome"] == "error"]
+    assert errored == (["lost"] if not suite else ["lost", "whole"])
+    assert "found `not_converted`" in (cases[0]["error"] if not suite else ran.stderr)
+
+
+def test_convert_translates_each_rows_that_go_into_a_regex(tmp_path: Path) -> None:
+    """Found by a tester: a row's value inside an object's regex is JavaScript (traceplay
+    renders the object, then reads it), but `answer matches /{{p}}/` read it as RE2, and
+    verdicts flipped (`\\p{L}` is the text `p{L}` in JavaScript, any letter in RE2). The
+    value is now translated as a literal regex is; a row that cannot be is said."""
+    demo = FIXTURES / "demo" / "cassette.example.jsonl"
+    (tmp_path / "r.yaml").write_text(
+        f"cases:\n  - name: rx\n    cassette: {demo}\n"
+        "    each: [{p: '\\p{L}'}, {p: 'sunny.'}, {p: 'Xia[^]'}]\n"
+        "    assertions: [{kind: answer.matches, regex: '{{p}}'}]\n"
+        f"  - name: both\n    cassette: {demo}\n"
+        "    each: [{p: 'sunny'}, {p: 'sunny.'}]\n"
+        "    assertions: [{kind: answer.matches, regex: '{{p}}'}, "
+        "{kind: answer.contains, text: '{{p}}'}]\n"
+    )
+    r = evaldsl("convert", str(tmp_path / "r.yaml"))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("warning[W512]") == 1
+    assert 'case "both": row #2 of `each` read otherwise in the .eval text' in r.stderr
+    (tmp_path / "r.eval").write_text(r.stdout, encoding="utf-8")
+    outcomes = []
+    for suite in ("r.yaml", "r.eval"):
+        ran = evaldsl("run", "--no-history", str(tmp_path / suite), "--json", "-")
+        cases = json.loads(ran.stdout)["suites"][0]["cases"]
+        outcomes.append([c["outcome"] for c in cases[:3]])
+    assert outcomes[0] == outcomes[1] == ["failed", "passed", "passed"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("rows.json", '[{"input": {"t": "x"}, "expectedOutput": 1, "metadata": {"id": "a"}}]'),
+        ("rows.yaml", "- input: {t: x}\n  expectedBehavior: {guardEvaluated: true}\n"),
+    ],
+)
+def test_a_dataset_run_or_inspected_alone_says_to_name_it_in_a_suite(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    """Found by a tester: a verydia dataset run directly was said to be a recording
+    (`cassette: rows.json`), and inspected, a trace to name `as FORMAT`."""
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    ran = evaldsl("run", "--no-history", name, cwd=tmp_path)
+    assert ran.returncode == 1
+    assert f"`{name}` is a verydia dataset (rows of `input`" in ran.stdout
+    assert f'write `dataset "{name}"` beside `run module:function`' in ran.stdout
+    seen = evaldsl("inspect", name, cwd=tmp_path)
+    assert seen.returncode == 1 and f"`{name}` is a verydia dataset" in seen.stderr
+    assert "not a trace or a state" in seen.stderr and "as FORMAT" not in seen.stderr
+
+
+def test_convert_keeps_descriptions_tags_and_metadata_as_comments(tmp_path: Path) -> None:
+    """Found by a tester: `description`, `tags` and `metadata` of cases and assertions,
+    and cycgraph's `evaluator_agent_id`, were dropped without a word (the last is ignored
+    when run too: now a warning)."""
+    state = tmp_path / "s1.json"
+    state.write_text('{"status": "completed", "visited_nodes": ["middle"]}')
+    (tmp_path / "r.yaml").write_text(
+        "suite: rich\ndescription: |\n  two\n  lines\ncases:\n"
+        "  - name: c\n    description: checks\n    tags: [smoke]\n"
+        "    metadata: {owner: alice}\n    state: s1.json\n    assertions:\n"
+        "      - { type: node_visited, node_id: middle, description: mid }\n"
+        "      - { type: llm_judge, criteria: ok, threshold: 0.7, evaluator_agent_id: j-1 }\n"
+    )
+    r = evaldsl("convert", str(tmp_path / "r.yaml"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith('suite "rich"\n# description: two\n# lines\n')
+    assert (
+        'case "c"\n  # description: checks\n  # tags: ["smoke"]\n'
+        '  # metadata: {"owner":"alice"}\n  state "s1.json"\n'
+        "  # description: mid\n  node middle visited\n"
+        "  # evaluator_agent_id: j-1\n  memory judged"
+    ) in r.stdout
+    assert "warning[W506]: evaldsl ignores `evaluator_agent_id` of `llm_judge`" in r.stderr
+    ran = evaldsl("check", str(tmp_path / "r.yaml"))
+    assert "evaldsl ignores `evaluator_agent_id`" in ran.stdout
+
+
 def test_convert_quotes_a_run_target_the_bare_form_cannot_hold(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

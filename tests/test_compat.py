@@ -32,7 +32,7 @@ import yaml
 
 from evaldsl.runner import run_suites
 from evaldsl.suites.build import load_suite
-from evaldsl.suites.convert import to_eval
+from evaldsl.suites.convert import NOT_CONVERTED, to_eval
 from evaldsl.suites.files import read_draft
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,5 +118,7 @@ def test_nan_where_no_literal_can_write_it(tmp_path: Path) -> None:
     text, _ = to_eval(read_draft(suite))
     assert "# not converted: `input` holds NaN" in text
     assert "# not converted: `each` holds NaN" in text
+    # and the case does not run: an input or rows left out would pass it on others
+    assert text.count(f"which no literal writes\n  {NOT_CONVERTED}\n") == 2
     codes = [(d.code, Path(d.path).name, d.line) for d in load_suite(suite).diagnostics]
     assert ("E507", "rows.yaml", 1) in codes

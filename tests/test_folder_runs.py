@@ -154,6 +154,26 @@ def test_only_a_top_level_cases_makes_a_yaml_or_json_file_a_suite(tmp_path: Path
     assert is_suite_file(tmp_path / "flow.yaml") and not is_suite_file(tmp_path / "nested.yaml")
 
 
+def test_a_suite_whose_cases_key_is_misspelt_is_read_and_says_so(tmp_path: Path) -> None:
+    """Found by a tester: a folder run skipped a suite whose `cases:` was written `case:`
+    and passed on the others; a top-level key only a suite has makes a file a suite."""
+    texts = {
+        "typo.yaml": "suite: typo\ncase:\n  - name: a\n",
+        "plural.json": '{"Cases": [{"name": "a"}]}',
+        "header.yaml": "expect: steps >= 1\ntests: []\n",
+        "flow.yaml": "{suite: a, tests: []}\n",
+        "other.yaml": "name: x\ntests: [{case: a}]\n",  # (a nested `case:` is no suite's)
+        "expected.yaml": "expected: 1\nsuites: [a]\n",
+    }
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    taken = {p.name for p in discover([tmp_path])[0]}
+    assert taken == {"typo.yaml", "plural.json", "header.yaml", "flow.yaml"}
+    ran = run_evaldsl("run", "--no-history", "typo.yaml", cwd=tmp_path)
+    assert ran.returncode == 1 and "`case` is not a suite field" in ran.stdout
+    assert "did you mean `cases:`?" in ran.stdout
+
+
 def test_a_json_report_named_directly_is_said_to_be_a_report(tmp_path: Path) -> None:
     shutil.copytree(WEATHER, tmp_path / "w")
     run_evaldsl("run", "w", "--no-history", "-q", "--json", "report.json", cwd=tmp_path)

@@ -487,7 +487,8 @@ def test_llm_judge(criteria: str, threshold: float) -> None:
 def test_a_blank_rubric_is_an_error(obj: dict[str, Any]) -> None:
     # the judge would be asked to judge against nothing: the case is not run
     text, problems = object_to_dsl(obj, PLACE)
-    assert text is not None and not problems
+    ignored = ["W506"] if "evaluator_agent_id" in obj else []  # (evaldsl has no judge agent)
+    assert text is not None and [d.code for d in problems] == ignored
     with pytest.raises(EvalDslError) as raised:
         evaldsl.compile(text)
     assert {d.code for d in raised.value.errors} == {"E211"}

@@ -1033,3 +1033,130 @@ def test_a_suite_of_lone_carriage_returns_is_one_error_at_the_first(tmp_path: Pa
     (d,) = load_suite(path).diagnostics
     assert (d.code, d.line, d.column) == ("E504", 2, 21)
     assert d.message == "a line ends with a lone carriage return (CR, an old Mac line ending)"
+
+
+# ---- a YAML problem inside one case ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("middle", "said"),
+    [
+        (
+            "{ kind: tool.called, name: get_weather, name: get_crypto_price }",
+            "5:58: duplicate key `name` in this mapping",
+        ),
+        ("{ kind: answer.contains, text: !secret api_key }", "5:49: the YAML tag `!secret`"),
+        ("{ kind: answer.contains, text: &a [*a] }", "5:49: a recursive alias"),
+    ],
+)
+def test_a_yaml_problem_inside_one_case_keeps_only_that_case_from_running(
+    tmp_path: Path, middle: str, said: str
+) -> None:
+    """Found by a tester: a duplicate key inside one case stopped every case ("the
+    suite's header has errors"), and a YAML tag inside one dropped every case from the
+    report; the others now run, and the case says its problem at its line and column."""
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        cases:
+          - {{ name: first, cassette: "{DEMO}", expect: steps <= 9 }}
+          - name: middle
+            cassette: "{DEMO}"
+            assertions: [{middle}]
+          - {{ name: last, cassette: "{DEMO}", assertions: [{{ kind: forbid.tool, name: rm }}] }}
+        """,
+    )
+    outcomes = _outcomes(load_suite(path))
+    assert [(name, passed) for name, passed, _ in outcomes] == [
+        ("first", True),
+        ("middle", False),
+        ("last", True),
+    ]
+    error = outcomes[1][2]
+    assert error is not None and error.startswith("not run: 1 check error") and said in error
+
+
+def test_a_refused_yaml_value_outside_the_cases_still_stops_the_suite(tmp_path: Path) -> None:
+    """A tag in the suite's header (or an alias into a refused case from another) is the
+    whole file's problem: no case of it is read."""
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        description: !secret x
+        cases:
+          - {{ name: first, cassette: "{DEMO}", expect: steps <= 9 }}
+        """,
+    )
+    suite = load_suite(path)
+    assert not suite.cases and [d.code for d in suite.diagnostics] == ["E510"]
+
+
+# ---- calls an LLM response holds that no tool.call event records -------------------------
+
+HELD = ROOT / "tests" / "fixtures" / "held" / "calls_in_responses.jsonl"
+
+
+def test_a_tool_test_that_would_pass_on_calls_only_a_response_holds_is_an_error(
+    tmp_path: Path,
+) -> None:
+    """Found by a tester: a cassette whose get_weather call is recorded only inside the
+    response (`choices[0].message.tool_calls`, no tool.call event) passed `no tool
+    get_weather`, as traceplay does: a pass on a recorded call never read."""
+    lines = [
+        "no tool get_weather",
+        "tool get_weather called at most 0 times",
+        "tools is empty",
+        "tool calls == 0",
+        "not tools contains get_weather",
+        "tool get_weather called at most 1 time",  # (holds with the held call too)
+        "no tool search",
+        "tool get_weather called",  # (fails: not counted, never a pass)
+    ]
+    text = f'case "c"\n  cassette "{HELD}"\n' + "".join(f"  {t}\n" for t in lines)
+    (case,) = run_suites([load_suite(write(tmp_path, "s.eval", text))]).cases
+    got = [a.status for a in case.assertions]
+    assert got == ["error"] * 5 + ["pass", "pass", "fail"]
+    said = case.assertions[0].message
+    assert "the LLM responses hold calls no tool.call event records (get_weather: 1)" in said
+    assert "record each call as a tool.call event" in said
+
+
+def test_inspect_notes_the_calls_only_a_response_holds() -> None:
+    from evaldsl.runs import index, passes
+    from evaldsl.runs.cassette import load_cassette
+    from evaldsl.runs.summary import summarize
+
+    for index_run in (index.index_run, passes.index_run):  # (the reference, the generated)
+        facts = index_run(load_cassette(HELD), index.Needs(counted={"get_weather"}))
+        assert facts.held_calls() == {"get_weather": 1}
+    demo = index.index_run(load_cassette(DEMO), index.Needs())  # (its call has its event)
+    assert demo.held_calls() == {}
+    (summary,) = summarize(str(HELD))
+    assert any("no tool.call event records (get_weather: 1)" in n for n in summary.notes)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("memory.summary contains 42", 'a number is never inside a text: write `contains "42"`'),
+        ("memory.flag contains true", 'a boolean is never inside a text: write `contains "true"`'),
+        ("memory.n contains 4", None),  # (a number in a number: no text to quote)
+        ('memory.summary contains "43"', None),
+    ],
+)
+def test_a_number_looked_for_in_a_text_says_to_quote_it(
+    tmp_path: Path, written: str, said: str | None
+) -> None:
+    """Found by a tester: `expected memory.summary contains 42, found "order 42 shipped"`
+    did not say why (containment is typed, where cycgraph searched the JSON text)."""
+    (tmp_path / "s.json").write_text(
+        '{"status": "completed", "memory": {"summary": "order 42 shipped", "flag": "true",'
+        ' "n": 42}}'
+    )
+    suite = write(tmp_path, "s.eval", f'case "c"\n  state "s.json"\n  {written}\n')
+    (case,) = run_suites([load_suite(suite)]).cases
+    (verdict,) = case.assertions
+    assert verdict.status == "fail"
+    assert (said in verdict.message) if said else ("never inside" not in verdict.message)

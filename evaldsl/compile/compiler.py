@@ -36,9 +36,11 @@ from evaldsl.predicates.base import (
     no_state,
     no_trace,
 )
+from evaldsl.predicates.contains import not_in_text
 from evaldsl.predicates.counts import called_checker
 from evaldsl.predicates.nameindex import name_index
 from evaldsl.runs.bigints import exact
+from evaldsl.runs.heldcalls import held_error
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts
 from evaldsl.runs.model import Unrecorded
 
@@ -181,7 +183,7 @@ class Compiler:
             # `show`, not `found_text`: a subject whose value is [] found [], not nothing
             return Verdict(
                 "fail",
-                f"expected {said}, found {show(actual)}",
+                f"expected {said}, found {show(actual)}{not_in_text(pred, actual)}",
                 span,
                 actual,
                 expected,
@@ -276,7 +278,7 @@ class Compiler:
                 return from_state
             case "tools":
                 self.needs.tool_sequence = True
-                return self._trace("tools", lambda t: t.sequence)
+                return self._trace("tools", lambda t: t.sequence, calls=True)
             case "tool":
                 raise AssertionError("tool subjects compile with their predicate")
             case "tokens" | "input_tokens" | "output_tokens":
@@ -296,7 +298,7 @@ class Compiler:
                 return tokens
             case "steps" | "tool_calls" | "guards" | "errors":
                 label, read = _COUNTS[kind]
-                return self._trace(label, read)
+                return self._trace(label, read, calls=kind == "tool_calls")
             case "latency":
                 self.needs.times = True
 
@@ -335,10 +337,17 @@ class Compiler:
             case _:
                 assert_never(kind)
 
-    def _trace(self, label: str, pick: Callable[[TraceFacts], Any]) -> SubjectReader:
+    def _trace(
+        self, label: str, pick: Callable[[TraceFacts], Any], calls: bool = False
+    ) -> SubjectReader:
+        """A trace's fact; `calls`: one the calls its responses alone hold would change
+        (`tools`, `tool calls`), which is then unknown."""
+
         def get(facts: RunFacts) -> Any:
             if facts.trace is None:
                 raise Unavailable(no_trace(label))
+            if calls and facts.held_calls():
+                raise Unavailable(held_error(f"`{label}`", facts.held_calls()))
             return pick(facts.trace)
 
         return get

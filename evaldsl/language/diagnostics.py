@@ -81,6 +81,7 @@ CODES: dict[str, str] = {
     "W509": "a placeholder an `each` row has no value for",
     "W510": "a suite with no cases",
     "W511": "a bare timeout that reads as milliseconds",
+    "W512": "what `evaldsl convert` cannot carry over as it is read",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from evaldsl.language import ast
-from evaldsl.language.values import json_contains
+from evaldsl.language.jsjson import js_json
+from evaldsl.language.values import js_text, json_contains
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
     BuildKit,
@@ -70,6 +71,27 @@ def names_test(pred: ast.Contains) -> NamesTest | None:
     if type(item) is not str:
         return None
     return lambda index: item in index.names
+
+
+def not_in_text(pred: ast.Predicate, found: Any) -> str:
+    """What a failed `contains` adds when it looked for a number or boolean in a text,
+    which never holds (containment is typed, where cycgraph searched the JSON text): the
+    quoted form that looks for its text ("" for any other failure).
+
+    >>> not_in_text(ast.Contains(ast.Num(42)), "order 42 shipped")
+    '; a number is never inside a text: write `contains "42"` to look for its digits'
+    """
+    if not isinstance(pred, ast.Contains) or type(found) is not str:
+        return ""
+    item = ast.to_json(pred.value)
+    if isinstance(item, bool):
+        what, of = "a boolean", "its word"
+    elif isinstance(item, int | float):
+        what, of = "a number", "its digits"
+    else:
+        return ""
+    quoted = js_json(js_text(item))
+    return f"; {what} is never inside a text: write `contains {quoted}` to look for {of}"
 
 
 def print_contains(p: Printer, pred: ast.Contains, indent: str) -> str:

@@ -24,6 +24,7 @@ from evaldsl.predicates.base import (
     no_trace,
     plural,
 )
+from evaldsl.runs.heldcalls import held_error
 from evaldsl.runs.index import RunFacts
 
 ENTRIES = (
@@ -145,6 +146,11 @@ def called_checker(name: str, count: ast.Count, span: Any) -> Checker:
             return Verdict("error", no_trace(f'tool "{name}"'), span)
         n = trace.call_counts.get(name, 0)
         ok = low <= n and (high is None or n <= high)
+        # (a call the responses hold beyond the call events could only break a bound)
+        held = facts.held_calls().get(name, 0) if ok and high is not None else 0
+        if held and high is not None and n + held > high:
+            what = f'how many times tool "{name}" was called'
+            return Verdict("error", held_error(what, {name: held}), span, n, wanted)
         said = (
             f'tool "{name}" was never called'
             if n == 0

@@ -97,6 +97,35 @@ HEAD_EVENTS = 1000  # events of a streamed file `check` reads for one it recogni
 
 _LINE_HINT = "each line after the header must be one JSON object"
 _KINDS_HINT = 'name the format with `trace "…" as FORMAT` (' + ", ".join(RUN_FORMATS) + ")"
+#: The fields of a verydia dataset's rows (`suites.datasets` reads them).
+DATASET_ROW_KEYS = frozenset({"input", "expectedOutput", "expectedBehavior", "metadata"})
+_ROWS_TOLD = 20  # the rows looked at to tell a dataset
+
+
+def is_dataset(values: list[Any]) -> bool:
+    """Whether JSON values are a verydia dataset's rows, which a suite runs against a
+    target and are never a trace: objects of a row's fields only, not all of them only
+    `input` (the first rows told).
+
+    >>> is_dataset([{"input": 1, "expectedOutput": 2}]), is_dataset([{"input": 1}, 2])
+    (True, False)
+    """
+    rows = values[:_ROWS_TOLD]
+    return (
+        bool(rows)
+        and all(isinstance(r, dict) and r and r.keys() <= DATASET_ROW_KEYS for r in rows)
+        and any(r.keys() != {"input"} for r in rows)
+    )
+
+
+def dataset_said(name: str, what: str) -> tuple[str, str]:
+    """The message and hint for a verydia dataset `name` given where `what` goes."""
+    return (
+        f"`{name}` is a verydia dataset (rows of `input`, `expectedOutput`, "
+        f"`expectedBehavior`, `metadata`), not {what}",
+        f'a dataset runs in a suite, against a target: write `dataset "{name}"` beside '
+        f"`run module:function` in a case (in YAML, `dataset: {name}` beside `run:`)",
+    )
 
 
 def load_run(
@@ -552,6 +581,9 @@ def _from_items(items: Items, done: bool, sample: str | None) -> Run:
 
         if items.values and is_dataframe_span(items.values[0]):
             raise RunError(f"`{name}` is {DATAFRAME_SPANS}", path=items.path, hint=DATAFRAME_HINT)
+        if is_dataset(items.values):
+            message, hint = dataset_said(name, "a trace or a state")
+            raise RunError(message, path=items.path, hint=hint)
         keys = keys_of(items.values)
         if keys == "no keys" and items.container == "document":  # (`{}`)
             raise RunError(

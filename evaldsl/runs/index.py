@@ -53,6 +53,7 @@ from evaldsl.runs.events import (
     tool_call_name,
     type_slot,
 )
+from evaldsl.runs.heldcalls import held_calls
 from evaldsl.runs.model import Run, RunError, Unrecorded, decode_text, describe
 from evaldsl.runs.prices import cache_premium, price_of
 from evaldsl.runs.text import (
@@ -378,11 +379,23 @@ class RunFacts:
     #: what the recording left out (the run's, whichever pass indexed it): an assertion
     #: that reads it is an error verdict
     unrecorded: Unrecorded | None = None
+    #: the recorded events in which LLM responses may hold calls no call event records
+    #: (a traceplay cassette's, an `events` trace's), scanned once a checker asks
+    events: Iterable[dict[str, Any]] | None = attrs.field(default=None, eq=False, repr=False)
     #: the output's text once made (as `TraceFacts.texts` keeps a trace's answers)
     text: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
+    held: dict[str, int] | None = attrs.field(default=None, init=False, eq=False, repr=False)
     #: what several assertions would each work out alike, worked out once (by a key of
     #: the family's own: `cites` keeps a tool's citable values and those an answer quotes)
     shared: dict[Any, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False)
+
+    def held_calls(self) -> dict[str, int]:
+        """By tool, the calls the run's LLM responses hold that no call event records
+        (`heldcalls`): a test that would pass on them is an error verdict. The events are
+        read again for it, once, when a checker first asks."""
+        if self.held is None:
+            self.held = held_calls(self.events) if self.events is not None else {}
+        return self.held
 
     def output_text(self) -> str:
         """A value run's answer: its output's text, made once for all its assertions."""
@@ -429,7 +442,13 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             check_times(run, trace)
     output = run.output
     latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
-    return RunFacts(trace, run.state, output, latency, run.path, run.unrecorded)
+    held = run.events if run.format in HELD_FORMATS else None
+    return RunFacts(trace, run.state, output, latency, run.path, run.unrecorded, held)
+
+
+#: The formats whose events are the recording's own, where a call may be written only
+#: inside its LLM response (every other reader makes a call event of each such call).
+HELD_FORMATS = frozenset({"traceplay", "events"})
 
 
 #: What an `at` is when it is a time, for the messages of one that is not.

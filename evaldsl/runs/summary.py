@@ -22,6 +22,7 @@ from evaldsl.jsontext import indented_json
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.detect import inspect_samples, load_run
 from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_name
+from evaldsl.runs.heldcalls import held_said
 from evaldsl.runs.index import Needs, RunFacts, index_run, unnamed_call_error
 from evaldsl.runs.model import MISSING, Run, RunError
 from evaldsl.runs.prices import model_family, price_of
@@ -134,6 +135,13 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         # (a reader's trace notes it as it reads; a recorded response, as a cassette's, here)
         if kind == "llm.response":
             _note_said(event.get("output"), notes)
+    held = facts.held_calls()
+    if held:  # (calls no test counts: said, as what was skipped is)
+        notes.append(
+            f"the LLM responses hold tool calls that no tool.call event records "
+            f"({held_said(held)}): they are not counted, and a test they could fail "
+            "(`no tool …`, `tools`, `tool calls`) is an error"
+        )
     skipped = dict(base.skipped)
     for kind, n in trace.unknown.items():
         skipped[f"events of unknown type `{kind}`"] = n

@@ -24,13 +24,14 @@ from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.source import Position, Source
 from evaldsl.language.values import MISSING
+from evaldsl.runs.detect import DATASET_ROW_KEYS
 from evaldsl.suites.model import DatasetRow, Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
 from evaldsl.suites.yaml12 import compose, construct, fields, problems
 from evaldsl.suites.yamlguard import check_yaml
 from evaldsl.syntax.parser import parse
 
-ROW_KEYS = {"input", "expectedOutput", "expectedBehavior", "metadata"}
+ROW_KEYS = DATASET_ROW_KEYS
 BEHAVIOUR_KEYS = {"guardEvaluated", "noGuardEvaluation"}
 
 

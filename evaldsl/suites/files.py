@@ -33,10 +33,12 @@ from evaldsl.suites.model import SuiteDraft
 
 def is_suite_file(path: Path) -> bool:
     """`.eval` files (but Inspect AI's `.eval` logs, which are ZIP archives), and YAML/JSON
-    files whose top level has `cases:`, which every suite has (traceplay's too): a run's
-    JSON report, a CI workflow with a nested `cases:`, or notes that only mention cases
-    are no suites. A file that cannot be read or parsed but mentions `cases` is taken:
-    reading it as a suite says what is wrong."""
+    files whose top level has `cases:`, which every suite has (traceplay's too), or a key
+    only a suite has (`suite:`, `expect:`, or `case:`, `Cases:`: a suite whose `cases:` is
+    misspelt is read, and says so, where a folder run skipped it unsaid): a run's JSON
+    report, a CI workflow with a nested `cases:`, or notes that only mention cases are no
+    suites. A file that cannot be read or parsed but mentions such a key is taken: reading
+    it as a suite says what is wrong."""
     suffix = path.suffix.lower()  # (a folder's `B.EVAL` and `b.YAML` are suites too)
     if suffix == ".eval":
         return not starts_as_zip(path)
@@ -47,7 +49,7 @@ def is_suite_file(path: Path) -> bool:
             head = f.read(_HEAD)
     except OSError:
         return False
-    if b"cases" not in head:
+    if not _MENTIONS_KEY.search(head):
         return False
     if _TOP_CASES.search(head):  # a block mapping's key at column 0: no parse needed
         return True
@@ -63,18 +65,30 @@ def is_suite_file(path: Path) -> bool:
 #: Bytes of a YAML/JSON file a folder walk reads first to tell a suite.
 _HEAD = 65536
 _TOP_CASES = re.compile(rb"^(?:cases|\"cases\"|'cases')[ \t]*:", re.MULTILINE)
+#: A suite's own key (or a misspelt `cases`) written as a key somewhere: a file without
+#: one is no suite, and is not parsed to tell.
+_MENTIONS_KEY = re.compile(rb"(?i)(?:cases?|suite|expect)[\"']?[ \t]*:")
+
+
+def _suite_key(key: object) -> bool:
+    """Whether a top-level key is one only a suite has: `cases` (or it misspelt in case or
+    number: `case`, `Cases`), `suite` or `expect`."""
+    return isinstance(key, str) and (key in ("suite", "expect") or key.lower() in _CASES)
+
+
+_CASES = ("cases", "case")
 
 
 def _has_top_cases(text: str, json_first: bool) -> bool:
-    """Whether the document's top level is a mapping with `cases` (True when it cannot be
-    parsed: reading it as a suite says why)."""
+    """Whether the document's top level is a mapping with `cases` or another key only a
+    suite has (True when it cannot be parsed: reading it as a suite says why)."""
     if json_first:  # (the standard library's decoder: much faster than composing YAML)
         try:
             value = json.loads(text)
         except (ValueError, RecursionError):
             pass  # not strict JSON: a JSON suite is read as YAML, so it may still be one
         else:
-            return isinstance(value, dict) and "cases" in value
+            return isinstance(value, dict) and any(map(_suite_key, value))
     import yaml  # (only for a file that mentions cases off column 0: a faster start)
 
     from evaldsl.suites.yaml12 import compose, fields
@@ -83,7 +97,7 @@ def _has_top_cases(text: str, json_first: bool) -> bool:
         root = compose(text)
     except (yaml.YAMLError, RecursionError):
         return True
-    return "cases" in fields(root)
+    return any(map(_suite_key, fields(root)))
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:

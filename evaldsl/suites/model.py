@@ -73,6 +73,9 @@ class Snippet:
     template: Callable[[dict[str, Any]], tuple[Snippet, tuple[Diagnostic, ...]]] | None = (
         attrs.field(default=None, eq=False, repr=False)
     )
+    #: what the object it was converted from says that no assertion checks (`description:
+    #: …`), which `evaldsl convert` keeps as comments
+    notes: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     def rendered(self, row: dict[str, Any]) -> tuple[Snippet, tuple[Diagnostic, ...]]:
         """This snippet for one `each` row, and any problem the rendering brought."""
@@ -147,6 +150,7 @@ class CaseDraft:
     snippets: tuple[Snippet, ...] = ()
     dataset: SourceSpec | None = None
     diagnostics: tuple[Diagnostic, ...] = ()  # problems that belong to this case
+    notes: tuple[str, ...] = ()  # fields no assertion reads (`tags: …`), for `convert`
 
 
 @attrs.frozen
@@ -163,6 +167,7 @@ class SuiteDraft:
     header: tuple[Snippet, ...] = ()
     cases: tuple[CaseDraft, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()  # problems of the whole suite
+    notes: tuple[str, ...] = ()  # fields no assertion reads (`description: …`), for `convert`
     layout: Layout = Layout()  # where things are written
 
 

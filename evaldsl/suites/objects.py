@@ -685,6 +685,16 @@ def _cycgraph(
             threshold = f.number("threshold")
             if criteria is not None and threshold is not None:
                 text = f"memory judged {dsl_string(criteria)} >= {dsl_value(threshold)}"
+            if "evaluator_agent_id" in obj:  # (cycgraph's judge agent: evaldsl has none)
+                f.diags.append(
+                    place.error(
+                        "evaluator_agent_id",
+                        "W506",
+                        "evaldsl ignores `evaluator_agent_id` of `llm_judge`: the judge is "
+                        "the suite's `judge:` model, not a cycgraph agent",
+                        "remove it, or name the model with `judge: {model: …}` in the suite",
+                    )
+                )
         case "node_visited":
             node = f.text("node_id")
             if node is not None:

@@ -14,11 +14,15 @@ one source (`cassette`, `state`, `trace` with `format`, `run` with `input`, `dat
 
 Before any value is built the composed document goes through `yamlguard.check_yaml`: a
 tag that is not plain data, a recursive alias, nesting past the limit and an alias bomb
-are diagnostics at their line (E510), and the suite is not read further.
+are diagnostics at their line (E510). Inside one case, that case is not read (it is an
+error case) and the others are; anywhere else, the suite is not read further. A duplicate
+key or a tagged scalar that does not hold its tag (`yaml12.problems`) is its case's error
+when inside one, else the suite's.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 from collections.abc import Collection
@@ -31,9 +35,11 @@ import yaml
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, Fix
+from evaldsl.language.jsjson import js_json
 from evaldsl.language.limits import timeout_problem
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
+from evaldsl.runs.detect import dataset_said, is_dataset
 from evaldsl.suites.model import (
     CaseDraft,
     Layout,
@@ -47,7 +53,7 @@ from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
 from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
 from evaldsl.suites.yaml12 import fields as node_fields
-from evaldsl.suites.yamlguard import check_yaml
+from evaldsl.suites.yamlguard import YamlProblem, check_yaml
 from evaldsl.suites.yamlplaces import line_starts, scalar_runs
 from evaldsl.suites.yamltraps import (
     comment_cut,
@@ -198,6 +204,17 @@ class _Doc:
         return Source(text, self.path, runs=runs, host_lines=self.lines)
 
 
+def holds_a_dataset(text: str) -> bool:
+    """Whether YAML (or JSON) text is a verydia dataset's rows (False when it cannot be
+    read as plain data)."""
+    try:
+        root = compose(text)
+    except (yaml.YAMLError, RecursionError):
+        return False
+    ok = isinstance(root, yaml.SequenceNode) and not check_yaml(root)
+    return ok and is_dataset(construct(root))
+
+
 def _recorded(p: Path) -> str:
     """The hint for a JSON file that reads as no suite: it may be a recording."""
     return (
@@ -234,22 +251,14 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),)
         )
     refused = check_yaml(root)
-    if refused:
-        return attrs.evolve(
-            empty,
-            diagnostics=tuple(
-                Diagnostic.in_file(
-                    path,
-                    "E510",
-                    p.message,
-                    line=p.line,
-                    column=p.column,
-                    hint=p.hint,
-                    source_line=doc.line_text(p.line),
-                )
-                for p in refused
-            ),
-        )
+    # a refused construct inside one case keeps that case from running, not the others
+    broken = _refused_cases(root, refused) if refused else {}
+    if broken is None:
+        return attrs.evolve(empty, diagnostics=tuple(_refusal(doc, p) for p in refused))
+    readable = _without_cases(root, broken)
+    if isinstance(root, yaml.SequenceNode) and is_dataset(doc.value(root)):
+        message, hint = dataset_said(p.name, "a suite")
+        return attrs.evolve(empty, diagnostics=(doc.error(root, "E504", message, hint),))
     if root is None or not isinstance(root, yaml.MappingNode):
         return attrs.evolve(
             empty,
@@ -274,12 +283,13 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             hint = f"run the suites it reports on; `evaldsl diff {p.name} OTHER.json` compares runs"
         return attrs.evolve(empty, diagnostics=(doc.error(root, "E504", message, hint),))
     diags: list[Diagnostic] = []
-    for problem in problems(root):
-        if problem.duplicate and is_json:
-            # JSON.parse (traceplay's reader of .json suites) keeps the last one
-            diags.append(doc.error(problem.node, "W505", problem.message, problem.hint))
-        else:
-            diags.append(doc.error(problem.node, "E504", problem.message, problem.hint))
+    # a problem inside a case is that case's (it alone does not run), any other the suite's
+    in_cases = _CaseFinder(_cases_node(root))
+    for problem in problems(readable):
+        # JSON.parse (traceplay's reader of .json suites) keeps the last duplicate key
+        code = "W505" if problem.duplicate and is_json else "E504"
+        said = doc.error(problem.node, code, problem.message, problem.hint)
+        in_cases.own(problem.node, diags).append(said)
     for key, (knode, _) in top.items():
         if key not in SUITE_KEYS:
             diags.append(doc.unknown_key(knode, key, SUITE_KEYS, "a suite field"))
@@ -342,7 +352,11 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
                 before = doc.line_text(end.line + 1)[: end.column].strip(" -")
                 last = end.line - (1 if not before else 0)
                 doc.case_lines.append((item.start_mark.line, max(last, item.start_mark.line)))
-                cases.append(_case(doc, item, i, diags, bool(header)))
+                if i - 1 in broken:
+                    cases.append(_refused_case(doc, item, i, broken[i - 1]))
+                    continue
+                inside = in_cases.found.get(i - 1, [])
+                cases.append(_case(doc, item, i, diags, bool(header), inside))
     return SuiteDraft(
         name=suite_name,
         path=path,
@@ -355,7 +369,84 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         cases=tuple(cases),
         diagnostics=tuple(diags),
         layout=doc.layout(),
+        notes=_notes(
+            {k: doc.value(v) for k, (_, v) in top.items() if k in _SUITE_NOTES}, _SUITE_NOTES
+        ),
     )
+
+
+def _refusal(doc: _Doc, problem: YamlProblem) -> Diagnostic:
+    """E510 for a construct `check_yaml` refuses (a tag, a recursive alias, a bomb)."""
+    return Diagnostic.in_file(
+        doc.path,
+        "E510",
+        problem.message,
+        line=problem.line,
+        column=problem.column,
+        hint=problem.hint,
+        source_line=doc.line_text(problem.line),
+    )
+
+
+def _cases_node(root: yaml.Node | None) -> yaml.SequenceNode | None:
+    """The suite's `cases:` list, when it is one."""
+    entry = node_fields(root).get("cases")
+    return entry[1] if entry is not None and isinstance(entry[1], yaml.SequenceNode) else None
+
+
+def _refused_cases(
+    root: yaml.Node | None, refused: list[YamlProblem]
+) -> dict[int, list[YamlProblem]] | None:
+    """The cases (0-based) that hold what `check_yaml` refused, each with its problems;
+    None when the rest of the document is refused too (then no value of it is built)."""
+    cnode = _cases_node(root)
+    if cnode is None:
+        return None
+    broken = {i: found for i, item in enumerate(cnode.value) if (found := check_yaml(item))}
+    if not broken or check_yaml(_without_cases(root, broken)):
+        return None  # (an alias into a refused case from outside it, a tag in the header)
+    return broken
+
+
+def _without_cases(root: yaml.Node | None, broken: Collection[int]) -> yaml.Node | None:
+    """The document without the cases `broken` (0-based): the part whose values are built."""
+    cnode = _cases_node(root)
+    if not broken or cnode is None or not isinstance(root, yaml.MappingNode):
+        return root
+    kept = [item for i, item in enumerate(cnode.value) if i not in broken]
+    pruned = yaml.SequenceNode(cnode.tag, kept, cnode.start_mark, cnode.end_mark)
+    value = [(k, pruned if v is cnode else v) for k, v in root.value]
+    return yaml.MappingNode(root.tag, value, root.start_mark, root.end_mark)
+
+
+def _refused_case(doc: _Doc, node: yaml.Node, index: int, refused: list[YamlProblem]) -> CaseDraft:
+    """A case holding a construct `check_yaml` refuses: none of its values is built, and it
+    does not run (its name, when written as plain text, is kept for the report)."""
+    name_node = node_fields(node).get("name", (None, None))[1]
+    name = f"case #{index}"
+    if isinstance(name_node, yaml.ScalarNode) and str(name_node.tag).endswith(":str"):
+        name = name_node.value or name
+    line, _ = doc.pos(node)
+    own = tuple(_refusal(doc, p) for p in refused)
+    return CaseDraft(name, doc.path, line, None, diagnostics=own)
+
+
+class _CaseFinder:
+    """Which case of the `cases:` list a node is inside, by position."""
+
+    def __init__(self, cnode: yaml.SequenceNode | None) -> None:
+        items = cnode.value if cnode is not None else []
+        self.starts = [(n.start_mark.line, n.start_mark.column) for n in items]
+        self.ends = [(n.end_mark.line, n.end_mark.column) for n in items]
+        self.found: dict[int, list[Diagnostic]] = {}  # each case's own problems
+
+    def own(self, node: yaml.Node, suite: list[Diagnostic]) -> list[Diagnostic]:
+        """The list a problem at `node` goes to: its case's, or else `suite`."""
+        at = (node.start_mark.line, node.start_mark.column)
+        i = bisect.bisect_right(self.starts, at) - 1
+        if i < 0 or at >= self.ends[i]:
+            return suite
+        return self.found.setdefault(i, [])
 
 
 def _timeout(
@@ -439,12 +530,29 @@ def _object(doc: _Doc, item: yaml.Node, value: Any) -> tuple[Snippet, tuple[Diag
     """A traceplay or cycgraph object as a snippet of evaldsl text (no assertions when it
     cannot be converted), and the problems met."""
     text, problems = object_to_dsl(value, doc.place(item))
+    notes = _notes(value, _OBJECT_NOTES) if isinstance(value, dict) else ()
     if text is None:
-        return Snippet((), doc.fixed_source("", item)), tuple(problems)
+        return Snippet((), doc.fixed_source("", item), notes=notes), tuple(problems)
     src = doc.fixed_source(text, item)
     parsed = parse(text, doc.path, start="statements", source=src)
     exprs = tuple(s for s in parsed.program.statements if isinstance(s, ast.EXPR_TYPES))
-    return Snippet(exprs, src), (*problems, *parsed.diagnostics)
+    return Snippet(exprs, src, notes=notes), (*problems, *parsed.diagnostics)
+
+
+#: The fields of a suite, a case and an assertion object that no assertion reads, kept
+#: by `evaldsl convert` as comments (`evaluator_agent_id` is also said ignored, W506).
+_SUITE_NOTES = ("description",)
+_CASE_NOTES = ("description", "tags", "metadata")
+_OBJECT_NOTES = ("description", "evaluator_agent_id")
+
+
+def _notes(fields: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
+    """`key: value` for each of `keys` written (a value that is not text as JSON)."""
+    return tuple(
+        f"{key}: {value if isinstance(value, str) else js_json(value)}"
+        for key in keys
+        if key in fields and (value := fields[key]) is not None
+    )
 
 
 def _rendered(
@@ -455,15 +563,21 @@ def _rendered(
 
 
 def _case(
-    doc: _Doc, node: yaml.Node, index: int, diags: list[Diagnostic], header: bool
+    doc: _Doc,
+    node: yaml.Node,
+    index: int,
+    diags: list[Diagnostic],
+    header: bool,
+    inside: list[Diagnostic],
 ) -> CaseDraft:
+    """Case `index` (1-based) of the suite; `inside`: the YAML problems inside it."""
     line, _ = doc.pos(node)
     if not isinstance(node, yaml.MappingNode):
         problem = doc.error(
             node, "E507", f"case #{index} must be a mapping with `name:` and a source"
         )
-        return CaseDraft(f"case #{index}", doc.path, line, None, diagnostics=(problem,))
-    own: list[Diagnostic] = []
+        return CaseDraft(f"case #{index}", doc.path, line, None, diagnostics=(*inside, problem))
+    own: list[Diagnostic] = list(inside)
     fields = node_fields(node)
     for key, (knode, _) in fields.items():
         if key not in CASE_KEYS and key != "kind":
@@ -647,6 +761,9 @@ def _case(
         snippets=tuple(snippets),
         dataset=dataset,
         diagnostics=tuple(own),
+        notes=_notes(
+            {k: doc.value(v) for k, (_, v) in fields.items() if k in _CASE_NOTES}, _CASE_NOTES
+        ),
     )
 
 

@@ -444,7 +444,7 @@ def cmd_recorded(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     from evaldsl.language.diagnostics import render
     from evaldsl.language.reading import present
-    from evaldsl.suites.convert import to_eval
+    from evaldsl.suites.convert import NOT_CONVERTED, to_eval
     from evaldsl.suites.files import read_draft
 
     path = Path(args.path)
@@ -459,6 +459,14 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     # converts to nothing: a bare `suite "NAME"` would look like its conversion.
     if draft.cases or not failed:
         out.write(text)
+        stops = text.count(NOT_CONVERTED)
+        if stops:
+            print(
+                f"evaldsl: {stops} place{'s' if stops != 1 else ''} could not be converted: each "
+                f"is a comment and a `not_converted` line, which keeps its case (in the header: "
+                f"the suite) from running until it is rewritten in evaldsl",
+                file=sys.stderr,
+            )
     return EXIT_FAILED if failed else EXIT_OK
 
 

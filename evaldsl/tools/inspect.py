@@ -11,13 +11,22 @@ given with `--code`.
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from evaldsl.language.diagnostics import did_you_mean
-from evaldsl.language.reading import broken_link, is_folder, starts_as_zip
+from evaldsl.language.limits import MAX_SUITE_BYTES
+from evaldsl.language.reading import (
+    FileProblem,
+    broken_link,
+    is_folder,
+    read_regular,
+    starts_as_zip,
+)
 from evaldsl.language.vocabulary import RUN_FORMATS
-from evaldsl.runs.detect import FORMATS
+from evaldsl.runs.detect import FORMATS, dataset_said
 from evaldsl.runs.model import RunError
 from evaldsl.runs.summary import render_text, summarize, to_json
 
@@ -59,6 +68,10 @@ def inspect_command(
     except RunError as err:
         # (a `.eval` file that is a ZIP archive is an Inspect AI log, whose reader's
         # message says what it lacks)
+        if err.code != "E501" and path.endswith(SUITE_SUFFIXES[1:]) and _dataset(path):
+            message, hint = dataset_said(os.path.basename(path), "a trace or a state")
+            print(f"evaldsl: error: {path}: {message}\n  = hint: {hint}", file=sys.stderr)
+            return 1
         if err.code != "E501" and path.endswith(SUITE_SUFFIXES) and not starts_as_zip(path):
             # (a suite given for the recording it names: said as that, not as the JSON it
             # is not)
@@ -81,6 +94,16 @@ def inspect_command(
     else:
         print("\n\n".join(render_text(s) for s in summaries), file=out)
     return 0
+
+
+def _dataset(path: str) -> bool:
+    """Whether a YAML file is a verydia dataset (said as one, not as a suite)."""
+    from evaldsl.suites.yamlfile import holds_a_dataset
+
+    try:
+        return holds_a_dataset(read_regular(Path(path), MAX_SUITE_BYTES).decode("utf-8-sig"))
+    except (FileProblem, UnicodeDecodeError):
+        return False
 
 
 def _usage(message: str, hint: str) -> int:
