@@ -209,8 +209,8 @@ def test_run_writes_the_html_report_and_reports_an_unwritable_path(tmp_path: Pat
     blocked = tmp_path / "file"
     blocked.write_text("")
     bad = run_evaldsl("run", "examples/weather", "--html", str(blocked / "r.html"))
-    assert bad.returncode == 2
-    assert f"cannot write {blocked / 'r.html'}" in bad.stderr
+    assert bad.returncode == 2  # (refused before the run: its folder is a file)
+    assert f"--html {blocked / 'r.html'}: {blocked} is a file, not a folder" in bad.stderr
 
 
 # ---- in a real browser ---------------------------------------------------------------

@@ -167,6 +167,7 @@ def _run(run: argparse.ArgumentParser) -> None:
     recording.add_argument(
         "--history",
         metavar="DB",
+        type=_path,
         help="record the run in this SQLite file (default .evaldsl/history.sqlite)",
     )
     recording.add_argument("--no-history", action="store_true", help="do not record the run")
@@ -264,7 +265,7 @@ def _history(history: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the last N runs",
     )
-    history.add_argument("--history", metavar="DB", help=_DB_HELP)
+    history.add_argument("--history", metavar="DB", type=_path, help=_DB_HELP)
 
 
 def _diff(diff: argparse.ArgumentParser) -> None:
@@ -282,7 +283,7 @@ def _diff(diff: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="list only metrics that moved by at least PCT percent",
     )
-    diff.add_argument("--history", metavar="DB", help=_DB_HELP)
+    diff.add_argument("--history", metavar="DB", type=_path, help=_DB_HELP)
 
 
 def _mutate(mutate: argparse.ArgumentParser) -> None:
@@ -302,7 +303,7 @@ def _mutate(mutate: argparse.ArgumentParser) -> None:
         default="off",
         help="judge assertions: off (default; skipped) or live (each mutant judged)",
     )
-    mutate.add_argument("--judge-cache", metavar="DIR", help="judge cache folder")
+    mutate.add_argument("--judge-cache", metavar="DIR", type=_path, help="judge cache folder")
 
 
 def _no_options(_: argparse.ArgumentParser) -> None:
@@ -318,6 +319,14 @@ def _score(text: str) -> float:
     if not (math.isfinite(value) and 0 <= value <= 1):
         raise argparse.ArgumentTypeError(f"--fail-under takes a score between 0 and 1, not {text}")
     return value
+
+
+def _path(text: str) -> str:
+    """A file or folder path: not empty (an empty one would name the working folder, or
+    be taken for no path at all and the default used)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names no file or folder; name one")
+    return text
 
 
 def _jobs(text: str) -> int:
@@ -387,6 +396,7 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--judge-cache",
         metavar="DIR",
+        type=_path,
         help="judge cache folder (default .evaldsl/judge-cache; a traceplay cache "
         "folder works too)",
     )
