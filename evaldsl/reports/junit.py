@@ -11,6 +11,10 @@ GitLab and the GitHub Actions test reporters read:
   `<error>` when its run crashed or an assertion errored, `<failure>` when an assertion
   failed, `<skipped>` when every assertion was skipped. The element's text lists each
   failing or erroring assertion as `path:line:col: <text>`, its message, found, expected;
+- a case chosen to run that did not (Ctrl-C stopped the run first) gets a `<testcase>`
+  with an `<error type="interrupted">`: an error, not `<skipped>`, because CI shows a
+  skipped test as not failing (GitHub's test reporters list it as neutral, Jenkins keeps
+  the build green), and a run cut short must not look like a clean one;
 - a suite whose loading or checking found errors gets one more `<testcase>` named after
   the file, with an `<error>` holding the rendered diagnostics; warnings only go to the
   suite's `<system-out>`.
@@ -95,6 +99,10 @@ def _suite(suite: SuiteResult, label: str) -> ET.Element:
         kind = common.outcome(case)
         if kind in key_of:
             counts[key_of[kind]] += 1
+    for name in suite.not_run:
+        element.append(_not_run_case(label, name))
+        counts["tests"] += 1
+        counts["errors"] += 1
     if suite.errors:
         element.append(_diagnostics_case(suite, label))
         counts["tests"] += 1
@@ -129,6 +137,17 @@ def _case(label: str, case: CaseResult) -> ET.Element:
     child.set("type", "crash" if case.error is not None else "assertion")
     child.set("message", clean(_message(case)))
     child.text = clean(_details(case))
+    return element
+
+
+def _not_run_case(label: str, name: str) -> ET.Element:
+    """A case the run did not reach (Ctrl-C stopped it first), as an error."""
+    element = ET.Element(
+        "testcase", {"classname": clean(label), "name": clean(name), "time": "0.000"}
+    )
+    child = ET.SubElement(element, "error")
+    child.set("type", "interrupted")
+    child.set("message", common.NOT_RUN)
     return element
 
 

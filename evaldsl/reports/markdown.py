@@ -3,7 +3,8 @@
 Takes a `Report` and gives GitHub-flavoured Markdown: a headline with ✅ or ❌, a totals
 table, a table per suite when there are several, then one collapsed `<details>` block per
 failing case listing each failing or erroring assertion (`path:line`, its text, why), and
-the suites whose loading or checking found problems. Passing cases are only counted, and
+the suites whose loading or checking found problems. A run Ctrl-C stopped says so in
+its headline and lists the cases that did not run; a run of no case is ❌. Passing cases are only counted, and
 at most `MAX_CASES` failing cases are listed, so a comment stays short.
 """
 
@@ -26,7 +27,7 @@ def to_markdown_text(report: Report) -> str:
     """The `--markdown` report, ending in a newline.
 
     >>> to_markdown_text(Report(suites=(), duration_ms=0.0)).splitlines()[0]
-    '## ✅ evaldsl: no cases ran'
+    '## ❌ evaldsl: no cases ran'
     """
     summary = report.summary
     mark = "✅" if report.ok else "❌"
@@ -35,6 +36,9 @@ def to_markdown_text(report: Report) -> str:
     if len(report.suites) > 1:
         out += ["", *_suites_table(report)]
     labels = common.suite_labels(report.suites)
+    if report.interrupted:
+        _end_block(out)
+        out += _not_run(report, labels)
     failing = [(labels[s.path], c) for s in report.suites for c in s.cases if not c.passed]
     if failing:
         _end_block(out)
@@ -111,12 +115,27 @@ def _inline(text: str) -> str:
 def _headline(report: Report, summary: Summary) -> str:
     broken = sum(1 for s in report.suites if s.errors)
     suites = f", {broken} suite{'s' if broken != 1 else ''} with errors" if broken else ""
+    stopped = common.interruption(report)
+    if stopped is not None:
+        suites += f"; {stopped}"
     if summary.cases == 0:
         return "no cases ran" + suites
     if summary.failed == 0 and summary.skipped == 0:
+        if report.interrupted:
+            return f"the {summary.cases} cases that ran passed" + suites
         return f"all {summary.cases} cases passed" + suites
     counted = ", ".join(f"{n} {common.WORDS[kind]}" for kind, n in common.counts(summary))
     return f"{summary.cases} case{'s' if summary.cases != 1 else ''}: {counted}" + suites
+
+
+def _not_run(report: Report, labels: dict[str, str]) -> list[str]:
+    """The cases Ctrl-C kept from running: named, at most `MAX_CASES`, the rest counted."""
+    names = [f"{labels[s.path]} › {name}" for s in report.suites for name in s.not_run]
+    out = ["### Not run (interrupted)", ""]
+    out += [f"- {code(name)}" for name in names[:MAX_CASES]]
+    if len(names) > MAX_CASES:
+        out.append(f"- …and {len(names) - MAX_CASES} more")
+    return [*out, ""]
 
 
 def _totals(summary: Summary) -> list[str]:
