@@ -378,6 +378,27 @@ def test_junit_suite_diagnostics_become_an_error_testcase_named_after_the_file()
     assert "get_weather" in (error.text or "")
 
 
+def test_junit_counts_check_errors_every_case_already_tells_once() -> None:
+    """`partial.yaml`, one case not run for its check error: it gave tests="2"
+    errors="2", the second testcase repeating the same diagnostic."""
+    error = Diagnostic.in_file("p.yaml", "E507", "unknown mode `Regex`")
+    not_run = CaseResult("flow", False, 0.0, 0.0, error=f"not run: 1 check error ({error.brief})")
+    suite = SuiteResult("p", "p.yaml", (not_run,), 0.0, (error,))
+    root = ET.fromstring(to_junit_text(Report(suites=(suite,), duration_ms=0.0)))
+    element = root.find("testsuite")
+    assert element is not None
+    assert (element.get("tests"), element.get("errors")) == ("1", "1")
+    assert [c.get("name") for c in element.findall("testcase")] == ["flow"]
+    out = element.find("system-out")
+    assert out is not None and "error[E507]: unknown mode `Regex`" in (out.text or "")
+    # a case that ran beside it: the suite's error is not every case's, and is its own
+    ran = CaseResult("other", True, 1.0, 1.0)
+    both = attrs.evolve(suite, cases=(not_run, ran))
+    element = ET.fromstring(to_junit_text(Report(suites=(both,), duration_ms=0.0)))[0]
+    assert [c.get("name") for c in element.findall("testcase")] == ["flow", "other", "p.yaml"]
+    assert (element.get("tests"), element.get("errors")) == ("3", "2")
+
+
 def test_junit_warnings_only_go_to_system_out() -> None:
     warned = SuiteResult(
         name="warned",
