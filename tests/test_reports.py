@@ -808,6 +808,18 @@ def huge_failure() -> Report:
     return Report((SuiteResult("h", "h.eval", (case,), 1.0),), 1.0)
 
 
+@pytest.mark.parametrize("length", [201, 210, 225, 240, 260, 10_000])
+def test_a_message_is_cut_only_when_that_makes_it_shorter(length: int) -> None:
+    """A 201-225 character message came out longer, with "(1 characters not shown)"."""
+    from evaldsl.language.diagnostics import abbreviated
+
+    text = "m" * length
+    shown = abbreviated(text, 200)
+    assert len(shown) <= length
+    assert shown == text or f"({length - 200:,} characters not shown)" in shown
+    assert (shown == text) == (length <= 229)  # (the note takes 29 characters)
+
+
 def test_console_cuts_a_huge_failure_message_saying_how_much() -> None:
     lines = run_console(io.StringIO(), huge_failure(), color=False).splitlines()
     (head,) = [line for line in lines if line.startswith("h.eval:4:3: fail: ")]
