@@ -30,14 +30,17 @@ from evaldsl.terminal import terminal_columns
 
 class _Parser(argparse.ArgumentParser):
     """The top-level parser (and, as argparse makes them of their parent's class, each
-    command's). Its epilog, the language at a glance, is read from the vocabulary tables
-    when help is printed, not at every start (`--version` loads none)."""
+    command's). Its epilog, the language at a glance and the exit codes, is read from the
+    vocabulary tables when help is printed, not at every start (`--version` loads none),
+    and shown by the commands it is about (`WITH_EPILOG`) and the top level."""
 
     #: The commands' own parsers, by name (the top level's; empty for a command's).
     commands: dict[str, argparse.ArgumentParser] = {}  # noqa: RUF012 (set per instance)
+    #: Whether `--help` ends with the language at a glance and the exit codes.
+    with_epilog = True
 
     def format_help(self) -> str:
-        if self.epilog is None:
+        if self.epilog is None and self.with_epilog:
             import textwrap
 
             self.epilog = (
@@ -91,6 +94,8 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
                 name, help=help_text, formatter_class=argparse.RawDescriptionHelpFormatter
             )
             declare(made)
+            if isinstance(made, _Parser):
+                made.with_epilog = name in WITH_EPILOG
             top.commands[name] = made
     return top
 
@@ -401,6 +406,10 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
         "folder works too)",
     )
 
+
+#: The commands whose `--help` ends with the language at a glance and the exit codes:
+#: those that read assertions and exit by their verdicts.
+WITH_EPILOG = frozenset({"run", "check", "score"})
 
 # Each command: its line in `--help`, and the function declaring its options.
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
