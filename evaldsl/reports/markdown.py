@@ -46,9 +46,9 @@ def to_markdown_text(report: Report) -> str:
     out += _totals(summary)
     budget = _Budget(MAX_CHARS - _NOTES - _size(out))
     if len(report.suites) > 1:
-        header, *rows = _suites_table(report)
+        header, rule, *rows = _suites_table(report)
         shown = budget.take([[row] for row in rows])
-        out += ["", header, *(row for rows_ in shown for row in rows_)]
+        out += ["", header, rule, *(row for rows_ in shown for row in rows_)]
         if len(shown) < len(rows):
             out += ["", f"…and {len(rows) - len(shown)} more suites (the JSON report has all)."]
     labels = common.suite_labels(report.suites)
