@@ -4,12 +4,15 @@ Takes a path and text, and gives a file that holds all of the text or — when w
 fails (a full disk, a size limit, Ctrl-C) — the file as it was before, with no temporary
 file left behind. The text goes to a temporary file beside the target, is flushed to the
 disk, and is renamed over the target, so a reader sees the old file or the new one,
-never half of one.
+never half of one. A path that exists and is no regular file (a device, a named pipe,
+`/dev/stdout`, a shell's `>(…)`) is written in place, as `tee` does: renaming a file
+over it would put a regular file where the device or pipe was.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
@@ -21,7 +24,9 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> None:
     A symlink stays a symlink (the file it points to is replaced); an existing file keeps
     its permission bits, a new one gets the usual ones (0666 less the umask). Text that
     UTF-8 cannot hold (a lone surrogate) is written as a `\\udXXX` escape, never refused.
-    Raises `OSError` when the file cannot be written; the old file is then untouched.
+    Raises `OSError` when the file cannot be written; the old file is then untouched. A
+    read-only file (no write permission bit) is refused (`PermissionError`), not replaced,
+    even by root; a device or a pipe is opened and written (`write_in_place`).
 
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -29,11 +34,18 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> None:
     >>> (folder / "r.txt").read_text(), sorted(p.name for p in folder.iterdir())
     ('ok\\n', ['r.txt'])
     """
-    target = Path(os.path.realpath(path))
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
+        found = os.stat(path)  # (through a symlink: /dev/stdout is a link to a pipe)
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
+    else:
+        if not stat.S_ISREG(found.st_mode) and not stat.S_ISDIR(found.st_mode):
+            write_in_place(path, text)
+            return
+        mode = stat.S_IMODE(found.st_mode)
+        if not writable(path, found):
+            raise PermissionError(errno.EACCES, "the file is read-only", os.fspath(path))
+    target = Path(os.path.realpath(path))
     import tempfile  # only when a report is written: `run` imports this module every time
 
     data = text.encode("utf-8", errors="backslashreplace")
@@ -49,6 +61,20 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def write_in_place(path: str | os.PathLike[str], text: str) -> None:
+    """Open `path` and write `text` (UTF-8) to it: for a device or a pipe, which has no
+    folder entry to rename over and no disk to flush to."""
+    with open(path, "wb") as f:
+        f.write(text.encode("utf-8", errors="backslashreplace"))
+
+
+def writable(path: str | os.PathLike[str], found: os.stat_result) -> bool:
+    """Whether the existing file `path` (its `found` status) may be written: the user may
+    write it and some write permission bit is set (root may write any file; a file whose
+    owner made it read-only is still not to be replaced)."""
+    return bool(found.st_mode & 0o222) and os.access(path, os.W_OK)
 
 
 def _umask() -> int:

@@ -157,3 +157,13 @@ def test_the_help_keeps_its_epilogs_paragraphs(command: str | None) -> None:
     _, out, _ = _parsed(cliargs.parse, argv)
     assert "\nsubjects: " in out and "\npredicates: " in out
     assert "\n\nExit codes: 0 all passed;" in out
+
+
+@pytest.mark.parametrize(
+    "command", ["schema", "lsp", "convert", "fmt", "inspect", "history", "diff", "mutate"]
+)
+def test_the_help_of_a_command_that_reads_no_assertions_has_no_epilog(command: str) -> None:
+    """The language at a glance and the run's exit codes ended every command's help."""
+    _, out, _ = _parsed(cliargs.parse, [command, "--help"])
+    assert "subjects: " not in out and "Exit codes:" not in out
+    assert out.startswith(f"usage: evaldsl {command}")

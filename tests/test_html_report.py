@@ -209,8 +209,8 @@ def test_run_writes_the_html_report_and_reports_an_unwritable_path(tmp_path: Pat
     blocked = tmp_path / "file"
     blocked.write_text("")
     bad = run_evaldsl("run", "examples/weather", "--html", str(blocked / "r.html"))
-    assert bad.returncode == 2
-    assert f"cannot write {blocked / 'r.html'}" in bad.stderr
+    assert bad.returncode == 2  # (refused before the run: its folder is a file)
+    assert f"--html {blocked / 'r.html'}: {blocked} is a file, not a folder" in bad.stderr
 
 
 # ---- in a real browser ---------------------------------------------------------------
@@ -652,3 +652,21 @@ def test_a_timeline_of_ids_that_are_lists_or_objects_links_nothing(tmp_path: Pat
     counts, links = run_suites([suite]).cases
     assert counts.passed and links.error is not None and "is an object, not text" in links.error
     assert "lookup" in to_html_text(run_suites([suite]), [suite])
+
+
+def test_an_interrupted_run_says_so_on_the_page(browser: Browser, tmp_path: Path) -> None:
+    passed = CaseResult("a", True, 1.0, 1.0)
+    suite = SuiteResult("s", "s.eval", (passed,), 1.0, not_run=("b", "c"))
+    report = tmp_path / "r.html"
+    write_html(Report((suite,), 1.0, interrupted=True), report)
+    opened = Opened(browser, report)
+    try:
+        page = opened.page
+        assert page.inner_text("#card-interrupted .big") == "2"
+        assert page.inner_text("#card-interrupted .sub") == (
+            "interrupted (Ctrl-C): 2 cases did not run: s › b, s › c"
+        )
+        assert page.title().endswith("2 not run (interrupted)")
+        assert opened.errors == []
+    finally:
+        opened.close()

@@ -126,3 +126,25 @@ def test_the_predicate_list_names_every_predicate() -> None:
     for code in codes:
         first = code.split()[0]
         assert first in known or first in ("no", "every", "node", "tokens"), code
+
+
+def test_the_synopsis_names_every_option_of_every_command() -> None:
+    """`## Running and reports` opens with each command's line: every option `--help`
+    lists is on it (`run --no-color`, `check --judge`, `score --batch-size` were not)."""
+    from evaldsl.tools import cliargs
+
+    start = README.index("## Running and reports")
+    synopsis = README[start : README.index("```\n", README.index("```\n", start) + 4)]
+    lines = {}
+    for line in synopsis.splitlines():
+        if line.startswith("evaldsl "):
+            command = line.split()[1]
+            lines[command] = lines.get(command, "") + line
+        elif line.startswith(" ") and lines:
+            lines[command] += line
+    for name, command in cliargs.parser().commands.items():
+        usage = " ".join(command.format_usage().split())
+        for option in re.findall(r"\[(-[\w-]+)", usage.replace("| ", "[")):
+            if option != "-h":
+                said = rf"(?<![\w-]){re.escape(option)}(?![\w-])"
+                assert re.search(said, lines[name]), (name, option)

@@ -378,6 +378,27 @@ def test_junit_suite_diagnostics_become_an_error_testcase_named_after_the_file()
     assert "get_weather" in (error.text or "")
 
 
+def test_junit_counts_check_errors_every_case_already_tells_once() -> None:
+    """`partial.yaml`, one case not run for its check error: it gave tests="2"
+    errors="2", the second testcase repeating the same diagnostic."""
+    error = Diagnostic.in_file("p.yaml", "E507", "unknown mode `Regex`")
+    not_run = CaseResult("flow", False, 0.0, 0.0, error=f"not run: 1 check error ({error.brief})")
+    suite = SuiteResult("p", "p.yaml", (not_run,), 0.0, (error,))
+    root = ET.fromstring(to_junit_text(Report(suites=(suite,), duration_ms=0.0)))
+    element = root.find("testsuite")
+    assert element is not None
+    assert (element.get("tests"), element.get("errors")) == ("1", "1")
+    assert [c.get("name") for c in element.findall("testcase")] == ["flow"]
+    out = element.find("system-out")
+    assert out is not None and "error[E507]: unknown mode `Regex`" in (out.text or "")
+    # a case that ran beside it: the suite's error is not every case's, and is its own
+    ran = CaseResult("other", True, 1.0, 1.0)
+    both = attrs.evolve(suite, cases=(not_run, ran))
+    element = ET.fromstring(to_junit_text(Report(suites=(both,), duration_ms=0.0)))[0]
+    assert [c.get("name") for c in element.findall("testcase")] == ["flow", "other", "p.yaml"]
+    assert (element.get("tests"), element.get("errors")) == ("3", "2")
+
+
 def test_junit_warnings_only_go_to_system_out() -> None:
     warned = SuiteResult(
         name="warned",
@@ -785,6 +806,18 @@ def huge_failure() -> Report:
     )
     case = CaseResult("c", False, 0.0, 1.0, assertions=(bad,))
     return Report((SuiteResult("h", "h.eval", (case,), 1.0),), 1.0)
+
+
+@pytest.mark.parametrize("length", [201, 210, 225, 240, 260, 10_000])
+def test_a_message_is_cut_only_when_that_makes_it_shorter(length: int) -> None:
+    """A 201-225 character message came out longer, with "(1 characters not shown)"."""
+    from evaldsl.language.diagnostics import abbreviated
+
+    text = "m" * length
+    shown = abbreviated(text, 200)
+    assert len(shown) <= length
+    assert shown == text or f"({length - 200:,} characters not shown)" in shown
+    assert (shown == text) == (length <= 229)  # (the note takes 29 characters)
 
 
 def test_console_cuts_a_huge_failure_message_saying_how_much() -> None:

@@ -135,7 +135,12 @@ class RunDiff:
     metrics: tuple[MetricChange, ...]
     only_before: tuple[str, ...] = ()  # suite paths
     only_after: tuple[str, ...] = ()
-    not_compared: int = 0  # cases of a `-k` run that the other run did not select
+    not_compared: int = 0  # cases of a `-k` or an interrupted run only the other ran
+
+    @property
+    def interrupted(self) -> list[RunSnapshot]:
+        """The runs Ctrl-C stopped (their cases not run are not compared)."""
+        return [run for run in (self.before, self.after) if run.interrupted]
 
     @property
     def compared(self) -> tuple[float, float, float, float]:
@@ -195,6 +200,7 @@ def _run_json(run: RunSnapshot, compared: tuple[float, float]) -> dict[str, Any]
         "commit": run.commit,
         "dirty": run.dirty,
         "selection": run.selection,
+        "interrupted": run.interrupted,
         "cases": len(run.cases),
         "score": round(compared[0], 6),  # over the suites both runs ran
         "pass_rate": round(compared[1], 6),
@@ -219,7 +225,10 @@ def compare(before: RunSnapshot, after: RunSnapshot, *, min_change: float = 0.0)
     not_compared = 0
     for where in order:
         a, b = cases_a.get(where), cases_b.get(where)
-        if selected and (a is None or b is None):
+        # (a case a `-k` run did not choose, or an interrupted run did not reach, was
+        # not run there: neither added nor removed)
+        unrun = (a is None and before.interrupted) or (b is None and after.interrupted)
+        if (selected or unrun) and (a is None or b is None):
             not_compared += 1
             continue
         changes += _case_changes(a, b)
@@ -413,12 +422,22 @@ def _not_compared(d: RunDiff) -> list[str]:
     for paths, which in ((d.only_before, d.before), (d.only_after, d.after)):
         if paths:
             out += ["", f"not compared, only {which.label} ran: {', '.join(paths)}"]
-    if d.not_compared:
+    for run in d.interrupted:
         out += [
             "",
-            f"not compared: {_count(d.not_compared, 'case', 'cases')} only one run selected",
+            f"{run.label} was interrupted (Ctrl-C): the cases it did not run are not compared",
+        ]
+    if d.not_compared:
+        why = "selected" if not d.interrupted else "ran" if not _selected(d) else "selected or ran"
+        out += [
+            "",
+            f"not compared: {_count(d.not_compared, 'case', 'cases')} only one run {why}",
         ]
     return out
+
+
+def _selected(d: RunDiff) -> bool:
+    return bool(d.before.selection or d.after.selection)
 
 
 def _listed(paths: tuple[str, ...]) -> str:
@@ -439,6 +458,8 @@ def heading_mark(d: RunDiff) -> str:
     everywhere); ✅ otherwise."""
     if d.regressions:
         return "❌"
+    if d.interrupted:  # (what was not run may have regressed)
+        return "⚠️"
     score_a, rate_a, score_b, rate_b = d.compared
     new_failures = any(
         c.after is not None and c.after.status in ("fail", "error") for c in d.of("added")
@@ -559,5 +580,13 @@ def diff_command(
     else:
         out.write(render_text(d))
     if fail_on_regression and d.regressions:
+        return 1
+    if fail_on_regression and d.interrupted:
+        # (a gate that passed what it never compared would pass a half-run)
+        print(
+            f"evaldsl: {d.interrupted[0].label} was interrupted (Ctrl-C): a regression in the "
+            "cases it did not run cannot be ruled out (exit 1 with --fail-on-regression)",
+            file=err,
+        )
         return 1
     return 0

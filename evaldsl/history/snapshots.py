@@ -132,6 +132,7 @@ class RunSnapshot:
     commit: str | None = None
     dirty: bool | None = None
     selection: str | None = None  # the `-k` pattern that chose the cases
+    interrupted: bool = False  # Ctrl-C stopped it: some chosen cases did not run
 
     @property
     def cases(self) -> list[CaseSnapshot]:
@@ -279,7 +280,10 @@ def snapshot_of_json(data: dict[str, Any], *, label: str, where: str = "report")
     selection = data.get("selection")
     if selection is not None and not isinstance(selection, str):
         raise reader.error("selection", "not text (the `-k` pattern that chose the cases)")
-    return RunSnapshot(label, tuple(suites), selection=selection)
+    interrupted = data.get("interrupted", False)
+    if not isinstance(interrupted, bool):
+        raise reader.error("interrupted", "not true or false (whether Ctrl-C stopped the run)")
+    return RunSnapshot(label, tuple(suites), selection=selection, interrupted=interrupted)
 
 
 def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) -> CaseSnapshot:

@@ -353,16 +353,22 @@ def sort_key(d: Diagnostic) -> tuple[str, int, int, str, int, int, str]:
 
 def abbreviated(text: str, limit: int = SHOWN_MESSAGE) -> str:
     """`text`, or when it is longer than `limit` characters its start and end with the
-    middle cut, saying how many characters were.
+    middle cut, saying how many characters were; never longer than `text` (a text a few
+    characters past the limit is shown whole: the note would take more than it saves).
 
     >>> abbreviated("found " + "x" * 1000 + " here", 40)
     'found xxxxxxxxxxxxxxxxxxxxxxxxxx… (971 characters not shown) …xxx here'
+    >>> abbreviated("x" * 41, 40) == "x" * 41
+    True
     """
     if len(text) <= limit:
         return text
     tail = limit // 5
     head = limit - tail
-    return f"{text[:head]}… ({len(text) - limit:,} characters not shown) …{text[-tail:]}"
+    # (no "1 character not shown": a cut that hides fewer characters than its note
+    # takes is not made)
+    cut = f"{text[:head]}… ({len(text) - limit:,} characters not shown) …"
+    return cut + text[-tail:] if len(cut) + tail < len(text) else text
 
 
 def not_utf8(

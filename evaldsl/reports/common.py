@@ -16,11 +16,14 @@ from typing import Any, Protocol
 from evaldsl.language.diagnostics import abbreviated
 from evaldsl.language.printable import visible as visible  # every reporter's escaping
 from evaldsl.language.values import MISSING, Words, show
-from evaldsl.runner.results import AssertionResult, CaseResult, Summary, report_value
+from evaldsl.runner.results import AssertionResult, CaseResult, Report, Summary, report_value
 from evaldsl.runner.results import Outcome as Outcome  # (reporters name it from here)
 
 #: How many characters of a found/expected value a report shows before cutting it.
 VALUE_LIMIT = 200
+
+#: What a case the run did not reach says, in every report.
+NOT_RUN = "not run: the run was interrupted (Ctrl-C) before this case ran"
 
 
 class Filed(Protocol):
@@ -237,3 +240,17 @@ def pass_rate(summary: Summary) -> str:
     if not tested:
         return "– (no case tested)"
     return f"{summary.pass_rate:.1%} of {tested} tested case{'s' if tested != 1 else ''}"
+
+
+def interruption(report: Report) -> str | None:
+    """What every report says of a run Ctrl-C stopped (None: it was not stopped).
+
+    >>> from evaldsl.runner.results import SuiteResult
+    >>> interruption(Report((SuiteResult("s", "s.eval", (), 0.0, not_run=("a", "b")),), 0.0,
+    ...                     interrupted=True))
+    'interrupted (Ctrl-C): 2 cases did not run'
+    """
+    if not report.interrupted:
+        return None
+    n = report.not_run
+    return f"interrupted (Ctrl-C): {n} case{'s' if n != 1 else ''} did not run"

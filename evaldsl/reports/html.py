@@ -19,7 +19,9 @@ table, and the case list renders only the rows on screen, so 10,000 cases stay q
 The data's shape (`DATA_VERSION`), read by `html_assets/report.js`:
 
     {"version", "title", "generated", "evaldsl", "strings": [...],
-     "summary": {...Summary.to_json(), "outcomes": {passed, failed, error, skipped}},
+     "summary": {...Summary.to_json(), "outcomes": {passed, failed, error, skipped},
+                 "suites_with_errors", "interrupted": text | null,
+                 "not_run": [[suite, case], ...]},
      "suites": [{"name", "path", "diagnostics": [D...], "cases": [C...]}]}
 
 where strings are indexes into `strings`, and
@@ -151,6 +153,11 @@ class _Data:
         summary = report.summary.to_json()
         summary["outcomes"] = outcomes
         summary["suites_with_errors"] = sum(1 for s in report.suites if s.errors)
+        # (Ctrl-C: the page says so, and names the cases that did not run)
+        summary["interrupted"] = common.interruption(report)
+        summary["not_run"] = [
+            [self.s(labels[s.path]), self.s(name)] for s in report.suites for name in s.not_run
+        ]
         return {
             "version": DATA_VERSION,
             "title": title,

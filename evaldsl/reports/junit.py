@@ -11,9 +11,15 @@ GitLab and the GitHub Actions test reporters read:
   `<error>` when its run crashed or an assertion errored, `<failure>` when an assertion
   failed, `<skipped>` when every assertion was skipped. The element's text lists each
   failing or erroring assertion as `path:line:col: <text>`, its message, found, expected;
+- a case chosen to run that did not (Ctrl-C stopped the run first) gets a `<testcase>`
+  with an `<error type="interrupted">`: an error, not `<skipped>`, because CI shows a
+  skipped test as not failing (GitHub's test reporters list it as neutral, Jenkins keeps
+  the build green), and a run cut short must not look like a clean one;
 - a suite whose loading or checking found errors gets one more `<testcase>` named after
-  the file, with an `<error>` holding the rendered diagnostics; warnings only go to the
-  suite's `<system-out>`.
+  the file, with an `<error>` holding the rendered diagnostics, unless every case of the
+  suite already is an error for them (not run for its check errors): the errors are then
+  counted once, by the cases, and the rendered diagnostics go to the suite's
+  `<system-out>`, where warnings only go too.
 
 Counts always match the elements, so `failures + errors + skipped <= tests`. Only the
 attributes Jenkins' xUnit schema (junit-10.xsd) allows are written, so the file passes
@@ -95,7 +101,11 @@ def _suite(suite: SuiteResult, label: str) -> ET.Element:
         kind = common.outcome(case)
         if kind in key_of:
             counts[key_of[kind]] += 1
-    if suite.errors:
+    for name in suite.not_run:
+        element.append(_not_run_case(label, name))
+        counts["tests"] += 1
+        counts["errors"] += 1
+    if suite.errors and not _told_by_cases(suite):
         element.append(_diagnostics_case(suite, label))
         counts["tests"] += 1
         counts["errors"] += 1
@@ -106,6 +116,16 @@ def _suite(suite: SuiteResult, label: str) -> ET.Element:
         element.set(key, str(count))
     element.set("time", common.seconds(suite.duration_ms))
     return element
+
+
+def _told_by_cases(suite: SuiteResult) -> bool:
+    """Whether the suite's check errors are already every case's error: each of its
+    cases was not run for them (`not run: 1 check error (first: …)`), so one more
+    testcase would count the same errors again (its diagnostics go to `<system-out>`)."""
+    return bool(suite.cases) and all(
+        c.error is not None and c.error.startswith("not run") and not c.assertions
+        for c in suite.cases
+    )
 
 
 def _case(label: str, case: CaseResult) -> ET.Element:
@@ -129,6 +149,17 @@ def _case(label: str, case: CaseResult) -> ET.Element:
     child.set("type", "crash" if case.error is not None else "assertion")
     child.set("message", clean(_message(case)))
     child.text = clean(_details(case))
+    return element
+
+
+def _not_run_case(label: str, name: str) -> ET.Element:
+    """A case the run did not reach (Ctrl-C stopped it first), as an error."""
+    element = ET.Element(
+        "testcase", {"classname": clean(label), "name": clean(name), "time": "0.000"}
+    )
+    child = ET.SubElement(element, "error")
+    child.set("type", "interrupted")
+    child.set("message", common.NOT_RUN)
     return element
 
 

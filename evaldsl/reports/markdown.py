@@ -3,58 +3,113 @@
 Takes a `Report` and gives GitHub-flavoured Markdown: a headline with ✅ or ❌, a totals
 table, a table per suite when there are several, then one collapsed `<details>` block per
 failing case listing each failing or erroring assertion (`path:line`, its text, why), and
-the suites whose loading or checking found problems. Passing cases are only counted, and
-at most `MAX_CASES` failing cases are listed, so a comment stays short.
+the suites whose loading or checking found problems. Passing cases are only counted. A
+run Ctrl-C stopped says so in its headline and lists the cases that did not run; a run of
+no case is ❌. The whole text keeps under `MAX_CHARS` (a comment holds 65,536, a step
+summary 1 MiB): at most `MAX_CASES` failing cases of at most `MAX_ROWS` assertions each,
+long names and values cut, and what did not fit counted.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 
+from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.reports import common
 from evaldsl.runner.results import AssertionResult, CaseResult, Report, Summary
 
 #: Failing cases listed in full; the rest are counted (GitHub cuts comments at 65,536).
 MAX_CASES = 50
+#: Failing assertions listed per case; the rest are counted.
+MAX_ROWS = 20
 #: Characters of a cell's message, found or expected value before it is cut.
 CELL_LIMIT = 160
 #: Characters of a crashed case's error (a traceback, say) before it is cut.
 ERROR_LIMIT = 1500
+#: Characters of the whole report: a pull-request comment holds 65,536, and a step
+#: summary 1 MiB. Cases and problems past it are counted, not listed.
+MAX_CHARS = 60_000
+#: What the notes of what was left out may take, kept out of the listings' share.
+_NOTES = 1_000
 
 
 def to_markdown_text(report: Report) -> str:
-    """The `--markdown` report, ending in a newline.
+    """The `--markdown` report, ending in a newline, of at most `MAX_CHARS` characters.
 
     >>> to_markdown_text(Report(suites=(), duration_ms=0.0)).splitlines()[0]
-    '## ✅ evaldsl: no cases ran'
+    '## ❌ evaldsl: no cases ran'
     """
     summary = report.summary
     mark = "✅" if report.ok else "❌"
     out: list[str] = [f"## {mark} evaldsl: {_headline(report, summary)}", ""]
     out += _totals(summary)
+    budget = _Budget(MAX_CHARS - _NOTES - _size(out))
     if len(report.suites) > 1:
-        out += ["", *_suites_table(report)]
+        header, rule, *rows = _suites_table(report)
+        shown = budget.take([[row] for row in rows])
+        out += ["", header, rule, *(row for rows_ in shown for row in rows_)]
+        if len(shown) < len(rows):
+            out += ["", f"…and {len(rows) - len(shown)} more suites (the JSON report has all)."]
     labels = common.suite_labels(report.suites)
+    if report.interrupted:
+        _end_block(out)
+        out += _not_run(report, labels, budget)
     failing = [(labels[s.path], c) for s in report.suites for c in s.cases if not c.passed]
     if failing:
         _end_block(out)
         out += ["### Failing cases", ""]
-        for suite_name, case in failing[:MAX_CASES]:
-            out += _case_block(suite_name, case)
-        if len(failing) > MAX_CASES:
-            out += [f"…and {len(failing) - MAX_CASES} more failing cases.", ""]
-    troubled = [s for s in report.suites if s.diagnostics]
-    if troubled:
+        blocks = budget.take(_case_block(name, case) for name, case in failing[:MAX_CASES])
+        out += [line for block in blocks for line in block]
+        if len(failing) > len(blocks):
+            out += [f"…and {len(failing) - len(blocks)} more failing cases{budget.why}.", ""]
+    problems = [d for s in report.suites for d in s.diagnostics]
+    if problems:
         _end_block(out)
         out += ["### Suite problems", ""]
-        for suite in troubled:
-            for d in suite.diagnostics:
-                where = f"{d.path}:{d.line}:{d.column}"
-                hint = f" ({_inline(d.hint)})" if d.hint else ""
-                out.append(f"- {code(where)} {d.severity}[{d.code}]: {_inline(d.message)}{hint}")
+        lines = budget.take([_problem(d)] for d in problems)
+        out += [line for block in lines for line in block]
+        if len(lines) < len(problems):
+            out.append(f"- …and {len(problems) - len(lines)} more problems{budget.why}")
     while out and out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n"
+
+
+class _Budget:
+    """The characters the report's listings may still take: each listing takes its
+    blocks (lists of lines) in order while they fit, and says when one did not."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+        self.full = False
+
+    def take(self, blocks: Iterable[list[str]]) -> list[list[str]]:
+        taken: list[list[str]] = []
+        for block in blocks:
+            size = _size(block)
+            if self.full or size > self.left:
+                self.full = True
+                break
+            self.left -= size
+            taken.append(block)
+        return taken
+
+    @property
+    def why(self) -> str:
+        """Why a listing stops short: the report's size, or (empty) its count limit."""
+        return f" (the report keeps under {MAX_CHARS:,} characters)" if self.full else ""
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
+
+
+def _problem(d: Diagnostic) -> str:
+    where = f"{d.path}:{d.line}:{d.column}"
+    hint = f" ({_inline(common.shorten(d.hint, CELL_LIMIT))})" if d.hint else ""
+    message = _inline(common.shorten(d.message, ERROR_LIMIT // 5))
+    return f"- {code(where)} {d.severity}[{d.code}]: {message}{hint}"
 
 
 def cell(text: str, limit: int | None = CELL_LIMIT) -> str:
@@ -111,12 +166,27 @@ def _inline(text: str) -> str:
 def _headline(report: Report, summary: Summary) -> str:
     broken = sum(1 for s in report.suites if s.errors)
     suites = f", {broken} suite{'s' if broken != 1 else ''} with errors" if broken else ""
+    stopped = common.interruption(report)
+    if stopped is not None:
+        suites += f"; {stopped}"
     if summary.cases == 0:
         return "no cases ran" + suites
     if summary.failed == 0 and summary.skipped == 0:
+        if report.interrupted:
+            return f"the {summary.cases} cases that ran passed" + suites
         return f"all {summary.cases} cases passed" + suites
     counted = ", ".join(f"{n} {common.WORDS[kind]}" for kind, n in common.counts(summary))
     return f"{summary.cases} case{'s' if summary.cases != 1 else ''}: {counted}" + suites
+
+
+def _not_run(report: Report, labels: dict[str, str], budget: _Budget) -> list[str]:
+    """The cases Ctrl-C kept from running: named, at most `MAX_CASES`, the rest counted."""
+    names = [f"{labels[s.path]} › {name}" for s in report.suites for name in s.not_run]
+    listed = budget.take([f"- {code(name)}"] for name in names[:MAX_CASES])
+    out = ["### Not run (interrupted)", "", *(line for lines in listed for line in lines)]
+    if len(listed) < len(names):
+        out.append(f"- …and {len(names) - len(listed)} more{budget.why}")
+    return [*out, ""]
 
 
 def _totals(summary: Summary) -> list[str]:
@@ -157,7 +227,7 @@ def _case_block(suite_name: str, case: CaseResult) -> list[str]:
         if case.error is not None
         else f"{len(problems)} of {counted} assertions did not pass"
     )
-    title = _inline(f"{suite_name} › {case.name}")
+    title = _inline(common.shorten(f"{suite_name} › {case.name}", CELL_LIMIT))
     out = [
         "<details>",
         f"<summary>❌ <b>{title}</b> — score {case.score:.2f}, {why}</summary>",
@@ -167,11 +237,13 @@ def _case_block(suite_name: str, case: CaseResult) -> list[str]:
         out += [*fenced(case.error), ""]
     if problems:
         out += ["| Where | Assertion | Why |", "|---|---|---|"]
-        for a in problems:
+        for a in problems[:MAX_ROWS]:
             out.append(
                 f"| {code(common.location(a, column=False), table=True)} "
                 f"| {code(a.text, table=True)} | {_why(a)} |"
             )
+        if len(problems) > MAX_ROWS:
+            out.append(f"| | …and {len(problems) - MAX_ROWS} more | (the JSON report has all) |")
         out.append("")
     out += ["</details>", ""]
     return out

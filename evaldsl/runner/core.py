@@ -388,6 +388,11 @@ def _report(
     suite_results = []
     for s in suites:
         cases = tuple(results[(id(s), i)] for i in range(len(s.cases)) if (id(s), i) in results)
+        not_run = tuple(
+            c.name
+            for i, c in enumerate(s.cases)
+            if interrupted and (id(s), i) not in results and selected(s, c, selection)
+        )
         suite_results.append(
             SuiteResult(
                 s.name,
@@ -395,6 +400,7 @@ def _report(
                 cases,
                 sum(c.duration_ms for c in cases),
                 _diagnostics(s, own),
+                not_run,
             )
         )
     duration_ms = (time.perf_counter() - started) * 1000

@@ -190,13 +190,16 @@ def _totals(cases: list[CaseResult]) -> dict[str, float | int | None]:
 
 @attrs.frozen
 class SuiteResult:
-    """One suite file's cases, and the problems found while loading and checking it."""
+    """One suite file's cases, and the problems found while loading and checking it.
+    `not_run`: the names of the cases chosen to run that did not (Ctrl-C stopped the run
+    first)."""
 
     name: str
     path: str
     cases: tuple[CaseResult, ...]
     duration_ms: float
     diagnostics: tuple[Diagnostic, ...] = ()
+    not_run: tuple[str, ...] = ()
 
     @property
     def summary(self) -> Summary:
@@ -207,13 +210,16 @@ class SuiteResult:
         return [d for d in self.diagnostics if d.is_error]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shape = {
             "name": self.name,
             "path": self.path,
             "cases": [c.to_json() for c in self.cases],
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "summary": self.summary.to_json(),
         }
+        if self.not_run:  # (present when set, as the report's `interrupted`)
+            shape["not_run"] = list(self.not_run)
+        return shape
 
 
 @attrs.frozen
@@ -236,10 +242,17 @@ class Report:
         return Summary.of(self.cases, self.duration_ms)
 
     @property
+    def not_run(self) -> int:
+        """How many of the cases chosen to run did not (Ctrl-C stopped the run first)."""
+        return sum(len(s.not_run) for s in self.suites)
+
+    @property
     def ok(self) -> bool:
-        """Every case passed, no suite had an error, and the run was not interrupted."""
+        """Some case ran, every case passed, no suite had an error, and the run was not
+        interrupted (as `evaldsl run` exits 0)."""
         return (
             not self.interrupted
+            and bool(self.cases)
             and all(c.passed for c in self.cases)
             and not any(s.errors for s in self.suites)
         )
@@ -252,6 +265,7 @@ class Report:
         }
         if self.interrupted:
             shape["interrupted"] = True
+            shape["not_run"] = self.not_run
         if self.selection is not None:
             # (a key of its own, present when set, as `interrupted`: a version 1 report
             # without it is still read, as a run that selected every case)

@@ -259,9 +259,13 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             "--markdown": args.markdown,
             "--html": args.html,
         }
-        outputs = plan_outputs(requested, args.paths)
+        outputs = plan_outputs(requested, args.paths, history=_history_path(args))
     except UsageError as err:
         return _usage_error(str(err))
+    if args.dry_run and outputs:  # (else no report, and no word of why)
+        return _usage_error(
+            f"--dry-run runs no case, so it writes no report: drop {outputs[0].option} or --dry-run"
+        )
     if any(o.to_stdout for o in outputs):
         out = sys.stderr  # standard output carries the report, and nothing else
     out = cast(TextIO, ReaderMayLeave(out))
@@ -316,6 +320,15 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         )
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _history_path(args: argparse.Namespace) -> str | None:
+    """The history database `run` records to (None: `--no-history`)."""
+    if args.no_history:
+        return None
+    from evaldsl.history.store import DEFAULT_PATH
+
+    return str(DEFAULT_PATH) if args.history is None else str(args.history)
 
 
 def _nothing_ran(args: argparse.Namespace, total: int, report: Report) -> str:

@@ -30,14 +30,17 @@ from evaldsl.terminal import terminal_columns
 
 class _Parser(argparse.ArgumentParser):
     """The top-level parser (and, as argparse makes them of their parent's class, each
-    command's). Its epilog, the language at a glance, is read from the vocabulary tables
-    when help is printed, not at every start (`--version` loads none)."""
+    command's). Its epilog, the language at a glance and the exit codes, is read from the
+    vocabulary tables when help is printed, not at every start (`--version` loads none),
+    and shown by the commands it is about (`WITH_EPILOG`) and the top level."""
 
     #: The commands' own parsers, by name (the top level's; empty for a command's).
     commands: dict[str, argparse.ArgumentParser] = {}  # noqa: RUF012 (set per instance)
+    #: Whether `--help` ends with the language at a glance and the exit codes.
+    with_epilog = True
 
     def format_help(self) -> str:
-        if self.epilog is None:
+        if self.epilog is None and self.with_epilog:
             import textwrap
 
             self.epilog = (
@@ -91,6 +94,8 @@ def parser(command: str | None = None) -> argparse.ArgumentParser:
                 name, help=help_text, formatter_class=argparse.RawDescriptionHelpFormatter
             )
             declare(made)
+            if isinstance(made, _Parser):
+                made.with_epilog = name in WITH_EPILOG
             top.commands[name] = made
     return top
 
@@ -169,6 +174,7 @@ def _run(run: argparse.ArgumentParser) -> None:
     recording.add_argument(
         "--history",
         metavar="DB",
+        type=_path,
         help="record the run in this SQLite file (default .evaldsl/history.sqlite)",
     )
     recording.add_argument("--no-history", action="store_true", help="do not record the run")
@@ -266,7 +272,7 @@ def _history(history: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the last N runs",
     )
-    history.add_argument("--history", metavar="DB", help=_DB_HELP)
+    history.add_argument("--history", metavar="DB", type=_path, help=_DB_HELP)
 
 
 def _diff(diff: argparse.ArgumentParser) -> None:
@@ -284,7 +290,7 @@ def _diff(diff: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="list only metrics that moved by at least PCT percent",
     )
-    diff.add_argument("--history", metavar="DB", help=_DB_HELP)
+    diff.add_argument("--history", metavar="DB", type=_path, help=_DB_HELP)
 
 
 def _mutate(mutate: argparse.ArgumentParser) -> None:
@@ -306,7 +312,7 @@ def _mutate(mutate: argparse.ArgumentParser) -> None:
         default="off",
         help="judge assertions: off (default; skipped) or live (each mutant judged)",
     )
-    mutate.add_argument("--judge-cache", metavar="DIR", help="judge cache folder")
+    mutate.add_argument("--judge-cache", metavar="DIR", type=_path, help="judge cache folder")
 
 
 def _no_options(_: argparse.ArgumentParser) -> None:
@@ -322,6 +328,14 @@ def _score(text: str) -> float:
     if not (math.isfinite(value) and 0 <= value <= 1):
         raise argparse.ArgumentTypeError(f"--fail-under takes a score between 0 and 1, not {text}")
     return value
+
+
+def _path(text: str) -> str:
+    """A file or folder path: not empty (an empty one would name the working folder, or
+    be taken for no path at all and the default used)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names no file or folder; name one")
+    return text
 
 
 def _jobs(text: str) -> int:
@@ -404,10 +418,15 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--judge-cache",
         metavar="DIR",
+        type=_path,
         help="judge cache folder (default .evaldsl/judge-cache; a traceplay cache "
         "folder works too)",
     )
 
+
+#: The commands whose `--help` ends with the language at a glance and the exit codes:
+#: those that read assertions and exit by their verdicts.
+WITH_EPILOG = frozenset({"run", "check", "score"})
 
 # Each command: its line in `--help`, and the function declaring its options.
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {

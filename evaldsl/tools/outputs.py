@@ -3,7 +3,8 @@
 Takes the `--json`, `--junit`, `--markdown` and `--html` options and gives `Output`s whose
 paths are absolute (resolved against the working folder when the command starts, whatever
 a target does later), or a `UsageError` saying what is wrong: two formats on one path (or
-both on standard output), an empty path, a path that is a folder, a path that is a file
+both on standard output), an empty path, a path that is a folder, a read-only file, a
+path under a file, the run's history database (or any SQLite file), a path that is a file
 the run reads (`refuse_inputs`, once the suites are loaded: a suite, a recording, a
 dataset, a run target's module). `write_outputs` writes each report whole or not at all
 and says which could not be written (standard output too, when its reader left:
@@ -13,12 +14,14 @@ and says which could not be written (standard output too, when its reader left:
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from typing import TextIO
 
 import attrs
 
+from evaldsl.atomicfile import writable
 from evaldsl.check.environment import target_file
 from evaldsl.reports import write
 from evaldsl.runner.results import Report
@@ -53,9 +56,12 @@ class Output:
         return self.path == STDOUT
 
 
-def plan_outputs(requested: dict[str, str | None], inputs: Sequence[str] = ()) -> list[Output]:
+def plan_outputs(
+    requested: dict[str, str | None], inputs: Sequence[str] = (), history: str | None = None
+) -> list[Output]:
     """The reports `requested` (option → path or None) asks for, checked: `UsageError`
-    when two share a path, a path is a folder, or a path is one of the `inputs`.
+    when two share a path, a path cannot be written (`refuse_path`), or a path is one of
+    the `inputs` or the `history` database the run records to.
 
     >>> [o.fmt for o in plan_outputs({"--json": "-", "--junit": None})]
     ['json']
@@ -67,6 +73,7 @@ def plan_outputs(requested: dict[str, str | None], inputs: Sequence[str] = ()) -
     outputs: list[Output] = []
     seen: dict[str, Output] = {}
     suites = {os.path.realpath(p) for p in inputs if os.path.isfile(p)}
+    database = os.path.realpath(history) if history else None
     for option, fmt in REPORT_OPTIONS:
         given = requested.get(option)
         if given is None:
@@ -80,13 +87,61 @@ def plan_outputs(requested: dict[str, str | None], inputs: Sequence[str] = ()) -
         if key in seen:
             where = "standard output (-)" if given == STDOUT else given
             raise UsageError(f"{seen[key].option} and {option} both write {where} (one file each)")
-        if given != STDOUT and os.path.isdir(key):
-            raise UsageError(f"{option} {given}: that is a folder; name a file")
+        if key == database:
+            raise UsageError(
+                f"{option} {given}: that is the history database the run records to; "
+                "name another file"
+            )
+        if given != STDOUT:
+            refuse_path(f"{option} {given}", path)
         if key in suites:
             raise UsageError(f"{option} {given}: that is a suite being run; name another file")
         seen[key] = Output(option, fmt, path, given)
         outputs.append(seen[key])
     return outputs
+
+
+def refuse_path(said: str, path: str) -> None:
+    """`UsageError` (its message starts with `said`, the option and the path as given)
+    when a report cannot or must not be written at `path` (absolute; symlinks followed):
+    a folder, a read-only file, a path under a file, or an SQLite database. A device or
+    a pipe is fine: it is written in place (`atomicfile`)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        _refuse_parent(said, os.path.dirname(path))
+        return
+    if stat.S_ISDIR(found.st_mode):
+        raise UsageError(f"{said}: that is a folder; name a file")
+    if not stat.S_ISREG(found.st_mode):
+        return
+    if not writable(path, found):
+        raise UsageError(
+            f"{said}: that file is read-only; make it writable (chmod u+w) or name another file"
+        )
+    if _is_sqlite(path):
+        raise UsageError(f"{said}: that is an SQLite database (run history?); name another file")
+
+
+def _refuse_parent(said: str, folder: str) -> None:
+    """`UsageError` when the nearest existing folder above a report that does not exist
+    yet is a file (`--junit md.eval/r.xml`): its folders could not be made."""
+    while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise UsageError(
+            f"{said}: {folder} is a file, not a folder, so the report cannot go under it; "
+            "name a path in a folder"
+        )
+
+
+def _is_sqlite(path: str) -> bool:
+    """Whether the file at `path` starts as every SQLite database does."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:

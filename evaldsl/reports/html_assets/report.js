@@ -108,7 +108,7 @@
     const meta = document.getElementById("meta");
     meta.textContent = `${plural(suites.length, "suite")} · ${plural(sum.cases, "case")} · ${duration(sum.duration_ms)} · generated ${DATA.generated} · evaldsl ${DATA.evaldsl}`;
     const o = sum.outcomes;
-    document.title = `${DATA.title}: ${o.passed} passed, ${o.failed + o.error} not${o.skipped ? `, ${o.skipped} skipped` : ""}`;
+    document.title = `${DATA.title}: ${o.passed} passed, ${o.failed + o.error} not${o.skipped ? `, ${o.skipped} skipped` : ""}${sum.interrupted ? `, ${sum.not_run.length} not run (interrupted)` : ""}`;
   }
 
   function cards() {
@@ -145,6 +145,12 @@
     as.appendChild(tally([[a.pass, "passed", "c-pass"], [a.fail, "failed", "c-fail"], [a.error, "errored", "c-error"], [a.skip, "skipped", "c-skip"]]));
     const broken = sum.suites_with_errors;
     card("Duration", duration(sum.duration_ms), `${plural(suites.length, "suite")}${broken ? `, ${broken} with check errors` : ""}`, "card-duration");
+    if (sum.interrupted) {
+      // a run Ctrl-C stopped: not a clean one, and the cases it did not reach are named
+      const names = sum.not_run.map(([s, c]) => `${str(s)} › ${str(c)}`);
+      const stopped = card("Interrupted", count(names.length), `${sum.interrupted}${names.length ? ": " + names.slice(0, 20).join(", ") + (names.length > 20 ? ", …" : "") : ""}`, "card-interrupted");
+      stopped.querySelector(".big").className = "big c-fail";
+    }
     const m = sum.metrics;
     const tokens = (m.input_tokens || 0) + (m.output_tokens || 0);
     const usage = [];

@@ -1,0 +1,170 @@
+"""Report paths as CI users meet them: a device, a named pipe or a shell's `>(…)` is
+written in place (never replaced by a regular file), and a path the report must not or
+cannot take (a read-only file, a path under a file, the run's history database, an
+empty path, a report of a dry run) is refused before anything runs, with exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from evaldsl.atomicfile import write_atomically
+from tests.clitools import ROOT, run_evaldsl
+
+SUITE = 'case "sunny"\n  cassette "xiamen.jsonl"\n  answer contains "sunny"\n'
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A folder holding `s.eval`, one passing case, and the cassette it reads."""
+    shutil.copy(ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl", tmp_path)
+    (tmp_path / "s.eval").write_text(SUITE, encoding="utf-8")
+    return tmp_path
+
+
+def _read_all(path: Path, into: list[bytes]) -> threading.Thread:
+    """A thread reading the named pipe `path` to its end, into `into`."""
+
+    def read() -> None:
+        with open(path, "rb") as f:
+            into.append(f.read())
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+# ---- devices and pipes are written in place -------------------------------------------------
+
+
+def test_a_named_pipe_is_written_in_place_and_stays_a_pipe(folder: Path) -> None:
+    fifo = folder / "report.pipe"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = _read_all(fifo, read)
+    result = run_evaldsl("run", "s.eval", "--no-history", "--json", fifo.name, cwd=folder)
+    reader.join(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert json.loads(read[0])["summary"]["cases"] == 1
+
+
+def _char_device(folder: Path) -> tuple[Path, int | None]:
+    """A character device to write to: a null device node made in `folder` (root may make
+    one), else a pseudo-terminal's end, with the other end's descriptor to read it."""
+    node = folder / "null"
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        main, other = os.openpty()
+        return Path(os.ttyname(other)), main
+    return node, None
+
+
+def test_a_character_device_is_written_in_place_and_stays_a_device(folder: Path) -> None:
+    device, main = _char_device(folder)
+    before = device.stat()
+    result = run_evaldsl("run", "s.eval", "--no-history", "--junit", str(device), cwd=folder)
+    assert result.returncode == 0, result.stderr
+    after = device.stat()
+    assert stat.S_ISCHR(after.st_mode)
+    assert (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+    if main is not None:
+        assert b"<testsuites" in os.read(main, 65536)
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_pipe_named_through_dev_fd_is_written() -> None:
+    """`--json >(wc -c)` and `--html /dev/stdout` into a pipe: the path's target is
+    `pipe:[N]`, no file at all; it said `cannot write /dev/fd/63: No such file`."""
+    read_end, write_end = os.pipe()
+    try:
+        write_atomically(f"/dev/fd/{write_end}", "report\n")
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as r:
+        assert r.read() == b"report\n"
+
+
+# ---- paths refused before the run ----------------------------------------------------------
+
+
+def test_a_read_only_report_file_is_refused_and_kept(folder: Path) -> None:
+    kept = folder / "r.json"
+    kept.write_text("earlier\n")
+    kept.chmod(0o444)
+    result = run_evaldsl(
+        "run", "s.eval", "--no-history", "--json", "r.json", "--junit", "j.xml", cwd=folder
+    )
+    assert result.returncode == 2, result.stderr
+    assert "evaldsl: error: --json r.json: that file is read-only" in result.stderr
+    assert kept.read_text() == "earlier\n"
+    assert not (folder / "j.xml").exists()  # refused before anything ran
+    with pytest.raises(PermissionError, match="read-only"):
+        write_atomically(kept, "new\n")  # (root may write it: it is still refused)
+    assert kept.read_text() == "earlier\n"
+
+
+@pytest.mark.parametrize("path", ["s.eval/r.xml", "s.eval/deeper/r.xml"])
+def test_a_report_under_a_file_is_refused_saying_the_parent_is_a_file(
+    folder: Path, path: str
+) -> None:
+    result = run_evaldsl("run", "s.eval", "--no-history", "--junit", path, cwd=folder)
+    assert result.returncode == 2, result.stderr
+    said = f"evaldsl: error: --junit {path}: {folder / 's.eval'} is a file, not a folder"
+    assert said in result.stderr
+    assert "✓" not in result.stdout  # before the run
+
+
+def test_the_history_database_is_no_report_path(folder: Path) -> None:
+    first = run_evaldsl("run", "s.eval", cwd=folder)  # makes .evaldsl/history.sqlite
+    assert first.returncode == 0, first.stderr
+    database = folder / ".evaldsl" / "history.sqlite"
+    before = database.read_bytes()
+    result = run_evaldsl("run", "s.eval", "--json", ".evaldsl/history.sqlite", cwd=folder)
+    assert result.returncode == 2, result.stderr
+    assert "--json .evaldsl/history.sqlite: that is the history database" in result.stderr
+    assert database.read_bytes() == before
+    named = run_evaldsl("run", "s.eval", "--history", "h.db", "--markdown", "h.db", cwd=folder)
+    assert named.returncode == 2, named.stderr
+    assert "--markdown h.db: that is the history database the run records to" in named.stderr
+    assert not (folder / "h.db").exists()
+    # with --no-history the database is not recorded to, but is still no report's to take
+    other = run_evaldsl("run", "s.eval", "--no-history", "--json", str(database), cwd=folder)
+    assert other.returncode == 2, other.stderr
+    assert "that is an SQLite database" in other.stderr
+    assert database.read_bytes() == before
+    sqlite3.connect(database).close()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("run", "s.eval", "--history", ""),
+        ("run", "s.eval", "--no-history", "--judge-cache", ""),
+        ("check", "s.eval", "--judge-cache", ""),
+        ("history", "--history", ""),
+        ("diff", "--history", ""),
+    ],
+)
+def test_an_empty_history_or_judge_cache_path_is_refused(
+    folder: Path, options: tuple[str, ...]
+) -> None:
+    result = run_evaldsl(*options, cwd=folder)
+    assert result.returncode == 2, result.stderr
+    assert "an empty path names no file or folder" in result.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["s.eval", "xiamen.jsonl"]
+
+
+def test_a_dry_run_with_a_report_is_refused(folder: Path) -> None:
+    result = run_evaldsl("run", "s.eval", "--dry-run", "--json", "r.json", cwd=folder)
+    assert result.returncode == 2, result.stderr
+    assert "--dry-run runs no case, so it writes no report: drop --json" in result.stderr
