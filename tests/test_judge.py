@@ -820,12 +820,33 @@ def test_cancel_takes_back_the_questions_not_started(serve: Any, judges: Judges)
     while server.count == 0 and time.monotonic() < deadline:
         time.sleep(0.01)  # the first question is on its way
     judge.cancel()
-    assert answers[0].result(timeout=30) is not None  # the one on its way finishes
+    assert answers[0].result(timeout=30) is not None  # the one on its way: abandoned
     assert all(answer.cancelled() for answer in answers[1:])
     time.sleep(0.5)
     assert server.count == 1  # the others never went out
     # a question taken back is asked again when it is next asked
     assert ask(judge, 0.5, text=requests[1].text).status == "pass"
+    assert server.count == 2
+
+
+def test_cancel_abandons_the_questions_on_their_way(serve: Any, judges: Judges) -> None:
+    # Ctrl-C with a question on its way: its connection is shut, no further attempt
+    # starts (the judge retries twice), and its answer is an error at once, not after
+    # the server's 20 s (httpx's own close does not wake a read in progress)
+    server = serve(slow_verdicts(20))
+    judge = judges(server, timeout=30.0)
+    (answer,) = judge.submit([(ANSWER, RUBRIC, None)])
+    deadline = time.monotonic() + 10
+    while server.count == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    judge.cancel()
+    stopped = answer.result(timeout=3)
+    assert stopped.status == "error" and "stopped before the judge answered" in stopped.message
+    time.sleep(0.3)
+    assert server.count == 1 and judges.sleeps == []  # no second attempt
+    # an abandoned question is forgotten: asked again when next asked
+    server.script = judged(True, 0.9)
+    assert ask(judge, 0.5).status == "pass"
     assert server.count == 2
 
 

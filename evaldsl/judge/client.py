@@ -13,14 +13,17 @@ run: httpx's own timeouts bound each read, not the whole reply).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import os
 import random
 import re
+import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +72,9 @@ class _Failed:
 
 
 _Resolved = JudgeReply | _Failed
+
+#: A question abandoned by `LLMJudge.cancel` on its way (never cached, nor remembered).
+_STOPPED = _Failed("error", "judge: no verdict: the run was stopped before the judge answered")
 
 
 class _Overlong(Exception):
@@ -189,8 +195,8 @@ class LLMJudge:
     call per distinct question, the others wait for it). Results, errors included, are
     remembered until `forget()`, so one run asks each question at most once. `calls` and
     `hits` count the questions sent to the endpoint and those answered by the cache folder.
-    `sleep` is what waits between retries (tests inject their own); `client` an httpx
-    client to use instead of one of its own.
+    `sleep` is what waits between retries (tests inject their own; by default a wait that
+    `cancel` ends); `client` an httpx client to use instead of one of its own.
 
     >>> LLMJudge(JudgeConfig(mode="off"))("text", "rubric", model=None, threshold=None).message
     'judge assertions are off (--judge off)'
@@ -200,13 +206,18 @@ class LLMJudge:
         self,
         config: JudgeConfig | None = None,
         *,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
         client: httpx.Client | None = None,
     ) -> None:
         self.config = config if config is not None else JudgeConfig.from_env()
         self.calls = 0  # questions sent to the endpoint (retries not counted)
         self.hits = 0  # questions answered by the cache folder
+        # set by `cancel` for the calls on their way then (a new one for those after)
+        self._stop = threading.Event()
         self._sleep = sleep
+        # the sockets this judge's calls opened: `cancel` shuts them to end the calls
+        # waiting on them (closing the client alone does not wake a blocked read)
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
         self._client = client
         self._owns_client = client is None
         self._lock = threading.Lock()
@@ -318,11 +329,19 @@ class LLMJudge:
         return answers
 
     def cancel(self) -> None:
-        """Take back the submitted questions no thread has started on (a run stopped by
-        Ctrl-C asks nothing more of the endpoint); those on their way finish. A question
-        taken back is forgotten, so a later call asks it again."""
+        """Stop asking (a run stopped by Ctrl-C asks nothing more of the endpoint): take
+        back the submitted questions no thread has started on, and abandon those on their
+        way: their connections are shut, no further attempt starts, and their answer is an
+        error. A question taken back or abandoned is forgotten, so a later call asks it
+        again."""
         with self._lock:
             pool, self._pool = self._pool, None
+            stop, self._stop = self._stop, threading.Event()
+            sockets, self._sockets = list(self._sockets), weakref.WeakSet()
+        stop.set()
+        for sock in sockets:
+            with contextlib.suppress(OSError):  # (closed already)
+                sock.shutdown(socket.SHUT_RDWR)
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
 
@@ -376,6 +395,10 @@ class LLMJudge:
                 self._memo.pop(key, None)
             future.set_exception(exc)
             raise
+        if result is _STOPPED:  # abandoned by `cancel`: a later call asks again
+            with self._lock:
+                if self._memo.get(key) is future:
+                    del self._memo[key]
         future.set_result(result)
 
     def _fetch(self, key: str, request: JudgeRequest) -> _Resolved:
@@ -462,10 +485,13 @@ class LLMJudge:
         problem = "no attempt made"
         with self._lock:
             self.calls += 1
+            stop = self._stop
         import httpx  # see `_http`
 
         for attempt in range(attempts):
             wait: float | None = None
+            if stop.is_set():
+                return _STOPPED
             try:
                 response = self._post(payload, headers)
             except (httpx.TimeoutException, _Late) as exc:
@@ -504,6 +530,8 @@ class LLMJudge:
                     )
                 else:
                     return self._parse(response)
+            if stop.is_set():
+                return _STOPPED
             if attempt + 1 < attempts:
                 delay = wait if wait is not None else self._backoff(attempt)
                 judge_log().info(
@@ -513,7 +541,7 @@ class LLMJudge:
                     problem,
                     delay,
                 )
-                self._sleep(delay)
+                (self._sleep or stop.wait)(delay)
         return _Failed(
             "error",
             f"judge: no verdict after {attempts} attempt{'s' if attempts > 1 else ''}: {problem}",
@@ -528,13 +556,26 @@ class LLMJudge:
         """One request, its reply read whole within the size limit and the deadline."""
         deadline = time.monotonic() + self.config.timeout
         with self._http().stream(
-            "POST", self.config.chat_url, content=payload, headers=headers
+            "POST",
+            self.config.chat_url,
+            content=payload,
+            headers=headers,
+            extensions={"trace": self._opened},
         ) as response:
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > MAX_JUDGE_REPLY_BYTES:
                 raise _Overlong()
             body = read_bounded(response.iter_bytes(), deadline, MAX_JUDGE_REPLY_BYTES)
             return _Reply(response.status_code, body, response.headers)
+
+    def _opened(self, event: str, info: dict[str, Any]) -> None:
+        """httpx's trace of a request: note each socket a connection opens (or wraps in
+        TLS), for `cancel`."""
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            sock = info["return_value"].get_extra_info("socket")
+            if isinstance(sock, socket.socket):
+                with self._lock:
+                    self._sockets.add(sock)
 
     def _body(self, response: _Reply) -> str:
         # decoded (never raises), redacted whole, and only then cut for the message: a
