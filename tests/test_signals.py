@@ -114,16 +114,20 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path, jobs: str) -> None:
     assert "Traceback" not in command.err.read_text()
 
 
-def test_sigterm_stops_a_score_and_closes_its_output(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_sigterm_stops_a_score_and_closes_its_output(tmp_path: Path, fmt: str) -> None:
     (tmp_path / "p.eval").write_text('answer contains "sunny"\n')
-    command = Command(tmp_path, "score", "p.eval", "-", "--format", "json")
+    command = Command(tmp_path, "score", "p.eval", "-", "--format", fmt)
     assert command.process.stdin is not None
     command.process.stdin.write(b"[]\n")  # one trace, then standard input waits
     command.process.stdin.flush()
-    command.once(lambda: '"<stdin>:1"' in command.out.read_text())
+    command.once(lambda: "<stdin>:1" in command.out.read_text())
     assert command.stop(signal.SIGTERM) < 10
     assert command.process.returncode == 143
     assert command.err.read_text().endswith("interrupted\n")
+    if fmt == "text":
+        assert command.out.read_text().endswith("\ninterrupted: 1 trace scored\n")
+        return
     scored = json.loads(command.out.read_text())  # whole: closed with the summary
     assert [t["trace"] for t in scored["traces"]] == ["<stdin>:1"]
     assert scored["summary"]["traces"] == 1 and scored["summary"]["interrupted"] is True
