@@ -316,6 +316,58 @@ def test_a_corrupt_cache_file_is_a_miss(
     assert read_cache(path) == JudgeReply(True, 0.9, "fresh")  # rewritten whole
 
 
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ('{"passed":"false"}', 'the file has no boolean "passed": "{\\"passed\\":\\"false\\"}"'),
+        ("{}", 'the file has no boolean "passed": "{}"'),
+        ('{"passed": true, "score": 7}', 'the file\'s "score" 7 is not in [0, 1]'),
+        ("{trunc", "the file is not JSON (Expecting property name"),
+        ("\udcff", "the file is not UTF-8 text"),
+    ],
+)
+def test_frozen_says_why_a_cache_file_was_refused(
+    serve: Any, judges: Judges, content: str, why: str
+) -> None:
+    # it said "no cached verdict (looked for …)", the reason only in a log
+    server = serve(judged(True, 0.9))
+    path = judges.cache_dir / f"{cache_key(ANSWER, RUBRIC, 'gpt-4o-mini', server.url)}.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    outcome = ask(judges(server, mode="frozen"))
+    assert outcome.status == "error" and server.count == 0
+    assert outcome.message.startswith(f"judge: the cache file {path} was refused ({why}")
+    assert "reply" not in outcome.message
+    assert outcome.message.endswith(
+        "--judge frozen forbids calling the judge: fix or delete the file "
+        "(--judge live with a key asks again and rewrites it)"
+    )
+
+
+def test_a_cached_verdict_without_a_score_is_asked_again_for_a_threshold(
+    serve: Any, judges: Judges
+) -> None:
+    # traceplay's format has no score: a threshold errored on every run, the judge never
+    # asked again; now live asks and rewrites the file, frozen names the file and the fix
+    server = serve(judged(True, 0.8, "fresh"))
+    path = judges.cache_dir / f"{cache_key(ANSWER, RUBRIC, 'gpt-4o-mini', server.url)}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"passed":true,"reason":"traceplay said ok"}')
+    frozen = ask(judges(server, mode="frozen"), 0.7)
+    assert frozen.status == "error" and server.count == 0
+    assert frozen.message == (
+        f"judge: the verdict cached in {path} has no score, and a threshold (>= 0.7) needs "
+        "one (delete the file: --judge live with a key asks again) — traceplay said ok"
+    )
+    judge = judges(server)
+    assert ask(judge).message == "judge: PASS — traceplay said ok"  # no threshold: enough
+    assert server.count == 0
+    assert ask(judge, 0.7).message == "judge: PASS (score 0.8 ≥ 0.7) — fresh"
+    assert ask(judge, 0.7).status == "pass" and server.count == 1  # asked once
+    assert read_cache(path) == JudgeReply(True, 0.8, "fresh")  # the file rewritten
+    assert ask(judges(server), 0.9).status == "fail" and server.count == 1
+
+
 def test_errors_are_not_cached(serve: Any, judges: Judges) -> None:
     ask(judges(serve(completion("not json"))))
     ask(judges(serve(Reply(500)), retries=0))

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # imported when the endpoint is first called: `check` never n
 
     import httpx
 
-from evaldsl.judge.cache import cache_key, judge_log, read_cache, write_cache
+from evaldsl.judge.cache import cache_key, cached_verdict, judge_log, read_cache, write_cache
 from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, OFF_MESSAGE, JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
 from evaldsl.judge.reply import (
@@ -237,7 +237,11 @@ class LLMJudge:
         """Judge one assertion; see the module docstring for the modes and the cache."""
         if self.config.mode == "off":
             return JudgeOutcome("skip", OFF_MESSAGE)
-        resolved = self._resolve(JudgeRequest(text, rubric, model))
+        request = JudgeRequest(text, rubric, model)
+        resolved = self._resolve(request)
+        if self._asks_again(resolved, threshold):
+            # a cached verdict without a score (traceplay's) answers no threshold question
+            resolved = self._resolve(request, fresh=True)
         if isinstance(resolved, _Failed):
             return JudgeOutcome(resolved.status, self._redact(resolved.message))
         outcome = verdict(resolved, threshold)
@@ -321,10 +325,10 @@ class LLMJudge:
                 self._pool = ThreadPoolExecutor(
                     self.config.max_concurrency, thread_name_prefix="evaldsl-judge"
                 )
-            pool = self._pool
+            pool, stop = self._pool, self._stop
         for key, request, future in started:
             assert pool is not None
-            task = pool.submit(self._settle, key, request, future)
+            task = pool.submit(self._settle, key, request, future, stop)
             task.add_done_callback(functools.partial(self._dropped, key, future))
         return answers
 
@@ -338,12 +342,12 @@ class LLMJudge:
             pool, self._pool = self._pool, None
             stop, self._stop = self._stop, threading.Event()
             sockets, self._sockets = list(self._sockets), weakref.WeakSet()
+        if pool is not None:  # first: a thread set free below never takes the next one
+            pool.shutdown(wait=False, cancel_futures=True)
         stop.set()
         for sock in sockets:
             with contextlib.suppress(OSError):  # (closed already)
                 sock.shutdown(socket.SHUT_RDWR)
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
 
     def _own_process(self) -> None:
         """In a process forked from the one that made this judge's threads and HTTP
@@ -370,8 +374,21 @@ class LLMJudge:
 
     # -- resolution: memo, cache, endpoint
 
-    def _resolve(self, request: JudgeRequest) -> _Resolved:
-        key = self.key(request)
+    def _asks_again(self, resolved: _Resolved, threshold: float | None) -> bool:
+        """Whether a cached verdict without a score, met by a threshold, goes to the judge
+        again (live, with a key: its answer replaces the file)."""
+        return (
+            isinstance(resolved, JudgeReply)
+            and resolved.file is not None
+            and resolved.score is None
+            and threshold is not None
+            and self.config.fetches_ahead
+        )
+
+    def _resolve(self, request: JudgeRequest, *, fresh: bool = False) -> _Resolved:
+        """The memo's answer, or this thread's; `fresh`: never from the cache file (a
+        memo entry of its own)."""
+        key = self.key(request) + (":fresh" if fresh else "")
         with self._lock:
             self._own_process()
             future = self._memo.get(key)
@@ -380,16 +397,26 @@ class LLMJudge:
                 from concurrent.futures import Future  # a run's first judge question
 
                 future = self._memo[key] = Future()
+            stop = self._stop
         if owner:
-            self._settle(key, request, future)
+            self._settle(key, request, future, stop, fresh=fresh)
         return future.result()
 
-    def _settle(self, key: str, request: JudgeRequest, future: Future[_Resolved]) -> None:
-        """Resolve `request` into `future`, its memo entry (this thread owns it)."""
+    def _settle(
+        self,
+        key: str,
+        request: JudgeRequest,
+        future: Future[_Resolved],
+        stop: threading.Event,
+        *,
+        fresh: bool = False,
+    ) -> None:
+        """Resolve `request` into `future`, its memo entry `key` (this thread owns it);
+        `stop` is set when `cancel` abandons the questions asked before it."""
         if not future.set_running_or_notify_cancel():
             return  # (taken back by `cancel`)
         try:
-            result = self._fetch(key, request)
+            result = self._fetch(request, stop, fresh=fresh)
         except BaseException as exc:  # a bug, not a verdict: let a later call retry
             with self._lock:
                 self._memo.pop(key, None)
@@ -401,14 +428,23 @@ class LLMJudge:
                     del self._memo[key]
         future.set_result(result)
 
-    def _fetch(self, key: str, request: JudgeRequest) -> _Resolved:
-        path = self.config.cache_dir / f"{key}.json"
-        cached = read_cache(path)
-        if cached is not None:
+    def _fetch(
+        self, request: JudgeRequest, stop: threading.Event, *, fresh: bool = False
+    ) -> _Resolved:
+        path = self.cache_path(request)
+        cached = None if fresh else cached_verdict(path)
+        if isinstance(cached, JudgeReply):
             with self._lock:
                 self.hits += 1
             judge_log().debug("judge cache hit %s", path)
             return cached
+        if self.config.mode == "frozen" and cached is not None:
+            return _Failed(
+                "error",
+                f"judge: the cache file {path} was refused ({cached}) and --judge frozen "
+                "forbids calling the judge: fix or delete the file (--judge live with a key "
+                "asks again and rewrites it)",
+            )
         if self.config.mode == "frozen":
             return _Failed(
                 "error",
@@ -421,7 +457,7 @@ class LLMJudge:
             )
         model = self.config.model_for(request.model)
         try:
-            result = self._call(request.text, request.rubric, model)
+            result = self._call(request.text, request.rubric, model, stop)
         except Exception as exc:  # never let a judge problem crash the run
             result = _Failed(
                 "error", f"judge: call failed: {type(exc).__name__}: {self._redact(str(exc))}"
@@ -456,7 +492,7 @@ class LLMJudge:
                 )
             return self._client
 
-    def _call(self, answer: str, rubric: str, model: str) -> _Resolved:
+    def _call(self, answer: str, rubric: str, model: str, stop: threading.Event) -> _Resolved:
         key = self.config.api_key
         assert key is not None
         if _HEADER_SAFE.fullmatch(key) is None:
@@ -485,7 +521,6 @@ class LLMJudge:
         problem = "no attempt made"
         with self._lock:
             self.calls += 1
-            stop = self._stop
         import httpx  # see `_http`
 
         for attempt in range(attempts):
