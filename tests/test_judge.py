@@ -368,6 +368,27 @@ def test_a_cached_verdict_without_a_score_is_asked_again_for_a_threshold(
     assert ask(judges(server), 0.9).status == "fail" and server.count == 1
 
 
+def test_the_model_that_answered_is_recorded_and_said_when_another(
+    serve: Any, judges: Judges
+) -> None:
+    # a reply naming another model than asked was cached under the asked one, unsaid
+    other = completion({"passed": True, "score": 0.95, "reason": "ok"}, model="llama-3-8b")
+    server = serve(other)
+    outcome = ask(judges(server), 0.7)
+    said = "judge: PASS (score 0.95 ≥ 0.7) — ok (answered by llama-3-8b, not gpt-4o-mini)"
+    assert outcome.message == said
+    (path,) = cache_files(judges.cache_dir)
+    record = json.loads(path.read_text())
+    assert (record["model"], record["answered_by"]) == ("gpt-4o-mini", "llama-3-8b")
+    assert ask(judges(server, mode="frozen"), 0.7).message == said  # from the cache
+    assert server.count == 1
+    # a dated name is the model asked: recorded, not said
+    server.script = completion({"passed": True, "score": 0.9}, model="gpt-4o-mini-2024-07-18")
+    assert ask(judges(server), text="other").message == "judge: PASS (score 0.9)"
+    dated = [json.loads(p.read_text()) for p in cache_files(judges.cache_dir) if p != path]
+    assert [r["answered_by"] for r in dated] == ["gpt-4o-mini-2024-07-18"]
+
+
 def test_errors_are_not_cached(serve: Any, judges: Judges) -> None:
     ask(judges(serve(completion("not json"))))
     ask(judges(serve(Reply(500)), retries=0))
@@ -665,8 +686,10 @@ def test_the_key_never_leaks(serve: Any, judges: Judges, caplog: pytest.LogCaptu
     messages.append(ask(judges(server, api_key=None)).message)  # from the cache
     for bad in (Reply(500, f"boom {KEY}"), completion(f"not json {KEY}")):
         messages.append(ask(judges(serve(bad), retries=1), rubric=f"r{len(messages)}").message)
-    # a key too strange for a header is refused without being echoed
-    messages.append(ask(judges(server, api_key="sk-é-" + KEY), rubric="other").message)
+    # a key too strange for a header is refused (by the settings) without being echoed
+    with pytest.raises(JudgeConfigError) as refused:
+        judges(server, api_key="sk-é-" + KEY)
+    messages.append(str(refused.value))
 
     for message in messages:
         assert KEY not in message, message

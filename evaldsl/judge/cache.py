@@ -91,7 +91,9 @@ def cached_verdict(path: str | os.PathLike[str]) -> JudgeReply | str | None:
     except OSError as why:
         refused = f"the file cannot be read ({why.strerror or why})"
     else:
-        return attrs.evolve(reply, file=str(path))
+        answered = value.get("answered_by")  # (a dict: `reply_from_object` said so)
+        model = answered if isinstance(answered, str) and answered else None
+        return attrs.evolve(reply, file=str(path), model=model)
     judge_log().warning("ignoring judge cache file %s: %s", path, refused)
     return refused
 

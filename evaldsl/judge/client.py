@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # imported when the endpoint is first called: `check` never n
     import httpx
 
 from evaldsl.judge.cache import cache_key, cached_verdict, judge_log, read_cache, write_cache
-from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, OFF_MESSAGE, JudgeConfig
+from evaldsl.judge.config import ENABLE_HINT, OFF_MESSAGE, JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
 from evaldsl.judge.reply import (
     BadReply,
@@ -46,6 +46,7 @@ from evaldsl.judge.reply import (
     number_text,
     parse_reply,
     quoted,
+    shorten,
     verdict,
 )
 from evaldsl.judge.secrets import Redactor
@@ -53,7 +54,6 @@ from evaldsl.language.limits import MAX_JUDGE_REPLY_BYTES
 from evaldsl.language.reading import size_text
 from evaldsl.language.verdicts import Status
 
-_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what a Bearer token can carry
 SYSTEM_PROMPT = (
     "You are a strict evaluator. Decide whether the answer meets the rubric. "
     'Reply with ONLY a JSON object, no prose and no code fences: {"passed": true or false, '
@@ -245,6 +245,12 @@ class LLMJudge:
         if isinstance(resolved, _Failed):
             return JudgeOutcome(resolved.status, self._redact(resolved.message))
         outcome = verdict(resolved, threshold)
+        asked = self.config.model_for(model)
+        if resolved.model is not None and not resolved.model.startswith(asked):
+            # (a dated name, `gpt-4o-mini-2024-07-18`, is the model asked)
+            outcome = attrs.evolve(
+                outcome, message=f"{outcome.message} (answered by {resolved.model}, not {asked})"
+            )
         return attrs.evolve(outcome, message=self._redact(outcome.message))
 
     # -- cache addressing
@@ -469,7 +475,7 @@ class LLMJudge:
                 "reason": self._redact(result.reason),
                 "model": model,
                 "rubric": request.rubric,
-            }
+            } | ({"answered_by": result.model} if result.model is not None else {})
             try:
                 write_cache(path, record)
             except OSError as why:
@@ -494,13 +500,7 @@ class LLMJudge:
 
     def _call(self, answer: str, rubric: str, model: str, stop: threading.Event) -> _Resolved:
         key = self.config.api_key
-        assert key is not None
-        if _HEADER_SAFE.fullmatch(key) is None:
-            return _Failed(
-                "error",
-                f"judge: {ENV_API_KEY} holds characters an HTTP header "
-                "cannot carry (only visible ASCII is allowed)",
-            )
+        assert key is not None  # (visible ASCII: `JudgeConfig` checked it)
         body = {
             "model": model,
             "messages": [
@@ -634,9 +634,13 @@ class LLMJudge:
             )
         try:
             # redacted first: a reason or an error quoting the reply never holds the key
-            return parse_reply(self._redact(content))
+            reply = parse_reply(self._redact(content))
         except BadReply as why:
             return _Failed("error", f"judge: bad verdict, {why}")
+        answered = data.get("model") if isinstance(data, dict) else None
+        if isinstance(answered, str) and answered:
+            reply = attrs.evolve(reply, model=shorten(self._redact(answered), 100))
+        return reply
 
     # -- lifetime
 

@@ -25,12 +25,14 @@ _FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\r?\n?(.*?)```", re.DOTALL | re.IG
 @attrs.frozen
 class JudgeReply:
     """A judge's verdict: `passed`, an optional `score` in [0, 1], and its reason; `file`:
-    the cache file it was read from (None: the endpoint's answer)."""
+    the cache file it was read from (None: the endpoint's answer); `model`: the model
+    that answered, when the endpoint said."""
 
     passed: bool
     score: float | None = None
     reason: str = ""
     file: str | None = attrs.field(default=None, eq=False, repr=False)
+    model: str | None = attrs.field(default=None, eq=False, repr=False)
 
 
 class BadReply(ValueError):
