@@ -447,9 +447,9 @@ class LLMJudge:
         if self.config.mode == "frozen" and cached is not None:
             return _Failed(
                 "error",
-                f"judge: the cache file {path} was refused ({cached}) and --judge frozen "
-                "forbids calling the judge: fix or delete the file (--judge live with a key "
-                "asks again and rewrites it)",
+                # (why last: a console cuts a long message in its middle)
+                f"judge: the cache file {path} was refused and --judge frozen forbids "
+                f"calling the judge (fix or delete the file): {cached}",
             )
         if self.config.mode == "frozen":
             return _Failed(

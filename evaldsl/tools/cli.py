@@ -33,9 +33,7 @@ import contextlib
 import gc
 import io
 import os
-import signal
 import sys
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -83,8 +81,9 @@ def _leave(code: int) -> None:
     # (~20 ms of a 150 ms `check`): frozen objects are left to the exit.
     gc.freeze()
     run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)  # (CPython's, since 2.x)
-    stopped = code in (EXIT_INTERRUPTED, EXIT_TERMINATED)
-    if run_exitfuncs is None or (threading.active_count() != 1 and not stopped):
+    threads = sys.modules.get("threading")  # (not loaded: no thread was started with it)
+    running = threads is not None and threads.active_count() != 1
+    if run_exitfuncs is None or (running and code not in (EXIT_INTERRUPTED, EXIT_TERMINATED)):
         return
     if not _flushed():  # (a closed pipe: Python says so at its exit)
         return
@@ -120,7 +119,13 @@ def _sigterm_stops(wanted: bool) -> Iterator[list[int]]:
     `Terminated` as Ctrl-C raises `KeyboardInterrupt`; the list it gives is not empty
     once SIGTERM came."""
     came: list[int] = []
-    if not wanted or threading.current_thread() is not threading.main_thread():
+    if not wanted:
+        yield came
+        return
+    import signal  # (here: `--version` and `check` never load it)
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
         yield came
         return
 
