@@ -31,15 +31,23 @@ SLOW_SUITE = (
 
 
 class Command:
-    """`evaldsl ARGS` in a process group of its own, its output in files."""
+    """`evaldsl ARGS` in a process group of its own, its output in files (`script`: the
+    Python code that runs the command instead of `-m evaldsl.tools.cli`)."""
 
-    def __init__(self, tmp: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        script: str | None = None,
+    ) -> None:
         base = {k: v for k, v in os.environ.items() if not k.startswith("EVALDSL_JUDGE")}
         self.out = tmp / "stdout.txt"
         self.err = tmp / "stderr.txt"
+        start = ["-m", "evaldsl.tools.cli"] if script is None else ["-c", script]
         with self.out.open("w") as out, self.err.open("w") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "evaldsl.tools.cli", *args],
+                [sys.executable, *start, *args],
                 cwd=tmp,
                 stdin=subprocess.PIPE,
                 stdout=out,
@@ -131,6 +139,30 @@ def test_sigterm_stops_a_score_and_closes_its_output(tmp_path: Path, fmt: str) -
     scored = json.loads(command.out.read_text())  # whole: closed with the summary
     assert [t["trace"] for t in scored["traces"]] == ["<stdin>:1"]
     assert scored["summary"]["traces"] == 1 and scored["summary"]["interrupted"] is True
+
+
+#: The console script with a thread of its own that runs for a minute (as a judge call
+#: abandoned on its way may): a command that ran to its end leaves the exit to Python,
+#: which waits for it; an interrupted one ends at once.
+WITH_A_THREAD = """
+import sys, threading, time
+threading.Thread(target=time.sleep, args=(60,)).start()
+sys.argv = ["evaldsl", *sys.argv[1:]]
+from evaldsl.tools.cli import main
+sys.exit(main())
+"""
+
+
+def test_an_interrupted_command_does_not_wait_for_its_threads(tmp_path: Path) -> None:
+    (tmp_path / "p.eval").write_text('answer contains "sunny"\n')
+    command = Command(tmp_path, "score", "p.eval", "-", script=WITH_A_THREAD)
+    assert command.process.stdin is not None
+    command.process.stdin.write(b"[]\n")
+    command.process.stdin.flush()
+    command.once(lambda: "<stdin>:1" in command.out.read_text())
+    assert command.stop(signal.SIGINT) < 10
+    assert command.process.returncode == 130
+    assert command.err.read_text().endswith("interrupted\n")
 
 
 def test_sigterm_is_the_parent_s_to_handle_in_a_j_worker(tmp_path: Path) -> None:
