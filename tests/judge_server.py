@@ -58,7 +58,7 @@ class Reply:
     hang_up: bool = False
 
 
-def completion(content: Any, *, model: str = "judge-test") -> Reply:
+def completion(content: Any, *, model: str = "gpt-4o-mini") -> Reply:
     """A chat-completions reply whose message content is `content` (a dict is sent as JSON)."""
     text = content if isinstance(content, str) else json.dumps(content)
     return Reply(

@@ -664,7 +664,7 @@ def test_an_interrupted_run_says_so_on_the_page(browser: Browser, tmp_path: Path
         page = opened.page
         assert page.inner_text("#card-interrupted .big") == "2"
         assert page.inner_text("#card-interrupted .sub") == (
-            "interrupted (Ctrl-C): 2 cases did not run: s › b, s › c"
+            "interrupted (Ctrl-C or SIGTERM): 2 cases did not run: s › b, s › c"
         )
         assert page.title().endswith("2 not run (interrupted)")
         assert opened.errors == []

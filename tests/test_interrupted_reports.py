@@ -30,7 +30,7 @@ CASES = "".join(
     f'case "{name}"\n  cassette "xiamen.jsonl"\n  answer contains "sunny"\n\n'
     for name in ("a", "b", "c", "d")
 )
-NOT_RUN = "not run: the run was interrupted (Ctrl-C) before this case ran"
+NOT_RUN = "not run: the run was interrupted (Ctrl-C or SIGTERM) before this case ran"
 
 
 @pytest.fixture
@@ -69,7 +69,8 @@ def test_markdown_says_interrupted_and_lists_the_cases_not_run(suite: Suite) -> 
     text = to_markdown_text(interrupted(suite))
     headline = text.splitlines()[0]
     assert headline == (
-        "## ❌ evaldsl: the 1 cases that ran passed; interrupted (Ctrl-C): 2 cases did not run"
+        "## ❌ evaldsl: the 1 cases that ran passed; "
+        "interrupted (Ctrl-C or SIGTERM): 2 cases did not run"
     )
     assert "### Not run (interrupted)\n\n- `s › b`\n- `s › c`\n" in text
 
@@ -90,7 +91,7 @@ def test_the_html_data_says_interrupted_and_names_the_cases_not_run(suite: Suite
     data = page_data(to_html_text(interrupted(suite)))
     summary = data["summary"]
     strings = data["strings"]
-    assert summary["interrupted"] == "interrupted (Ctrl-C): 2 cases did not run"
+    assert summary["interrupted"] == "interrupted (Ctrl-C or SIGTERM): 2 cases did not run"
     assert [[strings[s], strings[c]] for s, c in summary["not_run"]] == [["s", "b"], ["s", "c"]]
     assert page_data(to_html_text(run_suites([suite])))["summary"]["interrupted"] is None
 
@@ -118,7 +119,10 @@ def test_diff_leaves_the_cases_not_run_uncompared_and_fails_the_gate(
     code, out, err = _diff(str(full), str(cut), fail=False)
     assert code == 0, err
     assert "0 removed" in out and "Removed" not in out
-    assert f"{cut} was interrupted (Ctrl-C): the cases it did not run are not compared" in out
+    assert (
+        f"{cut} was interrupted (Ctrl-C or SIGTERM): the cases it did not run are not compared"
+        in out
+    )
     assert "not compared: 3 cases only one run selected or ran" in out  # (-k and Ctrl-C)
     code, _, err = _diff(str(full), str(cut), fail=True)
     assert code == 1

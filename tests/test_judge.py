@@ -316,6 +316,78 @@ def test_a_corrupt_cache_file_is_a_miss(
     assert read_cache(path) == JudgeReply(True, 0.9, "fresh")  # rewritten whole
 
 
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ('{"passed":"false"}', 'the file has no boolean "passed": "{\\"passed\\":\\"false\\"}"'),
+        ("{}", 'the file has no boolean "passed": "{}"'),
+        ('{"passed": true, "score": 7}', 'the file\'s "score" 7 is not in [0, 1]'),
+        ("{trunc", "the file is not JSON (Expecting property name"),
+        ("\udcff", "the file is not UTF-8 text"),
+    ],
+)
+def test_frozen_says_why_a_cache_file_was_refused(
+    serve: Any, judges: Judges, content: str, why: str
+) -> None:
+    # it said "no cached verdict (looked for …)", the reason only in a log
+    server = serve(judged(True, 0.9))
+    path = judges.cache_dir / f"{cache_key(ANSWER, RUBRIC, 'gpt-4o-mini', server.url)}.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    outcome = ask(judges(server, mode="frozen"))
+    assert outcome.status == "error" and server.count == 0
+    assert outcome.message.startswith(
+        f"judge: the cache file {path} was refused and --judge frozen forbids calling the "
+        f"judge (fix or delete the file): {why}"
+    )
+    assert "reply" not in outcome.message
+
+
+def test_a_cached_verdict_without_a_score_is_asked_again_for_a_threshold(
+    serve: Any, judges: Judges
+) -> None:
+    # traceplay's format has no score: a threshold errored on every run, the judge never
+    # asked again; now live asks and rewrites the file, frozen names the file and the fix
+    server = serve(judged(True, 0.8, "fresh"))
+    path = judges.cache_dir / f"{cache_key(ANSWER, RUBRIC, 'gpt-4o-mini', server.url)}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"passed":true,"reason":"traceplay said ok"}')
+    frozen = ask(judges(server, mode="frozen"), 0.7)
+    assert frozen.status == "error" and server.count == 0
+    assert frozen.message == (
+        f"judge: the verdict cached in {path} has no score, and a threshold (>= 0.7) needs "
+        "one (delete the file: --judge live with a key asks again) — traceplay said ok"
+    )
+    judge = judges(server)
+    assert ask(judge).message == "judge: PASS — traceplay said ok"  # no threshold: enough
+    assert server.count == 0
+    assert ask(judge, 0.7).message == "judge: PASS (score 0.8 ≥ 0.7) — fresh"
+    assert ask(judge, 0.7).status == "pass" and server.count == 1  # asked once
+    assert read_cache(path) == JudgeReply(True, 0.8, "fresh")  # the file rewritten
+    assert ask(judges(server), 0.9).status == "fail" and server.count == 1
+
+
+def test_the_model_that_answered_is_recorded_and_said_when_another(
+    serve: Any, judges: Judges
+) -> None:
+    # a reply naming another model than asked was cached under the asked one, unsaid
+    other = completion({"passed": True, "score": 0.95, "reason": "ok"}, model="llama-3-8b")
+    server = serve(other)
+    outcome = ask(judges(server), 0.7)
+    said = "judge: PASS (score 0.95 ≥ 0.7) — ok (answered by llama-3-8b, not gpt-4o-mini)"
+    assert outcome.message == said
+    (path,) = cache_files(judges.cache_dir)
+    record = json.loads(path.read_text())
+    assert (record["model"], record["answered_by"]) == ("gpt-4o-mini", "llama-3-8b")
+    assert ask(judges(server, mode="frozen"), 0.7).message == said  # from the cache
+    assert server.count == 1
+    # a dated name is the model asked: recorded, not said
+    server.script = completion({"passed": True, "score": 0.9}, model="gpt-4o-mini-2024-07-18")
+    assert ask(judges(server), text="other").message == "judge: PASS (score 0.9)"
+    dated = [json.loads(p.read_text()) for p in cache_files(judges.cache_dir) if p != path]
+    assert [r["answered_by"] for r in dated] == ["gpt-4o-mini-2024-07-18"]
+
+
 def test_errors_are_not_cached(serve: Any, judges: Judges) -> None:
     ask(judges(serve(completion("not json"))))
     ask(judges(serve(Reply(500)), retries=0))
@@ -613,8 +685,10 @@ def test_the_key_never_leaks(serve: Any, judges: Judges, caplog: pytest.LogCaptu
     messages.append(ask(judges(server, api_key=None)).message)  # from the cache
     for bad in (Reply(500, f"boom {KEY}"), completion(f"not json {KEY}")):
         messages.append(ask(judges(serve(bad), retries=1), rubric=f"r{len(messages)}").message)
-    # a key too strange for a header is refused without being echoed
-    messages.append(ask(judges(server, api_key="sk-é-" + KEY), rubric="other").message)
+    # a key too strange for a header is refused (by the settings) without being echoed
+    with pytest.raises(JudgeConfigError) as refused:
+        judges(server, api_key="sk-é-" + KEY)
+    messages.append(str(refused.value))
 
     for message in messages:
         assert KEY not in message, message
@@ -820,12 +894,33 @@ def test_cancel_takes_back_the_questions_not_started(serve: Any, judges: Judges)
     while server.count == 0 and time.monotonic() < deadline:
         time.sleep(0.01)  # the first question is on its way
     judge.cancel()
-    assert answers[0].result(timeout=30) is not None  # the one on its way finishes
+    assert answers[0].result(timeout=30) is not None  # the one on its way: abandoned
     assert all(answer.cancelled() for answer in answers[1:])
     time.sleep(0.5)
     assert server.count == 1  # the others never went out
     # a question taken back is asked again when it is next asked
     assert ask(judge, 0.5, text=requests[1].text).status == "pass"
+    assert server.count == 2
+
+
+def test_cancel_abandons_the_questions_on_their_way(serve: Any, judges: Judges) -> None:
+    # Ctrl-C with a question on its way: its connection is shut, no further attempt
+    # starts (the judge retries twice), and its answer is an error at once, not after
+    # the server's 20 s (httpx's own close does not wake a read in progress)
+    server = serve(slow_verdicts(20))
+    judge = judges(server, timeout=30.0)
+    (answer,) = judge.submit([(ANSWER, RUBRIC, None)])
+    deadline = time.monotonic() + 10
+    while server.count == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    judge.cancel()
+    stopped = answer.result(timeout=3)
+    assert stopped.status == "error" and "stopped before the judge answered" in stopped.message
+    time.sleep(0.3)
+    assert server.count == 1 and judges.sleeps == []  # no second attempt
+    # an abandoned question is forgotten: asked again when next asked
+    server.script = judged(True, 0.9)
+    assert ask(judge, 0.5).status == "pass"
     assert server.count == 2
 
 

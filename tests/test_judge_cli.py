@@ -197,3 +197,21 @@ def test_a_judge_error_shows_no_null_found_or_expected(tmp_path: Path) -> None:
         failed = run(tmp_path, "run", str(eval_file), "--judge-cache", "c", env=env)
     assert failed.returncode == 1 and "= found: 0.2" in failed.stdout, failed.stdout
     assert "= expected: 0.7" in failed.stdout
+
+
+def test_a_key_an_http_header_cannot_carry_stops_the_command_before_it_runs(
+    tmp_path: Path,
+) -> None:
+    # as a bad base URL does; it was found by each judge assertion, as it ran
+    eval_file = suite(tmp_path)
+    with JudgeServer(judged(True, 0.9)) as server:
+        for key in ("sk-test 1234567890", "sk-tést-1234567890", "sk-test\t1234567890"):
+            env = {"EVALDSL_JUDGE_API_KEY": key, "EVALDSL_JUDGE_BASE_URL": server.url}
+            for extra in (["--json", "r.json"], ["--dry-run"]):  # (a dry run writes no report)
+                done = run(tmp_path, "run", str(eval_file), *extra, env=env)
+                assert done.returncode == 2, done.stdout + done.stderr
+                assert done.stderr.startswith(
+                    "evaldsl: error: EVALDSL_JUDGE_API_KEY cannot be used: it holds a space"
+                )
+                assert key not in done.stderr + done.stdout and "Traceback" not in done.stderr
+        assert server.count == 0 and not (tmp_path / "r.json").exists()

@@ -19,6 +19,7 @@ from evaldsl.runner import run_suites
 from evaldsl.runs.text import answer_text, usage_tokens
 from evaldsl.suites import load_suite
 from tests.clitools import ROOT, run_evaldsl
+from tests.judge_server import JudgeServer, Reply, judged
 
 EXAMPLES = ROOT / "examples"
 
@@ -279,6 +280,7 @@ def test_the_command_text_json_and_fail_under() -> None:
         "score",
         "killed",
         "total",
+        "not_measured",
         "candidates",
         "mutants",
     }
@@ -493,3 +495,34 @@ def test_a_case_whose_assertions_were_all_skipped_is_not_mutated(tmp_path: Path)
 def test_the_judge_note_only_when_an_assertion_was_skipped() -> None:
     text = run_evaldsl("mutate", "examples/research/research.eval").stdout
     assert "judge assertions were skipped" not in text
+
+
+def test_a_mutant_only_a_failed_judge_errored_on_is_not_measured(tmp_path: Path) -> None:
+    # the judge answers the original's question, then refuses every call (a spent quota):
+    # its errors noticed nothing, where they counted as kills with exit 0
+    cassette = EXAMPLES / "weather" / "cassettes" / "xiamen.jsonl"
+    suite = tmp_path / "m.eval"
+    suite.write_text(
+        f'case "judged"\n  cassette "{cassette}"\n  answer judged "nice" >= 0.5\n'
+        "  tool get_weather called once\n"
+    )
+    refused = Reply(401, {"error": {"message": "quota exceeded"}})
+    with JudgeServer([judged(True, 0.9), refused]) as server:
+        env = {"EVALDSL_JUDGE_API_KEY": "sk-test-1234567890", "EVALDSL_JUDGE_BASE_URL": server.url}
+        args = ["mutate", str(suite), "--judge", "live", "--judge-cache", str(tmp_path / "c")]
+        result = run_evaldsl(*args, "--format", "json", env=env)
+        text = run_evaldsl(*args, env=env)
+    assert result.returncode == 1 and text.returncode == 1
+    data = json.loads(result.stdout)
+    (case,) = data["suites"][0]["cases"]
+    unmeasured = [m for m in case["mutants"] if m.get("not_measured_by_judge")]
+    assert unmeasured and not any(m["killed"] for m in unmeasured)
+    assert all(m["noticed_by"] == [] for m in unmeasured)
+    killed = [m for m in case["mutants"] if m["killed"]]
+    assert killed and all(m["noticed_by"] == ["tool get_weather called once"] for m in killed)
+    assert case["not_measured"] == data["not_measured"] == len(unmeasured)
+    assert data["judge_failures"] >= len(unmeasured) and "HTTP 401" in data["judge_failure"]
+    assert data["score"] == round(len(killed) / (case["total"] - len(unmeasured)), 6)
+    said = f"({len(unmeasured)} mutants not measured): judge: the endpoint answered HTTP 401"
+    assert said in text.stdout and said in text.stderr and said in result.stderr
+    assert f"; {len(unmeasured)} not measured (the judge failed)" in text.stdout

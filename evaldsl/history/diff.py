@@ -425,7 +425,8 @@ def _not_compared(d: RunDiff) -> list[str]:
     for run in d.interrupted:
         out += [
             "",
-            f"{run.label} was interrupted (Ctrl-C): the cases it did not run are not compared",
+            f"{run.label} was interrupted (Ctrl-C or SIGTERM): the cases it did not run are "
+            "not compared",
         ]
     if d.not_compared:
         why = "selected" if not d.interrupted else "ran" if not _selected(d) else "selected or ran"
@@ -584,8 +585,9 @@ def diff_command(
     if fail_on_regression and d.interrupted:
         # (a gate that passed what it never compared would pass a half-run)
         print(
-            f"evaldsl: {d.interrupted[0].label} was interrupted (Ctrl-C): a regression in the "
-            "cases it did not run cannot be ruled out (exit 1 with --fail-on-regression)",
+            f"evaldsl: {d.interrupted[0].label} was interrupted (Ctrl-C or SIGTERM): a "
+            "regression in the cases it did not run cannot be ruled out (exit 1 with "
+            "--fail-on-regression)",
             file=err,
         )
         return 1

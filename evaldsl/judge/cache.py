@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from evaldsl.judge.config import DEFAULT_BASE_URL, DEFAULT_MODEL
 from evaldsl.judge.reply import BadReply, JudgeReply, reject_constant, reply_from_object
 from evaldsl.language.limits import MAX_JUDGE_CACHE_BYTES
@@ -59,23 +61,41 @@ def cache_key(
 
 
 def read_cache(path: str | os.PathLike[str]) -> JudgeReply | None:
-    """A cached verdict, or None when the file is missing, unreadable or not a verdict.
+    """A cached verdict, or None when the file is missing, unreadable or not a verdict
+    (`cached_verdict` says why)."""
+    found = cached_verdict(path)
+    return found if isinstance(found, JudgeReply) else None
+
+
+def cached_verdict(path: str | os.PathLike[str]) -> JudgeReply | str | None:
+    """A cached verdict (its `file` set), None when there is no file, or why the file
+    there was refused.
 
     Reads evaldsl's files and traceplay's (`{"passed": true, "reason": "…"}`, no score).
-    A file without a boolean `passed` (traceplay cached `{}` for error replies) is a miss,
+    A file without a boolean `passed` (traceplay cached `{}` for error replies) is refused,
     and so is anything but a regular file of at most `MAX_JUDGE_CACHE_BYTES` (a folder, a
     pipe or a device there is refused at once, never read or waited on).
     """
     try:
         text = read_regular(path, MAX_JUDGE_CACHE_BYTES).decode("utf-8")
-        return reply_from_object(json.loads(text, parse_constant=reject_constant), text)
+        value = json.loads(text, parse_constant=reject_constant)
+        reply = reply_from_object(value, text, "the file")
     except FileProblem as why:
-        if why.kind != "missing":
-            judge_log().warning("ignoring judge cache entry %s: %s", path, why)
-        return None
-    except (OSError, ValueError, BadReply, RecursionError) as why:
-        judge_log().warning("ignoring judge cache file %s: %s", path, why)
-        return None
+        if why.kind == "missing":
+            return None
+        refused = str(why)
+    except UnicodeDecodeError:
+        refused = "the file is not UTF-8 text"
+    except (ValueError, RecursionError) as why:  # BadReply too
+        refused = str(why) if isinstance(why, BadReply) else f"the file is not JSON ({why})"
+    except OSError as why:
+        refused = f"the file cannot be read ({why.strerror or why})"
+    else:
+        answered = value.get("answered_by")  # (a dict: `reply_from_object` said so)
+        model = answered if isinstance(answered, str) and answered else None
+        return attrs.evolve(reply, file=str(path), model=model)
+    judge_log().warning("ignoring judge cache file %s: %s", path, refused)
+    return refused
 
 
 def write_cache(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:

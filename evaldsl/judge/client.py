@@ -13,14 +13,17 @@ run: httpx's own timeouts bound each read, not the whole reply).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import os
 import random
 import re
+import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,8 +37,8 @@ if TYPE_CHECKING:  # imported when the endpoint is first called: `check` never n
 
     import httpx
 
-from evaldsl.judge.cache import cache_key, judge_log, read_cache, write_cache
-from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, OFF_MESSAGE, JudgeConfig
+from evaldsl.judge.cache import cache_key, cached_verdict, judge_log, read_cache, write_cache
+from evaldsl.judge.config import ENABLE_HINT, OFF_MESSAGE, JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
 from evaldsl.judge.reply import (
     BadReply,
@@ -43,6 +46,7 @@ from evaldsl.judge.reply import (
     number_text,
     parse_reply,
     quoted,
+    shorten,
     verdict,
 )
 from evaldsl.judge.secrets import Redactor
@@ -50,7 +54,6 @@ from evaldsl.language.limits import MAX_JUDGE_REPLY_BYTES
 from evaldsl.language.reading import size_text
 from evaldsl.language.verdicts import Status
 
-_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what a Bearer token can carry
 SYSTEM_PROMPT = (
     "You are a strict evaluator. Decide whether the answer meets the rubric. "
     'Reply with ONLY a JSON object, no prose and no code fences: {"passed": true or false, '
@@ -69,6 +72,9 @@ class _Failed:
 
 
 _Resolved = JudgeReply | _Failed
+
+#: A question abandoned by `LLMJudge.cancel` on its way (never cached, nor remembered).
+_STOPPED = _Failed("error", "judge: no verdict: the run was stopped before the judge answered")
 
 
 class _Overlong(Exception):
@@ -189,8 +195,8 @@ class LLMJudge:
     call per distinct question, the others wait for it). Results, errors included, are
     remembered until `forget()`, so one run asks each question at most once. `calls` and
     `hits` count the questions sent to the endpoint and those answered by the cache folder.
-    `sleep` is what waits between retries (tests inject their own); `client` an httpx
-    client to use instead of one of its own.
+    `sleep` is what waits between retries (tests inject their own; by default a wait that
+    `cancel` ends); `client` an httpx client to use instead of one of its own.
 
     >>> LLMJudge(JudgeConfig(mode="off"))("text", "rubric", model=None, threshold=None).message
     'judge assertions are off (--judge off)'
@@ -200,13 +206,18 @@ class LLMJudge:
         self,
         config: JudgeConfig | None = None,
         *,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
         client: httpx.Client | None = None,
     ) -> None:
         self.config = config if config is not None else JudgeConfig.from_env()
         self.calls = 0  # questions sent to the endpoint (retries not counted)
         self.hits = 0  # questions answered by the cache folder
+        # set by `cancel` for the calls on their way then (a new one for those after)
+        self._stop = threading.Event()
         self._sleep = sleep
+        # the sockets this judge's calls opened: `cancel` shuts them to end the calls
+        # waiting on them (closing the client alone does not wake a blocked read)
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
         self._client = client
         self._owns_client = client is None
         self._lock = threading.Lock()
@@ -226,10 +237,20 @@ class LLMJudge:
         """Judge one assertion; see the module docstring for the modes and the cache."""
         if self.config.mode == "off":
             return JudgeOutcome("skip", OFF_MESSAGE)
-        resolved = self._resolve(JudgeRequest(text, rubric, model))
+        request = JudgeRequest(text, rubric, model)
+        resolved = self._resolve(request)
+        if self._asks_again(resolved, threshold):
+            # a cached verdict without a score (traceplay's) answers no threshold question
+            resolved = self._resolve(request, fresh=True)
         if isinstance(resolved, _Failed):
             return JudgeOutcome(resolved.status, self._redact(resolved.message))
         outcome = verdict(resolved, threshold)
+        asked = self.config.model_for(model)
+        if resolved.model is not None and not resolved.model.startswith(asked):
+            # (a dated name, `gpt-4o-mini-2024-07-18`, is the model asked)
+            outcome = attrs.evolve(
+                outcome, message=f"{outcome.message} (answered by {resolved.model}, not {asked})"
+            )
         return attrs.evolve(outcome, message=self._redact(outcome.message))
 
     # -- cache addressing
@@ -310,21 +331,29 @@ class LLMJudge:
                 self._pool = ThreadPoolExecutor(
                     self.config.max_concurrency, thread_name_prefix="evaldsl-judge"
                 )
-            pool = self._pool
+            pool, stop = self._pool, self._stop
         for key, request, future in started:
             assert pool is not None
-            task = pool.submit(self._settle, key, request, future)
+            task = pool.submit(self._settle, key, request, future, stop)
             task.add_done_callback(functools.partial(self._dropped, key, future))
         return answers
 
     def cancel(self) -> None:
-        """Take back the submitted questions no thread has started on (a run stopped by
-        Ctrl-C asks nothing more of the endpoint); those on their way finish. A question
-        taken back is forgotten, so a later call asks it again."""
+        """Stop asking (a run stopped by Ctrl-C asks nothing more of the endpoint): take
+        back the submitted questions no thread has started on, and abandon those on their
+        way: their connections are shut, no further attempt starts, and their answer is an
+        error. A question taken back or abandoned is forgotten, so a later call asks it
+        again."""
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is not None:
+            stop, self._stop = self._stop, threading.Event()
+            sockets, self._sockets = list(self._sockets), weakref.WeakSet()
+        if pool is not None:  # first: a thread set free below never takes the next one
             pool.shutdown(wait=False, cancel_futures=True)
+        stop.set()
+        for sock in sockets:
+            with contextlib.suppress(OSError):  # (closed already)
+                sock.shutdown(socket.SHUT_RDWR)
 
     def _own_process(self) -> None:
         """In a process forked from the one that made this judge's threads and HTTP
@@ -351,8 +380,21 @@ class LLMJudge:
 
     # -- resolution: memo, cache, endpoint
 
-    def _resolve(self, request: JudgeRequest) -> _Resolved:
-        key = self.key(request)
+    def _asks_again(self, resolved: _Resolved, threshold: float | None) -> bool:
+        """Whether a cached verdict without a score, met by a threshold, goes to the judge
+        again (live, with a key: its answer replaces the file)."""
+        return (
+            isinstance(resolved, JudgeReply)
+            and resolved.file is not None
+            and resolved.score is None
+            and threshold is not None
+            and self.config.fetches_ahead
+        )
+
+    def _resolve(self, request: JudgeRequest, *, fresh: bool = False) -> _Resolved:
+        """The memo's answer, or this thread's; `fresh`: never from the cache file (a
+        memo entry of its own)."""
+        key = self.key(request) + (":fresh" if fresh else "")
         with self._lock:
             self._own_process()
             future = self._memo.get(key)
@@ -361,31 +403,54 @@ class LLMJudge:
                 from concurrent.futures import Future  # a run's first judge question
 
                 future = self._memo[key] = Future()
+            stop = self._stop
         if owner:
-            self._settle(key, request, future)
+            self._settle(key, request, future, stop, fresh=fresh)
         return future.result()
 
-    def _settle(self, key: str, request: JudgeRequest, future: Future[_Resolved]) -> None:
-        """Resolve `request` into `future`, its memo entry (this thread owns it)."""
+    def _settle(
+        self,
+        key: str,
+        request: JudgeRequest,
+        future: Future[_Resolved],
+        stop: threading.Event,
+        *,
+        fresh: bool = False,
+    ) -> None:
+        """Resolve `request` into `future`, its memo entry `key` (this thread owns it);
+        `stop` is set when `cancel` abandons the questions asked before it."""
         if not future.set_running_or_notify_cancel():
             return  # (taken back by `cancel`)
         try:
-            result = self._fetch(key, request)
+            result = self._fetch(request, stop, fresh=fresh)
         except BaseException as exc:  # a bug, not a verdict: let a later call retry
             with self._lock:
                 self._memo.pop(key, None)
             future.set_exception(exc)
             raise
+        if result is _STOPPED:  # abandoned by `cancel`: a later call asks again
+            with self._lock:
+                if self._memo.get(key) is future:
+                    del self._memo[key]
         future.set_result(result)
 
-    def _fetch(self, key: str, request: JudgeRequest) -> _Resolved:
-        path = self.config.cache_dir / f"{key}.json"
-        cached = read_cache(path)
-        if cached is not None:
+    def _fetch(
+        self, request: JudgeRequest, stop: threading.Event, *, fresh: bool = False
+    ) -> _Resolved:
+        path = self.cache_path(request)
+        cached = None if fresh else cached_verdict(path)
+        if isinstance(cached, JudgeReply):
             with self._lock:
                 self.hits += 1
             judge_log().debug("judge cache hit %s", path)
             return cached
+        if self.config.mode == "frozen" and cached is not None:
+            return _Failed(
+                "error",
+                # (why last: a console cuts a long message in its middle)
+                f"judge: the cache file {path} was refused and --judge frozen forbids "
+                f"calling the judge (fix or delete the file): {cached}",
+            )
         if self.config.mode == "frozen":
             return _Failed(
                 "error",
@@ -398,7 +463,7 @@ class LLMJudge:
             )
         model = self.config.model_for(request.model)
         try:
-            result = self._call(request.text, request.rubric, model)
+            result = self._call(request.text, request.rubric, model, stop)
         except Exception as exc:  # never let a judge problem crash the run
             result = _Failed(
                 "error", f"judge: call failed: {type(exc).__name__}: {self._redact(str(exc))}"
@@ -410,7 +475,7 @@ class LLMJudge:
                 "reason": self._redact(result.reason),
                 "model": model,
                 "rubric": request.rubric,
-            }
+            } | ({"answered_by": result.model} if result.model is not None else {})
             try:
                 write_cache(path, record)
             except OSError as why:
@@ -433,15 +498,9 @@ class LLMJudge:
                 )
             return self._client
 
-    def _call(self, answer: str, rubric: str, model: str) -> _Resolved:
+    def _call(self, answer: str, rubric: str, model: str, stop: threading.Event) -> _Resolved:
         key = self.config.api_key
-        assert key is not None
-        if _HEADER_SAFE.fullmatch(key) is None:
-            return _Failed(
-                "error",
-                f"judge: {ENV_API_KEY} holds characters an HTTP header "
-                "cannot carry (only visible ASCII is allowed)",
-            )
+        assert key is not None  # (visible ASCII: `JudgeConfig` checked it)
         body = {
             "model": model,
             "messages": [
@@ -466,6 +525,8 @@ class LLMJudge:
 
         for attempt in range(attempts):
             wait: float | None = None
+            if stop.is_set():
+                return _STOPPED
             try:
                 response = self._post(payload, headers)
             except (httpx.TimeoutException, _Late) as exc:
@@ -504,6 +565,8 @@ class LLMJudge:
                     )
                 else:
                     return self._parse(response)
+            if stop.is_set():
+                return _STOPPED
             if attempt + 1 < attempts:
                 delay = wait if wait is not None else self._backoff(attempt)
                 judge_log().info(
@@ -513,7 +576,7 @@ class LLMJudge:
                     problem,
                     delay,
                 )
-                self._sleep(delay)
+                (self._sleep or stop.wait)(delay)
         return _Failed(
             "error",
             f"judge: no verdict after {attempts} attempt{'s' if attempts > 1 else ''}: {problem}",
@@ -528,13 +591,26 @@ class LLMJudge:
         """One request, its reply read whole within the size limit and the deadline."""
         deadline = time.monotonic() + self.config.timeout
         with self._http().stream(
-            "POST", self.config.chat_url, content=payload, headers=headers
+            "POST",
+            self.config.chat_url,
+            content=payload,
+            headers=headers,
+            extensions={"trace": self._opened},
         ) as response:
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > MAX_JUDGE_REPLY_BYTES:
                 raise _Overlong()
             body = read_bounded(response.iter_bytes(), deadline, MAX_JUDGE_REPLY_BYTES)
             return _Reply(response.status_code, body, response.headers)
+
+    def _opened(self, event: str, info: dict[str, Any]) -> None:
+        """httpx's trace of a request: note each socket a connection opens (or wraps in
+        TLS), for `cancel`."""
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            sock = info["return_value"].get_extra_info("socket")
+            if isinstance(sock, socket.socket):
+                with self._lock:
+                    self._sockets.add(sock)
 
     def _body(self, response: _Reply) -> str:
         # decoded (never raises), redacted whole, and only then cut for the message: a
@@ -558,9 +634,13 @@ class LLMJudge:
             )
         try:
             # redacted first: a reason or an error quoting the reply never holds the key
-            return parse_reply(self._redact(content))
+            reply = parse_reply(self._redact(content))
         except BadReply as why:
             return _Failed("error", f"judge: bad verdict, {why}")
+        answered = data.get("model") if isinstance(data, dict) else None
+        if isinstance(answered, str) and answered:
+            reply = attrs.evolve(reply, model=shorten(self._redact(answered), 100))
+        return reply
 
     # -- lifetime
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,21 @@ OFF_MESSAGE = "judge assertions are off (--judge off)"
 def _optional_key(value: str | None) -> str | None:
     # A key pasted with a trailing newline is common; an empty variable means "no key".
     return (value.strip() or None) if value is not None else None
+
+
+#: Visible ASCII: what an HTTP header (`Authorization: Bearer KEY`) can carry.
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
+
+
+def _check_key(instance: Any, attribute: Any, value: str | None) -> None:
+    # Found before anything runs, as a bad base URL is, not by each judge assertion. The
+    # key is never echoed, nor the character (a part of it).
+    if value is not None and _HEADER_SAFE.fullmatch(value) is None:
+        raise JudgeConfigError(
+            f"{ENV_API_KEY} cannot be used: it holds a space, a control character or a "
+            "character that is not ASCII, which an HTTP header cannot carry (copy the key "
+            "again: only visible ASCII is allowed)"
+        )
 
 
 def _base_url(value: str) -> str:
@@ -121,7 +137,9 @@ class JudgeConfig:
     False
     """
 
-    api_key: str | None = attrs.field(default=None, repr=False, converter=_optional_key)
+    api_key: str | None = attrs.field(
+        default=None, repr=False, converter=_optional_key, validator=_check_key
+    )
     base_url: str = attrs.field(
         default=DEFAULT_BASE_URL, converter=_base_url, validator=_check_base_url
     )

@@ -24,11 +24,15 @@ _FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\r?\n?(.*?)```", re.DOTALL | re.IG
 
 @attrs.frozen
 class JudgeReply:
-    """A judge's verdict: `passed`, an optional `score` in [0, 1], and its reason."""
+    """A judge's verdict: `passed`, an optional `score` in [0, 1], and its reason; `file`:
+    the cache file it was read from (None: the endpoint's answer); `model`: the model
+    that answered, when the endpoint said."""
 
     passed: bool
     score: float | None = None
     reason: str = ""
+    file: str | None = attrs.field(default=None, eq=False, repr=False)
+    model: str | None = attrs.field(default=None, eq=False, repr=False)
 
 
 class BadReply(ValueError):
@@ -46,23 +50,24 @@ def quoted(text: str) -> str:
     return json.dumps(shorten(text), ensure_ascii=False)
 
 
-def reply_from_object(value: Any, shown: str) -> JudgeReply:
-    """The verdict a decoded reply object holds; `BadReply` quoting `shown` if it is none."""
+def reply_from_object(value: Any, shown: str, what: str = "the reply") -> JudgeReply:
+    """The verdict a decoded object holds; `BadReply` quoting `shown` if it is none (`what`
+    names it in the message: the reply, or a cache file)."""
     if not isinstance(value, dict):
-        raise BadReply(f"the reply is not a JSON object: {quoted(shown)}")
+        raise BadReply(f"{what} is not a JSON object: {quoted(shown)}")
     passed = value.get("passed")
     if not isinstance(passed, bool):
-        raise BadReply(f'the reply has no boolean "passed": {quoted(shown)}')
+        raise BadReply(f'{what} has no boolean "passed": {quoted(shown)}')
     score = value.get("score")
     if score is not None:
         if isinstance(score, bool) or not isinstance(score, int | float):
-            raise BadReply(f'the reply\'s "score" is not a number: {quoted(shown)}')
+            raise BadReply(f'{what}\'s "score" is not a number: {quoted(shown)}')
         if not (math.isfinite(score) and 0 <= score <= 1):
-            raise BadReply(f'the reply\'s "score" {score!r} is not in [0, 1]: {quoted(shown)}')
+            raise BadReply(f'{what}\'s "score" {score!r} is not in [0, 1]: {quoted(shown)}')
         score = float(score)
     reason = value.get("reason")
     if reason is not None and not isinstance(reason, str):
-        raise BadReply(f'the reply\'s "reason" is not a string: {quoted(shown)}')
+        raise BadReply(f'{what}\'s "reason" is not a string: {quoted(shown)}')
     return JudgeReply(passed, score, reason or "")
 
 
@@ -111,10 +116,16 @@ def verdict(reply: JudgeReply, threshold: float | None) -> JudgeOutcome:
     reason = f" — {reply.reason}" if reply.reason else ""
     if threshold is not None:
         if reply.score is None:
+            where = f" cached in {reply.file}" if reply.file is not None else ""
+            fix = (
+                " (delete the file: --judge live with a key asks again)"
+                if reply.file is not None
+                else ""
+            )
             return JudgeOutcome(
                 "error",
-                f"judge: the verdict has no score, and a threshold (>= {number_text(threshold)}) "
-                f"needs one{reason}",
+                f"judge: the verdict{where} has no score, and a threshold "
+                f"(>= {number_text(threshold)}) needs one{fix}{reason}",
             )
         ok = reply.score >= threshold
         sign = "≥" if ok else "<"

@@ -5,8 +5,11 @@ Takes suite files and gives a `MutationReport`: for each case with a recorded ru
 (mutants.py) are made from copies, and each mutant is checked with the case's compiled
 assertions the way the runner checks a run (indexed once with the case's needs, every
 assertion evaluated). A mutant is killed when some assertion fails or errors on it, and
-survives when the case still passes. The mutation score is killed ÷ mutants, per case, per
-suite and overall; every survivor is said in words.
+survives when the case still passes. An assertion whose error is the judge's failure (no
+verdict: a refused key, a timeout) noticed nothing: a mutant only it errored on is not
+measured, neither killed nor a survivor, and the command says the judge failed. The
+mutation score is killed ÷ mutants measured, per case, per suite and overall; every
+survivor is said in words.
 
 Seeded and bounded: at most `max_mutants` mutants a case, picked at random with `seed`
 when there are more, and every choice a mutant makes comes from the same seed, so a run
@@ -25,7 +28,7 @@ from typing import Any, TextIO
 import attrs
 
 from evaldsl.compile.evaluate import evaluate
-from evaldsl.judge.protocol import Judge
+from evaldsl.judge.protocol import Judge, JudgeOutcome
 from evaldsl.language.verdicts import Status, all_skipped
 from evaldsl.mutation.mutants import Mutant, MutantKind, mutants
 from evaldsl.runner.cases import selected
@@ -48,17 +51,43 @@ ALL_SKIPPED_WHY = "judge assertions, not judged"
 LIVE_REASON = "a live target: mutate reads recorded runs only (live targets are out of scope)"
 
 
+class JudgeWatch:
+    """The command's judge, watched: it answers as the judge does, and counts the judge's
+    failures (error outcomes: no verdict), so an assertion that errored because the judge
+    failed is told from one that noticed a mutant."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.failures = 0
+        self.first: str | None = None  # the first failure's message
+
+    def __call__(
+        self, text: str, rubric: str, *, model: str | None, threshold: float | None
+    ) -> JudgeOutcome:
+        outcome = self.judge(text, rubric, model=model, threshold=threshold)
+        if outcome.status == "error":
+            self.failures += 1
+            self.first = self.first or outcome.message
+        return outcome
+
+
 @attrs.frozen
 class MutantResult:
-    """One mutant and whether the suite noticed it (which assertions did)."""
+    """One mutant and whether the suite noticed it (which assertions did), or could not
+    tell (`unmeasured`: the assertions that errored only because the judge failed)."""
 
     kind: MutantKind
     description: str
     noticed_by: tuple[str, ...]  # the texts of the assertions that failed or errored
+    unmeasured: tuple[str, ...] = ()
 
     @property
     def killed(self) -> bool:
         return bool(self.noticed_by)
+
+    @property
+    def measured(self) -> bool:
+        return self.killed or not self.unmeasured
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,7 +95,7 @@ class MutantResult:
             "description": self.description,
             "killed": self.killed,
             "noticed_by": list(self.noticed_by),
-        }
+        } | ({"not_measured_by_judge": list(self.unmeasured)} if not self.measured else {})
 
 
 @attrs.frozen
@@ -84,12 +113,16 @@ class CaseMutation:
         return sum(1 for r in self.results if r.killed)
 
     @property
+    def measured(self) -> int:
+        return sum(1 for r in self.results if r.measured)
+
+    @property
     def score(self) -> float | None:
-        return self.killed / len(self.results) if self.results else None
+        return self.killed / self.measured if self.measured else None
 
     @property
     def survivors(self) -> list[MutantResult]:
-        return [r for r in self.results if not r.killed]
+        return [r for r in self.results if r.measured and not r.killed]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +132,7 @@ class CaseMutation:
             "score": _rounded(self.score),
             "killed": self.killed,
             "total": len(self.results),
+            "not_measured": len(self.results) - self.measured,
             "candidates": self.candidates,
             "mutants": [r.to_json() for r in self.results],
         }
@@ -122,8 +156,12 @@ class SuiteMutation:
         return sum(len(c.results) for c in self.cases)
 
     @property
+    def measured(self) -> int:
+        return sum(c.measured for c in self.cases)
+
+    @property
     def score(self) -> float | None:
-        return self.killed / self.total if self.total else None
+        return self.killed / self.measured if self.measured else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,6 +170,7 @@ class SuiteMutation:
             "score": _rounded(self.score),
             "killed": self.killed,
             "total": self.total,
+            "not_measured": self.total - self.measured,
             "errors": self.errors,
             "cases": [c.to_json() for c in self.cases],
         }
@@ -145,6 +184,8 @@ class MutationReport:
     seed: int
     max_mutants: int
     judge: str  # "off" or "live"
+    judge_failures: int = 0  # the judge's answers that were errors (no verdict)
+    judge_failure: str | None = None  # the first one's message
 
     @property
     def killed(self) -> int:
@@ -155,8 +196,12 @@ class MutationReport:
         return sum(s.total for s in self.suites)
 
     @property
+    def measured(self) -> int:
+        return sum(s.measured for s in self.suites)
+
+    @property
     def score(self) -> float | None:
-        return self.killed / self.total if self.total else None
+        return self.killed / self.measured if self.measured else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -167,6 +212,9 @@ class MutationReport:
             "score": _rounded(self.score),
             "killed": self.killed,
             "total": self.total,
+            "not_measured": self.total - self.measured,
+            "judge_failures": self.judge_failures,
+            "judge_failure": self.judge_failure,
             "suites": [s.to_json() for s in self.suites],
         }
 
@@ -222,9 +270,10 @@ def mutate_case(
         )
     candidates = mutants(events, run.state, seed=seed)
     picked = _pick(candidates, max_mutants, f"{seed}:{suite.path}:{case.name}")
+    watch = suite.judge if isinstance(suite.judge, JudgeWatch) else None
     return CaseMutation(
         case.name,
-        tuple(_check(case, original, m) for m in picked),
+        tuple(_check(case, original, m, watch) for m in picked),
         candidates=len(candidates),
         skipped=skipped,
     )
@@ -238,21 +287,33 @@ def _pick(candidates: list[Mutant], bound: int, seed: str) -> list[Mutant]:
     return [candidates[i] for i in chosen]
 
 
-def _check(case: Case, original: Run, mutant: Mutant) -> MutantResult:
+def _check(case: Case, original: Run, mutant: Mutant, watch: JudgeWatch | None) -> MutantResult:
     events, state = mutant.make()
     run = attrs.evolve(original, events=events, state=state)
     try:
-        noticed = _noticed(case, run)
+        noticed, unmeasured = _noticed(case, run, watch)
     except RunError as err:  # the runner would report the case crashed: noticed
-        noticed = (f"(the run could not be read: {err})",)
-    return MutantResult(mutant.kind, mutant.description, noticed)
+        noticed, unmeasured = (f"(the run could not be read: {err})",), ()
+    return MutantResult(mutant.kind, mutant.description, noticed, unmeasured)
 
 
-def _noticed(case: Case, run: Run) -> tuple[str, ...]:
-    """The assertions that fail or error on `run`, checked as the runner checks a case."""
-    return tuple(
-        a.text for a, s in zip(case.assertions, _statuses(case, run), strict=True) if s in BAD
-    )
+def _noticed(
+    case: Case, run: Run, watch: JudgeWatch | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The assertions that fail or error on `run`, checked as the runner checks a case;
+    and apart, those that errored because the judge failed while they were checked (they
+    noticed nothing)."""
+    facts = index_run(run, case.needs)
+    noticed: list[str] = []
+    unmeasured: list[str] = []
+    for a in case.assertions:
+        failures = watch.failures if watch is not None else 0
+        status = evaluate(a, facts).status
+        if status == "error" and watch is not None and watch.failures > failures:
+            unmeasured.append(a.text)
+        elif status in BAD:
+            noticed.append(a.text)
+    return tuple(noticed), tuple(unmeasured)
 
 
 def _statuses(case: Case, run: Run) -> list[Status]:
@@ -278,7 +339,10 @@ def mutate_suites(
             if selected(suite, c, select)
         )
         results.append(SuiteMutation(suite.path, suite.name, cases, len(suite.errors)))
-    return MutationReport(tuple(results), seed, max_mutants, judge)
+    watches = {id(s.judge): s.judge for s in suites if isinstance(s.judge, JudgeWatch)}
+    failures = sum(w.failures for w in watches.values())
+    first = next((w.first for w in watches.values() if w.first is not None), None)
+    return MutationReport(tuple(results), seed, max_mutants, judge, failures, first)
 
 
 # ---- text ----------------------------------------------------------------------------------
@@ -298,9 +362,11 @@ def render_text(report: MutationReport) -> str:
             picked = ""
             if case.candidates > len(case.results):
                 picked = f" (picked from {case.candidates} with seed {report.seed})"
+            unmeasured = len(case.results) - case.measured
             out.append(
-                f"  {case.name}: {case.killed} of {len(case.results)} mutants killed"
+                f"  {case.name}: {case.killed} of {case.measured} mutants killed"
                 f"{picked}, score {_score(case.score)}"
+                + (f"; {unmeasured} not measured (the judge failed)" if unmeasured else "")
             )
             for r in case.survivors:
                 out.append(f"    survived: no assertion noticed when {r.description}")
@@ -308,21 +374,33 @@ def render_text(report: MutationReport) -> str:
             errors = f"{suite.errors} error{'s' if suite.errors != 1 else ''}"
             out.append(f"  the suite has {errors}: `evaldsl check` shows them")
         out.append(
-            f"  mutation score {_score(suite.score)}: {suite.killed} of {suite.total} "
+            f"  mutation score {_score(suite.score)}: {suite.killed} of {suite.measured} "
             "mutants killed"
-            if suite.total
+            if suite.measured
             else "  nothing mutated"
+            if not suite.total
+            else "  nothing measured"
         )
         out.append("")
     out.append(
-        f"mutation score {_score(report.score)}: {report.killed} of {report.total} mutants "
+        f"mutation score {_score(report.score)}: {report.killed} of {report.measured} mutants "
         f"killed (seed {report.seed}, at most {report.max_mutants} a case)"
     )
+    if report.judge_failure is not None:
+        out.append(_judge_failed(report))
     if live:
         out.append("live targets are out of scope: mutate reads recorded runs only")
     if report.judge == "off" and any(c.skipped for s in report.suites for c in s.cases):
         out.append("judge assertions were skipped (--judge live asks the judge of each mutant)")
     return "\n".join(out) + "\n"
+
+
+def _judge_failed(report: MutationReport) -> str:
+    """What the judge's failures cost the measure, and the first of them."""
+    unmeasured = report.total - report.measured
+    times = f"{report.judge_failures} time{'s' if report.judge_failures != 1 else ''}"
+    mutants = f"{unmeasured} mutant{'s' if unmeasured != 1 else ''}"
+    return f"the judge failed {times} ({mutants} not measured): {report.judge_failure}"
 
 
 def _score(value: float | None) -> str:
@@ -361,7 +439,8 @@ def mutate_command(
     if not files:
         print(f"evaldsl: error: no suite files found in {', '.join(paths)}", file=err)
         return 2
-    suites = [load_suite(f, judge=judge) for f in files]
+    watch = JudgeWatch(judge) if judge is not None else None
+    suites = [load_suite(f, judge=watch) for f in files]
     report = mutate_suites(
         suites, seed=seed, max_mutants=max_mutants, select=select, judge=judge_mode
     )
@@ -370,6 +449,9 @@ def mutate_command(
     else:
         out.write(render_text(report))
     if any(s.errors for s in report.suites):
+        return 1
+    if report.judge_failure is not None:  # a measure the judge left unfinished
+        print(f"evaldsl: {_judge_failed(report)}", file=err)
         return 1
     if report.score is None:
         print(

@@ -23,7 +23,7 @@ from evaldsl.runner.results import Outcome as Outcome  # (reporters name it from
 VALUE_LIMIT = 200
 
 #: What a case the run did not reach says, in every report.
-NOT_RUN = "not run: the run was interrupted (Ctrl-C) before this case ran"
+NOT_RUN = "not run: the run was interrupted (Ctrl-C or SIGTERM) before this case ran"
 
 
 class Filed(Protocol):
@@ -243,14 +243,14 @@ def pass_rate(summary: Summary) -> str:
 
 
 def interruption(report: Report) -> str | None:
-    """What every report says of a run Ctrl-C stopped (None: it was not stopped).
+    """What every report says of a run Ctrl-C or SIGTERM stopped (None: it was not stopped).
 
     >>> from evaldsl.runner.results import SuiteResult
     >>> interruption(Report((SuiteResult("s", "s.eval", (), 0.0, not_run=("a", "b")),), 0.0,
     ...                     interrupted=True))
-    'interrupted (Ctrl-C): 2 cases did not run'
+    'interrupted (Ctrl-C or SIGTERM): 2 cases did not run'
     """
     if not report.interrupted:
         return None
     n = report.not_run
-    return f"interrupted (Ctrl-C): {n} case{'s' if n != 1 else ''} did not run"
+    return f"interrupted (Ctrl-C or SIGTERM): {n} case{'s' if n != 1 else ''} did not run"

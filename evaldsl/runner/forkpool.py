@@ -98,20 +98,26 @@ def run_forked(
             deliver(position, crashed(position, "worker failed: no worker was left to run it"))
 
 
+#: The signals that stop a run: Ctrl-C, and SIGTERM (`evaldsl run` raises at both).
+STOP_SIGNALS = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)
+)
+
+
 def sigint_mask(how: int) -> None:
-    """Block or unblock Ctrl-C in this thread (where the platform can)."""
+    """Block or unblock Ctrl-C and SIGTERM in this thread (where the platform can)."""
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(how, {signal.SIGINT})
+        signal.pthread_sigmask(how, STOP_SIGNALS)
 
 
 @contextlib.contextmanager
 def sigint_held() -> Iterator[None]:
-    """Hold Ctrl-C while workers start (they inherit the mask and ignore SIGINT before
-    they let it in); a Ctrl-C meanwhile is delivered when this block ends."""
+    """Hold Ctrl-C and SIGTERM while workers start (they inherit the mask and ignore
+    both before they let them in); one meanwhile is delivered when this block ends."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
     finally:

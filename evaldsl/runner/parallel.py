@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner import waiting
-from evaldsl.runner.forkpool import part, run_forked, sigint_held, sigint_mask
+from evaldsl.runner.forkpool import STOP_SIGNALS, part, run_forked, sigint_held, sigint_mask
 from evaldsl.runner.live import is_live
 from evaldsl.runner.produce import Recording, case_size, recording_named
 from evaldsl.runner.readings import SharedReadings, read_alone
@@ -120,10 +120,12 @@ def units(work: Work, processes: int) -> list[list[int]]:
 
 
 def _worker_started(parent: int) -> None:
-    """Each worker: Ctrl-C is its parent's to handle (it stops the run), it dies with
-    its parent (pid `parent`, noted before the worker was made), even by `kill -9`, and
-    it has target workers of its own (`_targets`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Each worker: Ctrl-C and SIGTERM are its parent's to handle (they stop the run,
+    and the parent kills its workers), it dies with its parent (pid `parent`, noted
+    before the worker was made), even by `kill -9`, and it has target workers of its
+    own (`_targets`)."""
+    for number in STOP_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
     sigint_mask(signal.SIG_UNBLOCK)
     # Not `os.getppid()`: a worker first scheduled after its parent died would read its
     # new parent there (init or a subreaper) and watch that one; it would take a case

@@ -5,7 +5,9 @@ read and none failed (a trace whose assertions were all skipped is not a failure
 when a trace failed or could not be read, 2 for bad usage (a program with errors,
 several cases or no assertion, a path that does not exist, no traces at all, an
 unreachable Dask scheduler, `--dask` without dask installed, an engine that stopped: the
-output is then closed with the summary of what was scored). Records go to standard
+output is then closed with the summary of what was scored). Ctrl-C or SIGTERM closes the
+output with the summary of what was scored too (`"interrupted": true`), and the command
+exits 130 or 143 (`cli`). Records go to standard
 output in the chosen format as they come; diagnostics, the cluster's start-up and the
 throughput go to standard error, so standard output stays data.
 """
@@ -170,6 +172,10 @@ def _write(
                     flushed = time.monotonic()
         except Exception as exc:  # a lost scheduler, a pool that cannot start: say so below
             stopped = f"{type(exc).__name__}: {exc}"
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what was scored, said to be all
+            summary.interrupted = True
+            w.finish(summary)
+            raise
     w.finish(summary)  # the output is whole either way, with what was scored
     return stopped
 

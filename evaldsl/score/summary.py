@@ -64,6 +64,7 @@ class Summary:
     score_total: float = 0.0
     unreadable_samples: list[Sample] = attrs.Factory(list)
     skipped: int = 0  # (last: the fields before it keep their positions)
+    interrupted: bool = False  # Ctrl-C or SIGTERM stopped the scoring: traces were left
 
     @classmethod
     def of(cls, program: Program, samples: int = DEFAULT_SAMPLES) -> Summary:
@@ -158,7 +159,7 @@ class Summary:
                 for t in self.assertions
             ],
             "unreadable_samples": self.unreadable_samples,
-        }
+        } | ({"interrupted": True} if self.interrupted else {})
 
     def render(self) -> str:
         """The summary for people: trace counts, then each assertion with its rate and
@@ -181,6 +182,8 @@ class Summary:
         if self.unreadable_samples:
             lines.append("unreadable:")
             lines.extend(f"        {s['message']}" for s in self.unreadable_samples)
+        if self.interrupted:
+            lines.append(f"interrupted: {_count(self.traces, 'trace')} scored")
         return "\n".join(lines)
 
 

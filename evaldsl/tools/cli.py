@@ -2,7 +2,8 @@
 
 Takes command-line arguments and gives an exit code: 0 when everything passed, 1 when a
 case failed or errored, no case ran (or `check` found an error), 2 for bad usage or
-unreadable input, 130 when Ctrl-C stopped it.
+unreadable input, 130 when Ctrl-C stopped it, 143 when SIGTERM did (a run, a score or
+a mutate stops at SIGTERM as at Ctrl-C: a cancelled CI job keeps what finished).
 
     evaldsl run PATH... [--json F] [--junit F] [--markdown F] [--html F] [--fail-under S] [-j N]
                         [-k PAT] [-q] [--history DB | --no-history]
@@ -28,11 +29,12 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import gc
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -44,6 +46,13 @@ if TYPE_CHECKING:  # (imported by the commands that need it: a faster start)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as shells report a `kill`
+#: The commands SIGTERM stops as Ctrl-C does (the others end at once, as by default).
+STOPPED_BY_SIGTERM = ("run", "score", "mutate")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a cancelled CI job, `kill`): it stops a run where Ctrl-C would."""
 
 
 class UsageError(Exception):
@@ -65,13 +74,16 @@ def _leave(code: int) -> None:
     file is written there) as at any exit, but every object the run made is not freed
     one by one, nor every module emptied (5-11 ms of a `check` or `run`, measured from
     `main`'s return to the process's end). A thread still running, or a stream that
-    cannot be flushed, leaves the exit to Python, as before."""
+    cannot be flushed, leaves the exit to Python, as before; but a command stopped by
+    Ctrl-C or SIGTERM ends now, its threads with it (judge calls it abandoned: Python
+    would wait for each to end, and a second Ctrl-C would break that wait)."""
     # Either way the last collection would walk every object the process made once more
     # (~20 ms of a 150 ms `check`): frozen objects are left to the exit.
     gc.freeze()
     run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)  # (CPython's, since 2.x)
     threads = sys.modules.get("threading")  # (not loaded: no thread was started with it)
-    if run_exitfuncs is None or (threads is not None and threads.active_count() != 1):
+    running = threads is not None and threads.active_count() != 1
+    if run_exitfuncs is None or (running and code not in (EXIT_INTERRUPTED, EXIT_TERMINATED)):
         return
     if not _flushed():  # (a closed pipe: Python says so at its exit)
         return
@@ -96,6 +108,39 @@ def _command(argv: Sequence[str] | None) -> int:
     # are made would only walk them again (see gcpause)
     with paused_gc(long_lived=True):
         args = parse(argv)
+    with _sigterm_stops(args.command in STOPPED_BY_SIGTERM) as terminated:
+        code = _dispatch(args)
+    return EXIT_TERMINATED if code == EXIT_INTERRUPTED and terminated else code
+
+
+@contextlib.contextmanager
+def _sigterm_stops(wanted: bool) -> Iterator[list[int]]:
+    """While the block runs (when `wanted`, in the main thread), SIGTERM raises
+    `Terminated` as Ctrl-C raises `KeyboardInterrupt`; the list it gives is not empty
+    once SIGTERM came."""
+    came: list[int] = []
+    if not wanted:
+        yield came
+        return
+    import signal  # (here: `--version` and `check` never load it)
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield came
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        came.append(signum)
+        raise Terminated()
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command in ("run", "check"):
             from evaldsl.runs.heldfiles import reading_once

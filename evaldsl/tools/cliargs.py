@@ -48,7 +48,8 @@ class _Parser(argparse.ArgumentParser):
                 + "\n\n"
                 + textwrap.fill(
                     "Exit codes: 0 all passed; 1 a case failed or errored, no case ran, or check "
-                    "found an error; 2 bad usage or unreadable input; 130 interrupted (Ctrl-C).",
+                    "found an error; 2 bad usage or unreadable input; 130 interrupted (Ctrl-C); "
+                    "143 stopped by SIGTERM.",
                     width=92,
                 )
             )

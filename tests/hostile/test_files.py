@@ -207,7 +207,7 @@ def test_a_judge_cache_entry_that_is_not_a_file_is_a_miss(tmp_path: Path, entry:
         path.symlink_to(entry)
     assert read_cache(path) is None
     outcome = judge("answer", "rubric", model=None, threshold=None)
-    assert outcome.status == "error" and "no cached verdict" in outcome.message
+    assert outcome.status == "error" and f"the cache file {path} was refused" in outcome.message
 
 
 # ---- lines past the stated size ---------------------------------------------------------

@@ -1,0 +1,181 @@
+"""The `evaldsl` command stopped by a signal, as a terminal (Ctrl-C: SIGINT to the process
+group) or a cancelled CI job (SIGTERM to it) stops it: the process ends at once, keeps what
+finished (its reports say the run was interrupted) and exits 130 or 143, with no
+traceback; judge calls on their way are abandoned, never retried."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.clitools import ROOT
+from tests.judge_server import JudgeServer, Reply, judged
+
+CASSETTE = ROOT / "tests" / "fixtures" / "traceplay" / "demo" / "cassette.example.jsonl"
+KEY = "sk-test-secret-1234567890"
+#: A live target: rows 0-2 answer at once, the others after 30 s.
+AGENT = "import time\ndef answer(input):\n    time.sleep(float(input['s']))\n    return 'done'\n"
+ROWS = ", ".join(f"{{i: {i}, s: {0 if i < 3 else 30}}}" for i in range(6))
+SLOW_SUITE = (
+    f'suite "slow"\ncase "row {{{{i}}}}"\n  run agent:answer\n  input {{s: "{{{{s}}}}"}}\n'
+    f'  each [{ROWS}]\n  answer contains "done"\n'
+)
+
+
+class Command:
+    """`evaldsl ARGS` in a process group of its own, its output in files (`script`: the
+    Python code that runs the command instead of `-m evaldsl.tools.cli`)."""
+
+    def __init__(
+        self,
+        tmp: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        script: str | None = None,
+    ) -> None:
+        base = {k: v for k, v in os.environ.items() if not k.startswith("EVALDSL_JUDGE")}
+        self.out = tmp / "stdout.txt"
+        self.err = tmp / "stderr.txt"
+        start = ["-m", "evaldsl.tools.cli"] if script is None else ["-c", script]
+        with self.out.open("w") as out, self.err.open("w") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, *start, *args],
+                cwd=tmp,
+                stdin=subprocess.PIPE,
+                stdout=out,
+                stderr=err,
+                env={**base, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(env or {})},
+                start_new_session=True,
+            )
+
+    def once(self, ready: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 60
+        while not ready():
+            assert self.process.poll() is None, self.err.read_text()
+            assert time.monotonic() < deadline, "the command never got there"
+            time.sleep(0.05)
+
+    def stop(self, number: int) -> float:
+        """Send the signal to the process group; the seconds until the process ended."""
+        sent = time.monotonic()
+        os.killpg(self.process.pid, number)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+            pytest.fail("the command went on after the signal")
+        return time.monotonic() - sent
+
+
+@pytest.fixture
+def slow_server() -> Iterator[JudgeServer]:
+    with JudgeServer(Reply(**{**vars(judged(True, 0.9)), "delay": 60})) as server:
+        yield server
+
+
+def test_ctrl_c_abandons_the_judge_calls_on_their_way(
+    tmp_path: Path, slow_server: JudgeServer
+) -> None:
+    suite = tmp_path / "judged.eval"
+    suite.write_text(
+        "".join(
+            f'case "c{n}"\n  cassette "{CASSETTE}"\n  answer judged "rubric {n}" >= 0.7\n'
+            for n in range(2)
+        )
+    )
+    env = {"EVALDSL_JUDGE_API_KEY": KEY, "EVALDSL_JUDGE_BASE_URL": slow_server.url}
+    command = Command(tmp_path, "run", "judged.eval", "--no-history", "--json", "r.json", env=env)
+    command.once(lambda: slow_server.count == 2)  # both questions on their way
+    seconds = command.stop(signal.SIGINT)
+    # at once: not after the server's 60 s, nor after 4 attempts of 30 s each
+    assert command.process.returncode == 130 and seconds < 10
+    assert "interrupted: 0 of 2 cases ran" in command.out.read_text()
+    assert "Traceback" not in command.err.read_text()
+    assert json.loads((tmp_path / "r.json").read_text())["interrupted"] is True
+    time.sleep(0.5)
+    assert slow_server.count == 2  # no attempt after Ctrl-C
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path: Path, jobs: str) -> None:
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "slow.eval").write_text(SLOW_SUITE)
+    reports = ["--json", "r.json", "--junit", "r.xml"]
+    command = Command(tmp_path, "run", "slow.eval", "--no-history", "-j", jobs, *reports)
+    command.once(lambda: command.out.read_text().count("✓") == 3)
+    seconds = command.stop(signal.SIGTERM)
+    assert command.process.returncode == 143 and seconds < 10, command.err.read_text()
+    assert "interrupted: 3 of 6 cases ran" in command.out.read_text()
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["interrupted"] is True
+    assert [c["passed"] for s in report["suites"] for c in s["cases"]] == [True] * 3
+    assert (tmp_path / "r.xml").read_text().count("<testcase") == 3
+    assert "Traceback" not in command.err.read_text()
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_sigterm_stops_a_score_and_closes_its_output(tmp_path: Path, fmt: str) -> None:
+    (tmp_path / "p.eval").write_text('answer contains "sunny"\n')
+    command = Command(tmp_path, "score", "p.eval", "-", "--format", fmt)
+    assert command.process.stdin is not None
+    command.process.stdin.write(b"[]\n")  # one trace, then standard input waits
+    command.process.stdin.flush()
+    command.once(lambda: "<stdin>:1" in command.out.read_text())
+    assert command.stop(signal.SIGTERM) < 10
+    assert command.process.returncode == 143
+    assert command.err.read_text().endswith("interrupted\n")
+    if fmt == "text":
+        assert command.out.read_text().endswith("\ninterrupted: 1 trace scored\n")
+        return
+    scored = json.loads(command.out.read_text())  # whole: closed with the summary
+    assert [t["trace"] for t in scored["traces"]] == ["<stdin>:1"]
+    assert scored["summary"]["traces"] == 1 and scored["summary"]["interrupted"] is True
+
+
+#: The console script with a thread of its own that runs for a minute (as a judge call
+#: abandoned on its way may): a command that ran to its end leaves the exit to Python,
+#: which waits for it; an interrupted one ends at once.
+WITH_A_THREAD = """
+import sys, threading, time
+threading.Thread(target=time.sleep, args=(60,)).start()
+sys.argv = ["evaldsl", *sys.argv[1:]]
+from evaldsl.tools.cli import main
+sys.exit(main())
+"""
+
+
+def test_an_interrupted_command_does_not_wait_for_its_threads(tmp_path: Path) -> None:
+    (tmp_path / "p.eval").write_text('answer contains "sunny"\n')
+    command = Command(tmp_path, "score", "p.eval", "-", script=WITH_A_THREAD)
+    assert command.process.stdin is not None
+    command.process.stdin.write(b"[]\n")
+    command.process.stdin.flush()
+    command.once(lambda: "<stdin>:1" in command.out.read_text())
+    assert command.stop(signal.SIGINT) < 10
+    assert command.process.returncode == 130
+    assert command.err.read_text().endswith("interrupted\n")
+
+
+def test_sigterm_is_the_parent_s_to_handle_in_a_j_worker(tmp_path: Path) -> None:
+    # as Ctrl-C: a worker given SIGTERM alone goes on (its parent, given it too, stops
+    # the run and kills its workers); a worker that raised at it would fail its case
+    (tmp_path / "agent.py").write_text(AGENT)
+    rows = ", ".join(f"{{i: {i}, s: 2}}" for i in range(4))
+    (tmp_path / "slow.eval").write_text(SLOW_SUITE.replace(ROWS, rows))
+    command = Command(tmp_path, "run", "slow.eval", "--no-history", "-j", "2")
+    children = Path(f"/proc/{command.process.pid}/task/{command.process.pid}/children")
+    command.once(lambda: len(children.read_text().split()) == 2)
+    time.sleep(1)  # the workers are running their first cases
+    for worker in children.read_text().split():
+        os.kill(int(worker), signal.SIGTERM)
+    assert command.process.wait(timeout=60) == 0, command.out.read_text()
+    assert "4 passed" in command.out.read_text()
