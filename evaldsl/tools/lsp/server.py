@@ -50,7 +50,7 @@ from evaldsl.tools.lsp.documents import (
     lsp_diagnostic,
     lsp_position,
 )
-from evaldsl.tools.lsp.framing import INVALID_REQUEST, read_messages
+from evaldsl.tools.lsp.framing import INVALID_REQUEST, SERVER_NOT_INITIALIZED, read_messages
 from evaldsl.tools.lsp.hover import hover_at
 from evaldsl.tools.lsp.symbols import document_symbols, flat_symbols
 
@@ -68,12 +68,19 @@ class _Protocol(LanguageServerProtocol):
     """
 
     shut_down = False  # the client asked the server to shut down
+    initialized = False  # the client sent `initialize`
 
     def dispatch(self, data: dict[str, Any]) -> None:
         """Handle one decoded message; a request that cannot be handled gets an error."""
         method = data.get("method")
         msg_id = data.get("id")
         request = "id" in data and isinstance(method, str)
+        if not self.initialized and method not in (types.INITIALIZE, types.EXIT):
+            # the LSP specification: a request before `initialize` gets ServerNotInitialized
+            # and a notification is dropped (there is no workspace to answer from yet)
+            if request:
+                self.send_error(msg_id, SERVER_NOT_INITIALIZED, f"{method} before initialize")
+            return
         if self.shut_down and request and method != types.EXIT:
             self.send_error(
                 msg_id, INVALID_REQUEST, f"Invalid Request: {method} after shutdown (exit only)"
@@ -108,6 +115,7 @@ class _Protocol(LanguageServerProtocol):
         general = params.capabilities.general
         if general is not None:
             general.position_encodings = [types.PositionEncodingKind.Utf16]
+        self.initialized = True
         result: types.InitializeResult = yield from super().lsp_initialize(params)
         return result
 
