@@ -671,6 +671,36 @@ async def test_formatting_keeps_crlf_line_endings(client: LanguageClient, work: 
     _close(client, canonical)
 
 
+@pytest.mark.parametrize("separator", list("\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"))
+async def test_edits_land_where_the_editor_made_them_past_a_character_python_ends_lines_at(
+    client: LanguageClient, work: Path, separator: str
+) -> None:
+    """LSP ends lines at \\n, \\r\\n and \\r only; str.splitlines also at these: an
+    edit on a later line was applied to the line above it, and formatting then gave
+    the editor assertions it never had."""
+    from evaldsl.format.formatter import format_text
+
+    text = f'# pasted:{separator} here\ncase   "a"\n  answer contains "rainy"\n'
+    text += '  answer contains "sunny"\n'
+    uri = _open(client, work / "separator.eval", text)
+    await _diagnostics(client, uri, 1)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(start=types.Position(3, 19), end=types.Position(3, 20)),
+                    text="S",
+                )
+            ],
+        )
+    )
+    edited = text.replace('"sunny"', '"Sunny"')
+    [edit] = await _format(client, uri) or []
+    assert edit.new_text == format_text(edited)
+    _close(client, uri)
+
+
 async def test_a_lone_carriage_return_is_one_diagnostic_at_its_place(
     client: LanguageClient, work: Path
 ) -> None:

@@ -11,13 +11,14 @@ by the file they are in (a dataset's problems belong to the dataset file).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
-from pygls.workspace import TextDocument
+from pygls.workspace import TextDocument, Workspace
 
 from evaldsl.language.diagnostics import Diagnostic, Fix, lone_carriage_return
 from evaldsl.language.reading import YAML_SUFFIXES
@@ -32,6 +33,42 @@ _SEVERITY = {
     "warning": types.DiagnosticSeverity.Warning,
     "info": types.DiagnosticSeverity.Information,
 }
+
+
+#: A line as LSP counts lines, with its end: only `\n`, `\r\n` and `\r` end one.
+_LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+class EditorDocument(TextDocument):
+    """An open buffer whose lines are the editor's: pygls splits them with `str.splitlines`,
+    which also ends a line at U+2028, U+2029, U+0085, \\x0b, \\x0c and \\x1c-\\x1e, so
+    an edit after one of those landed on another line than the editor's (the server's
+    copy of the buffer drifted, and formatting rewrote assertions)."""
+
+    @property
+    def lines(self) -> Sequence[str]:
+        """The buffer's lines with their ends (none past a last line end, as pygls's)."""
+        return tuple(_LSP_LINE.findall(self.source))
+
+
+class EditorWorkspace(Workspace):
+    """pygls's workspace, whose open documents are `EditorDocument`s."""
+
+    def _create_text_document(
+        self,
+        doc_uri: str,
+        source: str | None = None,
+        version: int | None = None,
+        language_id: str | None = None,
+    ) -> TextDocument:
+        return EditorDocument(
+            doc_uri,
+            source=source,
+            version=version,
+            language_id=language_id,
+            sync_kind=self._sync_kind,
+            position_codec=self.position_codec,
+        )
 
 
 def document_path(doc: TextDocument) -> str:

@@ -42,6 +42,7 @@ from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.tools.lsp.completion import completions_at
 from evaldsl.tools.lsp.definition import definition_at
 from evaldsl.tools.lsp.documents import (
+    EditorWorkspace,
     buffer_lines,
     cursor,
     diagnostics_by_file,
@@ -117,6 +118,9 @@ class _Protocol(LanguageServerProtocol):
             general.position_encodings = [types.PositionEncodingKind.Utf16]
         self.initialized = True
         result: types.InitializeResult = yield from super().lsp_initialize(params)
+        # pygls made its workspace above, before any document is opened: the same state,
+        # but documents whose lines end where the editor's do
+        self.workspace.__class__ = EditorWorkspace
         return result
 
 
