@@ -937,6 +937,25 @@ def _error_at(text: str, start: Start) -> int | None:
     return None
 
 
+_TRAILING = re.compile(r"(?:(?<!\w)(?P<op>(?:and|or)(?:\s+not)?|not)|(?P<sign>&&|\|\|))\s*$")
+
+
+def dangling(text: str, at: int) -> tuple[str, int, int] | None:
+    """The operator an assertion of the statement `text` ends with (before any comment),
+    when its parse failed there (at `at`): the operator as written and its span, or None
+    (for `not` alone too: no assertion before it).
+
+    >>> dangling('answer contains "rain" or', 25), dangling('answer contains "or"', 20)
+    (('or', 23, 25), None)
+    """
+    s = _Statement(text, at)
+    m = _TRAILING.search(s.masked)
+    if m is None or s.at < m.start() or not s.masked[: m.start()].strip():
+        return None
+    group = "op" if m.group("op") is not None else "sign"
+    return m.group(group), m.start(group), m.end(group)
+
+
 def parses(text: str, start: Start) -> bool:
     """Whether `text` parses (`tool search called`), as the error path asks of a fix."""
     return _error_at(text, start) is None
