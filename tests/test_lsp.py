@@ -358,11 +358,24 @@ async def test_yaml_block_error_at_its_line_and_column(client: LanguageClient, w
     _close(client, uri)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: not a suite\nsteps: [1, 2]\n",
+        # a CI workflow that mentions cases in a comment; a ConfigMap with nested `cases`
+        "name: ci\njobs:\n  test:\n    steps:\n      # run all test cases\n      - run: make\n",
+        "kind: ConfigMap\nmetadata:\n  name: usecases\ndata:\n  cases: '3'\n",
+        '{"name": "report", "results": {"cases": []}}',
+    ],
+)
 async def test_a_yaml_file_that_is_no_suite_gets_no_diagnostics(
-    client: LanguageClient, work: Path
+    client: LanguageClient, work: Path, text: str
 ) -> None:
-    uri = _open(client, work / "other.yaml", "name: not a suite\nsteps: [1, 2]\n")
+    uri = _open(client, work / "other.yaml", text)
     assert await _diagnostics(client, uri, 1) == []
+    assert await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    ) in ([], None)
     _close(client, uri)
 
 

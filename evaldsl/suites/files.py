@@ -59,10 +59,25 @@ def is_suite_file(path: Path) -> bool:
     return _has_top_cases(text, suffix == ".json")
 
 
+def is_suite_text(text: str, json_first: bool = False) -> bool:
+    """Whether a YAML/JSON document's text is a suite's: its top level has `cases`, as
+    `is_suite_file` tells (an editor's buffer, which is no file yet).
+
+    >>> is_suite_text("cases: []"), is_suite_text("# cases\\njobs: {}")
+    (True, False)
+    """
+    if "cases" not in text:
+        return False
+    if _TOP_CASES_TEXT.search(text):
+        return True
+    return _has_top_cases(text, json_first)
+
+
 #: `cases:` as a key at the start of a line: a key of a block mapping at the top level.
 #: Bytes of a YAML/JSON file a folder walk reads first to tell a suite.
 _HEAD = 65536
 _TOP_CASES = re.compile(rb"^(?:cases|\"cases\"|'cases')[ \t]*:", re.MULTILINE)
+_TOP_CASES_TEXT = re.compile(_TOP_CASES.pattern.decode(), re.MULTILINE)
 
 
 def _has_top_cases(text: str, json_first: bool) -> bool:

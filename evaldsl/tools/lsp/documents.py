@@ -24,6 +24,7 @@ from evaldsl.language.diagnostics import Diagnostic, Fix, lone_carriage_return
 from evaldsl.language.reading import YAML_SUFFIXES
 from evaldsl.language.source import codepoint_column, utf16_column
 from evaldsl.suites.build import check_draft
+from evaldsl.suites.files import is_suite_text as suite_text
 from evaldsl.suites.model import SuiteDraft
 
 Kind = Literal["eval", "yaml"]
@@ -168,8 +169,9 @@ def _edit_json(fix: Fix, lines: Sequence[str]) -> dict[str, Any]:
 
 
 def is_suite_text(text: str, kind: Kind) -> bool:
-    """`.eval` text always is; a YAML/JSON document only when it has `cases`."""
-    return kind == "eval" or "cases" in text
+    """`.eval` text always is; a YAML/JSON document only when its top level has `cases`
+    (a CI workflow that mentions cases in a comment, or a ConfigMap's `usecases`, is not)."""
+    return kind == "eval" or suite_text(text.removeprefix("\ufeff"), text.lstrip().startswith("{"))
 
 
 def diagnostics_by_file(
