@@ -526,6 +526,22 @@ async def test_completion_offers_the_tools_of_the_case_cassette(
     _close(client, uri)
 
 
+async def test_completion_inserts_a_name_that_is_no_bare_word_quoted(
+    client: LanguageClient, work: Path
+) -> None:
+    text = 'tools get_weather, "get-weather"\ncase "q"\n  run agents.weather:run\n  tool '
+    uri = _open(client, work / "quoted.eval", text)
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=_pos(text, "  tool ")
+        )
+    )
+    assert isinstance(result, types.CompletionList)
+    inserted = {i.label: i.insert_text for i in result.items if i.label.startswith("get")}
+    assert inserted == {"get_weather": None, "get-weather": '"get-weather"'}
+    _close(client, uri)
+
+
 TYPED = """\
 suite "typed completion"
 

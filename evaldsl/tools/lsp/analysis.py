@@ -24,7 +24,7 @@ from evaldsl.suites.files import draft_from_text
 from evaldsl.suites.model import Layout, SuiteDraft, TextPlace
 from evaldsl.suites.templates import render_text
 from evaldsl.syntax.grammar import Start
-from evaldsl.syntax.recovery import split_statements
+from evaldsl.syntax.recovery import scanner, split_statements
 from evaldsl.tools.lsp.documents import Kind, buffer_lines, line_at, line_starts
 
 log = logging.getLogger("evaldsl.lsp")
@@ -45,6 +45,13 @@ class Spot:
     column0: int
     start: Start
     case: int | None = None
+
+    def in_comment(self) -> bool:
+        """Whether the cursor is in a `#` comment: no word there is the language's."""
+        return any(
+            m.group("skip") is not None and m.group().startswith("#")
+            for m in scanner().finditer(self.text, 0, self.offset)
+        )
 
     def host(self, offset: int) -> tuple[int, int]:
         """The buffer's 0-based line and code-point column of an offset into `text`."""
@@ -250,6 +257,14 @@ class Analysis:
             self._case_lines = [case.line - 1 for case in self.draft.cases]
         at = bisect_right(self._case_lines, line0) - 1
         return at if at >= 0 else None
+
+    def in_case(self, line0: int) -> bool:
+        """Whether a line of a `.eval` buffer is in a case a `case` line opens, where the
+        header's lines (`suite`, `judge`, `tools NAME`, `nodes NAME`) are E206."""
+        case = self.case_at(line0) if self.kind == "eval" else None
+        if case is None or case >= len(self.draft.cases):
+            return False
+        return line_at(self.lines, self.draft.cases[case].line).lstrip().startswith("case")
 
     def case_paths(self, case: int | None, raw: str | None = None) -> list[str]:
         """A case's source path (or `raw`), with `each` rows filled in: as written."""

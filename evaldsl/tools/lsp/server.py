@@ -388,6 +388,7 @@ def build_server(version: str) -> EvalDslServer:
                     detail=offer.detail,
                     documentation=doc,
                     sort_text=f"{offer.rank}{offer.label}",
+                    insert_text=offer.insert,
                 )
             )
         return types.CompletionList(is_incomplete=False, items=items)
