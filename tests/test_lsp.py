@@ -789,6 +789,31 @@ async def test_problems_in_a_dataset_file_are_published_for_that_file(
     # opened in the editor too (no suite itself): still shows what the suite found there
     rows_uri = _open(client, rows, rows.read_text(encoding="utf-8"))
     assert [d.code for d in await _diagnostics(client, rows_uri, 1)] == ["E508"]
+    # fixed and saved, the dataset's problems go; broken and saved again, they come back
+    # (the suite's check reads the file from disk)
+    for version, row, codes in [
+        (2, '{"input": {"text": "refund"}}', []),
+        (3, '{"bogus": 1}', ["E508"]),
+    ]:
+        rows.write_text(f"[{row}]\n", encoding="utf-8")
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=rows_uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=f"[{row}]\n")],
+            )
+        )
+        seen = len(_published(client, rows_uri))
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=rows_uri)
+            )
+        )
+        for _ in range(500):  # the dataset's own check publishes first, then the suite's
+            got = _published(client, rows_uri)[seen:]
+            if got and [d.code for d in got[-1].diagnostics] == codes:
+                break
+            await asyncio.sleep(0.01)
+        assert [d.code for d in _published(client, rows_uri)[-1].diagnostics] == codes
     seen = len(_published(client, rows_uri))
     _close(client, uri)
     assert await _diagnostics(client, rows_uri, after=seen) == []

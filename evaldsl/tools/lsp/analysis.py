@@ -10,6 +10,7 @@ hold (`FileFacts`: tool calls of a trace, or a state), cached until the file cha
 from __future__ import annotations
 
 import logging
+import os
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
@@ -265,6 +266,17 @@ class Analysis:
         if case is None or case >= len(self.draft.cases):
             return False
         return line_at(self.lines, self.draft.cases[case].line).lstrip().startswith("case")
+
+    def dataset_files(self) -> set[str]:
+        """The files the cases' `dataset` lines name (absolute, normalised): a check of
+        this buffer reads them."""
+        draft = self.draft
+        return {
+            os.path.normpath(os.path.abspath(draft.base_dir / raw))
+            for i, case in enumerate(draft.cases)
+            if case.dataset is not None and case.dataset.path is not None
+            for raw in self.case_paths(i, case.dataset.path)
+        }
 
     def case_paths(self, case: int | None, raw: str | None = None) -> list[str]:
         """A case's source path (or `raw`), with `each` rows filled in: as written."""

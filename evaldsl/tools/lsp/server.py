@@ -289,6 +289,20 @@ class EvalDslServer(LanguageServer):
         self._set_foreign(uri, foreign)
         self.publish(uri)
 
+    def readers_of(self, uri: str) -> list[str]:
+        """The open documents whose check reads the file `uri` (a dataset): those that
+        found problems in it, and those whose cases name it (it may be broken now)."""
+        doc = self.workspace.get_text_document(uri)
+        path = os.path.normpath(os.path.abspath(document_path(doc)))
+        found = []
+        for owner in sorted(self.open - {uri}):
+            cached = self._analyses.get(owner)  # (every open document was checked once)
+            if uri in self.foreign.get(owner, {}) or (
+                cached is not None and path in cached[1].dataset_files()
+            ):
+                found.append(owner)
+        return found
+
     def publish(self, uri: str) -> None:
         """A document's own diagnostics (if it is open and checked) and those other
         documents' checks found in it (a dataset file's problems)."""
@@ -335,6 +349,9 @@ def build_server(version: str) -> EvalDslServer:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: EvalDslServer, params: types.DidSaveTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri, 0)
+        # a suite's check reads its dataset from disk: saved, its problems are others now
+        for reader in ls.readers_of(params.text_document.uri):
+            ls.schedule(reader, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: EvalDslServer, params: types.DidCloseTextDocumentParams) -> None:
