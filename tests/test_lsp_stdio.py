@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,10 +41,17 @@ def _answer(stream: IO[bytes], msg_id: int) -> dict[str, Any]:
     return message
 
 
-def _session(*argv: str) -> subprocess.Popen[bytes]:
-    command = "import sys; from evaldsl.tools.cli import main; sys.exit(main(sys.argv[1:]))"
+#: `evaldsl` as the console script runs it
+CLI = [
+    sys.executable,
+    "-c",
+    "import sys; from evaldsl.tools.cli import main; sys.exit(main(sys.argv[1:]))",
+]
+
+
+def _session(*argv: str, command: Sequence[str] = CLI) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-c", command, *argv],
+        [*command, *argv],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -83,3 +91,15 @@ def test_a_request_before_initialize_is_server_not_initialized() -> None:
     _send(server.stdin, {"id": 3, "method": "textDocument/hover", "params": hover})
     assert _answer(server.stdout, 3)["result"] is None  # (no such file: nothing to show)
     assert _end(server, 4) == (0, b"")
+
+
+@pytest.mark.parametrize(
+    "argv", [[*CLI, "lsp"], [sys.executable, "-m", "evaldsl.tools.lsp"]], ids=["cli", "module"]
+)
+def test_exit_without_shutdown_ends_the_process_with_1(argv: list[str]) -> None:
+    # (the LSP specification); `python -m evaldsl.tools.lsp` ended with 0 whatever came
+    server = _session(command=argv)
+    assert server.stdin is not None
+    _send(server.stdin, {"method": "exit"})
+    server.communicate(timeout=30)
+    assert server.returncode == 1
