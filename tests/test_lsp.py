@@ -291,6 +291,28 @@ async def test_non_ascii_text_before_an_error(client: LanguageClient, work: Path
     _close(client, uri)
 
 
+async def test_a_byte_order_mark_in_the_buffer_is_a_character_of_line_0(
+    client: LanguageClient, work: Path
+) -> None:
+    """The editor counts a BOM the buffer holds as line 0's first character; evaldsl
+    reads the text without it: every position on line 0 was one to the left."""
+    text = '\ufeffcase "b"\n  cassette "multi.jsonl"\n  tool get_weather caled once\n'
+    for name, body in [("bom.eval", text), ("bom0.eval", "\ufefftool get_weather caled once\n")]:
+        uri = _open(client, work / name, body)
+        [d] = await _diagnostics(client, uri, 1)
+        line = body.split("\n")[d.range.start.line]
+        assert line[d.range.start.character : d.range.end.character] == "caled"
+        assert d.data["fix"]["range"]["start"]["character"] == d.range.start.character
+        hover = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, 2)
+            )
+        )
+        assert hover is not None and hover.range is not None
+        assert (hover.range.start.character, hover.range.end.character) == (1, 5)
+        _close(client, uri)
+
+
 async def test_changes_are_checked_again_debounced(client: LanguageClient, work: Path) -> None:
     path = work / "change.eval"
     good = 'case "c"\n  cassette "multi.jsonl"\n  tool get_weather called\n  tokens < 2000\n'

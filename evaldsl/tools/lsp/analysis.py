@@ -199,7 +199,7 @@ class Analysis:
         self.text = text.removeprefix("\ufeff")
         self.path = path
         self.kind = kind
-        self.lines = buffer_lines(self.text)
+        self.lines = buffer_lines(text)  # (counting a byte order mark in line 0's positions)
         self._made: SuiteDraft | Exception | None = None
         self._draft: SuiteDraft | None = None
         self._cuts: EvalCuts | None = None

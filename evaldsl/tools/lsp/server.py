@@ -43,6 +43,7 @@ from evaldsl.tools.lsp.completion import completions_at
 from evaldsl.tools.lsp.definition import definition_at
 from evaldsl.tools.lsp.documents import (
     EditorWorkspace,
+    Lines,
     buffer_lines,
     cursor,
     diagnostics_by_file,
@@ -263,7 +264,7 @@ class EvalDslServer(LanguageServer):
         if uri not in self.open or self.workspace.get_text_document(uri).version != version:
             return
         own = os.path.normpath(os.path.abspath(path))
-        lines = buffer_lines(text.removeprefix("\ufeff"))
+        lines = buffer_lines(text)
         # in a YAML suite, a fix of DSL text must leave the YAML around it as it was
         layout = analysis.layout if kind == "yaml" else None
         self.own[uri] = (
@@ -486,13 +487,13 @@ def format_edits(text: str, path: str) -> list[types.TextEdit] | None:
     ]
 
 
-def file_lines(path: str) -> list[str]:
+def file_lines(path: str) -> Lines:
     """The lines of a file on disk, for positions in its diagnostics ([] when it cannot be
     read: a folder, a pipe, a device or a file over `MAX_LSP_FILE_BYTES`)."""
     try:
         return buffer_lines(read_regular(path, MAX_LSP_FILE_BYTES).decode("utf-8-sig"))
     except (FileProblem, UnicodeDecodeError):
-        return []
+        return Lines()
 
 
 def disk_text(uri: str, path: str) -> str | None:
