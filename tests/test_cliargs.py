@@ -58,7 +58,7 @@ ARGV: dict[str, list[list[str]]] = {
         ["mutate", "p", "--judge", "frozen"],
     ],
     "schema": [["schema"], ["schema", "x"]],
-    "lsp": [["lsp"], ["lsp", "--stdio"]],
+    "lsp": [["lsp"], ["lsp", "--stdio"], ["lsp", "--tcp"]],
     "vocabulary": [["vocabulary"], ["vocabulary", "--help"]],
 }  # fmt: skip
 
@@ -149,6 +149,12 @@ def test_an_unknown_option_is_refused_by_its_command_with_the_near_one(
         assert result == ("exit", 2)
         assert err.startswith(f"usage: evaldsl {usage} "), err
         assert err.rstrip().endswith(f"unrecognized arguments: {refused}"), err
+
+
+def test_lsp_takes_stdio_as_editors_clients_add_it() -> None:
+    # vscode-languageclient adds --stdio to the command (TransportKind.stdio): the default
+    assert cliargs.parse(["lsp", "--stdio"]).command == "lsp"
+    assert _parsed(cliargs.parse, ["lsp", "--tcp"])[0] == ("exit", 2)
 
 
 @pytest.mark.parametrize("command", [None, "run", "score"])

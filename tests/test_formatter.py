@@ -278,6 +278,34 @@ def test_quote_is_json_and_minimal() -> None:
     assert quote("\ud800") == '"\\ud800"'  # a lone surrogate is never written raw
 
 
+@pytest.mark.parametrize(
+    "unseen",
+    [
+        "\x85",  # C1 controls (NEL ends a line for some editors)
+        "\x9b",
+        "\u202e",  # bidi controls reorder the text around them (Trojan Source)
+        "\u2066",
+        "\u200b",  # zero-width and the BOM: invisible
+        "\u200d",
+        "\ufeff",
+        "\u00a0",  # spaces other than U+0020, and the line and paragraph separators
+        "\u3000",
+        "\u2029",
+    ],
+)
+def test_quote_escapes_what_cannot_be_seen(unseen: str) -> None:
+    written = quote(f"a{unseen}b")
+    assert written == f'"a\\u{ord(unseen):04x}b"' and json.loads(written) == f"a{unseen}b"
+    text = f'case "x"\n  answer contains "{unseen}"\n'
+    assert format_text(text) == f'case "x"\n  answer contains {quote(unseen)}\n'
+
+
+def test_quote_escapes_a_combining_mark_only_where_it_would_sit_on_the_quote() -> None:
+    assert quote("\u0301e") == '"\\u0301e"'
+    assert quote("e\u0301") == '"e\u0301"'  # (é: it marks the letter before it)
+    assert quote("☀\ufe0f") == '"☀\ufe0f"'
+
+
 def test_unified_diff_marks_a_missing_final_newline() -> None:
     assert unified_diff("a\nb", "a\nb\n", "x.eval").splitlines() == [
         "--- x.eval",

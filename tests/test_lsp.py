@@ -291,6 +291,28 @@ async def test_non_ascii_text_before_an_error(client: LanguageClient, work: Path
     _close(client, uri)
 
 
+async def test_a_byte_order_mark_in_the_buffer_is_a_character_of_line_0(
+    client: LanguageClient, work: Path
+) -> None:
+    """The editor counts a BOM the buffer holds as line 0's first character; evaldsl
+    reads the text without it: every position on line 0 was one to the left."""
+    text = '\ufeffcase "b"\n  cassette "multi.jsonl"\n  tool get_weather caled once\n'
+    for name, body in [("bom.eval", text), ("bom0.eval", "\ufefftool get_weather caled once\n")]:
+        uri = _open(client, work / name, body)
+        [d] = await _diagnostics(client, uri, 1)
+        line = body.split("\n")[d.range.start.line]
+        assert line[d.range.start.character : d.range.end.character] == "caled"
+        assert d.data["fix"]["range"]["start"]["character"] == d.range.start.character
+        hover = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(0, 2)
+            )
+        )
+        assert hover is not None and hover.range is not None
+        assert (hover.range.start.character, hover.range.end.character) == (1, 5)
+        _close(client, uri)
+
+
 async def test_changes_are_checked_again_debounced(client: LanguageClient, work: Path) -> None:
     path = work / "change.eval"
     good = 'case "c"\n  cassette "multi.jsonl"\n  tool get_weather called\n  tokens < 2000\n'
@@ -358,11 +380,24 @@ async def test_yaml_block_error_at_its_line_and_column(client: LanguageClient, w
     _close(client, uri)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: not a suite\nsteps: [1, 2]\n",
+        # a CI workflow that mentions cases in a comment; a ConfigMap with nested `cases`
+        "name: ci\njobs:\n  test:\n    steps:\n      # run all test cases\n      - run: make\n",
+        "kind: ConfigMap\nmetadata:\n  name: usecases\ndata:\n  cases: '3'\n",
+        '{"name": "report", "results": {"cases": []}}',
+    ],
+)
 async def test_a_yaml_file_that_is_no_suite_gets_no_diagnostics(
-    client: LanguageClient, work: Path
+    client: LanguageClient, work: Path, text: str
 ) -> None:
-    uri = _open(client, work / "other.yaml", "name: not a suite\nsteps: [1, 2]\n")
+    uri = _open(client, work / "other.yaml", text)
     assert await _diagnostics(client, uri, 1) == []
+    assert await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    ) in ([], None)
     _close(client, uri)
 
 
@@ -510,6 +545,22 @@ async def test_completion_offers_the_tools_of_the_case_cassette(
     predicates = await _complete(client, uri, _pos(COMPLETE, "tool get_weather "))
     assert {"called", "args", "result", "never"} <= set(predicates)
     assert "get_weather" not in predicates
+    _close(client, uri)
+
+
+async def test_completion_inserts_a_name_that_is_no_bare_word_quoted(
+    client: LanguageClient, work: Path
+) -> None:
+    text = 'tools get_weather, "get-weather"\ncase "q"\n  run agents.weather:run\n  tool '
+    uri = _open(client, work / "quoted.eval", text)
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=_pos(text, "  tool ")
+        )
+    )
+    assert isinstance(result, types.CompletionList)
+    inserted = {i.label: i.insert_text for i in result.items if i.label.startswith("get")}
+    assert inserted == {"get_weather": None, "get-weather": '"get-weather"'}
     _close(client, uri)
 
 
@@ -671,6 +722,36 @@ async def test_formatting_keeps_crlf_line_endings(client: LanguageClient, work: 
     _close(client, canonical)
 
 
+@pytest.mark.parametrize("separator", list("\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e"))
+async def test_edits_land_where_the_editor_made_them_past_a_character_python_ends_lines_at(
+    client: LanguageClient, work: Path, separator: str
+) -> None:
+    """LSP ends lines at \\n, \\r\\n and \\r only; str.splitlines also at these: an
+    edit on a later line was applied to the line above it, and formatting then gave
+    the editor assertions it never had."""
+    from evaldsl.format.formatter import format_text
+
+    text = f'# pasted:{separator} here\ncase   "a"\n  answer contains "rainy"\n'
+    text += '  answer contains "sunny"\n'
+    uri = _open(client, work / "separator.eval", text)
+    await _diagnostics(client, uri, 1)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(start=types.Position(3, 19), end=types.Position(3, 20)),
+                    text="S",
+                )
+            ],
+        )
+    )
+    edited = text.replace('"sunny"', '"Sunny"')
+    [edit] = await _format(client, uri) or []
+    assert edit.new_text == format_text(edited)
+    _close(client, uri)
+
+
 async def test_a_lone_carriage_return_is_one_diagnostic_at_its_place(
     client: LanguageClient, work: Path
 ) -> None:
@@ -730,6 +811,31 @@ async def test_problems_in_a_dataset_file_are_published_for_that_file(
     # opened in the editor too (no suite itself): still shows what the suite found there
     rows_uri = _open(client, rows, rows.read_text(encoding="utf-8"))
     assert [d.code for d in await _diagnostics(client, rows_uri, 1)] == ["E508"]
+    # fixed and saved, the dataset's problems go; broken and saved again, they come back
+    # (the suite's check reads the file from disk)
+    for version, row, codes in [
+        (2, '{"input": {"text": "refund"}}', []),
+        (3, '{"bogus": 1}', ["E508"]),
+    ]:
+        rows.write_text(f"[{row}]\n", encoding="utf-8")
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=rows_uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=f"[{row}]\n")],
+            )
+        )
+        seen = len(_published(client, rows_uri))
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=rows_uri)
+            )
+        )
+        for _ in range(500):  # the dataset's own check publishes first, then the suite's
+            got = _published(client, rows_uri)[seen:]
+            if got and [d.code for d in got[-1].diagnostics] == codes:
+                break
+            await asyncio.sleep(0.01)
+        assert [d.code for d in _published(client, rows_uri)[-1].diagnostics] == codes
     seen = len(_published(client, rows_uri))
     _close(client, uri)
     assert await _diagnostics(client, rows_uri, after=seen) == []

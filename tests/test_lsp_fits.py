@@ -1,6 +1,8 @@
 """Completion offers a predicate word after a subject exactly when the checker takes it:
 each subject, each word the grammar accepts after it, against `diagnose` of the statements
-the vocabulary's own examples make with that word (E201: does not apply)."""
+the vocabulary's own examples make with that word (E201: does not apply). The same for
+`true`, `false` and `null` (E205), the header's lines in a case (E206) and names as they
+are inserted (quoted where they are no bare word); nothing in a comment."""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ from evaldsl.api import diagnose
 from evaldsl.predicates.registry import PREDICATES
 from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.tokens import next_terminals
+from evaldsl.tools.lsp.analysis import Analysis
+from evaldsl.tools.lsp.completion import Offer, completions_at
 from evaldsl.tools.lsp.fits import fit
+from evaldsl.tools.lsp.hover import hover_at
 
 SUBJECTS = [
     "answer",
@@ -126,3 +131,93 @@ def test_what_is_not_a_subject_followed_by_words_is_not_filtered() -> None:
     lexed = next_terminals('answer judged "x" ', "statements")
     assert lexed is not None
     assert fit(lexed[0]) is None
+
+
+# ---- values, header lines, names and comments: offered only where the checker takes them
+
+_HEAD = 'tools get_weather, "get-weather", "github.create_issue", "天气"\nnodes a, "b.c"\n'
+_CASE = 'case "w"\n  run agents.weather:run\n'
+
+
+def _offers(text: str) -> list[Offer]:
+    """What completion offers at the end of `text` (a `.eval` buffer)."""
+    lines = text.split("\n")
+    return completions_at(Analysis(text, "t.eval", "eval"), len(lines) - 1, len(lines[-1]))
+
+
+def _codes(text: str) -> set[str]:
+    *_, found = diagnose(text, "t.eval")
+    return {d.code for d in found}
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "answer contains ",
+        "answer == ",
+        "latency < ",
+        "status == ",
+        "tools only [",
+        "tools contains all [",
+        "answer json $.a == ",
+        "tool get_weather args $.a == ",
+        "memory.a == ",
+        'answer contains "x" or tokens > ',
+    ],
+)
+def test_true_false_and_null_are_offered_exactly_where_the_checker_takes_them(head: str) -> None:
+    offered = {o.label for o in _offers(f"{_HEAD}{_CASE}  {head}")}
+    for word in ("true", "false", "null"):
+        closed = head + word + ("]" if head.endswith("[") else "")
+        refused = "E205" in _codes(f"{_HEAD}{_CASE}  {closed}\n")
+        assert (word in offered) == (not refused), (head, word)
+
+
+@pytest.mark.parametrize(
+    ("line", "word"),
+    [('suite "x"', "suite"), ('judge model "m"', "judge"), ("tools get_weather", None)],
+)
+def test_the_headers_lines_are_not_offered_in_a_case(line: str, word: str | None) -> None:
+    assert "E206" in _codes(f"{_HEAD}{_CASE}  {line}\n")  # what the checker says
+    assert "E206" not in _codes(f"{_HEAD}{line}\n{_CASE}  answer contains 'x'\n")
+    in_case = {o.label for o in _offers(f"{_HEAD}{_CASE}  ")}
+    in_header = {o.label for o in _offers(f"{_HEAD}")}
+    if word is not None:
+        assert word not in in_case and word in in_header
+    # `tools` (a subject too) is offered; after it, in a case, no name (a declaration)
+    after_tools = {o.label for o in _offers(f"{_HEAD}{_CASE}  tools ")}
+    assert "get_weather" not in after_tools and "contains" in after_tools
+    assert "get_weather" in {o.label for o in _offers(f"{_HEAD}{_CASE}  tools contains ")}
+    assert "get_weather" in {o.label for o in _offers(f"{_HEAD}tools ")}  # (the header)
+
+
+def test_a_name_that_is_no_bare_word_is_inserted_quoted_as_the_checker_reads_it() -> None:
+    offers = {o.label: o for o in _offers(f"{_HEAD}{_CASE}  tool ")}
+    nodes = {o.label: o for o in _offers(f"{_HEAD}{_CASE}  node ")}
+    inserted = {
+        name: offer.insert or offer.label
+        for name, offer in [*offers.items(), *nodes.items()]
+        if offer.rank == 0
+    }
+    assert inserted == {
+        "get_weather": "get_weather",
+        "get-weather": '"get-weather"',
+        "github.create_issue": '"github.create_issue"',
+        "天气": '"天气"',
+        "a": "a",
+        "b.c": '"b.c"',
+    }
+    for name, text in inserted.items():
+        statement = f"node {text} visited" if name in nodes else f"tool {text} called"
+        assert not _codes(f"{_HEAD}{_CASE}  {statement}\n"), statement
+
+
+@pytest.mark.parametrize("line", ["  # tool ", '  answer contains "x"  # called '])
+def test_nothing_is_offered_or_shown_in_a_comment(line: str) -> None:
+    text = f"{_HEAD}{_CASE}{line}"
+    assert _offers(text) == []
+    analysis = Analysis(text, "t.eval", "eval")
+    lines = text.split("\n")
+    assert hover_at(analysis, len(lines) - 1, len(lines[-1]) - 3) is None
+    # (the same word outside the comment is shown)
+    assert hover_at(Analysis(f"{_CASE}  tool x called", "t.eval", "eval"), 2, 9) is not None

@@ -139,6 +139,41 @@ def test_every_corrected_statement_is_a_fix_in_place() -> None:
         assert edited.strip() == d.hint[len("write `") : -1], d
 
 
+@pytest.mark.parametrize(
+    ("written", "word"),
+    [("or", "or"), ("||", "or"), ("and", "and"), ("&&", "and"), ("and not", "and not")],
+)
+def test_an_operator_at_a_lines_end_is_joined_to_the_next_line_never_deleted(
+    written: str, word: str
+) -> None:
+    """A preferred fix that deleted a dangling `or` made two assertions that must both
+    hold: another verdict. A statement ends at its line's end: the fix joins the lines."""
+    text = (
+        f'case "a"\n  run a.b:c\n  answer contains "rain" {written}  \n    answer contains "sun"\n'
+    )
+    (d,) = parse(text, "t.eval").diagnostics
+    assert (d.code, d.line, d.column) == ("E101", 3, 26)
+    assert (
+        d.message == f"`{written}` needs an assertion after it: a statement ends at its line's end"
+    )
+    joined = f'answer contains "rain" {word} answer contains "sun"'
+    assert d.hint == f"join the lines: `{joined}`"
+    fix = d.fix
+    assert fix is not None and (fix.line, fix.end_line) == (3, 4)
+    lines = text.split("\n")
+    edited = lines[2][: fix.column - 1] + fix.text + lines[3][fix.end_column - 1 :]
+    assert edited == f"  {joined}" and parses(edited, "file")
+
+
+@pytest.mark.parametrize(
+    "after", ["", "\n", '\n\n  answer contains "sun"\n', "\n  # sun\n", "\n  steps <"]
+)
+def test_an_operator_at_a_lines_end_with_nothing_to_join_gets_no_fix(after: str) -> None:
+    d = parse(f'answer contains "rain" or{after}', "t.eval").diagnostics[0]
+    assert d.message.startswith("`or` needs an assertion after it: a statement ends at its")
+    assert (d.hint, d.fix) == ("write the assertion after `or` on the same line", None)
+
+
 @pytest.mark.parametrize("blanks", ["  ", "\t", " \t "])
 def test_an_operator_spelt_apart_by_any_blanks_is_said_never_a_traceback(blanks: str) -> None:
     """Found by the token-soup property test: `= =` with two spaces between matched the

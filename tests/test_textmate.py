@@ -243,6 +243,8 @@ def test_vscode_extension_manifest() -> None:
     assert (VSCODE / manifest["main"]).is_file()
     assert set(manifest["activationEvents"]) >= {
         "onLanguage:evaldsl",
+        "onLanguage:yaml",  # YAML and JSON suites (the server tells which files are)
+        "onLanguage:json",
         "workspaceContains:**/*.eval",
     }
     (language,) = manifest["contributes"]["languages"]
@@ -264,6 +266,7 @@ def test_vscode_extension_manifest() -> None:
     source = (VSCODE / "extension.js").read_text(encoding="utf-8")
     assert "vscode-languageclient/node" in source and '"server.command"' in source
     assert '{ language: "yaml", pattern: "**/*.{yaml,yml}" }' in source
+    assert '{ language: "json", pattern: "**/*.json" }' in source
 
 
 def test_extension_js_is_valid_javascript() -> None:

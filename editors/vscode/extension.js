@@ -48,8 +48,10 @@ function createClient() {
   const clientOptions = {
     documentSelector: [
       { language: "evaldsl" },
-      // YAML suites embed DSL text under `expect:`; the server reports on them too
+      // YAML and JSON suites embed DSL text under `expect:`; the server reports on them
+      // too, and tells a suite (`cases` at its top level) from any other YAML or JSON
       { language: "yaml", pattern: "**/*.{yaml,yml}" },
+      { language: "json", pattern: "**/*.json" },
     ],
     outputChannel: output,
     traceOutputChannel: output,

@@ -57,6 +57,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO, assert_never
@@ -135,7 +136,7 @@ def quote(value: str) -> str:
     ('"say \\\\"hi\\\\"\\\\n"', '"café"')
     """
     out = ['"']
-    for ch in value:
+    for at, ch in enumerate(value):
         code = ord(ch)
         if ch == '"':
             out.append('\\"')
@@ -151,14 +152,29 @@ def quote(value: str) -> str:
             out.append("\\b")
         elif ch == "\f":
             out.append("\\f")
-        elif code < 0x20 or code == 0x7F or 0xD800 <= code <= 0xDFFF or ch in "\u2028\u2029":
-            # control characters, lone surrogates (not encodable as UTF-8) and the line
-            # separators editors break lines at
+        elif _unseen(ch, first=at == 0):
             out.append(f"\\u{code:04x}")
         else:
             out.append(ch)
     out.append('"')
     return "".join(out)
+
+
+def _unseen(ch: str, *, first: bool) -> bool:
+    """Whether `ch` is written as a `\\u` escape in a string literal: a character that
+    cannot be seen, or changes what is seen around it, or cannot be written as UTF-8.
+
+    Control characters (C0, DEL, C1: U+0085 ends a line for some editors), lone
+    surrogates, format characters (Cf: bidi controls such as U+202E reorder the text
+    around them, "Trojan Source"; zero-width characters; U+FEFF), separators other than
+    the space (U+00A0, U+2028, U+2029), and a combining mark first in the literal (it
+    would sit on the opening quote).
+    """
+    code = ord(ch)
+    if code < 0x20 or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF:
+        return True
+    category = unicodedata.category(ch)
+    return category == "Cf" or (category[0] == "Z" and ch != " ") or (first and category[0] == "M")
 
 
 def _name(value: str, reserved: frozenset[str] = frozenset()) -> str:

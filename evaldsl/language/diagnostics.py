@@ -71,6 +71,7 @@ CODES: dict[str, str] = {
     "E508": "unknown field",
     "E509": "run target cannot be imported",
     "E510": "YAML construct not allowed",
+    "W101": "raw bidirectional control character",
     "W301": "tool never occurs in the recording",
     "W302": "node never occurs in the state",
     "W504": "case with no assertions",

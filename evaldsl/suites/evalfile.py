@@ -20,6 +20,7 @@ from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.source import Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.suites.model import CaseDraft, Layout, Snippet, SourceKind, SourceSpec, SuiteDraft
+from evaldsl.syntax.bidi import bidi_warnings
 from evaldsl.syntax.outline import CaseOutline, Outline, outline
 from evaldsl.syntax.parser import ParseResult, Start, parse
 
@@ -59,6 +60,7 @@ def read_eval(
     shape = outline(parsed.program, source)
     base_dir = base_dir if base_dir is not None else Path(path).parent
     all_diags = list(parsed.diagnostics) + list(shape.diagnostics)
+    all_diags += bidi_warnings(source, parsed.diagnostics)
     stem = Path(path).stem
 
     case_lines = [source.position(c.span.start).line for c in shape.cases]

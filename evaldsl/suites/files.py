@@ -61,13 +61,30 @@ def is_suite_file(path: Path) -> bool:
     return _has_top_cases(text, suffix == ".json")
 
 
-#: `cases:` as a key at the start of a line: a key of a block mapping at the top level.
+def is_suite_text(text: str, json_first: bool = False) -> bool:
+    """Whether a YAML/JSON document's text is a suite's: its top level has `cases` or
+    another key only a suite has, as `is_suite_file` tells (an editor's buffer, which is
+    no file yet).
+
+    >>> is_suite_text("cases: []"), is_suite_text("# cases\\njobs: {}")
+    (True, False)
+    """
+    if not _MENTIONS_KEY_TEXT.search(text):
+        return False
+    if _TOP_CASES_TEXT.search(text):
+        return True
+    return _has_top_cases(text, json_first)
+
+
 #: Bytes of a YAML/JSON file a folder walk reads first to tell a suite.
 _HEAD = 65536
+#: `cases:` as a key at the start of a line: a key of a block mapping at the top level.
 _TOP_CASES = re.compile(rb"^(?:cases|\"cases\"|'cases')[ \t]*:", re.MULTILINE)
 #: A suite's own key (or a misspelt `cases`) written as a key somewhere: a file without
 #: one is no suite, and is not parsed to tell.
 _MENTIONS_KEY = re.compile(rb"(?i)(?:cases?|suite|expect)[\"']?[ \t]*:")
+_TOP_CASES_TEXT = re.compile(_TOP_CASES.pattern.decode(), re.MULTILINE)
+_MENTIONS_KEY_TEXT = re.compile(_MENTIONS_KEY.pattern.decode())
 
 
 def _suite_key(key: object) -> bool:

@@ -302,7 +302,9 @@ def _called_phrasing(s: _Statement) -> Iterator[_Found]:
 
 _NO_TOOLS = re.compile(r"\bno\s+(?P<bad>tools)\s+[\w\"']")
 _EVERY_NAME = re.compile(r"^\s*every\s+(?P<bad>[A-Za-z_]\w*)\s+(?:args|result|called)\b")
-_DASHED_TOOL = re.compile(r"\b(?:tool|no\s+tool|every\s+tool)\s+(?P<bad>[A-Za-z_][\w]*(?:-[\w]+)+)")
+_DASHED_TOOL = re.compile(
+    r"\b(?:tool|no\s+tool|every\s+tool)\s+(?P<bad>[A-Za-z_][\w]*(?:(?P<sep>[-.])(?!args\b|result\b)[\w]+)+)"
+)  # (`tool x.args.city`: another mistake, `_paths`)
 
 
 @_rule
@@ -313,8 +315,8 @@ def _tool_names(s: _Statement) -> Iterator[_Found]:
         if m.group("bad") != "tool":
             yield _swap(m, f"tool {m.group('bad')}", "`every` is followed by `tool NAME`")
     for m in s.find(_DASHED_TOOL):
-        name = m.group("bad")
-        yield _swap(m, f'"{name}"', f'a name with `-` in it is quoted: `"{name}"`')
+        name, sep = m.group("bad"), m.group("sep")
+        yield _swap(m, f'"{name}"', f'a name with `{sep}` in it is quoted: `"{name}"`')
 
 
 # ---- predicates -------------------------------------------------------------------------
@@ -704,6 +706,12 @@ _QUOTABLE = re.compile(
 )
 
 
+# words compared with `==` or `!=`: one word is a name, several are text (`New York`)
+_QUOTABLE_VALUE = re.compile(
+    r"(?:==|!=)\s*(?P<bad>[A-Za-z_][\w.'-]*(?:[ \t]+[\w.'-]+)+?)\s*(?=$|\s(?:and|or)\s)"
+)
+
+
 @_rule
 def _unquoted(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_QUOTABLE):
@@ -711,6 +719,9 @@ def _unquoted(s: _Statement) -> Iterator[_Found]:
         if m.group("kw") == "contains" and " " not in words:
             continue  # (one word: the checker says it, with the same fix)
         new = json.dumps(words, ensure_ascii=False)
+        yield _swap(m, new, f"text is quoted: `{new}`")
+    for m in s.find(_QUOTABLE_VALUE):
+        new = json.dumps(m.group("bad"), ensure_ascii=False)
         yield _swap(m, new, f"text is quoted: `{new}`")
 
 
@@ -935,6 +946,25 @@ def _error_at(text: str, start: Start) -> int | None:
     except UnexpectedInput:
         return len(text)
     return None
+
+
+_TRAILING = re.compile(r"(?:(?<!\w)(?P<op>(?:and|or)(?:\s+not)?|not)|(?P<sign>&&|\|\|))\s*$")
+
+
+def dangling(text: str, at: int) -> tuple[str, int, int] | None:
+    """The operator an assertion of the statement `text` ends with (before any comment),
+    when its parse failed there (at `at`): the operator as written and its span, or None
+    (for `not` alone too: no assertion before it).
+
+    >>> dangling('answer contains "rain" or', 25), dangling('answer contains "or"', 20)
+    (('or', 23, 25), None)
+    """
+    s = _Statement(text, at)
+    m = _TRAILING.search(s.masked)
+    if m is None or s.at < m.start() or not s.masked[: m.start()].strip():
+        return None
+    group = "op" if m.group("op") is not None else "sign"
+    return m.group(group), m.start(group), m.end(group)
 
 
 def parses(text: str, start: Start) -> bool:

@@ -23,7 +23,7 @@ from evaldsl.language.diagnostics import Diagnostic, Fixing, did_you_mean
 from evaldsl.language.paths import unclosed_at, unclosed_problem
 from evaldsl.language.source import Source, Span
 from evaldsl.syntax.grammar import Start, plain_parser, spellings
-from evaldsl.syntax.mistakes import Slip, parses, slip, split_words
+from evaldsl.syntax.mistakes import Slip, dangling, parses, slip, split_words
 
 _WORDS: dict[str, str] = {
     "STRING": "a quoted string",
@@ -221,6 +221,10 @@ def explained(
         # a misspelt keyword (`is strng`) is said as one, when its fix is all it needs
         return generic, None
     found = slip(statement, at, start)
+    ending = dangling(statement, at)
+    if ending is not None:
+        # (the slip, if any, still recovers the statement before the operator)
+        return _dangling(source, base, ending, start), found
     if found is None:
         return generic, None
     span = Span(base + found.start, base + max(found.end, found.start + 1))
@@ -229,6 +233,32 @@ def explained(
     fix = (Span(base + first, base + last), found.corrected)
     code = found.code or generic.code
     return Diagnostic.at(source, span, code, found.message, hint, fix=fix), found
+
+
+def _dangling(source: Source, base: int, ending: tuple[str, int, int], start: Start) -> Diagnostic:
+    """A statement that ends with `and`, `or`, `not`, `&&` or `||` at its line's end: the
+    assertion meant to follow is on the next line, where it is a statement of its own.
+    Deleting the operator would make two assertions that must both hold of an `or`: the
+    fix joins the lines, where they then parse (the operator written as a word)."""
+    text = source.text
+    written, first, last = ending
+    word = {"&&": "and", "||": "or"}.get(written, written)
+    span = Span(base + first, base + last)
+    message = f"`{written}` needs an assertion after it: a statement ends at its line's end"
+    line_end = text.find("\n", base + last)
+    rest = text[base + last : line_end if line_end >= 0 else len(text)]
+    if line_end >= 0 and not rest.strip():
+        next_end = text.find("\n", line_end + 1)
+        following = text[line_end + 1 : next_end if next_end >= 0 else len(text)].strip()
+        statement_start = base + len(text[base:]) - len(text[base:].lstrip())
+        joined = f"{text[statement_start : base + first]}{word} {following}"
+        if following and not following.startswith("#") and parses(joined, start):
+            begins = text.index(following[0], line_end + 1)
+            fix = (Span(base + first, begins), f"{word} ")
+            hint = f"join the lines: `{joined}`"
+            return Diagnostic.at(source, span, "E101", message, hint, fix=fix)
+    hint = f"write the assertion after `{word}` on the same line"
+    return Diagnostic.at(source, span, "E101", message, hint)
 
 
 @lru_cache(maxsize=1)

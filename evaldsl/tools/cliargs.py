@@ -320,6 +320,12 @@ def _no_options(_: argparse.ArgumentParser) -> None:
     """A command without options of its own (`-h` only)."""
 
 
+def _lsp(lsp: argparse.ArgumentParser) -> None:
+    # editors' clients (vscode-languageclient with TransportKind.stdio) add --stdio to the
+    # command; stdio is the only transport, so the flag is accepted and changes nothing
+    lsp.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
+
+
 def _score(text: str) -> float:
     """A `--fail-under` score: a finite number from 0 to 1 (`nan`, `inf` are refused)."""
     try:
@@ -447,6 +453,6 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "diff": ("what changed between two runs (default: the last two)", _diff),
     "mutate": ("mutation testing: which changes to the recorded runs the suites notice", _mutate),
     "schema": ("print the JSON Schema of YAML/JSON suites", _no_options),
-    "lsp": ("run the language server over stdio (needs evaldsl[lsp])", _no_options),
+    "lsp": ("run the language server over stdio (needs evaldsl[lsp])", _lsp),
     "vocabulary": ("print every subject, predicate and line of the language", _no_options),
 }

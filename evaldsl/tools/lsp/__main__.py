@@ -2,4 +2,4 @@
 
 from evaldsl.tools.lsp.server import main
 
-main()
+raise SystemExit(main())  # 0 after shutdown then exit, 1 otherwise (LSP), as `evaldsl lsp`

@@ -10,6 +10,7 @@ hold (`FileFacts`: tool calls of a trace, or a state), cached until the file cha
 from __future__ import annotations
 
 import logging
+import os
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from evaldsl.suites.files import draft_from_text
 from evaldsl.suites.model import Layout, SuiteDraft, TextPlace
 from evaldsl.suites.templates import render_text
 from evaldsl.syntax.grammar import Start
-from evaldsl.syntax.recovery import split_statements
+from evaldsl.syntax.recovery import scanner, split_statements
 from evaldsl.tools.lsp.documents import Kind, buffer_lines, line_at, line_starts
 
 log = logging.getLogger("evaldsl.lsp")
@@ -45,6 +46,13 @@ class Spot:
     column0: int
     start: Start
     case: int | None = None
+
+    def in_comment(self) -> bool:
+        """Whether the cursor is in a `#` comment: no word there is the language's."""
+        return any(
+            m.group("skip") is not None and m.group().startswith("#")
+            for m in scanner().finditer(self.text, 0, self.offset)
+        )
 
     def host(self, offset: int) -> tuple[int, int]:
         """The buffer's 0-based line and code-point column of an offset into `text`."""
@@ -191,7 +199,7 @@ class Analysis:
         self.text = text.removeprefix("\ufeff")
         self.path = path
         self.kind = kind
-        self.lines = buffer_lines(self.text)
+        self.lines = buffer_lines(text)  # (counting a byte order mark in line 0's positions)
         self._made: SuiteDraft | Exception | None = None
         self._draft: SuiteDraft | None = None
         self._cuts: EvalCuts | None = None
@@ -250,6 +258,25 @@ class Analysis:
             self._case_lines = [case.line - 1 for case in self.draft.cases]
         at = bisect_right(self._case_lines, line0) - 1
         return at if at >= 0 else None
+
+    def in_case(self, line0: int) -> bool:
+        """Whether a line of a `.eval` buffer is in a case a `case` line opens, where the
+        header's lines (`suite`, `judge`, `tools NAME`, `nodes NAME`) are E206."""
+        case = self.case_at(line0) if self.kind == "eval" else None
+        if case is None or case >= len(self.draft.cases):
+            return False
+        return line_at(self.lines, self.draft.cases[case].line).lstrip().startswith("case")
+
+    def dataset_files(self) -> set[str]:
+        """The files the cases' `dataset` lines name (absolute, normalised): a check of
+        this buffer reads them."""
+        draft = self.draft
+        return {
+            os.path.normpath(os.path.abspath(draft.base_dir / raw))
+            for i, case in enumerate(draft.cases)
+            if case.dataset is not None and case.dataset.path is not None
+            for raw in self.case_paths(i, case.dataset.path)
+        }
 
     def case_paths(self, case: int | None, raw: str | None = None) -> list[str]:
         """A case's source path (or `raw`), with `each` rows filled in: as written."""

@@ -3,7 +3,9 @@
 Takes an `Analysis` and a cursor and gives `Offer`s: the words the grammar accepts next
 (keywords with their vocabulary docs, comparison operators, JSON types), and names from
 the case: tool names its cassette calls or its `tools` line declares, nodes and memory
-keys of its state, statuses.
+keys of its state, statuses. What the checker would refuse is not offered: `true`,
+`false` and `null` where a value of their type is E205, the header's lines inside a case
+(E206); a name that is no bare word is inserted quoted. Nothing is offered in a comment.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from evaldsl.api import diagnose
+from evaldsl.format.formatter import quote
 from evaldsl.language.ast import JSON_TYPES
 from evaldsl.language.vocabulary import STATUS_VALUES
 from evaldsl.syntax.grammar import spellings
@@ -28,6 +32,12 @@ _CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
 _WORD_END = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IN_PATH = re.compile(r"\$\S*\Z")  # the cursor is inside a JSONPath
+_BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a name written without quotes
+_LITERALS = frozenset({"TRUE", "FALSE", "NULL"})
+_CLOSING = {"LSQB": "]", "LBRACE": "}", "LPAR": ")"}
+# the header's lines (`syntax/outline.py`, E206 in a case); `tools NAME` and `nodes NAME`
+# begin with a subject's word, and lose their names instead
+_HEADER_WORDS = frozenset({"suite", "judge"})
 
 
 @dataclass
@@ -39,6 +49,15 @@ class Offer:
     detail: str | None = None
     doc: str | None = None
     rank: int = 1  # 0: names from the case's files, 1: keywords, 2: operators
+    insert: str | None = None  # the text inserted, when it is not the label
+
+
+def _name_offer(name: str, kind: types.CompletionItemKind, detail: str) -> Offer:
+    """A tool's or node's name, inserted as the checker reads it: quoted unless it is a
+    bare word (`get-weather`, `github.create_issue`, `天气` are written in quotes)."""
+    return Offer(
+        name, kind, detail, rank=0, insert=None if _BARE_NAME.fullmatch(name) else quote(name)
+    )
 
 
 def _term_tokens(tokens: Sequence[Token]) -> list[Token]:
@@ -82,10 +101,10 @@ def _tool_offers(analysis: Analysis, case: int | None) -> list[Offer]:
             detail = (
                 f"called {n} time{'s' if n != 1 else ''} in {raw}" if facts.counted else f"in {raw}"
             )
-            offers.setdefault(name, Offer(name, types.CompletionItemKind.Function, detail, rank=0))
+            offers.setdefault(name, _name_offer(name, types.CompletionItemKind.Function, detail))
     for name in sorted(analysis.draft.tools or ()):
         offers.setdefault(
-            name, Offer(name, types.CompletionItemKind.Function, "declared in `tools`", rank=0)
+            name, _name_offer(name, types.CompletionItemKind.Function, "declared in `tools`")
         )
     return list(offers.values())
 
@@ -101,11 +120,11 @@ def _node_offers(analysis: Analysis, case: int | None) -> list[Offer]:
         for name in visited if isinstance(visited, list) else ():
             if isinstance(name, str):
                 offers.setdefault(
-                    name, Offer(name, types.CompletionItemKind.Module, f"visited in {raw}", rank=0)
+                    name, _name_offer(name, types.CompletionItemKind.Module, f"visited in {raw}")
                 )
     for name in sorted(analysis.draft.nodes or ()):
         offers.setdefault(
-            name, Offer(name, types.CompletionItemKind.Module, "declared in `nodes`", rank=0)
+            name, _name_offer(name, types.CompletionItemKind.Module, "declared in `nodes`")
         )
     return list(offers.values())
 
@@ -142,10 +161,13 @@ def _status_offers(analysis: Analysis, case: int | None) -> list[Offer]:
     ]
 
 
-def _name_offers(analysis: Analysis, case: int | None, tokens: Sequence[Token]) -> list[Offer]:
-    """The names that fit where the grammar accepts a NAME, read from the term so far."""
+def _name_offers(
+    analysis: Analysis, case: int | None, tokens: Sequence[Token], in_case: bool
+) -> list[Offer]:
+    """The names that fit where the grammar accepts a NAME, read from the term so far
+    (none after `tools ` or `nodes ` in a case: a declaration there is E206)."""
     term = _term_tokens(tokens)
-    if not term:
+    if not term or (in_case and len(tokens) == 1 and term[0].kind in ("TOOLS", "NODES")):
         return []
     first, last = term[0].kind, term[-1].kind
     if last == "TOOL":  # tool NAME, no tool NAME, every tool NAME, cites tool NAME
@@ -164,10 +186,27 @@ def _name_offers(analysis: Analysis, case: int | None, tokens: Sequence[Token]) 
     return []
 
 
+def _literal_fits(head: str, term: Sequence[Token], word: str, start: str) -> bool:
+    """Whether the checker takes `true`, `false` or `null` after the term being written
+    (`answer contains true` is E205: it takes text): the term with the word and the
+    brackets it leaves open closed, checked. A term that does not parse so is kept."""
+    if not term:
+        return True
+    closers = []
+    for tok in term:
+        if tok.kind in _CLOSING:
+            closers.append(_CLOSING[tok.kind])
+        elif tok.kind in ("RSQB", "RBRACE", "RPAR") and closers:
+            closers.pop()
+    text = f"{head[term[0].start :]}{word}{''.join(reversed(closers))}"
+    *_, found = diagnose(text, start="statements")
+    return not any(d.code == "E205" for d in found)
+
+
 def completions_at(analysis: Analysis, line0: int, column0: int) -> list[Offer]:
     """What may come at the cursor: the grammar's next words, and names from the case."""
     spot = analysis.spot(line0, column0)
-    if spot is None:
+    if spot is None or spot.in_comment():
         return []
     prefix = spot.text[: spot.offset]
     partial = _WORD_END.search(prefix)
@@ -180,14 +219,21 @@ def completions_at(analysis: Analysis, line0: int, column0: int) -> list[Offer]:
     tokens, accepts = lexed
     spell = spellings()
     offers: list[Offer] = []
+    in_case = analysis.in_case(spot.line0)
     if accepts & {"NAME", "STRING"}:
-        offers.extend(_name_offers(analysis, spot.case, tokens))
+        offers.extend(_name_offers(analysis, spot.case, tokens, in_case))
     # the words that fit the subject's type (`answer ` is not followed by `called`)
-    fits = fit(_term_tokens(tokens))
+    term = _term_tokens(tokens)
+    fits = fit(term)
     for name in sorted(accepts):
         word = spell.get(name)
-        if word is not None and word.isalpha() and (fits is None or fits.word(word)):
-            offers.append(Offer(word, types.CompletionItemKind.Keyword, doc=describe(word)))
+        if word is None or not word.isalpha() or (fits is not None and not fits.word(word)):
+            continue
+        if (name in _LITERALS and not _literal_fits(head, term, word, spot.start)) or (
+            in_case and not tokens and word in _HEADER_WORDS
+        ):
+            continue
+        offers.append(Offer(word, types.CompletionItemKind.Keyword, doc=describe(word)))
     if "CMP_OP" in accepts:
         offers.extend(
             Offer(op, types.CompletionItemKind.Operator, rank=2)

@@ -44,6 +44,8 @@ _MARKER = b"Content-Length:"
 #: JSON-RPC error codes (the JSON-RPC 2.0 specification).
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+#: The LSP specification's code for a request before `initialize`.
+SERVER_NOT_INITIALIZED = -32002
 
 
 class Dispatcher(Protocol):

@@ -125,7 +125,7 @@ def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, i
         if found is not None:
             return found
     spot = analysis.spot(line0, column0)
-    if spot is None:
+    if spot is None or spot.in_comment():
         return None
     tokens = statement_tokens(spot.text, spot.start)
     spell = spellings()

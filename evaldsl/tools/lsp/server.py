@@ -42,6 +42,8 @@ from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.tools.lsp.completion import completions_at
 from evaldsl.tools.lsp.definition import definition_at
 from evaldsl.tools.lsp.documents import (
+    EditorWorkspace,
+    Lines,
     buffer_lines,
     cursor,
     diagnostics_by_file,
@@ -50,7 +52,7 @@ from evaldsl.tools.lsp.documents import (
     lsp_diagnostic,
     lsp_position,
 )
-from evaldsl.tools.lsp.framing import INVALID_REQUEST, read_messages
+from evaldsl.tools.lsp.framing import INVALID_REQUEST, SERVER_NOT_INITIALIZED, read_messages
 from evaldsl.tools.lsp.hover import hover_at
 from evaldsl.tools.lsp.symbols import document_symbols, flat_symbols
 
@@ -68,12 +70,19 @@ class _Protocol(LanguageServerProtocol):
     """
 
     shut_down = False  # the client asked the server to shut down
+    initialized = False  # the client sent `initialize`
 
     def dispatch(self, data: dict[str, Any]) -> None:
         """Handle one decoded message; a request that cannot be handled gets an error."""
         method = data.get("method")
         msg_id = data.get("id")
         request = "id" in data and isinstance(method, str)
+        if not self.initialized and method not in (types.INITIALIZE, types.EXIT):
+            # the LSP specification: a request before `initialize` gets ServerNotInitialized
+            # and a notification is dropped (there is no workspace to answer from yet)
+            if request:
+                self.send_error(msg_id, SERVER_NOT_INITIALIZED, f"{method} before initialize")
+            return
         if self.shut_down and request and method != types.EXIT:
             self.send_error(
                 msg_id, INVALID_REQUEST, f"Invalid Request: {method} after shutdown (exit only)"
@@ -108,7 +117,11 @@ class _Protocol(LanguageServerProtocol):
         general = params.capabilities.general
         if general is not None:
             general.position_encodings = [types.PositionEncodingKind.Utf16]
+        self.initialized = True
         result: types.InitializeResult = yield from super().lsp_initialize(params)
+        # pygls made its workspace above, before any document is opened: the same state,
+        # but documents whose lines end where the editor's do
+        self.workspace.__class__ = EditorWorkspace
         return result
 
 
@@ -251,7 +264,7 @@ class EvalDslServer(LanguageServer):
         if uri not in self.open or self.workspace.get_text_document(uri).version != version:
             return
         own = os.path.normpath(os.path.abspath(path))
-        lines = buffer_lines(text.removeprefix("\ufeff"))
+        lines = buffer_lines(text)
         # in a YAML suite, a fix of DSL text must leave the YAML around it as it was
         layout = analysis.layout if kind == "yaml" else None
         self.own[uri] = (
@@ -276,6 +289,20 @@ class EvalDslServer(LanguageServer):
             foreign[other_uri] = [lsp_diagnostic(d, lines, fix=False) for d in diags]
         self._set_foreign(uri, foreign)
         self.publish(uri)
+
+    def readers_of(self, uri: str) -> list[str]:
+        """The open documents whose check reads the file `uri` (a dataset): those that
+        found problems in it, and those whose cases name it (it may be broken now)."""
+        doc = self.workspace.get_text_document(uri)
+        path = os.path.normpath(os.path.abspath(document_path(doc)))
+        found = []
+        for owner in sorted(self.open - {uri}):
+            cached = self._analyses.get(owner)  # (every open document was checked once)
+            if uri in self.foreign.get(owner, {}) or (
+                cached is not None and path in cached[1].dataset_files()
+            ):
+                found.append(owner)
+        return found
 
     def publish(self, uri: str) -> None:
         """A document's own diagnostics (if it is open and checked) and those other
@@ -323,6 +350,9 @@ def build_server(version: str) -> EvalDslServer:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: EvalDslServer, params: types.DidSaveTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri, 0)
+        # a suite's check reads its dataset from disk: saved, its problems are others now
+        for reader in ls.readers_of(params.text_document.uri):
+            ls.schedule(reader, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: EvalDslServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -376,6 +406,7 @@ def build_server(version: str) -> EvalDslServer:
                     detail=offer.detail,
                     documentation=doc,
                     sort_text=f"{offer.rank}{offer.label}",
+                    insert_text=offer.insert,
                 )
             )
         return types.CompletionList(is_incomplete=False, items=items)
@@ -456,13 +487,13 @@ def format_edits(text: str, path: str) -> list[types.TextEdit] | None:
     ]
 
 
-def file_lines(path: str) -> list[str]:
+def file_lines(path: str) -> Lines:
     """The lines of a file on disk, for positions in its diagnostics ([] when it cannot be
     read: a folder, a pipe, a device or a file over `MAX_LSP_FILE_BYTES`)."""
     try:
         return buffer_lines(read_regular(path, MAX_LSP_FILE_BYTES).decode("utf-8-sig"))
     except (FileProblem, UnicodeDecodeError):
-        return []
+        return Lines()
 
 
 def disk_text(uri: str, path: str) -> str | None:

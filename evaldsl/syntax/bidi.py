@@ -1,0 +1,47 @@
+"""Bidirectional controls: characters that reorder how the text around them is shown.
+
+Takes a parsed `.eval` source and the diagnostics its parse gave, and gives a warning
+(W101) at each raw bidirectional control in it: in a string, a regex or a comment, where
+the parser takes any character, such a control makes an editor show text in another
+order than the one evaldsl reads ("Trojan Source", CVE-2021-42574). One outside them is
+the parser's error already (E103) and gets no second word here.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+from evaldsl.cache.regexes import regex
+from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.source import Source, Span
+
+#: The Unicode bidirectional controls: marks (ALM, LRM, RLM), embeddings and overrides
+#: (LRE, RLE, PDF, LRO, RLO) and isolates (LRI, RLI, FSI, PDI).
+_BIDI = regex("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def bidi_warnings(source: Source, parsed: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """W101 at each raw bidirectional control of `source` that no parse error is at.
+
+    >>> [d.code for d in bidi_warnings(Source('answer contains "a\u202eb"'), [])]
+    ['W101']
+    """
+    found = list(_BIDI.finditer(source.text))
+    if not found:
+        return []
+    errors = {(d.line, d.column) for d in parsed if d.is_error}
+    out = []
+    for m in found:
+        d = Diagnostic.at(
+            source,
+            Span(m.start(), m.end()),
+            "W101",
+            f"raw bidirectional control U+{ord(m.group()):04X} "
+            f"({unicodedata.name(m.group(), 'unnamed').lower()}): the text around it is "
+            "shown in another order than evaldsl reads it",
+            f"remove it, or write it as the escape \\u{ord(m.group()):04x} in a string",
+        )
+        if (d.line, d.column) not in errors:
+            out.append(d)
+    return out
