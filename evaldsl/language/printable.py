@@ -2,8 +2,9 @@
 a target never acts on the terminal that shows it.
 
 Takes any text and gives it with C0 controls (but tab, and newline unless asked), DEL, C1
-controls and lone surrogates written as `\\x1b`, `\\x85`, `\\ud800`. Every text renderer
-(diagnostics, the console, Markdown) shows user text through `visible`.
+controls, lone surrogates and the bidirectional controls written as `\\x1b`, `\\x85`,
+`\\ud800`, `\\u202e`. Every text renderer (diagnostics, the console, Markdown) shows user
+text through `visible`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,15 @@ from evaldsl.cache.regexes import regex
 
 # Control characters (C0 but tab and newline, DEL, C1) and lone surrogates: an agent's
 # output can hold any of them, and on a terminal an escape sequence would act, not show.
+# The bidirectional controls too (those W101 warns of in a suite): printed as they are,
+# a terminal shows the text around them in another order than it holds ("Trojan
+# Source"), so a source line under a W101 would show what the warning says is hidden.
 # (Kept compiled between starts: each of these classes took ~0.4 ms to compile.)
-_CONTROL = regex("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROL_OR_NEWLINE = regex("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROL_BUT_BREAKS = regex("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = regex(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
+_CONTROL_OR_NEWLINE = regex(f"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
+_CONTROL_BUT_BREAKS = regex(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
+_UNSEEN_IN_JSON = regex(f"[\x7f-\x9f\ud800-\udfff{_BIDI}]")
 
 
 def visible(text: str, *, newlines: bool = True) -> str:
@@ -31,6 +37,22 @@ def visible(text: str, *, newlines: bool = True) -> str:
     """
     pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
     return pattern.sub(_escape, text.replace("\r\n", "\n"))
+
+
+def json_visible(text: str) -> str:
+    r"""JSON text (`json.dumps(…, ensure_ascii=False)`, which escapes C0 controls itself)
+    with what it leaves raw and a terminal would act on or reorder (DEL, C1 controls, lone
+    surrogates, bidirectional controls) written as JSON's own `\uXXXX` escapes: the text
+    still reads as the same JSON.
+
+    >>> print(json_visible('"a\x9b2J \u202eb"'))
+    "a\u009b2J \u202eb"
+    """
+    return _UNSEEN_IN_JSON.sub(_json_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def columns(text: str) -> int:

@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from evaldsl.language.diagnostics import abbreviated
+from evaldsl.language.printable import json_visible
 from evaldsl.language.printable import visible as visible  # every reporter's escaping
 from evaldsl.language.values import MISSING, Words, show
 from evaldsl.runner.results import AssertionResult, CaseResult, Report, Summary, report_value
@@ -117,8 +118,9 @@ def shorten(text: str, limit: int | None = VALUE_LIMIT) -> str:
 
 
 def value(raw: Any, limit: int | None = VALUE_LIMIT) -> str:
-    """A found/expected value as JSON text (strings quoted), cut to `limit`; an
-    expectation in the language's words (`Words`: `exactly 2`, a regex) as written.
+    """A found/expected value as JSON text (strings quoted; what a terminal would act on
+    or reorder escaped: `json_visible`), cut to `limit`; an expectation in the language's
+    words (`Words`: `exactly 2`, a regex) as written.
 
     >>> value("sunny"), value([1, 2]), value(None), value(Words("exactly 2"))
     ('"sunny"', '[1, 2]', 'null', 'exactly 2')
@@ -126,9 +128,9 @@ def value(raw: Any, limit: int | None = VALUE_LIMIT) -> str:
     if isinstance(raw, Words):  # (as JSON text a regex's backslashes would be doubled)
         return shorten(str(raw), limit)
     try:
-        text = json.dumps(raw, ensure_ascii=False, default=repr)
+        text = json_visible(json.dumps(raw, ensure_ascii=False, default=repr))
     except (TypeError, ValueError):
-        text = repr(raw)
+        text = repr(raw)  # (which escapes every character it cannot print)
     return shorten(text, limit)
 
 

@@ -211,6 +211,44 @@ def test_a_caret_stays_under_its_text_after_escapes() -> None:
     assert source[caret.index("^")] == "y"
 
 
+def test_check_shows_a_bidi_control_as_its_escape_under_its_warning(tmp_path: Path) -> None:
+    # printed as it is, the terminal would show the line in the order the warning says
+    # is misleading (Trojan Source): the source line shows the escape, the caret under it
+    suite = tmp_path / "bidi.eval"
+    suite.write_text(
+        'case "a\u2067b"\n  cassette "cassettes/xiamen.jsonl"\n  answer contains "x\u202ey"\n',
+        encoding="utf-8",
+    )
+    result = run_evaldsl("check", str(suite))
+    assert not any(ch in result.stdout for ch in "\u202e\u2067"), result.stdout
+    assert "warning[W101]" in result.stdout
+    lines = result.stdout.splitlines()
+    source = next(i for i, line in enumerate(lines) if line.startswith("3 | "))
+    assert lines[source] == '3 |   answer contains "x\\u202ey"'
+    caret = lines[source + 1]
+    assert lines[source][caret.index("^") :].startswith("\\u202e")
+    assert caret.count("^") == len("\\u202e")
+
+
+def test_run_shows_a_bidi_or_c1_control_in_a_found_value_as_its_json_escape(
+    tmp_path: Path,
+) -> None:
+    # JSON text leaves them raw: U+009B is an 8-bit terminal's CSI, U+202E reorders the
+    # line; the found value shows JSON's own escapes, so it still reads as JSON
+    (tmp_path / "a.jsonl").write_text(
+        '{"type": "llm.response", "output": "pay \\u202e01$ now \\u009b2J"}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "s.eval").write_text(
+        'case "c"\n  cassette "a.jsonl"\n  answer contains "refund"\n', encoding="utf-8"
+    )
+    result = run_evaldsl("run", "s.eval", "--no-history", "--markdown", "r.md", cwd=tmp_path)
+    assert result.returncode == 1
+    shown = result.stdout + (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert not any(ch in shown for ch in "\u202e\u009b"), shown
+    assert '"pay \\u202e01$ now \\u009b2J"' in result.stdout
+
+
 # ---- a run that runs nothing ---------------------------------------------------------------
 
 
