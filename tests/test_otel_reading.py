@@ -124,13 +124,15 @@ def test_an_empty_value_is_no_value_and_an_unknown_one_nobody_reads_is_no_error(
 ) -> None:
     """OTLP's empty `AnyValue` (`{}`) is no value: the tool span's name names the tool. A
     value of no kind OTLP defines on an attribute no reader reads (`gen_ai.tool.type`,
-    the finish reasons) is not read, so not an error (`test_misread.py` has those read)."""
+    a request's temperature) is not read, so not an error (`test_misread.py` has those read)."""
 
     def change(doc: dict[str, Any]) -> None:
         tool = spans(doc)[3]["attributes"]
         tool[2]["value"] = {}  # gen_ai.tool.name
         tool[3]["value"] = {"strValue": "function"}  # gen_ai.tool.type
-        spans(doc)[0]["attributes"][19]["value"] = {"arrayValue": {"values": [{"str": "x"}]}}
+        temperature = spans(doc)[0]["attributes"][7]
+        assert temperature["key"] == "gen_ai.request.temperature"
+        temperature["value"] = {"arrayValue": {"values": [{"str": "x"}]}}
 
     run = _read(tmp_path, monkeypatch, change)
     assert [e["name"] for e in run.events if e["type"] == "tool.call"] == ["get_weather"]
@@ -176,3 +178,43 @@ def test_a_phoenix_dataframe_export_says_what_it_is_and_how_to_export_spans(
     assert caught.value.message.startswith(said)
     assert "DataFrame written by pandas" in caught.value.message
     assert "`context` and `attributes` as objects" in (caught.value.hint or "")
+
+
+def _reasons(*words: str) -> dict[str, Any]:
+    return {"arrayValue": {"values": [{"stringValue": w} for w in words]}}
+
+
+@pytest.mark.parametrize(
+    ("reasons", "said"),
+    [
+        (
+            _reasons("length"),
+            "stopped at its token limit (gen_ai.response.finish_reasons `length`)",
+        ),
+        (
+            {"stringValue": "max_tokens"},  # (a lone text, a provider's own word)
+            "stopped at its token limit (gen_ai.response.finish_reasons `max_tokens`)",
+        ),
+        (
+            _reasons("content_filter"),
+            "was stopped by a content filter (gen_ai.response.finish_reasons `content_filter`)",
+        ),
+        (_reasons("stop"), None),
+        (_reasons("stop", "length"), None),  # (the first choice is the answer, not the other)
+    ],
+)
+def test_an_llm_span_whose_finish_reason_leaves_its_answer_not_whole_is_noted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reasons: dict[str, Any], said: str | None
+) -> None:
+    # as the OpenAI reader notes finish_reason length; the span's answer is still read
+    def change(doc: dict[str, Any]) -> None:
+        for span in spans(doc):
+            for attribute in span["attributes"]:
+                if attribute["key"] == "gen_ai.response.finish_reasons":
+                    attribute["value"] = reasons
+
+    run = _read(tmp_path, monkeypatch, change)
+    noted = [note for note in run.read.notes if "finish_reasons" in note]
+    assert noted == ([] if said is None else [f"a model call {said}: its answer may be cut"])
+    answers = [e["output"] for e in run.events if e["type"] == "llm.response"]
+    assert answers and all(isinstance(a, str) and a for a in answers)

@@ -51,7 +51,9 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   keys), else `output.value` when it is text (output messages that are neither messages
   nor text, or an OpenLLMetry `gen_ai.completion` list of anything but objects, are an
   error); a span with none of them recorded no content (its instrumentation captures it
-  only when asked), and its answer is unknown, as the run's `Unrecorded` says. Tool
+  only when asked), and its answer is unknown, as the run's `Unrecorded` says. A first
+  `gen_ai.response.finish_reasons` that leaves the answer not whole (`length`,
+  `content_filter`, a provider's own word) is noted (`_finish_note`). Tool
   results that the next call's input messages carry (`gen_ai.input.messages`, on the span
   or its details event: `tool_call_response` parts, their output in
   `response` or, as pydantic-ai writes it, `result`, and `tool` messages without parts;
@@ -1133,6 +1135,28 @@ def _redacted(trace: Trace) -> None:
     )
 
 
+FINISH_REASONS = "gen_ai.response.finish_reasons"
+#: Finish reasons that leave the answer not whole, by the semconv's words and the raw
+#: words of providers (their instrumentations pass them on): what the note says of each.
+_NOT_WHOLE = {
+    "length": "stopped at its token limit",
+    "max_tokens": "stopped at its token limit",
+    "MAX_TOKENS": "stopped at its token limit",
+    "content_filter": "was stopped by a content filter",
+    "SAFETY": "was stopped by a content filter",
+}
+
+
+def _finish_note(reasons: Any, trace: Trace) -> None:
+    """Note an LLM span whose first choice (the answer: `_genai_messages`) has a finish
+    reason that leaves it not whole, as the OpenAI and Anthropic readers note theirs:
+    `gen_ai.response.finish_reasons` is one reason a choice (a lone text: one choice)."""
+    first = reasons[0] if isinstance(reasons, list) and reasons else reasons
+    said = _NOT_WHOLE.get(first) if isinstance(first, str) else None
+    if said is not None:
+        trace.note(f"a model call {said} ({FINISH_REASONS} `{first}`): its answer may be cut")
+
+
 def _count(n: int, what: str) -> str:
     """`n` things record, in words: "1 tool call records", "2 tool calls record"."""
     return f"1 {what} records" if n == 1 else f"{n} {what}s record"
@@ -1189,6 +1213,7 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
         )
         if out is not None:
             _output_events(out, trace, end)
+        _finish_note(a.get(FINISH_REASONS), trace)
     else:
         trace.skip(kind)
     if span.failed:
