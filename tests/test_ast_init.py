@@ -1,6 +1,7 @@
 """The `__init__` `slotinit.slot_init` gives (through the slots' descriptors) makes the
 same instance as attrs' generated one, for every AST node class and the other classes
-given it, and refuses the same calls."""
+given it, and refuses the same calls; so does the plain function `slotinit.maker` gives
+for each (the parser, the predicate families and the compiler make nodes through it)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from evaldsl.compile.compiler import CompiledAssertion
 from evaldsl.language import ast
-from evaldsl.language.slotinit import ATTRS_INIT
+from evaldsl.language.slotinit import ATTRS_INIT, MAKERS, maker
 from evaldsl.language.verdicts import Verdict
 from evaldsl.runs.index import CallProbe
 
@@ -47,13 +48,14 @@ def test_the_same_node_as_attrs_makes(cls: type, data: st.DataObject) -> None:
             kwargs[f.name] = value
         else:
             args.append(value)
-    fast = cls(*args, **kwargs)
     reference = object.__new__(cls)
     ATTRS_INIT[cls](reference, *args, **kwargs)
-    assert fields_of(fast) == fields_of(reference)
-    assert [type(v) for v in fields_of(fast)] == [type(v) for v in fields_of(reference)]
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
-        fast.span = ast.NO_SPAN
+    for fast in (cls(*args, **kwargs), maker(cls)(*args, **kwargs)):
+        assert type(fast) is cls
+        assert fields_of(fast) == fields_of(reference)
+        assert [type(v) for v in fields_of(fast)] == [type(v) for v in fields_of(reference)]
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            fast.span = ast.NO_SPAN
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
@@ -72,4 +74,27 @@ def test_the_same_calls_are_refused(cls: type) -> None:
         with pytest.raises(TypeError):
             cls(*args, **kwargs)
         with pytest.raises(TypeError):
+            maker(cls)(*args, **kwargs)
+        with pytest.raises(TypeError):
             ATTRS_INIT[cls](object.__new__(cls), *args, **kwargs)
+
+
+def test_a_maker_for_every_class_given_an_init_and_the_class_itself_for_others() -> None:
+    assert set(MAKERS) == set(ATTRS_INIT)
+    assert all(maker(cls) is not cls for cls in ATTRS_INIT)
+
+    @attrs.frozen
+    class Checked:
+        n: int = attrs.field(validator=attrs.validators.instance_of(int))
+
+    assert maker(Checked) is Checked  # (a validator: attrs' `__init__` kept, and the class)
+
+
+def test_the_named_makers_make_their_class() -> None:
+    # `ast.make_check` and the others: each the maker of the class its name says
+    named = {n: f for n, f in vars(ast).items() if n.startswith("make_")}
+    assert len(named) > 15
+    for name, made in named.items():
+        cls = next(c for c, f in MAKERS.items() if f is made)
+        words = "".join("_" + ch.lower() if ch.isupper() else ch for ch in cls.__name__)
+        assert name == "make" + words

@@ -20,7 +20,7 @@ import orjson
 from evaldsl.judge.protocol import Judge, no_judge
 from evaldsl.language import ast
 from evaldsl.language.paths import path_finder
-from evaldsl.language.slotinit import slot_init
+from evaldsl.language.slotinit import maker, slot_init
 from evaldsl.language.source import Source, Span
 from evaldsl.language.values import MISSING, is_number, show
 from evaldsl.language.verdicts import Verdict, combine, negate
@@ -55,6 +55,7 @@ class CompiledAssertion:
 
 
 slot_init(CompiledAssertion)  # one a statement
+_make_compiled = maker(CompiledAssertion)  # (a plain function: see `slotinit.maker`)
 
 
 #: A case's tests of one list of names from which a run indexes the list (`nameindex`).
@@ -95,7 +96,7 @@ class Compiler:
         return text if self.shown is None else self.shown(text)
 
     def compile(self, expr: ast.Expr) -> CompiledAssertion:
-        return CompiledAssertion(expr, self.text(expr.span), self.expr(expr))
+        return _make_compiled(expr, self.text(expr.span), self.expr(expr))
 
     def compile_all(self, exprs: Iterable[ast.Expr]) -> list[CompiledAssertion]:
         return [self.compile(e) for e in exprs]

@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias, assert_never
 
 import attrs
 
-from evaldsl.language.slotinit import slot_init
+from evaldsl.language.slotinit import maker, slot_init
 from evaldsl.language.source import Span
 
 NO_SPAN = Span(0, 0)
@@ -496,6 +496,30 @@ for _node in [c for c in list(globals().values()) if isinstance(c, type) and att
     _node.__repr__ = _node_repr  # type: ignore[method-assign]
     # the parser makes a node of most grammar rules: about a fifth of making one
     slot_init(_node)
+
+# The nodes every statement is made of, made by plain functions (`slotinit.maker`: the
+# same arguments and instance as calling the class, without `type.__call__` packing the
+# arguments and every `span=` for `__init__`): the parser and the predicate families make
+# them, ~9 a statement.
+make_check = maker(Check)
+make_subject = maker(Subject)
+make_not = maker(Not)
+make_and = maker(And)
+make_or = maker(Or)
+make_str = maker(Str)
+make_num = maker(Num)
+make_name = maker(Name)
+make_key = maker(Key)
+make_list_lit = maker(ListLit)
+make_compare = maker(Compare)
+make_contains = maker(Contains)
+make_call_test = maker(CallTest)
+make_count = maker(Count)
+make_called = maker(Called)
+make_list_test = maker(ListTest)
+make_regex = maker(Regex)
+make_matches = maker(Matches)
+make_text_edge = maker(TextEdge)
 
 EXPR_TYPES = (Check, NoTool, NodeVisited, Not, And, Or)
 

@@ -51,7 +51,7 @@ ENTRIES = (
 def _build(target: Literal["args", "result"]) -> Any:
     def build(kit: BuildKit, c: list[Any]) -> ast.CallTest:
         path = kit.text(c[1]) if len(c) == 3 else None
-        return ast.CallTest(target, path, c[-1], span=kit.span(c))
+        return ast.make_call_test(target, path, c[-1], span=kit.span(c))
 
     return build
 

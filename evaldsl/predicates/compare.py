@@ -49,7 +49,7 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 
 def build(kit: BuildKit, c: list[Any]) -> ast.Compare:
     op: Any = kit.text(c[0])  # CMP_OP: one of the operators `ast.Compare` names
-    return ast.Compare(op, kit.literal(c[1]), span=kit.span(c))
+    return ast.make_compare(op, kit.literal(c[1]), span=kit.span(c))
 
 
 def check(

@@ -36,7 +36,7 @@ ENTRIES = (
 
 
 def build(kit: BuildKit, c: list[Any]) -> ast.Contains:
-    return ast.Contains(kit.literal(c[1]), span=kit.span(c))
+    return ast.make_contains(kit.literal(c[1]), span=kit.span(c))
 
 
 def check(

@@ -50,37 +50,37 @@ ENTRIES = (
 
 
 def build_called(kit: BuildKit, c: list[Any]) -> ast.Called:
-    count = c[1] if len(c) > 1 else ast.Count("any", 1, None, span=kit.token_span(c[0]))
-    return ast.Called(count, span=kit.span(c))
+    count = c[1] if len(c) > 1 else ast.make_count("any", 1, None, span=kit.token_span(c[0]))
+    return ast.make_called(count, span=kit.span(c))
 
 
 def build_never_called(kit: BuildKit, c: list[Any]) -> ast.Called:
-    return ast.Called(ast.Count("never", 0, 0, span=kit.span(c)), span=kit.span(c))
+    return ast.make_called(ast.make_count("never", 0, 0, span=kit.span(c)), span=kit.span(c))
 
 
 def build_exact(kit: BuildKit, c: list[Any]) -> ast.Count:
     n = kit.integer(c[0])
-    return ast.Count("times", n, n, span=kit.span(c))
+    return ast.make_count("times", n, n, span=kit.span(c))
 
 
 def build_once(kit: BuildKit, c: list[Any]) -> ast.Count:
-    return ast.Count("once", 1, 1, span=kit.span(c))
+    return ast.make_count("once", 1, 1, span=kit.span(c))
 
 
 def build_twice(kit: BuildKit, c: list[Any]) -> ast.Count:
-    return ast.Count("twice", 2, 2, span=kit.span(c))
+    return ast.make_count("twice", 2, 2, span=kit.span(c))
 
 
 def build_at_least(kit: BuildKit, c: list[Any]) -> ast.Count:
-    return ast.Count("at_least", kit.integer(c[2]), None, span=kit.span(c))
+    return ast.make_count("at_least", kit.integer(c[2]), None, span=kit.span(c))
 
 
 def build_at_most(kit: BuildKit, c: list[Any]) -> ast.Count:
-    return ast.Count("at_most", 0, kit.integer(c[2]), span=kit.span(c))
+    return ast.make_count("at_most", 0, kit.integer(c[2]), span=kit.span(c))
 
 
 def build_between(kit: BuildKit, c: list[Any]) -> ast.Count:
-    return ast.Count("between", kit.integer(c[1]), kit.integer(c[3]), span=kit.span(c))
+    return ast.make_count("between", kit.integer(c[1]), kit.integer(c[3]), span=kit.span(c))
 
 
 # ---- checking ----------------------------------------------------------------------------

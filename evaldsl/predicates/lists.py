@@ -78,7 +78,7 @@ KEYS = {"all": "contains_all", "any": "contains_any", "in_order": "in_order", "i
 
 def _build(op: Any) -> Any:
     def build(kit: BuildKit, c: list[Any]) -> ast.ListTest:
-        return ast.ListTest(op, c[-1], span=kit.span(c))
+        return ast.make_list_test(op, c[-1], span=kit.span(c))
 
     return build
 

@@ -58,8 +58,8 @@ MATCH_ENTRIES = (
 
 def _build_edge(at_start: bool) -> Any:
     def build(kit: BuildKit, c: list[Any]) -> ast.TextEdge:
-        text = ast.Str(kit.string(c[2]), span=kit.token_span(c[2]))
-        return ast.TextEdge(at_start, text, span=kit.span(c))
+        text = ast.make_str(kit.string(c[2]), span=kit.token_span(c[2]))
+        return ast.make_text_edge(at_start, text, span=kit.span(c))
 
     return build
 
@@ -105,8 +105,8 @@ EDGES = Family(
 def build_matches(kit: BuildKit, c: list[Any]) -> ast.Matches:
     raw = kit.text(c[1])
     end = raw.rindex("/")
-    regex = ast.Regex(raw[1:end], raw[end + 1 :], span=kit.token_span(c[1]))
-    return ast.Matches(regex, span=kit.span(c))
+    regex = ast.make_regex(raw[1:end], raw[end + 1 :], span=kit.token_span(c[1]))
+    return ast.make_matches(regex, span=kit.span(c))
 
 
 def check_matches(

@@ -209,19 +209,19 @@ class Builder:
         base = self.base
         span = _new_span(Span, (base + item.start_pos, base + item.end_pos))  # type: ignore[operator]
         if kind == "STRING":
-            return ast.Str(decode_string(text), span=span)
+            return ast.make_str(decode_string(text), span=span)
         if kind == "INT":
             # `integer` written out: most literals are small integers
             if len(text) < 16:
-                return ast.Num(int(text), span=span)
-            return ast.Num(self.integer(item), span=span)
+                return ast.make_num(int(text), span=span)
+            return ast.make_num(self.integer(item), span=span)
         if kind == "DECIMAL":
             if text.lstrip("+-").lower() == INFINITY_SPELLING:
                 # Infinity as evaldsl writes it (YAML's `.inf`): the one overflow meant
-                return ast.Num(float(text), span=span)
-            return ast.Num(self._finite(float(text), text, span), span=span)
+                return ast.make_num(float(text), span=span)
+            return ast.make_num(self._finite(float(text), text, span), span=span)
         if kind == "NAME":
-            return ast.Name(text, span=span)
+            return ast.make_name(text, span=span)
         if kind == "TRUE":
             return ast.Bool(True, span=span)
         if kind == "FALSE":
@@ -269,9 +269,9 @@ class Builder:
         names: list[ast.Name | ast.Str] = []
         for tok in c[1:]:
             if tok.type == "NAME":
-                names.append(ast.Name(tok.value, span=self.token_span(tok)))
+                names.append(ast.make_name(tok.value, span=self.token_span(tok)))
             elif tok.type == "STRING":
-                names.append(ast.Str(decode_string(tok.value), span=self.token_span(tok)))
+                names.append(ast.make_str(decode_string(tok.value), span=self.token_span(tok)))
         return ast.NamesDecl(kind, tuple(names), span=self.span(c))
 
     def tools_decl(self, c: list[Any]) -> ast.NamesDecl:
@@ -323,9 +323,9 @@ class Builder:
         # A flat `t (and|or) t …` chain: `and` binds tighter than `or`.
         if len(c) == 3:  # `a and b`, `a or b`: most chains, built at once
             first, last = c[0], c[2]
-            kind = ast.And if c[1].type == "AND" else ast.Or
+            make = ast.make_and if c[1].type == "AND" else ast.make_or
             (a, b), (x, y) = first.span, last.span
-            node = kind((first, last), span=_new_span(Span, (min(a, x), max(b, y))))  # cover
+            node = make((first, last), span=_new_span(Span, (min(a, x), max(b, y))))  # cover
             self._nested(node, (first, last), 1, "this assertion")
             return node
         return self.chain(c)
@@ -352,7 +352,7 @@ class Builder:
         return node
 
     def negation(self, c: list[Any]) -> ast.Not:
-        node = ast.Not(c[1], span=self.span(c))
+        node = ast.make_not(c[1], span=self.span(c))
         self._nested(node, (c[1],), 1, "this assertion")
         return node
 
@@ -376,7 +376,7 @@ class Builder:
     def check(self, c: list[Any]) -> ast.Check:
         subject, predicate = c  # two nodes: the span from the subject's start to the end
         span = _new_span(Span, (subject.span[0], predicate.span[1]))
-        node = ast.Check(subject, predicate, span=span)
+        node = ast.make_check(subject, predicate, span=span)
         if self._pending:  # most checks hold no list or object: no call for them
             self._assertion(node)
         return node
@@ -388,20 +388,20 @@ class Builder:
         return ast.NodeVisited(self.name(c[1]), span=self.span(c))
 
     def every_tool(self, c: list[Any]) -> ast.Check:
-        subject = ast.Subject(
+        subject = ast.make_subject(
             "tool", name=self.name(c[2]), span=self.token_span(c[1]).cover(self.token_span(c[2]))
         )
-        node = ast.Check(subject, c[3], every=True, span=self.span(c))
+        node = ast.make_check(subject, c[3], every=True, span=self.span(c))
         self._assertion(node)
         return node
 
     # -- subjects
 
     def _subject(self, kind: ast.SubjectKind, c: list[Any], **kw: Any) -> ast.Subject:
-        return ast.Subject(kind, span=self.span(c), **kw)
+        return ast.make_subject(kind, span=self.span(c), **kw)
 
     def answer(self, c: list[Any]) -> ast.Subject:
-        return ast.Subject("answer", span=self.span(c))
+        return ast.make_subject("answer", span=self.span(c))
 
     def answer_at(self, c: list[Any]) -> ast.Subject:
         return self._subject("answer", c, index=self.integer(c[2]))
@@ -421,7 +421,7 @@ class Builder:
         return self._subject("memory", c, keys=tuple(c[1:]))
 
     def state_field(self, c: list[Any]) -> ast.Subject:
-        first = ast.Key(c[2].value, span=self.token_span(c[2]))
+        first = ast.make_key(c[2].value, span=self.token_span(c[2]))
         return self._subject("state", c, keys=(first, *c[3:]))
 
     def tool(self, c: list[Any]) -> ast.Subject:
@@ -429,16 +429,16 @@ class Builder:
         keyword, tok = c
         name = decode_string(tok.value) if tok.type == "STRING" else tok.value
         base = self.base
-        return ast.Subject(
+        return ast.make_subject(
             "tool", name, span=_new_span(Span, (base + keyword.start_pos, base + tok.end_pos))
         )
 
     def key_access(self, c: list[Any]) -> ast.Key:
         tok = c[1]
-        return ast.Key(self.name(tok), span=self.span(c))
+        return ast.make_key(self.name(tok), span=self.span(c))
 
     def index_access(self, c: list[Any]) -> ast.Key:
-        return ast.Key(self.integer(c[1]), span=self.span(c))
+        return ast.make_key(self.integer(c[1]), span=self.span(c))
 
     # -- values
 
@@ -447,7 +447,7 @@ class Builder:
         # children are `[`, values, `,` … and `]`
         tokens, literal = drivetables.TOKEN_TYPES, self.literal
         items = tuple([literal(x) for x in c if not (isinstance(x, tokens) and x.type in PUNCT)])
-        node = ast.ListLit(items, span=self.span(c))
+        node = ast.make_list_lit(items, span=self.span(c))
         self._value(node, items)
         return node
 
@@ -471,7 +471,7 @@ def _simple_subject(kind: ast.SubjectKind) -> Any:
     def build(self: Builder, c: list[Any]) -> ast.Subject:
         # keywords only (`steps`, `tool calls`): the span from the first token to the last
         base = self.base
-        return ast.Subject(
+        return ast.make_subject(
             kind, span=_new_span(Span, (base + c[0].start_pos, base + c[-1].end_pos))
         )
 

@@ -96,9 +96,6 @@ def _plans(lexer: Any) -> _Plans:
     return plans
 
 
-_new_token = object.__new__
-
-
 def _tables(frontend: Any, helper: Any) -> dict[int, dict[str, tuple[bool, Any]]]:
     """Lark's parse table for `drive`: plain-string keys (Lark's rule names are Tokens,
     whose Python `__eq__` would run at every goto), and each entry `(shift?, target)`
@@ -390,8 +387,10 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                     pos = after
                     continue
                 value = m[kind]
-                # the token made without a call to an `__init__`: this runs once per token
-                tok = _new_token(Token)
+                # the token made by calling its class, which has no `__init__` (cheaper than
+                # `object.__new__(Token)`, whose arguments are packed and unpacked): this
+                # runs once per token
+                tok = Token()
                 tok.value = value
                 tok.start_pos = after - len(value)
                 tok.end_pos = after
@@ -465,7 +464,7 @@ def _walk(
                     pos = after
                     continue
                 value = m[kind]
-                tok = _new_token(Token)
+                tok = Token()
                 tok.value = value
                 tok.start_pos = after - len(value)
                 tok.end_pos = after
