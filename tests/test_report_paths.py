@@ -11,6 +11,8 @@ import os
 import shutil
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -92,6 +94,47 @@ def test_a_pipe_named_through_dev_fd_is_written() -> None:
         os.close(write_end)
     with os.fdopen(read_end, "rb") as r:
         assert r.read() == b"report\n"
+
+
+@pytest.mark.parametrize("path", ["/dev/stdout", "/proc/self/fd/1"])
+def test_a_report_to_the_file_stdout_is_is_written_as_to_dash(folder: Path, path: str) -> None:
+    """`--json /dev/stdout` is `--json -`: the report alone on standard output, the
+    console on stderr; the console's lines were written into the report's stream."""
+    result = run_evaldsl("run", "s.eval", "--no-history", "--json", path, cwd=folder)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)  # (nothing else on it)
+    assert report["summary"]["passed"] == 1
+    assert "✓" in result.stderr
+
+
+def test_a_report_to_the_file_stdout_was_redirected_to_is_written_to_stdout(
+    folder: Path,
+) -> None:
+    """`evaldsl run … --json r.json > r.json`: the report replaced the file the console
+    was still writing to; it is now standard output's, whole, the console on stderr."""
+    command = [sys.executable, "-m", "evaldsl.tools.cli", "run", "s.eval", "--no-history"]
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    with open(folder / "r.json", "w", encoding="utf-8") as out:
+        done = subprocess.run(
+            [*command, "--json", "r.json"],
+            cwd=folder,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((folder / "r.json").read_text())["summary"]["passed"] == 1
+    assert "✓" in done.stderr
+
+
+def test_two_reports_to_stdout_by_name_and_by_dash_are_refused(folder: Path) -> None:
+    result = run_evaldsl(
+        "run", "s.eval", "--no-history", "--json", "-", "--junit", "/dev/stdout", cwd=folder
+    )
+    assert result.returncode == 2
+    assert "--json and --junit both write standard output (-)" in result.stderr
 
 
 # ---- paths refused before the run ----------------------------------------------------------

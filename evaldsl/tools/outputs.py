@@ -82,23 +82,37 @@ def plan_outputs(
             raise UsageError(
                 f"{option} '': an empty path names no file; name a file for the report"
             )
-        path = given if given == STDOUT else os.path.abspath(given)
-        key = path if given == STDOUT else os.path.realpath(path)
+        # (a path to the very file standard output is, `/dev/stdout` or `>(…)`'s of the
+        # same pipe, is standard output: the console then goes to stderr, as for `-`,
+        # where it would have been written into the report's stream between its lines)
+        to_stdout = given == STDOUT or is_stdout(given)
+        path = STDOUT if to_stdout else os.path.abspath(given)
+        key = path if to_stdout else os.path.realpath(path)
         if key in seen:
-            where = "standard output (-)" if given == STDOUT else given
+            where = "standard output (-)" if to_stdout else given
             raise UsageError(f"{seen[key].option} and {option} both write {where} (one file each)")
         if key == database:
             raise UsageError(
                 f"{option} {given}: that is the history database the run records to; "
                 "name another file"
             )
-        if given != STDOUT:
+        if not to_stdout:
             refuse_path(f"{option} {given}", path)
         if key in suites:
             raise UsageError(f"{option} {given}: that is a suite being run; name another file")
         seen[key] = Output(option, fmt, path, given)
         outputs.append(seen[key])
     return outputs
+
+
+def is_stdout(path: str) -> bool:
+    """Whether `path` names the file this process's standard output is (the same device
+    and inode: `/dev/stdout`, `/proc/self/fd/1`, the file stdout was redirected to)."""
+    try:
+        named, out = os.stat(path), os.fstat(1)
+    except (OSError, ValueError):
+        return False
+    return (named.st_dev, named.st_ino) == (out.st_dev, out.st_ino)
 
 
 def refuse_path(said: str, path: str) -> None:
