@@ -386,6 +386,70 @@ def test_a_body_stopped_at_max_tokens_is_noted(tmp_path: Path) -> None:
     assert "its answer may be cut" in _notes(path)
 
 
+def _chat_chunk(delta: dict[str, Any], reason: str | None = None) -> str:
+    body = {"id": "c1", "object": "chat.completion.chunk", "model": "gpt-4o-mini"}
+    choice = {"index": 0, "delta": delta, "finish_reason": reason}
+    return "data: " + json.dumps({**body, "choices": [choice]}) + "\n\n"
+
+
+def _chat_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+@pytest.mark.parametrize("arguments", ['{"city": "Par', "", '{"city": "Paris"'])
+@pytest.mark.parametrize("shape", ["stream", "body", "responses"])
+def test_an_openai_response_cut_at_its_token_limit_has_its_cut_calls_unknown(
+    tmp_path: Path, shape: str, arguments: str
+) -> None:
+    """finish_reason `length` (a Responses body's status `incomplete`) inside a call's
+    arguments: they are unknown, as Anthropic's max_tokens leaves them, not the cut text
+    (a test of it found no city and `not … == "Paris"` passed) nor `{}` for a call begun
+    and cut before any of them; a whole call before it still decides."""
+    whole, cut = _chat_call("t1", "g", '{"city": "Rome"}'), _chat_call("t2", "g", arguments)
+    if shape == "stream":
+        text = "".join(
+            _chat_chunk({"tool_calls": [{"index": n, **call}]})
+            for n, call in enumerate((whole, cut))
+        )
+        path = write(tmp_path, "c.sse", text + _chat_chunk({}, "length") + "data: [DONE]\n\n")
+    elif shape == "body":
+        message = {"role": "assistant", "content": None, "tool_calls": [whole, cut]}
+        choice = {"index": 0, "message": message, "finish_reason": "length"}
+        body = {"object": "chat.completion", "model": "gpt-4o-mini", "choices": [choice]}
+        path = write(tmp_path, "c.json", json.dumps(body))
+    else:
+        output = [
+            {"type": "function_call", "call_id": c["id"], "name": "g", "arguments": a}
+            for c, a in ((whole, whole["function"]["arguments"]), (cut, arguments))
+        ]
+        body = {
+            "object": "response",
+            "model": "gpt-4o-mini",
+            "status": "incomplete",
+            "incomplete_details": {"reason": "max_output_tokens"},
+            "output": output,
+        }
+        path = write(tmp_path, "r.json", json.dumps(body))
+    statements = (
+        'tool g called twice; tool g args $.city == "Rome"; not tool g args $.city == "Paris";'
+        " every tool g args has city"
+    )
+    assert check(path, statements) == ["pass", "pass", "error", "error"]
+    assert "`g`'s arguments are cut" in _notes(path)
+
+
+def test_a_call_whose_arguments_are_whole_when_the_response_is_cut_is_read(
+    tmp_path: Path,
+) -> None:
+    """Only a call whose arguments are not whole JSON is cut: `""` in a response that
+    finished is no arguments (`{}`), as before."""
+    message = {"role": "assistant", "content": None, "tool_calls": [_chat_call("t", "g", "")]}
+    choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+    body = {"object": "chat.completion", "model": "gpt-4o-mini", "choices": [choice]}
+    path = write(tmp_path, "c.json", json.dumps(body))
+    assert check(path, "not tool g args has city; tool g called") == ["pass", "pass"]
+
+
 def test_a_langsmith_wrap_anthropic_body_counts_its_cache_tokens(tmp_path: Path) -> None:
     """The same rule where LangSmith's `wrap_anthropic` logs the Messages body."""
     body = {"type": "message", "model": MODEL, "content": [{"type": "text", "text": "Done."}]}

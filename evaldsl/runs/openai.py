@@ -13,7 +13,8 @@ what:
   a `tool.call` (`function.name`, `function.arguments` read by `arguments_of`, `id`; a
   custom tool's `custom.name` with its `input` text, as `custom_tool_call`); legacy
   `function_call` too; tokens from `usage.prompt_tokens`/`completion_tokens`;
-  `finish_reason: "length"` is noted; so is `"content_filter"` (in a stream too, and a
+  `finish_reason: "length"` is noted, and a call whose arguments it left not whole JSON
+  has them unknown (`arguments_if_whole`); so is `"content_filter"` (in a stream too, and a
   Responses `incomplete_details.reason`), whose answer is the text the filter let through,
   and, when it let none through, unknown (`filtered`: an error verdict, never `""`);
 - a request body (`messages[]` with `role`): the transcript the application sent back; each
@@ -323,6 +324,8 @@ def _is_error_chunk(item: Any) -> bool:
 
 
 _ERROR_IN_THEM = "the run ended in an error in them"
+_TOKENS_IN_THEM = "the model ran out of tokens in them (finish_reason `length`)"
+_INCOMPLETE_IN_THEM = "the response is incomplete in them (status `incomplete`)"
 
 
 def _error_words(error: dict[str, Any]) -> str:
@@ -408,6 +411,17 @@ def arguments_of(value: Any, call: str, trace: Trace) -> Any:
         return value
 
 
+def arguments_if_whole(value: Any, name: Any, call: str, cut: str | None, trace: Trace) -> Any:
+    """A call's arguments (`arguments_of`), or, when the run was cut (`cut`: why, the
+    response stopped at its token limit or by the API's error) and they are not whole
+    JSON (`""` included: the call was begun and nothing of it written), `MISSING`: unknown,
+    noted (`Trace.cut_call`), never the cut text or `{}`, which a test could pass."""
+    if cut is not None and isinstance(value, str) and not is_json_text(value):
+        trace.cut_call(name, "arguments are", cut)
+        return MISSING
+    return arguments_of(value, call, trace)
+
+
 def _call_label(name: str, call_id: str | None) -> str:
     """A call in a note: its tool and, when it has one, its id (`get_time` (call_1))."""
     return f"{name} ({call_id})" if call_id else name
@@ -464,22 +478,20 @@ def _message_refusal(message: dict[str, Any]) -> str:
     return "\n".join(r for r in (own, parts) if r)
 
 
-def _message_calls(
-    message: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps
-) -> None:
-    """Make the calls of a message (`_calls_of`), the message at `steps` in item `index`."""
-    for name, args, call_id in _calls_of(message, trace, items, index, steps):
-        trace.call(name, args, call_id)
-
-
 def _calls_of(
-    message: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps
+    message: dict[str, Any],
+    trace: Trace,
+    items: Items,
+    index: int,
+    steps: Steps,
+    cut: str | None = None,
 ) -> list[Call]:
     """The calls of a message's `tool_calls` (and legacy `function_call`), the message at
     `steps` in item `index`: a `tool_calls` that is no list or a call `id` that is not
     text (a result's link) is the run's error at its place; a call whose function is not
     an object or whose name is not text is the run's error too, never a call read past:
-    `no tool X` must not pass on a call of X nobody could read."""
+    `no tool X` must not pass on a call of X nobody could read. `cut`: why the response
+    was cut (`arguments_if_whole`)."""
     found: list[Call] = []
     calls = message.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
@@ -507,14 +519,15 @@ def _calls_of(
         args = (
             parse_json_text(value)
             if custom
-            else arguments_of(value, _call_label(name, call_id), trace)
+            else arguments_if_whole(value, name, _call_label(name, call_id), cut, trace)
         )
         found.append((name, args, call_id))
     legacy = message.get("function_call")
     if legacy is not None:
         legacy = an_object(legacy, "a message's `function_call`")
         name = tool_name(legacy.get("name", MISSING), "function_call.name", "a function call")
-        found.append((name, arguments_of(legacy.get("arguments", ""), name, trace), None))
+        args = arguments_if_whole(legacy.get("arguments", ""), name, name, cut, trace)
+        found.append((name, args, None))
     return found
 
 
@@ -553,7 +566,10 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
     if message is not None and (
         message.get("tool_calls") is not None or message.get("function_call") is not None
     ):
-        _message_calls(message, trace, items, index, ("choices", 0, "message"))
+        cut = _TOKENS_IN_THEM if reason == "length" else None
+        where = ("choices", 0, "message")
+        for name, args, call_id in _calls_of(message, trace, items, index, where, cut):
+            trace.call(name, args, call_id)
 
 
 def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> int:
@@ -688,11 +704,12 @@ class _Stream:
         """Give the stream's step; `error`: the words of the error chunk that ended it. A
         stream without a `finish_reason` (nor an error chunk) is cut (an error), named by
         the call whose arguments it left unfinished, if any."""
-        cut: set[int] = set()  # calls whose arguments the error chunk cut (noted once)
+        cut: set[int] = set()  # calls whose arguments the run cut (noted once)
+        why = _ERROR_IN_THEM if error is not None else _TOKENS_IN_THEM if self.cut_short else None
         for n, slot in sorted(self.calls.items()):
             text = "".join(slot["arguments"])
-            if error is not None and text.strip() and not is_json_text(text):
-                trace.cut_call(slot["name"], "arguments are", _ERROR_IN_THEM)
+            if why is not None and not is_json_text(text):  # ("" too: begun, nothing written)
+                trace.cut_call(slot["name"], "arguments are", why)
                 cut.add(n)
             elif not self.finished and text.strip() and not is_json_text(text):
                 raise items.error(
@@ -791,6 +808,7 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
     output = body.get("output")
     if output is not None and not isinstance(output, list):
         raise items.wrong_type(index, (*steps, "output"), output, "a list", _OUTPUT_HINT)
+    cut = _INCOMPLETE_IN_THEM if body.get("status") == "incomplete" else None
     for n, item in enumerate(output or ()):
         check_output_item(item, items, index, (*steps, "output", n))
         kind = item["type"]
@@ -808,7 +826,8 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
             name = tool_name(item.get("name", MISSING), "name", f"a `{kind}` item")
             cid = link_id(item.get("call_id"), "call_id", f"a `{kind}` item")
             if kind == "function_call":
-                args = arguments_of(item.get("arguments", ""), _call_label(name, cid), trace)
+                label = _call_label(name, cid)
+                args = arguments_if_whole(item.get("arguments", ""), name, label, cut, trace)
             else:
                 args = parse_json_text(item.get("input"))
             calls.append((name, args, cid, None, False))
