@@ -449,3 +449,67 @@ def test_a_cassette_responses_audio_transcript_is_the_answer(tmp_path: Path) -> 
     path = write(tmp_path, "c.jsonl", "".join(json.dumps(x) + "\n" for x in lines))
     assert statuses(path, 'answer == "Yes, they are."') == ["pass"]
     assert any(TRANSCRIPT_NOTE in n for n in notes(path))
+
+
+# --- Responses API requests ------------------------------------------------------------------
+
+CALL = {"type": "function_call", "call_id": "c1", "name": "get_weather",
+        "arguments": '{"city": "Paris"}'}  # fmt: skip
+OUTPUT = {"type": "function_call_output", "call_id": "c1", "output": "18 C"}
+INPUT = [
+    {"role": "developer", "content": "Be brief."},
+    {"role": "user", "content": "Weather in Paris?"},
+    {"type": "reasoning", "id": "rs_1", "summary": []},
+    CALL,
+    OUTPUT,
+    {"role": "assistant", "content": "It is 18 C."},
+    {"role": "user", "content": [{"type": "input_text", "text": "Thanks"}]},
+    {"type": "message", "role": "assistant",
+     "content": [{"type": "output_text", "text": "You're welcome."}]},
+]  # fmt: skip
+
+
+def test_a_responses_request_is_read_as_a_transcript(tmp_path: Path) -> None:
+    """A Responses API request's `input` (the conversation the application sent, as
+    agents without previous_response_id send it): it was no OpenAI body at all."""
+    path = write(tmp_path, "req.json", json.dumps({"model": "gpt-4.1", "input": INPUT}))
+    checks = (
+        'steps == 3; tool get_weather called once; tool get_weather args $.city == "Paris";'
+        ' tool get_weather result contains "18"; answer[2] == "It is 18 C.";'
+        ' answer == "You\'re welcome."'
+    )
+    assert statuses(path, checks) == ["pass"] * 6
+    summary = summarize(path)[0]
+    assert summary.format == "openai"
+    assert any("`tokens` and `cost` are unknown" in n for n in summary.notes)
+    assert statuses(path, "tokens > 0") == ["error"]  # (a request records no usage)
+
+
+def test_a_log_of_responses_and_the_requests_between_counts_each_call_once(
+    tmp_path: Path,
+) -> None:
+    first = {"object": "response", "id": "resp_1", "model": "gpt-4.1", "output": [CALL],
+             "usage": {"input_tokens": 10, "output_tokens": 5}}  # fmt: skip
+    request = {"model": "gpt-4.1", "input": [INPUT[1], CALL, OUTPUT]}
+    answer = {"type": "message", "content": [{"type": "output_text", "text": "18 C."}]}
+    last = {**first, "id": "resp_2", "output": [answer]}
+    path = write(tmp_path, "log.jsonl", "\n".join(map(json.dumps, (first, request, last))))
+    checks = 'steps == 2; tool calls == 1; tool get_weather result contains "18"; tokens == 30'
+    assert statuses(path, checks) == ["pass"] * 4
+    assert summarize(path)[0].skipped == {"assistant messages echoing a response read before": 1}
+
+
+def test_a_responses_request_item_that_cannot_be_read_is_an_error_naming_it(
+    tmp_path: Path,
+) -> None:
+    bad = {"model": "gpt-4.1", "input": [INPUT[1], {**CALL, "name": 7}]}
+    with pytest.raises(RunError, match="name"):
+        load_run(write(tmp_path, "bad.json", json.dumps(bad)))
+    # an item of an earlier response named by its id only: counted, never read as nothing
+    reference = {"type": "item_reference", "id": "fc_1"}
+    alone = write(tmp_path, "alone.json", json.dumps({"input": [INPUT[1], reference]}))
+    with pytest.raises(RunError, match="has nothing evaldsl recognises"):
+        load_run(alone)
+    referenced = {"model": "gpt-4.1", "input": [*INPUT[:2], reference, INPUT[5]]}
+    summary = summarize(write(tmp_path, "ref.json", json.dumps(referenced)))[0]
+    assert summary.skipped == {"item references (items of an earlier response, not in the file)": 1}

@@ -1,4 +1,5 @@
-"""OpenAI: Chat Completions bodies, request transcripts, streamed chunks, the Responses API.
+"""OpenAI: Chat Completions bodies, request transcripts, streamed chunks, the Responses API
+(bodies, requests, streams).
 
 Takes `Items` (one body, an array or JSONL of them, or the SSE text as the API streams it)
 and gives the normalised events of `providers` (format "openai"). Shapes and what becomes
@@ -47,6 +48,12 @@ what:
   its `name` with its `output` as result; `reasoning` items are skipped; tokens from
   `usage.input_tokens`/`output_tokens`; `status: "failed"` or an `error` object adds an
   `agent.error` (`"error": null` is no error);
+- a Responses API request body (`input[]`: messages by `role`, a model's items sent back,
+  call outputs): read as a transcript (`_responses_input`): each run of a model's items
+  (an assistant message, `function_call`s, `reasoning`) one step read as a body's
+  `output`, each `function_call_output` the result of the call its `call_id` names; a
+  turn echoing calls read before is skipped, as in a Chat transcript; `item_reference`s
+  (items kept by the API, not in the file) are counted as skipped;
 - Responses API streaming events (`type: "response.…"`): each stream ends in
   `response.completed`/`incomplete`/`failed`, whose `response` is read as a body (its
   `output` completed from the `response.output_item.done` items when empty); a stream
@@ -170,6 +177,33 @@ def is_request(d: Any) -> bool:
     )
 
 
+#: The items of a model's turn in a Responses API request's `input` (what an earlier
+#: response's `output` held, sent back), and those that answer a call of one.
+_TURN_ITEMS = frozenset(
+    {"function_call", "custom_tool_call", "reasoning", "mcp_call", *_BUILTIN_CALLS}
+)
+_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+_INPUT_ROLES = frozenset({"user", "assistant", "system", "developer"})
+
+
+def is_responses_request(d: Any) -> bool:
+    """A Responses API request body: an `input` list of its items (a message by `role`, a
+    call, a call's output), the conversation the application sent."""
+    listed = d.get("input") if isinstance(d, dict) else None
+    if not isinstance(listed, list) or "output" in d or "messages" in d or "run_type" in d:
+        return False
+    return any(
+        isinstance(i, dict)
+        and (
+            is_among(i.get("type"), _TURN_ITEMS)
+            or is_among(i.get("type"), _OUTPUT_ITEMS)
+            or i.get("type") == "item_reference"
+            or (is_among(i.get("role"), _INPUT_ROLES) and i.get("type", "message") == "message")
+        )
+        for i in listed
+    )
+
+
 def is_plain_request(d: Any) -> bool:
     """A request body of user/assistant messages only (OpenAI and Anthropic both write it)."""
     messages = d.get("messages") if isinstance(d, dict) else None
@@ -203,6 +237,7 @@ SHAPES = {
     "content-filter chunk": is_filter_chunk,
     "chat request": is_request,
     "response": is_response,
+    "responses request": is_responses_request,
     "response event": is_response_event,
 }
 
@@ -277,12 +312,15 @@ def read_openai(items: Items, why: str, *, done: bool = False) -> Trace:
         elif isinstance(item, dict) and isinstance(item.get("messages"), list):
             trace.saw("chat request")
             unmetered += _transcript(item, items, index, trace)
+        elif is_responses_request(item):
+            trace.saw("responses request")
+            unmetered += _responses_input(item, items, index, trace)
         else:
             raise items.error(
                 index,
                 f"{items.where(index)} is {_found(item)}, not an OpenAI body",
                 "an OpenAI item is a chat.completion, a chunk, a request with messages, "
-                "a Responses API object or one of its streaming events",
+                "a Responses API object, request or streaming event",
             )
     _finish_streams(streams, items, trace, done)
     if response_stream is not None:
@@ -615,6 +653,90 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
         else:
             trace.saw(f"{role} message")
     return added
+
+
+def _responses_input(body: dict[str, Any], items: Items, index: int, trace: Trace) -> int:
+    """Read a Responses API request's `input` (item `index`) as a transcript: each run of
+    a model's items (an assistant message, its calls, its reasoning) is one step, read as
+    a response body's `output` is (`_response`), and each call's output item the result of
+    the call its `call_id` names. A turn whose calls all were read before in the file is
+    that response echoed back (skipped, counted: `Trace.new_calls`), as in a Chat
+    transcript. Gives how many steps it added (none records token usage)."""
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    added = 0
+    echoed: set[str] = set()
+    turn: list[dict[str, Any]] = []
+
+    def end_turn() -> None:
+        nonlocal added
+        if not turn:
+            return
+        made = list(turn)
+        turn.clear()
+        calls = [_input_call(i, trace) for i in made if i["type"] == "function_call"]
+        new = trace.new_calls(calls, echoed)
+        if new is None:
+            return
+        kept = [i for i in made if i["type"] != "function_call" or i.get("call_id") not in echoed]
+        _response({"model": model, "output": kept}, trace, items, index, ("input",))
+        added += 1
+
+    for n, item in enumerate(body["input"]):
+        if not isinstance(item, dict):
+            raise items.wrong_type(index, ("input", n), item, "an input item (an object)")
+        kind = item.get("type", "message")
+        role = item.get("role")
+        if kind == "message" and role == "assistant":
+            turn.append(_as_output_message(item, items, index, n))
+        elif is_among(kind, _TURN_ITEMS):
+            check_output_item(item, items, index, ("input", n))
+            turn.append(item)
+        else:
+            end_turn()
+            if is_among(kind, _OUTPUT_ITEMS):
+                _input_result(item, trace, echoed)
+            elif kind == "message":
+                trace.saw(f"{role} message" if isinstance(role, str) else "message")
+            elif kind == "item_reference":
+                trace.skip("item references (items of an earlier response, not in the file)")
+            else:
+                trace.skip(f"input items of type `{kind}`")
+    end_turn()
+    return added
+
+
+def _as_output_message(item: dict[str, Any], items: Items, index: int, n: int) -> dict[str, Any]:
+    """An assistant message of a request's `input` as a response's `output` message: its
+    `content` text (an easy input message's), or its parts."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return {"type": "message", "content": [{"type": "output_text", "text": content}]}
+    message = {**item, "type": "message"}
+    check_output_item(message, items, index, ("input", n))
+    return message
+
+
+def _input_call(item: dict[str, Any], trace: Trace) -> Call:
+    """A `function_call` input item as a call (for telling an echoed turn)."""
+    name = tool_name(item.get("name", MISSING), "name", "a `function_call` item")
+    call_id = link_id(item.get("call_id"), "call_id", "a `function_call` item")
+    return (
+        name,
+        arguments_of(item.get("arguments", ""), _call_label(name, call_id), trace),
+        call_id,
+    )
+
+
+def _input_result(item: dict[str, Any], trace: Trace, echoed: set[str]) -> None:
+    """A call's output item of a request's `input`: the result of the call its `call_id`
+    names (one echoing a result read before: skipped, counted)."""
+    call_id = link_id(item.get("call_id"), "call_id", f"a `{item['type']}` item")
+    if trace.echoes_result(call_id, echoed, "call outputs echoing a result read before"):
+        return
+    if call_id is not None and trace.has_call(call_id):
+        trace.result(call_id, item.get("output"))
+    else:
+        trace.skip(f"{item['type']} items whose call_id names no call")
 
 
 class _Stream:
