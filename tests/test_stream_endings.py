@@ -314,16 +314,25 @@ def test_a_stream_stopped_at_max_tokens_in_a_tool_input_is_whole(tmp_path: Path)
     assert "re-record" not in notes
 
 
-def _whole_then_cut(tmp_path: Path) -> Path:
-    """A stream stopped at max_tokens: a whole `write_file` call, then one cut off."""
+def _whole_then_cut(tmp_path: Path, stop: str = "max_tokens") -> Path:
+    """A stream stopped at a limit (`stop`): a whole `write_file` call, then one cut off."""
     events = [
         _start({"input_tokens": 9, "output_tokens": 1}),
         *_tool(0, '{"path": "b.txt"}'),
         {"type": "content_block_stop", "index": 0},
         *_tool(1, '{"path": "a.txt", "content": "lorem ips'),
-        *_end("max_tokens", {"output_tokens": 4096}),
+        *_end(stop, {"output_tokens": 4096}),
     ]
     return write(tmp_path, "m.jsonl", "\n".join(json.dumps(e) for e in events))
+
+
+def test_a_stream_that_filled_the_context_window_in_a_call_has_it_cut(tmp_path: Path) -> None:
+    """As at max_tokens: the stream is whole, the call's input unknown (it was the
+    recording's error, 'the stream is cut in the middle of tool call')."""
+    path = _whole_then_cut(tmp_path, "model_context_window_exceeded")
+    statements = 'tool write_file called twice; not tool write_file args $.path == "a.txt"'
+    assert check(path, statements) == ["pass", "error"]
+    assert "the model's context window filled in it" in _notes(path)
 
 
 @pytest.mark.parametrize(
@@ -448,6 +457,40 @@ def test_a_call_whose_arguments_are_whole_when_the_response_is_cut_is_read(
     body = {"object": "chat.completion", "model": "gpt-4o-mini", "choices": [choice]}
     path = write(tmp_path, "c.json", json.dumps(body))
     assert check(path, "not tool g args has city; tool g called") == ["pass", "pass"]
+
+
+def _tool_use(call_id: str, path: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "write_file", "input": {"path": path}}
+
+
+@pytest.mark.parametrize(
+    ("stop", "last_is_call"),
+    [
+        ("max_tokens", True),
+        ("model_context_window_exceeded", True),
+        ("max_tokens", False),  # (a text block after the calls: they were written whole)
+        ("tool_use", True),  # (the model stopped to call: whole)
+    ],
+)
+def test_a_bodys_last_tool_call_at_its_token_limit_has_unknown_input(
+    tmp_path: Path, stop: str, last_is_call: bool
+) -> None:
+    """Anthropic's docs: a response cut at max_tokens may end in an incomplete tool use
+    block; a body does not say whether it is whole, so its input is unknown (a test of it
+    is an error unless a whole call decides it), never what the API parsed of it."""
+    content: list[dict[str, Any]] = [_tool_use("t1", "b.txt"), _tool_use("t2", "a.txt")]
+    if not last_is_call:
+        content.append({"type": "text", "text": "Writing both."})
+    body = {"type": "message", "model": MODEL, "content": content, "stop_reason": stop,
+            "usage": {"input_tokens": 3, "output_tokens": 2}}  # fmt: skip
+    path = write(tmp_path, "b.json", json.dumps(body))
+    statements = (
+        'tool write_file called twice; tool write_file args $.path == "b.txt";'
+        ' not tool write_file args $.path == "c.txt"'
+    )
+    cut = stop != "tool_use" and last_is_call
+    assert check(path, statements) == ["pass", "pass", "error" if cut else "pass"]
+    assert ("`write_file`'s input is cut" in _notes(path)) is cut
 
 
 def test_a_langsmith_wrap_anthropic_body_counts_its_cache_tokens(tmp_path: Path) -> None:

@@ -36,9 +36,10 @@ becomes what:
   endings are not cuts: an `error` event (the API's own, say `overloaded_error`) ends the
   stream as a run that ended in an error: what came before is read (a partial answer is the
   answer), then an `agent.error`, and `inspect` notes it; and `stop_reason: "max_tokens"`
-  ends it at the token limit, noted. In either, a tool call whose input was cut off is a
-  call whose arguments are unknown (a test that reads them is an error unless a whole call
-  decides it: `Unrecorded.cut`), noted.
+  (or `model_context_window_exceeded`) ends it at that limit, noted. In either, a tool
+  call whose input was cut off is a call whose arguments are unknown (a test that reads
+  them is an error unless a whole call decides it: `Unrecorded.cut`), noted; so is a
+  body's last block, a tool call, when the body stopped at such a limit (`_last_call_cut`).
 
 A body `{"type": "error", "error": {…}}` is an error, as is any item of none of these shapes,
 and a field the reader needs of another type than the API gives it (a content block that is
@@ -368,7 +369,32 @@ def _message(body: dict[str, Any], trace: Trace, items: Items, index: int) -> No
     for n, block in enumerate(body["content"]):
         check_block(block, items, index, ("content", n))
     usage = _usage_field(body, items, index, ())
-    _blocks(body["content"], trace, model, usage, stop=body.get("stop_reason"))
+    stop = body.get("stop_reason")
+    _blocks(_last_call_cut(body["content"], stop, trace), trace, model, usage, stop=stop)
+
+
+#: Stop reasons that end a response wherever the model was, in a tool call's input too,
+#: and how a cut call's note says it.
+_CUT_BY = {
+    "max_tokens": "the model ran out of tokens in it (stop_reason `max_tokens`)",
+    "model_context_window_exceeded": (
+        "the model's context window filled in it (stop_reason `model_context_window_exceeded`)"
+    ),
+}
+
+
+def _last_call_cut(content: list[Any], stop: Any, trace: Trace) -> list[Any]:
+    """A body's blocks, its last one's input unknown (`MISSING`, noted: `Trace.cut_call`)
+    when the response stopped at a limit (`_CUT_BY`) in that block, a tool call: the API
+    gives no sign whether its input is whole ("an incomplete tool use block", Anthropic's
+    docs say), and a test must not pass on part of it. A stream says where it stopped,
+    and is read by what it says (`_Stream.finish`)."""
+    why = _CUT_BY.get(stop) if isinstance(stop, str) else None
+    last = content[-1] if content else None
+    if why is None or not isinstance(last, dict) or not is_among(last.get("type"), _CALL_BLOCKS):
+        return content
+    trace.cut_call(last.get("name"), "input is", why)
+    return [*content[:-1], {**last, "input": MISSING}]
 
 
 def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) -> int:
@@ -522,8 +548,8 @@ class _Stream:
         why = None
         if error is not None:
             why = "the run ended in an error in it"
-        elif self.stop_reason == "max_tokens":
-            why = "the model ran out of tokens in it (stop_reason `max_tokens`)"
+        elif self.stop_reason in _CUT_BY:
+            why = _CUT_BY[self.stop_reason]
         for at, block in sorted(self.blocks.items()):
             pieces = block.pop("_text")
             if pieces is not None:
