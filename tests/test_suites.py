@@ -1235,6 +1235,55 @@ def test_held_calls_are_what_a_plain_reading_of_every_event_finds(events: list[A
     assert got == want and list(got) == list(want)
 
 
+def test_the_tests_a_held_call_could_break_have_the_pass_note_responses_holding_calls() -> None:
+    import evaldsl
+    from evaldsl.runs.cassette import load_cassette
+    from evaldsl.runs.codegen import generate
+    from evaldsl.runs.index import RunFacts
+
+    for text, held in [
+        ("no tool a", True),
+        ("tool a called at most 2 times", True),
+        ("tool a never called", True),
+        ("tool a called", False),
+        ("tool a called at least 2 times", False),
+        ("tools contains a", True),
+        ("tool calls == 0", True),
+        ("steps > 1", False),
+    ]:
+        assert evaldsl.compile(text).cases[0].needs.held is held, text
+    events = load_cassette(HELD).events
+    assert events is not None
+    needs = evaldsl.compile("no tool get_weather").cases[0].needs
+    trace = generate(needs).run(events, None, True)
+    assert not trace.holds_no_call
+    assert RunFacts(trace, None, None, None, events=events).held_calls() == {"get_weather": 1}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_EVENT, max_size=12), st.booleans())
+def test_a_generated_pass_that_sees_no_response_hold_a_call_spares_the_second_read(
+    events: list[Any], answers: bool
+) -> None:
+    """A generated pass for a test a held call could break notes whether any response
+    may hold a call; when none may, `RunFacts.held_calls` answers without reading the
+    events again, and always what the read finds (with the answers read by the pass or
+    not: the output is then read once)."""
+    from evaldsl.runs.codegen import generate
+    from evaldsl.runs.heldcalls import held_calls
+    from evaldsl.runs.index import Needs, RunFacts
+
+    needs = Needs(counted={"a"}, held=True, answer_tail=3 if answers else 0)
+    try:
+        trace = generate(needs).run(events, None, True)
+    except TypeError:  # (a call named by no text: the run's error, never read further)
+        return
+    facts = RunFacts(trace, None, None, None, events=events)
+    assert facts.held_calls() == held_calls(events)
+    if trace.holds_no_call:
+        assert held_calls(events) == {}
+
+
 @pytest.mark.parametrize(
     ("written", "said"),
     [

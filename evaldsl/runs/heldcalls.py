@@ -82,7 +82,7 @@ def held_calls(events: Iterable[dict[str, Any]]) -> dict[str, int]:
         kind = event.get("type")
         if kind == LLM_RESPONSE:
             output = event.get("output")
-            if isinstance(output, dict) and not _no_calls(output):
+            if may_hold_calls(output):
                 for name in response_call_names(output):
                     held[name] = held.get(name, 0) + 1
         # (two `==`, which Python specialises for two texts: `in` a tuple was a fifth more)
@@ -97,6 +97,16 @@ def held_calls(events: Iterable[dict[str, Any]]) -> dict[str, int]:
             events_of[called] = events_of.get(called, 0) + 1
     left = {name: n - events_of.get(name, 0) for name, n in held.items()}
     return {name: n for name, n in left.items() if n > 0}
+
+
+def may_hold_calls(output: Any) -> bool:
+    """Whether an `llm.response`'s output may hold a call (`response_call_names` may name
+    one); False for most, told at a fraction of its work.
+
+    >>> may_hold_calls({"choices": [{"message": {"content": "It is sunny."}}]})
+    False
+    """
+    return isinstance(output, dict) and not _no_calls(output)
 
 
 def _no_calls(output: dict[str, Any]) -> bool:
