@@ -71,13 +71,15 @@ def held_calls(events: Iterable[dict[str, Any]]) -> dict[str, int]:
     ...     {"type": "tool.call", "name": "a"}])
     {'b': 1}
     """
-    # The pass runs wherever a passing `no tool`, `called at most` or `tools` test asks,
-    # over every event of the run: it reads only each event's type, and keeps the call
-    # events aside, named only when some response holds a call (most recordings' never
-    # do: the count by name would be work for nothing). Naming every call as it came was
-    # 2.5 times K = 1's whole generated pass (`tool_call_name`'s frame at every event).
+    # The read runs wherever a passing `no tool`, `called at most` or `tools` test asks
+    # and the pass could not tell that no response holds a call, over every event of the
+    # run: each event's type, a call's name counted inline (`tool_call_name`'s frame at
+    # every event was a third of the read), a response's output passed over by its keys
+    # when it cannot hold a call (`may_hold_calls`; `response_call_names` was a generator
+    # made and ended for every response, most of the read). The events may be a stream:
+    # nothing of them is kept, only a count of the calls by name.
     held: dict[str, int] = {}
-    calls: list[dict[str, Any]] = []
+    events_of: dict[str, int] = {}
     for event in events:
         kind = event.get("type")
         if kind == LLM_RESPONSE:
@@ -85,16 +87,14 @@ def held_calls(events: Iterable[dict[str, Any]]) -> dict[str, int]:
             if may_hold_calls(output):
                 for name in response_call_names(output):
                     held[name] = held.get(name, 0) + 1
-        # (two `==`, which Python specialises for two texts: `in` a tuple was a fifth more)
-        elif kind == TOOL_CALL or kind == MCP_CALL:  # noqa: SIM109
-            calls.append(event)
-    if not held:
-        return held
-    events_of: dict[str, int] = {}
-    for event in calls:
-        called = tool_call_name(event)
-        if called is not None and called in held:
-            events_of[called] = events_of.get(called, 0) + 1
+        elif kind == TOOL_CALL:
+            called = event.get("name")
+            if isinstance(called, str) and called:
+                events_of[called] = events_of.get(called, 0) + 1
+        elif kind == MCP_CALL:
+            called = tool_call_name(event)
+            if called is not None:
+                events_of[called] = events_of.get(called, 0) + 1
     left = {name: n - events_of.get(name, 0) for name, n in held.items()}
     return {name: n for name, n in left.items() if n > 0}
 
