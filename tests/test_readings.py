@@ -321,6 +321,7 @@ def test_the_facts_of_a_recording_go_after_its_last_case(tmp_path: Path) -> None
 def test_joined_needs_read_what_each_reads() -> None:
     one = Needs(tool_detail={"a"}, answers={1}, answer_tail=1, times=True, counted={"a"})
     two = Needs(tool_results={"b"}, tool_sequence=True, answer_tail=2, cost=True, tokens=True)
+    two.held = True
     joined = Needs.joined([one, two])
     assert joined == Needs(
         tool_detail={"a"},
@@ -332,9 +333,10 @@ def test_joined_needs_read_what_each_reads() -> None:
         cost=True,
         tokens=True,
         counted={"a"},
+        held=True,
     )
     every = {f.name for f in attrs.fields(Needs) if f.eq}
     assert every == {
         "tool_detail", "tool_results", "probes", "tool_sequence", "answers", "answer_tail",
-        "times", "cost", "tokens", "counted",
+        "times", "cost", "tokens", "counted", "held",
     }, "a new field of Needs: teach Needs.joined (and this test) how it joins"  # fmt: skip

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evaldsl.runner.core import RunOptions, run_suites
 from evaldsl.runner.results import Summary
@@ -1135,6 +1138,150 @@ def test_inspect_notes_the_calls_only_a_response_holds() -> None:
     assert demo.held_calls() == {}
     (summary,) = summarize(str(HELD))
     assert any("no tool.call event records (get_weather: 1)" in n for n in summary.notes)
+
+
+def _held_as_said(events: list[Any]) -> dict[str, int]:
+    """`heldcalls.held_calls` as its docstring says it, read the plain way: every call
+    event named and counted, every response's output walked whole."""
+    held: dict[str, int] = {}
+    called: dict[str, int] = {}
+    for event in events:
+        if event.get("type") == "llm.response":
+            output = event.get("output")
+            names: list[Any] = []
+            if isinstance(output, dict):
+                choices = output.get("choices")
+                if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+                    message = choices[0].get("message")
+                    calls = message.get("tool_calls") if isinstance(message, dict) else None
+                    for call in calls if isinstance(calls, list) else ():
+                        function = call.get("function") if isinstance(call, dict) else None
+                        names.append(function.get("name") if isinstance(function, dict) else 0)
+                for key, kind in (("content", "tool_use"), ("output", "function_call")):
+                    items = output.get(key)
+                    for item in items if isinstance(items, list) else ():
+                        if isinstance(item, dict) and item.get("type") == kind:
+                            names.append(item.get("name"))
+            for name in names:
+                if isinstance(name, str) and name:
+                    held[name] = held.get(name, 0) + 1
+        else:
+            kind = event.get("type")
+            name = event.get("name") if kind == "tool.call" else None
+            if kind == "mcp.call":
+                name = event.get("name", event.get("tool"))
+            if isinstance(name, str) and name:
+                called[name] = called.get(name, 0) + 1
+    return {n: k - called.get(n, 0) for n, k in held.items() if k > called.get(n, 0)}
+
+
+_NAMES = st.sampled_from(["a", "b", "", 3, None])
+_CALLISH = st.one_of(
+    st.builds(lambda n: {"function": {"name": n}}, _NAMES),
+    st.builds(
+        lambda t, n: {"type": t, "name": n},
+        st.sampled_from(["tool_use", "function_call", "text"]),
+        _NAMES,
+    ),
+    st.sampled_from([None, "x", 1, [], {}]),
+)
+_LISTS = st.one_of(st.lists(_CALLISH, max_size=3), st.sampled_from([None, "text", {}]))
+_MESSAGE = st.one_of(
+    st.builds(lambda c: {"role": "assistant", "tool_calls": c}, _LISTS),
+    st.builds(lambda: {"role": "assistant", "content": "hi"}),
+    st.sampled_from([None, "m", []]),
+)
+_OUTPUT = st.one_of(
+    st.builds(lambda m: {"choices": [{"message": m}]}, _MESSAGE),
+    st.builds(
+        lambda c: {"choices": c},
+        st.one_of(
+            st.lists(st.builds(lambda m: {"message": m}, _MESSAGE), max_size=2),
+            st.sampled_from([None, "c", [], [1]]),
+        ),
+    ),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "choices": st.just([{"message": {"content": "x"}}]),
+            "content": _LISTS,
+            "output": _LISTS,
+        },
+    ),
+    st.sampled_from(["an answer", None, 7, []]),
+)
+_EVENT = st.one_of(
+    st.builds(lambda o: {"type": "llm.response", "output": o}, _OUTPUT),
+    st.builds(lambda n: {"type": "tool.call", "name": n}, _NAMES),
+    st.builds(
+        lambda t, n: {"type": "mcp.call", "tool": t, **({"name": n} if n != 3 else {})},
+        _NAMES,
+        _NAMES,
+    ),
+    st.sampled_from([{"type": "tool.result"}, {"type": "llm.request"}, {"type": ["x"]}, {}]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_EVENT, max_size=12))
+def test_held_calls_are_what_a_plain_reading_of_every_event_finds(events: list[Any]) -> None:
+    """`held_calls` names the call events only when a response holds a call, and passes
+    over a chat completion without `tool_calls` by its keys: the same counts, in the same
+    order, as naming every event and walking every output."""
+    from evaldsl.runs.heldcalls import held_calls
+
+    got = held_calls(events)
+    want = _held_as_said(events)
+    assert got == want and list(got) == list(want)
+
+
+def test_the_tests_a_held_call_could_break_have_the_pass_note_responses_holding_calls() -> None:
+    import evaldsl
+    from evaldsl.runs.cassette import load_cassette
+    from evaldsl.runs.codegen import generate
+    from evaldsl.runs.index import RunFacts
+
+    for text, held in [
+        ("no tool a", True),
+        ("tool a called at most 2 times", True),
+        ("tool a never called", True),
+        ("tool a called", False),
+        ("tool a called at least 2 times", False),
+        ("tools contains a", True),
+        ("tool calls == 0", True),
+        ("steps > 1", False),
+    ]:
+        assert evaldsl.compile(text).cases[0].needs.held is held, text
+    events = load_cassette(HELD).events
+    assert events is not None
+    needs = evaldsl.compile("no tool get_weather").cases[0].needs
+    trace = generate(needs).run(events, None, True)
+    assert not trace.holds_no_call
+    assert RunFacts(trace, None, None, None, events=events).held_calls() == {"get_weather": 1}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_EVENT, max_size=12), st.booleans())
+def test_a_generated_pass_that_sees_no_response_hold_a_call_spares_the_second_read(
+    events: list[Any], answers: bool
+) -> None:
+    """A generated pass for a test a held call could break notes whether any response
+    may hold a call; when none may, `RunFacts.held_calls` answers without reading the
+    events again, and always what the read finds (with the answers read by the pass or
+    not: the output is then read once)."""
+    from evaldsl.runs.codegen import generate
+    from evaldsl.runs.heldcalls import held_calls
+    from evaldsl.runs.index import Needs, RunFacts
+
+    needs = Needs(counted={"a"}, held=True, answer_tail=3 if answers else 0)
+    try:
+        trace = generate(needs).run(events, None, True)
+    except TypeError:  # (a call named by no text: the run's error, never read further)
+        return
+    facts = RunFacts(trace, None, None, None, events=events)
+    assert facts.held_calls() == held_calls(events)
+    if trace.holds_no_call:
+        assert held_calls(events) == {}
 
 
 @pytest.mark.parametrize(

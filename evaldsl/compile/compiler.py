@@ -112,6 +112,7 @@ class Compiler:
             case ast.NoTool(name=name):
                 count = ast.Count("never", 0, 0, span=expr.span)
                 self.needs.counted.add(name)
+                self.needs.held = True
                 return called_checker(name, count, expr.span)
             case ast.NodeVisited(name=name):
                 subject = ast.Subject("nodes", span=expr.span)
@@ -343,6 +344,9 @@ class Compiler:
     ) -> SubjectReader:
         """A trace's fact; `calls`: one the calls its responses alone hold would change
         (`tools`, `tool calls`), which is then unknown."""
+
+        if calls:
+            self.needs.held = True
 
         def get(facts: RunFacts) -> Any:
             if facts.trace is None:

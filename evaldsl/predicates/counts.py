@@ -132,6 +132,8 @@ def _count_text(count: ast.Count) -> str:
 def compile_called(ctx: CompileContext, node: ast.Check) -> Checker:
     assert isinstance(node.predicate, ast.Called) and node.subject.name is not None
     ctx.needs.counted.add(node.subject.name)
+    if node.predicate.count.high is not None:  # (a held call could only break a bound)
+        ctx.needs.held = True
     return called_checker(node.subject.name, node.predicate.count, node.span)
 
 

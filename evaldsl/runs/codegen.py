@@ -60,6 +60,7 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.gensource import Names, Out
 from evaldsl.runs.groupgen import GroupTest, GroupWriter, bulk_kind
+from evaldsl.runs.heldcalls import may_hold_calls
 from evaldsl.runs.index import (
     CallRecord,
     Needs,
@@ -314,6 +315,7 @@ class _Generator:
             RESPONSE_TYPES=RESPONSE_TYPES,
             ERROR_TYPES=ERROR_TYPES,
             tool_call_name=tool_call_name,
+            may_hold_calls=may_hold_calls,
             tool_call_arguments=tool_call_arguments,
             inline_result=inline_result,
             usage_tokens=usage_tokens,
@@ -390,6 +392,8 @@ class _Generator:
         for g, (key, _) in enumerate(self.groups):
             self.groups_by.setdefault((key[0], key[1]), []).append(g)
         self.want_results = bool(needs.tool_results)
+        # (a raw or by-kind pass reads no output it need not: `held_calls` reads them)
+        self.notes_held = needs.held and not self.raw
         self.any_result_probes = any(p.on_result for p in needs.probes)
         self.plan_dispatch(tools)
 
@@ -442,6 +446,8 @@ class _Generator:
             )
         if needs.tool_detail or needs.tool_results:
             out("calls = facts.calls")
+        if self.notes_held:
+            out("holds_no_call = True  # (no response seen may hold a call)")
         if self.want_results:
             # the keys `by_call_id` holds, as a set: most calls and results name no kept
             # call, and a set says so with one probe where the dict takes two (at 1,000,000
@@ -929,6 +935,21 @@ class _Generator:
             out(f"tail.append({copied})")
         elif tail:
             out("before_last = last", "last = raw")
+        if self.notes_held:
+            out(
+                "# whether a response may hold a call no call event records (if none may,",
+                "# `held_calls` need not read the events again): a chat completion whose",
+                "# message has no `tool_calls` told inline, any other output by its function",
+                'if holds_no_call and kind == "llm.response":',
+                *(() if positions or tail else ('    raw = ev.get("output")',)),
+                "    if not (",
+                '        type(raw) is dict and "content" not in raw and "output" not in raw',
+                '        and type(hc := raw.get("choices")) is list and hc',
+                '        and type(hc := hc[0]) is dict and type(hc := hc.get("message")) is dict',
+                '        and "tool_calls" not in hc',
+                "    ) and may_hold_calls(raw):",
+                "        holds_no_call = False",
+            )
         if not (needs.tokens or needs.cost):
             out.dedent()
             self.other_branches()
@@ -1085,6 +1106,8 @@ class _Generator:
             "facts.unmetered = unmetered",
             "facts.output_tokens = tokens_out",
         )
+        if self.notes_held:
+            out("facts.holds_no_call = holds_no_call")
         for i, tool in enumerate(self.tool_slot):
             if tool not in self.tallied:
                 out(f"if c{i}:", f"    counts[{self.tool_names[tool]}] = c{i}")

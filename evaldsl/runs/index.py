@@ -173,6 +173,10 @@ class Needs:
     # (the reference pass counts everything else whatever these say)
     tokens: bool = False  # usage sums: `tokens`, `input tokens`, `output tokens`
     counted: set[str] = attrs.Factory(set)  # tools whose call counts are read
+    #: a test a call held only in an LLM response could break (`no tool`, `called at
+    #: most`, `tools`, `tool calls`): the generated pass notes whether any response may
+    #: hold one, so that `RunFacts.held_calls` reads the events again only then
+    held: bool = False
     # the generated passes made for these needs (`passes.py`), shared by their evolutions
     passes: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False)
     # the ids of `probes` (a probe is applied once, though equal tests share it)
@@ -290,6 +294,10 @@ class TraceFacts:
     #: its text, which for an output without a text is made from its JSON (4,000
     #: assertions on a 157 KB answer made it 4,000 times: 256 s)
     texts: dict[int, str] = attrs.field(factory=dict, eq=False, repr=False)
+    #: set by a generated pass for `Needs.held`: it saw every `llm.response`, and none of
+    #: their outputs may hold a call (`heldcalls.may_hold_calls`), so the run holds none
+    #: (False: not known, the events are read again when asked)
+    holds_no_call: bool = attrs.field(default=False, eq=False, repr=False)
 
     @property
     def usage_unrecorded(self) -> bool:
@@ -394,7 +402,9 @@ class RunFacts:
         (`heldcalls`): a test that would pass on them is an error verdict. The events are
         read again for it, once, when a checker first asks."""
         if self.held is None:
-            self.held = held_calls(self.events) if self.events is not None else {}
+            trace, events = self.trace, self.events
+            known = events is None or (trace is not None and trace.holds_no_call)
+            self.held = {} if known or events is None else held_calls(events)
         return self.held
 
     def output_text(self) -> str:
