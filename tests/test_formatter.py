@@ -306,6 +306,17 @@ def test_quote_escapes_a_combining_mark_only_where_it_would_sit_on_the_quote() -
     assert quote("☀\ufe0f") == '"☀\ufe0f"'
 
 
+@pytest.mark.parametrize("unseen", ["\U0001da00", "\U000e0001", "\U0001d173"])
+def test_quote_escapes_a_character_past_the_bmp_as_json_does_by_a_surrogate_pair(
+    unseen: str,
+) -> None:
+    # (a combining mark first, a language tag, a musical format character: found by
+    # make fuzz, where "\u1da00" read back as U+1DA0 and a "0")
+    written = quote(f"{unseen}b")
+    assert json.loads(written) == f"{unseen}b" and written.isascii()
+    assert format_text(f'case "{unseen}"\n') == f"case {quote(unseen)}\n"
+
+
 def test_unified_diff_marks_a_missing_final_newline() -> None:
     assert unified_diff("a\nb", "a\nb\n", "x.eval").splitlines() == [
         "--- x.eval",

@@ -153,7 +153,11 @@ def quote(value: str) -> str:
         elif ch == "\f":
             out.append("\\f")
         elif _unseen(ch, first=at == 0):
-            out.append(f"\\u{code:04x}")
+            if code > 0xFFFF:  # (JSON's escapes are UTF-16: a pair of surrogates)
+                high, low = divmod(code - 0x10000, 0x400)
+                out.append(f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}")
+            else:
+                out.append(f"\\u{code:04x}")
         else:
             out.append(ch)
     out.append('"')
