@@ -13,6 +13,8 @@ halved, is one pass, without the start, the decoding or the compile. Printed: th
 hand-written and the generated pass of "mixed", "hard" and "families" with their ratio,
 and the generated pass of K = 1, 10, 100, 1000 distinct statements with each K's ratio
 to K = 1 and to K = 10 (docs/speed.md, "Where the unmet in-memory targets stand").
+`--whole` counts each one's whole check too (`case.check`, as `speed.py` times it: the
+pass and the assertions decided after it), which a pass alone leaves out.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ def child(name: str, which: str, reps: int, events: int, cassette: Path) -> None
     if which == "hand":
         assert hand is not None
         run = lambda: hand(decoded)  # noqa: E731
+    elif which == "check":  # the whole check: the pass and the assertions after it
+        run = lambda: case.check(decoded)  # noqa: E731
     else:
         made = pass_for(case.needs, raw=False)
         run = lambda: made.run(decoded, None, True)  # noqa: E731
@@ -100,6 +104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", choices=[*speed.MIXES, "k"], help="a mix, or k (repeat)"
     )
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="count the whole check (case.check: the pass and what runs after it) too",
+    )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -113,14 +122,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"instructions of one pass over the first {args.events:,} events (valgrind)")
     for mix in (m for m in speed.MIXES if m in chosen):
         hand, ours = (per_pass(mix, w, args.events, cassette) for w in ("hand", "evaldsl"))
-        print(
-            f"  {mix}: hand-written {hand / 1e6:.1f} M, evaldsl {ours / 1e6:.1f} M, "
-            f"{ours / hand:.2f}x"
-        )
+        line = f"  {mix}: hand-written {hand / 1e6:.1f} M, evaldsl {ours / 1e6:.1f} M, "
+        line += f"{ours / hand:.2f}x"
+        if args.whole:
+            whole = per_pass(mix, "check", args.events, cassette)
+            line += f"; whole check {whole / 1e6:.1f} M, {whole / hand:.2f}x"
+        print(line)
     if "k" in chosen:
         ks = {k: per_pass(f"k{k}", "evaldsl", args.events, cassette) for k in KS}
+        wholes = (
+            {k: per_pass(f"k{k}", "check", args.events, cassette) for k in KS} if args.whole else {}
+        )
         for k, n in ks.items():
-            print(f"  K={k}: {n / 1e6:.1f} M ({n / ks[1]:.2f}x K=1, {n / ks[10]:.2f}x K=10)")
+            line = f"  K={k}: {n / 1e6:.1f} M ({n / ks[1]:.2f}x K=1, {n / ks[10]:.2f}x K=10)"
+            if wholes:
+                w = wholes[k]
+                line += f"; whole check {w / 1e6:.1f} M ({w / wholes[1]:.2f}x K=1)"
+            print(line)
     return 0
 
 
