@@ -294,6 +294,39 @@ _FILE_PENDING = (
 )
 
 
+#: The builtins a generated pass tests and calls by in its loop (`header`).
+LOOP_BUILTINS = ("type", "isinstance", "len", "str", "int", "float", "bool", "dict", "list", "set")
+#: A namespace of more names than this is not made parameters (`header`): parameters come
+#: first among a function's locals, and a local past the 256th is read with an
+#: `EXTENDED_ARG` before each `LOAD_FAST`; a pass has about as many locals of its own as
+#: names (a group's counters beside its keys), and the loop's (`ev`, `kind`, `v`) come
+#: after them. All 133 names of K = 100 statements made its pass 4% slower (`ev` the
+#: 306th local, where it was the 166th).
+HEADER_NAMES = 100
+
+
+def header(namespace: dict[str, Any]) -> list[str]:
+    """The generated function's first lines: every name of its namespace and each of
+    `LOOP_BUILTINS` is a keyword-only parameter whose default is itself, so the loop
+    reads it as a local (`LOAD_FAST`) where it read a global or a builtin
+    (`LOAD_GLOBAL`: two dict versions checked, ~20 machine instructions more each): the
+    pass tests `type(v) is str`, compares tool names to `T1`, `T2`... at every event.
+    The defaults are the namespace's own values, read when the function is made; the
+    text holds only the names (which depend on the shape of the needs alone)."""
+    names = [name for name in namespace if not name.startswith("__")]
+    if len(names) > HEADER_NAMES:
+        names = []  # (the builtins alone: see HEADER_NAMES)
+    params = [f"{name}={name}," for name in (*names, *LOOP_BUILTINS)]
+    lines = ["def index_pass(", "    events, again, is_list, *,"]
+    line = "   "
+    for param in params:
+        if len(line) + len(param) > 87:
+            lines.append(line)
+            line = "   "
+        line += " " + param
+    return [*lines, line, "):"]
+
+
 class _Generator:
     def __init__(
         self, needs: Needs, raw: bool, raw_type: type | None, by_kind: bool = False
@@ -397,7 +430,7 @@ class _Generator:
         self.any_result_probes = any(p.on_result for p in needs.probes)
         self.plan_dispatch(tools)
 
-        out("def index_pass(events, again, is_list):")
+        out("def index_pass(events, again, is_list):")  # (its names added below: `header`)
         out.indent()
         out(
             "facts = TraceFacts()",
@@ -510,6 +543,9 @@ class _Generator:
         out.dedent()
         self.epilogue()
         out.dedent()
+        out.lines[: out.lines.index("def index_pass(events, again, is_list):") + 1] = header(
+            self.names.namespace
+        )
         return "\n".join(out.lines) + "\n", self.names.namespace, self.names.notes
 
     # -- groups of tests on one path of one tool
@@ -1101,7 +1137,8 @@ class _Generator:
             "facts.errors = errors",
             "facts.results = results",
             "facts.others = others",
-            "facts.unknown = {str(k): n for k, n in unknown.items()}",
+            "# (not a comprehension, which would make `str` a cell in the whole function)",
+            "facts.unknown = dict(zip(map(str, unknown), unknown.values()))",
             "facts.input_tokens = tokens_in",
             "facts.unmetered = unmetered",
             "facts.output_tokens = tokens_out",
@@ -1135,14 +1172,21 @@ class _Generator:
             )
         tail = needs.answer_tail
         if tail:
-            kept = (
-                "list(tail)"
-                if tail > 2
-                else f"[a for a in (before_last, last)[{2 - tail}:] if a is not MISSING]"
-            )
-            out(f"kept = {kept}")
+            # (no comprehensions here: one would make each name it reads, `MISSING` or
+            # `type`, a cell in the whole function, read less cheaply in the loop)
+            if tail > 2:
+                out("kept = list(tail)")
+            else:
+                out("kept = []")
+                if tail == 2:
+                    out("if before_last is not MISSING:", "    kept.append(before_last)")
+                out("if last is not MISSING:", "    kept.append(last)")
             if self.raw:
-                out("kept = [decode(a) if type(a) is Raw else a for a in kept]")
+                out(
+                    "for i, a in enumerate(kept):",
+                    "    if type(a) is Raw:",
+                    "        kept[i] = decode(a)",
+                )
             out("facts.answers_tail = kept")
         if needs.times:
             if not self.by_kind:
