@@ -2401,3 +2401,18 @@ def test_the_pass_reads_its_names_and_builtins_as_locals() -> None:
     ]
     reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
     assert generated == reference
+
+
+def test_a_response_naming_its_request_by_a_str_subclass_answers_it_as_the_reference() -> None:
+    """The reference links a response to a request by a `requestId` that is exactly text
+    or a whole number: a `str` subclass equal to the waiting request's id answers nothing
+    (the request stays unanswered), in the generated pass too (it compared ids alone)."""
+    case = _compiled(["tokens <= 100"])
+    usage = {"promptTokens": 1, "completionTokens": 2}
+    events = [
+        {"type": "llm.request", "id": "r1"},
+        {"type": "llm.response", "requestId": _Text("r1"), "usage": usage},
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert "r1" in str(reference)  # (the unanswered request, in the verdict's message)

@@ -993,7 +993,9 @@ class _Generator:
         out(
             "# it answers the request its requestId names; one without, all before it",
             f"answers = {self.get('requestId', _RESPONSE)}",
-            "if answers == w_id and answers is not None:  # (a text id, then: see above)",
+            "# (a text equal to the waiting id; not a `str` subclass: the reference takes",
+            "# only a text or a whole number as an id, by its type)",
+            "if answers == w_id and type(answers) is str:",
             "    w_id = None",
             "else:",
             "    w_id = response_came(open_named, w_id, answers)",
