@@ -1463,7 +1463,9 @@ def test_inspect_code_prints_each_cases_pass() -> None:
     assert done.returncode == 0, done.stderr
     cases = done.stdout.count("\n# case ") + 1
     assert cases == 5  # `each` makes two of one
-    assert done.stdout.count("def index_pass(events, again, is_list):") == cases
+    # (its names and builtins as parameters the loop reads as locals: codegen.header)
+    assert done.stdout.count("def index_pass(\n    events, again, is_list, *,\n") == cases
+    assert "T1=T1," in done.stdout and "type=type," in done.stdout
     assert "# T1: tool 'get_weather'" in done.stdout  # what each name holds, beside
     # and when it runs: a small run goes through the reference pass (runs/passes.py)
     assert done.stdout.count("a smaller run is indexed by the reference pass") == cases
@@ -2357,3 +2359,60 @@ def test_prompt_cache_tokens_are_priced_alike_by_both_passes() -> None:
                 assert generated == reference
     reference, _ = _both(case, Run(events=events, format="events"), lambda n: n)
     assert "cacheTokens.read" in str(reference)
+
+
+def test_the_pass_reads_its_names_and_builtins_as_locals() -> None:
+    """`codegen.header`: every value the loop reads by a name (tools, keys, constants,
+    helpers) and the builtins it tests by are parameters, read as locals (no global or
+    builtin lookup in the pass), and each holds what its name was bound to."""
+    import dis
+
+    case = _compiled(
+        [
+            'tool w args $.q == "a"',
+            "every tool w args $.n > 2",
+            "tool v result $.ok == true",
+            "tools contains w",
+            "tokens < 5",
+            "answer contains 'x'",
+        ]
+    )
+    made = codegen.generate(case.needs)
+    run = made.run
+    defaults = run.__kwdefaults__
+    assert defaults is not None
+    assert defaults["T1"] in ("w", "v") and defaults["type"] is type and defaults["len"] is len
+    globals_read = {
+        i.argval
+        for code in (run.__code__, *(c for c in run.__code__.co_consts if hasattr(c, "co_code")))
+        for i in dis.get_instructions(code)
+        if i.opname == "LOAD_GLOBAL"
+    }
+    assert not globals_read & (set(defaults) - {"events", "again", "is_list"})
+    events = [
+        {"type": "tool.call", "name": "w", "callId": "c1", "arguments": {"q": "a", "n": 3}},
+        {"type": "tool.call", "name": "v", "callId": "c2", "arguments": {}},
+        {"type": "tool.result", "callId": "c2", "output": {"ok": True}},
+        {
+            "type": "llm.response",
+            "output": "x",
+            "usage": {"promptTokens": 1, "completionTokens": 2},
+        },
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+
+
+def test_a_response_naming_its_request_by_a_str_subclass_answers_it_as_the_reference() -> None:
+    """The reference links a response to a request by a `requestId` that is exactly text
+    or a whole number: a `str` subclass equal to the waiting request's id answers nothing
+    (the request stays unanswered), in the generated pass too (it compared ids alone)."""
+    case = _compiled(["tokens <= 100"])
+    usage = {"promptTokens": 1, "completionTokens": 2}
+    events = [
+        {"type": "llm.request", "id": "r1"},
+        {"type": "llm.response", "requestId": _Text("r1"), "usage": usage},
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    assert "r1" in str(reference)  # (the unanswered request, in the verdict's message)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -101,6 +102,12 @@ _IS_NUMBER = (
     "(type(v) is int or (type(v) is float and v == v)"
     " or (type(v) is not bool and isinstance(v, (int, float)) and v == v))"
 )
+
+
+def texts_equal(table: Iterable[str], value: Any) -> list[str]:
+    """The texts of `table` that `value` (a `str` subclass) equals, as `==` compares them
+    (a function: a comprehension in the pass would make `v` a cell in the whole pass)."""
+    return [text for text in table if value == text]
 
 
 def bulk_kind(p: CallProbe) -> tuple[str, Any] | None:
@@ -607,9 +614,14 @@ class GroupWriter:
             self.equal_tests("v", room, pairs, table, keep=True)
             if found == "vals":
                 equal = self.names.bind("J", json_equal, "json_equal")
+                # (a loop, not `all()` over a generator, which would make `v` a cell in the
+                # whole pass: read less cheaply at every value)
                 out(
-                    f"if jhits and len(vals) > 1 and not all({equal}(x, v) for x in vals[1:]):",
-                    "    jhits = None  # a value differs from the first: it passes them all",
+                    "if jhits and len(vals) > 1:",
+                    "    for later in vals[1:]:",
+                    f"        if not {equal}(later, v):",
+                    "            jhits = None  # a value differs from the first: passes them all",
+                    "            break",
                 )
             with out.nested("if jhits:"):
                 out(f"if jk is not {self.odd()}:", f"    del {table}[jk]")
@@ -649,9 +661,10 @@ class GroupWriter:
             # `StrEnum`) is compared with each text as `==` compares it, not hashed
             with out.nested(f"if type(v) is str and v in g{g}_eq:"):
                 self.each_open(g, f"g{g}_eq.pop(v)", last)
+            equal_in = self.names.bind("F", texts_equal, "texts_equal")
             with out.nested(
                 "elif type(v) is not str and isinstance(v, str):",
-                f"for t in [t for t in g{g}_eq if v == t]:",
+                f"for t in {equal_in}(g{g}_eq, v):",
             ):
                 self.each_open(g, f"g{g}_eq.pop(t)", last)
         if "key" in bulk:
@@ -810,7 +823,7 @@ class GroupWriter:
                 self.each_open(g, f"{table}.pop({part}, ())", last)
         with out.nested(
             f"elif isinstance(v, str) and {table}:",
-            f"for t in [t for t in {table} if v.{method}(t)]:",
+            f"for t in list(filter(v.{method}, {table})):",  # (no comprehension: `v` no cell)
         ):
             self.each_open(g, f"{table}.pop(t)", last)
 
