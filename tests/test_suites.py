@@ -1270,7 +1270,7 @@ def test_a_generated_pass_that_sees_no_response_hold_a_call_spares_the_second_re
     events again, and always what the read finds (with the answers read by the pass or
     not: the output is then read once)."""
     from evaldsl.runs.codegen import generate
-    from evaldsl.runs.heldcalls import held_calls
+    from evaldsl.runs.heldcalls import held_calls, response_call_names
     from evaldsl.runs.index import Needs, RunFacts
 
     needs = Needs(counted={"a"}, held=True, answer_tail=3 if answers else 0)
@@ -1280,6 +1280,9 @@ def test_a_generated_pass_that_sees_no_response_hold_a_call_spares_the_second_re
         return
     facts = RunFacts(trace, None, None, None, events=events)
     assert facts.held_calls() == held_calls(events)
+    # (exactly when no response holds a call: an Anthropic text reply is no call)
+    responses = [e.get("output") for e in events if e.get("type") == "llm.response"]
+    assert trace.holds_no_call is not any(map(response_call_names, responses))
     if trace.holds_no_call:
         assert held_calls(events) == {}
 

@@ -60,7 +60,7 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.gensource import Names, Out
 from evaldsl.runs.groupgen import GroupTest, GroupWriter, bulk_kind
-from evaldsl.runs.heldcalls import may_hold_calls
+from evaldsl.runs.heldcalls import holds_calls
 from evaldsl.runs.index import (
     CallRecord,
     Needs,
@@ -355,7 +355,7 @@ class _Generator:
             RESPONSE_TYPES=RESPONSE_TYPES,
             ERROR_TYPES=ERROR_TYPES,
             tool_call_name=tool_call_name,
-            may_hold_calls=may_hold_calls,
+            holds_calls=holds_calls,
             tool_call_arguments=tool_call_arguments,
             inline_result=inline_result,
             usage_tokens=usage_tokens,
@@ -983,7 +983,7 @@ class _Generator:
             out("before_last = last", "last = raw")
         if self.notes_held:
             out(
-                "# whether a response may hold a call no call event records (if none may,",
+                "# whether a response holds a call no call event records (if none does,",
                 "# `held_calls` need not read the events again): a chat completion whose",
                 "# message has no `tool_calls` told inline, any other output by its function",
                 'if holds_no_call and kind == "llm.response":',
@@ -993,7 +993,7 @@ class _Generator:
                 '        and type(hc := raw.get("choices")) is list and hc',
                 '        and type(hc := hc[0]) is dict and type(hc := hc.get("message")) is dict',
                 '        and "tool_calls" not in hc',
-                "    ) and may_hold_calls(raw):",
+                "    ) and holds_calls(raw):",
                 "        holds_no_call = False",
             )
         if not (needs.tokens or needs.cost):

@@ -109,6 +109,18 @@ def may_hold_calls(output: Any) -> bool:
     return isinstance(output, dict) and not _no_calls(output)
 
 
+def holds_calls(output: Any) -> bool:
+    """Whether an `llm.response`'s output holds a call (`response_call_names` names one):
+    the generated pass asks it of each response until one does, so that a run whose
+    responses hold none (an Anthropic text reply too, which `may_hold_calls` cannot tell
+    by its keys) needs no second read (`RunFacts.held_calls`).
+
+    >>> holds_calls({"content": [{"type": "text", "text": "It is sunny."}]})
+    False
+    """
+    return may_hold_calls(output) and bool(response_call_names(output))
+
+
 def _no_calls(output: dict[str, Any]) -> bool:
     """Whether `output` is a chat completion's whose message holds no `tool_calls`, and
     nothing else (the common response without a call, told by exact types and keys at a

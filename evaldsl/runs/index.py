@@ -295,7 +295,7 @@ class TraceFacts:
     #: assertions on a 157 KB answer made it 4,000 times: 256 s)
     texts: dict[int, str] = attrs.field(factory=dict, eq=False, repr=False)
     #: set by a generated pass for `Needs.held`: it saw every `llm.response`, and none of
-    #: their outputs may hold a call (`heldcalls.may_hold_calls`), so the run holds none
+    #: their outputs holds a call (`heldcalls.holds_calls`), so the run holds none
     #: (False: not known, the events are read again when asked)
     holds_no_call: bool = attrs.field(default=False, eq=False, repr=False)
 
