@@ -14,17 +14,21 @@ import unicodedata
 
 from evaldsl.cache.regexes import regex
 
+#: The Unicode bidirectional controls, as a character class's text: marks (ALM, LRM, RLM),
+#: embeddings and overrides (LRE, RLE, PDF, LRO, RLO) and isolates (LRI, RLI, FSI, PDI).
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+
 # Control characters (C0 but tab and newline, DEL, C1) and lone surrogates: an agent's
 # output can hold any of them, and on a terminal an escape sequence would act, not show.
 # The bidirectional controls too (those W101 warns of in a suite): printed as they are,
 # a terminal shows the text around them in another order than it holds ("Trojan
 # Source"), so a source line under a W101 would show what the warning says is hidden.
 # (Kept compiled between starts: each of these classes took ~0.4 ms to compile.)
-_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_CONTROL = regex(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
-_CONTROL_OR_NEWLINE = regex(f"[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
-_CONTROL_BUT_BREAKS = regex(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff{_BIDI}]")
-_UNSEEN_IN_JSON = regex(f"[\x7f-\x9f\ud800-\udfff{_BIDI}]")
+_UNSEEN = f"\x7f-\x9f\ud800-\udfff{BIDI_CONTROLS}"  # (and the C0 controls each class picks)
+_CONTROL = regex(f"[\x00-\x08\x0b-\x1f{_UNSEEN}]")
+_CONTROL_OR_NEWLINE = regex(f"[\x00-\x08\x0a-\x1f{_UNSEEN}]")
+_CONTROL_BUT_BREAKS = regex(f"[\x00-\x08\x0b\x0c\x0e-\x1f{_UNSEEN}]")
+_UNSEEN_IN_JSON = regex(f"[{_UNSEEN}]")  # (JSON escapes C0 controls itself)
 
 
 def visible(text: str, *, newlines: bool = True) -> str:
@@ -48,10 +52,12 @@ def json_visible(text: str) -> str:
     >>> print(json_visible('"a\x9b2J \u202eb"'))
     "a\u009b2J \u202eb"
     """
-    return _UNSEEN_IN_JSON.sub(_json_escape, text)
+    return _UNSEEN_IN_JSON.sub(json_escape, text)
 
 
-def _json_escape(match: re.Match[str]) -> str:
+def json_escape(match: re.Match[str]) -> str:
+    """The matched character (of the Basic Multilingual Plane: one UTF-16 unit) as JSON's
+    `\\uXXXX` escape, for a `re.sub` over JSON text whose strings hold it."""
     return f"\\u{ord(match.group()):04x}"
 
 

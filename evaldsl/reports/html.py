@@ -50,6 +50,7 @@ from importlib import resources
 from typing import Any
 
 from evaldsl.language.diagnostics import Diagnostic, abbreviated
+from evaldsl.language.printable import json_escape
 from evaldsl.reports import common, write_text
 from evaldsl.reports.timeline import Timeline, timelines
 from evaldsl.runner.results import AssertionResult, CaseResult, Report
@@ -110,7 +111,7 @@ def json_for_html(value: Any) -> str:
     '{"answer":"\\u003c/script\\u003e\\u003cb\\u003e\\u0026"}'
     """
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _UNSAFE.sub(json_escape, text)
 
 
 class _Data:

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 
 from evaldsl.cache.regexes import regex
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.printable import BIDI_CONTROLS
 from evaldsl.language.source import Source, Span
 
-#: The Unicode bidirectional controls: marks (ALM, LRM, RLM), embeddings and overrides
-#: (LRE, RLE, PDF, LRO, RLO) and isolates (LRI, RLI, FSI, PDI).
-_BIDI = regex("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: The Unicode bidirectional controls (the ones every text renderer escapes)
+_BIDI = regex(f"[{BIDI_CONTROLS}]")
 
 
 def bidi_warnings(source: Source, parsed: Iterable[Diagnostic]) -> list[Diagnostic]:
