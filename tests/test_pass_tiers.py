@@ -23,6 +23,7 @@ from evaldsl.runner.core import run_suites
 from evaldsl.runner.produce import streamed_bytes
 from evaldsl.runs import passes
 from evaldsl.runs.cassette import EventStream
+from evaldsl.runs.heldcalls import held_calls
 from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run
 from evaldsl.suites.build import load_suite
@@ -248,3 +249,33 @@ def test_only_recordings_that_may_stream_count_towards_typed_decoding(tmp_path: 
     assert len(loaded.cases) == 7 and not any(c.error for c in loaded.cases)
     work = [(loaded, i) for i in range(len(loaded.cases))]
     assert streamed_bytes(work) == sizes["a"] + sizes["b"] + sizes["d"]
+
+
+@pytest.mark.parametrize("holds", [False, True])
+def test_a_typed_decoded_recording_is_read_again_for_held_calls_only_when_a_response_holds_one(
+    tmp_path: Path, holds: bool
+) -> None:
+    """A passing `no tool` asks whether the responses hold a call no call event records.
+    The typed decoder's passes note it as they go (an output decoded to ask only where
+    its text may name a call), so a recording whose responses hold none is not read a
+    second time for it: that read was ~2x the whole check of a 300,000-event cassette."""
+    answer: Any = "ok"
+    if holds:
+        answer = {"choices": [{"message": {"tool_calls": [{"function": {"name": "delete"}}]}}]}
+    made = [*events(40), {"type": "llm.response", "output": answer}]
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in made), encoding="utf-8")
+    case = evaldsl.compile("no tool delete\ntool search called at most 39 times").cases[0]
+    run = Run(events=EventStream(path, header=False), path=str(path), format="events")
+    with (
+        mock.patch.object(passes, "GENERATE_FROM", 0),
+        mock.patch.object(passes, "TYPED_FROM", 0),
+        mock.patch("evaldsl.runs.index.held_calls", wraps=held_calls) as again,
+        mock.patch.object(passes, "kind_events", wraps=passes.kind_events) as typed,
+    ):
+        facts = passes.index_run(run, case.needs)
+        got = verdicts(case, facts)
+    assert typed.call_count == 1
+    assert again.call_count == (1 if holds else 0)
+    # (`delete` called only inside a response: `no tool delete` cannot be told)
+    assert got == (["error", "pass"] if holds else ["pass", "pass"])

@@ -1287,6 +1287,51 @@ def test_a_generated_pass_that_sees_no_response_hold_a_call_spares_the_second_re
         assert held_calls(events) == {}
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_EVENT, max_size=12), st.booleans(), st.booleans())
+def test_a_pass_over_typed_decoded_events_notes_responses_holding_calls_exactly(
+    events: list[Any], escaped: bool, answers: bool
+) -> None:
+    """The passes over a recording decoded by the typed decoder (each kind a struct, or
+    dicts) keep a response's output undecoded, and decode it to ask whether it holds a
+    call only where its text may name one (`codegen.NAMES_CALL`): the note is exact
+    there too, a key or type spelled with `\\u` escapes included, so that a passing
+    `no tool` never needs the recording read again, and never passes on a held call."""
+    import json
+    import tempfile
+
+    from evaldsl.runs import passes
+    from evaldsl.runs.cassette import EventStream
+    from evaldsl.runs.decode import Undecodable, kind_events, typed_events
+    from evaldsl.runs.heldcalls import held_calls, response_call_names
+    from evaldsl.runs.index import Needs, RunFacts
+
+    lines = [json.dumps(event) for event in events]
+    if escaped:  # (JSON may spell any letter as \uXXXX: `tool_calls` as `tool\u005fcalls`)
+        lines = [line.replace("_", "\\u005f") for line in lines]
+    responses = [e.get("output") for e in events if e.get("type") == "llm.response"]
+    holds = any(map(response_call_names, responses))
+    needs = Needs(counted={"a"}, held=True, answer_tail=3 if answers else 0)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "events.jsonl"
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        stream = EventStream(path, header=False)
+        by_kind = passes.pass_for(needs, raw=True, by_kind=True)
+        as_dicts = passes.pass_for(needs, raw=True)
+        for made, decoder in (
+            (by_kind, lambda: kind_events(stream, by_kind.reads)),
+            (as_dicts, lambda: typed_events(stream, passes.read_fields(needs))),
+        ):
+            try:
+                with decoder() as decoded:
+                    trace = made.run(decoded, stream.__iter__, False)
+            except (Undecodable, TypeError):  # (the careful reader's to report)
+                continue
+            assert trace.holds_no_call is not holds
+            facts = RunFacts(trace, None, None, None, events=events)
+            assert facts.held_calls() == held_calls(events)
+
+
 @pytest.mark.parametrize(
     ("written", "said"),
     [

@@ -270,6 +270,11 @@ _UNNAMED = 'raise TypeError("a tool call whose name is not text")'
 #: Whether an undecoded output may hold prompt-cache counts (the start of their names):
 #: only such an output is decoded to read them (`body_cache`), the rest are not.
 NAMES_CACHE = re.compile(rb'"cache_(?:creation|read)')
+#: Whether an undecoded `llm.response` output may hold a tool call: one holds the key
+#: `"tool_calls"` or the type `"tool_use"` or `"function_call"`, which JSON text spells
+#: as they are unless a `\u` escape spells a letter (then it is decoded and asked too);
+#: only such an output is decoded to ask (`heldcalls.holds_calls`), the rest are not.
+NAMES_CALL = re.compile(rb'"(?:tool_calls|tool_use|function_call)"|\\u')
 
 #: The kinds a `by_kind` pass reads fields of by name (an `mcp.call` is never one of its
 #: events: `decode.KINDS`; its branch is written but never taken).
@@ -364,6 +369,7 @@ class _Generator:
             cache_premium=cache_premium,
             body_cache=body_cache,
             names_cache=NAMES_CACHE.search,
+            names_call=NAMES_CALL.search,
             make_tally=_make_tally,
             overflow_start=overflow.start,
             overflow_feed=overflow.feed,
@@ -432,8 +438,7 @@ class _Generator:
         for g, (key, _) in enumerate(self.groups):
             self.groups_by.setdefault((key[0], key[1]), []).append(g)
         self.want_results = bool(needs.tool_results)
-        # (a raw or by-kind pass reads no output it need not: `held_calls` reads them)
-        self.notes_held = needs.held and not self.raw
+        self.notes_held = needs.held
         self.any_result_probes = any(p.on_result for p in needs.probes)
         self.plan_dispatch(tools)
 
@@ -982,25 +987,7 @@ class _Generator:
         elif tail:
             out("before_last = last", "last = raw")
         if self.notes_held:
-            out(
-                "# whether a response holds a call no call event records (if none does,",
-                "# `held_calls` need not read the events again): a chat completion whose",
-                "# message has no `tool_calls` told inline by subscripts (cheaper than",
-                "# `.get`s; a shape they do not fit raises, zero-cost until it does), any",
-                "# other output by its function",
-                'if holds_no_call and kind == "llm.response":',
-                *(() if positions or tail else ('    raw = ev.get("output")',)),
-                "    try:",
-                '        hc = raw["choices"][0]["message"]',
-                "        plain = (",
-                '            type(hc) is dict and "tool_calls" not in hc and type(raw) is dict',
-                '            and "content" not in raw and "output" not in raw',
-                "        )",
-                "    except (LookupError, TypeError):",
-                "        plain = False",
-                "    if not plain and holds_calls(raw):",
-                "        holds_no_call = False",
-            )
+            self.held_note(bool(positions or tail))
         if not (needs.tokens or needs.cost):
             out.dedent()
             self.other_branches()
@@ -1071,6 +1058,39 @@ class _Generator:
             )
         out.dedent()
         self.other_branches()
+
+    def held_note(self, has_raw: bool) -> None:
+        """Whether a response holds a call no call event records (if none does,
+        `RunFacts.held_calls` need not read the events again): asked of each response
+        until one does. An undecoded output is decoded to ask only where it may name a
+        call (`NAMES_CALL`); a decoded chat completion whose message has no `tool_calls`
+        is told inline by subscripts (cheaper than `.get`s; a shape they do not fit
+        raises, zero-cost until it does), any other output by `holds_calls`."""
+        lines = ['if holds_no_call and kind == "llm.response":']
+        if not has_raw:
+            lines.append(f"    raw = {self.get('output', _RESPONSE)}")
+        if self.raw:
+            lines += [
+                "    if type(raw) is Raw:",
+                "        if names_call(raw) and holds_calls(loads(raw)):",
+                "            holds_no_call = False",
+                "    elif holds_calls(raw):",
+                "        holds_no_call = False",
+            ]
+        else:
+            lines += [
+                "    try:",
+                '        hc = raw["choices"][0]["message"]',
+                "        plain = (",
+                '            type(hc) is dict and "tool_calls" not in hc and type(raw) is dict',
+                '            and "content" not in raw and "output" not in raw',
+                "        )",
+                "    except (LookupError, TypeError):",
+                "        plain = False",
+                "    if not plain and holds_calls(raw):",
+                "        holds_no_call = False",
+            ]
+        self.out(*lines)
 
     def body_cache(self, has_raw: bool) -> None:
         """The prompt-cache tokens a provider body kept as the output counts (traceplay's

@@ -154,8 +154,8 @@ def read_fields(needs: Needs) -> frozenset[str]:
     if needs.tokens or needs.cost:
         fields |= {"usage", "tokensIn", "tokensOut", "output"}  # (usage may sit in output)
         fields |= {"id", "requestId"}  # which request each response answers
-    if needs.answers or needs.answer_tail:
-        fields.add("output")
+    if needs.answers or needs.answer_tail or needs.held:
+        fields.add("output")  # (`held`: whether a response holds a call, `heldcalls`)
     if keep:
         fields.add("isError")
     if needs.cost:
