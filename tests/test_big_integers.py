@@ -97,3 +97,28 @@ def test_a_provider_bodys_integers_past_64_bits_are_exact(tmp_path: Path) -> Non
         "pass",
         "fail",
     ]
+
+
+@pytest.mark.parametrize("at", [0, 7, 8, 30])  # (the head is 8 lines: in it, and past it)
+def test_a_cassette_read_again_from_its_start_is_exact_before_and_past_its_head(
+    tmp_path: Path, at: int
+) -> None:
+    """A cassette read as a stream decodes its first lines each looked through for a long
+    integer, and looks through the rest at once only when a reader goes past them: a
+    reader of its first timestamp (read again after a typed pass) no longer scans the
+    whole file, and an integer past 64 bits is exact wherever it is."""
+    from evaldsl.runs import bigints
+    from evaldsl.runs.cassette import EventStream
+
+    lines = [
+        {"type": "user.message", "at": f"2026-01-01T00:00:{i:02d}Z", "n": i} for i in range(40)
+    ]
+    lines[at]["n"] = 2**64 + 1
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    stream = EventStream(path, header=False)
+    with mock.patch.object(bigints, "file_may_round", wraps=bigints.file_may_round) as scan:
+        assert next(iter(stream))["at"] == "2026-01-01T00:00:00Z"
+        assert scan.call_count == 0
+        assert [e["n"] for e in stream] == [e["n"] for e in lines]
+        assert scan.call_count == 1  # (once, where the head ends)
