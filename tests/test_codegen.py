@@ -613,12 +613,18 @@ def _reads_alike(path: Path, asserts: list[str]) -> None:
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs, traces())
-def test_generated_pass_agrees_on_streams(statements: list[str], events: list[Any]) -> None:
+@given(programs, traces(), st.booleans())
+def test_generated_pass_agrees_on_streams(
+    statements: list[str], events: list[Any], escaped: bool
+) -> None:
     case = _compiled(statements)
+    text = "".join(json.dumps(e) + "\n" for e in events)
+    if escaped:  # (the same values, each `_` spelled `\u005f`: the typed passes look for
+        # names in undecoded text, `tool_calls` and `cache_read_input_tokens` among them)
+        text = text.replace("_", "\\u005f")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "events.jsonl"
-        path.write_text("".join(json.dumps(e) + "\n" for e in events))
+        path.write_text(text)
         run = Run(events=EventStream(path, header=False), path=str(path), format="events")
         # small files are decoded whole; from TYPED_FROM on, by the typed decoder: both
         for typed_from in (passes.TYPED_FROM, 0):

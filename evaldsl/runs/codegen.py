@@ -267,14 +267,22 @@ CHAIN_TOOLS = 8
 #: way to the reference (`passes.index_events_fast`), which names the call.
 _UNNAMED = 'raise TypeError("a tool call whose name is not text")'
 
+#: A `\\u` escape of an ASCII character that is not a control: JSON text may spell any
+#: letter of a name so (`tool\\u005fcalls`), where encoders escape only controls and what
+#: is not ASCII: an undecoded output holding one is decoded to ask (`NAMES_CACHE`, `NAMES_CALL`).
+_SPELLED = rb"|\\u00[2-7][0-9a-fA-F]"
+_CACHE = rb'"cache_(?:creation|read)'
+_CALL_NAMES = rb'"(?:tool_calls|tool_use|function_call)"'
 #: Whether an undecoded output may hold prompt-cache counts (the start of their names):
 #: only such an output is decoded to read them (`body_cache`), the rest are not.
-NAMES_CACHE = re.compile(rb'"cache_(?:creation|read)')
+NAMES_CACHE = re.compile(_CACHE + _SPELLED)
 #: Whether an undecoded `llm.response` output may hold a tool call: one holds the key
-#: `"tool_calls"` or the type `"tool_use"` or `"function_call"`, which JSON text spells
-#: as they are unless a `\u` escape spells a letter (then it is decoded and asked too);
-#: only such an output is decoded to ask (`heldcalls.holds_calls`), the rest are not.
-NAMES_CALL = re.compile(rb'"(?:tool_calls|tool_use|function_call)"|\\u')
+#: `"tool_calls"` or the type `"tool_use"` or `"function_call"` (`heldcalls`); only such
+#: an output is decoded to ask (`heldcalls.holds_calls`), the rest are not.
+NAMES_CALL = re.compile(_CALL_NAMES + _SPELLED)
+#: Either: a pass that asks both of a response looks through its output once, and again
+#: for each only where this finds one (most responses hold neither).
+NAMES_EITHER = re.compile(_CACHE + b"|" + _CALL_NAMES + _SPELLED)
 
 #: The kinds a `by_kind` pass reads fields of by name (an `mcp.call` is never one of its
 #: events: `decode.KINDS`; its branch is written but never taken).
@@ -351,6 +359,7 @@ class _Generator:
         self.out = Out()
         self.raw_type = raw_type
         self.writer = GroupWriter(self.names, self.out)
+        self.either = False  # a response's output looked through once for two questions
         ns = self.names.namespace
         ns.update(
             MISSING=MISSING,
@@ -370,6 +379,7 @@ class _Generator:
             body_cache=body_cache,
             names_cache=NAMES_CACHE.search,
             names_call=NAMES_CALL.search,
+            names_either=NAMES_EITHER.search,
             make_tally=_make_tally,
             overflow_start=overflow.start,
             overflow_feed=overflow.feed,
@@ -986,8 +996,17 @@ class _Generator:
             out(f"tail.append({copied})")
         elif tail:
             out("before_last = last", "last = raw")
+        # (an undecoded output asked both whether it holds a call and whether it holds
+        # cache counts is looked through once for either: `NAMES_EITHER`)
+        has_raw = bool(positions or tail)  # (`raw` is the output: not read again below)
+        self.either = self.raw and self.notes_held and bool(needs.tokens or needs.cost)
+        if self.either:
+            if not has_raw:
+                out(f"raw = {self.get('output', _RESPONSE)}")
+            has_raw = True
+            out("named = type(raw) is Raw and names_either(raw) is not None")
         if self.notes_held:
-            self.held_note(bool(positions or tail))
+            self.held_note(has_raw)
         if not (needs.tokens or needs.cost):
             out.dedent()
             self.other_branches()
@@ -1022,7 +1041,7 @@ class _Generator:
             )
         else:
             self.dict_usage(usage_call)
-        self.body_cache(bool(positions or tail))
+        self.body_cache(has_raw)
         out("tokens_in += used_in", "tokens_out += used_out")
         if needs.cost:
             out(
@@ -1072,7 +1091,8 @@ class _Generator:
         if self.raw:
             lines += [
                 "    if type(raw) is Raw:",
-                "        if names_call(raw) and holds_calls(loads(raw)):",
+                f"        if {'named and ' if self.either else ''}names_call(raw)"
+                " and holds_calls(loads(raw)):",
                 "            holds_no_call = False",
                 "    elif holds_calls(raw):",
                 "        holds_no_call = False",
@@ -1101,7 +1121,7 @@ class _Generator:
             self.out(f"raw = {self.get('output', _RESPONSE)}")
         if self.raw:
             self.out(
-                "if type(raw) is Raw and names_cache(raw):",
+                f"if {'named' if self.either else 'type(raw) is Raw'} and names_cache(raw):",
                 "    used_in, cache = body_cache(decode(raw), used_in)",
             )
         else:
