@@ -1287,16 +1287,38 @@ def test_a_generated_pass_that_sees_no_response_hold_a_call_spares_the_second_re
         assert held_calls(events) == {}
 
 
+# a response that holds a call in each of the three shapes, or names one without holding
+# it (no name, a text that says `tool_calls`, a type that is no call): the note must tell
+_SHAPED = st.builds(
+    lambda shape, name: {
+        "type": "llm.response",
+        "output": [
+            {"choices": [{"message": {"tool_calls": [{"function": {"name": name}}]}}]},
+            {"content": [{"type": "tool_use", "name": name}]},
+            {"output": [{"type": "function_call", "name": name}]},
+            {"choices": [{"message": {"content": f"no tool_calls here, {name}"}}]},
+            {"output": [{"type": "function_call_output", "name": name}]},
+        ][shape],
+    },
+    st.integers(0, 4),
+    st.sampled_from(["a", "b", ""]),
+)
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.lists(_EVENT, max_size=12), st.booleans(), st.booleans())
+@given(
+    st.lists(st.one_of(_SHAPED, _EVENT), max_size=12), st.booleans(), st.booleans(), st.booleans()
+)
 def test_a_pass_over_typed_decoded_events_notes_responses_holding_calls_exactly(
-    events: list[Any], escaped: bool, answers: bool
+    events: list[Any], escaped: bool, answers: bool, tokens: bool
 ) -> None:
     """The passes over a recording decoded by the typed decoder (each kind a struct, or
     dicts) keep a response's output undecoded, and decode it to ask whether it holds a
     call only where its text may name one (`codegen.NAMES_CALL`): the note is exact
     there too, a key or type spelled with `\\u` escapes included, so that a passing
-    `no tool` never needs the recording read again, and never passes on a held call."""
+    `no tool` never needs the recording read again, and never passes on a held call
+    (with `tokens` read too, each output is first looked through once for either
+    question: `codegen.NAMES_EITHER`)."""
     import json
     import tempfile
 
@@ -1311,7 +1333,7 @@ def test_a_pass_over_typed_decoded_events_notes_responses_holding_calls_exactly(
         lines = [line.replace("_", "\\u005f") for line in lines]
     responses = [e.get("output") for e in events if e.get("type") == "llm.response"]
     holds = any(map(response_call_names, responses))
-    needs = Needs(counted={"a"}, held=True, answer_tail=3 if answers else 0)
+    needs = Needs(counted={"a"}, held=True, answer_tail=3 if answers else 0, tokens=tokens)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "events.jsonl"
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
