@@ -1260,8 +1260,35 @@ def test_the_tests_a_held_call_could_break_have_the_pass_note_responses_holding_
     assert RunFacts(trace, None, None, None, events=events).held_calls() == {"get_weather": 1}
 
 
+# a response that holds a call in each of the three shapes, or names one without holding
+# it (no name, a text that says `tool_calls`, a type that is no call): the note must tell
+_SHAPED = st.builds(
+    lambda shape, name: {
+        "type": "llm.response",
+        "output": [
+            {"choices": [{"message": {"tool_calls": [{"function": {"name": name}}]}}]},
+            {"content": [{"type": "tool_use", "name": name}]},
+            {"output": [{"type": "function_call", "name": name}]},
+            {"choices": [{"message": {"content": f"no tool_calls here, {name}"}}]},
+            {"output": [{"type": "function_call_output", "name": name}]},
+            # (a chat completion's plain message beside items that hold a call)
+            {
+                "choices": [{"message": {"content": "x"}}],
+                "output": [{"type": "function_call", "name": name}],
+            },
+            {
+                "choices": [{"message": {"content": "x"}}],
+                "content": [{"type": "tool_use", "name": name}],
+            },
+        ][shape],
+    },
+    st.integers(0, 6),
+    st.sampled_from(["a", "b", ""]),
+)
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_EVENT, max_size=12), st.booleans())
+@given(st.lists(st.one_of(_SHAPED, _EVENT), max_size=12), st.booleans())
 def test_a_generated_pass_that_sees_no_response_hold_a_call_spares_the_second_read(
     events: list[Any], answers: bool
 ) -> None:
@@ -1285,24 +1312,6 @@ def test_a_generated_pass_that_sees_no_response_hold_a_call_spares_the_second_re
     assert trace.holds_no_call is not any(map(response_call_names, responses))
     if trace.holds_no_call:
         assert held_calls(events) == {}
-
-
-# a response that holds a call in each of the three shapes, or names one without holding
-# it (no name, a text that says `tool_calls`, a type that is no call): the note must tell
-_SHAPED = st.builds(
-    lambda shape, name: {
-        "type": "llm.response",
-        "output": [
-            {"choices": [{"message": {"tool_calls": [{"function": {"name": name}}]}}]},
-            {"content": [{"type": "tool_use", "name": name}]},
-            {"output": [{"type": "function_call", "name": name}]},
-            {"choices": [{"message": {"content": f"no tool_calls here, {name}"}}]},
-            {"output": [{"type": "function_call_output", "name": name}]},
-        ][shape],
-    },
-    st.integers(0, 4),
-    st.sampled_from(["a", "b", ""]),
-)
 
 
 @settings(max_examples=150, deadline=None)
