@@ -397,23 +397,25 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
         if ops is None:  # a kind that asks something first, or a step not met yet
             steps = row
             if following is not None:
-                if following is _IGNORED:
-                    continue
+                # (each kind asks one thing; a keyword is a word, never a bracket)
                 if type(following) is dict:  # keywords: a NAME spelling one is it
                     keyword = following.get(value)
                     if keyword is not None:
                         tok.type = kind = keyword
-                elif following is not _BRACKET_OR_NEWLINE:  # a token callback
-                    tok = following(tok)
-                    kind = tok.type
-                if kind in _LAYOUT:
-                    if kind == "_NL":
-                        if depth:
-                            continue
-                    elif kind in OPENING:
-                        depth += 1
-                    elif depth:
-                        depth -= 1
+                elif following is _IGNORED:
+                    continue
+                else:
+                    if following is not _BRACKET_OR_NEWLINE:  # a token callback
+                        tok = following(tok)
+                        kind = tok.type
+                    if kind in _LAYOUT:
+                        if kind == "_NL":
+                            if depth:
+                                continue
+                        elif kind in OPENING:
+                            depth += 1
+                        elif depth:
+                            depth -= 1
                 steps = resolved
                 ops, following = resolved.get(kind, unseen)
             if ops is None:
