@@ -21,7 +21,8 @@ from lark.exceptions import UnexpectedInput
 from evaldsl.syntax import drive as drive_module
 from evaldsl.syntax.build import Builder
 from evaldsl.syntax.drive import drive
-from evaldsl.syntax.grammar import loaded_drive_tables, new_lark
+from evaldsl.syntax.drivetables import keyword_spellings
+from evaldsl.syntax.grammar import CLOSING, OPENING, loaded_drive_tables, new_lark
 from tests.fuzzing import examples
 from tests.test_parser_properties import assertion, declaration
 
@@ -391,6 +392,24 @@ def test_the_fast_loops_tokens_answer_as_larks() -> None:
     assert (name.type, name.start_pos, name.end_pos, name.value) == ("NAME", 7, 13, "search")
     assert (name.line, name.column, name.end_line, name.end_column) == (None, None, None, None)
     assert type(name.value) is str
+
+
+def test_keywords_are_never_brackets_or_newlines() -> None:
+    # the loop turns a NAME into the keyword it spells without asking whether the kind is
+    # a bracket or a newline (`drive`: each kind asks one thing): so no lexer plan may
+    # give such a kind keywords, and no keyword may be one (the shipped tables' plans,
+    # and Lark's, whose keyword callbacks the loop reads as the same words)
+    layout = OPENING | CLOSING | {"_NL"}
+    assert LOADED is not None
+    lexers = FAST.parser.lexer.lexer.lexers
+    for state in range(len(LOADED.raw_states)):
+        _, _, keywords = LOADED.lexing[state]
+        lexer = lexers[state]
+        assert lexer.scanner  # (Lark makes a state's lexer's callbacks with its scanner)
+        larks = {kind: keyword_spellings(cb) for kind, cb in lexer.callback.items()}
+        assert larks == keywords, state
+        for kind, words in keywords.items():
+            assert kind not in layout and not set(words.values()) & layout, (state, kind)
 
 
 BASED = Builder()

@@ -23,7 +23,7 @@ from language_examples import (
 from evaldsl.api import diagnose
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import CODES, Diagnostic
-from evaldsl.language.source import Span
+from evaldsl.language.source import Position, Source, Span
 from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.literals import decode_string, parse_duration
 from evaldsl.syntax.parser import parse
@@ -1155,3 +1155,16 @@ def test_an_amount_with_letters_run_on_is_found_as_written(
     it), where `5sx` is found whole."""
     (d,) = parse(text, "t.eval").diagnostics
     assert (d.code, d.column, d.message.rsplit(", found ", 1)[1]) == ("E101", column, found)
+
+
+@given(st.text(alphabet="ab\n\r\t é", max_size=40))
+def test_a_sources_lines_start_after_each_newline(text: str) -> None:
+    # (`Source` sums the lines' lengths to find where each starts): every offset's line
+    # and column are those counted from the text itself, and there is a line per newline
+    # and one more
+    source = Source(text)
+    assert source.line_count() == text.count("\n") + 1
+    for offset in range(len(text) + 1):
+        line_start = text.rfind("\n", 0, offset) + 1
+        expected = Position(text.count("\n", 0, offset) + 1, offset - line_start + 1)
+        assert source.local_position(offset) == expected

@@ -11,7 +11,10 @@ attrs' own `__init__` is kept in `ATTRS_INIT`, the reference the tests compare w
 `maker(cls)` is a plain function with the same parameters that makes the instance and
 stores the same fields: calling a class runs `type.__call__`, which packs the arguments
 into a tuple and the keywords (every node's `span=`) into a `dict` for `__init__`, about a
-quarter of making a node; a plain function takes them as they are. The parser, the
+quarter of making a node; a plain function takes them as they are. It stores the fields
+as plain attributes of an instance of an unfrozen subclass that adds nothing (the
+interpreter's own slot stores, not a call per field), then gives the instance the class
+itself: what it returns is an instance of `cls`, frozen as any other. The parser, the
 predicate families and the compiler make their nodes through it (~90,000 of them for
 10,000 statements).
 """
@@ -51,6 +54,7 @@ def slot_init(cls: type) -> None:
     positional: list[str] = []
     keywords: list[str] = []
     body: list[str] = []
+    plain: list[str] = []
     for i, f in enumerate(fields):
         names[f"_set{i}"] = cls.__dict__[f.name].__set__
         param = f.name
@@ -59,16 +63,26 @@ def slot_init(cls: type) -> None:
             param += f"=_default{i}"
         (keywords if f.kw_only else positional).append(param)
         body.append(f"    _set{i}(self, {f.name})\n")
+        plain.append(f"    self.{f.name} = {f.name}\n")
     params = ", ".join([*positional, *(["*", *keywords] if keywords else [])])
     stores = "".join(body)
     init_body = stores or "    pass\n"
-    # `__init__`, and `make` storing the same on a new instance (`object.__new__(cls)` is
-    # what calling the class makes before its `__init__` runs)
+    # `__init__`, and `make` storing the same fields on a new instance of the class's
+    # unfrozen twin (`_unfrozen`), then making it an instance of the class
     source = (
         f"def __init__(self{', ' if params else ''}{params}):\n{init_body}"
-        f"def make({params}):\n    self = _new(_cls)\n{stores}    return self\n"
+        f"def make({params}):\n    self = _unfrozen()\n{''.join(plain)}"
+        "    self.__class__ = _cls\n    return self\n"
     )
-    names["_new"], names["_cls"] = object.__new__, cls
+    names["_cls"] = cls
+
+    def first_unfrozen() -> Any:
+        # the subclass made when `make` first runs, then read from `make`'s globals:
+        # making a class is ~70,000 instructions, and a start makes few kinds of node
+        names["_unfrozen"] = unfrozen = _unfrozen(cls)
+        return unfrozen()
+
+    names["_unfrozen"] = first_unfrozen
     # compiled once, then loaded from the code cache at later starts (see cache/compiled.py)
     exec(compile_cached(source, f"<evaldsl slot init {cls.__module__}.{cls.__qualname__}>"), names)
     init = names["__init__"]
@@ -80,6 +94,24 @@ def slot_init(cls: type) -> None:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     ATTRS_INIT[cls] = original
     setattr(cls, "__init__", init)  # noqa: B010
+
+
+def _unfrozen(cls: type) -> type:
+    """A subclass of `cls` that adds no field and stores its fields as any slotted class
+    does (a plain `self.x = x`: the interpreter's own slot store, where each store through
+    the slot's descriptor is a call, about a third of making a node), and makes its
+    instances without `__init__`. `make` fills one in and then gives it `cls` as its class
+    (the same slots, so Python allows it): no instance of this subclass outlives its
+    `make`."""
+    namespace = {
+        "__slots__": (),
+        "__setattr__": object.__setattr__,
+        "__delattr__": object.__delattr__,  # (with `__setattr__`: one slot of the type)
+        "__init__": object.__init__,
+        "__module__": cls.__module__,
+        "__qualname__": f"{cls.__qualname__}.unfrozen",
+    }
+    return type(cls.__name__, (cls,), namespace)
 
 
 def maker(cls: Callable[P, T]) -> Callable[P, T]:

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import NamedTuple
 
 import attrs
+
+#: A line's length plus its newline.
+_ONE_MORE = (1).__add__
 
 
 class Span(NamedTuple):
@@ -77,12 +81,10 @@ class Source:
     ) -> None:
         self.text = text
         self.path = path
-        starts = [0]
-        find = text.find
-        i = find("\n")
-        while i >= 0:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
+        # where each line starts: 0, then one past each newline, summed from the lengths
+        # of the lines between them, in C (a loop of `find`s was ~20 bytecodes a line)
+        starts = list(accumulate(map(_ONE_MORE, map(len, text.split("\n"))), initial=0))
+        starts.pop()  # (one past the end of the text)
         self._line_starts = starts
         self._runs = list(runs) if runs is not None else None
         self._run_starts = [run[0] for run in runs] if runs is not None else []

@@ -229,24 +229,28 @@ MAX_STACK = 64
 #: newline is white space (`BracketNewlines`).
 _LAYOUT = OPENING | CLOSING | {"_NL"}
 
-#: The config a step leads to when it accepts the text.
-_ACCEPT: Any = object()
-
 #: What a token kind asks of the loop beyond a shift, in a lexer plan's `special` table:
 #: skipped (an ignored terminal), or a bracket or newline (`BracketNewlines`). A kind with a
 #: token callback has the callback there (plain keywords as the `dict` of them); the kinds
-#: absent (most tokens) ask nothing, so a token costs one lookup for all three questions.
+#: absent (most tokens) ask nothing.
 _IGNORED: Any = object()
 _BRACKET_OR_NEWLINE: Any = object()
 
-#: A parser stack remembered: the lexer plan of its top state (its scanner's match and its
-#: `special` table), the steps from it by token kind (filled as they are met) and the
-#: stack itself.
+#: A parser stack remembered: the match of its top state's lexer (`_Memo.lexing`), its
+#: `row` and `resolved` tables and the stack itself. `row` holds, per token kind as the
+#: lexer names it, the step it takes (reductions and the config after the shift, filled
+#: as they are met) or, for the kinds the lexer plan has something to ask of
+#: (`special`), `(None, what it asks)`; `resolved` holds the steps of the kinds such a
+#: token turns out to be (a keyword, a name, a newline). So most tokens cost one lookup
+#: for what they ask and where they lead.
 _Config = tuple[Any, dict[str, Any], dict[str, Any], tuple[int, ...]]
-#: What a token kind does from a config: the reductions (rule length, callback) before it
-#: is shifted, the config after the shift (`_ACCEPT` at the end of the text, `None` when
-#: that stack is not remembered) and the stack after the shift.
-_Step = tuple[tuple[tuple[int, Any], ...], Any, list[int]]
+#: What a token kind does from a config: the reductions (minus the rule's length, and its
+#: callback) before it is shifted, and the config after the shift (`None` when that stack
+#: is not remembered).
+_Step = tuple[tuple[tuple[int, Any], ...], _Config | None]
+
+#: A `row` entry for a kind not met yet from that config: (no reductions, no config).
+_UNSEEN: tuple[None, None] = (None, None)
 
 
 class _Memo:
@@ -272,7 +276,7 @@ class _Memo:
             start_states, end_states = table.start_states, table.end_states
         self.end_state: int = end_states[start]
         self.by_stack: dict[tuple[int, ...], _Config] = {}
-        self.lexings: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self.lexings: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
         first = self.config((start_states[start],))
         assert first is not None
         self.start: _Config = first
@@ -283,15 +287,17 @@ class _Memo:
         if found is None:
             if len(self.by_stack) >= MAX_CONFIGS or len(stack) > MAX_STACK:
                 return None
-            found = self.by_stack[stack] = (*self.lexing(stack[-1]), {}, stack)
+            match, _, asked = self.lexing(stack[-1])
+            found = self.by_stack[stack] = (match, dict(asked), {}, stack)
         return found
 
-    def lexing(self, state: int) -> tuple[Any, dict[str, Any]]:
+    def lexing(self, state: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         """How `drive` lexes in a parser state: the `match` of Lark's scanner's regex
         preceded by blanks (`_blank_first`; a loop when its regexes were split in
-        several), and what each token kind asks beyond a shift (`_IGNORED`, its token
+        several), what each token kind asks beyond a shift (`_IGNORED`, its token
         callback, plain keyword callbacks as `dict`s of keywords, or
-        `_BRACKET_OR_NEWLINE`; ignored first, as Lark skips those before any callback)."""
+        `_BRACKET_OR_NEWLINE`; ignored first, as Lark skips those before any callback),
+        and the same as the `row` entries a config starts with."""
         found = self.lexings.get(state)
         if found is None:
             scanners, ignore, callbacks = self.plans[state]
@@ -317,7 +323,8 @@ class _Memo:
             else:
                 special.update((kind, _keyword_callback(cb)) for kind, cb in callbacks.items())
             special.update(dict.fromkeys(ignore, _IGNORED))
-            found = self.lexings[state] = (match, special)
+            asked = {kind: (None, asks) for kind, asks in special.items()}
+            found = self.lexings[state] = (match, special, asked)
         return found
 
     def step(self, config: _Config, kind: str) -> _Step | None:
@@ -332,10 +339,8 @@ class _Memo:
                 return None
             shift, target = entry
             if shift:
-                if kind == "$END":
-                    return None  # the end is never shifted
                 stack.append(target)
-                return tuple(ops), self.config(tuple(stack)), stack
+                return tuple(ops), self.config(tuple(stack))
             size, build, origin = target
             if size:
                 del stack[-size:]
@@ -343,9 +348,7 @@ class _Memo:
             # `?rule` reductions of one child (Lark's ExpandSingleChild) pass it up as it
             # is: on the value stack they change nothing
             if not (size == 1 and type(build) in self.expand_one):
-                ops.append((size, build))
-            if kind == "$END" and stack[-1] == self.end_state:
-                return tuple(ops), _ACCEPT, stack
+                ops.append((-size, build))  # (negative: `drive` slices the value stack)
 
 
 def _memo(parser: Any, start: Start) -> _Memo:
@@ -366,45 +369,45 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     a Lark parser for which `available(lark)`."""
     memo = _memo(lark if isinstance(lark, Tables) else lark.parser, start)
     config = memo.start
-    match, special, row, _ = config
+    match, row, resolved, _ = config
     values: list[Any] = []
     pos, end = 0, len(text)
     depth = 0
-    while True:
-        if pos < end:
-            m = match(text, pos)  # the blanks before the token, and the token
-            if m is None:
-                while pos < end and (text[pos] == " " or text[pos] == "\t"):
-                    pos += 1
-                if pos < end:
-                    return None  # no token fits here
-                kind, tok = "$END", None  # blanks to the end: reduce what is left
-            else:
-                kind = m.lastgroup
-                after = m.end()
-                asks = special.get(kind)
-                if asks is _IGNORED:
-                    pos = after
+    unseen = _UNSEEN
+    while pos < end:
+        m = match(text, pos)  # the blanks before the token, and the token
+        if m is None:
+            while pos < end and (text[pos] == " " or text[pos] == "\t"):
+                pos += 1
+            if pos < end:
+                return None  # no token fits here
+            break  # blanks to the end
+        kind = m.lastgroup
+        value = m[kind]
+        pos = m.end()
+        # the token made by calling its class, which has no `__init__` (cheaper than
+        # `object.__new__(Token)`, whose arguments are packed and unpacked): this runs
+        # once per token
+        tok = Token()
+        tok.value = value
+        tok.start_pos = pos - len(value)
+        tok.end_pos = pos
+        tok.type = kind
+        ops, following = row.get(kind, unseen)
+        if ops is None:  # a kind that asks something first, or a step not met yet
+            steps = row
+            if following is not None:
+                # (each kind asks one thing; a keyword is a word, never a bracket)
+                if type(following) is dict:  # keywords: a NAME spelling one is it
+                    keyword = following.get(value)
+                    if keyword is not None:
+                        tok.type = kind = keyword
+                elif following is _IGNORED:
                     continue
-                value = m[kind]
-                # the token made by calling its class, which has no `__init__` (cheaper than
-                # `object.__new__(Token)`, whose arguments are packed and unpacked): this
-                # runs once per token
-                tok = Token()
-                tok.value = value
-                tok.start_pos = after - len(value)
-                tok.end_pos = after
-                tok.type = kind
-                pos = after
-                if asks is not None:
-                    if asks is not _BRACKET_OR_NEWLINE:  # a token callback
-                        if type(asks) is dict:  # keywords: a NAME spelling one is it
-                            keyword = asks.get(value)
-                            if keyword is not None:
-                                tok.type = kind = keyword
-                        else:
-                            tok = asks(tok)
-                            kind = tok.type
+                else:
+                    if following is not _BRACKET_OR_NEWLINE:  # a token callback
+                        tok = following(tok)
+                        kind = tok.type
                     if kind in _LAYOUT:
                         if kind == "_NL":
                             if depth:
@@ -413,42 +416,50 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                             depth += 1
                         elif depth:
                             depth -= 1
-        else:
-            kind, tok = "$END", None  # the end of the text: reduce what is left
-        step = row.get(kind)
-        if step is None:
-            step = memo.step(config, kind)
-            if step is None:
-                return None
-            if step[1] is not None:
-                row[kind] = step
-        ops, following, stack = step
-        for size, build in ops:
-            if size:
-                children = values[-size:]
-                del values[-size:]
-            else:
-                children = []
-            values.append(build(children))
-        if following is _ACCEPT:
-            return values[-1]
+                steps = resolved
+                ops, following = resolved.get(kind, unseen)
+            if ops is None:
+                step = memo.step(config, kind)
+                if step is None:
+                    return None
+                ops, following = step
+                if following is None:  # a stack past the bounds: walk the table from here
+                    return _walk(memo, text, pos, depth, list(config[3]), values, (kind, tok))
+                steps[kind] = step
+        if ops:
+            for size, build in ops:
+                if size:
+                    children = values[size:]
+                    del values[size:]
+                else:
+                    children = []
+                values.append(build(children))
         values.append(tok)
-        if following is None:  # a stack past the bounds: walk the table from here
-            return _walk(memo, text, pos, depth, list(stack), values)
         config = following
-        match, special, row, _ = config
+        match, row, resolved, _ = config
+    # the end of the text: what is left reduced as Lark's table says (once a text)
+    return _walk(memo, text, pos, depth, list(config[3]), values)
 
 
 def _walk(
-    memo: _Memo, text: str, pos: int, depth: int, state_stack: list[int], value_stack: list[Any]
+    memo: _Memo,
+    text: str,
+    pos: int,
+    depth: int,
+    state_stack: list[int],
+    value_stack: list[Any],
+    read: tuple[str, Token] | None = None,
 ) -> Any | None:
-    """`drive`'s loop without the memo, from `pos` with the given stacks: Lark's steps
-    one by one, for stacks too deep or too many to remember."""
+    """`drive`'s loop without the memo, from `pos` with the given stacks (and the token
+    `read` before `pos`, when there is one): Lark's steps one by one, for stacks too deep
+    or too many to remember, and for the end of the text."""
     states, lexing, end_state = memo.states, memo.lexing, memo.end_state
     end = len(text)
     while True:
-        if pos < end:
-            match, special = lexing(state_stack[-1])
+        if read is not None:
+            (kind, tok), read = read, None
+        elif pos < end:
+            match, special, _ = lexing(state_stack[-1])
             m = match(text, pos)
             if m is None:
                 while pos < end and (text[pos] == " " or text[pos] == "\t"):
