@@ -838,7 +838,7 @@ def _output(span: Span) -> _Output | None:
         found = _genai_messages(details[OUTPUT_MESSAGES], OUTPUT_MESSAGES)
         if found is not None:
             return found
-    planned = indexed_output(a) if type(a) is RawAttrs else UNPLANNED
+    planned = indexed_output(a) if isinstance(a, RawAttrs) else UNPLANNED
     if isinstance(planned, tuple):  # the typed reading's: as the two readers below read
         return _Output(*planned)
     if planned is UNPLANNED:

@@ -26,7 +26,6 @@ from evaldsl.bounded import keep
 #: The `N.key` after a prefix's dot (matched from that position).
 _INDEX = re.compile(r"(\d+)\.(.+)$")
 _ABSENT = object()
-_NEW = dict.__new__
 #: The JSON of a value a decoder's table of small values may hold (see `RawAttrs.empty`).
 SMALL_BYTES = 96
 _NONE_KEPT: dict[bytes, Any] = {}  # (the table of a `RawAttrs` whose decoder keeps none)
@@ -109,7 +108,7 @@ class RawAttrs(dict[str, Any]):
     def entries(self, prefix: str) -> list[dict[str, Any]]:
         """The attributes `prefix.N.key` as one `RawAttrs` of `key`s per `N`, in order of
         `N`, their values as they are (undecoded unless read)."""
-        keys = self._keys
+        keys = getattr(self, "_keys", None)  # (unset in a `reading` maker's: never read)
         if keys is None:
             keys = self._keys = "\n".join(dict.keys(self))
         lead = prefix + "."
@@ -131,17 +130,23 @@ class RawAttrs(dict[str, Any]):
         ]
 
     @classmethod
-    def empty(cls, decode: Callable[[Any], Any], small: dict[bytes, Any]) -> RawAttrs:
-        """`RawAttrs({}, decode, small)`, to be filled in place, made without calling
-        `__init__` (a class with a Python `__init__` is called with its arguments packed,
-        then `__init__` with them: the typed reader makes one for every span). `small`:
-        the values `decode` keeps by their JSON (of at most `SMALL_BYTES`), read from it
-        without calling `decode`; values it does not hold are decoded by `decode`."""
-        attrs = _NEW(cls)
-        attrs._decode = decode
-        attrs._keys = None
-        attrs._small = small
-        return attrs
+    def reading(
+        cls, decode: Callable[[Any], Any], small: dict[bytes, Any]
+    ) -> Callable[[], RawAttrs]:
+        """A subclass whose instances decode with `decode` and `small`, made empty by
+        `dict`'s own `__init__` (called with no argument) and filled in place: the typed
+        reader makes one for every span, and a class with a Python `__init__` is called
+        with its arguments packed, then `__init__` with them. `small`: the values `decode`
+        keeps by their JSON (of at most `SMALL_BYTES`), read from it without calling
+        `decode`; values it does not hold are decoded by `decode`."""
+        namespace = {
+            "__slots__": (),
+            "__init__": dict.__init__,
+            "_decode": staticmethod(decode),
+            "_small": small,
+        }
+        made: Callable[[], RawAttrs] = type(cls.__name__, (cls,), namespace)
+        return made
 
     def raw(self, key: str) -> bytes | None:
         """`key`'s undecoded JSON (`None` when absent or already decoded)."""
