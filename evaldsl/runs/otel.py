@@ -74,11 +74,13 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import attrs
+import msgspec
 import orjson
 from msgspec import Raw
 
@@ -124,9 +126,9 @@ _NOT_LLM_OPERATIONS = frozenset(
 STATUS_ERROR = (2, "STATUS_CODE_ERROR", "ERROR")
 
 
-@attrs.define
-class Span:
-    """One span, whatever file shape it came in."""
+class Span(msgspec.Struct):
+    """One span, whatever file shape it came in. (A msgspec struct: one is made for every
+    span of a file, and its `__init__` runs in C, where an attrs class's is Python.)"""
 
     name: str
     span_id: str
@@ -544,13 +546,14 @@ def iso_time(ns: int | None) -> str | None:
     """
     if not ns:
         return None
-    minute, ms = divmod(ns // 1_000_000, 60_000)
+    ms = ns // 1_000_000
+    minute = ms // 60_000
     prefix = _MINUTES.get(minute)
     if prefix is None:
         prefix = keep(_MINUTES, minute, _minute_text(minute), _MAX_TEXTS)
-    second, ms = divmod(ms, 1000)
+    ms -= minute * 60_000  # (divisions, not `divmod`: no tuple made and taken apart)
     texts = _TEXTS or _texts()
-    return prefix + texts[1][second] + texts[2][ms]
+    return prefix + texts[1][ms // 1000] + texts[2][ms % 1000]
 
 
 def _minute_text(minute: int) -> str:
@@ -1044,7 +1047,10 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     if repeats:
         trace.skip(REPEATED, repeats)
     times = [s.start for s in spans]
-    bad = next((_shown(t) for s in spans for t in _unread_times(s)), None)
+    ends = [s.end for s in spans]
+    bad = None
+    if None in times or None in ends:  # (most files: every time read, no span looked at)
+        bad = next((_shown(t) for s in spans for t in _unread_times(s)), None)
     if bad is not None:
         trace.note(
             f"span times are not numbers of nanoseconds since 1970 up to 9999 ({bad}): spans "
@@ -1058,15 +1064,18 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     ) is not None:  # (a time of 0 is a time: the test is `is not None`, not truth)
         bad = backwards.name
         trace.note(f'span "{backwards.name}" ends before it starts: `latency` cannot be measured')
-    elif all(t is not None for t in times):
-        spans.sort(key=lambda s: (s.start or 0, s.end or 0))
+    elif None not in times:
+        # (by start, then end, a missing end first: the key made in C when every span
+        # has both, as most files have them)
+        spans.sort(key=_START_END if None not in ends else lambda s: (s.start or 0, s.end or 0))
     clock = bad is None
     span = None
     trace.capture_hint = CAPTURE_HINT
     try:  # (one `try` for the file: an `AnyValue` of no known kind is rare)
-        kinds = []
+        kinds: list[str] = []
+        append = kinds.append
         for span in spans:
-            kinds.append(_kind(span))
+            append(_kind(span))
         for i in wrappers(spans, kinds, keys):
             kinds[i] = WRAPPER  # (skipped: the span under it is the same model call)
         for span, kind in zip(spans, kinds, strict=True):
@@ -1076,11 +1085,15 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
         raise unread.of(span) from None
     _note_unrecorded(trace)
     latency = None
-    starts = [s.start for s in spans if s.start is not None]
-    ends = [s.end for s in spans if s.end is not None]
-    if clock and starts and ends:
-        latency = (max(ends) - min(starts)) / 1e6
+    starts = [t for t in times if t is not None]
+    known_ends = [t for t in ends if t is not None]
+    if clock and starts and known_ends:
+        latency = (max(known_ends) - min(starts)) / 1e6
     return latency
+
+
+#: A span's start and end, its sort key when both are known.
+_START_END = operator.attrgetter("start", "end")
 
 
 #: How to record what a trace left out (the end of an error verdict's message).

@@ -127,6 +127,44 @@ class _Document(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     resourceSpans: list[_Resource]  # (OTLP spells its fields in camelCase)
 
 
+class _Status(msgspec.Struct, gc=False):
+    code: Any = None
+    message: Any = None
+
+
+class _PlainSpan(msgspec.Struct, gc=False):
+    """A span as OTLP exporters write it: its name and ids as text, its times as text or
+    null, its status an object (see `_PlainLine`)."""
+
+    name: str = ""
+    spanId: str = ""  # (absent or "": no id, as the full reader reads either)
+    traceId: str = ""
+    parentSpanId: str = ""
+    startTimeUnixNano: str | None = None
+    endTimeUnixNano: str | None = None
+    status: _Status | None = None
+    attributes: list[_KeyValue] | None = None
+    events: list[_Event] | None = None
+
+
+class _PlainScope(msgspec.Struct, gc=False):
+    spans: list[_PlainSpan] | None = None
+
+
+class _PlainResource(msgspec.Struct, gc=False):
+    scopeSpans: list[_PlainScope]
+
+
+class _PlainLine(msgspec.Struct, gc=False):
+    """A line of an OTLP document whose spans have the types exporters write (text where
+    `_OtlpSpan` takes anything): their fields need no test of their types. A block of
+    lines of which one does not fit (a flat span, a number for a time, `null` for a name)
+    is decoded again as `_Line`s, whose spans take anything the full reader does."""
+
+    resourceSpans: list[_PlainResource]
+
+
+_DECODE_PLAIN = msgspec.json.Decoder(_PlainLine).decode_lines
 _DECODE_LINES = msgspec.json.Decoder(_Line).decode_lines
 _DECODE_DOCUMENT = msgspec.json.Decoder(_Document | list[_Document]).decode
 _MISSING = object()
@@ -234,6 +272,15 @@ def _read(path: str, why: Callable[[list[Any]], str | None], head_items: int) ->
                 head += [line for line in block.split(b"\n") if line.strip()][
                     : head_items - len(head)
                 ]
+            try:
+                plain = _DECODE_PLAIN(block)
+            except msgspec.ValidationError:  # (a line of other types: all read as `_Line`s)
+                plain = None
+            if plain is not None:
+                documents += len(plain)
+                for document in plain:
+                    _plain_spans(document.resourceSpans, spans)
+                continue
             for line in _DECODE_LINES(block):
                 if line.resourceSpans is not None:
                     documents += 1
@@ -293,6 +340,63 @@ def _blocks(f: Any) -> Iterator[bytes]:
         yield block
 
 
+def _otlp_events(events: list[_Event] | None) -> list[dict[str, Any]]:
+    """A span's OTLP events as `otel._events` reads them."""
+    return [{"name": _get(e.name), "attrs": _otlp_attrs(e.attributes)} for e in events or ()]
+
+
+def _plain_spans(resources: list[_PlainResource], spans: list[Span]) -> None:
+    """Add the spans of `resources` to `spans`, as `_otlp_spans` makes them (their types
+    did its tests: only a time's digits are looked at)."""
+    append = spans.append
+    for resource in resources:
+        for scope in resource.scopeSpans:
+            for s in scope.spans or ():
+                # (the attributes put in here, not by `_otlp_attrs`: a call a span less)
+                attrs = _OtlpAttrs()
+                for kv in s.attributes or ():
+                    key = kv.key
+                    if key is not None:
+                        attrs[key] = kv.value
+                start = s.startTimeUnixNano
+                end = s.endTimeUnixNano
+                # (times as OTLP writes them, texts of 1 to 20 ASCII digits, are read here
+                # as `nanos` reads them)
+                if (
+                    start is not None
+                    and end is not None
+                    and 0 < len(start) <= 20
+                    and 0 < len(end) <= 20
+                    and (digits := start + end).isdigit()
+                    and digits.isascii()
+                ):
+                    start_ns: int | None = int(start)
+                    end_ns: int | None = int(end)
+                else:
+                    start_ns, end_ns = nanos(start), nanos(end)
+                status = s.status
+                trace_id = s.traceId
+                span_id = s.spanId
+                parent = s.parentSpanId
+                append(
+                    Span(
+                        s.name,
+                        span_id or s.name or "span",
+                        attrs,
+                        start_ns,
+                        end_ns,
+                        start,
+                        end,
+                        _otlp_events(s.events) if s.events else [],
+                        status is not None and status.code in STATUS_ERROR,
+                        (status.message or None) if status is not None else None,
+                        None,
+                        (trace_id, span_id) if trace_id and span_id else None,
+                        (trace_id, parent) if trace_id and parent else None,
+                    )
+                )
+
+
 def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
     """`otel._otlp_spans` of the structs (their types did its checks)."""
     for resource in resources:
@@ -319,33 +423,17 @@ def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
                 start = start if type(start) is str else _field(start, None)
                 end = s.endTimeUnixNano
                 end = end if type(end) is str else _field(end, None)
-                # (times as OTLP writes them, texts of 1 to 20 ASCII digits, are read here as
-                # `nanos` reads them: two calls a span less)
-                if (
-                    type(start) is str
-                    and type(end) is str
-                    and 0 < len(start) <= 20
-                    and 0 < len(end) <= 20
-                    and (digits := start + end).isdigit()
-                    and digits.isascii()
-                ):
-                    start_ns: int | None = int(start)
-                    end_ns: int | None = int(end)
-                else:
-                    start_ns, end_ns = nanos(start), nanos(end)
-                # (its fields in order, not by keyword: a class called with keywords has
-                # them packed into a dict for `__init__`, ~3x the call)
+                # (the spans of the files exporters write are read by `_plain_spans`: these
+                # are the rare others, their times read by `nanos` itself)
                 yield Span(
                     name,
                     span_id,
                     _otlp_attrs(s.attributes),
-                    start_ns,
-                    end_ns,
+                    nanos(start),
+                    nanos(end),
                     start,
                     end,
-                    [{"name": _get(e.name), "attrs": _otlp_attrs(e.attributes)} for e in s.events]
-                    if s.events
-                    else [],
+                    _otlp_events(s.events),
                     status.get("code") in STATUS_ERROR,
                     message or None,
                     None,
