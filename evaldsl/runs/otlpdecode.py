@@ -204,36 +204,50 @@ _SMALL_MAX = 4096
 _SHAREABLE = frozenset({str, int, float, bool, type(None)})
 
 
+def _kept(decode: Callable[[Any], Any], small: dict[bytes, Any]) -> Callable[[bytes], Any]:
+    """`decode` of a small value's JSON (`SMALL_BYTES` at most) that `small`, the table of
+    its decoder's values, does not hold: kept there when nobody can change it (one table a
+    decoder: the same JSON is an AnyValue in OTLP, a plain value in a flat span)."""
+
+    def kept(data: bytes) -> Any:
+        value = decode(data)
+        if type(value) in _SHAREABLE:
+            keep(small, data, value, _SMALL_MAX)
+        return value
+
+    return kept
+
+
 def _kept_small(
     decode: Callable[[Any], Any], small: dict[bytes, Any]
 ) -> Callable[[msgspec.Raw], Any]:
-    """`decode` of an undecoded value, small ones (`SMALL_BYTES` of JSON at most) from
-    `small`, a table of their own (one per decoder: the same JSON is an AnyValue in OTLP,
-    a plain value in a flat span), which `RawAttrs` also reads without calling this."""
+    """`decode` of an undecoded value, small ones from `small` (see `_kept`)."""
+    kept = _kept(decode, small)
 
     def value_of(raw: msgspec.Raw) -> Any:
         if len(raw) <= SMALL_BYTES:
             key = bytes(raw)  # (a Raw is a buffer: no memoryview needed, half the time)
             value = small.get(key, _MISSING)
-            if value is _MISSING:
-                value = decode(key)
-                if type(value) in _SHAREABLE:
-                    keep(small, key, value, _SMALL_MAX)
-            return value
+            return kept(key) if value is _MISSING else value
         return decode(memoryview(raw))
 
     return value_of
 
 
+def _large_otlp(raw: msgspec.Raw) -> Any:
+    """An OTLP attribute's `AnyValue` of more than `SMALL_BYTES` of JSON."""
+    return _any_value(memoryview(raw))
+
+
 #: An OTLP attribute's `AnyValue` as `otel.attributes` gives it; a flat span's (Phoenix)
-#: attribute value, plain JSON (`"LLM"`, `259`); and the small values each keeps.
+#: attribute value, plain JSON (`"LLM"`, `259`); and the small values each keeps. A
+#: span's `RawAttrs` decodes a large value by `_large_otlp`, and a small one its table
+#: does not hold by `_kept` straight from the JSON it looked up (no second lookup).
 _OTLP_SMALL: dict[bytes, Any] = {}
 _FLAT_SMALL: dict[bytes, Any] = {}
 _otlp_value = _kept_small(_any_value, _OTLP_SMALL)
 _flat_value = _kept_small(_DECODE, _FLAT_SMALL)
-
-
-_OtlpAttrs = RawAttrs.reading(_otlp_value, _OTLP_SMALL)
+_OtlpAttrs = RawAttrs.reading(_large_otlp, _OTLP_SMALL, _kept(_any_value, _OTLP_SMALL))
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
@@ -253,7 +267,9 @@ def read_otel_lines(
     file's first `head_items` items (decoded as the full reader decodes them), or `None`
     if it would not have."""
     try:
-        with paused_gc():  # many small objects, no cycles (see gcpause)
+        # many small objects, no cycles (see gcpause); the run's events outlive the block:
+        # handed to the oldest generation, not traversed by the next young collection
+        with paused_gc(long_lived=True):
             return _read(path, why, head_items)
     except Exception:  # anything at all: the full reader says what it is
         return None
@@ -297,7 +313,7 @@ def read_otel_document(path: str, data: bytes, why: Callable[[str, int], str | N
     gives, from the container ("document" or "array") and the number of documents, the
     reason detection chose `otel` (`None`: it would not have)."""
     try:
-        with paused_gc():  # many small objects, no cycles (see gcpause)
+        with paused_gc(long_lived=True):  # (as `read_otel_lines`)
             return _read_document(path, data, why)
     except Exception:  # anything at all: the full reader says what it is
         return None

@@ -62,7 +62,7 @@ class RawAttrs(dict[str, Any]):
     place: a decoded value is never a `Raw`, so the type of what is stored says which
     it is, without a second dict to look in."""
 
-    __slots__ = ("_decode", "_keys", "_small")
+    __slots__ = ("_decode", "_keys", "_miss", "_small")
     _keys: str | None
 
     def __init__(
@@ -70,31 +70,32 @@ class RawAttrs(dict[str, Any]):
         raw: dict[str, Any],
         decode: Callable[[Any], Any],
         small: dict[bytes, Any] = _NONE_KEPT,
+        miss: Callable[[bytes], Any] | None = None,
     ) -> None:
         dict.__init__(self, raw)  # (not `super()`: no proxy made, for every message read)
         self._decode = decode
         self._keys = None
         self._small = small
+        self._miss = decode if miss is None else miss
 
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
         if type(value) is Raw:
             # (a small value decoded before is taken from its decoder's table here, not in
-            # a call of `decode`: most values read are kinds, names and counts met before)
-            found = self._small.get(bytes(value), _ABSENT) if len(value) <= SMALL_BYTES else _ABSENT
-            value = self._decode(value) if found is _ABSENT else found
+            # a call of `decode`: most values read are kinds, names and counts met before;
+            # one it does not hold is decoded by `miss` from the JSON looked up)
+            if len(value) <= SMALL_BYTES:
+                data = bytes(value)
+                found = self._small.get(data, _ABSENT)
+                value = self._miss(data) if found is _ABSENT else found
+            else:
+                value = self._decode(value)
             dict.__setitem__(self, key, value)
         return value
 
     def get(self, key: str, default: Any = None) -> Any:
-        value = dict.get(self, key, _ABSENT)
-        if value is _ABSENT:
-            return default
-        if type(value) is Raw:  # (as `__getitem__`)
-            found = self._small.get(bytes(value), _ABSENT) if len(value) <= SMALL_BYTES else _ABSENT
-            value = self._decode(value) if found is _ABSENT else found
-            dict.__setitem__(self, key, value)
-        return value
+        # (the readers of every span read by `[]` after `in`: this is their rare `get`)
+        return self[key] if key in self else default  # noqa: SIM401 (this is `get`)
 
     def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
         return [(key, self[key]) for key in dict.keys(self)]
@@ -124,26 +125,32 @@ class RawAttrs(dict[str, Any]):
             if plan is None:
                 plan = keep(_PLANS, (lead, keys), index_plan(lead, dict.keys(self)), MAX_PLANS)
         get = dict.__getitem__
-        decode, small = self._decode, self._small
+        decode, small, miss = self._decode, self._small, self._miss
         return [
-            RawAttrs({name: get(self, key) for name, key in entry}, decode, small) for entry in plan
+            RawAttrs({name: get(self, key) for name, key in entry}, decode, small, miss)
+            for entry in plan
         ]
 
     @classmethod
     def reading(
-        cls, decode: Callable[[Any], Any], small: dict[bytes, Any]
+        cls,
+        decode: Callable[[Any], Any],
+        small: dict[bytes, Any],
+        miss: Callable[[bytes], Any] | None = None,
     ) -> Callable[[], RawAttrs]:
         """A subclass whose instances decode with `decode` and `small`, made empty by
         `dict`'s own `__init__` (called with no argument) and filled in place: the typed
         reader makes one for every span, and a class with a Python `__init__` is called
         with its arguments packed, then `__init__` with them. `small`: the values `decode`
         keeps by their JSON (of at most `SMALL_BYTES`), read from it without calling
-        `decode`; values it does not hold are decoded by `decode`."""
+        `decode`; values it does not hold are decoded by `miss` from that JSON (`decode`
+        when not given)."""
         namespace = {
             "__slots__": (),
             "__init__": dict.__init__,
             "_decode": staticmethod(decode),
             "_small": small,
+            "_miss": staticmethod(decode if miss is None else miss),
         }
         made: Callable[[], RawAttrs] = type(cls.__name__, (cls,), namespace)
         return made
