@@ -79,7 +79,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import attrs
 import msgspec
 import orjson
 from msgspec import Raw
@@ -617,7 +616,10 @@ def indexed(a: dict[str, Any], prefix: str, what: str | None = None) -> list[dic
     return [{name: a[key] for name, key in entry} for entry in index_plan(lead, a)]
 
 
-def _first(a: dict[str, Any], *keys: str) -> Any:
+def _first(a: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The first of `keys` that `a` holds a value other than null under (`None`: none).
+    (`keys` a tuple, not `*keys`: the readers of every span pass their constants as
+    they are, no tuple made at each call.)"""
     for key in keys:
         if key in a:  # (read once: a `RawAttrs` read is a call, its decoding kept)
             value = a[key]
@@ -637,8 +639,8 @@ _TOKENS_OUT = (
 
 def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
     # (each LLM span's: the two counts without a list and a generator made for them)
-    got_in = _first(a, *_TOKENS_IN)
-    got_out = _first(a, *_TOKENS_OUT)
+    got_in = _first(a, _TOKENS_IN)
+    got_out = _first(a, _TOKENS_OUT)
     if got_in is None and got_out is None:
         return None
     if type(got_in) is int and type(got_out) is int and got_in >= 0 <= got_out:
@@ -666,9 +668,9 @@ def _cache(a: dict[str, Any], usage: tuple[float, float] | None) -> dict[str, fl
     `gen_ai.usage.input_tokens`: counts beyond it are a `BadUsage` (a span that left them
     out, whose input would be read short), never tokens taken as 0. A span does not say
     how long its writes are kept: they are priced as 5-minute writes."""
-    if _first(a, "gen_ai.provider.name", "gen_ai.system") != "anthropic":
+    if _first(a, ("gen_ai.provider.name", "gen_ai.system")) != "anthropic":
         return None
-    write, read = _first(a, *_CACHE_WRITE), _first(a, *_CACHE_READ)
+    write, read = _first(a, _CACHE_WRITE), _first(a, _CACHE_READ)
     if write is None and read is None:
         return None
     cache = {
@@ -691,14 +693,16 @@ def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
     return next((key for key in keys if key in a and a[key] is not None), keys[0])
 
 
-@attrs.frozen
-class _Output:
+class _Output(msgspec.Struct, frozen=True):
+    """An LLM span's output messages as read. (A msgspec struct, as `Span` is: one is made
+    for every LLM span, and an attrs frozen class's `__init__` was ~50 bytecodes.)"""
+
     text: str | None  # `None`: redacted (OpenInference's `REDACTED`), unknown
     calls: list[tuple[str, Any, str | None]]  # name, arguments, id
     others: int = 0  # choices after the first, not read (`gen_ai.output.messages`)
     # the results of calls the provider ran (GenAI server tool calls): (call id, output)
-    results: list[tuple[str | None, Any]] = attrs.Factory(list)
-    unread: dict[str, int] = attrs.Factory(dict)  # message parts not read, by reason
+    results: list[tuple[str | None, Any]] = msgspec.field(default_factory=list)
+    unread: dict[str, int] = msgspec.field(default_factory=dict)  # parts not read, by reason
 
 
 def _genai_messages(value: Any, field: str) -> _Output | None:
@@ -736,7 +740,9 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
         parts = message.get("parts")
         if isinstance(parts, list):
             for part in parts:
-                _part(an_object(part, "a message part"), text, calls, results, unread)
+                if type(part) is not dict:  # (tested here: a call a part less)
+                    part = an_object(part, "a message part")
+                _part(part, text, calls, results, unread)
         elif parts is not None:
             listed(parts, "parts", "an output message")
         else:
@@ -774,13 +780,20 @@ def _part(
     """Read one GenAI output message part into `text`, `calls` or `results`; a part of
     another type (`reasoning`, `blob`, `file`, `uri`, a provider's own) is counted in
     `unread`, by type, never dropped unsaid."""
-    kind = kind_value(part.get("type"), "type", "a message part")  # (never read past)
+    # (each field's type tested here, and the functions that word its error called only
+    # for a field of another: most parts are a text or a call whose fields are text)
+    kind = part.get("type")
+    if kind is not None and type(kind) is not str:
+        kind = kind_value(kind, "type", "a message part")  # (never read past)
     if kind == "text":
         add_text(text, part.get("content"), "content", "a `text` part")
     elif kind in _CALL_PARTS:
-        what = f"a `{kind}` part"
-        name = tool_name(part.get("name", MISSING), "name", what)
-        call_id = link_id(part.get("id"), "id", what)
+        name = part.get("name", MISSING)
+        if type(name) is not str or not name:
+            name = tool_name(name, "name", f"a `{kind}` part")
+        call_id = part.get("id")
+        if call_id is not None and type(call_id) is not str:
+            call_id = link_id(call_id, "id", f"a `{kind}` part")
         calls.append((name, parse_json_text(part.get(_CALL_PARTS[kind])), call_id))
     elif kind in _RESULT_PARTS:
         call_id = link_id(part.get("id"), "id", f"a `{kind}` part")
@@ -1209,7 +1222,7 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
                 if found is not None:
                     trace.result(found, output, at=start)
         out = _output(span)
-        model = _first(a, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
+        model = _first(a, _MODELS)
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
         usage = _usage(a)
         if out is not None and out.text is None:
@@ -1226,7 +1239,8 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
         )
         if out is not None:
             _output_events(out, trace, end)
-        _finish_note(a.get(FINISH_REASONS), trace)
+        if FINISH_REASONS in a:  # (most spans write none: no call to note nothing)
+            _finish_note(a[FINISH_REASONS], trace)
     else:
         trace.skip(kind)
     if span.failed:
@@ -1258,23 +1272,17 @@ _READ_KINDS = frozenset({"tool", "llm"})
 def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) -> None:
     """The events of a tool span (`start_ns`: its start, `None` when spans have no clock)."""
     a = span.attrs
-    found = _first(a, *_TOOL_NAMES)
+    found = _first(a, _TOOL_NAMES)
     if type(found) is str and found:
         name = found
     elif found is not None:  # (a name that is not text: the run's error, not the span's name)
         name = tool_name(found, _read_key(a, _TOOL_NAMES), f'tool span "{span.name}"')
     else:
         name = _named_by_span(span, trace)
-    call_id = _first(a, "gen_ai.tool.call.id", "tool_call.id")
+    call_id = _first(a, _CALL_IDS)
     if call_id is not None and type(call_id) is not str:  # never a result linked to no call
         link_id(call_id, _read_key(a, _CALL_IDS), f'tool span "{span.name}"')
-    result = _first(
-        a,
-        "gen_ai.tool.call.result",
-        "gen_ai.tool.result.value",
-        "output.value",
-        "traceloop.entity.output",
-    )
+    result = _first(a, _TOOL_RESULTS)
     is_error = span.failed or (
         "gen_ai.tool.result.is_error" in a and a["gen_ai.tool.result.is_error"] is True
     )
@@ -1283,7 +1291,7 @@ def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) 
         _redacted(trace)
     cid = trace.known_call(call_id, name)
     if cid is None:
-        args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+        args = _first(a, _TOOL_ARGUMENTS)
         if args == REDACTED:
             args = None
             _redacted(trace)
@@ -1296,9 +1304,18 @@ def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) 
         trace.unread_result(cid)
 
 
-#: Where a tool span names its tool, and the call it runs (first found).
+#: Where a tool span names its tool, the call it runs, its result and its arguments
+#: (first found); where an LLM span names its model.
 _TOOL_NAMES = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
 _CALL_IDS = ("gen_ai.tool.call.id", "tool_call.id")
+_TOOL_RESULTS = (
+    "gen_ai.tool.call.result",
+    "gen_ai.tool.result.value",
+    "output.value",
+    "traceloop.entity.output",
+)
+_TOOL_ARGUMENTS = ("gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+_MODELS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
 
 
 def _named_by_span(span: Span, trace: Trace) -> str:
