@@ -77,7 +77,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import orjson
@@ -987,16 +987,18 @@ def _kind(span: Span) -> str:
         what = f'span "{span.name}"'
         for key in ("openinference.span.kind", "traceloop.span.kind", "gen_ai.operation.name"):
             kind_value(a.get(key), key, what)
-    oi = (oi_kind or span.kind or "").upper()
-    tl = (tl_kind or "").lower()
-    named = op
+    # (cased only when there is one: most spans have one convention's kind, or none)
+    oi = oi_kind or span.kind
+    oi = oi.upper() if oi else ""
+    tl = tl_kind.lower() if tl_kind else ""
     if (
         op == "execute_tool"
         or oi == "TOOL"
         or tl == "tool"
-        or ("gen_ai.tool.name" in a and named not in _LLM_OPERATIONS)
+        or ("gen_ai.tool.name" in a and op not in _LLM_OPERATIONS)
     ):
         return "tool"
+    named = op
     if (
         named in _LLM_OPERATIONS
         or oi == "LLM"
@@ -1062,7 +1064,8 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     times = [s.start for s in spans]
     ends = [s.end for s in spans]
     bad = None
-    if None in times or None in ends:  # (most files: every time read, no span looked at)
+    unknown = None in times or None in ends  # (most files: every time known, told in C)
+    if unknown:
         bad = next((_shown(t) for s in spans for t in _unread_times(s)), None)
     if bad is not None:
         trace.note(
@@ -1074,6 +1077,9 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
             (s for s in spans if s.start is not None and s.end is not None and s.end < s.start),
             None,
         )
+        # (every time known: tested in C, each an int)
+        if unknown or any(map(operator.lt, cast("list[int]", ends), cast("list[int]", times)))
+        else None
     ) is not None:  # (a time of 0 is a time: the test is `is not None`, not truth)
         bad = backwards.name
         trace.note(f'span "{backwards.name}" ends before it starts: `latency` cannot be measured')

@@ -132,6 +132,11 @@ class _Status(msgspec.Struct, gc=False):
     message: Any = None
 
 
+class _PlainKeyValue(msgspec.Struct, gc=False):
+    key: str  # (an attribute without a key, or a null one, is read past: `_KeyValue`'s)
+    value: msgspec.Raw = _ABSENT
+
+
 class _PlainSpan(msgspec.Struct, gc=False):
     """A span as OTLP exporters write it: its name and ids as text, its times as text or
     null, its status an object (see `_PlainLine`)."""
@@ -143,7 +148,7 @@ class _PlainSpan(msgspec.Struct, gc=False):
     startTimeUnixNano: str | None = None
     endTimeUnixNano: str | None = None
     status: _Status | None = None
-    attributes: list[_KeyValue] | None = None
+    attributes: list[_PlainKeyValue] | None = None
     events: list[_Event] | None = None
 
 
@@ -370,10 +375,8 @@ def _plain_spans(resources: list[_PlainResource], spans: list[Span]) -> None:
             for s in scope.spans or ():
                 # (the attributes put in here, not by `_otlp_attrs`: a call a span less)
                 attrs = _OtlpAttrs()
-                for kv in s.attributes or ():
-                    key = kv.key
-                    if key is not None:
-                        attrs[key] = kv.value
+                for kv in s.attributes or ():  # (each with its key: no test for one)
+                    attrs[kv.key] = kv.value
                 start = s.startTimeUnixNano
                 end = s.endTimeUnixNano
                 # (times as OTLP writes them, texts of 1 to 20 ASCII digits, are read here
