@@ -515,7 +515,7 @@ class Trace:
         text (a tool that answered "2001" answered text, not a number)."""
         if isinstance(output, str) and output.lstrip()[:1] in ("{", "["):
             parsed = parse_json_text(output)
-            output = parsed if isinstance(parsed, dict | list) else output
+            output = parsed if isinstance(parsed, (dict, list)) else output
         seq = len(self.events)
         event: dict[str, Any] = {"type": "tool.result", "callId": call_id, "output": output}
         if is_error:
