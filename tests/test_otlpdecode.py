@@ -531,6 +531,71 @@ def test_large_files_are_read_by_the_typed_decoder(
     }
 
 
+@pytest.mark.parametrize(
+    "odd",
+    [
+        None,
+        ("startTimeUnixNano", 1700000000000000000),  # a time as a number
+        ("name", None),  # (the full reader names it "None")
+        ("spanId", 7),
+        ("status", "ERROR"),  # (not an object: no status)
+        # an attribute without a key (read past), one with a null key
+        ("attributes", [{"value": {"stringValue": "x"}}, {"key": "tool.name", "value": {}}]),
+        ("attributes", [{"key": None, "value": {"stringValue": "x"}}]),
+    ],
+)
+def test_spans_of_exporters_types_are_read_as_the_reference_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, odd: tuple[str, Any] | None
+) -> None:
+    """Lines whose spans have the types exporters write are decoded as such and read
+    without type tests (their times of digits not by `nanos`); a block holding a span of
+    other types is decoded again, its spans' fields taking anything. Either gives the
+    reference's run, with the keys, times, status and events the reference reads."""
+    spans = [
+        {
+            "traceId": "t1",
+            "spanId": f"s{n}",
+            "parentSpanId": "s0" if n else "",
+            "name": "chat" if n % 2 else "execute_tool f",
+            "startTimeUnixNano": str(1_700_000_000_000_000_000 + n * 10**9),
+            "endTimeUnixNano": str(1_700_000_000_500_000_000 + n * 10**9),
+            "status": {"code": 2, "message": "boom"} if n == 3 else {"code": 1},
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.output.messages", "value": {"stringValue": CALL}},
+            ]
+            if n % 2
+            else [
+                {"key": "gen_ai.tool.name", "value": {"stringValue": "f"}},
+                {"key": "gen_ai.tool.call.id", "value": {"stringValue": "c1"}},
+                {"key": "gen_ai.tool.call.result", "value": {"stringValue": '{"t": 1}'}},
+            ],
+            "events": [{"name": "exception", "attributes": []}] if n == 3 else [],
+        }
+        for n in range(6)
+    ]
+    if odd is not None:
+        spans[4][odd[0]] = odd[1]
+    if odd == ("name", None):
+        del spans[4]["spanId"]
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+    path = tmp_path / "spans.jsonl"
+    path.write_text(line + "\n" + line.replace('"t1"', '"t2"') + "\n")
+    timed: list[Any] = []  # (the times `nanos` reads: those of the spans of other types)
+    nanos = otlpdecode.nanos
+
+    def spy(value: Any) -> Any:
+        timed.append(value)
+        return nanos(value)
+
+    def typed_itself(why: str) -> Any:
+        return otlpdecode.read_otel_lines(str(path), lambda head: why, 50)
+
+    monkeypatch.setattr(otlpdecode, "nanos", spy)
+    assert_typed_is_reference(path, path.read_bytes(), False, monkeypatch, typed_itself)
+    assert bool(timed) is (odd is not None)
+
+
 def test_a_number_too_large_in_an_unread_value_is_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1100,16 +1100,19 @@ class _Generator:
             ]
         else:
             lines += [
-                "    try:",
-                '        hc = raw["choices"][0]["message"]',
-                "        plain = (",
-                '            type(hc) is dict and "tool_calls" not in hc and type(raw) is dict',
-                '            and "content" not in raw and "output" not in raw',
-                "        )",
-                "    except (LookupError, TypeError):",
-                "        plain = False",
-                "    if not plain and holds_calls(raw):",
-                "        holds_no_call = False",
+                "    # (an answer's text holds none: told before a subscript raises on it, as",
+                "    # it would at every response of an OTel span's or a text-only recording)",
+                "    if type(raw) is not str:",
+                "        try:",
+                '            hc = raw["choices"][0]["message"]',
+                "            plain = (",
+                '                type(hc) is dict and "tool_calls" not in hc and type(raw) is dict',
+                '                and "content" not in raw and "output" not in raw',
+                "            )",
+                "        except (LookupError, TypeError):",
+                "            plain = False",
+                "        if not plain and holds_calls(raw):",
+                "            holds_no_call = False",
             ]
         self.out(*lines)
 

@@ -74,11 +74,12 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-import attrs
+import msgspec
 import orjson
 from msgspec import Raw
 
@@ -124,9 +125,9 @@ _NOT_LLM_OPERATIONS = frozenset(
 STATUS_ERROR = (2, "STATUS_CODE_ERROR", "ERROR")
 
 
-@attrs.define
-class Span:
-    """One span, whatever file shape it came in."""
+class Span(msgspec.Struct):
+    """One span, whatever file shape it came in. (A msgspec struct: one is made for every
+    span of a file, and its `__init__` runs in C, where an attrs class's is Python.)"""
 
     name: str
     span_id: str
@@ -544,13 +545,14 @@ def iso_time(ns: int | None) -> str | None:
     """
     if not ns:
         return None
-    minute, ms = divmod(ns // 1_000_000, 60_000)
+    ms = ns // 1_000_000
+    minute = ms // 60_000
     prefix = _MINUTES.get(minute)
     if prefix is None:
         prefix = keep(_MINUTES, minute, _minute_text(minute), _MAX_TEXTS)
-    second, ms = divmod(ms, 1000)
+    ms -= minute * 60_000  # (divisions, not `divmod`: no tuple made and taken apart)
     texts = _TEXTS or _texts()
-    return prefix + texts[1][second] + texts[2][ms]
+    return prefix + texts[1][ms // 1000] + texts[2][ms % 1000]
 
 
 def _minute_text(minute: int) -> str:
@@ -614,7 +616,10 @@ def indexed(a: dict[str, Any], prefix: str, what: str | None = None) -> list[dic
     return [{name: a[key] for name, key in entry} for entry in index_plan(lead, a)]
 
 
-def _first(a: dict[str, Any], *keys: str) -> Any:
+def _first(a: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The first of `keys` that `a` holds a value other than null under (`None`: none).
+    (`keys` a tuple, not `*keys`: the readers of every span pass their constants as
+    they are, no tuple made at each call.)"""
     for key in keys:
         if key in a:  # (read once: a `RawAttrs` read is a call, its decoding kept)
             value = a[key]
@@ -634,8 +639,8 @@ _TOKENS_OUT = (
 
 def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
     # (each LLM span's: the two counts without a list and a generator made for them)
-    got_in = _first(a, *_TOKENS_IN)
-    got_out = _first(a, *_TOKENS_OUT)
+    got_in = _first(a, _TOKENS_IN)
+    got_out = _first(a, _TOKENS_OUT)
     if got_in is None and got_out is None:
         return None
     if type(got_in) is int and type(got_out) is int and got_in >= 0 <= got_out:
@@ -663,9 +668,9 @@ def _cache(a: dict[str, Any], usage: tuple[float, float] | None) -> dict[str, fl
     `gen_ai.usage.input_tokens`: counts beyond it are a `BadUsage` (a span that left them
     out, whose input would be read short), never tokens taken as 0. A span does not say
     how long its writes are kept: they are priced as 5-minute writes."""
-    if _first(a, "gen_ai.provider.name", "gen_ai.system") != "anthropic":
+    if _first(a, ("gen_ai.provider.name", "gen_ai.system")) != "anthropic":
         return None
-    write, read = _first(a, *_CACHE_WRITE), _first(a, *_CACHE_READ)
+    write, read = _first(a, _CACHE_WRITE), _first(a, _CACHE_READ)
     if write is None and read is None:
         return None
     cache = {
@@ -688,14 +693,16 @@ def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
     return next((key for key in keys if key in a and a[key] is not None), keys[0])
 
 
-@attrs.frozen
-class _Output:
+class _Output(msgspec.Struct, frozen=True):
+    """An LLM span's output messages as read. (A msgspec struct, as `Span` is: one is made
+    for every LLM span, and an attrs frozen class's `__init__` was ~50 bytecodes.)"""
+
     text: str | None  # `None`: redacted (OpenInference's `REDACTED`), unknown
     calls: list[tuple[str, Any, str | None]]  # name, arguments, id
     others: int = 0  # choices after the first, not read (`gen_ai.output.messages`)
     # the results of calls the provider ran (GenAI server tool calls): (call id, output)
-    results: list[tuple[str | None, Any]] = attrs.Factory(list)
-    unread: dict[str, int] = attrs.Factory(dict)  # message parts not read, by reason
+    results: list[tuple[str | None, Any]] = msgspec.field(default_factory=list)
+    unread: dict[str, int] = msgspec.field(default_factory=dict)  # parts not read, by reason
 
 
 def _genai_messages(value: Any, field: str) -> _Output | None:
@@ -733,7 +740,9 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
         parts = message.get("parts")
         if isinstance(parts, list):
             for part in parts:
-                _part(an_object(part, "a message part"), text, calls, results, unread)
+                if type(part) is not dict:  # (tested here: a call a part less)
+                    part = an_object(part, "a message part")
+                _part(part, text, calls, results, unread)
         elif parts is not None:
             listed(parts, "parts", "an output message")
         else:
@@ -771,13 +780,20 @@ def _part(
     """Read one GenAI output message part into `text`, `calls` or `results`; a part of
     another type (`reasoning`, `blob`, `file`, `uri`, a provider's own) is counted in
     `unread`, by type, never dropped unsaid."""
-    kind = kind_value(part.get("type"), "type", "a message part")  # (never read past)
+    # (each field's type tested here, and the functions that word its error called only
+    # for a field of another: most parts are a text or a call whose fields are text)
+    kind = part.get("type")
+    if kind is not None and type(kind) is not str:
+        kind = kind_value(kind, "type", "a message part")  # (never read past)
     if kind == "text":
         add_text(text, part.get("content"), "content", "a `text` part")
     elif kind in _CALL_PARTS:
-        what = f"a `{kind}` part"
-        name = tool_name(part.get("name", MISSING), "name", what)
-        call_id = link_id(part.get("id"), "id", what)
+        name = part.get("name", MISSING)
+        if type(name) is not str or not name:
+            name = tool_name(name, "name", f"a `{kind}` part")
+        call_id = part.get("id")
+        if call_id is not None and type(call_id) is not str:
+            call_id = link_id(call_id, "id", f"a `{kind}` part")
         calls.append((name, parse_json_text(part.get(_CALL_PARTS[kind])), call_id))
     elif kind in _RESULT_PARTS:
         call_id = link_id(part.get("id"), "id", f"a `{kind}` part")
@@ -838,7 +854,7 @@ def _output(span: Span) -> _Output | None:
         found = _genai_messages(details[OUTPUT_MESSAGES], OUTPUT_MESSAGES)
         if found is not None:
             return found
-    planned = indexed_output(a) if type(a) is RawAttrs else UNPLANNED
+    planned = indexed_output(a) if isinstance(a, RawAttrs) else UNPLANNED
     if isinstance(planned, tuple):  # the typed reading's: as the two readers below read
         return _Output(*planned)
     if planned is UNPLANNED:
@@ -956,11 +972,11 @@ def _may_hold(a: dict[str, Any], key: str, *texts: bytes) -> bool:
 
 def _kind(span: Span) -> str:
     a = span.attrs
-    # (each looked for before it is read: a span has one convention's kind, and reading
-    # an absent key of a `RawAttrs` is still a call)
-    oi_kind = a.get("openinference.span.kind") if "openinference.span.kind" in a else None
-    tl_kind = a.get("traceloop.span.kind") if "traceloop.span.kind" in a else None
-    op = a.get("gen_ai.operation.name") if "gen_ai.operation.name" in a else None
+    # (each looked for before it is read, not by `get`: a span has one convention's kind,
+    # and a `RawAttrs`' `get` is a call even for an absent key)
+    oi_kind = a["openinference.span.kind"] if "openinference.span.kind" in a else None  # noqa: SIM401
+    tl_kind = a["traceloop.span.kind"] if "traceloop.span.kind" in a else None  # noqa: SIM401
+    op = a["gen_ai.operation.name"] if "gen_ai.operation.name" in a else None  # noqa: SIM401
     if not (
         (oi_kind is None or isinstance(oi_kind, str))
         and (tl_kind is None or isinstance(tl_kind, str))
@@ -971,16 +987,18 @@ def _kind(span: Span) -> str:
         what = f'span "{span.name}"'
         for key in ("openinference.span.kind", "traceloop.span.kind", "gen_ai.operation.name"):
             kind_value(a.get(key), key, what)
-    oi = (oi_kind or span.kind or "").upper()
-    tl = (tl_kind or "").lower()
-    named = op
+    # (cased only when there is one: most spans have one convention's kind, or none)
+    oi = oi_kind or span.kind
+    oi = oi.upper() if oi else ""
+    tl = tl_kind.lower() if tl_kind else ""
     if (
         op == "execute_tool"
         or oi == "TOOL"
         or tl == "tool"
-        or ("gen_ai.tool.name" in a and named not in _LLM_OPERATIONS)
+        or ("gen_ai.tool.name" in a and op not in _LLM_OPERATIONS)
     ):
         return "tool"
+    named = op
     if (
         named in _LLM_OPERATIONS
         or oi == "LLM"
@@ -1044,7 +1062,11 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     if repeats:
         trace.skip(REPEATED, repeats)
     times = [s.start for s in spans]
-    bad = next((_shown(t) for s in spans for t in _unread_times(s)), None)
+    ends = [s.end for s in spans]
+    bad = None
+    unknown = None in times or None in ends  # (most files: every time known, told in C)
+    if unknown:
+        bad = next((_shown(t) for s in spans for t in _unread_times(s)), None)
     if bad is not None:
         trace.note(
             f"span times are not numbers of nanoseconds since 1970 up to 9999 ({bad}): spans "
@@ -1055,18 +1077,24 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
             (s for s in spans if s.start is not None and s.end is not None and s.end < s.start),
             None,
         )
+        # (every time known: tested in C, each an int)
+        if unknown or any(map(operator.lt, cast("list[int]", ends), cast("list[int]", times)))
+        else None
     ) is not None:  # (a time of 0 is a time: the test is `is not None`, not truth)
         bad = backwards.name
         trace.note(f'span "{backwards.name}" ends before it starts: `latency` cannot be measured')
-    elif all(t is not None for t in times):
-        spans.sort(key=lambda s: (s.start or 0, s.end or 0))
+    elif None not in times:
+        # (by start, then end, a missing end first: the key made in C when every span
+        # has both, as most files have them)
+        spans.sort(key=_START_END if None not in ends else lambda s: (s.start or 0, s.end or 0))
     clock = bad is None
     span = None
     trace.capture_hint = CAPTURE_HINT
     try:  # (one `try` for the file: an `AnyValue` of no known kind is rare)
-        kinds = []
+        kinds: list[str] = []
+        append = kinds.append
         for span in spans:
-            kinds.append(_kind(span))
+            append(_kind(span))
         for i in wrappers(spans, kinds, keys):
             kinds[i] = WRAPPER  # (skipped: the span under it is the same model call)
         for span, kind in zip(spans, kinds, strict=True):
@@ -1076,11 +1104,15 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
         raise unread.of(span) from None
     _note_unrecorded(trace)
     latency = None
-    starts = [s.start for s in spans if s.start is not None]
-    ends = [s.end for s in spans if s.end is not None]
-    if clock and starts and ends:
-        latency = (max(ends) - min(starts)) / 1e6
+    starts = [t for t in times if t is not None]
+    known_ends = [t for t in ends if t is not None]
+    if clock and starts and known_ends:
+        latency = (max(known_ends) - min(starts)) / 1e6
     return latency
+
+
+#: A span's start and end, its sort key when both are known.
+_START_END = operator.attrgetter("start", "end")
 
 
 #: How to record what a trace left out (the end of an error verdict's message).
@@ -1196,7 +1228,7 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
                 if found is not None:
                     trace.result(found, output, at=start)
         out = _output(span)
-        model = _first(a, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
+        model = _first(a, _MODELS)
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
         usage = _usage(a)
         if out is not None and out.text is None:
@@ -1213,7 +1245,8 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
         )
         if out is not None:
             _output_events(out, trace, end)
-        _finish_note(a.get(FINISH_REASONS), trace)
+        if FINISH_REASONS in a:  # (most spans write none: no call to note nothing)
+            _finish_note(a[FINISH_REASONS], trace)
     else:
         trace.skip(kind)
     if span.failed:
@@ -1245,23 +1278,17 @@ _READ_KINDS = frozenset({"tool", "llm"})
 def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) -> None:
     """The events of a tool span (`start_ns`: its start, `None` when spans have no clock)."""
     a = span.attrs
-    found = _first(a, *_TOOL_NAMES)
+    found = _first(a, _TOOL_NAMES)
     if type(found) is str and found:
         name = found
     elif found is not None:  # (a name that is not text: the run's error, not the span's name)
         name = tool_name(found, _read_key(a, _TOOL_NAMES), f'tool span "{span.name}"')
     else:
         name = _named_by_span(span, trace)
-    call_id = _first(a, "gen_ai.tool.call.id", "tool_call.id")
+    call_id = _first(a, _CALL_IDS)
     if call_id is not None and type(call_id) is not str:  # never a result linked to no call
         link_id(call_id, _read_key(a, _CALL_IDS), f'tool span "{span.name}"')
-    result = _first(
-        a,
-        "gen_ai.tool.call.result",
-        "gen_ai.tool.result.value",
-        "output.value",
-        "traceloop.entity.output",
-    )
+    result = _first(a, _TOOL_RESULTS)
     is_error = span.failed or (
         "gen_ai.tool.result.is_error" in a and a["gen_ai.tool.result.is_error"] is True
     )
@@ -1270,7 +1297,7 @@ def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) 
         _redacted(trace)
     cid = trace.known_call(call_id, name)
     if cid is None:
-        args = _first(a, "gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+        args = _first(a, _TOOL_ARGUMENTS)
         if args == REDACTED:
             args = None
             _redacted(trace)
@@ -1283,9 +1310,18 @@ def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) 
         trace.unread_result(cid)
 
 
-#: Where a tool span names its tool, and the call it runs (first found).
+#: Where a tool span names its tool, the call it runs, its result and its arguments
+#: (first found); where an LLM span names its model.
 _TOOL_NAMES = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
 _CALL_IDS = ("gen_ai.tool.call.id", "tool_call.id")
+_TOOL_RESULTS = (
+    "gen_ai.tool.call.result",
+    "gen_ai.tool.result.value",
+    "output.value",
+    "traceloop.entity.output",
+)
+_TOOL_ARGUMENTS = ("gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+_MODELS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
 
 
 def _named_by_span(span: Span, trace: Trace) -> str:

@@ -127,6 +127,49 @@ class _Document(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     resourceSpans: list[_Resource]  # (OTLP spells its fields in camelCase)
 
 
+class _Status(msgspec.Struct, gc=False):
+    code: Any = None
+    message: Any = None
+
+
+class _PlainKeyValue(msgspec.Struct, gc=False):
+    key: str  # (an attribute without a key, or a null one, is read past: `_KeyValue`'s)
+    value: msgspec.Raw = _ABSENT
+
+
+class _PlainSpan(msgspec.Struct, gc=False):
+    """A span as OTLP exporters write it: its name and ids as text, its times as text or
+    null, its status an object (see `_PlainLine`)."""
+
+    name: str = ""
+    spanId: str = ""  # (absent or "": no id, as the full reader reads either)
+    traceId: str = ""
+    parentSpanId: str = ""
+    startTimeUnixNano: str | None = None
+    endTimeUnixNano: str | None = None
+    status: _Status | None = None
+    attributes: list[_PlainKeyValue] | None = None
+    events: list[_Event] | None = None
+
+
+class _PlainScope(msgspec.Struct, gc=False):
+    spans: list[_PlainSpan] | None = None
+
+
+class _PlainResource(msgspec.Struct, gc=False):
+    scopeSpans: list[_PlainScope]
+
+
+class _PlainLine(msgspec.Struct, gc=False):
+    """A line of an OTLP document whose spans have the types exporters write (text where
+    `_OtlpSpan` takes anything): their fields need no test of their types. A block of
+    lines of which one does not fit (a flat span, a number for a time, `null` for a name)
+    is decoded again as `_Line`s, whose spans take anything the full reader does."""
+
+    resourceSpans: list[_PlainResource]
+
+
+_DECODE_PLAIN = msgspec.json.Decoder(_PlainLine).decode_lines
 _DECODE_LINES = msgspec.json.Decoder(_Line).decode_lines
 _DECODE_DOCUMENT = msgspec.json.Decoder(_Document | list[_Document]).decode
 _MISSING = object()
@@ -166,37 +209,54 @@ _SMALL_MAX = 4096
 _SHAREABLE = frozenset({str, int, float, bool, type(None)})
 
 
+def _kept(decode: Callable[[Any], Any], small: dict[bytes, Any]) -> Callable[[bytes], Any]:
+    """`decode` of a small value's JSON (`SMALL_BYTES` at most) that `small`, the table of
+    its decoder's values, does not hold: kept there when nobody can change it (one table a
+    decoder: the same JSON is an AnyValue in OTLP, a plain value in a flat span)."""
+
+    def kept(data: bytes) -> Any:
+        value = decode(data)
+        if type(value) in _SHAREABLE:
+            keep(small, data, value, _SMALL_MAX)
+        return value
+
+    return kept
+
+
 def _kept_small(
     decode: Callable[[Any], Any], small: dict[bytes, Any]
 ) -> Callable[[msgspec.Raw], Any]:
-    """`decode` of an undecoded value, small ones (`SMALL_BYTES` of JSON at most) from
-    `small`, a table of their own (one per decoder: the same JSON is an AnyValue in OTLP,
-    a plain value in a flat span), which `RawAttrs` also reads without calling this."""
+    """`decode` of an undecoded value, small ones from `small` (see `_kept`)."""
+    kept = _kept(decode, small)
 
     def value_of(raw: msgspec.Raw) -> Any:
         if len(raw) <= SMALL_BYTES:
             key = bytes(raw)  # (a Raw is a buffer: no memoryview needed, half the time)
             value = small.get(key, _MISSING)
-            if value is _MISSING:
-                value = decode(key)
-                if type(value) in _SHAREABLE:
-                    keep(small, key, value, _SMALL_MAX)
-            return value
+            return kept(key) if value is _MISSING else value
         return decode(memoryview(raw))
 
     return value_of
 
 
+def _large_otlp(raw: msgspec.Raw) -> Any:
+    """An OTLP attribute's `AnyValue` of more than `SMALL_BYTES` of JSON."""
+    return _any_value(memoryview(raw))
+
+
 #: An OTLP attribute's `AnyValue` as `otel.attributes` gives it; a flat span's (Phoenix)
-#: attribute value, plain JSON (`"LLM"`, `259`); and the small values each keeps.
+#: attribute value, plain JSON (`"LLM"`, `259`); and the small values each keeps. A
+#: span's `RawAttrs` decodes a large value by `_large_otlp`, and a small one its table
+#: does not hold by `_kept` straight from the JSON it looked up (no second lookup).
 _OTLP_SMALL: dict[bytes, Any] = {}
 _FLAT_SMALL: dict[bytes, Any] = {}
 _otlp_value = _kept_small(_any_value, _OTLP_SMALL)
 _flat_value = _kept_small(_DECODE, _FLAT_SMALL)
+_OtlpAttrs = RawAttrs.reading(_large_otlp, _OTLP_SMALL, _kept(_any_value, _OTLP_SMALL))
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
-    attrs = RawAttrs.empty(_otlp_value, _OTLP_SMALL)
+    attrs = _OtlpAttrs()
     for kv in items or ():  # (filled in place: a dict made, then copied, took ~30% more)
         key = kv.key
         if key is not None:
@@ -212,7 +272,9 @@ def read_otel_lines(
     file's first `head_items` items (decoded as the full reader decodes them), or `None`
     if it would not have."""
     try:
-        with paused_gc():  # many small objects, no cycles (see gcpause)
+        # many small objects, no cycles (see gcpause); the run's events outlive the block:
+        # handed to the oldest generation, not traversed by the next young collection
+        with paused_gc(long_lived=True):
             return _read(path, why, head_items)
     except Exception:  # anything at all: the full reader says what it is
         return None
@@ -231,6 +293,15 @@ def _read(path: str, why: Callable[[list[Any]], str | None], head_items: int) ->
                 head += [line for line in block.split(b"\n") if line.strip()][
                     : head_items - len(head)
                 ]
+            try:
+                plain = _DECODE_PLAIN(block)
+            except msgspec.ValidationError:  # (a line of other types: all read as `_Line`s)
+                plain = None
+            if plain is not None:
+                documents += len(plain)
+                for document in plain:
+                    _plain_spans(document.resourceSpans, spans)
+                continue
             for line in _DECODE_LINES(block):
                 if line.resourceSpans is not None:
                     documents += 1
@@ -247,7 +318,7 @@ def read_otel_document(path: str, data: bytes, why: Callable[[str, int], str | N
     gives, from the container ("document" or "array") and the number of documents, the
     reason detection chose `otel` (`None`: it would not have)."""
     try:
-        with paused_gc():  # many small objects, no cycles (see gcpause)
+        with paused_gc(long_lived=True):  # (as `read_otel_lines`)
             return _read_document(path, data, why)
     except Exception:  # anything at all: the full reader says what it is
         return None
@@ -290,6 +361,61 @@ def _blocks(f: Any) -> Iterator[bytes]:
         yield block
 
 
+def _otlp_events(events: list[_Event] | None) -> list[dict[str, Any]]:
+    """A span's OTLP events as `otel._events` reads them."""
+    return [{"name": _get(e.name), "attrs": _otlp_attrs(e.attributes)} for e in events or ()]
+
+
+def _plain_spans(resources: list[_PlainResource], spans: list[Span]) -> None:
+    """Add the spans of `resources` to `spans`, as `_otlp_spans` makes them (their types
+    did its tests: only a time's digits are looked at)."""
+    append = spans.append
+    for resource in resources:
+        for scope in resource.scopeSpans:
+            for s in scope.spans or ():
+                # (the attributes put in here, not by `_otlp_attrs`: a call a span less)
+                attrs = _OtlpAttrs()
+                for kv in s.attributes or ():  # (each with its key: no test for one)
+                    attrs[kv.key] = kv.value
+                start = s.startTimeUnixNano
+                end = s.endTimeUnixNano
+                # (times as OTLP writes them, texts of 1 to 20 ASCII digits, are read here
+                # as `nanos` reads them)
+                if (
+                    start is not None
+                    and end is not None
+                    and 0 < len(start) <= 20
+                    and 0 < len(end) <= 20
+                    and (digits := start + end).isdigit()
+                    and digits.isascii()
+                ):
+                    start_ns: int | None = int(start)
+                    end_ns: int | None = int(end)
+                else:
+                    start_ns, end_ns = nanos(start), nanos(end)
+                status = s.status
+                trace_id = s.traceId
+                span_id = s.spanId
+                parent = s.parentSpanId
+                append(
+                    Span(
+                        s.name,
+                        span_id or s.name or "span",
+                        attrs,
+                        start_ns,
+                        end_ns,
+                        start,
+                        end,
+                        _otlp_events(s.events) if s.events else [],
+                        status is not None and status.code in STATUS_ERROR,
+                        (status.message or None) if status is not None else None,
+                        None,
+                        (trace_id, span_id) if trace_id and span_id else None,
+                        (trace_id, parent) if trace_id and parent else None,
+                    )
+                )
+
+
 def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
     """`otel._otlp_spans` of the structs (their types did its checks)."""
     for resource in resources:
@@ -316,33 +442,17 @@ def _otlp_spans(resources: list[_Resource]) -> Iterator[Span]:
                 start = start if type(start) is str else _field(start, None)
                 end = s.endTimeUnixNano
                 end = end if type(end) is str else _field(end, None)
-                # (times as OTLP writes them, texts of 1 to 20 ASCII digits, are read here as
-                # `nanos` reads them: two calls a span less)
-                if (
-                    type(start) is str
-                    and type(end) is str
-                    and 0 < len(start) <= 20
-                    and 0 < len(end) <= 20
-                    and (digits := start + end).isdigit()
-                    and digits.isascii()
-                ):
-                    start_ns: int | None = int(start)
-                    end_ns: int | None = int(end)
-                else:
-                    start_ns, end_ns = nanos(start), nanos(end)
-                # (its fields in order, not by keyword: a class called with keywords has
-                # them packed into a dict for `__init__`, ~3x the call)
+                # (the spans of the files exporters write are read by `_plain_spans`: these
+                # are the rare others, their times read by `nanos` itself)
                 yield Span(
                     name,
                     span_id,
                     _otlp_attrs(s.attributes),
-                    start_ns,
-                    end_ns,
+                    nanos(start),
+                    nanos(end),
                     start,
                     end,
-                    [{"name": _get(e.name), "attrs": _otlp_attrs(e.attributes)} for e in s.events]
-                    if s.events
-                    else [],
+                    _otlp_events(s.events),
                     status.get("code") in STATUS_ERROR,
                     message or None,
                     None,

@@ -36,6 +36,7 @@ import attrs
 import orjson
 
 from evaldsl.language.jsjson import js_json
+from evaldsl.runs.bigints import exact
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, Unrecorded, describe, locate
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import token_count
@@ -145,10 +146,14 @@ def parse_json_text(value: Any) -> Any:
     """
     if not isinstance(value, str):
         return value
-    try:
-        return mended_loads(value)
+    try:  # (orjson first, here: `mended_loads`' frame only for text orjson refuses)
+        parsed = orjson.loads(value)
     except orjson.JSONDecodeError:
-        return value
+        try:
+            return mended_loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return exact(value, parsed)
 
 
 def is_json_text(value: str) -> bool:
@@ -344,13 +349,22 @@ class Trace:
         if text is None:
             self._unread_answers.add(self._responses)
             text = ""
-        request: dict[str, Any] = {"type": "llm.request"}
-        if model:
-            request["model"] = model
-        self._add(request, start)
+        # (the request made as `_add` makes an event, its keys in that order, without a
+        # call: every model call of a file makes one)
+        events = self.events
+        seq = len(events)
+        request_id = f"e{seq + 1}"
+        request: dict[str, Any] = (
+            {"type": "llm.request", "model": model, "id": request_id, "seq": seq}
+            if model
+            else {"type": "llm.request", "id": request_id, "seq": seq}
+        )
+        if start is not None:
+            request["at"] = start
+        events.append(request)
         response: dict[str, Any] = {
             "type": "llm.response",
-            "requestId": request["id"],
+            "requestId": request_id,
             "status": 500 if failed else 200,
             "output": text,
         }
@@ -501,11 +515,16 @@ class Trace:
         text (a tool that answered "2001" answered text, not a number)."""
         if isinstance(output, str) and output.lstrip()[:1] in ("{", "["):
             parsed = parse_json_text(output)
-            output = parsed if isinstance(parsed, dict | list) else output
+            output = parsed if isinstance(parsed, (dict, list)) else output
+        seq = len(self.events)
         event: dict[str, Any] = {"type": "tool.result", "callId": call_id, "output": output}
         if is_error:
             event["isError"] = True
-        self._add(event, at)
+        event["id"] = f"e{seq + 1}"  # (as `_add` does, without its call)
+        event["seq"] = seq
+        if at is not None:
+            event["at"] = at
+        self.events.append(event)
         self._resolved.add(call_id)
         self._unresolved.discard(call_id)  # (it leaves `_waiting` when it is at the front)
         self._unnamed.pop(call_id, None)

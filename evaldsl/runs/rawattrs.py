@@ -26,7 +26,6 @@ from evaldsl.bounded import keep
 #: The `N.key` after a prefix's dot (matched from that position).
 _INDEX = re.compile(r"(\d+)\.(.+)$")
 _ABSENT = object()
-_NEW = dict.__new__
 #: The JSON of a value a decoder's table of small values may hold (see `RawAttrs.empty`).
 SMALL_BYTES = 96
 _NONE_KEPT: dict[bytes, Any] = {}  # (the table of a `RawAttrs` whose decoder keeps none)
@@ -63,7 +62,7 @@ class RawAttrs(dict[str, Any]):
     place: a decoded value is never a `Raw`, so the type of what is stored says which
     it is, without a second dict to look in."""
 
-    __slots__ = ("_decode", "_keys", "_small")
+    __slots__ = ("_decode", "_keys", "_miss", "_small")
     _keys: str | None
 
     def __init__(
@@ -71,31 +70,32 @@ class RawAttrs(dict[str, Any]):
         raw: dict[str, Any],
         decode: Callable[[Any], Any],
         small: dict[bytes, Any] = _NONE_KEPT,
+        miss: Callable[[bytes], Any] | None = None,
     ) -> None:
         dict.__init__(self, raw)  # (not `super()`: no proxy made, for every message read)
         self._decode = decode
         self._keys = None
         self._small = small
+        self._miss = decode if miss is None else miss
 
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
         if type(value) is Raw:
             # (a small value decoded before is taken from its decoder's table here, not in
-            # a call of `decode`: most values read are kinds, names and counts met before)
-            found = self._small.get(bytes(value), _ABSENT) if len(value) <= SMALL_BYTES else _ABSENT
-            value = self._decode(value) if found is _ABSENT else found
+            # a call of `decode`: most values read are kinds, names and counts met before;
+            # one it does not hold is decoded by `miss` from the JSON looked up)
+            if len(value) <= SMALL_BYTES:
+                data = bytes(value)
+                found = self._small.get(data, _ABSENT)
+                value = self._miss(data) if found is _ABSENT else found
+            else:
+                value = self._decode(value)
             dict.__setitem__(self, key, value)
         return value
 
     def get(self, key: str, default: Any = None) -> Any:
-        value = dict.get(self, key, _ABSENT)
-        if value is _ABSENT:
-            return default
-        if type(value) is Raw:  # (as `__getitem__`)
-            found = self._small.get(bytes(value), _ABSENT) if len(value) <= SMALL_BYTES else _ABSENT
-            value = self._decode(value) if found is _ABSENT else found
-            dict.__setitem__(self, key, value)
-        return value
+        # (the readers of every span read by `[]` after `in`: this is their rare `get`)
+        return self[key] if key in self else default  # noqa: SIM401 (this is `get`)
 
     def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
         return [(key, self[key]) for key in dict.keys(self)]
@@ -109,7 +109,7 @@ class RawAttrs(dict[str, Any]):
     def entries(self, prefix: str) -> list[dict[str, Any]]:
         """The attributes `prefix.N.key` as one `RawAttrs` of `key`s per `N`, in order of
         `N`, their values as they are (undecoded unless read)."""
-        keys = self._keys
+        keys = getattr(self, "_keys", None)  # (unset in a `reading` maker's: never read)
         if keys is None:
             keys = self._keys = "\n".join(dict.keys(self))
         lead = prefix + "."
@@ -125,23 +125,35 @@ class RawAttrs(dict[str, Any]):
             if plan is None:
                 plan = keep(_PLANS, (lead, keys), index_plan(lead, dict.keys(self)), MAX_PLANS)
         get = dict.__getitem__
-        decode, small = self._decode, self._small
+        decode, small, miss = self._decode, self._small, self._miss
         return [
-            RawAttrs({name: get(self, key) for name, key in entry}, decode, small) for entry in plan
+            RawAttrs({name: get(self, key) for name, key in entry}, decode, small, miss)
+            for entry in plan
         ]
 
     @classmethod
-    def empty(cls, decode: Callable[[Any], Any], small: dict[bytes, Any]) -> RawAttrs:
-        """`RawAttrs({}, decode, small)`, to be filled in place, made without calling
-        `__init__` (a class with a Python `__init__` is called with its arguments packed,
-        then `__init__` with them: the typed reader makes one for every span). `small`:
-        the values `decode` keeps by their JSON (of at most `SMALL_BYTES`), read from it
-        without calling `decode`; values it does not hold are decoded by `decode`."""
-        attrs = _NEW(cls)
-        attrs._decode = decode
-        attrs._keys = None
-        attrs._small = small
-        return attrs
+    def reading(
+        cls,
+        decode: Callable[[Any], Any],
+        small: dict[bytes, Any],
+        miss: Callable[[bytes], Any] | None = None,
+    ) -> Callable[[], RawAttrs]:
+        """A subclass whose instances decode with `decode` and `small`, made empty by
+        `dict`'s own `__init__` (called with no argument) and filled in place: the typed
+        reader makes one for every span, and a class with a Python `__init__` is called
+        with its arguments packed, then `__init__` with them. `small`: the values `decode`
+        keeps by their JSON (of at most `SMALL_BYTES`), read from it without calling
+        `decode`; values it does not hold are decoded by `miss` from that JSON (`decode`
+        when not given)."""
+        namespace = {
+            "__slots__": (),
+            "__init__": dict.__init__,
+            "_decode": staticmethod(decode),
+            "_small": small,
+            "_miss": staticmethod(decode if miss is None else miss),
+        }
+        made: Callable[[], RawAttrs] = type(cls.__name__, (cls,), namespace)
+        return made
 
     def raw(self, key: str) -> bytes | None:
         """`key`'s undecoded JSON (`None` when absent or already decoded)."""

@@ -102,7 +102,7 @@ def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
     openllmetry, messages = plan
     if not messages:
         return None
-    get = a.get
+    get = a.__getitem__  # (every key of the plan is one of the span's)
     text: list[str] = []
     calls: list[tuple[str, Any, Any]] = []
     for content, parts, tool_calls in messages:
