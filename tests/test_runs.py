@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs import (
@@ -1347,3 +1349,28 @@ def test_types_that_no_event_reads_are_said_in_words(
     if "list" not in said:  # (a list is refused before: "its `type` is a list, not text")
         error = evaldsl.compile("steps >= 1").check(load_run(str(path))).error
         assert error is not None and said in error and "`None`" not in error
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"a", b"mark", b"ma", b"rk", b"\n", b"x\n", b"markmark"]), max_size=40
+    ),
+    st.integers(1, 9),
+)
+def test_marked_lines_are_the_lines_that_hold_a_mark_whatever_the_blocks(
+    pieces: list[bytes], block: int
+) -> None:
+    """`model.marked_lines` (how an events file is told from a verydia one without a
+    Python step a line) gives the lines `fast_lines` gives that hold a mark, in order,
+    with a block of any size cutting lines and marks anywhere."""
+    import io
+    from unittest import mock
+
+    from evaldsl.runs import model
+
+    data = b"".join(pieces)
+    marks = (b"mark", b"x")
+    want = [line for line in io.BytesIO(data) if any(m in line for m in marks)]
+    with mock.patch.object(model, "MARK_BLOCK", block):
+        assert list(model.marked_lines(io.BytesIO(data), marks)) == want

@@ -41,9 +41,9 @@ from evaldsl.runs.model import (
     decode_document,
     decode_text,
     describe,
-    fast_lines,
     is_among,
     locate,
+    marked_lines,
     open_file,
     os_error,
     read_bytes,
@@ -225,18 +225,23 @@ def load_event_lines(path: str | os.PathLike[str], format: str | None = None) ->
     return Run(events=stream, path=p, format=format or _lines_format(p))
 
 
+#: The verydia event types as they are written in a line (escaped, they are not seen).
+_VERYDIA_MARKS = tuple(sorted(t.encode() for t in VERYDIA_TYPES))
+
+
 def _lines_format(path: str) -> str:
-    markers = tuple(t.encode() for t in VERYDIA_TYPES)
+    # (this pass reads the whole file: only the lines that mention a verydia type are
+    # found, a block at a time at C speed; a generator over every line's markers took
+    # 1.6x the whole check of an events file of 300,000 lines)
     try:
         with open_file(path) as f:
-            for raw in fast_lines(f):  # C-level: this pass reads the whole file
-                if any(m in raw for m in markers):
-                    try:
-                        event = orjson.loads(raw)
-                    except orjson.JSONDecodeError:
-                        continue  # the stream reports bad lines, with their numbers, when read
-                    if isinstance(event, dict) and is_kind(event, VERYDIA_TYPES):
-                        return "verydia"
+            for raw in marked_lines(f, _VERYDIA_MARKS):
+                try:
+                    event = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue  # the stream reports bad lines, with their numbers, when read
+                if isinstance(event, dict) and is_kind(event, VERYDIA_TYPES):
+                    return "verydia"
     except OSError as exc:
         raise os_error(path, exc) from None
     return "events"

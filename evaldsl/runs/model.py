@@ -398,6 +398,43 @@ def fast_lines(f: IO[bytes]) -> Iterator[bytes]:
     return iter(functools.partial(f.readline, MAX_LINE_BYTES + 1), b"")
 
 
+#: The bytes `marked_lines` reads at a time.
+MARK_BLOCK = 1 << 20
+
+
+def marked_lines(f: IO[bytes], marks: Sequence[bytes]) -> Iterator[bytes]:
+    """The lines of an open file (each with its line break) that hold one of `marks`, in
+    their order, read a block at a time and looked for with `bytes.find` (~1.7 GB/s a
+    mark; a regex alternation of them went ~8x slower): no Python code runs for a line
+    without one. A line longer than `MAX_LINE_BYTES` comes as pieces, as `fast_lines`
+    gives it (which do not decode).
+
+    >>> import io
+    >>> list(marked_lines(io.BytesIO(b'{"a": 1}\\n{"b": "x"}\\n{"c": 2}'), [b'"c"', b'"b"']))
+    [b'{"b": "x"}\\n', b'{"c": 2}']
+    """
+    carry = b""
+    while True:
+        block = f.read(MARK_BLOCK)
+        data = carry + block
+        # (whole lines only, but at the end, or when a line outgrows what one may be)
+        cut = len(data) if not block or len(data) > MAX_LINE_BYTES else data.rfind(b"\n") + 1
+        carry = data[cut:]
+        starts: set[int] = set()
+        for mark in marks:
+            at = data.find(mark, 0, cut)
+            while at >= 0:
+                start = data.rfind(b"\n", 0, at) + 1
+                starts.add(start)
+                end = data.find(b"\n", at, cut)  # (the next mark is past this line)
+                at = -1 if end < 0 else data.find(mark, end, cut)
+        for start in sorted(starts):
+            end = data.find(b"\n", start, cut)
+            yield data[start : cut if end < 0 else end + 1]
+        if not block:
+            return
+
+
 def _small(f: IO[bytes]) -> bool:
     """Whether an open file is no longer than one line may be (then no line is too long)."""
     if type(f) is HeldFile:  # (it has no descriptor to ask)
