@@ -276,13 +276,21 @@ _UNNAMED = 'raise TypeError("a tool call whose name is not text")'
 # time: ~0.8-2 us a response, a sixth of a typed check that asks it of every response).
 #: The escape of an ASCII character that is not a control.
 NAMES_SPELLED = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
-#: `cache_read_input_tokens`, `cache_creation_input_tokens`, `cache_creation`.
-NAMES_CACHE = re.compile(rb"_(?:creation|read)")
-#: `"tool_calls"`, `"tool_use"`, `"function_call"` (`heldcalls`).
-NAMES_CALL = re.compile(rb'_(?:calls|use|call)"')
+#: The ends of `cache_read_input_tokens`, `cache_creation_input_tokens`, `cache_creation`,
+#: and of `"tool_calls"`, `"tool_use"`, `"function_call"` (`heldcalls`).
+_CACHE_ENDS = (rb"creation", rb"read")
+_CALL_ENDS = (rb'calls"', rb'use"', rb'call"')
+
+
+def _names(ends: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    return re.compile(rb"_(?:" + b"|".join(ends) + rb")")
+
+
+NAMES_CACHE = _names(_CACHE_ENDS)
+NAMES_CALL = _names(_CALL_ENDS)
 #: Either: a pass that asks both of a response looks through its output once, and again
 #: for each only where this finds one (most responses hold neither).
-NAMES_EITHER = re.compile(rb'_(?:calls"|use"|call"|creation|read)')
+NAMES_EITHER = _names(_CACHE_ENDS + _CALL_ENDS)
 
 #: The kinds a `by_kind` pass reads fields of by name (an `mcp.call` is never one of its
 #: events: `decode.KINDS`; its branch is written but never taken).
@@ -359,7 +367,6 @@ class _Generator:
         self.out = Out()
         self.raw_type = raw_type
         self.writer = GroupWriter(self.names, self.out)
-        self.either = False  # a response's output looked through once for two questions
         ns = self.names.namespace
         ns.update(
             MISSING=MISSING,
@@ -1000,7 +1007,6 @@ class _Generator:
         # (an undecoded output asked both whether it holds a call and whether it holds
         # cache counts is looked through once for either: `NAMES_EITHER`)
         has_raw = bool(positions or tail)  # (`raw` is the output: not read again below)
-        self.either = self.raw and self.notes_held and bool(needs.tokens or needs.cost)
         if self.either:
             if not has_raw:
                 out(f"raw = {self.get('output', _RESPONSE)}")
@@ -1078,6 +1084,12 @@ class _Generator:
             )
         out.dedent()
         self.other_branches()
+
+    @property
+    def either(self) -> bool:
+        """Whether a response's undecoded output is asked both whether it holds a call and
+        whether it holds cache counts: then it is looked through once for either."""
+        return self.raw and self.notes_held and bool(self.needs.tokens or self.needs.cost)
 
     def held_note(self, has_raw: bool) -> None:
         """Whether a response holds a call no call event records (if none does,

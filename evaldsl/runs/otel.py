@@ -998,14 +998,10 @@ def _kind(span: Span) -> str:
         or ("gen_ai.tool.name" in a and op not in _LLM_OPERATIONS)
     ):
         return "tool"
-    named = op
     if (
-        named in _LLM_OPERATIONS
+        op in _LLM_OPERATIONS
         or oi == "LLM"
-        or (
-            named not in _NOT_LLM_OPERATIONS
-            and ("gen_ai.system" in a or "gen_ai.provider.name" in a)
-        )
+        or (op not in _NOT_LLM_OPERATIONS and ("gen_ai.system" in a or "gen_ai.provider.name" in a))
         or (not oi and not tl and a.get("llm.request.type") in ("chat", "completion"))
     ):
         return "llm"

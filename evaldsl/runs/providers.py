@@ -36,7 +36,6 @@ import attrs
 import orjson
 
 from evaldsl.language.jsjson import js_json
-from evaldsl.runs.bigints import exact
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, Unrecorded, describe, locate
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import token_count
@@ -146,14 +145,10 @@ def parse_json_text(value: Any) -> Any:
     """
     if not isinstance(value, str):
         return value
-    try:  # (orjson first, here: `mended_loads`' frame only for text orjson refuses)
-        parsed = orjson.loads(value)
+    try:
+        return mended_loads(value)
     except orjson.JSONDecodeError:
-        try:
-            return mended_loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return exact(value, parsed)
+        return value
 
 
 def is_json_text(value: str) -> bool:
@@ -349,22 +344,13 @@ class Trace:
         if text is None:
             self._unread_answers.add(self._responses)
             text = ""
-        # (the request made as `_add` makes an event, its keys in that order, without a
-        # call: every model call of a file makes one)
-        events = self.events
-        seq = len(events)
-        request_id = f"e{seq + 1}"
-        request: dict[str, Any] = (
-            {"type": "llm.request", "model": model, "id": request_id, "seq": seq}
-            if model
-            else {"type": "llm.request", "id": request_id, "seq": seq}
-        )
-        if start is not None:
-            request["at"] = start
-        events.append(request)
+        request: dict[str, Any] = {"type": "llm.request"}
+        if model:
+            request["model"] = model
+        self._add(request, start)
         response: dict[str, Any] = {
             "type": "llm.response",
-            "requestId": request_id,
+            "requestId": request["id"],
             "status": 500 if failed else 200,
             "output": text,
         }
@@ -516,15 +502,10 @@ class Trace:
         if isinstance(output, str) and output.lstrip()[:1] in ("{", "["):
             parsed = parse_json_text(output)
             output = parsed if isinstance(parsed, (dict, list)) else output
-        seq = len(self.events)
         event: dict[str, Any] = {"type": "tool.result", "callId": call_id, "output": output}
         if is_error:
             event["isError"] = True
-        event["id"] = f"e{seq + 1}"  # (as `_add` does, without its call)
-        event["seq"] = seq
-        if at is not None:
-            event["at"] = at
-        self.events.append(event)
+        self._add(event, at)
         self._resolved.add(call_id)
         self._unresolved.discard(call_id)  # (it leaves `_waiting` when it is at the front)
         self._unnamed.pop(call_id, None)
