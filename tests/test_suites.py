@@ -3,6 +3,7 @@ the runner's scoring — loaded from real files in a temporary folder."""
 
 from __future__ import annotations
 
+import pickle
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import evaldsl
 from evaldsl.runner.core import RunOptions, run_suites
 from evaldsl.runner.results import Summary
+from evaldsl.runs.model import LateFormat
 from evaldsl.suites.build import load_suite
 from evaldsl.suites.model import Suite
 
@@ -1124,6 +1127,46 @@ def test_a_tool_test_that_would_pass_on_calls_only_a_response_holds_is_an_error(
     said = case.assertions[0].message
     assert "the LLM responses hold calls no tool.call event records (get_weather: 1)" in said
     assert "record each call as a tool.call event" in said
+
+
+@pytest.mark.parametrize("reference", [False, True], ids=["generated", "reference"])
+@pytest.mark.parametrize("verydia_late", [False, True], ids=["events", "verydia-at-the-end"])
+def test_an_events_file_decides_its_format_only_when_a_held_call_asks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: bool, verydia_late: bool
+) -> None:
+    """A JSONL of events is "verydia" when any line is of a verydia type, which only a
+    scan of the whole file can tell. A check reads the format only where an LLM response
+    holds a call (in a verydia file such calls are not the recording's to count): the
+    scan is made then, a verydia line at the very end still counts, and a generated
+    pass over a file whose responses hold no call never makes it (the reference pass,
+    which makes no such note, reads the file again for held calls, and decides it)."""
+    from evaldsl.runs.detect import load_run
+
+    if reference:
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    events = [line for line in HELD.read_text().splitlines()[1:] if line.strip()]
+    filler = '{"type": "user.message", "content": "%s"}' % ("more " * 60)
+    tail = ['{"type": "policy.evaluate", "policy": "p"}'] if verydia_late else []
+    # (2,100 events, 650 KB: a smaller file is indexed by the reference pass)
+    held = write(tmp_path, "held.jsonl", "\n".join(events + [filler] * 2100 + tail) + "\n")
+    program = evaldsl.compile("no tool get_weather\ntool get_weather called at most 0 times")
+    run = load_run(held)
+    assert run.given_format == ("verydia" if verydia_late else "events")
+    run = load_run(held)
+    verdicts = program.check(run)
+    assert run.format == ("verydia" if verydia_late else "events")
+    want = "pass" if verydia_late else "error"
+    assert verdicts.statuses == [want, want]
+    # the same events with no call in any response: the check never decides the format
+    plain = [e for e in events if not ('"llm.response"' in e and "tool_calls" in e)]
+    quiet = write(tmp_path, "quiet.jsonl", "\n".join(plain + [filler] * 2100 + tail) + "\n")
+    run = load_run(quiet)
+    assert program.check(run).statuses == ["pass", "pass"]
+    assert isinstance(run.given_format, LateFormat) and run.given_format.decided is reference
+    assert run.read is not None and run.read.format == ("verydia" if verydia_late else "events")
+    assert run.given_format.decided
+    # (a run sent to a worker keeps its format, decided or not)
+    assert pickle.loads(pickle.dumps(load_run(quiet))).format == run.format
 
 
 def test_inspect_notes_the_calls_only_a_response_holds() -> None:

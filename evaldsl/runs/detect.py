@@ -56,6 +56,7 @@ from evaldsl.runs.events import (
     type_slot,
 )
 from evaldsl.runs.model import (
+    Format,
     Reading,
     Run,
     RunError,
@@ -262,7 +263,7 @@ def _try_object(raw: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _with_reading(run: Run, fmt: str, why: str) -> Run:
+def _with_reading(run: Run, fmt: Format, why: str) -> Run:
     return attrs.evolve(run, read=Reading(fmt, why))
 
 
@@ -292,7 +293,7 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
                             hint=_LINE_HINT,
                         )
                 run = load_event_lines(path)
-                return _with_reading(run, run.format, _events_why(values)), False
+                return _with_reading(run, run.given_format, _events_why(values)), False
             typed = _typed_otel(path, values, None)
             return (typed, False) if typed is not None else (_jsonl(path), False)
     key = file_key(path)  # (before reading: a file changed since is not the one kept)
@@ -729,7 +730,7 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
         return _with_reading(load_cassette(path), fmt, why)
     if fmt in ("events", "verydia"):
         run = load_events(path, "verydia" if fmt == "verydia" else None)
-        return _with_reading(run, run.format, why)
+        return _with_reading(run, run.given_format, why)
     if fmt == "cycgraph":
         from evaldsl.runs.state import load_state
 

@@ -25,6 +25,7 @@ reads; every field but `type` is optional:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,6 +36,7 @@ import orjson
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.model import (
     MISSING,
+    LateFormat,
     Run,
     RunError,
     check_file,
@@ -217,12 +219,15 @@ def load_events(path: str | os.PathLike[str], format: str | None = None) -> Run:
 def load_event_lines(path: str | os.PathLike[str], format: str | None = None) -> Run:
     """A headerless JSONL file, one event per line, streamed like a cassette.
 
-    Deciding "verydia" needs one pass; it decodes only the lines that mention a verydia type.
+    Deciding "verydia" needs one pass, made the first time the format is asked for; it
+    decodes only the lines that mention a verydia type.
     """
     p = os.fspath(path)
     check_file(p)
     stream = EventStream(p, header=False)
-    return Run(events=stream, path=p, format=format or _lines_format(p))
+    # (decided only when asked: a check asks only where an LLM response holds a call)
+    late = LateFormat(functools.partial(_lines_format, p))
+    return Run(events=stream, path=p, format=format or late)
 
 
 #: The verydia event types as they are written in a line (escaped, they are not seen).

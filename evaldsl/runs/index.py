@@ -54,7 +54,7 @@ from evaldsl.runs.events import (
     type_slot,
 )
 from evaldsl.runs.heldcalls import held_calls
-from evaldsl.runs.model import Run, RunError, Unrecorded, decode_text, describe
+from evaldsl.runs.model import LateFormat, Run, RunError, Unrecorded, decode_text, describe
 from evaldsl.runs.prices import cache_premium, price_of
 from evaldsl.runs.text import (
     NO_USAGE,
@@ -452,13 +452,34 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             check_times(run, trace)
     output = run.output
     latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
-    held = run.events if run.format in HELD_FORMATS else None
-    return RunFacts(trace, run.state, output, latency, run.path, run.unrecorded, held)
+    return RunFacts(trace, run.state, output, latency, run.path, run.unrecorded, _held(run))
 
 
 #: The formats whose events are the recording's own, where a call may be written only
 #: inside its LLM response (every other reader makes a call event of each such call).
 HELD_FORMATS = frozenset({"traceplay", "events"})
+
+
+def _held(run: Run) -> Iterable[dict[str, Any]] | None:
+    """The run's events if its LLM responses may hold calls no call event records; for a
+    format not decided yet, events that are the run's only if it decides on one of
+    `HELD_FORMATS` when they are read (most checks never read them: deciding a JSONL of
+    events' format reads the whole file)."""
+    if isinstance(run.given_format, LateFormat) and not run.given_format.decided:
+        return _HeldIfFormat(run)
+    return run.events if run.format in HELD_FORMATS else None
+
+
+@attrs.frozen
+class _HeldIfFormat:
+    """A run's events when its format, decided as they are iterated, is one of
+    `HELD_FORMATS`; none otherwise."""
+
+    run: Run
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        events = self.run.events if self.run.format in HELD_FORMATS else None
+        return iter(events if events is not None else ())
 
 
 #: What an `at` is when it is a time, for the messages of one that is not.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import PurePath
 from typing import IO, Any, BinaryIO, Literal
@@ -126,6 +126,54 @@ def _rebuild_run_error(message: str, fields: dict[str, Any]) -> RunError:
     return RunError(message, **fields)
 
 
+class LateFormat:
+    """A format decided the first time something asks for it, by `decide` (a JSONL of
+    events is "verydia" when any of its lines is of a verydia type: a scan of the whole
+    file, which checking it needs only where an LLM response holds a call). It is equal
+    to, and hashed as, the format it decides on.
+
+    >>> late = LateFormat(lambda: "verydia")
+    >>> late.decided, late(), late.decided, late == "verydia" == LateFormat(lambda: "verydia")
+    (False, 'verydia', True, True)
+    """
+
+    __slots__ = ("_decide", "_format")
+
+    def __init__(self, decide: Callable[[], str]) -> None:
+        self._decide = decide
+        self._format: str | None = None
+
+    def __call__(self) -> str:
+        if self._format is None:
+            self._format = self._decide()
+        return self._format
+
+    @property
+    def decided(self) -> bool:
+        """Whether the format is known yet (asking for it before then reads the file)."""
+        return self._format is not None
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LateFormat | str):
+            return self() == format_of(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self())
+
+    def __repr__(self) -> str:
+        return f"LateFormat({self._format or 'not decided yet'})"
+
+
+#: A format, or a `LateFormat` that decides it when asked (`Run.format`, `Reading.format`).
+Format = str | LateFormat
+
+
+def format_of(given: Format) -> str:
+    """The format `given` names, decided now if it is a `LateFormat` not yet decided."""
+    return given if isinstance(given, str) else given()
+
+
 @attrs.frozen
 class Reading:
     """What an adapter read from a file: the format, why it was chosen, what it recognised
@@ -140,11 +188,16 @@ class Reading:
     3
     """
 
-    format: str
+    given_format: Format = attrs.field(alias="format")
     why: str
     recognised: dict[str, int] | None = None
     skipped: dict[str, int] = attrs.Factory(dict)
     notes: tuple[str, ...] = ()
+
+    @property
+    def format(self) -> str:
+        """The format read as (decided now when it was given as a `LateFormat`)."""
+        return format_of(self.given_format)
 
     @property
     def total(self) -> int | None:
@@ -217,10 +270,16 @@ class Run:
     state: dict[str, Any] | None = None
     output: Any = MISSING
     path: str | None = None
-    format: str = "events"
+    #: the format, or a `LateFormat` deciding it when asked (`format`)
+    given_format: Format = attrs.field(default="events", alias="format")
     latency_ms: float | None = None
     read: Reading | None = None
     unrecorded: Unrecorded | None = None  # what the recording left out (see `Unrecorded`)
+
+    @property
+    def format(self) -> str:
+        """The adapter's format (decided now when it was given as a `LateFormat`)."""
+        return format_of(self.given_format)
 
     @property
     def kind(self) -> RunKind:
