@@ -228,18 +228,21 @@ def _peak(path: Path) -> int:
 @pytest.mark.parametrize("header", [True, False], ids=["cassette", "events JSONL"])
 def test_inspect_memory_does_not_grow_with_a_streamed_trace(tmp_path: Path, header: bool) -> None:
     """A streamed recording is summed up in memory independent of its length, as `run`
-    checks it: ten times the turns, not ten times the memory (the summary once kept every
-    call's name, 16 MiB more for a 1,000,000-event cassette)."""
-    small = _recording(tmp_path / "small.jsonl", 2_000, header=header)
-    large = _recording(tmp_path / "large.jsonl", 20_000, header=header)
+    checks it: three times the turns, not more memory (the summary once kept every call's
+    name, 16 MiB more for a 1,000,000-event cassette). Both files are larger than the
+    blocks the file is read in: a file smaller than one block peaks lower, and 2,000
+    turns against 20,000 met a bound of 2x by 1.89x, too near to hold (it failed now and
+    then)."""
+    small = _recording(tmp_path / "small.jsonl", 8_000, header=header)
+    large = _recording(tmp_path / "large.jsonl", 24_000, header=header)
     summarize(small)  # (what is imported and cached once is not the trace's)
     assert [(t.name, t.calls) for t in summarize(large)[0].tools] == [
-        ("tool_0", 6667),
-        ("tool_1", 6667),
-        ("tool_2", 6666),
+        ("tool_0", 8000),
+        ("tool_1", 8000),
+        ("tool_2", 8000),
     ]
     small_peak, large_peak = _peak(small), _peak(large)
-    assert large_peak < 2 * small_peak, (small_peak, large_peak)
+    assert large_peak < 1.2 * small_peak, (small_peak, large_peak)
 
 
 @pytest.mark.parametrize("call", ['"name": ["x"]', '"tool": "y"'])
