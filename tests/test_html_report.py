@@ -358,7 +358,7 @@ case "</script><img src=x onerror=\\"window.__pwned = 'case'\\">"
   tool get_weather called
 """
 
-ANSWER = "<script>window.__pwned = 'answer'</script> 31 C &lt;ok&gt;\u2028next"
+ANSWER = "<script>window.__pwned = 'answer'</script> 31 C &lt;ok&gt;\u2028next \u202e1$"
 REASON = "<img src=x onerror=\"window.__pwned = 'judge'\"> polite enough"
 
 
@@ -366,7 +366,12 @@ def hostile_events() -> list[dict[str, Any]]:
     at = "2026-11-20T09:00:0{}.000Z".format
     return [
         {"cassette": "traceplay", "version": 1},
-        {"id": "e1", "at": at(0), "type": "user.message", "content": "<b onmouseover=x>hi</b>"},
+        {
+            "id": "e1",
+            "at": at(0),
+            "type": "user.message",
+            "content": "<b onmouseover=x>hi\u202e</b>",
+        },
         {"id": "e2", "at": at(1), "type": "llm.request", "model": "gpt-4o-mini"},
         {
             "id": "e3",
@@ -433,13 +438,15 @@ def test_markup_in_suites_and_runs_shows_as_text_and_never_runs(
         assert (
             page.inner_text("#rows .row.suite .name") == "<script>window.__pwned = 'suite'</script>"
         )
+        # (a bidirectional control shows as its escape, as the console shows it: raw, it
+        # would show the text around it in another order than it holds)
         found = page.locator("#detail .a.fail .found code").inner_text()
-        assert found == json.dumps(ANSWER, ensure_ascii=False)
+        assert found == json.dumps(ANSWER, ensure_ascii=False).replace("\u202e", "\\u202e")
         judge = page.locator("#detail .a.pass .judge")
         assert judge.locator(".reason").inner_text() == REASON
         assert "judge: score 0.8 ≥ 0.5" in judge.inner_text()
         steps = page.locator("#detail .timeline .t-io").all_inner_texts()
-        assert steps[0] == "<b onmouseover=x>hi</b>"
+        assert steps[0] == "<b onmouseover=x>hi\\u202e</b>"
         assert (
             '{"city":"</script><script>window.__pwned = \'args\'</script>"} → <svg onload=x>'
             in steps

@@ -12,9 +12,11 @@ case's metrics and, for a recorded run, its tool timeline (`evaldsl.reports.time
 
 Every string from a suite or a run reaches the page as data, never as markup: the report
 is JSON inside `<script type="application/json">` with `<`, `>`, `&`, U+2028, U+2029 and
-lone surrogates escaped, and the page builds its DOM with `textContent` only. Repeated
-strings (paths, source lines, assertion texts, messages) are stored once in a string
-table, and the case list renders only the rows on screen, so 10,000 cases stay quick.
+lone surrogates escaped, and the page builds its DOM with `textContent` only; control
+characters and bidirectional controls in them show as escapes (`\\u202e`), as the console
+shows them. Repeated strings (paths, source lines, assertion texts, messages) are stored
+once in a string table, and the case list renders only the rows on screen, so 10,000
+cases stay quick.
 
 The data's shape (`DATA_VERSION`), read by `html_assets/report.js`:
 
@@ -122,13 +124,16 @@ class _Data:
         self.index: dict[str, int] = {}
 
     def s(self, text: str | None) -> int | None:
-        """The string's index in the table (None stays None)."""
+        """The string's index in the table (None stays None), as the page shows it:
+        control characters and bidirectional controls as escapes (`common.visible`), as
+        every other reporter shows them (a browser would reorder the text around a
+        U+202E as a terminal does, and show what the text does not hold)."""
         if text is None:
             return None
         found = self.index.get(text)
         if found is None:
             found = self.index[text] = len(self.strings)
-            self.strings.append(text)
+            self.strings.append(common.visible(text))
         return found
 
     def report(
@@ -161,7 +166,7 @@ class _Data:
         ]
         return {
             "version": DATA_VERSION,
-            "title": title,
+            "title": common.visible(title),
             "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "evaldsl": __version__,
             "summary": summary,
