@@ -630,6 +630,64 @@ async def test_completion_in_yaml_dsl_text(client: LanguageClient, work: Path) -
     _close(client, uri2)
 
 
+QUOTED_YAML = """\
+suite: quoted
+cases:
+  - name: quoted
+    cassette: dashed.jsonl
+    expect:
+      - "answer contains \\"it's\\" and tool "
+      - 'answer contains "it''s" and tool '
+      - "answer contains \\"\\u00e9t\\u00e9\\" and tool get_weather called"
+"""
+
+
+async def test_completion_and_hover_in_quoted_yaml_scalars(
+    client: LanguageClient, work: Path
+) -> None:
+    """A double-quoted scalar spells `"` as `\\"` (a single-quoted one `'` as `''`): the
+    statement is the text the scalar stands for, as the suite reads it. Completion after
+    such a spelling offers the case's tools, a name the checker reads only quoted is
+    inserted spelled for the scalar, and hover is placed at the buffer's columns."""
+    (work / "dashed.jsonl").write_text(
+        '{"cassette": "traceplay", "version": 1}\n'
+        '{"type": "tool.call", "name": "get-weather", "arguments": {}}\n'
+        '{"type": "tool.call", "name": "get_weather", "arguments": {}}\n'
+        '{"type": "llm.response", "output": "it\'s sunny"}\n',
+        encoding="utf-8",
+    )
+    uri = _open(client, work / "quoted.yaml", QUOTED_YAML)
+    for after, insert in (
+        ('\\"it\'s\\" and tool ', '\\"get-weather\\"'),
+        ("''s\" and tool ", None),
+    ):
+        result = await client.text_document_completion_async(
+            types.CompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=_pos(QUOTED_YAML, after),
+            )
+        )
+        assert result is not None
+        items = result.items if isinstance(result, types.CompletionList) else result
+        inserts = {item.label: item.insert_text for item in items}
+        assert {"get_weather", "get-weather"} <= set(inserts), (after, inserts)
+        assert inserts["get_weather"] is None
+        # (a single-quoted scalar holds `"` as it is)
+        assert inserts["get-weather"] == (insert or '"get-weather"')
+    # hover on `called`, after two \\u escapes and two \\" : placed where it is written
+    line = QUOTED_YAML.split("\n")[7]
+    hovered = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=_pos(QUOTED_YAML, "get_weather cal"),
+        )
+    )
+    assert hovered is not None and hovered.range is not None
+    assert hovered.range.start == types.Position(7, line.index("called"))
+    assert hovered.range.end == types.Position(7, line.index("called") + len("called"))
+    _close(client, uri)
+
+
 RUN_TOGETHER_YAML = """\
 suite: run together
 tools: [get_weather]

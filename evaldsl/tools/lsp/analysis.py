@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +27,7 @@ from evaldsl.suites.templates import render_text
 from evaldsl.syntax.grammar import Start
 from evaldsl.syntax.recovery import scanner, split_statements
 from evaldsl.tools.lsp.documents import Kind, buffer_lines, line_at, line_starts
+from evaldsl.tools.lsp.quoted import unquoted
 
 log = logging.getLogger("evaldsl.lsp")
 
@@ -46,6 +47,12 @@ class Spot:
     column0: int
     start: Start
     case: int | None = None
+    #: the quotes of the YAML or JSON scalar that holds it (`"`, `'`; None: none), in
+    #: which what is inserted is spelled (`quoted.requoted`)
+    quotes: str | None = None
+    #: for a text whose scalar spells some characters with escapes (`\"`, `''`): each
+    #: offset's buffer column (the text is what the scalar stands for, as the suite reads it)
+    columns: Sequence[int] | None = None
 
     def in_comment(self) -> bool:
         """Whether the cursor is in a `#` comment: no word there is the language's."""
@@ -56,6 +63,8 @@ class Spot:
 
     def host(self, offset: int) -> tuple[int, int]:
         """The buffer's 0-based line and code-point column of an offset into `text`."""
+        if self.columns is not None:  # (one line: a quoted scalar is followed on its first)
+            return self.line0, self.columns[offset]
         before = self.text[:offset]
         newlines = before.count("\n")
         if not newlines:
@@ -99,9 +108,23 @@ def yaml_spot(layout: Layout, lines: Sequence[str], line0: int, column0: int) ->
         begin, end = segment
         text = line_at(lines, line0 + 1)[begin:end]
         offset = column0 - begin
+        quotes = item.style if item.style in ('"', "'") else None
+        columns: list[int] | None = None
+        if quotes is not None and ("\\" in text if quotes == '"' else "''" in text):
+            # the scalar stands for other text than it spells: the statements are read
+            # in that text, the way the suite reads them, and placed back by columns
+            found = unquoted(text, quotes)
+            if found is None:
+                return None  # (an escape YAML has not: the suite's reading says so)
+            text, columns = found
+            offset = bisect_left(columns, offset)  # (inside an escape: at its start)
         for s, e in split_statements(text):
             if s <= offset <= e:
-                return Spot(text[s:e], offset - s, line0, begin + s, "statements", item.case)
+                placed = None if columns is None else [begin + c for c in columns[s : e + 1]]
+                column = begin + s if placed is None else placed[0]
+                return Spot(
+                    text[s:e], offset - s, line0, column, "statements", item.case, quotes, placed
+                )
     return None
 
 

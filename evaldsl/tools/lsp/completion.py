@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lsprotocol import types
@@ -26,6 +26,7 @@ from evaldsl.syntax.literals import decode_string
 from evaldsl.syntax.tokens import Token, next_terminals
 from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.tools.lsp.fits import fit
+from evaldsl.tools.lsp.quoted import requoted
 from evaldsl.vocabulary import describe
 
 _CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
@@ -250,4 +251,13 @@ def completions_at(analysis: Analysis, line0: int, column0: int) -> list[Offer]:
         if offer.label not in seen:
             seen.add(offer.label)
             unique.append(offer)
-    return unique
+    if spot.quotes is None:
+        return unique
+    # (inside a quoted YAML or JSON scalar, a quoted name is spelled as the scalar spells
+    # its quotes: `"get-weather"` would end a double-quoted one)
+    return [
+        replace(o, insert=requoted(o.insert or o.label, spot.quotes))
+        if requoted(o.insert or o.label, spot.quotes) != (o.insert or o.label)
+        else o
+        for o in unique
+    ]
