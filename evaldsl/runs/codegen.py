@@ -651,7 +651,8 @@ class _Generator:
     def call_body(self, *, mcp: bool) -> None:
         out, needs, tools = self.out, self.needs, self.tools
         out.indent()
-        out("tool_calls += 1")
+        if not needs.tool_sequence:  # (else the sequence's length: `epilogue`)
+            out("tool_calls += 1")
         if (self.any_result_probes or self.want_results) and not mcp:
             # a callId names the latest call that carries it, whatever its tool (as in
             # the reference): a call no result is read for hides an earlier one
@@ -991,7 +992,9 @@ class _Generator:
             )
         out("elif kind in RESPONSE_TYPES:")
         out.indent()
-        out("responses += 1", 'if kind == "llm.invoke":', "    steps += 1")
+        out("responses += 1")
+        if not self.notes_held:  # (else told with the note: `held_note`)
+            out('if kind == "llm.invoke":', "    steps += 1")
         positions, tail = bool(needs.answers), needs.answer_tail
         if positions or tail:
             out(f"raw = {self.get('output', _RESPONSE)}")
@@ -1101,7 +1104,14 @@ class _Generator:
         `tool_calls` is told inline by subscripts (cheaper than `.get`s; a shape they do
         not fit raises, zero-cost until it does), an answer's text holds none, and any
         other output is asked of `holds_calls`."""
-        lines = ['if holds_no_call and kind == "llm.response":']
+        # (an `llm.invoke`, a request and its response in one event, is a step: told
+        # here, where the note asks whether a response is an `llm.response`, not in a
+        # test of its own at every response)
+        lines = [
+            'if kind != "llm.response":  # (an llm.invoke)',
+            "    steps += 1",
+            "elif holds_no_call:",
+        ]
         if not has_raw:
             lines.append(f"    raw = {self.get('output', _RESPONSE)}")
         if self.raw:
@@ -1214,7 +1224,9 @@ class _Generator:
         out(
             "facts.steps = steps",
             "facts.responses = responses",
-            "facts.tool_calls = tool_calls",
+            # (a pass that keeps the sequence puts every call in it, or gives the run to
+            # the reference: its length is the count, not a sum at every call)
+            "facts.tool_calls = " + ("len(sequence)" if needs.tool_sequence else "tool_calls"),
             "facts.guards = guards",
             "facts.errors = errors",
             "facts.results = results",
