@@ -1323,9 +1323,17 @@ _SHAPED = st.builds(
                 "choices": [{"message": {"content": "x"}}],
                 "content": [{"type": "tool_use", "name": name}],
             },
+            # (what the dict pass tells inline, beside what it asks `holds_calls`: a
+            # message that is a text naming `tool_calls`, a body of more keys than
+            # `choices`, no choice at all, a choice that is a text)
+            {"choices": [{"message": f"tool_calls {name}"}]},
+            {"choices": [{"message": {"tool_calls": [{"function": {"name": name}}]}}], "id": 1},
+            {"choices": [{"message": {"content": name}}], "usage": {"prompt_tokens": 1}},
+            {"choices": []},
+            {"choices": [name]},
         ][shape],
     },
-    st.integers(0, 6),
+    st.integers(0, 11),
     st.sampled_from(["a", "b", ""]),
 )
 

@@ -474,7 +474,9 @@ class _Generator:
             *LOOP_LOCALS,
         )
         if needs.tool_sequence:
-            out("sequence = facts.sequence", "seq_append = sequence.append  # (bound once)")
+            # (`sequence.append(x)`, not a bound `append` kept in a local: Python 3.11
+            # appends to a list in place of that call, ~1/3 less a call of the tools)
+            out("sequence = facts.sequence")
         if needs.tokens or needs.cost:
             out(
                 "# the llm.requests not answered yet, as the reference keeps them: by id (id",
@@ -649,7 +651,8 @@ class _Generator:
     def call_body(self, *, mcp: bool) -> None:
         out, needs, tools = self.out, self.needs, self.tools
         out.indent()
-        out("tool_calls += 1")
+        if not needs.tool_sequence:  # (else the sequence's length: `epilogue`)
+            out("tool_calls += 1")
         if (self.any_result_probes or self.want_results) and not mcp:
             # a callId names the latest call that carries it, whatever its tool (as in
             # the reference): a call no result is read for hides an earlier one
@@ -691,7 +694,7 @@ class _Generator:
             f"    {_UNNAMED}",
         )
         if needs.tool_sequence:
-            out("else:", "    seq_append(name)")
+            out("else:", "    sequence.append(name)")
         out.dedent()
 
     def plan_dispatch(self, tools: list[str]) -> None:
@@ -746,7 +749,7 @@ class _Generator:
         if self.needs.tool_sequence:
             # the suite's own text, equal to the name: the `tools` tests that read the
             # sequence afterwards hash one text per tool, not one per call
-            self.out(f"seq_append({self.tool_names[tool]})")
+            self.out(f"sequence.append({self.tool_names[tool]})")
         self.out(f"c{self.tool_slot[tool]} += 1")
         self.tool_block(tool, mcp=mcp)
 
@@ -760,7 +763,7 @@ class _Generator:
         out.indent()
         tally = ["tallied[slot] += 1"]
         if self.needs.tool_sequence:
-            tally.append(f"seq_append({self.slot_names}[slot])")
+            tally.append(f"sequence.append({self.slot_names}[slot])")
         keys = list(range(len(leaves)))
         if leaves and self.tallied:
             with out.nested(f"if slot < {len(leaves)}:"):
@@ -989,7 +992,9 @@ class _Generator:
             )
         out("elif kind in RESPONSE_TYPES:")
         out.indent()
-        out("responses += 1", 'if kind == "llm.invoke":', "    steps += 1")
+        out("responses += 1")
+        if not self.notes_held:  # (else told with the note: `held_note`)
+            out('if kind == "llm.invoke":', "    steps += 1")
         positions, tail = bool(needs.answers), needs.answer_tail
         if positions or tail:
             out(f"raw = {self.get('output', _RESPONSE)}")
@@ -1095,10 +1100,18 @@ class _Generator:
         """Whether a response holds a call no call event records (if none does,
         `RunFacts.held_calls` need not read the events again): asked of each response
         until one does. An undecoded output is decoded to ask only where it may name a
-        call (`NAMES_CALL`); a decoded chat completion whose message has no `tool_calls`
-        is told inline by subscripts (cheaper than `.get`s; a shape they do not fit
-        raises, zero-cost until it does), any other output by `holds_calls`."""
-        lines = ['if holds_no_call and kind == "llm.response":']
+        call (`NAMES_CALL`); a decoded chat completion of one key whose message has no
+        `tool_calls` is told inline by subscripts (cheaper than `.get`s; a shape they do
+        not fit raises, zero-cost until it does), an answer's text holds none, and any
+        other output is asked of `holds_calls`."""
+        # (an `llm.invoke`, a request and its response in one event, is a step: told
+        # here, where the note asks whether a response is an `llm.response`, not in a
+        # test of its own at every response)
+        lines = [
+            'if kind != "llm.response":  # (an llm.invoke)',
+            "    steps += 1",
+            "elif holds_no_call:",
+        ]
         if not has_raw:
             lines.append(f"    raw = {self.get('output', _RESPONSE)}")
         if self.raw:
@@ -1112,19 +1125,22 @@ class _Generator:
             ]
         else:
             lines += [
-                "    # (an answer's text holds none: told before a subscript raises on it, as",
-                "    # it would at every response of an OTel span's or a text-only recording)",
-                "    if type(raw) is not str:",
+                "    # a body of one key (`choices`: no `content` or `output` items) whose",
+                "    # message is an object without `tool_calls` holds none: an exact type,",
+                "    # three subscripts and a length (one type test, not two: -20%); an",
+                "    # answer's text holds none either, and is not subscripted (it would raise",
+                "    # at every response of an OTel span's or a text-only recording)",
+                "    if type(raw) is dict:",
                 "        try:",
                 '            hc = raw["choices"][0]["message"]',
-                "            plain = (",
-                '                type(hc) is dict and "tool_calls" not in hc and type(raw) is dict',
-                '                and "content" not in raw and "output" not in raw',
-                "            )",
                 "        except (LookupError, TypeError):",
-                "            plain = False",
-                "        if not plain and holds_calls(raw):",
+                "            hc = None",
+                "        if not (",
+                '            len(raw) == 1 and type(hc) is dict and "tool_calls" not in hc',
+                "        ) and holds_calls(raw):",
                 "            holds_no_call = False",
+                "    elif type(raw) is not str and holds_calls(raw):",
+                "        holds_no_call = False",
             ]
         self.out(*lines)
 
@@ -1187,13 +1203,15 @@ class _Generator:
         return "raw_usage(ev, Raw)" if self.raw else "usage_tokens(ev)"
 
     def other_branches(self) -> None:
+        # (a user's messages first: in most recordings there are more of them than of
+        # guards and errors, and each kind asked before them is a test of each one)
         self.out(
+            'elif kind == "user.message":',
+            "    others += 1",
             'elif kind == "policy.evaluate":',
             "    guards += 1",
             "elif kind in ERROR_TYPES:",
             "    errors += 1",
-            'elif kind == "user.message":',
-            "    others += 1",
         )
         self.mcp_call_branch()
         self.out(
@@ -1206,7 +1224,9 @@ class _Generator:
         out(
             "facts.steps = steps",
             "facts.responses = responses",
-            "facts.tool_calls = tool_calls",
+            # (a pass that keeps the sequence puts every call in it, or gives the run to
+            # the reference: its length is the count, not a sum at every call)
+            "facts.tool_calls = " + ("len(sequence)" if needs.tool_sequence else "tool_calls"),
             "facts.guards = guards",
             "facts.errors = errors",
             "facts.results = results",
