@@ -27,7 +27,7 @@ the corpus both ways and compares every node and span.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, get_origin
 
 import attrs
 
@@ -120,6 +120,8 @@ def _moved_span(span: Span, by: int) -> Span:
 def _moved_items(items: tuple[Any, ...], by: int) -> tuple[Any, ...]:
     """A node's tuple (of nodes, or of an object's key and value pairs) with its nodes
     moved."""
+    if not items:  # (most: a subject's keys)
+        return items
     movers = _MOVERS
     out = []
     for item in items:
@@ -141,15 +143,39 @@ class _Movers(dict[type, Any]):
 _MOVERS = _Movers({Span: _moved_span, tuple: _moved_items})
 
 
+#: The types a field annotated with only these holds: no node, span or tuple in it.
+_PLAIN = frozenset({"str", "int", "float", "bool", "None"})
+
+
+def _plain(annotation: Any) -> bool:
+    """Whether a node's field of this annotation (as written: the module's annotations
+    are strings) holds a plain value only (a string, a number, `None`), kept as it is by a
+    copy: such a field is copied without asking its value's type (most are: names, kinds,
+    operators, numbers).
+
+    >>> _plain("str | None"), _plain("SubjectKind"), _plain("Value"), _plain("tuple[Key, ...]")
+    (True, True, False, False)
+    """
+    if not isinstance(annotation, str):
+        return False
+    alias = getattr(ast, annotation, None)
+    if annotation.startswith("Literal[") or get_origin(alias) is Literal:
+        return True
+    return all(part in _PLAIN for part in annotation.split(" | "))
+
+
 def _mover(cls: type) -> Any:
     """The function moving a node of class `cls`: it makes the new node as the parser
     makes it (`slotinit.maker`: its fields stored on the class's unfrozen twin, which then
-    becomes the class), each field that holds a node or a tuple moved, its span moved (a
-    function per class, generated: a loop over the fields, each read and stored through
-    its slot's descriptor, took ~2 µs a node, as long as parsing it)."""
+    becomes the class), its span moved, each field that may hold a node or a tuple moved
+    by its value's type, the plain ones copied (a function per class, generated: a loop
+    over the fields, each read and stored through its slot's descriptor, cost as much as
+    parsing the line again; this is ~4,500 instructions a node)."""
     stores = "".join(
         "    new.span = _new_span(_Span, (node.span[0] + by, node.span[1] + by))\n"
         if f.name == "span"
+        else f"    new.{f.name} = node.{f.name}\n"
+        if _plain(f.type)
         else f"    value = node.{f.name}\n"
         f"    mover = movers[kind(value)]\n"
         f"    new.{f.name} = value if mover is None else mover(value, by)\n"
