@@ -10,7 +10,7 @@ Why: a suite of many cases repeats its assertions case after case (`speed.py`'s 
 of the same 20 statements), and parsing is most of reading such a file: most of what a
 `-j` parent does before it forks. A line is parsed once, at its first offset; where the
 same line comes again, its statements are copied with every span moved (`moved`), about a
-tenth of parsing it again.
+fifth of the instructions of parsing it again.
 
 Why a line parsed on its own gives what the whole text's pass gives it: statements end at
 newlines outside brackets (inside them a newline is white space), no token spans a
@@ -56,11 +56,9 @@ def worth_it(lines: list[str]) -> bool:
     return len(lines) >= MIN_LINES and 2 * len(set(lines)) <= len(lines)
 
 
-def by_lines(
-    whole: Whole, builder: Builder, text: str, start: Any, *, always: bool = False
-) -> list[ast.Statement] | None:
+def by_lines(whole: Whole, builder: Builder, text: str, start: Any) -> list[ast.Statement] | None:
     """The statements of `text`, each distinct line parsed once (see the module doc);
-    `None` when it is not worth it (unless `always`) or the text has an error.
+    `None` when it is not worth it (`worth_it`) or the text has an error.
 
     >>> from evaldsl.syntax.parser import parse
     >>> text = "case 'a'\\ntool t called 2 times\\n" * 40
@@ -68,7 +66,7 @@ def by_lines(
     [Span(start=9, end=30), Span(start=40, end=61)]
     """
     lines = text.split("\n")
-    if not always and not worth_it(lines):
+    if not worth_it(lines):
         return None
     seen: dict[str, tuple[int, tuple[ast.Statement, ...]]] = {}
     statements: list[ast.Statement] = []
