@@ -79,7 +79,7 @@ def slot_init(cls: type) -> None:
     def first_unfrozen() -> Any:
         # the subclass made when `make` first runs, then read from `make`'s globals:
         # making a class is ~70,000 instructions, and a start makes few kinds of node
-        names["_unfrozen"] = unfrozen = _unfrozen(cls)
+        names["_unfrozen"] = unfrozen = twin(cls)
         return unfrozen()
 
     names["_unfrozen"] = first_unfrozen
@@ -94,6 +94,19 @@ def slot_init(cls: type) -> None:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     ATTRS_INIT[cls] = original
     setattr(cls, "__init__", init)  # noqa: B010
+
+
+#: The unfrozen twin of each class `twin` was asked for.
+_TWINS: dict[type, type] = {}
+
+
+def twin(cls: type) -> type:
+    """The unfrozen twin of `cls` (`_unfrozen`), made once: `make` and the parser's
+    copies of repeated lines (`syntax/lines.py`) fill one in and give it `cls`."""
+    made = _TWINS.get(cls)
+    if made is None:
+        made = _TWINS[cls] = _unfrozen(cls)
+    return made
 
 
 def _unfrozen(cls: type) -> type:

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, cast
 
+import orjson
+
 from evaldsl.syntax.tables import stamp
 
 # No Lark import here (`export` imports what it reads): loading these tables and parsing
@@ -272,7 +274,9 @@ def load(text: str, made_for: str, builder: Any) -> Tables | None:
     text is not the tables made for `made_for` (`tables.key_text`) or the builder does
     not fit them."""
     try:
-        body = json.loads(text)
+        # (orjson: the same values as `json.loads`, for a third of its instructions:
+        # 7 M against 18 M of every start that parses, valgrind)
+        body = orjson.loads(text)
         if (
             not isinstance(body, dict)
             or body.get("made_for") != made_for

@@ -40,6 +40,7 @@ from evaldsl.language.source import Source, Span
 from evaldsl.syntax import drive
 from evaldsl.syntax.build import Builder
 from evaldsl.syntax.grammar import Start, loaded_drive_tables, new_lark
+from evaldsl.syntax.lines import by_lines
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -148,12 +149,18 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
     # state instead of one per statement). Only text with an error is parsed again,
     # statement by statement, to report every error of it.
     builder.reset()
-    whole = parsers.whole(text, start)
-    if whole is not None:
+    # (a text whose lines repeat, as a suite's cases repeat their assertions, is parsed
+    # line by line, each distinct line once: `lines.py`)
+    made = by_lines(parsers.whole, builder, text, start)
+    if made is None:
+        builder.reset()
+        whole = parsers.whole(text, start)
+        made = whole.statements if whole is not None else None
+    if made is not None:
         if builder.problems:
-            kept, limits = _limits(src, builder, whole.statements)
+            kept, limits = _limits(src, builder, made)
             return ParseResult(ast.Program(kept, span=span), limits, src)
-        return ParseResult(ast.Program(whole.statements, span=span), (), src)
+        return ParseResult(ast.Program(tuple(made), span=span), (), src)
     builder.reset()  # what the failed whole pass noted is noted again statement by statement
     from lark.exceptions import UnexpectedInput
 
