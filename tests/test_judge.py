@@ -164,6 +164,26 @@ def test_config_from_env() -> None:
         JudgeConfig(timeout=0)
 
 
+@pytest.mark.parametrize(
+    ("text", "judged"),
+    [
+        ('answer judged "polite"', True),
+        ('tool a called; not (answer judged "polite" or steps < 3)', True),
+        ('steps < 3 and not answer judged "polite" >= 0.5', True),
+        ('no tool a; answer contains "judged"', False),
+        ("tool a called\nnot (steps < 3 and errors == 0)", False),
+    ],
+)
+def test_a_case_asks_the_judge_when_any_assertion_does_at_any_depth(
+    text: str, judged: bool
+) -> None:
+    # (noted while compiling: the runner plans judge calls only for such cases)
+    assert evaldsl.compile(text).cases[0].judged is judged
+    suite = 'suite "s"\ncase "one"\ncassette "x.jsonl"\ntool z called\ncase "two"\n'
+    suite += f'cassette "x.jsonl"\n{text}\n'
+    assert [c.judged for c in evaldsl.compile(suite).cases] == [False, judged]
+
+
 # -- verdicts from a live endpoint
 
 

@@ -90,6 +90,9 @@ class Compiler:
         # how many tests of each list of names (`tools`, `nodes`) have a test through its
         # index: from `NAMES_INDEXED_FROM` of them, a run indexes the list for them all
         self.names_tests: dict[str, int] = {}
+        # whether an assertion compiled here asks the judge (`Case.judged`): noted as each
+        # check is compiled, where a second walk of every assertion asked it again
+        self.judged = False
 
     def text(self, span: Span) -> str:
         text = self.source.text[span.start : span.end]
@@ -133,7 +136,10 @@ class Compiler:
     # -- checks
 
     def check(self, check: ast.Check) -> Checker:
-        family = registry.family_of(check.predicate)
+        pred = check.predicate
+        if type(pred) is ast.Judged:
+            self.judged = True
+        family = registry.family_of(pred)
         if family.compile is not None:  # a predicate that reads the run itself
             return family.compile(self, check)
         return self.value_check(check)

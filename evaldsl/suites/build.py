@@ -26,7 +26,6 @@ from evaldsl.check.sources import read_facts
 from evaldsl.compile.compiler import CompiledAssertion, Compiler
 from evaldsl.gcpause import paused_gc
 from evaldsl.judge.protocol import Judge
-from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, sort_key
 from evaldsl.language.source import Position, Source
 from evaldsl.language.values import MISSING
@@ -471,8 +470,7 @@ def _compile_case(
             for expr in snippet.exprs:
                 assertions.append(compiler.compile(expr))
                 sources.append(snippet.source)
-                if not judged:
-                    judged = _has_judge(expr)
+            judged = judged or compiler.judged
     return _case(
         case,
         draft,
@@ -509,18 +507,6 @@ def _case(
         error=error,
         judged=judged,
     )
-
-
-def _has_judge(expr: ast.Expr) -> bool:
-    # by exact type, not `match` (it runs for every assertion; AST nodes have no subclasses)
-    kind = type(expr)
-    if kind is ast.Check:
-        return type(expr.predicate) is ast.Judged  # type: ignore[union-attr]
-    if kind is ast.Not:
-        return _has_judge(expr.operand)  # type: ignore[union-attr]
-    if kind is ast.And or kind is ast.Or:
-        return any(_has_judge(op) for op in expr.operands)  # type: ignore[union-attr]
-    return False
 
 
 def assertion_location(a: CompiledAssertion, source: Source) -> tuple[str, int, int, int, str]:
