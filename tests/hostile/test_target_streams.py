@@ -88,7 +88,12 @@ def test_a_suite_folder_shadowing_the_standard_library_leaves_the_worker_whole(
     (tmp_path / "agent.py").write_text(
         "def f(x=None):\n    return 'mine'\nasync def g(x=None):\n    return 'awaited'\n"
     )
-    # evaldsl run from that folder: the worker's `python -c` puts it first on its path
+    # evaldsl run from that folder: the worker's `python -c` puts it first on its path.
+    # (A relative PYTHONPATH, `PYTHONPATH=.` for a checkout, would name that folder too
+    # once there, and import the shadows as Python would for any program: made absolute.)
+    if os.environ.get("PYTHONPATH"):
+        entries = os.environ["PYTHONPATH"].split(os.pathsep)
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(map(os.path.abspath, entries)))
     monkeypatch.chdir(tmp_path)
     assert call_target("agent:f", None, 30, tmp_path).output == "mine"
     assert call_target("agent:g", None, 30, tmp_path).output == "awaited"
