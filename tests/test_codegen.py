@@ -1772,6 +1772,69 @@ def test_every_regexes_decided_together_meet_every_kind_of_value(
     _decided_together_agree(tests, path, picks, _REGEX_VALUES, "_all_re.difference(")
 
 
+# regexes that each have a required text (`regexlits.ascii_required_text`), under `i` too,
+# and texts: a group's Set is searched only in a text holding one (an ASCII `str`)
+_PREFILTERED_REGEXES = [
+    "/rain/", "/RAIN/i", "/^sun/", "/in$/i", r"/\d+ rain/", r"/ra\w*n/i", r"/k\s*s/i",
+    "/(a|r)in/", "/SUN/i", "/é r/", "/N d/i", r"/\[7/",
+]  # fmt: skip
+# texts of every case, RE2's folds past ASCII (Kelvin's K, the long ſ), texts not ASCII,
+# a `str` subclass, and values searched by their JSON text
+_PREFILTERED_VALUES = [
+    "rain", "Rain", "RAIN day", "sun", "SUN", "ſun", "K", "k s", "\u212a s", "7 rain",
+    "é rain", "É RAIN", "", "brain", _Sky.RAIN, 7, [7, "rain"], {"n": "rain"}, None, True,
+]  # fmt: skip
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.sampled_from(_PREFILTERED_REGEXES), min_size=4, max_size=8, unique=True),
+    st.lists(st.sampled_from(["rain", "Sun", "é", "7"]), max_size=3, unique=True),
+    st.sampled_from(["$.n", "$.n[*]", ""]),
+    _picked_per_call(len(_PREFILTERED_VALUES)),
+)
+# (a text past ASCII that RE2 folds to one: searched, not looked through by `in`)
+@example(["/SUN/i", "/rain/", "/^sun/", "/in$/i"], [], "$.n", [_PREFILTERED_VALUES.index("ſun")])
+@example(
+    [r"/k\s*s/i", "/rain/", "/^sun/", "/in$/i"], [], "", [_PREFILTERED_VALUES.index("\u212a s")]
+)
+def test_a_set_searched_only_where_a_required_text_is_agrees(
+    regexes: list[str], texts: list[str], path: str, picks: list[Any]
+) -> None:
+    """A group of regexes (and texts) each with a required text searches its RE2 Set
+    only in an ASCII text holding one of them (lower-cased under `i`), and anything else
+    as before: the verdicts are the reference's."""
+    tests = [(False, f"matches {r}") for r in regexes]
+    tests += [(False, f"contains {json.dumps(t)}") for t in texts]
+    _decided_together_agree(tests, path, picks, _PREFILTERED_VALUES, "v.isascii()")
+
+
+def test_a_set_with_a_pattern_without_required_text_is_searched_in_every_text() -> None:
+    """One pattern of a group with no required text (a class, an alternation of the
+    whole), or more of them than `PREFILTER_MAX`: the Set is searched in every text."""
+    for regexes in (
+        ["/rain/", "/sun/", "/[0-9]/", "/in$/"],
+        ["/rain|sun/", "/a/", "/b/", "/c/"],
+        [f"/w{n}/" for n in range(groupgen.PREFILTER_MAX + 1)],
+    ):
+        case = _compiled([f"tool w args $.n matches {r}" for r in regexes])
+        assert "isascii()" not in passes.pass_for(case.needs, raw=False).source
+
+
+def test_ascii_required_text_folds_only_ascii_texts() -> None:
+    """Under `i`, a required text is lower-cased, and none is given when it is not ASCII
+    (an ASCII text's case variants past ASCII are RE2's to find); without `i`, it is
+    `required_text`'s."""
+    from evaldsl.language.regexlits import ascii_required_text
+
+    assert ascii_required_text("Quota notes 5", "i") == ("quota notes 5", True)
+    assert ascii_required_text(r"\d+ Rain", "") == (" Rain", False)
+    assert ascii_required_text("é rain", "") == ("é rain", False)
+    assert ascii_required_text("é", "i") is None
+    assert ascii_required_text("rain|sun", "i") is None
+    assert ascii_required_text(r"\d+", "") is None
+
+
 # every kind of value an equality meets: texts and their subclasses (a `==` text holds for
 # `str` only; `in [..]` and `== VALUE` follow `json_equal`), bools beside 1 and 0, 1 and
 # 1.0, NaN, a tuple (no JSON key: compared pairwise), objects and lists equal but for a

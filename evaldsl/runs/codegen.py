@@ -322,7 +322,7 @@ LOOP_BUILTINS = ("type", "isinstance", "len", "str", "int", "float", "bool", "di
 #: the 256th are read with an `EXTENDED_ARG` first (-4% on the pass of K = 1000 tests).
 LOOP_LOCALS = (
     "ev = kind = name = args = v = vals = output = inline = raw = usage = answers = None",
-    "owner = slot = key = eid = cid = shadowed = j = jk = i = e = None",
+    "owner = slot = key = eid = cid = shadowed = j = jk = i = e = lv = None",
 )
 #: A namespace of more names than this is not made parameters (`header`): parameters come
 #: first among a function's locals, and a local past the 256th is read with an
