@@ -85,7 +85,11 @@ def counted(name: str, which: str, reps: int, events: int, cassette: Path) -> in
         str(events),
         str(cassette),
     ]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    # (without PYTHONDONTWRITEBYTECODE: a child that cannot keep its bytecode compiles
+    # every module it imports again, and a count taken while the bytecode was being
+    # written came out inflated)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONHASHSEED"] = "0"
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     found = _REFS.search(done.stderr)
     if done.returncode != 0 or found is None:
