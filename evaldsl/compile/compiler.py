@@ -85,14 +85,19 @@ class Compiler:
         self.shown = shown
         # a case whose assertions come from several sources (YAML snippets) shares one
         self.needs = needs if needs is not None else Needs()
-        self.judge = judge or no_judge
+        self._judge = judge or no_judge
         self.judge_model = judge_model
         # how many tests of each list of names (`tools`, `nodes`) have a test through its
         # index: from `NAMES_INDEXED_FROM` of them, a run indexes the list for them all
         self.names_tests: dict[str, int] = {}
-        # whether an assertion compiled here asks the judge (`Case.judged`): noted as each
-        # check is compiled, where a second walk of every assertion asked it again
+        # whether an assertion compiled here asks the judge (`Case.judged`): noted when a
+        # compile rule takes the judge (`ask_judge`), not by a second walk of every assertion
         self.judged = False
+
+    def ask_judge(self) -> Judge:
+        """The judge, for a compile rule whose checks ask it: the case is judged."""
+        self.judged = True
+        return self._judge
 
     def text(self, span: Span) -> str:
         text = self.source.text[span.start : span.end]
@@ -136,10 +141,7 @@ class Compiler:
     # -- checks
 
     def check(self, check: ast.Check) -> Checker:
-        pred = check.predicate
-        if type(pred) is ast.Judged:
-            self.judged = True
-        family = registry.family_of(pred)
+        family = registry.family_of(check.predicate)
         if family.compile is not None:  # a predicate that reads the run itself
             return family.compile(self, check)
         return self.value_check(check)

@@ -100,7 +100,7 @@ def compile_judged(ctx: CompileContext, node: ast.Check) -> Checker:
     get = ctx.subject(node.subject)
     shown = ctx.text(node.subject.span) or node.subject.kind
     span = node.span
-    judge = ctx.judge
+    judge = ctx.ask_judge()
     model = pred.model or ctx.judge_model
     rubric, threshold = pred.rubric, pred.threshold
 

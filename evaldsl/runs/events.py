@@ -226,8 +226,8 @@ def load_event_lines(path: str | os.PathLike[str], format: str | None = None) ->
     check_file(p)
     stream = EventStream(p, header=False)
     # (decided only when asked: a check asks only where an LLM response holds a call)
-    late = LateFormat(functools.partial(_lines_format, p))
-    return Run(events=stream, path=p, format=format or late)
+    given = format if format else LateFormat(functools.partial(_lines_format, p))
+    return Run(events=stream, path=p, format=given)
 
 
 #: The verydia event types as they are written in a line (escaped, they are not seen).

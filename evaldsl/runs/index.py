@@ -462,10 +462,10 @@ HELD_FORMATS = frozenset({"traceplay", "events"})
 
 def _held(run: Run) -> Iterable[dict[str, Any]] | None:
     """The run's events if its LLM responses may hold calls no call event records; for a
-    format not decided yet, events that are the run's only if it decides on one of
-    `HELD_FORMATS` when they are read (most checks never read them: deciding a JSONL of
-    events' format reads the whole file)."""
-    if isinstance(run.given_format, LateFormat) and not run.given_format.decided:
+    `LateFormat`, events that are the run's only if it decides on one of `HELD_FORMATS`
+    when they are read (most checks never read them: deciding a JSONL of events' format
+    reads the whole file)."""
+    if isinstance(run.given_format, LateFormat):
         return _HeldIfFormat(run)
     return run.events if run.format in HELD_FORMATS else None
 

@@ -186,10 +186,12 @@ def _quoted(r: _Reader, double: bool) -> Place:
                 digits = r.text[r.index + 1 : r.index + 1 + _HEX_ESCAPES[code]]
                 r.emit(chr(int(digits, 16)), at)
                 r.forward(1 + len(digits))
-            else:  # an escaped line break: the lines join with nothing between
+            elif code in _BREAKS and code != "\0":  # the lines join with nothing between
                 r.line_break()
                 for made, place in _flow_breaks(r):
                     r.emit(made, place)
+            else:
+                raise ValueError(f"an escape YAML has not: \\{code}")
         elif ch in " \t" + _BREAKS:
             spaces: list[tuple[str, Place]] = []
             while r.peek() in " \t":
@@ -201,6 +203,43 @@ def _quoted(r: _Reader, double: bool) -> Place:
                 r.emit(made, where)
         else:
             r.copy(1)
+
+
+def quoted_line(written: str, style: str) -> tuple[str, list[int]] | None:
+    """What a quoted scalar written on one line stands for (`written`: the text between
+    its quotes; `style`: `"` or `'`), as PyYAML reads it, and the column in `written` of
+    each of its characters (one an escape makes: the escape's backslash), one more for
+    its end; None where `written` is no such scalar's text (an escape YAML has not, a
+    quote that would end it early).
+
+    >>> quoted_line('a \\\\"b\\\\" c', '"')
+    ('a "b" c', [0, 1, 2, 4, 5, 7, 8, 9])
+    >>> quoted_line("it''s", "'"), quoted_line('\\\\q', '"')
+    (("it's", [0, 1, 2, 4, 5]), None)
+    """
+    text = f"{style}{written}{style}"
+    r = _Reader(text, 0, 0, 0)
+    try:
+        after = _quoted(r, style == '"')
+    except (ValueError, IndexError):
+        return None
+    if after != (1, len(text)):  # (it ended before the last quote, or ran past it)
+        return None
+    # (places are 1-based and count the opening quote)
+    return "".join(r.chars), [column - 2 for _, column in (*r.places, after)]
+
+
+def requoted(text: str, style: str | None) -> str:
+    """`text` spelled for a scalar of `style` (a plain or block scalar's: as it is).
+
+    >>> requoted('tool "get-weather"', '"'), requoted("it's", "'")
+    ('tool \\\\"get-weather\\\\"', "it''s")
+    """
+    if style == '"':
+        return text.replace("\\", "\\\\").replace('"', '\\"')
+    if style == "'":
+        return text.replace("'", "''")
+    return text
 
 
 def _block_breaks(r: _Reader, indent: int) -> list[tuple[str, Place]]:

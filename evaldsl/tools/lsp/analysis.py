@@ -24,10 +24,10 @@ from evaldsl.runs.model import RunError
 from evaldsl.suites.files import draft_from_text
 from evaldsl.suites.model import Layout, SuiteDraft, TextPlace
 from evaldsl.suites.templates import render_text
+from evaldsl.suites.yamlplaces import quoted_line
 from evaldsl.syntax.grammar import Start
 from evaldsl.syntax.recovery import scanner, split_statements
 from evaldsl.tools.lsp.documents import Kind, buffer_lines, line_at, line_starts
-from evaldsl.tools.lsp.quoted import unquoted
 
 log = logging.getLogger("evaldsl.lsp")
 
@@ -48,7 +48,7 @@ class Spot:
     start: Start
     case: int | None = None
     #: the quotes of the YAML or JSON scalar that holds it (`"`, `'`; None: none), in
-    #: which what is inserted is spelled (`quoted.requoted`)
+    #: which what is inserted is spelled (`yamlplaces.requoted`)
     quotes: str | None = None
     #: for a text whose scalar spells some characters with escapes (`\"`, `''`): each
     #: offset's buffer column (the text is what the scalar stands for, as the suite reads it)
@@ -113,7 +113,7 @@ def yaml_spot(layout: Layout, lines: Sequence[str], line0: int, column0: int) ->
         if quotes is not None and ("\\" in text if quotes == '"' else "''" in text):
             # the scalar stands for other text than it spells: the statements are read
             # in that text, the way the suite reads them, and placed back by columns
-            found = unquoted(text, quotes)
+            found = quoted_line(text, quotes)
             if found is None:
                 return None  # (an escape YAML has not: the suite's reading says so)
             text, columns = found

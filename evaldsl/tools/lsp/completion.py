@@ -21,12 +21,12 @@ from evaldsl.api import diagnose
 from evaldsl.format.formatter import quote
 from evaldsl.language.ast import JSON_TYPES
 from evaldsl.language.vocabulary import STATUS_VALUES
+from evaldsl.suites.yamlplaces import requoted
 from evaldsl.syntax.grammar import spellings
 from evaldsl.syntax.literals import decode_string
 from evaldsl.syntax.tokens import Token, next_terminals
 from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.tools.lsp.fits import fit
-from evaldsl.tools.lsp.quoted import requoted
 from evaldsl.vocabulary import describe
 
 _CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
@@ -255,9 +255,9 @@ def completions_at(analysis: Analysis, line0: int, column0: int) -> list[Offer]:
         return unique
     # (inside a quoted YAML or JSON scalar, a quoted name is spelled as the scalar spells
     # its quotes: `"get-weather"` would end a double-quoted one)
-    return [
-        replace(o, insert=requoted(o.insert or o.label, spot.quotes))
-        if requoted(o.insert or o.label, spot.quotes) != (o.insert or o.label)
-        else o
-        for o in unique
-    ]
+    spelled = []
+    for offer in unique:
+        written = offer.insert or offer.label
+        again = requoted(written, spot.quotes)
+        spelled.append(offer if again == written else replace(offer, insert=again))
+    return spelled
