@@ -75,8 +75,9 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any, cast
 
 import msgspec
@@ -638,9 +639,15 @@ _TOKENS_OUT = (
 
 
 def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
-    # (each LLM span's: the two counts without a list and a generator made for them)
-    got_in = _first(a, _TOKENS_IN)
-    got_out = _first(a, _TOKENS_OUT)
+    # (each LLM span's: the two counts without a list and a generator made for them, and
+    # `_first` written out, a call each less)
+    got_in = got_out = None
+    for key in _TOKENS_IN:
+        if key in a and (got_in := a[key]) is not None:
+            break
+    for key in _TOKENS_OUT:
+        if key in a and (got_out := a[key]) is not None:
+            break
     if got_in is None and got_out is None:
         return None
     if type(got_in) is int and type(got_out) is int and got_in >= 0 <= got_out:
@@ -653,6 +660,8 @@ def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
         )
 
 
+#: Where a GenAI or OpenLLMetry span names its provider (first found).
+_PROVIDERS = ("gen_ai.provider.name", "gen_ai.system")
 #: An Anthropic span's prompt-cache counts (the semconv's names, then OpenLLMetry's older ones).
 _CACHE_WRITE = (
     "gen_ai.usage.cache_creation.input_tokens",
@@ -668,7 +677,7 @@ def _cache(a: dict[str, Any], usage: tuple[float, float] | None) -> dict[str, fl
     `gen_ai.usage.input_tokens`: counts beyond it are a `BadUsage` (a span that left them
     out, whose input would be read short), never tokens taken as 0. A span does not say
     how long its writes are kept: they are priced as 5-minute writes."""
-    if _first(a, ("gen_ai.provider.name", "gen_ai.system")) != "anthropic":
+    if _first(a, _PROVIDERS) != "anthropic":
         return None
     write, read = _first(a, _CACHE_WRITE), _first(a, _CACHE_READ)
     if write is None and read is None:
@@ -693,6 +702,10 @@ def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
     return next((key for key in keys if key in a and a[key] is not None), keys[0])
 
 
+#: `_Output.unread` of an output that left nothing unread.
+_NOTHING_UNREAD: Mapping[str, int] = MappingProxyType({})
+
+
 class _Output(msgspec.Struct, frozen=True):
     """An LLM span's output messages as read. (A msgspec struct, as `Span` is: one is made
     for every LLM span, and an attrs frozen class's `__init__` was ~50 bytecodes.)"""
@@ -700,9 +713,12 @@ class _Output(msgspec.Struct, frozen=True):
     text: str | None  # `None`: redacted (OpenInference's `REDACTED`), unknown
     calls: list[tuple[str, Any, str | None]]  # name, arguments, id
     others: int = 0  # choices after the first, not read (`gen_ai.output.messages`)
-    # the results of calls the provider ran (GenAI server tool calls): (call id, output)
-    results: list[tuple[str | None, Any]] = msgspec.field(default_factory=list)
-    unread: dict[str, int] = msgspec.field(default_factory=dict)  # parts not read, by reason
+    # the results of calls the provider ran (GenAI server tool calls): (call id, output);
+    # and the parts not read, by reason. (Defaults shared, never changed: most outputs
+    # have neither, and a list and a dict made and freed for each LLM span were ~2% of
+    # reading a file.)
+    results: Sequence[tuple[str | None, Any]] = ()
+    unread: Mapping[str, int] = _NOTHING_UNREAD
 
 
 def _genai_messages(value: Any, field: str) -> _Output | None:
@@ -848,7 +864,7 @@ def _output(span: Span) -> _Output | None:
             found = _genai_messages(a[key], key)
             if found is not None:
                 return found
-    details = _details(span)
+    details = _details(span) if span.events else None  # (most have none: no call)
     if details is not None and OUTPUT_MESSAGES in details:
         # the current GenAI convention's event: the same messages as on the span
         found = _genai_messages(details[OUTPUT_MESSAGES], OUTPUT_MESSAGES)
@@ -1093,6 +1109,11 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
             append(_kind(span))
         for i in wrappers(spans, kinds, keys):
             kinds[i] = WRAPPER  # (skipped: the span under it is the same model call)
+        # the spans read, counted at once, in the order each kind first comes (as counting
+        # them one at a time, a call for each span, put them)
+        for kind in dict.fromkeys(kinds):
+            if kind in _SEEN_AS:
+                trace.saw(_SEEN_AS[kind], kinds.count(kind))
         for span, kind in zip(spans, kinds, strict=True):
             _span_events(span, kind, trace, clock)
     except UnknownKind as unread:
@@ -1204,11 +1225,9 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
     # are read only when it failed, a tool span's start only for a call no span asked for)
     end = iso_time(span.end) if clock and (kind in _READ_KINDS or span.failed) else None
     if kind == "tool":
-        trace.saw("tool span")
         _tool_span(span, trace, span.start if clock else None, end)
     elif kind == "llm":
         start = iso_time(span.start) if clock else None
-        trace.saw("LLM span")
         # The tool messages of the span's history give results to calls still waiting for
         # theirs; with none waiting (every call's tool span came before, as most traces
         # have them) they give nothing, and the history is not read: a conversation's
@@ -1237,10 +1256,14 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
             end=end,
             failed=span.failed,
             latency_ms=latency,
-            cache=_cache(a, usage),
+            # (only a span that names its provider can be Anthropic's: no call for others)
+            cache=_cache(a, usage) if "gen_ai.provider.name" in a or "gen_ai.system" in a else None,
         )
         if out is not None:
-            _output_events(out, trace, end)
+            for name, args, call_id in out.calls:  # (each id read as text or null: `link_id`)
+                trace.call(name, args, call_id, end)
+            if out.results or out.others or out.unread:  # (most outputs: none of them)
+                _output_rest(out, trace, end)
         if FINISH_REASONS in a:  # (most spans write none: no call to note nothing)
             _finish_note(a[FINISH_REASONS], trace)
     else:
@@ -1250,11 +1273,9 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
         trace.error(message, end)
 
 
-def _output_events(out: _Output, trace: Trace, end: str | None) -> None:
-    """The calls of an LLM span's output (and the results of those its provider ran), and
+def _output_rest(out: _Output, trace: Trace, end: str | None) -> None:
+    """The results of the calls an LLM span's provider ran (after the output's calls), and
     what the output left unread."""
-    for name, args, call_id in out.calls:
-        trace.call(name, args, call_id, end)  # (each id read as text or null: `link_id`)
     for call_id, output in out.results:
         found = trace.known_call(call_id) if call_id else None
         if found is None:  # (a response to no call read: it answers nothing)
@@ -1267,8 +1288,9 @@ def _output_events(out: _Output, trace: Trace, end: str | None) -> None:
         trace.skip(reason, n)
 
 
-#: The kinds of span whose events are read.
+#: The kinds of span whose events are read, and how `Trace.saw` counts them.
 _READ_KINDS = frozenset({"tool", "llm"})
+_SEEN_AS = {"tool": "tool span", "llm": "LLM span"}
 
 
 def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) -> None:
