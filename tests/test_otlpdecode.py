@@ -871,9 +871,10 @@ def test_planned_output_messages_are_the_readers(
     for _ in range(2):
         raw = RawAttrs({k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads)
         try:
-            planned: Any = spanplan.indexed_output(
-                RawAttrs({k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads)
+            attrs = RawAttrs(
+                {k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads
             )
+            planned: Any = spanplan.indexed_output(attrs, tuple(attrs))
         except BadValue as bad:  # (the plan refuses a name the readers refuse)
             planned = str(bad)
             assert planned == want
@@ -977,3 +978,63 @@ def test_flat_spans_written_twice_or_around_another_call_are_read_once(
         spantree.REPEATED: 1,
         spantree.WRAPPER: 1,
     }
+
+
+#: The keys the OTel readers look for, each group in the order the readers take the first
+#: of them (as the module doc of `otel.py` lists them), and what `SpanKeys` calls it.
+_LOOKED_FOR = {
+    "tool_names": ("gen_ai.tool.name", "tool.name", "traceloop.entity.name"),
+    "call_ids": ("gen_ai.tool.call.id", "tool_call.id"),
+    "tool_results": (
+        "gen_ai.tool.call.result",
+        "gen_ai.tool.result.value",
+        "output.value",
+        "traceloop.entity.output",
+    ),
+    "tool_arguments": ("gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input"),
+    "models": ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name"),
+    "tokens_in": (
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.prompt_tokens",
+        "llm.token_count.prompt",
+    ),
+    "tokens_out": (
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.completion_tokens",
+        "llm.token_count.completion",
+    ),
+    "providers": ("gen_ai.provider.name", "gen_ai.system"),
+}
+_TESTED = {
+    "oi_kind": ("openinference.span.kind",),
+    "tl_kind": ("traceloop.span.kind",),
+    "operation": ("gen_ai.operation.name",),
+    "tool_name": ("gen_ai.tool.name",),
+    "system": ("gen_ai.system", "gen_ai.provider.name"),
+    "request_type": ("llm.request.type",),
+    "output_messages": ("gen_ai.output.messages",),
+    "completion": ("gen_ai.completion",),
+    "finish": ("gen_ai.response.finish_reasons",),
+    "is_error": ("gen_ai.tool.result.is_error",),
+}
+_SPAN_KEYS = sorted(
+    {k for keys in (*_LOOKED_FOR.values(), *_TESTED.values()) for k in keys}
+    | {"session.id", "gen_ai.completion.0.content", "llm.input_messages.0.message.role"}
+)
+
+
+@given(keys=st.lists(st.sampled_from(_SPAN_KEYS), unique=True, max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_a_key_sets_plan_says_what_testing_each_key_says(keys: list[str]) -> None:
+    """`otel.keys_of` works out once per key set which of the keys the readers look for a
+    span has (the readers then test none of them on each span): each flag must be what a
+    test of its keys gives, and each group the keys of it the span has, in the readers'
+    order; the same again from the kept plan, after other key sets' plans were made."""
+    for order in (keys, keys[::-1], keys):
+        a = dict.fromkeys(order, "v")
+        has = otel.keys_of(a)
+        assert has.keys == tuple(order)
+        for field, names in _LOOKED_FOR.items():
+            assert getattr(has, field) == tuple(n for n in names if n in a), field
+        for field, names in _TESTED.items():
+            assert getattr(has, field) == any(n in a for n in names), field

@@ -134,3 +134,28 @@ def test_many_waiting_calls_given_results_in_any_order() -> None:
         reference.result(cid)
     assert trace.known_call(None, "search") is None
     assert not trace.awaits_results()
+
+
+@given(
+    lead=st.sampled_from(["", " ", "\n\t", "\u00a0", "\u2003", "x"]),
+    body=st.sampled_from(['{"temp": 41}', "[1, 2]", '"text"', "2001", "{not json", ""]),
+)
+@settings(max_examples=80, deadline=None)
+def test_a_result_of_json_text_is_its_value_whatever_white_space_leads_it(
+    lead: str, body: str
+) -> None:
+    """`Trace.result` reads JSON text of an object or a list as its value, after any
+    leading white space (Unicode's, as `str.lstrip` strips it: the result's first
+    character is looked at before that copy is made), and keeps any other text."""
+    import orjson
+
+    output = lead + body
+    trace = Trace("otel", "x.jsonl", "test")
+    trace.result(trace.call("t", {}), output)
+    stripped = output.lstrip()
+    try:
+        parsed = orjson.loads(output) if stripped[:1] in ("{", "[") else None
+    except orjson.JSONDecodeError:
+        parsed = None
+    expected = parsed if isinstance(parsed, (dict, list)) else output
+    assert trace.events[-1]["output"] == expected

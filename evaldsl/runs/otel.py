@@ -75,8 +75,9 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any, cast
 
 import msgspec
@@ -101,7 +102,7 @@ from evaldsl.runs.providers import (
     text_of_parts,
     tool_name,
 )
-from evaldsl.runs.rawattrs import RawAttrs, index_plan
+from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
 from evaldsl.runs.spanplan import (
     OPENINFERENCE_CALL,
     OPENINFERENCE_ID,
@@ -637,10 +638,16 @@ _TOKENS_OUT = (
 )
 
 
-def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
-    # (each LLM span's: the two counts without a list and a generator made for them)
-    got_in = _first(a, _TOKENS_IN)
-    got_out = _first(a, _TOKENS_OUT)
+def _usage(a: dict[str, Any], has: SpanKeys) -> tuple[float, float] | None:
+    # (each LLM span's: the two counts without a list and a generator made for them, and
+    # `_present` written out, a call each less)
+    got_in = got_out = None
+    for key in has.tokens_in:
+        if (got_in := a[key]) is not None:
+            break
+    for key in has.tokens_out:
+        if (got_out := a[key]) is not None:
+            break
     if got_in is None and got_out is None:
         return None
     if type(got_in) is int and type(got_out) is int and got_in >= 0 <= got_out:
@@ -653,6 +660,8 @@ def _usage(a: dict[str, Any]) -> tuple[float, float] | None:
         )
 
 
+#: Where a GenAI or OpenLLMetry span names its provider (first found).
+_PROVIDERS = ("gen_ai.provider.name", "gen_ai.system")
 #: An Anthropic span's prompt-cache counts (the semconv's names, then OpenLLMetry's older ones).
 _CACHE_WRITE = (
     "gen_ai.usage.cache_creation.input_tokens",
@@ -661,14 +670,17 @@ _CACHE_WRITE = (
 _CACHE_READ = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens")
 
 
-def _cache(a: dict[str, Any], usage: tuple[float, float] | None) -> dict[str, float] | None:
+def _cache(
+    a: dict[str, Any], usage: tuple[float, float] | None, providers: tuple[str, ...]
+) -> dict[str, float] | None:
     """The prompt-cache tokens of an Anthropic LLM span (`gen_ai.provider.name` or
     `gen_ai.system` `anthropic`), `{write5m, write1h, read}`, for `cost`; `None` for
     another provider's span or one without them. The semantic conventions count them in
     `gen_ai.usage.input_tokens`: counts beyond it are a `BadUsage` (a span that left them
     out, whose input would be read short), never tokens taken as 0. A span does not say
-    how long its writes are kept: they are priced as 5-minute writes."""
-    if _first(a, ("gen_ai.provider.name", "gen_ai.system")) != "anthropic":
+    how long its writes are kept: they are priced as 5-minute writes. (`providers`: the
+    keys of `_PROVIDERS` the span has.)"""
+    if _present(a, providers) != "anthropic":
         return None
     write, read = _first(a, _CACHE_WRITE), _first(a, _CACHE_READ)
     if write is None and read is None:
@@ -687,10 +699,101 @@ def _cache(a: dict[str, Any], usage: tuple[float, float] | None) -> dict[str, fl
     return cache
 
 
+class SpanKeys(msgspec.Struct, frozen=True, gc=False):
+    """Which of the keys the readers look for a span has, worked out once per key set
+    (`keys_of`): for each `_first` of the readers, the keys of its tuple the span has, in
+    order (`_present` reads them); for each test of one key, whether it has it. (Spans of
+    one instrumentation and one conversation length have the same keys; and a test of a
+    key in a `RawAttrs`, a `dict` subclass, goes through its type, ~300 instructions where
+    a `dict`'s own takes ~60: ~11 of them a span.)"""
+
+    keys: tuple[str, ...]  # the span's keys (`spanplan`'s key set too)
+    oi_kind: bool  # `openinference.span.kind`
+    tl_kind: bool  # `traceloop.span.kind`
+    operation: bool  # `gen_ai.operation.name`
+    tool_name: bool  # `gen_ai.tool.name`
+    system: bool  # `gen_ai.system` or `gen_ai.provider.name`
+    request_type: bool  # `llm.request.type`
+    output_messages: bool  # `gen_ai.output.messages`
+    completion: bool  # `gen_ai.completion`
+    finish: bool  # `FINISH_REASONS`
+    is_error: bool  # `gen_ai.tool.result.is_error`
+    tool_names: tuple[str, ...]
+    call_ids: tuple[str, ...]
+    tool_results: tuple[str, ...]
+    tool_arguments: tuple[str, ...]
+    models: tuple[str, ...]
+    tokens_in: tuple[str, ...]
+    tokens_out: tuple[str, ...]
+    providers: tuple[str, ...]
+
+
+#: `keys_of`'s plans by key set (bounded as `rawattrs`' plans are).
+_KEY_PLANS: dict[tuple[str, ...], SpanKeys] = {}
+
+
+def keys_of(a: dict[str, Any]) -> SpanKeys:
+    """What the readers look for in `a`, by its key set (see `SpanKeys`).
+
+    >>> has = keys_of({"gen_ai.system": "openai", "llm.model_name": "m"})
+    >>> has.system, has.models, has.tool_name
+    (True, ('llm.model_name',), False)
+    """
+    keys = tuple(dict.keys(a))
+    found = _KEY_PLANS.get(keys)
+    if found is None:
+        found = _plan_keys(keys)
+        if len(keys) <= MAX_KEPT_KEYS:
+            keep(_KEY_PLANS, keys, found, MAX_PLANS)
+    return found
+
+
+def _plan_keys(keys: tuple[str, ...]) -> SpanKeys:
+    has = frozenset(keys)
+
+    def present(names: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(name for name in names if name in has)
+
+    return SpanKeys(
+        keys,
+        "openinference.span.kind" in has,
+        "traceloop.span.kind" in has,
+        "gen_ai.operation.name" in has,
+        "gen_ai.tool.name" in has,
+        "gen_ai.system" in has or "gen_ai.provider.name" in has,
+        "llm.request.type" in has,
+        OUTPUT_MESSAGES in has,
+        "gen_ai.completion" in has,
+        FINISH_REASONS in has,
+        "gen_ai.tool.result.is_error" in has,
+        present(_TOOL_NAMES),
+        present(_CALL_IDS),
+        present(_TOOL_RESULTS),
+        present(_TOOL_ARGUMENTS),
+        present(_MODELS),
+        present(_TOKENS_IN),
+        present(_TOKENS_OUT),
+        present(_PROVIDERS),
+    )
+
+
+def _present(a: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """`_first` of keys `a` has (a `SpanKeys` tuple): the first whose value is not null."""
+    for key in keys:
+        value = a[key]
+        if value is not None:
+            return value
+    return None
+
+
 def _read_key(a: dict[str, Any], keys: tuple[str, ...]) -> str:
     """The key `_first` read among `keys` (for a message: a count that is not one is named
     as the span spells it, `llm.token_count.prompt`, not as the first spelling is)."""
     return next((key for key in keys if key in a and a[key] is not None), keys[0])
+
+
+#: `_Output.unread` of an output that left nothing unread.
+_NOTHING_UNREAD: Mapping[str, int] = MappingProxyType({})
 
 
 class _Output(msgspec.Struct, frozen=True):
@@ -700,9 +803,12 @@ class _Output(msgspec.Struct, frozen=True):
     text: str | None  # `None`: redacted (OpenInference's `REDACTED`), unknown
     calls: list[tuple[str, Any, str | None]]  # name, arguments, id
     others: int = 0  # choices after the first, not read (`gen_ai.output.messages`)
-    # the results of calls the provider ran (GenAI server tool calls): (call id, output)
-    results: list[tuple[str | None, Any]] = msgspec.field(default_factory=list)
-    unread: dict[str, int] = msgspec.field(default_factory=dict)  # parts not read, by reason
+    # the results of calls the provider ran (GenAI server tool calls): (call id, output);
+    # and the parts not read, by reason. (Defaults shared, never changed: most outputs
+    # have neither, and a list and a dict made and freed for each LLM span were ~2% of
+    # reading a file.)
+    results: Sequence[tuple[str | None, Any]] = ()
+    unread: Mapping[str, int] = _NOTHING_UNREAD
 
 
 def _genai_messages(value: Any, field: str) -> _Output | None:
@@ -836,25 +942,28 @@ def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
     return _Output("\n".join(text), calls)
 
 
-def _output(span: Span) -> _Output | None:
+def _output(span: Span, has: SpanKeys) -> _Output | None:
     """The answer and tool calls of an LLM span's output messages; `None` when it records
     none in any form read here (its instrumentation captured no content: the answer is
     unknown, never "")."""
     a = span.attrs
-    for key in ("gen_ai.output.messages", "gen_ai.completion"):
-        # `gen_ai.completion` as one JSON text is the older GenAI name; OpenLLMetry's
-        # indexed `gen_ai.completion.N.*` attributes are read below
-        if key in a and (key == "gen_ai.output.messages" or isinstance(a[key], str)):
-            found = _genai_messages(a[key], key)
-            if found is not None:
-                return found
-    details = _details(span)
+    if has.output_messages:
+        found = _genai_messages(a[OUTPUT_MESSAGES], OUTPUT_MESSAGES)
+        if found is not None:
+            return found
+    # `gen_ai.completion` as one JSON text is the older GenAI name; OpenLLMetry's indexed
+    # `gen_ai.completion.N.*` attributes are read below
+    if has.completion and isinstance(a["gen_ai.completion"], str):
+        found = _genai_messages(a["gen_ai.completion"], "gen_ai.completion")
+        if found is not None:
+            return found
+    details = _details(span) if span.events else None  # (most have none: no call)
     if details is not None and OUTPUT_MESSAGES in details:
         # the current GenAI convention's event: the same messages as on the span
         found = _genai_messages(details[OUTPUT_MESSAGES], OUTPUT_MESSAGES)
         if found is not None:
             return found
-    planned = indexed_output(a) if isinstance(a, RawAttrs) else UNPLANNED
+    planned = indexed_output(a, has.keys) if isinstance(a, RawAttrs) else UNPLANNED
     if isinstance(planned, tuple):  # the typed reading's: as the two readers below read
         return _Output(*planned)
     if planned is UNPLANNED:
@@ -970,13 +1079,13 @@ def _may_hold(a: dict[str, Any], key: str, *texts: bytes) -> bool:
 # --- classification and reading --------------------------------------------------------------
 
 
-def _kind(span: Span) -> str:
+def _kind(span: Span, has: SpanKeys) -> str:
     a = span.attrs
-    # (each looked for before it is read, not by `get`: a span has one convention's kind,
-    # and a `RawAttrs`' `get` is a call even for an absent key)
-    oi_kind = a["openinference.span.kind"] if "openinference.span.kind" in a else None  # noqa: SIM401
-    tl_kind = a["traceloop.span.kind"] if "traceloop.span.kind" in a else None  # noqa: SIM401
-    op = a["gen_ai.operation.name"] if "gen_ai.operation.name" in a else None  # noqa: SIM401
+    # (each read only when the span has it, not by `get`: a span has one convention's
+    # kind, and a `RawAttrs`' `get` is a call even for an absent key)
+    oi_kind = a["openinference.span.kind"] if has.oi_kind else None
+    tl_kind = a["traceloop.span.kind"] if has.tl_kind else None
+    op = a["gen_ai.operation.name"] if has.operation else None
     if not (
         (oi_kind is None or isinstance(oi_kind, str))
         and (tl_kind is None or isinstance(tl_kind, str))
@@ -995,17 +1104,22 @@ def _kind(span: Span) -> str:
         op == "execute_tool"
         or oi == "TOOL"
         or tl == "tool"
-        or ("gen_ai.tool.name" in a and op not in _LLM_OPERATIONS)
+        or (has.tool_name and op not in _LLM_OPERATIONS)
     ):
         return "tool"
     if (
         op in _LLM_OPERATIONS
         or oi == "LLM"
-        or (op not in _NOT_LLM_OPERATIONS and ("gen_ai.system" in a or "gen_ai.provider.name" in a))
-        or (not oi and not tl and a.get("llm.request.type") in ("chat", "completion"))
+        or (op not in _NOT_LLM_OPERATIONS and has.system)
+        or (
+            not oi
+            and not tl
+            and has.request_type
+            and a["llm.request.type"] in ("chat", "completion")
+        )
     ):
         return "llm"
-    if not a:
+    if not has.keys:
         return "spans without attributes"
     if oi:
         return f"`{oi}` spans (OpenInference)"
@@ -1089,12 +1203,18 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     try:  # (one `try` for the file: an `AnyValue` of no known kind is rare)
         kinds: list[str] = []
         append = kinds.append
-        for span in spans:
-            append(_kind(span))
+        plans = [keys_of(span.attrs) for span in spans]
+        for span, has in zip(spans, plans, strict=True):
+            append(_kind(span, has))
         for i in wrappers(spans, kinds, keys):
             kinds[i] = WRAPPER  # (skipped: the span under it is the same model call)
-        for span, kind in zip(spans, kinds, strict=True):
-            _span_events(span, kind, trace, clock)
+        # the spans read, counted at once, in the order each kind first comes (as counting
+        # them one at a time, a call for each span, put them)
+        for kind in dict.fromkeys(kinds):
+            if kind in _SEEN_AS:
+                trace.saw(_SEEN_AS[kind], kinds.count(kind))
+        for span, kind, has in zip(spans, kinds, plans, strict=True):
+            _span_events(span, kind, has, trace, clock)
     except UnknownKind as unread:
         assert span is not None
         raise unread.of(span) from None
@@ -1198,17 +1318,15 @@ def _unread_times(span: Span) -> Iterator[Any]:
         yield span.end_text
 
 
-def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
+def _span_events(span: Span, kind: str, has: SpanKeys, trace: Trace, clock: bool) -> None:
     a = span.attrs
     # (a time's text is made only where an event is placed at it: a skipped span's times
     # are read only when it failed, a tool span's start only for a call no span asked for)
     end = iso_time(span.end) if clock and (kind in _READ_KINDS or span.failed) else None
     if kind == "tool":
-        trace.saw("tool span")
-        _tool_span(span, trace, span.start if clock else None, end)
+        _tool_span(span, has, trace, span.start if clock else None, end)
     elif kind == "llm":
         start = iso_time(span.start) if clock else None
-        trace.saw("LLM span")
         # The tool messages of the span's history give results to calls still waiting for
         # theirs; with none waiting (every call's tool span came before, as most traces
         # have them) they give nothing, and the history is not read: a conversation's
@@ -1223,10 +1341,10 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
                 found = trace.known_call(call_id, name)
                 if found is not None:
                     trace.result(found, output, at=start)
-        out = _output(span)
-        model = _first(a, _MODELS)
+        out = _output(span, has)
+        model = _present(a, has.models)
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
-        usage = _usage(a)
+        usage = _usage(a, has)
         if out is not None and out.text is None:
             _redacted(trace)
         trace.llm(
@@ -1237,11 +1355,15 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
             end=end,
             failed=span.failed,
             latency_ms=latency,
-            cache=_cache(a, usage),
+            # (only a span that names its provider can be Anthropic's: no call for others)
+            cache=_cache(a, usage, has.providers) if has.providers else None,
         )
         if out is not None:
-            _output_events(out, trace, end)
-        if FINISH_REASONS in a:  # (most spans write none: no call to note nothing)
+            for name, args, call_id in out.calls:  # (each id read as text or null: `link_id`)
+                trace.call(name, args, call_id, end)
+            if out.results or out.others or out.unread:  # (most outputs: none of them)
+                _output_rest(out, trace, end)
+        if has.finish:  # (most spans write none: no call to note nothing)
             _finish_note(a[FINISH_REASONS], trace)
     else:
         trace.skip(kind)
@@ -1250,11 +1372,9 @@ def _span_events(span: Span, kind: str, trace: Trace, clock: bool) -> None:
         trace.error(message, end)
 
 
-def _output_events(out: _Output, trace: Trace, end: str | None) -> None:
-    """The calls of an LLM span's output (and the results of those its provider ran), and
+def _output_rest(out: _Output, trace: Trace, end: str | None) -> None:
+    """The results of the calls an LLM span's provider ran (after the output's calls), and
     what the output left unread."""
-    for name, args, call_id in out.calls:
-        trace.call(name, args, call_id, end)  # (each id read as text or null: `link_id`)
     for call_id, output in out.results:
         found = trace.known_call(call_id) if call_id else None
         if found is None:  # (a response to no call read: it answers nothing)
@@ -1267,33 +1387,34 @@ def _output_events(out: _Output, trace: Trace, end: str | None) -> None:
         trace.skip(reason, n)
 
 
-#: The kinds of span whose events are read.
+#: The kinds of span whose events are read, and how `Trace.saw` counts them.
 _READ_KINDS = frozenset({"tool", "llm"})
+_SEEN_AS = {"tool": "tool span", "llm": "LLM span"}
 
 
-def _tool_span(span: Span, trace: Trace, start_ns: int | None, end: str | None) -> None:
+def _tool_span(
+    span: Span, has: SpanKeys, trace: Trace, start_ns: int | None, end: str | None
+) -> None:
     """The events of a tool span (`start_ns`: its start, `None` when spans have no clock)."""
     a = span.attrs
-    found = _first(a, _TOOL_NAMES)
+    found = _present(a, has.tool_names)
     if type(found) is str and found:
         name = found
     elif found is not None:  # (a name that is not text: the run's error, not the span's name)
         name = tool_name(found, _read_key(a, _TOOL_NAMES), f'tool span "{span.name}"')
     else:
         name = _named_by_span(span, trace)
-    call_id = _first(a, _CALL_IDS)
+    call_id = _present(a, has.call_ids)
     if call_id is not None and type(call_id) is not str:  # never a result linked to no call
         link_id(call_id, _read_key(a, _CALL_IDS), f'tool span "{span.name}"')
-    result = _first(a, _TOOL_RESULTS)
-    is_error = span.failed or (
-        "gen_ai.tool.result.is_error" in a and a["gen_ai.tool.result.is_error"] is True
-    )
+    result = _present(a, has.tool_results)
+    is_error = span.failed or (has.is_error and a["gen_ai.tool.result.is_error"] is True)
     if result == REDACTED:
         result = None
         _redacted(trace)
     cid = trace.known_call(call_id, name)
     if cid is None:
-        args = _first(a, _TOOL_ARGUMENTS)
+        args = _present(a, has.tool_arguments)
         if args == REDACTED:
             args = None
             _redacted(trace)

@@ -36,6 +36,7 @@ import attrs
 import orjson
 
 from evaldsl.language.jsjson import js_json
+from evaldsl.runs.bigints import exact
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, Unrecorded, describe, locate
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import token_count
@@ -145,10 +146,18 @@ def parse_json_text(value: Any) -> Any:
     """
     if not isinstance(value, str):
         return value
-    try:
+    try:  # (`mended_loads`' first step written out: a call less for every JSON text)
+        return exact(value, orjson.loads(value))
+    except orjson.JSONDecodeError:
+        pass
+    try:  # (text orjson refuses: read again with lone surrogates mended, else kept)
         return mended_loads(value)
     except orjson.JSONDecodeError:
         return value
+
+
+#: The first characters of JSON text of an object or a list.
+_OPENERS = ("{", "[")
 
 
 def is_json_text(value: str) -> bool:
@@ -344,13 +353,21 @@ class Trace:
         if text is None:
             self._unread_answers.add(self._responses)
             text = ""
+        # (`_add` written out for the two events: a call each less, for every model call
+        # of a recording)
+        events = self.events
+        seq = len(events)
         request: dict[str, Any] = {"type": "llm.request"}
         if model:
             request["model"] = model
-        self._add(request, start)
+        request_id = request["id"] = f"e{seq + 1}"
+        request["seq"] = seq
+        if start is not None:
+            request["at"] = start
+        events.append(request)
         response: dict[str, Any] = {
             "type": "llm.response",
-            "requestId": request["id"],
+            "requestId": request_id,
             "status": 500 if failed else 200,
             "output": text,
         }
@@ -364,7 +381,12 @@ class Trace:
             response["model"] = model
         if latency_ms is not None:
             response["latencyMs"] = latency_ms
-        self._add(response, end if end is not None else start)
+        response["id"] = f"e{seq + 2}"
+        response["seq"] = seq + 1
+        at = end if end is not None else start
+        if at is not None:
+            response["at"] = at
+        events.append(response)
 
     def call(
         self, name: str, arguments: Any, call_id: str | None = None, at: str | None = None
@@ -499,7 +521,11 @@ class Trace:
         """A `tool.result` for the call `call_id`. A result written as JSON text of an object
         or a list is read as that value (`result $.weather == "SUNNY"`); other text stays
         text (a tool that answered "2001" answered text, not a number)."""
-        if isinstance(output, str) and output.lstrip()[:1] in ("{", "["):
+        # (its first character looked at before the text is copied without its leading
+        # white space: a tool's result is hundreds of characters, rarely led by a space)
+        if isinstance(output, str) and (
+            output[:1] in _OPENERS or (output[:1].isspace() and output.lstrip()[:1] in _OPENERS)
+        ):
             parsed = parse_json_text(output)
             output = parsed if isinstance(parsed, (dict, list)) else output
         event: dict[str, Any] = {"type": "tool.result", "callId": call_id, "output": output}

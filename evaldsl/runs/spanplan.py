@@ -88,10 +88,10 @@ _Plan = tuple[bool, tuple[MessageKeys, ...]] | _Unplanned
 _PLANS: dict[tuple[str, ...], _Plan] = {}  # (bounded as `rawattrs`' plans are)
 
 
-def indexed_output(a: RawAttrs) -> Output | _Unplanned | None:
+def indexed_output(a: RawAttrs, keys: tuple[str, ...]) -> Output | _Unplanned | None:
     """The text and calls of `a`'s OpenLLMetry (first) or OpenInference output messages,
-    `None` when it has neither, `UNPLANNED` when `otel.py`'s readers must read it."""
-    keys = tuple(dict.keys(a))
+    `None` when it has neither, `UNPLANNED` when `otel.py`'s readers must read it.
+    `keys`: `a`'s keys, in order (`tuple(dict.keys(a))`, which its caller has made)."""
     plan = _PLANS.get(keys)
     if plan is None:
         plan = _plan(keys)
