@@ -123,3 +123,42 @@ def test_a_debug_pattern_prints_its_code_as_re_does(capsys: pytest.CaptureFixtur
     mine = capsys.readouterr().out
     re.compile("ab|c", re.DEBUG)  # (`re` keeps no DEBUG pattern: it compiles it again)
     assert mine == capsys.readouterr().out and "LITERAL" in mine
+
+
+#: A start: compile, through the cache, the patterns the modules of a `run` compile as
+#: they load (bytes and text, flags as `re` spells them) and say how many it compiled and
+#: whether each is `re.compile`'s.
+FLAGGED = r"""
+import json, re
+from evaldsl.cache import compiled
+from evaldsl.cache.regexes import regex
+import evaldsl.language.ast  # (makes evaldsl's classes: the cache file is written)
+todo = [
+    (rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL),
+    (r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL),
+    (rb"^(?:cases|\"cases\")[ \t]*:", re.MULTILINE),
+    (r"^(?:cases|\"cases\")[ \t]*:", re.MULTILINE),
+    (rb"(?i)suite", 0),
+    (r"a+b", re.I | re.S),
+    (r"a+b", int(re.I | re.S)),
+]
+before = compiled.compiled_this_process()
+same = []
+for pattern, flags in todo:
+    mine, theirs = regex(pattern, flags), re.compile(pattern, flags)
+    alike = mine == theirs and type(mine.pattern) is type(theirs.pattern)
+    alike = alike and mine.flags == theirs.flags and mine.groups == theirs.groups
+    sample = b'"cases":\n\\u00e9x' if isinstance(pattern, bytes) else '"cases":\n\\u00e9x'
+    a, b = mine.search(sample), theirs.search(sample)
+    same.append(alike and (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())))
+print(json.dumps({"compiled": compiled.compiled_this_process() - before, "same": same}))
+"""
+
+
+def test_bytes_patterns_and_re_flags_are_kept_too(tmp_path: Path) -> None:
+    # a bytes pattern and its text twin are two entries; `re.I | re.S` and the number it
+    # is are one
+    first = last_json(fresh_python(FLAGGED, tmp_path))
+    assert first == {"compiled": 6, "same": [True] * 7}
+    second = last_json(fresh_python(FLAGGED, tmp_path))
+    assert second == {"compiled": 0, "same": [True] * 7}
