@@ -162,3 +162,36 @@ def test_bytes_patterns_and_re_flags_are_kept_too(tmp_path: Path) -> None:
     assert first == {"compiled": 6, "same": [True] * 7}
     second = last_json(fresh_python(FLAGGED, tmp_path))
     assert second == {"compiled": 0, "same": [True] * 7}
+
+
+#: A start: import what a `run` imports, noting each pattern `re` compiles for one of
+#: evaldsl's own modules (the caller's file).
+COMPILED_BY_RE = r"""
+import json, sys
+from re import _compiler
+compile_pattern = _compiler.compile
+PASSED = ("re/__init__.py", "re/_compiler.py", "evaldsl/cache/regexes.py")
+ours = []
+def noted(pattern, flags=0):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.replace("\\", "/").endswith(PASSED):
+        frame = frame.f_back
+    where = "" if frame is None else frame.f_code.co_filename.replace("\\", "/")
+    # (but the cache's own: `compiled.py`'s pattern is used before the cache is read)
+    if "/evaldsl/" in where and not where.endswith("evaldsl/cache/compiled.py"):
+        ours.append(f"{where}:{frame.f_lineno}")
+    return compile_pattern(pattern, flags)
+_compiler.compile = noted
+from evaldsl.tools import cli
+from evaldsl.runner import core, parallel
+from evaldsl.reports import console
+from evaldsl.suites import build
+import evaldsl.runs.events, evaldsl.judge.config, evaldsl.tools.outputs
+print(json.dumps({"ours": ours}))
+"""
+
+
+def test_the_modules_of_a_run_compile_no_pattern_at_a_later_start(tmp_path: Path) -> None:
+    # their module-level patterns come from the cache file (`regex`), as the lexer's do
+    fresh_python(COMPILED_BY_RE, tmp_path)  # (the first start fills the cache file)
+    assert last_json(fresh_python(COMPILED_BY_RE, tmp_path)) == {"ours": []}
