@@ -46,3 +46,12 @@ def test_compile_regex_gives_the_made_pattern() -> None:
     compiled = compile_regex(r"\d+ C", "i")
     assert compiled.search("it is 31 c") is not None
     assert type(compiled) is type(reference("x"))
+
+
+def test_the_punctuation_an_escape_keeps_is_strings() -> None:
+    # (spelled out in `regexlits` so that a start does not import `string`)
+    import string
+
+    from evaldsl.language.regexlits import PUNCTUATION
+
+    assert frozenset(string.punctuation) == PUNCTUATION

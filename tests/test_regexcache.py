@@ -123,3 +123,75 @@ def test_a_debug_pattern_prints_its_code_as_re_does(capsys: pytest.CaptureFixtur
     mine = capsys.readouterr().out
     re.compile("ab|c", re.DEBUG)  # (`re` keeps no DEBUG pattern: it compiles it again)
     assert mine == capsys.readouterr().out and "LITERAL" in mine
+
+
+#: A start: compile, through the cache, the patterns the modules of a `run` compile as
+#: they load (bytes and text, flags as `re` spells them) and say how many it compiled and
+#: whether each is `re.compile`'s.
+FLAGGED = r"""
+import json, re
+from evaldsl.cache import compiled
+from evaldsl.cache.regexes import regex
+import evaldsl.language.ast  # (makes evaldsl's classes: the cache file is written)
+todo = [
+    (rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL),
+    (r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL),
+    (rb"^(?:cases|\"cases\")[ \t]*:", re.MULTILINE),
+    (r"^(?:cases|\"cases\")[ \t]*:", re.MULTILINE),
+    (rb"(?i)suite", 0),
+    (r"a+b", re.I | re.S),
+    (r"a+b", int(re.I | re.S)),
+]
+before = compiled.compiled_this_process()
+same = []
+for pattern, flags in todo:
+    mine, theirs = regex(pattern, flags), re.compile(pattern, flags)
+    alike = mine == theirs and type(mine.pattern) is type(theirs.pattern)
+    alike = alike and mine.flags == theirs.flags and mine.groups == theirs.groups
+    sample = b'"cases":\n\\u00e9x' if isinstance(pattern, bytes) else '"cases":\n\\u00e9x'
+    a, b = mine.search(sample), theirs.search(sample)
+    same.append(alike and (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())))
+print(json.dumps({"compiled": compiled.compiled_this_process() - before, "same": same}))
+"""
+
+
+def test_bytes_patterns_and_re_flags_are_kept_too(tmp_path: Path) -> None:
+    # a bytes pattern and its text twin are two entries; `re.I | re.S` and the number it
+    # is are one
+    first = last_json(fresh_python(FLAGGED, tmp_path))
+    assert first == {"compiled": 6, "same": [True] * 7}
+    second = last_json(fresh_python(FLAGGED, tmp_path))
+    assert second == {"compiled": 0, "same": [True] * 7}
+
+
+#: A start: import what a `run` imports, noting each pattern `re` compiles for one of
+#: evaldsl's own modules (the caller's file).
+COMPILED_BY_RE = r"""
+import json, sys
+from re import _compiler
+compile_pattern = _compiler.compile
+PASSED = ("re/__init__.py", "re/_compiler.py", "evaldsl/cache/regexes.py")
+ours = []
+def noted(pattern, flags=0):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.replace("\\", "/").endswith(PASSED):
+        frame = frame.f_back
+    where = "" if frame is None else frame.f_code.co_filename.replace("\\", "/")
+    # (but the cache's own: `compiled.py`'s pattern is used before the cache is read)
+    if "/evaldsl/" in where and not where.endswith("evaldsl/cache/compiled.py"):
+        ours.append(f"{where}:{frame.f_lineno}")
+    return compile_pattern(pattern, flags)
+_compiler.compile = noted
+from evaldsl.tools import cli
+from evaldsl.runner import core, parallel
+from evaldsl.reports import console
+from evaldsl.suites import build
+import evaldsl.runs.events, evaldsl.judge.config, evaldsl.tools.outputs
+print(json.dumps({"ours": ours}))
+"""
+
+
+def test_the_modules_of_a_run_compile_no_pattern_at_a_later_start(tmp_path: Path) -> None:
+    # their module-level patterns come from the cache file (`regex`), as the lexer's do
+    fresh_python(COMPILED_BY_RE, tmp_path)  # (the first start fills the cache file)
+    assert last_json(fresh_python(COMPILED_BY_RE, tmp_path)) == {"ours": []}

@@ -6,6 +6,7 @@ that names it — never a `None` found at run time."""
 from __future__ import annotations
 
 import typing
+from pathlib import Path
 
 import attrs
 import pytest
@@ -18,6 +19,7 @@ from evaldsl.predicates.registry import FAMILIES, PREDICATES, RULES, RegistryErr
 from evaldsl.syntax.build import MissingRule, check_rules, grammar_rules
 from evaldsl.syntax.grammar import grammar_text
 from evaldsl.syntax.parser import parse
+from tests.clitools import fresh_python, last_json
 
 
 def test_every_member_of_the_predicate_union_has_one_family() -> None:
@@ -54,6 +56,27 @@ def test_every_grammar_rule_is_built() -> None:
     rules = grammar_rules(grammar_text())
     assert set(RULES) <= rules, "a family builds a rule the grammar does not have"
     check_rules(grammar_text())  # every rule has a callback
+
+
+def test_the_rules_checked_at_import_are_the_grammars_and_kept_between_starts(
+    tmp_path: Path,
+) -> None:
+    # the import-time check reads the grammar's rules from the cache file after the first
+    # start; what it reads there is what `grammar_rules` finds, and a grammar edited since
+    # is read again (its text is the key)
+    code = (
+        "import json\nfrom evaldsl.cache import compiled\n"
+        "from evaldsl.syntax.build import grammar_rules, known_rules\n"
+        "from evaldsl.syntax.grammar import grammar_text\n"
+        "made = compiled.compiled_this_process()\n"
+        "edited = grammar_text() + '\\nextra_rule_for_the_test: NAME\\n'\n"
+        "print(json.dumps({'compiled': made, 'same': known_rules(grammar_text()) == "
+        "grammar_rules(grammar_text()), 'edited': 'extra_rule_for_the_test' in "
+        "known_rules(edited)}))\n"
+    )
+    fresh_python(code, tmp_path)  # (the first start fills the cache file)
+    again = last_json(fresh_python(code, tmp_path))
+    assert again == {"compiled": 0, "same": True, "edited": True}
 
 
 def test_a_grammar_rule_without_a_build_callback_is_an_error_naming_it() -> None:

@@ -3,13 +3,15 @@
 Takes a pattern and its flags and gives `re.compile(pattern, flags)`. Python's `re`
 compiles a pattern in Python code (parse, then code generation) and keeps the result for
 the process only; the parser's lexer (`syntax/drive.py`) compiles one large pattern per
-parser state it meets, ~28 for a typical file: ~9 ms of every `check` and `run`. Here
-the code the compiler made is kept in the user's cache file (`compiled.store`) and, at
-the next start, handed to the regex engine as the compiler itself hands it over (a few
-microseconds a pattern).
+parser state it meets, ~28 for a typical file: ~9 ms of every `check` and `run`; and
+the modules a `run` imports compile ~30 patterns of their own as they load (text and
+bytes). Here the code the compiler made is kept in the user's cache file
+(`compiled.store`) and, at the next start, handed to the regex engine as the compiler
+itself hands it over (a few microseconds a pattern).
 
-- The key is the exact pattern, the flags and the engine's `MAGIC`; the file is one per
-  interpreter (`sys.version`), so the code always comes from this engine's compiler.
+- The key is the exact pattern (text or bytes, keyed apart), the flags as a number
+  (`re.M` and `8` alike) and the engine's `MAGIC`; the file is one per interpreter
+  (`sys.version`), so the code always comes from this engine's compiler.
 - The engine checks the code it is given (`_sre` refuses invalid code with an error), the
   entry's CRC-32 that the code is what was kept, and a pattern loaded here compares equal
   to `re.compile`'s (the engine compares the pattern, the flags and every word of the
@@ -25,7 +27,7 @@ from __future__ import annotations
 import array
 import binascii
 import re
-from typing import Any
+from typing import Any, overload
 
 from evaldsl.cache import compiled
 
@@ -55,12 +57,27 @@ _OWN = re.DEBUG
 Entry = tuple[int, bytes, int, int, dict[str, int], tuple[str | None, ...]]
 
 
-def regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    """`re.compile(pattern, flags)` for a text pattern, its compiled code kept between
-    starts (see the module doc)."""
-    if _ENGINE is None or type(pattern) is not str or type(flags) is not int or flags & _OWN:
+@overload
+def regex(pattern: str, flags: int = 0) -> re.Pattern[str]: ...
+@overload
+def regex(pattern: bytes, flags: int = 0) -> re.Pattern[bytes]: ...
+
+
+def regex(pattern: Any, flags: int = 0) -> Any:
+    """`re.compile(pattern, flags)` for a text or bytes pattern, its compiled code kept
+    between starts (see the module doc). The flags may be `re`'s own (`re.M | re.S`: an
+    `int` subclass), kept as the number they are."""
+    kind = type(pattern)
+    if _ENGINE is None or (kind is not str and kind is not bytes) or not isinstance(flags, int):
         return re.compile(pattern, flags)
-    key = f"re\0{_MAGIC}\0{flags}\0{pattern}"
+    flags = int(flags)
+    if flags & _OWN:
+        return re.compile(pattern, flags)
+    # (a bytes pattern's key spells each byte as the code point of the same number)
+    if kind is str:
+        key = f"re\0{_MAGIC}\0{flags}\0{pattern}"
+    else:
+        key = f"rb\0{_MAGIC}\0{flags}\0{pattern.decode('latin-1')}"
     entry = compiled.stored(key)
     if entry is not None:
         try:
@@ -76,7 +93,7 @@ def regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return made
 
 
-def _compiled(pattern: str, flags: int) -> Entry:
+def _compiled(pattern: str | bytes, flags: int) -> Entry:
     """What `re`'s compiler makes of `pattern`, as its own `compile` hands it over."""
     parsed = _PARSE(pattern, flags)
     code = _MAKE(parsed, flags)
@@ -90,14 +107,11 @@ def _compiled(pattern: str, flags: int) -> Entry:
     return (flags | state.flags, words, crc, state.groups - 1, groupindex, tuple(indexgroup))
 
 
-def _made(pattern: str, entry: Entry) -> re.Pattern[str]:
+def _made(pattern: Any, entry: Entry) -> Any:
     """The engine's pattern of a kept entry (the engine checks the code is valid code,
     the CRC that it is the code that was kept); `ValueError` when either is not."""
     flags_all, words, crc, groups, groupindex, indexgroup = entry
     if binascii.crc32(words) != crc:
         raise ValueError("the code changed since it was kept")
     code = array.array(_WORD, words).tolist()
-    made: re.Pattern[str] = _ENGINE.compile(
-        pattern, flags_all, code, groups, groupindex, indexgroup
-    )
-    return made
+    return _ENGINE.compile(pattern, flags_all, code, groups, groupindex, indexgroup)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import assert_never
 
+from evaldsl.cache.regexes import regex
 from evaldsl.check.environment import Environment
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, Fixing, Never, did_you_mean, sorted_names
@@ -582,11 +583,11 @@ _Hint = tuple[str | None, Fixing]
 
 #: A name as written, after its keyword where it has one: `tool NAME`, `node "NAME"`, or
 #: the name alone (an item of `tools contains [...]`, a status).
-_WRITTEN_NAME = re.compile(
+_WRITTEN_NAME = regex(
     r"(?:(?:tool|node)\s+)?"
     r"(?P<name>[A-Za-z_]\w*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
 )
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_IDENTIFIER = regex(r"[A-Za-z_]\w*")
 
 
 def _name_fix(text: str, span: Span, name: str, guess: str) -> Fixing:
@@ -627,9 +628,9 @@ _LITERAL_SPELLINGS = {
     "true": "true", "false": "false", "none": "null", "nil": "null", "null": "null",
     "undefined": "null", "yes": "true", "no": "false",
 }  # fmt: skip
-_DURATION_TEXT = re.compile(r"-?\d+(?:\.\d+)?(?:ms|s|m|h)")
-_MONEY_TEXT = re.compile(r"\$\d+(?:\.\d+)?")
-_NUMBER_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
+_DURATION_TEXT = regex(r"-?\d+(?:\.\d+)?(?:ms|s|m|h)")
+_MONEY_TEXT = regex(r"\$\d+(?:\.\d+)?")
+_NUMBER_TEXT = regex(r"-?\d+(?:\.\d+)?")
 
 
 def _unquoted(value: ast.Value, literal: re.Pattern[str]) -> _Hint:

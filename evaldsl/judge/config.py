@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from evaldsl.cache.regexes import regex
 from evaldsl.judge.modes import MODES, JudgeMode
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -34,7 +34,7 @@ def _optional_key(value: str | None) -> str | None:
 
 
 #: Visible ASCII: what an HTTP header (`Authorization: Bearer KEY`) can carry.
-_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
+_HEADER_SAFE = regex(r"[\x21-\x7e]+")
 
 
 def _check_key(instance: Any, attribute: Any, value: str | None) -> None:

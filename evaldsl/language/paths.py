@@ -47,7 +47,7 @@ _STEP = regex(
 
 STAR = object()
 
-_DESCEND = re.compile(r"\.\.(?P<name>[A-Za-z_][\w-]*)$")
+_DESCEND = regex(r"\.\.(?P<name>[A-Za-z_][\w-]*)$")
 
 
 @attrs.frozen
@@ -250,13 +250,11 @@ SHAPES = "paths look like $.a.b, $.items[0], $.items[*].id, $['odd key'], $.item
 
 # jsonpath-ng's own messages (its lexer's and parser's), which are said again in the
 # user's words: they name grammar tokens ("near token ) ())") and 0-based columns.
-_NG_TOKEN = re.compile(r"Parse error at \d+:(?P<col>\d+) near token (?P<value>.*?) \(.+\)$", re.S)
-_NG_CHAR = re.compile(
-    r"Error on line \d+, col (?P<col>\d+)\b.*Unexpected character: (?P<c>.)", re.S
-)
+_NG_TOKEN = regex(r"Parse error at \d+:(?P<col>\d+) near token (?P<value>.*?) \(.+\)$", re.S)
+_NG_CHAR = regex(r"Error on line \d+, col (?P<col>\d+)\b.*Unexpected character: (?P<c>.)", re.S)
 _NG_END = "Parse error near the end of string!"
 _NG_QUOTE = "Unexpected EOF in string literal or identifier"
-_OPERATOR_END = re.compile(r"(?:==|!=|<=|>=|=~|<|>|=|&|\|)\s*$")
+_OPERATOR_END = regex(r"(?:==|!=|<=|>=|=~|<|>|=|&|\|)\s*$")
 
 
 def _said(text: str, raw: str) -> PathProblem:

@@ -26,23 +26,24 @@ RE2 on random patterns and texts.
 from __future__ import annotations
 
 import itertools
-import re
-import string
 from collections.abc import Callable
 from functools import lru_cache
 
 import attrs
 
+from evaldsl.cache.regexes import regex
 from evaldsl.language.regexes import RegexProblem, compile_regex, searcher
 
 #: At most this many texts are expanded from a pattern's groups.
 MAX_TEXTS = 64
 
-_PUNCT = frozenset(string.punctuation)
+#: ASCII punctuation, `string.punctuation` (spelled out: importing `string` compiles its
+#: `Template` pattern, ~2.5 M instructions of every start).
+PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _CLASS_ESCAPES = frozenset("dDwWsSbB")  # a class, or a zero-width test: breaks a run
 _CHAR_ESCAPES = {"n": "\n", "t": "\t"}
 _SPECIAL = frozenset("\\^$.|?*+()[]{}")
-_REPEAT = re.compile(r"\{(\d+)(,(\d*))?\}\??")
+_REPEAT = regex(r"\{(\d+)(,(\d*))?\}\??")
 
 # A pattern's tokens: ("lit", char), ("any", None) a class or a zero-width test, ("bol",
 # None) `^`, ("eol", None) `$`, ("rep", None) a repetition of what precedes it, ("alt",
@@ -80,7 +81,7 @@ def _escape(pattern: str, i: int) -> tuple[Token, int] | None:
     if i + 1 >= len(pattern):
         return None
     c = pattern[i + 1]
-    if c in _PUNCT:
+    if c in PUNCTUATION:
         return ("lit", c), i + 2
     if c in _CHAR_ESCAPES:
         return ("lit", _CHAR_ESCAPES[c]), i + 2

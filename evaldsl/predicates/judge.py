@@ -8,9 +8,9 @@ JSON text); what the judge answers is the verdict: pass, fail, skip (no key) or 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from evaldsl.cache.regexes import regex
 from evaldsl.language import ast
 from evaldsl.language.source import Span
 from evaldsl.language.values import MISSING, js_text
@@ -88,7 +88,7 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
 
 
 #: Where a judged predicate's threshold is written: after its rubric, the first string.
-_THRESHOLD = re.compile(
+_THRESHOLD = regex(
     r"judged\s*(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')\s*"
     r"(?P<t>(?:>=|<=|==|!=|>|<)\s*\d+(?:\.\d+)?)"
 )

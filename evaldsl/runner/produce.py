@@ -8,8 +8,10 @@ imported for a live target only, never by `check` or a run of recordings).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evaldsl.runs.detect import load_run
@@ -54,7 +56,15 @@ def recording_named(case: Case, suite: Suite) -> Recording | None:
     if spec is None or spec.kind == "run" or spec.path is None:
         return None
     fmt = spec.format if spec.kind == "trace" else ("state" if spec.kind == "state" else None)
-    return (str(suite.base_dir / spec.path), fmt, spec.sample)
+    return (_joined(suite.base_dir, spec.path), fmt, spec.sample)
+
+
+@functools.lru_cache(maxsize=4096)
+def _joined(folder: Path, path: str) -> str:
+    """`str(folder / path)`, made once a file: a `-j` run asks for each case's recording
+    four times before it forks (to group its cases, to size them twice, to count the bytes
+    that stream), and pathlib's join and `str` are ~10 µs each (~5 ms of 120 cases)."""
+    return str(folder / path)
 
 
 def case_size(suite: Suite, case: Case) -> float:

@@ -14,15 +14,16 @@ name part may hold parentheses (`-k "case (1)"`).
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
+
+from evaldsl.cache.regexes import regex
 
 #: A name test: True for the `suite::case` name (lower case) and the case's name.
 Selector = Callable[[str, str], bool]
 
-_TOKENS = re.compile(r"\s*(\(|\)|[^\s()]+)")
-_COMBINED = re.compile(r"(?:^|[\s()])(?:and|or)(?:$|[\s()])")
+_TOKENS = regex(r"\s*(\(|\)|[^\s()]+)")
+_COMBINED = regex(r"(?:^|[\s()])(?:and|or)(?:$|[\s()])")
 
 
 class SelectionError(ValueError):

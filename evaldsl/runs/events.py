@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
+from evaldsl.cache.regexes import regex
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.model import (
     MISSING,
@@ -79,9 +79,12 @@ KNOWN_TYPES = frozenset(
 )
 
 
+_NOT_LETTER = regex(r"[\W_]")
+
+
 def _letters(kind: str) -> str:
     """A type's letters alone, lower case (`toolcall` for `tool.call` and `Tool_Call`)."""
-    return re.sub(r"[\W_]", "", kind).lower()
+    return _NOT_LETTER.sub("", kind).lower()
 
 
 #: Each known type by its letters alone.

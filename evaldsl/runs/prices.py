@@ -16,10 +16,10 @@ table's `cache` entry: `cache_premium` is what they cost beyond the input price.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
+from evaldsl.cache.regexes import regex
 from evaldsl.runs.text import BadUsage, token_count
 
 _TABLE: dict[str, Any] = json.loads((Path(__file__).with_name("prices.json")).read_text("utf-8"))
@@ -40,7 +40,7 @@ CACHE_RATES: dict[str, float] = {
     "read": float(_TABLE["cache"]["read"]),
 }
 
-_SUFFIX = re.compile(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
+_SUFFIX = regex(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 
 
 def model_family(model: str) -> str:

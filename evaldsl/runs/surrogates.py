@@ -19,11 +19,12 @@ from typing import Any, AnyStr
 
 import orjson
 
+from evaldsl.cache.regexes import regex
 from evaldsl.runs.bigints import exact
 
 # Every escape, so that `\\\\u…` (an escaped backslash, then text) is never read as one.
-_ESCAPE_BYTES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
-_ESCAPE_TEXT = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_ESCAPE_BYTES = regex(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_ESCAPE_TEXT = regex(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
 
 
 def mended_loads(text: bytes | str) -> Any:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from evaldsl.cache.regexes import regex
 from evaldsl.gcpause import paused_gc
 from evaldsl.language.diagnostics import Diagnostic, lone_carriage_return, not_utf8
 from evaldsl.language.limits import MAX_SUITE_BYTES
@@ -79,12 +80,12 @@ def is_suite_text(text: str, json_first: bool = False) -> bool:
 #: Bytes of a YAML/JSON file a folder walk reads first to tell a suite.
 _HEAD = 65536
 #: `cases:` as a key at the start of a line: a key of a block mapping at the top level.
-_TOP_CASES = re.compile(rb"^(?:cases|\"cases\"|'cases')[ \t]*:", re.MULTILINE)
+_TOP_CASES = regex(rb"^(?:cases|\"cases\"|'cases')[ \t]*:", re.MULTILINE)
 #: A suite's own key (or a misspelt `cases`) written as a key somewhere: a file without
 #: one is no suite, and is not parsed to tell.
-_MENTIONS_KEY = re.compile(rb"(?i)(?:cases?|suite|expect)[\"']?[ \t]*:")
-_TOP_CASES_TEXT = re.compile(_TOP_CASES.pattern.decode(), re.MULTILINE)
-_MENTIONS_KEY_TEXT = re.compile(_MENTIONS_KEY.pattern.decode())
+_MENTIONS_KEY = regex(rb"(?i)(?:cases?|suite|expect)[\"']?[ \t]*:")
+_TOP_CASES_TEXT = regex(_TOP_CASES.pattern.decode(), re.MULTILINE)
+_MENTIONS_KEY_TEXT = regex(_MENTIONS_KEY.pattern.decode())
 
 
 def _suite_key(key: object) -> bool:
@@ -201,7 +202,7 @@ def read_draft(path: str | os.PathLike[str]) -> SuiteDraft:
 RECORDING_SUFFIXES = (".jsonl", ".ndjson", ".sse")
 #: How a recording's text starts (JSON, or a server-sent event's field), where no `.eval`
 #: statement does: a file of another name (`stream.txt`) that starts so is a recording.
-_RECORDED = re.compile(r"\s*(?:[{\[]|(?:event|data):)")
+_RECORDED = regex(r"\s*(?:[{\[]|(?:event|data):)")
 
 
 def _recording(p: Path) -> SuiteDraft:

@@ -16,9 +16,10 @@ from typing import Any, TypeVar, cast
 
 import attrs
 
+from evaldsl.cache.regexes import regex
 from evaldsl.language.values import MISSING, js_text
 
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
+_PLACEHOLDER = regex(r"\{\{\s*([A-Za-z_][\w.]*)\s*\}\}")
 
 T = TypeVar("T")
 

@@ -7,11 +7,12 @@ gives its value. Strings take JSON escapes (single-quoted ones also `\\'`).
 from __future__ import annotations
 
 import json
-import re
 from typing import cast
 
+from evaldsl.cache.regexes import regex
+
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-_SINGLE_ESCAPES = re.compile(r"\\'|\\.|\"")
+_SINGLE_ESCAPES = regex(r"\\'|\\.|\"")
 
 
 def decode_string(raw: str) -> str:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaldsl.cache.folder import cache_dir, read_private, write_private
+from evaldsl.cache.regexes import regex
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -45,7 +46,7 @@ RUNTIME_OPTIONS = ("transformer", "postlex")
 
 
 #: `__version__ = "1.3.1"` in Lark's `__init__.py` (annotated with `: str` or not).
-_VERSION = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
+_VERSION = regex(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
 
 
 def lark_version() -> str:
