@@ -1821,6 +1821,77 @@ def test_a_set_with_a_pattern_without_required_text_is_searched_in_every_text() 
         assert "isascii()" not in passes.pass_for(case.needs, raw=False).source
 
 
+# texts found again and again (a search's titles), and values equal to them that are not
+# exact texts: a subclass, numbers and bools whose JSON texts differ though they are equal
+_REPEATED_VALUES = [
+    "rain", "Rain day", "sun", "7", "7.0", "true", _Sky.RAIN, 7, 7.0, True, 1, "é rain", "",
+]  # fmt: skip
+
+# beside them: `every` tests of the path, decided per call (not per value), which must
+# meet every value; another path's group, whose texts are the same
+_BESIDE_REPEATED = [
+    "every tool w args $.n[*] matches /a/", "every tool w args $.n[*] matches /^7/",
+    "every tool w args $.n[*] matches /n/", 'every tool w args $.n[*] == "rain"',
+    "tool w args $.m[*] matches /rain/", "tool w args $.m[*] matches /^7$/",
+    "tool w args $.m[*] matches /sun/", "tool w args $.m[*] matches /true/",
+]  # fmt: skip
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["/rain/", "/^7$/", r"/^7\.0$/", "/true/i", "/^R/", "/é/", "/^$/"]),
+        min_size=4, max_size=7, unique=True,
+    ),
+    st.lists(st.sampled_from(['"rain"', '"7"', '"sun"']), max_size=2, unique=True),
+    st.lists(st.sampled_from(_BESIDE_REPEATED), max_size=5, unique=True),
+    st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(range(len(_REPEATED_VALUES))), max_size=4),
+            st.lists(st.sampled_from(range(len(_REPEATED_VALUES))), max_size=3),
+        ),
+        max_size=10,
+    ),
+)  # fmt: skip
+def test_a_text_tested_before_is_not_tested_again_and_agrees(
+    regexes: list[str], texts: list[str], others: list[str], calls: list[Any]
+) -> None:
+    """A group of regexes and texts on a path finding many values keeps the texts it has
+    tested (`groupgen.MEMO_ROOM`): an exact `str` seen before decides none of its tests
+    anew. Values equal to a text but not one (a subclass, numbers and bools whose JSON
+    texts differ), `every` tests decided per call, and another path's group holding the
+    same texts are each tested as before: the verdicts are the reference's."""
+    tests = [f"tool w args $.n[*] matches {r}" for r in regexes]
+    tests += [f"tool w args $.n[*] contains {t}" for t in texts]
+    case = _compiled(tests + others)
+    assert "_seen" in passes.pass_for(case.needs, raw=False).source
+    events = [
+        {
+            "type": "tool.call",
+            "name": "w",
+            "arguments": {
+                "n": [_REPEATED_VALUES[i] for i in n],
+                "m": [_REPEATED_VALUES[i] for i in m],
+            },
+        }
+        for n, m in calls
+    ]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+
+
+def test_a_groups_memory_of_texts_is_bounded() -> None:
+    """The texts a group keeps take at most `MEMO_ROOM` characters: a text longer than
+    the room left is tested each time it comes, and the verdicts stay the reference's."""
+    long = "r" * (groupgen.MEMO_ROOM + 1)
+    case = _compiled([f"tool w args $.n[*] matches /{w}/" for w in ("x", "y", "z", "rr$")])
+    events = [{"type": "tool.call", "name": "w", "arguments": {"n": [long, "x", long]}}] * 3
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    made = passes.pass_for(case.needs, raw=False)
+    assert "len(v) < g0_memo" in made.source
+
+
 def test_ascii_required_text_folds_only_ascii_texts() -> None:
     """Under `i`, a required text is lower-cased, and none is given when it is not ASCII
     (an ASCII text's case variants past ASCII are RE2's to find); without `i`, it is

@@ -1082,8 +1082,6 @@ class _Generator:
                 "            cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
                 "    # prompt-cache tokens (Anthropic's) cost a multiple of the input price: rare,",
                 "    # so priced again here, as the reference prices them",
-                "    if cache is None:",
-                f"        cache = {self.get('cacheTokens', _RESPONSE)}",
                 "    if cache is not None and (price := price_of(priced_as)) is not None:",
                 "        cost += cache_premium(price[0], cache)",
             )
@@ -1168,7 +1166,15 @@ class _Generator:
                 "    used_in, cache = body_cache(raw, used_in)",
             )
         if self.needs.cost:  # (what `cost` prices beyond the input price)
-            self.out("else:", "    cache = None")
+            # the event's own counts where the body holds none: read here, in the branch
+            # each response takes, not tested again where the response is priced
+            cache_tokens = self.get("cacheTokens", _RESPONSE)
+            self.out(
+                "    if cache is None:",
+                f"        cache = {cache_tokens}",
+                "else:",
+                f"    cache = {cache_tokens}",
+            )
 
     def dict_usage(self, usage_call: str) -> None:
         """A response's counts from its `usage` dict (read as `usage_call` when the

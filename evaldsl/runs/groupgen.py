@@ -71,6 +71,14 @@ STARS_WRITTEN = 8
 #: skipped, ~21,000 of them of `search_web`'s result titles). More texts cost about what
 #: the search they spare does.
 PREFILTER_MAX = 12
+#: A group whose tests include a Set search, on a path finding many values (`[*]`,
+#: `..`), keeps the texts its tests decided together have been given, up to this many
+#: characters in all: those are any-call tests of one value each (a test a text passes is
+#: decided at its first sight), so a text seen before decides none of them anew and is not
+#: tested again. A list's items recur (a search's result titles: ~3,800 distinct among
+#: ~33,000 in speed.py's 300,000 events), and a set lookup costs a tenth of a Set's search
+#: or of a prefilter's `in`s; the room bounds what a stream's group keeps alive.
+MEMO_ROOM = 1 << 16
 
 
 _ORDERS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
@@ -328,6 +336,17 @@ class GroupWriter:
                 names.const(order),
             )
         plan["prefilter"] = self.prefilter(bulk)
+        # (a path finding many values only: a list's items recur across calls and results
+        # far more than one argument does, and on texts that do not recur the memory
+        # costs more than the searches it spares: +2.4% of K = 1000's check when kept
+        # for every group, measured on speed.py's events)
+        one_value = g in self.keys or g in self.whole
+        plan["memo"] = ("re" in bulk or "has" in bulk) and not one_value
+        if plan["memo"]:
+            out(
+                f"g{g}_seen = set()  # texts already tested by the Set's tests",
+                f"g{g}_memo = {MEMO_ROOM}  # characters still to keep there",
+            )
         for p in inline:
             out(f"o{p.index} = True")
         if loop:
@@ -686,6 +705,23 @@ class GroupWriter:
             f"jhits = {pairwise}({value}, {pairs}) if jk is {self.odd()} else {take}",
         )
 
+    def bulk_once(self, g: int, plan: dict[str, Any], last: str) -> None:
+        """The tests decided together, on one value `v`, unless it is a text they were
+        given before (`MEMO_ROOM`: an exact `str` only, whose equal texts test alike; a
+        number equals a bool or a float of another JSON text, and a subclass has its own
+        methods)."""
+        if not plan["memo"]:
+            self.bulk_on_value(g, plan, last)
+            return
+        seen, room = f"g{g}_seen", f"g{g}_memo"
+        with self.out.nested(f"if type(v) is not str or v not in {seen}:"):
+            self.out(
+                f"if type(v) is str and len(v) < {room}:",
+                f"    {seen}.add(v)",
+                f"    {room} -= len(v)",
+            )
+            self.bulk_on_value(g, plan, last)
+
     def bulk_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
         """The tests decided together, on one value `v`."""
         out = self.out
@@ -921,7 +957,7 @@ class GroupWriter:
         if any(kind not in _PER_CALL for kind in plan["bulk"]):
             out("for v in vals:")
             out.indent()
-            self.bulk_on_value(g, plan, "vals")
+            self.bulk_once(g, plan, "vals")
             out.dedent()
         if plan["loop"]:
             out(f"for entry in list(g{g}_loop):")
