@@ -13,6 +13,7 @@ import json
 import math
 import os
 import tempfile
+import tracemalloc
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -1890,6 +1891,37 @@ def test_a_groups_memory_of_texts_is_bounded() -> None:
     assert generated == reference
     made = passes.pass_for(case.needs, raw=False)
     assert "len(v) < g0_memo" in made.source
+
+
+def _memo_peak(path: Path, calls: int) -> int:
+    """The most memory held (traced) while checking a JSONL of `calls` calls of `w`, each
+    with two texts of its own in `$.n`, against four regexes none of them matches (a group
+    that stays open to the end, keeping every text it is given but for its bound)."""
+    with path.open("w") as f:
+        for i in range(calls):
+            texts = [f"{i:07d}-{side}-" + "q" * 1000 for side in "ab"]
+            f.write(json.dumps({"type": "tool.call", "name": "w", "arguments": {"n": texts}}))
+            f.write("\n")
+    program = evaldsl.compile(
+        "\n".join(f"tool w args $.n[*] matches /{w}/" for w in ("x", "y", "z", "rr$"))
+    )
+    program.check(path)  # (the pass made and compiled before tracing)
+    tracemalloc.start()
+    try:
+        statuses = program.check(path).statuses
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        assert statuses == ["fail"] * 4
+
+
+def test_a_groups_memory_of_texts_does_not_grow_with_a_streamed_file(tmp_path: Path) -> None:
+    """Streamed from a file, a group's kept texts are the only texts a check holds on to:
+    unbounded, 12,000 calls of distinct 2 KB texts would hold ~16 MB more than 4,000 do;
+    bounded by `MEMO_ROOM`, the peaks are within a megabyte (the decoder's chunk)."""
+    small = _memo_peak(tmp_path / "small.jsonl", 4_000)
+    large = _memo_peak(tmp_path / "large.jsonl", 12_000)
+    assert large < small + (1 << 20), (small, large)
 
 
 def test_ascii_required_text_folds_only_ascii_texts() -> None:
