@@ -224,6 +224,8 @@ MAX_CONFIGS = 4096
 """How many parser stacks `drive` remembers per start symbol (statements meet a few dozen)."""
 MAX_STACK = 64
 """The deepest stack `drive` remembers (deep nesting is walked step by step instead)."""
+MAX_WORDS = 128
+"""How many names (words that are no keyword there) a config remembers the step of."""
 
 #: The token kinds that open or close a bracket, and the newline: inside brackets a
 #: newline is white space (`BracketNewlines`).
@@ -251,6 +253,20 @@ _Step = tuple[tuple[tuple[int, Any], ...], _Config | None]
 
 #: A `row` entry for a kind not met yet from that config: (no reductions, no config).
 _UNSEEN: tuple[None, None] = (None, None)
+
+#: A word met from a config: what it is (a keyword, or the kind lexed), its reductions and
+#: the config after the shift.
+_Word = tuple[str, tuple[tuple[int, Any], ...], _Config | None]
+
+
+def _token(kind: str, value: str, end: int) -> Token:
+    """A token of the fast loop, ending at `end` (the loop makes its own inline)."""
+    tok = Token()
+    tok.value = value
+    tok.start_pos = end - len(value)
+    tok.end_pos = end
+    tok.type = kind
+    return tok
 
 
 class _Memo:
@@ -288,7 +304,40 @@ class _Memo:
             if len(self.by_stack) >= MAX_CONFIGS or len(stack) > MAX_STACK:
                 return None
             match, _, asked = self.lexing(stack[-1])
-            found = self.by_stack[stack] = (match, dict(asked), {}, stack)
+            # a kind with keywords (a NAME) asks for the words met from this config
+            row = {
+                kind: (None, ({}, asks[1])) if type(asks[1]) is dict else asks
+                for kind, asks in asked.items()
+            }
+            found = self.by_stack[stack] = (match, row, {}, stack)
+        return found
+
+    def word(
+        self,
+        config: _Config,
+        kind: str,
+        held: tuple[dict[str, _Word], dict[str, str]],
+        value: str,
+    ) -> _Word | None:
+        """What a token of `kind` (a NAME) spelling `value` is from `config` (the keyword
+        it spells in this state, else itself), with its step; remembered in the config's
+        words (`held`: the words, the state's keywords) for every keyword and for up to
+        `MAX_WORDS` names. `None` when the table has no action (a syntax error)."""
+        words, keywords = held
+        spelled = keywords.get(value)
+        if spelled is not None:
+            kind = spelled
+        resolved = config[2]
+        step = resolved.get(kind)
+        if step is None:
+            step = self.step(config, kind)
+            if step is None:
+                return None
+            if step[1] is not None:
+                resolved[kind] = step
+        found = (kind, *step)
+        if step[1] is not None and (spelled is not None or len(words) < MAX_WORDS):
+            words[value] = found
         return found
 
     def lexing(self, state: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
@@ -385,29 +434,29 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
         kind = m.lastgroup
         value = m[kind]
         pos = m.end()
-        # the token made by calling its class, which has no `__init__` (cheaper than
-        # `object.__new__(Token)`, whose arguments are packed and unpacked): this runs
-        # once per token
-        tok = Token()
-        tok.value = value
-        tok.start_pos = pos - len(value)
-        tok.end_pos = pos
-        tok.type = kind
         ops, following = row.get(kind, unseen)
         if ops is None:  # a kind that asks something first, or a step not met yet
-            steps = row
-            if following is not None:
-                # (each kind asks one thing; a keyword is a word, never a bracket)
-                if type(following) is dict:  # keywords: a NAME spelling one is it
-                    keyword = following.get(value)
-                    if keyword is not None:
-                        tok.type = kind = keyword
-                elif following is _IGNORED:
-                    continue
-                else:
+            if type(following) is tuple:
+                # a NAME, or the keyword it spells: the words met from this config, each
+                # with what it is and its step (`_Memo.word`), and the keywords
+                found = following[0].get(value)
+                if found is None:
+                    found = memo.word(config, kind, following, value)
+                    if found is None:
+                        return None
+                kind, ops, following = found
+                if following is None:  # a stack past the bounds: walk the table from here
+                    read = (kind, _token(kind, value, pos))
+                    return _walk(memo, text, pos, depth, list(config[3]), values, read)
+            else:
+                steps = row
+                if following is not None:
+                    # (each kind asks one thing; a keyword is a word, never a bracket)
+                    if following is _IGNORED:
+                        continue
                     if following is not _BRACKET_OR_NEWLINE:  # a token callback
-                        tok = following(tok)
-                        kind = tok.type
+                        called = following(_token(kind, value, pos))
+                        kind, value = called.type, called.value
                     if kind in _LAYOUT:
                         if kind == "_NL":
                             if depth:
@@ -416,24 +465,41 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                             depth += 1
                         elif depth:
                             depth -= 1
-                steps = resolved
-                ops, following = resolved.get(kind, unseen)
-            if ops is None:
-                step = memo.step(config, kind)
-                if step is None:
-                    return None
-                ops, following = step
-                if following is None:  # a stack past the bounds: walk the table from here
-                    return _walk(memo, text, pos, depth, list(config[3]), values, (kind, tok))
-                steps[kind] = step
+                    steps = resolved
+                    ops, following = resolved.get(kind, unseen)
+                if ops is None:
+                    step = memo.step(config, kind)
+                    if step is None:
+                        return None
+                    ops, following = step
+                    if following is None:  # a stack past the bounds: walk the table from here
+                        read = (kind, _token(kind, value, pos))
+                        return _walk(memo, text, pos, depth, list(config[3]), values, read)
+                    steps[kind] = step
+        # the token made by calling its class, which has no `__init__` (cheaper than
+        # `object.__new__(Token)`, whose arguments are packed and unpacked): this runs
+        # once per token, once what it is is known
+        tok = Token()
+        tok.value = value
+        tok.start_pos = pos - len(value)
+        tok.end_pos = pos
+        tok.type = kind
         if ops:
             for size, build in ops:
-                if size:
+                # (most reductions take two or three children: popped, no slices made)
+                if size == -2:
+                    last = values.pop()
+                    values[-1] = build([values[-1], last])
+                elif size == -3:
+                    last = values.pop()
+                    middle = values.pop()
+                    values[-1] = build([values[-1], middle, last])
+                elif size:
                     children = values[size:]
                     del values[size:]
+                    values.append(build(children))
                 else:
-                    children = []
-                values.append(build(children))
+                    values.append(build([]))
         values.append(tok)
         config = following
         match, row, resolved, _ = config
