@@ -232,11 +232,15 @@ MAX_WORDS = 128
 _LAYOUT = OPENING | CLOSING | {"_NL"}
 
 #: What a token kind asks of the loop beyond a shift, in a lexer plan's `special` table:
-#: skipped (an ignored terminal), or a bracket or newline (`BracketNewlines`). A kind with a
+#: skipped (an ignored terminal), or a newline, an opening or a closing bracket
+#: (`BracketNewlines`: one mark each, so the loop asks no set which it is). A kind with a
 #: token callback has the callback there (plain keywords as the `dict` of them); the kinds
 #: absent (most tokens) ask nothing.
 _IGNORED: Any = object()
-_BRACKET_OR_NEWLINE: Any = object()
+_NEWLINE: Any = object()
+_OPENS: Any = object()
+_CLOSES: Any = object()
+_LAYOUT_MARKS = (_NEWLINE, _OPENS, _CLOSES)
 
 #: A parser stack remembered: the match of its top state's lexer (`_Memo.lexing`), its
 #: `row` and `resolved` tables and the stack itself. `row` holds, per token kind as the
@@ -345,7 +349,7 @@ class _Memo:
         preceded by blanks (`_blank_first`; a loop when its regexes were split in
         several), what each token kind asks beyond a shift (`_IGNORED`, its token
         callback, plain keyword callbacks as `dict`s of keywords, or
-        `_BRACKET_OR_NEWLINE`; ignored first, as Lark skips those before any callback),
+        `_NEWLINE`, `_OPENS` or `_CLOSES`; ignored first, as Lark skips those before any callback),
         and the same as the `row` entries a config starts with."""
         found = self.lexings.get(state)
         if found is None:
@@ -366,7 +370,9 @@ class _Memo:
                             return m
                     return None
 
-            special: dict[str, Any] = dict.fromkeys(_LAYOUT, _BRACKET_OR_NEWLINE)
+            special: dict[str, Any] = dict.fromkeys(OPENING, _OPENS)
+            special.update(dict.fromkeys(CLOSING, _CLOSES))
+            special["_NL"] = _NEWLINE
             if isinstance(self.plans, drivetables.Lexing):  # keyword dicts already
                 special.update(callbacks)
             else:
@@ -452,19 +458,27 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                 steps = row
                 if following is not None:
                     # (each kind asks one thing; a keyword is a word, never a bracket)
-                    if following is _IGNORED:
+                    if following is _NEWLINE:
+                        if depth:
+                            continue
+                    elif following is _OPENS:
+                        depth += 1
+                    elif following is _CLOSES:
+                        if depth:
+                            depth -= 1
+                    elif following is _IGNORED:
                         continue
-                    if following is not _BRACKET_OR_NEWLINE:  # a token callback
+                    else:  # a token callback
                         called = following(_token(kind, value, pos))
                         kind, value = called.type, called.value
-                    if kind in _LAYOUT:
-                        if kind == "_NL":
-                            if depth:
-                                continue
-                        elif kind in OPENING:
-                            depth += 1
-                        elif depth:
-                            depth -= 1
+                        if kind in _LAYOUT:
+                            if kind == "_NL":
+                                if depth:
+                                    continue
+                            elif kind in OPENING:
+                                depth += 1
+                            elif depth:
+                                depth -= 1
                     steps = resolved
                     ops, following = resolved.get(kind, unseen)
                 if ops is None:
@@ -550,7 +564,7 @@ def _walk(
                     keyword = asks.get(value)
                     if keyword is not None:
                         tok.type = kind = keyword
-                elif asks is not None and asks is not _BRACKET_OR_NEWLINE:
+                elif asks is not None and asks not in _LAYOUT_MARKS:
                     tok = asks(tok)
                     kind = tok.type
                 pos = after
