@@ -348,6 +348,25 @@ def test_a_full_memo_parses_the_same(monkeypatch_text: str, configs: int) -> Non
         drive_module.MAX_CONFIGS = original
 
 
+@pytest.mark.parametrize("words", [0, 2, drive_module.MAX_WORDS])
+def test_names_past_the_words_a_config_remembers_parse_the_same(words: int) -> None:
+    # a config remembers the step of each keyword and of up to MAX_WORDS names; the
+    # names past that, and keywords where they stand as names, are found again each time
+    lark = new_lark(Builder())
+    original = drive_module.MAX_WORDS
+    drive_module.MAX_WORDS = words
+    names = [f"tool_{i}" for i in range(original + 8)] + ["called", "tool", "times", "args"]
+    text = "\n".join(
+        f"tool {name} called 2 times; tool {name} args $.x == 1; no tool {name}" for name in names
+    )
+    try:
+        for _ in range(2):  # the second time from the words remembered
+            assert driven(text, lark) == outcome(STOCK, text)
+            assert driven(text, lark, start="statements") == outcome(STOCK, text, "statements")
+    finally:
+        drive_module.MAX_WORDS = original
+
+
 BLANKS = st.lists(st.sampled_from([" ", "\t", "\ufeff", "  ", "\t "]), min_size=1, max_size=3)
 
 

@@ -104,7 +104,11 @@ class Compiler:
         return text if self.shown is None else self.shown(text)
 
     def compile(self, expr: ast.Expr) -> CompiledAssertion:
-        return _make_compiled(expr, self.text(expr.span), self.expr(expr))
+        # `text` written out: this runs once an assertion
+        start, end = expr.span
+        text = self.source.text[start:end]
+        shown = self.shown
+        return _make_compiled(expr, text if shown is None else shown(text), self.expr(expr))
 
     def compile_all(self, exprs: Iterable[ast.Expr]) -> list[CompiledAssertion]:
         return [self.compile(e) for e in exprs]
@@ -152,9 +156,18 @@ class Compiler:
         subject, pred = check.subject, check.predicate
         span = check.span
         get = self.subject(subject)
-        shown = self.text(subject.span) or subject.kind
+        # (`text` written out: this runs for most checks)
+        source, as_shown = self.source.text, self.shown
+        start, end = subject.span
+        shown = source[start:end] if as_shown is None else as_shown(source[start:end])
+        shown = shown or subject.kind
         # (a subject and predicate made of one statement, `node X visited`: said once)
-        said = shown if pred.span == subject.span else f"{shown} {self.text(pred.span)}"
+        if pred.span == subject.span:
+            said = shown
+        else:
+            start, end = pred.span
+            what = source[start:end] if as_shown is None else as_shown(source[start:end])
+            said = f"{shown} {what}"
         # the registry asked directly (`value_test` and `expected` below): one a statement
         test = registry.value_test(pred, SUBJECTS[subject.kind].type)
         expected = registry.expected(pred)

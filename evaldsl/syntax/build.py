@@ -57,12 +57,19 @@ _new_span = tuple.__new__
 
 
 class Inline:
-    """The children of one of Lark's helper rules (repetitions), inlined into its parent."""
+    """The children of one of Lark's helper rules (repetitions), inlined into its parent.
+    Made by `inline`: a class without an `__init__` is called without a second frame."""
 
     __slots__ = ("children",)
 
-    def __init__(self, children: list[Any]) -> None:
-        self.children = children
+    children: list[Any]
+
+
+def inline(children: list[Any]) -> Inline:
+    """The holder of a helper rule's children (the fast loop calls it for each)."""
+    held = Inline()
+    held.children = children
+    return held
 
 
 class MissingRule(Exception):
@@ -87,7 +94,7 @@ class Builder:
 
     #: What `__default__` makes of the children of Lark's helper rules (the fast parse
     #: loop, `drive.py`, calls it directly).
-    helper = Inline
+    helper = staticmethod(inline)
 
     def __init__(self) -> None:
         self.base = 0
@@ -111,7 +118,7 @@ class Builder:
         # Any other rule without a callback is a grammar rule nobody builds.
         if not str(data).startswith("_"):
             raise MissingRule(f"the grammar rule `{data}` has no build callback")
-        return Inline(children)
+        return inline(children)
 
     def kind(self, token: Any) -> str:
         """The terminal a token is; "" for a node already built."""

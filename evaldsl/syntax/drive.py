@@ -224,17 +224,23 @@ MAX_CONFIGS = 4096
 """How many parser stacks `drive` remembers per start symbol (statements meet a few dozen)."""
 MAX_STACK = 64
 """The deepest stack `drive` remembers (deep nesting is walked step by step instead)."""
+MAX_WORDS = 128
+"""How many names (words that are no keyword there) a config remembers the step of."""
 
 #: The token kinds that open or close a bracket, and the newline: inside brackets a
 #: newline is white space (`BracketNewlines`).
 _LAYOUT = OPENING | CLOSING | {"_NL"}
 
 #: What a token kind asks of the loop beyond a shift, in a lexer plan's `special` table:
-#: skipped (an ignored terminal), or a bracket or newline (`BracketNewlines`). A kind with a
+#: skipped (an ignored terminal), or a newline, an opening or a closing bracket
+#: (`BracketNewlines`: one mark each, so the loop asks no set which it is). A kind with a
 #: token callback has the callback there (plain keywords as the `dict` of them); the kinds
 #: absent (most tokens) ask nothing.
 _IGNORED: Any = object()
-_BRACKET_OR_NEWLINE: Any = object()
+_NEWLINE: Any = object()
+_OPENS: Any = object()
+_CLOSES: Any = object()
+_LAYOUT_MARKS = (_NEWLINE, _OPENS, _CLOSES)
 
 #: A parser stack remembered: the match of its top state's lexer (`_Memo.lexing`), its
 #: `row` and `resolved` tables and the stack itself. `row` holds, per token kind as the
@@ -251,6 +257,20 @@ _Step = tuple[tuple[tuple[int, Any], ...], _Config | None]
 
 #: A `row` entry for a kind not met yet from that config: (no reductions, no config).
 _UNSEEN: tuple[None, None] = (None, None)
+
+#: A word met from a config: what it is (a keyword, or the kind lexed), its reductions and
+#: the config after the shift.
+_Word = tuple[str, tuple[tuple[int, Any], ...], _Config | None]
+
+
+def _token(kind: str, value: str, end: int) -> Token:
+    """A token of the fast loop, ending at `end` (the loop makes its own inline)."""
+    tok = Token()
+    tok.value = value
+    tok.start_pos = end - len(value)
+    tok.end_pos = end
+    tok.type = kind
+    return tok
 
 
 class _Memo:
@@ -288,7 +308,40 @@ class _Memo:
             if len(self.by_stack) >= MAX_CONFIGS or len(stack) > MAX_STACK:
                 return None
             match, _, asked = self.lexing(stack[-1])
-            found = self.by_stack[stack] = (match, dict(asked), {}, stack)
+            # a kind with keywords (a NAME) asks for the words met from this config
+            row = {
+                kind: (None, ({}, asks[1])) if type(asks[1]) is dict else asks
+                for kind, asks in asked.items()
+            }
+            found = self.by_stack[stack] = (match, row, {}, stack)
+        return found
+
+    def word(
+        self,
+        config: _Config,
+        kind: str,
+        held: tuple[dict[str, _Word], dict[str, str]],
+        value: str,
+    ) -> _Word | None:
+        """What a token of `kind` (a NAME) spelling `value` is from `config` (the keyword
+        it spells in this state, else itself), with its step; remembered in the config's
+        words (`held`: the words, the state's keywords) for every keyword and for up to
+        `MAX_WORDS` names. `None` when the table has no action (a syntax error)."""
+        words, keywords = held
+        spelled = keywords.get(value)
+        if spelled is not None:
+            kind = spelled
+        resolved = config[2]
+        step = resolved.get(kind)
+        if step is None:
+            step = self.step(config, kind)
+            if step is None:
+                return None
+            if step[1] is not None:
+                resolved[kind] = step
+        found = (kind, *step)
+        if step[1] is not None and (spelled is not None or len(words) < MAX_WORDS):
+            words[value] = found
         return found
 
     def lexing(self, state: int) -> tuple[Any, dict[str, Any], dict[str, Any]]:
@@ -296,7 +349,7 @@ class _Memo:
         preceded by blanks (`_blank_first`; a loop when its regexes were split in
         several), what each token kind asks beyond a shift (`_IGNORED`, its token
         callback, plain keyword callbacks as `dict`s of keywords, or
-        `_BRACKET_OR_NEWLINE`; ignored first, as Lark skips those before any callback),
+        `_NEWLINE`, `_OPENS` or `_CLOSES`; ignored first, as Lark skips those before any callback),
         and the same as the `row` entries a config starts with."""
         found = self.lexings.get(state)
         if found is None:
@@ -317,7 +370,9 @@ class _Memo:
                             return m
                     return None
 
-            special: dict[str, Any] = dict.fromkeys(_LAYOUT, _BRACKET_OR_NEWLINE)
+            special: dict[str, Any] = dict.fromkeys(OPENING, _OPENS)
+            special.update(dict.fromkeys(CLOSING, _CLOSES))
+            special["_NL"] = _NEWLINE
             if isinstance(self.plans, drivetables.Lexing):  # keyword dicts already
                 special.update(callbacks)
             else:
@@ -385,55 +440,80 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
         kind = m.lastgroup
         value = m[kind]
         pos = m.end()
+        ops, following = row.get(kind, unseen)
+        if ops is None:  # a kind that asks something first, or a step not met yet
+            if type(following) is tuple:
+                # a NAME, or the keyword it spells: the words met from this config, each
+                # with what it is and its step (`_Memo.word`), and the keywords
+                found = following[0].get(value)
+                if found is None:
+                    found = memo.word(config, kind, following, value)
+                    if found is None:
+                        return None
+                kind, ops, following = found
+                if following is None:  # a stack past the bounds: walk the table from here
+                    read = (kind, _token(kind, value, pos))
+                    return _walk(memo, text, pos, depth, list(config[3]), values, read)
+            else:
+                steps = row
+                if following is not None:
+                    # (each kind asks one thing; a keyword is a word, never a bracket)
+                    if following is _NEWLINE:
+                        if depth:
+                            continue
+                    elif following is _OPENS:
+                        depth += 1
+                    elif following is _CLOSES:
+                        if depth:
+                            depth -= 1
+                    elif following is _IGNORED:
+                        continue
+                    else:  # a token callback
+                        called = following(_token(kind, value, pos))
+                        kind, value = called.type, called.value
+                        if kind in _LAYOUT:
+                            if kind == "_NL":
+                                if depth:
+                                    continue
+                            elif kind in OPENING:
+                                depth += 1
+                            elif depth:
+                                depth -= 1
+                    steps = resolved
+                    ops, following = resolved.get(kind, unseen)
+                if ops is None:
+                    step = memo.step(config, kind)
+                    if step is None:
+                        return None
+                    ops, following = step
+                    if following is None:  # a stack past the bounds: walk the table from here
+                        read = (kind, _token(kind, value, pos))
+                        return _walk(memo, text, pos, depth, list(config[3]), values, read)
+                    steps[kind] = step
         # the token made by calling its class, which has no `__init__` (cheaper than
         # `object.__new__(Token)`, whose arguments are packed and unpacked): this runs
-        # once per token
+        # once per token, once what it is is known
         tok = Token()
         tok.value = value
         tok.start_pos = pos - len(value)
         tok.end_pos = pos
         tok.type = kind
-        ops, following = row.get(kind, unseen)
-        if ops is None:  # a kind that asks something first, or a step not met yet
-            steps = row
-            if following is not None:
-                # (each kind asks one thing; a keyword is a word, never a bracket)
-                if type(following) is dict:  # keywords: a NAME spelling one is it
-                    keyword = following.get(value)
-                    if keyword is not None:
-                        tok.type = kind = keyword
-                elif following is _IGNORED:
-                    continue
-                else:
-                    if following is not _BRACKET_OR_NEWLINE:  # a token callback
-                        tok = following(tok)
-                        kind = tok.type
-                    if kind in _LAYOUT:
-                        if kind == "_NL":
-                            if depth:
-                                continue
-                        elif kind in OPENING:
-                            depth += 1
-                        elif depth:
-                            depth -= 1
-                steps = resolved
-                ops, following = resolved.get(kind, unseen)
-            if ops is None:
-                step = memo.step(config, kind)
-                if step is None:
-                    return None
-                ops, following = step
-                if following is None:  # a stack past the bounds: walk the table from here
-                    return _walk(memo, text, pos, depth, list(config[3]), values, (kind, tok))
-                steps[kind] = step
         if ops:
             for size, build in ops:
-                if size:
+                # (most reductions take two or three children: popped, no slices made)
+                if size == -2:
+                    last = values.pop()
+                    values[-1] = build([values[-1], last])
+                elif size == -3:
+                    last = values.pop()
+                    middle = values.pop()
+                    values[-1] = build([values[-1], middle, last])
+                elif size:
                     children = values[size:]
                     del values[size:]
+                    values.append(build(children))
                 else:
-                    children = []
-                values.append(build(children))
+                    values.append(build([]))
         values.append(tok)
         config = following
         match, row, resolved, _ = config
@@ -484,7 +564,7 @@ def _walk(
                     keyword = asks.get(value)
                     if keyword is not None:
                         tok.type = kind = keyword
-                elif asks is not None and asks is not _BRACKET_OR_NEWLINE:
+                elif asks is not None and asks not in _LAYOUT_MARKS:
                     tok = asks(tok)
                     kind = tok.type
                 pos = after
