@@ -1010,7 +1010,6 @@ _TESTED = {
     "tl_kind": ("traceloop.span.kind",),
     "operation": ("gen_ai.operation.name",),
     "tool_name": ("gen_ai.tool.name",),
-    "system": ("gen_ai.system", "gen_ai.provider.name"),
     "request_type": ("llm.request.type",),
     "output_messages": ("gen_ai.output.messages",),
     "completion": ("gen_ai.completion",),

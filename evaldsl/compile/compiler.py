@@ -100,15 +100,12 @@ class Compiler:
         return self._judge
 
     def text(self, span: Span) -> str:
-        text = self.source.text[span.start : span.end]
+        start, end = span  # (unpacked: cheaper than a named tuple's two fields, per check)
+        text = self.source.text[start:end]
         return text if self.shown is None else self.shown(text)
 
     def compile(self, expr: ast.Expr) -> CompiledAssertion:
-        # `text` written out: this runs once an assertion
-        start, end = expr.span
-        text = self.source.text[start:end]
-        shown = self.shown
-        return _make_compiled(expr, text if shown is None else shown(text), self.expr(expr))
+        return _make_compiled(expr, self.text(expr.span), self.expr(expr))
 
     def compile_all(self, exprs: Iterable[ast.Expr]) -> list[CompiledAssertion]:
         return [self.compile(e) for e in exprs]
@@ -156,18 +153,9 @@ class Compiler:
         subject, pred = check.subject, check.predicate
         span = check.span
         get = self.subject(subject)
-        # (`text` written out: this runs for most checks)
-        source, as_shown = self.source.text, self.shown
-        start, end = subject.span
-        shown = source[start:end] if as_shown is None else as_shown(source[start:end])
-        shown = shown or subject.kind
+        shown = self.text(subject.span) or subject.kind
         # (a subject and predicate made of one statement, `node X visited`: said once)
-        if pred.span == subject.span:
-            said = shown
-        else:
-            start, end = pred.span
-            what = source[start:end] if as_shown is None else as_shown(source[start:end])
-            said = f"{shown} {what}"
+        said = shown if pred.span == subject.span else f"{shown} {self.text(pred.span)}"
         # the registry asked directly (`value_test` and `expected` below): one a statement
         test = registry.value_test(pred, SUBJECTS[subject.kind].type)
         expected = registry.expected(pred)

@@ -639,15 +639,8 @@ _TOKENS_OUT = (
 
 
 def _usage(a: dict[str, Any], has: SpanKeys) -> tuple[float, float] | None:
-    # (each LLM span's: the two counts without a list and a generator made for them, and
-    # `_present` written out, a call each less)
-    got_in = got_out = None
-    for key in has.tokens_in:
-        if (got_in := a[key]) is not None:
-            break
-    for key in has.tokens_out:
-        if (got_out := a[key]) is not None:
-            break
+    # (each LLM span's: the two counts of the keys the span has, no list made for them)
+    got_in, got_out = _present(a, has.tokens_in), _present(a, has.tokens_out)
     if got_in is None and got_out is None:
         return None
     if type(got_in) is int and type(got_out) is int and got_in >= 0 <= got_out:
@@ -712,7 +705,6 @@ class SpanKeys(msgspec.Struct, frozen=True, gc=False):
     tl_kind: bool  # `traceloop.span.kind`
     operation: bool  # `gen_ai.operation.name`
     tool_name: bool  # `gen_ai.tool.name`
-    system: bool  # `gen_ai.system` or `gen_ai.provider.name`
     request_type: bool  # `llm.request.type`
     output_messages: bool  # `gen_ai.output.messages`
     completion: bool  # `gen_ai.completion`
@@ -736,8 +728,8 @@ def keys_of(a: dict[str, Any]) -> SpanKeys:
     """What the readers look for in `a`, by its key set (see `SpanKeys`).
 
     >>> has = keys_of({"gen_ai.system": "openai", "llm.model_name": "m"})
-    >>> has.system, has.models, has.tool_name
-    (True, ('llm.model_name',), False)
+    >>> has.providers, has.models, has.tool_name
+    (('gen_ai.system',), ('llm.model_name',), False)
     """
     keys = tuple(dict.keys(a))
     found = _KEY_PLANS.get(keys)
@@ -760,7 +752,6 @@ def _plan_keys(keys: tuple[str, ...]) -> SpanKeys:
         "traceloop.span.kind" in has,
         "gen_ai.operation.name" in has,
         "gen_ai.tool.name" in has,
-        "gen_ai.system" in has or "gen_ai.provider.name" in has,
         "llm.request.type" in has,
         OUTPUT_MESSAGES in has,
         "gen_ai.completion" in has,
@@ -1110,7 +1101,7 @@ def _kind(span: Span, has: SpanKeys) -> str:
     if (
         op in _LLM_OPERATIONS
         or oi == "LLM"
-        or (op not in _NOT_LLM_OPERATIONS and has.system)
+        or (op not in _NOT_LLM_OPERATIONS and has.providers)  # (`gen_ai.system` too)
         or (
             not oi
             and not tl

@@ -240,12 +240,8 @@ def _kept_small(
 
 
 def _large_otlp(raw: msgspec.Raw) -> Any:
-    """An OTLP attribute's `AnyValue` of more than `SMALL_BYTES` of JSON (`_any_value`
-    written out: a call less for each large value read)."""
-    value = _DECODE(memoryview(raw))
-    if type(value) is dict and "stringValue" in value:
-        return value["stringValue"]
-    return any_value(value)
+    """An OTLP attribute's `AnyValue` of more than `SMALL_BYTES` of JSON."""
+    return _any_value(memoryview(raw))
 
 
 #: An OTLP attribute's `AnyValue` as `otel.attributes` gives it; a flat span's (Phoenix)

@@ -36,7 +36,6 @@ import attrs
 import orjson
 
 from evaldsl.language.jsjson import js_json
-from evaldsl.runs.bigints import exact
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, Unrecorded, describe, locate
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import token_count
@@ -146,11 +145,7 @@ def parse_json_text(value: Any) -> Any:
     """
     if not isinstance(value, str):
         return value
-    try:  # (`mended_loads`' first step written out: a call less for every JSON text)
-        return exact(value, orjson.loads(value))
-    except orjson.JSONDecodeError:
-        pass
-    try:  # (text orjson refuses: read again with lone surrogates mended, else kept)
+    try:
         return mended_loads(value)
     except orjson.JSONDecodeError:
         return value
@@ -353,21 +348,13 @@ class Trace:
         if text is None:
             self._unread_answers.add(self._responses)
             text = ""
-        # (`_add` written out for the two events: a call each less, for every model call
-        # of a recording)
-        events = self.events
-        seq = len(events)
         request: dict[str, Any] = {"type": "llm.request"}
         if model:
             request["model"] = model
-        request_id = request["id"] = f"e{seq + 1}"
-        request["seq"] = seq
-        if start is not None:
-            request["at"] = start
-        events.append(request)
+        self._add(request, start)
         response: dict[str, Any] = {
             "type": "llm.response",
-            "requestId": request_id,
+            "requestId": request["id"],
             "status": 500 if failed else 200,
             "output": text,
         }
@@ -381,12 +368,7 @@ class Trace:
             response["model"] = model
         if latency_ms is not None:
             response["latencyMs"] = latency_ms
-        response["id"] = f"e{seq + 2}"
-        response["seq"] = seq + 1
-        at = end if end is not None else start
-        if at is not None:
-            response["at"] = at
-        events.append(response)
+        self._add(response, end if end is not None else start)
 
     def call(
         self, name: str, arguments: Any, call_id: str | None = None, at: str | None = None
