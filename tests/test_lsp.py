@@ -17,23 +17,22 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+# pygls and pytest-lsp come with the dev extra `make test` installs: a missing one is an
+# import error, never a module of tests skipped
 import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pygls.uris import from_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-pytest.importorskip("pygls", reason="the language server needs the evaldsl[lsp] extra")
-pytest_lsp = pytest.importorskip("pytest_lsp", reason="needs pytest-lsp (dev extra)")
-
-from lsprotocol import types  # noqa: E402
-from pygls.protocol import default_converter  # noqa: E402
-from pygls.uris import from_fs_path  # noqa: E402
-from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
-from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features  # noqa: E402
-
-from evaldsl.language.source import codepoint_column  # noqa: E402
-from evaldsl.language.vocabulary import SUBJECTS  # noqa: E402
-from evaldsl.predicates.registry import PREDICATES  # noqa: E402
-from evaldsl.suites.build import check_text  # noqa: E402
-from evaldsl.tools.lsp.analysis import Analysis  # noqa: E402
-from evaldsl.tools.lsp.symbols import document_symbols, flat_symbols  # noqa: E402
+from evaldsl.language.source import codepoint_column
+from evaldsl.language.vocabulary import SUBJECTS
+from evaldsl.predicates.registry import PREDICATES
+from evaldsl.suites.build import check_text
+from evaldsl.tools.lsp.analysis import Analysis
+from evaldsl.tools.lsp.symbols import document_symbols, flat_symbols
 
 ROOT = Path(__file__).resolve().parent.parent
 MULTI_TOOL = ROOT / "tests/fixtures/traceplay/multi-tool/cassette.multi-tool.jsonl"
@@ -743,10 +742,8 @@ async def _format(client: LanguageClient, uri: str) -> Sequence[types.TextEdit] 
 
 
 async def test_formatting_returns_the_formatter_output(client: LanguageClient, work: Path) -> None:
-    try:
-        from evaldsl.format.formatter import format_text
-    except ImportError:
-        pytest.skip("evaldsl.format.formatter is not there yet (being written alongside)")
+    from evaldsl.format.formatter import format_text
+
     path = work / "fmt.eval"
     uri = _open(client, path, UNFORMATTED)
     edits = await _format(client, uri)

@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import pygls  # noqa: F401  (the lsp extra, which `make test` installs: missing is an error)
 import pytest
-
-pytest.importorskip("pygls", reason="the language server needs the evaldsl[lsp] extra")
 
 ROOT = Path(__file__).resolve().parent.parent
 
