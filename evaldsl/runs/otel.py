@@ -1370,7 +1370,7 @@ def _span_events(
             read = reads.arguments
             for name, args, call_id in out.calls:  # (each id read as text or null: `link_id`)
                 # (arguments no assertion reads stay as written: parsing JSON text never
-                # fails, so leaving it out changes nothing read, and it was ~4% of a file)
+                # fails, so leaving it out changes nothing the case reads)
                 parsed = parse_json_text(args) if read is None or name in read else args
                 trace.call(name, parsed, call_id, end)
             if out.results or out.others or out.unread:  # (most outputs: none of them)
