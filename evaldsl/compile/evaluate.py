@@ -22,7 +22,8 @@ from evaldsl.language.verdicts import Status, Verdict, case_passed, score
 from evaldsl.runs.detect import coerce_run
 from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
-from evaldsl.runs.passes import index_run
+from evaldsl.runs.passes import index_run, reference_only
+from evaldsl.runs.reads import reading, reads_of
 
 #: What `check` accepts as a run: a path, a list of events, a state dict, or a `Run`.
 RunLike = str | os.PathLike[str] | Sequence[dict[str, Any]] | dict[str, Any] | Run
@@ -91,5 +92,10 @@ def check_run(
 
 def indexed_run(needs: Needs, run: RunLike, base: Path | None = None) -> RunFacts:
     """Read `run` and index it once for `needs`: what every assertion then reads (raises
-    `RunError` when it cannot be read)."""
+    `RunError` when it cannot be read). A file is read for what `needs` reads (`reads`:
+    a span file's unread arguments and results stay unparsed), unless `EVALDSL_REFERENCE`
+    asks for the full reading."""
+    if isinstance(run, str | os.PathLike) and not reference_only():
+        with reading(reads_of(needs)):
+            return index_run(coerce_run(run, base=base), needs)
     return index_run(coerce_run(run, base=base), needs)

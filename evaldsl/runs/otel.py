@@ -70,6 +70,12 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   attributes) is skipped, and counted by reason; so are a span exported again and an
   LLM span with another LLM span under it (one model call: the inner span counts), and
   two different spans of one traceId and spanId are an error (`spantree`).
+
+A file read for one case (`program.check(path)`: `reads.py`) gives the same events for
+what the case reads; the arguments of a call of a tool no assertion reads the arguments
+of stay as written (JSON text not parsed), so does a result no assertion reads, and no
+event is given a time when none is read. Every attribute read is still read (and its
+errors raised) as above.
 """
 
 from __future__ import annotations
@@ -103,6 +109,8 @@ from evaldsl.runs.providers import (
     tool_name,
 )
 from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
+from evaldsl.runs.reads import EVERYTHING, Reads
+from evaldsl.runs.reads import current as current_reads
 from evaldsl.runs.spanplan import (
     OPENINFERENCE_CALL,
     OPENINFERENCE_ID,
@@ -792,7 +800,9 @@ class _Output(msgspec.Struct, frozen=True):
     for every LLM span, and an attrs frozen class's `__init__` was ~50 bytecodes.)"""
 
     text: str | None  # `None`: redacted (OpenInference's `REDACTED`), unknown
-    calls: list[tuple[str, Any, str | None]]  # name, arguments, id
+    # name, arguments as written (JSON text is parsed by `_span_events`, for the calls whose
+    # arguments a case reads: `reads.Reads`), id
+    calls: list[tuple[str, Any, str | None]]
     others: int = 0  # choices after the first, not read (`gen_ai.output.messages`)
     # the results of calls the provider ran (GenAI server tool calls): (call id, output);
     # and the parts not read, by reason. (Defaults shared, never changed: most outputs
@@ -852,7 +862,7 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
                 )
                 name = tool_name(function.get("name", MISSING), "name", "a message's tool call")
                 call_id = link_id(call.get("id"), "id", "a message's tool call")
-                calls.append((name, parse_json_text(function.get("arguments")), call_id))
+                calls.append((name, function.get("arguments"), call_id))
     return _Output("\n".join(text), calls, others, results, unread)
 
 
@@ -891,7 +901,7 @@ def _part(
         call_id = part.get("id")
         if call_id is not None and type(call_id) is not str:
             call_id = link_id(call_id, "id", f"a `{kind}` part")
-        calls.append((name, parse_json_text(part.get(_CALL_PARTS[kind])), call_id))
+        calls.append((name, part.get(_CALL_PARTS[kind]), call_id))
     elif kind in _RESULT_PARTS:
         call_id = link_id(part.get("id"), "id", f"a `{kind}` part")
         results.append((call_id, part.get(_RESULT_PARTS[kind])))
@@ -912,7 +922,7 @@ def _openinference_output(a: dict[str, Any]) -> _Output | None:
             add_part(text, part.get("message_content.type", "text"), part, "message_content.text")
         for call in indexed(m, "message.tool_calls", OPENINFERENCE_MESSAGE[1]):
             name = tool_name(call.get("tool_call.function.name", MISSING), *OPENINFERENCE_CALL)
-            args = parse_json_text(call.get("tool_call.function.arguments"))
+            args = call.get("tool_call.function.arguments")
             call_id = link_id(call.get("tool_call.id"), *OPENINFERENCE_ID)
             calls.append((name, args, call_id))
     return _Output(answer_of(text), calls)
@@ -929,7 +939,7 @@ def _openllmetry_output(a: dict[str, Any]) -> _Output | None:
         for call in indexed(c, "tool_calls", OPENLLMETRY_MESSAGE[1]):
             name = tool_name(call.get("name", MISSING), *OPENLLMETRY_CALL)
             call_id = link_id(call.get("id"), *OPENLLMETRY_ID)
-            calls.append((name, parse_json_text(call.get("arguments")), call_id))
+            calls.append((name, call.get("arguments"), call_id))
     return _Output("\n".join(text), calls)
 
 
@@ -1189,6 +1199,8 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
         # has both, as most files have them)
         spans.sort(key=_START_END if None not in ends else lambda s: (s.start or 0, s.end or 0))
     clock = bad is None
+    reads = current_reads() or EVERYTHING
+    trace.results_read = reads.results
     span = None
     trace.capture_hint = CAPTURE_HINT
     try:  # (one `try` for the file: an `AnyValue` of no known kind is rare)
@@ -1205,7 +1217,7 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
             if kind in _SEEN_AS:
                 trace.saw(_SEEN_AS[kind], kinds.count(kind))
         for span, kind, has in zip(spans, kinds, plans, strict=True):
-            _span_events(span, kind, has, trace, clock)
+            _span_events(span, kind, has, trace, clock, reads)
     except UnknownKind as unread:
         assert span is not None
         raise unread.of(span) from None
@@ -1309,15 +1321,20 @@ def _unread_times(span: Span) -> Iterator[Any]:
         yield span.end_text
 
 
-def _span_events(span: Span, kind: str, has: SpanKeys, trace: Trace, clock: bool) -> None:
+def _span_events(
+    span: Span, kind: str, has: SpanKeys, trace: Trace, clock: bool, reads: Reads
+) -> None:
+    """The events of one span; `clock`: its times can be read (`read_spans`); `reads`:
+    what the case reads (events get no times when it reads none)."""
     a = span.attrs
     # (a time's text is made only where an event is placed at it: a skipped span's times
     # are read only when it failed, a tool span's start only for a call no span asked for)
-    end = iso_time(span.end) if clock and (kind in _READ_KINDS or span.failed) else None
+    stamp = clock and reads.times
+    end = iso_time(span.end) if stamp and (kind in _READ_KINDS or span.failed) else None
     if kind == "tool":
-        _tool_span(span, has, trace, span.start if clock else None, end)
+        _tool_span(span, has, trace, span.start if stamp else None, end, reads)
     elif kind == "llm":
-        start = iso_time(span.start) if clock else None
+        start = iso_time(span.start) if stamp else None
         # The tool messages of the span's history give results to calls still waiting for
         # theirs; with none waiting (every call's tool span came before, as most traces
         # have them) they give nothing, and the history is not read: a conversation's
@@ -1350,8 +1367,12 @@ def _span_events(span: Span, kind: str, has: SpanKeys, trace: Trace, clock: bool
             cache=_cache(a, usage, has.providers) if has.providers else None,
         )
         if out is not None:
+            read = reads.arguments
             for name, args, call_id in out.calls:  # (each id read as text or null: `link_id`)
-                trace.call(name, args, call_id, end)
+                # (arguments no assertion reads stay as written: parsing JSON text never
+                # fails, so leaving it out changes nothing the case reads)
+                parsed = parse_json_text(args) if read is None or name in read else args
+                trace.call(name, parsed, call_id, end)
             if out.results or out.others or out.unread:  # (most outputs: none of them)
                 _output_rest(out, trace, end)
         if has.finish:  # (most spans write none: no call to note nothing)
@@ -1384,9 +1405,10 @@ _SEEN_AS = {"tool": "tool span", "llm": "LLM span"}
 
 
 def _tool_span(
-    span: Span, has: SpanKeys, trace: Trace, start_ns: int | None, end: str | None
+    span: Span, has: SpanKeys, trace: Trace, start_ns: int | None, end: str | None, reads: Reads
 ) -> None:
-    """The events of a tool span (`start_ns`: its start, `None` when spans have no clock)."""
+    """The events of a tool span (`start_ns`: its start, `None` when its events get no
+    time); the arguments and result of a tool whose `reads` does not name stay as written."""
     a = span.attrs
     found = _present(a, has.tool_names)
     if type(found) is str and found:
@@ -1410,7 +1432,8 @@ def _tool_span(
             args = None
             _redacted(trace)
         # arguments recorded nowhere (no attribute, no model's call) are unknown, not {}
-        arguments = parse_json_text(args) if args is not None else MISSING
+        read = reads.arguments is None or name in reads.arguments
+        arguments = MISSING if args is None else parse_json_text(args) if read else args
         cid = trace.call(name, arguments, call_id, iso_time(start_ns))
     if result is not None or is_error:
         trace.result(cid, result if result is not None else "", is_error=is_error, at=end)

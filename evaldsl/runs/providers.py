@@ -302,6 +302,9 @@ class Trace:
         self.capture_hint = "record the run again with its content"
         self.answers_why = ""  # (`Unrecorded.answers_why`: set by the adapter that knows)
         self._cached = {"write5m": 0.0, "write1h": 0.0, "read": 0.0}  # for `inspect`'s note
+        #: the tools whose results a case reads (None: every tool's): another tool's result
+        #: is kept as written, its JSON text not parsed (`reads.Reads`, set by the reader)
+        self.results_read: frozenset[str] | None = None
 
     # --- what was read ---------------------------------------------------------------
 
@@ -505,8 +508,13 @@ class Trace:
         text (a tool that answered "2001" answered text, not a number)."""
         # (its first character looked at before the text is copied without its leading
         # white space: a tool's result is hundreds of characters, rarely led by a space)
-        if isinstance(output, str) and (
-            output[:1] in _OPENERS or (output[:1].isspace() and output.lstrip()[:1] in _OPENERS)
+        read = self.results_read
+        if (
+            isinstance(output, str)
+            and (read is None or self._calls[call_id]["name"] in read)
+            and (
+                output[:1] in _OPENERS or (output[:1].isspace() and output.lstrip()[:1] in _OPENERS)
+            )
         ):
             parsed = parse_json_text(output)
             output = parsed if isinstance(parsed, (dict, list)) else output

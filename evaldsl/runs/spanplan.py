@@ -27,14 +27,15 @@ from typing import Any, Final
 
 from evaldsl.bounded import keep
 from evaldsl.runs.model import MISSING
-from evaldsl.runs.providers import add_text, kind_value, link_id, parse_json_text, tool_name
+from evaldsl.runs.providers import add_text, kind_value, link_id, tool_name
 from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
 
 #: A tool call's keys: its name, its arguments and its id (`None`: the span has none).
 CallKeys = tuple[str | None, str | None, str | None]
 #: A message's keys: its content, its content parts' (type, text) and its tool calls.
 MessageKeys = tuple[str | None, tuple[tuple[str | None, str | None], ...], tuple[CallKeys, ...]]
-#: A span's output: its text (`None`: redacted, unknown) and its calls (name, arguments, id).
+#: A span's output: its text (`None`: redacted, unknown) and its calls (name, arguments as
+#: written, id: `otel._span_events` parses the arguments a case reads).
 Output = tuple[str | None, list[tuple[str, Any, Any]]]
 
 #: What OpenInference's instrumentations write for a value their `TraceConfig` hides
@@ -122,7 +123,7 @@ def indexed_output(a: RawAttrs, keys: tuple[str, ...]) -> Output | _Unplanned | 
             if type(name) is not str or not name:
                 # the run's error, as the readers make it, worded in the span's convention
                 name = tool_name(name, *(OPENLLMETRY_CALL if openllmetry else OPENINFERENCE_CALL))
-            args = parse_json_text(get(arguments) if arguments is not None else None)
+            args = get(arguments) if arguments is not None else None
             cid = get(call_id) if call_id is not None else None
             if cid is not None and type(cid) is not str:  # as the readers refuse it
                 link_id(cid, *(OPENLLMETRY_ID if openllmetry else OPENINFERENCE_ID))
