@@ -211,7 +211,7 @@ class Compiler:
 
     def expected(self, pred: ast.Predicate) -> Any:
         """What the predicate expects, as reports show it."""
-        return registry.expected(pred)
+        return registry.FAMILY_OF[type(pred)].expected(pred)  # (`registry.expected`)
 
     def fragment(self, pred: ast.Predicate, stype: Type) -> Callable[[Any], str | None]:
         """The predicate's code fragment for a generated pass (`runs/codegen.py`)."""
