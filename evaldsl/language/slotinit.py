@@ -146,7 +146,8 @@ def respanned(node: T, span: Any) -> T:
     class `slot_init` gave its own `__init__` (nothing runs on the way in: no validator or
     converter), its fields are copied onto the class's unfrozen twin, as `make` stores
     them (`evolve` asks the class for its fields and calls it with them all by keyword:
-    ~4 times the cost, for each parenthesised assertion); `attrs.evolve` for any other."""
+    about twice the time, for each parenthesised assertion); `attrs.evolve` for any
+    other."""
     cls = type(node)
     names = _SPANNED.get(cls)
     if names is None:
