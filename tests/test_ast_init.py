@@ -1,7 +1,8 @@
 """The `__init__` `slotinit.slot_init` gives (through the slots' descriptors) makes the
 same instance as attrs' generated one, for every AST node class and the other classes
 given it, and refuses the same calls; so does the plain function `slotinit.maker` gives
-for each (the parser, the predicate families and the compiler make nodes through it)."""
+for each (the parser, the predicate families and the compiler make nodes through it).
+`slotinit.respanned` gives the node `attrs.evolve(node, span=...)` gives."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 
 from evaldsl.compile.compiler import CompiledAssertion
 from evaldsl.language import ast
-from evaldsl.language.slotinit import ATTRS_INIT, MAKERS, maker
+from evaldsl.language.slotinit import ATTRS_INIT, MAKERS, maker, respanned
+from evaldsl.language.source import Span
 from evaldsl.language.verdicts import Verdict
 from evaldsl.runs.index import CallProbe
 
@@ -98,3 +100,33 @@ def test_the_named_makers_make_their_class() -> None:
         cls = next(c for c, f in MAKERS.items() if f is made)
         words = "".join("_" + ch.lower() if ch.isupper() else ch for ch in cls.__name__)
         assert name == "make" + words
+
+
+SPANNED = [c for c in CLASSES if any(f.name == "span" for f in attrs.fields(c))]  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("cls", SPANNED, ids=lambda c: c.__name__)
+@given(data=st.data())
+def test_respanned_is_evolve(cls: type, data: st.DataObject) -> None:
+    fields = attrs.fields(cls)  # type: ignore[misc]
+    values = {f.name: data.draw(VALUES) for f in fields if f.name != "span"}
+    node = maker(cls)(**values, span=Span(1, 2))
+    span = Span(data.draw(st.integers(0, 9)), data.draw(st.integers(10, 20)))
+    reference = attrs.evolve(node, span=span)
+    made = respanned(node, span)
+    assert type(made) is cls and made is not node
+    assert fields_of(made) == fields_of(reference)
+    assert all(a is b for a, b in zip(fields_of(made), fields_of(reference), strict=True))
+    assert node.span == Span(1, 2)  # (the node it copies is left as it was)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        made.span = ast.NO_SPAN
+
+
+def test_respanned_of_a_class_without_the_fast_init_is_evolve() -> None:
+    @attrs.frozen
+    class Checked:
+        n: int = attrs.field(validator=attrs.validators.instance_of(int))
+        span: Span = attrs.field(kw_only=True, eq=False)
+
+    made = respanned(Checked(1, span=Span(0, 1)), Span(2, 3))
+    assert type(made) is Checked and made.n == 1 and made.span == Span(2, 3)

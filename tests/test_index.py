@@ -238,3 +238,20 @@ def test_which_request_a_response_answers(
         assert facts.usage_unrecorded is (unanswered is not None or facts.unmetered > 0)
     if unanswered is None and ("usage" in lines[-1] or "tokensIn" in lines[-1]):
         assert evaldsl.compile("tokens > 0").check(str(path)).statuses == ["pass"]
+
+
+def test_a_probe_reads_a_path_of_one_key_by_the_key() -> None:
+    # a call test of `$.city` reads its value with a dict lookup (`CallProbe.key`), others
+    # with their finder; a test met again shares its probe, key and all
+    program = evaldsl.compile(
+        'tool t args $.city == "x"\ntool t args $.a.b == 1\ntool t result == 1\n'
+        'tool t args $["ci ty"] == 2\ntool t args $[0] == 3\ntool t args $.city == "x"'
+    )
+    probes = program.cases[0].needs.probes
+    assert [(p.key, p.path) for p in probes] == [
+        ("city", "$.city"),
+        (None, "$.a.b"),
+        (None, None),
+        ("ci ty", '$["ci ty"]'),
+        (None, "$[0]"),
+    ]

@@ -25,7 +25,7 @@ from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everyt
 from evaldsl.language.source import Source, Span
 from evaldsl.language.vocabulary import STATUS_VALUES, SUBJECTS, TYPE_WORDS, SourceKind, Type
 from evaldsl.predicates.compare import ORDERED
-from evaldsl.predicates.registry import PREDICATES, family_of
+from evaldsl.predicates.registry import FAMILY_OF, PREDICATES
 
 
 def subject_type(subject: ast.Subject) -> Type:
@@ -146,11 +146,19 @@ class _Checker:
     # -- a case
 
     def case(self, assertions: tuple[ast.Expr, ...], suite: SuiteCounts | None = None) -> None:
+        check = self.check
         for expr in assertions:
-            self.expr(expr)
+            # a check (most assertions) straight to `check`, one call less a statement
+            if type(expr) is ast.Check:
+                check(expr)
+            else:
+                self.expr(expr)
         self.contradictions(assertions, suite)
 
     def expr(self, expr: ast.Expr) -> None:
+        if type(expr) is ast.Check:  # most assertions (AST node classes have no subclasses)
+            self.check(expr)
+            return
         match expr:
             case ast.Check():
                 self.check(expr)
@@ -296,15 +304,26 @@ class _Checker:
 
     def check(self, check: ast.Check) -> None:
         subject, pred = check.subject, check.predicate
-        family = family_of(pred)
+        family = FAMILY_OF[type(pred)]  # (`family_of`, written out)
         kind = subject.kind
         entry = SUBJECTS[kind]
         # the subject: available from this source, a known tool (unless the predicate
         # forbids it: asked only for a tool), its index and path
-        source_kind = self.env.source_kind
+        env = self.env
+        source_kind = env.source_kind
         if source_kind is not None and source_kind not in entry.sources:
             self.available(kind, subject.span)
-        if kind == "tool" and subject.name is not None and not family.forbids(pred):
+        if (
+            kind == "tool"
+            and subject.name is not None
+            # (a declared name, no recording's names to hold it against: nothing to say,
+            # the most common case, without the call)
+            and not (
+                env.recorded_tools is None
+                and (env.declared_tools is None or subject.name in env.declared_tools)
+            )
+            and not family.forbids(pred)
+        ):
             self.tool_name(subject.name, subject.span, recorded=True)
         if subject.index == 0 or subject.path is not None:
             self.subject_details(subject)
@@ -341,7 +360,7 @@ class _Checker:
         self, pred: ast.Predicate, stype: Type, subject: ast.Subject, subject_text: str
     ) -> None:
         """Check a predicate by its family's rule."""
-        family_of(pred).check(self, pred, stype, subject, subject_text)
+        FAMILY_OF[type(pred)].check(self, pred, stype, subject, subject_text)
 
     def regex(self, regex: ast.Regex) -> None:
         compiled = compile_regex(regex.pattern, regex.flags)

@@ -105,7 +105,9 @@ class Compiler:
         return text if self.shown is None else self.shown(text)
 
     def compile(self, expr: ast.Expr) -> CompiledAssertion:
-        return _make_compiled(expr, self.text(expr.span), self.expr(expr))
+        # a check (most statements) goes straight to `check`, without `expr`'s dispatch
+        run = self.check(expr) if type(expr) is ast.Check else self.expr(expr)
+        return _make_compiled(expr, self.text(expr.span), run)
 
     def compile_all(self, exprs: Iterable[ast.Expr]) -> list[CompiledAssertion]:
         return [self.compile(e) for e in exprs]
@@ -142,7 +144,7 @@ class Compiler:
     # -- checks
 
     def check(self, check: ast.Check) -> Checker:
-        family = registry.family_of(check.predicate)
+        family = registry.FAMILY_OF[type(check.predicate)]  # (`family_of`, written out)
         if family.compile is not None:  # a predicate that reads the run itself
             return family.compile(self, check)
         return self.value_check(check)
@@ -157,13 +159,14 @@ class Compiler:
         # (a subject and predicate made of one statement, `node X visited`: said once)
         said = shown if pred.span == subject.span else f"{shown} {self.text(pred.span)}"
         # the registry asked directly (`value_test` and `expected` below): one a statement
-        test = registry.value_test(pred, SUBJECTS[subject.kind].type)
-        expected = registry.expected(pred)
+        kind = subject.kind
+        stype = SUBJECTS[kind].type
+        test = registry.value_test(pred, stype)
+        expected = registry.FAMILY_OF[type(pred)].expected(pred)  # (`registry.expected`)
         # a list of names (tools, nodes) is indexed once per run for all its tests, when
         # there are enough of them: one or two walk it (each stops where it is decided,
         # where the index is made by a walk of the whole list)
-        kind = subject.kind
-        indexed = registry.names_test(pred) if SUBJECTS[kind].type == "Names" else None
+        indexed = registry.names_test(pred) if stype == "Names" else None
         tests_of = self.names_tests
         if indexed is not None:
             tests_of[kind] = tests_of.get(kind, 0) + 1
@@ -208,7 +211,7 @@ class Compiler:
 
     def expected(self, pred: ast.Predicate) -> Any:
         """What the predicate expects, as reports show it."""
-        return registry.expected(pred)
+        return registry.FAMILY_OF[type(pred)].expected(pred)  # (`registry.expected`)
 
     def fragment(self, pred: ast.Predicate, stype: Type) -> Callable[[Any], str | None]:
         """The predicate's code fragment for a generated pass (`runs/codegen.py`)."""

@@ -35,6 +35,10 @@ ATTRS_INIT: dict[type, Any] = {}
 #: The function making an instance of each class `slot_init` gave its own `__init__`.
 MAKERS: dict[Any, Any] = {}
 
+#: The fields other than `span` of each class `slot_init` gave its own `__init__` that has
+#: a `span` (the AST nodes): what `respanned` copies.
+_SPANNED: dict[type, tuple[str, ...]] = {}
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -89,6 +93,8 @@ def slot_init(cls: type) -> None:
     make = names["make"]
     make.__qualname__ = f"maker({cls.__qualname__})"
     MAKERS[cls] = make
+    if any(f.name == "span" for f in fields):
+        _SPANNED[cls] = tuple(f.name for f in fields if f.name != "span")
     original = cls.__dict__["__init__"]
     init.__annotations__ = dict(getattr(original, "__annotations__", {}))
     init.__qualname__ = f"{cls.__qualname__}.__init__"
@@ -133,3 +139,22 @@ def maker(cls: Callable[P, T]) -> Callable[P, T]:
     `__init__` (see the module doc); `cls` itself for any other."""
     made: Callable[P, T] = MAKERS.get(cls, cls)
     return made
+
+
+def respanned(node: T, span: Any) -> T:
+    """`attrs.evolve(node, span=span)`: the same node with another span. For a node of a
+    class `slot_init` gave its own `__init__` (nothing runs on the way in: no validator or
+    converter), its fields are copied onto the class's unfrozen twin, as `make` stores
+    them (`evolve` asks the class for its fields and calls it with them all by keyword:
+    about twice the time, for each parenthesised assertion); `attrs.evolve` for any
+    other."""
+    cls = type(node)
+    names = _SPANNED.get(cls)
+    if names is None:
+        return attrs.evolve(node, span=span)  # type: ignore[misc]
+    new = twin(cls)()
+    for name in names:
+        setattr(new, name, getattr(node, name))
+    new.span = span
+    new.__class__ = cls
+    return new  # type: ignore[no-any-return]

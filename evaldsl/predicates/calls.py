@@ -82,15 +82,6 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
     assert isinstance(pred, ast.CallTest) and node.subject.name is not None
     name, every, span = node.subject.name, node.every, node.span
     use_result = pred.target == "result"
-    compiled = compile_path(pred.path) if pred.path is not None else None
-    single = (
-        compiled.steps[0]
-        if isinstance(compiled, CompiledPath)
-        and compiled.steps is not None
-        and len(compiled.steps) == 1
-        and isinstance(compiled.steps[0], str)
-        else None
-    )
     # One probe for equal tests, in every case compiled in this process (see `_PROBES`)
     key = (name, use_result, pred.path, every, pred.test)
     probe = _PROBES.get(key)
@@ -100,7 +91,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
             use_result,
             path_finder(pred.path),
             ctx.value_test(pred.test, "Json"),
-            single,
+            _single_key(pred.path),
             every,
             pred.test,
             ctx.fragment(pred.test, "Json"),
@@ -166,6 +157,21 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
         return Verdict("fail", message, span, found, expected)
 
     return run
+
+
+def _single_key(path: str | None) -> str | None:
+    """The key of a path of one key (`$.city`), which a probe reads without its finder;
+    None for any other path, and for none. (Asked only for a probe not made before: a
+    test met again shares its probe.)"""
+    compiled = compile_path(path) if path is not None else None
+    if (
+        isinstance(compiled, CompiledPath)
+        and compiled.steps is not None
+        and len(compiled.steps) == 1
+        and isinstance(compiled.steps[0], str)
+    ):
+        return compiled.steps[0]
+    return None
 
 
 def _unread(facts: RunFacts, name: str, results: bool) -> int:

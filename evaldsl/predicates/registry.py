@@ -103,7 +103,9 @@ def _unique(pairs: list[tuple[str, Any]], what: str) -> dict[str, Any]:
     return table
 
 
-_FAMILY_OF: dict[type, Family] = index_families(FAMILIES)
+#: The family of each predicate node class, by exact type (AST node classes have no
+#: subclasses): the checker and compiler look it up in place, once a statement each.
+FAMILY_OF: dict[type, Family] = index_families(FAMILIES)
 
 #: Every predicate's vocabulary entry, by name, in the order `evaldsl vocabulary` lists them.
 PREDICATES: dict[str, PredicateSpec] = _unique(
@@ -118,17 +120,17 @@ RULES: dict[str, BuildRule] = _unique(
 
 def family_of(pred: ast.Predicate) -> Family:
     """The family a predicate node belongs to."""
-    return _FAMILY_OF[type(pred)]
+    return FAMILY_OF[type(pred)]
 
 
 def predicate_key(pred: ast.Predicate) -> str:
     """The vocabulary entry of a predicate node: `called`, `contains_all`, …"""
-    return _FAMILY_OF[type(pred)].key(pred)
+    return FAMILY_OF[type(pred)].key(pred)
 
 
 def value_test(pred: ast.Predicate, stype: Type) -> ValueTest:
     """The compiled test of one value for a value predicate."""
-    test = _FAMILY_OF[type(pred)].value_test
+    test = FAMILY_OF[type(pred)].value_test
     if test is None:
         raise AssertionError(f"{type(pred).__name__} is not a value test")
     return test(pred, stype)
@@ -137,17 +139,17 @@ def value_test(pred: ast.Predicate, stype: Type) -> ValueTest:
 def names_test(pred: ast.Predicate) -> NamesTest | None:
     """A predicate's test of a list of names through its index, or None where its family
     has none for this node (its value test walks the list)."""
-    rule = _FAMILY_OF[type(pred)].names_test
+    rule = FAMILY_OF[type(pred)].names_test
     return None if rule is None else rule(pred)
 
 
 def fragment(ctx: FragmentContext, pred: ast.Predicate, stype: Type) -> str | None:
     """A value predicate's test as Python source over `v`, or None where its family has
     none for this node (the generated code then calls `value_test`'s closure)."""
-    rule = _FAMILY_OF[type(pred)].fragment
+    rule = FAMILY_OF[type(pred)].fragment
     return None if rule is None else rule(ctx, pred, stype)
 
 
 def expected(pred: ast.Predicate) -> Any:
     """What a predicate expects, as reports show it (`"exactly 2"`, `"Xiamen"`)."""
-    return _FAMILY_OF[type(pred)].expected(pred)
+    return FAMILY_OF[type(pred)].expected(pred)

@@ -33,6 +33,7 @@ from evaldsl.language.limits import (
     nesting_problem,
     timeout_problem,
 )
+from evaldsl.language.slotinit import respanned
 from evaldsl.language.source import Span
 from evaldsl.language.vocabulary import SUBJECTS
 from evaldsl.predicates.registry import RULES
@@ -360,13 +361,15 @@ class Builder:
         return node
 
     def negation(self, c: list[Any]) -> ast.Not:
-        node = ast.make_not(c[1], span=self.span(c))
+        # `not TERM`: from the keyword's start to the term's end (`span`, written out)
+        span = _new_span(Span, (self.base + c[0].start_pos, c[1].span[1]))
+        node = ast.make_not(c[1], span=span)
         self._nested(node, (c[1],), 1, "this assertion")
         return node
 
     def group(self, c: list[Any]) -> ast.Expr:
         # the span takes in the parentheses, so `not (a)` spans its `)` too
-        node = cast(ast.Expr, attrs.evolve(c[1], span=self.span(c)))
+        node = respanned(cast(ast.Expr, c[1]), self.span(c))
         depth = self._depth(c[1], 0)
         if depth:
             self._depths[id(node)] = (node, depth)
@@ -407,9 +410,6 @@ class Builder:
 
     def _subject(self, kind: ast.SubjectKind, c: list[Any], **kw: Any) -> ast.Subject:
         return ast.make_subject(kind, span=self.span(c), **kw)
-
-    def answer(self, c: list[Any]) -> ast.Subject:
-        return ast.make_subject("answer", span=self.span(c))
 
     def answer_at(self, c: list[Any]) -> ast.Subject:
         return self._subject("answer", c, index=self.integer(c[2]))
@@ -455,7 +455,10 @@ class Builder:
         # children are `[`, values, `,` … and `]`
         tokens, literal = drivetables.TOKEN_TYPES, self.literal
         items = tuple([literal(x) for x in c if not (isinstance(x, tokens) and x.type in PUNCT)])
-        node = ast.make_list_lit(items, span=self.span(c))
+        base = self.base  # (`span`, written out: from `[` to `]`)
+        node = ast.make_list_lit(
+            items, span=_new_span(Span, (base + c[0].start_pos, base + c[-1].end_pos))
+        )
         self._value(node, items)
         return node
 
