@@ -207,7 +207,8 @@ class OpenSet:
 
     def state(self, ids: tuple[int, ...], match: Callable[[Any], Any]) -> SetState:
         """The search of the tests `ids` by `match`, with their prefilter and count."""
-        needs = [t[3] for t in self.tests if t[0] in ids]
+        chosen = set(ids)  # (a group may have thousands)
+        needs = [t[3] for t in self.tests if t[0] in chosen]
         known = list(dict.fromkeys(n for n in needs if n is not None))
         ok = len(known) <= self.most_needs and None not in needs
         pre = prefilter(known) if ok else None
