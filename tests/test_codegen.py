@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import evaldsl
 from evaldsl.compile.evaluate import evaluate
-from evaldsl.language import ast
+from evaldsl.language import ast, regexlits
 from evaldsl.language.regexes import compile_regex
 from evaldsl.language.values import MISSING, json_equal
 from evaldsl.predicates import registry
@@ -1807,7 +1807,89 @@ def test_a_set_searched_only_where_a_required_text_is_agrees(
     as before: the verdicts are the reference's."""
     tests = [(False, f"matches {r}") for r in regexes]
     tests += [(False, f"contains {json.dumps(t)}") for t in texts]
-    _decided_together_agree(tests, path, picks, _PREFILTERED_VALUES, "v.isascii()")
+    _decided_together_agree(tests, path, picks, _PREFILTERED_VALUES, "_pre(v)")
+    case = _compiled([f"tool w args {path} {t}".replace("  ", " ") for _, t in tests])
+    assert all(made.first[2] is not None for made in _open_sets(case))
+
+
+def _open_sets(case: Any) -> list[groupsets.OpenSet]:
+    """The Sets of open tests (`groupsets.OpenSet`) a case's generated pass searches."""
+    scope = passes.pass_for(case.needs, raw=False).run.__globals__
+    return [made for made in scope.values() if isinstance(made, groupsets.OpenSet)]
+
+
+# the regexes and texts of a group whose Set is made again as its tests are decided:
+# with a required text and without (a class, an alternation), under `i`, texts past ASCII
+_NARROWED_REGEXES = [
+    "/rain/", "/RAIN/i", "/^sun/", "/in$/i", r"/\d+ rain/", r"/k\s*s/i", "/SUN/i", "/é r/",
+    "/[0-9]/", "/rain|sun/", "/^$/", "/true/", r"/\[7/", "/N d/i", "/a/", "/^b/",
+]  # fmt: skip
+_NARROWED_TEXTS = ["rain", "Sun", "é", "7", "brain", "ſ", "day"]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.lists(st.sampled_from(_NARROWED_REGEXES), max_size=14, unique=True),
+    st.lists(st.sampled_from(_NARROWED_TEXTS), max_size=7, unique=True),
+    _beside([(True, "matches /a|n/"), (False, '== "sun"'), (True, "exists")]),
+    st.sampled_from(["$.n", "$.n[*]", ""]),
+    # up to 40 calls: tests decided at the first ones, late, or never
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.sampled_from(range(len(_PREFILTERED_VALUES))),
+            st.lists(st.sampled_from(range(len(_PREFILTERED_VALUES))), max_size=3),
+        ),
+        max_size=40,
+    ),
+)
+@example(  # every test decided, one call after another: the Set made again down to none
+    [f"/{w}/" for w in ("rain", "sun", "K", "7", "day", "\\[7")], [], [], "$.n",
+    [0, 3, 6, 9, 7, 16, 0, 3],
+)  # fmt: skip
+def test_a_set_made_again_over_the_tests_still_open_agrees(
+    regexes: list[str],
+    texts: list[str],
+    others: list[tuple[bool, str]],
+    path: str,
+    picks: list[Any],
+) -> None:
+    """A group's RE2 Set is made again over the tests still open as they are decided
+    (`groupsets.OpenSet`: a smaller Set, a prefilter once each has a required text and
+    they are few, none once none is left), on one value or many, texts of every case,
+    texts past ASCII, a subclass and values searched by their JSON text: the verdicts,
+    messages and values found are the reference's, decided early, late or never."""
+    tests = [(False, f"matches {r}") for r in regexes]
+    tests += [(False, f"contains {json.dumps(t)}") for t in texts]
+    assume(len(regexes) >= groupgen.BULK_MIN or len(texts) >= groupgen.BULK_MIN)
+    _decided_together_agree(tests + others, path, picks, _PREFILTERED_VALUES, "_narrow_at")
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.sampled_from(_NARROWED_REGEXES), min_size=1, max_size=16, unique=True),
+    st.sets(st.integers(0, 15)),
+    st.lists(st.sampled_from([v for v in _PREFILTERED_VALUES if isinstance(v, str)])),
+)
+def test_an_open_set_finds_what_the_whole_set_finds_of_its_open_tests(
+    regexes: list[str], still: set[int], texts: list[str]
+) -> None:
+    """`OpenSet.narrowed` over any tests still open finds, in any text, the open tests
+    the whole Set finds there, and its prefilter passes every text one is found in."""
+    patterns = [(r[1 : r.rindex("/")], r[r.rindex("/") + 1 :]) for r in regexes]
+    tests = tuple(
+        (n, pattern, flags, regexlits.ascii_required_text(pattern, flags))
+        for n, (pattern, flags) in enumerate(patterns)
+    )
+    whole = groupsets.regex_set(patterns)
+    made = groupsets.OpenSet(tests, whole, most_needs=groupgen.PREFILTER_MAX, literal=False)
+    search, at, pre, left, _ = made.narrowed(still)
+    assert left == len(at) == len(still & set(range(len(regexes))))
+    for text in [*texts, "rain day", "SUN", "k s", "7 rain"]:
+        expected = {i for i in whole.Match(text) or () if i in still}
+        found = {at[i] for i in search(text.encode()) or ()}
+        assert found == expected
+        assert not expected or pre is None or pre(text)
 
 
 def test_a_set_with_a_pattern_without_required_text_is_searched_in_every_text() -> None:
@@ -1819,7 +1901,8 @@ def test_a_set_with_a_pattern_without_required_text_is_searched_in_every_text() 
         [f"/w{n}/" for n in range(groupgen.PREFILTER_MAX + 1)],
     ):
         case = _compiled([f"tool w args $.n matches {r}" for r in regexes])
-        assert "isascii()" not in passes.pass_for(case.needs, raw=False).source
+        (made,) = _open_sets(case)
+        assert made.first[2] is None
 
 
 # texts found again and again (a search's titles), and values equal to them that are not

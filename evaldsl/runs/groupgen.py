@@ -20,7 +20,8 @@ the text's first (last) characters, one per length the tests' texts have, `has K
 a dict lookup of each of an object's keys, `contains VALUE` of any other value by a
 dict lookup of a list's elements' JSON keys, regexes and
 `contains "text"` by one RE2 `Set` (both in one Set when a path has both), searched
-through the Set's own `Match`; each test leaves its structure once decided. What that
+through the Set's own `Match` and made again over the tests still open as they are
+decided (`groupsets.OpenSet`); each test leaves its structure once decided. What that
 code calls as it runs (the Sets, the lookups of values without a JSON key) is
 `groupsets.py`; the source's lines and the names its values are read by, `gensource.py`.
 """
@@ -42,6 +43,7 @@ from evaldsl.language.regexlits import ascii_required_text
 from evaldsl.language.values import json_equal
 from evaldsl.runs.gensource import Names, Out
 from evaldsl.runs.groupsets import (
+    OpenSet,
     SetChunks,
     equal_items,
     literal_set,
@@ -63,13 +65,14 @@ INLINE_MAX = 16
 #: around the path's.
 STEPS_WRITTEN = 32
 STARS_WRITTEN = 8
-#: A group's RE2 Set of at most this many regexes and texts, each with a required text
-#: (`regexlits.ascii_required_text`), is searched in an ASCII text only when the text
-#: holds one of them: a Set's search costs ~0.4 µs (the binding's call, the GIL let go
-#: and taken again, a result list), a text's `in` ~20-30 ns, and most values match none
-#: of a path's patterns (K = 1000 over 300,000 events: 36,266 of 70,101 searches
-#: skipped, ~21,000 of them of `search_web`'s result titles). More texts cost about what
-#: the search they spare does.
+#: A group's RE2 Set of at most this many open regexes and texts, each with a required
+#: text (`regexlits.ascii_required_text`), is searched in an ASCII text only when the text
+#: holds one of them (`groupsets.prefilter`; from the start, or once the tests decided
+#: leave this many, `groupsets.OpenSet`): a Set's search costs ~0.4 µs (the binding's
+#: call, the GIL let go and taken again, a result list), a text's `in` ~20-30 ns, and
+#: most values match none of a path's patterns (K = 1000 over 300,000 events: 36,266 of
+#: 70,101 searches skipped, ~21,000 of them of `search_web`'s result titles). More texts
+#: cost about what the search they spare does.
 PREFILTER_MAX = 12
 #: A group whose tests include a Set search, on a path finding many values (`[*]`,
 #: `..`), keeps the texts its tests decided together have been given, up to this many
@@ -203,6 +206,7 @@ class GroupWriter:
         self.steps: dict[int, tuple[object, ...]] = {}
         self.plans: dict[int, dict[str, Any]] = {}
         self.set_bytes: dict[str, bool] = {}  # a bound Set search → whether it takes bytes
+        self.found: dict[str, Any] = {}  # a bound Set search → its Set
         self.fed: dict[int, str] = {}  # the count of calls fed to each group
         self.whole: set[int] = set()  # the groups that test the whole value (no path)
         self.on_close: dict[int, str] = {}  # a line run when a group's last test is decided
@@ -214,6 +218,7 @@ class GroupWriter:
             note = note.replace("one RE2 Set", f"{len(found.parts)} RE2 Sets")
         name = self.names.bind("S", match, note)
         self.set_bytes[name] = takes_bytes
+        self.found[name] = found
         return name
 
     def setup(
@@ -335,7 +340,7 @@ class GroupWriter:
                 self.bind_set(regex_set(both), "one RE2 Set of the regexes and the texts"),
                 names.const(order),
             )
-        plan["prefilter"] = self.prefilter(bulk)
+        self.open_set(g, bulk, plan)
         # (a path finding many values only: a list's items recur across calls and results
         # far more than one argument does, and on texts that do not recur the memory
         # costs more than the searches it spares: +2.4% of K = 1000's check when kept
@@ -353,29 +358,36 @@ class GroupWriter:
             entries = tuple((p.index, p.probe.test, p.probe.every) for p in loop)
             out(f"g{g}_loop = list({names.bind('L', entries, 'tests fed through a loop')})")
 
-    def prefilter(self, bulk: dict[str, list[GroupTest]]) -> str | None:
-        """The test a value `v` must pass to be searched by the group's RE2 Set: some
-        regex's or text's required text in it (lower-cased under `i`) when it is an ASCII
-        `str` (`PREFILTER_MAX`); None when a pattern has none, or too many."""
-        needs: list[tuple[str, bool]] = []
-        for p in bulk.get("re", ()):
-            need = ascii_required_text(*p.bulk[1])  # type: ignore[index]
-            if need is None:
-                return None
-            needs.append(need)
-        needs += [(p.bulk[1], False) for p in bulk.get("has", ())]  # type: ignore[index]
-        needs = list(dict.fromkeys(needs))
-        if not needs or len(needs) > PREFILTER_MAX:
-            return None
-        # (anything else searched as before: a `str` subclass, a text not ASCII, whose
-        # UTF-8 bytes RE2 searches and whose letters fold past ASCII)
-        tests = ["type(v) is not str", "not v.isascii()"]
-        tests += [f"{self.names.const(text)} in v" for text, folded in needs if not folded]
-        lowered = [self.names.const(text) for text, folded in needs if folded]
-        if lowered:
-            tests.append(f"{lowered[0]} in (lv := v.lower())")
-            tests += [f"{text} in lv" for text in lowered[1:]]
-        return " or ".join(tests)
+    def open_set(self, g: int, bulk: dict[str, list[GroupTest]], plan: dict[str, Any]) -> None:
+        """Declare the search of the group's RE2 Set that `v` (a text) is searched by
+        (`g{g}_search`, its positions' tests `g{g}_at`), made again over the tests still
+        open as they are decided (`groupsets.OpenSet`), and its prefilter `g{g}_pre`
+        (`groupsets.prefilter`): some open test's required text in `v` (lower-cased under
+        `i`) when it is an ASCII `str`, once each open test has one and they are at most
+        `PREFILTER_MAX`; None (every value searched) until then. The regexes' Set of a
+        path with texts too (`both`), which searches what is not a text, stays whole."""
+        regexes, texts = bulk.get("re", []), bulk.get("has", [])
+        if "both" in plan:
+            found = self.found[plan["both"][0]]
+        elif regexes:
+            found = self.found[plan["re"][0]]
+            texts = []
+        elif texts:
+            found = self.found[plan["has"][0]]
+        else:
+            return
+        tests = tuple(
+            (p.index, *p.bulk[1], ascii_required_text(*p.bulk[1]))  # type: ignore[index]
+            for p in regexes
+        ) + tuple((p.index, re.escape(p.bulk[1]), "", (p.bulk[1], False)) for p in texts)  # type: ignore[index]
+        made = OpenSet(tests, found, most_needs=PREFILTER_MAX, literal=not regexes)
+        name = self.names.bind("W", made, "the RE2 Set of the tests still open, made again")
+        self.set_bytes[f"g{g}_search"] = made.takes_bytes
+        plan["open_set"] = name
+        self.out(
+            f"# the Set of the tests still open, made again as they are decided ({name})",
+            f"g{g}_search, g{g}_at, g{g}_pre, g{g}_left, g{g}_narrow_at = {name}.first",
+        )
 
     def key_table(self, g: int, members: list[GroupTest], table: str = "key") -> tuple[str, str]:
         """Declare `g{g}_{table}`, the tests by the JSON key of each of their values (a
@@ -777,14 +789,10 @@ class GroupWriter:
             self.keys_held(g, last)
         if "elem" in bulk:
             self.elements(g, plan, last)
-        pre = plan["prefilter"]  # (the test a text passes to be searched at all)
+        pre = f"g{g}_pre is None or g{g}_pre(v)"  # (the test a value passes to be searched)
         if "both" in plan:  # regexes and texts in one Set: one search of a text for both
-            out("if isinstance(v, str):")
-            out.indent()
-            both, ids = plan["both"]
-            with out.nested(*([f"if {pre}:"] if pre else [])):
-                self.set_hits(g, both, ids, "v", last)
-            out.dedent()
+            with out.nested("if isinstance(v, str):", f"if {pre}:"):
+                self.open_hits(g, "v", last)
             out("elif v is not MISSING:")
             out.indent()
             rs, ids = plan["re"]
@@ -793,26 +801,22 @@ class GroupWriter:
             out.dedent()
             return
         if "re" in bulk:
-            out(f"if v is not MISSING and ({pre}):" if pre else "if v is not MISSING:")
-            out.indent()
-            rs, ids = plan["re"]
-            self.set_hits(g, rs, ids, "v if isinstance(v, str) else value_text(v)", last)
-            out.dedent()
+            with out.nested(f"if v is not MISSING and ({pre}):"):
+                self.open_hits(g, "v if isinstance(v, str) else value_text(v)", last)
         if "has" in bulk:
-            out("if isinstance(v, str):")
-            out.indent()
-            ls, ids, _ = plan["has"]
-            with out.nested(*([f"if {pre}:"] if pre else [])):
-                self.set_hits(g, ls, ids, "v", last)
-            out.dedent()
+            with out.nested("if isinstance(v, str):", f"if {pre}:"):
+                self.open_hits(g, "v", last)
             out("else:")
             out.indent()
             self.texts_in_list(g, plan, last)
             out.dedent()
 
-    def each_open(self, g: int, tests: str, last: str, *, index: str | None = None) -> None:
+    def each_open(
+        self, g: int, tests: str, last: str, *, index: str | None = None, count: str = ""
+    ) -> None:
         """Decide each test of `tests` (an expression) still open in the group; with
-        `index` (a table's name), `tests` gives positions in it, not tests."""
+        `index` (a table's name), `tests` gives positions in it, not tests; `count`: a
+        count of open tests to take each one from."""
         out = self.out
         out(f"for {'i' if index else 'j'} in {tests}:")
         out.indent()
@@ -821,8 +825,22 @@ class GroupWriter:
         out(f"if j in g{g}_bulk:")
         out.indent()
         self.decide(g, "j", last, bulk=True)
+        if count:
+            out(f"{count} -= 1")
         out.dedent()
         out.dedent()
+
+    def open_hits(self, g: int, text: str, last: str) -> None:
+        """Decide the tests of the group's Set of open tests (`open_set`) found in `text`,
+        and make the Set again when few enough are left."""
+        self.each_open(
+            g, self.set_search(f"g{g}_search", text), last, index=f"g{g}_at", count=f"g{g}_left"
+        )
+        state = f"g{g}_search, g{g}_at, g{g}_pre, g{g}_left, g{g}_narrow_at"
+        self.out(
+            f"if g{g}_left <= g{g}_narrow_at:",
+            f"    {state} = {self.plans[g]['open_set']}.narrowed(g{g}_bulk)",
+        )
 
     def set_hits(self, g: int, matcher: str, ids: str, text: str, last: str) -> None:
         """Decide the tests whose patterns an RE2 Set finds in `text` (a loop over the
