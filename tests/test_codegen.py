@@ -1892,6 +1892,18 @@ def test_an_open_set_finds_what_the_whole_set_finds_of_its_open_tests(
         assert not expected or pre is None or pre(text)
 
 
+def test_a_prefilter_holds_no_suite_text_in_its_code() -> None:
+    """`groupsets.prefilter`'s function reads its texts from its namespace: no text of the
+    suite is in its code (as in the generated pass's source), and it still tells them."""
+    # (a text looked for lower-cased is given lower-cased: `ascii_required_text`)
+    pre = groupsets.prefilter([("hunter2", False), ("zebra", True), ("it's", False)])
+    assert pre is not None
+    assert pre.__code__.co_consts == (None,)
+    assert {"hunter2", "zebra", "it's"} <= {v for v in pre.__globals__.values() if type(v) is str}
+    assert pre("a hunter2 b") and pre("ZEBRA") and pre("it's") and pre("é") and pre(b"x")
+    assert not pre("hunter") and not pre("zebr") and not pre("its")
+
+
 def test_a_set_with_a_pattern_without_required_text_is_searched_in_every_text() -> None:
     """One pattern of a group with no required text (a class, an alternation of the
     whole), or more of them than `PREFILTER_MAX`: the Set is searched in every text."""

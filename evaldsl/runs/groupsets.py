@@ -154,14 +154,16 @@ def prefilter(needs: list[tuple[str, bool]] | None) -> Callable[[Any], bool] | N
     if needs is None:
         return None
     needs = list(dict.fromkeys(needs))
-    tests = ["type(v) is not str", "not v.isascii()"]
-    tests += [f"{text!r} in v" for text, folded in needs if not folded]
-    lowered = [text for text, folded in needs if folded]
+    # the texts are names of the function's namespace (`t0`, `t1`, …), never spliced into
+    # its source, as the generated pass holds its constants
+    texts = {f"t{n}": text for n, (text, _) in enumerate(needs)}
+    plain = [f"t{n}" for n, (_, folded) in enumerate(needs) if not folded]
+    lowered = [f"t{n}" for n, (_, folded) in enumerate(needs) if folded]
+    tests = ["type(v) is not str", "not v.isascii()", *(f"{t} in v" for t in plain)]
     if lowered:
-        tests.append(f"{lowered[0]!r} in (lv := v.lower())")
-        tests += [f"{text!r} in lv" for text in lowered[1:]]
-    # (a `repr` of a text is its literal: the source holds no name but `type` and `str`)
-    made: Callable[[Any], bool] = eval(f"lambda v: {' or '.join(tests)}", {"str": str})
+        tests.append(f"{lowered[0]} in (lv := v.lower())")
+        tests += [f"{t} in lv" for t in lowered[1:]]
+    made: Callable[[Any], bool] = eval(f"lambda v: {' or '.join(tests)}", {"str": str, **texts})
     return made
 
 
