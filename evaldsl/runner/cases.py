@@ -16,7 +16,7 @@ import attrs
 
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.runner.produce import NothingToRun, produce_run
-from evaldsl.runner.readings import SharedReadings
+from evaldsl.runner.readings import SharedReadings, recorded_for
 from evaldsl.runner.selection import selector
 from evaldsl.runs.model import RunError
 from evaldsl.runs.passes import index_run
@@ -88,7 +88,8 @@ def plan_judge(suites: Sequence[Suite], select: str | None = None) -> JudgePlanS
         try:  # a recording (live targets were counted above, never called)
             facts = shared.facts(case, suite)
             if facts is None:
-                facts = index_run(produce_run(case, suite), case.needs)
+                with recorded_for(case, case.needs):
+                    facts = index_run(produce_run(case, suite), case.needs)
         except (RunError, NothingToRun):
             continue
         with suite.judge.recording() as questions:

@@ -33,7 +33,7 @@ from evaldsl.runner import waiting
 from evaldsl.runner.cases import Planner, selected
 from evaldsl.runner.live import TargetError, is_live
 from evaldsl.runner.produce import NothingToRun, produce_run, streamed_bytes
-from evaldsl.runner.readings import SharedReadings, with_metrics
+from evaldsl.runner.readings import SharedReadings, recorded_for, with_metrics
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.runs.index import RunFacts
 from evaldsl.runs.model import RunError, given
@@ -108,7 +108,8 @@ def begin_case(
     try:
         facts = readings.facts(case, suite) if readings is not None else None
         if facts is None:
-            facts = index_run(produce_run(case, suite, workers), with_metrics(case.needs))
+            with recorded_for(case, case.needs):
+                facts = index_run(produce_run(case, suite, workers), with_metrics(case.needs))
     except RunError as err:
         return _crashed(case, started, _run_error(case, err))
     except (NothingToRun, TargetError) as crash:

@@ -26,6 +26,13 @@ one long session from several sides), and each read the whole file again.
   each of its cases reads the file alone, as before: every case gets the very error
   its own reading gives, never one made for other cases' needs.
 - The first case of a recording carries the time of reading it in its `duration_ms`.
+- A recording is read for what its reading's needs read (`recorded_for`,
+  `runs/reads.py`: a span file's arguments and results of tools no assertion reads stay
+  unparsed), a shared one for what any of its cases reads (the needs joined); the
+  metrics read no call's arguments nor result, nor times a span file's spans do not
+  give. A live target's run, and every run under `EVALDSL_REFERENCE=1`, are read in
+  full. Nothing reads a case's run after its pass: the HTML report's timelines read
+  each recording again, in full (`reports/timeline.py`).
 - `EVALDSL_READ_ALONE=1` in the environment makes every case read its recording alone
   (and `-j` send each case on its own), to compare, or to rule sharing out when
   looking for a bug.
@@ -46,7 +53,8 @@ from evaldsl.runs.decode import typed_events
 from evaldsl.runs.events import TOOL_CALL_TYPES
 from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
-from evaldsl.runs.passes import decodes_typed, index_run
+from evaldsl.runs.passes import decodes_typed, index_run, reference_only
+from evaldsl.runs.reads import reading, reads_of
 from evaldsl.suites.model import Case, Suite
 
 
@@ -63,6 +71,19 @@ def read_alone() -> bool:
 def with_metrics(needs: Needs) -> Needs:
     """Metrics want timestamps and priced usage whatever the assertions read."""
     return attrs.evolve(needs, times=True, cost=True, tokens=True)
+
+
+def recorded_for(case: Case, needs: Needs) -> contextlib.AbstractContextManager[None]:
+    """Where `case`'s recording is read for what `needs` (its assertions', without
+    `with_metrics`) reads: a run made (and indexed) inside is read for them alone
+    (`reads.reading`). The metrics read no call's arguments nor result, usage is always
+    read, and a span file's latency is its spans' (its events' times are written when
+    the spans do not give it: `otel.read_spans`). A live target's run and any run
+    under `EVALDSL_REFERENCE` are read in full."""
+    source = case.source
+    if source is None or source.kind == "run" or reference_only():
+        return contextlib.nullcontext()
+    return reading(reads_of(needs))
 
 
 #: What decides which call each result is linked to (`_linking`); None: reads no result.
@@ -98,10 +119,11 @@ class _Share:
     """One reading for a group of cases: their joined needs, and its facts once read
     (let go with the share, when its last case has taken them)."""
 
-    __slots__ = ("facts", "needs")
+    __slots__ = ("asserted", "facts", "needs")
 
     def __init__(self, group: list[Case]) -> None:
-        self.needs = with_metrics(Needs.joined(c.needs for c in group))
+        self.asserted = Needs.joined(c.needs for c in group)  # what the reading reads
+        self.needs = with_metrics(self.asserted)
         self.facts: RunFacts | None = None
 
 
@@ -160,8 +182,9 @@ class _Recording:
             groups = sharing(self.cases)
             linkings = {_linking(c.needs) for c in self.cases} - {None}
             if len(linkings) > 1:  # results read several ways: alike if no id is shared
-                try:
-                    self.run = produce_run(case, suite)
+                try:  # (read for any case's needs: it may be the reading of any share)
+                    with recorded_for(case, Needs.joined(c.needs for c in self.cases)):
+                        self.run = produce_run(case, suite)
                 except RunError:
                     self.run = None  # (each case reads alone and gets its error)
                 if self.run is not None and calls_own_their_ids(self.run):
@@ -178,7 +201,8 @@ class _Recording:
         run, self.run = self.run, None
         if share.facts is None:
             try:
-                share.facts = index_run(run or produce_run(case, suite), share.needs)
+                with recorded_for(case, share.asserted):
+                    share.facts = index_run(run or produce_run(case, suite), share.needs)
             except RunError:
                 assert self.shares is not None
                 self.shares = {k: v for k, v in self.shares.items() if v is not share}

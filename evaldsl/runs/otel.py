@@ -71,10 +71,12 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   LLM span with another LLM span under it (one model call: the inner span counts), and
   two different spans of one traceId and spanId are an error (`spantree`).
 
-A file read for one case (`program.check(path)`: `reads.py`) gives the same events for
-what the case reads; the arguments of a call of a tool no assertion reads the arguments
-of stay as written (JSON text not parsed), so does a result no assertion reads, and no
-event is given a time when none is read. Every attribute read is still read (and its
+A file read for one case (`program.check(path)`, `evaldsl run`: `reads.py`) gives the
+same events for what the case reads; the arguments of a call of a tool no assertion reads
+the arguments of stay as written (JSON text not parsed), so does a result no assertion
+reads, and no event is given a time when none is read and the spans give the run's
+latency (else the run's latency is its events' first and last times, which the runner's
+`latency` metric reads: they are written). Every attribute read is still read (and its
 errors raised) as above.
 """
 
@@ -1199,7 +1201,16 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
         # has both, as most files have them)
         spans.sort(key=_START_END if None not in ends else lambda s: (s.start or 0, s.end or 0))
     clock = bad is None
+    latency = None
+    starts = [t for t in times if t is not None]
+    known_ends = [t for t in ends if t is not None]
+    if clock and starts and known_ends:
+        latency = (max(known_ends) - min(starts)) / 1e6
     reads = current_reads() or EVERYTHING
+    if latency is None and not reads.times:
+        # (a run's latency is then its events' first and last times, and the runner's
+        # `latency` metric reads them whatever its assertions read: they are written)
+        reads = Reads(reads.arguments, reads.results, True)
     trace.results_read = reads.results
     span = None
     trace.capture_hint = CAPTURE_HINT
@@ -1222,11 +1233,6 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
         assert span is not None
         raise unread.of(span) from None
     _note_unrecorded(trace)
-    latency = None
-    starts = [t for t in times if t is not None]
-    known_ends = [t for t in ends if t is not None]
-    if clock and starts and known_ends:
-        latency = (max(known_ends) - min(starts)) / 1e6
     return latency
 
 

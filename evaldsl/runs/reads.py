@@ -5,16 +5,20 @@ Takes a case's `Needs` and gives `Reads`: the tools whose calls' arguments an as
 reads, the tools whose results it reads, and whether it reads the events' times.
 `reading(reads)` sets them for the runs read inside it (a context variable, so a reader
 deep under `load_run` asks without every function between passing them on); `current()`
-gives them, `None` outside (read everything: `load_run`, `evaldsl inspect`, a report).
+gives them, `None` outside (read everything: `load_run`, `evaldsl inspect`, a report's
+timelines).
 
 Why: the cassette path decodes only the fields its pass reads (`decode.py`); a span file
 is read into events first, and parsing each tool call's arguments and each result's JSON
 text, and writing each event's time, was ~8% of checking one. A call of a tool no
 assertion reads the arguments of keeps them as written (the JSON text), a result no
-assertion reads stays text, and no event gets an `at` when nothing reads times. What is
-read is the same as a full reading gives, and so are the errors (every attribute read
+assertion reads stays text, and no event gets an `at` when nothing reads times (but
+where the spans give no latency: the runner's metric then reads the events' times). What
+is read is the same as a full reading gives, and so are the errors (every attribute read
 before is still decoded: only the parsing of text that never fails is left out);
-`tests/test_otlpreads.py` compares verdicts, messages and found values both ways.
+`tests/test_otlpreads.py` compares verdicts, messages and found values both ways, and
+`tests/test_runreads.py` the reports of `evaldsl run` (which reads each recording for
+its cases' reads: `runner/readings.py`).
 """
 
 from __future__ import annotations
