@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
 
@@ -375,6 +376,41 @@ def test_tool_names_come_from_a_bounded_head(tmp_path: Path) -> None:
     assert set(head) == {"search"}  # only the head was decoded
     # membership still sees the whole file: no warning for a tool called after the head
     assert "fetch" in head and "get_weather" in head and "get_weathr" not in head
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        # as orjson and JavaScript write it (UTF-8)
+        lambda line: json.dumps(json.loads(line), ensure_ascii=False),
+        lambda line: json.dumps(json.loads(line)),  # Python's `ensure_ascii` (\\u00e9)
+        lambda line: re.sub(
+            r"\\u[0-9a-f]{4}", lambda m: "\\u" + m[0][2:].upper(), json.dumps(json.loads(line))
+        ),
+        lambda line: line.replace("/", "\\/"),  # PHP's
+        lambda line: line.replace("<", "\\u003c").replace(">", "\\u003e"),  # Go's
+    ],
+    ids=["utf-8", "ensure_ascii", "upper-hex", "php-slash", "go-html"],
+)
+def test_a_name_after_the_head_is_found_however_the_writer_escaped_it(
+    tmp_path: Path, write: Callable[[str], str]
+) -> None:
+    """A tool called only after the head is found in the rest of the file whichever
+    characters its writer escaped, so no "never occurs" warning is made up for it."""
+    from evaldsl.runs.cassette import EventStream
+    from evaldsl.runs.toolnames import PartialNames, recorded_tool_names
+
+    names = ["search"] * 50 + ["météo", "fs/read", "<get>", "天气", "😀ok"]
+    path = _cassette(tmp_path / "c.jsonl", names)
+    text = path.read_text(encoding="utf-8")
+    header, rest = text.split("\n", 1)
+    body = "".join(write(line) + "\n" for line in rest.splitlines())
+    path.write_text(header + "\n" + body, encoding="utf-8")
+    head = recorded_tool_names(EventStream(path), limit=2000)
+    assert isinstance(head, PartialNames) and set(head) == {"search"}
+    for name in names[50:]:
+        assert name in head, (name, [line for line in body.splitlines() if "ok" in line][:1])
+    assert "météo2" not in head and "天" + "地" not in head and "get_weathr" not in head
 
 
 def test_check_warns_about_a_near_miss_only_when_the_file_lacks_it(

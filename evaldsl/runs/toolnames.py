@@ -13,8 +13,10 @@ suggestions then come from the head's names.
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -71,10 +73,47 @@ class PartialNames(frozenset[str]):
             return True
         if not isinstance(name, str):
             return False
-        return _occurs_after(self.path, self.offset, orjson.dumps(name))
+        return _occurs_after(self.path, self.offset, written_as(name))
 
     def __reduce__(self) -> Any:  # pickled with its file, not as a plain frozenset
         return (PartialNames, (frozenset(self), self.path, self.offset))
+
+
+#: The characters of a name every JSON writer writes as they are (Python's `ensure_ascii`
+#: escapes what is past ASCII, Go's encoder `<`, `>` and `&`, PHP's `/`: none of these).
+_KEPT_AS_WRITTEN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:@ ")
+
+
+def written_as(name: str) -> tuple[bytes, ...]:
+    """What to look for in a recording's bytes to tell whether it may name the tool
+    `name`: its JSON text, where every writer writes it alike (`"get_weather"`); with
+    letters past ASCII, that text as written by writers that keep them and by those
+    that escape them (`"m\\u00e9t\\u00e9o"`, in either case of hex); a name with other
+    characters a writer may escape (`/`, `<`, a quote), its longest run of characters
+    none escapes, found anywhere. So the search may say a tool occurs where it does not
+    (no warning then), never the other way.
+
+    >>> written_as("get_weather")
+    (b'"get_weather"',)
+    >>> written_as("météo")
+    (b'"m\\xc3\\xa9t\\xc3\\xa9o"', b'"m\\\\u00e9t\\\\u00e9o"', b'"m\\\\u00E9t\\\\u00E9o"')
+    >>> written_as("fs/read_file")
+    (b'read_file',)
+    """
+    exact = orjson.dumps(name)
+    if all(c in _KEPT_AS_WRITTEN or not c.isascii() for c in name):
+        if name.isascii():
+            return (exact,)
+        escaped = json.dumps(name)  # (`ensure_ascii`: lower-case hex, surrogate pairs)
+        upper = _HEX.sub(lambda m: "\\u" + m[0][2:].upper(), escaped)
+        return (exact, escaped.encode(), upper.encode())
+    runs = "".join(c if c in _KEPT_AS_WRITTEN else "\0" for c in name).split("\0")
+    longest = max(runs, key=len)
+    # (a name of nothing a writer keeps as it is: any file may hold it, no warning)
+    return (longest.encode(),)
+
+
+_HEX = re.compile(r"\\u[0-9a-f]{4}")
 
 
 #: How much of a large recording's end is read for its last line.
@@ -121,15 +160,16 @@ def _check_last_line(f: Any, path: str, whole: bytes | None, after: int) -> None
         ) from None
 
 
-def _occurs_after(path: str, offset: int, needle: bytes) -> bool:
+def _occurs_after(path: str, offset: int, needles: tuple[bytes, ...]) -> bool:
     try:
         with open_file(path) as f:  # a regular file only: never waits on a FIFO
             if type(f) is HeldFile:  # (read whole already: no descriptor to map)
-                return f.getvalue().find(needle, offset) >= 0
+                data = f.getvalue()
+                return any(data.find(needle, offset) >= 0 for needle in needles)
             if os.fstat(f.fileno()).st_size <= offset:
                 return False
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return data.find(needle, offset) >= 0
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                return any(mapped.find(needle, offset) >= 0 for needle in needles)
     except (OSError, ValueError, RunError):
         return True  # cannot look: assume it occurs, so no warning is made up
 
