@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -44,3 +46,20 @@ def serve() -> Iterator[Callable[[Script], JudgeServer]]:
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture
+def source_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths `check` reads whole for a case's source facts (`sources.load_run`), in
+    order: a file read from its head is not among them."""
+    from evaldsl.check import sources
+
+    loads: list[str] = []
+    real = sources.load_run
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> Any:
+        loads.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(sources, "load_run", counting)
+    return loads

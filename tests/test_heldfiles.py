@@ -300,19 +300,11 @@ def test_what_a_reading_learns_is_learnt_once_a_reading() -> None:
 
 
 def test_cases_naming_one_file_read_its_facts_once_each_with_its_own_diagnostic(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, source_loads: list[str]
 ) -> None:
-    import evaldsl.check.sources as sources
     from evaldsl.suites.build import check_text
 
-    loads: list[str] = []
-    real = sources.load_run
-
-    def counting(path: Any, *args: Any, **kwargs: Any) -> Any:
-        loads.append(os.fspath(path))
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(sources, "load_run", counting)
+    loads = source_loads
     _cassette(tmp_path / "shared.jsonl", "fetch")
     (tmp_path / "broken.jsonl").write_bytes(HEADER + b"{not json\n")
     lines = []

@@ -378,6 +378,13 @@ def test_tool_names_come_from_a_bounded_head(tmp_path: Path) -> None:
     assert "fetch" in head and "get_weather" in head and "get_weathr" not in head
 
 
+def _in_text(line: str, *, inner: bool, outer: bool) -> str:
+    """An event line held as JSON text in a response's output, each JSON text written
+    with `ensure_ascii` or not."""
+    text = json.dumps(json.loads(line), ensure_ascii=inner)
+    return json.dumps({"type": "llm.response", "output": text}, ensure_ascii=outer)
+
+
 @pytest.mark.parametrize(
     "write",
     [
@@ -389,8 +396,22 @@ def test_tool_names_come_from_a_bounded_head(tmp_path: Path) -> None:
         ),
         lambda line: line.replace("/", "\\/"),  # PHP's
         lambda line: line.replace("<", "\\u003c").replace(">", "\\u003e"),  # Go's
+        # the call inside JSON text held in a string (OTel GenAI's messages), each side
+        # kept as UTF-8 or escaped
+        lambda line: _in_text(line, inner=False, outer=False),
+        lambda line: _in_text(line, inner=False, outer=True),
+        lambda line: _in_text(line, inner=True, outer=True),
     ],
-    ids=["utf-8", "ensure_ascii", "upper-hex", "php-slash", "go-html"],
+    ids=[
+        "utf-8",
+        "ensure_ascii",
+        "upper-hex",
+        "php-slash",
+        "go-html",
+        "in-text",
+        "in-text-outer-escaped",
+        "in-text-both-escaped",
+    ],
 )
 def test_a_name_after_the_head_is_found_however_the_writer_escaped_it(
     tmp_path: Path, write: Callable[[str], str]
@@ -404,7 +425,10 @@ def test_a_name_after_the_head_is_found_however_the_writer_escaped_it(
     path = _cassette(tmp_path / "c.jsonl", names)
     text = path.read_text(encoding="utf-8")
     header, rest = text.split("\n", 1)
-    body = "".join(write(line) + "\n" for line in rest.splitlines())
+    # (the head's 50 calls of `search` as they are: the writer's lines are after it)
+    lines = rest.splitlines()
+    body = "".join(f"{line}\n" for line in lines[:100])
+    body += "".join(write(line) + "\n" for line in lines[100:])
     path.write_text(header + "\n" + body, encoding="utf-8")
     head = recorded_tool_names(EventStream(path), limit=2000)
     assert isinstance(head, PartialNames) and set(head) == {"search"}
@@ -685,6 +709,48 @@ def test_a_head_gives_the_diagnostics_the_whole_file_gives(
     assert [(d.line, d.code, d.message) for d in with_heads] == [
         (d.line, d.code, d.message) for d in whole
     ]
+
+
+@pytest.mark.parametrize("named", ['cassette "t.jsonl"', 'trace "t.jsonl" as otel'])
+def test_check_reads_a_large_otlp_jsonl_from_its_head(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source_loads: list[str], named: str
+) -> None:
+    """A JSONL of OTLP exports (here Latitude's trace, 60 copies, each line of its own ids)
+    is read from its head at check time, as the other formats read whole are: the run
+    reads all of it. `fetch`, called in the last copy only (a tool span's name, and inside
+    the JSON text of the messages), is found by the search of the rest; as for a
+    cassette, suggestions come from the head's names, so its near miss `fetchh` gets no
+    warning, where the whole file's names suggest `fetch`."""
+    from evaldsl.check import sources
+    from evaldsl.runs import detect
+    from evaldsl.suites.build import check_text
+
+    # (a line is ~14 KB: a head of two, as 64 KiB is of five of `speed.py`'s exports)
+    monkeypatch.setattr(detect, "HEAD_FROM", 4000)
+    monkeypatch.setattr(detect, "HEAD_BYTES", 20_000)
+    document = json.loads((REALWORLD / "otel-latitude-otlp/trace.otlp.json").read_text())
+    line = json.dumps(document)
+    out = []
+    for copy in range(60):
+        own = re.sub(r'"(ID_\d+)"', rf'"\g<1>_{copy}"', line)
+        out.append(own.replace("get_weather", "fetch") if copy == 59 else own)
+    (tmp_path / "t.jsonl").write_text("\n".join(out) + "\n")
+    text = (
+        named
+        + "\n"
+        + "".join(
+            f"tool {name} called\n" for name in ("get_weather", "fetch", "fetchh", "get_wether")
+        )
+    )
+    loads = source_loads
+    with_head = check_text(text, str(tmp_path / "s.eval"))
+    assert loads == []  # read from its head
+    assert [(d.line, d.code) for d in with_head] == [(5, "W301")]  # `get_wether`
+    monkeypatch.setattr(sources, "read_head", lambda *args: None)
+    whole = check_text(text, str(tmp_path / "s.eval"))
+    assert loads == [str(tmp_path / "t.jsonl")]
+    assert [(d.line, d.code) for d in whole] == [(4, "W301"), (5, "W301")]
+    assert "did you mean `fetch`?" in str(whole[0].hint)
 
 
 def test_a_head_with_a_bad_line_leaves_the_error_to_the_whole_reading(

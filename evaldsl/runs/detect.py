@@ -182,15 +182,17 @@ def _load_run(p: str, format: str | None, sample: str | None) -> Run:
 
 
 #: From this size on, `check` reads a JSONL file of a format read whole (OpenAI,
-#: Anthropic, LangSmith, Agents SDK) from its head (`read_head`), as it reads a cassette's.
+#: Anthropic, LangSmith, Agents SDK, OTel spans) from its head (`read_head`), as it reads
+#: a cassette's.
 HEAD_FROM = 1 << 20
 #: The bytes of such a file `check` reads (more when its first `HEAD_ITEMS` lines are
 #: longer, up to `HEAD_MOST`; past that it reads the file whole).
 HEAD_BYTES = 64 * 1024
 HEAD_MOST = 512 * 1024
 #: Formats whose JSONL lines may be read from a head: each line an item the adapter reads
-#: (not OTel, whose spans the typed reader takes, nor the streaming formats).
-_HEAD_FORMATS = frozenset({"openai", "anthropic", "langsmith", "openai_agents"})
+#: (OTel's, a batch of spans; not the streaming formats). The run reads the whole file
+#: (OTel's by the typed reader); `check` wants only the tool names, which a head gives.
+_HEAD_FORMATS = frozenset({"openai", "anthropic", "langsmith", "openai_agents", "otel"})
 
 
 def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
@@ -227,8 +229,10 @@ def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
                     # a cassette, or a JSONL of events (any event in the head: it streams)
                     if (lineno == 1 and "cassette" in value) or _event_types(values[-1:]):
                         return None
-                # as many items as detection reads of the whole file, and HEAD_BYTES
-                if read >= HEAD_BYTES and len(values) >= HEAD_ITEMS:
+                # as many items as detection reads of the whole file, and HEAD_BYTES;
+                # OTLP exports are told by their own key, and each line is a batch of
+                # spans (~18 KB for a turn's): HEAD_BYTES of them, however few
+                if read >= HEAD_BYTES and (len(values) >= HEAD_ITEMS or _exports(values)):
                     break
     except (OSError, RunError):
         return None
@@ -245,6 +249,13 @@ def read_head(path: str, format: str | None = None) -> tuple[Run, int] | None:
     except RunError:
         return None
     return (run, read) if run.format in _HEAD_FORMATS else None
+
+
+def _exports(values: list[Any]) -> bool:
+    """Whether every value is an OTLP export (`{"resourceSpans": [...]}`), which only the
+    OTel reader takes: a head of them is OTel spans whatever follows (a line after it
+    that is not is the run's error, which its reading gives)."""
+    return all(type(v) is dict and "resourceSpans" in v for v in values)
 
 
 def _first_line(path: str) -> tuple[bytes, int]:

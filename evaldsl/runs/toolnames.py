@@ -85,32 +85,36 @@ _KEPT_AS_WRITTEN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 
 
 def written_as(name: str) -> tuple[bytes, ...]:
-    """What to look for in a recording's bytes to tell whether it may name the tool
+    r"""What to look for in a recording's bytes to tell whether it may name the tool
     `name`: its JSON text, where every writer writes it alike (`"get_weather"`); with
     letters past ASCII, that text as written by writers that keep them and by those
-    that escape them (`"m\\u00e9t\\u00e9o"`, in either case of hex); a name with other
-    characters a writer may escape (`/`, `<`, a quote), its longest run of characters
-    none escapes, found anywhere. So the search may say a tool occurs where it does not
-    (no warning then), never the other way.
+    that escape them (`"m\u00e9t\u00e9o"`, in either case of hex); each of these also
+    as it is inside JSON text held in a string (`\"get_weather\"`: OTel GenAI's messages,
+    a call's arguments). A name with other characters a writer may escape (`/`, `<`, a
+    quote): its longest run of characters none escapes, found anywhere. So the search
+    may say a tool occurs where it does not (no warning then), never the other way.
 
     >>> written_as("get_weather")
-    (b'"get_weather"',)
-    >>> written_as("météo")
-    (b'"m\\xc3\\xa9t\\xc3\\xa9o"', b'"m\\\\u00e9t\\\\u00e9o"', b'"m\\\\u00E9t\\\\u00E9o"')
+    (b'"get_weather"', b'\\"get_weather\\"')
+    >>> len(written_as("météo")), written_as("météo")[2]
+    (7, b'"m\\u00E9t\\u00E9o"')
     >>> written_as("fs/read_file")
     (b'read_file',)
     """
-    exact = orjson.dumps(name)
-    if all(c in _KEPT_AS_WRITTEN or not c.isascii() for c in name):
-        if name.isascii():
-            return (exact,)
+    if not all(c in _KEPT_AS_WRITTEN or not c.isascii() for c in name):
+        runs = "".join(c if c in _KEPT_AS_WRITTEN else "\0" for c in name).split("\0")
+        # (a name of nothing a writer keeps as it is: any file may hold it, no warning)
+        return (max(runs, key=len).encode(),)
+    texts = [orjson.dumps(name).decode()]
+    if not name.isascii():
         escaped = json.dumps(name)  # (`ensure_ascii`: lower-case hex, surrogate pairs)
-        upper = _HEX.sub(lambda m: "\\u" + m[0][2:].upper(), escaped)
-        return (exact, escaped.encode(), upper.encode())
-    runs = "".join(c if c in _KEPT_AS_WRITTEN else "\0" for c in name).split("\0")
-    longest = max(runs, key=len)
-    # (a name of nothing a writer keeps as it is: any file may hold it, no warning)
-    return (longest.encode(),)
+        texts += [escaped, _HEX.sub(lambda m: "\\u" + m[0][2:].upper(), escaped)]
+    # inside JSON text in a string: its quotes (and backslashes) escaped once more; text
+    # kept as UTF-8 inside and escaped by the outer writer is `json.dumps` of it
+    inner = [json.dumps(text, ensure_ascii=False)[1:-1] for text in texts]
+    if not name.isascii():
+        inner.append(json.dumps(texts[0], ensure_ascii=True)[1:-1])
+    return tuple(dict.fromkeys(t.encode() for t in (*texts, *inner)))
 
 
 _HEX = re.compile(r"\\u[0-9a-f]{4}")
