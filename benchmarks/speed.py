@@ -979,6 +979,31 @@ def bench_otlp(turns: int, runs: int) -> None:
         f"{statistics.median(timings['full']) / bare:.2f}, CPU "
         f"{statistics.median(cpu['full']) / cpu_bare:.2f})",
     )
+    # whole processes, as for the cassette (section 2): `evaldsl run` of a suite of the mix
+    # over the file (its check reads the file's head, its run the file) vs decoding alone
+    with tempfile.TemporaryDirectory() as folder:
+        suite = Path(folder) / "otlp.eval"
+        suite.write_text(f'case "otlp"\ntrace "{path}" as otel\n{OTLP_MIX}\n')
+        decode = (
+            "import orjson, gc, sys\ngc.disable()\n"
+            "for line in open(sys.argv[1], 'rb'): orjson.loads(line)\n"
+        )
+        t_proc, t_run = process_times_in_turns(
+            runs,
+            [
+                [sys.executable, "-c", decode, str(path)],
+                [EVALDSL, "run", "-q", "--no-history", str(suite)],
+            ],
+            ENV,
+        )
+    print(f"  process decoding every line with orjson: {spread(t_proc)}")
+    print(f"  `evaldsl run -q --no-history` of the OTLP suite: {spread(t_run)}")
+    row(
+        "OTLP: evaldsl run (process) / orjson process",
+        statistics.median(t_run) / statistics.median(t_proc),
+        0.8,
+        "",
+    )
 
 
 #: The sections `--only` can pick, in the order they run.
