@@ -194,7 +194,7 @@ def _field(value: Any, absent: Any = None) -> Any:
     return absent if value is msgspec.UNSET else value
 
 
-def _any_value(data: bytes | memoryview) -> Any:
+def _any_value(data: bytes | memoryview | msgspec.Raw) -> Any:
     value = _DECODE(data) if len(data) else None
     if type(value) is dict and "stringValue" in value:  # most are: `any_value`'s first case
         return value["stringValue"]
@@ -239,20 +239,16 @@ def _kept_small(
     return value_of
 
 
-def _large_otlp(raw: msgspec.Raw) -> Any:
-    """An OTLP attribute's `AnyValue` of more than `SMALL_BYTES` of JSON."""
-    return _any_value(memoryview(raw))
-
-
 #: An OTLP attribute's `AnyValue` as `otel.attributes` gives it; a flat span's (Phoenix)
 #: attribute value, plain JSON (`"LLM"`, `259`); and the small values each keeps. A
-#: span's `RawAttrs` decodes a large value by `_large_otlp`, and a small one its table
-#: does not hold by `_kept` straight from the JSON it looked up (no second lookup).
+#: span's `RawAttrs` decodes a large value by `_any_value` from its `Raw` (a buffer: no
+#: memoryview, no call of a wrapper), and a small one its table does not hold by `_kept`
+#: straight from the JSON it looked up (no second lookup).
 _OTLP_SMALL: dict[bytes, Any] = {}
 _FLAT_SMALL: dict[bytes, Any] = {}
 _otlp_value = _kept_small(_any_value, _OTLP_SMALL)
 _flat_value = _kept_small(_DECODE, _FLAT_SMALL)
-_OtlpAttrs = RawAttrs.reading(_large_otlp, _OTLP_SMALL, _kept(_any_value, _OTLP_SMALL))
+_OtlpAttrs = RawAttrs.reading(_any_value, _OTLP_SMALL, _kept(_any_value, _OTLP_SMALL))
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
@@ -386,8 +382,10 @@ def _plain_spans(resources: list[_PlainResource], spans: list[Span]) -> None:
                     and end is not None
                     and 0 < len(start) <= 20
                     and 0 < len(end) <= 20
-                    and (digits := start + end).isdigit()
-                    and digits.isascii()
+                    and (digits := start + end).isascii()
+                    # (ASCII text: its bytes' `isdigit` is the text's, a table look-up a
+                    # byte where the text's looks each character up in Unicode's data)
+                    and digits.encode().isdigit()
                 ):
                     start_ns: int | None = int(start)
                     end_ns: int | None = int(end)
