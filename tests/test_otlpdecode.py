@@ -514,15 +514,19 @@ def test_large_files_are_read_by_the_typed_decoder(
     path.write_text("\n".join([line] * 30) + "\n", encoding="utf-8")
     assert path.stat().st_size >= detect.OTEL_TYPED_FROM
     calls: list[Any] = []
+    given: list[Any] = []
     read = otlpdecode.read_otel_lines
 
     def spy(*args: Any) -> Any:
+        given.append(args)
         calls.append(read(*args))
         return calls[-1]
 
     monkeypatch.setattr(otlpdecode, "read_otel_lines", spy)
     typed = load_run(path)
     assert len(calls) == 1 and calls[0] is typed
+    # (detection hands over the 30 lines it decoded, with their texts: not decoded again)
+    assert [text for text, _ in given[0][3]] == [line.encode() + b"\n"] * 30
     monkeypatch.setenv("EVALDSL_REFERENCE", "1")
     assert load_run(path) == typed and len(calls) == 1
     assert typed.read is not None and typed.read.recognised == {
@@ -911,6 +915,56 @@ def test_spans_of_very_many_keys_are_read_as_the_readers_read_them() -> None:
         assert events(raw) == want
         entries = otel.indexed(raw, "llm.input_messages")
         assert [dict(e.items()) for e in entries] == otel.indexed(plain, "llm.input_messages")
+
+
+def test_the_head_detection_decoded_is_taken_only_for_its_own_text(tmp_path: Path) -> None:
+    """`read_otel_lines` takes a head line's value from detection's (`decoded`) only when
+    detection decoded that very text (with or without its newline) and it holds no
+    surrogate escape, which detection alone mends: any other line is decoded again."""
+    chat = {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}
+    span = {"name": "chat", "spanId": "a", "attributes": [chat]}
+    lines = [
+        json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [dict(span, name=name)]}]}]})
+        for name in ("one", "two", "three\\ud83d", "four")
+    ]
+    path = tmp_path / "spans.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    texts = [lines[0].encode() + b"\n", lines[1].encode(), lines[2].encode() + b"\n", b"{}\n"]
+    kept = [{"kept": i} for i in range(4)]
+    heads: list[list[Any]] = []
+
+    def why(head: list[Any]) -> str:
+        heads.append(head)
+        return "otel"
+
+    run = otlpdecode.read_otel_lines(str(path), why, 50, list(zip(texts, kept, strict=True)))
+    assert run is not None
+    [head] = heads
+    assert head[0] is kept[0] and head[1] is kept[1]  # its own text: detection's value
+    assert head[2] is not kept[2] and head[3] is not kept[3]
+    assert head[2:] == [orjson.loads(line) for line in lines[2:]]
+
+
+def test_a_lone_surrogate_in_the_head_is_read_as_the_full_reader_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Detection reads a lone surrogate escape as U+FFFD; the typed reader gives the full
+    reader's run or error for a head line holding one, read or not."""
+    for key in ("gen_ai.output.messages", "unread.attribute"):
+        span = {
+            "name": "chat",
+            "spanId": "a",
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": key, "value": {"stringValue": "cut \\ud83d"}},
+            ],
+        }
+        line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+        data = (line.replace("\\\\ud83d", "\\ud83d") + "\n").encode() * 2
+        assert b"\\ud83d" in data and b"\\\\ud83d" not in data
+        path = tmp_path / "spans.jsonl"
+        path.write_bytes(data)
+        assert_typed_is_reference(path, data, True, monkeypatch, lambda why: None)
 
 
 @pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029"])

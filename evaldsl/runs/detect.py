@@ -286,7 +286,8 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
         return parse_sse(utf8_text(read_bytes(path), path), path)
     named_lines = path.lower().endswith(LINE_EXTENSIONS)
     if head is not None or named_lines:
-        lines = _head_lines(path)
+        texts: list[bytes] = []
+        lines = _head_lines(path, texts)
         if len(lines) > 1 or named_lines:
             values = [v for v, _ in lines]
             if values and holds_a_trace(values[0]):
@@ -305,7 +306,7 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
                         )
                 run = load_event_lines(path)
                 return _with_reading(run, run.given_format, _events_why(values)), False
-            typed = _typed_otel(path, values, None)
+            typed = _typed_otel(path, values, None, texts)
             return (typed, False) if typed is not None else (_jsonl(path), False)
     key = file_key(path)  # (before reading: a file changed since is not the one kept)
     data = read_bytes(path)
@@ -342,18 +343,22 @@ def _document_items(path: str, key: FileKey | None, data: bytes, hint: str | Non
     return items
 
 
-def _head_lines(path: str) -> list[tuple[Any, int]]:
-    """The first JSON values of a file, one per line (fewer when a line is not JSON)."""
+def _head_lines(path: str, texts: list[bytes] | None = None) -> list[tuple[Any, int]]:
+    """The first JSON values of a file, one per line (fewer when a line is not JSON); the
+    text each was decoded from is added to `texts`, when given."""
     out: list[tuple[Any, int]] = []
     try:
         with open_file(path) as f:
             for lineno, raw in itertools.islice(file_lines(f, path), HEAD_ITEMS * 4):
                 if not raw.strip() or (raw.startswith(b"\xef\xbb\xbf") and not raw[3:].strip()):
                     continue
+                text = raw.removeprefix(b"\xef\xbb\xbf")
                 try:
-                    out.append((mended_loads(raw.removeprefix(b"\xef\xbb\xbf")), lineno))
+                    out.append((mended_loads(text), lineno))
                 except orjson.JSONDecodeError:
                     break
+                if texts is not None:
+                    texts.append(text)
                 if len(out) >= HEAD_ITEMS:
                     break
     except OSError as exc:
@@ -361,10 +366,11 @@ def _head_lines(path: str) -> list[tuple[Any, int]]:
     return out
 
 
-def _typed_otel(path: str, head: list[Any], named: str | None) -> Run | None:
+def _typed_otel(path: str, head: list[Any], named: str | None, texts: list[bytes]) -> Run | None:
     """A large JSONL file of OTel spans read by the typed decoder (`otlpdecode.py`), or
     `None`: a small file, one whose head is not OTel spans, one it cannot read. `named`:
-    the reason when the format was named (else detection's, from the first items)."""
+    the reason when the format was named (else detection's, from the first items);
+    `texts`: the head's texts (`_head_lines`'), which the decoder need not decode again."""
     if (
         not head
         or not all(isinstance(v, dict) and ("resourceSpans" in v or "context" in v) for v in head)
@@ -377,7 +383,7 @@ def _typed_otel(path: str, head: list[Any], named: str | None) -> Run | None:
     def why(values: list[Any]) -> str | None:
         return named if named is not None else _otel_only(path, values, "jsonl")
 
-    return read_otel_lines(path, why, HEAD_ITEMS)
+    return read_otel_lines(path, why, HEAD_ITEMS, list(zip(texts, head, strict=True)))
 
 
 def _typed_otel_document(path: str, data: bytes, named: str | None) -> Run | None:
@@ -754,9 +760,10 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
     from evaldsl.runs.sse import looks_like_sse, parse_sse
 
     if fmt == "otel" and not looks_like_sse(decode_text(first)) and _size(path) >= OTEL_TYPED_FROM:
-        lines = _head_lines(path) if _try_object(first) is not None else []
+        texts: list[bytes] = []
+        lines = _head_lines(path, texts) if _try_object(first) is not None else []
         typed = (
-            _typed_otel(path, [v for v, _ in lines], why)
+            _typed_otel(path, [v for v, _ in lines], why, texts)
             if len(lines) > 1
             else _typed_otel_document(path, read_bytes(path), why)
         )

@@ -90,7 +90,9 @@ class RawAttrs(dict[str, Any]):
                 value = self._miss(data) if found is _ABSENT else found
             else:
                 value = self._decode(value)
-            dict.__setitem__(self, key, value)
+            # (`[]=` is `dict`'s own, in C: `dict.__setitem__` called packs its arguments
+            # in a tuple and unpacks them, ~800 instructions a value)
+            self[key] = value
         return value
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -145,12 +147,32 @@ class RawAttrs(dict[str, Any]):
         keeps by their JSON (of at most `SMALL_BYTES`), read from it without calling
         `decode`; values it does not hold are decoded by `miss` from that JSON (`decode`
         when not given)."""
+        missed = decode if miss is None else miss
+        item, kept = dict.__getitem__, small.get
+
+        def __getitem__(self: RawAttrs, key: str) -> Any:
+            # (`RawAttrs.__getitem__` with its decoders and table in the closure: a read
+            # looks up no attribute of the instance or its class, and reads are most of
+            # what a span's attributes cost)
+            value = item(self, key)
+            if type(value) is Raw:
+                if len(value) <= SMALL_BYTES:
+                    data = bytes(value)
+                    value = kept(data, _ABSENT)
+                    if value is _ABSENT:
+                        value = missed(data)
+                else:
+                    value = decode(value)
+                self[key] = value
+            return value
+
         namespace = {
             "__slots__": (),
             "__init__": dict.__init__,
+            "__getitem__": __getitem__,
             "_decode": staticmethod(decode),
             "_small": small,
-            "_miss": staticmethod(decode if miss is None else miss),
+            "_miss": staticmethod(missed),
         }
         made: Callable[[], RawAttrs] = type(cls.__name__, (cls,), namespace)
         return made
