@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import mmap
 import os
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -108,16 +107,15 @@ def written_as(name: str) -> tuple[bytes, ...]:
     texts = [orjson.dumps(name).decode()]
     if not name.isascii():
         escaped = json.dumps(name)  # (`ensure_ascii`: lower-case hex, surrogate pairs)
-        texts += [escaped, _HEX.sub(lambda m: "\\u" + m[0][2:].upper(), escaped)]
+        # (the name holds no backslash of its own: each `\\u` is an escape's)
+        first, *rest = escaped.split("\\u")
+        texts += [escaped, first + "".join("\\u" + e[:4].upper() + e[4:] for e in rest)]
     # inside JSON text in a string: its quotes (and backslashes) escaped once more; text
     # kept as UTF-8 inside and escaped by the outer writer is `json.dumps` of it
     inner = [json.dumps(text, ensure_ascii=False)[1:-1] for text in texts]
     if not name.isascii():
         inner.append(json.dumps(texts[0], ensure_ascii=True)[1:-1])
     return tuple(dict.fromkeys(t.encode() for t in (*texts, *inner)))
-
-
-_HEX = re.compile(r"\\u[0-9a-f]{4}")
 
 
 #: How much of a large recording's end is read for its last line.
