@@ -437,6 +437,35 @@ def test_a_name_after_the_head_is_found_however_the_writer_escaped_it(
     assert "météo2" not in head and "天" + "地" not in head and "get_weathr" not in head
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.text(min_size=1, max_size=12),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from(["call", "in-text", "php-slash"]),
+)
+def test_any_name_written_any_way_after_the_head_is_found(
+    name: str, inner_ascii: bool, outer_ascii: bool, where: str
+) -> None:
+    """Whatever the tool's name (quotes, backslashes, controls, letters past ASCII,
+    astral characters), and however its writer escaped it, a name called only in the
+    rest of the file is found there: the search may miss a warning, never make one up."""
+    from evaldsl.runs.toolnames import PartialNames
+
+    event = {"type": "tool.call", "name": name, "callId": "c1"}
+    line = json.dumps(event, ensure_ascii=inner_ascii)
+    if where == "in-text":  # the call inside JSON text held in a string
+        line = json.dumps({"type": "llm.response", "output": line}, ensure_ascii=outer_ascii)
+    elif where == "php-slash":
+        line = line.replace("/", "\\/")
+    head = '{"type": "tool.call", "name": "search", "callId": "c0"}\n'
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "e.jsonl"
+        path.write_text(head + line + "\n", encoding="utf-8")
+        names = PartialNames({"search"}, str(path), len(head.encode()))
+        assert name in names
+
+
 def test_check_warns_about_a_near_miss_only_when_the_file_lacks_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
