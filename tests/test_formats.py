@@ -994,3 +994,34 @@ def test_an_agents_generation_output_it_cannot_read_is_the_runs_error(
     with pytest.raises(RunError) as info:
         load_run(path)
     assert str(info.value).startswith(f"{path}:4:1: line 4: {said}"), str(info.value)
+
+
+_DOCUMENTS = [path for path in sorted(REAL.glob("*/*.json")) if "inspect" not in path.parent.name]
+
+
+@pytest.mark.parametrize("source", _DOCUMENTS, ids=lambda p: p.parent.name + "/" + p.name)
+@pytest.mark.parametrize("layout", ["compact", "compact+newline", "bom", "indented"])
+def test_a_document_on_one_line_is_decoded_once_and_read_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: Path, layout: str
+) -> None:
+    """A JSON document written on one line (as most writers write it) is read as the
+    document it is, its line not decoded first to be looked at (a 37 MB OTLP document was
+    decoded three times); written any way, it reads the same."""
+    from evaldsl.runs import detect
+
+    doc = json.loads(source.read_text(encoding="utf-8"))
+    text = json.dumps(doc, indent=2 if layout == "indented" else None)
+    data = text.encode() + (b"\n" if layout == "compact+newline" else b"")
+    path = tmp_path / source.name
+    path.write_bytes((b"\xef\xbb\xbf" if layout == "bom" else b"") + data)
+    kept = load_run(source)
+    decoded: list[int] = []  # the sizes of the texts decoded as JSON
+    real = detect.mended_loads
+    monkeypatch.setattr(detect, "mended_loads", lambda raw: decoded.append(len(raw)) or real(raw))
+    for named in (None, kept.format if kept.format in RUN_FORMATS else None):
+        decoded.clear()
+        run = load_run(path, named)
+        # the whole text decoded once (OTel's: by the typed decoder, not here), where it
+        # was decoded as a line to look at, again as a JSONL's first line, then whole
+        assert len([n for n in decoded if n >= len(text)]) <= 1, named
+        assert run.events == kept.events and run.format == kept.format

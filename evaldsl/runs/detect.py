@@ -170,7 +170,7 @@ def _load_run(p: str, format: str | None, sample: str | None) -> Run:
         return _from_items(_zip_items(p, file_key(p)), False, sample)
     if (gzipped := gzip_error(first, p, lineno)) is not None:  # whatever its name
         raise gzipped
-    head = _try_object(first)
+    head = None if _one_line_document(p, first, lineno) else _try_object(first)
     if head is not None and "cassette" in head:
         # (its header checked from the line read here, not read again)
         run = load_cassette(p, first=(first, lineno))
@@ -264,6 +264,25 @@ def _first_line(path: str) -> tuple[bytes, int]:
             return first_line(f, path)
     except OSError as exc:
         raise os_error(path, exc) from None
+
+
+def _one_line(path: str, first: bytes, lineno: int) -> bool:
+    """Whether the file is its first line alone (but for a BOM, or a few bytes after it):
+    a document written compact, as most writers write JSON. Such a file is read as a
+    document whatever its line decodes to (a JSONL needs two lines), so the line is not
+    decoded to be looked at first (a 37 MB OTLP document was decoded three times: as a
+    line to look at, as a JSONL's first line, and as the document)."""
+    return lineno == 1 and _size(path) - len(first) <= 3
+
+
+def _one_line_document(path: str, first: bytes, lineno: int) -> bool:
+    """`_one_line`, for a file not named as JSON lines (a JSONL of one line is read as
+    one) and not holding the word `"cassette"` (a cassette's header line is looked at)."""
+    return (
+        _one_line(path, first, lineno)
+        and not path.lower().endswith(LINE_EXTENSIONS)
+        and b'"cassette"' not in first
+    )
 
 
 def _try_object(raw: bytes) -> dict[str, Any] | None:
@@ -761,7 +780,8 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
 
     if fmt == "otel" and not looks_like_sse(decode_text(first)) and _size(path) >= OTEL_TYPED_FROM:
         texts: list[bytes] = []
-        lines = _head_lines(path, texts) if _try_object(first) is not None else []
+        looked = not _one_line(path, first, lineno) and _try_object(first) is not None
+        lines = _head_lines(path, texts) if looked else []
         typed = (
             _typed_otel(path, [v for v, _ in lines], why, texts)
             if len(lines) > 1
@@ -772,13 +792,17 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
     items, done = (
         parse_sse(utf8_text(read_bytes(path), path), path)
         if looks_like_sse(decode_text(first))
-        else (_named_items(path, first), False)
+        else (_named_items(path, first, lineno), False)
     )
     return _read_as(items, fmt, why, done, sample)
 
 
-def _named_items(path: str, first: bytes) -> Items:
-    if _try_object(first) is not None and len(_head_lines(path)) > 1:
+def _named_items(path: str, first: bytes, lineno: int) -> Items:
+    if (
+        not _one_line(path, first, lineno)
+        and _try_object(first) is not None
+        and len(_head_lines(path)) > 1
+    ):
         return _jsonl(path)
     key = file_key(path)  # (as `_read_items`)
     return _document_items(path, key, read_bytes(path), None)
