@@ -503,6 +503,30 @@ def events_jsonl(cassette: Path) -> Path:
     return path
 
 
+def whole_run(runs: int, data: Path, suite_text: str, suite_name: str, measure: str) -> None:
+    """Time an `evaldsl run -q --no-history` process of `suite_text` (a suite reading the
+    JSONL file `data`) and a process decoding every line of `data` with orjson, in turns,
+    and print the ratio as `measure`."""
+    decode = (
+        "import orjson, gc, sys\ngc.disable()\n"
+        "for line in open(sys.argv[1], 'rb'): orjson.loads(line)\n"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        suite = Path(folder) / "speed.eval"
+        suite.write_text(suite_text)
+        t_proc, t_run = process_times_in_turns(
+            runs,
+            [
+                [sys.executable, "-c", decode, str(data)],
+                [EVALDSL, "run", "-q", "--no-history", str(suite)],
+            ],
+            ENV,
+        )
+    print(f"  process decoding every line with orjson: {spread(t_proc)}")
+    print(f"  `evaldsl run -q --no-history` of {suite_name}: {spread(t_run)}")
+    row(measure, statistics.median(t_run) / statistics.median(t_proc), 0.8, "")
+
+
 def bench_files(cassette: Path, runs: int) -> None:
     print(f"\n2. file to verdicts: {cassette.name} ({cassette.stat().st_size / 2**20:.0f} MiB)")
     programs = {name: evaldsl.compile(text) for name, (text, _) in MIXES.items()}
@@ -548,22 +572,12 @@ def bench_files(cassette: Path, runs: int) -> None:
             f"(medians of wall time; of CPU time: {statistics.median(cpu[name]) / bare_cpu:.2f})",
         )
     # whole processes: `evaldsl run` on a suite naming the cassette vs decoding alone
-    with tempfile.TemporaryDirectory() as folder:
-        suite = Path(folder) / "speed.eval"
-        suite.write_text(f'case "mixed"\ncassette "{cassette}"\n{bench.MIXED_20}\n')
-        decode = (
-            "import orjson, gc, sys\ngc.disable()\n"
-            "for line in open(sys.argv[1], 'rb'): orjson.loads(line)\n"
-        )
-        t_proc = process_times(runs, [sys.executable, "-c", decode, str(cassette)], ENV)
-        t_run = process_times(runs, [EVALDSL, "run", "-q", "--no-history", str(suite)], ENV)
-    print(f"  process decoding every line with orjson: {spread(t_proc)}")
-    print(f"  `evaldsl run -q --no-history` of the mixed suite: {spread(t_run)}")
-    row(
+    whole_run(
+        runs,
+        cassette,
+        f'case "mixed"\ncassette "{cassette}"\n{bench.MIXED_20}\n',
+        "the mixed suite",
         "evaldsl run (process) / orjson process",
-        statistics.median(t_run) / statistics.median(t_proc),
-        0.8,
-        "",
     )
 
 
@@ -981,28 +995,12 @@ def bench_otlp(turns: int, runs: int) -> None:
     )
     # whole processes, as for the cassette (section 2): `evaldsl run` of a suite of the mix
     # over the file (its check reads the file's head, its run the file) vs decoding alone
-    with tempfile.TemporaryDirectory() as folder:
-        suite = Path(folder) / "otlp.eval"
-        suite.write_text(f'case "otlp"\ntrace "{path}" as otel\n{OTLP_MIX}\n')
-        decode = (
-            "import orjson, gc, sys\ngc.disable()\n"
-            "for line in open(sys.argv[1], 'rb'): orjson.loads(line)\n"
-        )
-        t_proc, t_run = process_times_in_turns(
-            runs,
-            [
-                [sys.executable, "-c", decode, str(path)],
-                [EVALDSL, "run", "-q", "--no-history", str(suite)],
-            ],
-            ENV,
-        )
-    print(f"  process decoding every line with orjson: {spread(t_proc)}")
-    print(f"  `evaldsl run -q --no-history` of the OTLP suite: {spread(t_run)}")
-    row(
+    whole_run(
+        runs,
+        path,
+        f'case "otlp"\ntrace "{path}" as otel\n{OTLP_MIX}\n',
+        "the OTLP suite",
         "OTLP: evaldsl run (process) / orjson process",
-        statistics.median(t_run) / statistics.median(t_proc),
-        0.8,
-        "",
     )
 
 

@@ -146,13 +146,8 @@ class _Checker:
     # -- a case
 
     def case(self, assertions: tuple[ast.Expr, ...], suite: SuiteCounts | None = None) -> None:
-        check = self.check
         for expr in assertions:
-            # a check (most assertions) straight to `check`, one call less a statement
-            if type(expr) is ast.Check:
-                check(expr)
-            else:
-                self.expr(expr)
+            self.expr(expr)
         self.contradictions(assertions, suite)
 
     def expr(self, expr: ast.Expr) -> None:
@@ -304,26 +299,15 @@ class _Checker:
 
     def check(self, check: ast.Check) -> None:
         subject, pred = check.subject, check.predicate
-        family = FAMILY_OF[type(pred)]  # (`family_of`, written out)
+        family = FAMILY_OF[type(pred)]  # (the registry's table, read in place)
         kind = subject.kind
         entry = SUBJECTS[kind]
         # the subject: available from this source, a known tool (unless the predicate
         # forbids it: asked only for a tool), its index and path
-        env = self.env
-        source_kind = env.source_kind
+        source_kind = self.env.source_kind
         if source_kind is not None and source_kind not in entry.sources:
             self.available(kind, subject.span)
-        if (
-            kind == "tool"
-            and subject.name is not None
-            # (a declared name, no recording's names to hold it against: nothing to say,
-            # the most common case, without the call)
-            and not (
-                env.recorded_tools is None
-                and (env.declared_tools is None or subject.name in env.declared_tools)
-            )
-            and not family.forbids(pred)
-        ):
+        if kind == "tool" and subject.name is not None and not family.forbids(pred):
             self.tool_name(subject.name, subject.span, recorded=True)
         if subject.index == 0 or subject.path is not None:
             self.subject_details(subject)

@@ -105,9 +105,7 @@ class Compiler:
         return text if self.shown is None else self.shown(text)
 
     def compile(self, expr: ast.Expr) -> CompiledAssertion:
-        # a check (most statements) goes straight to `check`, without `expr`'s dispatch
-        run = self.check(expr) if type(expr) is ast.Check else self.expr(expr)
-        return _make_compiled(expr, self.text(expr.span), run)
+        return _make_compiled(expr, self.text(expr.span), self.expr(expr))
 
     def compile_all(self, exprs: Iterable[ast.Expr]) -> list[CompiledAssertion]:
         return [self.compile(e) for e in exprs]
@@ -144,7 +142,7 @@ class Compiler:
     # -- checks
 
     def check(self, check: ast.Check) -> Checker:
-        family = registry.FAMILY_OF[type(check.predicate)]  # (`family_of`, written out)
+        family = registry.FAMILY_OF[type(check.predicate)]  # (the table, read in place)
         if family.compile is not None:  # a predicate that reads the run itself
             return family.compile(self, check)
         return self.value_check(check)
@@ -162,7 +160,7 @@ class Compiler:
         kind = subject.kind
         stype = SUBJECTS[kind].type
         test = registry.value_test(pred, stype)
-        expected = registry.FAMILY_OF[type(pred)].expected(pred)  # (`registry.expected`)
+        expected = registry.expected(pred)
         # a list of names (tools, nodes) is indexed once per run for all its tests, when
         # there are enough of them: one or two walk it (each stops where it is decided,
         # where the index is made by a walk of the whole list)
@@ -211,7 +209,7 @@ class Compiler:
 
     def expected(self, pred: ast.Predicate) -> Any:
         """What the predicate expects, as reports show it."""
-        return registry.FAMILY_OF[type(pred)].expected(pred)  # (`registry.expected`)
+        return registry.expected(pred)
 
     def fragment(self, pred: ast.Predicate, stype: Type) -> Callable[[Any], str | None]:
         """The predicate's code fragment for a generated pass (`runs/codegen.py`)."""

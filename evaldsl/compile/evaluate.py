@@ -9,6 +9,7 @@ verdict of its own, never a crash of the others.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,8 +23,8 @@ from evaldsl.language.verdicts import Status, Verdict, case_passed, score
 from evaldsl.runs.detect import coerce_run
 from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
-from evaldsl.runs.passes import index_run, reference_only
-from evaldsl.runs.reads import reading, reads_of
+from evaldsl.runs.passes import index_run
+from evaldsl.runs.reads import read_for
 
 #: What `check` accepts as a run: a path, a list of events, a state dict, or a `Run`.
 RunLike = str | os.PathLike[str] | Sequence[dict[str, Any]] | dict[str, Any] | Run
@@ -95,7 +96,6 @@ def indexed_run(needs: Needs, run: RunLike, base: Path | None = None) -> RunFact
     `RunError` when it cannot be read). A file is read for what `needs` reads (`reads`:
     a span file's unread arguments and results stay unparsed), unless `EVALDSL_REFERENCE`
     asks for the full reading."""
-    if isinstance(run, str | os.PathLike) and not reference_only():
-        with reading(reads_of(needs)):
-            return index_run(coerce_run(run, base=base), needs)
-    return index_run(coerce_run(run, base=base), needs)
+    read = read_for(needs) if isinstance(run, str | os.PathLike) else contextlib.nullcontext()
+    with read:
+        return index_run(coerce_run(run, base=base), needs)

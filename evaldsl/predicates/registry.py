@@ -104,7 +104,7 @@ def _unique(pairs: list[tuple[str, Any]], what: str) -> dict[str, Any]:
 
 
 #: The family of each predicate node class, by exact type (AST node classes have no
-#: subclasses): the checker and compiler look it up in place, once a statement each.
+#: subclasses): the checker and compiler read it in place, once a statement each.
 FAMILY_OF: dict[type, Family] = index_families(FAMILIES)
 
 #: Every predicate's vocabulary entry, by name, in the order `evaldsl vocabulary` lists them.

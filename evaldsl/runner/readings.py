@@ -53,8 +53,8 @@ from evaldsl.runs.decode import typed_events
 from evaldsl.runs.events import TOOL_CALL_TYPES
 from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
-from evaldsl.runs.passes import decodes_typed, index_run, reference_only
-from evaldsl.runs.reads import reading, reads_of
+from evaldsl.runs.passes import decodes_typed, index_run
+from evaldsl.runs.reads import read_for
 from evaldsl.suites.model import Case, Suite
 
 
@@ -81,9 +81,9 @@ def recorded_for(case: Case, needs: Needs) -> contextlib.AbstractContextManager[
     the spans do not give it: `otel.read_spans`). A live target's run and any run
     under `EVALDSL_REFERENCE` are read in full."""
     source = case.source
-    if source is None or source.kind == "run" or reference_only():
+    if source is None or source.kind == "run":
         return contextlib.nullcontext()
-    return reading(reads_of(needs))
+    return read_for(needs)
 
 
 #: What decides which call each result is linked to (`_linking`); None: reads no result.

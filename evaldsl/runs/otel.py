@@ -1373,11 +1373,10 @@ def _span_events(
             cache=_cache(a, usage, has.providers) if has.providers else None,
         )
         if out is not None:
-            read = reads.arguments
             for name, args, call_id in out.calls:  # (each id read as text or null: `link_id`)
                 # (arguments no assertion reads stay as written: parsing JSON text never
                 # fails, so leaving it out changes nothing the case reads)
-                parsed = parse_json_text(args) if read is None or name in read else args
+                parsed = parse_json_text(args) if reads.reads_arguments(name) else args
                 trace.call(name, parsed, call_id, end)
             if out.results or out.others or out.unread:  # (most outputs: none of them)
                 _output_rest(out, trace, end)
@@ -1438,7 +1437,7 @@ def _tool_span(
             args = None
             _redacted(trace)
         # arguments recorded nowhere (no attribute, no model's call) are unknown, not {}
-        read = reads.arguments is None or name in reads.arguments
+        read = reads.reads_arguments(name)
         arguments = MISSING if args is None else parse_json_text(args) if read else args
         cid = trace.call(name, arguments, call_id, iso_time(start_ns))
     if result is not None or is_error:

@@ -55,6 +55,23 @@ MAX_PLANS = 4096
 MAX_KEPT_KEYS = 256
 
 
+def _decoded(
+    value: Raw,
+    decode: Callable[[Any], Any],
+    kept: Callable[[bytes, Any], Any],
+    miss: Callable[[bytes], Any],
+) -> Any:
+    """The value of an attribute's undecoded JSON: a small one decoded before is taken from
+    its decoder's table (`kept`, its `get`), not decoded again (most values read are
+    kinds, names and counts met before); one it does not hold is decoded by `miss` from
+    the JSON looked up; a large one by `decode`."""
+    if len(value) <= SMALL_BYTES:
+        data = bytes(value)
+        found = kept(data, _ABSENT)
+        return miss(data) if found is _ABSENT else found
+    return decode(value)
+
+
 class RawAttrs(dict[str, Any]):
     """Attributes whose values are decoded by `decode` on first read (see the module doc).
 
@@ -81,15 +98,7 @@ class RawAttrs(dict[str, Any]):
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
         if type(value) is Raw:
-            # (a small value decoded before is taken from its decoder's table here, not in
-            # a call of `decode`: most values read are kinds, names and counts met before;
-            # one it does not hold is decoded by `miss` from the JSON looked up)
-            if len(value) <= SMALL_BYTES:
-                data = bytes(value)
-                found = self._small.get(data, _ABSENT)
-                value = self._miss(data) if found is _ABSENT else found
-            else:
-                value = self._decode(value)
+            value = _decoded(value, self._decode, self._small.get, self._miss)
             # (`[]=` is `dict`'s own, in C: `dict.__setitem__` called packs its arguments
             # in a tuple and unpacks them, ~800 instructions a value)
             self[key] = value
@@ -156,14 +165,7 @@ class RawAttrs(dict[str, Any]):
             # what a span's attributes cost)
             value = item(self, key)
             if type(value) is Raw:
-                if len(value) <= SMALL_BYTES:
-                    data = bytes(value)
-                    value = kept(data, _ABSENT)
-                    if value is _ABSENT:
-                        value = missed(data)
-                else:
-                    value = decode(value)
-                self[key] = value
+                value = self[key] = _decoded(value, decode, kept, missed)
             return value
 
         namespace = {

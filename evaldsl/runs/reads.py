@@ -3,7 +3,8 @@ before any case runs (OTel spans, `otel.py`).
 
 Takes a case's `Needs` and gives `Reads`: the tools whose calls' arguments an assertion
 reads, the tools whose results it reads, and whether it reads the events' times.
-`reading(reads)` sets them for the runs read inside it (a context variable, so a reader
+`reading(reads)` (or `read_for(needs)`, which reads everything under `EVALDSL_REFERENCE`)
+sets them for the runs read inside it (a context variable, so a reader
 deep under `load_run` asks without every function between passing them on); `current()`
 gives them, `None` outside (read everything: `load_run`, `evaldsl inspect`, a report's
 timelines).
@@ -42,6 +43,10 @@ class Reads:
     results: frozenset[str] | None  # tools whose results are read (None: all)
     times: bool  # the events' `at`
 
+    def reads_arguments(self, tool: str) -> bool:
+        """Whether the arguments of `tool`'s calls are read."""
+        return self.arguments is None or tool in self.arguments
+
 
 #: What a reading gives when no case says what it reads.
 EVERYTHING = Reads(None, None, True)
@@ -66,6 +71,14 @@ def reading(reads: Reads) -> Iterator[None]:
         yield
     finally:
         _READS.reset(token)
+
+
+def read_for(needs: Needs) -> contextlib.AbstractContextManager[None]:
+    """Where a recording is read for what `needs` reads (`reading(reads_of(needs))`), or
+    read in full when `EVALDSL_REFERENCE` asks for the reference pass."""
+    from evaldsl.runs.passes import reference_only  # (the pass machinery: not at import)
+
+    return contextlib.nullcontext() if reference_only() else reading(reads_of(needs))
 
 
 def current() -> Reads | None:

@@ -361,9 +361,7 @@ class Builder:
         return node
 
     def negation(self, c: list[Any]) -> ast.Not:
-        # `not TERM`: from the keyword's start to the term's end (`span`, written out)
-        span = _new_span(Span, (self.base + c[0].start_pos, c[1].span[1]))
-        node = ast.make_not(c[1], span=span)
+        node = ast.make_not(c[1], span=self.span(c))
         self._nested(node, (c[1],), 1, "this assertion")
         return node
 
@@ -455,10 +453,7 @@ class Builder:
         # children are `[`, values, `,` … and `]`
         tokens, literal = drivetables.TOKEN_TYPES, self.literal
         items = tuple([literal(x) for x in c if not (isinstance(x, tokens) and x.type in PUNCT)])
-        base = self.base  # (`span`, written out: from `[` to `]`)
-        node = ast.make_list_lit(
-            items, span=_new_span(Span, (base + c[0].start_pos, base + c[-1].end_pos))
-        )
+        node = ast.make_list_lit(items, span=self.span(c))
         self._value(node, items)
         return node
 
