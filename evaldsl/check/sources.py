@@ -18,11 +18,12 @@ from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 from evaldsl.language.reading import broken_link, near_entries, present
 from evaldsl.language.source import Source
+from evaldsl.runs import heldruns
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.detect import check_head, load_run, read_head
 from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.heldfiles import learnt
-from evaldsl.runs.model import RunError
+from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.toolnames import PartialNames, recorded_tool_names
 
 
@@ -126,32 +127,44 @@ def _names(folder: Path, *, folders: bool = False) -> list[str]:
 
 
 def _facts(path: Path, decl: ast.SourceDecl, sample: str | None) -> SourceFacts | RunError:
-    """What `path` holds, or why it cannot be read."""
+    """What `path` holds, or why it cannot be read. A run read whole is held for the
+    case's run (`heldruns`): it need not read the file again."""
     try:
         head = read_head(str(path), decl.format) if sample is None else None
         if head is not None:  # a large JSONL file read whole by the run: its head here
             run, offset = head
             found = _called(run.events or [])
             return SourceFacts(kind="trace", tools=PartialNames(found, str(path), offset))
+        where = str(path)
+        key = heldruns.identity(where)  # (before reading: a file changed since is read again)
+        heldruns.before_reading(key)
         run = load_run(path, decl.format, sample=sample)
-        if run.state is not None:
-            visited = run.state.get("visited_nodes")
-            nodes = (
-                frozenset(n for n in visited if isinstance(n, str))
-                if isinstance(visited, list)
-                else None
-            )
-            return SourceFacts(kind="state", nodes=nodes)
-        if run.events is None:
-            return SourceFacts(kind="value")
-        check_head(run)
-        if isinstance(run.events, EventStream):
-            tools = recorded_tool_names(run.events)  # a bounded head: the run reads it all
-        else:
-            tools = _called(run.events)
-        return SourceFacts(kind="trace", tools=tools)
+        facts = _run_facts(run)
+        heldruns.keep((where, decl.format, sample), key, run)
+        return facts
     except RunError as err:
         return err
+
+
+def _run_facts(run: Run) -> SourceFacts:
+    """What the checker needs of a run read (a `RunError` when its head shows nothing
+    recognised)."""
+    if run.state is not None:
+        visited = run.state.get("visited_nodes")
+        nodes = (
+            frozenset(n for n in visited if isinstance(n, str))
+            if isinstance(visited, list)
+            else None
+        )
+        return SourceFacts(kind="state", nodes=nodes)
+    if run.events is None:
+        return SourceFacts(kind="value")
+    check_head(run)
+    if isinstance(run.events, EventStream):
+        tools = recorded_tool_names(run.events)  # a bounded head: the run reads it all
+    else:
+        tools = _called(run.events)
+    return SourceFacts(kind="trace", tools=tools)
 
 
 def _called(events: Iterable[dict[str, Any]]) -> frozenset[str]:

@@ -1,7 +1,8 @@
 """A case's run: its recording read, or its live target called.
 
 Takes a compiled case and its suite, and gives the case's `Run`: its recording read from
-the file its source names (relative to the suite's folder), or what its live target
+the file its source names (relative to the suite's folder; or the run its check read
+whole in this command, `runs/heldruns.py`), or what its live target
 returned when called with its input in a worker process (the machinery of which is
 imported for a live target only, never by `check` or a run of recordings).
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evaldsl.runs.detect import load_run
+from evaldsl.runs.heldruns import let_go, take
 from evaldsl.runs.model import Run
 from evaldsl.suites.model import Case, Suite
 
@@ -37,6 +39,7 @@ def produce_run(case: Case, suite: Suite, workers: TargetWorkers | None = None) 
     if spec is None:
         raise NothingToRun("this case has no source to check")
     if spec.kind == "run":
+        let_go()  # (a run held for another case: not beside what the target returns)
         # live targets only: worker processes and their pipes (`check` never calls one)
         from evaldsl.runner.targets import call_target
 
@@ -45,6 +48,9 @@ def produce_run(case: Case, suite: Suite, workers: TargetWorkers | None = None) 
         return call_target(spec.target, case.input, timeout, suite.base_dir, workers)
     recording = recording_named(case, suite)
     assert recording is not None
+    held = take(recording)  # (read whole by the case's check in this command)
+    if held is not None:
+        return held
     path, fmt, sample = recording
     return load_run(path, fmt, sample=sample)
 

@@ -21,6 +21,10 @@ close), a `HeldFile` ~1 µs: about a tenth of a `run` of 200 cases on small cass
 - A file that cannot be opened is never kept: every open tries it again and gives the
   same `FileProblem`, which the caller words.
 - Forked `-j` workers start with what the parent kept, and keep their own.
+
+A reading also holds one larger value at most (`hold`, `held_value`, `let_go`): the run
+a case's check read from a document read whole, which the case's run then takes instead
+of reading the file again (`runs/heldruns.py` says when).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class _Held(threading.local):
     kept: dict[str, bytes] | None = None
     total = 0
     learnt: dict[Hashable, Any] | None = None
+    one: object = None  # the one larger value held (`hold`)
 
 
 _HELD = _Held()
@@ -65,11 +70,11 @@ def reading_once() -> Iterator[None]:
     if _HELD.kept is not None:
         yield
         return
-    _HELD.kept, _HELD.total, _HELD.learnt = {}, 0, {}
+    _HELD.kept, _HELD.total, _HELD.learnt, _HELD.one = {}, 0, {}, None
     try:
         yield
     finally:
-        _HELD.kept, _HELD.total, _HELD.learnt = None, 0, None
+        _HELD.kept, _HELD.total, _HELD.learnt, _HELD.one = None, 0, None, None
 
 
 def learnt(key: Hashable, learn: Callable[[], T]) -> T:
@@ -116,3 +121,20 @@ def keep(path: str, f: BinaryIO) -> BinaryIO:
     kept[path] = data
     _HELD.total += len(data)
     return HeldFile(data)
+
+
+def hold(value: object) -> None:
+    """Hold `value` as this reading's one larger value, in place of any held before;
+    outside a reading, nothing is held."""
+    if _HELD.kept is not None:
+        _HELD.one = value
+
+
+def held_value() -> object:
+    """The value this reading holds (`hold`), or None."""
+    return _HELD.one
+
+
+def let_go() -> None:
+    """Let go of the value this reading holds, if any."""
+    _HELD.one = None
