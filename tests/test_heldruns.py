@@ -26,6 +26,7 @@ from evaldsl.runner import produce
 from evaldsl.runs import detect, heldfiles, heldruns, otlpdecode, samplelogs
 from evaldsl.runs.detect import inspect_samples
 from evaldsl.runs.heldfiles import HOLD_BYTES, held_value, reading_once
+from evaldsl.runs.model import RunError
 from evaldsl.runs.reads import EVERYTHING, Reads, reading
 from evaldsl.suites.build import check_text
 from evaldsl.tools.cli import main
@@ -396,3 +397,22 @@ def test_a_large_log_is_told_by_its_eval_key_however_written(
     decoded.clear()
     assert inspect_samples(_spans(tmp_path / "spans.json")) == []
     assert decoded == []
+
+
+@pytest.mark.parametrize("boms", [0, 1, 2])
+@pytest.mark.parametrize("named", [None, "openai"])
+def test_a_stream_is_told_by_its_first_line_start_after_any_bom(
+    boms: int, named: str | None, tmp_path: Path
+) -> None:
+    # (only a first line's start is decoded to tell a stream: a whole document's line was)
+    stream = (REALWORLD / "openai-chat-stream/stream.sse").read_bytes()
+    path = tmp_path / "stream.sse"
+    path.write_bytes(b"\xef\xbb\xbf" * boms + stream)
+    run = detect.load_run(path, named)
+    assert (run.format, len(list(run.events or ()))) == (
+        "openai",
+        len(list(detect.load_run(REALWORLD / "openai-chat-stream/stream.sse").events or ())),
+    )
+    path.write_bytes(b"\xef\xbb" + stream)  # a BOM cut short: no stream
+    with pytest.raises(RunError):
+        detect.load_run(path, named)

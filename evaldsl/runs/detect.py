@@ -266,6 +266,21 @@ def _first_line(path: str) -> tuple[bytes, int]:
         raise os_error(path, exc) from None
 
 
+def _starts_sse(first: bytes) -> bool:
+    """`sse.looks_like_sse` of a file's first line, of which only the start is decoded: a
+    document on one line is its first line (a 37 MB OTLP document was decoded to text
+    twice a reading to look at its first six characters)."""
+    from evaldsl.runs.sse import looks_like_sse
+
+    at = 0
+    while first.startswith(_BOM, at):  # (what `looks_like_sse` strips, decoded)
+        at += len(_BOM)
+    return looks_like_sse(decode_text(first[at : at + 16]))
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
 def _one_line(path: str, first: bytes, lineno: int) -> bool:
     """Whether the file is its first line alone (but for a BOM, or a few bytes after it):
     a document written compact, as most writers write JSON. Such a file is read as a
@@ -299,9 +314,9 @@ def _with_reading(run: Run, fmt: Format, why: str) -> Run:
 
 def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[Items | Run, bool]:
     """The file's items, or a streamed `Run` for a JSONL of events."""
-    from evaldsl.runs.sse import looks_like_sse, parse_sse
+    from evaldsl.runs.sse import parse_sse
 
-    if looks_like_sse(decode_text(first)):
+    if _starts_sse(first):
         return parse_sse(utf8_text(read_bytes(path), path), path)
     named_lines = path.lower().endswith(LINE_EXTENSIONS)
     if head is not None or named_lines:
@@ -776,9 +791,9 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
         raise RunError("empty file", path=path, hint=f"a {fmt} trace holds JSON, JSONL or SSE")
     if lineno == 1 and first.startswith(ZIP_MAGIC):  # (as `_load_run`)
         return _read_as(_zip_items(path, file_key(path)), fmt, why, False, sample)
-    from evaldsl.runs.sse import looks_like_sse, parse_sse
+    from evaldsl.runs.sse import parse_sse
 
-    if fmt == "otel" and not looks_like_sse(decode_text(first)) and _size(path) >= OTEL_TYPED_FROM:
+    if fmt == "otel" and not _starts_sse(first) and _size(path) >= OTEL_TYPED_FROM:
         texts: list[bytes] = []
         looked = not _one_line(path, first, lineno) and _try_object(first) is not None
         lines = _head_lines(path, texts) if looked else []
@@ -791,7 +806,7 @@ def _load_as(path: str, fmt: str, sample: str | None) -> Run:
             return typed
     items, done = (
         parse_sse(utf8_text(read_bytes(path), path), path)
-        if looks_like_sse(decode_text(first))
+        if _starts_sse(first)
         else (_named_items(path, first, lineno), False)
     )
     return _read_as(items, fmt, why, done, sample)
