@@ -32,8 +32,6 @@ document cannot be read from its head.
 
 from __future__ import annotations
 
-import attrs
-
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.heldfiles import HOLD_BYTES, held_value, hold, let_go
 from evaldsl.runs.model import Run
@@ -47,14 +45,17 @@ Recording = tuple[str, str | None, str | None]
 __all__ = ["FileKey", "Recording", "before_reading", "identity", "keep", "let_go", "take"]
 
 
-@attrs.frozen
 class _Held:
-    """A run held for the run of the case that named `recording`."""
+    """A run held for the run of the case that named `recording`. (A plain class: made at
+    every start of `check`, where an attrs class cost ~1 M instructions.)"""
 
-    recording: Recording
-    key: FileKey  # its file's identity, taken before it was read
-    reads: Reads | None  # what it was read for (None: everything)
-    run: Run
+    __slots__ = ("key", "reads", "recording", "run")
+
+    def __init__(self, recording: Recording, key: FileKey, reads: Reads | None, run: Run) -> None:
+        self.recording = recording
+        self.key = key  # its file's identity, taken before it was read
+        self.reads = reads  # what it was read for (None: everything)
+        self.run = run
 
 
 def identity(path: str) -> FileKey | None:
