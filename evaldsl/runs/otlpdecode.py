@@ -53,7 +53,7 @@ from evaldsl.runs.otel import (
     span_key,
 )
 from evaldsl.runs.providers import Trace
-from evaldsl.runs.rawattrs import SMALL_BYTES, RawAttrs
+from evaldsl.runs.rawattrs import RawAttrs
 
 _ABSENT = msgspec.Raw(b"")  # a field the line does not have (JSON has no empty value)
 _BOM = b"\xef\xbb\xbf"
@@ -223,32 +223,15 @@ def _kept(decode: Callable[[Any], Any], small: dict[bytes, Any]) -> Callable[[by
     return kept
 
 
-def _kept_small(
-    decode: Callable[[Any], Any], small: dict[bytes, Any]
-) -> Callable[[msgspec.Raw], Any]:
-    """`decode` of an undecoded value, small ones from `small` (see `_kept`)."""
-    kept = _kept(decode, small)
-
-    def value_of(raw: msgspec.Raw) -> Any:
-        if len(raw) <= SMALL_BYTES:
-            key = bytes(raw)  # (a Raw is a buffer: no memoryview needed, half the time)
-            value = small.get(key, _MISSING)
-            return kept(key) if value is _MISSING else value
-        return decode(memoryview(raw))
-
-    return value_of
-
-
 #: An OTLP attribute's `AnyValue` as `otel.attributes` gives it; a flat span's (Phoenix)
 #: attribute value, plain JSON (`"LLM"`, `259`); and the small values each keeps. A
-#: span's `RawAttrs` decodes a large value by `_any_value` from its `Raw` (a buffer: no
+#: span's (or its event's) attributes decode a large value from its `Raw` (a buffer: no
 #: memoryview, no call of a wrapper), and a small one its table does not hold by `_kept`
 #: straight from the JSON it looked up (no second lookup).
 _OTLP_SMALL: dict[bytes, Any] = {}
 _FLAT_SMALL: dict[bytes, Any] = {}
-_otlp_value = _kept_small(_any_value, _OTLP_SMALL)
-_flat_value = _kept_small(_DECODE, _FLAT_SMALL)
 _OtlpAttrs = RawAttrs.reading(_any_value, _OTLP_SMALL, _kept(_any_value, _OTLP_SMALL))
+_FlatAttrs = RawAttrs.reading(_DECODE, _FLAT_SMALL, _kept(_DECODE, _FLAT_SMALL))
 
 
 def _otlp_attrs(items: list[_KeyValue] | None) -> RawAttrs:
@@ -512,14 +495,13 @@ def _flat_span(s: _Line) -> Span:
     return Span(
         name=name,
         span_id=str(context.get("span_id") or name or "span"),
-        attrs=RawAttrs(s.attributes or {}, _flat_value, _FLAT_SMALL),
+        attrs=_FlatAttrs(s.attributes or {}),
         start=nanos(start),
         end=nanos(end),
         start_text=start,
         end_text=end,
         events=[
-            {"name": _get(e.name), "attrs": RawAttrs(e.attributes or {}, _flat_value, _FLAT_SMALL)}
-            for e in s.events or ()
+            {"name": _get(e.name), "attrs": _FlatAttrs(e.attributes or {})} for e in s.events or ()
         ],
         failed=code in STATUS_ERROR,
         status_message=_field(s.status_message) or status.get("description") or None,

@@ -55,21 +55,33 @@ MAX_PLANS = 4096
 MAX_KEPT_KEYS = 256
 
 
-def _decoded(
-    value: Raw,
-    decode: Callable[[Any], Any],
-    kept: Callable[[bytes, Any], Any],
-    miss: Callable[[bytes], Any],
-) -> Any:
-    """The value of an attribute's undecoded JSON: a small one decoded before is taken from
-    its decoder's table (`kept`, its `get`), not decoded again (most values read are
-    kinds, names and counts met before); one it does not hold is decoded by `miss` from
-    the JSON looked up; a large one by `decode`."""
-    if len(value) <= SMALL_BYTES:
-        data = bytes(value)
-        found = kept(data, _ABSENT)
-        return miss(data) if found is _ABSENT else found
-    return decode(value)
+def _reader(
+    decode: Callable[[Any], Any], small: dict[bytes, Any], miss: Callable[[bytes], Any]
+) -> Callable[[RawAttrs, str], Any]:
+    """The `__getitem__` of attributes read with `decode`: a value undecoded (a `Raw`) is
+    decoded and put back in its place. A small one decoded before is taken from its
+    decoder's table (`small`), not decoded again (most values read are kinds, names and
+    counts met before); one it does not hold is decoded by `miss` from the JSON looked up;
+    a large one by `decode`. (The decoders and the table are in the closure, and the
+    decoding is written out in it: a read, the first of each value read, looks up no
+    attribute of the instance or its class and calls no function of its own; reads are
+    most of what a span's attributes cost.)"""
+    item, kept = dict.__getitem__, small.get
+
+    def __getitem__(self: RawAttrs, key: str) -> Any:
+        value = item(self, key)
+        if type(value) is Raw:
+            # (`[]=` is `dict`'s own, in C: `dict.__setitem__` called packs its arguments
+            # in a tuple and unpacks them, ~800 instructions a value)
+            if len(value) <= SMALL_BYTES:
+                data = bytes(value)
+                found = kept(data, _ABSENT)
+                value = self[key] = miss(data) if found is _ABSENT else found
+            else:
+                value = self[key] = decode(value)
+        return value
+
+    return __getitem__
 
 
 class RawAttrs(dict[str, Any]):
@@ -79,7 +91,7 @@ class RawAttrs(dict[str, Any]):
     place: a decoded value is never a `Raw`, so the type of what is stored says which
     it is, without a second dict to look in."""
 
-    __slots__ = ("_decode", "_keys", "_miss", "_small")
+    __slots__ = ("_decode", "_keys", "_miss", "_read", "_small")
     _keys: str | None
 
     def __init__(
@@ -94,15 +106,12 @@ class RawAttrs(dict[str, Any]):
         self._keys = None
         self._small = small
         self._miss = decode if miss is None else miss
+        # (the readers' own attributes are of a class made by `reading`, which reads
+        # without this second call)
+        self._read = _reader(decode, small, self._miss)
 
     def __getitem__(self, key: str) -> Any:
-        value = dict.__getitem__(self, key)
-        if type(value) is Raw:
-            value = _decoded(value, self._decode, self._small.get, self._miss)
-            # (`[]=` is `dict`'s own, in C: `dict.__setitem__` called packs its arguments
-            # in a tuple and unpacks them, ~800 instructions a value)
-            self[key] = value
-        return value
+        return self._read(self, key)
 
     def get(self, key: str, default: Any = None) -> Any:
         # (the readers of every span read by `[]` after `in`: this is their rare `get`)
@@ -136,6 +145,9 @@ class RawAttrs(dict[str, Any]):
             if plan is None:
                 plan = keep(_PLANS, (lead, keys), index_plan(lead, dict.keys(self)), MAX_PLANS)
         get = dict.__getitem__
+        made: Callable[..., RawAttrs] = type(self)
+        if made is not RawAttrs:  # (a class of `reading`'s: its decoders are its own)
+            return [made({name: get(self, key) for name, key in entry}) for entry in plan]
         decode, small, miss = self._decode, self._small, self._miss
         return [
             RawAttrs({name: get(self, key) for name, key in entry}, decode, small, miss)
@@ -148,35 +160,24 @@ class RawAttrs(dict[str, Any]):
         decode: Callable[[Any], Any],
         small: dict[bytes, Any],
         miss: Callable[[bytes], Any] | None = None,
-    ) -> Callable[[], RawAttrs]:
-        """A subclass whose instances decode with `decode` and `small`, made empty by
-        `dict`'s own `__init__` (called with no argument) and filled in place: the typed
-        reader makes one for every span, and a class with a Python `__init__` is called
-        with its arguments packed, then `__init__` with them. `small`: the values `decode`
+    ) -> Callable[..., RawAttrs]:
+        """A subclass whose instances decode with `decode` and `small`, made by `dict`'s own
+        `__init__` (empty, then filled in place, or from a dict): the typed reader makes one
+        for every span, and a class with a Python `__init__` is called with its arguments
+        packed, then `__init__` with them. `small`: the values `decode`
         keeps by their JSON (of at most `SMALL_BYTES`), read from it without calling
         `decode`; values it does not hold are decoded by `miss` from that JSON (`decode`
         when not given)."""
         missed = decode if miss is None else miss
-        item, kept = dict.__getitem__, small.get
-
-        def __getitem__(self: RawAttrs, key: str) -> Any:
-            # (`RawAttrs.__getitem__` with its decoders and table in the closure: a read
-            # looks up no attribute of the instance or its class, and reads are most of
-            # what a span's attributes cost)
-            value = item(self, key)
-            if type(value) is Raw:
-                value = self[key] = _decoded(value, decode, kept, missed)
-            return value
-
         namespace = {
             "__slots__": (),
             "__init__": dict.__init__,
-            "__getitem__": __getitem__,
+            "__getitem__": _reader(decode, small, missed),
             "_decode": staticmethod(decode),
             "_small": small,
             "_miss": staticmethod(missed),
         }
-        made: Callable[[], RawAttrs] = type(cls.__name__, (cls,), namespace)
+        made: Callable[..., RawAttrs] = type(cls.__name__, (cls,), namespace)
         return made
 
     def raw(self, key: str) -> bytes | None:
