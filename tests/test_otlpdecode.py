@@ -857,9 +857,9 @@ def test_planned_output_messages_are_the_readers(
     kind: tuple[str, Any], keys: list[str], data: st.DataObject
 ) -> None:
     """An LLM span's output (answer text, tool calls) read by the plan of its keys
-    (`spanplan`, from undecoded attributes, twice: the second from the kept plan) is what
-    `otel.py`'s readers give from a plain dict; only a span with a whole list where the
-    readers take one may be left to them."""
+    (`spanplan`, from undecoded attributes, twice: the second from the plan `otel.keys_of`
+    kept) is what `otel.py`'s readers give from a plain dict; only a span with a whole
+    list where the readers take one may be left to them."""
     plain = dict([kind, *((key, data.draw(_OUTPUT_VALUE)) for key in keys)])
 
     def events(attrs: dict[str, Any]) -> list[dict[str, Any]] | str:
@@ -878,7 +878,7 @@ def test_planned_output_messages_are_the_readers(
             attrs = RawAttrs(
                 {k: msgspec.Raw(json.dumps(v).encode()) for k, v in plain.items()}, _loads
             )
-            planned: Any = spanplan.indexed_output(attrs, tuple(attrs))
+            planned: Any = spanplan.indexed_output(attrs, spanplan.output_plan(tuple(attrs)))
         except BadValue as bad:  # (the plan refuses a name the readers refuse)
             planned = str(bad)
             assert planned == want

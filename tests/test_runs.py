@@ -758,6 +758,54 @@ def test_otel_history_gives_waiting_calls_their_results() -> None:
     assert _results(*spans) == [("c1", "from the tool"), ("c3", "three")]
 
 
+def _read_spans(*spans: tuple[str, dict[str, Any], int, int]) -> providers.Trace:
+    """The trace of spans (name, attributes, start, end) read as a file's."""
+    trace = providers.Trace("otel", "<spans>", "test")
+    otel.read_spans(
+        [
+            otel.Span(name, f"s{i}", attrs, start, end, str(start), str(end), [], False, None)
+            for i, (name, attrs, start, end) in enumerate(spans)
+        ],
+        trace,
+    )
+    return trace
+
+
+def test_otel_spans_are_read_by_start_then_end_whatever_their_file_order() -> None:
+    """Spans written out of start order (a later start first, or equal starts with the
+    later end first) are put in it; spans whose starts rise are read as written."""
+
+    def called(*times: tuple[int, int]) -> list[str]:
+        spans = [
+            (name, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}, *t)
+            for name, t in zip("abc", times, strict=False)
+        ]
+        trace = _read_spans(*spans)
+        return [e["name"] for e in trace.events if e["type"] == "tool.call"]
+
+    assert called((3, 4), (1, 9), (2, 3)) == ["b", "c", "a"]
+    assert called((1, 5), (1, 3), (2, 6)) == ["b", "a", "c"]
+    assert called((1, 5), (2, 3), (3, 4)) == ["a", "b", "c"]
+
+
+def test_otel_spans_of_one_key_set_are_each_of_the_kind_their_values_say() -> None:
+    """A span's kind is kept by its key set and kind values, never by its key set alone:
+    spans of the same keys and other kind values (and of `llm.request.type` values, which
+    decide it last) are each classified as their values say, first seen or not."""
+    kinds = ["CHAIN", "LLM", "CHAIN", "RETRIEVER", "LLM", "chain"]
+    types = ["chat", "embedding", "completion", "chat", "rerank"]
+    trace = _read_spans(
+        *((f"o{i}", {"openinference.span.kind": k}, i + 1, i + 2) for i, k in enumerate(kinds)),
+        *((f"r{i}", {"llm.request.type": t}, i + 10, i + 11) for i, t in enumerate(types)),
+    )
+    assert trace.recognised == {"LLM span": 5}
+    assert trace.skipped == {
+        "`CHAIN` spans (OpenInference)": 3,
+        "`RETRIEVER` spans (OpenInference)": 1,
+        "spans with no GenAI, OpenInference or OpenLLMetry kind": 2,
+    }
+
+
 # --- values ----------------------------------------------------------------------------------
 
 

@@ -85,6 +85,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from itertools import islice
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -122,9 +123,11 @@ from evaldsl.runs.spanplan import (
     OPENLLMETRY_MESSAGE,
     REDACTED,
     UNPLANNED,
+    Plan,
     add_part,
     answer_of,
     indexed_output,
+    output_plan,
 )
 from evaldsl.runs.spantree import REPEATED, WRAPPER, unrepeated, wrappers
 from evaldsl.runs.text import BadUsage, token_count
@@ -133,12 +136,17 @@ _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "com
 _NOT_LLM_OPERATIONS = frozenset(
     {"execute_tool", "embeddings", "create_agent", "invoke_agent", "tool", "retrieval"}
 )
-STATUS_ERROR = (2, "STATUS_CODE_ERROR", "ERROR")
+#: A failed span's status code: OTLP's number (`STATUS_CODE_ERROR`), then as other writers
+#: spell it.
+STATUS_ERROR_CODE = 2
+STATUS_ERROR = (STATUS_ERROR_CODE, "STATUS_CODE_ERROR", "ERROR")
 
 
-class Span(msgspec.Struct):
+class Span(msgspec.Struct, gc=False):
     """One span, whatever file shape it came in. (A msgspec struct: one is made for every
-    span of a file, and its `__init__` runs in C, where an attrs class's is Python.)"""
+    span of a file, and its `__init__` runs in C, where an attrs class's is Python; not
+    tracked by the collector: a span holds its attributes and events, and nothing they
+    hold holds it, so it is in no cycle.)"""
 
     name: str
     span_id: str
@@ -650,7 +658,8 @@ _TOKENS_OUT = (
 
 def _usage(a: dict[str, Any], has: SpanKeys) -> tuple[float, float] | None:
     # (each LLM span's: the two counts of the keys the span has, no list made for them)
-    got_in, got_out = _present(a, has.tokens_in), _present(a, has.tokens_out)
+    got_in = a[k[0]] if len(k := has.tokens_in) == 1 else _present(a, k)
+    got_out = a[k[0]] if len(k := has.tokens_out) == 1 else _present(a, k)
     if got_in is None and got_out is None:
         return None
     if type(got_in) is int and type(got_out) is int and got_in >= 0 <= got_out:
@@ -728,6 +737,9 @@ class SpanKeys(msgspec.Struct, frozen=True, gc=False):
     tokens_in: tuple[str, ...]
     tokens_out: tuple[str, ...]
     providers: tuple[str, ...]
+    output: Plan  # where its indexed output messages are (`spanplan`: one lookup a span)
+    # the kinds of its spans by their kinds' values (`_kind`), as met
+    kinds: dict[tuple[Any, ...], str]
 
 
 #: `keys_of`'s plans by key set (bounded as `rawattrs`' plans are).
@@ -741,7 +753,7 @@ def keys_of(a: dict[str, Any]) -> SpanKeys:
     >>> has.providers, has.models, has.tool_name
     (('gen_ai.system',), ('llm.model_name',), False)
     """
-    keys = tuple(dict.keys(a))
+    keys = tuple(a)  # (its keys: a `RawAttrs` iterates as its `dict`)
     found = _KEY_PLANS.get(keys)
     if found is None:
         found = _plan_keys(keys)
@@ -775,11 +787,15 @@ def _plan_keys(keys: tuple[str, ...]) -> SpanKeys:
         present(_TOKENS_IN),
         present(_TOKENS_OUT),
         present(_PROVIDERS),
+        output_plan(keys),
+        {},
     )
 
 
 def _present(a: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    """`_first` of keys `a` has (a `SpanKeys` tuple): the first whose value is not null."""
+    """`_first` of keys `a` has (a `SpanKeys` tuple): the first whose value is not null.
+    (The readers of every span read a tuple of one key, as most spans have, themselves:
+    `a[k[0]] if len(k) == 1`, a call a read less, ~40,000 a check of a 2,000-turn file.)"""
     for key in keys:
         value = a[key]
         if value is not None:
@@ -966,7 +982,7 @@ def _output(span: Span, has: SpanKeys) -> _Output | None:
         found = _genai_messages(details[OUTPUT_MESSAGES], OUTPUT_MESSAGES)
         if found is not None:
             return found
-    planned = indexed_output(a, has.keys) if isinstance(a, RawAttrs) else UNPLANNED
+    planned = indexed_output(a, has.output) if isinstance(a, RawAttrs) else UNPLANNED
     if isinstance(planned, tuple):  # the typed reading's: as the two readers below read
         return _Output(*planned)
     if planned is UNPLANNED:
@@ -1089,6 +1105,16 @@ def _kind(span: Span, has: SpanKeys) -> str:
     oi_kind = a["openinference.span.kind"] if has.oi_kind else None
     tl_kind = a["traceloop.span.kind"] if has.tl_kind else None
     op = a["gen_ai.operation.name"] if has.operation else None
+    # The kind follows from these values, the span's own kind and its key set, unless
+    # `llm.request.type`'s value decides it: kept per key set for the values met (spans
+    # of one instrumentation repeat them), so a span's kind is one lookup
+    values = (oi_kind, tl_kind, op, span.kind)
+    try:
+        known = has.kinds.get(values)
+    except TypeError:  # (a kind that is a list or an object: the run's error, below)
+        known = None
+    if known is not None:
+        return known
     if not (
         (oi_kind is None or isinstance(oi_kind, str))
         and (tl_kind is None or isinstance(tl_kind, str))
@@ -1109,19 +1135,29 @@ def _kind(span: Span, has: SpanKeys) -> str:
         or tl == "tool"
         or (has.tool_name and op not in _LLM_OPERATIONS)
     ):
-        return "tool"
-    if (
+        kind = "tool"
+    elif (
         op in _LLM_OPERATIONS
         or oi == "LLM"
         or (op not in _NOT_LLM_OPERATIONS and has.providers)  # (`gen_ai.system` too)
-        or (
-            not oi
-            and not tl
-            and has.request_type
-            and a["llm.request.type"] in ("chat", "completion")
-        )
     ):
-        return "llm"
+        kind = "llm"
+    elif not oi and not tl and has.request_type:  # (decided by a value read: not kept)
+        if a["llm.request.type"] in ("chat", "completion"):
+            return "llm"
+        return _skipped_kind(has, oi, tl, op)
+    else:
+        kind = _skipped_kind(has, oi, tl, op)
+    keep(has.kinds, values, kind, _MAX_KINDS)
+    return kind
+
+
+#: The kinds kept for one key set's values (`_kind`; most files meet a few).
+_MAX_KINDS = 64
+
+
+def _skipped_kind(has: SpanKeys, oi: str, tl: str, op: str | None) -> str:
+    """The kind of a span read past (how `inspect` counts it), from its cased kinds."""
     if not has.keys:
         return "spans without attributes"
     if oi:
@@ -1196,14 +1232,14 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     ) is not None:  # (a time of 0 is a time: the test is `is not None`, not truth)
         bad = backwards.name
         trace.note(f'span "{backwards.name}" ends before it starts: `latency` cannot be measured')
-    elif None not in times:
+    elif None not in times and not _rising(cast("list[int]", times)):
         # (by start, then end, a missing end first: the key made in C when every span
         # has both, as most files have them)
         spans.sort(key=_START_END if None not in ends else lambda s: (s.start or 0, s.end or 0))
     clock = bad is None
     latency = None
-    starts = [t for t in times if t is not None]
-    known_ends = [t for t in ends if t is not None]
+    starts = [t for t in times if t is not None] if unknown else cast("list[int]", times)
+    known_ends = [t for t in ends if t is not None] if unknown else cast("list[int]", ends)
     if clock and starts and known_ends:
         latency = (max(known_ends) - min(starts)) / 1e6
     reads = current_reads() or EVERYTHING
@@ -1215,11 +1251,10 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
     span = None
     trace.capture_hint = CAPTURE_HINT
     try:  # (one `try` for the file: an `AnyValue` of no known kind is rare)
-        kinds: list[str] = []
-        append = kinds.append
-        plans = [keys_of(span.attrs) for span in spans]
-        for span, has in zip(spans, plans, strict=True):
-            append(_kind(span, has))
+        # (`keys_of` called only for a key set met first: a call a span less)
+        kept = _KEY_PLANS.get
+        plans = [kept(tuple(span.attrs)) or keys_of(span.attrs) for span in spans]
+        kinds = [_kind(span, has) for span, has in zip(spans, plans, strict=True)]
         for i in wrappers(spans, kinds, keys):
             kinds[i] = WRAPPER  # (skipped: the span under it is the same model call)
         # the spans read, counted at once, in the order each kind first comes (as counting
@@ -1234,6 +1269,13 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
         raise unread.of(span) from None
     _note_unrecorded(trace)
     return latency
+
+
+def _rising(times: list[int]) -> bool:
+    """Whether each of `times` is later than the one before: spans so started are in start
+    order already, as most files write them (told in C, where sorting made a key for each
+    span and compared them: ~1% of reading a file)."""
+    return all(map(operator.lt, times, islice(times, 1, None)))
 
 
 #: A span's start and end, its sort key when both are known.
@@ -1356,7 +1398,7 @@ def _span_events(
                 if found is not None:
                     trace.result(found, output, at=start)
         out = _output(span, has)
-        model = _present(a, has.models)
+        model = a[k[0]] if len(k := has.models) == 1 else _present(a, k)
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
         usage = _usage(a, has)
         if out is not None and out.text is None:
@@ -1415,17 +1457,17 @@ def _tool_span(
     """The events of a tool span (`start_ns`: its start, `None` when its events get no
     time); the arguments and result of a tool whose `reads` does not name stay as written."""
     a = span.attrs
-    found = _present(a, has.tool_names)
+    found = a[k[0]] if len(k := has.tool_names) == 1 else _present(a, k)
     if type(found) is str and found:
         name = found
     elif found is not None:  # (a name that is not text: the run's error, not the span's name)
         name = tool_name(found, _read_key(a, _TOOL_NAMES), f'tool span "{span.name}"')
     else:
         name = _named_by_span(span, trace)
-    call_id = _present(a, has.call_ids)
+    call_id = a[k[0]] if len(k := has.call_ids) == 1 else _present(a, k)
     if call_id is not None and type(call_id) is not str:  # never a result linked to no call
         link_id(call_id, _read_key(a, _CALL_IDS), f'tool span "{span.name}"')
-    result = _present(a, has.tool_results)
+    result = a[k[0]] if len(k := has.tool_results) == 1 else _present(a, k)
     is_error = span.failed or (has.is_error and a["gen_ai.tool.result.is_error"] is True)
     if result == REDACTED:
         result = None

@@ -45,6 +45,7 @@ from evaldsl.runs.decode import Undecodable, line_chunks
 from evaldsl.runs.model import Run, open_file
 from evaldsl.runs.otel import (
     STATUS_ERROR,
+    STATUS_ERROR_CODE,
     Span,
     any_value,
     flat_kind,
@@ -390,10 +391,9 @@ def _plain_spans(resources: list[_PlainResource], spans: list[Span]) -> None:
                 # (times as OTLP writes them, texts of 1 to 20 ASCII digits, are read here
                 # as `nanos` reads them)
                 if (
-                    start is not None
-                    and end is not None
-                    and 0 < len(start) <= 20
-                    and 0 < len(end) <= 20
+                    start  # (neither null nor "")
+                    and end
+                    and len(start) <= 20 >= len(end)
                     and (digits := start + end).isascii()
                     # (ASCII text: its bytes' `isdigit` is the text's, a table look-up a
                     # byte where the text's looks each character up in Unicode's data)
@@ -417,7 +417,13 @@ def _plain_spans(resources: list[_PlainResource], spans: list[Span]) -> None:
                         start,
                         end,
                         _otlp_events(s.events) if s.events else [],
-                        status is not None and status.code in STATUS_ERROR,
+                        # (an integer code tested as one: OTLP writes its codes as numbers)
+                        status is not None
+                        and (
+                            code == STATUS_ERROR_CODE
+                            if type(code := status.code) is int
+                            else code in STATUS_ERROR
+                        ),
                         (status.message or None) if status is not None else None,
                         None,
                         (trace_id, span_id) if trace_id and span_id else None,

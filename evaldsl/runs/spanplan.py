@@ -11,8 +11,9 @@ and tool call (`otel.indexed`), and read each of them by name: per span a few di
 lookups for every message. Which key holds which message's content, which part's text and
 which call's name depends on the span's keys alone, and spans of one instrumentation and
 one conversation length have the same keys: the plan is made once for a key set (by
-`rawattrs.index_plan`, the rule the readers gather by) and kept, and a span's output is
-then read straight from its attributes, each value read once as the readers read it.
+`rawattrs.index_plan`, the rule the readers gather by: `output_plan`) and kept with the
+key set's other plan (`otel.keys_of`), and a span's output is then read straight from its
+attributes, each value read once as the readers read it.
 
 A span the plan does not cover (a key that is a whole list the readers would take as it
 is: `gen_ai.completion`, `llm.output_messages`, a message's `tool_calls`, `contents` or
@@ -25,10 +26,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from evaldsl.bounded import keep
 from evaldsl.runs.model import MISSING
 from evaldsl.runs.providers import add_text, kind_value, link_id, tool_name
-from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
+from evaldsl.runs.rawattrs import RawAttrs, index_plan
 
 #: A tool call's keys: its name, its arguments and its id (`None`: the span has none).
 CallKeys = tuple[str | None, str | None, str | None]
@@ -83,21 +83,16 @@ class _Unplanned:
 
 UNPLANNED: Final = _Unplanned()
 
-#: The plans by key set: whether the messages are OpenLLMetry's (else OpenInference's: how
-#: an error names them) and the messages' keys (none: neither convention has a message).
-_Plan = tuple[bool, tuple[MessageKeys, ...]] | _Unplanned
-_PLANS: dict[tuple[str, ...], _Plan] = {}  # (bounded as `rawattrs`' plans are)
+#: Where a span's output messages are (`output_plan`): whether they are OpenLLMetry's (else
+#: OpenInference's: how an error names them) and the messages' keys (none: neither
+#: convention has a message); or `UNPLANNED`.
+Plan = tuple[bool, tuple[MessageKeys, ...]] | _Unplanned
 
 
-def indexed_output(a: RawAttrs, keys: tuple[str, ...]) -> Output | _Unplanned | None:
+def indexed_output(a: RawAttrs, plan: Plan) -> Output | _Unplanned | None:
     """The text and calls of `a`'s OpenLLMetry (first) or OpenInference output messages,
     `None` when it has neither, `UNPLANNED` when `otel.py`'s readers must read it.
-    `keys`: `a`'s keys, in order (`tuple(dict.keys(a))`, which its caller has made)."""
-    plan = _PLANS.get(keys)
-    if plan is None:
-        plan = _plan(keys)
-        if len(keys) <= MAX_KEPT_KEYS:
-            keep(_PLANS, keys, plan, MAX_PLANS)
+    `plan`: `output_plan` of `a`'s keys."""
     if isinstance(plan, _Unplanned):
         return plan
     openllmetry, messages = plan
@@ -142,7 +137,9 @@ def add_part(text: list[str], kind: Any, part: dict[str, Any], text_key: str | N
         kind_value(kind, "message_content.type", OPENINFERENCE_PART)
 
 
-def _plan(keys: tuple[str, ...]) -> _Plan:
+def output_plan(keys: tuple[str, ...]) -> Plan:
+    """Where the output messages of a span of `keys` (its keys, in order) are. (Made once
+    for a key set, and kept with what else the readers look for in it: `otel.keys_of`.)"""
     for prefix, openinference in (("gen_ai.completion", False), ("llm.output_messages", True)):
         if prefix in keys:  # a whole list, which the readers take as it is
             return UNPLANNED
