@@ -324,11 +324,13 @@ class Trace:
     # --- events ----------------------------------------------------------------------
 
     def _add(self, event: dict[str, Any], at: str | None) -> dict[str, Any]:
-        event["id"] = f"e{len(self.events) + 1}"
-        event["seq"] = len(self.events)
+        events = self.events  # (its length taken once: every event of a run comes here)
+        seq = len(events)
+        event["id"] = f"e{seq + 1}"
+        event["seq"] = seq
         if at is not None:
             event["at"] = at
-        self.events.append(event)
+        events.append(event)
         return event
 
     def llm(
