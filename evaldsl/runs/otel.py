@@ -1254,7 +1254,10 @@ def read_spans(spans: list[Span], trace: Trace) -> float | None:
         # (`keys_of` called only for a key set met first: a call a span less)
         kept = _KEY_PLANS.get
         plans = [kept(tuple(span.attrs)) or keys_of(span.attrs) for span in spans]
-        kinds = [_kind(span, has) for span, has in zip(spans, plans, strict=True)]
+        kinds: list[str] = []
+        append = kinds.append
+        for span, has in zip(spans, plans, strict=True):  # (`span`: the one an error names)
+            append(_kind(span, has))
         for i in wrappers(spans, kinds, keys):
             kinds[i] = WRAPPER  # (skipped: the span under it is the same model call)
         # the spans read, counted at once, in the order each kind first comes (as counting
