@@ -431,6 +431,21 @@ def test_keywords_are_never_brackets_or_newlines() -> None:
             assert kind not in layout and not set(words.values()) & layout, (state, kind)
 
 
+def test_a_newline_is_the_same_token_in_every_state() -> None:
+    # `drive` takes a "\n" met where a token ended as `_NL` without matching it: each
+    # state's scanner (behind the blanks `drive` puts before it) must read it so
+    assert LOADED is not None
+    for state in range(len(LOADED.raw_states)):
+        scanners, _, _ = LOADED.lexing[state]
+        found = None
+        for pattern, flags in scanners:
+            found = re.compile(f"[ \t]*+(?:{pattern})", flags).match("x\ny", 1)
+            if found is not None:
+                break
+        assert found is not None, state
+        assert (found.lastgroup, found[found.lastgroup], found.end()) == ("_NL", "\n", 2), state
+
+
 BASED = Builder()
 BASED_TABLES = loaded_drive_tables(BASED)
 BASED_STOCK = Builder()

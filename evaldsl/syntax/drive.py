@@ -263,6 +263,14 @@ _UNSEEN: tuple[None, None] = (None, None)
 _Word = tuple[str, tuple[tuple[int, Any], ...], _Config | None]
 
 
+#: The token a "\n" is in every parser state: every state's lexer reads `_NL`
+#: (`BracketNewlines.always_accept`), no other terminal may begin with a "\n", and the
+#: blanks `_blank_first` puts before a token are spaces and tabs; so at a "\n" a state's
+#: match gives this kind and text, and `drive` takes them without the match (most lines
+#: end right after their last token; `test_parse_driver` asserts the reading of "\n").
+_NEWLINE_AT = ("_NL", "\n")
+
+
 def _token(kind: str, value: str, end: int) -> Token:
     """A token of the fast loop, ending at `end` (the loop makes its own inline)."""
     tok = Token()
@@ -429,17 +437,24 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     pos, end = 0, len(text)
     depth = 0
     unseen = _UNSEEN
-    while pos < end:
-        m = match(text, pos)  # the blanks before the token, and the token
-        if m is None:
-            while pos < end and (text[pos] == " " or text[pos] == "\t"):
-                pos += 1
-            if pos < end:
-                return None  # no token fits here
-            break  # blanks to the end
-        kind = m.lastgroup
-        value = m[kind]
-        pos = m.end()
+    # where the line ends (-1 past the last one): a newline met right where a token ended
+    # (most lines) is the `_NL` token without a match (see `_NEWLINE_AT`)
+    line_end = text.find("\n")
+    while True:  # (the end of the text is where no token matches: no test of `pos` a token)
+        if pos == line_end:
+            kind, value = _NEWLINE_AT
+            pos += 1
+        else:
+            m = match(text, pos)  # the blanks before the token, and the token
+            if m is None:
+                while pos < end and (text[pos] == " " or text[pos] == "\t"):
+                    pos += 1
+                if pos < end:
+                    return None  # no token fits here
+                break  # blanks to the end
+            kind = m.lastgroup
+            value = m[kind]
+            pos = m.end()
         ops, following = row.get(kind, unseen)
         if ops is None:  # a kind that asks something first, or a step not met yet
             if type(following) is tuple:
@@ -459,6 +474,8 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                 if following is not None:
                     # (each kind asks one thing; a keyword is a word, never a bracket)
                     if following is _NEWLINE:
+                        # (every "\n" is read here, by the match or not: the next line's end)
+                        line_end = text.find("\n", pos)
                         if depth:
                             continue
                     elif following is _OPENS:
