@@ -263,6 +263,30 @@ _UNSEEN: tuple[None, None] = (None, None)
 _Word = tuple[str, tuple[tuple[int, Any], ...], _Config | None]
 
 
+class _Words(dict[str, _Word]):
+    """The words met from one config as a token of `kind` (a NAME), by their text: what
+    each is there (a keyword of the state's, `keywords`: text -> kind, else `kind`), its
+    reductions and the config after the shift (`_Memo.word`, which fills it: a word not met
+    yet is looked up as a missing key). `resolved` and `stack` are the config's."""
+
+    __slots__ = ("keywords", "kind", "memo", "resolved", "stack")
+
+    def __init__(
+        self,
+        memo: _Memo,
+        kind: str,
+        keywords: dict[str, str],
+        resolved: dict[str, Any],
+        stack: tuple[int, ...],
+    ) -> None:
+        super().__init__()
+        self.memo, self.kind, self.keywords = memo, kind, keywords
+        self.resolved, self.stack = resolved, stack
+
+    def __missing__(self, value: str) -> _Word:
+        return self.memo.word(self, value)
+
+
 #: The token a "\n" is in every parser state: every state's lexer reads `_NL`
 #: (`BracketNewlines.always_accept`), no other terminal may begin with a "\n", and the
 #: blanks `_blank_first` puts before a token are spaces and tabs; so at a "\n" a state's
@@ -316,35 +340,33 @@ class _Memo:
             if len(self.by_stack) >= MAX_CONFIGS or len(stack) > MAX_STACK:
                 return None
             match, _, asked = self.lexing(stack[-1])
+            resolved: dict[str, Any] = {}
             # a kind with keywords (a NAME) asks for the words met from this config
             row = {
-                kind: (None, ({}, asks[1])) if type(asks[1]) is dict else asks
+                kind: (None, _Words(self, kind, asks[1], resolved, stack))
+                if type(asks[1]) is dict
+                else asks
                 for kind, asks in asked.items()
             }
-            found = self.by_stack[stack] = (match, row, {}, stack)
+            found = self.by_stack[stack] = (match, row, resolved, stack)
         return found
 
-    def word(
-        self,
-        config: _Config,
-        kind: str,
-        held: tuple[dict[str, _Word], dict[str, str]],
-        value: str,
-    ) -> _Word | None:
-        """What a token of `kind` (a NAME) spelling `value` is from `config` (the keyword
-        it spells in this state, else itself), with its step; remembered in the config's
-        words (`held`: the words, the state's keywords) for every keyword and for up to
-        `MAX_WORDS` names. `None` when the table has no action (a syntax error)."""
-        words, keywords = held
-        spelled = keywords.get(value)
+    def word(self, words: _Words, value: str) -> _Word:
+        """What a token of `words.kind` (a NAME) spelling `value` is from the config of
+        `words` (the keyword it spells in this state, else itself), with its step;
+        remembered in `words` for every keyword and for up to `MAX_WORDS` names. When the
+        table has no action (a syntax error), no config: `drive` walks the table from
+        there, which finds the error."""
+        kind = words.kind
+        spelled = words.keywords.get(value)
         if spelled is not None:
             kind = spelled
-        resolved = config[2]
+        resolved = words.resolved
         step = resolved.get(kind)
         if step is None:
-            step = self.step(config, kind)
+            step = self.step(words.stack, kind)
             if step is None:
-                return None
+                return (kind, (), None)
             if step[1] is not None:
                 resolved[kind] = step
         found = (kind, *step)
@@ -386,15 +408,19 @@ class _Memo:
             else:
                 special.update((kind, _keyword_callback(cb)) for kind, cb in callbacks.items())
             special.update(dict.fromkeys(ignore, _IGNORED))
-            asked = {kind: (None, asks) for kind, asks in special.items()}
+            # every kind the scanner may read has an entry, so `drive` asks its row by
+            # subscript (an exact `dict`'s, the cheapest lookup) where `get` was a call
+            asked: dict[str, Any] = {kind: _UNSEEN for r in regexes for kind in r.groupindex}
+            asked.update((kind, (None, asks)) for kind, asks in special.items())
             found = self.lexings[state] = (match, special, asked)
         return found
 
-    def step(self, config: _Config, kind: str) -> _Step | None:
-        """What a token of `kind` does from `config`, walked in Lark's table as Lark's
-        loop walks it; `None` when the table has no action (a syntax error)."""
+    def step(self, config_stack: tuple[int, ...], kind: str) -> _Step | None:
+        """What a token of `kind` does from the config of `config_stack`, walked in Lark's
+        table as Lark's loop walks it; `None` when the table has no action (a syntax
+        error)."""
         states = self.states
-        stack = list(config[3])
+        stack = list(config_stack)
         ops: list[tuple[int, Any]] = []
         while True:
             entry = states[stack[-1]].get(kind)
@@ -431,12 +457,10 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     that does not fit. Only call it with tables loaded from the file (`drivetables.py`) or
     a Lark parser for which `available(lark)`."""
     memo = _memo(lark if isinstance(lark, Tables) else lark.parser, start)
-    config = memo.start
-    match, row, resolved, _ = config
+    match, row, resolved, stack = memo.start
     values: list[Any] = []
     pos, end = 0, len(text)
     depth = 0
-    unseen = _UNSEEN
     # where the line ends (-1 past the last one): a newline met right where a token ended
     # (most lines) is the `_NL` token without a match (see `_NEWLINE_AT`)
     line_end = text.find("\n")
@@ -455,20 +479,16 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
             kind = m.lastgroup
             value = m[kind]
             pos = m.end()
-        ops, following = row.get(kind, unseen)
+        # (every kind the state's lexer reads has its entry: `_Memo.lexing`)
+        ops, following = row[kind]
         if ops is None:  # a kind that asks something first, or a step not met yet
-            if type(following) is tuple:
+            if type(following) is _Words:
                 # a NAME, or the keyword it spells: the words met from this config, each
-                # with what it is and its step (`_Memo.word`), and the keywords
-                found = following[0].get(value)
-                if found is None:
-                    found = memo.word(config, kind, following, value)
-                    if found is None:
-                        return None
-                kind, ops, following = found
-                if following is None:  # a stack past the bounds: walk the table from here
+                # with what it is and its step (`_Memo.word` on a word not met yet)
+                kind, ops, following = following[value]
+                if following is None:  # a stack past the bounds (or an error): walk from here
                     read = (kind, _token(kind, value, pos))
-                    return _walk(memo, text, pos, depth, list(config[3]), values, read)
+                    return _walk(memo, text, pos, depth, list(stack), values, read)
             else:
                 steps = row
                 if following is not None:
@@ -497,15 +517,15 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                             elif depth:
                                 depth -= 1
                     steps = resolved
-                    ops, following = resolved.get(kind, unseen)
+                    ops, following = resolved.get(kind, _UNSEEN)
                 if ops is None:
-                    step = memo.step(config, kind)
+                    step = memo.step(stack, kind)
                     if step is None:
                         return None
                     ops, following = step
                     if following is None:  # a stack past the bounds: walk the table from here
                         read = (kind, _token(kind, value, pos))
-                        return _walk(memo, text, pos, depth, list(config[3]), values, read)
+                        return _walk(memo, text, pos, depth, list(stack), values, read)
                     steps[kind] = step
         # the token made by calling its class, which has no `__init__` (cheaper than
         # `object.__new__(Token)`, whose arguments are packed and unpacked): this runs
@@ -532,10 +552,9 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                 else:
                     values.append(build([]))
         values.append(tok)
-        config = following
-        match, row, resolved, _ = config
+        match, row, resolved, stack = following
     # the end of the text: what is left reduced as Lark's table says (once a text)
-    return _walk(memo, text, pos, depth, list(config[3]), values)
+    return _walk(memo, text, pos, depth, list(stack), values)
 
 
 def _walk(
