@@ -22,7 +22,14 @@ from evaldsl.syntax import drive as drive_module
 from evaldsl.syntax.build import Builder
 from evaldsl.syntax.drive import drive
 from evaldsl.syntax.drivetables import keyword_spellings
-from evaldsl.syntax.grammar import CLOSING, OPENING, loaded_drive_tables, new_lark
+from evaldsl.syntax.grammar import (
+    CLOSING,
+    OPENING,
+    cached_grammar,
+    loaded_drive_tables,
+    new_lark,
+)
+from evaldsl.syntax.parser import parse
 from tests.fuzzing import examples
 from tests.test_parser_properties import assertion, declaration
 
@@ -444,6 +451,24 @@ def test_a_newline_is_the_same_token_in_every_state() -> None:
                 break
         assert found is not None, state
         assert (found.lastgroup, found[found.lastgroup], found.end()) == ("_NL", "\n", 2), state
+
+
+def test_only_the_file_rules_hold_newlines() -> None:
+    # `drive` gives every newline it reads without a match one shared token, whose
+    # position is no newline's: no rule but `file` and `statements` (and their helper
+    # repetitions) may hold a newline, and their build keeps the nodes alone
+    grammar = cached_grammar()
+    rules = grammar[: re.search(r"^[A-Z_][A-Z0-9_]*(\.\d+)?\s*:", grammar, re.M).start()]
+    bodies = re.split(r"^(?=\??[a-z_][a-z0-9_]*\s*:)", rules, flags=re.M)
+    holders = {
+        body.split(":")[0].strip("?").strip()
+        for body in bodies
+        if re.search(r"\b_NL\b", re.sub(r"//[^\n]*", "", body))
+    }
+    assert holders == {"file", "statements"}
+    check = parse("tool a called").program.statements[0]
+    newline = drive_module.NEWLINE_TOKEN
+    assert Builder().file([check, newline, newline]).statements == (check,)
 
 
 BASED = Builder()

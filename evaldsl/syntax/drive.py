@@ -305,6 +305,13 @@ def _token(kind: str, value: str, end: int) -> Token:
     return tok
 
 
+#: The token of every newline the loop reads without a match (`_NEWLINE_AT`): only the
+#: `file` and `statements` rules hold newlines, and their build keeps the nodes alone
+#: (`Builder.file`), so a newline's token is never read and one serves them all (a tenth
+#: of a file's tokens, each made and freed).
+NEWLINE_TOKEN = _token(*_NEWLINE_AT, 1)
+
+
 class _Memo:
     """The configs met so far by one parser for one start symbol (see the module doc)."""
 
@@ -467,6 +474,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     while True:  # (the end of the text is where no token matches: no test of `pos` a token)
         if pos == line_end:
             kind, value = _NEWLINE_AT
+            tok = NEWLINE_TOKEN
             pos += 1
         else:
             m = match(text, pos)  # the blanks before the token, and the token
@@ -479,6 +487,13 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
             kind = m.lastgroup
             value = m[kind]
             pos = m.end()
+            # the token made by calling its class, which has no `__init__` (cheaper than
+            # `object.__new__(Token)`, whose arguments are packed and unpacked): its type
+            # is stored once known (a NAME may be a keyword)
+            tok = Token()
+            tok.value = value
+            tok.start_pos = pos - len(value)
+            tok.end_pos = pos
         # (every kind the state's lexer reads has its entry: `_Memo.lexing`)
         ops, following = row[kind]
         if ops is None:  # a kind that asks something first, or a step not met yet
@@ -508,6 +523,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                     else:  # a token callback
                         called = following(_token(kind, value, pos))
                         kind, value = called.type, called.value
+                        tok = _token(kind, value, pos)
                         if kind in _LAYOUT:
                             if kind == "_NL":
                                 if depth:
@@ -527,13 +543,6 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                         read = (kind, _token(kind, value, pos))
                         return _walk(memo, text, pos, depth, list(stack), values, read)
                     steps[kind] = step
-        # the token made by calling its class, which has no `__init__` (cheaper than
-        # `object.__new__(Token)`, whose arguments are packed and unpacked): this runs
-        # once per token, once what it is is known
-        tok = Token()
-        tok.value = value
-        tok.start_pos = pos - len(value)
-        tok.end_pos = pos
         tok.type = kind
         if ops:
             for size, build in ops:
