@@ -243,12 +243,13 @@ _CLOSES: Any = object()
 _LAYOUT_MARKS = (_NEWLINE, _OPENS, _CLOSES)
 
 #: A parser stack remembered: the match of its top state's lexer (`_Memo.lexing`), its
-#: `row` and `resolved` tables and the stack itself. `row` holds, per token kind as the
-#: lexer names it, the step it takes (reductions and the config after the shift, filled
-#: as they are met) or, for the kinds the lexer plan has something to ask of
-#: (`special`), `(None, what it asks)`; `resolved` holds the steps of the kinds such a
-#: token turns out to be (a keyword, a name, a newline). So most tokens cost one lookup
-#: for what they ask and where they lead.
+#: `row` and `resolved` tables and the stack itself. `row` holds, for every token kind
+#: the lexer may name there, the step it takes (reductions and the config after the
+#: shift, filled as they are met; `_UNSEEN` before) or, for the kinds the lexer plan has
+#: something to ask of (`special`), `(None, what it asks)`, a NAME's being the words met
+#: (`_Words`); `resolved` holds the steps of the kinds such a token turns out to be (a
+#: keyword, a name, a newline). So most tokens cost one lookup for what they ask and
+#: where they lead.
 _Config = tuple[Any, dict[str, Any], dict[str, Any], tuple[int, ...]]
 #: What a token kind does from a config: the reductions (minus the rule's length, and its
 #: callback) before it is shifted, and the config after the shift (`None` when that stack
