@@ -18,9 +18,7 @@ from evaldsl.syntax.drivetables import Token
 
 def token(kind: str, start: int) -> Token:
     text = kind.lower()
-    tok = Token()
-    tok.value, tok.type, tok.start_pos, tok.end_pos = text, kind, start, start + len(text)
-    return tok
+    return (kind, text, start, start + len(text))
 
 
 def operand(builder: Builder, start: int, depth: int) -> ast.Expr:

@@ -25,11 +25,9 @@ from evaldsl.syntax.drivetables import keyword_spellings
 from evaldsl.syntax.grammar import (
     CLOSING,
     OPENING,
-    cached_grammar,
     loaded_drive_tables,
     new_lark,
 )
-from evaldsl.syntax.parser import parse
 from tests.fuzzing import examples
 from tests.test_parser_properties import assertion, declaration
 
@@ -395,29 +393,28 @@ def test_blank_text_and_a_bad_token_after_blanks() -> None:
     assert drive(FAST, "tool a called \t @", "file") is None
 
 
-def test_the_fast_loops_tokens_answer_as_larks() -> None:
-    seen: list[Any] = []
-    builder = Builder()
-    original = builder.tool
+def test_the_builder_is_given_the_same_token_tuples_by_both_loops() -> None:
+    # the fast loop makes its tokens as (terminal, text, start, end); Lark's parser gives
+    # the builder its own tokens as the same tuples (`grammar.TokenTuples`)
+    for make in (loaded_drive_tables, new_lark):
+        seen: list[Any] = []
+        builder = Builder()
+        original = builder.tool
 
-    def tool(c: list[Any]) -> Any:
-        seen.extend(c)
-        return original(c)
+        def tool(c: list[Any], seen: list[Any] = seen, original: Any = original) -> Any:
+            seen.extend(c)
+            return original(c)
 
-    builder.tool = tool  # type: ignore[method-assign]
-    tables = loaded_drive_tables(builder)
-    assert tables is not None
-    drive(tables, "  tool\tsearch called", "file")
-    keyword, name = seen
-    assert (keyword.type, keyword.start_pos, keyword.end_pos, keyword.value) == (
-        "TOOL",
-        2,
-        6,
-        "tool",
-    )
-    assert (name.type, name.start_pos, name.end_pos, name.value) == ("NAME", 7, 13, "search")
-    assert (name.line, name.column, name.end_line, name.end_column) == (None, None, None, None)
-    assert type(name.value) is str
+        builder.tool = tool  # type: ignore[method-assign]
+        parser = make(builder)
+        assert parser is not None
+        if make is new_lark:
+            parser.parse("  tool\tsearch called", start="file")
+        else:
+            drive(parser, "  tool\tsearch called", "file")
+        assert seen == [("TOOL", "tool", 2, 6), ("NAME", "search", 7, 13)], make
+        assert [type(t) for t in seen] == [tuple, tuple]
+        assert [type(part) for t in seen for part in t] == [str, str, int, int] * 2
 
 
 def test_keywords_are_never_brackets_or_newlines() -> None:
@@ -451,24 +448,6 @@ def test_a_newline_is_the_same_token_in_every_state() -> None:
                 break
         assert found is not None, state
         assert (found.lastgroup, found[found.lastgroup], found.end()) == ("_NL", "\n", 2), state
-
-
-def test_only_the_file_rules_hold_newlines() -> None:
-    # `drive` gives every newline it reads without a match one shared token, whose
-    # position is no newline's: no rule but `file` and `statements` (and their helper
-    # repetitions) may hold a newline, and their build keeps the nodes alone
-    grammar = cached_grammar()
-    rules = grammar[: re.search(r"^[A-Z_][A-Z0-9_]*(\.\d+)?\s*:", grammar, re.M).start()]
-    bodies = re.split(r"^(?=\??[a-z_][a-z0-9_]*\s*:)", rules, flags=re.M)
-    holders = {
-        body.split(":")[0].strip("?").strip()
-        for body in bodies
-        if re.search(r"\b_NL\b", re.sub(r"//[^\n]*", "", body))
-    }
-    assert holders == {"file", "statements"}
-    check = parse("tool a called").program.statements[0]
-    newline = drive_module.NEWLINE_TOKEN
-    assert Builder().file([check, newline, newline]).statements == (check,)
 
 
 BASED = Builder()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 import attrs
 
@@ -37,7 +37,6 @@ from evaldsl.language.slotinit import respanned
 from evaldsl.language.source import Span
 from evaldsl.language.vocabulary import SUBJECTS
 from evaldsl.predicates.registry import RULES
-from evaldsl.syntax import drivetables
 from evaldsl.syntax.drivetables import Token
 from evaldsl.syntax.grammar import cached_grammar
 from evaldsl.syntax.literals import decode_string, parse_duration
@@ -73,6 +72,14 @@ def inline(children: list[Any]) -> Inline:
     return held
 
 
+class Pair(NamedTuple):
+    """An object literal's `key: value`, built by `pair` (a class of its own: a plain
+    tuple among a rule's children is a token)."""
+
+    key: Token
+    value: ast.Value
+
+
 class MissingRule(Exception):
     """A grammar rule has no build callback (a bug: the grammar and the builder disagree)."""
 
@@ -85,9 +92,10 @@ class Builder:
     """Lark callbacks, one per grammar rule or alias, each building one AST node.
 
     Lark finds them by name (`getattr`), as the fast loop's tables do: the builder needs
-    no base class (Lark's `Transformer` would load Lark with it). Tokens come from the
-    fast loop (`drivetables.Token`) or from Lark's loop (Lark's `Token`), both in
-    `drivetables.TOKEN_TYPES`.
+    no base class (Lark's `Transformer` would load Lark with it). Tokens are tuples,
+    (terminal, text, start, end) (`drivetables.Token`): the fast loop makes them, and
+    Lark's parser gives its own tokens as such (`grammar.TokenTuples`); no other child is
+    a plain tuple.
 
     `base` is the offset of the statement being parsed within the whole text, so spans
     come out in whole-text offsets. `problems` collects the limits crossed since `reset`.
@@ -123,20 +131,20 @@ class Builder:
 
     def kind(self, token: Any) -> str:
         """The terminal a token is; "" for a node already built."""
-        return str(token.type) if isinstance(token, drivetables.TOKEN_TYPES) else ""
+        return str(token[0]) if type(token) is tuple else ""
 
     def text(self, token: Any) -> str:
         """A token's text as written."""
-        text: str = token.value
+        text: str = token[1]
         return text
 
     def string(self, token: Any) -> str:
         """A string literal's decoded text."""
-        return decode_string(token.value)
+        return decode_string(token[1])
 
     def integer(self, token: Any) -> int:
         """An INT token's value; one out of range is a problem, and stands as 1."""
-        text: str = token.value
+        text: str = token[1]
         problem = integer_problem(text)
         if problem is not None:
             self.problems.append((self.token_span(token), "E209", problem))
@@ -174,37 +182,36 @@ class Builder:
 
     def token_span(self, tok: Token) -> Span:
         base = self.base
-        return _new_span(Span, (base + tok.start_pos, base + tok.end_pos))  # type: ignore[operator]
+        return _new_span(Span, (base + tok[2], base + tok[3]))
 
     def _start(self, item: Any) -> int:
-        if isinstance(item, drivetables.TOKEN_TYPES):
-            return self.base + item.start_pos  # type: ignore[operator]
-        if isinstance(item, tuple):  # an object pair: (key token, value)
-            return self._start(item[0])
+        if type(item) is tuple:  # a token
+            return self.base + item[2]  # type: ignore[no-any-return]
+        if type(item) is Pair:
+            return self._start(item.key)
         return item.span.start  # type: ignore[no-any-return]
 
     def _end(self, item: Any) -> int:
-        if isinstance(item, drivetables.TOKEN_TYPES):
-            return self.base + item.end_pos  # type: ignore[operator]
-        if isinstance(item, tuple):
-            return self._end(item[1])
+        if type(item) is tuple:
+            return self.base + item[3]  # type: ignore[no-any-return]
+        if type(item) is Pair:
+            return self._end(item.value)
         return item.span.end  # type: ignore[no-any-return]
 
     def span(self, children: Sequence[Any]) -> Span:
         # `_start` and `_end` written out: this runs for every node. A child is a token
-        # (the fast loop's `Token`, else Lark's, which `_start` and `_end` take) or a node
-        # already built (with its span).
+        # (a tuple), a node already built (with its span) or a pair (`_start`, `_end`).
         first, last = children[0], children[-1]
         kind = type(first)
-        if kind is Token:
-            start = self.base + first.start_pos
+        if kind is tuple:
+            start = self.base + first[2]
         elif kind in _NODES:
             start = first.span[0]
         else:
             start = self._start(first)
         kind = type(last)
-        if kind is Token:
-            end = self.base + last.end_pos
+        if kind is tuple:
+            end = self.base + last[3]
         elif kind in _NODES:
             end = last.span[1]
         else:
@@ -212,11 +219,11 @@ class Builder:
         return _new_span(Span, (start, end))
 
     def literal(self, item: Any) -> ast.Value:
-        if not isinstance(item, drivetables.TOKEN_TYPES):
+        if type(item) is not tuple:
             return cast(ast.Value, item)
-        kind, text = item.type, item.value
+        kind, text, start, end = item
         base = self.base
-        span = _new_span(Span, (base + item.start_pos, base + item.end_pos))  # type: ignore[operator]
+        span = _new_span(Span, (base + start, base + end))
         if kind == "STRING":
             return ast.make_str(decode_string(text), span=span)
         if kind == "INT":
@@ -253,12 +260,12 @@ class Builder:
     @staticmethod
     def name(tok: Token) -> str:
         """A name, bare or quoted."""
-        return decode_string(tok.value) if tok.type == "STRING" else tok.value
+        kind, text = tok[0], tok[1]
+        return decode_string(text) if kind == "STRING" else text
 
     @staticmethod
     def _nodes(children: Sequence[Any]) -> list[Any]:
-        tokens = drivetables.TOKEN_TYPES
-        return [c for c in children if not isinstance(c, tokens)]
+        return [c for c in children if type(c) is not tuple]
 
     # -- programs
 
@@ -272,15 +279,16 @@ class Builder:
     # -- declarations
 
     def suite_decl(self, c: list[Any]) -> ast.SuiteDecl:
-        return ast.SuiteDecl(decode_string(c[1].value), span=self.span(c))
+        return ast.SuiteDecl(self.string(c[1]), span=self.span(c))
 
     def _names(self, kind: Literal["tools", "nodes"], c: list[Any]) -> ast.NamesDecl:
         names: list[ast.Name | ast.Str] = []
         for tok in c[1:]:
-            if tok.type == "NAME":
-                names.append(ast.make_name(tok.value, span=self.token_span(tok)))
-            elif tok.type == "STRING":
-                names.append(ast.make_str(decode_string(tok.value), span=self.token_span(tok)))
+            terminal, text = tok[0], tok[1]
+            if terminal == "NAME":
+                names.append(ast.make_name(text, span=self.token_span(tok)))
+            elif terminal == "STRING":
+                names.append(ast.make_str(decode_string(text), span=self.token_span(tok)))
         return ast.NamesDecl(kind, tuple(names), span=self.span(c))
 
     def tools_decl(self, c: list[Any]) -> ast.NamesDecl:
@@ -290,7 +298,7 @@ class Builder:
         return self._names("nodes", c)
 
     def judge_decl(self, c: list[Any]) -> ast.JudgeDecl:
-        return ast.JudgeDecl(decode_string(c[2].value), span=self.span(c))
+        return ast.JudgeDecl(self.string(c[2]), span=self.span(c))
 
     def timeout_decl(self, c: list[Any]) -> ast.TimeoutDecl:
         duration = cast(ast.Duration, self.literal(c[1]))
@@ -301,19 +309,19 @@ class Builder:
         return ast.TimeoutDecl(duration, span=self.span(c))
 
     def case_decl(self, c: list[Any]) -> ast.CaseDecl:
-        return ast.CaseDecl(decode_string(c[1].value), span=self.span(c))
+        return ast.CaseDecl(self.string(c[1]), span=self.span(c))
 
     def cassette_src(self, c: list[Any]) -> ast.SourceDecl:
-        return ast.SourceDecl("cassette", decode_string(c[1].value), span=self.span(c))
+        return ast.SourceDecl("cassette", self.string(c[1]), span=self.span(c))
 
     def state_src(self, c: list[Any]) -> ast.SourceDecl:
-        return ast.SourceDecl("state", decode_string(c[1].value), span=self.span(c))
+        return ast.SourceDecl("state", self.string(c[1]), span=self.span(c))
 
     def dataset_src(self, c: list[Any]) -> ast.SourceDecl:
-        return ast.SourceDecl("dataset", decode_string(c[1].value), span=self.span(c))
+        return ast.SourceDecl("dataset", self.string(c[1]), span=self.span(c))
 
     def trace_src(self, c: list[Any]) -> ast.SourceDecl:
-        return ast.SourceDecl("trace", decode_string(c[1].value), c[3].value, span=self.span(c))
+        return ast.SourceDecl("trace", self.string(c[1]), self.text(c[3]), span=self.span(c))
 
     def run_src(self, c: list[Any]) -> ast.RunDecl:
         return ast.RunDecl(self.name(c[1]), span=self.span(c))
@@ -332,7 +340,7 @@ class Builder:
         # A flat `t (and|or) t …` chain: `and` binds tighter than `or`.
         if len(c) == 3:  # `a and b`, `a or b`: most chains, built at once
             first, last = c[0], c[2]
-            make = ast.make_and if c[1].type == "AND" else ast.make_or
+            make = ast.make_and if c[1][0] == "AND" else ast.make_or
             (a, b), (x, y) = first.span, last.span
             node = make((first, last), span=_new_span(Span, (min(a, x), max(b, y))))  # cover
             self._nested(node, (first, last), 1, "this assertion")
@@ -345,7 +353,7 @@ class Builder:
         ors: list[ast.Expr] = []
         ands: list[ast.Expr] = [c[0]]
         for op, term in zip(c[1::2], c[2::2], strict=True):
-            if op.type == "AND":
+            if op[0] == "AND":
                 ands.append(term)
             else:
                 ors.append(self._join(ast.And, ands))
@@ -413,11 +421,11 @@ class Builder:
         return self._subject("answer", c, index=self.integer(c[2]))
 
     def answer_json(self, c: list[Any]) -> ast.Subject:
-        return self._subject("answer_json", c, path=c[2].value if len(c) > 2 else None)
+        return self._subject("answer_json", c, path=self.text(c[2]) if len(c) > 2 else None)
 
     def answer_json_at(self, c: list[Any]) -> ast.Subject:
         # answer [ INT ] json PATH?
-        path = c[5].value if len(c) > 5 else None
+        path = self.text(c[5]) if len(c) > 5 else None
         return self._subject("answer_json", c, index=self.integer(c[2]), path=path)
 
     def output(self, c: list[Any]) -> ast.Subject:
@@ -427,17 +435,15 @@ class Builder:
         return self._subject("memory", c, keys=tuple(c[1:]))
 
     def state_field(self, c: list[Any]) -> ast.Subject:
-        first = ast.make_key(c[2].value, span=self.token_span(c[2]))
+        first = ast.make_key(self.text(c[2]), span=self.token_span(c[2]))
         return self._subject("state", c, keys=(first, *c[3:]))
 
     def tool(self, c: list[Any]) -> ast.Subject:
         # `tool NAME`: two tokens; `name` and `span` written out (one a tool subject)
-        keyword, tok = c
-        name = decode_string(tok.value) if tok.type == "STRING" else tok.value
+        keyword, (kind, text, _, end) = c
+        name = decode_string(text) if kind == "STRING" else text
         base = self.base
-        return ast.make_subject(
-            "tool", name, span=_new_span(Span, (base + keyword.start_pos, base + tok.end_pos))
-        )
+        return ast.make_subject("tool", name, span=_new_span(Span, (base + keyword[2], base + end)))
 
     def key_access(self, c: list[Any]) -> ast.Key:
         tok = c[1]
@@ -451,17 +457,17 @@ class Builder:
     def list_lit(self, c: list[Any]) -> ast.ListLit:
         # a list comprehension, not a generator (one frame for the whole list); the
         # children are `[`, values, `,` … and `]`
-        tokens, literal = drivetables.TOKEN_TYPES, self.literal
-        items = tuple([literal(x) for x in c if not (isinstance(x, tokens) and x.type in PUNCT)])
+        literal = self.literal
+        items = tuple([literal(x) for x in c if not (type(x) is tuple and x[0] in PUNCT)])
         node = ast.make_list_lit(items, span=self.span(c))
         self._value(node, items)
         return node
 
-    def pair(self, c: list[Any]) -> tuple[Token, ast.Value]:
-        return (c[0], self.literal(c[2]))
+    def pair(self, c: list[Any]) -> Pair:
+        return Pair(c[0], self.literal(c[2]))
 
     def object_lit(self, c: list[Any]) -> ast.ObjectLit:
-        pairs = tuple((self.name(k), v) for k, v in (x for x in c if isinstance(x, tuple)))
+        pairs = tuple((self.name(k), v) for k, v in (x for x in c if type(x) is Pair))
         node = ast.ObjectLit(pairs, span=self.span(c))
         self._value(node, [v for _, v in pairs])
         return node
@@ -477,9 +483,7 @@ def _simple_subject(kind: ast.SubjectKind) -> Any:
     def build(self: Builder, c: list[Any]) -> ast.Subject:
         # keywords only (`steps`, `tool calls`): the span from the first token to the last
         base = self.base
-        return ast.make_subject(
-            kind, span=_new_span(Span, (base + c[0].start_pos, base + c[-1].end_pos))
-        )
+        return ast.make_subject(kind, span=_new_span(Span, (base + c[0][2], base + c[-1][3])))
 
     return build
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from evaldsl.cache.regexes import regex
 from evaldsl.syntax import drivetables
-from evaldsl.syntax.drivetables import Tables, Token
+from evaldsl.syntax.drivetables import LarkToken, Tables, Token
 from evaldsl.syntax.grammar import CLOSING, OPENING, Start
 
 if TYPE_CHECKING:
@@ -296,21 +296,13 @@ class _Words(dict[str, _Word]):
 _NEWLINE_AT = ("_NL", "\n")
 
 
-def _token(kind: str, value: str, end: int) -> Token:
-    """A token of the fast loop, ending at `end` (the loop makes its own inline)."""
-    tok = Token()
-    tok.value = value
-    tok.start_pos = end - len(value)
-    tok.end_pos = end
-    tok.type = kind
-    return tok
-
-
-#: The token of every newline the loop reads without a match (`_NEWLINE_AT`): only the
-#: `file` and `statements` rules hold newlines, and their build keeps the nodes alone
-#: (`Builder.file`), so a newline's token is never read and one serves them all (a tenth
-#: of a file's tokens, each made and freed).
-NEWLINE_TOKEN = _token(*_NEWLINE_AT, 1)
+def _called(callback: Any, kind: str, value: str, end: int) -> Token:
+    """The token a Lark token callback (other than plain keywords) makes of the token of
+    `kind` and `value` ending at `end`."""
+    tok = LarkToken()
+    tok.value, tok.type, tok.start_pos, tok.end_pos = value, kind, end - len(value), end
+    called = callback(tok)
+    return (called.type, called.value, called.start_pos, called.end_pos)
 
 
 class _Memo:
@@ -475,7 +467,6 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
     while True:  # (the end of the text is where no token matches: no test of `pos` a token)
         if pos == line_end:
             kind, value = _NEWLINE_AT
-            tok = NEWLINE_TOKEN
             pos += 1
         else:
             m = match(text, pos)  # the blanks before the token, and the token
@@ -488,13 +479,6 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
             kind = m.lastgroup
             value = m[kind]
             pos = m.end()
-            # the token made by calling its class, which has no `__init__` (cheaper than
-            # `object.__new__(Token)`, whose arguments are packed and unpacked): its type
-            # is stored once known (a NAME may be a keyword)
-            tok = Token()
-            tok.value = value
-            tok.start_pos = pos - len(value)
-            tok.end_pos = pos
         # (every kind the state's lexer reads has its entry: `_Memo.lexing`)
         ops, following = row[kind]
         if ops is None:  # a kind that asks something first, or a step not met yet
@@ -503,7 +487,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                 # with what it is and its step (`_Memo.word` on a word not met yet)
                 kind, ops, following = following[value]
                 if following is None:  # a stack past the bounds (or an error): walk from here
-                    read = (kind, _token(kind, value, pos))
+                    read = (kind, value, pos - len(value), pos)
                     return _walk(memo, text, pos, depth, list(stack), values, read)
             else:
                 steps = row
@@ -522,9 +506,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                     elif following is _IGNORED:
                         continue
                     else:  # a token callback
-                        called = following(_token(kind, value, pos))
-                        kind, value = called.type, called.value
-                        tok = _token(kind, value, pos)
+                        kind, value, _, _ = _called(following, kind, value, pos)
                         if kind in _LAYOUT:
                             if kind == "_NL":
                                 if depth:
@@ -541,10 +523,9 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                         return None
                     ops, following = step
                     if following is None:  # a stack past the bounds: walk the table from here
-                        read = (kind, _token(kind, value, pos))
+                        read = (kind, value, pos - len(value), pos)
                         return _walk(memo, text, pos, depth, list(stack), values, read)
                     steps[kind] = step
-        tok.type = kind
         if ops:
             for size, build in ops:
                 # (most reductions take two or three children: popped, no slices made)
@@ -561,7 +542,8 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                     values.append(build(children))
                 else:
                     values.append(build([]))
-        values.append(tok)
+        # the token made once its kind is known (a NAME may be a keyword)
+        values.append((kind, value, pos - len(value), pos))
         match, row, resolved, stack = following
     # the end of the text: what is left reduced as Lark's table says (once a text)
     return _walk(memo, text, pos, depth, list(stack), values)
@@ -574,7 +556,7 @@ def _walk(
     depth: int,
     state_stack: list[int],
     value_stack: list[Any],
-    read: tuple[str, Token] | None = None,
+    read: Token | None = None,
 ) -> Any | None:
     """`drive`'s loop without the memo, from `pos` with the given stacks (and the token
     `read` before `pos`, when there is one): Lark's steps one by one, for stacks too deep
@@ -583,7 +565,8 @@ def _walk(
     end = len(text)
     while True:
         if read is not None:
-            (kind, tok), read = read, None
+            tok, read = read, None
+            kind = tok[0]
         elif pos < end:
             match, special, _ = lexing(state_stack[-1])
             m = match(text, pos)
@@ -601,18 +584,14 @@ def _walk(
                     pos = after
                     continue
                 value = m[kind]
-                tok = Token()
-                tok.value = value
-                tok.start_pos = after - len(value)
-                tok.end_pos = after
-                tok.type = kind
                 if type(asks) is dict:
-                    keyword = asks.get(value)
-                    if keyword is not None:
-                        tok.type = kind = keyword
+                    kind = asks.get(value, kind)
+                    tok = (kind, value, after - len(value), after)
                 elif asks is not None and asks not in _LAYOUT_MARKS:
-                    tok = asks(tok)
-                    kind = tok.type
+                    tok = _called(asks, kind, value, after)
+                    kind = tok[0]
+                else:
+                    tok = (kind, value, after - len(value), after)
                 pos = after
                 if kind == "_NL":
                     if depth:

@@ -25,7 +25,7 @@ import json
 import re
 from collections.abc import Callable
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
@@ -39,41 +39,35 @@ FORMAT = 1
 SHIPPED_NAME = "evaldsl.drive.json"
 
 
-class Token:
-    """A token as the fast loop makes it: the attributes of Lark's `Token` the builder
-    reads (`value`, its text; `type`, `start_pos` and `end_pos`; lines are not counted).
-    Not a `str` as Lark's is: making a slotted object is cheaper than copying the text
-    into a `str` subclass, and the loop makes one per token. Builders read the text as
-    `value`, which both kinds of token have; `str()` of one gives the text too."""
+#: A token as the builder is given it: (terminal, text, start, end), the offsets in the
+#: text parsed (Lark's tokens are given as the same tuples: `grammar.TokenTuples`). A
+#: plain tuple: the fast loop makes one per token, and a tuple of four is made and freed
+#: for about a third of the instructions of the slotted object a token was (~300 against
+#: ~970, valgrind), its fields read as cheaply. The builder's other tuples are `Span`s and
+#: pairs, of classes of their own, so `type(x) is tuple` tells a token.
+Token = tuple[str, str, int, int]
+
+
+class LarkToken:
+    """A token as Lark's token callbacks take it (`value`, `type`, `start_pos`, `end_pos`,
+    assigned): the fast loop gives a keyword callback other than plain keywords one of
+    these and makes its `Token` of what the callback leaves. `str()` gives the text."""
 
     __slots__ = ("end_pos", "start_pos", "type", "value")
 
     value: str
     type: str
-    start_pos: int | None
-    end_pos: int | None
+    start_pos: int
+    end_pos: int
 
     def __str__(self) -> str:
         return self.value
 
     def __repr__(self) -> str:
-        return f"Token({self.type!r}, {self.value!r})"
+        return f"LarkToken({self.type!r}, {self.value!r})"
 
     # Lines and columns are not counted (None, as in a Lark token made without them).
     line = column = end_line = end_column = property(lambda self: None)
-
-
-#: The token classes a builder is given: the fast loop's, and Lark's once a Lark parser
-#: has been made (`admit_tokens`: text with an error is parsed by Lark's own loop). Typed
-#: as this module's class: Lark's has the same attributes, of the same types.
-TOKEN_TYPES: tuple[type[Token], ...] = (Token,)
-
-
-def admit_tokens(kind: type) -> None:
-    """Builders are given tokens of class `kind` too (Lark's, from `grammar.py`)."""
-    global TOKEN_TYPES
-    if kind not in TOKEN_TYPES:
-        TOKEN_TYPES = (*TOKEN_TYPES, cast("type[Token]", kind))
 
 
 class ExpandSingleChild:

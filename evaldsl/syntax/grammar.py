@@ -95,29 +95,49 @@ def parser_options(builder: object | None) -> dict[str, Any]:
         "keep_all_tokens": True,
         "maybe_placeholders": False,
         "postlex": BracketNewlines(),
-        "transformer": builder,
+        "transformer": None if builder is None else TokenTuples(builder),
     }
 
 
-def _admit_lark_tokens() -> None:
-    """Builders are given Lark's tokens too, from the parsers made here."""
-    from lark import Token
+class TokenTuples:
+    """A builder as Lark's parser calls it: each of its callbacks is given the rule's
+    children with Lark's tokens as the tuples the fast loop makes (`drivetables.Token`),
+    so the builder reads one kind of token. `helper` and `__default__` (the holders of
+    Lark's helper rules, whose children a parent's callback is given spliced in its own)
+    are the builder's. Made for Lark's parsers only: the fast loop's tables call the
+    builder itself."""
 
-    drivetables.admit_tokens(Token)
+    def __init__(self, builder: Any) -> None:
+        self.builder = builder
+        self.__default__ = builder.__default__
+        self.helper = getattr(builder, "helper", None)
+
+    def __getattr__(self, name: str) -> Any:
+        # (an AttributeError for a rule the builder does not build, as Lark expects)
+        method = getattr(self.builder, name)
+        from lark import Token
+
+        def build(children: list[Any]) -> Any:
+            return method(
+                [
+                    (c.type, c.value, c.start_pos, c.end_pos) if isinstance(c, Token) else c
+                    for c in children
+                ]
+            )
+
+        return build
 
 
 def build_lark(builder: object | None) -> Lark:
     """A Lark LALR parser built from the grammar (~60 ms: `new_lark` loads it instead)."""
     from lark import Lark
 
-    _admit_lark_tokens()
     return Lark(cached_grammar(), **parser_options(builder))
 
 
 def new_lark(builder: object | None) -> Lark:
     """A Lark LALR parser for the grammar, its tables loaded from the serialised form
     (`tables.py`) when that fits the grammar and the installed Lark, else built."""
-    _admit_lark_tokens()
     return load_or_build(cached_grammar(), parser_options(builder), lambda: build_lark(builder))
 
 
