@@ -470,3 +470,13 @@ def test_a_statement_parsed_at_an_offset_has_the_spans_lark_gives_it(path: Path)
             BASED_STOCK.reset(base=37 * n + 5)
             assert full(result) == full(BASED_LARK.parse(line, start="file")), line
             assert all(st.span.start >= 37 * n + 5 for st in result.statements), line
+
+
+def test_a_token_callback_is_given_a_lark_token_and_its_result_is_a_tuple() -> None:
+    # a Lark token callback other than plain keywords (none in the shipped tables) reads
+    # and assigns a token's attributes: the loop gives it one and keeps what it leaves
+    def shout(tok: Any) -> Any:
+        tok.type, tok.value = "LOUD", tok.value.upper()
+        return tok
+
+    assert drive_module.callback_token(shout, "NAME", "hey", 9) == ("LOUD", "HEY", 6, 9)

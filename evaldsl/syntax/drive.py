@@ -296,7 +296,7 @@ class _Words(dict[str, _Word]):
 _NEWLINE_AT = ("_NL", "\n")
 
 
-def _called(callback: Any, kind: str, value: str, end: int) -> Token:
+def callback_token(callback: Any, kind: str, value: str, end: int) -> Token:
     """The token a Lark token callback (other than plain keywords) makes of the token of
     `kind` and `value` ending at `end`."""
     tok = LarkToken()
@@ -506,7 +506,7 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                     elif following is _IGNORED:
                         continue
                     else:  # a token callback
-                        kind, value, _, _ = _called(following, kind, value, pos)
+                        kind, value, _, _ = callback_token(following, kind, value, pos)
                         if kind in _LAYOUT:
                             if kind == "_NL":
                                 if depth:
@@ -588,7 +588,7 @@ def _walk(
                     kind = asks.get(value, kind)
                     tok = (kind, value, after - len(value), after)
                 elif asks is not None and asks not in _LAYOUT_MARKS:
-                    tok = _called(asks, kind, value, after)
+                    tok = callback_token(asks, kind, value, after)
                     kind = tok[0]
                 else:
                     tok = (kind, value, after - len(value), after)
