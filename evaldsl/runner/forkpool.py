@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import selectors
 import signal
 import struct
 import sys
@@ -263,6 +262,8 @@ def _serve(
 ) -> None:
     """The parent's loop: feed the task pipe, act on every worker's messages, until no
     worker is left."""
+    import selectors  # (the parent's only, after it forked: no worker waits on a selector)
+
     selector = selectors.DefaultSelector()
     try:
         for worker in workers.values():
