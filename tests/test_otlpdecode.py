@@ -1091,3 +1091,42 @@ def test_a_key_sets_plan_says_what_testing_each_key_says(keys: list[str]) -> Non
             assert getattr(has, field) == tuple(n for n in names if n in a), field
         for field, names in _TESTED.items():
             assert getattr(has, field) == any(n in a for n in names), field
+
+
+@pytest.mark.parametrize("flat_first", [False, True])
+def test_a_kind_kept_by_its_json_is_kept_per_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flat_first: bool
+) -> None:
+    """A span's kind is kept by its kind attributes' JSON undecoded (`otel._kind`): the
+    same JSON is an AnyValue in an OTLP span (the text `TOOL`) and an object in a flat span
+    of the same keys (a kind that is not text: the run's error), read either way first."""
+    value = {"stringValue": "TOOL"}
+    otlp = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                "name": "t",
+                                "spanId": "s1",
+                                "attributes": [{"key": "openinference.span.kind", "value": value}],
+                            }
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    flat = {
+        "name": "f",
+        "context": {"trace_id": "t1", "span_id": "s2"},
+        "attributes": {"openinference.span.kind": value},
+    }
+    lines = [flat, otlp] if flat_first else [otlp, flat]
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)  # (compact: one JSON)
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(data)
+    assert_typed_is_reference(path, data, False, monkeypatch, lambda why: None)
+    found = outcome(path, "otel")
+    assert found[0] == "error" and "openinference.span.kind" in found[1], found

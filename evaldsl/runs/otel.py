@@ -111,7 +111,7 @@ from evaldsl.runs.providers import (
     text_of_parts,
     tool_name,
 )
-from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, index_plan
+from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, SMALL_BYTES, RawAttrs, index_plan
 from evaldsl.runs.reads import EVERYTHING, Reads
 from evaldsl.runs.reads import current as current_reads
 from evaldsl.runs.spanplan import (
@@ -1100,21 +1100,29 @@ def _may_hold(a: dict[str, Any], key: str, *texts: bytes) -> bool:
 
 def _kind(span: Span, has: SpanKeys) -> str:
     a = span.attrs
-    # (each read only when the span has it, not by `get`: a span has one convention's
-    # kind, and a `RawAttrs`' `get` is a call even for an absent key)
-    oi_kind = a["openinference.span.kind"] if has.oi_kind else None
-    tl_kind = a["traceloop.span.kind"] if has.tl_kind else None
-    op = a["gen_ai.operation.name"] if has.operation else None
     # The kind follows from these values, the span's own kind and its key set, unless
     # `llm.request.type`'s value decides it: kept per key set for the values met (spans
-    # of one instrumentation repeat them), so a span's kind is one lookup
-    values = (oi_kind, tl_kind, op, span.kind)
+    # of one instrumentation repeat them), so a span's kind is one lookup. A value not
+    # yet decoded (a typed reading's `Raw`) is looked up by its JSON, with the class of
+    # its attributes (the same JSON is an AnyValue in OTLP, a plain value in a flat
+    # span), and left undecoded: a first read is ~2,900 instructions, its JSON's copy
+    # ~450. (Each read only when the span has it: a span has one convention's kind.)
+    values = (
+        _stored(a, "openinference.span.kind") if has.oi_kind else None,
+        _stored(a, "traceloop.span.kind") if has.tl_kind else None,
+        _stored(a, "gen_ai.operation.name") if has.operation else None,
+        span.kind,
+        type(a),
+    )
     try:
         known = has.kinds.get(values)
     except TypeError:  # (a kind that is a list or an object: the run's error, below)
         known = None
     if known is not None:
         return known
+    oi_kind = a["openinference.span.kind"] if has.oi_kind else None
+    tl_kind = a["traceloop.span.kind"] if has.tl_kind else None
+    op = a["gen_ai.operation.name"] if has.operation else None
     if not (
         (oi_kind is None or isinstance(oi_kind, str))
         and (tl_kind is None or isinstance(tl_kind, str))
@@ -1154,6 +1162,17 @@ def _kind(span: Span, has: SpanKeys) -> str:
 
 #: The kinds kept for one key set's values (`_kind`; most files meet a few).
 _MAX_KINDS = 64
+
+
+def _stored(a: dict[str, Any], key: str) -> Any:
+    """`a[key]` as stored: a small value not yet decoded as its JSON (`bytes`), a large one
+    decoded (its JSON is not held by a table of kinds). A span's attributes are a plain
+    `RawAttrs` only when `_attribute_list` deferred them, whose undecoded values are each
+    an error when read: never a kind kept, so a class stands for one decoding."""
+    value = dict.__getitem__(a, key)
+    if type(value) is Raw:
+        return b"" + value if len(value) <= SMALL_BYTES else a[key]
+    return value
 
 
 def _skipped_kind(has: SpanKeys, oi: str, tl: str, op: str | None) -> str:
