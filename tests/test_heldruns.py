@@ -252,7 +252,7 @@ def test_a_document_that_cannot_be_read_is_the_checks_error_at_its_place(
 def _kept(path: Path, reads: Reads | None = None, fmt: str = "otel") -> Any:
     """The run of `path` read (for `reads`: None, in full) and offered to `heldruns.keep`,
     as a case's check reads it."""
-    key = heldruns.identity(str(path))
+    key = samplelogs.file_key(str(path))
     with reading(reads) if reads is not None else contextlib.nullcontext():
         run = detect.load_run(path, fmt)
         heldruns.keep((str(path), fmt, None), key, run)

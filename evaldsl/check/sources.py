@@ -24,6 +24,7 @@ from evaldsl.runs.detect import check_head, load_run, read_head
 from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.heldfiles import learnt
 from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.samplelogs import file_key
 from evaldsl.runs.toolnames import PartialNames, recorded_tool_names
 
 
@@ -136,7 +137,7 @@ def _facts(path: Path, decl: ast.SourceDecl, sample: str | None) -> SourceFacts 
             found = _called(run.events or [])
             return SourceFacts(kind="trace", tools=PartialNames(found, str(path), offset))
         where = str(path)
-        key = heldruns.identity(where)  # (before reading: a file changed since is read again)
+        key = file_key(where)  # (before reading: a file changed since is read again)
         heldruns.before_reading(key)
         run = load_run(path, decl.format, sample=sample)
         facts = _run_facts(run)

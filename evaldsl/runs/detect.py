@@ -58,6 +58,7 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.heldfiles import HOLD_BYTES, HeldFile
 from evaldsl.runs.model import (
+    BOM,
     Format,
     Reading,
     Run,
@@ -313,12 +314,9 @@ def _starts_sse(first: bytes) -> bool:
     from evaldsl.runs.sse import looks_like_sse
 
     at = 0
-    while first.startswith(_BOM, at):  # (what `looks_like_sse` strips, decoded)
-        at += len(_BOM)
+    while first.startswith(BOM, at):  # (what `looks_like_sse` strips, decoded)
+        at += len(BOM)
     return looks_like_sse(decode_text(first[at : at + 16]))
-
-
-_BOM = b"\xef\xbb\xbf"
 
 
 def _one_line(path: str, first: bytes, lineno: int) -> bool:
@@ -424,9 +422,9 @@ def _head_lines(path: str, texts: list[bytes] | None = None) -> list[tuple[Any, 
     try:
         with open_file(path) as f:
             for lineno, raw in itertools.islice(file_lines(f, path), HEAD_ITEMS * 4):
-                if not raw.strip() or (raw.startswith(b"\xef\xbb\xbf") and not raw[3:].strip()):
+                text = strip_bom(raw)
+                if not text.strip():
                     continue
-                text = raw.removeprefix(b"\xef\xbb\xbf")
                 try:
                     out.append((mended_loads(text), lineno))
                 except orjson.JSONDecodeError:

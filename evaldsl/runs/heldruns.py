@@ -42,7 +42,7 @@ from evaldsl.runs.samplelogs import FileKey, file_key
 #: sample (an Inspect AI log's).
 Recording = tuple[str, str | None, str | None]
 
-__all__ = ["FileKey", "Recording", "before_reading", "identity", "keep", "let_go", "take"]
+__all__ = ["Recording", "before_reading", "keep", "let_go", "take"]
 
 
 class _Held:
@@ -56,11 +56,6 @@ class _Held:
         self.key = key  # its file's identity, taken before it was read
         self.reads = reads  # what it was read for (None: everything)
         self.run = run
-
-
-def identity(path: str) -> FileKey | None:
-    """The identity of the file at `path` now (None: it cannot be looked at)."""
-    return file_key(path)
 
 
 def _small(key: FileKey | None) -> bool:

@@ -41,7 +41,8 @@ RunErrorCode = Literal["E501", "E502"]
 #: megabyte of JSON helps nobody, and the line and column still say where to look.
 MAX_SOURCE_LINE = 1000
 
-_BOM = b"\xef\xbb\xbf"
+#: The UTF-8 byte-order mark editors on Windows put before a text.
+BOM = b"\xef\xbb\xbf"
 
 
 class RunError(Exception):
@@ -506,7 +507,7 @@ def _small(f: IO[bytes]) -> bool:
 
 def strip_bom(data: bytes) -> bytes:
     """`data` without a leading UTF-8 byte-order mark (editors on Windows add one)."""
-    return data[3:] if data.startswith(_BOM) else data
+    return data[3:] if data.startswith(BOM) else data
 
 
 def decode_text(data: bytes) -> str:

@@ -42,7 +42,7 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES
 from evaldsl.runs import bigints
 from evaldsl.runs.decode import Undecodable, line_chunks
-from evaldsl.runs.model import Run, open_file
+from evaldsl.runs.model import BOM, Run, open_file
 from evaldsl.runs.otel import (
     STATUS_ERROR,
     STATUS_ERROR_CODE,
@@ -57,7 +57,6 @@ from evaldsl.runs.providers import Trace
 from evaldsl.runs.rawattrs import RawAttrs
 
 _ABSENT = msgspec.Raw(b"")  # a field the line does not have (JSON has no empty value)
-_BOM = b"\xef\xbb\xbf"
 #: Line breaks of `str.splitlines` (which the full reader splits on) that JSON text may
 #: hold raw inside a string: U+0085, U+2028, U+2029.
 _BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
@@ -362,7 +361,7 @@ def _blocks(f: Any) -> Iterator[bytes]:
     first = True
     for block in line_chunks(f):
         if first:
-            block, first = block.removeprefix(_BOM), False
+            block, first = block.removeprefix(BOM), False
         # (the lead bytes first, each one `memchr`: `line_chunks` scanned the block with
         # `isascii` already, and a second scan was ~6% of making a file's spans)
         if (b"\xc2" in block or b"\xe2" in block) and any(b in block for b in _BREAKS):
