@@ -158,16 +158,23 @@ def raw_type() -> type:
 
 def line_chunks(f: Any) -> Iterator[bytes]:
     """Whole lines, about `CHUNK` bytes at a time; a chunk that is not UTF-8 (which the
-    typed decoder would not notice in a field it skips) is `Undecodable`."""
+    typed decoder would not notice in a field it skips) is `Undecodable`. (`f`: a file
+    that can seek, as `model.open_file` gives.)"""
     while True:
-        block = f.read(CHUNK)
+        # Where the chunk ends is found first: its `CHUNK`-th byte and the rest of that
+        # byte's line (nothing past a newline), then the chunk is read whole. Reading
+        # `CHUNK` bytes and adding the rest of the line copied the chunk (a 256 KiB copy,
+        # ~270,000 instructions counted: ~2% of reading a span file).
+        start = f.tell()
+        f.seek(start + CHUNK - 1)
+        rest = f.readline(MAX_LINE_BYTES + 2)  # (the chunk's last byte, then its line's rest)
+        if len(rest) > MAX_LINE_BYTES + 1:  # the full decoder names the line too long
+            raise Undecodable("a line longer than the limit")
+        end = f.tell()
+        f.seek(start)
+        block = f.read(end - start)
         if not block:
             return
-        if not block.endswith(b"\n"):
-            rest = f.readline(MAX_LINE_BYTES + 1)
-            if len(rest) > MAX_LINE_BYTES:  # the full decoder names the line too long
-                raise Undecodable("a line longer than the limit")
-            block += rest
         if not block.isascii():
             try:
                 block.decode("utf-8")
