@@ -156,21 +156,17 @@ def raw_type() -> type:
     return msgspec.Raw
 
 
-def line_chunks(f: Any) -> Iterator[bytes]:
+def line_chunks(f: Any, refused: tuple[bytes, ...] = ()) -> Iterator[bytes]:
     """Whole lines, about `CHUNK` bytes at a time; a chunk that is not UTF-8 (which the
-    typed decoder would not notice in a field it skips) is `Undecodable`. (`f`: a file
-    that can seek, as `model.open_file` gives.)"""
+    typed decoder would not notice in a field it skips), or not ASCII and holding one of
+    `refused`, is `Undecodable`. (`f`: a file that can seek, as `model.open_file` gives.)"""
     while True:
-        # Where the chunk ends is found first: its `CHUNK`-th byte and the rest of that
-        # byte's line (nothing past a newline), then the chunk is read whole. Reading
-        # `CHUNK` bytes and adding the rest of the line copied the chunk (a 256 KiB copy,
-        # ~270,000 instructions counted: ~2% of reading a span file).
+        # Where the chunk ends is found first (its `CHUNK`-th byte and the rest of that
+        # byte's line), then the chunk is read whole. Reading `CHUNK` bytes and adding the
+        # rest of the line copied the chunk (a 256 KiB copy, ~270,000 instructions counted:
+        # ~2% of reading a span file).
         start = f.tell()
-        f.seek(start + CHUNK - 1)
-        rest = f.readline(MAX_LINE_BYTES + 2)  # (the chunk's last byte, then its line's rest)
-        if len(rest) > MAX_LINE_BYTES + 1:  # the full decoder names the line too long
-            raise Undecodable("a line longer than the limit")
-        end = f.tell()
+        end = start + CHUNK - 1 + _line_length(f, start + CHUNK - 1)
         f.seek(start)
         block = f.read(end - start)
         if not block:
@@ -180,7 +176,34 @@ def line_chunks(f: Any) -> Iterator[bytes]:
                 block.decode("utf-8")
             except UnicodeDecodeError:
                 raise Undecodable("not UTF-8") from None
+            if any(b in block for b in refused):
+                raise Undecodable("a refused character")
         yield block
+
+
+#: The bytes `_line_length` reads at a time.
+_AHEAD = 1 << 16
+
+
+def _line_length(f: Any, at: int) -> int:
+    """The length of the line from offset `at` of `f` (its newline too; to the end of the
+    file when it has none); `Undecodable` past `MAX_LINE_BYTES + 1`. (Looked for with
+    `find` in blocks read: the buffered reader's `readline` looks at each byte, ~55,000
+    instructions for the ~9 KB a chunk's last line has left here.)"""
+    f.seek(at)
+    length = 0
+    while length <= MAX_LINE_BYTES + 1:
+        ahead = f.read(_AHEAD)
+        cut = ahead.find(b"\n")
+        if cut >= 0:
+            length += cut + 1
+            break
+        length += len(ahead)
+        if len(ahead) < _AHEAD:  # (the end of the file)
+            break
+    if length > MAX_LINE_BYTES + 1:  # the full decoder names the line too long
+        raise Undecodable("a line longer than the limit")
+    return length
 
 
 @contextlib.contextmanager
