@@ -789,6 +789,25 @@ def test_small_values_read_again_are_shared_only_when_nobody_can_change_them(
     assert calls[0]["name"] is calls[1]["name"]  # (the tool's name, kept and shared)
 
 
+def test_a_value_its_table_holds_is_read_from_it_and_not_put_back() -> None:
+    """A small value read from its decoder's table (which holds only values nobody can
+    change) stays undecoded in the attributes, and a second read takes it from the table
+    again; a value the table does not hold is decoded and put back, so a list read twice
+    is one list, as in a plain dict."""
+    table: dict[bytes, Any] = {b'"chat"': "chat"}
+    attrs = RawAttrs.reading(msgspec.json.decode, table)()
+    attrs["kind"] = msgspec.Raw(b'"chat"')
+    attrs["ids"] = msgspec.Raw(b"[1, 2]")
+    assert attrs["kind"] == "chat"
+    assert attrs.raw("kind") == b'"chat"'  # (still its JSON: not put back)
+    assert attrs["kind"] is table[b'"chat"']
+    ids = attrs["ids"]
+    assert ids == [1, 2] and attrs.raw("ids") is None
+    ids.append(3)
+    assert attrs["ids"] is ids
+    assert dict(attrs.items()) == {"kind": "chat", "ids": [1, 2, 3]}
+
+
 #: The keys of an LLM span's indexed output messages, spelled every way the readers may
 #: meet them: OpenLLMetry's and OpenInference's names, indices with leading zeros or
 #: non-ASCII digits, a message, part or call twice under one index, whole lists.

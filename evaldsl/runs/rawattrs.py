@@ -61,8 +61,9 @@ def _reader(
     """The `__getitem__` of attributes read with `decode`: a value undecoded (a `Raw`) is
     decoded and put back in its place. A small one decoded before is taken from its
     decoder's table (`small`), not decoded again (most values read are kinds, names and
-    counts met before); one it does not hold is decoded by `miss` from the JSON looked up;
-    a large one by `decode`. (The decoders and the table are in the closure, and the
+    counts met before), and left undecoded (the table holds only values nobody can
+    change); one it does not hold is decoded by `miss` from the JSON looked up; a large
+    one by `decode`. (The decoders and the table are in the closure, and the
     decoding is written out in it: a read, the first of each value read, looks up no
     attribute of the instance or its class and calls no function of its own; reads are
     most of what a span's attributes cost.)"""
@@ -78,7 +79,11 @@ def _reader(
                 # is a call of the type, ~960 instructions where this is ~450)
                 data = b"" + value
                 found = kept(data, _ABSENT)
-                value = self[key] = miss(data) if found is _ABSENT else found
+                if found is not _ABSENT:
+                    # (not put back: the table holds only values nobody can change, and
+                    # most values are read once; a second read is this lookup again)
+                    return found
+                value = self[key] = miss(data)
             else:
                 value = self[key] = decode(value)
         return value
@@ -91,7 +96,8 @@ class RawAttrs(dict[str, Any]):
 
     A value is kept undecoded (`msgspec.Raw`) until read, then replaced by its value in
     place: a decoded value is never a `Raw`, so the type of what is stored says which
-    it is, without a second dict to look in."""
+    it is, without a second dict to look in. (A small value read from its decoder's
+    table is left undecoded: a second read looks it up there again.)"""
 
     __slots__ = ("_decode", "_keys", "_miss", "_read", "_small")
     _keys: str | None
@@ -183,6 +189,6 @@ class RawAttrs(dict[str, Any]):
         return made
 
     def raw(self, key: str) -> bytes | None:
-        """`key`'s undecoded JSON (`None` when absent or already decoded)."""
+        """`key`'s undecoded JSON (`None` when absent or decoded and put back)."""
         value = dict.get(self, key)
         return bytes(value) if type(value) is Raw else None
