@@ -45,15 +45,17 @@ from evaldsl.language.paths import CompiledPath, compile_path
 from evaldsl.language.values import MISSING, is_number, json_equal
 from evaldsl.language.values import js_text as value_text
 from evaldsl.runs import overflow
-from evaldsl.runs.decode import usage_as_dict
+from evaldsl.runs.decode import KINDS, usage_as_dict
 from evaldsl.runs.events import (
     ERROR_TYPES,
     LLM_REQUEST,
     LLM_RESPONSE,
     MCP_CALL,
+    POLICY_EVALUATE,
     RESPONSE_TYPES,
     TOOL_CALL,
     TOOL_RESULT,
+    USER_MESSAGE,
     inline_result,
     tool_call_arguments,
     tool_call_name,
@@ -280,6 +282,11 @@ NAMES_SPELLED = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
 #: and of `"tool_calls"`, `"tool_use"`, `"function_call"` (`heldcalls`).
 _CACHE_ENDS = (rb"creation", rb"read")
 _CALL_ENDS = (rb'calls"', rb'use"', rb'call"')
+
+
+def _kind_local(kind: str) -> str:
+    """The local name a `by_kind` pass gives the struct of `kind` (`t_tool_call`)."""
+    return "t_" + kind.replace(".", "_")
 
 
 def _names(ends: tuple[bytes, ...]) -> re.Pattern[bytes]:
@@ -563,6 +570,8 @@ class _Generator:
             out(f"{v}, {v}all = overflow_start({self.names.bind('O', tuple(specs), note)})")
             out(f"{v}n = len({v}all)", *([f"{v}f = 0"] if on_result else []))
         out("ev = None")
+        if self.by_kind:  # (`kind_is`)
+            out(*(f"{_kind_local(k)} = events.classes[{k!r}]" for k in KINDS))
         if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
             out(
                 "if times_in_pass:  # its last event is the loop's",
@@ -571,7 +580,7 @@ class _Generator:
             )
         out("for ev in events:")
         out.indent()
-        out("kind = ev.type" if self.by_kind else 'kind = ev.get("type")')
+        out("kind = type(ev)" if self.by_kind else 'kind = ev.get("type")')
         self.tool_call_branch(tools)
         self.result_branch()
         self.response_branches()
@@ -638,7 +647,7 @@ class _Generator:
         an `mcp.call` has a copy of its own near the end (`mcp_call_branch`), so a
         `tool.call` never asks whether it is one."""
         self.tools = tools
-        self.out('if kind == "tool.call":')
+        self.out(f"if {self.kind_is(TOOL_CALL)}:")
         self.call_body(mcp=False)
 
     def mcp_call_branch(self) -> None:
@@ -886,7 +895,7 @@ class _Generator:
 
     def result_branch(self) -> None:
         out = self.out
-        out('elif kind == "tool.result":')
+        out(f"elif {self.kind_is(TOOL_RESULT)}:")
         out.indent()
         out("results += 1")
         if self.want_results:
@@ -976,7 +985,7 @@ class _Generator:
 
     def response_branches(self) -> None:
         out, needs = self.out, self.needs
-        out('elif kind == "llm.request":', "    steps += 1")
+        out(f"elif {self.kind_is(LLM_REQUEST)}:", "    steps += 1")
         if needs.cost:
             out(f"    model = {self.get('model', _REQUEST)}")
         if needs.tokens or needs.cost:
@@ -990,10 +999,10 @@ class _Generator:
                 "            open_named, w_id, w_step, open_unnamed, request_id, steps",
                 "        )",
             )
-        out("elif kind in RESPONSE_TYPES:")
+        out(f"elif {self.kind_is(RESPONSE_TYPES)}:")
         out.indent()
         out("responses += 1")
-        if not self.notes_held:  # (else told with the note: `held_note`)
+        if not self.notes_held and not self.by_kind:  # (else told with the note: `held_note`)
             out('if kind == "llm.invoke":', "    steps += 1")
         positions, tail = bool(needs.answers), needs.answer_tail
         if positions or tail:
@@ -1105,11 +1114,10 @@ class _Generator:
         # (an `llm.invoke`, a request and its response in one event, is a step: told
         # here, where the note asks whether a response is an `llm.response`, not in a
         # test of its own at every response)
-        lines = [
-            'if kind != "llm.response":  # (an llm.invoke)',
-            "    steps += 1",
-            "elif holds_no_call:",
-        ]
+        lines = ["if holds_no_call:"]  # (a struct of a kind is an `llm.response`)
+        if not self.by_kind:
+            lines[:0] = ['if kind != "llm.response":  # (an llm.invoke)', "    steps += 1"]
+            lines[-1] = "elif holds_no_call:"
         if not has_raw:
             lines.append(f"    raw = {self.get('output', _RESPONSE)}")
         if self.raw:
@@ -1212,18 +1220,32 @@ class _Generator:
         # (a user's messages first: in most recordings there are more of them than of
         # guards and errors, and each kind asked before them is a test of each one)
         self.out(
-            'elif kind == "user.message":',
+            f"elif {self.kind_is(USER_MESSAGE)}:",
             "    others += 1",
-            'elif kind == "policy.evaluate":',
+            f"elif {self.kind_is(POLICY_EVALUATE)}:",
             "    guards += 1",
-            "elif kind in ERROR_TYPES:",
+            f"elif {self.kind_is(ERROR_TYPES)}:",
             "    errors += 1",
         )
         self.mcp_call_branch()
         self.out(
             "else:  # not read: counted, so a trace in which nothing is recognised is an error",
+            *(["    kind = ev.type"] if self.by_kind else []),
             "    unknown[kind] = unknown.get(kind, 0) + 1",
         )
+
+    def kind_is(self, kinds: str | frozenset[str]) -> str:
+        """The test that the event is of `kinds` (a kind, or `RESPONSE_TYPES` or
+        `ERROR_TYPES`): its `kind`, a text, compared; in a `by_kind` pass, `kind` is its
+        struct's class, one of `KindEvents.classes` (`type(ev)` and identity: ~110
+        instructions an event less than reading the kind from the struct), and a kind
+        without a struct is none of its events."""
+        if not self.by_kind:
+            if isinstance(kinds, str):
+                return f"kind == {kinds!r}"
+            return f"kind in {'RESPONSE_TYPES' if kinds is RESPONSE_TYPES else 'ERROR_TYPES'}"
+        named = [kinds] if isinstance(kinds, str) else sorted(kinds)
+        return " or ".join(f"kind is {_kind_local(k)}" for k in named if k in KINDS)
 
     def epilogue(self) -> None:
         out, needs = self.out, self.needs

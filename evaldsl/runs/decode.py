@@ -128,7 +128,8 @@ def _field_type(kind: str, field: str) -> Any:
 
 
 @lru_cache(maxsize=64)
-def _kind_decoder(reads: Reads) -> Any:
+def _kind_decoder(reads: Reads) -> tuple[Any, dict[str, type]]:
+    """The decoder of `reads`' structs, and the struct of each kind in `KINDS`."""
     import msgspec  # see `_decoder`
 
     wanted = dict(reads)
@@ -146,7 +147,7 @@ def _kind_decoder(reads: Reads) -> Any:
             )
         )
     # (a union of classes made here: `Union[...]` takes them as a tuple, `|` one by one)
-    return msgspec.json.Decoder(Union[tuple(structs)])  # noqa: UP007
+    return msgspec.json.Decoder(Union[tuple(structs)]), dict(zip(KINDS, structs, strict=True))  # noqa: UP007
 
 
 def raw_type() -> type:
@@ -216,13 +217,19 @@ def typed_events(stream: EventStream, fields: frozenset[str]) -> Iterator[Iterat
 
 class KindEvents:
     """The events of `kind_events`: iterating them is a C-level iterator over the
-    decoded chunks; `last_at()` gives the last event's `at` (decoded from its line)."""
+    decoded chunks; `last_at()` gives the last event's `at` (decoded from its line);
+    `classes` the struct of each kind, which a pass tells an event's kind by (`type(ev)
+    is` one: an `ev.type`, a class attribute of a type that changes from one event to
+    the next, is a full attribute lookup at every event)."""
 
-    __slots__ = ("_chunks", "_decode_lines", "_last")
+    __slots__ = ("_chunks", "_decode_lines", "_last", "classes")
 
-    def __init__(self, chunks: Iterator[bytes], decode_lines: Any) -> None:
+    def __init__(
+        self, chunks: Iterator[bytes], decode_lines: Any, classes: dict[str, type]
+    ) -> None:
         self._chunks = chunks
         self._decode_lines = decode_lines
+        self.classes = classes
         self._last = b""  # the last chunk that held an event
 
     def _lists(self) -> Iterator[list[Any]]:
@@ -260,7 +267,8 @@ def kind_events(stream: EventStream, reads: Reads) -> Iterator[KindEvents]:
 
     with stream.body() as f:
         try:
-            yield KindEvents(line_chunks(f), _kind_decoder(reads).decode_lines)
+            decoder, classes = _kind_decoder(reads)
+            yield KindEvents(line_chunks(f), decoder.decode_lines, classes)
         except (msgspec.DecodeError, msgspec.ValidationError) as err:
             raise Undecodable(str(err)) from None
 
