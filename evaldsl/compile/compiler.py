@@ -28,6 +28,7 @@ from evaldsl.language.vocabulary import SUBJECTS, Type
 from evaldsl.predicates import registry
 from evaldsl.predicates.base import (
     Checker,
+    Family,
     Found,
     SubjectFails,
     SubjectReader,
@@ -145,22 +146,25 @@ class Compiler:
         family = registry.FAMILY_OF[type(check.predicate)]  # (the table, read in place)
         if family.compile is not None:  # a predicate that reads the run itself
             return family.compile(self, check)
-        return self.value_check(check)
+        return self.value_check(check, family)
 
-    def value_check(self, check: ast.Check) -> Checker:
+    def value_check(self, check: ast.Check, family: Family) -> Checker:
         """A value predicate on a subject: the subject read from the run, then tested (one
-        of several values a path found is enough)."""
+        of several values a path found is enough). `family` is the predicate's, one with
+        a value test (every family without a compile rule has one: `registry`)."""
         subject, pred = check.subject, check.predicate
         span = check.span
         get = self.subject(subject)
         shown = self.text(subject.span) or subject.kind
         # (a subject and predicate made of one statement, `node X visited`: said once)
         said = shown if pred.span == subject.span else f"{shown} {self.text(pred.span)}"
-        # the registry asked directly (`value_test` and `expected` below): one a statement
+        # the family asked directly (its value test and expected value), as `check` found
+        # it: one call less for each, a statement
         kind = subject.kind
         stype = SUBJECTS[kind].type
-        test = registry.value_test(pred, stype)
-        expected = registry.expected(pred)
+        assert family.value_test is not None
+        test = family.value_test(pred, stype)
+        expected = family.expected(pred)
         # a list of names (tools, nodes) is indexed once per run for all its tests, when
         # there are enough of them: one or two walk it (each stops where it is decided,
         # where the index is made by a walk of the whole list)
