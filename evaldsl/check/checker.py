@@ -313,8 +313,8 @@ class _Checker:
             self.subject_details(subject)
         stype = entry.type
         spec = PREDICATES[family.key(pred)]
-        start, end = subject.span
-        subject_text = self.source.text[start:end] or subject.kind
+        span = subject.span  # (by index, as `Compiler.text` reads a span)
+        subject_text = self.source.text[span[0] : span[1]] or subject.kind
         if stype not in spec.applies_to:
             ordered = stype in ORDERED
             fitting = [
