@@ -127,6 +127,18 @@ def _field_type(kind: str, field: str) -> Any:
     return Any
 
 
+#: The fields a struct may hold, in the order traceplay writes them (each kind's in the
+#: order of its line): msgspec looks for a key first at the field after the one found
+#: last, so a struct in the line's order finds each of its keys at the first try.
+_WRITTEN = ("id", "name", "arguments", "callId", "requestId", "output", "usage", "model")
+
+
+def _written_first(read: tuple[str, bool]) -> tuple[int, str]:
+    """A struct field's place: as traceplay writes it, then any other by name."""
+    field = read[0]
+    return (_WRITTEN.index(field) if field in _WRITTEN else len(_WRITTEN), field)
+
+
 @lru_cache(maxsize=64)
 def _kind_decoder(reads: Reads) -> tuple[Any, dict[str, type]]:
     """The decoder of `reads`' structs, and the struct of each kind in `KINDS`."""
@@ -137,7 +149,7 @@ def _kind_decoder(reads: Reads) -> tuple[Any, dict[str, type]]:
     for kind in KINDS:
         fields = [
             (f, _field_type(kind, f), MISSING if missing else None)
-            for f, missing in wanted.get(kind, ())
+            for f, missing in sorted(wanted.get(kind, ()), key=_written_first)
         ]
         # the kind is the struct's tag, and a class attribute `type` the pass reads; a
         # decoded event holds no reference cycle, so the garbage collector skips it
