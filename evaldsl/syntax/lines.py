@@ -162,38 +162,66 @@ def _plain(annotation: Any) -> bool:
     return all(part in _PLAIN for part in annotation.split(" | "))
 
 
+def _one_class(annotation: Any) -> type | None:
+    """The node class a field of this annotation always holds, when it names one (`Subject`,
+    `Count`) and that class's own fields hold no such field (so the movers made for it
+    need no other mover made first): its mover is then called directly, without asking
+    the value's type."""
+    found = getattr(ast, annotation, None) if isinstance(annotation, str) else None
+    if found not in _NODES:
+        return None
+    fields: Any = attrs.fields(found)
+    return None if any(_one_class(f.type) is not None for f in fields) else found
+
+
 def _mover(cls: type) -> Any:
     """The function moving a node of class `cls`: it makes the new node as the parser
     makes it (`slotinit.maker`: its fields stored on the class's unfrozen twin, which then
-    becomes the class), its span moved, each field that may hold a node or a tuple moved
-    by its value's type, the plain ones copied (a function per class, generated: a loop
-    over the fields, each read and stored through its slot's descriptor, cost as much as
-    parsing the line again; this is ~4,500 instructions a node)."""
-    stores = "".join(
-        "    new.span = _new_span(_Span, (node.span[0] + by, node.span[1] + by))\n"
-        if f.name == "span"
-        else f"    new.{f.name} = node.{f.name}\n"
-        if _plain(f.type)
-        else f"    value = node.{f.name}\n"
-        f"    mover = movers[kind(value)]\n"
-        f"    new.{f.name} = value if mover is None else mover(value, by)\n"
-        for f in attrs.fields(cls)
-    )
-    source = (
-        "def move(node, by):\n"
-        "    movers, kind = _movers, type\n"
-        "    new = _twin()\n"
-        f"{stores}"
-        "    new.__class__ = _cls\n"
-        "    return new\n"
-    )
+    becomes the class), its span moved, the plain fields copied, a field of one node class
+    moved by that class's mover, a tuple by `_moved_items` (an empty one kept), any other
+    field by its value's type (a function per class, generated: a loop over the fields,
+    each read and stored through its slot's descriptor, cost as much as parsing the line
+    again)."""
     namespace: dict[str, Any] = {
         "_movers": _MOVERS,
         "_twin": twin(cls),
         "_cls": cls,
         "_new_span": _new_span,
         "_Span": Span,
+        "_items": _moved_items,
     }
+    stores = []
+    for f in attrs.fields(cls):
+        one = _one_class(f.type)
+        if f.name == "span":
+            stores.append(
+                "    span = node.span\n"
+                "    new.span = _new_span(_Span, (span[0] + by, span[1] + by))\n"
+            )
+        elif _plain(f.type):
+            stores.append(f"    new.{f.name} = node.{f.name}\n")
+        elif one is not None:
+            namespace[f"_move_{f.name}"] = _MOVERS[one]
+            stores.append(f"    new.{f.name} = _move_{f.name}(node.{f.name}, by)\n")
+        elif isinstance(f.type, str) and f.type.startswith("tuple["):
+            stores.append(
+                f"    value = node.{f.name}\n"
+                f"    new.{f.name} = _items(value, by) if value else value\n"
+            )
+        else:
+            stores.append(
+                f"    value = node.{f.name}\n"
+                f"    mover = movers[kind(value)]\n"
+                f"    new.{f.name} = value if mover is None else mover(value, by)\n"
+            )
+    source = (
+        "def move(node, by):\n"
+        "    movers, kind = _movers, type\n"
+        "    new = _twin()\n"
+        f"{''.join(stores)}"
+        "    new.__class__ = _cls\n"
+        "    return new\n"
+    )
     # compiled once, then loaded from the code cache at later starts (cache/compiled.py)
     exec(compile_cached(source, f"<evaldsl mover {cls.__module__}.{cls.__qualname__}>"), namespace)
     return namespace["move"]
