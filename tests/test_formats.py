@@ -1080,3 +1080,19 @@ def test_a_first_line_longer_than_a_block_is_read_without_readline(
     monkeypatch.setattr(detect, "first_line", lambda f, p: pytest.fail("read by lines"))
     line = doc + end[: end.find(b"\n") + 1] if b"\n" in end else doc
     assert detect.read_first_line(str(path)) == kept == (line, 1)
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_a_first_line_in_the_first_block_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bom: bytes
+) -> None:
+    """A first line that ends in the file's first block (a cassette's header: what a
+    suite's expansion looks at in every cassette for an Inspect AI log) is taken from
+    that block, not read again by lines after a seek."""
+    from evaldsl.runs import detect
+
+    header = b'{"cassette":"traceplay","version":1}\n'
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(bom + header + b'{"type":"user.message","content":"hi"}\n')
+    monkeypatch.setattr(detect, "first_line", lambda f, p: pytest.fail("read by lines"))
+    assert detect.read_first_line(str(path)) == (header, 1)

@@ -264,32 +264,39 @@ def _exports(values: list[Any]) -> bool:
 
 def read_first_line(path: str) -> tuple[bytes, int]:
     """`cassette.first_line` of the file at `path` (its first non-blank line, BOM removed,
-    and the line's number), a long one read by blocks."""
+    and the line's number), read from the file's first block (`_block_first_line`)."""
     try:
         with open_file(path) as f:
-            return _long_first_line(f) or first_line(f, path)
+            return _block_first_line(f) or first_line(f, path)
     except OSError as exc:
         raise os_error(path, exc) from None
 
 
 #: A file's first line is looked for in its first this many bytes, where most end (the
-#: rest of a longer one is read in blocks of 16 times as many: `_long_first_line`); a
+#: rest of a longer one is read in blocks of 16 times as many: `_block_first_line`); a
 #: held file (`heldfiles`) is never longer.
 FIRST_BLOCK = HOLD_BYTES
 
 
-def _long_first_line(f: IO[bytes]) -> tuple[bytes, int] | None:
-    """`first_line` of the open file `f` (at its start) when its first line is longer than
-    `FIRST_BLOCK` and not blank, read by blocks; else None, with `f` at its start again.
-    (A JSON document written on one line, as most writers write it, is its first line:
-    the buffered reader's `readline` reads a 37 MB line at a third of `read`'s speed,
-    ~55 ms against ~18, and a detected document's first line is read twice.) A line past
-    `MAX_LINE_BYTES` is left to `first_line`, whose error names it."""
+def _block_first_line(f: IO[bytes]) -> tuple[bytes, int] | None:
+    """`first_line` of the open file `f` (at its start) when its first line is not blank,
+    read from its first block (`FIRST_BLOCK` bytes), and when longer than that, by blocks;
+    else None, with `f` at its start again. (A line in the first block is taken from it:
+    `first_line` read it again, by the buffered reader's `readline` after a seek, ~a fifth
+    of looking at a cassette for an Inspect AI log. A JSON document written on one line, as
+    most writers write it, is its first line: `readline` reads a 37 MB line at a third of
+    `read`'s speed, ~55 ms against ~18, and a detected document's first line is read
+    twice.) A line past `MAX_LINE_BYTES` is left to `first_line`, whose error names it."""
     if type(f) is HeldFile or not f.seekable():  # (a held file is no longer than a block)
         return None
     blocks = [f.read(FIRST_BLOCK)]
     size = len(blocks[0])
-    long = size == FIRST_BLOCK and b"\n" not in blocks[0]  # (else `first_line` reads it)
+    end = blocks[0].find(b"\n")
+    if 0 <= end <= MAX_LINE_BYTES:  # (`first_line` reads at most the limit and its newline)
+        line = strip_bom(blocks[0][: end + 1])
+        if line.strip():
+            return line, 1
+    long = size == FIRST_BLOCK and end < 0  # (else `first_line` reads it)
     while long and size <= MAX_LINE_BYTES:
         block = f.read(FIRST_BLOCK * 16)
         end = block.find(b"\n")
