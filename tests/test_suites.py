@@ -1437,3 +1437,14 @@ def test_a_number_looked_for_in_a_text_says_to_quote_it(
     (verdict,) = case.assertions
     assert verdict.status == "fail"
     assert (said in verdict.message) if said else ("never inside" not in verdict.message)
+
+
+@pytest.mark.parametrize("line", ["cassette", 'cassette "a.jsonl" "b"', "cassette 3"])
+def test_a_source_line_that_does_not_parse_is_not_also_no_source(line: str) -> None:
+    """A case whose source line has a syntax error gets that error, not also "has no
+    source" (E503): the file's lines, split only when a syntax error asks, tell that the
+    broken line is a source line."""
+    from evaldsl.suites.build import check_text
+
+    text = f'case "a"\n  {line}\n  tool x called\n'
+    assert [d.code for d in check_text(text, "s.eval")] == ["E101"]

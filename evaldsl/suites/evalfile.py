@@ -81,7 +81,7 @@ def read_eval(
     for d in all_diags:
         who = owner(d)
         (header_diags if who is None else per_case.setdefault(who, [])).append(d)
-    lines = text.splitlines()
+    lines: list[str] | None = None  # the text's lines, split at the first syntax error
     for i, diags in per_case.items():
         # a case whose assertion lines did not parse or check is not "a case with no
         # assertions that always passes" (W504): it does not run, and its errors say why
@@ -89,8 +89,11 @@ def read_eval(
             diags = [d for d in diags if d.code != "W504"]
         # nor, when its source line did not parse, also "a case with no source" (E503):
         # that line's own error says what is wrong with it
-        if any(d.code.startswith("E1") and _source_line(lines, d.line) for d in diags):
-            diags = [d for d in diags if not (d.code == "E503" and _NO_SOURCE in d.message)]
+        syntax = [d for d in diags if d.code.startswith("E1")]
+        if syntax:
+            lines = text.splitlines() if lines is None else lines
+            if any(_source_line(lines, d.line) for d in syntax):
+                diags = [d for d in diags if not (d.code == "E503" and _NO_SOURCE in d.message)]
         per_case[i] = diags
 
     cases = []
