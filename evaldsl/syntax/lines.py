@@ -164,14 +164,20 @@ def _plain(annotation: Any) -> bool:
 
 def _one_class(annotation: Any) -> type | None:
     """The node class a field of this annotation always holds, when it names one (`Subject`,
-    `Count`) and that class's own fields hold no such field (so the movers made for it
-    need no other mover made first): its mover is then called directly, without asking
-    the value's type."""
-    found = getattr(ast, annotation, None) if isinstance(annotation, str) else None
-    if found not in _NODES:
+    `Count`) whose own fields name none (so the mover made for it calls no other directly,
+    and no two movers wait on each other to be made): its mover is then called directly,
+    without asking the value's type."""
+    found = _named_node(annotation)
+    if found is None or any(_named_node(f.type) is not None for f in attrs.fields(found)):
         return None
-    fields: Any = attrs.fields(found)
-    return None if any(_one_class(f.type) is not None for f in fields) else found
+    return found
+
+
+def _named_node(annotation: Any) -> type | None:
+    """The node class an annotation (as written: the module's annotations are strings)
+    names by itself, if any."""
+    found = getattr(ast, annotation, None) if isinstance(annotation, str) else None
+    return found if found in _NODES else None
 
 
 def _mover(cls: type) -> Any:
