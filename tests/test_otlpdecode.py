@@ -964,6 +964,34 @@ def test_the_head_detection_decoded_is_taken_only_for_its_own_text(tmp_path: Pat
     assert head[2:] == [orjson.loads(line) for line in lines[2:]]
 
 
+def test_the_head_is_the_first_lines_holding_more_than_white_space(tmp_path: Path) -> None:
+    """The head detection's reason is given is the file's first lines that hold more than
+    white space, as many as asked, the last one read without a newline too."""
+    chat = {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}
+    lines = [
+        json.dumps(
+            {
+                "resourceSpans": [
+                    {"scopeSpans": [{"spans": [{"name": n, "spanId": n, "attributes": [chat]}]}]}
+                ]
+            }
+        )
+        for n in ("one", "two", "three")
+    ]
+    path = tmp_path / "spans.jsonl"
+    path.write_text(f"\n \t\n{lines[0]}\n\r\n\n{lines[1]}\n  \n{lines[2]}", encoding="utf-8")
+    heads: list[list[Any]] = []
+
+    def why(head: list[Any]) -> str:
+        heads.append(head)
+        return "otel"
+
+    for asked in (1, 2, 3, 50):
+        run = otlpdecode.read_otel_lines(str(path), why, asked)
+        assert run is not None and len(run.events) == 6
+        assert heads.pop() == [orjson.loads(line) for line in lines[:asked]]
+
+
 def test_a_lone_surrogate_in_the_head_is_read_as_the_full_reader_reads_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -278,9 +278,7 @@ def _read(
     with open_file(path) as f:
         for block in _blocks(f):
             if len(head) < head_items:
-                head += [line for line in block.split(b"\n") if line.strip()][
-                    : head_items - len(head)
-                ]
+                head += _first_lines(block, head_items - len(head))
             try:
                 plain = _DECODE_PLAIN(block)
             except msgspec.ValidationError:  # (a line of other types: all read as `_Line`s)
@@ -297,6 +295,23 @@ def _read(
                 else:
                     spans.append(_flat_span(line))
     return _run(path, why(_head_values(head, decoded)), spans, documents)
+
+
+def _first_lines(block: bytes, n: int) -> list[bytes]:
+    """The first `n` lines of `block` that hold more than white space (those of
+    `block.split(b"\\n")`), each found by `find`: splitting the whole block looked at
+    each of its bytes (~5 M instructions for a file's first 50 lines of ~18 KB)."""
+    lines: list[bytes] = []
+    start = 0
+    while len(lines) < n:
+        end = block.find(b"\n", start)
+        line = block[start:] if end < 0 else block[start:end]
+        if line.strip():
+            lines.append(line)
+        if end < 0:
+            break
+        start = end + 1
+    return lines
 
 
 def _head_values(lines: list[bytes], decoded: Sequence[tuple[bytes, Any]]) -> list[Any]:
