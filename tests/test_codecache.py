@@ -170,3 +170,45 @@ def test_compile_cached_gives_what_compile_gives(source: str) -> None:
     code = codecache.compile_cached(source, "<test compile_cached>")
     assert code.co_code == compile(source, "<test compile_cached>", "exec").co_code
     assert codecache.compile_cached(source, "<test compile_cached>") is code
+
+
+def test_the_file_keeps_only_the_generated_passes_its_writer_used(tmp_path: Path) -> None:
+    path = tmp_path / "code.marshal"
+    method = "<attrs generated methods evaldsl.t.A>\0a = 1\n"
+
+    def index_pass(n: int) -> str:  # as `codegen.compiled` keys a pass
+        return f"{codecache.GENERATED_PASS}\0p = {n}\n"
+
+    first = codecache.CodeCache(path)
+    first.code(method, "a = 1\n", "<test>")
+    first.code(index_pass(1), "p = 1\n", codecache.GENERATED_PASS)
+    first.code(index_pass(2), "p = 2\n", codecache.GENERATED_PASS)
+    first.save()
+    assert sorted(codecache.CodeCache(path).load()) == sorted(
+        [method, index_pass(1), index_pass(2)]
+    )
+    later = codecache.CodeCache(path)
+    later.code(method, "unused", "<test>")
+    later.code(index_pass(2), "unused", codecache.GENERATED_PASS)  # (loaded: not compiled)
+    later.code(index_pass(3), "p = 3\n", codecache.GENERATED_PASS)
+    assert later.compiled == 1
+    later.save()  # the first pass, unused here, leaves; the class's method stays
+    assert sorted(codecache.CodeCache(path).load()) == sorted(
+        [method, index_pass(2), index_pass(3)]
+    )
+
+
+def test_a_generated_pass_is_compiled_at_the_first_start_only(tmp_path: Path) -> None:
+    code = r"""
+import json
+from evaldsl.cache import compiled as codecache
+from evaldsl.runs import codegen
+source = "def index_pass():\n    return 7\n"
+before = codecache.compiled_this_process()
+scope = {}
+exec(codegen.compiled(source), scope)
+print(json.dumps({"compiled": codecache.compiled_this_process() - before,
+                  "value": scope["index_pass"]()}))
+"""
+    assert start(tmp_path, code=code) == {"compiled": 1, "value": 7}
+    assert start(tmp_path, code=code) == {"compiled": 0, "value": 7}

@@ -15,6 +15,8 @@ next start. Compiling those methods for the ~90 classes a `run` imports was ~15 
   of the key: a cached `__hash__` keeps the salt of the process that compiled it, which is
   as good (a constant per class; equal records still hash alike, and no hash is ever the
   same in two processes anyway).
+- The generated index passes (`runs/codegen.py`) too, keyed alike; the file keeps only
+  those the process that writes it used (one suite's, where the others' would pile up).
 - Only evaldsl's own classes, and attrs' (its validators, made as it loads): the methods
   attrs generates for any other module's classes (a user's) go to `compile` as before.
 - Written at exit when something was compiled that the file did not hold and the process
@@ -133,7 +135,19 @@ class CodeCache:
         if not any(_evaldsl_made(key.partition("\0")[0]) for key in self.used):
             return  # (a key starts with its file name)
         entries = self.known if len(self.known) <= self.limit else self.used
+        # (generated passes, one a shape of needs and tens of kB each, only this
+        # process's: the file, read whole at every start, keeps one suite's passes)
+        entries = {k: v for k, v in entries.items() if k in self.used or not _is_pass(k)}
         write_private(self.path, marshal.dumps((FORMAT, sys.version, entries)))
+
+
+#: The file name of the generated index passes' code (`runs/codegen.py`).
+GENERATED_PASS = "<evaldsl generated pass>"
+
+
+def _is_pass(key: str) -> bool:
+    """Whether an entry is a generated pass's code."""
+    return key.startswith(GENERATED_PASS + "\0")
 
 
 def cache_path() -> Path:
