@@ -8,17 +8,21 @@ to 2**64 - 1 were exact already; an integer literal past 2**63 - 1 is a check-ti
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import evaldsl
-from evaldsl.runs import load_run, passes
+from evaldsl.runs import bigints, load_run, passes
 from tests.test_formats import check, write
 
 TWO_64 = "1.8446744073709552e19"  # 2**64, the double orjson gave for 2**64 + 1
@@ -107,7 +111,6 @@ def test_a_cassette_read_again_from_its_start_is_exact_before_and_past_its_head(
     integer, and looks through the rest at once only when a reader goes past them: a
     reader of its first timestamp (read again after a typed pass) no longer scans the
     whole file, and an integer past 64 bits is exact wherever it is."""
-    from evaldsl.runs import bigints
     from evaldsl.runs.cassette import EventStream
 
     lines = [
@@ -122,3 +125,87 @@ def test_a_cassette_read_again_from_its_start_is_exact_before_and_past_its_head(
         assert scan.call_count == 0
         assert [e["n"] for e in stream] == [e["n"] for e in lines]
         assert scan.call_count == 1  # (once, where the head ends)
+
+
+def _exact(text: bytes) -> object:
+    import msgspec
+
+    return msgspec.json.decode(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"18446744073709551617",
+        b"-9223372036854775809",
+        b"[18446744073709551617]",
+        b'{"n":18446744073709551617}',
+        b'{"n": -18446744073709551617}',
+        b'{"n":\t18446744073709551617}',
+        b'{"n":\r\n18446744073709551617}',
+        b'["a",18446744073709551617]',
+        b'["a", 1e400000000000000000000, 2]',
+        b'{"t": "x1700000000000000000", "n": 18446744073709551617.5}',
+    ],
+)
+def test_a_number_of_19_digits_or_more_is_read_exactly_wherever_it_stands(text: bytes) -> None:
+    """A number past 64 bits is found after any separator, white space or sign, at the
+    text's start, in a file read in blocks across their edges; a run of digits that
+    follows a quote is in a string, never a number."""
+
+    assert bigints.may_round(text) and bigints.may_round(text.decode())
+    try:
+        exact = _exact(text)
+    except Exception:  # (a number msgspec refuses: orjson's reading stands)
+        exact = None
+    if exact is not None:
+        assert bigints.loads(text) == exact
+    for size in range(1, len(text) + 2):
+        with mock.patch.object(bigints, "_BLOCK", size):
+            assert bigints.file_may_round(io.BytesIO(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"startTimeUnixNano": "1700000000000000000"}',
+        b'["18446744073709551617", "-1"]',
+        b'{"n": 123456789012345678, "s": "99999999999999999999999"}',
+    ],
+)
+def test_a_run_of_digits_after_a_quote_is_not_read_again(text: bytes) -> None:
+
+    assert not bigints.may_round(text) and not bigints.may_round(text.decode())
+    assert bigints.loads(text) == _exact(text)
+    for size in range(1, len(text) + 2):
+        with mock.patch.object(bigints, "_BLOCK", size):
+            assert not bigints.file_may_round(io.BytesIO(text))
+
+
+#: Pieces of text: a quote, separators, white space, a sign, letters, and runs of digits
+#: of every length around the two that matter (19, and 38 after a quote).
+_PIECES = st.one_of(
+    st.sampled_from(['"', ",", ":", "[", " ", "\n", "\t", "-", "a", ".", "\\"]),
+    st.integers(1, 45).map(lambda n: "7" * n),
+)
+
+
+@given(st.lists(_PIECES, max_size=12), st.integers(1, 64))
+def test_the_scan_finds_every_run_that_does_not_follow_a_quote(
+    pieces: list[str], block: int
+) -> None:
+    """Both scans say yes to text holding a run of 19 digits that follows no quote, and
+    no to text whose runs of 19 digits or more each follow a quote and are shorter than
+    38 (or that has none), whatever the blocks a file is read in."""
+
+    text = "".join(pieces)
+    runs = [(m.start(), len(m.group())) for m in re.finditer(r"[0-9]+", text)]
+    long_runs = [(at, n) for at, n in runs if n >= bigints.LONG]
+    unquoted = any(at == 0 or text[at - 1] != '"' for at, _ in long_runs)
+    quiet = all(n < 2 * bigints.LONG for _, n in long_runs)
+    with mock.patch.object(bigints, "_BLOCK", block):
+        found = [bigints.may_round(text), bigints.file_may_round(io.BytesIO(text.encode()))]
+    if unquoted:
+        assert found == [True, True]
+    elif quiet:
+        assert found == [False, False]
