@@ -23,6 +23,7 @@ import evaldsl
 from evaldsl.runs import detect, otlpdecode, spantree
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.otel import Span
 from evaldsl.runs.summary import render_text, summarize
 from tests.clitools import ROOT, run_evaldsl
 
@@ -572,6 +573,23 @@ def test_parent_links_that_loop_or_run_deep_are_read(
     run = _read(tmp_path, monkeypatch, _document(*spans))
     assert len(_of(run, "llm.response")) == 2
     assert run.read is not None and run.read.skipped[spantree.WRAPPER] == 1
+
+
+def test_wrappers_are_found_by_the_parents_of_llm_spans_alone() -> None:
+    """`wrappers` looks at the LLM spans' parents: none in the file (parents exported
+    elsewhere, or only other kinds' parents in it) is no wrapper; one in it is walked."""
+
+    def found(spans: list[tuple[str, str | None, str]]) -> set[int]:
+        made = [Span(key, key, {}, 1, 2, "1", "2", [], False, None) for key, _, _ in spans]
+        for span, (key, parent, _) in zip(made, spans, strict=True):
+            span.key, span.parent = ("t", key), ("t", parent) if parent else None
+        _, _, keys = spantree.unrepeated(made)
+        return spantree.wrappers(made, [kind for _, _, kind in spans], keys)
+
+    # a tool span under an LLM span, LLM spans under parents of another file
+    assert found([("a", "x", "llm"), ("b", "a", "tool"), ("c", "y", "llm")]) == set()
+    assert found([("a", None, "llm"), ("b", "a", "tool"), ("c", "b", "llm")]) == {0}
+    assert found([("a", None, "llm"), ("b", "a", "llm"), ("c", "x", "tool")]) == {0}
 
 
 def test_a_span_exported_twice_is_read_once(
