@@ -1130,10 +1130,14 @@ class _Generator:
         # (an `llm.invoke`, a request and its response in one event, is a step: told
         # here, where the note asks whether a response is an `llm.response`, not in a
         # test of its own at every response)
-        lines = ["if holds_no_call:"]  # (a struct of a kind is an `llm.response`)
-        if not self.by_kind:
-            lines[:0] = ['if kind != "llm.response":  # (an llm.invoke)', "    steps += 1"]
-            lines[-1] = "elif holds_no_call:"
+        if self.by_kind:  # (a struct of a kind is an `llm.response`)
+            lines = ["if holds_no_call:"]
+        else:
+            lines = [
+                'if kind != "llm.response":  # (an llm.invoke)',
+                "    steps += 1",
+                "elif holds_no_call:",
+            ]
         if not has_raw:
             lines.append(f"    raw = {self.get('output', _RESPONSE)}")
         if self.raw:

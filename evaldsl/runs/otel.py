@@ -111,7 +111,7 @@ from evaldsl.runs.providers import (
     text_of_parts,
     tool_name,
 )
-from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, SMALL_BYTES, RawAttrs, index_plan
+from evaldsl.runs.rawattrs import MAX_KEPT_KEYS, MAX_PLANS, RawAttrs, as_stored, index_plan
 from evaldsl.runs.reads import EVERYTHING, Reads
 from evaldsl.runs.reads import current as current_reads
 from evaldsl.runs.spanplan import (
@@ -1106,11 +1106,14 @@ def _kind(span: Span, has: SpanKeys) -> str:
     # yet decoded (a typed reading's `Raw`) is looked up by its JSON, with the class of
     # its attributes (the same JSON is an AnyValue in OTLP, a plain value in a flat
     # span), and left undecoded: a first read is ~2,900 instructions, its JSON's copy
-    # ~450. (Each read only when the span has it: a span has one convention's kind.)
+    # ~450. (Each read only when the span has it: a span has one convention's kind. A
+    # span's attributes are a plain `RawAttrs` only when `_attribute_list` deferred them,
+    # whose undecoded values are each an error when read: never a kind kept, so a class
+    # stands for one decoding.)
     values = (
-        _stored(a, "openinference.span.kind") if has.oi_kind else None,
-        _stored(a, "traceloop.span.kind") if has.tl_kind else None,
-        _stored(a, "gen_ai.operation.name") if has.operation else None,
+        as_stored(a, "openinference.span.kind") if has.oi_kind else None,
+        as_stored(a, "traceloop.span.kind") if has.tl_kind else None,
+        as_stored(a, "gen_ai.operation.name") if has.operation else None,
         span.kind,
         type(a),
     )
@@ -1162,17 +1165,6 @@ def _kind(span: Span, has: SpanKeys) -> str:
 
 #: The kinds kept for one key set's values (`_kind`; most files meet a few).
 _MAX_KINDS = 64
-
-
-def _stored(a: dict[str, Any], key: str) -> Any:
-    """`a[key]` as stored: a small value not yet decoded as its JSON (`bytes`), a large one
-    decoded (its JSON is not held by a table of kinds). A span's attributes are a plain
-    `RawAttrs` only when `_attribute_list` deferred them, whose undecoded values are each
-    an error when read: never a kind kept, so a class stands for one decoding."""
-    value = dict.__getitem__(a, key)
-    if type(value) is Raw:
-        return b"" + value if len(value) <= SMALL_BYTES else a[key]
-    return value
 
 
 def _skipped_kind(has: SpanKeys, oi: str, tl: str, op: str | None) -> str:

@@ -55,6 +55,16 @@ MAX_PLANS = 4096
 MAX_KEPT_KEYS = 256
 
 
+def as_stored(a: dict[str, Any], key: str) -> Any:
+    """`a[key]` as stored (`a`: a `RawAttrs`, or a plain dict of decoded values): a small
+    value not yet decoded as its JSON (`bytes`, as its decoder's table is keyed), a large
+    one decoded (read, `_reader`)."""
+    value = dict.__getitem__(a, key)
+    if type(value) is Raw:
+        return b"" + value if len(value) <= SMALL_BYTES else a[key]
+    return value
+
+
 def _reader(
     decode: Callable[[Any], Any], small: dict[bytes, Any], miss: Callable[[bytes], Any]
 ) -> Callable[[RawAttrs, str], Any]:

@@ -198,7 +198,6 @@ def _mover(cls: type) -> Any:
     }
     stores = []
     for f in attrs.fields(cls):
-        one = _one_class(f.type)
         if f.name == "span":
             stores.append(
                 "    span = node.span\n"
@@ -206,7 +205,7 @@ def _mover(cls: type) -> Any:
             )
         elif _plain(f.type):
             stores.append(f"    new.{f.name} = node.{f.name}\n")
-        elif one is not None:
+        elif (one := _one_class(f.type)) is not None:
             namespace[f"_move_{f.name}"] = _MOVERS[one]
             stores.append(f"    new.{f.name} = _move_{f.name}(node.{f.name}, by)\n")
         elif isinstance(f.type, str) and f.type.startswith("tuple["):
