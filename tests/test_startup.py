@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evaldsl.judge.config import ENV_API_KEY, NO_KEY_MESSAGE
 from evaldsl.syntax import tables
 from evaldsl.syntax.build import Builder
 from evaldsl.syntax.drive import drive
@@ -129,16 +130,16 @@ def test_a_damaged_cache_is_rebuilt_not_an_error(
     assert lark.parse("steps < 1", start="file") is not None
 
 
-def _imported_by(*args: str, full: bool = False) -> set[str]:
+def _imported_by(*args: str, full: bool = False, unset: tuple[str, ...] = ()) -> set[str]:
     """The top-level modules a CLI command imports (`full`: every module and submodule),
-    run in a fresh interpreter."""
+    run in a fresh interpreter (without the environment variables `unset`)."""
     code = (
         "import sys\nfrom evaldsl.tools.cli import main\n"
         f"try:\n    code = main({list(args)!r})\nexcept SystemExit:\n    pass\n"
         "names = sys.modules if " + repr(full) + " else {m.split('.')[0] for m in sys.modules}\n"
         "print('MODULES', ' '.join(sorted(names)))\n"
     )
-    env = {**os.environ, "NO_COLOR": "1"}
+    env = {k: v for k, v in os.environ.items() if k not in unset} | {"NO_COLOR": "1"}
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
     )
@@ -317,6 +318,22 @@ def test_the_judge_client_loads_for_a_case_that_asks_the_judge_only(
         assert "evaldsl.judge.client" in asked
     (case,) = json.loads(report.read_text())["suites"][0]["cases"]
     assert [a["status"] for a in case["assertions"]] == ["pass", "error"]
+    # live without a key: with no cache folder the question is skipped without the
+    # client, in the client's words; with one, the client looks for a cached verdict
+    live = [*run[:-4], "--judge", "live", "--judge-cache", str(tmp_path / "live"), *run[-2:]]
+    messages = []
+    for folder in (False, True):
+        if folder:
+            (tmp_path / "live").mkdir()
+        no_key = _imported_by(
+            *live, "--json", str(report), str(judged), full=True, unset=(ENV_API_KEY,)
+        )
+        if jobs == "1" or not folder:
+            assert ("evaldsl.judge.client" in no_key) is folder, no_key
+        (case,) = json.loads(report.read_text())["suites"][0]["cases"]
+        assert [a["status"] for a in case["assertions"]] == ["pass", "skip"]
+        messages.append(case["assertions"][1]["message"])
+    assert messages[0] == messages[1] == NO_KEY_MESSAGE
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # imported when the endpoint is first called: `check` never n
     import httpx
 
 from evaldsl.judge.cache import cache_key, cached_verdict, judge_log, read_cache, write_cache
-from evaldsl.judge.config import ENABLE_HINT, OFF_MESSAGE, JudgeConfig
+from evaldsl.judge.config import NO_KEY_MESSAGE, OFF_MESSAGE, JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
 from evaldsl.judge.reply import (
     BadReply,
@@ -458,9 +458,7 @@ class LLMJudge:
                 "and --judge frozen forbids calling the judge",
             )
         if self.config.api_key is None:
-            return _Failed(
-                "skip", f"judge: skipped, no API key and no cached verdict: {ENABLE_HINT} to run it"
-            )
+            return _Failed("skip", NO_KEY_MESSAGE)
         model = self.config.model_for(request.model)
         try:
             result = self._call(request.text, request.rubric, model, stop)

@@ -26,6 +26,7 @@ ENV_BASE_URL = "EVALDSL_JUDGE_BASE_URL"
 ENV_MODEL = "EVALDSL_JUDGE_MODEL"
 ENABLE_HINT = f"set {ENV_API_KEY} (and optionally {ENV_BASE_URL}, {ENV_MODEL})"
 OFF_MESSAGE = "judge assertions are off (--judge off)"
+NO_KEY_MESSAGE = f"judge: skipped, no API key and no cached verdict: {ENABLE_HINT} to run it"
 
 
 def _optional_key(value: str | None) -> str | None:
@@ -168,6 +169,22 @@ class JudgeConfig:
     def fetches_ahead(self) -> bool:
         """Whether questions go to the endpoint before they are asked: live, with a key."""
         return self.mode == "live" and self.api_key is not None
+
+    def skips_unasked(self) -> str | None:
+        """The message every question is skipped with when that is known without the
+        judge's client (its cache keys, its HTTP client and their imports, ~10% of a small
+        run): off, or live without a key while the cache folder does not exist (no verdict
+        can be cached there, none fetched). None when the client must answer.
+
+        >>> JudgeConfig(mode="off").skips_unasked()
+        'judge assertions are off (--judge off)'
+        >>> JudgeConfig(api_key="sk-0123456789abcdef", cache_dir="/nonexistent").skips_unasked()
+        """
+        if self.mode == "off":
+            return OFF_MESSAGE
+        if self.mode == "live" and self.api_key is None and not os.path.lexists(self.cache_dir):
+            return NO_KEY_MESSAGE
+        return None
 
     def model_for(self, model: str | None) -> str:
         """The model a question is put to: its own, else the configured one."""

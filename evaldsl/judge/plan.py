@@ -7,9 +7,11 @@ cached (`plan`), and the judge the command builds from its options (`judge_from_
 The command's judge makes its `LLMJudge` (its HTTP client, cache and key hashing, ~8 ms
 of imports) when a case first asks it something: a run whose assertions ask no judge
 never loads them (`judge.client` is imported where an `LLMJudge` is made), and neither
-do a judge that is off (`--judge off`: every question is skipped), fetching ahead
-without a key or in another mode than live (nothing is fetched), nor counting the calls
-of a plan while the cache folder does not exist (`uncached_plan`).
+do a judge that is off (`--judge off`: every question is skipped), a question asked in
+live mode without a key while the cache folder does not exist (skipped: nothing cached,
+nothing to call; `JudgeConfig.skips_unasked`), fetching ahead without a key or in another
+mode than live (nothing is fetched), nor counting the calls of a plan while the cache
+folder does not exist (`uncached_plan`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evaldsl.judge.config import OFF_MESSAGE, JudgeConfig
+from evaldsl.judge.config import JudgeConfig
 from evaldsl.judge.protocol import JudgeOutcome, JudgePlan, JudgeRequest
 from evaldsl.language.jsjson import has_surrogate
 
@@ -115,8 +117,9 @@ class TwoPhaseJudge:
             self._asked.append(JudgeRequest(text, rubric, model))
             return JudgeOutcome("skip", "judge: planned, not run")
         unmade = self._unmade
-        if unmade is not None and unmade.mode == "off":
-            return JudgeOutcome("skip", OFF_MESSAGE)  # (what the LLMJudge says)
+        skipped = unmade.skips_unasked() if unmade is not None else None
+        if skipped is not None:
+            return JudgeOutcome("skip", skipped)  # (what the LLMJudge says)
         return self.inner(text, rubric, model=model, threshold=threshold)
 
     @contextlib.contextmanager
