@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
 import yaml
 
 from evaldsl.language import ast
@@ -25,7 +26,7 @@ from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.source import Position, Source
 from evaldsl.language.values import MISSING
 from evaldsl.runs.detect import DATASET_ROW_KEYS
-from evaldsl.suites.model import DatasetRow, Snippet, SourceSpec
+from evaldsl.suites.model import Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
 from evaldsl.suites.yaml12 import compose, construct, fields, problems
 from evaldsl.suites.yamlguard import check_yaml
@@ -33,6 +34,17 @@ from evaldsl.syntax.parser import parse
 
 ROW_KEYS = DATASET_ROW_KEYS
 BEHAVIOUR_KEYS = {"guardEvaluated", "noGuardEvaluation"}
+
+
+@attrs.frozen
+class DatasetRow:
+    """One verydia dataset row, turned into a case; `diagnostics`: its problems (an
+    unknown field, an expectation that cannot be read), which keep its case from running."""
+
+    name: str
+    input: Any  # MISSING when the row has none (its target is called with no argument)
+    snippet: Snippet | None
+    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], list[Diagnostic]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 
@@ -23,6 +23,9 @@ from evaldsl.language.source import Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.runs.index import Needs
 from evaldsl.suites.templates import render_node, render_text
+
+if TYPE_CHECKING:  # (made by the YAML and JSON front end only: a `.eval` run never builds them)
+    from evaldsl.suites.places import PathPlace, TextPlace
 
 SourceKind = Literal["cassette", "trace", "state", "run", "dataset"]
 
@@ -82,44 +85,6 @@ class Snippet:
         if self.template is not None:
             return self.template(row)
         return Snippet(render_node(self.exprs, row), self.source, row=row), ()
-
-
-@attrs.frozen
-class DatasetRow:
-    """One verydia dataset row, turned into a case; `diagnostics`: its problems (an
-    unknown field, an expectation that cannot be read), which keep its case from running."""
-
-    name: str
-    input: Any  # MISSING when the row has none (its target is called with no argument)
-    snippet: Snippet | None
-    diagnostics: tuple[Diagnostic, ...] = ()
-
-
-@attrs.frozen
-class TextPlace:
-    """Where one scalar of DSL text is written in a YAML or JSON suite (for editors): the
-    case that holds it (None: the suite's header), its YAML style (`|`, `>`, `"`, `'`, or
-    None for a plain scalar) and its first and last 0-based line and column."""
-
-    case: int | None
-    style: str | None
-    start_line: int
-    start_column: int
-    end_line: int
-    end_column: int
-
-
-@attrs.frozen
-class PathPlace:
-    """Where a case's source path is written in a YAML or JSON suite: the case, the key
-    (`cassette`, `state`, `trace`, `run`, `dataset`), the 0-based lines of the key and of
-    its value, and the value when it is text."""
-
-    case: int
-    key: str
-    key_line: int
-    value_line: int
-    value: str | None
 
 
 @attrs.frozen

@@ -40,16 +40,9 @@ from evaldsl.language.limits import timeout_problem
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.runs.detect import dataset_said, is_dataset
-from evaldsl.suites.model import (
-    CaseDraft,
-    Layout,
-    PathPlace,
-    Snippet,
-    SourceSpec,
-    SuiteDraft,
-    TextPlace,
-)
+from evaldsl.suites.model import CaseDraft, Layout, Snippet, SourceSpec, SuiteDraft
 from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
+from evaldsl.suites.places import PathPlace, TextPlace
 from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
 from evaldsl.suites.yaml12 import fields as node_fields

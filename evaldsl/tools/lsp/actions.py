@@ -21,7 +21,8 @@ from typing import Any
 from lsprotocol import types
 
 from evaldsl.language.diagnostics import Fix
-from evaldsl.suites.model import Layout, TextPlace
+from evaldsl.suites.model import Layout
+from evaldsl.suites.places import TextPlace
 
 QUICK_FIX = types.CodeActionKind.QuickFix
 

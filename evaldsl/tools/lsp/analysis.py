@@ -22,7 +22,8 @@ from evaldsl.runs.detect import load_run, scan_tool_names
 from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.model import RunError
 from evaldsl.suites.files import draft_from_text
-from evaldsl.suites.model import Layout, SuiteDraft, TextPlace
+from evaldsl.suites.model import Layout, SuiteDraft
+from evaldsl.suites.places import TextPlace
 from evaldsl.suites.templates import render_text
 from evaldsl.suites.yamlplaces import quoted_line
 from evaldsl.syntax.grammar import Start
