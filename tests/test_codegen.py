@@ -763,7 +763,7 @@ def test_the_pass_over_each_kinds_structs_agrees(statements: list[str], events: 
     gone_back = AssertionError("decoded into dicts")
     with (
         tempfile.TemporaryDirectory() as folder,
-        mock.patch.object(passes, "typed_events", side_effect=gone_back),
+        mock.patch.object(passes, "typed_batches", side_effect=gone_back),
     ):
         reference, generated = _on_stream(case, events, folder)
     assert generated == reference, "\n".join(statements)
@@ -2217,7 +2217,7 @@ def test_a_stream_read_once_has_its_times_noted_as_it_goes(
             return type(err), str(err)
         return facts.first_at, facts.last_at, facts.steps, facts.tool_calls, facts.cost
 
-    generated = outcome(lambda it: made.run(it, None, False))
+    generated = outcome(lambda it: made.run(passes.batches(it), None, False))
     reference = outcome(lambda it: reference_index_events(it, needs))
     if generated[0] is TypeError:  # a call's name not text: the pass gives way to the
         assert reference[0] is RunError  # reference (`index_events_fast`), which says so
@@ -2683,3 +2683,38 @@ def test_a_response_naming_its_request_by_a_str_subclass_answers_it_as_the_refer
     reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
     assert generated == reference
     assert "r1" in str(reference)  # (the unanswered request, in the verdict's message)
+
+
+_COUNTED_KINDS = [
+    {"type": "tool.call", "name": "a", "callId": "c"},
+    {"type": "mcp.call", "tool": "b"},
+    {"type": "tool.result", "callId": "c", "output": 1},
+    {"type": "llm.request", "id": "r"},
+    {"type": "llm.response", "requestId": "r", "output": "x"},
+    {"type": "llm.invoke", "output": "y", "tokensIn": 1, "tokensOut": 2},
+    {"type": "user.message"},
+    {"type": "policy.evaluate"},
+    {"type": "error"},
+    {"type": "something.else"},
+]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.integers(0, len(_COUNTED_KINDS) - 1), max_size=40), st.booleans())
+def test_each_kinds_count_is_the_references_results_counted_as_what_the_others_leave(
+    picks: list[int], tokens: bool
+) -> None:
+    """The pass counts results as the events less every other kind (`llm.invoke` both a
+    step and a response), a list by its length and a stream by its lists' lengths; the
+    steps' count takes each `llm.invoke` in the loop (tokens) or after it."""
+    events = [dict(_COUNTED_KINDS[i]) for i in picks]
+    needs = attrs.evolve(_compiled(["tool a called"]).needs, tokens=tokens, passes={})
+    made = passes.pass_for(needs, raw=False)
+    names = ("steps", "responses", "tool_calls", "guards", "errors", "results", "others")
+
+    def counts(facts: Any) -> Any:
+        return [getattr(facts, n) for n in names], facts.unknown
+
+    expected = counts(reference_index_events(events, needs))
+    assert counts(made.run(events, None, True)) == expected
+    assert counts(made.run(passes.batches(iter(events)), None, False)) == expected

@@ -1295,8 +1295,9 @@ def test_the_tests_a_held_call_could_break_have_the_pass_note_responses_holding_
         ("steps > 1", False),
     ]:
         assert evaldsl.compile(text).cases[0].needs.held is held, text
-    events = load_cassette(HELD).events
-    assert events is not None
+    stream = load_cassette(HELD).events
+    assert stream is not None
+    events = list(stream)  # (the pass takes a list as it is, a stream in lists)
     needs = evaldsl.compile("no tool get_weather").cases[0].needs
     trace = generate(needs).run(events, None, True)
     assert not trace.holds_no_call
@@ -1384,7 +1385,7 @@ def test_a_pass_over_typed_decoded_events_notes_responses_holding_calls_exactly(
 
     from evaldsl.runs import passes
     from evaldsl.runs.cassette import EventStream
-    from evaldsl.runs.decode import Undecodable, kind_events, typed_events
+    from evaldsl.runs.decode import Undecodable, kind_events, typed_batches
     from evaldsl.runs.heldcalls import held_calls, response_call_names
     from evaldsl.runs.index import Needs, RunFacts
 
@@ -1402,7 +1403,7 @@ def test_a_pass_over_typed_decoded_events_notes_responses_holding_calls_exactly(
         as_dicts = passes.pass_for(needs, raw=True)
         for made, decoder in (
             (by_kind, lambda: kind_events(stream, by_kind.reads)),
-            (as_dicts, lambda: typed_events(stream, passes.read_fields(needs))),
+            (as_dicts, lambda: typed_batches(stream, passes.read_fields(needs))),
         ):
             try:
                 with decoder() as decoded:

@@ -31,6 +31,7 @@ absent field from `null`), and the decoder builds only those.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import deque
@@ -167,6 +168,15 @@ def _first_key(path: str | None) -> str | None:
 def _first_time(events: Iterable[Any]) -> Any:
     """The first `at` that is text, of events in the order given."""
     return next((e.get("at") for e in events if isinstance(e.get("at"), str)), None)
+
+
+def _counting(batches: Iterable[list[Any]], seen: list[int]) -> Iterator[list[Any]]:
+    """`batches` (lists of a stream's events), adding each one's length to `seen[0]` as
+    it passes: a stream's number of events, a list's `len`, so that the pass counts one
+    kind of event as what the others leave (`results_left`), not one by one."""
+    for batch in batches:
+        seen[0] += len(batch)
+        yield batch
 
 
 def _noting_first_time(events: Iterable[Any], found: list[Any]) -> Iterator[Any]:
@@ -417,6 +427,8 @@ class _Generator:
             overflow_tallies=overflow.tallies,
             first_time=_first_time,
             noting_first_time=_noting_first_time,
+            counting=_counting,
+            chain_from_iterable=itertools.chain.from_iterable,
             decode=_decode_raw,
             file_event_ids=_file_event_ids,
             loads=_raw_loads() if raw else None,
@@ -488,7 +500,7 @@ class _Generator:
         out(
             "facts = TraceFacts()",
             "counts = facts.call_counts",
-            "steps = responses = tool_calls = guards = errors = results = others = 0",
+            "steps = responses = tool_calls = guards = errors = others = invokes = 0",
             "tokens_in = tokens_out = unmetered = 0",
             "unknown = {}",
             "dec = {}  # test → (the call that decided it, the values it found there)",
@@ -588,13 +600,22 @@ class _Generator:
         out("ev = None")
         if self.by_kind:  # (`kind_is`)
             out(*(f"{_kind_local(k)} = events.classes[{k!r}]" for k in KINDS))
+        # a list's events as they are, a stream's batches (lists) counted as they pass
+        # (`counting`): the results' count is what the other kinds leave (`results_left`)
+        out(
+            "if is_list:",
+            "    each = events",
+            "else:",
+            "    seen = [0]",
+            "    each = chain_from_iterable(counting(events, seen))",
+        )
         if needs.times and not self.by_kind:  # (a `by_kind` pass always has `again`)
             out(
                 "if times_in_pass:  # its last event is the loop's",
                 "    first_times = []",
-                "    events = noting_first_time(events, first_times)",
+                "    each = noting_first_time(each, first_times)",
             )
-        out("for ev in events:")
+        out("for ev in each:")
         out.indent()
         out("kind = type(ev)" if self.by_kind else 'kind = ev.get("type")')
         self.tool_call_branch(tools)
@@ -913,7 +934,8 @@ class _Generator:
         out = self.out
         out(f"elif {self.kind_is(TOOL_RESULT)}:")
         out.indent()
-        out("results += 1")
+        if not (self.want_results or self.any_result_probes):
+            out("pass  # (counted after the loop: what the other kinds leave)")
         if self.want_results:
             out(
                 f"key = {self.get('callId', _RESULT)}",
@@ -1019,7 +1041,7 @@ class _Generator:
         out.indent()
         out("responses += 1")
         if not self.notes_held and not self.by_kind:  # (else told with the note: `held_note`)
-            out('if kind == "llm.invoke":', "    steps += 1")
+            out('if kind == "llm.invoke":', *self.invoke_step())
         positions, tail = bool(needs.answers), needs.answer_tail
         if positions or tail:
             out(f"raw = {self.get('output', _RESPONSE)}")
@@ -1135,7 +1157,7 @@ class _Generator:
         else:
             lines = [
                 'if kind != "llm.response":  # (an llm.invoke)',
-                "    steps += 1",
+                *self.invoke_step(),
                 "elif holds_no_call:",
             ]
         if not has_raw:
@@ -1254,6 +1276,17 @@ class _Generator:
             "    unknown[kind] = unknown.get(kind, 0) + 1",
         )
 
+    def steps_read(self) -> bool:
+        """Whether the loop reads the steps' count (a request's step, to price or count
+        its response's tokens by), so an `llm.invoke` adds to it as it comes."""
+        return bool(self.needs.tokens or self.needs.cost)
+
+    def invoke_step(self) -> tuple[str, ...]:
+        """An `llm.invoke`'s lines: counted apart (`results_left` takes it out of the
+        requests' and responses' counts), and a step, now if the loop reads the steps'
+        count, else after the loop (`epilogue`)."""
+        return ("    invokes += 1", *(["    steps += 1"] if self.steps_read() else []))
+
     def kind_is(self, kinds: str | frozenset[str]) -> str:
         """The test that the event is of `kinds` (a kind, or `RESPONSE_TYPES` or
         `ERROR_TYPES`): its `kind`, a text, compared; in a `by_kind` pass, `kind` is its
@@ -1269,15 +1302,27 @@ class _Generator:
 
     def epilogue(self) -> None:
         out, needs = self.out, self.needs
+        if not self.steps_read():
+            out("steps += invokes")
+        if needs.tool_sequence:
+            # (a pass that keeps the sequence puts every call in it, or gives the run to
+            # the reference: its length is the count, not a sum at every call)
+            out("tool_calls = len(sequence)")
         out(
             "facts.steps = steps",
             "facts.responses = responses",
-            # (a pass that keeps the sequence puts every call in it, or gives the run to
-            # the reference: its length is the count, not a sum at every call)
-            "facts.tool_calls = " + ("len(sequence)" if needs.tool_sequence else "tool_calls"),
+            "facts.tool_calls = tool_calls",
             "facts.guards = guards",
             "facts.errors = errors",
-            "facts.results = results",
+            # results_left: every event is of one branch of the loop, each counted but
+            # the results', which is what the others leave (no `+= 1` at each result:
+            # past 256 each makes an int; results are as many as calls in recordings,
+            # and the loop never reads their count); an llm.invoke is both a step and a
+            # response, counted twice there
+            "facts.results = (len(events) if is_list else seen[0]) - (",
+            "    tool_calls + steps + responses - invokes + guards + errors + others",
+            "    + sum(unknown.values())",
+            ")",
             "facts.others = others",
             "# (not a comprehension, which would make `str` a cell in the whole function)",
             "facts.unknown = dict(zip(map(str, unknown), unknown.values()))",

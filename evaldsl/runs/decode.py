@@ -223,16 +223,25 @@ def _line_length(f: Any, at: int) -> int:
 def typed_events(stream: EventStream, fields: frozenset[str]) -> Iterator[Iterator[Any]]:
     """The stream's events holding only `fields` (a C-level iterator). Iterating raises
     `Undecodable` where the typed decoder cannot go on."""
-    with _decoded(stream, _decoder(fields)) as decoded:
-        yield decoded
+    with _decoded(stream, _decoder(fields)) as batches:
+        yield itertools.chain.from_iterable(batches)
+
+
+@contextlib.contextmanager
+def typed_batches(stream: EventStream, fields: frozenset[str]) -> Iterator[Iterator[list[Any]]]:
+    """`typed_events`, a list of them at a time (a chunk's: a generated pass counts
+    them by their lists' lengths, not one by one)."""
+    with _decoded(stream, _decoder(fields)) as batches:
+        yield batches
 
 
 class KindEvents:
-    """The events of `kind_events`: iterating them is a C-level iterator over the
-    decoded chunks; `last_at()` gives the last event's `at` (decoded from its line);
-    `classes` the struct of each kind, which a pass tells an event's kind by (`type(ev)
-    is` one: an `ev.type`, a class attribute of a type that changes from one event to
-    the next, is a full attribute lookup at every event)."""
+    """The events of `kind_events`: iterating them gives each decoded chunk's events,
+    a list (a generated pass counts them by the lists' lengths, not one by one);
+    `last_at()` gives the last event's `at` (decoded from its line); `classes` the
+    struct of each kind, which a pass tells an event's kind by (`type(ev) is` one: an
+    `ev.type`, a class attribute of a type that changes from one event to the next, is
+    a full attribute lookup at every event)."""
 
     __slots__ = ("_chunks", "_decode_lines", "_last", "classes")
 
@@ -252,8 +261,8 @@ class KindEvents:
                 self._last = chunk
             yield events
 
-    def __iter__(self) -> Iterator[Any]:
-        return itertools.chain.from_iterable(self._lists())
+    def __iter__(self) -> Iterator[list[Any]]:
+        return self._lists()
 
     def last_at(self) -> Any:
         """The `at` of the last event read (`None` if it has none, or none was read): the
@@ -291,7 +300,7 @@ def _decoded(stream: EventStream, decoder: Any) -> Iterator[Iterator[Any]]:
 
     decode_lines = decoder.decode_lines
     with stream.body() as f:
-        decoded = itertools.chain.from_iterable(map(decode_lines, line_chunks(f)))
+        decoded = map(decode_lines, line_chunks(f))
         try:
             yield decoded
         except (msgspec.DecodeError, msgspec.ValidationError) as err:

@@ -19,15 +19,16 @@ compare, or to rule the generated code out when looking for a bug).
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from evaldsl.bounded import keep, keep_weighed
 from evaldsl.runs.cassette import EventStream
-from evaldsl.runs.decode import Undecodable, kind_events, raw_type, typed_events
+from evaldsl.runs.decode import Undecodable, kind_events, raw_type, typed_batches
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts, index_events
 from evaldsl.runs.index import index_run as reference_index_run
 from evaldsl.runs.model import Run
@@ -213,6 +214,17 @@ def pass_for(needs: Needs, *, raw: bool, by_kind: bool = False) -> IndexPass:
     return made
 
 
+#: The events of a list a small stream's are decoded into at a time (`batches`).
+BATCH = 4096
+
+
+def batches(events: Iterable[Any]) -> Iterator[list[Any]]:
+    """`events` in lists of `BATCH`, as a generated pass takes a stream (`codegen`'s
+    `counting`: it counts a stream's events by its lists' lengths)."""
+    rest = iter(events)
+    return iter(lambda: list(itertools.islice(rest, BATCH)), [])
+
+
 def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFacts:
     """`index.index_events`, through the generated pass where it can go (a small run,
     until its needs are met often enough, through the reference: `GENERATE_FROM`)."""
@@ -228,14 +240,14 @@ def index_events_fast(events: Iterable[dict[str, Any]], needs: Needs) -> TraceFa
         try:
             if not decodes_typed(size):  # small: decoded whole, msgspec not loaded
                 with events.fast() as lines:
-                    return pass_for(needs, raw=False).run(lines, events.__iter__, False)
+                    return pass_for(needs, raw=False).run(batches(lines), events.__iter__, False)
             try:
                 by_kind = pass_for(needs, raw=True, by_kind=True)
                 with kind_events(events, by_kind.reads) as decoded:
                     return by_kind.run(decoded, events.__iter__, False)
             except (Undecodable, TypeError, AttributeError):
                 pass  # a kind without a struct, or anything odd: into dicts, then the reference
-            with typed_events(events, read_fields(needs)) as decoded:
+            with typed_batches(events, read_fields(needs)) as decoded:
                 return pass_for(needs, raw=True).run(decoded, events.__iter__, False)
         except (Undecodable, orjson.JSONDecodeError, TypeError, AttributeError, TooLarge):
             return index_events(events, needs)  # the careful reader: names the bad line
