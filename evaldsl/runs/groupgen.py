@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -204,6 +204,7 @@ class GroupWriter:
         self.keys: dict[int, str] = {}
         self.finders: dict[int, str] = {}
         self.steps: dict[int, tuple[object, ...]] = {}
+        self.step_finders: dict[int, Callable[[Any], list[Any]]] = {}
         self.plans: dict[int, dict[str, Any]] = {}
         self.set_bytes: dict[str, bool] = {}  # a bound Set search → whether it takes bytes
         self.found: dict[str, Any] = {}  # a bound Set search → its Set
@@ -261,6 +262,9 @@ class GroupWriter:
                 and sum(step is STAR for step in compiled.steps) <= STARS_WRITTEN
             ):
                 self.steps[g] = compiled.steps  # written out as loops: no call per value
+                # (its finder finds a call's values again for a test decided as they are
+                # found: `feed`)
+                self.step_finders[g] = first.finder
             else:
                 self.finders[g] = names.bind(
                     "F", first.finder, f"the path {path!r}" if path else "the whole value"
@@ -505,6 +509,23 @@ class GroupWriter:
                     self.decide(g, "entry[0]", "[]", bulk=False)
                     out.dedent()
                 out.dedent()
+        elif g in self.steps and self.one_value_each(g, plan):
+            # each value tested where the loops find it (no list of them made, nor a
+            # second loop over it); a test decided there records the call's values, found
+            # again by the path's finder (as `vals` would hold them)
+            finder = self.names.bind("F", self.step_finders[g], "a path's finder")
+
+            def each(value: str) -> None:
+                if value != "v":  # (a path of no step: the value itself)
+                    out(f"v = {value}")
+                out(f"g{g}_found += 1")
+                out(f"if g{g}_room:", f"    g{g}_sample.append(v)", f"    g{g}_room -= 1")
+                self.bulk_once(g, plan, f"{finder}({target})")
+
+            out(f"if {target} is not MISSING:")
+            out.indent()
+            self.find_steps(target, self.steps[g], 0, each)
+            out.dedent()
         else:
             if g in self.steps:
                 out("vals = []")
@@ -524,14 +545,37 @@ class GroupWriter:
         if not open_here:
             out.dedent()
 
-    def find_steps(self, value: str, steps: tuple[object, ...], depth: int) -> None:
+    def one_value_each(self, g: int, plan: dict[str, Any]) -> bool:
+        """Whether each test of group `g` takes the values a path finds one at a time
+        (tests decided together, none per call: no `every`, no inlined or looped test,
+        which ask whether some value passes), on a path written as loops without `..`
+        (whose finder fills `vals` itself)."""
+        return (
+            not plan["inline"]
+            and not plan["loop"]
+            and not any(kind in _PER_CALL for kind in plan["bulk"])
+            and not any(isinstance(step, Descend) for step in self.steps[g])
+        )
+
+    def find_steps(
+        self,
+        value: str,
+        steps: tuple[object, ...],
+        depth: int,
+        each: Callable[[str], None] | None = None,
+    ) -> None:
         """A path's fast form as nested loops filling `vals` (what `CompiledPath.find`
-        finds, in its order: each step's values in their parents' order)."""
+        finds, in its order: each step's values in their parents' order), or writing
+        `each`'s code for each value found."""
         out = self.out
         if not steps:
-            out(f"vals.append({value})")
+            if each is None:
+                out(f"vals.append({value})")
+            else:
+                each(value)
             return
-        step, rest, x = steps[0], steps[1:], f"x{depth}"
+        step, rest = steps[0], steps[1:]
+        x = "v" if each is not None and not rest else f"x{depth}"  # (the value `each` tests)
         if isinstance(step, Descend):
             out(f"{self.names.bind('F', step, f'..{step.name}')}.find({value}, vals)")
         elif step is STAR:
@@ -540,21 +584,21 @@ class GroupWriter:
             out("else:", f"    items{depth} = ()")
             out(f"for {x} in items{depth}:")
             out.indent()
-            self.find_steps(x, rest, depth + 1)
+            self.find_steps(x, rest, depth + 1, each)
             out.dedent()
         elif isinstance(step, int):
             i = self.names.bind("I", step, f"the index {step}")
             out(f"if isinstance({value}, list) and -len({value}) <= {i} < len({value}):")
             out.indent()
             out(f"{x} = {value}[{i}]")
-            self.find_steps(x, rest, depth + 1)
+            self.find_steps(x, rest, depth + 1, each)
             out.dedent()
         else:
             k = self.names.bind("K", step, f"the key {step!r}")
             out(f"if isinstance({value}, dict) and {k} in {value}:")
             out.indent()
             out(f"{x} = {value}[{k}]")
-            self.find_steps(x, rest, depth + 1)
+            self.find_steps(x, rest, depth + 1, each)
             out.dedent()
 
     def tests_on_value(self, g: int, plan: dict[str, Any], last: str) -> None:
