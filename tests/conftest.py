@@ -15,14 +15,19 @@ from tests.judge_server import JudgeServer, Script
 # `pytester` runs pytest inside the tests (the pytest plugin's tests use it).
 pytest_plugins = ["pytester"]
 
-# `make fuzz` (EVALDSL_FUZZ > 1): the property tests that state no count of examples
-# draw more too, and a failure prints the blob that replays it (`@reproduce_failure`);
-# those that state one use `tests.fuzzing.examples`.
+# No property test has a deadline: what they test is behaviour, not time (speed is the
+# benchmarks' business), and Hypothesis's default 200 ms per example failed tests on a
+# machine busy with other work. `make fuzz` (EVALDSL_FUZZ > 1): the property tests that
+# state no count of examples draw more too, and a failure prints the blob that replays it
+# (`@reproduce_failure`); those that state one use `tests.fuzzing.examples`.
 if FACTOR > 1:
     settings.register_profile(
         "fuzz", max_examples=examples(DEFAULT_EXAMPLES), deadline=None, print_blob=True
     )
     settings.load_profile("fuzz")
+else:
+    settings.register_profile("untimed", deadline=None)
+    settings.load_profile("untimed")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
