@@ -5,18 +5,19 @@ Run:  .venv/bin/python benchmarks/pass_instructions.py [--events N] [--only NAME
       (needs valgrind: `apt-get install valgrind`)
 
 On a shared machine, wall times drift by more than the few percent a change to the pass
-makes; instruction counts do not move with the load. Each figure is counted by
-`valgrind --tool=cachegrind --cache-sim=no` on a child process (`PYTHONHASHSEED=0`, so
-sets and dicts are laid out alike) that decodes the first N events of speed.py's
-cassette into a list and runs one pass over them 1 time and 3 times: the difference,
-halved, is one pass, without the start, the decoding, the compile or what only a first
-pass or check does (a `case.check` generates its pass at the first; the code cache is
-filled by one uncounted run first, in a cache folder of this run's own), as `speed.py`'s medians of repeated checks see it. Printed: the
-hand-written and the generated pass of "mixed", "hard" and "families" with their ratio,
-and the generated pass of K = 1, 10, 100, 1000 distinct statements with each K's ratio
-to K = 1 and to K = 10 (docs/speed.md, "Where the unmet in-memory targets stand").
-`--whole` counts each one's whole check too (`case.check`, as `speed.py` times it: the
-pass and the assertions decided after it), which a pass alone leaves out.
+makes; instruction counts do not move with the load. Each figure is counted by `valgrind
+--tool=cachegrind --cache-sim=no` on a child process (`PYTHONHASHSEED=0`, so sets and
+dicts are laid out alike) that decodes the first N events of speed.py's cassette into a
+list and runs one pass over them 1 time and 3 times: the difference, halved, is one pass,
+without the start, the decoding, the compile or what only a first pass or check does (a
+`case.check` generates its pass at the first; the code cache is filled by one uncounted
+run first, in a cache folder of this run's own), as `speed.py`'s medians of repeated
+checks see it. Printed: the hand-written and the generated pass of "mixed", "hard" and
+"families" with their ratio, and the generated pass of K = 1, 10, 100, 1000 distinct
+statements with each K's ratio to K = 1 and to K = 10 (docs/speed.md, "Where the unmet
+in-memory targets stand"). `--whole` counts each one's whole check too (`case.check`, as
+`speed.py` times it: the pass and the assertions decided after it), which a pass alone
+leaves out.
 """
 
 from __future__ import annotations
