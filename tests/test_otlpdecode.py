@@ -600,6 +600,45 @@ def test_spans_of_exporters_types_are_read_as_the_reference_reads_them(
     assert bool(timed) is (odd is not None)
 
 
+#: Span times written as text that `nanos` reads otherwise than `int` (or as `int` does,
+#: when at most 21 digits), and one `int` reads as `nanos` does.
+ODD_TIMES = [None, "", "-5", "+5", " 5", "5 ", "1_0", "\uff19", "9" * 20, "9" * 21, "0" * 21]
+
+
+@pytest.mark.parametrize("key", ["startTimeUnixNano", "endTimeUnixNano"])
+@pytest.mark.parametrize("odd", [*ODD_TIMES, "soon", "2024-01-11T16:45:17.982858-07:00"])
+def test_a_block_of_exporters_types_reads_its_times_as_nanos_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, odd: str | None
+) -> None:
+    """A block of spans of the types exporters write reads its times together, by `int`
+    when each is text of 1 to 20 ASCII digits and else each by `nanos`: one time that is
+    null, empty, signed, spaced, non-ASCII, too long or not digits (in any span of the
+    block, start or end) gives the reference's run, read by the typed decoder itself."""
+    spans = [
+        {
+            "traceId": "t1",
+            "spanId": f"s{n}",
+            "name": "chat",
+            "startTimeUnixNano": str(1_700_000_000_000_000_000 + n * 10**9),
+            "endTimeUnixNano": str(1_700_000_000_500_000_000 + n * 10**9),
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.output.messages", "value": {"stringValue": CALL}},
+            ],
+        }
+        for n in range(4)
+    ]
+    spans[2][key] = odd
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+    path = tmp_path / "spans.jsonl"
+    path.write_text(line + "\n" + line.replace('"t1"', '"t2"') + "\n")
+
+    def typed_itself(why: str) -> Any:
+        return otlpdecode.read_otel_lines(str(path), lambda head: why, 50)
+
+    assert_typed_is_reference(path, path.read_bytes(), False, monkeypatch, typed_itself)
+
+
 def test_a_number_too_large_in_an_unread_value_is_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
