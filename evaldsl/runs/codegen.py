@@ -702,10 +702,17 @@ class _Generator:
         if (self.any_result_probes or self.want_results) and not mcp:
             # a callId names the latest call that carries it, whatever its tool (as in
             # the reference): a call no result is read for hides an earlier one
-            # (read once: the blocks below file the call under it. The call waiting
-            # outside the table is asked only when there is a callId; the tables with no
-            # test of `None`, which none of them holds, and only when they hold an id, so
-            # a callId that cannot be hashed is an error only where the reference's is)
+            # (The call waiting outside the table is asked only when there is a callId;
+            # the tables with no test of `None`, which none of them holds, and only when
+            # they hold an id, so a callId that cannot be hashed is an error only where
+            # the reference's is.) With results kept for `cites`, read once, here: the
+            # blocks below file the call under it. With result tests alone, read only
+            # when a call waits to be hidden (most calls come after their result: none
+            # does); a call filed reads it where it is filed (`cid`)
+            hide = self.any_result_probes and not self.want_results
+            if hide:
+                out("if p_slot is not None or owners:")
+                out.indent()
             out(f"shadowed = {self.get('callId', _CALL)}")
             if self.any_result_probes:
                 out(
@@ -718,6 +725,8 @@ class _Generator:
                 out("if linked and shadowed in linked:", "    by_call_id[shadowed] = None")
             if self.any_result_probes:
                 out("if owners and shadowed in owners:", "    owners[shadowed] = None")
+            if hide:
+                out.dedent()
         if not needs.reads_tool_names():  # (the tools above, or the sequence)
             out.dedent()
             return
@@ -880,9 +889,11 @@ class _Generator:
                     self.feed_results_by_key(slot, "inline")
                 out.dedent()
             else:
+                # (its callId: read above with results kept for `cites`, else here)
+                cid = "shadowed" if self.want_results else self.get("callId", _CALL)
                 out(
                     f"eid = {self.get('id', _CALL)}",
-                    "cid = shadowed  # (its callId, read above)",
+                    f"cid = {cid}",
                     "if p_slot is not None:  # (one call waits outside the table at most)",
                 )
                 out(
@@ -1043,7 +1054,11 @@ class _Generator:
         if not self.notes_held and not self.by_kind:  # (else told with the note: `held_note`)
             out('if kind == "llm.invoke":', *self.invoke_step())
         positions, tail = bool(needs.answers), needs.answer_tail
-        if positions or tail:
+        # (the output read once, here, where the answers keep it, or where both the note
+        # of held calls and the cache tokens read it: not once for each)
+        counted = bool(needs.tokens or needs.cost)
+        has_raw = bool(positions or tail) or (self.notes_held and counted)
+        if has_raw:
             out(f"raw = {self.get('output', _RESPONSE)}")
         # (an undecoded answer kept past its chunk is copied: it would keep the chunk)
         copied = "raw.copy() if type(raw) is Raw else raw" if self.raw else "raw"
@@ -1058,15 +1073,11 @@ class _Generator:
             out("before_last = last", "last = raw")
         # (an undecoded output asked both whether it holds a call and whether it holds
         # cache counts is looked through once for either: `NAMES_EITHER`)
-        has_raw = bool(positions or tail)  # (`raw` is the output: not read again below)
         if self.either:
-            if not has_raw:
-                out(f"raw = {self.get('output', _RESPONSE)}")
-            has_raw = True
             out("named = type(raw) is Raw and (names_either(raw) or spelled(raw))")
         if self.notes_held:
             self.held_note(has_raw)
-        if not (needs.tokens or needs.cost):
+        if not counted:
             out.dedent()
             self.other_branches()
             return
