@@ -17,7 +17,7 @@ from evaldsl.compile.compiler import CompiledAssertion
 from evaldsl.language import ast
 from evaldsl.language.slotinit import ATTRS_INIT, MAKERS, maker, respanned
 from evaldsl.language.source import Span
-from evaldsl.language.verdicts import Verdict
+from evaldsl.language.verdicts import Verdict, verdict
 from evaldsl.runs.index import CallProbe
 
 CLASSES = sorted(ATTRS_INIT, key=lambda c: c.__name__)
@@ -100,6 +100,13 @@ def test_the_named_makers_make_their_class() -> None:
         cls = next(c for c, f in MAKERS.items() if f is made)
         words = "".join("_" + ch.lower() if ch.isupper() else ch for ch in cls.__name__)
         assert name == "make" + words
+
+
+def test_verdicts_are_made_by_the_verdicts_maker() -> None:
+    # (the checkers make their verdicts with `verdict`: the class's maker, not the class)
+    assert verdict is maker(Verdict) and verdict is not Verdict
+    made = verdict("fail", "m", Span(1, 2), expected=3)
+    assert type(made) is Verdict and made == Verdict("fail", "m", Span(1, 2), None, 3, ())
 
 
 SPANNED = [c for c in CLASSES if any(f.name == "span" for f in attrs.fields(c))]  # type: ignore[misc]

@@ -23,7 +23,7 @@ from evaldsl.language.paths import path_finder
 from evaldsl.language.slotinit import maker, slot_init
 from evaldsl.language.source import Source, Span
 from evaldsl.language.values import MISSING, is_number, show
-from evaldsl.language.verdicts import Verdict, combine, negate
+from evaldsl.language.verdicts import Verdict, combine, negate, verdict
 from evaldsl.language.vocabulary import SUBJECTS, Type
 from evaldsl.predicates import registry
 from evaldsl.predicates.base import (
@@ -178,9 +178,9 @@ class Compiler:
             try:
                 value = get(facts)
             except Unavailable as why:
-                return Verdict("error", str(why), span)
+                return verdict("error", str(why), span)
             except SubjectFails as why:
-                return Verdict("fail", str(why), span, expected=expected)
+                return verdict("fail", str(why), span, expected=expected)
             if isinstance(value, Found):
                 ok = any(test(v) for v in value.values)
                 actual: Any = value.values
@@ -196,9 +196,9 @@ class Compiler:
                     ok = test(value)
                 actual = value
             if ok:
-                return Verdict("pass", said, span, actual, expected)
+                return verdict("pass", said, span, actual, expected)
             # `show`, not `found_text`: a subject whose value is [] found [], not nothing
-            return Verdict(
+            return verdict(
                 "fail",
                 f"expected {said}, found {show(actual)}{not_in_text(pred, actual)}",
                 span,

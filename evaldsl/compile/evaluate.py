@@ -19,7 +19,7 @@ import attrs
 
 from evaldsl.compile.compiler import CompiledAssertion
 from evaldsl.language.limits import MAX_TRACE_NESTING
-from evaldsl.language.verdicts import Status, Verdict, case_passed, score
+from evaldsl.language.verdicts import Status, Verdict, case_passed, score, verdict
 from evaldsl.runs.detect import coerce_run
 from evaldsl.runs.index import Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
@@ -63,19 +63,19 @@ def evaluate(assertion: CompiledAssertion, facts: RunFacts) -> Verdict:
     except RecursionError:
         # JSON in a trace may nest 1,024 levels; a JSONPath or a comparison that walks
         # all of it can run out of Python's stack: that is this assertion's error
-        return Verdict(
+        return verdict(
             "error",
             "the values this assertion reads are nested too deeply to evaluate "
             f"(traces may nest up to {MAX_TRACE_NESTING} levels)",
             assertion.node.span,
         )
     except Exception as err:  # one broken assertion must not take the others down
-        return Verdict("error", f"internal error: {type(err).__name__}: {err}", assertion.node.span)
+        return verdict("error", f"internal error: {type(err).__name__}: {err}", assertion.node.span)
 
 
 def crashed(assertions: Sequence[CompiledAssertion], message: str) -> Result:
     """A run that could not be read or produced: every assertion errors with the reason."""
-    verdicts = tuple(Verdict("error", message, a.node.span) for a in assertions)
+    verdicts = tuple(verdict("error", message, a.node.span) for a in assertions)
     return Result(verdicts, tuple(a.text for a in assertions), error=message)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from evaldsl.language import ast
 from evaldsl.language.values import is_number
-from evaldsl.language.verdicts import Verdict
+from evaldsl.language.verdicts import Verdict, verdict
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
     BuildKit,
@@ -61,17 +61,17 @@ def compile_within_budget(ctx: CompileContext, node: ast.Check) -> Checker:
     def run(facts: RunFacts) -> Verdict:
         state = facts.state
         if state is None:
-            return Verdict("error", no_state("tokens within budget"), span)
+            return verdict("error", no_state("tokens within budget"), span)
         used = state.get("total_tokens_used", 0) or 0
         budget = state.get("max_token_budget")
         # cycgraph: no budget, or a budget of 0, means unlimited
         if not budget:
-            return Verdict("pass", f"no token budget set ({used} tokens used)", span, used)
+            return verdict("pass", f"no token budget set ({used} tokens used)", span, used)
         ok = is_number(used) and used <= budget
         message = f"{used}/{budget} tokens used"
         if not ok:
             message = f"token budget exceeded: {used}/{budget}"
-        return Verdict("pass" if ok else "fail", message, span, used, budget)
+        return verdict("pass" if ok else "fail", message, span, used, budget)
 
     return run
 

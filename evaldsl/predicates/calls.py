@@ -16,7 +16,7 @@ from typing import Any, Literal
 from evaldsl.bounded import keep
 from evaldsl.language import ast
 from evaldsl.language.paths import CompiledPath, compile_path, path_finder
-from evaldsl.language.verdicts import Verdict
+from evaldsl.language.verdicts import Verdict, verdict
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
     BuildKit,
@@ -107,16 +107,16 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
     def run(facts: RunFacts) -> Verdict:
         trace = facts.trace
         if trace is None:
-            return Verdict("error", no_trace(f'tool "{name}"'), span)
+            return verdict("error", no_trace(f'tool "{name}"'), span)
         n = trace.call_counts.get(name, 0)
         if n == 0:
-            return Verdict("fail", f'tool "{name}" was never called', span, None, expected)
+            return verdict("fail", f'tool "{name}" was never called', span, None, expected)
         tally = trace.tallies[probe]
         found = tally.sample  # the first values found (SAMPLE of them at most)
         unread = _unread(facts, name, use_result)
         if every:
             if not tally.decided and tally.good == n:
-                return Verdict("pass", f'tool "{name}" {what} (every call)', span, found, expected)
+                return verdict("pass", f'tool "{name}" {what} (every call)', span, found, expected)
             # a call whose arguments were not recorded never passes (no value is found in
             # them): deciding `every`, it says nothing; nor do results never fed
             if (
@@ -125,21 +125,21 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
                 and facts.unrecorded is not None
                 and facts.unrecorded.lacks_arguments(name, tally.first)
             ) or (not tally.decided and unread):
-                return Verdict("error", _unknown(facts, name, n, unread, what, use_result), span)
+                return verdict("error", _unknown(facts, name, n, unread, what, use_result), span)
             if tally.decided:
                 message = (
                     f'{unit} {tally.first} of {n} of tool "{name}" fails {what}; '
                     f"found {found_text(tally.last)}"
                 )
-                return Verdict("fail", message, span, tally.last, expected)
+                return verdict("fail", message, span, tally.last, expected)
             missing = n - tally.fed
             message = (
                 f'{missing} of {n} calls of tool "{name}" have no result, so not every '
                 f"call has {what}"
             )
-            return Verdict("fail", message, span, found, expected)
+            return verdict("fail", message, span, found, expected)
         if tally.decided:
-            return Verdict(
+            return verdict(
                 "pass",
                 f'tool "{name}" {what} ({unit} {tally.first} of {n})',
                 span,
@@ -147,14 +147,14 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
                 expected,
             )
         if unread:  # none of those read passed; one not recorded might have
-            return Verdict("error", _unknown(facts, name, n, unread, what, use_result), span)
+            return verdict("error", _unknown(facts, name, n, unread, what, use_result), span)
         message = f'no call of tool "{name}" has {what}'
         if use_result and tally.fed == 0:
             message += "; no result was recorded"
         else:
             more = f" (and {tally.found - len(found)} more)" if tally.found > len(found) else ""
             message += f"; found {found_text(found)}{more}"
-        return Verdict("fail", message, span, found, expected)
+        return verdict("fail", message, span, found, expected)
 
     return run
 

@@ -19,7 +19,7 @@ from evaldsl.language import ast
 from evaldsl.language.jsjson import js_number
 from evaldsl.language.paths import path_finder
 from evaldsl.language.values import MISSING, show
-from evaldsl.language.verdicts import Verdict
+from evaldsl.language.verdicts import Verdict, verdict
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
     BuildKit,
@@ -199,7 +199,7 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
         try:
             answer = get(facts)
         except Unavailable as why:
-            return Verdict("error", str(why), span)
+            return verdict("error", str(why), span)
         text = str(answer)
         # the same tool, path and answer in several assertions (`at least N` apart, or
         # in `or`s): the values and the quotes worked out once for them all
@@ -214,14 +214,14 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
         unread = left.unread(tool, True) if left is not None else 0
         if left is not None and unread and (isinstance(size, str) or len(hits or ()) < need):
             some = "its result" if unread == 1 else f"{unread} of its results"
-            return Verdict(
+            return verdict(
                 "error",
                 f'whether {shown} cites tool "{tool}" is unknown: the trace records no '
                 f"content for {some}; {left.how}",
                 span,
             )
         if isinstance(size, str):  # nothing to cite: why
-            return Verdict("fail", size, span, None if hits is None else [], need)
+            return verdict("fail", size, span, None if hits is None else [], need)
         assert hits is not None
         hits = list(hits)  # (each verdict its own found value)
         ok = len(hits) >= need
@@ -230,7 +230,7 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
             message += ": " + ", ".join(show(h, 30) for h in hits[:5])
         if not ok:
             message += f", expected at least {need}"
-        return Verdict("pass" if ok else "fail", message, span, hits, need)
+        return verdict("pass" if ok else "fail", message, span, hits, need)
 
     return run
 

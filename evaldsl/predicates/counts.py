@@ -12,7 +12,7 @@ from typing import Any, assert_never
 
 from evaldsl.language import ast
 from evaldsl.language.values import Words
-from evaldsl.language.verdicts import Verdict
+from evaldsl.language.verdicts import Verdict, verdict
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
     BuildKit,
@@ -145,21 +145,21 @@ def called_checker(name: str, count: ast.Count, span: Any) -> Checker:
     def run(facts: RunFacts) -> Verdict:
         trace = facts.trace
         if trace is None:
-            return Verdict("error", no_trace(f'tool "{name}"'), span)
+            return verdict("error", no_trace(f'tool "{name}"'), span)
         n = trace.call_counts.get(name, 0)
         ok = low <= n and (high is None or n <= high)
         # (a call the responses hold beyond the call events could only break a bound)
         held = facts.held_calls().get(name, 0) if ok and high is not None else 0
         if held and high is not None and n + held > high:
             what = f'how many times tool "{name}" was called'
-            return Verdict("error", held_error(what, {name: held}), span, n, wanted)
+            return verdict("error", held_error(what, {name: held}), span, n, wanted)
         said = (
             f'tool "{name}" was never called'
             if n == 0
             else (f'tool "{name}" called {n} time{"" if n == 1 else "s"}')
         )
         message = said if ok else f"{said}, expected {wanted}"
-        return Verdict("pass" if ok else "fail", message, span, n, wanted)
+        return verdict("pass" if ok else "fail", message, span, n, wanted)
 
     return run
 

@@ -14,7 +14,7 @@ from evaldsl.cache.regexes import regex
 from evaldsl.language import ast
 from evaldsl.language.source import Span
 from evaldsl.language.values import MISSING, js_text
-from evaldsl.language.verdicts import Verdict
+from evaldsl.language.verdicts import Verdict, verdict
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
     BuildKit,
@@ -108,11 +108,11 @@ def compile_judged(ctx: CompileContext, node: ast.Check) -> Checker:
         try:
             value = get(facts)
         except Unavailable as why:
-            return Verdict("error", str(why), span)
+            return verdict("error", str(why), span)
         except SubjectFails as why:
-            return Verdict("fail", str(why), span)
+            return verdict("fail", str(why), span)
         if value is MISSING:
-            return Verdict("fail", f"`{shown}` is missing: there is nothing to judge", span)
+            return verdict("fail", f"`{shown}` is missing: there is nothing to judge", span)
         if isinstance(value, Found):
             value = value.values
         text = value if isinstance(value, str) else js_text(value)
@@ -120,8 +120,8 @@ def compile_judged(ctx: CompileContext, node: ast.Check) -> Checker:
         if outcome.score is None or threshold is None:
             # nothing to compare (an error, a skip, a verdict without a threshold): found
             # and expected would read `null` beside a message that says it all
-            return Verdict(outcome.status, outcome.message, span)
-        return Verdict(outcome.status, outcome.message, span, outcome.score, threshold)
+            return verdict(outcome.status, outcome.message, span)
+        return verdict(outcome.status, outcome.message, span, outcome.score, threshold)
 
     return run
 
