@@ -138,6 +138,8 @@ def string_literal(draw: st.DrawFn) -> tuple[str, str]:
 #: (made once: a filter made at each draw is a new lazy strategy, which built its regex's
 #: strategy again at every draw, most of a fuzz run's time and gigabytes of its memory)
 tool_bare_name = bare_name.filter(lambda n: n != "calls")
+#: The words after `tools` (or `nodes`) that make its line an assertion, not a declaration.
+ASSERTION_WORDS = frozenset(["is", "only", "in", "contains", "not", "has", "matches", "called"])
 value_name = bare_name.filter(lambda n: n not in ("true", "false", "null"))
 run_target = st.from_regex(
     r"[a-z_][a-z0-9_]{0,6}(\.[a-z_][a-z0-9_]{0,6}){0,2}:[a-z_][a-z0-9_]{0,6}", fullmatch=True
@@ -362,7 +364,13 @@ def declaration(draw: st.DrawFn) -> tuple[str, ast.Statement]:
         fmt = draw(bare_name)
         return f"trace {text} as {fmt}", ast.SourceDecl("trace", v, fmt)
     if kind == 4:
-        names = draw(st.lists(tool_name(), min_size=1, max_size=4))
+        # (a first bare name that begins a `tools` or `nodes` assertion, `tools is empty`,
+        # `tools only [..]`, makes the line that assertion: such a name is quoted there)
+        names = draw(
+            st.lists(tool_name(), min_size=1, max_size=4).filter(
+                lambda ns: ns[0][0] not in ASSERTION_WORDS
+            )
+        )
         word = draw(st.sampled_from(["tools", "nodes"]))
         items = tuple(ast.Str(n) if t.startswith(("'", '"')) else ast.Name(n) for t, n in names)
         body = ", ".join(t for t, _ in names)
