@@ -2628,6 +2628,26 @@ def test_prompt_cache_tokens_are_priced_alike_by_both_passes() -> None:
     assert "cacheTokens.read" in str(reference)
 
 
+def test_a_chat_completion_beside_its_cache_counts_has_them_read_with_the_held_note() -> None:
+    """The held-call note tells the prompt-cache test that a decoded body is a chat
+    completion of one key (`choices`), which holds no counts; a chat completion beside a
+    `usage` of cache counts is not one, and its counts are added as the reference adds
+    them (in a pass that notes held calls, for `no tool`, and reads tokens)."""
+    message = {"choices": [{"message": {"role": "assistant", "content": "x"}}]}
+    body = {**message, "usage": {"input_tokens": 3, "cache_read_input_tokens": 10}}
+    usage = {"promptTokens": 3, "completionTokens": 1}
+    events: list[Any] = [
+        {"type": "llm.request", "id": "r1"},
+        {"type": "llm.response", "requestId": "r1", "output": message, "usage": usage},
+        {"type": "llm.request", "id": "r2"},
+        {"type": "llm.response", "requestId": "r2", "output": body, "usage": usage},
+    ]
+    case = _compiled(["no tool search", "input tokens == 16"])
+    reference, generated = _both(case, Run(events=events, format="events"), _fresh)
+    assert generated == reference
+    assert [v[0] for v in reference[0][0]] == ["pass", "pass"]
+
+
 def test_the_pass_reads_its_names_and_builtins_as_locals() -> None:
     """`codegen.header`: every value the loop reads by a name (tools, keys, constants,
     helpers) and the builtins it tests by are parameters, read as locals (no global or
