@@ -65,6 +65,17 @@ def _every_run_generated() -> Iterator[None]:
 TOOLS = ["search", "fetch", "get_weather"]
 #: Ids that calls share (as event id or callId) and results name: linking's odd cases.
 SHARED_IDS = ["c1", "e1", "x"]
+#: A chat completion's usage with prompt-cache counts, and a call in its message.
+CHAT_USAGE = {
+    "usage": {
+        "prompt_tokens": 3,
+        "completion_tokens": 4,
+        "prompt_tokens_details": {"cached_tokens": 2},
+    }
+}
+CHAT_CALL = {"id": "k1", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+CHAT_CALLS = {"content": None, "tool_calls": [CHAT_CALL]}
+TOOL_USE = {"content": [{"type": "tool_use", "id": "u1", "name": "search", "input": {}}]}
 KEYS = ["city", "limit", "q", "items"]
 TEXTS = ["Paris", "Oslo", "rain", "sun", "a", "", "[1, 2]"]
 NUMBERS = [-1, 0, 1, 2.5, 7, 10, 100]
@@ -433,6 +444,20 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
                 st.one_of(
                     texts,
                     texts.map(lambda t: {"choices": [{"message": {"content": t}}]}),
+                    # (a chat completion with other keys beside `choices`: its usage, with
+                    # prompt-cache counts, or its id; and one whose message holds a call)
+                    texts.map(lambda t: {"choices": [{"message": {"content": t}}], **CHAT_USAGE}),
+                    texts.map(
+                        lambda t: {"id": "chatcmpl-1", "choices": [{"message": {"content": t}}]}
+                    ),
+                    st.just(
+                        {"choices": [{"message": {"content": None, "tool_calls": [CHAT_CALL]}}]}
+                    ),
+                    st.just({"choices": [{"message": {"tool_calls": [CHAT_CALL]}}], **CHAT_USAGE}),
+                    # (beside `choices`, a call where another API writes one; a second choice
+                    # holding one)
+                    texts.map(lambda t: {"choices": [{"message": {"content": t}}], **TOOL_USE}),
+                    st.just({"choices": [{"message": {"content": "a"}}, {"message": CHAT_CALLS}]}),
                     st.just('{"x": 1}'),
                     st.just({"usage": {"prompt_tokens": 3, "completion_tokens": 4}}),
                     anthropic_bodies,
