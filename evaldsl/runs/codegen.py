@@ -173,7 +173,7 @@ def _first_time(events: Iterable[Any]) -> Any:
 def _counting(batches: Iterable[list[Any]], seen: list[int]) -> Iterator[list[Any]]:
     """`batches` (lists of a stream's events), adding each one's length to `seen[0]` as
     it passes: a stream's number of events, a list's `len`, so that the pass counts one
-    kind of event as what the others leave (`results_left`), not one by one."""
+    kind of event as what the others leave (`_Generator.epilogue`), not one by one."""
     for batch in batches:
         seen[0] += len(batch)
         yield batch
@@ -601,7 +601,7 @@ class _Generator:
         if self.by_kind:  # (`kind_is`)
             out(*(f"{_kind_local(k)} = events.classes[{k!r}]" for k in KINDS))
         # a list's events as they are, a stream's batches (lists) counted as they pass
-        # (`counting`): the results' count is what the other kinds leave (`results_left`)
+        # (`counting`): the results' count is what the other kinds leave (`epilogue`)
         out(
             "if is_list:",
             "    each = events",
@@ -1056,7 +1056,7 @@ class _Generator:
         positions, tail = bool(needs.answers), needs.answer_tail
         # (the output read once, here, where the answers keep it, or where both the note
         # of held calls and the cache tokens read it: not once for each)
-        counted = bool(needs.tokens or needs.cost)
+        counted = self.reads_tokens
         has_raw = bool(positions or tail) or (self.notes_held and counted)
         if has_raw:
             out(f"raw = {self.get('output', _RESPONSE)}")
@@ -1320,16 +1320,12 @@ class _Generator:
             "    unknown[kind] = unknown.get(kind, 0) + 1",
         )
 
-    def steps_read(self) -> bool:
-        """Whether the loop reads the steps' count (a request's step, to price or count
-        its response's tokens by), so an `llm.invoke` adds to it as it comes."""
-        return bool(self.needs.tokens or self.needs.cost)
-
     def invoke_step(self) -> tuple[str, ...]:
-        """An `llm.invoke`'s lines: counted apart (`results_left` takes it out of the
+        """An `llm.invoke`'s lines: counted apart (`epilogue` takes it out of the
         requests' and responses' counts), and a step, now if the loop reads the steps'
-        count, else after the loop (`epilogue`)."""
-        return ("    invokes += 1", *(["    steps += 1"] if self.steps_read() else []))
+        count (a pass that reads tokens prices a response by its request's step), else
+        after the loop (`epilogue`)."""
+        return ("    invokes += 1", *(["    steps += 1"] if self.reads_tokens else []))
 
     def kind_is(self, kinds: str | frozenset[str]) -> str:
         """The test that the event is of `kinds` (a kind, or `RESPONSE_TYPES` or
@@ -1346,7 +1342,7 @@ class _Generator:
 
     def epilogue(self) -> None:
         out, needs = self.out, self.needs
-        if not self.steps_read():
+        if not self.reads_tokens:  # (`invoke_step`)
             out("steps += invokes")
         if needs.tool_sequence:
             # (a pass that keeps the sequence puts every call in it, or gives the run to
@@ -1358,7 +1354,7 @@ class _Generator:
             "facts.tool_calls = tool_calls",
             "facts.guards = guards",
             "facts.errors = errors",
-            # results_left: every event is of one branch of the loop, each counted but
+            # every event is of one branch of the loop, each counted but
             # the results', which is what the others leave (no `+= 1` at each result:
             # past 256 each makes an int; results are as many as calls in recordings,
             # and the loop never reads their count); an llm.invoke is both a step and a
