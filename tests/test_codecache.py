@@ -212,3 +212,15 @@ print(json.dumps({"compiled": codecache.compiled_this_process() - before,
 """
     assert start(tmp_path, code=code) == {"compiled": 1, "value": 7}
     assert start(tmp_path, code=code) == {"compiled": 0, "value": 7}
+
+
+def test_a_process_keeps_at_most_passes_max_generated_passes(tmp_path: Path) -> None:
+    cache = codecache.CodeCache(tmp_path / "code.marshal")
+    for n in range(codecache.PASSES_MAX + 2):
+        scope: dict[str, object] = {}
+        key = f"{codecache.GENERATED_PASS}\0p = {n}\n"
+        exec(cache.code(key, f"p = {n}\n", codecache.GENERATED_PASS), scope)
+        assert scope["p"] == n  # (compiled, kept or not)
+    assert cache.compiled == cache.passes == codecache.PASSES_MAX
+    cache.code("<attrs generated methods evaldsl.t.A>\0a = 1\n", "a = 1\n", "<test>")
+    assert cache.compiled == codecache.PASSES_MAX + 1  # (other code is still kept)

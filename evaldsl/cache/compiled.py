@@ -15,8 +15,10 @@ next start. Compiling those methods for the ~90 classes a `run` imports was ~15 
   of the key: a cached `__hash__` keeps the salt of the process that compiled it, which is
   as good (a constant per class; equal records still hash alike, and no hash is ever the
   same in two processes anyway).
-- The generated index passes (`runs/codegen.py`) too, keyed alike; the file keeps only
-  those the process that writes it used (one suite's, where the others' would pile up).
+- The generated index passes (`runs/codegen.py`) too, keyed alike: at most
+  `PASSES_MAX` compiled into it a process (the cache holds what it keeps until exit; the
+  rest are compiled as before), and the file keeps only those the process that writes it
+  used (one suite's, where the others' would pile up).
 - Only evaldsl's own classes, and attrs' (its validators, made as it loads): the methods
   attrs generates for any other module's classes (a user's) go to `compile` as before.
 - Written at exit when something was compiled that the file did not hold and the process
@@ -53,6 +55,8 @@ from evaldsl.cache.folder import cache_dir, read_private, write_private
 FORMAT = 1
 #: Entries kept in the file at most (evaldsl has ~150 classes; the rest is headroom).
 LIMIT = 2048
+#: Generated passes a process compiles into the cache at most.
+PASSES_MAX = 32
 
 #: attrs' salt in a generated `__hash__`: the number on the line after `return hash((`.
 _HASHING = "return hash((\n"
@@ -75,6 +79,7 @@ class CodeCache:
         self.known: dict[str, Any] | None = None
         self.used: dict[str, Any] = {}
         self.compiled = 0  # entries this process compiled (the file did not hold them)
+        self.passes = 0  # generated passes among them (`PASSES_MAX`)
         self.saving = False
 
     def load(self) -> dict[str, Any]:
@@ -99,10 +104,15 @@ class CodeCache:
         return {}
 
     def code(self, key: str, source: str, filename: str) -> CodeType:
-        """The code kept under `key`, else `source` compiled (and kept)."""
+        """The code kept under `key`, else `source` compiled (and kept, but for a
+        generated pass past `PASSES_MAX`)."""
         code = self.stored(key)
         if type(code) is not CodeType:
             code = _compile(source, filename, "exec")
+            if _is_pass(key):
+                if self.passes >= PASSES_MAX:
+                    return code
+                self.passes += 1
             self.store(key, code)
         return code
 

@@ -182,9 +182,14 @@ class JudgeConfig:
         """
         if self.mode == "off":
             return OFF_MESSAGE
-        if self.mode == "live" and self.api_key is None and not os.path.lexists(self.cache_dir):
+        if self.mode == "live" and self.api_key is None and self.caches_nothing():
             return NO_KEY_MESSAGE
         return None
+
+    def caches_nothing(self) -> bool:
+        """Whether no verdict is cached: the cache folder does not exist (asked without
+        the client, which reads the folder's files)."""
+        return not os.path.lexists(self.cache_dir)
 
     def model_for(self, model: str | None) -> str:
         """The model a question is put to: its own, else the configured one."""

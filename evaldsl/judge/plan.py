@@ -17,7 +17,6 @@ folder does not exist (`uncached_plan`).
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -178,7 +177,7 @@ def uncached_plan(requests: Iterable[JudgeRequest], config: JudgeConfig) -> Judg
     ...               JudgeConfig(cache_dir="/nonexistent", model="gpt-4o-mini"))
     JudgePlan(total=1, cached=0)
     """
-    if os.path.lexists(config.cache_dir):
+    if not config.caches_nothing():
         return None
     distinct = set()
     for text, rubric, model in requests:

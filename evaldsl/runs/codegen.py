@@ -42,7 +42,7 @@ from typing import Any
 import attrs
 
 from evaldsl.bounded import keep_weighed
-from evaldsl.cache.compiled import GENERATED_PASS, store, stored
+from evaldsl.cache.compiled import GENERATED_PASS, compile_cached
 from evaldsl.language.paths import CompiledPath, compile_path
 from evaldsl.language.values import MISSING, is_number, json_equal
 from evaldsl.language.values import js_text as value_text
@@ -98,12 +98,6 @@ def _source_size(source: str, code: CodeType) -> int:
     return len(source)
 
 
-#: How many passes a process compiles into the code cache at most (the cache holds what
-#: it stores until exit; the rest are compiled as before).
-_STORED_MAX = 32
-_STORED = [0]
-
-
 def compiled(source: str) -> CodeType:
     """The code object of a generated source, compiled once per shape of needs (kept
     within `_CODE_SOURCE`), and loaded from the code cache (`cache/compiled.py`) when an
@@ -112,13 +106,7 @@ def compiled(source: str) -> CodeType:
     read at start."""
     code = _CODE.get(source)
     if code is None:
-        key = f"{GENERATED_PASS}\0{source}"
-        code = stored(key)
-        if type(code) is not CodeType:
-            code = compile(source, GENERATED_PASS, "exec")
-            if _STORED[0] < _STORED_MAX:
-                _STORED[0] += 1
-                store(key, code)
+        code = compile_cached(source, GENERATED_PASS)
         keep_weighed(_CODE, source, code, _source_size, _CODE_SOURCE)
     return code
 

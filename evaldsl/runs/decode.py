@@ -223,7 +223,7 @@ def _line_length(f: Any, at: int) -> int:
 def typed_events(stream: EventStream, fields: frozenset[str]) -> Iterator[Iterator[Any]]:
     """The stream's events holding only `fields` (a C-level iterator). Iterating raises
     `Undecodable` where the typed decoder cannot go on."""
-    with _decoded(stream, _decoder(fields)) as batches:
+    with typed_batches(stream, fields) as batches:
         yield itertools.chain.from_iterable(batches)
 
 
@@ -231,8 +231,14 @@ def typed_events(stream: EventStream, fields: frozenset[str]) -> Iterator[Iterat
 def typed_batches(stream: EventStream, fields: frozenset[str]) -> Iterator[Iterator[list[Any]]]:
     """`typed_events`, a list of them at a time (a chunk's: a generated pass counts
     them by their lists' lengths, not one by one)."""
-    with _decoded(stream, _decoder(fields)) as batches:
-        yield batches
+    import msgspec  # see `_decoder`
+
+    decode_lines = _decoder(fields).decode_lines
+    with stream.body() as f:
+        try:
+            yield map(decode_lines, line_chunks(f))
+        except (msgspec.DecodeError, msgspec.ValidationError) as err:
+            raise Undecodable(str(err)) from None
 
 
 class KindEvents:
@@ -290,18 +296,5 @@ def kind_events(stream: EventStream, reads: Reads) -> Iterator[KindEvents]:
         try:
             decoder, classes = _kind_decoder(reads)
             yield KindEvents(line_chunks(f), decoder.decode_lines, classes)
-        except (msgspec.DecodeError, msgspec.ValidationError) as err:
-            raise Undecodable(str(err)) from None
-
-
-@contextlib.contextmanager
-def _decoded(stream: EventStream, decoder: Any) -> Iterator[Iterator[Any]]:
-    import msgspec  # see `_decoder`
-
-    decode_lines = decoder.decode_lines
-    with stream.body() as f:
-        decoded = map(decode_lines, line_chunks(f))
-        try:
-            yield decoded
         except (msgspec.DecodeError, msgspec.ValidationError) as err:
             raise Undecodable(str(err)) from None
