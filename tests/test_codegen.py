@@ -2763,3 +2763,71 @@ def test_each_kinds_count_is_the_references_results_counted_as_what_the_others_l
     expected = counts(reference_index_events(events, needs))
     assert counts(made.run(events, None, True)) == expected
     assert counts(made.run(passes.batches(iter(events)), None, False)) == expected
+
+
+def test_a_one_value_groups_values_found_are_its_calls_fed_less_those_without_one() -> None:
+    # A group on a key (or the whole value) counts the calls it was fed that gave no
+    # value, and its values found are the others, as the reference counts an open test's
+    # (a closed group's count is set as it closes). Calls without the key before and
+    # after tests are decided; a result group, counted by its own feeds; a whole value.
+    case = _compiled(
+        [
+            'tool search args $.q == "a"',
+            'tool search args $.q == "b"',
+            "every tool search args $.q matches /^[a-z]$/",
+            "tool search args $.n > 100",
+            "tool search result $.hits > 5",
+            "tool search result $.hits > 50",
+            'tool fetch args contains "zz"',
+        ]
+    )
+
+    def call(n: int, args: Any) -> dict[str, Any]:
+        return {
+            "type": "tool.call",
+            "name": "search",
+            "id": f"e{n}",
+            "callId": f"c{n}",
+            "arguments": args,
+        }
+
+    def result(n: int, output: Any) -> dict[str, Any]:
+        return {"type": "tool.result", "callId": f"c{n}", "output": output}
+
+    events: list[Any] = [
+        call(1, {"n": 1}),
+        result(1, {"hits": 1}),
+        call(2, {"q": "a", "n": 2}),
+        result(2, {}),
+        call(3, {}),
+        result(3, {"hits": 9}),
+        call(4, {"q": "b"}),
+        result(4, "no hits"),
+        call(5, {"n": 3}),
+        result(5, {"hits": 2}),
+        call(6, {"q": "c", "n": 4}),
+        result(6, {"hits": 3}),
+        {"type": "tool.call", "name": "fetch", "arguments": {"u": 1}},
+        {"type": "tool.call", "name": "fetch"},
+        {"type": "tool.call", "name": "fetch", "arguments": "x"},
+    ]
+    made = passes.pass_for(case.needs, raw=False)
+    assert "_missed += 1" in made.source and "_found += 1" not in made.source
+    for cut in range(1, len(events) + 1):
+        run = Run(events=events[:cut])
+        facts = passes.index_run(run, case.needs)
+        reference = reference_index_run(run, case.needs)
+        for probe in case.needs.probes:
+            tally = facts.trace.tallies[probe]  # type: ignore[union-attr]
+            expected = reference.trace.tallies[probe]  # type: ignore[union-attr]
+            assert (tally.decided, tally.first, tally.last) == (
+                expected.decided,
+                expected.first,
+                expected.last,
+            ), (cut, probe.path)
+            if not tally.decided:  # (a decided test's messages read its decision)
+                assert (tally.found, tally.fed, tally.sample) == (
+                    expected.found,
+                    expected.fed,
+                    expected.sample,
+                ), (cut, probe.path)

@@ -1438,6 +1438,8 @@ class _Generator:
         for g, (_, probes) in enumerate(self.groups):
             members = tuple((p.index, p.probe, p.probe.every) for p in probes)
             table = self.names.bind("G", members, f"group {g}'s tests (whose tallies they fill)")
+            if self.writer.one_value(g):  # (a closed group's was set as it closed)
+                out(f"if g{g}_open:", f"    {self.writer.found_now(g)}")
             out(
                 f"for j, probe, every in {table}:",
                 f"    tallies[probe] = make_tally(dec.get(j), {self.writer.fed[g]}, g{g}_found, "

@@ -249,7 +249,11 @@ class GroupWriter:
             self.keys[g] = names.bind("K", first.key, f"the key {first.key!r}")
         elif path is None:
             self.whole.add(g)  # the value itself (`path_finder(None)`): no finder called
-        else:
+        if self.one_value(g):
+            # a call gives such a group one value or none, and most give one: the calls
+            # without one are counted, and the values found made from them (`found_now`)
+            out(f"g{g}_missed = 0  # calls fed while open that gave no value")
+        elif path is not None:
             compiled = compile_path(path) if path is not None else None
             if (
                 isinstance(compiled, CompiledPath)
@@ -349,7 +353,7 @@ class GroupWriter:
         # far more than one argument does, and on texts that do not recur the memory
         # costs more than the searches it spares: +2.4% of K = 1000's check when kept
         # for every group, measured on speed.py's events)
-        one_value = g in self.keys or g in self.whole
+        one_value = self.one_value(g)
         plan["memo"] = ("re" in bulk or "has" in bulk) and not one_value
         if plan["memo"]:
             out(
@@ -449,14 +453,27 @@ class GroupWriter:
             ),
         }
 
+    def one_value(self, g: int) -> bool:
+        """Whether group `g` reads one value a call (a key of its arguments or result, or
+        the whole value): its values found are the calls fed less those without one."""
+        return g in self.keys or g in self.whole
+
+    def found_now(self, g: int) -> str:
+        """A line setting group `g`'s count of values found, from its calls fed while open
+        less those without a value (a group of `one_value`; fed no more once closed)."""
+        return f"g{g}_found = {self.fed[g]} - g{g}_missed"
+
     def decide(self, g: int, j: str, last: str, *, bulk: bool) -> None:
         """Mark test `j` decided at this call (`last`: the values found there)."""
         out = self.out
         if bulk:
             out(f"g{g}_bulk.discard({j})")
         out(f"g{g}_open -= 1", f"dec[{j}] = ({self.fed[g]}, {last})")
-        if g in self.on_close:
-            out(f"if not g{g}_open:", f"    {self.on_close[g]}")
+        on_close = [self.on_close[g]] if g in self.on_close else []
+        if self.one_value(g):
+            on_close.append(self.found_now(g))  # (the count it is fed by goes on)
+        if on_close:
+            out(f"if not g{g}_open:", *(f"    {line}" for line in on_close))
 
     def test_source(self, p: GroupTest) -> str:
         made = p.probe.fragment(self.names) if p.probe.fragment is not None else None
@@ -478,22 +495,24 @@ class GroupWriter:
             out.indent()
         if self.fed[g] == f"g{g}_fed":
             out(f"g{g}_fed += 1")
-        if key is not None or g in self.whole:
+        if self.one_value(g):
             if key is not None:
                 out(f"if type({target}) is dict and {key} in {target}:")
                 out.indent()
-                out(f"v = {target}[{key}]", f"g{g}_found += 1")
+                out(f"v = {target}[{key}]")
             else:  # the value itself, if there is one: what `path_finder(None)` finds
                 out(f"if {target} is not MISSING:")
                 out.indent()
-                out(f"v = {target}", f"g{g}_found += 1")
+                out(f"v = {target}")
             out(f"if g{g}_room:", f"    g{g}_sample.append(v)", f"    g{g}_room -= 1")
             self.tests_on_value(g, plan, "[v]")
             out.dedent()
+            out("else:  # no value (counted first: a test decided here may close the group)")
+            out.indent()
+            out(f"g{g}_missed += 1")
             everys = [p for p in plan["inline"] if p.probe.every]
             if everys or plan["loop"] or any(kind in _PER_CALL for kind in plan["bulk"]):
-                out("else:  # no value: an `every` test fails here")
-                out.indent()
+                out("# an `every` test fails here")
                 self.every_bounds(g, plan, None, "[]")
                 self.every_regexes(g, plan, None, "[]")
                 self.every_unequal(g, plan, None, "[]")
@@ -508,7 +527,7 @@ class GroupWriter:
                     out(f"g{g}_loop.remove(entry)")
                     self.decide(g, "entry[0]", "[]", bulk=False)
                     out.dedent()
-                out.dedent()
+            out.dedent()
         elif g in self.steps and self.one_value_each(g, plan):
             # each value tested where the loops find it (no list of them made, nor a
             # second loop over it); a test decided there records the call's values, found
