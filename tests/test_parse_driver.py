@@ -28,6 +28,7 @@ from evaldsl.syntax.grammar import (
     loaded_drive_tables,
     new_lark,
 )
+from tests.clitools import fresh_python, last_json
 from tests.fuzzing import examples
 from tests.test_parser_properties import assertion, declaration
 
@@ -291,6 +292,35 @@ def test_tables_made_for_another_grammar_are_not_loaded() -> None:
     assert drivetables.load(text, "another key", Builder()) is not None
     assert drivetables.load(text, "the grammar in use", Builder()) is None
     assert drivetables.load("{damaged", "another key", Builder()) is None
+
+
+#: A start that loads the shipped tables, says whether its rows came marshalled (kept in
+#: the cache file by an earlier start), that every row is the file's, and what it parses.
+KEPT_TABLES = r"""
+import json, orjson
+from evaldsl.syntax.build import Builder
+from evaldsl.syntax.drive import drive
+from evaldsl.syntax.grammar import loaded_drive_tables, shipped_path
+tables = loaded_drive_tables(Builder())
+rows = orjson.loads(shipped_path().with_name("evaldsl.drive.json").read_bytes())["data"]["states"]
+assert [tables.state_row(s) for s in range(len(rows))] == rows
+texts = [open(p, encoding="utf-8").read() for p in PATHS]
+parsed = [repr(drive(tables, text, "file")) for text in texts]
+kept = sum(isinstance(row, bytes) for row in tables.raw_states)
+print(json.dumps({"kept": kept, "rows": len(rows), "parsed": parsed}))
+"""
+
+
+def test_the_tables_kept_between_starts_parse_as_the_file(tmp_path: Path) -> None:
+    # the second start reads the tables from the user's cache file, each state's row
+    # marshalled apart and decoded when first visited: the same rows, the same trees
+    paths = [str(p) for p in FILES[:12]]
+    code = KEPT_TABLES.replace("PATHS", repr(paths))
+    first = last_json(fresh_python(code, tmp_path))
+    second = last_json(fresh_python(code, tmp_path))
+    assert first["kept"] == 0 and second["kept"] == second["rows"] == first["rows"]
+    assert second["parsed"] == first["parsed"]
+    assert sum(tree != "None" for tree in cast(list[str], first["parsed"])) >= 8, first
 
 
 @st.composite

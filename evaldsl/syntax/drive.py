@@ -134,7 +134,7 @@ class _LoadedStates(dict[int, dict[str, tuple[bool, Any]]]):
 
     def __init__(self, tables: Tables, helper: Any) -> None:
         super().__init__()
-        self.raw = tables.raw_states
+        self.row_of = tables.state_row
         filters = (drivetables.ChildFilter,)
         self.rules = [
             (size, _helper_callback(is_helper, callback, helper, filters), origin)
@@ -145,7 +145,7 @@ class _LoadedStates(dict[int, dict[str, tuple[bool, Any]]]):
         rules = self.rules
         row = self[state] = {
             kind: (True, arg) if action == 0 else (False, rules[arg])
-            for kind, (action, arg) in self.raw[state].items()
+            for kind, (action, arg) in self.row_of(state).items()
         }
         return row
 

@@ -22,6 +22,7 @@ Lark's parser through `drive`, and Lark's own loop, and compares every node and 
 from __future__ import annotations
 
 import json
+import marshal
 import re
 from collections.abc import Callable
 from functools import partial
@@ -29,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from evaldsl.cache.compiled import store, stored
 from evaldsl.syntax.tables import stamp
 
 # No Lark import here (`export` imports what it reads): loading these tables and parsing
@@ -251,11 +253,20 @@ class Tables:
                     f = ChildFilter([(i, expand) for i, expand in wrap], f)
             helper = str(origin).startswith("_") and not aliased
             self.rules.append((str(origin), int(size), f, helper))
-        self.raw_states: list[dict[str, list[Any]]] = data["states"]
+        #: Each state's row as the file has it, or marshalled (`decoded`: kept so).
+        self.raw_states: list[dict[str, list[Any]] | bytes] = data["states"]
         self.start_states: dict[str, int] = data["start_states"]
         self.end_states: dict[str, int] = data["end_states"]
         self.lexing = Lexing(data["lexers"], data["lexer_of"])
         self.builder = builder
+
+    def state_row(self, state: int) -> dict[str, list[Any]]:
+        """A parser state's row: each token kind's action, as the file has it."""
+        row = self.raw_states[state]
+        if isinstance(row, bytes):
+            loaded: dict[str, list[Any]] = marshal.loads(row)
+            return loaded
+        return row
 
 
 def default_callback(default: Any, name: str, children: list[Any]) -> Any:
@@ -268,9 +279,7 @@ def load(text: str, made_for: str, builder: Any) -> Tables | None:
     text is not the tables made for `made_for` (`tables.key_text`) or the builder does
     not fit them."""
     try:
-        # (orjson: the same values as `json.loads`, for a third of its instructions:
-        # 7 M against 18 M of every start that parses, valgrind)
-        body = orjson.loads(text)
+        body = decoded(text)
         if (
             not isinstance(body, dict)
             or body.get("made_for") != made_for
@@ -280,3 +289,24 @@ def load(text: str, made_for: str, builder: Any) -> Tables | None:
         return Tables(body["data"], builder)
     except (ValueError, KeyError, TypeError, IndexError, re.error):
         return None
+
+
+def decoded(text: str) -> Any:
+    """The file's JSON value, kept between starts in the user's cache file (as compiled
+    code is: `cache/compiled.py`) under the file's exact text, each parser state's row
+    marshalled apart: a start loads the ~400 rows as as many bytes and decodes the few
+    dozen a small file visits (`Tables.state_row`), where decoding the whole file made
+    and later freed ~5,000 lists and dicts (~5 M instructions of every start that
+    parses, valgrind). A value not of the file's shape is given as it is, and not kept."""
+    key = f"drive tables\0{text}"
+    kept = stored(key)
+    if type(kept) is dict:
+        return kept
+    # (orjson: the same values as `json.loads`, for a third of its instructions:
+    # 7 M against 18 M of every start that parses, valgrind)
+    body = orjson.loads(text)
+    data = body.get("data") if isinstance(body, dict) else None
+    if isinstance(data, dict) and isinstance(data.get("states"), list):
+        rows = [marshal.dumps(row) for row in data["states"]]
+        store(key, {**body, "data": {**data, "states": rows}})
+    return body
