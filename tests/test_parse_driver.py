@@ -323,6 +323,50 @@ def test_the_tables_kept_between_starts_parse_as_the_file(tmp_path: Path) -> Non
     assert sum(tree != "None" for tree in cast(list[str], first["parsed"])) >= 8, first
 
 
+@pytest.mark.parametrize("damage", ["none", "a row", "the rest", "a row dropped", "not kept"])
+def test_tables_kept_with_a_changed_byte_are_decoded_from_the_file_again(
+    damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a kept row is decoded only when a parse first reaches its state: one changed on disk
+    # must be found as the tables load (its CRC), not mid-parse, or never (a wrong parse)
+    import marshal
+
+    import orjson
+
+    from evaldsl.syntax import drivetables
+    from evaldsl.syntax.grammar import shipped_path
+
+    text = shipped_path().with_name("evaldsl.drive.json").read_text(encoding="utf-8")
+    cache: dict[str, Any] = {}
+    monkeypatch.setattr(drivetables, "stored", cache.get)
+    monkeypatch.setattr(drivetables, "store", cache.__setitem__)
+    fresh = drivetables.decoded(text)  # nothing kept yet: decoded, and kept
+    assert fresh == orjson.loads(text) and len(cache) == 1
+    (key,) = cache
+    crc, head, rows = cache[key]
+    if damage == "a row":
+        row = bytearray(rows[7])
+        row[-1] ^= 1
+        cache[key] = (crc, head, [*rows[:7], bytes(row), *rows[8:]])
+    elif damage == "the rest":
+        cache[key] = (crc, head[:-1] + bytes([head[-1] ^ 1]), rows)
+    elif damage == "a row dropped":
+        cache[key] = (crc, head, rows[1:])
+    elif damage == "not kept":
+        cache[key] = {"a value": "of another shape"}
+    again = drivetables.decoded(text)
+    states = again["data"]["states"]
+    if damage == "none":  # kept: every row still marshalled, and each the file's
+        assert all(type(row) is bytes for row in states)
+        assert [marshal.loads(row) for row in states] == fresh["data"]["states"]
+        assert {**again, "data": {**again["data"], "states": None}} == {
+            **fresh,
+            "data": {**fresh["data"], "states": None},
+        }
+    else:  # not what was kept: the file decoded again, as the first start did
+        assert again == fresh
+
+
 @st.composite
 def eval_file(draw: st.DrawFn, header: bool = True) -> str:
     """A valid file: header and case lines (when `header`) and assertions, separated by

@@ -21,6 +21,7 @@ Lark's parser through `drive`, and Lark's own loop, and compares every node and 
 
 from __future__ import annotations
 
+import binascii
 import json
 import marshal
 import re
@@ -297,16 +298,41 @@ def decoded(text: str) -> Any:
     marshalled apart: a start loads the ~400 rows as as many bytes and decodes the few
     dozen a small file visits (`Tables.state_row`), where decoding the whole file made
     and later freed ~5,000 lists and dicts (~5 M instructions of every start that
-    parses, valgrind). A value not of the file's shape is given as it is, and not kept."""
+    parses, valgrind). A value not of the file's shape is given as it is, and not kept.
+
+    What is kept carries the CRC-32 of its bytes, as a kept regex's code does
+    (`cache/regexes.py`): a row is decoded only when the parser reaches its state, so a
+    row changed on disk would otherwise be found mid-parse (an error where the file parses)
+    or not at all (another valid row: a wrong parse). A kept value whose CRC does not
+    match is ignored, and the file decoded again."""
     key = f"drive tables\0{text}"
-    kept = stored(key)
-    if type(kept) is dict:
-        return kept
+    body = _intact(stored(key))
+    if body is not None:
+        return body
     # (orjson: the same values as `json.loads`, for a third of its instructions:
     # 7 M against 18 M of every start that parses, valgrind)
     body = orjson.loads(text)
     data = body.get("data") if isinstance(body, dict) else None
     if isinstance(data, dict) and isinstance(data.get("states"), list):
         rows = [marshal.dumps(row) for row in data["states"]]
-        store(key, {**body, "data": {**data, "states": rows}})
+        head = marshal.dumps({**body, "data": {**data, "states": None}})
+        store(key, (binascii.crc32(b"".join(rows), binascii.crc32(head)), head, rows))
+    return body
+
+
+def _intact(kept: Any) -> dict[str, Any] | None:
+    """The tables' value from what `decoded` kept (its rows still marshalled), or `None`
+    when nothing was kept or it is not what was kept (its CRC differs)."""
+    if type(kept) is not tuple or len(kept) != 3:
+        return None
+    crc, head, rows = kept
+    if (
+        type(head) is not bytes
+        or type(rows) is not list
+        or not all(type(row) is bytes for row in rows)
+        or crc != binascii.crc32(b"".join(rows), binascii.crc32(head))
+    ):
+        return None
+    body: dict[str, Any] = marshal.loads(head)
+    body["data"]["states"] = rows
     return body
