@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evaldsl.language import ast
-from evaldsl.language.source import Span
+from evaldsl.language.source import Source, Span
 from evaldsl.syntax import lines, parser
 from evaldsl.syntax.build import Builder
 from evaldsl.syntax.drive import drive
@@ -97,7 +97,7 @@ def test_a_repeated_line_is_parsed_once() -> None:
         parsed.append(piece)
         return drive(tables, piece, start)  # type: ignore[arg-type]
 
-    statements = by_lines(whole, builder, text, "file")
+    statements = by_lines(whole, builder, text, "file", text.split("\n"))
     assert statements is not None
     assert sorted(parsed) == sorted(set(text.split("\n")) - {""})
     assert full(tuple(statements)) == full(both(text)[0].program.statements)
@@ -115,3 +115,13 @@ def test_a_moved_node_is_the_node_parsed_there() -> None:
     there = parse(" " * 17 + text).program.statements[0]
     assert full(moved(node, 17)) == full(there)
     assert moved(ast.Name("x", span=Span(3, 4)), -3).span == Span(0, 1)
+
+
+@pytest.mark.parametrize("text", ["", "\n", "a", "a\nbc\n", "x\r\n\r\ny\n\nz", "é\u2028ü\nq"])
+def test_a_source_given_its_lines_is_the_source_of_its_text(text: str) -> None:
+    # the parser splits a text once, for its line table and its parse by lines
+    given, made = Source(text, lines=text.split("\n")), Source(text)
+    assert given.line_count() == made.line_count()
+    for offset in range(len(text) + 1):
+        assert given.position(offset) == made.position(offset)
+    assert parse(text + "\ntool t called").source.line_count() == made.line_count() + 1

@@ -78,12 +78,17 @@ class Source:
         runs: Sequence[tuple[int, int, int]] | None = None,
         host_lines: Sequence[str] | None = None,
         fixed: Position | None = None,
+        lines: list[str] | None = None,
     ) -> None:
         self.text = text
         self.path = path
         # where each line starts: 0, then one past each newline, summed from the lengths
-        # of the lines between them, in C (a loop of `find`s was ~20 bytecodes a line)
-        starts = list(accumulate(map(_ONE_MORE, map(len, text.split("\n"))), initial=0))
+        # of the lines between them, in C (a loop of `find`s was ~20 bytecodes a line);
+        # `lines` is `text.split("\n")` when the caller has it (the parser splits a text
+        # to parse it by lines: a second split of a large file is ~6 M instructions)
+        if lines is None:
+            lines = text.split("\n")
+        starts = list(accumulate(map(_ONE_MORE, map(len, lines)), initial=0))
         starts.pop()  # (one past the end of the text)
         self._line_starts = starts
         self._runs = list(runs) if runs is not None else None

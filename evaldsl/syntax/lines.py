@@ -56,16 +56,18 @@ def worth_it(lines: list[str]) -> bool:
     return len(lines) >= MIN_LINES and 2 * len(set(lines)) <= len(lines)
 
 
-def by_lines(whole: Whole, builder: Builder, text: str, start: Any) -> list[ast.Statement] | None:
-    """The statements of `text`, each distinct line parsed once (see the module doc);
-    `None` when it is not worth it (`worth_it`) or the text has an error.
+def by_lines(
+    whole: Whole, builder: Builder, text: str, start: Any, lines: list[str]
+) -> list[ast.Statement] | None:
+    """The statements of `text`, whose lines (`text.split("\n")`) are `lines`, each
+    distinct line parsed once (see the module doc); `None` when it is not worth it
+    (`worth_it`) or the text has an error.
 
     >>> from evaldsl.syntax.parser import parse
     >>> text = "case 'a'\\ntool t called 2 times\\n" * 40
     >>> [s.span for s in parse(text).program.statements][1:4:2]  # the same line twice
     [Span(start=9, end=30), Span(start=40, end=61)]
     """
-    lines = text.split("\n")
     if not worth_it(lines):
         return None
     seen: dict[str, tuple[int, tuple[ast.Statement, ...]]] = {}

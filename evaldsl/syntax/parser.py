@@ -141,7 +141,9 @@ def parse(
 
 
 def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseResult:
-    src = source or Source(text, path)
+    # (split once: the line table of the source and the parse by lines read the lines)
+    lines = text.split("\n")
+    src = source or Source(text, path, lines=lines)
     parsers = _parsers()
     builder = parsers.builder
     span = Span(0, len(text))
@@ -151,7 +153,8 @@ def _parse(text: str, path: str, start: Start, source: Source | None) -> ParseRe
     builder.reset()
     # (a text whose lines repeat, as a suite's cases repeat their assertions, is parsed
     # line by line, each distinct line once: `lines.py`)
-    made = by_lines(parsers.whole, builder, text, start)
+    made = by_lines(parsers.whole, builder, text, start, lines)
+    del lines  # (not held through a parse of the whole text: a large file's lines)
     if made is None:
         builder.reset()
         whole = parsers.whole(text, start)
