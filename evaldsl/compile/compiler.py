@@ -107,39 +107,37 @@ class Compiler:
         return text if self.shown is None else self.shown(text)
 
     def compile(self, expr: ast.Expr) -> CompiledAssertion:
-        return _make_compiled(expr, self.text(expr.span), self.expr(expr))
+        # (the rule of the node's type asked here, not through `expr`: a frame less a
+        # statement)
+        return _make_compiled(expr, self.text(expr.span), _EXPR_RULES[type(expr)](self, expr))
 
     def compile_all(self, exprs: Iterable[ast.Expr]) -> list[CompiledAssertion]:
         return [self.compile(e) for e in exprs]
 
-    # -- boolean structure
+    # -- boolean structure: each node type's rule, from a table (`_EXPR_RULES`)
 
-    def expr(self, expr: ast.Expr) -> Checker:
-        if type(expr) is ast.Check:  # most assertions (AST node classes have no subclasses)
-            return self.check(expr)
-        match expr:
-            case ast.Check():
-                return self.check(expr)
-            case ast.NoTool(name=name):
-                count = ast.Count("never", 0, 0, span=expr.span)
-                self.needs.counted.add(name)
-                self.needs.held = True
-                return called_checker(name, count, expr.span)
-            case ast.NodeVisited(name=name):
-                subject = ast.Subject("nodes", span=expr.span)
-                pred = ast.Contains(ast.Name(name, span=expr.span), span=expr.span)
-                return self.check(ast.Check(subject, pred, span=expr.span))
-            case ast.Not(operand=operand):
-                inner = self.expr(operand)
-                span = expr.span
-                return lambda facts: negate(inner(facts), span)
-            case ast.And(operands=ops) | ast.Or(operands=ops):
-                parts = [self.expr(op) for op in ops]
-                kind: Literal["and", "or"] = "and" if isinstance(expr, ast.And) else "or"
-                span = expr.span
-                return lambda facts: combine(kind, [p(facts) for p in parts], span)
-            case _:
-                assert_never(expr)
+    def no_tool(self, expr: ast.NoTool) -> Checker:
+        count = ast.Count("never", 0, 0, span=expr.span)
+        self.needs.counted.add(expr.name)
+        self.needs.held = True
+        return called_checker(expr.name, count, expr.span)
+
+    def node_visited(self, expr: ast.NodeVisited) -> Checker:
+        subject = ast.Subject("nodes", span=expr.span)
+        pred = ast.Contains(ast.Name(expr.name, span=expr.span), span=expr.span)
+        return self.check(ast.Check(subject, pred, span=expr.span))
+
+    def negation(self, expr: ast.Not) -> Checker:
+        inner = _EXPR_RULES[type(expr.operand)](self, expr.operand)
+        span = expr.span
+        return lambda facts: negate(inner(facts), span)
+
+    def junction(self, expr: ast.And | ast.Or) -> Checker:
+        rules = _EXPR_RULES
+        parts = [rules[type(op)](self, op) for op in expr.operands]
+        kind: Literal["and", "or"] = "and" if type(expr) is ast.And else "or"
+        span = expr.span
+        return lambda facts: combine(kind, [p(facts) for p in parts], span)
 
     # -- checks
 
@@ -374,6 +372,19 @@ class Compiler:
 
 
 # ---- helpers ---------------------------------------------------------------------------
+
+
+#: The compile rule of each kind of assertion, by its exact type (AST node classes have no
+#: subclasses): one lookup where a chain of type tests ran, and the callers (`compile`,
+#: `not`, `and` and `or`) ask it directly, a frame less each.
+_EXPR_RULES: dict[type, Callable[[Compiler, Any], Checker]] = {
+    ast.Check: Compiler.check,
+    ast.NoTool: Compiler.no_tool,
+    ast.NodeVisited: Compiler.node_visited,
+    ast.Not: Compiler.negation,
+    ast.And: Compiler.junction,
+    ast.Or: Compiler.junction,
+}
 
 
 def unrecorded(trace: TraceFacts, subject: str) -> str:
