@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Mapping
-from typing import assert_never
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, assert_never
 
 from evaldsl.cache.regexes import regex
 from evaldsl.check.environment import Environment
@@ -146,40 +146,38 @@ class _Checker:
     # -- a case
 
     def case(self, assertions: tuple[ast.Expr, ...], suite: SuiteCounts | None = None) -> None:
+        rules = _EXPR_RULES  # (each assertion's rule asked here, not through `expr`)
         for expr in assertions:
-            self.expr(expr)
+            rules[type(expr)](self, expr)
         self.contradictions(assertions, suite)
 
-    def expr(self, expr: ast.Expr) -> None:
-        if type(expr) is ast.Check:  # most assertions (AST node classes have no subclasses)
-            self.check(expr)
-            return
-        match expr:
-            case ast.Check():
-                self.check(expr)
-            case ast.NoTool(name=name):
-                self.forbidden_tool(name, expr.span)
-                self.available("tools", expr.span)
-            case ast.NodeVisited(name=name):
-                self.node_name(name, expr.span)
-                self.available("nodes", expr.span)
-            case ast.Not(operand=operand):
-                self.negated = not self.negated
-                try:
-                    self.expr(operand)
-                finally:
-                    self.negated = not self.negated
-            case ast.And(operands=ops) | ast.Or(operands=ops):
-                # (what never fails decides nothing of an `and`, under `not` or not: the
-                # warning says it of the part, as it is)
-                negated, self.negated = self.negated, False
-                try:
-                    for op in ops:
-                        self.expr(op)
-                finally:
-                    self.negated = negated
-            case _:
-                assert_never(expr)
+    # -- boolean structure: each node type's rule, from a table (`_EXPR_RULES`)
+
+    def no_tool(self, expr: ast.NoTool) -> None:
+        self.forbidden_tool(expr.name, expr.span)
+        self.available("tools", expr.span)
+
+    def node_visited(self, expr: ast.NodeVisited) -> None:
+        self.node_name(expr.name, expr.span)
+        self.available("nodes", expr.span)
+
+    def negation(self, expr: ast.Not) -> None:
+        self.negated = not self.negated
+        try:
+            _EXPR_RULES[type(expr.operand)](self, expr.operand)
+        finally:
+            self.negated = not self.negated
+
+    def junction(self, expr: ast.And | ast.Or) -> None:
+        # (what never fails decides nothing of an `and`, under `not` or not: the warning
+        # says it of the part, as it is)
+        rules = _EXPR_RULES
+        negated, self.negated = self.negated, False
+        try:
+            for op in expr.operands:
+                rules[type(op)](self, op)
+        finally:
+            self.negated = negated
 
     # -- subjects
 
@@ -543,6 +541,19 @@ class _Checker:
                 ranges[name] = (nlow, nhigh, first)
             else:
                 ranges[name] = (low, high, expr)
+
+
+#: The check rule of each kind of assertion, by its exact type (AST node classes have no
+#: subclasses): one lookup where a chain of type tests ran, and the callers (a case's
+#: loop, `not`, `and` and `or`) ask it directly, a frame less each.
+_EXPR_RULES: dict[type, Callable[[_Checker, Any], None]] = {
+    ast.Check: _Checker.check,
+    ast.NoTool: _Checker.no_tool,
+    ast.NodeVisited: _Checker.node_visited,
+    ast.Not: _Checker.negation,
+    ast.And: _Checker.junction,
+    ast.Or: _Checker.junction,
+}
 
 
 def _count_bounds(expr: ast.Expr) -> tuple[str, int, float] | None:
