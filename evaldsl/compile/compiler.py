@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from operator import attrgetter
-from typing import Any, Literal, assert_never
+from typing import Any, Literal, get_args
 
 import attrs
 import orjson
@@ -133,8 +133,10 @@ class Compiler:
         return lambda facts: negate(inner(facts), span)
 
     def junction(self, expr: ast.And | ast.Or) -> Checker:
-        rules = _EXPR_RULES
-        parts = [rules[type(op)](self, op) for op in expr.operands]
+        # (a loop, not a comprehension: one would hold `self` in a cell, made at each call)
+        parts = []
+        for op in expr.operands:
+            parts.append(_EXPR_RULES[type(op)](self, op))
         kind: Literal["and", "or"] = "and" if type(expr) is ast.And else "or"
         span = expr.span
         return lambda facts: combine(kind, [p(facts) for p in parts], span)
@@ -221,136 +223,155 @@ class Compiler:
     # -- subjects: RunFacts → value
 
     def subject(self, subject: ast.Subject) -> SubjectReader:
+        # the reader of each kind of subject from a table (`_SUBJECT_RULES`), where a
+        # `match` compared the kind with each case's texts in turn; each rule makes the
+        # cells of its own closure only (a function's closure cells are made at every
+        # call, whichever branch it takes: the `match` made nine a subject)
+        return _SUBJECT_RULES[subject.kind](self, subject)
+
+    def answer(self, subject: ast.Subject) -> SubjectReader:
+        """`answer`, `answer[N]`, and the text `answer json` reads."""
+        index = subject.index if subject.index is not None else -1
+        if index > 0:
+            self.needs.answers.add(index)
+        else:
+            self.needs.answer_tail = max(self.needs.answer_tail, -index)
+
+        def answer(facts: RunFacts) -> Any:
+            if facts.trace is not None:
+                left = facts.unrecorded
+                if left is not None and left.lacks_answer(index):
+                    raise Unavailable(unrecorded_answer(left, index))
+                return facts.trace.answer(index)
+            if facts.output is None and facts.state is None:
+                # a target that returned None gave no answer (a forgotten
+                # `return`), never the empty text `answer is empty` would pass on
+                raise Unavailable(NO_ANSWER_RETURNED)
+            if facts.output is not MISSING:
+                # a value run has one answer, its output: answer[1] and answer[-1]
+                # are it, any other position is out of range ("")
+                return facts.output_text() if index in (1, -1) else ""
+            raise Unavailable(no_trace("answer"))
+
+        return answer
+
+    def answer_json(self, subject: ast.Subject) -> SubjectReader:
+        answer = self.answer(subject)
+        finder = path_finder(subject.path)
+        has_path = subject.path is not None
+
+        def answer_json(facts: RunFacts) -> Any:
+            text = answer(facts)
+            try:
+                parsed = exact(text, orjson.loads(text))  # (integers exact)
+            except orjson.JSONDecodeError:
+                raise SubjectFails(f"answer is not valid JSON: {show(text, 80)}") from None
+            if not has_path:
+                return parsed
+            found = finder(parsed)
+            return found[0] if len(found) == 1 else (Found(found) if found else MISSING)
+
+        return answer_json
+
+    def output(self, subject: ast.Subject) -> SubjectReader:
+        keys = _keys(subject)
+
+        def output(facts: RunFacts) -> Any:
+            if facts.output is MISSING:
+                raise Unavailable(
+                    "this run has no output value (`output` reads what a `run` target returned)"
+                )
+            return _dig(facts.output, keys)
+
+        return output
+
+    def from_state(self, subject: ast.Subject) -> SubjectReader:
+        """`memory`, `state`, `status`, `nodes`, `budget`: read from a workflow state."""
         kind = subject.kind
-        keys = tuple(k.key for k in subject.keys) if subject.keys else ()
-        match kind:
-            case "answer" | "answer_json":
-                index = subject.index if subject.index is not None else -1
-                if index > 0:
-                    self.needs.answers.add(index)
-                else:
-                    self.needs.answer_tail = max(self.needs.answer_tail, -index)
+        keys = _keys(subject)
+        field = {
+            "memory": "memory",
+            "status": "status",
+            "nodes": "visited_nodes",
+            "budget": "max_token_budget",
+        }.get(kind)
+        path = (field, *keys) if field else keys
+        label = self.text(subject.span) or kind
 
-                def answer(facts: RunFacts) -> Any:
-                    if facts.trace is not None:
-                        left = facts.unrecorded
-                        if left is not None and left.lacks_answer(index):
-                            raise Unavailable(unrecorded_answer(left, index))
-                        return facts.trace.answer(index)
-                    if facts.output is None and facts.state is None:
-                        # a target that returned None gave no answer (a forgotten
-                        # `return`), never the empty text `answer is empty` would pass on
-                        raise Unavailable(NO_ANSWER_RETURNED)
-                    if facts.output is not MISSING:
-                        # a value run has one answer, its output: answer[1] and answer[-1]
-                        # are it, any other position is out of range ("")
-                        return facts.output_text() if index in (1, -1) else ""
-                    raise Unavailable(no_trace("answer"))
+        def from_state(facts: RunFacts) -> Any:
+            if facts.state is None:
+                raise Unavailable(no_state(label))
+            return _dig(facts.state, path)
 
-                if kind == "answer":
-                    return answer
-                finder = path_finder(subject.path)
-                has_path = subject.path is not None
+        return from_state
 
-                def answer_json(facts: RunFacts) -> Any:
-                    text = answer(facts)
-                    try:
-                        parsed = exact(text, orjson.loads(text))  # (integers exact)
-                    except orjson.JSONDecodeError:
-                        raise SubjectFails(f"answer is not valid JSON: {show(text, 80)}") from None
-                    if not has_path:
-                        return parsed
-                    found = finder(parsed)
-                    return found[0] if len(found) == 1 else (Found(found) if found else MISSING)
+    def tools(self, subject: ast.Subject) -> SubjectReader:
+        self.needs.tool_sequence = True
+        return self._trace("tools", lambda t: t.sequence, calls=True)
 
-                return answer_json
-            case "output":
+    def tool(self, subject: ast.Subject) -> SubjectReader:
+        raise AssertionError("tool subjects compile with their predicate")
 
-                def output(facts: RunFacts) -> Any:
-                    if facts.output is MISSING:
-                        raise Unavailable(
-                            "this run has no output value (`output` reads what a "
-                            "`run` target returned)"
-                        )
-                    return _dig(facts.output, keys)
+    def tokens(self, subject: ast.Subject) -> SubjectReader:
+        """`tokens`, `input tokens`, `output tokens`."""
+        kind = subject.kind
+        self.needs.tokens = True
+        state_field, pick = _TOKENS[kind]
+        label = kind.replace("_", " ")
 
-                return output
-            case "memory" | "state" | "status" | "nodes" | "budget":
-                field = {
-                    "memory": "memory",
-                    "status": "status",
-                    "nodes": "visited_nodes",
-                    "budget": "max_token_budget",
-                }.get(kind)
-                path = (field, *keys) if field else keys
-                label = self.text(subject.span) or kind
+        def tokens(facts: RunFacts) -> Any:
+            if facts.trace is not None:
+                if facts.trace.usage_unrecorded:
+                    raise Unavailable(unrecorded(facts.trace, label))
+                return pick(facts.trace)
+            if facts.state is not None:
+                return facts.state.get(state_field, 0)
+            raise Unavailable(no_trace(label))
 
-                def from_state(facts: RunFacts) -> Any:
-                    if facts.state is None:
-                        raise Unavailable(no_state(label))
-                    return _dig(facts.state, path)
+        return tokens
 
-                return from_state
-            case "tools":
-                self.needs.tool_sequence = True
-                return self._trace("tools", lambda t: t.sequence, calls=True)
-            case "tool":
-                raise AssertionError("tool subjects compile with their predicate")
-            case "tokens" | "input_tokens" | "output_tokens":
-                self.needs.tokens = True
-                state_field, pick = _TOKENS[kind]
-                label = kind.replace("_", " ")
+    def counted(self, subject: ast.Subject) -> SubjectReader:
+        """`steps`, `tool calls`, `guards`, `errors`: counts of a trace."""
+        kind = subject.kind
+        label, read = _COUNTS[kind]
+        return self._trace(label, read, calls=kind == "tool_calls")
 
-                def tokens(facts: RunFacts) -> Any:
-                    if facts.trace is not None:
-                        if facts.trace.usage_unrecorded:
-                            raise Unavailable(unrecorded(facts.trace, label))
-                        return pick(facts.trace)
-                    if facts.state is not None:
-                        return facts.state.get(state_field, 0)
-                    raise Unavailable(no_trace(label))
+    def latency(self, subject: ast.Subject) -> SubjectReader:
+        self.needs.times = True
 
-                return tokens
-            case "steps" | "tool_calls" | "guards" | "errors":
-                label, read = _COUNTS[kind]
-                return self._trace(label, read, calls=kind == "tool_calls")
-            case "latency":
-                self.needs.times = True
+        def latency(facts: RunFacts) -> Any:
+            if facts.latency_seconds is not None:
+                return facts.latency_seconds
+            if facts.trace is not None and facts.trace.bad_time is not None:
+                raise Unavailable(facts.trace.bad_time)  # (never "no timing")
+            wall = facts.trace.wall_seconds() if facts.trace is not None else None
+            if wall is None:
+                raise Unavailable(
+                    "this run has no timing: no measured wall time and no event timestamps"
+                )
+            return wall
 
-                def latency(facts: RunFacts) -> Any:
-                    if facts.latency_seconds is not None:
-                        return facts.latency_seconds
-                    if facts.trace is not None and facts.trace.bad_time is not None:
-                        raise Unavailable(facts.trace.bad_time)  # (never "no timing")
-                    wall = facts.trace.wall_seconds() if facts.trace is not None else None
-                    if wall is None:
-                        raise Unavailable(
-                            "this run has no timing: no measured wall time and no event timestamps"
-                        )
-                    return wall
+        return latency
 
-                return latency
-            case "cost":
-                self.needs.cost = True
+    def cost(self, subject: ast.Subject) -> SubjectReader:
+        self.needs.cost = True
 
-                def cost(facts: RunFacts) -> Any:
-                    if facts.state is not None and is_number(facts.state.get("total_cost_usd")):
-                        return facts.state["total_cost_usd"]
-                    if facts.trace is not None:
-                        if facts.trace.usage_unrecorded:
-                            raise Unavailable(unrecorded(facts.trace, "cost"))
-                        if facts.trace.cost is None:
-                            raise Unavailable(
-                                f"no price known for model "
-                                f"{facts.trace.unpriced_model!r}, so `cost` cannot "
-                                "be computed"
-                            )
-                        return facts.trace.cost
-                    raise Unavailable("this run has no cost: no state cost and no trace usage")
+        def cost(facts: RunFacts) -> Any:
+            if facts.state is not None and is_number(facts.state.get("total_cost_usd")):
+                return facts.state["total_cost_usd"]
+            if facts.trace is not None:
+                if facts.trace.usage_unrecorded:
+                    raise Unavailable(unrecorded(facts.trace, "cost"))
+                if facts.trace.cost is None:
+                    raise Unavailable(
+                        f"no price known for model "
+                        f"{facts.trace.unpriced_model!r}, so `cost` cannot "
+                        "be computed"
+                    )
+                return facts.trace.cost
+            raise Unavailable("this run has no cost: no state cost and no trace usage")
 
-                return cost
-            case _:
-                assert_never(kind)
+        return cost
 
     def _trace(
         self, label: str, pick: Callable[[TraceFacts], Any], calls: bool = False
@@ -372,6 +393,36 @@ class Compiler:
 
 
 # ---- helpers ---------------------------------------------------------------------------
+
+
+#: The reader of each kind of subject (`Compiler.subject`): every `ast.SubjectKind` has one.
+_SUBJECT_RULES: dict[str, Callable[[Compiler, ast.Subject], SubjectReader]] = {
+    "answer": Compiler.answer,
+    "answer_json": Compiler.answer_json,
+    "output": Compiler.output,
+    "memory": Compiler.from_state,
+    "state": Compiler.from_state,
+    "status": Compiler.from_state,
+    "nodes": Compiler.from_state,
+    "budget": Compiler.from_state,
+    "tools": Compiler.tools,
+    "tool": Compiler.tool,
+    "tokens": Compiler.tokens,
+    "input_tokens": Compiler.tokens,
+    "output_tokens": Compiler.tokens,
+    "steps": Compiler.counted,
+    "tool_calls": Compiler.counted,
+    "guards": Compiler.counted,
+    "errors": Compiler.counted,
+    "latency": Compiler.latency,
+    "cost": Compiler.cost,
+}
+assert set(_SUBJECT_RULES) == set(get_args(ast.SubjectKind)), "a subject kind without a reader"
+
+
+def _keys(subject: ast.Subject) -> tuple[str | int, ...]:
+    """The keys of `.a.b` (memory, output, state)."""
+    return tuple(k.key for k in subject.keys) if subject.keys else ()
 
 
 #: The compile rule of each kind of assertion, by its exact type (AST node classes have no
