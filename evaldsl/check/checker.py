@@ -23,7 +23,14 @@ from evaldsl.language.diagnostics import Diagnostic, Fixing, Never, did_you_mean
 from evaldsl.language.paths import PathProblem, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
 from evaldsl.language.source import Source, Span
-from evaldsl.language.vocabulary import STATUS_VALUES, SUBJECTS, TYPE_WORDS, SourceKind, Type
+from evaldsl.language.vocabulary import (
+    STATUS_VALUES,
+    SUBJECTS,
+    TYPE_WORDS,
+    PredicateSpec,
+    SourceKind,
+    Type,
+)
 from evaldsl.predicates.compare import ORDERED
 from evaldsl.predicates.registry import FAMILY_OF, PREDICATES
 
@@ -314,20 +321,7 @@ class _Checker:
         span = subject.span  # (by index, as `Compiler.text` reads a span)
         subject_text = self.source.text[span[0] : span[1]] or subject.kind
         if stype not in spec.applies_to:
-            ordered = stype in ORDERED
-            fitting = [
-                "== != VALUE" if p.name == "compare" and not ordered else p.syntax.split(" [")[0]
-                for p in PREDICATES.values()
-                if stype in p.applies_to
-            ]
-            self.error(
-                pred.span,
-                "E201",
-                f"`{spec.syntax.split(' [')[0]}` does not apply to `{subject_text}` "
-                f"({TYPE_WORDS[stype]})",
-                _instead(pred, stype, subject_text, self.text(pred.span))
-                or f"on {TYPE_WORDS[stype]}: " + "; ".join(fitting[:8]),
-            )
+            self.not_applicable(pred, spec, stype, subject_text)
             return
         if check.every and not isinstance(pred, ast.CallTest):
             self.error(
@@ -337,6 +331,27 @@ class _Checker:
                 "every tool NAME args $.path <= 10",
             )
         family.check(self, pred, stype, subject, subject_text)  # `predicate`, written out
+
+    def not_applicable(
+        self, pred: ast.Predicate, spec: PredicateSpec, stype: Type, subject_text: str
+    ) -> None:
+        """E201: the predicate does not apply to the subject's type. (Apart from `check`:
+        its comprehension reads `ordered` and `stype`, which would make them closure cells,
+        made at every call of the function that holds it.)"""
+        ordered = stype in ORDERED
+        fitting = [
+            "== != VALUE" if p.name == "compare" and not ordered else p.syntax.split(" [")[0]
+            for p in PREDICATES.values()
+            if stype in p.applies_to
+        ]
+        self.error(
+            pred.span,
+            "E201",
+            f"`{spec.syntax.split(' [')[0]}` does not apply to `{subject_text}` "
+            f"({TYPE_WORDS[stype]})",
+            _instead(pred, stype, subject_text, self.text(pred.span))
+            or f"on {TYPE_WORDS[stype]}: " + "; ".join(fitting[:8]),
+        )
 
     def predicate(
         self, pred: ast.Predicate, stype: Type, subject: ast.Subject, subject_text: str
