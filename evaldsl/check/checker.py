@@ -14,7 +14,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, assert_never
+from typing import Any, assert_never, get_args
 
 from evaldsl.cache.regexes import regex
 from evaldsl.check.environment import Environment
@@ -569,6 +569,8 @@ _EXPR_RULES: dict[type, Callable[[_Checker, Any], None]] = {
     ast.And: _Checker.junction,
     ast.Or: _Checker.junction,
 }
+# (the `match` it replaced was checked whole by mypy's `assert_never`; this, as it loads)
+assert set(_EXPR_RULES) == set(get_args(ast.Expr)), "an assertion kind without a check rule"
 
 
 def _count_bounds(expr: ast.Expr) -> tuple[str, int, float] | None:
