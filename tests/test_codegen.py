@@ -2831,3 +2831,47 @@ def test_a_one_value_groups_values_found_are_its_calls_fed_less_those_without_on
                     expected.fed,
                     expected.sample,
                 ), (cut, probe.path)
+
+
+_RESPONSES_AND_INVOKES = [
+    {"type": "llm.request", "id": "r"},
+    {
+        "type": "llm.response",
+        "requestId": "r",
+        "output": "the x",
+        "usage": {"promptTokens": 2, "completionTokens": 1},
+    },
+    {"type": "llm.response", "output": {"choices": [{"message": {"content": "x"}}]}},
+    {"type": "llm.response", "output": {"choices": [{"message": CHAT_CALLS}]}},
+    {"type": "llm.invoke", "output": "y", "tokensIn": 1, "tokensOut": 2},
+    {"type": "llm.invoke", "output": {"choices": [{"message": CHAT_CALLS}]}, "tokensIn": 3},
+    {"type": "llm.invoke", "output": {"choices": [{"message": {"content": "x"}}]}},
+    {"type": "tool.call", "name": "search", "callId": "c"},
+    {"type": "user.message"},
+]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.integers(0, len(_RESPONSES_AND_INVOKES) - 1), max_size=30))
+def test_an_llm_invoke_is_a_branch_of_its_own_read_as_the_reference_reads_it(
+    picks: list[int],
+) -> None:
+    """A dict pass asks no response whether it is an `llm.invoke`: each kind is a branch
+    of its own, with the same lines but for the step an `llm.invoke` is (its output is no
+    held call's: the reference reads only `llm.response`s for those), and the verdicts
+    and metrics are the reference's on responses and invokes mixed."""
+    statements = [
+        "tokens < 6",
+        "steps >= 2",
+        "tools contains search",
+        'answer contains "x"',
+        "answer[-2] not empty",
+        "answer[1] not empty",
+    ]
+    case = _compiled(statements)
+    source = codegen.generate(case.needs).source
+    assert "elif kind == 'llm.response':" in source and "elif kind == 'llm.invoke':" in source
+    assert "RESPONSE_TYPES:" not in source and '"llm.invoke"' not in source
+    events = [dict(_RESPONSES_AND_INVOKES[i]) for i in picks]
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference, "\n".join(statements)

@@ -50,6 +50,7 @@ from evaldsl.runs import overflow
 from evaldsl.runs.decode import KINDS, usage_as_dict
 from evaldsl.runs.events import (
     ERROR_TYPES,
+    LLM_INVOKE,
     LLM_REQUEST,
     LLM_RESPONSE,
     MCP_CALL,
@@ -1036,11 +1037,25 @@ class _Generator:
                 "            open_named, w_id, w_step, open_unnamed, request_id, steps",
                 "        )",
             )
-        out(f"elif {self.kind_is(RESPONSE_TYPES)}:")
+        if self.by_kind:  # (a struct of a kind is an `llm.response`)
+            self.response_branch(RESPONSE_TYPES, invoke=False)
+        else:
+            # an `llm.response` and an `llm.invoke` (a request and its response in one
+            # event, also a step) each in a branch of its own, the same lines but for the
+            # step: no response asks which it is (one `==` where `in RESPONSE_TYPES` was:
+            # no kind asks more than it did)
+            self.response_branch(LLM_RESPONSE, invoke=False)
+            self.response_branch(LLM_INVOKE, invoke=True)
+        self.other_branches()
+
+    def response_branch(self, kinds: str | frozenset[str], *, invoke: bool) -> None:
+        """The branch of the responses of `kinds`: `invoke`, those of `llm.invoke`."""
+        out, needs = self.out, self.needs
+        out(f"elif {self.kind_is(kinds)}:")
         out.indent()
         out("responses += 1")
-        if not self.notes_held and not self.by_kind:  # (else told with the note: `held_note`)
-            out('if kind == "llm.invoke":', *self.invoke_step())
+        if invoke:
+            out(*(line.strip() for line in self.invoke_step()))
         positions, tail = bool(needs.answers), needs.answer_tail
         # (the output read once, here, where the answers keep it, or where both the note
         # of held calls and the cache tokens read it: not once for each)
@@ -1064,10 +1079,9 @@ class _Generator:
         if self.either:
             out("named = type(raw) is Raw and (names_either(raw) or spelled(raw))")
         if self.notes_held:
-            self.held_note(has_raw)
+            self.held_note(has_raw, invoke)
         if not counted:
             out.dedent()
-            self.other_branches()
             return
         out(
             "# it answers the request its requestId names; one without, all before it",
@@ -1132,7 +1146,6 @@ class _Generator:
                 "        cost += cache_premium(price[0], cache)",
             )
         out.dedent()
-        self.other_branches()
 
     @property
     def either(self) -> bool:
@@ -1152,27 +1165,20 @@ class _Generator:
         """Whether a response's counts are read (`tokens` or `cost`)."""
         return bool(self.needs.tokens or self.needs.cost)
 
-    def held_note(self, has_raw: bool) -> None:
+    def held_note(self, has_raw: bool, invoke: bool) -> None:
         """Whether a response holds a call no call event records (if none does,
         `RunFacts.held_calls` need not read the events again): asked of each response
         until one does. An undecoded output is decoded to ask only where it may name a
         call (`NAMES_CALL`); a decoded chat completion of one key whose message has no
         `tool_calls` is told inline by subscripts (cheaper than `.get`s; a shape they do
         not fit raises, zero-cost until it does), an answer's text holds none, and any
-        other output is asked of `holds_calls`."""
-        # (an `llm.invoke`, a request and its response in one event, is a step: told
-        # here, where the note asks whether a response is an `llm.response`, not in a
-        # test of its own at every response)
+        other output is asked of `holds_calls`; an `llm.invoke`'s (`invoke`) is not asked."""
         bare = self.bare  # (`bare`: a chat completion of one key, told by the note)
-        if self.by_kind:  # (a struct of a kind is an `llm.response`)
-            lines = ["if holds_no_call:"]
-        else:
-            lines = [
-                'if kind != "llm.response":  # (an llm.invoke)',
-                *self.invoke_step(),
-                *(["    bare = False"] if bare else []),
-                "elif holds_no_call:",
-            ]
+        if invoke:
+            if bare:
+                self.out("bare = False")
+            return
+        lines = ["if holds_no_call:"]
         if not has_raw:
             lines.append(f"    raw = {self.get('output', _RESPONSE)}")
         if self.raw:
