@@ -392,7 +392,8 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
         kind = draw(
             st.sampled_from(
                 ["tool.call", "tool.call", "tool.result", "llm.request", "llm.response",
-                 "mcp.call", "user.message", "agent.error", "other.kind", "policy.evaluate"]
+                 "mcp.call", "user.message", "agent.error", "other.kind", "policy.evaluate",
+                 "llm.invoke"]
             )
         )  # fmt: skip
         ev: dict[str, Any] = {"type": kind}
@@ -439,7 +440,8 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
             ev["model"] = draw(st.sampled_from(["gpt-4o", "gpt-4o-mini", "nobody-model"]))
             if draw(st.integers(0, 3)):  # mostly an id its response may name (some alike)
                 ev["id"] = draw(st.sampled_from([f"r{i}", f"r{i}", "r0", 7, True, ["r1"], None]))
-        elif kind == "llm.response":
+        elif kind in ("llm.response", "llm.invoke"):  # (an invoke: verydia's request and
+            # its response in one event, a step and an answer, read as a response is)
             ev["output"] = draw(
                 st.one_of(
                     texts,
