@@ -177,6 +177,8 @@ def _helper_callback(is_helper: bool, callback: Any, helper: Any, filters: tuple
 
 def _extend_left(indices: tuple[int, ...]) -> Callable[[list[Any]], Any]:
     """`rep: rep x …`: the children at `indices` appended to the holder `rep` built."""
+    if indices == (1, 2):
+        return _extend_two
 
     def extend(children: list[Any]) -> Any:
         head = children[0]
@@ -190,16 +192,24 @@ def _extend_left(indices: tuple[int, ...]) -> Callable[[list[Any]], Any]:
             head.children.append(children[1])
             return head
 
-    elif indices == (1, 2):
-
-        def extend(children: list[Any]) -> Any:
-            head = children[0]
-            held = head.children
-            held.append(children[1])
-            held.append(children[2])
-            return head
-
     return extend
+
+
+def _extend_two(children: list[Any]) -> Any:
+    """`rep: rep x y` (a file's statement and its newline, once a statement):
+    `_extend_left`'s callback, which `drive` does itself (`_EXTEND_TWO`) and `_walk`
+    calls."""
+    head = children[0]
+    held = head.children
+    held.append(children[1])
+    held.append(children[2])
+    return head
+
+
+#: The size `_Memo.step` gives a reduction by `_extend_two`, which `drive` does itself:
+#: the two values on top appended to the holder below them, with no list made for a
+#: call (one a statement).
+_EXTEND_TWO = -1000
 
 
 def _keyword_callback(callback: Any) -> Any:
@@ -317,15 +327,19 @@ class _Memo:
             start_states, end_states = parser.start_states, parser.end_states
             # the wrapper of a `?rule`'s callback (Lark's, or the loaded tables')
             self.expand_one: tuple[type, ...] = (drivetables.ExpandSingleChild,)
+            self.filters: tuple[type, ...] = (drivetables.ChildFilter,)
         else:
-            from lark.parse_tree_builder import ExpandSingleChild
+            from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, ExpandSingleChild
 
             self.expand_one = (ExpandSingleChild, drivetables.ExpandSingleChild)
+            self.filters = (ChildFilterLALR_NoPlaceholders, drivetables.ChildFilter)
             table = parser.parser.parser.parse_table
             helper = getattr(parser.options.transformer, "helper", None)
             self.states = _tables(parser, helper)
             self.plans = _plans(parser.lexer.lexer)
             start_states, end_states = table.start_states, table.end_states
+        # what makes a helper rule's holder, and the classes of child filters (`fuse`)
+        self.helper = helper
         self.end_state: int = end_states[start]
         self.by_stack: dict[tuple[int, ...], _Config] = {}
         self.lexings: dict[int, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
@@ -436,8 +450,28 @@ class _Memo:
             stack.append(states[stack[-1]][origin][1])
             # `?rule` reductions of one child (Lark's ExpandSingleChild) pass it up as it
             # is: on the value stack they change nothing
-            if not (size == 1 and type(build) in self.expand_one):
+            if build is _extend_two:
+                ops.append((_EXTEND_TWO, build))  # (done by `drive` itself)
+            elif not (size == 1 and type(build) in self.expand_one):
                 ops.append((-size, build))  # (negative: `drive` slices the value stack)
+                self.fuse(ops)
+
+    def fuse(self, ops: list[tuple[int, Any]]) -> None:
+        """The last two reductions of `ops` as one, when the first makes a helper rule's
+        holder (`inline`, of its k children) and the second is a child filter of n
+        children that keeps them in order and inlines the last one, that holder (`a and
+        b`: `__assertion_plus_3: AND term`, then `assertion: term __assertion_plus_3`):
+        the filter's builder called on the n - 1 + k values at once gives it the same
+        list, without the holder, the filter's loop and their two calls."""
+        if len(ops) < 2:
+            return
+        (held, helper), (size, build) = ops[-2], ops[-1]
+        if helper is None or helper is not self.helper or type(build) not in self.filters:
+            return
+        n = -size
+        if build.to_include != [(i, i == n - 1) for i in range(n)]:
+            return
+        ops[-2:] = [(size + 1 + held, build.node_builder)]
 
 
 def _memo(parser: Any, start: Start) -> _Memo:
@@ -536,6 +570,12 @@ def drive(lark: Lark | Tables, text: str, start: Start) -> Any | None:
                     last = values.pop()
                     middle = values.pop()
                     values[-1] = build([values[-1], middle, last])
+                elif size == _EXTEND_TWO:
+                    last = values.pop()
+                    middle = values.pop()
+                    held = values[-1].children
+                    held.append(middle)
+                    held.append(last)
                 elif size:
                     children = values[size:]
                     del values[size:]
