@@ -77,3 +77,51 @@ def test_a_list_with_anything_but_texts_is_walked_by_the_closures() -> None:
     text = "nodes contains plan\nnodes in order [plan, fetch]\nnodes only [plan, fetch]"
     result = evaldsl.compile(text).cases[0].check(Run(events=None, state=state))
     assert result.statuses == ["pass", "pass", "fail"]
+
+
+class _Text(str):
+    """A text of a subclass (as a `StrEnum` a live target returns): it equals and hashes
+    as the text it holds."""
+
+    __slots__ = ()
+
+
+class _Rehashed(str):
+    """A text that equals the text it holds but hashes otherwise: a set cannot find it by
+    that text, where a walk of the list does."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(("rehashed", str(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self, other)
+
+
+elements = st.one_of(
+    names,
+    names.map(_Text),
+    names.map(_Rehashed),
+    st.sampled_from([1, None, True, ["x"]]),
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(list_tests, min_size=3, max_size=6), st.lists(elements, max_size=8))
+@example(["contains x", "contains x", "contains x"], ["plan", _Rehashed("x")])
+@example(["only [x]", "only [x]", "only [x]"], ["x", _Text("x"), 1])
+def test_a_list_of_other_values_is_indexed_only_where_the_index_answers_as_the_walk(
+    tests: list[str], seen: list[Any]
+) -> None:
+    """A state's `visited_nodes` holding other values than exact texts (texts of a
+    subclass, one hashed otherwise, numbers, a list): its tests together (three or more,
+    read through the index when it has one) say what each says alone (walking it)."""
+    state = {"status": "completed", "visited_nodes": seen}
+    statements = [f"nodes {t}" for t in tests]
+
+    def said(text: str) -> list[Any]:
+        result = evaldsl.compile(text).cases[0].check(Run(events=None, state=state))
+        return [(v.status, v.message, v.actual) for v in result.verdicts]
+
+    assert said("\n".join(statements)) == [v for s in statements for v in said(s)]
