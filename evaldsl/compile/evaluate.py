@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,25 @@ def evaluate(assertion: CompiledAssertion, facts: RunFacts) -> Verdict:
     """Run one checker; an unexpected exception becomes that assertion's error verdict."""
     try:
         return assertion.run(facts)
-    except RecursionError:
+    except Exception as err:  # one broken assertion must not take the others down
+        return failed(assertion, err)
+
+
+def evaluate_all(assertions: Iterable[CompiledAssertion], facts: RunFacts) -> list[Verdict]:
+    """`evaluate` of each assertion, in order, from one frame: a call of `evaluate` for
+    each was ~450 instructions an assertion, 2% of deciding 1,000 after a pass."""
+    verdicts = []
+    for assertion in assertions:
+        try:
+            verdicts.append(assertion.run(facts))
+        except Exception as err:  # one broken assertion must not take the others down
+            verdicts.append(failed(assertion, err))
+    return verdicts
+
+
+def failed(assertion: CompiledAssertion, err: Exception) -> Verdict:
+    """The error verdict of an assertion whose checker raised `err`."""
+    if isinstance(err, RecursionError):
         # JSON in a trace may nest 1,024 levels; a JSONPath or a comparison that walks
         # all of it can run out of Python's stack: that is this assertion's error
         return verdict(
@@ -69,8 +87,7 @@ def evaluate(assertion: CompiledAssertion, facts: RunFacts) -> Verdict:
             f"(traces may nest up to {MAX_TRACE_NESTING} levels)",
             assertion.node.span,
         )
-    except Exception as err:  # one broken assertion must not take the others down
-        return verdict("error", f"internal error: {type(err).__name__}: {err}", assertion.node.span)
+    return verdict("error", f"internal error: {type(err).__name__}: {err}", assertion.node.span)
 
 
 def crashed(assertions: Sequence[CompiledAssertion], message: str) -> Result:
@@ -83,12 +100,12 @@ def check_run(
     assertions: Sequence[CompiledAssertion], needs: Needs, run: RunLike, base: Path | None = None
 ) -> Result:
     """Index `run` once for `needs` and evaluate every assertion against it."""
-    texts = tuple(a.text for a in assertions)
+    texts = tuple([a.text for a in assertions])
     try:
         facts = indexed_run(needs, run, base)
     except RunError as err:
         return crashed(assertions, str(err))
-    return Result(tuple(evaluate(a, facts) for a in assertions), texts)
+    return Result(tuple(evaluate_all(assertions, facts)), texts)
 
 
 def indexed_run(needs: Needs, run: RunLike, base: Path | None = None) -> RunFacts:

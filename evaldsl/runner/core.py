@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from evaldsl.compile.evaluate import evaluate
+from evaldsl.compile.evaluate import evaluate, evaluate_all
 from evaldsl.gcpause import frozen_loaded
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic
@@ -129,7 +129,7 @@ def begin_case(
 
 def _scored(case: Case, facts: RunFacts, started: float) -> CaseResult:
     """The case's verdicts on its run, scored."""
-    verdicts = [evaluate(a, facts) for a in case.assertions]
+    verdicts = evaluate_all(case.assertions, facts)
     results = []
     for assertion, source, verdict in zip(case.assertions, case.sources, verdicts, strict=True):
         path, line, column, end_column, source_line = assertion_location(assertion, source)
