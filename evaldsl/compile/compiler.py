@@ -171,6 +171,8 @@ class Compiler:
         # where the index is made by a walk of the whole list)
         indexed = registry.names_test(pred) if stype == "Names" else None
         tests_of = self.names_tests
+        # (`not_in_text` says something only of a failed `contains`: not asked of others)
+        hinted = isinstance(pred, ast.Contains)
         if indexed is not None:
             tests_of[kind] = tests_of.get(kind, 0) + 1
 
@@ -200,7 +202,8 @@ class Compiler:
             # `show`, not `found_text`: a subject whose value is [] found [], not nothing
             return verdict(
                 "fail",
-                f"expected {said}, found {show(actual)}{not_in_text(pred, actual)}",
+                f"expected {said}, found {show(actual)}"
+                + (not_in_text(pred, actual) if hinted else ""),
                 span,
                 actual,
                 expected,

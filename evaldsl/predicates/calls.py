@@ -113,7 +113,10 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
             return verdict("fail", f'tool "{name}" was never called', span, None, expected)
         tally = trace.tallies[probe]
         found = tally.sample  # the first values found (SAMPLE of them at most)
-        unread = _unread(facts, name, use_result)
+        # how many calls of the tool have arguments (or results) the recording left out
+        # (`model.Unrecorded`): read in place, most runs leave out none
+        left = facts.unrecorded
+        unread = 0 if left is None else left.unread(name, use_result)
         if every:
             if not tally.decided and tally.good == n:
                 return verdict("pass", f'tool "{name}" {what} (every call)', span, found, expected)
@@ -172,13 +175,6 @@ def _single_key(path: str | None) -> str | None:
     ):
         return compiled.steps[0]
     return None
-
-
-def _unread(facts: RunFacts, name: str, results: bool) -> int:
-    """How many calls of tool `name` have arguments (or `results`) the recording left
-    out (`model.Unrecorded`)."""
-    left = facts.unrecorded
-    return 0 if left is None else left.unread(name, results)
 
 
 def _unknown(facts: RunFacts, name: str, n: int, unread: int, what: str, results: bool) -> str:
