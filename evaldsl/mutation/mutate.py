@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 import attrs
 
-from evaldsl.compile.evaluate import evaluate
+from evaldsl.compile.evaluate import evaluate, evaluate_all
 from evaldsl.judge.protocol import Judge, JudgeOutcome
 from evaldsl.language.verdicts import Status, all_skipped
 from evaldsl.mutation.mutants import Mutant, MutantKind, mutants
@@ -319,7 +319,7 @@ def _noticed(
 def _statuses(case: Case, run: Run) -> list[Status]:
     """Each assertion's status on `run`, checked as the runner checks a case."""
     facts = index_run(run, case.needs)
-    return [evaluate(a, facts).status for a in case.assertions]
+    return [v.status for v in evaluate_all(case.assertions, facts)]
 
 
 def mutate_suites(

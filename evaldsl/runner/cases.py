@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from evaldsl.compile.evaluate import evaluate
+from evaldsl.compile.evaluate import evaluate_all
 from evaldsl.runner.produce import NothingToRun, produce_run
 from evaldsl.runner.readings import SharedReadings, recorded_for
 from evaldsl.runner.selection import selector
@@ -93,8 +93,7 @@ def plan_judge(suites: Sequence[Suite], select: str | None = None) -> JudgePlanS
         except (RunError, NothingToRun):
             continue
         with suite.judge.recording() as questions:
-            for a in case.assertions:
-                evaluate(a, facts)
+            evaluate_all(case.assertions, facts)
         asked.extend(questions)
     if planner is None:
         return None

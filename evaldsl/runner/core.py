@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from evaldsl.compile.evaluate import evaluate, evaluate_all
+from evaldsl.compile.evaluate import evaluate_all
 from evaldsl.gcpause import frozen_loaded
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic
@@ -119,8 +119,7 @@ def begin_case(
         # First pass: note every judge question of the case and send the misses to the
         # endpoint, concurrently; then the real pass finds them answered, in source order.
         with planner.recording() as asked:
-            for a in case.assertions:
-                evaluate(a, facts)
+            evaluate_all(case.assertions, facts)
         judging = Judging(case, facts, started, planner.submit(asked))
         if not judging.ready():
             return judging

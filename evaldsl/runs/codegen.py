@@ -1055,7 +1055,7 @@ class _Generator:
         out.indent()
         out("responses += 1")
         if invoke:
-            out(*(line.strip() for line in self.invoke_step()))
+            out(*self.invoke_step())
         positions, tail = bool(needs.answers), needs.answer_tail
         # (the output read once, here, where the answers keep it, or where both the note
         # of held calls and the cache tokens read it: not once for each)
@@ -1079,7 +1079,12 @@ class _Generator:
         if self.either:
             out("named = type(raw) is Raw and (names_either(raw) or spelled(raw))")
         if self.notes_held:
-            self.held_note(has_raw, invoke)
+            if not invoke:
+                self.held_note(has_raw)
+            elif self.bare:
+                # (an invoke's output is not asked, so `body_cache` is not told that it
+                # is a chat completion of one key)
+                out("bare = False")
         if not counted:
             out.dedent()
             return
@@ -1165,19 +1170,16 @@ class _Generator:
         """Whether a response's counts are read (`tokens` or `cost`)."""
         return bool(self.needs.tokens or self.needs.cost)
 
-    def held_note(self, has_raw: bool, invoke: bool) -> None:
+    def held_note(self, has_raw: bool) -> None:
         """Whether a response holds a call no call event records (if none does,
         `RunFacts.held_calls` need not read the events again): asked of each response
         until one does. An undecoded output is decoded to ask only where it may name a
         call (`NAMES_CALL`); a decoded chat completion of one key whose message has no
         `tool_calls` is told inline by subscripts (cheaper than `.get`s; a shape they do
         not fit raises, zero-cost until it does), an answer's text holds none, and any
-        other output is asked of `holds_calls`; an `llm.invoke`'s (`invoke`) is not asked."""
+        other output is asked of `holds_calls` (an `llm.invoke`'s is not asked:
+        `response_branch`)."""
         bare = self.bare  # (`bare`: a chat completion of one key, told by the note)
-        if invoke:
-            if bare:
-                self.out("bare = False")
-            return
         lines = ["if holds_no_call:"]
         if not has_raw:
             lines.append(f"    raw = {self.get('output', _RESPONSE)}")
@@ -1319,7 +1321,7 @@ class _Generator:
         requests' and responses' counts), and a step, now if the loop reads the steps'
         count (a pass that reads tokens prices a response by its request's step), else
         after the loop (`epilogue`)."""
-        return ("    invokes += 1", *(["    steps += 1"] if self.reads_tokens else []))
+        return ("invokes += 1", *(["steps += 1"] if self.reads_tokens else []))
 
     def kind_is(self, kinds: str | frozenset[str]) -> str:
         """The test that the event is of `kinds` (a kind, or `RESPONSE_TYPES` or

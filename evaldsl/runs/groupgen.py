@@ -254,7 +254,7 @@ class GroupWriter:
             # without one are counted, and the values found made from them (`found_now`)
             out(f"g{g}_missed = 0  # calls fed while open that gave no value")
         elif path is not None:
-            compiled = compile_path(path) if path is not None else None
+            compiled = compile_path(path)
             if (
                 isinstance(compiled, CompiledPath)
                 and compiled.steps is not None
