@@ -205,6 +205,24 @@ def test_cases_on_documents_report_alike_held_or_read_again_serial_and_in_worker
     assert workers == held[1]
 
 
+def test_a_serial_run_of_several_documents_decodes_each_once(
+    tmp_path: Path, decoded: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a run checks the cases of a recording when it comes to them (`runner/turns.py`):
+    # each document's check reading is held for its cases' run, not only the last one's
+    _documents(tmp_path)
+    cases = [*MIXED, ('trace "chat.json" as openai', OTHER), ('trace "spans.json" as otel', OTHER)]
+    suite = _suite(tmp_path, cases)
+    held = _report(suite, tmp_path)
+    recordings = {source for source, _ in cases}
+    assert len(decoded) == len(recordings) == 4, decoded
+    assert held[0] == 1 and [c["error"] for c in held[1]["suites"][0]["cases"]] == [None] * 7
+    decoded.clear()
+    _read_twice(monkeypatch)
+    assert _report(suite, tmp_path) == held
+    assert len(decoded) == 8, decoded  # (the control: each check's and each run's)
+
+
 def test_two_documents_are_never_held_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

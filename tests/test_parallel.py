@@ -339,12 +339,58 @@ def test_a_case_whose_worker_died_is_checked_by_the_parent(
     assert _diagnostics(together) == _diagnostics(serial)
 
 
+@pytest.mark.parametrize("select", [None, "weather", "not weather"])
+def test_a_serial_run_checks_each_case_where_it_runs_with_the_report_of_one_checked_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, select: str | None
+) -> None:
+    serial = run_suites(_suites(tmp_path, later=False), RunOptions(select=select))
+    events: list[str] = []  # "check NAME", "run NAME", in the order they happened
+    check_case, begin_case = build.check_case, core.begin_case
+
+    def checked(concrete: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append(f"check {concrete.name}")
+        return check_case(concrete, *args, **kwargs)
+
+    def begun(case: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append(f"run {case.name}")
+        return begin_case(case, *args, **kwargs)
+
+    monkeypatch.setattr(build, "check_case", checked)
+    monkeypatch.setattr(core, "begin_case", begun)
+    in_turn = run_suites(_suites(tmp_path, later=True), RunOptions(select=select))
+    assert _same(in_turn) == _same(serial)
+    assert _diagnostics(in_turn) == _diagnostics(serial)
+    # the troubled suite alone: the cases on its cassette are checked together when the
+    # run comes to the first of them, the missing file's case when it comes to it
+    troubled = _suites(tmp_path, later=True)[-1:]
+    events.clear()
+    run_suites(troubled, RunOptions(select=select))
+    rows = ["rows #1 [name=get_weather]", "rows #2 [name=search_web]"]
+    recorded = ["recorded", "broken", *rows, "broken"]
+    order = [
+        *(f"check {name}" for name in recorded),
+        "run recorded",
+        "check missing",
+        "run missing",
+        *(f"run {name}" for name in recorded[1:]),
+    ]
+    ran = [e for e in order if _selected_name(e.split(" ", 1)[1], select)]
+    # (and the cases not selected are checked for the report, in case order)
+    names = ["recorded", "missing", "broken", *rows, "broken"]
+    assert events == ran + [f"check {n}" for n in names if not _selected_name(n, select)]
+
+
+def _selected_name(name: str, select: str | None) -> bool:
+    """Whether `-k select` selects the troubled suite's case `name` (none holds "weather"
+    but the first row's name)."""
+    return select is None or ("weather" in name) == (select == "weather")
+
+
 def test_suites_left_to_check_are_built_where_no_worker_is_forked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # a serial run (or one case, or no fork) checks and compiles them itself, at once
+    # a pool's spawned workers load their suites whole: the parent checks them at once
     serial = run_suites(_suites(tmp_path, later=False))
-    assert _same(run_suites(_suites(tmp_path, later=True))) == _same(serial)
     monkeypatch.setattr(parallel, "can_fork", lambda: False)
     spawned = run_suites(_suites(tmp_path, later=True), RunOptions(jobs=2))
     assert _same(spawned) == _same(serial)

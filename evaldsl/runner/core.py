@@ -35,6 +35,7 @@ from evaldsl.runner.live import TargetError, is_live
 from evaldsl.runner.produce import NothingToRun, produce_run, streamed_bytes
 from evaldsl.runner.readings import SharedReadings, recorded_for, with_metrics
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
+from evaldsl.runner.turns import CasesInTurn
 from evaldsl.runs.index import RunFacts
 from evaldsl.runs.model import RunError, given
 from evaldsl.runs.passes import index_run, will_read
@@ -242,9 +243,11 @@ def run_suites(
     check_arguments(suites, options)
     started = time.perf_counter()
     work = _selected(suites, options.select)
-    forked = options.jobs > 1 and len(work) > 1 and _can_fork()
-    if not forked and any(s.later is not None for s in suites):
-        # cases left to check where they run (`load_suite(later=True)`) are checked here
+    parallel = options.jobs > 1 and len(work) > 1
+    if parallel and not _can_fork() and any(s.later is not None for s in suites):
+        # cases left to check where they run (`load_suite(later=True)`): a pool's spawned
+        # workers load their suites whole, so they are checked here; a serial run checks
+        # each when it comes to its recording (`turns.py`), a forked worker those it runs
         suites = [s.later.built() if s.later is not None else s for s in suites]
         work = _selected(suites, options.select)
     results: Results = {}
@@ -255,10 +258,10 @@ def run_suites(
     try:
         # what was loaded (suites, modules) is not walked by collections while cases run
         with frozen_loaded():
-            if options.jobs > 1 and len(work) > 1:
+            if parallel:
                 _run_parallel(work, options, results, on_case, own)
             else:
-                _run_serial(work, results, on_case)
+                _run_serial(work, results, on_case, own)
     except KeyboardInterrupt:
         report = _report(suites, results, own, started, options.select, interrupted=True)
         raise RunInterrupted(report) from None
@@ -282,12 +285,14 @@ def check_arguments(suites: object, options: object) -> None:
         )
 
 
-def _run_serial(work: list[tuple[Suite, int]], results: Results, on_case: OnCase) -> None:
-    """The cases one after the other in this process; `results` gets each, in order. A
-    case whose judge questions went to the endpoint waits for its answers while the next
-    cases run (at most `waiting.MAX_JUDGING` of them), so the judge's calls overlap across
-    cases as they do within one; on Ctrl-C the questions not sent yet are taken back."""
-    readings = SharedReadings((s, s.cases[i]) for s, i in work)
+def _run_serial(work: list[tuple[Suite, int]], results: Results, on_case: OnCase, own: Own) -> None:
+    """The cases one after the other in this process; `results` gets each, in order, and
+    `own` the diagnostics of those checked here (a suite that left its cases' checks to
+    the run: each checked when the run comes to its recording, `turns.py`). A case whose
+    judge questions went to the endpoint waits for its answers while the next cases run
+    (at most `waiting.MAX_JUDGING` of them), so the judge's calls overlap across cases as
+    they do within one; on Ctrl-C the questions not sent yet are taken back."""
+    turns = CasesInTurn(work)
     begun_cases: deque[tuple[Suite, int, CaseResult | Judging]] = deque()
 
     def settle(keep: int) -> None:
@@ -306,8 +311,9 @@ def _run_serial(work: list[tuple[Suite, int]], results: Results, on_case: OnCase
 
     try:
         with _target_workers(work) as workers:
-            for s, i in work:
-                begun_cases.append((s, i, begin_case(s.cases[i], s, workers, readings)))
+            for position, (s, i) in enumerate(work):
+                case, readings = turns.case(position)
+                begun_cases.append((s, i, begin_case(case, s, workers, readings)))
                 settle(waiting.MAX_JUDGING)
             settle(0)
     except BaseException:
@@ -315,6 +321,10 @@ def _run_serial(work: list[tuple[Suite, int]], results: Results, on_case: OnCase
             if isinstance(begun, Judging) and isinstance(s.judge, Planner):
                 s.judge.cancel()
         raise
+    finally:
+        for position, diagnostics in turns.own.items():
+            s, i = work[position]
+            own[(id(s), i)] = diagnostics
 
 
 def _selected(suites: Sequence[Suite], select: str | None) -> list[tuple[Suite, int]]:

@@ -72,7 +72,7 @@ def load_suite(
     """Read, expand, check and compile a suite file. Never raises for bad input.
 
     `later`: read and expand it only, and leave each case's check and compilation to
-    the process that runs it (`-j`: see `CaseChecks`); a suite with suite-level
+    where it runs (`evaldsl run`: see `CaseChecks`); a suite with suite-level
     assertions is built at once all the same (they are checked against every case)."""
     with paused_gc(long_lived=True):  # many small objects, no cycles: see gcpause
         draft = read_draft(path)
@@ -233,9 +233,10 @@ def check_case(
 
 @attrs.frozen
 class CaseChecks:
-    """A suite read and expanded whose cases are checked and compiled one at a time, by
-    the process that runs each (`-j`: the parent reads and expands the file, each forked
-    worker checks and compiles the cases it runs, and no case is checked twice).
+    """A suite read and expanded whose cases are checked and compiled one at a time, where
+    each runs (`-j`: the parent reads and expands the file, each forked worker checks and
+    compiles the cases it runs, and no case is checked twice; a serial run checks the
+    cases of a recording when it comes to them, `runner/turns.py`).
 
     `suite_of` gives what the parent holds meanwhile: a `Suite` whose `later` is these
     checks, with the cases' names, sources and inputs (for `-k`, scheduling and the

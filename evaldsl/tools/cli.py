@@ -266,8 +266,8 @@ def _judge_factory(args: argparse.Namespace) -> object | None:
 def _load(
     paths: Sequence[str], args: argparse.Namespace, *, later: bool = False
 ) -> tuple[list[object], int | None]:
-    """The suites of `paths` (`later`: each case checked and compiled by the `-j` worker
-    that runs it; see `suites.build.CaseChecks`), or an exit code."""
+    """The suites of `paths` (`later`: each case checked and compiled by the run, where
+    it runs; see `suites.build.CaseChecks`), or an exit code."""
     with paused_gc(long_lived=True):  # imports make many objects, no garbage: see gcpause
         from evaldsl.suites.build import load_suite
         from evaldsl.suites.files import discover, shown_missing
@@ -314,9 +314,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if any(o.to_stdout for o in outputs):
         out = sys.stderr  # standard output carries the report, and nothing else
     out = cast(TextIO, ReaderMayLeave(out))
-    # with -j, the cases are checked and compiled in the workers (the part of a run no
-    # worker shares is then reading and expanding the files: docs/speed.md, "-j")
-    loaded, code = _load(args.paths, args, later=args.jobs > 1 and not args.dry_run)
+    # each case is checked and compiled where it runs: with -j in the workers (the part
+    # of a run no worker shares is then reading and expanding the files: docs/speed.md,
+    # "-j"), serially when the run comes to its recording, so that a document the check
+    # reads whole is held for its cases' run, not read again (`runner/turns.py`)
+    loaded, code = _load(args.paths, args, later=not args.dry_run)
     if code is not None:
         return code
     suites = [s for s in loaded if isinstance(s, Suite)]
