@@ -240,6 +240,10 @@ case "broken"
 """
 
 
+#: The troubled suite's rows' case names.
+ROWS = ["rows #1 [name=get_weather]", "rows #2 [name=search_web]"]
+
+
 def _suites(tmp_path: Path, later: bool) -> list[Suite]:
     cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
     troubled = tmp_path / "troubled.eval"
@@ -365,7 +369,7 @@ def test_a_serial_run_checks_each_case_where_it_runs_with_the_report_of_one_chec
     troubled = _suites(tmp_path, later=True)[-1:]
     events.clear()
     run_suites(troubled, RunOptions(select=select))
-    rows = ["rows #1 [name=get_weather]", "rows #2 [name=search_web]"]
+    rows = ROWS
     recorded = ["recorded", "broken", *rows, "broken"]
     order = [
         *(f"check {name}" for name in recorded),
@@ -378,6 +382,45 @@ def test_a_serial_run_checks_each_case_where_it_runs_with_the_report_of_one_chec
     # (and the cases not selected are checked for the report, in case order)
     names = ["recorded", "missing", "broken", *rows, "broken"]
     assert events == ran + [f"check {n}" for n in names if not _selected_name(n, select)]
+
+
+def test_after_ctrl_c_a_serial_run_checks_no_case_it_did_not_come_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the run stops at once: checking what is left would read its recordings
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    for name in "abc":
+        shutil.copy(cassette, tmp_path / f"{name}.jsonl")
+    path = tmp_path / "three.eval"
+    path.write_text(
+        "".join(
+            f'case "{name}"\n  cassette "{name}.jsonl"\n  no tool get_weathr\n\n' for name in "abc"
+        ),
+        encoding="utf-8",
+    )
+    checked: list[str] = []
+    check_case, begin_case = build.check_case, core.begin_case
+
+    def counted(concrete: Any, *args: Any, **kwargs: Any) -> Any:
+        checked.append(concrete.name)
+        return check_case(concrete, *args, **kwargs)
+
+    def stopped_at_b(case: Any, *args: Any, **kwargs: Any) -> Any:
+        if case.name == "b":
+            raise KeyboardInterrupt
+        return begin_case(case, *args, **kwargs)
+
+    monkeypatch.setattr(build, "check_case", counted)
+    monkeypatch.setattr(core, "begin_case", stopped_at_b)
+    with pytest.raises(core.RunInterrupted) as stop:
+        run_suites([load_suite(path, later=True)])
+    assert checked == ["a", "b"]
+    report = stop.value.report
+    assert [c.name for s in report.suites for c in s.cases] == ["a"]
+    assert report.suites[0].not_run == ("b", "c")
+    # `no tool get_weathr`'s did-you-mean, of the two cases checked
+    shown = [d.line for d in report.suites[0].diagnostics if d.code == "W301"]
+    assert shown == [3, 7], report.suites[0].diagnostics
 
 
 def _selected_name(name: str, select: str | None) -> bool:

@@ -409,7 +409,7 @@ def _report(
                 s.path,
                 cases,
                 sum(c.duration_ms for c in cases),
-                _diagnostics(s, own),
+                _diagnostics(s, own, interrupted=interrupted),
                 not_run,
             )
         )
@@ -417,12 +417,15 @@ def _report(
     return Report(tuple(suite_results), duration_ms, interrupted=interrupted, selection=selection)
 
 
-def _diagnostics(suite: Suite, own: Own) -> tuple[Diagnostic, ...]:
+def _diagnostics(suite: Suite, own: Own, *, interrupted: bool = False) -> tuple[Diagnostic, ...]:
     """The suite's diagnostics; of a suite checked where its cases ran, made of each
-    case's own: as its worker found them, else (a case not selected, not run after
-    Ctrl-C, or whose worker died) checked here."""
+    case's own: as the run found them, else (a case not selected, or whose worker died)
+    checked here. After Ctrl-C, a case the run never came to is not checked (it would
+    read its recording: the run stops at once), and has none."""
     later = suite.later
     if later is None:
         return suite.diagnostics
     found = [own.get((id(suite), i)) for i in range(len(suite.cases))]
+    if interrupted:
+        return later.diagnostics([d or () for d in found])
     return later.diagnostics([d if d is not None else later.own(i) for i, d in enumerate(found)])

@@ -21,8 +21,8 @@ is given, and no more is held than before.
 - Cases on one recording share a reading as they did (`SharedReadings`): one is made
   for the cases of each recording, which is what one over the whole run made.
 - The report is the one of a run checked first: the suite's diagnostics are made of
-  each case's own (`CaseChecks.diagnostics`), as for `-j`; the cases not run (`-k`,
-  Ctrl-C) are checked when the report is made.
+  each case's own (`CaseChecks.diagnostics`), as for `-j`; the cases `-k` leaves out
+  are checked when the report is made (not those Ctrl-C stopped the run before).
 """
 
 from __future__ import annotations
