@@ -499,6 +499,30 @@ def test_a_log_of_responses_and_the_requests_between_counts_each_call_once(
     assert summarize(path)[0].skipped == {"assistant messages echoing a response read before": 1}
 
 
+def test_a_responses_request_parses_each_calls_arguments_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request's `function_call` items are read to tell an echoed turn and again as the
+    turn's calls: their arguments' text is parsed once, the value read both times (a turn
+    with an echoed call and a new one, and arguments that are not JSON, noted)."""
+    from evaldsl.runs import openai
+
+    first = {"object": "response", "id": "resp_1", "model": "gpt-4.1", "output": [CALL]}
+    oslo = {**CALL, "call_id": "c2", "arguments": '{"city": "Oslo"}'}
+    cut = {**CALL, "call_id": "c3", "arguments": '{"city": "Ber'}
+    turns = [INPUT[1], CALL, oslo, OUTPUT, {**OUTPUT, "call_id": "c2"}, INPUT[1], cut]
+    request = {"model": "gpt-4.1", "input": turns}
+    path = write(tmp_path, "log.jsonl", "\n".join(map(json.dumps, (first, request))))
+    parsed: list[Any] = []
+    loads = openai.mended_loads
+    monkeypatch.setattr(openai, "mended_loads", lambda text: parsed.append(text) or loads(text))
+    run = load_run(path)
+    calls = [e for e in run.events or () if e["type"] == "tool.call"]
+    assert [c["arguments"] for c in calls] == [{"city": "Paris"}, {"city": "Oslo"}, '{"city": "Ber']
+    assert "arguments of call get_weather (c3) are not JSON: read as text" in run.read.notes
+    assert sorted(parsed) == sorted(c["arguments"] for c in (CALL, CALL, oslo, cut))
+
+
 def test_a_responses_request_item_that_cannot_be_read_is_an_error_naming_it(
     tmp_path: Path,
 ) -> None:

@@ -76,6 +76,7 @@ no list): the error names the field by its path, what it is and what belongs the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -678,7 +679,11 @@ def _responses_input(body: dict[str, Any], items: Items, index: int, trace: Trac
         if new is None:
             return
         kept = [i for i in made if i["type"] != "function_call" or i.get("call_id") not in echoed]
-        _response({"model": model, "output": kept}, trace, items, index, ("input",))
+        # (the kept calls' arguments as `_input_call` read them, in order: each text
+        # parsed once; `_response` reads them alike, the turn having no `status`)
+        read = iter([args for _, args, call_id in calls if call_id not in echoed])
+        body = {"model": model, "output": kept}
+        _response(body, trace, items, index, ("input",), arguments=read)
         added += 1
 
     for n, item in enumerate(body["input"]):
@@ -922,8 +927,17 @@ def _builtin_result(item: dict[str, Any], where: tuple[str, ...] | None) -> Any:
     return (value, failed)
 
 
-def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, steps: Steps) -> None:
-    """One response body (at `steps` in item `index`)."""
+def _response(
+    body: dict[str, Any],
+    trace: Trace,
+    items: Items,
+    index: int,
+    steps: Steps,
+    *,
+    arguments: Iterator[Any] | None = None,
+) -> None:
+    """One response body (at `steps` in item `index`). `arguments`: its `function_call`
+    items' arguments, in order, when they were read already (a request's `input`)."""
     text: list[str] = []
     refusals: list[str] = []
     calls: list[_Made] = []
@@ -948,8 +962,11 @@ def _response(body: dict[str, Any], trace: Trace, items: Items, index: int, step
             name = tool_name(item.get("name", MISSING), "name", f"a `{kind}` item")
             cid = link_id(item.get("call_id"), "call_id", f"a `{kind}` item")
             if kind == "function_call":
-                label = _call_label(name, cid)
-                args = arguments_if_whole(item.get("arguments", ""), name, label, cut, trace)
+                if arguments is not None:
+                    args = next(arguments)
+                else:
+                    label = _call_label(name, cid)
+                    args = arguments_if_whole(item.get("arguments", ""), name, label, cut, trace)
             else:
                 args = parse_json_text(item.get("input"))
             calls.append((name, args, cid, None, False))
