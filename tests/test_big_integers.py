@@ -127,6 +127,38 @@ def test_a_cassette_read_again_from_its_start_is_exact_before_and_past_its_head(
         assert scan.call_count == 1  # (once, where the head ends)
 
 
+_LINES = 300  # (more than the head lines detection decodes, each looked through)
+
+
+def _chat_line(i: int, n: int) -> str:
+    message = {"role": "assistant", "content": f"step {i}"}
+    body = {"object": "chat.completion", "model": "gpt-4o", "choices": [{"message": message}]}
+    return json.dumps({**body, "usage": {"prompt_tokens": n, "completion_tokens": 1}})
+
+
+@pytest.mark.parametrize("sse", [False, True])
+@pytest.mark.parametrize("at", [None, 0, _LINES - 1])
+def test_a_file_of_lines_is_looked_through_for_long_integers_once(
+    tmp_path: Path, sse: bool, at: int | None
+) -> None:
+    """A JSONL file or a stream read whole is looked through once for a long integer,
+    not each of its lines again: a line can hold one only if the file does. A file that
+    holds one (`at`) has each line looked through, and read exactly, as before."""
+    from evaldsl.runs import detect, surrogates
+
+    lines = [_chat_line(i, 2**64 + 1 if i == at else i) for i in range(_LINES)]
+    text = "".join(f"data: {line}\n\n" if sse else line + "\n" for line in lines)
+    path = write(tmp_path, "s.sse" if sse else "s.jsonl", text + ("data: [DONE]\n" if sse else ""))
+    with mock.patch.object(surrogates, "exact", wraps=surrogates.exact) as looked:
+        run = load_run(path, "openai")
+    usage = [e["usage"]["promptTokens"] for e in run.events or () if e["type"] == "llm.response"]
+    assert usage == [2**64 + 1 if i == at else i for i in range(_LINES)]
+    if at is None:  # (the head detection decodes is looked through, line by line)
+        assert looked.call_count <= detect.HEAD_ITEMS + 1 < _LINES
+    else:
+        assert looked.call_count >= _LINES
+
+
 def _exact(text: bytes) -> object:
     import msgspec
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import orjson
 
+from evaldsl.runs.bigints import may_round
 from evaldsl.runs.model import RunError
 from evaldsl.runs.providers import Items
 from evaldsl.runs.surrogates import mended_loads
@@ -44,6 +45,7 @@ def parse_sse(text: str, path: str) -> tuple[Items, bool]:
     data: list[str] = []
     event: str | None = None
     start = 0
+    rounds = may_round(text)  # (the whole stream looked through once, as a JSONL file)
 
     def dispatch() -> None:
         nonlocal done, data, event
@@ -53,7 +55,7 @@ def parse_sse(text: str, path: str) -> tuple[Items, bool]:
                 done = True
             else:
                 try:
-                    values.append(mended_loads(payload))
+                    values.append(mended_loads(payload, rounds=rounds))
                 except orjson.JSONDecodeError as exc:
                     raise RunError(
                         f"the data of the event on line {start} is not JSON: {exc.msg}",

@@ -27,20 +27,23 @@ _ESCAPE_BYTES = regex(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
 _ESCAPE_TEXT = regex(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
 
 
-def mended_loads(text: bytes | str) -> Any:
+def mended_loads(text: bytes | str, *, rounds: bool = True) -> Any:
     """`orjson.loads(text)`, reading lone surrogate escapes as U+FFFD, and integers past
     64 bits exactly (`bigints.exact`); orjson's own error (for the text as written) when
-    it is not JSON for any other reason."""
+    it is not JSON for any other reason. `rounds=False`: the caller found no integer that
+    orjson rounds in a text this one is part of (`bigints.may_round` of a whole file is
+    false, so is each line's), and the text is not looked through again."""
     try:
-        return exact(text, orjson.loads(text))
+        value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         fixed = mend(text)
         if fixed is None:
             raise
         try:
-            return exact(fixed, orjson.loads(fixed))
+            text, value = fixed, orjson.loads(fixed)
         except orjson.JSONDecodeError:
             raise exc from None
+    return exact(text, value) if rounds else value
 
 
 def mend(text: bytes | str) -> bytes | str | None:
