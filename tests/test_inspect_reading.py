@@ -160,6 +160,44 @@ def test_an_attachment_the_sample_lacks_is_unknown_never_its_reference(
     assert any("lacks 1 attachment its events name" in n for n in summary.notes)
 
 
+def test_only_the_values_that_name_an_attachment_are_walked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An event is walked for its attachments only when its JSON holds one's name (or
+    cannot be written: an integer past 64 bits), and a walk calls itself only for a
+    list, an object or a name: an attachment in a field no test reads (a model's
+    `input`) is still one the note counts, and the values read are those of a full walk."""
+    from evaldsl.runs import inspect_ai
+
+    held = "attachment://" + "a" * 32
+    walked: list[Any] = []
+    resolve = inspect_ai.resolve_attachments
+
+    def counted(value: Any, attachments: dict[str, Any], lost: set[str]) -> Any:
+        walked.append(value)
+        return resolve(value, attachments, lost)
+
+    monkeypatch.setattr(inspect_ai, "resolve_attachments", counted)
+    big = {"event": "tool", "timestamp": AT, "id": "c1", "function": "f", "result": 2**64 + 1}
+    events = [
+        model("plain", (10, 2)),
+        {"event": "state", "timestamp": AT, "changes": [{"op": "add", "value": "x"}]},
+        model(held, (3, 1), input=[{"role": "user", "content": LOST}]),
+        big,
+    ]
+    path = written(tmp_path, log(events, attachments={"a" * 32: "from the attachment"}), "json")
+    run = load_run(path)
+    answers = [e["output"] for e in run.events or () if e["type"] == "llm.response"]
+    assert answers == ["plain", "from the attachment"]
+    assert [e["output"] for e in run.events or () if e["type"] == "tool.result"] == [2**64 + 1]
+    assert any("lacks 1 attachment its events name" in n for n in run.read.notes)
+    assert [v for v in walked if isinstance(v, dict) and "event" in v] == events[2:]
+    assert all(
+        isinstance(v, dict | list) or (isinstance(v, str) and v.startswith("attachment://"))
+        for v in walked
+    )
+
+
 def test_an_attachment_of_a_sample_read_from_its_messages_is_unknown_too(tmp_path: Path) -> None:
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": LOST}]
     path = written(tmp_path, log([], messages=messages), "json")

@@ -39,6 +39,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from evaldsl.runs.model import MISSING, RunError
 from evaldsl.runs.providers import (
     Items,
@@ -195,13 +197,13 @@ def _read_sample(sample: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
                 trace.skip(_SCORER_EVENTS)
                 continue
             _event(
-                _resolve(event, attachments, lost),
+                _resolved(event, attachments, lost),
                 trace,
                 _within(wrong, ("events", n)),
                 lost,
             )
     else:
-        _messages(_resolve(sample, attachments, lost), trace, wrong, lost)
+        _messages(_resolved(sample, attachments, lost), trace, wrong, lost)
     if isinstance(sample.get("error"), dict) and not any(
         e.get("event") == "error" for _, e in events
     ):
@@ -307,21 +309,50 @@ def _within(wrong: Wrong, steps: tuple[str | int, ...]) -> Wrong:
     return lambda at, value, expected: wrong((*steps, *at), value, expected)
 
 
-def _resolve(value: Any, attachments: dict[str, Any], lost: set[str]) -> Any:
+def _resolved(value: Any, attachments: dict[str, Any], lost: set[str]) -> Any:
+    """`resolve_attachments(value, …)`, or `value` itself when it names no attachment:
+    its JSON, written at C speed, holds no text that starts with `attachment://` (orjson
+    writes a string between quotes, none of those characters escaped). Most events name
+    none (a state change, a span's bounds), and walking each was half the reading."""
+    try:
+        named = b'"attachment://' in orjson.dumps(value)
+    except orjson.JSONEncodeError:  # (an integer past 64 bits, a depth orjson refuses)
+        named = True
+    return resolve_attachments(value, attachments, lost) if named else value
+
+
+def resolve_attachments(value: Any, attachments: dict[str, Any], lost: set[str]) -> Any:
     """`value` with `attachment://HASH` strings replaced by the attachment's text; one
     `attachments` lacks stays, and is added to `lost` (what it holds is unknown)."""
     if isinstance(value, str):
-        if value.startswith("attachment://"):
-            found = attachments.get(value.removeprefix("attachment://"))
+        if value.startswith(_ATTACHED):
+            found = attachments.get(value.removeprefix(_ATTACHED))
             if isinstance(found, str):
                 return found
             lost.add(value)
         return value
+    # (a value that is neither a container nor an attachment's name is kept without a
+    # call: most of an event's values are such, and a call each was most of the reading)
     if isinstance(value, list):
-        return [_resolve(v, attachments, lost) for v in value]
+        return [
+            v
+            if type(v) in _PLAIN or (type(v) is str and not v.startswith(_ATTACHED))
+            else resolve_attachments(v, attachments, lost)
+            for v in value
+        ]
     if isinstance(value, dict):
-        return {k: _resolve(v, attachments, lost) for k, v in value.items()}
+        return {
+            k: v
+            if type(v) in _PLAIN or (type(v) is str and not v.startswith(_ATTACHED))
+            else resolve_attachments(v, attachments, lost)
+            for k, v in value.items()
+        }
     return value
+
+
+#: The types of JSON's values that hold no attachment's name.
+_PLAIN = frozenset({int, float, bool, type(None)})
+_ATTACHED = "attachment://"
 
 
 def _message_text(message: Any) -> str:
