@@ -682,8 +682,8 @@ def _responses_input(body: dict[str, Any], items: Items, index: int, trace: Trac
         # (the kept calls' arguments as `_input_call` read them, in order: each text
         # parsed once; `_response` reads them alike, the turn having no `status`)
         read = iter([args for _, args, call_id in calls if call_id not in echoed])
-        body = {"model": model, "output": kept}
-        _response(body, trace, items, index, ("input",), arguments=read)
+        response = {"model": model, "output": kept}
+        _response(response, trace, items, index, ("input",), arguments=read)
         added += 1
 
     for n, item in enumerate(body["input"]):
