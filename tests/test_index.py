@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from unittest import mock
 
+import orjson
 import pytest
 
 import evaldsl
@@ -157,6 +158,29 @@ def test_a_value_run_s_answer_is_made_once_for_all_its_assertions() -> None:
         verdicts = case.check(Run(events=None, output=output, format="value")).verdicts
     assert [v.status for v in verdicts] == ["pass"] * 20
     assert made.call_count == 1
+
+
+def test_an_answer_s_json_is_parsed_once_for_all_its_assertions() -> None:
+    """`answer json` assertions on one answer parse it once (40 of them on a 1.1 MB answer
+    parsed it 40 times); an answer that is not JSON fails each of them with its message."""
+    answer = orjson.dumps({"items": [{"x": i} for i in range(30)], "total": 30}).decode()
+    events = [{"type": "llm.response", "output": answer}, {"type": "llm.response", "output": "{"}]
+    text = "\n".join(
+        [
+            *(f"answer[1] json $.items[{i}].x == {i}" for i in range(30)),
+            "answer json $.items[0].x == 0",  # on answer[-1]: not JSON
+            "answer json is object",
+            "answer[1] json $.total == 29",  # a failure's found value from the same parse
+            "answer[1] json is object",
+        ]
+    )
+    case = evaldsl.compile(text).cases[0]
+    with mock.patch.object(orjson, "loads", wraps=orjson.loads) as parsed:
+        verdicts = case.check(events).verdicts
+    assert [v.status for v in verdicts] == ["pass"] * 30 + ["fail", "fail", "fail", "pass"]
+    assert verdicts[30].message == verdicts[31].message == 'answer is not valid JSON: "{"'
+    assert verdicts[32].actual == 30
+    assert parsed.call_count == 2  # each answer once
 
 
 # ---- a request no response answers ---------------------------------------------------------

@@ -61,6 +61,10 @@ _make_compiled = maker(CompiledAssertion)  # (a plain function: see `slotinit.ma
 
 #: A case's tests of one list of names from which a run indexes the list (`nameindex`).
 NAMES_INDEXED_FROM = 3
+
+#: What `RunFacts.shared` keeps for an answer that is not JSON (no parsed value is it)
+NOT_JSON = object()
+
 #: The error verdict of an `answer` assertion on a target that returned None.
 NO_ANSWER_RETURNED = (
     "the run target returned None, so there is no answer (did it forget `return`?); "
@@ -265,10 +269,18 @@ class Compiler:
 
         def answer_json(facts: RunFacts) -> Any:
             text = answer(facts)
-            try:
-                parsed = exact(text, orjson.loads(text))  # (integers exact)
-            except orjson.JSONDecodeError:
-                raise SubjectFails(f"answer is not valid JSON: {show(text, 80)}") from None
+            # parsed once for all the assertions that read it (as `cites` keeps its
+            # values): 40 `answer json` assertions on a 1.1 MB answer parsed it 40 times
+            key = ("answer json", text)
+            parsed = facts.shared.get(key, MISSING)
+            if parsed is MISSING:
+                try:
+                    parsed = exact(text, orjson.loads(text))  # (integers exact)
+                except orjson.JSONDecodeError:
+                    parsed = NOT_JSON
+                facts.shared[key] = parsed
+            if parsed is NOT_JSON:
+                raise SubjectFails(f"answer is not valid JSON: {show(text, 80)}")
             if not has_path:
                 return parsed
             found = finder(parsed)
