@@ -11,6 +11,9 @@ import orjson
 import pytest
 
 import evaldsl
+from evaldsl.compile import compiler
+from evaldsl.language.values import show
+from evaldsl.predicates import calls
 from evaldsl.runs import index, passes
 from evaldsl.runs.cassette import EventStream
 from evaldsl.runs.index import Needs, index_events
@@ -181,6 +184,49 @@ def test_an_answer_s_json_is_parsed_once_for_all_its_assertions() -> None:
     assert verdicts[30].message == verdicts[31].message == 'answer is not valid JSON: "{"'
     assert verdicts[32].actual == 30
     assert parsed.call_count == 2  # each answer once
+
+
+def test_a_value_failed_assertions_show_is_written_once_for_them_all() -> None:
+    """A failure's message shows what it found, written as JSON to show 80 characters of
+    it: failed assertions that show the same value (a tool's results, an answer's JSON, a
+    long text) write it once, with the messages of one written for each."""
+    items = [{"x": i, "t": f"é{i}"} for i in range(200)]
+    answer = orjson.dumps({"items": items, "total": 1}).decode()
+    events: list[dict[str, object]] = [{"type": "llm.response", "output": answer}]
+    for i in range(3):
+        events.append({"type": "tool.call", "name": "s", "callId": f"c{i}", "arguments": {}})
+        events.append({"type": "tool.result", "callId": f"c{i}", "output": {"items": items}})
+    text = "\n".join(
+        [
+            *(f'tool s result contains "zzz{i}"' for i in range(10)),  # the 3 results
+            *(f'every tool s result contains "zzz{i}"' for i in range(5)),  # [the first]
+            *(f"tool s result $.items[*] == {-i}" for i in range(5)),  # 200 of them
+            *(f"answer json contains {{total: {i + 2}}}" for i in range(5)),  # the object
+            *(f"answer json $.items == [{i}]" for i in range(5)),  # its list
+            *(f'answer contains "zzz{i}"' for i in range(5)),  # the text, not ASCII
+            "answer json $.total == 5",  # a number: shown as it is
+            "answer json $.total == 6",
+        ]
+    )
+    case = evaldsl.compile(text).cases[0]
+    with mock.patch.object(orjson, "dumps", wraps=orjson.dumps) as written:
+        verdicts = case.check(events).verdicts
+    assert {v.status for v in verdicts} == {"fail"}
+    assert written.call_count == 8  # each value once, the number twice
+
+    def each(facts: object, value: object, empty: str | None = None) -> str:
+        # as messages were written before: each value whole, each time
+        if empty is not None and isinstance(value, list) and not value:
+            return empty
+        return show(value)
+
+    with (
+        mock.patch.object(compiler, "found_text", each),
+        mock.patch.object(calls, "found_text", each),
+    ):
+        alone = case.check(events).verdicts
+    assert [v.message for v in verdicts] == [v.message for v in alone]
+    assert verdicts[0].message.startswith('no call of tool "s" has result contains "zzz0"')
 
 
 # ---- a request no response answers ---------------------------------------------------------

@@ -34,6 +34,7 @@ from evaldsl.predicates.base import (
     SubjectReader,
     Unavailable,
     ValueTest,
+    found_text,
     no_state,
     no_trace,
 )
@@ -203,10 +204,10 @@ class Compiler:
                 actual = value
             if ok:
                 return verdict("pass", said, span, actual, expected)
-            # `show`, not `found_text`: a subject whose value is [] found [], not nothing
+            # no `empty`: a subject whose value is [] found [], not nothing
             return verdict(
                 "fail",
-                f"expected {said}, found {show(actual)}"
+                f"expected {said}, found {found_text(facts, actual)}"
                 + (not_in_text(pred, actual) if hinted else ""),
                 span,
                 actual,

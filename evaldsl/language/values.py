@@ -143,7 +143,11 @@ def js_text(value: Any) -> str:
     return js_json(value)
 
 
-def show(value: Any, limit: int = 80) -> str:
+#: How many characters a message shows of a value (and so the elements of a list it writes)
+SHOW_LIMIT = 80
+
+
+def show(value: Any, limit: int = SHOW_LIMIT) -> str:
     """A value as a message shows it: JSON, shortened."""
     if value is MISSING:
         return "nothing (missing)"

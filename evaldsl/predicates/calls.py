@@ -132,7 +132,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
             if tally.decided:
                 message = (
                     f'{unit} {tally.first} of {n} of tool "{name}" fails {what}; '
-                    f"found {found_text(tally.last)}"
+                    f"found {found_text(facts, tally.last, 'nothing')}"
                 )
                 return verdict("fail", message, span, tally.last, expected)
             missing = n - tally.fed
@@ -156,7 +156,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
             message += "; no result was recorded"
         else:
             more = f" (and {tally.found - len(found)} more)" if tally.found > len(found) else ""
-            message += f"; found {found_text(found)}{more}"
+            message += f"; found {found_text(facts, found, 'nothing')}{more}"
         return verdict("fail", message, span, found, expected)
 
     return run
