@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 import attrs
 import orjson
 
+from evaldsl.gcpause import paused_gc
 from evaldsl.judge.protocol import Judge, no_judge
 from evaldsl.language import ast
 from evaldsl.language.paths import path_finder
@@ -276,7 +277,8 @@ class Compiler:
             parsed = facts.shared.get(key, MISSING)
             if parsed is MISSING:
                 try:
-                    parsed = exact(text, orjson.loads(text))  # (integers exact)
+                    with paused_gc():
+                        parsed = exact(text, orjson.loads(text))  # (integers exact)
                 except orjson.JSONDecodeError:
                     parsed = NOT_JSON
                 facts.shared[key] = parsed
