@@ -187,6 +187,17 @@ def test_an_answer_s_json_is_parsed_once_for_all_its_assertions() -> None:
     assert parsed.call_count == 2  # each answer once
 
 
+def test_an_answer_that_is_not_json_is_shown_once_for_all_its_assertions() -> None:
+    """The message of an answer that is not JSON shows its text (written whole when it is
+    not ASCII): written once for all the `answer json` assertions that read it."""
+    events = [{"type": "llm.response", "output": "é" * 5_000}]
+    case = evaldsl.compile("\n".join(f"answer json $.a == {i}" for i in range(20))).cases[0]
+    with mock.patch.object(orjson, "dumps", wraps=orjson.dumps) as written:
+        verdicts = case.check(events).verdicts
+    assert {v.message for v in verdicts} == {f'answer is not valid JSON: "{"é" * 78}…'}
+    assert written.call_count == 1
+
+
 def test_an_answer_s_json_is_parsed_with_the_collector_paused() -> None:
     """Parsing a large JSON answer makes many small objects and no cycles: the collections
     their allocations set off would only walk the growing heap again (a 4.5 MB answer's

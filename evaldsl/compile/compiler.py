@@ -64,8 +64,16 @@ _make_compiled = maker(CompiledAssertion)  # (a plain function: see `slotinit.ma
 #: A case's tests of one list of names from which a run indexes the list (`nameindex`).
 NAMES_INDEXED_FROM = 3
 
-#: What `RunFacts.shared` keeps for an answer that is not JSON (no parsed value is it)
-NOT_JSON = object()
+
+class NotJson:
+    """What `RunFacts.shared` keeps for an answer that is not JSON: its message, written
+    once (`show` writes a text that is not ASCII whole to show 80 characters of it)."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
 
 #: The error verdict of an `answer` assertion on a target that returned None.
 NO_ANSWER_RETURNED = (
@@ -280,10 +288,10 @@ class Compiler:
                     with paused_gc():
                         parsed = exact(text, orjson.loads(text))  # (integers exact)
                 except orjson.JSONDecodeError:
-                    parsed = NOT_JSON
+                    parsed = NotJson(f"answer is not valid JSON: {show(text, 80)}")
                 facts.shared[key] = parsed
-            if parsed is NOT_JSON:
-                raise SubjectFails(f"answer is not valid JSON: {show(text, 80)}")
+            if type(parsed) is NotJson:
+                raise SubjectFails(parsed.message)
             if not has_path:
                 return parsed
             found = finder(parsed)
