@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
 from evaldsl.language.values import Words
 from evaldsl.language.vocabulary import Type, predicate_spec
@@ -36,6 +37,12 @@ def check(ctx: CheckContext, pred: ast.IsJson, stype: Type, _: ast.Subject, __: 
     pass  # any text may or may not be JSON
 
 
+#: From this length on a text is parsed with the garbage collector paused: the collections
+#: the parse's objects set off walked the growing heap again and again (`answer is json`
+#: of a 2.2 MB answer: 0.23 s, 0.05 s paused), where a short text's parse sets off none
+PAUSED_FROM = 65_536
+
+
 def parses(value: Any) -> bool:
     """Whether `value` is text holding one JSON document.
 
@@ -45,7 +52,11 @@ def parses(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     try:
-        orjson.loads(value)
+        if len(value) < PAUSED_FROM:
+            orjson.loads(value)
+        else:  # many small objects, no cycles (see gcpause)
+            with paused_gc():
+                orjson.loads(value)
     except orjson.JSONDecodeError:
         return False
     return True
