@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
 
@@ -13,6 +14,7 @@ import pytest
 
 import evaldsl
 from evaldsl.compile import compiler
+from evaldsl.language.paths import path_finder
 from evaldsl.language.values import show
 from evaldsl.predicates import calls, json_text
 from evaldsl.runs import index, passes
@@ -217,6 +219,32 @@ def test_an_answer_that_is_not_json_is_shown_once_for_all_its_assertions() -> No
         verdicts = case.check(events).verdicts
     assert {v.message for v in verdicts} == {f'answer is not valid JSON: "{"é" * 78}…'}
     assert written.call_count == 1
+
+
+def test_what_a_path_finds_in_an_answer_s_json_is_found_once_for_its_assertions() -> None:
+    """`answer json PATH` assertions on one path walk the parsed answer once (`$..x`
+    walks all of it: 20 of them on a 2.2 MB answer walked it 20 times)."""
+    walks: list[str | None] = []
+
+    def finder(path: str | None) -> Callable[[object], list[object]]:
+        find = path_finder(path)
+
+        def walk(value: object) -> list[object]:
+            walks.append(path)
+            return find(value)
+
+        return walk
+
+    answer = orjson.dumps({"a": [{"x": i} for i in range(5)], "b": {"x": 9}}).decode()
+    events = [{"type": "llm.response", "output": answer}]
+    lines = [*(f"answer json $..x == {i}" for i in range(12)), "answer json $.b.x == 9"]
+    with mock.patch.object(compiler, "path_finder", finder):
+        case = evaldsl.compile("\n".join([*lines, "answer json $..x > 8"])).cases[0]
+    verdicts = case.check(events).verdicts
+    passing = {0, 1, 2, 3, 4, 9, 12, 13}  # the values found are 0 to 4 and 9
+    assert [v.status == "pass" for v in verdicts] == [i in passing for i in range(14)]
+    assert verdicts[5].message == "expected answer json $..x == 5, found [0,1,2,3,4,9]"
+    assert sorted(walks) == ["$..x", "$.b.x"]
 
 
 def test_an_answer_s_json_is_parsed_with_the_collector_paused() -> None:
