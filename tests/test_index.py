@@ -250,7 +250,9 @@ def test_what_a_path_finds_in_an_answer_s_json_is_found_once_for_its_assertions(
 def test_an_answer_s_json_is_parsed_with_the_collector_paused() -> None:
     """Parsing a large JSON answer makes many small objects and no cycles: the collections
     their allocations set off would only walk the growing heap again (a 4.5 MB answer's
-    parse took 0.41 s, 0.11 s paused), so the collector is paused while it is parsed."""
+    parse took 0.41 s, 0.11 s paused), so the collector is paused while it is parsed:
+    from `json_text.PAUSED_FROM` characters, as for `is json` (a short answer's parse
+    sets off no collection, and the pause would cost more)."""
     enabled: list[bool] = []
     parse = orjson.loads
 
@@ -258,12 +260,15 @@ def test_an_answer_s_json_is_parsed_with_the_collector_paused() -> None:
         enabled.append(gc.isenabled())
         return parse(text)
 
+    long = orjson.dumps({"n": list(range(json_text.PAUSED_FROM // 4)), "total": 1}).decode()
+    assert len(long) >= json_text.PAUSED_FROM
     events = [{"type": "llm.response", "output": '{"total": 3}'}]
-    case = evaldsl.compile("answer json $.total == 3").cases[0]
+    events.append({"type": "llm.response", "output": long})
+    case = evaldsl.compile("answer[1] json $.total == 3\nanswer json $.total == 1").cases[0]
     assert gc.isenabled()
     with mock.patch.object(orjson, "loads", loads):
         assert case.check(events).passed
-    assert enabled == [False]
+    assert enabled == [True, False]
     assert gc.isenabled()
 
 

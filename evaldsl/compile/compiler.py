@@ -17,7 +17,6 @@ from typing import Any, Literal, get_args
 import attrs
 import orjson
 
-from evaldsl.gcpause import paused_gc
 from evaldsl.judge.protocol import Judge, no_judge
 from evaldsl.language import ast
 from evaldsl.language.paths import path_finder
@@ -41,6 +40,7 @@ from evaldsl.predicates.base import (
 )
 from evaldsl.predicates.contains import not_in_text
 from evaldsl.predicates.counts import called_checker
+from evaldsl.predicates.json_text import json_loads
 from evaldsl.predicates.nameindex import name_index
 from evaldsl.runs.bigints import exact
 from evaldsl.runs.heldcalls import held_error
@@ -285,9 +285,8 @@ class Compiler:
             key = ("answer json", text)
             parsed = facts.shared.get(key, MISSING)
             if parsed is MISSING:
-                try:
-                    with paused_gc():
-                        parsed = exact(text, orjson.loads(text))  # (integers exact)
+                try:  # (a long text's parse with the collector paused: `json_loads`)
+                    parsed = exact(text, json_loads(text))  # (integers exact)
                 except orjson.JSONDecodeError:
                     parsed = NotJson(f"answer is not valid JSON: {show(text, 80)}")
                 facts.shared[key] = parsed

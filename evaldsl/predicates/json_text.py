@@ -52,14 +52,20 @@ def parses(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     try:
-        if len(value) < PAUSED_FROM:
-            orjson.loads(value)
-        else:  # many small objects, no cycles (see gcpause)
-            with paused_gc():
-                orjson.loads(value)
+        json_loads(value)
     except orjson.JSONDecodeError:
         return False
     return True
+
+
+def json_loads(text: str) -> Any:
+    """`orjson.loads(text)`; a text of `PAUSED_FROM` characters or more is parsed with the
+    garbage collector paused (many small objects, no cycles: see gcpause), where pausing
+    a short one's cost more than the collections it sets off (none)."""
+    if len(text) < PAUSED_FROM:
+        return orjson.loads(text)
+    with paused_gc():
+        return orjson.loads(text)
 
 
 def value_test(pred: ast.IsJson, stype: Type) -> ValueTest:
