@@ -224,3 +224,43 @@ def test_a_turn_paused_before_any_text_has_no_answer(tmp_path: Path) -> None:
     # the response that continues it gives the run's answer
     log = jsonl(tmp_path, {**message([SEARCH]), "stop_reason": "pause_turn"}, ANSWERED)
     assert check(log, 'answer == "It is 18 C in Paris."; answer[1] is empty') == ["pass", "error"]
+
+
+def test_a_streamed_calls_input_is_parsed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `tool_use` block's `input_json_delta` pieces, joined, are parsed once: to know the
+    input whole and as the call's arguments (a block without pieces keeps its own input;
+    a call the run cut is unknown, its text parsed once too)."""
+    from evaldsl.runs import providers
+
+    def stream(reason: str, *pieces: str) -> str:
+        start = {"model": MODEL, "content": [], "usage": {"input_tokens": 5, "output_tokens": 1}}
+        given = {**CALL, "id": "toolu_2", "input": {"q": 1}}
+        events: list[dict[str, Any]] = [
+            {"type": "message_start", "message": start},
+            {"type": "content_block_start", "index": 0, "content_block": {**CALL, "input": {}}},
+            *(
+                {"type": "content_block_delta", "index": 0, "delta": {"type": t, "partial_json": p}}
+                for t, p in (("input_json_delta", p) for p in pieces)
+            ),
+            {"type": "content_block_stop", "index": 0},
+            {"type": "content_block_start", "index": 1, "content_block": given},
+            {"type": "content_block_stop", "index": 1},
+            {"type": "message_delta", "delta": {"stop_reason": reason}, "usage": {}},
+            {"type": "message_stop"},
+        ]
+        return "\n".join(map(json.dumps, events))
+
+    parsed: list[str] = []
+    loads = providers.mended_loads
+    monkeypatch.setattr(providers, "mended_loads", lambda text: parsed.append(text) or loads(text))
+    whole = load_run(write(tmp_path, "whole.jsonl", stream("tool_use", '{"city": ', '"Paris"}')))
+    calls = [e["arguments"] for e in whole.events or () if e["type"] == "tool.call"]
+    assert calls == [{"city": "Paris"}, {"q": 1}]
+    assert parsed == ['{"city": "Paris"}', "{}"]
+    parsed.clear()
+    cut = load_run(write(tmp_path, "cut.jsonl", stream("max_tokens", '{"city": "Ber')))
+    calls = [e.get("arguments", "unknown") for e in cut.events or () if e["type"] == "tool.call"]
+    assert calls == ["unknown", {"q": 1}]
+    assert parsed == ['{"city": "Ber', "{}"]

@@ -60,7 +60,6 @@ from evaldsl.runs.providers import (
     Items,
     Trace,
     an_object,
-    is_json_text,
     kind_value,
     link_id,
     parse_json_text,
@@ -68,6 +67,7 @@ from evaldsl.runs.providers import (
     text_value,
     tool_name,
     usage_of,
+    whole_json,
 )
 from evaldsl.runs.text import cache_counts
 
@@ -559,9 +559,10 @@ class _Stream:
             cited = block.pop("_cited")
             if cited:
                 block["citations"] = [*(block.get("citations") or ()), *cited]
-            if is_among(block.get("type"), _CALL_BLOCKS) and (
-                at in self.open or not is_json_text(text or "{}")
-            ):
+            call = is_among(block.get("type"), _CALL_BLOCKS)
+            # (a call's input parsed once: to know it is whole, and as its value)
+            whole = whole_json(text or "{}") if call and at not in self.open else MISSING
+            if call and whole is MISSING:
                 if why is None:
                     raise items.error(
                         self.start,
@@ -573,7 +574,7 @@ class _Stream:
                 block["input"] = MISSING
                 trace.cut_call(block.get("name"), "input is", why)
             elif text:
-                block["input"] = parse_json_text(text)
+                block["input"] = whole if call else parse_json_text(text)
         if not self.ended and error is None:
             raise items.error(
                 self.start,

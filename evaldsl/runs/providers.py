@@ -157,11 +157,20 @@ _OPENERS = ("{", "[")
 
 def is_json_text(value: str) -> bool:
     """Whether `value` is complete JSON (a streamed argument cut in the middle is not)."""
+    return whole_json(value) is not MISSING
+
+
+def whole_json(value: str) -> Any:
+    """The value of `value` when it is complete JSON, else `MISSING`: what `is_json_text`
+    tells and the value it parsed, for a reader that wants both (one parse, not two).
+
+    >>> whole_json('{"q": 1}'), whole_json("null"), whole_json('{"q"') is MISSING
+    ({'q': 1}, None, True)
+    """
     try:
-        mended_loads(value)
+        return mended_loads(value)
     except orjson.JSONDecodeError:
-        return False
-    return True
+        return MISSING
 
 
 @attrs.frozen
