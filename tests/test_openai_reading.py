@@ -523,6 +523,27 @@ def test_a_responses_request_parses_each_calls_arguments_once(
     assert sorted(parsed) == sorted(c["arguments"] for c in (CALL, CALL, oslo, cut))
 
 
+def test_a_responses_request_checks_each_turn_item_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request's turn items (reasoning, calls, assistant messages as parts) are checked
+    where they are, naming their place in the request, and read as a response's `output`
+    without being checked again; a bad one is still the error naming it."""
+    from evaldsl.runs import openai
+
+    checked: list[tuple[str | int, ...]] = []
+    check = openai.check_output_item
+    monkeypatch.setattr(openai, "check_output_item", lambda *a: checked.append(a[3]) or check(*a))
+    path = write(tmp_path, "req.json", json.dumps({"model": "gpt-4.1", "input": INPUT}))
+    run = load_run(path)
+    assert [e["type"] for e in run.events or ()].count("llm.response") == 3
+    assert checked == [("input", 2), ("input", 3), ("input", 7)]
+    bad = {"model": "gpt-4.1", "input": [INPUT[1], {**INPUT[7], "content": 5}]}
+    with pytest.raises(RunError, match="content"):
+        load_run(write(tmp_path, "bad.json", json.dumps(bad)))
+    assert checked[-1] == ("input", 1)
+
+
 def test_a_responses_request_item_that_cannot_be_read_is_an_error_naming_it(
     tmp_path: Path,
 ) -> None:

@@ -683,7 +683,7 @@ def _responses_input(body: dict[str, Any], items: Items, index: int, trace: Trac
         # parsed once; `_response` reads them alike, the turn having no `status`)
         read = iter([args for _, args, call_id in calls if call_id not in echoed])
         response = {"model": model, "output": kept}
-        _response(response, trace, items, index, ("input",), arguments=read)
+        _response(response, trace, items, index, ("input",), arguments=read, checked=True)
         added += 1
 
     for n, item in enumerate(body["input"]):
@@ -935,9 +935,12 @@ def _response(
     steps: Steps,
     *,
     arguments: Iterator[Any] | None = None,
+    checked: bool = False,
 ) -> None:
     """One response body (at `steps` in item `index`). `arguments`: its `function_call`
-    items' arguments, in order, when they were read already (a request's `input`)."""
+    items' arguments, in order, when they were read already (a request's `input`);
+    `checked`: its items passed `check_output_item` already (a request's `input`, where
+    an error names the item's place in the request)."""
     text: list[str] = []
     refusals: list[str] = []
     calls: list[_Made] = []
@@ -946,7 +949,8 @@ def _response(
         raise items.wrong_type(index, (*steps, "output"), output, "a list", _OUTPUT_HINT)
     cut = _INCOMPLETE_IN_THEM if body.get("status") == "incomplete" else None
     for n, item in enumerate(output or ()):
-        check_output_item(item, items, index, (*steps, "output", n))
+        if not checked:
+            check_output_item(item, items, index, (*steps, "output", n))
         kind = item["type"]
         if kind == "message":
             for found in listed(item.get("content"), "content", "a `message` output item"):
