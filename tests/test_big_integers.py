@@ -159,6 +159,39 @@ def test_a_file_of_lines_is_looked_through_for_long_integers_once(
         assert looked.call_count >= _LINES
 
 
+@pytest.mark.parametrize("sse", [False, True])
+def test_a_file_of_lines_is_decoded_by_orjson_and_mended_where_it_refuses(
+    tmp_path: Path, sse: bool
+) -> None:
+    """A file that holds no long integer has its lines (its `data:` payloads) decoded by
+    orjson itself: `mended_loads` is called for a line orjson refuses only, which it reads
+    with its lone surrogate escape as U+FFFD, or which is the error it was."""
+    from evaldsl.runs import detect
+    from evaldsl.runs import sse as sse_module
+
+    def file(lines: list[str], name: str) -> Path:
+        text = "".join(f"data: {line}\n\n" if sse else line + "\n" for line in lines)
+        return write(tmp_path, name, text + ("data: [DONE]\n" if sse else ""))
+
+    lines = [_chat_line(i, i) for i in range(_LINES)]
+    lines[7] = lines[7].replace("step 7", "step \\ud83d")
+    module = sse_module if sse else detect
+    given: list[str] = []  # (the lines of the head detection reads, bytes, left out)
+    mended = module.mended_loads
+    with mock.patch.object(
+        module,
+        "mended_loads",
+        lambda t, **k: (isinstance(t, str) and given.append(t)) or mended(t, **k),
+    ):
+        run = load_run(file(lines, "s.sse" if sse else "s.jsonl"), "openai")
+        answers = [e["output"] for e in run.events or () if e["type"] == "llm.response"]
+        assert answers == [f"step {i}" if i != 7 else "step \ufffd" for i in range(_LINES)]
+        assert given == [lines[7]]
+        with pytest.raises(evaldsl.RunError, match="not JSON" if sse else "invalid JSON on line 4"):
+            load_run(file([*lines[:3], "{bad", *lines[3:]], "b.sse" if sse else "b.jsonl"))
+        assert given[1:] == ["{bad"]
+
+
 def _exact(text: bytes) -> object:
     import msgspec
 

@@ -46,6 +46,7 @@ def parse_sse(text: str, path: str) -> tuple[Items, bool]:
     event: str | None = None
     start = 0
     rounds = may_round(text)  # (the whole stream looked through once, as a JSONL file)
+    loads = mended_loads if rounds else orjson.loads  # (as `detect`'s JSONL lines)
 
     def dispatch() -> None:
         nonlocal done, data, event
@@ -55,7 +56,10 @@ def parse_sse(text: str, path: str) -> tuple[Items, bool]:
                 done = True
             else:
                 try:
-                    values.append(mended_loads(payload, rounds=rounds))
+                    try:
+                        values.append(loads(payload))
+                    except orjson.JSONDecodeError:  # (mended, or orjson's error again)
+                        values.append(mended_loads(payload, rounds=rounds))
                 except orjson.JSONDecodeError as exc:
                     raise RunError(
                         f"the data of the event on line {start} is not JSON: {exc.msg}",
