@@ -264,3 +264,26 @@ def test_a_streamed_calls_input_is_parsed_once(
     calls = [e.get("arguments", "unknown") for e in cut.events or () if e["type"] == "tool.call"]
     assert calls == ["unknown", {"q": 1}]
     assert parsed == ['{"city": "Ber', "{}"]
+
+
+def test_a_messages_blocks_are_checked_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message's content blocks pass `check_block` (the error naming a bad one's place)
+    and are read without their type being checked again: no `kind_value` call per block,
+    in a body, a stream and a request transcript alike."""
+    from evaldsl.runs import anthropic
+
+    kinds: list[Any] = []
+    kind_value = anthropic.kind_value
+    monkeypatch.setattr(anthropic, "kind_value", lambda v, *a: kinds.append(v) or kind_value(v, *a))
+    run = load_run(jsonl(tmp_path, ASKED, ANSWERED))
+    assert [e["type"] for e in run.events or ()].count("tool.call") == 1
+    assert kinds == []
+    load_run(write(tmp_path, "s.sse", streamed([{"type": "text", "text": "Hi."}, SEARCH])))
+    assert kinds == ["text_delta"]  # (a delta's type, read once)
+    load_run(write(tmp_path, "r.json", json.dumps(REQUEST)))
+    assert all(k in ("user", "assistant") for k in kinds[1:])  # (each message's role)
+    bad = message([{"type": "text", "text": "Hi."}, {"type": 5}])
+    with pytest.raises(evaldsl.RunError, match=r"content\[1\]\.type"):
+        load_run(write(tmp_path, "bad.json", json.dumps(bad)))

@@ -59,7 +59,6 @@ from evaldsl.runs.providers import (
     Call,
     Items,
     Trace,
-    an_object,
     kind_value,
     link_id,
     parse_json_text,
@@ -249,15 +248,14 @@ def _blocks(
     read before: `Trace.new_calls`)."""
     text: list[tuple[int, str, bool]] = []  # each text block: where, its text, cited
     calls: list[tuple[dict[str, Any], Call | None]] = []  # call and result blocks, in order
-    for n, found in enumerate(content):
-        block = an_object(found, "a content block")
-        kind = kind_value(block.get("type", MISSING), "type", "a content block")
+    for n, block in enumerate(content):
+        kind = block["type"]  # (an object's text: `check_block` passed it)
         if kind == "text":
             said = text_value(block.get("text"), "text", "a text block")
             text.append((n, said, bool(block.get("citations"))))
         elif kind in _CALL_BLOCKS:
             calls.append((block, _call(block)))
-        elif isinstance(kind, str) and kind.endswith("_tool_result"):
+        elif kind.endswith("_tool_result"):
             calls.append((block, None))
         elif kind in ("thinking", "redacted_thinking"):
             trace.skip("thinking blocks (not answer text)")
