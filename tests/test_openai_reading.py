@@ -75,6 +75,31 @@ def test_a_refusal_beside_text_is_counted_skipped_and_text_stays_the_answer(
     assert not any(REFUSAL_NOTE in n for n in summary.notes)
 
 
+def test_a_message_without_a_refusal_makes_no_generator_to_join_one(tmp_path: Path) -> None:
+    """Most bodies say `"refusal": null` and hold no refusal part: their refusal is ""
+    without a generator made to join its two texts (one a body before)."""
+    import sys
+
+    from evaldsl.runs import openai
+
+    made: list[str] = []
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if event == "call" and code.co_filename == openai.__file__:
+            made.append(code.co_name)
+
+    path = write(tmp_path, "r.jsonl", "\n".join([body({"content": "Hi.", "refusal": None})] * 3))
+    sys.setprofile(count)
+    try:
+        run = load_run(path)
+    finally:
+        sys.setprofile(None)
+    assert [e["output"] for e in run.events or () if e["type"] == "llm.response"] == ["Hi."] * 3
+    assert made.count("_message_refusal") == 3
+    assert "<genexpr>" not in made
+
+
 def test_a_refusal_that_is_not_text_is_an_error_naming_its_field(tmp_path: Path) -> None:
     with pytest.raises(RunError, match=r"`choices\[0\]\.message\.refusal` is a number"):
         load_run(write(tmp_path, "r.json", body({"content": None, "refusal": 5})))

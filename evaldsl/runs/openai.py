@@ -510,11 +510,20 @@ def _refusal_of_parts(content: Any) -> str:
 
 
 def _message_refusal(message: dict[str, Any]) -> str:
-    """A message's refusal: its `refusal` text (`null` is none) and its refusal parts."""
+    """A message's refusal: its `refusal` text (`null` is none) and its refusal parts.
+
+    >>> parts = [{"type": "refusal", "refusal": "Not that."}]
+    >>> _message_refusal({"refusal": "No.", "content": parts}), _message_refusal({"content": parts})
+    ('No.\\nNot that.', 'Not that.')
+    >>> _message_refusal({"refusal": "No.", "content": "Hi."}), _message_refusal({"refusal": None})
+    ('No.', '')
+    """
     said = message.get("refusal")
     own = "" if said is None else text_value(said, "refusal", "a message")
     parts = _refusal_of_parts(message.get("content"))
-    return "\n".join(r for r in (own, parts) if r)
+    # (joined only when both are there: most messages have neither, and a generator to
+    # join two texts was most of this call)
+    return f"{own}\n{parts}" if own and parts else own or parts
 
 
 def _calls_of(
