@@ -159,3 +159,35 @@ def test_a_result_of_json_text_is_its_value_whatever_white_space_leads_it(
         parsed = None
     expected = parsed if isinstance(parsed, (dict, list)) else output
     assert trace.events[-1]["output"] == expected
+
+
+def test_a_message_of_new_calls_is_given_back_without_comprehensions_beyond_the_search() -> None:
+    """`new_calls` looks for echoes of calls read before (a comprehension), and, finding
+    none, as in most transcripts, gives the calls back: no generator to add no ids to
+    `echoed`, no list of the calls not echoed. With an echo, both are as before."""
+    import sys
+
+    from evaldsl.runs import providers
+
+    trace = Trace("openai", "request.json", "a test")
+    trace.call("search", {"q": 1}, "c1")
+    made: list[str] = []
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename == providers.__file__:
+            made.append(frame.f_code.co_name)
+
+    echoed: set[str] = set()
+    calls = [("search", {"q": 2}, "c2"), ("fetch", {}, None)]
+    sys.setprofile(count)
+    try:
+        new = trace.new_calls(calls, echoed)
+    finally:
+        sys.setprofile(None)
+    assert new == calls
+    assert echoed == set()
+    assert [m for m in made if m.startswith("<")] == ["<listcomp>"]
+    # an echo of c1 beside a new call: c1 joins `echoed`, the new call alone is new
+    assert trace.new_calls([("search", {"q": 1}, "c1"), *calls], echoed) == calls
+    assert echoed == {"c1"}
+    assert trace.new_calls([("search", {"q": 1}, "c1")], echoed) is None

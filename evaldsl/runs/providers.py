@@ -471,6 +471,8 @@ class Trace:
         again; its id joins `echoed`, the transcript's (`echoes_result`). `None` when every
         call is such an echo: the message is that response echoed back, skipped (counted)."""
         same = [c for c in calls if c[2] is not None and self.same_call(c[2], c[0], c[1])]
+        if not same:  # (most messages: every call new, and no generator made to say so)
+            return calls
         echoed.update(c[2] for c in same if c[2] is not None)
         if calls and len(same) == len(calls):
             self.skip("assistant messages echoing a response read before")
