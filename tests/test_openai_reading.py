@@ -569,6 +569,33 @@ def test_a_responses_request_checks_each_turn_item_once(
     assert checked[-1] == ("input", 1)
 
 
+def test_a_responses_request_echoing_no_call_keeps_its_turns_as_they_are(
+    tmp_path: Path,
+) -> None:
+    """A request whose turns echo no call read before (most) reads each turn's items and
+    arguments as they are: one list a turn (its calls), none made to leave out echoes."""
+    import sys
+
+    from evaldsl.runs import openai
+
+    made: list[str] = []
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename == openai.__file__:
+            made.append(frame.f_code.co_name)
+
+    path = write(tmp_path, "req.json", json.dumps({"model": "gpt-4.1", "input": INPUT}))
+    sys.setprofile(count)
+    try:
+        run = load_run(path)
+    finally:
+        sys.setprofile(None)
+    calls = [e for e in run.events or () if e["type"] == "tool.call"]
+    assert [(c["name"], c["arguments"]) for c in calls] == [("get_weather", {"city": "Paris"})]
+    assert made.count("_response") == 3
+    assert made.count("<listcomp>") == 3
+
+
 def test_a_responses_request_item_that_cannot_be_read_is_an_error_naming_it(
     tmp_path: Path,
 ) -> None:

@@ -76,6 +76,7 @@ no list): the error names the field by its path, what it is and what belongs the
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from typing import Any
 
@@ -665,6 +666,10 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
     return added
 
 
+#: A call's arguments (`Call`'s second field).
+_ARGUMENTS = operator.itemgetter(1)
+
+
 def _responses_input(body: dict[str, Any], items: Items, index: int, trace: Trace) -> int:
     """Read a Responses API request's `input` (item `index`) as a transcript: each run of
     a model's items (an assistant message, its calls, its reasoning) is one step, read as
@@ -687,10 +692,15 @@ def _responses_input(body: dict[str, Any], items: Items, index: int, trace: Trac
         new = trace.new_calls(calls, echoed)
         if new is None:
             return
-        kept = [i for i in made if i["type"] != "function_call" or i.get("call_id") not in echoed]
         # (the kept calls' arguments as `_input_call` read them, in order: each text
         # parsed once; `_response` reads them alike, the turn having no `status`)
-        read = iter([args for _, args, call_id in calls if call_id not in echoed])
+        if echoed:
+            kept = [
+                i for i in made if i["type"] != "function_call" or i.get("call_id") not in echoed
+            ]
+            read = iter([args for _, args, call_id in calls if call_id not in echoed])
+        else:  # (most requests echo no call: every item kept, made into no list again)
+            kept, read = made, map(_ARGUMENTS, calls)
         response = {"model": model, "output": kept}
         _response(response, trace, items, index, ("input",), arguments=read, checked=True)
         added += 1
