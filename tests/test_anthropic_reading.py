@@ -287,3 +287,38 @@ def test_a_messages_blocks_are_checked_once(
     bad = message([{"type": "text", "text": "Hi."}, {"type": 5}])
     with pytest.raises(evaldsl.RunError, match=r"content\[1\]\.type"):
         load_run(write(tmp_path, "bad.json", json.dumps(bad)))
+
+
+def test_a_streams_usage_is_gathered_without_a_generator(tmp_path: Path) -> None:
+    """`message_start`'s and `message_delta`'s usage give each count its last value that
+    is not null (cumulative counts), set one by one: no generator made for each."""
+    import sys
+
+    from evaldsl.runs import anthropic
+
+    start = {"model": MODEL, "content": [], "usage": {"input_tokens": 5, "output_tokens": 1}}
+    usage = {"input_tokens": None, "output_tokens": 7, "cache_read_input_tokens": 3}
+    events = [
+        {"type": "message_start", "message": start},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage},
+        {"type": "message_stop"},
+    ]
+    made: list[str] = []
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename == anthropic.__file__:
+            made.append(frame.f_code.co_name)
+
+    path = write(tmp_path, "s.jsonl", "\n".join(map(json.dumps, events)))
+    sys.setprofile(count)
+    try:
+        run = load_run(path)
+    finally:
+        sys.setprofile(None)
+    (response,) = [e for e in run.events or () if e["type"] == "llm.response"]
+    assert response["usage"] == {"promptTokens": 8, "completionTokens": 7}
+    assert made.count("_usage") == 2
+    assert "<genexpr>" not in made

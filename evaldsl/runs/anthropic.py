@@ -538,8 +538,10 @@ class _Stream:
     def _usage(self, usage: dict[str, Any] | None) -> None:
         # counts in message_delta are cumulative: the last one seen is the total
         read_usage(usage)  # (a usage that is not an object of counts: the error, here)
-        if isinstance(usage, dict):
-            self.usage.update((k, v) for k, v in usage.items() if v is not None)
+        if isinstance(usage, dict):  # (a loop: a generator to update it is a frame more)
+            for key, count in usage.items():
+                if count is not None:
+                    self.usage[key] = count
 
     def finish(self, items: Items, trace: Trace, error: str | None = None) -> None:
         """Read the message; `error`: the words of the error event that ended it."""
