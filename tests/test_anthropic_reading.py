@@ -16,6 +16,7 @@ import pytest
 import evaldsl
 from evaldsl.runs import load_run
 from evaldsl.runs.summary import summarize
+from tests.calltools import calls_made
 from tests.test_formats import check, write
 
 MODEL = "claude-sonnet-4-20250514"
@@ -292,8 +293,6 @@ def test_a_messages_blocks_are_checked_once(
 def test_a_streams_usage_is_gathered_without_a_generator(tmp_path: Path) -> None:
     """`message_start`'s and `message_delta`'s usage give each count its last value that
     is not null (cumulative counts), set one by one: no generator made for each."""
-    import sys
-
     from evaldsl.runs import anthropic
 
     start = {"model": MODEL, "content": [], "usage": {"input_tokens": 5, "output_tokens": 1}}
@@ -306,18 +305,8 @@ def test_a_streams_usage_is_gathered_without_a_generator(tmp_path: Path) -> None
         {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage},
         {"type": "message_stop"},
     ]
-    made: list[str] = []
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code.co_filename == anthropic.__file__:
-            made.append(frame.f_code.co_name)
-
     path = write(tmp_path, "s.jsonl", "\n".join(map(json.dumps, events)))
-    sys.setprofile(count)
-    try:
-        run = load_run(path)
-    finally:
-        sys.setprofile(None)
+    run, made = calls_made(lambda: load_run(path), anthropic)
     (response,) = [e for e in run.events or () if e["type"] == "llm.response"]
     assert response["usage"] == {"promptTokens": 8, "completionTokens": 7}
     assert made.count("_usage") == 2

@@ -16,6 +16,7 @@ import pytest
 import evaldsl
 from evaldsl.runs import RunError, load_run
 from evaldsl.runs.summary import render_text, summarize
+from tests.calltools import calls_made
 from tests.clitools import ROOT, run_evaldsl
 
 REFUSAL_NOTE = "answer: the model's refusal"
@@ -78,23 +79,10 @@ def test_a_refusal_beside_text_is_counted_skipped_and_text_stays_the_answer(
 def test_a_message_without_a_refusal_makes_no_generator_to_join_one(tmp_path: Path) -> None:
     """Most bodies say `"refusal": null` and hold no refusal part: their refusal is ""
     without a generator made to join its two texts (one a body before)."""
-    import sys
-
     from evaldsl.runs import openai
 
-    made: list[str] = []
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        code = frame.f_code
-        if event == "call" and code.co_filename == openai.__file__:
-            made.append(code.co_name)
-
     path = write(tmp_path, "r.jsonl", "\n".join([body({"content": "Hi.", "refusal": None})] * 3))
-    sys.setprofile(count)
-    try:
-        run = load_run(path)
-    finally:
-        sys.setprofile(None)
+    run, made = calls_made(lambda: load_run(path), openai)
     assert [e["output"] for e in run.events or () if e["type"] == "llm.response"] == ["Hi."] * 3
     assert made.count("_message_refusal") == 3
     assert "<genexpr>" not in made
@@ -574,26 +562,36 @@ def test_a_responses_request_echoing_no_call_keeps_its_turns_as_they_are(
 ) -> None:
     """A request whose turns echo no call read before (most) reads each turn's items and
     arguments as they are: one list a turn (its calls), none made to leave out echoes."""
-    import sys
-
     from evaldsl.runs import openai
 
-    made: list[str] = []
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code.co_filename == openai.__file__:
-            made.append(frame.f_code.co_name)
-
     path = write(tmp_path, "req.json", json.dumps({"model": "gpt-4.1", "input": INPUT}))
-    sys.setprofile(count)
-    try:
-        run = load_run(path)
-    finally:
-        sys.setprofile(None)
+    run, made = calls_made(lambda: load_run(path), openai)
     calls = [e for e in run.events or () if e["type"] == "tool.call"]
     assert [(c["name"], c["arguments"]) for c in calls] == [("get_weather", {"city": "Paris"})]
     assert made.count("_response") == 3
     assert made.count("<listcomp>") == 3
+
+
+def test_a_streamed_calls_slot_is_made_at_its_first_delta_only(tmp_path: Path) -> None:
+    """Each streamed tool call gathers its deltas in one slot, made at its first delta:
+    none is made at each later delta to be dropped (`setdefault`'s default, made before
+    the call, was a new dict and list at every delta)."""
+    from evaldsl.runs import openai
+
+    call = {"index": 0, "id": "c1", "function": {"name": "get_weather", "arguments": ""}}
+    pieces = ['{"city"', ': "Par', 'is"}']
+    deltas = [{"tool_calls": [call]}]
+    deltas += [{"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces]
+    path = write(tmp_path, "s.jsonl", chunks(*deltas, finish="tool_calls"))
+    run, asked = calls_made(lambda: load_run(path), openai, "c_call")
+    (event,) = [e for e in run.events or () if e["type"] == "tool.call"]
+    assert (event["name"], event["arguments"], event["callId"]) == (
+        "get_weather",
+        {"city": "Paris"},
+        "c1",
+    )
+    assert asked.count("setdefault") == 0
+    assert asked.count("append") >= len(pieces)  # (each piece gathered in the one slot)
 
 
 def test_a_responses_request_item_that_cannot_be_read_is_an_error_naming_it(

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaldsl.runs.providers import Trace
+from tests.calltools import calls_made
 from tests.fuzzing import examples
 
 
@@ -165,25 +166,13 @@ def test_a_message_of_new_calls_is_given_back_without_comprehensions_beyond_the_
     """`new_calls` looks for echoes of calls read before (a comprehension), and, finding
     none, as in most transcripts, gives the calls back: no generator to add no ids to
     `echoed`, no list of the calls not echoed. With an echo, both are as before."""
-    import sys
-
     from evaldsl.runs import providers
 
     trace = Trace("openai", "request.json", "a test")
     trace.call("search", {"q": 1}, "c1")
-    made: list[str] = []
-
-    def count(frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code.co_filename == providers.__file__:
-            made.append(frame.f_code.co_name)
-
     echoed: set[str] = set()
-    calls = [("search", {"q": 2}, "c2"), ("fetch", {}, None)]
-    sys.setprofile(count)
-    try:
-        new = trace.new_calls(calls, echoed)
-    finally:
-        sys.setprofile(None)
+    calls: list[Any] = [("search", {"q": 2}, "c2"), ("fetch", {}, None)]
+    new, made = calls_made(lambda: trace.new_calls(calls, echoed), providers)
     assert new == calls
     assert echoed == set()
     assert [m for m in made if m.startswith("<")] == ["<listcomp>"]

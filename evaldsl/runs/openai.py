@@ -829,7 +829,9 @@ class _Stream:
                         f"a streamed tool call's `index` is {describe(at)}, not a whole number",
                         "each tool call delta of a stream says which call it is by `index`",
                     )
-                slot = self.calls.setdefault(at, {"id": None, "name": None, "arguments": []})
+                slot = self.calls.get(at)
+                if slot is None:  # (its first delta: a slot made once, not at every delta)
+                    slot = self.calls[at] = {"id": None, "name": None, "arguments": []}
                 if part.get("id"):
                     slot["id"] = link_id(part["id"], "id", "a streamed tool call")
                 function = part.get("function")
