@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from evaldsl.runs import detect, otlpdecode
+from evaldsl.runs import detect, otel, otlpdecode
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import Run
+from tests.calltools import calls_made
 from tests.clitools import ROOT
 from tests.oteltools import MessagesChange, latitude_history, spans
 
@@ -80,6 +81,19 @@ def test_a_result_only_the_history_carries_is_the_calls(
     (call,) = [e for e in run.events if e["type"] == "tool.call"]
     (result,) = [e for e in run.events if e["type"] == "tool.result"]
     assert result["callId"] == call["callId"] == "fake-tool-call-id-1"
+
+
+def test_a_histories_results_are_read_without_a_generator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An LLM span's history (its attributes, and its details') gives the results of the
+    calls waiting, read by loops: no generator made by `_span_events` for each span."""
+    run, made = calls_made(
+        lambda: _read(tmp_path, monkeypatch, _history(_unchanged)), otel, caller="_span_events"
+    )
+    assert _results(run) == [SUNNY]
+    assert "<genexpr>" not in made
+    assert "_input_results" in made
 
 
 def test_the_older_gen_ai_prompt_text_gives_its_tool_messages_results(

@@ -1404,13 +1404,14 @@ def _span_events(
         if trace.awaits_results():
             details = _details(span)
             histories = (a,) if details is None else (a, details)
-            for call_id, name, output in (r for h in histories for r in _input_results(h)):
-                if output == REDACTED:  # (a result hidden is no result: the call waits on)
-                    _redacted(trace)
-                    continue
-                found = trace.known_call(call_id, name)
-                if found is not None:
-                    trace.result(found, output, at=start)
+            for history in histories:  # (loops, not a generator made for each span)
+                for call_id, name, output in _input_results(history):
+                    if output == REDACTED:  # (a result hidden is no result: the call waits)
+                        _redacted(trace)
+                        continue
+                    found = trace.known_call(call_id, name)
+                    if found is not None:
+                        trace.result(found, output, at=start)
         out = _output(span, has)
         model = a[k[0]] if len(k := has.models) == 1 else _present(a, k)
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
