@@ -702,7 +702,7 @@ def _responses_input(body: dict[str, Any], items: Items, index: int, trace: Trac
         else:  # (most requests echo no call: every item kept, made into no list again)
             kept, read = made, map(_ARGUMENTS, calls)
         response = {"model": model, "output": kept}
-        _response(response, trace, items, index, ("input",), arguments=read, checked=True)
+        _response(response, trace, items, index, ("input",), arguments=read)
         added += 1
 
     for n, item in enumerate(body["input"]):
@@ -956,12 +956,11 @@ def _response(
     steps: Steps,
     *,
     arguments: Iterator[Any] | None = None,
-    checked: bool = False,
 ) -> None:
-    """One response body (at `steps` in item `index`). `arguments`: its `function_call`
-    items' arguments, in order, when they were read already (a request's `input`);
-    `checked`: its items passed `check_output_item` already (a request's `input`, where
-    an error names the item's place in the request)."""
+    """One response body (at `steps` in item `index`). `arguments`, given for a turn of
+    a request's `input`: its `function_call` items' arguments, in order, as they were
+    read already; its items passed `check_output_item` there too (where an error names
+    the item's place in the request), and are not checked again."""
     text: list[str] = []
     refusals: list[str] = []
     calls: list[_Made] = []
@@ -970,7 +969,7 @@ def _response(
         raise items.wrong_type(index, (*steps, "output"), output, "a list", _OUTPUT_HINT)
     cut = _INCOMPLETE_IN_THEM if body.get("status") == "incomplete" else None
     for n, item in enumerate(output or ()):
-        if not checked:
+        if arguments is None:
             check_output_item(item, items, index, (*steps, "output", n))
         kind = item["type"]
         if kind == "message":
