@@ -185,6 +185,67 @@ def test_an_operator_spelt_apart_by_any_blanks_is_said_never_a_traceback(blanks:
 
 
 @pytest.mark.parametrize(
+    "verb",
+    [
+        f"{is_}{equal}{to}"
+        for is_ in ("", "is ", "IS  ")
+        for equal in ("equal", "equals")
+        for to in ("", " to")
+    ],
+)
+def test_every_spelling_of_equal_the_verb_rule_finds_is_in_its_table(verb: str) -> None:
+    """The verb rule's pattern takes `is`, `equal(s)` and `to` in any of their
+    combinations; `answer is equal 5` matched it and was missing from its table, so
+    `evaldsl check` raised a KeyError (found by the parser's property test, `ISequal 0`)."""
+    (d,) = parse(f"answer {verb} 5", "t.eval").diagnostics
+    assert d.hint == "write `answer == 5`", (verb, d.message, d.hint)
+
+
+@pytest.mark.parametrize(
+    ("words", "operator"),
+    [
+        (f"{is_}{than} than{or_equal}", op)
+        for is_ in ("", "is ")
+        for than, op, op_equal in (
+            ("less", "<", "<="),
+            ("fewer", "<", "<="),
+            ("more", ">", ">="),
+            ("greater", ">", ">="),
+        )
+        for or_equal, op in (("", op), (" or equal to", op_equal))
+    ],
+)
+def test_every_comparison_in_words_the_rule_finds_is_in_its_table(
+    words: str, operator: str
+) -> None:
+    """`tokens fewer than or equal to 5` matched the rule's pattern and was missing from
+    its table (`more than or equal to` too): `evaldsl check` raised a KeyError. And after
+    `is`, the verb rule made `tokens is less than 5` into `tokens == "less than 5"`."""
+    (d,) = parse(f"tokens {words} 5", "t.eval").diagnostics
+    assert d.hint == f"write `tokens {operator} 5`", (words, d.message, d.hint)
+
+
+@pytest.mark.parametrize(
+    ("words", "operator"),
+    [
+        ("under", "<"),
+        ("below", "<"),
+        ("over", ">"),
+        ("above", ">"),
+        ("at most", "<="),
+        ("at least", ">="),
+        ("no more than", "<="),
+        ("no less than", ">="),
+    ],
+)
+def test_a_comparison_in_words_after_is_gets_its_operator(words: str, operator: str) -> None:
+    """`tokens is under 5` is `tokens < 5`; the verb rule took its `is` for `==` and
+    made it `tokens == "under 5"`, a hint whose fix compares a count with a text."""
+    (d,) = parse(f"tokens is {words} 5", "t.eval").diagnostics
+    assert d.hint == f"write `tokens {operator} 5`", (words, d.message, d.hint)
+
+
+@pytest.mark.parametrize(
     ("text", "hint"),
     [
         ("answer isnt empty", "write `answer not empty`"),

@@ -326,13 +326,18 @@ _VERBS = {
     "containing": "contains", "match": "matches", "matching": "matches",
     "start with": "starts with", "begins with": "starts with", "begin with": "starts with",
     "end with": "ends with", "have": "has", "equals": "==", "equal": "==",
-    "equal to": "==", "equals to": "==", "is equal to": "==", "eq": "==", "is": "==",
+    "equal to": "==", "equals to": "==", "is equal to": "==", "is equal": "==",
+    "is equals": "==", "is equals to": "==", "eq": "==", "is": "==",
 }  # fmt: skip
 _VERB = re.compile(
     r"(?<![\w.])(?P<bad>contain|include|includes|containing|match|matching|start\s+with"
     r"|begins?\s+with|end\s+with|have|(?:is\s+)?equals?(?:\s+to)?|eq|is)"
     r"(?=\s+(?!empty\b|json\b|not\b|string\b|number\b|integer\b|boolean\b|array\b|object\b"
-    r"|null\b|called\b|visited\b)[^\s;])"
+    r"|null\b|called\b|visited\b"
+    # (a comparison in words after `is` is `_compare_words`' to say: `tokens is under 5`
+    # is `tokens < 5`, where this rule made it `tokens == "under 5"`)
+    r"|(?:less|fewer|more|greater)\s+than\b|under\b|below\b|over\b|above\b"
+    r"|at\s+(?:most|least)\b|no\s+(?:more|less)\s+than\b)[^\s;])"
 )
 
 
@@ -340,7 +345,11 @@ _VERB = re.compile(
 def _verb(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_VERB):
         word = " ".join(m.group("bad").split())
-        new = _VERBS[word]
+        new = _VERBS.get(word)
+        if new is None:
+            # a spelling the pattern takes and the table lacks gets no hint, never a
+            # crash (`answer is equal 5` raised KeyError here: the table now has it)
+            continue
         said = m.group("bad")
         if new == "==":
             yield _swap(m, new, f"a comparison is written `==`, not `{said}`")
@@ -360,7 +369,9 @@ _OPERATOR = re.compile(r"(?P<bad>===|!==|=<|=>|<>|=~|~=|[<>!=]\s+=|[≠≤≥~]|
 def _operator(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_OPERATOR):
         # (`= =` with any run of blanks between: the table writes one space)
-        new = _OPERATORS[" ".join(m.group("bad").split())]
+        new = _OPERATORS.get(" ".join(m.group("bad").split()))
+        if new is None:  # (see `_verb`)
+            continue
         yield _swap(m, new, f"`{m.group('bad')}` is written `{new}`")
 
 
@@ -814,7 +825,8 @@ _COMPARE_WORDS = {
     "less than": "<", "fewer than": "<", "under": "<", "below": "<", "more than": ">",
     "greater than": ">", "over": ">", "above": ">", "at most": "<=", "no more than": "<=",
     "at least": ">=", "no less than": ">=", "less than or equal to": "<=",
-    "greater than or equal to": ">=", "equal to": "==", "not equal to": "!=",
+    "greater than or equal to": ">=", "fewer than or equal to": "<=",
+    "more than or equal to": ">=", "equal to": "==", "not equal to": "!=",
 }  # fmt: skip
 _COMPARE = re.compile(
     r"(?<![\w])(?P<bad>(?:is\s+)?(?P<how>(?:less|fewer|more|greater)\s+than(?:\s+or\s+equal\s+to)?"
@@ -826,7 +838,9 @@ _COMPARE = re.compile(
 @_rule
 def _compare_words(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_COMPARE):
-        new = _COMPARE_WORDS[" ".join(m.group("how").split())]
+        new = _COMPARE_WORDS.get(" ".join(m.group("how").split()))
+        if new is None:  # (see `_verb`)
+            continue
         yield _swap(m, new, f"`{' '.join(m.group('bad').split())}` is written `{new}`")
 
 
