@@ -321,7 +321,18 @@ def test_traceplays_empty_error_entry_is_a_miss(tmp_path: Path, judges: Judges) 
     assert ask(judges(api_key=None, mode="frozen")).status == "error"
 
 
-@pytest.mark.parametrize("content", ["{trunc", "", "[1, 2]", '{"passed": "yes"}', "NaN"])
+@pytest.mark.parametrize(
+    "content",
+    # (a score past a float's range once raised OverflowError out of the cache's reading)
+    [
+        "{trunc",
+        "",
+        "[1, 2]",
+        '{"passed": "yes"}',
+        "NaN",
+        '{"passed": true, "score": 1' + "0" * 400 + "}",
+    ],
+)
 def test_a_corrupt_cache_file_is_a_miss(
     serve: Any, judges: Judges, content: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -342,6 +353,10 @@ def test_a_corrupt_cache_file_is_a_miss(
         ('{"passed":"false"}', 'the file has no boolean "passed": "{\\"passed\\":\\"false\\"}"'),
         ("{}", 'the file has no boolean "passed": "{}"'),
         ('{"passed": true, "score": 7}', 'the file\'s "score" 7 is not in [0, 1]'),
+        (
+            '{"score": 1' + "0" * 400 + ', "passed": true}',
+            'the file\'s "score" 10000000000000000000000… is not in [0, 1]',
+        ),
         ("{trunc", "the file is not JSON (Expecting property name"),
         ("\udcff", "the file is not UTF-8 text"),
     ],
@@ -530,6 +545,10 @@ def test_off_skips_everything(serve: Any, judges: Judges) -> None:
         (completion({"passed": True, "score": True}), '"score" is not a number'),
         (completion({"passed": True, "reason": 3}), '"reason" is not a string'),
         (completion('{"passed": true, "score": NaN}'), "not JSON"),
+        # an integer past a float's range, and nesting past Python's stack: said, not a
+        # "call failed: OverflowError" or "RecursionError" from inside the parser
+        (completion('{"passed": true, "score": 1' + "0" * 400 + "}"), '"score" 1000000000000'),
+        (completion("[" * 100_000 + "]" * 100_000), "the reply is nested too deep to be a"),
         (completion("[true, 0.9]"), "not a JSON object"),
         (Reply(200, "<html>gateway</html>"), 'reply is not JSON: "<html>gateway</html>"'),
         (Reply(200, {"error": {"message": "nope"}}), "no choices[0].message.content"),

@@ -9,7 +9,6 @@ assertion's `JudgeOutcome` for a reply and an optional threshold.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
@@ -62,8 +61,11 @@ def reply_from_object(value: Any, shown: str, what: str = "the reply") -> JudgeR
     if score is not None:
         if isinstance(score, bool) or not isinstance(score, int | float):
             raise BadReply(f'{what}\'s "score" is not a number: {quoted(shown)}')
-        if not (math.isfinite(score) and 0 <= score <= 1):
-            raise BadReply(f'{what}\'s "score" {score!r} is not in [0, 1]: {quoted(shown)}')
+        # (compared, never converted first: an integer past a float's range, `1` and 400
+        # zeros, cannot be made a float; NaN and the infinities compare false or out of range)
+        if not 0 <= score <= 1:
+            number = shorten(repr(score), 24)
+            raise BadReply(f'{what}\'s "score" {number} is not in [0, 1]: {quoted(shown)}')
         score = float(score)
     reason = value.get("reason")
     if reason is not None and not isinstance(reason, str):
@@ -97,6 +99,8 @@ def parse_reply(content: str) -> JudgeReply:
         value = json.loads(text, parse_constant=reject_constant)
     except ValueError:
         raise BadReply(f"the reply is not JSON: {quoted(content)}") from None
+    except RecursionError:  # arrays nested deeper than Python's stack: no verdict either
+        raise BadReply(f"the reply is nested too deep to be a verdict: {quoted(content)}") from None
     return reply_from_object(value, content)
 
 
