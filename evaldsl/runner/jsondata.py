@@ -36,6 +36,10 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PATH_SHOWN = 8
 #: How much of a refused object's `repr` a message shows.
 _REPR_LIMIT = 80
+#: How much of an exception's message a case's error keeps (a text in a found value keeps
+#: as much): its start and end, the middle counted. A target's exception carried a 10 MB
+#: message into a 10 MB console line and every report.
+MESSAGE_LIMIT = 10_000
 
 
 class NotJsonData(Exception):
@@ -239,11 +243,22 @@ def clean_text(text: str) -> str:
 
 
 def describe_error(err: BaseException) -> str:
-    """`ValueError: message` for an exception whose `str` may itself raise or be empty."""
+    """`ValueError: message` for an exception whose `str` may itself raise or be empty; a
+    message past `MESSAGE_LIMIT` characters keeps its start and end around the count of
+    those cut.
+
+    >>> message = describe_error(ValueError("x" * 20_000))
+    >>> len(message), message[8_000:8_050]
+    (10045, 'xxxxxxxxxxxx… (10,000 characters not shown) …xxxxx')
+    """
     kind = type(err).__name__
     try:
         text = str(err)
     except BaseException:
         text = "(its message cannot be shown)"
-    text = clean_text(text)
+    text = clean_text(str.__str__(text))
+    if len(text) > MESSAGE_LIMIT:
+        tail = MESSAGE_LIMIT // 5
+        hidden = len(text) - MESSAGE_LIMIT
+        text = f"{text[: MESSAGE_LIMIT - tail]}… ({hidden:,} characters not shown) …{text[-tail:]}"
     return f"{kind}: {text}" if text else kind

@@ -162,6 +162,9 @@ def plain(x=None):
 def ok(x=None):
     return "fine"
 
+def long_message(x=None):
+    raise ValueError("<" + "x" * 1_000_000 + ">")
+
 def show_environment(x=None):
     raise RuntimeError(repr(dict(os.environ)))
 """
@@ -214,6 +217,8 @@ CASES: dict[str, tuple[str, str | None]] = {
     "surrogate": ('output == "x"', "$.text: text with a lone surrogate ('\\ud800' at index 1)"),
     "nan": ('output == "x"', "$[0]: nan is not a JSON number"),
     "deep": ('output == "x"', f"nested deeper than {MAX_DEPTH} levels"),
+    # (a megabyte's message was the case's error whole: a megabyte's line on the console)
+    "long_message": ('output == "x"', "xxx… (990,002 characters not shown) …xxx"),
     "plain": ('output == {tuple: [1, 2], "3": 1, ok: true}', None),
 }
 IMPORT_CASES: dict[str, str] = {
@@ -283,6 +288,13 @@ def test_the_other_cases_run_and_evaldsl_ends(ran: dict[str, Any]) -> None:
     assert ran["cases"]["last"]["passed"]
     assert ran["cases"]["a_run"]["passed"]  # an evaldsl.Run comes back as itself
     assert len(ran["cases"]) == len(CASES) + len(IMPORT_CASES) + 2
+
+
+def test_a_long_exception_message_is_cut_in_its_middle(ran: dict[str, Any]) -> None:
+    error = ran["cases"]["long_message"]["error"]
+    assert error.startswith("run target 'hostile:long_message' raised ValueError: <xxx")
+    assert len(error) < jsondata.MESSAGE_LIMIT + 200  # (and the place it was raised)
+    assert max(len(line) for line in ran["result"].stdout.splitlines()) < 11_000
 
 
 def test_a_target_never_sees_the_judges_key(ran: dict[str, Any]) -> None:
