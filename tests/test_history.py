@@ -644,3 +644,29 @@ def test_a_skipped_case_is_out_of_the_historys_pass_rate_as_of_the_reports(
     ]
     diff = json.loads(run_in(tmp_path, "diff", "1", "2", "--format", "json").stdout)
     assert [diff["before"]["pass_rate"], diff["after"]["pass_rate"]] == [expected, expected]
+
+
+def test_history_and_diff_show_control_characters_in_names_as_escapes(tmp_path: Path) -> None:
+    # A case name (from a JSON suite, as a dataset or a recording can give one) holding an
+    # escape sequence, a carriage return and a line break was printed raw by `history`
+    # and `diff`: it cleared the screen, recoloured it and broke the line, as the console
+    # of `run` never lets it.
+    name = "c\x1b[2J\x1b[31mX\x07\rY\u202e\nnl"
+    suite = {
+        "suite": "s",
+        "cases": [{"name": name, "cassette": "t.jsonl", "expect": 'answer contains "X"'}],
+    }
+    (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
+    head = {"cassette": "traceplay", "version": 1, "recordedAt": "2026-11-20T11:00:00.000Z"}
+    for answer in ("X", "no", "X"):
+        reply = {"type": "llm.response", "output": answer, "seq": 0, "id": "e1"}
+        lines = [json.dumps(head), json.dumps(reply)]
+        (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        run_in(tmp_path, "run", "s.json")
+    shown = 's.json :: c\\x1b[2J\\x1b[31mX\\x07\\x0dY\\u202e\\nnl :: answer contains "X"'
+    history = run_in(tmp_path, "history")
+    diff = run_in(tmp_path, "diff")
+    for done in (history, diff):
+        assert done.returncode == 0, done.stderr
+        assert f"    {shown}\n" in done.stdout or f"  {shown}\n" in done.stdout, done.stdout
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", done.stdout)

@@ -30,6 +30,7 @@ from evaldsl.history.snapshots import (
 )
 from evaldsl.history.store import DEFAULT_PATH, History, HistoryError
 from evaldsl.history.trends import commit_label, percent, when
+from evaldsl.language.printable import visible
 from evaldsl.language.reading import is_regular
 from evaldsl.reports.markdown import cell, code
 
@@ -414,7 +415,9 @@ def render_text(d: RunDiff) -> str:
     out += _not_compared(d)
     if not d.changes and not d.metrics:
         out += ["", "no changes: every assertion has the same status and no metric moved"]
-    return "\n".join(out) + "\n"
+    # Names, messages and paths are a suite's, a trace's or a judge's text: an escape
+    # sequence in a case name must show, not act on the terminal (or break the line).
+    return "".join(visible(line, newlines=False) + "\n" for line in out)
 
 
 def _not_compared(d: RunDiff) -> list[str]:

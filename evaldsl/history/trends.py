@@ -19,6 +19,7 @@ import attrs
 
 from evaldsl.history.snapshots import AssertionKey, suite_key
 from evaldsl.history.store import DEFAULT_PATH, History, HistoryError, RunInfo, SuiteRow
+from evaldsl.language.printable import visible
 from evaldsl.language.verdicts import Status
 
 #: Runs shown unless `--last N` says otherwise.
@@ -216,7 +217,9 @@ def render_text(t: Trends) -> str:
             out.append(f"    {f.key.label()}")
         if len(t.flaky) > FLAKY_SHOWN:
             out.append(f"  …and {len(t.flaky) - FLAKY_SHOWN} more (--format json lists them all)")
-    return "\n".join(out) + "\n"
+    # (a suite's and a case's names are the suite's text: shown, never acted on, as the
+    # console shows them)
+    return "".join(visible(line, newlines=False) + "\n" for line in out)
 
 
 def _table(rows: list[list[str]], *, right: set[int]) -> list[str]:
