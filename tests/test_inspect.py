@@ -301,3 +301,21 @@ def test_a_gzip_file_is_said_to_be_one_with_how_to_decompress_it(
     assert hint in (caught.value.hint or "") and (caught.value.line, caught.value.column) == (1, 1)
     done = run_evaldsl("inspect", str(path), *(["--as", as_format] if as_format else []))
     assert done.returncode == 1 and "gzip-compressed" in done.stderr and "0x8b" not in done.stderr
+
+
+def test_names_and_controls_a_recording_holds_are_shown_as_escapes(tmp_path: Path) -> None:
+    # A tool named "ansi\x1b[2J\r…" was printed raw: it cleared the terminal and moved
+    # the cursor; and an answer's C1 and bidirectional controls, which JSON leaves raw.
+    name = "ansi\x1b[2J\x1b[31m\x07\r\x9b1m\u202e\nx"
+    events = [
+        {"type": "tool.call", "name": name, "callId": "c1", "arguments": {}},
+        {"type": "llm.response", "output": "a\x9b2J\u202eb"},
+    ]
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    done = run_evaldsl("inspect", "t.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (
+        "  tools       ansi\\x1b[2J\\x1b[31m\\x07\\x0d\\x9b1m\\u202e\\nx called once" in done.stdout
+    )
+    assert '  answer      "a\\x9b2J\\u202eb"' in done.stdout
+    assert not any(c in done.stdout for c in "\x1b\x07\r\x9b\u202e")

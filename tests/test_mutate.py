@@ -526,3 +526,19 @@ def test_a_mutant_only_a_failed_judge_errored_on_is_not_measured(tmp_path: Path)
     said = f"({len(unmeasured)} mutants not measured): judge: the endpoint answered HTTP 401"
     assert said in text.stdout and said in text.stderr and said in result.stderr
     assert f"; {len(unmeasured)} not measured (the judge failed)" in text.stdout
+
+
+def test_names_are_shown_as_escapes(tmp_path: Path) -> None:
+    # A suite and a case named with an escape sequence and a line break were printed raw.
+    name = "c\x1b[2J\x07\r\u202e\nx"
+    suite = {
+        "suite": name,
+        "cases": [{"name": name, "cassette": "t.jsonl", "expect": "steps <= 9"}],
+    }
+    (tmp_path / "s.json").write_text(json.dumps(suite), encoding="utf-8")
+    reply = {"type": "llm.response", "output": "fine"}
+    (tmp_path / "t.jsonl").write_text(json.dumps(reply) + "\n", encoding="utf-8")
+    done = run_evaldsl("mutate", "s.json", cwd=tmp_path)
+    shown = "c\\x1b[2J\\x07\\x0d\\u202e\\nx"
+    assert f"s.json: {shown}\n  {shown}: " in done.stdout, done.stdout + done.stderr
+    assert not any(c in done.stdout for c in "\x1b\x07\r\u202e")

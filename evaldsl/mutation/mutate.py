@@ -29,6 +29,7 @@ import attrs
 
 from evaldsl.compile.evaluate import evaluate, evaluate_all
 from evaldsl.judge.protocol import Judge, JudgeOutcome
+from evaldsl.language.printable import visible
 from evaldsl.language.verdicts import Status, all_skipped
 from evaldsl.mutation.mutants import Mutant, MutantKind, mutants
 from evaldsl.runner.cases import selected
@@ -392,7 +393,9 @@ def render_text(report: MutationReport) -> str:
         out.append("live targets are out of scope: mutate reads recorded runs only")
     if report.judge == "off" and any(c.skipped for s in report.suites for c in s.cases):
         out.append("judge assertions were skipped (--judge live asks the judge of each mutant)")
-    return "\n".join(out) + "\n"
+    # (suites' and cases' names and what a mutant changed are the suite's and the
+    # recording's text: shown, never acted on, as the console of `run` shows them)
+    return "".join(visible(line, newlines=False) + "\n" for line in out)
 
 
 def _judge_failed(report: MutationReport) -> str:

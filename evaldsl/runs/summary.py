@@ -20,6 +20,7 @@ import attrs
 from evaldsl.gcpause import paused_gc
 from evaldsl.jsontext import indented_json
 from evaldsl.language.jsjson import js_json
+from evaldsl.language.printable import visible
 from evaldsl.runs.detect import inspect_samples, load_run
 from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_name
 from evaldsl.runs.heldcalls import held_said
@@ -313,7 +314,10 @@ def render_text(summary: Summary) -> str:
     rows.append(("skipped", _counts(s.skipped)))
     rows += [("note", note) for note in s.notes]
     width = max(len(k) for k, _ in rows)
-    return "\n".join([title, *(f"  {k:<{width}}  {v}" for k, v in rows)])
+    # (a tool's, a node's or a model's name, a path, an answer's C1 and bidirectional
+    # controls, which JSON leaves raw, are the recording's text: shown, never acted on)
+    lines = [title, *(f"  {k:<{width}}  {v}" for k, v in rows)]
+    return "\n".join(visible(line, newlines=False) for line in lines)
 
 
 def _answer(facts: RunFacts, index: int) -> str | None:
