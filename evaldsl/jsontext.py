@@ -1,4 +1,5 @@
-"""JSON text as evaldsl writes it for people and tools to read: indented by two spaces.
+"""JSON text as evaldsl writes it for people and tools to read: indented by two spaces, or
+compact, one record a line (`evaldsl score`'s JSON and JSONL).
 
 Takes JSON data (and, optionally, what to write for a value JSON has no type for) and
 gives the text, non-ASCII characters kept as they are but lone surrogates (text an agent
@@ -34,7 +35,24 @@ def indented_json(data: Any, default: Callable[[Any], Any] | None = None) -> str
     try:
         return orjson.dumps(data, default=default, option=orjson.OPT_INDENT_2).decode()
     except TypeError:  # orjson's refusals (`JSONEncodeError` is one)
-        pass
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=default)
+        return _standard(json.dumps(data, indent=2, ensure_ascii=False, default=default))
+
+
+def compact_json(data: Any) -> str:
+    """`data` as JSON text on one line without spaces, as orjson writes it, lone
+    surrogates escaped as `indented_json` escapes them (a trace's file name whose bytes
+    are not UTF-8 holds one).
+
+    >>> compact_json({"trace": "bad\\udcff.jsonl", "n": [1, 2]})
+    '{"trace":"bad\\\\udcff.jsonl","n":[1,2]}'
+    """
+    try:
+        return orjson.dumps(data).decode()
+    except TypeError:
+        return _standard(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+def _standard(text: str) -> str:
+    """The standard library's JSON text with each lone surrogate as its escape."""
     # A surrogate can only stand inside a JSON string here, where its escape is valid.
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

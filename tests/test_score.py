@@ -606,6 +606,21 @@ def test_json_is_one_whole_document(traces: Path, program_file: Path) -> None:
     assert doc["summary"]["traces"] == 600
 
 
+def test_a_trace_named_with_bytes_that_are_not_utf8_is_scored_in_every_format(
+    program_file: Path, tmp_path: Path
+) -> None:
+    # orjson refused the lone surrogate such a name is read as: the run stopped at that
+    # trace, "TypeError: str is not valid UTF-8", exit 2
+    name = os.fsdecode(b"bad\xff.json")
+    (tmp_path / name).write_text('[{"type": "tool.call", "name": "execute_shell"}]')
+    for fmt in ("json", "jsonl"):
+        result = run_evaldsl("score", str(program_file), name, "--format", fmt, cwd=tmp_path)
+        assert result.returncode == 1, result.stderr
+        first = result.stdout.splitlines()[0 if fmt == "jsonl" else 2]
+        assert first.lstrip().startswith('{"trace":"bad\\udcff.json","id":null,"passed":false')
+        json.loads(result.stdout if fmt == "json" else first)  # (orjson reads no lone escape)
+
+
 def test_text_shows_failing_traces_and_the_summary(program_file: Path, tmp_path: Path) -> None:
     (tmp_path / "ok.json").write_text('[{"type": "tool.call", "name": "search"}]')
     (tmp_path / "shell.json").write_text(

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol, TextIO
 
-import orjson
-
+from evaldsl.jsontext import compact_json
 from evaldsl.score.scoring import TraceRecord
 from evaldsl.score.summary import Summary
 
@@ -31,8 +30,10 @@ class Writer(Protocol):
 
 
 def dumps(value: object) -> str:
-    """Compact JSON text of a record (keys in the record's order)."""
-    return orjson.dumps(value).decode()
+    """Compact JSON text of a record (keys in the record's order); a lone surrogate (a
+    trace's file name whose bytes are not UTF-8) as its escape: orjson refused it, and the
+    run stopped at that trace."""
+    return compact_json(value)
 
 
 class JsonLines:
