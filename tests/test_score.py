@@ -621,6 +621,19 @@ def test_a_trace_named_with_bytes_that_are_not_utf8_is_scored_in_every_format(
         json.loads(result.stdout if fmt == "json" else first)  # (orjson reads no lone escape)
 
 
+def test_text_shows_controls_in_names_and_messages_as_escapes(
+    program_file: Path, tmp_path: Path
+) -> None:
+    # a trace's file name with an escape sequence and a carriage return was written raw
+    name = "a\x1b[2J\rb.json"
+    (tmp_path / name).write_text('[{"type": "tool.call", "name": "execute_shell\u009b"}]')
+    result = run_evaldsl("score", str(program_file), name, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "FAIL a\\x1b[2J\\x0db.json  score " in result.stdout
+    assert "        fail: a\\x1b[2J\\x0db.json: " in result.stdout
+    assert not any(c in result.stdout for c in "\x1b\r\x9b")
+
+
 def test_text_shows_failing_traces_and_the_summary(program_file: Path, tmp_path: Path) -> None:
     (tmp_path / "ok.json").write_text('[{"type": "tool.call", "name": "search"}]')
     (tmp_path / "shell.json").write_text(

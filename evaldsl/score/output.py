@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Literal, Protocol, TextIO
 
 from evaldsl.jsontext import compact_json
+from evaldsl.language.printable import visible
 from evaldsl.score.scoring import TraceRecord
 from evaldsl.score.summary import Summary
 
@@ -75,12 +76,17 @@ class Text:
         self.out = out
 
     def trace(self, rec: TraceRecord) -> None:
+        # (a trace's file name and what a message quotes of it are the trace's text: an
+        # escape sequence in them must show, not act on the terminal)
         if rec["error"] is not None:
-            self.out.write(f"ERROR {rec['trace']}\n  {rec['error']}\n")
+            self.out.write(f"ERROR {visible(rec['trace'], newlines=False)}\n  ")
+            self.out.write(visible(rec["error"], newlines=False) + "\n")
         elif not rec["passed"]:
-            self.out.write(f"FAIL {rec['trace']}  score {rec['score']:.2f}\n")
+            trace = visible(rec["trace"], newlines=False)
+            self.out.write(f"FAIL {trace}  score {rec['score']:.2f}\n")
             for f in rec["failures"]:
-                self.out.write(f"  {f['status']}: {f['assertion']}: {f['message']}\n")
+                said = f"{f['status']}: {f['assertion']}: {f['message']}"
+                self.out.write(f"  {visible(said, newlines=False)}\n")
 
     def finish(self, summary: Summary) -> None:
         self.out.write(summary.render() + "\n")

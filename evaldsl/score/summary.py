@@ -21,6 +21,7 @@ from typing import Any, TypedDict
 import attrs
 
 from evaldsl.api import Program
+from evaldsl.language.printable import visible
 from evaldsl.language.verdicts import Status
 from evaldsl.score.scoring import TraceRecord, the_case
 from evaldsl.suites.build import assertion_location
@@ -184,7 +185,8 @@ class Summary:
             lines.extend(f"        {s['message']}" for s in self.unreadable_samples)
         if self.interrupted:
             lines.append(f"interrupted: {_count(self.traces, 'trace')} scored")
-        return "\n".join(lines)
+        # (traces' file names and messages: shown, never acted on, on a terminal)
+        return "\n".join(visible(line, newlines=False) for line in lines)
 
 
 def _count(n: int, noun: str) -> str:
