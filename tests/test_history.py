@@ -491,6 +491,34 @@ def test_history_open_refuses_garbage_with_a_clear_error(tmp_path: Path) -> None
         History.open(db)
 
 
+def test_a_database_of_another_program_is_left_as_it_was(tmp_path: Path) -> None:
+    # `--history app.sqlite` made evaldsl's tables among the app's and switched the file to
+    # WAL mode, `evaldsl history` too; with a table of one of evaldsl's names, it said
+    # "table runs already exists"
+    project = checkout(tmp_path / "p", "before")
+    for tables in (["users"], ["runs", "cart"]):
+        db = project / f"{tables[0]}.sqlite"
+        with sqlite3.connect(db) as raw:
+            for table in tables:
+                raw.execute(f"CREATE TABLE {table} (x)")
+        said = (
+            f"{db.name} is a SQLite database of another program (its tables: "
+            f"{', '.join(sorted(tables))}), not an evaldsl history: name another file with "
+            "--history PATH"
+        )
+        ran = run_in(project, "run", "agent.eval", "--history", db.name)
+        assert ran.returncode == 1 and f"warning: this run is not in the history: {said}" in (
+            ran.stderr
+        )
+        for command in (["history"], ["diff"]):
+            result = run_in(project, *command, "--history", db.name)
+            assert result.returncode == 2 and f"evaldsl: error: {said}\n" == result.stderr
+        raw = sqlite3.connect(db)
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        assert sorted(t for (t,) in raw.execute("SELECT name FROM sqlite_master")) == sorted(tables)
+        raw.close()
+
+
 def test_a_history_whose_schema_text_is_damaged_is_a_clear_error(tmp_path: Path) -> None:
     # a byte of the schema's text that is not UTF-8: SQLite gives it back, Python cannot
     # decode it (a UnicodeDecodeError, not one of SQLite's errors)

@@ -179,6 +179,24 @@ class GitState:
     dirty: bool | None = None
 
 
+def _refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
+    """A `HistoryError` for a SQLite database of another program: one with tables and no
+    schema version of evaldsl's. Opening it made evaldsl's tables among its own and
+    switched it to WAL mode (`--history app.sqlite`, even `evaldsl history` did). Its
+    version and its tables are read in one statement, so one snapshot: a history another
+    evaldsl is making at this moment has both or neither."""
+    version, tables = db.execute(
+        "SELECT (SELECT user_version FROM pragma_user_version), (SELECT group_concat(name, "
+        "', ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+        "'sqlite!_%' ESCAPE '!' ORDER BY name))"
+    ).fetchone()
+    if version == 0 and tables:
+        raise HistoryError(
+            f"{path} is a SQLite database of another program (its tables: {tables}), not an "
+            "evaldsl history: name another file with --history PATH"
+        )
+
+
 def _wal(db: sqlite3.Connection) -> Any:
     """Switch to WAL mode; gives the mode the database is in.
 
@@ -327,6 +345,7 @@ class History:
         history = cls(db, path)
         try:
             with history._errors():
+                _refuse_foreign(db, path)
                 mode = _wal(db)
                 if str(mode).lower() != "wal":
                     raise HistoryError(f"{path}: cannot switch the database to WAL mode ({mode})")
