@@ -353,6 +353,28 @@ def test_a_case_name_with_double_colons_gets_an_id_that_runs_it(project: pytest.
     assert (case.get("classname"), case.get("name")) == ("colons.eval", "lookup: :retry")
 
 
+def test_control_characters_in_names_and_errors_show_as_escapes(
+    project: pytest.Pytester,
+) -> None:
+    # a case's name and a target's message were printed raw in the item's id, the
+    # failure's title and its error: an escape sequence acted on the terminal
+    (project.path / "hostile.py").write_text('def f():\n    raise ValueError("\\x1b[2J!")\n')
+    project.makefile(
+        ".eval",
+        clear='case "clear\\u001b[2J\\rnow"\n  run hostile:f\n  output == 1\n',
+    )
+    result = project.runpytest("-p", "evaldsl", "clear.eval", "-v")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "\x1b" not in text and "\r" not in text
+    assert "clear.eval::clear\\x1b[2J\\x0dnow FAILED" in text
+    assert "_ clear › clear\\x1b[2J\\x0dnow _" in text
+    assert "error: run target 'hostile:f' raised ValueError: \\x1b[2J! (at f, " in text
+    # the id as printed runs the case again
+    again = project.runpytest("-p", "evaldsl", "clear.eval::clear\\x1b[2J\\x0dnow")
+    again.assert_outcomes(failed=1)
+
+
 def test_last_failed_reruns_only_the_failing_case(project: pytest.Pytester) -> None:
     first = project.runpytest("-p", "evaldsl")
     first.assert_outcomes(passed=3, failed=1)

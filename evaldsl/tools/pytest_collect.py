@@ -39,6 +39,7 @@ import pytest
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic, render
+from evaldsl.language.printable import visible
 from evaldsl.language.reading import YAML_SUFFIXES
 from evaldsl.reports import ConsoleReporter, outcome
 from evaldsl.runner import waiting
@@ -186,14 +187,18 @@ def shown_path(path: str | os.PathLike[str], config: pytest.Config) -> str:
 
 def item_name(case_name: str) -> str:
     """A case's name as its item's name: pytest splits node ids at `::`, so each `::` is
-    written `: :` (an id printed can be given back on the command line).
+    written `: :` (an id printed can be given back on the command line); control
+    characters are written as escapes, as pytest writes them in its own parameters' ids
+    (pytest prints ids as they are: an escape sequence in a name acted on the terminal).
 
     >>> item_name("lookup::retry")
     'lookup: :retry'
     >>> item_name("a:::b")
     'a: : :b'
+    >>> print(item_name("clear\\x1b[2J\\rnow"))
+    clear\\x1b[2J\\x0dnow
     """
-    return re.sub(r":(?=:)", ": ", case_name)
+    return visible(re.sub(r":(?=:)", ": ", case_name), newlines=False)
 
 
 class SuiteFile(pytest.File):
@@ -322,7 +327,8 @@ class CaseItem(pytest.Item):
             ),
         )
         if shown.error is not None:  # the run crashed: no assertion was checked
-            return f"error: {shown.error}"
+            # (a target's message is its text: shown, never acted on, as the console does)
+            return f"error: {visible(shown.error)}"
         counted = [a for a in result.assertions if a.status != "skip"]
         out = io.StringIO()
         out.write(f"{bad_counts(counted)} (score {result.score:.2f})\n")
@@ -330,7 +336,8 @@ class CaseItem(pytest.Item):
         return out.getvalue().rstrip("\n")
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.case.line - 1, f"{self.suite.name} › {self.case.name}"
+        names = f"{self.suite.name} › {self.case.name}"  # (a failure's title)
+        return self.path, self.case.line - 1, visible(names, newlines=False)
 
 
 def bad_counts(counted: Sequence[AssertionResult]) -> str:
