@@ -69,6 +69,7 @@ from evaldsl.gcpause import paused_gc
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import EvalDslError, lone_carriage_return, not_utf8, render
 from evaldsl.language.limits import MAX_SUITE_BYTES
+from evaldsl.language.printable import visible
 from evaldsl.language.reading import (
     YAML_SUFFIXES,
     is_folder,
@@ -755,6 +756,12 @@ def _eval_files(root: Path) -> Iterator[Path]:
             yield sub
 
 
+def _said(path: str | Path) -> str:
+    """A path as `fmt`'s messages name it: a control character in a file's name shown as
+    its escape, never acted on by the terminal (the diff keeps it: `git apply` reads it)."""
+    return visible(str(path), newlines=False)
+
+
 def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: TextIO) -> int:
     """`evaldsl fmt PATH... [--check] [--diff]`: format `.eval` files (folders are searched,
     hidden folders skipped).
@@ -770,7 +777,7 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
     files: list[Path] = []
     missing = [p for p in paths if not present(p)]
     for m in missing:
-        print(f"evaldsl: error: no such file or folder: {m}", file=err)
+        print(f"evaldsl: error: no such file or folder: {_said(m)}", file=err)
     if missing:
         return 2
     status = 0
@@ -779,13 +786,16 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
         if is_folder(p):
             files.extend(_eval_files(p))  # (Inspect AI logs passed by)
         elif starts_as_zip(p):
-            print(f"evaldsl: error: not formatted: {p} is an Inspect AI log, not a suite", file=err)
+            print(
+                f"evaldsl: error: not formatted: {_said(p)} is an Inspect AI log, not a suite",
+                file=err,
+            )
             status = 1
         elif p.suffix.lower() in YAML_SUFFIXES:
             # (read as `.eval` text it failed at its first `key:`, as a syntax error)
             print(
-                f"evaldsl: error: not formatted: {p} is a YAML or JSON suite; fmt lays out "
-                f"`.eval` files (`evaldsl convert {p}` prints it as one)",
+                f"evaldsl: error: not formatted: {_said(p)} is a YAML or JSON suite; fmt lays out "
+                f"`.eval` files (`evaldsl convert {_said(p)}` prints it as one)",
                 file=err,
             )
             status = 1
@@ -796,23 +806,23 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
             data = read_regular(f, MAX_SUITE_BYTES)
             text = data.decode("utf-8")
         except OSError as error:
-            print(f"evaldsl: error: cannot read {f}: {error}", file=err)
+            print(f"evaldsl: error: cannot read {_said(f)}: {error}", file=err)
             status = 1
             continue
         except UnicodeDecodeError as error:  # (said as `check` says it)
             print(render([not_utf8(str(f), data, error)]), file=err)
-            print(f"evaldsl: error: not formatted: {f}", file=err)
+            print(f"evaldsl: error: not formatted: {_said(f)}", file=err)
             status = 1
             continue
         try:
             formatted = format_text(text, str(f))
         except EvalDslError as error:
             print(render(error.errors or error.diagnostics), file=err)
-            print(f"evaldsl: error: not formatted (syntax errors): {f}", file=err)
+            print(f"evaldsl: error: not formatted (syntax errors): {_said(f)}", file=err)
             status = 1
             continue
         except FormatterError as error:
-            print(f"evaldsl: error: not formatted: {f}: {error}", file=err)
+            print(f"evaldsl: error: not formatted: {_said(f)}: {error}", file=err)
             status = 1
             continue
         if formatted == text:
@@ -820,15 +830,15 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
         if diff:  # the diff alone on `out`, so it can be piped to `git apply`
             out.write(unified_diff(text, formatted, str(f)))
         if check:
-            print(f"would reformat {f}", file=err if diff else out)
+            print(f"would reformat {_said(f)}", file=err if diff else out)
         if check or diff:
             status = 1
             continue
         try:
             write_atomically(f, formatted)  # a symlink stays a symlink
         except OSError as error:
-            print(f"evaldsl: error: cannot write {f}: {error}", file=err)
+            print(f"evaldsl: error: cannot write {_said(f)}: {error}", file=err)
             status = 1
             continue
-        print(f"reformatted {f}", file=out)
+        print(f"reformatted {_said(f)}", file=out)
     return status

@@ -110,6 +110,15 @@ def test_fmt_keeps_a_symlink_a_symlink(tmp_path: Path) -> None:
     assert real.read_text(encoding="utf-8") == 'case "a"\n  output == 1\n'
 
 
+def test_fmt_names_a_file_with_a_control_character_in_its_name_escaped(tmp_path: Path) -> None:
+    # `would reformat` and `reformatted` wrote the name raw: its escape sequence acted
+    (tmp_path / "a\x1b[31m\r.eval").write_text('case   "a"\n  output==1\n', encoding="utf-8")
+    checked = run_evaldsl("fmt", "--check", ".", cwd=tmp_path)
+    assert (checked.returncode, checked.stdout) == (1, "would reformat a\\x1b[31m\\x0d.eval\n")
+    done = run_evaldsl("fmt", ".", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "reformatted a\\x1b[31m\\x0d.eval\n")
+
+
 # ---- standard output -----------------------------------------------------------------------
 
 
