@@ -258,6 +258,8 @@ def describe_error(err: BaseException) -> str:
         text = "(its message cannot be shown)"
     text = clean_text(str.__str__(text))
     if len(text) > MESSAGE_LIMIT:
+        # (`diagnostics.abbreviated`'s cut, written out: the worker loads this file
+        # without the package, so it imports nothing of evaldsl)
         tail = MESSAGE_LIMIT // 5
         hidden = len(text) - MESSAGE_LIMIT
         text = f"{text[: MESSAGE_LIMIT - tail]}… ({hidden:,} characters not shown) …{text[-tail:]}"
