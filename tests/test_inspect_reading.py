@@ -14,7 +14,10 @@ import pytest
 import evaldsl
 from evaldsl.runs import load_run
 from evaldsl.runs.summary import summarize
+from tests.clitools import run_evaldsl
 from tests.test_inspectzip import write_eval
+
+DATA = Path(__file__).resolve().parent / "data" / "formats"
 
 AT = "2025-07-05T10:00:00+00:00"
 
@@ -202,3 +205,43 @@ def test_an_attachment_of_a_sample_read_from_its_messages_is_unknown_too(tmp_pat
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": LOST}]
     path = written(tmp_path, log([], messages=messages), "json")
     assert evaldsl.compile('not answer contains "x"').check(load_run(path)).statuses == ["error"]
+
+
+# --- sample ids --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("first", "second"), [("fr", "fr"), (1, "1")])
+def test_samples_that_share_an_id_are_an_error_not_one_sample_read_twice(
+    tmp_path: Path, first: Any, second: Any
+) -> None:
+    """Two samples of one id (`1` and `"1"` are one id too) made two cases that both read
+    the same sample: the other was never checked, and the run passed on what it did (here:
+    only the sample renamed calls `lookup`, so `no tool lookup` passed twice). Each case of
+    that id is now an error naming the samples, at the second one's place in the log."""
+    two = json.loads((DATA / "inspect-two-samples.json").read_text(encoding="utf-8"))
+    samples = two.pop("samples")
+    samples[0]["id"], samples[1]["id"] = first, second
+    text = json.dumps(two)[:-1] + ', "samples": [\n' + ",\n".join(map(json.dumps, samples))
+    (tmp_path / "log.json").write_text(text + "\n]}", encoding="utf-8")  # (samples[1]: line 3)
+    (tmp_path / "s.eval").write_text(
+        'suite "s"\ncase "c"\n  trace "log.json" as inspect\n  no tool lookup\n',
+        encoding="utf-8",
+    )
+    report = tmp_path / "report.json"
+    done = run_evaldsl("run", "--no-history", "--json", str(report), "s.eval", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    cases = json.loads(report.read_text(encoding="utf-8"))["suites"][0]["cases"]
+    said = f'2 samples of this Inspect AI log have the id "{first}" (samples[0], samples[1])'
+    assert [c["outcome"] for c in cases] == ["error", "error"]
+    assert all(said in c["error"] for c in cases)
+    shown = run_evaldsl("inspect", "log.json", cwd=tmp_path)
+    assert shown.returncode == 1 and "log.json:3:1: " + said in shown.stderr, shown.stderr
+    assert "Traceback" not in shown.stderr + done.stderr
+
+
+def test_samples_of_one_id_in_two_epochs_are_two_cases(tmp_path: Path) -> None:
+    two = json.loads((DATA / "inspect-two-samples.json").read_text(encoding="utf-8"))
+    two["samples"][1]["id"], two["samples"][1]["epoch"] = "fr", 2
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(two), encoding="utf-8")
+    assert [load_run(path, sample=s).format for s in ("fr", "fr@2")] == ["inspect", "inspect"]

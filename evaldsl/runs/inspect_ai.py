@@ -30,7 +30,9 @@ its answer may be cut; it is no `agent.error`, as Inspect counts it as the sampl
 not its error. The run's latency is the sample's `total_time`. A sample's `events` or
 `messages`, a model event's `output.choices` or a message's `tool_calls` that is no list,
 or a call `id` that is not text, is the run's error naming the field by its path in the
-log (`samples[0].events[8].output.choices`).
+log (`samples[0].events[8].output.choices`). Two samples of one id and epoch (`1` and `"1"`
+are one id: cases are named by it) are the error of the cases of that id: which sample
+such a case checks cannot be told.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from evaldsl.runs.model import MISSING, RunError
+from evaldsl.runs.model import MISSING, RunError, locate
 from evaldsl.runs.providers import (
     Items,
     Trace,
@@ -120,7 +122,9 @@ def _sample_key(sample: dict[str, Any]) -> str:
 #: items). A suite reads a log of N samples N times over, once for each case (`samplelogs`
 #: keeps the items), and finding each sample by walking them all was N² (3,000 samples:
 #: ~9 s of a run).
-_SAMPLES: list[tuple[weakref.ref[Items], list[dict[str, Any]], list[str], dict[str, Any]]] = []
+#: (a sample id's samples: one, unless the log gives two samples one id)
+ByKey = dict[str, list[dict[str, Any]]]
+_SAMPLES: list[tuple[weakref.ref[Items], list[dict[str, Any]], list[str], ByKey]] = []
 
 
 def _let_go(gone: weakref.ref[Items]) -> None:
@@ -129,9 +133,10 @@ def _let_go(gone: weakref.ref[Items]) -> None:
         _SAMPLES.clear()
 
 
-def sample_index(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
-    """A log's samples, their keys (`sample_ids`), and the sample of each key (the last, if
-    two share one); made once for the items read last."""
+def sample_index(items: Items) -> tuple[list[dict[str, Any]], list[str], ByKey]:
+    """A log's samples, their keys (`sample_ids`), and the samples of each key (one, unless
+    the log gives two samples one id: `read_inspect` refuses that key); made once for the
+    items read last."""
     held = _SAMPLES[:]  # (one look: another thread, or the items' death, may clear it)
     if held:
         ref, samples, ids, by_key = held[0]
@@ -140,7 +145,9 @@ def sample_index(items: Items) -> tuple[list[dict[str, Any]], list[str], dict[st
     log = items.values[0]
     samples = _samples(log)
     ids = sample_ids(log)
-    by_key = dict(zip(ids, samples, strict=True))
+    by_key = {}
+    for key, each in zip(ids, samples, strict=True):
+        by_key.setdefault(key, []).append(each)
     _SAMPLES[:] = [(weakref.ref(items, _let_go), samples, ids, by_key)]
     return samples, ids, by_key
 
@@ -162,15 +169,19 @@ def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, flo
             hint="in a suite each sample becomes a case of its own; from Python, "
             "load_run(path, sample=ID)",
         )
-    chosen = samples[0] if sample is None else by_key.get(sample)
-    if chosen is None:
+    found = [samples[0]] if sample is None else by_key.get(sample)
+    if found is None:
         raise RunError(
             f'no sample "{sample}" in this Inspect AI log (it has {", ".join(ids[:8])})',
             path=items.path,
         )
-    trace = Trace("inspect", items.path, why)
     in_log = items.values[0].get("samples")
-    place = ("samples", next(n for n, s in enumerate(in_log) if s is chosen))
+    at = [next(n for n, s in enumerate(in_log) if s is each) for each in found]
+    if len(at) > 1:
+        raise _shared_id(items, str(sample), at)
+    chosen = found[0]
+    trace = Trace("inspect", items.path, why)
+    place = ("samples", at[0])
 
     def wrong(steps: tuple[str | int, ...], value: Any, expected: str) -> RunError:
         return items.wrong_type(0, (*place, *steps), value, expected, _HINT)
@@ -179,6 +190,25 @@ def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, flo
     total = chosen.get("total_time")
     latency = float(total) * 1000 if isinstance(total, int | float) else None
     return trace, latency
+
+
+def _shared_id(items: Items, key: str, at: list[int]) -> RunError:
+    """The run's error for a sample id that names several samples of the log (at `at`),
+    at the second of them in a JSON log: which of them a case named by the id checks cannot be
+    told, and checking one of them twice would leave the others unread."""
+    places = ", ".join(f"samples[{n}]" for n in sorted(at))
+    message = (
+        f'{len(at)} samples of this Inspect AI log have the id "{key}" ({places}): '
+        "which one a case named by it checks cannot be told"
+    )
+    hint = (
+        'Inspect gives each sample of an epoch an id of its own (`1` and `"1"` are one '
+        "id here): fix the log's ids, or run the eval again"
+    )
+    if items.text is None:  # (an `.eval` archive: its samples are entries, not text)
+        return RunError(message, path=items.path, hint=hint)
+    offset = locate(items.text, ("samples", sorted(at)[1]))
+    return RunError.at_offset(message, path=items.path, text=items.text, offset=offset, hint=hint)
 
 
 def _read_sample(sample: dict[str, Any], trace: Trace, wrong: Wrong) -> None:
