@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
@@ -127,6 +128,40 @@ def test_a_bad_line_is_named_by_the_fast_path(tmp_path: Path, line: str, words: 
         index_events(EventStream(path), Needs())
     assert words in str(err.value)
     assert str(path) in str(err.value)
+
+
+@pytest.mark.parametrize("depth", [1000, 1020, 10_000])
+def test_a_value_nested_past_msgspec_s_recursion_is_read_as_the_reference_reads_it(
+    tmp_path: Path, depth: int
+) -> None:
+    """msgspec decodes nesting by recursion and raised `RecursionError` from ~1,000 levels
+    out of the typed decoders (a traceback from `evaldsl run` of a cassette past 1 MiB
+    with such a result), where orjson reads up to 1,024 levels. Such a line is now the
+    typed decoder's `Undecodable`: the full reader reads it, or names its line."""
+    nested = "[" * depth + "]" * depth
+    filler = json.dumps({"type": "user.message", "content": "x" * 1000})
+    path = _cassette(
+        tmp_path,
+        [
+            '{"type":"tool.call","id":"c1","name":"f","arguments":{"q":1}}',
+            json.dumps({"type": "tool.result", "callId": "c1", "output": {"deep": "@"}}).replace(
+                '"@"', nested
+            ),
+            *[filler] * (passes.TYPED_FROM // 1000),  # (the typed decoders' size)
+            '{"type":"llm.response","output":"done"}',
+        ],
+    )
+    case = evaldsl.compile("tool f called; tool f result $.deep is array; errors == 0").cases[0]
+    outcomes = []
+    for reference in ("", "1"):
+        with mock.patch.dict(os.environ, {"EVALDSL_REFERENCE": reference}):
+            result = case.check(str(path))
+        outcomes.append((result.error, [v.status for v in result.verdicts]))
+    assert outcomes[0] == outcomes[1]
+    if depth > 1024:  # (past orjson's depth: the full reader's error, at its line)
+        assert "c.jsonl:3:" in outcomes[0][0] and "depth limit exceeded" in outcomes[0][0]
+    else:
+        assert outcomes[0] == (None, ["pass", "pass", "pass"])
 
 
 def test_blank_lines_crlf_and_bom_are_skipped(tmp_path: Path) -> None:

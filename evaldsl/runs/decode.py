@@ -11,7 +11,8 @@ call's arguments, a response's output, a tool's result) are given as undecoded
 Lines are decoded a chunk (~256 KiB of whole lines) at a time by `Decoder.decode_lines`,
 so no Python code runs per line and memory stays bounded whatever the file's length.
 Anything the typed decoder cannot take (a line that is not a JSON object, text that is
-not UTF-8, a field of an unexpected shape) raises `Undecodable`: the caller then reads
+not UTF-8, a field of an unexpected shape, a value nested deeper than msgspec's recursion
+goes: it raises `RecursionError`, from ~1,000 levels) raises `Undecodable`: the caller then reads
 the file with the careful full decoder, which names the line and column of the problem
 (fail closed: nothing is skipped silently). One deliberate difference: a number too large
 for a double in a field no assertion reads is not an error here (it is not read). An
@@ -237,7 +238,7 @@ def typed_batches(stream: EventStream, fields: frozenset[str]) -> Iterator[Itera
     with stream.body() as f:
         try:
             yield map(decode_lines, line_chunks(f))
-        except (msgspec.DecodeError, msgspec.ValidationError) as err:
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as err:
             raise Undecodable(str(err)) from None
 
 
@@ -296,5 +297,5 @@ def kind_events(stream: EventStream, reads: Reads) -> Iterator[KindEvents]:
         try:
             decoder, classes = _kind_decoder(reads)
             yield KindEvents(line_chunks(f), decoder.decode_lines, classes)
-        except (msgspec.DecodeError, msgspec.ValidationError) as err:
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as err:
             raise Undecodable(str(err)) from None

@@ -940,8 +940,8 @@ def _may_be_log(data: bytes) -> bool:
 
     try:
         keys = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
-    except (msgspec.DecodeError, msgspec.ValidationError):  # (surrogates, big numbers, …)
-        return True
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return True  # (surrogates, big numbers, a depth msgspec's recursion does not reach)
     return "eval" in keys
 
 

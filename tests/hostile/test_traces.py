@@ -317,3 +317,24 @@ def test_a_byte_that_is_not_utf8_in_a_file_read_whole_is_an_error_at_it(
     checked = run_evaldsl("check", str(tmp_path / "t.eval"))
     assert checked.returncode == 1
     assert f'{bad.name}": this file is not UTF-8 text' in checked.stdout
+
+
+@pytest.mark.parametrize("depth", [1000, 10_000])
+def test_a_large_document_nested_past_msgspec_s_recursion_is_read_in_full(
+    tmp_path: Path, depth: int
+) -> None:
+    """The look for an Inspect AI log in a document past 1 MiB reads its keys by msgspec,
+    whose `RecursionError` (from ~1,000 levels) was a traceback from `evaldsl inspect` of
+    an OTLP export with a value nested that deep. It is now a document the look cannot
+    read: the full reading says what it is (here the JSON's depth, past orjson's 1,024)."""
+    span = tool_span()
+    span["attributes"].append({"key": "x", "value": {"stringValue": "y" * (1 << 20)}})
+    text = json.dumps(otlp(span)).replace('"y', "[" * depth + "]" * depth + ', "z": "y', 1)
+    path = tmp_path / "trace.otlp.json"
+    path.write_text(text, encoding="utf-8")
+    done = run_evaldsl("inspect", str(path))
+    assert "Traceback" not in done.stderr, done.stderr
+    if depth > 1024:
+        assert done.returncode == 1 and "depth limit exceeded" in done.stderr, done.stderr
+    else:
+        assert done.returncode == 0 and "search called once" in done.stdout, done.stderr
