@@ -319,3 +319,21 @@ def test_names_and_controls_a_recording_holds_are_shown_as_escapes(tmp_path: Pat
     )
     assert '  answer      "a\\x9b2J\\u202eb"' in done.stdout
     assert not any(c in done.stdout for c in "\x1b\x07\r\x9b\u202e")
+
+
+@pytest.mark.parametrize("named", [[], ["--as", "openai"]])
+def test_a_document_that_is_not_json_is_told_how_to_fix_it_not_to_name_its_format(
+    tmp_path: Path, named: list[str]
+) -> None:
+    """Two bodies written one after the other: the hint was to name the format, which
+    reads the file the same way; it now says what the file must be."""
+    body = (ROOT / "tests/fixtures/realworld/openai-chat-tools/response-final.json").read_text(
+        encoding="utf-8"
+    )
+    path = tmp_path / "two.json"
+    path.write_text(body + body, encoding="utf-8")
+    done = run_evaldsl("inspect", *named, str(path))
+    line = body.count("\n") + 1
+    assert done.returncode == 1 and f"two.json:{line}:1: invalid JSON" in done.stderr
+    assert "hint: a trace that is not JSONL or SSE is one JSON document" in done.stderr
+    assert "name the format" not in done.stderr, done.stderr

@@ -103,6 +103,11 @@ HEAD_EVENTS = 1000  # events of a streamed file `check` reads for one it recogni
 
 _LINE_HINT = "each line after the header must be one JSON object"
 _KINDS_HINT = 'name the format with `trace "…" as FORMAT` (' + ", ".join(RUN_FORMATS) + ")"
+#: For a file read whole that is not JSON (naming its format reads it the same way).
+_DOCUMENT_HINT = (
+    "a trace that is not JSONL or SSE is one JSON document: fix the JSON at that place "
+    "(several documents in one file are JSONL: one on each line)"
+)
 #: The fields of a verydia dataset's rows (`suites.datasets` reads them).
 DATASET_ROW_KEYS = frozenset({"input", "expectedOutput", "expectedBehavior", "metadata"})
 _ROWS_TOLD = 20  # the rows looked at to tell a dataset
@@ -393,7 +398,7 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
     typed = _typed_otel_document(path, data, None)
     if typed is not None:
         return typed, False
-    return _document_items(path, key, data, _LINE_HINT if named_lines else _KINDS_HINT), False
+    return _document_items(path, key, data, _LINE_HINT if named_lines else _DOCUMENT_HINT), False
 
 
 def _zip_items(path: str, key: FileKey | None) -> Items:
@@ -877,7 +882,7 @@ def _named_items(path: str, first: bytes, lineno: int) -> Items:
     ):
         return _jsonl(path)
     key = file_key(path)  # (as `_read_items`)
-    return _document_items(path, key, read_bytes(path), None)
+    return _document_items(path, key, read_bytes(path), _DOCUMENT_HINT)
 
 
 # --- what a file holds, for the checker and the editor -----------------------------------------
