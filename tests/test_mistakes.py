@@ -301,3 +301,52 @@ def test_a_judges_threshold_after_its_model_is_moved_before_it(
     assert d.message.startswith("a judge's threshold comes before its model")
     assert d.hint == f"write `{corrected}`" and parses(corrected, "file")
     assert (d.line, d.column) == (3, 3 + written.index(">"))
+
+
+BIG = "9" * 5000  # past `int`'s 4,300 digits, and a float's range
+HUGE = "9" * 400  # past a float's range: infinity
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        f"tool search called {BIG}x",
+        f"tool search called >= {BIG}",
+        f"tool search called at least {BIG}",
+        f"tool search called {BIG} times or more",
+        f"tokens < {HUGE}k",
+        f"tokens < {HUGE} million",
+        f'answer judged "kind" >= {HUGE}%',
+    ],
+)
+def test_a_number_past_the_languages_range_in_a_mistake_is_said_never_a_traceback(
+    statement: str,
+) -> None:
+    """A known mistake's number was converted as it was written: a count of 5,000
+    digits raised ValueError (`int`'s digit limit) and `1e400k` or `1e400%` OverflowError
+    (infinity has no `int`), a traceback from `evaldsl check`. A rule that computes with
+    such a number gives no hint (its fix would be out of range); the statement is still
+    said at its place."""
+    found = parse(statement, "t.eval").diagnostics
+    assert found and all(d.is_error and d.column > len("tokens") for d in found), found
+
+
+@pytest.mark.parametrize("word", ["ſix", "ſeven", "\u212aone"])
+def test_a_count_in_words_is_read_in_ascii_only(word: str) -> None:
+    """Case-blind matching took `ſix` (long s) for `six` and then looked up `ſix` in
+    the table of number words: a KeyError from `evaldsl check`."""
+    (d,) = parse(f"tool search called {word} times", "t.eval").diagnostics
+    assert d.code == "E103" and d.column == len("tool search called ") + 1, d
+
+
+def test_a_huge_count_is_said_by_the_check_command(tmp_path: Path) -> None:
+    suite = tmp_path / "big.eval"
+    suite.write_text(f'case "a"\n  state "s.json"\n  tool search called {BIG}x\n')
+    done = subprocess.run(
+        [Path(sys.executable).with_name("evaldsl"), "check", str(suite)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "big.eval:3:22: error" in done.stdout + done.stderr

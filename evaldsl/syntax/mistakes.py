@@ -17,6 +17,7 @@ YAML and other test DSLs write: `called 2x`, `not called`, `tokens < 2,000`, `5 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -25,6 +26,7 @@ from itertools import islice
 import attrs
 
 from evaldsl.language.diagnostics import did_you_mean
+from evaldsl.language.limits import integer_problem
 from evaldsl.syntax.grammar import Start, plain_parser, spellings
 
 #: how many fixes one statement's hint may need (`tool search callled 2 tiems`: two)
@@ -134,12 +136,20 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 
 
+def _count(digits: str) -> int | None:
+    """The number a count's digits say, or `None` past the language's integers (a count
+    of 5,000 digits: `int` refuses it, and no count that large is worth a hint)."""
+    return None if integer_problem(digits) is not None else int(digits)
+
+
 def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
+# (ASCII: under re.I alone `ſix` matches `six`, and its lower case is no key of the table)
 _COUNT_WORD = re.compile(
-    r"\bcalled\s+(?P<bad>(?P<w>" + "|".join(_NUMBER_WORDS) + r")(?:\s+times?)?)\b", re.I
+    r"\bcalled\s+(?P<bad>(?P<w>" + "|".join(_NUMBER_WORDS) + r")(?:\s+times?)?)\b",
+    re.I | re.A,
 )
 
 
@@ -164,7 +174,9 @@ _COUNT_X = re.compile(r"\bcalled\s+(?P<bad>(?P<n>\d+)\s*[x×])(?!\w)")
 @_rule
 def _count_x(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_COUNT_X):
-        n = int(m.group("n"))
+        n = _count(m.group("n"))
+        if n is None:
+            continue
         yield _swap(m, _times(n), f"a count is written `{_times(n)}`")
 
 
@@ -207,13 +219,15 @@ def _count_fix(m: re.Match[str], bound: str | None) -> _Found | None:
     return _swap(m, bound, f"`called {said}` is written `called {bound}`")
 
 
-def _int(word: str) -> int:
-    return {"once": 1, "one": 1, "twice": 2, "two": 2}.get(word) or int(word)
+def _int(word: str) -> int | None:
+    return {"once": 1, "one": 1, "twice": 2, "two": 2}.get(word) or _count(word)
 
 
 def _count_compared(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_COUNT_OP):
-        n, op = int(m.group("n")), m.group("op")
+        n, op = _count(m.group("n")), m.group("op")
+        if n is None:
+            continue
         low, high = {
             ">=": (n, None), "≥": (n, None), ">": (n + 1, None),
             "<=": (None, n), "≤": (None, n), "<": (None, n - 1),
@@ -224,6 +238,8 @@ def _count_compared(s: _Statement) -> Iterator[_Found]:
             yield found
     for m in s.find(_COUNT_WORDS):
         n, how = _int(m.group("n")), " ".join(m.group("how").split())
+        if n is None:
+            continue
         low, high = {
             "more than": (n + 1, None), "over": (n + 1, None), "above": (n + 1, None),
             "greater than": (n + 1, None), "no fewer than": (n, None), "at least": (n, None),
@@ -236,6 +252,8 @@ def _count_compared(s: _Statement) -> Iterator[_Found]:
             yield found
     for m in s.find(_COUNT_OR):
         n, how = _int(m.group("n")), m.group("how")
+        if n is None:
+            continue
         low, high = (n, None) if how == "more" else (None, n)
         found = _count_fix(m, _bound(low, high))
         if found is not None:
@@ -536,7 +554,10 @@ _SUFFIX = re.compile(
 )
 
 
-def _number(value: float) -> str:
+def _number(value: float) -> str | None:
+    """A number as it is written, or `None` for one past a float (`1e400k`: no hint)."""
+    if not math.isfinite(value):
+        return None
     return str(int(value)) if value == int(value) else repr(value)
 
 
@@ -551,6 +572,8 @@ def _numbers(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_SUFFIX):
         scale = {"k": 1e3, "K": 1e3, "thousand": 1e3, "million": 1e6, "M": 1e6}[m.group("s")]
         new = _number(float(m.group("n")) * scale)
+        if new is None:
+            continue
         yield _swap(m, new, f"numbers are written in full: `{new}`")
 
 
@@ -634,6 +657,8 @@ def _unit_words(s: _Statement) -> Iterator[_Found]:
         yield _swap(m, m.group("bad") + "s", f"a timeout is a duration: `{m.group('bad')}s`")
     for m in s.find(_PERCENT):
         new = _number(float(m.group("n")) / 100)
+        if new is None:
+            continue
         yield _swap(m, new, f"a judge score is between 0 and 1: `{new}`")
 
 
