@@ -17,6 +17,7 @@ and a hint saying how to fix it (most often: quote the item).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -166,15 +167,21 @@ def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
 _CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)', re.DOTALL)
 
 
-def strict_loads(text: str) -> object:
-    """`json.loads`, refusing `NaN`, `Infinity` and `-Infinity` (Python's `json` takes
-    them; `JSON.parse` does not) with a `JSONDecodeError` at the first of them."""
+def strict_loads(text: str) -> None:
+    """Checks that `text` is strict JSON, as `json.loads` reads it, refusing `NaN`, `Infinity`
+    and `-Infinity` (Python's `json` takes them; `JSON.parse` does not) with a
+    `JSONDecodeError` at the first of them. Its values are not kept (the YAML reader reads
+    them, at their places), so integers are not converted: one of more than 4,300 digits
+    raised ValueError here (Python's limit), where the YAML reader says it at its place.
+    Nor is a document nested deeper than Python's decoder goes (RecursionError) checked:
+    the YAML reader refuses its nesting at its place."""
 
     def refuse(name: str) -> object:
         found = next(m for m in _CONSTANT.finditer(text) if m.group(1) is not None)
         raise json.JSONDecodeError(f"{name} is no JSON value", text, found.start())
 
-    return json.loads(text, parse_constant=refuse)
+    with contextlib.suppress(RecursionError):
+        json.loads(text, parse_constant=refuse, parse_int=len)
 
 
 def json_error(err: json.JSONDecodeError) -> Trap:

@@ -398,3 +398,33 @@ def test_infinity_as_evaldsl_writes_it_is_not_out_of_range(text: str) -> None:
     # `evaldsl convert` writes YAML's `.inf` as 1e999 (Infinity in JavaScript too)
     assert "E209" not in codes(text)
     assert "E209" in codes(text.replace("999", "400"))
+
+
+@pytest.mark.parametrize(
+    ("value", "message", "runs"),
+    [
+        ("9" * 5000, "an integer of 5,000 digits is out of range", True),
+        (nested(900), "values nested more than 200 levels deep", True),
+        (nested(100_000), "exceeded maximum nesting depth", False),
+    ],
+)
+def test_a_json_suite_past_pythons_json_limits_is_said_at_its_place(
+    tmp_path: Path, value: str, message: str, runs: bool
+) -> None:
+    """A `.json` suite is first checked as strict JSON by Python's decoder: an integer of
+    more than 4,300 digits raised its ValueError, and nesting 100,000 deep its
+    RecursionError, as a traceback from `evaldsl check` and `run`. The YAML reader now
+    says each at its place, as it does for a `.yaml` suite, and the other case runs
+    (where the file can be read at all: 100,000 levels are past the YAML reader's)."""
+    case = {"name": "one", "cassette": str(CASSETTE), "expect": "steps < 9"}
+    text = json.dumps({"suite": "s", "cases": [{**case, "input": 0}, {**case, "name": "two"}]})
+    suite = tmp_path / "s.json"
+    suite.write_text(text.replace('"input": 0', f'"input": {value}'), encoding="utf-8")
+    checked = run_evaldsl("check", str(suite))
+    ran = run_evaldsl("run", "--no-history", str(suite))
+    for done in (checked, ran):
+        assert "Traceback" not in done.stderr, done.stderr[-800:]
+        assert done.returncode == 1
+        said = done.stdout + done.stderr
+        assert "s.json:1:" in said and message in said, said[-800:]
+    assert ("1 passed" in ran.stdout) == runs, ran.stdout[-800:]
