@@ -199,6 +199,42 @@ def test_unknown_case_and_suite_fields(tmp_path: Path) -> None:
     assert hints[4] == "did you mean `cassette:`?"
 
 
+def test_a_key_that_is_a_list_or_a_mapping_is_an_unknown_field_at_its_place(
+    tmp_path: Path,
+) -> None:
+    """A key that is a collection (`? [x]`) was left out of a suite's and a case's fields:
+    no field and no unknown one, so the case ran and passed with it unread; inside an
+    assertion it was said at the assertion's first line."""
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        suite: s
+        ? [x]
+        : 1
+        cases:
+          - name: c
+            cassette: {DEMO}
+            ? {{a: 1}}
+            : 2
+            assertions:
+              - kind: answer.contains
+                text: sunny
+                ? [1]
+                : 2
+        """,
+    )
+    suite = load_suite(path)
+    found = [(d.code, d.line, d.column, d.message) for d in suite.diagnostics]
+    assert found == [
+        ("E508", 2, 3, '`["x"]` is not a suite field'),
+        ("E508", 7, 7, '`{"a":1}` is not a case field'),
+        ("E508", 12, 11, "`[1]` is not a field of `answer.contains`"),
+    ]
+    (case,) = run_suites([suite]).cases
+    assert case.error
+
+
 def test_json_suites_are_read_with_positions(tmp_path: Path) -> None:
     path = write(
         tmp_path,

@@ -130,10 +130,15 @@ def nodes(root: yaml.Node | None) -> Iterator[yaml.Node]:
 
 def fields(node: yaml.Node | None) -> dict[str, tuple[yaml.Node, yaml.Node]]:
     """A mapping node's entries by their key's text, each its key and value nodes (where
-    diagnostics point); {} for any other node."""
+    diagnostics point); {} for any other node. A key that is a list or a mapping (`? [a,
+    b]`) is there by its JSON text, as `construct` names it: left out, it was no field and
+    no unknown one either, and a case ran with it unread."""
     if not isinstance(node, yaml.MappingNode):
         return {}
-    return {str(k.value): (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+    return {
+        str(k.value) if isinstance(k, yaml.ScalarNode) else js_key(construct(k)): (k, v)
+        for k, v in node.value
+    }
 
 
 def _int(text: str) -> int | None:

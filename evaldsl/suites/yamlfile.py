@@ -158,11 +158,7 @@ class _Doc:
         return attrs.evolve(found, fix=Fix(line, column, line, column + len(key), guess))
 
     def place(self, node: yaml.Node) -> Place:
-        fields: dict[str, tuple[int, int]] = {}
-        if isinstance(node, yaml.MappingNode):
-            for key, _ in node.value:
-                if isinstance(key, yaml.ScalarNode):
-                    fields[str(key.value)] = self.pos(key)
+        fields = {key: self.pos(knode) for key, (knode, _) in node_fields(node).items()}
         line, column = self.pos(node)
         return Place(self.path, line, column, fields, self.line_text)
 
