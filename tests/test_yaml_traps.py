@@ -167,6 +167,39 @@ def found(name: str, text: str) -> list[Diagnostic]:
             "invalid JSON: `-Infinity` is not a JSON number",
             "write null, or a number",
         ),
+        (  # PyYAML's words were said at 1:1 (its `position`: libyaml's counts bytes)
+            "s.yaml",
+            "suite: été\ncases:\n  - name: a\x01b\n    cassette: c.jsonl\n",
+            3,
+            12,
+            "a raw U+0001 (a control character): the YAML reader refuses control characters",
+            'write it as an escape in a double-quoted string: "\\u0001"',
+        ),
+        (  # JSON takes a raw C1 control character in a string; the YAML reader does not
+            "s.json",
+            '{"suite": "é\x80", "cases": []}',
+            1,
+            13,
+            "a raw U+0080",
+            '"\\u0080"',
+        ),
+        (  # an editor's buffer (the language server) may hold half a character: libyaml
+            # raised UnicodeEncodeError, a traceback in the server's log and no diagnostics
+            "s.yaml",
+            "suite: s\ncases: []\n# \ud800\n",
+            3,
+            3,
+            "a lone UTF-16 surrogate U+D800",
+            "remove it",
+        ),
+        (
+            "s.json",
+            '{"suite": "a\ud800", "cases": []}',
+            1,
+            13,
+            "a lone UTF-16 surrogate U+D800",
+            "remove it",
+        ),
     ],
 )
 def test_a_trap_is_said_in_the_users_words_at_its_place(

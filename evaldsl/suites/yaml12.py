@@ -91,10 +91,14 @@ def compose(text: str) -> yaml.Node | None:
     Escapes of UTF-16 surrogate halves (`"\\ud83d\\ude00"`, valid JSON) are read as
     the character the pair makes, and a lone half as U+FFFD, as recordings are read
     (`runs.surrogates`): libyaml refuses them, so such a text is read again by PyYAML's
-    Python reader, which takes them, and its scalars are mended.
+    Python reader, which takes them, and its scalars are mended. A surrogate written as
+    itself (an editor's buffer: no file holds one) cannot be given to libyaml at all;
+    the Python reader refuses it at its place (`yaml.ReaderError`).
     """
     try:
         return yaml.compose(text, Loader=Loader)
+    except UnicodeEncodeError:
+        pass
     except yaml.MarkedYAMLError as err:
         if "Unicode character escape" not in str(err.problem):  # (libyaml's words)
             raise

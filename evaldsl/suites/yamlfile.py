@@ -52,6 +52,7 @@ from evaldsl.suites.yamltraps import (
     comment_cut,
     json_error,
     misread_mapping,
+    reader_error,
     strict_loads,
     yaml_error,
 )
@@ -235,6 +236,8 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         return attrs.evolve(empty, diagnostics=(_invalid(doc, *json_error(err)),))
     except yaml.MarkedYAMLError as err:
         return attrs.evolve(empty, diagnostics=(_invalid(doc, *yaml_error(err, text, path)),))
+    except yaml.reader.ReaderError as err:
+        return attrs.evolve(empty, diagnostics=(_invalid(doc, *reader_error(err, text)),))
     except yaml.YAMLError as err:
         return attrs.evolve(
             empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import unicodedata
 
 import yaml
 
@@ -46,16 +47,41 @@ def _yaml11_break(text: str, before: int) -> Trap | None:
     found = _YAML11_BREAKS.search(text, 0, before + 1)
     if found is None:
         return None
-    start = found.start()
-    head = re.split("\r\n|\r|\n", text[:start])
+    line, column = _place(text, found.start())
     name = {"\x85": "NEXT LINE", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
     char = found.group()
     return (
-        len(head),
-        len(head[-1]) + 1,
+        line,
+        column,
         f"a raw U+{ord(char):04X} ({name[char]}): the YAML reader takes it for a line break "
         "(YAML 1.1), so the lines after it do not read as written",
         f'write it as an escape in a double-quoted string: "\\u{ord(char):04x}"',
+    )
+
+
+def _place(text: str, at: int) -> tuple[int, int]:
+    """The line and column (1-based) of character `at`, lines ending as an editor ends them."""
+    head = re.split("\r\n|\r|\n", text[:at])
+    return len(head), len(head[-1]) + 1
+
+
+def reader_error(err: yaml.reader.ReaderError, text: str) -> Trap:
+    """The place, message and hint for a character the YAML reader refuses: a control
+    character, or a lone UTF-16 surrogate (which only an editor's buffer can hold). It is
+    found in the text by itself: libyaml's `position` counts bytes of UTF-8, PyYAML's
+    characters, and neither is a line and column."""
+    code = int(err.character)  # (a code point: both readers are given text, not bytes)
+    at = text.find(chr(code))
+    line, column = _place(text, max(at, 0))
+    if 0xD800 <= code <= 0xDFFF:
+        message = f"a lone UTF-16 surrogate U+{code:04X}: half of a character, which no text holds"
+        return line, column, message, "remove it (a character cut in two when it was copied)"
+    name = unicodedata.name(chr(code), "a control character").lower()
+    return (
+        line,
+        column,
+        f"a raw U+{code:04X} ({name}): the YAML reader refuses control characters",
+        f'remove it, or write it as an escape in a double-quoted string: "\\u{code:04x}"',
     )
 
 

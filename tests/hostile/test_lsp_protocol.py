@@ -253,3 +253,26 @@ def test_a_slow_hover_does_not_hold_other_requests(client: RawClient, tmp_path: 
             answers[message["id"]] = message
     assert "search called" in json.dumps(answers[20]["result"])  # the file was read
     assert order == [21, 20]
+
+
+def test_half_a_character_in_a_yaml_buffer_is_a_diagnostic_at_its_place(
+    client: RawClient, tmp_path: Path
+) -> None:
+    """An editor's buffer may hold a lone UTF-16 surrogate (JSON-RPC carries `\\ud800`):
+    libyaml raised UnicodeEncodeError on it, the check failed with a traceback in the
+    server's log, and the buffer's diagnostics were never published."""
+    uri = open_document(client, tmp_path / "s.yaml", "suite: s\ncases: []\n# \ud800\n")
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        message = client.next(max(0.1, deadline - time.monotonic()))
+        published = message.get("method") == "textDocument/publishDiagnostics"
+        if published and message["params"]["uri"] == uri:
+            break
+    (found,) = message["params"]["diagnostics"]
+    assert found["range"]["start"] == {"line": 2, "character": 2}
+    assert "a lone UTF-16 surrogate U+D800" in found["message"]
+    client.send(SHUTDOWN)
+    client.answer(99)
+    client.send({"method": "exit"})
+    code, err = client.close()
+    assert code == 0 and "Traceback" not in err, err
