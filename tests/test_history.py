@@ -519,6 +519,36 @@ def test_a_database_of_another_program_is_left_as_it_was(tmp_path: Path) -> None
         raw.close()
 
 
+@pytest.mark.parametrize("create", [True, False])
+def test_a_file_of_one_byte_named_as_the_history_is_refused_and_kept(
+    tmp_path: Path, create: bool
+) -> None:
+    """SQLite takes a file of one byte for an empty database: `run --history notes`
+    wrote a database over it, and the user's file was lost."""
+    db = tmp_path / "notes"
+    db.write_bytes(b"x")
+    with pytest.raises(HistoryError, match="not a readable history database"):
+        History.open(db, create=create)
+    assert db.read_bytes() == b"x"
+
+
+def test_run_with_a_one_byte_history_file_warns_and_keeps_it(tmp_path: Path) -> None:
+    project = checkout(tmp_path / "p", "before")
+    (project / "notes").write_bytes(b"x")
+    result = run_in(project, "run", "agent.eval", "--history", "notes")
+    assert "warning: this run is not in the history" in result.stderr
+    assert "not a readable history database" in result.stderr
+    assert (project / "notes").read_bytes() == b"x"
+
+
+def test_an_empty_file_named_as_the_history_becomes_one(tmp_path: Path) -> None:
+    db = tmp_path / "h.sqlite"
+    db.write_bytes(b"")
+    with History.open(db, create=True):
+        pass
+    assert db.read_bytes().startswith(b"SQLite format 3\x00")
+
+
 def test_a_history_whose_schema_text_is_damaged_is_a_clear_error(tmp_path: Path) -> None:
     # a byte of the schema's text that is not UTF-8: SQLite gives it back, Python cannot
     # decode it (a UnicodeDecodeError, not one of SQLite's errors)

@@ -39,7 +39,7 @@ from evaldsl.history.snapshots import (
     SuiteSnapshot,
     snapshot_of_report,
 )
-from evaldsl.language.reading import is_regular
+from evaldsl.language.reading import is_regular, starts_as_sqlite
 from evaldsl.language.verdicts import Status, tested_rate
 from evaldsl.runner.results import Report
 from evaldsl.version import __version__
@@ -197,6 +197,16 @@ def _refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
         )
 
 
+def _not_a_database(path: Path) -> bool:
+    """Whether `path` is a regular file with something in it that does not start as a
+    SQLite database does (one that cannot be looked at is left to SQLite to say why)."""
+    try:
+        size = path.stat().st_size
+    except (OSError, ValueError):
+        return False
+    return size > 0 and is_regular(path) and not starts_as_sqlite(path)
+
+
 def _wal(db: sqlite3.Connection) -> Any:
     """Switch to WAL mode; gives the mode the database is in.
 
@@ -335,6 +345,13 @@ class History:
             raise HistoryError(
                 f"no history at {path}: `evaldsl run` records each run there "
                 "(unless --no-history); name another file with --history PATH"
+            )
+        if _not_a_database(path):
+            # (SQLite itself takes a file of one byte for an empty database, and writes
+            # one over it: a user's file named by mistake was lost)
+            raise HistoryError(
+                f"{path} is not a readable history database (it does not start as a SQLite "
+                "file does); move it away to start a new history"
             )
         try:
             if create:

@@ -218,6 +218,20 @@ YAML_SUFFIXES = (".yaml", ".yml", ".json")
 ZIP_MAGIC = b"PK\x03\x04"
 
 
+#: How every SQLite database file starts (the first 16 bytes of its header).
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def starts_as_sqlite(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is a regular file that starts as a SQLite database does (False for
+    anything that cannot be read)."""
+    try:
+        with open_regular(path) as f:
+            return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except (FileProblem, OSError):
+        return False
+
+
 def starts_as_zip(path: str | os.PathLike[str]) -> bool:
     """Whether `path` is a regular file that starts as a ZIP archive (False for anything
     that cannot be read: its reading says why)."""

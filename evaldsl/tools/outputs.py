@@ -23,6 +23,7 @@ import attrs
 
 from evaldsl.atomicfile import writable
 from evaldsl.check.environment import target_file
+from evaldsl.language.reading import starts_as_sqlite
 from evaldsl.reports import write
 from evaldsl.runner.results import Report
 from evaldsl.suites.model import Suite
@@ -133,7 +134,7 @@ def refuse_path(said: str, path: str) -> None:
         raise UsageError(
             f"{said}: that file is read-only; make it writable (chmod u+w) or name another file"
         )
-    if _is_sqlite(path):
+    if starts_as_sqlite(path):
         raise UsageError(f"{said}: that is an SQLite database (run history?); name another file")
 
 
@@ -147,15 +148,6 @@ def _refuse_parent(said: str, folder: str) -> None:
             f"{said}: {folder} is a file, not a folder, so the report cannot go under it; "
             "name a path in a folder"
         )
-
-
-def _is_sqlite(path: str) -> bool:
-    """Whether the file at `path` starts as every SQLite database does."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
 
 
 def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
