@@ -200,11 +200,10 @@ def _fast_steps(text: str) -> tuple[object, ...] | None:
             steps.append(Member(m.group("member")))
         elif m.group("index") is not None:
             steps.append(int(m.group("index")))
-        elif m.group("sq") is not None:
-            steps.append(_quoted(m.group("sq")))
-        elif m.group("dq") is not None:
+        elif m.group("sq") is not None or m.group("dq") is not None:
+            # (an escape JSON has not, `$['\q']`: jsonpath-ng reads the key, or says why)
             try:
-                steps.append(_quoted(m.group("dq")))
+                steps.append(_quoted(m.group("sq") or m.group("dq")))
             except ValueError:
                 return None
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,26 @@ def test_a_four_megabyte_quoted_key_parses_in_proportion() -> None:
         capture_output=True, text=True, timeout=120, cwd=ROOT,
     )  # fmt: skip
     assert int(done.stdout) < 10 * 4_000_000  # a backtracking record per character: 470 MB
+
+
+@pytest.mark.parametrize("key", ["\\q", "\\1", "\\x41", "\\u12"])
+def test_an_escape_json_has_not_in_a_single_quoted_key_is_read_as_a_double_quoted_one(
+    tmp_path: Path, key: str
+) -> None:
+    """`$['\\q']` (an escape JSON has not) raised JSONDecodeError out of `evaldsl check`
+    (the quick reader of single-quoted keys let it through; of double-quoted ones, not):
+    both now leave such a key to jsonpath-ng, which reads it the same either way."""
+    single, double = compile_path(f"$['{key}']"), compile_path(f'$["{key}"]')
+    assert isinstance(single, CompiledPath) and isinstance(double, CompiledPath)
+    value = {"q": 1, "1": 2, "x41": 3, "\\q": 4}
+    assert single.find(value) == double.find(value)
+    suite = tmp_path / "s.eval"
+    suite.write_text(f"answer json $['{key}'] == 1\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "evaldsl.tools.cli", "check", str(suite)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-600:]
+    assert "s.eval:1:1: error[E503]" in done.stdout  # (nothing to check it against)
