@@ -4,6 +4,8 @@ and groups, the same matches, and the same errors for patterns RE2 refuses."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import re2
@@ -11,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaldsl.language.regexes import compile_regex, make_pattern
+from tests.clitools import run_evaldsl
 from tests.fuzzing import examples
 
 PIECES = [
@@ -55,3 +58,26 @@ def test_the_punctuation_an_escape_keeps_is_strings() -> None:
     from evaldsl.language.regexlits import PUNCTUATION
 
     assert frozenset(string.punctuation) == PUNCTUATION
+
+
+def test_a_lone_surrogate_in_a_pattern_is_an_invalid_regex_not_a_crash(tmp_path: Path) -> None:
+    """RE2 reads UTF-8, and its pattern class raised UnicodeEncodeError on a lone
+    surrogate: `evaldsl run` of `answer matches /{{p}}/` with an `each` row
+    `{p: "\\ud800"}` died with a traceback and wrote no report."""
+    found = compile_regex("a\ud800")
+    assert not hasattr(found, "search") and "U+D800" in found.message, found
+    cassette = Path(__file__).parent / "fixtures/traceplay/demo/cassette.example.jsonl"
+    suite = tmp_path / "s.eval"
+    suite.write_text(
+        f'case "row {{{{p}}}}"\n  cassette "{cassette}"\n'
+        '  each [{p: "\\ud800"}, {p: "sunny"}]\n  answer matches /{{p}}/\n',
+        encoding="utf-8",
+    )
+    done = run_evaldsl("run", "--no-history", "--json", str(tmp_path / "r.json"), str(suite))
+    assert "Traceback" not in done.stderr, done.stderr[-600:]
+    assert done.returncode == 1
+    assert "s.eval:4:18: error[E401]: invalid regex: it holds a lone UTF-16 surrogate" in (
+        done.stdout
+    )
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["summary"]["cases"] == 2 and report["summary"]["passed"] == 1

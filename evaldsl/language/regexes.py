@@ -78,6 +78,16 @@ def compile_regex(pattern: str, flags: str = "") -> Any | RegexProblem:
     prefix = f"(?{''.join(sorted(set(flags)))})" if flags else ""
     try:
         return make_pattern(prefix + pattern)
+    except UnicodeEncodeError as err:
+        # RE2 reads UTF-8, and a lone surrogate (from an `each` row's "\ud800", or a
+        # Python string) is none: it raised from RE2's encoding of the pattern
+        half = ord(str(err.object)[err.start])
+        return RegexProblem(
+            "E401",
+            f"invalid regex: it holds a lone UTF-16 surrogate U+{half:04X}, half of a "
+            "character, which no text holds",
+            "write the whole character (both halves), or remove it",
+        )
     except re2.error as err:
         text = err.args[0].decode() if err.args and isinstance(err.args[0], bytes) else str(err)
         for needle, what in _UNSUPPORTED:
