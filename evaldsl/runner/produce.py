@@ -86,7 +86,7 @@ def case_size(suite: Suite, case: Case) -> float:
         return 0.0
     try:
         return float(os.stat(recording[0]).st_size)
-    except OSError:
+    except (OSError, ValueError):  # (ValueError: a NUL in the name; reading says why)
         return 0.0
 
 

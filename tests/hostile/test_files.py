@@ -251,11 +251,17 @@ def test_the_line_limit_is_the_document_limit() -> None:
 
 def test_a_nul_in_a_path_is_a_missing_file_not_a_crash(tmp_path: Path) -> None:
     (tmp_path / "s.eval").write_text(
-        'case "a"\n  cassette "x\\u0000y"\n  steps >= 0\n', encoding="utf-8"
+        'case "a"\n  cassette "x\\u0000y"\n  steps >= 0\n'
+        f'case "b"\n  cassette "{CASSETTE}"\n  steps >= 0\n',
+        encoding="utf-8",
     )
     done = run_evaldsl("check", "s.eval", cwd=tmp_path)
     assert done.returncode == 1 and "not found" in done.stdout
     assert "Traceback" not in done.stderr
+    # `run` sized each case's recording to plan its reading: `os.stat` raised ValueError
+    ran = run_evaldsl("run", "--no-history", "s.eval", cwd=tmp_path)
+    assert "Traceback" not in ran.stderr, ran.stderr[-600:]
+    assert ran.returncode == 1 and "1 passed, 0 failed, 1 errored" in ran.stdout
 
 
 def test_a_path_that_cannot_be_looked_at_is_that_case_s_error(tmp_path: Path) -> None:
