@@ -235,6 +235,41 @@ def test_a_key_that_is_a_list_or_a_mapping_is_an_unknown_field_at_its_place(
     assert case.error
 
 
+def test_a_placeholder_no_row_fills_in_a_source_path_is_checked_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """`cassette "{{p}}.jsonl"` with no row giving `p` was left unread by the check (a
+    path with a placeholder was skipped), so `check` passed and `run` failed with an error
+    placed at the missing file (`{{p}}.jsonl:1:1`), not at the suite's line."""
+    (tmp_path / "paris.jsonl").write_bytes(DEMO.read_bytes())
+    path = write(
+        tmp_path,
+        "s.eval",
+        """
+        case "no rows"
+          cassette "{{p}}.jsonl"
+          tool get_weather called
+        case "rows"
+          cassette "{{city}}.jsonl"
+          each [{city: "paris"}, {town: "rome"}]
+          tool get_weather called
+        """,
+    )
+    suite = load_suite(path)
+    found = [(d.code, d.line, d.column, d.message) for d in suite.diagnostics if d.is_error]
+    assert found == [
+        ("E501", 2, 3, f'file not found: "{{{{p}}}}.jsonl" (looked in {tmp_path})'),
+        ("E501", 5, 3, f'file not found: "{{{{city}}}}.jsonl" (looked in {tmp_path})'),
+    ]
+    outcomes = _outcomes(suite)
+    assert [(name, passed) for name, passed, _ in outcomes] == [
+        ("no rows", False),
+        ("rows #1 [city=paris]", True),
+        ("rows #2 [town=rome]", False),
+    ]
+    assert all("s.eval:" in (error or "s.eval:") for _, _, error in outcomes), outcomes
+
+
 def test_json_suites_are_read_with_positions(tmp_path: Path) -> None:
     path = write(
         tmp_path,

@@ -72,8 +72,9 @@ def case_environment(
 ) -> tuple[Environment, list[Diagnostic]]:
     """The environment of a case whose source line is `decl` (written in `source`).
 
-    The file is read only when `read` and `base_dir` are given and its path has no
-    `{{placeholder}}` (an `each` template is read once per rendered row instead); `sample`
+    The file is read only when `read` and `base_dir` are given (a case is checked once
+    its `each` row is rendered: a `{{placeholder}}` left in its path is no row's, and the
+    file it names is read as any other, so a missing one is said at the line); `sample`
     names the sample of a log with several that the case reads. A `run` target's module is
     looked for when `targets` (a program checked through the API is given its runs and
     never calls a target).
@@ -93,7 +94,7 @@ def case_environment(
         return attrs.evolve(header, source_kind=None, source_word="run target"), problems
     kind = SOURCE_KINDS[decl.kind]
     env = attrs.evolve(header, source_kind=kind, source_word=decl.kind)
-    if read is None or base_dir is None or "{{" in decl.path:
+    if read is None or base_dir is None:
         return env, []
     found = read(decl, base_dir, source, sample)
     if isinstance(found, Diagnostic):
