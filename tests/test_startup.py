@@ -832,3 +832,21 @@ def test_a_head_holds_the_lines_detection_reads_of_the_whole_file(
     monkeypatch.setattr(sources, "read_head", lambda *args: None)
     whole = [(d.code, d.message) for d in check_text(text, str(tmp_path / "s.eval"))]
     assert with_heads == whole and whole and whole[0][0] == "E502"
+
+
+def test_half_a_character_in_a_tool_name_is_checked_against_a_files_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tool "a\\ud800b" called` (a lone surrogate escape in the suite) against a file read
+    by its head: the search of the tail wrote the name with orjson, which refused it
+    (TypeError out of `evaldsl check`). Such a name is looked for by its runs of plain
+    characters, as a name with a quote is: never a warning made up."""
+    from evaldsl.runs import toolnames
+    from evaldsl.suites.build import check_text
+
+    monkeypatch.setattr(toolnames, "HEAD_BYTES", 2000)
+    monkeypatch.setattr(toolnames.recorded_tool_names, "__defaults__", (2000,))
+    _cassette(tmp_path / "c.jsonl", ["search"] * 50 + ["ab_tool"])
+    assert toolnames.written_as("ab\ud800_tool") == (b"_tool",)
+    text = 'cassette "c.jsonl"\ntool "ab\\ud800_tool" called\n'
+    assert check_text(text, str(tmp_path / "s.eval")) == []
