@@ -211,3 +211,23 @@ def test_a_dry_run_with_a_report_is_refused(folder: Path) -> None:
     result = run_evaldsl("run", "s.eval", "--dry-run", "--json", "r.json", cwd=folder)
     assert result.returncode == 2, result.stderr
     assert "--dry-run runs no case, so it writes no report: drop --json" in result.stderr
+
+
+@pytest.mark.parametrize("written", ["x\\u0000y", "x\\ud800y"])
+def test_a_source_path_no_file_can_have_does_not_stop_the_reports(
+    folder: Path, written: str
+) -> None:
+    """Before writing reports, the run makes sure none is a file a case reads; a path with
+    a NUL or half a surrogate pair (`cassette "x\\ud800y"`, or an `each` row's) made
+    `os.path.realpath` raise ValueError: a traceback, and no report at all."""
+    (folder / "s.eval").write_text(
+        SUITE + f'case "odd"\n  cassette "{written}"\n  steps >= 1\n'
+        f'case "rows"\n  run agent:answer\n  dataset "{written}"\n  steps >= 1\n',
+        encoding="utf-8",
+    )
+    (folder / "report.json").write_text("{}", encoding="utf-8")  # (its datasets are read too)
+    done = run_evaldsl("run", "--no-history", "--json", "report.json", "s.eval", cwd=folder)
+    assert "Traceback" not in done.stderr, done.stderr[-600:]
+    assert done.returncode == 1
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    assert report["summary"]["cases"] == 3 and report["summary"]["passed"] == 1

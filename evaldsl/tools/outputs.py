@@ -150,6 +150,16 @@ def _refuse_parent(said: str, folder: str) -> None:
         )
 
 
+def _real(path: str | os.PathLike[str]) -> str | None:
+    """`os.path.realpath(path)`, or None for a path no file can have: one with a NUL, or
+    with half a surrogate pair (`cassette "{{p}}"` of a row `{p: "\\ud800"}`), for which
+    `realpath` raises ValueError. No report can be written over such a file."""
+    try:
+        return os.path.realpath(path)
+    except ValueError:  # (UnicodeEncodeError is one)
+        return None
+
+
 def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
     """`UsageError` when a report would overwrite a file the run of `suites` reads: a
     suite (found in a folder too), a case's recording or state, or a dataset.
@@ -167,7 +177,9 @@ def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
             spec = case.source
             if spec is not None and spec.path is not None:
                 what = f'the {spec.kind} case "{case.name}" of {suite.path} reads'
-                read.setdefault(os.path.realpath(suite.base_dir / spec.path), what)
+                real = _real(suite.base_dir / spec.path)
+                if real is not None:
+                    read.setdefault(real, what)
             elif spec is not None and spec.target is not None:
                 # (the agent's own code: a report over it would lose the user's work)
                 module = target_file(spec.target, suite.base_dir)
@@ -183,7 +195,9 @@ def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
             for drafted in draft.cases:
                 if drafted.dataset is not None and drafted.dataset.path is not None:
                     what = f'the dataset case "{drafted.name}" of {suite.path} reads'
-                    read.setdefault(os.path.realpath(draft.base_dir / drafted.dataset.path), what)
+                    real = _real(draft.base_dir / drafted.dataset.path)
+                    if real is not None:
+                        read.setdefault(real, what)
     for output in files:
         reader = read.get(os.path.realpath(output.path))
         if reader is not None:
