@@ -583,6 +583,16 @@ def test_check_reports_without_writing(tree: Path) -> None:
     assert (tree / "messy.eval").read_text(encoding="utf-8") == MESSY_TEXT
 
 
+def test_a_folder_without_eval_files_is_said_not_passed_in_silence(tree: Path) -> None:
+    # (a folder named by mistake printed nothing, as if every suite in it were formatted)
+    (tree / "empty").mkdir()
+    (tree / "empty" / "suite.yaml").write_text("cases: []\n", encoding="utf-8")
+    for check in (False, True):
+        code, out, err = run_fmt([str(tree / "empty")], check=check)
+        assert (code, out) == (0, "")
+        assert err == f"evaldsl fmt: no .eval files in {tree / 'empty'}: nothing to format\n"
+
+
 def test_check_passes_on_canonical_files(tree: Path) -> None:
     assert run_fmt([str(tree / "nested")], check=True) == (0, "", "")
     assert run_fmt([str(p) for p in CANONICAL], check=True) == (0, "", "")

@@ -771,6 +771,7 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
     reformat` lines go to `err`); neither writes.
     A file with syntax errors is reported (rendered diagnostics on `err`) and left alone,
     as is a YAML or JSON suite or an Inspect AI log named explicitly (said as what it is).
+    A folder holding no `.eval` file is said on `err` (the exit stays 0: nothing to do).
     Exit code: 0 all fine (or all rewritten); 1 a file would change (`check`/`diff`) or
     could not be formatted; 2 a path does not exist.
     """
@@ -784,7 +785,12 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
     for raw in paths:
         p = Path(raw)
         if is_folder(p):
-            files.extend(_eval_files(p))  # (Inspect AI logs passed by)
+            found = list(_eval_files(p))  # (Inspect AI logs passed by)
+            if not found:
+                # (a folder named by mistake, or suites spelt `.yaml`: silence said "all
+                # formatted" of files never looked at; the exit stays 0, nothing to do)
+                print(f"evaldsl fmt: no .eval files in {_said(p)}: nothing to format", file=err)
+            files.extend(found)
         elif starts_as_zip(p):
             print(
                 f"evaldsl: error: not formatted: {_said(p)} is an Inspect AI log, not a suite",
