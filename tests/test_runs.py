@@ -843,6 +843,22 @@ def test_run_from_value() -> None:
         run_from_value({"status": "done", "memory": {}})
 
 
+def test_a_value_whose_events_are_none_evaldsl_reads_is_an_error_beside_its_output() -> None:
+    import evaldsl
+
+    case = evaldsl.compile('steps == 0\nno tool search\noutput == "hi"').cases[0]
+    # (it passed all three: the events were never read, and the output was)
+    unread = case.check(run_from_value({"events": [{"type": "custom.step"}], "output": "hi"}))
+    assert unread.error is not None
+    assert "nothing in `<value>` is a recognised event: its events have type `custom.step`" in (
+        unread.error
+    )
+    # an empty list beside an output is that output, and one recognised event reads the rest
+    assert case.check(run_from_value({"events": [], "output": "hi"})).passed
+    read = [{"type": "custom.step"}, {"type": "llm.response", "output": "hi"}]
+    assert case.check(run_from_value({"events": read, "output": "hi"})).error is None
+
+
 def test_run_kind_and_missing() -> None:
     assert Run(events=None).kind == "value"
     assert Run(events=[], state={}).kind == "state"

@@ -442,11 +442,13 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
         # A value run (what a `run` target returned, a line of standard input: named in
         # angle brackets, `<value>`, `<stdin>:5`) may be its output beside no events; a
         # file in which no event is recognised is not a run, whatever `output` it holds
-        # (`{"events": [], "output": null}` would pass every `no tool …`).
+        # (`{"events": [], "output": null}` would pass every `no tool …`), and neither is
+        # a value whose events are all of types evaldsl does not read: beside its output
+        # they passed `steps == 0` and `no tool …` on events never read.
         if trace.unknown:
             _refuse_unread(run, trace)
         from_file = run.path is not None and not run.path.startswith("<")
-        if not trace.recognised and (from_file or not run.has_output):
+        if not trace.recognised and (from_file or not run.has_output or trace.unknown):
             raise nothing_recognised(_unknown_types(run, trace), run.path or "<value>")
         if trace.first_at is not None:
             check_times(run, trace)
