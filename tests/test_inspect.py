@@ -337,3 +337,21 @@ def test_a_document_that_is_not_json_is_told_how_to_fix_it_not_to_name_its_forma
     assert done.returncode == 1 and f"two.json:{line}:1: invalid JSON" in done.stderr
     assert "hint: a trace that is not JSONL or SSE is one JSON document" in done.stderr
     assert "name the format" not in done.stderr, done.stderr
+
+
+def test_the_tool_calls_line_counts_results_as_results(tmp_path: Path) -> None:
+    # (a call answered twice said "1 (2 with a result)", a result no call asked for
+    # "0 (1 with a result)")
+    events = [
+        {"type": "tool.call", "name": "lookup", "callId": "c1", "arguments": {}},
+        {"type": "tool.result", "callId": "c1", "result": 1},
+        {"type": "tool.result", "callId": "c1", "result": 2},
+        {"type": "llm.response", "output": "done"},
+    ]
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    done = run_evaldsl("inspect", "t.jsonl", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "  tool calls  1 (2 results)\n" in done.stdout
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(e) for e in events[2:]) + "\n")
+    done = run_evaldsl("inspect", "t.jsonl", cwd=tmp_path)
+    assert "  tool calls  0 (1 result)\n" in done.stdout, done.stdout

@@ -303,7 +303,12 @@ def render_text(summary: Summary) -> str:
             ("events", _counts(s.events)),
             ("tools", "; ".join(_tool(t) for t in s.tools) if s.tools else "none called"),
             ("steps", str(s.steps)),
-            ("tool calls", f"{s.tool_calls} ({s.results} with a result)"),
+            # (result events, counted as read: a call answered twice, or a result no
+            # call asked for, is one more; "with a result" said 2 of 1 call)
+            (
+                "tool calls",
+                f"{s.tool_calls} ({s.results} {'result' if s.results == 1 else 'results'})",
+            ),
             ("tokens", _tokens(s)),
             ("cost", _cost(s)),
             ("answer", _answers(s)),
