@@ -222,7 +222,7 @@ def test_corrupted_line_reports_physical_line(tmp_path: Path) -> None:
     assert err.message.startswith("invalid JSON on line 3: ")
     assert str(path) in str(err) and "line 3" in str(err)
     assert err.source_line == '{"id":"e2","seq":1, oops}'
-    assert err.hint == "each line after the header must be one JSON object"
+    assert err.hint == "each line must be one JSON object (after a cassette's header line, if any)"
     diag = err.to_diagnostic()
     assert (diag.code, diag.line, diag.column, diag.path) == ("E502", 3, 21, str(path))
 

@@ -41,7 +41,9 @@ from evaldsl.runs.surrogates import mended_loads
 SUPPORTED_VERSIONS = (1,)
 
 HEADER_EXAMPLE = '{"cassette": "traceplay", "version": 1}'
-_LINE_HINT = "each line after the header must be one JSON object"
+#: The hint of a line that is no JSON object, in a cassette or any JSONL of events (one
+#: without a header too: "after the header" misled there).
+LINE_HINT = "each line must be one JSON object (after a cassette's header line, if any)"
 
 
 class EventStream:
@@ -203,7 +205,7 @@ def _line_error(path: str, lineno: int, raw: bytes, exc: orjson.JSONDecodeError)
         path=path,
         line=lineno,
         column=exc.colno,
-        hint=_LINE_HINT,
+        hint=LINE_HINT,
         source_line=decode_text(raw).rstrip("\r\n"),
     )
 
@@ -214,7 +216,7 @@ def _not_object(path: str, lineno: int, raw: bytes, value: Any) -> RunError:
         path=path,
         line=lineno,
         column=len(raw) - len(raw.lstrip()) + 1,
-        hint=_LINE_HINT,
+        hint=LINE_HINT,
         source_line=decode_text(raw).rstrip("\r\n"),
     )
 

@@ -42,7 +42,13 @@ from evaldsl.language.reading import ZIP_MAGIC
 from evaldsl.language.vocabulary import RUN_FORMATS
 from evaldsl.lazyattrs import lazy_attributes
 from evaldsl.runs.bigints import may_round
-from evaldsl.runs.cassette import EventStream, first_line, load_cassette, scan_cassette_tools
+from evaldsl.runs.cassette import (
+    LINE_HINT,
+    EventStream,
+    first_line,
+    load_cassette,
+    scan_cassette_tools,
+)
 from evaldsl.runs.events import (
     KNOWN_TYPES,
     LINE_EXTENSIONS,
@@ -101,7 +107,6 @@ HEAD_ITEMS = 50  # items whose signatures detection reads
 OTEL_TYPED_FROM = 1 << 20
 HEAD_EVENTS = 1000  # events of a streamed file `check` reads for one it recognises
 
-_LINE_HINT = "each line after the header must be one JSON object"
 _KINDS_HINT = 'name the format with `trace "…" as FORMAT` (' + ", ".join(RUN_FORMATS) + ")"
 #: For a file read whole that is not JSON (naming its format reads it the same way).
 _DOCUMENT_HINT = (
@@ -387,7 +392,7 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
                             f"line {at} is {describe(value)}, not an event object",
                             path=path,
                             line=at,
-                            hint=_LINE_HINT,
+                            hint=LINE_HINT,
                         )
                 run = load_event_lines(path)
                 return _with_reading(run, run.given_format, _events_why(values)), False
@@ -398,7 +403,7 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
     typed = _typed_otel_document(path, data, None)
     if typed is not None:
         return typed, False
-    return _document_items(path, key, data, _LINE_HINT if named_lines else _DOCUMENT_HINT), False
+    return _document_items(path, key, data, LINE_HINT if named_lines else _DOCUMENT_HINT), False
 
 
 def _zip_items(path: str, key: FileKey | None) -> Items:
@@ -546,7 +551,7 @@ def _jsonl(path: str) -> Items:
                 path=path,
                 line=lineno,
                 column=exc.colno,
-                hint=_LINE_HINT,
+                hint=LINE_HINT,
                 source_line=raw,
             ) from None
         if not isinstance(values[-1], dict):
@@ -554,7 +559,7 @@ def _jsonl(path: str) -> Items:
                 f"line {lineno} is {describe(values[-1])}, not an event object",
                 path=path,
                 line=lineno,
-                hint=_LINE_HINT,
+                hint=LINE_HINT,
                 source_line=raw,
             )
         lines.append(lineno)

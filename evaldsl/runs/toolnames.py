@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from evaldsl.runs.cassette import EventStream, first_line
+from evaldsl.runs.cassette import LINE_HINT, EventStream, first_line
 from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.heldfiles import HeldFile
 from evaldsl.runs.model import RunError, decode_text, open_file
@@ -208,7 +208,7 @@ def recorded_tool_names(stream: EventStream, limit: int = HEAD_BYTES) -> frozens
                 path=stream.path,
                 line=lineno,
                 column=exc.colno,
-                hint="each line after the header must be one JSON object",
+                hint=LINE_HINT,
                 source_line=decode_text(raw).rstrip("\r\n"),
             ) from None
         if isinstance(event, dict):
