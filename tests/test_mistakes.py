@@ -350,3 +350,32 @@ def test_a_huge_count_is_said_by_the_check_command(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert "big.eval:3:22: error" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("written", "corrected"),
+    [
+        ("tool search calls 2", "tool search called 2 times"),
+        ("tool search calls once", "tool search called once"),
+        ("tool search calls twice", "tool search called twice"),
+        ("tool search calls 3 times", "tool search called 3 times"),
+        ("tool search call 2", "tool search called 2 times"),
+        ("tool search caled 2", "tool search called 2 times"),
+        ("tool search calld 2x", "tool search called twice"),
+    ],
+)
+def test_a_verbs_fix_that_leaves_a_count_to_fix_fixes_the_count_too(
+    written: str, corrected: str
+) -> None:
+    """`tool search calls 2` got the did-you-mean `called` as its hint and quick fix:
+    `called 2`, itself an error (a count ends with `times`), and `caled 2` the same. The
+    hint and the editor's fix are the statement with both mistakes fixed, and the
+    statement they give parses and checks with no error."""
+    text = f'case "c"\n  run a.b:c\n  {written}\n'
+    _, _, _, found = diagnose(text, "t.eval")
+    (d,) = found
+    assert d.hint == f"write `{corrected}`", d
+    assert d.fix is not None and (d.fix.line, d.fix.column) == (3, 3), d.fix
+    line = text.split("\n")[2]
+    fixed = line[: d.fix.column - 1] + d.fix.text + line[d.fix.end_column - 1 :]
+    assert diagnose(f'case "c"\n  run a.b:c\n{fixed}\n', "t.eval")[3] == []

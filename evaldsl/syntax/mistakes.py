@@ -21,7 +21,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from itertools import islice
+from itertools import chain, islice
 
 import attrs
 
@@ -316,6 +316,18 @@ def _called_phrasing(s: _Statement) -> Iterator[_Found]:
         yield _swap(m, "never called", "a tool that must not be called is `never called`")
     for m in s.find(_IS_CALLED):
         yield _swap(m, "", "write `called` alone: `tool NAME called`")
+
+
+# (`calls` is a keyword, a subject of its own: no typo of `called`, so the did-you-mean
+# never offers it; as a tool's predicate it is the verb in another tense)
+_CALLS = re.compile(r"\btool\s+\S+\s+(?P<bad>calls|call|calling)\b")
+
+
+@_rule
+def _called_tense(s: _Statement) -> Iterator[_Found]:
+    """`tool search calls 2`: the predicate is `called` (its count fixed after it)."""
+    for m in s.find(_CALLS):
+        yield _swap(m, "called", f"`{m.group('bad')}` is written `called`")
 
 
 _NO_TOOLS = re.compile(r"\bno\s+(?P<bad>tools)\s+[\w\"']")
@@ -1034,15 +1046,26 @@ def _tidy(text: str) -> str:
 _SPACES = re.compile(r"[ \t]{2,}")
 
 
-def slip(text: str, at: int, start: Start) -> Slip | None:
+def _guessed(s: _Statement, guess: str | None) -> Iterator[_Found]:
+    """The word at the error made `guess`, the generic wording's did-you-mean."""
+    m = _NAME_REST.match(s.masked, s.at)
+    if guess is not None and m is not None:
+        yield _Found(f"did you mean `{guess}`?", m.start(), m.end(), ((m.start(), m.end(), guess),))
+
+
+def slip(text: str, at: int, start: Start, guess: str | None = None) -> Slip | None:
     """The known mistake of the statement `text` that fails to parse at offset `at`.
+    `guess` is the generic wording's did-you-mean for the word there, tried last: its
+    fix alone does not parse, or the generic wording would have said it, but a second
+    mistake after it may be one of the rules' (`tool search caled 2` is `called 2`, and
+    that is `called 2 times`); its edit alone would leave an error as the quick fix.
 
     >>> found = slip("tool search called 2x", 19, "file")
     >>> found.message, found.corrected
     ('a count is written `twice`', 'tool search called twice')
     """
     first = _Statement(text, at)
-    for found in _found_at(first, typos=False):
+    for found in chain(_found_at(first, typos=False), _guessed(first, guess)):
         fixed = _edit(first, list(found.edits))
         done = _finish(fixed, start)
         if done is None:

@@ -220,7 +220,10 @@ def explained(
     if _typo_is_all(statement, at, generic.hint, start):
         # a misspelt keyword (`is strng`) is said as one, when its fix is all it needs
         return generic, None
-    found = slip(statement, at, start)
+    guess = (
+        hint.split("`")[1] if (hint := generic.hint or "").startswith("did you mean `") else None
+    )
+    found = slip(statement, at, start, guess)
     ending = dangling(statement, at)
     if ending is not None:
         # (the slip, if any, still recovers the statement before the operator)
