@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,3 +82,49 @@ def test_a_lone_surrogate_in_a_pattern_is_an_invalid_regex_not_a_crash(tmp_path:
     )
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert report["summary"]["cases"] == 2 and report["summary"]["passed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("pattern", "escape", "rewritten", "char"),
+    [
+        ("caf\\u00e9", "\\u00e9", "\\x{00e9}", "café"),
+        ("[\\u00E9]", "\\u00E9", "\\x{00E9}", "é"),
+        ("\\U0001F600", "\\U0001F600", "\\x{0001F600}", "😀"),
+        ("\\u{1F600}", "\\u{1F600}", "\\x{1F600}", "😀"),
+        ("\\ud83d\\ude00", "\\ud83d\\ude00", "\\x{1F600}", "😀"),
+        ("\\\\\\u00e9", "\\u00e9", "\\x{00e9}", "\\é"),
+    ],
+)
+def test_a_code_point_escape_gets_re2s_spelling_as_its_hint(
+    pattern: str, escape: str, rewritten: str, char: str
+) -> None:
+    """`answer matches /\\u00e9/` said "invalid escape sequence: \\u" with no hint: RE2
+    writes a code point `\\x{e9}`. The hint names the rewritten escape, which compiles
+    to the same character."""
+    found = compile_regex(pattern)
+    assert not hasattr(found, "search"), pattern
+    assert (
+        found.code == "E401"
+        and found.message == "invalid regex: invalid escape sequence: \\" + escape[1]
+    )
+    assert (
+        found.hint == f"RE2 writes a code point as `\\x{{…}}`: write `{rewritten}` for `{escape}`"
+    )
+    fixed = compile_regex(pattern.replace(escape, rewritten))
+    assert fixed.search(char) is not None and fixed.search("e") is None
+
+
+@pytest.mark.parametrize("pattern", ["\\uzz", "\\ud800", "\\U00110000", "\\q"])
+def test_an_escape_with_no_code_point_gets_no_rewrite(pattern: str) -> None:
+    found = compile_regex(pattern)
+    assert not hasattr(found, "search") and found.hint is None, found
+
+
+def test_the_code_point_hint_is_said_by_the_check_command(tmp_path: Path) -> None:
+    suite = tmp_path / "s.eval"
+    suite.write_text('case "a"\n  run a.b:c\n  answer matches /caf\\u00e9/\n', encoding="utf-8")
+    done = run_evaldsl("check", str(suite))
+    assert "s.eval:3:18: error[E401]: invalid regex: invalid escape sequence: \\u" in done.stdout
+    assert "hint: RE2 writes a code point as `\\x{…}`: write `\\x{00e9}` for `\\u00e9`" in (
+        done.stdout
+    )

@@ -17,6 +17,8 @@ from typing import Any
 import attrs
 import re2
 
+from evaldsl.cache.regexes import regex
+
 FLAGS = "ims"
 
 
@@ -57,6 +59,33 @@ _UNSUPPORTED = (
     ("invalid perl operator: (?=", "lookaheads"),
     ("invalid perl operator: (?!", "negative lookaheads"),
 )
+
+# A code point as other dialects write it (JavaScript, Python, Java: `\u00e9`, `\U0001F600`,
+# `\u{1F600}`), after any run of backslashes (an odd run escapes the `u`); RE2 writes
+# `\x{e9}` and refuses the others as "invalid escape sequence: \u"
+_CODE_POINT = regex(
+    r"(?<!\\)(?:\\\\)*(?P<escape>\\(?:u(?P<four>[0-9A-Fa-f]{4})(?:\\u(?P<low>[0-9A-Fa-f]{4}))?"
+    r"|U(?P<eight>[0-9A-Fa-f]{8})|u\{(?P<braced>[0-9A-Fa-f]{1,8})\}))"
+)
+
+
+def _code_point_hint(pattern: str) -> str | None:
+    r"""The hint for the first code point escape RE2 does not read (`\u00e9`): the same
+    code point as RE2 writes it (`\x{00e9}`); a surrogate pair (`\ud83d\ude00`) is
+    the one character it makes (`\x{1F600}`)."""
+    m = _CODE_POINT.search(pattern)
+    if m is None:
+        return None
+    digits = m.group("four") or m.group("eight") or m.group("braced") or ""
+    escape = m.group("escape")
+    high, low = int(digits, 16), m.group("low")
+    if low is not None and 0xD800 <= high <= 0xDBFF and 0xDC00 <= int(low, 16) <= 0xDFFF:
+        digits = f"{0x10000 + ((high - 0xD800) << 10) + (int(low, 16) - 0xDC00):X}"
+    elif low is not None:
+        escape = escape[:6]  # (two characters: the first one's escape is said)
+    if int(digits, 16) > 0x10FFFF or 0xD800 <= int(digits, 16) <= 0xDFFF:
+        return None  # (no character: RE2 refuses its `\x{…}` too)
+    return f"RE2 writes a code point as `\\x{{…}}`: write `\\x{{{digits}}}` for `{escape}`"
 
 
 @lru_cache(maxsize=4096)
@@ -105,7 +134,10 @@ def compile_regex(pattern: str, flags: str = "") -> Any | RegexProblem:
                 "pattern can hang a run",
                 "repeat the group's pattern instead of referring back to it",
             )
-        return RegexProblem("E401", f"invalid regex: {text}", None)
+        hint = None
+        if text.startswith(("invalid escape sequence: \\u", "invalid escape sequence: \\U")):
+            hint = _code_point_hint(pattern)
+        return RegexProblem("E401", f"invalid regex: {text}", hint)
 
 
 def matches_everything(compiled: Any) -> bool:
