@@ -1157,6 +1157,29 @@ def test_an_amount_with_letters_run_on_is_found_as_written(
     assert (d.code, d.column, d.message.rsplit(", found ", 1)[1]) == ("E101", column, found)
 
 
+LONG = "1" * 400
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (f"tokens < {LONG}abc", f"found `{LONG[:37]}...`"),
+        (f"cost <= ${LONG}x", f"found `${LONG[:36]}...`"),
+        (f"tool x args $.a == ${LONG}x", f"found `${LONG[:36]}...`"),
+        (f"tool x called 2.{LONG} times", f"found `2.{LONG[:35]}...` where a whole number goes"),
+        (f"tool x called 2.{LONG}abc times", f"found `2.{LONG[:35]}...` where a whole number goes"),
+    ],
+)
+def test_a_long_number_with_letters_run_on_is_cut_in_the_message(text: str, found: str) -> None:
+    """A number of 400 digits run into letters (`tokens < 1111…1111abc`) was echoed whole
+    in E101's message, where a long name is cut: it is cut the same way, and the span
+    underlined is still the whole word written."""
+    (d,) = parse(text, "t.eval").diagnostics
+    assert d.code == "E101" and d.message.endswith(found), d.message
+    assert len(d.message) < 200
+    assert d.end_column - d.column >= len(LONG)
+
+
 @given(st.text(alphabet="ab\n\r\t é", max_size=40))
 def test_a_sources_lines_start_after_each_newline(text: str) -> None:
     # (`Source` sums the lines' lengths to find where each starts): every offset's line

@@ -122,8 +122,13 @@ def describe_expected(names: set[str]) -> tuple[str, list[str]]:
 def _describe_found(tok: Token) -> str:
     if tok.type in ("$END", "_NL", "SEMICOLON"):
         return "the end of the statement"
-    text = str(tok)
-    return f"`{text}`" if len(text) <= 40 else f"`{text[:37]}...`"
+    return _quoted(str(tok))
+
+
+def _quoted(found: str) -> str:
+    """A token as a message says it found it, quoted: a long one (a name, a number of
+    400 digits with letters run on) cut to its start."""
+    return f"`{found}`" if len(found) <= 40 else f"`{found[:37]}...`"
 
 
 _WORD_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -341,12 +346,12 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
         decimal = None if at_end else _decimal_at(text, start)
         if decimal is not None:  # (`called 2.5 times`: stopped at the `.` after `2`)
             start, end = decimal
-            message = f"found `{text[start:end]}` where a whole number goes"
+            message = f"found {_quoted(text[start:end])} where a whole number goes"
             return Diagnostic.at(source, Span(start, end), "E101", message)
         run_on = None if at_end else _run_on(text, start)
         if run_on is not None:  # (`$5x`: found as the word written, not its `$`)
             start, end = run_on
-            found = f"`{text[start:end]}`"
+            found = _quoted(text[start:end])
         message = f"expected {wanted}, found {found}"
         return Diagnostic.at(source, Span(start, end), "E101", message, hint, fix=fix)
     if isinstance(err, UnexpectedCharacters):
@@ -375,7 +380,7 @@ def _generic(source: Source, err: UnexpectedInput, base: int, stop: int) -> Diag
             )
         run_on = _run_on(text, pos)
         if run_on is not None:  # (a letter here always starts a NAME: every lexer reads one)
-            found = f"`{text[run_on[0] : run_on[1]]}`"
+            found = _quoted(text[run_on[0] : run_on[1]])
             return Diagnostic.at(source, Span(*run_on), "E101", f"expected {wanted}, found {found}")
         if _invisible(char):  # (pasted from a web page or a chat; a backtick pair shows nothing)
             name = unicodedata.name(char, "a format character")
