@@ -163,3 +163,33 @@ def test_json_suites_and_datasets_read_escaped_surrogate_pairs(tmp_path: Path) -
     assert [c.passed for c in report.cases] == [True, True], [
         (c.name, c.error, [a.message for a in c.assertions]) for c in report.cases
     ]
+
+
+def test_a_suites_strings_read_a_lone_half_as_the_recordings_do(tmp_path: Path) -> None:
+    """A `.eval` string kept a lone surrogate escape (`tool "a\\ud800b" called`) where
+    recordings and JSON/YAML suites read U+FFFD: such a name could never match, and the
+    JSON report wrote "\\ud800", which orjson refuses. A lone half is now U+FFFD, a pair
+    of escapes the character it makes, as everywhere else."""
+    text = DEMO.read_text(encoding="utf-8").replace('"get_weather"', '"a\\ud800b"')
+    text = text.replace("Xiamen is sunny, 31C.", "cut \\ud83d \\ud83d\\ude00")
+    (tmp_path / "c.jsonl").write_text(text, encoding="utf-8")
+    suite = tmp_path / "s.eval"
+    suite.write_text(
+        'case "lone \\ud800"\ncassette "c.jsonl"\ntool "a\\ud800b" called once\n'
+        'answer contains "\\ud83d " and answer ends with "\\ud83d\\ude00"\n'
+        "answer == 'cut \\ud83d 😀'\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "evaldsl.tools.cli", "run", "--no-history", "--json",
+         str(tmp_path / "r.json"), str(suite)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = orjson.loads((tmp_path / "r.json").read_bytes())
+    (case,) = report["suites"][0]["cases"]
+    assert case["name"] == "lone \ufffd" and case["passed"] is True, case

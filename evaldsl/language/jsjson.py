@@ -106,6 +106,17 @@ def has_surrogate(text: str) -> bool:
     return False
 
 
+def joined_surrogates(text: str) -> str:
+    """`text` with each pair of surrogate halves made the character the pair makes, and
+    each lone half U+FFFD, as recordings read them (`runs.surrogates`): a `"\\ud83d\\ude00"`
+    escape pair is 😀, a `"\\ud800"` alone is no character.
+
+    >>> joined_surrogates("a\\ud83d\\ude00b\\ud800")
+    'a😀b\ufffd'
+    """
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 def js_number(x: float) -> str:
     """A float as JavaScript's `Number.prototype.toString` writes it.
 

@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 import yaml
 
-from evaldsl.language.jsjson import has_surrogate, js_number
+from evaldsl.language.jsjson import has_surrogate, joined_surrogates, js_number
 from evaldsl.language.values import js_text
 
 try:  # the C parser when libyaml is present: same nodes, several times faster
@@ -111,8 +111,7 @@ def _join_surrogates(root: yaml.Node | None) -> None:
     """Each scalar's surrogate halves made into the character a pair makes, or U+FFFD."""
     for node in nodes(root):
         if isinstance(node, yaml.ScalarNode) and has_surrogate(node.value):
-            halves = node.value.encode("utf-16-le", "surrogatepass")
-            node.value = halves.decode("utf-16-le", "replace")
+            node.value = joined_surrogates(node.value)
 
 
 def nodes(root: yaml.Node | None) -> Iterator[yaml.Node]:
