@@ -723,7 +723,6 @@ def test_a_dataset_rows_problem_keeps_that_row_from_running(tmp_path: Path) -> N
     [
         (None, 'dataset not found: "rows.json"'),
         ('{"input": 1}', "a dataset is a list of rows"),
-        ('[{"input": 1}, 7]', "dataset row 2 must be an object"),
     ],
 )
 def test_a_dataset_file_that_was_not_read_keeps_its_case_from_running(
@@ -738,6 +737,27 @@ def test_a_dataset_file_that_was_not_read_keeps_its_case_from_running(
         suite = load_suite(tmp_path / "d.eval")
     outcomes = _outcomes(suite)
     assert outcomes and all(not passed and error and said in error for _, passed, error in outcomes)
+
+
+def test_a_dataset_row_that_is_not_an_object_errors_alone(tmp_path: Path) -> None:
+    """A row that is not an object (`42` among objects) was an error of the whole file,
+    which kept every row of the dataset from running: one bad case stopped the others.
+    (It had been skipped without a word before that.) It is its case's own error now,
+    named as the rows are, saying where it is, what it is, and the fix; the others run."""
+    suite = _dataset_suite(tmp_path, '[{"input": "a"},\n 42,\n {"input": "b"}, null, [1]]')
+    errored = {2: ("2:2", "a number"), 4: ("3:18", "null"), 5: ("3:24", "a list")}
+    outcomes = _outcomes(suite)
+    assert [(name, passed) for name, passed, _ in outcomes] == [
+        (f"rows [row {i}]", i not in errored) for i in range(1, 6)
+    ]
+    for i, (where, found) in errored.items():
+        error = outcomes[i - 1][2]
+        assert error is not None and error.startswith("not run: 1 check error"), error
+        said = f"rows.json:{where}: dataset row {i} must be an object, found {found})"
+        assert error.endswith(said), error
+    (row,) = [d for d in suite.diagnostics if d.line == 2]
+    assert (row.code, row.path, row.column) == ("E507", str(tmp_path / "rows.json"), 2)
+    assert row.hint == 'a row is {"input": …, "expectedOutput": …}: write this value as its "input"'
 
 
 def test_rows_that_are_none_are_a_warning_and_no_case(tmp_path: Path) -> None:

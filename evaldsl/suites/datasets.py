@@ -26,6 +26,7 @@ from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.source import Position, Source
 from evaldsl.language.values import MISSING
 from evaldsl.runs.detect import DATASET_ROW_KEYS
+from evaldsl.runs.model import describe
 from evaldsl.suites.model import Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
 from evaldsl.suites.yaml12 import compose, construct, fields, problems
@@ -109,7 +110,11 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
     for i, node in enumerate(root.value, 1):
         value = construct(node)
         if not isinstance(value, dict):
-            diags.append(at(node, "E507", f"dataset row {i} must be an object"))
+            # this row's case alone errors: the others were read, and run (as a YAML
+            # suite's case that is not a mapping errors alone)
+            message = f"dataset row {i} must be an object, found {describe(value)}"
+            hint = 'a row is {"input": …, "expectedOutput": …}: write this value as its "input"'
+            rows.append(DatasetRow(f"row {i}", MISSING, None, (at(node, "E507", message, hint),)))
             continue
         own: list[Diagnostic] = []  # this row's problems: its case does not run
         for key in value:
