@@ -225,10 +225,7 @@ def explained(
     if _typo_is_all(statement, at, generic.hint, start):
         # a misspelt keyword (`is strng`) is said as one, when its fix is all it needs
         return generic, None
-    guess = (
-        hint.split("`")[1] if (hint := generic.hint or "").startswith("did you mean `") else None
-    )
-    found = slip(statement, at, start, guess)
+    found = slip(statement, at, start, _guess_of(generic.hint))
     ending = dangling(statement, at)
     if ending is not None:
         # (the slip, if any, still recovers the statement before the operator)
@@ -302,13 +299,20 @@ def _unclosed_path(source: Source, statement: str, at: int, base: int) -> Diagno
     return None
 
 
+def _guess_of(hint: str | None) -> str | None:
+    """The word the generic did-you-mean (`did you mean `string`?`, `_guessed`) offers."""
+    if hint is None or not hint.startswith("did you mean `"):
+        return None
+    return hint.split("`")[1]
+
+
 def _typo_is_all(statement: str, at: int, hint: str | None, start: Start) -> bool:
     """Whether the generic did-you-mean (`did you mean `string`?`) fixes the statement
     and the word is not words run together that the statement reads better as
     (`calledonce` is `called once`, not `called`; `toolsearch` is `tool search`)."""
-    if hint is None or not hint.startswith("did you mean `"):
+    guess = _guess_of(hint)
+    if guess is None:
         return False
-    guess = hint.split("`")[1]
     for word in _WORD_AT.finditer(statement):
         if word.start() <= at < word.end() or word.start() == at:
             if word.group() in spellings().values():
