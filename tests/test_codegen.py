@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 import evaldsl
 from evaldsl.compile.evaluate import evaluate
 from evaldsl.language import ast, regexlits
+from evaldsl.language import paths as jsonpaths
 from evaldsl.language.regexes import compile_regex
 from evaldsl.language.values import MISSING, json_equal
 from evaldsl.predicates import registry
@@ -1214,6 +1215,62 @@ def test_many_tests_on_one_path_are_decided_together() -> None:
     events = [{"type": "tool.call", "name": "w", "arguments": {"city": c}} for c in cities[::2]]
     statuses = case.check(events).statuses
     assert statuses == ["pass" if i % 2 == 0 else "fail" for i in range(300)]
+
+
+def _nested(depth: int, leaf: Any) -> Any:
+    for _ in range(depth):
+        leaf = {"a": leaf}
+    return leaf
+
+
+#: A path whose values multiply (three `..`), a value on which it crosses the limit the
+#: test sets, and tests on it and beside it.
+_WIDE = "$..*..*..*"
+_CROSSES = _nested(30, 5)
+_ON_WIDE = [
+    f"tool search args {_WIDE} == 5",
+    f"every tool search args {_WIDE} == 5",
+    f"tool search result {_WIDE} == 5",
+    f"every tool search result {_WIDE} exists",
+    f"tool fetch args {_WIDE} == 5",
+    f"tool search args {_WIDE} in [5, 6]",
+    "tool search args $.a.a exists",
+    f"answer json {_WIDE} exists",
+]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    st.lists(st.sampled_from(_ON_WIDE), min_size=1, max_size=4, unique=True),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["search", "fetch"]),
+            st.sampled_from([_nested(3, 5), _nested(3, 4), _CROSSES, {"x": 5}]),
+            st.sampled_from([_nested(3, 5), _CROSSES, None]),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_a_path_past_the_values_limit_is_an_error_in_both_passes(
+    statements: list[str], calls: list[tuple[str, Any, Any]]
+) -> None:
+    """A call on which a path's values pass `MAX_PATH_VALUES` (1,000 here; `$..*..*..*`
+    finds 4,960 values 30 levels deep) is stopped there, in the generated pass as in the
+    reference: the same error verdicts, and the same verdicts beside them."""
+    events: list[dict[str, Any]] = []
+    for i, (tool, arguments, result) in enumerate(calls):
+        call = {"type": "tool.call", "name": tool, "callId": f"c{i}", "arguments": arguments}
+        events.append(call)
+        if result is not None:
+            events.append({"type": "tool.result", "callId": f"c{i}", "output": result})
+    events.append({"type": "llm.response", "output": json.dumps(calls[-1][1])})
+    case = _compiled(statements)
+    with mock.patch.object(jsonpaths, "MAX_PATH_VALUES", 1000):
+        reference, generated = _both(case, Run(events=events, format="events"), _fresh)
+    assert generated == reference, "\n".join(statements)
+    if not any(_CROSSES in (arguments, result) for _, arguments, result in calls):
+        assert all(v[0] != "error" for v in reference[0][0])
 
 
 @st.composite

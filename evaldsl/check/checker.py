@@ -20,7 +20,7 @@ from evaldsl.cache.regexes import regex
 from evaldsl.check.environment import Environment
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, Fixing, Never, did_you_mean, sorted_names
-from evaldsl.language.paths import PathProblem, compile_path
+from evaldsl.language.paths import MULTIPLIES, PathProblem, compile_path
 from evaldsl.language.regexes import RegexProblem, compile_regex, matches_everything
 from evaldsl.language.source import Source, Span
 from evaldsl.language.vocabulary import (
@@ -294,11 +294,14 @@ class _Checker:
 
     def path(self, text: str, span: Span) -> None:
         compiled = compile_path(text)
-        if isinstance(compiled, PathProblem):
+        if isinstance(compiled, PathProblem) or compiled.multiplies:
             # point at the path itself within the subject or predicate that holds it
             at = self.source.text.find(text, span.start, span.end)
             where = Span(at, at + len(text)) if at >= 0 else span
-            self.error(where, "E404", compiled.message, compiled.hint)
+            if isinstance(compiled, PathProblem):
+                self.error(where, "E404", compiled.message, compiled.hint)
+            else:
+                self.error(where, "W405", *MULTIPLIES)
 
     # -- checks
 

@@ -19,6 +19,7 @@ import attrs
 
 from evaldsl.compile.compiler import CompiledAssertion
 from evaldsl.language.limits import MAX_TRACE_NESTING
+from evaldsl.language.paths import TooManyValues
 from evaldsl.language.verdicts import Status, Verdict, case_passed, score, verdict
 from evaldsl.runs.detect import coerce_run
 from evaldsl.runs.index import Needs, RunFacts
@@ -87,6 +88,8 @@ def failed(assertion: CompiledAssertion, err: Exception) -> Verdict:
             f"(traces may nest up to {MAX_TRACE_NESTING} levels)",
             assertion.node.span,
         )
+    if isinstance(err, TooManyValues):  # a path whose values multiplied past the limit
+        return verdict("error", str(err), assertion.node.span)
     return verdict("error", f"internal error: {type(err).__name__}: {err}", assertion.node.span)
 
 

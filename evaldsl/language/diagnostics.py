@@ -74,6 +74,7 @@ CODES: dict[str, str] = {
     "W101": "raw bidirectional control character",
     "W301": "tool never occurs in the recording",
     "W302": "node never occurs in the state",
+    "W405": "JSONPath whose values can multiply",
     "W504": "case with no assertions",
     "W505": "duplicate key in a JSON suite",
     "W506": "part of a traceplay or cycgraph object that it skips",

@@ -15,6 +15,14 @@ error, as for `matches /…/`); `sub()`, jsonpath-ng's other regex, is refused. 
 usable, and no pattern in a path can hang a run. A path nested more than `MAX_NESTING`
 brackets deep is refused too.
 
+Nor can a path's values hang a run: a `..` after another walks again under every value
+the one before found (`$..*..*..*` finds 551,300 values in an answer nested 150 levels
+deep, and one more `..*` runs for hours). jsonpath-ng's evaluation counts what each step
+of a path's finds (`Counted`: each value a step starts from and each it finds, the values
+a `..` walks over too), and past `MAX_PATH_VALUES` in one `find` it stops there:
+`TooManyValues`, naming the path and the limit. The fast form finds each value of a
+document at most once, so it is not counted.
+
 Keys are looked up as own keys of JSON objects only: unlike traceplay's JavaScript,
 `$.items.length` and `$.constructor` find nothing. A step of digits after a dot (`$.tags.1`)
 is, as in traceplay, the element at that index of a list or the key `"1"` of an object.
@@ -24,14 +32,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
 import attrs
 
 from evaldsl.cache.regexes import regex
-from evaldsl.language.limits import MAX_NESTING
+from evaldsl.language.limits import MAX_NESTING, MAX_PATH_VALUES
 from evaldsl.language.regexes import RegexProblem, compile_regex
 
 _STEP = regex(
@@ -125,17 +135,58 @@ class PathProblem:
     hint: str | None = None
 
 
+class TooManyValues(Exception):
+    """A path whose evaluation found more than `MAX_PATH_VALUES` values (counting those
+    between its steps); its message names the path and the limit, and says what to do
+    (`why`: the same without the path, for a message that names it already)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.why = (
+            f"found more than {MAX_PATH_VALUES:,} values (the limit; a `..` after another "
+            "walks under each value found): use one `..`, or name the keys ($.a..b.c)"
+        )
+        shown = path if len(path) <= 80 else path[:80] + "…"
+        super().__init__(f"the JSONPath `{shown}` {self.why}")
+
+
+#: W405, a path whose values can multiply (`CompiledPath.multiplies`): message and hint.
+MULTIPLIES = (
+    "this JSONPath can find the same values many times over: a `..` after another walks "
+    "again under each value the first found (`parent` finds a list once per element); "
+    f"past {MAX_PATH_VALUES:,} values it stops, as that assertion's error",
+    "use one `..`, or name the keys between them: $.a..b.c, $..items[*].title",
+)
+
+
+class _Crossed(Exception):
+    """Raised inside jsonpath-ng's evaluation where the count passes the limit."""
+
+
+#: What the `find` running in this thread may still count (`Counted`): set by each
+#: `CompiledPath.find` that jsonpath-ng evaluates, for the steps inside it, filters too.
+_BUDGET = threading.local()
+
+
 @attrs.frozen
 class CompiledPath:
-    """A parsed path: `find(value)` lists the values it finds (maybe none)."""
+    """A parsed path: `find(value)` lists the values it finds (maybe none); it raises
+    `TooManyValues` when they pass `MAX_PATH_VALUES` (only jsonpath-ng's can)."""
 
     text: str
     steps: tuple[object, ...] | None  # the fast form; None when jsonpath-ng evaluates it
     _ng: Any = None
+    #: whether its values can multiply (two `..`, or `` `parent` ``): then counted, and
+    #: `check` warns of it (W405)
+    multiplies: bool = False
 
     def find(self, value: Any) -> list[Any]:
         if self.steps is None:
-            return [m.value for m in self._ng.find(value)]
+            _BUDGET.left = MAX_PATH_VALUES
+            try:
+                return [m.value for m in self._ng.find(value)]
+            except _Crossed:
+                raise TooManyValues(self.text) from None
         current = [value]
         for step in self.steps:
             nxt: list[Any] = []
@@ -241,7 +292,7 @@ def compile_path(text: str) -> CompiledPath | PathProblem:
     problem = _through_re2(ng)
     if problem is not None:
         return problem
-    return CompiledPath(text, None, ng)
+    return CompiledPath(text, None, ng, _counted(ng))
 
 
 #: What paths look like: the hint of a path that is wrong in no way said more precisely.
@@ -401,6 +452,69 @@ def _through_re2(root: Any) -> PathProblem | None:
     return None
 
 
+def _counted(root: Any) -> bool:
+    """Make a parsed jsonpath-ng path's steps count what they find (`Counted`: the right
+    side of each `a.b` and `a..b`, of filters' paths too), in place, when its values can
+    multiply (then True); else leave it as it is, which costs nothing more (False).
+
+    They can multiply only when a value can be found more than once: a path of at most
+    one `..` finds each value about once (each of its other steps goes one level down, or
+    stays: `@`; a union adds its branches), but a second `..` walks again under every
+    value the first found (its own descendants among them), and `` `parent` `` finds a
+    list once for each of its elements. (Counting every path cost a fifth more on
+    `$..meta.src`.)"""
+    from jsonpath_ng.jsonpath import Child, Descendants, JSONPath, Parent
+
+    nodes: list[Any] = []
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        for value in vars(node).values():
+            items = value if isinstance(value, list) else [value]
+            stack.extend(item for item in items if isinstance(item, JSONPath))
+    walks = sum(isinstance(node, Descendants) for node in nodes)
+    if walks < 2 and not any(isinstance(node, Parent) for node in nodes):
+        return False
+    counted = _counted_class()
+    for node in nodes:
+        if isinstance(node, Child | Descendants):
+            node.right = counted(node.right, isinstance(node, Descendants))
+    return True
+
+
+@lru_cache(maxsize=1)
+def _counted_class() -> Any:
+    """The right side of a jsonpath-ng `a.b` or `a..b`, counting against the `find`
+    running what it finds (for `a.b`: `a.b` calls `b` on each value `a` found) or, for
+    `a..b` (`walked`), the value it is called on (`a..b` calls `b` on each value under
+    each value `a` found: the values the walk goes over, which it finds again as it goes
+    down); past the limit it stops that `find`. Made on first use: jsonpath-ng is
+    imported lazily."""
+    from jsonpath_ng.jsonpath import JSONPath
+
+    class Counted(JSONPath):
+        def __init__(self, inner: Any, walked: bool) -> None:
+            self.inner = inner
+            self.walked = walked
+
+        def find(self, datum: Any) -> list[Any]:
+            found: list[Any] = self.inner.find(datum)
+            left = _BUDGET.left - (1 + len(found) if self.walked else len(found))
+            _BUDGET.left = left
+            if left < 0:
+                raise _Crossed
+            return found
+
+        def __str__(self) -> str:
+            return str(self.inner)
+
+        def __repr__(self) -> str:
+            return repr(self.inner)
+
+    return Counted
+
+
 @lru_cache(maxsize=1)
 def _re2_expression_class() -> Any:
     """jsonpath-ng's filter expression, matching `=~` with a compiled RE2 pattern (made on
@@ -421,6 +535,47 @@ def _re2_expression_class() -> Any:
             return [d for d in found if isinstance(d.value, str) and search(d.value)]
 
     return Re2Expression
+
+
+#: The crossings noted in this thread (`noted_crossings`), while one is open.
+_NOTED = threading.local()
+
+
+@contextmanager
+def noted_crossings() -> Iterator[dict[Hashable, str]]:
+    """While open, in this thread, a finder made by `noting_finder` whose path passes
+    `MAX_PATH_VALUES` finds nothing and notes its label here, with what `TooManyValues`
+    says of it (`why`), instead of raising (a run is indexed with it open: one call's values must
+    not stop the pass, and the assertion on that path says it, as its error)."""
+    outer = getattr(_NOTED, "log", None)
+    log: dict[Hashable, str] = {}
+    _NOTED.log = log
+    try:
+        yield log
+    finally:
+        _NOTED.log = outer
+
+
+def noting_finder(path: str | None, label: Hashable) -> Callable[[Any], list[Any]]:
+    """`path_finder(path)`, which under `noted_crossings` notes `label` where the path
+    passes the limit, and finds nothing there (no crossing open: it raises). A path of
+    plain steps never passes it: its own finder."""
+    finder = path_finder(path)
+    compiled = compile_path(path) if path is not None else None
+    if not isinstance(compiled, CompiledPath) or compiled.steps is not None:
+        return finder
+
+    def noting(value: Any) -> list[Any]:
+        try:
+            return finder(value)
+        except TooManyValues as crossed:
+            log = getattr(_NOTED, "log", None)
+            if log is None:
+                raise
+            log.setdefault(label, crossed.why)
+            return []
+
+    return noting
 
 
 def path_finder(path: str | None) -> Callable[[Any], list[Any]]:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from evaldsl.bounded import keep
 from evaldsl.language import ast
-from evaldsl.language.paths import CompiledPath, compile_path, path_finder
+from evaldsl.language.paths import CompiledPath, compile_path, noting_finder
 from evaldsl.language.verdicts import Verdict, verdict
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
@@ -89,7 +89,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
         made = CallProbe(
             name,
             use_result,
-            path_finder(pred.path),
+            noting_finder(pred.path, (name, use_result, pred.path)),
             ctx.value_test(pred.test, "Json"),
             _single_key(pred.path),
             every,
@@ -103,6 +103,7 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
     expected = ctx.expected(pred.test)
     what = ctx.text(pred.span)
     unit = "result" if use_result else "call"  # results are counted as they arrive
+    label = (name, use_result, pred.path)
 
     def run(facts: RunFacts) -> Verdict:
         trace = facts.trace
@@ -112,6 +113,17 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
         if n == 0:
             return verdict("fail", f'tool "{name}" was never called', span, None, expected)
         tally = trace.tallies[probe]
+        # a call on which the path found too many values was stopped there, and found
+        # nothing: a call that passed still decides, and with `every` one that failed on
+        # values found (a call that found none may be the one stopped)
+        crossed = facts.crossed
+        if (
+            crossed is not None
+            and label in crossed
+            and (not tally.last if every else not tally.decided)
+        ):
+            message = f'whether tool "{name}" {what} is unknown: its path {crossed[label]}'
+            return verdict("error", message, span)
         found = tally.sample  # the first values found (SAMPLE of them at most)
         # how many calls of the tool have arguments (or results) the recording left out
         # (`model.Unrecorded`): read in place, most runs leave out none

@@ -32,6 +32,7 @@ import orjson
 
 from evaldsl.gcpause import paused_gc
 from evaldsl.language.jsjson import js_json
+from evaldsl.language.paths import noted_crossings
 from evaldsl.language.slotinit import slot_init
 from evaldsl.language.values import MISSING
 from evaldsl.runs.cassette import EventStream
@@ -390,6 +391,10 @@ class RunFacts:
     #: the recorded events in which LLM responses may hold calls no call event records
     #: (a traceplay cassette's, an `events` trace's), scanned once a checker asks
     events: Iterable[dict[str, Any]] | None = attrs.field(default=None, eq=False, repr=False)
+    #: the `args`/`result` paths that found more values than a path may, while the pass
+    #: fed them a call (`paths.noting_finder`): by (tool, on its result, path), what
+    #: `TooManyValues` says of it; an assertion on one is an error verdict
+    crossed: dict[Any, str] | None = None
     #: the output's text once made (as `TraceFacts.texts` keeps a trace's answers)
     text: str | None = attrs.field(default=None, init=False, eq=False, repr=False)
     held: dict[str, int] | None = attrs.field(default=None, init=False, eq=False, repr=False)
@@ -422,9 +427,10 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
     """Index a run once for all its assertions (may raise `RunError` for a bad line);
     `events` indexes its events (default: the reference pass, `index_events`)."""
     trace = None
+    crossed: dict[Any, str] = {}
     if run.events is not None:
         try:
-            with paused_gc():
+            with paused_gc(), noted_crossings() as crossed:
                 trace = (events or index_events)(run.events, needs)
         except BadUsage as why:  # usage nobody can count: the run's error, never 0 tokens
             line, text, where, _ = _place_of(run.events, _uncountable) or _NOWHERE
@@ -454,7 +460,10 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             check_times(run, trace)
     output = run.output
     latency = run.latency_ms / 1000.0 if run.latency_ms is not None else None
-    return RunFacts(trace, run.state, output, latency, run.path, run.unrecorded, _held(run))
+    facts = RunFacts(trace, run.state, output, latency, run.path, run.unrecorded, _held(run))
+    if crossed:
+        facts.crossed = crossed
+    return facts
 
 
 #: The formats whose events are the recording's own, where a call may be written only
