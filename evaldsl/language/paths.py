@@ -17,11 +17,11 @@ brackets deep is refused too.
 
 Nor can a path's values hang a run: a `..` after another walks again under every value
 the one before found (`$..*..*..*` finds 551,300 values in an answer nested 150 levels
-deep, and one more `..*` runs for hours). jsonpath-ng's evaluation counts what each step
-of a path's finds (`Counted`: each value a step starts from and each it finds, the values
-a `..` walks over too), and past `MAX_PATH_VALUES` in one `find` it stops there:
-`TooManyValues`, naming the path and the limit. The fast form finds each value of a
-document at most once, so it is not counted.
+deep, and one more `..*` runs for hours). The evaluation of a path whose values can
+multiply (`CompiledPath.multiplies`: two `..` or more, or `` `parent` ``) counts what its
+steps find (`Counted`: the values each step finds, and those a `..` walks over), and past
+`MAX_PATH_VALUES` in one `find` it stops there: `TooManyValues`, naming the path and the
+limit. Any other path (the fast form, one `..`) finds each value about once: not counted.
 
 Keys are looked up as own keys of JSON objects only: unlike traceplay's JavaScript,
 `$.items.length` and `$.constructor` find nothing. A step of digits after a dot (`$.tags.1`)
