@@ -790,6 +790,27 @@ def test_a_program_with_cases_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2 and "without `case` lines" in result.stderr
 
 
+def test_a_cases_own_recording_is_said_not_read(tmp_path: Path) -> None:
+    # (a suite's case given as the program was applied to the traces named in silence,
+    # its own cassette never looked at)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "a.jsonl").write_text(
+        '{"type": "tool.call", "name": "search", "callId": "c1", "arguments": {}}\n'
+    )
+    one = tmp_path / "one.eval"
+    one.write_text('case "c"\n  cassette "elsewhere.jsonl"\n  tool search called once\n')
+    result = run_evaldsl("score", str(one), str(tmp_path / "t"))
+    assert result.returncode == 0, result.stderr
+    assert (
+        f'note: {one}:2:3: `cassette "elsewhere.jsonl"` is not read: score applies the program '
+        "to the traces named\n"
+    ) in result.stderr
+    plain = tmp_path / "plain.eval"
+    plain.write_text("tool search called once\n")
+    alone = run_evaldsl("score", str(plain), str(tmp_path / "t"))
+    assert alone.returncode == 0 and "note:" not in alone.stderr
+
+
 @pytest.mark.parametrize(
     "text", ["# nothing\ntools search\n", 'case "c"\n  cassette "x.json"\n'], ids=["header", "case"]
 )

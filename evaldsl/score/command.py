@@ -28,6 +28,7 @@ from evaldsl.api import Program
 from evaldsl.gcpause import frozen_loaded
 from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, JudgeConfig, JudgeConfigError
 from evaldsl.language.diagnostics import EvalDslError, render
+from evaldsl.language.printable import visible
 from evaldsl.score.engines import LOCAL_BATCH, score_items
 from evaldsl.score.output import writer
 from evaldsl.score.scoring import (
@@ -70,6 +71,7 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _usage(err, str(exc))
     if program.warnings:
         err.write(render(program.warnings) + "\n")
+    _own_source_note(err, args.program, program)
     missing = missing_paths(args.traces)
     if missing:
         return _usage(err, "no such file or folder: " + ", ".join(missing))
@@ -221,6 +223,22 @@ def _on_dask(
         on_dask.close(client, cluster)
     _judge_note(err, spec, compiled_program(spec), summary)
     return _finish(err, summary, stopped, time.perf_counter() - begin)
+
+
+def _own_source_note(err: TextIO, path: str, program: Program) -> None:
+    """Say that the one case's own `cassette`, `trace`, `state`, `run` or `dataset` line is
+    not read: `score` applies the program to the traces named, and a suite's case given as
+    the program ran against them in silence (its recording never looked at)."""
+    case = program.outline.cases[0] if program.outline.cases else None
+    decl = None if case is None else case.source or case.dataset
+    if decl is None:
+        return
+    where = program.source.position(decl.span.start)
+    written = visible(program.source.text[decl.span.start : decl.span.end], newlines=False)
+    err.write(
+        f"note: {path}:{where.line}:{where.column}: `{written}` is not read: score applies "
+        "the program to the traces named\n"
+    )
 
 
 def _judge_note(err: TextIO, spec: ProgramSpec, program: Program, summary: Summary) -> None:
