@@ -274,6 +274,21 @@ def test_a_history_path_that_is_a_folder_is_named_so(tmp_path: Path) -> None:
     assert f"this run is not in the history: {wanted}" in ran.stderr
 
 
+def test_a_history_path_that_is_a_pipe_is_named_so(tmp_path: Path) -> None:
+    # (it said "no history at fifo" of a pipe that is there)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for command in (["history"], ["diff"]):
+        result = run_evaldsl(*command, "--history", str(fifo))
+        assert result.returncode == 2
+        assert f"{fifo} is not a regular file (a pipe or a device), so no history" in (
+            result.stderr
+        )
+    ran = run_evaldsl("run", str(WEATHER), "--history", str(fifo))
+    assert ran.returncode == 0
+    assert f"this run is not in the history: {fifo} is not a regular file" in ran.stderr
+
+
 def test_history_says_clearly_when_there_is_none(tmp_path: Path) -> None:
     result = run_evaldsl("history", "--history", str(tmp_path / "none.sqlite"))
     assert result.returncode == 2

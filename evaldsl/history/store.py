@@ -39,7 +39,7 @@ from evaldsl.history.snapshots import (
     SuiteSnapshot,
     snapshot_of_report,
 )
-from evaldsl.language.reading import is_regular, starts_as_sqlite
+from evaldsl.language.reading import is_regular, present, starts_as_sqlite
 from evaldsl.language.verdicts import Status, tested_rate
 from evaldsl.runner.results import Report
 from evaldsl.version import __version__
@@ -340,6 +340,13 @@ class History:
             raise HistoryError(
                 f"{path} is a folder, not a history file: name a file with --history PATH "
                 f"(e.g. --history {path / 'history.sqlite'})"
+            )
+        if present(path) and not is_regular(path):
+            # (a pipe or a device: "no history at" it said of something that is there, and
+            # a run said "disk I/O error")
+            raise HistoryError(
+                f"{path} is not a regular file (a pipe or a device), so no history: a history "
+                "is a SQLite file; name one with --history PATH"
             )
         if not create and not is_regular(path):
             raise HistoryError(
