@@ -1,6 +1,7 @@
 """JavaScript's JSON text: what `JSON.stringify` and `String(number)` write.
 
-Takes JSON values (and floats) and gives the text JavaScript writes for them, because the
+Takes JSON values (and floats) and gives the text JavaScript writes for them (and text
+as JavaScript's `trim()` leaves it), because the
 tools evaldsl replaces compared and hashed that text (see docs/language.md, "Values"):
 compact separators, non-ASCII kept, integral floats as integers (`1.0` → `1`), other
 numbers in JavaScript's shortest form (`1e-7`, not `1e-07`), NaN and infinities as `null`,
@@ -94,6 +95,24 @@ def _js_string(s: str) -> str:
         # JSON.stringify escapes lone surrogates (well-formed JSON.stringify, ES2019).
         text = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in text)
     return text
+
+
+#: The characters JavaScript's `String.prototype.trim` removes (WhiteSpace and
+#: LineTerminator): Python's `str.strip()` also removes U+001C-U+001F and U+0085, and keeps
+#: U+FEFF, so "\ufeff" is empty to cycgraph's memory_not_empty and "\x1c" is not.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(text: str) -> str:
+    """`text.trim()` as JavaScript has it.
+
+    >>> js_trim("\\ufeff x \\x1c"), js_trim("\\ufeff")
+    ('x \\x1c', '')
+    """
+    return text.strip(JS_WHITESPACE)
 
 
 def has_surrogate(text: str) -> bool:

@@ -6,7 +6,8 @@ Takes plain Python values decoded from JSON (dict, list, str, int, float, bool, 
   (`true` ≠ `1`, `"42"` ≠ `42`, `1` = `1.0`);
 - `contains`: text in text, an equal element in a list, a sub-object in an object (the
   typed version of cycgraph's JSON-text comparison);
-- empty: missing, null, whitespace-only text, `[]`, `{}`; `0` and `false` are not empty;
+- empty: missing, null, whitespace-only text (whitespace as JavaScript's `trim()` has it),
+  `[]`, `{}`; `0` and `false` are not empty;
 - JSON types as traceplay's answer.shape names them.
 """
 
@@ -19,7 +20,7 @@ from typing import Any, Literal
 
 import orjson
 
-from evaldsl.language.jsjson import js_json
+from evaldsl.language.jsjson import js_json, js_trim
 from evaldsl.language.limits import clip_value
 
 
@@ -94,7 +95,8 @@ def is_empty(value: Any) -> bool:
     if value is MISSING or value is None:
         return True
     if isinstance(value, str):
-        return value.strip() == ""
+        # whitespace as JavaScript's trim() has it, as cycgraph's memory_not_empty does
+        return js_trim(value) == ""
     if isinstance(value, (list, dict)):
         return len(value) == 0
     return False

@@ -3,8 +3,8 @@
 Takes `Cites` nodes and gives their vocabulary entry, build rule, check rule (the tool is
 known, the path valid, N at least 1), checker and printed form. The subject (an answer)
 must quote at least N of the values the tool returned (those at PATH in each result, when
-given): finite numbers as JavaScript writes them, and trimmed strings of 3 to 120
-characters, compared case-insensitively.
+given): finite numbers as JavaScript writes them, and strings trimmed as JavaScript's
+`trim()` trims them, of 3 to 120 characters, compared case-insensitively.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import re2
 
 from evaldsl.language import ast
-from evaldsl.language.jsjson import js_number
+from evaldsl.language.jsjson import js_number, js_trim
 from evaldsl.language.paths import path_finder
 from evaldsl.language.values import MISSING, show
 from evaldsl.language.verdicts import Verdict, verdict
@@ -84,7 +84,7 @@ def citable_values(results: Iterable[Any]) -> set[str]:
             for x in v.values():
                 tx = type(x)
                 if tx is str:
-                    text = x.strip()
+                    text = js_trim(x)
                     if 3 <= len(text) <= 120:
                         add(text)
                 elif tx is int:
@@ -93,7 +93,7 @@ def citable_values(results: Iterable[Any]) -> set[str]:
                     push(x)
             continue
         if t is str:
-            text = v.strip()
+            text = js_trim(v)
             if 3 <= len(text) <= 120:
                 add(text)
             continue
@@ -111,7 +111,7 @@ def citable_values(results: Iterable[Any]) -> set[str]:
             if math.isfinite(v):
                 leaves.add(js_number(v))  # JavaScript's String(n): 4.0 → "4", 1e21 → "1e+21"
         elif isinstance(v, str):
-            text = v.strip()
+            text = js_trim(v)
             if 3 <= len(text) <= 120:
                 leaves.add(text)
         elif isinstance(v, list):
