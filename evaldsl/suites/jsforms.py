@@ -25,17 +25,13 @@ import math
 import re
 from typing import Any
 
+from evaldsl.language.jsjson import js_trim
 from evaldsl.language.limits import MAX_INTEGER
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _DIGITS = re.compile(r"[0-9]+\Z")
 # traceplay's tokenizer (src/core/jsonpath.ts): every other character is skipped
 _TOKEN = re.compile(r"\.[^.\[\]]+|\[[0-9]+\]|\[\*\]")
-# JavaScript's String.prototype.trim: WhiteSpace and LineTerminator
-JS_SPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _ESCAPES |= {"\b": "\\b", "\f": "\\f"}
 
@@ -122,7 +118,7 @@ def traceplay_path(text: str) -> tuple[str, list[str]]:
     traceplay trims the path, drops a leading `$`, and keeps only `.key` (any characters but
     `.`, `[`, `]`), `[N]` and `[*]` steps: `$..city` is `$.city`, `city` is the root.
     """
-    p = text.strip(JS_SPACE)
+    p = js_trim(text)
     if p.startswith("$"):
         p = p[1:]
     out = ["$"]
