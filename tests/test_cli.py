@@ -402,6 +402,40 @@ def test_convert_translates_each_rows_that_go_into_a_regex(tmp_path: Path) -> No
     assert outcomes[0] == outcomes[1] == ["failed", "passed", "passed"]
 
 
+def test_convert_keeps_a_statement_over_lines_its_timeouts_and_its_raw_characters(
+    tmp_path: Path,
+) -> None:
+    """Found by a hunt: convert joined a statement's lines into one, so a comment ending a
+    line inside its parentheses swallowed the rest (`(` never closed); a timeout under
+    half a millisecond became `0ms` (no timeout at all: an error) and `1.0005` became
+    `1000ms`; a raw CR from a YAML `\\r` escape inside a string was a line break the
+    `.eval` file refuses. The `.eval` text now keeps the lines, the exact timeout and the
+    CR as an escape, and runs to the same verdicts."""
+    state = tmp_path / "s.json"
+    state.write_text('{"status": "completed", "memory": {"summary": "a\\rb"}}')
+    (tmp_path / "t.yaml").write_text(
+        "timeout: 0.0004\ncases:\n  - name: c\n    state: s.json\n    timeout: 1.0005\n"
+        "    expect:\n      - |\n        (status == completed or  # explain\n"
+        "         status == failed)\n"
+        '      - "memory.summary == \\"a\\\\rb\\" and memory.summary matches /a\\\\rb/"\n'
+        '      - "memory.summary != \\"a\\u2028b\\""\n',
+        encoding="utf-8",
+    )
+    r = evaldsl("convert", str(tmp_path / "t.yaml"))
+    assert r.returncode == 0, r.stderr
+    assert "timeout 0.0004s\n" in r.stdout and "  timeout 1.0005s\n" in r.stdout
+    assert "  (status == completed or  # explain\n  status == failed)\n" in r.stdout
+    assert '"a\\rb"' in r.stdout and "\r" not in r.stdout and "a\u2028b" in r.stdout
+    (tmp_path / "t.eval").write_text(r.stdout, encoding="utf-8")
+    verdicts = []
+    for suite in ("t.yaml", "t.eval"):
+        ran = evaldsl("run", "--no-history", str(tmp_path / suite), "--json", "-")
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        (case,) = json.loads(ran.stdout)["suites"][0]["cases"]
+        verdicts.append([a["status"] for a in case["assertions"]])
+    assert verdicts[0] == verdicts[1] == ["pass"] * 3
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [

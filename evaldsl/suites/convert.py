@@ -16,6 +16,7 @@ output next to the YAML file.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any, cast
 
 import attrs
@@ -28,20 +29,36 @@ from evaldsl.suites.jsregex import translate
 from evaldsl.suites.model import CaseDraft, Snippet, SuiteDraft
 from evaldsl.suites.objects import dsl_name, dsl_string, dsl_target, dsl_value
 from evaldsl.suites.templates import placeholders, render_node
+from evaldsl.syntax.literals import parse_duration
 
 
 def _duration(seconds: float) -> str:
+    """The duration literal that reads back as `seconds` exactly: whole seconds or
+    milliseconds where they are, else the seconds written out (`0.0004s`, never `0ms`,
+    which is no timeout at all)."""
     if seconds >= 1 and float(seconds).is_integer():
         return f"{int(seconds)}s"
-    return f"{round(seconds * 1000)}ms"
+    millis = f"{round(seconds * 1000)}ms"
+    if parse_duration(millis) == seconds:
+        return millis
+    # positional, as the literal has no exponent: repr's digits read back as the float
+    return f"{Decimal(repr(float(seconds))):f}s"
 
 
-def _statements(snippet: Snippet) -> list[str]:
+def _statements(snippet: Snippet, indent: str) -> list[str]:
+    """Each statement's lines, as written: a statement spans lines only inside brackets,
+    where a `.eval` file lets it too, and a line may end in a comment (joined into one
+    line, that comment would swallow the rest of the statement)."""
     text = snippet.source.text
     out = []
     for expr in snippet.exprs:
         piece = text[expr.span.start : expr.span.end]
-        out.append(" ".join(line.strip() for line in piece.splitlines()))
+        # split as a `.eval` file is, at "\n" only: a U+2028 or U+0085 inside a string
+        # is part of it, never a line break. A raw CR (from a YAML "\r" escape) can only
+        # be in a string or a regex, where `\r` reads the same; a `.eval` file refuses it raw
+        for line in piece.replace("\r", "\\r").split("\n"):
+            line = line.strip(" \t")
+            out.append(f"{indent}{line}" if line else "")
     return out
 
 
@@ -157,7 +174,7 @@ def _case_lines(case: CaseDraft, rows: tuple[dict[str, Any], ...] | None) -> lis
     lines.extend(_errors(case.diagnostics, "  "))
     for snippet in case.snippets:
         lines.extend(_comments("  ", snippet.notes))
-        lines.extend(f"  {s}" for s in _statements(snippet))
+        lines.extend(_statements(snippet, "  "))
     return lines
 
 
@@ -174,7 +191,7 @@ def to_eval(draft: SuiteDraft) -> tuple[str, list[Diagnostic]]:
         lines.append(f"timeout {_duration(draft.timeout)}")
     for snippet in draft.header:
         lines.extend(_comments("", snippet.notes))
-        lines.extend(_statements(snippet))
+        lines.extend(_statements(snippet, ""))
     lines.extend(_errors(draft.diagnostics, ""))
     problems = list(draft.diagnostics)
     for case in draft.cases:
