@@ -5,7 +5,10 @@ written); with a thread still running, Python's own exit, which waits for it."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.clitools import ROOT, fresh_python, run_evaldsl
@@ -66,3 +69,42 @@ def test_long_output_is_delivered_whole(tmp_path: Path) -> None:
     assert len(done.stdout) > 200_000
     assert sum(1 for line in lines if "error" in line) >= 3000
     assert lines[-1].startswith("1 file checked: 3,000 errors")
+
+
+def test_a_standard_output_that_cannot_be_written_is_an_error_and_a_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Found by a hunt: standard output on a full disk (`> /dev/full`) was a traceback
+    (`OSError: [Errno 28] No space left on device`) in every command, and a run stopped
+    at its first console line: its reports were never written. A command now says
+    `cannot write to standard output` (exit 2); a run goes on without its console, says
+    so once, writes its reports and exits as its outcome says."""
+    state = tmp_path / "s.json"
+    state.write_text('{"status": "completed", "memory": {}}', encoding="utf-8")
+    suite = tmp_path / "s.eval"
+    suite.write_text(f'case "c"\n  state "{state}"\n  status == completed\n', "utf-8")
+    report = tmp_path / "r.json"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
+    commands = {
+        ("check", str(suite)): 2,
+        ("vocabulary",): 2,
+        ("schema",): 2,
+        ("run", "--no-history", str(suite), "--json", str(report)): 0,
+    }
+    for args, code in commands.items():
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "evaldsl.tools.cli", *args],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                cwd=tmp_path,
+            )
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.returncode == code, (args, done.stderr)
+        if code == 2:
+            said = "evaldsl: error: cannot write to standard output: No space left on device"
+            assert done.stderr.strip() == said, done.stderr
+    assert "the console cannot be written (No space left on device)" in done.stderr
+    assert json.loads(report.read_text(encoding="utf-8"))["summary"]["passed"] == 1

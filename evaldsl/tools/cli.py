@@ -108,8 +108,13 @@ def _command(argv: Sequence[str] | None) -> int:
     # are made would only walk them again (see gcpause)
     with paused_gc(long_lived=True):
         args = parse(argv)
-    with _sigterm_stops(args.command in STOPPED_BY_SIGTERM) as terminated:
-        code = _dispatch(args)
+    stdout = sys.stdout
+    sys.stdout = cast(TextIO, StandardOutput(stdout))
+    try:
+        with _sigterm_stops(args.command in STOPPED_BY_SIGTERM) as terminated:
+            code = _dispatch(args)
+    finally:
+        sys.stdout = stdout
     return EXIT_TERMINATED if code == EXIT_INTERRUPTED and terminated else code
 
 
@@ -196,6 +201,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         silence(sys.stdout)
         return EXIT_FAILED
+    except StandardOutputError as err:
+        from evaldsl.tools.outputs import silence
+
+        silence(sys.stdout)
+        return _usage_error(f"cannot write to standard output: {err.strerror}")
     parser().print_help(sys.stderr)
     return EXIT_USAGE
 
@@ -214,10 +224,44 @@ def _usage_error(message: str) -> int:
     return EXIT_USAGE
 
 
+class StandardOutputError(OSError):
+    """Standard output could not be written (a full disk, `> /dev/full`, an I/O error),
+    but its reader is there: an error said in one line, not a traceback."""
+
+
+class StandardOutput:
+    """Standard output as a command writes it: its write errors other than a reader that
+    left (`BrokenPipeError`) raised as `StandardOutputError`, told apart from an error
+    of a file the command reads; everything else is the stream's own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise StandardOutputError(err.errno, err.strerror or str(err)) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise StandardOutputError(err.errno, err.strerror or str(err)) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 class ReaderMayLeave(io.TextIOBase):
     """The console of a run, whose reader may leave before its end (`evaldsl run … |
-    head`, a pager quit): what is written after that is dropped, and the run goes on to
-    its end, writes its reports and gives the exit code of its outcome."""
+    head`, a pager quit) or that cannot be written (a full disk, `> /dev/full`): what is
+    written after that is dropped (the second said once on stderr), and the run goes on
+    to its end, writes its reports and gives the exit code of its outcome."""
 
     def __init__(self, stream: TextIO) -> None:
         super().__init__()
@@ -228,25 +272,31 @@ class ReaderMayLeave(io.TextIOBase):
         if not self.left:
             try:
                 self.stream.write(text)
-            except BrokenPipeError:
-                self._reader_left()
+            except OSError as err:
+                self._reader_left(err)
         return len(text)
 
     def flush(self) -> None:
         if not self.left:
             try:
                 self.stream.flush()
-            except BrokenPipeError:
-                self._reader_left()
+            except OSError as err:
+                self._reader_left(err)
 
     def isatty(self) -> bool:
         return self.stream.isatty()
 
-    def _reader_left(self) -> None:
+    def _reader_left(self, err: OSError) -> None:
         from evaldsl.tools.outputs import silence
 
         self.left = True
         silence(self.stream)
+        if not isinstance(err, BrokenPipeError):  # (a reader that left is no error)
+            print(
+                f"evaldsl: warning: the console cannot be written ({err.strerror or err}):"
+                " the run goes on without it and writes its reports",
+                file=sys.stderr,
+            )
 
 
 def _judge_factory(args: argparse.Namespace) -> object | None:
