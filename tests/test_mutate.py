@@ -497,6 +497,23 @@ def test_the_judge_note_only_when_an_assertion_was_skipped() -> None:
     assert "judge assertions were skipped" not in text
 
 
+def test_judge_assertions_skipped_under_judge_live_are_said(tmp_path: Path) -> None:
+    """Found by a hunt: `--judge live` without a key skipped the judge assertions (as
+    `run` does, saying so), but mutate's output said nothing: its score read as judged.
+    It now says they were skipped, and why."""
+    cassette = EXAMPLES / "weather" / "cassettes" / "xiamen.jsonl"
+    suite = tmp_path / "m.eval"
+    suite.write_text(
+        f'case "both"\n  cassette "{cassette}"\n  answer judged "nice" >= 0.5\n'
+        "  tool get_weather called once\n"
+    )
+    text = run_evaldsl("mutate", str(suite), "--judge", "live", cwd=tmp_path).stdout
+    assert text.endswith(
+        "judge assertions were skipped: no API key and no cached verdict (set "
+        "EVALDSL_JUDGE_API_KEY to ask the judge of each mutant)\n"
+    ), text
+
+
 def test_a_mutant_only_a_failed_judge_errored_on_is_not_measured(tmp_path: Path) -> None:
     # the judge answers the original's question, then refuses every call (a spent quota):
     # its errors noticed nothing, where they counted as kills with exit 0

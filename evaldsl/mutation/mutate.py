@@ -391,8 +391,14 @@ def render_text(report: MutationReport) -> str:
         out.append(_judge_failed(report))
     if live:
         out.append("live targets are out of scope: mutate reads recorded runs only")
-    if report.judge == "off" and any(c.skipped for s in report.suites for c in s.cases):
-        out.append("judge assertions were skipped (--judge live asks the judge of each mutant)")
+    if any(c.skipped for s in report.suites for c in s.cases):
+        out.append(
+            "judge assertions were skipped (--judge live asks the judge of each mutant)"
+            if report.judge == "off"
+            # (live, yet skipped: no key and no cached verdict; never read as judged)
+            else "judge assertions were skipped: no API key and no cached verdict (set "
+            "EVALDSL_JUDGE_API_KEY to ask the judge of each mutant)"
+        )
     # (suites' and cases' names and what a mutant changed are the suite's and the
     # recording's text: shown, never acted on, as the console of `run` shows them)
     return "".join(visible(line, newlines=False) + "\n" for line in out)
