@@ -334,6 +334,19 @@ def test_a_report_of_another_version_is_refused(tmp_path: Path, project: Path) -
             ' "assertions": []}]}]}',
             "cases[0].score: a number too large for a report",
         ),
+        # found by a hunt: a hand-edited NaN score was read, and `diff` said
+        # `score 1.000 → nan` and `no changes`; no report evaldsl writes holds one
+        (
+            '{"version": 1, "suites": [{"name": "x", "path": "a", "diagnostics": [],'
+            ' "cases": [{"name": "c", "passed": true, "score": NaN, "assertions": []}]}]}',
+            "not a JSON report (`NaN`, which JSON has no literal for",
+        ),
+        (
+            '{"version": 1, "suites": [{"name": "x", "path": "a", "diagnostics": [],'
+            ' "cases": [{"name": "c", "passed": true, "score": 1, "assertions": [],'
+            ' "metrics": {"cost": -Infinity}}]}]}',
+            "not a JSON report (`-Infinity`, which JSON has no literal for",
+        ),
     ],
 )
 def test_files_that_are_not_reports_are_refused(tmp_path: Path, content: str, message: str) -> None:

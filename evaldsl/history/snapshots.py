@@ -218,7 +218,12 @@ def load_report_file(path: str | os.PathLike[str]) -> RunSnapshot:
     name = os.fspath(path)
     try:
         with open(name, encoding="utf-8") as f:
-            data = json.load(f)
+            data = json.load(f, parse_constant=_no_constant)
+    except _NotJSONConstant as err:
+        raise SnapshotError(
+            f"{name}: not a JSON report (`{err.args[0]}`, which JSON has no literal for: "
+            "evaldsl writes no such number)"
+        ) from None
     except FileNotFoundError:
         raise SnapshotError(f"{name}: no such report file") from None
     except IsADirectoryError:
@@ -247,6 +252,14 @@ def load_report_file(path: str | os.PathLike[str]) -> RunSnapshot:
             f"version {REPORT_VERSION} (run the suites again with this evaldsl to compare)"
         )
     return snapshot_of_json(data, label=name, where=name)
+
+
+class _NotJSONConstant(Exception):
+    """`NaN`, `Infinity` or `-Infinity` in a report file (Python's JSON reader takes them)."""
+
+
+def _no_constant(text: str) -> Any:
+    raise _NotJSONConstant(text)
 
 
 def snapshot_of_json(data: dict[str, Any], *, label: str, where: str = "report") -> RunSnapshot:
