@@ -702,3 +702,27 @@ def test_a_k_pattern_that_does_not_read_is_a_usage_error(pattern: str, said: str
     assert result.returncode == 2
     assert f"argument -k: {said}" in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("judge", "said"),
+    [
+        ("{model: m, modle: x}", "`modle` is no key of it"),
+        ("{model: ''}", "the name is empty"),
+        ("''", "the name is empty"),
+    ],
+)
+def test_a_yaml_judge_with_a_stray_key_or_no_name_is_an_error(
+    tmp_path: Path, judge: str, said: str
+) -> None:
+    """Found by a hunt: `judge: {model: m, modle: x}` dropped the misspelt key unsaid, and
+    an empty model name was the default model, unsaid (the schema refuses both)."""
+    (tmp_path / "s.json").write_text('{"status": "completed", "memory": {}}')
+    (tmp_path / "j.yaml").write_text(
+        f"judge: {judge}\ncases:\n  - {{name: c, state: s.json, expect: [status == completed]}}\n"
+    )
+    r = evaldsl("check", str(tmp_path / "j.yaml"), "--format", "json")
+    assert r.returncode == 1
+    (found,) = json.loads(r.stdout)
+    assert (found["code"], found["line"]) == ("E507", 1)
+    assert found["message"] == f"`judge` is a model name or {{model: …}}: {said}"

@@ -312,14 +312,23 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
     judge_model = None
     if "judge" in top:
         judge = doc.value(top["judge"][1])
-        if isinstance(judge, str):
+        if isinstance(judge, str) and judge.strip():
             judge_model = judge
-        elif isinstance(judge, dict) and isinstance(judge.get("model"), str):
+        elif (
+            isinstance(judge, dict)
+            and set(judge) == {"model"}  # a misspelt key beside it was dropped unsaid
+            and isinstance(judge["model"], str)
+            and judge["model"].strip()  # an empty name was the default model, unsaid
+        ):
             judge_model = judge["model"]
         else:
-            diags.append(
-                doc.error(top["judge"][1], "E507", "`judge` is a model name or {model: …}")
-            )
+            judge_said = "`judge` is a model name or {model: …}"
+            if isinstance(judge, dict) and set(judge) - {"model"}:
+                others = ", ".join(f"`{k}`" for k in judge if k != "model")
+                judge_said += f": {others} is no key of it"
+            elif isinstance(judge.get("model") if isinstance(judge, dict) else judge, str):
+                judge_said += ": the name is empty"
+            diags.append(doc.error(top["judge"][1], "E507", judge_said))
     timeout = _timeout(doc, top.get("timeout"), diags)
     header = _expect(doc, top["expect"][1], diags) if "expect" in top else []
 
