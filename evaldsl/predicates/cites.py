@@ -16,7 +16,7 @@ from typing import Any
 import re2
 
 from evaldsl.language import ast
-from evaldsl.language.jsjson import js_number, js_trim
+from evaldsl.language.jsjson import JS_WHITESPACE, js_number, js_trim
 from evaldsl.language.paths import path_finder
 from evaldsl.language.values import MISSING, show
 from evaldsl.language.verdicts import Verdict, verdict
@@ -84,7 +84,8 @@ def citable_values(results: Iterable[Any]) -> set[str]:
             for x in v.values():
                 tx = type(x)
                 if tx is str:
-                    text = js_trim(x)
+                    # (`js_trim` written in place: its call was twice the strip's cost)
+                    text = x.strip(JS_WHITESPACE)
                     if 3 <= len(text) <= 120:
                         add(text)
                 elif tx is int:
@@ -93,7 +94,7 @@ def citable_values(results: Iterable[Any]) -> set[str]:
                     push(x)
             continue
         if t is str:
-            text = js_trim(v)
+            text = v.strip(JS_WHITESPACE)
             if 3 <= len(text) <= 120:
                 add(text)
             continue
