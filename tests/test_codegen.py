@@ -2391,7 +2391,7 @@ def test_citations_worked_out_once_say_what_each_alone_says(
 def _citable_by_isinstance(results: list[Any]) -> set[str]:
     """`citable_values` as first written (an isinstance chain per value): the rule the
     exact-type dispatch must keep."""
-    from evaldsl.language.jsjson import js_number
+    from evaldsl.language.jsjson import js_number, js_trim
 
     leaves: set[str] = set()
     stack = list(results)
@@ -2405,7 +2405,7 @@ def _citable_by_isinstance(results: list[Any]) -> set[str]:
             if v == v and v not in (float("inf"), float("-inf")):
                 leaves.add(js_number(v))
         elif isinstance(v, str):
-            t = v.strip()
+            t = js_trim(v)
             if 3 <= len(t) <= 120:
                 leaves.add(t)
         elif isinstance(v, list):
