@@ -125,6 +125,18 @@ def has_surrogate(text: str) -> bool:
     return False
 
 
+def surrogate_pair(high: int, low: int) -> int | None:
+    """The code point a UTF-16 surrogate pair stands for, or None when `high` and `low`
+    are no such pair.
+
+    >>> hex(surrogate_pair(0xD83D, 0xDE00)), surrogate_pair(0xDE00, 0xD83D)
+    ('0x1f600', None)
+    """
+    if 0xD800 <= high <= 0xDBFF and 0xDC00 <= low <= 0xDFFF:
+        return 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+    return None
+
+
 def joined_surrogates(text: str) -> str:
     """`text` with each pair of surrogate halves made the character the pair makes, and
     each lone half U+FFFD, as recordings read them (`runs.surrogates`): a `"\\ud83d\\ude00"`

@@ -182,6 +182,8 @@ class CompiledPath:
 
     def find(self, value: Any) -> list[Any]:
         if self.steps is None:
+            if not self.multiplies:  # (no step of it counts: no budget to set)
+                return [m.value for m in self._ng.find(value)]
             _BUDGET.left = MAX_PATH_VALUES
             try:
                 return [m.value for m in self._ng.find(value)]
@@ -558,11 +560,11 @@ def noted_crossings() -> Iterator[dict[Hashable, str]]:
 
 def noting_finder(path: str | None, label: Hashable) -> Callable[[Any], list[Any]]:
     """`path_finder(path)`, which under `noted_crossings` notes `label` where the path
-    passes the limit, and finds nothing there (no crossing open: it raises). A path of
-    plain steps never passes it: its own finder."""
+    passes the limit, and finds nothing there (no crossing open: it raises). A path whose
+    values cannot multiply never passes it: its own finder."""
     finder = path_finder(path)
     compiled = compile_path(path) if path is not None else None
-    if not isinstance(compiled, CompiledPath) or compiled.steps is not None:
+    if not isinstance(compiled, CompiledPath) or not compiled.multiplies:
         return finder
 
     def noting(value: Any) -> list[Any]:

@@ -18,6 +18,7 @@ import attrs
 import re2
 
 from evaldsl.cache.regexes import regex
+from evaldsl.language.jsjson import surrogate_pair
 
 FLAGS = "ims"
 
@@ -78,11 +79,13 @@ def _code_point_hint(pattern: str) -> str | None:
         return None
     digits = m.group("four") or m.group("eight") or m.group("braced") or ""
     escape = m.group("escape")
-    high, low = int(digits, 16), m.group("low")
-    if low is not None and 0xD800 <= high <= 0xDBFF and 0xDC00 <= int(low, 16) <= 0xDFFF:
-        digits = f"{0x10000 + ((high - 0xD800) << 10) + (int(low, 16) - 0xDC00):X}"
-    elif low is not None:
-        escape = escape[:6]  # (two characters: the first one's escape is said)
+    low = m.group("low")
+    if low is not None:
+        pair = surrogate_pair(int(digits, 16), int(low, 16))
+        if pair is not None:
+            digits = f"{pair:X}"
+        else:
+            escape = escape[:6]  # (two characters: the first one's escape is said)
     if int(digits, 16) > 0x10FFFF or 0xD800 <= int(digits, 16) <= 0xDFFF:
         return None  # (no character: RE2 refuses its `\x{…}` too)
     return f"RE2 writes a code point as `\\x{{…}}`: write `\\x{{{digits}}}` for `{escape}`"

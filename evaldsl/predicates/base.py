@@ -79,10 +79,10 @@ def found_text(facts: RunFacts, value: Any, empty: str | None = None) -> str:
     element is not a list or an object (the numbers or names a path found: their key cost
     more than writing them), a text of ASCII (`show` writes only as far as it shows it), a
     number."""
+    if isinstance(value, list) and not value:
+        return show(value) if empty is None else empty
     kind = type(value)
     if kind is list:
-        if not value:
-            return "[]" if empty is None else empty
         first = type(value[0])
         if first is not dict and first is not list:  # (`is`: `in` compares types slowly)
             return show(value)
@@ -91,8 +91,6 @@ def found_text(facts: RunFacts, value: Any, empty: str | None = None) -> str:
     elif kind is dict or (kind is str and len(value) > SHOW_LIMIT and not value.isascii()):
         kept = value
         key = ("shown", id(value))
-    elif empty is not None and isinstance(value, list) and not value:
-        return empty
     else:
         return show(value)
     made = facts.shared.get(key)

@@ -84,12 +84,14 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
     use_result = pred.target == "result"
     # One probe for equal tests, in every case compiled in this process (see `_PROBES`)
     key = (name, use_result, pred.path, every, pred.test)
+    # (what a path that found too many values is noted by, in `RunFacts.crossed`)
+    label = (name, use_result, pred.path)
     probe = _PROBES.get(key)
     if probe is None:
         made = CallProbe(
             name,
             use_result,
-            noting_finder(pred.path, (name, use_result, pred.path)),
+            noting_finder(pred.path, label),
             ctx.value_test(pred.test, "Json"),
             _single_key(pred.path),
             every,
@@ -103,7 +105,6 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
     expected = ctx.expected(pred.test)
     what = ctx.text(pred.span)
     unit = "result" if use_result else "call"  # results are counted as they arrive
-    label = (name, use_result, pred.path)
 
     def run(facts: RunFacts) -> Verdict:
         trace = facts.trace

@@ -41,6 +41,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import orjson
 
 from evaldsl.runs.model import MISSING, RunError, locate
@@ -117,14 +118,23 @@ def _sample_key(sample: dict[str, Any]) -> str:
     return key if epoch in (1, None) else f"{key}@{epoch}"
 
 
-#: The samples of the log last read, with their keys and the sample of each key, for the
-#: `Items` they come from (held weakly, and let go with them: nothing here outlives the
-#: items). A suite reads a log of N samples N times over, once for each case (`samplelogs`
-#: keeps the items), and finding each sample by walking them all was N² (3,000 samples:
-#: ~9 s of a run).
-#: (a sample id's samples: one, unless the log gives two samples one id)
-ByKey = dict[str, list[dict[str, Any]]]
-_SAMPLES: list[tuple[weakref.ref[Items], list[dict[str, Any]], list[str], ByKey]] = []
+@attrs.frozen
+class SampleIndex:
+    """A log's samples in `sample_order`, their keys (`sample_ids`), the place of each in
+    the log's `samples` list, and by key the indexes of its samples (one, unless the log
+    gives two samples one id: `read_inspect` refuses that key)."""
+
+    samples: list[dict[str, Any]]
+    ids: list[str]
+    places: list[int]
+    by_key: dict[str, list[int]]
+
+
+#: The index of the log last read, for the `Items` it comes from (held weakly, and let go
+#: with them: nothing here outlives the items). A suite reads a log of N samples N times
+#: over, once for each case (`samplelogs` keeps the items), and finding each sample (or
+#: its place in the log) by walking them all was N² (3,000 samples: ~9 s of a run).
+_SAMPLES: list[tuple[weakref.ref[Items], SampleIndex]] = []
 
 
 def _let_go(gone: weakref.ref[Items]) -> None:
@@ -133,28 +143,30 @@ def _let_go(gone: weakref.ref[Items]) -> None:
         _SAMPLES.clear()
 
 
-def sample_index(items: Items) -> tuple[list[dict[str, Any]], list[str], ByKey]:
-    """A log's samples, their keys (`sample_ids`), and the samples of each key (one, unless
-    the log gives two samples one id: `read_inspect` refuses that key); made once for the
-    items read last."""
+def sample_index(items: Items) -> SampleIndex:
+    """The `SampleIndex` of the log `items` hold, made once for the items read last."""
     held = _SAMPLES[:]  # (one look: another thread, or the items' death, may clear it)
     if held:
-        ref, samples, ids, by_key = held[0]
+        ref, index = held[0]
         if ref() is items:
-            return samples, ids, by_key
+            return index
     log = items.values[0]
     samples = _samples(log)
     ids = sample_ids(log)
-    by_key = {}
-    for key, each in zip(ids, samples, strict=True):
-        by_key.setdefault(key, []).append(each)
-    _SAMPLES[:] = [(weakref.ref(items, _let_go), samples, ids, by_key)]
-    return samples, ids, by_key
+    in_log = log.get("samples") if samples else []
+    place_of = {id(sample): n for n, sample in enumerate(in_log)}
+    by_key: dict[str, list[int]] = {}
+    for i, key in enumerate(ids):
+        by_key.setdefault(key, []).append(i)
+    index = SampleIndex(samples, ids, [place_of[id(s)] for s in samples], by_key)
+    _SAMPLES[:] = [(weakref.ref(items, _let_go), index)]
+    return index
 
 
 def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, float | None]:
     """The events of one sample of an eval log, and its latency in ms."""
-    samples, ids, by_key = sample_index(items)
+    index = sample_index(items)
+    samples, ids = index.samples, index.ids
     if not samples:
         raise RunError(
             "this Inspect AI log has no samples (it was written without them, or is a "
@@ -169,17 +181,16 @@ def read_inspect(items: Items, why: str, sample: str | None) -> tuple[Trace, flo
             hint="in a suite each sample becomes a case of its own; from Python, "
             "load_run(path, sample=ID)",
         )
-    found = [samples[0]] if sample is None else by_key.get(sample)
+    found = [0] if sample is None else index.by_key.get(sample)
     if found is None:
         raise RunError(
             f'no sample "{sample}" in this Inspect AI log (it has {", ".join(ids[:8])})',
             path=items.path,
         )
-    in_log = items.values[0].get("samples")
-    at = [next(n for n, s in enumerate(in_log) if s is each) for each in found]
+    at = [index.places[i] for i in found]
     if len(at) > 1:
         raise _shared_id(items, str(sample), at)
-    chosen = found[0]
+    chosen = samples[found[0]]
     trace = Trace("inspect", items.path, why)
     place = ("samples", at[0])
 

@@ -9,6 +9,10 @@ stream as it goes (nothing is held back but the summary's counters):
   written while the traces are scored;
 - `text`: a block per trace that failed or could not be read (passing traces are counted,
   not shown), then the summary.
+
+JSON is written compact (`jsontext.compact_json`): a lone surrogate, from a trace's file
+name whose bytes are not UTF-8, as its escape (orjson refused it, and the run stopped at
+that trace).
 """
 
 from __future__ import annotations
@@ -30,13 +34,6 @@ class Writer(Protocol):
     def finish(self, summary: Summary) -> None: ...
 
 
-def dumps(value: object) -> str:
-    """Compact JSON text of a record (keys in the record's order); a lone surrogate (a
-    trace's file name whose bytes are not UTF-8) as its escape: orjson refused it, and the
-    run stopped at that trace."""
-    return compact_json(value)
-
-
 class JsonLines:
     """`--format jsonl`."""
 
@@ -44,10 +41,10 @@ class JsonLines:
         self.out = out
 
     def trace(self, rec: TraceRecord) -> None:
-        self.out.write(dumps(rec) + "\n")
+        self.out.write(compact_json(rec) + "\n")
 
     def finish(self, summary: Summary) -> None:
-        self.out.write(dumps({"summary": summary.to_json()}) + "\n")
+        self.out.write(compact_json({"summary": summary.to_json()}) + "\n")
 
 
 class JsonDocument:
@@ -57,16 +54,17 @@ class JsonDocument:
     def __init__(self, out: TextIO, program: str, assertions: list[str]) -> None:
         self.out = out
         self.first = True
-        out.write(f'{{"program": {dumps(program)}, "assertions": {dumps(assertions)},\n')
+        head = f'{{"program": {compact_json(program)}, "assertions": {compact_json(assertions)},'
+        out.write(head + "\n")
         out.write(' "traces": [')
 
     def trace(self, rec: TraceRecord) -> None:
-        self.out.write(("\n  " if self.first else ",\n  ") + dumps(rec))
+        self.out.write(("\n  " if self.first else ",\n  ") + compact_json(rec))
         self.first = False
 
     def finish(self, summary: Summary) -> None:
         self.out.write(("" if self.first else "\n ") + "],\n")
-        self.out.write(f' "summary": {dumps(summary.to_json())}}}\n')
+        self.out.write(f' "summary": {compact_json(summary.to_json())}}}\n')
 
 
 class Text:

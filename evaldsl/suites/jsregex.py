@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from evaldsl.language.jsjson import surrogate_pair
 from evaldsl.language.regexes import RegexProblem, compile_regex
 
 MAX = 0x10FFFF
@@ -457,9 +458,10 @@ class _Translator:
                 self.i += 5
                 if 0xD800 <= value <= 0xDBFF and p.startswith("\\u", self.i):
                     low = self._hex(self.i + 2, 4)
-                    if low is not None and 0xDC00 <= low <= 0xDFFF:
+                    pair = None if low is None else surrogate_pair(value, low)
+                    if pair is not None:
                         self.i += 6  # a surrogate pair: the character it encodes
-                        return 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
+                        return pair
                 return value
         if ch == "k" and in_class and self.names:
             raise _JsSyntaxError("invalid escape `\\k`")

@@ -312,21 +312,17 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
     judge_model = None
     if "judge" in top:
         judge = doc.value(top["judge"][1])
-        if isinstance(judge, str) and judge.strip():
-            judge_model = judge
-        elif (
-            isinstance(judge, dict)
-            and set(judge) == {"model"}  # a misspelt key beside it was dropped unsaid
-            and isinstance(judge["model"], str)
-            and judge["model"].strip()  # an empty name was the default model, unsaid
-        ):
-            judge_model = judge["model"]
+        model = judge.get("model") if isinstance(judge, dict) else judge
+        # (a misspelt key beside `model` was dropped unsaid, and an empty name ran the
+        # default model unsaid)
+        others = [k for k in judge if k != "model"] if isinstance(judge, dict) else []
+        if isinstance(model, str) and model.strip() and not others:
+            judge_model = model
         else:
             judge_said = "`judge` is a model name or {model: …}"
-            if isinstance(judge, dict) and set(judge) - {"model"}:
-                others = ", ".join(f"`{k}`" for k in judge if k != "model")
-                judge_said += f": {others} is no key of it"
-            elif isinstance(judge.get("model") if isinstance(judge, dict) else judge, str):
+            if others:
+                judge_said += f": {', '.join(f'`{k}`' for k in others)} is no key of it"
+            elif isinstance(model, str):
                 judge_said += ": the name is empty"
             diags.append(doc.error(top["judge"][1], "E507", judge_said))
     timeout = _timeout(doc, top.get("timeout"), diags)
