@@ -2406,7 +2406,8 @@ def _citable_by_isinstance(results: list[Any]) -> set[str]:
                 leaves.add(js_number(v))
         elif isinstance(v, str):
             t = js_trim(v)
-            if 3 <= len(t) <= 120:
+            # JavaScript's length: UTF-16 units
+            if 3 <= len(t.encode("utf-16-le", "surrogatepass")) // 2 <= 120:
                 leaves.add(t)
         elif isinstance(v, list):
             stack.extend(v)
@@ -2426,6 +2427,7 @@ class _Number(int):
 cite_leaf = st.one_of(
     st.text(" ab\t", max_size=6),
     st.text(min_size=118, max_size=124),
+    st.text("a\U0001f600\u00e9", min_size=1, max_size=100),
     st.integers(-(10**30), 10**30),
     st.floats(allow_nan=True, allow_infinity=True),
     st.booleans(),

@@ -101,7 +101,7 @@ def test_compat_row(row: dict[str, Any], tmp_path: Path) -> None:
 
 def test_every_point_has_rows() -> None:
     points = {param.values[0]["point"] for param in ROWS}
-    assert points == set(range(1, 12))
+    assert points == set(range(1, 13))
 
 
 def test_nan_where_no_literal_can_write_it(tmp_path: Path) -> None:

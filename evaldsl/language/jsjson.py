@@ -115,6 +115,18 @@ def js_trim(text: str) -> str:
     return text.strip(JS_WHITESPACE)
 
 
+def js_length(text: str) -> int:
+    """`text.length` as JavaScript has it: UTF-16 code units, so a character past U+FFFF
+    (an emoji) counts 2 and a lone surrogate 1.
+
+    >>> js_length("ab"), js_length(chr(0x1F600) * 2), js_length(chr(0xD83D))
+    (2, 4, 1)
+    """
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
+
+
 def has_surrogate(text: str) -> bool:
     """Whether `text` holds a surrogate code point (which UTF-8 cannot carry): alone in
     JavaScript's text too, or one half of a pair that JavaScript reads as one character."""

@@ -4,7 +4,8 @@ Takes `Cites` nodes and gives their vocabulary entry, build rule, check rule (th
 known, the path valid, N at least 1), checker and printed form. The subject (an answer)
 must quote at least N of the values the tool returned (those at PATH in each result, when
 given): finite numbers as JavaScript writes them, and strings trimmed as JavaScript's
-`trim()` trims them, of 3 to 120 characters, compared case-insensitively.
+`trim()` trims them, of 3 to 120 UTF-16 units (JavaScript's `length`: an emoji counts
+2), compared case-insensitively.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import re2
 
 from evaldsl.language import ast
-from evaldsl.language.jsjson import JS_WHITESPACE, js_number, js_trim
+from evaldsl.language.jsjson import JS_WHITESPACE, js_length, js_number, js_trim
 from evaldsl.language.paths import path_finder
 from evaldsl.language.values import MISSING, show
 from evaldsl.language.verdicts import Verdict, verdict
@@ -62,7 +63,11 @@ def check(ctx: CheckContext, pred: ast.Cites, stype: Type, subject: ast.Subject,
 
 def citable_values(results: Iterable[Any]) -> set[str]:
     """traceplay's citable leaves: finite numbers as text, trimmed strings of 3-120
-    characters; booleans and null skipped; objects and arrays walked.
+    UTF-16 units; booleans and null skipped; objects and arrays walked.
+
+    A text of n characters is n to 2n UTF-16 units, so only one of 1-2 or 61-120
+    characters has its units counted (`js_length`); 3-60 characters are citable as they
+    are, which is the common text's one comparison.
 
     >>> sorted(citable_values([{"temp": 31.0, "sky": "clear", "ok": True, "id": "ab"}]))
     ['31', 'clear']
@@ -86,7 +91,8 @@ def citable_values(results: Iterable[Any]) -> set[str]:
                 if tx is str:
                     # (`js_trim` written in place: its call was twice the strip's cost)
                     text = x.strip(JS_WHITESPACE)
-                    if 3 <= len(text) <= 120:
+                    n = len(text)
+                    if 3 <= n <= 60 or (0 < n <= 120 and 3 <= js_length(text) <= 120):
                         add(text)
                 elif tx is int:
                     add(str(x))
@@ -95,7 +101,8 @@ def citable_values(results: Iterable[Any]) -> set[str]:
             continue
         if t is str:
             text = v.strip(JS_WHITESPACE)
-            if 3 <= len(text) <= 120:
+            n = len(text)
+            if 3 <= n <= 60 or (0 < n <= 120 and 3 <= js_length(text) <= 120):
                 add(text)
             continue
         if t is list:
@@ -113,7 +120,7 @@ def citable_values(results: Iterable[Any]) -> set[str]:
                 leaves.add(js_number(v))  # JavaScript's String(n): 4.0 → "4", 1e21 → "1e+21"
         elif isinstance(v, str):
             text = js_trim(v)
-            if 3 <= len(text) <= 120:
+            if 3 <= js_length(text) <= 120:
                 leaves.add(text)
         elif isinstance(v, list):
             stack.extend(v)
