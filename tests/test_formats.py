@@ -204,7 +204,7 @@ def test_dated_models_price_as_their_family() -> None:
     assert price_of("gpt-4o-mini-2024-07-18") == price_of("gpt-4o-mini") == (0.15, 0.6)
     assert model_family("claude-3-5-sonnet-20241022") == "claude-3-5-sonnet"
     assert model_family("openai/gpt-4o") == "gpt-4o"
-    assert price_of("claude-opus-4-5-20251101") is None  # never a shorter family's price
+    assert price_of("gpt-4o-mini-tts-2025-03-20") is None  # never a shorter family's price
     assert price_of(3) is None
 
 

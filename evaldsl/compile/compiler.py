@@ -46,6 +46,7 @@ from evaldsl.runs.bigints import exact
 from evaldsl.runs.heldcalls import held_error
 from evaldsl.runs.index import Needs, RunFacts, TraceFacts
 from evaldsl.runs.model import Unrecorded
+from evaldsl.runs.prices import unpriced_hint
 
 
 @attrs.frozen
@@ -394,11 +395,7 @@ class Compiler:
                 if facts.trace.usage_unrecorded:
                     raise Unavailable(unrecorded(facts.trace, "cost"))
                 if facts.trace.cost is None:
-                    raise Unavailable(
-                        f"no price known for model "
-                        f"{facts.trace.unpriced_model!r}, so `cost` cannot "
-                        "be computed"
-                    )
+                    raise Unavailable(unpriced_hint(facts.trace.unpriced_model))
                 return facts.trace.cost
             raise Unavailable("this run has no cost: no state cost and no trace usage")
 

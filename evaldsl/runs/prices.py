@@ -6,16 +6,26 @@ tokens, or `None` when the table does not list its family. The table is
 `evaldsl/runs/prices.json` (shipped in the wheel) with its source and date; edit that file
 to update it. A dated id resolves to its family by dropping a provider prefix (`openai/`),
 a date suffix (`-2024-07-18`, `-20250514`) or `-latest`; nothing else is guessed (a longer
-family is never priced as a shorter one: `claude-opus-4-5` is not `claude-opus-4`).
+family is never priced as a shorter one: `gpt-4o-mini-tts` is not `gpt-4o-mini`).
 
 Prompt-cache tokens (Anthropic's cache writes and reads, counted among a response's input
 tokens and given apart in its `cacheTokens`) cost a multiple of the input price, from the
 table's `cache` entry: `cache_premium` is what they cost beyond the input price.
+
+A user's own prices: the environment variable `EVALDSL_PRICES` names a JSON file of the
+same shape (`{"models": {"gpt-5": {"input": 1.25, "output": 10}}}`), whose models are
+added to the table, replacing the shipped price of a model it names too. It is read once,
+when this module is imported (every process of a run, a `-j` worker, a Dask worker, reads
+the same variable). A file that cannot be read, or does not hold such a table, prices no
+model at all (`TABLE_PROBLEM` says why, and every `cost` of a trace is an error that says
+it): a shipped price used where the user's table meant another would be a wrong cost.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +34,101 @@ from evaldsl.runs.text import BadUsage, token_count
 
 _TABLE: dict[str, Any] = json.loads((Path(__file__).with_name("prices.json")).read_text("utf-8"))
 
-#: model family → (input, output) dollars per million tokens.
-PRICES: dict[str, tuple[float, float]] = {
-    name: (float(p["input"]), float(p["output"])) for name, p in _TABLE["models"].items()
-}
-#: Where the prices come from, and when they were taken.
+#: The environment variable naming a user's price table, and the keys such a file may have
+#: (those of the shipped file: its models, the cache rates, and what describes it).
+PRICES_VARIABLE = "EVALDSL_PRICES"
+_TABLE_KEYS = ("models", "cache", "about", "source", "date", "unit")
+SHAPE = '{"models": {"MODEL": {"input": N, "output": N}}}, in dollars per million tokens'
+#: A `cache` entry's rates → the `cacheTokens` key of a response each prices.
+_CACHE_KEYS = {"write_5m": "write5m", "write_1h": "write1h", "read": "read"}
+
+
+class PriceTableError(ValueError):
+    """A user's price table that cannot be used: the message names the file and the fix."""
+
+
+def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """The price table in the JSON file at `path`: its models' (input, output) prices, and
+    the cache rates it gives, by `cacheTokens` key (the shipped rate for any it leaves
+    out); or `PriceTableError` saying what is wrong. (A tuple, not a class: this module is
+    imported at every start.)"""
+    where = f"{PRICES_VARIABLE}={path}"
+    try:
+        text = Path(path).read_text("utf-8")
+    except (OSError, ValueError) as error:  # (ValueError: a NUL in the path, bad UTF-8)
+        reason = getattr(error, "strerror", None) or str(error)
+        raise PriceTableError(f"{where}: cannot read the price table: {reason}") from None
+    try:
+        table = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PriceTableError(
+            f"{where}:{error.lineno}:{error.colno}: not JSON: {error.msg}"
+        ) from None
+    except RecursionError:
+        raise PriceTableError(f"{where}: not a price table: nested too deep") from None
+    if not isinstance(table, dict) or not isinstance(table.get("models"), dict):
+        raise PriceTableError(f"{where}: a price table is {SHAPE}")
+    for key in table:
+        if key not in _TABLE_KEYS:
+            raise PriceTableError(
+                f"{where}: `{key}` is no key of a price table (it has `models` and may have "
+                "`cache`, as evaldsl/runs/prices.json; `about`, `source`, `date` and `unit` "
+                "describe it)"
+            )
+    models: dict[str, tuple[float, float]] = {}
+    for name, price in table["models"].items():
+        if not name.strip():
+            raise PriceTableError(f"{where}: a model's name is empty")
+        if not isinstance(price, dict) or sorted(price) != ["input", "output"]:
+            raise PriceTableError(f"{where}: model {name!r}: a price is {SHAPE}")
+        models[name] = (
+            _amount(price["input"], f"{where}: model {name!r}: `input`"),
+            _amount(price["output"], f"{where}: model {name!r}: `output`"),
+        )
+    cache = table.get("cache", {})
+    if not isinstance(cache, dict) or not set(cache) <= {*_CACHE_KEYS, "about"}:
+        raise PriceTableError(
+            f"{where}: `cache` is an object of multiples of the input price: "
+            '{"write_5m": N, "write_1h": N, "read": N} (each may be left out)'
+        )
+    rates = {
+        _CACHE_KEYS[k]: _amount(n, f"{where}: cache `{k}`")
+        for k, n in cache.items()
+        if k != "about"
+    }
+    return models, rates
+
+
+def _amount(n: object, what: str) -> float:
+    """A price or a rate of a user's table: a number, 0 or more, as a float."""
+    if isinstance(n, bool) or not isinstance(n, int | float) or not 0 <= n < math.inf:
+        raise PriceTableError(f"{what} is {json.dumps(n)}, not a number (0 or more)")
+    return float(n)
+
+
+def _prices() -> tuple[dict[str, tuple[float, float]], dict[str, float], str | None]:
+    """The table `cost` prices by, its cache rates, and what is wrong with the user's table
+    when it cannot be used (then no model is priced)."""
+    models = {name: (float(p["input"]), float(p["output"])) for name, p in _TABLE["models"].items()}
+    cache = {_CACHE_KEYS[k]: float(_TABLE["cache"][k]) for k in _CACHE_KEYS}
+    path = os.environ.get(PRICES_VARIABLE)
+    if not path:
+        return models, cache, None
+    try:
+        my_models, my_cache = read_user_table(path)
+    except PriceTableError as error:
+        return {}, cache, str(error)
+    return models | my_models, cache | my_cache, None
+
+
+#: model family (or id) → (input, output) dollars per million tokens; prompt-cache tokens'
+#: price as a multiple of the input price, by the `cacheTokens` key of a response that
+#: counts them (5-minute writes, 1-hour writes, reads); and, when the user's table
+#: (`EVALDSL_PRICES`) cannot be used, why (then no model is priced).
+PRICES, CACHE_RATES, TABLE_PROBLEM = _prices()
+#: Where the shipped prices come from, and when they were taken.
 SOURCE: str = _TABLE["source"]
 DATE: str = _TABLE["date"]
-
-#: Prompt-cache tokens' price as a multiple of the input price, by the `cacheTokens` key
-#: of a response that counts them: 5-minute writes, 1-hour writes, reads.
-CACHE_RATES: dict[str, float] = {
-    "write5m": float(_TABLE["cache"]["write_5m"]),
-    "write1h": float(_TABLE["cache"]["write_1h"]),
-    "read": float(_TABLE["cache"]["read"]),
-}
 
 _SUFFIX = regex(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 
@@ -62,7 +152,7 @@ def price_of(model: object) -> tuple[float, float] | None:
 
     >>> price_of("gpt-4o-mini-2024-07-18")
     (0.15, 0.6)
-    >>> price_of("claude-opus-4-5-20251101") is None
+    >>> price_of("claude-opus-3-20240229") is None
     True
     """
     if not isinstance(model, str):
@@ -86,3 +176,13 @@ def cache_premium(input_price: float, cache: Any) -> float:
     for key, rate in CACHE_RATES.items():
         extra += token_count(cache.get(key), f"cacheTokens.{key}") * (rate - 1.0)
     return input_price * extra / 1_000_000
+
+
+def unpriced_hint(model: object) -> str:
+    """Why `model` has no price, and how to give it one (for `cost`'s error and `inspect`)."""
+    if TABLE_PROBLEM is not None:
+        return TABLE_PROBLEM
+    return (
+        f"no price known for model {model!r}, so `cost` cannot be computed: name a price "
+        f"table of your own in {PRICES_VARIABLE} (a JSON file: {SHAPE})"
+    )

@@ -26,7 +26,7 @@ from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_
 from evaldsl.runs.heldcalls import held_said
 from evaldsl.runs.index import Needs, RunFacts, index_run, unnamed_call_error
 from evaldsl.runs.model import MISSING, Run, RunError
-from evaldsl.runs.prices import model_family, price_of
+from evaldsl.runs.prices import model_family, price_of, unpriced_hint
 from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE, is_refusal, is_transcript
 
 ABRIDGE = 120  # characters of an answer or of arguments shown
@@ -195,7 +195,7 @@ def _note_said(output: Any, notes: list[str]) -> None:
 
 def _cost_note(unpriced: str | None, models: list[str]) -> str | None:
     if unpriced is not None:
-        return f"no price for model {unpriced!r} (`cost` is an error)"
+        return f"{unpriced_hint(unpriced)} (`cost` is an error)"
     priced = [
         f"{m} as {model_family(m)}"
         for m in models

@@ -551,7 +551,9 @@ def test_an_integer_past_64_bits_is_kept_whole_by_every_decoder(tmp_path: Path) 
     path.write_text("".join(json.dumps(e) + "\n" for e in [*kept, *changed]), encoding="utf-8")
     fast, full = _outcome(path, None), _reference(path, None)
     cost = [a.text for a in PROGRAM.assertions].index("cost < $100")
-    assert fast[1][cost][1] == f"no price known for model {2**70}, so `cost` cannot be computed"
+    assert fast[1][cost][1].startswith(
+        f"no price known for model {2**70}, so `cost` cannot be computed: name a price table"
+    )
     assert full[1][cost][1] == fast[1][cost][1]
     assert [v for i, v in enumerate(fast[1]) if i != cost] == [
         v for i, v in enumerate(full[1]) if i != cost

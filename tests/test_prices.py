@@ -1,0 +1,157 @@
+"""A user's own price table (`EVALDSL_PRICES`): its models priced, a shipped price replaced,
+and a table that cannot be used pricing nothing, with the reason in every `cost` error.
+
+The variable is read when `evaldsl.runs.prices` is imported, so the runs are subprocesses,
+as a user's are (`evaldsl run`, `-j 2` workers, `inspect`); the file's checks are
+`read_user_table`'s, tested directly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaldsl.runs.prices import (
+    CACHE_RATES,
+    PRICES,
+    PriceTableError,
+    price_of,
+    read_user_table,
+)
+from tests.clitools import ROOT, run_evaldsl
+
+XIAMEN = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+
+
+def _suite(tmp_path: Path, model: str, *statements: str) -> Path:
+    """A suite of one case on the weather cassette with its model renamed `model`."""
+    cassette = tmp_path / "run.jsonl"
+    cassette.write_text(XIAMEN.read_text("utf-8").replace('"gpt-4o-mini"', json.dumps(model)))
+    suite = tmp_path / "cost.eval"
+    body = "".join(f"  {s}\n" for s in statements)
+    suite.write_text(f'case "priced"\n  cassette "{cassette.name}"\n{body}', "utf-8")
+    return suite
+
+
+def _verdicts(tmp_path: Path, suite: Path, env: dict[str, str], *more: str) -> list[dict]:
+    out = tmp_path / "report.json"
+    done = run_evaldsl("run", str(suite), "--no-history", "--json", str(out), *more, env=env)
+    assert out.exists(), done.stderr
+    report = json.loads(out.read_text("utf-8"))
+    assertions: list[dict] = report["suites"][0]["cases"][0]["assertions"]
+    return assertions
+
+
+def _table(tmp_path: Path, models: object, name: str = "prices.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps({"models": models}), "utf-8")
+    return path
+
+
+def test_a_model_the_shipped_table_lacks_is_priced_by_the_user_s_table(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "acme-1-2026-01-01", "cost < $0.001", "cost > $0.0001")
+    # without a table of the user's: the model is unpriced, an error saying how to price it
+    alone = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": ""})
+    assert [a["status"] for a in alone] == ["error", "error"]
+    assert "no price known for model 'acme-1-2026-01-01'" in alone[0]["message"]
+    assert "EVALDSL_PRICES" in alone[0]["message"]
+    # 75 input and 51 output tokens at $1 and $2 a million: $0.000177 (a dated id as its family)
+    table = _table(tmp_path, {"acme-1": {"input": 1, "output": 2}})
+    for more in ((), ("-j", "2")):
+        priced = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(table)}, *more)
+        assert [a["status"] for a in priced] == ["pass", "pass"], priced
+
+
+def test_the_user_s_table_replaces_a_shipped_price(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "gpt-4o-mini", "cost < $0.0001")
+    assert price_of("gpt-4o-mini") == (0.15, 0.6)  # $0.00004185 here: passes
+    shipped = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": ""})
+    assert shipped[0]["status"] == "pass"
+    table = _table(tmp_path, {"gpt-4o-mini": {"input": 10, "output": 10}})  # $0.00126
+    mine = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(table)})
+    assert mine[0]["status"] == "fail"
+
+
+def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path) -> None:
+    # a shipped model too: its price might be the one the broken table meant to replace
+    suite = _suite(tmp_path, "gpt-4o-mini", "cost < $1", "tokens < 1000")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"models": {"gpt-4o-mini": {"input": 1,}}}', "utf-8")
+    found = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(bad)})
+    assert [a["status"] for a in found] == ["error", "pass"]
+    assert found[0]["message"].startswith(f"EVALDSL_PRICES={bad}:1:")
+    assert "not JSON" in found[0]["message"]
+    shown = run_evaldsl(
+        "inspect", str(suite.parent / "run.jsonl"), env={"EVALDSL_PRICES": str(bad)}
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "not JSON" in shown.stdout and "`cost` is an error" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ('{"models": {"m": {"input": 1, "output": 2}},}', ":1:"),
+        ("[]", 'a price table is {"models"'),
+        ('{"model": {}}', 'a price table is {"models"'),
+        ('{"models": {}, "caches": {}}', "`caches` is no key of a price table"),
+        ('{"models": {}, "cache": {"write": 1}}', "`cache` is an object of multiples"),
+        ('{"models": {}, "cache": {"read": -0.1}}', "cache `read` is -0.1, not a number"),
+        ('{"models": {"m": {"input": 1}}}', "model 'm': a price is"),
+        ('{"models": {"m": {"input": 1, "output": 2, "cached": 0}}}', "model 'm': a price is"),
+        ('{"models": {"m": {"input": -1, "output": 2}}}', "`input` is -1, not a number"),
+        ('{"models": {"m": {"input": 1, "output": true}}}', "`output` is true, not a number"),
+        ('{"models": {"m": {"input": "1", "output": 2}}}', '`input` is "1", not a number'),
+        ('{"models": {"m": {"input": 1e999, "output": 2}}}', "`input` is Infinity, not a number"),
+        ('{"models": {" ": {"input": 1, "output": 2}}}', "a model's name is empty"),
+        ("\udcff", "cannot read the price table"),
+    ],
+)
+def test_a_price_table_is_checked_and_its_fault_named(
+    tmp_path: Path, content: str, said: str
+) -> None:
+    path = tmp_path / "p.json"
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    with pytest.raises(PriceTableError) as raised:
+        read_user_table(str(path))
+    assert str(raised.value).startswith(f"EVALDSL_PRICES={path}")
+    assert said in str(raised.value)
+
+
+def test_a_missing_table_is_named_with_the_reason(tmp_path: Path) -> None:
+    with pytest.raises(PriceTableError, match="cannot read the price table: No such file"):
+        read_user_table(str(tmp_path / "nowhere.json"))
+
+
+def test_a_copy_of_the_shipped_table_is_a_user_s_table(tmp_path: Path) -> None:
+    shipped = ROOT / "evaldsl" / "runs" / "prices.json"
+    path = tmp_path / "copy.json"
+    path.write_text(shipped.read_text("utf-8"), "utf-8")
+    models, cache = read_user_table(str(path))
+    assert models == PRICES  # (no EVALDSL_PRICES in the tests' own process)
+    assert cache == CACHE_RATES
+
+
+def test_a_user_s_cache_rates_price_cache_tokens(tmp_path: Path) -> None:
+    # an Anthropic Messages body: 1,000 input tokens, and 9,000 more read from the cache
+    body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-20250514",
+        "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1000, "output_tokens": 0, "cache_read_input_tokens": 9000},
+    }
+    (tmp_path / "run.json").write_text(json.dumps(body), "utf-8")
+    suite = tmp_path / "cost.eval"
+    # at $3 a million: 1,000 + 9,000 x 0.1 = 1,900 tokens' worth, $0.0057; at a read rate of 1,
+    # 10,000 tokens' worth, $0.03
+    suite.write_text('case "c"\n  cassette "run.json"\n  cost < $0.01\n', "utf-8")
+    assert _verdicts(tmp_path, suite, {"EVALDSL_PRICES": ""})[0]["status"] == "pass"
+    table = tmp_path / "rates.json"
+    table.write_text(json.dumps({"models": {}, "cache": {"read": 1}}), "utf-8")
+    found = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(table)})
+    assert found[0]["status"] == "fail", found
