@@ -62,6 +62,8 @@ def test_a_model_the_shipped_table_lacks_is_priced_by_the_user_s_table(tmp_path:
     for more in ((), ("-j", "2")):
         priced = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(table)}, *more)
         assert [a["status"] for a in priced] == ["pass", "pass"], priced
+    shown = run_evaldsl("inspect", str(tmp_path / "run.jsonl"), env={"EVALDSL_PRICES": str(table)})
+    assert "(priced acme-1-2026-01-01 as acme-1 from EVALDSL_PRICES)" in shown.stdout
 
 
 def test_the_user_s_table_replaces_a_shipped_price(tmp_path: Path) -> None:

@@ -106,26 +106,29 @@ def _amount(n: object, what: str) -> float:
     return float(n)
 
 
-def _prices() -> tuple[dict[str, tuple[float, float]], dict[str, float], str | None]:
-    """The table `cost` prices by, its cache rates, and what is wrong with the user's table
-    when it cannot be used (then no model is priced)."""
+def _prices() -> tuple[
+    dict[str, tuple[float, float]], dict[str, float], frozenset[str], str | None
+]:
+    """The table `cost` prices by, its cache rates, the models the user's table priced, and
+    what is wrong with that table when it cannot be used (then no model is priced)."""
     models = {name: (float(p["input"]), float(p["output"])) for name, p in _TABLE["models"].items()}
     cache = {_CACHE_KEYS[k]: float(_TABLE["cache"][k]) for k in _CACHE_KEYS}
     path = os.environ.get(PRICES_VARIABLE)
     if not path:
-        return models, cache, None
+        return models, cache, frozenset(), None
     try:
         my_models, my_cache = read_user_table(path)
     except PriceTableError as error:
-        return {}, cache, str(error)
-    return models | my_models, cache | my_cache, None
+        return {}, cache, frozenset(), str(error)
+    return models | my_models, cache | my_cache, frozenset(my_models), None
 
 
 #: model family (or id) → (input, output) dollars per million tokens; prompt-cache tokens'
 #: price as a multiple of the input price, by the `cacheTokens` key of a response that
-#: counts them (5-minute writes, 1-hour writes, reads); and, when the user's table
-#: (`EVALDSL_PRICES`) cannot be used, why (then no model is priced).
-PRICES, CACHE_RATES, TABLE_PROBLEM = _prices()
+#: counts them (5-minute writes, 1-hour writes, reads); the models the user's table
+#: (`EVALDSL_PRICES`) priced; and, when that table cannot be used, why (then no model is
+#: priced).
+PRICES, CACHE_RATES, USER_MODELS, TABLE_PROBLEM = _prices()
 #: Where the shipped prices come from, and when they were taken.
 SOURCE: str = _TABLE["source"]
 DATE: str = _TABLE["date"]
@@ -186,3 +189,14 @@ def unpriced_hint(model: object) -> str:
         f"no price known for model {model!r}, so `cost` cannot be computed: name a price "
         f"table of your own in {PRICES_VARIABLE} (a JSON file: {SHAPE})"
     )
+
+
+def priced_as(model: str) -> str:
+    """How `inspect` says a priced model found its price: its family, the user's table.
+
+    >>> priced_as("gpt-4o-mini-2024-07-18")
+    'gpt-4o-mini-2024-07-18 as gpt-4o-mini'
+    """
+    key = model if model in PRICES else model_family(model)
+    said = model if key == model else f"{model} as {key}"
+    return f"{said} from {PRICES_VARIABLE}" if key in USER_MODELS else said

@@ -26,7 +26,7 @@ from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_
 from evaldsl.runs.heldcalls import held_said
 from evaldsl.runs.index import Needs, RunFacts, index_run, unnamed_call_error
 from evaldsl.runs.model import MISSING, Run, RunError
-from evaldsl.runs.prices import model_family, price_of, unpriced_hint
+from evaldsl.runs.prices import price_of, priced_as, unpriced_hint
 from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE, is_refusal, is_transcript
 
 ABRIDGE = 120  # characters of an answer or of arguments shown
@@ -196,11 +196,8 @@ def _note_said(output: Any, notes: list[str]) -> None:
 def _cost_note(unpriced: str | None, models: list[str]) -> str | None:
     if unpriced is not None:
         return f"{unpriced_hint(unpriced)} (`cost` is an error)"
-    priced = [
-        f"{m} as {model_family(m)}"
-        for m in models
-        if price_of(m) is not None and model_family(m) != m
-    ]
+    # (a model priced under its own id from the shipped table goes without saying)
+    priced = [said for m in models if price_of(m) is not None and (said := priced_as(m)) != m]
     return ("priced " + ", ".join(priced)) if priced else None
 
 
