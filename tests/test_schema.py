@@ -22,6 +22,7 @@ import yaml
 import evaldsl.suites.schema
 from evaldsl.suites.objects import CYCGRAPH_FIELDS, TRACEPLAY_FIELDS, Place, object_to_dsl
 from evaldsl.suites.schema import SCHEMA_FILE, schema_command, schema_text, suite_schema
+from evaldsl.suites.yaml12 import compose, construct
 from evaldsl.suites.yamlfile import CASE_KEYS, SUITE_KEYS, yaml_draft
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -370,3 +371,70 @@ def test_failing_example_fails_where_the_loader_does(validator: Any) -> None:
     flagged = [list(e.absolute_path) for e in errors_of(validator, yaml.safe_load(text))]
     assert flagged == [["cases", 0, "assertions", i] for i in range(3)]
     assert {"E505", "E506", "E508"} <= loader_codes(text, path)
+
+
+# Suite and case fields both see the same way: valid for the schema exactly when the loader
+# reads them without an E5xx error. A duration is written as the grammar writes one.
+FIELD_AGREEMENT: list[tuple[str, bool]] = [
+    ('timeout: "1e3s"', False),  # `float` reads it; the grammar has no exponent
+    ('timeout: "1_000s"', False),
+    ('timeout: ".5s"', False),
+    ('timeout: "1.s"', False),
+    ('timeout: "1 s"', False),
+    ('timeout: "1.5m"', True),
+    ('timeout: " 30s "', True),
+    ("timeout: 1e3", True),  # a YAML number is seconds
+    ("name: 5", True),  # its text as written: "5"
+    ("name: 1.50", True),
+    ('name: ""', False),
+    ("name:", False),
+    ("name: true", False),
+    ("name: [a]", False),
+    ('name: "c"', True),
+]
+
+
+@pytest.mark.parametrize(("field", "valid"), FIELD_AGREEMENT, ids=[f for f, _ in FIELD_AGREEMENT])
+def test_schema_agrees_with_check_on_case_fields(
+    validator: Any, tmp_path: Path, field: str, valid: bool
+) -> None:
+    text = f"cases:\n  - cassette: c.jsonl\n    expect: steps < 3\n    {field}\n"
+    path = tmp_path / "s.yaml"
+    errors = {c for c in loader_codes(text, path) if c.startswith("E5")}
+    assert (not errors) == valid, errors
+    # read as YAML 1.2, as the loader and yaml-language-server read it (`1e3` is a number)
+    assert validator.is_valid(construct(compose(text))) == valid
+
+
+@pytest.mark.parametrize(
+    ("field", "valid"),
+    [
+        ("tools: [a, b]", True),
+        ('tools: [a, ""]', False),
+        ('nodes: [""]', False),
+        ("tools: [a, 3]", False),
+    ],
+)
+def test_schema_agrees_with_check_on_suite_fields(
+    validator: Any, tmp_path: Path, field: str, valid: bool
+) -> None:
+    text = f"{field}\ncases: []\n"
+    errors = {c for c in loader_codes(text, tmp_path / "s.yaml") if c.startswith("E5")}
+    assert (not errors) == valid, errors
+    # read as YAML 1.2, as the loader and yaml-language-server read it (`1e3` is a number)
+    assert validator.is_valid(construct(compose(text))) == valid
+
+
+def test_check_says_where_a_duration_or_a_name_is_wrong(tmp_path: Path) -> None:
+    text = (
+        'tools: [a, ""]\ncases:\n  - name: ""\n    cassette: c.jsonl\n'
+        '    expect: steps < 3\n    timeout: "1e3s"\n'
+    )
+    draft = yaml_draft(text, str(tmp_path / "s.yaml"))
+    found = [*draft.diagnostics, *(d for c in draft.cases for d in c.diagnostics)]
+    said = sorted((d.code, d.line, d.column, d.message) for d in found)
+    assert said == [
+        ("E507", 1, 12, "`tools` holds an empty name"),
+        ("E507", 3, 11, "`name` is empty"),
+        ("E507", 6, 14, "`timeout` is a duration such as 30s (or seconds)"),
+    ]

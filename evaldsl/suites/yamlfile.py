@@ -23,7 +23,6 @@ when inside one, else the suite's.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import json
 from collections.abc import Collection
 from functools import partial
@@ -56,7 +55,7 @@ from evaldsl.suites.yamltraps import (
     strict_loads,
     yaml_error,
 )
-from evaldsl.syntax.literals import parse_duration
+from evaldsl.syntax.literals import duration_text
 from evaldsl.syntax.parser import parse
 
 SUITE_KEYS = {
@@ -302,7 +301,16 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return frozenset(value)
+            if "" not in value:
+                return frozenset(value)
+            # (an empty name declares nothing a call could have: a slip, as the schema says)
+            node = top[name][1]
+            items = node.value if isinstance(node, yaml.SequenceNode) else [node]
+            empty = next((n for n in items if doc.value(n) == ""), node)
+            diags.append(
+                doc.error(empty, "E507", f"`{name}` holds an empty name", "remove it or name one")
+            )
+            return None
         diags.append(doc.error(top[name][1], "E507", f"`{name}` must be a list of names"))
         return None
 
@@ -457,11 +465,15 @@ def _timeout(
     if bare:
         seconds = float(value)
     elif isinstance(value, str):
-        with contextlib.suppress(KeyError, ValueError):  # not a duration: said below
-            seconds = parse_duration(value.strip())
+        seconds = duration_text(value.strip())  # as the grammar reads one: `1e3s` is not
     if seconds is None:
         diags.append(
-            doc.error(entry[1], "E507", "`timeout` is a duration such as 30s (or seconds)")
+            doc.error(
+                entry[1],
+                "E507",
+                "`timeout` is a duration such as 30s (or seconds)",
+                "write digits and a unit: 30s, 500ms, 1.5m, 1h (no exponent)",
+            )
         )
         return None
     problem = timeout_problem(seconds)
@@ -583,11 +595,15 @@ def _case(
     if "name" in fields:
         name_node = fields["name"][1]
         name_value = doc.value(name_node)
-        if isinstance(name_value, str):
-            name = name_value or name
-        elif isinstance(name_node, yaml.ScalarNode) and name_value is not None:
-            name = str(name_node.value)  # `name: 42` is "42", as written
-        elif name_value is not None:
+        if isinstance(name_value, str) and name_value:
+            name = name_value
+        elif isinstance(name_value, (int, float)) and not isinstance(name_value, bool):
+            name = str(name_node.value)  # `name: 42` is "42", as written (the schema agrees)
+        elif name_value in ("", None):
+            # (`case #N` in its place hid a name left out by mistake; no `name:` gives it)
+            hint = 'write the name, or remove `name:` for "case #N"'
+            own.append(doc.error(name_node, "E507", "`name` is empty", hint))
+        else:
             own.append(doc.error(name_node, "E507", "`name` must be text", 'name: "…"'))
 
     def path_of(key: str) -> tuple[str | None, yaml.Node | None]:

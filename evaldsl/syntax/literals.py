@@ -14,6 +14,9 @@ from evaldsl.cache.regexes import regex
 from evaldsl.language.jsjson import has_surrogate, joined_surrogates
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+#: A duration as the grammar's DURATION token writes it: digits, an optional fraction, a
+#: unit; no exponent, no `_`, no inner space (each of which `float` would take)
+_DURATION_TEXT = regex(r"-?\d+(?:\.\d+)?(?:ms|s|m|h)")
 _SINGLE_ESCAPES = regex(r"\\'|\\.|\"")
 
 
@@ -45,6 +48,17 @@ def parse_duration(text: str) -> float:
     number = text.rstrip("smh")
     unit = text[len(number) :]
     return float(number) * _UNITS[unit]
+
+
+def duration_text(text: str) -> float | None:
+    """Seconds in text written as a duration literal, or `None` when the grammar would not
+    read it as one (`1e3s`, `1_000s`, `.5s`): for durations read outside the grammar, such
+    as a YAML suite's `timeout:`, so they take what a `.eval` file takes.
+
+    >>> duration_text("1.5m"), duration_text("1e3s")
+    (90.0, None)
+    """
+    return parse_duration(text) if _DURATION_TEXT.fullmatch(text) else None
 
 
 def parse_number(text: str) -> int | float:
