@@ -295,6 +295,16 @@ def test_the_command_text_json_and_fail_under() -> None:
     assert "research pipeline completes" not in only.stdout and "9 of 17" in only.stdout
 
 
+def test_a_k_pattern_that_matches_no_case_is_said_as_run_says_it() -> None:
+    suite = "examples/research/research.eval"
+    mutated = run_evaldsl("mutate", suite, "-k", "nothing-like-this")
+    ran = run_evaldsl("run", "--no-history", suite, "-k", "nothing-like-this")
+    said = "-k 'nothing-like-this' matches none of the 2 cases"
+    assert f"no case ran: {said}" in ran.stderr
+    assert f"nothing was mutated: {said}" in mutated.stderr
+    assert mutated.returncode == ran.returncode == 1
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

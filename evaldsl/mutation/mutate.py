@@ -32,7 +32,7 @@ from evaldsl.judge.protocol import Judge, JudgeOutcome
 from evaldsl.language.printable import visible
 from evaldsl.language.verdicts import Status, all_skipped
 from evaldsl.mutation.mutants import Mutant, MutantKind, mutants
-from evaldsl.runner.cases import selected
+from evaldsl.runner.cases import matched_none, selected
 from evaldsl.runner.produce import produce_run
 from evaldsl.runs.index import index_run
 from evaldsl.runs.model import Run, RunError
@@ -463,10 +463,13 @@ def mutate_command(
         print(f"evaldsl: {_judge_failed(report)}", file=err)
         return 1
     if report.score is None:
-        print(
-            "evaldsl: nothing was mutated: no selected case has a recorded run that passes",
-            file=err,
+        total = sum(len(s.cases) for s in suites)
+        why = (
+            matched_none(select, total)  # as `run -k` says it
+            if select and total and not any(s.cases for s in report.suites)
+            else "no selected case has a recorded run that passes"
         )
+        print(f"evaldsl: nothing was mutated: {why}", file=err)
         return 1
     if fail_under is not None and report.score < fail_under:
         print(

@@ -1,9 +1,10 @@
 """Which cases `-k` selects, and the judge plan of recorded cases.
 
-Takes compiled cases and their suites, and gives whether a `-k` pattern selects a case,
-and the judge calls the recorded cases would make (`plan_judge`). These are the parts of
-the runner that `evaldsl check` needs: this module does not load the machinery of
-running (worker processes, result records), which is imported for a live target only.
+Takes compiled cases and their suites, and gives whether a `-k` pattern selects a case
+(and what `run` and `mutate` say when it selects none), and the judge calls the recorded
+cases would make (`plan_judge`). These are the parts of the runner that `evaldsl check`
+needs: this module does not load the machinery of running (worker processes, result
+records), which is imported for a live target only.
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ def selected(suite: Suite, case: Case, pattern: str | None) -> bool:
     if not pattern:
         return True
     return selector(pattern)(f"{suite.name}::{case.name}".lower(), case.name.lower())
+
+
+def matched_none(pattern: str, total: int) -> str:
+    """What `run` and `mutate` say when `-k PATTERN` selects none of `total` cases.
+
+    >>> matched_none("zzz", 5)
+    "-k 'zzz' matches none of the 5 cases"
+    """
+    return f"-k {pattern!r} matches none of the {total} case{'s' if total != 1 else ''}"
 
 
 @attrs.frozen

@@ -433,7 +433,9 @@ def _nothing_ran(args: argparse.Namespace, total: int, report: Report) -> str:
     or checked gave none, or its suites have none. (The report's suites, not the loaded
     ones: with `-j` a suite's problems are known once its workers checked it.)"""
     if args.select and total:
-        return f"-k {args.select!r} matches none of the {total} case{'s' if total != 1 else ''}"
+        from evaldsl.runner.cases import matched_none
+
+        return matched_none(args.select, total)
     broken = [s for s in report.suites if s.errors and not s.cases]
     if broken:
         first = broken[0].errors[0]
