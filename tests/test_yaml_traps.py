@@ -4,10 +4,13 @@ it, never PyYAML's words nor a contradicting warning."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.suites.yamlfile import yaml_draft
+from tests.clitools import run_evaldsl
 
 CASE = "suite: s\ncases:\n  - name: c\n    cassette: c.jsonl\n"
 
@@ -218,3 +221,51 @@ def test_strict_json_still_reads_a_json_suite_with_positions() -> None:
     text = '{"suite": "j", "cases": [{"name": "c", "cassette": "c.jsonl",\n "expect": "x"}]}'
     [diag] = found("s.json", text)
     assert (diag.line, diag.column, diag.code) == (2, 13, "E101")
+
+
+# The line shown under a diagnostic is the line its place counts: `str.splitlines` also
+# ends a line at \x0c and U+0085, and showed the line after it (or a cut one).
+@pytest.mark.parametrize(
+    ("name", "text", "line", "shown"),
+    [
+        (  # a form feed in a comment: the reader refuses it, at its own line
+            "s.yaml",
+            "suite: s\n# a\x85b\ntools: [t]\n#\x0c\ncases: []\n",
+            4,
+            "#\x0c",
+        ),
+        ("s.yaml", "suite: s\n# note\x0c here\ncases: []\n", 2, "# note\x0c here"),
+        (  # after a U+0085 in a comment (a YAML 1.1 line break, not an editor's)
+            "s.yaml",
+            "suite: s\n# a\x85b\ncases:\n  - name: c\n    casette: c.jsonl\n",
+            2,
+            "# a\x85b",
+        ),
+        (  # JSON counts \n; a lone \r is an editor's line break
+            "s.json",
+            '{"suite": "s\x85",\r"cases": [],}\n',
+            2,
+            '"cases": [],}',
+        ),
+    ],
+)
+def test_the_line_shown_is_the_line_of_the_place(
+    name: str, text: str, line: int, shown: str
+) -> None:
+    (d, *_) = found(name, text)
+    assert (d.code, d.line) == ("E504", line)
+    assert d.source_line == shown
+
+
+def test_a_form_feed_before_a_faulty_line_shows_that_line(tmp_path: Path) -> None:
+    """A raw form feed in a `.eval` comment: the file's lines are counted at \\n, and the
+    line a syntax error is on decides whether its case also "has no source" (E503)."""
+    evalfile = tmp_path / "s.eval"
+    evalfile.write_text(
+        'suite "s"\n# a form\x0cfeed\ncase "c"\n  cassette "c.jsonl" ((\n  steps < 3\n',
+        encoding="utf-8",
+    )
+    result = run_evaldsl("check", str(evalfile))
+    # the syntax error of the source line is the one error: no "case has no source" too
+    assert "E101" in result.stdout and "E503" not in result.stdout, result.stdout
+    assert "4 |   cassette" in result.stdout

@@ -31,6 +31,7 @@ from evaldsl.suites.model import Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
 from evaldsl.suites.yaml12 import compose, construct, fields, problems
 from evaldsl.suites.yamlguard import check_yaml
+from evaldsl.suites.yamlplaces import yaml_lines
 from evaldsl.syntax.parser import parse
 
 ROW_KEYS = DATASET_ROW_KEYS
@@ -71,7 +72,7 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         ]
     except UnicodeDecodeError:
         return [], [Diagnostic.in_file(shown, "E504", "dataset is not UTF-8 text")]
-    lines = text.splitlines()
+    lines = yaml_lines(text)  # numbered as PyYAML's marks number them
     # No problem of the file itself quotes a line of it: the path may name any file (a key,
     # a password file), and messages end up in CI logs.
     try:

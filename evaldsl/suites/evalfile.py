@@ -91,7 +91,7 @@ def read_eval(
         # that line's own error says what is wrong with it
         syntax = [d for d in diags if d.code.startswith("E1")]
         if syntax:
-            lines = text.splitlines() if lines is None else lines
+            lines = text.split("\n") if lines is None else lines  # as it is parsed
             if any(_source_line(lines, d.line) for d in syntax):
                 diags = [d for d in diags if not (d.code == "E503" and _NO_SOURCE in d.message)]
         per_case[i] = diags

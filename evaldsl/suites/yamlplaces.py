@@ -3,7 +3,8 @@
 Takes the file's text and a composed scalar node and gives `runs`: `(offset, line,
 column)` triples, sorted by offset, saying that the value's characters from `offset` on
 are written from that 1-based line and column of the file, one column each, until the
-next run; the last run is the place just after the value (for the end of a span).
+next run; the last run is the place just after the value (for the end of a span); and
+`yaml_lines`, the file's lines as the marks number them.
 Every style is read as PyYAML's scanner reads it: plain scalars over several lines,
 single quotes with `''`, double quotes with every escape (a character made by an escape
 is at the escape's backslash), literal and folded blocks with their indentation and
@@ -50,6 +51,18 @@ _ESCAPES = {
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 
 Place = tuple[int, int]
+
+
+def yaml_lines(text: str) -> list[str]:
+    """The text's lines as PyYAML's marks number them (a line ends at \\r\\n, \\r, \\n,
+    U+0085, U+2028 or U+2029), for showing the line a mark is on. Not `str.splitlines`,
+    which also ends one at \\x0b, \\x0c and \\x1c-\\x1e: the line shown under a
+    diagnostic after one of those was another line than the one it is about.
+
+    >>> yaml_lines("a\\x0cb\\r\\nc\\x85d")
+    ['a\\x0cb', 'c', 'd']
+    """
+    return _BREAK.split(text)
 
 
 def line_starts(text: str) -> list[int]:

@@ -24,11 +24,25 @@ import unicodedata
 
 import yaml
 
+from evaldsl.cache.regexes import regex
+
 Trap = tuple[int, int, str, str | None]  # line, column, message, hint
+_EDITOR_BREAK = regex("\r\n|\r|\n")
+
+
+def editor_lines(text: str) -> list[str]:
+    """The text's lines as an editor ends them (at \\r\\n, \\r or \\n), as the places
+    of the traps below are counted (`str.splitlines` also ends one at \\x0c or U+0085,
+    and the line shown for a trap after one was another).
+
+    >>> editor_lines("a\\x0cb\\x85c\\r\\nd")
+    ['a\\x0cb\\x85c', 'd']
+    """
+    return _EDITOR_BREAK.split(text)
 
 
 def _line(text: str, line: int) -> str:
-    lines = text.splitlines()
+    lines = editor_lines(text)
     return lines[line - 1] if 1 <= line <= len(lines) else ""
 
 
@@ -61,7 +75,7 @@ def _yaml11_break(text: str, before: int) -> Trap | None:
 
 def _place(text: str, at: int) -> tuple[int, int]:
     """The line and column (1-based) of character `at`, lines ending as an editor ends them."""
-    head = re.split("\r\n|\r|\n", text[:at])
+    head = _EDITOR_BREAK.split(text[:at])
     return len(head), len(head[-1]) + 1
 
 
@@ -119,7 +133,7 @@ def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
             "remove the `---` line; put another suite in a file of its own",
         )
     if "mapping values are not allowed" in problem:
-        above = next((t for t in reversed(text.splitlines()[: line - 1]) if t.strip()), "")
+        above = next((t for t in reversed(editor_lines(text)[: line - 1]) if t.strip()), "")
         key = len(above) - len(above.lstrip(" -"))  # where the key above starts
         if _indent(here) > key and ":" in above:
             name = above[key:].split(":", 1)[0]
@@ -215,16 +229,14 @@ def json_error(err: json.JSONDecodeError) -> Trap:
     text, at = err.doc, err.pos
     ch = text[at : at + 1]
     before = text[:at].rstrip()
-    place = (err.lineno, err.colno)
+    place = _place(text, at)  # (json's lineno counts \n only: a lone \r is a line break too)
     if ch in ("/", "#"):
         message, hint = "JSON has no comments", "remove it, or write the suite as YAML (.yaml)"
     elif ch == "'":
         message = "a JSON string is written in double quotes"
         hint = "write \"…\" for '…'"
     elif ch in ("]", "}") and before.endswith(","):
-        comma = len(before) - 1
-        line = text.count("\n", 0, comma) + 1
-        place = (line, comma - (text.rfind("\n", 0, comma) + 1) + 1)
+        place = _place(text, len(before) - 1)
         message, hint = "JSON allows no comma after the last item", "remove the comma"
     elif err.msg.endswith(" is no JSON value"):
         message = f"`{err.msg.split()[0]}` is not a JSON number"
