@@ -92,6 +92,25 @@ def test_an_inspect_log_with_two_samples_gives_two_summaries() -> None:
     assert (de["sample"], de["last_answer"], de["input_tokens"]) == ("de", "Berlin", 12)
 
 
+def test_a_sample_of_no_id_is_named_by_its_place_in_the_log(tmp_path: Path) -> None:
+    """A sample whose `id` is null (or not given) was `[sample None]` and a case
+    `[None]`: a name it does not have. It is its place in the log's samples, from 1."""
+    log = json.loads(
+        (ROOT / "tests" / "data" / "formats" / "inspect-two-samples.json").read_text("utf-8")
+    )
+    log["samples"][1]["id"] = None
+    del log["samples"][0]["id"]
+    (tmp_path / "log.json").write_text(json.dumps(log), encoding="utf-8")
+    shown = run_evaldsl("inspect", str(tmp_path / "log.json"))
+    assert "[sample #1]" in shown.stdout and "[sample #2]" in shown.stdout
+    assert "None" not in shown.stdout
+    suite = tmp_path / "s.eval"
+    suite.write_text('case "c"\n  cassette "log.json"\n  steps >= 1\n', encoding="utf-8")
+    ran = run_evaldsl("run", "--no-history", str(suite))
+    assert ran.returncode == 0, ran.stderr
+    assert "c [#1]" in ran.stdout and "c [#2]" in ran.stdout and "None" not in ran.stdout
+
+
 def test_unreadable_traces_exit_non_zero_with_a_message(tmp_path: Path) -> None:
     spans = tmp_path / "spans.jsonl"
     spans.write_text('{"name": "x", "span_kind": "LLM"}\n{"name": "y"}\n', encoding="utf-8")

@@ -80,8 +80,17 @@ def is_eval_log(d: Any) -> bool:
 
 def sample_ids(log: dict[str, Any]) -> list[str]:
     """The ids of a log's samples, as text (`1`, `"q-7"`), epochs after the first marked
-    `id@epoch`."""
-    return [_sample_key(sample) for sample in _samples(log)]
+    `id@epoch`; a sample of no id (`null`, or none given) by its place in the log's
+    `samples`, from 1 (`#3`), as `each` rows and unnamed cases are numbered.
+
+    >>> sample_ids({"samples": [{"id": "a"}, {"id": None}, {"id": 1, "epoch": 2}]})
+    ['#2', 'a', '1@2']
+    """
+    samples = _samples(log)
+    if not samples:
+        return []
+    place = {id(sample): n for n, sample in enumerate(log["samples"], 1)}
+    return [_sample_key(sample, place[id(sample)]) for sample in samples]
 
 
 def _samples(log: dict[str, Any]) -> list[dict[str, Any]]:
@@ -112,8 +121,9 @@ def sample_order(sample: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def _sample_key(sample: dict[str, Any]) -> str:
-    key = str(sample.get("id"))
+def _sample_key(sample: dict[str, Any], place: int) -> str:
+    sid = sample.get("id")
+    key = f"#{place}" if sid is None else str(sid)  # (never "None", a name it does not have)
     epoch = sample.get("epoch", 1)
     return key if epoch in (1, None) else f"{key}@{epoch}"
 
