@@ -970,6 +970,15 @@ def test_dataset_rows_that_expect_nothing_are_w504(tmp_path: Path) -> None:
         ("W504", 1, 'case "rows" has no assertions and 2 of the 3 rows of its dataset expect '
          'nothing ("row 1", "row 2"): those cases always pass'),
     ]  # fmt: skip
+    # a row with an error does not run, so it is not among those that always pass
+    errored = _dataset_suite(
+        tmp_path, '[{"input": 1}, 5, {"input": 2, "expectedBehavior": {"guardEvaluated": "yes"}}]'
+    )
+    assert [m for c, _, m in _codes(errored) if c == "W504"] == [
+        'case "rows" has no assertions and 1 of the 3 rows of its dataset expect nothing '
+        '("row 1"): those cases always pass'
+    ]
+    assert [c for c, _, _ in _codes(_dataset_suite(tmp_path, "[5]"))] == ["E507"]  # no W504
     every = _dataset_suite(tmp_path, '[{"input": 1}]')
     assert [m for _, _, m in _codes(every)] == [
         'case "rows" has no assertions and no row of its dataset expects anything ("row 1"): '

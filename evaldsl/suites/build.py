@@ -323,7 +323,14 @@ def _expand(
         if not rows and not problems:
             diags.append(_expands_to_none(case, "its dataset has no rows"))
             return []
-        idle = [row.name for row in rows if row.snippet is None or not row.snippet.exprs]
+        # (a row with an error does not run, so it is no case that always passes: its
+        # error says what is wrong, not W504)
+        idle = [
+            row.name
+            for row in rows
+            if (row.snippet is None or not row.snippet.exprs)
+            and not any(d.is_error for d in row.diagnostics)
+        ]
         if idle and not draft.header and not any(s.exprs for s in case.snippets):
             diags.append(_checks_nothing(case, idle, len(rows)))
         # the file's problems are every row's (and the case's when no row was read): a
