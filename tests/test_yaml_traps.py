@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.suites.yaml12 import compose, construct
 from evaldsl.suites.yamlfile import yaml_draft
 from tests.clitools import run_evaldsl
 
@@ -64,15 +65,6 @@ def found(name: str, text: str) -> list[Diagnostic]:
             47,
             "YAML read this item as a mapping",
             "quote the item: 'answer matches /a/ and answer contains: x'",
-        ),
-        (  # a raw U+2028 in a plain value: PyYAML (YAML 1.1) breaks the line there, and
-            # its error fell on the next case's line, as it counts lines
-            "s.yaml",
-            CASE + '    expect: answer contains "a\u2028b"\n  - name: d\n    cassette: c.jsonl\n',
-            5,
-            31,
-            "a raw U+2028 (LINE SEPARATOR): the YAML reader takes it for a line break",
-            'write it as an escape in a double-quoted string: "\\u2028"',
         ),
         (
             "s.yaml",
@@ -235,12 +227,6 @@ def test_strict_json_still_reads_a_json_suite_with_positions() -> None:
             "#\x0c",
         ),
         ("s.yaml", "suite: s\n# note\x0c here\ncases: []\n", 2, "# note\x0c here"),
-        (  # after a U+0085 in a comment (a YAML 1.1 line break, not an editor's)
-            "s.yaml",
-            "suite: s\n# a\x85b\ncases:\n  - name: c\n    casette: c.jsonl\n",
-            2,
-            "# a\x85b",
-        ),
         (  # JSON counts \n; a lone \r is an editor's line break
             "s.json",
             '{"suite": "s\x85",\r"cases": [],}\n',
@@ -255,6 +241,36 @@ def test_the_line_shown_is_the_line_of_the_place(
     (d, *_) = found(name, text)
     assert (d.code, d.line) == ("E504", line)
     assert d.source_line == shown
+
+
+@pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029"])
+def test_a_yaml_1_1_line_break_is_a_character_as_yaml_1_2_reads_it(separator: str) -> None:
+    """PyYAML (YAML 1.1) ends a line at a raw U+0085, U+2028 or U+2029; YAML 1.2 (the npm
+    `yaml` traceplay reads suites with), JSON and editors do not. A comment holding one
+    was cut there and its rest read as YAML (an error: "could not find expected ':'"), a
+    plain value lost it, and every place after it was a line lower than the editor's."""
+    text = (
+        f"suite: s  # a{separator}b: c\n"
+        f"cases:\n"
+        f'  - name: "x{separator}y"\n'
+        f"    cassette: c.jsonl\n"
+        f'    expect: answer contains "a{separator}b"\n'
+        f"    casette: c.jsonl\n"
+    )
+    draft = yaml_draft(text, "s.yaml")
+    (case,) = draft.cases
+    assert case.name == f"x{separator}y"
+    assert case.snippets[0].source.text == f'answer contains "a{separator}b"'
+    (d,) = found("s.yaml", text)
+    assert (d.code, d.line, d.column) == ("E508", 6, 5)
+    assert d.source_line == "    casette: c.jsonl"
+
+
+def test_a_stand_in_is_no_character_a_scalar_can_hold() -> None:
+    """A YAML 1.1 line break is read through a Private Use character the text holds
+    neither written nor as an escape: `\\ue000` in a value stays U+E000."""
+    text = 'a: "\\ue000\u2028\\uE001\\U0000e002"\nb: \ue003\u2029\n'
+    assert construct(compose(text)) == {"a": "\ue000\u2028\ue001\ue002", "b": "\ue003\u2029"}
 
 
 def test_a_form_feed_before_a_faulty_line_shows_that_line(tmp_path: Path) -> None:

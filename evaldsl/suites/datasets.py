@@ -72,7 +72,7 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
         ]
     except UnicodeDecodeError:
         return [], [Diagnostic.in_file(shown, "E504", "dataset is not UTF-8 text")]
-    lines = yaml_lines(text)  # numbered as PyYAML's marks number them
+    lines = yaml_lines(text)  # numbered as the marks of `compose` number them
     # No problem of the file itself quotes a line of it: the path may name any file (a key,
     # a password file), and messages end up in CI logs.
     try:

@@ -85,8 +85,20 @@ class _PyLoader(yaml.SafeLoader):
     yaml_implicit_resolvers = Loader.yaml_implicit_resolvers
 
 
+#: What PyYAML (YAML 1.1) and libyaml end a line at, and YAML 1.2, JSON, editors and the
+#: language server do not: NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
+YAML11_BREAKS = "\x85\u2028\u2029"
+
+
 def compose(text: str) -> yaml.Node | None:
     """The document's root node (None for an empty document); raises `yaml.YAMLError`.
+
+    A raw U+0085, U+2028 or U+2029 is a character, as YAML 1.2 reads it: PyYAML took it
+    for a line break, so a value holding one lost it (folded into a space) and every place
+    after it was a line further down than an editor shows it (a comment holding one was
+    cut, the rest read as YAML). Such a text is read with each of them written as a
+    character of the Private Use Area it does not hold (nor any escape of), one column
+    each, and the scalars read get their own characters back (`_shielded`).
 
     Escapes of UTF-16 surrogate halves (`"\\ud83d\\ude00"`, valid JSON) are read as
     the character the pair makes, and a lone half as U+FFFD, as recordings are read
@@ -95,6 +107,17 @@ def compose(text: str) -> yaml.Node | None:
     itself (an editor's buffer: no file holds one) cannot be given to libyaml at all;
     the Python reader refuses it at its place (`yaml.ReaderError`).
     """
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:
+        shielded, back = _shielded(text)
+        root = _compose(shielded)
+        for node in nodes(root):
+            if isinstance(node, yaml.ScalarNode):
+                node.value = node.value.translate(back)
+        return root
+    return _compose(text)
+
+
+def _compose(text: str) -> yaml.Node | None:
     try:
         return yaml.compose(text, Loader=Loader)
     except UnicodeEncodeError:
@@ -105,6 +128,23 @@ def compose(text: str) -> yaml.Node | None:
     root = yaml.compose(text, Loader=_PyLoader)
     _join_surrogates(root)
     return root
+
+
+def _shielded(text: str) -> tuple[str, dict[int, str]]:
+    """`text` with each raw YAML 1.1 line break written as a Private Use character, and the
+    table that gives a scalar read from it its own characters back. A stand-in is a
+    character the text holds neither written nor as an escape (its hex digits are nowhere
+    in the text), so nothing else in a scalar can be one."""
+    lowered = text.lower()
+    spare = (c for c in range(0xE000, 0xF900) if chr(c) not in text and f"{c:04x}" not in lowered)
+    forth: dict[int, int] = {}
+    back: dict[int, str] = {}
+    for ch in YAML11_BREAKS:
+        if ch in text:
+            stand_in = next(spare)
+            forth[ord(ch)] = stand_in
+            back[stand_in] = ch
+    return text.translate(forth), back
 
 
 def _join_surrogates(root: yaml.Node | None) -> None:

@@ -48,9 +48,7 @@ from evaldsl.suites.yaml12 import fields as node_fields
 from evaldsl.suites.yamlguard import YamlProblem, check_yaml
 from evaldsl.suites.yamlplaces import line_starts, scalar_runs, yaml_lines
 from evaldsl.suites.yamltraps import (
-    Trap,
     comment_cut,
-    editor_lines,
     json_error,
     misread_mapping,
     reader_error,
@@ -100,7 +98,7 @@ class _Doc:
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
-        self.lines = yaml_lines(text)  # numbered as PyYAML's marks number them
+        self.lines = yaml_lines(text)  # numbered as the marks of `compose` number them
         # where things are written, for editors (the draft's `layout`)
         self.texts: list[TextPlace] = []
         self.case_lines: list[tuple[int, int]] = []
@@ -221,15 +219,6 @@ def _invalid(
     return Place(doc.path, line, column, {}, doc.line_text).error(None, code, message, hint)
 
 
-def _unreadable(doc: _Doc, trap: Trap) -> Diagnostic:
-    """E504 for text the reader stopped at: its place counts lines as an editor does
-    (`yamltraps`), and so does the line shown under it."""
-    lines = editor_lines(doc.text)
-    line, column, message, hint = trap
-    shown = Place(doc.path, line, column, {}, lambda n: lines[n - 1] if n <= len(lines) else "")
-    return shown.error(None, "E504", message, hint)
-
-
 def yaml_draft(text: str, path: str) -> SuiteDraft:
     """Read a YAML or JSON suite into a draft; problems become diagnostics, never raises."""
     p = Path(path)
@@ -243,11 +232,11 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
             strict_loads(text.removeprefix("\ufeff"))
         root = compose(text)
     except json.JSONDecodeError as err:
-        return attrs.evolve(empty, diagnostics=(_unreadable(doc, json_error(err)),))
+        return attrs.evolve(empty, diagnostics=(_invalid(doc, *json_error(err)),))
     except yaml.MarkedYAMLError as err:
-        return attrs.evolve(empty, diagnostics=(_unreadable(doc, yaml_error(err, text, path)),))
+        return attrs.evolve(empty, diagnostics=(_invalid(doc, *yaml_error(err, text, path)),))
     except yaml.reader.ReaderError as err:
-        return attrs.evolve(empty, diagnostics=(_unreadable(doc, reader_error(err, text)),))
+        return attrs.evolve(empty, diagnostics=(_invalid(doc, *reader_error(err, text)),))
     except yaml.YAMLError as err:
         return attrs.evolve(
             empty, diagnostics=(Diagnostic.in_file(path, "E504", f"invalid YAML: {err}"),)

@@ -26,8 +26,10 @@ from collections.abc import Sequence
 
 import yaml
 
-_BREAKS = "\r\n\x85\u2028\u2029"
-_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+#: Where a line ends, as `yaml12.compose` reads YAML (1.2): U+0085, U+2028 and U+2029 are
+#: characters there, not the line breaks PyYAML takes them for.
+_BREAKS = "\r\n"
+_BREAK = re.compile("\r\n|[\r\n]")
 _ESCAPES = {
     "0": "\0",
     "a": "\x07",
@@ -54,13 +56,14 @@ Place = tuple[int, int]
 
 
 def yaml_lines(text: str) -> list[str]:
-    """The text's lines as PyYAML's marks number them (a line ends at \\r\\n, \\r, \\n,
-    U+0085, U+2028 or U+2029), for showing the line a mark is on. Not `str.splitlines`,
-    which also ends one at \\x0b, \\x0c and \\x1c-\\x1e: the line shown under a
-    diagnostic after one of those was another line than the one it is about.
+    """The text's lines as the marks of `yaml12.compose` number them (a line ends at
+    \\r\\n, \\r or \\n, as an editor ends it), for showing the line a mark is on. Not
+    `str.splitlines`, which also ends one at \\x0b, \\x0c, \\x1c-\\x1e, U+0085,
+    U+2028 and U+2029: the line shown under a diagnostic after one of those was another
+    line than the one it is about.
 
     >>> yaml_lines("a\\x0cb\\r\\nc\\x85d")
-    ['a\\x0cb', 'c', 'd']
+    ['a\\x0cb', 'c\\x85d']
     """
     return _BREAK.split(text)
 

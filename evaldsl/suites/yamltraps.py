@@ -24,25 +24,13 @@ import unicodedata
 
 import yaml
 
-from evaldsl.cache.regexes import regex
+from evaldsl.suites.yamlplaces import yaml_lines
 
 Trap = tuple[int, int, str, str | None]  # line, column, message, hint
-_EDITOR_BREAK = regex("\r\n|\r|\n")
-
-
-def editor_lines(text: str) -> list[str]:
-    """The text's lines as an editor ends them (at \\r\\n, \\r or \\n), as the places
-    of the traps below are counted (`str.splitlines` also ends one at \\x0c or U+0085,
-    and the line shown for a trap after one was another).
-
-    >>> editor_lines("a\\x0cb\\x85c\\r\\nd")
-    ['a\\x0cb\\x85c', 'd']
-    """
-    return _EDITOR_BREAK.split(text)
 
 
 def _line(text: str, line: int) -> str:
-    lines = editor_lines(text)
+    lines = yaml_lines(text)
     return lines[line - 1] if 1 <= line <= len(lines) else ""
 
 
@@ -50,32 +38,9 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-#: What PyYAML (YAML 1.1) reads as a line break and YAML 1.2, editors and evaldsl do not.
-_YAML11_BREAKS = re.compile("[\x85\u2028\u2029]")
-
-
-def _yaml11_break(text: str, before: int) -> Trap | None:
-    """The first raw U+0085, U+2028 or U+2029 before PyYAML's error at `before`: the cause
-    of an error that makes no sense at the place PyYAML gives (whose lines count it as a
-    line break, an editor's do not), said at the character's own place."""
-    found = _YAML11_BREAKS.search(text, 0, before + 1)
-    if found is None:
-        return None
-    line, column = _place(text, found.start())
-    name = {"\x85": "NEXT LINE", "\u2028": "LINE SEPARATOR", "\u2029": "PARAGRAPH SEPARATOR"}
-    char = found.group()
-    return (
-        line,
-        column,
-        f"a raw U+{ord(char):04X} ({name[char]}): the YAML reader takes it for a line break "
-        "(YAML 1.1), so the lines after it do not read as written",
-        f'write it as an escape in a double-quoted string: "\\u{ord(char):04x}"',
-    )
-
-
 def _place(text: str, at: int) -> tuple[int, int]:
     """The line and column (1-based) of character `at`, lines ending as an editor ends them."""
-    head = _EDITOR_BREAK.split(text[:at])
+    head = yaml_lines(text[:at])
     return len(head), len(head[-1]) + 1
 
 
@@ -105,9 +70,6 @@ def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
     line = mark.line + 1 if mark else 1
     column = mark.column + 1 if mark else 1
     problem = str(err.problem or err)
-    broken = _yaml11_break(text, mark.index if mark else len(text))
-    if broken is not None:
-        return broken
     here = _line(text, line)
     ch = here[column - 1 : column]
     what = "JSON" if path.lower().endswith(".json") else "YAML"
@@ -133,7 +95,7 @@ def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
             "remove the `---` line; put another suite in a file of its own",
         )
     if "mapping values are not allowed" in problem:
-        above = next((t for t in reversed(editor_lines(text)[: line - 1]) if t.strip()), "")
+        above = next((t for t in reversed(yaml_lines(text)[: line - 1]) if t.strip()), "")
         key = len(above) - len(above.lstrip(" -"))  # where the key above starts
         if _indent(here) > key and ":" in above:
             name = above[key:].split(":", 1)[0]
