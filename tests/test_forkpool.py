@@ -8,10 +8,12 @@ import io
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from evaldsl.runner import forkpool
 from evaldsl.runner.forkpool import part, run_forked
 from evaldsl.runner.results import CaseResult
 
@@ -135,3 +137,42 @@ def test_what_cases_print_is_written_once(
     buffered.close()
     out = capfd.readouterr().out.splitlines()
     assert sorted(out) == sorted(["parent's line", *(f"printed by case {k}" for k in range(6))])
+
+
+def _interrupted_run(tmp_path: Path, stopping: object) -> None:
+    """Two workers, the parent stopped (Ctrl-C) by the first result while the other
+    worker runs its case (its pid in `tmp_path / "running"`)."""
+    running = tmp_path / "running"
+
+    def run_case(position: int) -> CaseResult:
+        if position == 1:
+            running.with_suffix(".tmp").write_text(str(os.getpid()))
+            running.with_suffix(".tmp").rename(running)
+            time.sleep(60)
+        deadline = time.monotonic() + 30
+        while not running.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return _result(position)
+
+    def arrived(position: int, result: CaseResult) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_forked([0, 1], 2, run_case, lambda: None, arrived, _crash, None, stopping)  # type: ignore[arg-type]
+
+
+def test_a_stopped_parent_asks_its_workers_to_end_what_they_started(tmp_path: Path) -> None:
+    def stopping() -> None:  # in the worker, from the signal's handler
+        (tmp_path / f"stopped {os.getpid()}").touch()
+
+    _interrupted_run(tmp_path, stopping)
+    assert (tmp_path / f"stopped {(tmp_path / 'running').read_text()}").exists()
+
+
+def test_a_worker_that_does_not_end_when_asked_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forkpool, "STOP_GRACE", 0.2)
+    _interrupted_run(tmp_path, lambda: time.sleep(60))  # (killed: the test ends)
+    worker = int((tmp_path / "running").read_text())
+    assert not Path(f"/proc/{worker}").exists()  # killed and reaped

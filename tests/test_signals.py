@@ -180,3 +180,55 @@ def test_sigterm_is_the_parent_s_to_handle_in_a_j_worker(tmp_path: Path) -> None
         os.kill(int(worker), signal.SIGTERM)
     assert command.process.wait(timeout=60) == 0, command.out.read_text()
     assert "4 passed" in command.out.read_text()
+
+
+#: A live target that starts a child process of its own (its pid written to a file once
+#: started), then waits for it: 30 s.
+SPAWNER = """\
+import os, subprocess
+def answer(input):
+    child = subprocess.Popen(["sleep", "30"])
+    with open(f"pid{input['i']}.tmp", "w") as out:
+        out.write(str(child.pid))
+    os.rename(f"pid{input['i']}.tmp", f"pid{input['i']}.txt")  # whole, once there
+    child.wait()
+    return "done"
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists and has not ended (a zombie has: its parent died with
+    it, and init reaps it in its own time)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_stopped_run_leaves_no_child_of_a_live_target_running(
+    tmp_path: Path, jobs: str, number: int
+) -> None:
+    # the targets' process groups are killed, as a timeout kills them: with -j by each
+    # worker, which its stopped parent asks to (killing the worker alone left them)
+    (tmp_path / "agent.py").write_text(SPAWNER)
+    (tmp_path / "spawn.eval").write_text(
+        'case "row {{i}}"\n  run agent:answer\n  input {i: "{{i}}"}\n'
+        '  each [{i: 0}, {i: 1}]\n  answer contains "done"\n'
+    )
+    command = Command(tmp_path, "run", "spawn.eval", "--no-history", "-j", jobs)
+    files = [tmp_path / f"pid{i}.txt" for i in range(int(jobs))]  # (serially: one at once)
+    command.once(lambda: all(f.exists() for f in files))
+    children = [int(f.read_text()) for f in files]
+    assert all(_running(pid) for pid in children)
+    command.stop(number)
+    assert command.process.returncode == 128 + number, command.err.read_text()
+    deadline = time.monotonic() + 20
+    while any(_running(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in children if _running(pid)]
+    for pid in left:  # (not left behind by a failing test either)
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"the targets' child processes {left} outlived the run"

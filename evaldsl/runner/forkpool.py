@@ -24,18 +24,22 @@ arrives. How, and why:
   running a crash that says how it died, the other workers go on with the rest, and a
   case no worker was left to run is a crash too.
 - The workers ignore Ctrl-C (the caller's `started` runs first in each) and die with
-  the parent, even by `kill -9`. On Ctrl-C in the parent they are killed, and the
-  results that had arrived were already given to the callback.
+  the parent, even by `kill -9`. On Ctrl-C in the parent they are asked to stop
+  (`STOP_ASKED`: each ends what it started, the caller's `stopping`, and exits at once)
+  and killed if they have not within `STOP_GRACE` seconds; the results that had arrived
+  were already given to the callback.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pickle
 import signal
 import struct
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
@@ -52,6 +56,12 @@ _RUNNING: list[int] = []
 #: Positions written to the task pipe at once: a write of at most PIPE_BUF (4096 bytes
 #: on Linux, 512 at least by POSIX) is atomic, so a position is never split.
 _BATCH = 512 // POSITION.size
+#: The signal a stopped parent sends its workers, so that each ends what it started (its
+#: live targets' processes: `stopping`) before it dies.
+STOP_ASKED = signal.SIGUSR1
+#: Seconds the workers asked to stop have to end before they are killed (a worker in a
+#: long C call cannot act on the signal until it returns).
+STOP_GRACE = 2.0
 
 
 def run_forked(
@@ -62,13 +72,16 @@ def run_forked(
     arrived: Callable[[int, T], None],
     crashed: Callable[[int, str], T],
     ending: Callable[[], None] | None = None,
+    stopping: Callable[[], None] | None = None,
 ) -> None:
     """Run the case at each position of `order` in at most `processes` forked workers
     (each calls `started()` first, then `run_case(position)` for each case it takes,
     then `ending()` when no case is left: it may still send `part`s, as of its last
     case); call `arrived(position, result)` in this process as each result comes back.
     A case whose worker died, or that raised, or that no worker was left to run, arrives
-    as `crashed(position, why)`."""
+    as `crashed(position, why)`. When this process is stopped (Ctrl-C), each worker calls
+    `stopping()` (from a signal handler: it must only end what the worker started) and
+    exits."""
     given: set[int] = set()
 
     def deliver(position: int, result: T) -> None:
@@ -80,13 +93,12 @@ def run_forked(
     try:
         with sigint_held():  # each worker starts with Ctrl-C held; `started` ignores it
             for _ in range(min(processes, len(order))):
-                worker = _fork(tasks, workers, run_case, started, ending)
+                worker = _fork(tasks, workers, run_case, (started, ending, stopping))
                 workers[worker.fd] = worker
         tasks.close_reading()
         _serve(tasks, workers, deliver, crashed)
     except BaseException:  # Ctrl-C (or a bug): no worker outlives the run
-        for worker in workers.values():
-            worker.kill()
+        _stop(list(workers.values()), asked=stopping is not None)
         raise
     finally:
         tasks.close()
@@ -167,10 +179,22 @@ class _Worker:
         self.running: int | None = None
         self.status: int | None = None
 
-    def kill(self) -> None:
+    def kill(self, number: int = signal.SIGKILL) -> None:
         if self.status is None:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, number)
+
+    def ended_by(self, deadline: float) -> bool:
+        """Whether the process has ended (reaped) by `deadline` (monotonic seconds)."""
+        while self.status is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = status
+            elif time.monotonic() >= deadline:
+                return False
+            else:
+                time.sleep(0.005)
+        return True
 
     def reap(self) -> str:
         """Wait for the process to end; how it ended, in words."""
@@ -189,13 +213,27 @@ class _Worker:
             self.reap()
 
 
+def _stop(workers: list[_Worker], *, asked: bool) -> None:
+    """End the workers of a stopped run: asked first (`STOP_ASKED`), when they have
+    something to end, and killed if they have not ended within `STOP_GRACE` seconds."""
+    if asked:
+        for worker in workers:
+            worker.kill(STOP_ASKED)
+        deadline = time.monotonic() + STOP_GRACE
+        workers = [w for w in workers if not w.ended_by(deadline)]
+    for worker in workers:
+        worker.kill()
+
+
 def _fork(
     tasks: _Tasks,
     others: dict[int, _Worker],
     run_case: Callable[[int], T],
-    started: Callable[[], None],
-    ending: Callable[[], None] | None,
+    hooks: tuple[Callable[[], None], Callable[[], None] | None, Callable[[], None] | None],
 ) -> _Worker:
+    """A worker (`hooks`: what it calls when it starts, when no case is left, and when
+    its parent stops it: `run_forked`'s `started`, `ending` and `stopping`)."""
+    started, ending, stopping = hooks
     result_read, result_write = os.pipe()
     _flush_std_streams()  # else the worker would write again what this process buffered
     pid = os.fork()
@@ -204,6 +242,8 @@ def _fork(
         try:
             for fd in (tasks.write, result_read, *others):
                 os.close(fd)
+            if stopping is not None:
+                signal.signal(STOP_ASKED, functools.partial(_stopped, stopping))
             started()
             _work(tasks.read, result_write, run_case)
             if ending is not None and _RUNNING:
@@ -214,6 +254,15 @@ def _fork(
             os._exit(code)
     os.close(result_write)
     return _Worker(pid, result_read)
+
+
+def _stopped(stopping: Callable[[], None], number: int, frame: object) -> None:
+    """In a worker its parent stops: end what it started, then the worker, at once (as
+    the kill it replaces would: nothing more is sent, nothing unwound)."""
+    try:
+        stopping()
+    finally:
+        os._exit(1)
 
 
 def _flush_std_streams() -> None:

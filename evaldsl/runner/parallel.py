@@ -28,9 +28,10 @@ progress lines, are the serial run's). How, and why:
 - Where processes cannot be forked (Windows), a `ProcessPoolExecutor`'s workers load
   each suite once.
 - Never more processes than cases. Each dies with this process, even by `kill -9`, and
-  ignores Ctrl-C, which is this process's to handle: on Ctrl-C the workers are killed
-  (their target workers die with them), queued cases never start, and the results of the
-  cases that had finished are kept.
+  ignores Ctrl-C, which is this process's to handle: on Ctrl-C the workers are stopped
+  (each first kills its live targets' process groups, as a serial run's Ctrl-C does: a
+  target's own child process is not left running), queued cases never start, and the
+  results of the cases that had finished are kept.
 - Each worker keeps its own target workers (`TargetWorkers`) for the live cases it runs.
 - A case whose judge questions went to the endpoint waits for its answers in its worker
   while the worker runs its next cases (`waiting.MAX_JUDGING` at most, as a serial run
@@ -147,6 +148,15 @@ def _targets(case: Case) -> TargetWorkers | None:
     return _TARGETS[0]
 
 
+def _worker_stopping() -> None:  # in a forked worker its stopped parent ends
+    """Kill the live targets this worker started, with the processes they started (their
+    process groups): the worker dies next, and would leave those running."""
+    if _TARGETS:
+        from evaldsl.runner.targets import kill_target_groups
+
+        kill_target_groups()
+
+
 def _forked_task(task: int) -> list[tuple[int, Done]]:  # in a forked worker
     """Run the cases of a task: each checked and compiled here if its suite left that to
     the worker that runs it, and those on one recording read it once where they can."""
@@ -243,7 +253,8 @@ def run_parallel(
     compiled by the worker that runs it, and its own diagnostics go in `own`.
 
     A worker that dies makes its case's result a crash naming why, never a lost case
-    (and gives no diagnostics). On Ctrl-C the workers are killed, `done` gets the cases
+    (and gives no diagnostics). On Ctrl-C the workers are stopped (their live targets'
+    process groups killed), `done` gets the cases
     that had finished (announced or not), and the `KeyboardInterrupt` goes on.
     """
     processes = min(jobs, len(work))
@@ -273,9 +284,20 @@ def run_parallel(
         # the cases of the task whose results had not come
         return _crashes(work, [k for k in _UNITS[task] if k not in done], why)
 
+    # a run of recordings has nothing its workers must end first: they are killed at once
+    live = any(is_live(suite.cases[index]) for suite, index in work)
     try:
         started = functools.partial(_worker_started, os.getpid())
-        run_forked(range(len(_UNITS)), processes, _forked_task, started, arrived, crashed, _ending)
+        run_forked(
+            range(len(_UNITS)),
+            processes,
+            _forked_task,
+            started,
+            arrived,
+            crashed,
+            _ending,
+            _worker_stopping if live else None,
+        )
     finally:
         _SHARED.clear()
         _UNITS.clear()

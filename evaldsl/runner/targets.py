@@ -50,6 +50,10 @@ CLOSE_GRACE = 1.0
 EXIT_GRACE = 2.0
 #: How often a wait checks that the worker is still alive, in seconds.
 _POLL = 0.1
+#: The live target workers' process groups (each a worker's pid, the group it leads),
+#: by the pid of the process that started them: each is killed before it is reaped, so
+#: no id here can have been reused (`kill_target_groups`).
+_GROUPS: dict[int, int] = {}
 
 # `python -c` code that loads the worker by its file path, without the evaldsl package.
 _BOOT = """\
@@ -105,6 +109,7 @@ class _Process:
             os.close(answer_w)
             os.close(output_w)
         self.pid = self.popen.pid
+        _GROUPS[self.pid] = os.getpid()
         self.requests = request_w
         self.answers = answer_r
         self.buffer = bytearray()
@@ -236,10 +241,8 @@ class _Process:
         status (negative: the signal)."""
         if not self.closed:
             self.closed = True
-            for kill, pid in ((os.killpg, self.pid), (os.kill, self.pid)):
-                # the group, and the worker itself should it have left the group
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    kill(pid, signal.SIGKILL)
+            _kill_group(self.pid)
+            _GROUPS.pop(self.pid, None)  # (killed: now it may be reaped)
             self.selector.close()
             self._close_requests()
             os.close(self.answers)
@@ -260,6 +263,25 @@ class _Process:
         if self.requests >= 0:
             os.close(self.requests)
             self.requests = -1
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL to the process group worker `pid` leads (the worker and any child it left),
+    and to the worker itself should it have left the group."""
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            kill(pid, signal.SIGKILL)
+
+
+def kill_target_groups() -> None:
+    """Kill every target worker this process started and has not ended, with every process
+    each started (its process group): for a process about to die without unwinding (a
+    `-j` worker its stopped parent asks to end), whose targets' children would otherwise
+    outlive the run. It only sends signals: safe in a signal handler."""
+    me = os.getpid()
+    for pid, starter in list(_GROUPS.items()):
+        if starter == me:  # (not those of the process this one was forked from)
+            _kill_group(pid)
 
 
 class TargetWorkers:
