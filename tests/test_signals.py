@@ -232,3 +232,80 @@ def test_a_stopped_run_leaves_no_child_of_a_live_target_running(
     for pid in left:  # (not left behind by a failing test either)
         os.kill(pid, signal.SIGKILL)
     assert not left, f"the targets' child processes {left} outlived the run"
+
+
+#: The console script, its loading of `b.eval` held until the test stops it (after
+#: `loading-b` appears): a run stopped while it loads its suites.
+HELD_LOADING = """
+import sys, time
+from pathlib import Path
+from evaldsl.suites import build
+loaded = build.load_suite
+def load_suite(path, **options):
+    if Path(path).name == "b.eval":
+        Path("loading-b").touch()
+        time.sleep(60)
+    return loaded(path, **options)
+build.load_suite = load_suite
+sys.argv = ["evaldsl", *sys.argv[1:]]
+from evaldsl.tools.cli import main
+sys.exit(main())
+"""
+
+
+def _two_suites(tmp_path: Path, b_reads: str = str(CASSETTE), each: str = "") -> None:
+    """`a.eval` and `b.eval`, two cases each (`b`'s reading `b_reads`, with `each` rows)."""
+    for name, reads, rows in (("a", str(CASSETTE), ""), ("b", b_reads, each)):
+        (tmp_path / f"{name}.eval").write_text(
+            "".join(f'case "{name}{k}"\n  cassette "{reads}"\n{rows}  steps >= 0\n' for k in (1, 2))
+        )
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_run_stopped_while_loading_reports_the_cases_loaded_as_not_run(
+    tmp_path: Path, number: int
+) -> None:
+    _two_suites(tmp_path)
+    (tmp_path / "r.json").write_text('{"stale": "a report of the run before"}')
+    reports = ["--json", "r.json", "--junit", "r.xml"]
+    command = Command(
+        tmp_path, "run", "a.eval", "b.eval", "--no-history", *reports, script=HELD_LOADING
+    )
+    command.once((tmp_path / "loading-b").exists)
+    command.stop(number)
+    err = command.err.read_text()
+    assert command.process.returncode == 128 + number, err
+    assert "interrupted: 0 of 2 cases ran" in command.out.read_text()
+    assert "interrupted while loading the suites: 1 suite file not read (first: b.eval)" in err
+    assert "Traceback" not in err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["interrupted"] is True and report["not_run"] == 2
+    assert [(s["path"], s["cases"], s["not_run"]) for s in report["suites"]] == [
+        ("a.eval", [], ["a1", "a2"])
+    ]
+    junit = (tmp_path / "r.xml").read_text()
+    assert junit.count("<testcase") == 2 and junit.count('<error type="interrupted"') == 2
+
+
+@pytest.mark.parametrize(
+    ("reads", "each"),
+    [("rec.jsonl", ""), ("{{f}}.jsonl", "  each [{f: rec}]\n")],
+    ids=["path", "template"],
+)
+def test_a_run_stopped_while_loading_overwrites_no_file_the_unread_suites_read(
+    tmp_path: Path, reads: str, each: str
+) -> None:
+    # b.eval was not loaded: its draft says what it reads (a path of its rows, unexpanded,
+    # stands for every path it may render to); the run that was not stopped refuses too
+    _two_suites(tmp_path, reads, each)
+    recording = CASSETTE.read_bytes()
+    (tmp_path / "rec.jsonl").write_bytes(recording)
+    run = ["run", "a.eval", "b.eval", "--no-history", "--json", "rec.jsonl"]
+    command = Command(tmp_path, *run, script=HELD_LOADING)
+    command.once((tmp_path / "loading-b").exists)
+    command.stop(signal.SIGINT)
+    err = command.err.read_text()
+    assert command.process.returncode == 2, err
+    assert f"--json rec.jsonl: that is {'a file ' if each else 'the '}" in err
+    assert "of b.eval" in err and "name another file" in err
+    assert (tmp_path / "rec.jsonl").read_bytes() == recording

@@ -268,6 +268,14 @@ def run_suites(
     return _report(suites, results, own, started, options.select)
 
 
+def not_run(suites: Sequence[Suite], options: RunOptions = RunOptions()) -> Report:
+    """The report of a run of `suites` stopped (Ctrl-C, SIGTERM) before its first case,
+    while its suites were loaded: every selected case not run, as `RunInterrupted`'s
+    report says of the cases a stopped run never came to."""
+    check_arguments(suites, options)
+    return _report(suites, {}, {}, time.perf_counter(), options.select, interrupted=True)
+
+
 def check_arguments(suites: object, options: object) -> None:
     """A `TypeError` at `run_suites`' entry for a path where a loaded suite belongs (it
     failed deep inside, in Python's words), or options that are not `RunOptions`."""

@@ -56,6 +56,19 @@ def render_text(text: str, row: dict[str, Any]) -> str:
     return _PLACEHOLDER.sub(replace, text)
 
 
+def any_rendering(text: str) -> re.Pattern[str]:
+    """A pattern that every text `text` may render to matches (each placeholder: any
+    text), for a template whose rows are not known.
+
+    >>> bool(any_rendering("runs/{{ city }}.jsonl").fullmatch("runs/Paris.jsonl"))
+    True
+    """
+    parts = _PLACEHOLDER.split(text)  # (literal text, a key, literal text, …)
+    return re.compile(
+        "".join(".*" if k % 2 else re.escape(part) for k, part in enumerate(parts)), re.S
+    )
+
+
 def render_value(value: Any, row: dict[str, Any]) -> Any:
     """Render every string inside a plain JSON value (keys included)."""
     if isinstance(value, str):

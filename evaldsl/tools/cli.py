@@ -313,15 +313,35 @@ def _judge_factory(args: argparse.Namespace) -> object | None:
     return functools.partial(judge_from_options, mode=args.judge, cache_dir=args.judge_cache)
 
 
+class Loading:
+    """What a command found to load (None: not known yet) and what it loaded so far: kept
+    when Ctrl-C or SIGTERM stops the loading, so that `run` reports the cases loaded as not
+    run, and checks its reports overwrite no file the rest would have read."""
+
+    def __init__(self) -> None:
+        self.files: list[Path] | None = None
+        self.loaded: list[object] = []
+
+    def unread(self) -> list[Path]:
+        """The suite files not loaded (in the order they would have been)."""
+        return (self.files or [])[len(self.loaded) :]
+
+
 def _load(
-    paths: Sequence[str], args: argparse.Namespace, *, later: bool = False
+    paths: Sequence[str],
+    args: argparse.Namespace,
+    *,
+    later: bool = False,
+    into: Loading | None = None,
 ) -> tuple[list[object], int | None]:
     """The suites of `paths` (`later`: each case checked and compiled by the run, where
-    it runs; see `suites.build.CaseChecks`), or an exit code."""
+    it runs; see `suites.build.CaseChecks`), or an exit code; `into` gets the files found
+    and each suite as it is loaded."""
     with paused_gc(long_lived=True):  # imports make many objects, no garbage: see gcpause
         from evaldsl.suites.build import load_suite
         from evaldsl.suites.files import discover, shown_missing
 
+    loading = into if into is not None else Loading()
     files, missing = discover(paths)
     for m in missing:
         print(f"evaldsl: error: no such file or folder: {shown_missing(m)}", file=sys.stderr)
@@ -334,16 +354,20 @@ def _load(
             file=sys.stderr,
         )
         return [], EXIT_USAGE
+    loading.files = files
     factory = _judge_factory(args)
     judge = factory() if callable(factory) else None
-    return [load_suite(f, judge=judge, later=later) for f in files], None
+    for f in files:
+        loading.loaded.append(load_suite(f, judge=judge, later=later))
+    return loading.loaded, None
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     with paused_gc(long_lived=True):  # imports make many objects, no garbage: see gcpause
         from evaldsl.language.diagnostics import render
         from evaldsl.reports.console import ConsoleReporter
-        from evaldsl.runner.core import RunInterrupted, RunOptions, run_suites
+        from evaldsl.runner.core import RunInterrupted, RunOptions, not_run, run_suites
+        from evaldsl.suites.files import read_draft
         from evaldsl.suites.model import Suite
         from evaldsl.tools.outputs import UsageError, plan_outputs, refuse_inputs, write_outputs
 
@@ -368,12 +392,25 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     # of a run no worker shares is then reading and expanding the files: docs/speed.md,
     # "-j"), serially when the run comes to its recording, so that a document the check
     # reads whole is held for its cases' run, not read again (`runner/turns.py`)
-    loaded, code = _load(args.paths, args, later=not args.dry_run)
+    loading = Loading()
+    try:
+        _, code = _load(args.paths, args, later=not args.dry_run, into=loading)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while loading: as a run stopped then
+        if args.dry_run or loading.files is None:
+            raise  # (no report: none is asked, or no file is known yet)
+        code = None
+        stopped = True
+    else:
+        stopped = False
     if code is not None:
         return code
-    suites = [s for s in loaded if isinstance(s, Suite)]
+    suites = [s for s in loading.loaded if isinstance(s, Suite)]
+    unread = loading.unread()
+    # the files left unread: their own paths, recordings, modules and datasets, read from
+    # their drafts (not loaded: not expanded nor checked), are not overwritten either
+    drafts = [read_draft(f) for f in unread] if any(not o.to_stdout for o in outputs) else []
     try:  # (before anything runs: a suite found in a folder, a recording, a dataset)
-        refuse_inputs(outputs, suites)
+        refuse_inputs(outputs, [*suites, *drafts])
     except UsageError as err:
         return _usage_error(str(err))
     if args.dry_run:
@@ -390,10 +427,20 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     total = sum(len(s.cases) for s in suites)
     reporter.start(total, suites)
     try:
-        report = run_suites(suites, options, on_case=reporter.case_done)
+        if stopped:  # (the report of a run stopped before its first case)
+            report = not_run(suites, options)
+        else:
+            report = run_suites(suites, options, on_case=reporter.case_done)
     except RunInterrupted as stop:
         report = stop.report
     reporter.finish(report)
+    if unread:
+        files = f"{len(unread)} suite file{'s' if len(unread) != 1 else ''}"
+        print(
+            f"evaldsl: interrupted while loading the suites: {files} not read "
+            f"(first: {unread[0]}), so not in the report",
+            file=sys.stderr,
+        )
     ran = len(report.cases)
     if not args.no_history and ran and not report.interrupted:
         from evaldsl.history.store import DEFAULT_PATH, record_report

@@ -14,6 +14,7 @@ and says which could not be written (standard output too, when its reader left:
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from collections.abc import Sequence
@@ -26,7 +27,8 @@ from evaldsl.check.environment import target_file
 from evaldsl.language.reading import starts_as_sqlite
 from evaldsl.reports import write
 from evaldsl.runner.results import Report
-from evaldsl.suites.model import Suite
+from evaldsl.suites.model import Suite, SuiteDraft
+from evaldsl.suites.templates import any_rendering
 
 #: The report options of `evaldsl run`, with the format each writes.
 REPORT_OPTIONS = (
@@ -160,27 +162,36 @@ def _real(path: str | os.PathLike[str]) -> str | None:
         return None
 
 
-def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
+def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite | SuiteDraft]) -> None:
     """`UsageError` when a report would overwrite a file the run of `suites` reads: a
     suite (found in a folder too), a case's recording or state, or a dataset.
 
     The suites' own paths and their cases' sources are known from the loaded suites (a
     recording not there yet too: the next run would read the report as it); datasets
     only from the files' drafts, read again only when a report path is an existing file
-    that is none of those (a report rewritten by a run again, most often)."""
+    that is none of those (a report rewritten by a run again, most often). A suite left
+    unloaded (a run stopped while loading) is given as its draft: its rows not expanded,
+    a source path that is a template of them stands for every path it may render to."""
     files = [o for o in outputs if not o.to_stdout]
     if not files:
         return
     read: dict[str, str] = {}
+    templated: list[tuple[re.Pattern[str], str]] = []
     for suite in suites:
         for case in suite.cases:
             spec = case.source
-            if spec is not None and spec.path is not None:
+            if spec is None:
+                continue
+            if spec.path is not None and "{{" in spec.path and isinstance(suite, SuiteDraft):
+                what = f'a file the {spec.kind} case "{case.name}" of {suite.path} may read'
+                full = os.path.join(os.path.realpath(suite.base_dir), spec.path)
+                templated.append((any_rendering(full), f"{what} ({spec.path})"))
+            elif spec.path is not None:
                 what = f'the {spec.kind} case "{case.name}" of {suite.path} reads'
                 real = _real(suite.base_dir / spec.path)
                 if real is not None:
                     read.setdefault(real, what)
-            elif spec is not None and spec.target is not None:
+            elif spec.target is not None:
                 # (the agent's own code: a report over it would lose the user's work)
                 module = target_file(spec.target, suite.base_dir)
                 if module is not None:
@@ -191,7 +202,7 @@ def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
         from evaldsl.suites.files import read_draft
 
         for suite in suites:
-            draft = read_draft(suite.path)
+            draft = suite if isinstance(suite, SuiteDraft) else read_draft(suite.path)
             for drafted in draft.cases:
                 if drafted.dataset is not None and drafted.dataset.path is not None:
                     what = f'the dataset case "{drafted.name}" of {suite.path} reads'
@@ -199,7 +210,8 @@ def refuse_inputs(outputs: Sequence[Output], suites: Sequence[Suite]) -> None:
                     if real is not None:
                         read.setdefault(real, what)
     for output in files:
-        reader = read.get(os.path.realpath(output.path))
+        real = os.path.realpath(output.path)
+        reader = read.get(real) or next((w for p, w in templated if p.fullmatch(real)), None)
         if reader is not None:
             raise UsageError(f"{output.option} {output.given}: that is {reader}; name another file")
 
