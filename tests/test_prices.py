@@ -157,3 +157,15 @@ def test_a_user_s_cache_rates_price_cache_tokens(tmp_path: Path) -> None:
     table.write_text(json.dumps({"models": {}, "cache": {"read": 1}}), "utf-8")
     found = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(table)})
     assert found[0]["status"] == "fail", found
+
+
+def test_check_warns_of_a_table_that_cannot_be_used_at_each_cost(tmp_path: Path) -> None:
+    suite = _suite(tmp_path, "gpt-4o-mini", "tokens < 1000", "cost < $1")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}", "utf-8")
+    found = run_evaldsl("check", str(suite), env={"EVALDSL_PRICES": str(bad)})
+    assert found.returncode == 0, found.stdout  # (a warning: the suite is sound)
+    assert f"cost.eval:4:3: warning[W513]: EVALDSL_PRICES={bad}: a price table is" in found.stdout
+    assert found.stdout.count("W513") == 1
+    fine = run_evaldsl("check", str(suite), env={"EVALDSL_PRICES": ""})
+    assert "W513" not in fine.stdout

@@ -33,6 +33,7 @@ from evaldsl.language.vocabulary import (
 )
 from evaldsl.predicates.compare import ORDERED
 from evaldsl.predicates.registry import FAMILY_OF, PREDICATES
+from evaldsl.runs.prices import PRICES_VARIABLE, TABLE_PROBLEM
 
 
 def subject_type(subject: ast.Subject) -> Type:
@@ -315,6 +316,13 @@ class _Checker:
         source_kind = self.env.source_kind
         if source_kind is not None and source_kind not in entry.sources:
             self.available(kind, subject.span)
+        if TABLE_PROBLEM is not None and kind == "cost":  # (the user's price table: runs/prices)
+            self.error(
+                subject.span,
+                "W513",
+                f"{TABLE_PROBLEM}: so `cost` of a trace will be an error (no model is priced)",
+                f"mend the file, or unset {PRICES_VARIABLE}",
+            )
         if kind == "tool" and subject.name is not None and not family.forbids(pred):
             self.tool_name(subject.name, subject.span, recorded=True)
         if subject.index == 0 or subject.path is not None:

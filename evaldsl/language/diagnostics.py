@@ -84,6 +84,7 @@ CODES: dict[str, str] = {
     "W510": "a suite with no cases",
     "W511": "a bare timeout that reads as milliseconds",
     "W512": "what `evaldsl convert` cannot carry over as it is read",
+    "W513": "a price table (EVALDSL_PRICES) that cannot be used",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }
