@@ -107,6 +107,10 @@ def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path)
         ('{"models": {"m": {"input": 1, "output": true}}}', "`output` is true, not a number"),
         ('{"models": {"m": {"input": "1", "output": 2}}}', '`input` is "1", not a number'),
         ('{"models": {"m": {"input": 1e999, "output": 2}}}', "`input` is Infinity, not a number"),
+        # integers past a float's range, or past Python's 4,300 digits: once a traceback at
+        # every start of evaldsl (OverflowError, ValueError)
+        ('{"models": {"m": {"input": 1%s, "output": 2}}}' % ("0" * 400), "`input` is Infinity"),
+        ('{"models": {"m": {"input": 1, "output": 1%s}}}' % ("0" * 5000), "`output` is Infinity"),
         ('{"models": {" ": {"input": 1, "output": 2}}}', "a model's name is empty"),
         ("\udcff", "cannot read the price table"),
     ],

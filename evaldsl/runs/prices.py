@@ -59,7 +59,7 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
         reason = getattr(error, "strerror", None) or str(error)
         raise PriceTableError(f"{where}: cannot read the price table: {reason}") from None
     try:
-        table = json.loads(text)
+        table = json.loads(text, parse_int=_integer)
     except json.JSONDecodeError as error:
         raise PriceTableError(
             f"{where}:{error.lineno}:{error.colno}: not JSON: {error.msg}"
@@ -97,6 +97,13 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
         if k != "about"
     }
     return models, rates
+
+
+def _integer(text: str) -> float:
+    """A JSON integer of a user's table: past a float's range (or Python's 4,300 digits,
+    where int() raises), Infinity, which `_amount` refuses, not an OverflowError."""
+    n = float(text)
+    return n if math.isinf(n) else int(text)
 
 
 def _amount(n: object, what: str) -> float:
