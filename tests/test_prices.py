@@ -76,6 +76,17 @@ def test_the_user_s_table_replaces_a_shipped_price(tmp_path: Path) -> None:
     assert mine[0]["status"] == "fail"
 
 
+def test_a_model_of_the_user_s_table_is_named_in_any_case(tmp_path: Path) -> None:
+    # `GPT-4o-Mini` once priced only a trace's `GPT-4o-Mini`: gpt-4o-mini-2024-07-18 (looked up
+    # as gpt-4o-mini) went on at the shipped price, $0.00004185 here, a pass
+    suite = _suite(tmp_path, "gpt-4o-mini-2024-07-18", "cost < $0.0001")
+    table = _table(tmp_path, {" GPT-4o-Mini": {"input": 10, "output": 10}})  # $0.00126
+    mine = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(table)})
+    assert mine[0]["status"] == "fail"
+    shown = run_evaldsl("inspect", str(tmp_path / "run.jsonl"), env={"EVALDSL_PRICES": str(table)})
+    assert "(priced gpt-4o-mini-2024-07-18 as gpt-4o-mini from EVALDSL_PRICES)" in shown.stdout
+
+
 def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path) -> None:
     # a shipped model too: its price might be the one the broken table meant to replace
     suite = _suite(tmp_path, "gpt-4o-mini", "cost < $1", "tokens < 1000")
@@ -112,6 +123,16 @@ def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path)
         ('{"models": {"m": {"input": 1%s, "output": 2}}}' % ("0" * 400), "`input` is Infinity"),
         ('{"models": {"m": {"input": 1, "output": 1%s}}}' % ("0" * 5000), "`output` is Infinity"),
         ('{"models": {" ": {"input": 1, "output": 2}}}', "a model's name is empty"),
+        # a key written twice: JSON keeps the last, a price silently dropped
+        (
+            '{"models": {"m": {"input": 1, "output": 2}, "m": {"input": 3, "output": 4}}}',
+            "`m` is written twice",
+        ),
+        ('{"models": {"m": {"input": 1, "output": 2, "input": 3}}}', "`input` is written twice"),
+        (
+            '{"models": {"M": {"input": 1, "output": 2}, " m": {"input": 3, "output": 4}}}',
+            "models 'M' and ' m' are one model",
+        ),
         ("\udcff", "cannot read the price table"),
     ],
 )

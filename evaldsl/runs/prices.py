@@ -14,7 +14,9 @@ table's `cache` entry: `cache_premium` is what they cost beyond the input price.
 
 A user's own prices: the environment variable `EVALDSL_PRICES` names a JSON file of the
 same shape (`{"models": {"gpt-5": {"input": 1.25, "output": 10}}}`), whose models are
-added to the table, replacing the shipped price of a model it names too. It is read once,
+added to the table, replacing the shipped price of a model it names too (its names are
+looked up as ids are, in lower case: `GPT-5` prices `gpt-5-2025-08-07`; a key written
+twice, or two names of one model, is a table that cannot be used). It is read once,
 when this module is imported (every process of a run, a `-j` worker, a Dask worker, reads
 the same variable). A file that cannot be read, or does not hold such a table, prices no
 model at all (`TABLE_PROBLEM` says why, and every `cost` of a trace is an error that says
@@ -59,7 +61,12 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
         reason = getattr(error, "strerror", None) or str(error)
         raise PriceTableError(f"{where}: cannot read the price table: {reason}") from None
     try:
-        table = json.loads(text, parse_int=_integer)
+        table = json.loads(text, parse_int=_integer, object_pairs_hook=_object)
+    except _TwiceError as error:
+        raise PriceTableError(
+            f"{where}: `{error}` is written twice in one object: which is meant cannot be told "
+            "(write it once)"
+        ) from None
     except json.JSONDecodeError as error:
         raise PriceTableError(
             f"{where}:{error.lineno}:{error.colno}: not JSON: {error.msg}"
@@ -76,12 +83,22 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
                 "describe it)"
             )
     models: dict[str, tuple[float, float]] = {}
+    named: dict[str, str] = {}  # a model as it is looked up → as the table writes it
     for name, price in table["models"].items():
         if not name.strip():
             raise PriceTableError(f"{where}: a model's name is empty")
+        # ids are looked up in lower case without spaces around (model_family): `GPT-5` as
+        # written would price no trace's `gpt-5-2025-08-07`, which the shipped gpt-5 would
+        key = name.strip().lower()
+        if key in named:
+            raise PriceTableError(
+                f"{where}: models {named[key]!r} and {name!r} are one model (model ids are "
+                "compared in lower case, without spaces around): give it one price"
+            )
+        named[key] = name
         if not isinstance(price, dict) or sorted(price) != ["input", "output"]:
             raise PriceTableError(f"{where}: model {name!r}: a price is {SHAPE}")
-        models[name] = (
+        models[key] = (
             _amount(price["input"], f"{where}: model {name!r}: `input`"),
             _amount(price["output"], f"{where}: model {name!r}: `output`"),
         )
@@ -97,6 +114,20 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
         if k != "about"
     }
     return models, rates
+
+
+class _TwiceError(ValueError):
+    """A key written twice in one object of a user's table (the message is the key)."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of a user's table, refusing a key written twice (json keeps the last)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _TwiceError(key)
+        found[key] = value
+    return found
 
 
 def _integer(text: str) -> float:
@@ -168,7 +199,9 @@ def price_of(model: object) -> tuple[float, float] | None:
     if not isinstance(model, str):
         return None  # a model id that is not text names no price
     found = PRICES.get(model)
-    return found if found is not None else PRICES.get(model_family(model))
+    if found is None:  # (a user's `Acme-1` is looked up as acme-1: read_user_table)
+        found = PRICES.get(model.strip().lower()) or PRICES.get(model_family(model))
+    return found
 
 
 def cache_premium(input_price: float, cache: Any) -> float:
@@ -204,6 +237,7 @@ def priced_as(model: str) -> str:
     >>> priced_as("gpt-4o-mini-2024-07-18")
     'gpt-4o-mini-2024-07-18 as gpt-4o-mini'
     """
-    key = model if model in PRICES else model_family(model)
-    said = model if key == model else f"{model} as {key}"
+    key = model if model in PRICES else model.strip().lower()
+    key = key if key in PRICES else model_family(model)
+    said = model if key in (model, model.strip().lower()) else f"{model} as {key}"
     return f"{said} from {PRICES_VARIABLE}" if key in USER_MODELS else said
