@@ -66,6 +66,16 @@ def test_a_model_the_shipped_table_lacks_is_priced_by_the_user_s_table(tmp_path:
     assert "(priced acme-1-2026-01-01 as acme-1 from EVALDSL_PRICES)" in shown.stdout
 
 
+def test_a_model_the_user_s_table_lacks_too_is_said_so(tmp_path: Path) -> None:
+    # once "name a price table of your own in EVALDSL_PRICES", to a user who had named one
+    suite = _suite(tmp_path, "acme-9", "cost < $1")
+    table = _table(tmp_path, {"acme-1": {"input": 1, "output": 2}})
+    found = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(table)})
+    assert found[0]["status"] == "error"
+    assert f"neither the shipped table nor EVALDSL_PRICES={table} lists it" in found[0]["message"]
+    assert "name a price table of your own" not in found[0]["message"]
+
+
 def test_the_user_s_table_replaces_a_shipped_price(tmp_path: Path) -> None:
     suite = _suite(tmp_path, "gpt-4o-mini", "cost < $0.0001")
     assert price_of("gpt-4o-mini") == (0.15, 0.6)  # $0.00004185 here: passes

@@ -144,6 +144,11 @@ def _amount(n: object, what: str) -> float:
     return float(n)
 
 
+#: The path of the user's price table, as `EVALDSL_PRICES` gave it when this module was
+#: imported ("" when it names none).
+USER_TABLE = os.environ.get(PRICES_VARIABLE, "")
+
+
 def _prices() -> tuple[
     dict[str, tuple[float, float]], dict[str, float], frozenset[str], str | None
 ]:
@@ -151,11 +156,10 @@ def _prices() -> tuple[
     what is wrong with that table when it cannot be used (then no model is priced)."""
     models = {name: (float(p["input"]), float(p["output"])) for name, p in _TABLE["models"].items()}
     cache = {_CACHE_KEYS[k]: float(_TABLE["cache"][k]) for k in _CACHE_KEYS}
-    path = os.environ.get(PRICES_VARIABLE)
-    if not path:
+    if not USER_TABLE:
         return models, cache, frozenset(), None
     try:
-        my_models, my_cache = read_user_table(path)
+        my_models, my_cache = read_user_table(USER_TABLE)
     except PriceTableError as error:
         return {}, cache, frozenset(), str(error)
     return models | my_models, cache | my_cache, frozenset(my_models), None
@@ -225,6 +229,11 @@ def unpriced_hint(model: object) -> str:
     """Why `model` has no price, and how to give it one (for `cost`'s error and `inspect`)."""
     if TABLE_PROBLEM is not None:
         return TABLE_PROBLEM
+    if USER_TABLE:  # (the user's table was read: it lacks the model)
+        return (
+            f"no price known for model {model!r}, so `cost` cannot be computed: neither the "
+            f"shipped table nor {PRICES_VARIABLE}={USER_TABLE} lists it (add it there: {SHAPE})"
+        )
     return (
         f"no price known for model {model!r}, so `cost` cannot be computed: name a price "
         f"table of your own in {PRICES_VARIABLE} (a JSON file: {SHAPE})"
