@@ -9,6 +9,7 @@ as a user's are (`evaldsl run`, `-j 2` workers, `inspect`); the file's checks ar
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -143,7 +144,7 @@ def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path)
             '{"models": {"M": {"input": 1, "output": 2}, " m": {"input": 3, "output": 4}}}',
             "models 'M' and ' m' are one model",
         ),
-        ("\udcff", "cannot read the price table"),
+        ('{"models":\n {"caf\udce9": 1}}', ":2:7: the price table is not UTF-8 text: byte 0xe9"),
     ],
 )
 def test_a_price_table_is_checked_and_its_fault_named(
@@ -158,8 +159,27 @@ def test_a_price_table_is_checked_and_its_fault_named(
 
 
 def test_a_missing_table_is_named_with_the_reason(tmp_path: Path) -> None:
-    with pytest.raises(PriceTableError, match="cannot read the price table: No such file"):
+    with pytest.raises(PriceTableError, match='cannot read the price table: file not found: "'):
         read_user_table(str(tmp_path / "nowhere.json"))
+
+
+@pytest.mark.parametrize("kind", ["a named pipe", "a character device"])
+def test_a_table_that_is_no_file_is_refused_unread(tmp_path: Path, kind: str) -> None:
+    # a FIFO with no writer, or /dev/zero, once hung every start of evaldsl
+    path = tmp_path / "fifo"
+    if kind == "a named pipe":
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    with pytest.raises(PriceTableError, match=f'cannot read the price table: "{path}" is {kind}'):
+        read_user_table(str(path))
+
+
+def test_a_table_saved_with_a_bom_is_read(tmp_path: Path) -> None:
+    # as a JSON suite is (Windows' editors write one); once "not JSON: Unexpected UTF-8 BOM"
+    path = tmp_path / "p.json"
+    path.write_bytes(b'\xef\xbb\xbf{"models": {"m": {"input": 1, "output": 2}}}')
+    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {})
 
 
 def test_a_copy_of_the_shipped_table_is_a_user_s_table(tmp_path: Path) -> None:

@@ -32,6 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from evaldsl.cache.regexes import regex
+from evaldsl.language.diagnostics import not_utf8
+from evaldsl.language.limits import MAX_SUITE_BYTES
+from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.runs.text import BadUsage, token_count
 
 _TABLE: dict[str, Any] = json.loads((Path(__file__).with_name("prices.json")).read_text("utf-8"))
@@ -56,10 +59,17 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
     imported at every start.)"""
     where = f"{PRICES_VARIABLE}={path}"
     try:
-        text = Path(path).read_text("utf-8")
-    except (OSError, ValueError) as error:  # (ValueError: a NUL in the path, bad UTF-8)
-        reason = getattr(error, "strerror", None) or str(error)
-        raise PriceTableError(f"{where}: cannot read the price table: {reason}") from None
+        # a regular file only (a FIFO or /dev/zero once hung every start of evaldsl), with or
+        # without a BOM, as a JSON suite is read
+        raw = read_regular(path, MAX_SUITE_BYTES)
+        text = raw.decode("utf-8-sig")
+    except FileProblem as problem:
+        raise PriceTableError(f"{where}: cannot read the price table: {problem}") from None
+    except UnicodeDecodeError as error:
+        bad = not_utf8(path, raw, error, "the price table")
+        raise PriceTableError(
+            f"{where}:{bad.line}:{bad.column}: {bad.message} (save it as UTF-8)"
+        ) from None
     try:
         table = json.loads(text, parse_int=_integer, object_pairs_hook=_object)
     except _TwiceError as error:
