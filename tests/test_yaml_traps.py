@@ -285,3 +285,18 @@ def test_a_form_feed_before_a_faulty_line_shows_that_line(tmp_path: Path) -> Non
     # the syntax error of the source line is the one error: no "case has no source" too
     assert "E101" in result.stdout and "E503" not in result.stdout, result.stdout
     assert "4 |   cassette" in result.stdout
+
+
+def test_hex_digits_in_a_text_take_no_stand_in() -> None:
+    """Only an escape makes a character: a text of hex digits (hashes, a hex dump) holding
+    every e000-f8ff once left no stand-in, and reading it was a StopIteration traceback."""
+    hexes = " ".join(f"{c:04x}" for c in range(0xE000, 0xF900))
+    text = f"a: x\u2028y\nb: {hexes}\n"
+    assert construct(compose(text))["a"] == "x\u2028y"
+
+
+def test_a_text_holding_every_stand_in_is_refused_at_its_line_break() -> None:
+    every = "".join(chr(c) for c in range(0xE000, 0xF900))
+    (d,) = found("s.yaml", f"suite: s\n# {every}\ncases: []\nb: 'x\u2029'\n")
+    assert (d.code, d.line, d.column) == ("E504", 4, 6)
+    assert "this U+2029 cannot be read as a character" in d.message

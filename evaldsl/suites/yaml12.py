@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 import yaml
 
+from evaldsl.cache.regexes import regex
 from evaldsl.language.jsjson import has_surrogate, joined_surrogates, js_number
 from evaldsl.language.values import js_text
 
@@ -56,6 +57,9 @@ _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)\Z")
 _INTS = (_INT_OCT, _INT_DEC, _INT_HEX)
 _FLOATS = (_FLOAT_SPECIAL, _FLOAT_EXP, _FLOAT)
 _KNOWN_TAGS = {NULL, BOOL, INT, FLOAT, STR, SEQ, MAP}
+# an escape of a double-quoted scalar (or JSON string) that makes a character by its code
+_HEX_ESCAPE = regex(r"\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))")
+_LINE_END = regex("\r\n|[\r\n]")
 
 
 class Loader(_Base):
@@ -133,18 +137,39 @@ def _compose(text: str) -> yaml.Node | None:
 def _shielded(text: str) -> tuple[str, dict[int, str]]:
     """`text` with each raw YAML 1.1 line break written as a Private Use character, and the
     table that gives a scalar read from it its own characters back. A stand-in is a
-    character the text holds neither written nor as an escape (its hex digits are nowhere
-    in the text), so nothing else in a scalar can be one."""
-    lowered = text.lower()
-    spare = (c for c in range(0xE000, 0xF900) if chr(c) not in text and f"{c:04x}" not in lowered)
+    character the text holds neither written nor as an escape that makes it (`\\uE000`,
+    `\\U0000E000`; a pair of surrogate escapes makes no character of the BMP), so nothing
+    else in a scalar can be one. A text that holds every one of them (6,400) is refused
+    with a `yaml.MarkedYAMLError` at its first such line break."""
+    taken = set(text)
+    for escape in _HEX_ESCAPE.finditer(text):
+        code = int(escape[1] or escape[2], 16)
+        if code < 0x110000:
+            taken.add(chr(code))
+    spare = (c for c in range(0xE000, 0xF900) if chr(c) not in taken)
     forth: dict[int, int] = {}
     back: dict[int, str] = {}
     for ch in YAML11_BREAKS:
         if ch in text:
-            stand_in = next(spare)
+            stand_in = next(spare, None)
+            if stand_in is None:
+                raise _unshielded(text)
             forth[ord(ch)] = stand_in
             back[stand_in] = ch
     return text.translate(forth), back
+
+
+def _unshielded(text: str) -> yaml.MarkedYAMLError:
+    """The error for a text `_shielded` cannot read: at its first U+0085, U+2028 or U+2029."""
+    at = min(i for i in (text.find(ch) for ch in YAML11_BREAKS) if i >= 0)
+    before = _LINE_END.split(text[:at])
+    mark = yaml.Mark("<text>", at, len(before) - 1, len(before[-1]), None, 0)
+    return yaml.MarkedYAMLError(
+        problem=f"this U+{ord(text[at]):04X} cannot be read as a character: the text also "
+        "holds every character of the Private Use Area (U+E000-U+F8FF), written or as an "
+        "escape, which reading it needs one of",
+        problem_mark=mark,
+    )
 
 
 def _join_surrogates(root: yaml.Node | None) -> None:
