@@ -139,9 +139,10 @@ def test_what_cases_print_is_written_once(
     assert sorted(out) == sorted(["parent's line", *(f"printed by case {k}" for k in range(6))])
 
 
-def _interrupted_run(tmp_path: Path, stopping: object) -> None:
+def _interrupted_run(tmp_path: Path, stopping: object, then: object = None) -> None:
     """Two workers, the parent stopped (Ctrl-C) by the first result while the other
-    worker runs its case (its pid in `tmp_path / "running"`)."""
+    worker runs its case (its pid in `tmp_path / "running"`); `then()`, if given, is
+    called just before."""
     running = tmp_path / "running"
 
     def run_case(position: int) -> CaseResult:
@@ -155,6 +156,8 @@ def _interrupted_run(tmp_path: Path, stopping: object) -> None:
         return _result(position)
 
     def arrived(position: int, result: CaseResult) -> None:
+        if callable(then):
+            then()
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
@@ -176,3 +179,28 @@ def test_a_worker_that_does_not_end_when_asked_is_killed(
     _interrupted_run(tmp_path, lambda: time.sleep(60))  # (killed: the test ends)
     worker = int((tmp_path / "running").read_text())
     assert not Path(f"/proc/{worker}").exists()  # killed and reaped
+
+
+def test_a_second_ctrl_c_while_workers_are_asked_to_end_kills_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second Ctrl-C in the grace the workers have to end (a user pressing it again when
+    the stop seems slow) once left them unkilled, and the parent waited for each to end on
+    its own (forever, for a worker stuck in a C call): it kills them now."""
+    monkeypatch.setattr(forkpool, "STOP_GRACE", 60.0)
+    survived = tmp_path / "survived"
+
+    def stopping() -> None:  # a worker that ends, but long after the second Ctrl-C
+        time.sleep(3)
+        survived.touch()
+
+    def second_ctrl_c(number: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, second_ctrl_c)
+    try:  # (the second Ctrl-C 0.3 s after the first, in the grace)
+        _interrupted_run(tmp_path, stopping, lambda: signal.setitimer(signal.ITIMER_REAL, 0.3))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert not survived.exists()

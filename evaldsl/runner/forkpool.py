@@ -215,14 +215,18 @@ class _Worker:
 
 def _stop(workers: list[_Worker], *, asked: bool) -> None:
     """End the workers of a stopped run: asked first (`STOP_ASKED`), when they have
-    something to end, and killed if they have not ended within `STOP_GRACE` seconds."""
-    if asked:
-        for worker in workers:
-            worker.kill(STOP_ASKED)
-        deadline = time.monotonic() + STOP_GRACE
-        workers = [w for w in workers if not w.ended_by(deadline)]
-    for worker in workers:
-        worker.kill()
+    something to end, and killed if they have not ended within `STOP_GRACE` seconds, or
+    at once when a second Ctrl-C or SIGTERM comes in that grace (else none was killed, and
+    closing them waited for each to end: forever, for one stuck in a C call)."""
+    try:
+        if asked:
+            for worker in workers:
+                worker.kill(STOP_ASKED)
+            deadline = time.monotonic() + STOP_GRACE
+            workers = [w for w in workers if not w.ended_by(deadline)]
+    finally:
+        for worker in workers:  # (a worker ended and reaped is not signalled: `kill`)
+            worker.kill()
 
 
 def _fork(
