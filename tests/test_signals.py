@@ -309,3 +309,47 @@ def test_a_run_stopped_while_loading_overwrites_no_file_the_unread_suites_read(
     assert f"--json rec.jsonl: that is {'a file ' if each else 'the '}" in err
     assert "of b.eval" in err and "name another file" in err
     assert (tmp_path / "rec.jsonl").read_bytes() == recording
+
+
+#: The console script, a stop (the signal `sys.argv[2]`) sent to itself as `sys.argv[1]`
+#: is called: `refuse_inputs` (after loading, before the run), `streamed_bytes` (the run
+#: looking at its recordings before its first case) or `write_outputs` (the cases all
+#: ran, the reports not written yet).
+STOP_AT = """
+import os, sys
+import evaldsl.runner.core as core
+import evaldsl.tools.outputs as outputs
+where, number = sys.argv[1], int(sys.argv[2])
+module = core if where == "streamed_bytes" else outputs
+real = getattr(module, where)
+def stopped_here(*args, **options):
+    os.kill(os.getpid(), number)
+    return real(*args, **options)
+setattr(module, where, stopped_here)
+sys.argv = ["evaldsl", *sys.argv[3:]]
+from evaldsl.tools.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("where", ["refuse_inputs", "streamed_bytes", "write_outputs"])
+def test_a_run_stopped_between_loading_and_reporting_writes_its_reports(
+    tmp_path: Path, where: str, number: int
+) -> None:
+    # a stop at these moments once left no report at all (or, while they were written,
+    # some of them): the stop before the run now stops it before its first case, one
+    # while the reports are written comes once they are
+    _two_suites(tmp_path)
+    reports = ["--json", "r.json", "--junit", "r.xml", "--html", "r.html"]
+    run = [where, str(int(number)), "run", "a.eval", "--no-history", *reports]
+    command = Command(tmp_path, *run, script=STOP_AT)
+    code = command.process.wait(timeout=60)
+    err = command.err.read_text()
+    assert code == 128 + number, err
+    assert all((tmp_path / name).exists() for name in ("r.json", "r.xml", "r.html")), err
+    report = json.loads((tmp_path / "r.json").read_text())
+    if where == "write_outputs":  # (the cases had all run: the report says so)
+        assert report.get("interrupted") is None and len(report["suites"][0]["cases"]) == 2
+    else:
+        assert report["interrupted"] is True and report["not_run"] == 2

@@ -242,20 +242,20 @@ def run_suites(
     """
     check_arguments(suites, options)
     started = time.perf_counter()
-    work = _selected(suites, options.select)
-    parallel = options.jobs > 1 and len(work) > 1
-    if parallel and not _can_fork() and any(s.later is not None for s in suites):
-        # cases left to check where they run (`load_suite(later=True)`): a pool's spawned
-        # workers load their suites whole, so they are checked here; a serial run checks
-        # each when it comes to its recording (`turns.py`), a forked worker those it runs
-        suites = [s.later.built() if s.later is not None else s for s in suites]
-        work = _selected(suites, options.select)
     results: Results = {}
     own: Own = {}
-    # many small recordings: the typed decoder set up now (before forking, with `-j`, so
-    # the workers share it), not after each process has decoded 3 MiB in full
-    will_read(streamed_bytes(work))
-    try:
+    try:  # (from here: a stop while the recordings were looked at left no report)
+        work = _selected(suites, options.select)
+        parallel = options.jobs > 1 and len(work) > 1
+        if parallel and not _can_fork() and any(s.later is not None for s in suites):
+            # cases left to check where they run (`load_suite(later=True)`): a pool's spawned
+            # workers load their suites whole, so they are checked here; a serial run checks
+            # each when it comes to its recording (`turns.py`), a forked worker those it runs
+            suites = [s.later.built() if s.later is not None else s for s in suites]
+            work = _selected(suites, options.select)
+        # many small recordings: the typed decoder set up now (before forking, with `-j`,
+        # so the workers share it), not after each process has decoded 3 MiB in full
+        will_read(streamed_bytes(work))
         # what was loaded (suites, modules) is not walked by collections while cases run
         with frozen_loaded():
             if parallel:

@@ -40,8 +40,10 @@ import signal
 import struct
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
+
+from evaldsl.runner.stopsignals import sigint_held
 
 #: What a worker gives for a case (a `CaseResult`, with whatever the caller adds).
 T = TypeVar("T")
@@ -107,32 +109,6 @@ def run_forked(
     for position in order:
         if position not in given:  # taken by a worker that died before it said so
             deliver(position, crashed(position, "worker failed: no worker was left to run it"))
-
-
-#: The signals that stop a run: Ctrl-C, and SIGTERM (`evaldsl run` raises at both).
-STOP_SIGNALS = frozenset(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)
-)
-
-
-def sigint_mask(how: int) -> None:
-    """Block or unblock Ctrl-C and SIGTERM in this thread (where the platform can)."""
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(how, STOP_SIGNALS)
-
-
-@contextlib.contextmanager
-def sigint_held() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM while workers start (they inherit the mask and ignore
-    both before they let them in); one meanwhile is delivered when this block ends."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 class _Tasks:

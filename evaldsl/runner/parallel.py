@@ -49,11 +49,12 @@ from typing import TYPE_CHECKING, Any
 
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.runner import waiting
-from evaldsl.runner.forkpool import STOP_SIGNALS, part, run_forked, sigint_held, sigint_mask
+from evaldsl.runner.forkpool import part, run_forked
 from evaldsl.runner.live import is_live
 from evaldsl.runner.produce import Recording, case_size, recording_named
 from evaldsl.runner.readings import SharedReadings, read_alone
 from evaldsl.runner.results import CaseResult
+from evaldsl.runner.stopsignals import STOP_SIGNALS, sigint_held, sigint_mask
 from evaldsl.runner.worker import die_with_parent
 from evaldsl.suites.build import load_suite
 from evaldsl.suites.model import Case, Suite

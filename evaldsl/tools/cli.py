@@ -367,6 +367,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         from evaldsl.language.diagnostics import render
         from evaldsl.reports.console import ConsoleReporter
         from evaldsl.runner.core import RunInterrupted, RunOptions, not_run, run_suites
+        from evaldsl.runner.stopsignals import stops_deferred
         from evaldsl.suites.files import read_draft
         from evaldsl.suites.model import Suite
         from evaldsl.tools.outputs import UsageError, plan_outputs, refuse_inputs, write_outputs
@@ -406,26 +407,43 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         return code
     suites = [s for s in loading.loaded if isinstance(s, Suite)]
     unread = loading.unread()
-    # the files left unread: their own paths, recordings, modules and datasets, read from
-    # their drafts (not loaded: not expanded nor checked), are not overwritten either
-    drafts = [read_draft(f) for f in unread] if any(not o.to_stdout for o in outputs) else []
-    try:  # (before anything runs: a suite found in a folder, a recording, a dataset)
-        refuse_inputs(outputs, [*suites, *drafts])
-    except UsageError as err:
-        return _usage_error(str(err))
+    refused: UsageError | None = None
+    try:
+        # (a stop until the run starts waits for this block's end, then stops the run as
+        # one while loading does: it left no report at all)
+        with stops_deferred():
+            # the files left unread: their own paths, recordings, modules and datasets,
+            # read from their drafts (not loaded: not expanded nor checked), are not
+            # overwritten either
+            drafts = (
+                [read_draft(f) for f in unread] if any(not o.to_stdout for o in outputs) else []
+            )
+            try:  # (before anything runs: a suite found in a folder, a recording, a dataset)
+                refuse_inputs(outputs, [*suites, *drafts])
+            except UsageError as err:
+                refused = err
+            if refused is None and not args.dry_run:
+                factory = _judge_factory(args)
+                options = RunOptions(
+                    jobs=args.jobs,
+                    select=args.select,
+                    judge_factory=factory if callable(factory) else None,
+                )
+                color = False if args.no_color or os.environ.get("NO_COLOR") else None
+                reporter = ConsoleReporter(out, color=color, quiet=args.quiet, verbose=args.verbose)
+                total = sum(len(s.cases) for s in suites)
+                reporter.start(total, suites)
+    except KeyboardInterrupt:
+        if args.dry_run or refused is not None:
+            raise
+        stopped = True
+    if refused is not None:
+        return _usage_error(str(refused))
     if args.dry_run:
         for s in suites:
             if s.diagnostics:
                 print(render(s.diagnostics), file=out)
         return _dry_run(suites, args, out)
-    factory = _judge_factory(args)
-    options = RunOptions(
-        jobs=args.jobs, select=args.select, judge_factory=factory if callable(factory) else None
-    )
-    color = False if args.no_color or os.environ.get("NO_COLOR") else None
-    reporter = ConsoleReporter(out, color=color, quiet=args.quiet, verbose=args.verbose)
-    total = sum(len(s.cases) for s in suites)
-    reporter.start(total, suites)
     try:
         if stopped:  # (the report of a run stopped before its first case)
             report = not_run(suites, options)
@@ -433,21 +451,25 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             report = run_suites(suites, options, on_case=reporter.case_done)
     except RunInterrupted as stop:
         report = stop.report
-    reporter.finish(report)
-    if unread:
-        files = f"{len(unread)} suite file{'s' if len(unread) != 1 else ''}"
-        print(
-            f"evaldsl: interrupted while loading the suites: {files} not read "
-            f"(first: {unread[0]}), so not in the report",
-            file=sys.stderr,
-        )
-    ran = len(report.cases)
-    if not args.no_history and ran and not report.interrupted:
-        from evaldsl.history.store import DEFAULT_PATH, record_report
+    # a stop now comes once every report asked for is written (it cut them short: a
+    # report half written, or none, for a run whose cases had all run)
+    with stops_deferred():
+        reporter.finish(report)
+        if unread:
+            files = f"{len(unread)} suite file{'s' if len(unread) != 1 else ''}"
+            print(
+                f"evaldsl: interrupted while loading the suites: {files} not read "
+                f"(first: {unread[0]}), so not in the report",
+                file=sys.stderr,
+            )
+        ran = len(report.cases)
+        if not args.no_history and ran and not report.interrupted:
+            from evaldsl.history.store import DEFAULT_PATH, record_report
 
-        database = Path(args.history) if args.history else DEFAULT_PATH
-        record_report(report, database, selection=args.select, err=sys.stderr)
-    if not write_outputs(report, outputs, sys.stderr, suites):
+            database = Path(args.history) if args.history else DEFAULT_PATH
+            record_report(report, database, selection=args.select, err=sys.stderr)
+        written = write_outputs(report, outputs, sys.stderr, suites)
+    if not written:
         return EXIT_USAGE
     if report.interrupted:
         return EXIT_INTERRUPTED
