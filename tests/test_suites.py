@@ -979,6 +979,9 @@ def test_dataset_rows_that_expect_nothing_are_w504(tmp_path: Path) -> None:
         '("row 1"): those cases always pass'
     ]
     assert [c for c, _, _ in _codes(_dataset_suite(tmp_path, "[5]"))] == ["E507"]  # no W504
+    # an error of the file (a key written twice) is every row's: none runs, none passes
+    twice = _dataset_suite(tmp_path, '[{"input": 1, "input": 2}, {"input": 3}]')
+    assert [c for c, _, _ in _codes(twice)] == ["E504"]
     every = _dataset_suite(tmp_path, '[{"input": 1}]')
     assert [m for _, _, m in _codes(every)] == [
         'case "rows" has no assertions and no row of its dataset expects anything ("row 1"): '

@@ -324,11 +324,13 @@ def _expand(
             diags.append(_expands_to_none(case, "its dataset has no rows"))
             return []
         # (a row with an error does not run, so it is no case that always passes: its
-        # error says what is wrong, not W504)
+        # error says what is wrong, not W504; an error of the file is every row's)
+        file_broken = any(d.is_error for d in problems)
         idle = [
             row.name
             for row in rows
             if (row.snippet is None or not row.snippet.exprs)
+            and not file_broken
             and not any(d.is_error for d in row.diagnostics)
         ]
         if idle and not draft.header and not any(s.exprs for s in case.snippets):
