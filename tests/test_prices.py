@@ -134,6 +134,9 @@ def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path)
         ('{"models": {"m": {"input": 1%s, "output": 2}}}' % ("0" * 400), "`input` is Infinity"),
         ('{"models": {"m": {"input": 1, "output": 1%s}}}' % ("0" * 5000), "`output` is Infinity"),
         ('{"models": {" ": {"input": 1, "output": 2}}}', "a model's name is empty"),
+        # a unit not the one read: once ignored, every price 1,000 times too low
+        ('{"models": {}, "unit": "USD per 1K tokens"}', '`unit` is "USD per 1K tokens", but'),
+        ('{"models": {}, "unit": 1000000}', "`unit` is 1000000, but prices are read in"),
         # a key written twice: JSON keeps the last, a price silently dropped
         (
             '{"models": {"m": {"input": 1, "output": 2}, "m": {"input": 3, "output": 4}}}',
@@ -156,6 +159,12 @@ def test_a_price_table_is_checked_and_its_fault_named(
         read_user_table(str(path))
     assert str(raised.value).startswith(f"EVALDSL_PRICES={path}")
     assert said in str(raised.value)
+
+
+def test_a_table_of_the_unit_read_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text('{"models": {"m": {"input": 1, "output": 2}}, "unit": "usd per  1M tokens"}')
+    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {})
 
 
 def test_a_missing_table_is_named_with_the_reason(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ A user's own prices: the environment variable `EVALDSL_PRICES` names a JSON file
 same shape (`{"models": {"gpt-5": {"input": 1.25, "output": 10}}}`), whose models are
 added to the table, replacing the shipped price of a model it names too (its names are
 looked up as ids are, in lower case: `GPT-5` prices `gpt-5-2025-08-07`; a key written
-twice, or two names of one model, is a table that cannot be used). It is read once,
+twice, or two names of one model, is a table that cannot be used, as is a `unit` other
+than the shipped file's, "USD per 1M tokens"). It is read once,
 when this module is imported (every process of a run, a `-j` worker, a Dask worker, reads
 the same variable). A file that cannot be read, or does not hold such a table, prices no
 model at all (`TABLE_PROBLEM` says why, and every `cost` of a trace is an error that says
@@ -92,6 +93,14 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
                 "`cache`, as evaldsl/runs/prices.json; `about`, `source`, `date` and `unit` "
                 "describe it)"
             )
+    # the one description read: prices are per million tokens, whatever `unit` says, so a
+    # table of prices per thousand would price every call 1,000 times too low
+    unit = table.get("unit", _TABLE["unit"])
+    if not isinstance(unit, str) or " ".join(unit.lower().split()) != _TABLE["unit"].lower():
+        raise PriceTableError(
+            f"{where}: `unit` is {json.dumps(unit)}, but prices are read in {_TABLE['unit']} "
+            f'(write them so, with "unit": "{_TABLE["unit"]}", or leave `unit` out)'
+        )
     models: dict[str, tuple[float, float]] = {}
     named: dict[str, str] = {}  # a model as it is looked up → as the table writes it
     for name, price in table["models"].items():
