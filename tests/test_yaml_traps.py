@@ -300,3 +300,14 @@ def test_a_text_holding_every_stand_in_is_refused_at_its_line_break() -> None:
     (d,) = found("s.yaml", f"suite: s\n# {every}\ncases: []\nb: 'x\u2029'\n")
     assert (d.code, d.line, d.column) == ("E504", 4, 6)
     assert "this U+2029 cannot be read as a character" in d.message
+
+
+@pytest.mark.parametrize(("separator", "said"), [("\u2028", "'\\u2028'"), ("\x85", "'\\x85'")])
+def test_an_error_quotes_the_character_the_file_holds(separator: str, said: str) -> None:
+    """A surrogate escape sends the text to PyYAML's Python scanner, which quotes the
+    character it found: the stand-in a YAML 1.1 line break is read through (`'\\ue000'`,
+    which the file does not hold) was said."""
+    text = f'suite: s\ncases:\n  - name: "\\ud83d"\n    cassette: &a{separator}b c.jsonl\n'
+    (d,) = found("s.yaml", text)
+    assert (d.code, d.line, d.column) == ("E504", 4, 17)
+    assert d.message.endswith(f"but found {said}"), d.message

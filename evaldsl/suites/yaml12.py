@@ -113,7 +113,11 @@ def compose(text: str) -> yaml.Node | None:
     """
     if "\x85" in text or "\u2028" in text or "\u2029" in text:
         shielded, back = _shielded(text)
-        root = _compose(shielded)
+        try:
+            root = _compose(shielded)
+        except yaml.MarkedYAMLError as err:
+            _unshield_error(err, back)
+            raise
         for node in nodes(root):
             if isinstance(node, yaml.ScalarNode):
                 node.value = node.value.translate(back)
@@ -157,6 +161,18 @@ def _shielded(text: str) -> tuple[str, dict[int, str]]:
             forth[ord(ch)] = stand_in
             back[stand_in] = ch
     return text.translate(forth), back
+
+
+def _unshield_error(err: yaml.MarkedYAMLError, back: dict[int, str]) -> None:
+    """`err`'s words with each stand-in of `_shielded` its own character again: PyYAML's
+    Python scanner quotes the character it found (`but found '\\ue000'`), a character
+    the file does not hold."""
+    for attr in ("problem", "context", "note"):
+        words = getattr(err, attr, None)
+        if isinstance(words, str):
+            for stand_in, ch in back.items():
+                words = words.replace(repr(chr(stand_in))[1:-1], repr(ch)[1:-1])
+            setattr(err, attr, words.translate(back))
 
 
 def _unshielded(text: str) -> yaml.MarkedYAMLError:
