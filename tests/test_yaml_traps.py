@@ -311,3 +311,12 @@ def test_an_error_quotes_the_character_the_file_holds(separator: str, said: str)
     (d,) = found("s.yaml", text)
     assert (d.code, d.line, d.column) == ("E504", 4, 17)
     assert d.message.endswith(f"but found {said}"), d.message
+
+
+def test_an_unknown_escape_after_a_surrogate_escape_is_at_its_backslash() -> None:
+    """A surrogate escape sends the text to PyYAML's Python scanner, whose mark of an
+    unknown escape is the character after the backslash (libyaml's is the backslash): the
+    place was a column late, and the escape shown `q"`."""
+    (d,) = found("s.yaml", 'suite: s\ncases:\n  - name: "\\ud83d\\\\\\q"\n')
+    assert (d.code, d.line, d.column) == ("E504", 3, 20)
+    assert d.message == "`\\q` is not an escape in a double-quoted YAML string"

@@ -135,6 +135,8 @@ def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
             "each item that holds `[`, `]`, `{`, `}` or `,`",
         )
     if "unknown escape character" in problem:
+        if here[column - 1 : column] != "\\" and here[column - 2 : column - 1] == "\\":
+            column -= 1  # (PyYAML's Python scanner marks the character after the backslash)
         escape = here[column - 1 : column + 1]
         return (
             line,
