@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 import evaldsl.suites.schema
+from evaldsl.language.limits import MAX_TIMEOUT_SECONDS
 from evaldsl.suites.objects import CYCGRAPH_FIELDS, TRACEPLAY_FIELDS, Place, object_to_dsl
 from evaldsl.suites.schema import SCHEMA_FILE, schema_command, schema_text, suite_schema
 from evaldsl.suites.yaml12 import compose, construct
@@ -438,3 +439,17 @@ def test_check_says_where_a_duration_or_a_name_is_wrong(tmp_path: Path) -> None:
         ("E507", 3, 11, "`name` is empty"),
         ("E507", 6, 14, "`timeout` is a duration such as 30s (or seconds)"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("timeout", "valid"), [("86400", True), ("86401", False), ("1e999", False), ("0", False)]
+)
+def test_schema_and_check_bound_a_timeout_of_seconds_alike(
+    validator: Any, tmp_path: Path, timeout: str, valid: bool
+) -> None:
+    # the schema refused 0 (exclusiveMinimum) but took 86401 and 1e999, which check refuses
+    # (E210: at most a day, MAX_TIMEOUT_SECONDS)
+    text = f"timeout: {timeout}\ncases:\n  - cassette: c.jsonl\n    expect: steps < 3\n"
+    assert ("E210" not in loader_codes(text, tmp_path / "s.yaml")) == valid
+    assert validator.is_valid(construct(compose(text))) == valid
+    assert suite_schema()["definitions"]["timeout"]["anyOf"][0]["maximum"] == MAX_TIMEOUT_SECONDS
