@@ -308,3 +308,40 @@ def scheduler_address(scheduler: subprocess.Popen[str]) -> str:
         if found:
             return found.group(1)
     raise AssertionError("the scheduler never said where it listens")
+
+
+def test_workers_that_price_by_another_table_are_an_error_not_other_costs(
+    client: Client, tmp_path: Path
+) -> None:
+    # the cluster's workers read their own environment, without the client's
+    # EVALDSL_PRICES: a program that reads `cost` would be priced by the shipped table
+    # there, and by the user's here (a cost that depends on where a trace was scored)
+    trace = tmp_path / "t" / "run.jsonl"
+    trace.parent.mkdir()
+    trace.write_bytes((ROOT / "examples/weather/cassettes/xiamen.jsonl").read_bytes())
+    table = tmp_path / "prices.json"
+    table.write_text(json.dumps({"models": {"gpt-4o-mini": {"input": 10, "output": 10}}}))
+    address = client.scheduler.address
+    for statement, refused in (("cost < $1", True), ("tokens < 100000", False)):
+        program = tmp_path / "checks.eval"
+        program.write_text(statement + "\n")
+        done = run_evaldsl(
+            "score",
+            str(program),
+            str(trace.parent),
+            "--format",
+            "jsonl",
+            "--dask",
+            address,
+            env={"EVALDSL_PRICES": str(table)},
+        )
+        if refused:
+            assert done.returncode == 2, done.stderr
+            assert (
+                "the Dask workers cannot compile the program: this process prices `cost` "
+                "by the shipped table, the one that sent the program by "
+                f"EVALDSL_PRICES={table}: set EVALDSL_PRICES alike" in done.stderr
+            ), done.stderr
+        else:
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout.splitlines()[0])["passed"] is True

@@ -269,3 +269,15 @@ def priced_as(model: str) -> str:
     key = key if key in PRICES else model_family(model)
     said = model if key in (model, model.strip().lower()) else f"{model} as {key}"
     return f"{said} from {PRICES_VARIABLE}" if key in USER_MODELS else said
+
+
+def table_stamp() -> tuple[str, str]:
+    """The table `cost` prices by in this process, as a short digest and in words: a
+    process that scores for another (a Dask worker, which reads its own environment's
+    `EVALDSL_PRICES`) must price as the other does, or a trace's cost would depend on
+    where it was scored."""
+    import hashlib  # (here: only a program sent to other processes asks)
+
+    table = repr((sorted(PRICES.items()), sorted(CACHE_RATES.items()), TABLE_PROBLEM))
+    said = f"{PRICES_VARIABLE}={USER_TABLE}" if USER_TABLE else "the shipped table"
+    return hashlib.sha256(table.encode()).hexdigest()[:16], said

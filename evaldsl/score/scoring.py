@@ -37,6 +37,7 @@ from evaldsl.runs.detect import (
 )
 from evaldsl.runs.index import RunFacts
 from evaldsl.runs.model import Run, RunError, describe, open_file
+from evaldsl.runs.prices import PriceTableError, table_stamp
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.score.sources import Item
 
@@ -68,17 +69,31 @@ class TraceRecord(TypedDict):
 
 @attrs.frozen
 class ProgramSpec:
-    """What a worker needs to compile the program itself: text, path, judge settings."""
+    """What a worker needs to compile the program itself: text, path, judge settings, and
+    the price table of the process that made it (`prices.table_stamp`)."""
 
     text: str
     path: str = "<string>"
     judge: str | None = None  # `--judge` mode: live, frozen, off (None: live)
     judge_cache: str | None = None
+    prices: tuple[str, str] = attrs.field(factory=table_stamp)
 
     def compile(self) -> Program:
-        """Compile the program (raises `EvalDslError` with every diagnostic)."""
+        """Compile the program (raises `EvalDslError` with every diagnostic; and
+        `PriceTableError` when it reads `cost` and this process prices by another table
+        than the one that made the spec: a Dask worker without the client's
+        `EVALDSL_PRICES` would give other costs, never an error)."""
         judge = judge_from_options(self.judge, self.judge_cache)
-        return compile(self.text, path=self.path, judge=judge)
+        program = compile(self.text, path=self.path, judge=judge)
+        if any(case.needs.cost for case in program.cases):
+            stamp, said = table_stamp()
+            if stamp != self.prices[0]:
+                raise PriceTableError(
+                    f"this process prices `cost` by {said}, the one that sent the program "
+                    f"by {self.prices[1]}: set EVALDSL_PRICES alike where the program is "
+                    "scored (each Dask worker reads its own environment)"
+                )
+        return program
 
 
 class ProgramShapeError(ValueError):
