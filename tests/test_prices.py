@@ -134,6 +134,7 @@ def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path)
         ('{"models": {"m": {"input": 1%s, "output": 2}}}' % ("0" * 400), "`input` is Infinity"),
         ('{"models": {"m": {"input": 1, "output": 1%s}}}' % ("0" * 5000), "`output` is Infinity"),
         ('{"models": {" ": {"input": 1, "output": 2}}}', "a model's name is empty"),
+        ('{"models": {"OpenAI/GPT-5": {"input": 1, "output": 2}}}', "write 'gpt-5'"),
         # a unit not the one read: once ignored, every price 1,000 times too low
         ('{"models": {}, "unit": "USD per 1K tokens"}', '`unit` is "USD per 1K tokens", but'),
         ('{"models": {}, "unit": 1000000}', "`unit` is 1000000, but prices are read in"),

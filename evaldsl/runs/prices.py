@@ -109,6 +109,15 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
         # ids are looked up in lower case without spaces around (model_family): `GPT-5` as
         # written would price no trace's `gpt-5-2025-08-07`, which the shipped gpt-5 would
         key = name.strip().lower()
+        if "/" in key:
+            # a trace's `openai/gpt-5-2025-08-07` prices as its family `gpt-5`: a key with
+            # the provider's prefix would price only the id written so, and the dated one
+            # at the shipped price
+            family = key.rsplit("/", 1)[1]
+            raise PriceTableError(
+                f"{where}: model {name!r}: ids are priced without their provider's prefix "
+                f"(a trace's `{key}`, dated or not, prices as `{family}`): write {family!r}"
+            )
         if key in named:
             raise PriceTableError(
                 f"{where}: models {named[key]!r} and {name!r} are one model (model ids are "
