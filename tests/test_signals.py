@@ -353,3 +353,42 @@ def test_a_run_stopped_between_loading_and_reporting_writes_its_reports(
         assert report.get("interrupted") is None and len(report["suites"][0]["cases"]) == 2
     else:
         assert report["interrupted"] is True and report["not_run"] == 2
+
+
+#: The console script, its `-j` workers deaf to their stopped parent's request to end
+#: what they started (as one stuck in a C call is): the parent ends it for them.
+DEAF_WORKERS = """
+import signal, sys
+from evaldsl.runner import forkpool
+real = signal.signal
+def deaf(number, handler):
+    return real(number, signal.SIG_IGN if number == forkpool.STOP_ASKED else handler)
+signal.signal = deaf
+sys.argv = ["evaldsl", *sys.argv[1:]]
+from evaldsl.tools.cli import main
+sys.exit(main())
+"""
+
+
+def test_a_worker_that_does_not_end_its_targets_has_them_ended_by_the_run(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "agent.py").write_text(SPAWNER)
+    (tmp_path / "spawn.eval").write_text(
+        'case "row {{i}}"\n  run agent:answer\n  input {i: "{{i}}"}\n'
+        '  each [{i: 0}, {i: 1}]\n  answer contains "done"\n'
+    )
+    run = ["run", "spawn.eval", "--no-history", "-j", "2"]
+    command = Command(tmp_path, *run, script=DEAF_WORKERS)
+    files = [tmp_path / f"pid{i}.txt" for i in range(2)]
+    command.once(lambda: all(f.exists() for f in files))
+    children = [int(f.read_text()) for f in files]
+    command.stop(signal.SIGINT)  # (the workers ignore the request: killed after 2 s)
+    assert command.process.returncode == 130, command.err.read_text()
+    deadline = time.monotonic() + 20
+    while any(_running(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in children if _running(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"the targets' child processes {left} outlived the run"

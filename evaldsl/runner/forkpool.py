@@ -26,7 +26,8 @@ arrives. How, and why:
 - The workers ignore Ctrl-C (the caller's `started` runs first in each) and die with
   the parent, even by `kill -9`. On Ctrl-C in the parent they are asked to stop
   (`STOP_ASKED`: each ends what it started, the caller's `stopping`, and exits at once)
-  and killed if they have not within `STOP_GRACE` seconds; the results that had arrived
+  and killed if they have not within `STOP_GRACE` seconds (first the process groups
+  their children lead, as `stopping` would have); the results that had arrived
   were already given to the callback.
 """
 
@@ -202,7 +203,35 @@ def _stop(workers: list[_Worker], *, asked: bool) -> None:
             workers = [w for w in workers if not w.ended_by(deadline)]
     finally:
         for worker in workers:  # (a worker ended and reaped is not signalled: `kill`)
+            if asked and worker.status is None:
+                # one that did not end what it started (stuck in a C call, the request
+                # ignored): the process groups its children lead, ended for it, before
+                # they are init's and cannot be told from any other process's
+                for group in _child_groups(worker.pid):
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(group, signal.SIGKILL)
             worker.kill()
+
+
+def _child_groups(pid: int) -> list[int]:
+    """The process groups that the children of process `pid` lead (a `-j` worker's live
+    targets each lead one), read from Linux's /proc (elsewhere: none known)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    # after the command's name in parentheses: state, parent, group
+                    fields = stat.read().rpartition(b")")[2].split()
+            except OSError:  # (ended meanwhile)
+                continue
+            if len(fields) > 2 and int(fields[1]) == pid and int(fields[2]) == int(entry):
+                found.append(int(entry))
+    return found
 
 
 def _fork(
