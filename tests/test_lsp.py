@@ -513,6 +513,50 @@ async def test_hover_on_a_yaml_source_key_shows_what_was_read(
     _close(client, uri)
 
 
+ONE_LINE_SOURCES = {
+    "flow.yaml": (
+        "suite: s\ncases:\n"
+        "  - {name: multi.jsonl, cassette: multi.jsonl, expect: [tool get_weather called]}\n"
+    ),
+    "one.json": (
+        '{"suite": "s", "cases": [{"name": "multi.jsonl", "cassette": "multi.jsonl", '
+        '"expect": ["tool get_weather called"]}]}\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(ONE_LINE_SOURCES))
+async def test_a_source_key_on_a_line_that_holds_more_is_only_its_key_and_value(
+    client: LanguageClient, work: Path, name: str
+) -> None:
+    """A flow mapping or a one-line JSON suite: hover anywhere on the line showed the
+    cassette's summary (over the case's name, the first `multi.jsonl` on the line), and
+    go to definition on `tool` jumped to the cassette."""
+    text = ONE_LINE_SOURCES[name]
+    uri = _open(client, work / name, text)
+    line = text.split("\n")[2 if name.endswith(".yaml") else 0]
+    value = line.index("multi.jsonl", line.index("cassette"))
+    for needle in ("cassette", "multi.j"):  # the key, the value
+        at = line.index(needle, line.index("cassette")) + 2
+        found = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(_pos(text, "cassette").line, at),
+            )
+        )
+        assert found is not None and found.range is not None
+        assert isinstance(found.contents, types.MarkupContent)
+        assert "get_weather called" in found.contents.value
+        assert (found.range.start.character, found.range.end.character) == (value, value + 11)
+    tool = await _hover(client, uri, _pos(text, "too"))
+    assert tool is not None and tool.startswith("**tool NAME**")
+    assert await _hover(client, uri, _pos(text, "multi.j")) is None  # (the case's name)
+    assert await _definition(client, uri, _pos(text, "too")) == []
+    [cassette] = await _definition(client, uri, _pos(text, "multi.j", after="cassette"))
+    assert cassette.uri == _uri(work / "multi.jsonl")
+    _close(client, uri)
+
+
 # ---- completion -------------------------------------------------------------------------
 
 COMPLETE = """\

@@ -611,13 +611,16 @@ def _case(
             return None, None
         key_node, value_node = fields[key]
         value = doc.value(value_node)
+        start, end = value_node.start_mark, value_node.end_mark
         doc.paths.append(
             PathPlace(
                 index - 1,
                 key,
                 key_node.start_mark.line,
-                value_node.start_mark.line,
+                start.line,
                 value if isinstance(value, str) else None,
+                (key_node.start_mark.column, key_node.end_mark.column),
+                (start.column, end.column if end.line == start.line else None),
             )
         )
         if isinstance(value, str) and value:

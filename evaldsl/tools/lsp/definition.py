@@ -23,8 +23,7 @@ def definition_at(analysis: Analysis, line0: int, column0: int) -> list[Path]:
     case: int | None = None
     if analysis.kind == "yaml":
         for entry in analysis.layout.paths:
-            lines = {entry.key_line, entry.value_line}
-            if entry.key in _SOURCE_KEYS and line0 in lines and entry.value is not None:
+            if entry.key in _SOURCE_KEYS and entry.holds(line0, column0) and entry.value:
                 raw, case = entry.value, entry.case
                 break
     else:

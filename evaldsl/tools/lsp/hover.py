@@ -93,11 +93,13 @@ def tool_doc(name: str, analysis: Analysis, case: int | None) -> str:
 _RUN_FILE_KEYS = ("cassette", "trace", "state")
 
 
-def yaml_source_hover(analysis: Analysis, line0: int) -> tuple[str, Spot, int, int] | None:
-    """On a `cassette:`/`trace:`/`state:` key of a YAML or JSON suite (its line or its
-    value's), the summary of the file it names, spanning the value."""
+def yaml_source_hover(
+    analysis: Analysis, line0: int, column0: int
+) -> tuple[str, Spot, int, int] | None:
+    """On a `cassette:`/`trace:`/`state:` key of a YAML or JSON suite or its value, the
+    summary of the file it names, spanning the value."""
     for entry in analysis.layout.paths:
-        if entry.key not in _RUN_FILE_KEYS or line0 not in (entry.key_line, entry.value_line):
+        if entry.key not in _RUN_FILE_KEYS or not entry.holds(line0, column0):
             continue
         paths = analysis.case_paths(entry.case, entry.value) if entry.value else []
         if not paths:
@@ -110,18 +112,20 @@ def yaml_source_hover(analysis: Analysis, line0: int) -> tuple[str, Spot, int, i
             for raw in paths[:MAX_HOVER_FILES]
         )
         text = analysis.lines[entry.value_line] if entry.value_line < len(analysis.lines) else ""
-        start = text.find(entry.value) if entry.value else -1
         spot = Spot(text, 0, entry.value_line, 0, "file", entry.case)
-        if start < 0:
-            return doc, spot, 0, len(text)
-        return doc, spot, start, start + len(entry.value or "")
+        start, end = entry.value_columns
+        if end is None:
+            end = len(text)
+        elif end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
+            start, end = start + 1, end - 1  # the path, not its quotes
+        return doc, spot, start, end
     return None
 
 
 def hover_at(analysis: Analysis, line0: int, column0: int) -> tuple[str, Spot, int, int] | None:
     """Markdown for the word under the cursor, and its span in the statement."""
     if analysis.kind == "yaml":
-        found = yaml_source_hover(analysis, line0)
+        found = yaml_source_hover(analysis, line0, column0)
         if found is not None:
             return found
     spot = analysis.spot(line0, column0)
