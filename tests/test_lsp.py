@@ -1154,6 +1154,39 @@ async def test_a_misspelt_field_is_renamed_by_its_quick_fix(
         _close(client, uri)
 
 
+TWICE = {
+    "twice.yaml": (
+        "suite: s\ndescripton: d\ndescription: d\ncases:\n  - name: a\n"
+        "    cassette: multi.jsonl\n    cassete: multi.jsonl\n    expect: [steps > 0]\n"
+    ),
+    "twice.json": (
+        '{"suite": "s", "cases": [{"name": "a", "cassette": "multi.jsonl", '
+        '"cassete": "multi.jsonl", "expect": ["steps > 0"]}]}\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(TWICE))
+async def test_a_misspelt_field_is_not_renamed_to_a_field_the_mapping_has(
+    client: LanguageClient, work: Path, name: str
+) -> None:
+    """`cassete:` beside `cassette:`: its quick fix wrote `cassette:` a second time, a
+    file that no longer reads (E504, or W505 in JSON): the hint stays, the edit is not
+    offered."""
+    text = TWICE[name]
+    path = work / name
+    uri = _open(client, path, text)
+    published = [d for d in await _diagnostics(client, uri, 1) if d.code == "E508"]
+    assert len(published) == (2 if name.endswith(".yaml") else 1)
+    for d in published:
+        assert d.message.endswith(("did you mean `cassette:`?", "did you mean `description:`?"))
+        assert await _fix_of(client, uri, d) is None
+    assert [d.fix for d in check_text(text, str(path)) if d.code == "E508"] == [None] * len(
+        published
+    )
+    _close(client, uri)
+
+
 # ---- document symbols -------------------------------------------------------------------------
 
 

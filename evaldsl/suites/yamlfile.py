@@ -137,15 +137,21 @@ class _Doc:
         return Place(self.path, line, column, {}, self.line_text).error(None, code, message, hint)
 
     def unknown_key(
-        self, knode: yaml.Node, key: str, known: Collection[str], what: str
+        self,
+        knode: yaml.Node,
+        key: str,
+        known: Collection[str],
+        what: str,
+        present: Collection[str],
     ) -> Diagnostic:
         """E508 for a key that is not one of `known`, with the did-you-mean as an edit of
         the key's text when that is the key as written on one line: plain, or quoted
         without escapes (a JSON suite's keys); renaming it changes nothing else of the
-        YAML. Any other key is left to the hint."""
+        YAML. Any other key is left to the hint, and so is a guess the mapping already
+        has among its keys (`present`): renamed, the key would be written twice (E504)."""
         guess, message, hint = unknown_field(key, known, what)
         found = self.error(knode, "E508", message, hint)
-        if guess is None or not isinstance(knode, yaml.ScalarNode):
+        if guess is None or guess in present or not isinstance(knode, yaml.ScalarNode):
             return found
         start, end = knode.start_mark, knode.end_mark
         quotes = 2 if knode.style in ('"', "'") else 0
@@ -283,7 +289,7 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         in_cases.own(problem.node, diags).append(said)
     for key, (knode, _) in top.items():
         if key not in SUITE_KEYS:
-            diags.append(doc.unknown_key(knode, key, SUITE_KEYS, "a suite field"))
+            diags.append(doc.unknown_key(knode, key, SUITE_KEYS, "a suite field", top))
 
     def text_field(name: str) -> str | None:
         if name not in top:
@@ -590,7 +596,7 @@ def _case(
     fields = node_fields(node)
     for key, (knode, _) in fields.items():
         if key not in CASE_KEYS and key != "kind":
-            own.append(doc.unknown_key(knode, key, CASE_KEYS, "a case field"))
+            own.append(doc.unknown_key(knode, key, CASE_KEYS, "a case field", fields))
     name = f"case #{index}"
     if "name" in fields:
         name_node = fields["name"][1]
