@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 
 from evaldsl.language.ast import JSON_TYPES
-from evaldsl.language.diagnostics import Diagnostic, did_you_mean
+from evaldsl.language.diagnostics import Diagnostic, Fix, did_you_mean
 from evaldsl.language.jsjson import js_number
 from evaldsl.language.regexes import RegexProblem
 from evaldsl.language.values import MISSING
@@ -51,6 +51,17 @@ class Place:
     column: int
     field_positions: Mapping[str, tuple[int, int]] = attrs.Factory(dict)
     source_line: Callable[[int], str] = lambda _line: ""
+    #: the keys written as themselves on one line (plain, or quoted without escapes): the
+    #: 1-based line and column of the key's text, which a quick fix may rename in place
+    key_texts: Mapping[str, tuple[int, int]] = attrs.Factory(dict)
+
+    def renaming(self, key: str, guess: str) -> Fix | None:
+        """The edit renaming field `key` to `guess` where it is written, if it can be."""
+        found = self.key_texts.get(key)
+        if found is None:
+            return None
+        line, column = found
+        return Fix(line, column, line, column + len(key), guess)
 
     def at(self, key: str | None = None) -> tuple[int, int]:
         if key is not None and key in self.field_positions:
@@ -179,9 +190,14 @@ class _Fields:
         for key in obj:
             if key not in known:
                 guess, message, hint = unknown_field(key, known, f"a field of {what}")
+                said = place.error(str(key), "E508", message, hint)
                 if guess:
                     self.renamed[guess] = str(key)
-                self.diags.append(place.error(str(key), "E508", message, hint))
+                    # (not to a field the object has: renamed, the key would be written
+                    # twice, a file that no longer reads)
+                    fix = place.renaming(str(key), guess) if guess not in obj else None
+                    said = attrs.evolve(said, fix=fix) if fix is not None else said
+                self.diags.append(said)
 
     @property
     def ok(self) -> bool:

@@ -151,22 +151,33 @@ class _Doc:
         has among its keys (`present`): renamed, the key would be written twice (E504)."""
         guess, message, hint = unknown_field(key, known, what)
         found = self.error(knode, "E508", message, hint)
-        if guess is None or guess in present or not isinstance(knode, yaml.ScalarNode):
+        at = self.key_text(knode, key)
+        if guess is None or guess in present or at is None:
             return found
+        line, column = at
+        return attrs.evolve(found, fix=Fix(line, column, line, column + len(key), guess))
+
+    def key_text(self, knode: yaml.Node, key: str) -> tuple[int, int] | None:
+        """Where key `key`'s text is (1-based line and column) when the key is written as
+        itself on one line: plain, or quoted without escapes (a JSON suite's keys), so
+        that renaming it there changes nothing else of the YAML; else None."""
+        if not isinstance(knode, yaml.ScalarNode):
+            return None
         start, end = knode.start_mark, knode.end_mark
         quotes = 2 if knode.style in ('"', "'") else 0
         if knode.style not in ("", None, '"', "'") or start.line != end.line:
-            return found
+            return None
         if end.column - start.column != len(key) + quotes:  # (an escape, or a key not text)
-            return found
+            return None
         line, column = self.pos(knode)
-        column += quotes // 2
-        return attrs.evolve(found, fix=Fix(line, column, line, column + len(key), guess))
+        return line, column + quotes // 2
 
     def place(self, node: yaml.Node) -> Place:
-        fields = {key: self.pos(knode) for key, (knode, _) in node_fields(node).items()}
+        fields = node_fields(node)
+        positions = {key: self.pos(knode) for key, (knode, _) in fields.items()}
+        texts = {key: at for key, (knode, _) in fields.items() if (at := self.key_text(knode, key))}
         line, column = self.pos(node)
-        return Place(self.path, line, column, fields, self.line_text)
+        return Place(self.path, line, column, positions, self.line_text, texts)
 
     def fixed_source(self, text: str, node: yaml.Node) -> Source:
         line, column = self.pos(node)
