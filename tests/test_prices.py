@@ -234,3 +234,9 @@ def test_check_warns_of_a_table_that_cannot_be_used_at_each_cost(tmp_path: Path)
     assert found.stdout.count("W513") == 1
     fine = run_evaldsl("check", str(suite), env={"EVALDSL_PRICES": ""})
     assert "W513" not in fine.stdout
+    # a workflow state's cost is its own (`total_cost_usd`), priced by no table
+    state = tmp_path / "state.eval"
+    completed = ROOT / "examples" / "research" / "states" / "completed.json"
+    state.write_text(f'case "s"\n  state "{completed}"\n  cost < $1\n', "utf-8")
+    found = run_evaldsl("check", str(state), env={"EVALDSL_PRICES": str(bad)})
+    assert found.returncode == 0 and "W513" not in found.stdout, found.stdout

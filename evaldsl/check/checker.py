@@ -316,7 +316,8 @@ class _Checker:
         source_kind = self.env.source_kind
         if source_kind is not None and source_kind not in entry.sources:
             self.available(kind, subject.span)
-        if TABLE_PROBLEM is not None and kind == "cost":  # (the user's price table: runs/prices)
+        # (the user's price table, runs/prices: a state's cost is its own, not priced)
+        if TABLE_PROBLEM is not None and kind == "cost" and source_kind in (None, "trace"):
             self.error(
                 subject.span,
                 "W513",
