@@ -1,5 +1,7 @@
 """JSON text as evaldsl writes it for people and tools to read: indented by two spaces, or
-compact, one record a line (`evaldsl score`'s JSON and JSONL).
+compact, one record a line (`evaldsl score`'s JSON and JSONL); and, reading it back, the
+refusal of `NaN` and the infinities (`refuse_constant`), which Python's reader takes and
+JSON has no literal for.
 
 Takes JSON data (and, optionally, what to write for a value JSON has no type for) and
 gives the text, non-ASCII characters kept as they are but lone surrogates (text an agent
@@ -56,3 +58,17 @@ def _standard(text: str) -> str:
     """The standard library's JSON text with each lone surrogate as its escape."""
     # A surrogate can only stand inside a JSON string here, where its escape is valid.
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class NotJSONConstant(ValueError):
+    """`NaN`, `Infinity` or `-Infinity` in JSON text (`name`: which)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"{name} is not JSON")
+
+
+def refuse_constant(name: str) -> Any:
+    """A `parse_constant` for `json.load`/`json.loads` that refuses NaN and the
+    infinities (`NotJSONConstant`, a `ValueError`)."""
+    raise NotJSONConstant(name)

@@ -1154,6 +1154,17 @@ async def test_a_misspelt_field_is_renamed_by_its_quick_fix(
         _close(client, uri)
 
 
+async def _misspelt(
+    client: LanguageClient, path: Path, text: str
+) -> tuple[str, list[types.Diagnostic]]:
+    """A suite of misspelt fields opened at `path` (two in YAML, one in JSON), and the
+    E508s published for it."""
+    uri = _open(client, path, text)
+    published = [d for d in await _diagnostics(client, uri, 1) if d.code == "E508"]
+    assert len(published) == (2 if path.suffix == ".yaml" else 1)
+    return uri, published
+
+
 TWICE = {
     "twice.yaml": (
         "suite: s\ndescripton: d\ndescription: d\ncases:\n  - name: a\n"
@@ -1175,15 +1186,47 @@ async def test_a_misspelt_field_is_not_renamed_to_a_field_the_mapping_has(
     offered."""
     text = TWICE[name]
     path = work / name
-    uri = _open(client, path, text)
-    published = [d for d in await _diagnostics(client, uri, 1) if d.code == "E508"]
-    assert len(published) == (2 if name.endswith(".yaml") else 1)
+    uri, published = await _misspelt(client, path, text)
     for d in published:
         assert d.message.endswith(("did you mean `cassette:`?", "did you mean `description:`?"))
         assert await _fix_of(client, uri, d) is None
     assert [d.fix for d in check_text(text, str(path)) if d.code == "E508"] == [None] * len(
         published
     )
+    _close(client, uri)
+
+
+OBJECTS = {
+    "objects.yaml": (
+        "suite: s\ncases:\n  - name: a\n    cassette: multi.jsonl\n    assertions:\n"
+        "      - {kind: tool.args, name: get_weather, path: $.city, equals: Xiamen}\n"
+        "      - kind: tool.args\n        name: get_weather\n        jsonPath: $.city\n"
+        "        jsonPth: $.units\n        equals: Xiamen\n"
+    ),
+    "objects.json": (
+        '{"suite": "s", "cases": [{"name": "a", "cassette": "multi.jsonl", "assertions": '
+        '[{"kind": "tool.args", "name": "get_weather", "path": "$.city", "equals": "Xiamen"}]}]}\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(OBJECTS))
+async def test_a_misspelt_field_of_a_traceplay_object_has_its_quick_fix(
+    client: LanguageClient, work: Path, name: str
+) -> None:
+    """`path:` of a `tool.args` object: the hint said `jsonPath:` and no edit was offered
+    (docs/editors.md: a quick fix for every one-edit hint); now the edit renames the key
+    where it is written, and the fixed text checks clean. Not beside the field it guesses
+    (`jsonPth:` under `jsonPath:`): renamed, the key would be written twice."""
+    text = OBJECTS[name]
+    path = work / name
+    uri, published = await _misspelt(client, path, text)
+    fixes = [await _fix_of(client, uri, d) for d in published]
+    first = fixes[0]
+    assert first is not None and first.new_text == "jsonPath"
+    fixed = check_text(_applied(text, first), str(path))
+    assert len([d for d in fixed if d.code == "E508"]) == len(published) - 1, fixed
+    assert fixes[1:] == [None] * (len(fixes) - 1)  # (`jsonPth:` beside `jsonPath:`)
     _close(client, uri)
 
 
@@ -1314,40 +1357,4 @@ async def test_documents_not_open_are_read_only_from_regular_files(
     uri = _open(client, work / "open.eval", HOVER)
     still = await asyncio.wait_for(_hover(client, uri, at), 30)
     assert still is not None and PREDICATES["called"].doc in still
-    _close(client, uri)
-
-
-OBJECTS = {
-    "objects.yaml": (
-        "suite: s\ncases:\n  - name: a\n    cassette: multi.jsonl\n    assertions:\n"
-        "      - {kind: tool.args, name: get_weather, path: $.city, equals: Xiamen}\n"
-        "      - kind: tool.args\n        name: get_weather\n        jsonPath: $.city\n"
-        "        jsonPth: $.units\n        equals: Xiamen\n"
-    ),
-    "objects.json": (
-        '{"suite": "s", "cases": [{"name": "a", "cassette": "multi.jsonl", "assertions": '
-        '[{"kind": "tool.args", "name": "get_weather", "path": "$.city", "equals": "Xiamen"}]}]}\n'
-    ),
-}
-
-
-@pytest.mark.parametrize("name", list(OBJECTS))
-async def test_a_misspelt_field_of_a_traceplay_object_has_its_quick_fix(
-    client: LanguageClient, work: Path, name: str
-) -> None:
-    """`path:` of a `tool.args` object: the hint said `jsonPath:` and no edit was offered
-    (docs/editors.md: a quick fix for every one-edit hint); now the edit renames the key
-    where it is written, and the fixed text checks clean. Not beside the field it guesses
-    (`jsonPth:` under `jsonPath:`): renamed, the key would be written twice."""
-    text = OBJECTS[name]
-    path = work / name
-    uri = _open(client, path, text)
-    published = [d for d in await _diagnostics(client, uri, 1) if d.code == "E508"]
-    assert len(published) == (2 if name.endswith(".yaml") else 1)
-    fixes = [await _fix_of(client, uri, d) for d in published]
-    first = fixes[0]
-    assert first is not None and first.new_text == "jsonPath"
-    fixed = check_text(_applied(text, first), str(path))
-    assert len([d for d in fixed if d.code == "E508"]) == len(published) - 1, fixed
-    assert fixes[1:] == [None] * (len(fixes) - 1)  # (`jsonPth:` beside `jsonPath:`)
     _close(client, uri)

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import attrs
 
 from evaldsl.format.formatter import canonical_statement
+from evaldsl.jsontext import NotJSONConstant, refuse_constant
 from evaldsl.language.verdicts import Status, all_skipped, tested_rate
 from evaldsl.runner.results import STATUSES, CaseMetrics, Report
 
@@ -218,10 +219,10 @@ def load_report_file(path: str | os.PathLike[str]) -> RunSnapshot:
     name = os.fspath(path)
     try:
         with open(name, encoding="utf-8") as f:
-            data = json.load(f, parse_constant=_no_constant)
-    except _NotJSONConstant as err:
+            data = json.load(f, parse_constant=refuse_constant)
+    except NotJSONConstant as err:
         raise SnapshotError(
-            f"{name}: not a JSON report (`{err.args[0]}`, which JSON has no literal for: "
+            f"{name}: not a JSON report (`{err.name}`, which JSON has no literal for: "
             "evaldsl writes no such number)"
         ) from None
     except FileNotFoundError:
@@ -252,14 +253,6 @@ def load_report_file(path: str | os.PathLike[str]) -> RunSnapshot:
             f"version {REPORT_VERSION} (run the suites again with this evaldsl to compare)"
         )
     return snapshot_of_json(data, label=name, where=name)
-
-
-class _NotJSONConstant(Exception):
-    """`NaN`, `Infinity` or `-Infinity` in a report file (Python's JSON reader takes them)."""
-
-
-def _no_constant(text: str) -> Any:
-    raise _NotJSONConstant(text)
 
 
 def snapshot_of_json(data: dict[str, Any], *, label: str, where: str = "report") -> RunSnapshot:

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from evaldsl.jsontext import refuse_constant
 from evaldsl.judge.protocol import JudgeOutcome
 from evaldsl.language.verdicts import Status
 
@@ -73,11 +74,6 @@ def reply_from_object(value: Any, shown: str, what: str = "the reply") -> JudgeR
     return JudgeReply(passed, score, reason or "")
 
 
-def reject_constant(name: str) -> Any:
-    """A `parse_constant` for `json.loads` that refuses NaN and the infinities."""
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_reply(content: str) -> JudgeReply:
     """Parse the judge's message: a JSON object, bare or inside a ```json fence.
 
@@ -96,7 +92,7 @@ def parse_reply(content: str) -> JudgeReply:
     if fences and not text.startswith("{"):
         text = fences[0].strip()
     try:
-        value = json.loads(text, parse_constant=reject_constant)
+        value = json.loads(text, parse_constant=refuse_constant)
     except ValueError:
         raise BadReply(f"the reply is not JSON: {quoted(content)}") from None
     except RecursionError:  # arrays nested deeper than Python's stack: no verdict either

@@ -197,28 +197,44 @@ def _decoded(
         yield event
 
 
-def _line_error(path: str, lineno: int, raw: bytes, exc: orjson.JSONDecodeError) -> RunError:
-    if (bad := undecodable_error(exc, raw, path, lineno)) is not None:
-        return bad
+def invalid_line(
+    path: str, lineno: int, exc: orjson.JSONDecodeError, shown: str, hint: str = LINE_HINT
+) -> RunError:
+    """The error of line `lineno` of a file of JSON lines that is no JSON, where the
+    decoder stopped (`shown`: the line as its message shows it)."""
     return RunError(
         f"invalid JSON on line {lineno}: {exc.msg}",
         path=path,
         line=lineno,
         column=exc.colno,
-        hint=LINE_HINT,
-        source_line=decode_text(raw).rstrip("\r\n"),
+        hint=hint,
+        source_line=shown,
     )
 
 
-def _not_object(path: str, lineno: int, raw: bytes, value: Any) -> RunError:
+def not_event_line(
+    path: str, lineno: int, value: Any, shown: str = "", column: int = 1
+) -> RunError:
+    """The error of line `lineno` of a file of events whose JSON `value` is no object."""
     return RunError(
         f"line {lineno} is {describe(value)}, not an event object",
         path=path,
         line=lineno,
-        column=len(raw) - len(raw.lstrip()) + 1,
+        column=column,
         hint=LINE_HINT,
-        source_line=decode_text(raw).rstrip("\r\n"),
+        source_line=shown,
     )
+
+
+def _line_error(path: str, lineno: int, raw: bytes, exc: orjson.JSONDecodeError) -> RunError:
+    if (bad := undecodable_error(exc, raw, path, lineno)) is not None:
+        return bad
+    return invalid_line(path, lineno, exc, decode_text(raw).rstrip("\r\n"))
+
+
+def _not_object(path: str, lineno: int, raw: bytes, value: Any) -> RunError:
+    column = len(raw) - len(raw.lstrip()) + 1
+    return not_event_line(path, lineno, value, decode_text(raw).rstrip("\r\n"), column)
 
 
 # --- the header ----------------------------------------------------------------------------

@@ -46,7 +46,9 @@ from evaldsl.runs.cassette import (
     LINE_HINT,
     EventStream,
     first_line,
+    invalid_line,
     load_cassette,
+    not_event_line,
     scan_cassette_tools,
 )
 from evaldsl.runs.events import (
@@ -388,12 +390,7 @@ def _read_items(path: str, first: bytes, head: dict[str, Any] | None) -> tuple[I
             if _traceplay_types(values):
                 for value, at in lines:
                     if not isinstance(value, dict):
-                        raise RunError(
-                            f"line {at} is {describe(value)}, not an event object",
-                            path=path,
-                            line=at,
-                            hint=LINE_HINT,
-                        )
+                        raise not_event_line(path, at, value)
                 run = load_event_lines(path)
                 return _with_reading(run, run.given_format, _events_why(values)), False
             typed = _typed_otel(path, values, None, texts)
@@ -546,22 +543,9 @@ def _jsonl(path: str) -> Items:
             except orjson.JSONDecodeError:
                 values.append(mended_loads(raw, rounds=rounds))
         except orjson.JSONDecodeError as exc:
-            raise RunError(
-                f"invalid JSON on line {lineno}: {exc.msg}",
-                path=path,
-                line=lineno,
-                column=exc.colno,
-                hint=LINE_HINT,
-                source_line=raw,
-            ) from None
+            raise invalid_line(path, lineno, exc, raw) from None
         if not isinstance(values[-1], dict):
-            raise RunError(
-                f"line {lineno} is {describe(values[-1])}, not an event object",
-                path=path,
-                line=lineno,
-                hint=LINE_HINT,
-                source_line=raw,
-            )
+            raise not_event_line(path, lineno, values[-1], raw)
         lines.append(lineno)
     return Items(path, values, "jsonl", lines=lines)
 

@@ -231,9 +231,17 @@ def price_of(model: object) -> tuple[float, float] | None:
     if not isinstance(model, str):
         return None  # a model id that is not text names no price
     found = PRICES.get(model)
-    if found is None:  # (a user's `Acme-1` is looked up as acme-1: read_user_table)
-        found = PRICES.get(model.strip().lower()) or PRICES.get(model_family(model))
-    return found
+    return found if found is not None else PRICES.get(_listed_as(model))
+
+
+def _listed_as(model: str) -> str:
+    """The key a model id is looked up under: itself, or as a user's table writes its
+    names (lower case, no spaces around: `read_user_table`), or else its family (listed or
+    not)."""
+    if model in PRICES:
+        return model
+    lowered = model.strip().lower()
+    return lowered if lowered in PRICES else model_family(model)
 
 
 def cache_premium(input_price: float, cache: Any) -> float:
@@ -274,8 +282,7 @@ def priced_as(model: str) -> str:
     >>> priced_as("gpt-4o-mini-2024-07-18")
     'gpt-4o-mini-2024-07-18 as gpt-4o-mini'
     """
-    key = model if model in PRICES else model.strip().lower()
-    key = key if key in PRICES else model_family(model)
+    key = _listed_as(model)
     said = model if key in (model, model.strip().lower()) else f"{model} as {key}"
     return f"{said} from {PRICES_VARIABLE}" if key in USER_MODELS else said
 

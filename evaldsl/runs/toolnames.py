@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from evaldsl.runs.cassette import LINE_HINT, EventStream, first_line
+from evaldsl.runs.cassette import EventStream, first_line, invalid_line
 from evaldsl.runs.events import tool_call_name
 from evaldsl.runs.heldfiles import HeldFile
 from evaldsl.runs.model import RunError, decode_text, open_file
@@ -158,14 +158,13 @@ def _check_last_line(f: Any, path: str, whole: bytes | None, after: int) -> None
         else:
             f.seek(0)
             lineno = 1 + sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
-        raise RunError(
-            f"invalid JSON on line {lineno}: {exc.msg}",
-            path=path,
-            line=lineno,
-            column=exc.colno,
-            hint="the file ends in the middle of this line: was it cut short while it was "
+        raise invalid_line(
+            path,
+            lineno,
+            exc,
+            decode_text(last).rstrip("\r\n"),
+            "the file ends in the middle of this line: was it cut short while it was "
             "written or copied? Re-record it, or remove the partial line",
-            source_line=decode_text(last).rstrip("\r\n"),
         ) from None
 
 
@@ -203,14 +202,7 @@ def recorded_tool_names(stream: EventStream, limit: int = HEAD_BYTES) -> frozens
             event = mended_loads(raw.removeprefix(b"\xef\xbb\xbf"))
         except orjson.JSONDecodeError as exc:
             lineno = after + 1 + head.count(b"\n", 0, begin)
-            raise RunError(
-                f"invalid JSON on line {lineno}: {exc.msg}",
-                path=stream.path,
-                line=lineno,
-                column=exc.colno,
-                hint=LINE_HINT,
-                source_line=decode_text(raw).rstrip("\r\n"),
-            ) from None
+            raise invalid_line(stream.path, lineno, exc, decode_text(raw).rstrip("\r\n")) from None
         if isinstance(event, dict):
             name = tool_call_name(event)
             if name is not None:

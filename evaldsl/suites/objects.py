@@ -55,14 +55,6 @@ class Place:
     #: 1-based line and column of the key's text, which a quick fix may rename in place
     key_texts: Mapping[str, tuple[int, int]] = attrs.Factory(dict)
 
-    def renaming(self, key: str, guess: str) -> Fix | None:
-        """The edit renaming field `key` to `guess` where it is written, if it can be."""
-        found = self.key_texts.get(key)
-        if found is None:
-            return None
-        line, column = found
-        return Fix(line, column, line, column + len(key), guess)
-
     def at(self, key: str | None = None) -> tuple[int, int]:
         if key is not None and key in self.field_positions:
             return self.field_positions[key]
@@ -164,6 +156,19 @@ def _guess_field(key: str, known: Collection[str]) -> str | None:
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
+def renaming(
+    at: tuple[int, int] | None, key: str, guess: str | None, present: Collection[str]
+) -> Fix | None:
+    """The quick fix renaming key `key` to `guess` where its text is written (`at`, 1-based;
+    None: not as itself on one line, which only the hint can mend); none without a guess,
+    nor to a key its mapping has (`present`): renamed, the key would be written twice, a
+    file that no longer reads."""
+    if at is None or guess is None or guess in present:
+        return None
+    line, column = at
+    return Fix(line, column, line, column + len(key), guess)
+
+
 def unknown_field(key: object, known: Collection[str], what: str) -> tuple[str | None, str, str]:
     """The likely field, the message and the hint for a key that is not one of `known`
     (`what` completes "`key` is not …": "a case field", "a field of `tool.args`").
@@ -190,14 +195,11 @@ class _Fields:
         for key in obj:
             if key not in known:
                 guess, message, hint = unknown_field(key, known, f"a field of {what}")
-                said = place.error(str(key), "E508", message, hint)
                 if guess:
                     self.renamed[guess] = str(key)
-                    # (not to a field the object has: renamed, the key would be written
-                    # twice, a file that no longer reads)
-                    fix = place.renaming(str(key), guess) if guess not in obj else None
-                    said = attrs.evolve(said, fix=fix) if fix is not None else said
-                self.diags.append(said)
+                said = place.error(str(key), "E508", message, hint)
+                fix = renaming(place.key_texts.get(str(key)), str(key), guess, obj)
+                self.diags.append(said if fix is None else attrs.evolve(said, fix=fix))
 
     @property
     def ok(self) -> bool:

@@ -35,6 +35,7 @@ import yaml
 from evaldsl.cache.regexes import regex
 from evaldsl.language.jsjson import has_surrogate, joined_surrogates, js_number
 from evaldsl.language.values import js_text
+from evaldsl.suites.yamlplaces import yaml_lines
 
 try:  # the C parser when libyaml is present: same nodes, several times faster
     from yaml import CSafeLoader as _Base
@@ -59,7 +60,6 @@ _FLOATS = (_FLOAT_SPECIAL, _FLOAT_EXP, _FLOAT)
 _KNOWN_TAGS = {NULL, BOOL, INT, FLOAT, STR, SEQ, MAP}
 # an escape of a double-quoted scalar (or JSON string) that makes a character by its code
 _HEX_ESCAPE = regex(r"\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))")
-_LINE_END = regex("\r\n|[\r\n]")
 
 
 class Loader(_Base):
@@ -178,7 +178,7 @@ def _unshield_error(err: yaml.MarkedYAMLError, back: dict[int, str]) -> None:
 def _unshielded(text: str) -> yaml.MarkedYAMLError:
     """The error for a text `_shielded` cannot read: at its first U+0085, U+2028 or U+2029."""
     at = min(i for i in (text.find(ch) for ch in YAML11_BREAKS) if i >= 0)
-    before = _LINE_END.split(text[:at])
+    before = yaml_lines(text[:at])
     mark = yaml.Mark("<text>", at, len(before) - 1, len(before[-1]), None, 0)
     return yaml.MarkedYAMLError(
         problem=f"this U+{ord(text[at]):04X} cannot be read as a character: the text also "

@@ -33,14 +33,14 @@ import attrs
 import yaml
 
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic, Fix
+from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.language.jsjson import js_json
 from evaldsl.language.limits import timeout_problem
 from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.runs.detect import dataset_said, is_dataset
 from evaldsl.suites.model import CaseDraft, Layout, Snippet, SourceSpec, SuiteDraft
-from evaldsl.suites.objects import Place, object_to_dsl, unknown_field
+from evaldsl.suites.objects import Place, object_to_dsl, renaming, unknown_field
 from evaldsl.suites.places import PathPlace, TextPlace
 from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
@@ -151,11 +151,8 @@ class _Doc:
         has among its keys (`present`): renamed, the key would be written twice (E504)."""
         guess, message, hint = unknown_field(key, known, what)
         found = self.error(knode, "E508", message, hint)
-        at = self.key_text(knode, key)
-        if guess is None or guess in present or at is None:
-            return found
-        line, column = at
-        return attrs.evolve(found, fix=Fix(line, column, line, column + len(key), guess))
+        fix = renaming(self.key_text(knode, key), key, guess, present)
+        return found if fix is None else attrs.evolve(found, fix=fix)
 
     def key_text(self, knode: yaml.Node, key: str) -> tuple[int, int] | None:
         """Where key `key`'s text is (1-based line and column) when the key is written as

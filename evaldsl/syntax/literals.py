@@ -8,15 +8,14 @@ surrogate escapes (`\\ud83d\\ude00`) is the character it makes, and a lone half 
 from __future__ import annotations
 
 import json
+import re
+from functools import lru_cache
 from typing import cast
 
 from evaldsl.cache.regexes import regex
 from evaldsl.language.jsjson import has_surrogate, joined_surrogates
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-#: A duration as the grammar's DURATION token writes it: digits, an optional fraction, a
-#: unit; no exponent, no `_`, no inner space (each of which `float` would take)
-_DURATION_TEXT = regex(r"-?\d+(?:\.\d+)?(?:ms|s|m|h)")
 _SINGLE_ESCAPES = regex(r"\\'|\\.|\"")
 
 
@@ -58,7 +57,18 @@ def duration_text(text: str) -> float | None:
     >>> duration_text("1.5m"), duration_text("1e3s")
     (90.0, None)
     """
-    return parse_duration(text) if _DURATION_TEXT.fullmatch(text) else None
+    return parse_duration(text) if _duration_token().fullmatch(text) else None
+
+
+@lru_cache(maxsize=1)
+def _duration_token() -> re.Pattern[str]:
+    """The grammar's DURATION token, read from the grammar itself (digits, an optional
+    fraction, a unit; no exponent, no `_`, no inner space, each of which `float` takes)."""
+    from evaldsl.syntax.grammar import cached_grammar
+
+    found = re.search(r"^DURATION(?:\.\d+)?:\s*/(.+)/\s*$", cached_grammar(), re.M)
+    assert found is not None, "the grammar defines DURATION"
+    return re.compile(found.group(1))
 
 
 def parse_number(text: str) -> int | float:
