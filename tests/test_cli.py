@@ -485,6 +485,36 @@ def test_convert_keeps_descriptions_tags_and_metadata_as_comments(tmp_path: Path
     assert "evaldsl ignores `evaluator_agent_id`" in ran.stdout
 
 
+def converted_to_eval(folder: Path, yaml_text: str) -> str:
+    """`yaml_text` written to `s.yaml` in `folder` and converted, without an error, to
+    `s.eval` beside it: the converted text."""
+    (folder / "s.yaml").write_text(yaml_text)
+    r = evaldsl("convert", str(folder / "s.yaml"))
+    assert r.returncode == 0, r.stderr
+    (folder / "s.eval").write_text(r.stdout, encoding="utf-8")
+    return r.stdout
+
+
+def test_convert_of_a_trace_without_format_detects_its_format(tmp_path: Path) -> None:
+    """Found by a hunt: a YAML `trace:` without `format:` (its format detected) became
+    `trace "…" as events`, which refused the OpenAI response the YAML case passed on; it
+    is a `cassette` line now, which detects the format as the YAML does. With `format:` the
+    `trace … as` line stays."""
+    shared = ROOT / "tests" / "fixtures" / "realworld" / "openai-chat-tools"
+    (tmp_path / "r.json").write_bytes((shared / "response-toolcalls.json").read_bytes())
+    converted = converted_to_eval(
+        tmp_path,
+        "suite: t\ncases:\n"
+        "  - name: detected\n    trace: r.json\n    expect: tool calls >= 1\n"
+        "  - name: named\n    trace: r.json\n    format: openai\n    expect: tool calls >= 1\n",
+    )
+    assert '  cassette "r.json"\n' in converted and '  trace "r.json" as openai\n' in converted
+    for suite in ("s.yaml", "s.eval"):
+        ran = evaldsl("run", str(tmp_path / suite), "--no-history")
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert "2 passed, 0 failed" in ran.stdout
+
+
 def test_convert_quotes_a_run_target_the_bare_form_cannot_hold(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
@@ -492,15 +522,13 @@ def test_convert_quotes_a_run_target_the_bare_form_cannot_hold(tmp_path: Path) -
         "class K:\n    @staticmethod\n    def m(x=None):\n        return 'meth'\n"
         "def f(x=None):\n    return 'meth'\n"
     )
-    (tmp_path / "s.yaml").write_text(
+    converted = converted_to_eval(
+        tmp_path,
         "suite: t\ncases:\n"
         '  - name: method\n    run: "pkg.sub:K.m"\n    expect: output == "meth"\n'
-        '  - name: function\n    run: "pkg.sub:f"\n    expect: output == "meth"\n'
+        '  - name: function\n    run: "pkg.sub:f"\n    expect: output == "meth"\n',
     )
-    r = evaldsl("convert", str(tmp_path / "s.yaml"))
-    assert r.returncode == 0, r.stderr
-    assert '  run "pkg.sub:K.m"\n' in r.stdout and "  run pkg.sub:f\n" in r.stdout
-    (tmp_path / "s.eval").write_text(r.stdout, encoding="utf-8")
+    assert '  run "pkg.sub:K.m"\n' in converted and "  run pkg.sub:f\n" in converted
     ran = evaldsl("run", str(tmp_path / "s.eval"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
 

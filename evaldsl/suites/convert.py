@@ -155,8 +155,12 @@ def _case_lines(case: CaseDraft, rows: tuple[dict[str, Any], ...] | None) -> lis
     if src is not None:
         if src.kind == "run":
             lines.append(f"  run {dsl_target(src.target or '')}")
+        elif src.kind == "trace" and src.format is not None:
+            lines.append(f"  trace {dsl_string(src.path or '')} as {src.format}")
         elif src.kind == "trace":
-            lines.append(f"  trace {dsl_string(src.path or '')} as {src.format or 'events'}")
+            # (a YAML `trace:` without `format:` has its format detected, as a `cassette`
+            # line has: `as events` would refuse an OpenAI or OTLP file the YAML reads)
+            lines.append(f"  cassette {dsl_string(src.path or '')}")
         else:
             lines.append(f"  {src.kind} {dsl_string(src.path or '')}")
     if case.dataset is not None:
