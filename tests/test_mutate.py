@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -471,6 +473,21 @@ def test_answers_are_rewritten_in_their_own_shape(output: object) -> None:
 def test_perturbed_values_differ() -> None:
     for value in ["", "x", 0, 1.5, True, False, None, [], [1], {}, {"a": 1}]:
         assert perturb(value) != value
+    # (found by a hunt: a float from 2**53 on did not change by 1)
+    for big in [2.0**53, 1.7e16, 1e300, -1e300, sys.float_info.max, -sys.float_info.max]:
+        assert perturb(big) != big and math.isfinite(perturb(big))
+
+
+def test_a_large_float_in_memory_is_a_mutant_the_suite_notices(tmp_path: Path) -> None:
+    """Found by a hunt: `memory.big == 1e300` survived "memory `big` changed from 1e+300
+    to 1e+300", a mutant equal to the original, which no assertion can notice."""
+    (tmp_path / "s.json").write_text('{"status": "completed", "memory": {"big": 1e300}}')
+    suite = tmp_path / "m.eval"
+    suite.write_text('case "c"\n  state "s.json"\n  memory.big == 1e300\n')
+    (case,) = mutate_suites([load_suite(suite)]).suites[0].cases
+    altered = [r for r in case.results if r.kind == "alter-memory-key"]
+    assert [r.killed for r in altered] == [True]
+    assert altered[0].description == "memory `big` changed from 1e+300 to 1.0000000000000002e+300"
 
 
 def test_a_case_with_a_check_error_is_said_once_in_words(tmp_path: Path) -> None:

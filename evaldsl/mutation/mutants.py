@@ -22,8 +22,10 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 import random
 import re
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
@@ -303,19 +305,29 @@ def _path_steps(path: str) -> list[str | int]:
 
 
 def perturb(value: Any) -> Any:
-    """A value near `value` but different: text gets `_` appended, a number 1 added, a
-    boolean negated, null becomes "_", a list loses its last item (an empty one gains
-    "_"), an object its last key (an empty one gains `"_": null`).
+    """A value near `value` but different: text gets `_` appended, a number 1 added (a
+    float too large for 1 to change, from 2**53 on, becomes the next float), a boolean
+    negated, null becomes "_", a list loses its last item (an empty one gains "_"), an
+    object its last key (an empty one gains `"_": null`).
 
     >>> perturb("Xiamen"), perturb(41), perturb(True), perturb([1, 2]), perturb({"a": 1})
     ('Xiamen_', 42, False, [1], {})
+    >>> perturb(1e300)
+    1.0000000000000002e+300
     """
     if isinstance(value, bool):
         return not value
     if isinstance(value, str):
         return value + "_"
-    if isinstance(value, int | float):
+    if isinstance(value, int):
         return value + 1
+    if isinstance(value, float):
+        # (`1e300 + 1` is 1e300: a mutant equal to the original, counted a survivor that
+        # no assertion could notice; the largest float steps down, as up is no JSON number)
+        new = value + 1
+        if new == value:
+            new = math.nextafter(value, -math.inf if value == sys.float_info.max else math.inf)
+        return new
     if value is None:
         return "_"
     if isinstance(value, list):
