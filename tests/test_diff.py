@@ -183,6 +183,16 @@ def test_min_change_hides_small_metric_moves(project: Path) -> None:
     assert [m["metric"] for m in data["metrics"]] == ["latency_ms"]  # +23.5%; tokens +11.8%
 
 
+@pytest.mark.parametrize("pct", ["nan", "inf", "1e400", "-5", "ten"])
+def test_a_min_change_that_is_no_percentage_is_bad_usage(project: Path, pct: str) -> None:
+    """Found by a hunt: `--min-change nan` was taken, and since no move is at least NaN it
+    hid every metric change ("0 metric changes") without a word."""
+    r = run_in(project, "diff", "--min-change", pct)
+    assert r.returncode == 2
+    assert f"--min-change takes a percentage ≥ 0, not {pct}" in r.stderr
+    assert r.stdout == ""
+
+
 def test_a_crashed_case_regresses_every_assertion_that_passed(tmp_path: Path) -> None:
     project = checkout(tmp_path / "p", "before")
     run_in(project, "run", "agent.eval")

@@ -545,7 +545,7 @@ def diff_command(
     if len(refs) > 2:
         print("evaldsl: error: diff compares two runs: give at most A and B", file=err)
         return 2
-    if min_change < 0:
+    if not min_change >= 0:  # (NaN too: no move is at least NaN, so it hid them all)
         print("evaldsl: error: --min-change takes a percentage ≥ 0", file=err)
         return 2
     a, b = ["last~1", "last"] if not refs else [refs[0], "last"] if len(refs) == 1 else refs

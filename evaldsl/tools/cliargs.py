@@ -286,7 +286,7 @@ def _diff(diff: argparse.ArgumentParser) -> None:
     )
     diff.add_argument(
         "--min-change",
-        type=float,
+        type=_percentage,
         default=0.0,
         metavar="PCT",
         help="list only metrics that moved by at least PCT percent",
@@ -326,14 +326,29 @@ def _lsp(lsp: argparse.ArgumentParser) -> None:
     lsp.add_argument("--stdio", action="store_true", help="serve over stdio (the default)")
 
 
-def _score(text: str) -> float:
-    """A `--fail-under` score: a finite number from 0 to 1 (`nan`, `inf` are refused)."""
+def _finite(text: str) -> float:
+    """The number `text` writes if it is finite, else NaN (which every range refuses)."""
     try:
         value = float(text)
     except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= 1):
+        return math.nan
+    return value if math.isfinite(value) else math.nan
+
+
+def _score(text: str) -> float:
+    """A `--fail-under` score: a finite number from 0 to 1 (`nan`, `inf` are refused)."""
+    value = _finite(text)
+    if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"--fail-under takes a score between 0 and 1, not {text}")
+    return value
+
+
+def _percentage(text: str) -> float:
+    """A `--min-change` percentage: a finite number ≥ 0 (`nan`, under which no move is
+    "at least" it, hid every metric; `inf` hides every one: refused too)."""
+    value = _finite(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"--min-change takes a percentage ≥ 0, not {text}")
     return value
 
 
