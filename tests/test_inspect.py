@@ -193,6 +193,22 @@ def test_code_of_what_is_no_suite_says_why(tmp_path: Path) -> None:
         assert message in done.stderr, done.stderr
 
 
+def test_code_of_a_suite_whose_header_has_errors_shows_them(tmp_path: Path) -> None:
+    """Found by a hunt: each case said "not run: the suite's header has errors" and the
+    command exited 1, but which errors, and where, was said nowhere."""
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        'suite: s\njudge: {model: ""}\ncases:\n'
+        f"  - name: c\n    cassette: {cassette}\n    expect: steps >= 1\n",
+        encoding="utf-8",
+    )
+    done = run_evaldsl("inspect", "--code", str(suite))
+    assert done.returncode == 1
+    assert "# not run: the suite's header has errors" in done.stdout
+    assert f"{suite}:2:8: error[E507]: `judge` is a model name" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("options", "named"),
     [(["--format", "json"], "--format goes"), (["--format", "json", "--as", "otel"], "--as and")],

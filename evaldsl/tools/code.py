@@ -2,9 +2,9 @@
 
 Takes a suite file and gives, for each case that would run, the source of the function
 its run is indexed by (`runs/codegen.py`) with what each name in it holds; the exit code
-is 1 when the suite has errors (a case with errors has no pass) or no case, 2 when it
-does not exist, is a folder or is no suite (a recording: the error says so, on standard
-error).
+is 1 when the suite has errors (a case with errors has no pass; the errors are shown on
+standard error) or no case, 2 when it does not exist, is a folder or is no suite (a
+recording: the error says so, on standard error).
 The pass printed is the one `evaldsl run` uses: with timestamps and prices (the case's
 metrics), and for a streamed recording (`.jsonl`) the variant over the typed decoder's
 structs of each event kind (`runs/decode.py`), with the fields it reads of each. A small
@@ -99,4 +99,9 @@ def code_command(path: str, out: TextIO) -> int:
         for note in made.notes:
             print(f"# {note}", file=out)
         print(made.source, file=out)
-    return 1 if suite.errors else 0
+    if suite.errors:
+        # (a case of a suite whose header has errors says only "the suite's header has
+        # errors": the exit code 1 is then explained here, as `run` and `check` show them)
+        print(render(suite.errors), file=sys.stderr)
+        return 1
+    return 0
