@@ -660,6 +660,21 @@ def test_stdin_traces_and_an_all_passing_run_exit_0(program_file: Path) -> None:
     assert lines[-1]["summary"]["passed"] == 2
 
 
+def test_a_bom_before_the_first_trace_line_is_dropped_as_a_files_is(
+    tmp_path: Path, program_file: Path
+) -> None:
+    """Found by a hunt: a trace file with a UTF-8 BOM was read, but the BOM (PowerShell
+    pipes and Windows editors write one) made the first line of standard input, or of a
+    file of a trace per line, an "invalid JSON" error record."""
+    body = b"\xef\xbb\xbf" + (b'{"events": ' + SEARCH + b"}\n") * 2
+    piped = run_with_stdin(["score", str(program_file), "-", "--format", "jsonl"], body)
+    (tmp_path / "lines.jsonl").write_bytes(body)
+    named = run_evaldsl("score", str(program_file), str(tmp_path / "lines.jsonl"), "-j", "2")
+    assert piped.returncode == 0, piped.stdout
+    assert [json.loads(line)["error"] for line in piped.stdout.splitlines()[:-1]] == [None] * 2
+    assert named.returncode == 0 and "2 traces: 2 passed" in named.stdout, named.stdout
+
+
 def test_a_bad_stdin_line_is_named_once_by_its_line(program_file: Path) -> None:
     body = SEARCH + b'\n[]\n{"events": [{"type": "llm.response", "usage": {"input_tokens": -1}}]}\n'
     result = run_with_stdin(["score", str(program_file), "-"], body)

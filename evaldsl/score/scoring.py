@@ -36,7 +36,7 @@ from evaldsl.runs.detect import (
     read_document,
 )
 from evaldsl.runs.index import RunFacts
-from evaldsl.runs.model import Run, RunError, describe, open_file
+from evaldsl.runs.model import Run, RunError, describe, open_file, strip_bom
 from evaldsl.runs.prices import PriceTableError, table_stamp
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.score.sources import Item
@@ -304,9 +304,10 @@ _LINE_HINT = (
 
 def decode_line(line: bytes, lineno: int, source: str = STDIN_NAME) -> Any:
     """The JSON value of one line of standard input (or of the file `source`), or a
-    `RunError` at its line and column."""
+    `RunError` at its line and column. The first line may start with a UTF-8 BOM (a
+    Windows editor's or PowerShell's), dropped as a trace file's is."""
     try:
-        return mended_loads(line)
+        return mended_loads(strip_bom(line) if lineno == 1 else line)
     except orjson.JSONDecodeError as exc:
         raise RunError(
             f"invalid JSON: {exc.msg}", path=source, line=lineno, column=exc.colno
