@@ -466,6 +466,30 @@ def test_twin_case_names_get_distinct_node_ids(project: pytest.Pytester) -> None
     result.stdout.fnmatch_lines(["twins.eval::same PASSED*", "twins.eval::same (2) FAILED*"])
 
 
+def test_a_twins_node_id_is_never_another_cases_name(project: pytest.Pytester) -> None:
+    # a case written `ok (2)` beside two cases `ok`: the second twin was `ok (2)` too, one
+    # node id for two items, and `--lf` ran the passing `ok (2)` again with the failing one
+    project.makefile(
+        ".eval",
+        twins='case "ok (2)"\n  cassette "xiamen.jsonl"\n  tool get_weather called\n'
+        'case "ok"\n  cassette "xiamen.jsonl"\n  tool get_weather called\n'
+        'case "ok"\n  cassette "xiamen.jsonl"\n  tool get_weather called 2 times\n',
+    )
+    result = project.runpytest("-p", "evaldsl", "twins.eval", "-v")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "twins.eval::ok (2) PASSED*",
+            "twins.eval::ok PASSED*",
+            "twins.eval::ok (3) FAILED*",
+        ]
+    )
+    again = project.runpytest("-p", "evaldsl", "twins.eval", "--lf", "-v")
+    again.assert_outcomes(failed=1, deselected=2)
+    alone = project.runpytest("-p", "evaldsl", "twins.eval::ok (2)", "-v")
+    alone.assert_outcomes(passed=1)
+
+
 def test_xdist_runs_the_cases_in_two_workers(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("-p", "evaldsl", "-n", "2", "-v")
     result.assert_outcomes(passed=3, failed=1)

@@ -29,7 +29,7 @@ import os
 import re
 import warnings
 from collections import Counter
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -201,6 +201,29 @@ def item_name(case_name: str) -> str:
     return visible(re.sub(r":(?=:)", ": ", case_name), newlines=False)
 
 
+def item_names(case_names: Iterable[str]) -> list[str]:
+    """The items' names of a suite's cases, one each: twins get `(2)`, `(3)`, skipping a
+    name another case already has (a case written `ok (2)` beside two cases `ok`), so each
+    case has a node id of its own and `--lf` or a node id on the command line finds it alone.
+
+    >>> item_names(["ok (2)", "ok", "ok", "a::b", "a: :b"])
+    ['ok (2)', 'ok', 'ok (3)', 'a: :b', 'a: :b (2)']
+    """
+    escaped = [item_name(n) for n in case_names]
+    taken = set(escaped)
+    seen: Counter[str] = Counter()
+    names = []
+    for name in escaped:
+        seen[name] += 1
+        if seen[name] > 1:
+            while f"{name} ({seen[name]})" in taken:
+                seen[name] += 1
+            name = f"{name} ({seen[name]})"
+            taken.add(name)
+        names.append(name)
+    return names
+
+
 class SuiteFile(pytest.File):
     """One suite file: its cases, or a collection error listing its check errors."""
 
@@ -230,15 +253,10 @@ class SuiteFile(pytest.File):
             )
         # `-k weather` selects the cases of suite "weather", as `evaldsl run -k` does
         self.extra_keyword_matches.add(suite.name)
-        seen: Counter[str] = Counter()
         # cases on one recording read it once, as `evaldsl run` reads it (a case
         # deselected by `-k` leaves its reading's facts with this file's items)
         shared = SharedReadings((suite, case) for case in suite.cases)
-        for case in suite.cases:
-            escaped = item_name(case.name)
-            seen[escaped] += 1
-            # twins get `(2)`, `(3)`: one node id per case, so `--lf` finds each again
-            name = escaped if seen[escaped] == 1 else f"{escaped} ({seen[escaped]})"
+        for case, name in zip(suite.cases, item_names(c.name for c in suite.cases), strict=True):
             yield CaseItem.from_parent(
                 self,
                 name=name,
