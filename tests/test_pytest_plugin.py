@@ -229,6 +229,33 @@ def test_check_warnings_become_pytest_warnings_at_their_line(project: pytest.Pyt
     )
 
 
+def test_warnings_made_errors_are_a_collection_error_listing_each(
+    project: pytest.Pytester,
+) -> None:
+    # `-W error` (a project's `filterwarnings = error`): the first warning was raised out
+    # of the plugin, a traceback of its own frame, and the warnings after it went unsaid
+    project.makefile(
+        ".eval",
+        warned='case "w"\n  cassette "xiamen.jsonl"\n  no tool get_wether\n'
+        "  no tool get_wheather\n  tool get_weather called\n",
+    )
+    result = project.runpytest("-p", "evaldsl", "-W", "error", "warned.eval")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting warned.eval*",
+            "2 warnings in warned.eval, made errors by the warning filters (-W error, "
+            "filterwarnings): no case of this file was run",
+            lit("warned.eval:3:3: warning[W301]") + "*",
+            lit("warned.eval:4:3: warning[W301]") + "*",
+        ]
+    )
+    assert "pytest_collect.py" not in result.stdout.str()
+    # a filter for another warning leaves them warnings
+    other = project.runpytest("-p", "evaldsl", "-W", "error::DeprecationWarning", "warned.eval")
+    other.assert_outcomes(passed=1, warnings=2)
+
+
 def test_a_case_whose_assertions_all_skip_is_skipped_with_the_reason(
     project: pytest.Pytester,
 ) -> None:

@@ -8,7 +8,8 @@ are used: `load_suite` reads, checks and compiles a file, `begin_case` runs one 
 to its judge's answers), and the console renderer shows why one failed.
 
 - A suite with check errors is a collection error listing every diagnostic; warnings
-  become pytest warnings at their file and line.
+  become pytest warnings at their file and line (a collection error listing them when
+  the warning filters make them errors: `-W error`, `filterwarnings = error`).
 - A case fails with the console's report of each failing assertion (source line, caret,
   found, expected), or of the run's crash; a case whose assertions all skipped is skipped
   with their reason; its score is a `user_properties` entry (JUnit `<property>`).
@@ -243,14 +244,14 @@ class SuiteFile(pytest.File):
                 f" in {shown_path(self.path, self.config)}: no case of this file was run"
             )
             raise self.CollectError(f"{head}\n{render(diagnostics)}")
-        for d in diagnostics:
-            # at the warning's own line, where `self.warn` would say the file's line 0
-            warnings.warn_explicit(
-                EvalDslWarning(render([d])),
-                category=None,
-                filename=str(self.config.invocation_params.dir / d.path),
-                lineno=d.line,
+        raised = [d for d in diagnostics if not self.warned(d)]
+        if raised:  # `-W error` or `filterwarnings = error`: those warnings are errors here
+            count = f"{len(raised)} warning{'s' if len(raised) != 1 else ''}"
+            head = (
+                f"{count} in {shown_path(self.path, self.config)}, made errors by the "
+                "warning filters (-W error, filterwarnings): no case of this file was run"
             )
+            raise self.CollectError(f"{head}\n{render(raised)}")
         # `-k weather` selects the cases of suite "weather", as `evaldsl run -k` does
         self.extra_keyword_matches.add(suite.name)
         # cases on one recording read it once, as `evaldsl run` reads it (a case
@@ -267,6 +268,22 @@ class SuiteFile(pytest.File):
                 case=case,
                 readings=shared,
             )
+
+    def warned(self, d: Diagnostic) -> bool:
+        """Give a warning of the suite as a pytest warning at its own line (where
+        `self.warn` would say the file's line 0): False when the warning filters made it
+        an exception, which would leave the plugin's frame as a collection error's
+        traceback and every warning after it unsaid."""
+        try:
+            warnings.warn_explicit(
+                EvalDslWarning(render([d])),
+                category=None,
+                filename=str(self.config.invocation_params.dir / d.path),
+                lineno=d.line,
+            )
+        except EvalDslWarning:
+            return False
+        return True
 
     def shown(self, d: Diagnostic) -> Diagnostic:
         return attrs.evolve(d, path=shown_path(d.path, self.config))
