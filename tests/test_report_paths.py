@@ -188,6 +188,24 @@ def test_the_history_database_is_no_report_path(folder: Path) -> None:
     sqlite3.connect(database).close()
 
 
+@pytest.mark.parametrize("given", ["prices.json", "./prices.json", "link.json"])
+def test_the_price_table_is_no_report_path(folder: Path, given: str) -> None:
+    # the table EVALDSL_PRICES names is read by this run and by every later one: a report
+    # written over it lost the user's prices, and the next run priced nothing
+    table = '{"models": {"my-model": {"input": 1, "output": 2}}}\n'
+    (folder / "prices.json").write_text(table, encoding="utf-8")
+    (folder / "link.json").symlink_to("prices.json")
+    env = {"EVALDSL_PRICES": "prices.json"}
+    result = run_evaldsl("run", "s.eval", "--no-history", "--junit", given, cwd=folder, env=env)
+    assert result.returncode == 2, result.stderr
+    said = (
+        f"--junit {given}: that is the price table the run prices by (EVALDSL_PRICES=prices.json)"
+    )
+    assert said in result.stderr
+    assert "✓" not in result.stdout  # before the run
+    assert (folder / "prices.json").read_text(encoding="utf-8") == table
+
+
 @pytest.mark.parametrize(
     "options",
     [

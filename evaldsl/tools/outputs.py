@@ -4,11 +4,11 @@ Takes the `--json`, `--junit`, `--markdown` and `--html` options and gives `Outp
 paths are absolute (resolved against the working folder when the command starts, whatever
 a target does later), or a `UsageError` saying what is wrong: two formats on one path (or
 both on standard output), an empty path, a path that is a folder, a read-only file, a
-path under a file, the run's history database (or any SQLite file), a path that is a file
-the run reads (`refuse_inputs`, once the suites are loaded: a suite, a recording, a
-dataset, a run target's module). `write_outputs` writes each report whole or not at all
-and says which could not be written (standard output too, when its reader left:
-`silence`).
+path under a file, the run's history database (or any SQLite file), the price table
+(`EVALDSL_PRICES`), a path that is a file the run reads (`refuse_inputs`, once the
+suites are loaded: a suite, a recording, a dataset, a run target's module).
+`write_outputs` writes each report whole or not at all and says which could not be
+written (standard output too, when its reader left: `silence`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from evaldsl.check.environment import target_file
 from evaldsl.language.reading import starts_as_sqlite
 from evaldsl.reports import write
 from evaldsl.runner.results import Report
+from evaldsl.runs.prices import PRICES_VARIABLE, USER_TABLE
 from evaldsl.suites.model import Suite, SuiteDraft
 from evaldsl.suites.templates import any_rendering
 
@@ -77,6 +78,9 @@ def plan_outputs(
     seen: dict[str, Output] = {}
     suites = {os.path.realpath(p) for p in inputs if os.path.isfile(p)}
     database = os.path.realpath(history) if history else None
+    # (read when the run started, and again by every later run: a report over it leaves
+    # the next run a table that cannot be used, and the user's prices lost)
+    prices = _real(USER_TABLE) if USER_TABLE else None
     for option, fmt in REPORT_OPTIONS:
         given = requested.get(option)
         if given is None:
@@ -98,6 +102,11 @@ def plan_outputs(
             raise UsageError(
                 f"{option} {given}: that is the history database the run records to; "
                 "name another file"
+            )
+        if key == prices:
+            raise UsageError(
+                f"{option} {given}: that is the price table the run prices by "
+                f"({PRICES_VARIABLE}={USER_TABLE}); name another file"
             )
         if not to_stdout:
             refuse_path(f"{option} {given}", path)
