@@ -108,3 +108,16 @@ def test_a_standard_output_that_cannot_be_written_is_an_error_and_a_run_goes_on(
             assert done.stderr.strip() == said, done.stderr
     assert "the console cannot be written (No space left on device)" in done.stderr
     assert json.loads(report.read_text(encoding="utf-8"))["summary"]["passed"] == 1
+    # the report itself to that standard output: said as standard output, not as a file `-`
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "evaldsl.tools.cli", "run", str(suite), "--junit", "-"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+    assert done.returncode == 2, done.stderr
+    said = "evaldsl: error: cannot write the --junit report to standard output (-): No space"
+    assert said in done.stderr, done.stderr
