@@ -304,6 +304,45 @@ def test_judge_options(project: pytest.Pytester) -> None:
     again.assert_outcomes(passed=1)
 
 
+@pytest.mark.parametrize(
+    ("options", "env", "said"),
+    [
+        (
+            ("--evaldsl-judge-cache", "judged.eval"),
+            {},
+            "ERROR: --evaldsl-judge-cache */judged.eval: that is a file; name a folder",
+        ),
+        (
+            ("--evaldsl-judge-cache=",),
+            {},
+            "ERROR: --evaldsl-judge-cache '': an empty path names no folder; name the judge's*",
+        ),
+        (
+            (),
+            {"EVALDSL_JUDGE_BASE_URL": "ftp://x"},
+            "ERROR: EVALDSL_JUDGE_BASE_URL cannot be used*",
+        ),
+        ((), {"EVALDSL_JUDGE_API_KEY": "sk x"}, "ERROR: EVALDSL_JUDGE_API_KEY cannot be used*"),
+    ],
+)
+def test_judge_settings_that_cannot_be_used_are_a_usage_error(
+    project: pytest.Pytester, options: tuple[str, ...], env: dict[str, str], said: str
+) -> None:
+    # each was a JudgeConfigError traceback through the plugin, in every file's collection
+    # (an empty cache folder was the folder pytest started in, written into)
+    project.makefile(".eval", judged=JUDGED)
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        result = project.runpytest_subprocess("-p", "evaldsl", *options)
+        helped = project.runpytest_subprocess("-p", "evaldsl", *options, "--help")
+    assert helped.ret == pytest.ExitCode.OK  # (the help is no session: it still shows)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([said])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert "pytest_collect.py" not in result.stdout.str()
+
+
 def slow_verdicts(request: Recorded) -> Reply:
     return Reply(**{**vars(judged(True, 0.9, "fine")), "delay": 0.3})
 

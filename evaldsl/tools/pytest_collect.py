@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pytest
 
+from evaldsl.judge.config import JudgeConfigError
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic, render
@@ -68,6 +69,10 @@ class CaseFailed(Exception):
         self.result = result
 
 
+#: The command-line option naming the judge's cache folder (`evaldsl run --judge-cache`).
+CACHE_OPTION = "--evaldsl-judge-cache"
+
+
 class SuiteCollector:
     """The plugin's hooks once it is on: which files are suites, and the session's judge
     (built once per process from `--evaldsl-judge` and `--evaldsl-judge-cache`)."""
@@ -90,15 +95,27 @@ class SuiteCollector:
             self._workers = TargetWorkers()
         return self._workers
 
+    def pytest_sessionstart(self) -> None:
+        # the judge's settings checked before anything is collected: a usage error (not
+        # at configure, where `pytest --help` would stop at them too)
+        self.judge()
+
     def pytest_sessionfinish(self) -> None:
         workers, self._workers = self._workers, None
         if workers is not None:
             workers.close()
 
     def judge(self) -> Judge:
-        """The judge every suite of this process shares (its cache and its settings)."""
+        """The judge every suite of this process shares (its cache and its settings):
+        `pytest.UsageError` when they cannot be used (asked when the session starts, so
+        it stops before collecting, as `evaldsl run` stops before running)."""
         if self._judge is None:
             given = self.config.getoption("evaldsl_judge_cache")
+            if given == "":  # (else the folder pytest started in, written into)
+                raise pytest.UsageError(
+                    f"{CACHE_OPTION} '': an empty path names no folder; name the judge's "
+                    "cache folder"
+                )
             # a folder given on the command line is relative to where pytest started;
             # the default belongs to the project, so it sits under the rootdir
             cache = (
@@ -106,7 +123,13 @@ class SuiteCollector:
                 if given is not None
                 else self.config.rootpath / ".evaldsl" / "judge-cache"
             )
-            self._judge = judge_from_options(self.config.getoption("evaldsl_judge"), str(cache))
+            try:
+                self._judge = judge_from_options(self.config.getoption("evaldsl_judge"), str(cache))
+            except JudgeConfigError as err:  # (a traceback in every suite file's collection)
+                said = str(err)  # (`--judge-cache` is the CLI's name of the option)
+                if said.startswith("--judge-cache "):
+                    said = CACHE_OPTION + said.removeprefix("--judge-cache")
+                raise pytest.UsageError(said) from None
         return self._judge
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
