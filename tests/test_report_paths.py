@@ -188,6 +188,35 @@ def test_the_history_database_is_no_report_path(folder: Path) -> None:
     sqlite3.connect(database).close()
 
 
+def test_a_symbolic_link_that_loops_is_refused_before_the_run(folder: Path) -> None:
+    # it was found only when the report was written, once every case had run
+    (folder / "loop.json").symlink_to("loop.json")
+    result = run_evaldsl("run", "s.eval", "--no-history", "--json", "loop.json", cwd=folder)
+    assert result.returncode == 2, result.stderr
+    said = "--json loop.json: that is a symbolic link that leads back to itself"
+    assert said in result.stderr
+    assert "✓" not in result.stdout  # before the run
+
+
+def test_a_symbolic_link_into_folders_not_made_yet_is_written_where_it_points(
+    folder: Path,
+) -> None:
+    # `latest.json -> runs/today/report.json`: the run ended 'cannot write latest.json: No
+    # such file or directory', its report lost, where a plain path's folders are made
+    (folder / "latest.json").symlink_to(Path("runs", "today", "report.json"))
+    result = run_evaldsl("run", "s.eval", "--no-history", "--junit", "latest.json", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert (folder / "latest.json").is_symlink()
+    written = (folder / "runs" / "today" / "report.json").read_text(encoding="utf-8")
+    assert 'tests="1"' in written
+    # one pointing under a file is refused before the run, as a plain path under a file is
+    (folder / "under.json").symlink_to(Path("s.eval", "report.json"))
+    refused = run_evaldsl("run", "s.eval", "--no-history", "--json", "under.json", cwd=folder)
+    assert refused.returncode == 2, refused.stderr
+    assert f"--json under.json: {folder / 's.eval'} is a file, not a folder" in refused.stderr
+    assert "✓" not in refused.stdout
+
+
 @pytest.mark.parametrize("given", ["prices.json", "./prices.json", "link.json"])
 def test_the_price_table_is_no_report_path(folder: Path, given: str) -> None:
     # the table EVALDSL_PRICES names is read by this run and by every later one: a report

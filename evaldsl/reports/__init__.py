@@ -96,13 +96,16 @@ def write(report: Report, fmt: str, path: str | os.PathLike[str]) -> None:
 
 
 def write_text(text: str, path: str | os.PathLike[str]) -> None:
-    """Put a rendered report in `path` (UTF-8; parent folders made; `-`: stdout)."""
+    """Put a rendered report in `path` (UTF-8; parent folders made, through a symbolic
+    link too; `-`: stdout)."""
     if str(path) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    # the folders of the file written: a symbolic link's own (`latest.json` pointing into
+    # a folder not made yet) are where it points
+    Path(os.path.realpath(target)).parent.mkdir(parents=True, exist_ok=True)
     write_atomically(target, text)
 
 

@@ -13,6 +13,7 @@ written (standard output too, when its reader left: `silence`).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -130,12 +131,17 @@ def is_stdout(path: str) -> bool:
 def refuse_path(said: str, path: str) -> None:
     """`UsageError` (its message starts with `said`, the option and the path as given)
     when a report cannot or must not be written at `path` (absolute; symlinks followed):
-    a folder, a read-only file, a path under a file, or an SQLite database. A device or
-    a pipe is fine: it is written in place (`atomicfile`)."""
+    a folder, a read-only file, a path under a file, a symbolic link that loops, or an
+    SQLite database. A device or a pipe is fine: it is written in place (`atomicfile`)."""
     try:
         found = os.stat(path)
-    except OSError:
-        _refuse_parent(said, os.path.dirname(path))
+    except OSError as err:
+        if err.errno == errno.ELOOP:  # (else refused only once the run had ended)
+            raise UsageError(
+                f"{said}: that is a symbolic link that leads back to itself; name another file"
+            ) from None
+        # (a symbolic link to no file yet is written where it points: those folders)
+        _refuse_parent(said, os.path.dirname(os.path.realpath(path)))
         return
     if stat.S_ISDIR(found.st_mode):
         raise UsageError(f"{said}: that is a folder; name a file")
