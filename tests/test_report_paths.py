@@ -217,6 +217,30 @@ def test_a_symbolic_link_into_folders_not_made_yet_is_written_where_it_points(
     assert "✓" not in refused.stdout
 
 
+@pytest.mark.parametrize(
+    ("given", "reason"),
+    [
+        ("a" * 300 + ".json", "File name too long"),  # (255 bytes at most, on Linux)
+        ("/proc/report.json", "No such file or directory"),  # (a folder no file is made in)
+        ("/proc/self/new/report.json", "No such file or directory"),  # (its folders neither)
+    ],
+)
+def test_a_place_no_file_can_be_made_in_is_refused_before_the_run(
+    folder: Path, given: str, reason: str
+) -> None:
+    # it was found only when the report was written, once every case had run
+    result = run_evaldsl("run", "s.eval", "--no-history", "--markdown", given, cwd=folder)
+    assert result.returncode == 2, result.stderr
+    said = f"--markdown {given}: no file can be made there ({reason}); name a file in a folder"
+    assert said in result.stderr
+    assert "✓" not in result.stdout  # before the run
+    assert sorted(p.name for p in folder.iterdir()) == ["s.eval", "xiamen.jsonl"]  # none left
+    # a report that can be made leaves no trace of the trying but itself
+    done = run_evaldsl("run", "s.eval", "--no-history", "--markdown", "r.md", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["r.md", "s.eval", "xiamen.jsonl"]
+
+
 @pytest.mark.parametrize("given", ["prices.json", "./prices.json", "link.json"])
 def test_the_price_table_is_no_report_path(folder: Path, given: str) -> None:
     # the table EVALDSL_PRICES names is read by this run and by every later one: a report

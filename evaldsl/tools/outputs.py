@@ -131,8 +131,9 @@ def is_stdout(path: str) -> bool:
 def refuse_path(said: str, path: str) -> None:
     """`UsageError` (its message starts with `said`, the option and the path as given)
     when a report cannot or must not be written at `path` (absolute; symlinks followed):
-    a folder, a read-only file, a path under a file, a symbolic link that loops, or an
-    SQLite database. A device or a pipe is fine: it is written in place (`atomicfile`)."""
+    a folder, a read-only file, a path under a file, a symbolic link that loops, an
+    SQLite database, or a place no file can be made (`_try_making`). A device or a pipe
+    is fine: it is written in place (`atomicfile`)."""
     try:
         found = os.stat(path)
     except OSError as err:
@@ -142,6 +143,7 @@ def refuse_path(said: str, path: str) -> None:
             ) from None
         # (a symbolic link to no file yet is written where it points: those folders)
         _refuse_parent(said, os.path.dirname(os.path.realpath(path)))
+        _try_making(said, os.path.realpath(path))
         return
     if stat.S_ISDIR(found.st_mode):
         raise UsageError(f"{said}: that is a folder; name a file")
@@ -153,6 +155,34 @@ def refuse_path(said: str, path: str) -> None:
         )
     if starts_as_sqlite(path):
         raise UsageError(f"{said}: that is an SQLite database (run history?); name another file")
+    _try_making(said, os.path.realpath(path))
+
+
+def _try_making(said: str, real: str) -> None:
+    """`UsageError` when no file can be made where the report goes (a folder the user may
+    not write, a read-only file system, `/proc`, a name longer than the file system
+    takes): found by making one and removing it at once, before the run, where the
+    report's write found it once every case had run. The file made is the report itself
+    when it does not exist yet in an existing folder (its name is tried too), else a
+    temporary file in the nearest existing folder (as the atomic write makes one)."""
+    folder = os.path.dirname(real)
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    try:
+        if folder == os.path.dirname(real) and not os.path.lexists(real):
+            os.close(os.open(real, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(real)
+        else:
+            import tempfile  # (as in `atomicfile`: only when a report is asked for)
+
+            fd, made = tempfile.mkstemp(prefix=".evaldsl-", suffix=".tmp", dir=folder)
+            os.close(fd)
+            os.unlink(made)
+    except OSError as err:
+        reason = err.strerror or type(err).__name__
+        raise UsageError(
+            f"{said}: no file can be made there ({reason}); name a file in a folder you may write"
+        ) from None
 
 
 def _refuse_parent(said: str, folder: str) -> None:
