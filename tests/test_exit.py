@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.clitools import ROOT, fresh_python, run_evaldsl
 
@@ -121,3 +122,62 @@ def test_a_standard_output_that_cannot_be_written_is_an_error_and_a_run_goes_on(
     assert done.returncode == 2, done.stderr
     said = "evaldsl: error: cannot write the --junit report to standard output (-): No space"
     assert said in done.stderr, done.stderr
+
+
+def _closing(*fds: int) -> Any:
+    """A `preexec_fn` closing `fds` in the child before it runs the command (`>&-`)."""
+
+    def close() -> None:
+        for fd in fds:
+            os.close(fd)
+
+    return close
+
+
+def test_a_closed_standard_output_or_error_is_a_console_not_written_and_the_reports_are(
+    tmp_path: Path,
+) -> None:
+    """Found by a hunt: `evaldsl run … --json r.json >&-` (standard output closed before it
+    started, which Python gives as None) broke at its first console line, `AttributeError:
+    'NoneType' object has no attribute 'write'`, and wrote no report. Now the run says its
+    console cannot be written, goes on and writes its reports; a report to `-` and `check`
+    say standard output is closed (exit 2); with standard error closed, `--json -` still
+    gives the report alone on standard output."""
+    state = tmp_path / "s.json"
+    state.write_text('{"status": "completed", "memory": {}}', encoding="utf-8")
+    suite = tmp_path / "s.eval"
+    suite.write_text(f'case "c"\n  state "{state}"\n  status == completed\n', "utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "evaldsl.tools.cli"]
+
+    def closed(*args: str, fds: tuple[int, ...] = (1,)) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *args],
+            stdout=subprocess.PIPE if 1 not in fds else None,
+            stderr=subprocess.PIPE if 2 not in fds else None,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            preexec_fn=_closing(*fds),
+            timeout=120,
+        )
+
+    done = closed("run", "--no-history", str(suite), "--json", "r.json")
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    assert "the console cannot be written (standard output is closed)" in done.stderr
+    assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["summary"]["passed"] == 1
+    dash = closed("run", "--no-history", str(suite), "--json", "-")
+    assert dash.returncode == 2, dash.stderr
+    said = "cannot write the --json report to standard output (-): standard output is closed"
+    assert said in dash.stderr and "Traceback" not in dash.stderr
+    check = closed("check", str(suite))
+    assert check.returncode == 2, check.stderr
+    said = "evaldsl: error: cannot write to standard output: standard output is closed"
+    assert check.stderr.strip() == said
+    both = closed("run", "--no-history", str(suite), "--junit", "j.xml", fds=(1, 2))
+    assert both.returncode == 0
+    assert 'tests="1"' in (tmp_path / "j.xml").read_text(encoding="utf-8")
+    quiet = closed("run", "--no-history", str(suite), "--json", "-", fds=(2,))
+    assert quiet.returncode == 0
+    assert json.loads(quiet.stdout)["summary"]["passed"] == 1  # the report alone

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import errno
 import gc
 import io
 import os
@@ -103,6 +104,7 @@ def _flushed() -> bool:
 
 
 def _command(argv: Sequence[str] | None) -> int:
+    _stand_in_for_closed_streams()
     _escape_unencodable()
     # building the parser imports evaldsl: many objects, no garbage; collecting while they
     # are made would only walk them again (see gcpause)
@@ -208,6 +210,41 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _usage_error(f"cannot write to standard output: {err.strerror}")
     parser().print_help(sys.stderr)
     return EXIT_USAGE
+
+
+def _stand_in_for_closed_streams() -> None:
+    """Standard output or error closed before the command started (`evaldsl run … >&-`,
+    `2>&-`), which Python gives as None: a run broke at its first console line (`'NoneType'
+    object has no attribute 'write'`) and wrote none of its reports. Output becomes
+    `ClosedOutput` (each write fails as a closed descriptor's does, so a run goes on
+    without its console and writes its reports, and a report to `-` is an error); error
+    goes nowhere, as the user asked. Each descriptor is held by the null device, so that
+    no file the command opens takes it, where a live target would print into that file."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:  # (closed indeed, not taken since: hold it)
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    if sys.stdout is None:
+        sys.stdout = ClosedOutput()
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (the process keeps it)
+
+
+class ClosedOutput(io.TextIOBase):
+    """Standard output that was closed when the command started: writing it fails with
+    `EBADF`, as writing a closed descriptor does; there is nothing to flush."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        return
 
 
 def _escape_unencodable() -> None:
