@@ -181,6 +181,20 @@ def test_ini_switch_and_yaml_globs(project: pytest.Pytester) -> None:
     named.assert_outcomes(passed=1)
 
 
+def test_a_yaml_glob_names_suites_in_a_linked_folder(project: pytest.Pytester) -> None:
+    # `suites` a symbolic link to suites kept elsewhere: the glob was matched against the
+    # resolved path, outside the rootdir, so they were not collected, and nothing said so
+    shared = project.path.parent / f"{project.path.name}-shared"
+    shared.mkdir()
+    (shared / "weather.yaml").write_text(YAML_SUITE)
+    shutil.copy(CASSETTES / "xiamen.jsonl", shared)
+    (project.path / "suites").symlink_to(shared, target_is_directory=True)
+    project.makeini(INI + "evaldsl_suites = suites/*.yaml\n")
+    result = project.runpytest("suites", "-v")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["suites/weather.yaml::yaml case PASSED*"])
+
+
 def test_check_errors_are_a_collection_error_listing_every_diagnostic(
     project: pytest.Pytester,
 ) -> None:

@@ -190,14 +190,21 @@ def _globs(config: pytest.Config) -> list[str]:
 
 def _matches(path: Path, glob: str, root: Path) -> bool:
     """A glob without `/` matches the file name; one with `/` the path relative to the
-    rootdir (`*` crosses folders, as in `fnmatch`)."""
-    if "/" not in glob:
-        return fnmatch.fnmatch(path.name, glob)
-    try:
-        relative = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        relative = path.as_posix()
-    return fnmatch.fnmatch(relative, glob.removeprefix("./"))
+    rootdir (`*` crosses folders, as in `fnmatch`): as pytest walked to it (a folder of
+    the rootdir that is a symbolic link to shared suites: `suites/*.yaml` names them,
+    where their resolved path is outside the rootdir), or with links resolved.
+
+    >>> _matches(Path("/p/suites/s.yaml"), "suites/*.yaml", Path("/p"))
+    True
+    """
+    pattern = glob.removeprefix("./")
+    relatives = []
+    for given, base in ((path.absolute(), root.absolute()), (path.resolve(), root.resolve())):
+        try:
+            relatives.append(given.relative_to(base).as_posix())
+        except ValueError:
+            continue
+    return any(fnmatch.fnmatch(r, pattern) for r in relatives or [path.as_posix()])
 
 
 def shown_path(path: str | os.PathLike[str], config: pytest.Config) -> str:
