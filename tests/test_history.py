@@ -274,6 +274,20 @@ def test_a_history_path_that_is_a_folder_is_named_so(tmp_path: Path) -> None:
     assert f"this run is not in the history: {wanted}" in ran.stderr
 
 
+def test_a_history_path_under_a_file_is_named_so(tmp_path: Path) -> None:
+    # it said "cannot open f.eval/sub/h.db: [Errno 17] File exists: 'f.eval'"
+    (tmp_path / "f.eval").write_text("", encoding="utf-8")
+    database = tmp_path / "f.eval" / "sub" / "h.db"
+    ran = run_evaldsl("run", str(WEATHER), "--history", str(database))
+    assert ran.returncode == 0
+    wanted = (
+        f"this run is not in the history: {database}: {tmp_path / 'f.eval'} is a file, not a "
+        "folder, so no history can go under it; name a file in a folder with --history PATH"
+    )
+    assert wanted in ran.stderr, ran.stderr
+    assert "Errno" not in ran.stderr
+
+
 def test_a_history_path_that_is_a_pipe_is_named_so(tmp_path: Path) -> None:
     # (it said "no history at fifo" of a pipe that is there)
     fifo = tmp_path / "fifo"

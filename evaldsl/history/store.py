@@ -30,6 +30,7 @@ from typing import Any, TextIO, cast
 
 import attrs
 
+from evaldsl.atomicfile import file_above
 from evaldsl.history.snapshots import (
     METRICS,
     AssertionKey,
@@ -359,6 +360,12 @@ class History:
             raise HistoryError(
                 f"{path} is not a readable history database (it does not start as a SQLite "
                 "file does); move it away to start a new history"
+            )
+        above = file_above(path) if create else None
+        if above is not None:  # (else "[Errno 17] File exists", or "Not a directory")
+            raise HistoryError(
+                f"{path}: {above} is a file, not a folder, so no history can go under it; "
+                "name a file in a folder with --history PATH"
             )
         try:
             if create:

@@ -23,7 +23,7 @@ from typing import TextIO
 
 import attrs
 
-from evaldsl.atomicfile import writable
+from evaldsl.atomicfile import file_above, writable
 from evaldsl.check.environment import target_file
 from evaldsl.language.reading import starts_as_sqlite
 from evaldsl.reports import write
@@ -142,7 +142,7 @@ def refuse_path(said: str, path: str) -> None:
                 f"{said}: that is a symbolic link that leads back to itself; name another file"
             ) from None
         # (a symbolic link to no file yet is written where it points: those folders)
-        _refuse_parent(said, os.path.dirname(os.path.realpath(path)))
+        _refuse_parent(said, os.path.realpath(path))
         _try_making(said, os.path.realpath(path))
         return
     if stat.S_ISDIR(found.st_mode):
@@ -185,12 +185,11 @@ def _try_making(said: str, real: str) -> None:
         ) from None
 
 
-def _refuse_parent(said: str, folder: str) -> None:
+def _refuse_parent(said: str, path: str) -> None:
     """`UsageError` when the nearest existing folder above a report that does not exist
     yet is a file (`--junit md.eval/r.xml`): its folders could not be made."""
-    while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)
-    if os.path.exists(folder) and not os.path.isdir(folder):
+    folder = file_above(path)
+    if folder is not None:
         raise UsageError(
             f"{said}: {folder} is a file, not a folder, so the report cannot go under it; "
             "name a path in a folder"
