@@ -521,6 +521,13 @@ class FakeTerminal(io.StringIO):
         return True
 
 
+@pytest.fixture(autouse=True)
+def a_terminal_that_takes_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`FakeTerminal` a terminal of the usual kind, whatever TERM the tests run under (a
+    dumb one takes no colors nor the progress counter: see the test that sets it)."""
+    monkeypatch.setenv("TERM", "xterm-256color")
+
+
 def run_console(stream: io.StringIO, report: Report, **options: Any) -> str:
     reporter = ConsoleReporter(stream, **options)
     reporter.start(len(report.cases))
@@ -777,6 +784,17 @@ def test_console_colors_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     assert console.wants_color(FakeTerminal(), color=True)
     out = run_console(io.StringIO(), report_under_test(), color=True)
     assert "\x1b[1;32m✓\x1b[0m" in out and "\x1b[1;31m✗\x1b[0m" in out
+
+
+def test_console_no_progress_or_color_on_a_dumb_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # TERM=dumb (Emacs' shell, some CI log viewers): escapes it shows as text, `[1;32m✓`
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "dumb")
+    assert not console.wants_color(FakeTerminal())
+    assert console.wants_color(FakeTerminal(), color=True)  # (asked for: given)
+    out = run_console(FakeTerminal(), many_cases(30))
+    assert "\x1b" not in out and "\r" not in out and "[1/30]" not in out
+    assert out.splitlines()[-2].startswith("30 passed, 0 failed in")
 
 
 def test_console_escapes_control_characters_and_keeps_the_caret_aligned() -> None:

@@ -14,7 +14,8 @@ stream:
   `3 passed, 1 failed, 1 errored, 2 skipped in 1.23s · score 0.88 · pass rate 60.0% of 5
   tested cases` (counts that are 0 left out but passed and failed) and the assertion counts.
 
-Colors only on a terminal with `NO_COLOR` unset, unless `color=` says otherwise.
+Colors only on a terminal with `NO_COLOR` unset, unless `color=` says otherwise, and neither
+colors nor the progress counter on a dumb one (`TERM=dumb`).
 """
 
 from __future__ import annotations
@@ -65,10 +66,18 @@ class Listed(common.Filed, Protocol):
 
 
 def wants_color(stream: TextIO, color: bool | None = None) -> bool:
-    """Whether to color: `color` when given, else a terminal with `NO_COLOR` unset or empty."""
+    """Whether to color: `color` when given, else a terminal with `NO_COLOR` unset or empty
+    that is no dumb terminal (`TERM=dumb`)."""
     if color is not None:
         return color
-    return _isatty(stream) and not os.environ.get("NO_COLOR")
+    return _isatty(stream) and not os.environ.get("NO_COLOR") and not dumb_terminal()
+
+
+def dumb_terminal() -> bool:
+    """Whether the terminal says it takes no escape sequences (`TERM=dumb`: Emacs' shell
+    mode, some CI log viewers), which it would show as text (`[1;32m✓[0m`), as pytest
+    and less take it."""
+    return os.environ.get("TERM") == "dumb"
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -296,7 +305,8 @@ class ConsoleReporter:
     # -- output plumbing -------------------------------------------------------------
 
     def _progress(self, suite_name: str, case: CaseResult) -> None:
-        if not self._tty or self._done >= self._total:
+        # (rewritten in place by an escape sequence, which a dumb terminal shows as text)
+        if not self._tty or dumb_terminal() or self._done >= self._total:
             return
         long_run = self._total >= PROGRESS_MIN_CASES or (
             time.monotonic() - self._started >= PROGRESS_MIN_SECONDS
