@@ -77,6 +77,19 @@ def writable(path: str | os.PathLike[str], found: os.stat_result) -> bool:
     return bool(found.st_mode & 0o222) and os.access(path, os.W_OK)
 
 
+def existing_above(path: str | os.PathLike[str]) -> str:
+    """The nearest path above `path` that exists: its folder, or the first folder above
+    it that was made (its folders are made when the file is written), or a file there.
+
+    >>> existing_above("/no/such/folder/r.json")
+    '/'
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
+
+
 def file_above(path: str | os.PathLike[str]) -> str | None:
     """The nearest existing path above `path` when it is a file, under which no folder
     can be made (`md.eval/r.xml`); None when it is a folder.
@@ -84,10 +97,8 @@ def file_above(path: str | os.PathLike[str]) -> str | None:
     >>> file_above("/no/such/folder/r.json") is None, file_above(__file__ + "/r.json") == __file__
     (True, True)
     """
-    folder = os.path.dirname(os.path.abspath(path))
-    while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)
-    return folder if os.path.exists(folder) and not os.path.isdir(folder) else None
+    above = existing_above(path)
+    return above if os.path.exists(above) and not os.path.isdir(above) else None
 
 
 def _umask() -> int:

@@ -23,7 +23,7 @@ from typing import TextIO
 
 import attrs
 
-from evaldsl.atomicfile import file_above, writable
+from evaldsl.atomicfile import existing_above, file_above, writable
 from evaldsl.check.environment import target_file
 from evaldsl.language.reading import starts_as_sqlite
 from evaldsl.reports import write
@@ -165,9 +165,7 @@ def _try_making(said: str, real: str) -> None:
     report's write found it once every case had run. The file made is the report itself
     when it does not exist yet in an existing folder (its name is tried too), else a
     temporary file in the nearest existing folder (as the atomic write makes one)."""
-    folder = os.path.dirname(real)
-    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)
+    folder = existing_above(real)  # (a folder: `_refuse_parent` refused a file there)
     try:
         if folder == os.path.dirname(real) and not os.path.lexists(real):
             os.close(os.open(real, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
