@@ -191,6 +191,9 @@ STATE = 'case "s"\nstate "../../../golden/runs/research.json"\n'
         ("answer contains 5", [(1, 17, "E205")]),
         ("status == 3", [(1, 11, "E205")]),
         ('tool a args $.n < "x"', [(1, 19, "E205")]),
+        # (a list of names never equals one name: `==` could never pass)
+        ("tools == search", [(1, 10, "E205")]),
+        ('nodes != "a b"', [(1, 10, "E205")]),
         # E206: lines in the wrong place
         (
             'cassette "x.jsonl"\ncase "c"\nrun a.b:c\nsuite "s"\noutput == 1',
@@ -261,6 +264,10 @@ def test_diagnostic_places(text: str, expected: list[tuple[int, int, str]]) -> N
         ("tools get_weather, search\ntool get_wether called", "did you mean `get_weather`?"),
         ("nodes researcher\nnode reseacher visited", "did you mean `researcher`?"),
         (CASSETTE + "tool get_wether called", "did you mean `get_weather`?"),
+        (
+            "tools == search",
+            "write `[search]` (or `tools contains search` for one name among them)",
+        ),
     ],
 )
 def test_hints(text: str, hint: str) -> None:

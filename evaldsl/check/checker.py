@@ -495,6 +495,21 @@ class _Checker:
                     for item in value.items:
                         self.value(item, "Names", subject, subject_text, whole=False)
                     return
+                if whole and isinstance(value, (ast.Name, ast.Str)):
+                    # `tools == search`: a list of names never equals one name, so `==`
+                    # could never pass and `!=` never fail; the list of that one name
+                    # is what is meant (`tools contains search` for "among them")
+                    one = f"[{self.text(value.span)}]"
+                    self.error(
+                        value.span,
+                        "E205",
+                        f"`{subject_text}` compares with a list of names; found "
+                        f"{ast.value_word(value)}",
+                        f"write `{one}` (or `{subject_text} contains "
+                        f"{self.text(value.span)}` for one name among them)",
+                        (value.span, one),
+                    )
+                    return
                 if isinstance(value, (ast.Name, ast.Str)):
                     if subject.kind == "tools":
                         self.tool_name(value.value, value.span, recorded=True)
