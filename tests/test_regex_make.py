@@ -128,3 +128,42 @@ def test_the_code_point_hint_is_said_by_the_check_command(tmp_path: Path) -> Non
     assert "hint: RE2 writes a code point as `\\x{…}`: write `\\x{00e9}` for `\\u00e9`" in (
         done.stdout
     )
+
+
+@pytest.mark.parametrize(
+    ("pattern", "code", "words"),
+    [
+        # a `\x` escape of no code point ends in a digit as RE2 quotes it: it was said to be
+        # a backreference
+        ("\\x{110000}", "E401", "`\\x{110000}` is no code point"),
+        ("\\x{FFFFFFFFF}", "E401", "`\\x{FFFFFFFFF}` is no code point"),
+        ("a\\x{1", "E401", "`\\x{1` is no code point"),
+        ("a\\x1", "E401", "`\\x1` is no code point"),
+        # backreferences to a named group, in the dialects people copy them from: RE2 said
+        # "invalid perl operator: (?P" or "invalid escape sequence: \k"
+        ("(?P<n>a)(?P=n)", "E402", "backreferences are not supported"),
+        ("(?<n>a)\\k<n>", "E402", "backreferences are not supported"),
+        ("(a)\\g1", "E402", "backreferences are not supported"),
+        ("(a)\\1", "E402", "backreferences are not supported"),
+        # recursion (PCRE's subroutine calls)
+        ("(a(?R)?b)", "E402", "recursion (a group calling a group) is not supported"),
+        ("(a(?1)?b)", "E402", "recursion (a group calling a group) is not supported"),
+        ("(?P<n>a(?P>n)?b)", "E402", "recursion (a group calling a group) is not supported"),
+    ],
+)
+def test_a_refused_regex_is_said_as_what_it_is(pattern: str, code: str, words: str) -> None:
+    found = compile_regex(pattern)
+    assert not hasattr(found, "search"), pattern
+    assert (found.code, found.message.startswith(words) or words in found.message) == (code, True)
+
+
+def test_an_escape_of_no_code_point_is_said_by_the_check_command(tmp_path: Path) -> None:
+    """`/\\x{110000}/` was E402 "backreferences are not supported": RE2 quotes it as
+    `\\x{110000`, which ends in a digit."""
+    suite = tmp_path / "s.eval"
+    suite.write_text('case "a"\n  run a.b:c\n  answer matches /x\\x{110000}/\n', encoding="utf-8")
+    done = run_evaldsl("check", str(suite))
+    assert "s.eval:3:18: error[E401]: invalid regex: `\\x{110000}` is no code point" in (
+        done.stdout
+    )
+    assert "hint: a code point is written `\\x{…}` of at most 10FFFF" in done.stdout

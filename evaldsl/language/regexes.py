@@ -61,6 +61,15 @@ _UNSUPPORTED = (
     ("invalid perl operator: (?!", "negative lookaheads"),
 )
 
+# RE2's words for a backreference: `\1` to `\9` (`\12` is octal, read), and those of
+# other dialects for one to a named group (`\k<n>`, `\g1`, `\g{n}`); `(?P=n)` RE2 says as
+# its `(?P`, which `(?P<n>…)` (a named group, read) begins too
+_BACKREFERENCE = regex(r"invalid escape sequence: \\(?:[1-9]|k|g)$")
+# RE2's words for recursion and subroutine calls (PCRE's `(?R)`, `(?1)`, `(?&n)`)
+_RECURSION = regex(r"invalid perl operator: \(\?(?:R|&|[0-9]|[+-][0-9])")
+# RE2's words for a `\x` escape that is no code point: RE2 quotes a part of it
+_HEX_ESCAPE = regex(r"invalid escape sequence: \\x")
+
 # A code point as other dialects write it (JavaScript, Python, Java: `\u00e9`, `\U0001F600`,
 # `\u{1F600}`), after any run of backslashes (an odd run escapes the `u`); RE2 writes
 # `\x{e9}` and refuses the others as "invalid escape sequence: \u"
@@ -68,6 +77,17 @@ _CODE_POINT = regex(
     r"(?<!\\)(?:\\\\)*(?P<escape>\\(?:u(?P<four>[0-9A-Fa-f]{4})(?:\\u(?P<low>[0-9A-Fa-f]{4}))?"
     r"|U(?P<eight>[0-9A-Fa-f]{8})|u\{(?P<braced>[0-9A-Fa-f]{1,8})\}))"
 )
+
+
+def _whole_escape(pattern: str, text: str) -> str:
+    """The `\\x` escape RE2's message `text` quotes a part of, as the pattern writes it
+    (RE2 cuts `\\x{110000}` to `\\x{110000` and `\\x{FFFFFFFFF}` to `\\x{FFFFFF`)."""
+    quoted = text.removeprefix("invalid escape sequence: ")
+    at = pattern.find(quoted)
+    if at < 0 or not quoted.startswith("\\x{"):
+        return quoted
+    close = pattern.find("}", at + len(quoted), at + len(quoted) + 16)
+    return pattern[at : close + 1] if close >= 0 else quoted
 
 
 def _code_point_hint(pattern: str) -> str | None:
@@ -130,12 +150,28 @@ def compile_regex(pattern: str, flags: str = "") -> Any | RegexProblem:
                     "pattern can hang a run",
                     "rewrite the pattern without it",
                 )
-        if text.startswith("invalid escape sequence: \\") and text[-1:].isdigit():
+        if _BACKREFERENCE.match(text) or (
+            text == "invalid perl operator: (?P" and "(?P=" in pattern
+        ):
             return RegexProblem(
                 "E402",
                 "backreferences are not supported: regexes run in linear time (RE2), so no "
                 "pattern can hang a run",
                 "repeat the group's pattern instead of referring back to it",
+            )
+        if _RECURSION.match(text) or (text == "invalid perl operator: (?P" and "(?P>" in pattern):
+            return RegexProblem(
+                "E402",
+                "recursion (a group calling a group) is not supported: regexes run in "
+                "linear time (RE2), so no pattern can hang a run",
+                "write the group's pattern out where it is called",
+            )
+        if _HEX_ESCAPE.match(text):  # (`\x{110000}`, `\x{1`, `\x1`: said as an escape)
+            return RegexProblem(
+                "E401",
+                f"invalid regex: `{_whole_escape(pattern, text)}` is no code point",
+                "a code point is written `\\x{…}` of at most 10FFFF (`\\x{e9}`), or `\\x` "
+                "and two hex digits (`\\xe9`)",
             )
         hint = None
         if text.startswith(("invalid escape sequence: \\u", "invalid escape sequence: \\U")):
