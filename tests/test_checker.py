@@ -238,6 +238,8 @@ STATE = 'case "s"\nstate "../../../golden/runs/research.json"\n'
         ("answer matches /x*/", [(1, 16, "W601")]),
         ("answer matches /^/m", [(1, 16, "W601")]),
         ("tokens >= 0", [(1, 8, "W601")]),
+        ("tools in order []", [(1, 7, "W601")]),
+        ("not nodes in order []", [(1, 11, "W602")]),
         # W602: can never pass
         ("tool x called 0 times\ntool x called", [(2, 1, "W602")]),
         ("tool x called\ntool x called 0 times", [(2, 1, "W602")]),

@@ -2,8 +2,8 @@
 `only [..]`.
 
 Takes `ListTest` nodes and gives their vocabulary entries, build rules, check rule (each
-item must fit the subject; an empty list makes `contains all` always pass and `contains
-any`/`in` never pass), value tests and printed forms. `in order` is a subsequence, not
+item must fit the subject; an empty list makes `contains all` and `in order` always pass
+and `contains any`/`in` never pass), value tests and printed forms. `in order` is a subsequence, not
 necessarily adjacent (repeated names need repeated items); `only` means nothing outside
 the list occurs.
 """
@@ -89,7 +89,7 @@ def check(
     for item in pred.items.items:
         ctx.value(item, stype, subject, subject_text, whole=False)
     if not pred.items.items:
-        if pred.op == "all":
+        if pred.op in ("all", "in_order"):  # (every sequence holds no names in order)
             ctx.never(pred.span, "fail", "the list is empty")
         elif pred.op in ("any", "in"):
             ctx.never(pred.span, "pass", "the list is empty")
