@@ -194,6 +194,10 @@ STATE = 'case "s"\nstate "../../../golden/runs/research.json"\n'
         # (a list of names never equals one name: `==` could never pass)
         ("tools == search", [(1, 10, "E205")]),
         ('nodes != "a b"', [(1, 10, "E205")]),
+        # (JSON numbers have no unit: `== 2s` compared 2 with them, as `< 2s` was refused)
+        ("answer json $.t == 2s", [(1, 20, "E205")]),
+        ("tool a args $.n in [1, $2]", [(1, 24, "E205")]),
+        ("output contains {t: 250ms}", [(1, 21, "E205")]),
         # E206: lines in the wrong place
         (
             'cassette "x.jsonl"\ncase "c"\nrun a.b:c\nsuite "s"\noutput == 1',
@@ -269,6 +273,10 @@ def test_diagnostic_places(text: str, expected: list[tuple[int, int, str]]) -> N
         (
             "tools == search",
             "write `[search]` (or `tools contains search` for one name among them)",
+        ),
+        (
+            "answer json $.t != 1.5m",
+            "write the number as the JSON holds it (`90` if it counts seconds)",
         ),
     ],
 )

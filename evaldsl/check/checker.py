@@ -523,14 +523,26 @@ class _Checker:
                     f"`{subject_text}` compares with {wanted}; found {ast.value_word(value)}",
                 )
             case "Json":
-                self.json_value(value)
+                self.json_value(value, subject_text)
             case "Calls":
                 pass  # no literal compares with calls; the grammar gives none
             case _:
                 assert_never(stype)
 
-    def json_value(self, value: ast.Value) -> None:
+    def json_value(self, value: ast.Value, subject_text: str) -> None:
         match value:
+            case ast.Duration() | ast.Money():
+                # JSON numbers have no unit: `== 2s` compared 2 (seconds) with whatever
+                # the value counts, and passed on a bare 2, while `< 2s` was refused
+                unit = "seconds" if isinstance(value, ast.Duration) else "dollars"
+                self.error(
+                    value.span,
+                    "E205",
+                    f"`{subject_text}` is JSON, whose numbers have no unit; found "
+                    f"{ast.value_word(value)}",
+                    f"write the number as the JSON holds it (`{_plain_number(value)}` if it "
+                    f"counts {unit})",
+                )
             case ast.Name(value=text):
                 literal = _LITERAL_SPELLINGS.get(text.lower())
                 if literal is not None:  # two ways to mend it: no one fix
@@ -542,10 +554,10 @@ class _Checker:
                     self.error(value.span, "E204", "text must be quoted", f"write {quoted}", fix)
             case ast.ListLit(items=items):
                 for item in items:
-                    self.json_value(item)
+                    self.json_value(item, subject_text)
             case ast.ObjectLit(pairs=pairs):
                 for _, item in pairs:
-                    self.json_value(item)
+                    self.json_value(item, subject_text)
             case _:
                 pass
 
