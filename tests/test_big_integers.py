@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import evaldsl
 from evaldsl.runs import bigints, load_run, passes
+from tests.clitools import run_evaldsl
 from tests.test_formats import check, write
 
 TWO_64 = "1.8446744073709552e19"  # 2**64, the double orjson gave for 2**64 + 1
@@ -274,3 +275,17 @@ def test_the_scan_finds_every_run_that_does_not_follow_a_quote(
         assert found == [True, True]
     elif quiet:
         assert found == [False, False]
+
+
+def test_a_failure_shows_a_value_holding_one_as_json(tmp_path: Path) -> None:
+    """A value holding an integer past 64 bits (read exactly) is one orjson does not
+    write: every report's message showed it in Python's words, `found {'n': None, 'big':
+    12345678901234567890123}`; it now shows the JSON the state holds."""
+    state = {"status": "completed", "memory": {"n": None, "ok": True, "big": 10**22 + 3}}
+    (tmp_path / "s.json").write_text(json.dumps(state), encoding="utf-8")
+    suite = write(tmp_path, "t.eval", 'case "a"\n  state "s.json"\n  memory has missing\n')
+    done = run_evaldsl("run", str(suite), "--json", str(tmp_path / "r.json"))
+    shown = '{"n":null,"ok":true,"big":10000000000000000000003}'
+    assert f"fail: expected memory has missing, found {shown}" in done.stdout
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert shown in json.dumps(report, ensure_ascii=False).replace('\\"', '"')

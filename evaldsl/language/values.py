@@ -175,9 +175,17 @@ def show(value: Any, limit: int = SHOW_LIMIT) -> str:
             text = orjson.dumps(shallow, option=orjson.OPT_NON_STR_KEYS).decode()
         except TypeError:
             try:
-                text = repr(shallow)
-            except Exception:  # a value whose repr raises: say what it is, never crash
-                text = f"<{type(value).__name__}>"
+                # an integer past 64 bits (a state's or an answer's, read exact) is JSON
+                # that orjson does not write: Python's writer does, where `repr` showed
+                # the whole value in Python's words (`{'n': None}`). (A lone surrogate,
+                # which UTF-8 cannot carry, still goes to `repr`, which escapes it.)
+                text = json.dumps(shallow, ensure_ascii=False, separators=(",", ":"))
+                text.encode("utf-8")
+            except (TypeError, ValueError, RecursionError):
+                try:
+                    text = repr(shallow)
+                except Exception:  # a value whose repr raises: say what it is, never crash
+                    text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
