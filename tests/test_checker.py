@@ -269,6 +269,17 @@ def test_diagnostic_places(text: str, expected: list[tuple[int, int, str]]) -> N
         ("answer == hello", 'write "hello"'),
         ("tools get_weather, search\ntool get_wether called", "did you mean `get_weather`?"),
         ("nodes researcher\nnode reseacher visited", "did you mean `researcher`?"),
+        # (a name that looks the same as the one it is near: another Unicode form of it)
+        (
+            'tools "caf\u00e9"\ntool "cafe\u0301" called',
+            "did you mean `caf\u00e9`? It looks the same, but is written here with U+0065 U+0301 "
+            "where that name has U+00E9",
+        ),
+        (
+            'nodes plan\nnode "plan\u200b" visited',
+            "did you mean `plan`? It looks the same, but is written here with U+200B where that "
+            "name has nothing",
+        ),
         (CASSETTE + "tool get_wether called", "did you mean `get_weather`?"),
         (
             "tools == search",

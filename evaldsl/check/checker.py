@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, assert_never, get_args
 
@@ -146,7 +147,11 @@ class _Checker:
         the name replaced by the guess (`otherwise`: the hint when there is no guess)."""
         if not guess:
             return otherwise, None
-        return f"did you mean `{guess}`?", _name_fix(self.source.text, span, name, guess)
+        hint = f"did you mean `{guess}`?"
+        unseen = _unseen_difference(name, guess)
+        if unseen is not None:  # (`café` for `café`: the hint alone reads as nonsense)
+            hint += f" It looks the same, but {unseen}"
+        return hint, _name_fix(self.source.text, span, name, guess)
 
     def text(self, span: Span) -> str:
         return self.source.text[span.start : span.end]
@@ -658,6 +663,46 @@ _WRITTEN_NAME = regex(
     r"(?P<name>[A-Za-z_]\w*|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
 )
 _IDENTIFIER = regex(r"[A-Za-z_]\w*")
+
+
+def _unseen_difference(name: str, guess: str) -> str | None:
+    """How `name` differs from `guess` when they look alike, one Unicode form of the
+    other (`é` as U+00E9, or as `e` and the combining U+0301 an editor may write), or
+    one with an invisible character (U+200B), or None when they do not: the differing
+    code points of each, between their common start and end.
+
+    >>> _unseen_difference("cafe\u0301", "caf\u00e9")
+    'is written here with U+0065 U+0301 where that name has U+00E9'
+    >>> _unseen_difference("search\u200b", "search")
+    'is written here with U+200B where that name has nothing'
+    >>> _unseen_difference("cafe", "caf\u00e9") is None
+    True
+    """
+    if name == guess or _seen(name) != _seen(guess):
+        return None
+    start = _common_start(name, guess)
+    end = _common_start(name[start:][::-1], guess[start:][::-1])
+    here, there = name[start : len(name) - end], guess[start : len(guess) - end]
+
+    def points(text: str) -> str:
+        if not text:
+            return "nothing"
+        return " ".join(f"U+{ord(c):04X}" for c in text[:8]) + (" …" if len(text) > 8 else "")
+
+    return f"is written here with {points(here)} where that name has {points(there)}"
+
+
+def _common_start(a: str, b: str) -> int:
+    """How many characters `a` and `b` begin with alike."""
+    shorter = min(len(a), len(b))
+    return next((i for i in range(shorter) if a[i] != b[i]), shorter)
+
+
+def _seen(text: str) -> str:
+    """What a reader sees of `text`: its compatibility form (NFKC), format characters
+    (zero-width spaces, joiners, bidirectional marks: Unicode's Cf) left out."""
+    shown = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in shown if unicodedata.category(c) != "Cf")
 
 
 def _name_fix(text: str, span: Span, name: str, guess: str) -> Fixing:
