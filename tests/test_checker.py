@@ -297,6 +297,17 @@ def test_hints(text: str, hint: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("threshold", "shown"), [("1e400", "1e400"), ("1e999", "1e999"), ("-0.5", "-0.5"), ("2", "2")]
+)
+def test_a_judge_threshold_out_of_range_is_said_as_written(threshold: str, shown: str) -> None:
+    """`>= 1e400` (read as infinity) was said as "inf is out of range"."""
+    *_, diagnostics = diagnose(f'answer judged "x" >= {threshold}', "t.eval")
+    assert [(d.code, d.message) for d in diagnostics] == [
+        ("E208", f"a judge score is between 0 and 1; {shown} is out of range")
+    ]
+
+
+@pytest.mark.parametrize(
     ("text", "column", "message"),
     [
         # a bracket never closed: the path's own error at its `[`, not "found `[`"

@@ -74,10 +74,13 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
             if written is not None:
                 start = pred.span.start
                 fix = (Span(start + written.start("t"), start + written.end("t")), meant)
+        written = _THRESHOLD.match(ctx.text(pred.span))
+        # (the number as written: `1e400` read as inf was said as "inf is out of range")
+        shown = f"{pred.threshold:g}" if written is None else written.group("n")
         ctx.error(
             pred.span,
             "E208",
-            f"a judge score is between 0 and 1; {pred.threshold:g} is out of range",
+            f"a judge score is between 0 and 1; {shown} is out of range",
             hint,
             fix,
         )
@@ -90,7 +93,7 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
 #: Where a judged predicate's threshold is written: after its rubric, the first string.
 _THRESHOLD = regex(
     r"judged\s*(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')\s*"
-    r"(?P<t>(?:>=|<=|==|!=|>|<)\s*\d+(?:\.\d+)?)"
+    r"(?P<t>(?:>=|<=|==|!=|>|<)\s*(?P<n>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?))"
 )
 
 
