@@ -111,6 +111,20 @@ def test_no_fix_that_does_not_parse() -> None:
     assert slip("tool search frobnicates", 12, "file") is None
 
 
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("answer~/x/", "write `answer matches /x/`"),
+        ("answer=~/x/i", "write `answer matches /x/i`"),
+        # (a `~` after a path is no `matches`: `$.citymatches exists` is another path)
+        ("tool t args $.city~ exists", None),
+    ],
+)
+def test_an_operator_written_as_a_word_gets_blanks_around_it(text: str, hint: str | None) -> None:
+    (d,) = parse(text, "t.eval").diagnostics
+    assert d.hint == hint, d.message
+
+
 def test_a_fix_keeps_the_spaces_inside_strings() -> None:
     # the corrected statement's runs of spaces are made one, but not inside a string:
     # `case "a  b":` is the case "a  b", and the hint (and the editor's fix) says so

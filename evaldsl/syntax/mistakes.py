@@ -402,7 +402,19 @@ def _operator(s: _Statement) -> Iterator[_Found]:
         new = _OPERATORS.get(" ".join(m.group("bad").split()))
         if new is None:  # (see `_verb`)
             continue
-        yield _swap(m, new, f"`{m.group('bad')}` is written `{new}`")
+        message = f"`{m.group('bad')}` is written `{new}`"
+        if new.isalpha():
+            # a word needs blanks where the sign had none (`$.city~ x` is no `$.citymatches
+            # x`: a path would take the word in): the hint, if its statement parses
+            before = s.text[m.start("bad") - 1 : m.start("bad")]
+            after = s.text[m.end("bad") : m.end("bad") + 1]
+            word = (" " if before and not before.isspace() else "") + new
+            word += " " if after and not after.isspace() else ""
+            yield _Found(
+                message, m.start("bad"), m.end("bad"), ((m.start("bad"), m.end("bad"), word),)
+            )
+            continue
+        yield _swap(m, new, message)
 
 
 _NOT_EMPTY = re.compile(r"\b(?P<bad>is\s+not|isn't|isnt|is\s+non-?)\s*empty\b")
