@@ -190,14 +190,15 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
         nothing to cite (and the value found then)."""
         trace = facts.trace
         records = trace.calls.get(tool, []) if trace is not None else []
-        if path is None:  # each result itself (no call of the finder per record)
-            results = [r.result for r in records if r.result is not MISSING]
-        else:
-            results = [v for r in records if r.result is not MISSING for v in finder(r.result)]
+        results = [r.result for r in records if r.result is not MISSING]
         if not records:
             return f'tool "{tool}" was never called', None
         if not results:
             return f'tool "{tool}" has no result recorded', None
+        if path is not None:  # the values the path finds in each result
+            results = [v for result in results for v in finder(result)]
+            if not results:  # (its results are there: "no result recorded" misled)
+                return f'{path} finds nothing in the results of tool "{tool}"', []
         leaves = citable_values(results)
         if not leaves:
             return f'tool "{tool}" produced no citable value', []
