@@ -112,7 +112,8 @@ def compile_call_test(ctx: CompileContext, node: ast.Check) -> Checker:
             return verdict("error", no_trace(f'tool "{name}"'), span)
         n = trace.call_counts.get(name, 0)
         if n == 0:
-            return verdict("fail", f'tool "{name}" was never called', span, None, expected)
+            # (no value found: `[]`, as when calls found none; null read as a null found)
+            return verdict("fail", f'tool "{name}" was never called', span, [], expected)
         tally = trace.tallies[probe]
         # a call on which the path found too many values was stopped there, and found
         # nothing: a call that passed still decides, and with `every` one that failed on

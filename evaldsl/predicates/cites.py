@@ -187,7 +187,7 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
 
     def cited(facts: RunFacts, text: str) -> tuple[int | str, list[str] | None]:
         """How many citable values the tool gave and those `text` quotes, or why there is
-        nothing to cite (and the value found then)."""
+        nothing to cite."""
         trace = facts.trace
         records = trace.calls.get(tool, []) if trace is not None else []
         results = [r.result for r in records if r.result is not MISSING]
@@ -229,8 +229,9 @@ def compile_cites(ctx: CompileContext, node: ast.Check) -> Checker:
                 f"content for {some}; {left.how}",
                 span,
             )
-        if isinstance(size, str):  # nothing to cite: why
-            return verdict("fail", size, span, None if hits is None else [], need)
+        if isinstance(size, str):  # nothing to cite: why (and no value found: `[]`, where
+            # null read as a null found)
+            return verdict("fail", size, span, [], need)
         assert hits is not None
         hits = list(hits)  # (each verdict its own found value)
         ok = len(hits) >= need
