@@ -198,6 +198,11 @@ STATE = 'case "s"\nstate "../../../golden/runs/research.json"\n'
         ("answer json $.t == 2s", [(1, 20, "E205")]),
         ("tool a args $.n in [1, $2]", [(1, 24, "E205")]),
         ("output contains {t: 250ms}", [(1, 21, "E205")]),
+        # (no run calls a tool of no name: `tool "" called` could never pass)
+        ('tool "" called', [(1, 1, "E205")]),
+        ('no tool ""', [(1, 1, "E205")]),
+        ('tools contains ""', [(1, 16, "E205")]),
+        ('node "" visited', [(1, 1, "E205")]),
         # E206: lines in the wrong place
         (
             'cassette "x.jsonl"\ncase "c"\nrun a.b:c\nsuite "s"\noutput == 1',
@@ -232,6 +237,9 @@ STATE = 'case "s"\nstate "../../../golden/runs/research.json"\n'
         # E503: case sources
         ('case "c"\nanswer contains "x"', [(1, 1, "E503")]),
         (CASSETTE + 'state "s.json"\nanswer contains "x"', [(3, 1, "E503")]),
+        # E507: an empty name where a name is declared, as a YAML suite's `name: ""`
+        ('case ""\ncassette "cassette.example.jsonl"\nanswer contains "x"', [(1, 1, "E507")]),
+        ('tools a, ""\nnodes ""', [(1, 10, "E507"), (2, 7, "E507")]),
         # W301: a tool the cassette never recorded, with a did-you-mean
         (CASSETTE + "tool get_wether called", [(3, 1, "W301")]),
         (CASSETTE + "tool unrelated_tool called", []),  # no near miss: no warning

@@ -214,7 +214,19 @@ class _Checker:
         )
         return False
 
+    def empty_name(self, name: str, span: Span, kind: str) -> bool:
+        """Whether `name` is empty, said as an error: no run has a tool or node of no name
+        (a call named "" is the run's error, docs/language.md §9.3), so `tool "" called`
+        could never pass and `no tool ""` never fail."""
+        if name:
+            return False
+        does = "calls a tool" if kind == "tool" else "visits a node"
+        self.error(span, "E205", f'a {kind}\'s name is never empty: no run {does} named ""')
+        return True
+
     def tool_name(self, name: str, span: Span, *, recorded: bool) -> None:
+        if self.empty_name(name, span, "tool"):
+            return
         env = self.env
         if env.declared_tools is not None and name not in env.declared_tools:
             guess = did_you_mean(name, env.declared_tools)
@@ -246,6 +258,8 @@ class _Checker:
     def forbidden_tool(self, name: str, span: Span) -> None:
         """`no tool X` may name a tool that does not exist (a safety net), but a near miss
         of a declared or recorded tool is most likely a typo that would always pass."""
+        if self.empty_name(name, span, "tool"):
+            return
         env = self.env
         declared = env.declared_tools or frozenset()
         recorded = env.recorded_tools or frozenset()
@@ -265,6 +279,8 @@ class _Checker:
             )
 
     def node_name(self, name: str, span: Span) -> None:
+        if self.empty_name(name, span, "node"):
+            return
         env = self.env
         if env.declared_nodes is not None and name not in env.declared_nodes:
             guess = did_you_mean(name, env.declared_nodes)

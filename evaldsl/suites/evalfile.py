@@ -152,7 +152,12 @@ def read_eval(
                 )
         cases.append(
             CaseDraft(
-                name="" if standalone and c.implicit else c.name or shape.suite_name or stem,
+                name=(
+                    ("" if standalone else shape.suite_name or stem)
+                    if c.implicit
+                    # (`case ""`, an error: named by its place, as a YAML suite's `name: ""`)
+                    else c.name or f"case #{i + 1}"
+                ),
                 path=path,
                 line=case_lines[i] if not c.implicit else 1,
                 source=src,

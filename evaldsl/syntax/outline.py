@@ -128,6 +128,16 @@ def outline(program: ast.Program, source: Source) -> Outline:
         in_case = current is not None and has_cases
         if isinstance(stmt, ast.CaseDecl):
             close()
+            if not stmt.name:  # (it ran named after the file, as a file of no cases does)
+                diags.append(
+                    Diagnostic.at(
+                        source,
+                        stmt.span,
+                        "E507",
+                        "the case's name is empty",
+                        'write its name: case "answers with the forecast"',
+                    )
+                )
             current = _new_case(stmt.name, stmt.span)
             continue
         if isinstance(stmt, _HEADER_ONLY):
@@ -146,10 +156,20 @@ def outline(program: ast.Program, source: Source) -> Outline:
             match stmt:
                 case ast.SuiteDecl(name=name):
                     suite_name, suite_span = name, stmt.span
-                case ast.NamesDecl(kind="tools"):
-                    tools_lines.append(stmt)
-                case ast.NamesDecl(kind="nodes"):
-                    nodes_lines.append(stmt)
+                case ast.NamesDecl(kind=kind, names=names):
+                    (tools_lines if kind == "tools" else nodes_lines).append(stmt)
+                    # (a name no tool or node has, as a YAML suite's `tools: [""]` says)
+                    diags.extend(
+                        Diagnostic.at(
+                            source,
+                            n.span,
+                            "E507",
+                            f"`{kind}` holds an empty name",
+                            "remove it or name one",
+                        )
+                        for n in names
+                        if not n.value
+                    )
                 case ast.JudgeDecl(model=model):
                     judge = model
             continue
