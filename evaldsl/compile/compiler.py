@@ -37,6 +37,7 @@ from evaldsl.predicates.base import (
     found_text,
     no_state,
     no_trace,
+    plural,
 )
 from evaldsl.predicates.contains import not_in_text
 from evaldsl.predicates.counts import called_checker
@@ -188,6 +189,8 @@ class Compiler:
         tests_of = self.names_tests
         # (`not_in_text` says something only of a failed `contains`: not asked of others)
         hinted = isinstance(pred, ast.Contains)
+        # (`answer[5]` of a run of fewer answers reads "": a failure says why)
+        answer_at = subject.index if kind == "answer" else None
         if indexed is not None:
             tests_of[kind] = tests_of.get(kind, 0) + 1
 
@@ -218,7 +221,8 @@ class Compiler:
             return verdict(
                 "fail",
                 f"expected {said}, found {found_text(facts, actual)}"
-                + (not_in_text(pred, actual) if hinted else ""),
+                + (not_in_text(pred, actual) if hinted else "")
+                + (short_of(facts, answer_at) if answer_at is not None else ""),
                 span,
                 actual,
                 expected,
@@ -466,6 +470,16 @@ _EXPR_RULES: dict[type, Callable[[Compiler, Any], Checker]] = {
 }
 # (the `match` it replaced was checked whole by mypy's `assert_never`; this, as it loads)
 assert set(_EXPR_RULES) == set(get_args(ast.Expr)), "an assertion kind without a compile rule"
+
+
+def short_of(facts: RunFacts, index: int) -> str:
+    """What a failure on `answer[index]` adds when the run has fewer answers than that,
+    so that the `""` it found is said to be no answer at all."""
+    trace = facts.trace
+    count = trace.answers_short_of(index) if trace is not None else None
+    if count is None:
+        return ""
+    return f" (the run has {plural(count, 'answer', 'answers')}: answer[{index}] is past them)"
 
 
 def unrecorded(trace: TraceFacts, subject: str) -> str:

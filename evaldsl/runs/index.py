@@ -347,6 +347,16 @@ class TraceFacts:
             text = self.texts[index] = self._answer(index)
         return text
 
+    def answers_short_of(self, index: int) -> int | None:
+        """How many answers the run has when `answer[index]` is past them (read as ""),
+        else None: for a failure's message, which says so (`answer[5]` of a run of 2).
+
+        >>> two = TraceFacts(responses=2)
+        >>> two.answers_short_of(5), two.answers_short_of(-2)
+        (2, None)
+        """
+        return self.responses if abs(index) > self.responses else None
+
     def _answer(self, index: int) -> str:
         if index > 0:
             raw = self.answers_at.get(index, MISSING)
