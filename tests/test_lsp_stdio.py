@@ -5,8 +5,10 @@ session begins."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -48,13 +50,16 @@ CLI = [
 ]
 
 
-def _session(*argv: str, command: Sequence[str] = CLI) -> subprocess.Popen[bytes]:
+def _session(
+    *argv: str, command: Sequence[str] = CLI, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [*command, *argv],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=ROOT,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
@@ -102,3 +107,57 @@ def test_exit_without_shutdown_ends_the_process_with_1(argv: list[str]) -> None:
     _send(server.stdin, {"method": "exit"})
     server.communicate(timeout=30)
     assert server.returncode == 1
+
+
+def _codes_published(stream: IO[bytes], uri: str, version: int) -> list[str]:
+    """The codes of the diagnostics next published for `uri` at `version`."""
+    while True:
+        message = _receive(stream)
+        params = message.get("params", {})
+        if message.get("method") == "textDocument/publishDiagnostics" and (
+            params["uri"],
+            params.get("version"),
+        ) == (uri, version):
+            return [d["code"] for d in params["diagnostics"]]
+
+
+def test_a_price_table_mended_while_the_server_runs_is_read_again(tmp_path: Path) -> None:
+    # The server reads EVALDSL_PRICES when it starts; a table mended afterwards must not
+    # leave W513 ("no model is priced") on every `cost` until the editor restarts it.
+    table = tmp_path / "prices.json"
+    table.write_text("{not json", "utf-8")
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    docs = {}
+    for name in ("a.eval", "b.eval"):
+        text = f'case "c"\n  cassette "{cassette}"\n  cost < $1\n'
+        docs[name] = ((tmp_path / name).as_uri(), text)
+        (tmp_path / name).write_text(text, "utf-8")
+    server = _session("lsp", env={"EVALDSL_PRICES": str(table)})
+    assert server.stdin is not None and server.stdout is not None
+    watchdog = threading.Timer(60, server.kill)  # (a publication that never comes: EOF)
+    watchdog.start()
+    _send(server.stdin, {"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    _answer(server.stdout, 1)
+    _send(server.stdin, {"method": "initialized", "params": {}})
+    for uri, text in docs.values():
+        item = {"uri": uri, "languageId": "evaldsl", "version": 1, "text": text}
+        _send(server.stdin, {"method": "textDocument/didOpen", "params": {"textDocument": item}})
+        assert _codes_published(server.stdout, uri, 1) == ["W513"]
+
+    table.write_text(json.dumps({"models": {"acme-1": {"input": 1, "output": 2}}}), "utf-8")
+    uri, text = docs["a.eval"]
+    change = {
+        "textDocument": {"uri": uri, "version": 2},
+        "contentChanges": [{"text": text + "  cost > $0\n"}],
+    }
+    _send(server.stdin, {"method": "textDocument/didChange", "params": change})
+    assert _codes_published(server.stdout, uri, 2) == []
+    # the other open document is checked again at once, not at its next edit
+    assert _codes_published(server.stdout, docs["b.eval"][0], 1) == []
+
+    table.write_text("[]", "utf-8")  # broken again: said again
+    change["textDocument"]["version"] = 3  # type: ignore[index]
+    _send(server.stdin, {"method": "textDocument/didChange", "params": change})
+    assert _codes_published(server.stdout, uri, 3) == ["W513", "W513"]
+    assert _end(server, 2) == (0, b"")
+    watchdog.cancel()

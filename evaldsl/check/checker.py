@@ -34,7 +34,7 @@ from evaldsl.language.vocabulary import (
 )
 from evaldsl.predicates.compare import ORDERED
 from evaldsl.predicates.registry import FAMILY_OF, PREDICATES
-from evaldsl.runs.prices import PRICES_VARIABLE, TABLE_PROBLEM
+from evaldsl.runs import prices
 
 
 def subject_type(subject: ast.Subject) -> Type:
@@ -338,12 +338,13 @@ class _Checker:
         if source_kind is not None and source_kind not in entry.sources:
             self.available(kind, subject.span)
         # (the user's price table, runs/prices: a state's cost is its own, not priced)
-        if TABLE_PROBLEM is not None and kind == "cost" and source_kind in (None, "trace"):
+        problem = prices.TABLE_PROBLEM
+        if problem is not None and kind == "cost" and source_kind in (None, "trace"):
             self.error(
                 subject.span,
                 "W513",
-                f"{TABLE_PROBLEM}: so `cost` of a trace will be an error (no model is priced)",
-                f"mend the file, or unset {PRICES_VARIABLE}",
+                f"{problem}: so `cost` of a trace will be an error (no model is priced)",
+                f"mend the file, or unset {prices.PRICES_VARIABLE}",
             )
         if kind == "tool" and subject.name is not None and not family.forbids(pred):
             self.tool_name(subject.name, subject.span, recorded=True)

@@ -17,9 +17,10 @@ same shape (`{"models": {"gpt-5": {"input": 1.25, "output": 10}}}`), whose model
 added to the table, replacing the shipped price of a model it names too (its names are
 looked up as ids are, in lower case: `GPT-5` prices `gpt-5-2025-08-07`; a key written
 twice, or two names of one model, is a table that cannot be used, as is a `unit` other
-than the shipped file's, "USD per 1M tokens"). It is read once,
-when this module is imported (every process of a run, a `-j` worker, a Dask worker, reads
-the same variable). A file that cannot be read, or does not hold such a table, prices no
+than the shipped file's, "USD per 1M tokens"). It is read when this
+module is imported (every process of a run, a `-j` worker, a Dask worker, reads the same
+variable); a process that lives on (the language server) reads it again when the file
+changes (`reread_if_changed`). A file that cannot be read, or does not hold such a table, prices no
 model at all (`TABLE_PROBLEM` says why, and every `cost` of a trace is an error that says
 it): a shipped price used where the user's table meant another would be a wrong cost.
 """
@@ -193,12 +194,44 @@ def _prices() -> tuple[
     return models | my_models, cache | my_cache, frozenset(my_models), None
 
 
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    """What tells a file changed: its inode, size and modification time (None when it
+    cannot be looked at: `read_user_table` says why)."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):  # (ValueError: a path holding NUL)
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
 #: model family (or id) → (input, output) dollars per million tokens; prompt-cache tokens'
 #: price as a multiple of the input price, by the `cacheTokens` key of a response that
 #: counts them (5-minute writes, 1-hour writes, reads); the models the user's table
 #: (`EVALDSL_PRICES`) priced; and, when that table cannot be used, why (then no model is
-#: priced).
+#: priced). Read through this module (`prices.TABLE_PROBLEM`), not imported by name:
+#: `reread_if_changed` binds them anew. (The file's stamp is taken before it is read: a
+#: change while it is read is seen at the next look.)
+_READ_STAMP = _stamp(USER_TABLE) if USER_TABLE else None
 PRICES, CACHE_RATES, USER_MODELS, TABLE_PROBLEM = _prices()
+
+
+def reread_if_changed() -> bool:
+    """Read the user's table again when its file changed (or came or went) since it was
+    read, for a process that outlives an edit of it (the language server, whose W513 would
+    otherwise hold until it restarts); whether it did. Each name is bound anew, never
+    changed in place, so a thread reading prices meanwhile sees the old table or the new
+    one, whole."""
+    global PRICES, CACHE_RATES, USER_MODELS, TABLE_PROBLEM, _READ_STAMP
+    if not USER_TABLE:
+        return False
+    stamp = _stamp(USER_TABLE)
+    if stamp == _READ_STAMP:
+        return False
+    _READ_STAMP = stamp
+    PRICES, CACHE_RATES, USER_MODELS, TABLE_PROBLEM = _prices()
+    return True
+
+
 #: Where the shipped prices come from, and when they were taken.
 SOURCE: str = _TABLE["source"]
 DATE: str = _TABLE["date"]

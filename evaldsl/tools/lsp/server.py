@@ -37,6 +37,7 @@ from evaldsl.format.formatter import format_text
 from evaldsl.language.diagnostics import EvalDslError
 from evaldsl.language.limits import MAX_LSP_FILE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
+from evaldsl.runs import prices
 from evaldsl.tools.lsp.actions import quick_fixes, wanted, yaml_fixable
 from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.tools.lsp.completion import completions_at
@@ -242,6 +243,11 @@ class EvalDslServer(LanguageServer):
         version, text = doc.version, doc.source
         path = document_path(doc)
         kind = document_kind(path, doc.language_id)
+        # the user's price table (EVALDSL_PRICES) edited since the last check: its W513
+        # is the file's as it is now, in every open document, not until a restart
+        if await asyncio.to_thread(prices.reread_if_changed):
+            for other in self.open - {uri}:
+                self.schedule(other, 0)
         # this version's analysis: the check and the features (hover, completion) share
         # its one draft of the buffer
         analysis = self.analysis(uri)
