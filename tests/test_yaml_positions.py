@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 from hypothesis import given
@@ -16,6 +17,7 @@ from evaldsl.suites.build import load_suite
 from evaldsl.suites.yaml12 import compose
 from evaldsl.suites.yamlfile import yaml_draft
 from evaldsl.suites.yamlplaces import line_starts, scalar_runs
+from tests.clitools import run_evaldsl
 from tests.fuzzing import lenient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,3 +201,54 @@ def test_every_character_of_any_scalar_is_found_where_it_is_written(
     for ch, (line, column) in zip(value, _places(runs, len(value)), strict=True):
         here = lines[line - 1][column - 1 : column]
         assert here == ch or here in ("\\", "'") or (ch in " \n" and here == ""), (text, ch)
+
+
+MARKED = """\
+suite: s
+cases:
+  - name: one
+    cassete: run.jsonl
+    timeout: "abc"
+  - name: two
+    cassette: missing.jsonl
+    assertions:
+      - {kind: tool.called, name: get_weather, tims: 2}
+      - kind: tool.called
+        name: get_weather
+        times: "x"
+  - {name: three, cassette: run.jsonl, expect: "tool get_weather called", flaky: true}
+  - name: four
+    dataset: rows.json
+    run: agent:answer
+    expect: output == 1
+"""
+ROWS = '[{"input": 1, "expectedOutputs": 2}]'
+
+
+def test_a_yaml_diagnostic_marks_the_key_or_value_it_is_about_whole(tmp_path: Path) -> None:
+    # An editor underlines a diagnostic's range: a misspelt key, a bad value, a missing
+    # file's field are marked whole where they are written on one line (not their first
+    # character, nor an empty range); what goes on over lines (a case) at its start.
+    (tmp_path / "run.jsonl").write_text(DEMO.read_text("utf-8"), "utf-8")
+    (tmp_path / "s.yaml").write_text(MARKED, "utf-8")
+    (tmp_path / "rows.json").write_text(ROWS, "utf-8")
+    (tmp_path / "agent.py").write_text("def answer(x):\n    return x\n", "utf-8")
+    done = run_evaldsl("check", "s.yaml", "--format", "json", cwd=tmp_path)
+
+    def marked(d: dict[str, Any]) -> str:
+        assert d["end_line"] == d["line"], d
+        lines = (tmp_path / d["path"]).read_text("utf-8").splitlines()
+        return str(lines[d["line"] - 1][d["column"] - 1 : d["end_column"] - 1])
+
+    found = {(d["code"], marked(d)) for d in json.loads(done.stdout)}
+    assert found == {
+        ("E503", "n"),  # case "one" has no source: the case, over several lines
+        ("E506", "n"),  # nor assertions
+        ("E508", "cassete"),
+        ("E507", '"abc"'),
+        ("E501", "cassette: missing.jsonl"),
+        ("E508", "tims"),  # a field of a traceplay object
+        ("E507", "times"),
+        ("E508", "flaky"),
+        ("E508", '"expectedOutputs"'),  # a dataset row's field, in the dataset's file
+    }, done.stdout

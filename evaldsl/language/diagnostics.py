@@ -139,7 +139,7 @@ class Diagnostic:
         the user's file) only where the source's text is written as it is there.
         """
         start = source.position(span.start)
-        end = source.position(max(span.end, span.start))
+        end = source.end_position(max(span.end, span.start))
         return cls(
             code=code,
             severity=severity or _default_severity(code),
@@ -166,8 +166,12 @@ class Diagnostic:
         hint: str | None = None,
         source_line: str = "",
         severity: Severity | None = None,
+        end: tuple[int, int] | None = None,
     ) -> Diagnostic:
-        """A diagnostic about a file position when no parsed `Source` is at hand."""
+        """A diagnostic about a file position when no parsed `Source` is at hand: the
+        character at `line`:`column`, or up to `end` (its line and column, exclusive) when
+        the place is known to be longer (a YAML key or value written on one line)."""
+        end_line, end_column = (line, column + 1) if end is None else end
         return cls(
             code=code,
             severity=severity or _default_severity(code),
@@ -175,8 +179,8 @@ class Diagnostic:
             path=path,
             line=line,
             column=column,
-            end_line=line,
-            end_column=column + 1,
+            end_line=end_line,
+            end_column=end_column,
             hint=hint,
             source_line=source_line,
         )

@@ -61,6 +61,7 @@ class Source:
 
     __slots__ = (
         "_fixed",
+        "_fixed_end",
         "_host_lines",
         "_line_starts",
         "_lines",
@@ -79,6 +80,7 @@ class Source:
         host_lines: Sequence[str] | None = None,
         fixed: Position | None = None,
         lines: list[str] | None = None,
+        fixed_end: Position | None = None,
     ) -> None:
         self.text = text
         self.path = path
@@ -96,8 +98,10 @@ class Source:
         self._host_lines = host_lines
         self._lines: dict[int, str] = {}
         # Text generated from something else (a YAML assertion object): every position
-        # is the place that object is written.
+        # is the place that object is written, and every span ends where it ends
+        # (`fixed_end`: when it is written on one line; else one character).
         self._fixed = fixed
+        self._fixed_end = fixed_end
 
     def local_position(self, offset: int) -> Position:
         """Line and column within this text itself (1-based)."""
@@ -114,6 +118,16 @@ class Source:
         offset = max(0, min(offset, len(self.text)))
         start, host_line, host_col = self._runs[bisect_right(self._run_starts, offset) - 1]
         return Position(host_line, host_col + offset - start)
+
+    def end_position(self, offset: int) -> Position:
+        """Where a span ending at `offset` ends in the file the user edits: `position`,
+        but in text generated from something else, where that thing ends (so that a
+        diagnostic marks it whole, never an empty range)."""
+        if self._fixed is None:
+            return self.position(offset)
+        if self._fixed_end is not None:
+            return self._fixed_end
+        return Position(self._fixed.line, self._fixed.column + 1)
 
     def written(self, span: Span) -> bool:
         """Whether the span's text is written as it is in the file the user edits, so

@@ -31,7 +31,7 @@ from evaldsl.suites.model import Snippet, SourceSpec
 from evaldsl.suites.objects import dsl_value, unknown_field
 from evaldsl.suites.yaml12 import compose, construct, fields, problems
 from evaldsl.suites.yamlguard import check_yaml
-from evaldsl.suites.yamlplaces import yaml_lines
+from evaldsl.suites.yamlplaces import node_end, yaml_lines
 from evaldsl.syntax.parser import parse
 
 ROW_KEYS = DATASET_ROW_KEYS
@@ -101,7 +101,10 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
     def at(node: yaml.Node, code: str, message: str, hint: str | None = None) -> Diagnostic:
         # a place, never the line's text: a row that is not an object may be anything
         line, column = node.start_mark.line + 1, node.start_mark.column + 1
-        return Diagnostic.in_file(shown, code, message, line=line, column=column, hint=hint)
+        end = node_end(node)
+        return Diagnostic.in_file(
+            shown, code, message, line=line, column=column, hint=hint, end=end
+        )
 
     if not isinstance(root, yaml.SequenceNode):
         message = "not a dataset: a dataset is a list of rows: [{input, expectedOutput}]"

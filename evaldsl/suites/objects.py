@@ -54,6 +54,11 @@ class Place:
     #: the keys written as themselves on one line (plain, or quoted without escapes): the
     #: 1-based line and column of the key's text, which a quick fix may rename in place
     key_texts: Mapping[str, tuple[int, int]] = attrs.Factory(dict)
+    #: where each key written on one line ends (its line and the column after it), so that
+    #: an editor marks the whole key, not its first character; and where the object itself
+    #: ends when it is written on one line (a flow mapping)
+    field_ends: Mapping[str, tuple[int, int]] = attrs.Factory(dict)
+    end: tuple[int, int] | None = None
 
     def at(self, key: str | None = None) -> tuple[int, int]:
         if key is not None and key in self.field_positions:
@@ -64,6 +69,10 @@ class Place:
         self, key: str | None, code: str, message: str, hint: str | None = None
     ) -> Diagnostic:
         line, column = self.at(key)
+        if key is not None and key in self.field_positions:
+            end = self.field_ends.get(key)
+        else:
+            end = self.end
         return Diagnostic.in_file(
             self.path,
             code,
@@ -72,6 +81,7 @@ class Place:
             column=column,
             hint=hint,
             source_line=self.source_line(line),
+            end=end,
         )
 
 

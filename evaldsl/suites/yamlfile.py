@@ -46,7 +46,7 @@ from evaldsl.suites.templates import render_value
 from evaldsl.suites.yaml12 import compose, construct, problems
 from evaldsl.suites.yaml12 import fields as node_fields
 from evaldsl.suites.yamlguard import YamlProblem, check_yaml
-from evaldsl.suites.yamlplaces import line_starts, scalar_runs, yaml_lines
+from evaldsl.suites.yamlplaces import line_starts, node_end, scalar_runs, yaml_lines
 from evaldsl.suites.yamltraps import (
     comment_cut,
     json_error,
@@ -133,8 +133,11 @@ class _Doc:
     def error(
         self, node: yaml.Node | None, code: str, message: str, hint: str | None = None
     ) -> Diagnostic:
-        line, column = self.pos(node) if node is not None else (1, 1)
-        return Place(self.path, line, column, {}, self.line_text).error(None, code, message, hint)
+        if node is None:
+            return Place(self.path, 1, 1, {}, self.line_text).error(None, code, message, hint)
+        line, column = self.pos(node)
+        place = Place(self.path, line, column, {}, self.line_text, end=node_end(node))
+        return place.error(None, code, message, hint)
 
     def unknown_key(
         self,
@@ -173,12 +176,27 @@ class _Doc:
         fields = node_fields(node)
         positions = {key: self.pos(knode) for key, (knode, _) in fields.items()}
         texts = {key: at for key, (knode, _) in fields.items() if (at := self.key_text(knode, key))}
+        ends = {key: at for key, (knode, _) in fields.items() if (at := node_end(knode))}
         line, column = self.pos(node)
-        return Place(self.path, line, column, positions, self.line_text, texts)
+        return Place(
+            self.path, line, column, positions, self.line_text, texts, ends, node_end(node)
+        )
 
-    def fixed_source(self, text: str, node: yaml.Node) -> Source:
+    def fixed_source(self, text: str, node: yaml.Node, last: yaml.Node | None = None) -> Source:
+        """A Source for `text` made from `node` (through `last`, when it goes on to
+        another node: a source's key and its value): each of its diagnostics marks them
+        whole when they are written on one line, else their first character."""
         line, column = self.pos(node)
-        return Source(text, self.path, fixed=Position(line, column), host_lines=self.lines)
+        end = node_end(node) if last is None else None
+        if last is not None and last.end_mark.line == node.start_mark.line:
+            end = node_end(last)
+        return Source(
+            text,
+            self.path,
+            fixed=Position(line, column),
+            host_lines=self.lines,
+            fixed_end=None if end is None else Position(*end),
+        )
 
     def snippet_source(self, node: yaml.ScalarNode) -> Source:
         """A Source for DSL text held by a scalar, mapping each character to its place in
@@ -667,7 +685,7 @@ def _case(
                 fmt = raw
             else:
                 own.append(doc.error(fields["format"][1], "E507", "`format` must be a name"))
-        src = doc.fixed_source(f"{key} {value}", key_node)
+        src = doc.fixed_source(f"{key} {value}", key_node, fields[key][1])
         if key == "run":
             spec = SourceSpec("run", target=value, source=src)
         else:

@@ -68,6 +68,16 @@ def yaml_lines(text: str) -> list[str]:
     return _BREAK.split(text)
 
 
+def node_end(node: yaml.Node) -> tuple[int, int] | None:
+    """Where a node written on one line ends (its 1-based line, the column after it), for a
+    diagnostic that marks it whole (a key, a value, a flow mapping); None for one over
+    several lines (a block), which is marked at its first character."""
+    start, end = node.start_mark, node.end_mark
+    if end.line != start.line or end.column <= start.column:
+        return None
+    return end.line + 1, end.column + 1
+
+
 def line_starts(text: str) -> list[int]:
     """The offset where each of the text's lines starts, lines ending as YAML ends them.
 
