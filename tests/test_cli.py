@@ -634,6 +634,29 @@ def test_a_yaml_file_of_another_tool_is_no_suite_in_one_error(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("suit: s\ncasez:\n  - name: a\n", "2:1: error[E504]"),  # `cases` first
+        ('{"id": "s", "Case": []}', "1:13: error[E504]"),
+        ("state: {}\nsteps: []\ntasks: []\n", "1:1: error[E504]"),  # another tool's
+    ],
+)
+def test_a_suite_s_own_key_misspelt_is_named(tmp_path: Path, text: str, said: str) -> None:
+    # a file none of whose keys is a suite's had one hint, "a suite has `cases:`", though
+    # it was a suite whose `cases:` was mistyped: it is marked, and the key named
+    path = tmp_path / ("s.json" if text.startswith("{") else "s.yaml")
+    path.write_text(text, "utf-8")
+    done = run_evaldsl("check", path.name, "--format", "json", cwd=tmp_path)
+    [found] = json.loads(done.stdout)
+    assert f"{found['line']}:{found['column']}: error[{found['code']}]" == said
+    guess = "did you mean `cases:`?" if "ase" in text else None
+    assert (found["hint"] == guess) if guess else "did you mean" not in found["hint"]
+    if guess:  # (the quick fix an editor offers renames it)
+        fix = found["fix"]
+        assert fix["text"] == "cases" and fix["line"] == found["line"], found
+
+
+@pytest.mark.parametrize(
     "text", ["", "# only a comment\n", 'suite "weather"\ntools get_weather\n'], ids=repr
 )
 def test_a_eval_file_of_no_assertions_is_a_warning_and_runs_no_case(

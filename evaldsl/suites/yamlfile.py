@@ -33,7 +33,7 @@ import attrs
 import yaml
 
 from evaldsl.language import ast
-from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.diagnostics import Diagnostic, did_you_mean
 from evaldsl.language.jsjson import js_json
 from evaldsl.language.limits import timeout_problem
 from evaldsl.language.source import Position, Source, Span
@@ -251,6 +251,29 @@ def _invalid(
     return Place(doc.path, line, column, {}, doc.line_text).error(None, code, message, hint)
 
 
+#: The keys that make a mapping a suite (`is_suite_text`): one misspelt is said by name.
+_OWN_KEYS = ("cases", "suite", "expect")
+
+
+def _no_suite_keys(
+    doc: _Doc, root: yaml.Node, top: dict[str, tuple[yaml.Node, yaml.Node]], message: str, hint: str
+) -> Diagnostic:
+    """E504 for a mapping none of whose keys is a suite's; where one of them is a suite's
+    own key misspelt (`casez:`, `Suite:`: `cases` first), it is marked, the hint names
+    the key meant and the quick fix renames it (a suite mistyped, not another tool's file)."""
+    # (a close guess only: `state:`, `steps:`, `tasks:` of another tool's file are no
+    # suite's keys misspelt)
+    guesses = {did_you_mean(key.lower(), _OWN_KEYS, 0.8): key for key in reversed(list(top))}
+    for guess in _OWN_KEYS:
+        key = guesses.get(guess)
+        if key is not None:
+            knode = top[key][0]
+            found = doc.error(knode, "E504", message, f"did you mean `{guess}:`?")
+            fix = renaming(doc.key_text(knode, key), key, guess, top)
+            return found if fix is None else attrs.evolve(found, fix=fix)
+    return doc.error(root, "E504", message, hint)
+
+
 def yaml_draft(text: str, path: str) -> SuiteDraft:
     """Read a YAML or JSON suite into a draft; problems become diagnostics, never raises."""
     p = Path(path)
@@ -304,7 +327,8 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         if {"version", "suites", "summary"} <= top.keys():  # (what `--json` writes)
             message = "this is an evaldsl run's JSON report (`--json`), not a suite"
             hint = f"run the suites it reports on; `evaldsl diff {p.name} OTHER.json` compares runs"
-        return attrs.evolve(empty, diagnostics=(doc.error(root, "E504", message, hint),))
+            return attrs.evolve(empty, diagnostics=(doc.error(root, "E504", message, hint),))
+        return attrs.evolve(empty, diagnostics=(_no_suite_keys(doc, root, top, message, hint),))
     diags: list[Diagnostic] = []
     # a problem inside a case is that case's (it alone does not run), any other the suite's
     in_cases = _CaseFinder(_cases_node(root))
