@@ -400,6 +400,30 @@ async def test_a_yaml_file_that_is_no_suite_gets_no_diagnostics(
     _close(client, uri)
 
 
+async def test_a_suite_edited_until_it_is_none_is_said_so_with_its_fix(
+    client: LanguageClient, work: Path
+) -> None:
+    # `cases:` typed over as `casez:`: the buffer no longer reads as a suite. Its
+    # diagnostics were cleared, hiding the suite just broken; it is `check`'s E504 now,
+    # at the misspelt key, with the quick fix that renames it.
+    suite = "cases:\n  - name: a\n    cassette: multi.jsonl\n    expect: tool get_weather called\n"
+    uri = _open(client, work / "broken.yaml", suite)
+    assert await _diagnostics(client, uri, 1) == []
+    broken = suite.replace("cases:", "casez:")
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=broken)],
+        )
+    )
+    [said] = await _diagnostics(client, uri, 2)
+    assert (said.code, said.range.start.line, said.range.end.character) == ("E504", 0, 5)
+    assert said.message.endswith("did you mean `cases:`?")
+    edit = await _fix_of(client, uri, said)
+    assert edit is not None and _applied(broken, edit) == suite
+    _close(client, uri)
+
+
 # ---- hover ------------------------------------------------------------------------------
 
 HOVER = """\

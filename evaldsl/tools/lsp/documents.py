@@ -192,12 +192,15 @@ def is_suite_text(text: str, kind: Kind) -> bool:
 
 
 def diagnostics_by_file(
-    text: str, path: str, kind: Kind, draft: Callable[[], SuiteDraft]
+    text: str, path: str, kind: Kind, draft: Callable[[], SuiteDraft], *, suite: bool | None = None
 ) -> dict[str, list[Diagnostic]]:
     """The diagnostics `evaldsl check` gives the text (`check_draft` of its draft, which
     `draft` gives: made once a version, what drafting raises it raises), grouped by the
-    file they are in (normalised paths); for text with a lone CR, that one E504 alone."""
-    if not is_suite_text(text, kind):
+    file they are in (normalised paths); for text with a lone CR, that one E504 alone.
+    None for a YAML or JSON text that is no suite, unless `suite` says to check it as one
+    (the server's buffer that was a suite before this edit: `check`'s E504 says why it
+    no longer reads as one)."""
+    if not (is_suite_text(text, kind) if suite is None else suite):
         return {}
     own = os.path.normpath(os.path.abspath(path))
     lone = lone_carriage_return(path, text)

@@ -21,7 +21,7 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, BinaryIO
 from urllib.parse import unquote
 
@@ -34,22 +34,25 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path
 
 from evaldsl.format.formatter import format_text
-from evaldsl.language.diagnostics import EvalDslError
+from evaldsl.language.diagnostics import Diagnostic, EvalDslError
 from evaldsl.language.limits import MAX_LSP_FILE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.runs import prices
+from evaldsl.suites.model import SuiteDraft
 from evaldsl.tools.lsp.actions import quick_fixes, wanted, yaml_fixable
 from evaldsl.tools.lsp.analysis import Analysis
 from evaldsl.tools.lsp.completion import completions_at
 from evaldsl.tools.lsp.definition import definition_at
 from evaldsl.tools.lsp.documents import (
     EditorWorkspace,
+    Kind,
     Lines,
     buffer_lines,
     cursor,
     diagnostics_by_file,
     document_kind,
     document_path,
+    is_suite_text,
     lsp_diagnostic,
     lsp_position,
 )
@@ -133,6 +136,7 @@ class EvalDslServer(LanguageServer):
         super().__init__("evaldsl", version, protocol_cls=_Protocol)
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.open: set[str] = set()
+        self.suites: set[str] = set()  # open YAML/JSON documents that read as a suite once
         # diagnostics a document's check found in other files: owner → file → diagnostics
         self.foreign: dict[str, dict[str, list[types.Diagnostic]]] = {}
         # a checked open document's own diagnostics, and the version they are for
@@ -252,10 +256,10 @@ class EvalDslServer(LanguageServer):
         # its one draft of the buffer
         analysis = self.analysis(uri)
         running = asyncio.ensure_future(
-            asyncio.to_thread(diagnostics_by_file, text, path, kind, analysis.drafted)
+            asyncio.to_thread(self.suite_diagnostics, uri, text, path, kind, analysis.drafted)
         )
         try:
-            groups = await asyncio.shield(running)
+            suite, groups = await asyncio.shield(running)
         except asyncio.CancelledError:
             # a newer version: this check's thread runs on, and the next waits for it
             await asyncio.wait({running})
@@ -269,6 +273,8 @@ class EvalDslServer(LanguageServer):
             return
         if uri not in self.open or self.workspace.get_text_document(uri).version != version:
             return
+        if suite:
+            self.suites.add(uri)
         own = os.path.normpath(os.path.abspath(path))
         lines = buffer_lines(text)
         # in a YAML suite, a fix of DSL text must leave the YAML around it as it was
@@ -295,6 +301,18 @@ class EvalDslServer(LanguageServer):
             foreign[other_uri] = [lsp_diagnostic(d, lines, fix=False) for d in diags]
         self._set_foreign(uri, foreign)
         self.publish(uri)
+
+    def suite_diagnostics(
+        self, uri: str, text: str, path: str, kind: Kind, draft: Callable[[], SuiteDraft]
+    ) -> tuple[bool, dict[str, list[Diagnostic]]]:
+        """Whether a buffer reads as a suite, and its `diagnostics_by_file` (on a worker
+        thread). A YAML or JSON buffer that was a suite since it was opened is checked as
+        one after an edit that leaves none of its keys a suite's (`casez:`): cleared
+        diagnostics would hide the suite just broken, where `check` says E504 and how to
+        mend it. A file that never was one (a CI workflow) gets none."""
+        suite = is_suite_text(text, kind)
+        found = diagnostics_by_file(text, path, kind, draft, suite=suite or uri in self.suites)
+        return suite, found
 
     def readers_of(self, uri: str) -> list[str]:
         """The open documents whose check reads the file `uri` (a dataset): those that
@@ -331,6 +349,7 @@ class EvalDslServer(LanguageServer):
 
     def closed(self, uri: str) -> None:
         self.open.discard(uri)
+        self.suites.discard(uri)
         self._analyses.pop(uri, None)
         task = self.pending.pop(uri, None)
         if task is not None:
