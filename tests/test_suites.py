@@ -806,18 +806,20 @@ def test_a_placeholder_a_row_has_no_value_for_is_a_warning(tmp_path: Path) -> No
             """,
         )
     )
-    assert [(d.code, d.line, d.message, d.hint) for d in suite.diagnostics] == [
-        ("W509", 1, 'row #1 of case "rows" has no value for `{{unit.name}}`: left as written',
-         "the row has `city`"),
-        ("W509", 1, 'row #2 of case "rows" has no value for `{{city}}`, `{{unit.name}}`: '
-         "left as written", "the row has `town`"),
+    # each at the first placeholder the row lacks, where the typo is written
+    assert [(d.code, d.line, d.column, d.end_column, d.message, d.hint)
+            for d in suite.diagnostics] == [
+        ("W509", 4, 24, 32, 'row #2 of case "rows" has no value for `{{city}}`, '
+         "`{{unit.name}}`: left as written", "the row has `town`"),
+        ("W509", 5, 36, 49, 'row #1 of case "rows" has no value for `{{unit.name}}`: '
+         "left as written", "the row has `city`"),
     ]  # fmt: skip
 
 
 def test_diagnostics_of_one_place_come_in_one_order_whatever_the_hash_seed(
     tmp_path: Path,
 ) -> None:
-    """Two problems of one code at one place (here W509 for two rows at the case's line)
+    """Two problems of one code at one place (here W509 for two rows at one placeholder)
     were ordered by a set of diagnostics, so by the run's string hashes: `check` printed
     them in another order from run to run."""
     from tests.clitools import run_evaldsl
@@ -838,7 +840,7 @@ def test_diagnostics_of_one_place_come_in_one_order_whatever_the_hash_seed(
     }
     (only,) = outputs
     assert [line[:20] for line in only.splitlines() if "W509" in line] == [
-        "rows.eval:1:1: warni" for _ in range(5)
+        "rows.eval:4:24: warn" for _ in range(5)
     ]
     rows = [line.split("row #")[1][0] for line in only.splitlines() if "W509" in line]
     assert rows == ["1", "2", "3", "4", "5"]

@@ -27,7 +27,7 @@ from evaldsl.compile.compiler import CompiledAssertion, Compiler
 from evaldsl.gcpause import paused_gc
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic, sort_key
-from evaldsl.language.source import Position, Source
+from evaldsl.language.source import Position, Source, Span
 from evaldsl.language.values import MISSING
 from evaldsl.runs.detect import inspect_samples
 from evaldsl.runs.heldfiles import reading_once
@@ -36,6 +36,7 @@ from evaldsl.suites.files import draft_from_text, read_draft
 from evaldsl.suites.model import Case, CaseDraft, Snippet, Suite, SuiteDraft
 from evaldsl.suites.templates import (
     missing,
+    placeholder_span,
     placeholders,
     render_text,
     render_value,
@@ -394,13 +395,14 @@ def _unknown_keys(case: CaseDraft, i: int, row: dict[str, Any], keys: list[str])
     pass on."""
     said = ", ".join(f"`{{{{{k}}}}}`" for k in keys)
     has = ", ".join(f"`{k}`" for k in row) or "no key"
-    return Diagnostic.in_file(
-        case.path,
-        "W509",
-        f'row #{i} of case "{case.name}" has no value for {said}: left as written',
-        line=case.line,
-        hint=f"the row has {has}",
-    )
+    message = f'row #{i} of case "{case.name}" has no value for {said}: left as written'
+    # at the first placeholder of its assertions that the row lacks, where an editor
+    # shows the typo (one in the case's name, source or input: at the case)
+    for s in case.snippets:
+        found = placeholder_span(s.source.text, keys[0])
+        if found is not None:
+            return Diagnostic.at(s.source, Span(*found), "W509", message, f"the row has {has}")
+    return Diagnostic.in_file(case.path, "W509", message, line=case.line, hint=f"the row has {has}")
 
 
 def _checks_nothing(case: CaseDraft, idle: list[str], count: int) -> Diagnostic:

@@ -136,6 +136,18 @@ def missing(keys: Iterable[str], row: dict[str, Any]) -> list[str]:
     return [key for key in keys if _lookup(row, key) is MISSING]
 
 
+def placeholder_span(text: str, key: str) -> tuple[int, int] | None:
+    """Where the first placeholder naming `key` is in `text` (its start and end), if any.
+
+    >>> placeholder_span("in {{ city }} or {{city}}", "city")
+    (3, 13)
+    """
+    for m in _PLACEHOLDER.finditer(text):
+        if m.group(1) == key:
+            return m.span()
+    return None
+
+
 def row_label(row: dict[str, Any]) -> str:
     """How a row names its case: `k=v, k2=v2` (non-text values as JSON)."""
     return ", ".join(f"{k}={v if isinstance(v, str) else js_text(v)}" for k, v in row.items())
