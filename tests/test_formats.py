@@ -208,6 +208,16 @@ def test_dated_models_price_as_their_family() -> None:
     assert price_of(3) is None
 
 
+@pytest.mark.parametrize(
+    "model", ["gpt-4o-2024-05-13", "openai/gpt-4o-2024-05-13", "GPT-4o-2024-05-13"]
+)
+def test_a_snapshot_priced_apart_from_its_family_has_its_own_price(model: str) -> None:
+    # gpt-4o's first snapshot costs $5 / $15 a million tokens, twice the later ones: as
+    # its family, every cost of a trace of it was half what it was billed
+    assert price_of(model) == (5.0, 15.0)
+    assert price_of("gpt-4o-2024-08-06") == price_of("gpt-4o") == (2.5, 10.0)
+
+
 def test_cost_of_a_dated_model(tmp_path: Path) -> None:
     path = REAL / "openai-chat-tools" / "response-toolcalls.json"
     # 75 input and 51 output tokens at gpt-4o-mini's price: $0.00004185

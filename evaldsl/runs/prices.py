@@ -239,6 +239,12 @@ DATE: str = _TABLE["date"]
 _SUFFIX = regex(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 
 
+def _unprefixed(model: str) -> str:
+    """A model id in lower case without a provider's prefix (`openai/`)."""
+    name = model.strip().lower()
+    return name.rsplit("/", 1)[1] if "/" in name else name
+
+
 def model_family(model: str) -> str:
     """The family a model id prices as.
 
@@ -247,17 +253,14 @@ def model_family(model: str) -> str:
     >>> model_family("claude-sonnet-4-20250514")
     'claude-sonnet-4'
     """
-    name = model.strip().lower()
-    if "/" in name:
-        name = name.rsplit("/", 1)[1]
-    return _SUFFIX.sub("", name)
+    return _SUFFIX.sub("", _unprefixed(model))
 
 
 def price_of(model: object) -> tuple[float, float] | None:
     """(input, output) dollars per million tokens for a model id, or `None` if unlisted.
 
-    >>> price_of("gpt-4o-mini-2024-07-18")
-    (0.15, 0.6)
+    >>> price_of("gpt-4o-mini-2024-07-18"), price_of("openai/gpt-4o-2024-05-13")
+    ((0.15, 0.6), (5.0, 15.0))
     >>> price_of("claude-opus-3-20240229") is None
     True
     """
@@ -269,12 +272,16 @@ def price_of(model: object) -> tuple[float, float] | None:
 
 def _listed_as(model: str) -> str:
     """The key a model id is looked up under: itself, or as a user's table writes its
-    names (lower case, no spaces around: `read_user_table`), or else its family (listed or
-    not)."""
+    names (lower case, no spaces around: `read_user_table`), or without a provider's
+    prefix (a snapshot listed apart from its family: `openai/gpt-4o-2024-05-13`), or else
+    its family (listed or not)."""
     if model in PRICES:
         return model
     lowered = model.strip().lower()
-    return lowered if lowered in PRICES else model_family(model)
+    if lowered in PRICES:
+        return lowered
+    bare = _unprefixed(model)
+    return bare if bare in PRICES else _SUFFIX.sub("", bare)
 
 
 def cache_premium(input_price: float, cache: Any) -> float:
