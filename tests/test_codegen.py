@@ -2703,15 +2703,56 @@ def test_prompt_cache_tokens_are_priced_alike_by_both_passes() -> None:
     assert [v[0] for v in reference[0][0]] == ["pass", "pass", "pass"]
     with tempfile.TemporaryDirectory() as folder:
         for held in (events[:2], events):
-            path = Path(folder) / "events.jsonl"
-            path.write_text("".join(json.dumps(e) + "\n" for e in held))
-            run = Run(events=EventStream(path, header=False), path=str(path), format="events")
-            for typed_from in (passes.TYPED_FROM, 0):
-                with mock.patch.object(passes, "TYPED_FROM", typed_from):
-                    reference, generated = _both(case, run, _fresh)
+            for reference, generated in _from_a_file(case, held, Path(folder)):
                 assert generated == reference
     reference, _ = _both(case, Run(events=events, format="events"), lambda n: n)
     assert "cacheTokens.read" in str(reference)
+
+
+def _from_a_file(case: Any, events: list[Any], folder: Path) -> Iterator[tuple[str, str]]:
+    """The verdicts of the reference and of the generated pass for `events` read from a
+    JSONL file in `folder`, whole and by the typed decoder, written out with the file's
+    path as `<value>` (as a run in memory names it)."""
+    path = folder / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    run = Run(events=EventStream(path, header=False), path=str(path), format="events")
+    for typed_from in (passes.TYPED_FROM, 0):
+        with mock.patch.object(passes, "TYPED_FROM", typed_from):
+            reference, generated = _both(case, run, _fresh)
+        yield (
+            str(reference).replace(str(path), "<value>"),
+            str(generated).replace(str(path), "<value>"),
+        )
+
+
+def test_openai_cached_input_is_priced_alike_by_both_passes() -> None:
+    """OpenAI's prompt-cache reads (`cacheTokens.cached`, among the input tokens) cost the
+    model's cached-input price in the generated pass as in the reference, in memory and
+    from a file; a model the table gives no such price has no cost (an error naming it),
+    and a count that is not a number is the run's error, never $0."""
+    usage = {"promptTokens": 100000, "completionTokens": 25}
+    response = {"type": "llm.response", "model": "gpt-4o-mini", "usage": usage}
+    priced: list[Any] = [
+        {"type": "llm.request", "model": "gpt-4o-mini"},
+        {**response, "cacheTokens": {"cached": 80000}},
+    ]
+    # 20,000 input at $0.15, 80,000 cached at $0.075 and 25 output at $0.60 a million
+    case = _compiled(["cost > $0.009014", "cost < $0.009016", "tokens > 0"])
+    unpriced = [{**e, "model": "gpt-3.5-turbo"} for e in priced]
+    broken = [priced[0], {**response, "cacheTokens": {"cached": "many"}}]
+    expected = {id(priced): ["pass", "pass", "pass"], id(unpriced): ["error", "error", "pass"]}
+    with tempfile.TemporaryDirectory() as folder:
+        for events in (priced, unpriced, broken):
+            reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+            assert generated == reference
+            for from_file, generated in _from_a_file(case, events, Path(folder)):
+                assert generated == from_file == str(reference)
+            if events is not broken:
+                assert [v[0] for v in reference[0][0]] == expected[id(events)], reference
+    reference, _ = _both(case, Run(events=unpriced, format="events"), lambda n: n)
+    assert "no `cached_input` price is known for it" in str(reference)
+    reference, _ = _both(case, Run(events=broken, format="events"), lambda n: n)
+    assert '`cacheTokens.cached` is "many", not a number' in str(reference)
 
 
 def test_a_chat_completion_beside_its_cache_counts_has_them_read_with_the_held_note() -> None:

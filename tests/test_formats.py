@@ -218,6 +218,44 @@ def test_a_snapshot_priced_apart_from_its_family_has_its_own_price(model: str) -
     assert price_of("gpt-4o-2024-08-06") == price_of("gpt-4o") == (2.5, 10.0)
 
 
+@pytest.mark.parametrize(
+    ("name", "details"),
+    [
+        ("openai-chat-tools/response-final.json", "prompt_tokens_details"),
+        ("openai-responses-api/response-message.json", "input_tokens_details"),
+        ("openai-chat-stream/chunks.jsonl", "prompt_tokens_details"),
+    ],
+)
+def test_openai_cached_input_is_priced_at_its_own_price(
+    tmp_path: Path, name: str, details: str
+) -> None:
+    # OpenAI counts the input tokens read from its prompt cache among the input tokens and
+    # bills them at the model's cached-input price (gpt-4o-mini: $0.075 a million, half
+    # the input price): 1,000,000 input tokens, 800,000 cached, cost $0.06 less than at
+    # the full price; every cost was that much too high
+    source = REAL / name
+    lines = source.read_text("utf-8").splitlines()
+    if source.suffix == ".json":  # (one document: the body; else its last line)
+        lines = [source.read_text("utf-8")]
+    body = json.loads(lines[-1])
+    prompt = "input_tokens" if details == "input_tokens_details" else "prompt_tokens"
+    full = {**body["usage"], prompt: 1_000_000}
+    body["usage"] = {**full, details: {"cached_tokens": 800_000}}
+    path = tmp_path / source.name
+    path.write_text("\n".join([*lines[:-1], json.dumps(body)]) + "\n", "utf-8")
+    output = full.get("completion_tokens", full.get("output_tokens"))
+    cost = (200_000 * 0.15 + 800_000 * 0.075 + output * 0.6) / 1_000_000
+    below, above = f"cost < ${cost + 1e-7:.7f}", f"cost > ${cost - 1e-7:.7f}"
+    assert check(path, f"{below}; {above}", "openai") == ["pass", "pass"]
+    read = load_run(path, "openai").read
+    assert read is not None and "800000 read from OpenAI's prompt cache" in " ".join(read.notes)
+    # more read from the cache than the input counts: the run's error, never a price
+    body["usage"] = {**full, details: {"cached_tokens": 1_000_001}}
+    path.write_text("\n".join([*lines[:-1], json.dumps(body)]) + "\n", "utf-8")
+    with pytest.raises(RunError, match=f"`{details}.cached_tokens` .* is more than `{prompt}`"):
+        load_run(path, "openai").events  # noqa: B018
+
+
 def test_cost_of_a_dated_model(tmp_path: Path) -> None:
     path = REAL / "openai-chat-tools" / "response-toolcalls.json"
     # 75 input and 51 output tokens at gpt-4o-mini's price: $0.00004185

@@ -16,6 +16,7 @@ import pytest
 
 from evaldsl.runs.prices import (
     CACHE_RATES,
+    CACHED_INPUT,
     PRICES,
     PriceTableError,
     price_of,
@@ -165,7 +166,7 @@ def test_a_price_table_is_checked_and_its_fault_named(
 def test_a_table_of_the_unit_read_is_read(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_text('{"models": {"m": {"input": 1, "output": 2}}, "unit": "usd per  1M tokens"}')
-    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {})
+    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {})
 
 
 def test_a_missing_table_is_named_with_the_reason(tmp_path: Path) -> None:
@@ -189,16 +190,17 @@ def test_a_table_saved_with_a_bom_is_read(tmp_path: Path) -> None:
     # as a JSON suite is (Windows' editors write one); once "not JSON: Unexpected UTF-8 BOM"
     path = tmp_path / "p.json"
     path.write_bytes(b'\xef\xbb\xbf{"models": {"m": {"input": 1, "output": 2}}}')
-    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {})
+    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {})
 
 
 def test_a_copy_of_the_shipped_table_is_a_user_s_table(tmp_path: Path) -> None:
     shipped = ROOT / "evaldsl" / "runs" / "prices.json"
     path = tmp_path / "copy.json"
     path.write_text(shipped.read_text("utf-8"), "utf-8")
-    models, cache = read_user_table(str(path))
+    models, cache, cached = read_user_table(str(path))
     assert models == PRICES  # (no EVALDSL_PRICES in the tests' own process)
     assert cache == CACHE_RATES
+    assert cached == CACHED_INPUT and cached["gpt-4o"] == 1.25
 
 
 def test_a_user_s_cache_rates_price_cache_tokens(tmp_path: Path) -> None:
@@ -240,3 +242,36 @@ def test_check_warns_of_a_table_that_cannot_be_used_at_each_cost(tmp_path: Path)
     state.write_text(f'case "s"\n  state "{completed}"\n  cost < $1\n', "utf-8")
     found = run_evaldsl("check", str(state), env={"EVALDSL_PRICES": str(bad)})
     assert found.returncode == 0 and "W513" not in found.stdout, found.stdout
+
+
+def _cached_chat(tmp_path: Path, model: str, cached: object) -> Path:
+    """A chat completion of `model` whose 100,000 input tokens were read from the prompt
+    cache `cached` times (its `prompt_tokens_details.cached_tokens`)."""
+    body = json.loads((ROOT / "tests/fixtures/realworld/openai-chat-tools/response-final.json")
+                      .read_text("utf-8"))  # fmt: skip
+    body["model"] = model
+    body["usage"]["prompt_tokens"] = 100_000
+    body["usage"]["prompt_tokens_details"]["cached_tokens"] = cached
+    path = tmp_path / "cached.json"
+    path.write_text(json.dumps(body), "utf-8")
+    return path
+
+
+def test_a_user_s_table_prices_openai_cached_input(tmp_path: Path) -> None:
+    # acme-1's 100,000 input tokens, 80,000 of them cached: 20,000 at $1 and 80,000 at
+    # $0.10 a million, 25 output tokens at $2
+    path = _cached_chat(tmp_path, "acme-1", 80_000)
+    suite = tmp_path / "cost.eval"
+    suite.write_text(f'case "c"\n  trace "{path.name}" as openai\n  cost < $0.03\n  cost > $0.02\n')
+    table = _table(tmp_path, {"acme-1": {"input": 1, "output": 2, "cached_input": 0.1}})
+    priced = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(table)})
+    assert [a["status"] for a in priced] == ["pass", "pass"], priced
+    # without a cached-input price the cost cannot be told: not the full price for all
+    table = _table(tmp_path, {"acme-1": {"input": 1, "output": 2}})
+    unpriced = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(table)})
+    assert [a["status"] for a in unpriced] == ["error", "error"]
+    assert "no `cached_input` price is known for it" in unpriced[0]["message"]
+    assert f"EVALDSL_PRICES={table}" in unpriced[0]["message"]
+    bad = _table(tmp_path, {"acme-1": {"input": 1, "output": 2, "cached_input": -1}})
+    with pytest.raises(PriceTableError, match="`cached_input`"):
+        read_user_table(str(bad))

@@ -1145,10 +1145,13 @@ class _Generator:
                 f'            unpriced = {self.get("model", _RESPONSE)} or model or "(no model)"',
                 "        else:",
                 "            cost += (used_in * price[0] + used_out * price[1]) / 1_000_000",
-                "    # prompt-cache tokens (Anthropic's) cost a multiple of the input price: rare,",
-                "    # so priced again here, as the reference prices them",
+                "    # prompt-cache tokens (Anthropic's multiples of the input price, OpenAI's",
+                "    # cached-input price): rare, so priced again here, as the reference does",
                 "    if cache is not None and (price := price_of(priced_as)) is not None:",
-                "        cost += cache_premium(price[0], cache)",
+                "        if (premium := cache_premium(price[0], cache, priced_as)) is None:",
+                "            unpriced = priced_as",
+                "        else:",
+                "            cost += premium",
             )
         out.dedent()
 

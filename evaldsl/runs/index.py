@@ -1048,13 +1048,18 @@ def _index(
             tokens_in += used_in
             tokens_out += used_out
             if want_cost and (used_in or used_out):
-                price = price_of(ev.get("model") or model or "")
+                priced_as = ev.get("model") or model or ""
+                price = price_of(priced_as)
                 if price is None:
                     unpriced = ev.get("model") or model or "(no model)"
                 else:
                     cost += (used_in * price[0] + used_out * price[1]) / 1_000_000
                     if cache is not None or (cache := ev.get("cacheTokens")) is not None:
-                        cost += cache_premium(price[0], cache)
+                        premium = cache_premium(price[0], cache, priced_as)
+                        if premium is None:  # (cached reads of a model with no price for them)
+                            unpriced = priced_as
+                        else:
+                            cost += premium
         elif kind == policy_evaluate:
             guards += 1
         elif kind in error_types:

@@ -92,6 +92,7 @@ from evaldsl.runs.providers import (
     kind_value,
     link_id,
     listed,
+    openai_cached,
     parse_json_text,
     text_of_parts,
     text_value,
@@ -103,6 +104,10 @@ from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE
 
 _CHAT_USAGE = (("prompt_tokens", "completion_tokens"),)
 _RESPONSES_USAGE = (("input_tokens", "output_tokens"),)
+#: where each API counts the input tokens read from the prompt cache, and the count of
+#: input tokens they are among
+_CHAT_CACHED = ("prompt_tokens_details", "prompt_tokens")
+_RESPONSES_CACHED = ("input_tokens_details", "input_tokens")
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 #: Per built-in tool call item: the fields read as its arguments, and the path to its
 #: result (`None`: the application runs it, and its result is the `…_output` item it
@@ -607,10 +612,12 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
     if isinstance(choices, list) and len(choices) > 1:
         trace.skip("choices after the first (n > 1)", len(choices) - 1)
     model = body.get("model")
+    usage = body.get("usage")
     trace.llm(
         filtered(text, reason, trace),
-        usage_of(body.get("usage"), _CHAT_USAGE),
+        usage_of(usage, _CHAT_USAGE),
         model=model if isinstance(model, str) else None,
+        cache=openai_cached(usage, *_CHAT_CACHED),
     )
     if message is not None and (
         message.get("tool_calls") is not None or message.get("function_call") is not None
@@ -775,6 +782,7 @@ class _Stream:
         self.reason: Any = None  # its `finish_reason`
         self.calls: dict[int, dict[str, Any]] = {}
         self.usage: tuple[float, float] | None = None
+        self.cache: dict[str, float] | None = None  # (the usage chunk's prompt-cache reads)
         self.model: str | None = None
         self.finished = False
 
@@ -786,6 +794,7 @@ class _Stream:
         usage = usage_of(chunk.get("usage"), _CHAT_USAGE)
         if usage is not None:
             self.usage = usage
+            self.cache = openai_cached(chunk["usage"], *_CHAT_CACHED)
         for n, choice in enumerate(chunk.get("choices") or []):
             if not isinstance(choice, dict):
                 continue
@@ -876,7 +885,9 @@ class _Stream:
             trace.note(LENGTH_NOTE)
         text = answer_or_transcript("".join(self.text), "".join(self.transcript), trace)
         text = answer_or_refusal(text, "".join(self.refusal), trace)
-        trace.llm(filtered(text, self.reason, trace), self.usage, model=self.model)
+        trace.llm(
+            filtered(text, self.reason, trace), self.usage, model=self.model, cache=self.cache
+        )
         for n, slot in sorted(self.calls.items()):
             if not slot["name"]:
                 raise items.error(
@@ -1019,7 +1030,13 @@ def _response(
     details = body.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, dict) else None
     answer_read = filtered(answer, reason, trace)
-    trace.llm(answer_read, usage_of(body.get("usage"), _RESPONSES_USAGE), model=model)
+    usage = body.get("usage")
+    trace.llm(
+        answer_read,
+        usage_of(usage, _RESPONSES_USAGE),
+        model=model,
+        cache=openai_cached(usage, *_RESPONSES_CACHED),
+    )
     for name, args, call_id, result, is_output in calls:
         if is_output:  # a function_call_output: the result of a call made earlier
             if call_id is not None and trace.has_call(call_id):

@@ -54,11 +54,13 @@ class PriceTableError(ValueError):
     """A user's price table that cannot be used: the message names the file and the fix."""
 
 
-def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
-    """The price table in the JSON file at `path`: its models' (input, output) prices, and
-    the cache rates it gives, by `cacheTokens` key (the shipped rate for any it leaves
-    out); or `PriceTableError` saying what is wrong. (A tuple, not a class: this module is
-    imported at every start.)"""
+def read_user_table(
+    path: str,
+) -> tuple[dict[str, tuple[float, float]], dict[str, float], dict[str, float]]:
+    """The price table in the JSON file at `path`: its models' (input, output) prices, the
+    cache rates it gives, by `cacheTokens` key (the shipped rate for any it leaves out),
+    and the cached-input prices its models give (`cached_input`); or `PriceTableError`
+    saying what is wrong. (A tuple, not a class: this module is imported at every start.)"""
     where = f"{PRICES_VARIABLE}={path}"
     try:
         # a regular file only (a FIFO or /dev/zero once hung every start of evaldsl), with or
@@ -103,6 +105,7 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
             f'(write them so, with "unit": "{_TABLE["unit"]}", or leave `unit` out)'
         )
     models: dict[str, tuple[float, float]] = {}
+    cached: dict[str, float] = {}
     named: dict[str, str] = {}  # a model as it is looked up → as the table writes it
     for name, price in table["models"].items():
         if not name.strip():
@@ -125,12 +128,20 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
                 "compared in lower case, without spaces around): give it one price"
             )
         named[key] = name
-        if not isinstance(price, dict) or sorted(price) != ["input", "output"]:
-            raise PriceTableError(f"{where}: model {name!r}: a price is {SHAPE}")
+        if not isinstance(price, dict) or sorted(set(price) - {"cached_input"}) != [
+            "input",
+            "output",
+        ]:
+            raise PriceTableError(
+                f"{where}: model {name!r}: a price is {SHAPE} (and may have `cached_input`: "
+                "the price of input tokens read from OpenAI's prompt cache)"
+            )
         models[key] = (
             _amount(price["input"], f"{where}: model {name!r}: `input`"),
             _amount(price["output"], f"{where}: model {name!r}: `output`"),
         )
+        if "cached_input" in price:
+            cached[key] = _amount(price["cached_input"], f"{where}: model {name!r}: `cached_input`")
     cache = table.get("cache", {})
     if not isinstance(cache, dict) or not set(cache) <= {*_CACHE_KEYS, "about"}:
         raise PriceTableError(
@@ -142,7 +153,7 @@ def read_user_table(path: str) -> tuple[dict[str, tuple[float, float]], dict[str
         for k, n in cache.items()
         if k != "about"
     }
-    return models, rates
+    return models, rates, cached
 
 
 class _TwiceError(ValueError):
@@ -179,19 +190,28 @@ USER_TABLE = os.environ.get(PRICES_VARIABLE, "")
 
 
 def _prices() -> tuple[
-    dict[str, tuple[float, float]], dict[str, float], frozenset[str], str | None
+    dict[str, tuple[float, float]],
+    dict[str, float],
+    dict[str, float],
+    frozenset[str],
+    str | None,
 ]:
-    """The table `cost` prices by, its cache rates, the models the user's table priced, and
-    what is wrong with that table when it cannot be used (then no model is priced)."""
-    models = {name: (float(p["input"]), float(p["output"])) for name, p in _TABLE["models"].items()}
+    """The table `cost` prices by, its cache rates, its models' cached-input prices, the
+    models the user's table priced, and what is wrong with that table when it cannot be
+    used (then no model is priced). A model the user's table prices has the cached-input
+    price that table gives it, if any: never the shipped one of another price."""
+    shipped = _TABLE["models"]
+    models = {name: (float(p["input"]), float(p["output"])) for name, p in shipped.items()}
+    cached = {name: float(p["cached_input"]) for name, p in shipped.items() if "cached_input" in p}
     cache = {_CACHE_KEYS[k]: float(_TABLE["cache"][k]) for k in _CACHE_KEYS}
     if not USER_TABLE:
-        return models, cache, frozenset(), None
+        return models, cache, cached, frozenset(), None
     try:
-        my_models, my_cache = read_user_table(USER_TABLE)
+        my_models, my_cache, my_cached = read_user_table(USER_TABLE)
     except PriceTableError as error:
-        return {}, cache, frozenset(), str(error)
-    return models | my_models, cache | my_cache, frozenset(my_models), None
+        return {}, cache, {}, frozenset(), str(error)
+    kept = {name: price for name, price in cached.items() if name not in my_models}
+    return models | my_models, cache | my_cache, kept | my_cached, frozenset(my_models), None
 
 
 def _stamp(path: str) -> tuple[int, int, int] | None:
@@ -206,13 +226,14 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
 
 #: model family (or id) → (input, output) dollars per million tokens; prompt-cache tokens'
 #: price as a multiple of the input price, by the `cacheTokens` key of a response that
-#: counts them (5-minute writes, 1-hour writes, reads); the models the user's table
-#: (`EVALDSL_PRICES`) priced; and, when that table cannot be used, why (then no model is
-#: priced). Read through this module (`prices.TABLE_PROBLEM`), not imported by name:
-#: `reread_if_changed` binds them anew. (The file's stamp is taken before it is read: a
-#: change while it is read is seen at the next look.)
+#: counts them (Anthropic's 5-minute writes, 1-hour writes, reads); model → dollars per
+#: million input tokens read from OpenAI's prompt cache (`cacheTokens.cached`); the models
+#: the user's table (`EVALDSL_PRICES`) priced; and, when that table cannot be used, why
+#: (then no model is priced). Read through this module (`prices.TABLE_PROBLEM`), not
+#: imported by name: `reread_if_changed` binds them anew. (The file's stamp is taken
+#: before it is read: a change while it is read is seen at the next look.)
 _READ_STAMP = _stamp(USER_TABLE) if USER_TABLE else None
-PRICES, CACHE_RATES, USER_MODELS, TABLE_PROBLEM = _prices()
+PRICES, CACHE_RATES, CACHED_INPUT, USER_MODELS, TABLE_PROBLEM = _prices()
 
 
 def reread_if_changed() -> bool:
@@ -221,14 +242,14 @@ def reread_if_changed() -> bool:
     otherwise hold until it restarts); whether it did. Each name is bound anew, never
     changed in place, so a thread reading prices meanwhile sees the old table or the new
     one, whole."""
-    global PRICES, CACHE_RATES, USER_MODELS, TABLE_PROBLEM, _READ_STAMP
+    global PRICES, CACHE_RATES, CACHED_INPUT, USER_MODELS, TABLE_PROBLEM, _READ_STAMP
     if not USER_TABLE:
         return False
     stamp = _stamp(USER_TABLE)
     if stamp == _READ_STAMP:
         return False
     _READ_STAMP = stamp
-    PRICES, CACHE_RATES, USER_MODELS, TABLE_PROBLEM = _prices()
+    PRICES, CACHE_RATES, CACHED_INPUT, USER_MODELS, TABLE_PROBLEM = _prices()
     return True
 
 
@@ -284,27 +305,58 @@ def _listed_as(model: str) -> str:
     return bare if bare in PRICES else _SUFFIX.sub("", bare)
 
 
-def cache_premium(input_price: float, cache: Any) -> float:
+def cache_premium(input_price: float, cache: Any, model: object = None) -> float | None:
     """Dollars a response's prompt-cache tokens cost beyond `input_price` (dollars per
     million), at which `cost` already charged them as input tokens. `cache` is the
-    response's `cacheTokens`: `{"write5m": n, "write1h": n, "read": n}` (a key absent is
-    0); anything else, or a count that is not a number ≥ 0, is a `BadUsage` (never $0).
+    response's `cacheTokens`: Anthropic's `{"write5m": n, "write1h": n, "read": n}`, at the
+    table's multiples of the input price, and OpenAI's `{"cached": n}`, at `model`'s own
+    cached-input price (a key absent is 0); None when `model` has cached tokens and no
+    such price (its cost cannot be told: `unpriced_hint` says so); anything else, or a
+    count that is not a number ≥ 0, is a `BadUsage` (never $0).
 
     >>> round(cache_premium(3.0, {"write5m": 20000, "read": 80000}), 6)
     -0.201
+    >>> round(cache_premium(2.5, {"cached": 1000000}, "gpt-4o-2024-08-06"), 6)
+    -1.25
     """
     if not isinstance(cache, dict):
         raise BadUsage(f"`cacheTokens` is {type(cache).__name__}, not an object of counts")
     extra = 0.0
     for key, rate in CACHE_RATES.items():
         extra += token_count(cache.get(key), f"cacheTokens.{key}") * (rate - 1.0)
-    return input_price * extra / 1_000_000
+    dollars = input_price * extra / 1_000_000
+    cached = token_count(cache.get("cached"), "cacheTokens.cached")
+    if cached:
+        own = cached_input_price(model)
+        if own is None:
+            return None
+        dollars += cached * (own - input_price) / 1_000_000
+    return dollars
+
+
+def cached_input_price(model: object) -> float | None:
+    """Dollars per million input tokens `model` reads from OpenAI's prompt cache, found as
+    its price is (`price_of`); None when the table gives it none.
+
+    >>> cached_input_price("gpt-4.1-mini-2025-04-14"), cached_input_price("gpt-3.5-turbo")
+    (0.1, None)
+    """
+    if not isinstance(model, str):
+        return None
+    found = CACHED_INPUT.get(model)
+    return found if found is not None else CACHED_INPUT.get(_listed_as(model))
 
 
 def unpriced_hint(model: object) -> str:
     """Why `model` has no price, and how to give it one (for `cost`'s error and `inspect`)."""
     if TABLE_PROBLEM is not None:
         return TABLE_PROBLEM
+    if price_of(model) is not None:  # (priced, but its prompt-cache reads are not)
+        where = f"{PRICES_VARIABLE}={USER_TABLE}" if USER_TABLE else PRICES_VARIABLE
+        return (
+            f"model {model!r} read input from OpenAI's prompt cache, and no `cached_input` "
+            f"price is known for it, so `cost` cannot be computed: give it one in {where}"
+        )
     if USER_TABLE:  # (the user's table was read: it lacks the model)
         return (
             f"no price known for model {model!r}, so `cost` cannot be computed: neither the "
@@ -334,6 +386,13 @@ def table_stamp() -> tuple[str, str]:
     where it was scored."""
     import hashlib  # (here: only a program sent to other processes asks)
 
-    table = repr((sorted(PRICES.items()), sorted(CACHE_RATES.items()), TABLE_PROBLEM))
+    table = repr(
+        (
+            sorted(PRICES.items()),
+            sorted(CACHE_RATES.items()),
+            sorted(CACHED_INPUT.items()),
+            TABLE_PROBLEM,
+        )
+    )
     said = f"{PRICES_VARIABLE}={USER_TABLE}" if USER_TABLE else "the shipped table"
     return hashlib.sha256(table.encode()).hexdigest()[:16], said

@@ -8,8 +8,9 @@ the index, the compiler, mutation testing and scoring need no per-format code:
 - `llm.response` `{id, type, requestId, output, usage?, model?, status, at?, latencyMs?}`:
   `output` is the answer text only (text blocks and parts; a response with only tool calls
   has `""`), `usage` is `{promptTokens, completionTokens}` when the format records usage;
-  `cacheTokens` `{write5m, write1h, read}`: the prompt-cache tokens among `promptTokens`
-  (Anthropic's), which `cost` prices apart (`prices.cache_premium`);
+  `cacheTokens` `{write5m, write1h, read}` (Anthropic's) or `{cached}` (OpenAI's): the
+  prompt-cache tokens among `promptTokens`, which `cost` prices apart
+  (`prices.cache_premium`);
 - `tool.call` `{id, type, name, arguments, callId, at?}`;
 - `tool.result` `{id, type, callId, output, isError?, at?}`;
 - `agent.error` `{id, type, message, at?}`.
@@ -38,7 +39,7 @@ import orjson
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, Unrecorded, describe, locate
 from evaldsl.runs.surrogates import mended_loads
-from evaldsl.runs.text import token_count
+from evaldsl.runs.text import BadUsage, token_count
 
 
 class BadValue(ValueError):
@@ -310,7 +311,8 @@ class Trace:
         self._cut: dict[str, str] = {}  # tool → why the run cut its calls' arguments
         self.capture_hint = "record the run again with its content"
         self.answers_why = ""  # (`Unrecorded.answers_why`: set by the adapter that knows)
-        self._cached = {"write5m": 0.0, "write1h": 0.0, "read": 0.0}  # for `inspect`'s note
+        # for `inspect`'s note
+        self._cached = {"write5m": 0.0, "write1h": 0.0, "read": 0.0, "cached": 0.0}
         #: the tools whose results a case reads (None: every tool's): another tool's result
         #: is kept as written, its JSON text not parsed (`reads.Reads`, set by the reader)
         self.results_read: frozenset[str] | None = None
@@ -592,12 +594,17 @@ class Trace:
     # --- the run ---------------------------------------------------------------------
 
     def reading(self) -> Reading:
-        written, hour, read = self._cached.values()
+        written, hour, read, cached = self._cached.values()
         if written or hour or read:
             self.note(
                 f"input tokens include prompt-cache tokens: {_n(written + hour)} written to "
                 f"the cache ({_n(hour)} of them for 1 hour), {_n(read)} read from it; `cost` "
                 "prices them at Anthropic's multiples of the input price"
+            )
+        if cached:
+            self.note(
+                f"input tokens include {_n(cached)} read from OpenAI's prompt cache "
+                "(`cached_tokens`); `cost` prices them at the model's cached-input price"
             )
         return Reading(
             self.format, self.why, dict(self.recognised), dict(self.skipped), tuple(self.notes)
@@ -671,6 +678,38 @@ def text_of_parts(parts: Any, text_types: tuple[str, ...] = ("text",)) -> str:
             elif value is not None:
                 raise BadValue(f"a text part's text is {shown(value)}, not text")
     return "\n".join(out)
+
+
+def openai_cached(usage: Any, details: str, prompt: str) -> dict[str, float] | None:
+    """The input tokens an OpenAI usage object says were read from the prompt cache
+    (`details.cached_tokens`, counted among `prompt`'s tokens, and billed at the model's
+    cached-input price) as a response's `cacheTokens`, or None when it reads none. A count
+    that is not a number ≥ 0, details that are no object, or more cached tokens than the
+    input counts are a `BadUsage`/`BadValue`: never a price taken for the full one.
+
+    >>> openai_cached({"prompt_tokens": 90, "prompt_tokens_details": {"cached_tokens": 64}},
+    ...     "prompt_tokens_details", "prompt_tokens")
+    {'cached': 64}
+    >>> openai_cached({"input_tokens": 9}, "input_tokens_details", "input_tokens") is None
+    True
+    """
+    if not isinstance(usage, dict):
+        return None  # (none, or refused by `usage_of`)
+    found = usage.get(details)
+    if found is None:
+        return None
+    if not isinstance(found, dict):
+        raise BadValue(f"token usage `{details}` is {shown(found)}, not an object of counts")
+    cached = token_count(found.get("cached_tokens"), f"{details}.cached_tokens")
+    if not cached:
+        return None
+    counted = token_count(usage.get(prompt), prompt)
+    if cached > counted:
+        raise BadUsage(
+            f"token usage `{details}.cached_tokens` ({_n(cached)}) is more than `{prompt}` "
+            f"({_n(counted)}), which counts them"
+        )
+    return {"cached": cached}
 
 
 def usage_of(usage: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[float, float] | None:
