@@ -256,6 +256,49 @@ def test_openai_cached_input_is_priced_at_its_own_price(
         load_run(path, "openai").events  # noqa: B018
 
 
+@pytest.mark.parametrize(
+    ("model", "usage", "tokens", "cost"),
+    [
+        # Anthropic's input_tokens leaves the cache out (total_tokens adds it): 10 input,
+        # 20 written and 80 read at $3 a million (x1.25, x0.1), 5 output at $15
+        (
+            "anthropic/claude-sonnet-4-20250514",
+            {"input_tokens": 10, "output_tokens": 5, "total_tokens": 115,
+             "input_tokens_cache_write": 20, "input_tokens_cache_read": 80},
+            115,
+            (10 * 3 + 20 * 3.75 + 80 * 0.3 + 5 * 15) / 1e6,
+        ),
+        # OpenAI's counts its cached reads in: 100 input, 80 of them cached at $0.075
+        (
+            "openai/gpt-4o-mini",
+            {"input_tokens": 100, "output_tokens": 5, "total_tokens": 105,
+             "input_tokens_cache_read": 80},
+            105,
+            (20 * 0.15 + 80 * 0.075 + 5 * 0.6) / 1e6,
+        ),
+    ],
+)  # fmt: skip
+def test_an_inspect_sample_s_cache_tokens_are_counted_and_priced(
+    tmp_path: Path, model: str, usage: dict[str, Any], tokens: int, cost: float
+) -> None:
+    # Inspect writes the provider's counts: an Anthropic sample's cache reads and writes,
+    # left out of its input_tokens, were left out of `tokens` (a budget passed on tokens
+    # never counted) and of `cost`
+    log = json.loads((REAL / "inspect-ai-eval-log" / "log_read_sample.json").read_text("utf-8"))
+    for event in log["samples"][0]["events"]:
+        if event["event"] == "model":
+            event["model"], event["output"]["usage"] = model, usage
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log), "utf-8")
+    text = f"tokens == {tokens}; cost > ${cost * 0.999:.10f}; cost < ${cost * 1.001:.10f}"
+    assert check(path, text) == ["pass", "pass", "pass"]
+    # a total that tells neither way: the run's error, never a count dropped
+    usage["total_tokens"] += 1
+    path.write_text(json.dumps(log), "utf-8")
+    with pytest.raises(RunError, match="whether the input counts them cannot be told"):
+        load_run(path).events  # noqa: B018
+
+
 def test_cost_of_a_dated_model(tmp_path: Path) -> None:
     path = REAL / "openai-chat-tools" / "response-toolcalls.json"
     # 75 input and 51 output tokens at gpt-4o-mini's price: $0.00004185

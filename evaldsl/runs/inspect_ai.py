@@ -10,7 +10,8 @@ From the sample's `events` transcript:
 - a `model` event is one step: model from `model`; the answer from
   `output.choices[0].message.content` (text, or the text parts of a content list); its
   `tool_calls` (`function`, `arguments`, `id`) are tool calls; tokens from
-  `output.usage.input_tokens`/`output_tokens`; an `error` adds an `agent.error`;
+  `output.usage.input_tokens`/`output_tokens`, and the prompt-cache tokens beside them
+  (`usage_counts`); an `error` adds an `agent.error`;
 - a `tool` event executes a call (`function`, `arguments`, `id`): it gives the call a model
   event asked for its `result` (an `error` makes it an error result), or is a call of its
   own when no model event asked for it;
@@ -55,8 +56,49 @@ from evaldsl.runs.providers import (
     tool_name,
     usage_of,
 )
+from evaldsl.runs.text import BadUsage, token_count
 
 _USAGE = (("input_tokens", "output_tokens"),)
+_CACHE_READ = "input_tokens_cache_read"
+_CACHE_WRITE = "input_tokens_cache_write"
+
+
+def usage_counts(usage: Any) -> tuple[tuple[float, float] | None, dict[str, float] | None]:
+    """The (input, output) tokens of an Inspect `ModelUsage`, and its prompt-cache tokens
+    as a response's `cacheTokens`. Inspect writes the provider's counts: Anthropic's
+    `input_tokens` leaves the cache reads and writes out (its `total_tokens` adds them),
+    OpenAI's counts its cached reads in; `total_tokens` tells which, and the input is
+    every input token either way. Left out, they are added to it and priced at
+    Anthropic's multiples; counted in, the reads are OpenAI's cached input. A usage whose
+    total tells neither is a `BadUsage`: never tokens dropped from a budget.
+
+    >>> usage_counts({"input_tokens": 10, "output_tokens": 5, "total_tokens": 115,
+    ...     "input_tokens_cache_read": 80, "input_tokens_cache_write": 20})
+    ((110, 5), {'write5m': 20, 'write1h': 0, 'read': 80})
+    >>> usage_counts({"input_tokens": 100, "output_tokens": 5, "total_tokens": 105,
+    ...     "input_tokens_cache_read": 80})
+    ((100, 5), {'cached': 80})
+    """
+    counts = usage_of(usage, _USAGE)
+    if counts is None:
+        return None, None
+    read = token_count(usage.get(_CACHE_READ), _CACHE_READ)
+    write = token_count(usage.get(_CACHE_WRITE), _CACHE_WRITE)
+    if not (read or write):
+        return counts, None
+    given, out = counts
+    total = usage.get("total_tokens")
+    total = None if total is None else token_count(total, "total_tokens")
+    if total == given + out + read + write:  # (apart from the input: Anthropic's)
+        return (given + read + write, out), {"write5m": write, "write1h": 0, "read": read}
+    if total == given + out and not write and read <= given:  # (among it: OpenAI's)
+        return counts, {"cached": read}
+    raise BadUsage(
+        f"token usage `{_CACHE_READ}` ({read}) and `{_CACHE_WRITE}` ({write}) beside "
+        f"`input_tokens` ({given}) and `total_tokens` ({total}): whether the input counts "
+        "them cannot be told"
+    )
+
 
 #: The run's error for a value of the wrong type at steps inside the sample read, what
 #: it is, and what belongs there (`Items.wrong_type`, with the sample's place in the log).
@@ -449,13 +491,15 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]) ->
         message = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
         model = event.get("model") if isinstance(event.get("model"), str) else None
         end = event.get("completed") if isinstance(event.get("completed"), str) else at
+        counts, cache = usage_counts(output.get("usage"))
         trace.llm(
             _answer_of(message, trace, lost),
-            usage_of(output.get("usage"), _USAGE),
+            counts,
             model=model,
             start=at,
             end=end,
             failed=event.get("error") is not None,
+            cache=cache,
         )
         _calls(
             message,
@@ -521,8 +565,15 @@ def _messages(sample: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]
             trace.saw(f"{role} message")
     usage = sample.get("model_usage")
     if isinstance(usage, dict) and trace.events:
-        pairs = [usage_of(u, _USAGE) for u in usage.values()]
+        read = [usage_counts(u) for u in usage.values()]
+        pairs = [counts for counts, _ in read]
         total = (sum(p[0] for p in pairs if p), sum(p[1] for p in pairs if p))
         responses = [e for e in trace.events if e["type"] == "llm.response"]
         if responses:
             responses[-1]["usage"] = {"promptTokens": total[0], "completionTokens": total[1]}
+            cached: dict[str, float] = {}
+            for _, cache in read:
+                for key, n in (cache or {}).items():
+                    cached[key] = cached.get(key, 0) + n
+            if any(cached.values()):
+                responses[-1]["cacheTokens"] = cached
