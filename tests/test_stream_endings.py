@@ -513,11 +513,11 @@ def test_a_langsmith_wrap_anthropic_body_counts_its_cache_tokens(tmp_path: Path)
     assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
 
 
-def _span(provider: str, cache_read: int) -> dict[str, Any]:
+def _span(provider: str, cache_read: int, model: str = MODEL) -> dict[str, Any]:
     attributes = [
         ("gen_ai.operation.name", "chat"),
         ("gen_ai.provider.name", provider),
-        ("gen_ai.request.model", MODEL),
+        ("gen_ai.request.model", model),
         ("gen_ai.usage.input_tokens", 100100),  # counting the cache's (the semconv's rule)
         ("gen_ai.usage.output_tokens", 50),
         ("gen_ai.usage.cache_creation.input_tokens", 20000),
@@ -529,9 +529,13 @@ def _span(provider: str, cache_read: int) -> dict[str, Any]:
 def test_an_anthropic_otel_spans_cache_tokens_are_priced_at_their_rates(tmp_path: Path) -> None:
     path = write(tmp_path, "t.json", otlp([_span("anthropic", 80000)]))
     assert check(path, f"input tokens == 100100; {CACHED_COST}") == ["pass"] * 3
-    # another provider's cache is not priced at Anthropic's rates
-    other = write(tmp_path, "o.json", otlp([_span("openai", 80000)]))
-    assert check(other, "cost > $0.301049; cost < $0.301051") == ["pass"] * 2
+    # another provider's cache is not priced at Anthropic's rates: OpenAI's reads cost the
+    # model's cached-input price (gpt-4o-mini: 20,100 input at $0.15 a million, 80,000
+    # cached at $0.075, 50 output at $0.60), and a model with none has no cost
+    other = write(tmp_path, "o.json", otlp([_span("openai", 80000, "gpt-4o-mini")]))
+    assert check(other, "cost > $0.009044; cost < $0.009046") == ["pass"] * 2
+    unpriced = write(tmp_path, "u.json", otlp([_span("openai", 80000)]))
+    assert check(unpriced, "cost > $0; tokens == 100150") == ["error", "pass"]
     # counts beyond the input tokens, which count them: the input cannot be known
     beyond = write(tmp_path, "b.json", otlp([_span("anthropic", 90000)]))
     with pytest.raises(RunError, match="more than its input tokens"):

@@ -686,13 +686,27 @@ def _cache(
     a: dict[str, Any], usage: tuple[float, float] | None, providers: tuple[str, ...]
 ) -> dict[str, float] | None:
     """The prompt-cache tokens of an Anthropic LLM span (`gen_ai.provider.name` or
-    `gen_ai.system` `anthropic`), `{write5m, write1h, read}`, for `cost`; `None` for
-    another provider's span or one without them. The semantic conventions count them in
-    `gen_ai.usage.input_tokens`: counts beyond it are a `BadUsage` (a span that left them
-    out, whose input would be read short), never tokens taken as 0. A span does not say
-    how long its writes are kept: they are priced as 5-minute writes. (`providers`: the
-    keys of `_PROVIDERS` the span has.)"""
-    if _present(a, providers) != "anthropic":
+    `gen_ai.system` `anthropic`), `{write5m, write1h, read}`, or of an OpenAI one
+    (`openai`: its reads, `{cached}`, billed at the model's cached-input price), for
+    `cost`; `None` for another provider's span or one without them. The semantic
+    conventions count them in `gen_ai.usage.input_tokens`: counts beyond it are a
+    `BadUsage` (a span that left them out, whose input would be read short), never tokens
+    taken as 0. A span does not say how long its writes are kept: they are priced as
+    5-minute writes. (`providers`: the keys of `_PROVIDERS` the span has.)"""
+    provider = _present(a, providers)
+    if provider == "openai":
+        found = _first(a, _CACHE_READ)
+        if found is None:
+            return None
+        cached = token_count(found, _read_key(a, _CACHE_READ))
+        if usage is None or cached > usage[0]:
+            raise BadUsage(
+                f"the span's prompt-cache reads ({cached}) are more than its input tokens "
+                f"({usage[0] if usage else 'none'}), which count them: its input tokens "
+                "cannot be known"
+            )
+        return {"cached": cached} if cached else None
+    if provider != "anthropic":
         return None
     write, read = _first(a, _CACHE_WRITE), _first(a, _CACHE_READ)
     if write is None and read is None:
