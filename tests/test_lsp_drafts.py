@@ -107,7 +107,9 @@ def test_checks_run_one_at_a_time_and_skip_the_versions_left_behind(
     most: list[int] = [0]
     checked: list[str] = []
 
-    def slow_check(text: str, path: str, kind: str, draft: object = None) -> dict[str, list[Any]]:
+    def slow_check(
+        text: str, path: str, kind: str, draft: object = None, *, suite: object = None
+    ) -> dict[str, list[Any]]:
         running.append(1)
         most[0] = max(most[0], len(running))
         time.sleep(0.3)
