@@ -299,6 +299,24 @@ def test_an_inspect_sample_s_cache_tokens_are_counted_and_priced(
         load_run(path).events  # noqa: B018
 
 
+def test_a_trace_whose_times_run_backwards_has_no_latency(tmp_path: Path) -> None:
+    # its last `at` before its first: latency was 0, and `latency < 5s` passed on a wall
+    # time nobody can tell (as an OTel span that ends before it starts has none)
+    events = [
+        {"type": "user.message", "at": "2026-09-01T00:00:59Z", "content": "hi"},
+        {"type": "llm.request", "at": "2026-09-01T00:00:40Z"},
+        {"type": "llm.response", "at": "2026-09-01T00:00:20Z", "output": "ok"},
+    ]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps(events), "utf-8")
+    assert check(path, "latency < 5s; steps == 1") == ["error", "pass"]
+    [said] = evaldsl.compile("latency < 5s").check(load_run(path)).verdicts
+    assert "times run backwards" in str(said.message)
+    events[-1]["at"] = "2026-09-01T00:01:01Z"  # (forwards: 2 s)
+    path.write_text(json.dumps(events), "utf-8")
+    assert check(path, "latency == 2s") == ["pass"]
+
+
 def test_cost_of_a_dated_model(tmp_path: Path) -> None:
     path = REAL / "openai-chat-tools" / "response-toolcalls.json"
     # 75 input and 51 output tokens at gpt-4o-mini's price: $0.00004185

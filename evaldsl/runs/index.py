@@ -367,14 +367,16 @@ class TraceFacts:
         return answer_text(tail[index])
 
     def wall_seconds(self) -> float | None:
-        """Seconds from the first event's `at` to the last one's (0 if they go backwards);
-        `None` without both, or when one is not a time (`bad_time` says which)."""
+        """Seconds from the first event's `at` to the last one's; `None` without both, or
+        when one is not a time or they run backwards (`bad_time` says which)."""
         if self.first_at is None or self.last_at is None:
             return None
         start, end = _instant(self.first_at), _instant(self.last_at)
         if start is None or end is None:
             return None
-        return max(0.0, (end - start).total_seconds())
+        if end < start:
+            return None
+        return (end - start).total_seconds()
 
 
 def _instant(text: str) -> datetime | None:
@@ -509,7 +511,7 @@ TIME_EXAMPLE = "ISO 8601, e.g. 2026-09-01T00:00:01Z"
 
 def check_times(run: Run, trace: TraceFacts) -> None:
     """Set `trace.bad_time` when the first or the last `at` that is text (the two that
-    `latency` reads) is not a time: the run's problem, said with where that event is
+    `latency` reads) is not a time, or the last is before the first: the run's problem, said with where that event is
     ("line 4: ", "event [3] of the event list: ") and the value. The events are read
     again only then. An `at` that is missing or not text is skipped, as the pass skips it.
 
@@ -521,9 +523,15 @@ def check_times(run: Run, trace: TraceFacts) -> None:
     """
     first, last = trace.first_at, trace.last_at
     assert first is not None and last is not None
-    bad_first = _instant(first) is None
-    if not bad_first and _instant(last) is not None:
+    start, end = _instant(first), _instant(last)
+    if start is not None and end is not None:
+        if end < start:  # (a negative span is no duration: 0 passed `latency < 5s`)
+            trace.bad_time = (
+                f"the last event's `at` ({last}) is before the first's ({first}): the "
+                "recording's times run backwards, so its wall time cannot be told"
+            )
         return
+    bad_first = start is None
     value = first if bad_first else last
     where = ""
     for place, _, _, event in _numbered(run.events or ()):
