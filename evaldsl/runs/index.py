@@ -511,9 +511,10 @@ TIME_EXAMPLE = "ISO 8601, e.g. 2026-09-01T00:00:01Z"
 
 def check_times(run: Run, trace: TraceFacts) -> None:
     """Set `trace.bad_time` when the first or the last `at` that is text (the two that
-    `latency` reads) is not a time, or the last is before the first: the run's problem, said with where that event is
-    ("line 4: ", "event [3] of the event list: ") and the value. The events are read
-    again only then. An `at` that is missing or not text is skipped, as the pass skips it.
+    `latency` reads) is not a time, or the last is before the first: the run's problem,
+    said with where that event is ("line 4: ", "event [3] of the event list: ") and the
+    value. The events are read again only then. An `at` that is missing or not text is
+    skipped, as the pass skips it.
 
     >>> events = [{"type": "user.message", "at": "2026-09-01T00:00:01Z"},
     ...           {"type": "user.message", "at": "soon"}]
