@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from evaldsl.suites.files import discover, is_suite_file
+from evaldsl.tools.cli import main
 from tests.clitools import ROOT, run_evaldsl
 
 WEATHER = ROOT / "examples" / "weather"
@@ -192,7 +193,7 @@ def test_a_file_named_twice_or_with_its_folder_runs_once(
     shutil.copytree(WEATHER, tmp_path / "w")
     monkeypatch.chdir(tmp_path)
     names = ["w/weather.eval", "w/./weather.eval", "w", "w/weather.yaml"]
-    assert discover(names) == ([Path("w/weather.eval"), Path("w/weather.yaml")], [])
+    assert discover(names) == ([Path("w/weather.eval"), Path("w/weather.yaml")], [], [])
     ran = run_evaldsl("run", *names, "--no-history", "-q", "--json", "r.json", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     report = json.loads((tmp_path / "r.json").read_text())
@@ -258,3 +259,34 @@ def test_a_report_to_a_closed_stdout_is_a_report_not_written(tmp_path: Path) -> 
     assert said in result.stderr and "Traceback" not in result.stderr
     assert "Exception ignored" not in result.stderr
     assert (tmp_path / "p.xml").read_text().rstrip().endswith("</testsuites>")
+
+
+def test_a_linked_folder_is_walked_and_an_unreadable_one_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `Path.rglob` passed by a linked folder and a folder it could not read, silently:
+    # "no suite files found", or a run of the other suites only, and exit 0
+    shutil.copytree(WEATHER, tmp_path / "shared" / "weather")
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "weather").symlink_to(tmp_path / "shared" / "weather")
+    (tmp_path / "suites" / "loop").symlink_to(tmp_path / "suites")  # (walked once)
+    found = discover([tmp_path / "suites"])
+    assert [p.name for p in found[0]] == ["weather.eval", "weather.yaml"] and found[1:] == ([], [])
+    ran = run_evaldsl("run", "suites", "--no-history", "-q", cwd=tmp_path)
+    assert ran.returncode == 0 and "10 passed" in ran.stdout, ran.stdout + ran.stderr
+    formatted = run_evaldsl("fmt", "--check", "suites", cwd=tmp_path)
+    assert formatted.returncode == 0 and "no .eval files" not in formatted.stderr
+
+    real_scandir = os.scandir
+
+    def refused(path: object) -> object:
+        if str(path).endswith("weather"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(os, "scandir", refused)
+    said = f'cannot read folder "{tmp_path}/suites/weather": Permission denied'
+    assert discover([tmp_path / "suites"]) == ([], [], [said])
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "suites"), "--no-history"]) == 2  # (never exit 0)
+    assert f"evaldsl: error: {said}" in capsys.readouterr().err

@@ -58,7 +58,7 @@ import bisect
 import math
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO, assert_never
 
@@ -77,6 +77,7 @@ from evaldsl.language.reading import (
     present,
     read_regular,
     starts_as_zip,
+    walk_folder,
 )
 from evaldsl.language.source import Span
 from evaldsl.predicates import registry
@@ -747,13 +748,17 @@ def unified_diff(old: str, new: str, path: str) -> str:
     return "".join(out)
 
 
-def _eval_files(root: Path) -> Iterator[Path]:
-    for sub in sorted(root.rglob("*.eval")):
-        parts = sub.relative_to(root).parts
-        if any(p.startswith(".") or p in ("node_modules", "__pycache__") for p in parts):
-            continue
-        if is_regular(sub) and not starts_as_zip(sub):  # (an Inspect AI log: no suite)
-            yield sub
+def _eval_files(root: Path) -> tuple[list[Path], list[str]]:
+    """The `.eval` suites under a folder, walked as `run` walks one (`walk_folder`), and
+    why each folder under it that cannot be read was not."""
+    files, unreadable = walk_folder(root)
+    found = [
+        sub
+        for sub in map(Path, files)
+        # (an Inspect AI log is no suite)
+        if sub.suffix.lower() == ".eval" and is_regular(sub) and not starts_as_zip(sub)
+    ]
+    return found, unreadable
 
 
 def _said(path: str | Path) -> str:
@@ -785,7 +790,10 @@ def fmt_command(paths: list[str], *, check: bool, diff: bool, out: TextIO, err: 
     for raw in paths:
         p = Path(raw)
         if is_folder(p):
-            found = list(_eval_files(p))  # (Inspect AI logs passed by)
+            found, unreadable = _eval_files(p)  # (Inspect AI logs passed by)
+            for said in unreadable:  # (its suites would go unformatted, unsaid)
+                print(f"evaldsl: error: {said}", file=err)
+                status = 1
             if not found:
                 # (a folder named by mistake, or suites spelt `.yaml`: silence said "all
                 # formatted" of files never looked at; the exit stays 0, nothing to do)

@@ -116,6 +116,64 @@ def broken_link(path: str | os.PathLike[str]) -> str | None:
     )
 
 
+#: Folders a walk for suites passes by: hidden ones (`.git`, `.venv`) and what package
+#: tools fill.
+PASSED_BY = ("node_modules", "__pycache__")
+
+
+def walk_folder(root: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
+    """The files under folder `root` (paths as `root` joined with the names walked, in
+    the order `sorted(Path.rglob("*"))` gives), hidden entries and `PASSED_BY` folders
+    passed by, and why each folder under it that cannot be read was not (`cannot read
+    folder "X": Permission denied`). A linked folder outside `root` is walked too, each
+    folder once (a link back to a folder above would never end); one inside it is its
+    folder's other name, passed by. `Path.rglob` passed every linked folder by, and
+    every unreadable one, silently: the suites in them were never run.
+
+    >>> import tempfile, pathlib
+    >>> top, away = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
+    >>> for folder in (top / "b", away / "c"):
+    ...     folder.mkdir(); (folder / "x.eval").touch()
+    >>> (top / "a").symlink_to(top / "b"); (top / "c").symlink_to(away / "c")
+    >>> (away / "c" / "up").symlink_to(top)
+    >>> [p.removeprefix(str(top)) for p in walk_folder(top)[0]]
+    ['/b/x.eval', '/c/x.eval']
+    """
+    files: list[tuple[tuple[str, ...], str]] = []
+    unreadable: list[str] = []
+    top = os.path.realpath(root)
+    walked: set[tuple[int, int]] = set()
+    stack: list[tuple[str, tuple[str, ...]]] = [(os.fspath(root), ())]
+    while stack:
+        folder, parts = stack.pop()
+        try:
+            found = os.stat(folder)
+            if (found.st_dev, found.st_ino) in walked:
+                continue  # (a folder reached again through a link: walked once)
+            walked.add((found.st_dev, found.st_ino))
+            entries = list(os.scandir(folder))
+        except OSError as err:
+            unreadable.append(f'cannot read folder "{folder}": {err.strerror or err}')
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or name in PASSED_BY:
+                continue
+            try:
+                is_dir = entry.is_dir()  # (a link to a folder too)
+                if is_dir and entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if target == top or target.startswith(top.rstrip(os.sep) + os.sep):
+                        continue  # (a folder of the walk's own, by another name)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                stack.append((entry.path, (*parts, name)))
+            else:
+                files.append(((*parts, name), entry.path))
+    return [path for _, path in sorted(files)], sorted(unreadable)
+
+
 def is_folder(path: str | os.PathLike[str]) -> bool:
     """`Path.is_dir`, False where the path cannot be looked at (where `Path.is_dir`
     raises: a name too long, a folder that may not be entered); reading it says why."""

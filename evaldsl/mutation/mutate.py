@@ -440,10 +440,12 @@ def mutate_command(
     if fail_under is not None and not 0 <= fail_under <= 1:
         print("evaldsl: error: --fail-under takes a score between 0 and 1", file=err)
         return 2
-    files, missing = discover(paths)
+    files, missing, unreadable = discover(paths)
     for m in missing:
         print(f"evaldsl: error: no such file or folder: {shown_missing(m)}", file=err)
-    if missing:
+    for said in unreadable:
+        print(f"evaldsl: error: {said}", file=err)
+    if missing or unreadable:
         return 2
     if not files:
         print(f"evaldsl: error: no suite files found in {', '.join(paths)}", file=err)

@@ -27,6 +27,7 @@ from evaldsl.language.reading import (
     present,
     read_regular,
     starts_as_zip,
+    walk_folder,
 )
 from evaldsl.suites.evalfile import eval_draft
 from evaldsl.suites.model import SuiteDraft
@@ -118,12 +119,17 @@ def _has_top_cases(text: str, json_first: bool) -> bool:
     return any(map(_suite_key, fields(root)))
 
 
-def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
-    """Suite files under the given files and folders (sorted within a folder), each once
-    (the first time it is named, directly or in a folder), and paths that don't exist (an
-    empty path among them: it names no file, where `Path` would read it as `.`)."""
+def discover(
+    paths: Iterable[str | os.PathLike[str]],
+) -> tuple[list[Path], list[str], list[str]]:
+    """Suite files under the given files and folders (sorted within a folder, linked
+    folders walked: `walk_folder`), each once (the first time it is named, directly or in
+    a folder); paths that don't exist (an empty path among them: it names no file, where
+    `Path` would read it as `.`); and why each folder under them that cannot be read was
+    not (its suites are not run: an error, never a silence)."""
     found: list[Path] = []
     missing: list[str] = []
+    unreadable: list[str] = []
     seen: set[str] = set()
 
     def add(file: Path) -> None:
@@ -137,20 +143,16 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], list[
         if not os.fspath(raw):
             missing.append("")
         elif is_folder(p):
-            for sub in sorted(p.rglob("*")):
-                parts = sub.relative_to(p).parts
-                if any(
-                    part.startswith(".") or part in ("node_modules", "__pycache__")
-                    for part in parts
-                ):
-                    continue
+            files, cannot = walk_folder(p)
+            unreadable.extend(cannot)
+            for sub in map(Path, files):
                 if is_regular(sub) and is_suite_file(sub):
                     add(sub)
         elif present(p):  # a file, a pipe, a device, unreadable: reading it says which
             add(p)
         else:
             missing.append(str(raw))
-    return found, missing
+    return found, missing, unreadable
 
 
 def shown_missing(path: str) -> str:

@@ -379,10 +379,12 @@ def _load(
         from evaldsl.suites.files import discover, shown_missing
 
     loading = into if into is not None else Loading()
-    files, missing = discover(paths)
+    files, missing, unreadable = discover(paths)
     for m in missing:
         print(f"evaldsl: error: no such file or folder: {shown_missing(m)}", file=sys.stderr)
-    if missing:
+    for said in unreadable:  # (its suites would go unrun: said, as a missing path is)
+        print(f"evaldsl: error: {said}", file=sys.stderr)
+    if missing or unreadable:
         return [], EXIT_USAGE
     if not files:
         print(
