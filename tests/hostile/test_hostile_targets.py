@@ -21,7 +21,7 @@ from evaldsl import atomicfile
 from evaldsl.language import printable
 from evaldsl.runner import jsondata, targets
 from evaldsl.runner.jsondata import MAX_DEPTH, NotJsonData, to_json_data
-from evaldsl.runner.targets import TargetWorkers, call_target
+from evaldsl.runner.targets import LineBuffer, TargetWorkers, call_target
 from evaldsl.runs.model import Run
 from evaldsl.tools import outputs
 from hostile.processes import kill_all, numbers, survivors
@@ -345,6 +345,39 @@ def test_a_call_without_a_pool_has_a_worker_of_its_own(tmp_path: Path) -> None:
     run = call_target("flow:echo", {"n": 1}, 10, tmp_path)
     assert isinstance(run, Run) and run.output == {"got": {"n": 1}}
     assert run.latency_ms is not None and run.latency_ms >= 0
+
+
+class _CountedBytes(bytearray):
+    """A buffer that counts the bytes its line-break searches go over."""
+
+    searched = 0
+
+    def find(self, sub: Any, start: Any = 0, *args: Any) -> int:
+        found = super().find(sub, start, *args)
+        _CountedBytes.searched += (len(self) if found < 0 else found + 1) - start
+        return found
+
+
+def test_a_large_answer_is_searched_for_its_line_break_once() -> None:
+    # A 100 MB answer came in 1,600 chunks, and each searched all the buffer held: seconds
+    # of the target's timeout spent after it returned ("timed out" at 200 MB in 3 s).
+    lines = LineBuffer()
+    lines.data = _CountedBytes()
+    _CountedBytes.searched = 0
+    chunk = b"x" * 65536
+    for _ in range(400):
+        lines.add(chunk)
+        assert lines.line() is None
+    lines.add(b"y\n{}\n")
+    assert lines.line() == chunk * 400 + b"y"
+    assert lines.line() == b"{}" and lines.line() is None
+    assert _CountedBytes.searched <= len(chunk) * 400 + 10  # each byte once (was 200×)
+
+
+def test_a_large_return_value_comes_back_whole(tmp_path: Path) -> None:
+    (tmp_path / "big.py").write_text("def text(n):\n    return 'z' * n\n")
+    run = call_target("big:text", 20_000_000, 120, tmp_path)
+    assert run.output == "z" * 20_000_000
 
 
 class _SneakyList(list[int]):
