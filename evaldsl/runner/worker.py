@@ -20,8 +20,9 @@ Answers are JSON lines (the runner never unpickles anything user code could shap
 The runner enforces the deadline from outside, by killing the process group. The worker
 only makes sure that nothing a target does reaches the runner: a forked child never
 answers, values are JSON data (see `jsondata.py`), the worker dies with its parent, and
-a worker that a target changed (working folder, standard streams, a fork, threads or
-child processes left running) says `reuse: false` and is given no other case.
+a worker that a target changed (working folder, environment variables, import path,
+standard streams, a fork, threads or child processes left running) says `reuse: false`
+and is given no other case.
 """
 
 from __future__ import annotations
@@ -188,12 +189,17 @@ class _Server:
         target: str = request["target"]
         cwd = _cwd()
         baseline = _thread_ids()
+        settings = _settings()
         try:
             fn = self.resolve(target)
         except _Refused as refused:
-            self.send({"error": str(refused), "reuse": self.reusable(cwd, baseline)})
+            reuse = self.reusable(cwd, baseline, settings)
+            self.send({"error": str(refused), "reuse": reuse})
             return
-        baseline = _thread_ids()  # threads the import started belong to the module
+        # threads the import started, and the variables and import path it set (a
+        # `load_dotenv()`, a `sys.path.insert` at its top), belong to the module
+        baseline = _thread_ids()
+        settings = _settings()
         self.send({"phase": "call"})
         args = (request["input"],) if request["has_input"] else ()
         started = time.perf_counter()
@@ -214,7 +220,7 @@ class _Server:
             answer = self.convert(target, result)
             answer["elapsed_ms"] = elapsed_ms
         self.wait_for_threads(baseline)
-        answer["reuse"] = self.reusable(cwd, baseline)
+        answer["reuse"] = self.reusable(cwd, baseline, settings)
         self.send(answer)
 
     def resolve(self, target: str) -> Any:
@@ -281,9 +287,14 @@ class _Server:
         for thread in left:
             thread.join()
 
-    def reusable(self, cwd: str | None, baseline: set[int | None]) -> bool:
-        """Whether the target left the worker as it found it."""
-        if self.forked or cwd is None or _cwd() != cwd:
+    def reusable(
+        self, cwd: str | None, baseline: set[int | None], settings: tuple[object, ...]
+    ) -> bool:
+        """Whether the target left the worker as it found it: its working folder, standard
+        streams, threads, children, environment variables and import path (the next case,
+        of another target, is promised evaldsl's environment and the suite's path, and
+        under `-j` may run in another worker)."""
+        if self.forked or cwd is None or _cwd() != cwd or _settings() != settings:
             return False
         for fd in (0, 1, 2):
             try:
@@ -382,6 +393,11 @@ def _cwd() -> str | None:
         return os.getcwd()
     except OSError:  # the folder was removed
         return None
+
+
+def _settings() -> tuple[object, ...]:
+    """The worker's environment variables and import path, as a target may change them."""
+    return dict(os.environ), list(sys.path)
 
 
 def _thread_ids() -> set[int | None]:

@@ -340,6 +340,48 @@ def test_a_worker_serves_the_cases_of_one_folder_and_is_replaced_for_another(
     assert other.output[1] != first[0].output[1]  # the module next to its own suite
 
 
+SETTINGS = """
+import os, sys
+
+sys.path.insert(0, "/at-import")  # the module's own set-up: kept with the worker
+os.environ["SET_AT_IMPORT"] = "1"
+
+def seen(x=None):
+    return [os.getpid(), os.environ.get("HUNT_FLAG", "unset"), sys.path[0]]
+
+def set_variable(x=None):
+    os.environ["HUNT_FLAG"] = "set"
+    return os.getpid()
+
+def set_path(x=None):
+    sys.path[:] = ["/elsewhere"]
+    return os.getpid()
+
+def set_and_restore(x=None):
+    os.environ["HUNT_FLAG"] = "brief"
+    del os.environ["HUNT_FLAG"]
+    return os.getpid()
+"""
+
+
+@pytest.mark.parametrize("changer", ["set_variable", "set_path"])
+def test_a_target_that_changed_the_environment_or_path_leaves_the_next_case_evaldsls(
+    tmp_path: Path, changer: str
+) -> None:
+    # The worker was kept: the next case saw HUNT_FLAG=set (or imported from /elsewhere),
+    # in a serial run, and not under -j when another worker took it.
+    (tmp_path / "settings.py").write_text(SETTINGS, encoding="utf-8")
+    with TargetWorkers() as workers:
+        changed = call_target(f"settings:{changer}", None, 10, tmp_path, workers).output
+        after = call_target("settings:seen", None, 10, tmp_path, workers).output
+        again = call_target("settings:seen", None, 10, tmp_path, workers).output
+        restored = call_target("settings:set_and_restore", None, 10, tmp_path, workers).output
+        last = call_target("settings:seen", None, 10, tmp_path, workers).output
+    assert after[0] != changed and after[1:] == ["unset", "/at-import"]
+    assert again[0] == after[0]  # what the module set at import does not replace it
+    assert restored == last[0] == again[0]  # nor a change the target undid
+
+
 def test_a_call_without_a_pool_has_a_worker_of_its_own(tmp_path: Path) -> None:
     (tmp_path / "flow.py").write_text("async def echo(x):\n    return {'got': x}\n")
     run = call_target("flow:echo", {"n": 1}, 10, tmp_path)
