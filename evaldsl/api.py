@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import get_args
 
 import attrs
 
@@ -21,6 +22,7 @@ from evaldsl.check.environment import Environment, SourceReader
 from evaldsl.check.sources import read_facts
 from evaldsl.compile.evaluate import Result, RunLike
 from evaldsl.gcpause import paused_gc
+from evaldsl.judge.config import judge_argument
 from evaldsl.judge.protocol import Judge
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, EvalDslError
@@ -96,17 +98,6 @@ def text_argument(text: object, function: str, what: str = "the program's text")
     raise TypeError(f"{function}() takes {what} as a str, not {given(text)}: {fix}")
 
 
-def judge_argument(judge: object) -> Judge | None:
-    """`judge` when it is None or callable as a `Judge`; otherwise the `TypeError`."""
-    if judge is None or callable(judge):
-        return judge
-    raise TypeError(
-        f"judge= takes a judge to call (e.g. evaldsl.judge.client.LLMJudge()) or None, not "
-        f'{given(judge)}: a model is named in the statement (`judged "rubric" by "model"`)'
-        " or in the judge's configuration"
-    )
-
-
 def folder_argument(base_dir: object, function: str) -> Path | None:
     """`base_dir` as a `Path` (None stays None); otherwise the `TypeError`."""
     if base_dir is None:
@@ -119,12 +110,27 @@ def folder_argument(base_dir: object, function: str) -> Path | None:
     )
 
 
+def path_argument(path: object, function: str) -> None:
+    """The `TypeError` for a `path=` (the name messages give the text) that is not a `str`."""
+    if not isinstance(path, str):
+        raise TypeError(f"{function}() takes path= as a str naming the text, not {given(path)}")
+
+
+def environment_argument(env: object, function: str) -> None:
+    """The `TypeError` for an `env=` that is not an `Environment` (or None)."""
+    if env is not None and not isinstance(env, Environment):
+        raise TypeError(
+            f"{function}() takes env= as an evaldsl.check.environment.Environment (the tools "
+            f"and nodes a program may name) or None, not {given(env)}"
+        )
+
+
 def diagnose(
     text: str,
     path: str = "<string>",
     *,
     start: Start = "file",
-    base_dir: Path | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
     facts: SourceReader | None = None,
     env: Environment | None = None,
     source: Source | None = None,
@@ -135,6 +141,21 @@ def diagnose(
     when both `facts` and `base_dir` are given.
     """
     text = text_argument(text, "diagnose")
+    path_argument(path, "diagnose")
+    if start not in get_args(Start):
+        choices = " or ".join(repr(s) for s in get_args(Start))
+        raise ValueError(f"diagnose() takes start= as {choices}, not {start!r}")
+    base_dir = folder_argument(base_dir, "diagnose")
+    if facts is not None and not callable(facts):
+        raise TypeError(
+            "diagnose() takes facts= as a function reading a case's source file (e.g. "
+            f"evaldsl.check.sources.read_facts) or None, not {given(facts)}"
+        )
+    environment_argument(env, "diagnose")
+    if source is not None and not isinstance(source, Source):
+        raise TypeError(
+            f"diagnose() takes source= as an evaldsl Source or None, not {given(source)}"
+        )
     read = read_eval(text, path, start=start, source=source, base_dir=base_dir, standalone=True)
     reader = facts if base_dir is not None else None
     checked = check_suite(read.draft, env=env, read=reader, targets=False)
@@ -157,9 +178,9 @@ def compile(
     # (cheap isinstance tests: a wrong type failed deep inside, in Python's words)
     text = text_argument(text, "compile")
     judge = judge_argument(judge)
-    if not isinstance(path, str):
-        raise TypeError(f"compile() takes path= as a str naming the text, not {given(path)}")
+    path_argument(path, "compile")
     base = folder_argument(base_dir, "compile")
+    environment_argument(env, "compile")
     # Compiling builds many small objects and no garbage cycles: the cyclic collector
     # would only rescan the growing AST (a third of the time on large files).
     with paused_gc(long_lived=True):

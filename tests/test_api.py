@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 import evaldsl
+from evaldsl.suites import discover, load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTE = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+SUITE = ROOT / "examples" / "weather" / "weather.eval"
 
 
 @pytest.mark.parametrize(
@@ -77,6 +79,16 @@ def call_compile(**given: Any) -> Any:
     return evaldsl.compile(**{"text": "steps >= 1", **given})
 
 
+def call_diagnose(**given: Any) -> Any:
+    return evaldsl.diagnose(**{"text": 'case "a"\n  cassette "x.jsonl"\n  steps >= 1', **given})
+
+
+def test_diagnose_refuses_an_unknown_start() -> None:
+    # (a KeyError 'bogus' from the parser's table)
+    with pytest.raises(ValueError, match="diagnose\\(\\) takes start= as 'file' or 'statements'"):
+        evaldsl.diagnose("steps >= 1", start="bogus")  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -99,6 +111,20 @@ def call_compile(**given: Any) -> Any:
         (lambda: evaldsl.load_run(None), "os.PathLike, not None: a run already in memory"),
         (lambda: evaldsl.load_run(CASSETTE, 3), "load_run() takes format= as a str or None"),
         (lambda: call_compile().check(CASSETTE, case=5), "case= takes a case's name as a str"),
+        # (these failed deep inside: `'int' object has no attribute 'declared_tools'`,
+        # `unsupported operand type(s) for /`, `'int' object is not callable`)
+        (lambda: call_compile(env=1), "compile() takes env= as an evaldsl.check.environment"),
+        (lambda: call_diagnose(env={}), "diagnose() takes env= as an evaldsl.check.environment"),
+        (lambda: call_diagnose(path=1), "diagnose() takes path= as a str naming the text"),
+        (lambda: call_diagnose(base_dir=1), "diagnose() takes base_dir= as a folder's path"),
+        (lambda: call_diagnose(facts=1), "diagnose() takes facts= as a function reading"),
+        (lambda: call_diagnose(source="x"), "diagnose() takes source= as an evaldsl Source"),
+        (lambda: load_suite(None), "load_suite() takes a suite file's path as a str or"),
+        (lambda: load_suite(b"a.eval"), "not bytes: decode it first"),
+        (lambda: load_suite(SUITE, judge="gpt-4o"), "judge= takes a judge to call"),
+        (lambda: discover("examples"), "discover() takes a list of paths, not a str: put one"),
+        (lambda: discover(None), "discover() takes a list of paths, not None"),
+        (lambda: discover([None]), "discover() takes paths as str or os.PathLike, and item 0"),
     ],
 )
 def test_a_wrong_argument_type_is_a_type_error_saying_what_is_taken(

@@ -17,6 +17,8 @@ import attrs
 
 from evaldsl.cache.regexes import regex
 from evaldsl.judge.modes import MODES, JudgeMode
+from evaldsl.judge.protocol import Judge
+from evaldsl.runs.model import given
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -215,3 +217,20 @@ class JudgeConfig:
         }
         values.update({name: v for name, v in overrides.items() if v is not None})
         return cls(**values)
+
+
+def judge_argument(judge: object) -> Judge | None:
+    """`judge` when it is None or callable as a `Judge`; otherwise the `TypeError` (for
+    `compile(judge=…)` and `load_suite(judge=…)`: a wrong one failed at the first judge
+    assertion, deep inside).
+
+    >>> judge_argument(None) is None
+    True
+    """
+    if judge is None or callable(judge):
+        return judge
+    raise TypeError(
+        f"judge= takes a judge to call (e.g. evaldsl.judge.client.LLMJudge()) or None, not "
+        f'{given(judge)}: a model is named in the statement (`judged "rubric" by "model"`)'
+        " or in the judge's configuration"
+    )

@@ -25,6 +25,7 @@ from evaldsl.check.environment import Environment, SourceReader, case_environmen
 from evaldsl.check.sources import read_facts
 from evaldsl.compile.compiler import CompiledAssertion, Compiler
 from evaldsl.gcpause import paused_gc
+from evaldsl.judge.config import judge_argument
 from evaldsl.judge.protocol import Judge
 from evaldsl.language.diagnostics import Diagnostic, sort_key
 from evaldsl.language.source import Position, Source, Span
@@ -32,6 +33,7 @@ from evaldsl.language.values import MISSING
 from evaldsl.runs.detect import inspect_samples
 from evaldsl.runs.heldfiles import reading_once
 from evaldsl.runs.index import Needs
+from evaldsl.runs.model import given
 from evaldsl.suites.files import draft_from_text, read_draft
 from evaldsl.suites.model import Case, CaseDraft, Snippet, Suite, SuiteDraft
 from evaldsl.suites.templates import (
@@ -74,7 +76,15 @@ def load_suite(
 
     `later`: read and expand it only, and leave each case's check and compilation to
     where it runs (`evaldsl run`: see `CaseChecks`); a suite with suite-level
-    assertions is built at once all the same (they are checked against every case)."""
+    assertions is built at once all the same (they are checked against every case).
+    A `path` that is not a `str` or `os.PathLike` (None, bytes), or a `judge` that is not
+    callable, is a `TypeError` saying what it takes."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(
+            f"load_suite() takes a suite file's path as a str or os.PathLike, not {given(path)}"
+            + (": decode it first (path.decode())" if isinstance(path, bytes) else "")
+        )
+    judge = judge_argument(judge)
     with paused_gc(long_lived=True):  # many small objects, no cycles: see gcpause
         draft = read_draft(path)
         if later and not draft.header:

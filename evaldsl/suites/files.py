@@ -29,6 +29,7 @@ from evaldsl.language.reading import (
     starts_as_zip,
     walk_folder,
 )
+from evaldsl.runs.model import given
 from evaldsl.suites.evalfile import eval_draft
 from evaldsl.suites.model import SuiteDraft
 
@@ -127,6 +128,13 @@ def discover(
     a folder); paths that don't exist (an empty path among them: it names no file, where
     `Path` would read it as `.`); and why each folder under them that cannot be read was
     not (its suites are not run: an error, never a silence)."""
+    if isinstance(paths, str | bytes | os.PathLike) or not isinstance(paths, Iterable):
+        # (a str is iterable: each of its characters was taken for a path)
+        one = isinstance(paths, str | bytes | os.PathLike)
+        raise TypeError(
+            f"discover() takes a list of paths, not {given(paths)}"
+            + (": put one path in a list, discover([path])" if one else "")
+        )
     found: list[Path] = []
     missing: list[str] = []
     unreadable: list[str] = []
@@ -138,7 +146,11 @@ def discover(
             seen.add(key)
             found.append(file)
 
-    for raw in paths:
+    for i, raw in enumerate(paths):
+        if not isinstance(raw, str | os.PathLike):
+            raise TypeError(
+                f"discover() takes paths as str or os.PathLike, and item {i} is {given(raw)}"
+            )
         p = Path(raw)
         if not os.fspath(raw):
             missing.append("")
