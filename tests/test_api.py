@@ -41,6 +41,37 @@ def test_check_of_a_value_that_is_not_a_run_is_an_error_not_a_pass(
         evaldsl.expect(value, 'answer contains "o"')
 
 
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        # (the first five were tracebacks from the index pass: `'str' object has no
+        # attribute 'get'`, `'int' object is not iterable`, `unsupported operand type(s)`)
+        (evaldsl.Run(events="abc"), "its events must be a list of event objects, found a string"),
+        (evaldsl.Run(events={"type": "tool.call"}), "its events must be a list of event objects"),
+        (evaldsl.Run(events=5), "its events must be a list of event objects, found a number"),
+        (
+            evaldsl.Run(events=[{"type": "tool.call", "name": "get_weather"}], latency_ms="2"),
+            "its latency_ms must be a number, found a string",
+        ),
+        (
+            evaldsl.Run(events=[{"type": "tool.call", "name": "get_weather"}], path=5),
+            "its path must be text, found a number",
+        ),
+        # (these were verdicts on what was never read: `fail`, where a file holding the
+        # same state is the run's error)
+        (evaldsl.Run(events=None, state="completed"), "its state must be an object, found a"),
+        (evaldsl.Run(events=None, state={"status": 5}), '"status" must be text, found a number'),
+    ],
+)
+def test_check_of_a_run_whose_fields_are_wrong_is_an_error(run: Any, message: str) -> None:
+    program = evaldsl.compile("tool get_weather called; latency < 5s; status == completed")
+    result = program.check(run)
+    assert result.statuses == ["error", "error", "error"]
+    assert result.error is not None
+    assert result.error.startswith("<value>:1:1: the evaldsl.Run given is unusable: ")
+    assert message in result.error
+
+
 def test_check_of_an_open_file_asks_for_its_path() -> None:
     with CASSETTE.open() as f:
         result = evaldsl.compile('answer contains "xiamen"').check(f)

@@ -11,9 +11,11 @@ from hypothesis import strategies as st
 
 import evaldsl
 from evaldsl import Run
+from evaldsl.compile.evaluate import evaluate_all
 from evaldsl.language import ast
 from evaldsl.predicates import registry
 from evaldsl.predicates.nameindex import NameIndex
+from evaldsl.runs.index import index_run
 from evaldsl.syntax.parser import parse
 from tests.fuzzing import examples
 
@@ -72,11 +74,14 @@ def test_tests_of_one_list_together_say_what_each_says_alone(
 
 def test_a_list_with_anything_but_texts_is_walked_by_the_closures() -> None:
     """A state's `visited_nodes` holding a number or a list has no index: its tests walk
-    it as the closures do (a `1` is no name, a list no text)."""
+    it as the closures do (a `1` is no name, a list no text). (Such a state, from a file,
+    a target or `check(Run(...))`, is the run's error: indexed here directly.)"""
     state = {"status": "completed", "visited_nodes": ["plan", 1, ["x"], "fetch"]}
     text = "nodes contains plan\nnodes in order [plan, fetch]\nnodes only [plan, fetch]"
-    result = evaldsl.compile(text).cases[0].check(Run(events=None, state=state))
-    assert result.statuses == ["pass", "pass", "fail"]
+    case = evaldsl.compile(text).cases[0]
+    facts = index_run(Run(events=None, state=state), case.needs)
+    assert [v.status for v in evaluate_all(case.assertions, facts)] == ["pass", "pass", "fail"]
+    assert case.check(Run(events=None, state=state)).statuses == ["error"] * 3
 
 
 class _Text(str):

@@ -38,9 +38,9 @@ from evaldsl.language.printable import visible
 from evaldsl.language.values import MISSING, is_number
 from evaldsl.runner import jsondata, worker
 from evaldsl.runner.live import TargetError
-from evaldsl.runs.detect import run_from_value
+from evaldsl.runs.detect import run_from_value, run_problems
 from evaldsl.runs.model import Reading, Run, RunError, Unrecorded, describe
-from evaldsl.runs.state import initial_state, is_state_value, validate_state
+from evaldsl.runs.state import initial_state, is_state_value
 
 #: Seconds a new worker may take to start (not counted in any case's timeout).
 START_TIMEOUT = 30.0
@@ -410,40 +410,30 @@ def call_target(
 def _returned_run(target: str, fields: dict[str, Any]) -> Run:
     """The `evaldsl.Run` a target returned, rebuilt from its fields (checked: they are
     the user's)."""
+    events = fields.get("events")
     problems = []
-    events, state = fields.get("events"), fields.get("state")
     if events is not None and not (
         isinstance(events, list) and all(isinstance(e, dict) for e in events)
     ):
         problems.append(f"its events must be a list of objects, found {describe(events)}")
-    if state is not None:
-        if not isinstance(state, dict):
-            problems.append(f"its state must be an object, found {describe(state)}")
-        else:
-            problems.extend(e.message for e in validate_state(state, "<value>"))
-    if not isinstance(fields.get("format"), str):
-        problems.append(f"its format must be text, found {describe(fields.get('format'))}")
-    if fields.get("path") is not None and not isinstance(fields["path"], str):
-        problems.append(f"its path must be text, found {describe(fields['path'])}")
-    latency = fields.get("latency_ms")
-    if latency is not None and not is_number(latency):
-        problems.append(f"its latency_ms must be a number, found {describe(latency)}")
     read = _reading(fields.get("read"))
     unrecorded = _unrecorded(fields.get("unrecorded"))
     if fields.get("unrecorded") is not None and unrecorded is None:
         problems.append("its unrecorded must be an evaldsl Unrecorded record")
-    if problems:
-        raise TargetError(f"run target {target!r} returned an unusable evaldsl.Run: {problems[0]}")
-    return Run(
+    run = Run(
         events=events,
-        state=state,
+        state=fields.get("state"),
         output=fields.get("output", MISSING),
         path=fields.get("path"),
-        format=fields["format"],
-        latency_ms=latency,
+        format=fields.get("format"),  # type: ignore[arg-type]  # (checked below)
+        latency_ms=fields.get("latency_ms"),
         read=read,
         unrecorded=unrecorded,
     )
+    problems = [*problems[:1], *run_problems(run), *problems[1:]]
+    if problems:
+        raise TargetError(f"run target {target!r} returned an unusable evaldsl.Run: {problems[0]}")
+    return run
 
 
 def _unrecorded(left: Any) -> Unrecorded | None:

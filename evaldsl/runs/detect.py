@@ -1016,6 +1016,9 @@ def coerce_run(value: object, *, base: Path | None = None) -> Run:
     'trace'
     """
     if isinstance(value, Run):
+        problems = run_problems(value)
+        if problems:
+            raise RunError(f"the evaldsl.Run given is unusable: {problems[0]}", path=VALUE_NAME)
         return value
     if isinstance(value, str | os.PathLike):
         p = Path(value)
@@ -1041,6 +1044,42 @@ def coerce_run(value: object, *, base: Path | None = None) -> Run:
     # an OpenAI or Anthropic body, an OTLP trace, …: or a `RunError` naming its keys, as
     # `evaldsl score` gives for the same object on a line
     return read_document(value, VALUE_NAME)
+
+
+def run_problems(run: Run) -> list[str]:
+    """What is wrong with the fields of a `Run` made outside evaldsl's readers (passed to
+    `program.check`, returned by a live target), each as "its state must be …": a wrong
+    one failed deep inside (`'str' object has no attribute 'get'`), or gave a verdict on
+    what was never read (a state of the wrong shape failed `status == completed`, where a
+    file holding it is the run's error). Its events are not walked: the index pass names
+    an element that is not an event object by its index.
+
+    >>> run_problems(Run(events="abc"))
+    ['its events must be a list of event objects, found a string']
+    """
+    from evaldsl.language.values import is_number
+    from evaldsl.runs.model import LateFormat
+    from evaldsl.runs.state import validate_state
+
+    problems = []
+    events, state = run.events, run.state
+    if events is not None and (
+        isinstance(events, str | bytes | bytearray | dict | set | frozenset)
+        or not hasattr(events, "__iter__")
+    ):
+        problems.append(f"its events must be a list of event objects, found {describe(events)}")
+    if state is not None:
+        if not isinstance(state, dict):
+            problems.append(f"its state must be an object, found {describe(state)}")
+        else:
+            problems.extend(e.message for e in validate_state(state, VALUE_NAME))
+    if not isinstance(run.given_format, str | LateFormat):
+        problems.append(f"its format must be text, found {describe(run.given_format)}")
+    if run.path is not None and not isinstance(run.path, str):
+        problems.append(f"its path must be text, found {describe(run.path)}")
+    if run.latency_ms is not None and not is_number(run.latency_ms):
+        problems.append(f"its latency_ms must be a number, found {describe(run.latency_ms)}")
+    return problems
 
 
 #: How messages name a run passed as a Python value rather than a file.
