@@ -359,6 +359,10 @@ def test_a_corrupt_cache_file_is_a_miss(
         ),
         ("{trunc", "the file is not JSON (Expecting property name"),
         ("\udcff", "the file is not UTF-8 text"),
+        (
+            '{"passed": false, "passed": true, "score": 0.9}',
+            'the file writes "passed" twice: which one is the verdict cannot be known',
+        ),
     ],
 )
 def test_frozen_says_why_a_cache_file_was_refused(
@@ -554,6 +558,12 @@ def test_off_skips_everything(serve: Any, judges: Judges) -> None:
         (Reply(200, {"error": {"message": "nope"}}), "no choices[0].message.content"),
         (Reply(200, {"choices": []}), "no choices[0].message.content"),
         (Reply(200, ""), "(empty body)"),
+        # (json keeps the last of a key written twice: this passed)
+        (
+            completion('{"passed": false, "score": 0.1, "passed": true}'),
+            'the reply writes "passed" twice: which one is the verdict cannot be known',
+        ),
+        (completion('{"passed": true, "score": 0.9, "score": 0.1}'), 'writes "score" twice'),
     ],
 )
 def test_garbage_replies_are_errors_naming_what_came_back(

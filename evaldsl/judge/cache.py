@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from evaldsl.jsontext import refuse_constant
 from evaldsl.judge.config import DEFAULT_BASE_URL, DEFAULT_MODEL
-from evaldsl.judge.reply import BadReply, JudgeReply, reply_from_object
+from evaldsl.judge.reply import BadReply, JudgeReply, decode_verdict, reply_from_object
 from evaldsl.language.limits import MAX_JUDGE_CACHE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
 
@@ -79,7 +78,7 @@ def cached_verdict(path: str | os.PathLike[str]) -> JudgeReply | str | None:
     """
     try:
         text = read_regular(path, MAX_JUDGE_CACHE_BYTES).decode("utf-8")
-        value = json.loads(text, parse_constant=refuse_constant)
+        value = decode_verdict(text)
         reply = reply_from_object(value, text, "the file")
     except FileProblem as why:
         if why.kind == "missing":

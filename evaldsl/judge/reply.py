@@ -50,11 +50,46 @@ def quoted(text: str) -> str:
     return json.dumps(shorten(text), ensure_ascii=False)
 
 
+#: The fields of a verdict: one written twice leaves the verdict unknown.
+VERDICT_KEYS = ("passed", "score", "reason")
+
+
+class _Decoded(dict[str, Any]):
+    """A decoded JSON object, with the verdict fields it wrote more than once."""
+
+    twice: tuple[str, ...] = ()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Decoded:
+    decoded = _Decoded(pairs)
+    if len(decoded) < len(pairs):
+        keys = [k for k, _ in pairs]
+        decoded.twice = tuple(k for k in VERDICT_KEYS if keys.count(k) > 1)
+    return decoded
+
+
+def decode_verdict(text: str) -> Any:
+    """`text` decoded as JSON for a verdict (a reply's, a cache file's): NaN and the
+    infinities refused, and each object knowing which verdict fields it wrote twice
+    (`json` keeps the last, so `{"passed": false, …, "passed": true}` passed).
+
+    >>> decode_verdict('{"passed": false, "passed": true}').twice
+    ('passed',)
+    """
+    return json.loads(text, parse_constant=refuse_constant, object_pairs_hook=_object)
+
+
 def reply_from_object(value: Any, shown: str, what: str = "the reply") -> JudgeReply:
     """The verdict a decoded object holds; `BadReply` quoting `shown` if it is none (`what`
     names it in the message: the reply, or a cache file)."""
     if not isinstance(value, dict):
         raise BadReply(f"{what} is not a JSON object: {quoted(shown)}")
+    twice = getattr(value, "twice", ())
+    if twice:
+        raise BadReply(
+            f'{what} writes "{twice[0]}" twice: which one is the verdict cannot be known: '
+            f"{quoted(shown)}"
+        )
     passed = value.get("passed")
     if not isinstance(passed, bool):
         raise BadReply(f'{what} has no boolean "passed": {quoted(shown)}')
@@ -92,7 +127,7 @@ def parse_reply(content: str) -> JudgeReply:
     if fences and not text.startswith("{"):
         text = fences[0].strip()
     try:
-        value = json.loads(text, parse_constant=refuse_constant)
+        value = decode_verdict(text)
     except ValueError:
         raise BadReply(f"the reply is not JSON: {quoted(content)}") from None
     except RecursionError:  # arrays nested deeper than Python's stack: no verdict either
