@@ -321,6 +321,17 @@ def test_traceplays_empty_error_entry_is_a_miss(tmp_path: Path, judges: Judges) 
     assert ask(judges(api_key=None, mode="frozen")).status == "error"
 
 
+def test_a_cache_file_saved_with_a_bom_is_read(serve: Any, judges: Judges) -> None:
+    # (it was refused: "the file is not JSON (Unexpected UTF-8 BOM (decode using utf-8-sig)")
+    server = serve(judged(False, 0.1))
+    path = judges.cache_dir / f"{cache_key(ANSWER, RUBRIC, 'gpt-4o-mini', server.url)}.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'\xef\xbb\xbf{"passed": true, "score": 0.9, "reason": "kept"}')
+    assert read_cache(path) == JudgeReply(True, 0.9, "kept")
+    outcome = ask(judges(server, mode="frozen"))
+    assert outcome.message == "judge: PASS (score 0.9) — kept" and server.count == 0
+
+
 @pytest.mark.parametrize(
     "content",
     # (a score past a float's range once raised OverflowError out of the cache's reading)

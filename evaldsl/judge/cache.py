@@ -21,6 +21,7 @@ from evaldsl.judge.config import DEFAULT_BASE_URL, DEFAULT_MODEL
 from evaldsl.judge.reply import BadReply, JudgeReply, decode_verdict, reply_from_object
 from evaldsl.language.limits import MAX_JUDGE_CACHE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
+from evaldsl.runs.model import strip_bom
 
 if TYPE_CHECKING:
     import logging
@@ -77,7 +78,8 @@ def cached_verdict(path: str | os.PathLike[str]) -> JudgeReply | str | None:
     pipe or a device there is refused at once, never read or waited on).
     """
     try:
-        text = read_regular(path, MAX_JUDGE_CACHE_BYTES).decode("utf-8")
+        # (a BOM, which an editor on Windows adds, is allowed, as in suites and price tables)
+        text = strip_bom(read_regular(path, MAX_JUDGE_CACHE_BYTES)).decode("utf-8")
         value = decode_verdict(text)
         reply = reply_from_object(value, text, "the file")
     except FileProblem as why:
