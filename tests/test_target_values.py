@@ -45,6 +45,15 @@ def empty(x=None):
 
 def echo(*args):
     return {"args": list(args)}
+
+def memory_number(x=None):
+    return {"status": "completed", "memory": 5}
+
+def memory_null(x=None):
+    return {"status": "completed", "memory": None}
+
+def memory_kept(x=None):
+    return {"status": "completed", "memory": {"n": 1}}
 """
 
 
@@ -89,6 +98,26 @@ def test_an_unreadable_returned_event_says_the_target_not_a_file_position(
         "run target 'agent:bad_usage' returned an unusable value: event [0] of the event "
         'list: an LLM response\'s token usage `promptTokens` is "10", not a number'
     )
+
+
+def test_a_returned_state_whose_memory_is_not_an_object_is_the_cases_error(
+    tmp_path: Path,
+) -> None:
+    # The input's seed stood in for it: `memory not empty` passed on a memory never given.
+    cases = _run(
+        tmp_path,
+        "".join(
+            f'case "{name}"\n  run agent:{name}\n  input {{goal: "g"}}\n  memory not empty\n'
+            for name in ("memory_number", "memory_null", "memory_kept")
+        ),
+    )
+    assert [c.error for c in cases[:2]] == [
+        "run target 'agent:memory_number' returned an unusable value: "
+        '"memory" must be an object, found a number',
+        "run target 'agent:memory_null' returned an unusable value: "
+        '"memory" must be an object, found null',
+    ]
+    assert cases[2].passed  # an object is merged over the input's seed, as before
 
 
 def test_a_target_that_returned_none_has_no_answer(tmp_path: Path) -> None:

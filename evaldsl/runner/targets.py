@@ -476,8 +476,12 @@ def _final_state(value: dict[str, Any], returned: dict[str, Any], timeout: float
     timeout_ms = int(timeout * 1000) if math.isfinite(timeout) else None
     state = initial_state(value, timeout_ms=timeout_ms)
     memory = dict(state.get("memory") or {})
-    if isinstance(returned.get("memory"), dict):
-        memory.update(returned["memory"])
+    returned_memory = returned.get("memory", {})
+    if not isinstance(returned_memory, dict):
+        # (the run's error, as in a file: the input's seed in its place answered
+        # `memory is not empty` for a memory the target never gave)
+        return {**state, **returned}
+    memory.update(returned_memory)
     state.update({k: v for k, v in returned.items() if k != "memory"})
     state["memory"] = memory
     return state
