@@ -695,6 +695,13 @@ def test_redirects_are_not_followed(serve: Any, judges: Judges) -> None:
     server = serve(Reply(307, "", {"Location": "http://127.0.0.1:9/steal"}))
     outcome = ask(judges(server))
     assert outcome.status == "error" and "HTTP 307" in outcome.message
+    # it said "(empty body)": where the redirect went, the base URL to set, was not shown
+    assert outcome.message == (
+        'judge: the endpoint answered HTTP 307, a redirect to "http://127.0.0.1:9/steal", '
+        "not followed (the key would go with it): if that is the endpoint, set "
+        "EVALDSL_JUDGE_BASE_URL to it"
+    )
+    assert server.count == 1
 
 
 def test_errors_are_remembered_for_the_run(serve: Any, judges: Judges) -> None:

@@ -557,10 +557,7 @@ class LLMJudge:
                         response.headers.get("retry-after"), self.config.retry_after_cap
                     )
                 elif not 200 <= status < 300:
-                    return _Failed(
-                        "error",
-                        f"judge: the endpoint answered HTTP {status}: {self._body(response)}",
-                    )
+                    return _Failed("error", self._refusal(response))
                 else:
                     return self._parse(response)
             if stop.is_set():
@@ -609,6 +606,20 @@ class LLMJudge:
             if isinstance(sock, socket.socket):
                 with self._lock:
                     self._sockets.add(sock)
+
+    def _refusal(self, response: _Reply) -> str:
+        """The error for an answer that is neither a verdict nor worth retrying; a
+        redirect says where to (it is not followed: the key would go with it), which is
+        the base URL to write (`http://` to `https://`, a missing `/v1`)."""
+        status = response.status
+        location = response.headers.get("location", "").strip()
+        if 300 <= status < 400 and location:
+            return (
+                f"judge: the endpoint answered HTTP {status}, a redirect to "
+                f"{quoted(self._redact(location))}, not followed (the key would go with it):"
+                " if that is the endpoint, set EVALDSL_JUDGE_BASE_URL to it"
+            )
+        return f"judge: the endpoint answered HTTP {status}: {self._body(response)}"
 
     def _body(self, response: _Reply) -> str:
         # decoded (never raises), redacted whole, and only then cut for the message: a
