@@ -143,6 +143,34 @@ def test_check_finds_a_targets_function_missing_without_running_its_module(
     assert message.endswith(f"{agent / 'broken.py'}:1:11: '(' was never closed")
 
 
+def test_a_target_whose_module_is_no_modules_name_is_refused_by_check(tmp_path: Path) -> None:
+    # `..agent` was found as agent.py, then a TypeError in Python's words when run ("the
+    # 'package' argument is required to perform a relative import"); `agent.py` said only
+    # where it looked
+    (tmp_path / "agent.py").write_text("def answer(x=None):\n    return 1\n", encoding="utf-8")
+    for target in ("..agent:answer", "agent.:answer", "agent..x:answer"):
+        suite = tmp_path / "s.yaml"
+        suite.write_text(
+            f'cases:\n  - {{name: c, run: "{target}", assertions: [output == 1]}}\n',
+            encoding="utf-8",
+        )
+        module = target.partition(":")[0]
+        assert [(d.code, d.message, d.hint) for d in load_suite(suite).diagnostics] == [
+            (
+                "E509",
+                f"`{target}` is not a target: `{module}` is not a module's name",
+                "write run package.module:function, the module as an import statement names it",
+            )
+        ]
+    assert _check(tmp_path, "agent.py:answer") == [
+        (
+            "E509",
+            "cannot find module `agent.py` for run target `agent.py:answer`",
+            "did you mean `agent:answer`?",
+        )
+    ]
+
+
 def test_the_run_names_a_near_function_where_check_could_not_tell(tmp_path: Path) -> None:
     (tmp_path / "late.py").write_text(
         "def answer(prompt):\n    return 1\n\nglobals().update()\n", encoding="utf-8"

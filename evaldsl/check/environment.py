@@ -142,6 +142,13 @@ def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
     if not module or not function:
         return (f"`{target}` is not a target", "write run package.module:function")
     parts = module.split(".")
+    if not all(parts):
+        # `..agent` (a relative import: nothing is relative to a suite), `agent.`: found
+        # here as `agent`, then a TypeError in Python's words when the worker imported it
+        return (
+            f"`{target}` is not a target: `{module}` is not a module's name",
+            "write run package.module:function, the module as an import statement names it",
+        )
     file = target_file(target, base_dir)
     if file is not None:
         return _function_problem(file, target)
@@ -151,6 +158,10 @@ def target_problem(target: str, base_dir: Path) -> tuple[str, str] | None:
     except (ImportError, ValueError):
         pass
     near = _near_module(parts, base_dir)
+    if near is None and parts[-1] == "py" and len(parts) > 1:
+        # `agent.py:answer`: the module's file where its name belongs
+        stem = module.removesuffix(".py")
+        near = stem if target_file(f"{stem}:{function}", base_dir) is not None else None
     return (
         f"cannot find module `{module}` for run target `{target}`",
         f"did you mean `{near}:{function}`?"
