@@ -1046,3 +1046,25 @@ def test_doctests() -> None:
     ):
         result = doctest.testmod(module)
         assert result.failed == 0, module.__name__
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('answer judged "mentions the sky" by ""', "a judge's model is empty: `by` names no model"),
+        (
+            'answer judged "mentions the sky" by "  "',
+            "a judge's model is empty: `by` names no model",
+        ),
+        (
+            'judge model ""\ncase "c"\n  cassette "a.jsonl"\n  answer judged "mentions the sky"\n',
+            "the judge's model is empty: `judge model` names no model",
+        ),
+    ],
+)
+def test_an_empty_judge_model_is_an_error(text: str, message: str) -> None:
+    # `by ""` ran the suite's (or the default) model unsaid, and `by "  "` asked for a
+    # model named "  ", where YAML's `judge: ""` is refused
+    with pytest.raises(evaldsl.EvalDslError) as raised:
+        evaldsl.compile(text)
+    assert [(d.code, d.message) for d in raised.value.errors] == [("E211", message)]

@@ -61,6 +61,14 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
             "a judge's rubric is empty: it says nothing the answer must do",
             'write what it must do: judged "mentions the temperature"',
         )
+    if pred.model is not None and not pred.model.strip():
+        # (`by ""` ran the suite's or the default model unsaid; `by "  "` sent "  ")
+        ctx.error(
+            pred.span,
+            "E211",
+            "a judge's model is empty: `by` names no model",
+            'name it (by "gpt-4o-mini"), or leave `by` out for the configured model',
+        )
     if pred.op is not None and pred.op not in (">=", ">"):
         ctx.error(
             pred.span, "E208", f"a judge threshold is a minimum score: `>= T`, not `{pred.op} T`"

@@ -172,6 +172,17 @@ def outline(program: ast.Program, source: Source) -> Outline:
                     )
                 case ast.JudgeDecl(model=model):
                     judge = model
+                    if not model.strip():  # (it ran the default model unsaid, as YAML's did)
+                        diags.append(
+                            Diagnostic.at(
+                                source,
+                                stmt.span,
+                                "E211",
+                                "the judge's model is empty: `judge model` names no model",
+                                'name it (judge model "gpt-4o-mini"), or remove the line for '
+                                "the configured model",
+                            )
+                        )
             continue
         if isinstance(stmt, ast.TimeoutDecl):
             if current is not None and has_cases:
