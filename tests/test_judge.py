@@ -1068,3 +1068,36 @@ def test_an_empty_judge_model_is_an_error(text: str, message: str) -> None:
     with pytest.raises(evaldsl.EvalDslError) as raised:
         evaldsl.compile(text)
     assert [(d.code, d.message) for d in raised.value.errors] == [("E211", message)]
+
+
+def _raises(text: str, rubric: str, *, model: str | None, threshold: float | None) -> Any:
+    raise ValueError("no endpoint")
+
+
+def _answers_text(text: str, rubric: str, *, model: str | None, threshold: float | None) -> Any:
+    return "pass"
+
+
+@pytest.mark.parametrize(
+    ("judge", "said"),
+    [
+        (
+            _raises,
+            "(_raises, called as judge(text, rubric, model=…, threshold=…)) raised "
+            "ValueError: no endpoint",
+        ),
+        (
+            _answers_text,
+            "(_answers_text, called as judge(text, rubric, model=…, threshold=…)) "
+            "returned a str, not an evaldsl.judge.protocol.JudgeOutcome",
+        ),
+        (lambda text, rubric: None, "raised TypeError: "),  # (no model=, threshold=)
+    ],
+)
+def test_a_judge_given_that_fails_is_named_in_the_error(judge: Any, said: str) -> None:
+    # it was "internal error: AttributeError: 'str' object has no attribute 'score'"
+    program = evaldsl.compile('answer judged "mentions the sky" >= 0.5', judge=judge)
+    (found,) = program.check([{"type": "llm.response", "output": "sunny"}]).verdicts
+    assert found.status == "error"
+    assert found.message.startswith("judge: the judge given (")
+    assert said in found.message and "internal error" not in found.message

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaldsl.cache.regexes import regex
+from evaldsl.judge.protocol import JudgeOutcome
 from evaldsl.language import ast
 from evaldsl.language.source import Span
 from evaldsl.language.values import MISSING, js_text
@@ -28,6 +29,7 @@ from evaldsl.predicates.base import (
     Unavailable,
 )
 from evaldsl.runs.index import RunFacts
+from evaldsl.runs.model import given
 
 ENTRIES = (
     predicate_spec(
@@ -127,7 +129,17 @@ def compile_judged(ctx: CompileContext, node: ast.Check) -> Checker:
         if isinstance(value, Found):
             value = value.values
         text = value if isinstance(value, str) else js_text(value)
-        outcome = judge(text, rubric, model=model, threshold=threshold)
+        try:
+            outcome = judge(text, rubric, model=model, threshold=threshold)
+        except Exception as err:  # a judge the caller gave (`compile(judge=…)`): its error
+            return verdict("error", f"judge: {_judge_fault(judge)} raised {_error(err)}", span)
+        if not isinstance(outcome, JudgeOutcome):
+            return verdict(
+                "error",
+                f"judge: {_judge_fault(judge)} returned {given(outcome)}, not an "
+                "evaldsl.judge.protocol.JudgeOutcome",
+                span,
+            )
         if outcome.score is None or threshold is None:
             # nothing to compare (an error, a skip, a verdict without a threshold): found
             # and expected would read `null` beside a message that says it all
@@ -135,6 +147,18 @@ def compile_judged(ctx: CompileContext, node: ast.Check) -> Checker:
         return verdict(outcome.status, outcome.message, span, outcome.score, threshold)
 
     return run
+
+
+def _judge_fault(judge: object) -> str:
+    """The judge named in an error of its own: the judge given (a callable of the
+    caller's, called as `judge(text, rubric, model=…, threshold=…)`), by its name."""
+    name = getattr(judge, "__qualname__", None) or type(judge).__qualname__
+    return f"the judge given ({name}, called as judge(text, rubric, model=…, threshold=…))"
+
+
+def _error(err: Exception) -> str:
+    message = str(err)
+    return f"{type(err).__name__}: {message}" if message else type(err).__name__
 
 
 def print_judged(p: Printer, pred: ast.Judged, indent: str) -> str:
