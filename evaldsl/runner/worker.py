@@ -21,8 +21,8 @@ The runner enforces the deadline from outside, by killing the process group. The
 only makes sure that nothing a target does reaches the runner: a forked child never
 answers, values are JSON data (see `jsondata.py`), the worker dies with its parent, and
 a worker that a target changed (working folder, environment variables, import path,
-standard streams, a fork, threads or child processes left running) says `reuse: false`
-and is given no other case.
+recursion limit, standard streams, a fork, threads or child processes left running) says
+`reuse: false` and is given no other case.
 """
 
 from __future__ import annotations
@@ -51,6 +51,13 @@ _PR_SET_PDEATHSIG = 1
 _WATCH_INTERVAL = 0.5
 #: The code flag of a generator-based coroutine (`@types.coroutine`), as `inspect` has it.
 _CO_ITERABLE_COROUTINE = 0x100
+# What the worker measures and answers with, taken before any target runs: a target that
+# patches `time.perf_counter` (a frozen clock left running) or `json.dumps` in its modules
+# changes them for every later case of this worker, whose latency read 0.0 (`latency <
+# 2s` passed on a time never measured) under a serial run and not under `-j`.
+_clock = time.perf_counter
+_dumps = json.dumps
+_loads = pickle.loads
 
 
 def die_with_parent(parent: int) -> None:
@@ -157,7 +164,7 @@ class _Server:
         body = self._read(size)
         if body is None:
             return None
-        request: dict[str, Any] = pickle.loads(body)
+        request: dict[str, Any] = _loads(body)
         return request
 
     def _read(self, size: int) -> bytes | None:
@@ -175,7 +182,7 @@ class _Server:
     def send(self, message: dict[str, Any]) -> None:
         if os.getpid() != self.pid:
             os._exit(0)  # a forked child never answers
-        line = (json.dumps(message, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+        line = (_dumps(message, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
         view = memoryview(line)
         try:
             while view:
@@ -202,7 +209,7 @@ class _Server:
         settings = _settings()
         self.send({"phase": "call"})
         args = (request["input"],) if request["has_input"] else ()
-        started = time.perf_counter()
+        started = _clock()
         answer: dict[str, Any]
         try:
             result = fn(*args)
@@ -216,7 +223,7 @@ class _Server:
             }
         else:
             self.leave_if_forked()
-            elapsed_ms = (time.perf_counter() - started) * 1000
+            elapsed_ms = (_clock() - started) * 1000
             answer = self.convert(target, result)
             answer["elapsed_ms"] = elapsed_ms
         self.wait_for_threads(baseline)
@@ -396,8 +403,9 @@ def _cwd() -> str | None:
 
 
 def _settings() -> tuple[object, ...]:
-    """The worker's environment variables and import path, as a target may change them."""
-    return dict(os.environ), list(sys.path)
+    """The worker's environment variables, import path and recursion limit, as a target
+    may change them (a limit of 60 left the next case's value unreadable: RecursionError)."""
+    return dict(os.environ), list(sys.path), sys.getrecursionlimit()
 
 
 def _thread_ids() -> set[int | None]:

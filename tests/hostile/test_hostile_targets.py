@@ -347,7 +347,10 @@ sys.path.insert(0, "/at-import")  # the module's own set-up: kept with the worke
 os.environ["SET_AT_IMPORT"] = "1"
 
 def seen(x=None):
-    return [os.getpid(), os.environ.get("HUNT_FLAG", "unset"), sys.path[0]]
+    deep = "leaf"
+    for _ in range(40):
+        deep = [deep]
+    return [os.getpid(), os.environ.get("HUNT_FLAG", "unset"), sys.path[0], deep]
 
 def set_variable(x=None):
     os.environ["HUNT_FLAG"] = "set"
@@ -361,10 +364,24 @@ def set_and_restore(x=None):
     os.environ["HUNT_FLAG"] = "brief"
     del os.environ["HUNT_FLAG"]
     return os.getpid()
+
+def lower_limit(x=None):
+    sys.setrecursionlimit(60)  # the next case's value of 40 levels was a RecursionError
+    return os.getpid()
+
+def freeze_clock(x=None):
+    import time
+    time.perf_counter = lambda: 0.0  # a frozen clock (a mock) left in place
+    return os.getpid()
+
+def nap(x=None):
+    import time
+    time.sleep(0.2)
+    return os.getpid()
 """
 
 
-@pytest.mark.parametrize("changer", ["set_variable", "set_path"])
+@pytest.mark.parametrize("changer", ["set_variable", "set_path", "lower_limit"])
 def test_a_target_that_changed_the_environment_or_path_leaves_the_next_case_evaldsls(
     tmp_path: Path, changer: str
 ) -> None:
@@ -377,9 +394,24 @@ def test_a_target_that_changed_the_environment_or_path_leaves_the_next_case_eval
         again = call_target("settings:seen", None, 10, tmp_path, workers).output
         restored = call_target("settings:set_and_restore", None, 10, tmp_path, workers).output
         last = call_target("settings:seen", None, 10, tmp_path, workers).output
-    assert after[0] != changed and after[1:] == ["unset", "/at-import"]
+    assert after[0] != changed and after[1:3] == ["unset", "/at-import"]
     assert again[0] == after[0]  # what the module set at import does not replace it
     assert restored == last[0] == again[0]  # nor a change the target undid
+
+
+def test_a_target_that_froze_the_clock_leaves_the_next_cases_latency_measured(
+    tmp_path: Path,
+) -> None:
+    # The worker measured with the time module's perf_counter as the target left it: the
+    # next case's latency read 0.0 (`latency < 2s` passed on a time never measured), in a
+    # serial run only (under -j another worker may take it).
+    (tmp_path / "settings.py").write_text(SETTINGS, encoding="utf-8")
+    with TargetWorkers() as workers:
+        runs = [call_target(f"settings:{t}", None, 10, tmp_path, workers) for t in CLOCKED]
+    assert runs[1].latency_ms is not None and runs[1].latency_ms > 100  # it slept 0.2 s
+
+
+CLOCKED = ("freeze_clock", "nap")
 
 
 def test_a_call_without_a_pool_has_a_worker_of_its_own(tmp_path: Path) -> None:
