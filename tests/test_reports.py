@@ -6,6 +6,7 @@ import doctest
 import io
 import json
 import re
+import shutil
 import unicodedata
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -36,7 +37,7 @@ from evaldsl.reports import (
 from evaldsl.runner import run_suites
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.suites import load_suite
-from tests.clitools import run_evaldsl
+from tests.clitools import ROOT, run_evaldsl
 
 SCHEMAS = sorted((Path(__file__).parent / "data" / "junit").glob("*.xsd"))
 ANSI = re.compile(r"\x1b\[")
@@ -1021,3 +1022,22 @@ def test_a_missing_value_is_found_nothing_and_a_null_is_null(tmp_path: Path) -> 
     # the found null's text there)
     page = html.read_text(encoding="utf-8")
     assert page.count('"nothing (missing)"') == 1 and '"null"' in page
+
+
+def test_markdown_mentions_and_references_are_code(tmp_path: Path) -> None:
+    # a pull-request comment pinged whoever a failure's text named (`@alice`, a team) and
+    # linked issue #12: in code they are text, neither linked nor notified
+    shutil.copy(ROOT / "examples/weather/cassettes/xiamen.jsonl", tmp_path)
+    suite = tmp_path / "s.eval"
+    suite.write_text(
+        'case "ask @ops/oncall"\n  cassette "xiamen.jsonl"\n  answer contains "@alice see #12"\n',
+        "utf-8",
+    )
+    done = run_evaldsl("run", "s.eval", "--no-history", "--markdown", "r.md", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    text = (tmp_path / "r.md").read_text("utf-8")
+    assert "<code>@ops/oncall</code>" in text and "<code>@alice</code>" in text
+    assert "<code>#12</code>" in text
+    # outside code spans and <code> elements, no mention or reference is left
+    bare = re.sub(r"<code>.*?</code>|(`+).*?\1", "", text)
+    assert not re.search(r"(?<![\w&])[@#]\w", bare), bare

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
+from evaldsl.cache.regexes import regex
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.reports import common
 from evaldsl.runner.results import AssertionResult, CaseResult, Report, Summary
@@ -113,13 +114,29 @@ def _problem(d: Diagnostic) -> str:
 
 
 def cell(text: str, limit: int | None = CELL_LIMIT) -> str:
-    """Text made safe for a table cell: `|` escaped, newlines as `<br>`, HTML escaped.
+    """Text made safe for a table cell: `|` escaped, newlines as `<br>`, HTML escaped,
+    mentions and references quiet (`_quiet`).
 
     >>> cell("a|b\\n<c>")
     'a\\\\|b<br>&lt;c&gt;'
     """
-    text = html.escape(common.visible(common.shorten(text, limit)), quote=False)
+    text = _quiet(html.escape(common.visible(common.shorten(text, limit)), quote=False))
     return text.replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>")
+
+
+#: What GitHub links in a comment's text: `@user`, `@org/team`, `#123`, `GH-123`.
+_LINKED = regex(r"(?<![\w&`])(?:[@#][\w][\w./-]*|GH-\d+)")
+
+
+def _quiet(text: str) -> str:
+    """Escaped text whose mentions and issue references are code, which GitHub neither
+    links nor notifies: an answer that says `@alice` or `#12`, quoted in a failure of a
+    pull-request comment, pinged a stranger or linked an unrelated issue.
+
+    >>> _quiet("ask @alice about #12 and case #2")
+    'ask <code>@alice</code> about <code>#12</code> and case <code>#2</code>'
+    """
+    return _LINKED.sub(lambda m: f"<code>{m.group(0)}</code>", text)
 
 
 def code(text: str, limit: int | None = CELL_LIMIT, *, table: bool = False) -> str:
@@ -160,7 +177,7 @@ def _end_block(out: list[str]) -> None:
 
 
 def _inline(text: str) -> str:
-    return html.escape(common.visible(" ".join(text.split())), quote=False)
+    return _quiet(html.escape(common.visible(" ".join(text.split())), quote=False))
 
 
 def _headline(report: Report, summary: Summary) -> str:
