@@ -757,3 +757,15 @@ def test_history_and_diff_show_control_characters_in_names_as_escapes(tmp_path: 
         assert done.returncode == 0, done.stderr
         assert f"    {shown}\n" in done.stdout or f"  {shown}\n" in done.stdout, done.stdout
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", done.stdout)
+
+
+@pytest.mark.parametrize("command", ["run", "history", "diff"])
+def test_a_history_of_dash_is_refused_not_made_in_a_file_named_dash(
+    tmp_path: Path, command: str
+) -> None:
+    # every other option reads `-` as standard output; `--history -` made an SQLite file
+    # named `-` in the working folder
+    extra = [str(WEATHER)] if command == "run" else []
+    done = run_evaldsl(command, *extra, "--history", "-", cwd=tmp_path)
+    assert done.returncode == 2 and "not standard output (-)" in done.stderr, done.stderr
+    assert not (tmp_path / "-").exists()

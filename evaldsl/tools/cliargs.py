@@ -175,7 +175,7 @@ def _run(run: argparse.ArgumentParser) -> None:
     recording.add_argument(
         "--history",
         metavar="DB",
-        type=_path,
+        type=_database,
         help="record the run in this SQLite file (default .evaldsl/history.sqlite)",
     )
     recording.add_argument("--no-history", action="store_true", help="do not record the run")
@@ -273,7 +273,7 @@ def _history(history: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the last N runs",
     )
-    history.add_argument("--history", metavar="DB", type=_path, help=_DB_HELP)
+    history.add_argument("--history", metavar="DB", type=_database, help=_DB_HELP)
 
 
 def _diff(diff: argparse.ArgumentParser) -> None:
@@ -291,7 +291,7 @@ def _diff(diff: argparse.ArgumentParser) -> None:
         metavar="PCT",
         help="list only metrics that moved by at least PCT percent",
     )
-    diff.add_argument("--history", metavar="DB", type=_path, help=_DB_HELP)
+    diff.add_argument("--history", metavar="DB", type=_database, help=_DB_HELP)
 
 
 def _mutate(mutate: argparse.ArgumentParser) -> None:
@@ -358,6 +358,17 @@ def _path(text: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError("an empty path names no file or folder; name one")
     return text
+
+
+def _database(text: str) -> str:
+    """A `--history` database: a file path (`_path`), never `-`, which every other option
+    reads as standard output, where a database was made in a file named `-`."""
+    if text == "-":
+        raise argparse.ArgumentTypeError(
+            "a history is an SQLite file, not standard output (-); name a file, or give "
+            "--no-history"
+        )
+    return _path(text)
 
 
 def _jobs(text: str) -> int:
