@@ -50,6 +50,9 @@ CLOSE_GRACE = 1.0
 EXIT_GRACE = 2.0
 #: How often a wait checks that the worker is still alive, in seconds.
 _POLL = 0.1
+#: Bytes of what a target prints during one case that are shown on evaldsl's stderr (the
+#: rest counted, and said): one printing without end filled a CI log, 300 MB in 3 s.
+TARGET_OUTPUT_SHOWN = 10 << 20
 #: The live target workers' process groups (each a worker's pid, the group it leads),
 #: by the pid of the process that started them: each is killed before it is reaped, so
 #: no id here can have been reused (`kill_target_groups`).
@@ -216,7 +219,15 @@ class _Process:
     # -- one call ------------------------------------------------------------------------
 
     def call(self, target: str, value: Any, timeout: float) -> dict[str, Any]:
-        """Run `target` once; its answer, or a `TargetError` with the cause."""
+        """Run `target` once; its answer, or a `TargetError` with the cause. What it prints
+        meanwhile is shown up to `TARGET_OUTPUT_SHOWN`."""
+        self.output.start_case()
+        try:
+            return self.called(target, value, timeout)
+        finally:
+            self.output.end_case()
+
+    def called(self, target: str, value: Any, timeout: float) -> dict[str, Any]:
         has_input = value is not MISSING
         request = {"target": target, "has_input": has_input, "input": value if has_input else None}
         try:
@@ -591,6 +602,23 @@ class _Output:
         os.set_blocking(fd, False)  # read what is there, never wait for a target to write
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
         self.held = ""  # a CR at a chunk's end: the LF of its CRLF may be in the next
+        # a case's output shown, and what was not (`TARGET_OUTPUT_SHOWN`); None between cases
+        self.shown: int | None = None
+        self.dropped = 0
+
+    def start_case(self) -> None:
+        """Count what the target prints from now on against `TARGET_OUTPUT_SHOWN`."""
+        self.shown, self.dropped = 0, 0
+
+    def end_case(self) -> None:
+        """Say how much of the case's output was not shown, if any."""
+        if self.dropped:
+            said = (
+                f"evaldsl: {self.dropped:,} more bytes the target printed in this case were "
+                f"not shown (at most {TARGET_OUTPUT_SHOWN >> 20} MiB of a case's output is)\n"
+            )
+            self.write(said.encode(_stderr_encoding(), errors="backslashreplace"))
+        self.shown, self.dropped = None, 0
 
     def relay(self) -> bool:
         """Show what the worker wrote so far; False once its pipe has ended."""
@@ -614,6 +642,18 @@ class _Output:
         if not text or _Output.gone:
             return
         data = visible(text).encode(_stderr_encoding(), errors="backslashreplace")
+        if self.shown is not None:  # (a target printing without end filled every log)
+            room = TARGET_OUTPUT_SHOWN - self.shown
+            if len(data) > room:
+                cut = max(data.rfind(b"\n", 0, room) + 1, 0) if room > 0 else 0
+                self.dropped += len(data) - cut
+                data = data[:cut]
+            self.shown += len(data)
+        self.write(data)
+
+    def write(self, data: bytes) -> None:
+        if not data or _Output.gone:
+            return
         try:
             sys.stderr.flush()  # evaldsl's own lines first, in their order
             view = memoryview(data)

@@ -508,3 +508,28 @@ def test_the_worker_modules_import_nothing_of_evaldsl() -> None:
 def test_doctests_of_the_new_modules() -> None:
     for module in (jsondata, targets, atomicfile, outputs, printable):
         assert doctest.testmod(module).failed == 0, module.__name__
+
+
+def test_what_a_target_prints_is_shown_up_to_its_limit_a_case(tmp_path: Path) -> None:
+    # A target printing without end wrote all of it to evaldsl's stderr (300 MB in 3 s,
+    # a CI log filled): each case shows TARGET_OUTPUT_SHOWN bytes, and says how many not.
+    (tmp_path / "loud.py").write_text(
+        "import sys\n"
+        "def shout(x):\n"
+        "    for _ in range(12 * 1024):\n"
+        "        sys.stdout.write('x' * 1023 + '\\n')\n"
+        "    print('after the limit')\n"
+        "    return x\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "s.eval").write_text(
+        "".join(f'case "{n}"\n  run loud:shout\n  input "ok"\n  output == "ok"\n' for n in "ab"),
+        encoding="utf-8",
+    )
+    done = run_evaldsl("run", "s.eval", "--no-history", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:]
+    err = done.stderr
+    assert "after the limit" not in err
+    assert err.count("x" * 1023 + "\n") == 2 * (targets.TARGET_OUTPUT_SHOWN // 1024)
+    assert err.count("bytes the target printed in this case were not shown") == 2
+    assert len(err) < 2 * targets.TARGET_OUTPUT_SHOWN + 10_000
