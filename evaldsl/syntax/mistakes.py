@@ -340,7 +340,7 @@ _DASHED_TOOL = re.compile(
 @_rule
 def _tool_names(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_NO_TOOLS):
-        yield _swap(m, "tool", "`no` takes one tool: `no tool NAME`")
+        yield _swap(m, "tool", "`no` takes one tool: `no tool` and its name")
     for m in s.find(_EVERY_NAME):
         if m.group("bad") != "tool":
             yield _swap(m, f"tool {m.group('bad')}", "`every` is followed by `tool NAME`")
