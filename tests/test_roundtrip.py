@@ -309,9 +309,12 @@ def test_budgets(kind: str, value: float) -> None:
 
 
 @SETTINGS
-@given(rubric=texts.filter(str.strip), model=st.one_of(st.none(), texts.filter(bool)), step=steps)
+@given(
+    rubric=texts.filter(str.strip), model=st.one_of(st.none(), texts.filter(str.strip)), step=steps
+)
 def test_answer_judge(rubric: str, model: str | None, step: Any) -> None:
-    # (a blank rubric is a check error of its own, E211: `test_a_blank_rubric_is_an_error`)
+    # (a blank rubric is a check error of its own, E211: `test_a_blank_rubric_is_an_error`;
+    # so is a blank model, `by " "`: `test_an_empty_judge_model_is_an_error`)
     obj = with_step({"kind": "answer.judge", "rubric": rubric}, step)
     if model is not None:
         obj["model"] = model
