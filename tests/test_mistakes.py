@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from evaldsl.api import diagnose
+from evaldsl.suites.build import check_text
 from evaldsl.syntax.mistakes import parses, slip
 from evaldsl.syntax.parser import parse
 
@@ -123,6 +124,24 @@ def test_no_fix_that_does_not_parse() -> None:
 def test_an_operator_written_as_a_word_gets_blanks_around_it(text: str, hint: str | None) -> None:
     (d,) = parse(text, "t.eval").diagnostics
     assert d.hint == hint, d.message
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("tools = search", "write `tools == [search]`"),
+        ('nodes = "a b"', 'write `nodes == ["a b"]`'),
+        ("tools = [search]", "write `tools == [search]`"),
+        ("tokens = 5", "write `tokens == 5`"),
+    ],
+)
+def test_a_list_compared_with_one_name_gets_a_list_in_its_hint(text: str, hint: str) -> None:
+    # `tools == search` compares a list with a name (E205): the hint led to a second error
+    (d,) = parse(text, "t.eval").diagnostics
+    assert d.hint == hint, d.message
+    fixed = hint.removeprefix("write `").removesuffix("`")
+    assert not [e for e in check_text(f'case "c"\n  trace "x.json"\n  {fixed}\n', "t.eval")
+                if e.code == "E205"]  # fmt: skip
 
 
 def test_a_fix_keeps_the_spaces_inside_strings() -> None:

@@ -414,7 +414,22 @@ def _operator(s: _Statement) -> Iterator[_Found]:
                 message, m.start("bad"), m.end("bad"), ((m.start("bad"), m.end("bad"), word),)
             )
             continue
+        listed = new in ("==", "!=") and _LIST_SUBJECT.match(s.text[: m.start("bad")])
+        name = _ONE_NAME.match(s.text, m.end("bad")) if listed else None
+        if name is not None:
+            # (`tools = search` is `tools == [search]`: `tools == search` compares a list
+            # with a name, E205, a hint that led to a second mistake)
+            sign = (m.start("bad"), m.end("bad"), new)
+            listed_name = (name.start(1), name.end(1), f"[{name.group(1)}]")
+            yield _Found(message, m.start("bad"), m.end("bad"), (sign, listed_name))
+            continue
         yield _swap(m, new, message)
+
+
+#: A statement's start that compares the list of tools or nodes (`tools`, `nodes`), and a
+#: lone name after its sign (to the statement's end).
+_LIST_SUBJECT = re.compile(r"\s*(?:tools|nodes)\s*\Z")
+_ONE_NAME = re.compile(r"\s*([A-Za-z_][\w.-]*|\"(?:[^\"\\]|\\.)*\")\s*\Z")
 
 
 _NOT_EMPTY = re.compile(r"\b(?P<bad>is\s+not|isn't|isnt|is\s+non-?)\s*empty\b")
