@@ -290,3 +290,19 @@ def test_a_linked_folder_is_walked_and_an_unreadable_one_is_an_error(
     capsys.readouterr()
     assert main(["run", str(tmp_path / "suites"), "--no-history"]) == 2  # (never exit 0)
     assert f"evaldsl: error: {said}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_dry_run_says_which_cases_would_run_as_errors(tmp_path: Path, jobs: str) -> None:
+    # "2 cases in 1 suite would run" of a suite one of whose cases has check errors: it
+    # runs as an error, never its assertions
+    shutil.copy(WEATHER / "cassettes" / "xiamen.jsonl", tmp_path)
+    (tmp_path / "s.eval").write_text(
+        'case "a"\n  cassette "xiamen.jsonl"\n  tool get_weathr calld\n'
+        'case "b"\n  cassette "xiamen.jsonl"\n  tool get_weather called\n',
+        "utf-8",
+    )
+    done = run_evaldsl("run", "s.eval", "--dry-run", "-j", jobs, cwd=tmp_path)
+    assert done.returncode == 1
+    said = "2 cases in 1 suite would run, 1 of them as an error (the check errors above)"
+    assert said in done.stdout, done.stdout

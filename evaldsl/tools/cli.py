@@ -559,15 +559,19 @@ def _dry_run(suites: Sequence[object], args: argparse.Namespace, out: TextIO) ->
     from evaldsl.runner.cases import selected
     from evaldsl.suites.model import Suite
 
-    cases = 0
+    cases = broken = 0
     for s in suites:
         assert isinstance(s, Suite)
         for c in s.cases:
             if selected(s, c, args.select):
                 cases += 1
+                broken += c.error is not None
+    # (a case with check errors runs as an error, never as its assertions: said apart)
+    said = "as an error" if broken == 1 else "as errors"
+    errors_too = f", {broken} of them {said} (the check errors above)" if broken else ""
     print(
         f"{cases} case{'s' if cases != 1 else ''} in {len(suites)} suite"
-        f"{'s' if len(suites) != 1 else ''} would run",
+        f"{'s' if len(suites) != 1 else ''} would run{errors_too}",
         file=out,
     )
     _print_judge_plan([s for s in suites if isinstance(s, Suite)], args.select, out)
