@@ -199,8 +199,8 @@ class Compiler:
                 value = get(facts)
             except Unavailable as why:
                 return verdict("error", str(why), span)
-            except SubjectFails as why:
-                return verdict("fail", str(why), span, expected=expected)
+            except SubjectFails as why:  # (found: the text, never a null nobody found)
+                return verdict("fail", str(why), span, why.found, expected)
             if isinstance(value, Found):
                 ok = any(test(v) for v in value.values)
                 actual: Any = value.values
@@ -296,7 +296,7 @@ class Compiler:
                     parsed = NotJson(f"answer is not valid JSON: {show(text, 80)}")
                 facts.shared[key] = parsed
             if type(parsed) is NotJson:
-                raise SubjectFails(parsed.message)
+                raise SubjectFails(parsed.message, text)
             if not has_path:
                 return parsed
             # and what a path finds in it, once for the assertions on that path (a walk of

@@ -43,7 +43,12 @@ class Unavailable(Exception):
 
 
 class SubjectFails(Exception):
-    """The subject itself makes the assertion fail (an answer that is not JSON)."""
+    """The subject itself makes the assertion fail (an answer that is not JSON); `found`
+    is what was there instead (its text), the failure's found value."""
+
+    def __init__(self, message: str, found: Any = None) -> None:
+        super().__init__(message)
+        self.found = found
 
 
 class Found:
