@@ -62,8 +62,23 @@ def test_many_suites_and_problems_keep_under_the_limit() -> None:
     text = to_markdown_text(Report(suites, 1.0))
     assert len(text) <= MAX_CHARS
     shown = sum(1 for line in text.splitlines() if line.startswith("| ❌ suite "))
-    assert f"…and {300 - shown} more suites (the JSON report has all)." in text
+    left = 300 - shown
+    assert f"…and {left} more suites, {left} of them failing (the JSON report has all)." in text
     assert "more problems (the report keeps under 60,000 characters)" in text
+    # the suites' table takes a share of the report: failing cases are listed too (the
+    # table once took all of it, and none was)
+    assert "<details>" in text
+
+
+def test_the_failing_suite_of_many_is_in_the_table_and_its_cases_listed() -> None:
+    passing = [SuiteResult(f"ok {i}", f"ok{i}.eval", (), 1.0) for i in range(299)]
+    failing = SuiteResult("the broken one", "broken.eval", (failing_case(0, 2),), 1.0)
+    text = to_markdown_text(Report((*passing, failing), 1.0))
+    lines = text.splitlines()
+    rows = [line for line in lines if line.startswith(("| ✅ ", "| ❌ "))]
+    assert len(rows) == markdown.MAX_SUITE_ROWS and rows[0].startswith("| ❌ the broken one")
+    assert f"…and {300 - len(rows)} more suites, all passed (the JSON report has all)." in text
+    assert text.count("<details>") == 1
 
 
 def test_a_small_run_is_listed_whole(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,12 +18,14 @@ from collections.abc import Iterable
 from evaldsl.cache.regexes import regex
 from evaldsl.language.diagnostics import Diagnostic
 from evaldsl.reports import common
-from evaldsl.runner.results import AssertionResult, CaseResult, Report, Summary
+from evaldsl.runner.results import AssertionResult, CaseResult, Report, SuiteResult, Summary
 
 #: Failing cases listed in full; the rest are counted (GitHub cuts comments at 65,536).
 MAX_CASES = 50
 #: Failing assertions listed per case; the rest are counted.
 MAX_ROWS = 20
+#: Rows of the suites table at most (failing suites first when there are more).
+MAX_SUITE_ROWS = 50
 #: Characters of a cell's message, found or expected value before it is cut.
 CELL_LIMIT = 160
 #: Characters of a crashed case's error (a traceback, say) before it is cut.
@@ -48,10 +50,22 @@ def to_markdown_text(report: Report) -> str:
     budget = _Budget(MAX_CHARS - _NOTES - _size(out))
     if len(report.suites) > 1:
         header, rule, *rows = _suites_table(report)
-        shown = budget.take([[row] for row in rows])
+        red = [_failing(s) for s in report.suites]
+        if len(rows) > MAX_SUITE_ROWS:
+            # (300 suites' rows took the whole comment, and no failing case was listed):
+            # the failing suites first, and the table in a share of the budget
+            order = sorted(range(len(rows)), key=lambda i: not red[i])[:MAX_SUITE_ROWS]
+            rows, red = [rows[i] for i in order], [red[i] for i in order]
+        share = min(budget.left, MAX_CHARS // 4)
+        table = _Budget(share)
+        shown = table.take([[row] for row in rows])
+        budget.left -= share - table.left
         out += ["", header, rule, *(row for rows_ in shown for row in rows_)]
-        if len(shown) < len(rows):
-            out += ["", f"…and {len(rows) - len(shown)} more suites (the JSON report has all)."]
+        left = len(report.suites) - len(shown)
+        if left:
+            failed = sum(map(_failing, report.suites)) - sum(red[: len(shown)])
+            which = f", {failed} of them failing" if failed else ", all passed"
+            out += ["", f"…and {left} more suites{which} (the JSON report has all)."]
     labels = common.suite_labels(report.suites)
     if report.interrupted:
         _end_block(out)
@@ -227,13 +241,18 @@ def _suites_table(report: Report) -> list[str]:
     ]
     for suite in report.suites:
         s = suite.summary
-        mark = "❌" if s.failed or suite.errors else "✅"
+        mark = "❌" if _failing(suite) else "✅"
         rows.append(
             f"| {mark} {cell(suite.name)} | {code(suite.path, table=True)} "
             f"| {s.cases} | {s.passed} | {s.failed - s.errored} | {s.errored} | {s.skipped} "
             f"| {s.overall_score:.2f} |"
         )
     return rows
+
+
+def _failing(suite: SuiteResult) -> bool:
+    """Whether a suite's row is ❌: a case that did not pass, or an error of its own."""
+    return bool(suite.summary.failed or suite.errors)
 
 
 def _case_block(suite_name: str, case: CaseResult) -> list[str]:
