@@ -22,6 +22,7 @@ from evaldsl.check.sources import read_facts
 from evaldsl.language.diagnostics import CODES, Diagnostic, render
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import RunError
+from evaldsl.suites.build import check_text
 from evaldsl.syntax.parser import parse
 
 HERE = Path(__file__).parent
@@ -631,3 +632,9 @@ def test_the_caret_stands_under_its_span_after_wide_characters(before: str) -> N
     lead = carets[carets.index("| ") + 2 :].index("^")
     assert lead == shown.index("á") - len(before) + wide
     assert carets.endswith("| " + " " * lead + "^")
+
+
+def test_a_case_named_with_blanks_alone_is_an_empty_name() -> None:
+    # `case "  "` ran as a case of no visible name in every report, where `case ""` is E507
+    text = 'case "  "\n  trace "x.json"\n  steps > 0\n'
+    assert [d.code for d in check_text(text, "t.eval") if d.code == "E507"] == ["E507"]

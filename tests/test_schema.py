@@ -388,6 +388,8 @@ FIELD_AGREEMENT: list[tuple[str, bool]] = [
     ("name: 5", True),  # its text as written: "5"
     ("name: 1.50", True),
     ('name: ""', False),
+    ('name: "   "', False),  # (blanks alone: a case no report line can be found by)
+    ('name: " c "', True),
     ("name:", False),
     ("name: true", False),
     ("name: [a]", False),

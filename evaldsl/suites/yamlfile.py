@@ -651,11 +651,12 @@ def _case(
     if "name" in fields:
         name_node = fields["name"][1]
         name_value = doc.value(name_node)
-        if isinstance(name_value, str) and name_value:
+        if isinstance(name_value, str) and name_value.strip():
             name = name_value
         elif isinstance(name_value, (int, float)) and not isinstance(name_value, bool):
             name = str(name_node.value)  # `name: 42` is "42", as written (the schema agrees)
-        elif name_value in ("", None):
+        elif name_value is None or (isinstance(name_value, str) and not name_value.strip()):
+            # (blanks alone are no name: a report line of no name to find the case by)
             # (`case #N` in its place hid a name left out by mistake; no `name:` gives it)
             hint = 'write the name, or remove `name:` for "case #N"'
             own.append(doc.error(name_node, "E507", "`name` is empty", hint))

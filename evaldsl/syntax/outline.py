@@ -128,7 +128,7 @@ def outline(program: ast.Program, source: Source) -> Outline:
         in_case = current is not None and has_cases
         if isinstance(stmt, ast.CaseDecl):
             close()
-            if not stmt.name:  # (it ran named after the file, as a file of no cases does)
+            if not stmt.name.strip():  # (it ran named after the file, or blank in reports)
                 diags.append(
                     Diagnostic.at(
                         source,
