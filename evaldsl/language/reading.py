@@ -7,7 +7,8 @@ FIFO), unreadable, or larger than the limit. A FIFO or a device is refused befor
 is read, so naming one never blocks a command, the judge cache or the language server:
 the file is opened without blocking and checked on the open descriptor (no race between a
 check and the open). It also says what a file is by its name or its first bytes: a YAML or
-JSON suite (`YAML_SUFFIXES`), a ZIP archive (`starts_as_zip`).
+JSON suite (`YAML_SUFFIXES`), a ZIP archive (`starts_as_zip`); and walks a folder the user
+names for its files (`walk_folder`: linked folders too, unreadable ones said).
 
     >>> try:
     ...     read_regular("/dev/zero", 10)
@@ -138,6 +139,7 @@ def walk_folder(root: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
     >>> (away / "c" / "up").symlink_to(top)
     >>> [p.removeprefix(str(top)) for p in walk_folder(top)[0]]
     ['/b/x.eval', '/c/x.eval']
+    >>> import shutil; shutil.rmtree(top); shutil.rmtree(away)
     """
     files: list[tuple[tuple[str, ...], str]] = []
     unreadable: list[str] = []

@@ -8,9 +8,11 @@ to update it. A dated id resolves to its family by dropping a provider prefix (`
 a date suffix (`-2024-07-18`, `-20250514`) or `-latest`; nothing else is guessed (a longer
 family is never priced as a shorter one: `gpt-4o-mini-tts` is not `gpt-4o-mini`).
 
-Prompt-cache tokens (Anthropic's cache writes and reads, counted among a response's input
-tokens and given apart in its `cacheTokens`) cost a multiple of the input price, from the
-table's `cache` entry: `cache_premium` is what they cost beyond the input price.
+Prompt-cache tokens (counted among a response's input tokens and given apart in its
+`cacheTokens`) cost what the provider bills them: Anthropic's writes and reads a multiple
+of the input price, from the table's `cache` entry; OpenAI's reads the model's own
+`cached_input` price (`cached_input_price`; a model with none has no cost for them).
+`cache_premium` is what they cost beyond the input price.
 
 A user's own prices: the environment variable `EVALDSL_PRICES` names a JSON file of the
 same shape (`{"models": {"gpt-5": {"input": 1.25, "output": 10}}}`), whose models are
@@ -240,8 +242,8 @@ def reread_if_changed() -> bool:
     """Read the user's table again when its file changed (or came or went) since it was
     read, for a process that outlives an edit of it (the language server, whose W513 would
     otherwise hold until it restarts); whether it did. Each name is bound anew, never
-    changed in place, so a thread reading prices meanwhile sees the old table or the new
-    one, whole."""
+    changed in place, so a thread reading one meanwhile sees the old or the new one,
+    whole (the language server's checks read `TABLE_PROBLEM` alone)."""
     global PRICES, CACHE_RATES, CACHED_INPUT, USER_MODELS, TABLE_PROBLEM, _READ_STAMP
     if not USER_TABLE:
         return False
