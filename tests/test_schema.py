@@ -440,7 +440,10 @@ def test_check_says_where_a_duration_or_a_name_is_wrong(tmp_path: Path) -> None:
         ("E507", 1, 12, "`tools` holds an empty name"),
         ("E507", 3, 11, "`name` is empty"),
         ("E507", 6, 14, "`timeout` is a duration such as 30s (or seconds)"),
-    ]
+        # (and, on a cassette case, one that would limit nothing)
+        ("W514", 6, 5, "`timeout` limits a `run` target's call, and this case reads a "
+         "recorded run: it limits nothing"),
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

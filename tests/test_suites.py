@@ -1034,6 +1034,13 @@ def test_yaml_refuses_fields_eval_refuses(tmp_path: Path) -> None:
         ("E206", 9, 5, "`format` names the format of a `trace:` file, and a `cassette` case "
          "has none", "write `trace: FILE` with `format: NAME`, or remove `format` (a "
          "`cassette:` file's format is detected)"),
+        # (a case's timeout bounds a `run` target: on a recording it limits nothing)
+        ("W514", 10, 5, "`timeout` limits a `run` target's call, and this case reads a "
+         "recorded run: it limits nothing", "remove it; `latency < 5s` tests the time the "
+         "recorded run took"),
+        ("W514", 15, 5, "`timeout` limits a `run` target's call, and this case reads a "
+         "recorded run: it limits nothing", "remove it; `latency < 5s` tests the time the "
+         "recorded run took"),
     ]  # fmt: skip
     assert [c.timeout for c in suite.cases] == [5000.0, 2.5, 5000.0]
 

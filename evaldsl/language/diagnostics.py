@@ -85,6 +85,7 @@ CODES: dict[str, str] = {
     "W511": "a bare timeout that reads as milliseconds",
     "W512": "what `evaldsl convert` cannot carry over as it is read",
     "W513": "a price table (EVALDSL_PRICES) that cannot be used",
+    "W514": "a timeout on a case that runs no target: it limits nothing",
     "W601": "assertion can never fail",
     "W602": "assertion can never pass",
 }

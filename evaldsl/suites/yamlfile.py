@@ -740,6 +740,17 @@ def _case(
                 "add `run: package.module:function`, or remove `input`",
             )
         )
+    if "timeout" in fields and "run" not in fields and present:
+        # (a timeout bounds a `run` target's call: on a recording it bounded nothing, unsaid)
+        own.append(
+            doc.error(
+                fields["timeout"][0],
+                "W514",
+                "`timeout` limits a `run` target's call, and this case reads a recorded run: "
+                "it limits nothing",
+                "remove it; `latency < 5s` tests the time the recorded run took",
+            )
+        )
     if "format" in fields and "trace" not in fields:
         found = next((k for k in present if k != "dataset"), None)
         said = f"a `{found}` case" if found else "this case"

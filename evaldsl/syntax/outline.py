@@ -236,6 +236,23 @@ def outline(program: ast.Program, source: Source) -> Outline:
     close()
 
     for case in cases:
+        # a case's timeout bounds its `run` target's call: on a recording or a state it
+        # bounded nothing and said nothing (a budget the user believed in)
+        if (
+            case.timeout is not None
+            and case.source is not None
+            and not isinstance(case.source, ast.RunDecl)
+        ):
+            diags.append(
+                Diagnostic.at(
+                    source,
+                    case.timeout.span,
+                    "W514",
+                    "`timeout` limits a `run` target's call, and this case reads a recorded run: "
+                    "it limits nothing",
+                    "remove it; `latency < 5s` tests the time the recorded run took",
+                )
+            )
         # an implicit case (a file without `case` lines) may have a source too
         if case.input is not None and not isinstance(case.source, ast.RunDecl):
             diags.append(
