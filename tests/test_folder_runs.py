@@ -306,3 +306,16 @@ def test_a_dry_run_says_which_cases_would_run_as_errors(tmp_path: Path, jobs: st
     assert done.returncode == 1
     said = "2 cases in 1 suite would run, 1 of them as an error (the check errors above)"
     assert said in done.stdout, done.stdout
+
+
+def test_a_suite_file_named_with_a_line_break_keeps_its_case_error_on_one_line(
+    tmp_path: Path,
+) -> None:
+    # "not run: 1 check error (first: a<LF>b.eval:2:3: …)" broke the console's line, and
+    # the JUnit and JSON reports' error text, in two
+    (tmp_path / "a\nb.eval").write_text('case "c"\n  cassette "nope.jsonl"\n  steps > 0\n')
+    done = run_evaldsl("run", ".", "--no-history", "--json", "r.json", cwd=tmp_path)
+    [line] = [x for x in done.stdout.splitlines() if "not run: 1 check error" in x]
+    assert 'first: a\\nb.eval:2:3: file not found: "nope.jsonl"' in line, line
+    [case] = json.loads((tmp_path / "r.json").read_text("utf-8"))["suites"][0]["cases"]
+    assert "\n" not in case["error"]

@@ -193,8 +193,15 @@ class Diagnostic:
     @property
     def brief(self) -> str:
         """`path:line:column: message`, for a line that names one diagnostic (a long
-        message abbreviated: `abbreviated`)."""
-        return f"{self.path}:{self.line}:{self.column}: {abbreviated(self.message)}"
+        message abbreviated: `abbreviated`; a line break or control character of the path
+        or the message shown as an escape, as `render` shows them, so it stays one line).
+
+        >>> Diagnostic.in_file("a\\nb.eval", "E101", "bad").brief
+        'a\\\\nb.eval:1:1: bad'
+        """
+        path = visible(self.path, newlines=False)
+        message = visible(abbreviated(self.message), newlines=False)
+        return f"{path}:{self.line}:{self.column}: {message}"
 
     def to_json(self) -> dict[str, object]:
         """The record `check --format json` prints (1-based lines and columns)."""
