@@ -61,6 +61,9 @@ def test_check_of_a_value_that_is_not_a_run_is_an_error_not_a_pass(
         # same state is the run's error)
         (evaldsl.Run(events=None, state="completed"), "its state must be an object, found a"),
         (evaldsl.Run(events=None, state={"status": 5}), '"status" must be text, found a number'),
+        # (its repr was read as the answer: `answer contains "x"` passed on b"x")
+        (evaldsl.Run(events=None, output=b"x"), "its output must be JSON data"),
+        (evaldsl.Run(events=None, output=object()), "found object"),
     ],
 )
 def test_check_of_a_run_whose_fields_are_wrong_is_an_error(run: Any, message: str) -> None:

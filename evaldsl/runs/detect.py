@@ -68,6 +68,7 @@ from evaldsl.runs.events import (
 from evaldsl.runs.heldfiles import HOLD_BYTES, HeldFile
 from evaldsl.runs.model import (
     BOM,
+    MISSING,
     Format,
     Reading,
     Run,
@@ -1079,6 +1080,16 @@ def run_problems(run: Run) -> list[str]:
         problems.append(f"its path must be text, found {describe(run.path)}")
     if run.latency_ms is not None and not is_number(run.latency_ms):
         problems.append(f"its latency_ms must be a number, found {describe(run.latency_ms)}")
+    output = run.output
+    if output is not MISSING and not isinstance(
+        output, str | int | float | list | tuple | dict | type(None)
+    ):
+        # (its repr was read as the answer: `Run(output=b"x")` passed `answer contains "x"`;
+        # only its top is looked at, as its events are not walked)
+        problems.append(
+            "its output must be JSON data (text, a number, a boolean, null, a list or an "
+            f"object), found {type(output).__name__}"
+        )
     return problems
 
 
