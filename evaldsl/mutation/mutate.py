@@ -37,7 +37,7 @@ from evaldsl.runner.produce import produce_run
 from evaldsl.runs.index import index_run
 from evaldsl.runs.model import Run, RunError
 from evaldsl.suites import Case, Suite, discover, load_suite
-from evaldsl.suites.files import shown_missing
+from evaldsl.suites.files import discovery_problems
 
 #: Mutants checked per case unless `--max-mutants` says otherwise.
 DEFAULT_MAX_MUTANTS = 50
@@ -441,11 +441,10 @@ def mutate_command(
         print("evaldsl: error: --fail-under takes a score between 0 and 1", file=err)
         return 2
     files, missing, unreadable = discover(paths)
-    for m in missing:
-        print(f"evaldsl: error: no such file or folder: {shown_missing(m)}", file=err)
-    for said in unreadable:
-        print(f"evaldsl: error: {said}", file=err)
-    if missing or unreadable:
+    said = discovery_problems(missing, unreadable)
+    for problem in said:
+        print(f"evaldsl: error: {problem}", file=err)
+    if said:
         return 2
     if not files:
         print(f"evaldsl: error: no suite files found in {', '.join(paths)}", file=err)

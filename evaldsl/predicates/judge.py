@@ -77,14 +77,13 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
         )
     if pred.threshold is not None and not 0.0 <= pred.threshold <= 1.0:
         hint = fix = None
+        written = _THRESHOLD.match(ctx.text(pred.span))
         if 10.0 <= pred.threshold <= 100.0:  # (`>= 70`: a percentage)
             meant = f"{pred.op or '>='} {pred.threshold / 100:g}"
             hint = f"write `{meant}`"
-            written = _THRESHOLD.match(ctx.text(pred.span))
             if written is not None:
                 start = pred.span.start
                 fix = (Span(start + written.start("t"), start + written.end("t")), meant)
-        written = _THRESHOLD.match(ctx.text(pred.span))
         # (the number as written: `1e400` read as inf was said as "inf is out of range")
         shown = f"{pred.threshold:g}" if written is None else written.group("n")
         ctx.error(

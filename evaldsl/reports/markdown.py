@@ -51,6 +51,7 @@ def to_markdown_text(report: Report) -> str:
     if len(report.suites) > 1:
         header, rule, *rows = _suites_table(report)
         red = [_failing(s) for s in report.suites]
+        failing_suites = sum(red)
         if len(rows) > MAX_SUITE_ROWS:
             # (300 suites' rows took the whole comment, and no failing case was listed):
             # the failing suites first, and the table in a share of the budget
@@ -63,7 +64,7 @@ def to_markdown_text(report: Report) -> str:
         out += ["", header, rule, *(row for rows_ in shown for row in rows_)]
         left = len(report.suites) - len(shown)
         if left:
-            failed = sum(map(_failing, report.suites)) - sum(red[: len(shown)])
+            failed = failing_suites - sum(red[: len(shown)])
             which = f", {failed} of them failing" if failed else ", all passed"
             out += ["", f"…and {left} more suites{which} (the JSON report has all)."]
     labels = common.suite_labels(report.suites)

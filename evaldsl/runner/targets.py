@@ -441,7 +441,7 @@ def _returned_run(target: str, fields: dict[str, Any]) -> Run:
         read=read,
         unrecorded=unrecorded,
     )
-    problems = [*problems[:1], *run_problems(run), *problems[1:]]
+    problems += run_problems(run)
     if problems:
         raise TargetError(f"run target {target!r} returned an unusable evaldsl.Run: {problems[0]}")
     return run

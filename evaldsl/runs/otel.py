@@ -694,35 +694,29 @@ def _cache(
     taken as 0. A span does not say how long its writes are kept: they are priced as
     5-minute writes. (`providers`: the keys of `_PROVIDERS` the span has.)"""
     provider = _present(a, providers)
-    if provider == "openai":
-        found = _first(a, _CACHE_READ)
-        if found is None:
-            return None
-        cached = token_count(found, _read_key(a, _CACHE_READ))
-        if usage is None or cached > usage[0]:
-            raise BadUsage(
-                f"the span's prompt-cache reads ({cached}) are more than its input tokens "
-                f"({usage[0] if usage else 'none'}), which count them: its input tokens "
-                "cannot be known"
-            )
-        return {"cached": cached} if cached else None
-    if provider != "anthropic":
+    if provider not in ("anthropic", "openai"):
         return None
-    write, read = _first(a, _CACHE_WRITE), _first(a, _CACHE_READ)
+    # (OpenAI's cache is written by no request of the user's: its reads alone)
+    write = _first(a, _CACHE_WRITE) if provider == "anthropic" else None
+    read = _first(a, _CACHE_READ)
     if write is None and read is None:
         return None
-    cache = {
-        "write5m": token_count(write, _read_key(a, _CACHE_WRITE)),
-        "write1h": 0,
-        "read": token_count(read, _read_key(a, _CACHE_READ)),
-    }
-    if usage is None or cache["write5m"] + cache["read"] > usage[0]:
-        raise BadUsage(
-            f"the span's prompt-cache tokens ({cache['write5m']} written, {cache['read']} "
-            f"read) are more than its input tokens ({usage[0] if usage else 'none'}), which "
-            "count them: its input tokens cannot be known"
+    written = token_count(write, _read_key(a, _CACHE_WRITE))
+    reads = token_count(read, _read_key(a, _CACHE_READ))
+    if usage is None or written + reads > usage[0]:
+        said = (
+            f"tokens ({written} written, {reads} read)"
+            if provider == "anthropic"
+            else f"reads ({reads})"
         )
-    return cache
+        raise BadUsage(
+            f"the span's prompt-cache {said} are more than its input tokens "
+            f"({usage[0] if usage else 'none'}), which count them: its input tokens cannot "
+            "be known"
+        )
+    if provider == "openai":
+        return {"cached": reads} if reads else None
+    return {"write5m": written, "write1h": 0, "read": reads}
 
 
 class SpanKeys(msgspec.Struct, frozen=True, gc=False):

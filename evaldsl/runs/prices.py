@@ -33,7 +33,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evaldsl.cache.regexes import regex
 from evaldsl.language.diagnostics import not_utf8
@@ -259,6 +259,9 @@ def reread_if_changed() -> bool:
 SOURCE: str = _TABLE["source"]
 DATE: str = _TABLE["date"]
 
+#: A table's value (a price, a cached-input price).
+T = TypeVar("T")
+
 _SUFFIX = regex(r"(-\d{4}-\d{2}-\d{2}|-\d{8}|-latest)$")
 
 
@@ -287,22 +290,25 @@ def price_of(model: object) -> tuple[float, float] | None:
     >>> price_of("claude-opus-3-20240229") is None
     True
     """
+    return _listed(PRICES, model)
+
+
+def _listed(table: dict[str, T], model: object) -> T | None:
+    """What `table` (the prices, the cached-input prices) lists for a model id, found as
+    `_listed_as` finds it; None when it lists nothing, or the id is not text."""
     if not isinstance(model, str):
         return None  # a model id that is not text names no price
-    found = PRICES.get(model)
-    return found if found is not None else PRICES.get(_listed_as(model))
+    found = table.get(model)
+    return found if found is not None else table.get(_listed_as(model))
 
 
 def _listed_as(model: str) -> str:
     """The key a model id is looked up under: itself, or as a user's table writes its
-    names (lower case, no spaces around: `read_user_table`), or without a provider's
-    prefix (a snapshot listed apart from its family: `openai/gpt-4o-2024-05-13`), or else
-    its family (listed or not)."""
+    names, in lower case without a provider's prefix (`read_user_table` refuses a key
+    with one; a snapshot listed apart from its family: `openai/gpt-4o-2024-05-13`), or
+    else its family (listed or not)."""
     if model in PRICES:
         return model
-    lowered = model.strip().lower()
-    if lowered in PRICES:
-        return lowered
     bare = _unprefixed(model)
     return bare if bare in PRICES else _SUFFIX.sub("", bare)
 
@@ -343,10 +349,7 @@ def cached_input_price(model: object) -> float | None:
     >>> cached_input_price("gpt-4.1-mini-2025-04-14"), cached_input_price("gpt-3.5-turbo")
     (0.1, None)
     """
-    if not isinstance(model, str):
-        return None
-    found = CACHED_INPUT.get(model)
-    return found if found is not None else CACHED_INPUT.get(_listed_as(model))
+    return _listed(CACHED_INPUT, model)
 
 
 def unpriced_hint(model: object) -> str:

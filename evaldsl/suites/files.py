@@ -167,6 +167,16 @@ def discover(
     return found, missing, unreadable
 
 
+def discovery_problems(missing: list[str], unreadable: list[str]) -> list[str]:
+    """The errors of `discover`'s paths that name nothing and folders it could not read,
+    as a command says them (each after `evaldsl: error: `): none of them is a silence.
+
+    >>> discovery_problems(["x"], ['cannot read folder "d": Permission denied'])
+    ['no such file or folder: x', 'cannot read folder "d": Permission denied']
+    """
+    return [f"no such file or folder: {shown_missing(m)}" for m in missing] + unreadable
+
+
 def shown_missing(path: str) -> str:
     """A path `discover` found missing, as an error names it: an empty one as `''`, with
     what to write instead.

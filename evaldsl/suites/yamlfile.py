@@ -56,6 +56,7 @@ from evaldsl.suites.yamltraps import (
     yaml_error,
 )
 from evaldsl.syntax.literals import duration_text
+from evaldsl.syntax.outline import UNBOUNDED_TIMEOUT
 from evaldsl.syntax.parser import parse
 
 SUITE_KEYS = {
@@ -187,9 +188,8 @@ class _Doc:
         another node: a source's key and its value): each of its diagnostics marks them
         whole when they are written on one line, else their first character."""
         line, column = self.pos(node)
-        end = node_end(node) if last is None else None
-        if last is not None and last.end_mark.line == node.start_mark.line:
-            end = node_end(last)
+        last = node if last is None else last
+        end = node_end(last) if last.end_mark.line == node.start_mark.line else None
         return Source(
             text,
             self.path,
@@ -742,15 +742,7 @@ def _case(
         )
     if "timeout" in fields and "run" not in fields and present:
         # (a timeout bounds a `run` target's call: on a recording it bounded nothing, unsaid)
-        own.append(
-            doc.error(
-                fields["timeout"][0],
-                "W514",
-                "`timeout` limits a `run` target's call, and this case reads a recorded run: "
-                "it limits nothing",
-                "remove it; `latency < 5s` tests the time the recorded run took",
-            )
-        )
+        own.append(doc.error(fields["timeout"][0], "W514", *UNBOUNDED_TIMEOUT))
     if "format" in fields and "trace" not in fields:
         found = next((k for k in present if k != "dataset"), None)
         said = f"a `{found}` case" if found else "this case"

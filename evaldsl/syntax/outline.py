@@ -243,16 +243,7 @@ def outline(program: ast.Program, source: Source) -> Outline:
             and case.source is not None
             and not isinstance(case.source, ast.RunDecl)
         ):
-            diags.append(
-                Diagnostic.at(
-                    source,
-                    case.timeout.span,
-                    "W514",
-                    "`timeout` limits a `run` target's call, and this case reads a recorded run: "
-                    "it limits nothing",
-                    "remove it; `latency < 5s` tests the time the recorded run took",
-                )
-            )
+            diags.append(Diagnostic.at(source, case.timeout.span, "W514", *UNBOUNDED_TIMEOUT))
         # an implicit case (a file without `case` lines) may have a source too
         if case.input is not None and not isinstance(case.source, ast.RunDecl):
             diags.append(
@@ -310,6 +301,13 @@ def outline(program: ast.Program, source: Source) -> Outline:
         tuple(diags),
         suite_span,
     )
+
+
+#: W514's message and hint, in `.eval` files and YAML suites alike.
+UNBOUNDED_TIMEOUT = (
+    "`timeout` limits a `run` target's call, and this case reads a recorded run: it limits nothing",
+    "remove it; `latency < 5s` tests the time the recorded run took",
+)
 
 
 def _new_case(name: str, span: Span) -> dict[str, object]:

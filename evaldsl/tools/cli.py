@@ -376,15 +376,14 @@ def _load(
     and each suite as it is loaded."""
     with paused_gc(long_lived=True):  # imports make many objects, no garbage: see gcpause
         from evaldsl.suites.build import load_suite
-        from evaldsl.suites.files import discover, shown_missing
+        from evaldsl.suites.files import discover, discovery_problems
 
     loading = into if into is not None else Loading()
     files, missing, unreadable = discover(paths)
-    for m in missing:
-        print(f"evaldsl: error: no such file or folder: {shown_missing(m)}", file=sys.stderr)
-    for said in unreadable:  # (its suites would go unrun: said, as a missing path is)
-        print(f"evaldsl: error: {said}", file=sys.stderr)
-    if missing or unreadable:
+    said = discovery_problems(missing, unreadable)
+    for problem in said:  # (a folder not read: its suites would go unrun, unsaid)
+        print(f"evaldsl: error: {problem}", file=sys.stderr)
+    if said:
         return [], EXIT_USAGE
     if not files:
         print(

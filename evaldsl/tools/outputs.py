@@ -281,8 +281,11 @@ def write_outputs(
         except OSError as error:
             reason = error.strerror or type(error).__name__
             # (`-` is standard output, not a file of that name: `> /dev/full`, a full disk)
-            where = f"the {output.option} report to standard output (-)"
-            where = where if output.to_stdout else output.path
+            where = (
+                f"the {output.option} report to standard output (-)"
+                if output.to_stdout
+                else output.path
+            )
             print(f"evaldsl: error: cannot write {where}: {reason}", file=err)
             ok = False
     return ok
