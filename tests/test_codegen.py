@@ -2755,6 +2755,55 @@ def test_openai_cached_input_is_priced_alike_by_both_passes() -> None:
     assert '`cacheTokens.cached` is "many", not a number' in str(reference)
 
 
+def test_long_prompts_and_a_model_s_own_cache_read_price_are_priced_alike_by_both_passes() -> None:
+    """A model whose long prompts cost more (`long_prompt`) prices each response by its own
+    input tokens, cached ones included: the same model's responses on either side of its
+    threshold, in a row, cost each its own price in the generated pass (which keeps a flat
+    model's price between responses) as in the reference, in memory and from a file; and an
+    Anthropic model whose cache reads have a price of their own (claude-opus-5-5: $0.20, not
+    a tenth of $4) is priced at it, and a long prompt's reads at the multiple of its input
+    price."""
+
+    def turn(model: str, prompt: int, out: int, cache: Any = None) -> list[Any]:
+        response: dict[str, Any] = {
+            "type": "llm.response",
+            "model": model,
+            "usage": {"promptTokens": prompt, "completionTokens": out},
+        }
+        if cache is not None:
+            response["cacheTokens"] = cache
+        return [{"type": "llm.request", "model": model}, response]
+
+    def bounds(dollars: float) -> list[str]:
+        return [f"cost > ${dollars - 1e-6:.6f}", f"cost < ${dollars + 1e-6:.6f}"]
+
+    sonnet = "claude-sonnet-4-20250514"
+    runs: list[tuple[list[Any], float]] = [
+        # 200,000 at $3 and 1,000 at $15; then 200,001 at $6 and 1,000 at $22.50 (past the
+        # threshold, the whole response, output too); then 100 at $3 again
+        (
+            turn(sonnet, 200_000, 1000) + turn(sonnet, 200_001, 1000) + turn(sonnet, 100, 0),
+            0.6 + 0.015 + 1.200006 + 0.0225 + 0.0003,
+        ),
+        # a long prompt first, then short ones of the same model: never the long price kept
+        (turn(sonnet, 300_000, 0) + turn(sonnet, 1000, 0) + turn(sonnet, 1000, 0), 1.8 + 0.006),
+        # gpt-5.4 past 272,000: 2x input, 1.5x output, and its cached reads 2x too
+        (turn("gpt-5.4", 300_000, 100, {"cached": 100_000}), 1.0 + 0.05 + 0.00225),
+        # claude-opus-5-5's reads at $0.20: 10,000 input at $4 and 90,000 read
+        (turn("claude-opus-5-5", 100_000, 0, {"read": 90_000}), 0.04 + 0.018),
+        # claude-sonnet-4's reads past 200,000: a tenth of the long input price ($0.60)
+        (turn(sonnet, 300_000, 0, {"read": 250_000}), 0.3 + 0.15),
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        for events, dollars in runs:
+            case = _compiled([*bounds(dollars), "tokens > 0"])
+            reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+            assert generated == reference
+            assert [v[0] for v in reference[0][0]] == ["pass", "pass", "pass"], (dollars, reference)
+            for from_file, generated in _from_a_file(case, events, Path(folder)):
+                assert generated == from_file == str(reference)
+
+
 def test_a_chat_completion_beside_its_cache_counts_has_them_read_with_the_held_note() -> None:
     """The held-call note tells the prompt-cache test that a decoded body is a chat
     completion of one key (`choices`), which holds no counts; a chat completion beside a

@@ -17,6 +17,7 @@ import pytest
 from evaldsl.runs.prices import (
     CACHE_RATES,
     CACHED_INPUT,
+    LONG_PROMPTS,
     PRICES,
     PriceTableError,
     price_of,
@@ -115,6 +116,9 @@ def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path)
     assert "not JSON" in shown.stdout and "`cost` is an error" in shown.stdout
 
 
+_LONG = '{"models": {"m": {"input": 1, "output": 2, "long_prompt": %s}}}'
+
+
 @pytest.mark.parametrize(
     ("content", "said"),
     [
@@ -150,6 +154,18 @@ def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path)
             "models 'M' and ' m' are one model",
         ),
         ('{"models":\n {"caf\udce9": 1}}', ":2:7: the price table is not UTF-8 text: byte 0xe9"),
+        # a model's prices for long prompts
+        (_LONG % '{"over": 10, "input": 2}', "model 'm': `long_prompt` is {\"over\": TOKENS"),
+        (_LONG % '{"over": 10, "input": 2, "output": 3, "x": 1}', "`long_prompt` is {"),
+        (_LONG % "[10, 2, 3]", "model 'm': `long_prompt` is {"),
+        (_LONG % '{"over": 0, "input": 2, "output": 3}', "`long_prompt.over` is 0, not a number"),
+        (_LONG % '{"over": 1.5, "input": 2, "output": 3}', "`long_prompt.over` is 1.5"),
+        (_LONG % '{"over": true, "input": 2, "output": 3}', "`long_prompt.over` is true"),
+        (_LONG % '{"over": 9, "input": -2, "output": 3}', "`long_prompt.input` is -2, not a"),
+        (
+            _LONG % '{"over": 9, "input": 2, "output": 3, "cached_input": "x"}',
+            '`long_prompt.cached_input` is "x", not a number',
+        ),
     ],
 )
 def test_a_price_table_is_checked_and_its_fault_named(
@@ -163,10 +179,49 @@ def test_a_price_table_is_checked_and_its_fault_named(
     assert said in str(raised.value)
 
 
+def test_a_user_s_table_prices_long_prompts(tmp_path: Path) -> None:
+    # the weather cassette's two responses: 180 input tokens and 22 output, 240 and 19
+    suite = _suite(tmp_path, "acme-1", "cost > $0.0002314", "cost < $0.0002316")
+    table = {
+        "input": 0.1,
+        "output": 1.0,
+        "long_prompt": {"over": 200, "input": 0.6, "output": 2.5, "cached_input": 0.06},
+    }
+    path = _table(tmp_path, {"acme-1": table})
+    assert read_user_table(str(path))[3] == {"acme-1": (200, (0.6, 2.5), 0.06)}
+    # 180 at $0.10 and 22 at $1, then (240 > 200) 240 at $0.60 and 19 at $2.50 a million
+    found = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(path)})
+    assert [a["status"] for a in found] == ["pass", "pass"], found
+    # over 240: both at the base prices, $0.000083
+    longer = {**table, "long_prompt": {**table["long_prompt"], "over": 240}}
+    found = _verdicts(
+        tmp_path, suite, {"EVALDSL_PRICES": str(_table(tmp_path, {"acme-1": longer}))}
+    )
+    assert [a["status"] for a in found] == ["fail", "pass"], found
+    assert "0.000083" in found[0]["message"], found
+
+
+def test_a_user_s_price_of_a_shipped_model_drops_its_long_prompt_prices(tmp_path: Path) -> None:
+    # claude-sonnet-4 past 200,000 input tokens costs $6 / $22.50 in the shipped table; a
+    # user's table that prices it $3 / $15 means that price, for any prompt
+    suite = _suite(tmp_path, "claude-sonnet-4-20250514", "cost > $0.75", "cost < $1.00")
+    cassette = tmp_path / "run.jsonl"
+    cassette.write_text(
+        cassette.read_text("utf-8").replace('"promptTokens":240', '"promptTokens":250000')
+    )
+    # 180 + 250,000 input, 41 output: $1.500... shipped, $0.75... the user's
+    shipped = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": ""})
+    assert [a["status"] for a in shipped] == ["pass", "fail"], shipped
+    assert "1.50" in shipped[1]["message"], shipped
+    path = _table(tmp_path, {"claude-sonnet-4": {"input": 3, "output": 15}})
+    mine = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(path)})
+    assert [a["status"] for a in mine] == ["pass", "pass"], mine
+
+
 def test_a_table_of_the_unit_read_is_read(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_text('{"models": {"m": {"input": 1, "output": 2}}, "unit": "usd per  1M tokens"}')
-    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {})
+    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {}, {})
 
 
 def test_a_missing_table_is_named_with_the_reason(tmp_path: Path) -> None:
@@ -190,17 +245,18 @@ def test_a_table_saved_with_a_bom_is_read(tmp_path: Path) -> None:
     # as a JSON suite is (Windows' editors write one); once "not JSON: Unexpected UTF-8 BOM"
     path = tmp_path / "p.json"
     path.write_bytes(b'\xef\xbb\xbf{"models": {"m": {"input": 1, "output": 2}}}')
-    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {})
+    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {}, {})
 
 
 def test_a_copy_of_the_shipped_table_is_a_user_s_table(tmp_path: Path) -> None:
     shipped = ROOT / "evaldsl" / "runs" / "prices.json"
     path = tmp_path / "copy.json"
     path.write_text(shipped.read_text("utf-8"), "utf-8")
-    models, cache, cached = read_user_table(str(path))
+    models, cache, cached, long = read_user_table(str(path))
     assert models == PRICES  # (no EVALDSL_PRICES in the tests' own process)
     assert cache == CACHE_RATES
     assert cached == CACHED_INPUT and cached["gpt-4o"] == 1.25
+    assert long == LONG_PROMPTS and long["gpt-5.4"] == (272_000, (5.0, 22.5), 0.5)
 
 
 def test_a_user_s_cache_rates_price_cache_tokens(tmp_path: Path) -> None:

@@ -1058,13 +1058,13 @@ def _index(
             tokens_out += used_out
             if want_cost and (used_in or used_out):
                 priced_as = ev.get("model") or model or ""
-                price = price_of(priced_as)
+                price = price_of(priced_as, used_in)  # (a long prompt may cost more)
                 if price is None:
                     unpriced = ev.get("model") or model or "(no model)"
                 else:
                     cost += (used_in * price[0] + used_out * price[1]) / 1_000_000
                     if cache is not None or (cache := ev.get("cacheTokens")) is not None:
-                        premium = cache_premium(price[0], cache, priced_as)
+                        premium = cache_premium(price[0], cache, priced_as, used_in)
                         if premium is None:  # (cached reads of a model with no price for them)
                             unpriced = priced_as
                         else:

@@ -10,9 +10,15 @@ family is never priced as a shorter one: `gpt-4o-mini-tts` is not `gpt-4o-mini`)
 
 Prompt-cache tokens (counted among a response's input tokens and given apart in its
 `cacheTokens`) cost what the provider bills them: Anthropic's writes and reads a multiple
-of the input price, from the table's `cache` entry; OpenAI's reads the model's own
-`cached_input` price (`cached_input_price`; a model with none has no cost for them).
+of the input price, from the table's `cache` entry; reads the model's own `cached_input`
+price where the table gives one (`cached_input_price`: OpenAI's always, a model with none
+has no cost for them; Anthropic's where a model's read price is not the usual multiple).
 `cache_premium` is what they cost beyond the input price.
+
+A model may price long prompts apart (`long_prompt`: OpenAI's gpt-5.4 past 272,000 input
+tokens, Anthropic's Sonnet 4 past 200,000): a response whose input tokens, cached ones
+included, are more than its `over` is priced whole, output too, at that entry's prices.
+So the price of a response is `price_of(model, input_tokens)`.
 
 A user's own prices: the environment variable `EVALDSL_PRICES` names a JSON file of the
 same shape (`{"models": {"gpt-5": {"input": 1.25, "output": 10}}}`), whose models are
@@ -48,6 +54,12 @@ _TABLE: dict[str, Any] = json.loads((Path(__file__).with_name("prices.json")).re
 PRICES_VARIABLE = "EVALDSL_PRICES"
 _TABLE_KEYS = ("models", "cache", "about", "source", "date", "unit")
 SHAPE = '{"models": {"MODEL": {"input": N, "output": N}}}, in dollars per million tokens'
+#: What a model's price may have beside `input` and `output`.
+_PRICE_EXTRAS = {"cached_input", "long_prompt"}
+#: A model's prices for long prompts: the input tokens past which they apply, its (input,
+#: output) price then, and its cached-input price then (None: the `cache` multiples of that
+#: input price for Anthropic's reads; none for OpenAI's).
+LongPrompt = tuple[int, tuple[float, float], float | None]
 #: A `cache` entry's rates → the `cacheTokens` key of a response each prices.
 _CACHE_KEYS = {"write_5m": "write5m", "write_1h": "write1h", "read": "read"}
 
@@ -58,11 +70,14 @@ class PriceTableError(ValueError):
 
 def read_user_table(
     path: str,
-) -> tuple[dict[str, tuple[float, float]], dict[str, float], dict[str, float]]:
+) -> tuple[
+    dict[str, tuple[float, float]], dict[str, float], dict[str, float], dict[str, LongPrompt]
+]:
     """The price table in the JSON file at `path`: its models' (input, output) prices, the
     cache rates it gives, by `cacheTokens` key (the shipped rate for any it leaves out),
-    and the cached-input prices its models give (`cached_input`); or `PriceTableError`
-    saying what is wrong. (A tuple, not a class: this module is imported at every start.)"""
+    the cached-input prices its models give (`cached_input`) and their prices for long
+    prompts (`long_prompt`); or `PriceTableError` saying what is wrong. (A tuple, not a
+    class: this module is imported at every start.)"""
     where = f"{PRICES_VARIABLE}={path}"
     try:
         # a regular file only (a FIFO or /dev/zero once hung every start of evaldsl), with or
@@ -108,6 +123,7 @@ def read_user_table(
         )
     models: dict[str, tuple[float, float]] = {}
     cached: dict[str, float] = {}
+    long: dict[str, LongPrompt] = {}
     named: dict[str, str] = {}  # a model as it is looked up → as the table writes it
     for name, price in table["models"].items():
         if not name.strip():
@@ -130,20 +146,20 @@ def read_user_table(
                 "compared in lower case, without spaces around): give it one price"
             )
         named[key] = name
-        if not isinstance(price, dict) or sorted(set(price) - {"cached_input"}) != [
+        if not isinstance(price, dict) or sorted(set(price) - _PRICE_EXTRAS) != [
             "input",
             "output",
         ]:
             raise PriceTableError(
                 f"{where}: model {name!r}: a price is {SHAPE} (and may have `cached_input`: "
-                "the price of input tokens read from OpenAI's prompt cache)"
+                "the price of input tokens read from the prompt cache, and `long_prompt`: "
+                f"the prices of a prompt of more input tokens, {_LONG_SHAPE})"
             )
-        models[key] = (
-            _amount(price["input"], f"{where}: model {name!r}: `input`"),
-            _amount(price["output"], f"{where}: model {name!r}: `output`"),
-        )
-        if "cached_input" in price:
-            cached[key] = _amount(price["cached_input"], f"{where}: model {name!r}: `cached_input`")
+        models[key], own = _model_price(price, f"{where}: model {name!r}: ")
+        if own is not None:
+            cached[key] = own
+        if "long_prompt" in price:
+            long[key] = _long_prompt(price["long_prompt"], f"{where}: model {name!r}: ")
     cache = table.get("cache", {})
     if not isinstance(cache, dict) or not set(cache) <= {*_CACHE_KEYS, "about"}:
         raise PriceTableError(
@@ -155,7 +171,43 @@ def read_user_table(
         for k, n in cache.items()
         if k != "about"
     }
-    return models, rates, cached
+    return models, rates, cached, long
+
+
+_LONG_SHAPE = '{"over": TOKENS, "input": N, "output": N} (and may have `cached_input`)'
+
+
+def _model_price(
+    price: dict[str, Any], where: str, within: str = ""
+) -> tuple[tuple[float, float], float | None]:
+    """A price's (input, output) and its `cached_input` (None when it gives none); `within`
+    names the entry holding them (`long_prompt.`) in a fault's message."""
+    pair = (
+        _amount(price["input"], f"{where}`{within}input`"),
+        _amount(price["output"], f"{where}`{within}output`"),
+    )
+    if "cached_input" not in price:
+        return pair, None
+    return pair, _amount(price["cached_input"], f"{where}`{within}cached_input`")
+
+
+def _long_prompt(entry: object, where: str) -> LongPrompt:
+    """A model's `long_prompt` of a user's table, or `PriceTableError` naming its fault."""
+    keys = set(entry) if isinstance(entry, dict) else set()
+    if not isinstance(entry, dict) or not {"over", "input", "output"} <= keys <= {
+        "over",
+        "input",
+        "output",
+        "cached_input",
+    }:
+        raise PriceTableError(f"{where}`long_prompt` is {_LONG_SHAPE}")
+    over = entry["over"]
+    if type(over) is not int or over <= 0:
+        raise PriceTableError(
+            f"{where}`long_prompt.over` is {json.dumps(over)}, not a number of tokens (1 or more)"
+        )
+    pair, own = _model_price(entry, where, "long_prompt.")
+    return over, pair, own
 
 
 class _TwiceError(ValueError):
@@ -195,25 +247,40 @@ def _prices() -> tuple[
     dict[str, tuple[float, float]],
     dict[str, float],
     dict[str, float],
+    dict[str, LongPrompt],
     frozenset[str],
     str | None,
 ]:
-    """The table `cost` prices by, its cache rates, its models' cached-input prices, the
-    models the user's table priced, and what is wrong with that table when it cannot be
-    used (then no model is priced). A model the user's table prices has the cached-input
-    price that table gives it, if any: never the shipped one of another price."""
+    """The table `cost` prices by, its cache rates, its models' cached-input prices and
+    prices for long prompts, the models the user's table priced, and what is wrong with
+    that table when it cannot be used (then no model is priced). A model the user's table
+    prices has the cached-input price and long-prompt prices that table gives it, if any:
+    never the shipped ones of another price."""
     shipped = _TABLE["models"]
     models = {name: (float(p["input"]), float(p["output"])) for name, p in shipped.items()}
     cached = {name: float(p["cached_input"]) for name, p in shipped.items() if "cached_input" in p}
+    long = {
+        name: _long_prompt(p["long_prompt"], f"prices.json: model {name!r}: ")
+        for name, p in shipped.items()
+        if "long_prompt" in p
+    }
     cache = {_CACHE_KEYS[k]: float(_TABLE["cache"][k]) for k in _CACHE_KEYS}
     if not USER_TABLE:
-        return models, cache, cached, frozenset(), None
+        return models, cache, cached, long, frozenset(), None
     try:
-        my_models, my_cache, my_cached = read_user_table(USER_TABLE)
+        my_models, my_cache, my_cached, my_long = read_user_table(USER_TABLE)
     except PriceTableError as error:
-        return {}, cache, {}, frozenset(), str(error)
+        return {}, cache, {}, {}, frozenset(), str(error)
     kept = {name: price for name, price in cached.items() if name not in my_models}
-    return models | my_models, cache | my_cache, kept | my_cached, frozenset(my_models), None
+    kept_long = {name: entry for name, entry in long.items() if name not in my_models}
+    return (
+        models | my_models,
+        cache | my_cache,
+        kept | my_cached,
+        kept_long | my_long,
+        frozenset(my_models),
+        None,
+    )
 
 
 def _stamp(path: str) -> tuple[int, int, int] | None:
@@ -229,13 +296,14 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
 #: model family (or id) → (input, output) dollars per million tokens; prompt-cache tokens'
 #: price as a multiple of the input price, by the `cacheTokens` key of a response that
 #: counts them (Anthropic's 5-minute writes, 1-hour writes, reads); model → dollars per
-#: million input tokens read from OpenAI's prompt cache (`cacheTokens.cached`); the models
-#: the user's table (`EVALDSL_PRICES`) priced; and, when that table cannot be used, why
+#: million input tokens read from the prompt cache (`cacheTokens.cached`, and Anthropic's
+#: `read` where given); model → its prices for long prompts; the models the user's table
+#: (`EVALDSL_PRICES`) priced; and, when that table cannot be used, why
 #: (then no model is priced). Read through this module (`prices.TABLE_PROBLEM`), not
 #: imported by name: `reread_if_changed` binds them anew. (The file's stamp is taken
 #: before it is read: a change while it is read is seen at the next look.)
 _READ_STAMP = _stamp(USER_TABLE) if USER_TABLE else None
-PRICES, CACHE_RATES, CACHED_INPUT, USER_MODELS, TABLE_PROBLEM = _prices()
+PRICES, CACHE_RATES, CACHED_INPUT, LONG_PROMPTS, USER_MODELS, TABLE_PROBLEM = _prices()
 
 
 def reread_if_changed() -> bool:
@@ -244,14 +312,15 @@ def reread_if_changed() -> bool:
     otherwise hold until it restarts); whether it did. Each name is bound anew, never
     changed in place, so a thread reading one meanwhile sees the old or the new one,
     whole (the language server's checks read `TABLE_PROBLEM` alone)."""
-    global PRICES, CACHE_RATES, CACHED_INPUT, USER_MODELS, TABLE_PROBLEM, _READ_STAMP
+    global PRICES, CACHE_RATES, CACHED_INPUT, LONG_PROMPTS, USER_MODELS, TABLE_PROBLEM
+    global _READ_STAMP
     if not USER_TABLE:
         return False
     stamp = _stamp(USER_TABLE)
     if stamp == _READ_STAMP:
         return False
     _READ_STAMP = stamp
-    PRICES, CACHE_RATES, CACHED_INPUT, USER_MODELS, TABLE_PROBLEM = _prices()
+    PRICES, CACHE_RATES, CACHED_INPUT, LONG_PROMPTS, USER_MODELS, TABLE_PROBLEM = _prices()
     return True
 
 
@@ -282,15 +351,27 @@ def model_family(model: str) -> str:
     return _SUFFIX.sub("", _unprefixed(model))
 
 
-def price_of(model: object) -> tuple[float, float] | None:
-    """(input, output) dollars per million tokens for a model id, or `None` if unlisted.
+def price_of(model: object, prompt: float = 0) -> tuple[float, float] | None:
+    """(input, output) dollars per million tokens for a model id, or `None` if unlisted;
+    for a response of `prompt` input tokens (cached ones included), which a model's
+    `long_prompt` prices apart past its `over`.
 
     >>> price_of("gpt-4o-mini-2024-07-18"), price_of("openai/gpt-4o-2024-05-13")
     ((0.15, 0.6), (5.0, 15.0))
     >>> price_of("claude-opus-3-20240229") is None
     True
+    >>> price_of("gpt-5.4", 272_000), price_of("gpt-5.4", 272_001)
+    ((2.5, 15.0), (5.0, 22.5))
     """
+    if prompt and (long := _listed(LONG_PROMPTS, model)) is not None and prompt > long[0]:
+        return long[1]
     return _listed(PRICES, model)
+
+
+def long_priced(model: object) -> bool:
+    """Whether `model`'s price depends on the prompt's size (it has a `long_prompt`): the
+    generated passes keep a model's price between responses only when it does not."""
+    return _listed(LONG_PROMPTS, model) is not None
 
 
 def _listed(table: dict[str, T], model: object) -> T | None:
@@ -313,42 +394,55 @@ def _listed_as(model: str) -> str:
     return bare if bare in PRICES else _SUFFIX.sub("", bare)
 
 
-def cache_premium(input_price: float, cache: Any, model: object = None) -> float | None:
+def cache_premium(
+    input_price: float, cache: Any, model: object = None, prompt: float = 0
+) -> float | None:
     """Dollars a response's prompt-cache tokens cost beyond `input_price` (dollars per
-    million), at which `cost` already charged them as input tokens. `cache` is the
-    response's `cacheTokens`: Anthropic's `{"write5m": n, "write1h": n, "read": n}`, at the
-    table's multiples of the input price, and OpenAI's `{"cached": n}`, at `model`'s own
-    cached-input price (a key absent is 0); None when `model` has cached tokens and no
-    such price (its cost cannot be told: `unpriced_hint` says so); anything else, or a
-    count that is not a number ≥ 0, is a `BadUsage` (never $0).
+    million, `price_of(model, prompt)`'s), at which `cost` already charged them as input
+    tokens. `cache` is the response's `cacheTokens`: Anthropic's `{"write5m": n, "write1h":
+    n, "read": n}`, at the table's multiples of the input price (its reads at `model`'s
+    own cached-input price where the table gives one), and OpenAI's `{"cached": n}`, at
+    that price (a key absent is 0); None when `model` has cached tokens and no such price
+    (its cost cannot be told: `unpriced_hint` says so); anything else, or a count that is
+    not a number ≥ 0, is a `BadUsage` (never $0).
 
     >>> round(cache_premium(3.0, {"write5m": 20000, "read": 80000}), 6)
     -0.201
     >>> round(cache_premium(2.5, {"cached": 1000000}, "gpt-4o-2024-08-06"), 6)
     -1.25
+    >>> round(cache_premium(4.0, {"read": 1000000}, "claude-opus-5-5"), 6)
+    -3.8
     """
     if not isinstance(cache, dict):
         raise BadUsage(f"`cacheTokens` is {type(cache).__name__}, not an object of counts")
+    own = cached_input_price(model, prompt)
     extra = 0.0
+    reads: float = 0
     for key, rate in CACHE_RATES.items():
-        extra += token_count(cache.get(key), f"cacheTokens.{key}") * (rate - 1.0)
+        n = token_count(cache.get(key), f"cacheTokens.{key}")
+        if key == "read" and own is not None:
+            reads = n  # (the model's own price for them, not the multiple)
+        else:
+            extra += n * (rate - 1.0)
     dollars = input_price * extra / 1_000_000
-    cached = token_count(cache.get("cached"), "cacheTokens.cached")
+    cached = token_count(cache.get("cached"), "cacheTokens.cached") + reads
     if cached:
-        own = cached_input_price(model)
         if own is None:
             return None
         dollars += cached * (own - input_price) / 1_000_000
     return dollars
 
 
-def cached_input_price(model: object) -> float | None:
-    """Dollars per million input tokens `model` reads from OpenAI's prompt cache, found as
-    its price is (`price_of`); None when the table gives it none.
+def cached_input_price(model: object, prompt: float = 0) -> float | None:
+    """Dollars per million input tokens `model` reads from the prompt cache, found as its
+    price is (`price_of`, for a prompt of `prompt` input tokens); None when the table gives
+    it none.
 
     >>> cached_input_price("gpt-4.1-mini-2025-04-14"), cached_input_price("gpt-3.5-turbo")
     (0.1, None)
     """
+    if prompt and (long := _listed(LONG_PROMPTS, model)) is not None and prompt > long[0]:
+        return long[2]
     return _listed(CACHED_INPUT, model)
 
 
@@ -396,6 +490,7 @@ def table_stamp() -> tuple[str, str]:
             sorted(PRICES.items()),
             sorted(CACHE_RATES.items()),
             sorted(CACHED_INPUT.items()),
+            sorted(LONG_PROMPTS.items()),
             TABLE_PROBLEM,
         )
     )
