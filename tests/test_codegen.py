@@ -2804,6 +2804,43 @@ def test_long_prompts_and_a_model_s_own_cache_read_price_are_priced_alike_by_bot
                 assert generated == from_file == str(reference)
 
 
+def test_gemini_s_thinking_and_tool_use_prompt_are_counted_alike_by_both_passes() -> None:
+    """Gemini's `usageMetadata` counts four disjoint parts (`totalTokenCount` is their
+    sum): the tool-use prompt is input and the thinking output, as Google bills it, beside
+    `promptTokenCount` and `candidatesTokenCount`; in the event's `usage` or its output's,
+    camelCase or the Python SDK's snake_case, in memory and from a file (whole and by the
+    typed decoder, whose usage struct holds them)."""
+    camel = {
+        "promptTokenCount": 100,
+        "candidatesTokenCount": 20,
+        "toolUsePromptTokenCount": 5,
+        "thoughtsTokenCount": 30,
+        "totalTokenCount": 155,
+    }
+    snake = {
+        "prompt_token_count": 100,
+        "candidates_token_count": 20,
+        "tool_use_prompt_token_count": 5,
+        "thoughts_token_count": 30,
+    }
+    text = {"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}}]}
+    shapes: list[dict[str, Any]] = [
+        {"usage": camel},
+        {"usage": snake},
+        {"output": {**text, "usageMetadata": camel}},
+        {"output": {**text, "usage_metadata": snake}},
+    ]
+    case = _compiled(["tokens == 155", "input tokens == 105", "output tokens == 50"])
+    with tempfile.TemporaryDirectory() as folder:
+        for shape in shapes:
+            events = [{"type": "llm.request"}, {"type": "llm.response", **shape}]
+            reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+            assert generated == reference
+            assert [v[0] for v in reference[0][0]] == ["pass", "pass", "pass"], (shape, reference)
+            for from_file, generated in _from_a_file(case, events, Path(folder)):
+                assert generated == from_file == str(reference)
+
+
 def test_a_chat_completion_beside_its_cache_counts_has_them_read_with_the_held_note() -> None:
     """The held-call note tells the prompt-cache test that a decoded body is a chat
     completion of one key (`choices`), which holds no counts; a chat completion beside a

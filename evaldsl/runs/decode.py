@@ -53,7 +53,7 @@ from evaldsl.runs.events import (
     TOOL_RESULT,
     USER_MESSAGE,
 )
-from evaldsl.runs.text import USAGE_FIELDS
+from evaldsl.runs.text import GEMINI_MORE, USAGE_FIELDS
 
 CHUNK = 1 << 18  # 256 KiB: the decoded list of one chunk is what memory holds
 
@@ -93,8 +93,8 @@ def _decoder(fields: frozenset[str]) -> Any:
     return msgspec.json.Decoder(shape)
 
 
-#: The fields of `usage_struct`: every spelling of the two counts.
-USAGE_NAMES = tuple(name for pair in USAGE_FIELDS for name in pair)
+#: The fields of `usage_struct`: every spelling of the two counts, and Gemini's others.
+USAGE_NAMES = tuple(name for pair in (*USAGE_FIELDS, *GEMINI_MORE.values()) for name in pair)
 
 
 @lru_cache(maxsize=1)

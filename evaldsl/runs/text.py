@@ -165,7 +165,17 @@ USAGE_FIELDS = (
     ("prompt_tokens", "completion_tokens"),  # OpenAI
     ("input_tokens", "output_tokens"),  # Anthropic
     ("promptTokenCount", "candidatesTokenCount"),  # Gemini usageMetadata
+    ("prompt_token_count", "candidates_token_count"),  # the same from Google's Python SDK
 )
+
+#: What Gemini counts beside its two, by the spelling of its input count: the tool-use
+#: prompt (the tools' results fed back: input) and the thinking (output, as Google bills
+#: it), four disjoint counts that `totalTokenCount` sums; `candidatesTokenCount` alone
+#: left a thinking model's output out of `tokens` (most of it: 918 of 930 tokens).
+GEMINI_MORE = {
+    "promptTokenCount": ("toolUsePromptTokenCount", "thoughtsTokenCount"),
+    "prompt_token_count": ("tool_use_prompt_token_count", "thoughts_token_count"),
+}
 
 
 class BadUsage(ValueError):
@@ -212,7 +222,8 @@ def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
 
     Event-level counts win: verydia `tokensIn`/`tokensOut`, then the event's `usage` (camelCase,
     snake_case or Anthropic names); only an event with none of them is read through its
-    `output.usage` (or Gemini `output.usageMetadata`). A missing field counts 0; a value that
+    `output.usage` (or Gemini `output.usageMetadata`, whose tool-use prompt is input and
+    thinking output: `GEMINI_MORE`). A missing field counts 0; a value that
     is negative or not a number (`"100"`, `true`) is a `BadUsage` (`token_count`), and so
     is a `usage` that is not an object (`"12000"`, `[5, 7]`).
 
@@ -238,6 +249,8 @@ def usage_tokens(event: dict[str, Any]) -> tuple[float, float]:
         found = usage_pair(output.get("usage"))
         if found is None:
             found = usage_pair(output.get("usageMetadata"))
+        if found is None:  # (Google's Python SDK's spelling)
+            found = usage_pair(output.get("usage_metadata"))
         if found is not None:
             return found
     return NO_USAGE
@@ -250,14 +263,20 @@ def usage_pair(usage: Any) -> tuple[float, float] | None:
     (3, 4)
     >>> usage_pair({"total": 7}) is None
     True
+    >>> usage_pair({"promptTokenCount": 8, "candidatesTokenCount": 12, "thoughtsTokenCount": 918})
+    (8, 930)
     """
     if not isinstance(usage, dict):
         return None
     for prompt, completion in USAGE_FIELDS:
         if prompt in usage or completion in usage:
-            return token_count(usage.get(prompt), prompt), token_count(
-                usage.get(completion), completion
-            )
+            used_in = token_count(usage.get(prompt), prompt)
+            used_out = token_count(usage.get(completion), completion)
+            more = GEMINI_MORE.get(prompt)
+            if more is not None:  # Gemini's tool-use prompt and thinking
+                used_in += token_count(usage.get(more[0]), more[0])
+                used_out += token_count(usage.get(more[1]), more[1])
+            return used_in, used_out
     return None
 
 
