@@ -195,26 +195,111 @@ def test_a_yaml_glob_names_suites_in_a_linked_folder(project: pytest.Pytester) -
     result.stdout.fnmatch_lines(["suites/weather.yaml::yaml case PASSED*"])
 
 
-def test_check_errors_are_a_collection_error_listing_every_diagnostic(
+def test_a_case_with_check_errors_fails_alone_and_the_others_run(
     project: pytest.Pytester,
 ) -> None:
-    project.makefile(".eval", broken=BROKEN)
-    result = project.runpytest("-p", "evaldsl", "--continue-on-collection-errors")
-    result.assert_outcomes(passed=3, failed=1, errors=1)
+    # one case's check errors (a typo, a bad regex, a missing cassette) made the whole
+    # file a collection error, and pytest then ran nothing of the session: now that case
+    # fails with them, as `evaldsl run` reports it ("not run: …"), and the others run
+    project.makefile(
+        ".eval",
+        broken='tools get_weather\n\ncase "first good"\n  cassette "xiamen.jsonl"\n'
+        "  tool get_weather called once\n\n"
+        + BROKEN.removeprefix("tools get_weather\n\n")
+        + '\ncase "bad regex"\n  cassette "xiamen.jsonl"\n  answer matches /(/\n'
+        '\ncase "no cassette"\n  cassette "nope.jsonl"\n  steps >= 1\n'
+        '\ncase "second good"\n  cassette "xiamen.jsonl"\n  steps >= 1\n',
+    )
+    result = project.runpytest_subprocess("-p", "evaldsl", "broken.eval", "-v")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=2, failed=3)
     result.stdout.fnmatch_lines(
         [
-            "*ERROR collecting broken.eval*",
-            "2 check errors in broken.eval: no case of this file was run",
-            lit("broken.eval:5:20: error[E101]: expected a predicate") + "*found `caled`",
-            "5 |   tool get_weather caled once",
+            "broken.eval::first good PASSED*",
+            "broken.eval::typos FAILED*",
+            "broken.eval::bad regex FAILED*",
+            "broken.eval::no cassette FAILED*",
+            "broken.eval::second good PASSED*",
+            "*_ broken › typos _*",
+            "error: not run: 2 check errors (first: broken.eval:9:20: expected a predicate*",
+            lit("broken.eval:9:20: error[E101]: expected a predicate") + "*found `caled`",
+            "9 |   tool get_weather caled once",
             "  |                    ^^^^^",
             "  = hint: did you mean `called`?",
-            lit("broken.eval:6:13: error[E202]: `latency` is a duration: give the number a unit"),
-            "  = hint: write `2s` or `2ms`",
+            lit("broken.eval:10:13: error[E202]: `latency` is a duration: give the number a unit"),
+            "   = hint: write `2s` or `2ms`",
+            "*_ broken › bad regex _*",
+            "error: not run: 1 check error (first: broken.eval:14:18: invalid regex: *",
+            lit("broken.eval:14:18: error[E401]: invalid regex: ") + "*",
+            "*_ broken › no cassette _*",
+            lit("broken.eval:17:3: error[E501]: file not found: ") + '"nope.jsonl"*',
+            "FAILED broken.eval::typos - error: not run: 2 check errors*",
+        ]
+    )
+    # a case's errors are its failure, not pytest warnings as well
+    assert "warnings summary" not in result.stdout.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    # pytest's JUnit XML carries the failure's message and the diagnostics
+    project.runpytest("-p", "evaldsl", "broken.eval", "--junitxml=j.xml")
+    cases = {c.get("name"): c for c in ET.parse(project.path / "j.xml").getroot().iter("testcase")}
+    failure = cases["typos"].find("failure")
+    assert failure is not None and failure.text is not None
+    assert (failure.get("message") or "").startswith("error: not run: 2 check errors (first: ")
+    assert "9 |   tool get_weather caled once" in failure.text
+    assert cases["first good"].find("failure") is None
+    # and `--lf` runs the three again
+    again = project.runpytest("-p", "evaldsl", "broken.eval", "--lf")
+    again.assert_outcomes(failed=3, deselected=2)
+
+
+def test_a_yaml_case_with_check_errors_fails_alone(project: pytest.Pytester) -> None:
+    (project.path / "mixed.yaml").write_text(
+        YAML_SUITE
+        + "  - name: misspelt\n    cassete: xiamen.jsonl\n    expect: steps >= 1\n"
+        + "  - name: fine\n    cassette: xiamen.jsonl\n    expect: steps >= 1\n"
+    )
+    result = project.runpytest("-p", "evaldsl", "mixed.yaml")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ yaml weather › misspelt _*",
+            'error: not run: 2 check errors (first: mixed.yaml:6:5: case "misspelt" has no source)',
+            lit("mixed.yaml:6:5: error[E503]") + "*",
+            lit("mixed.yaml:7:5: error[E508]: `cassete` is not a case field"),
+        ]
+    )
+
+
+def test_errors_of_the_whole_file_are_a_collection_error_listing_every_diagnostic(
+    project: pytest.Pytester,
+) -> None:
+    # a suite-level assertion with errors stops every case of its file: no case is to
+    # blame, so the file is a collection error, as is a YAML file that is no suite
+    project.makefile(".eval", broken="tools get_weather\ntool get_weather caled once\n" + WEATHER)
+    (project.path / "notes.yaml").write_text("cases: 3\n")
+    result = project.runpytest(
+        "-p",
+        "evaldsl",
+        "--continue-on-collection-errors",
+        "notes.yaml",
+        "broken.eval",
+        "weather.eval",
+    )
+    result.assert_outcomes(passed=3, failed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting notes.yaml*",
+            "1 check error in notes.yaml: no case of this file was run",
+            "*ERROR collecting broken.eval*",
+            "1 check error in broken.eval: no case of this file was run",
+            lit("broken.eval:2:18: error[E101]: expected a predicate") + "*found `caled`",
+            "2 | tool get_weather caled once",
+            "  |                  ^^^^^",
+            "  = hint: did you mean `called`?",
         ]
     )
     # without the flag pytest stops before running anything, as for any collection error
-    stopped = project.runpytest("-p", "evaldsl")
+    stopped = project.runpytest("-p", "evaldsl", "broken.eval", "weather.eval")
     assert stopped.ret == pytest.ExitCode.INTERRUPTED
     stopped.assert_outcomes(errors=1)
 
@@ -268,6 +353,22 @@ def test_warnings_made_errors_are_a_collection_error_listing_each(
     # a filter for another warning leaves them warnings
     other = project.runpytest("-p", "evaldsl", "-W", "error::DeprecationWarning", "warned.eval")
     other.assert_outcomes(passed=1, warnings=2)
+    # a case's check error beside them is said too: no item is left to say it
+    project.makefile(
+        ".eval",
+        both='case "bad"\n  cassette "nope.jsonl"\n  steps >= 1\n'
+        + ('case "w"\n  cassette "xiamen.jsonl"\n  no tool get_wether\n  steps >= 1\n'),
+    )
+    both = project.runpytest("-p", "evaldsl", "-W", "error", "both.eval")
+    both.assert_outcomes(errors=1)
+    both.stdout.fnmatch_lines(
+        [
+            "1 warning in both.eval, made errors by the warning filters (-W error, "
+            "filterwarnings), and 1 check error: no case of this file was run",
+            lit("both.eval:2:3: error[E501]") + "*",
+            lit("both.eval:6:3: warning[W301]") + "*",
+        ]
+    )
 
 
 def test_a_case_whose_assertions_all_skip_is_skipped_with_the_reason(

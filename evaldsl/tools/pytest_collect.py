@@ -4,12 +4,17 @@ Takes the suite files pytest walks past and gives one `SuiteFile` collector per 
 one `CaseItem` per case, named as `evaldsl run` names them (an `each` row or a dataset
 row is its own item, with its id: `weather.eval::each city #1 [city=Xiamen]`; a `::` in a
 name is written `: :`, as pytest splits ids there). Only the pipeline's public functions
-are used: `load_suite` reads, checks and compiles a file, `begin_case` runs one case (up
+are used: `read_draft`, `check_suite` and `compile_suite` read, check and compile a file
+(as `load_suite`, keeping each case's own diagnostics), `begin_case` runs one case (up
 to its judge's answers), and the console renderer shows why one failed.
 
-- A suite with check errors is a collection error listing every diagnostic; warnings
-  become pytest warnings at their file and line (a collection error listing them when
-  the warning filters make them errors: `-W error`, `filterwarnings = error`).
+- A case with check errors (its own: a typo, a bad regex, a missing recording) is an
+  item that fails with them, as `evaldsl run` reports it (`not run: 1 check error
+  (first: …)`), and the file's other cases run. Errors no case carries (the suite-level
+  assertions', a file that is no suite or cannot be read) are a collection error of the
+  file listing every diagnostic. Warnings become pytest warnings at their file and line
+  (a collection error listing them when the warning filters make them errors: `-W
+  error`, `filterwarnings = error`).
 - A case fails with the console's report of each failing assertion (source line, caret,
   found, expected), or of the run's crash; a case whose assertions all skipped is skipped
   with their reason; its score is a `user_properties` entry (JUnit `<property>`).
@@ -37,10 +42,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pytest
 
+from evaldsl.gcpause import paused_gc
 from evaldsl.judge.config import JudgeConfigError
 from evaldsl.judge.plan import judge_from_options
 from evaldsl.judge.protocol import Judge
-from evaldsl.language.diagnostics import Diagnostic, render
+from evaldsl.language.diagnostics import Diagnostic, render, sort_key
 from evaldsl.language.printable import visible
 from evaldsl.language.reading import YAML_SUFFIXES
 from evaldsl.reports import ConsoleReporter, outcome
@@ -50,8 +56,9 @@ from evaldsl.runner.live import is_live
 from evaldsl.runner.readings import SharedReadings
 from evaldsl.runner.results import AssertionResult, CaseResult
 from evaldsl.runs.heldfiles import reading_once
-from evaldsl.suites import Case, Suite, load_suite
-from evaldsl.suites.files import is_suite_file
+from evaldsl.suites import Case, Suite
+from evaldsl.suites.build import check_suite, compile_suite
+from evaldsl.suites.files import is_suite_file, read_draft
 
 if TYPE_CHECKING:  # live targets' worker processes: loaded for a live case only
     from evaldsl.runner.targets import TargetWorkers
@@ -262,11 +269,20 @@ class SuiteFile(pytest.File):
         plugin = collector(self.config)
         # each small recording read once for the whole file, as `evaldsl run` and `check`
         # read it (`runs.heldfiles`): else each case reads its recording again to check it
-        with reading_once():
-            suite = load_suite(self.path, judge=plugin.judge())
+        # (checked and compiled as `load_suite` does, keeping the check: each case's own
+        # diagnostics, in the order of the suite's cases)
+        with reading_once(), paused_gc(long_lived=True):
+            checked = check_suite(read_draft(self.path))
+            suite = compile_suite(checked, judge=plugin.judge())
+        owned = [c.diagnostics for c in checked.cases]
+        carried = {d for own in owned for d in own}
         diagnostics = [self.shown(d) for d in suite.diagnostics]
-        errors = [d for d in diagnostics if d.is_error]
-        if errors:
+        # An error a case carries is that case's: it cannot run (its `error` says why, as
+        # `evaldsl run` reports it) and its item fails, while the file's other cases run.
+        # One no case carries (the header's, a file that is no suite, an unreadable one)
+        # stops every case of the file: a collection error of the file.
+        if any(d.is_error and d not in carried for d in suite.diagnostics):
+            errors = [d for d in diagnostics if d.is_error]
             warned = len(diagnostics) - len(errors)
             head = (
                 f"{len(errors)} check error{'s' if len(errors) != 1 else ''}"
@@ -274,20 +290,27 @@ class SuiteFile(pytest.File):
                 f" in {shown_path(self.path, self.config)}: no case of this file was run"
             )
             raise self.CollectError(f"{head}\n{render(diagnostics)}")
-        raised = [d for d in diagnostics if not self.warned(d)]
+        # (a case's errors are its item's failure, not warnings as well)
+        raised = [d for d in diagnostics if not d.is_error and not self.warned(d)]
         if raised:  # `-W error` or `filterwarnings = error`: those warnings are errors here
             count = f"{len(raised)} warning{'s' if len(raised) != 1 else ''}"
+            # (the cases' check errors are said too: no item is left to say them)
+            errors = [d for d in diagnostics if d.is_error]
+            also = f", and {len(errors)} check error{'s' if len(errors) != 1 else ''}"
             head = (
                 f"{count} in {shown_path(self.path, self.config)}, made errors by the "
-                "warning filters (-W error, filterwarnings): no case of this file was run"
+                f"warning filters (-W error, filterwarnings){also if errors else ''}: no case "
+                "of this file was run"
             )
-            raise self.CollectError(f"{head}\n{render(raised)}")
+            listed = [d for d in diagnostics if d.is_error or d in raised]
+            raise self.CollectError(f"{head}\n{render(listed)}")
         # `-k weather` selects the cases of suite "weather", as `evaldsl run -k` does
         self.extra_keyword_matches.add(suite.name)
         # cases on one recording read it once, as `evaldsl run` reads it (a case
         # deselected by `-k` leaves its reading's facts with this file's items)
         shared = SharedReadings((suite, case) for case in suite.cases)
-        for case, name in zip(suite.cases, item_names(c.name for c in suite.cases), strict=True):
+        names = item_names(c.name for c in suite.cases)
+        for case, name, own in zip(suite.cases, names, owned, strict=True):
             yield CaseItem.from_parent(
                 self,
                 name=name,
@@ -297,6 +320,7 @@ class SuiteFile(pytest.File):
                 suite=suite,
                 case=case,
                 readings=shared,
+                errors=tuple(self.shown(d) for d in sorted(own, key=sort_key) if d.is_error),
             )
 
     def warned(self, d: Diagnostic) -> bool:
@@ -324,12 +348,20 @@ class CaseItem(pytest.Item):
     the judged case before it, `begin_next`)."""
 
     def __init__(
-        self, *, suite: Suite, case: Case, readings: SharedReadings | None = None, **kwargs: Any
+        self,
+        *,
+        suite: Suite,
+        case: Case,
+        readings: SharedReadings | None = None,
+        errors: tuple[Diagnostic, ...] = (),
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.suite = suite
         self.case = case
         self.readings = readings
+        # the case's check errors (it cannot run: its failure shows each, as `check` does)
+        self.errors = errors
         # the judged cases of the session and this one's place among them, and this case
         # begun by the one before it (`pytest_collection_finish`, `runtest`)
         self.ahead: tuple[list[CaseItem], int] | None = None
@@ -391,9 +423,10 @@ class CaseItem(pytest.Item):
                 for a in result.assertions
             ),
         )
-        if shown.error is not None:  # the run crashed: no assertion was checked
+        if shown.error is not None:  # the run crashed, or never ran: nothing was checked
             # (a target's message is its text: shown, never acted on, as the console does)
-            return f"error: {visible(shown.error)}"
+            said = f"error: {visible(shown.error)}"
+            return f"{said}\n{render(self.errors)}" if self.errors else said
         counted = [a for a in result.assertions if a.status != "skip"]
         out = io.StringIO()
         out.write(f"{bad_counts(counted)} (score {result.score:.2f})\n")
