@@ -1,7 +1,8 @@
 """The pytest plugin, run by pytest itself through its `pytester` fixture: off unless asked
-for; one item per case and per `each` row; failures with the console's report; check
-errors as collection errors; skips with their reason; `-k`, `--lf`, markers, xdist and
-pytest's JUnit XML; the judge options; and `evaldsl.expect` inside ordinary tests."""
+for; one item per case and per `each` row; failures with the console's report; a case's
+check errors as its failure, the file's as a collection error; skips with their reason;
+`-k`, `--lf`, markers, xdist and pytest's JUnit XML; the judge options; and
+`evaldsl.expect` inside ordinary tests."""
 
 from __future__ import annotations
 
