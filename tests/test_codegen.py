@@ -384,6 +384,33 @@ anthropic_bodies = st.sampled_from(
 )
 
 
+# an OpenAI body kept as the output (traceplay's): the tokens it read from the prompt
+# cache are among its input, priced apart when the event's input is the body's (3 or 43
+# here), the run's error when it is another; details that are not an object, or a bad
+# cached count, are the run's error; none read (0, as every recent body says) is nothing
+openai_bodies = st.sampled_from(
+    [
+        {
+            "choices": [{"message": {"content": "x"}}],
+            "usage": {
+                "prompt_tokens": 43,
+                "completion_tokens": 2,
+                "prompt_tokens_details": {"cached_tokens": 40, "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 0},
+            },
+        },
+        {"usage": {"input_tokens": 3, "input_tokens_details": {"cached_tokens": 2}}},
+        {"usage": {"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": 0}}},
+        {"usage": {"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": 0.0}}},
+        {"usage": {"prompt_tokens": 3, "prompt_tokens_details": None}},
+        {"usage": {"prompt_tokens": 3, "prompt_tokens_details": 5}},
+        {"usage": {"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": "2"}}},
+        {"usage": {"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": 9}}},
+        {"usage": {"input_tokens": 3, "input_tokens_details": {"cached_tokens": -1}}},
+    ]
+)
+
+
 @st.composite
 def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
@@ -464,6 +491,7 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
                     st.just('{"x": 1}'),
                     st.just({"usage": {"prompt_tokens": 3, "completion_tokens": 4}}),
                     anthropic_bodies,
+                    openai_bodies,
                     json_value,
                 )
             )

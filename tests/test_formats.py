@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import evaldsl
 from evaldsl.language.vocabulary import RUN_FORMATS
 from evaldsl.runner import run_suites
-from evaldsl.runs import RunError, load_run
+from evaldsl.runs import RunError, load_run, passes
 from evaldsl.runs.events import KNOWN_TYPES, is_kind
 from evaldsl.runs.openai import read_openai
 from evaldsl.runs.prices import model_family, price_of
@@ -254,6 +254,70 @@ def test_openai_cached_input_is_priced_at_its_own_price(
     path.write_text("\n".join([*lines[:-1], json.dumps(body)]) + "\n", "utf-8")
     with pytest.raises(RunError, match=f"`{details}.cached_tokens` .* is more than `{prompt}`"):
         load_run(path, "openai").events  # noqa: B018
+
+
+TRACEPLAY_MULTISTEP = ROOT / "tests/fixtures/traceplay/multistep/cassette.multistep.jsonl"
+
+
+def _openai_cassette(tmp_path: Path, name: str, prompt: int, cached: Any) -> Path:
+    """traceplay's multistep cassette (OpenAI bodies as its responses' `output`), its last
+    response's body the real one of `name` (gpt-4o-mini: $0.15 input, $0.075 cached, $0.6
+    output a million tokens) reading `cached` of 1,000,000 input tokens, and its own
+    `usage.promptTokens` `prompt`, as traceplay records it: the body's prompt count."""
+    lines = [json.loads(line) for line in TRACEPLAY_MULTISTEP.read_text("utf-8").splitlines()]
+    lines = lines[:1] + lines[-2:]  # (the header, one request, its response)
+    body = json.loads((REAL / name).read_text("utf-8"))
+    count = "input_tokens" if "input_tokens" in body["usage"] else "prompt_tokens"
+    details = count + "_details" if count == "input_tokens" else "prompt_tokens_details"
+    body["usage"] = {**body["usage"], count: 1_000_000, details: {"cached_tokens": cached}}
+    lines[-2]["model"] = body["model"]
+    lines[-1]["output"] = body
+    lines[-1]["usage"] = {"promptTokens": prompt, "completionTokens": 100}
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "name", ["openai-chat-tools/response-final.json", "openai-responses-api/response-message.json"]
+)
+@pytest.mark.parametrize("typed_from", [passes.TYPED_FROM, 0])
+@pytest.mark.parametrize("reference", [False, True])
+def test_a_cassettes_openai_body_prices_its_cached_input(
+    tmp_path: Path,
+    name: str,
+    typed_from: int,
+    reference: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """traceplay keeps an OpenAI body as it came, and its `promptTokens` is the body's
+    prompt count, among which the body's cached reads: priced at the cached-input price in
+    either pass, however the file is decoded (typed from 0 bytes). They were priced as
+    input: the cost was $0.06 too high."""
+    monkeypatch.setattr(passes, "TYPED_FROM", typed_from)
+    if reference:
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    cost = (200_000 * 0.15 + 800_000 * 0.075 + 100 * 0.6) / 1_000_000
+    statements = f"input tokens == 1000000; cost < ${cost + 1e-7:.7f}; cost > ${cost - 1e-7:.7f}"
+    path = _openai_cassette(tmp_path, name, 1_000_000, 800_000)
+    assert check(path, statements) == ["pass"] * 3
+    # none read (0, as every recent body says): every input token at the input price
+    full = (1_000_000 * 0.15 + 100 * 0.6) / 1_000_000
+    path = _openai_cassette(tmp_path, name, 1_000_000, 0)
+    assert check(path, f"cost > ${full - 1e-7:.7f}; cost < ${full + 1e-7:.7f}") == ["pass"] * 2
+    # an input that is not the body's, or a cached count that cannot be read: which
+    # tokens were cached nobody can tell, so no count passes
+    for prompt, cached, said in (
+        (500, 800_000, "input tokens (500) are not its body's"),
+        (1_000_000, "800000", 'cached_tokens` is "800000", not a number'),
+        (1_000_000, 1_000_001, "is more than"),
+    ):
+        checked = evaldsl.compile(statements).check(
+            load_run(_openai_cassette(tmp_path, name, prompt, cached))
+        )
+        assert checked.statuses == ["error"] * 3
+        assert "c.jsonl:3:1: an LLM response's" in checked.verdicts[0].message
+        assert said in checked.verdicts[0].message
 
 
 @pytest.mark.parametrize(

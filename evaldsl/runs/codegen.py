@@ -80,7 +80,9 @@ from evaldsl.runs.text import (
     CACHE_READ,
     CACHE_SPLIT,
     CACHE_WRITE,
+    CHAT_CACHED,
     NO_USAGE,
+    RESPONSES_CACHED,
     body_cache,
     usage_tokens,
 )
@@ -293,9 +295,17 @@ _UNNAMED = 'raise TypeError("a tool call whose name is not text")'
 # time: ~0.8-2 us a response, a sixth of a typed check that asks it of every response).
 #: The escape of an ASCII character that is not a control.
 NAMES_SPELLED = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
-#: The ends of `cache_read_input_tokens`, `cache_creation_input_tokens`, `cache_creation`,
-#: and of `"tool_calls"`, `"tool_use"`, `"function_call"` (`heldcalls`).
-_CACHE_ENDS = (rb"creation", rb"read")
+#: The ends of `cache_read_input_tokens`, `cache_creation_input_tokens`, `cache_creation`;
+#: of OpenAI's `…_tokens_details` whose value is neither an object nor null (the run's
+#: error) and of its `cached_tokens` whose value is not a plain 0 (every recent body says
+#: `"cached_tokens": 0`: not decoded for that); and of `"tool_calls"`, `"tool_use"`,
+#: `"function_call"` (`heldcalls`).
+_CACHE_ENDS = (
+    rb"creation",
+    rb"read",
+    rb'details"\s*:\s*[^\s{n]',
+    rb'(?<=cached_)tokens"\s*:\s*(?:[^\s0]|0\s*[^\s,}])',
+)
 _CALL_ENDS = (rb'calls"', rb'use"', rb'call"')
 
 
@@ -1258,7 +1268,15 @@ class _Generator:
                 f'if {skip}type(raw) is dict and "usage" in raw and (',
                 '    type(cached := raw["usage"]) is dict',
                 f'    and ("{CACHE_READ}" in cached or "{CACHE_WRITE}" in cached',
-                f'         or "{CACHE_SPLIT}" in cached)',
+                f'         or "{CACHE_SPLIT}" in cached',
+                "         # OpenAI's details (a chat completion's, else a Responses object's):",
+                "         # read where they are not an object, or count a cached read that is",
+                "         # not a plain 0 (every recent body counts 0)",
+                f'         or ((od := cached.get("{CHAT_CACHED[0]}",'
+                f' cached.get("{RESPONSES_CACHED[0]}"))) is not None',
+                "             and (type(od) is not dict",
+                '                  or ((oc := od.get("cached_tokens")) is not None',
+                "                      and not (type(oc) is int and oc == 0)))))",
                 "):",
                 "    used_in, cache = body_cache(raw, used_in)",
             )

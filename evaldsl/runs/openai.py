@@ -92,7 +92,6 @@ from evaldsl.runs.providers import (
     kind_value,
     link_id,
     listed,
-    openai_cached,
     parse_json_text,
     text_of_parts,
     text_value,
@@ -100,14 +99,16 @@ from evaldsl.runs.providers import (
     usage_of,
 )
 from evaldsl.runs.surrogates import mended_loads
-from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE
+from evaldsl.runs.text import (
+    CHAT_CACHED,
+    REFUSAL_NOTE,
+    RESPONSES_CACHED,
+    TRANSCRIPT_NOTE,
+    openai_cached,
+)
 
 _CHAT_USAGE = (("prompt_tokens", "completion_tokens"),)
 _RESPONSES_USAGE = (("input_tokens", "output_tokens"),)
-#: where each API counts the input tokens read from the prompt cache, and the count of
-#: input tokens they are among
-_CHAT_CACHED = ("prompt_tokens_details", "prompt_tokens")
-_RESPONSES_CACHED = ("input_tokens_details", "input_tokens")
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 #: Per built-in tool call item: the fields read as its arguments, and the path to its
 #: result (`None`: the application runs it, and its result is the `…_output` item it
@@ -617,7 +618,7 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
         filtered(text, reason, trace),
         usage_of(usage, _CHAT_USAGE),
         model=model if isinstance(model, str) else None,
-        cache=openai_cached(usage, *_CHAT_CACHED),
+        cache=openai_cached(usage, *CHAT_CACHED),
     )
     if message is not None and (
         message.get("tool_calls") is not None or message.get("function_call") is not None
@@ -794,7 +795,7 @@ class _Stream:
         usage = usage_of(chunk.get("usage"), _CHAT_USAGE)
         if usage is not None:
             self.usage = usage
-            self.cache = openai_cached(chunk["usage"], *_CHAT_CACHED)
+            self.cache = openai_cached(chunk["usage"], *CHAT_CACHED)
         for n, choice in enumerate(chunk.get("choices") or []):
             if not isinstance(choice, dict):
                 continue
@@ -1035,7 +1036,7 @@ def _response(
         answer_read,
         usage_of(usage, _RESPONSES_USAGE),
         model=model,
-        cache=openai_cached(usage, *_RESPONSES_CACHED),
+        cache=openai_cached(usage, *RESPONSES_CACHED),
     )
     for name, args, call_id, result, is_output in calls:
         if is_output:  # a function_call_output: the result of a call made earlier

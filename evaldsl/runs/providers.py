@@ -39,7 +39,7 @@ import orjson
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, Unrecorded, describe, locate
 from evaldsl.runs.surrogates import mended_loads
-from evaldsl.runs.text import BadUsage, token_count
+from evaldsl.runs.text import count_text, token_count
 
 
 class BadValue(ValueError):
@@ -597,13 +597,14 @@ class Trace:
         written, hour, read, cached = self._cached.values()
         if written or hour or read:
             self.note(
-                f"input tokens include prompt-cache tokens: {_n(written + hour)} written to "
-                f"the cache ({_n(hour)} of them for 1 hour), {_n(read)} read from it; `cost` "
-                "prices them at Anthropic's multiples of the input price"
+                "input tokens include prompt-cache tokens: "
+                f"{count_text(written + hour)} written to the cache ({count_text(hour)} of "
+                f"them for 1 hour), {count_text(read)} read from it; `cost` prices them at "
+                "Anthropic's multiples of the input price"
             )
         if cached:
             self.note(
-                f"input tokens include {_n(cached)} read from OpenAI's prompt cache "
+                f"input tokens include {count_text(cached)} read from OpenAI's prompt cache "
                 "(`cached_tokens`); `cost` prices them at the model's cached-input price"
             )
         return Reading(
@@ -635,11 +636,6 @@ class Trace:
             read=self.reading(),
             unrecorded=self.unrecorded(),
         )
-
-
-def _n(count: float) -> str:
-    """A token count as `inspect` shows it (a whole number without `.0`)."""
-    return str(int(count)) if float(count).is_integer() else str(count)
 
 
 def _file(waiting: dict[str, deque[str]], name: str, cid: str) -> None:
@@ -678,38 +674,6 @@ def text_of_parts(parts: Any, text_types: tuple[str, ...] = ("text",)) -> str:
             elif value is not None:
                 raise BadValue(f"a text part's text is {shown(value)}, not text")
     return "\n".join(out)
-
-
-def openai_cached(usage: Any, details: str, prompt: str) -> dict[str, float] | None:
-    """The input tokens an OpenAI usage object says were read from the prompt cache
-    (`details.cached_tokens`, counted among `prompt`'s tokens, and billed at the model's
-    cached-input price) as a response's `cacheTokens`, or None when it reads none. A count
-    that is not a number ≥ 0, details that are no object, or more cached tokens than the
-    input counts are a `BadUsage`/`BadValue`: never a price taken for the full one.
-
-    >>> openai_cached({"prompt_tokens": 90, "prompt_tokens_details": {"cached_tokens": 64}},
-    ...     "prompt_tokens_details", "prompt_tokens")
-    {'cached': 64}
-    >>> openai_cached({"input_tokens": 9}, "input_tokens_details", "input_tokens") is None
-    True
-    """
-    if not isinstance(usage, dict):
-        return None  # (none, or refused by `usage_of`)
-    found = usage.get(details)
-    if found is None:
-        return None
-    if not isinstance(found, dict):
-        raise BadValue(f"token usage `{details}` is {shown(found)}, not an object of counts")
-    cached = token_count(found.get("cached_tokens"), f"{details}.cached_tokens")
-    if not cached:
-        return None
-    counted = token_count(usage.get(prompt), prompt)
-    if cached > counted:
-        raise BadUsage(
-            f"token usage `{details}.cached_tokens` ({_n(cached)}) is more than `{prompt}` "
-            f"({_n(counted)}), which counts them"
-        )
-    return {"cached": cached}
 
 
 def usage_of(usage: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[float, float] | None:

@@ -337,34 +337,100 @@ def cache_counts(usage: dict[str, Any]) -> dict[str, float] | None:
     return {"write5m": write - hour, "write1h": hour, "read": read}
 
 
+#: Where OpenAI counts the input tokens read from the prompt cache, beside the count of
+#: input tokens they are among: a chat completion (and its stream's usage chunk), a
+#: Responses API object (and the usage the Agents SDK records of either).
+CHAT_CACHED = ("prompt_tokens_details", "prompt_tokens")
+RESPONSES_CACHED = ("input_tokens_details", "input_tokens")
+
+
+def openai_cached(usage: Any, details: str, prompt: str) -> dict[str, float] | None:
+    """The input tokens an OpenAI usage object says were read from the prompt cache
+    (`details.cached_tokens`, counted among `prompt`'s tokens, and billed at the model's
+    cached-input price) as a response's `cacheTokens`, or None when it reads none. A count
+    that is not a number ≥ 0, details that are no object, or more cached tokens than the
+    input counts are a `BadUsage`: never a price taken for the full one. (OpenAI's
+    `cache_write_tokens` beside them are billed as input: nothing apart.)
+
+    >>> openai_cached({"prompt_tokens": 90, "prompt_tokens_details": {"cached_tokens": 64}},
+    ...     *CHAT_CACHED)
+    {'cached': 64}
+    >>> openai_cached({"input_tokens": 9}, *RESPONSES_CACHED) is None
+    True
+    """
+    if not isinstance(usage, dict):
+        return None  # (none, or refused by the reader of its counts)
+    found = usage.get(details)
+    if found is None:
+        return None
+    if not isinstance(found, dict):
+        shown = js_json(found)[:40]
+        raise BadUsage(f"token usage `{details}` is {shown}, not an object of counts")
+    cached = token_count(found.get("cached_tokens"), f"{details}.cached_tokens")
+    if not cached:
+        return None
+    counted = token_count(usage.get(prompt), prompt)
+    if cached > counted:
+        raise BadUsage(
+            f"token usage `{details}.cached_tokens` ({count_text(cached)}) is more than `{prompt}` "
+            f"({count_text(counted)}), which counts them"
+        )
+    return {"cached": cached}
+
+
+def count_text(count: float) -> str:
+    """A token count as a message (or `inspect`) shows it: a whole number without `.0`.
+
+    >>> count_text(64.0), count_text(2.5)
+    ('64', '2.5')
+    """
+    return str(int(count)) if float(count).is_integer() else str(count)
+
+
 def may_count_cache(output: Any) -> bool:
     """Whether a response's `output` is a provider body whose `usage` may count prompt-cache
-    tokens (has one of their names): the cheap test before `body_cache` reads them."""
+    tokens (has one of their names: Anthropic's counts, OpenAI's details): the cheap test
+    before `body_cache` reads them."""
     if type(output) is not dict:
         return False
     usage = output.get("usage")
     return type(usage) is dict and (
-        CACHE_READ in usage or CACHE_WRITE in usage or CACHE_SPLIT in usage
+        CACHE_READ in usage
+        or CACHE_WRITE in usage
+        or CACHE_SPLIT in usage
+        or CHAT_CACHED[0] in usage
+        or RESPONSES_CACHED[0] in usage
     )
 
 
 def body_cache(output: Any, used_in: float) -> tuple[float, dict[str, float] | None]:
-    """A recorded response's input tokens and its prompt-cache tokens (`cache_counts`, or
-    `None`) when its `output` is the provider's body: traceplay keeps an Anthropic body as
-    it came, whose `usage` counts the cache writes and reads apart from `input_tokens`, and
-    its own `usage.promptTokens` is `input_tokens` alone. `used_in` is the input the event's
-    counts give (`usage_tokens`); the cache tokens are added to it, as the Anthropic readers
-    add them, unless it already counts them. Input that is neither (whether the cache is
-    in it nobody can tell) is a `BadUsage`, never a guess.
+    """A recorded response's input tokens and its prompt-cache tokens (`cacheTokens`, or
+    `None`) when its `output` is the provider's body, as traceplay keeps it.
+
+    An Anthropic body's `usage` counts the cache writes and reads apart from
+    `input_tokens` (`cache_counts`), and traceplay's own `usage.promptTokens` is
+    `input_tokens` alone. `used_in` is the input the event's counts give (`usage_tokens`);
+    the cache tokens are added to it, as the Anthropic readers add them, unless it already
+    counts them. An OpenAI body (a chat completion, a Responses API object) counts the
+    tokens it read from the prompt cache among its input (`openai_cached`), as traceplay's
+    `promptTokens` does: they are `{"cached": n}` of an input of `used_in` tokens. Input
+    that is neither (whether the cache is in it nobody can tell) is a `BadUsage`, never a
+    guess.
 
     >>> body_cache({"usage": {"input_tokens": 45, "cache_read_input_tokens": 1000}}, 45)
     (1045, {'write5m': 0, 'write1h': 0, 'read': 1000})
+    >>> body_cache({"usage": {"prompt_tokens": 90,
+    ...     "prompt_tokens_details": {"cached_tokens": 64}}}, 90)
+    (90, {'cached': 64})
     >>> body_cache({"usage": {"input_tokens": 45}}, 45)
     (45, None)
     """
     usage = output.get("usage") if isinstance(output, dict) else None
-    if not isinstance(usage, dict) or (cache := cache_counts(usage)) is None:
+    if not isinstance(usage, dict):
         return used_in, None
+    cache = cache_counts(usage)
+    if cache is None:
+        return _openai_body_cache(usage, used_in)
     alone = token_count(usage.get("input_tokens"), "input_tokens")
     cached = alone + sum(cache.values())
     if used_in == alone:
@@ -375,3 +441,23 @@ def body_cache(output: Any, used_in: float) -> tuple[float, dict[str, float] | N
         f"input tokens ({used_in}) are neither its body's `usage.input_tokens` ({alone}) nor "
         f"those and its prompt-cache tokens ({cached}): whether they count the cache is unknown"
     )
+
+
+def _openai_body_cache(
+    usage: dict[str, Any], used_in: float
+) -> tuple[float, dict[str, float] | None]:
+    """`body_cache` of an OpenAI body's `usage`: a chat completion's details, else a
+    Responses API object's."""
+    details, prompt = CHAT_CACHED if CHAT_CACHED[0] in usage else RESPONSES_CACHED
+    cache = openai_cached(usage, details, prompt)
+    if cache is None:
+        return used_in, None
+    counted = token_count(usage.get(prompt), prompt)
+    if used_in != counted:
+        # the reads are among the body's input, which is not the input the event gives
+        raise BadUsage(
+            f"input tokens ({count_text(used_in)}) are not its body's `usage.{prompt}` "
+            f"({count_text(counted)}), among which {count_text(cache['cached'])} were read "
+            "from the prompt cache: which of them the event counts is unknown"
+        )
+    return used_in, cache
