@@ -1169,6 +1169,47 @@ def test_an_agents_generation_output_it_cannot_read_is_the_runs_error(
     assert str(info.value).startswith(f"{path}:4:1: line 4: {said}"), str(info.value)
 
 
+@pytest.mark.parametrize("kind", ["generation", "response"])
+def test_an_agents_span_s_cached_input_is_priced_at_its_own_price(
+    tmp_path: Path, kind: str
+) -> None:
+    """The Agents SDK records a model call's usage as the Responses API gives it (a chat
+    completion's `prompt_tokens_details` made `input_tokens_details`): the tokens read
+    from the prompt cache are among `input_tokens`, and were priced as input. gpt-4o-mini,
+    1,000,000 input tokens, 800,000 of them cached: $0.06 less."""
+    lines = (DATA / "agents-spans.jsonl").read_text(encoding="utf-8").splitlines()
+    span = json.loads(lines[3])
+    data = span["span_data"]
+    usage = {
+        "requests": 1,
+        "input_tokens": 1_000_000,
+        "output_tokens": 100,
+        "total_tokens": 1_000_100,
+        "input_tokens_details": {"cached_tokens": 800_000, "cache_write_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
+    if kind == "response":  # (its export names no model: `cost` asks for one)
+        data = {"type": "response", "response_id": "resp_1", "usage": usage}
+    data["usage"] = usage
+    lines[3:] = [json.dumps({**span, "span_data": data})]
+    path = write(tmp_path, "spans.jsonl", "\n".join(lines) + "\n")
+    cost = (200_000 * 0.15 + 800_000 * 0.075 + 100 * 0.6) / 1_000_000
+    said = f"cost < ${cost + 1e-7:.7f}; cost > ${cost - 1e-7:.7f}; input tokens == 1000000"
+    expected = ["pass"] * 3 if kind == "generation" else ["error", "error", "pass"]
+    assert check(path, said) == expected
+    read = load_run(path).read
+    assert read is not None and "800000 read from OpenAI's prompt cache" in " ".join(read.notes)
+    # more read from the cache than the input counts: the run's error, never a price
+    usage["input_tokens_details"] = {"cached_tokens": 1_000_001}
+    path = write(
+        tmp_path,
+        "spans.jsonl",
+        "\n".join([*lines[:3], json.dumps({**span, "span_data": data})]) + "\n",
+    )
+    with pytest.raises(RunError, match=r"`input_tokens_details.cached_tokens` .* is more than"):
+        load_run(path)
+
+
 _DOCUMENTS = [path for path in sorted(REAL.glob("*/*.json")) if "inspect" not in path.parent.name]
 
 

@@ -7,10 +7,13 @@ parent_id, started_at, ended_at, span_data: {type, …}, error}` and traces `{"o
 "openai_agents"). Spans are taken in `started_at` order:
 
 - `generation` span: one step; model from `model`; tokens from `usage.input_tokens`/
-  `output_tokens`; the answer from the assistant messages of `output` (`content`), whose
-  `tool_calls` are tool calls;
-- `response` span (a Responses API call): one step with its `usage`; its export holds no
-  answer text (only `response_id`), which `evaldsl inspect` notes;
+  `output_tokens` (the input counts the tokens read from OpenAI's prompt cache,
+  `usage.input_tokens_details.cached_tokens`, priced at the model's cached-input price
+  as the `openai` format prices them; its `cache_write_tokens` are billed as input);
+  the answer from the assistant messages of `output` (`content`), whose `tool_calls`
+  are tool calls;
+- `response` span (a Responses API call): one step with its `usage` (read so too); its
+  export holds no answer text (only `response_id`), which `evaldsl inspect` notes;
 - `function` span: a tool call of `name` with `input` (JSON text) as arguments and `output`
   as its result; when a generation asked for it (the oldest unanswered call of that
   name), it gives that call its result; an `error` makes it an error result;
@@ -38,6 +41,7 @@ from evaldsl.runs.providers import (
     tool_name,
     usage_of,
 )
+from evaldsl.runs.text import openai_usage_cached
 
 _USAGE = (("input_tokens", "output_tokens"), ("prompt_tokens", "completion_tokens"))
 
@@ -119,8 +123,14 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
                 found = listed(message.get("tool_calls"), "tool_calls", "an output message")
                 calls += [an_object(c, "a tool call of `tool_calls`") for c in found]
         model = data.get("model") if isinstance(data.get("model"), str) else None
+        usage = data.get("usage")
         trace.llm(
-            "\n".join(text), usage_of(data.get("usage"), _USAGE), model=model, start=start, end=end
+            "\n".join(text),
+            usage_of(usage, _USAGE),
+            model=model,
+            start=start,
+            end=end,
+            cache=openai_usage_cached(usage),
         )
         for call in calls:
             function = an_object(call.get("function", MISSING), "a tool call's `function`")
@@ -133,7 +143,10 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
     elif kind == "response":
         trace.saw("response span")
         trace.note("`response` spans export no answer text (only a response_id): `answer` is empty")
-        trace.llm("", usage_of(data.get("usage"), _USAGE), start=start, end=end)
+        usage = data.get("usage")
+        trace.llm(
+            "", usage_of(usage, _USAGE), start=start, end=end, cache=openai_usage_cached(usage)
+        )
     elif kind == "function":
         trace.saw("function span")
         name = tool_name(data.get("name", MISSING), "span_data.name", "a `function` span")

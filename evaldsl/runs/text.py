@@ -443,13 +443,25 @@ def body_cache(output: Any, used_in: float) -> tuple[float, dict[str, float] | N
     )
 
 
+def openai_usage_cached(usage: Any) -> dict[str, float] | None:
+    """`openai_cached` of a usage object in either API's spelling: a chat completion's
+    `prompt_tokens_details`, else a Responses API object's `input_tokens_details` (as the
+    Agents SDK records both).
+
+    >>> openai_usage_cached({"input_tokens": 9, "input_tokens_details": {"cached_tokens": 8}})
+    {'cached': 8}
+    """
+    if not isinstance(usage, dict):
+        return None
+    return openai_cached(usage, *(CHAT_CACHED if CHAT_CACHED[0] in usage else RESPONSES_CACHED))
+
+
 def _openai_body_cache(
     usage: dict[str, Any], used_in: float
 ) -> tuple[float, dict[str, float] | None]:
-    """`body_cache` of an OpenAI body's `usage`: a chat completion's details, else a
-    Responses API object's."""
-    details, prompt = CHAT_CACHED if CHAT_CACHED[0] in usage else RESPONSES_CACHED
-    cache = openai_cached(usage, details, prompt)
+    """`body_cache` of an OpenAI body's `usage` (`openai_usage_cached`)."""
+    cache = openai_usage_cached(usage)
+    prompt = CHAT_CACHED[1] if CHAT_CACHED[0] in usage else RESPONSES_CACHED[1]
     if cache is None:
         return used_in, None
     counted = token_count(usage.get(prompt), prompt)
