@@ -1210,6 +1210,43 @@ def test_an_agents_span_s_cached_input_is_priced_at_its_own_price(
         load_run(path)
 
 
+@pytest.mark.parametrize("where", ["usage", "llm_output", "both counted"])
+def test_a_langsmith_run_s_openai_cached_input_is_priced_at_its_own_price(
+    tmp_path: Path, where: str
+) -> None:
+    """An `llm` run's OpenAI usage (a `wrap_openai` body's `usage`, LangChain's
+    `llm_output.token_usage`) counts the tokens read from the prompt cache among its
+    `prompt_tokens`: they were priced as input (gpt-4o-mini, 1,000,000 input tokens,
+    800,000 cached: $0.06 too much). The run's own `prompt_tokens` (LangSmith's) that are
+    the same input keep them."""
+    runs = json.loads((DATA / "langsmith-wrappers.json").read_text(encoding="utf-8"))
+    run = runs[1]
+    assert run["run_type"] == "llm"
+    usage = {
+        "prompt_tokens": 1_000_000,
+        "completion_tokens": 100,
+        "total_tokens": 1_000_100,
+        "prompt_tokens_details": {"cached_tokens": 800_000, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
+    del run["outputs"]["usage_metadata"]
+    if where == "llm_output":
+        run["outputs"]["llm_output"] = {"token_usage": usage, "model_name": "gpt-4o-mini"}
+    else:
+        run["outputs"]["usage"] = usage
+    if where == "both counted":
+        run["prompt_tokens"], run["completion_tokens"] = 1_000_000, 100
+    path = write(tmp_path, "runs.json", json.dumps([runs[0], run]))
+    cost = (200_000 * 0.15 + 800_000 * 0.075 + 100 * 0.6) / 1_000_000
+    said = f"cost < ${cost + 1e-7:.7f}; cost > ${cost - 1e-7:.7f}; input tokens == 1000000"
+    assert check(path, said) == ["pass"] * 3
+    # more read from the cache than the input counts: the run's error, never a price
+    usage["prompt_tokens_details"] = {"cached_tokens": 1_000_001}
+    path = write(tmp_path, "runs.json", json.dumps([runs[0], run]))
+    with pytest.raises(RunError, match=r"`prompt_tokens_details.cached_tokens` .* is more than"):
+        load_run(path)
+
+
 _DOCUMENTS = [path for path in sorted(REAL.glob("*/*.json")) if "inspect" not in path.parent.name]
 
 

@@ -24,7 +24,10 @@ else as they appear (a tree depth first).
   run's `prompt_tokens`/`completion_tokens` (unless both are 0 beside a usage recorded
   below), else the output's `usage_metadata` (`input_tokens`/`output_tokens`), `usage`
   (OpenAI or Anthropic: a Messages body's input counts its prompt-cache tokens, priced
-  apart, as the `anthropic` format reads it), `llm_output.token_usage`, the generation message's
+  apart, as the `anthropic` format reads it; an OpenAI usage's `prompt_tokens_details.
+  cached_tokens`, here or in `llm_output.token_usage`, are among its input, priced at
+  the model's cached-input price as the `openai` format prices them, unless the run's
+  own input is another), `llm_output.token_usage`, the generation message's
   `usage_metadata`, or `extra.metadata.usage_metadata` (`run.set(usage_metadata=…)`).
   Tokens are read from `llm` runs only: a chain run's counts are LangSmith's sums of its
   children's. The model is `extra.invocation_params.model` (or `model_name`), else
@@ -70,6 +73,7 @@ from evaldsl.runs.providers import (
     tool_name,
     usage_of,
 )
+from evaldsl.runs.text import openai_usage_cached
 
 RUN_TYPES = ("llm", "chain", "tool", "retriever", "embedding", "prompt", "parser")
 _RUN_KEYS = ("inputs", "outputs", "child_runs", "dotted_order", "trace_id", "parent_run_id")
@@ -221,6 +225,9 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 body_usage, cache = _anthropic_usage(outputs)
                 if cache is not None:
                     usage = body_usage  # (the input counting the prompt-cache tokens)
+                read_from: float | None = None  # (the input OpenAI's cached reads are among)
+                if cache is None and usage is not None:
+                    cache, read_from = openai_usage_cached(_usage_object(outputs)), usage[0]
                 top = {
                     k: run[k]
                     for k in ("prompt_tokens", "completion_tokens")
@@ -231,8 +238,10 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 if tokens is None or (tokens == (0, 0) and recorded is not None):
                     tokens = recorded
                 model = _model(run.get("extra")) or body_model
-                # (the cache's split prices the body's own counts, not the run's)
-                cache = cache if tokens is usage else None
+                # (the cache's split prices the body's own counts, not the run's; OpenAI's
+                # reads are among an input the run's own count may give too)
+                same = read_from is not None and tokens is not None and tokens[0] == read_from
+                cache = cache if tokens is usage or same else None
                 trace.llm(text, tokens, model=model, start=start, end=end, cache=cache)
                 for tool, args, cid in calls:
                     asked.add(trace.call(tool, args, cid, end))
@@ -396,6 +405,18 @@ def _usage(outputs: dict[str, Any]) -> tuple[float, float] | None:
     if isinstance(llm_output, dict):
         return usage_of(llm_output.get("token_usage"), _USAGE)
     return None
+
+
+def _usage_object(outputs: Any) -> Any:
+    """The usage object `_usage` read the counts of an output's top level from: OpenAI's
+    (a `wrap_openai` body's `usage`, LangChain's `llm_output.token_usage`) may count the
+    input read from the prompt cache (`text.openai_usage_cached`); None for another."""
+    if not isinstance(outputs, dict) or usage_of(outputs.get("usage_metadata"), _USAGE):
+        return None
+    if usage_of(outputs.get("usage"), _USAGE) is not None:
+        return outputs.get("usage")
+    llm_output = outputs.get("llm_output")
+    return llm_output.get("token_usage") if isinstance(llm_output, dict) else None
 
 
 def _set_usage(extra: Any) -> tuple[float, float] | None:
