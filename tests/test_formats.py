@@ -1247,6 +1247,70 @@ def test_a_langsmith_run_s_openai_cached_input_is_priced_at_its_own_price(
         load_run(path)
 
 
+@pytest.mark.parametrize("where", ["outputs", "message", "set", "run counted"])
+def test_a_langsmith_run_s_usage_metadata_prices_its_cache_as_the_provider_bills_it(
+    tmp_path: Path, where: str
+) -> None:
+    """LangChain's `UsageMetadata` counts every input kind among `input_tokens`, its
+    prompt-cache reads and writes in `input_token_details` (`wrap_openai` writes it too):
+    they were priced as input, an OpenAI run's reads too high and an Anthropic run's writes
+    too low (1x for 1.25x and 2x). Now OpenAI's reads cost the model's cached-input price,
+    and Anthropic's (`ls_provider`, or a Claude model) its multiples; found in the output's
+    `usage_metadata`, its generation message's, the one `run.set` keeps, or beside the
+    run's own counts of the same input."""
+    runs = json.loads((DATA / "langsmith-wrappers.json").read_text(encoding="utf-8"))
+    openai_run, claude_run = dict(runs[1]), json.loads(json.dumps(runs[1]))
+    openai = {
+        "input_tokens": 1_000_000,
+        "output_tokens": 100,
+        "total_tokens": 1_000_100,
+        "input_token_details": {"cache_read": 800_000, "audio": 0},
+    }
+    claude = {
+        "input_tokens": 200_000,
+        "output_tokens": 100,
+        "total_tokens": 200_100,
+        "input_token_details": {
+            "cache_read": 80_000,
+            "cache_creation": 20_000,
+            "ephemeral_1h_input_tokens": 5_000,
+        },
+    }
+    claude_run["extra"] = {
+        "invocation_params": {"model": "claude-sonnet-4-20250514"},
+        "metadata": {"ls_provider": "anthropic", "ls_model_name": "claude-sonnet-4-20250514"},
+    }
+    for run, usage in ((openai_run, openai), (claude_run, claude)):
+        run["outputs"] = dict(run["outputs"])
+        del run["outputs"]["usage_metadata"]
+        if where in ("outputs", "run counted"):
+            run["outputs"]["usage_metadata"] = usage
+        elif where == "message":  # a LangChain chat model's generation
+            message = {"content": "ok", "type": "ai", "usage_metadata": usage}
+            run["outputs"] = {"generations": [[{"text": "ok", "message": message}]]}
+        else:
+            run["extra"] = {**run["extra"], "metadata": {**run["extra"]["metadata"]}}
+            run["extra"]["metadata"]["usage_metadata"] = usage
+        if where == "run counted":
+            run["prompt_tokens"], run["completion_tokens"] = usage["input_tokens"], 100
+    dollars = {
+        id(openai_run): (200_000 * 0.15 + 800_000 * 0.075 + 100 * 0.6) / 1e6,
+        # 100,000 input at $3, 80,000 read at $0.30, 15,000 written (5 min) at $3.75,
+        # 5,000 (1 hour) at $6, 100 output at $15
+        id(claude_run): (100_000 * 3 + 80_000 * 0.3 + 15_000 * 3.75 + 5_000 * 6 + 1500) / 1e6,
+    }
+    for run in (openai_run, claude_run):
+        path = write(tmp_path, "runs.json", json.dumps([runs[0], run]))
+        cost = dollars[id(run)]
+        said = f"cost < ${cost + 1e-7:.7f}; cost > ${cost - 1e-7:.7f}"
+        assert check(path, said) == ["pass"] * 2, (where, run["extra"])
+    # more cache tokens than the input counts: the run's error, never a price
+    claude["input_token_details"]["cache_read"] = 190_000
+    path = write(tmp_path, "runs.json", json.dumps([runs[0], claude_run]))
+    with pytest.raises(RunError, match=r"counts 210000 prompt-cache tokens, more than"):
+        load_run(path)
+
+
 _DOCUMENTS = [path for path in sorted(REAL.glob("*/*.json")) if "inspect" not in path.parent.name]
 
 

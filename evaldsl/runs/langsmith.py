@@ -28,7 +28,11 @@ else as they appear (a tree depth first).
   cached_tokens`, here or in `llm_output.token_usage`, are among its input, priced at
   the model's cached-input price as the `openai` format prices them, unless the run's
   own input is another), `llm_output.token_usage`, the generation message's
-  `usage_metadata`, or `extra.metadata.usage_metadata` (`run.set(usage_metadata=…)`).
+  `usage_metadata`, or `extra.metadata.usage_metadata` (`run.set(usage_metadata=…)`);
+  a `usage_metadata`'s `input_token_details` (`cache_read`, `cache_creation`, among its
+  `input_tokens` for every provider) are priced as the provider bills them (Anthropic's
+  multiples for its runs, by `ls_provider` or a Claude model; else the model's
+  cached-input price for the reads).
   Tokens are read from `llm` runs only: a chain run's counts are LangSmith's sums of its
   children's. The model is `extra.invocation_params.model` (or `model_name`), else
   `extra.metadata.ls_model_name`, else the output body's `model`;
@@ -61,6 +65,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from evaldsl.language.jsjson import js_json
 from evaldsl.runs.anthropic import read_usage
 from evaldsl.runs.model import MISSING, describe
 from evaldsl.runs.providers import (
@@ -73,7 +78,13 @@ from evaldsl.runs.providers import (
     tool_name,
     usage_of,
 )
-from evaldsl.runs.text import openai_usage_cached
+from evaldsl.runs.text import (
+    CACHE_1H,
+    BadUsage,
+    count_text,
+    openai_usage_cached,
+    token_count,
+)
 
 RUN_TYPES = ("llm", "chain", "tool", "retriever", "embedding", "prompt", "parser")
 _RUN_KEYS = ("inputs", "outputs", "child_runs", "dotted_order", "trace_id", "parent_run_id")
@@ -226,8 +237,14 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 if cache is not None:
                     usage = body_usage  # (the input counting the prompt-cache tokens)
                 read_from: float | None = None  # (the input OpenAI's cached reads are among)
+                model = _model(run.get("extra")) or body_model
                 if cache is None and usage is not None:
-                    cache, read_from = openai_usage_cached(_usage_object(outputs)), usage[0]
+                    meta = _metadata_usage(outputs)
+                    if meta is not None:  # (LangChain's, whatever the provider)
+                        cache = _metadata_cache(meta, run.get("extra"), model)
+                    else:
+                        cache = openai_usage_cached(_usage_object(outputs))
+                    read_from = usage[0]
                 top = {
                     k: run[k]
                     for k in ("prompt_tokens", "completion_tokens")
@@ -237,7 +254,9 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 recorded = usage or _set_usage(run.get("extra"))
                 if tokens is None or (tokens == (0, 0) and recorded is not None):
                     tokens = recorded
-                model = _model(run.get("extra")) or body_model
+                    if usage is None and tokens is not None:  # (`run.set(usage_metadata=…)`)
+                        meta = _set_metadata(run.get("extra"))
+                        cache, read_from = _metadata_cache(meta, run.get("extra"), model), tokens[0]
                 # (the cache's split prices the body's own counts, not the run's; OpenAI's
                 # reads are among an input the run's own count may give too)
                 same = read_from is not None and tokens is not None and tokens[0] == read_from
@@ -421,10 +440,76 @@ def _usage_object(outputs: Any) -> Any:
 
 def _set_usage(extra: Any) -> tuple[float, float] | None:
     """Usage set on the run (`run.set(usage_metadata=…)` keeps it in `extra.metadata`)."""
+    return usage_of(_set_metadata(extra), _USAGE)
+
+
+def _set_metadata(extra: Any) -> Any:
+    """The `usage_metadata` set on the run (`extra.metadata`), or None."""
     metadata = extra.get("metadata") if isinstance(extra, dict) else None
-    if isinstance(metadata, dict):
-        return usage_of(metadata.get("usage_metadata"), _USAGE)
+    return metadata.get("usage_metadata") if isinstance(metadata, dict) else None
+
+
+def _metadata_usage(outputs: Any) -> dict[str, Any] | None:
+    """LangChain's `UsageMetadata` that `_llm_output` read an output's counts from (its own
+    `usage_metadata`, else, with no provider usage beside it, its first generation's
+    message's), or None when the counts came from elsewhere."""
+    if not isinstance(outputs, dict):
+        return None
+    found = outputs.get("usage_metadata")
+    if usage_of(found, _USAGE) is not None:
+        return found if isinstance(found, dict) else None
+    if _usage(outputs) is not None:
+        return None
+    generations = outputs.get("generations")
+    if isinstance(generations, list) and generations:
+        first = generations[0]
+        if isinstance(first, list):
+            first = first[0] if first else None
+        message = _message(first.get("message")) if isinstance(first, dict) else None
+        found = message.get("usage_metadata") if message is not None else None
+        return found if isinstance(found, dict) and usage_of(found, _USAGE) else None
+    if list(outputs) == ["output"]:
+        return _metadata_usage(outputs["output"])
     return None
+
+
+def _metadata_cache(usage: dict[str, Any], extra: Any, model: str | None) -> Any:
+    """The prompt-cache tokens a LangChain `UsageMetadata` counts among its `input_tokens`
+    (`input_token_details.cache_read`, `cache_creation`: LangChain sums every input kind
+    into the input, whatever the provider) as a response's `cacheTokens`, priced as the
+    provider bills them: Anthropic's (the run's `ls_provider`, or a Claude model on any
+    provider: Bedrock, Vertex) writes and reads at its multiples of the input price,
+    anyone else's reads at the model's cached-input price (OpenAI's; a model with none
+    has no cost, never the input price) and writes as input; None when it counts none.
+    Counts that are not numbers, or more than the input, are a `BadUsage`."""
+    details = usage.get("input_token_details")
+    if details is None:
+        return None
+    if not isinstance(details, dict):
+        raise BadUsage(
+            f"token usage `input_token_details` is {js_json(details)[:40]}, not an object of counts"
+        )
+    read = token_count(details.get("cache_read"), "input_token_details.cache_read")
+    made = token_count(details.get("cache_creation"), "input_token_details.cache_creation")
+    if not (read or made):
+        return None
+    counted = token_count(usage.get("input_tokens"), "input_tokens")
+    if read + made > counted:
+        raise BadUsage(
+            f"token usage `input_token_details` counts {count_text(read + made)} prompt-cache "
+            f"tokens, more than `input_tokens` ({count_text(counted)}), which counts them"
+        )
+    metadata = extra.get("metadata") if isinstance(extra, dict) else None
+    provider = metadata.get("ls_provider") if isinstance(metadata, dict) else None
+    if provider == "anthropic" or (model is not None and "claude" in model.lower()):
+        hour = token_count(details.get(CACHE_1H), f"input_token_details.{CACHE_1H}")
+        if hour > made:
+            raise BadUsage(
+                f"token usage `input_token_details.{CACHE_1H}` ({count_text(hour)}) is more "
+                f"than its `cache_creation` ({count_text(made)}), which counts them"
+            )
+        return {"write5m": made - hour, "write1h": hour, "read": read}
+    return {"cached": read} if read else None
 
 
 def _model(extra: Any) -> str | None:

@@ -299,7 +299,7 @@ def normalized_usage(usage: Any) -> dict[str, float] | None:
 CACHE_WRITE = "cache_creation_input_tokens"
 CACHE_READ = "cache_read_input_tokens"
 CACHE_SPLIT = "cache_creation"
-_CACHE_1H = "ephemeral_1h_input_tokens"
+CACHE_1H = "ephemeral_1h_input_tokens"
 _CACHE_5M = "ephemeral_5m_input_tokens"
 
 
@@ -323,13 +323,13 @@ def cache_counts(usage: dict[str, Any]) -> dict[str, float] | None:
         if not isinstance(split, dict):
             shown = js_json(split)[:40]
             raise BadUsage(f"token usage `{CACHE_SPLIT}` is {shown}, not an object of counts")
-        hour = token_count(split.get(_CACHE_1H), f"{CACHE_SPLIT}.{_CACHE_1H}")
+        hour = token_count(split.get(CACHE_1H), f"{CACHE_SPLIT}.{CACHE_1H}")
         five = token_count(split.get(_CACHE_5M), f"{CACHE_SPLIT}.{_CACHE_5M}")
         if usage.get(CACHE_WRITE) is None:  # (the split alone says how many were written)
             write = five + hour
     if hour > write:
         raise BadUsage(
-            f"token usage `{CACHE_SPLIT}.{_CACHE_1H}` ({hour}) is more than its "
+            f"token usage `{CACHE_SPLIT}.{CACHE_1H}` ({hour}) is more than its "
             f"`{CACHE_WRITE}` ({write}), the writes of both lifetimes"
         )
     if not (write or read):
