@@ -392,12 +392,22 @@ def test_junit_counts_check_errors_every_case_already_tells_once() -> None:
     assert [c.get("name") for c in element.findall("testcase")] == ["flow"]
     out = element.find("system-out")
     assert out is not None and "error[E507]: unknown mode `Regex`" in (out.text or "")
-    # a case that ran beside it: the suite's error is not every case's, and is its own
+    # a case that ran beside it: the error is still the one case's, told once (it gave
+    # errors="2" for one broken case of two, the file's testcase repeating it)
     ran = CaseResult("other", True, 1.0, 1.0)
     both = attrs.evolve(suite, cases=(not_run, ran))
     element = ET.fromstring(to_junit_text(Report(suites=(both,), duration_ms=0.0)))[0]
+    assert [c.get("name") for c in element.findall("testcase")] == ["flow", "other"]
+    assert (element.get("tests"), element.get("errors")) == ("2", "1")
+    # two errors, the case telling one of them: the file's testcase says them
+    more = attrs.evolve(both, diagnostics=(error, attrs.evolve(error, message="another")))
+    element = ET.fromstring(to_junit_text(Report(suites=(more,), duration_ms=0.0)))[0]
     assert [c.get("name") for c in element.findall("testcase")] == ["flow", "other", "p.yaml"]
-    assert (element.get("tests"), element.get("errors")) == ("3", "2")
+    # the broken case deselected (`-k other`): no case tells its error, the file's does
+    alone = attrs.evolve(suite, cases=(ran,))
+    element = ET.fromstring(to_junit_text(Report(suites=(alone,), duration_ms=0.0)))[0]
+    assert [c.get("name") for c in element.findall("testcase")] == ["other", "p.yaml"]
+    assert (element.get("tests"), element.get("errors")) == ("2", "1")
 
 
 def test_junit_warnings_only_go_to_system_out() -> None:

@@ -466,6 +466,26 @@ def _samples(
     ] or [case]
 
 
+#: How a case's `error` begins when its own check errors kept it from running.
+NOT_RUN_FOR = "not run:"
+
+
+def check_errors_of(error: str | None) -> int:
+    """How many check errors of its own a case's `error` says kept it from running (0 for
+    any other error, or none); a report that lists the suite's diagnostics apart counts
+    them once (JUnit).
+
+    >>> check_errors_of("not run: 2 check errors (first: a.eval:3:1: …)")
+    2
+    >>> check_errors_of("not run: the suite's header has errors"), check_errors_of(None)
+    (0, 0)
+    """
+    if error is None or not error.startswith(NOT_RUN_FOR):
+        return 0
+    count, _, rest = error[len(NOT_RUN_FOR) :].strip().partition(" ")
+    return int(count) if count.isdigit() and rest.startswith("check error") else 0
+
+
 def _compile_case(
     checked: CheckedCase, draft: SuiteDraft, header_broken: bool, judge: Judge | None
 ) -> Case:
@@ -479,7 +499,7 @@ def _compile_case(
     if errors or header_broken:
         first = min(errors, key=sort_key) if errors else None  # (the reader's first)
         error = (
-            f"not run: {len(errors)} check error{'s' if len(errors) != 1 else ''} "
+            f"{NOT_RUN_FOR} {len(errors)} check error{'s' if len(errors) != 1 else ''} "
             f"(first: {first.brief})"
             if first
             else "not run: the suite's header has errors"
