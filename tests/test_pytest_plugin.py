@@ -329,23 +329,23 @@ def test_check_warnings_become_pytest_warnings_at_their_line(project: pytest.Pyt
     )
 
 
-def test_warnings_made_errors_are_a_collection_error_listing_each(
-    project: pytest.Pytester,
-) -> None:
+def test_a_case_s_warnings_made_errors_fail_that_case_alone(project: pytest.Pytester) -> None:
     # `-W error` (a project's `filterwarnings = error`): the first warning was raised out
-    # of the plugin, a traceback of its own frame, and the warnings after it went unsaid
+    # of the plugin, a traceback of its own frame, and the warnings after it went unsaid;
+    # then every case of the file was a collection error, which stopped the session for
+    # one case's slip. Now the case fails with each of its warnings, and the others run.
     project.makefile(
         ".eval",
         warned='case "w"\n  cassette "xiamen.jsonl"\n  no tool get_wether\n'
-        "  no tool get_wheather\n  tool get_weather called\n",
+        "  no tool get_wheather\n  tool get_weather called\n"
+        'case "fine"\n  cassette "xiamen.jsonl"\n  tool get_weather called\n',
     )
     result = project.runpytest("-p", "evaldsl", "-W", "error", "warned.eval")
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*ERROR collecting warned.eval*",
-            "2 warnings in warned.eval, made errors by the warning filters (-W error, "
-            "filterwarnings): no case of this file was run",
+            "*not run: 2 check warnings made errors by the warning filters (-W error, "
+            "filterwarnings)",
             lit("warned.eval:3:3: warning[W301]") + "*",
             lit("warned.eval:4:3: warning[W301]") + "*",
         ]
@@ -353,21 +353,39 @@ def test_warnings_made_errors_are_a_collection_error_listing_each(
     assert "pytest_collect.py" not in result.stdout.str()
     # a filter for another warning leaves them warnings
     other = project.runpytest("-p", "evaldsl", "-W", "error::DeprecationWarning", "warned.eval")
-    other.assert_outcomes(passed=1, warnings=2)
-    # a case's check error beside them is said too: no item is left to say it
+    other.assert_outcomes(passed=2, warnings=2)
+    # a case's check error beside them: each case fails with its own
     project.makefile(
         ".eval",
         both='case "bad"\n  cassette "nope.jsonl"\n  steps >= 1\n'
         + ('case "w"\n  cassette "xiamen.jsonl"\n  no tool get_wether\n  steps >= 1\n'),
     )
     both = project.runpytest("-p", "evaldsl", "-W", "error", "both.eval")
-    both.assert_outcomes(errors=1)
+    both.assert_outcomes(failed=2)
     both.stdout.fnmatch_lines(
         [
-            "1 warning in both.eval, made errors by the warning filters (-W error, "
-            "filterwarnings), and 1 check error: no case of this file was run",
+            "*not run: 1 check error (first: both.eval:2:3: file not found*",
             lit("both.eval:2:3: error[E501]") + "*",
+            "*not run: 1 check warning made error by the warning filters*",
             lit("both.eval:6:3: warning[W301]") + "*",
+        ]
+    )
+
+
+def test_a_file_s_own_warning_made_an_error_is_a_collection_error(
+    project: pytest.Pytester,
+) -> None:
+    # a warning no case carries (a YAML suite of no cases) stops its file, as an error
+    # no case carries does, and names itself
+    (project.path / "empty.yaml").write_text("name: empty\ncases: []\n")
+    result = project.runpytest("-p", "evaldsl", "-W", "error", "empty.yaml")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting empty.yaml*",
+            "1 warning in empty.yaml, made errors by the warning filters (-W error, "
+            "filterwarnings): no case of this file was run",
+            lit("empty.yaml:2:8: warning[W510]") + "*",
         ]
     )
 

@@ -12,9 +12,10 @@ to its judge's answers), and the console renderer shows why one failed.
   item that fails with them, as `evaldsl run` reports it (`not run: 1 check error
   (first: …)`), and the file's other cases run. Errors no case carries (the suite-level
   assertions', a file that is no suite or cannot be read) are a collection error of the
-  file listing every diagnostic. Warnings become pytest warnings at their file and line
-  (a collection error listing them when the warning filters make them errors: `-W
-  error`, `filterwarnings = error`).
+  file listing every diagnostic. Warnings become pytest warnings at their file and line;
+  where the warning filters make them errors (`-W error`, `filterwarnings = error`), a
+  case's own fail that case, not run, and one no case carries is a collection error of
+  the file listing it.
 - A case fails with the console's report of each failing assertion (source line, caret,
   found, expected), or of the run's crash; a case whose assertions all skipped is skipped
   with their reason; its score is a `user_properties` entry (JUnit `<property>`).
@@ -291,8 +292,16 @@ class SuiteFile(pytest.File):
             )
             raise self.CollectError(f"{head}\n{render(diagnostics)}")
         # (a case's errors are its item's failure, not warnings as well)
-        raised = [d for d in diagnostics if not d.is_error and not self.warned(d)]
-        if raised:  # `-W error` or `filterwarnings = error`: those warnings are errors here
+        raised = [
+            d
+            for d, said in zip(suite.diagnostics, diagnostics, strict=True)
+            if not said.is_error and not self.warned(said)
+        ]
+        # `-W error` or `filterwarnings = error` made those warnings errors: a case's own
+        # are its item's failure, as its errors are; one no case carries stops the file
+        made = {d for d in raised if d in carried}
+        raised = [self.shown(d) for d in raised if d not in made]
+        if raised:
             count = f"{len(raised)} warning{'s' if len(raised) != 1 else ''}"
             # (the cases' check errors are said too: no item is left to say them)
             errors = [d for d in diagnostics if d.is_error]
@@ -321,6 +330,7 @@ class SuiteFile(pytest.File):
                 case=case,
                 readings=shared,
                 errors=tuple(self.shown(d) for d in sorted(own, key=sort_key) if d.is_error),
+                made_errors=tuple(self.shown(d) for d in sorted(own, key=sort_key) if d in made),
             )
 
     def warned(self, d: Diagnostic) -> bool:
@@ -354,6 +364,7 @@ class CaseItem(pytest.Item):
         case: Case,
         readings: SharedReadings | None = None,
         errors: tuple[Diagnostic, ...] = (),
+        made_errors: tuple[Diagnostic, ...] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -362,6 +373,8 @@ class CaseItem(pytest.Item):
         self.readings = readings
         # the case's check errors (it cannot run: its failure shows each, as `check` does)
         self.errors = errors
+        # its check warnings the warning filters made errors (`-W error`): it is not run
+        self.made_errors = made_errors
         # the judged cases of the session and this one's place among them, and this case
         # begun by the one before it (`pytest_collection_finish`, `runtest`)
         self.ahead: tuple[list[CaseItem], int] | None = None
@@ -375,6 +388,14 @@ class CaseItem(pytest.Item):
             self.add_marker("evaldsl_live")
 
     def runtest(self) -> None:
+        if self.made_errors and self.case.error is None:
+            count = len(self.made_errors)
+            pytest.fail(
+                f"not run: {count} check warning{'s' if count != 1 else ''} made "
+                f"error{'s' if count != 1 else ''} by the warning filters (-W error, "
+                f"filterwarnings)\n{render(self.made_errors)}",
+                pytrace=False,
+            )
         begun, self.begun = self.begun, None
         if begun is None:
             workers = None
