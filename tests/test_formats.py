@@ -1169,6 +1169,26 @@ def test_an_agents_generation_output_it_cannot_read_is_the_runs_error(
     assert str(info.value).startswith(f"{path}:4:1: line 4: {said}"), str(info.value)
 
 
+def test_an_agents_response_span_s_answer_is_unknown_not_empty(tmp_path: Path) -> None:
+    """The Agents SDK's `response` span (its default, a Responses API model) exports its
+    response_id and usage, not its output: its answer was "", so `not answer contains
+    "sorry"` and `answer is empty` passed on a text nobody read. It is unknown: `answer`
+    tests are error verdicts naming why, while its tokens and the calls still count."""
+    lines = (DATA / "agents-spans.jsonl").read_text(encoding="utf-8").splitlines()
+    # the generations (the call to lookup_order, the last answer) as response spans
+    for at in (3, 5):
+        span = json.loads(lines[at])
+        usage = {"input_tokens": 40, "output_tokens": 10}
+        data = {"type": "response", "response_id": f"resp_{at}", "usage": usage}
+        lines[at] = json.dumps({**span, "span_data": data})
+    path = write(tmp_path, "spans.jsonl", "\n".join(lines) + "\n")
+    said = 'not answer contains "sorry"; answer is empty; tokens == 100; tool lookup_order called'
+    assert check(path, said) == ["error", "error", "pass", "pass"]
+    run = load_run(path)
+    verdict = evaldsl.compile('not answer contains "sorry"').check(run).verdicts[0]
+    assert "`response` spans (a Responses API model) export no output" in verdict.message
+
+
 @pytest.mark.parametrize("kind", ["generation", "response"])
 def test_an_agents_span_s_cached_input_is_priced_at_its_own_price(
     tmp_path: Path, kind: str

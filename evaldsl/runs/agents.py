@@ -13,7 +13,8 @@ parent_id, started_at, ended_at, span_data: {type, …}, error}` and traces `{"o
   the answer from the assistant messages of `output` (`content`), whose `tool_calls`
   are tool calls;
 - `response` span (a Responses API call): one step with its `usage` (read so too); its
-  export holds no answer text (only `response_id`), which `evaldsl inspect` notes;
+  export holds no answer text (only `response_id`): its answer is unknown (an `answer`
+  test of it is an error verdict, never a test of ""), which `evaldsl inspect` notes;
 - `function` span: a tool call of `name` with `input` (JSON text) as arguments and `output`
   as its result; when a generation asked for it (the oldest unanswered call of that
   name), it gives that call its result; an `error` makes it an error result;
@@ -44,6 +45,11 @@ from evaldsl.runs.providers import (
 from evaldsl.runs.text import openai_usage_cached
 
 _USAGE = (("input_tokens", "output_tokens"), ("prompt_tokens", "completion_tokens"))
+_RESPONSE_HINT = (
+    "the Agents SDK's `response` spans (a Responses API model) export no output: record "
+    "the run's answers another way (a chat-completions model's `generation` spans hold "
+    "them), or leave `answer` out of this case"
+)
 
 
 def is_agents_item(d: Any) -> bool:
@@ -142,10 +148,16 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
             )
     elif kind == "response":
         trace.saw("response span")
-        trace.note("`response` spans export no answer text (only a response_id): `answer` is empty")
+        trace.note(
+            "`response` spans export no answer text (only a response_id): their answers are "
+            "unknown, and `answer` tests on them error verdicts"
+        )
+        # its answer was never exported: unknown, not "" (`not answer contains "sorry"`
+        # and `answer is empty` would pass on a text nobody read)
+        trace.capture_hint = _RESPONSE_HINT
         usage = data.get("usage")
         trace.llm(
-            "", usage_of(usage, _USAGE), start=start, end=end, cache=openai_usage_cached(usage)
+            None, usage_of(usage, _USAGE), start=start, end=end, cache=openai_usage_cached(usage)
         )
     elif kind == "function":
         trace.saw("function span")
