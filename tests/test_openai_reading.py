@@ -234,6 +234,51 @@ def test_a_stream_cut_in_the_arguments_stays_an_error(tmp_path: Path) -> None:
         load_run(path)
 
 
+def _whole_call(call_id: str, name: str, arguments: str, **index: int) -> dict[str, Any]:
+    """A streamed tool call given whole in one delta, as OpenAI-compatible servers send
+    them: `index` as given (Ollama: always 0; Gemini, Mistral, Ollama before 0.4.7: none)."""
+    function = {"name": name, "arguments": arguments}
+    return {"tool_calls": [{**index, "id": call_id, "type": "function", "function": function}]}
+
+
+@pytest.mark.parametrize("index", [{"index": 0}, {}])
+def test_streamed_calls_of_one_index_or_none_are_two_calls_by_their_ids(
+    tmp_path: Path, index: dict[str, Any]
+) -> None:
+    """Ollama numbers every streamed call `index` 0 (ollama/ollama#15457) and others give
+    none (ollama/ollama#7881, Gemini's OpenAI compatibility): two ids are two calls, never
+    one call of the second tool with both arguments joined (the first call lost)."""
+    deltas = (
+        _whole_call("call_a", "get_weather", '{"city": "Paris"}', **index),
+        _whole_call("call_b", "get_time", '{"tz": "CET"}', **index),
+    )
+    path = write(tmp_path, "s.jsonl", chunks(*deltas, finish="tool_calls"))
+    program = (
+        "tool calls == 2; tool get_weather called once; "
+        'tool get_weather args $.city == "Paris"; tool get_time args $.tz == "CET"'
+    )
+    assert statuses(path, program) == ["pass"] * 4
+    assert not notes(path)
+
+
+def test_streamed_deltas_without_an_index_continue_the_call_before_them(tmp_path: Path) -> None:
+    """A delta with no `index` and no new id is the rest of the call before it (a server
+    that leaves the index out streams one call at a time); the same id again, too."""
+    first = {"id": "call_a", "function": {"name": "f", "arguments": '{"a"'}}
+    deltas = [
+        {"tool_calls": [first]},
+        {"tool_calls": [{"function": {"arguments": ": 1"}}]},
+        {"tool_calls": [{"id": "call_a", "function": {"arguments": "}"}}]},
+        _whole_call("call_b", "g", "{}"),
+    ]
+    path = write(tmp_path, "s.jsonl", chunks(*deltas, finish="tool_calls"))
+    calls = [e for e in load_run(path).events or () if e["type"] == "tool.call"]
+    assert [(c["name"], c["arguments"], c["callId"]) for c in calls] == [
+        ("f", {"a": 1}, "call_a"),
+        ("g", {}, "call_b"),
+    ]
+
+
 # --- truncation ------------------------------------------------------------------------------
 
 

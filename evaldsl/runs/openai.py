@@ -30,7 +30,9 @@ what:
   content), Azure's content-filter chunks (no
   choices, `prompt_filter_results`) are skipped, `delta.tool_calls[]` fragments are
   reassembled by `index` (the `id` and `name` come
-  first, the `arguments` text arrives in pieces); usage from the final chunk
+  first, the `arguments` text arrives in pieces; a new `id` at an index opens a new call,
+  and a delta without an index continues the one before: OpenAI-compatible servers
+  number calls otherwise, `_Stream.slot`); usage from the final chunk
   (`stream_options.include_usage`). A stream without a `finish_reason` is cut: an error
   naming the tool call whose arguments were left unfinished; one that ends in the API's
   error chunk (`data: {"error": {…}}`) is a run that ended in an error (see below);
@@ -781,7 +783,9 @@ class _Stream:
         self.transcript: list[str] = []  # an audio reply's, in pieces
         self.cut_short = False  # a `finish_reason` of `length`
         self.reason: Any = None  # its `finish_reason`
-        self.calls: dict[int, dict[str, Any]] = {}
+        self.calls: list[dict[str, Any]] = []  # (in the order their first deltas came)
+        self.at_index: dict[int, dict[str, Any]] = {}  # the call each `index` last named
+        self.last: dict[str, Any] | None = None  # the call the last delta was of
         self.usage: tuple[float, float] | None = None
         self.cache: dict[str, float] | None = None  # (the usage chunk's prompt-cache reads)
         self.model: str | None = None
@@ -832,31 +836,46 @@ class _Stream:
                         "text",
                         _CALLS_HINT,
                     )
-                at = part.get("index", 0)
-                if type(at) is not int:  # the calls are put in order by it at the end
+                at = part.get("index")
+                if type(at) is not int and (at is not None or "index" in part):
                     raise items.error(
                         index,
                         f"a streamed tool call's `index` is {describe(at)}, not a whole number",
                         "each tool call delta of a stream says which call it is by `index`",
                     )
-                slot = self.calls.get(at)
-                if slot is None:  # (its first delta: a slot made once, not at every delta)
-                    slot = self.calls[at] = {"id": None, "name": None, "arguments": []}
-                if part.get("id"):
-                    slot["id"] = link_id(part["id"], "id", "a streamed tool call")
+                slot = self.slot(at, call_id or None)
+                if call_id:
+                    slot["id"] = link_id(call_id, "id", "a streamed tool call")
                 function = part.get("function")
                 if function is not None:
-                    function = an_object(function, "a streamed tool call's `function`")
-                    if function.get("name") not in (None, ""):  # (later deltas may say "")
-                        slot["name"] = tool_name(
-                            function["name"], "function.name", "a streamed tool call"
-                        )
-                    if function.get("arguments") is not None:
-                        slot["arguments"].append(
-                            text_value(
-                                function["arguments"], "function.arguments", "a streamed tool call"
-                            )
-                        )
+                    self.take(slot, an_object(function, "a streamed tool call's `function`"))
+
+    def slot(self, at: int | None, call_id: str | None) -> dict[str, Any]:
+        """The call a tool call delta of `index` `at` (`None`: no `index` key) and id
+        `call_id` continues, or a new one (made at its first delta only). OpenAI numbers
+        the calls by `index`, but OpenAI-compatible servers differ: Ollama gives every
+        call `index` 0, and Gemini, Mistral and older Ollama give none, each call whole
+        in one delta with its own id. So a delta with an id other than its call's opens
+        a new call, and one without an `index` continues the call of the delta before
+        it: two calls are never read as one (their arguments joined, the first lost)."""
+        slot = self.at_index.get(at) if at is not None else self.last
+        if slot is None or (call_id is not None and slot["id"] not in (None, call_id)):
+            slot = {"id": None, "name": None, "arguments": []}
+            self.calls.append(slot)
+            if at is not None:
+                self.at_index[at] = slot
+        self.last = slot
+        return slot
+
+    @staticmethod
+    def take(slot: dict[str, Any], function: dict[str, Any]) -> None:
+        """Add a delta's `function` (its name, a piece of its arguments) to its call."""
+        if function.get("name") not in (None, ""):  # (later deltas may say "")
+            slot["name"] = tool_name(function["name"], "function.name", "a streamed tool call")
+        if function.get("arguments") is not None:
+            slot["arguments"].append(
+                text_value(function["arguments"], "function.arguments", "a streamed tool call")
+            )
 
     def finish(self, items: Items, trace: Trace, done: bool, error: str | None = None) -> None:
         """Give the stream's step; `error`: the words of the error chunk that ended it. A
@@ -864,7 +883,7 @@ class _Stream:
         the call whose arguments it left unfinished, if any."""
         cut: set[int] = set()  # calls whose arguments the run cut (noted once)
         why = _ERROR_IN_THEM if error is not None else _TOKENS_IN_THEM if self.cut_short else None
-        for n, slot in sorted(self.calls.items()):
+        for n, slot in enumerate(self.calls):
             text = "".join(slot["arguments"])
             if why is not None and not is_json_text(text):  # ("" too: begun, nothing written)
                 trace.cut_call(slot["name"], "arguments are", why)
@@ -889,7 +908,7 @@ class _Stream:
         trace.llm(
             filtered(text, self.reason, trace), self.usage, model=self.model, cache=self.cache
         )
-        for n, slot in sorted(self.calls.items()):
+        for n, slot in enumerate(self.calls):
             if not slot["name"]:
                 raise items.error(
                     self.start,
