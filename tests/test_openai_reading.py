@@ -279,6 +279,31 @@ def test_streamed_deltas_without_an_index_continue_the_call_before_them(tmp_path
     ]
 
 
+def test_a_streamed_legacy_function_call_is_a_call(tmp_path: Path) -> None:
+    """The deprecated `function_call` streams as `delta.function_call` pieces (Chat
+    Completions API, `functions` requests, gpt-3.5-turbo-0613 and later): one call,
+    never none (`no tool get_weather` passed on it)."""
+    deltas = (
+        {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": "get_weather", "arguments": ""},
+        },
+        {"function_call": {"arguments": '{"city":'}},
+        {"function_call": {"arguments": '"Paris"}'}},
+    )
+    path = write(tmp_path, "s.jsonl", chunks(*deltas, finish="function_call"))
+    program = (
+        'tool get_weather called once; tool get_weather args $.city == "Paris"; no tool get_weather'
+    )
+    assert statuses(path, program) == ["pass", "pass", "fail"]
+    with pytest.raises(
+        RunError,
+        match=r"bad.jsonl:1:1: a streamed `function_call` is 5 \(a number\), not an object",
+    ):
+        load_run(write(tmp_path, "bad.jsonl", chunks({"function_call": 5})))
+
+
 # --- truncation ------------------------------------------------------------------------------
 
 

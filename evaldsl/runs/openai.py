@@ -32,7 +32,8 @@ what:
   reassembled by `index` (the `id` and `name` come
   first, the `arguments` text arrives in pieces; a new `id` at an index opens a new call,
   and a delta without an index continues the one before: OpenAI-compatible servers
-  number calls otherwise, `_Stream.slot`); usage from the final chunk
+  number calls otherwise, `_Stream.slot`; a legacy `delta.function_call`'s pieces are one
+  call); usage from the final chunk
   (`stream_options.include_usage`). A stream without a `finish_reason` is cut: an error
   naming the tool call whose arguments were left unfinished; one that ends in the API's
   error chunk (`data: {"error": {…}}`) is a run that ended in an error (see below);
@@ -786,6 +787,7 @@ class _Stream:
         self.calls: list[dict[str, Any]] = []  # (in the order their first deltas came)
         self.at_index: dict[int, dict[str, Any]] = {}  # the call each `index` last named
         self.last: dict[str, Any] | None = None  # the call the last delta was of
+        self.legacy: dict[str, Any] | None = None  # a legacy `function_call`'s
         self.usage: tuple[float, float] | None = None
         self.cache: dict[str, float] | None = None  # (the usage chunk's prompt-cache reads)
         self.model: str | None = None
@@ -849,6 +851,13 @@ class _Stream:
                 function = part.get("function")
                 if function is not None:
                     self.take(slot, an_object(function, "a streamed tool call's `function`"))
+
+            legacy = delta.get("function_call")
+            if legacy is not None:  # (a legacy function call, streamed as `tool_calls` are)
+                if self.legacy is None:
+                    self.legacy = {"id": None, "name": None, "arguments": []}
+                    self.calls.append(self.legacy)
+                self.take(self.legacy, an_object(legacy, "a streamed `function_call`"))
 
     def slot(self, at: int | None, call_id: str | None) -> dict[str, Any]:
         """The call a tool call delta of `index` `at` (`None`: no `index` key) and id
