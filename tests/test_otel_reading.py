@@ -35,6 +35,11 @@ def _read(
     change(doc)
     path = tmp_path / "trace.otlp.json"
     path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    return _both_readings(path, monkeypatch)
+
+
+def _both_readings(path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
+    """The OTLP file `path` read by both readings (which must agree)."""
     monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
     typed = otlpdecode.read_otel_document(str(path), path.read_bytes(), lambda *_: "test")
     assert typed is not None, "the typed decoder gave the file up"
@@ -232,3 +237,19 @@ def test_an_llm_span_whose_finish_reason_leaves_its_answer_not_whole_is_noted(
     assert noted == ([] if said is None else [f"a model call {said}: its answer may be cut"])
     answers = [e["output"] for e in run.events if e["type"] == "llm.response"]
     assert answers and all(isinstance(a, str) and a for a in answers)
+
+
+def test_the_ai_sdks_tool_call_spans_are_its_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Vercel AI SDK records each tool it runs as an `ai.toolCall` span (its own
+    `ai.toolCall.*` attributes, no GenAI kind): a call with its arguments and result,
+    never a span read past (`no tool get_weather` passed on it), by both readings."""
+    full = _both_readings(
+        ROOT / "tests" / "data" / "formats" / "ai-sdk-spans.otlp.json", monkeypatch
+    )
+    (call,) = [e for e in full.events if e["type"] == "tool.call"]
+    assert (call["name"], call["arguments"], call["callId"]) == (
+        "get_weather",
+        {"city": "Paris"},
+        "call_1",
+    )
+    assert _results(full) == [{"sky": "sunny"}]

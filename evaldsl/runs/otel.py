@@ -18,8 +18,10 @@ and its `span_kind` that is not text. An OTLP `AnyValue` with none of OTLP's kin
 (`{"strValue": "x"}`) is an error naming the span and the attribute when a reader reads
 that attribute (never when none does; `{}` is OTLP's no value). Each span is classified:
 
-- a **tool span**: `gen_ai.operation.name` = `execute_tool`, a `gen_ai.tool.name`,
-  `openinference.span.kind` = `TOOL` or `traceloop.span.kind` = `tool`. Name from
+- a **tool span**: `gen_ai.operation.name` = `execute_tool`, a `gen_ai.tool.name` (or
+  the Vercel AI SDK's `ai.toolCall.name`, whose `ai.toolCall.id`, `.args` and `.result`
+  are read last below), `openinference.span.kind` = `TOOL` or `traceloop.span.kind` =
+  `tool`. Name from
   `gen_ai.tool.name` / `tool.name` / `traceloop.entity.name` (else the span name, less
   GenAI's `execute_tool ` before it, noted; `execute_tool` alone names no tool: an error);
   arguments from `gen_ai.tool.call.arguments` / `input.value` / `traceloop.entity.input`
@@ -136,6 +138,8 @@ _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "com
 _NOT_LLM_OPERATIONS = frozenset(
     {"execute_tool", "embeddings", "create_agent", "invoke_agent", "tool", "retrieval"}
 )
+#: The Vercel AI SDK's `ai.toolCall` span's tool (a tool span's mark, as `gen_ai.tool.name` is)
+AI_SDK_TOOL_NAME = "ai.toolCall.name"
 #: A failed span's status code: OTLP's number (`STATUS_CODE_ERROR`), then as other writers
 #: spell it.
 STATUS_ERROR_CODE = 2
@@ -731,7 +735,7 @@ class SpanKeys(msgspec.Struct, frozen=True, gc=False):
     oi_kind: bool  # `openinference.span.kind`
     tl_kind: bool  # `traceloop.span.kind`
     operation: bool  # `gen_ai.operation.name`
-    tool_name: bool  # `gen_ai.tool.name`
+    tool_name: bool  # `gen_ai.tool.name` (or the Vercel AI SDK's `AI_SDK_TOOL_NAME`)
     request_type: bool  # `llm.request.type`
     output_messages: bool  # `gen_ai.output.messages`
     completion: bool  # `gen_ai.completion`
@@ -781,7 +785,7 @@ def _plan_keys(keys: tuple[str, ...]) -> SpanKeys:
         "openinference.span.kind" in has,
         "traceloop.span.kind" in has,
         "gen_ai.operation.name" in has,
-        "gen_ai.tool.name" in has,
+        "gen_ai.tool.name" in has or AI_SDK_TOOL_NAME in has,
         "llm.request.type" in has,
         OUTPUT_MESSAGES in has,
         "gen_ai.completion" in has,
@@ -1513,15 +1517,22 @@ def _tool_span(
 
 #: Where a tool span names its tool, the call it runs, its result and its arguments
 #: (first found); where an LLM span names its model.
-_TOOL_NAMES = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
-_CALL_IDS = ("gen_ai.tool.call.id", "tool_call.id")
+#: (The Vercel AI SDK's `ai.toolCall` spans, last: its own names, `ai.toolCall.*`.)
+_TOOL_NAMES = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name", AI_SDK_TOOL_NAME)
+_CALL_IDS = ("gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id")
 _TOOL_RESULTS = (
     "gen_ai.tool.call.result",
     "gen_ai.tool.result.value",
     "output.value",
     "traceloop.entity.output",
+    "ai.toolCall.result",
 )
-_TOOL_ARGUMENTS = ("gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
+_TOOL_ARGUMENTS = (
+    "gen_ai.tool.call.arguments",
+    "input.value",
+    "traceloop.entity.input",
+    "ai.toolCall.args",
+)
 _MODELS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
 
 
