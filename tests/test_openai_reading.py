@@ -404,6 +404,62 @@ def test_a_built_in_calls_recorded_results_are_its_result(tmp_path: Path) -> Non
     assert failed["callId"] == "ig"
 
 
+SHELL = {
+    "type": "shell_call",
+    "id": "sh_1",
+    "call_id": "call_sh",
+    "action": {"commands": ["ls -la"], "timeout_ms": 120000, "max_output_length": 4096},
+    "status": "completed",
+}
+PATCH = {
+    "type": "apply_patch_call",
+    "id": "ap_1",
+    "call_id": "call_ap",
+    "operation": {"type": "update_file", "path": "/src/main.ts", "diff": "@@\n+ok\n"},
+    "status": "completed",
+}
+
+
+def test_gpt_5_1_s_shell_and_apply_patch_calls_are_calls_answered_by_their_outputs(
+    tmp_path: Path,
+) -> None:
+    """GPT-5.1's `shell` and `apply_patch` tools: the model's `shell_call` and
+    `apply_patch_call` items, which the application runs, were skipped (`no tool shell`
+    passed on a response that ran `ls -la`); they are calls of `shell` and `apply_patch`,
+    their action or operation the arguments, answered by the `…_call_output` item the
+    application sends back naming their `call_id`."""
+    path = write(tmp_path, "r.json", response(SHELL, PATCH))
+    said = (
+        "no tool shell; tool shell called once; tool apply_patch called once; "
+        'tool shell args $.action.commands[0] == "ls -la"; '
+        'tool apply_patch args $.operation.path == "/src/main.ts"'
+    )
+    assert statuses(path, said) == ["fail", "pass", "pass", "pass", "pass"]
+    # the next request sends the turn back with the outputs the application made
+    shell_out = {
+        "type": "shell_call_output",
+        "call_id": "call_sh",
+        "output": [{"stdout": "README.md", "stderr": "", "outcome": {"type": "exit"}}],
+    }
+    patch_out = {"type": "apply_patch_call_output", "call_id": "call_ap", "status": "completed"}
+    request = {
+        "model": "gpt-5.1",
+        "input": [
+            {"role": "user", "content": "tidy the repo"},
+            SHELL,
+            shell_out,
+            PATCH,
+            {**patch_out, "output": "Done: updated /src/main.ts"},
+        ],
+    }
+    path = write(tmp_path, "req.json", json.dumps(request))
+    said = (
+        'tool shell result $[0].stdout == "README.md"; '
+        'tool apply_patch result contains "updated"; tool calls == 2'
+    )
+    assert statuses(path, said) == ["pass"] * 3
+
+
 @pytest.mark.parametrize(
     "item",
     [

@@ -41,9 +41,12 @@ what:
   `output_text` parts make the answer (`refusal` parts, when there is none); `function_call`
   (JSON-text `arguments`, `call_id`) and `custom_tool_call` are tool calls,
   `function_call_output` a result; built-in tools (`web_search_call`, `file_search_call`,
-  `code_interpreter_call`, `computer_call`, `image_generation_call`, `local_shell_call`) are
-  calls of the tool named by the type without `_call` (`web_search`) with the item's
-  `action`/`queries`/`code` as arguments and, for the tools the API runs, the result it
+  `code_interpreter_call`, `computer_call`, `image_generation_call`, `local_shell_call`,
+  GPT-5.1's `shell_call` and `apply_patch_call`) are
+  calls of the tool named by the type without `_call` (`web_search`, `shell`) with the
+  item's `action`/`queries`/`code`/`operation` as arguments (those the application runs
+  are answered by their `…_call_output` item, by `call_id`, as a function call is)
+  and, for the tools the API runs, the result it
   records when the request's `include` asks (`file_search_call.results`,
   `web_search_call.action.sources`, `code_interpreter_call.outputs`,
   `image_generation_call.result`; not recorded: unknown, an error verdict for a `result`
@@ -124,6 +127,9 @@ _BUILTIN_CALLS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "computer_call": (("action",), None),
     "image_generation_call": ((), ("result",)),
     "local_shell_call": (("action",), None),
+    # (GPT-5.1's `shell` and `apply_patch`, which the application runs)
+    "shell_call": (("action",), None),
+    "apply_patch_call": (("operation",), None),
 }
 #: How to record the results of built-in tools (the end of an error verdict's message).
 INCLUDE_HINT = (
@@ -193,7 +199,14 @@ def is_request(d: Any) -> bool:
 _TURN_ITEMS = frozenset(
     {"function_call", "custom_tool_call", "reasoning", "mcp_call", *_BUILTIN_CALLS}
 )
-_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+_OUTPUT_ITEMS = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        # the results of the built-in tools the application runs, by their `call_id`
+        *(f"{kind}_output" for kind, (_, where) in _BUILTIN_CALLS.items() if where is None),
+    }
+)
 _INPUT_ROLES = frozenset({"user", "assistant", "system", "developer"})
 
 
@@ -1034,8 +1047,8 @@ def _response(
             else:
                 args = parse_json_text(item.get("input"))
             calls.append((name, args, cid, None, False))
-        elif kind == "function_call_output":
-            cid = link_id(item.get("call_id"), "call_id", "a `function_call_output` item")
+        elif kind in _OUTPUT_ITEMS:
+            cid = link_id(item.get("call_id"), "call_id", f"a `{kind}` item")
             calls.append(("", None, cid, (item.get("output"), False), True))
         elif kind == "mcp_call":  # (it carries its own output or error)
             args = parse_json_text(item.get("arguments"))
@@ -1047,7 +1060,9 @@ def _response(
         elif kind in _BUILTIN_CALLS:
             keys, where = _BUILTIN_CALLS[kind]
             args = {k: item[k] for k in keys if k in item}
-            cid = link_id(item.get("id"), "id", f"a `{kind}` item")
+            # one the application runs is answered by an output item naming its `call_id`
+            named = "call_id" if where is None and item.get("call_id") is not None else "id"
+            cid = link_id(item.get(named), named, f"a `{kind}` item")
             result = _builtin_result(item, where)
             calls.append((kind.removesuffix("_call"), args, cid, result, False))
         elif kind == "reasoning":
