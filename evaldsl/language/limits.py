@@ -115,8 +115,7 @@ def integer_problem(text: str) -> str | None:
     digits = text.lstrip("+-")
     if len(digits) < 19 or (len(digits) == 19 and int(digits) <= MAX_INTEGER):
         return None
-    shown = text if len(text) <= 40 else text[:20] + "…" + text[-5:]
-    return f"the integer {shown} is out of range (at most 19 digits: ±{MAX_INTEGER})"
+    return f"the integer {_shown(text)} is out of range (at most 19 digits: ±{MAX_INTEGER})"
 
 
 #: How evaldsl writes Infinity (`evaldsl convert` turns YAML's `.inf` into it): the one
@@ -125,11 +124,32 @@ INFINITY_SPELLING = "1e999"
 
 
 def finite_problem(value: float, text: str) -> str | None:
-    """Why a number written as `text` is out of range (it overflowed to infinity)."""
-    if math.isfinite(value):
+    """Why a number written as `text` is out of range: it overflowed to infinity, or
+    digits that are not all zero underflowed to 0 (`1e-400`: a comparison with 0 the
+    user never wrote), or `None` when it is fine.
+
+    >>> finite_problem(0.0, "0e-400") is None, finite_problem(5e-324, "5e-324") is None
+    (True, True)
+    >>> finite_problem(0.0, "-1e-400")[:60]
+    'the number -1e-400 is out of range (nearer 0 than a 64-bit f'
+    """
+    if value:  # (0.0 is the one value an underflow gives)
+        if math.isfinite(value):
+            return None
+        return f"the number {_shown(text)} is out of range (larger than a 64-bit float holds)"
+    # the digits before an exponent (`$`, a unit and a sign hold none of 1-9)
+    if not any(c in "123456789" for c in text.lower().partition("e")[0]):
         return None
-    shown = text if len(text) <= 40 else text[:20] + "…" + text[-5:]
-    return f"the number {shown} is out of range (larger than a 64-bit float holds)"
+    return (
+        f"the number {_shown(text)} is out of range (nearer 0 than a 64-bit float holds: "
+        "it would read as 0); write 0, or a number whose size a double holds (at least "
+        "5e-324)"
+    )
+
+
+def _shown(text: str) -> str:
+    """A literal as a message shows it: a long one cut in the middle."""
+    return text if len(text) <= 40 else text[:20] + "…" + text[-5:]
 
 
 def timeout_problem(seconds: float) -> str | None:

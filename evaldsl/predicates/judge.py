@@ -13,6 +13,7 @@ from typing import Any
 from evaldsl.cache.regexes import regex
 from evaldsl.judge.protocol import JudgeOutcome
 from evaldsl.language import ast
+from evaldsl.language.limits import finite_problem
 from evaldsl.language.source import Span
 from evaldsl.language.values import MISSING, js_text
 from evaldsl.language.verdicts import Verdict, verdict
@@ -75,6 +76,14 @@ def check(ctx: CheckContext, pred: ast.Judged, stype: Type, subject: ast.Subject
         ctx.error(
             pred.span, "E208", f"a judge threshold is a minimum score: `>= T`, not `{pred.op} T`"
         )
+    if pred.threshold == 0:
+        # (`>= 1e-400` read as `>= 0`, which every score passes: out of range, as a
+        # literal anywhere else, where `1e400` is E208 here)
+        written = _THRESHOLD.match(ctx.text(pred.span))
+        problem = None if written is None else finite_problem(0.0, written.group("n"))
+        if problem is not None:
+            ctx.error(pred.span, "E209", problem)
+            return
     if pred.threshold is not None and not 0.0 <= pred.threshold <= 1.0:
         hint = fix = None
         written = _THRESHOLD.match(ctx.text(pred.span))

@@ -405,6 +405,37 @@ def test_infinity_as_evaldsl_writes_it_is_not_out_of_range(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "tokens <= 1e-400",
+        "output.x == -2.4e-324",
+        "output == {a: [1E-999]}",
+        f"latency > 0.{'0' * 400}1s",
+        f"cost > $0.{'0' * 400}1",
+        'answer judged "good" >= 1e-400',  # (read as `>= 0`: every score passed)
+    ],
+)
+def test_a_number_that_underflows_to_zero_is_out_of_range(text: str) -> None:
+    # (a comparison with 0 the user never wrote: float("1e-400") is 0.0)
+    try:
+        evaldsl.compile(text)
+    except evaldsl.EvalDslError as err:
+        (found,) = err.diagnostics
+        assert found.code == "E209"
+        assert "nearer 0 than a 64-bit float holds" in found.message
+        assert "write 0, or a number whose size a double holds" in found.message
+    else:
+        raise AssertionError(f"{text!r} compiled")
+
+
+@pytest.mark.parametrize(
+    "text", ["tokens >= 0e-400", "output.x == -0.000e-999", "tokens >= 5e-324", "tokens >= 0"]
+)
+def test_zero_and_the_least_double_are_in_range(text: str) -> None:
+    assert codes(text) == []
+
+
+@pytest.mark.parametrize(
     ("value", "message", "runs"),
     [
         ("9" * 5000, "an integer of 5,000 digits is out of range", True),
