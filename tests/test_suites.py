@@ -816,6 +816,52 @@ def test_a_placeholder_a_row_has_no_value_for_is_a_warning(tmp_path: Path) -> No
     ]  # fmt: skip
 
 
+def test_a_problem_a_row_rendered_names_the_rows_case(tmp_path: Path) -> None:
+    """A row whose value makes an invalid regex of a template (`/x{{k}}/` with `k: "("`):
+    the error named the pattern only, at the template, which every row shares, so which
+    row to fix was not said. A problem of the template itself is still said once."""
+    suite = load_suite(
+        write(
+            tmp_path,
+            "rows.eval",
+            f"""
+            case "row {{{{k}}}}"
+              cassette "{DEMO}"
+              each [{{k: "a"}}, {{k: "("}}, {{k: "b"}}]
+              answer matches /x{{{{k}}}}/
+              answer matches /a(/
+            """,
+        )
+    )
+    assert [(d.code, d.line, d.message) for d in suite.diagnostics] == [
+        ("E401", 4, 'in case "row ( #2 [k=(]": invalid regex: missing ): x('),
+        ("E401", 5, "invalid regex: missing ): a("),
+    ]
+
+
+def test_a_problem_a_row_rendered_in_a_traceplay_object_names_the_rows_case(
+    tmp_path: Path,
+) -> None:
+    suite = load_suite(
+        write(
+            tmp_path,
+            "rows.yaml",
+            f"""
+            cases:
+              - name: rows
+                cassette: {DEMO}
+                each: [{{k: "("}}, {{k: "a"}}]
+                assertions:
+                  - kind: answer.matches
+                    regex: "x{{{{k}}}}"
+            """,
+        )
+    )
+    assert [(d.code, d.line, d.message) for d in suite.diagnostics] == [
+        ("E401", 7, 'in case "rows #1 [k=(]": invalid regex (JavaScript): unterminated group')
+    ]
+
+
 def test_diagnostics_of_one_place_come_in_one_order_whatever_the_hash_seed(
     tmp_path: Path,
 ) -> None:

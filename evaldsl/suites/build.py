@@ -238,8 +238,23 @@ def check_case(
     )
     own.extend(problems)
     for snippet in concrete.snippets:
-        own.extend(check_statements(snippet.exprs, snippet.source, case_env, suite))
+        found = check_statements(snippet.exprs, snippet.source, case_env, suite)
+        if snippet.row is not None:  # (an `each` row's: see `_of_row`)
+            found = [_of_row(d, concrete.name) for d in found]
+        own.extend(found)
     return CheckedCase(concrete, case_env, tuple(own))
+
+
+def _of_row(diagnostic: Diagnostic, case: str) -> Diagnostic:
+    """A problem of what an `each` row rendered, naming the row's case (`case "x #2
+    [k=(]"`) when a placeholder is written at its place (from its column to the end of
+    its line: `/x{{k}}/` rendered as `/x(/`, `regex: "x{{k}}"`): every row's problems are
+    placed at the template, so the message alone tells which row to fix. A problem of
+    the template itself is every row's, and said once, as it was.
+    """
+    if "{{" not in diagnostic.source_line[diagnostic.column - 1 :]:
+        return diagnostic
+    return attrs.evolve(diagnostic, message=f'in case "{case}": {diagnostic.message}')
 
 
 @attrs.frozen
@@ -371,21 +386,22 @@ def _expand(
                 (base.name, source_path, base.input, *(s.exprs for s in base.snippets))
             )
             for i, row in enumerate(case.each, 1):
+                # the name is a string of the case too (docs/language.md §2.4), and keeps
+                # traceplay's `#i [k=v]`, which tells rows apart
+                name = f"{render_text(base.name, row)} #{i} [{row_label(row)}]"
                 snippets: list[Snippet] = []
                 rendering: list[Diagnostic] = []
                 for s in base.snippets:
                     snippet, found = s.rendered(row)
                     snippets.append(snippet)
-                    rendering.extend(found)
+                    rendering.extend(_of_row(d, name) for d in found)
                 unknown = missing(keys, row)
                 if unknown:
                     rendering.append(_unknown_keys(base, i, row, unknown))
                 out.append(
                     attrs.evolve(
                         base,
-                        # the name is a string of the case too (docs/language.md §2.4),
-                        # and keeps traceplay's `#i [k=v]`, which tells rows apart
-                        name=f"{render_text(base.name, row)} #{i} [{row_label(row)}]",
+                        name=name,
                         source=base.source.rendered(row) if base.source else None,
                         input=render_value(base.input, row)
                         if base.input is not MISSING
