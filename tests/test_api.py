@@ -64,6 +64,14 @@ def test_check_of_a_value_that_is_not_a_run_is_an_error_not_a_pass(
         # (its repr was read as the answer: `answer contains "x"` passed on b"x")
         (evaldsl.Run(events=None, output=b"x"), "its output must be JSON data"),
         (evaldsl.Run(events=None, output=object()), "found object"),
+        # (below its top too: `answer contains "x"` passed on {"a": b"x"}, whose JSON text
+        # held b'x', and `output.a not empty` on a set or NaN)
+        (
+            evaldsl.Run(events=None, output={"a": b"x"}),
+            "its output must be JSON data: at $.a: a bytes (b'x') is not JSON data",
+        ),
+        (evaldsl.Run(events=None, output=[1, {"b": {2}}]), "at $[1].b: a set ({2}) is not"),
+        (evaldsl.Run(events=None, output={"a": [float("nan")]}), "at $.a[0]: nan is not a JSON"),
     ],
 )
 def test_check_of_a_run_whose_fields_are_wrong_is_an_error(run: Any, message: str) -> None:
@@ -73,6 +81,14 @@ def test_check_of_a_run_whose_fields_are_wrong_is_an_error(run: Any, message: st
     assert result.error is not None
     assert result.error.startswith("<value>:1:1: the evaldsl.Run given is unusable: ")
     assert message in result.error
+
+
+def test_a_runs_output_is_read_as_json_data_as_a_live_targets_is() -> None:
+    # tuples are arrays and a number key its JSON text, as a target's returned value
+    run = evaldsl.Run(events=None, output={1: ("a", 2), "b": {"c": None}}, format="value")
+    program = evaldsl.compile('output == {"1": ["a", 2], b: {c: null}}; output["1"][0] == "a"')
+    assert program.check(run).statuses == ["pass", "pass"]
+    assert evaldsl.compile('answer == "x"').check(evaldsl.Run(events=None, output="x")).passed
 
 
 def test_check_of_an_open_file_asks_for_its_path() -> None:

@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "evaldsl.bounded": 1,
     "evaldsl.atomicfile": 1,
     "evaldsl.jsontext": 1,
+    "evaldsl.jsondata": 1,
     "evaldsl.lazyattrs": 1,
     "evaldsl.terminal": 1,
     "evaldsl.language": 1,

@@ -347,7 +347,7 @@ def test_a_run_of_recordings_loads_no_machinery_of_live_targets(jobs: str) -> No
     modules = _imported_by(
         "run", "-q", "--no-history", "--judge", "off", "-j", jobs, suite, full=True
     )
-    live = {"evaldsl.runner.targets", "evaldsl.runner.jsondata", "evaldsl.runs.state", "subprocess"}
+    live = {"evaldsl.runner.targets", "evaldsl.jsondata", "evaldsl.runs.state", "subprocess"}
     assert not modules & live, sorted(modules & live)
     assert "evaldsl.runner.live" in modules
     live_suite = str(ROOT / "examples" / "live" / "live.eval")

@@ -33,10 +33,11 @@ from typing import Any
 
 import attrs
 
+from evaldsl import jsondata
 from evaldsl.judge.config import ENV_API_KEY
 from evaldsl.language.printable import visible
 from evaldsl.language.values import MISSING, is_number
-from evaldsl.runner import jsondata, worker
+from evaldsl.runner import worker
 from evaldsl.runner.live import TargetError
 from evaldsl.runs.detect import run_from_value, run_problems
 from evaldsl.runs.model import Reading, Run, RunError, Unrecorded, describe

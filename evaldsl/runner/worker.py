@@ -19,7 +19,7 @@ Answers are JSON lines (the runner never unpickles anything user code could shap
 
 The runner enforces the deadline from outside, by killing the process group. The worker
 only makes sure that nothing a target does reaches the runner: a forked child never
-answers, values are JSON data (see `jsondata.py`), the worker dies with its parent, and
+answers, values are JSON data (see `evaldsl/jsondata.py`), the worker dies with its parent, and
 a worker that a target changed (working folder, environment variables, import path,
 recursion limit, standard streams, a fork, threads or child processes left running) says
 `reuse: false` and is given no other case.
@@ -95,7 +95,7 @@ def _watch_parent(parent: int) -> None:
 
 def serve(data: ModuleType, argv: list[str]) -> None:
     """The worker's life: `argv` is the request pipe, the answer pipe and the parent's pid;
-    `data` is the `jsondata` module (loaded by path beside this one)."""
+    `data` is the `evaldsl/jsondata.py` module (loaded by its path)."""
     requests, answers, parent = (int(a) for a in argv)
     die_with_parent(parent)
     # A target sees Ctrl-C as any Python program does, even when evaldsl's `-j` process

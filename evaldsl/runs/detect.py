@@ -1020,7 +1020,7 @@ def coerce_run(value: object, *, base: Path | None = None) -> Run:
         problems = run_problems(value)
         if problems:
             raise RunError(f"the evaldsl.Run given is unusable: {problems[0]}", path=VALUE_NAME)
-        return value
+        return _output_as_data(value)
     if isinstance(value, str | os.PathLike):
         p = Path(value)
         if base is not None and not p.is_absolute():
@@ -1091,6 +1091,30 @@ def run_problems(run: Run) -> list[str]:
             f"object), found {type(output).__name__}"
         )
     return problems
+
+
+def _output_as_data(run: Run) -> Run:
+    """`run` with its output made JSON data (`evaldsl.jsondata`), as a live target's is in
+    its worker: bytes, a set or NaN below its top were read by their repr (`Run(output={"a":
+    b"x"})` passed `answer contains "x"`), and now are the run's error, naming their place.
+    Walked here, once a check, and not in `run_problems`, which the run a live target
+    returned passes too, already made JSON data (a second walk of a large output)."""
+    output = run.output
+    if output is MISSING or output is None or type(output) is str:  # (the common answers)
+        return run
+    # imported here: only a `Run` made in memory needs it (a run of recordings never)
+    from evaldsl.jsondata import NotJsonData, to_json_data
+
+    try:
+        data = to_json_data(output)
+    except NotJsonData as err:
+        raise RunError(
+            f"the evaldsl.Run given is unusable: its output must be JSON data: at {err}",
+            path=VALUE_NAME,
+            hint="give it text, numbers, booleans, None, lists and dicts with text keys "
+            "(decode bytes, make sets lists)",
+        ) from None
+    return attrs.evolve(run, output=data)
 
 
 #: How messages name a run passed as a Python value rather than a file.

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from clitools import run_evaldsl
 
-from evaldsl import atomicfile
+from evaldsl import atomicfile, jsondata
+from evaldsl.jsondata import MAX_DEPTH, NotJsonData, to_json_data
 from evaldsl.language import printable
-from evaldsl.runner import jsondata, targets
-from evaldsl.runner.jsondata import MAX_DEPTH, NotJsonData, to_json_data
+from evaldsl.runner import targets
 from evaldsl.runner.targets import LineBuffer, TargetWorkers, call_target
 from evaldsl.runs.model import Run
 from evaldsl.tools import outputs
@@ -498,8 +498,8 @@ def test_json_data_takes_the_limits_it_states() -> None:
 def test_the_worker_modules_import_nothing_of_evaldsl() -> None:
     # The worker is loaded by path and starts as a bare interpreter: importing the
     # evaldsl package there would cost half a second a worker.
-    root = Path(__file__).resolve().parents[2] / "evaldsl" / "runner"
-    for name in ("worker.py", "jsondata.py"):
+    root = Path(__file__).resolve().parents[2] / "evaldsl"
+    for name in ("runner/worker.py", "jsondata.py"):
         text = (root / name).read_text(encoding="utf-8")
         imports = [line for line in text.splitlines() if line.startswith(("import ", "from "))]
         assert not [line for line in imports if "evaldsl" in line], (name, imports)

@@ -3,8 +3,9 @@
 Takes any Python value and gives JSON data made of exact built-in types only — `dict`
 with text keys, `list`, `str`, `int`, `float`, `bool`, `None` — so nothing of the user's
 code travels with it (a subclass's `__eq__`, a `__repr__`, a generator). The target worker
-converts a return value with it before sending it to the runner, and it imports only the
-standard library: the worker loads this file by its path, without the evaldsl package.
+converts a return value with it before sending it to the runner (and `runs.detect` the
+output of an `evaldsl.Run` given to `check`), and it imports only the standard library:
+the worker loads this file by its path, without the evaldsl package.
 
 What JSON data cannot hold is refused with `NotJsonData`, whose message names the place
 (`$.items[2]`) and the reason: a structure that contains itself, nesting deeper than
@@ -77,7 +78,7 @@ def to_json_data(value: Any) -> Any:
     >>> to_json_data({"a": loop})
     Traceback (most recent call last):
     ...
-    evaldsl.runner.jsondata.NotJsonData: $.a[0]: it contains itself (a circular structure)
+    evaldsl.jsondata.NotJsonData: $.a[0]: it contains itself (a circular structure)
     """
     return _convert(value, 0, set())
 
