@@ -111,6 +111,32 @@ def test_a_sample_of_no_id_is_named_by_its_place_in_the_log(tmp_path: Path) -> N
     assert "c [#1]" in ran.stdout and "c [#2]" in ran.stdout and "None" not in ran.stdout
 
 
+def test_a_sample_of_no_id_named_like_another_by_its_place_is_said_so(tmp_path: Path) -> None:
+    """A sample of id "#2" beside a sample of no id at place 2: both are "#2". That is the
+    error of their cases (which one a case reads cannot be told), and it said both have
+    the id "#2" and called them rows of a dataset (W507); it names the one of no id."""
+    log = json.loads(
+        (ROOT / "tests" / "data" / "formats" / "inspect-two-samples.json").read_text("utf-8")
+    )
+    log["samples"][0]["id"] = "#2"
+    log["samples"][1]["id"] = None
+    (tmp_path / "log.json").write_text(json.dumps(log), encoding="utf-8")
+    suite = tmp_path / "s.eval"
+    suite.write_text('case "c"\n  cassette "log.json"\n  steps >= 1\n', encoding="utf-8")
+    checked = run_evaldsl("check", str(suite))
+    assert checked.returncode == 1
+    assert (
+        '2 samples of this Inspect AI log have the id "#2" (samples[0], samples[1]) '
+        "(samples[1] of no id, named by its place): which one" in checked.stdout
+    )
+    assert 'two samples of the log of the case at line 1 are both named "c [#2]"' in (
+        checked.stdout
+    )
+    assert "dataset" not in checked.stdout
+    ran = run_evaldsl("run", "--no-history", str(suite))
+    assert ran.returncode == 1 and "0 passed" in ran.stdout
+
+
 def test_unreadable_traces_exit_non_zero_with_a_message(tmp_path: Path) -> None:
     spans = tmp_path / "spans.jsonl"
     spans.write_text('{"name": "x", "span_kind": "LLM"}\n{"name": "y"}\n', encoding="utf-8")

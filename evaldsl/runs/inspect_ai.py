@@ -260,8 +260,21 @@ def _shared_id(items: Items, key: str, at: list[int]) -> RunError:
     at the second of them in a JSON log: which of them a case named by the id checks cannot be
     told, and checking one of them twice would leave the others unread."""
     places = ", ".join(f"samples[{n}]" for n in sorted(at))
+    # (a sample of no id is named by its place, `#2`, which another's id may be too)
+    listed = items.values[0].get("samples")
+    idless = [
+        n
+        for n in sorted(at)
+        if isinstance(listed, list) and isinstance(listed[n], dict) and listed[n].get("id") is None
+    ]
+    unnamed = (
+        f" ({', '.join(f'samples[{n}]' for n in idless)} of no id, named by "
+        f"{'its place' if len(idless) == 1 else 'their places'})"
+        if idless
+        else ""
+    )
     message = (
-        f'{len(at)} samples of this Inspect AI log have the id "{key}" ({places}): '
+        f'{len(at)} samples of this Inspect AI log have the id "{key}" ({places}){unnamed}: '
         "which one a case named by it checks cannot be told"
     )
     hint = (

@@ -185,7 +185,14 @@ def named_twice(cases: Sequence[CaseDraft]) -> list[Diagnostic]:
         before = first.setdefault(case.name, case)
         if before is case:
             continue
-        if before.line == case.line:  # (rows of one dataset: `each` rows are numbered)
+        if before.line == case.line and case.source is not None and case.source.sample:
+            # (samples of one Inspect AI log: their ids are one, and each case's error)
+            said = (
+                f"two samples of the log of the case at line {case.line} are both named "
+                f'"{case.name}"'
+            )
+            hint = "give each sample of the log an id of its own"
+        elif before.line == case.line:  # (rows of one dataset: `each` rows are numbered)
             said = (
                 f"two rows of the dataset of the case at line {case.line} are both named "
                 f'"{case.name}"'
