@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
+import evaldsl
 from evaldsl.runs import detect, otel, otlpdecode
 from evaldsl.runs.detect import load_run
-from evaldsl.runs.model import Run
+from evaldsl.runs.model import Run, RunError
 from tests.calltools import calls_made
 from tests.clitools import ROOT
 from tests.oteltools import MessagesChange, latitude_history, spans
@@ -253,3 +254,44 @@ def test_the_ai_sdks_tool_call_spans_are_its_calls(monkeypatch: pytest.MonkeyPat
         "call_1",
     )
     assert _results(full) == [{"sky": "sunny"}]
+
+
+def test_the_ai_sdks_model_calls_give_their_text_and_tool_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Vercel AI SDK model-call span keeps its output in `ai.response.text` and
+    `ai.response.toolCalls` (JSON text), not in a GenAI, OpenInference or OpenLLMetry
+    attribute: its answer was unknown (an error verdict for every `answer` test). Now the
+    text is its answer (a step that only called tools answers ""), and its calls are
+    calls, one with the `ai.toolCall` span of the same id; v5's `input` is read as v4's
+    `args`. By both readings."""
+    sample = ROOT / "tests" / "data" / "formats" / "ai-sdk-spans.otlp.json"
+    run = _both_readings(sample, monkeypatch)
+    said = (
+        'answer == "It is sunny in Paris."; answer[1] == ""; tool get_weather called once; '
+        'tool get_weather args $.city == "Paris"'
+    )
+    assert evaldsl.compile(said).check(run).statuses == ["pass"] * 4
+    # v5 writes `input`; a call no `ai.toolCall` span ran is a call of its own
+    doc = json.loads(sample.read_text(encoding="utf-8"))
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    kept = [sp for sp in spans if sp["name"] != "ai.toolCall"]
+    for span in kept:
+        for attribute in span["attributes"]:
+            if attribute["key"] == "ai.response.toolCalls":
+                calls = [{"toolCallId": "c9", "toolName": "get_time", "input": {"tz": "CET"}}]
+                attribute["value"] = {"stringValue": json.dumps(calls)}
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"] = kept
+    path = tmp_path / "v5.otlp.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    run = _both_readings(path, monkeypatch)
+    said = 'no tool get_weather; tool get_time args $.tz == "CET"; tool calls == 1'
+    assert evaldsl.compile(said).check(run).statuses == ["pass"] * 3
+    # a list that is no list: the run's error naming the attribute
+    for span in kept:
+        for attribute in span["attributes"]:
+            if attribute["key"] == "ai.response.toolCalls":
+                attribute["value"] = {"stringValue": '{"toolName": "x"}'}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(RunError, match=r"ai\.response\.toolCalls"):
+        load_run(path)

@@ -50,7 +50,9 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   OpenLLMetry's `gen_ai.completion.N.content` / `.tool_calls.M.name|arguments|id`,
   `gen_ai.choice` span events, OpenInference's
   `llm.output_messages.N.message.content|contents|tool_calls` (nested lists or flattened
-  keys), else `output.value` when it is text (output messages that are neither messages
+  keys), the Vercel AI SDK's `ai.response.text` and `ai.response.toolCalls` (JSON text of
+  `{toolCallId, toolName, args|input}`), else `output.value` when it is text (output
+  messages that are neither messages
   nor text, or an OpenLLMetry `gen_ai.completion` list of anything but objects, are an
   error); a span with none of them recorded no content (its instrumentation captures it
   only when asked), and its answer is unknown, as the run's `Unrecorded` says. A first
@@ -1014,12 +1016,44 @@ def _output(span: Span, has: SpanKeys) -> _Output | None:
                 found = _genai_messages({"tool_calls": parse_json_text(e["tool_calls"])}, "")
                 if found is not None:
                     return found
+    found = _ai_sdk_output(a)
+    if found is not None:
+        return found
     value = a.get("output.value")
     if value == REDACTED:  # (its mime type is dropped with it)
         return _Output(None, [])
     if isinstance(value, str) and a.get("output.mime_type", "text/plain") == "text/plain":
         return _Output(value, [])
     return None
+
+
+#: Where the Vercel AI SDK's model-call spans (`ai.generateText.doGenerate`,
+#: `ai.streamText.doStream`) keep their output: its text, and its tool calls as JSON text.
+AI_SDK_TEXT = "ai.response.text"
+AI_SDK_CALLS = "ai.response.toolCalls"
+_AI_SDK_CALL = "a tool call of `ai.response.toolCalls`"
+
+
+def _ai_sdk_output(a: dict[str, Any]) -> _Output | None:
+    """The answer and tool calls of a Vercel AI SDK model-call span (`ai.response.text`,
+    `ai.response.toolCalls`: a JSON list of `{toolCallId, toolName, args}`, `input` in
+    v5), or `None` when it records neither (no content: the answer is unknown). A step
+    that only called tools writes no text: its answer is "", as a chat completion's."""
+    text = a.get(AI_SDK_TEXT)
+    listed_calls = a.get(AI_SDK_CALLS)
+    if text is None and listed_calls is None:
+        return None
+    if text is not None and not isinstance(text, str):
+        raise BadValue(f"`{AI_SDK_TEXT}` is {shown(text)}, not text")
+    calls: list[tuple[str, Any, str | None]] = []
+    if listed_calls is not None:
+        found = parse_json_text(listed_calls) if isinstance(listed_calls, str) else listed_calls
+        for call in listed(found, AI_SDK_CALLS, "a Vercel AI SDK model-call span"):
+            call = an_object(call, _AI_SDK_CALL)
+            name = tool_name(call.get("toolName", MISSING), "toolName", _AI_SDK_CALL)
+            args = call["input"] if "input" in call else call.get("args")
+            calls.append((name, args, link_id(call.get("toolCallId"), "toolCallId", _AI_SDK_CALL)))
+    return _Output(text or "", calls)
 
 
 #: How `inspect` counts the output messages after the first (as the OpenAI adapter does).
