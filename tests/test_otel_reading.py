@@ -256,6 +256,33 @@ def test_the_ai_sdks_tool_call_spans_are_its_calls(monkeypatch: pytest.MonkeyPat
     assert _results(full) == [{"sky": "sunny"}]
 
 
+@pytest.mark.parametrize("layout", ["attributes", "body"])
+def test_a_tool_message_event_gives_the_waiting_call_its_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """The older GenAI convention sends a tool's result back as a `gen_ai.tool.message`
+    event of the next LLM span (Koog writes its `role`, `content` and `id` as the event's
+    attributes): it was not read, so a call without a tool span had no result, and `not
+    tool get_weather result contains "SUNNY"` passed on a result the trace held."""
+
+    def change(doc: dict[str, Any]) -> None:
+        latitude_history(doc, lambda ms: ms.pop())  # (the history's tool message gone)
+        fields = {"role": "tool", "content": '{"weather":"SUNNY"}', "id": "fake-tool-call-id-1"}
+        if layout == "body":
+            attributes = [{"key": "body", "value": {"stringValue": json.dumps(fields)}}]
+        else:
+            attributes = [{"key": k, "value": {"stringValue": v}} for k, v in fields.items()]
+        event = {"name": "gen_ai.tool.message", "timeUnixNano": "1", "attributes": attributes}
+        spans(doc)[3]["events"] = [event]
+
+    run = _read(tmp_path, monkeypatch, change)
+    said = (
+        'tool get_weather result $.weather == "SUNNY"; '
+        'not tool get_weather result $.weather contains "SUN"'
+    )
+    assert evaldsl.compile(said).check(run).statuses == ["pass", "fail"]
+
+
 def test_the_ai_sdks_model_calls_give_their_text_and_tool_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

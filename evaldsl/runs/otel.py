@@ -58,7 +58,9 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   only when asked), and its answer is unknown, as the run's `Unrecorded` says. A first
   `gen_ai.response.finish_reasons` that leaves the answer not whole (`length`,
   `content_filter`, a provider's own word) is noted (`_finish_note`). Tool
-  results that the next call's input messages carry (`gen_ai.input.messages`, on the span
+  results that the next call's input messages carry (the older convention's
+  `gen_ai.tool.message` events of the span: `id`, `content`, as Koog writes them;
+  `gen_ai.input.messages`, on the span
   or its details event: `tool_call_response` parts, their output in
   `response` or, as pydantic-ai writes it, `result`, and `tool` messages without parts;
   OpenLLMetry `gen_ai.prompt.N`, or the older GenAI `gen_ai.prompt` list or JSON text,
@@ -1115,6 +1117,30 @@ def _input_results(a: dict[str, Any]) -> list[tuple[str | None, Any, Any]]:
     return found
 
 
+#: The older GenAI convention's event for a tool message of an LLM call's input (a tool's
+#: result sent back: `content`, and the call's `id`), which Koog writes on its spans.
+TOOL_MESSAGE_EVENT = "gen_ai.tool.message"
+_TOOL_MESSAGE = "a `gen_ai.tool.message` event"
+
+
+def _event_results(span: Span) -> list[tuple[str | None, Any, Any]]:
+    """Tool results an LLM span's `gen_ai.tool.message` events carry: (call id, tool
+    name, output), from the event's attributes (`id`, `content`; Koog's, as the SDK
+    without event bodies writes them) or its `body` (a JSON object of them)."""
+    found: list[tuple[str | None, Any, Any]] = []
+    for event in span.events:
+        if event.get("name") == TOOL_MESSAGE_EVENT:
+            e = event.get("attrs")
+            fields = e if isinstance(e, dict) else {}
+            body = fields.get("body")
+            body = parse_json_text(body) if isinstance(body, str) else body
+            if isinstance(body, dict):
+                fields = body
+            call_id = link_id(fields.get("id"), "id", _TOOL_MESSAGE)
+            found.append((call_id, fields.get("name"), fields.get("content")))
+    return found
+
+
 #: What the JSON of a history holding a tool's result holds: a `tool_call_response` part,
 #: or a message of role `tool` (in JSON text, or a structured value).
 _TOOL_TEXTS = (b"tool_call_response", b'tool\\"', b'tool"')
@@ -1455,6 +1481,11 @@ def _span_events(
                     if output == REDACTED:  # (a result hidden is no result: the call waits)
                         _redacted(trace)
                         continue
+                    found = trace.known_call(call_id, name)
+                    if found is not None:
+                        trace.result(found, output, at=start)
+            if span.events:  # (the older GenAI convention's `gen_ai.tool.message` events)
+                for call_id, name, output in _event_results(span):
                     found = trace.known_call(call_id, name)
                     if found is not None:
                         trace.result(found, output, at=start)
