@@ -629,8 +629,23 @@ _DURATION = re.compile(
 )
 
 
+#: A duration written with an exponent (`1.5e3ms`), which a duration's number has not.
+_EXPONENT_DURATION = re.compile(
+    r"(?<![\w.$])(?P<bad>(?P<n>\d+(?:\.\d+)?[eE][+-]?\d+)(?P<u>ms|s|m|h))(?!\w)"
+)
+
+
 @_rule
 def _durations(s: _Statement) -> Iterator[_Found]:
+    for m in s.find(_EXPONENT_DURATION):
+        value = float(m.group("n"))
+        number = _number(value)
+        # (none for a number past a float, one written only with an exponent, or one that
+        # underflows: `2e-400s` is no `0s`)
+        nonzero = any(c in "123456789" for c in m.group("n").lower().partition("e")[0])
+        if number is not None and "e" not in number and (value or not nonzero):
+            new = number + m.group("u")
+            yield _swap(m, new, f"a duration is written without an exponent: `{new}`")
     for m in s.find(_DURATION):
         new = m.group("n") + _UNITS[m.group("u")]
         if new != m.group("bad"):
