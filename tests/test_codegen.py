@@ -2832,6 +2832,89 @@ def test_long_prompts_and_a_model_s_own_cache_read_price_are_priced_alike_by_bot
                 assert generated == from_file == str(reference)
 
 
+def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
+    """A response billed at another service tier than the standard one costs what that
+    tier costs in the generated pass as in the reference, in memory and from a file (whole
+    and by the typed decoder): its reader's `serviceTier` or a traceplay body's own
+    `service_tier` (OpenAI's top-level, Anthropic's in `usage`), flex and batch at half the
+    standard price (cache included), priority at the table's price for it, a tier with no
+    price an error naming it; "default" and "standard" at the standard price."""
+
+    def turn(model: str, prompt: int, out: int, **more: Any) -> list[Any]:
+        response: dict[str, Any] = {
+            "type": "llm.response",
+            "model": model,
+            "usage": {"promptTokens": prompt, "completionTokens": out},
+            **more,
+        }
+        return [{"type": "llm.request", "model": model}, response]
+
+    def openai(tier: str) -> dict[str, Any]:  # (a Responses API object, as recorded)
+        return {
+            "object": "response",
+            "model": "gpt-5-2025-08-07",
+            "output": [],
+            "service_tier": tier,
+            "usage": {
+                "input_tokens": 1_000_000,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 0,
+            },
+        }
+
+    def anthropic(tier: str) -> dict[str, Any]:  # (a message, as recorded)
+        usage = {"input_tokens": 100_000, "cache_read_input_tokens": 0, "output_tokens": 0}
+        return {"type": "message", "content": [], "usage": {**usage, "service_tier": tier}}
+
+    def bounds(dollars: float) -> list[str]:
+        return [f"cost > ${dollars - 1e-6:.6f}", f"cost < ${dollars + 1e-6:.6f}"]
+
+    gpt5, sonnet = "gpt-5-2025-08-07", "claude-sonnet-4-5-20250929"
+    priced: list[tuple[list[Any], float]] = [
+        # 1M input of gpt-5 ($1.25 standard, $2.50 priority), 100,000 output ($10, $20)
+        (turn(gpt5, 1_000_000, 100_000, serviceTier="priority"), 2.5 + 2.0),
+        (turn(gpt5, 1_000_000, 100_000, serviceTier="flex"), (1.25 + 1.0) / 2),
+        # flex with cached reads: half of 200,000 at $1.25 and 800,000 at $0.125
+        (
+            turn(gpt5, 1_000_000, 0, serviceTier="flex", cacheTokens={"cached": 800_000}),
+            (0.25 + 0.1) / 2,
+        ),
+        # priority with cached reads: at the tier's own cached-input price ($0.25)
+        (
+            turn(gpt5, 1_000_000, 0, serviceTier="priority", cacheTokens={"cached": 800_000}),
+            0.5 + 0.2,
+        ),
+        # (Sonnet 4.5 under its long-prompt threshold: 100,000 input at $3)
+        (turn(sonnet, 100_000, 0, serviceTier="batch"), 0.15),
+        # the body's tier, a standard response before it priced as ever
+        (turn(gpt5, 1_000_000, 0) + turn(gpt5, 1_000_000, 0, output=openai("priority")), 3.75),
+        (turn(gpt5, 1_000_000, 0, output=openai("flex")), 0.625),
+        (turn(gpt5, 1_000_000, 0, output=openai("default")), 1.25),
+        (turn(sonnet, 100_000, 0, output=anthropic("batch")), 0.15),
+        (turn(sonnet, 100_000, 0, output=anthropic("standard")), 0.3),
+    ]
+    unpriced: list[tuple[list[Any], str]] = [
+        (turn(sonnet, 1_000_000, 0, serviceTier="priority"), '"priority"'),
+        (turn(gpt5, 1_000_000, 0, serviceTier="scale"), '"scale"'),
+        (turn(gpt5, 10, 0, output=openai("auto")) + turn(gpt5, 10, 0), '"auto"'),
+        (turn(sonnet, 100_000, 0, output=anthropic("priority")), '"priority"'),
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        runs = [(events, bounds(dollars), "pass") for events, dollars in priced]
+        runs += [(events, ["cost < $100"], said) for events, said in unpriced]
+        for events, statements, said in runs:
+            case = _compiled([*statements, "tokens > 0"])
+            reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+            assert generated == reference
+            verdicts = [v[0] for v in reference[0][0]]
+            if said == "pass":
+                assert verdicts == ["pass"] * len(verdicts), (events, reference)
+            else:  # (an error naming the tier, never the standard price's pass)
+                assert verdicts[0] == "error" and said in str(reference[0][0][0]), reference
+            for from_file, generated in _from_a_file(case, events, Path(folder)):
+                assert generated == from_file == str(reference)
+
+
 def test_gemini_s_thinking_and_tool_use_prompt_are_counted_alike_by_both_passes() -> None:
     """Gemini's `usageMetadata` counts four disjoint parts (`totalTokenCount` is their
     sum): the tool-use prompt is input and the thinking output, as Google bills it, beside

@@ -19,6 +19,7 @@ from evaldsl.runs.prices import (
     CACHED_INPUT,
     LONG_PROMPTS,
     PRICES,
+    TIERS,
     PriceTableError,
     price_of,
     read_user_table,
@@ -117,6 +118,7 @@ def test_a_table_that_cannot_be_used_prices_nothing_and_says_why(tmp_path: Path)
 
 
 _LONG = '{"models": {"m": {"input": 1, "output": 2, "long_prompt": %s}}}'
+_TIERS = '{"models": {"m": {"input": 1, "output": 2, "tiers": %s}}}'
 
 
 @pytest.mark.parametrize(
@@ -166,6 +168,18 @@ _LONG = '{"models": {"m": {"input": 1, "output": 2, "long_prompt": %s}}}'
             _LONG % '{"over": 9, "input": 2, "output": 3, "cached_input": "x"}',
             '`long_prompt.cached_input` is "x", not a number',
         ),
+        # a model's prices at service tiers
+        (_TIERS % "[1]", 'model \'m\': `tiers` is {"TIER": {"input": N'),
+        (_TIERS % '{"priority": {"input": 2}}', '`tiers.priority` is {"input": N, "output": N}'),
+        (_TIERS % '{"priority": 2}', '`tiers.priority` is {"input": N, "output": N}'),
+        (_TIERS % '{"priority": {"input": -2, "output": 3}}', "`tiers.priority.input` is -2"),
+        (
+            _TIERS % '{"flex": {"input": 2, "output": 3, "cached_input": null}}',
+            "`tiers.flex.cached_input` is null, not a number",
+        ),
+        (_TIERS % '{"default": {"input": 2, "output": 3}}', "'default' is the standard tier"),
+        (_TIERS % '{"standard": {"input": 2, "output": 3}}', "'standard' is the standard"),
+        (_TIERS % '{" ": {"input": 2, "output": 3}}', "`tiers. `: a tier's name is empty"),
     ],
 )
 def test_a_price_table_is_checked_and_its_fault_named(
@@ -221,7 +235,7 @@ def test_a_user_s_price_of_a_shipped_model_drops_its_long_prompt_prices(tmp_path
 def test_a_table_of_the_unit_read_is_read(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     path.write_text('{"models": {"m": {"input": 1, "output": 2}}, "unit": "usd per  1M tokens"}')
-    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {}, {})
+    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {}, {}, {})
 
 
 def test_a_missing_table_is_named_with_the_reason(tmp_path: Path) -> None:
@@ -245,18 +259,19 @@ def test_a_table_saved_with_a_bom_is_read(tmp_path: Path) -> None:
     # as a JSON suite is (Windows' editors write one); once "not JSON: Unexpected UTF-8 BOM"
     path = tmp_path / "p.json"
     path.write_bytes(b'\xef\xbb\xbf{"models": {"m": {"input": 1, "output": 2}}}')
-    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {}, {})
+    assert read_user_table(str(path)) == ({"m": (1.0, 2.0)}, {}, {}, {}, {})
 
 
 def test_a_copy_of_the_shipped_table_is_a_user_s_table(tmp_path: Path) -> None:
     shipped = ROOT / "evaldsl" / "runs" / "prices.json"
     path = tmp_path / "copy.json"
     path.write_text(shipped.read_text("utf-8"), "utf-8")
-    models, cache, cached, long = read_user_table(str(path))
+    models, cache, cached, long, tiers = read_user_table(str(path))
     assert models == PRICES  # (no EVALDSL_PRICES in the tests' own process)
     assert cache == CACHE_RATES
     assert cached == CACHED_INPUT and cached["gpt-4o"] == 1.25
     assert long == LONG_PROMPTS and long["gpt-5.4"] == (272_000, (5.0, 22.5), 0.5)
+    assert tiers == TIERS and tiers["gpt-5"] == {"priority": ((2.5, 20.0), 0.25)}
 
 
 def test_a_user_s_cache_rates_price_cache_tokens(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ from evaldsl.runs.index import (
     request_sent,
     response_came,
 )
-from evaldsl.runs.prices import cache_premium, long_priced, price_of
+from evaldsl.runs.prices import body_tier, cache_premium, long_priced, price_of, tier_cost
 from evaldsl.runs.text import (
     CACHE_READ,
     CACHE_SPLIT,
@@ -298,13 +298,17 @@ NAMES_SPELLED = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
 #: The ends of `cache_read_input_tokens`, `cache_creation_input_tokens`, `cache_creation`;
 #: of OpenAI's `…_tokens_details` whose value is neither an object nor null (the run's
 #: error) and of its `cached_tokens` whose value is not a plain 0 (every recent body says
-#: `"cached_tokens": 0`: not decoded for that); and of `"tool_calls"`, `"tool_use"`,
-#: `"function_call"` (`heldcalls`).
+#: `"cached_tokens": 0`: not decoded for that); of `service_tier` whose value is not the
+#: standard tier's or null (`body_tier`: every OpenAI body says `"service_tier":
+#: "default"`, every Anthropic one `"standard"`: not decoded for that; the spaces are in
+#: the lookahead, which `\s*` before it would otherwise step back out of); and of
+#: `"tool_calls"`, `"tool_use"`, `"function_call"` (`heldcalls`).
 _CACHE_ENDS = (
     rb"creation",
     rb"read",
     rb'details"\s*:\s*[^\s{n]',
     rb'(?<=cached_)tokens"\s*:\s*(?:[^\s0]|0\s*[^\s,}])',
+    rb'(?<=service_)tier"\s*:(?!\s*(?:"default"|"standard"|null))',
 )
 _CALL_ENDS = (rb'calls"', rb'use"', rb'call"')
 
@@ -417,6 +421,8 @@ class _Generator:
             long_priced=long_priced,
             cache_premium=cache_premium,
             body_cache=body_cache,
+            body_tier=body_tier,
+            tier_cost=tier_cost,
             names_cache=NAMES_CACHE.search,
             names_call=NAMES_CALL.search,
             names_either=NAMES_EITHER.search,
@@ -1132,9 +1138,7 @@ class _Generator:
         self.body_cache(has_raw)
         out("tokens_in += used_in", "tokens_out += used_out")
         if needs.cost:
-            out(
-                "if used_in or used_out:",
-                f'    priced_as = {self.get("model", _RESPONSE)} or model or ""',
+            standard = (
                 "    # the reference's (used_in * price[0] + used_out * price[1]) / 1_000_000,",
                 "    # the same double: a product is the same either way round, and 1e6 is the",
                 "    # int's exact double; a float first takes float's own multiply. The model",
@@ -1167,7 +1171,53 @@ class _Generator:
                 "        else:",
                 "            cost += premium",
             )
+            out(
+                "if used_in or used_out:",
+                f'    priced_as = {self.get("model", _RESPONSE)} or model or ""',
+                *self.billed_tier(),
+                "    else:  # (the standard tier)",
+                *("    " + line for line in standard),
+            )
         out.dedent()
+
+    def billed_tier(self) -> tuple[str, ...]:
+        """The lines that price a response billed at another service tier than the
+        standard one as the reference does (`tier_cost`): its reader's `serviceTier`, else
+        its body's (`body_tier`: an undecoded body's was read where `NAMES_CACHE` found
+        its name; a decoded one's is told by `in` tests and a comparison, most bodies
+        saying "default" or none, and a body of one key, none); the standard pricing
+        follows in an `else`. One test in the common case, a dict event's (an `in`, not a
+        `.get()` call: a `.get()` and its own test were ~2/3 of this block's ~400
+        instructions a response in the pass of K = 100 statements)."""
+        if self.by_kind:
+            said = f"(tier := {self.get('serviceTier', _RESPONSE)}) is not None"
+        else:
+            said = '"serviceTier" in ev and (tier := ev["serviceTier"]) is not None'
+        body: tuple[str, ...] = ("(tier := billed_at) is not None",)
+        if not self.raw:
+            skip = "not bare and " if self.bare else ""  # (a body of one key: no tier)
+            body = (
+                f"{skip}type(raw) is dict and (",
+                '    ("service_tier" in raw and raw["service_tier"] != "default")',
+                '    or ("usage" in raw and type(bu := raw["usage"]) is dict',
+                '        and "service_tier" in bu and bu["service_tier"] != "standard")',
+                ") and (tier := body_tier(raw)) is not None",
+            )
+        model = self.get("model", _RESPONSE)
+        return (
+            "    # a response billed at another service tier: priced as the reference",
+            "    # prices it (`tier_cost`), or unpriced; never at the standard price",
+            f"    if {said} or (",
+            *(f"        {line}" for line in body),
+            "    ):",
+            "        billed = tier_cost(priced_as, tier, used_in, used_out, cache)",
+            "        if type(billed) is float:",
+            "            cost += billed",
+            "        elif billed is None:  # (the model has no price at all)",
+            f"            unpriced = {model} or model or '(no model)'",
+            "        else:",
+            "            unpriced = billed",
+        )
 
     @property
     def either(self) -> bool:
@@ -1258,7 +1308,13 @@ class _Generator:
             self.out(
                 f"if {'named' if self.either else 'type(raw) is Raw'}"
                 " and (names_cache(raw) or spelled(raw)):",
-                "    used_in, cache = body_cache(decode(raw), used_in)",
+                *(
+                    # (the tier a body billed at, where it may say one: `NAMES_CACHE`)
+                    ("    body = decode(raw)", "    billed_at = body_tier(body)")
+                    if self.needs.cost
+                    else ("    body = decode(raw)",)
+                ),
+                "    used_in, cache = body_cache(body, used_in)",
             )
         else:
             skip = "not bare and " if self.bare else ""
@@ -1289,6 +1345,7 @@ class _Generator:
                 f"        cache = {cache_tokens}",
                 "else:",
                 f"    cache = {cache_tokens}",
+                *(("    billed_at = None",) if self.raw else ()),
             )
 
     def dict_usage(self, usage_call: str) -> None:

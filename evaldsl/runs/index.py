@@ -56,7 +56,7 @@ from evaldsl.runs.events import (
 )
 from evaldsl.runs.heldcalls import held_calls
 from evaldsl.runs.model import LateFormat, Run, RunError, Unrecorded, decode_text, describe
-from evaldsl.runs.prices import cache_premium, price_of
+from evaldsl.runs.prices import UnpricedTier, body_tier, cache_premium, price_of, tier_cost
 from evaldsl.runs.text import (
     NO_USAGE,
     BadUsage,
@@ -276,7 +276,8 @@ class TraceFacts:
     #: recorded, so tokens and cost are unknown, however many other responses record theirs
     unanswered: tuple[int, Any] | None = None
     cost: float | None = 0.0
-    unpriced_model: str | None = None
+    #: why `cost` is None: the model with no price, or a response's tier with none
+    unpriced_model: str | UnpricedTier | None = None
     call_counts: dict[str, int] = attrs.Factory(dict)
     calls: dict[str, list[CallRecord]] = attrs.Factory(dict)
     sequence: list[str] = attrs.Factory(list)
@@ -877,7 +878,7 @@ def _index(
     open_named: dict[Any, int] = {}  # id → step
     open_unnamed: int | None = None
     cost = 0.0
-    unpriced: str | None = None
+    unpriced: str | UnpricedTier | None = None
     first_at: Any = None
     last_at: Any = None
     last_ev: Any = None
@@ -1058,6 +1059,23 @@ def _index(
             tokens_out += used_out
             if want_cost and (used_in or used_out):
                 priced_as = ev.get("model") or model or ""
+                # a response billed at another service tier than the standard one (its
+                # reader's `serviceTier`, else its provider body's) costs what it costs
+                # there, or is unpriced: never its standard price (`tier_cost`)
+                tier = ev.get("serviceTier")
+                if tier is None and type(raw) is dict:
+                    tier = body_tier(raw)
+                if tier is not None:
+                    if cache is None:
+                        cache = ev.get("cacheTokens")
+                    billed = tier_cost(priced_as, tier, used_in, used_out, cache)
+                    if isinstance(billed, UnpricedTier):
+                        unpriced = billed
+                    elif billed is None:  # (the model has no price at all)
+                        unpriced = ev.get("model") or model or "(no model)"
+                    else:
+                        cost += billed
+                    continue
                 price = price_of(priced_as, used_in)  # (a long prompt may cost more)
                 if price is None:
                     unpriced = ev.get("model") or model or "(no model)"

@@ -20,6 +20,15 @@ tokens, Anthropic's Sonnet 4 past 200,000): a response whose input tokens, cache
 included, are more than its `over` is priced whole, output too, at that entry's prices.
 So the price of a response is `price_of(model, input_tokens)`.
 
+A response billed at another service tier than the standard one (its reader's
+`serviceTier`, or a traceplay body's `service_tier`) costs what that tier costs
+(`tier_cost`): the model's `tiers` price for it where the table gives one
+(`{"priority": {"input": N, "output": N, "cached_input": N}}`, the whole response, output
+too, whatever its prompt's length); else half its standard price for "flex" (OpenAI's,
+billed at Batch API rates) and "batch" (Anthropic's Message Batches), long prompts and the
+prompt cache included; else none (`UnpricedTier`: `cost` is an error naming the tier, never
+the standard price of a response that cost more).
+
 A user's own prices: the environment variable `EVALDSL_PRICES` names a JSON file of the
 same shape (`{"models": {"gpt-5": {"input": 1.25, "output": 10}}}`), whose models are
 added to the table, replacing the shipped price of a model it names too (its names are
@@ -43,6 +52,7 @@ from typing import Any, TypeVar
 
 from evaldsl.cache.regexes import regex
 from evaldsl.language.diagnostics import not_utf8
+from evaldsl.language.jsjson import js_json
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.runs.text import BadUsage, token_count
@@ -55,11 +65,20 @@ PRICES_VARIABLE = "EVALDSL_PRICES"
 _TABLE_KEYS = ("models", "cache", "about", "source", "date", "unit")
 SHAPE = '{"models": {"MODEL": {"input": N, "output": N}}}, in dollars per million tokens'
 #: What a model's price may have beside `input` and `output`.
-_PRICE_EXTRAS = {"cached_input", "long_prompt"}
+_PRICE_EXTRAS = {"cached_input", "long_prompt", "tiers"}
 #: A model's prices for long prompts: the input tokens past which they apply, its (input,
 #: output) price then, and its cached-input price then (None: the `cache` multiples of that
 #: input price for Anthropic's reads; none for OpenAI's).
 LongPrompt = tuple[int, tuple[float, float], float | None]
+#: A model's prices at a service tier: (input, output) and its cached-input price (None: the
+#: `cache` multiples of that input price for Anthropic's reads; none for OpenAI's).
+TierPrice = tuple[tuple[float, float], float | None]
+#: The service tiers a response says it was billed at the standard price in (OpenAI's
+#: "default", Anthropic's "standard": a reader records no tier for them), and those billed
+#: at half of it where the table lists no price of the model's for them (OpenAI's "flex",
+#: at its Batch API rates, and Anthropic's "batch": both providers bill them at 50%).
+STANDARD_TIERS = frozenset({"default", "standard"})
+HALF_TIERS = frozenset({"flex", "batch"})
 #: A `cache` entry's rates → the `cacheTokens` key of a response each prices.
 _CACHE_KEYS = {"write_5m": "write5m", "write_1h": "write1h", "read": "read"}
 
@@ -71,13 +90,17 @@ class PriceTableError(ValueError):
 def read_user_table(
     path: str,
 ) -> tuple[
-    dict[str, tuple[float, float]], dict[str, float], dict[str, float], dict[str, LongPrompt]
+    dict[str, tuple[float, float]],
+    dict[str, float],
+    dict[str, float],
+    dict[str, LongPrompt],
+    dict[str, dict[str, TierPrice]],
 ]:
     """The price table in the JSON file at `path`: its models' (input, output) prices, the
     cache rates it gives, by `cacheTokens` key (the shipped rate for any it leaves out),
-    the cached-input prices its models give (`cached_input`) and their prices for long
-    prompts (`long_prompt`); or `PriceTableError` saying what is wrong. (A tuple, not a
-    class: this module is imported at every start.)"""
+    the cached-input prices its models give (`cached_input`), their prices for long
+    prompts (`long_prompt`) and at service tiers (`tiers`); or `PriceTableError` saying
+    what is wrong. (A tuple, not a class: this module is imported at every start.)"""
     where = f"{PRICES_VARIABLE}={path}"
     try:
         # a regular file only (a FIFO or /dev/zero once hung every start of evaldsl), with or
@@ -124,6 +147,7 @@ def read_user_table(
     models: dict[str, tuple[float, float]] = {}
     cached: dict[str, float] = {}
     long: dict[str, LongPrompt] = {}
+    tiers: dict[str, dict[str, TierPrice]] = {}
     named: dict[str, str] = {}  # a model as it is looked up → as the table writes it
     for name, price in table["models"].items():
         if not name.strip():
@@ -152,14 +176,17 @@ def read_user_table(
         ]:
             raise PriceTableError(
                 f"{where}: model {name!r}: a price is {SHAPE} (and may have `cached_input`: "
-                "the price of input tokens read from the prompt cache, and `long_prompt`: "
-                f"the prices of a prompt of more input tokens, {_LONG_SHAPE})"
+                "the price of input tokens read from the prompt cache, `long_prompt`: "
+                f"the prices of a prompt of more input tokens, {_LONG_SHAPE}, and `tiers`: "
+                f"its prices at service tiers, {_TIERS_SHAPE})"
             )
         models[key], own = _model_price(price, f"{where}: model {name!r}: ")
         if own is not None:
             cached[key] = own
         if "long_prompt" in price:
             long[key] = _long_prompt(price["long_prompt"], f"{where}: model {name!r}: ")
+        if "tiers" in price:
+            tiers[key] = _tiers(price["tiers"], f"{where}: model {name!r}: ")
     cache = table.get("cache", {})
     if not isinstance(cache, dict) or not set(cache) <= {*_CACHE_KEYS, "about"}:
         raise PriceTableError(
@@ -171,7 +198,41 @@ def read_user_table(
         for k, n in cache.items()
         if k != "about"
     }
-    return models, rates, cached, long
+    return models, rates, cached, long, tiers
+
+
+_TIERS_SHAPE = '{"TIER": {"input": N, "output": N}} (each may have `cached_input`)'
+
+
+def _tiers(entry: object, where: str) -> dict[str, TierPrice]:
+    """A model's `tiers` (its prices at service tiers), or `PriceTableError` naming its fault."""
+    if not isinstance(entry, dict):
+        raise PriceTableError(f"{where}`tiers` is {_TIERS_SHAPE}")
+    found: dict[str, TierPrice] = {}
+    for tier, price in entry.items():
+        if tier in STANDARD_TIERS or not tier.strip():
+            # ("default" and "standard" are the model's own `input` and `output`: two
+            # prices of one tier could not both be right)
+            raise PriceTableError(
+                f"{where}`tiers.{tier}`: "
+                + (
+                    "a tier's name is empty"
+                    if not tier.strip()
+                    else f"{tier!r} is the standard tier, whose prices are the model's own "
+                    "`input` and `output`: write them there"
+                )
+            )
+        if not isinstance(price, dict) or not {"input", "output"} <= set(price) <= {
+            "input",
+            "output",
+            "cached_input",
+        }:
+            raise PriceTableError(
+                f'{where}`tiers.{tier}` is {{"input": N, "output": N}} (and may have '
+                "`cached_input`)"
+            )
+        found[tier] = _model_price(price, where, f"tiers.{tier}.")
+    return found
 
 
 _LONG_SHAPE = '{"over": TOKENS, "input": N, "output": N} (and may have `cached_input`)'
@@ -248,14 +309,15 @@ def _prices() -> tuple[
     dict[str, float],
     dict[str, float],
     dict[str, LongPrompt],
+    dict[str, dict[str, TierPrice]],
     frozenset[str],
     str | None,
 ]:
     """The table `cost` prices by, its cache rates, its models' cached-input prices and
-    prices for long prompts, the models the user's table priced, and what is wrong with
-    that table when it cannot be used (then no model is priced). A model the user's table
-    prices has the cached-input price and long-prompt prices that table gives it, if any:
-    never the shipped ones of another price."""
+    prices for long prompts and at service tiers, the models the user's table priced, and
+    what is wrong with that table when it cannot be used (then no model is priced). A model
+    the user's table prices has the cached-input price, long-prompt and tier prices that
+    table gives it, if any: never the shipped ones of another price."""
     shipped = _TABLE["models"]
     models = {name: (float(p["input"]), float(p["output"])) for name, p in shipped.items()}
     cached = {name: float(p["cached_input"]) for name, p in shipped.items() if "cached_input" in p}
@@ -264,20 +326,32 @@ def _prices() -> tuple[
         for name, p in shipped.items()
         if "long_prompt" in p
     }
+    # (the shipped tiers as they are: `tests/test_prices.py` reads the file as a user's
+    # table, checked, and compares; checking them here was ~30 us of every start)
+    tiers = {
+        name: {
+            tier: ((float(t["input"]), float(t["output"])), t.get("cached_input"))
+            for tier, t in p["tiers"].items()
+        }
+        for name, p in shipped.items()
+        if "tiers" in p
+    }
     cache = {_CACHE_KEYS[k]: float(_TABLE["cache"][k]) for k in _CACHE_KEYS}
     if not USER_TABLE:
-        return models, cache, cached, long, frozenset(), None
+        return models, cache, cached, long, tiers, frozenset(), None
     try:
-        my_models, my_cache, my_cached, my_long = read_user_table(USER_TABLE)
+        my_models, my_cache, my_cached, my_long, my_tiers = read_user_table(USER_TABLE)
     except PriceTableError as error:
-        return {}, cache, {}, {}, frozenset(), str(error)
+        return {}, cache, {}, {}, {}, frozenset(), str(error)
     kept = {name: price for name, price in cached.items() if name not in my_models}
     kept_long = {name: entry for name, entry in long.items() if name not in my_models}
+    kept_tiers = {name: entry for name, entry in tiers.items() if name not in my_models}
     return (
         models | my_models,
         cache | my_cache,
         kept | my_cached,
         kept_long | my_long,
+        kept_tiers | my_tiers,
         frozenset(my_models),
         None,
     )
@@ -297,13 +371,14 @@ def _stamp(path: str) -> tuple[int, int, int] | None:
 #: price as a multiple of the input price, by the `cacheTokens` key of a response that
 #: counts them (Anthropic's 5-minute writes, 1-hour writes, reads); model → dollars per
 #: million input tokens read from the prompt cache (`cacheTokens.cached`, and Anthropic's
-#: `read` where given); model → its prices for long prompts; the models the user's table
+#: `read` where given); model → its prices for long prompts; model → service tier → its
+#: prices at that tier; the models the user's table
 #: (`EVALDSL_PRICES`) priced; and, when that table cannot be used, why
 #: (then no model is priced). Read through this module (`prices.TABLE_PROBLEM`), not
 #: imported by name: `reread_if_changed` binds them anew. (The file's stamp is taken
 #: before it is read: a change while it is read is seen at the next look.)
 _READ_STAMP = _stamp(USER_TABLE) if USER_TABLE else None
-PRICES, CACHE_RATES, CACHED_INPUT, LONG_PROMPTS, USER_MODELS, TABLE_PROBLEM = _prices()
+PRICES, CACHE_RATES, CACHED_INPUT, LONG_PROMPTS, TIERS, USER_MODELS, TABLE_PROBLEM = _prices()
 
 
 def reread_if_changed() -> bool:
@@ -312,7 +387,7 @@ def reread_if_changed() -> bool:
     otherwise hold until it restarts); whether it did. Each name is bound anew, never
     changed in place, so a thread reading one meanwhile sees the old or the new one,
     whole (the language server's checks read `TABLE_PROBLEM` alone)."""
-    global PRICES, CACHE_RATES, CACHED_INPUT, LONG_PROMPTS, USER_MODELS, TABLE_PROBLEM
+    global PRICES, CACHE_RATES, CACHED_INPUT, LONG_PROMPTS, TIERS, USER_MODELS, TABLE_PROBLEM
     global _READ_STAMP
     if not USER_TABLE:
         return False
@@ -320,7 +395,7 @@ def reread_if_changed() -> bool:
     if stamp == _READ_STAMP:
         return False
     _READ_STAMP = stamp
-    PRICES, CACHE_RATES, CACHED_INPUT, LONG_PROMPTS, USER_MODELS, TABLE_PROBLEM = _prices()
+    PRICES, CACHE_RATES, CACHED_INPUT, LONG_PROMPTS, TIERS, USER_MODELS, TABLE_PROBLEM = _prices()
     return True
 
 
@@ -413,9 +488,13 @@ def cache_premium(
     >>> round(cache_premium(4.0, {"read": 1000000}, "claude-opus-5-5"), 6)
     -3.8
     """
+    return _premium(input_price, cache, cached_input_price(model, prompt))
+
+
+def _premium(input_price: float, cache: Any, own: float | None) -> float | None:
+    """`cache_premium` at a model's cached-input price `own` (None: it gives none)."""
     if not isinstance(cache, dict):
         raise BadUsage(f"`cacheTokens` is {type(cache).__name__}, not an object of counts")
-    own = cached_input_price(model, prompt)
     extra = 0.0
     reads: float = 0
     for key, rate in CACHE_RATES.items():
@@ -446,12 +525,99 @@ def cached_input_price(model: object, prompt: float = 0) -> float | None:
     return _listed(CACHED_INPUT, model)
 
 
+class UnpricedTier:
+    """A response of a priced `model` billed at a service `tier` whose price is not known
+    (`tier_cost`): its cost is not the standard price, and `unpriced_hint` says so;
+    `cached`: the tier is priced, but not the input it read from the prompt cache. (A
+    plain class: a `NamedTuple`'s making was ~0.3 ms of every start, which imports this
+    module.)"""
+
+    __slots__ = ("cached", "model", "tier")
+
+    def __init__(self, model: str, tier: Any, cached: bool) -> None:
+        self.model, self.tier, self.cached = model, tier, cached
+
+    def __repr__(self) -> str:
+        return f"UnpricedTier(model={self.model!r}, tier={self.tier!r}, cached={self.cached})"
+
+
+def billed_tier(tier: Any) -> Any:
+    """The service tier a response says it was billed at, as its reader records it
+    (`serviceTier`): None for none said or the standard one (`STANDARD_TIERS`), else what
+    it says, whatever it is (`tier_cost` prices it or says why not).
+
+    >>> billed_tier("default"), billed_tier(None), billed_tier("priority")
+    (None, None, 'priority')
+    """
+    return None if tier is None or (type(tier) is str and tier in STANDARD_TIERS) else tier
+
+
+def body_tier(output: Any) -> Any:
+    """`billed_tier` of a provider body kept as a response's output (traceplay's): an OpenAI
+    chat completion's or Responses object's `service_tier`, else an Anthropic message's
+    `usage.service_tier`.
+
+    >>> body_tier({"service_tier": "flex"}), body_tier({"usage": {"service_tier": "batch"}})
+    ('flex', 'batch')
+    """
+    if type(output) is not dict:
+        return None
+    tier = output.get("service_tier")
+    if tier is None and type(usage := output.get("usage")) is dict:
+        tier = usage.get("service_tier")
+    return billed_tier(tier)
+
+
+def tier_cost(
+    model: Any, tier: Any, used_in: float, used_out: float, cache: Any
+) -> float | UnpricedTier | None:
+    """Dollars of a response of `used_in` and `used_out` tokens (`cache`: its `cacheTokens`,
+    or None) that `model` billed at the service `tier` (`billed_tier`'s, not None): at the
+    model's price for that tier where the table gives one (`tiers`); else, for "flex" and
+    "batch", half what the standard price makes it (`price_of`, `cache_premium`). None when
+    the model has no price at all (nor its cached input), as a standard response; an
+    `UnpricedTier` when its price at this tier is unknown: never its standard price.
+
+    >>> tier_cost("gpt-5-2025-08-07", "flex", 1_000_000, 0, None)
+    0.625
+    >>> tier_cost("gpt-5-2025-08-07", "priority", 1_000_000, 0, None)
+    2.5
+    >>> tier_cost("claude-sonnet-4-5", "priority", 1_000_000, 0, None)
+    UnpricedTier(model='claude-sonnet-4-5', tier='priority', cached=False)
+    """
+    listed = _listed(TIERS, model)
+    if listed is not None and type(tier) is str and tier in listed:
+        (price_in, price_out), own = listed[tier]
+        dollars = (used_in * price_in + used_out * price_out) / 1_000_000
+        if cache is not None:
+            premium = _premium(price_in, cache, own)
+            if premium is None:
+                return UnpricedTier(model, tier, True)
+            dollars += premium
+        return dollars
+    price = price_of(model, used_in)
+    if price is None:
+        return None
+    if type(tier) is not str or tier not in HALF_TIERS:
+        return UnpricedTier(model, tier, False)
+    dollars = (used_in * price[0] + used_out * price[1]) / 1_000_000
+    if cache is not None:
+        premium = cache_premium(price[0], cache, model, used_in)
+        if premium is None:
+            return None  # (its cached reads have no price: `unpriced_hint` says so)
+        dollars += premium
+    return dollars / 2
+
+
 def unpriced_hint(model: object) -> str:
-    """Why `model` has no price, and how to give it one (for `cost`'s error and `inspect`)."""
+    """Why `model` has no price, and how to give it one (for `cost`'s error and `inspect`);
+    `model` an `UnpricedTier` for a response billed at a tier whose price is unknown."""
     if TABLE_PROBLEM is not None:
         return TABLE_PROBLEM
+    where = f"{PRICES_VARIABLE}={USER_TABLE}" if USER_TABLE else PRICES_VARIABLE
+    if isinstance(model, UnpricedTier):
+        return _tier_hint(model, where)
     if price_of(model) is not None:  # (priced, but its prompt-cache reads are not)
-        where = f"{PRICES_VARIABLE}={USER_TABLE}" if USER_TABLE else PRICES_VARIABLE
         return (
             f"model {model!r} read input from OpenAI's prompt cache, and no `cached_input` "
             f"price is known for it, so `cost` cannot be computed: give it one in {where}"
@@ -464,6 +630,32 @@ def unpriced_hint(model: object) -> str:
     return (
         f"no price known for model {model!r}, so `cost` cannot be computed: name a price "
         f"table of your own in {PRICES_VARIABLE} (a JSON file: {SHAPE})"
+    )
+
+
+def _tier_hint(unpriced: UnpricedTier, where: str) -> str:
+    """`unpriced_hint` of a response billed at a service tier whose price is unknown."""
+    model, tier = unpriced.model, unpriced.tier
+    said = js_json(tier)[:40]
+    family = _listed_as(model) if isinstance(model, str) else model
+    if unpriced.cached:
+        return (
+            f"model {model!r} was billed at service tier {said} and read input from the "
+            f"prompt cache, and no `cached_input` price at that tier is known for it, so "
+            f"`cost` cannot be computed: give `tiers.{tier}` one in {where}"
+        )
+    # ("auto" is what a request asks for; a response says the tier that served it)
+    asked = (
+        ' ("auto" is what a request asks for, not the tier that billed it)'
+        if tier == "auto"
+        else ""
+    )
+    return (
+        f"model {model!r} was billed at service tier {said}, as its response says{asked}, "
+        "whose price is not known, so `cost` cannot be computed (its standard price would "
+        f"be wrong): give the model a price at that tier in {where}: "
+        f'{{"models": {{"{family}": {{"input": N, "output": N, "tiers": {{{said}: '
+        '{"input": N, "output": N}}}}}'
     )
 
 
@@ -491,6 +683,7 @@ def table_stamp() -> tuple[str, str]:
             sorted(CACHE_RATES.items()),
             sorted(CACHED_INPUT.items()),
             sorted(LONG_PROMPTS.items()),
+            sorted((name, sorted(entry.items())) for name, entry in TIERS.items()),
             TABLE_PROBLEM,
         )
     )

@@ -26,7 +26,7 @@ from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_
 from evaldsl.runs.heldcalls import held_said
 from evaldsl.runs.index import Needs, RunFacts, index_run, unnamed_call_error
 from evaldsl.runs.model import MISSING, Run, RunError
-from evaldsl.runs.prices import price_of, priced_as, unpriced_hint
+from evaldsl.runs.prices import UnpricedTier, price_of, priced_as, unpriced_hint
 from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE, is_refusal, is_transcript
 
 ABRIDGE = 120  # characters of an answer or of arguments shown
@@ -193,7 +193,7 @@ def _note_said(output: Any, notes: list[str]) -> None:
             notes.append(note)
 
 
-def _cost_note(unpriced: str | None, models: list[str]) -> str | None:
+def _cost_note(unpriced: str | UnpricedTier | None, models: list[str]) -> str | None:
     if unpriced is not None:
         return f"{unpriced_hint(unpriced)} (`cost` is an error)"
     # (a model priced under its own id from the shipped table goes without saying)
