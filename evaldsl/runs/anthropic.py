@@ -272,7 +272,9 @@ def _blocks(
         # it, not "" (`not answer contains "sorry"` would pass on nothing)
         answer = None
         trace.capture_hint = _PAUSED_HINT
-    trace.llm(answer, tokens, model=model, cache=cache)
+    # (the tier that billed it: `usage.service_tier`, "standard", "priority" or "batch")
+    tier = usage.get("service_tier") if isinstance(usage, dict) else None
+    trace.llm(answer, tokens, model=model, cache=cache, tier=tier)
     if stop in _STOPS:
         trace.note(_STOPS[stop])
     for block, call in calls:

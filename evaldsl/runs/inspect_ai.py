@@ -11,7 +11,8 @@ From the sample's `events` transcript:
   `output.choices[0].message.content` (text, or the text parts of a content list); its
   `tool_calls` (`function`, `arguments`, `id`) are tool calls; tokens from
   `output.usage.input_tokens`/`output_tokens`, and the prompt-cache tokens beside them
-  (`usage_counts`); an `error` adds an `agent.error`;
+  (`usage_counts`); the service tier that billed it from the provider's body, `call.response`
+  (`prices.body_tier`); an `error` adds an `agent.error`;
 - a `tool` event executes a call (`function`, `arguments`, `id`): it gives the call a model
   event asked for its `result` (an `error` makes it an error result), or is a call of its
   own when no model event asked for it;
@@ -46,6 +47,7 @@ import attrs
 import orjson
 
 from evaldsl.runs.model import MISSING, RunError, locate
+from evaldsl.runs.prices import body_tier
 from evaldsl.runs.providers import (
     Items,
     Trace,
@@ -505,6 +507,8 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]) ->
         model = event.get("model") if isinstance(event.get("model"), str) else None
         end = event.get("completed") if isinstance(event.get("completed"), str) else at
         counts, cache = usage_counts(output.get("usage"))
+        # the provider's own body (`call.response`) says the service tier that billed it
+        call = event.get("call")
         trace.llm(
             _answer_of(message, trace, lost),
             counts,
@@ -513,6 +517,7 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]) ->
             end=end,
             failed=event.get("error") is not None,
             cache=cache,
+            tier=body_tier(call.get("response")) if isinstance(call, dict) else None,
         )
         _calls(
             message,

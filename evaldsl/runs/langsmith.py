@@ -35,7 +35,9 @@ else as they appear (a tree depth first).
   cached-input price for the reads).
   Tokens are read from `llm` runs only: a chain run's counts are LangSmith's sums of its
   children's. The model is `extra.invocation_params.model` (or `model_name`), else
-  `extra.metadata.ls_model_name`, else the output body's `model`;
+  `extra.metadata.ls_model_name`, else the output body's `model`; the service tier that
+  billed it, an OpenAI body's `service_tier` or an Anthropic one's `usage.service_tier`
+  (`prices.body_tier`);
 - an `llm` run whose `outputs` are in none of these shapes is skipped and counted, with a
   note that its step, tokens and answer are not counted (never an empty answer); one with
   no `outputs` and an `error` is an error, not a step; one with neither (still running,
@@ -68,6 +70,7 @@ from typing import Any
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.anthropic import read_usage
 from evaldsl.runs.model import MISSING, describe
+from evaldsl.runs.prices import body_tier
 from evaldsl.runs.providers import (
     Items,
     Trace,
@@ -261,7 +264,9 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 # reads are among an input the run's own count may give too)
                 same = read_from is not None and tokens is not None and tokens[0] == read_from
                 cache = cache if tokens is usage or same else None
-                trace.llm(text, tokens, model=model, start=start, end=end, cache=cache)
+                # (an OpenAI or Anthropic body says the service tier that billed it)
+                tier = body_tier(outputs)
+                trace.llm(text, tokens, model=model, start=start, end=end, cache=cache, tier=tier)
                 for tool, args, cid in calls:
                     asked.add(trace.call(tool, args, cid, end))
     elif kind == "tool":

@@ -635,6 +635,7 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
         usage_of(usage, _CHAT_USAGE),
         model=model if isinstance(model, str) else None,
         cache=openai_cached(usage, *CHAT_CACHED),
+        tier=body.get("service_tier"),
     )
     if message is not None and (
         message.get("tool_calls") is not None or message.get("function_call") is not None
@@ -804,6 +805,7 @@ class _Stream:
         self.usage: tuple[float, float] | None = None
         self.cache: dict[str, float] | None = None  # (the usage chunk's prompt-cache reads)
         self.model: str | None = None
+        self.tier: Any = None  # (each chunk's `service_tier`: the last one said)
         self.finished = False
 
     def add(self, chunk: dict[str, Any], trace: Trace, items: Items, index: int) -> None:
@@ -811,6 +813,8 @@ class _Stream:
         trace.saw("chat.completion.chunk")
         if isinstance(chunk.get("model"), str):
             self.model = chunk["model"]
+        if chunk.get("service_tier") is not None:
+            self.tier = chunk["service_tier"]
         usage = usage_of(chunk.get("usage"), _CHAT_USAGE)
         if usage is not None:
             self.usage = usage
@@ -928,7 +932,11 @@ class _Stream:
         text = answer_or_transcript("".join(self.text), "".join(self.transcript), trace)
         text = answer_or_refusal(text, "".join(self.refusal), trace)
         trace.llm(
-            filtered(text, self.reason, trace), self.usage, model=self.model, cache=self.cache
+            filtered(text, self.reason, trace),
+            self.usage,
+            model=self.model,
+            cache=self.cache,
+            tier=self.tier,
         )
         for n, slot in enumerate(self.calls):
             if not slot["name"]:
@@ -1080,6 +1088,7 @@ def _response(
         usage_of(usage, _RESPONSES_USAGE),
         model=model,
         cache=openai_cached(usage, *RESPONSES_CACHED),
+        tier=body.get("service_tier"),
     )
     for name, args, call_id, result, is_output in calls:
         if is_output:  # a function_call_output: the result of a call made earlier
@@ -1183,5 +1192,7 @@ def _response_failed(
             trace.skip(f"output items of type `{kind}` the error cut off")
     model = stream.model if body is None or body.get("model") is None else body["model"]
     usage = None if body is None else body.get("usage")
-    _response({"model": model, "output": output, "usage": usage}, trace, items, index, ())
+    tier = None if body is None else body.get("service_tier")
+    cut_off = {"model": model, "output": output, "usage": usage, "service_tier": tier}
+    _response(cut_off, trace, items, index, ())
     trace.ended_in_error(error)

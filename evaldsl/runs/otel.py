@@ -41,7 +41,12 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   (`completion_tokens`), or `llm.token_count.prompt`/`completion` (each counted once
   whatever spellings a span carries); an Anthropic span's
   `gen_ai.usage.cache_creation.input_tokens`/`cache_read.input_tokens` (counted in its
-  input tokens) priced at their rates (`_cache`); the answer and tool calls from the output messages
+  input tokens) priced at their rates (`_cache`); the service tier that billed it,
+  `openai.response.service_tier` (older `gen_ai.openai.response.service_tier`), else the
+  tier the request asked for (`openai.request.service_tier`, older
+  `gen_ai.openai.request.service_tier`) unless "auto" (whichever served it: as a span
+  saying none, the standard one), priced by `cost` at that tier (`prices.tier_cost`); the
+  answer and tool calls from the output messages
   in the newest convention the span uses: `gen_ai.output.messages` (parts `text`,
   `tool_call`, `server_tool_call` and its `server_tool_call_response`, others counted;
   its first message, each being a choice: the others counted) on the
@@ -682,6 +687,10 @@ def _usage(a: dict[str, Any], has: SpanKeys) -> tuple[float, float] | None:
 
 #: Where a GenAI or OpenLLMetry span names its provider (first found).
 _PROVIDERS = ("gen_ai.provider.name", "gen_ai.system")
+#: The service tier an OpenAI span's response says billed it (the semconv's name, then its
+#: older one), and the tier its request asked for.
+_TIERS = ("openai.response.service_tier", "gen_ai.openai.response.service_tier")
+_ASKED_TIERS = ("openai.request.service_tier", "gen_ai.openai.request.service_tier")
 #: An Anthropic span's prompt-cache counts (the semconv's names, then OpenLLMetry's older ones).
 _CACHE_WRITE = (
     "gen_ai.usage.cache_creation.input_tokens",
@@ -753,6 +762,8 @@ class SpanKeys(msgspec.Struct, frozen=True, gc=False):
     tokens_in: tuple[str, ...]
     tokens_out: tuple[str, ...]
     providers: tuple[str, ...]
+    tiers: tuple[str, ...]
+    asked_tiers: tuple[str, ...]
     output: Plan  # where its indexed output messages are (`spanplan`: one lookup a span)
     # the kinds of its spans by their kinds' values (`_kind`), as met
     kinds: dict[tuple[Any, ...], str]
@@ -803,9 +814,22 @@ def _plan_keys(keys: tuple[str, ...]) -> SpanKeys:
         present(_TOKENS_IN),
         present(_TOKENS_OUT),
         present(_PROVIDERS),
+        present(_TIERS),
+        present(_ASKED_TIERS),
         output_plan(keys),
         {},
     )
+
+
+def _tier(a: dict[str, Any], has: SpanKeys) -> Any:
+    """The service tier an LLM span says billed it (`_TIERS`), else the one its request
+    asked for (`_ASKED_TIERS`) unless "auto", which says nothing of the tier that served it
+    (read as a span that says none is: the standard one)."""
+    tier = _present(a, has.tiers)
+    if tier is None:
+        tier = _present(a, has.asked_tiers)
+        return None if tier == "auto" else tier
+    return tier
 
 
 def _present(a: dict[str, Any], keys: tuple[str, ...]) -> Any:
@@ -1505,6 +1529,8 @@ def _span_events(
             latency_ms=latency,
             # (only a span that names its provider can be Anthropic's: no call for others)
             cache=_cache(a, usage, has.providers) if has.providers else None,
+            # (most spans say no tier: two tests of empty tuples, no read)
+            tier=_tier(a, has) if has.tiers or has.asked_tiers else None,
         )
         if out is not None:
             for name, args, call_id in out.calls:  # (each id read as text or null: `link_id`)

@@ -10,7 +10,9 @@ the index, the compiler, mutation testing and scoring need no per-format code:
   has `""`), `usage` is `{promptTokens, completionTokens}` when the format records usage;
   `cacheTokens` `{write5m, write1h, read}` (Anthropic's) or `{cached}` (OpenAI's): the
   prompt-cache tokens among `promptTokens`, which `cost` prices apart
-  (`prices.cache_premium`);
+  (`prices.cache_premium`); `serviceTier`: the service tier the response says billed it,
+  when not the standard one (`prices.billed_tier`), which `cost` prices at that tier's
+  price (`prices.tier_cost`);
 - `tool.call` `{id, type, name, arguments, callId, at?}`;
 - `tool.result` `{id, type, callId, output, isError?, at?}`;
 - `agent.error` `{id, type, message, at?}`.
@@ -38,6 +40,7 @@ import orjson
 
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, Unrecorded, describe, locate
+from evaldsl.runs.prices import billed_tier
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import count_text, token_count
 
@@ -313,6 +316,7 @@ class Trace:
         self.answers_why = ""  # (`Unrecorded.answers_why`: set by the adapter that knows)
         # for `inspect`'s note
         self._cached = {"write5m": 0.0, "write1h": 0.0, "read": 0.0, "cached": 0.0}
+        self._tiers: dict[str, int] = {}  # a tier other than the standard one, as JSON → responses
         #: the tools whose results a case reads (None: every tool's): another tool's result
         #: is kept as written, its JSON text not parsed (`reads.Reads`, set by the reader)
         self.results_read: frozenset[str] | None = None
@@ -355,9 +359,11 @@ class Trace:
         failed: bool = False,
         latency_ms: float | None = None,
         cache: dict[str, float] | None = None,
+        tier: Any = None,
     ) -> None:
-        """One LLM call: an `llm.request` and its `llm.response` (answer text, usage, and
-        `cache`: the prompt-cache tokens among the input tokens, `{write5m, write1h, read}`).
+        """One LLM call: an `llm.request` and its `llm.response` (answer text, usage,
+        `cache`: the prompt-cache tokens among the input tokens, `{write5m, write1h, read}`,
+        and `tier`: the service tier the response says billed it, as the format writes it).
         A `text` of `None` is an output not recorded: its answer is unknown (the event's
         output is "", and the run's `Unrecorded` names its position)."""
         self._responses += 1
@@ -382,6 +388,10 @@ class Trace:
                 self._cached[key] += n
         if model:
             response["model"] = model
+        if (billed := billed_tier(tier)) is not None:
+            response["serviceTier"] = billed
+            said = js_json(billed)
+            self._tiers[said] = self._tiers.get(said, 0) + 1
         if latency_ms is not None:
             response["latencyMs"] = latency_ms
         self._add(response, end if end is not None else start)
@@ -606,6 +616,13 @@ class Trace:
             self.note(
                 f"input tokens include {count_text(cached)} read from OpenAI's prompt cache "
                 "(`cached_tokens`); `cost` prices them at the model's cached-input price"
+            )
+        for said, n in self._tiers.items():
+            self.note(
+                f"{n} response{'s' if n > 1 else ''} billed at service tier {said[:40]}, not "
+                f"the standard one: `cost` prices {'them' if n > 1 else 'it'} as that tier "
+                "bills (the price table's `tiers`, else flex and batch at half the standard "
+                "price), or is an error: never at the standard price"
             )
         return Reading(
             self.format, self.why, dict(self.recognised), dict(self.skipped), tuple(self.notes)
