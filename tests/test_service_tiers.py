@@ -274,3 +274,7 @@ def test_a_traceplay_body_s_tier_is_priced(tmp_path: Path) -> None:
     found = json.loads(out.read_text("utf-8"))["suites"][0]["cases"][0]["assertions"]
     assert [a["status"] for a in found] == ["pass"], found
     assert found[0]["actual"] == pytest.approx((45 * 3 + 32 * 15) / 2e6), found
+    # `inspect` says it of a cassette too, whose bodies no reader's trace notes
+    shown = run_evaldsl("inspect", str(path), env={"EVALDSL_PRICES": ""}).stdout
+    assert 'note        1 response billed at service tier "batch", not the standard' in shown
+    assert "$0.0003075" in shown, shown

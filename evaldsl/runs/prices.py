@@ -568,6 +568,20 @@ def body_tier(output: Any) -> Any:
     return billed_tier(tier)
 
 
+def tier_note(said: str, n: int) -> str:
+    """What `inspect` notes of `n` responses billed at the tier `said` (its JSON text).
+
+    >>> tier_note('"flex"', 2)[:59]
+    '2 responses billed at service tier "flex", not the standard'
+    """
+    return (
+        f"{n} response{'s' if n > 1 else ''} billed at service tier {said[:40]}, not the "
+        f"standard one: `cost` prices {'them' if n > 1 else 'it'} as that tier bills (the "
+        "price table's `tiers`, else flex and batch at half the standard price), or is an "
+        "error: never at the standard price"
+    )
+
+
 def tier_cost(
     model: Any, tier: Any, used_in: float, used_out: float, cache: Any
 ) -> float | UnpricedTier | None:
@@ -582,6 +596,8 @@ def tier_cost(
     0.625
     >>> tier_cost("gpt-5-2025-08-07", "priority", 1_000_000, 0, None)
     2.5
+    >>> tier_cost("gpt-5-2025-08-07", "default", 1_000_000, 0, None)
+    1.25
     >>> tier_cost("claude-sonnet-4-5", "priority", 1_000_000, 0, None)
     UnpricedTier(model='claude-sonnet-4-5', tier='priority', cached=False)
     """
@@ -598,7 +614,9 @@ def tier_cost(
     price = price_of(model, used_in)
     if price is None:
         return None
-    if type(tier) is not str or tier not in HALF_TIERS:
+    # (a standard tier's name, as an event written by hand may say it: the standard price)
+    standard = type(tier) is str and tier in STANDARD_TIERS
+    if not standard and (type(tier) is not str or tier not in HALF_TIERS):
         return UnpricedTier(model, tier, False)
     dollars = (used_in * price[0] + used_out * price[1]) / 1_000_000
     if cache is not None:
@@ -606,7 +624,7 @@ def tier_cost(
         if premium is None:
             return None  # (its cached reads have no price: `unpriced_hint` says so)
         dollars += premium
-    return dollars / 2
+    return dollars if standard else dollars / 2
 
 
 def unpriced_hint(model: object) -> str:

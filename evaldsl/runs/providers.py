@@ -40,7 +40,7 @@ import orjson
 
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.model import MISSING, Reading, Run, RunError, Unrecorded, describe, locate
-from evaldsl.runs.prices import billed_tier
+from evaldsl.runs.prices import billed_tier, tier_note
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.runs.text import count_text, token_count
 
@@ -618,12 +618,7 @@ class Trace:
                 "(`cached_tokens`); `cost` prices them at the model's cached-input price"
             )
         for said, n in self._tiers.items():
-            self.note(
-                f"{n} response{'s' if n > 1 else ''} billed at service tier {said[:40]}, not "
-                f"the standard one: `cost` prices {'them' if n > 1 else 'it'} as that tier "
-                "bills (the price table's `tiers`, else flex and batch at half the standard "
-                "price), or is an error: never at the standard price"
-            )
+            self.note(tier_note(said, n))
         return Reading(
             self.format, self.why, dict(self.recognised), dict(self.skipped), tuple(self.notes)
         )

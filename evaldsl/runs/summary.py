@@ -26,7 +26,15 @@ from evaldsl.runs.events import TOOL_CALL_TYPES, tool_call_arguments, tool_call_
 from evaldsl.runs.heldcalls import held_said
 from evaldsl.runs.index import Needs, RunFacts, index_run, unnamed_call_error
 from evaldsl.runs.model import MISSING, Run, RunError
-from evaldsl.runs.prices import UnpricedTier, price_of, priced_as, unpriced_hint
+from evaldsl.runs.prices import (
+    UnpricedTier,
+    billed_tier,
+    body_tier,
+    price_of,
+    priced_as,
+    tier_note,
+    unpriced_hint,
+)
 from evaldsl.runs.text import REFUSAL_NOTE, TRANSCRIPT_NOTE, is_refusal, is_transcript
 
 ABRIDGE = 120  # characters of an answer or of arguments shown
@@ -121,6 +129,7 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
     first_args: dict[str, Any] = {}  # by tool, in the order of their first calls
     models: list[str] = []
     notes = list(base.notes)
+    tiers: dict[str, int] = {}  # a response's tier other than the standard one → responses
     for event in run.events or ():
         kind = str(event.get("type"))
         events[kind] = events.get(kind, 0) + 1
@@ -136,6 +145,14 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         # (a reader's trace notes it as it reads; a recorded response, as a cassette's, here)
         if kind == "llm.response":
             _note_said(event.get("output"), notes)
+            tier = billed_tier(event.get("serviceTier"))
+            if (tier := body_tier(event.get("output")) if tier is None else tier) is not None:
+                said = js_json(tier)
+                tiers[said] = tiers.get(said, 0) + 1
+    # (the tiers a cassette's bodies say; a reader's trace noted its own, the same words)
+    for said, count in tiers.items():
+        if (note := tier_note(said, count)) not in notes:
+            notes.append(note)
     held = facts.held_calls()
     if held:  # (calls no test counts: said, as what was skipped is)
         notes.append(
