@@ -168,14 +168,18 @@ def test_each_reader_records_a_response_s_service_tier(
     assert "service tier" not in run_evaldsl("inspect", str(path)).stdout
 
 
-def _cost(tmp_path: Path, path: Path, statements: list[str], env: dict[str, str]) -> list[dict]:
+def _cost(
+    tmp_path: Path, path: Path, statements: list[str], env: dict[str, str]
+) -> list[dict[str, Any]]:
     suite = tmp_path / "cost.eval"
     body = "".join(f"  {s}\n" for s in statements)
     suite.write_text(f'case "c"\n  cassette "{path.name}"\n{body}', "utf-8")
     out = tmp_path / "report.json"
     done = run_evaldsl("run", str(suite), "--no-history", "--json", str(out), env=env)
     assert out.exists(), done.stderr
-    found: list[dict] = json.loads(out.read_text("utf-8"))["suites"][0]["cases"][0]["assertions"]
+    found: list[dict[str, Any]] = json.loads(out.read_text("utf-8"))["suites"][0]["cases"][0][
+        "assertions"
+    ]
     return found
 
 
@@ -232,15 +236,23 @@ def test_a_tier_of_no_known_price_is_an_error_naming_it_never_the_standard_price
 
 def test_a_user_s_table_prices_a_tier(tmp_path: Path) -> None:
     table = tmp_path / "prices.json"
-    priced = {"input": 1, "output": 2, "tiers": {"priority": {"input": 10, "output": 20}}}
+    tiers: dict[str, Any] = {"priority": {"input": 10, "output": 20}}
+    priced = {"input": 1, "output": 2, "tiers": tiers}
     table.write_text(json.dumps({"models": {"gpt-5-nano": priced}}), "utf-8")
     env = {"EVALDSL_PRICES": str(table)}
-    # 9 at $10 and 10 at $20 a million: $0.00029; at its flex, half its $0.000029
+    # 9 at $10 and 10 at $20 a million: $0.00029
     path = _response(tmp_path, "priority", "gpt-5-nano-2025-08-07")
     found = _cost(tmp_path, path, _between(2.89e-4, 2.91e-4), env)
     assert [a["status"] for a in found] == ["pass", "pass"], found
+    # its flex: not half of the user's price, which may be another provider's, whose flex
+    # costs what its standard tier does (Groq's): an error, until the table gives it
     path = _response(tmp_path, "flex", "gpt-5-nano-2025-08-07")
-    found = _cost(tmp_path, path, _between(1.44e-5, 1.46e-5), env)
+    found = _cost(tmp_path, path, ["cost < $1"], env)
+    assert [a["status"] for a in found] == ["error"], found
+    assert "as Groq's flex does" in found[0]["message"], found
+    tiers["flex"] = {"input": 1, "output": 2}
+    table.write_text(json.dumps({"models": {"gpt-5-nano": priced}}), "utf-8")
+    found = _cost(tmp_path, path, _between(2.89e-5, 2.91e-5), env)
     assert [a["status"] for a in found] == ["pass", "pass"], found
     # a shipped model the user's table prices has that table's tiers only: gpt-4o-mini's
     # shipped priority price is not kept beside the user's own price for it

@@ -26,7 +26,9 @@ A response billed at another service tier than the standard one (its reader's
 (`{"priority": {"input": N, "output": N, "cached_input": N}}`, the whole response, output
 too, whatever its prompt's length); else half its standard price for "flex" (OpenAI's,
 billed at Batch API rates) and "batch" (Anthropic's Message Batches), long prompts and the
-prompt cache included; else none (`UnpricedTier`: `cost` is an error naming the tier, never
+prompt cache included, for a model of the shipped table (a user's table gives the tiers of
+its own models: another provider's flex may cost its standard price, as Groq's does); else
+none (`UnpricedTier`: `cost` is an error naming the tier, never
 the standard price of a response that cost more).
 
 A user's own prices: the environment variable `EVALDSL_PRICES` names a JSON file of the
@@ -588,7 +590,8 @@ def tier_cost(
     """Dollars of a response of `used_in` and `used_out` tokens (`cache`: its `cacheTokens`,
     or None) that `model` billed at the service `tier` (`billed_tier`'s, not None): at the
     model's price for that tier where the table gives one (`tiers`); else, for "flex" and
-    "batch", half what the standard price makes it (`price_of`, `cache_premium`). None when
+    "batch" of a model of the shipped table, half what the standard price makes it
+    (`price_of`, `cache_premium`). None when
     the model has no price at all (nor its cached input), as a standard response; an
     `UnpricedTier` when its price at this tier is unknown: never its standard price.
 
@@ -616,7 +619,11 @@ def tier_cost(
         return None
     # (a standard tier's name, as an event written by hand may say it: the standard price)
     standard = type(tier) is str and tier in STANDARD_TIERS
-    if not standard and (type(tier) is not str or tier not in HALF_TIERS):
+    # flex and batch at half only for a model the shipped table prices (OpenAI's and
+    # Anthropic's, which bill them so): a user's table prices models of other providers,
+    # whose "flex" may cost the standard price (Groq's), so it gives their tiers itself
+    half = type(tier) is str and tier in HALF_TIERS and _listed_as(model) not in USER_MODELS
+    if not (standard or half):
         return UnpricedTier(model, tier, False)
     dollars = (used_in * price[0] + used_out * price[1]) / 1_000_000
     if cache is not None:
@@ -666,6 +673,9 @@ def _tier_hint(unpriced: UnpricedTier, where: str) -> str:
     asked = (
         ' ("auto" is what a request asks for, not the tier that billed it)'
         if tier == "auto"
+        else f" (half the standard price only for the shipped table's models: {tier} of "
+        "another provider may cost its standard price, as Groq's flex does)"
+        if type(tier) is str and tier in HALF_TIERS
         else ""
     )
     return (
