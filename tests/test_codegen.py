@@ -2890,6 +2890,8 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
         (turn(gpt5, 1_000_000, 0) + turn(gpt5, 1_000_000, 0, output=openai("priority")), 3.75),
         (turn(gpt5, 1_000_000, 0, output=openai("flex")), 0.625),
         (turn(gpt5, 1_000_000, 0, output=openai("default")), 1.25),
+        # Groq's standard tier (its OpenAI-compatible bodies say it)
+        (turn(gpt5, 1_000_000, 0, output=openai("on_demand")), 1.25),
         # an event written by hand with a standard tier's name: the standard price
         (turn(gpt5, 1_000_000, 0, serviceTier="default"), 1.25),
         (turn(sonnet, 100_000, 0, serviceTier="standard", cacheTokens={"read": 0}), 0.3),

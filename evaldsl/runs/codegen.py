@@ -300,15 +300,15 @@ NAMES_SPELLED = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
 #: error) and of its `cached_tokens` whose value is not a plain 0 (every recent body says
 #: `"cached_tokens": 0`: not decoded for that); of `service_tier` whose value is not the
 #: standard tier's or null (`body_tier`: every OpenAI body says `"service_tier":
-#: "default"`, every Anthropic one `"standard"`: not decoded for that; the spaces are in
-#: the lookahead, which `\s*` before it would otherwise step back out of); and of
-#: `"tool_calls"`, `"tool_use"`, `"function_call"` (`heldcalls`).
+#: "default"`, every Anthropic one `"standard"`, Groq's `"on_demand"`: not decoded for
+#: that; the spaces are in the lookahead, which `\s*` before it would otherwise step
+#: back out of); and of `"tool_calls"`, `"tool_use"`, `"function_call"` (`heldcalls`).
 _CACHE_ENDS = (
     rb"creation",
     rb"read",
     rb'details"\s*:\s*[^\s{n]',
     rb'(?<=cached_)tokens"\s*:\s*(?:[^\s0]|0\s*[^\s,}])',
-    rb'(?<=service_)tier"\s*:(?!\s*(?:"default"|"standard"|null))',
+    rb'(?<=service_)tier"\s*:(?!\s*(?:"default"|"standard"|"on_demand"|null))',
 )
 _CALL_ENDS = (rb'calls"', rb'use"', rb'call"')
 

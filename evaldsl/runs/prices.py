@@ -76,10 +76,11 @@ LongPrompt = tuple[int, tuple[float, float], float | None]
 #: `cache` multiples of that input price for Anthropic's reads; none for OpenAI's).
 TierPrice = tuple[tuple[float, float], float | None]
 #: The service tiers a response says it was billed at the standard price in (OpenAI's
-#: "default", Anthropic's "standard": a reader records no tier for them), and those billed
+#: "default", Anthropic's "standard", Groq's "on_demand": a reader records no tier for
+#: them), and those billed
 #: at half of it where the table lists no price of the model's for them (OpenAI's "flex",
 #: at its Batch API rates, and Anthropic's "batch": both providers bill them at 50%).
-STANDARD_TIERS = frozenset({"default", "standard"})
+STANDARD_TIERS = frozenset({"default", "standard", "on_demand"})
 HALF_TIERS = frozenset({"flex", "batch"})
 #: A `cache` entry's rates → the `cacheTokens` key of a response each prices.
 _CACHE_KEYS = {"write_5m": "write5m", "write_1h": "write1h", "read": "read"}
