@@ -2903,6 +2903,9 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
         (turn(gpt5, 1_000_000, 0, serviceTier="scale"), '"scale"'),
         (turn(gpt5, 10, 0, output=openai("auto")) + turn(gpt5, 10, 0), '"auto"'),
         (turn(sonnet, 100_000, 0, output=anthropic("priority")), '"priority"'),
+        # a tier that is no text: an error saying so, in both passes
+        (turn(gpt5, 10, 0, serviceTier=["priority"]), "which is not a tier"),
+        (turn(gpt5, 10, 0, output={**openai("default"), "service_tier": 2}), "tier 2,"),
     ]
     with tempfile.TemporaryDirectory() as folder:
         runs = [(events, bounds(dollars), "pass") for events, dollars in priced]

@@ -670,6 +670,12 @@ def _tier_hint(unpriced: UnpricedTier, where: str) -> str:
             f"prompt cache, and no `cached_input` price at that tier is known for it, so "
             f"`cost` cannot be computed: give `tiers.{tier}` one in {where}"
         )
+    if type(tier) is not str:  # (a table's tiers are named by text: none prices it)
+        return (
+            f"model {model!r} was billed at service tier {said}, as its response says, which "
+            "is not a tier's name (text), so its price cannot be known and `cost` cannot be "
+            "computed: its recording's `service_tier` is not as the provider writes it"
+        )
     # ("auto" is what a request asks for; a response says the tier that served it)
     asked = (
         ' ("auto" is what a request asks for, not the tier that billed it)'
