@@ -180,6 +180,12 @@ _TIERS = '{"models": {"m": {"input": 1, "output": 2, "tiers": %s}}}'
         (_TIERS % '{"default": {"input": 2, "output": 3}}', "'default' is the standard tier"),
         (_TIERS % '{"standard": {"input": 2, "output": 3}}', "'standard' is the standard"),
         (_TIERS % '{" ": {"input": 2, "output": 3}}', "`tiers. `: a tier's name is empty"),
+        (_TIERS % '{"Default": {"input": 2, "output": 3}}', "'Default' is the standard tier"),
+        (
+            _TIERS % '{"priority": {"input": 2, "output": 3}, "Priority ": {"input": 4, '
+            '"output": 6}}',
+            "tiers 'priority' and 'Priority ' are one tier",
+        ),
     ],
 )
 def test_a_price_table_is_checked_and_its_fault_named(
@@ -230,6 +236,14 @@ def test_a_user_s_price_of_a_shipped_model_drops_its_long_prompt_prices(tmp_path
     path = _table(tmp_path, {"claude-sonnet-4": {"input": 3, "output": 15}})
     mine = _verdicts(tmp_path, suite, {"EVALDSL_PRICES": str(path)})
     assert [a["status"] for a in mine] == ["pass", "pass"], mine
+
+
+def test_a_tier_of_a_user_s_table_is_named_in_any_case(tmp_path: Path) -> None:
+    path = _table(tmp_path, {"m": {"input": 1, "output": 2, "tiers": {" Priority": _PAIR}}})
+    assert read_user_table(str(path))[4] == {"m": {"priority": ((10.0, 20.0), None)}}
+
+
+_PAIR = {"input": 10, "output": 20}
 
 
 def test_a_table_of_the_unit_read_is_read(tmp_path: Path) -> None:

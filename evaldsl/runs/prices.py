@@ -208,23 +208,33 @@ _TIERS_SHAPE = '{"TIER": {"input": N, "output": N}} (each may have `cached_input
 
 
 def _tiers(entry: object, where: str) -> dict[str, TierPrice]:
-    """A model's `tiers` (its prices at service tiers), or `PriceTableError` naming its fault."""
+    """A model's `tiers` (its prices at service tiers), or `PriceTableError` naming its
+    fault. A tier is named as a response says it, in lower case (`Priority` prices the
+    "priority" every provider writes), as a model is (`read_user_table`)."""
     if not isinstance(entry, dict):
         raise PriceTableError(f"{where}`tiers` is {_TIERS_SHAPE}")
     found: dict[str, TierPrice] = {}
+    named: dict[str, str] = {}  # a tier as it is looked up → as the table writes it
     for tier, price in entry.items():
-        if tier in STANDARD_TIERS or not tier.strip():
+        key = tier.strip().lower()
+        if key in STANDARD_TIERS or not key:
             # ("default" and "standard" are the model's own `input` and `output`: two
             # prices of one tier could not both be right)
             raise PriceTableError(
                 f"{where}`tiers.{tier}`: "
                 + (
                     "a tier's name is empty"
-                    if not tier.strip()
+                    if not key
                     else f"{tier!r} is the standard tier, whose prices are the model's own "
                     "`input` and `output`: write them there"
                 )
             )
+        if key in named:
+            raise PriceTableError(
+                f"{where}tiers {named[key]!r} and {tier!r} are one tier (tiers are compared "
+                "in lower case, without spaces around): give it one price"
+            )
+        named[key] = tier
         if not isinstance(price, dict) or not {"input", "output"} <= set(price) <= {
             "input",
             "output",
@@ -234,7 +244,7 @@ def _tiers(entry: object, where: str) -> dict[str, TierPrice]:
                 f'{where}`tiers.{tier}` is {{"input": N, "output": N}} (and may have '
                 "`cached_input`)"
             )
-        found[tier] = _model_price(price, where, f"tiers.{tier}.")
+        found[key] = _model_price(price, where, f"tiers.{tier}.")
     return found
 
 
