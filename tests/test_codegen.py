@@ -2774,13 +2774,62 @@ def test_openai_cached_input_is_priced_alike_by_both_passes() -> None:
             reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
             assert generated == reference
             for from_file, generated in _from_a_file(case, events, Path(folder)):
-                assert generated == from_file == str(reference)
+                assert generated == from_file
+                # (the error names the response's line, the result its event)
+                assert from_file == str(reference) or "<value>:2:1: an LLM" in from_file
             if events is not broken:
                 assert [v[0] for v in reference[0][0]] == expected[id(events)], reference
     reference, _ = _both(case, Run(events=unpriced, format="events"), lambda n: n)
     assert "no `cached_input` price is known for it" in str(reference)
     reference, _ = _both(case, Run(events=broken, format="events"), lambda n: n)
     assert '`cacheTokens.cached` is "many", not a number' in str(reference)
+
+
+def test_more_prompt_cache_tokens_than_input_is_the_run_s_error_at_its_event() -> None:
+    """A response's `cacheTokens` are among its input tokens: more of them than it has
+    (`{"cached": 2000000}` of 1,000,000 input, Anthropic's reads and writes alike) priced
+    the rest below nothing, a negative cost that passed `cost < $0.01`, at any service
+    tier; now it is the run's error in both passes, in memory and from a file, at the line
+    of that response (a bad `cacheTokens` count was said at line 1, or at another event)."""
+    usage = {"promptTokens": 1_000_000, "completionTokens": 0}
+    good = {"type": "llm.response", "model": "gpt-5", "usage": usage}
+    case = _compiled(["cost < $0.01", "tokens > 0"])
+    alone = [{**good, "cacheTokens": {"cached": 2_000_000}}]  # (it passed at -$1.00)
+    reference, generated = _both(case, Run(events=alone, format="events"), lambda n: n)
+    assert generated == reference and reference[0][0] == "error", reference
+    for cache, said in [
+        ({"cached": 2_000_000}, "counts 2000000 prompt-cache tokens, more than its input"),
+        ({"read": 1_000_001}, "counts 1000001 prompt-cache tokens"),
+        ({"write5m": 600_000, "read": 600_000}, "counts 1200000 prompt-cache tokens"),
+        ({"cached": "many"}, '`cacheTokens.cached` is "many", not a number'),
+    ]:
+        for tier in ({}, {"serviceTier": "flex"}, {"serviceTier": "priority"}):
+            events = [
+                {"type": "llm.request", "model": "gpt-5"},
+                # (an earlier response with the same kind of fault, whose model has no
+                # price: `cost` reads no counts of it, so it is not the error's place)
+                {
+                    **good,
+                    "model": "no-such-model",
+                    "cacheTokens": {"cached": 5},
+                    "usage": {"promptTokens": 1, "completionTokens": 0},
+                },
+                {**good, "cacheTokens": cache, **tier},
+            ]
+            reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+            assert generated == reference
+            assert reference[0][0] == "error" and said in reference[0][1], reference
+            assert "event [2] of the event list" in reference[0][1], reference
+            with tempfile.TemporaryDirectory() as folder:
+                for from_file, generated in _from_a_file(case, events, Path(folder)):
+                    assert generated == from_file
+                    assert "<value>:3:1: an LLM response" in from_file, from_file
+    # as many as the input: all of it read from the cache, at the cached-input price
+    events = [{**good, "cacheTokens": {"cached": 1_000_000}}]
+    reference, generated = _both(
+        _compiled(["cost > $0.1249", "cost < $0.1251"]), Run(events=events), lambda n: n
+    )
+    assert generated == reference and [v[0] for v in reference[0][0]] == ["pass", "pass"]
 
 
 def test_long_prompts_and_a_model_s_own_cache_read_price_are_priced_alike_by_both_passes() -> None:

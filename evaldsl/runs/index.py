@@ -446,7 +446,14 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             with paused_gc(), noted_crossings() as crossed:
                 trace = (events or index_events)(run.events, needs)
         except BadUsage as why:  # usage nobody can count: the run's error, never 0 tokens
-            line, text, where, _ = _place_of(run.events, _uncountable) or _NOWHERE
+            # (the event whose counts raise this very message: another before it may be
+            # unreadable too where `cost`, which alone reads `cacheTokens`, was not asked)
+            said = str(why)
+            line, text, where, _ = (
+                _place_of(run.events, lambda event: _uncountable(event) == said)
+                or _place_of(run.events, lambda event: _uncountable(event) is not None)
+                or _NOWHERE
+            )
             raise RunError(
                 f"{where}an LLM response's {why}",
                 path=run.path or "<value>",
@@ -589,16 +596,22 @@ def _place_of(
     return None
 
 
-def _uncountable(event: dict[str, Any]) -> bool:
-    """Whether `event` is a response whose usage cannot be counted (`BadUsage`)."""
+def _uncountable(event: dict[str, Any]) -> str | None:
+    """Why `event` is a response whose usage cannot be counted (`BadUsage`'s message): its
+    counts, its body's prompt-cache counts, or its `cacheTokens` as `cost` prices them
+    (`cache_premium`); None when it is none, or they can be."""
     if event.get("type") not in RESPONSE_TYPES:
-        return False
+        return None
     try:
-        used_in, _ = usage_tokens(event)
-        body_cache(event.get("output"), used_in)
-    except BadUsage:
-        return True
-    return False
+        used_in, used_out = usage_tokens(event)
+        used_in, cache = body_cache(event.get("output"), used_in)
+        if cache is None:
+            cache = event.get("cacheTokens")
+        if cache is not None and (used_in or used_out):  # (as a pass prices them)
+            cache_premium(0.0, cache, None, used_in)
+    except BadUsage as why:
+        return str(why)
+    return None
 
 
 def _refuse_unread(run: Run, trace: TraceFacts) -> None:

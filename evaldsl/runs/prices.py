@@ -57,7 +57,7 @@ from evaldsl.language.diagnostics import not_utf8
 from evaldsl.language.jsjson import js_json
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
-from evaldsl.runs.text import BadUsage, token_count
+from evaldsl.runs.text import BadUsage, count_text, token_count
 
 _TABLE: dict[str, Any] = json.loads((Path(__file__).with_name("prices.json")).read_text("utf-8"))
 
@@ -482,42 +482,52 @@ def _listed_as(model: str) -> str:
     return bare if bare in PRICES else _SUFFIX.sub("", bare)
 
 
-def cache_premium(
-    input_price: float, cache: Any, model: object = None, prompt: float = 0
-) -> float | None:
+def cache_premium(input_price: float, cache: Any, model: object, prompt: float) -> float | None:
     """Dollars a response's prompt-cache tokens cost beyond `input_price` (dollars per
     million, `price_of(model, prompt)`'s), at which `cost` already charged them as input
     tokens. `cache` is the response's `cacheTokens`: Anthropic's `{"write5m": n, "write1h":
     n, "read": n}`, at the table's multiples of the input price (its reads at `model`'s
     own cached-input price where the table gives one), and OpenAI's `{"cached": n}`, at
     that price (a key absent is 0); None when `model` has cached tokens and no such price
-    (its cost cannot be told: `unpriced_hint` says so); anything else, or a count that is
-    not a number ≥ 0, is a `BadUsage` (never $0).
+    (its cost cannot be told: `unpriced_hint` says so); anything else, a count that is not
+    a number ≥ 0, or more of them than the response's `prompt` input tokens (which count
+    them), is a `BadUsage` (never $0, nor a cost below nothing).
 
-    >>> round(cache_premium(3.0, {"write5m": 20000, "read": 80000}), 6)
+    >>> round(cache_premium(3.0, {"write5m": 20000, "read": 80000}, None, 100000), 6)
     -0.201
-    >>> round(cache_premium(2.5, {"cached": 1000000}, "gpt-4o-2024-08-06"), 6)
+    >>> round(cache_premium(2.5, {"cached": 1000000}, "gpt-4o-2024-08-06", 1000000), 6)
     -1.25
-    >>> round(cache_premium(4.0, {"read": 1000000}, "claude-opus-5-5"), 6)
+    >>> round(cache_premium(4.0, {"read": 1000000}, "claude-opus-5-5", 1000000), 6)
     -3.8
     """
-    return _premium(input_price, cache, cached_input_price(model, prompt))
+    return _premium(input_price, cache, cached_input_price(model, prompt), prompt)
 
 
-def _premium(input_price: float, cache: Any, own: float | None) -> float | None:
-    """`cache_premium` at a model's cached-input price `own` (None: it gives none)."""
+def _premium(input_price: float, cache: Any, own: float | None, prompt: float) -> float | None:
+    """`cache_premium` at a model's cached-input price `own` (None: it gives none), of a
+    response of `prompt` input tokens."""
     if not isinstance(cache, dict):
         raise BadUsage(f"`cacheTokens` is {type(cache).__name__}, not an object of counts")
     extra = 0.0
     reads: float = 0
+    counted: float = 0  # (every prompt-cache token: each is among the input tokens)
     for key, rate in CACHE_RATES.items():
         n = token_count(cache.get(key), f"cacheTokens.{key}")
+        counted += n
         if key == "read" and own is not None:
             reads = n  # (the model's own price for them, not the multiple)
         else:
             extra += n * (rate - 1.0)
     dollars = input_price * extra / 1_000_000
-    cached = token_count(cache.get("cached"), "cacheTokens.cached") + reads
+    openai = token_count(cache.get("cached"), "cacheTokens.cached")
+    # more of them than the input tokens would price the rest below nothing: a negative
+    # cost, which passes every `cost < $X` (the readers refuse such counts as they read them)
+    if counted + openai > prompt:
+        raise BadUsage(
+            f"token usage `cacheTokens` counts {count_text(counted + openai)} prompt-cache "
+            f"tokens, more than its input tokens ({count_text(prompt)}), which count them"
+        )
+    cached = openai + reads
     if cached:
         if own is None:
             return None
@@ -620,7 +630,7 @@ def tier_cost(
         (price_in, price_out), own = listed[tier]
         dollars = (used_in * price_in + used_out * price_out) / 1_000_000
         if cache is not None:
-            premium = _premium(price_in, cache, own)
+            premium = _premium(price_in, cache, own, used_in)
             if premium is None:
                 return UnpricedTier(model, tier, True)
             dollars += premium
