@@ -2946,6 +2946,12 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
         (turn(sonnet, 100_000, 0, serviceTier="standard", cacheTokens={"read": 0}), 0.3),
         (turn(sonnet, 100_000, 0, output=anthropic("batch")), 0.15),
         (turn(sonnet, 100_000, 0, output=anthropic("standard")), 0.3),
+        # a tier named as a user's table may name it, in any case, spaces around: the
+        # table's lookup (its "Priority" is "priority"), not a tier of no price
+        (turn(gpt5, 1_000_000, 100_000, serviceTier="Priority"), 2.5 + 2.0),
+        (turn(gpt5, 1_000_000, 0, serviceTier=" FLEX "), 0.625),
+        (turn(gpt5, 1_000_000, 0, serviceTier="Default"), 1.25),
+        (turn(gpt5, 1_000_000, 0, output=openai("Default")), 1.25),
     ]
     unpriced: list[tuple[list[Any], str]] = [
         (turn(sonnet, 1_000_000, 0, serviceTier="priority"), '"priority"'),
@@ -2955,6 +2961,8 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
         # a tier that is no text: an error saying so, in both passes
         (turn(gpt5, 10, 0, serviceTier=["priority"]), "which is not a tier"),
         (turn(gpt5, 10, 0, output={**openai("default"), "service_tier": 2}), "tier 2,"),
+        # an empty name: no table can price it (one refuses a tier of no name)
+        (turn(gpt5, 10, 0, serviceTier=" "), "(a text not empty)"),
     ]
     with tempfile.TemporaryDirectory() as folder:
         runs = [(events, bounds(dollars), "pass") for events, dollars in priced]

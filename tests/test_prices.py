@@ -243,6 +243,23 @@ def test_a_tier_of_a_user_s_table_is_named_in_any_case(tmp_path: Path) -> None:
     assert read_user_table(str(path))[4] == {"m": {"priority": ((10.0, 20.0), None)}}
 
 
+def test_a_response_s_tier_is_looked_up_as_a_user_s_table_names_it(tmp_path: Path) -> None:
+    """A table of `"Priority"` prices a response saying "Priority": the fix a `cost` error
+    asked for once priced nothing (the table was read in lower case, the response not)."""
+    path = _table(tmp_path, {"acme-1": {"input": 1, "output": 2, "tiers": {"Priority": _PAIR}}})
+    trace = tmp_path / "events.jsonl"
+    response = {"model": "acme-1", "usage": {"promptTokens": 1000, "completionTokens": 0}}
+    events = [
+        {"type": "llm.request", "model": "acme-1"},
+        {"type": "llm.response", **response, "serviceTier": "Priority"},
+    ]
+    trace.write_text("".join(json.dumps(e) + "\n" for e in events))
+    program = tmp_path / "cost.eval"
+    program.write_text("cost > $0.0099\ncost < $0.0101\n")  # (1,000 input at $10)
+    done = run_evaldsl("score", str(program), str(trace), env={"EVALDSL_PRICES": str(path)})
+    assert "1 passed" in done.stdout, done.stdout + done.stderr
+
+
 _PAIR = {"input": 10, "output": 20}
 
 

@@ -572,7 +572,18 @@ def billed_tier(tier: Any) -> Any:
     >>> billed_tier("default"), billed_tier(None), billed_tier("priority")
     (None, None, 'priority')
     """
-    return None if tier is None or (type(tier) is str and tier in STANDARD_TIERS) else tier
+    if tier is None:
+        return None
+    # (named as a user's table names tiers, in any case: "Default" is the standard one)
+    standard = type(tier) is str and (tier in STANDARD_TIERS or tier_name(tier) in STANDARD_TIERS)
+    return None if standard else tier
+
+
+def tier_name(tier: str) -> str:
+    """A service tier's name as the price table looks it up (`read_user_table` keys its
+    `tiers` so): in lower case, without spaces around. ("Priority" is priced as "priority":
+    a table written `"Priority"` is read as "priority", so either must find it.)"""
+    return tier.strip().lower()
 
 
 def body_tier(output: Any) -> Any:
@@ -626,8 +637,9 @@ def tier_cost(
     UnpricedTier(model='claude-sonnet-4-5', tier='priority', cached=False)
     """
     listed = _listed(TIERS, model)
-    if listed is not None and type(tier) is str and tier in listed:
-        (price_in, price_out), own = listed[tier]
+    name = tier_name(tier) if type(tier) is str else None
+    if listed is not None and name is not None and name in listed:
+        (price_in, price_out), own = listed[name]
         dollars = (used_in * price_in + used_out * price_out) / 1_000_000
         if cache is not None:
             premium = _premium(price_in, cache, own, used_in)
@@ -639,11 +651,11 @@ def tier_cost(
     if price is None:
         return None
     # (a standard tier's name, as an event written by hand may say it: the standard price)
-    standard = type(tier) is str and tier in STANDARD_TIERS
+    standard = name in STANDARD_TIERS
     # flex and batch at half only for a model the shipped table prices (OpenAI's and
     # Anthropic's, which bill them so): a user's table prices models of other providers,
     # whose "flex" may cost the standard price (Groq's), so it gives their tiers itself
-    half = type(tier) is str and tier in HALF_TIERS and _listed_as(model) not in USER_MODELS
+    half = name in HALF_TIERS and _listed_as(model) not in USER_MODELS
     if not (standard or half):
         return UnpricedTier(model, tier, False)
     dollars = (used_in * price[0] + used_out * price[1]) / 1_000_000
@@ -690,19 +702,19 @@ def _tier_hint(unpriced: UnpricedTier, where: str) -> str:
             f"prompt cache, and no `cached_input` price at that tier is known for it, so "
             f"`cost` cannot be computed: give `tiers.{tier}` one in {where}"
         )
-    if type(tier) is not str:  # (a table's tiers are named by text: none prices it)
+    if type(tier) is not str or not tier_name(tier):  # (a table names tiers by text)
         return (
             f"model {model!r} was billed at service tier {said}, as its response says, which "
-            "is not a tier's name (text), so its price cannot be known and `cost` cannot be "
-            "computed: its recording's `service_tier` is not as the provider writes it"
+            "is not a tier's name (a text not empty), so its price cannot be known and `cost` "
+            "cannot be computed: its recording's `service_tier` is not as the provider writes it"
         )
     # ("auto" is what a request asks for; a response says the tier that served it)
     asked = (
         ' ("auto" is what a request asks for, not the tier that billed it)'
-        if tier == "auto"
+        if tier_name(tier) == "auto"
         else f" (half the standard price only for the shipped table's models: {tier} of "
         "another provider may cost its standard price, as Groq's flex does)"
-        if type(tier) is str and tier in HALF_TIERS
+        if tier_name(tier) in HALF_TIERS
         else ""
     )
     return (
