@@ -339,6 +339,46 @@ def test_traceplay_objects(tmp_path: Path, obj: str, text: str, status: str) -> 
     assert statuses(suite) == [[status]]
 
 
+def test_a_shape_field_of_several_values_is_not_converted_to_one_that_passes_on_any(
+    tmp_path: Path,
+) -> None:
+    # traceplay's shape-assert test: `$.xs[*]` typed `string` fails on ["ok", 7] (every
+    # value found is held to the spec); `answer json $.xs[*] is string` passed on "ok"
+    from tests.clitools import run_evaldsl
+
+    write(
+        tmp_path,
+        "run.jsonl",
+        """
+        {"cassette": "traceplay", "version": 1}
+        {"id": "q", "type": "llm.request", "model": "m"}
+        {"id": "r", "type": "llm.response", "requestId": "q", "output": "{\\"xs\\": [\\"ok\\", 7]}"}
+        """,
+    )
+    write(
+        tmp_path,
+        "s.yaml",
+        """
+        cases:
+          - name: every element is text
+            cassette: run.jsonl
+            assertions:
+              - {kind: answer.shape, required: ["$.xs[*]"], fields: {"$.xs[*]": string}}
+          - name: an element exists
+            cassette: run.jsonl
+            assertions:
+              - {kind: answer.shape, required: ["$.xs[*]"], fields: {"$.xs[*]": {}}}
+        """,
+    )
+    done = run_evaldsl("run", "s.yaml", "--no-history", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert "s.yaml:5:53: error[E507]: `$.xs[*]` can find several values" in done.stdout
+    assert "check each element's path (`$.xs[0]`, …)" in done.stdout
+    assert "1 passed, 0 failed, 1 errored" in done.stdout  # the other case still runs
+    converted = run_evaldsl("convert", "s.yaml", cwd=tmp_path)
+    assert converted.returncode == 1 and "not_converted" in converted.stdout
+
+
 STATE = {
     "status": "completed",
     "memory": {

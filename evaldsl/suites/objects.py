@@ -532,6 +532,21 @@ def _shape(f: _Fields, obj: Mapping[str, Any], place: Place) -> str | None:
             continue
         at = subject if path == "$" else f"{subject} {path}"
         checks = _field_checks(f, at, spec, json_mode, place)
+        if checks and "[*]" in path:
+            # traceplay holds every value the path finds to the spec; `answer json PATH`
+            # holds when one of them passes: translated, ["ok", 7] would pass `string`
+            f.diags.append(
+                place.error(
+                    "fields",
+                    "E507",
+                    f"`{raw}` can find several values, and traceplay checks that every one "
+                    "satisfies its spec; evaldsl's `answer json PATH` holds when one does, so "
+                    "this field cannot be converted with its meaning",
+                    f"check each element's path (`{raw.replace('[*]', '[0]', 1)}`, …), "
+                    "or write the check as evaldsl text in `expect:` if one value is enough",
+                )
+            )
+            continue
         # traceplay fails a path that finds nothing even when its spec checks nothing
         parts.extend(checks or ([f"{at} exists"] if json_mode else []))
     if parts:
