@@ -90,6 +90,15 @@ def found(name: str, text: str) -> list[Diagnostic]:
             "this line is indented deeper than the line above it",
             "indent it as `kind:` above it (8 spaces)",
         ),
+        (  # a `: ` in the value of an item's first key, `cases:` above it: that value is to
+            # quote (it was said to be indented too deep, with a hint that broke the file)
+            "s.yaml",
+            "suite: s\ncases:\n  - name: timeout (note: slow)\n    cassette: c.jsonl\n",
+            3,
+            24,
+            "YAML reads `: ` as the start of a mapping, which cannot begin here",
+            "quote the value that holds `: `",
+        ),
         (
             "s.yaml",
             CASE + "    expect: [tools == [a]]\n",

@@ -97,7 +97,9 @@ def yaml_error(err: yaml.MarkedYAMLError, text: str, path: str) -> Trap:
     if "mapping values are not allowed" in problem:
         above = next((t for t in reversed(yaml_lines(text)[: line - 1]) if t.strip()), "")
         key = len(above) - len(above.lstrip(" -"))  # where the key above starts
-        if _indent(here) > key and ":" in above:
+        # (a `: ` before the refused one on its own line is in the value of that line's
+        # key, `- name: x (note: y)`: a value to quote, however the line is indented)
+        if _indent(here) > key and ":" in above and ": " not in here[: column - 1]:
             name = above[key:].split(":", 1)[0]
             return (
                 line,
