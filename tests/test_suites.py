@@ -181,6 +181,43 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
     assert by_code[("E505", 16)].hint == cycgraph
 
 
+def test_a_step_that_is_no_number_is_an_error_not_the_last_answer(tmp_path: Path) -> None:
+    # traceplay reads a `step` that is no number as the last response, as evaldsl did
+    # without a word: `step: "1"` checked the final answer, never the first
+    from tests.clitools import run_evaldsl
+
+    (tmp_path / "run.jsonl").write_text(
+        (FIXTURES / "multistep" / "cassette.multistep.jsonl").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    write(
+        tmp_path,
+        "s.yaml",
+        """
+        cases:
+          - name: first draft
+            cassette: run.jsonl
+            assertions:
+              - {kind: answer.contains, text: outline, step: "1"}
+              - {kind: answer.matches, regex: Final, step: true}
+          - name: last answer
+            cassette: run.jsonl
+            assertions:
+              - {kind: answer.contains, text: shipped, step: null}
+              - {kind: answer.contains, text: shipped, step: 0}
+        """,
+    )
+    done = run_evaldsl("run", "s.yaml", "--no-history", cwd=tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert (
+        "s.yaml:5:48: error[E507]: `step` of `answer.contains` must be a number (1 is the "
+        'first response), not the text "1"'
+    ) in done.stdout
+    assert "hint: write the number without quotes: `step: 1`" in done.stdout
+    assert "s.yaml:6:46: error[E507]: `step` of `answer.matches` must be a number" in done.stdout
+    assert "1 passed, 0 failed, 1 errored" in done.stdout
+
+
 def test_unknown_case_and_suite_fields(tmp_path: Path) -> None:
     path = write(
         tmp_path,

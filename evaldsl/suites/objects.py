@@ -344,8 +344,13 @@ class _Fields:
 
     def step(self) -> str:
         """traceplay's `step`: 1-based among responses; absent, 0, negative or not an
-        integer means the last (`1.0` is 1)."""
-        value = _whole(self.obj.get("step"))
+        integer means the last (`1.0` is 1). A step that is no number (`step: "2"`, which
+        traceplay reads as the last too) is an error: it is surely meant as a step."""
+        raw = self.obj.get("step")
+        if raw is not None and (isinstance(raw, bool) or not isinstance(raw, (int, float))):
+            self._wrong("step", "a number (1 is the first response)")
+            return "answer"
+        value = _whole(raw)
         if value is not None and value >= 1:
             return f"answer[{value}]"
         return "answer"
