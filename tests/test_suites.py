@@ -236,6 +236,32 @@ def test_unknown_case_and_suite_fields(tmp_path: Path) -> None:
     assert hints[4] == "did you mean `cassette:`?"
 
 
+def test_cycgraphs_timeout_ms_is_said_in_milliseconds(tmp_path: Path) -> None:
+    # the did-you-mean `timeout:`, with its quick fix, made cycgraph's 5000 ms 5000 s
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""
+        timeout_ms: 30000
+        cases:
+          - name: c
+            cassette: {DEMO}
+            timeout_ms: 5000
+            expect: steps <= 3
+          - name: d
+            cassette: {DEMO}
+            timeout_ms: soon
+            expect: steps <= 3
+        """,
+    )
+    said = {d.line: d for d in load_suite(path).diagnostics if d.code == "E508"}
+    tail = "counts milliseconds, and a bare `timeout` number seconds: write `timeout: {}`"
+    assert said[1].hint == "cycgraph's `timeout_ms` " + tail.format("30000ms")
+    assert said[5].hint == "cycgraph's `timeout_ms` " + tail.format("5000ms")
+    assert said[9].hint == "cycgraph's `timeout_ms` " + tail.format("60000ms")
+    assert all(d.fix is None for d in said.values())  # no rename to `timeout:`
+
+
 def test_a_key_that_is_a_list_or_a_mapping_is_an_unknown_field_at_its_place(
     tmp_path: Path,
 ) -> None:

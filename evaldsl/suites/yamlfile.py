@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -146,14 +146,25 @@ class _Doc:
         key: str,
         known: Collection[str],
         what: str,
-        present: Collection[str],
+        present: Mapping[str, tuple[yaml.Node, yaml.Node]],
     ) -> Diagnostic:
         """E508 for a key that is not one of `known`, with the did-you-mean as an edit of
         the key's text when that is the key as written on one line: plain, or quoted
         without escapes (a JSON suite's keys); renaming it changes nothing else of the
         YAML. Any other key is left to the hint, and so is a guess the mapping already
-        has among its keys (`present`): renamed, the key would be written twice (E504)."""
+        has among its keys (`present`, the mapping's fields): renamed, the key would be
+        written twice (E504)."""
         guess, message, hint = unknown_field(key, known, what)
+        if key == "timeout_ms" and "timeout" in known:
+            # cycgraph's milliseconds: renamed to `timeout`, its 5000 would be seconds
+            ms = self.value(present[key][1])
+            whole = isinstance(ms, (int, float)) and not isinstance(ms, bool)
+            shown = f"{int(ms)}ms" if whole and 0 < ms < 1e15 and ms == int(ms) else "60000ms"
+            hint = (
+                "cycgraph's `timeout_ms` counts milliseconds, and a bare `timeout` number "
+                f"seconds: write `timeout: {shown}`"
+            )
+            return self.error(knode, "E508", message, hint)
         found = self.error(knode, "E508", message, hint)
         fix = renaming(self.key_text(knode, key), key, guess, present)
         return found if fix is None else attrs.evolve(found, fix=fix)
