@@ -571,6 +571,22 @@ def test_dataset_rows_become_cases(tmp_path: Path) -> None:
     assert report.summary.pass_rate == pytest.approx(2 / 3)
 
 
+def test_a_dataset_rows_id_names_its_case_as_written(tmp_path: Path) -> None:
+    # the names were Python's: "True", "['a', 'b']", and `id: 0` was no id ("row 1")
+    (tmp_path / "flow.py").write_text("def run(x=None):\n    return 'ok'\n", encoding="utf-8")
+    (tmp_path / "rows.yaml").write_text(
+        "- {metadata: {id: 0}}\n- {metadata: {id: true}}\n- {metadata: {id: 1.0}}\n"
+        "- {metadata: {id: [a, b]}}\n- {metadata: {id: {k: 1}}}\n"
+        "- {metadata: {id: ' ', name: n}}\n- {metadata: {id: null}}\n- {metadata: {}}\n",
+        encoding="utf-8",
+    )
+    path = write(tmp_path, "s.eval", 'case "r"\n  run flow:run\n  dataset "rows.yaml"\n')
+    suite = load_suite(path)
+    names = [c.name for c in suite.cases]
+    shown = ["0", "true", "1.0", '["a","b"]', '{"k":1}', "n", "row 7", "row 8"]
+    assert names == [f"r [{n}]" for n in shown]
+
+
 def test_live_targets_crash_and_timeout_without_stopping_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

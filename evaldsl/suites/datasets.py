@@ -21,6 +21,7 @@ import yaml
 
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic
+from evaldsl.language.jsjson import js_json
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.source import Position, Source
@@ -126,7 +127,7 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
                 _, message, hint = unknown_field(key, ROW_KEYS, "a dataset row field")
                 own.append(at(_field(node, key, key=True), "E508", message, hint))
         meta: dict[str, Any] = value["metadata"] if isinstance(value.get("metadata"), dict) else {}
-        name = str(meta.get("id") or meta.get("name") or f"row {i}")
+        name = _row_name(node, meta, i)
         parts = []
         if "expectedOutput" in value:
             try:
@@ -190,6 +191,24 @@ def _field(node: yaml.Node, name: str, *, key: bool = False) -> yaml.Node:
     the node itself where it has no such field."""
     found = fields(node).get(name)
     return node if found is None else found[0 if key else 1]
+
+
+def _row_name(node: yaml.Node, meta: dict[str, Any], i: int) -> str:
+    """A row's case name: its `metadata.id`, else `metadata.name`, else `row N`. A number
+    or boolean is its text as written (`id: 0` is "0", `true` "true", as a case's `name:
+    42` is "42"), a list or object its compact JSON; Python's `str` said "True" and
+    "['a', 'b']", and took `id: 0` for no id."""
+    for key in ("id", "name"):
+        value = meta.get(key)
+        if isinstance(value, str):
+            if value.strip():
+                return value
+        elif isinstance(value, (list, dict)):
+            return js_json(value)
+        elif value is not None:
+            written = _field(_field(node, "metadata"), key)
+            return str(written.value) if isinstance(written, yaml.ScalarNode) else js_json(value)
+    return f"row {i}"
 
 
 def _flag_hint(flag: Any) -> str:
