@@ -77,6 +77,22 @@ def test_each_rows_name_cases_and_render_strings() -> None:
     assert statuses(suite)[1:] == [["pass"], ["pass"]]
 
 
+def test_a_rows_dotted_key_renders_its_placeholder_as_traceplay_reads_it(tmp_path: Path) -> None:
+    # traceplay looks `{{a.b}}` up as the row's own key "a.b"; evaldsl read only into
+    # `{a: {b: …}}`, left the placeholder as written (W509) and failed the case
+    rows = '[{"a.b": sunny}, {a: {b: rainy}}, {"a.b": sunny, a: {b: rainy}}]'
+    case = f"name: weather, cassette: {DEMO}, each: {rows}"
+    text = case + ', assertions: [{kind: answer.contains, text: "{{a.b}}"}]'
+    suite = load_suite(write(tmp_path, "s.yaml", "cases: [{" + text + "}]\n"))
+    assert not suite.diagnostics, suite.diagnostics
+    assert [c.assertions[0].text for c in suite.cases] == [
+        'answer contains "sunny"',
+        'answer contains "rainy"',  # (evaldsl's own reading into the row)
+        'answer contains "sunny"',  # (the row's own key first, as traceplay)
+    ]
+    assert statuses(suite) == [["pass"], ["fail"], ["pass"]]
+
+
 # ---- YAML positions ---------------------------------------------------------------------
 
 

@@ -2,7 +2,8 @@
 
 Takes a row (a JSON object) and gives rendered strings, AST nodes and plain values with
 every `{{ key }}` replaced, as traceplay's `each` does: the key may be dotted
-(`{{ user.name }}` reads into the row), surrounded by spaces; a known key renders as text
+(`{{ user.name }}` reads into the row, unless the row has the key `user.name` itself,
+which traceplay reads), surrounded by spaces; a known key renders as text
 (null as ""; numbers and booleans as JSON writes them; objects as compact JSON); an
 unknown key is left as written, so a typo shows up in the report instead of vanishing.
 """
@@ -25,6 +26,10 @@ T = TypeVar("T")
 
 
 def _lookup(row: dict[str, Any], key: str) -> Any:
+    """The row's value for `key`: the row's own key first, as traceplay looks it up
+    (`{{a.b}}` of `{"a.b": 1}` is 1), then the dotted path into it (`{"a": {"b": 1}}`)."""
+    if key in row:
+        return row[key]
     value: Any = row
     for part in key.split("."):
         if isinstance(value, dict) and part in value:
