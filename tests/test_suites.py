@@ -170,6 +170,7 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
               - {{type: tool_called, name: x}}
               - {{kind: status_equals, expected: completed}}
               - {{kind: tool.called, name: x, times: "2"}}
+              - {{kind: tool.called, name: x, times: -1}}
         """,
     )
     suite = load_suite(path)
@@ -183,6 +184,8 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
     times = by_code[("E507", 17)]
     assert times.message.endswith('must be a whole number ≥ 0, not the text "2"')
     assert times.hint == "write the number without quotes: `times: 2`"
+    # a number of the wrong kind is said as itself (it read "not a number")
+    assert by_code[("E507", 18)].message.endswith("must be a whole number ≥ 0, not -1")
     assert by_code[("E505", 10)].hint == "did you mean `memory_matches`?"
     assert ("E506", 11) in by_code  # neither kind nor type
     # a kind the other way round: difflib's nearest was `tool.order`

@@ -220,6 +220,8 @@ class _Fields:
         found, hint = describe(value), None
         if value == "":
             found = "an empty one"
+        elif "number" in wanted and isinstance(value, (int, float)) and type(value) is not bool:
+            found = _js_string(value)  # a number of the wrong kind: `times: -1` is "not -1"
         elif isinstance(value, str):
             found = f"the text {json.dumps(value, ensure_ascii=False)}"
             if _NUMBER.fullmatch(value.strip()) and "number" in wanted:
