@@ -818,6 +818,23 @@ def test_dataset_rows_of_one_id_are_two_cases_of_one_name(tmp_path: Path) -> Non
     assert hint == "give each row of the dataset a `metadata.id` of its own"
 
 
+def test_a_case_listed_again_by_a_yaml_alias_is_said_so(tmp_path: Path) -> None:
+    # both at the anchor's line, it was said to be "two rows of the dataset", with a
+    # `metadata.id` hint, in a suite of no dataset
+    case = f"&c {{name: same, cassette: {DEMO}, expect: steps <= 3}}"
+    suite = load_suite(write(tmp_path, "s.yaml", f"cases:\n  - {case}\n  - *c\n"))
+    assert [c.name for c in suite.cases] == ["same", "same"]  # both run, as traceplay runs them
+    assert _w507(suite) == [
+        (
+            2,
+            'the case "same" at line 2 is listed twice (a YAML alias): reports, `-k`, '
+            "`evaldsl diff` and the run history tell cases apart by their names",
+        )
+    ]
+    (hint,) = [d.hint for d in suite.diagnostics if d.code == "W507"]
+    assert hint == "write the second one out with a name of its own, or remove the alias"
+
+
 # ---- a dataset or rows that were not all read --------------------------------------------
 
 

@@ -192,12 +192,16 @@ def named_twice(cases: Sequence[CaseDraft]) -> list[Diagnostic]:
                 f'"{case.name}"'
             )
             hint = "give each sample of the log an id of its own"
-        elif before.line == case.line:  # (rows of one dataset: `each` rows are numbered)
+        elif before.line == case.line and case.row is not None:
+            # (rows of one dataset: `each` rows are numbered)
             said = (
                 f"two rows of the dataset of the case at line {case.line} are both named "
                 f'"{case.name}"'
             )
             hint = "give each row of the dataset a `metadata.id` of its own"
+        elif before.line == case.line:  # (one case, listed again by a YAML alias: `- *c`)
+            said = f'the case "{case.name}" at line {case.line} is listed twice (a YAML alias)'
+            hint = "write the second one out with a name of its own, or remove the alias"
         else:
             said = f'case "{case.name}" is named like the case at line {before.line}'
             hint = "give each case of a suite a name of its own"
@@ -376,6 +380,7 @@ def _expand(
                 name=f"{case.name} [{row.name}]",
                 input=row.input,
                 dataset=None,
+                row=row.name,
                 snippets=case.snippets + ((row.snippet,) if row.snippet is not None else ()),
                 diagnostics=(*case.diagnostics, *problems, *row.diagnostics),
             )

@@ -114,6 +114,7 @@ class CaseDraft:
     timeout: float | None = None
     snippets: tuple[Snippet, ...] = ()
     dataset: SourceSpec | None = None
+    row: str | None = None  # the name of the dataset row this case was made of
     diagnostics: tuple[Diagnostic, ...] = ()  # problems that belong to this case
     notes: tuple[str, ...] = ()  # fields no assertion reads (`tags: …`), for `convert`
 
