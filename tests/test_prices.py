@@ -181,6 +181,10 @@ _TIERS = '{"models": {"m": {"input": 1, "output": 2, "tiers": %s}}}'
         (_TIERS % '{"standard": {"input": 2, "output": 3}}', "'standard' is the standard"),
         (_TIERS % '{" ": {"input": 2, "output": 3}}', "`tiers. `: a tier's name is empty"),
         (_TIERS % '{"Default": {"input": 2, "output": 3}}', "'Default' is the standard tier"),
+        # what a request asks, no tier that bills: a price for it would price every
+        # response that wrongly says "auto"
+        (_TIERS % '{"auto": {"input": 2, "output": 3}}', "'auto' is what a request asks"),
+        (_TIERS % '{" AUTO": {"input": 2, "output": 3}}', "' AUTO' is what a request asks"),
         (
             _TIERS % '{"priority": {"input": 2, "output": 3}, "Priority ": {"input": 4, '
             '"output": 6}}',

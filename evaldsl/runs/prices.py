@@ -81,6 +81,8 @@ TierPrice = tuple[tuple[float, float], float | None]
 #: at half of it where the table lists no price of the model's for them (OpenAI's "flex",
 #: at its Batch API rates, and Anthropic's "batch": both providers bill them at 50%).
 STANDARD_TIERS = frozenset({"default", "standard", "on_demand"})
+#: What a request asks (OpenAI's "auto": the provider picks), which no response bills at.
+ASKED_TIER = "auto"
 HALF_TIERS = frozenset({"flex", "batch"})
 #: A `cache` entry's rates → the `cacheTokens` key of a response each prices.
 _CACHE_KEYS = {"write_5m": "write5m", "write_1h": "write1h", "read": "read"}
@@ -217,14 +219,19 @@ def _tiers(entry: object, where: str) -> dict[str, TierPrice]:
     named: dict[str, str] = {}  # a tier as it is looked up → as the table writes it
     for tier, price in entry.items():
         key = tier.strip().lower()
-        if key in STANDARD_TIERS or not key:
+        if key in STANDARD_TIERS or not key or key == ASKED_TIER:
             # ("default" and "standard" are the model's own `input` and `output`: two
-            # prices of one tier could not both be right)
+            # prices of one tier could not both be right; "auto" is what a request asks,
+            # and a price for it would price a response that says no tier billed it)
             raise PriceTableError(
                 f"{where}`tiers.{tier}`: "
                 + (
                     "a tier's name is empty"
                     if not key
+                    else f"{tier!r} is what a request asks (the provider picks the tier), no "
+                    "tier that bills: price the tier its responses say (`default`, "
+                    "`priority`, …)"
+                    if key == ASKED_TIER
                     else f"{tier!r} is the standard tier, whose prices are the model's own "
                     "`input` and `output`: write them there"
                 )
@@ -711,7 +718,7 @@ def _tier_hint(unpriced: UnpricedTier, where: str) -> str:
     # ("auto" is what a request asks for; a response says the tier that served it)
     asked = (
         ' ("auto" is what a request asks for, not the tier that billed it)'
-        if tier_name(tier) == "auto"
+        if tier_name(tier) == ASKED_TIER
         else f" (half the standard price only for the shipped table's models: {tier} of "
         "another provider may cost its standard price, as Groq's flex does)"
         if tier_name(tier) in HALF_TIERS
