@@ -458,3 +458,32 @@ def test_schema_and_check_bound_a_timeout_of_seconds_alike(
     assert ("E210" not in loader_codes(text, tmp_path / "s.yaml")) == valid
     assert validator.is_valid(construct(compose(text))) == valid
     assert suite_schema()["definitions"]["timeout"]["anyOf"][0]["maximum"] == MAX_TIMEOUT_SECONDS
+
+
+def test_a_suite_s_own_x_keys_hold_anchors_for_the_loader_and_the_schema(
+    validator: Any, tmp_path: Path
+) -> None:
+    """traceplay ignores a suite's keys it does not read, and suites keep YAML anchors
+    there (`x-weather: &weather {…}`, as Compose files do): evaldsl refused the suite
+    (E508, every case not run). An `x-` key is the suite's own, read by neither; any other
+    unknown key is still E508, for the loader and the schema alike."""
+    from tests.clitools import run_evaldsl
+
+    (tmp_path / "run.jsonl").write_text(
+        (ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl").read_text("utf-8")
+    )
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "x-weather: &weather\n  kind: tool.called\n  name: get_weather\n"
+        "cases:\n  - name: one\n    cassette: run.jsonl\n    assertions:\n      - *weather\n"
+    )
+    done = run_evaldsl("run", str(suite), "--no-history", "-q")
+    assert done.returncode == 0, done.stdout
+    assert "1 passed, 0 failed" in done.stdout
+    good = {"x-weather": {"kind": "tool.called", "name": "get_weather"}, "cases": []}
+    assert validator.is_valid(good), errors_of(validator, good)
+    suite.write_text(suite.read_text().replace("x-weather", "xweather"))
+    done = run_evaldsl("check", str(suite))
+    assert "error[E508]: `xweather` is not a suite field" in done.stdout, done.stdout
+    bad = {"xweather": {"kind": "tool.called", "name": "get_weather"}, "cases": []}
+    assert not validator.is_valid(bad)

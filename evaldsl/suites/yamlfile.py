@@ -349,7 +349,9 @@ def yaml_draft(text: str, path: str) -> SuiteDraft:
         said = doc.error(problem.node, code, problem.message, problem.hint)
         in_cases.own(problem.node, diags).append(said)
     for key, (knode, _) in top.items():
-        if key not in SUITE_KEYS:
+        # (an `x-` key holds what other keys refer to, its anchors, as in Compose files:
+        # traceplay ignores keys it does not read, and a suite may keep anchors there)
+        if key not in SUITE_KEYS and not key.startswith(EXTENSION_PREFIX):
             diags.append(doc.unknown_key(knode, key, SUITE_KEYS, "a suite field", top))
 
     def text_field(name: str) -> str | None:
@@ -618,6 +620,9 @@ def _object(doc: _Doc, item: yaml.Node, value: Any) -> tuple[Snippet, tuple[Diag
 #: The fields of a suite, a case and an assertion object that no assertion reads, kept
 #: by `evaldsl convert` as comments (`evaluator_agent_id` is also said ignored, W506).
 _SUITE_NOTES = ("description",)
+#: A suite's keys of its own, which evaldsl does not read (`x-base: &base {…}`): YAML's
+#: anchors kept apart from the cases that use them.
+EXTENSION_PREFIX = "x-"
 _CASE_NOTES = ("description", "tags", "metadata")
 _OBJECT_NOTES = ("description", "evaluator_agent_id")
 
