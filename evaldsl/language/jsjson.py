@@ -66,8 +66,9 @@ def _scalar(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return js_number(value)
-    # Live targets may return values JSON has no word for (dates, sets): show their text
-    # rather than fail the whole answer.
+    # A value JSON has no word for (a date, a set, bytes) reaches here only from events
+    # given in memory (a live target's output and a `Run`'s are JSON data by then):
+    # shown as its text rather than failing every report that shows it.
     return _js_string(str(value))
 
 
