@@ -1762,3 +1762,26 @@ def test_a_source_line_that_does_not_parse_is_not_also_no_source(line: str) -> N
 
     text = f'case "a"\n  {line}\n  tool x called\n'
     assert [d.code for d in check_text(text, "s.eval")] == ["E101"]
+
+
+def test_a_yaml_1_1_merge_key_is_said_to_merge_nothing(tmp_path: Path) -> None:
+    # `{<<: *base, times: 1}` merges the anchored fields in YAML 1.1; YAML 1.2 (evaldsl's
+    # reader, and traceplay's) has no merge keys: it said only "needs `kind:`"
+    from tests.clitools import run_evaldsl
+
+    (tmp_path / "run.jsonl").write_text(
+        (ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl").read_text("utf-8")
+    )
+    (tmp_path / "s.yaml").write_text(
+        "x-base: &base\n  kind: tool.called\n  name: get_weather\n"
+        "x-case: &case\n  cassette: run.jsonl\n"
+        "cases:\n  - name: one\n    cassette: run.jsonl\n    assertions:\n"
+        "      - {<<: *base, times: 1}\n"
+        "  - <<: *case\n    name: two\n    expect: [tool get_weather called]\n"
+    )
+    done = run_evaldsl("check", "s.yaml", cwd=tmp_path)
+    assert "s.yaml:10:10: error[E506]: an assertion object needs `kind:`" in done.stdout
+    assert "s.yaml:11:5: error[E508]: `<<` is not a case field: YAML 1.2 has no merge keys" in (
+        done.stdout
+    )
+    assert done.stdout.count("anchor the whole object") == 2, done.stdout

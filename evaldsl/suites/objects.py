@@ -187,9 +187,24 @@ def unknown_field(key: object, known: Collection[str], what: str) -> tuple[str |
     >>> unknown_field("path", {"jsonPath", "name"}, "a field of `tool.args`")[2]
     'did you mean `jsonPath:`?'
     """
+    if key == MERGE_KEY:  # (YAML 1.1's, which a YAML 1.2 reader keeps as a plain key)
+        return None, f"`<<` is not {what}: {MERGE_SAID}", MERGE_HINT
     guess = _guess_field(str(key), known)
     hint = f"did you mean `{guess}:`?" if guess else "fields: " + ", ".join(sorted(known))
     return guess, f"`{key}` is not {what}", hint
+
+
+#: YAML 1.1's merge key (`<<: *base`), which YAML 1.2, evaldsl's reader and traceplay's
+#: (`yaml`'s default schema) do not have: its fields are not merged.
+MERGE_KEY = "<<"
+MERGE_SAID = (
+    "YAML 1.2 has no merge keys (`<<: *base` is YAML 1.1's), so the anchored fields are "
+    "not merged in"
+)
+MERGE_HINT = (
+    "write the fields out, or anchor the whole object (`- &weather {kind: tool.called, "
+    "name: get_weather}`, then `- *weather`)"
+)
 
 
 class _Fields:
@@ -820,6 +835,16 @@ def object_to_dsl(obj: Any, place: Place) -> tuple[str | None, list[Diagnostic]]
             guess = guess or did_you_mean(kind, known)
             hint = f"did you mean `{guess}`?" if guess else f"{field}s: " + ", ".join(sorted(known))
         return None, [place.error(field, "E505", f"unknown assertion {field} `{kind}`", hint)]
+    if MERGE_KEY in obj:  # (its `kind:` was to come from the anchor `<<` names)
+        return None, [
+            place.error(
+                MERGE_KEY,
+                "E506",
+                f"an assertion object needs `kind:` (traceplay) or `type:` (cycgraph): "
+                f"{MERGE_SAID}",
+                MERGE_HINT,
+            )
+        ]
     return None, [
         place.error(
             None,
