@@ -2753,6 +2753,16 @@ def _from_a_file(case: Any, events: list[Any], folder: Path) -> Iterator[tuple[s
         )
 
 
+def _alike(case: Any, events: list[Any], folder: str) -> Any:
+    """The reference's verdicts for `events`, which the generated pass gives too, in memory
+    and from a file in `folder` (whole and by the typed decoder)."""
+    reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
+    assert generated == reference
+    for from_file, generated in _from_a_file(case, events, Path(folder)):
+        assert generated == from_file == str(reference)
+    return reference
+
+
 def test_openai_cached_input_is_priced_alike_by_both_passes() -> None:
     """OpenAI's prompt-cache reads (`cacheTokens.cached`, among the input tokens) cost the
     model's cached-input price in the generated pass as in the reference, in memory and
@@ -2874,11 +2884,8 @@ def test_long_prompts_and_a_model_s_own_cache_read_price_are_priced_alike_by_bot
     with tempfile.TemporaryDirectory() as folder:
         for events, dollars in runs:
             case = _compiled([*bounds(dollars), "tokens > 0"])
-            reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
-            assert generated == reference
+            reference = _alike(case, events, folder)
             assert [v[0] for v in reference[0][0]] == ["pass", "pass", "pass"], (dollars, reference)
-            for from_file, generated in _from_a_file(case, events, Path(folder)):
-                assert generated == from_file == str(reference)
 
 
 def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
@@ -2969,15 +2976,12 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
         runs += [(events, ["cost < $100"], said) for events, said in unpriced]
         for events, statements, said in runs:
             case = _compiled([*statements, "tokens > 0"])
-            reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
-            assert generated == reference
+            reference = _alike(case, events, folder)
             verdicts = [v[0] for v in reference[0][0]]
             if said == "pass":
                 assert verdicts == ["pass"] * len(verdicts), (events, reference)
             else:  # (an error naming the tier, never the standard price's pass)
                 assert verdicts[0] == "error" and said in str(reference[0][0][0]), reference
-            for from_file, generated in _from_a_file(case, events, Path(folder)):
-                assert generated == from_file == str(reference)
 
 
 def test_gemini_s_thinking_and_tool_use_prompt_are_counted_alike_by_both_passes() -> None:
@@ -3010,11 +3014,8 @@ def test_gemini_s_thinking_and_tool_use_prompt_are_counted_alike_by_both_passes(
     with tempfile.TemporaryDirectory() as folder:
         for shape in shapes:
             events = [{"type": "llm.request"}, {"type": "llm.response", **shape}]
-            reference, generated = _both(case, Run(events=events, format="events"), lambda n: n)
-            assert generated == reference
+            reference = _alike(case, events, folder)
             assert [v[0] for v in reference[0][0]] == ["pass", "pass", "pass"], (shape, reference)
-            for from_file, generated in _from_a_file(case, events, Path(folder)):
-                assert generated == from_file == str(reference)
 
 
 def test_a_chat_completion_beside_its_cache_counts_has_them_read_with_the_held_note() -> None:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -86,6 +87,14 @@ ASKED_TIER = "auto"
 HALF_TIERS = frozenset({"flex", "batch"})
 #: A `cache` entry's rates → the `cacheTokens` key of a response each prices.
 _CACHE_KEYS = {"write_5m": "write5m", "write_1h": "write1h", "read": "read"}
+
+
+def tier_name(tier: str) -> str:
+    """A service tier's name (and a model's, in a user's table) as the price table looks
+    it up (`read_user_table` keys its models and their `tiers` so): in lower case, without
+    spaces around. ("Priority" is priced as "priority": a table written `"Priority"` is
+    read as "priority", so either must find it.)"""
+    return tier.strip().lower()
 
 
 class PriceTableError(ValueError):
@@ -159,7 +168,7 @@ def read_user_table(
             raise PriceTableError(f"{where}: a model's name is empty")
         # ids are looked up in lower case without spaces around (model_family): `GPT-5` as
         # written would price no trace's `gpt-5-2025-08-07`, which the shipped gpt-5 would
-        key = name.strip().lower()
+        key = tier_name(name)
         if "/" in key:
             # a trace's `openai/gpt-5-2025-08-07` prices as its family `gpt-5`: a key with
             # the provider's prefix would price only the id written so, and the dated one
@@ -169,16 +178,8 @@ def read_user_table(
                 f"{where}: model {name!r}: ids are priced without their provider's prefix "
                 f"(a trace's `{key}`, dated or not, prices as `{family}`): write {family!r}"
             )
-        if key in named:
-            raise PriceTableError(
-                f"{where}: models {named[key]!r} and {name!r} are one model (model ids are "
-                "compared in lower case, without spaces around): give it one price"
-            )
-        named[key] = name
-        if not isinstance(price, dict) or sorted(set(price) - _PRICE_EXTRAS) != [
-            "input",
-            "output",
-        ]:
+        _name_once(named, key, name, f"{where}: models", "one model (model ids are")
+        if not _has_keys(price, ("input", "output"), _PRICE_EXTRAS):
             raise PriceTableError(
                 f"{where}: model {name!r}: a price is {SHAPE} (and may have `cached_input`: "
                 "the price of input tokens read from the prompt cache, `long_prompt`: "
@@ -218,7 +219,7 @@ def _tiers(entry: object, where: str) -> dict[str, TierPrice]:
     found: dict[str, TierPrice] = {}
     named: dict[str, str] = {}  # a tier as it is looked up → as the table writes it
     for tier, price in entry.items():
-        key = tier.strip().lower()
+        key = tier_name(tier)
         if key in STANDARD_TIERS or not key or key == ASKED_TIER:
             # ("default" and "standard" are the model's own `input` and `output`: two
             # prices of one tier could not both be right; "auto" is what a request asks,
@@ -236,17 +237,8 @@ def _tiers(entry: object, where: str) -> dict[str, TierPrice]:
                     "`input` and `output`: write them there"
                 )
             )
-        if key in named:
-            raise PriceTableError(
-                f"{where}tiers {named[key]!r} and {tier!r} are one tier (tiers are compared "
-                "in lower case, without spaces around): give it one price"
-            )
-        named[key] = tier
-        if not isinstance(price, dict) or not {"input", "output"} <= set(price) <= {
-            "input",
-            "output",
-            "cached_input",
-        }:
+        _name_once(named, key, tier, f"{where}tiers", "one tier (tiers are")
+        if not _has_keys(price, ("input", "output"), ("cached_input",)):
             raise PriceTableError(
                 f'{where}`tiers.{tier}` is {{"input": N, "output": N}} (and may have '
                 "`cached_input`)"
@@ -272,15 +264,31 @@ def _model_price(
     return pair, _amount(price["cached_input"], f"{where}`{within}cached_input`")
 
 
+def _has_keys(entry: object, required: tuple[str, ...], optional: Collection[str]) -> bool:
+    """Whether `entry` is an object of every `required` key and no other but `optional`'s."""
+    if not isinstance(entry, dict):
+        return False
+    keys = set(entry)
+    return keys.issuperset(required) and keys <= {*required, *optional}
+
+
+def _name_once(named: dict[str, str], key: str, name: str, where: str, one: str) -> None:
+    """Note that `name` (a model's, a tier's) is looked up as `key`, or `PriceTableError`
+    when another name of the table is looked up so too (`where` names them; `one` says
+    what they are: "one model (model ids are")."""
+    if key in named:
+        raise PriceTableError(
+            f"{where} {named[key]!r} and {name!r} are {one} compared in lower case, without "
+            "spaces around): give it one price"
+        )
+    named[key] = name
+
+
 def _long_prompt(entry: object, where: str) -> LongPrompt:
     """A model's `long_prompt` of a user's table, or `PriceTableError` naming its fault."""
-    keys = set(entry) if isinstance(entry, dict) else set()
-    if not isinstance(entry, dict) or not {"over", "input", "output"} <= keys <= {
-        "over",
-        "input",
-        "output",
-        "cached_input",
-    }:
+    if not isinstance(entry, dict) or not _has_keys(
+        entry, ("over", "input", "output"), ("cached_input",)
+    ):
         raise PriceTableError(f"{where}`long_prompt` is {_LONG_SHAPE}")
     over = entry["over"]
     if type(over) is not int or over <= 0:
@@ -363,15 +371,17 @@ def _prices() -> tuple[
         my_models, my_cache, my_cached, my_long, my_tiers = read_user_table(USER_TABLE)
     except PriceTableError as error:
         return {}, cache, {}, {}, {}, frozenset(), str(error)
-    kept = {name: price for name, price in cached.items() if name not in my_models}
-    kept_long = {name: entry for name, entry in long.items() if name not in my_models}
-    kept_tiers = {name: entry for name, entry in tiers.items() if name not in my_models}
+
+    def kept(shipped: dict[str, T]) -> dict[str, T]:
+        # (a shipped extra of a model the user's table prices is another price's)
+        return {name: entry for name, entry in shipped.items() if name not in my_models}
+
     return (
         models | my_models,
         cache | my_cache,
-        kept | my_cached,
-        kept_long | my_long,
-        kept_tiers | my_tiers,
+        kept(cached) | my_cached,
+        kept(long) | my_long,
+        kept(tiers) | my_tiers,
         frozenset(my_models),
         None,
     )
@@ -458,9 +468,16 @@ def price_of(model: object, prompt: float = 0) -> tuple[float, float] | None:
     >>> price_of("gpt-5.4", 272_000), price_of("gpt-5.4", 272_001)
     ((2.5, 15.0), (5.0, 22.5))
     """
+    long = _long_prompt_of(model, prompt)
+    return long[1] if long is not None else _listed(PRICES, model)
+
+
+def _long_prompt_of(model: object, prompt: float) -> LongPrompt | None:
+    """`model`'s `long_prompt` when a response of `prompt` input tokens passes its `over`
+    (its prices are then that entry's); None otherwise."""
     if prompt and (long := _listed(LONG_PROMPTS, model)) is not None and prompt > long[0]:
-        return long[1]
-    return _listed(PRICES, model)
+        return long
+    return None
 
 
 def long_priced(model: object) -> bool:
@@ -550,9 +567,8 @@ def cached_input_price(model: object, prompt: float = 0) -> float | None:
     >>> cached_input_price("gpt-4.1-mini-2025-04-14"), cached_input_price("gpt-3.5-turbo")
     (0.1, None)
     """
-    if prompt and (long := _listed(LONG_PROMPTS, model)) is not None and prompt > long[0]:
-        return long[2]
-    return _listed(CACHED_INPUT, model)
+    long = _long_prompt_of(model, prompt)
+    return long[2] if long is not None else _listed(CACHED_INPUT, model)
 
 
 class UnpricedTier:
@@ -584,13 +600,6 @@ def billed_tier(tier: Any) -> Any:
     # (named as a user's table names tiers, in any case: "Default" is the standard one)
     standard = type(tier) is str and (tier in STANDARD_TIERS or tier_name(tier) in STANDARD_TIERS)
     return None if standard else tier
-
-
-def tier_name(tier: str) -> str:
-    """A service tier's name as the price table looks it up (`read_user_table` keys its
-    `tiers` so): in lower case, without spaces around. ("Priority" is priced as "priority":
-    a table written `"Priority"` is read as "priority", so either must find it.)"""
-    return tier.strip().lower()
 
 
 def body_tier(output: Any) -> Any:

@@ -453,7 +453,13 @@ def openai_usage_cached(usage: Any) -> dict[str, float] | None:
     """
     if not isinstance(usage, dict):
         return None
-    return openai_cached(usage, *(CHAT_CACHED if CHAT_CACHED[0] in usage else RESPONSES_CACHED))
+    return openai_cached(usage, *_openai_spelling(usage))
+
+
+def _openai_spelling(usage: dict[str, Any]) -> tuple[str, str]:
+    """Where a usage object counts its cached reads and its input, by its API's spelling
+    (`CHAT_CACHED`, else `RESPONSES_CACHED`)."""
+    return CHAT_CACHED if CHAT_CACHED[0] in usage else RESPONSES_CACHED
 
 
 def _openai_body_cache(
@@ -461,7 +467,7 @@ def _openai_body_cache(
 ) -> tuple[float, dict[str, float] | None]:
     """`body_cache` of an OpenAI body's `usage` (`openai_usage_cached`)."""
     cache = openai_usage_cached(usage)
-    prompt = CHAT_CACHED[1] if CHAT_CACHED[0] in usage else RESPONSES_CACHED[1]
+    prompt = _openai_spelling(usage)[1]
     if cache is None:
         return used_in, None
     counted = token_count(usage.get(prompt), prompt)
