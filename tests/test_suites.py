@@ -171,6 +171,7 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
               - {{kind: status_equals, expected: completed}}
               - {{kind: tool.called, name: x, times: "2"}}
               - {{kind: tool.called, name: x, times: -1}}
+              - {{kind: "{{{{k}}}}", name: x}}
         """,
     )
     suite = load_suite(path)
@@ -198,6 +199,13 @@ def test_object_field_problems_point_at_fields(tmp_path: Path) -> None:
     assert by_code[("E505", 15)].hint == traceplay.format("tool.called")
     cycgraph = "cycgraph's assertions say `type:`: did you mean `type: status_equals`?"
     assert by_code[("E505", 16)].hint == cycgraph
+    # a placeholder in `kind:` is never filled (traceplay renders a row into the other
+    # strings only): said so, not a did-you-mean of the placeholder's letters
+    assert by_code[("E505", 19)].message == "unknown assertion kind `{{k}}`"
+    assert by_code[("E505", 19)].hint == (
+        "an `each` row's values are not put into `kind:`; "
+        "write the kind itself (one assertion for each kind the rows need)"
+    )
 
 
 def test_a_step_that_is_no_number_is_an_error_not_the_last_answer(tmp_path: Path) -> None:

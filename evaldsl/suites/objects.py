@@ -824,6 +824,14 @@ def object_to_dsl(obj: Any, place: Place) -> tuple[str | None, list[Diagnostic]]
             ]
         if kind in known:
             return convert(kind, obj, place)
+        if "{{" in kind:
+            # traceplay renders an `each` row into an assertion's strings but leaves its
+            # kind as written, so a did-you-mean of the placeholder's letters would mislead
+            why = (
+                f"an `each` row's values are not put into `{field}:`; "
+                f"write the {field} itself (one assertion for each {field} the rows need)"
+            )
+            return None, [place.error(field, "E505", f"unknown assertion {field} `{kind}`", why)]
         # a kind written the other way round (`tool.forbid` for `forbid.tool`) is
         # that kind, whatever letters it shares with others
         swapped = ".".join(reversed(kind.split(".")))
