@@ -398,9 +398,9 @@ def test_the_header_is_checked_once_per_environment_not_per_case(
     seen: list[str] = []
     check_statements = build.check_statements
 
-    def counted(statements: Any, source: Any, *args: Any) -> Any:
+    def counted(statements: Any, source: Any, *args: Any, **kwargs: Any) -> Any:
         seen.append(source.text[: len(header)])
-        return check_statements(statements, source, *args)
+        return check_statements(statements, source, *args, **kwargs)
 
     monkeypatch.setattr(build, "check_statements", counted)
     text = header + "".join(_cassette_case(f"c{n}", "steps >= 1") for n in range(40))
@@ -428,6 +428,34 @@ def test_a_case_count_that_contradicts_the_headers_is_w602_at_the_case(
     assert [(d.line, d.code) for d in diagnostics] == [(line, "W602")], render(diagnostics)
     assert "the suite-level count of tool" in diagnostics[0].message
     assert "on line 1" in diagnostics[0].message
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "never"),
+    [
+        ("latency < 2s", "latency >= 2000ms", True),  # units compared as seconds
+        ("latency < 2s", "latency >= 1999ms", False),
+        ("tokens > 99.5", "tokens < 100", True),  # a count is whole: > 99.5 is >= 100
+        ("tokens > 99.5", "tokens <= 100", False),
+        ("cost < $0.50", "cost == $0.5", True),
+        ("cost <= $0.50", "cost == $0.5", False),
+        ("guards == 0", "guards >= 1", True),
+        ("steps != 2", "steps == 2", False),  # `!=` bounds nothing (not a range)
+        ("tokens < 100", "output tokens > 200", False),  # another measure
+        ("tokens > 10", "not tokens < 5", False),  # under `not`: never narrowed
+    ],
+)
+def test_bounds_of_one_measure_that_no_run_meets_together_are_w602(
+    first: str, second: str, never: bool
+) -> None:
+    *_, diagnostics = diagnose(
+        CASSETTE + f"{first}\n{second}", "t.eval", base_dir=DEMO, facts=read_facts
+    )
+    said = [(d.line, d.code, d.message) for d in diagnostics]
+    if never:
+        assert said == [(4, "W602", f"this can never pass: it contradicts `{first}` on line 3")]
+    else:
+        assert said == []
 
 
 def test_status_in_a_cassette_case_lists_what_cassettes_have() -> None:

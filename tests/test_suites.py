@@ -598,6 +598,39 @@ def test_dataset_rows_become_cases(tmp_path: Path) -> None:
     assert report.summary.pass_rate == pytest.approx(2 / 3)
 
 
+def test_a_yaml_cases_assertions_are_held_against_each_other(tmp_path: Path) -> None:
+    """A YAML case's assertions are a snippet each: a count or bound that contradicts
+    another's is W602 all the same, the other's line named (quoted when written as
+    evaldsl text)."""
+    path = write(
+        tmp_path,
+        "s.yaml",
+        f"""\
+        cases:
+          - name: c
+            cassette: {DEMO}
+            assertions:
+              - {{kind: budget.maxTokens, value: 500}}
+              - tokens > 1000
+              - steps >= 3
+              - {{kind: budget.maxSteps, value: 2}}
+              - {{kind: tool.called, name: get_weather}}
+              - {{kind: forbid.tool, name: get_weather}}
+        """,
+    )
+    suite = load_suite(path)
+    said = [(d.line, d.code, d.message) for d in suite.diagnostics]
+    assert said == [
+        (6, "W602", "this can never pass: it contradicts the bound of `tokens` on line 5"),
+        (8, "W602", "this can never pass: it contradicts `steps >= 3` on line 7"),
+        (
+            10,
+            "W602",
+            'this can never pass: it contradicts the count of tool "get_weather" on line 9',
+        ),
+    ]
+
+
 def test_a_dataset_rows_id_names_its_case_as_written(tmp_path: Path) -> None:
     # the names were Python's: "True", "['a', 'b']", and `id: 0` was no id ("row 1")
     (tmp_path / "flow.py").write_text("def run(x=None):\n    return 'ok'\n", encoding="utf-8")

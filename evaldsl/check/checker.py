@@ -17,7 +17,10 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, assert_never, get_args
 
+import attrs
+
 from evaldsl.cache.regexes import regex
+from evaldsl.check.bounds import Narrowing, measure_bounds
 from evaldsl.check.environment import Environment
 from evaldsl.language import ast
 from evaldsl.language.diagnostics import Diagnostic, Fixing, Never, did_you_mean, sorted_names
@@ -47,16 +50,40 @@ def subject_type(subject: ast.Subject) -> Type:
 SuiteCounts = Mapping[str, tuple[int, float, int]]
 
 
+@attrs.define
+class CaseBounds:
+    """What a case's assertions bound so far, across its snippets (an `.eval` case's
+    assertions are one snippet, a YAML case's one each, a dataset row's its own): each
+    tool's call count (least, most, the file and line that set it, whether the suite's
+    header did) and each measure's `Narrowing`."""
+
+    counts: dict[str, tuple[int, float, str, int, bool]] = attrs.Factory(dict)
+    measures: dict[str, Narrowing] = attrs.Factory(dict)
+
+    @classmethod
+    def of_suite(cls, suite: SuiteCounts | None, path: str) -> CaseBounds:
+        """A case's bounds before its own assertions: the header's call counts (its
+        lines in `path`, the suite's file)."""
+        header = {
+            name: (low, high, path, line, True) for name, (low, high, line) in (suite or {}).items()
+        }
+        return cls(header)
+
+
 def check_statements(
     statements: Iterable[ast.Expr],
     source: Source,
     env: Environment | None = None,
     suite: SuiteCounts | None = None,
+    bounds: CaseBounds | None = None,
 ) -> list[Diagnostic]:
     """Check a list of assertions (a YAML `expect:` block) against one environment; a
-    count that contradicts the suite header's (`suite`) is W602 here, at the case's."""
+    count that contradicts the suite header's (`suite`), or a count or bound of the
+    case's other snippets (`bounds`, which this narrows), is W602 here, at the later."""
     out: list[Diagnostic] = []
-    _Checker(source, out, env or Environment()).case(tuple(statements), suite)
+    if bounds is None:
+        bounds = CaseBounds.of_suite(suite, source.path)
+    _Checker(source, out, env or Environment()).case(tuple(statements), bounds)
     return out
 
 
@@ -158,11 +185,11 @@ class _Checker:
 
     # -- a case
 
-    def case(self, assertions: tuple[ast.Expr, ...], suite: SuiteCounts | None = None) -> None:
+    def case(self, assertions: tuple[ast.Expr, ...], bounds: CaseBounds) -> None:
         rules = _EXPR_RULES  # (each assertion's rule asked here, not through `expr`)
         for expr in assertions:
             rules[type(expr)](self, expr)
-        self.contradictions(assertions, suite)
+        self.contradictions(assertions, bounds)
 
     # -- boolean structure: each node type's rule, from a table (`_EXPR_RULES`)
 
@@ -585,38 +612,65 @@ class _Checker:
 
     # -- across a case
 
-    def contradictions(
-        self, assertions: tuple[ast.Expr, ...], suite: SuiteCounts | None = None
-    ) -> None:
-        """Top-level call counts of one tool that no run can satisfy together, the suite
-        header's (`suite`) among them: said at the case's count."""
-        ranges: dict[str, tuple[int, float, ast.Expr | int]] = dict(suite or {})
+    def contradictions(self, assertions: tuple[ast.Expr, ...], bounds: CaseBounds) -> None:
+        """Top-level call counts of one tool, and bounds of one measure of the run
+        (`tokens < 100`), that no run can satisfy together with the case's earlier ones
+        (`bounds`, narrowed here: the suite header's counts among them): said at the later."""
+        counts = bounds.counts
         for expr in assertions:
             # most assertions count nothing: passed over without a call
             kind = type(expr)
             if kind is ast.Check:
+                if type(expr.predicate) is ast.Compare:  # type: ignore[union-attr]
+                    self.measure_contradiction(expr, bounds.measures)  # type: ignore[arg-type]
+                    continue
                 if type(expr.predicate) is not ast.Called:  # type: ignore[union-attr]
                     continue
             elif kind is not ast.NoTool:
                 continue
-            bounds = _count_bounds(expr)
-            if bounds is None:
+            found = _count_bounds(expr)
+            if found is None:
                 continue
-            name, low, high = bounds
-            if name in ranges:
-                plow, phigh, first = ranges[name]
+            name, low, high = found
+            if name in counts:
+                plow, phigh, path, line, header = counts[name]
                 nlow, nhigh = max(plow, low), min(phigh, high)
                 if nlow > nhigh:
-                    if isinstance(first, int):  # (the header's: a line of another snippet)
-                        whose, line = "the suite-level count", first
-                    else:
-                        whose, line = "the count", self.source.position(first.span.start).line
-                    why = f'it contradicts {whose} of tool "{name}" on line {line}'
+                    whose = "the suite-level count" if header else "the count"
+                    why = f'it contradicts {whose} of tool "{name}" {self.on(path, line)}'
                     self.never(expr.span, "pass", why)
                     continue
-                ranges[name] = (nlow, nhigh, first)
+                counts[name] = (nlow, nhigh, path, line, header)
             else:
-                ranges[name] = (low, high, expr)
+                line = self.source.position(expr.span.start).line
+                counts[name] = (low, high, self.source.path, line, False)
+
+    def measure_contradiction(self, expr: ast.Check, measures: dict[str, Narrowing]) -> None:
+        """`expr`'s bounds of a measure of the run (`tokens < 100`) held against the
+        case's earlier ones (`measures`, narrowed here): W602 when no value meets them all."""
+        found = measure_bounds(expr, (expr, self.source))
+        if found is None:
+            return
+        name, low, high = found
+        narrowing = measures.get(name)
+        if narrowing is None:
+            narrowing = measures[name] = Narrowing()
+        earlier = narrowing.add(low, high)
+        if earlier is None:
+            return
+        first, source = earlier[2]
+        span = first.span
+        where = self.on(source.path, source.position(span.start).line)
+        if source.written(span):
+            what = f"`{source.text[span.start : span.end]}`"
+        else:  # (made from a YAML object or a dataset row: not the user's words)
+            what = f"the bound of `{SUBJECTS[name].syntax}`"
+        self.never(expr.span, "pass", f"it contradicts {what} {where}")
+
+    def on(self, path: str, line: int) -> str:
+        """Where an earlier assertion is, said from this one's file: `on line 3`, or
+        `on rows.json:3` (a dataset row's, beside its case's own)."""
+        return f"on line {line}" if path == self.source.path else f"on {path}:{line}"
 
 
 #: The check rule of each kind of assertion, by its exact type (AST node classes have no

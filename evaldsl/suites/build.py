@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from evaldsl.check.checker import SuiteCounts, check_statements, suite_counts
+from evaldsl.check.checker import CaseBounds, SuiteCounts, check_statements, suite_counts
 from evaldsl.check.environment import Environment, SourceReader, case_environment
 from evaldsl.check.sources import read_facts
 from evaldsl.compile.compiler import CompiledAssertion, Compiler
@@ -248,8 +248,10 @@ def check_case(
         decl, source, header_env, base_dir, read, targets=targets, sample=sample
     )
     own.extend(problems)
+    # (held across the snippets: a YAML case has many, a dataset row's is its own)
+    bounds = CaseBounds.of_suite(suite, concrete.path)
     for snippet in concrete.snippets:
-        found = check_statements(snippet.exprs, snippet.source, case_env, suite)
+        found = check_statements(snippet.exprs, snippet.source, case_env, bounds=bounds)
         if snippet.row is not None:  # (an `each` row's: see `_of_row`)
             found = [_of_row(d, concrete.name) for d in found]
         own.extend(found)
