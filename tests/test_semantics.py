@@ -648,7 +648,10 @@ def reference_combine(kind: Literal["and", "or"], parts: list[Verdict], span: Sp
     if (status == "pass" and kind == "and") or (status == "fail" and kind == "or"):
         message = f" {kind} ".join(p.message for p in parts)
     else:
-        message = "; ".join(p.message for p in chosen)
+        # (a cause is said once however many parts share it)
+        message = "; ".join(
+            sorted({p.message for p in chosen}, key=[p.message for p in chosen].index)
+        )
     return Verdict(status, message, span, children=tuple(parts))
 
 

@@ -598,6 +598,44 @@ def test_dataset_rows_become_cases(tmp_path: Path) -> None:
     assert report.summary.pass_rate == pytest.approx(2 / 3)
 
 
+def test_a_dataset_row_of_both_guard_flags_is_w602_and_fails(tmp_path: Path) -> None:
+    """verydia's two flags on one row expect a guard evaluated and none: said at check,
+    in the row's words (not as two generated assertions), and the case fails as
+    verydia's would, with each cause said once."""
+    (tmp_path / "flow.py").write_text(FLOW, encoding="utf-8")
+    (tmp_path / "rows.json").write_text(
+        """[
+          {"input": {"text": "hi", "guard": true},
+           "expectedBehavior": {"guardEvaluated": true, "noGuardEvaluation": true}},
+          {"input": {"text": "hi"}, "expectedBehavior": {"guardEvaluated": true}}
+        ]""",
+        encoding="utf-8",
+    )
+    path = write(
+        tmp_path, "s.eval", 'case "rows"\n  run flow:echo\n  dataset "rows.json"\n  guards == 0\n'
+    )
+    suite = load_suite(path)
+    assert not suite.errors, suite.errors
+    said = [(d.path.rsplit("/", 1)[-1], d.line, d.code, d.message) for d in suite.diagnostics]
+    assert said == [
+        (
+            "rows.json",
+            3,
+            "W602",
+            "this can never pass: `guardEvaluated` and `noGuardEvaluation` are both true, "
+            "and a run evaluates a guard or evaluates none",
+        ),
+        # a row's bound against its case's own, in another file: the file is named
+        ("rows.json", 4, "W602", f"this can never pass: it contradicts `guards == 0` on {path}:4"),
+    ]
+    report = run_suites([suite])
+    assert [[a.status for a in c.assertions] for c in report.cases] == [
+        ["fail", "fail"],
+        ["pass", "fail"],
+    ]
+    assert report.cases[0].assertions[1].message == "expected guards == 0, found 1"
+
+
 def test_a_yaml_cases_assertions_are_held_against_each_other(tmp_path: Path) -> None:
     """A YAML case's assertions are a snippet each: a count or bound that contradicts
     another's is W602 all the same, the other's line named (quoted when written as

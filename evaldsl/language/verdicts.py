@@ -78,7 +78,9 @@ def combine(kind: Literal["and", "or"], parts: Sequence[Verdict], span: Span) ->
         status = "pass" if kind == "and" else "fail"
         message = f" {kind} ".join([p.message for p in parts])
         return verdict(status, message, span, None, None, tuple(parts))
-    message = "; ".join([p.message for p in parts if p.status == status])
+    # (one cause said once: both sides of `guards >= 1 and guards == 0` error alike when
+    # the run has no trace)
+    message = "; ".join(dict.fromkeys([p.message for p in parts if p.status == status]))
     return verdict(status, message, span, None, None, tuple(parts))
 
 

@@ -163,9 +163,25 @@ def dataset_rows(spec: SourceSpec, base_dir: Path) -> tuple[list[DatasetRow], li
                                 _flag_hint(flag),
                             )
                         )
-                if behaviour.get("guardEvaluated") is True:
+                evaluated = behaviour.get("guardEvaluated") is True
+                none = behaviour.get("noGuardEvaluation") is True
+                if evaluated and none:
+                    # both kept, so that the case fails as verydia's would, but as one
+                    # assertion: two would be said to contradict each other in words
+                    # (`guards == 0`) the row does not use
+                    parts.append("guards >= 1 and guards == 0")
+                    own.append(
+                        at(
+                            _field(behaviour_node, "noGuardEvaluation"),
+                            "W602",
+                            "this can never pass: `guardEvaluated` and `noGuardEvaluation` "
+                            "are both true, and a run evaluates a guard or evaluates none",
+                            "keep the one flag this row expects",
+                        )
+                    )
+                elif evaluated:
                     parts.append("guards >= 1")
-                if behaviour.get("noGuardEvaluation") is True:
+                elif none:
                     parts.append("guards == 0")
         snippet = None
         if parts:
