@@ -364,6 +364,27 @@ def test_all_pass_scores_one() -> None:
     assert result.passed
 
 
+@pytest.mark.parametrize(
+    ("state", "statuses", "said"),
+    [
+        # a state with no counters did not count: never 0 tokens, which passed `< 100`
+        ({}, ["error", "error", "pass"], "the state records no `total_tokens_used`"),
+        # cycgraph fails `undefined <= budget`; the count is unknown: an error, never a pass
+        ({"max_token_budget": 100}, ["error", "error", "error"], "a budget of 100 tokens"),
+        ({"total_tokens_used": 40, "max_token_budget": 100}, ["pass", "error", "pass"], None),
+        ({"total_tokens_used": 0, "total_input_tokens": 0}, ["pass", "pass", "pass"], None),
+    ],
+)
+def test_a_states_uncounted_tokens_are_unknown(
+    state: dict[str, Any], statuses: list[str], said: str | None
+) -> None:
+    run = {"status": "completed", "memory": {}, **state}
+    result = evaldsl.compile("tokens < 100; input tokens < 100; tokens within budget").check(run)
+    assert result.statuses == statuses
+    if said is not None:
+        assert any(said in v.message for v in result.verdicts), result.verdicts
+
+
 def test_only_skips_score_one_and_pass() -> None:
     result = scored('answer judged "polite"; answer judged "short"', "demo")
     assert result.statuses == ["skip", "skip"]

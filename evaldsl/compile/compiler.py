@@ -361,7 +361,14 @@ class Compiler:
                     raise Unavailable(unrecorded(facts.trace, label))
                 return pick(facts.trace)
             if facts.state is not None:
-                return facts.state.get(state_field, 0)
+                # (cycgraph's schema defaults the counters to 0, so the states it writes
+                # have them: one without is a state that did not count, never 0 tokens)
+                used = facts.state.get(state_field, MISSING)
+                if used is MISSING:
+                    raise Unavailable(
+                        f"`{label}` cannot be measured: the state records no `{state_field}`"
+                    )
+                return used
             raise Unavailable(no_trace(label))
 
         return tokens

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaldsl.language import ast
-from evaldsl.language.values import is_number
+from evaldsl.language.values import MISSING, is_number
 from evaldsl.language.verdicts import Verdict, verdict
 from evaldsl.language.vocabulary import Type, predicate_spec
 from evaldsl.predicates.base import (
@@ -62,11 +62,20 @@ def compile_within_budget(ctx: CompileContext, node: ast.Check) -> Checker:
         state = facts.state
         if state is None:
             return verdict("error", no_state("tokens within budget"), span)
-        used = state.get("total_tokens_used", 0) or 0
+        used = state.get("total_tokens_used", MISSING)
         budget = state.get("max_token_budget")
         # cycgraph: no budget, or a budget of 0, means unlimited
         if not budget:
+            if used is MISSING:
+                return verdict("pass", "no token budget set", span)
             return verdict("pass", f"no token budget set ({used} tokens used)", span, used)
+        if used is MISSING:
+            # (cycgraph compares `undefined <= budget`, which fails; the count is unknown)
+            message = (
+                f"the state records no `total_tokens_used`: a budget of {budget} tokens "
+                "cannot be checked"
+            )
+            return verdict("error", message, span)
         ok = is_number(used) and used <= budget
         message = f"{used}/{budget} tokens used"
         if not ok:
