@@ -777,6 +777,10 @@ _HAS_KEY = re.compile(r"\b(?P<bad>(?:contains|has)\s+key)\s+")
 _NODE_WAS = re.compile(r"\bnode\s+\S+\s+(?P<bad>(?:was|is|has\s+been|got|were|been)\s+)visited\b")
 
 
+# `within budget` with no subject: it is a test of the state's tokens
+_BUDGET_ALONE = re.compile(r"(?:^|[;(]|\b(?:not|and|or)\b)\s*(?P<bad>within)(?=\s+budget\b)")
+
+
 @_rule
 def _subjects(s: _Statement) -> Iterator[_Found]:
     for m in s.find(_ANSWER_INDEX):
@@ -786,6 +790,8 @@ def _subjects(s: _Statement) -> Iterator[_Found]:
         yield _swap(m, "has", "a key is tested with `has KEY`")
     for m in s.find(_NODE_WAS):
         yield _swap(m, "", "write `node NAME visited`")
+    for m in s.find(_BUDGET_ALONE):
+        yield _swap(m, "tokens within", "a budget is a test of tokens: `tokens within budget`")
 
 
 # ---- lines and punctuation ---------------------------------------------------------------
