@@ -458,6 +458,27 @@ def test_bounds_of_one_measure_that_no_run_meets_together_are_w602(
         assert said == []
 
 
+def test_a_case_bound_that_contradicts_the_headers_is_w602_at_the_case() -> None:
+    """The header's bounds of a measure are every case's: a case's own that leaves no
+    value is W602 at the case, naming the header's line; each case is held apart."""
+    text = "tokens < 1000\nlatency <= 2s\n" + _cassette_case("c", "tokens > 2000", "steps > 5")
+    # (case c's own bounds are not case d's: `steps < 3` contradicts nothing here)
+    text += _cassette_case("d", "steps < 3", "latency > 2000ms")
+    *_, diagnostics = diagnose(text, "t.eval", base_dir=DEMO, facts=read_facts)
+    assert [(d.line, d.code, d.message) for d in diagnostics] == [
+        (
+            5,
+            "W602",
+            "this can never pass: it contradicts the suite-level `tokens < 1000` on line 1",
+        ),
+        (
+            10,
+            "W602",
+            "this can never pass: it contradicts the suite-level `latency <= 2s` on line 2",
+        ),
+    ], render(diagnostics)
+
+
 def test_status_in_a_cassette_case_lists_what_cassettes_have() -> None:
     *_, (diag,) = diagnose(
         CASSETTE + "status == completed", "t.eval", base_dir=DEMO, facts=read_facts

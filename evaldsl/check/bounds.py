@@ -95,6 +95,12 @@ class Narrowing:
         self.low: Bound | None = None
         self.high: Bound | None = None
 
+    def copy(self) -> Narrowing:
+        """The same bounds, to be narrowed apart."""
+        twin = Narrowing()
+        twin.low, twin.high = self.low, self.high
+        return twin
+
     def add(self, low: Bound | None, high: Bound | None) -> Bound | None:
         """Narrow by one assertion's bounds; the earlier bound it contradicts (and then
         nothing is narrowed), else None."""

@@ -14,7 +14,7 @@ import functools
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, assert_never, get_args
 
 import attrs
@@ -45,71 +45,67 @@ def subject_type(subject: ast.Subject) -> Type:
     return SUBJECTS[subject.kind].type
 
 
-#: The call counts a suite's header asserts, by tool: (least, most, the line that says
-#: it), what each case's own counts are held against (`suite_counts`).
-SuiteCounts = Mapping[str, tuple[int, float, int]]
-
-
 @attrs.define
 class CaseBounds:
     """What a case's assertions bound so far, across its snippets (an `.eval` case's
     assertions are one snippet, a YAML case's one each, a dataset row's its own): each
     tool's call count (least, most, the file and line that set it, whether the suite's
-    header did) and each measure's `Narrowing`."""
+    header did) and each measure's `Narrowing` (its bounds set by (assertion, source,
+    whether the header did))."""
 
     counts: dict[str, tuple[int, float, str, int, bool]] = attrs.Factory(dict)
     measures: dict[str, Narrowing] = attrs.Factory(dict)
 
-    @classmethod
-    def of_suite(cls, suite: SuiteCounts | None, path: str) -> CaseBounds:
-        """A case's bounds before its own assertions: the header's call counts (its
-        lines in `path`, the suite's file)."""
-        header = {
-            name: (low, high, path, line, True) for name, (low, high, line) in (suite or {}).items()
-        }
-        return cls(header)
+    def copy(self) -> CaseBounds:
+        """The same bounds, to be narrowed apart (the header's, for each case)."""
+        return CaseBounds(dict(self.counts), {k: n.copy() for k, n in self.measures.items()})
 
 
 def check_statements(
     statements: Iterable[ast.Expr],
     source: Source,
     env: Environment | None = None,
-    suite: SuiteCounts | None = None,
     bounds: CaseBounds | None = None,
 ) -> list[Diagnostic]:
     """Check a list of assertions (a YAML `expect:` block) against one environment; a
-    count that contradicts the suite header's (`suite`), or a count or bound of the
-    case's other snippets (`bounds`, which this narrows), is W602 here, at the later."""
+    count or a bound of a measure that contradicts one of `bounds` (the suite header's
+    and the case's other snippets', which this narrows) is W602 here, at the later."""
     out: list[Diagnostic] = []
-    if bounds is None:
-        bounds = CaseBounds.of_suite(suite, source.path)
-    _Checker(source, out, env or Environment()).case(tuple(statements), bounds)
+    _Checker(source, out, env or Environment()).case(tuple(statements), bounds or CaseBounds())
     return out
 
 
-def suite_counts(snippets: Iterable[tuple[tuple[ast.Expr, ...], Source]]) -> SuiteCounts:
-    """The call counts of the header's assertions (their (assertions, source) pairs), by
-    tool, narrowed together: made once a suite, held against each case's (a count the
-    header contradicts itself is the header's W602, and left out here).
+def header_bounds(snippets: Iterable[tuple[tuple[ast.Expr, ...], Source]]) -> CaseBounds:
+    """The call counts and the bounds of measures of the header's assertions (their
+    (assertions, source) pairs), narrowed together: made once a suite, a copy of it held
+    against each case's (what the header contradicts itself is the header's W602, said
+    when the header is checked, and left out here).
 
-    >>> suite_counts([((ast.NoTool("x", span=Span(0, 9)),), Source("no tool x"))])
-    {'x': (0, 0, 1)}
+    >>> header_bounds([((ast.NoTool("x", span=Span(0, 9)),), Source("no tool x"))]).counts
+    {'x': (0, 0, '<string>', 1, True)}
     """
-    counts: dict[str, tuple[int, float, int]] = {}
+    bounds = CaseBounds()
+    counts = bounds.counts
     for exprs, source in snippets:
         for expr in exprs:
-            bounds = _count_bounds(expr)
-            if bounds is None:
+            measured = measure_bounds(expr, (expr, source, True))
+            if measured is not None:
+                name, low, high = measured
+                bounds.measures.setdefault(name, Narrowing()).add(low, high)
                 continue
-            name, low, high = bounds
+            found = _count_bounds(expr)
+            if found is None:
+                continue
+            name, least, most = found
             if name in counts:
-                low, high = max(low, counts[name][0]), min(high, counts[name][1])
-                if low > high:
-                    continue
-                counts[name] = (low, high, counts[name][2])
+                plow, phigh, path, line, _ = counts[name]
+                least, most = max(least, plow), min(most, phigh)
+                if least <= most:
+                    counts[name] = (least, most, path, line, True)
             else:
-                counts[name] = (low, high, source.position(expr.span.start).line)
-    return counts
+                line = source.position(expr.span.start).line
+                counts[name] = (least, most, source.path, line, True)
+    return bounds
 
 
 #: An assertion that can never fail, and one that can never pass: code and words.
@@ -648,7 +644,7 @@ class _Checker:
     def measure_contradiction(self, expr: ast.Check, measures: dict[str, Narrowing]) -> None:
         """`expr`'s bounds of a measure of the run (`tokens < 100`) held against the
         case's earlier ones (`measures`, narrowed here): W602 when no value meets them all."""
-        found = measure_bounds(expr, (expr, self.source))
+        found = measure_bounds(expr, (expr, self.source, False))
         if found is None:
             return
         name, low, high = found
@@ -658,13 +654,14 @@ class _Checker:
         earlier = narrowing.add(low, high)
         if earlier is None:
             return
-        first, source = earlier[2]
+        first, source, header = earlier[2]
         span = first.span
         where = self.on(source.path, source.position(span.start).line)
+        whose = "the suite-level " if header else ""
         if source.written(span):
-            what = f"`{source.text[span.start : span.end]}`"
+            what = f"{whose}`{source.text[span.start : span.end]}`"
         else:  # (made from a YAML object or a dataset row: not the user's words)
-            what = f"the bound of `{SUBJECTS[name].syntax}`"
+            what = f"{whose or 'the '}bound of `{SUBJECTS[name].syntax}`"
         self.never(expr.span, "pass", f"it contradicts {what} {where}")
 
     def on(self, path: str, line: int) -> str:

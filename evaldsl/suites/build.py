@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from evaldsl.check.checker import CaseBounds, SuiteCounts, check_statements, suite_counts
+from evaldsl.check.checker import CaseBounds, check_statements, header_bounds
 from evaldsl.check.environment import Environment, SourceReader, case_environment
 from evaldsl.check.sources import read_facts
 from evaldsl.compile.compiler import CompiledAssertion, Compiler
@@ -120,11 +120,11 @@ def check_suite(
     diags: list[Diagnostic] = list(draft.diagnostics)
     cases: list[CheckedCase] = []
     samples: dict[tuple[str, str | None], list[str]] = {}  # each file read once a suite
-    counts = suite_counts((snippet.exprs, snippet.source) for snippet in draft.header)
+    header = header_bounds((snippet.exprs, snippet.source) for snippet in draft.header)
     for case in draft.cases:
         for concrete in _expand(case, draft, diags, samples):
             checked = check_case(
-                concrete, header_env, draft.base_dir, read, targets=targets, suite=counts
+                concrete, header_env, draft.base_dir, read, targets=targets, suite=header
             )
             diags.extend(checked.diagnostics)
             cases.append(checked)
@@ -236,10 +236,10 @@ def check_case(
     read: SourceReader | None = read_facts,
     *,
     targets: bool = True,
-    suite: SuiteCounts | None = None,
+    suite: CaseBounds | None = None,
 ) -> CheckedCase:
     """Check one expanded case in its own environment (its source file read by `read`);
-    `suite`: the header's call counts, which a count of the case may contradict."""
+    `suite`: the header's counts and bounds, which the case's may contradict."""
     own = list(concrete.diagnostics)
     decl = concrete.source.node() if concrete.source is not None else None
     source = concrete.source.source if concrete.source is not None else Source("")
@@ -249,7 +249,7 @@ def check_case(
     )
     own.extend(problems)
     # (held across the snippets: a YAML case has many, a dataset row's is its own)
-    bounds = CaseBounds.of_suite(suite, concrete.path)
+    bounds = suite.copy() if suite is not None else CaseBounds()
     for snippet in concrete.snippets:
         found = check_statements(snippet.exprs, snippet.source, case_env, bounds=bounds)
         if snippet.row is not None:  # (an `each` row's: see `_of_row`)
