@@ -337,6 +337,33 @@ def test_an_at_that_is_not_a_time_is_said_where_latency_is(tmp_path: Path) -> No
     assert (summary["latency_s"], summary["latency_note"]) == (None, said)
 
 
+def test_tool_results_without_output_are_noted(tmp_path: Path) -> None:
+    """A result's value is read from `output` (traceplay's key): results written under
+    another key (`result`) are read by nothing, and `inspect` says so, naming the key."""
+    path = tmp_path / "c.jsonl"
+    lines = [
+        '{"cassette": "traceplay", "version": 1}',
+        '{"type": "tool.call", "name": "search", "callId": "a", "arguments": {}}',
+        '{"type": "tool.result", "callId": "a", "result": {"ok": true}}',
+        '{"type": "tool.call", "name": "search", "callId": "b", "arguments": {}}',
+        '{"type": "tool.result", "callId": "b", "result": {"ok": true}, "isError": false}',
+        '{"type": "tool.result", "callId": "b", "output": {"ok": true}}',
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    note = (
+        "2 tool.result events record no `output`, the key a result's value is read from "
+        "(they hold `result`): `result` tests find nothing there"
+    )
+    assert f"  note        {note}\n" in run_evaldsl("inspect", str(path)).stdout
+    path.write_text("\n".join(lines[:3]) + "\n")
+    (summary,) = json.loads(run_evaldsl("inspect", str(path), "--format", "json").stdout)
+    assert summary["notes"] == [
+        note.replace("2 tool.result events record", "1 tool.result event records").replace(
+            "they hold", "it holds"
+        )
+    ]
+
+
 @pytest.mark.parametrize(
     ("name", "source", "as_format", "hint"),
     [

@@ -130,6 +130,8 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
     models: list[str] = []
     notes = list(base.notes)
     tiers: dict[str, int] = {}  # a response's tier other than the standard one → responses
+    bare_results = 0  # `tool.result` events with no `output`, the key their value is read from
+    bare_keys: dict[str, None] = {}  # what those hold instead (`result`), in order
     for event in run.events or ():
         kind = str(event.get("type"))
         events[kind] = events.get(kind, 0) + 1
@@ -143,6 +145,9 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         if kind == "llm.request" and isinstance(model, str) and model not in models:
             models.append(model)
         # (a reader's trace notes it as it reads; a recorded response, as a cassette's, here)
+        if kind == "tool.result" and "output" not in event:
+            bare_results += 1
+            bare_keys.update(dict.fromkeys(k for k in event if k not in _RESULT_KEYS))
         if kind == "llm.response":
             _note_said(event.get("output"), notes)
             tier = billed_tier(event.get("serviceTier"))
@@ -153,6 +158,22 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
     for said, count in tiers.items():
         if (note := tier_note(said, count)) not in notes:
             notes.append(note)
+    if bare_results:  # (a value under another key, `result`, is read by nothing)
+        holding = ", ".join(f"`{k}`" for k in list(bare_keys)[:3])
+        events_said = (
+            "1 tool.result event records"
+            if bare_results == 1
+            else (f"{bare_results} tool.result events record")
+        )
+        notes.append(
+            f"{events_said} no `output`, the key a result's value is read from"
+            + (
+                f" ({'it holds' if bare_results == 1 else 'they hold'} {holding})"
+                if holding
+                else ""
+            )
+            + ": `result` tests find nothing there"
+        )
     held = facts.held_calls()
     if held:  # (calls no test counts: said, as what was skipped is)
         notes.append(
@@ -200,6 +221,10 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
         latency_s=latency,
         latency_note=trace.bad_time if latency is None else None,
     )
+
+
+#: The keys of a `tool.result` event other than its value (`output`).
+_RESULT_KEYS = frozenset({"type", "id", "seq", "at", "callId", "isError", "turn", "parentId"})
 
 
 def _note_said(output: Any, notes: list[str]) -> None:
