@@ -553,6 +553,29 @@ def test_a_case_name_with_double_colons_gets_an_id_that_runs_it(project: pytest.
     assert (case.get("classname"), case.get("name")) == ("colons.eval", "lookup: :retry")
 
 
+def test_a_bracket_in_a_case_name_keeps_its_id_in_the_summary_and_junit(
+    project: pytest.Pytester,
+) -> None:
+    # pytest reads an id's first `[` as its parameters' and closes them at the end: case
+    # `retry [slow] path` was `retry [slow] path]` in the summary and in JUnit XML, an id
+    # that found nothing when given back
+    project.makefile(
+        ".eval",
+        brackets='case "retry [slow] path"\n  cassette "xiamen.jsonl"\n  steps >= 9\n'
+        'case "row [a]"\n  cassette "xiamen.jsonl"\n  steps >= 9\n',
+    )
+    result = project.runpytest("-p", "evaldsl", "brackets.eval", "--junitxml=j.xml", "-rf")
+    result.assert_outcomes(failed=2)
+    summary = re.findall(r"^FAILED (.*?) - ", result.stdout.str(), re.M)
+    assert summary == ["brackets.eval::retry \\x5bslow] path", "brackets.eval::row [a]"]
+    cases = ET.parse(project.path / "j.xml").getroot().iter("testcase")
+    assert [c.get("name") for c in cases] == ["retry \\x5bslow] path", "row [a]"]
+    for printed in summary:
+        project.runpytest("-p", "evaldsl", printed).assert_outcomes(failed=1)
+    rerun = project.runpytest("-p", "evaldsl", "--lf", "-rf")
+    rerun.assert_outcomes(failed=2)  # both found again from the `--lf` cache
+
+
 def test_control_characters_in_names_and_errors_show_as_escapes(
     project: pytest.Pytester,
 ) -> None:
@@ -567,11 +590,11 @@ def test_control_characters_in_names_and_errors_show_as_escapes(
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "\x1b" not in text and "\r" not in text
-    assert "clear.eval::clear\\x1b[2J\\x0dnow FAILED" in text
+    assert "clear.eval::clear\\x1b\\x5b2J\\x0dnow FAILED" in text
     assert "_ clear › clear\\x1b[2J\\x0dnow _" in text
     assert "error: run target 'hostile:f' raised ValueError: \\x1b[2J! (at f, " in text
     # the id as printed runs the case again
-    again = project.runpytest("-p", "evaldsl", "clear.eval::clear\\x1b[2J\\x0dnow")
+    again = project.runpytest("-p", "evaldsl", "clear.eval::clear\\x1b\\x5b2J\\x0dnow")
     again.assert_outcomes(failed=1)
 
 

@@ -235,9 +235,24 @@ def item_name(case_name: str) -> str:
     >>> item_name("a:::b")
     'a: : :b'
     >>> print(item_name("clear\\x1b[2J\\rnow"))
-    clear\\x1b[2J\\x0dnow
+    clear\\x1b\\x5b2J\\x0dnow
     """
-    return visible(re.sub(r":(?=:)", ": ", case_name), newlines=False)
+    return bracketed(visible(re.sub(r":(?=:)", ": ", case_name), newlines=False))
+
+
+def bracketed(name: str) -> str:
+    """A name pytest reads back as it is: pytest takes a node id's first `[` for the start
+    of its parameters, which it closes with a `]` at the end, so a name holding `[` but
+    not ending in `]` was shown in the summary and written in JUnit XML with a `]` added
+    (`x [a] y]`, an id that finds nothing); its `[`s are written `\\x5b`, as control
+    characters are written, and a row's `[city=Tokyo]` is kept.
+
+    >>> print(bracketed("retry [slow] path"), bracketed("each city #1 [city=Tokyo]"))
+    retry \\x5bslow] path each city #1 [city=Tokyo]
+    """
+    if "[" in name and not name.endswith("]"):
+        return name.replace("[", "\\x5b")
+    return name
 
 
 def item_names(case_names: Iterable[str]) -> list[str]:
@@ -247,6 +262,8 @@ def item_names(case_names: Iterable[str]) -> list[str]:
 
     >>> item_names(["ok (2)", "ok", "ok", "a::b", "a: :b"])
     ['ok (2)', 'ok', 'ok (3)', 'a: :b', 'a: :b (2)']
+    >>> print(*item_names(["row [x=1]", "row [x=1]"]), sep=" | ")
+    row [x=1] | row \\x5bx=1] (2)
     """
     escaped = [item_name(n) for n in case_names]
     taken = set(escaped)
@@ -255,9 +272,10 @@ def item_names(case_names: Iterable[str]) -> list[str]:
     for name in escaped:
         seen[name] += 1
         if seen[name] > 1:
-            while f"{name} ({seen[name]})" in taken:
+            # (a twin's ` (2)` ends the name: a `[` in it is then written `\\x5b`)
+            while bracketed(f"{name} ({seen[name]})") in taken:
                 seen[name] += 1
-            name = f"{name} ({seen[name]})"
+            name = bracketed(f"{name} ({seen[name]})")
             taken.add(name)
         names.append(name)
     return names
