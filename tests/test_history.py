@@ -13,7 +13,9 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -511,6 +513,81 @@ def test_an_unwritable_history_folder_is_a_warning(tmp_path: Path) -> None:
     result = run_in(project, "run", "agent.eval", "--history", "blocker/h.sqlite")
     assert result.returncode == 1
     assert "warning: this run is not in the history" in result.stderr
+
+
+def _as_another_user(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`evaldsl ARGS` as a process that cannot write to `cwd`: as user `nobody` (util-linux's
+    `setpriv`) when the tests run as root, who may write anywhere."""
+    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    return subprocess.run(
+        [*(drop if os.geteuid() == 0 else []), sys.executable, "-m", "evaldsl.tools.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "NO_COLOR": "1", "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A folder another user can enter and read (pytest's own are its user's alone)."""
+    made = Path(tempfile.mkdtemp(prefix="evaldsl-read-only-"))
+    made.chmod(0o755)
+    yield made
+    made.chmod(0o755)
+    shutil.rmtree(made)
+
+
+def test_a_history_in_a_folder_that_cannot_be_written_is_read(
+    tmp_path: Path, shared_folder: Path
+) -> None:
+    # `evaldsl history` and `diff` of a history in a read-only folder (another user's
+    # checkout, a read-only mount) said "attempt to write a readonly database", exit 2:
+    # SQLite makes a file beside a WAL database to read it
+    project = checkout(tmp_path / "p", "before")
+    assert run_in(project, "run", "agent.eval").returncode == 1
+    checkout(project, "after")
+    assert run_in(project, "run", "agent.eval").returncode == 1
+    shutil.copy(project / ".evaldsl" / "history.sqlite", shared_folder / "h.sqlite")
+    (shared_folder / "h.sqlite").chmod(0o444)
+    shared_folder.chmod(0o555)
+    shown = _as_another_user("history", "--history", "h.sqlite", cwd=shared_folder)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("h.sqlite: 2 runs\n")
+    diff = _as_another_user("diff", "--history", "h.sqlite", "--format", "json", cwd=shared_folder)
+    assert diff.returncode == 0, diff.stderr
+    assert [c["assertion"] for c in json.loads(diff.stdout)["regressions"]] == [
+        'answer contains "umbrella"'
+    ]
+    assert sorted(p.name for p in shared_folder.iterdir()) == ["h.sqlite"]
+
+
+def test_a_read_only_history_that_cannot_be_read_whole_or_migrated_says_so(
+    tmp_path: Path, shared_folder: Path
+) -> None:
+    old = shared_folder / "old.sqlite"
+    _version_1_database(old)
+    # runs still in the `-wal` file beside it: copied while a writer holds them there
+    project = checkout(tmp_path / "p", "before")
+    assert run_in(project, "run", "agent.eval").returncode == 1
+    writer = sqlite3.connect(project / ".evaldsl" / "history.sqlite", isolation_level=None)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute("UPDATE runs SET selection = 'x'")
+    for name in ("history.sqlite", "history.sqlite-wal"):
+        shutil.copy(project / ".evaldsl" / name, shared_folder / name.replace("history", "w"))
+    writer.close()
+    assert (shared_folder / "w.sqlite-wal").stat().st_size > 0
+    shared_folder.chmod(0o555)
+    migrated = _as_another_user("history", "--history", "old.sqlite", cwd=shared_folder)
+    assert migrated.returncode == 2
+    assert "old.sqlite was written by an older evaldsl (schema version 1)" in migrated.stderr
+    assert "copy it to a folder you can write to" in migrated.stderr
+    walled = _as_another_user("diff", "--history", "w.sqlite", cwd=shared_folder)
+    assert walled.returncode == 2
+    assert "its latest runs are still in w.sqlite-wal" in walled.stderr
+    for done in (migrated, walled):
+        assert "Traceback" not in done.stderr
 
 
 def test_history_open_refuses_garbage_with_a_clear_error(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ The database is in WAL mode, so readers never wait for a writer. A run is writte
 transaction: two runs that finish at once both land whole, one after the other (a writer
 waits up to `LOCK_TIMEOUT` seconds for the other). The schema is versioned with `PRAGMA
 user_version` and brought up to date by the ordered steps of `MIGRATIONS`, all in one
-transaction, when the database is opened. `record_report` never raises: a corrupted,
-locked or newer database is one warning, and the run reports as it would have.
+transaction, when the database is opened; one this process cannot write to is opened
+read-only, to read. `record_report` never raises: a corrupted, locked or newer database
+is one warning, and the run reports as it would have.
 """
 
 from __future__ import annotations
@@ -228,6 +229,50 @@ def _wal(db: sqlite3.Connection) -> Any:
         pause = min(pause * 2, 0.1)
 
 
+def _newer(path: Path, found: int) -> HistoryError:
+    """The error for a database of a schema version this evaldsl does not know."""
+    return HistoryError(
+        f"{path} was written by a newer evaldsl (schema version {found}; this one knows up "
+        f"to {SCHEMA_VERSION}): upgrade evaldsl, or name another file with --history PATH"
+    )
+
+
+def _read_only(err: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused as it does when it cannot write the database or beside it
+    (where a `-wal` file is there and no `-shm` file can be made: "unable to open")."""
+    name = str(getattr(err, "sqlite_errorname", ""))
+    return name.startswith("SQLITE_READONLY") or name == "SQLITE_CANTOPEN"
+
+
+def _reader(path: Path) -> sqlite3.Connection:
+    """The database at `path` opened read-only, where this process cannot write to it or
+    to its folder.
+
+    SQLite reads a WAL-mode database read-only when its `-shm` and `-wal` files are
+    there; where they are not (and cannot be made), it reads the file alone, as
+    `immutable`, which is whole only when no `-wal` file holds runs not yet copied into
+    it: one that does is a `HistoryError`, never a history without its latest runs.
+    """
+    uri = path.absolute().as_uri()
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+    try:
+        db.execute("PRAGMA user_version").fetchone()
+        return db
+    except sqlite3.OperationalError as err:
+        db.close()
+        if not _read_only(err):
+            raise
+    wal = Path(f"{path}-wal")
+    if present(wal) and wal.stat().st_size > 0:
+        raise HistoryError(
+            f"{path} cannot be read here: its latest runs are still in {wal.name}, which "
+            "SQLite reads only with a file it makes beside it, and this folder cannot be "
+            "written to; copy both files to a folder you can write to and name the copy "
+            "with --history PATH"
+        )
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None)
+
+
 def git_state(folder: Path | None = None, timeout: float = GIT_TIMEOUT) -> GitState:
     """The git state of `folder` (the working folder by default), asked of `git` itself.
 
@@ -376,13 +421,27 @@ class History:
         history = cls(db, path)
         try:
             with history._errors():
-                _refuse_foreign(db, path)
-                mode = _wal(db)
-                if str(mode).lower() != "wal":
-                    raise HistoryError(f"{path}: cannot switch the database to WAL mode ({mode})")
-                db.execute("PRAGMA foreign_keys=ON")
-                db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: never corrupt
-                history._migrate()
+                try:
+                    _refuse_foreign(db, path)
+                    mode = _wal(db)
+                    if str(mode).lower() != "wal":
+                        raise HistoryError(
+                            f"{path}: cannot switch the database to WAL mode ({mode})"
+                        )
+                    db.execute("PRAGMA foreign_keys=ON")
+                    db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: never corrupt
+                    history._migrate()
+                except sqlite3.OperationalError as err:
+                    if create or not _read_only(err):
+                        raise
+                    # a history to read in a folder this process cannot write to (another
+                    # user's checkout, a read-only mount): SQLite could not even read it so,
+                    # as WAL mode keeps its index in a file beside it
+                    db.close()
+                    db = _reader(path)
+                    history = cls(db, path)
+                    _refuse_foreign(db, path)
+                    history._check_read_only()
         except BaseException:
             db.close()
             raise
@@ -441,6 +500,19 @@ class History:
         with self._errors():
             return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
+    def _check_read_only(self) -> None:
+        """A `HistoryError` for a read-only database whose schema is not this evaldsl's:
+        it cannot be brought up to date where it is."""
+        found = self.version
+        if found > SCHEMA_VERSION:
+            raise _newer(self.path, found)
+        if found < SCHEMA_VERSION:
+            raise HistoryError(
+                f"{self.path} was written by an older evaldsl (schema version {found}) and "
+                "cannot be written here to bring it up to date: copy it to a folder you can "
+                "write to and name the copy with --history PATH"
+            )
+
     def _migrate(self) -> None:
         if self.version == SCHEMA_VERSION:
             return
@@ -448,11 +520,7 @@ class History:
             # read again inside the transaction: another process may have migrated meanwhile
             found = int(db.execute("PRAGMA user_version").fetchone()[0])
             if found > SCHEMA_VERSION:
-                raise HistoryError(
-                    f"{self.path} was written by a newer evaldsl (schema version {found}; "
-                    f"this one knows up to {SCHEMA_VERSION}): upgrade evaldsl, or name "
-                    "another file with --history PATH"
-                )
+                raise _newer(self.path, found)
             for step in MIGRATIONS[found:]:
                 for statement in step:
                     db.execute(statement)
