@@ -35,7 +35,7 @@ import evaldsl.reports.html as html_module
 from evaldsl.reports import timeline as timeline_module
 from evaldsl.reports.common import money
 from evaldsl.reports.html import json_for_html, to_html_text, write_html
-from evaldsl.reports.timeline import read_timeline, timelines
+from evaldsl.reports.timeline import Timeline, read_timeline, timelines
 from evaldsl.runner import RunOptions, run_suites
 from evaldsl.runner.results import AssertionResult, CaseMetrics, CaseResult, Report, SuiteResult
 from evaldsl.suites import load_suite
@@ -191,11 +191,45 @@ def test_a_recording_many_cases_name_is_stepped_through_once(
     monkeypatch.setattr(timeline_module, "produce_run", counted)
     assert timelines([suite], report) == [alone]
     assert produced == ["c0"]
-    # the report's bound on steps (4 each here) cuts the second case's and leaves the rest
+    # the report's bound on steps (4 each here) cuts the second case's and leaves out the
+    # rest, which say so (they had no timeline, as a case without a recording has none)
     monkeypatch.setattr(timeline_module, "REPORT_LIMIT", 6)
     (first, second, third, fourth) = timelines([suite], report)[0]
     assert first == alone[0] and second == read_timeline(suite.cases[1], suite, limit=2)
-    assert second is not None and second.truncated and (third, fourth) == (None, None)
+    assert second is not None and second.truncated
+    assert third == fourth == timeline_module.LEFT_OUT == Timeline((), truncated=True)
+
+
+def test_a_case_past_the_reports_events_says_its_timeline_was_left_out(
+    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cassette = ROOT / "examples" / "weather" / "cassettes" / "xiamen.jsonl"
+    cases = "".join(f'case "c{n}"\n  cassette "{cassette}"\n  steps <= 5\n' for n in range(3))
+    (tmp_path / "s.eval").write_text(cases, encoding="utf-8")
+    suite = load_suite(tmp_path / "s.eval")
+    monkeypatch.setattr(timeline_module, "REPORT_LIMIT", 6)
+    path = tmp_path / "left-out.html"
+    write_html(run_suites([suite]), path, suites=[suite])
+    opened = Opened(browser, path)
+    page = opened.page
+    try:
+        notes = {}
+        for name in ("c1", "c2"):
+            page.locator("#rows .row.case", has_text=name).click()
+            page.wait_for_function(
+                "n => document.querySelector('#detail h1').textContent === n", arg=name
+            )
+            notes[name] = page.locator("#detail .note").all_inner_texts()
+        assert notes == {
+            "c1": ["The recording has more events than the report keeps."],
+            "c2": [
+                "Left out: the report keeps 6 events in all, and the cases before this one "
+                "used them up."
+            ],
+        }
+        assert opened.errors == []
+    finally:
+        opened.close()
 
 
 def test_run_writes_the_html_report_and_reports_an_unwritable_path(tmp_path: Path) -> None:

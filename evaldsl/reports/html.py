@@ -20,7 +20,7 @@ cases stay quick.
 
 The data's shape (`DATA_VERSION`), read by `html_assets/report.js`:
 
-    {"version", "title", "generated", "evaldsl", "strings": [...],
+    {"version", "title", "generated", "evaldsl", "event_limit", "strings": [...],
      "summary": {...Summary.to_json(), "outcomes": {passed, failed, error, skipped},
                  "suites_with_errors", "interrupted": text | null,
                  "not_run": [[suite, case], ...]},
@@ -34,7 +34,9 @@ where strings are indexes into `strings`, and
          span_start, span_end, judge]   (span: code points of source_line to underline,
                                         as the console does; judge: null or
                                         [score, threshold, reason])
-    T = [truncated, [[kind, name, at_ms, ms, sent, got, error], ...]]
+    T = [truncated, [[kind, name, at_ms, ms, sent, got, error], ...]]  (truncated and no
+                                        step: left out, the report's `event_limit` steps
+                                        kept before this case)
     D = [severity, code, message, path, line, column, source_line, span_start,
          span_end, hint]
 """
@@ -54,6 +56,7 @@ from typing import Any
 from evaldsl.language.diagnostics import Diagnostic, abbreviated
 from evaldsl.language.printable import json_escape
 from evaldsl.reports import common, write_text
+from evaldsl.reports import timeline as timeline_module
 from evaldsl.reports.timeline import Timeline, timelines
 from evaldsl.runner.results import AssertionResult, CaseResult, Report
 from evaldsl.suites import Suite
@@ -169,6 +172,7 @@ class _Data:
             "title": common.visible(title),
             "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "evaldsl": __version__,
+            "event_limit": timeline_module.REPORT_LIMIT,  # (read now: a test lowers it)
             "summary": summary,
             "suites": suites,
             "strings": self.strings,

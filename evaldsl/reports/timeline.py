@@ -11,7 +11,8 @@ events, so the recording is read again here: a second pass over each file, made 
 when an HTML report is written. Cases checked against a workflow state have no events;
 a live `run` target's run is gone once checked (and is never called twice), so neither
 gets a timeline. A case keeps at most `STEP_LIMIT` steps, and a report `REPORT_LIMIT` in
-all, so the report stays small at 10,000 cases; each text is cut to `TEXT_LIMIT`.
+all, so the report stays small at 10,000 cases (a recorded case past them gets `LEFT_OUT`,
+which the page says); each text is cut to `TEXT_LIMIT`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,11 @@ class Timeline:
     truncated: bool = False
 
 
+#: The timeline of a recorded case after the report's `REPORT_LIMIT` steps were kept: none
+#: of its steps, and more than that (the page says it was left out).
+LEFT_OUT = Timeline((), truncated=True)
+
+
 def timelines(suites: Sequence[Suite], report: Report) -> list[list[Timeline | None]]:
     """One entry per case of the report, suite by suite (None: no recorded run).
 
@@ -97,9 +103,18 @@ def timelines(suites: Sequence[Suite], report: Report) -> list[list[Timeline | N
             if suite is not None and case is not None and budget > 0:
                 timeline = _read_once(case, suite, min(STEP_LIMIT, budget), read)
                 budget -= len(timeline.steps) if timeline is not None else 0
+            elif case is not None and _recorded(case):
+                # the report's steps are used up: the page says this case's were left out
+                # (no timeline at all showed as a case without a recording does)
+                timeline = LEFT_OUT
             found.append(timeline)
         out.append(found)
     return out
+
+
+def _recorded(case: Case) -> bool:
+    """Whether a case's run is a recording (`cassette` or `trace`): one with a timeline."""
+    return case.source is not None and case.source.kind in ("cassette", "trace")
 
 
 def _read_once(
@@ -121,7 +136,7 @@ def _read_once(
 def read_timeline(case: Case, suite: Suite, limit: int = STEP_LIMIT) -> Timeline | None:
     """The steps of a recorded case's run, or None (a state, a live target, or a
     recording that cannot be read: the case's own result already says why)."""
-    if case.source is None or case.source.kind not in ("cassette", "trace"):
+    if not _recorded(case):
         return None
     try:
         run = produce_run(case, suite)

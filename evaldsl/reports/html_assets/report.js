@@ -420,6 +420,11 @@
   function timeline(data) {
     const [truncated, steps] = data;
     const frag = document.createDocumentFragment();
+    if (truncated && !steps.length) {
+      frag.appendChild(el("h3", "", "Timeline"));
+      frag.appendChild(el("div", "note", `Left out: the report keeps ${DATA.event_limit.toLocaleString("en-US")} events in all, and the cases before this one used them up.`));
+      return frag;
+    }
     // every event shown (message, LLM call, tool call, guard, error), not the `steps` metric
     frag.appendChild(el("h3", "", `Timeline · ${plural(steps.length, "event")}`));
     if (!steps.length) { frag.appendChild(el("div", "note", "The recording has no events this report reads.")); return frag; }
