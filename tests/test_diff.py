@@ -344,6 +344,28 @@ def test_a_report_of_another_version_is_refused(tmp_path: Path, project: Path) -
             ' "assertions": []}]}]}',
             "cases[0].score: a number too large for a report",
         ),
+        # a metric of another shape was read as not measured: `"input_tokens": "many"`
+        # beside output tokens 41 made `tokens 461 → 41 (-91.1%)`
+        (
+            '{"version": 1, "suites": [{"name": "x", "path": "a", "diagnostics": [],'
+            ' "cases": [{"name": "c", "passed": true, "score": 1, "assertions": [],'
+            ' "metrics": {"input_tokens": "many", "output_tokens": 41}}]}]}',
+            'cases[0].metrics.input_tokens: "many" is not a number',
+        ),
+        (
+            '{"version": 1, "suites": [{"name": "x", "path": "a", "diagnostics": [],'
+            ' "cases": [{"name": "c", "passed": true, "score": 1, "assertions": [],'
+            ' "metrics": {"cost": true}}]}]}',
+            "cases[0].metrics.cost: true is not a number",
+        ),
+        # and a crash of another shape as no crash: a regression (pass → error) was said
+        # to be an assertion removed, and `--fail-on-regression` passed
+        (
+            '{"version": 1, "suites": [{"name": "x", "path": "a", "diagnostics": [],'
+            ' "cases": [{"name": "c", "passed": false, "score": 0, "assertions": [],'
+            ' "error": {"message": "boom"}}]}]}',
+            "cases[0].error: not text or null (why the case's run crashed)",
+        ),
         # found by a hunt: a hand-edited NaN score was read, and `diff` said
         # `score 1.000 → nan` and `no changes`; no report evaldsl writes holds one
         (

@@ -325,11 +325,12 @@ def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) 
     metrics: dict[str, float | int | None] = {}
     for m in METRICS:
         value = metrics_raw.get(m)
-        metrics[m] = (
-            _number(reader, value, f"{at}.metrics.{m}")
-            if isinstance(value, int | float) and not isinstance(value, bool)
-            else None
-        )
+        if value is None:  # (missing or null: not measured in that run)
+            metrics[m] = None
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            metrics[m] = _number(reader, value, f"{at}.metrics.{m}")
+        else:  # (taken as not measured, `"input_tokens": "many"` made tokens 461 → 41)
+            raise reader.error(f"{at}.metrics.{m}", f"{json.dumps(value)} is not a number")
     passed = obj.get("passed")
     score = obj.get("score")
     if not isinstance(passed, bool):
@@ -338,12 +339,14 @@ def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) 
         raise reader.error(at + ".score", "missing or not a number")
     _number(reader, score, at + ".score")
     error = obj.get("error")
+    if error is not None and not isinstance(error, str):  # (was read as no crash)
+        raise reader.error(at + ".error", "not text or null (why the case's run crashed)")
     return CaseSnapshot(
         suite,
         name,
         passed,
         float(score),
-        error if isinstance(error, str) else None,
+        error,
         metrics,
         tuple(assertions),
     )
