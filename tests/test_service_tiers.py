@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from evaldsl.runs import load_run
+from evaldsl.runs import detect, load_run
+from evaldsl.runs.model import RunError
 from tests.clitools import ROOT, run_evaldsl
 
 REAL = ROOT / "tests" / "fixtures" / "realworld"
@@ -80,6 +81,27 @@ def _runs(tier: str | None) -> Callable[[str], str]:
     return change
 
 
+def _generations(tier: str) -> Callable[[str], str]:
+    """Each LangChain chat generation's `response_metadata` given the tier, as
+    `ChatOpenAI` records the response's `service_tier` there."""
+    return _replaced('"response_metadata": {', f'"response_metadata": {{"service_tier": "{tier}", ')
+
+
+def _provider_metadata(metadata: dict[str, Any]) -> Callable[[str], str]:
+    """Each Vercel AI SDK model-call span given `ai.response.providerMetadata` (JSON text),
+    as the SDK records the provider's metadata of the response."""
+
+    def change(text: str) -> str:
+        document = json.loads(text)
+        for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+            if span["name"] == "ai.generateText.doGenerate":
+                value = {"stringValue": json.dumps(metadata)}
+                span["attributes"].append({"key": "ai.response.providerMetadata", "value": value})
+        return json.dumps(document)
+
+    return change
+
+
 #: (the fixture, its change to a tier, the tier read then; the change to the standard
 #: tier, or None where the fixture says it)
 SAMPLES: list[tuple[str, Callable[[str], str], str, Callable[[str], str] | None]] = [
@@ -129,6 +151,33 @@ SAMPLES: list[tuple[str, Callable[[str], str], str, Callable[[str], str] | None]
         _spans("openai.request.service_tier", "auto"),
     ),
     ("../../data/formats/langsmith-wrappers.json", _runs("priority"), "priority", _runs(None)),
+    # a LangChain chat model's generation says it in its message's `response_metadata`
+    (
+        "../../data/formats/langsmith-tree.json",
+        _generations("flex"),
+        "flex",
+        _generations("default"),
+    ),
+    (
+        "../../data/formats/langsmith-runs.jsonl",
+        _generations("priority"),
+        "priority",
+        None,
+    ),
+    # the Vercel AI SDK: the provider's metadata of the response, OpenAI's `serviceTier`
+    # (its Responses API models), Anthropic's `usage.service_tier`
+    (
+        "../../data/formats/ai-sdk-spans.otlp.json",
+        _provider_metadata({"openai": {"responseId": "resp_1", "serviceTier": "flex"}}),
+        "flex",
+        _provider_metadata({"openai": {"responseId": "resp_1", "serviceTier": "default"}}),
+    ),
+    (
+        "../../data/formats/ai-sdk-spans.otlp.json",
+        _provider_metadata({"anthropic": {"usage": {"service_tier": "priority"}}}),
+        "priority",
+        _provider_metadata({"openai": {"cachedPromptTokens": 0}}),
+    ),
     (
         "inspect-ai-eval-log/log_read_sample.json",
         _replaced('"service_tier": null', '"service_tier": "flex"'),
@@ -290,3 +339,25 @@ def test_a_traceplay_body_s_tier_is_priced(tmp_path: Path) -> None:
     shown = run_evaldsl("inspect", str(path), env={"EVALDSL_PRICES": ""}).stdout
     assert 'note        1 response billed at service tier "batch", not the standard' in shown
     assert "$0.0003075" in shown, shown
+
+
+@pytest.mark.parametrize("metadata", ['"flex"', "[1]", '{"openai": "flex"}', "{not json"])
+def test_ai_sdk_provider_metadata_that_cannot_be_read_is_the_run_s_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metadata: str
+) -> None:
+    """Metadata of no provider's shape may hold the tier that billed the response: the
+    run's error naming it, by the full reader and the typed decoder, never the standard
+    price."""
+    source = ROOT / "tests" / "data" / "formats" / "ai-sdk-spans.otlp.json"
+    document = json.loads(source.read_text("utf-8"))
+    for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        if span["name"] == "ai.generateText.doGenerate":
+            value = {"stringValue": metadata}
+            span["attributes"].append({"key": "ai.response.providerMetadata", "value": value})
+    path = tmp_path / "spans.otlp.json"
+    path.write_text(json.dumps(document), "utf-8")
+    with pytest.raises(RunError, match=r"ai\.response\.providerMetadata"):
+        load_run(path)
+    monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+    with pytest.raises(RunError, match=r"ai\.response\.providerMetadata"):
+        load_run(path)

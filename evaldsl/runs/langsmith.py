@@ -37,7 +37,8 @@ else as they appear (a tree depth first).
   children's. The model is `extra.invocation_params.model` (or `model_name`), else
   `extra.metadata.ls_model_name`, else the output body's `model`; the service tier that
   billed it, an OpenAI body's `service_tier` or an Anthropic one's `usage.service_tier`
-  (`prices.body_tier`);
+  (`prices.body_tier`), else a LangChain generation's message's `response_metadata`
+  read so (`ChatOpenAI`'s `service_tier`, `ChatAnthropic`'s `usage.service_tier`);
 - an `llm` run whose `outputs` are in none of these shapes is skipped and counted, with a
   note that its step, tokens and answer are not counted (never an empty answer); one with
   no `outputs` and an `error` is an error, not a step; one with neither (still running,
@@ -264,8 +265,11 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 # reads are among an input the run's own count may give too)
                 same = read_from is not None and tokens is not None and tokens[0] == read_from
                 cache = cache if tokens is usage or same else None
-                # (an OpenAI or Anthropic body says the service tier that billed it)
+                # (an OpenAI or Anthropic body says the service tier that billed it, a
+                # LangChain chat model's generation in its message's `response_metadata`)
                 tier = body_tier(outputs)
+                if tier is None:
+                    tier = body_tier(_generation_metadata(outputs))
                 trace.llm(text, tokens, model=model, start=start, end=end, cache=cache, tier=tier)
                 for tool, args, cid in calls:
                     asked.add(trace.call(tool, args, cid, end))
@@ -364,6 +368,18 @@ def _anthropic_usage(
     ):
         return read_usage(outputs.get("usage"))
     return None, None
+
+
+def _generation_metadata(outputs: dict[str, Any]) -> Any:
+    """The `response_metadata` of the message of an llm run's first LangChain generation
+    (where `ChatOpenAI` keeps the response's `service_tier`, `ChatAnthropic` its `usage`),
+    or None when it has none."""
+    generations = outputs.get("generations")
+    first = generations[0] if isinstance(generations, list) and generations else None
+    if isinstance(first, list):
+        first = first[0] if first else None
+    message = _message(first.get("message")) if isinstance(first, dict) else None
+    return message.get("response_metadata") if message is not None else None
 
 
 def _message(value: Any) -> dict[str, Any] | None:

@@ -45,8 +45,10 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   `openai.response.service_tier` (older `gen_ai.openai.response.service_tier`), else the
   tier the request asked for (`openai.request.service_tier`, older
   `gen_ai.openai.request.service_tier`) unless "auto" (whichever served it: as a span
-  saying none, the standard one), priced by `cost` at that tier (`prices.tier_cost`); the
-  answer and tool calls from the output messages
+  saying none, the standard one), or the Vercel AI SDK's `ai.response.providerMetadata`
+  (JSON text: a provider's `serviceTier`, OpenAI's, else its `usage.service_tier`,
+  Anthropic's; metadata that is not an object of objects is an error), priced by `cost`
+  at that tier (`prices.tier_cost`); the answer and tool calls from the output messages
   in the newest convention the span uses: `gen_ai.output.messages` (parts `text`,
   `tool_call`, `server_tool_call` and its `server_tool_call_response`, others counted;
   its first message, each being a choice: the others counted) on the
@@ -689,7 +691,14 @@ def _usage(a: dict[str, Any], has: SpanKeys) -> tuple[float, float] | None:
 _PROVIDERS = ("gen_ai.provider.name", "gen_ai.system")
 #: The service tier an OpenAI span's response says billed it (the semconv's name, then its
 #: older one), and the tier its request asked for.
-_TIERS = ("openai.response.service_tier", "gen_ai.openai.response.service_tier")
+_TIERS = (
+    "openai.response.service_tier",
+    "gen_ai.openai.response.service_tier",
+    "ai.response.providerMetadata",
+)
+#: Where the Vercel AI SDK's model-call spans keep the provider's metadata of the response
+#: (JSON text of `{"openai": {"serviceTier": …}}`, `{"anthropic": {"usage": {…}}}`).
+AI_SDK_METADATA = _TIERS[2]
 _ASKED_TIERS = ("openai.request.service_tier", "gen_ai.openai.request.service_tier")
 #: An Anthropic span's prompt-cache counts (the semconv's names, then OpenLLMetry's older ones).
 _CACHE_WRITE = (
@@ -825,11 +834,37 @@ def _tier(a: dict[str, Any], has: SpanKeys) -> Any:
     """The service tier an LLM span says billed it (`_TIERS`), else the one its request
     asked for (`_ASKED_TIERS`) unless "auto", which says nothing of the tier that served it
     (read as a span that says none is: the standard one)."""
-    tier = _present(a, has.tiers)
+    tier = None
+    for key in has.tiers:
+        tier = a[key]
+        if key == AI_SDK_METADATA and tier is not None:
+            tier = _metadata_tier(tier)
+        if tier is not None:
+            break
     if tier is None:
         tier = _present(a, has.asked_tiers)
         return None if tier == "auto" else tier
     return tier
+
+
+def _metadata_tier(metadata: Any) -> Any:
+    """The service tier a Vercel AI SDK span's `ai.response.providerMetadata` says billed
+    it: a provider's `serviceTier` (OpenAI's), else its `usage.service_tier` (Anthropic's
+    body's); None when it says none. Metadata that is not an object of objects is a
+    `BadValue` naming it: a tier it may hold cannot be read, and a response billed at
+    another tier is never priced at the standard one."""
+    found = parse_json_text(metadata) if isinstance(metadata, str) else metadata
+    if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
+        raise BadValue(
+            f"`{AI_SDK_METADATA}` is {shown(found)}, not an object of each provider's metadata"
+        )
+    for entry in found.values():
+        tier = entry.get("serviceTier")
+        if tier is None and type(usage := entry.get("usage")) is dict:
+            tier = usage.get("service_tier")
+        if tier is not None:
+            return tier
+    return None
 
 
 def _present(a: dict[str, Any], keys: tuple[str, ...]) -> Any:
