@@ -2905,14 +2905,14 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
         }
         return [{"type": "llm.request", "model": model}, response]
 
-    def openai(tier: str) -> dict[str, Any]:  # (a Responses API object, as recorded)
+    def openai(tier: str, prompt: int = 1_000_000) -> dict[str, Any]:  # (as recorded)
         return {
             "object": "response",
             "model": "gpt-5-2025-08-07",
             "output": [],
             "service_tier": tier,
             "usage": {
-                "input_tokens": 1_000_000,
+                "input_tokens": prompt,
                 "input_tokens_details": {"cached_tokens": 0},
                 "output_tokens": 0,
             },
@@ -2927,8 +2927,9 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
 
     gpt5, sonnet = "gpt-5-2025-08-07", "claude-sonnet-4-5-20250929"
     priced: list[tuple[list[Any], float]] = [
-        # 1M input of gpt-5 ($1.25 standard, $2.50 priority), 100,000 output ($10, $20)
-        (turn(gpt5, 1_000_000, 100_000, serviceTier="priority"), 2.5 + 2.0),
+        # 1M input of gpt-5 ($1.25 standard), 100,000 output ($10, $20 priority); priority
+        # of 100,000 input ($2.50 a million: its prices are for prompts up to 128,000)
+        (turn(gpt5, 100_000, 100_000, serviceTier="priority"), 0.25 + 2.0),
         (turn(gpt5, 1_000_000, 100_000, serviceTier="flex"), (1.25 + 1.0) / 2),
         # flex with cached reads: half of 200,000 at $1.25 and 800,000 at $0.125
         (
@@ -2937,13 +2938,18 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
         ),
         # priority with cached reads: at the tier's own cached-input price ($0.25)
         (
-            turn(gpt5, 1_000_000, 0, serviceTier="priority", cacheTokens={"cached": 800_000}),
-            0.5 + 0.2,
+            turn(gpt5, 100_000, 0, serviceTier="priority", cacheTokens={"cached": 80_000}),
+            0.05 + 0.02,
         ),
+        # gpt-5.4 past 272,000 input tokens: flex at half its long-context price ($5)
+        (turn("gpt-5.4", 300_000, 0, serviceTier="flex"), 0.75),
         # (Sonnet 4.5 under its long-prompt threshold: 100,000 input at $3)
         (turn(sonnet, 100_000, 0, serviceTier="batch"), 0.15),
         # the body's tier, a standard response before it priced as ever
-        (turn(gpt5, 1_000_000, 0) + turn(gpt5, 1_000_000, 0, output=openai("priority")), 3.75),
+        (
+            turn(gpt5, 1_000_000, 0) + turn(gpt5, 100_000, 0, output=openai("priority", 100_000)),
+            1.25 + 0.25,
+        ),
         (turn(gpt5, 1_000_000, 0, output=openai("flex")), 0.625),
         (turn(gpt5, 1_000_000, 0, output=openai("default")), 1.25),
         # Groq's standard tier (its OpenAI-compatible bodies say it)
@@ -2955,7 +2961,7 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
         (turn(sonnet, 100_000, 0, output=anthropic("standard")), 0.3),
         # a tier named as a user's table may name it, in any case, spaces around: the
         # table's lookup (its "Priority" is "priority"), not a tier of no price
-        (turn(gpt5, 1_000_000, 100_000, serviceTier="Priority"), 2.5 + 2.0),
+        (turn(gpt5, 100_000, 100_000, serviceTier="Priority"), 0.25 + 2.0),
         (turn(gpt5, 1_000_000, 0, serviceTier=" FLEX "), 0.625),
         (turn(gpt5, 1_000_000, 0, serviceTier="Default"), 1.25),
         (turn(gpt5, 1_000_000, 0, output=openai("Default")), 1.25),
@@ -2963,6 +2969,10 @@ def test_a_response_s_service_tier_is_priced_alike_by_both_passes() -> None:
     unpriced: list[tuple[list[Any], str]] = [
         (turn(sonnet, 1_000_000, 0, serviceTier="priority"), '"priority"'),
         (turn(gpt5, 1_000_000, 0, serviceTier="scale"), '"scale"'),
+        # a prompt longer than the tier's prices are for (priority's 128,000; gpt-5.4's
+        # long prompts, past 272,000): no known price, never the shorter prompt's
+        (turn(gpt5, 200_000, 0, serviceTier="priority"), "past the 128,000"),
+        (turn("gpt-5.4", 300_000, 0, output=openai("priority", 300_000)), "past the 128,000"),
         (turn(gpt5, 10, 0, output=openai("auto")) + turn(gpt5, 10, 0), '"auto"'),
         (turn(sonnet, 100_000, 0, output=anthropic("priority")), '"priority"'),
         # a tier that is no text: an error saying so, in both passes

@@ -177,6 +177,14 @@ _TIERS = '{"models": {"m": {"input": 1, "output": 2, "tiers": %s}}}'
             _TIERS % '{"flex": {"input": 2, "output": 3, "cached_input": null}}',
             "`tiers.flex.cached_input` is null, not a number",
         ),
+        (
+            _TIERS % '{"priority": {"input": 2, "output": 3, "up_to": 0}}',
+            "`tiers.priority.up_to` is 0, not a number of tokens",
+        ),
+        (
+            _TIERS % '{"priority": {"input": 2, "output": 3, "long_prompt": {"over": 9}}}',
+            '`tiers.priority`: `long_prompt` is {"over": TOKENS',
+        ),
         (_TIERS % '{"default": {"input": 2, "output": 3}}', "'default' is the standard tier"),
         (_TIERS % '{"standard": {"input": 2, "output": 3}}', "'standard' is the standard"),
         (_TIERS % '{" ": {"input": 2, "output": 3}}', "`tiers. `: a tier's name is empty"),
@@ -244,7 +252,7 @@ def test_a_user_s_price_of_a_shipped_model_drops_its_long_prompt_prices(tmp_path
 
 def test_a_tier_of_a_user_s_table_is_named_in_any_case(tmp_path: Path) -> None:
     path = _table(tmp_path, {"m": {"input": 1, "output": 2, "tiers": {" Priority": _PAIR}}})
-    assert read_user_table(str(path))[4] == {"m": {"priority": ((10.0, 20.0), None)}}
+    assert read_user_table(str(path))[4] == {"m": {"priority": ((10.0, 20.0), None, None, None)}}
 
 
 def test_a_response_s_tier_is_looked_up_as_a_user_s_table_names_it(tmp_path: Path) -> None:
@@ -306,7 +314,7 @@ def test_a_copy_of_the_shipped_table_is_a_user_s_table(tmp_path: Path) -> None:
     assert cache == CACHE_RATES
     assert cached == CACHED_INPUT and cached["gpt-4o"] == 1.25
     assert long == LONG_PROMPTS and long["gpt-5.4"] == (272_000, (5.0, 22.5), 0.5)
-    assert tiers == TIERS and tiers["gpt-5"] == {"priority": ((2.5, 20.0), 0.25)}
+    assert tiers == TIERS and tiers["gpt-5"] == {"priority": ((2.5, 20.0), 0.25, 128_000, None)}
 
 
 def test_a_user_s_cache_rates_price_cache_tokens(tmp_path: Path) -> None:

@@ -361,3 +361,67 @@ def test_ai_sdk_provider_metadata_that_cannot_be_read_is_the_run_s_error(
     monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
     with pytest.raises(RunError, match=r"ai\.response\.providerMetadata"):
         load_run(path)
+
+
+def _long_response(tmp_path: Path, tier: str, model: str, used_in: int) -> Path:
+    """The Responses API object of the fixtures at `tier`, of `used_in` input tokens and 10
+    output tokens."""
+    path = _response(tmp_path, tier, model)
+    body = json.loads(path.read_text("utf-8"))
+    body["usage"] = {**body["usage"], "input_tokens": used_in, "total_tokens": used_in + 10}
+    path.write_text(json.dumps(body), "utf-8")
+    return path
+
+
+def test_a_long_prompt_at_a_tier_is_priced_as_the_provider_bills_it_or_an_error(
+    tmp_path: Path,
+) -> None:
+    """OpenAI bills a prompt past 272K input tokens of gpt-5.4 at its long-context prices
+    "for standard, batch, and flex", and prices Priority processing only for prompts up
+    to 128K ("excludes long context"): a priority response of a longer prompt has no
+    known price. It was priced at the short prompt's priority price ($5 / $30), below
+    even its standard long price; now it is an error naming the price to give, and flex
+    is half the long price."""
+    plain = {"EVALDSL_PRICES": ""}
+    # 300,000 input at $5 and 10 output at $22.50 a million, halved: $0.7501125
+    path = _long_response(tmp_path, "flex", "gpt-5.4", 300_000)
+    found = _cost(tmp_path, path, _between(0.75011, 0.75012), plain)
+    assert [a["status"] for a in found] == ["pass", "pass"], found
+    for used_in in (300_000, 200_000):  # (past the model's 272K, and past priority's 128K)
+        path = _long_response(tmp_path, "priority", "gpt-5.4", used_in)
+        found = _cost(tmp_path, path, ["cost < $100"], plain)
+        assert [a["status"] for a in found] == ["error"], found
+        said = found[0]["message"]
+        assert f"a prompt of {used_in:,} input tokens" in said, said
+        assert "past the 128,000" in said and "`tiers.priority.long_prompt`" in said, said
+    # 100,000 input at priority's $5 and 10 output at $30 a million: $0.5003
+    path = _long_response(tmp_path, "priority", "gpt-5.4", 100_000)
+    found = _cost(tmp_path, path, _between(0.50029, 0.50031), plain)
+    assert [a["status"] for a in found] == ["pass", "pass"], found
+
+
+def test_a_user_s_tier_prices_long_prompts_by_its_own_long_prompt(tmp_path: Path) -> None:
+    """A user's tier price of a model with a `long_prompt` is for prompts up to its `over`:
+    past it, the tier's own `long_prompt`, else an error naming it; never the short
+    prompt's tier price."""
+    table = tmp_path / "prices.json"
+    long = {"over": 1000, "input": 2, "output": 4}
+    tiers: dict[str, Any] = {"priority": {"input": 10, "output": 20}}
+    priced = {"input": 1, "output": 2, "long_prompt": long, "tiers": tiers}
+    table.write_text(json.dumps({"models": {"my-model": priced}}), "utf-8")
+    env = {"EVALDSL_PRICES": str(table)}
+    path = _long_response(tmp_path, "priority", "my-model", 2000)
+    found = _cost(tmp_path, path, ["cost < $100"], env)
+    assert [a["status"] for a in found] == ["error"], found
+    said = found[0]["message"]
+    assert "a prompt of 2,000 input tokens, past the 1,000" in said, said
+    assert "`tiers.priority.long_prompt`" in said, said
+    # 2,000 at $30 and 10 at $50 a million: $0.0605
+    tiers["priority"]["long_prompt"] = {"over": 1000, "input": 30, "output": 50}
+    table.write_text(json.dumps({"models": {"my-model": priced}}), "utf-8")
+    found = _cost(tmp_path, path, _between(0.06049, 0.06051), env)
+    assert [a["status"] for a in found] == ["pass", "pass"], found
+    # within the short prompt: the tier's own price, 900 at $10 and 10 at $20: $0.0092
+    path = _long_response(tmp_path, "priority", "my-model", 900)
+    found = _cost(tmp_path, path, _between(0.00919, 0.00921), env)
+    assert [a["status"] for a in found] == ["pass", "pass"], found

@@ -24,7 +24,10 @@ A response billed at another service tier than the standard one (its reader's
 `serviceTier`, or a traceplay body's `service_tier`) costs what that tier costs
 (`tier_cost`): the model's `tiers` price for it where the table gives one
 (`{"priority": {"input": N, "output": N, "cached_input": N}}`, the whole response, output
-too, whatever its prompt's length); else half its standard price for "flex" (OpenAI's,
+too, for a prompt of up to its `up_to` input tokens where it gives one, OpenAI's priority
+excluding long context, past 128,000, and up to the `over` of the model's `long_prompt`;
+a longer prompt at the tier's own `long_prompt` prices, else unpriced: a long prompt costs
+more at every tier that prices it); else half its standard price for "flex" (OpenAI's,
 billed at Batch API rates) and "batch" (Anthropic's Message Batches), long prompts and the
 prompt cache included, for a model of the shipped table (a user's table gives the tiers of
 its own models: another provider's flex may cost its standard price, as Groq's does); else
@@ -73,9 +76,12 @@ _PRICE_EXTRAS = {"cached_input", "long_prompt", "tiers"}
 #: output) price then, and its cached-input price then (None: the `cache` multiples of that
 #: input price for Anthropic's reads; none for OpenAI's).
 LongPrompt = tuple[int, tuple[float, float], float | None]
-#: A model's prices at a service tier: (input, output) and its cached-input price (None: the
-#: `cache` multiples of that input price for Anthropic's reads; none for OpenAI's).
-TierPrice = tuple[tuple[float, float], float | None]
+#: A model's prices at a service tier: (input, output), its cached-input price (None: the
+#: `cache` multiples of that input price for Anthropic's reads; none for OpenAI's), the
+#: input tokens of the longest prompt they price (`up_to`: OpenAI's Priority processing
+#: "excludes long context", prompts past 128K; None: any the model's `long_prompt` does
+#: not price apart) and its prices for longer prompts (`long_prompt`, or None).
+TierPrice = tuple[tuple[float, float], float | None, int | None, LongPrompt | None]
 #: The service tiers a response says it was billed at the standard price in (OpenAI's
 #: "default", Anthropic's "standard", Groq's "on_demand": a reader records no tier for
 #: them), and those billed
@@ -238,13 +244,31 @@ def _tiers(entry: object, where: str) -> dict[str, TierPrice]:
                 )
             )
         _name_once(named, key, tier, f"{where}tiers", "one tier (tiers are")
-        if not _has_keys(price, ("input", "output"), ("cached_input",)):
+        if not _has_keys(price, ("input", "output"), _TIER_EXTRAS):
             raise PriceTableError(
                 f'{where}`tiers.{tier}` is {{"input": N, "output": N}} (and may have '
-                "`cached_input`)"
+                "`cached_input`, `up_to`: the input tokens of the longest prompt they "
+                f"price, and `long_prompt`: the prices of a longer one, {_LONG_SHAPE})"
             )
-        found[key] = _model_price(price, where, f"tiers.{tier}.")
+        pair, own = _model_price(price, where, f"tiers.{tier}.")
+        up_to = price.get("up_to")
+        if up_to is not None and (type(up_to) is not int or up_to <= 0):
+            raise PriceTableError(
+                f"{where}`tiers.{tier}.up_to` is {json.dumps(up_to)}, not a number of tokens "
+                "(1 or more)"
+            )
+        long = price.get("long_prompt")
+        found[key] = (
+            pair,
+            own,
+            up_to,
+            None if long is None else _long_prompt(long, f"{where}`tiers.{tier}`: "),
+        )
     return found
+
+
+#: What a tier's price may have beside `input` and `output`.
+_TIER_EXTRAS = ("cached_input", "up_to", "long_prompt")
 
 
 _LONG_SHAPE = '{"over": TOKENS, "input": N, "output": N} (and may have `cached_input`)'
@@ -358,7 +382,16 @@ def _prices() -> tuple[
     # table, checked, and compares; checking them here was ~30 us of every start)
     tiers = {
         name: {
-            tier: ((float(t["input"]), float(t["output"])), t.get("cached_input"))
+            tier: (
+                (float(t["input"]), float(t["output"])),
+                t.get("cached_input"),
+                t.get("up_to"),
+                (
+                    _long_prompt(t["long_prompt"], f"prices.json: model {name!r}: ")
+                    if "long_prompt" in t
+                    else None
+                ),
+            )
             for tier, t in p["tiers"].items()
         }
         for name, p in shipped.items()
@@ -574,14 +607,17 @@ def cached_input_price(model: object, prompt: float = 0) -> float | None:
 class UnpricedTier:
     """A response of a priced `model` billed at a service `tier` whose price is not known
     (`tier_cost`): its cost is not the standard price, and `unpriced_hint` says so;
-    `cached`: the tier is priced, but not the input it read from the prompt cache. (A
-    plain class: a `NamedTuple`'s making was ~0.3 ms of every start, which imports this
-    module.)"""
+    `cached`: the tier is priced, but not the input it read from the prompt cache; `long`:
+    the tier is priced for prompts up to `long[1]` input tokens, and the response's
+    prompt, of `long[0]`, is longer. (A plain class: a `NamedTuple`'s making was ~0.3 ms
+    of every start, which imports this module.)"""
 
-    __slots__ = ("cached", "model", "tier")
+    __slots__ = ("cached", "long", "model", "tier")
 
-    def __init__(self, model: str, tier: Any, cached: bool) -> None:
-        self.model, self.tier, self.cached = model, tier, cached
+    def __init__(
+        self, model: str, tier: Any, cached: bool, long: tuple[float, int] | None = None
+    ) -> None:
+        self.model, self.tier, self.cached, self.long = model, tier, cached, long
 
     def __repr__(self) -> str:
         return f"UnpricedTier(model={self.model!r}, tier={self.tier!r}, cached={self.cached})"
@@ -637,7 +673,9 @@ def tier_cost(
 ) -> float | UnpricedTier | None:
     """Dollars of a response of `used_in` and `used_out` tokens (`cache`: its `cacheTokens`,
     or None) that `model` billed at the service `tier` (`billed_tier`'s, not None): at the
-    model's price for that tier where the table gives one (`tiers`); else, for "flex" and
+    model's price for that tier where the table gives one (`tiers`: for a prompt of up to
+    its `up_to` input tokens and the model's `long_prompt` `over`, a longer one at the
+    tier's own `long_prompt` prices, else unpriced); else, for "flex" and
     "batch" of a model of the shipped table, half what the standard price makes it
     (`price_of`, `cache_premium`). None when
     the model has no price at all (nor its cached input), as a standard response; an
@@ -645,8 +683,10 @@ def tier_cost(
 
     >>> tier_cost("gpt-5-2025-08-07", "flex", 1_000_000, 0, None)
     0.625
-    >>> tier_cost("gpt-5-2025-08-07", "priority", 1_000_000, 0, None)
-    2.5
+    >>> tier_cost("gpt-5-2025-08-07", "priority", 100_000, 0, None)
+    0.25
+    >>> tier_cost("gpt-5-2025-08-07", "priority", 200_000, 0, None).long
+    (200000, 128000)
     >>> tier_cost("gpt-5-2025-08-07", "default", 1_000_000, 0, None)
     1.25
     >>> tier_cost("claude-sonnet-4-5", "priority", 1_000_000, 0, None)
@@ -655,7 +695,16 @@ def tier_cost(
     listed = _listed(TIERS, model)
     name = tier_name(tier) if type(tier) is str else None
     if listed is not None and name is not None and name in listed:
-        (price_in, price_out), own = listed[name]
+        (price_in, price_out), own, up_to, long = listed[name]
+        if long is not None and used_in > long[0]:
+            (price_in, price_out), own = long[1], long[2]
+        elif (limit := _tier_limit(model, up_to)) is not None and used_in > limit:
+            # a prompt longer than the tier's prices are for (OpenAI's priority excludes
+            # long context; a model's long prompts cost more at every tier that prices
+            # them): its price there is not known, and the short prompt's is too low
+            if cache is not None:  # (counts that cannot be are still the run's error)
+                _premium(price_in, cache, own, used_in)
+            return UnpricedTier(model, tier, False, (used_in, limit))
         dollars = (used_in * price_in + used_out * price_out) / 1_000_000
         if cache is not None:
             premium = _premium(price_in, cache, own, used_in)
@@ -681,6 +730,22 @@ def tier_cost(
             return None  # (its cached reads have no price: `unpriced_hint` says so)
         dollars += premium
     return dollars if standard else dollars / 2
+
+
+def _thousands(count: float) -> str:
+    """A token count with its thousands marked (`300,000`), as a message shows a long
+    prompt's."""
+    return f"{int(count):,}" if float(count).is_integer() else str(count)
+
+
+def _tier_limit(model: object, up_to: int | None) -> int | None:
+    """The input tokens of the longest prompt a tier's price without a `long_prompt` of
+    its own prices: its `up_to`, else the `over` of the model's `long_prompt`, whichever
+    is less; None when neither bounds it."""
+    long = _listed(LONG_PROMPTS, model)
+    if long is None:
+        return up_to
+    return long[0] if up_to is None else min(up_to, long[0])
 
 
 def unpriced_hint(model: object) -> str:
@@ -712,6 +777,16 @@ def _tier_hint(unpriced: UnpricedTier, where: str) -> str:
     model, tier = unpriced.model, unpriced.tier
     said = js_json(tier)[:40]
     family = _listed_as(model) if isinstance(model, str) else model
+    if unpriced.long is not None:
+        used_in, limit = unpriced.long
+        return (
+            f"model {model!r} was billed at service tier {said} for a prompt of "
+            f"{_thousands(used_in)} input tokens, past the {limit:,} its price at that tier "
+            "is for (a longer prompt costs more, and OpenAI's Priority processing prices "
+            "none past 128,000), and no price at that tier for a longer prompt is known, so "
+            "`cost` cannot be computed (the shorter prompt's price would be wrong): give "
+            f"`tiers.{tier}.long_prompt` ({_LONG_SHAPE}) in {where}"
+        )
     if unpriced.cached:
         return (
             f"model {model!r} was billed at service tier {said} and read input from the "
