@@ -425,3 +425,29 @@ def test_a_user_s_tier_prices_long_prompts_by_its_own_long_prompt(tmp_path: Path
     path = _long_response(tmp_path, "priority", "my-model", 900)
     found = _cost(tmp_path, path, _between(0.00919, 0.00921), env)
     assert [a["status"] for a in found] == ["pass", "pass"], found
+
+
+def test_an_event_s_service_tier_wins_over_its_body_s_in_inspect_and_cost(tmp_path: Path) -> None:
+    """An events file's response whose `serviceTier` says the standard tier ("default")
+    and whose body, kept as its output, says "flex": `cost` priced it by the event (the
+    standard price) while `inspect` said it was billed at flex, beside that cost. One
+    rule now: the event's `serviceTier`, when it says one, standard names included; the
+    body's only when it says none."""
+    body = json.loads((REAL / "openai-responses-api/response-message.json").read_text("utf-8"))
+    body = {**body, "service_tier": "flex", "model": "gpt-4o-mini-2024-07-18"}
+    usage = {"promptTokens": 9, "completionTokens": 10}
+    request = {"type": "llm.request", "model": "gpt-4o-mini-2024-07-18"}
+    plain = {"EVALDSL_PRICES": ""}
+    for said, flex in (("default", False), ("priority", False), (None, True)):
+        response = {"type": "llm.response", "output": body, "usage": usage}
+        if said is not None:
+            response["serviceTier"] = said
+        path = tmp_path / "events.jsonl"
+        path.write_text(f"{json.dumps(request)}\n{json.dumps(response)}\n", "utf-8")
+        shown = run_evaldsl("inspect", str(path), env=plain).stdout
+        assert ('billed at service tier "flex"' in shown) == flex, (said, shown)
+        assert ('billed at service tier "priority"' in shown) == (said == "priority"), shown
+        # gpt-4o-mini: $0.00000735 standard, $0.00001225 priority, half the standard at flex
+        dollars = {"default": 7.35e-6, "priority": 1.225e-5, None: 3.675e-6}[said]
+        found = _cost(tmp_path, path, _between(dollars * 0.999, dollars * 1.001), plain)
+        assert [a["status"] for a in found] == ["pass", "pass"], (said, found)

@@ -150,8 +150,11 @@ def summarize_run(run: Run, path: str, *, sample: str | None = None) -> Summary:
             bare_keys.update(dict.fromkeys(k for k in event if k not in _RESULT_KEYS))
         if kind == "llm.response":
             _note_said(event.get("output"), notes)
-            tier = billed_tier(event.get("serviceTier"))
-            if (tier := body_tier(event.get("output")) if tier is None else tier) is not None:
+            # (the event's tier when it says one, a standard one too, else its body's: as
+            # `cost` prices it, `index.py`)
+            said_tier = event.get("serviceTier")
+            tier = body_tier(event.get("output")) if said_tier is None else billed_tier(said_tier)
+            if tier is not None:
                 said = js_json(tier)
                 tiers[said] = tiers.get(said, 0) + 1
     # (the tiers a cassette's bodies say; a reader's trace noted its own, the same words)
