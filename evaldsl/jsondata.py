@@ -9,11 +9,13 @@ the worker loads this file by its path, without the evaldsl package.
 
 What JSON data cannot hold is refused with `NotJsonData`, whose message names the place
 (`$.items[2]`) and the reason: a structure that contains itself, nesting deeper than
-`MAX_DEPTH`, an integer of more than `MAX_INT_DIGITS` digits, a float that is NaN or
-infinite, text with a lone surrogate, a key that is not text, a number, a boolean or None,
-and any other type (named with its `repr`, or with the error its `repr` raised). Tuples
-become arrays; number, boolean and None keys become their JSON text, as `json.dumps`
-writes them.
+`MAX_DEPTH`, shared references that expand to more than `MAX_SHARED_VALUES` values
+beyond those held once (a list holding one list twice, 60 levels of it, is 2^60 values
+as JSON: a structure JSON text cannot write, as a YAML file's alias bomb), an integer of
+more than `MAX_INT_DIGITS` digits, a float that is NaN or infinite, text with a lone
+surrogate, a key that is not text, a number, a boolean or None, and any other type (named
+with its `repr`, or with the error its `repr` raised). Tuples become arrays; number,
+boolean and None keys become their JSON text, as `json.dumps` writes them.
 
     >>> to_json_data({"n": (1, 2.5), 3: None})
     {'n': [1, 2.5], '3': None}
@@ -27,6 +29,11 @@ from typing import Any
 
 #: Arrays and objects nested deeper than this are refused (a value is not a call stack).
 MAX_DEPTH = 200
+#: The values that references to an array or object already converted add, each such
+#: reference expanded (as YAML's aliases are bounded: `language/limits.MAX_YAML_NODES`).
+#: A value held once is bounded by the memory holding it; one held by many references
+#: is written whole at each, and a few levels of them make more than any machine holds.
+MAX_SHARED_VALUES = 1_000_000
 #: Integers with more digits than this are refused: Python itself will not print them.
 MAX_INT_DIGITS = 4300
 _INT_BOUND = 10**MAX_INT_DIGITS
@@ -80,7 +87,21 @@ def to_json_data(value: Any) -> Any:
     ...
     evaldsl.jsondata.NotJsonData: $.a[0]: it contains itself (a circular structure)
     """
-    return _convert(value, 0, set())
+    return _convert(value, 0, _Walk())
+
+
+class _Walk:
+    """What a conversion has met: the arrays and objects it is inside (`open_ids`: one met
+    again there contains itself), those it converted (`done`), how many converted again
+    it is inside (`again`) and the values converted inside them (`extra`)."""
+
+    __slots__ = ("again", "done", "extra", "open_ids")
+
+    def __init__(self) -> None:
+        self.open_ids: set[int] = set()
+        self.done: set[int] = set()
+        self.again = 0
+        self.extra = 0
 
 
 def run_to_json_data(run: Any, missing: Any) -> dict[str, Any]:
@@ -133,7 +154,7 @@ def _field(name: str, value: Any) -> Any:
         raise err.inside(f".{name}") from None
 
 
-def _convert(value: Any, depth: int, open_ids: set[int]) -> Any:
+def _convert(value: Any, depth: int, walk: _Walk) -> Any:
     kind = type(value)
     if value is None or kind is bool:
         return value
@@ -149,37 +170,51 @@ def _convert(value: Any, depth: int, open_ids: set[int]) -> Any:
     if issubclass(kind, (dict, list, tuple)):
         if depth >= MAX_DEPTH:
             raise NotJsonData(f"nested deeper than {MAX_DEPTH} levels")
-        if id(value) in open_ids:
+        key = id(value)
+        if key in walk.open_ids:
             raise NotJsonData("it contains itself (a circular structure)")
-        open_ids.add(id(value))
+        # (the value lives while it is converted: its id names no other meanwhile)
+        again = key in walk.done
+        walk.done.add(key)
+        if again or walk.again:  # (converted again, or inside one that is: counted)
+            walk.extra += len(value)
+            if walk.extra > MAX_SHARED_VALUES:
+                raise NotJsonData(
+                    f"shared references expand to more than {MAX_SHARED_VALUES:,} values "
+                    "beyond those held once (an array or object held by many references is "
+                    "written whole at each: JSON text of it would not fit in memory)"
+                )
+        walk.open_ids.add(key)
+        walk.again += again
         try:
             if issubclass(kind, dict):
-                return _object(value, depth, open_ids)
+                return _object(value, depth, walk)
             items = list.__iter__(value) if issubclass(kind, list) else tuple.__iter__(value)
-            return _array(items, depth, open_ids)
+            return _array(items, depth, walk)
         finally:
-            open_ids.discard(id(value))
+            walk.open_ids.discard(key)
+            walk.again -= again
     raise NotJsonData(f"{describe(value)} is not JSON data")
 
 
-def _array(items: Any, depth: int, open_ids: set[int]) -> list[Any]:
+def _array(items: Any, depth: int, walk: _Walk) -> list[Any]:
     out = []
     for i, item in enumerate(items):
         try:
-            out.append(_convert(item, depth + 1, open_ids))
+            out.append(_convert(item, depth + 1, walk))
         except NotJsonData as err:
             raise err.inside(f"[{i}]") from None
     return out
 
 
-def _object(value: dict[Any, Any], depth: int, open_ids: set[int]) -> dict[str, Any]:
+def _object(value: dict[Any, Any], depth: int, walk: _Walk) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in dict.items(value):
         name = _key(key)
         if name in out:
             raise NotJsonData(f"two keys are {name!r} in JSON (one was not text)")
         try:
-            out[name] = _convert(item, depth + 1, open_ids)
+            out[name] = _convert(item, depth + 1, walk)
         except NotJsonData as err:
             raise err.inside(_step(name)) from None
     return out
@@ -194,7 +229,7 @@ def _key(key: Any) -> str:
     if kind is bool:
         return "true" if key else "false"
     if issubclass(kind, (int, float)):
-        return repr(_convert(key, 0, set()))
+        return repr(_convert(key, 0, _Walk()))
     raise NotJsonData(f"a key that is {describe(key)} (JSON keys are text)")
 
 

@@ -41,6 +41,14 @@ def test_check_of_a_value_that_is_not_a_run_is_an_error_not_a_pass(
         evaldsl.expect(value, 'answer contains "o"')
 
 
+def _shared(levels: int) -> list[Any]:
+    """A list holding one list twice, `levels` deep: 2^`levels` values as JSON."""
+    value: list[Any] = [1]
+    for _ in range(levels):
+        value = [value, value]
+    return value
+
+
 @pytest.mark.parametrize(
     ("run", "message"),
     [
@@ -72,6 +80,9 @@ def test_check_of_a_value_that_is_not_a_run_is_an_error_not_a_pass(
         ),
         (evaldsl.Run(events=None, output=[1, {"b": {2}}]), "at $[1].b: a set ({2}) is not"),
         (evaldsl.Run(events=None, output={"a": [float("nan")]}), "at $.a[0]: nan is not a JSON"),
+        # (a list held twice, 60 levels of it: 2^60 values, walked one by one without end)
+        (evaldsl.Run(events=None, output={"a": _shared(60)}), "at $.a[0]"),
+        (evaldsl.Run(events=None, output=_shared(60)), "shared references expand to more"),
     ],
 )
 def test_check_of_a_run_whose_fields_are_wrong_is_an_error(run: Any, message: str) -> None:

@@ -202,3 +202,22 @@ def test_a_value_nested_too_deep_is_said_with_its_path_abbreviated(tmp_path: Pat
     with pytest.raises(TargetError) as raised:
         call_target("deep:f", None, 30, tmp_path)
     assert str(raised.value).endswith("$[0][0]…[0] (200 levels): nested deeper than 200 levels")
+
+
+def test_a_value_of_shared_references_is_bounded_as_a_file_is(tmp_path: Path) -> None:
+    """A returned value holding one list twice, 60 levels of it, is 2^60 values as JSON:
+    the worker walked every path (a hang, then an exhausted machine). Now the values
+    that shared references add are bounded (`jsondata.MAX_SHARED_VALUES`), as a YAML
+    file's aliases are: the case's error naming the place; a value shared a few times
+    is JSON data as it always was."""
+    (tmp_path / "dag.py").write_text(
+        "def bomb(x=None):\n    v = [1]\n    for _ in range(60):\n        v = [v, v]\n"
+        "    return {'output': v}\n"
+        "def shared(x=None):\n    v = [1, 2]\n    return {'a': v, 'b': [v, v]}\n"
+    )
+    with pytest.raises(TargetError) as raised:
+        call_target("dag:bomb", None, 60, tmp_path)
+    said = str(raised.value)
+    assert "$.output[0]" in said and "shared references expand to more than 1,000,000" in said
+    run = call_target("dag:shared", None, 30, tmp_path)
+    assert run.output == {"a": [1, 2], "b": [[1, 2], [1, 2]]}
