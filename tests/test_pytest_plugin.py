@@ -7,6 +7,7 @@ check errors as its failure, the file's as a collection error; skips with their 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -928,3 +929,68 @@ def test_the_failure_header_says_errored_for_an_errored_assertion() -> None:
     assert bad_counts([made("error")]) == "1 of 1 assertions errored"
     assert bad_counts([made("fail"), made("error")]) == "1 of 2 assertions failed, 1 errored"
     assert bad_counts([made("fail"), made("pass")]) == "1 of 2 assertions failed"
+
+
+#: Counts the opens of the project's `rec.json` (an audit hook: a subprocess's own).
+_COUNT_OPENS = """\
+import os, sys
+
+TARGET = os.path.abspath("rec.json")
+OPENS = []
+
+
+def _hook(event, args):
+    if event == "open" and args and isinstance(args[0], str):
+        if os.path.abspath(args[0]) == TARGET:
+            OPENS.append(args[0])
+
+
+sys.addaudithook(_hook)
+"""
+
+
+def test_a_large_json_recording_is_read_as_often_as_evaldsl_run_reads_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON document larger than the files kept whole (`heldfiles.HOLD_BYTES`) was read
+    three times for one case by the plugin: to look for Inspect AI samples, by the case's
+    check (which holds the run it read for the case's run: `heldruns`), and again by the
+    run, which the plugin began outside the reading that held it. `evaldsl run` reads it
+    twice (the run takes the check's). Now the plugin's run takes it too."""
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    events = [{"type": "user.message", "output": "weather?"}]
+    for n in range(800):
+        events.append(
+            {
+                "type": "tool.call",
+                "name": "get_weather",
+                "callId": f"c{n}",
+                "arguments": {"city": f"city number {n}", "units": "metric"},
+            }
+        )
+        events.append({"type": "tool.result", "callId": f"c{n}", "output": {"temp": n}})
+    events.append({"type": "llm.response", "output": "It is 21 C."})
+    (pytester.path / "rec.json").write_text(json.dumps({"events": events}), "utf-8")
+    assert (pytester.path / "rec.json").stat().st_size > 64 * 1024
+    suite = 'case "one"\n  cassette "rec.json"\n  tool get_weather called 800 times\n'
+    pytester.makefile(".eval", s=suite)
+    pytester.makeconftest(
+        _COUNT_OPENS
+        + '\n\ndef pytest_sessionfinish(session):\n    print(f"\\nopens: {len(OPENS)}")\n'
+    )
+    result = pytester.runpytest_subprocess("-p", "evaldsl", "-s", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    plugin = int(re.findall(r"opens: (\d+)", result.stdout.str())[-1])
+    script = pytester.path / "cli_opens.py"
+    script.write_text(
+        _COUNT_OPENS
+        + "from evaldsl.tools.cli import main\n"
+        + "try:\n    main(['run', 's.eval', '--no-history'])\nexcept SystemExit:\n    pass\n"
+        + 'print(f"opens: {len(OPENS)}")\n',
+        "utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=pytester.path, capture_output=True, text=True
+    )
+    cli = int(re.findall(r"opens: (\d+)", done.stdout)[-1])
+    assert 0 < plugin == cli, (plugin, cli, done.stdout, done.stderr)

@@ -30,6 +30,7 @@ to its judge's answers), and the console renderer shows why one failed.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import io
 import os
@@ -56,7 +57,7 @@ from evaldsl.runner.core import begin_case
 from evaldsl.runner.live import is_live
 from evaldsl.runner.readings import SharedReadings
 from evaldsl.runner.results import AssertionResult, CaseResult
-from evaldsl.runs.heldfiles import reading_once
+from evaldsl.runs.heldfiles import held_value, hold, reading_once
 from evaldsl.suites import Case, Suite
 from evaldsl.suites.build import check_suite, compile_suite
 from evaldsl.suites.files import is_suite_file, read_draft
@@ -92,6 +93,26 @@ class SuiteCollector:
         self.config = config
         self._judge: Judge | None = None
         self._workers: TargetWorkers | None = None
+        # the run the last reading held (a recording read whole by a case's check, for
+        # that case's run: `runs.heldruns`), carried from reading to reading
+        self._held: object = None
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A reading of recordings (`heldfiles.reading_once`: a file's collection, a
+        case's run) holding the run the last one held, as one `evaldsl run` holds it
+        from a case's check to its run: a large JSON recording was read again by each
+        case's run, a collection apart. (Small files are kept for one reading only: a
+        test may rewrite one between the collection and a case's run.)"""
+        with reading_once():
+            if self._held is not None:  # (within an outer reading: its own stays)
+                hold(self._held)
+                self._held = None
+            try:
+                yield
+            finally:
+                # (None when a run took it, or a live target or a larger file let go of it)
+                self._held = held_value()
 
     def workers(self) -> TargetWorkers:
         """The target workers of this process's live cases, made at the first one and
@@ -109,6 +130,7 @@ class SuiteCollector:
         self.judge()
 
     def pytest_sessionfinish(self) -> None:
+        self._held = None
         workers, self._workers = self._workers, None
         if workers is not None:
             workers.close()
@@ -290,7 +312,7 @@ class SuiteFile(pytest.File):
         # read it (`runs.heldfiles`): else each case reads its recording again to check it
         # (checked and compiled as `load_suite` does, keeping the check: each case's own
         # diagnostics, in the order of the suite's cases)
-        with reading_once(), paused_gc(long_lived=True):
+        with plugin.reading(), paused_gc(long_lived=True):
             checked = check_suite(read_draft(self.path))
             suite = compile_suite(checked, judge=plugin.judge())
         owned = [c.diagnostics for c in checked.cases]
@@ -419,7 +441,8 @@ class CaseItem(pytest.Item):
             workers = None
             if is_live(self.case):
                 workers = collector(self.config).workers()
-            begun = begin_case(self.case, self.suite, workers, readings=self.readings)
+            with collector(self.config).reading():  # (the run its check read, if held)
+                begun = begin_case(self.case, self.suite, workers, readings=self.readings)
         if not isinstance(begun, CaseResult):  # its answers are on their way: meanwhile,
             self.begin_next()  # the next cases' questions go too
         result = begun if isinstance(begun, CaseResult) else begun.finish()
@@ -440,7 +463,8 @@ class CaseItem(pytest.Item):
         items, position = self.ahead
         for item in items[position + 1 : position + waiting.MAX_JUDGING]:
             if item.begun is None:
-                item.begun = begin_case(item.case, item.suite, readings=item.readings)
+                with collector(self.config).reading():
+                    item.begun = begin_case(item.case, item.suite, readings=item.readings)
 
     def repr_failure(
         self,
