@@ -748,6 +748,47 @@ def test_langsmith_llm_output_shapes(
     assert check(path, text) == ["pass"] * 4
 
 
+def _lc(kind: str, **kwargs: Any) -> dict[str, Any]:
+    """A LangChain message as LangSmith serialises it (`langchain_core.load.dumpd`)."""
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", kind]} | {
+        "kwargs": kwargs
+    }
+
+
+def test_a_langsmith_call_whose_arguments_did_not_parse_is_counted(tmp_path: Path) -> None:
+    """langchain-openai parses each of a reply's `tool_calls`: one whose arguments are not
+    JSON goes to the AIMessage's `invalid_tool_calls` (`InvalidToolCall`: `name`, `args`
+    as the text, `id`, `error`), not its `tool_calls`; it is a call the model made."""
+    message = _lc(
+        "AIMessage",
+        content="",
+        type="ai",
+        tool_calls=[
+            {"name": "get_weather", "args": {"city": "Oslo"}, "id": "call_1", "type": "tool_call"}
+        ],
+        invalid_tool_calls=[
+            {
+                "name": "get_weather",
+                "args": '{"city": "Par',
+                "id": "call_2",
+                "error": "Function get_weather arguments are not valid JSON",
+                "type": "invalid_tool_call",
+            }
+        ],
+    )
+    generation = {"text": "", "type": "ChatGeneration", "message": message}
+    run = ls_run("l", "llm", "ChatOpenAI", outputs={"generations": [[generation]]})
+    path = write(tmp_path, "runs.json", json.dumps([run]))
+    text = (
+        'tool calls == 2; tool get_weather called twice; tool get_weather args == "{\\"city\\": '
+        '\\"Par"; tool get_weather args $.city == "Oslo"'
+    )
+    assert check(path, text) == ["pass"] * 4
+    read = load_run(path).read
+    assert read is not None
+    assert "arguments of call get_weather (call_2) are not JSON: read as text" in read.notes
+
+
 def test_langsmith_errors_are_counted_where_they_start(tmp_path: Path) -> None:
     failing = ls_run("t", "tool", "fetch", error="boom", parent_run_id="r")
     root = ls_run("r", "chain", "agent", error="boom", child_runs=[failing])

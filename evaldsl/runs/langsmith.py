@@ -20,7 +20,9 @@ else as they appear (a tree depth first).
   [...]}` (the last assistant message), a message `{content, …}`, or `{"output": text}`
   (what `@traceable(run_type="llm")` logs for a text return). A message's calls are its
   `tool_calls` (LangChain `{name, args, id}` or OpenAI `{id, function}`, also in
-  `additional_kwargs`), else its content's `tool_use`/`tool_call` blocks. Tokens from the
+  `additional_kwargs`) and LangChain's `invalid_tool_calls` (arguments that did not parse:
+  the text, noted, as the `openai` format keeps it), else its content's
+  `tool_use`/`tool_call` blocks. Tokens from the
   run's `prompt_tokens`/`completion_tokens` (unless both are 0 beside a usage recorded
   below), else the output's `usage_metadata` (`input_tokens`/`output_tokens`), `usage`
   (OpenAI or Anthropic: a Messages body's input counts its prompt-cache tokens, priced
@@ -71,6 +73,7 @@ from typing import Any
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.anthropic import read_usage
 from evaldsl.runs.model import MISSING, describe
+from evaldsl.runs.openai import arguments_of
 from evaldsl.runs.prices import body_tier
 from evaldsl.runs.providers import (
     Items,
@@ -272,6 +275,7 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                     tier = body_tier(_generation_metadata(outputs))
                 trace.llm(text, tokens, model=model, start=start, end=end, cache=cache, tier=tier)
                 for tool, args, cid in calls:
+                    args = arguments_of(args, f"{tool} ({cid})" if cid else tool, trace)
                     asked.add(trace.call(tool, args, cid, end))
     elif kind == "tool":
         trace.saw("tool run")
@@ -416,10 +420,15 @@ def _read_message(message: dict[str, Any]) -> tuple[str, list[Call]]:
 
 def _calls(message: dict[str, Any]) -> list[Call]:
     """The tool calls of a message: LangChain `{name, args, id}` or OpenAI
-    `{id, function: {name, arguments}}` (in `tool_calls` or `additional_kwargs`)."""
+    `{id, function: {name, arguments}}` (in `tool_calls` or `additional_kwargs`), then
+    LangChain's `invalid_tool_calls`: calls the model made whose arguments did not parse
+    (`args`: the text it wrote), which LangChain leaves out of `tool_calls`. OpenAI's
+    `arguments` and an invalid call's `args` stay text here: `_run` reads them as the
+    `openai` format does (`openai.arguments_of`)."""
     listed = message.get("tool_calls")
+    invalid = message.get("invalid_tool_calls")
     extra = message.get("additional_kwargs")
-    if not listed and isinstance(extra, dict):
+    if not listed and not invalid and isinstance(extra, dict):
         listed = extra.get("tool_calls")
     out: list[Call] = []
     for entry in listed if isinstance(listed, list) else []:
@@ -428,9 +437,15 @@ def _calls(message: dict[str, Any]) -> list[Call]:
         cid = link_id(call.get("id"), "id", "a tool call of `tool_calls`")
         if isinstance(function, dict):
             name = tool_name(function.get("name", MISSING), "function.name")
-            out.append((name, parse_json_text(function.get("arguments")), cid))
+            out.append((name, function.get("arguments", ""), cid))
         else:
             out.append((tool_name(call.get("name", MISSING), "name"), call.get("args", {}), cid))
+    where = "a tool call of `invalid_tool_calls`"
+    for entry in invalid if isinstance(invalid, list) else []:
+        call = an_object(entry, where)
+        name = tool_name(call.get("name", MISSING), "name", where)
+        args = call.get("args")  # (none written: unknown, never `{}`)
+        out.append((name, MISSING if args is None else args, link_id(call.get("id"), "id", where)))
     return out
 
 
