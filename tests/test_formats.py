@@ -789,6 +789,43 @@ def test_a_langsmith_call_whose_arguments_did_not_parse_is_counted(tmp_path: Pat
     assert "arguments of call get_weather (call_2) are not JSON: read as text" in read.notes
 
 
+def test_a_langsmith_tool_error_langchain_handled_is_an_error_result(tmp_path: Path) -> None:
+    """A tool with `handle_tool_error` set catches its `ToolException` and returns a
+    `ToolMessage` of `status: "error"` (langchain_core `BaseTool.run`): the tool run
+    records no `error`, and its output is that message; the result is an error result,
+    as the run's `error` makes one."""
+    said = _lc(
+        "AIMessage",
+        content="",
+        type="ai",
+        tool_calls=[{"name": "lookup", "args": {"id": 2}, "id": "call_1", "type": "tool_call"}],
+    )
+    generation = {"text": "", "type": "ChatGeneration", "message": said}
+    answer = _lc(
+        "ToolMessage",
+        content="no such id: 2",
+        type="tool",
+        name="lookup",
+        tool_call_id="call_1",
+        status="error",
+    )
+    runs = [
+        ls_run("l", "llm", "ChatOpenAI", outputs={"generations": [[generation]]}),
+        ls_run("t", "tool", "lookup", inputs={"input": "{'id': 2}"}, outputs={"output": answer}),
+    ]
+    path = write(tmp_path, "runs.json", json.dumps(runs))
+    assert check(path, 'tool lookup called once; tool lookup result == "no such id: 2"') == [
+        "pass",
+        "pass",
+    ]
+    results = [e for e in load_run(path).events if e["type"] == "tool.result"]
+    assert [(r["callId"], r.get("isError")) for r in results] == [("call_1", True)]
+    answer["kwargs"]["status"] = "success"
+    path.write_text(json.dumps(runs), encoding="utf-8")
+    results = [e for e in load_run(path).events if e["type"] == "tool.result"]
+    assert [(r["callId"], r.get("isError")) for r in results] == [("call_1", None)]
+
+
 def test_langsmith_errors_are_counted_where_they_start(tmp_path: Path) -> None:
     failing = ls_run("t", "tool", "fetch", error="boom", parent_run_id="r")
     root = ls_run("r", "chain", "agent", error="boom", child_runs=[failing])

@@ -48,7 +48,8 @@ else as they appear (a tree depth first).
 - `tool` run: a tool call of `name` with `inputs` as its arguments (a lone
   `{"input": "<JSON text of an object>"}`, as LangChain logs a tool's input string, is
   that object; other text stays `{"input": text}`), and `outputs` as its result
-  (`{"output": x}` is `x`; a serialised LangChain `ToolMessage` is its `content`). When
+  (`{"output": x}` is `x`; a serialised LangChain `ToolMessage` is its `content`, an
+  error result when its `status` is `"error"`: a tool error LangChain handled). When
   an LLM run asked for the call (by the ToolMessage's `tool_call_id`, else the oldest
   unanswered call of that name), the tool run gives that call its result instead of
   counting a second call: the arguments are the LLM's (a tool run never answers another
@@ -279,14 +280,14 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                     asked.add(trace.call(tool, args, cid, end))
     elif kind == "tool":
         trace.saw("tool run")
-        result, call_id = _tool_output(outputs)
+        result, call_id, failed = _tool_output(outputs)
         cid = trace.known_call(call_id, name)
         if cid is None or cid not in asked:  # a tool run never answers another tool run
             cid = trace.call(name, _tool_args(run.get("inputs")), call_id, start)
         if error:
             trace.result(cid, str(error), is_error=True, at=end)
         elif outputs is not None:
-            trace.result(cid, result, at=end)
+            trace.result(cid, result, is_error=failed, at=end)
     else:
         trace.skip(f"`{kind}` runs (structure, not an event)")
     if error:
@@ -572,13 +573,16 @@ def _tool_args(inputs: Any) -> Any:
     return inputs if inputs is not None else {}
 
 
-def _tool_output(outputs: Any) -> tuple[Any, str | None]:
-    """A tool run's result and the `tool_call_id` it answers, when it records one."""
+def _tool_output(outputs: Any) -> tuple[Any, str | None, bool]:
+    """A tool run's result, the `tool_call_id` it answers, when it records one, and whether
+    the result is an error: a `ToolMessage` of `status: "error"`, which LangChain returns
+    for a tool error it handled (`handle_tool_error`, `handle_validation_error`) in a run
+    that records no `error`."""
     value = outputs
     if isinstance(outputs, dict) and list(outputs) == ["output"]:
         value = outputs["output"]
     message = _message(value)
     if message is not None and ("tool_call_id" in message or message.get("type") == "tool"):
         cid = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
-        return message.get("content"), cid
-    return value, None
+        return message.get("content"), cid, message.get("status") == "error"
+    return value, None, False
