@@ -245,3 +245,58 @@ def test_samples_of_one_id_in_two_epochs_are_two_cases(tmp_path: Path) -> None:
     path = tmp_path / "log.json"
     path.write_text(json.dumps(two), encoding="utf-8")
     assert [load_run(path, sample=s).format for s in ("fr", "fr@2")] == ["inspect", "inspect"]
+
+
+# --- tools the provider ran ------------------------------------------------------------------
+
+
+def test_the_tools_the_provider_ran_are_calls(tmp_path: Path) -> None:
+    """Inspect keeps the calls of a tool the provider ran (an OpenAI web search, a remote
+    MCP server's tool) in the reply's content as `ContentToolUse` parts (`type:
+    "tool_use"`, `tool_type`, `id`, `name`, `arguments` and `result` as JSON text,
+    `error`), with no `tool` event: each is a call. Inspect's OpenAI provider names a web
+    search by its action (`search`) and keeps no result (`""`): unknown, never none."""
+    searched = {
+        "type": "tool_use",
+        "tool_type": "web_search",
+        "id": "ws_1",
+        "name": "search",
+        "arguments": '{"type": "search", "query": "weather Oslo"}',
+        "result": "",
+    }
+    listed = {
+        "type": "tool_use",
+        "tool_type": "mcp_call",
+        "id": "mcpl_1",
+        "name": "mcp_list_tools",
+        "context": "deepwiki",
+        "arguments": "",
+        "result": '[{"name": "ask_question"}]',
+    }
+    asked = {
+        "type": "tool_use",
+        "tool_type": "mcp_call",
+        "id": "mcp_1",
+        "name": "ask_question",
+        "context": "deepwiki",
+        "arguments": '{"repo": "a/b"}',
+        "result": "It parses.",
+    }
+    failed = asked | {"id": "mcp_2", "result": "", "error": "server unreachable"}
+    text = {"type": "text", "text": "Oslo: 12 C."}
+    answer = model("", (30, 8))
+    answer["output"]["choices"][0]["message"]["content"] = [searched, listed, asked, failed, text]
+    path = written(tmp_path, log([answer]), "json")
+    checked = evaldsl.compile(
+        'tool calls == 3; tool web_search called once; tool web_search args $.query == "weather '
+        'Oslo"; tool web_search result contains "rain"; tool ask_question called twice; '
+        'tool ask_question result == "It parses."; tool ask_question result == "server '
+        'unreachable"; answer == "Oslo: 12 C."; steps == 1'
+    ).check(load_run(path))
+    assert checked.statuses == ["pass"] * 3 + ["error"] + ["pass"] * 5, checked.statuses
+    events = load_run(path).events
+    errors = [e.get("isError") for e in events if e["type"] == "tool.result"]
+    assert errors == [None, True]
+    read = load_run(path).read
+    assert read is not None
+    assert read.skipped["`tool_use` parts listing an MCP server's tools"] == 1

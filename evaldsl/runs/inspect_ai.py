@@ -9,7 +9,9 @@ epoch, then by id (`sample_order`).
 From the sample's `events` transcript:
 - a `model` event is one step: model from `model`; the answer from
   `output.choices[0].message.content` (text, or the text parts of a content list); its
-  `tool_calls` (`function`, `arguments`, `id`) are tool calls; tokens from
+  `tool_calls` (`function`, `arguments`, `id`) are tool calls, and so are the content's
+  `tool_use` parts (`ContentToolUse`: a tool the provider ran, such as a web search, with
+  no `tool` event; `_server_calls`); tokens from
   `output.usage.input_tokens`/`output_tokens`, and the prompt-cache tokens beside them
   (`usage_counts`); the service tier that billed it from the provider's body, `call.response`
   (`prices.body_tier`); an `error` adds an `agent.error`;
@@ -54,6 +56,7 @@ from evaldsl.runs.providers import (
     an_object,
     kind_value,
     link_id,
+    parse_json_text,
     text_of_parts,
     tool_name,
     usage_of,
@@ -470,10 +473,13 @@ def _message_text(message: Any) -> str:
 
 
 def _calls(message: Any, trace: Trace, at: str | None, wrong: Wrong, lost: set[str]) -> None:
-    """The calls of a message (`wrong` names its fields from the message); arguments that
-    hold an attachment the sample lacks (`lost`) are unknown."""
+    """The calls of a message (`wrong` names its fields from the message): the tools the
+    provider ran (`_server_calls`), then its `tool_calls`; arguments that hold an
+    attachment the sample lacks (`lost`) are unknown."""
     if not isinstance(message, dict):
         return
+    if isinstance(message.get("content"), list):
+        _server_calls(message["content"], trace, at, lost)
     calls = message.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         raise wrong(("tool_calls",), calls, "a list")
@@ -484,6 +490,42 @@ def _calls(message: Any, trace: Trace, at: str | None, wrong: Wrong, lost: set[s
             raise wrong(("tool_calls", n, "id"), call_id, "text")
         name = tool_name(call.get("function", MISSING), "function")
         trace.call(name, _known(call.get("arguments", {}), lost), call_id, at)
+
+
+#: Inspect's name for the `ContentToolUse` of the provider's listing of an MCP server's
+#: tools: no call of a tool.
+_MCP_LIST_TOOLS = "mcp_list_tools"
+
+
+def _server_calls(content: list[Any], trace: Trace, at: str | None, lost: set[str]) -> None:
+    """The calls of the tools the provider ran in a reply, which Inspect keeps as content
+    parts (`ContentToolUse`: `type: "tool_use"`, `tool_type`, `id`, `name`, `arguments`
+    and `result` as JSON text, `error`) with no `tool` event: a `web_search` or
+    `code_execution` is a call of the tool its `tool_type` names (as the `openai` and
+    `anthropic` formats name it), an `mcp_call` (or a part of no `tool_type`) of its
+    `name`. An `error` makes the result an error result; a `result` of `""` (Inspect
+    keeps none of an OpenAI web search's) or an attachment the sample lacks is unknown,
+    never no result."""
+    for part in content:
+        if not isinstance(part, dict) or part.get("type") != "tool_use":
+            continue
+        where = "a `tool_use` part"
+        kind = kind_value(part.get("tool_type"), "tool_type", where)
+        if kind == "mcp_call" and part.get("name") == _MCP_LIST_TOOLS:
+            trace.skip("`tool_use` parts listing an MCP server's tools")
+            continue
+        # (a part of no `tool_type`, or "", is named by its `name`, as an `mcp_call` is)
+        name = kind if kind and kind != "mcp_call" else tool_name(part.get("name"), "name", where)
+        arguments = part.get("arguments")
+        args = parse_json_text(arguments) if arguments not in (None, "") else {}
+        cid = trace.call(name, _known(args, lost), link_id(part.get("id"), "id", where), at)
+        error, result = part.get("error"), part.get("result")
+        if error is not None:
+            trace.result(cid, error, is_error=True, at=at)
+        elif result in (None, "") or _lost_in(result, lost) is not None:
+            trace.unread_result(cid)
+        else:
+            trace.result(cid, parse_json_text(result), at=at)
 
 
 def _known(value: Any, lost: set[str]) -> Any:
