@@ -826,6 +826,71 @@ def test_a_langsmith_tool_error_langchain_handled_is_an_error_result(tmp_path: P
     assert [(r["callId"], r.get("isError")) for r in results] == [("call_1", None)]
 
 
+#: An Anthropic reply that searched the web (a `server_tool_use` block and its
+#: `web_search_tool_result`) and then called the application's tool, as the Messages API
+#: documents its web search tool (the result's `encrypted_content` shortened).
+CLAUDE_SEARCHED = [
+    {
+        "type": "server_tool_use",
+        "id": "srvtoolu_1",
+        "name": "web_search",
+        "input": {"query": "weather Paris"},
+    },
+    {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [
+            {
+                "type": "web_search_result",
+                "url": "https://meteo.example/paris",
+                "title": "Paris",
+                "encrypted_content": "Eq",
+                "page_age": None,
+            }
+        ],
+    },
+    {"type": "text", "text": "Checking the time too."},
+    {"type": "tool_use", "id": "toolu_2", "name": "get_time", "input": {"city": "Paris"}},
+]
+
+
+def _claude_outputs(content: list[dict[str, Any]], shape: str) -> dict[str, Any]:
+    """An Anthropic reply's `content` as an `llm` run's outputs: the Messages body
+    `wrap_anthropic` logs, or the AIMessage `ChatAnthropic` makes of it (its `content`
+    the blocks as they came, its `tool_calls` the `tool_use` blocks only)."""
+    if shape == "wrap_anthropic":
+        return {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5-20250929",
+            "content": content,
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 10, "output_tokens": 20},
+        }
+    calls = [
+        {"name": b["name"], "args": b["input"], "id": b["id"], "type": "tool_call"}
+        for b in content
+        if b["type"] == "tool_use"
+    ]
+    said = _lc("AIMessage", content=content, type="ai", tool_calls=calls)
+    return {"generations": [[{"text": "", "type": "ChatGeneration", "message": said}]]}
+
+
+@pytest.mark.parametrize("shape", ["wrap_anthropic", "ChatAnthropic"])
+def test_a_langsmith_claude_reply_s_server_tool_calls_are_calls(tmp_path: Path, shape: str) -> None:
+    """The tools the Anthropic API ran in a reply are calls with their results, as the
+    `anthropic` format reads the same reply; LangChain leaves them out of `tool_calls`."""
+    run = ls_run("l", "llm", "ChatAnthropic", outputs=_claude_outputs(CLAUDE_SEARCHED, shape))
+    path = write(tmp_path, "runs.json", json.dumps([run]))
+    text = (
+        'tools == ["web_search", "get_time"]; tool web_search args $.query == "weather Paris"; '
+        'tool web_search result $[0].url == "https://meteo.example/paris"; '
+        'tool get_time args $.city == "Paris"; tool calls == 2'
+    )
+    assert check(path, text) == ["pass"] * 5
+
+
 def test_langsmith_errors_are_counted_where_they_start(tmp_path: Path) -> None:
     failing = ls_run("t", "tool", "fetch", error="boom", parent_run_id="r")
     root = ls_run("r", "chain", "agent", error="boom", child_runs=[failing])

@@ -279,7 +279,7 @@ def _blocks(
         trace.note(_STOPS[stop])
     for block, call in calls:
         if call is None:
-            _result(block, trace, echoed)
+            tool_result(block, trace, echoed)
         elif call in new:
             trace.call(*call)
     return 1
@@ -330,7 +330,7 @@ def read_usage(usage: Any) -> tuple[tuple[float, float] | None, dict[str, float]
     return (pair[0] + sum(cache.values()), pair[1]), cache
 
 
-def _result(block: dict[str, Any], trace: Trace, echoed: set[str] | None = None) -> None:
+def tool_result(block: dict[str, Any], trace: Trace, echoed: set[str] | None = None) -> None:
     """The result a `*_tool_result` block holds; `echoed`: a request transcript's calls
     echoed from a response read before (`Trace.echoes_result`)."""
     call_id = link_id(block.get("tool_use_id"), "tool_use_id", f"a `{block['type']}` block")
@@ -427,7 +427,7 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
             trace.saw(f"{role} message")
             for block in blocks:
                 if block["type"] == "tool_result":
-                    _result(block, trace, echoed)
+                    tool_result(block, trace, echoed)
     return added
 
 

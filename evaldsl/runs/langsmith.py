@@ -22,7 +22,10 @@ else as they appear (a tree depth first).
   `tool_calls` (LangChain `{name, args, id}` or OpenAI `{id, function}`, also in
   `additional_kwargs`) and LangChain's `invalid_tool_calls` (arguments that did not parse:
   the text, noted, as the `openai` format keeps it), else its content's
-  `tool_use`/`tool_call` blocks. Tokens from the
+  `tool_use`/`tool_call` blocks; an Anthropic reply's (a Messages body, or the content
+  blocks ChatAnthropic keeps) calls of the tools the API ran (`server_tool_use`,
+  `mcp_tool_use`) come before them, and its `…_tool_result` blocks are their results, as
+  the `anthropic` format reads them (`anthropic.tool_result`). Tokens from the
   run's `prompt_tokens`/`completion_tokens` (unless both are 0 beside a usage recorded
   below), else the output's `usage_metadata` (`input_tokens`/`output_tokens`), `usage`
   (OpenAI or Anthropic: a Messages body's input counts its prompt-cache tokens, priced
@@ -72,7 +75,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evaldsl.language.jsjson import js_json
-from evaldsl.runs.anthropic import read_usage
+from evaldsl.runs.anthropic import read_usage, tool_result
 from evaldsl.runs.model import MISSING, describe
 from evaldsl.runs.openai import arguments_of
 from evaldsl.runs.prices import body_tier
@@ -240,7 +243,7 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 )
             else:
                 trace.saw("llm run")
-                text, calls, usage, body_model = read
+                text, calls, results, usage, body_model = read
                 body_usage, cache = _anthropic_usage(outputs)
                 if cache is not None:
                     usage = body_usage  # (the input counting the prompt-cache tokens)
@@ -278,6 +281,8 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 for tool, args, cid in calls:
                     args = arguments_of(args, f"{tool} ({cid})" if cid else tool, trace)
                     asked.add(trace.call(tool, args, cid, end))
+                for block in results:  # (what the provider's own tools gave)
+                    tool_result(block, trace)
     elif kind == "tool":
         trace.saw("tool run")
         result, call_id, failed = _tool_output(outputs)
@@ -304,9 +309,9 @@ Call = tuple[str, Any, str | None]
 
 def _llm_output(
     outputs: Any,
-) -> tuple[str, list[Call], tuple[float, float] | None, str | None] | None:
-    """(answer text, tool calls, usage, model) of an llm run's outputs; `None` when they
-    are in no shape the module doc lists."""
+) -> tuple[str, list[Call], list[dict[str, Any]], tuple[float, float] | None, str | None] | None:
+    """(answer text, tool calls, result blocks, usage, model) of an llm run's outputs
+    (`_read_message`); `None` when they are in no shape the module doc lists."""
     if not isinstance(outputs, dict):
         return None
     usage = _usage(outputs)
@@ -320,7 +325,7 @@ def _llm_output(
             return None
         message = _message(first.get("message"))
         if message is not None:
-            text = text_of_parts(message.get("content"))
+            text, calls, results = _read_message(message)
             if not text and isinstance(first.get("text"), str):
                 text = first["text"]
             usage = usage or usage_of(message.get("usage_metadata"), _USAGE)
@@ -328,9 +333,9 @@ def _llm_output(
             if model is None and isinstance(meta, dict):
                 found = meta.get("model_name", meta.get("model"))
                 model = found if isinstance(found, str) else None
-            return text, _read_message(message)[1], usage, model
+            return text, calls, results, usage, model
         if isinstance(first.get("text"), str):
-            return first["text"], [], usage, model
+            return first["text"], [], [], usage, model
         return None
     choices = outputs.get("choices")
     if isinstance(choices, list) and choices:
@@ -353,7 +358,7 @@ def _llm_output(
     if list(outputs) == ["output"]:
         inner = outputs["output"]
         if isinstance(inner, str):
-            return inner, [], usage, model
+            return inner, [], [], usage, model
         if isinstance(inner, dict):
             return _llm_output(inner)
     return None
@@ -401,22 +406,38 @@ def _is_assistant(message: dict[str, Any]) -> bool:
     return message.get("role", message.get("type")) in ("assistant", "ai", "AIMessage")
 
 
-def _read_message(message: dict[str, Any]) -> tuple[str, list[Call]]:
-    """The text and tool calls of an assistant message: `tool_calls` (see `_calls`), else
-    the content's `tool_use` (Anthropic) or `tool_call` (LangChain) blocks."""
+def _read_message(message: dict[str, Any]) -> tuple[str, list[Call], list[dict[str, Any]]]:
+    """The text, tool calls and result blocks of an assistant message: `tool_calls` (see
+    `_calls`), else the content's `tool_use` (Anthropic) or `tool_call` (LangChain)
+    blocks; an Anthropic reply's calls of the tools the API ran (`server_tool_use`,
+    `mcp_tool_use` blocks, which LangChain leaves out of `tool_calls`) before them, and its
+    `…_tool_result` blocks, their results."""
     content = message.get("content")
     calls = _calls(message)
-    if not calls and isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict) or block.get("type") not in ("tool_use", "tool_call"):
-                continue
-            name = tool_name(block.get("name", MISSING), "name", f"a `{block['type']}` block")
-            cid = link_id(block.get("id"), "id", f"a `{block['type']}` block")
-            if block["type"] == "tool_use":
-                calls.append((name, block.get("input", {}), cid))
-            else:
-                calls.append((name, block.get("args", {}), cid))
-    return text_of_parts(content), calls
+    if not isinstance(content, list):
+        return text_of_parts(content), calls, []
+    listed = {cid for _, _, cid in calls}
+    ran: list[Call] = []  # the provider's own tools' calls
+    read: list[Call] = []  # `tool_use`/`tool_call` blocks, when `tool_calls` lists none
+    results: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(kind, str):
+            continue
+        if kind.endswith("_tool_result") and kind != "tool_result":
+            results.append(block)
+        elif kind in _CALL_BLOCKS or (kind in _OWN_CALL_BLOCKS and not calls):
+            name = tool_name(block.get("name", MISSING), "name", f"a `{kind}` block")
+            cid = link_id(block.get("id"), "id", f"a `{kind}` block")
+            if cid is None or cid not in listed:
+                args = block.get("args" if kind == "tool_call" else "input", {})
+                (read if kind in _OWN_CALL_BLOCKS else ran).append((name, args, cid))
+    return text_of_parts(content), [*ran, *calls, *read], results
+
+
+#: Content blocks of calls of the application's tools, and of the tools the API ran.
+_OWN_CALL_BLOCKS = frozenset({"tool_use", "tool_call"})
+_CALL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
 
 
 def _calls(message: dict[str, Any]) -> list[Call]:
