@@ -891,6 +891,37 @@ def test_a_langsmith_claude_reply_s_server_tool_calls_are_calls(tmp_path: Path, 
     assert check(path, text) == ["pass"] * 5
 
 
+@pytest.mark.parametrize("shape", ["wrap_anthropic", "ChatAnthropic"])
+def test_a_langsmith_claude_reply_with_citations_reads_as_written(
+    tmp_path: Path, shape: str
+) -> None:
+    """Anthropic splits a cited reply into text blocks around each cited claim, the spaces
+    inside them (the Messages API's citations documentation): the answer is the text as
+    the model wrote it, as the `anthropic` format reads the same reply, not its blocks
+    joined with newlines. Blocks with no citation beside them still join with "\\n"."""
+    cited = {
+        "type": "web_search_result_location",
+        "url": "https://meteo.example/paris",
+        "title": "Paris",
+        "encrypted_index": "Eo",
+        "cited_text": "18 C",
+    }
+    content = [
+        {"type": "text", "text": "Here it is."},
+        {"type": "tool_use", "id": "toolu_1", "name": "note", "input": {}},
+        {"type": "text", "text": "According to the forecast, "},
+        {"type": "text", "text": "Paris is 18 C", "citations": [cited]},
+        {"type": "text", "text": " today."},
+    ]
+    run = ls_run("l", "llm", "ChatAnthropic", outputs=_claude_outputs(content, shape))
+    path = write(tmp_path, "runs.json", json.dumps([run]))
+    said = "Here it is.\\nAccording to the forecast, Paris is 18 C today."
+    assert check(path, f'answer == "{said}"') == ["pass"]
+    body = _claude_outputs(content, "wrap_anthropic")
+    alone = write(tmp_path, "body.json", json.dumps(body))
+    assert check(alone, f'answer == "{said}"', "anthropic") == ["pass"]
+
+
 def test_langsmith_errors_are_counted_where_they_start(tmp_path: Path) -> None:
     failing = ls_run("t", "tool", "fetch", error="boom", parent_run_id="r")
     root = ls_run("r", "chain", "agent", error="boom", child_runs=[failing])

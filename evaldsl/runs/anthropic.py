@@ -6,7 +6,7 @@ becomes what:
 
 - a Messages response body (`type: "message"`, `content[]`): one step; only `text` blocks
   make the answer (joined with "\\n", but a block next to a cited one, whose `citations`
-  Anthropic split it for, with nothing: `_answer_text`); `tool_use` and `server_tool_use`
+  Anthropic split it for, with nothing: `answer_text`); `tool_use` and `server_tool_use`
   blocks are tool calls (`name`, `input`, `id`); a `*_tool_result` block
   (`web_search_tool_result`, `code_execution_tool_result`, `mcp_tool_result`, …) is the
   result of the call its `tool_use_id` names: an MCP result's text blocks read as text, a
@@ -266,7 +266,7 @@ def _blocks(
     if new is None:
         return 0
     tokens, cache = read_usage(usage)
-    answer: str | None = _answer_text(text)
+    answer: str | None = answer_text(text)
     if stop == "pause_turn" and not answer:
         # a turn paused before any text: its answer is in the response that continues
         # it, not "" (`not answer contains "sorry"` would pass on nothing)
@@ -285,14 +285,14 @@ def _blocks(
     return 1
 
 
-def _answer_text(blocks: list[tuple[int, str, bool]]) -> str:
+def answer_text(blocks: list[tuple[int, str, bool]]) -> str:
     """The answer of a message's text blocks (each: its place among the content blocks,
     its text, whether it carries citations): joined with "\\n", except that a block next
     to a cited one joins it with nothing. Anthropic splits a cited reply into blocks
     around each cited claim, the spaces inside them ("According to the forecast, ",
     "Paris is 18 C" cited, " today."): one text, read as written.
 
-    >>> _answer_text([(0, "Hi.", False), (2, "It is ", False), (3, "18 C", True)])
+    >>> answer_text([(0, "Hi.", False), (2, "It is ", False), (3, "18 C", True)])
     'Hi.\\nIt is 18 C'
     """
     out: list[str] = []
@@ -522,7 +522,7 @@ class _Stream:
             elif kind == "input_json_delta":
                 what = "an input_json_delta"
                 started["_json"].append(text_value(delta.get("partial_json"), "partial_json", what))
-            elif kind == "citations_delta":  # (its block is cited: `_answer_text`)
+            elif kind == "citations_delta":  # (its block is cited: `answer_text`)
                 started["_cited"].append(delta.get("citation"))
             else:
                 trace.skip(f"deltas of type `{kind}`")

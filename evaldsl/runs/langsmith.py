@@ -75,7 +75,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evaldsl.language.jsjson import js_json
-from evaldsl.runs.anthropic import read_usage, tool_result
+from evaldsl.runs.anthropic import answer_text, read_usage, tool_result
 from evaldsl.runs.model import MISSING, describe
 from evaldsl.runs.openai import arguments_of
 from evaldsl.runs.prices import body_tier
@@ -411,7 +411,9 @@ def _read_message(message: dict[str, Any]) -> tuple[str, list[Call], list[dict[s
     `_calls`), else the content's `tool_use` (Anthropic) or `tool_call` (LangChain)
     blocks; an Anthropic reply's calls of the tools the API ran (`server_tool_use`,
     `mcp_tool_use` blocks, which LangChain leaves out of `tool_calls`) before them, and its
-    `…_tool_result` blocks, their results."""
+    `…_tool_result` blocks, their results. The text of a cited reply's blocks is read as
+    the `anthropic` format reads it (`anthropic.answer_text`: Anthropic splits the text
+    around each cited claim); other content's text parts are joined with "\n"."""
     content = message.get("content")
     calls = _calls(message)
     if not isinstance(content, list):
@@ -420,11 +422,14 @@ def _read_message(message: dict[str, Any]) -> tuple[str, list[Call], list[dict[s
     ran: list[Call] = []  # the provider's own tools' calls
     read: list[Call] = []  # `tool_use`/`tool_call` blocks, when `tool_calls` lists none
     results: list[dict[str, Any]] = []
-    for block in content:
+    texts: list[tuple[int, str, bool]] = []  # each text block: where, its text, cited
+    for n, block in enumerate(content):
         kind = block.get("type") if isinstance(block, dict) else None
         if not isinstance(kind, str):
             continue
-        if kind.endswith("_tool_result") and kind != "tool_result":
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append((n, block["text"], bool(block.get("citations"))))
+        elif kind.endswith("_tool_result") and kind != "tool_result":
             results.append(block)
         elif kind in _CALL_BLOCKS or (kind in _OWN_CALL_BLOCKS and not calls):
             name = tool_name(block.get("name", MISSING), "name", f"a `{kind}` block")
@@ -432,7 +437,10 @@ def _read_message(message: dict[str, Any]) -> tuple[str, list[Call], list[dict[s
             if cid is None or cid not in listed:
                 args = block.get("args" if kind == "tool_call" else "input", {})
                 (read if kind in _OWN_CALL_BLOCKS else ran).append((name, args, cid))
-    return text_of_parts(content), [*ran, *calls, *read], results
+    text = text_of_parts(content)
+    if any(cited for _, _, cited in texts):
+        text = answer_text(texts)
+    return text, [*ran, *calls, *read], results
 
 
 #: Content blocks of calls of the application's tools, and of the tools the API ran.
