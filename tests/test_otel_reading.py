@@ -19,6 +19,7 @@ import evaldsl
 from evaldsl.runs import detect, otel, otlpdecode
 from evaldsl.runs.detect import load_run
 from evaldsl.runs.model import Run, RunError
+from evaldsl.runs.summary import summarize
 from tests.calltools import calls_made
 from tests.clitools import ROOT
 from tests.oteltools import MessagesChange, latitude_history, spans
@@ -321,4 +322,121 @@ def test_the_ai_sdks_model_calls_give_their_text_and_tool_calls(
                 attribute["value"] = {"stringValue": '{"toolName": "x"}'}
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(RunError, match=r"ai\.response\.toolCalls"):
+        load_run(path)
+
+
+# --- OpenInference's prompt-cache counts -----------------------------------------------------
+
+
+def _openinference_llm(tmp_path: Path, model: str, provider: str, **counts: int) -> Path:
+    """An OTLP file of one OpenInference LLM span (as Phoenix's instrumentors write it)
+    answering "Hi." with `counts`: `llm.token_count.<name>` by name, `prompt_details.*`
+    spelled with a `__` for the dot."""
+    attrs: dict[str, Any] = {
+        "openinference.span.kind": "LLM",
+        "llm.model_name": model,
+        "llm.provider": provider,
+        "llm.system": provider,
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": "Hi.",
+    }
+    attrs |= {"llm.token_count." + k.replace("__", "."): n for k, n in counts.items()}
+    listed = [
+        {"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
+        for k, v in attrs.items()
+    ]
+    span = {
+        "traceId": "5b8aa5a2d2c872e8321cf37308d69df2",
+        "spanId": "a1",
+        "name": "ChatCompletion",
+        "kind": 1,
+        "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000001000000000",
+        "attributes": listed,
+    }
+    doc = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": [span]}]}]}
+    path = tmp_path / "spans.otlp.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _cost(path: Path, fmt: str | None = None) -> float | None:
+    return summarize(path, fmt)[0].cost
+
+
+def _body(tmp_path: Path, provider: str, usage: dict[str, Any]) -> Path:
+    """The provider's own response body of the same call, which its format reads."""
+    if provider == "openai":
+        body: dict[str, Any] = {
+            "object": "chat.completion",
+            "model": "gpt-4o-2024-08-06",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi."}}],
+            "usage": usage,
+        }
+    else:
+        content = [{"type": "text", "text": "Hi."}]
+        body = {"type": "message", "role": "assistant", "content": content, "usage": usage}
+        body["model"] = "claude-sonnet-4-5-20250929"
+    path = tmp_path / f"{provider}.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    return path
+
+
+def test_openinference_prompt_cache_tokens_are_priced_as_the_provider_bills_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenInference counts the prompt's tokens read from (and written to) the provider's
+    cache in `llm.token_count.prompt_details.cache_read`/`cache_write`, among
+    `llm.token_count.prompt` (`prompt + completion == total`): the call costs what the
+    provider's own body of it costs in its format, not every input token at full price.
+    An instrumentation that writes Anthropic's `input_tokens` as the prompt leaves them
+    out (its total, or counts the prompt cannot hold, say so): they are added."""
+    openai = _openinference_llm(
+        tmp_path,
+        "gpt-4o-2024-08-06",
+        "openai",
+        prompt=1000,
+        completion=20,
+        total=1020,
+        prompt_details__cache_read=800,
+    )
+    usage = {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}
+    usage["prompt_tokens_details"] = {"cached_tokens": 800}
+    priced = _cost(_body(tmp_path, "openai", usage))
+    assert priced is not None and _cost(openai) == pytest.approx(priced)
+    assert _both_readings(openai, monkeypatch).events[1]["cacheTokens"] == {"cached": 800}
+
+    usage = {"input_tokens": 20, "output_tokens": 10, "cache_read_input_tokens": 1733}
+    usage["cache_creation_input_tokens"] = 100
+    priced = _cost(_body(tmp_path, "anthropic", usage))
+    model = "claude-sonnet-4-5-20250929"
+    for counts in (
+        {"prompt": 1853, "total": 1863},  # the convention's: the prompt counts them
+        {"prompt": 20, "total": 1863},  # the prompt is Anthropic's `input_tokens`
+        {"prompt": 20},  # the same, no total: 1833 read or written are no part of 20
+    ):
+        path = _openinference_llm(
+            tmp_path,
+            model,
+            "anthropic",
+            completion=10,
+            prompt_details__cache_read=1733,
+            prompt_details__cache_write=100,
+            **counts,
+        )
+        assert priced is not None and _cost(path) == pytest.approx(priced), counts
+        run = _both_readings(path, monkeypatch)
+        checked = evaldsl.compile("input tokens == 1853; output tokens == 10").check(run)
+        assert checked.statuses == ["pass", "pass"], counts
+    # a total that says the prompt holds them, and a prompt too small to: the run's error
+    path = _openinference_llm(
+        tmp_path,
+        model,
+        "anthropic",
+        prompt=20,
+        completion=10,
+        total=30,
+        prompt_details__cache_read=1733,
+    )
+    with pytest.raises(RunError, match=r"1733 prompt-cache tokens, more than"):
         load_run(path)

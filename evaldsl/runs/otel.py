@@ -41,7 +41,10 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   (`completion_tokens`), or `llm.token_count.prompt`/`completion` (each counted once
   whatever spellings a span carries); an Anthropic span's
   `gen_ai.usage.cache_creation.input_tokens`/`cache_read.input_tokens` (counted in its
-  input tokens) priced at their rates (`_cache`); the service tier that billed it,
+  input tokens) priced at their rates (`_cache`), and an OpenInference span's
+  `llm.token_count.prompt_details.cache_read`/`cache_write` (among the prompt, unless its
+  total or its counts say they were left out: then added) priced as its provider bills
+  them (`_openinference_cache`); the service tier that billed it,
   `openai.response.service_tier` (older `gen_ai.openai.response.service_tier`), else the
   tier the request asked for (`openai.request.service_tier`, older
   `gen_ai.openai.request.service_tier`) unless "auto" (whichever served it: as a span
@@ -143,7 +146,7 @@ from evaldsl.runs.spanplan import (
     output_plan,
 )
 from evaldsl.runs.spantree import REPEATED, WRAPPER, unrepeated, wrappers
-from evaldsl.runs.text import BadUsage, token_count
+from evaldsl.runs.text import BadUsage, count_text, token_count
 
 _LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 _NOT_LLM_OPERATIONS = frozenset(
@@ -745,6 +748,50 @@ def _cache(
     return {"write5m": written, "write1h": 0, "read": reads}
 
 
+#: An OpenInference span's prompt-cache counts, its total, and where it names its provider.
+_OI_CACHE_READ = "llm.token_count.prompt_details.cache_read"
+_OI_CACHE_WRITE = "llm.token_count.prompt_details.cache_write"
+_OI_TOTAL = "llm.token_count.total"
+_OI_PROVIDERS = ("llm.provider", "llm.system")
+
+
+def _openinference_cache(
+    a: dict[str, Any], usage: tuple[float, float] | None, model: Any
+) -> tuple[tuple[float, float] | None, dict[str, float] | None]:
+    """The usage and prompt-cache tokens of an OpenInference LLM span that counts them
+    (`llm.token_count.prompt_details.cache_read`, `cache_write`), for `cost`. By the
+    convention they are among `llm.token_count.prompt` (`prompt + completion == total`);
+    a span whose `llm.token_count.total` counts them beside the prompt, or, with no total,
+    whose counts are more than its prompt (which cannot hold them), left them out (an
+    instrumentation that wrote Anthropic's `input_tokens` as the prompt): they are added
+    to the input. A total that says the prompt holds more than it does is a `BadUsage`.
+    Anthropic's (`llm.provider` or `llm.system` `anthropic`, or a Claude model on any
+    provider) are priced at its multiples of the input price; anyone else's reads at the
+    model's cached-input price, and its writes as input."""
+    read = token_count(a.get(_OI_CACHE_READ), _OI_CACHE_READ)
+    write = token_count(a.get(_OI_CACHE_WRITE), _OI_CACHE_WRITE)
+    if usage is None or not (read or write):  # (no input to price them among)
+        return usage, None
+    given, out = usage
+    total = a.get(_OI_TOTAL)
+    if total is None:
+        apart = read + write > given
+    else:
+        apart = token_count(total, _OI_TOTAL) == given + out + read + write
+    if apart:
+        given += read + write
+    elif read + write > given:
+        raise BadUsage(
+            f"`llm.token_count.prompt_details` counts {count_text(read + write)} prompt-cache "
+            f"tokens, more than its `llm.token_count.prompt` ({count_text(given)}), which "
+            f"its `{_OI_TOTAL}` says counts them: its input tokens cannot be known"
+        )
+    provider = _first(a, _OI_PROVIDERS)
+    if provider == "anthropic" or (isinstance(model, str) and "claude" in model.lower()):
+        return (given, out), {"write5m": write, "write1h": 0, "read": read}
+    return (given, out), ({"cached": read} if read else None)
+
+
 class SpanKeys(msgspec.Struct, frozen=True, gc=False):
     """Which of the keys the readers look for a span has, worked out once per key set
     (`keys_of`): for each `_first` of the readers, the keys of its tuple the span has, in
@@ -773,6 +820,7 @@ class SpanKeys(msgspec.Struct, frozen=True, gc=False):
     providers: tuple[str, ...]
     tiers: tuple[str, ...]
     asked_tiers: tuple[str, ...]
+    oi_cache: bool  # OpenInference's `llm.token_count.prompt_details.cache_read`/`_write`
     output: Plan  # where its indexed output messages are (`spanplan`: one lookup a span)
     # the kinds of its spans by their kinds' values (`_kind`), as met
     kinds: dict[tuple[Any, ...], str]
@@ -825,6 +873,7 @@ def _plan_keys(keys: tuple[str, ...]) -> SpanKeys:
         present(_PROVIDERS),
         present(_TIERS),
         present(_ASKED_TIERS),
+        _OI_CACHE_READ in has or _OI_CACHE_WRITE in has,
         output_plan(keys),
         {},
     )
@@ -1552,6 +1601,9 @@ def _span_events(
         model = a[k[0]] if len(k := has.models) == 1 else _present(a, k)
         latency = (span.end - span.start) / 1e6 if clock and span.start and span.end else None
         usage = _usage(a, has)
+        cache = _cache(a, usage, has.providers) if has.providers else None
+        if has.oi_cache and cache is None:  # (most spans: neither, one test)
+            usage, cache = _openinference_cache(a, usage, model)
         if out is not None and out.text is None:
             _redacted(trace)
         trace.llm(
@@ -1562,8 +1614,7 @@ def _span_events(
             end=end,
             failed=span.failed,
             latency_ms=latency,
-            # (only a span that names its provider can be Anthropic's: no call for others)
-            cache=_cache(a, usage, has.providers) if has.providers else None,
+            cache=cache,
             # (most spans say no tier: two tests of empty tuples, no read)
             tier=_tier(a, has) if has.tiers or has.asked_tiers else None,
         )
