@@ -300,3 +300,33 @@ def test_the_tools_the_provider_ran_are_calls(tmp_path: Path) -> None:
     read = load_run(path).read
     assert read is not None
     assert read.skipped["`tool_use` parts listing an MCP server's tools"] == 1
+
+
+# --- why a model stopped ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reason", ["max_tokens", "model_length", "content_filter"])
+def test_a_model_call_s_stop_reason_that_leaves_its_answer_not_whole_is_read(
+    tmp_path: Path, reason: str
+) -> None:
+    """Inspect's `ChatCompletionChoice.stop_reason` (`StopReason`: `stop`, `max_tokens`,
+    `model_length`, `tool_calls`, `content_filter`, `unknown`) says when the answer is not
+    whole: noted, as the other formats note theirs; and an answer the content filter left
+    empty is unknown (an error verdict naming the filter), never "" that `not answer
+    contains "…"` passes."""
+    cut = model("Paris is the cap", (10, 4))
+    cut["output"]["choices"][0]["stop_reason"] = reason
+    path = written(tmp_path, log([cut]), "json")
+    checked = evaldsl.compile('answer == "Paris is the cap"; steps == 1').check(load_run(path))
+    assert checked.statuses == ["pass", "pass"]
+    notes = summarize(path)[0].notes
+    assert any(f"stop_reason `{reason}`" in n and "may be cut" in n for n in notes), notes
+    removed = model("", (10, 0))
+    removed["output"]["choices"][0]["stop_reason"] = reason
+    path = written(tmp_path, log([removed]), "json")
+    checked = evaldsl.compile('not answer contains "bomb"; tokens == 10').check(load_run(path))
+    if reason == "content_filter":
+        assert checked.statuses == ["error", "pass"]
+        assert "content filter removed it" in checked.verdicts[0].message
+    else:  # (a limit reached before any text: the model wrote none)
+        assert checked.statuses == ["pass", "pass"]

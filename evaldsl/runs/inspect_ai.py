@@ -14,7 +14,9 @@ From the sample's `events` transcript:
   no `tool` event; `_server_calls`); tokens from
   `output.usage.input_tokens`/`output_tokens`, and the prompt-cache tokens beside them
   (`usage_counts`); the service tier that billed it from the provider's body, `call.response`
-  (`prices.body_tier`); an `error` adds an `agent.error`;
+  (`prices.body_tier`); a first choice's `stop_reason` of `max_tokens`, `model_length` or
+  `content_filter` is noted (the answer may be cut), and an answer the content filter left
+  empty is unknown, not "" (`_stopped`); an `error` adds an `agent.error`;
 - a `tool` event executes a call (`function`, `arguments`, `id`): it gives the call a model
   event asked for its `result` (an `error` makes it an error result), or is a call of its
   own when no model event asked for it;
@@ -370,6 +372,30 @@ def _lost_in(value: Any, lost: set[str]) -> str | None:
     return None
 
 
+#: What each of Inspect's `stop_reason`s that leave an answer not whole says of it.
+_STOPS = {
+    "max_tokens": "stopped at its token limit",
+    "model_length": "stopped at the model's context length",
+    "content_filter": "was stopped by the content filter",
+}
+
+
+def _stopped(answer: str | None, reason: Any, trace: Trace) -> str | None:
+    """The answer of a model event whose first choice stopped for `reason` (its
+    `stop_reason`): one that leaves it not whole is noted, as the other formats note
+    theirs; and an answer the content filter (Inspect's word for a provider's filter or
+    refusal) left empty is unknown, not "" (`not answer contains "…"` would pass on what
+    it removed)."""
+    said = _STOPS.get(reason) if isinstance(reason, str) else None
+    if said is None:
+        return answer
+    trace.note(f"a model call {said} (stop_reason `{reason}`): its answer may be cut")
+    if reason == "content_filter" and answer == "":
+        trace.answers_why = "the content filter removed it (stop_reason `content_filter`)"
+        return None
+    return answer
+
+
 def _answer_of(message: Any, trace: Trace, lost: set[str]) -> str | None:
     """A message's answer text, or `None` (unknown) when its content is an attachment the
     sample lacks: never the `attachment://…` text."""
@@ -545,14 +571,15 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]) ->
         choices = output.get("choices")
         if choices is not None and not isinstance(choices, list):
             raise wrong(("output", "choices"), choices, "a list")
-        message = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
+        first = choices[0] if choices and isinstance(choices[0], dict) else {}
+        message = first.get("message")
         model = event.get("model") if isinstance(event.get("model"), str) else None
         end = event.get("completed") if isinstance(event.get("completed"), str) else at
         counts, cache = usage_counts(output.get("usage"))
         # the provider's own body (`call.response`) says the service tier that billed it
         call = event.get("call")
         trace.llm(
-            _answer_of(message, trace, lost),
+            _stopped(_answer_of(message, trace, lost), first.get("stop_reason"), trace),
             counts,
             model=model,
             start=at,
