@@ -330,3 +330,23 @@ def test_a_model_call_s_stop_reason_that_leaves_its_answer_not_whole_is_read(
         assert "content filter removed it" in checked.verdicts[0].message
     else:  # (a limit reached before any text: the model wrote none)
         assert checked.statuses == ["pass", "pass"]
+
+
+@pytest.mark.parametrize("how", ["error", "pending"])
+def test_a_model_call_with_no_reply_has_no_answer_not_an_empty_one(
+    tmp_path: Path, how: str
+) -> None:
+    """A model event whose call failed (`ModelEvent.error`) or had not returned when the
+    log was written (`pending`, as Inspect marks an event it has not completed) holds an
+    empty `ModelOutput` (no `choices`): its answer is unknown, an error verdict saying
+    why, never "" that `not answer contains "…"` passes. Its step and error still count."""
+    failed = {"event": "model", "timestamp": AT, "model": "openai/gpt-4o-mini"}
+    failed["output"] = {"model": "gpt-4o-mini", "choices": []}
+    failed |= {"error": "RateLimitError: 429"} if how == "error" else {"pending": True}
+    path = written(tmp_path, log([model("Paris.", (10, 2)), failed]), "json")
+    errors = int(how == "error")
+    said = f'not answer contains "x"; answer[1] == "Paris."; steps == 2; errors == {errors}'
+    checked = evaldsl.compile(said).check(load_run(path))
+    assert checked.statuses == ["error", "pass", "pass", "pass"]
+    said = "failed" if how == "error" else "had not returned"
+    assert said in checked.verdicts[0].message

@@ -16,7 +16,9 @@ From the sample's `events` transcript:
   (`usage_counts`); the service tier that billed it from the provider's body, `call.response`
   (`prices.body_tier`); a first choice's `stop_reason` of `max_tokens`, `model_length` or
   `content_filter` is noted (the answer may be cut), and an answer the content filter left
-  empty is unknown, not "" (`_stopped`); an `error` adds an `agent.error`;
+  empty is unknown, not "" (`_stopped`); an `error` adds an `agent.error`; an output
+  with no choice (a call that failed, or was still `pending` when the log was written)
+  has an unknown answer, not "" (`_no_reply`);
 - a `tool` event executes a call (`function`, `arguments`, `id`): it gives the call a model
   event asked for its `result` (an `error` makes it an error result), or is a call of its
   own when no model event asked for it;
@@ -372,6 +374,18 @@ def _lost_in(value: Any, lost: set[str]) -> str | None:
     return None
 
 
+def _no_reply(event: dict[str, Any], trace: Trace) -> None:
+    """Say why the answer of a model event whose output holds no choice is unknown, never
+    "" (a failed call's `output` is an empty `ModelOutput`, as is one still `pending`
+    when the log was written): `Unrecorded.answers_why`."""
+    if event.get("error") is not None:
+        trace.answers_why = "the model call failed (its event's `error`)"
+    elif event.get("pending"):
+        trace.answers_why = "the model call had not returned when the log was written (`pending`)"
+    else:
+        trace.answers_why = "the model event's `output` holds no choice"
+
+
 #: What each of Inspect's `stop_reason`s that leave an answer not whole says of it.
 _STOPS = {
     "max_tokens": "stopped at its token limit",
@@ -578,8 +592,13 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]) ->
         counts, cache = usage_counts(output.get("usage"))
         # the provider's own body (`call.response`) says the service tier that billed it
         call = event.get("call")
+        answer: str | None = None
+        if message is None:  # (no reply: the call failed, or had not returned)
+            _no_reply(event, trace)
+        else:
+            answer = _stopped(_answer_of(message, trace, lost), first.get("stop_reason"), trace)
         trace.llm(
-            _stopped(_answer_of(message, trace, lost), first.get("stop_reason"), trace),
+            answer,
             counts,
             model=model,
             start=at,
