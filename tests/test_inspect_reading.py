@@ -350,3 +350,21 @@ def test_a_model_call_with_no_reply_has_no_answer_not_an_empty_one(
     assert checked.statuses == ["error", "pass", "pass", "pass"]
     said = "failed" if how == "error" else "had not returned"
     assert said in checked.verdicts[0].message
+
+
+def test_a_tool_still_running_has_no_result_not_an_empty_one(tmp_path: Path) -> None:
+    """A `tool` event Inspect had not completed when the log was written (`pending:
+    true`; a sample stopped while its tool ran) holds `ToolEvent`'s default `result`,
+    "": the call ran, its result is unknown (an error verdict), never ""."""
+    call = {"id": "c1", "function": "bash", "arguments": {"cmd": "sleep 600"}, "type": "function"}
+    asks = model("", (10, 2))
+    asks["output"]["choices"][0]["message"]["tool_calls"] = [call]
+    running = {"event": "tool", "timestamp": AT, "type": "function", "id": "c1"}
+    running |= {"function": "bash", "arguments": call["arguments"], "result": "", "pending": True}
+    path = written(tmp_path, log([asks, running]), "json")
+    said = 'tool bash called once; not tool bash result contains "error"; tool bash result == ""'
+    checked = evaldsl.compile(said).check(load_run(path))
+    assert checked.statuses == ["pass", "error", "error"]
+    running["pending"] = None  # (as Inspect writes a completed one)
+    path = written(tmp_path, log([asks, running]), "json")
+    assert evaldsl.compile(said).check(load_run(path)).statuses == ["pass", "pass", "pass"]

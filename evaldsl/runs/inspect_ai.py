@@ -20,8 +20,9 @@ From the sample's `events` transcript:
   with no choice (a call that failed, or was still `pending` when the log was written)
   has an unknown answer, not "" (`_no_reply`);
 - a `tool` event executes a call (`function`, `arguments`, `id`): it gives the call a model
-  event asked for its `result` (an `error` makes it an error result), or is a call of its
-  own when no model event asked for it;
+  event asked for its `result` (an `error` makes it an error result; one still `pending`
+  when the log was written has none: unknown), or is a call of its own when no model
+  event asked for it;
 - an `error` event is an `agent.error`; other events (`span_begin`, `state`, `score`,
   `sample_init`, `info`, `logger`, …) are skipped and counted;
 - the events of a scorer (those in a span of type `scorer`, from its `span_begin` to its
@@ -627,7 +628,9 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]) ->
         end = event.get("completed") if isinstance(event.get("completed"), str) else at
         if isinstance(error, dict):
             trace.result(cid, error.get("message", error), is_error=True, at=end)
-        elif _lost_in(event.get("result"), lost) is not None:
+        elif event.get("pending") or _lost_in(event.get("result"), lost) is not None:
+            # (a tool still running when the log was written has Inspect's default
+            # result, "": its result is unknown, never "")
             trace.unread_result(cid)
         else:
             trace.result(cid, event.get("result"), at=end)
