@@ -341,10 +341,18 @@ def _openinference_llm(tmp_path: Path, model: str, provider: str, **counts: int)
         "llm.output_messages.0.message.content": "Hi.",
     }
     attrs |= {"llm.token_count." + k.replace("__", "."): n for k, n in counts.items()}
-    listed = [
-        {"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}}
-        for k, v in attrs.items()
-    ]
+    return _one_span(tmp_path, attrs)
+
+
+def _one_span(tmp_path: Path, attrs: dict[str, Any]) -> Path:
+    """An OTLP file of one span of `attrs` (texts, numbers, lists of texts)."""
+
+    def value(v: Any) -> dict[str, Any]:
+        if isinstance(v, list):
+            return {"arrayValue": {"values": [value(x) for x in v]}}
+        return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}
+
+    listed = [{"key": k, "value": value(v)} for k, v in attrs.items()]
     span = {
         "traceId": "5b8aa5a2d2c872e8321cf37308d69df2",
         "spanId": "a1",
@@ -440,3 +448,37 @@ def test_openinference_prompt_cache_tokens_are_priced_as_the_provider_bills_them
     )
     with pytest.raises(RunError, match=r"1733 prompt-cache tokens, more than"):
         load_run(path)
+
+
+@pytest.mark.parametrize("reason", ["content_filter", "SAFETY", "stop"])
+@pytest.mark.parametrize("where", ["attribute", "message"])
+def test_an_answer_a_content_filter_removed_is_unknown_not_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reason: str, where: str
+) -> None:
+    """A GenAI LLM span whose first finish reason is a content filter's (the semconv's
+    `content_filter`, Gemini's `SAFETY`; in `gen_ai.response.finish_reasons`, or the
+    output message's own `finish_reason`) and whose output has no text: the filter
+    removed the answer, which is unknown (an error verdict naming the filter), as the
+    `openai` format reads such a response, never "" that `not answer contains "…"`
+    passes. A call that stopped with nothing to say has the answer ""."""
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o",
+        "gen_ai.usage.input_tokens": 100,
+        "gen_ai.usage.output_tokens": 0,
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [], "finish_reason": reason}]
+        ),
+    }
+    if where == "attribute":
+        attrs["gen_ai.response.finish_reasons"] = [reason]
+    run = _both_readings(_one_span(tmp_path, attrs), monkeypatch)
+    checked = evaldsl.compile('not answer contains "bomb"; tokens == 100').check(run)
+    if reason == "stop":
+        assert checked.statuses == ["pass", "pass"]
+        return
+    assert checked.statuses == ["error", "pass"]
+    assert f"a content filter removed it (finish reason `{reason}`)" in checked.verdicts[0].message
+    said = "gen_ai.response.finish_reasons" if where == "attribute" else "`finish_reason`"
+    assert any(said in n and "content filter" in n for n in run.read.notes), run.read.notes

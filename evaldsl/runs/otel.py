@@ -66,8 +66,10 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   nor text, or an OpenLLMetry `gen_ai.completion` list of anything but objects, are an
   error); a span with none of them recorded no content (its instrumentation captures it
   only when asked), and its answer is unknown, as the run's `Unrecorded` says. A first
-  `gen_ai.response.finish_reasons` that leaves the answer not whole (`length`,
-  `content_filter`, a provider's own word) is noted (`_finish_note`). Tool
+  `gen_ai.response.finish_reasons` (else the first output message's `finish_reason`)
+  that leaves the answer not whole (`length`, `content_filter`, a provider's own word) is
+  noted (`_finish_note`), and an output a content filter left no text in has an unknown
+  answer, not "" (`_unfiltered`). Tool
   results that the next call's input messages carry (the older convention's
   `gen_ai.tool.message` events of the span: `id`, `content`, as Koog writes them;
   `gen_ai.input.messages`, on the span
@@ -952,6 +954,7 @@ class _Output(msgspec.Struct, frozen=True):
     # reading a file.)
     results: Sequence[tuple[str | None, Any]] = ()
     unread: Mapping[str, int] = _NOTHING_UNREAD
+    finish: str | None = None  # the first GenAI output message's `finish_reason`
 
 
 def _genai_messages(value: Any, field: str) -> _Output | None:
@@ -978,12 +981,15 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
     calls: list[tuple[str, Any, str | None]] = []
     results: list[tuple[str | None, Any]] = []
     unread: dict[str, int] = {}
+    finish = None
     for message in messages:
         if isinstance(message, str):
             text.append(message)
             continue
         if not isinstance(message, dict):
             raise BadValue(f"an output message is {shown(message)}, not text or an object")
+        if finish is None and type(message.get("finish_reason")) is str:
+            finish = message["finish_reason"]  # (the choice's: the semconv's OutputMessage)
         if isinstance(message.get("message"), dict):  # a choice: {index, message, …}
             message = message["message"]
         parts = message.get("parts")
@@ -1005,7 +1011,7 @@ def _genai_messages(value: Any, field: str) -> _Output | None:
                 name = tool_name(function.get("name", MISSING), "name", "a message's tool call")
                 call_id = link_id(call.get("id"), "id", "a message's tool call")
                 calls.append((name, function.get("arguments"), call_id))
-    return _Output("\n".join(text), calls, others, results, unread)
+    return _Output("\n".join(text), calls, others, results, unread, finish)
 
 
 #: Where each kind of GenAI tool-call part holds its arguments (a request) or its output
@@ -1495,10 +1501,13 @@ def _note_unrecorded(trace: Trace) -> None:
             if n == left.responses == 1
             else f"{n} of {left.responses} LLM spans record"
         )
-        trace.note(
-            f"{lead} no output messages (no message content): their answers are unknown, "
-            "and `answer` on them is an error"
-        )
+        if left.answers_why:  # (a content filter removed an answer: `_unfiltered`)
+            trace.note(f"{lead} no answer: {left.answers_why}; `answer` on it is an error")
+        else:
+            trace.note(
+                f"{lead} no output messages (no message content): their answers are "
+                "unknown, and `answer` on them is an error"
+            )
     if left.arguments:
         n = sum(map(len, left.arguments.values()))
         trace.note(
@@ -1540,14 +1549,31 @@ _NOT_WHOLE = {
 }
 
 
-def _finish_note(reasons: Any, trace: Trace) -> None:
+#: The finish reasons of a content filter (the semconv's, Gemini's) among `_NOT_WHOLE`.
+_FILTERS = frozenset({"content_filter", "SAFETY"})
+
+
+def _unfiltered(reasons: Any, trace: Trace) -> str | None:
+    """The answer of an LLM span whose output has no text, by its first finish reason:
+    "", unless a content filter stopped it, which removed the answer: unknown (`None`),
+    never "" (`not answer contains "…"` would pass on what it removed), as the `openai`
+    format reads such a response."""
+    first = reasons[0] if isinstance(reasons, list) and reasons else reasons
+    if not isinstance(first, str) or first not in _FILTERS:
+        return ""
+    trace.answers_why = f"a content filter removed it (finish reason `{first}`)"
+    return None
+
+
+def _finish_note(reasons: Any, trace: Trace, where: str = FINISH_REASONS) -> None:
     """Note an LLM span whose first choice (the answer: `_genai_messages`) has a finish
     reason that leaves it not whole, as the OpenAI and Anthropic readers note theirs:
-    `gen_ai.response.finish_reasons` is one reason a choice (a lone text: one choice)."""
+    `gen_ai.response.finish_reasons` is one reason a choice (a lone text: one choice);
+    `where`: the field that says it."""
     first = reasons[0] if isinstance(reasons, list) and reasons else reasons
     said = _NOT_WHOLE.get(first) if isinstance(first, str) else None
     if said is not None:
-        trace.note(f"a model call {said} ({FINISH_REASONS} `{first}`): its answer may be cut")
+        trace.note(f"a model call {said} ({where} `{first}`): its answer may be cut")
 
 
 def _count(n: int, what: str) -> str:
@@ -1604,10 +1630,13 @@ def _span_events(
         cache = _cache(a, usage, has.providers) if has.providers else None
         if has.oi_cache and cache is None:  # (most spans: neither, one test)
             usage, cache = _openinference_cache(a, usage, model)
-        if out is not None and out.text is None:
+        text = out.text if out is not None else None
+        if out is not None and text is None:
             _redacted(trace)
+        elif out is not None and text == "" and (has.finish or out.finish is not None):
+            text = _unfiltered(a[FINISH_REASONS] if has.finish else out.finish, trace)
         trace.llm(
-            out.text if out is not None else None,
+            text,
             usage,
             model=model if isinstance(model, str) else None,
             start=start,
@@ -1628,6 +1657,8 @@ def _span_events(
                 _output_rest(out, trace, end)
         if has.finish:  # (most spans write none: no call to note nothing)
             _finish_note(a[FINISH_REASONS], trace)
+        elif out is not None and out.finish is not None:
+            _finish_note(out.finish, trace, "its output message's `finish_reason`")
     else:
         trace.skip(kind)
     if span.failed:
