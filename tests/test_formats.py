@@ -1605,3 +1605,41 @@ def test_a_first_line_in_the_first_block_is_read_once(
     path.write_bytes(bom + header + b'{"type":"user.message","content":"hi"}\n')
     monkeypatch.setattr(detect, "first_line", lambda f, p: pytest.fail("read by lines"))
     assert detect.read_first_line(str(path)) == (header, 1)
+
+
+@pytest.mark.parametrize("shape", ["wrap_openai", "generation_info", "response_metadata"])
+def test_a_langsmith_answer_the_content_filter_removed_is_unknown(
+    tmp_path: Path, shape: str
+) -> None:
+    """An OpenAI reply the content filter stopped with nothing left (`finish_reason:
+    "content_filter"`, `content: null`), as `wrap_openai` logs the body or LangChain's
+    ChatOpenAI records it (the generation's `generation_info`, its message's
+    `response_metadata`): its answer is unknown (an error verdict naming the filter), as
+    the `openai` format reads the body, never "" that `not answer contains` passes."""
+    usage = {"prompt_tokens": 10, "completion_tokens": 0, "total_tokens": 10}
+    if shape == "wrap_openai":
+        choice = {"index": 0, "message": {"role": "assistant", "content": None}}
+        outputs: dict[str, Any] = {
+            "object": "chat.completion",
+            "model": "gpt-4o-2024-08-06",
+            "choices": [choice | {"finish_reason": "content_filter"}],
+            "usage": usage,
+        }
+    else:
+        said = _lc("AIMessage", content="", type="ai", tool_calls=[])
+        generation: dict[str, Any] = {"text": "", "type": "ChatGeneration", "message": said}
+        if shape == "generation_info":
+            generation["generation_info"] = {"finish_reason": "content_filter"}
+        else:
+            said["kwargs"]["response_metadata"] = {"finish_reason": "content_filter"}
+        outputs = {"generations": [[generation]], "llm_output": {"token_usage": usage}}
+    run = ls_run("l", "llm", "ChatOpenAI", outputs=outputs)
+    path = write(tmp_path, "runs.json", json.dumps([run]))
+    checked = evaldsl.compile('not answer contains "bomb"; tokens == 10; steps == 1').check(
+        load_run(path)
+    )
+    assert checked.statuses == ["error", "pass", "pass"]
+    assert "content filter removed it" in checked.verdicts[0].message
+    # a reply that stopped as usual with no text has the answer ""
+    text = json.dumps([run]).replace('"content_filter"', '"stop"')
+    assert check(write(tmp_path, "runs.json", text), 'answer == ""') == ["pass"]

@@ -44,6 +44,10 @@ else as they appear (a tree depth first).
   billed it, an OpenAI body's `service_tier` or an Anthropic one's `usage.service_tier`
   (`prices.body_tier`), else a LangChain generation's message's `response_metadata`
   read so (`ChatOpenAI`'s `service_tier`, `ChatAnthropic`'s `usage.service_tier`);
+- an OpenAI reply the content filter stopped (`finish_reason: "content_filter"`: a
+  body's first choice's, or LangChain's generation's `generation_info` or message's
+  `response_metadata`) is noted, and its answer, when the filter left no text, unknown
+  (`openai.filtered`), never "";
 - an `llm` run whose `outputs` are in none of these shapes is skipped and counted, with a
   note that its step, tokens and answer are not counted (never an empty answer); one with
   no `outputs` and an `error` is an error, not a step; one with neither (still running,
@@ -77,7 +81,7 @@ from typing import Any
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.anthropic import answer_text, read_usage, tool_result
 from evaldsl.runs.model import MISSING, describe
-from evaldsl.runs.openai import arguments_of
+from evaldsl.runs.openai import arguments_of, filtered
 from evaldsl.runs.prices import body_tier
 from evaldsl.runs.providers import (
     Items,
@@ -244,6 +248,8 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
             else:
                 trace.saw("llm run")
                 text, calls, results, usage, body_model = read
+                # (an answer the content filter removed whole is unknown, never "")
+                answer = filtered(text, _finish_reason(outputs), trace)
                 body_usage, cache = _anthropic_usage(outputs)
                 if cache is not None:
                     usage = body_usage  # (the input counting the prompt-cache tokens)
@@ -277,7 +283,7 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 tier = body_tier(outputs)
                 if tier is None:
                     tier = body_tier(_generation_metadata(outputs))
-                trace.llm(text, tokens, model=model, start=start, end=end, cache=cache, tier=tier)
+                trace.llm(answer, tokens, model=model, start=start, end=end, cache=cache, tier=tier)
                 for tool, args, cid in calls:
                     args = arguments_of(args, f"{tool} ({cid})" if cid else tool, trace)
                     asked.add(trace.call(tool, args, cid, end))
@@ -362,6 +368,29 @@ def _llm_output(
         if isinstance(inner, dict):
             return _llm_output(inner)
     return None
+
+
+def _finish_reason(outputs: Any) -> Any:
+    """Why the model stopped, as an OpenAI-shaped output says it: a Chat Completions
+    body's first choice's `finish_reason`, or LangChain's first generation's
+    (`generation_info`, else its message's `response_metadata`); None for another."""
+    if not isinstance(outputs, dict):
+        return None
+    choices = outputs.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("finish_reason")
+    generations = outputs.get("generations")
+    first = generations[0] if isinstance(generations, list) and generations else None
+    if isinstance(first, list):
+        first = first[0] if first else None
+    if not isinstance(first, dict):
+        return None
+    info = first.get("generation_info")
+    if isinstance(info, dict) and info.get("finish_reason") is not None:
+        return info["finish_reason"]
+    message = _message(first.get("message"))
+    meta = message.get("response_metadata") if message is not None else None
+    return meta.get("finish_reason") if isinstance(meta, dict) else None
 
 
 def _anthropic_usage(
