@@ -1643,3 +1643,32 @@ def test_a_langsmith_answer_the_content_filter_removed_is_unknown(
     # a reply that stopped as usual with no text has the answer ""
     text = json.dumps([run]).replace('"content_filter"', '"stop"')
     assert check(write(tmp_path, "runs.json", text), 'answer == ""') == ["pass"]
+
+
+def test_a_langsmith_tool_message_s_content_blocks_are_its_text(tmp_path: Path) -> None:
+    """A LangChain tool may return content blocks (`BaseTool._format_output` keeps a list
+    of `text`/`image_url`/`image`/`json` blocks as the ToolMessage's `content`, as MCP
+    tools' results come): the result is the text of its text blocks, as the `openai`
+    format reads a tool message's content list, not the list (whose `result contains`
+    failed, and `not result contains` passed, on the text it holds)."""
+    said = _lc(
+        "AIMessage",
+        content="",
+        type="ai",
+        tool_calls=[{"name": "weather", "args": {"city": "Oslo"}, "id": "call_1"}],
+    )
+    blocks = [{"type": "text", "text": "12 C"}, {"type": "image_url", "image_url": {"url": "u"}}]
+    blocks.append({"type": "text", "text": "rain"})
+    answer = _lc("ToolMessage", content=blocks, type="tool", tool_call_id="call_1")
+    generation = {"text": "", "type": "ChatGeneration", "message": said}
+    runs = [
+        ls_run("l", "llm", "ChatOpenAI", outputs={"generations": [[generation]]}),
+        ls_run("t", "tool", "weather", inputs={"city": "Oslo"}, outputs={"output": answer}),
+    ]
+    path = write(tmp_path, "runs.json", json.dumps(runs))
+    text = 'tool weather result == "12 C\\nrain"; not tool weather result contains "snow"'
+    assert check(path, text) == ["pass", "pass"]
+    # blocks with no text (a `json` block's data) are kept as they are, never ""
+    answer["kwargs"]["content"] = [{"type": "json", "json": {"temp": 12}}]
+    path = write(tmp_path, "runs.json", json.dumps(runs))
+    assert check(path, "tool weather result $[0].json.temp == 12") == ["pass"]

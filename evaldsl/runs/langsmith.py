@@ -55,7 +55,8 @@ else as they appear (a tree depth first).
 - `tool` run: a tool call of `name` with `inputs` as its arguments (a lone
   `{"input": "<JSON text of an object>"}`, as LangChain logs a tool's input string, is
   that object; other text stays `{"input": text}`), and `outputs` as its result
-  (`{"output": x}` is `x`; a serialised LangChain `ToolMessage` is its `content`, an
+  (`{"output": x}` is `x`; a serialised LangChain `ToolMessage` is its `content`, the
+  text of its text blocks when it is a list of content blocks with some, an
   error result when its `status` is `"error"`: a tool error LangChain handled). When
   an LLM run asked for the call (by the ToolMessage's `tool_call_id`, else the oldest
   unanswered call of that name), the tool run gives that call its result instead of
@@ -624,6 +625,11 @@ def _model(extra: Any) -> str | None:
 # --- tool runs ---------------------------------------------------------------------------
 
 
+def _is_text(part: Any) -> bool:
+    """Whether a content block is text (`text_of_parts` reads): a string or a text block."""
+    return isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text")
+
+
 def _tool_args(inputs: Any) -> Any:
     if isinstance(inputs, dict) and list(inputs) == ["input"] and isinstance(inputs["input"], str):
         parsed = parse_json_text(inputs["input"])
@@ -635,12 +641,18 @@ def _tool_output(outputs: Any) -> tuple[Any, str | None, bool]:
     """A tool run's result, the `tool_call_id` it answers, when it records one, and whether
     the result is an error: a `ToolMessage` of `status: "error"`, which LangChain returns
     for a tool error it handled (`handle_tool_error`, `handle_validation_error`) in a run
-    that records no `error`."""
+    that records no `error`. A `ToolMessage`'s `content` is its text, or a list of content
+    blocks (LangChain stringifies any other value), read as the text of its text blocks
+    as the `openai` and `anthropic` formats read a tool message's (a list with none, of
+    `json` or `image` blocks only, is kept as it is)."""
     value = outputs
     if isinstance(outputs, dict) and list(outputs) == ["output"]:
         value = outputs["output"]
     message = _message(value)
     if message is not None and ("tool_call_id" in message or message.get("type") == "tool"):
         cid = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
-        return message.get("content"), cid, message.get("status") == "error"
+        content = message.get("content")
+        if isinstance(content, list) and any(_is_text(part) for part in content):
+            content = text_of_parts(content)
+        return content, cid, message.get("status") == "error"
     return value, None, False
