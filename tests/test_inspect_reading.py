@@ -368,3 +368,22 @@ def test_a_tool_still_running_has_no_result_not_an_empty_one(tmp_path: Path) -> 
     running["pending"] = None  # (as Inspect writes a completed one)
     path = written(tmp_path, log([asks, running]), "json")
     assert evaldsl.compile(said).check(load_run(path)).statuses == ["pass", "pass", "pass"]
+
+
+def test_a_tool_result_of_content_is_its_text(tmp_path: Path) -> None:
+    """Inspect's `ToolResult` may be content (`ContentText`, `ContentImage`, …, or a list
+    of them, as a tool that returns text and a screenshot gives it): the result is the
+    text of its text parts, as the sample's `tool` messages are read, not the list
+    (whose `result contains` failed, and `not result contains` passed, on its text)."""
+    call = {"id": "c1", "function": "bash", "arguments": {"cmd": "ls"}, "type": "function"}
+    asks = model("", (10, 2))
+    asks["output"]["choices"][0]["message"]["tool_calls"] = [call]
+    shot = {"type": "image", "image": "data:image/png;base64,iVBO"}
+    ran = {"event": "tool", "timestamp": AT, "type": "function", "id": "c1", "function": "bash"}
+    ran |= {"arguments": call["arguments"], "result": [{"type": "text", "text": "a.txt"}, shot]}
+    path = written(tmp_path, log([asks, ran]), "json")
+    said = 'tool bash result == "a.txt"; not tool bash result contains "b.txt"'
+    assert evaldsl.compile(said).check(load_run(path)).statuses == ["pass", "pass"]
+    ran["result"] = {"type": "text", "text": "a.txt"}  # (one `ContentText`)
+    path = written(tmp_path, log([asks, ran]), "json")
+    assert evaldsl.compile(said).check(load_run(path)).statuses == ["pass", "pass"]

@@ -20,9 +20,9 @@ From the sample's `events` transcript:
   with no choice (a call that failed, or was still `pending` when the log was written)
   has an unknown answer, not "" (`_no_reply`);
 - a `tool` event executes a call (`function`, `arguments`, `id`): it gives the call a model
-  event asked for its `result` (an `error` makes it an error result; one still `pending`
-  when the log was written has none: unknown), or is a call of its own when no model
-  event asked for it;
+  event asked for its `result` (content, `ContentText` parts: their text; an `error`
+  makes it an error result; one still `pending` when the log was written has none:
+  unknown), or is a call of its own when no model event asked for it;
 - an `error` event is an `agent.error`; other events (`span_begin`, `state`, `score`,
   `sample_init`, `info`, `logger`, …) are skipped and counted;
 - the events of a scorer (those in a span of type `scorer`, from its `span_begin` to its
@@ -59,6 +59,7 @@ from evaldsl.runs.providers import (
     Items,
     Trace,
     an_object,
+    blocks_text,
     kind_value,
     link_id,
     parse_json_text,
@@ -632,8 +633,8 @@ def _event(event: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]) ->
             # (a tool still running when the log was written has Inspect's default
             # result, "": its result is unknown, never "")
             trace.unread_result(cid)
-        else:
-            trace.result(cid, event.get("result"), at=end)
+        else:  # (a `ToolResult` of content, `ContentText`s, is its text)
+            trace.result(cid, blocks_text(event.get("result")), at=end)
     elif kind == "sample_limit":
         trace.saw("sample_limit event")
         trace.note(_limit_note(event))

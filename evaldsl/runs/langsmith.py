@@ -88,6 +88,7 @@ from evaldsl.runs.providers import (
     Items,
     Trace,
     an_object,
+    blocks_text,
     link_id,
     parse_json_text,
     text_of_parts,
@@ -625,11 +626,6 @@ def _model(extra: Any) -> str | None:
 # --- tool runs ---------------------------------------------------------------------------
 
 
-def _is_text(part: Any) -> bool:
-    """Whether a content block is text (`text_of_parts` reads): a string or a text block."""
-    return isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text")
-
-
 def _tool_args(inputs: Any) -> Any:
     if isinstance(inputs, dict) and list(inputs) == ["input"] and isinstance(inputs["input"], str):
         parsed = parse_json_text(inputs["input"])
@@ -651,8 +647,5 @@ def _tool_output(outputs: Any) -> tuple[Any, str | None, bool]:
     message = _message(value)
     if message is not None and ("tool_call_id" in message or message.get("type") == "tool"):
         cid = link_id(message.get("tool_call_id"), "tool_call_id", "a tool message")
-        content = message.get("content")
-        if isinstance(content, list) and any(_is_text(part) for part in content):
-            content = text_of_parts(content)
-        return content, cid, message.get("status") == "error"
+        return blocks_text(message.get("content")), cid, message.get("status") == "error"
     return value, None, False

@@ -688,6 +688,25 @@ def text_of_parts(parts: Any, text_types: tuple[str, ...] = ("text",)) -> str:
     return "\n".join(out)
 
 
+def blocks_text(value: Any) -> Any:
+    """A tool's result as content blocks (a list with text blocks, or one text block) as
+    their text (`text_of_parts`), as a tool message's content is read; any other value
+    (a list with no text block: `json` or image blocks only) as it is, never "".
+
+    >>> blocks_text([{"type": "text", "text": "a"}, {"type": "image"}]), blocks_text([1])
+    ('a', [1])
+    """
+    if isinstance(value, list) and any(_is_text_block(part) for part in value):
+        return text_of_parts(value)
+    if isinstance(value, dict) and value.get("type") == "text" and "text" in value:
+        return text_of_parts([value])
+    return value
+
+
+def _is_text_block(part: Any) -> bool:
+    return isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text")
+
+
 def usage_of(usage: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[float, float] | None:
     """(input, output) tokens of a usage object under the first spelling it uses, or `None`
     when there is none (absent, null or `{}`); a count that is negative or not a number is a
