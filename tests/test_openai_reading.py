@@ -734,3 +734,33 @@ def test_a_responses_request_item_that_cannot_be_read_is_an_error_naming_it(
     referenced = {"model": "gpt-4.1", "input": [*INPUT[:2], reference, INPUT[5]]}
     summary = summarize(write(tmp_path, "ref.json", json.dumps(referenced)))[0]
     assert summary.skipped == {"item references (items of an earlier response, not in the file)": 1}
+
+
+# --- call outputs given as content ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["function_call", "custom_tool_call"])
+def test_a_call_output_given_as_content_is_its_text(tmp_path: Path, kind: str) -> None:
+    """The Responses API takes a call's `output` as text or as content parts
+    (`input_text`, `input_image`, `input_file`: openai-python 2.0's
+    `ResponseFunctionToolCallOutputItem`), as a tool that returns text and a screenshot
+    sends it: the result is the text of its `input_text` parts, not the list (whose
+    `result contains` failed, and `not result contains` passed, on its text)."""
+    call = {"type": kind, "id": "fc_1", "call_id": "call_1", "name": "bash", "status": "completed"}
+    call |= {"arguments": '{"cmd": "ls"}'} if kind == "function_call" else {"input": "ls"}
+    shot = {"type": "input_image", "image_url": "data:image/png;base64,iVBO"}
+    output = [{"type": "input_text", "text": "a.txt"}, shot]
+    request = {
+        "model": "gpt-4.1",
+        "input": [
+            {"role": "user", "content": "ls"},
+            call,
+            {"type": f"{kind}_output", "call_id": "call_1", "output": output},
+        ],
+    }
+    path = write(tmp_path, "request.json", json.dumps(request))
+    said = 'tool bash result == "a.txt"; not tool bash result contains "b.txt"'
+    assert statuses(path, said) == ["pass", "pass"]
+    request["input"][2]["output"] = [shot]  # (no text: the parts as they are, never "")
+    path = write(tmp_path, "request.json", json.dumps(request))
+    assert statuses(path, 'tool bash result $[0].type == "input_image"') == ["pass"]

@@ -40,9 +40,11 @@ what:
 - a Responses API body (`object: "response"`, `output[]`): one step; `message` items'
   `output_text` parts make the answer (`refusal` parts, when there is none); `function_call`
   (JSON-text `arguments`, `call_id`) and `custom_tool_call` are tool calls,
-  `function_call_output` a result; built-in tools (`web_search_call`, `file_search_call`,
-  `code_interpreter_call`, `computer_call`, `image_generation_call`, `local_shell_call`,
-  GPT-5.1's `shell_call` and `apply_patch_call`) are
+  `function_call_output` a result (an `output` of content parts, `input_text` with
+  `input_image`/`input_file`: the text of its `input_text` parts); built-in tools
+  (`web_search_call`, `file_search_call`, `code_interpreter_call`, `computer_call`,
+  `image_generation_call`, `local_shell_call`, GPT-5.1's `shell_call` and
+  `apply_patch_call`) are
   calls of the tool named by the type without `_call` (`web_search`, `shell`) with the
   item's `action`/`queries`/`code`/`operation` as arguments (those the application runs
   are answered by their `…_call_output` item, by `call_id`, as a function call is)
@@ -94,6 +96,7 @@ from evaldsl.runs.providers import (
     Items,
     Trace,
     an_object,
+    blocks_text,
     is_json_text,
     kind_value,
     link_id,
@@ -207,6 +210,9 @@ _OUTPUT_ITEMS = frozenset(
         *(f"{kind}_output" for kind, (_, where) in _BUILTIN_CALLS.items() if where is None),
     }
 )
+#: The text parts of a call's output given as content (`input_text`; with `input_image`
+#: and `input_file` parts, as the API takes a tool's output since openai-python 2.0).
+_OUTPUT_TEXT = ("input_text",)
 _INPUT_ROLES = frozenset({"user", "assistant", "system", "developer"})
 
 
@@ -783,7 +789,7 @@ def _input_result(item: dict[str, Any], trace: Trace, echoed: set[str]) -> None:
     if trace.echoes_result(call_id, echoed, "call outputs echoing a result read before"):
         return
     if call_id is not None and trace.has_call(call_id):
-        trace.result(call_id, item.get("output"))
+        trace.result(call_id, blocks_text(item.get("output"), _OUTPUT_TEXT))
     else:
         trace.skip(f"{item['type']} items whose call_id names no call")
 
@@ -1057,7 +1063,8 @@ def _response(
             calls.append((name, args, cid, None, False))
         elif kind in _OUTPUT_ITEMS:
             cid = link_id(item.get("call_id"), "call_id", f"a `{kind}` item")
-            calls.append(("", None, cid, (item.get("output"), False), True))
+            output = blocks_text(item.get("output"), _OUTPUT_TEXT)
+            calls.append(("", None, cid, (output, False), True))
         elif kind == "mcp_call":  # (it carries its own output or error)
             args = parse_json_text(item.get("arguments"))
             name = tool_name(item.get("name", MISSING), "name", "an `mcp_call` item")

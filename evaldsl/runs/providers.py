@@ -688,23 +688,23 @@ def text_of_parts(parts: Any, text_types: tuple[str, ...] = ("text",)) -> str:
     return "\n".join(out)
 
 
-def blocks_text(value: Any) -> Any:
-    """A tool's result as content blocks (a list with text blocks, or one text block) as
-    their text (`text_of_parts`), as a tool message's content is read; any other value
-    (a list with no text block: `json` or image blocks only) as it is, never "".
+def blocks_text(value: Any, text_types: tuple[str, ...] = ("text",)) -> Any:
+    """A tool's result as content blocks (a list with text blocks, whose `type` is among
+    `text_types`, or one text block) as their text (`text_of_parts`), as a tool message's
+    content is read; any other value (a list with no text block: `json` or image blocks
+    only) as it is, never "".
 
     >>> blocks_text([{"type": "text", "text": "a"}, {"type": "image"}]), blocks_text([1])
     ('a', [1])
     """
-    if isinstance(value, list) and any(_is_text_block(part) for part in value):
-        return text_of_parts(value)
-    if isinstance(value, dict) and value.get("type") == "text" and "text" in value:
-        return text_of_parts([value])
+    if isinstance(value, list) and any(
+        isinstance(part, str) or (isinstance(part, dict) and part.get("type") in text_types)
+        for part in value
+    ):
+        return text_of_parts(value, text_types)
+    if isinstance(value, dict) and value.get("type") in text_types and "text" in value:
+        return text_of_parts([value], text_types)
     return value
-
-
-def _is_text_block(part: Any) -> bool:
-    return isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text")
 
 
 def usage_of(usage: Any, pairs: tuple[tuple[str, str], ...]) -> tuple[float, float] | None:
