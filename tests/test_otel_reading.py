@@ -482,3 +482,30 @@ def test_an_answer_a_content_filter_removed_is_unknown_not_empty(
     assert f"a content filter removed it (finish reason `{reason}`)" in checked.verdicts[0].message
     said = "gen_ai.response.finish_reasons" if where == "attribute" else "`finish_reason`"
     assert any(said in n and "content filter" in n for n in run.read.notes), run.read.notes
+
+
+def test_the_ai_sdks_content_filter_finish_reason_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Vercel AI SDK spells a content filter's finish reason `content-filter` (its
+    `LanguageModelV2FinishReason`), in `ai.response.finishReason` and the
+    `gen_ai.response.finish_reasons` it writes beside it: noted, and an answer it left
+    no text of is unknown, as the semconv's `content_filter` is read."""
+    sample = ROOT / "tests" / "data" / "formats" / "ai-sdk-spans.otlp.json"
+    doc = json.loads(sample.read_text(encoding="utf-8"))
+    last = spans(doc)[-1]
+    assert last["name"] == "ai.generateText.doGenerate"
+    for attribute in last["attributes"]:
+        if attribute["key"] == "ai.response.text":  # (the SDK's `result.text`: "")
+            attribute["value"] = {"stringValue": ""}
+        if attribute["key"] == "gen_ai.response.finish_reasons":
+            attribute["value"] = {"arrayValue": {"values": [{"stringValue": "content-filter"}]}}
+        if attribute["key"] == "ai.response.finishReason":
+            attribute["value"] = {"stringValue": "content-filter"}
+    path = tmp_path / "filtered.otlp.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    run = _both_readings(path, monkeypatch)
+    checked = evaldsl.compile('not answer contains "sunny"; steps == 2').check(run)
+    assert checked.statuses == ["error", "pass"]
+    assert "finish reason `content-filter`" in checked.verdicts[0].message
+    assert any("content filter (gen_ai.response.finish_reasons" in n for n in run.read.notes)

@@ -1546,11 +1546,13 @@ _NOT_WHOLE = {
     "MAX_TOKENS": "stopped at its token limit",
     "content_filter": "was stopped by a content filter",
     "SAFETY": "was stopped by a content filter",
+    "content-filter": "was stopped by a content filter",  # (the Vercel AI SDK's word)
 }
 
 
-#: The finish reasons of a content filter (the semconv's, Gemini's) among `_NOT_WHOLE`.
-_FILTERS = frozenset({"content_filter", "SAFETY"})
+#: The finish reasons of a content filter (the semconv's, Gemini's, the AI SDK's) among
+#: `_NOT_WHOLE`.
+_FILTERS = frozenset({"content_filter", "SAFETY", "content-filter"})
 
 
 def _unfiltered(reasons: Any, trace: Trace) -> str | None:
