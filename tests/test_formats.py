@@ -1672,3 +1672,46 @@ def test_a_langsmith_tool_message_s_content_blocks_are_its_text(tmp_path: Path) 
     answer["kwargs"]["content"] = [{"type": "json", "json": {"temp": 12}}]
     path = write(tmp_path, "runs.json", json.dumps(runs))
     assert check(path, "tool weather result $[0].json.temp == 12") == ["pass"]
+
+
+#: An OpenAI web search as the Responses API writes its item (no `action.sources`: the
+#: request's `include` did not ask for them).
+SEARCHED = {
+    "type": "web_search_call",
+    "id": "ws_1",
+    "status": "completed",
+    "action": {"type": "search", "query": "weather Oslo"},
+}
+
+
+@pytest.mark.parametrize("version", ["v0", "responses/v1", "v1"])
+def test_a_langsmith_chatopenai_web_search_is_a_call(tmp_path: Path, version: str) -> None:
+    """ChatOpenAI on the Responses API keeps the built-in tools the API ran out of
+    `tool_calls`: by its `output_version`, in `additional_kwargs.tool_outputs` (`v0`),
+    as content blocks of the API's items (`responses/v1`), or as LangChain's standard
+    `server_tool_call`/`server_tool_result` blocks (`v1`). Each is a call, as the
+    `openai` format reads the same response's `web_search_call` item."""
+    text = {"type": "text", "text": "Oslo: 12 C.", "annotations": []}
+    extra: dict[str, Any] = {}
+    if version == "v0":
+        content: list[dict[str, Any]] = [text]
+        extra = {"tool_outputs": [SEARCHED]}
+    elif version == "responses/v1":
+        content = [SEARCHED, text]
+    else:
+        asked = {"type": "server_tool_call", "name": "web_search", "id": "ws_1"}
+        asked["args"] = {"query": "weather Oslo"}
+        found = {"type": "server_tool_result", "tool_call_id": "ws_1", "status": "success"}
+        content = [asked, found | {"output": {"sources": ["https://met.no"]}}, text]
+    said = _lc("AIMessage", content=content, type="ai", tool_calls=[], additional_kwargs=extra)
+    generation = {"text": "", "type": "ChatGeneration", "message": said}
+    run = ls_run("l", "llm", "ChatOpenAI", outputs={"generations": [[generation]]})
+    path = write(tmp_path, "runs.json", json.dumps([run]))
+    query = "$.query" if version == "v1" else "$.action.query"
+    checked = evaldsl.compile(
+        f'tool web_search called once; tool web_search args {query} == "weather Oslo"; '
+        'answer == "Oslo: 12 C."; not tool web_search result contains "snow"'
+    ).check(load_run(path))
+    # (the API's item records no sources: its result is unknown, an error verdict)
+    last = "pass" if version == "v1" else "error"
+    assert checked.statuses == ["pass", "pass", "pass", last]

@@ -25,7 +25,10 @@ else as they appear (a tree depth first).
   `tool_use`/`tool_call` blocks; an Anthropic reply's (a Messages body, or the content
   blocks ChatAnthropic keeps) calls of the tools the API ran (`server_tool_use`,
   `mcp_tool_use`) come before them, and its `…_tool_result` blocks are their results, as
-  the `anthropic` format reads them (`anthropic.tool_result`). Tokens from the
+  the `anthropic` format reads them (`anthropic.tool_result`); so do ChatOpenAI's
+  Responses API built-in tools (`web_search_call`, … items, in the content or in
+  `additional_kwargs.tool_outputs`: `openai.builtin_call`) and LangChain's standard
+  `server_tool_call`/`server_tool_result` blocks. Tokens from the
   run's `prompt_tokens`/`completion_tokens` (unless both are 0 beside a usage recorded
   below), else the output's `usage_metadata` (`input_tokens`/`output_tokens`), `usage`
   (OpenAI or Anthropic: a Messages body's input counts its prompt-cache tokens, priced
@@ -82,7 +85,7 @@ from typing import Any
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.anthropic import answer_text, read_usage, tool_result
 from evaldsl.runs.model import MISSING, describe
-from evaldsl.runs.openai import arguments_of, filtered
+from evaldsl.runs.openai import arguments_of, builtin_call, filtered, is_builtin_call
 from evaldsl.runs.prices import body_tier
 from evaldsl.runs.providers import (
     Items,
@@ -289,8 +292,8 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
                 for tool, args, cid in calls:
                     args = arguments_of(args, f"{tool} ({cid})" if cid else tool, trace)
                     asked.add(trace.call(tool, args, cid, end))
-                for block in results:  # (what the provider's own tools gave)
-                    tool_result(block, trace)
+                for found in results:  # (what the provider's own tools gave)
+                    _give_result(found, trace)
     elif kind == "tool":
         trace.saw("tool run")
         result, call_id, failed = _tool_output(outputs)
@@ -317,7 +320,7 @@ Call = tuple[str, Any, str | None]
 
 def _llm_output(
     outputs: Any,
-) -> tuple[str, list[Call], list[dict[str, Any]], tuple[float, float] | None, str | None] | None:
+) -> tuple[str, list[Call], list[Result], tuple[float, float] | None, str | None] | None:
     """(answer text, tool calls, result blocks, usage, model) of an llm run's outputs
     (`_read_message`); `None` when they are in no shape the module doc lists."""
     if not isinstance(outputs, dict):
@@ -437,29 +440,52 @@ def _is_assistant(message: dict[str, Any]) -> bool:
     return message.get("role", message.get("type")) in ("assistant", "ai", "AIMessage")
 
 
-def _read_message(message: dict[str, Any]) -> tuple[str, list[Call], list[dict[str, Any]]]:
-    """The text, tool calls and result blocks of an assistant message: `tool_calls` (see
+#: What gives a call the provider ran its result: an Anthropic `…_tool_result` block (read
+#: by `anthropic.tool_result`), or a call's id and its result as `openai.builtin_call`
+#: gives it (`(output, is_error)`; `MISSING`: not recorded, unknown).
+Result = dict[str, Any] | tuple[str | None, Any]
+
+
+def _read_message(message: dict[str, Any]) -> tuple[str, list[Call], list[Result]]:
+    """The text, tool calls and results of an assistant message: `tool_calls` (see
     `_calls`), else the content's `tool_use` (Anthropic) or `tool_call` (LangChain)
-    blocks; an Anthropic reply's calls of the tools the API ran (`server_tool_use`,
-    `mcp_tool_use` blocks, which LangChain leaves out of `tool_calls`) before them, and its
-    `…_tool_result` blocks, their results. The text of a cited reply's blocks is read as
-    the `anthropic` format reads it (`anthropic.answer_text`: Anthropic splits the text
-    around each cited claim); other content's text parts are joined with "\n"."""
+    blocks; before them, the calls of the tools the provider ran, which LangChain leaves
+    out of `tool_calls`, with their results: an Anthropic reply's `server_tool_use`/
+    `mcp_tool_use` blocks and `…_tool_result` blocks; the OpenAI Responses API's built-in
+    tools' items (`web_search_call`, …: `openai.builtin_call`), as content blocks
+    (`output_version="responses/v1"`) or in `additional_kwargs.tool_outputs` (`"v0"`);
+    and LangChain's standard `server_tool_call`/`server_tool_result` blocks (`"v1"`).
+    The text of a cited reply's blocks is read as the `anthropic` format reads it
+    (`anthropic.answer_text`: Anthropic splits the text around each cited claim); other
+    content's text parts are joined with "\n"."""
     content = message.get("content")
     calls = _calls(message)
-    if not isinstance(content, list):
-        return text_of_parts(content), calls, []
     listed = {cid for _, _, cid in calls}
     ran: list[Call] = []  # the provider's own tools' calls
     read: list[Call] = []  # `tool_use`/`tool_call` blocks, when `tool_calls` lists none
-    results: list[dict[str, Any]] = []
+    results: list[Result] = []
     texts: list[tuple[int, str, bool]] = []  # each text block: where, its text, cited
-    for n, block in enumerate(content):
+    extra = message.get("additional_kwargs")
+    outputs = extra.get("tool_outputs") if isinstance(extra, dict) else None
+    blocks = content if isinstance(content, list) else []
+    for n, block in enumerate([*blocks, *(outputs if isinstance(outputs, list) else ())]):
         kind = block.get("type") if isinstance(block, dict) else None
         if not isinstance(kind, str):
             continue
-        if kind == "text" and isinstance(block.get("text"), str):
+        if kind == "text" and isinstance(block.get("text"), str) and n < len(blocks):
             texts.append((n, block["text"], bool(block.get("citations"))))
+        elif is_builtin_call(block):
+            name, args, cid, result = builtin_call(block)
+            ran.append((name, args, cid))
+            results.append((cid, result))
+        elif kind == "server_tool_call":
+            where = "a `server_tool_call` block"
+            name = tool_name(block.get("name", MISSING), "name", where)
+            ran.append((name, block.get("args", {}), link_id(block.get("id"), "id", where)))
+        elif kind == "server_tool_result":
+            where = "a `server_tool_result` block"
+            cid = link_id(block.get("tool_call_id"), "tool_call_id", where)
+            results.append((cid, (block.get("output"), block.get("status") == "error")))
         elif kind.endswith("_tool_result") and kind != "tool_result":
             results.append(block)
         elif kind in _CALL_BLOCKS or (kind in _OWN_CALL_BLOCKS and not calls):
@@ -472,6 +498,21 @@ def _read_message(message: dict[str, Any]) -> tuple[str, list[Call], list[dict[s
     if any(cited for _, _, cited in texts):
         text = answer_text(texts)
     return text, [*ran, *calls, *read], results
+
+
+def _give_result(found: Result, trace: Trace) -> None:
+    """Give a call the provider ran its result (`Result`)."""
+    if isinstance(found, dict):
+        tool_result(found, trace)
+        return
+    call_id, result = found
+    cid = trace.known_call(call_id) if call_id is not None else None
+    if cid is None:
+        trace.skip("results of the provider's tools that name no call")
+    elif result is MISSING:  # (not recorded: the request's `include` did not ask for it)
+        trace.unread_result(cid)
+    elif result is not None:
+        trace.result(cid, result[0], is_error=result[1])
 
 
 #: Content blocks of calls of the application's tools, and of the tools the API ran.

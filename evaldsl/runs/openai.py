@@ -998,6 +998,24 @@ def check_output_item(item: Any, items: Items, index: int, steps: Steps) -> None
 _Made = tuple[str, Any, str | None, Any, bool]
 
 
+def is_builtin_call(item: Any) -> bool:
+    """Whether `item` is a Responses API built-in tool's call item (`web_search_call`, …)."""
+    return isinstance(item, dict) and item.get("type") in _BUILTIN_CALLS
+
+
+def builtin_call(item: dict[str, Any]) -> tuple[str, Any, str | None, Any]:
+    """A built-in tool's call item (`is_builtin_call`) as (tool, arguments, call id,
+    result): the tool named by its type less `_call` (`web_search`), its arguments the
+    item's fields `_BUILTIN_CALLS` names, and its result as `_builtin_result` gives it."""
+    kind = item["type"]
+    keys, where = _BUILTIN_CALLS[kind]
+    args = {k: item[k] for k in keys if k in item}
+    # one the application runs is answered by an output item naming its `call_id`
+    named = "call_id" if where is None and item.get("call_id") is not None else "id"
+    cid = link_id(item.get(named), named, f"a `{kind}` item")
+    return kind.removesuffix("_call"), args, cid, _builtin_result(item, where)
+
+
 def _builtin_result(item: dict[str, Any], where: tuple[str, ...] | None) -> Any:
     """The result of a built-in tool's call `item`, found at the path `where` (`None`:
     the application runs the tool, and sends its result back in an item of its own): as
@@ -1073,13 +1091,7 @@ def _response(
             result = (item.get("error") if failed else item.get("output"), failed)
             calls.append((name, args, cid, result, False))
         elif kind in _BUILTIN_CALLS:
-            keys, where = _BUILTIN_CALLS[kind]
-            args = {k: item[k] for k in keys if k in item}
-            # one the application runs is answered by an output item naming its `call_id`
-            named = "call_id" if where is None and item.get("call_id") is not None else "id"
-            cid = link_id(item.get(named), named, f"a `{kind}` item")
-            result = _builtin_result(item, where)
-            calls.append((kind.removesuffix("_call"), args, cid, result, False))
+            calls.append((*builtin_call(item), False))
         elif kind == "reasoning":
             trace.skip("reasoning items (not answer text)")
         else:
