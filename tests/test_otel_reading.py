@@ -509,3 +509,27 @@ def test_the_ai_sdks_content_filter_finish_reason_is_read(
     assert checked.statuses == ["error", "pass"]
     assert "finish reason `content-filter`" in checked.verdicts[0].message
     assert any("content filter (gen_ai.response.finish_reasons" in n for n in run.read.notes)
+
+
+def test_an_openllmetry_tool_span_s_arguments_are_its_call_s_keywords(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenLLMetry's `@tool` decorator records its function's call in
+    `traceloop.entity.input` as `{"args": [...], "kwargs": {...}}` (traceloop-sdk
+    `_handle_span_input`): a call by keyword has its `kwargs` as arguments, so that
+    `args $.city` reads the city (the record made it fail, and `not args $.city == …`
+    pass, on a call that named it); one with positional values keeps the record, noted."""
+    attrs: dict[str, Any] = {
+        "traceloop.span.kind": "tool",
+        "traceloop.entity.name": "get_weather",
+        "traceloop.entity.input": json.dumps({"args": [], "kwargs": {"city": "Oslo"}}),
+        "traceloop.entity.output": json.dumps({"temp": 12}),
+    }
+    run = _both_readings(_one_span(tmp_path, attrs), monkeypatch)
+    said = 'tool get_weather args == {city: "Oslo"}; tool get_weather result $.temp == 12'
+    assert evaldsl.compile(said).check(run).statuses == ["pass", "pass"]
+    attrs["traceloop.entity.input"] = json.dumps({"args": ["Oslo"], "kwargs": {}})
+    run = _both_readings(_one_span(tmp_path, attrs), monkeypatch)
+    said = 'tool get_weather args $.args[0] == "Oslo"'
+    assert evaldsl.compile(said).check(run).statuses == ["pass"]
+    assert any("positional arguments" in n for n in run.read.notes)

@@ -25,7 +25,8 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   `gen_ai.tool.name` / `tool.name` / `traceloop.entity.name` (else the span name, less
   GenAI's `execute_tool ` before it, noted; `execute_tool` alone names no tool: an error);
   arguments from `gen_ai.tool.call.arguments` / `input.value` / `traceloop.entity.input`
-  (none, and no model's call: unknown, as the run's `Unrecorded` says);
+  (OpenLLMetry's `{args, kwargs}` record of a call by keyword: its `kwargs`; none, and
+  no model's call: unknown, as the run's `Unrecorded` says);
   call id from `gen_ai.tool.call.id` / `tool_call.id` (here and in every convention, an id
   that is not text is an error); result from
   `gen_ai.tool.call.result` / `gen_ai.tool.result.value` / `output.value` /
@@ -1718,6 +1719,8 @@ def _tool_span(
         # arguments recorded nowhere (no attribute, no model's call) are unknown, not {}
         read = reads.reads_arguments(name)
         arguments = MISSING if args is None else parse_json_text(args) if read else args
+        if read and type(arguments) is dict and arguments.keys() == _ENTITY_INPUT:
+            arguments = _entity_arguments(a, arguments, name, trace)
         cid = trace.call(name, arguments, call_id, iso_time(start_ns))
     if result is not None or is_error:
         trace.result(cid, result if result is not None else "", is_error=is_error, at=end)
@@ -1737,6 +1740,27 @@ _TOOL_RESULTS = (
     "traceloop.entity.output",
     "ai.toolCall.result",
 )
+#: The keys of OpenLLMetry's `traceloop.entity.input`: a decorated function's call.
+_ENTITY_INPUT = {"args", "kwargs"}
+
+
+def _entity_arguments(a: Any, given: dict[str, Any], name: str, trace: Trace) -> Any:
+    """A tool span's arguments that are OpenLLMetry's record of its function's call
+    (`traceloop.entity.input`: `{"args": [...], "kwargs": {...}}`, as its `@tool`
+    decorator writes it): a call by keyword has its `kwargs` as arguments, as the model's
+    call named them; one with positional values keeps the record, noted (their names are
+    not in it). The same keys under another attribute are the arguments as they are."""
+    if _read_key(a, _TOOL_ARGUMENTS) != "traceloop.entity.input":
+        return given
+    if given["args"] == [] and isinstance(given["kwargs"], dict):
+        return given["kwargs"]
+    trace.note(
+        f"tool `{name}` was called with positional arguments (traceloop.entity.input): its "
+        "arguments are read as OpenLLMetry recorded them, `{args, kwargs}`"
+    )
+    return given
+
+
 _TOOL_ARGUMENTS = (
     "gen_ai.tool.call.arguments",
     "input.value",
