@@ -1715,3 +1715,25 @@ def test_a_langsmith_chatopenai_web_search_is_a_call(tmp_path: Path, version: st
     # (the API's item records no sources: its result is unknown, an error verdict)
     last = "pass" if version == "v1" else "error"
     assert checked.statuses == ["pass", "pass", "pass", last]
+
+
+def test_a_langsmith_tool_run_s_input_as_langchain_logs_it_is_its_arguments(
+    tmp_path: Path,
+) -> None:
+    """LangChain's tracer logs a tool run's input as `{"input": str(tool_input)}`
+    (langchain_core `_create_tool_run`: `inputs = {"input": input_str}`), a dict's Python
+    repr: `{'city': 'Oslo', 'metric': True}`. Read as the object it writes (literals only,
+    never code run), so that `args $.city` reads the city (it failed, and `not args $.city
+    == …` passed, on a call that named it); a repr that is no literal stays text."""
+    said = "{'city': 'Oslo', 'days': 2, 'metric': True, 'note': None, 'tags': ['a']}"
+    run = ls_run("t", "tool", "get_weather", inputs={"input": said}, outputs={"output": "12 C"})
+    path = write(tmp_path, "runs.json", json.dumps([run]))
+    text = (
+        'tool get_weather args == {city: "Oslo", days: 2, metric: true, note: null, '
+        'tags: ["a"]}; not tool get_weather args $.city == "Paris"'
+    )
+    assert check(path, text) == ["pass", "pass"]
+    for kept in ("{'when': datetime.date(2024, 1, 1)}", "{'n': 1e999}", "{1: 'a'}", "{'a'"):
+        run["inputs"] = {"input": kept}
+        path = write(tmp_path, "runs.json", json.dumps([run]))
+        assert load_run(path).events[0]["arguments"] == {"input": kept}, kept

@@ -56,8 +56,9 @@ else as they appear (a tree depth first).
   no `outputs` and an `error` is an error, not a step; one with neither (still running,
   or exported without outputs) is skipped and counted;
 - `tool` run: a tool call of `name` with `inputs` as its arguments (a lone
-  `{"input": "<JSON text of an object>"}`, as LangChain logs a tool's input string, is
-  that object; other text stays `{"input": text}`), and `outputs` as its result
+  `{"input": "<JSON text of an object>"}`, or of a dict's Python repr, as LangChain's
+  tracer logs a tool's input (`str()` of it: `{'city': 'Oslo'}`, read as literals only),
+  is that object; other text stays `{"input": text}`), and `outputs` as its result
   (`{"output": x}` is `x`; a serialised LangChain `ToolMessage` is its `content`, the
   text of its text blocks when it is a list of content blocks with some, an
   error result when its `status` is `"error"`: a tool error LangChain handled). When
@@ -79,6 +80,8 @@ run's error, naming where.
 
 from __future__ import annotations
 
+import ast
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -668,10 +671,50 @@ def _model(extra: Any) -> str | None:
 
 
 def _tool_args(inputs: Any) -> Any:
+    """A tool run's arguments: its `inputs`, or the object a lone `{"input": text}` holds
+    (LangChain's tracer logs a tool's input as `str()` of it: a dict's Python repr,
+    `{'city': 'Oslo'}`, or the text it was given, JSON for some); other text stays
+    `{"input": text}`."""
     if isinstance(inputs, dict) and list(inputs) == ["input"] and isinstance(inputs["input"], str):
         parsed = parse_json_text(inputs["input"])
+        if not isinstance(parsed, dict):
+            parsed = _python_dict(inputs["input"])
         return parsed if isinstance(parsed, dict) else inputs
     return inputs if inputs is not None else {}
+
+
+#: The longest Python repr read as a tool's arguments (a bound on the parser's work).
+_MAX_REPR = 1 << 20
+
+
+def _python_dict(text: str) -> dict[str, Any] | None:
+    """The dict a Python repr of one writes (`ast.literal_eval`: literals only, never code
+    run), or None for text that is not one (a repr of other objects, `datetime.date(…)`,
+    is not a literal)."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")) or len(stripped) > _MAX_REPR:
+        return None
+    try:
+        value = ast.literal_eval(stripped)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        return None
+    return value if _json_like(value) else None
+
+
+def _json_like(value: Any) -> bool:
+    """Whether `value` holds only what JSON holds (a repr's tuples, sets, bytes or complex
+    numbers are no arguments a test reads as JSON), its objects keyed by text."""
+    if isinstance(value, float):
+        return math.isfinite(value)  # (`1e999` is a literal, and no JSON number)
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, list):
+        return all(map(_json_like, value))
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_like(v) for k, v in value.items())
+    return False
 
 
 def _tool_output(outputs: Any) -> tuple[Any, str | None, bool]:
