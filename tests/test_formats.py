@@ -1737,3 +1737,19 @@ def test_a_langsmith_tool_run_s_input_as_langchain_logs_it_is_its_arguments(
         run["inputs"] = {"input": kept}
         path = write(tmp_path, "runs.json", json.dumps([run]))
         assert load_run(path).events[0]["arguments"] == {"input": kept}, kept
+
+
+def test_an_agents_refusal_is_the_answer_of_a_message_without_text(tmp_path: Path) -> None:
+    """A generation span's output message is the Chat Completions message as the SDK
+    dumps it (`content: null`, `refusal: "…"` when the model refused): its answer is its
+    refusal, noted, as the `openai` format reads the same message, not "" that `not
+    answer contains "can't"` passed on."""
+    lines = (DATA / "agents-spans.jsonl").read_text(encoding="utf-8").splitlines()
+    span = json.loads(lines[5])
+    assert span["span_data"]["type"] == "generation"
+    refused = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
+    span["span_data"]["output"] = [refused | {"tool_calls": None, "audio": None}]
+    lines[5] = json.dumps(span)
+    path = write(tmp_path, "spans.jsonl", "\n".join(lines) + "\n")
+    assert check(path, 'answer == "I can\'t help with that."') == ["pass"]
+    assert any("refusal" in note for note in summarize(path)[0].notes)

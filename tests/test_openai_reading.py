@@ -84,7 +84,7 @@ def test_a_message_without_a_refusal_makes_no_generator_to_join_one(tmp_path: Pa
     path = write(tmp_path, "r.jsonl", "\n".join([body({"content": "Hi.", "refusal": None})] * 3))
     run, made = calls_made(lambda: load_run(path), openai)
     assert [e["output"] for e in run.events or () if e["type"] == "llm.response"] == ["Hi."] * 3
-    assert made.count("_message_refusal") == 3
+    assert made.count("message_refusal") == 3
     assert "<genexpr>" not in made
 
 

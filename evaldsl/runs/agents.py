@@ -10,8 +10,9 @@ parent_id, started_at, ended_at, span_data: {type, …}, error}` and traces `{"o
   `output_tokens` (the input counts the tokens read from OpenAI's prompt cache,
   `usage.input_tokens_details.cached_tokens`, priced at the model's cached-input price
   as the `openai` format prices them; its `cache_write_tokens` are billed as input);
-  the answer from the assistant messages of `output` (`content`), whose `tool_calls`
-  are tool calls;
+  the answer from the assistant messages of `output` (`content`; a message with no other
+  text: its `refusal`, noted, as the `openai` format reads it), whose `tool_calls` are
+  tool calls;
 - `response` span (a Responses API call): one step with its `usage` (read so too); its
   export holds no answer text (only `response_id`): its answer is unknown (an `answer`
   test of it is an error verdict, never a test of ""), which `evaldsl inspect` notes;
@@ -30,6 +31,7 @@ from datetime import datetime
 from typing import Any
 
 from evaldsl.runs.model import MISSING
+from evaldsl.runs.openai import answer_or_refusal, message_refusal
 from evaldsl.runs.providers import (
     Items,
     Trace,
@@ -123,7 +125,10 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
             message = an_object(found_message, "a message of a generation span's `output`")
             role = kind_value(message.get("role", "assistant"), "role", "an output message")
             if role == "assistant":
-                content = text_of_parts(message.get("content"))
+                # (a message whose only text is its refusal has it as its answer, as the
+                # `openai` format reads the same Chat Completions message)
+                written = text_of_parts(message.get("content"))
+                content = answer_or_refusal(written, message_refusal(message), trace)
                 if content:
                     text.append(content)
                 found = listed(message.get("tool_calls"), "tool_calls", "an output message")

@@ -538,13 +538,13 @@ def _refusal_of_parts(content: Any) -> str:
     )
 
 
-def _message_refusal(message: dict[str, Any]) -> str:
+def message_refusal(message: dict[str, Any]) -> str:
     """A message's refusal: its `refusal` text (`null` is none) and its refusal parts.
 
     >>> parts = [{"type": "refusal", "refusal": "Not that."}]
-    >>> _message_refusal({"refusal": "No.", "content": parts}), _message_refusal({"content": parts})
+    >>> message_refusal({"refusal": "No.", "content": parts}), message_refusal({"content": parts})
     ('No.\\nNot that.', 'Not that.')
-    >>> _message_refusal({"refusal": "No.", "content": "Hi."}), _message_refusal({"refusal": None})
+    >>> message_refusal({"refusal": "No.", "content": "Hi."}), message_refusal({"refusal": None})
     ('No.', '')
     """
     said = message.get("refusal")
@@ -626,7 +626,7 @@ def _completion(body: dict[str, Any], trace: Trace, items: Items, index: int) ->
                 raise items.wrong_type(
                     index, ("choices", 0, "message", "refusal"), refusal, "text or null"
                 )
-            text = answer_or_refusal(text, _message_refusal(message), trace)
+            text = answer_or_refusal(text, message_refusal(message), trace)
     else:
         text = text_value(choice.get("text"), "text", "a choice") if choice is not None else ""
     reason = choice.get("finish_reason") if choice is not None else None
@@ -669,7 +669,7 @@ def _transcript(body: dict[str, Any], items: Items, index: int, trace: Trace) ->
             new = trace.new_calls(calls, echoed)
             if new is None:  # (the message is a response read before, echoed)
                 continue
-            text = answer_or_refusal(text, _message_refusal(message), trace)
+            text = answer_or_refusal(text, message_refusal(message), trace)
             trace.llm(text, None, model=model)
             added += 1
             for name, args, call_id in new:
