@@ -1753,3 +1753,29 @@ def test_an_agents_refusal_is_the_answer_of_a_message_without_text(tmp_path: Pat
     path = write(tmp_path, "spans.jsonl", "\n".join(lines) + "\n")
     assert check(path, 'answer == "I can\'t help with that."') == ["pass"]
     assert any("refusal" in note for note in summarize(path)[0].notes)
+
+
+@pytest.mark.parametrize("shape", ["wrap_openai", "ChatOpenAI"])
+def test_a_langsmith_refusal_is_the_answer_of_a_message_without_text(
+    tmp_path: Path, shape: str
+) -> None:
+    """An OpenAI reply that refused (`content: null`, `refusal: "…"`; structured outputs
+    refuse so), as `wrap_openai` logs the body or ChatOpenAI keeps it (langchain-openai
+    puts it in the AIMessage's `additional_kwargs.refusal`): its answer is the refusal,
+    noted, as the `openai` format reads the body, not "" that `not answer contains
+    "can't"` passed on."""
+    said = "I can't help with that."
+    if shape == "wrap_openai":
+        message = {"role": "assistant", "content": None, "refusal": said}
+        outputs: dict[str, Any] = {
+            "object": "chat.completion",
+            "model": "gpt-4o-2024-08-06",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }
+    else:
+        ai = _lc("AIMessage", content="", type="ai", additional_kwargs={"refusal": said})
+        outputs = {"generations": [[{"text": "", "type": "ChatGeneration", "message": ai}]]}
+    run = ls_run("l", "llm", "ChatOpenAI", outputs=outputs)
+    path = write(tmp_path, "runs.json", json.dumps([run]))
+    assert check(path, 'answer == "I can\'t help with that."; steps == 1') == ["pass", "pass"]
+    assert any("refusal" in note for note in summarize(path)[0].notes)

@@ -47,6 +47,9 @@ else as they appear (a tree depth first).
   billed it, an OpenAI body's `service_tier` or an Anthropic one's `usage.service_tier`
   (`prices.body_tier`), else a LangChain generation's message's `response_metadata`
   read so (`ChatOpenAI`'s `service_tier`, `ChatAnthropic`'s `usage.service_tier`);
+- an OpenAI reply whose message has no other text has its refusal as its answer, noted
+  (a body's message's `refusal`, or the AIMessage's `additional_kwargs.refusal` where
+  langchain-openai keeps it: `openai.answer_or_refusal`);
 - an OpenAI reply the content filter stopped (`finish_reason: "content_filter"`: a
   body's first choice's, or LangChain's generation's `generation_info` or message's
   `response_metadata`) is noted, and its answer, when the filter left no text, unknown
@@ -88,7 +91,14 @@ from typing import Any
 from evaldsl.language.jsjson import js_json
 from evaldsl.runs.anthropic import answer_text, read_usage, tool_result
 from evaldsl.runs.model import MISSING, describe
-from evaldsl.runs.openai import arguments_of, builtin_call, filtered, is_builtin_call
+from evaldsl.runs.openai import (
+    answer_or_refusal,
+    arguments_of,
+    builtin_call,
+    filtered,
+    is_builtin_call,
+    message_refusal,
+)
 from evaldsl.runs.prices import body_tier
 from evaldsl.runs.providers import (
     Items,
@@ -98,6 +108,7 @@ from evaldsl.runs.providers import (
     link_id,
     parse_json_text,
     text_of_parts,
+    text_value,
     tool_name,
     usage_of,
 )
@@ -256,7 +267,9 @@ def _run(run: dict[str, Any], trace: Trace, asked: set[str], *, repeated: bool) 
             else:
                 trace.saw("llm run")
                 text, calls, results, usage, body_model = read
-                # (an answer the content filter removed whole is unknown, never "")
+                # (a reply whose only text is its refusal has it as its answer; one the
+                # content filter removed whole is unknown, never "")
+                text = answer_or_refusal(text, _refusal(outputs), trace)
                 answer = filtered(text, _finish_reason(outputs), trace)
                 body_usage, cache = _anthropic_usage(outputs)
                 if cache is not None:
@@ -387,11 +400,8 @@ def _finish_reason(outputs: Any) -> Any:
     choices = outputs.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         return choices[0].get("finish_reason")
-    generations = outputs.get("generations")
-    first = generations[0] if isinstance(generations, list) and generations else None
-    if isinstance(first, list):
-        first = first[0] if first else None
-    if not isinstance(first, dict):
+    first = _first_generation(outputs)
+    if first is None:
         return None
     info = first.get("generation_info")
     if isinstance(info, dict) and info.get("finish_reason") is not None:
@@ -399,6 +409,37 @@ def _finish_reason(outputs: Any) -> Any:
     message = _message(first.get("message"))
     meta = message.get("response_metadata") if message is not None else None
     return meta.get("finish_reason") if isinstance(meta, dict) else None
+
+
+def _first_generation(outputs: dict[str, Any]) -> dict[str, Any] | None:
+    """LangChain's first generation of an output's `generations` (a list, or a list of
+    lists: one per prompt), or None."""
+    generations = outputs.get("generations")
+    first = generations[0] if isinstance(generations, list) and generations else None
+    if isinstance(first, list):
+        first = first[0] if first else None
+    return first if isinstance(first, dict) else None
+
+
+def _refusal(outputs: Any) -> str:
+    """The refusal of an OpenAI reply's message, as the `openai` format reads one
+    (`openai.message_refusal`): a Chat Completions body's first choice's, or LangChain's
+    first generation's AIMessage's (langchain-openai keeps it in
+    `additional_kwargs.refusal`); "" for none."""
+    if not isinstance(outputs, dict):
+        return ""
+    choices = outputs.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        return message_refusal(message) if isinstance(message, dict) else ""
+    first = _first_generation(outputs)
+    message = _message(first.get("message")) if first is not None else None
+    if message is None:
+        return ""
+    extra = message.get("additional_kwargs")
+    said = extra.get("refusal") if isinstance(extra, dict) else None
+    where = "an AIMessage"
+    return text_value(said, "additional_kwargs.refusal", where) or message_refusal(message)
 
 
 def _anthropic_usage(
