@@ -387,3 +387,26 @@ def test_a_tool_result_of_content_is_its_text(tmp_path: Path) -> None:
     ran["result"] = {"type": "text", "text": "a.txt"}  # (one `ContentText`)
     path = written(tmp_path, log([asks, ran]), "json")
     assert evaldsl.compile(said).check(load_run(path)).statuses == ["pass", "pass"]
+
+
+def test_a_call_whose_arguments_inspect_could_not_parse_has_unknown_arguments(
+    tmp_path: Path,
+) -> None:
+    """Inspect keeps `{}` as the arguments of a call whose JSON it could not parse, and
+    says so in the call's `parse_error` (its `parse_tool_call`); the `tool` event then
+    fails with a `parsing` error. The arguments are unknown (an error verdict saying why),
+    never `{}` that `not tool … args $.city == "Paris"` or `args == {}` passes on."""
+    bad = 'Error parsing the following tool call arguments:\n\n{"city": "Par\n\nError details: …'
+    call = {"id": "c1", "function": "weather", "arguments": {}, "parse_error": bad}
+    asks = model("", (10, 2))
+    asks["output"]["choices"][0]["message"]["tool_calls"] = [call | {"type": "function"}]
+    error = {"type": "parsing", "message": bad}
+    ran = {"event": "tool", "timestamp": AT, "type": "function", "id": "c1", "function": "weather"}
+    ran |= {"arguments": {}, "result": "", "error": error}
+    path = written(tmp_path, log([asks, ran]), "json")
+    checked = evaldsl.compile(
+        'tool weather called once; not tool weather args $.city == "Paris"; tool weather args == {}'
+    ).check(load_run(path))
+    assert checked.statuses == ["pass", "error", "error"]
+    assert "did not parse" in checked.verdicts[1].message
+    assert any("did not parse" in n for n in summarize(path)[0].notes)

@@ -9,7 +9,9 @@ epoch, then by id (`sample_order`).
 From the sample's `events` transcript:
 - a `model` event is one step: model from `model`; the answer from
   `output.choices[0].message.content` (text, or the text parts of a content list); its
-  `tool_calls` (`function`, `arguments`, `id`) are tool calls, and so are the content's
+  `tool_calls` (`function`, `arguments`, `id`; one with a `parse_error`, whose `{}`
+  Inspect kept for arguments it could not parse: unknown arguments) are tool calls, and
+  so are the content's
   `tool_use` parts (`ContentToolUse`: a tool the provider ran, such as a web search, with
   no `tool` event; `_server_calls`); tokens from
   `output.usage.input_tokens`/`output_tokens`, and the prompt-cache tokens beside them
@@ -514,6 +516,10 @@ def _message_text(message: Any) -> str:
     return text_of_parts(message.get("content"))
 
 
+#: Why the arguments of a call Inspect could not parse are unknown.
+_UNPARSED = "arguments did not parse (Inspect's `parse_error`; it keeps `{}` for them)"
+
+
 def _calls(message: Any, trace: Trace, at: str | None, wrong: Wrong, lost: set[str]) -> None:
     """The calls of a message (`wrong` names its fields from the message): the tools the
     provider ran (`_server_calls`), then its `tool_calls`; arguments that hold an
@@ -531,6 +537,12 @@ def _calls(message: Any, trace: Trace, at: str | None, wrong: Wrong, lost: set[s
         if call_id is not None and not isinstance(call_id, str):
             raise wrong(("tool_calls", n, "id"), call_id, "text")
         name = tool_name(call.get("function", MISSING), "function")
+        if call.get("parse_error") is not None:
+            # (Inspect could not parse the arguments the model wrote, and keeps `{}` for
+            # them: unknown, never `{}`, which `not args $.city == …` would pass on)
+            trace.unwhole_call(name, _UNPARSED)
+            trace.call(name, MISSING, call_id, at)
+            continue
         trace.call(name, _known(call.get("arguments", {}), lost), call_id, at)
 
 

@@ -589,7 +589,12 @@ class Trace:
         "input is"; `why`: what stopped it); the reader then gives the call with its
         arguments `MISSING`: unknown (`Unrecorded.cut` says why), never the cut text,
         which a test could pass (`not tool T args $.city == "Paris"`)."""
-        said = f"{cut} cut, {why}"
+        self.unwhole_call(name, f"{cut} cut, {why}")
+
+    def unwhole_call(self, name: Any, said: str) -> None:
+        """The note of a tool call whose arguments are not whole, `said` why ("arguments
+        did not parse …"); the reader gives the call with its arguments `MISSING`:
+        unknown (`Unrecorded.cut` says why), never what stands in for them."""
         if isinstance(name, str):
             self._cut[name] = said
         self.note(
