@@ -411,6 +411,22 @@ openai_bodies = st.sampled_from(
 )
 
 
+# a Gemini `generateContent` body kept as the output (a traceplay cassette of a Gemini
+# model): its answer is its text parts; a `functionCall` part is a call the response
+# holds (`heldcalls`), which no pass may count as none
+GEMINI_CALL = {"functionCall": {"name": "search", "args": {"q": "x"}}}
+gemini_bodies = st.one_of(
+    texts.map(lambda t: {"candidates": [{"content": {"role": "model", "parts": [{"text": t}]}}]}),
+    st.just(
+        {
+            "candidates": [{"content": {"role": "model", "parts": [GEMINI_CALL]}}],
+            "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2},
+        }
+    ),
+    st.just({"candidates": [{"content": {"parts": [{"text": "a"}, {"function_call": {}}]}}]}),
+)
+
+
 @st.composite
 def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
@@ -492,6 +508,7 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
                     st.just({"usage": {"prompt_tokens": 3, "completion_tokens": 4}}),
                     anthropic_bodies,
                     openai_bodies,
+                    gemini_bodies,
                     json_value,
                 )
             )

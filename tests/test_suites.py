@@ -1521,6 +1521,45 @@ def test_a_tool_test_that_would_pass_on_calls_only_a_response_holds_is_an_error(
     assert "record each call as a tool.call event" in said
 
 
+# A traceplay cassette of a Gemini model: traceplay keeps the parsed body, whose call is a
+# `functionCall` part of `candidates[0].content.parts` (generateContent's REST response)
+GEMINI_HELD = [
+    '{"cassette": "traceplay", "version": 1, "recordedAt": "2026-09-01T00:00:00.000Z"}',
+    '{"id": "r1", "seq": 0, "type": "llm.request", "provider": "gemini", "model": '
+    '"gemini-2.0-flash", "messages": [], "requestHash": "h1"}',
+    '{"id": "r2", "seq": 1, "type": "llm.response", "requestId": "r1", "status": 200, '
+    '"output": {"candidates": [{"content": {"role": "model", "parts": [{"functionCall": '
+    '{"name": "get_weather", "args": {"city": "Oslo"}}}]}, "finishReason": "STOP"}], '
+    '"usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5}}, '
+    '"usage": {"promptTokens": 10, "completionTokens": 5}}',
+]
+
+
+@pytest.mark.parametrize("reference", [False, True], ids=["generated", "reference"])
+@pytest.mark.parametrize("typed", [False, True], ids=["whole", "typed"])
+def test_a_call_only_a_gemini_response_holds_is_no_pass_of_no_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: bool, typed: bool
+) -> None:
+    """Found by the agents hunt: a cassette of a Gemini model whose get_weather call is
+    only a `functionCall` part of the response passed `no tool get_weather` and `tools is
+    empty` (the held calls were read from OpenAI's and Anthropic's bodies only, and the
+    typed pass looked for `_calls"`, `_use"`, `_call"`): an error verdict now, in both
+    passes, whole or by the typed decoder."""
+    from evaldsl.runs import passes
+    from evaldsl.runs.detect import load_run
+
+    monkeypatch.setattr(passes, "GENERATE_FROM", 0)
+    monkeypatch.setattr(passes, "GENERATE_FROM_EVENTS", 0)
+    monkeypatch.setattr(passes, "TYPED_FROM", 0 if typed else 1 << 62)
+    if reference:
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    path = write(tmp_path, "gemini.jsonl", "\n".join(GEMINI_HELD) + "\n")
+    program = evaldsl.compile("no tool get_weather\ntools is empty\nno tool search")
+    verdicts = program.check(load_run(path))
+    assert verdicts.statuses == ["error", "error", "pass"]
+    assert "(get_weather: 1)" in verdicts.verdicts[0].message
+
+
 @pytest.mark.parametrize("reference", [False, True], ids=["generated", "reference"])
 @pytest.mark.parametrize("verydia_late", [False, True], ids=["events", "verydia-at-the-end"])
 def test_an_events_file_decides_its_format_only_when_a_held_call_asks(
@@ -1597,6 +1636,14 @@ def _held_as_said(events: list[Any]) -> dict[str, int]:
                     for item in items if isinstance(items, list) else ():
                         if isinstance(item, dict) and item.get("type") == kind:
                             names.append(item.get("name"))
+                candidates = output.get("candidates")
+                if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):
+                    content = candidates[0].get("content")
+                    parts = content.get("parts") if isinstance(content, dict) else None
+                    for part in parts if isinstance(parts, list) else ():
+                        if isinstance(part, dict):
+                            made = part.get("functionCall", part.get("function_call"))
+                            names.append(made.get("name") if isinstance(made, dict) else 0)
             for name in names:
                 if isinstance(name, str) and name:
                     held[name] = held.get(name, 0) + 1
@@ -1642,6 +1689,11 @@ _OUTPUT = st.one_of(
             "content": _LISTS,
             "output": _LISTS,
         },
+    ),
+    st.builds(  # (Gemini's: `functionCall` parts, or `function_call` as its SDK dumps them)
+        lambda k, n: {"candidates": [{"content": {"parts": [{"text": "t"}, {k: {"name": n}}]}}]},
+        st.sampled_from(["functionCall", "function_call", "text"]),
+        _NAMES,
     ),
     st.sampled_from(["an answer", None, 7, []]),
 )

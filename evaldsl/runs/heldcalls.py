@@ -2,7 +2,8 @@
 
 Takes a run's events (a traceplay cassette's, or an `events` trace's) and gives, by tool,
 how many calls the `llm.response` outputs hold (OpenAI's `choices[0].message.tool_calls`,
-Anthropic's `tool_use` blocks, the Responses API's `function_call` items) beyond the
+Anthropic's `tool_use` blocks, the Responses API's `function_call` items, Gemini's
+`functionCall` parts of `candidates[0].content.parts`) beyond the
 `tool.call` and `mcp.call` events of that tool. evaldsl counts call events, as traceplay
 does; a recorder that wrote a call only inside the response leaves a call that `no tool
 X` would pass on, unread: the checkers make such a test an error verdict
@@ -25,6 +26,9 @@ def response_call_names(output: Any) -> list[str]:
     ['get_weather']
     >>> response_call_names({"content": [{"type": "tool_use", "name": "search"}]})
     ['search']
+    >>> response_call_names({"candidates": [{"content": {"parts": [
+    ...     {"functionCall": {"name": "get_weather", "args": {}}}]}}]})
+    ['get_weather']
     """
     # (a list, not a generator: it is asked of every response of a run, and most hold
     # no call; a generator's frame made and ended for each was most of the work)
@@ -48,6 +52,23 @@ def response_call_names(output: Any) -> list[str]:
     items = output.get("output")
     if isinstance(items, list):
         names += _items_named(items, "function_call")
+    candidates = output.get("candidates")
+    if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):
+        names += _gemini_calls(candidates[0].get("content"))
+    return names
+
+
+def _gemini_calls(content: Any) -> list[str]:
+    """The names of the `functionCall` parts of a Gemini candidate's `content` (the REST
+    body's spelling, or `function_call` as Google's Python SDK dumps it)."""
+    names: list[str] = []
+    parts = content.get("parts") if isinstance(content, dict) else None
+    for part in parts if isinstance(parts, list) else ():
+        if isinstance(part, dict):
+            call = part.get("functionCall", part.get("function_call"))
+            name = call.get("name") if isinstance(call, dict) else None
+            if isinstance(name, str) and name:
+                names.append(name)
     return names
 
 
@@ -125,7 +146,12 @@ def _no_calls(output: dict[str, Any]) -> bool:
     """Whether `output` is a chat completion's whose message holds no `tool_calls`, and
     nothing else (the common response without a call, told by exact types and keys at a
     fraction of `response_call_names`' work; any other output is asked of it)."""
-    if type(output) is not dict or "content" in output or "output" in output:
+    if (
+        type(output) is not dict
+        or "content" in output
+        or "output" in output
+        or "candidates" in output  # (Gemini's: its parts may call)
+    ):
         return False
     choices = output.get("choices")
     if type(choices) is not list or not choices:  # (a subclass's items: asked of it)
