@@ -1363,6 +1363,44 @@ def test_an_agents_response_span_s_answer_is_unknown_not_empty(tmp_path: Path) -
     assert "`response` spans (a Responses API model) export no output" in verdict.message
 
 
+@pytest.mark.parametrize("reference", [False, True], ids=["generated", "reference"])
+def test_agents_spans_exported_without_their_data_leave_answers_and_tools_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: bool
+) -> None:
+    """Found by the agents hunt: the Agents SDK exports a generation span's `input` and
+    `output`, and a function span's `input` and `output`, only when its
+    `trace_include_sensitive_data` is on (openai-agents-python: `if tracing.include_data():
+    span_generation.span_data.output = [...]`, `if config.trace_include_sensitive_data:
+    span_fn.span_data.output = result`); off (a common setting for production), they are
+    null. The answer was "" (`answer is empty` and `not answer contains "sorry"` passed),
+    the call's arguments `{}` (`not tool T args $.order == 8` passed) and its result null.
+    They are unknown now: error verdicts naming the setting; the calls, steps and tokens
+    the spans do record still count."""
+    if reference:
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    lines = (DATA / "agents-spans.jsonl").read_text(encoding="utf-8").splitlines()
+    for at in (3, 4, 5):  # (the generations and the function span, as exported so)
+        span = json.loads(lines[at])
+        span["span_data"] = {**span["span_data"], "input": None, "output": None}
+        lines[at] = json.dumps(span)
+    path = write(tmp_path, "spans.jsonl", "\n".join(lines) + "\n")
+    said = (
+        'answer is empty; not answer contains "sorry"; not tool lookup_order args $.order == 8;'
+        ' not tool lookup_order result contains "lost"; tool lookup_order called once;'
+        " steps == 2; tokens == 81"
+    )
+    verdicts = evaldsl.compile(said).check(load_run(path))
+    assert verdicts.statuses == ["error"] * 4 + ["pass"] * 3
+    assert all("trace_include_sensitive_data" in v.message for v in verdicts.verdicts[:4])
+    # a generation that failed before its output: a failed step with no answer, not unknown
+    span = json.loads(lines[5])
+    span["error"] = {"message": "Error getting response", "data": {"error": "timeout"}}
+    lines[5] = json.dumps(span)
+    path = write(tmp_path, "spans.jsonl", "\n".join(lines) + "\n")
+    verdicts = evaldsl.compile("answer is empty; errors == 1").check(load_run(path))
+    assert verdicts.statuses == ["pass", "pass"]
+
+
 @pytest.mark.parametrize("kind", ["generation", "response"])
 def test_an_agents_span_s_cached_input_is_priced_at_its_own_price(
     tmp_path: Path, kind: str

@@ -19,6 +19,11 @@ parent_id, started_at, ended_at, span_data: {type, …}, error}` and traces `{"o
 - `function` span: a tool call of `name` with `input` (JSON text) as arguments and `output`
   as its result; when a generation asked for it (the oldest unanswered call of that
   name), it gives that call its result; an `error` makes it an error result;
+- spans exported with the SDK's `trace_include_sensitive_data` off hold a null `output`
+  (a generation's) and a null `input` (a function's, with its `output` null too, unless
+  the call was rejected): those answers, arguments and results are unknown (`Unrecorded`:
+  a test of them is an error verdict), never "", `{}` or no result; a generation that
+  failed (its `error`) before it had an output is a failed step with no answer;
 - `guardrail` span: a guard check (`guards`), its `triggered` the decision;
 - a span with an `error` adds an `agent.error`; `trace` objects and `agent`, `handoff`,
   `custom`, `mcp_tools`, … spans are skipped and counted.
@@ -51,6 +56,15 @@ _RESPONSE_HINT = (
     "the Agents SDK's `response` spans (a Responses API model) export no output: record "
     "the run's answers another way (a chat-completions model's `generation` spans hold "
     "them), or leave `answer` out of this case"
+)
+_UNRECORDED_HINT = (
+    "export the spans with the SDK's `trace_include_sensitive_data` on (RunConfig, or "
+    "OPENAI_AGENTS_TRACE_INCLUDE_SENSITIVE_DATA=true): without it they hold no model "
+    "output and no tool input or output"
+)
+_UNRECORDED_NOTE = (
+    "spans exported without their data (`trace_include_sensitive_data` off): a generation's "
+    "output, a tool's input and output are unknown, and tests that read them are errors"
 )
 
 
@@ -119,9 +133,15 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
     error = span.get("error")
     if kind == "generation":
         trace.saw("generation span")
-        text: list[str] = []
+        text: list[str] | None = []
         calls: list[dict[str, Any]] = []
-        for found_message in listed(data.get("output"), "span_data.output", "a generation span"):
+        output = data.get("output")
+        if output is None and error is None:
+            # (the SDK sets `output`, a list, only when it may include data: null is an
+            # output not recorded, never an answer of "" nor a step that called nothing)
+            text = None
+            _unrecorded(trace)
+        for found_message in listed(output, "span_data.output", "a generation span"):
             message = an_object(found_message, "a message of a generation span's `output`")
             role = kind_value(message.get("role", "assistant"), "role", "an output message")
             if role == "assistant":
@@ -129,18 +149,19 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
                 # `openai` format reads the same Chat Completions message)
                 written = text_of_parts(message.get("content"))
                 content = answer_or_refusal(written, message_refusal(message), trace)
-                if content:
+                if content and text is not None:
                     text.append(content)
                 found = listed(message.get("tool_calls"), "tool_calls", "an output message")
                 calls += [an_object(c, "a tool call of `tool_calls`") for c in found]
         model = data.get("model") if isinstance(data.get("model"), str) else None
         usage = data.get("usage")
         trace.llm(
-            "\n".join(text),
+            None if text is None else "\n".join(text),
             usage_of(usage, _USAGE),
             model=model,
             start=start,
             end=end,
+            failed=output is None and error is not None,
             cache=openai_usage_cached(usage),
         )
         for call in calls:
@@ -167,13 +188,21 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
     elif kind == "function":
         trace.saw("function span")
         name = tool_name(data.get("name", MISSING), "span_data.name", "a `function` span")
+        given, output = data.get("input"), data.get("output")
+        # (the SDK sets `input`, the call's arguments as JSON text, only when it may
+        # include data, and `output` then too, unless the call was rejected: a null
+        # input is arguments not recorded, never `{}`, and its null output no result)
+        unrecorded = given is None
+        if unrecorded:
+            _unrecorded(trace)
         cid = trace.known_call(None, name)
         if cid is None:
-            cid = trace.call(
-                name, parse_json_text(data.get("input")) if data.get("input") else {}, None, start
-            )
-        failed = error is not None
-        trace.result(cid, data.get("output"), is_error=failed, at=end)
+            arguments = MISSING if unrecorded else parse_json_text(given) if given else {}
+            cid = trace.call(name, arguments, None, start)
+        if unrecorded and output is None:
+            trace.unread_result(cid)
+        else:
+            trace.result(cid, output, is_error=error is not None, at=end)
     elif kind == "guardrail":
         trace.saw("guardrail span")
         trace.guard(str(data.get("name")), data.get("triggered"), end)
@@ -182,3 +211,9 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
     if error is not None:
         said = error.get("message") if isinstance(error, dict) else error
         trace.error(str(said or "the span failed"), end)
+
+
+def _unrecorded(trace: Trace) -> None:
+    """Note spans exported without their data, and how to export them with it."""
+    trace.note(_UNRECORDED_NOTE)
+    trace.capture_hint = _UNRECORDED_HINT
