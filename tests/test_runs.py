@@ -883,6 +883,69 @@ ANSWER_TABLE: list[tuple[Any, str]] = [
     ({"content": []}, ""),
     ({"content": "streamed\ntext", "usage": {"prompt_tokens": 1}}, "streamed\ntext"),
     ({"text": "gemini-ish"}, "gemini-ish"),
+    # a Gemini generateContent body (a traceplay cassette of a Gemini model keeps it): its
+    # text parts joined as Google's SDKs' `.text` joins them, a thought part and a
+    # functionCall part left out; one that only calls a function, or was blocked, has ""
+    (
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"text": "thinking...", "thought": True},
+                            {"text": "Oslo is "},
+                            {"functionCall": {"name": "get_weather", "args": {}}},
+                            {"text": "rainy."},
+                        ],
+                    },
+                    "finishReason": "STOP",
+                }
+            ],
+            "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 4},
+        },
+        "Oslo is rainy.",
+    ),
+    ({"candidates": [{"content": {"parts": [{"functionCall": {"name": "f"}}]}}]}, ""),
+    ({"candidates": [{"finishReason": "SAFETY"}]}, ""),
+    # a Responses API body (`object: response`): its messages' output_text parts joined as
+    # the SDK's `output_text` joins them; its refusal when it has no text; a body that only
+    # calls a function has ""
+    (
+        {
+            "id": "resp_1",
+            "object": "response",
+            "status": "completed",
+            "output": [
+                {"type": "reasoning", "id": "rs_1", "summary": []},
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "output_text", "text": "It is ", "annotations": []},
+                        {"type": "output_text", "text": "12 C.", "annotations": []},
+                    ],
+                },
+            ],
+            "text": {"format": {"type": "text"}},
+            "usage": {"input_tokens": 5, "output_tokens": 3},
+        },
+        "It is 12 C.",
+    ),
+    (
+        {
+            "object": "response",
+            "output": [{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}],
+        },
+        "No.",
+    ),
+    (
+        {
+            "object": "response",
+            "output": [{"type": "function_call", "name": "f", "arguments": "{}", "call_id": "c"}],
+        },
+        "",
+    ),
     ({"choices": []}, '{"choices":[]}'),
     ({"score": 1.0, "ok": True}, '{"score":1,"ok":true}'),
     ([1, "é"], '[1,"é"]'),

@@ -9,11 +9,15 @@ Answer text follows traceplay's `toText` (docs/language.md §6.6) in order: `Non
 a string → itself; OpenAI `choices[0].message.content` (a string, or its text parts joined
 with "\\n"; `null`, a message that only calls tools, is ""; a message with no content but
 a `refusal` gives the refusal: what the model said), else `choices[0].text`;
-Anthropic `content` text blocks joined with "\\n"; a string `text` field; else the JSON
-text. Deliberate differences (docs/language.md §6 wins): a streamed record `{"content": "..."}`
-gives its plain text, where traceplay gives the record's JSON text; non-text blocks and
-parts (`tool_use`, images) are not in the answer, and a tool-calls-only message has no
-text, where traceplay gives their JSON text.
+Anthropic `content` text blocks joined with "\\n"; Gemini's `candidates[0].content.parts`
+text parts joined with nothing (thought parts left out: Google's SDKs' `.text`); a
+Responses API body's `output_text` parts of its `message` items joined with nothing, as
+OpenAI's SDK's `output_text` and the `openai` reader join them (its refusal parts when it
+has none); a string `text` field; else the JSON text. Deliberate differences
+(docs/language.md §6 wins): a streamed record `{"content": "..."}` gives its plain text,
+where traceplay gives the record's JSON text, and so do Gemini and Responses API bodies
+(a call-only one: ""); non-text blocks and parts (`tool_use`, images) are not in the
+answer, and a tool-calls-only message has no text, where traceplay gives their JSON text.
 
 The JSON text of a response that has no text is what JavaScript's `JSON.stringify`
 writes (`evaldsl.language.jsjson`).
@@ -36,6 +40,11 @@ def answer_text(output: Any) -> str:
     'a'
     >>> answer_text({"content": "streamed", "usage": None})
     'streamed'
+    >>> answer_text({"candidates": [{"content": {"parts": [{"text": "It is "}, {"text": "9"}]}}]})
+    'It is 9'
+    >>> answer_text({"object": "response", "output": [{"type": "message", "content": [
+    ...     {"type": "output_text", "text": "Hi"}]}]})
+    'Hi'
     >>> answer_text({"score": 1.0})
     '{"score":1}'
     """
@@ -62,6 +71,12 @@ def _dict_text(output: dict[str, Any]) -> str | None:
         return _text_parts(content)
     if isinstance(content, str):
         return content  # a streamed record (docs/language.md §6; traceplay gives JSON here)
+    candidates = output.get("candidates")
+    if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):
+        return _candidate_text(candidates[0])  # (Gemini's; traceplay gives JSON here)
+    items = output.get("output")
+    if isinstance(items, list) and output.get("object") == "response":
+        return _responses_text(items)  # (a Responses API body; traceplay gives JSON here)
     text = output.get("text")
     if isinstance(text, str):
         return text
@@ -141,6 +156,42 @@ def is_transcript(output: Any) -> bool:
     """
     message = _first_message(output)
     return message is not None and bool(_transcript(message)) and not message.get("content")
+
+
+def _candidate_text(candidate: dict[str, Any]) -> str:
+    """A Gemini candidate's answer: its `content.parts`' text joined with nothing (as
+    Google's SDKs' `.text` joins them), thought parts left out; a candidate with no
+    text (only a `functionCall`, or blocked and without `content`) has `""`."""
+    content = candidate.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    out: list[str] = []
+    for part in parts if isinstance(parts, list) else ():
+        if isinstance(part, dict) and part.get("thought") is not True:
+            text = part.get("text")
+            if isinstance(text, str):
+                out.append(text)
+    return "".join(out)
+
+
+def _responses_text(items: list[Any]) -> str:
+    """A Responses API body's answer: the `output_text` parts of its `message` items
+    joined with nothing (OpenAI's SDK's `output_text`; the `openai` format's reader
+    joins them so), else its `refusal` parts joined with "\\n"; no message: `""`."""
+    texts: list[str] = []
+    refusals: list[str] = []
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") != "message":
+            continue
+        parts = item.get("content")
+        for part in parts if isinstance(parts, list) else ():
+            if not isinstance(part, dict):
+                continue
+            kind, text, refusal = part.get("type"), part.get("text"), part.get("refusal")
+            if kind == "output_text" and isinstance(text, str):
+                texts.append(text)
+            elif kind == "refusal" and isinstance(refusal, str):
+                refusals.append(refusal)
+    return "".join(texts) if texts else "\n".join(refusals)
 
 
 def _text_parts(parts: list[Any]) -> str:
