@@ -843,6 +843,33 @@ def test_run_from_value() -> None:
         run_from_value({"status": "done", "memory": {}})
 
 
+def test_a_state_a_target_returns_wrapped_with_its_output_is_that_state() -> None:
+    """Found by the agents hunt: a state file may be `{"state": {...}, "output": ...}`
+    (docs/language.md §9.4, README's formats table), but a `run` target returning the same
+    value got a plain output: `status == completed` and `node plan visited` were errors
+    ("this run has no workflow state"), and the answer was the whole value's JSON text, so
+    `answer == "done"` failed. It is the state with its output now, checked as a file's
+    is (a status cycgraph does not have is the case's error); a dict with a `status` of
+    its own stays what it was."""
+    import evaldsl
+
+    # (WorkflowState fields as cycgraph's state.ts names them, reference §1.1)
+    state = {
+        "status": "completed",
+        "memory": {"count": 42},
+        "visited_nodes": ["plan", "act"],
+        "total_tokens_used": 500,
+        "max_token_budget": 1000,
+    }
+    run = run_from_value({"state": state, "output": "done"})
+    said = 'status == completed; node plan visited; memory.count == 42; answer == "done"'
+    assert evaldsl.compile(said).check(run).statuses == ["pass"] * 4
+    with pytest.raises(RunError, match='unknown status "done"'):
+        run_from_value({"state": {**state, "status": "done"}, "output": "x"})
+    assert run_from_value({"state": state, "status": "ok"}).kind == "value"
+    assert run_from_value({"state": {"phase": 2}, "output": "x"}).kind == "value"
+
+
 def test_a_value_whose_events_are_none_evaldsl_reads_is_an_error_beside_its_output() -> None:
     import evaldsl
 

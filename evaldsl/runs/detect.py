@@ -1152,14 +1152,15 @@ def run_from_value(value: object, *, latency_ms: float | None = None) -> Run:
     that is not an object is then a `RunError` naming it (as in a file: a list with one bad
     element is never read as plain output); a dict with `memory` or `visited_nodes`, or a
     `status` that is one of cycgraph's statuses, is a state (a wrong field type is a
-    `RunError`); a dict with an `events`/`trace` event list (empty too, beside an `output`)
-    is a trace with its `output`; anything else (text, `{"status": "ok"}`, `[]`, `[1, 2]`)
-    is the output value.
+    `RunError`), and so is one wrapped as `{"state": …, "output": …}` (with no `status` of
+    its own: its `output` kept, as in a file); a dict with an `events`/`trace` event list
+    (empty too, beside an `output`) is a trace with its `output`; anything else (text,
+    `{"status": "ok"}`, `[]`, `[1, 2]`) is the output value.
 
     >>> run_from_value("Paris is sunny").output
     'Paris is sunny'
     """
-    from evaldsl.runs.state import is_state_value, validate_state
+    from evaldsl.runs.state import is_state_value, state_from_document, validate_state
 
     if isinstance(value, Run):
         run = value
@@ -1172,6 +1173,8 @@ def run_from_value(value: object, *, latency_ms: float | None = None) -> Run:
         if errors:
             raise errors[0]
         run = Run(events=None, state=value, format="cycgraph")
+    elif isinstance(value, dict) and "status" not in value and is_state_value(value.get("state")):
+        run = state_from_document(value, path="<value>")  # (`{state, output}`, as in a file)
     elif isinstance(value, dict) and any(
         _is_event_list(value.get(k)) or (value.get(k) == [] and "output" in value)
         for k in ("events", "trace")
