@@ -1363,6 +1363,31 @@ def test_an_agents_response_span_s_answer_is_unknown_not_empty(tmp_path: Path) -
     assert "`response` spans (a Responses API model) export no output" in verdict.message
 
 
+def test_a_file_of_agents_sdk_batches_is_read_as_their_spans(tmp_path: Path) -> None:
+    """Found by the agents hunt: the SDK's exporter posts its spans in batches of up to
+    128, `{"data": [span.export(), ...]}` (openai-agents-python, BackendSpanExporter), in
+    the order they ended; a file that logs the posts (a proxy, an ingest stub) holds one
+    batch a line. One batch was read, but a file of two was "nothing in it is a
+    recognised trace". Each batch's spans are read now, in `started_at` order, and a bad
+    element names its line and its place in the batch."""
+    lines = (DATA / "agents-spans.jsonl").read_text(encoding="utf-8").splitlines()
+    spans = [json.loads(line) for line in lines]
+    # (the later spans' batch first: posted in the order they ended, not started)
+    posted = [{"data": spans[3:]}, {"data": spans[:3]}]
+    path = write(tmp_path, "posts.jsonl", "".join(json.dumps(b) + "\n" for b in posted))
+    facts = (
+        'tools == ["lookup_order"]; tool lookup_order args $.order == 7; '
+        'tool lookup_order result == "shipped"; guards == 1; steps == 2; '
+        'answer == "Order 7 has shipped."; input tokens == 65; latency == 5s'
+    )
+    assert check(path, facts) == ["pass"] * 8
+    assert load_run(path).format == "openai_agents"
+    posted[1]["data"][1] = {"object": "trace.span", "id": "span_x"}
+    path = write(tmp_path, "posts.jsonl", "".join(json.dumps(b) + "\n" for b in posted))
+    with pytest.raises(RunError, match=r"posts.jsonl:2:1: element \[1\] of line 2's `data` is"):
+        load_run(path, "openai_agents")
+
+
 @pytest.mark.parametrize("reference", [False, True], ids=["generated", "reference"])
 def test_agents_spans_exported_without_their_data_leave_answers_and_tools_unknown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reference: bool

@@ -3,8 +3,9 @@
 Takes `Items` of exported trace objects: spans `{"object": "trace.span", id, trace_id,
 parent_id, started_at, ended_at, span_data: {type, …}, error}` and traces `{"object":
 "trace", workflow_name, …}`, as JSONL (a file processor), a JSON array, or the batch
-`{"data": [...]}` the SDK posts. Gives the events of `providers` (format
-"openai_agents"). Spans are taken in `started_at` order:
+`{"data": [...]}` the SDK posts (one, or a JSONL of them: each post logged as a line).
+Gives the events of `providers` (format "openai_agents"). Spans are taken in `started_at`
+order:
 
 - `generation` span: one step; model from `model`; tokens from `usage.input_tokens`/
   `output_tokens` (the input counts the tokens read from OpenAI's prompt cache,
@@ -32,6 +33,7 @@ The run's latency is from the first `started_at` to the last `ended_at`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -98,15 +100,11 @@ def read_agents(items: Items, why: str) -> tuple[Trace, float | None]:
     """The events of exported Agents SDK spans (see the module doc) and the latency in ms."""
     trace = Trace("openai_agents", items.path, why)
     spans: list[dict[str, Any]] = []
-    values = items.values
-    if len(values) == 1 and is_agents_batch(values[0]):
-        values = values[0]["data"]
-    for index, item in enumerate(values):
+    for index, item, where in _exported(items):
         if not is_agents_item(item):
             raise items.error(
-                index if len(items.values) > 1 else 0,
-                f"{items.where(index if len(items.values) > 1 else 0)} is not an exported "
-                "Agents SDK span or trace",
+                index,
+                f"{where} is not an exported Agents SDK span or trace",
                 'an exported span has "object": "trace.span" and "span_data"',
             )
         if item["object"] == "trace":
@@ -123,6 +121,19 @@ def read_agents(items: Items, why: str) -> tuple[Trace, float | None]:
     last = [t for t in (_time(s.get("ended_at")) for s in spans) if t is not None]
     latency = (max(last) - min(first)).total_seconds() * 1000 if first and last else None
     return trace, latency
+
+
+def _exported(items: Items) -> Iterator[tuple[int, Any, str]]:
+    """Each exported object with the item that holds it and where it is in words: an item,
+    or an element of a batch's `data` (a batch per item: the SDK posts its spans in
+    batches, and a file that logs the posts holds one a line)."""
+    for index, value in enumerate(items.values):
+        if is_agents_batch(value):
+            where = items.where(index)
+            for n, item in enumerate(value["data"]):
+                yield index, item, f"element [{n}] of {where}'s `data`"
+        else:
+            yield index, value, items.where(index)
 
 
 def _span(span: dict[str, Any], trace: Trace) -> None:

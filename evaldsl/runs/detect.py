@@ -624,6 +624,8 @@ def candidates(items: Items) -> list[tuple[str, str]]:
             found.append((fmt, "items are " + ", ".join(shapes)))
     if any(is_agents_item(v) for v in values[:HEAD_ITEMS]):
         found.append(("openai_agents", "items are Agents SDK trace.span objects"))
+    elif doc is None and any(is_agents_batch(v) for v in values[:HEAD_ITEMS]):
+        found.append(("openai_agents", 'items are {"data": [...]} batches of Agents SDK spans'))
     if any(is_langsmith_run(v) for v in values[:HEAD_ITEMS]):
         found.append(("langsmith", "items are LangSmith runs (a `run_type` and `name`)"))
     if any(is_plain_request(v) for v in values[:HEAD_ITEMS]) and not any(
