@@ -1363,6 +1363,24 @@ def test_an_agents_response_span_s_answer_is_unknown_not_empty(tmp_path: Path) -
     assert "`response` spans (a Responses API model) export no output" in verdict.message
 
 
+def test_a_json_array_of_traceplay_events_is_events_not_a_request(tmp_path: Path) -> None:
+    """Found by the agents hunt: the `events` format is traceplay's events in a JSON array
+    too, and every `llm.request` traceplay records holds the request's `messages`; with
+    plain user text in them, that event was also taken for an OpenAI or Anthropic request
+    body, and the file "matches more than one format" (its JSONL was read). It is
+    `events` now; a request body (no traceplay `type`) is still both."""
+    demo = ROOT / "tests" / "fixtures" / "traceplay" / "demo" / "cassette.example.jsonl"
+    events = [json.loads(line) for line in demo.read_text(encoding="utf-8").splitlines()[1:]]
+    assert any(e["type"] == "llm.request" and e["messages"] for e in events)
+    path = write(tmp_path, "events.json", json.dumps(events))
+    said = 'tool get_weather args $.city == "Xiamen"; answer contains "sunny"; tokens == 144'
+    assert check(path, said) == ["pass"] * 3
+    assert load_run(path).format == "events"
+    request = {"model": "gpt-4o", "messages": [{"role": "user", "content": "weather?"}]}
+    with pytest.raises(RunError, match="matches more than one format: openai"):
+        load_run(write(tmp_path, "request.json", json.dumps([request])))
+
+
 def test_a_file_of_agents_sdk_batches_is_read_as_their_spans(tmp_path: Path) -> None:
     """Found by the agents hunt: the SDK's exporter posts its spans in batches of up to
     128, `{"data": [span.export(), ...]}` (openai-agents-python, BackendSpanExporter), in

@@ -628,9 +628,11 @@ def candidates(items: Items) -> list[tuple[str, str]]:
         found.append(("openai_agents", 'items are {"data": [...]} batches of Agents SDK spans'))
     if any(is_langsmith_run(v) for v in values[:HEAD_ITEMS]):
         found.append(("langsmith", "items are LangSmith runs (a `run_type` and `name`)"))
-    if any(is_plain_request(v) for v in values[:HEAD_ITEMS]) and not any(
-        f in ("openai", "anthropic") for f, _ in found
-    ):
+    # (a traceplay `llm.request` event holds the request's `messages` too, and is no
+    # request body: an array of events was "openai or anthropic" beside "events")
+    if any(
+        is_plain_request(v) and not is_kind(v, KNOWN_TYPES) for v in values[:HEAD_ITEMS]
+    ) and not any(f in ("openai", "anthropic") for f, _ in found):
         why = "a request whose messages are plain user/assistant text"
         found += [("openai", why), ("anthropic", why)]
     return found
