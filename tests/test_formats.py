@@ -1444,6 +1444,30 @@ def test_agents_spans_exported_without_their_data_leave_answers_and_tools_unknow
     assert verdicts.statuses == ["pass", "pass"]
 
 
+def test_agents_response_spans_without_their_tools_data_say_both_cures(tmp_path: Path) -> None:
+    """A Responses API model's run (the SDK's default: `response` spans, which never export
+    their output) whose function spans were exported with `trace_include_sensitive_data`
+    off: an unknown answer's message said to turn the setting on (the last hint set won),
+    which exports no answer of a `response` span. Each message now says both."""
+    lines = (DATA / "agents-spans.jsonl").read_text(encoding="utf-8").splitlines()
+    for at in (3, 5):
+        span = json.loads(lines[at])
+        usage = {"input_tokens": 40, "output_tokens": 10}
+        lines[at] = json.dumps(
+            {**span, "span_data": {"type": "response", "response_id": "r", "usage": usage}}
+        )
+    span = json.loads(lines[4])
+    span["span_data"] = {**span["span_data"], "input": None, "output": None}
+    lines[4] = json.dumps(span)
+    path = write(tmp_path, "spans.jsonl", "\n".join(lines) + "\n")
+    said = "answer is empty; not tool lookup_order args $.order == 8"
+    verdicts = evaldsl.compile(said).check(load_run(path))
+    assert verdicts.statuses == ["error", "error"]
+    for verdict in verdicts.verdicts:
+        assert "`response` spans (a Responses API model) export no output" in verdict.message
+        assert "`trace_include_sensitive_data` on" in verdict.message
+
+
 @pytest.mark.parametrize("kind", ["generation", "response"])
 def test_an_agents_span_s_cached_input_is_priced_at_its_own_price(
     tmp_path: Path, kind: str

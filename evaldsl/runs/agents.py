@@ -191,7 +191,7 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
         )
         # its answer was never exported: unknown, not "" (`not answer contains "sorry"`
         # and `answer is empty` would pass on a text nobody read)
-        trace.capture_hint = _RESPONSE_HINT
+        _hint(trace, _RESPONSE_HINT)
         usage = data.get("usage")
         trace.llm(
             None, usage_of(usage, _USAGE), start=start, end=end, cache=openai_usage_cached(usage)
@@ -227,4 +227,15 @@ def _span(span: dict[str, Any], trace: Trace) -> None:
 def _unrecorded(trace: Trace) -> None:
     """Note spans exported without their data, and how to export them with it."""
     trace.note(_UNRECORDED_NOTE)
-    trace.capture_hint = _UNRECORDED_HINT
+    _hint(trace, _UNRECORDED_HINT)
+
+
+def _hint(trace: Trace, hint: str) -> None:
+    """Add `hint` to how to record what the spans left out: both, when the run has
+    `response` spans and spans exported without their data (each is half the cure)."""
+    said = trace.capture_hint
+    if said.startswith((_RESPONSE_HINT, _UNRECORDED_HINT)):
+        if hint not in said:
+            trace.capture_hint = f"{said}; and {hint}"
+    else:
+        trace.capture_hint = hint
