@@ -722,3 +722,26 @@ def test_message_parts_not_read_are_counted(
     }
     summary = render_text(summarize(str(tmp_path / "trace.otlp.json"))[0])
     assert "2 `reasoning` message parts" in summary
+
+
+def test_a_text_part_written_with_text_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The convention's TextPart says `content`; a part written as the providers' content
+    parts are (`{"type": "text", "text": …}`) was read as "" (`not answer contains "Paris"`
+    passed on an answer that says Paris): it is the same text. One with neither key holds
+    text nobody can read: the run's error, never ""."""
+    parts = [{"type": "text", "text": "Paris is 18 C."}, {"type": "text", "content": "Sunny."}]
+    answer = [{"role": "assistant", "parts": parts, "finish_reason": "stop"}]
+    doc = _document(_chat(1, gen_ai__output__messages=json.dumps(answer)))
+    run = _read(tmp_path, monkeypatch, doc)
+    assert [r["output"] for r in _of(run, "llm.response")] == ["Paris is 18 C.\nSunny."]
+    assert [s for s, _ in _verdicts(run, 'not answer contains "Paris"', monkeypatch)] == ["fail"]
+    answer[0]["parts"] = [{"type": "text"}]
+    path = tmp_path / "bare.otlp.json"
+    path.write_text(
+        json.dumps(_document(_chat(1, gen_ai__output__messages=json.dumps(answer)))),
+        encoding="utf-8",
+    )
+    with pytest.raises(RunError, match="a `text` message part has no `content` \\(nor `text`\\)"):
+        load_run(path)

@@ -1042,7 +1042,16 @@ def _part(
     if kind is not None and type(kind) is not str:
         kind = kind_value(kind, "type", "a message part")  # (never read past)
     if kind == "text":
-        add_text(text, part.get("content"), "content", "a `text` part")
+        content = part.get("content", MISSING)
+        if content is MISSING:
+            # (the convention's TextPart writes `content`; a part written as the providers'
+            # own content parts are, `{"type": "text", "text": …}`, is the same text, and
+            # one with neither holds an answer nobody can read: never "")
+            if "text" not in part:
+                raise BadValue("a `text` message part has no `content` (nor `text`)")
+            add_text(text, part["text"], "text", "a `text` part")
+        else:
+            add_text(text, content, "content", "a `text` part")
     elif kind in _CALL_PARTS:
         name = part.get("name", MISSING)
         if type(name) is not str or not name:
