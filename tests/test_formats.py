@@ -1822,6 +1822,35 @@ def test_a_langsmith_chatopenai_web_search_is_a_call(tmp_path: Path, version: st
     assert checked.statuses == ["pass", "pass", "pass", last]
 
 
+@pytest.mark.parametrize("version", ["v0", "responses/v1"])
+def test_a_langsmith_chatopenai_mcp_call_is_a_call(tmp_path: Path, version: str) -> None:
+    """A remote MCP server's tool the Responses API ran is an `mcp_call` item (its
+    arguments JSON text, its own `output` or `error`), kept out of `tool_calls` as the
+    built-in tools' items are: it was not counted (`no tool read_wiki` passed on a run
+    that called it). It is a call with its result, as the `openai` format reads it."""
+    item = {
+        "type": "mcp_call",
+        "id": "mcp_1",
+        "server_label": "wiki",
+        "name": "read_wiki",
+        "arguments": '{"page": "Oslo"}',
+        "output": "Oslo is the capital of Norway.",
+        "error": None,
+    }
+    text = {"type": "text", "text": "It is the capital.", "annotations": []}
+    extra: dict[str, Any] = {"tool_outputs": [item]} if version == "v0" else {}
+    content = [text] if version == "v0" else [item, text]
+    said = _lc("AIMessage", content=content, type="ai", tool_calls=[], additional_kwargs=extra)
+    generation = {"text": "", "type": "ChatGeneration", "message": said}
+    run = ls_run("l", "llm", "ChatOpenAI", outputs={"generations": [[generation]]})
+    path = write(tmp_path, "runs.json", json.dumps([run]))
+    checked = evaldsl.compile(
+        'no tool read_wiki; tool read_wiki args $.page == "Oslo"; '
+        'tool read_wiki result contains "capital"'
+    ).check(load_run(path))
+    assert checked.statuses == ["fail", "pass", "pass"]
+
+
 def test_a_langsmith_tool_run_s_input_as_langchain_logs_it_is_its_arguments(
     tmp_path: Path,
 ) -> None:

@@ -27,7 +27,8 @@ else as they appear (a tree depth first).
   `mcp_tool_use`) come before them, and its `…_tool_result` blocks are their results, as
   the `anthropic` format reads them (`anthropic.tool_result`); so do ChatOpenAI's
   Responses API built-in tools (`web_search_call`, … items, in the content or in
-  `additional_kwargs.tool_outputs`: `openai.builtin_call`) and LangChain's standard
+  `additional_kwargs.tool_outputs`: `openai.builtin_call`), its `mcp_call` items (a
+  remote MCP server's tool, with its own output: `openai.mcp_call`) and LangChain's standard
   `server_tool_call`/`server_tool_result` blocks. Tokens from the
   run's `prompt_tokens`/`completion_tokens` (unless both are 0 beside a usage recorded
   below), else the output's `usage_metadata` (`input_tokens`/`output_tokens`), `usage`
@@ -97,6 +98,7 @@ from evaldsl.runs.openai import (
     builtin_call,
     filtered,
     is_builtin_call,
+    mcp_call,
     message_refusal,
 )
 from evaldsl.runs.prices import body_tier
@@ -518,8 +520,8 @@ def _read_message(message: dict[str, Any]) -> tuple[str, list[Call], list[Result
             continue
         if kind == "text" and isinstance(block.get("text"), str) and n < len(blocks):
             texts.append((n, block["text"], bool(block.get("citations"))))
-        elif is_builtin_call(block):
-            name, args, cid, result = builtin_call(block)
+        elif is_builtin_call(block) or kind == "mcp_call":
+            name, args, cid, result = (mcp_call if kind == "mcp_call" else builtin_call)(block)
             ran.append((name, args, cid))
             results.append((cid, result))
         elif kind == "server_tool_call":

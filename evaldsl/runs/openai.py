@@ -1016,6 +1016,16 @@ def builtin_call(item: dict[str, Any]) -> tuple[str, Any, str | None, Any]:
     return kind.removesuffix("_call"), args, cid, _builtin_result(item, where)
 
 
+def mcp_call(item: dict[str, Any]) -> tuple[str, Any, str | None, tuple[Any, bool]]:
+    """A Responses API `mcp_call` item (a remote MCP server's tool the API ran) as (tool,
+    arguments, call id, (its output or error, whether it failed)): it carries its own."""
+    args = parse_json_text(item.get("arguments"))
+    name = tool_name(item.get("name", MISSING), "name", "an `mcp_call` item")
+    cid = link_id(item.get("id"), "id", "an `mcp_call` item")
+    failed = item.get("error") is not None
+    return name, args, cid, (item.get("error") if failed else item.get("output"), failed)
+
+
 def _builtin_result(item: dict[str, Any], where: tuple[str, ...] | None) -> Any:
     """The result of a built-in tool's call `item`, found at the path `where` (`None`:
     the application runs the tool, and sends its result back in an item of its own): as
@@ -1084,12 +1094,7 @@ def _response(
             output = blocks_text(item.get("output"), _OUTPUT_TEXT)
             calls.append(("", None, cid, (output, False), True))
         elif kind == "mcp_call":  # (it carries its own output or error)
-            args = parse_json_text(item.get("arguments"))
-            name = tool_name(item.get("name", MISSING), "name", "an `mcp_call` item")
-            cid = link_id(item.get("id"), "id", "an `mcp_call` item")
-            failed = item.get("error") is not None
-            result = (item.get("error") if failed else item.get("output"), failed)
-            calls.append((name, args, cid, result, False))
+            calls.append((*mcp_call(item), False))
         elif kind in _BUILTIN_CALLS:
             calls.append((*builtin_call(item), False))
         elif kind == "reasoning":
