@@ -21,14 +21,15 @@ import itertools
 import logging
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TextIO
 
 from evaldsl.api import Program
 from evaldsl.gcpause import frozen_loaded
 from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, JudgeConfig, JudgeConfigError
 from evaldsl.language.diagnostics import EvalDslError, render
+from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.printable import visible
+from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.score.engines import LOCAL_BATCH, score_items
 from evaldsl.score.output import writer
 from evaldsl.score.scoring import (
@@ -54,9 +55,11 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if problem is not None:
         return _usage(err, problem)
     try:
-        text = Path(args.program).read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        return _usage(err, f"cannot read {args.program}: {exc.strerror}")
+        # (a regular file only: a FIFO named as the program waited for a writer for ever,
+        # and /dev/zero was read until memory ran out)
+        text = read_regular(args.program, MAX_SUITE_BYTES).decode("utf-8-sig")
+    except FileProblem as exc:
+        return _usage(err, f"cannot read the program: {exc.message.removeprefix('cannot read ')}")
     except UnicodeDecodeError:
         return _usage(err, f"{args.program} is not UTF-8 text")
     spec = ProgramSpec(text, args.program, args.judge, args.judge_cache)

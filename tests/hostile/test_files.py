@@ -121,6 +121,20 @@ def test_a_special_suite_file_is_refused(fifo: Path, tmp_path: Path, target: str
         assert "Traceback" not in out
 
 
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero"])
+def test_a_special_score_program_is_refused_at_once(
+    fifo: Path, tmp_path: Path, target: str
+) -> None:
+    """`evaldsl score PROGRAM`: a FIFO as the program waited for a writer for ever, and
+    /dev/zero was read until memory ran out; the program is read as a suite is."""
+    path = str(fifo) if target == "fifo" else target
+    done = run_evaldsl("score", path, str(CASSETTE), cwd=tmp_path)
+    kind = "named pipe" if target == "fifo" else "character device"
+    assert (done.returncode, done.stdout) == (2, ""), done
+    assert f'cannot read the program: "{path}" is a {kind}, not a file' in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("target", ["fifo", "/dev/zero", "link"])
 def test_convert_of_a_special_file_says_so_and_writes_nothing(
     fifo: Path, tmp_path: Path, target: str
