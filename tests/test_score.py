@@ -798,6 +798,25 @@ def test_a_program_with_errors_exits_2_with_its_diagnostics(tmp_path: Path) -> N
     assert f"{bad}:1:8: error[E101]" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("raw", "where", "message"),
+    [
+        (b"no tool x\ntool caf\xe9 called\n", "2:9", "the program is not UTF-8 text: byte 0xe9"),
+        (b"no tool x\rtokens <= 5\r", "1:10", "a line ends with a lone carriage return"),
+    ],
+)
+def test_a_program_that_is_no_text_is_said_at_its_place(
+    tmp_path: Path, raw: bytes, where: str, message: str
+) -> None:
+    """Once `checks.eval is not UTF-8 text` with no place, and a lone CR an E101 at a
+    word its line ran into: said as `run` says it of a suite file."""
+    program = tmp_path / "checks.eval"
+    program.write_bytes(raw)
+    result = run_evaldsl("score", str(program), str(tmp_path))
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"{program}:{where}: error[E504]: {message}" in result.stderr, result.stderr
+
+
 def test_a_program_with_cases_exits_2(tmp_path: Path) -> None:
     cases = tmp_path / "cases.eval"
     cases.write_text(TWO_CASES)

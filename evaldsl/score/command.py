@@ -26,7 +26,12 @@ from typing import TextIO
 from evaldsl.api import Program
 from evaldsl.gcpause import frozen_loaded
 from evaldsl.judge.config import ENABLE_HINT, ENV_API_KEY, JudgeConfig, JudgeConfigError
-from evaldsl.language.diagnostics import EvalDslError, render
+from evaldsl.language.diagnostics import (
+    EvalDslError,
+    lone_carriage_return,
+    not_utf8,
+    render,
+)
 from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.printable import visible
 from evaldsl.language.reading import FileProblem, read_regular
@@ -57,11 +62,18 @@ def score_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         # (a regular file only: a FIFO named as the program waited for a writer for ever,
         # and /dev/zero was read until memory ran out)
-        text = read_regular(args.program, MAX_SUITE_BYTES).decode("utf-8-sig")
+        raw = read_regular(args.program, MAX_SUITE_BYTES)
     except FileProblem as exc:
         return _usage(err, f"cannot read the program: {exc.message.removeprefix('cannot read ')}")
-    except UnicodeDecodeError:
-        return _usage(err, f"{args.program} is not UTF-8 text")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:  # (where, as `run` says it of a suite file)
+        err.write(render([not_utf8(args.program, raw, exc, "the program")]) + "\n")
+        return EXIT_USAGE
+    lone = lone_carriage_return(args.program, text) if "\r" in text else None
+    if lone is not None:  # (read on, its lines ran together: an error at a later word)
+        err.write(render([lone]) + "\n")
+        return EXIT_USAGE
     spec = ProgramSpec(text, args.program, args.judge, args.judge_cache)
     try:
         program = compiled_program(spec)
