@@ -1055,12 +1055,12 @@ def test_a_lone_surrogate_in_the_head_is_read_as_the_full_reader_reads_it(
 
 @pytest.mark.parametrize("separator", ["\x85", "\u2028", "\u2029"])
 @pytest.mark.parametrize("other", ["", "é", "—"])
-def test_a_line_separator_inside_a_string_is_refused_as_the_full_reader_refuses_it(
+def test_a_line_separator_inside_a_string_is_read_as_the_full_reader_reads_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, separator: str, other: str
 ) -> None:
-    """U+0085, U+2028 and U+2029 split the full reader's lines (`str.splitlines`): the
-    typed reader must give the same error, whatever other non-ASCII text (`é` leads
-    with C3, `—` with E2, as U+2028 does) is on the line."""
+    """U+0085, U+2028 and U+2029 are text inside a JSON string: both readers read the
+    span (the full reader's `str.splitlines` once ended its line there, an error), whatever
+    other non-ASCII text (`é` leads with C3, `—` with E2, as U+2028 does) is on the line."""
     span = {
         "name": "chat",
         "attributes": [
@@ -1072,9 +1072,15 @@ def test_a_line_separator_inside_a_string_is_refused_as_the_full_reader_refuses_
     data = (json.dumps(document, ensure_ascii=False) + "\n").encode() * 2  # JSONL
     path = tmp_path / "spans.jsonl"
     path.write_bytes(data)
-    assert_typed_is_reference(path, data, True, monkeypatch, lambda why: None)
+
+    def typed_itself(why: str) -> Any:
+        return otlpdecode.read_otel_lines(str(path), lambda head: why, 50)
+
+    assert_typed_is_reference(path, data, False, monkeypatch, typed_itself)
     monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
-    assert isinstance(outcome(path, "otel"), tuple)  # an error, not a run
+    run = outcome(path, "otel")
+    assert not isinstance(run, tuple), run  # a run, not an error
+    assert f"o{separator}k{other}" in [e.get("output") for e in run.events], run.events
 
 
 def _phoenix(span_id: str, kind: str, parent: str | None, **attributes: Any) -> dict[str, Any]:

@@ -83,6 +83,7 @@ from evaldsl.runs.model import (
     os_error,
     read_bytes,
     strip_bom,
+    text_lines,
     utf8_text,
 )
 from evaldsl.runs.samplelogs import FileKey, file_key, keep, kept_at
@@ -535,7 +536,7 @@ def _jsonl(path: str) -> Items:
     # refuses, and a call of it for each of a stream's many short lines was ~2% of its
     # reading; a line orjson refuses is given to it, mended or its error)
     loads = mended_loads if rounds else orjson.loads
-    for lineno, raw in enumerate(utf8_text(data, path).splitlines(), 1):
+    for lineno, raw in enumerate(text_lines(utf8_text(data, path)), 1):
         if not raw.strip():
             continue
         try:

@@ -20,6 +20,7 @@ from typing import IO, Any, BinaryIO, Literal
 import attrs
 import orjson
 
+from evaldsl.cache.regexes import regex
 from evaldsl.language.diagnostics import Diagnostic, not_utf8
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES
 from evaldsl.language.reading import (
@@ -525,6 +526,33 @@ def utf8_text(data: bytes, path: str) -> str:
         bad = not_utf8_error(data, path)
         assert bad is not None
         raise bad from None
+
+
+#: The breaks `str.splitlines` ends a line at that a valid line of JSON text holds, inside
+#: a string (`json.dumps(…, ensure_ascii=False)` and JavaScript's `JSON.stringify` write
+#: them as they are). (Its other breaks, `\x0b`, `\x0c`, `\x1c`-`\x1e`, are in no valid
+#: line at all, raw: where it ends a line at one, that line is an error either way.)
+_TEXT_BREAKS = ("\x85", "\u2028", "\u2029")
+#: The line breaks of JSON lines and of server-sent events: LF, CRLF, and a lone CR.
+_LINE_BREAK = regex("\r\n|\r|\n")
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a trace's text (JSONL, or server-sent events), ended at LF, CRLF or a
+    lone CR only: `str.splitlines` also ends one at U+2028 inside a JSON string, and the
+    line was then invalid JSON (`unexpected end of data`).
+
+    >>> text_lines("a" + chr(0x2028) + "b" + chr(13) + chr(10) + "c" + chr(13) + "d")
+    ['a\\u2028b', 'c', 'd']
+    """
+    # (`isascii` reads a flag the text keeps, and each `in` is a search at C speed: nearly
+    # every file holds none, and `splitlines` is quicker than a regex's split)
+    if text.isascii() or not any(mark in text for mark in _TEXT_BREAKS):
+        return text.splitlines()
+    lines = _LINE_BREAK.split(text)
+    if lines and not lines[-1]:  # (as splitlines: a last line break ends a line)
+        lines.pop()
+    return lines
 
 
 def decode_document(data: bytes, path: str, *, hint: str | None = None) -> Any:

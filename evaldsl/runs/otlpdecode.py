@@ -57,9 +57,6 @@ from evaldsl.runs.providers import Trace
 from evaldsl.runs.rawattrs import RawAttrs
 
 _ABSENT = msgspec.Raw(b"")  # a field the line does not have (JSON has no empty value)
-#: Line breaks of `str.splitlines` (which the full reader splits on) that JSON text may
-#: hold raw inside a string: U+0085, U+2028, U+2029.
-_BREAKS = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
 class _KeyValue(msgspec.Struct, gc=False):
@@ -370,12 +367,10 @@ def _run(path: str, reason: str | None, spans: Iterable[Span], documents: int) -
 
 
 def _blocks(f: Any) -> Iterator[bytes]:
-    """`decode.line_chunks` without the file's BOM, refusing the line breaks the full
-    reader would split a JSON string at."""
+    """`decode.line_chunks` without the file's BOM. (U+0085, U+2028 and U+2029 inside a
+    JSON string are text to both readers: `model.text_lines` ends no line at them.)"""
     first = True
-    # (looked for by `line_chunks` in a chunk that is not ASCII, which it knows: a search
-    # of each ASCII chunk for their lead bytes was ~8 M instructions of a 36 MiB file)
-    for block in line_chunks(f, _BREAKS):
+    for block in line_chunks(f):
         if first:
             block, first = block.removeprefix(BOM), False
         yield block

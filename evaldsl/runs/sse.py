@@ -13,7 +13,7 @@ from __future__ import annotations
 import orjson
 
 from evaldsl.runs.bigints import may_round
-from evaldsl.runs.model import RunError
+from evaldsl.runs.model import RunError, text_lines
 from evaldsl.runs.providers import Items
 from evaldsl.runs.surrogates import mended_loads
 
@@ -71,7 +71,7 @@ def parse_sse(text: str, path: str) -> tuple[Items, bool]:
                 names.append(event)
         data, event = [], None
 
-    for lineno, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
+    for lineno, raw in enumerate(text_lines(text.removeprefix("\ufeff")), 1):
         if not raw.strip():
             dispatch()
             continue

@@ -338,3 +338,33 @@ def test_a_large_document_nested_past_msgspec_s_recursion_is_read_in_full(
         assert done.returncode == 1 and "depth limit exceeded" in done.stderr, done.stderr
     else:
         assert done.returncode == 0 and "search called once" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("mark", ["\u2028", "\u2029", "\x85"])
+@pytest.mark.parametrize("container", ["jsonl", "sse"])
+def test_a_line_separator_inside_a_json_string_ends_no_line(
+    tmp_path: Path, container: str, mark: str
+) -> None:
+    """U+2028, U+2029 and U+0085 are text in a JSON string, as `json.dumps(…,
+    ensure_ascii=False)` and `JSON.stringify` write them; `str.splitlines` ended a line
+    at them, and the half line was `invalid JSON on line 2: unexpected end of data`."""
+    answer = f"It is 15{mark}C in Seattle"
+    if container == "jsonl":
+        bodies = [
+            {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "weather?"}]},
+            {"object": "chat.completion", "choices": [{"message": {"content": answer}}]},
+        ]
+        text = "".join(json.dumps(b, ensure_ascii=False) + "\n" for b in bodies)
+    else:
+        chunks = [
+            {"object": "chat.completion.chunk", "choices": [{"delta": {"content": part}}]}
+            for part in (answer[:9], answer[9:])
+        ]
+        text = "".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks)
+        text += "data: [DONE]\n\n"
+    path = tmp_path / f"trace.{container}"
+    path.write_text(text, encoding="utf-8")
+    result = evaldsl.compile(f'answer == "{answer}"').check(path)
+    assert result.error is None and result.statuses == ["pass"], result
+    done = run_evaldsl("inspect", str(path))
+    assert done.returncode == 0, done.stderr
