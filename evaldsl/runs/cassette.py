@@ -31,6 +31,7 @@ from evaldsl.runs.model import (
     describe,
     fast_lines,
     file_lines,
+    lone_carriage_return,
     open_file,
     os_error,
     strip_bom,
@@ -202,6 +203,8 @@ def invalid_line(
 ) -> RunError:
     """The error of line `lineno` of a file of JSON lines that is no JSON, where the
     decoder stopped (`shown`: the line as its message shows it)."""
+    if (lone := lone_carriage_return(path, lineno, shown, exc.colno)) is not None:
+        return lone
     return RunError(
         f"invalid JSON on line {lineno}: {exc.msg}",
         path=path,
@@ -297,6 +300,8 @@ def check_header(raw: bytes, lineno: int, path: str) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         if (bad := undecodable_error(exc, raw, path, lineno)) is not None:
             raise bad from None
+        if (lone := lone_carriage_return(path, lineno, text, exc.colno)) is not None:
+            raise lone from None
         raise RunError(
             f"invalid cassette header on line {lineno}: {exc.msg}",
             path=path,

@@ -79,6 +79,7 @@ from evaldsl.runs.model import (
     gzip_error,
     is_among,
     json_error,
+    lone_carriage_return,
     open_file,
     os_error,
     read_bytes,
@@ -190,6 +191,8 @@ def _load_run(p: str, format: str | None, sample: str | None) -> Run:
     if (gzipped := gzip_error(first, p, lineno)) is not None:  # whatever its name
         raise gzipped
     head = None if _one_line_document(p, first, lineno) else _try_object(first)
+    if head is None and (lone := _lone_carriage_returns(p, first, lineno)) is not None:
+        raise lone
     if head is not None and "cassette" in head:
         # (its header checked from the line read here, not read again)
         run = load_cassette(p, first=(first, lineno))
@@ -358,6 +361,22 @@ def _one_line_document(path: str, first: bytes, lineno: int) -> bool:
         and not path.lower().endswith(LINE_EXTENSIONS)
         and b'"cassette"' not in first
     )
+
+
+def _lone_carriage_returns(path: str, first: bytes, lineno: int) -> RunError | None:
+    """The error of a cassette or a JSONL of events whose lines end with a lone CR (old Mac
+    line endings), which their readers, streaming lines ended by LF, do not split: its
+    first line (up to an LF) holds the header or an event, then a CR, then more; else
+    None. (Detection read such a file as lines of JSON items and found it `matches more
+    than one format`; the formats read whole, which split at a lone CR too, read theirs.)"""
+    at = first.find(b"\r")
+    if at < 0 or first[at:].strip() == b"":  # (a line ended by CRLF)
+        return None
+    piece = _try_object(first[:at])
+    if piece is None or not ("cassette" in piece or _event_types([piece])):
+        return None
+    shown = decode_text(first).rstrip("\r\n")
+    return lone_carriage_return(path, lineno, shown, len(shown) + 1)
 
 
 def _try_object(raw: bytes) -> dict[str, Any] | None:

@@ -555,6 +555,30 @@ def text_lines(text: str) -> list[str]:
     return lines
 
 
+def lone_carriage_return(path: str, lineno: int, shown: str, column: int) -> RunError | None:
+    """The error of line `lineno` of JSON lines (`shown`, its text without its line break)
+    that the decoder refused at `column` after a lone CR in it: the file's lines end with
+    old Mac line endings, which the readers of JSON lines do not end a line at (a
+    cassette's whole text was its header line, `unexpected content after document`);
+    else None.
+
+    >>> lone_carriage_return("c.jsonl", 1, '{"a": 1}' + chr(13) + '{"b": 2}', 9).column
+    9
+    """
+    at = shown.find("\r")
+    if at < 0 or column <= at:
+        return None
+    return RunError(
+        f"line {lineno} holds a lone carriage return (CR, an old Mac line ending): lines of "
+        "JSON end at LF or CRLF only",
+        path=path,
+        line=lineno,
+        column=at + 1,
+        hint="save the file with LF or CRLF line endings",
+        source_line=shown[:at],
+    )
+
+
 def decode_document(data: bytes, path: str, *, hint: str | None = None) -> Any:
     """One JSON document from a file's bytes, or a `RunError` at the decoder's position.
 

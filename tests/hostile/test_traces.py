@@ -368,3 +368,31 @@ def test_a_line_separator_inside_a_json_string_ends_no_line(
     assert result.error is None and result.statuses == ["pass"], result
     done = run_evaldsl("inspect", str(path))
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("header", "fmt"),
+    [(True, None), (True, "traceplay"), (True, "events"), (False, None), (False, "events")],
+)
+def test_a_cassette_with_old_mac_line_endings_says_so(
+    tmp_path: Path, header: bool, fmt: str | None
+) -> None:
+    """A cassette or a JSONL of events whose lines end with a lone CR: detection said it
+    `matches more than one format: events (…); openai (…)`, and named, its header or
+    first line was `unexpected content after document`. Formats read whole still read
+    such a file (their lines split at a lone CR)."""
+    lines = CASSETTE.read_text(encoding="utf-8").splitlines()[0 if header else 1 :]
+    path = tmp_path / "mac.jsonl"
+    path.write_text("\r".join(lines) + "\r", encoding="utf-8", newline="")
+    with pytest.raises(RunError) as caught:
+        list(load_run(path, fmt).events or ())  # (a JSONL of events streams: read it)
+    assert "lone carriage return (CR, an old Mac line ending)" in caught.value.message
+    assert caught.value.line == 1 and caught.value.column == len(lines[0]) + 1
+    assert caught.value.hint == "save the file with LF or CRLF line endings"
+    bodies = [
+        {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]},
+        {"object": "chat.completion", "choices": [{"message": {"content": "hello"}}]},
+    ]
+    openai = tmp_path / "openai.jsonl"
+    openai.write_text("\r".join(json.dumps(b) for b in bodies), encoding="utf-8", newline="")
+    assert load_run(openai).format == "openai"
