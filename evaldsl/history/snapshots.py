@@ -25,6 +25,8 @@ import attrs
 
 from evaldsl.format.formatter import canonical_statement
 from evaldsl.jsontext import NotJSONConstant, refuse_constant
+from evaldsl.language.limits import MAX_DOCUMENT_BYTES
+from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.verdicts import Status, all_skipped, tested_rate
 from evaldsl.runner.results import STATUSES, CaseMetrics, Report
 
@@ -218,19 +220,24 @@ def load_report_file(path: str | os.PathLike[str]) -> RunSnapshot:
     """A `--json` report file as a snapshot; anything else is a `SnapshotError`."""
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8") as f:
-            data = json.load(f, parse_constant=refuse_constant)
+        # (a regular file only: a named pipe was waited on for ever, /dev/zero read until
+        # memory ran out)
+        raw = read_regular(name, MAX_DOCUMENT_BYTES)
+    except FileProblem as err:
+        if err.kind == "missing":
+            raise SnapshotError(f"{name}: no such report file") from None
+        if err.kind == "folder":
+            raise SnapshotError(f"{name}: a folder, not a JSON report file") from None
+        if err.kind == "unreadable":
+            raise SnapshotError(f"{name}: {err.message}") from None
+        raise SnapshotError(f"{name}: not a JSON report file: {err.message}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=refuse_constant)
     except NotJSONConstant as err:
         raise SnapshotError(
             f"{name}: not a JSON report (`{err.name}`, which JSON has no literal for: "
             "evaldsl writes no such number)"
         ) from None
-    except FileNotFoundError:
-        raise SnapshotError(f"{name}: no such report file") from None
-    except IsADirectoryError:
-        raise SnapshotError(f"{name}: a folder, not a JSON report file") from None
-    except OSError as err:
-        raise SnapshotError(f"{name}: cannot read it: {err.strerror}") from None
     except UnicodeDecodeError:
         raise SnapshotError(f"{name}: not a JSON report (not UTF-8 text)") from None
     except json.JSONDecodeError as err:

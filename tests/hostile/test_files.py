@@ -135,6 +135,25 @@ def test_a_special_score_program_is_refused_at_once(
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero"])
+def test_a_special_report_given_to_diff_is_refused_at_once(
+    fifo: Path, tmp_path: Path, target: str
+) -> None:
+    """`evaldsl diff a.json PIPE`: the report was opened and read as text, so a FIFO was
+    waited on for ever and /dev/zero read until memory ran out."""
+    suite = tmp_path / "s.eval"
+    suite.write_text(f'case "a"\n  cassette "{CASSETTE}"\n  steps >= 0\n', encoding="utf-8")
+    ran = run_evaldsl("run", str(suite), "--no-history", "--json", "a.json", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    path = str(fifo) if target == "fifo" else target
+    kind = "named pipe" if target == "fifo" else "character device"
+    for refs in (["a.json", path], [path, "a.json"]):
+        done = run_evaldsl("diff", *refs, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (2, ""), done
+        assert f'{path}: not a JSON report file: "{path}" is a {kind}, not a file' in done.stderr
+        assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("target", ["fifo", "/dev/zero", "link"])
 def test_convert_of_a_special_file_says_so_and_writes_nothing(
     fifo: Path, tmp_path: Path, target: str
