@@ -256,6 +256,10 @@ def token_count(value: Any, name: str = "token count") -> float:
         return value
     if isinstance(value, float) and math.isfinite(value) and value >= 0:
         return int(value) if value.is_integer() else value
+    if isinstance(value, float) and (math.isnan(value) or value == math.inf):
+        # (NaN and Infinity are not negative: only an event list given in Python holds them)
+        shown = "NaN" if math.isnan(value) else "Infinity"
+        raise BadUsage(f"token usage `{name}` is {shown}: a count is a finite number")
     if isinstance(value, float):
         raise BadUsage(f"token usage `{name}` is {value!r}: a count cannot be negative")
     raise BadUsage(f"token usage `{name}` is {js_json(value)[:40]}, not a number")

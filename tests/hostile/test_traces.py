@@ -396,3 +396,16 @@ def test_a_cassette_with_old_mac_line_endings_says_so(
     openai = tmp_path / "openai.jsonl"
     openai.write_text("\r".join(json.dumps(b) for b in bodies), encoding="utf-8", newline="")
     assert load_run(openai).format == "openai"
+
+
+@pytest.mark.parametrize(("count", "shown"), [(float("nan"), "NaN"), (float("inf"), "Infinity")])
+def test_a_token_count_that_is_not_finite_is_said_so(count: float, shown: str) -> None:
+    """An event list given in Python can hold NaN or Infinity as a count: the error said
+    `promptTokens is nan: a count cannot be negative`, which neither is."""
+    events = [
+        {"type": "llm.response", "output": "ok", "usage": {"promptTokens": count}},
+    ]
+    result = evaldsl.compile("tokens <= 100").check(events)
+    assert result.statuses == ["error"]
+    assert result.error is not None
+    assert f"`promptTokens` is {shown}: a count is a finite number" in result.error
