@@ -606,13 +606,20 @@ class _Output:
         # a case's output shown, and what was not (`TARGET_OUTPUT_SHOWN`); None between cases
         self.shown: int | None = None
         self.dropped = 0
+        self.open_line = False  # what was shown last ended inside a line
 
     def start_case(self) -> None:
         """Count what the target prints from now on against `TARGET_OUTPUT_SHOWN`."""
         self.shown, self.dropped = 0, 0
 
     def end_case(self) -> None:
-        """Say how much of the case's output was not shown, if any."""
+        """End a line the target's output left open (the console's line for the case
+        was written on after `progress 50%`), and say how much of the case's output was
+        not shown, if any."""
+        if self.fd >= 0:
+            self.relay()  # (what it printed before it answered, and is still in the pipe)
+        if self.open_line:
+            self.write(b"\n")
         if self.dropped:
             said = (
                 f"evaldsl: {self.dropped:,} more bytes the target printed in this case were "
@@ -660,6 +667,7 @@ class _Output:
             view = memoryview(data)
             while view:
                 view = view[os.write(2, view) :]
+            self.open_line = not data.endswith(b"\n")
         except (OSError, ValueError):  # its reader left, or it is closed: drop from now on
             _Output.gone = True
 

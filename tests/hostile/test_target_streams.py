@@ -77,6 +77,23 @@ def test_a_targets_output_reaches_stderr_with_its_controls_escaped(tmp_path: Pat
     assert "hello" not in done.stdout and json.loads(done.stdout)["summary"]
 
 
+def test_a_targets_unended_line_is_ended_before_the_consoles_next(tmp_path: Path) -> None:
+    """A target that prints `progress 50%` and no line break: the console's line for the
+    case was written on after it (`progress 50%✓ s › a …`), where a reader of the log
+    looks for it at the start of a line. (Serial: under `-j` the workers' writes and the
+    console's are not ordered, one worker's line against another's.)"""
+    (tmp_path / "partial.py").write_text(
+        'import sys\ndef f(x=None):\n    sys.stdout.write("progress 50%")\n    return "ok"\n',
+        encoding="utf-8",
+    )
+    _suite(tmp_path, {"a": "partial:f", "b": "partial:f"})
+    done = run_evaldsl("run", "s.eval", "--json", "-", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines.count("progress 50%") == 2, done.stderr
+    assert sum(line.startswith("✓ s › ") for line in lines) == 2, done.stderr
+
+
 SHADOWS = ("json", "pickle", "threading", "signal", "struct", "difflib", "asyncio", "selectors")
 
 
