@@ -688,6 +688,17 @@ def test_a_bad_stdin_line_is_named_once_by_its_line(program_file: Path) -> None:
     assert "<value>" not in out and ":1:1:" not in out
 
 
+def test_a_stdin_line_that_is_not_utf8_is_said_at_its_byte(program_file: Path) -> None:
+    """orjson's words for it, `invalid JSON: str is not valid UTF-8: surrogates not
+    allowed` at column 1, said neither what is wrong nor where; a file says both."""
+    body = SEARCH + b'\n{"events": [{"type": "tool.call", "name": "caf\xe9"}]}\n'
+    result = run_with_stdin(["score", str(program_file), "-", "--format", "jsonl"], body)
+    assert result.returncode == 1, result.stderr
+    second = json.loads(result.stdout.splitlines()[1])
+    assert second["error"] == "<stdin>:2:47: this line is not UTF-8 text: byte 0xe9 is not UTF-8"
+    assert json.loads(result.stdout.splitlines()[0])["error"] is None
+
+
 def test_a_file_of_a_trace_per_line_is_scored_as_its_pipe_is(tmp_path: Path) -> None:
     # the shipped exporter's file: named, each line is a trace, keyed PATH:LINE
     exported = ROOT / "examples-production" / "exported.jsonl"

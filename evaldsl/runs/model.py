@@ -622,7 +622,9 @@ def _gunzip_hint(name: str) -> str:
     return f"decompress it first (`gunzip -c {name} > trace.json`) and name the file written"
 
 
-def not_utf8_error(data: bytes, path: str, first_line: int = 1) -> RunError | None:
+def not_utf8_error(
+    data: bytes, path: str, first_line: int = 1, what: str = "this file"
+) -> RunError | None:
     """The `RunError` for bytes that are not UTF-8 text, at the line and column of the first
     byte that is not (`data` starting at line `first_line` of the file); None when they are.
     (orjson's words for them, "str is not valid UTF-8: surrogates not allowed", say neither
@@ -639,7 +641,7 @@ def not_utf8_error(data: bytes, path: str, first_line: int = 1) -> RunError | No
     except UnicodeDecodeError as bad:
         if (gzipped := gzip_error(data, path, first_line)) is not None:
             return gzipped
-        d = not_utf8(path, data, bad, "this file")
+        d = not_utf8(path, data, bad, what)
         return RunError(
             d.message,
             path=path,

@@ -36,7 +36,14 @@ from evaldsl.runs.detect import (
     read_document,
 )
 from evaldsl.runs.index import RunFacts
-from evaldsl.runs.model import Run, RunError, describe, open_file, strip_bom
+from evaldsl.runs.model import (
+    Run,
+    RunError,
+    describe,
+    not_utf8_error,
+    open_file,
+    strip_bom,
+)
 from evaldsl.runs.prices import PriceTableError, table_stamp
 from evaldsl.runs.surrogates import mended_loads
 from evaldsl.score.sources import Item
@@ -309,6 +316,10 @@ def decode_line(line: bytes, lineno: int, source: str = STDIN_NAME) -> Any:
     try:
         return mended_loads(strip_bom(line) if lineno == 1 else line)
     except orjson.JSONDecodeError as exc:
+        # (orjson's words for bytes that are not UTF-8, "str is not valid UTF-8:
+        # surrogates not allowed", say neither what is wrong nor where)
+        if "UTF-8" in exc.msg and (bad := not_utf8_error(line, source, lineno, "this line")):
+            raise bad from None
         raise RunError(
             f"invalid JSON: {exc.msg}", path=source, line=lineno, column=exc.colno
         ) from None
