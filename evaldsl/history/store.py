@@ -18,6 +18,7 @@ is one warning, and the run reports as it would have.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -41,7 +42,7 @@ from evaldsl.history.snapshots import (
     SuiteSnapshot,
     snapshot_of_report,
 )
-from evaldsl.language.reading import is_regular, present, starts_as_sqlite
+from evaldsl.language.reading import is_folder, is_regular, present, starts_as_sqlite
 from evaldsl.language.verdicts import Status, tested_rate
 from evaldsl.runner.results import Report
 from evaldsl.version import __version__
@@ -365,6 +366,16 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _what_is_there(path: Path) -> str:
+    """What is at a path that is there but no regular file or folder: a pipe or a device,
+    or why it cannot be looked at (a loop of links, a name too long)."""
+    try:
+        os.stat(path)
+    except OSError as err:
+        return f"it cannot be looked at: {err.strerror or type(err).__name__}"
+    return "a pipe or a device"
+
+
 class History:
     """An open history database. Use `History.open(path)` as a context manager."""
 
@@ -381,7 +392,7 @@ class History:
         Raises `HistoryError` for a missing file (without `create`), a file that is not a
         SQLite database, a database of a newer evaldsl, or one locked past `LOCK_TIMEOUT`.
         """
-        if path.is_dir():
+        if is_folder(path):  # (`Path.is_dir` raised for a name too long)
             # (with or without `create`: SQLite would say "unable to open database file")
             raise HistoryError(
                 f"{path} is a folder, not a history file: name a file with --history PATH "
@@ -389,10 +400,10 @@ class History:
             )
         if present(path) and not is_regular(path):
             # (a pipe or a device: "no history at" it said of something that is there, and
-            # a run said "disk I/O error")
+            # a run said "disk I/O error"; a loop of links, a name too long: why it is not)
             raise HistoryError(
-                f"{path} is not a regular file (a pipe or a device), so no history: a history "
-                "is a SQLite file; name one with --history PATH"
+                f"{path} is not a regular file ({_what_is_there(path)}), so no history: a "
+                "history is a SQLite file; name one with --history PATH"
             )
         if not create and not is_regular(path):
             raise HistoryError(

@@ -334,3 +334,25 @@ def test_reading_looks_tell_absence_from_what_cannot_be_looked_at(tmp_path: Path
     assert not (reading.present(missing) or reading.is_folder(missing))
     assert reading.is_folder(tmp_path) and reading.is_regular(CASSETTE)
     assert not reading.present("a\x00b")
+
+
+@pytest.mark.parametrize("kind", ["long", "loop"])
+def test_a_history_path_that_cannot_be_looked_at_says_why(tmp_path: Path, kind: str) -> None:
+    """`--history NAME` with a name too long was a traceback (`Path.is_dir` raised), and
+    a loop of links was said to be `a pipe or a device`."""
+    if kind == "long":
+        name, why = "x" * 300, "File name too long"
+    else:
+        name, why = "loop", "Too many levels of symbolic links"
+        os.symlink("loop2", tmp_path / "loop")
+        os.symlink("loop", tmp_path / "loop2")
+    said = f"{name} is not a regular file (it cannot be looked at: {why}), so no history"
+    for command in (["history"], ["diff"]):
+        done = run_evaldsl(*command, "--history", name, cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert said in done.stderr, done.stderr
+    suite = tmp_path / "s.eval"
+    suite.write_text(f'case "a"\n  cassette "{CASSETTE}"\n  steps >= 0\n', encoding="utf-8")
+    ran = run_evaldsl("run", "s.eval", "--history", name, cwd=tmp_path)
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+    assert f"evaldsl: warning: this run is not in the history: {said}" in ran.stderr
