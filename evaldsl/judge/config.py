@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -109,11 +110,20 @@ def _check_cache_dir(instance: Any, attribute: Any, value: Path) -> None:
     # after the judge was paid for: refused before anything runs. (The first part of the
     # path that exists is looked at: `afile/sub` cannot be made either.)
     for part in (value, *value.parents):
-        if part.exists():
-            if not part.is_dir():
-                where = "that is a file" if part == value else f"{part} is a file"
-                raise JudgeConfigError(f"--judge-cache {value}: {where}; name a folder")
-            return
+        try:
+            mode = os.stat(part).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as err:  # (`Path.exists` raised for a name too long: a traceback)
+            why = err.strerror or type(err).__name__
+            where = "it" if part == value else str(part)
+            raise JudgeConfigError(
+                f"--judge-cache {value}: {where} cannot be looked at ({why}); name a folder"
+            ) from None
+        if not stat.S_ISDIR(mode):
+            where = "that is a file" if part == value else f"{part} is a file"
+            raise JudgeConfigError(f"--judge-cache {value}: {where}; name a folder")
+        return
 
 
 def _positive(instance: Any, attribute: Any, value: float) -> None:

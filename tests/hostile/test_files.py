@@ -336,16 +336,21 @@ def test_reading_looks_tell_absence_from_what_cannot_be_looked_at(tmp_path: Path
     assert not reading.present("a\x00b")
 
 
+def unlookable(folder: Path, kind: str) -> tuple[str, str]:
+    """A name in `folder` that `os.stat` refuses, and the reason it gives: one too long
+    for the file system, or a loop of two links."""
+    if kind == "long":
+        return "x" * 300, "File name too long"
+    os.symlink("loop2", folder / "loop")
+    os.symlink("loop", folder / "loop2")
+    return "loop", "Too many levels of symbolic links"
+
+
 @pytest.mark.parametrize("kind", ["long", "loop"])
 def test_a_history_path_that_cannot_be_looked_at_says_why(tmp_path: Path, kind: str) -> None:
     """`--history NAME` with a name too long was a traceback (`Path.is_dir` raised), and
     a loop of links was said to be `a pipe or a device`."""
-    if kind == "long":
-        name, why = "x" * 300, "File name too long"
-    else:
-        name, why = "loop", "Too many levels of symbolic links"
-        os.symlink("loop2", tmp_path / "loop")
-        os.symlink("loop", tmp_path / "loop2")
+    name, why = unlookable(tmp_path, kind)
     said = f"{name} is not a regular file (it cannot be looked at: {why}), so no history"
     for command in (["history"], ["diff"]):
         done = run_evaldsl(*command, "--history", name, cwd=tmp_path)
@@ -356,3 +361,17 @@ def test_a_history_path_that_cannot_be_looked_at_says_why(tmp_path: Path, kind: 
     ran = run_evaldsl("run", "s.eval", "--history", name, cwd=tmp_path)
     assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
     assert f"evaldsl: warning: this run is not in the history: {said}" in ran.stderr
+
+
+@pytest.mark.parametrize("kind", ["long", "loop"])
+def test_a_judge_cache_path_that_cannot_be_looked_at_is_refused(tmp_path: Path, kind: str) -> None:
+    """`--judge-cache NAME` with a name too long was a traceback (`Path.exists` raised);
+    a loop of links was taken, and every write of a verdict failed after it was paid."""
+    name, why = unlookable(tmp_path, kind)
+    suite = tmp_path / "s.eval"
+    suite.write_text(f'case "a"\n  cassette "{CASSETTE}"\n  steps >= 0\n', encoding="utf-8")
+    for command in (["check", "s.eval"], ["run", "s.eval", "--no-history"]):
+        done = run_evaldsl(*command, "--judge-cache", name, cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        said = f"--judge-cache {name}: it cannot be looked at ({why}); name a folder"
+        assert said in done.stderr, done.stderr
