@@ -920,6 +920,17 @@ async def test_definition_of_a_source_path(client: LanguageClient, work: Path) -
     _close(client, yuri)
 
 
+async def test_definition_of_a_path_that_cannot_be_looked_at_is_none(
+    client: LanguageClient, work: Path
+) -> None:
+    """A name too long for the file system: `Path.is_file` raised, and the request
+    failed with the server's traceback instead of finding no file."""
+    text = f'case "a"\n  cassette "{"y" * 300}.jsonl"\n  steps >= 0\n'
+    uri = _open(client, work / "long.eval", text)
+    assert await _definition(client, uri, _pos(text, 'cassette "yy')) == []
+    _close(client, uri)
+
+
 async def test_problems_in_a_dataset_file_are_published_for_that_file(
     client: LanguageClient, work: Path
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evaldsl.language.reading import is_regular
 from evaldsl.syntax.literals import decode_string
 from evaldsl.syntax.tokens import statement_tokens
 from evaldsl.tools.lsp.analysis import Analysis
@@ -40,4 +41,5 @@ def definition_at(analysis: Analysis, line0: int, column0: int) -> list[Path]:
         return []
     base = analysis.draft.base_dir
     found = [base / p for p in analysis.case_paths(case, raw)]
-    return [p for p in found if p.is_file()]
+    # (`Path.is_file` raised for a name too long: the request failed with a traceback)
+    return [p for p in found if is_regular(p)]
