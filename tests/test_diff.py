@@ -266,6 +266,21 @@ def test_json_reports_record_the_selection_and_diff_reads_it(tmp_path: Path) -> 
     assert "bad.json: not a valid JSON report: selection: not text" in refused.stderr
 
 
+@pytest.mark.parametrize("score", [2**70, -0.5, 1.5])
+def test_a_case_score_outside_0_to_1_is_no_report(tmp_path: Path, score: float) -> None:
+    """A report edited or written by hand: its case's score was averaged into the run's
+    (`score 0.533 → 78706108047827419136.000`, "no changes")."""
+    good = str(tmp_path / "good.json")
+    run_evaldsl("run", "examples/weather", "--no-history", "--json", good)
+    bad = read_json(Path(good))
+    bad["suites"][0]["cases"][0]["score"] = score
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    refused = run_evaldsl("diff", good, str(tmp_path / "bad.json"))
+    assert (refused.returncode, refused.stdout) == (2, ""), refused.stderr
+    said = f"suites[0].cases[0].score: {json.dumps(score)} is not a score from 0 to 1"
+    assert f"bad.json: not a valid JSON report: {said}" in refused.stderr
+
+
 def test_runs_that_share_no_suite_are_nothing_to_compare(tmp_path: Path) -> None:
     a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
     run_evaldsl("run", "examples/weather", "--no-history", "--json", a)

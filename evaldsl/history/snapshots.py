@@ -344,7 +344,10 @@ def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) 
         raise reader.error(at + ".passed", "missing or not true/false")
     if not isinstance(score, int | float) or isinstance(score, bool):
         raise reader.error(at + ".score", "missing or not a number")
-    _number(reader, score, at + ".score")
+    if not 0 <= _number(reader, score, at + ".score") <= 1:
+        # (a case's score is the share of its assertions that passed: one outside 0-1 was
+        # averaged into the run's, `score 0.533 → 78706108047827419136.000`)
+        raise reader.error(at + ".score", f"{json.dumps(score)} is not a score from 0 to 1")
     error = obj.get("error")
     if error is not None and not isinstance(error, str):  # (was read as no crash)
         raise reader.error(at + ".error", "not text or null (why the case's run crashed)")
