@@ -72,6 +72,7 @@ from evaldsl.language.limits import MAX_SUITE_BYTES
 from evaldsl.language.printable import visible
 from evaldsl.language.reading import (
     YAML_SUFFIXES,
+    broken_suite_link,
     is_folder,
     is_regular,
     present,
@@ -758,6 +759,7 @@ def _eval_files(root: Path) -> tuple[list[Path], list[str]]:
         # (an Inspect AI log is no suite)
         if sub.suffix.lower() == ".eval" and is_regular(sub) and not starts_as_zip(sub)
     ]
+    unreadable += [why for sub in files if (why := broken_suite_link(sub)) is not None]
     return found, unreadable
 
 

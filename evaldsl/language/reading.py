@@ -122,6 +122,24 @@ def broken_link(path: str | os.PathLike[str]) -> str | None:
 PASSED_BY = ("node_modules", "__pycache__")
 
 
+def broken_suite_link(path: str | os.PathLike[str]) -> str | None:
+    """Why a `.eval` file a folder holds cannot be read when it is a link to nothing (a
+    suite moved or deleted, its link left behind): its suite would not run, and a run
+    that passed without it would say nothing. Other files that are not regular (a pipe,
+    a device) are passed by, as every file that holds no suite is."""
+    if (
+        not os.fspath(path).lower().endswith(".eval")
+        or not os.path.islink(path)
+        or os.path.exists(path)
+    ):
+        return None
+    try:
+        target = os.readlink(path)
+    except OSError:  # (gone since: nothing to say of it)
+        return None
+    return f'cannot read suite "{path}": it is a link to "{target}", which does not exist'
+
+
 def walk_folder(root: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
     """The files under folder `root` (paths as `root` joined with the names walked, in
     the order `sorted(Path.rglob("*"))` gives), hidden entries and `PASSED_BY` folders

@@ -22,6 +22,7 @@ from evaldsl.language.reading import (
     YAML_SUFFIXES,
     ZIP_MAGIC,
     FileProblem,
+    broken_suite_link,
     is_folder,
     is_regular,
     present,
@@ -158,8 +159,11 @@ def discover(
             files, cannot = walk_folder(p)
             unreadable.extend(cannot)
             for sub in map(Path, files):
-                if is_regular(sub) and is_suite_file(sub):
-                    add(sub)
+                if is_regular(sub):
+                    if is_suite_file(sub):
+                        add(sub)
+                elif (broken := broken_suite_link(sub)) is not None:
+                    unreadable.append(broken)
         elif present(p):  # a file, a pipe, a device, unreadable: reading it says which
             add(p)
         else:

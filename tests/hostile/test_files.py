@@ -181,6 +181,22 @@ def test_a_fifo_in_a_searched_folder_is_skipped(tmp_path: Path) -> None:
         assert "pipe.eval" not in done.stdout + done.stderr
 
 
+def test_a_suite_link_to_nothing_in_a_searched_folder_is_an_error(tmp_path: Path) -> None:
+    """A `.eval` link whose suite was moved or deleted was passed by as a pipe is: the run
+    passed on the suites left, saying nothing of the one it did not run. Each command
+    that searches a folder for suites now says it, as it says a folder it cannot read."""
+    (tmp_path / "ok.eval").write_text(
+        f'case "a"\n  cassette "{CASSETTE}"\n  steps >= 0\n', encoding="utf-8"
+    )
+    os.symlink("moved.eval", tmp_path / "gone.eval")
+    said = 'it is a link to "moved.eval", which does not exist'
+    for command, code in ((["check"], 2), (["run", "--no-history"], 2), (["fmt", "--check"], 1)):
+        done = run_evaldsl(*command, str(tmp_path), cwd=tmp_path)
+        assert done.returncode == code, done
+        assert 'cannot read suite "' in done.stderr and said in done.stderr, done
+        assert "Traceback" not in done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("target", ["fifo", "/dev/zero", "folder"])
 def test_a_special_dataset_is_an_error(fifo: Path, tmp_path: Path, target: str) -> None:
     path = {"fifo": str(fifo), "folder": str(tmp_path)}.get(target, target)
