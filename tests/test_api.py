@@ -94,6 +94,30 @@ def test_check_of_a_run_whose_fields_are_wrong_is_an_error(run: Any, message: st
     assert message in result.error
 
 
+@pytest.mark.parametrize("odd", [b"x", {"x"}, object()])
+def test_in_memory_values_json_has_no_word_for_are_never_tested_as_text(odd: Any) -> None:
+    """Events given in memory holding a value JSON data cannot hold (bytes, a set, an
+    object) were read as its Python text: `{"output": {"a": b"x"}}` passed `answer
+    contains "x"` (and `not answer contains "y"`). A test that reads such a value as text
+    (an answer, a regex on a value) is now an error naming it: in a lazily read answer
+    that assertion's, in a value the pass reads the run's; tests that read nothing of it
+    are decided as before."""
+    answer = [{"type": "llm.response", "output": {"a": odd}}]
+    program = evaldsl.compile('answer contains "x"; not answer contains "y"; steps == 0')
+    result = program.check(answer)
+    assert result.statuses == ["error", "error", "pass"], result
+    said = result.verdicts[0].message
+    assert f"the events hold a {type(odd).__name__} (" in said and "not JSON data" in said
+    called = [
+        {"type": "tool.call", "name": "t", "callId": "1", "arguments": {}},
+        {"type": "tool.result", "callId": "1", "output": {"a": odd}},
+    ]
+    for events in (called, called * 3000):  # (the reference pass, and a generated one)
+        result = evaldsl.compile("tool t result $.a matches /x/; tool t called").check(events)
+        assert result.statuses == ["error", "error"], result
+        assert result.error is not None and "not JSON data" in result.error
+
+
 def test_a_runs_output_is_read_as_json_data_as_a_live_targets_is() -> None:
     # tuples are arrays and a number key its JSON text, as a target's returned value
     run = evaldsl.Run(events=None, output={1: ("a", 2), "b": {"c": None}}, format="value")

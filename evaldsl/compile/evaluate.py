@@ -18,11 +18,12 @@ from typing import Any
 import attrs
 
 from evaldsl.compile.compiler import CompiledAssertion
+from evaldsl.language.jsjson import NotJsonValue
 from evaldsl.language.limits import MAX_TRACE_NESTING
 from evaldsl.language.paths import TooManyValues
 from evaldsl.language.verdicts import Status, Verdict, case_passed, score, verdict
 from evaldsl.runs.detect import coerce_run
-from evaldsl.runs.index import Needs, RunFacts
+from evaldsl.runs.index import NOT_JSON_HINT, Needs, RunFacts
 from evaldsl.runs.model import Run, RunError
 from evaldsl.runs.passes import index_run
 from evaldsl.runs.reads import read_for
@@ -90,6 +91,9 @@ def failed(assertion: CompiledAssertion, err: Exception) -> Verdict:
         )
     if isinstance(err, TooManyValues):  # a path whose values multiplied past the limit
         return verdict("error", str(err), assertion.node.span)
+    if isinstance(err, NotJsonValue):  # (events given in memory: read as text, never tested)
+        said = f"the events hold {err}, read as text by this assertion; {NOT_JSON_HINT}"
+        return verdict("error", said, assertion.node.span)
     return verdict("error", f"internal error: {type(err).__name__}: {err}", assertion.node.span)
 
 

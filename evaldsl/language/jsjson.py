@@ -17,8 +17,15 @@ from typing import Any
 _MAX_INDEX_KEY = 2**32 - 2  # JavaScript array indices: canonical integers 0 .. 2**32 - 2
 
 
-def js_json(value: Any) -> str:
-    """`JSON.stringify(value)` as JavaScript writes it.
+class NotJsonValue(ValueError):
+    """A value JSON has no word for (a `bytes`, a set, an object), met where a value is
+    read as text for a test (`js_json(…, strict=True)`): only events given in memory hold
+    one, and a test of its Python text would pass on what was never JSON data."""
+
+
+def js_json(value: Any, strict: bool = False) -> str:
+    """`JSON.stringify(value)` as JavaScript writes it; with `strict`, a value JSON has no
+    word for is `NotJsonValue`, never its Python text (reports show it as that text).
 
     Written without recursion: a trace may hold JSON nested as deep as its decoder allows
     (1,024 levels), deeper than Python's own stack.
@@ -49,11 +56,11 @@ def js_json(value: Any) -> str:
                 if i:
                     stack.append((True, ","))
         else:
-            out.append(_scalar(item))
+            out.append(_scalar(item, strict))
     return "".join(out)
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: Any, strict: bool = False) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -68,7 +75,12 @@ def _scalar(value: Any) -> str:
         return js_number(value)
     # A value JSON has no word for (a date, a set, bytes) reaches here only from events
     # given in memory (a live target's output and a `Run`'s are JSON data by then):
-    # shown as its text rather than failing every report that shows it.
+    # shown as its text rather than failing every report that shows it, but never
+    # tested as that text (`strict`: an answer's, a value's a regex or `contains` reads)
+    if strict:
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:39] + "…"
+        raise NotJsonValue(f"a {type(value).__name__} ({shown}), which is not JSON data")
     return _js_string(str(value))
 
 

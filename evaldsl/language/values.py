@@ -142,7 +142,7 @@ def js_text(value: Any) -> str:
     """
     if isinstance(value, str):
         return value
-    return js_json(value)
+    return js_json(value, strict=True)
 
 
 #: How many characters a message shows of a value (and so the elements of a list it writes)

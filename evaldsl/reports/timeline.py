@@ -231,7 +231,9 @@ def _answer(step: Step, event: dict[str, Any], at: float | None) -> None:
         step.sent = f"{tokens_in} → {tokens_out} tokens"
     output = event.get("output")
     asked = _tool_requests(output)
-    step.got = f"asks for {', '.join(asked)}" if asked else _short(answer_text(output))
+    step.got = (
+        f"asks for {', '.join(asked)}" if asked else _short(answer_text(output, strict=False))
+    )
     if at is not None and step.at_ms is not None and step.ms is None:
         step.ms = max(at - step.at_ms, 0.0)
 

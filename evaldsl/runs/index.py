@@ -31,7 +31,7 @@ import attrs
 import orjson
 
 from evaldsl.gcpause import paused_gc
-from evaldsl.language.jsjson import js_json
+from evaldsl.language.jsjson import NotJsonValue, js_json
 from evaldsl.language.paths import noted_crossings
 from evaldsl.language.slotinit import slot_init
 from evaldsl.language.values import MISSING
@@ -436,6 +436,13 @@ class RunFacts:
 EventIndexer = Callable[[Iterable[dict[str, Any]], "Needs"], "TraceFacts"]
 
 
+#: What to do about events given in memory that hold a value JSON has no word for.
+NOT_JSON_HINT = (
+    "events are JSON data: give text, numbers, booleans, null, lists and dicts "
+    "(decode bytes, turn sets into lists and objects into dicts)"
+)
+
+
 def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> RunFacts:
     """Index a run once for all its assertions (may raise `RunError` for a bad line);
     `events` indexes its events (default: the reference pass, `index_events`)."""
@@ -465,6 +472,12 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             if err.path == "<value>" and run.path is not None:
                 raise err.in_file(run.path) from None
             raise
+        except NotJsonValue as why:  # (only events given in memory hold one)
+            raise RunError(
+                f"the events hold {why}, read as text by an assertion",
+                path=run.path or "<value>",
+                hint=NOT_JSON_HINT,
+            ) from None
         # A value run (what a `run` target returned, a line of standard input: named in
         # angle brackets, `<value>`, `<stdin>:5`) may be its output beside no events; a
         # file in which no event is recognised is not a run, whatever `output` it holds

@@ -31,8 +31,10 @@ from typing import Any
 from evaldsl.language.jsjson import js_json
 
 
-def answer_text(output: Any) -> str:
-    """The plain answer text of a response output.
+def answer_text(output: Any, strict: bool = True) -> str:
+    """The plain answer text of a response output (`strict`: a value JSON has no word for,
+    which only events given in memory hold, is `NotJsonValue`, never tested as its Python
+    text; a report shows it as that text).
 
     >>> answer_text({"choices": [{"message": {"content": "Hi"}}]})
     'Hi'
@@ -56,7 +58,7 @@ def answer_text(output: Any) -> str:
         found = _dict_text(output)
         if found is not None:
             return found
-    return js_json(output)
+    return js_json(output, strict)
 
 
 def _dict_text(output: dict[str, Any]) -> str | None:
