@@ -281,6 +281,41 @@ def test_a_case_score_outside_0_to_1_is_no_report(tmp_path: Path, score: float) 
     assert f"bad.json: not a valid JSON report: {said}" in refused.stderr
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        # each was not read, or read as missing, and `diff` said "no changes"
+        ("outcome", "weird", 'outcome: "weird" is not an outcome (passed, failed, error'),
+        ("outcome", "failed", 'outcome: "failed", but the case\'s passed, error and assertions'),
+        ("duration_ms", 1e999, "duration_ms: a number too large for a report"),
+        ("duration_ms", "fast", 'duration_ms: "fast" is not a number'),
+        ("duration_ms", -3, "duration_ms: -3 is not a time"),
+        ("location", "agent.eval:3", "assertions[0].location: not an object"),
+        ("line", "3", 'assertions[0].location.line: "3" is not a line number'),
+        ("message", ["no"], "assertions[0].message: not text or null"),
+    ],
+)
+def test_a_case_field_of_the_wrong_kind_is_no_report(
+    tmp_path: Path, field: str, value: object, said: str
+) -> None:
+    good = str(tmp_path / "good.json")
+    run_evaldsl("run", "examples/weather", "--no-history", "--json", good)
+    bad = read_json(Path(good))
+    case = bad["suites"][0]["cases"][0]
+    assert case["outcome"] == "passed"
+    if field in ("location", "message"):
+        case["assertions"][0][field] = value
+    elif field == "line":
+        case["assertions"][0]["location"]["line"] = value
+    else:
+        case[field] = value
+    # (`1e999` as JSON writes it: Python's `json.dumps` would write `Infinity`)
+    (tmp_path / "bad.json").write_text(json.dumps(bad).replace("Infinity", "1e999"))
+    refused = run_evaldsl("diff", good, str(tmp_path / "bad.json"))
+    assert (refused.returncode, refused.stdout) == (2, ""), refused.stderr
+    assert f"bad.json: not a valid JSON report: suites[0].cases[0].{said}" in refused.stderr
+
+
 def test_runs_that_share_no_suite_are_nothing_to_compare(tmp_path: Path) -> None:
     a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
     run_evaldsl("run", "examples/weather", "--no-history", "--json", a)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -28,7 +29,7 @@ from evaldsl.jsontext import NotJSONConstant, refuse_constant
 from evaldsl.language.limits import MAX_DOCUMENT_BYTES
 from evaldsl.language.reading import FileProblem, read_regular
 from evaldsl.language.verdicts import Status, all_skipped, tested_rate
-from evaldsl.runner.results import STATUSES, CaseMetrics, Report
+from evaldsl.runner.results import OUTCOMES, STATUSES, CaseMetrics, Outcome, Report
 
 #: The `version` of the `--json` report this code reads (`Report.to_json` writes it).
 REPORT_VERSION = 1
@@ -99,6 +100,15 @@ class CaseSnapshot:
         """Every assertion was skipped (a judge without a key): nothing was tested, so the
         case is neither passed nor failed (`CaseResult.outcome`'s rule)."""
         return self.error is None and all_skipped(a.status for a in self.assertions)
+
+    @property
+    def outcome(self) -> Outcome:
+        """What the case amounts to, by `CaseResult.outcome`'s rule."""
+        if self.error is not None or any(a.status == "error" for a in self.assertions):
+            return "error"
+        if not self.passed:
+            return "failed"
+        return "skipped" if self.skipped else "passed"
 
 
 @attrs.frozen
@@ -311,19 +321,25 @@ def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) 
         status = reader.text(a, "status", here)
         if status not in STATUSES:
             raise reader.error(here + ".status", f"{json.dumps(status)} is not a verdict status")
+        # (a location or message of another shape was read as none: line 0, no message)
         location = a.get("location")
-        if not isinstance(location, dict):
+        if location is None:
             location = {}
+        elif not isinstance(location, dict):
+            raise reader.error(here + ".location", "not an object (where the assertion is written)")
+        message = a.get("message")
+        if message is not None and not isinstance(message, str):
+            raise reader.error(here + ".message", "not text or null")
         assertions.append(
             AssertionSnapshot(
                 key,
                 texts[k],
                 status,
-                message=str(a.get("message") or ""),
+                message=message or "",
                 found=a.get("actual"),
                 expected=a.get("expected"),
-                line=_int(location.get("line")),
-                column=_int(location.get("column")),
+                line=_position(reader, location, "line", here),
+                column=_position(reader, location, "column", here),
             )
         )
     metrics_raw = obj.get("metrics") or {}
@@ -351,7 +367,8 @@ def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) 
     error = obj.get("error")
     if error is not None and not isinstance(error, str):  # (was read as no crash)
         raise reader.error(at + ".error", "not text or null (why the case's run crashed)")
-    return CaseSnapshot(
+    _duration(reader, obj, at)
+    case = CaseSnapshot(
         suite,
         name,
         passed,
@@ -360,15 +377,49 @@ def _case(reader: _Reader, obj: dict[str, Any], suite: str, name: str, at: str) 
         metrics,
         tuple(assertions),
     )
+    _outcome(reader, obj, case, at)
+    return case
+
+
+def _outcome(reader: _Reader, obj: dict[str, Any], case: CaseSnapshot, at: str) -> None:
+    """Refuses a case's `outcome` that is not one, or not the one its other fields give
+    (`"weird"` was not read at all, and `diff` said "no changes"). A report written by
+    hand may leave it out: it follows from `passed`, `error` and the assertions."""
+    outcome = obj.get("outcome")
+    if outcome is None:
+        return
+    if outcome not in OUTCOMES:
+        names = ", ".join(OUTCOMES)
+        raise reader.error(at + ".outcome", f"{json.dumps(outcome)} is not an outcome ({names})")
+    if outcome != case.outcome:
+        raise reader.error(
+            at + ".outcome",
+            f"{json.dumps(outcome)}, but the case's passed, error and assertions make it "
+            f"{json.dumps(case.outcome)}",
+        )
+
+
+def _duration(reader: _Reader, obj: dict[str, Any], at: str) -> None:
+    """Refuses a case's `duration_ms` that is not a time (`1e999` was read as nothing)."""
+    value = obj.get("duration_ms")
+    if value is None:
+        return
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise reader.error(at + ".duration_ms", f"{json.dumps(value)} is not a number")
+    if _number(reader, value, at + ".duration_ms") < 0:
+        raise reader.error(at + ".duration_ms", f"{json.dumps(value)} is not a time (below 0)")
 
 
 def _number(reader: _Reader, value: int | float, at: str) -> int | float:
-    """`value`, a number a report can hold: one past a float's range (`10**400`) cannot
-    be compared or shown as the report's numbers are."""
+    """`value`, a number a report can hold: one past a float's range (`10**400`, or
+    `1e999`, which JSON decoding makes infinite) cannot be compared or shown as the
+    report's numbers are."""
     try:
-        float(value)
+        finite = math.isfinite(float(value))
     except OverflowError:
-        raise reader.error(at, "a number too large for a report") from None
+        finite = False
+    if not finite:
+        raise reader.error(at, "a number too large for a report")
     return value
 
 
@@ -399,8 +450,14 @@ class _Reader:
         return value
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+def _position(reader: _Reader, location: dict[str, Any], key: str, at: str) -> int:
+    """A location's 1-based line or column; 0 when the report leaves it out."""
+    value = location.get(key)
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise reader.error(f"{at}.location.{key}", f"{json.dumps(value)} is not a {key} number")
+    return value
 
 
 def _join(at: str, key: str) -> str:
