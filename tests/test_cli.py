@@ -710,6 +710,22 @@ def test_k_takes_a_rows_pasted_id_as_written(pattern: str, expected: list[str]) 
 
 
 @pytest.mark.parametrize(
+    ("pattern", "name"),
+    [
+        ("case (1)", "case (1)"),
+        ("forecast (", "a forecast (draft)"),
+        ("smile :(", "smile :("),
+        ("not case (1", "case 2"),
+    ],
+)
+def test_k_a_name_part_may_hold_a_parenthesis(pattern: str, name: str) -> None:
+    # (only a `(` that opens the pattern, or follows its `not`, opens a group)
+    from evaldsl.runner.selection import selector
+
+    assert selector(pattern)(f"s::{name}", name)
+
+
+@pytest.mark.parametrize(
     ("pattern", "expected"),
     [
         (
@@ -745,6 +761,10 @@ def test_k_combines_patterns_as_pytest_does(pattern: str, expected: list[str]) -
         ("(tokyo or xiamen", "the pattern has a `(` that is never closed"),
         ("tokyo or and xiamen", "the pattern has `and` where a name part was expected"),
         ("(tokyo) or xiamen)", "the pattern has `)` after its end"),
+        # without `and` or `or`: `not (` was the name part `(` and selected every case
+        ("not (", "the pattern has a `(` that is never closed"),
+        ("(", "the pattern has a `(` that is never closed"),
+        ("not (tokyo", "the pattern has a `(` that is never closed"),
     ],
 )
 def test_a_k_pattern_that_does_not_read_is_a_usage_error(pattern: str, said: str) -> None:

@@ -8,7 +8,8 @@ A pattern is a part of a name (case-insensitive), or a glob when it has `*`, `?`
 parentheses (`-k "tokyo or paris"`, `-k "weather and not slow"`); words between two
 operators are one pattern, spaces kept (`-k "not slow case"` is the name part
 `slow case`). A pattern without `and` or `or` is read as before they were known: a
-name part may hold parentheses (`-k "case (1)"`).
+name part may hold parentheses (`-k "case (1)"`), but one that opens with a `(` it never
+closes (`-k "not ("`) is the unclosed group pytest would refuse, not a name part.
 """
 
 from __future__ import annotations
@@ -49,7 +50,12 @@ def selector(pattern: str) -> Selector:
     expression that does not read)."""
     if not _COMBINED.search(pattern):
         negate = pattern.startswith("not ")
-        part = _part(pattern[4:].strip() if negate else pattern)
+        words = pattern[4:].strip() if negate else pattern
+        if words.lstrip().startswith("(") and words.count("(") > words.count(")"):
+            # (`not (` was the name part `(`, in no case's name, and selected every case:
+            # a pattern that opens a group is read as one, as pytest reads it)
+            raise SelectionError("the pattern has a `(` that is never closed")
+        part = _part(words)
         return (lambda full, case: not part(full, case)) if negate else part
     tokens = _TOKENS.findall(pattern)
     made, end = _either(tokens, 0)
