@@ -410,3 +410,27 @@ def test_a_call_whose_arguments_inspect_could_not_parse_has_unknown_arguments(
     assert checked.statuses == ["pass", "error", "error"]
     assert "did not parse" in checked.verdicts[1].message
     assert any("did not parse" in n for n in summarize(path)[0].notes)
+
+
+@pytest.mark.parametrize(
+    ("error", "is_error"),
+    [
+        (None, False),  # (Inspect omits a null; other exporters write it)
+        ({"type": "unknown", "message": "boom"}, True),
+    ],
+)
+def test_a_tool_message_is_an_error_result_only_when_its_error_is_set(
+    tmp_path: Path, error: Any, is_error: bool
+) -> None:
+    """A `tool` message with `"error": null` was an error result: a key present was
+    taken for an error, whatever it held."""
+    call = {"id": "c1", "function": "weather", "arguments": {}}
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny", "error": error},
+        {"role": "assistant", "content": "It is sunny."},
+    ]
+    run = load_run(written(tmp_path, log([], messages=messages), "json"))
+    results = [e for e in run.events or () if e["type"] == "tool.result"]
+    assert [(r["output"], bool(r.get("isError"))) for r in results] == [("sunny", is_error)]

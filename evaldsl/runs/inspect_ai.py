@@ -32,7 +32,8 @@ From the sample's `events` transcript:
   of type `scorer`) are the grader's: a model-graded scorer's call is no step of the
   agent's, its reply no answer, its tokens no cost; they are skipped and counted.
 A sample without events is read from its `messages` (assistant messages are steps, `tool`
-messages results by `tool_call_id`; tokens from `model_usage`). Strings stored as
+messages results by `tool_call_id`, error results when their `error` is set, not null;
+tokens from `model_usage`). Strings stored as
 `attachment://HASH` are replaced by the sample's `attachments`; one it lacks is unknown,
 never the reference's text: an answer that is one is unknown (an error verdict naming it),
 and so are a call's arguments or a result that hold one (noted). A sample stopped by a
@@ -680,7 +681,10 @@ def _messages(sample: dict[str, Any], trace: Trace, wrong: Wrong, lost: set[str]
             if call_id is not None and trace.has_call(call_id) and _lost_in(message, lost):
                 trace.unread_result(call_id)
             elif call_id is not None and trace.has_call(call_id):
-                trace.result(call_id, _message_text(message), is_error="error" in message)
+                # (a `ToolCallError`, or null for none: Inspect leaves a null out, other
+                # exporters write it, and it was read as an error)
+                failed = message.get("error") is not None
+                trace.result(call_id, _message_text(message), is_error=failed)
             else:
                 trace.skip("tool messages whose tool_call_id names no call")
         else:
