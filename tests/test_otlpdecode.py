@@ -95,6 +95,7 @@ KEYS = [
     "output.mime_type",
     "traceloop.entity.output",
     "gen_ai.tool.result.is_error",
+    "error.type",
     # LLM calls
     "gen_ai.request.model",
     "gen_ai.response.model",
@@ -1161,6 +1162,7 @@ _TESTED = {
     "completion": ("gen_ai.completion",),
     "finish": ("gen_ai.response.finish_reasons",),
     "is_error": ("gen_ai.tool.result.is_error",),
+    "error_type": ("error.type",),
 }
 _SPAN_KEYS = sorted(
     {k for keys in (*_LOOKED_FOR.values(), *_TESTED.values()) for k in keys}
@@ -1222,3 +1224,37 @@ def test_a_kind_kept_by_its_json_is_kept_per_decoding(
     assert_typed_is_reference(path, data, False, monkeypatch, lambda why: None)
     found = outcome(path, "otel")
     assert found[0] == "error" and "openinference.span.kind" in found[1], found
+
+
+@pytest.mark.parametrize("typed", [False, True])
+@pytest.mark.parametrize(("error_type", "is_error"), [(None, False), ("timeout", True)])
+def test_a_tool_span_with_an_error_type_is_an_error_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, typed: bool, error_type: Any, is_error: bool
+) -> None:
+    """An `execute_tool` span with `error.type` (set, the GenAI conventions say, only "if
+    the operation ended in an error") and no ERROR status gave a successful result, in the
+    full reader and the typed decoder alike."""
+    attributes = [
+        {"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+        {"key": "gen_ai.tool.name", "value": {"stringValue": "search"}},
+        {"key": "gen_ai.tool.call.result", "value": {"stringValue": "partial"}},
+    ]
+    if error_type is not None:
+        attributes.append({"key": "error.type", "value": {"stringValue": error_type}})
+    span = {
+        "traceId": "t1",
+        "spanId": "a",
+        "name": "execute_tool search",
+        "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000001000000000",
+        "attributes": attributes,
+    }
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n")
+    if typed:
+        monkeypatch.setattr(detect, "OTEL_TYPED_FROM", 0)
+    else:
+        monkeypatch.setenv("EVALDSL_REFERENCE", "1")
+    run = load_run(path)
+    results = [e for e in run.events or () if e["type"] == "tool.result"]
+    assert [(r["output"], bool(r.get("isError"))) for r in results] == [("partial", is_error)]

@@ -31,9 +31,10 @@ that attribute (never when none does; `{}` is OTLP's no value). Each span is cla
   that is not text is an error); result from
   `gen_ai.tool.call.result` / `gen_ai.tool.result.value` / `output.value` /
   `traceloop.entity.output` (none: unknown, unless a later history carries it); a failed
-  span (or `gen_ai.tool.result.is_error`) gives an error result. When an earlier LLM span
-  asked for this call (same id, or the oldest unanswered call of that name), the span
-  gives that call its result instead of a second call;
+  span (or `gen_ai.tool.result.is_error`, or an `error.type`, which GenAI sets only when
+  the operation ended in an error, whatever the status) gives an error result. When an
+  earlier LLM span asked for this call (same id, or the oldest unanswered call of that
+  name), the span gives that call its result instead of a second call;
 - an **LLM span**: an operation `chat`, `text_completion`, `generate_content` or
   `completion`, or a `gen_ai.system`/`gen_ai.provider.name` outside agent and embedding
   operations, or `openinference.span.kind` = `LLM`, or `llm.request.type`. One step:
@@ -157,6 +158,8 @@ _NOT_LLM_OPERATIONS = frozenset(
 )
 #: The Vercel AI SDK's `ai.toolCall` span's tool (a tool span's mark, as `gen_ai.tool.name` is)
 AI_SDK_TOOL_NAME = "ai.toolCall.name"
+#: The GenAI conventions' class of the error an operation ended with (set only then).
+ERROR_TYPE = "error.type"
 #: A failed span's status code: OTLP's number (`STATUS_CODE_ERROR`), then as other writers
 #: spell it.
 STATUS_ERROR_CODE = 2
@@ -813,6 +816,7 @@ class SpanKeys(msgspec.Struct, frozen=True, gc=False):
     completion: bool  # `gen_ai.completion`
     finish: bool  # `FINISH_REASONS`
     is_error: bool  # `gen_ai.tool.result.is_error`
+    error_type: bool  # `error.type`
     tool_names: tuple[str, ...]
     call_ids: tuple[str, ...]
     tool_results: tuple[str, ...]
@@ -866,6 +870,7 @@ def _plan_keys(keys: tuple[str, ...]) -> SpanKeys:
         "gen_ai.completion" in has,
         FINISH_REASONS in has,
         "gen_ai.tool.result.is_error" in has,
+        ERROR_TYPE in has,
         present(_TOOL_NAMES),
         present(_CALL_IDS),
         present(_TOOL_RESULTS),
@@ -1715,7 +1720,13 @@ def _tool_span(
     if call_id is not None and type(call_id) is not str:  # never a result linked to no call
         link_id(call_id, _read_key(a, _CALL_IDS), f'tool span "{span.name}"')
     result = a[k[0]] if len(k := has.tool_results) == 1 else _present(a, k)
-    is_error = span.failed or (has.is_error and a["gen_ai.tool.result.is_error"] is True)
+    # (GenAI's `error.type` is set "if the operation ended in an error", whatever the
+    # span's status says: a tool span with one and no ERROR status was a success)
+    is_error = (
+        span.failed
+        or (has.is_error and a["gen_ai.tool.result.is_error"] is True)
+        or (has.error_type and a[ERROR_TYPE] is not None)
+    )
     if result == REDACTED:
         result = None
         _redacted(trace)
