@@ -427,6 +427,60 @@ gemini_bodies = st.one_of(
 )
 
 
+def _sse(*events: dict[str, Any], done: bool = False) -> str:
+    """An SSE text of `events` (each named by its `type`, as Anthropic and the Responses
+    API name them), ending in `[DONE]` if `done`."""
+    named = (f"event: {e.get('type', 'x')}\ndata: {json.dumps(e)}\n\n" for e in events)
+    return "".join(named) + ("data: [DONE]\n\n" if done else "")
+
+
+_CHUNK = {"id": "c", "object": "chat.completion.chunk"}
+_RESPONSE = {
+    "id": "resp_1",
+    "object": "response",
+    "status": "completed",
+    "output": [
+        {"type": "function_call", "id": "f", "call_id": "k", "name": "search", "arguments": "{}"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "P"}]},
+    ],
+}
+# the `rawBody` of a stream traceplay recorded as `{"content": ""}` (`rawbody`): an
+# Anthropic stream's text and call, a chat stream that only calls, a Responses API stream's
+# text and call, and a `rawBody` no reader reads (the run's error, never "")
+raw_bodies = st.sampled_from(
+    [
+        _sse(
+            {"type": "message_start", "message": {"id": "m", "content": [], "usage": {}}},
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "sorry"},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "tool_use", "id": "u", "name": "search", "input": {}},
+            },
+            {"type": "content_block_stop", "index": 1},
+            {"type": "message_stop"},
+        ),
+        _sse(
+            {
+                **_CHUNK,
+                "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, **CHAT_CALL}]}}],
+            },
+            {**_CHUNK, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+            done=True,
+        ),
+        _sse({"type": "response.completed", "response": _RESPONSE}),
+        _sse({"type": "message_stop"}),
+        "not a stream",
+    ]
+)
+
+
 @st.composite
 def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
@@ -512,6 +566,11 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
                     json_value,
                 )
             )
+            if not draw(st.integers(0, 4)):  # a stream traceplay kept in its `rawBody`
+                ev["output"] = draw(
+                    st.sampled_from([{"content": ""}, {"content": "", **CHAT_USAGE}, ev["output"]])
+                )
+                ev["rawBody"] = draw(st.one_of(raw_bodies, st.none()))
             if draw(st.booleans()):
                 ev["usage"] = draw(st.one_of(usage_counts, odd_usages))
             if draw(st.booleans()):  # the request it answers: an earlier one's id, or not

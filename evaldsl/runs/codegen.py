@@ -76,6 +76,7 @@ from evaldsl.runs.index import (
     response_came,
 )
 from evaldsl.runs.prices import body_tier, cache_premium, long_priced, price_of, tier_cost
+from evaldsl.runs.rawbody import streamed_body
 from evaldsl.runs.text import (
     CACHE_READ,
     CACHE_SPLIT,
@@ -454,6 +455,7 @@ class _Generator:
             first_unanswered=first_unanswered,
             request_sent=request_sent,
             response_came=response_came,
+            streamed_body=streamed_body,
         )
 
     # -- the parts
@@ -1085,6 +1087,8 @@ class _Generator:
         has_raw = bool(positions or tail) or (self.notes_held and counted)
         if has_raw:
             out(f"raw = {self.get('output', _RESPONSE)}")
+        if positions or tail:
+            out(*self.streamed_output())
         # (an undecoded answer kept past its chunk is copied: it would keep the chunk)
         copied = "raw.copy() if type(raw) is Raw else raw" if self.raw else "raw"
         if positions:
@@ -1226,6 +1230,18 @@ class _Generator:
             "        else:",
             "            unpriced = billed",
         )
+
+    def streamed_output(self) -> list[str]:
+        """An answer's output as the reference reads it: a stream traceplay kept only in
+        `rawBody` read from there (`rawbody.streamed_body`; one test of a response without
+        a `rawBody`, which the typed decoder gives as undecoded bytes)."""
+        body = self.get("rawBody", _RESPONSE)
+        # (a dict's `in`, not its `.get`: the test most responses pay; a struct's field)
+        held = f"{body} is not None" if self.by_kind else '"rawBody" in ev'
+        return [
+            f"if {held}:  # (a stream kept only there: `rawbody`)",
+            f"    raw = streamed_body(raw, {body})",
+        ]
 
     @property
     def either(self) -> bool:

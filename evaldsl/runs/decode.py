@@ -58,7 +58,7 @@ from evaldsl.runs.text import GEMINI_MORE, USAGE_FIELDS
 CHUNK = 1 << 18  # 256 KiB: the decoded list of one chunk is what memory holds
 
 #: Fields given as undecoded bytes (`msgspec.Raw`).
-RAW_FIELDS = frozenset({"arguments", "args", "input", "output", "result"})
+RAW_FIELDS = frozenset({"arguments", "args", "input", "output", "result", "rawBody"})
 
 
 #: The event kinds `kind_events` decodes, each into a struct of its own: the kinds whose

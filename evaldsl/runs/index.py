@@ -57,6 +57,7 @@ from evaldsl.runs.events import (
 from evaldsl.runs.heldcalls import held_calls
 from evaldsl.runs.model import LateFormat, Run, RunError, Unrecorded, decode_text, describe
 from evaldsl.runs.prices import UnpricedTier, body_tier, cache_premium, price_of, tier_cost
+from evaldsl.runs.rawbody import UnreadStream, streamed_body, unread_stream
 from evaldsl.runs.text import (
     NO_USAGE,
     BadUsage,
@@ -456,17 +457,21 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
             # (the event whose counts raise this very message: another before it may be
             # unreadable too where `cost`, which alone reads `cacheTokens`, was not asked)
             said = str(why)
-            line, text, where, _ = (
+            raise _error_at(
+                run,
                 _place_of(run.events, lambda event: _uncountable(event) == said)
-                or _place_of(run.events, lambda event: _uncountable(event) is not None)
-                or _NOWHERE
-            )
-            raise RunError(
-                f"{where}an LLM response's {why}",
-                path=run.path or "<value>",
-                line=line,
-                hint="token counts are whole numbers ≥ 0; fix or re-record the trace",
-                source_line=text,
+                or _place_of(run.events, lambda event: _uncountable(event) is not None),
+                f"an LLM response's {why}",
+                "token counts are whole numbers ≥ 0; fix or re-record the trace",
+            ) from None
+        except UnreadStream as why:  # a response read as "" when it streamed more
+            said = str(why)
+            raise _error_at(
+                run,
+                _place_of(run.events, lambda event: unread_stream(event) == said),
+                f'a streamed LLM response recorded as `"content": ""`: {why}',
+                "re-record the response, or give its `output` the answer the stream gave "
+                "(docs/language.md, streamed responses)",
             ) from None
         except RunError as err:  # of events decoded from a file: name the file
             if err.path == "<value>" and run.path is not None:
@@ -497,6 +502,20 @@ def index_run(run: Run, needs: Needs, events: EventIndexer | None = None) -> Run
     if crossed:
         facts.crossed = crossed
     return facts
+
+
+def _error_at(
+    run: Run, place: tuple[int, str, str, dict[str, Any]] | None, message: str, hint: str
+) -> RunError:
+    """The run's error `message` at `place` (`_place_of`'s; the run's start if None)."""
+    line, text, where, _ = place or _NOWHERE
+    return RunError(
+        f"{where}{message}",
+        path=run.path or "<value>",
+        line=line,
+        hint=hint,
+        source_line=text,
+    )
 
 
 #: The formats whose events are the recording's own, where a call may be written only
@@ -1040,6 +1059,8 @@ def _index(
             if kind == llm_invoke:
                 steps += 1
             raw = ev.get("output")
+            if "rawBody" in ev and (positions or keep_tail):  # (a stream kept there: `rawbody`)
+                raw = streamed_body(raw, ev["rawBody"])
             if responses <= last_position and responses in positions:
                 facts.answers_at[responses] = raw
             if keep_tail:

@@ -157,6 +157,8 @@ def read_fields(needs: Needs) -> frozenset[str]:
         fields |= {"id", "requestId"}  # which request each response answers
     if needs.answers or needs.answer_tail or needs.held:
         fields.add("output")  # (`held`: whether a response holds a call, `heldcalls`)
+    if needs.answers or needs.answer_tail:
+        fields.add("rawBody")  # (a stream traceplay kept only there: `rawbody`)
     if keep:
         fields.add("isError")
     if needs.cost:
