@@ -85,26 +85,12 @@ def header_bounds(snippets: Iterable[tuple[tuple[ast.Expr, ...], Source]]) -> Ca
     {'x': (0, 0, '<string>', 1, True)}
     """
     bounds = CaseBounds()
-    counts = bounds.counts
     for exprs, source in snippets:
-        for expr in exprs:
-            measured = measure_bounds(expr, (expr, source, True))
-            if measured is not None:
-                name, low, high = measured
-                bounds.measures.setdefault(name, Narrowing()).add(low, high)
-                continue
-            found = _count_bounds(expr)
-            if found is None:
-                continue
-            name, least, most = found
-            if name in counts:
-                plow, phigh, path, line, _ = counts[name]
-                least, most = max(least, plow), min(most, phigh)
-                if least <= most:
-                    counts[name] = (least, most, path, line, True)
-            else:
-                line = source.position(expr.span.start).line
-                counts[name] = (least, most, source.path, line, True)
+        # narrowed as a case's are, marked the header's; its own contradictions are said
+        # when the header is checked (`check_statements`), so not kept here
+        checker = _Checker(source, [], Environment())
+        checker.header = True
+        checker.contradictions(exprs, bounds)
     return bounds
 
 
@@ -136,6 +122,8 @@ class _Checker:
         # under an odd number of `not`s, with no `and` or `or` between: an assertion that
         # can never fail then never passes, and the other way round (`never`)
         self.negated = False
+        # whether the bounds this narrows are the suite header's (`header_bounds`)
+        self.header = False
 
     @property
     def source_kind(self) -> SourceKind | None:
@@ -639,12 +627,12 @@ class _Checker:
                 counts[name] = (nlow, nhigh, path, line, header)
             else:
                 line = self.source.position(expr.span.start).line
-                counts[name] = (low, high, self.source.path, line, False)
+                counts[name] = (low, high, self.source.path, line, self.header)
 
     def measure_contradiction(self, expr: ast.Check, measures: dict[str, Narrowing]) -> None:
         """`expr`'s bounds of a measure of the run (`tokens < 100`) held against the
         case's earlier ones (`measures`, narrowed here): W602 when no value meets them all."""
-        found = measure_bounds(expr, (expr, self.source, False))
+        found = measure_bounds(expr, (expr, self.source, self.header))
         if found is None:
             return
         name, low, high = found
